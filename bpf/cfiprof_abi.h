@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Everything that crosses the kernel/user boundary: rule encoding, table
+ * layout, map keys and values, the ring-buffer record, stop reasons and
+ * counter ids.  Included by the BPF program, the user-space loader, the
+ * table compiler and the replay tests, so they cannot disagree.
+ */
+#ifndef CFIPROF_ABI_H
+#define CFIPROF_ABI_H
+
+#if defined(__bpf__) || defined(__BPF__)
+/* vmlinux.h supplies __u8 .. __u64 / __s16 / __s32 */
+#else
+#include <linux/types.h>
+#endif
+
+/* Rows are stored per 64 KiB page: (16-bit offset in page, 16-bit rule id). */
+#define CFI_PAGE_SHIFT 16
+#define CFI_PAGE_SIZE (1u << CFI_PAGE_SHIFT)
+
+/* Rule id 0 is reserved for "no CFI covers this address" in every table. */
+#define CFI_RULE_NONE 0
+
+/* How to compute the canonical frame address. */
+enum cfi_cfa_kind {
+	CFI_CFA_NONE = 0,	 /* gap between FDEs: no information */
+	CFI_CFA_RSP = 1,	 /* CFA = rsp + cfa_off */
+	CFI_CFA_RBP = 2,	 /* CFA = rbp + cfa_off */
+	CFI_CFA_PLT = 3,	 /* CFA = rsp + cfa_off + (((rip & 15) >= aux) << 3) */
+	CFI_CFA_DEREF_RSP = 4,	 /* CFA = *(rsp + cfa_off) + aux (realigned stack) */
+	CFI_CFA_DEREF_RBP = 5,	 /* CFA = *(rbp + cfa_off) + aux (DRAP) */
+	CFI_CFA_SIGNAL = 6,	 /* signal trampoline: regs from the rt_sigframe */
+	CFI_CFA_UNSUPPORTED = 7, /* see cfi_rule.reason */
+	CFI_CFA_KIND_MAX,
+};
+
+/* How to recover rbp or the return address of the caller. */
+enum cfi_reg_kind {
+	CFI_REG_SAME = 0,	 /* unchanged (callee-saved, never spilled) */
+	CFI_REG_UNDEFINED = 1,	 /* RA undefined = outermost frame */
+	CFI_REG_AT_CFA = 2,	 /* value = *(CFA + off) */
+	CFI_REG_VAL_CFA = 3,	 /* value = CFA + off */
+	CFI_REG_UNSUPPORTED = 4, /* in another register or an expression */
+	CFI_REG_KIND_MAX,
+};
+
+/* Why a row (or part of it) cannot be expressed in the rule model. */
+enum cfi_unsupported_reason {
+	CFI_UNSUP_NONE = 0,
+	CFI_UNSUP_CFA_REG = 1,	/* CFA based on a register other than rsp/rbp */
+	CFI_UNSUP_CFA_EXPR = 2, /* CFA expression of an unknown shape */
+	CFI_UNSUP_RA = 3,	/* return address in a register or expression */
+	CFI_UNSUP_RBP = 4,	/* rbp in a register or expression (row still usable) */
+	CFI_UNSUP_CFA_UNDEF = 5, /* no CFA rule was ever defined */
+	CFI_UNSUP_RANGE = 6,	 /* offset does not fit the encoding */
+	CFI_UNSUP_MAX,
+};
+
+/*
+ * One distinct rule; stored once per table in a dictionary (16 bytes).
+ *
+ * hole_off/hole_len fold the "no info" gap after a function into its last
+ * row: the rule holds from its row's offset R except for
+ * [R + hole_off, R + hole_off + hole_len), where no CFI exists.  This keeps
+ * padding between FDEs from inheriting a rule without spending a row on it.
+ */
+struct cfi_rule {
+	__u8 cfa_kind;	/* enum cfi_cfa_kind */
+	__u8 rbp_kind;	/* enum cfi_reg_kind */
+	__u8 ra_kind;	/* enum cfi_reg_kind: AT_CFA, UNDEFINED or UNSUPPORTED */
+	__u8 reason;	/* enum cfi_unsupported_reason */
+	__s32 cfa_off;
+	__s16 aux;	/* PLT: (rip & 15) threshold; DEREF: addend after the load */
+	__u8 hole_off;
+	__u8 hole_len;
+	__s16 rbp_off;
+	__s16 ra_off;
+};
+
+/* One compact row: the rule in force from this offset of its page onwards. */
+struct cfi_row {
+	__u16 off;
+	__u16 rule;
+};
+
+/* Page index, keyed by (object, pc >> CFI_PAGE_SHIFT). */
+struct cfi_page_key {
+	__u32 obj_id;
+	__u32 page;
+};
+
+struct cfi_page_val {
+	__u32 first_row; /* index into the global rows array */
+	__u32 nr_rows;	 /* >= 1; the first row is at offset 0 */
+};
+
+/* -------- process / mapping state -------- */
+
+/* LPM trie key: prefixlen counts bits of pid (32) + address (64, big endian). */
+struct mapping_key {
+	__u32 prefixlen;
+	__u32 pid;
+	__u64 addr_be;
+};
+
+enum mapping_flags {
+	MAPPING_CFI = 1 << 0,	  /* object has tables: walk with CFI */
+	MAPPING_FP = 1 << 1,	  /* JIT / anonymous exec / no CFI: frame pointers */
+	MAPPING_PENDING = 1 << 2, /* object known, tables still being built */
+	MAPPING_VDSO = 1 << 3,
+};
+
+struct mapping_val {
+	__u32 obj_id;
+	__u32 flags; /* enum mapping_flags */
+	__u64 bias;  /* pc - bias = address in the object's own ELF vaddr space */
+};
+
+struct proc_val {
+	__u32 generation; /* bumped whenever this pid's mappings change */
+	__u32 flags;
+};
+
+/* Per-CPU direct-mapped rule cache (Valgrind-style), prime-sized. */
+#define RULE_CACHE_SLOTS 1021
+
+struct rule_cache_entry {
+	__u64 pc;
+	__u32 pid;
+	__u32 generation;
+	__u64 bias;
+	__u32 mapping_flags;
+	__u32 valid;
+	struct cfi_rule rule;
+};
+
+/* -------- walker results -------- */
+
+enum stop_reason {
+	STOP_COMPLETE = 0,	  /* reached the outermost frame */
+	STOP_TRUNCATED = 1,	  /* depth limit reached; stack kept */
+	STOP_NO_MAPPING = 2,	  /* pc in no known mapping */
+	STOP_NO_RULE = 3,	  /* pc in an object but not covered by CFI */
+	STOP_UNSUPPORTED = 4,	  /* rule kind the walker cannot evaluate */
+	STOP_UNREADABLE = 5,	  /* user memory read failed */
+	STOP_FP_BROKEN = 6,	  /* frame-pointer chain left the stack */
+	STOP_TABLES_PENDING = 7,  /* process or object tables not loaded yet */
+	STOP_NO_USER = 8,	  /* kernel thread: no user stack */
+	STOP_REASON_MAX,
+};
+
+/* -------- ring-buffer records -------- */
+
+enum record_type {
+	RECORD_SAMPLE = 1,
+	RECORD_REQUEST = 2, /* unknown pid or mapping: please load it */
+	RECORD_EXEC = 3,
+	RECORD_EXIT = 4,
+};
+
+enum sample_flags {
+	SAMPLE_IN_KERNEL = 1 << 0, /* sample interrupted kernel mode */
+	SAMPLE_SIGNAL = 1 << 1,	   /* the walk crossed a signal frame */
+};
+
+#define MAX_KERNEL_FRAMES 127
+#define MAX_USER_FRAMES_LIMIT 1024 /* upper bound for --max-frames */
+#define COMM_LEN 16
+
+struct sample_record {
+	__u32 type; /* RECORD_SAMPLE */
+	__u32 pid;  /* tgid */
+	__u32 tid;
+	__u32 cpu;
+	__u64 time_ns;
+	__u64 cgroup_id;
+	char comm[COMM_LEN];
+	__u8 reason;	  /* enum stop_reason */
+	__u8 flags;	  /* enum sample_flags */
+	__u16 nr_fp;	  /* frames recovered with frame pointers */
+	__u16 nr_kernel;
+	__u16 nr_user;
+	__u64 pcs[]; /* nr_kernel kernel PCs (leaf first), then nr_user user PCs */
+};
+
+struct event_record {
+	__u32 type; /* RECORD_REQUEST, RECORD_EXEC, RECORD_EXIT */
+	__u32 pid;
+	__u64 addr; /* REQUEST: the pc that had no mapping (0: whole pid) */
+	__u64 time_ns;
+	char comm[COMM_LEN];
+};
+
+/* -------- per-CPU counters -------- */
+
+enum counter_id {
+	CNT_SAMPLES = 0,      /* program invocations that passed the filter */
+	CNT_WRITTEN,	      /* sample records committed */
+	CNT_LOST_RINGBUF,     /* ring buffer full: sample lost */
+	CNT_EVENTS_LOST,      /* ring buffer full: request / exec / exit lost */
+	CNT_CACHE_HIT,
+	CNT_CACHE_MISS,
+	CNT_FRAMES,	      /* user frames emitted */
+	CNT_FP_FRAMES,
+	CNT_REQUESTS,
+	CNT_REQUESTS_LIMITED, /* suppressed by the rate limit */
+	CNT_FILTERED,	      /* not the target pid / cgroup */
+	CNT_STOP_BASE,	      /* + enum stop_reason */
+	CNT_MAX = CNT_STOP_BASE + STOP_REASON_MAX,
+};
+
+#endif /* CFIPROF_ABI_H */

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The CFI table compiler: one ELF file's .eh_frame / .debug_frame turned into
+ * the compact tables of bpf/cfiprof_abi.h (rule dictionary, 4-byte rows in
+ * 64 KiB pages, page index).  Plain C, no BPF dependency.
+ */
+#ifndef CFI_TABLE_H
+#define CFI_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/cfiprof_abi.h"
+
+/* Error codes (negative return values). */
+enum cfi_err {
+	CFI_OK = 0,
+	CFI_ERR_IO = -1,	/* cannot open / read the file */
+	CFI_ERR_ELF = -2,	/* not a usable ELF (libelf error, wrong class/machine) */
+	CFI_ERR_NO_CFI = -3,	/* neither .eh_frame nor .debug_frame */
+	CFI_ERR_MALFORMED = -4, /* every FDE was rejected */
+	CFI_ERR_NOMEM = -5,
+	CFI_ERR_TOO_BIG = -6,	/* more distinct rules or rows than the encoding holds */
+};
+
+/* Where a rule came from, for overlap resolution and statistics. */
+enum cfi_source {
+	CFI_SRC_EH_FRAME = 0,
+	CFI_SRC_DEBUG_FRAME = 1,	/* in the file itself */
+	CFI_SRC_DEBUG_FRAME_SEP = 2,	/* in a separate debug file */
+	CFI_SRC_MAX,
+};
+
+struct cfi_page {
+	uint64_t page; /* address >> CFI_PAGE_SHIFT */
+	uint32_t first_row;
+	uint32_t nr_rows;
+};
+
+struct cfi_stats {
+	uint64_t cies;
+	uint64_t fdes;			/* FDEs used */
+	uint64_t fdes_bad;		/* FDEs rejected as malformed */
+	uint64_t fdes_overlap;		/* FDEs clipped or dropped by overlap */
+	uint64_t raw_rows;		/* rows as the CFA programs produce them */
+	uint64_t unsupported[CFI_UNSUP_MAX]; /* raw rows by reason */
+	uint64_t build_ns;
+	uint64_t bytes_rows, bytes_index, bytes_rules, bytes_total;
+	int sources;			/* bitmask of 1 << enum cfi_source */
+};
+
+struct cfi_table {
+	struct cfi_rule *rules; /* rules[0] is CFI_CFA_NONE */
+	uint32_t nr_rules;
+	struct cfi_row *rows;	/* sorted by (page, off) */
+	uint32_t nr_rows;
+	struct cfi_page *pages; /* sorted by page */
+	uint32_t nr_pages;
+	uint64_t min_addr, max_addr; /* covered range [min, max) */
+	char build_id[41];	/* hex, "" when the file has none */
+	struct cfi_stats stats;
+};
+
+/* Diagnostics: every problem is counted; the first few are kept as text. */
+#define CFI_DIAG_KEEP 16
+struct cfi_diag {
+	unsigned int count;
+	char msg[CFI_DIAG_KEEP][192];
+};
+
+struct cfi_build_opts {
+	int no_debug_frame;	  /* ignore .debug_frame */
+	int no_separate_debug;	  /* do not look for a separate debug file */
+	const char *debug_root;	  /* default "/usr/lib/debug" */
+	const char *display_name; /* name used in messages (default: path) */
+};
+
+/* Build from a file path, an open fd (e.g. /proc/PID/map_files/...) or memory. */
+int cfi_table_build_file(const char *path, const struct cfi_build_opts *opts,
+			 struct cfi_table **out, struct cfi_diag *diag);
+int cfi_table_build_fd(int fd, const struct cfi_build_opts *opts,
+		       struct cfi_table **out, struct cfi_diag *diag);
+int cfi_table_build_mem(const void *buf, size_t len, const struct cfi_build_opts *opts,
+			struct cfi_table **out, struct cfi_diag *diag);
+void cfi_table_free(struct cfi_table *t);
+
+/* The rule in force at addr (ELF virtual address), or rules[0] if none. */
+const struct cfi_rule *cfi_table_lookup(const struct cfi_table *t, uint64_t addr);
+
+/* Text forms shared by --dump, --json and the oracle test. */
+const char *cfi_strerror(int err);
+const char *cfi_unsupported_name(int reason);
+/* readelf-compatible columns: CFA ("rsp+16", "exp"), rbp ("u", "c-16"), ra ("c-8", "u") */
+void cfi_rule_format_cfa(const struct cfi_rule *r, char *buf, size_t len);
+void cfi_rule_format_reg(int kind, int off, char *buf, size_t len);
+/* full description, e.g. "cfa=plt(rsp+8,>=11) rbp=same ra=c-8" */
+void cfi_rule_describe(const struct cfi_rule *r, char *buf, size_t len);
+
+#endif /* CFI_TABLE_H */

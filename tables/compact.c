@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Compaction: FDEs of every source become one non-overlapping, address-ordered
+ * sequence of (address, rule id) rows, then 4-byte rows grouped in 64 KiB pages.
+ *
+ * Overlaps are resolved deterministically: .eh_frame beats .debug_frame, which
+ * beats a separate debug file; within one source the FDE that starts first
+ * wins (ties: lower section offset).  An address between FDEs gets an explicit
+ * "no info" row so it never inherits the previous function's rule.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* 4M pages = 256 GiB of covered code: anything larger is corrupt input. */
+#define MAX_PAGES (1u << 22)
+
+struct piece {
+	uint64_t start, end;
+	uint64_t fde;
+};
+
+struct pieces {
+	struct piece *v;
+	uint64_t nr, cap;
+};
+
+static int pieces_push(struct pieces *ps, uint64_t start, uint64_t end, uint64_t fde)
+{
+	if (ps->nr == ps->cap) {
+		uint64_t ncap = ps->cap ? ps->cap * 2 : 1024;
+		struct piece *n = realloc(ps->v, ncap * sizeof(*n));
+
+		if (!n)
+			return CFI_ERR_NOMEM;
+		ps->v = n;
+		ps->cap = ncap;
+	}
+	ps->v[ps->nr++] = (struct piece){start, end, fde};
+	return 0;
+}
+
+static int fde_order(const struct fde *x, const struct fde *y)
+{
+	if (x->pc_begin != y->pc_begin)
+		return x->pc_begin < y->pc_begin ? -1 : 1;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return 0;
+}
+
+static int cmp_fde_idx(const void *a, const void *b, void *arg)
+{
+	const struct fde *fdes = arg;
+
+	return fde_order(&fdes[*(const uint64_t *)a], &fdes[*(const uint64_t *)b]);
+}
+
+/* FDE indices of one source by start address (already in order when from .eh_frame_hdr). */
+static int sorted_source(const struct cfi_parse *p, enum cfi_source src, uint64_t **out,
+			 uint64_t *nr)
+{
+	uint64_t *idx = malloc((p->nr_fdes ? p->nr_fdes : 1) * sizeof(*idx)), n = 0, i;
+	bool sorted = true;
+
+	if (!idx)
+		return CFI_ERR_NOMEM;
+	for (i = 0; i < p->nr_fdes; i++) {
+		if (p->fdes[i].sec->source != src)
+			continue;
+		if (n && fde_order(&p->fdes[idx[n - 1]], &p->fdes[i]) > 0)
+			sorted = false;
+		idx[n++] = i;
+	}
+	if (!sorted)
+		qsort_r(idx, n, sizeof(*idx), cmp_fde_idx, p->fdes);
+	*out = idx;
+	*nr = n;
+	return 0;
+}
+
+/*
+ * Adds the parts of this source's FDEs that neither an earlier FDE of the same
+ * source nor any accepted piece (higher-priority sources) covers.
+ */
+static int add_source(const struct cfi_parse *p, enum cfi_source src, struct pieces *acc,
+		      struct cfi_stats *stats)
+{
+	struct pieces add = {0}, merged = {0};
+	uint64_t *idx, nr, i, j = 0, cursor = 0;
+	int err;
+
+	err = sorted_source(p, src, &idx, &nr);
+	if (err)
+		return err;
+	for (i = 0; i < nr; i++) {
+		const struct fde *f = &p->fdes[idx[i]];
+		uint64_t a = f->pc_begin > cursor ? f->pc_begin : cursor, b;
+		bool clipped = a != f->pc_begin;
+
+		if (f->pc_end > cursor)
+			cursor = f->pc_end;
+		/* skip accepted pieces that end before a */
+		while (j < acc->nr && acc->v[j].end <= a)
+			j++;
+		while (a < f->pc_end) {
+			uint64_t k = j;
+
+			while (k < acc->nr && acc->v[k].end <= a)
+				k++;
+			if (k < acc->nr && acc->v[k].start <= a) {
+				/* a is covered: jump past this accepted piece */
+				a = acc->v[k].end;
+				clipped = true;
+				continue;
+			}
+			b = k < acc->nr && acc->v[k].start < f->pc_end ? acc->v[k].start : f->pc_end;
+			if (b != f->pc_end)
+				clipped = true;
+			err = pieces_push(&add, a, b, idx[i]);
+			if (err)
+				goto out;
+			a = b;
+		}
+		if (clipped)
+			stats->fdes_overlap++;
+	}
+	/* merge the two sorted, disjoint lists */
+	for (i = 0, j = 0; i < acc->nr || j < add.nr;) {
+		bool take_acc = j == add.nr || (i < acc->nr && acc->v[i].start < add.v[j].start);
+		const struct piece *pc = take_acc ? &acc->v[i++] : &add.v[j++];
+
+		err = pieces_push(&merged, pc->start, pc->end, pc->fde);
+		if (err)
+			goto out;
+	}
+	free(acc->v);
+	*acc = merged;
+	merged.v = NULL;
+out:
+	free(merged.v);
+	free(add.v);
+	free(idx);
+	return err;
+}
+
+/* ---- per-FDE evaluation ---- */
+
+struct fde_rows {
+	struct {
+		uint64_t addr;
+		uint16_t rule;
+	} *v;
+	uint64_t nr, cap;
+	struct rule_dict *dict;
+	struct cfi_stats *stats;
+	bool signal;
+	int err;
+};
+
+static int collect_row(void *ctx, uint64_t addr, const struct cfa_state *st)
+{
+	struct fde_rows *fr = ctx;
+	struct cfi_rule r;
+	int id;
+
+	rule_classify(st, fr->signal, &r);
+	fr->stats->raw_rows++;
+	if (r.reason != CFI_UNSUP_NONE && r.reason < CFI_UNSUP_MAX)
+		fr->stats->unsupported[r.reason]++;
+	id = rule_dict_intern(fr->dict, &r);
+	if (id < 0) {
+		fr->err = id;
+		return id;
+	}
+	if (fr->nr && fr->v[fr->nr - 1].addr == addr) {
+		fr->v[fr->nr - 1].rule = (uint16_t)id;
+		return 0;
+	}
+	if (fr->nr && fr->v[fr->nr - 1].rule == id)
+		return 0;
+	if (fr->nr == fr->cap) {
+		uint64_t ncap = fr->cap ? fr->cap * 2 : 64;
+		void *n = realloc(fr->v, ncap * sizeof(*fr->v));
+
+		if (!n) {
+			fr->err = CFI_ERR_NOMEM;
+			return CFI_ERR_NOMEM;
+		}
+		fr->v = n;
+		fr->cap = ncap;
+	}
+	fr->v[fr->nr].addr = addr;
+	fr->v[fr->nr].rule = (uint16_t)id;
+	fr->nr++;
+	return 0;
+}
+
+/* ---- the flat address-ordered output ---- */
+
+static int sink_put(struct row_sink *s, uint64_t addr, uint16_t rule)
+{
+	if (s->nr && s->v[s->nr - 1].addr == addr) {
+		s->v[s->nr - 1].rule = rule;
+		if (s->nr >= 2 && s->v[s->nr - 2].rule == rule)
+			s->nr--;
+		return 0;
+	}
+	if (s->nr && s->v[s->nr - 1].rule == rule)
+		return 0; /* identical neighbours merge */
+	if (!s->nr && rule == CFI_RULE_NONE)
+		return 0;
+	if (s->nr == s->cap) {
+		uint64_t ncap = s->cap ? s->cap * 2 : 4096;
+		void *n = realloc(s->v, ncap * sizeof(*s->v));
+
+		if (!n)
+			return CFI_ERR_NOMEM;
+		s->v = n;
+		s->cap = ncap;
+	}
+	s->v[s->nr].addr = addr;
+	s->v[s->nr].rule = rule;
+	s->nr++;
+	return 0;
+}
+
+static int emit_pieces(struct cfi_parse *p, struct pieces *ps, struct rule_dict *dict,
+		       struct row_sink *out, struct diag_ctx *diag)
+{
+	struct fde_rows fr = {.dict = dict, .stats = p->stats};
+	uint64_t i, k, last_fde = UINT64_MAX;
+	bool last_ok = false;
+	int err = 0;
+
+	for (i = 0; i < ps->nr; i++) {
+		const struct piece *pc = &ps->v[i];
+		const struct fde *f = &p->fdes[pc->fde];
+		uint16_t in_force;
+
+		if (pc->fde != last_fde) {
+			fr.nr = 0;
+			fr.err = 0;
+			fr.signal = f->cie->signal_frame;
+			last_fde = pc->fde;
+			last_ok = cfa_run_fde(f, collect_row, &fr, diag) == 0;
+			if (fr.err == CFI_ERR_NOMEM || fr.err == CFI_ERR_TOO_BIG) {
+				err = fr.err;
+				break;
+			}
+			if (!last_ok) {
+				p->stats->fdes_bad++;
+			} else {
+				p->stats->fdes++;
+			}
+		}
+		if (!last_ok || !fr.nr)
+			continue; /* a bad FDE leaves a gap, never a guess */
+		in_force = fr.v[0].rule;
+		for (k = 0; k < fr.nr && fr.v[k].addr <= pc->start; k++)
+			in_force = fr.v[k].rule;
+		err = sink_put(out, pc->start, in_force);
+		for (; !err && k < fr.nr && fr.v[k].addr < pc->end; k++)
+			err = sink_put(out, fr.v[k].addr, fr.v[k].rule);
+		if (!err && (i + 1 == ps->nr || ps->v[i + 1].start != pc->end))
+			err = sink_put(out, pc->end, CFI_RULE_NONE);
+		if (err)
+			break;
+	}
+	free(fr.v);
+	return err;
+}
+
+/* ---- pages ---- */
+
+struct page_builder {
+	struct cfi_table *t;
+	uint64_t cap_rows, cap_pages;
+};
+
+static int pb_row(struct page_builder *pb, uint16_t off, uint16_t rule)
+{
+	struct cfi_table *t = pb->t;
+
+	if (t->nr_rows == pb->cap_rows) {
+		uint64_t ncap = pb->cap_rows ? pb->cap_rows * 2 : 4096;
+		void *n;
+
+		if (ncap > UINT32_MAX)
+			return CFI_ERR_TOO_BIG;
+		n = realloc(t->rows, ncap * sizeof(*t->rows));
+		if (!n)
+			return CFI_ERR_NOMEM;
+		t->rows = n;
+		pb->cap_rows = ncap;
+	}
+	t->rows[t->nr_rows].off = off;
+	t->rows[t->nr_rows].rule = rule;
+	t->nr_rows++;
+	t->pages[t->nr_pages - 1].nr_rows++;
+	return 0;
+}
+
+/* A page holding nothing but "no info" is dropped: a missing page means the same. */
+static void pb_drop_empty_last(struct cfi_table *t)
+{
+	struct cfi_page *last;
+
+	if (!t->nr_pages)
+		return;
+	last = &t->pages[t->nr_pages - 1];
+	if (last->nr_rows == 1 && t->rows[last->first_row].rule == CFI_RULE_NONE) {
+		t->nr_rows--;
+		t->nr_pages--;
+	}
+}
+
+static int pb_page(struct page_builder *pb, uint64_t page)
+{
+	struct cfi_table *t = pb->t;
+
+	pb_drop_empty_last(t);
+	if (t->nr_pages == pb->cap_pages) {
+		uint64_t ncap = pb->cap_pages ? pb->cap_pages * 2 : 64;
+		void *n;
+
+		if (ncap > MAX_PAGES * 2ull)
+			return CFI_ERR_TOO_BIG;
+		n = realloc(t->pages, ncap * sizeof(*t->pages));
+		if (!n)
+			return CFI_ERR_NOMEM;
+		t->pages = n;
+		pb->cap_pages = ncap;
+	}
+	if (t->nr_pages >= MAX_PAGES)
+		return CFI_ERR_TOO_BIG;
+	t->pages[t->nr_pages].page = page;
+	t->pages[t->nr_pages].first_row = t->nr_rows;
+	t->pages[t->nr_pages].nr_rows = 0;
+	t->nr_pages++;
+	return 0;
+}
+
+/*
+ * Folding gaps.  Every "no info" row between two functions costs 4 bytes; most
+ * gaps are alignment padding right after a function's last row.  Such a gap is
+ * folded into that row's rule as a hole (see struct cfi_rule) when the same
+ * (rule, hole) pair recurs often enough to pay for its dictionary entry; the
+ * next function's first row is then absorbed too when it repeats the rule.
+ */
+#define FOLD_MIN_USES 5
+
+struct fold_counts {
+	uint32_t *keys; /* rule << 16 | hole_off << 8 | hole_len, +1; 0 = empty */
+	uint32_t *counts;
+	uint32_t mask;
+};
+
+static bool gap_key(const struct row_sink *s, struct rule_dict *dict, uint64_t prev, uint64_t i,
+		    uint32_t *key)
+{
+	uint64_t a, end, next;
+	const struct cfi_rule *r;
+
+	if (i + 1 >= s->nr || s->v[i].rule != CFI_RULE_NONE)
+		return false;
+	a = s->v[prev].addr;
+	end = s->v[i].addr;
+	next = s->v[i + 1].addr;
+	r = &dict->rules[s->v[prev].rule];
+	if (r->cfa_kind == CFI_CFA_NONE || r->hole_len || end - a > 0xff || next - end > 0xff ||
+	    (a >> CFI_PAGE_SHIFT) != (next >> CFI_PAGE_SHIFT))
+		return false;
+	*key = ((uint32_t)s->v[prev].rule << 16 | (uint32_t)(end - a) << 8 | (uint32_t)(next - end));
+	return true;
+}
+
+static uint32_t *fold_slot(struct fold_counts *fc, uint32_t key)
+{
+	uint32_t h = (key * 0x9e3779b1u) & fc->mask;
+
+	while (fc->keys[h] && fc->keys[h] != key + 1)
+		h = (h + 1) & fc->mask;
+	return &fc->keys[h];
+}
+
+static int fold_gaps(struct row_sink *s, struct rule_dict *dict)
+{
+	struct fold_counts fc = {0};
+	uint64_t i, out, nr_gaps = 0, cap = 64;
+	uint32_t key, *slot;
+	int err = 0;
+
+	for (i = 0; i < s->nr; i++)
+		nr_gaps += s->v[i].rule == CFI_RULE_NONE;
+	while (cap < nr_gaps * 2)
+		cap *= 2;
+	fc.keys = calloc(cap, sizeof(*fc.keys));
+	fc.counts = calloc(cap, sizeof(*fc.counts));
+	if (!fc.keys || !fc.counts) {
+		err = CFI_ERR_NOMEM;
+		goto out;
+	}
+	fc.mask = (uint32_t)cap - 1;
+	for (i = 1; i < s->nr; i++) {
+		if (!gap_key(s, dict, i - 1, i, &key))
+			continue;
+		slot = fold_slot(&fc, key);
+		*slot = key + 1;
+		fc.counts[slot - fc.keys]++;
+	}
+	for (i = 0, out = 0; i < s->nr; i++) {
+		uint16_t base;
+		struct cfi_rule h;
+		int id;
+
+		if (out && gap_key(s, dict, out - 1, i, &key) &&
+		    (slot = fold_slot(&fc, key), *slot) && fc.counts[slot - fc.keys] >= FOLD_MIN_USES) {
+			base = s->v[out - 1].rule;
+			h = dict->rules[base];
+			h.hole_off = (uint8_t)(key >> 8);
+			h.hole_len = (uint8_t)key;
+			id = rule_dict_intern(dict, &h);
+			if (id < 0) {
+				err = id;
+				goto out;
+			}
+			/* the gap row goes; so does a following row that repeats the rule */
+			s->v[out - 1].rule = (uint16_t)id;
+			if (s->v[i + 1].rule == base)
+				i++;
+			continue;
+		}
+		s->v[out++] = s->v[i];
+	}
+	s->nr = out;
+out:
+	free(fc.keys);
+	free(fc.counts);
+	return err;
+}
+
+/* The rule a new page starts with: a folded hole belongs to its own row only. */
+static int without_hole(struct rule_dict *dict, uint16_t id)
+{
+	struct cfi_rule r = dict->rules[id];
+
+	if (!r.hole_len)
+		return id;
+	r.hole_off = 0;
+	r.hole_len = 0;
+	return rule_dict_intern(dict, &r);
+}
+
+static int build_pages(const struct row_sink *s, struct rule_dict *dict, struct cfi_table *t)
+{
+	struct page_builder pb = {.t = t};
+	uint64_t i, cur = UINT64_MAX, pg;
+	uint16_t in_force = CFI_RULE_NONE;
+	int err = 0;
+
+	for (i = 0; i < s->nr && !err; i++) {
+		uint64_t addr = s->v[i].addr, page = addr >> CFI_PAGE_SHIFT;
+		uint16_t off = (uint16_t)(addr & (CFI_PAGE_SIZE - 1));
+
+		if (page != cur) {
+			int base = without_hole(dict, in_force);
+
+			if (base < 0)
+				return base;
+			in_force = (uint16_t)base;
+			/* pages crossed by one long rule still need their own entry */
+			if (cur != UINT64_MAX && in_force != CFI_RULE_NONE) {
+				if (page - cur > MAX_PAGES)
+					return CFI_ERR_TOO_BIG;
+				for (pg = cur + 1; pg < page && !err; pg++) {
+					err = pb_page(&pb, pg);
+					if (!err)
+						err = pb_row(&pb, 0, in_force);
+				}
+			}
+			if (!err)
+				err = pb_page(&pb, page);
+			if (!err && off != 0)
+				err = pb_row(&pb, 0, in_force);
+			cur = page;
+		}
+		if (!err)
+			err = pb_row(&pb, off, s->v[i].rule);
+		in_force = s->v[i].rule;
+	}
+	if (!err)
+		pb_drop_empty_last(t);
+	return err;
+}
+
+int build_compact(struct cfi_parse *p, struct rule_dict *dict, struct cfi_table *t,
+		  struct diag_ctx *diag)
+{
+	struct pieces acc = {0};
+	struct row_sink sink = {0};
+	int err = 0, src;
+
+	for (src = 0; src < CFI_SRC_MAX && !err; src++)
+		err = add_source(p, (enum cfi_source)src, &acc, p->stats);
+	if (!err)
+		err = emit_pieces(p, &acc, dict, &sink, diag);
+	if (!err)
+		err = fold_gaps(&sink, dict);
+	if (!err)
+		err = build_pages(&sink, dict, t);
+	if (!err && sink.nr) {
+		t->min_addr = sink.v[0].addr;
+		t->max_addr = sink.v[sink.nr - 1].addr;
+	}
+	free(acc.v);
+	free(sink.v);
+	return err;
+}

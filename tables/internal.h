@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Types shared by the table compiler's files; not part of the public API. */
+#ifndef CFI_TABLES_INTERNAL_H
+#define CFI_TABLES_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cfi_table.h"
+
+/* x86-64 DWARF register numbers the rule model knows about. */
+#define DW_REG_RBP 6
+#define DW_REG_RSP 7
+#define DW_REG_RIP 16
+
+/* Addresses above this cannot be user-space code (and would overflow the page key). */
+#define CFI_MAX_ADDR (1ull << 47)
+/* One FDE covering more than this is treated as corrupt. */
+#define CFI_MAX_FDE_RANGE (1ull << 30)
+
+/* ---- diagnostics ---- */
+struct diag_ctx {
+	struct cfi_diag *diag;
+	const char *file;
+};
+void diag_add(struct diag_ctx *d, const char *section, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* ---- one CFI section as the parser sees it ---- */
+struct cfi_section {
+	const uint8_t *data;
+	uint64_t size;
+	uint64_t vaddr;	     /* sh_addr: base for pcrel pointers */
+	uint64_t datarel;    /* base for datarel pointers (.got for .eh_frame) */
+	uint64_t textrel;    /* base for textrel pointers (.text) */
+	bool is_eh;	     /* .eh_frame conventions (CIE id 0, relative CIE pointers) */
+	enum cfi_source source;
+	const char *name;
+	/* Reads 8 bytes at a virtual address of the object, for DW_EH_PE_indirect. */
+	int (*read_addr)(void *ctx, uint64_t vaddr, uint64_t *out);
+	void *read_ctx;
+};
+
+struct cie {
+	const uint8_t *sec_data; /* identifies the section the offset is in */
+	uint64_t offset;
+	const uint8_t *insns;
+	uint64_t insns_len;
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;
+	uint8_t addr_size;
+	bool has_z;
+	bool signal_frame;
+	bool bad; /* parsed once and found malformed */
+};
+
+struct fde {
+	uint64_t pc_begin, pc_end;
+	const uint8_t *insns;
+	uint64_t insns_len;
+	const struct cie *cie;
+	const struct cfi_section *sec;
+	uint64_t offset; /* in its section, for messages */
+};
+
+/* CIE cache plus the FDE list of every section. */
+struct cfi_parse {
+	struct cie *cies;
+	uint32_t nr_cies, cap_cies;
+	uint32_t *cie_hash; /* open addressing: index+1 into cies, 0 = empty */
+	uint32_t cie_hash_cap;
+	struct fde *fdes;
+	uint64_t nr_fdes, cap_fdes;
+	struct diag_ctx *diag;
+	struct cfi_stats *stats;
+};
+
+int cfi_parse_section(struct cfi_parse *p, const struct cfi_section *sec);
+int cfi_parse_eh_frame_hdr(struct cfi_parse *p, const struct cfi_section *eh,
+			   const uint8_t *hdr, uint64_t hdr_size, uint64_t hdr_vaddr);
+void cfi_parse_free(struct cfi_parse *p);
+int read_encoded(const struct cfi_section *sec, const uint8_t **pp, const uint8_t *end,
+		 uint8_t enc, uint64_t *out);
+
+/* ---- rule dictionary ---- */
+struct rule_dict {
+	struct cfi_rule *rules;
+	uint32_t nr, cap;
+	uint32_t *slots; /* open addressing: id+1, 0 = empty */
+	uint32_t nr_slots;
+};
+int rule_dict_init(struct rule_dict *d);
+/* Returns the id (>= 0) or a negative cfi_err. */
+int rule_dict_intern(struct rule_dict *d, const struct cfi_rule *r);
+void rule_dict_free(struct rule_dict *d);
+
+/* ---- CFA program evaluation ---- */
+enum reg_rule_kind {
+	RR_UNMENTIONED = 0, /* DWARF default: callee-saved rbp "same", RA undefined */
+	RR_UNDEFINED,
+	RR_SAME,
+	RR_OFFSET,
+	RR_VAL_OFFSET,
+	RR_REGISTER,
+	RR_EXPR,
+	RR_VAL_EXPR,
+};
+
+struct reg_rule {
+	uint8_t kind;
+	uint16_t reg;
+	int64_t off;
+	const uint8_t *expr;
+	uint64_t expr_len;
+};
+
+struct cfa_state {
+	struct reg_rule cfa; /* kind RR_OFFSET (reg+off), RR_EXPR, or RR_UNMENTIONED */
+	struct reg_rule rbp;
+	struct reg_rule ra;
+};
+
+/* Called for each row: the state is in force from addr up to the next row. */
+typedef int (*row_fn)(void *ctx, uint64_t addr, const struct cfa_state *st);
+
+int cfa_run_fde(const struct fde *f, row_fn emit, void *ctx, struct diag_ctx *diag);
+
+/* Turns the DWARF state into the compact rule; signal_frame from the CIE. */
+void rule_classify(const struct cfa_state *st, bool signal_frame, struct cfi_rule *out);
+
+/* ---- compaction ---- */
+struct row_sink {
+	struct {
+		uint64_t addr;
+		uint16_t rule;
+	} *v;
+	uint64_t nr, cap;
+};
+int build_compact(struct cfi_parse *p, struct rule_dict *dict, struct cfi_table *t,
+		  struct diag_ctx *diag);
+
+const char *dwarf_regname(unsigned int reg);
+
+#endif

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Maps a DWARF register state onto the walker's rule model (rip, rsp, rbp
+ * only).  Whatever the model cannot express becomes an explicit unsupported
+ * kind with a reason, never a guess.
+ */
+#include <string.h>
+
+#include "dwarf_reader.h"
+#include "internal.h"
+
+enum {
+	OP_DEREF = 0x06,
+	OP_MINUS = 0x1c,
+	OP_AND = 0x1a,
+	OP_PLUS = 0x22,
+	OP_PLUS_UCONST = 0x23,
+	OP_SHL = 0x24,
+	OP_GE = 0x2a,
+	OP_LIT0 = 0x30,
+	OP_LIT31 = 0x4f,
+	OP_BREG0 = 0x70,
+	OP_BREG31 = 0x8f,
+	OP_BREGX = 0x92,
+	/* pseudo-ops after decoding */
+	XOP_CONST = 0x100,
+	XOP_BREG = 0x101,
+};
+
+struct xop {
+	int op;
+	uint64_t reg;
+	int64_t val;
+};
+
+#define MAX_XOPS 12
+
+/* Decodes a short expression into normalised ops; -1 if it is not a shape we know. */
+static int decode_expr(const uint8_t *p, uint64_t len, struct xop *ops)
+{
+	const uint8_t *end = p + len;
+	int n = 0;
+
+	while (p < end) {
+		uint8_t op = *p++;
+		struct xop *x;
+		uint64_t u;
+
+		if (n == MAX_XOPS)
+			return -1;
+		x = &ops[n++];
+		memset(x, 0, sizeof(*x));
+		if (op >= OP_LIT0 && op <= OP_LIT31) {
+			x->op = XOP_CONST;
+			x->val = op - OP_LIT0;
+		} else if (op >= OP_BREG0 && op <= OP_BREG31) {
+			x->op = XOP_BREG;
+			x->reg = op - OP_BREG0;
+			if (!rd_sleb(&p, end, &x->val))
+				return -1;
+		} else if (op == OP_BREGX) {
+			x->op = XOP_BREG;
+			if (!rd_uleb(&p, end, &x->reg) || !rd_sleb(&p, end, &x->val))
+				return -1;
+		} else if (op >= 0x08 && op <= 0x0f) {
+			/* DW_OP_const{1,2,4,8}{u,s} */
+			static const unsigned int size[] = {1, 1, 2, 2, 4, 4, 8, 8};
+			unsigned int sz = size[op - 0x08];
+			bool sign = (op & 1) != 0;
+
+			if (!rd_fixed(&p, end, sz, &u))
+				return -1;
+			if (sign && sz < 8 && (u >> (sz * 8 - 1)) & 1)
+				u |= ~0ull << (sz * 8);
+			x->op = XOP_CONST;
+			x->val = (int64_t)u;
+		} else if (op == 0x10) {
+			if (!rd_uleb(&p, end, &u))
+				return -1;
+			x->op = XOP_CONST;
+			x->val = (int64_t)u;
+		} else if (op == 0x11) {
+			x->op = XOP_CONST;
+			if (!rd_sleb(&p, end, &x->val))
+				return -1;
+		} else if (op == OP_PLUS_UCONST) {
+			if (!rd_uleb(&p, end, &u))
+				return -1;
+			x->op = OP_PLUS_UCONST;
+			x->val = (int64_t)u;
+		} else if (op == OP_DEREF || op == OP_AND || op == OP_PLUS || op == OP_MINUS ||
+			   op == OP_SHL || op == OP_GE) {
+			x->op = op;
+		} else {
+			return -1;
+		}
+	}
+	return n;
+}
+
+static bool is_const(const struct xop *x, int64_t v)
+{
+	return x->op == XOP_CONST && x->val == v;
+}
+
+static bool fits32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+static bool fits16(int64_t v)
+{
+	return v >= INT16_MIN && v <= INT16_MAX;
+}
+
+/* CFA expressions: the PLT stub form and the dereference (DRAP / realigned) forms. */
+static void classify_cfa_expr(const struct reg_rule *cfa, struct cfi_rule *out)
+{
+	struct xop o[MAX_XOPS];
+	int n = decode_expr(cfa->expr, cfa->expr_len, o);
+
+	out->cfa_kind = CFI_CFA_UNSUPPORTED;
+	out->reason = CFI_UNSUP_CFA_EXPR;
+	if (n == 9 && o[0].op == XOP_BREG && o[0].reg == DW_REG_RSP && o[1].op == XOP_BREG &&
+	    o[1].reg == DW_REG_RIP && o[1].val == 0 && is_const(&o[2], 15) && o[3].op == OP_AND &&
+	    o[4].op == XOP_CONST && o[4].val >= 0 && o[4].val < 16 && o[5].op == OP_GE &&
+	    is_const(&o[6], 3) && o[7].op == OP_SHL && o[8].op == OP_PLUS && fits32(o[0].val)) {
+		/* rsp + A + (((rip & 15) >= K) << 3): lazy-binding PLT entries */
+		out->cfa_kind = CFI_CFA_PLT;
+		out->cfa_off = (int32_t)o[0].val;
+		out->aux = (int16_t)o[4].val;
+		out->reason = CFI_UNSUP_NONE;
+		return;
+	}
+	if (n >= 2 && o[0].op == XOP_BREG && o[1].op == OP_DEREF &&
+	    (o[0].reg == DW_REG_RSP || o[0].reg == DW_REG_RBP) && fits32(o[0].val)) {
+		int64_t add = 0;
+
+		if (n == 3 && o[2].op == OP_PLUS_UCONST)
+			add = o[2].val;
+		else if (n == 4 && o[2].op == XOP_CONST && o[3].op == OP_PLUS)
+			add = o[2].val;
+		else if (n == 4 && o[2].op == XOP_CONST && o[3].op == OP_MINUS)
+			add = -o[2].val;
+		else if (n != 2)
+			return;
+		if (!fits16(add)) {
+			out->reason = CFI_UNSUP_RANGE;
+			return;
+		}
+		/* *(reg + off) + k: the CFA saved by a DRAP / stack-realigning prologue */
+		out->cfa_kind = o[0].reg == DW_REG_RSP ? CFI_CFA_DEREF_RSP : CFI_CFA_DEREF_RBP;
+		out->cfa_off = (int32_t)o[0].val;
+		out->aux = (int16_t)add;
+		out->reason = CFI_UNSUP_NONE;
+	}
+}
+
+static void classify_cfa(const struct reg_rule *cfa, struct cfi_rule *out)
+{
+	switch (cfa->kind) {
+	case RR_OFFSET:
+		if (cfa->reg != DW_REG_RSP && cfa->reg != DW_REG_RBP) {
+			/* keep register and offset so the row can still be printed */
+			out->cfa_kind = CFI_CFA_UNSUPPORTED;
+			out->reason = CFI_UNSUP_CFA_REG;
+			out->aux = (int16_t)cfa->reg;
+			out->cfa_off = fits32(cfa->off) ? (int32_t)cfa->off : 0;
+			return;
+		}
+		if (!fits32(cfa->off)) {
+			out->cfa_kind = CFI_CFA_UNSUPPORTED;
+			out->reason = CFI_UNSUP_RANGE;
+			return;
+		}
+		out->cfa_kind = cfa->reg == DW_REG_RSP ? CFI_CFA_RSP : CFI_CFA_RBP;
+		out->cfa_off = (int32_t)cfa->off;
+		return;
+	case RR_EXPR:
+		classify_cfa_expr(cfa, out);
+		return;
+	default:
+		out->cfa_kind = CFI_CFA_UNSUPPORTED;
+		out->reason = CFI_UNSUP_CFA_UNDEF;
+		return;
+	}
+}
+
+/* Returns the kind; *off is set for AT_CFA / VAL_CFA. */
+static uint8_t classify_reg(const struct reg_rule *r, bool is_ra, int16_t *off)
+{
+	*off = 0;
+	switch (r->kind) {
+	case RR_UNMENTIONED:
+		/* rbp is callee-saved (same value); an RA nobody described is the outermost frame */
+		return is_ra ? CFI_REG_UNDEFINED : CFI_REG_SAME;
+	case RR_UNDEFINED:
+		return CFI_REG_UNDEFINED;
+	case RR_SAME:
+		return is_ra ? CFI_REG_UNSUPPORTED : CFI_REG_SAME;
+	case RR_OFFSET:
+	case RR_VAL_OFFSET:
+		if (r->off < INT16_MIN || r->off > INT16_MAX)
+			return CFI_REG_UNSUPPORTED;
+		*off = (int16_t)r->off;
+		return r->kind == RR_OFFSET ? CFI_REG_AT_CFA : CFI_REG_VAL_CFA;
+	case RR_REGISTER:
+		if (!is_ra && r->reg == DW_REG_RBP)
+			return CFI_REG_SAME;
+		return CFI_REG_UNSUPPORTED;
+	default:
+		return CFI_REG_UNSUPPORTED;
+	}
+}
+
+void rule_classify(const struct cfa_state *st, bool signal_frame, struct cfi_rule *out)
+{
+	int16_t off;
+
+	memset(out, 0, sizeof(*out));
+	if (signal_frame) {
+		/* the kernel's rt_sigframe holds every register; the walker reads it directly */
+		out->cfa_kind = CFI_CFA_SIGNAL;
+		out->rbp_kind = CFI_REG_UNSUPPORTED;
+		out->ra_kind = CFI_REG_UNSUPPORTED;
+		return;
+	}
+	classify_cfa(&st->cfa, out);
+	out->ra_kind = classify_reg(&st->ra, true, &off);
+	out->ra_off = off;
+	out->rbp_kind = classify_reg(&st->rbp, false, &off);
+	out->rbp_off = off;
+	/* one reason per rule: the CFA's first, then the RA's, then rbp's */
+	if (out->reason == CFI_UNSUP_NONE) {
+		if (out->ra_kind == CFI_REG_UNSUPPORTED)
+			out->reason = CFI_UNSUP_RA;
+		else if (out->rbp_kind == CFI_REG_UNSUPPORTED)
+			out->reason = CFI_UNSUP_RBP;
+	}
+}
