@@ -37,8 +37,10 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(OUT)/tests/%)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 ASAN_TESTS := test_tables_malformed test_tables_rules
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
+include tests/progs/progs.mk
 
 .PHONY: all deps test bench fuzz clean format
+.SECONDARY:
 all: $(OUT)/cfiprof
 
 deps:
@@ -84,7 +86,7 @@ $(OUT)/asan/%: tests/%.c $(TABLES_SRC) tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_FLAGS) $(WARN) -std=gnu11 -I. -D_GNU_SOURCE $< $(TABLES_SRC) -o $@ $(LDLIBS)
 
-test: deps
+test: deps $(TEST_PROGS)
 	@$(MAKE) --no-print-directory all $(TEST_BIN) $(ASAN_BIN)
 	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN)
 

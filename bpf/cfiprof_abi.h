@@ -83,6 +83,11 @@ struct cfi_row {
 	__u16 rule;
 };
 
+/* Element of the BPF rows array (array elements are 8-byte aligned). */
+struct cfi_row_pair {
+	struct cfi_row row[2];
+};
+
 /* Page index, keyed by (object, pc >> CFI_PAGE_SHIFT). */
 struct cfi_page_key {
 	__u32 obj_id;

@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * cfiprof's BPF side: on every perf sample, walk the user stack with the
+ * compiled CFI tables (bpf/walker.h) and write kernel + user PCs straight into
+ * a ring-buffer reservation.  Also reports exec / exit and asks user space to
+ * load tables for pids and mappings it has not seen yet.
+ */
+/* vmlinux.h has a kernel enum mapping_flags (AS_*): keep it out of the ABI's way. */
+#define mapping_flags mapping_flags___kernel
+#include "vmlinux.h"
+#undef mapping_flags
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "cfiprof_abi.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* ---- settings, frozen before load (the verifier sees them as constants) ---- */
+const volatile __u8 filter_enabled = 0;		      /* only tgids in target_pids */
+const volatile __u8 collect_kernel = 1;		      /* kernel stack with bpf_get_stack */
+const volatile __u8 use_bpf_loop = 1;		      /* 0: bounded loops + tail calls */
+const volatile __u8 skip_idle = 1;		      /* drop samples of the idle task (pid 0) */
+const volatile __u32 max_user_frames = 127;	      /* 1 .. MAX_USER_FRAMES_LIMIT */
+const volatile __u64 request_interval_ns = 100000000; /* per-pid RECORD_REQUEST rate limit */
+/*
+ * Samples wake the reader only once this much is pending: a wakeup per sample
+ * (irq_work, a self-IPI) costs more than the whole walk.  The reader must also
+ * consume on a timer (ring_buffer__consume) to pick up the rest.
+ */
+const volatile __u64 wakeup_bytes = 256 * 1024;
+
+/* ---- maps ---- */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tgid */
+	__type(value, struct proc_val);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 262144);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct mapping_key);
+	__type(value, struct mapping_val);
+} mappings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__type(key, struct cfi_page_key);
+	__type(value, struct cfi_page_val);
+} pages SEC(".maps");
+
+/*
+ * Rows of every loaded object, two per element: array elements are 8-byte
+ * aligned, so single 4-byte rows would waste half the map.  User space sizes
+ * it before load and writes it through mmap.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * 1024 * 1024);
+	__type(key, __u32);
+	__type(value, struct cfi_row_pair);
+} rows SEC(".maps");
+
+/* One global rule dictionary; rows carry global ids. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct cfi_rule);
+} rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RULE_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct rule_cache_entry);
+} rule_cache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 * 1024 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+/* Last RECORD_REQUEST per pid, for the rate limit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} request_times SEC(".maps");
+
+/* ---- environment of the walker (see bpf/walker.h) ---- */
+static __always_inline int walker_read_user(void *dst, __u32 size, __u64 addr)
+{
+	return bpf_probe_read_user(dst, size, (const void *)addr);
+}
+
+static __always_inline struct proc_val *walker_lookup_proc(__u32 pid)
+{
+	return bpf_map_lookup_elem(&procs, &pid);
+}
+
+static __always_inline struct mapping_val *walker_lookup_mapping(__u32 pid, __u64 pc)
+{
+	struct mapping_key key = {
+	    .prefixlen = 32 + 64,
+	    .pid = pid,
+	    .addr_be = __builtin_bswap64(pc),
+	};
+
+	return bpf_map_lookup_elem(&mappings, &key);
+}
+
+static __always_inline struct cfi_page_val *walker_lookup_page(__u32 obj_id, __u32 page)
+{
+	struct cfi_page_key key = {.obj_id = obj_id, .page = page};
+
+	return bpf_map_lookup_elem(&pages, &key);
+}
+
+static __always_inline struct cfi_row *walker_row(__u32 idx)
+{
+	__u32 pair = idx >> 1;
+	struct cfi_row_pair *p = bpf_map_lookup_elem(&rows, &pair);
+
+	return p ? &p->row[idx & 1] : NULL;
+}
+
+static __always_inline struct cfi_rule *walker_rule(__u32 id)
+{
+	return bpf_map_lookup_elem(&rules, &id);
+}
+
+static __always_inline struct rule_cache_entry *walker_cache_slot(__u32 idx)
+{
+	return bpf_map_lookup_elem(&rule_cache, &idx);
+}
+
+static __always_inline void walker_count(__u32 counter_id, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &counter_id);
+
+	/* per-CPU slot: no other writer while this program runs on this CPU */
+	if (v)
+		*v += n;
+}
+
+#include "walker.h"
+
+/* ---- per-sample setup shared by both loop strategies ---- */
+
+#define PF_KTHREAD	     0x00200000
+#define FRAMES_PER_TAIL_CALL 32
+#define RECORD_MAX_BYTES                                                                           \
+	(sizeof(struct sample_record) + (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64))
+
+/* The tail-call path cannot hold a reservation across calls, so it builds the record here. */
+struct tc_scratch {
+	struct walker_state st;
+	__u64 record[RECORD_MAX_BYTES / sizeof(__u64)];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tc_scratch);
+} tc_scratch SEC(".maps");
+
+int walk_tc(struct bpf_perf_event_data *ctx);
+
+/* Slot 0 is walk_tc itself; libbpf fills it at load time. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__array(values, int(struct bpf_perf_event_data *));
+} walk_progs SEC(".maps") = {
+    .values = {[0] = (void *)&walk_tc},
+};
+
+static __always_inline void emit_event(__u32 type, __u32 pid, __u64 addr)
+{
+	struct event_record *ev;
+
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		walker_count(CNT_EVENTS_LOST, 1);
+		return;
+	}
+	ev->type = type;
+	ev->pid = pid;
+	ev->addr = addr;
+	ev->time_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* Ask user space to load a pid (addr 0) or a new mapping, at most once per interval per pid. */
+static __always_inline void request_tables(__u32 pid, __u64 addr)
+{
+	__u64 now = bpf_ktime_get_ns(), *last;
+
+	last = bpf_map_lookup_elem(&request_times, &pid);
+	if (last && now - *last < request_interval_ns) {
+		walker_count(CNT_REQUESTS_LIMITED, 1);
+		return;
+	}
+	bpf_map_update_elem(&request_times, &pid, &now, BPF_ANY);
+	walker_count(CNT_REQUESTS, 1);
+	emit_event(RECORD_REQUEST, pid, addr);
+}
+
+static __always_inline __u64 sample_wakeup_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									     : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void walk_finished(struct walker_state *st)
+{
+	walker_count(CNT_CACHE_HIT, st->cache_hits);
+	walker_count(CNT_CACHE_MISS, st->cache_misses);
+	walker_count(CNT_FRAMES, st->nr);
+	walker_count(CNT_FP_FRAMES, st->nr_fp);
+	walker_count(CNT_STOP_BASE + (st->reason < STOP_REASON_MAX ? st->reason : 0), 1);
+}
+
+static __always_inline void walk_requests(struct walker_state *st)
+{
+	if (!st->proc_known)
+		request_tables(st->pid, 0);
+	else if (st->reason == STOP_NO_MAPPING)
+		request_tables(st->pid, st->missing_pc);
+}
+
+/*
+ * Fill the record header and the kernel stack; set up st for the user walk.
+ * Returns the number of kernel frames written into rec->pcs.
+ */
+static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
+					  struct sample_record *rec, struct walker_state *st,
+					  __u32 tgid, __u32 tid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 ip, sp, bp;
+	__u32 nr_kernel = 0;
+	__u8 flags = 0;
+	long n;
+
+	rec->type = RECORD_SAMPLE;
+	rec->pid = tgid;
+	rec->tid = tid;
+	rec->cpu = bpf_get_smp_processor_id();
+	rec->time_ns = bpf_ktime_get_ns();
+	rec->cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+
+	/*
+	 * User addresses are the lower canonical half.  (perf_event contexts only
+	 * allow 8-byte loads, so regs.cs cannot be read directly.)
+	 */
+	if ((__s64)ctx->regs.ip >= 0) {
+		ip = ctx->regs.ip;
+		sp = ctx->regs.sp;
+		bp = ctx->regs.bp;
+	} else {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+		flags |= SAMPLE_IN_KERNEL;
+		ip = regs->ip;
+		sp = regs->sp;
+		bp = regs->bp;
+		if (collect_kernel) {
+			n = bpf_get_stack(ctx, rec->pcs, MAX_KERNEL_FRAMES * sizeof(__u64), 0);
+			if (n > 0)
+				nr_kernel = (__u32)n / sizeof(__u64);
+		}
+	}
+	if (nr_kernel > MAX_KERNEL_FRAMES)
+		nr_kernel = MAX_KERNEL_FRAMES;
+
+	walker_init(st, tgid, ip, sp, bp);
+	st->flags = flags;
+	if (task->flags & PF_KTHREAD)
+		walker_stop(st, STOP_NO_USER);
+	return nr_kernel;
+}
+
+static __always_inline void sample_end(struct sample_record *rec, struct walker_state *st,
+				       __u32 nr_kernel)
+{
+	rec->reason = st->reason;
+	rec->flags = st->flags;
+	rec->nr_fp = st->nr_fp;
+	rec->nr_kernel = nr_kernel;
+	rec->nr_user = st->nr;
+}
+
+/* ---- bpf_loop strategy: walk straight into the reservation ---- */
+
+struct loop_ctx {
+	struct walker_state st;
+	__u64 *out; /* user pcs inside the reservation */
+};
+
+static long walk_one(__u32 index, void *data)
+{
+	struct loop_ctx *lc = data;
+
+	return walker_frame(&lc->st, lc->out, max_user_frames);
+}
+
+static __always_inline int sample_with_loop(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
+{
+	struct sample_record *rec;
+	struct loop_ctx lc;
+	__u32 nr_kernel;
+
+	rec = bpf_ringbuf_reserve(
+	    &events, sizeof(*rec) + (MAX_KERNEL_FRAMES + max_user_frames) * sizeof(__u64), 0);
+	if (!rec) {
+		walker_count(CNT_LOST_RINGBUF, 1);
+		return 0;
+	}
+	nr_kernel = sample_begin(ctx, rec, &lc.st, tgid, tid);
+	if (nr_kernel > MAX_KERNEL_FRAMES)
+		nr_kernel = MAX_KERNEL_FRAMES;
+	lc.out = rec->pcs + nr_kernel;
+	/* one iteration per frame, plus one to notice truncation */
+	bpf_loop(max_user_frames + 1, walk_one, &lc, 0);
+	if (!lc.st.done)
+		walker_stop(&lc.st, STOP_TRUNCATED);
+	sample_end(rec, &lc.st, nr_kernel);
+	bpf_ringbuf_submit(rec, sample_wakeup_flags());
+	walker_count(CNT_WRITTEN, 1);
+	walk_finished(&lc.st);
+	walk_requests(&lc.st);
+	return 0;
+}
+
+/* ---- tail-call strategy: FRAMES_PER_TAIL_CALL frames per program, state per CPU ---- */
+
+static __always_inline void tc_output(struct tc_scratch *s)
+{
+	struct sample_record *rec = (struct sample_record *)s->record;
+	__u64 size;
+	__u32 nr_kernel = rec->nr_kernel, nr;
+
+	if (nr_kernel > MAX_KERNEL_FRAMES)
+		nr_kernel = MAX_KERNEL_FRAMES;
+	if (!s->st.done)
+		walker_stop(&s->st, STOP_TRUNCATED);
+	sample_end(rec, &s->st, nr_kernel);
+	nr = s->st.nr;
+	if (nr > MAX_USER_FRAMES_LIMIT)
+		nr = MAX_USER_FRAMES_LIMIT;
+	size = sizeof(*rec) + (nr_kernel + nr) * sizeof(__u64);
+	if (size > RECORD_MAX_BYTES)
+		size = RECORD_MAX_BYTES;
+	/* one copy: a reservation cannot be held across tail calls */
+	if (bpf_ringbuf_output(&events, s->record, size, sample_wakeup_flags())) {
+		walker_count(CNT_LOST_RINGBUF, 1);
+		return;
+	}
+	walker_count(CNT_WRITTEN, 1);
+	walk_finished(&s->st);
+	walk_requests(&s->st);
+}
+
+SEC("perf_event")
+int walk_tc(struct bpf_perf_event_data *ctx)
+{
+	struct tc_scratch *s;
+	struct sample_record *rec;
+	__u32 zero = 0, nr_kernel;
+	__u64 *out;
+	int i;
+
+	s = bpf_map_lookup_elem(&tc_scratch, &zero);
+	if (!s)
+		return 0;
+	rec = (struct sample_record *)s->record;
+	nr_kernel = rec->nr_kernel;
+	if (nr_kernel > MAX_KERNEL_FRAMES)
+		nr_kernel = MAX_KERNEL_FRAMES;
+	out = rec->pcs + nr_kernel;
+	for (i = 0; i < FRAMES_PER_TAIL_CALL; i++) {
+		if (walker_frame(&s->st, out, max_user_frames))
+			break;
+	}
+	if (!s->st.done)
+		bpf_tail_call(ctx, &walk_progs, 0);
+	/* done, or out of tail calls: the stack so far is kept as truncated */
+	tc_output(s);
+	return 0;
+}
+
+static __always_inline int sample_with_tail_calls(struct bpf_perf_event_data *ctx, __u32 tgid,
+						  __u32 tid)
+{
+	struct tc_scratch *s;
+	struct sample_record *rec;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&tc_scratch, &zero);
+	if (!s)
+		return 0;
+	rec = (struct sample_record *)s->record;
+	rec->nr_kernel = sample_begin(ctx, rec, &s->st, tgid, tid);
+	if (!s->st.done)
+		bpf_tail_call(ctx, &walk_progs, 0);
+	tc_output(s);
+	return 0;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+
+	if (tgid == 0 && skip_idle)
+		return 0;
+	if (filter_enabled && !bpf_map_lookup_elem(&target_pids, &tgid)) {
+		walker_count(CNT_FILTERED, 1);
+		return 0;
+	}
+	walker_count(CNT_SAMPLES, 1);
+	if (use_bpf_loop)
+		return sample_with_loop(ctx, tgid, tid);
+	return sample_with_tail_calls(ctx, tgid, tid);
+}
+
+/* ---- process lifecycle for the tracker ---- */
+
+static __always_inline int wanted(__u32 tgid)
+{
+	return !filter_enabled || bpf_map_lookup_elem(&target_pids, &tgid);
+}
+
+SEC("tp/sched/sched_process_exec")
+int on_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (wanted(tgid))
+		emit_event(RECORD_EXEC, tgid, 0);
+	return 0;
+}
+
+SEC("tp/sched/sched_process_exit")
+int on_exit(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+
+	/* a thread exiting is not a process exiting */
+	if ((__u32)pid_tgid != tgid)
+		return 0;
+	if (wanted(tgid))
+		emit_event(RECORD_EXIT, tgid, 0);
+	bpf_map_delete_elem(&request_times, &tgid);
+	return 0;
+}

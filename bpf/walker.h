@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The user-stack walker: one frame at a time, from (rip, rsp, rbp) to the
+ * caller's (rip, rsp, rbp), using the compiled CFI tables of cfiprof_abi.h.
+ *
+ * This header is compiled twice: by clang -target bpf (from cfiprof.bpf.c)
+ * and as ordinary C (from the replay tests), so that captured stacks can be
+ * replayed without a kernel.  Everything that touches the environment is an
+ * inline function the includer defines BEFORE including this file:
+ *
+ *   int walker_read_user(void *dst, __u32 size, __u64 addr);      0 or error
+ *   struct proc_val *walker_lookup_proc(__u32 pid);
+ *   struct mapping_val *walker_lookup_mapping(__u32 pid, __u64 pc);
+ *   struct cfi_page_val *walker_lookup_page(__u32 obj_id, __u32 page);
+ *   struct cfi_row *walker_row(__u32 idx);          global rows array
+ *   struct cfi_rule *walker_rule(__u32 id);         global rule dictionary
+ *   struct rule_cache_entry *walker_cache_slot(__u32 idx);
+ *   void walker_count(__u32 counter_id, __u64 n);   (not used per frame)
+ *
+ * Nothing here allocates or copies more than a rule (16 bytes): the includer
+ * writes each pc straight into its output (the ring-buffer reservation).
+ */
+#ifndef CFIPROF_WALKER_H
+#define CFIPROF_WALKER_H
+
+#include "cfiprof_abi.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/*
+ * Rows of one page: at most 65536 (16-bit offsets), so 16 halvings find any
+ * row; one more keeps a corrupt nr_rows from looping further.
+ */
+#define WALKER_BSEARCH_STEPS 17
+
+/* Walk state; lives on the BPF stack (bpf_loop) or in per-CPU scratch (tail calls). */
+struct walker_state {
+	__u64 ip; /* pc of the frame being unwound (already emitted) */
+	__u64 sp;
+	__u64 bp;
+	__u64 missing_pc; /* pc that had no mapping, for a RECORD_REQUEST */
+	__u32 pid;	  /* tgid: mappings are per process */
+	__u32 generation;
+	__u16 nr;      /* user frames emitted so far */
+	__u16 nr_fp;   /* of which recovered with frame pointers */
+	__u8 bp_valid; /* 0 once a rule left rbp undefined */
+	__u8 ip_is_ra; /* ip is a return address: look it up at ip - 1 */
+	__u8 proc_known;
+	__u8 reason; /* enum stop_reason, valid once done */
+	__u8 flags;  /* enum sample_flags */
+	__u8 done;
+	__u8 pad[2];
+	__u16 cache_hits; /* counted once per walk by the includer, not per frame */
+	__u16 cache_misses;
+};
+
+/*
+ * Offsets into the struct ucontext the kernel pushes for a signal (x86-64
+ * struct rt_sigframe minus pretcode, which the handler's ret already popped):
+ * uc_flags 8 + uc_link 8 + uc_stack 24 = 40, then struct sigcontext_64 whose
+ * bp, sp and ip are its 11th, 16th and 17th u64.
+ */
+#define WALKER_UC_MCONTEXT 40
+#define WALKER_UC_RBP	   (WALKER_UC_MCONTEXT + 10 * 8)
+#define WALKER_UC_RSP	   (WALKER_UC_MCONTEXT + 15 * 8)
+#define WALKER_UC_RIP	   (WALKER_UC_MCONTEXT + 16 * 8)
+
+/* Start a walk at the interrupted user registers. */
+static __always_inline void walker_init(struct walker_state *st, __u32 pid, __u64 ip, __u64 sp,
+					__u64 bp)
+{
+	struct proc_val *proc;
+
+	__builtin_memset(st, 0, sizeof(*st));
+	st->pid = pid;
+	st->ip = ip;
+	st->sp = sp;
+	st->bp = bp;
+	st->bp_valid = 1;
+	proc = walker_lookup_proc(pid);
+	if (proc) {
+		st->proc_known = 1;
+		st->generation = proc->generation;
+	}
+}
+
+static __always_inline int walker_stop(struct walker_state *st, int reason)
+{
+	st->reason = reason;
+	st->done = 1;
+	return 1;
+}
+
+static __always_inline __u32 walker_cache_index(__u32 pid, __u32 generation, __u64 pc)
+{
+	__u64 h = pc ^ (((__u64)pid << 32) | generation);
+
+	/* Fibonacci hashing: neighbouring pcs and pids spread over all slots. */
+	h *= 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 29;
+	return (__u32)(h % RULE_CACHE_SLOTS);
+}
+
+/*
+ * Rule for addr (ELF vaddr) in object obj_id: the last row of its page whose
+ * offset is <= the offset of addr.  0 on success, -1 when nothing covers addr.
+ */
+static __always_inline int walker_find_rule(__u32 obj_id, __u64 addr, struct cfi_rule *out)
+{
+	struct cfi_page_val *page;
+	struct cfi_row *row;
+	struct cfi_rule *rule;
+	__u32 off = addr & (CFI_PAGE_SIZE - 1);
+	__u32 first, n, base = 0, half;
+	int i;
+
+	page = walker_lookup_page(obj_id, (__u32)(addr >> CFI_PAGE_SHIFT));
+	if (!page)
+		return -1;
+	first = page->first_row;
+	n = page->nr_rows;
+	if (n == 0)
+		return -1;
+	/* Halving search: base stays on a row <= off, n shrinks to 1. */
+	for (i = 0; i < WALKER_BSEARCH_STEPS; i++) {
+		if (n <= 1)
+			break;
+		half = n / 2;
+		row = walker_row(first + base + half);
+		if (!row)
+			return -1;
+		if (row->off <= off)
+			base += half;
+		n -= half;
+	}
+	row = walker_row(first + base);
+	if (!row || row->off > off)
+		return -1;
+	rule = walker_rule(row->rule);
+	if (!rule)
+		return -1;
+	/* a gap folded into the function's last row (see struct cfi_rule) */
+	if (rule->hole_len && off - row->off >= rule->hole_off &&
+	    off - row->off < (__u32)rule->hole_off + rule->hole_len)
+		return -1;
+	*out = *rule;
+	return 0;
+}
+
+static __always_inline int walker_read_u64(__u64 addr, __u64 *val)
+{
+	return walker_read_user(val, sizeof(*val), addr);
+}
+
+/* Frame-pointer step for JIT code and objects without CFI. */
+static __always_inline int walker_fp_step(struct walker_state *st)
+{
+	__u64 bp = st->bp, ip, next_bp;
+
+	/* rbp == rsp is a leaf right after "mov %rsp,%rbp"; below rsp it is not a frame. */
+	if (!st->bp_valid || bp < st->sp || (bp & 7))
+		return walker_stop(st, STOP_FP_BROKEN);
+	if (walker_read_u64(bp + 8, &ip) || walker_read_u64(bp, &next_bp))
+		return walker_stop(st, STOP_UNREADABLE);
+	/* new rsp = bp + 16 > bp >= old rsp: a chain that cycles ends above as FP_BROKEN */
+	st->ip = ip;
+	st->sp = bp + 16;
+	st->bp = next_bp;
+	st->ip_is_ra = 1;
+	st->nr_fp++;
+	if (ip == 0)
+		return walker_stop(st, STOP_COMPLETE);
+	return 0;
+}
+
+/* The kernel saved every register of the interrupted code: take rip, rsp, rbp. */
+static __always_inline int walker_signal_step(struct walker_state *st)
+{
+	__u64 uc = st->sp, ip, sp, bp;
+
+	if (walker_read_u64(uc + WALKER_UC_RIP, &ip) || walker_read_u64(uc + WALKER_UC_RSP, &sp) ||
+	    walker_read_u64(uc + WALKER_UC_RBP, &bp))
+		return walker_stop(st, STOP_UNREADABLE);
+	/* No "CFA above rsp" check: the handler may run on a sigaltstack. */
+	st->ip = ip;
+	st->sp = sp;
+	st->bp = bp;
+	st->bp_valid = 1;
+	/* rip is the interrupted instruction itself, not a return address. */
+	st->ip_is_ra = 0;
+	st->flags |= SAMPLE_SIGNAL;
+	if (ip == 0)
+		return walker_stop(st, STOP_COMPLETE);
+	return 0;
+}
+
+static __always_inline int walker_eval_rule(struct walker_state *st, const struct cfi_rule *r)
+{
+	__u64 cfa, ra, bp, tmp;
+
+	switch (r->cfa_kind) {
+	case CFI_CFA_RSP:
+		cfa = st->sp + (__s64)r->cfa_off;
+		break;
+	case CFI_CFA_RBP:
+		if (!st->bp_valid)
+			return walker_stop(st, STOP_UNSUPPORTED);
+		cfa = st->bp + (__s64)r->cfa_off;
+		break;
+	case CFI_CFA_PLT:
+		cfa = st->sp + (__s64)r->cfa_off + ((st->ip & 15) >= (__u64)(__s64)r->aux ? 8 : 0);
+		break;
+	case CFI_CFA_DEREF_RSP:
+		if (walker_read_u64(st->sp + (__s64)r->cfa_off, &tmp))
+			return walker_stop(st, STOP_UNREADABLE);
+		cfa = tmp + (__s64)r->aux;
+		break;
+	case CFI_CFA_DEREF_RBP:
+		if (!st->bp_valid)
+			return walker_stop(st, STOP_UNSUPPORTED);
+		if (walker_read_u64(st->bp + (__s64)r->cfa_off, &tmp))
+			return walker_stop(st, STOP_UNREADABLE);
+		cfa = tmp + (__s64)r->aux;
+		break;
+	case CFI_CFA_SIGNAL:
+		return walker_signal_step(st);
+	case CFI_CFA_NONE:
+		return walker_stop(st, STOP_NO_RULE);
+	default:
+		return walker_stop(st, STOP_UNSUPPORTED);
+	}
+
+	/* The caller's rsp before its call: always above ours.  Anything else is garbage. */
+	if (cfa <= st->sp)
+		return walker_stop(st, STOP_UNREADABLE);
+
+	if (r->ra_kind == CFI_REG_UNDEFINED)
+		return walker_stop(st, STOP_COMPLETE);
+	if (r->ra_kind != CFI_REG_AT_CFA)
+		return walker_stop(st, STOP_UNSUPPORTED);
+	if (walker_read_u64(cfa + (__s64)r->ra_off, &ra))
+		return walker_stop(st, STOP_UNREADABLE);
+
+	switch (r->rbp_kind) {
+	case CFI_REG_SAME:
+		break;
+	case CFI_REG_AT_CFA:
+		if (walker_read_u64(cfa + (__s64)r->rbp_off, &bp))
+			return walker_stop(st, STOP_UNREADABLE);
+		st->bp = bp;
+		st->bp_valid = 1;
+		break;
+	case CFI_REG_VAL_CFA:
+		st->bp = cfa + (__s64)r->rbp_off;
+		st->bp_valid = 1;
+		break;
+	default:
+		/* Only fatal if a later frame needs rbp. */
+		st->bp_valid = 0;
+		break;
+	}
+	st->ip = ra;
+	st->sp = cfa;
+	st->ip_is_ra = 1;
+	if (ra == 0)
+		return walker_stop(st, STOP_COMPLETE);
+	return 0;
+}
+
+/*
+ * Unwind the frame at st->ip (already emitted by the caller) to its caller.
+ * Returns 0 when st holds a new frame to emit, 1 when the walk ended
+ * (st->reason says why).
+ */
+static __always_inline int walker_step(struct walker_state *st)
+{
+	struct rule_cache_entry *slot;
+	struct mapping_val *m;
+	struct cfi_rule rule;
+	__u64 pc, bias;
+	__u32 mflags;
+
+	if (!st->proc_known)
+		return walker_stop(st, STOP_TABLES_PENDING);
+
+	pc = st->ip - st->ip_is_ra;
+	slot = walker_cache_slot(walker_cache_index(st->pid, st->generation, pc));
+	if (slot && slot->valid && slot->pc == pc && slot->pid == st->pid &&
+	    slot->generation == st->generation) {
+		st->cache_hits++;
+		mflags = slot->mapping_flags;
+		rule = slot->rule;
+	} else {
+		st->cache_misses++;
+		m = walker_lookup_mapping(st->pid, pc);
+		if (!m) {
+			st->missing_pc = st->ip;
+			return walker_stop(st, STOP_NO_MAPPING);
+		}
+		mflags = m->flags;
+		bias = m->bias;
+		if (mflags & MAPPING_PENDING)
+			return walker_stop(st, STOP_TABLES_PENDING);
+		__builtin_memset(&rule, 0, sizeof(rule));
+		if (!(mflags & MAPPING_FP) || (mflags & MAPPING_CFI)) {
+			/* No row (a gap, or no page at all) is rule 0 = CFI_CFA_NONE. */
+			if (walker_find_rule(m->obj_id, pc - bias, &rule))
+				__builtin_memset(&rule, 0, sizeof(rule));
+		}
+		if (slot) {
+			slot->pc = pc;
+			slot->pid = st->pid;
+			slot->generation = st->generation;
+			slot->bias = bias;
+			slot->mapping_flags = mflags;
+			slot->rule = rule;
+			slot->valid = 1;
+		}
+	}
+
+	if ((mflags & MAPPING_FP) && !(mflags & MAPPING_CFI))
+		return walker_fp_step(st);
+	return walker_eval_rule(st, &rule);
+}
+
+/*
+ * Emit st->ip into out[st->nr] and unwind it.  max is the depth limit; pass
+ * a compile-time (or frozen .rodata) constant so the verifier can bound the
+ * write.  Returns 1 when the walk is over.
+ */
+static __always_inline int walker_frame(struct walker_state *st, __u64 *out, __u32 max)
+{
+	__u32 nr = st->nr;
+
+	if (st->done)
+		return 1;
+	if (nr >= max || nr >= MAX_USER_FRAMES_LIMIT)
+		/* There is a frame we cannot keep: the stack is truncated, not failed. */
+		return walker_stop(st, STOP_TRUNCATED);
+	out[nr] = st->ip;
+	st->nr = nr + 1;
+	return walker_step(st);
+}
+
+#endif /* CFIPROF_WALKER_H */

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Counting identical stacks: (pid, comm, stop reason, kernel PCs, user PCs) -> count. */
+#ifndef CFIPROF_AGGREGATE_H
+#define CFIPROF_AGGREGATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/cfiprof_abi.h"
+
+struct agg_stack {
+	struct agg_stack *next;
+	uint64_t count;
+	uint64_t hash;
+	uint32_t pid, tid;
+	char comm[COMM_LEN];
+	uint8_t reason, flags;
+	uint16_t nr_kernel, nr_user;
+	uint64_t pcs[]; /* kernel PCs leaf first, then user PCs leaf first */
+};
+
+struct aggregator {
+	struct agg_stack **buckets;
+	uint32_t nr_buckets;
+	uint64_t nr_stacks, max_stacks;
+	uint64_t samples;		   /* records accepted (counted or overflowed) */
+	uint64_t overflow;		   /* samples of new stacks beyond max_stacks */
+	uint64_t malformed;		   /* records shorter than they claim */
+	uint64_t by_reason[STOP_REASON_MAX];
+	uint64_t user_frames, user_samples; /* for frames per sample */
+	uint64_t in_kernel;
+};
+
+int agg_init(struct aggregator *a, uint64_t max_stacks);
+void agg_free(struct aggregator *a);
+/* Adds one ring-buffer sample record of size bytes; returns 0 or -1 if malformed. */
+int agg_add(struct aggregator *a, const struct sample_record *r, size_t size);
+/* All stacks, most samples first; the array is malloc'd, the stacks stay owned by a. */
+struct agg_stack **agg_sorted(struct aggregator *a, uint64_t *nr);
+
+#endif

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Brendan Gregg's collapsed stacks: comm;root;...;leaf COUNT, kernel frames suffixed _[k]. */
+#ifndef CFIPROF_FOLDED_H
+#define CFIPROF_FOLDED_H
+
+#include <stdio.h>
+
+#include "aggregate.h"
+#include "frame_names.h"
+
+int folded_write(FILE *f, struct aggregator *a, struct frame_namer *fn);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Names for frames: ELF symbols, kallsyms, perf-PID.map, or object+offset. */
+#ifndef CFIPROF_FRAME_NAMES_H
+#define CFIPROF_FRAME_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proc_tracker.h"
+#include "symbolize.h"
+
+struct frame_namer {
+	struct proc_tracker *pt;
+	struct ksyms *ksyms; /* NULL: kernel frames print as addresses */
+	struct {
+		uint32_t pid;
+		struct perfmap *pm;
+	} perfmaps[64];
+	int nr_perfmaps;
+};
+
+void frame_namer_init(struct frame_namer *fn, struct proc_tracker *pt, struct ksyms *ks);
+void frame_namer_free(struct frame_namer *fn);
+/* leaf: the sampled pc itself; otherwise a return address, looked up at pc-1. */
+const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint64_t pc, bool leaf,
+			    char *buf, size_t len);
+const char *frame_name_kernel(struct frame_namer *fn, uint64_t pc, char *buf, size_t len);
+const char *stop_reason_name(int reason);
+
+#endif

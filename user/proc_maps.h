@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* /proc/PID/maps parsing. */
+#ifndef CFIPROF_PROC_MAPS_H
+#define CFIPROF_PROC_MAPS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct maps_entry {
+	uint64_t start, end, offset;
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	bool read, write, exec, priv;
+	bool deleted; /* path ends in " (deleted)" (suffix removed) */
+	char path[PATH_MAX];
+};
+
+/* Parses one line; 0 on success, -1 if malformed. */
+int proc_maps_parse_line(const char *line, struct maps_entry *e);
+
+/*
+ * Reads the executable mappings of pid (all mappings when exec_only is false).
+ * Returns the number of entries (>= 0) with *out malloc'd, or -errno
+ * (-ENOENT / -ESRCH when the process is gone).
+ */
+int proc_maps_read(int pid, bool exec_only, struct maps_entry **out);
+
+#endif

@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The process tracker.  Table builds are slow (tens of ms for a large
+ * library) so they run on a loader thread, away from the ring-buffer
+ * consumer: a slow build must never make the ring buffer overflow.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf_build_id.h"
+#include "mapping_keys.h"
+#include "proc_maps.h"
+#include "proc_tracker.h"
+
+#define QUEUE_CAP 65536
+#define NR_BUCKETS 4096
+
+struct work_item {
+	uint32_t pid;
+	uint32_t kind;
+	uint64_t time_ns;
+};
+
+struct proc_tracker {
+	struct table_store *ts;
+	struct sym_cache *syms;
+	int procs_fd, mappings_fd;
+
+	pthread_mutex_t lock;
+	pthread_cond_t work_cond, idle_cond;
+	struct work_item *queue;
+	uint32_t q_head, q_len;
+	bool stopping, discard, busy, started;
+	pthread_t thread;
+
+	struct proc *buckets[NR_BUCKETS];
+	uint32_t generation;
+	struct tracker_stats stats;
+};
+
+struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *syms,
+				      int procs_fd, int mappings_fd)
+{
+	struct proc_tracker *pt = calloc(1, sizeof(*pt));
+
+	if (!pt)
+		return NULL;
+	pt->queue = calloc(QUEUE_CAP, sizeof(*pt->queue));
+	if (!pt->queue) {
+		free(pt);
+		return NULL;
+	}
+	pt->ts = ts;
+	pt->syms = syms;
+	pt->procs_fd = procs_fd;
+	pt->mappings_fd = mappings_fd;
+	pthread_mutex_init(&pt->lock, NULL);
+	pthread_cond_init(&pt->work_cond, NULL);
+	pthread_cond_init(&pt->idle_cond, NULL);
+	return pt;
+}
+
+static struct proc *find_locked(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc *p;
+
+	for (p = pt->buckets[pid % NR_BUCKETS]; p; p = p->next) {
+		if (p->pid == pid)
+			return p;
+	}
+	return NULL;
+}
+
+static struct proc *get_locked(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc *p = find_locked(pt, pid);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->next = pt->buckets[pid % NR_BUCKETS];
+	pt->buckets[pid % NR_BUCKETS] = p;
+	return p;
+}
+
+struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = find_locked(pt, pid);
+	pthread_mutex_unlock(&pt->lock);
+	return p;
+}
+
+const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc)
+{
+	uint32_t lo = 0, hi = p ? p->nr_maps : 0;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (pc < p->maps[mid].start)
+			hi = mid;
+		else if (pc >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+/* ---- BPF map updates ---- */
+
+static void mapping_keys_apply(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m,
+			       bool add)
+{
+	struct mapping_key keys[MAPPING_KEYS_MAX];
+	struct mapping_val val = {
+		.obj_id = m->obj ? m->obj->id : 0, .flags = m->flags, .bias = m->bias};
+	int i, n = mapping_keys_for_range(pid, m->start, m->end, keys);
+
+	for (i = 0; i < n; i++) {
+		int err = add ? bpf_map_update_elem(pt->mappings_fd, &keys[i], &val, BPF_ANY)
+			      : bpf_map_delete_elem(pt->mappings_fd, &keys[i]);
+
+		if (err && add)
+			pt->stats.map_update_errors++;
+	}
+	if (add)
+		pt->stats.mapping_keys += (uint64_t)n;
+}
+
+/* ---- objects behind mappings ---- */
+
+struct build_ctx {
+	int fd;
+	const char *name;
+	const struct cfi_table *prebuilt;
+};
+
+static struct cfi_table *build_from_fd(void *arg, int *err)
+{
+	struct build_ctx *bc = arg;
+	struct cfi_build_opts opts = {.display_name = bc->name};
+	struct cfi_diag diag = {0};
+	struct cfi_table *t = NULL;
+	unsigned int i;
+
+	*err = cfi_table_build_fd(bc->fd, &opts, &t, &diag);
+	/* malformed FDEs are skipped; say so once per object, not per FDE */
+	for (i = 0; i < diag.count && i < 2; i++)
+		fprintf(stderr, "cfiprof: warning: %s\n", diag.msg[i]);
+	if (diag.count > 2)
+		fprintf(stderr, "cfiprof: warning: %s: %u more CFI problems\n", bc->name,
+			diag.count - 2);
+	return t;
+}
+
+/* The vDSO exists only in memory: copy it into a memfd so both tables and symbols can read it. */
+static int vdso_fd(uint32_t pid, uint64_t start, uint64_t end)
+{
+	char path[64];
+	size_t len = end - start;
+	void *buf;
+	int mem, fd = -1;
+
+	if (len > (16 << 20))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+	mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (mem < 0)
+		return -1;
+	buf = malloc(len);
+	if (buf && pread(mem, buf, len, (off_t)start) == (ssize_t)len) {
+		fd = memfd_create("vdso", MFD_CLOEXEC);
+		if (fd >= 0 && write(fd, buf, len) != (ssize_t)len) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	free(buf);
+	close(mem);
+	return fd;
+}
+
+static void resolve_mapping(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+			    struct proc_mapping *m)
+{
+	char key[160], fpath[96], bid[ELF_BUILD_ID_HEX_LEN];
+	struct build_ctx bc;
+	struct stat st;
+	uint64_t vaddr;
+	bool vdso = !strcmp(e->path, "[vdso]");
+	int fd = -1;
+
+	memset(m, 0, sizeof(*m));
+	m->start = e->start;
+	m->end = e->end;
+	m->offset = e->offset;
+	m->inode = e->inode;
+	m->bias = e->start - e->offset;
+	m->flags = MAPPING_FP;
+	snprintf(m->path, sizeof(m->path), "%.255s", e->path[0] ? e->path : "[anon]");
+	if (!vdso && (e->path[0] == 0 || e->path[0] == '['))
+		return; /* anonymous executable memory: JIT code, walked with frame pointers */
+	if (vdso) {
+		fd = vdso_fd(pid, e->start, e->end);
+		m->flags |= MAPPING_VDSO;
+	} else {
+		/* map_files works for deleted files and files in other mount namespaces */
+		snprintf(fpath, sizeof(fpath), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid,
+			 e->start, e->end);
+		fd = open(fpath, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			fd = open(e->path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0 || fstat(fd, &st))
+		goto out;
+	if (!elf_build_id_hex_fd(fd, bid, sizeof(bid)))
+		snprintf(key, sizeof(key), "%s%s", vdso ? "vdso:" : "", bid);
+	else
+		snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64,
+			 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size,
+			 (int64_t)st.st_mtime);
+	bc.fd = fd;
+	bc.name = m->path;
+	m->obj = table_store_acquire(pt->ts, key, m->path, build_from_fd, &bc);
+	m->sym = sym_cache_get(pt->syms, key, vdso ? NULL : e->path, fd);
+	if (m->sym && !sym_obj_offset_to_vaddr(m->sym, e->offset, &vaddr))
+		m->bias = e->start - vaddr;
+	else if (vdso)
+		m->bias = e->start; /* the vDSO is linked at 0 */
+	if (m->obj && m->obj->state == OBJ_LOADED)
+		m->flags = MAPPING_CFI | (m->flags & MAPPING_VDSO);
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+static bool same_mapping(const struct proc_mapping *m, const struct maps_entry *e)
+{
+	return m->start == e->start && m->end == e->end && m->offset == e->offset &&
+	       m->inode == e->inode;
+}
+
+static void release_mappings(struct proc_tracker *pt, uint32_t pid, struct proc_mapping *maps,
+			     uint32_t n, bool bpf_too)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (bpf_too)
+			mapping_keys_apply(pt, pid, &maps[i], false);
+		table_store_release(pt->ts, maps[i].obj);
+		maps[i].obj = NULL;
+	}
+}
+
+static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t time_ns)
+{
+	struct maps_entry *ents = NULL;
+	struct proc_mapping *old, *nmaps = NULL;
+	struct proc_val pv = {0};
+	uint32_t nr_old, i, j;
+	bool *kept = NULL;
+	struct proc *p;
+	int n;
+
+	n = proc_maps_read((int)pid, true, &ents);
+	if (n < 0) {
+		pt->stats.vanished++;
+		return;
+	}
+	pthread_mutex_lock(&pt->lock);
+	p = get_locked(pt, pid);
+	/* a reused pid, like an exec, has nothing in common with what we knew */
+	if (p && p->exited)
+		exec = true;
+	if (p && exec && time_ns) {
+		p->exec_ns = time_ns;
+		p->first_complete_ns = 0;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	if (!p)
+		goto out;
+	old = p->maps;
+	nr_old = p->nr_maps;
+	nmaps = calloc((size_t)n, sizeof(*nmaps));
+	kept = calloc(nr_old + 1, sizeof(*kept));
+	if (!nmaps || !kept)
+		goto out;
+	for (i = 0; i < (uint32_t)n; i++) {
+		/* exec replaces the whole address space; otherwise keep what did not change */
+		for (j = 0; !exec && j < nr_old; j++) {
+			if (!kept[j] && same_mapping(&old[j], &ents[i]))
+				break;
+		}
+		if (!exec && j < nr_old) {
+			nmaps[i] = old[j];
+			kept[j] = true;
+			continue;
+		}
+		resolve_mapping(pt, pid, &ents[i], &nmaps[i]);
+		mapping_keys_apply(pt, pid, &nmaps[i], true);
+	}
+	for (j = 0; j < nr_old; j++) {
+		if (!kept[j])
+			release_mappings(pt, pid, &old[j], 1, !exec);
+	}
+	if (exec) {
+		/* stale prefixes of the old image must go even where the new one did not overwrite */
+		for (j = 0; j < nr_old; j++) {
+			for (i = 0; i < (uint32_t)n; i++) {
+				if (old[j].start == nmaps[i].start && old[j].end == nmaps[i].end)
+					break;
+			}
+			if (i == (uint32_t)n)
+				mapping_keys_apply(pt, pid, &old[j], false);
+		}
+	}
+	pv.generation = ++pt->generation;
+	if (bpf_map_update_elem(pt->procs_fd, &pid, &pv, BPF_ANY))
+		pt->stats.map_update_errors++;
+	pthread_mutex_lock(&pt->lock);
+	p->maps = nmaps;
+	p->nr_maps = (uint32_t)n;
+	p->generation = pv.generation;
+	p->exited = false;
+	if (p->loaded)
+		pt->stats.reloads++;
+	else
+		pt->stats.loads++;
+	p->loaded = true;
+	pthread_mutex_unlock(&pt->lock);
+	nmaps = NULL;
+	free(old);
+out:
+	free(nmaps);
+	free(kept);
+	free(ents);
+}
+
+static void exit_proc(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = find_locked(pt, pid);
+	if (p)
+		p->exited = true;
+	pthread_mutex_unlock(&pt->lock);
+	bpf_map_delete_elem(pt->procs_fd, &pid);
+	if (!p)
+		return;
+	/* the mapping list stays for symbolization; only kernel state and tables go */
+	release_mappings(pt, pid, p->maps, p->nr_maps, true);
+	pt->stats.exits++;
+}
+
+static void *loader_main(void *arg)
+{
+	struct proc_tracker *pt = arg;
+
+	pthread_mutex_lock(&pt->lock);
+	for (;;) {
+		struct work_item w;
+
+		while (!pt->q_len && !pt->stopping)
+			pthread_cond_wait(&pt->work_cond, &pt->lock);
+		if (!pt->q_len || (pt->stopping && pt->discard))
+			break;
+		w = pt->queue[pt->q_head];
+		pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
+		pt->q_len--;
+		pt->busy = true;
+		pthread_mutex_unlock(&pt->lock);
+		if (w.kind == WORK_EXIT)
+			exit_proc(pt, w.pid);
+		else
+			load_proc(pt, w.pid, w.kind == WORK_EXEC, w.time_ns);
+		pthread_mutex_lock(&pt->lock);
+		pt->busy = false;
+		if (!pt->q_len)
+			pthread_cond_broadcast(&pt->idle_cond);
+	}
+	pt->busy = false;
+	pthread_cond_broadcast(&pt->idle_cond);
+	pthread_mutex_unlock(&pt->lock);
+	return NULL;
+}
+
+int proc_tracker_start(struct proc_tracker *pt)
+{
+	int err = pthread_create(&pt->thread, NULL, loader_main, pt);
+
+	if (err)
+		return -err;
+	pt->started = true;
+	return 0;
+}
+
+void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
+			  uint64_t time_ns)
+{
+	pthread_mutex_lock(&pt->lock);
+	if (pt->q_len == QUEUE_CAP) {
+		pt->stats.queue_dropped++;
+	} else {
+		pt->queue[(pt->q_head + pt->q_len) % QUEUE_CAP] =
+			(struct work_item){.pid = pid, .kind = w, .time_ns = time_ns};
+		pt->q_len++;
+		pthread_cond_signal(&pt->work_cond);
+	}
+	pthread_mutex_unlock(&pt->lock);
+}
+
+int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc *p;
+
+	load_proc(pt, pid, false, 0);
+	p = proc_tracker_find(pt, pid);
+	return p && p->loaded ? 0 : -ESRCH;
+}
+
+void proc_tracker_drain(struct proc_tracker *pt)
+{
+	pthread_mutex_lock(&pt->lock);
+	while (pt->started && (pt->q_len || pt->busy))
+		pthread_cond_wait(&pt->idle_cond, &pt->lock);
+	pthread_mutex_unlock(&pt->lock);
+}
+
+void proc_tracker_stop(struct proc_tracker *pt, bool discard)
+{
+	if (!pt->started)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	pt->stopping = true;
+	pt->discard = discard;
+	pthread_cond_broadcast(&pt->work_cond);
+	pthread_mutex_unlock(&pt->lock);
+	pthread_join(pt->thread, NULL);
+	pt->started = false;
+}
+
+void proc_tracker_note_complete(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns)
+{
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = find_locked(pt, pid);
+	if (p && p->exec_ns && !p->first_complete_ns && time_ns >= p->exec_ns)
+		p->first_complete_ns = time_ns;
+	pthread_mutex_unlock(&pt->lock);
+}
+
+void proc_tracker_stats(struct proc_tracker *pt, struct tracker_stats *out)
+{
+	pthread_mutex_lock(&pt->lock);
+	*out = pt->stats;
+	pthread_mutex_unlock(&pt->lock);
+}
+
+struct proc *proc_tracker_first(struct proc_tracker *pt, uint32_t *bucket)
+{
+	for (*bucket = 0; *bucket < NR_BUCKETS; (*bucket)++) {
+		if (pt->buckets[*bucket])
+			return pt->buckets[*bucket];
+	}
+	return NULL;
+}
+
+struct proc *proc_tracker_next(struct proc_tracker *pt, struct proc *p, uint32_t *bucket)
+{
+	if (p->next)
+		return p->next;
+	for ((*bucket)++; *bucket < NR_BUCKETS; (*bucket)++) {
+		if (pt->buckets[*bucket])
+			return pt->buckets[*bucket];
+	}
+	return NULL;
+}
+
+void proc_tracker_free(struct proc_tracker *pt)
+{
+	uint32_t b;
+
+	if (!pt)
+		return;
+	proc_tracker_stop(pt, true);
+	for (b = 0; b < NR_BUCKETS; b++) {
+		struct proc *p = pt->buckets[b], *n;
+
+		for (; p; p = n) {
+			n = p->next;
+			release_mappings(pt, p->pid, p->maps, p->nr_maps, false);
+			free(p->maps);
+			free(p);
+		}
+	}
+	free(pt->queue);
+	pthread_mutex_destroy(&pt->lock);
+	pthread_cond_destroy(&pt->work_cond);
+	pthread_cond_destroy(&pt->idle_cond);
+	free(pt);
+}

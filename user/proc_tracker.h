@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Processes being profiled: their executable mappings, the objects behind
+ * them, and the BPF entries (procs, mappings) that let the walker find tables.
+ * Everything that mutates state runs on the loader thread; the record
+ * consumer only queues work (see proc_tracker_request).
+ */
+#ifndef CFIPROF_PROC_TRACKER_H
+#define CFIPROF_PROC_TRACKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "symbolize.h"
+#include "table_store.h"
+
+struct proc_mapping {
+	uint64_t start, end, offset;
+	uint64_t inode;
+	uint64_t bias; /* pc - bias = ELF virtual address */
+	uint32_t flags; /* enum mapping_flags */
+	struct obj_entry *obj; /* NULL for anonymous memory */
+	struct sym_obj *sym;   /* NULL if not an ELF we could read */
+	char path[256];
+};
+
+struct proc {
+	uint32_t pid;
+	uint32_t generation;
+	bool exited;
+	bool loaded;
+	uint64_t exec_ns;	    /* bpf clock time of the exec event, 0 if not seen */
+	uint64_t first_complete_ns; /* first complete stack after exec */
+	struct proc_mapping *maps;
+	uint32_t nr_maps;
+	struct proc *next;
+};
+
+enum tracker_work {
+	WORK_LOAD = 1, /* new pid, or new mappings (dlopen) */
+	WORK_EXEC,
+	WORK_EXIT,
+};
+
+struct tracker_stats {
+	uint64_t loads, reloads, exits, vanished, mapping_keys, map_update_errors;
+	uint64_t queue_dropped;
+};
+
+struct proc_tracker;
+
+struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *syms,
+				      int procs_fd, int mappings_fd);
+/* Starts the loader thread. */
+int proc_tracker_start(struct proc_tracker *pt);
+/* Stops the loader thread after the queued work is done (or dropped when discard). */
+void proc_tracker_stop(struct proc_tracker *pt, bool discard);
+void proc_tracker_free(struct proc_tracker *pt);
+
+/* Queues work for pid; callable from any thread, never blocks on table builds. */
+void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
+			  uint64_t time_ns);
+/* Loads pid synchronously on the caller's thread (before the loader starts). */
+int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid);
+/* Waits until the queue is empty. */
+void proc_tracker_drain(struct proc_tracker *pt);
+
+/* Lookups for symbolization; take the tracker lock. The result stays valid until free. */
+struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid);
+const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc);
+void proc_tracker_note_complete(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns);
+void proc_tracker_stats(struct proc_tracker *pt, struct tracker_stats *out);
+/* Iteration over all processes seen (for reports). */
+struct proc *proc_tracker_first(struct proc_tracker *pt, uint32_t *bucket);
+struct proc *proc_tracker_next(struct proc_tracker *pt, struct proc *p, uint32_t *bucket);
+
+#endif

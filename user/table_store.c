@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Writes compiled tables into the BPF maps.  Rows and rules go straight into
+ * the mmap()ed arrays (no syscall per row); each table's local rule ids are
+ * remapped into one global dictionary so rows stay 4 bytes.  Rows are written
+ * before the page index that makes them reachable, and the page index is
+ * removed before the rows are freed, so the walker never sees half a table.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "table_store.h"
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+static uint32_t hash_rule(const struct cfi_rule *r)
+{
+	uint64_t a, b;
+
+	memcpy(&a, r, 8);
+	memcpy(&b, (const char *)r + 8, 8);
+	a = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+	return (uint32_t)(a >> 32);
+}
+
+int table_store_init(struct table_store *ts, struct cfi_row *rows, uint32_t rows_max,
+		     struct cfi_rule *rules, uint32_t rules_max, int pages_fd)
+{
+	memset(ts, 0, sizeof(*ts));
+	ts->rows = rows;
+	ts->rules = rules;
+	ts->rules_max = rules_max;
+	ts->pages_fd = pages_fd;
+	ts->nr_buckets = 1024;
+	ts->buckets = calloc(ts->nr_buckets, sizeof(*ts->buckets));
+	ts->nr_rule_slots = 1;
+	while (ts->nr_rule_slots < rules_max * 2)
+		ts->nr_rule_slots <<= 1;
+	ts->rule_slots = calloc(ts->nr_rule_slots, sizeof(*ts->rule_slots));
+	if (!ts->buckets || !ts->rule_slots || row_alloc_init(&ts->alloc, rows_max)) {
+		table_store_destroy(ts);
+		return -ENOMEM;
+	}
+	ts->stats.rows_total = rows_max;
+	ts->next_id = 1;
+	/* global id 0 is "no information", as in every table */
+	memset(&ts->rules[0], 0, sizeof(ts->rules[0]));
+	ts->rule_slots[hash_rule(&ts->rules[0]) & (ts->nr_rule_slots - 1)] = 1;
+	ts->nr_rules = 1;
+	return 0;
+}
+
+void table_store_destroy(struct table_store *ts)
+{
+	uint32_t i;
+
+	for (i = 0; ts->buckets && i < ts->nr_buckets; i++) {
+		struct obj_entry *o = ts->buckets[i], *n;
+
+		for (; o; o = n) {
+			n = o->next;
+			free(o->page_keys);
+			free(o);
+		}
+	}
+	free(ts->buckets);
+	free(ts->rule_slots);
+	row_alloc_destroy(&ts->alloc);
+	memset(ts, 0, sizeof(*ts));
+}
+
+/* Global id of a rule, adding it to the rules map if new; -1 when the map is full. */
+static int global_rule(struct table_store *ts, const struct cfi_rule *r)
+{
+	uint32_t mask = ts->nr_rule_slots - 1, h;
+
+	for (h = hash_rule(r) & mask; ts->rule_slots[h]; h = (h + 1) & mask) {
+		if (!memcmp(&ts->rules[ts->rule_slots[h] - 1], r, sizeof(*r)))
+			return (int)ts->rule_slots[h] - 1;
+	}
+	if (ts->nr_rules >= ts->rules_max)
+		return -1;
+	ts->rules[ts->nr_rules] = *r;
+	ts->rule_slots[h] = ++ts->nr_rules;
+	ts->stats.rules_used = ts->nr_rules;
+	return (int)ts->nr_rules - 1;
+}
+
+static void unload_pages(struct table_store *ts, struct obj_entry *o, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(ts->pages_fd, &o->page_keys[i]);
+}
+
+int table_store_load_table(struct table_store *ts, struct obj_entry *o, const struct cfi_table *t)
+{
+	uint16_t *remap = NULL;
+	int64_t first;
+	uint32_t i;
+	int err = 0, id;
+
+	if (!t->nr_rows) {
+		o->state = OBJ_NO_CFI;
+		return 0;
+	}
+	remap = malloc(t->nr_rules * sizeof(*remap));
+	o->page_keys = calloc(t->nr_pages, sizeof(*o->page_keys));
+	if (!remap || !o->page_keys) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < t->nr_rules; i++) {
+		id = global_rule(ts, &t->rules[i]);
+		if (id < 0) {
+			fprintf(stderr, "cfiprof: %s: rule dictionary full (%u rules)\n", o->name,
+				ts->rules_max);
+			err = -ENOSPC;
+			goto fail;
+		}
+		remap[i] = (uint16_t)id;
+	}
+	first = row_alloc_get(&ts->alloc, t->nr_rows);
+	if (first < 0) {
+		ts->stats.rows_full++;
+		fprintf(stderr, "cfiprof: %s: rows map full (%u rows needed, %u of %u in use)\n",
+			o->name, t->nr_rows, ts->alloc.used, ts->alloc.total);
+		err = -ENOSPC;
+		goto fail;
+	}
+	for (i = 0; i < t->nr_rows; i++) {
+		ts->rows[first + i].off = t->rows[i].off;
+		ts->rows[first + i].rule = remap[t->rows[i].rule];
+	}
+	o->first_row = (uint32_t)first;
+	o->nr_rows = t->nr_rows;
+	for (i = 0; i < t->nr_pages; i++) {
+		struct cfi_page_val v = {.first_row = (uint32_t)first + t->pages[i].first_row,
+					 .nr_rows = t->pages[i].nr_rows};
+
+		o->page_keys[i].obj_id = o->id;
+		o->page_keys[i].page = (uint32_t)t->pages[i].page;
+		if (bpf_map_update_elem(ts->pages_fd, &o->page_keys[i], &v, BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "cfiprof: %s: page index map full: %s\n", o->name,
+				strerror(errno));
+			unload_pages(ts, o, i);
+			row_alloc_put(&ts->alloc, o->first_row, o->nr_rows);
+			goto fail;
+		}
+	}
+	o->nr_pages = t->nr_pages;
+	o->bytes = t->stats.bytes_total;
+	o->build_ns = t->stats.build_ns;
+	o->state = OBJ_LOADED;
+	ts->stats.objects_loaded++;
+	ts->stats.rows_used = ts->alloc.used;
+	ts->stats.pages_used += t->nr_pages;
+	ts->stats.build_ns_total += t->stats.build_ns;
+	free(remap);
+	return 0;
+fail:
+	free(remap);
+	free(o->page_keys);
+	o->page_keys = NULL;
+	o->nr_rows = 0;
+	o->state = OBJ_FAILED;
+	ts->stats.objects_failed++;
+	return err;
+}
+
+struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, const char *name,
+				      table_build_fn build, void *ctx)
+{
+	uint32_t b = hash_str(key) & (ts->nr_buckets - 1);
+	struct obj_entry *o;
+	struct cfi_table *t;
+	int err = 0;
+
+	for (o = ts->buckets[b]; o; o = o->next) {
+		if (!strcmp(o->key, key)) {
+			o->refs++;
+			return o;
+		}
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	snprintf(o->key, sizeof(o->key), "%s", key);
+	snprintf(o->name, sizeof(o->name), "%s", name);
+	o->id = ts->next_id++;
+	o->refs = 1;
+	t = build(ctx, &err);
+	if (!t) {
+		o->state = err == CFI_ERR_NO_CFI ? OBJ_NO_CFI : OBJ_FAILED;
+		if (o->state == OBJ_NO_CFI)
+			ts->stats.objects_no_cfi++;
+		else
+			ts->stats.objects_failed++;
+		if (o->state == OBJ_FAILED || ts->verbose)
+			fprintf(stderr, "cfiprof: %s: %s: using frame pointers\n", name,
+				cfi_strerror(err));
+	} else {
+		table_store_load_table(ts, o, t);
+		cfi_table_free(t);
+	}
+	o->next = ts->buckets[b];
+	ts->buckets[b] = o;
+	return o;
+}
+
+void table_store_release(struct table_store *ts, struct obj_entry *o)
+{
+	uint32_t b;
+	struct obj_entry **pp;
+
+	if (!o || --o->refs > 0)
+		return;
+	if (o->state == OBJ_LOADED) {
+		unload_pages(ts, o, o->nr_pages);
+		row_alloc_put(&ts->alloc, o->first_row, o->nr_rows);
+		ts->stats.rows_used = ts->alloc.used;
+		ts->stats.pages_used -= o->nr_pages;
+		ts->stats.objects_unloaded++;
+	}
+	b = hash_str(o->key) & (ts->nr_buckets - 1);
+	for (pp = &ts->buckets[b]; *pp; pp = &(*pp)->next) {
+		if (*pp == o) {
+			*pp = o->next;
+			break;
+		}
+	}
+	free(o->page_keys);
+	free(o);
+}

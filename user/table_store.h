@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Unwind tables per object, shared by every process that maps the object:
+ * keyed by build-id (or dev:inode:size:mtime), built once, reference-counted,
+ * written into the BPF maps (rows, rules, pages) and removed with the last user.
+ */
+#ifndef CFIPROF_TABLE_STORE_H
+#define CFIPROF_TABLE_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpf/cfiprof_abi.h"
+#include "row_alloc.h"
+#include "tables/cfi_table.h"
+
+enum obj_state {
+	OBJ_LOADED = 0, /* tables in the maps: walk with CFI */
+	OBJ_NO_CFI,	/* no usable CFI: frame pointers */
+	OBJ_FAILED,	/* build or load failed (logged): frame pointers */
+};
+
+struct obj_entry {
+	char key[160];
+	char name[256];
+	uint32_t id;
+	int refs;
+	enum obj_state state;
+	uint32_t first_row, nr_rows, nr_pages;
+	uint64_t bytes, build_ns;
+	struct cfi_page_key *page_keys;
+	struct obj_entry *next;
+};
+
+struct table_store_stats {
+	uint64_t objects_loaded, objects_unloaded, objects_no_cfi, objects_failed;
+	uint64_t rows_used, rows_total, rules_used, pages_used;
+	uint64_t build_ns_total;
+	uint64_t rows_full; /* objects that did not fit the rows map */
+};
+
+struct table_store {
+	struct cfi_row *rows;	/* mmap of the rows map */
+	struct cfi_rule *rules; /* mmap of the rules map */
+	uint32_t rules_max;
+	int pages_fd;
+	struct row_alloc alloc;
+	struct obj_entry **buckets;
+	uint32_t nr_buckets;
+	uint32_t next_id;
+	/* global rule dictionary: open addressing over rules[], id+1 */
+	uint32_t *rule_slots;
+	uint32_t nr_rule_slots, nr_rules;
+	struct table_store_stats stats;
+	bool verbose;
+};
+
+int table_store_init(struct table_store *ts, struct cfi_row *rows, uint32_t rows_max,
+		     struct cfi_rule *rules, uint32_t rules_max, int pages_fd);
+void table_store_destroy(struct table_store *ts);
+
+/* Build callback: returns a table or NULL (err set to a cfi_err). */
+typedef struct cfi_table *(*table_build_fn)(void *ctx, int *err);
+
+/* Takes a reference on the object for key, building and loading it if new. Never NULL. */
+struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, const char *name,
+				      table_build_fn build, void *ctx);
+void table_store_release(struct table_store *ts, struct obj_entry *o);
+
+/* Loads a built table into the maps (exposed for tests). */
+int table_store_load_table(struct table_store *ts, struct obj_entry *o, const struct cfi_table *t);
+
+#endif
