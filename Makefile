@@ -78,7 +78,7 @@ $(OUT)/cfiprof: $(OUT)/user/main.o $(OUT)/libcfiuser.a $(OUT)/libcfitables.a
 	$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS) $(LDLIBS) -lpthread
 
 # ---- tests ----
-$(OUT)/tests/%: tests/%.c $(OUT)/libcfiuser.a $(OUT)/libcfitables.a tests/harness.h $(wildcard tests/*.h)
+$(OUT)/tests/%: tests/%.c $(OUT)/libcfiuser.a $(OUT)/libcfitables.a $(BPF_SKEL) tests/harness.h $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -o $@ $(OUT)/libcfiuser.a $(OUT)/libcfitables.a $(USER_LIBS) $(LDLIBS) -lpthread
 

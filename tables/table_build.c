@@ -194,6 +194,7 @@ static int try_debug_file(const char *path, const struct stat *self, const char 
 	if (want_id[0] && dbg->build_id[0] && strcmp(want_id, dbg->build_id)) {
 		diag_add(dc, ".gnu_debuglink", 0, "%s has a different build-id: ignored", path);
 		elf_end(dbg->elf);
+		dbg->elf = NULL;
 		close(fd);
 		return -1;
 	}

@@ -25,7 +25,7 @@ struct mini_sec {
 
 #define MINI_TEXT_ADDR 0x1000u
 #define MINI_TEXT_SIZE 0x1000u
-#define MINI_EH_ADDR 0x2000u
+#define MINI_EH_ADDR   0x2000u
 
 static inline size_t mini_align(size_t v, size_t a)
 {
@@ -142,10 +142,10 @@ static inline uint8_t *mini_elf_build(const struct mini_sec *secs, int nsecs, si
 static inline uint8_t *mini_elf_cfi(const void *cfi, size_t cfi_len, int debug, size_t *len)
 {
 	struct mini_sec secs[2] = {
-		{".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, MINI_TEXT_ADDR, NULL,
-		 MINI_TEXT_SIZE},
-		{debug ? ".debug_frame" : ".eh_frame", SHT_PROGBITS, debug ? 0 : SHF_ALLOC,
-		 debug ? 0 : MINI_EH_ADDR, cfi, cfi_len},
+	    {".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, MINI_TEXT_ADDR, NULL,
+	     MINI_TEXT_SIZE},
+	    {debug ? ".debug_frame" : ".eh_frame", SHT_PROGBITS, debug ? 0 : SHF_ALLOC,
+	     debug ? 0 : MINI_EH_ADDR, cfi, cfi_len},
 	};
 
 	return mini_elf_build(secs, 2, len);

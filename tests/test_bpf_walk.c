@@ -87,8 +87,14 @@ static int fill_maps(struct cfiprof_bpf *skel, const struct world *w, __u32 pid)
 	for (i = 0; i < env->nr_rules && !err; i++)
 		err =
 		    bpf_map_update_elem(bpf_map__fd(skel->maps.rules), &i, &env->rules[i], BPF_ANY);
-	for (i = 0; i < env->nr_rows && !err; i++)
-		err = bpf_map_update_elem(bpf_map__fd(skel->maps.rows), &i, &env->rows[i], BPF_ANY);
+	/* the rows map holds two rows per element */
+	for (i = 0; i < (env->nr_rows + 1) / 2 && !err; i++) {
+		struct cfi_row_pair pair = {{env->rows[2 * i]}};
+
+		if (2 * i + 1 < env->nr_rows)
+			pair.row[1] = env->rows[2 * i + 1];
+		err = bpf_map_update_elem(bpf_map__fd(skel->maps.rows), &i, &pair, BPF_ANY);
+	}
 	for (i = 0; i < env->nr_pages && !err; i++)
 		err = bpf_map_update_elem(bpf_map__fd(skel->maps.pages), &env->pages[i].key,
 					  &env->pages[i].val, BPF_ANY);

@@ -78,8 +78,10 @@ static int table_sane(const struct cfi_table *t, char *why, size_t len)
 		return 0;
 	}
 	for (i = 0; i < t->nr_rules; i++)
-		if (t->rules[i].cfa_kind >= CFI_CFA_KIND_MAX || t->rules[i].rbp_kind >= CFI_REG_KIND_MAX ||
-		    t->rules[i].ra_kind >= CFI_REG_KIND_MAX || t->rules[i].reason >= CFI_UNSUP_MAX) {
+		if (t->rules[i].cfa_kind >= CFI_CFA_KIND_MAX ||
+		    t->rules[i].rbp_kind >= CFI_REG_KIND_MAX ||
+		    t->rules[i].ra_kind >= CFI_REG_KIND_MAX ||
+		    t->rules[i].reason >= CFI_UNSUP_MAX) {
 			snprintf(why, len, "rule %u has an out-of-range kind", i);
 			return 0;
 		}
@@ -239,7 +241,8 @@ static int load_image(struct image *im, const char *path)
 			continue;
 		nm = elf_strptr(e, shstrndx, sh.sh_name);
 		for (i = 0; nm && i < 3; i++) {
-			if (strcmp(nm, names[i]) || !sh.sh_size || sh.sh_offset + sh.sh_size > im->len)
+			if (strcmp(nm, names[i]) || !sh.sh_size ||
+			    sh.sh_offset + sh.sh_size > im->len)
 				continue;
 			im->sec[im->nsec].name = names[i];
 			im->sec[im->nsec].off = sh.sh_offset;
@@ -651,8 +654,9 @@ static void test_crafted_lengths(void)
 		put32(&b, 0);
 		put32(&b, 0x10);
 		put8(&b, 0);
-		run_cfi(i == 0 ? "64-bit length 2^63-1" : i == 1 ? "64-bit length 2^64-1"
-								 : "64-bit length 16",
+		run_cfi(i == 0	 ? "64-bit length 2^63-1"
+			: i == 1 ? "64-bit length 2^64-1"
+				 : "64-bit length 16",
 			&b, 0, NULL);
 		run_cfi("64-bit length in .debug_frame", &b, 1, NULL);
 	}
@@ -734,8 +738,12 @@ static void test_crafted_pointers(void)
 		static const struct {
 			uint64_t pc;
 			uint32_t range;
-		} r[] = {{TXT, 0},	    {TXT, 0xffffffffu},	      {TXT, 0x40000001u},
-			 {0, 0x10},	    {0xfffffffffffff000ull, 0x2000}, {1ull << 47, 0x10},
+		} r[] = {{TXT, 0},
+			 {TXT, 0xffffffffu},
+			 {TXT, 0x40000001u},
+			 {0, 0x10},
+			 {0xfffffffffffff000ull, 0x2000},
+			 {1ull << 47, 0x10},
 			 {(1ull << 47) - 8, 0x10}};
 
 		for (i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
@@ -778,8 +786,8 @@ static void test_crafted_cie_fields(void)
 	}
 	/* augmentation strings: unknown, unterminated, long, 'S' without 'z' */
 	{
-		static const char *augs[] = {"zRX", "X", "eh", "zzzzzzzzzzzzzzzzzzzzzzzz", "S",
-					     "zRSSSSSSSSS", "zB", "zG"};
+		static const char *augs[] = {"zRX", "X",	   "eh", "zzzzzzzzzzzzzzzzzzzzzzzz",
+					     "S",   "zRSSSSSSSSS", "zB", "zG"};
 
 		for (i = 0; i < sizeof(augs) / sizeof(augs[0]); i++) {
 			b.n = 0;
@@ -876,45 +884,47 @@ static void test_crafted_programs(void)
 		uint8_t ins[40];
 		size_t n;
 	} progs[] = {
-		{"restore_state without remember", {0x41, 0x0b, 0x41, 0x0e, 0x10}, 5},
-		{"restore_state twice", {0x0a, 0x41, 0x0b, 0x0b, 0x41}, 5},
-		{"unknown opcode 0x3f", {0x41, 0x0e, 0x10, 0x3f, 0x41, 0x0e, 0x18}, 7},
-		{"unknown opcodes 0x17..0x1f", {0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f}, 9},
-		{"GNU opcodes 0x2e 0x2f", {0x2e, 0x10, 0x2f, 0x06, 0x02, 0x41}, 6},
-		{"advance_loc4 huge", {0x04, 0xff, 0xff, 0xff, 0xff, 0x0e, 0x10}, 7},
-		{"advance past the end", {0x02, 0xff, 0x0e, 0x10, 0x02, 0x01, 0x0e, 0x20}, 8},
-		{"set_loc backwards", {0x41, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0x0e, 0x10}, 12},
-		{"set_loc forward",
-		 {0x01, 0x20, 0x10, 0, 0, 0, 0, 0, 0, 0x0e, 0x10}, 11},
-		{"set_loc truncated", {0x01, 0x20, 0x10}, 3},
-		{"def_cfa huge register", {0x0c, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x08}, 7},
-		{"def_cfa huge offset",
-		 {0x0c, 0x07, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 12},
-		{"def_cfa_sf negative", {0x12, 0x07, 0x7f, 0x41, 0x13, 0x40}, 6},
-		{"def_cfa_offset_sf huge", {0x13, 0xff, 0xff, 0xff, 0xff, 0x7f}, 6},
-		{"offset_extended huge register", {0x05, 0xff, 0xff, 0xff, 0x7f, 0x02}, 6},
-		{"register huge", {0x09, 0x10, 0xff, 0xff, 0xff, 0x7f}, 6},
-		{"restore_extended huge", {0x06, 0xff, 0xff, 0xff, 0x7f}, 5},
-		{"def_cfa_expression huge length", {0x0f, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x77}, 7},
-		{"def_cfa_expression truncated", {0x0f, 0x08, 0x77, 0x08}, 4},
-		{"expression huge length", {0x10, 0x06, 0xff, 0xff, 0xff, 0xff, 0x0f}, 7},
-		{"val_expression rip truncated", {0x16, 0x10, 0x05, 0x77}, 4},
-		{"def_cfa_expression 20 ops",
-		 {0x0f, 0x14, 0x77, 0x08, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06,
-		  0x06, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06},
-		 22},
-		{"def_cfa_expression bad sleb", {0x0f, 0x02, 0x77, 0x80}, 4},
-		{"def_cfa_expression const8 cut", {0x0f, 0x04, 0x77, 0x00, 0x0e, 0x01}, 6},
-		{"PLT shape with K=200", {0x0f, 0x0c, 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x08,
-					  0xc8, 0x2a, 0x33, 0x24, 0x22},
-		 14},
-		{"DRAP with huge addend",
-		 {0x0f, 0x0d, 0x76, 0x78, 0x06, 0x0e, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-		  0x7f, 0x22},
-		 15},
-		{"offset rbp beyond int16", {0x86, 0xff, 0xff, 0x03}, 4},
-		{"cfa offset beyond int32", {0x0e, 0xff, 0xff, 0xff, 0xff, 0x1f}, 6},
-		{"ends mid-instruction", {0x41, 0x0e}, 2},
+	    {"restore_state without remember", {0x41, 0x0b, 0x41, 0x0e, 0x10}, 5},
+	    {"restore_state twice", {0x0a, 0x41, 0x0b, 0x0b, 0x41}, 5},
+	    {"unknown opcode 0x3f", {0x41, 0x0e, 0x10, 0x3f, 0x41, 0x0e, 0x18}, 7},
+	    {"unknown opcodes 0x17..0x1f",
+	     {0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f},
+	     9},
+	    {"GNU opcodes 0x2e 0x2f", {0x2e, 0x10, 0x2f, 0x06, 0x02, 0x41}, 6},
+	    {"advance_loc4 huge", {0x04, 0xff, 0xff, 0xff, 0xff, 0x0e, 0x10}, 7},
+	    {"advance past the end", {0x02, 0xff, 0x0e, 0x10, 0x02, 0x01, 0x0e, 0x20}, 8},
+	    {"set_loc backwards", {0x41, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0x0e, 0x10}, 12},
+	    {"set_loc forward", {0x01, 0x20, 0x10, 0, 0, 0, 0, 0, 0, 0x0e, 0x10}, 11},
+	    {"set_loc truncated", {0x01, 0x20, 0x10}, 3},
+	    {"def_cfa huge register", {0x0c, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x08}, 7},
+	    {"def_cfa huge offset",
+	     {0x0c, 0x07, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+	     12},
+	    {"def_cfa_sf negative", {0x12, 0x07, 0x7f, 0x41, 0x13, 0x40}, 6},
+	    {"def_cfa_offset_sf huge", {0x13, 0xff, 0xff, 0xff, 0xff, 0x7f}, 6},
+	    {"offset_extended huge register", {0x05, 0xff, 0xff, 0xff, 0x7f, 0x02}, 6},
+	    {"register huge", {0x09, 0x10, 0xff, 0xff, 0xff, 0x7f}, 6},
+	    {"restore_extended huge", {0x06, 0xff, 0xff, 0xff, 0x7f}, 5},
+	    {"def_cfa_expression huge length", {0x0f, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x77}, 7},
+	    {"def_cfa_expression truncated", {0x0f, 0x08, 0x77, 0x08}, 4},
+	    {"expression huge length", {0x10, 0x06, 0xff, 0xff, 0xff, 0xff, 0x0f}, 7},
+	    {"val_expression rip truncated", {0x16, 0x10, 0x05, 0x77}, 4},
+	    {"def_cfa_expression 20 ops",
+	     {0x0f, 0x14, 0x77, 0x08, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06,
+	      0x06, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06, 0x06},
+	     22},
+	    {"def_cfa_expression bad sleb", {0x0f, 0x02, 0x77, 0x80}, 4},
+	    {"def_cfa_expression const8 cut", {0x0f, 0x04, 0x77, 0x00, 0x0e, 0x01}, 6},
+	    {"PLT shape with K=200",
+	     {0x0f, 0x0c, 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x08, 0xc8, 0x2a, 0x33, 0x24, 0x22},
+	     14},
+	    {"DRAP with huge addend",
+	     {0x0f, 0x0d, 0x76, 0x78, 0x06, 0x0e, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+	      0x22},
+	     15},
+	    {"offset rbp beyond int16", {0x86, 0xff, 0xff, 0x03}, 4},
+	    {"cfa offset beyond int32", {0x0e, 0xff, 0xff, 0xff, 0xff, 0x1f}, 6},
+	    {"ends mid-instruction", {0x41, 0x0e}, 2},
 	};
 	struct bb b = {0};
 	unsigned int i;
@@ -1031,9 +1041,9 @@ static void test_crafted_elf(void)
 
 	for (i = 0; i < 9; i++) {
 		static const char *names[] = {
-			"sh_size past EOF",	 "sh_offset past EOF", "sh_offset+size wraps",
-			"e_shoff past EOF",	 "e_shnum huge",       "e_shstrndx invalid",
-			"e_shentsize wrong",	 "ELFCLASS32 header",  "big-endian header",
+		    "sh_size past EOF",	 "sh_offset past EOF", "sh_offset+size wraps",
+		    "e_shoff past EOF",	 "e_shnum huge",       "e_shstrndx invalid",
+		    "e_shentsize wrong", "ELFCLASS32 header",  "big-endian header",
 		};
 
 		img = mini_elf_cfi(b.p, b.n, 0, &len);
@@ -1077,28 +1087,30 @@ static void test_crafted_elf(void)
 	for (i = 0; i < 6; i++) {
 		struct bb h = {0};
 		struct mini_sec secs[3];
-		static const char *names[] = {"hdr fde_count huge", "hdr bad encodings",
-					      "hdr entries outside .eh_frame", "hdr version 2",
-					      "hdr entry into the CIE", "hdr truncated"};
+		static const char *names[] = {
+		    "hdr fde_count huge", "hdr bad encodings",	    "hdr entries outside .eh_frame",
+		    "hdr version 2",	  "hdr entry into the CIE", "hdr truncated"};
 		uint32_t count = 2;
 
 		put8(&h, i == 3 ? 2 : 1);
-		put8(&h, 0x1b);						/* eh_frame_ptr enc */
-		put8(&h, i == 1 ? 0x0f : 0x03);				/* fde_count enc */
-		put8(&h, i == 1 ? 0x7f : 0x3b);				/* table enc: datarel sdata4 */
+		put8(&h, 0x1b);			/* eh_frame_ptr enc */
+		put8(&h, i == 1 ? 0x0f : 0x03); /* fde_count enc */
+		put8(&h, i == 1 ? 0x7f : 0x3b); /* table enc: datarel sdata4 */
 		put32(&h, (uint32_t)(MINI_EH_ADDR - (MINI_EH_ADDR + 0x800 + 4))); /* eh_frame_ptr */
 		put32(&h, i == 0 ? 0x7fffffffu : count);
 		/* (initial location, FDE address) relative to the header start */
 		put32(&h, (uint32_t)(TXT - (MINI_EH_ADDR + 0x800)));
-		put32(&h, i == 2 ? 0x7ffff000u : i == 4 ? (uint32_t)-0x800 : (uint32_t)(0x18 - 0x800));
+		put32(&h, i == 2   ? 0x7ffff000u
+			  : i == 4 ? (uint32_t)-0x800
+				   : (uint32_t)(0x18 - 0x800));
 		put32(&h, (uint32_t)(TXT + 0x80 - (MINI_EH_ADDR + 0x800)));
 		put32(&h, i == 2 ? (uint32_t)-0x10000000 : (uint32_t)(0x18 - 0x800 + 3));
-		secs[0] = (struct mini_sec){".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, TXT,
-					    NULL, MINI_TEXT_SIZE};
-		secs[1] = (struct mini_sec){".eh_frame", SHT_PROGBITS, SHF_ALLOC, MINI_EH_ADDR, b.p,
-					    b.n};
-		secs[2] = (struct mini_sec){".eh_frame_hdr", SHT_PROGBITS, SHF_ALLOC,
-					    MINI_EH_ADDR + 0x800, h.p, i == 5 ? 10 : h.n};
+		secs[0] = (struct mini_sec){".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+					    TXT,     NULL,	   MINI_TEXT_SIZE};
+		secs[1] =
+		    (struct mini_sec){".eh_frame", SHT_PROGBITS, SHF_ALLOC, MINI_EH_ADDR, b.p, b.n};
+		secs[2] = (struct mini_sec){".eh_frame_hdr",	  SHT_PROGBITS, SHF_ALLOC,
+					    MINI_EH_ADDR + 0x800, h.p,		i == 5 ? 10 : h.n};
 		img = mini_elf_build(secs, 3, &len);
 		run_case(&crafted, names[i], img, len, NULL);
 		free(img);
@@ -1117,14 +1129,15 @@ static void test_crafted_elf(void)
 
 		put(&z, &ch, sizeof(ch));
 		/* a valid zlib stream of 8 zero bytes, then junk */
-		put(&z, (const uint8_t[]){0x78, 0x9c, 0x63, 0x60, 0x80, 0x00, 0x00, 0x00, 0x08, 0x00,
-					  0x01},
+		put(&z,
+		    (const uint8_t[]){0x78, 0x9c, 0x63, 0x60, 0x80, 0x00, 0x00, 0x00, 0x08, 0x00,
+				      0x01},
 		    11);
 		put32(&z, 0xdeadbeef);
-		secs[0] = (struct mini_sec){".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, TXT,
-					    NULL, MINI_TEXT_SIZE};
-		secs[1] = (struct mini_sec){".debug_frame", SHT_PROGBITS, SHF_COMPRESSED, 0, z.p,
-					    z.n};
+		secs[0] = (struct mini_sec){".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+					    TXT,     NULL,	   MINI_TEXT_SIZE};
+		secs[1] =
+		    (struct mini_sec){".debug_frame", SHT_PROGBITS, SHF_COMPRESSED, 0, z.p, z.n};
 		img = mini_elf_build(secs, 2, &len);
 		run_case(&crafted, names[i], img, len, NULL);
 		free(img);

@@ -31,7 +31,7 @@
 #include "tests/harness.h"
 
 #define MAX_SHOWN 10
-#define TOK_LEN 24
+#define TOK_LEN	  24
 
 enum sec { SEC_EH = 0, SEC_DEBUG = 1, SEC_OTHER = 2 };
 
@@ -58,12 +58,12 @@ struct cie_row {
 /* Fixed size so a child can send it through a pipe in one write. */
 struct result {
 	char path[PATH_MAX];
-	int done;	 /* the child got to the end */
-	int build_rc;	 /* cfi_table_build_file() */
-	int readelf_rc;	 /* readelf exit status (second pass) */
-	int built_ok;	 /* table built, or both sides agree there is no CFI */
+	int done;	/* the child got to the end */
+	int build_rc;	/* cfi_table_build_file() */
+	int readelf_rc; /* readelf exit status (second pass) */
+	int built_ok;	/* table built, or both sides agree there is no CFI */
 	uint64_t fdes[2];
-	uint64_t rows;	 /* rows compared */
+	uint64_t rows; /* rows compared */
 	uint64_t rows_sec[2];
 	uint64_t mismatches;
 	uint64_t unsup[CFI_UNSUP_MAX];
@@ -314,7 +314,7 @@ static int reg_simple(const char *t)
 enum verdict { V_OK, V_UNSUP, V_MISMATCH };
 
 static enum verdict compare_reg(const struct cfi_rule *r, int kind, int off, const char *theirs,
-			       int is_rbp)
+				int is_rbp)
 {
 	char ours[64];
 	long v;
@@ -744,12 +744,12 @@ static void print_result(FILE *log, const struct result *r)
 {
 	int k;
 
-	fprintf(log, "oracle: %s: %llu rows (%llu .debug_frame), %llu mismatches, %llu+%llu FDEs "
+	fprintf(log,
+		"oracle: %s: %llu rows (%llu .debug_frame), %llu mismatches, %llu+%llu FDEs "
 		"(%llu via CIE row)",
 		r->path, (unsigned long long)r->rows, (unsigned long long)r->rows_sec[SEC_DEBUG],
-		(unsigned long long)r->mismatches,
-		(unsigned long long)r->fdes[0], (unsigned long long)r->fdes[1],
-		(unsigned long long)r->cie_only);
+		(unsigned long long)r->mismatches, (unsigned long long)r->fdes[0],
+		(unsigned long long)r->fdes[1], (unsigned long long)r->cie_only);
 	for (k = 1; k < CFI_UNSUP_MAX; k++)
 		if (r->unsup[k])
 			fprintf(log, ", unsup %s=%llu", cfi_unsupported_name(k),
@@ -781,7 +781,7 @@ static size_t njobs, capjobs;
 static struct {
 	dev_t dev;
 	ino_t ino;
-} *seen;
+} * seen;
 static size_t nseen;
 static unsigned int skipped_foreign;
 
@@ -841,17 +841,17 @@ static void add_dir(const char *dir)
  * .gnu_debuglink (readelf follows it too).
  */
 static const char extra_src[] =
-	"#include <stdarg.h>\n"
-	"#include <string.h>\n"
-	"extern void sink(void *p, int n);\n"
-	"void drap(int n) { char b[64] __attribute__((aligned(64))); char v[n];\n"
-	"	memset(b, n, sizeof(b)); memset(v, n, n); sink(b, v[n / 2]); }\n"
-	"int va(int n, ...) { va_list ap; int s = 0; va_start(ap, n);\n"
-	"	while (n--) s += va_arg(ap, int); va_end(ap); return s; }\n"
-	"int rec(int n) { return n < 2 ? n : rec(n - 1) * 3 + rec(n - 2); }\n"
-	"int many(int a, int b, int c, int d, int e, int f, int g, int h, int i) {\n"
-	"	char *p = __builtin_alloca(a + 16); sink(p, b);\n"
-	"	return a + b * c + d * e + f * g + h * i + va(3, a, b, c) + rec(a); }\n";
+    "#include <stdarg.h>\n"
+    "#include <string.h>\n"
+    "extern void sink(void *p, int n);\n"
+    "void drap(int n) { char b[64] __attribute__((aligned(64))); char v[n];\n"
+    "	memset(b, n, sizeof(b)); memset(v, n, n); sink(b, v[n / 2]); }\n"
+    "int va(int n, ...) { va_list ap; int s = 0; va_start(ap, n);\n"
+    "	while (n--) s += va_arg(ap, int); va_end(ap); return s; }\n"
+    "int rec(int n) { return n < 2 ? n : rec(n - 1) * 3 + rec(n - 2); }\n"
+    "int many(int a, int b, int c, int d, int e, int f, int g, int h, int i) {\n"
+    "	char *p = __builtin_alloca(a + 16); sink(p, b);\n"
+    "	return a + b * c + d * e + f * g + h * i + va(3, a, b, c) + rec(a); }\n";
 
 static char extra_dir[64];
 
@@ -872,16 +872,18 @@ static void add_extras(void)
 	fputs(extra_src, f);
 	fclose(f);
 	/* the library's sources when run from the tree, else only extra.c */
-	snprintf(cmd, sizeof(cmd),
-		 "cd %s && S=\"extra.c $(ls \"$OLDPWD\"/tables/*.c 2>/dev/null | tr '\\n' ' ')\" && "
-		 "F='-shared -fPIC -g -fno-asynchronous-unwind-tables -fno-unwind-tables' && "
-		 "gcc -O2 $F -o x_dbg.so $S && gcc -O0 $F -o x_dbg_O0.so $S && "
-		 "n=0 && for s in $S; do n=$((n+1)); gcc -O2 -fPIC -S -o a$n.s $s && "
-		 "{ printf '\\t.cfi_sections .eh_frame, .debug_frame\\n'; cat a$n.s; } > b$n.s || exit 1; done && "
-		 "gcc -shared -o x_both.so b*.s && "
-		 "cp x_dbg.so x_sep.so && objcopy --only-keep-debug x_sep.so x_sep.debug && "
-		 "objcopy --strip-debug --add-gnu-debuglink=x_sep.debug x_sep.so",
-		 extra_dir);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "cd %s && S=\"extra.c $(ls \"$OLDPWD\"/tables/*.c 2>/dev/null | tr '\\n' ' ')\" && "
+	    "F='-shared -fPIC -g -fno-asynchronous-unwind-tables -fno-unwind-tables' && "
+	    "gcc -O2 $F -o x_dbg.so $S && gcc -O0 $F -o x_dbg_O0.so $S && "
+	    "n=0 && for s in $S; do n=$((n+1)); gcc -O2 -fPIC -S -o a$n.s $s && "
+	    "{ printf '\\t.cfi_sections .eh_frame, .debug_frame\\n'; cat a$n.s; } > b$n.s || exit "
+	    "1; done && "
+	    "gcc -shared -o x_both.so b*.s && "
+	    "cp x_dbg.so x_sep.so && objcopy --only-keep-debug x_sep.so x_sep.debug && "
+	    "objcopy --strip-debug --add-gnu-debuglink=x_sep.debug x_sep.so",
+	    extra_dir);
 	if (system(cmd)) {
 		printf("oracle: could not build the .debug_frame test objects in %s\n", extra_dir);
 		return;
@@ -965,11 +967,11 @@ static int read_full(int fd, void *buf, size_t len)
 int main(int argc, char **argv)
 {
 	static const char *named[] = {
-		"/lib/x86_64-linux-gnu/libc.so.6",
-		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
-		"/usr/bin/python3.11",
-		"/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
-		"/lib64/ld-linux-x86-64.so.2",
+	    "/lib/x86_64-linux-gnu/libc.so.6",
+	    "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+	    "/usr/bin/python3.11",
+	    "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+	    "/lib64/ld-linux-x86-64.so.2",
 	};
 	struct slot slots[8];
 	int nslots = 2, running = 0, i;
@@ -1038,8 +1040,8 @@ int main(int argc, char **argv)
 				      (unsigned long long)res.rows_sec[SEC_DEBUG]);
 			if (is_extra(res.path, "x_both.so"))
 				CHECK(res.skipped_shadow > 100,
-				      "%s: only %llu .debug_frame rows shadowed by .eh_frame", res.path,
-				      (unsigned long long)res.skipped_shadow);
+				      "%s: only %llu .debug_frame rows shadowed by .eh_frame",
+				      res.path, (unsigned long long)res.skipped_shadow);
 		}
 		close(slots[k].fd);
 		slots[k] = slots[--running];

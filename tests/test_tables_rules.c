@@ -140,7 +140,8 @@ static uint64_t sym_addr(const char *path, const char *name, uint64_t *size)
 		Elf_Data *d;
 		size_t i, n;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !sh.sh_entsize)
@@ -216,8 +217,8 @@ static int read_code(const char *path, uint64_t addr, void *buf, size_t len)
 		GElf_Shdr sh;
 		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    addr < sh.sh_addr || addr + len > sh.sh_addr + sh.sh_size)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || addr < sh.sh_addr ||
+		    addr + len > sh.sh_addr + sh.sh_size)
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (d && d->d_buf && d->d_size >= addr - sh.sh_addr + len) {
@@ -277,8 +278,8 @@ static struct cfi_table *build(const char *path, const struct cfi_build_opts *o)
 	struct cfi_diag diag = {0};
 	int rc = cfi_table_build_file(path, o, &t, &diag);
 
-	CHECK(rc == CFI_OK && t, "build %s: %s%s%s", path, cfi_strerror(rc),
-	      diag.count ? ": " : "", diag.count ? diag.msg[0] : "");
+	CHECK(rc == CFI_OK && t, "build %s: %s%s%s", path, cfi_strerror(rc), diag.count ? ": " : "",
+	      diag.count ? diag.msg[0] : "");
 	return rc == CFI_OK ? t : NULL;
 }
 
@@ -366,7 +367,7 @@ static int rule_eq(const struct cfi_rule *a, const struct cfi_rule *b)
 static int plt_threshold(const char *lib)
 {
 	static const char pat[] =
-		"DW_OP_breg7 (rsp): 8; DW_OP_breg16 (rip): 0; DW_OP_lit15; DW_OP_and; DW_OP_lit";
+	    "DW_OP_breg7 (rsp): 8; DW_OP_breg16 (rip): 0; DW_OP_lit15; DW_OP_and; DW_OP_lit";
 	char cmd[PATH_MAX + 64], line[1024], *p;
 
 	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames '%s'", lib);
@@ -409,8 +410,8 @@ static void plt_variant(const char *name, const char *ldflags)
 		if (r->cfa_kind != CFI_CFA_PLT || r->cfa_off != 8 || r->aux != k ||
 		    r->ra_kind != CFI_REG_AT_CFA || r->ra_off != -8) {
 			if (!bad++)
-				CHECK(0, "%s .plt+0x%llx: want plt(rsp+8,>=%d) ra=c-8, got %s", name,
-				      (unsigned long long)(a - plt), k, desc(r));
+				CHECK(0, "%s .plt+0x%llx: want plt(rsp+8,>=%d) ra=c-8, got %s",
+				      name, (unsigned long long)(a - plt), k, desc(r));
 		}
 	}
 	CHECK(bad == 0, "%s: %u PLT bytes with the wrong rule", name, bad);
@@ -446,18 +447,19 @@ static void test_plt(void)
 static void test_drap(void)
 {
 	static const char src[] =
-		"#include <string.h>\n"
-		"extern void use(char *, int);\n"
-		"__attribute__((noinline)) void drap(int n)\n"
-		"{\n"
-		"	char buf[64] __attribute__((aligned(64)));\n"
-		"	char vla[n];\n"
-		"	memset(buf, n, sizeof(buf));\n"
-		"	memset(vla, n, n);\n"
-		"	use(buf, vla[n / 2]);\n"
-		"}\n"
-		"void use(char *p, int x) { __asm__ volatile(\"\" :: \"r\"(p), \"r\"(x) : \"memory\"); }\n"
-		"int main(int argc, char **argv) { (void)argv; drap(argc + 10); return 0; }\n";
+	    "#include <string.h>\n"
+	    "extern void use(char *, int);\n"
+	    "__attribute__((noinline)) void drap(int n)\n"
+	    "{\n"
+	    "	char buf[64] __attribute__((aligned(64)));\n"
+	    "	char vla[n];\n"
+	    "	memset(buf, n, sizeof(buf));\n"
+	    "	memset(vla, n, n);\n"
+	    "	use(buf, vla[n / 2]);\n"
+	    "}\n"
+	    "void use(char *p, int x) { __asm__ volatile(\"\" :: \"r\"(p), \"r\"(x) : \"memory\"); "
+	    "}\n"
+	    "int main(int argc, char **argv) { (void)argv; drap(argc + 10); return 0; }\n";
 	char line[1024], *p;
 	uint64_t f, size, a;
 	unsigned int deref = 0, r10 = 0, other = 0;
@@ -551,8 +553,8 @@ static void test_signal(void)
 	for (a = lo; a < hi; a++)
 		if (at(t, a)->cfa_kind != CFI_CFA_SIGNAL && !bad++)
 			CHECK(0, "libc 0x%llx (signal FDE 0x%llx..0x%llx): want signal, got %s",
-			      (unsigned long long)a, (unsigned long long)lo,
-			      (unsigned long long)hi, desc(at(t, a)));
+			      (unsigned long long)a, (unsigned long long)lo, (unsigned long long)hi,
+			      desc(at(t, a)));
 	CHECK(bad == 0, "libc signal trampoline: %u bytes not CFI_CFA_SIGNAL", bad);
 	printf("rules: libc signal trampoline 0x%llx..0x%llx\n", (unsigned long long)lo,
 	       (unsigned long long)hi);
@@ -563,21 +565,21 @@ out:
 /* ---- (d) frameless code, (e) rbp frames ---- */
 
 static const char frames_src[] =
-	"extern int g(int);\n"
-	"__attribute__((noinline)) int leaf(int a, int b) { return a * b + 3; }\n"
-	"__attribute__((noinline)) int nonleaf(int a, int b, int c, int d, int e, int f)\n"
-	"{\n"
-	"	volatile char buf[40];\n"
-	"	int x1 = g(a), x2 = g(b), x3 = g(c), x4 = g(d), x5 = g(e), x6 = g(f);\n"
-	"	buf[0] = (char)x1;\n"
-	"	return g(x1 + x2) + x1 * x2 * x3 * x4 * x5 * x6 + a + b + c + d + e + f + buf[0];\n"
-	"}\n"
-	"__attribute__((noinline)) int g(int x) { __asm__ volatile(\"\" : \"+r\"(x)); return x + 1; }\n"
-	"int main(int argc, char **argv)\n"
-	"{\n"
-	"	(void)argv;\n"
-	"	return leaf(argc, 2) + nonleaf(argc, 1, 2, 3, 4, 5);\n"
-	"}\n";
+    "extern int g(int);\n"
+    "__attribute__((noinline)) int leaf(int a, int b) { return a * b + 3; }\n"
+    "__attribute__((noinline)) int nonleaf(int a, int b, int c, int d, int e, int f)\n"
+    "{\n"
+    "	volatile char buf[40];\n"
+    "	int x1 = g(a), x2 = g(b), x3 = g(c), x4 = g(d), x5 = g(e), x6 = g(f);\n"
+    "	buf[0] = (char)x1;\n"
+    "	return g(x1 + x2) + x1 * x2 * x3 * x4 * x5 * x6 + a + b + c + d + e + f + buf[0];\n"
+    "}\n"
+    "__attribute__((noinline)) int g(int x) { __asm__ volatile(\"\" : \"+r\"(x)); return x + 1; }\n"
+    "int main(int argc, char **argv)\n"
+    "{\n"
+    "	(void)argv;\n"
+    "	return leaf(argc, 2) + nonleaf(argc, 1, 2, 3, 4, 5);\n"
+    "}\n";
 
 /*
  * Walks the prologue instruction by instruction and checks the CFA against
@@ -669,7 +671,7 @@ static void test_frames(void)
 		/* between push and mov: rsp+16, rbp saved at c-16 */
 		r = at(t, in[i].addr);
 		CHECK(r->cfa_kind == CFI_CFA_RSP && r->cfa_off == 16 &&
-		      r->rbp_kind == CFI_REG_AT_CFA && r->rbp_off == -16,
+			  r->rbp_kind == CFI_REG_AT_CFA && r->rbp_off == -16,
 		      "o0 after push: got %s", desc(r));
 		/* after mov %rsp,%rbp: through the body, until leave */
 		for (; i + 1 < n && strncmp(in[i + 1].text, "leave", 5) &&
@@ -680,8 +682,10 @@ static void test_frames(void)
 			      r->rbp_kind == CFI_REG_AT_CFA && r->rbp_off == -16 &&
 			      r->ra_kind == CFI_REG_AT_CFA && r->ra_off == -8) &&
 			    !bad++)
-				CHECK(0, "o0 body 0x%llx (%s): want cfa=rbp+16 rbp=c-16 ra=c-8, got %s",
-				      (unsigned long long)in[i + 1].addr, in[i + 1].text, desc(r));
+				CHECK(
+				    0,
+				    "o0 body 0x%llx (%s): want cfa=rbp+16 rbp=c-16 ra=c-8, got %s",
+				    (unsigned long long)in[i + 1].addr, in[i + 1].text, desc(r));
 		}
 		CHECK(bad == 0, "o0 body: %u instructions with the wrong rule", bad);
 		/* after leave / pop: back on rsp for the ret */
@@ -743,8 +747,8 @@ static void compare_fn(const char *what, const struct cfi_table *ta, const char 
 	if (!ta || !tb || !fa || !fb)
 		return;
 	CHECK(at(tb, fb)->cfa_kind != CFI_CFA_NONE, "%s: %s has no rule", what, fn);
-	CHECK(rule_eq(at(ta, fa), at(tb, fb)), "%s: %s entry: %s vs %s", what, fn,
-	      desc(at(ta, fa)), desc(at(tb, fb)));
+	CHECK(rule_eq(at(ta, fa), at(tb, fb)), "%s: %s entry: %s vs %s", what, fn, desc(at(ta, fa)),
+	      desc(at(tb, fb)));
 	/* the rest only if the code is byte-identical, which -g should not change */
 	if (sa != sb || sa > sizeof(ca) || read_code(bina, fa, ca, sa) ||
 	    read_code(binb, fb, cb, sb) || memcmp(ca, cb, sa))
@@ -775,7 +779,8 @@ static void test_debug_frame(void)
 	if (ta)
 		CHECK(ta->stats.sources & (1 << CFI_SRC_EH_FRAME), "async: no .eh_frame source");
 	if (tb)
-		CHECK(tb->stats.sources & (1 << CFI_SRC_DEBUG_FRAME), "dbg: no .debug_frame source");
+		CHECK(tb->stats.sources & (1 << CFI_SRC_DEBUG_FRAME),
+		      "dbg: no .debug_frame source");
 	compare_fn(".debug_frame", ta, a, tb, b, "nonleaf");
 	compare_fn(".debug_frame", ta, a, tb, b, "leaf");
 
@@ -838,8 +843,9 @@ static void test_debug_frame(void)
 	}
 
 	/* gdb's global layout: ROOT/<directory of the binary>/<debuglink name> */
-	if (strlen(id) > 2 && !sh("mkdir -p root%s && mv root/.build-id/%.2s/%s.debug root%s/sep.debug",
-				  tmpdir, id, id + 2, tmpdir)) {
+	if (strlen(id) > 2 &&
+	    !sh("mkdir -p root%s && mv root/.build-id/%.2s/%s.debug root%s/sep.debug", tmpdir, id,
+		id + 2, tmpdir)) {
 		o.debug_root = tpath("root");
 		tc = build(c, &o);
 		compare_fn("debug_root/dir/debuglink", ta, a, tc, c, "nonleaf");
@@ -848,7 +854,8 @@ static void test_debug_frame(void)
 	}
 
 	/* a debuglink to a file that belongs to another binary must be ignored */
-	if (!sh("gcc -O0 -g -fno-asynchronous-unwind-tables -fno-unwind-tables -o other frames.c && "
+	if (!sh("gcc -O0 -g -fno-asynchronous-unwind-tables -fno-unwind-tables -o other frames.c "
+		"&& "
 		"objcopy --only-keep-debug other sep.debug")) {
 		int kind = build_isolated(c, NULL, sym(c, "nonleaf", NULL));
 
@@ -856,9 +863,10 @@ static void test_debug_frame(void)
 		      "debuglink to a file with another build-id: build crashed (%s %d): "
 		      "double elf_end() in tables/table_build.c",
 		      kind > -1000 ? "signal" : "exit", kind > -1000 ? -kind : -kind - 1000);
-		CHECK(kind == CFI_CFA_NONE || kind < 0,
-		      "debuglink to a file with another build-id: it was used (nonleaf cfa kind %d)",
-		      kind);
+		CHECK(
+		    kind == CFI_CFA_NONE || kind < 0,
+		    "debuglink to a file with another build-id: it was used (nonleaf cfa kind %d)",
+		    kind);
 	}
 out:
 	cfi_table_free(ta);
@@ -901,9 +909,9 @@ static void test_start(void)
 static void test_gaps(void)
 {
 	static const char src[] =
-		"__attribute__((noinline)) int one(int x) { return x * 3; }\n"
-		"__attribute__((noinline)) int two(int x) { return x * 5 + one(x); }\n"
-		"int main(int argc, char **argv) { (void)argv; return two(argc); }\n";
+	    "__attribute__((noinline)) int one(int x) { return x * 3; }\n"
+	    "__attribute__((noinline)) int two(int x) { return x * 5 + one(x); }\n"
+	    "int main(int argc, char **argv) { (void)argv; return two(argc); }\n";
 	uint64_t one, sz1, two, sz2;
 	struct cfi_table *t;
 	const char *bin = tpath("gaps");
@@ -956,110 +964,109 @@ out:
  * A label after an instruction marks the first address where the directives
  * before it are in force.  The code is never run.
  */
-static const char asm_src[] =
-	"	.text\n"
-	"	.globl _start\n"
-	"	.type _start, @function\n"
-	"_start:\n"
-	"	.cfi_startproc\n"
-	"	.cfi_undefined rip\n"
-	"	xor %ebp, %ebp\n"
-	"	hlt\n"
-	"	.cfi_endproc\n"
-	"	.size _start, .-_start\n"
-	"\n"
-	"	.p2align 4\n"
-	"	.globl f_state\n"
-	"	.type f_state, @function\n"
-	"f_state:\n"
-	"	.cfi_startproc\n"
-	"	push %rbp\n"
-	"	.cfi_def_cfa_offset 16\n"
-	"	.cfi_offset rbp, -16\n"
-	"	.globl st_a\n"
-	"st_a:	mov %rsp, %rbp\n"
-	"	.cfi_def_cfa_register rbp\n"
-	"	.globl st_b\n"
-	"st_b:	nop\n"
-	"	.cfi_remember_state\n"
-	"	.cfi_def_cfa rsp, 32\n"
-	"	.cfi_offset rbp, -24\n"
-	"	.globl st_c\n"
-	"st_c:	nop\n"
-	"	.cfi_remember_state\n"
-	"	.cfi_def_cfa_offset 48\n"
-	"	.cfi_same_value rbp\n"
-	"	.globl st_d\n"
-	"st_d:	nop\n"
-	"	.cfi_restore_state\n"
-	"	.globl st_e\n"
-	"st_e:	nop\n"
-	"	.cfi_restore_state\n"
-	"	.globl st_f\n"
-	"st_f:	pop %rbp\n"
-	"	.cfi_def_cfa rsp, 8\n"
-	"	.cfi_restore rbp\n"
-	"	.globl st_g\n"
-	"st_g:	ret\n"
-	"	.cfi_endproc\n"
-	"	.size f_state, .-f_state\n"
-	"\n"
-	"	.p2align 4\n"
-	"	.globl f_expr\n"
-	"	.type f_expr, @function\n"
-	"f_expr:\n"
-	"	.cfi_startproc\n"
-	"	nop\n"
-	/* DW_CFA_val_expression rbp, {DW_OP_breg7 0} */
-	"	.cfi_escape 0x16, 0x06, 0x02, 0x77, 0x00\n"
-	"	.globl ex_a\n"
-	"ex_a:	nop\n"
-	/* DW_CFA_val_offset rbp, 2 * data_align */
-	"	.cfi_escape 0x14, 0x06, 0x02\n"
-	"	.globl ex_b\n"
-	"ex_b:	nop\n"
-	/* DW_CFA_expression rbp, {DW_OP_breg6 0} */
-	"	.cfi_escape 0x10, 0x06, 0x02, 0x76, 0x00\n"
-	"	.globl ex_c\n"
-	"ex_c:	nop\n"
-	"	.cfi_restore rbp\n"
-	/* DW_CFA_def_cfa_expression {DW_OP_breg7 8; DW_OP_deref} */
-	"	.cfi_escape 0x0f, 0x03, 0x77, 0x08, 0x06\n"
-	"	.globl ex_d\n"
-	"ex_d:	nop\n"
-	/* {DW_OP_breg7 16; DW_OP_deref; DW_OP_plus_uconst 8} */
-	"	.cfi_escape 0x0f, 0x05, 0x77, 0x10, 0x06, 0x23, 0x08\n"
-	"	.globl ex_e\n"
-	"ex_e:	nop\n"
-	/* {DW_OP_breg0 0}: a shape the model does not know */
-	"	.cfi_escape 0x0f, 0x02, 0x70, 0x00\n"
-	"	.globl ex_f\n"
-	"ex_f:	nop\n"
-	"	.cfi_def_cfa r10, 0\n"
-	"	.globl ex_g\n"
-	"ex_g:	nop\n"
-	"	.cfi_def_cfa rsp, 8\n"
-	/* DW_CFA_val_expression rip, {DW_OP_breg7 0} */
-	"	.cfi_escape 0x16, 0x10, 0x02, 0x77, 0x00\n"
-	"	.globl ex_h\n"
-	"ex_h:	nop\n"
-	"	.cfi_restore rip\n"
-	"	.cfi_offset rbp, -40000\n"
-	"	.globl ex_i\n"
-	"ex_i:	nop\n"
-	"	.cfi_restore rbp\n"
-	"	.cfi_register rip, r11\n"
-	"	.globl ex_j\n"
-	"ex_j:	nop\n"
-	"	.cfi_restore rip\n"
-	"	.cfi_undefined rip\n"
-	"	.globl ex_k\n"
-	"ex_k:	nop\n"
-	"	.cfi_restore rip\n"
-	"	.globl ex_l\n"
-	"ex_l:	ret\n"
-	"	.cfi_endproc\n"
-	"	.size f_expr, .-f_expr\n";
+static const char asm_src[] = "	.text\n"
+			      "	.globl _start\n"
+			      "	.type _start, @function\n"
+			      "_start:\n"
+			      "	.cfi_startproc\n"
+			      "	.cfi_undefined rip\n"
+			      "	xor %ebp, %ebp\n"
+			      "	hlt\n"
+			      "	.cfi_endproc\n"
+			      "	.size _start, .-_start\n"
+			      "\n"
+			      "	.p2align 4\n"
+			      "	.globl f_state\n"
+			      "	.type f_state, @function\n"
+			      "f_state:\n"
+			      "	.cfi_startproc\n"
+			      "	push %rbp\n"
+			      "	.cfi_def_cfa_offset 16\n"
+			      "	.cfi_offset rbp, -16\n"
+			      "	.globl st_a\n"
+			      "st_a:	mov %rsp, %rbp\n"
+			      "	.cfi_def_cfa_register rbp\n"
+			      "	.globl st_b\n"
+			      "st_b:	nop\n"
+			      "	.cfi_remember_state\n"
+			      "	.cfi_def_cfa rsp, 32\n"
+			      "	.cfi_offset rbp, -24\n"
+			      "	.globl st_c\n"
+			      "st_c:	nop\n"
+			      "	.cfi_remember_state\n"
+			      "	.cfi_def_cfa_offset 48\n"
+			      "	.cfi_same_value rbp\n"
+			      "	.globl st_d\n"
+			      "st_d:	nop\n"
+			      "	.cfi_restore_state\n"
+			      "	.globl st_e\n"
+			      "st_e:	nop\n"
+			      "	.cfi_restore_state\n"
+			      "	.globl st_f\n"
+			      "st_f:	pop %rbp\n"
+			      "	.cfi_def_cfa rsp, 8\n"
+			      "	.cfi_restore rbp\n"
+			      "	.globl st_g\n"
+			      "st_g:	ret\n"
+			      "	.cfi_endproc\n"
+			      "	.size f_state, .-f_state\n"
+			      "\n"
+			      "	.p2align 4\n"
+			      "	.globl f_expr\n"
+			      "	.type f_expr, @function\n"
+			      "f_expr:\n"
+			      "	.cfi_startproc\n"
+			      "	nop\n"
+			      /* DW_CFA_val_expression rbp, {DW_OP_breg7 0} */
+			      "	.cfi_escape 0x16, 0x06, 0x02, 0x77, 0x00\n"
+			      "	.globl ex_a\n"
+			      "ex_a:	nop\n"
+			      /* DW_CFA_val_offset rbp, 2 * data_align */
+			      "	.cfi_escape 0x14, 0x06, 0x02\n"
+			      "	.globl ex_b\n"
+			      "ex_b:	nop\n"
+			      /* DW_CFA_expression rbp, {DW_OP_breg6 0} */
+			      "	.cfi_escape 0x10, 0x06, 0x02, 0x76, 0x00\n"
+			      "	.globl ex_c\n"
+			      "ex_c:	nop\n"
+			      "	.cfi_restore rbp\n"
+			      /* DW_CFA_def_cfa_expression {DW_OP_breg7 8; DW_OP_deref} */
+			      "	.cfi_escape 0x0f, 0x03, 0x77, 0x08, 0x06\n"
+			      "	.globl ex_d\n"
+			      "ex_d:	nop\n"
+			      /* {DW_OP_breg7 16; DW_OP_deref; DW_OP_plus_uconst 8} */
+			      "	.cfi_escape 0x0f, 0x05, 0x77, 0x10, 0x06, 0x23, 0x08\n"
+			      "	.globl ex_e\n"
+			      "ex_e:	nop\n"
+			      /* {DW_OP_breg0 0}: a shape the model does not know */
+			      "	.cfi_escape 0x0f, 0x02, 0x70, 0x00\n"
+			      "	.globl ex_f\n"
+			      "ex_f:	nop\n"
+			      "	.cfi_def_cfa r10, 0\n"
+			      "	.globl ex_g\n"
+			      "ex_g:	nop\n"
+			      "	.cfi_def_cfa rsp, 8\n"
+			      /* DW_CFA_val_expression rip, {DW_OP_breg7 0} */
+			      "	.cfi_escape 0x16, 0x10, 0x02, 0x77, 0x00\n"
+			      "	.globl ex_h\n"
+			      "ex_h:	nop\n"
+			      "	.cfi_restore rip\n"
+			      "	.cfi_offset rbp, -40000\n"
+			      "	.globl ex_i\n"
+			      "ex_i:	nop\n"
+			      "	.cfi_restore rbp\n"
+			      "	.cfi_register rip, r11\n"
+			      "	.globl ex_j\n"
+			      "ex_j:	nop\n"
+			      "	.cfi_restore rip\n"
+			      "	.cfi_undefined rip\n"
+			      "	.globl ex_k\n"
+			      "ex_k:	nop\n"
+			      "	.cfi_restore rip\n"
+			      "	.globl ex_l\n"
+			      "ex_l:	ret\n"
+			      "	.cfi_endproc\n"
+			      "	.size f_expr, .-f_expr\n";
 
 struct asm_case {
 	const char *label;
@@ -1073,33 +1080,31 @@ static void test_asm(void)
 {
 	/* -1: do not care */
 	static const struct asm_case cases[] = {
-		{"_start", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_UNDEFINED, 0, 0},
-		{"f_state", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
-		{"st_a", CFI_CFA_RSP, 16, -1, CFI_REG_AT_CFA, -16, CFI_REG_AT_CFA, -8, 0},
-		{"st_b", CFI_CFA_RBP, 16, -1, CFI_REG_AT_CFA, -16, CFI_REG_AT_CFA, -8, 0},
-		{"st_c", CFI_CFA_RSP, 32, -1, CFI_REG_AT_CFA, -24, CFI_REG_AT_CFA, -8, 0},
-		{"st_d", CFI_CFA_RSP, 48, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
-		{"st_e", CFI_CFA_RSP, 32, -1, CFI_REG_AT_CFA, -24, CFI_REG_AT_CFA, -8, 0},
-		{"st_f", CFI_CFA_RBP, 16, -1, CFI_REG_AT_CFA, -16, CFI_REG_AT_CFA, -8, 0},
-		{"st_g", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
-		{"f_expr", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
-		{"ex_a", CFI_CFA_RSP, 8, -1, CFI_REG_UNSUPPORTED, -1, CFI_REG_AT_CFA, -8,
-		 CFI_UNSUP_RBP},
-		{"ex_b", CFI_CFA_RSP, 8, -1, CFI_REG_VAL_CFA, -16, CFI_REG_AT_CFA, -8, 0},
-		{"ex_c", CFI_CFA_RSP, 8, -1, CFI_REG_UNSUPPORTED, -1, CFI_REG_AT_CFA, -8,
-		 CFI_UNSUP_RBP},
-		{"ex_d", CFI_CFA_DEREF_RSP, 8, 0, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
-		{"ex_e", CFI_CFA_DEREF_RSP, 16, 8, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
-		{"ex_f", CFI_CFA_UNSUPPORTED, -1, -1, -1, -1, -1, -1, CFI_UNSUP_CFA_EXPR},
-		{"ex_g", CFI_CFA_UNSUPPORTED, 0, -1, -1, -1, -1, -1, CFI_UNSUP_CFA_REG},
-		{"ex_h", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_UNSUPPORTED, -1,
-		 CFI_UNSUP_RA},
-		{"ex_i", CFI_CFA_RSP, 8, -1, CFI_REG_UNSUPPORTED, -1, CFI_REG_AT_CFA, -8,
-		 CFI_UNSUP_RBP},
-		{"ex_j", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_UNSUPPORTED, -1,
-		 CFI_UNSUP_RA},
-		{"ex_k", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_UNDEFINED, -1, 0},
-		{"ex_l", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
+	    {"_start", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_UNDEFINED, 0, 0},
+	    {"f_state", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
+	    {"st_a", CFI_CFA_RSP, 16, -1, CFI_REG_AT_CFA, -16, CFI_REG_AT_CFA, -8, 0},
+	    {"st_b", CFI_CFA_RBP, 16, -1, CFI_REG_AT_CFA, -16, CFI_REG_AT_CFA, -8, 0},
+	    {"st_c", CFI_CFA_RSP, 32, -1, CFI_REG_AT_CFA, -24, CFI_REG_AT_CFA, -8, 0},
+	    {"st_d", CFI_CFA_RSP, 48, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
+	    {"st_e", CFI_CFA_RSP, 32, -1, CFI_REG_AT_CFA, -24, CFI_REG_AT_CFA, -8, 0},
+	    {"st_f", CFI_CFA_RBP, 16, -1, CFI_REG_AT_CFA, -16, CFI_REG_AT_CFA, -8, 0},
+	    {"st_g", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
+	    {"f_expr", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
+	    {"ex_a", CFI_CFA_RSP, 8, -1, CFI_REG_UNSUPPORTED, -1, CFI_REG_AT_CFA, -8,
+	     CFI_UNSUP_RBP},
+	    {"ex_b", CFI_CFA_RSP, 8, -1, CFI_REG_VAL_CFA, -16, CFI_REG_AT_CFA, -8, 0},
+	    {"ex_c", CFI_CFA_RSP, 8, -1, CFI_REG_UNSUPPORTED, -1, CFI_REG_AT_CFA, -8,
+	     CFI_UNSUP_RBP},
+	    {"ex_d", CFI_CFA_DEREF_RSP, 8, 0, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
+	    {"ex_e", CFI_CFA_DEREF_RSP, 16, 8, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
+	    {"ex_f", CFI_CFA_UNSUPPORTED, -1, -1, -1, -1, -1, -1, CFI_UNSUP_CFA_EXPR},
+	    {"ex_g", CFI_CFA_UNSUPPORTED, 0, -1, -1, -1, -1, -1, CFI_UNSUP_CFA_REG},
+	    {"ex_h", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_UNSUPPORTED, -1, CFI_UNSUP_RA},
+	    {"ex_i", CFI_CFA_RSP, 8, -1, CFI_REG_UNSUPPORTED, -1, CFI_REG_AT_CFA, -8,
+	     CFI_UNSUP_RBP},
+	    {"ex_j", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_UNSUPPORTED, -1, CFI_UNSUP_RA},
+	    {"ex_k", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_UNDEFINED, -1, 0},
+	    {"ex_l", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
 	};
 	struct cfi_table *t;
 	const char *bin = tpath("cfi_asm");
@@ -1127,7 +1132,8 @@ static void test_asm(void)
 		ok &= c->ra_kind == -1 || r->ra_kind == c->ra_kind;
 		ok &= c->ra_off == -1 || r->ra_off == c->ra_off;
 		ok &= r->reason == c->reason;
-		CHECK(ok, "%s (0x%llx): want cfa %d/%d aux %d rbp %d/%d ra %d/%d reason %d, got %s "
+		CHECK(ok,
+		      "%s (0x%llx): want cfa %d/%d aux %d rbp %d/%d ra %d/%d reason %d, got %s "
 		      "(reason %s)",
 		      c->label, (unsigned long long)a, c->cfa_kind, c->cfa_off, c->aux, c->rbp_kind,
 		      c->rbp_off, c->ra_kind, c->ra_off, c->reason, desc(r),

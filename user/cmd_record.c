@@ -433,6 +433,9 @@ int cmd_record(int argc, char **argv)
 	}
 	while (!stop_requested) {
 		err = ring_buffer__poll(rb, 100);
+		/* samples are submitted without a wakeup until enough are pending */
+		if (err >= 0)
+			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "cfiprof: ring buffer: %s\n", strerror(-err));
 			break;

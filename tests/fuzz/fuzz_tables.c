@@ -18,8 +18,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Everything a consumer does with a table, so bad tables fault here. */
 static void use_table(const struct cfi_table *t)
 {
-	static const uint64_t fixed[] = {0, MINI_TEXT_ADDR, MINI_TEXT_ADDR + 1,
-					 MINI_TEXT_ADDR + 0x40, MINI_TEXT_ADDR + MINI_TEXT_SIZE - 1,
+	static const uint64_t fixed[] = {0,
+					 MINI_TEXT_ADDR,
+					 MINI_TEXT_ADDR + 1,
+					 MINI_TEXT_ADDR + 0x40,
+					 MINI_TEXT_ADDR + MINI_TEXT_SIZE - 1,
 					 UINT64_MAX};
 	char buf[256];
 	uint32_t p;
