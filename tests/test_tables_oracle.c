@@ -874,15 +874,17 @@ static void add_extras(void)
 	/* the library's sources when run from the tree, else only extra.c */
 	snprintf(
 	    cmd, sizeof(cmd),
-	    "cd %s && S=\"extra.c $(ls \"$OLDPWD\"/tables/*.c 2>/dev/null | tr '\\n' ' ')\" && "
-	    "F='-shared -fPIC -g -fno-asynchronous-unwind-tables -fno-unwind-tables' && "
+	    "(cd %s && S=\"extra.c $(ls \"$OLDPWD\"/tables/*.c 2>/dev/null | tr '\\n' ' ')\" && "
+	    "F='-shared -fPIC -g -fno-asynchronous-unwind-tables -fno-unwind-tables -w "
+	    "-D_GNU_SOURCE' "
+	    "&& "
 	    "gcc -O2 $F -o x_dbg.so $S && gcc -O0 $F -o x_dbg_O0.so $S && "
-	    "n=0 && for s in $S; do n=$((n+1)); gcc -O2 -fPIC -S -o a$n.s $s && "
+	    "n=0 && for s in $S; do n=$((n+1)); gcc -O2 -fPIC -w -D_GNU_SOURCE -S -o a$n.s $s && "
 	    "{ printf '\\t.cfi_sections .eh_frame, .debug_frame\\n'; cat a$n.s; } > b$n.s || exit "
 	    "1; done && "
 	    "gcc -shared -o x_both.so b*.s && "
 	    "cp x_dbg.so x_sep.so && objcopy --only-keep-debug x_sep.so x_sep.debug && "
-	    "objcopy --strip-debug --add-gnu-debuglink=x_sep.debug x_sep.so",
+	    "objcopy --strip-debug --add-gnu-debuglink=x_sep.debug x_sep.so) >/dev/null 2>&1",
 	    extra_dir);
 	if (system(cmd)) {
 		printf("oracle: could not build the .debug_frame test objects in %s\n", extra_dir);

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +26,7 @@
 #include "frame_names.h"
 #include "loader.h"
 #include "proc_tracker.h"
+#include "recording.h"
 #include "table_store.h"
 
 #define MAX_PIDS 256
@@ -41,6 +45,7 @@ static struct record_args {
 	uint32_t rows_max;
 	uint64_t max_stacks;
 	const char *output;
+	const char *save;
 	bool verbose;
 } args = {
 	.freq = 99,
@@ -57,6 +62,7 @@ enum {
 	OPT_ROWS,
 	OPT_MAX_STACKS,
 	OPT_EVENT,
+	OPT_SAVE,
 };
 
 static const struct argp_option opts[] = {
@@ -73,6 +79,7 @@ static const struct argp_option opts[] = {
 	{"tail-calls", OPT_TAIL_CALLS, NULL, 0, "walk with tail calls even if bpf_loop exists", 0},
 	{"rows", OPT_ROWS, "N", 0, "capacity of the unwind-rows map (default 4194304)", 0},
 	{"max-stacks", OPT_MAX_STACKS, "N", 0, "distinct stacks kept (default 1048576)", 0},
+	{"save", OPT_SAVE, "FILE", 0, "also save the raw stacks and mappings to FILE", 0},
 	{"verbose", 'v', NULL, 0, "report each object's tables", 0},
 	{},
 };
@@ -151,6 +158,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (parse_u32(arg, 1, 1u << 30, &v))
 			argp_error(state, "invalid --max-stacks '%s'", arg);
 		args.max_stacks = v;
+		break;
+	case OPT_SAVE:
+		args.save = arg;
 		break;
 	case 'v':
 		args.verbose = true;
@@ -257,6 +267,8 @@ static pid_t spawn_stopped(char **cmd, int *go_fd)
 		close(p[1]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
+		/* stop right after exec, so its tables are in place before it runs */
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "cfiprof: cannot run '%s': %s\n", cmd[0], strerror(errno));
 		_exit(127);
@@ -264,6 +276,90 @@ static pid_t spawn_stopped(char **cmd, int *go_fd)
 	close(p[0]);
 	*go_fd = p[1];
 	return pid;
+}
+
+/* AT_ENTRY from /proc/PID/auxv: where the program starts once ld.so has mapped its libraries. */
+static uint64_t auxv_entry(pid_t pid)
+{
+	char path[64];
+	Elf64_auxv_t av;
+	uint64_t entry = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fread(&av, sizeof(av), 1, f) == 1 && av.a_type != AT_NULL) {
+		if (av.a_type == AT_ENTRY) {
+			entry = av.a_un.a_val;
+			break;
+		}
+	}
+	fclose(f);
+	return entry;
+}
+
+/*
+ * Runs the stopped child to its entry point with a one-shot breakpoint, so
+ * that the dynamic loader has mapped every needed library.  false if the child
+ * died on the way; true otherwise (even if the breakpoint could not be used).
+ */
+static bool run_to_entry(pid_t pid)
+{
+	struct user_regs_struct regs;
+	uint64_t entry = auxv_entry(pid);
+	long word;
+	int status;
+
+	if (!entry)
+		return true;
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, NULL);
+	if (errno)
+		return true;
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)((word & ~0xffL) | 0xcc)))
+		return true;
+	for (;;) {
+		if (ptrace(PTRACE_CONT, pid, NULL, NULL) || waitpid(pid, &status, 0) != pid ||
+		    !WIFSTOPPED(status))
+			return false;
+		if (WSTOPSIG(status) == SIGTRAP)
+			break;
+		/* other signals before main are the program's own: deliver them */
+		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(status)))
+			return false;
+		if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+			return false;
+		if (WSTOPSIG(status) == SIGTRAP)
+			break;
+	}
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) || regs.rip != entry + 1)
+		return true;
+	regs.rip = entry;
+	ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)word);
+	ptrace(PTRACE_SETREGS, pid, NULL, &regs);
+	return true;
+}
+
+/*
+ * The child stops with SIGTRAP after a successful exec (PTRACE_TRACEME).  Run
+ * it to its entry point, load its mappings, then let it go: its first
+ * samples already unwind.  Returns false if the child is already gone.
+ */
+static bool release_after_exec(struct session *s)
+{
+	int status;
+
+	if (waitpid(s->child, &status, 0) != s->child)
+		return false;
+	if (!WIFSTOPPED(status))
+		return false; /* exec failed: the child exited */
+	if (!run_to_entry(s->child))
+		return false;
+	proc_tracker_load_now(s->pt, (uint32_t)s->child);
+	ptrace(PTRACE_DETACH, s->child, NULL, NULL);
+	return true;
 }
 
 static double pct(uint64_t a, uint64_t b)
@@ -430,6 +526,7 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "cfiprof: cannot start the command\n");
 		close(go_fd);
 		go_fd = -1;
+		child_done = !release_after_exec(&s);
 	}
 	while (!stop_requested) {
 		err = ring_buffer__poll(rb, 100);
@@ -464,6 +561,14 @@ int cmd_record(int argc, char **argv)
 	}
 	frame_namer_free(&fn);
 	ksyms_free(ks);
+	if (args.save) {
+		FILE *sf = fopen(args.save, "we");
+
+		if (!sf || recording_write(sf, &s.agg, s.pt) || fclose(sf)) {
+			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.save, strerror(errno));
+			err = -EIO;
+		}
+	}
 out:
 	if (s.child > 0 && !child_done) {
 		if (go_fd >= 0)

@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ struct proc_tracker {
 	int procs_fd, mappings_fd;
 
 	pthread_mutex_t lock;
+	pthread_mutex_t load_lock; /* one load / exit at a time, whichever thread asks */
 	pthread_cond_t work_cond, idle_cond;
 	struct work_item *queue;
 	uint32_t q_head, q_len;
@@ -63,6 +65,7 @@ struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *
 	pt->procs_fd = procs_fd;
 	pt->mappings_fd = mappings_fd;
 	pthread_mutex_init(&pt->lock, NULL);
+	pthread_mutex_init(&pt->load_lock, NULL);
 	pthread_cond_init(&pt->work_cond, NULL);
 	pthread_cond_init(&pt->idle_cond, NULL);
 	return pt;
@@ -195,10 +198,38 @@ static int vdso_fd(uint32_t pid, uint64_t start, uint64_t end)
 	return fd;
 }
 
-static void resolve_mapping(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
-			    struct proc_mapping *m)
+/* ELF virtual address of a file offset, from the PT_LOAD segment that maps it. */
+static int offset_to_vaddr(int fd, uint64_t off, uint64_t *vaddr)
 {
-	char key[160], fpath[96], bid[ELF_BUILD_ID_HEX_LEN];
+	Elf *e;
+	GElf_Phdr ph;
+	size_t n, i;
+	int err = -1;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		return -1;
+	if (!elf_getphdrnum(e, &n)) {
+		for (i = 0; i < n; i++) {
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			if (off >= ph.p_offset && off < ph.p_offset + ph.p_filesz) {
+				*vaddr = ph.p_vaddr + (off - ph.p_offset);
+				err = 0;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	return err;
+}
+
+/* Resolves the object behind a mapping; returns an fd for symbol loading, or -1. */
+static int resolve_mapping(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+			   struct proc_mapping *m)
+{
+	char fpath[96], bid[ELF_BUILD_ID_HEX_LEN];
 	struct build_ctx bc;
 	struct stat st;
 	uint64_t vaddr;
@@ -214,7 +245,7 @@ static void resolve_mapping(struct proc_tracker *pt, uint32_t pid, const struct 
 	m->flags = MAPPING_FP;
 	snprintf(m->path, sizeof(m->path), "%.255s", e->path[0] ? e->path : "[anon]");
 	if (!vdso && (e->path[0] == 0 || e->path[0] == '['))
-		return; /* anonymous executable memory: JIT code, walked with frame pointers */
+		return -1; /* anonymous executable memory: JIT code, walked with frame pointers */
 	if (vdso) {
 		fd = vdso_fd(pid, e->start, e->end);
 		m->flags |= MAPPING_VDSO;
@@ -226,27 +257,33 @@ static void resolve_mapping(struct proc_tracker *pt, uint32_t pid, const struct 
 		if (fd < 0)
 			fd = open(e->path, O_RDONLY | O_CLOEXEC);
 	}
-	if (fd < 0 || fstat(fd, &st))
-		goto out;
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
 	if (!elf_build_id_hex_fd(fd, bid, sizeof(bid)))
-		snprintf(key, sizeof(key), "%s%s", vdso ? "vdso:" : "", bid);
+		snprintf(m->key, sizeof(m->key), "%s%s", vdso ? "vdso:" : "", bid);
 	else
-		snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64,
+		snprintf(m->key, sizeof(m->key), "%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64,
 			 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size,
 			 (int64_t)st.st_mtime);
+	if (!offset_to_vaddr(fd, e->offset, &vaddr))
+		m->bias = e->start - vaddr;
 	bc.fd = fd;
 	bc.name = m->path;
-	m->obj = table_store_acquire(pt->ts, key, m->path, build_from_fd, &bc);
-	m->sym = sym_cache_get(pt->syms, key, vdso ? NULL : e->path, fd);
-	if (m->sym && !sym_obj_offset_to_vaddr(m->sym, e->offset, &vaddr))
-		m->bias = e->start - vaddr;
-	else if (vdso)
-		m->bias = e->start; /* the vDSO is linked at 0 */
+	m->obj = table_store_acquire(pt->ts, m->key, m->path, build_from_fd, &bc);
 	if (m->obj && m->obj->state == OBJ_LOADED)
 		m->flags = MAPPING_CFI | (m->flags & MAPPING_VDSO);
-out:
-	if (fd >= 0)
-		close(fd);
+	return fd;
+}
+
+/* Symbols are only needed for output: load them after the walker can already unwind. */
+static void load_symbols(struct proc_tracker *pt, struct proc_mapping *m, const char *path, int fd)
+{
+	bool vdso = (m->flags & MAPPING_VDSO) != 0;
+
+	m->sym = sym_cache_get(pt->syms, m->key, vdso ? NULL : path, fd);
 }
 
 static bool same_mapping(const struct proc_mapping *m, const struct maps_entry *e)
@@ -275,6 +312,7 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	struct proc_val pv = {0};
 	uint32_t nr_old, i, j;
 	bool *kept = NULL;
+	int *fds = NULL;
 	struct proc *p;
 	int n;
 
@@ -299,8 +337,11 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	nr_old = p->nr_maps;
 	nmaps = calloc((size_t)n, sizeof(*nmaps));
 	kept = calloc(nr_old + 1, sizeof(*kept));
-	if (!nmaps || !kept)
+	fds = malloc((size_t)n * sizeof(*fds));
+	if (!nmaps || !kept || !fds)
 		goto out;
+	for (i = 0; i < (uint32_t)n; i++)
+		fds[i] = -1;
 	for (i = 0; i < (uint32_t)n; i++) {
 		/* exec replaces the whole address space; otherwise keep what did not change */
 		for (j = 0; !exec && j < nr_old; j++) {
@@ -312,7 +353,7 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 			kept[j] = true;
 			continue;
 		}
-		resolve_mapping(pt, pid, &ents[i], &nmaps[i]);
+		fds[i] = resolve_mapping(pt, pid, &ents[i], &nmaps[i]);
 		mapping_keys_apply(pt, pid, &nmaps[i], true);
 	}
 	for (j = 0; j < nr_old; j++) {
@@ -333,6 +374,13 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	pv.generation = ++pt->generation;
 	if (bpf_map_update_elem(pt->procs_fd, &pid, &pv, BPF_ANY))
 		pt->stats.map_update_errors++;
+	for (i = 0; i < (uint32_t)n; i++) {
+		if (fds[i] >= 0) {
+			load_symbols(pt, &nmaps[i], ents[i].path, fds[i]);
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	}
 	pthread_mutex_lock(&pt->lock);
 	p->maps = nmaps;
 	p->nr_maps = (uint32_t)n;
@@ -347,6 +395,11 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	nmaps = NULL;
 	free(old);
 out:
+	for (i = 0; fds && i < (uint32_t)n; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	free(fds);
 	free(nmaps);
 	free(kept);
 	free(ents);
@@ -386,10 +439,12 @@ static void *loader_main(void *arg)
 		pt->q_len--;
 		pt->busy = true;
 		pthread_mutex_unlock(&pt->lock);
+		pthread_mutex_lock(&pt->load_lock);
 		if (w.kind == WORK_EXIT)
 			exit_proc(pt, w.pid);
 		else
 			load_proc(pt, w.pid, w.kind == WORK_EXEC, w.time_ns);
+		pthread_mutex_unlock(&pt->load_lock);
 		pthread_mutex_lock(&pt->lock);
 		pt->busy = false;
 		if (!pt->q_len)
@@ -430,7 +485,9 @@ int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid)
 {
 	struct proc *p;
 
+	pthread_mutex_lock(&pt->load_lock);
 	load_proc(pt, pid, false, 0);
+	pthread_mutex_unlock(&pt->load_lock);
 	p = proc_tracker_find(pt, pid);
 	return p && p->loaded ? 0 : -ESRCH;
 }
@@ -513,6 +570,7 @@ void proc_tracker_free(struct proc_tracker *pt)
 	}
 	free(pt->queue);
 	pthread_mutex_destroy(&pt->lock);
+	pthread_mutex_destroy(&pt->load_lock);
 	pthread_cond_destroy(&pt->work_cond);
 	pthread_cond_destroy(&pt->idle_cond);
 	free(pt);

@@ -22,6 +22,7 @@ struct proc_mapping {
 	uint32_t flags; /* enum mapping_flags */
 	struct obj_entry *obj; /* NULL for anonymous memory */
 	struct sym_obj *sym;   /* NULL if not an ELF we could read */
+	char key[160];	       /* build-id or dev:inode:size:mtime */
 	char path[256];
 };
 
