@@ -60,9 +60,11 @@ enum cfi_unsupported_reason {
  * One distinct rule; stored once per table in a dictionary (16 bytes).
  *
  * hole_off/hole_len fold the "no info" gap after a function into its last
- * row: the rule holds from its row's offset R except for
- * [R + hole_off, R + hole_off + hole_len), where no CFI exists.  This keeps
- * padding between FDEs from inheriting a rule without spending a row on it.
+ * row, so padding between FDEs never inherits a rule yet costs no row.  With
+ * the row at offset R and the next row of the page at N (CFI_PAGE_SIZE if
+ * none), no CFI exists in
+ *   [R + hole_off, R + hole_off + hole_len)   when hole_off != 0,
+ *   [N - hole_len, N)                         when hole_off == 0.
  */
 struct cfi_rule {
 	__u8 cfa_kind;	/* enum cfi_cfa_kind */

@@ -142,9 +142,23 @@ static __always_inline int walker_find_rule(__u32 obj_id, __u64 addr, struct cfi
 	if (!rule)
 		return -1;
 	/* a gap folded into the function's last row (see struct cfi_rule) */
-	if (rule->hole_len && off - row->off >= rule->hole_off &&
-	    off - row->off < (__u32)rule->hole_off + rule->hole_len)
-		return -1;
+	if (rule->hole_len) {
+		__u32 d = off - row->off, next = CFI_PAGE_SIZE;
+
+		if (rule->hole_off) {
+			if (d >= rule->hole_off && d < (__u32)rule->hole_off + rule->hole_len)
+				return -1;
+		} else {
+			if (base + 1 < page->nr_rows) {
+				row = walker_row(first + base + 1);
+				if (!row)
+					return -1;
+				next = row->off;
+			}
+			if (off + rule->hole_len >= next)
+				return -1;
+		}
+	}
 	*out = *rule;
 	return 0;
 }

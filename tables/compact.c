@@ -385,12 +385,37 @@ static uint32_t *fold_slot(struct fold_counts *fc, uint32_t key)
 	return &fc->keys[h];
 }
 
+/*
+ * The fallback fold for gaps whose (rule, offset) pair is rare: hole_off 0
+ * means the hole is the last hole_len bytes before the next row, which keeps
+ * the number of distinct rules small (gap lengths are mostly alignment
+ * padding) at the cost of not absorbing the next function's first row.
+ */
+static bool end_key(const struct row_sink *s, struct rule_dict *dict, uint64_t prev, uint64_t i,
+		    uint32_t *key)
+{
+	uint64_t end, next;
+	const struct cfi_rule *r;
+
+	if (i + 1 >= s->nr || s->v[i].rule != CFI_RULE_NONE)
+		return false;
+	end = s->v[i].addr;
+	next = s->v[i + 1].addr;
+	r = &dict->rules[s->v[prev].rule];
+	if (r->cfa_kind == CFI_CFA_NONE || r->hole_len || next - end > 0xff ||
+	    (s->v[prev].addr >> CFI_PAGE_SHIFT) != (next >> CFI_PAGE_SHIFT))
+		return false;
+	/* hole_off 0 in the key: never produced by gap_key, whose hole_off is >= 1 */
+	*key = (uint32_t)s->v[prev].rule << 16 | (uint32_t)(next - end);
+	return true;
+}
+
 static int fold_gaps(struct row_sink *s, struct rule_dict *dict)
 {
 	struct fold_counts fc = {0};
 	uint64_t i, out, nr_gaps = 0, cap = 64;
 	uint32_t key, *slot;
-	int err = 0;
+	int err = 0, id;
 
 	for (i = 0; i < s->nr; i++)
 		nr_gaps += s->v[i].rule == CFI_RULE_NONE;
@@ -404,16 +429,20 @@ static int fold_gaps(struct row_sink *s, struct rule_dict *dict)
 	}
 	fc.mask = (uint32_t)cap - 1;
 	for (i = 1; i < s->nr; i++) {
-		if (!gap_key(s, dict, i - 1, i, &key))
-			continue;
-		slot = fold_slot(&fc, key);
-		*slot = key + 1;
-		fc.counts[slot - fc.keys]++;
+		if (gap_key(s, dict, i - 1, i, &key)) {
+			slot = fold_slot(&fc, key);
+			*slot = key + 1;
+			fc.counts[slot - fc.keys]++;
+		}
+		if (end_key(s, dict, i - 1, i, &key)) {
+			slot = fold_slot(&fc, key);
+			*slot = key + 1;
+			fc.counts[slot - fc.keys]++;
+		}
 	}
 	for (i = 0, out = 0; i < s->nr; i++) {
 		uint16_t base;
 		struct cfi_rule h;
-		int id;
 
 		if (out && gap_key(s, dict, out - 1, i, &key) &&
 		    (slot = fold_slot(&fc, key), *slot) && fc.counts[slot - fc.keys] >= FOLD_MIN_USES) {
@@ -430,6 +459,20 @@ static int fold_gaps(struct row_sink *s, struct rule_dict *dict)
 			s->v[out - 1].rule = (uint16_t)id;
 			if (s->v[i + 1].rule == base)
 				i++;
+			continue;
+		}
+		if (out && end_key(s, dict, out - 1, i, &key) && (slot = fold_slot(&fc, key), *slot) &&
+		    fc.counts[slot - fc.keys] >= FOLD_MIN_USES) {
+			h = dict->rules[s->v[out - 1].rule];
+			h.hole_off = 0;
+			h.hole_len = (uint8_t)key;
+			id = rule_dict_intern(dict, &h);
+			if (id < 0) {
+				err = id;
+				goto out;
+			}
+			/* the gap row goes; the hole ends where the next row starts */
+			s->v[out - 1].rule = (uint16_t)id;
 			continue;
 		}
 		s->v[out++] = s->v[i];

@@ -479,8 +479,10 @@ const struct cfi_rule *cfi_table_lookup(const struct cfi_table *t, uint64_t addr
 	r = &t->rules[rows[lo].rule];
 	if (r->hole_len) {
 		uint32_t d = (uint32_t)off - rows[lo].off;
+		uint32_t next = lo + 1 < pg->nr_rows ? rows[lo + 1].off : CFI_PAGE_SIZE;
 
-		if (d >= r->hole_off && d < (uint32_t)r->hole_off + r->hole_len)
+		if (r->hole_off ? d >= r->hole_off && d < (uint32_t)r->hole_off + r->hole_len
+				: off >= next - r->hole_len)
 			return &t->rules[CFI_RULE_NONE];
 	}
 	return r;

@@ -79,10 +79,14 @@ static void dump_rows(const struct cfi_table *t)
 			       r->cfa_kind == CFI_CFA_NONE ? "-" : rbp,
 			       r->cfa_kind == CFI_CFA_NONE ? "-" : ra,
 			       r->cfa_kind == CFI_CFA_NONE ? "no-info" : desc);
-			if (r->hole_len)
+			if (r->hole_len) {
+				uint32_t next = i + 1 < pg->nr_rows ? t->rows[pg->first_row + i + 1].off
+								    : CFI_PAGE_SIZE;
+				uint32_t at = r->hole_off ? row->off + r->hole_off : next - r->hole_len;
+
 				printf("%016" PRIx64 " %-8s %-6s %-6s no-info (gap of %u bytes)\n",
-				       ((pg->page << CFI_PAGE_SHIFT) | row->off) + r->hole_off, "none",
-				       "-", "-", r->hole_len);
+				       (pg->page << CFI_PAGE_SHIFT) | at, "none", "-", "-", r->hole_len);
+			}
 		}
 	}
 }

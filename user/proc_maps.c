@@ -81,11 +81,7 @@ out:
 		free(v);
 		return err;
 	}
-	/* a process that exited between open and read shows an empty file */
-	if (!nr) {
-		free(v);
-		return -ESRCH;
-	}
+	/* empty: a kernel thread, or a process that exited between open and read */
 	*out = v;
 	return (int)nr;
 }

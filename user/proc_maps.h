@@ -22,8 +22,8 @@ int proc_maps_parse_line(const char *line, struct maps_entry *e);
 
 /*
  * Reads the executable mappings of pid (all mappings when exec_only is false).
- * Returns the number of entries (>= 0) with *out malloc'd, or -errno
- * (-ENOENT / -ESRCH when the process is gone).
+ * Returns the number of entries (>= 0; 0 for kernel threads) with *out
+ * malloc'd (may be NULL when 0), or -errno (-ENOENT when the process is gone).
  */
 int proc_maps_read(int pid, bool exec_only, struct maps_entry **out);
 

@@ -321,6 +321,11 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 		pt->stats.vanished++;
 		return;
 	}
+	if (n == 0) {
+		pt->stats.no_user++; /* kernel thread: nothing to unwind */
+		free(ents);
+		return;
+	}
 	pthread_mutex_lock(&pt->lock);
 	p = get_locked(pt, pid);
 	/* a reused pid, like an exec, has nothing in common with what we knew */

@@ -45,7 +45,7 @@ enum tracker_work {
 };
 
 struct tracker_stats {
-	uint64_t loads, reloads, exits, vanished, mapping_keys, map_update_errors;
+	uint64_t loads, reloads, exits, vanished, no_user, mapping_keys, map_update_errors;
 	uint64_t queue_dropped;
 };
 
