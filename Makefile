@@ -39,7 +39,7 @@ ASAN_TESTS := test_tables_malformed test_tables_rules
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
 include tests/progs/progs.mk
 
-.PHONY: all deps test bench fuzz clean format
+.PHONY: all deps test bench fuzz clean format run
 .SECONDARY:
 all: $(OUT)/cfiprof
 
@@ -90,8 +90,14 @@ test: deps $(TEST_PROGS)
 	@$(MAKE) --no-print-directory all $(TEST_BIN) $(ASAN_BIN)
 	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN)
 
+# The README's run command: profile a test program built without frame pointers.
+run: deps
+	@$(MAKE) --no-print-directory all $(OUT)/progs/chain
+	$(OUT)/cfiprof record -F 499 -d 3 -- $(OUT)/progs/chain 3
+
 bench: deps all
 	@tests/bench/run.sh
+	@tests/bench/walker_cost.sh
 
 FUZZ_SECONDS ?= 600
 $(OUT)/fuzz/fuzz_tables: tests/fuzz/fuzz_tables.c $(TABLES_SRC)

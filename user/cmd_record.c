@@ -372,7 +372,7 @@ static void print_summary(struct session *s, double secs)
 	uint64_t c[CNT_MAX] = {0};
 	struct table_store_stats ts = s->ts.stats;
 	struct tracker_stats tr;
-	uint64_t hits, misses, stops = 0, lost;
+	uint64_t hits, misses, stops = 0, lost, run_ns = 0, run_cnt = 0;
 	uint32_t b;
 	struct proc *p;
 	int i;
@@ -413,6 +413,15 @@ static void print_summary(struct session *s, double secs)
 			" load requests (queue full), %" PRIu64 " samples in [overflow], %" PRIu64
 			" malformed records\n",
 			c[CNT_EVENTS_LOST], tr.queue_dropped, s->agg.overflow, s->agg.malformed);
+	if (!loader_prog_stats(&s->ld, &run_ns, &run_cnt) && run_ns && c[CNT_SAMPLES]) {
+		double per_sample = (double)run_ns / (double)c[CNT_SAMPLES];
+		double frames = (double)c[CNT_FRAMES] / (double)c[CNT_SAMPLES];
+
+		fprintf(stderr,
+			"cfiprof: BPF run time %.0f ns per sample, %.1f ns per user frame (%" PRIu64
+			" runs, %" PRIu64 " sampled, kernel.bpf_stats_enabled)\n",
+			per_sample, frames > 0 ? per_sample / frames : 0.0, run_cnt, c[CNT_SAMPLES]);
+	}
 	for (p = proc_tracker_first(s->pt, &b); p; p = proc_tracker_next(s->pt, p, &b)) {
 		if (p->exec_ns && p->first_complete_ns)
 			fprintf(stderr, "cfiprof: pid %u: first complete stack %.1f ms after exec\n",

@@ -238,3 +238,24 @@ int loader_add_target(struct loader *l, uint32_t pid)
 
 	return bpf_map_update_elem(l->target_pids_fd, &pid, &one, BPF_ANY) ? -errno : 0;
 }
+
+int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	struct bpf_program *progs[] = {l->skel->progs.on_sample, l->skel->progs.walk_tc};
+	size_t i;
+
+	*run_ns = *run_cnt = 0;
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
+			return -errno;
+		*run_ns += info.run_time_ns;
+		/* a tail call is part of the sample that started in on_sample */
+		if (progs[i] == l->skel->progs.on_sample)
+			*run_cnt += info.run_cnt;
+	}
+	return 0;
+}

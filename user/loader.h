@@ -42,5 +42,7 @@ void loader_close(struct loader *l);
 /* Sums the per-CPU counters. */
 int loader_read_counters(struct loader *l, uint64_t out[CNT_MAX]);
 int loader_add_target(struct loader *l, uint32_t pid);
+/* Run time of the sampling programs (needs kernel.bpf_stats_enabled=1). */
+int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt);
 
 #endif
