@@ -162,9 +162,9 @@ static void test_proc_maps_parse(void)
 		r = proc_maps_parse_line(line, &e);
 		CHECK(r == 0 && strlen(e.path) == PATH_MAX - 1, "path of PATH_MAX-1: r=%d len %zu",
 		      r, strlen(e.path));
-		line[n + PATH_MAX - 1] = 'a';
-		line[n + PATH_MAX] = '\n';
-		line[n + PATH_MAX + 1] = 0;
+		line[n + PATH_MAX - 2] = 'a';
+		line[n + PATH_MAX - 1] = '\n';
+		line[n + PATH_MAX] = 0;
 		r = proc_maps_parse_line(line, &e);
 		CHECK(r == -1, "overlong path accepted: r=%d", r);
 		free(line);
@@ -173,6 +173,7 @@ static void test_proc_maps_parse(void)
 
 static void test_proc_maps_read(void)
 {
+	static struct maps_entry dummy;
 	struct maps_entry *v = NULL, *all = NULL;
 	char exe[PATH_MAX];
 	uint64_t here = (uint64_t)(uintptr_t)&test_proc_maps_read;
@@ -210,7 +211,7 @@ static void test_proc_maps_read(void)
 	free(v);
 	free(all);
 
-	v = (struct maps_entry *)&n; /* must be reset */
+	v = &dummy; /* must be reset on failure */
 	n = proc_maps_read(0x7ffffff0, true, &v);
 	CHECK(n == -ENOENT && v == NULL, "nonexistent pid: %d", n);
 }
@@ -417,7 +418,7 @@ static void test_mapping_keys_kernel_lpm(void)
 		return;
 	/* one range per pid, so the ranges cannot overlap */
 	for (pid = 1; pid <= 40; pid++) {
-		uint64_t s = (rnd() & ((1ull << 47) - 1)) + (pid == 1 ? 0 : 0);
+		uint64_t s = rnd() & ((1ull << 47) - 1);
 		uint64_t e = s + 1 + rnd_below(pid < 20 ? 5000 : 1ull << 30);
 		struct mapping_val val = {.obj_id = pid, .flags = 0, .bias = s};
 		int64_t d;
@@ -588,21 +589,24 @@ static void test_row_alloc(void)
 /* --------------------------------------------------------------- aggregator */
 
 /* Room for the largest legal record; uint64_t keeps pcs[] aligned. */
-static uint64_t recbuf[(sizeof(struct sample_record) + (MAX_KERNEL_FRAMES + 2 +
-							 MAX_USER_FRAMES_LIMIT + 2) * 8) / 8 + 1];
+static union {
+	struct sample_record r;
+	uint64_t raw[(sizeof(struct sample_record) +
+		      (MAX_KERNEL_FRAMES + 2 + MAX_USER_FRAMES_LIMIT + 2) * 8) / 8 + 1];
+} recbuf;
 
 static size_t mkrec(uint32_t pid, uint32_t tid, const char *comm, uint8_t reason, uint8_t flags,
 		    unsigned int nk, const uint64_t *k, unsigned int nu, const uint64_t *u)
 {
-	struct sample_record *r = (struct sample_record *)recbuf;
+	struct sample_record *r = &recbuf.r;
 
-	memset(recbuf, 0, sizeof(recbuf));
+	memset(&recbuf, 0, sizeof(recbuf));
 	r->type = RECORD_SAMPLE;
 	r->pid = pid;
 	r->tid = tid;
 	r->cpu = 1;
 	r->time_ns = 123456789;
-	strncpy(r->comm, comm, COMM_LEN - 1);
+	memcpy(r->comm, comm, strnlen(comm, COMM_LEN - 1));
 	r->reason = reason;
 	r->flags = flags;
 	r->nr_kernel = (uint16_t)nk;
@@ -616,7 +620,7 @@ static size_t mkrec(uint32_t pid, uint32_t tid, const char *comm, uint8_t reason
 
 static const struct sample_record *rec(void)
 {
-	return (const struct sample_record *)recbuf;
+	return &recbuf.r;
 }
 
 static const struct agg_stack *find_stack(struct aggregator *a, uint32_t pid, const char *comm,
@@ -727,11 +731,11 @@ static void test_aggregate_basic(void)
 	CHECK(r == -1, "one byte short of the PCs");
 	r = agg_add(&a, rec(), sizeof(struct sample_record) + 4 * sizeof(uint64_t));
 	CHECK(r == -1, "one PC short");
-	((struct sample_record *)recbuf)->nr_user = MAX_USER_FRAMES_LIMIT + 1;
+	recbuf.r.nr_user = MAX_USER_FRAMES_LIMIT + 1;
 	r = agg_add(&a, rec(), sizeof(recbuf));
 	CHECK(r == -1, "nr_user > MAX_USER_FRAMES_LIMIT");
-	((struct sample_record *)recbuf)->nr_user = 0;
-	((struct sample_record *)recbuf)->nr_kernel = MAX_KERNEL_FRAMES + 1;
+	recbuf.r.nr_user = 0;
+	recbuf.r.nr_kernel = MAX_KERNEL_FRAMES + 1;
 	r = agg_add(&a, rec(), sizeof(recbuf));
 	CHECK(r == -1, "nr_kernel > MAX_KERNEL_FRAMES");
 	CHECK(a.malformed == 6 && a.samples == 14 && a.nr_stacks == 9,
@@ -937,16 +941,6 @@ static void test_folded(void)
 	      "overflow line last");
 	for (i = 1; i < n - 1; i++)
 		CHECK(l[i - 1].count >= l[i].count, "sorted by count at line %d", i);
-	for (i = 0; i < n; i++) {
-		const char *semi = strchr(l[i].text, ';');
-
-		/* the comm is the first frame: it may not swallow the next one */
-		if (semi && strncmp(l[i].text, "my_app_x;", 9) && strncmp(l[i].text, "worker;", 7) &&
-		    strncmp(l[i].text, "tr;", 3) && strncmp(l[i].text, "kworker/0:1;", 12) &&
-		    strncmp(l[i].text, "[unknown];", 10))
-			CHECK(!strncmp(l[i].text, "nl", 2) && semi - l[i].text == 7,
-			      "unexpected line '%s'", l[i].text);
-	}
 	CHECK(folded_count(l, n, "nl_name;[unknown]") == 8 ||
 		      folded_count(l, n, "nl name;[unknown]") == 8,
 	      "comm with a newline stays on one line");
@@ -969,6 +963,7 @@ static void test_folded_frame_names(void)
 	int fd, n, malformed;
 	FILE *f;
 
+	CHECK(cfiprof_test_caller(1) == (4 ^ 0x55), "helper");
 	fd = mkstemp(path);
 	if (fd < 0)
 		return;
@@ -1029,6 +1024,19 @@ static void test_frame_names_perfmap(void)
 }
 
 /* ---------------------------------------------------------------- recording */
+
+/* Distinct bodies keep identical-code folding from merging them into one symbol. */
+__attribute__((noinline)) int cfiprof_test_leaf(int x);
+__attribute__((noinline)) int cfiprof_test_leaf(int x)
+{
+	return x * 3 + 1;
+}
+
+__attribute__((noinline)) int cfiprof_test_caller(int x);
+__attribute__((noinline)) int cfiprof_test_caller(int x)
+{
+	return cfiprof_test_leaf(x) ^ 0x55;
+}
 
 static struct cfi_row *rows_mem;
 static struct cfi_rule *rules_mem;
@@ -1152,6 +1160,33 @@ static void test_recording(void)
 	CHECK(stack_lines == 3 && !bad_stack, "stack lines %d, bad %d", stack_lines, bad_stack);
 	CHECK(overflow_ok, "overflow line");
 	CHECK(!other, "%d unexpected lines", other);
+
+	/* with a tracker, user frames are named from the ELF symbols, root first */
+	{
+		uint64_t u[2] = {(uint64_t)(uintptr_t)&cfiprof_test_leaf,
+				 (uint64_t)(uintptr_t)&cfiprof_test_caller + 1};
+		struct parsed_line l[4];
+		struct frame_namer fn;
+		struct aggregator b;
+		char *out = NULL;
+		size_t olen = 0;
+		int nl, malformed;
+
+		agg_init(&b, 10);
+		add_n(&b, 2, (uint32_t)getpid(), "self", STOP_COMPLETE, 0, NULL, 2, u);
+		frame_namer_init(&fn, pt, NULL);
+		f = open_memstream(&out, &olen);
+		folded_write(f, &b, &fn);
+		fclose(f);
+		nl = parse_folded(out, l, 4, &malformed);
+		CHECK(nl == 1 && !malformed &&
+			      streq(l[0].text, "self;cfiprof_test_caller;cfiprof_test_leaf") &&
+			      l[0].count == 2,
+		      "symbolized folded line '%s'", nl ? l[0].text : "");
+		frame_namer_free(&fn);
+		free(out);
+		agg_free(&b);
+	}
 
 	/* the tracker's LPM entries resolve our own code to the object it loaded */
 	{
@@ -1343,7 +1378,7 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, fd);
 
 	build_calls = 0;
-	o1 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted, LIBC_PATH);
+	o1 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted, (void *)LIBC_PATH);
 	CHECK(o1 && o1->state == OBJ_LOADED && o1->refs == 1, "libc loaded: state %d",
 	      o1 ? (int)o1->state : -1);
 	CHECK(o1 && rows_match(&ts, o1, libc), "libc rows remapped into the global dictionary");
@@ -1353,11 +1388,11 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 	CHECK(ts.alloc.used == libc->nr_rows && ts.stats.pages_used == libc->nr_pages,
 	      "used %u", ts.alloc.used);
 
-	o2 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted, LIBC_PATH);
+	o2 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted, (void *)LIBC_PATH);
 	CHECK(o2 == o1 && o1->refs == 2 && build_calls == 1, "same key shares one object");
 
 	o3 = table_store_acquire(&ts, "key-cxx", "libstdc++.so.6", build_path_counted,
-				 LIBSTDCXX_PATH);
+				 (void *)LIBSTDCXX_PATH);
 	CHECK(o3 && o3 != o1 && o3->state == OBJ_LOADED && o3->id != o1->id, "libstdc++ loaded");
 	CHECK(o3 && rows_match(&ts, o3, cxx), "libstdc++ rows remapped");
 	CHECK(o3 && pages_match(fd, o3, cxx), "libstdc++ page index");
@@ -1394,7 +1429,7 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 	/* loading again reuses the rules already in the dictionary */
 	rules_after = ts.nr_rules;
 	build_calls = 0;
-	o1 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted, LIBC_PATH);
+	o1 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted, (void *)LIBC_PATH);
 	CHECK(build_calls == 1 && o1->state == OBJ_LOADED && ts.nr_rules == rules_after &&
 		      rows_match(&ts, o1, libc) && pages_match(fd, o1, libc),
 	      "reload: rules %u -> %u", rules_after, ts.nr_rules);
@@ -1402,7 +1437,7 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 
 	/* a build failure is an object too, so it is not retried per mapping */
 	o1 = table_store_acquire(&ts, "key-missing", "missing", build_path_counted,
-				 "/nonexistent/lib.so");
+				 (void *)"/nonexistent/lib.so");
 	CHECK(o1 && o1->state == OBJ_FAILED && ts.alloc.used == 0, "build failure");
 	table_store_release(&ts, o1);
 	table_store_destroy(&ts);

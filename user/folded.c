@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Folded output.  Incomplete stacks get a "[incomplete: REASON]" frame under
+ * Folded output.  Incomplete stacks keep a "[incomplete: REASON]" frame under
  * the comm so a flame graph shows how much is missing instead of hiding it;
- * samples the stack table had no room for appear as "[overflow]".
+ * samples the stack table had no room for appear under "[overflow]".
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -26,10 +26,9 @@ static void put_frame(FILE *f, const char *name, const char *suffix)
 	fputs(suffix, f);
 }
 
-static char *stack_text(const struct agg_stack *s, struct frame_namer *fn)
+static char *sample_text(const struct profile *p, const struct prof_sample *ps)
 {
-	const uint64_t *user = s->pcs + s->nr_kernel;
-	char buf[512], *text = NULL;
+	char *text = NULL;
 	size_t len = 0;
 	const char *c;
 	FILE *f;
@@ -38,18 +37,14 @@ static char *stack_text(const struct agg_stack *s, struct frame_namer *fn)
 	f = open_memstream(&text, &len);
 	if (!f)
 		return NULL;
-	for (c = s->comm; *c; c++)
+	for (c = ps->comm; *c; c++)
 		fputc(*c == ';' || *c == ' ' ? '_' : *c, f);
-	if (!s->comm[0])
-		fputs("[unknown]", f);
-	if (s->reason != STOP_COMPLETE && s->reason != STOP_NO_USER) {
-		snprintf(buf, sizeof(buf), "[incomplete: %s]", stop_reason_name(s->reason));
-		put_frame(f, buf, "");
+	/* locations are leaf first; folded stacks are root first */
+	for (k = (int)ps->nr_locs - 1; k >= 0; k--) {
+		const struct prof_location *l = &p->locs[ps->locs[k]];
+
+		put_frame(f, l->function, l->kind == PROF_LOC_KERNEL ? "_[k]" : "");
 	}
-	for (k = (int)s->nr_user - 1; k >= 0; k--)
-		put_frame(f, frame_name_user(fn, s->pid, user[k], k == 0, buf, sizeof(buf)), "");
-	for (k = (int)s->nr_kernel - 1; k >= 0; k--)
-		put_frame(f, frame_name_kernel(fn, s->pcs[k], buf, sizeof(buf)), "_[k]");
 	if (fclose(f)) {
 		free(text);
 		return NULL;
@@ -71,23 +66,18 @@ static int by_count(const void *a, const void *b)
 	return strcmp(x->text, y->text);
 }
 
-int folded_write(FILE *f, struct aggregator *a, struct frame_namer *fn)
+int folded_write_profile(FILE *f, const struct profile *p)
 {
-	struct agg_stack **v;
 	struct line *lines;
-	uint64_t nr, i, n = 0;
+	size_t nr = p->nr_samples, i, n = 0;
 	int err = 0;
 
-	v = agg_sorted(a, &nr);
 	lines = calloc(nr ? nr : 1, sizeof(*lines));
-	if (!v || !lines) {
-		free(v);
-		free(lines);
+	if (!lines)
 		return -1;
-	}
 	for (i = 0; i < nr; i++) {
-		lines[i].text = stack_text(v[i], fn);
-		lines[i].count = v[i]->count;
+		lines[i].count = p->samples[i].count;
+		lines[i].text = sample_text(p, &p->samples[i]);
 		if (!lines[i].text)
 			err = -1;
 	}
@@ -109,13 +99,22 @@ int folded_write(FILE *f, struct aggregator *a, struct frame_namer *fn)
 	qsort(lines, n, sizeof(*lines), by_count);
 	for (i = 0; i < n; i++)
 		fprintf(f, "%s %" PRIu64 "\n", lines[i].text, lines[i].count);
-	if (a->overflow)
-		fprintf(f, "[overflow: stack table full] %" PRIu64 "\n", a->overflow);
 	err = ferror(f) ? -1 : 0;
 out:
 	for (i = 0; i < nr; i++)
 		free(lines[i].text);
 	free(lines);
-	free(v);
+	return err;
+}
+
+int folded_write(FILE *f, struct aggregator *a, struct frame_namer *fn)
+{
+	struct profile p;
+	int err;
+
+	if (profile_build(&p, a, fn, NULL))
+		return -1;
+	err = folded_write_profile(f, &p);
+	profile_free(&p);
 	return err;
 }

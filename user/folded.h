@@ -7,7 +7,10 @@
 
 #include "aggregate.h"
 #include "frame_names.h"
+#include "profile.h"
 
+int folded_write_profile(FILE *f, const struct profile *p);
+/* Convenience: builds the profile from the aggregated stacks first. */
 int folded_write(FILE *f, struct aggregator *a, struct frame_namer *fn);
 
 #endif
