@@ -35,7 +35,7 @@ endif
 TEST_SRC   := $(sort $(wildcard tests/test_*.c))
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(OUT)/tests/%)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-ASAN_TESTS := test_tables_malformed test_tables_rules
+ASAN_TESTS := test_tables_malformed test_tables_rules test_fuzz_regressions
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
 include tests/progs/progs.mk
 
@@ -80,11 +80,11 @@ $(OUT)/cfiprof: $(OUT)/user/main.o $(OUT)/libcfiuser.a $(OUT)/libcfitables.a
 # ---- tests ----
 $(OUT)/tests/%: tests/%.c $(OUT)/libcfiuser.a $(OUT)/libcfitables.a $(BPF_SKEL) tests/harness.h $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< -o $@ $(OUT)/libcfiuser.a $(OUT)/libcfitables.a $(USER_LIBS) $(LDLIBS) -lpthread
+	$(CC) $(CFLAGS) -Itests $< -o $@ $(OUT)/libcfiuser.a $(OUT)/libcfitables.a $(USER_LIBS) $(LDLIBS) -lpthread
 
-$(OUT)/asan/%: tests/%.c $(TABLES_SRC) tests/harness.h
+$(OUT)/asan/%: tests/%.c $(TABLES_SRC) tests/harness.h tests/mini_elf.h tests/fuzz/fuzz_tables.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_FLAGS) $(WARN) -std=gnu11 -I. -D_GNU_SOURCE $< $(TABLES_SRC) -o $@ $(LDLIBS)
+	$(CC) $(ASAN_FLAGS) $(WARN) -std=gnu11 -I. -Itests -D_GNU_SOURCE $< $(TABLES_SRC) -o $@ $(LDLIBS)
 
 test: deps $(TEST_PROGS)
 	@$(MAKE) --no-print-directory all $(TEST_BIN) $(ASAN_BIN)

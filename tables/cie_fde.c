@@ -116,7 +116,7 @@ static struct cie *cie_find(struct cfi_parse *p, const struct cfi_section *sec, 
 		return NULL;
 	mask = p->cie_hash_cap - 1;
 	for (i = cie_slot(sec->data, off, mask); p->cie_hash[i]; i = (i + 1) & mask) {
-		struct cie *c = &p->cies[p->cie_hash[i] - 1];
+		struct cie *c = p->cies[p->cie_hash[i] - 1];
 
 		if (c->offset == off && c->sec_data == sec->data)
 			return c;
@@ -128,23 +128,31 @@ static struct cie *cie_insert(struct cfi_parse *p, const struct cie *c)
 {
 	uint32_t i;
 
+	struct cie *copy;
+
 	if (p->nr_cies == p->cap_cies) {
 		uint32_t ncap = p->cap_cies ? p->cap_cies * 2 : 16;
-		struct cie *n = realloc(p->cies, ncap * sizeof(*n));
+		struct cie **n = realloc(p->cies, ncap * sizeof(*n));
 
 		if (!n)
 			return NULL;
 		p->cies = n;
 		p->cap_cies = ncap;
 	}
+	copy = malloc(sizeof(*copy));
+	if (!copy)
+		return NULL;
+	*copy = *c;
 	if ((p->nr_cies + 1) * 2 > p->cie_hash_cap) {
 		uint32_t ncap = p->cie_hash_cap ? p->cie_hash_cap * 2 : 64, j;
 		uint32_t *n = calloc(ncap, sizeof(*n));
 
-		if (!n)
+		if (!n) {
+			free(copy);
 			return NULL;
+		}
 		for (j = 0; j < p->nr_cies; j++) {
-			i = cie_slot(p->cies[j].sec_data, p->cies[j].offset, ncap - 1);
+			i = cie_slot(p->cies[j]->sec_data, p->cies[j]->offset, ncap - 1);
 			while (n[i])
 				i = (i + 1) & (ncap - 1);
 			n[i] = j + 1;
@@ -153,12 +161,12 @@ static struct cie *cie_insert(struct cfi_parse *p, const struct cie *c)
 		p->cie_hash = n;
 		p->cie_hash_cap = ncap;
 	}
-	p->cies[p->nr_cies] = *c;
+	p->cies[p->nr_cies] = copy;
 	i = cie_slot(c->sec_data, c->offset, p->cie_hash_cap - 1);
 	while (p->cie_hash[i])
 		i = (i + 1) & (p->cie_hash_cap - 1);
 	p->cie_hash[i] = ++p->nr_cies;
-	return &p->cies[p->nr_cies - 1];
+	return copy;
 }
 
 struct entry_hdr {
@@ -493,6 +501,10 @@ fallback:
 
 void cfi_parse_free(struct cfi_parse *p)
 {
+	uint32_t i;
+
+	for (i = 0; i < p->nr_cies; i++)
+		free(p->cies[i]);
 	free(p->cies);
 	free(p->cie_hash);
 	free(p->fdes);

@@ -68,7 +68,7 @@ struct fde {
 
 /* CIE cache plus the FDE list of every section. */
 struct cfi_parse {
-	struct cie *cies;
+	struct cie **cies; /* individually allocated: FDEs keep pointers to them */
 	uint32_t nr_cies, cap_cies;
 	uint32_t *cie_hash; /* open addressing: index+1 into cies, 0 = empty */
 	uint32_t cie_hash_cap;
