@@ -29,7 +29,7 @@
 #include "user/row_alloc.h"
 #include "user/table_store.h"
 
-#define LIBC_PATH "/lib/x86_64-linux-gnu/libc.so.6"
+#define LIBC_PATH      "/lib/x86_64-linux-gnu/libc.so.6"
 #define LIBSTDCXX_PATH "/lib/x86_64-linux-gnu/libstdc++.so.6"
 
 /* pids far above any pid_max, so no /proc entry or perf map can exist for them */
@@ -67,10 +67,10 @@ static void test_proc_maps_parse(void)
 	size_t i;
 	int r;
 
-	r = proc_maps_parse_line("00400000-00452000 r-xp 00001000 08:02 173521 /usr/bin/dbus-daemon\n",
-				 &e);
+	r = proc_maps_parse_line(
+	    "00400000-00452000 r-xp 00001000 08:02 173521 /usr/bin/dbus-daemon\n", &e);
 	CHECK(r == 0 && e.start == 0x400000 && e.end == 0x452000 && e.offset == 0x1000 &&
-		      e.dev_major == 8 && e.dev_minor == 2 && e.inode == 173521,
+		  e.dev_major == 8 && e.dev_minor == 2 && e.inode == 173521,
 	      "file mapping numbers: r=%d %" PRIx64 "-%" PRIx64 " off %" PRIx64 " %x:%x %" PRIu64,
 	      r, e.start, e.end, e.offset, e.dev_major, e.dev_minor, e.inode);
 	CHECK(e.read && !e.write && e.exec && e.priv && !e.deleted, "file mapping perms");
@@ -95,12 +95,12 @@ static void test_proc_maps_parse(void)
 	      "[stack]: r=%d path '%s'", r, e.path);
 
 	r = proc_maps_parse_line(
-		"7f00000000-7f00001000 r-xp 00000000 fd:01 42   /opt/my app/lib x.so  \n", &e);
+	    "7f00000000-7f00001000 r-xp 00000000 fd:01 42   /opt/my app/lib x.so  \n", &e);
 	CHECK(r == 0 && streq(e.path, "/opt/my app/lib x.so  "),
 	      "path with spaces kept verbatim: r=%d '%s'", r, e.path);
 
-	r = proc_maps_parse_line("7f00000000-7f00001000 r-xp 00002000 00:01 7 /memfd:jit (deleted)\n",
-				 &e);
+	r = proc_maps_parse_line(
+	    "7f00000000-7f00001000 r-xp 00002000 00:01 7 /memfd:jit (deleted)\n", &e);
 	CHECK(r == 0 && e.deleted && streq(e.path, "/memfd:jit") && e.offset == 0x2000,
 	      "deleted: r=%d deleted=%d '%s'", r, e.deleted, e.path);
 	r = proc_maps_parse_line("7f00000000-7f00001000 r-xp 0 00:01 7 /a (deleted) b\n", &e);
@@ -108,8 +108,8 @@ static void test_proc_maps_parse(void)
 	      "' (deleted)' only as a suffix: deleted=%d '%s'", e.deleted, e.path);
 
 	r = proc_maps_parse_line("1000-2000 r--p 00000000 103:1a2b3 99 /dev/x\n", &e);
-	CHECK(r == 0 && e.dev_major == 0x103 && e.dev_minor == 0x1a2b3,
-	      "5-digit minor: r=%d %x:%x", r, e.dev_major, e.dev_minor);
+	CHECK(r == 0 && e.dev_major == 0x103 && e.dev_minor == 0x1a2b3, "5-digit minor: r=%d %x:%x",
+	      r, e.dev_major, e.dev_minor);
 	r = proc_maps_parse_line("1000-2000 r--p 00000000 fffff:fffff 99 /dev/x\n", &e);
 	CHECK(r == 0 && e.dev_major == 0xfffff && e.dev_minor == 0xfffff,
 	      "5-digit major and minor: r=%d %x:%x", r, e.dev_major, e.dev_minor);
@@ -118,31 +118,31 @@ static void test_proc_maps_parse(void)
 				 "                  [vsyscall]\n",
 				 &e);
 	CHECK(r == 0 && e.start == 0xffffffffff600000ull && e.end == 0xffffffffff601000ull &&
-		      streq(e.path, "[vsyscall]") && e.exec && !e.read,
+		  streq(e.path, "[vsyscall]") && e.exec && !e.read,
 	      "vsyscall: r=%d %" PRIx64 "-%" PRIx64, r, e.start, e.end);
 	r = proc_maps_parse_line("7ffffffff000-fffffffffffff000 r-xp fffffffffffff000 00:00 "
 				 "18446744073709551615 /x\n",
 				 &e);
 	CHECK(r == 0 && e.end == 0xfffffffffffff000ull && e.offset == 0xfffffffffffff000ull &&
-		      e.inode == UINT64_MAX,
+		  e.inode == UINT64_MAX,
 	      "huge numbers: r=%d end %" PRIx64 " inode %" PRIu64, r, e.end, e.inode);
 
 	{
 		static const char *const bad[] = {
-			"",
-			"\n",
-			"garbage\n",
-			"00400000-00452000 r-xp 00000000 08:02\n",	  /* no inode */
-			"00400000-00452000 r-xp 00000000\n",		  /* no device */
-			"00400000 r-xp 00000000 08:02 1 /x\n",		  /* no end */
-			"00400000-00452000 00000000 08:02 1 /x\n",	  /* no perms */
-			"00452000-00400000 r-xp 00000000 08:02 1 /x\n", /* end < start */
-			"00400000-00400000 r-xp 00000000 08:02 1 /x\n", /* empty */
-			"00400000-00452000 r-x 00000000 08:02 1 /x\n",	  /* 3 perms */
-			"00400000-00452000 r-xpp 00000000 08:02 1 /x\n",  /* 5 perms */
-			"00400000-00452000 r-xp zz 08:02 1 /x\n",
-			"00400000-00452000 r-xp 00000000 08-02 1 /x\n",
-			"00400000-00452000 r-xp 00000000 08:02 x /x\n",
+		    "",
+		    "\n",
+		    "garbage\n",
+		    "00400000-00452000 r-xp 00000000 08:02\n",	     /* no inode */
+		    "00400000-00452000 r-xp 00000000\n",	     /* no device */
+		    "00400000 r-xp 00000000 08:02 1 /x\n",	     /* no end */
+		    "00400000-00452000 00000000 08:02 1 /x\n",	     /* no perms */
+		    "00452000-00400000 r-xp 00000000 08:02 1 /x\n",  /* end < start */
+		    "00400000-00400000 r-xp 00000000 08:02 1 /x\n",  /* empty */
+		    "00400000-00452000 r-x 00000000 08:02 1 /x\n",   /* 3 perms */
+		    "00400000-00452000 r-xpp 00000000 08:02 1 /x\n", /* 5 perms */
+		    "00400000-00452000 r-xp zz 08:02 1 /x\n",
+		    "00400000-00452000 r-xp 00000000 08-02 1 /x\n",
+		    "00400000-00452000 r-xp 00000000 08:02 x /x\n",
 		};
 
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -300,24 +300,24 @@ static const struct mapping_key *lpm_lookup(const struct mapping_key *keys, int 
 static void test_mapping_keys(void)
 {
 	static const uint64_t special[][2] = {
-		{0, 1},
-		{0, 4096},
-		{0, 1ull << 47},
-		{0, UINT64_MAX},
-		{1, UINT64_MAX},
-		{1, 2},
-		{4095, 4097},
-		{(1ull << 47) - 4096, 1ull << 47},
-		{0x7ffff7fc1000ull, 0x7ffff7fc3000ull},
-		{(1ull << 47) - 1, (1ull << 47) + 1},
-		{(1ull << 47) + 12345, (1ull << 48) - 777},
-		{1ull << 63, UINT64_MAX},
-		{(1ull << 63) - 1, UINT64_MAX},
-		{UINT64_MAX - 1, UINT64_MAX},
-		{UINT64_MAX - 4096, UINT64_MAX},
-		{0xffffffffff600000ull, 0xffffffffff601000ull},
-		{5, 5},
-		{7, 3},
+	    {0, 1},
+	    {0, 4096},
+	    {0, 1ull << 47},
+	    {0, UINT64_MAX},
+	    {1, UINT64_MAX},
+	    {1, 2},
+	    {4095, 4097},
+	    {(1ull << 47) - 4096, 1ull << 47},
+	    {0x7ffff7fc1000ull, 0x7ffff7fc3000ull},
+	    {(1ull << 47) - 1, (1ull << 47) + 1},
+	    {(1ull << 47) + 12345, (1ull << 48) - 777},
+	    {1ull << 63, UINT64_MAX},
+	    {(1ull << 63) - 1, UINT64_MAX},
+	    {UINT64_MAX - 1, UINT64_MAX},
+	    {UINT64_MAX - 4096, UINT64_MAX},
+	    {0xffffffffff600000ull, 0xffffffffff601000ull},
+	    {5, 5},
+	    {7, 3},
 	};
 	const char *why, *first_why = NULL;
 	uint64_t bad_s = 0, bad_e = 0;
@@ -333,7 +333,8 @@ static void test_mapping_keys(void)
 	CHECK(n == 126, "[1, 2^64-1) needs 126 blocks, got %d", n);
 
 	for (i = 0; i < 20000; i++) {
-		unsigned int sbits = (unsigned int)rnd_below(65), lbits = (unsigned int)rnd_below(65);
+		unsigned int sbits = (unsigned int)rnd_below(65),
+			     lbits = (unsigned int)rnd_below(65);
 		uint64_t s = sbits == 64 ? rnd() : rnd() & ((1ull << sbits) - 1);
 		uint64_t len = lbits == 64 ? rnd() : rnd() & ((1ull << lbits) - 1);
 		uint64_t e;
@@ -391,8 +392,9 @@ static void test_mapping_keys(void)
 				if (wrapped)
 					continue;
 				if (!!lpm_lookup(keys, n, 77, a) != in && !lpm_bad++)
-					fprintf(stderr, "lpm: [%" PRIx64 ", %" PRIx64 ") at %" PRIx64
-							": expected %d\n",
+					fprintf(stderr,
+						"lpm: [%" PRIx64 ", %" PRIx64 ") at %" PRIx64
+						": expected %d\n",
 						s, e, a, in);
 				/* another pid never matches */
 				if (lpm_lookup(keys, n, 78, a) && !lpm_bad++)
@@ -524,14 +526,15 @@ static void test_row_alloc(void)
 		bool do_get = nlive == 0 || (rnd_below(100) < 55 && nlive < RA_TOTAL);
 
 		if (do_get) {
-			uint32_t len = (uint32_t)(rnd_below(4) ? 1 + rnd_below(16)
-							       : 1 + rnd_below(900));
+			uint32_t len =
+			    (uint32_t)(rnd_below(4) ? 1 + rnd_below(16) : 1 + rnd_below(900));
 			int64_t want = model_first_fit(used, RA_TOTAL, len);
 			int64_t got = row_alloc_get(&ra, len);
 
 			if (got != want && !bad_fit++)
-				fprintf(stderr, "row_alloc op %d: get(%u) = %" PRId64
-						", first fit is %" PRId64 "\n",
+				fprintf(stderr,
+					"row_alloc op %d: get(%u) = %" PRId64
+					", first fit is %" PRId64 "\n",
 					op, len, got, want);
 			if (got >= 0) {
 				gets++;
@@ -564,8 +567,8 @@ static void test_row_alloc(void)
 	CHECK(!bad_overlap, "%d overlapping rows", bad_overlap);
 	CHECK(!bad_fit, "%d results differ from first fit", bad_fit);
 	CHECK(!bad_state, "%d states differ from the model", bad_state);
-	CHECK(gets > 1000 && fails > 10, "the sequence must exercise both outcomes: %d gets, %d fails",
-	      gets, fails);
+	CHECK(gets > 1000 && fails > 10,
+	      "the sequence must exercise both outcomes: %d gets, %d fails", gets, fails);
 
 	while (nlive) {
 		int k = (int)rnd_below((uint64_t)nlive);
@@ -592,7 +595,9 @@ static void test_row_alloc(void)
 static union {
 	struct sample_record r;
 	uint64_t raw[(sizeof(struct sample_record) +
-		      (MAX_KERNEL_FRAMES + 2 + MAX_USER_FRAMES_LIMIT + 2) * 8) / 8 + 1];
+		      (MAX_KERNEL_FRAMES + 2 + MAX_USER_FRAMES_LIMIT + 2) * 8) /
+			 8 +
+		     1];
 } recbuf;
 
 static size_t mkrec(uint32_t pid, uint32_t tid, const char *comm, uint8_t reason, uint8_t flags,
@@ -704,7 +709,7 @@ static void test_aggregate_basic(void)
 	CHECK(a.samples == 14 && a.malformed == 0 && a.overflow == 0,
 	      "samples %" PRIu64 " malformed %" PRIu64, a.samples, a.malformed);
 	CHECK(a.by_reason[STOP_COMPLETE] == 9 && a.by_reason[STOP_TRUNCATED] == 1 &&
-		      a.by_reason[STOP_NO_USER] == 4,
+		  a.by_reason[STOP_NO_USER] == 4,
 	      "by_reason %" PRIu64 " %" PRIu64 " %" PRIu64, a.by_reason[STOP_COMPLETE],
 	      a.by_reason[STOP_TRUNCATED], a.by_reason[STOP_NO_USER]);
 	CHECK(a.in_kernel == 5, "in_kernel %" PRIu64, a.in_kernel);
@@ -717,7 +722,7 @@ static void test_aggregate_basic(void)
 	for (i = 1; v && i < nr; i++)
 		CHECK(v[i - 1]->count >= v[i]->count, "sorted order at %" PRIu64, i);
 	CHECK(v && nr == 9 && v[0]->count == 4 && v[0]->pid == 300 && v[1]->count == 3 &&
-		      v[2]->count == 1,
+		  v[2]->count == 1,
 	      "most samples first");
 	free(v);
 
@@ -778,7 +783,7 @@ static void test_aggregate_cap(void)
 	sz = mkrec(1, 1, "c", STOP_COMPLETE, 0, 0, NULL, 1, &pc);
 	agg_add(&a, rec(), sz);
 	CHECK(find_stack(&a, 1, "c", STOP_COMPLETE, 0, 1, &pc) &&
-		      find_stack(&a, 1, "c", STOP_COMPLETE, 0, 1, &pc)->count == 2,
+		  find_stack(&a, 1, "c", STOP_COMPLETE, 0, 1, &pc)->count == 2,
 	      "existing stack still counts when full");
 	CHECK(a.overflow == 2 && a.samples == 6, "overflow %" PRIu64 " samples %" PRIu64,
 	      a.overflow, a.samples);
@@ -826,8 +831,8 @@ static void test_aggregate_growth(void)
 		    (i && v[i - 1]->count < v[i]->count))
 			bad++;
 	}
-	CHECK(!bad && total == want_total, "%d wrong stacks after growth, total %" PRIu64 "/%" PRIu64,
-	      bad, total, want_total);
+	CHECK(!bad && total == want_total,
+	      "%d wrong stacks after growth, total %" PRIu64 "/%" PRIu64, bad, total, want_total);
 	free(v);
 	free(seen);
 	agg_free(&a);
@@ -929,8 +934,9 @@ static void test_folded(void)
 	CHECK(!malformed, "%d lines without a count (a comm or frame broke the format)", malformed);
 	/* profile.h: the overflow is one sample, comm "[overflow]", sorted like any other */
 	CHECK(n == 7, "%d lines, want 6 stacks + overflow", n);
-	CHECK(folded_count(l, n, "my_app_x;[unknown];[unknown];0xffffffff81000020_[k];"
-				 "0xffffffff81000010_[k]") == 7,
+	CHECK(folded_count(l, n,
+			   "my_app_x;[unknown];[unknown];0xffffffff81000020_[k];"
+			   "0xffffffff81000010_[k]") == 7,
 	      "comm sanitized, root first, kernel frames leaf last, identical lines merged");
 	CHECK(folded_count(l, n, "worker;[incomplete: no-rule];[unknown]") == 3,
 	      "incomplete frame under the comm");
@@ -944,7 +950,7 @@ static void test_folded(void)
 	for (i = 1; i < n; i++)
 		CHECK(l[i - 1].count >= l[i].count, "sorted by count at line %d", i);
 	CHECK(folded_count(l, n, "nl_name;[unknown]") == 8 ||
-		      folded_count(l, n, "nl name;[unknown]") == 8,
+		  folded_count(l, n, "nl name;[unknown]") == 8,
 	      "comm with a newline stays on one line");
 	frame_namer_free(&fn);
 	free(buf);
@@ -986,7 +992,7 @@ static void test_folded_frame_names(void)
 	fclose(f);
 	n = parse_folded(buf, l, 8, &malformed);
 	CHECK(n == 1 && !malformed && streq(l[0].text, "c;ns:evil_[k];plain_func_[k]") &&
-		      l[0].count == 2,
+		  l[0].count == 2,
 	      "';' in a frame name becomes ':' (got '%s')", n ? l[0].text : "");
 	frame_namer_free(&fn);
 	ksyms_free(ks);
@@ -1003,8 +1009,8 @@ static void test_frame_names_perfmap(void)
 	FILE *f;
 
 	CHECK(streq(stop_reason_name(STOP_NO_RULE), "no-rule") &&
-		      streq(stop_reason_name(STOP_REASON_MAX), "unknown") &&
-		      streq(stop_reason_name(-1), "unknown"),
+		  streq(stop_reason_name(STOP_REASON_MAX), "unknown") &&
+		  streq(stop_reason_name(-1), "unknown"),
 	      "stop_reason_name");
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)FAKE_PID2);
 	f = fopen(path, "w");
@@ -1041,7 +1047,7 @@ __attribute__((noinline)) int cfiprof_test_caller(int x)
 
 static struct cfi_row *rows_mem;
 static struct cfi_rule *rules_mem;
-#define ROWS_MAX (1u << 22)
+#define ROWS_MAX  (1u << 22)
 #define RULES_MAX 65536
 
 static void test_recording(void)
@@ -1107,7 +1113,8 @@ static void test_recording(void)
 			header_ok = streq(line, "# cfiprof recording v1");
 			continue;
 		}
-		if (sscanf(line, "map %u %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %u %127s %511s",
+		if (sscanf(line,
+			   "map %u %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %u %127s %511s",
 			   &pid, &start, &end, &off, &bias, &flags, bid, path) == 8) {
 			map_lines++;
 			for (e = 0; e < nents; e++) {
@@ -1133,13 +1140,14 @@ static void test_recording(void)
 					       streq(klist, "ffffffff81000010,ffffffff81abcdef") &&
 					       streq(ulist, "401000,7f00deadbeef,1"));
 			else if (pid == 4243)
-				bad_stack += !(count == 2 && reason == STOP_NO_RULE &&
-					       streq(comm, "-") && streq(klist, "-") &&
-					       streq(ulist, "401000"));
+				bad_stack +=
+				    !(count == 2 && reason == STOP_NO_RULE && streq(comm, "-") &&
+				      streq(klist, "-") && streq(ulist, "401000"));
 			else if (pid == 4244)
-				bad_stack += !(count == 1 && reason == STOP_NO_USER &&
-					       streq(comm, "kthread") &&
-					       streq(klist, "ffffffff81000010") && streq(ulist, "-"));
+				bad_stack +=
+				    !(count == 1 && reason == STOP_NO_USER &&
+				      streq(comm, "kthread") && streq(klist, "ffffffff81000010") &&
+				      streq(ulist, "-"));
 			else
 				bad_stack++;
 			if (bad_stack)
@@ -1182,8 +1190,8 @@ static void test_recording(void)
 		fclose(f);
 		nl = parse_folded(out, l, 4, &malformed);
 		CHECK(nl == 1 && !malformed &&
-			      streq(l[0].text, "self;cfiprof_test_caller;cfiprof_test_leaf") &&
-			      l[0].count == 2,
+			  streq(l[0].text, "self;cfiprof_test_caller;cfiprof_test_leaf") &&
+			  l[0].count == 2,
 		      "symbolized folded line '%s'", nl ? l[0].text : "");
 		frame_namer_free(&fn);
 		free(out);
@@ -1195,14 +1203,13 @@ static void test_recording(void)
 		uint64_t pc = (uint64_t)(uintptr_t)&printf;
 		struct proc *p = proc_tracker_find(pt, (uint32_t)getpid());
 		const struct proc_mapping *m = p ? proc_find_mapping(p, pc) : NULL;
-		struct mapping_key q = {.prefixlen = 96,
-					.pid = (uint32_t)getpid(),
-					.addr_be = __builtin_bswap64(pc)};
+		struct mapping_key q = {
+		    .prefixlen = 96, .pid = (uint32_t)getpid(), .addr_be = __builtin_bswap64(pc)};
 		struct mapping_val val = {0};
 		int r = bpf_map_lookup_elem(maps_fd, &q, &val);
 
 		CHECK(m && m->obj && r == 0 && val.obj_id == m->obj->id && val.bias == m->bias &&
-			      val.flags == m->flags,
+			  val.flags == m->flags,
 		      "LPM lookup of printf: r=%d obj %u flags %u", r, val.obj_id, val.flags);
 	}
 	free(ents);
@@ -1270,7 +1277,8 @@ static bool rows_match(const struct table_store *ts, const struct obj_entry *o,
 		const struct cfi_row *g = &ts->rows[o->first_row + i];
 
 		if (g->off != t->rows[i].off || g->rule >= ts->nr_rules ||
-		    memcmp(&ts->rules[g->rule], &t->rules[t->rows[i].rule], sizeof(struct cfi_rule)))
+		    memcmp(&ts->rules[g->rule], &t->rules[t->rows[i].rule],
+			   sizeof(struct cfi_rule)))
 			return false;
 	}
 	return true;
@@ -1336,7 +1344,7 @@ static void test_table_store_no_bpf(struct cfi_table *libc)
 	CHECK(r < 0 && o->state == OBJ_FAILED, "page insert into fd -1 fails: r=%d state %d", r,
 	      o->state);
 	CHECK(ts.alloc.used == 0 && ts.alloc.nr_free == 1 && o->page_keys == NULL &&
-		      ts.stats.objects_failed == 1 && ts.stats.objects_loaded == 0,
+		  ts.stats.objects_failed == 1 && ts.stats.objects_loaded == 0,
 	      "failed load gave its rows back: used %u", ts.alloc.used);
 
 	memset(o, 0, sizeof(*o));
@@ -1350,7 +1358,7 @@ static void test_table_store_no_bpf(struct cfi_table *libc)
 	table_store_init(&ts, rows_mem, 10, rules_mem, RULES_MAX, -1);
 	r = table_store_load_table(&ts, o, libc);
 	CHECK(r == -ENOSPC && o->state == OBJ_FAILED && ts.stats.rows_full == 1 &&
-		      ts.alloc.used == 0,
+		  ts.alloc.used == 0,
 	      "rows full: r=%d", r);
 	table_store_destroy(&ts);
 
@@ -1380,17 +1388,19 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, fd);
 
 	build_calls = 0;
-	o1 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted, (void *)LIBC_PATH);
+	o1 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted,
+				 (void *)LIBC_PATH);
 	CHECK(o1 && o1->state == OBJ_LOADED && o1->refs == 1, "libc loaded: state %d",
 	      o1 ? (int)o1->state : -1);
 	CHECK(o1 && rows_match(&ts, o1, libc), "libc rows remapped into the global dictionary");
 	CHECK(o1 && pages_match(fd, o1, libc), "libc page index");
 	CHECK(map_entries(fd) == (int)libc->nr_pages, "%d page entries, want %u", map_entries(fd),
 	      libc->nr_pages);
-	CHECK(ts.alloc.used == libc->nr_rows && ts.stats.pages_used == libc->nr_pages,
-	      "used %u", ts.alloc.used);
+	CHECK(ts.alloc.used == libc->nr_rows && ts.stats.pages_used == libc->nr_pages, "used %u",
+	      ts.alloc.used);
 
-	o2 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted, (void *)LIBC_PATH);
+	o2 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted,
+				 (void *)LIBC_PATH);
 	CHECK(o2 == o1 && o1->refs == 2 && build_calls == 1, "same key shares one object");
 
 	o3 = table_store_acquire(&ts, "key-cxx", "libstdc++.so.6", build_path_counted,
@@ -1431,9 +1441,10 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 	/* loading again reuses the rules already in the dictionary */
 	rules_after = ts.nr_rules;
 	build_calls = 0;
-	o1 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted, (void *)LIBC_PATH);
+	o1 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted,
+				 (void *)LIBC_PATH);
 	CHECK(build_calls == 1 && o1->state == OBJ_LOADED && ts.nr_rules == rules_after &&
-		      rows_match(&ts, o1, libc) && pages_match(fd, o1, libc),
+		  rows_match(&ts, o1, libc) && pages_match(fd, o1, libc),
 	      "reload: rules %u -> %u", rules_after, ts.nr_rules);
 	table_store_release(&ts, o1);
 

@@ -63,6 +63,11 @@ static void grow(struct aggregator *a)
 
 int agg_add(struct aggregator *a, const struct sample_record *r, size_t size)
 {
+	return agg_add_n(a, r, size, 1);
+}
+
+int agg_add_n(struct aggregator *a, const struct sample_record *r, size_t size, uint64_t count)
+{
 	uint32_t nr, i;
 	uint64_t h = 0;
 	struct agg_stack *s;
@@ -77,13 +82,13 @@ int agg_add(struct aggregator *a, const struct sample_record *r, size_t size)
 		a->malformed++;
 		return -1;
 	}
-	a->samples++;
-	a->by_reason[r->reason < STOP_REASON_MAX ? r->reason : 0]++;
+	a->samples += count;
+	a->by_reason[r->reason < STOP_REASON_MAX ? r->reason : 0] += count;
 	if (r->flags & SAMPLE_IN_KERNEL)
-		a->in_kernel++;
+		a->in_kernel += count;
 	if (r->reason != STOP_NO_USER) {
-		a->user_frames += r->nr_user;
-		a->user_samples++;
+		a->user_frames += r->nr_user * count;
+		a->user_samples += count;
 	}
 	h = mix(h, r->pid);
 	h = mix(h, r->reason);
@@ -95,20 +100,20 @@ int agg_add(struct aggregator *a, const struct sample_record *r, size_t size)
 		    s->nr_kernel == r->nr_kernel && s->nr_user == r->nr_user &&
 		    !memcmp(s->comm, r->comm, COMM_LEN) &&
 		    !memcmp(s->pcs, r->pcs, nr * sizeof(uint64_t))) {
-			s->count++;
+			s->count += count;
 			return 0;
 		}
 	}
 	if (a->nr_stacks >= a->max_stacks) {
-		a->overflow++;
+		a->overflow += count;
 		return 0;
 	}
 	s = malloc(sizeof(*s) + nr * sizeof(uint64_t));
 	if (!s) {
-		a->overflow++;
+		a->overflow += count;
 		return 0;
 	}
-	s->count = 1;
+	s->count = count;
 	s->hash = h;
 	s->pid = r->pid;
 	s->tid = r->tid;

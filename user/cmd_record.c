@@ -26,6 +26,7 @@
 #include "frame_names.h"
 #include "loader.h"
 #include "proc_tracker.h"
+#include "output.h"
 #include "recording.h"
 #include "table_store.h"
 
@@ -45,6 +46,7 @@ static struct record_args {
 	uint32_t rows_max;
 	uint64_t max_stacks;
 	const char *output;
+	enum out_format format;
 	const char *save;
 	bool verbose;
 } args = {
@@ -75,7 +77,9 @@ static const struct argp_option opts[] = {
 	{"kernel", 'k', NULL, 0, "record kernel stacks too (default)", 0},
 	{"user-only", OPT_USER_ONLY, NULL, 0, "do not record kernel stacks", 0},
 	{"event", OPT_EVENT, "EVENT", 0, "cpu-clock (default) or cycles", 0},
-	{"output", 'o', "FILE", 0, "write folded stacks to FILE (default stdout)", 0},
+	{"output", 'o', "FILE", 0, "write the profile to FILE (default stdout)", 0},
+	{"format", 'f', "FORMAT", 0,
+	 "folded, pprof, svg, text or speedscope (default: by the extension of -o, else folded)", 0},
 	{"tail-calls", OPT_TAIL_CALLS, NULL, 0, "walk with tail calls even if bpf_loop exists", 0},
 	{"rows", OPT_ROWS, "N", 0, "capacity of the unwind-rows map (default 4194304)", 0},
 	{"max-stacks", OPT_MAX_STACKS, "N", 0, "distinct stacks kept (default 1048576)", 0},
@@ -146,6 +150,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'o':
 		args.output = arg;
+		break;
+	case 'f':
+		args.format = output_format_parse(arg);
+		if (args.format == OUT_UNKNOWN)
+			argp_error(state, "unknown format '%s' (%s)", arg, output_format_names());
 		break;
 	case OPT_TAIL_CALLS:
 		args.tail_calls = true;
@@ -355,6 +364,8 @@ static bool release_after_exec(struct session *s)
 		return false;
 	if (!WIFSTOPPED(status))
 		return false; /* exec failed: the child exited */
+	/* the executable and ld.so first: the loader's own work is sampled too */
+	proc_tracker_load_now(s->pt, (uint32_t)s->child);
 	if (!run_to_entry(s->child))
 		return false;
 	proc_tracker_load_now(s->pt, (uint32_t)s->child);
@@ -429,6 +440,14 @@ static void print_summary(struct session *s, double secs)
 	}
 }
 
+static uint64_t unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -446,6 +465,9 @@ int cmd_record(int argc, char **argv)
 		"  cfiprof record -F 999 -- ./app arg\n  cfiprof record -a -d 5",
 		NULL, NULL, NULL};
 	struct loader_opts lo = {0};
+	struct recording_meta meta = {0};
+	struct profile_info info = {0};
+	struct profile prof;
 	struct session s;
 	struct ring_buffer *rb = NULL;
 	struct frame_namer fn;
@@ -467,6 +489,10 @@ int cmd_record(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (args.output && args.format == OUT_UNKNOWN)
+		args.format = output_format_from_path(args.output);
+	meta.freq = args.freq;
+	snprintf(meta.event, sizeof(meta.event), "%s", args.cycles ? "cycles" : "cpu-clock");
 	lo.filter_pids = !args.all;
 	lo.collect_kernel = args.kernel;
 	lo.force_tail_calls = args.tail_calls;
@@ -528,6 +554,7 @@ int cmd_record(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	start = now_s();
+	meta.start_unix_ns = unix_ns();
 	if (args.duration > 0)
 		deadline = start + args.duration;
 	if (go_fd >= 0) {
@@ -560,20 +587,31 @@ int cmd_record(int argc, char **argv)
 	proc_tracker_drain(s.pt);
 	proc_tracker_stop(s.pt, false);
 	print_summary(&s, now_s() - start);
+	meta.duration_ns = (uint64_t)((now_s() - start) * 1e9);
 	ks = args.kernel ? ksyms_load(NULL, kerr, sizeof(kerr)) : NULL;
 	if (args.kernel && !ks)
 		fprintf(stderr, "cfiprof: kernel symbols unavailable: %s\n", kerr);
 	frame_namer_init(&fn, s.pt, ks);
-	if (folded_write(out, &s.agg, &fn)) {
-		fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
-		err = -EIO;
+	info.period_ns = 1000000000ull / args.freq;
+	info.start_unix_ns = meta.start_unix_ns;
+	info.duration_ns = meta.duration_ns;
+	info.event = meta.event;
+	if (profile_build(&prof, &s.agg, &fn, &info)) {
+		fprintf(stderr, "cfiprof: out of memory while symbolizing\n");
+		err = -ENOMEM;
+	} else {
+		if (output_write(out, &prof, args.format, args.cmd ? args.cmd[0] : "cfiprof")) {
+			fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
+			err = -EIO;
+		}
+		profile_free(&prof);
 	}
 	frame_namer_free(&fn);
 	ksyms_free(ks);
 	if (args.save) {
 		FILE *sf = fopen(args.save, "we");
 
-		if (!sf || recording_write(sf, &s.agg, s.pt) || fclose(sf)) {
+		if (!sf || recording_write(sf, &s.agg, s.pt, &meta) || fclose(sf)) {
 			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.save, strerror(errno));
 			err = -EIO;
 		}

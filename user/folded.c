@@ -38,7 +38,7 @@ static char *sample_text(const struct profile *p, const struct prof_sample *ps)
 	if (!f)
 		return NULL;
 	for (c = ps->comm; *c; c++)
-		fputc(*c == ';' || *c == ' ' ? '_' : *c, f);
+		fputc(*c == ';' || *c == ' ' || *c == '\n' ? '_' : *c, f);
 	/* locations are leaf first; folded stacks are root first */
 	for (k = (int)ps->nr_locs - 1; k >= 0; k--) {
 		const struct prof_location *l = &p->locs[ps->locs[k]];

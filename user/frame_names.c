@@ -44,7 +44,7 @@ void frame_namer_free(struct frame_namer *fn)
 static struct perfmap *perfmap_for(struct frame_namer *fn, uint32_t pid)
 {
 	char path[64];
-	int i;
+	int i, n;
 
 	for (i = 0; i < fn->nr_perfmaps; i++) {
 		if (fn->perfmaps[i].pid == pid)
@@ -52,7 +52,8 @@ static struct perfmap *perfmap_for(struct frame_namer *fn, uint32_t pid)
 	}
 	if (fn->nr_perfmaps == (int)(sizeof(fn->perfmaps) / sizeof(fn->perfmaps[0])))
 		return NULL;
-	if (perfmap_path(path, sizeof(path), NULL, (int)pid))
+	n = perfmap_path(path, sizeof(path), NULL, (int)pid);
+	if (n < 0 || (size_t)n >= sizeof(path))
 		return NULL;
 	fn->perfmaps[fn->nr_perfmaps].pid = pid;
 	fn->perfmaps[fn->nr_perfmaps].pm = perfmap_new(path);

@@ -11,6 +11,7 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{"record", cmd_record, "sample stacks of a pid, a command or the whole system"},
+	{"report", cmd_report, "render a recording saved with record --save"},
 	{"tables", cmd_tables, "compile an ELF file's DWARF CFI into unwind tables"},
 };
 

@@ -580,3 +580,45 @@ void proc_tracker_free(struct proc_tracker *pt)
 	pthread_cond_destroy(&pt->idle_cond);
 	free(pt);
 }
+
+int proc_tracker_add_saved(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m)
+{
+	struct proc_mapping *n;
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = get_locked(pt, pid);
+	pthread_mutex_unlock(&pt->lock);
+	if (!p)
+		return -ENOMEM;
+	n = realloc(p->maps, (p->nr_maps + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	p->maps = n;
+	n = &p->maps[p->nr_maps++];
+	*n = *m;
+	n->obj = NULL;
+	n->sym = NULL;
+	/* files that are gone leave the mapping unsymbolized (object+offset), not an error */
+	if (strcmp(m->path, "[vdso]") && m->path[0] == '/')
+		n->sym = sym_cache_get(pt->syms, m->key[0] ? m->key : m->path, m->path, -1);
+	p->loaded = true;
+	p->exited = true;
+	return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct proc_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+void proc_tracker_sort(struct proc_tracker *pt)
+{
+	uint32_t b;
+	struct proc *p;
+
+	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b))
+		qsort(p->maps, p->nr_maps, sizeof(*p->maps), by_start);
+}

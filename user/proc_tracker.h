@@ -67,6 +67,14 @@ int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid);
 /* Waits until the queue is empty. */
 void proc_tracker_drain(struct proc_tracker *pt);
 
+/*
+ * Report mode (no BPF): adds a mapping read from a saved recording; symbols
+ * come from key (a build-id, or the path) and path.  Call proc_tracker_sort
+ * once all are added.
+ */
+int proc_tracker_add_saved(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m);
+void proc_tracker_sort(struct proc_tracker *pt);
+
 /* Lookups for symbolization; take the tracker lock. The result stays valid until free. */
 struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid);
 const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc);

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Writer of saved recordings; see recording.h for the format. */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "recording.h"
 
@@ -17,7 +20,8 @@ static void write_pcs(FILE *f, const uint64_t *pcs, unsigned int n)
 		fprintf(f, "%c%" PRIx64, i ? ',' : ' ', pcs[i]);
 }
 
-int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt)
+int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
+		    const struct recording_meta *meta)
 {
 	struct agg_stack **v;
 	uint64_t nr, i;
@@ -26,6 +30,8 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt)
 	const char *c;
 
 	fprintf(f, "# cfiprof recording v1\n");
+	fprintf(f, "meta %u %s %" PRIu64 " %" PRIu64 "\n", meta->freq,
+		meta->event[0] ? meta->event : "cpu-clock", meta->start_unix_ns, meta->duration_ns);
 	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b)) {
 		for (m = 0; m < p->nr_maps; m++) {
 			const struct proc_mapping *pm = &p->maps[m];
@@ -58,4 +64,130 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt)
 		fprintf(f, "overflow %" PRIu64 "\n", a->overflow);
 	free(v);
 	return ferror(f) ? -1 : 0;
+}
+
+/* Parses "-" or a comma-separated hex list into pcs; returns the count or -1. */
+static int parse_pcs(const char *s, uint64_t *pcs, int max)
+{
+	int n = 0;
+	char *end;
+
+	if (!strcmp(s, "-"))
+		return 0;
+	for (;;) {
+		if (n == max)
+			return -1;
+		errno = 0;
+		pcs[n++] = strtoull(s, &end, 16);
+		if (errno || end == s)
+			return -1;
+		if (*end == 0)
+			return n;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
+}
+
+static void note_bad(uint64_t *bad, char *err, size_t errlen, unsigned long line, const char *why)
+{
+	if (!(*bad)++)
+		snprintf(err, errlen, "line %lu: %s", line, why);
+}
+
+int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
+		   struct recording_meta *meta, uint64_t *bad, char *err, size_t errlen)
+{
+	/* a record buffer big enough for any stack the walker can produce */
+	static uint64_t rec_buf[(sizeof(struct sample_record) / 8) + MAX_KERNEL_FRAMES +
+				MAX_USER_FRAMES_LIMIT + 1];
+	struct sample_record *r = (struct sample_record *)rec_buf;
+	char *line = NULL, kl[16384], ul[32768], comm[64], path[4096], bid[160];
+	unsigned long lineno = 0;
+	size_t cap = 0;
+	ssize_t len;
+	int ret = 0;
+
+	memset(meta, 0, sizeof(*meta));
+	*bad = 0;
+	err[0] = 0;
+	len = getline(&line, &cap, f);
+	if (len <= 0 || strncmp(line, "# cfiprof recording v1", 22)) {
+		snprintf(err, errlen, "not a cfiprof recording (no '# cfiprof recording v1' header)");
+		free(line);
+		return -1;
+	}
+	lineno = 1;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		if ((size_t)len >= sizeof(ul)) {
+			note_bad(bad, err, errlen, lineno, "line too long");
+			continue;
+		}
+		if (!strncmp(line, "meta ", 5)) {
+			if (sscanf(line, "meta %u %31s %" SCNu64 " %" SCNu64, &meta->freq, meta->event,
+				   &meta->start_unix_ns, &meta->duration_ns) != 4)
+				note_bad(bad, err, errlen, lineno, "malformed meta line");
+		} else if (!strncmp(line, "map ", 4)) {
+			struct proc_mapping m;
+			unsigned int pid;
+
+			memset(&m, 0, sizeof(m));
+			if (sscanf(line,
+				   "map %u %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64
+				   " %u %159s %4095[^\n]",
+				   &pid, &m.start, &m.end, &m.offset, &m.bias, &m.flags, bid,
+				   path) != 8 ||
+			    m.end <= m.start) {
+				note_bad(bad, err, errlen, lineno, "malformed map line");
+				continue;
+			}
+			snprintf(m.path, sizeof(m.path), "%.255s", path);
+			snprintf(m.key, sizeof(m.key), "%s", strcmp(bid, "-") ? bid : "");
+			if (proc_tracker_add_saved(pt, pid, &m)) {
+				ret = -1;
+				break;
+			}
+		} else if (!strncmp(line, "stack ", 6)) {
+			unsigned long long count;
+			unsigned int pid, tid, reason, flags;
+			int nk, nu;
+
+			if (sscanf(line, "stack %llu %u %u %u %u %63s k %16383s u %32767s", &count,
+				   &pid, &tid, &reason, &flags, comm, kl, ul) != 8 ||
+			    reason >= STOP_REASON_MAX || count == 0) {
+				note_bad(bad, err, errlen, lineno, "malformed stack line");
+				continue;
+			}
+			memset(r, 0, sizeof(*r));
+			nk = parse_pcs(kl, (uint64_t *)r->pcs, MAX_KERNEL_FRAMES);
+			nu = nk < 0 ? -1
+				   : parse_pcs(ul, (uint64_t *)r->pcs + nk, MAX_USER_FRAMES_LIMIT);
+			if (nk < 0 || nu < 0) {
+				note_bad(bad, err, errlen, lineno, "malformed PC list");
+				continue;
+			}
+			r->type = RECORD_SAMPLE;
+			r->pid = pid;
+			r->tid = tid;
+			r->reason = (uint8_t)reason;
+			r->flags = (uint8_t)flags;
+			r->nr_kernel = (uint16_t)nk;
+			r->nr_user = (uint16_t)nu;
+			snprintf(r->comm, sizeof(r->comm), "%.15s", strcmp(comm, "-") ? comm : "");
+			agg_add_n(a, r, sizeof(*r) + (size_t)(nk + nu) * sizeof(uint64_t), count);
+		} else if (!strncmp(line, "overflow ", 9)) {
+			unsigned long long n;
+
+			if (sscanf(line, "overflow %llu", &n) == 1)
+				a->overflow += n;
+			else
+				note_bad(bad, err, errlen, lineno, "malformed overflow line");
+		} else if (line[0] != '#' && line[0] != '\n') {
+			note_bad(bad, err, errlen, lineno, "unknown line");
+		}
+	}
+	free(line);
+	proc_tracker_sort(pt);
+	return ret;
 }

@@ -4,10 +4,11 @@
  * mapping needed to symbolize them later, in a line-based text format:
  *
  *   # cfiprof recording v1
+ *   meta FREQ EVENT START-UNIX-NS DURATION-NS
  *   map PID START END OFFSET BIAS FLAGS BUILD-ID PATH
  *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,..
  *
- * Numbers are hex except COUNT, PID, TID, REASON, FLAGS; an empty list is "-";
+ * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS; an empty list is "-";
  * COMM has spaces replaced by '_'.  PCs are leaf first, as the walker emits them.
  */
 #ifndef CFIPROF_RECORDING_H
@@ -18,6 +19,22 @@
 #include "aggregate.h"
 #include "proc_tracker.h"
 
-int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt);
+struct recording_meta {
+	uint32_t freq;
+	char event[32];
+	uint64_t start_unix_ns, duration_ns;
+};
+
+int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
+		    const struct recording_meta *meta);
+
+/*
+ * Reads a recording into a (stacks) and pt (mappings; symbols are loaded
+ * from the files named, so a recording can be re-rendered without root).
+ * Malformed lines are skipped and counted in *bad (the first one described in
+ * err); returns 0, or -1 if the file is not a recording at all.
+ */
+int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
+		   struct recording_meta *meta, uint64_t *bad, char *err, size_t errlen);
 
 #endif
