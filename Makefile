@@ -17,7 +17,7 @@ CFLAGS   += $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE
 LDLIBS   := -lelf -lz -ldl -liberty
 
 DEPS_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool binutils \
-             libdw-dev libiberty-dev linux-perf bpftrace libclang-rt-14-dev
+             libdw-dev libiberty-dev linux-perf bpftrace libclang-rt-14-dev golang-go
 
 TABLES_SRC := $(sort $(wildcard tables/*.c))
 TABLES_OBJ := $(TABLES_SRC:%.c=$(OUT)/%.o)

@@ -12,6 +12,7 @@ static const struct {
 } commands[] = {
 	{"record", cmd_record, "sample stacks of a pid, a command or the whole system"},
 	{"report", cmd_report, "render a recording saved with record --save"},
+	{"top", cmd_top, "live view of the hottest functions"},
 	{"tables", cmd_tables, "compile an ELF file's DWARF CFI into unwind tables"},
 };
 

@@ -52,7 +52,7 @@ enum { LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_
 enum { LINE_FUNCTION_ID = 1 };
 enum { FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4 };
 
-#define FLUSH_AT (64 * 1024)
+#define FLUSH_AT    (64 * 1024)
 #define KERNEL_PATH "[kernel.kallsyms]"
 
 struct pbuf {
@@ -340,8 +340,8 @@ static int write_functions(struct writer *w, const struct profile *p, const uint
 			file = p->maps[loc_map[i] - 1].path;
 		else if (loc_map[i])
 			file = kmap->path;
-		keys[i].name = str_index(&w->st, p->locs[i].function ? p->locs[i].function
-								   : "[unknown]");
+		keys[i].name =
+		    str_index(&w->st, p->locs[i].function ? p->locs[i].function : "[unknown]");
 		keys[i].file = str_index(&w->st, file);
 		keys[i].loc = i;
 	}
