@@ -58,6 +58,9 @@ $(OUT)/%.o: %.c $(wildcard tables/*.h bpf/*.h user/*.h) | $(BPF_SKEL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# the skeleton embeds the BPF object: whatever includes it must rebuild with it
+$(OUT)/user/loader.o: $(BPF_SKEL)
+
 $(OUT)/libcfitables.a: $(TABLES_OBJ)
 	$(AR) rcs $@ $^
 

@@ -458,8 +458,9 @@ static __always_inline int wanted(__u32 tgid)
 	return !filter_enabled || bpf_map_lookup_elem(&target_pids, &tgid);
 }
 
-SEC("tp/sched/sched_process_exec")
-int on_exec(void *ctx)
+/* BTF tracepoints: no tracefs needed, so CAP_BPF + CAP_PERFMON suffice. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
@@ -468,8 +469,8 @@ int on_exec(void *ctx)
 	return 0;
 }
 
-SEC("tp/sched/sched_process_exit")
-int on_exit(void *ctx)
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;

@@ -18,9 +18,10 @@
 #include "tests/harness.h"
 #include "user/pprof.h"
 
-#define PERIOD_NS 10000000ULL /* 100 Hz: 70 samples print as 0.70s */
-#define START_NS  1700000000123456789ULL
-#define MAX_N	  64
+#define PERIOD_NS   10000000ULL /* 100 Hz: 70 samples print as 0.70s */
+#define START_NS    1700000000123456789ULL
+#define MAX_N	    64
+#define FLUSH_BYTES (64 * 1024) /* the deflate batch in user/pprof.c */
 
 /* ---- the profile under test ---- */
 
@@ -601,6 +602,17 @@ static int parse_top(const char *out, struct top_row *rows, int max)
 	return nr;
 }
 
+static bool has_row(const char *out, const char *flat, const char *name)
+{
+	struct top_row rows[8];
+	int nr = parse_top(out, rows, 8), i;
+
+	for (i = 0; i < nr; i++)
+		if (!strcmp(rows[i].flat, flat) && !strcmp(rows[i].name, name))
+			return true;
+	return false;
+}
+
 /* ---- checks ---- */
 
 static void check_decoded(const char *path)
@@ -926,6 +938,79 @@ static void check_empty(const char *go, const char *file)
 	free(out);
 }
 
+/*
+ * Enough distinct names to grow the string table several times and enough
+ * bytes to go through deflate in many pieces: pprof must still read it whole.
+ */
+#define BIG_N 3000
+
+static void check_large(const char *go, const char *file)
+{
+	struct prof_location *bl = calloc(BIG_N, sizeof(*bl));
+	struct prof_sample *bs = calloc(BIG_N, sizeof(*bs));
+	uint32_t *stacks = calloc(BIG_N * 2, sizeof(*stacks));
+	char(*names)[32] = calloc(BIG_N, sizeof(*names));
+	struct prof_mapping m = {0x400000, 0x400000 + BIG_N * 16, 0, "/usr/bin/big", "", 7};
+	uint64_t nr_samples = 0, nr_strs = 0;
+	const uint8_t *pos, *end;
+	struct field f;
+	struct profile p;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int i, status;
+	char *out;
+
+	CHECK(bl && bs && stacks && names, "allocations");
+	if (!bl || !bs || !stacks || !names)
+		goto out;
+	for (i = 0; i < BIG_N; i++) {
+		snprintf(names[i], sizeof(names[i]), "fn%d", i);
+		bl[i] =
+		    (struct prof_location){0x400000 + i * 16, i * 16, 1, PROF_LOC_USER, names[i]};
+		stacks[2 * i] = i;
+		stacks[2 * i + 1] = (i + 1) % BIG_N;
+		bs[i] = (struct prof_sample){i + 1,	    7, 1000 + i,      "big",
+					     STOP_COMPLETE, 2, &stacks[2 * i]};
+	}
+	memset(&p, 0, sizeof(p));
+	p.samples = bs;
+	p.nr_samples = BIG_N;
+	p.locs = bl;
+	p.nr_locs = BIG_N;
+	p.maps = &m;
+	p.nr_maps = 1;
+	p.period_ns = PERIOD_NS;
+	CHECK(write_file(file, &p) == 0, "write large profile");
+	buf = gunzip_file(file, &len);
+	CHECK(buf != NULL && len > 3 * FLUSH_BYTES, "large profile: %zu bytes", len);
+	if (!buf)
+		goto out;
+	for (pos = buf, end = buf + len; next_field(&pos, end, &f) > 0;) {
+		nr_samples += f.num == 2;
+		nr_strs += f.num == 6;
+	}
+	CHECK(pos == end, "large profile parses to the end");
+	/* the BIG_N names and a few fixed strings (tids are numbers) */
+	CHECK(nr_samples == BIG_N && nr_strs > BIG_N && nr_strs < BIG_N + 20,
+	      "large profile: %lu samples, %lu strings", (unsigned long)nr_samples,
+	      (unsigned long)nr_strs);
+	if (!go)
+		goto out;
+	out =
+	    run_pprof(go, "-top -nodecount=2 -nodefraction=0 -sample_index=samples", file, &status);
+	CHECK(out && status == 0 && strstr(out, "of 4501500 total") &&
+		  strstr(out, "Showing top 2 nodes out of 3000") &&
+		  has_row(out, "3000", "fn2999") && has_row(out, "2999", "fn2998"),
+	      "go tool pprof on the large profile:\n%s", out ? out : "");
+	free(out);
+out:
+	free(buf);
+	free(bl);
+	free(bs);
+	free(stacks);
+	free(names);
+}
+
 int main(void)
 {
 	static uint32_t dangling[] = {NR_LOCS};
@@ -952,6 +1037,7 @@ int main(void)
 	}
 
 	check_empty(go, file);
+	check_large(go, file);
 
 	fill_profile(&p);
 	p.samples = &bad_sample;

@@ -452,12 +452,15 @@ static bool is_call(const uint8_t *b, int len)
 	return need == len;
 }
 
-/* Ends the byte string (the bytes just before a return address) with a call? */
+/*
+ * Ends the byte string (the bytes just before a return address) with a call?
+ * 2..8 bytes: REX + ff /2 with SIB + disp32 (41 ff 94 24 d32) is 8 long.
+ */
 static bool ends_with_call(const uint8_t *before, int n)
 {
 	int len;
 
-	for (len = 2; len <= 7 && len <= n; len++) {
+	for (len = 2; len <= 8 && len <= n; len++) {
 		if (is_call(before + n - len, len))
 			return true;
 	}
@@ -543,7 +546,7 @@ static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t
 		for (tok = strtok_r(u, ",", &save); tok; tok = strtok_r(NULL, ",", &save), idx++) {
 			uint64_t pc = strtoull(tok, NULL, 16), off;
 			const struct map_ent *m;
-			uint8_t before[7], here[sizeof(sigreturn_code)];
+			uint8_t before[8], here[sizeof(sigreturn_code)];
 			ssize_t got;
 			int fd, nb;
 
@@ -578,16 +581,16 @@ static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t
 				continue;
 			}
 			cs->checked++;
-			nb = off < 7 ? (int)off : 7;
-			got = fd >= 0 ? pread(fd, before + 7 - nb, (size_t)nb, (off_t)(off - nb)) : -1;
-			if (got != nb || !ends_with_call(before + 7 - nb, nb)) {
+			nb = off < 8 ? (int)off : 8;
+			got = fd >= 0 ? pread(fd, before + 8 - nb, (size_t)nb, (off_t)(off - nb)) : -1;
+			if (got != nb || !ends_with_call(before + 8 - nb, nb)) {
 				cs->failed++;
 				if (!cs->first_fail[0]) {
 					char hex[32] = "";
 					int k;
 
 					for (k = 0; got == nb && k < nb; k++)
-						sprintf(hex + 3 * k, "%02x ", before[7 - nb + k]);
+						sprintf(hex + 3 * k, "%02x ", before[8 - nb + k]);
 					snprintf(cs->first_fail, sizeof(cs->first_fail),
 						 "pc %#lx (frame %d) = %s+%#lx, bytes before: %s%s", pc,
 						 idx, base_name(m->path), off, hex,

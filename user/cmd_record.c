@@ -263,7 +263,7 @@ int cmd_record(int argc, char **argv)
 	meta.duration_ns = (uint64_t)((session_now() - s.start) * 1e9);
 	ks = args.kernel ? ksyms_load(NULL, kerr, sizeof(kerr)) : NULL;
 	if (args.kernel && !ks)
-		fprintf(stderr, "cfiprof: kernel symbols unavailable: %s\n", kerr);
+		fprintf(stderr, "cfiprof: %s\n", kerr);
 	frame_namer_init(&fn, s.pt, ks);
 	info.period_ns = 1000000000ull / args.freq;
 	info.start_unix_ns = meta.start_unix_ns;

@@ -261,7 +261,7 @@ int cmd_top(int argc, char **argv)
 	if (args.so.kernel) {
 		t.ks = ksyms_load(NULL, kerr, sizeof(kerr));
 		if (!t.ks)
-			fprintf(stderr, "cfiprof: kernel symbols unavailable: %s\n", kerr);
+			fprintf(stderr, "cfiprof: %s\n", kerr);
 	}
 	err = session_start(&s, &args.so);
 	if (!err) {

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -113,22 +112,10 @@ fail:
 	return err;
 }
 
-/* libbpf resolves tracepoint ids through tracefs, which a fresh machine may not have mounted. */
-static void ensure_tracefs(void)
-{
-	if (!access("/sys/kernel/tracing/events", F_OK) ||
-	    !access("/sys/kernel/debug/tracing/events", F_OK))
-		return;
-	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL))
-		fprintf(stderr, "cfiprof: tracefs is not mounted and mounting it failed: %s\n",
-			strerror(errno));
-}
-
 int loader_attach_tracepoints(struct loader *l)
 {
 	int err;
 
-	ensure_tracefs();
 	err = cfiprof_bpf__attach(l->skel);
 
 	if (err)

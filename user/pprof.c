@@ -317,8 +317,9 @@ static int by_name_file(const void *a, const void *b)
 
 /*
  * pprof ties a location to a function; ours carry only a name.  Locations
- * with the same name in the same object share one Function, found by sorting
- * rather than hashing since each location is looked at once.
+ * with the same name in the same object share one Function.  Sorting finds
+ * them without a second hash table and numbers functions by name, so the
+ * same profile always gives the same file.
  */
 static int write_functions(struct writer *w, const struct profile *p, const uint64_t *loc_map,
 			   const struct prof_mapping *kmap, uint64_t *loc_func)
@@ -408,6 +409,7 @@ static bool map_locations(const struct profile *p, uint64_t *loc_map, struct pro
 	for (i = 0; i < p->nr_locs; i++) {
 		const struct prof_location *l = &p->locs[i];
 
+		/* a dangling mapping index would make pprof reject the whole file */
 		loc_map[i] = l->mapping <= p->nr_maps ? l->mapping : 0;
 		if (loc_map[i] || l->kind != PROF_LOC_KERNEL)
 			continue;

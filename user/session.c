@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "frame_names.h"
+#include "privileges.h"
 #include "session.h"
 
 volatile sig_atomic_t session_stop_requested;
@@ -332,6 +333,8 @@ int session_start(struct session *s, const struct session_opts *o)
 	s->child = -1;
 	s->go_fd = -1;
 	pthread_mutex_init(&s->agg_lock, NULL);
+	if (!privileges_check(o->all || o->nr_pids))
+		return -EPERM;
 	lo.filter_pids = !o->all;
 	lo.collect_kernel = o->kernel;
 	lo.force_tail_calls = o->tail_calls;
