@@ -352,7 +352,7 @@ int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *f
 				ps->locs[0] = (uint32_t)id;
 				ps->nr_locs = 1;
 				ps->count = a->overflow;
-				ps->reason = STOP_TRUNCATED;
+				ps->reason = STOP_COMPLETE; /* not a walk failure */
 				p->nr_samples++;
 				p->overflow = a->overflow;
 				p->total += a->overflow;
