@@ -17,7 +17,8 @@ CFLAGS   += $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE
 LDLIBS   := -lelf -lz -ldl -liberty
 
 DEPS_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool binutils \
-             libdw-dev libiberty-dev linux-perf bpftrace libclang-rt-14-dev golang-go
+             libdw-dev libiberty-dev linux-perf bpftrace libclang-rt-14-dev golang-go \
+             libxml2-utils python3 chromium
 
 TABLES_SRC := $(sort $(wildcard tables/*.c))
 TABLES_OBJ := $(TABLES_SRC:%.c=$(OUT)/%.o)
@@ -39,7 +40,7 @@ ASAN_TESTS := test_tables_malformed test_tables_rules test_fuzz_regressions
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
 include tests/progs/progs.mk
 
-.PHONY: all deps test bench fuzz clean format run
+.PHONY: all deps test bench fuzz clean format run demo
 .SECONDARY:
 all: $(OUT)/cfiprof
 
@@ -93,10 +94,16 @@ test: deps $(TEST_PROGS)
 	@$(MAKE) --no-print-directory all $(TEST_BIN) $(ASAN_BIN)
 	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN)
 
-# The README's run command: profile a test program built without frame pointers.
-run: deps
-	@$(MAKE) --no-print-directory all $(OUT)/progs/chain
-	$(OUT)/cfiprof record -F 499 -d 3 -- $(OUT)/progs/chain 3
+# The README's run command: profile the bundled demo (built without frame
+# pointers) and write demo.svg (flame graph) and demo.txt (report).
+demo: deps
+	@$(MAKE) --no-print-directory all $(OUT)/progs/demo
+	$(OUT)/cfiprof record -F 999 --save demo.rec -o demo.svg -- $(OUT)/progs/demo 5
+	$(OUT)/cfiprof report demo.rec -o demo.txt
+	@echo "demo: wrote demo.svg (open it in a browser), demo.txt and demo.rec"
+	@head -30 demo.txt
+
+run: demo
 
 bench: deps all
 	@tests/bench/run.sh
@@ -114,4 +121,4 @@ format:
 	clang-format -i $(wildcard bpf/*.[ch] user/*.[ch] tables/*.[ch] tests/*.[ch])
 
 clean:
-	rm -rf $(OUT)
+	rm -rf $(OUT) demo.svg demo.txt demo.rec

@@ -212,7 +212,8 @@ static __always_inline void emit_event(__u32 type, __u32 pid, __u64 addr)
 	ev->addr = addr;
 	ev->time_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-	bpf_ringbuf_submit(ev, 0);
+	/* requests and exec/exit are rare and urgent: wake the consumer now */
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 }
 
 /* Ask user space to load a pid (addr 0) or a new mapping, at most once per interval per pid. */

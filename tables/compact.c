@@ -538,6 +538,66 @@ static int build_pages(const struct row_sink *s, struct rule_dict *dict, struct 
 	return err;
 }
 
+/* Bytes after an entry point without CFI that are treated as the outermost frame. */
+#define ENTRY_SPAN_MAX 256
+
+/*
+ * The entry point is where the kernel starts a thread of execution, so the
+ * frame there is the outermost one whether or not it has CFI.  ld.so's
+ * _start / _dl_start_user have none; without this rule every sample taken
+ * while the dynamic loader runs would end as "no rule".
+ */
+static int mark_entry(struct row_sink *s, struct rule_dict *dict, uint64_t entry)
+{
+	struct cfi_rule r = {.cfa_kind = CFI_CFA_RSP, .cfa_off = 8, .ra_kind = CFI_REG_UNDEFINED};
+	uint64_t lo = 0, hi = s->nr, end;
+	int id;
+
+	if (!entry)
+		return 0;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].addr <= entry)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* lo: first row after entry; lo - 1: the row in force at entry */
+	if (lo > 0 && s->v[lo - 1].rule != CFI_RULE_NONE)
+		return 0;
+	end = entry + ENTRY_SPAN_MAX;
+	if (lo < s->nr && s->v[lo].addr < end)
+		end = s->v[lo].addr;
+	id = rule_dict_intern(dict, &r);
+	if (id < 0)
+		return id;
+	if (s->nr + 2 > s->cap) {
+		void *n = realloc(s->v, (s->nr + 2) * sizeof(*s->v));
+
+		if (!n)
+			return CFI_ERR_NOMEM;
+		s->v = n;
+		s->cap = s->nr + 2;
+	}
+	if (lo > 0 && s->v[lo - 1].addr == entry) {
+		s->v[lo - 1].rule = (uint16_t)id; /* the gap row sat exactly at entry */
+	} else {
+		memmove(&s->v[lo + 1], &s->v[lo], (s->nr - lo) * sizeof(*s->v));
+		s->v[lo].addr = entry;
+		s->v[lo].rule = (uint16_t)id;
+		s->nr++;
+		lo++;
+	}
+	if (lo == s->nr || s->v[lo].addr != end) {
+		memmove(&s->v[lo + 1], &s->v[lo], (s->nr - lo) * sizeof(*s->v));
+		s->v[lo].addr = end;
+		s->v[lo].rule = CFI_RULE_NONE;
+		s->nr++;
+	}
+	return 0;
+}
+
 int build_compact(struct cfi_parse *p, struct rule_dict *dict, struct cfi_table *t,
 		  struct diag_ctx *diag)
 {
@@ -549,6 +609,8 @@ int build_compact(struct cfi_parse *p, struct rule_dict *dict, struct cfi_table 
 		err = add_source(p, (enum cfi_source)src, &acc, p->stats);
 	if (!err)
 		err = emit_pieces(p, &acc, dict, &sink, diag);
+	if (!err)
+		err = mark_entry(&sink, dict, p->entry);
 	if (!err)
 		err = fold_gaps(&sink, dict);
 	if (!err)

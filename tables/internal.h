@@ -76,6 +76,7 @@ struct cfi_parse {
 	uint64_t nr_fdes, cap_fdes;
 	struct diag_ctx *diag;
 	struct cfi_stats *stats;
+	uint64_t entry; /* ELF entry point, 0 if none */
 };
 
 int cfi_parse_section(struct cfi_parse *p, const struct cfi_section *sec);

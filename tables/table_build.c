@@ -301,6 +301,13 @@ static int build(struct elf_obj *o, const char *path, const struct stat *self,
 	}
 	p.diag = dc;
 	p.stats = &t->stats;
+	{
+		GElf_Ehdr eh;
+
+		if (gelf_getehdr(o->elf, &eh) && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) &&
+		    eh.e_entry < CFI_MAX_ADDR)
+			p.entry = eh.e_entry;
+	}
 	read_build_id(o);
 	memcpy(t->build_id, o->build_id, sizeof(t->build_id));
 

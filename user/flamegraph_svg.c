@@ -39,7 +39,7 @@ struct svg {
 	uint64_t omitted;
 };
 
-/* One UTF-8 sequence; each invalid byte reads as U+FFFD, since a comm cut at 15 bytes can end mid-character. */
+/* One UTF-8 sequence; an invalid byte reads as U+FFFD (a comm cut at 15 bytes may end mid-char). */
 static size_t utf8_next(const unsigned char *s, uint32_t *cp)
 {
 	uint32_t c = s[0], min;
@@ -132,7 +132,7 @@ static uint32_t fnv1a(const char *s)
 	return h;
 }
 
-/* Hashing the name keeps a function's color the same in every graph, so graphs compare at a glance. */
+/* Colors hash the name: a function keeps its color in every graph, so graphs compare at sight. */
 static void frame_color(FILE *f, const char *name, uint32_t kind)
 {
 	uint32_t h = fnv1a(name);
@@ -225,12 +225,14 @@ static void put_frame(struct svg *g, const char *name, uint32_t kind, uint32_t d
 		g->omitted++;
 		return;
 	}
-	fprintf(f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
-		start, count, depth);
+	fprintf(
+	    f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
+	    start, count, depth);
 	put_xml(f, name, SIZE_MAX);
 	fprintf(f, " (%" PRIu64 " samples, %.2f%%)</title>", count, 100.0 * count / g->total);
-	fprintf(f, "<rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%d\" rx=\"2\" ry=\"2\" fill=\"",
-		x, y, w, FRAME_H);
+	fprintf(
+	    f, "<rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%d\" rx=\"2\" ry=\"2\" fill=\"",
+	    x, y, w, FRAME_H);
 	frame_color(f, name, kind);
 	fprintf(f, "\"/><text x=\"%.2f\" y=\"%.1f\">", x + 3, y + 10.5);
 	put_label(f, name, w);
@@ -277,145 +279,145 @@ static void put_frames(struct svg *g, const size_t *order, size_t n, uint64_t *s
 
 /* The script: hover details, zoom, search.  It only reads the data-* attributes and <title>s. */
 static const char script[] =
-	"<script type=\"text/ecmascript\"><![CDATA[\n"
-	"\"use strict\";\n"
-	"var WIDTH = 1200, XPAD = 10, CHAR_W = 12 * 0.59, SEARCH_COLOR = \"rgb(230,0,230)\";\n"
-	"var frames = document.getElementById(\"frames\");\n"
-	"var gs = frames.getElementsByTagName(\"g\");\n"
-	"var details = document.getElementById(\"details\");\n"
-	"var unzoombtn = document.getElementById(\"unzoom\");\n"
-	"var searchbtn = document.getElementById(\"search\");\n"
-	"var matched = document.getElementById(\"matched\");\n"
-	"var total = 0, searching = false;\n"
-	"function num(g, a) { return +g.getAttribute(\"data-\" + a); }\n"
-	"function rect(g) { return g.getElementsByTagName(\"rect\")[0]; }\n"
-	"function title(g) { return g.getElementsByTagName(\"title\")[0].textContent; }\n"
-	"function fname(g) { return title(g).replace(/ \\([0-9]+ samples, [0-9.]+%\\)$/, \"\"); }\n"
-	"function frame_of(e) {\n"
-	"\tfor (; e && e !== frames; e = e.parentNode)\n"
-	"\t\tif (e.nodeName === \"g\" && e.getAttribute(\"class\") !== null)\n"
-	"\t\t\treturn e;\n"
-	"\treturn null;\n"
-	"}\n"
-	"function label(g, x, w) {\n"
-	"\tvar t = g.getElementsByTagName(\"text\")[0], name = Array.from(fname(g));\n"
-	"\tvar fit = Math.floor((w - 6) / CHAR_W);\n"
-	"\tt.setAttribute(\"x\", (x + 3).toFixed(2));\n"
-	"\tif (fit < 3)\n"
-	"\t\tt.textContent = \"\";\n"
-	"\telse if (name.length <= fit)\n"
-	"\t\tt.textContent = name.join(\"\");\n"
-	"\telse\n"
-	"\t\tt.textContent = name.slice(0, fit - 2).join(\"\") + \"..\";\n"
-	"}\n"
-	"// Shows the subtree of the frame at [zx, zx + zw) samples and depth zd at full width,\n"
-	"// its ancestors faded at full width, and hides everything else.\n"
-	"function layout(zx, zw, zd) {\n"
-	"\tvar scale = (WIDTH - 2 * XPAD) / zw;\n"
-	"\tfor (var i = 0; i < gs.length; i++) {\n"
-	"\t\tvar g = gs[i], x = num(g, \"x\"), w = num(g, \"w\"), d = num(g, \"d\"), rx, rw;\n"
-	"\t\tif (d >= zd && x >= zx && x + w <= zx + zw) {\n"
-	"\t\t\trx = XPAD + (x - zx) * scale;\n"
-	"\t\t\trw = w * scale;\n"
-	"\t\t\tg.classList.remove(\"parent\");\n"
-	"\t\t} else if (d < zd && x <= zx && x + w >= zx + zw) {\n"
-	"\t\t\trx = XPAD;\n"
-	"\t\t\trw = WIDTH - 2 * XPAD;\n"
-	"\t\t\tg.classList.add(\"parent\");\n"
-	"\t\t} else {\n"
-	"\t\t\tg.classList.add(\"hide\");\n"
-	"\t\t\tcontinue;\n"
-	"\t\t}\n"
-	"\t\tg.classList.remove(\"hide\");\n"
-	"\t\trect(g).setAttribute(\"x\", rx.toFixed(3));\n"
-	"\t\trect(g).setAttribute(\"width\", rw.toFixed(3));\n"
-	"\t\tlabel(g, rx, rw);\n"
-	"\t}\n"
-	"}\n"
-	"function zoom(g) {\n"
-	"\tif (num(g, \"d\") === 0)\n"
-	"\t\treturn unzoom();\n"
-	"\tlayout(num(g, \"x\"), num(g, \"w\"), num(g, \"d\"));\n"
-	"\tunzoombtn.classList.remove(\"hide\");\n"
-	"}\n"
-	"function unzoom() {\n"
-	"\tif (total)\n"
-	"\t\tlayout(0, total, 0);\n"
-	"\tunzoombtn.classList.add(\"hide\");\n"
-	"}\n"
-	"function reset_search() {\n"
-	"\tfor (var i = 0; i < gs.length; i++)\n"
-	"\t\trect(gs[i]).setAttribute(\"fill\", rect(gs[i]).getAttribute(\"data-fill\"));\n"
-	"\tsearching = false;\n"
-	"\tsearchbtn.textContent = \"Search\";\n"
-	"\tmatched.textContent = \"\";\n"
-	"}\n"
-	"// Matched % counts each sample once: nested matches (recursion) cover the same samples.\n"
-	"function search(term) {\n"
-	"\tvar re, hits = [], covered = 0, end = 0;\n"
-	"\ttry {\n"
-	"\t\tre = new RegExp(term);\n"
-	"\t} catch (err) {\n"
-	"\t\talert(\"Invalid regular expression: \" + term);\n"
-	"\t\treturn;\n"
-	"\t}\n"
-	"\treset_search();\n"
-	"\tfor (var i = 0; i < gs.length; i++) {\n"
-	"\t\tif (!re.test(fname(gs[i])))\n"
-	"\t\t\tcontinue;\n"
-	"\t\trect(gs[i]).setAttribute(\"fill\", SEARCH_COLOR);\n"
-	"\t\thits.push([num(gs[i], \"x\"), num(gs[i], \"x\") + num(gs[i], \"w\")]);\n"
-	"\t}\n"
-	"\thits.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });\n"
-	"\thits.forEach(function (h) {\n"
-	"\t\tif (h[1] > end) {\n"
-	"\t\t\tcovered += h[1] - Math.max(h[0], end);\n"
-	"\t\t\tend = h[1];\n"
-	"\t\t}\n"
-	"\t});\n"
-	"\tsearching = true;\n"
-	"\tsearchbtn.textContent = \"Reset Search\";\n"
-	"\tmatched.textContent = \"Matched: \" + (total ? 100 * covered / total : 0).toFixed(2) +\n"
-	"\t\t\"% (\" + hits.length + \" frames)\";\n"
-	"}\n"
-	"function search_prompt() {\n"
-	"\tvar term = prompt(\"Search for (regular expression):\", \"\");\n"
-	"\tif (term)\n"
-	"\t\tsearch(term);\n"
-	"}\n"
-	"for (var i = 0; i < gs.length; i++) {\n"
-	"\trect(gs[i]).setAttribute(\"data-fill\", rect(gs[i]).getAttribute(\"fill\"));\n"
-	"\tif (num(gs[i], \"d\") === 0)\n"
-	"\t\ttotal = num(gs[i], \"w\");\n"
-	"}\n"
-	"frames.addEventListener(\"click\", function (e) {\n"
-	"\tvar g = frame_of(e.target);\n"
-	"\tif (g)\n"
-	"\t\tzoom(g);\n"
-	"});\n"
-	"frames.addEventListener(\"mouseover\", function (e) {\n"
-	"\tvar g = frame_of(e.target);\n"
-	"\tif (g)\n"
-	"\t\tdetails.textContent = \"Function: \" + title(g);\n"
-	"});\n"
-	"frames.addEventListener(\"mouseout\", function () { details.textContent = \" \"; });\n"
-	"unzoombtn.addEventListener(\"click\", unzoom);\n"
-	"searchbtn.addEventListener(\"click\", function () {\n"
-	"\tif (searching)\n"
-	"\t\treset_search();\n"
-	"\telse\n"
-	"\t\tsearch_prompt();\n"
-	"});\n"
-	"window.addEventListener(\"keydown\", function (e) {\n"
-	"\tif ((e.ctrlKey || e.metaKey) && (e.key === \"f\" || e.key === \"F\")) {\n"
-	"\t\te.preventDefault();\n"
-	"\t\tsearch_prompt();\n"
-	"\t} else if (e.key === \"Escape\") {\n"
-	"\t\treset_search();\n"
-	"\t\tunzoom();\n"
-	"\t}\n"
-	"});\n"
-	"]]></script>\n";
+    "<script type=\"text/ecmascript\"><![CDATA[\n"
+    "\"use strict\";\n"
+    "var WIDTH = 1200, XPAD = 10, CHAR_W = 12 * 0.59, SEARCH_COLOR = \"rgb(230,0,230)\";\n"
+    "var frames = document.getElementById(\"frames\");\n"
+    "var gs = frames.getElementsByTagName(\"g\");\n"
+    "var details = document.getElementById(\"details\");\n"
+    "var unzoombtn = document.getElementById(\"unzoom\");\n"
+    "var searchbtn = document.getElementById(\"search\");\n"
+    "var matched = document.getElementById(\"matched\");\n"
+    "var total = 0, searching = false;\n"
+    "function num(g, a) { return +g.getAttribute(\"data-\" + a); }\n"
+    "function rect(g) { return g.getElementsByTagName(\"rect\")[0]; }\n"
+    "function title(g) { return g.getElementsByTagName(\"title\")[0].textContent; }\n"
+    "function fname(g) { return title(g).replace(/ \\([0-9]+ samples, [0-9.]+%\\)$/, \"\"); }\n"
+    "function frame_of(e) {\n"
+    "\tfor (; e && e !== frames; e = e.parentNode)\n"
+    "\t\tif (e.nodeName === \"g\" && e.getAttribute(\"class\") !== null)\n"
+    "\t\t\treturn e;\n"
+    "\treturn null;\n"
+    "}\n"
+    "function label(g, x, w) {\n"
+    "\tvar t = g.getElementsByTagName(\"text\")[0], name = Array.from(fname(g));\n"
+    "\tvar fit = Math.floor((w - 6) / CHAR_W);\n"
+    "\tt.setAttribute(\"x\", (x + 3).toFixed(2));\n"
+    "\tif (fit < 3)\n"
+    "\t\tt.textContent = \"\";\n"
+    "\telse if (name.length <= fit)\n"
+    "\t\tt.textContent = name.join(\"\");\n"
+    "\telse\n"
+    "\t\tt.textContent = name.slice(0, fit - 2).join(\"\") + \"..\";\n"
+    "}\n"
+    "// Shows the subtree of the frame at [zx, zx + zw) samples and depth zd at full width,\n"
+    "// its ancestors faded at full width, and hides everything else.\n"
+    "function layout(zx, zw, zd) {\n"
+    "\tvar scale = (WIDTH - 2 * XPAD) / zw;\n"
+    "\tfor (var i = 0; i < gs.length; i++) {\n"
+    "\t\tvar g = gs[i], x = num(g, \"x\"), w = num(g, \"w\"), d = num(g, \"d\"), rx, rw;\n"
+    "\t\tif (d >= zd && x >= zx && x + w <= zx + zw) {\n"
+    "\t\t\trx = XPAD + (x - zx) * scale;\n"
+    "\t\t\trw = w * scale;\n"
+    "\t\t\tg.classList.remove(\"parent\");\n"
+    "\t\t} else if (d < zd && x <= zx && x + w >= zx + zw) {\n"
+    "\t\t\trx = XPAD;\n"
+    "\t\t\trw = WIDTH - 2 * XPAD;\n"
+    "\t\t\tg.classList.add(\"parent\");\n"
+    "\t\t} else {\n"
+    "\t\t\tg.classList.add(\"hide\");\n"
+    "\t\t\tcontinue;\n"
+    "\t\t}\n"
+    "\t\tg.classList.remove(\"hide\");\n"
+    "\t\trect(g).setAttribute(\"x\", rx.toFixed(3));\n"
+    "\t\trect(g).setAttribute(\"width\", rw.toFixed(3));\n"
+    "\t\tlabel(g, rx, rw);\n"
+    "\t}\n"
+    "}\n"
+    "function zoom(g) {\n"
+    "\tif (num(g, \"d\") === 0)\n"
+    "\t\treturn unzoom();\n"
+    "\tlayout(num(g, \"x\"), num(g, \"w\"), num(g, \"d\"));\n"
+    "\tunzoombtn.classList.remove(\"hide\");\n"
+    "}\n"
+    "function unzoom() {\n"
+    "\tif (total)\n"
+    "\t\tlayout(0, total, 0);\n"
+    "\tunzoombtn.classList.add(\"hide\");\n"
+    "}\n"
+    "function reset_search() {\n"
+    "\tfor (var i = 0; i < gs.length; i++)\n"
+    "\t\trect(gs[i]).setAttribute(\"fill\", rect(gs[i]).getAttribute(\"data-fill\"));\n"
+    "\tsearching = false;\n"
+    "\tsearchbtn.textContent = \"Search\";\n"
+    "\tmatched.textContent = \"\";\n"
+    "}\n"
+    "// Matched % counts each sample once: nested matches (recursion) cover the same samples.\n"
+    "function search(term) {\n"
+    "\tvar re, hits = [], covered = 0, end = 0;\n"
+    "\ttry {\n"
+    "\t\tre = new RegExp(term);\n"
+    "\t} catch (err) {\n"
+    "\t\talert(\"Invalid regular expression: \" + term);\n"
+    "\t\treturn;\n"
+    "\t}\n"
+    "\treset_search();\n"
+    "\tfor (var i = 0; i < gs.length; i++) {\n"
+    "\t\tif (!re.test(fname(gs[i])))\n"
+    "\t\t\tcontinue;\n"
+    "\t\trect(gs[i]).setAttribute(\"fill\", SEARCH_COLOR);\n"
+    "\t\thits.push([num(gs[i], \"x\"), num(gs[i], \"x\") + num(gs[i], \"w\")]);\n"
+    "\t}\n"
+    "\thits.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });\n"
+    "\thits.forEach(function (h) {\n"
+    "\t\tif (h[1] > end) {\n"
+    "\t\t\tcovered += h[1] - Math.max(h[0], end);\n"
+    "\t\t\tend = h[1];\n"
+    "\t\t}\n"
+    "\t});\n"
+    "\tsearching = true;\n"
+    "\tsearchbtn.textContent = \"Reset Search\";\n"
+    "\tmatched.textContent = \"Matched: \" + (total ? 100 * covered / total : 0).toFixed(2) +\n"
+    "\t\t\"% (\" + hits.length + \" frames)\";\n"
+    "}\n"
+    "function search_prompt() {\n"
+    "\tvar term = prompt(\"Search for (regular expression):\", \"\");\n"
+    "\tif (term)\n"
+    "\t\tsearch(term);\n"
+    "}\n"
+    "for (var i = 0; i < gs.length; i++) {\n"
+    "\trect(gs[i]).setAttribute(\"data-fill\", rect(gs[i]).getAttribute(\"fill\"));\n"
+    "\tif (num(gs[i], \"d\") === 0)\n"
+    "\t\ttotal = num(gs[i], \"w\");\n"
+    "}\n"
+    "frames.addEventListener(\"click\", function (e) {\n"
+    "\tvar g = frame_of(e.target);\n"
+    "\tif (g)\n"
+    "\t\tzoom(g);\n"
+    "});\n"
+    "frames.addEventListener(\"mouseover\", function (e) {\n"
+    "\tvar g = frame_of(e.target);\n"
+    "\tif (g)\n"
+    "\t\tdetails.textContent = \"Function: \" + title(g);\n"
+    "});\n"
+    "frames.addEventListener(\"mouseout\", function () { details.textContent = \" \"; });\n"
+    "unzoombtn.addEventListener(\"click\", unzoom);\n"
+    "searchbtn.addEventListener(\"click\", function () {\n"
+    "\tif (searching)\n"
+    "\t\treset_search();\n"
+    "\telse\n"
+    "\t\tsearch_prompt();\n"
+    "});\n"
+    "window.addEventListener(\"keydown\", function (e) {\n"
+    "\tif ((e.ctrlKey || e.metaKey) && (e.key === \"f\" || e.key === \"F\")) {\n"
+    "\t\te.preventDefault();\n"
+    "\t\tsearch_prompt();\n"
+    "\t} else if (e.key === \"Escape\") {\n"
+    "\t\treset_search();\n"
+    "\t\tunzoom();\n"
+    "\t}\n"
+    "});\n"
+    "]]></script>\n";
 
 static void put_header(struct svg *g, const char *title)
 {
@@ -439,7 +441,8 @@ static void put_header(struct svg *g, const char *title)
 	      "</style>\n",
 	      f);
 	fputs("<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
-	      "<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
+	      "<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"#eeeeb0\" "
+	      "offset=\"95%\"/>"
 	      "</linearGradient></defs>\n",
 	      f);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%u\" fill=\"url(#background)\"/>\n",
@@ -447,7 +450,8 @@ static void put_header(struct svg *g, const char *title)
 	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">", IMG_WIDTH / 2);
 	put_xml(f, title ? title : "Flame Graph", SIZE_MAX);
 	fputs("</text>\n", f);
-	fprintf(f, "<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n", XPAD);
+	fprintf(f, "<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n",
+		XPAD);
 	fprintf(f, "<text id=\"search\" x=\"%d\" y=\"24\">Search</text>\n", IMG_WIDTH - XPAD);
 	fprintf(f, "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n", XPAD, g->height - 10);
 	fprintf(f, "<text id=\"matched\" x=\"%d\" y=\"%u\"></text>\n", IMG_WIDTH - XPAD,
@@ -471,7 +475,8 @@ static void put_subtitle(struct svg *g)
 	if (p->duration_ns)
 		fprintf(f, " in %.2f s", p->duration_ns / 1e9);
 	if (g->omitted)
-		fprintf(f, "; %" PRIu64 " frames narrower than %.1f px omitted", g->omitted, MIN_WIDTH);
+		fprintf(f, "; %" PRIu64 " frames narrower than %.1f px omitted", g->omitted,
+			MIN_WIDTH);
 	fputs("</text>\n", f);
 }
 
@@ -489,7 +494,7 @@ static char *loc_name(const struct prof_location *l)
 
 int svg_write(FILE *f, const struct profile *p, const char *title)
 {
-	struct svg g = { .f = f, .p = p };
+	struct svg g = {.f = f, .p = p};
 	size_t *order = NULL, n = 0, i;
 	uint64_t *start = NULL;
 	uint32_t max_locs = 0, k;

@@ -91,6 +91,16 @@ const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint64_t pc, b
 		snprintf(buf, len, "%s", name);
 		return buf;
 	}
+	/*
+	 * Not every caller frame holds a return address: the kernel pushes the
+	 * signal trampoline's address itself, and pc - 1 is then padding before
+	 * the function.  Only then, and only at a symbol's first byte, use pc.
+	 */
+	if (m->sym && lookup != pc && !sym_obj_lookup(m->sym, pc - m->bias, &name, &off) &&
+	    off == 0) {
+		snprintf(buf, len, "%s", name);
+		return buf;
+	}
 	if (!m->sym) {
 		/* anonymous executable memory: a JIT may describe it in perf-PID.map */
 		pm = perfmap_for(fn, pid);

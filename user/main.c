@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* cfiprof: dispatches to the subcommand named by the first argument. */
+#include <argp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,8 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	/* usage errors exit 2, like every other command-line tool */
+	argp_err_exit_status = 2;
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -44,8 +47,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (!strcmp(argv[1], commands[i].name))
+		if (!strcmp(argv[1], commands[i].name)) {
+			char name[64];
+
+			/* so usage messages say "cfiprof record", not "record" */
+			snprintf(name, sizeof(name), "cfiprof %s", commands[i].name);
+			argv[1] = name;
 			return commands[i].run(argc - 1, argv + 1);
+		}
 	}
 	fprintf(stderr, "cfiprof: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);

@@ -31,7 +31,7 @@ struct group {
 	uint64_t weight;
 };
 
-/* One UTF-8 sequence; each invalid byte reads as U+FFFD (JSON text must be UTF-8, a cut comm need not be). */
+/* One UTF-8 sequence; an invalid byte reads as U+FFFD (JSON must be UTF-8, a cut comm is not). */
 static size_t utf8_next(const unsigned char *s, uint32_t *cp)
 {
 	uint32_t c = s[0], min;
@@ -203,8 +203,7 @@ static void put_frames(FILE *f, const struct scope *sc)
 	fputs("]},\n", f);
 }
 
-static void put_profile(FILE *f, const struct scope *sc, const size_t *order,
-			const struct group *g)
+static void put_profile(FILE *f, const struct scope *sc, const size_t *order, const struct group *g)
 {
 	const struct prof_sample *s = &sc->p->samples[order[g->lo]];
 	size_t i;
@@ -212,8 +211,9 @@ static void put_profile(FILE *f, const struct scope *sc, const size_t *order,
 
 	fputs("{\"type\":\"sampled\",\"name\":\"", f);
 	put_json_chars(f, comm_name(s));
-	fprintf(f, " (pid %" PRIu32 ")\",\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64
-		   ",\n\"samples\":[",
+	fprintf(f,
+		" (pid %" PRIu32 ")\",\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64
+		",\n\"samples\":[",
 		s->pid, g->weight);
 	for (i = g->lo; i < g->hi; i++) {
 		s = &sc->p->samples[order[i]];
@@ -231,7 +231,7 @@ static void put_profile(FILE *f, const struct scope *sc, const size_t *order,
 
 int speedscope_write(FILE *f, const struct profile *p, const char *name)
 {
-	struct scope sc = { .p = p };
+	struct scope sc = {.p = p};
 	struct group *groups = NULL;
 	size_t *order = NULL, n = 0, ng = 0, i;
 	uint32_t k;
@@ -276,7 +276,8 @@ int speedscope_write(FILE *f, const struct profile *p, const char *name)
 		/* speedscope refuses a file without profiles; an empty one still opens */
 		fputs("\n{\"type\":\"sampled\",\"name\":", f);
 		put_json(f, name);
-		fputs(",\"unit\":\"none\",\"startValue\":0,\"endValue\":0,\"samples\":[],\"weights\":[]}",
+		fputs(",\"unit\":\"none\",\"startValue\":0,\"endValue\":0,\"samples\":[],"
+		      "\"weights\":[]}",
 		      f);
 	}
 	fputs("],\n\"name\":", f);

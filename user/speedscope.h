@@ -12,7 +12,10 @@
 
 #include "profile.h"
 
-/* name (the file's name) may be NULL.  Returns 0, or -1 on allocation or write failure or a malformed profile. */
+/*
+ * name (the file's name) may be NULL.  Returns 0, or -1 on allocation or write
+ * failure or a malformed profile.
+ */
 int speedscope_write(FILE *f, const struct profile *p, const char *name);
 
 #endif

@@ -162,11 +162,21 @@ static int by_total(const void *x, const void *y, void *arg)
 	return by_self(x, y, arg);
 }
 
+/* Control characters become '?': a symbol or comm must not drive the terminal it is read on. */
+static void put_text(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
 static void put_function(FILE *f, const char *name, const char *object)
 {
-	fputs(name, f);
-	if (object)
-		fprintf(f, " [%s]", object);
+	put_text(f, name);
+	if (object) {
+		fputs(" [", f);
+		put_text(f, object);
+		fputc(']', f);
+	}
 	fputc('\n', f);
 }
 
@@ -189,7 +199,8 @@ static int put_table(struct report *r, bool self, int max_rows)
 
 		if (!n)
 			break;
-		fprintf(f, "%7.2f%% %7.2f%% %10" PRIu64 "  ", pct(r, fn->self), pct(r, fn->total), n);
+		fprintf(f, "%7.2f%% %7.2f%% %10" PRIu64 "  ", pct(r, fn->self), pct(r, fn->total),
+			n);
 		put_function(f, fn->name, fn->object);
 	}
 	fputc('\n', f);
@@ -272,8 +283,8 @@ static int put_children(struct report *r, const size_t *order, size_t lo, size_t
 		return -1;
 	for (i = lo, ng = 0; i < hi; i = k, ng++) {
 		groups[ng].lo = i;
-		for (k = i; k < hi && same_element(r, &r->p->samples[order[i]],
-						   &r->p->samples[order[k]], j);
+		for (k = i; k < hi &&
+			    same_element(r, &r->p->samples[order[i]], &r->p->samples[order[k]], j);
 		     k++) {
 			s = &r->p->samples[order[k]];
 			groups[ng].count += s->count;
@@ -292,14 +303,15 @@ static int put_children(struct report *r, const size_t *order, size_t lo, size_t
 		size_t child_plen = plen;
 
 		s = &r->p->samples[order[g->lo]];
-		fprintf(r->f, "%7.2f%% %7.2f%%  %.*s%s", pct(r, g->count), pct(r, g->self), (int)plen,
-			r->prefix, branch ? (last ? "`- " : "|- ") : "");
+		fprintf(r->f, "%7.2f%% %7.2f%%  %.*s%s", pct(r, g->count), pct(r, g->self),
+			(int)plen, r->prefix, branch ? (last ? "`- " : "|- ") : "");
 		if (j) {
 			const struct func *fn = &r->funcs[path_func(r, s, j)];
 
 			put_function(r->f, fn->name, fn->object);
 		} else {
-			fprintf(r->f, "%s\n", comm_name(s));
+			put_text(r->f, comm_name(s));
+			fputc('\n', r->f);
 		}
 		if (branch) {
 			memcpy(r->prefix + plen, last ? "   " : "|  ", 3);
@@ -340,8 +352,11 @@ static int put_tree(struct report *r)
 	if (!r->prefix)
 		goto out;
 	qsort_r(order, n, sizeof(*order), by_path, r);
-	fprintf(r->f, "Call tree (top down, branches below %.1f%% pruned):\n", PRUNE_PERMILLE / 10.0);
+	fprintf(r->f, "Call tree (top down, branches below %.1f%% pruned):\n",
+		PRUNE_PERMILLE / 10.0);
 	fprintf(r->f, "%8s %8s  %s\n", "Total%", "Self%", "Comm / function [object]");
+	if (!n)
+		fprintf(r->f, "(no samples)\n");
 	err = put_children(r, order, 0, n, 0, 0);
 out:
 	free(r->prefix);
@@ -362,7 +377,8 @@ static void put_header(struct report *r)
 		if (p->samples[i].reason != STOP_COMPLETE && p->samples[i].reason != STOP_NO_USER)
 			incomplete += p->samples[i].count;
 	fprintf(f, "# cfiprof report\n");
-	fprintf(f, "# Event: %s", p->event ? p->event : "unknown");
+	fputs("# Event: ", f);
+	put_text(f, p->event ? p->event : "unknown");
 	if (p->period_ns)
 		fprintf(f, ", %.0f Hz (period %" PRIu64 " ns)", 1e9 / p->period_ns, p->period_ns);
 	fprintf(f, "\n# Samples: %" PRIu64 "\n", r->total);
@@ -375,7 +391,7 @@ static void put_header(struct report *r)
 
 int text_report_write(FILE *f, const struct profile *p, int max_rows)
 {
-	struct report r = { .f = f, .p = p };
+	struct report r = {.f = f, .p = p};
 	size_t i;
 	uint32_t k;
 	int err = -1;
