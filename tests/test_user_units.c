@@ -1064,6 +1064,7 @@ static void test_recording(void)
 	struct aggregator a;
 	struct table_store ts;
 	bool overflow_ok = false, header_ok = false;
+	int meta_ok = 0;
 	size_t len = 0;
 	FILE *f;
 
@@ -1098,7 +1099,9 @@ static void test_recording(void)
 	add_n(&a, 3, 4245, "over", STOP_COMPLETE, 0, NULL, 1, u1);
 
 	f = open_memstream(&buf, &len);
-	CHECK(recording_write(f, &a, pt) == 0, "recording_write");
+	CHECK(recording_write(f, &a, pt, &(struct recording_meta){.freq = 499, .event = "cpu-clock"}) ==
+		      0,
+	      "recording_write");
 	fclose(f);
 
 	nents = proc_maps_read(getpid(), true, &ents);
@@ -1111,6 +1114,10 @@ static void test_recording(void)
 
 		if (i == 0) {
 			header_ok = streq(line, "# cfiprof recording v1");
+			continue;
+		}
+		if (i == 1) {
+			meta_ok = streq(line, "meta 499 cpu-clock 0 0");
 			continue;
 		}
 		if (sscanf(line,
@@ -1161,6 +1168,7 @@ static void test_recording(void)
 		other++;
 		fprintf(stderr, "unexpected recording line: %s\n", line);
 	}
+	CHECK(meta_ok, "meta line");
 	CHECK(header_ok, "header line");
 	CHECK(nents > 0 && map_lines == nents && maps_matched == nents,
 	      "map lines %d, matching /proc/self/maps %d of %d", map_lines, maps_matched, nents);
@@ -1238,10 +1246,43 @@ static void test_recording_no_procs(void)
 	agg_init(&a, 10);
 	add_n(&a, 1, 7, "a b\nc", STOP_COMPLETE, 0, NULL, 1, u);
 	f = open_memstream(&buf, &len);
-	CHECK(pt && recording_write(f, &a, pt) == 0, "recording_write");
+	CHECK(pt && recording_write(f, &a, pt,
+				    &(struct recording_meta){.freq = 99, .event = "cycles",
+							     .start_unix_ns = 12,
+							     .duration_ns = 34}) == 0,
+	      "recording_write");
 	fclose(f);
-	CHECK(streq(buf, "# cfiprof recording v1\nstack 1 7 7 0 0 a_b_c k - u abc\n"),
+	CHECK(streq(buf, "# cfiprof recording v1\nmeta 99 cycles 12 34\n"
+			 "stack 1 7 7 0 0 a_b_c k - u abc\n"),
 	      "empty tracker output:\n%s", buf);
+	/* and back: the reader rebuilds the same stack and meta */
+	{
+		struct recording_meta meta;
+		struct aggregator back;
+		struct sym_cache *sc = sym_cache_new();
+		struct proc_tracker *pt2 = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+		struct agg_stack **v;
+		uint64_t bad = 0, nr = 0;
+		char err[128];
+		FILE *in = fmemopen(buf, strlen(buf), "r");
+
+		agg_init(&back, 10);
+		CHECK(in && pt2 && recording_read(in, &back, pt2, &meta, &bad, err, sizeof(err)) == 0,
+		      "recording_read: %s", err);
+		v = agg_sorted(&back, &nr);
+		CHECK(bad == 0 && nr == 1 && v && v[0]->count == 1 && v[0]->pid == 7 &&
+			      streq(v[0]->comm, "a_b_c") && v[0]->nr_user == 1 && v[0]->pcs[0] == 0xabc,
+		      "round trip: bad %" PRIu64 " stacks %" PRIu64, bad, nr);
+		CHECK(meta.freq == 99 && streq(meta.event, "cycles") && meta.start_unix_ns == 12 &&
+			      meta.duration_ns == 34,
+		      "meta round trip");
+		free(v);
+		if (in)
+			fclose(in);
+		agg_free(&back);
+		proc_tracker_free(pt2);
+		sym_cache_free(sc);
+	}
 	free(buf);
 	agg_free(&a);
 	proc_tracker_free(pt);

@@ -225,14 +225,13 @@ static void put_frame(struct svg *g, const char *name, uint32_t kind, uint32_t d
 		g->omitted++;
 		return;
 	}
-	fprintf(
-	    f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
-	    start, count, depth);
+	fprintf(f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\">",
+		start, count, depth);
+	fputs("<title>", f);
 	put_xml(f, name, SIZE_MAX);
 	fprintf(f, " (%" PRIu64 " samples, %.2f%%)</title>", count, 100.0 * count / g->total);
-	fprintf(
-	    f, "<rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%d\" rx=\"2\" ry=\"2\" fill=\"",
-	    x, y, w, FRAME_H);
+	fprintf(f, "<rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%d\"", x, y, w, FRAME_H);
+	fputs(" rx=\"2\" ry=\"2\" fill=\"", f);
 	frame_color(f, name, kind);
 	fprintf(f, "\"/><text x=\"%.2f\" y=\"%.1f\">", x + 3, y + 10.5);
 	put_label(f, name, w);

@@ -246,6 +246,17 @@ static bool same_element(const struct report *r, const struct prof_sample *a,
 	return path_func(r, a, j) == path_func(r, b, j);
 }
 
+/* End of the run of samples from order[i] on that share path element j. */
+static size_t run_end(const struct report *r, const size_t *order, size_t i, size_t hi, uint32_t j)
+{
+	const struct prof_sample *first = &r->p->samples[order[i]];
+	size_t k = i + 1;
+
+	while (k < hi && same_element(r, first, &r->p->samples[order[k]], j))
+		k++;
+	return k;
+}
+
 static int by_count(const void *x, const void *y)
 {
 	const struct group *a = x, *b = y;
@@ -271,27 +282,22 @@ static int put_children(struct report *r, const size_t *order, size_t lo, size_t
 	/* samples ending at the parent sort first and belong to no child */
 	while (lo < hi && path_len(&r->p->samples[order[lo]]) == j)
 		lo++;
-	for (i = lo; i < hi; i = k, ng++)
-		for (k = i + 1; k < hi && same_element(r, &r->p->samples[order[i]],
-						       &r->p->samples[order[k]], j);
-		     k++)
-			;
+	for (i = lo; i < hi; i = run_end(r, order, i, hi, j))
+		ng++;
 	if (!ng)
 		return 0;
 	groups = calloc(ng, sizeof(*groups));
 	if (!groups)
 		return -1;
-	for (i = lo, ng = 0; i < hi; i = k, ng++) {
+	for (i = lo, ng = 0; i < hi; i = groups[ng++].hi) {
 		groups[ng].lo = i;
-		for (k = i; k < hi &&
-			    same_element(r, &r->p->samples[order[i]], &r->p->samples[order[k]], j);
-		     k++) {
+		groups[ng].hi = run_end(r, order, i, hi, j);
+		for (k = i; k < groups[ng].hi; k++) {
 			s = &r->p->samples[order[k]];
 			groups[ng].count += s->count;
 			if (path_len(s) == j + 1)
 				groups[ng].self += s->count;
 		}
-		groups[ng].hi = k;
 	}
 	qsort(groups, ng, sizeof(*groups), by_count);
 	for (kept = 0; kept < ng && groups[kept].count * 1000 >= r->total * PRUNE_PERMILLE; kept++)
