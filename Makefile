@@ -105,9 +105,15 @@ demo: deps
 
 run: demo
 
-bench: deps all
+$(OUT)/bench/bench_aggregate: tests/bench/bench_aggregate.c $(OUT)/libcfiuser.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(OUT)/libcfiuser.a $(OUT)/libcfitables.a $(USER_LIBS) $(LDLIBS) -lpthread
+
+bench: deps all $(OUT)/bench/bench_aggregate
 	@tests/bench/run.sh
 	@tests/bench/walker_cost.sh
+	@taskset -c 0 $(OUT)/bench/bench_aggregate | tee $(OUT)/bench/aggregate.md
+	@tests/bench/outputs.sh
 
 FUZZ_SECONDS ?= 600
 $(OUT)/fuzz/fuzz_tables: tests/fuzz/fuzz_tables.c $(TABLES_SRC)
