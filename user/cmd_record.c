@@ -31,31 +31,15 @@
 #include "recording.h"
 #include "table_store.h"
 
-#define MAX_PIDS 256
-
 static struct record_args {
-	uint32_t pids[MAX_PIDS];
-	int nr_pids;
-	bool all;
-	char **cmd;
-	uint32_t freq;
+	struct session_opts so;
 	double duration;
-	uint32_t max_frames;
-	bool kernel;
-	bool tail_calls;
-	bool cycles;
-	uint32_t rows_max;
-	uint64_t max_stacks;
 	const char *output;
 	enum out_format format;
 	const char *save;
-	bool verbose;
 } args = {
-	.freq = 99,
-	.max_frames = 127,
-	.kernel = true,
-	.rows_max = 4u << 20,
-	.max_stacks = 1u << 20,
+	.so = {.freq = 99, .max_frames = 127, .kernel = true, .rows_max = 4u << 20,
+	       .max_stacks = 1u << 20},
 };
 
 enum {
@@ -112,16 +96,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 			if (parse_u32(tok, 1, INT32_MAX, &v))
 				argp_error(state, "invalid pid '%s'", tok);
-			if (args.nr_pids == MAX_PIDS)
-				argp_error(state, "at most %d pids", MAX_PIDS);
-			args.pids[args.nr_pids++] = v;
+			if (args.so.nr_pids == SESSION_MAX_PIDS)
+				argp_error(state, "at most %d pids", SESSION_MAX_PIDS);
+			args.so.pids[args.so.nr_pids++] = v;
 		}
 		break;
 	case 'a':
-		args.all = true;
+		args.so.all = true;
 		break;
 	case 'F':
-		if (parse_u32(arg, 1, 100000, &args.freq))
+		if (parse_u32(arg, 1, 100000, &args.so.freq))
 			argp_error(state, "invalid frequency '%s' (1..100000)", arg);
 		break;
 	case 'd': {
@@ -133,19 +117,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	}
 	case OPT_MAX_FRAMES:
-		if (parse_u32(arg, 1, MAX_USER_FRAMES_LIMIT, &args.max_frames))
+		if (parse_u32(arg, 1, MAX_USER_FRAMES_LIMIT, &args.so.max_frames))
 			argp_error(state, "invalid --max-frames '%s' (1..%d)", arg,
 				   MAX_USER_FRAMES_LIMIT);
 		break;
 	case 'k':
-		args.kernel = true;
+		args.so.kernel = true;
 		break;
 	case OPT_USER_ONLY:
-		args.kernel = false;
+		args.so.kernel = false;
 		break;
 	case OPT_EVENT:
 		if (!strcmp(arg, "cycles"))
-			args.cycles = true;
+			args.so.cycles = true;
 		else if (strcmp(arg, "cpu-clock"))
 			argp_error(state, "unknown event '%s' (cpu-clock or cycles)", arg);
 		break;
@@ -158,30 +142,30 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "unknown format '%s' (%s)", arg, output_format_names());
 		break;
 	case OPT_TAIL_CALLS:
-		args.tail_calls = true;
+		args.so.tail_calls = true;
 		break;
 	case OPT_ROWS:
-		if (parse_u32(arg, 1024, 1u << 28, &args.rows_max))
+		if (parse_u32(arg, 1024, 1u << 28, &args.so.rows_max))
 			argp_error(state, "invalid --rows '%s'", arg);
 		break;
 	case OPT_MAX_STACKS:
 		if (parse_u32(arg, 1, 1u << 30, &v))
 			argp_error(state, "invalid --max-stacks '%s'", arg);
-		args.max_stacks = v;
+		args.so.max_stacks = v;
 		break;
 	case OPT_SAVE:
 		args.save = arg;
 		break;
 	case 'v':
-		args.verbose = true;
+		args.so.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		/* everything from the first non-option on is the command */
-		args.cmd = &state->argv[state->next - 1];
+		args.so.cmd = &state->argv[state->next - 1];
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if ((args.nr_pids > 0) + args.all + (args.cmd != NULL) != 1)
+		if ((args.so.nr_pids > 0) + args.so.all + (args.so.cmd != NULL) != 1)
 			argp_error(state, "give exactly one of -p PID, -a, or -- COMMAND");
 		break;
 	default:
@@ -212,7 +196,6 @@ int cmd_record(int argc, char **argv)
 		"\nExamples:\n  cfiprof record -p 1234 -d 10 -o out.svg\n"
 		"  cfiprof record -F 999 -o out.pb.gz -- ./app arg\n  cfiprof record -a -d 5 > all.folded",
 		NULL, NULL, NULL};
-	struct session_opts so = {0};
 	struct recording_meta meta = {0};
 	struct profile_info info = {0};
 	struct profile prof;
@@ -222,7 +205,7 @@ int cmd_record(int argc, char **argv)
 	char kerr[256];
 	FILE *out = stdout;
 	bool tty = isatty(STDERR_FILENO);
-	int err, i;
+	int err;
 
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		return 2;
@@ -235,20 +218,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (args.output && args.format == OUT_UNKNOWN)
 		args.format = output_format_from_path(args.output);
-	for (i = 0; i < args.nr_pids; i++)
-		so.pids[i] = args.pids[i];
-	so.nr_pids = args.nr_pids;
-	so.all = args.all;
-	so.cmd = args.cmd;
-	so.freq = args.freq;
-	so.max_frames = args.max_frames;
-	so.kernel = args.kernel;
-	so.tail_calls = args.tail_calls;
-	so.cycles = args.cycles;
-	so.rows_max = args.rows_max;
-	so.max_stacks = args.max_stacks;
-	so.verbose = args.verbose;
-	err = session_start(&s, &so);
+	err = session_start(&s, &args.so);
 	if (err)
 		goto out;
 	session_wait(&s, args.duration > 0 ? s.start + args.duration : 0, tty ? progress : NULL,
@@ -257,15 +227,15 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "\r\033[K");
 	session_stop(&s);
 	session_print_summary(&s, stderr);
-	meta.freq = args.freq;
-	snprintf(meta.event, sizeof(meta.event), "%s", args.cycles ? "cycles" : "cpu-clock");
+	meta.freq = args.so.freq;
+	snprintf(meta.event, sizeof(meta.event), "%s", args.so.cycles ? "cycles" : "cpu-clock");
 	meta.start_unix_ns = s.start_unix_ns;
 	meta.duration_ns = (uint64_t)((session_now() - s.start) * 1e9);
-	ks = args.kernel ? ksyms_load(NULL, kerr, sizeof(kerr)) : NULL;
-	if (args.kernel && !ks)
+	ks = args.so.kernel ? ksyms_load(NULL, kerr, sizeof(kerr)) : NULL;
+	if (args.so.kernel && !ks)
 		fprintf(stderr, "cfiprof: %s\n", kerr);
 	frame_namer_init(&fn, s.pt, ks);
-	info.period_ns = 1000000000ull / args.freq;
+	info.period_ns = 1000000000ull / args.so.freq;
 	info.start_unix_ns = meta.start_unix_ns;
 	info.duration_ns = meta.duration_ns;
 	info.event = meta.event;
@@ -273,7 +243,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "cfiprof: out of memory while symbolizing\n");
 		err = -ENOMEM;
 	} else {
-		if (output_write(out, &prof, args.format, args.cmd ? args.cmd[0] : "cfiprof")) {
+		if (output_write(out, &prof, args.format, args.so.cmd ? args.so.cmd[0] : "cfiprof")) {
 			fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
 			err = -EIO;
 		}
