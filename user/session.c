@@ -233,8 +233,12 @@ static bool release_after_exec(struct session *s)
 
 	if (waitpid(s->child, &status, 0) != s->child)
 		return false;
-	if (!WIFSTOPPED(status))
-		return false; /* exec failed: the child exited */
+	if (!WIFSTOPPED(status)) {
+		/* under PTRACE_TRACEME only a failed exec exits before the first stop */
+		s->child_status = status;
+		s->exec_failed = true;
+		return false;
+	}
 	/* the executable and ld.so first: the loader's own work is sampled too */
 	proc_tracker_load_now(s->pt, (uint32_t)s->child);
 	if (!run_to_entry(s->child))
@@ -406,6 +410,8 @@ int session_start(struct session *s, const struct session_opts *o)
 		s->go_fd = -1;
 		if (!release_after_exec(s)) {
 			s->child_done = true;
+			if (s->exec_failed)
+				return -ENOEXEC; /* the child said why */
 			waitpid(s->child, &s->child_status, WNOHANG);
 		}
 	}

@@ -54,6 +54,7 @@ struct session {
 	pid_t child;
 	int go_fd;
 	bool child_done;
+	bool exec_failed;
 	int child_status;
 	double start; /* monotonic seconds */
 	uint64_t start_unix_ns;
