@@ -55,9 +55,12 @@ deps:
 			{ echo "deps: apt-get install failed for:$$missing" >&2; exit 1; }; \
 	fi
 
-$(OUT)/%.o: %.c $(wildcard tables/*.h bpf/*.h user/*.h) | $(BPF_SKEL)
+# -MMD: each object depends on exactly the headers it includes
+$(OUT)/%.o: %.c | $(BPF_SKEL)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(TABLES_OBJ:.o=.d) $(USER_OBJ:.o=.d)
 
 # the skeleton embeds the BPF object: whatever includes it must rebuild with it
 $(OUT)/user/loader.o: $(BPF_SKEL)

@@ -19,6 +19,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* ---- settings, frozen before load (the verifier sees them as constants) ---- */
 const volatile __u8 filter_enabled = 0;		      /* only tgids in target_pids */
+const volatile __u8 filter_cgroup = 0;		      /* only tasks in target_cgroup, or below */
 const volatile __u8 collect_kernel = 1;		      /* kernel stack with bpf_get_stack */
 const volatile __u8 use_bpf_loop = 1;		      /* 0: bounded loops + tail calls */
 const volatile __u8 skip_idle = 1;		      /* drop samples of the idle task (pid 0) */
@@ -99,6 +100,14 @@ struct {
 	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } target_pids SEC(".maps");
+
+/* The cgroup (v2) to profile, descendants included: slot 0 holds its fd. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} target_cgroup SEC(".maps");
 
 /* Last RECORD_REQUEST per pid, for the rate limit. */
 struct {
@@ -434,6 +443,14 @@ static __always_inline int sample_with_tail_calls(struct bpf_perf_event_data *ct
 	return 0;
 }
 
+/* The pid and cgroup filters: other tasks cost only this early exit. */
+static __always_inline int wanted(__u32 tgid)
+{
+	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
+		return 0;
+	return !filter_enabled || bpf_map_lookup_elem(&target_pids, &tgid);
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -442,7 +459,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	if (tgid == 0 && skip_idle)
 		return 0;
-	if (filter_enabled && !bpf_map_lookup_elem(&target_pids, &tgid)) {
+	if (!wanted(tgid)) {
 		walker_count(CNT_FILTERED, 1);
 		return 0;
 	}
@@ -454,10 +471,6 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 /* ---- process lifecycle for the tracker ---- */
 
-static __always_inline int wanted(__u32 tgid)
-{
-	return !filter_enabled || bpf_map_lookup_elem(&target_pids, &tgid);
-}
 
 /* BTF tracepoints: no tracefs needed, so CAP_BPF + CAP_PERFMON suffice. */
 SEC("tp_btf/sched_process_exec")

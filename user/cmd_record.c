@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "aggregate.h"
+#include "cgroups.h"
 #include "commands.h"
 #include "folded.h"
 #include "frame_names.h"
@@ -50,11 +51,19 @@ enum {
 	OPT_MAX_STACKS,
 	OPT_EVENT,
 	OPT_SAVE,
+	OPT_CGROUP,
+	OPT_CONTAINER,
 };
 
 static const struct argp_option opts[] = {
 	{"pid", 'p', "PID[,PID...]", 0, "profile these processes (all their threads)", 0},
 	{"all-cpus", 'a', NULL, 0, "profile the whole system", 0},
+	{"cgroup", OPT_CGROUP, "PATH", 0,
+	 "profile every process in this cgroup v2 directory and below (absolute, or relative to "
+	 "the cgroup2 mount)", 0},
+	{"container", OPT_CONTAINER, "ID", 0,
+	 "profile a container (docker, containerd, CRI-O, podman id or prefix; nspawn machine name)",
+	 0},
 	{"freq", 'F', "HZ", 0, "samples per second per CPU (default 99)", 0},
 	{"duration", 'd', "SECONDS", 0, "stop after SECONDS (default: until Ctrl-C or the command exits)",
 	 0},
@@ -103,6 +112,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'a':
 		args.so.all = true;
+		break;
+	case OPT_CGROUP:
+		if (cgroup_resolve(arg, args.so.cgroup, sizeof(args.so.cgroup)))
+			argp_failure(state, 1, 0, "cannot use cgroup '%s'", arg);
+		break;
+	case OPT_CONTAINER:
+		if (cgroup_find_container(arg, args.so.cgroup, sizeof(args.so.cgroup)))
+			argp_failure(state, 1, 0, "cannot find container '%s'", arg);
 		break;
 	case 'F':
 		if (parse_u32(arg, 1, 100000, &args.so.freq))
@@ -165,8 +182,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if ((args.so.nr_pids > 0) + args.so.all + (args.so.cmd != NULL) != 1)
-			argp_error(state, "give exactly one of -p PID, -a, or -- COMMAND");
+		if ((args.so.nr_pids > 0) + args.so.all + (args.so.cmd != NULL) +
+			    (args.so.cgroup[0] != 0) !=
+		    1)
+			argp_error(state, "give exactly one of -p PID, -a, --cgroup PATH, --container ID "
+					  "or -- COMMAND");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

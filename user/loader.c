@@ -68,6 +68,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 		!o->force_tail_calls &&
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
 	skel->rodata->filter_enabled = o->filter_pids;
+	skel->rodata->filter_cgroup = o->cgroup_fd >= 0;
 	skel->rodata->collect_kernel = o->collect_kernel;
 	skel->rodata->use_bpf_loop = l->uses_bpf_loop;
 	skel->rodata->max_user_frames = o->max_frames;
@@ -94,6 +95,16 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 		err = -errno;
 		fprintf(stderr, "cfiprof: cannot mmap the table maps: %s\n", strerror(errno));
 		goto fail;
+	}
+	if (o->cgroup_fd >= 0) {
+		__u32 zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.target_cgroup), &zero, &o->cgroup_fd,
+					BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "cfiprof: cannot set the cgroup filter: %s\n", strerror(errno));
+			goto fail;
+		}
 	}
 	l->procs_fd = bpf_map__fd(skel->maps.procs);
 	l->mappings_fd = bpf_map__fd(skel->maps.mappings);

@@ -17,6 +17,7 @@ struct loader_opts {
 	uint32_t freq;	       /* samples per second per CPU */
 	uint32_t rows_max;     /* capacity of the rows map */
 	uint32_t ringbuf_bytes;
+	int cgroup_fd; /* >= 0: only tasks in this cgroup v2 directory, or below */
 };
 
 struct loader {

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroups.h"
 #include "frame_names.h"
 #include "privileges.h"
 #include "session.h"
@@ -335,11 +336,24 @@ int session_start(struct session *s, const struct session_opts *o)
 	memset(s, 0, sizeof(*s));
 	s->opts = *o;
 	s->child = -1;
+	s->cgroup_fd = -1;
 	s->go_fd = -1;
 	pthread_mutex_init(&s->agg_lock, NULL);
-	if (!privileges_check(o->all || o->nr_pids))
+	if (!privileges_check(o->all || o->nr_pids || o->cgroup[0]))
 		return -EPERM;
-	lo.filter_pids = !o->all;
+	lo.cgroup_fd = -1;
+	if (o->cgroup[0]) {
+		s->cgroup_fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (s->cgroup_fd < 0) {
+			err = -errno;
+			fprintf(stderr, "cfiprof: cannot open cgroup %s: %s\n", o->cgroup,
+				strerror(errno));
+			return err;
+		}
+		lo.cgroup_fd = s->cgroup_fd;
+	}
+	/* a cgroup filter alone: every process in it, whenever it arrives */
+	lo.filter_pids = !o->all && !o->cgroup[0];
 	lo.collect_kernel = o->kernel;
 	lo.force_tail_calls = o->tail_calls;
 	lo.use_cycles = o->cycles;
@@ -392,6 +406,14 @@ int session_start(struct session *s, const struct session_opts *o)
 		return -1;
 	if (o->all)
 		queue_all_pids(s->pt);
+	if (o->cgroup[0]) {
+		uint32_t *pids = NULL;
+		int n = cgroup_pids(o->cgroup, &pids);
+
+		for (i = 0; i < n; i++)
+			proc_tracker_request(s->pt, pids[i], WORK_LOAD, 0);
+		free(pids);
+	}
 	err = pthread_create(&s->consumer, NULL, consumer_main, s);
 	if (err)
 		return -err;
@@ -477,5 +499,7 @@ void session_free(struct session *s)
 		table_store_destroy(&s->ts);
 	sym_cache_free(s->syms);
 	loader_close(&s->ld);
+	if (s->cgroup_fd >= 0)
+		close(s->cgroup_fd);
 	pthread_mutex_destroy(&s->agg_lock);
 }

@@ -8,6 +8,7 @@
 #ifndef CFIPROF_SESSION_H
 #define CFIPROF_SESSION_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -25,6 +26,7 @@ struct session_opts {
 	uint32_t pids[SESSION_MAX_PIDS];
 	int nr_pids;
 	bool all;
+	char cgroup[PATH_MAX]; /* resolved cgroup v2 directory ("" = none) */
 	char **cmd;
 	uint32_t freq;
 	uint32_t max_frames;
@@ -53,6 +55,7 @@ struct session {
 	uint64_t records, events;
 	pid_t child;
 	int go_fd;
+	int cgroup_fd;
 	bool child_done;
 	bool exec_failed;
 	int child_status;

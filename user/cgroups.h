@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * cgroup v2 for container-wide sampling: where the hierarchy is mounted
+ * (/sys/fs/cgroup, or /sys/fs/cgroup/unified in the hybrid layout), finding a
+ * container's cgroup from its id, the processes inside, and cgroup ids (as
+ * the BPF side records them) back to paths and container ids.
+ */
+#ifndef CFIPROF_CGROUPS_H
+#define CFIPROF_CGROUPS_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Mount point of the cgroup2 hierarchy; 0 or -ENOENT. */
+int cgroup_mount(char *out, size_t len);
+/* An absolute cgroup2 directory, or one relative to the mount; 0 or -errno (message printed). */
+int cgroup_resolve(const char *arg, char *out, size_t len);
+/*
+ * The cgroup of a container: docker (docker-ID.scope, docker/ID), containerd
+ * (cri-containerd-ID.scope), CRI-O (crio-ID.scope), podman (libpod-ID.scope)
+ * and systemd-nspawn (machine-NAME.scope); ID may be a unique prefix.
+ */
+int cgroup_find_container(const char *id, char *out, size_t len);
+/* Every pid in the cgroup and below; returns the count (>= 0) with *pids malloc'd. */
+int cgroup_pids(const char *path, uint32_t **pids);
+/* The container id in a cgroup path, or NULL; out receives it. */
+const char *cgroup_container_id(const char *path, char *out, size_t len);
+
+/* cgroup id -> path (relative to the mount), rebuilt when an unknown id shows up. */
+struct cgroup_names;
+struct cgroup_names *cgroup_names_new(void);
+const char *cgroup_names_get(struct cgroup_names *cn, uint64_t id);
+void cgroup_names_free(struct cgroup_names *cn);
+
+#endif
