@@ -1099,7 +1099,7 @@ static void test_recording(void)
 	add_n(&a, 3, 4245, "over", STOP_COMPLETE, 0, NULL, 1, u1);
 
 	f = open_memstream(&buf, &len);
-	CHECK(recording_write(f, &a, pt, &(struct recording_meta){.freq = 499, .event = "cpu-clock"}) ==
+	CHECK(recording_write(f, &a, pt, &(struct recording_meta){.freq = 499, .event = "cpu-clock"}, NULL) ==
 		      0,
 	      "recording_write");
 	fclose(f);
@@ -1249,7 +1249,8 @@ static void test_recording_no_procs(void)
 	CHECK(pt && recording_write(f, &a, pt,
 				    &(struct recording_meta){.freq = 99, .event = "cycles",
 							     .start_unix_ns = 12,
-							     .duration_ns = 34}) == 0,
+							     .duration_ns = 34},
+				    NULL) == 0,
 	      "recording_write");
 	fclose(f);
 	CHECK(streq(buf, "# cfiprof recording v1\nmeta 99 cycles 12 34\n"
@@ -1267,7 +1268,7 @@ static void test_recording_no_procs(void)
 		FILE *in = fmemopen(buf, strlen(buf), "r");
 
 		agg_init(&back, 10);
-		CHECK(in && pt2 && recording_read(in, &back, pt2, &meta, &bad, err, sizeof(err)) == 0,
+		CHECK(in && pt2 && recording_read(in, &back, pt2, &meta, NULL, &bad, err, sizeof(err)) == 0,
 		      "recording_read: %s", err);
 		v = agg_sorted(&back, &nr);
 		CHECK(bad == 0 && nr == 1 && v && v[0]->count == 1 && v[0]->pid == 7 &&

@@ -13,6 +13,7 @@ struct agg_stack {
 	uint64_t count;
 	uint64_t hash;
 	uint32_t pid, tid;
+	uint64_t cgroup_id;
 	char comm[COMM_LEN];
 	uint8_t reason, flags;
 	uint16_t nr_kernel, nr_user;

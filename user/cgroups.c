@@ -12,6 +12,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <stdbool.h>
+
 #include "cgroups.h"
 
 /* How deep container cgroups sit: kubepods.slice/.../cri-containerd-ID.scope is about 5. */
@@ -220,6 +222,7 @@ struct cgroup_entry {
 
 struct cgroup_names {
 	char mnt[PATH_MAX];
+	bool saved; /* entries come from a recording: never walk */
 	struct cgroup_entry *v;
 	size_t nr, cap;
 	int rebuilds;
@@ -275,12 +278,40 @@ struct cgroup_names *cgroup_names_new(void)
 	return cn;
 }
 
+struct cgroup_names *cgroup_names_new_saved(void)
+{
+	struct cgroup_names *cn = calloc(1, sizeof(*cn));
+
+	if (cn)
+		cn->saved = true;
+	return cn;
+}
+
+int cgroup_names_add(struct cgroup_names *cn, uint64_t id, const char *path)
+{
+	if (cn->nr == cn->cap) {
+		size_t ncap = cn->cap ? cn->cap * 2 : 64;
+		struct cgroup_entry *n = realloc(cn->v, ncap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		cn->v = n;
+		cn->cap = ncap;
+	}
+	cn->v[cn->nr].id = id;
+	cn->v[cn->nr].path = strdup(path);
+	if (!cn->v[cn->nr].path)
+		return -1;
+	cn->nr++;
+	return 0;
+}
+
 const char *cgroup_names_get(struct cgroup_names *cn, uint64_t id)
 {
 	size_t i;
 	int pass;
 
-	if (!cn || !cn->mnt[0] || !id)
+	if (!cn || (!cn->mnt[0] && !cn->saved) || !id)
 		return NULL;
 	/* a cgroup created after the last walk: walk again, but not for every sample */
 	for (pass = 0; pass < 2; pass++) {
@@ -288,7 +319,7 @@ const char *cgroup_names_get(struct cgroup_names *cn, uint64_t id)
 			if (cn->v[i].id == id)
 				return cn->v[i].path;
 		}
-		if (pass || cn->rebuilds > 64)
+		if (pass || cn->saved || cn->rebuilds > 64)
 			break;
 		names_rebuild(cn);
 	}

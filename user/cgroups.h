@@ -30,6 +30,9 @@ const char *cgroup_container_id(const char *path, char *out, size_t len);
 /* cgroup id -> path (relative to the mount), rebuilt when an unknown id shows up. */
 struct cgroup_names;
 struct cgroup_names *cgroup_names_new(void);
+/* For saved recordings: only what cgroup_names_add gives, never the live hierarchy. */
+struct cgroup_names *cgroup_names_new_saved(void);
+int cgroup_names_add(struct cgroup_names *cn, uint64_t id, const char *path);
 const char *cgroup_names_get(struct cgroup_names *cn, uint64_t id);
 void cgroup_names_free(struct cgroup_names *cn);
 

@@ -38,6 +38,7 @@ static struct record_args {
 	const char *output;
 	enum out_format format;
 	const char *save;
+	bool group_by_container;
 } args = {
 	.so = {.freq = 99, .max_frames = 127, .kernel = true, .rows_max = 4u << 20,
 	       .max_stacks = 1u << 20},
@@ -53,6 +54,7 @@ enum {
 	OPT_SAVE,
 	OPT_CGROUP,
 	OPT_CONTAINER,
+	OPT_GROUP_BY,
 };
 
 static const struct argp_option opts[] = {
@@ -78,6 +80,9 @@ static const struct argp_option opts[] = {
 	{"rows", OPT_ROWS, "N", 0, "capacity of the unwind-rows map (default 4194304)", 0},
 	{"max-stacks", OPT_MAX_STACKS, "N", 0, "distinct stacks kept (default 1048576)", 0},
 	{"save", OPT_SAVE, "FILE", 0, "also save the raw stacks and mappings to FILE", 0},
+	{"group-by", OPT_GROUP_BY, "container", 0,
+	 "group stacks by container (or cgroup): the first frame of folded / flame graph stacks",
+	 0},
 	{"verbose", 'v', NULL, 0, "report each object's tables", 0},
 	{},
 };
@@ -173,6 +178,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SAVE:
 		args.save = arg;
 		break;
+	case OPT_GROUP_BY:
+		if (strcmp(arg, "container"))
+			argp_error(state, "--group-by: only 'container' is supported");
+		args.group_by_container = true;
+		break;
 	case 'v':
 		args.so.verbose = true;
 		break;
@@ -259,6 +269,8 @@ int cmd_record(int argc, char **argv)
 	info.start_unix_ns = meta.start_unix_ns;
 	info.duration_ns = meta.duration_ns;
 	info.event = meta.event;
+	info.cgroups = cgroup_names_new();
+	info.group_by_container = args.group_by_container;
 	if (profile_build(&prof, &s.agg, &fn, &info)) {
 		fprintf(stderr, "cfiprof: out of memory while symbolizing\n");
 		err = -ENOMEM;
@@ -274,12 +286,13 @@ int cmd_record(int argc, char **argv)
 	if (args.save) {
 		FILE *sf = fopen(args.save, "we");
 
-		if (!sf || recording_write(sf, &s.agg, s.pt, &meta) || fclose(sf)) {
+		if (!sf || recording_write(sf, &s.agg, s.pt, &meta, info.cgroups) || fclose(sf)) {
 			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.save, strerror(errno));
 			err = -EIO;
 		}
 	}
 out:
+	cgroup_names_free(info.cgroups);
 	session_free(&s);
 	if (out != stdout && fclose(out))
 		err = -EIO;

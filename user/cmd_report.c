@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "cgroups.h"
 #include "commands.h"
 #include "frame_names.h"
 #include "output.h"
@@ -18,6 +19,7 @@ static struct report_args {
 	const char *output;
 	enum out_format format;
 	bool no_kernel_symbols;
+	bool group_by_container;
 } args;
 
 static const struct argp_option opts[] = {
@@ -25,6 +27,7 @@ static const struct argp_option opts[] = {
 	{"format", 'f', "FORMAT", 0,
 	 "folded, pprof, svg, text or speedscope (default: by the extension of -o, else folded)", 0},
 	{"no-kernel-symbols", 'K', NULL, 0, "print kernel frames as addresses", 0},
+	{"group-by", 'g', "container", 0, "group stacks by container (or cgroup)", 0},
 	{},
 };
 
@@ -41,6 +44,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'K':
 		args.no_kernel_symbols = true;
+		break;
+	case 'g':
+		if (strcmp(arg, "container"))
+			argp_error(state, "--group-by: only 'container' is supported");
+		args.group_by_container = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (args.input)
@@ -92,7 +100,9 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "cfiprof: out of memory\n");
 		goto out;
 	}
-	if (recording_read(in, &agg, pt, &meta, &bad, err, sizeof(err))) {
+	info.cgroups = cgroup_names_new_saved();
+	info.group_by_container = args.group_by_container;
+	if (recording_read(in, &agg, pt, &meta, info.cgroups, &bad, err, sizeof(err))) {
 		fprintf(stderr, "cfiprof: %s: %s\n", args.input, err);
 		goto out_agg;
 	}
@@ -139,6 +149,7 @@ out_fn:
 out_agg:
 	agg_free(&agg);
 out:
+	cgroup_names_free(info.cgroups);
 	proc_tracker_free(pt);
 	sym_cache_free(syms);
 	fclose(in);

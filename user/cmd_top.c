@@ -16,6 +16,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "cgroups.h"
 #include "commands.h"
 #include "frame_names.h"
 #include "profile.h"
@@ -35,6 +36,9 @@ static struct top_args {
 static const struct argp_option opts[] = {
 	{"pid", 'p', "PID[,PID...]", 0, "only these processes (default: the whole system)", 0},
 	{"all-cpus", 'a', NULL, 0, "the whole system (default)", 0},
+	{"cgroup", 'c', "PATH", 0, "only processes in this cgroup v2 directory and below", 0},
+	{"container", 'C', "ID", 0, "only this container (docker, containerd, CRI-O, podman, nspawn)",
+	 0},
 	{"freq", 'F', "HZ", 0, "samples per second per CPU (default 99)", 0},
 	{"duration", 'd', "SECONDS", 0, "stop after SECONDS (default: until 'q' or Ctrl-C)", 0},
 	{"user-only", 'u', NULL, 0, "no kernel stacks", 0},
@@ -62,6 +66,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'a':
 		args.so.all = true;
 		break;
+	case 'c':
+		if (cgroup_resolve(arg, args.so.cgroup, sizeof(args.so.cgroup)))
+			argp_failure(state, 1, 0, "cannot use cgroup '%s'", arg);
+		break;
+	case 'C':
+		if (cgroup_find_container(arg, args.so.cgroup, sizeof(args.so.cgroup)))
+			argp_failure(state, 1, 0, "cannot find container '%s'", arg);
+		break;
 	case 'F':
 		v = strtoul(arg, &end, 10);
 		if (*end || !v || v > 100000)
@@ -83,9 +95,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		args.rows = (int)v;
 		break;
 	case ARGP_KEY_END:
-		if (args.so.nr_pids && args.so.all)
-			argp_error(state, "-p and -a exclude each other");
-		if (!args.so.nr_pids)
+		if ((args.so.nr_pids > 0) + args.so.all + (args.so.cgroup[0] != 0) > 1)
+			argp_error(state, "-p, -a and --cgroup/--container exclude each other");
+		if (!args.so.nr_pids && !args.so.cgroup[0])
 			args.so.all = true;
 		break;
 	default:

@@ -121,7 +121,10 @@ static void frame_color(FILE *f, const char *name, uint32_t kind)
 
 static const char *comm_name(const struct prof_sample *s)
 {
-	return s->comm && s->comm[0] ? s->comm : "[unknown]";
+	/* root: the comm, or "GROUP: comm" with --group-by container */
+	const char *c = s->root ? s->root : s->comm;
+
+	return c && c[0] ? c : "[unknown]";
 }
 
 /* Element j of a sample's root-first path: its comm, then its frames. */

@@ -37,6 +37,12 @@ static char *sample_text(const struct profile *p, const struct prof_sample *ps)
 	f = open_memstream(&text, &len);
 	if (!f)
 		return NULL;
+	/* --group-by container: the container is the first frame, before the comm */
+	if (ps->group) {
+		for (c = ps->group; *c; c++)
+			fputc(*c == ';' || *c == ' ' || *c == '\n' ? '_' : *c, f);
+		fputc(';', f);
+	}
 	for (c = ps->comm; *c; c++)
 		fputc(*c == ';' || *c == ' ' || *c == '\n' ? '_' : *c, f);
 	/* locations are leaf first; folded stacks are root first */

@@ -278,6 +278,13 @@ static int write_sample(struct writer *w, const struct profile *p, const struct 
 	num_label(w, "tid", s->tid);
 	if (s->comm && s->comm[0])
 		str_label(w, "comm", s->comm);
+	/* containers: the pid inside its namespace, the cgroup and the container id */
+	if (s->ns_pid && s->ns_pid != s->pid)
+		num_label(w, "ns_pid", s->ns_pid);
+	if (s->cgroup)
+		str_label(w, "cgroup", s->cgroup);
+	if (s->container)
+		str_label(w, "container", s->container);
 	/* the same test profile.c uses to add the [incomplete: ...] frame */
 	if (s->reason != STOP_COMPLETE && s->reason != STOP_NO_USER)
 		str_label(w, "stop_reason", stop_reason_name(s->reason));

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "container_fs.h"
 #include "elf_build_id.h"
 #include "mapping_keys.h"
 #include "proc_maps.h"
@@ -254,8 +255,9 @@ static int resolve_mapping(struct proc_tracker *pt, uint32_t pid, const struct m
 		snprintf(fpath, sizeof(fpath), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid,
 			 e->start, e->end);
 		fd = open(fpath, O_RDONLY | O_CLOEXEC);
+		/* without map_files (no CAP_SYS_ADMIN): the path as the process sees it */
 		if (fd < 0)
-			fd = open(e->path, O_RDONLY | O_CLOEXEC);
+			fd = open_in_proc_root(pid, e->path);
 	}
 	if (fd < 0 || fstat(fd, &st)) {
 		if (fd >= 0)
@@ -303,6 +305,31 @@ static void release_mappings(struct proc_tracker *pt, uint32_t pid, struct proc_
 		table_store_release(pt->ts, maps[i].obj);
 		maps[i].obj = NULL;
 	}
+}
+
+/* The pid in the innermost PID namespace (the last NSpid field), 0 if unknown. */
+static uint32_t read_ns_pid(uint32_t pid)
+{
+	char path[64], line[256];
+	uint32_t ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *tok, *save = NULL;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (tok = strtok_r(line + 6, " \t\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\n", &save))
+			ns = (uint32_t)strtoul(tok, NULL, 10);
+		break;
+	}
+	fclose(f);
+	return ns;
 }
 
 static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t time_ns)
@@ -390,6 +417,7 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	p->maps = nmaps;
 	p->nr_maps = (uint32_t)n;
 	p->generation = pv.generation;
+	p->ns_pid = read_ns_pid(pid);
 	p->exited = false;
 	if (p->loaded)
 		pt->stats.reloads++;

@@ -28,6 +28,7 @@ struct proc_mapping {
 
 struct proc {
 	uint32_t pid;
+	uint32_t ns_pid; /* innermost PID namespace (NSpid), 0 if unknown */
 	uint32_t generation;
 	bool exited;
 	bool loaded;

@@ -247,7 +247,30 @@ static int64_t synthetic_location(struct profile *p, const char *name)
 	return add_location(p, PROF_LOC_SYNTHETIC, 0, hash_str(name), 0, 0, name);
 }
 
-static int add_sample(struct profile *p, const struct agg_stack *s, struct frame_namer *fn)
+/* Labels from the sample's cgroup; grouping by container when asked. */
+static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgroup_id,
+			const struct profile_info *info)
+{
+	const char *path = info && info->cgroups ? cgroup_names_get(info->cgroups, cgroup_id) : NULL;
+	char id[256], root[512];
+
+	if (path) {
+		ps->cgroup = profile_intern(p, path);
+		if (cgroup_container_id(path, id, sizeof(id)))
+			ps->container = profile_intern(p, id);
+	}
+	ps->root = ps->comm;
+	if (info && info->group_by_container) {
+		ps->group = ps->container ? ps->container : ps->cgroup ? ps->cgroup : "[unknown cgroup]";
+		ps->group = profile_intern(p, ps->group);
+		snprintf(root, sizeof(root), "%s: %s", ps->group ? ps->group : "", ps->comm);
+		ps->root = profile_intern(p, root);
+	}
+	return ps->root ? 0 : -1;
+}
+
+static int add_sample(struct profile *p, const struct agg_stack *s, struct frame_namer *fn,
+		      const struct profile_info *info)
 {
 	struct priv *pv = p->priv;
 	const uint64_t *user = s->pcs + s->nr_kernel;
@@ -273,6 +296,8 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	ps->pid = s->pid;
 	ps->tid = s->tid;
 	ps->reason = s->reason;
+	if (label_sample(p, ps, s->cgroup_id, info))
+		return -1;
 	for (k = 0; k < s->nr_kernel; k++) {
 		uint32_t map = mapping_id(p, 0, NULL);
 
@@ -283,6 +308,7 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 		ps->locs[n++] = (uint32_t)id;
 	}
 	proc = fn->pt ? proc_tracker_find(fn->pt, s->pid) : NULL;
+	ps->ns_pid = proc && proc->ns_pid ? proc->ns_pid : s->pid;
 	for (k = 0; k < s->nr_user; k++) {
 		uint64_t lookup = k == 0 || user[k] == 0 ? user[k] : user[k] - 1;
 		const struct proc_mapping *pm = proc ? proc_find_mapping(proc, lookup) : NULL;
@@ -334,7 +360,7 @@ int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *f
 		return -1;
 	}
 	for (i = 0; i < nr && !err; i++)
-		err = add_sample(p, v[i], fn);
+		err = add_sample(p, v[i], fn, info);
 	free(v);
 	if (!err && a->overflow) {
 		struct priv *pv = p->priv;
@@ -347,6 +373,7 @@ int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *f
 			memset(ps, 0, sizeof(*ps));
 			ps->locs = malloc(sizeof(*ps->locs));
 			ps->comm = profile_intern(p, "[overflow]");
+			ps->root = ps->comm;
 			err = !ps->locs || !ps->comm;
 			if (!err) {
 				ps->locs[0] = (uint32_t)id;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "aggregate.h"
+#include "cgroups.h"
 #include "frame_names.h"
 
 struct prof_mapping {
@@ -42,7 +43,12 @@ struct prof_location {
 struct prof_sample {
 	uint64_t count;
 	uint32_t pid, tid;
+	uint32_t ns_pid;	 /* pid inside its PID namespace (== pid on the host) */
 	const char *comm;
+	const char *root;	 /* what flame graphs show under "all": comm, or "GROUP: comm" */
+	const char *group;	 /* --group-by container: container id or cgroup, else NULL */
+	const char *cgroup;	 /* cgroup v2 path, NULL if unknown */
+	const char *container;	 /* container id from the cgroup path, NULL if none */
 	uint32_t reason; /* enum stop_reason */
 	uint32_t nr_locs;
 	uint32_t *locs; /* indices into locs, leaf first */
@@ -67,6 +73,8 @@ struct profile {
 struct profile_info {
 	uint64_t period_ns, start_unix_ns, duration_ns;
 	const char *event;
+	struct cgroup_names *cgroups; /* cgroup id -> path; NULL: no cgroup labels */
+	bool group_by_container;
 };
 
 /* Symbolizes every stack of a (user PCs through fn's process tracker, kernel PCs through its ksyms). */

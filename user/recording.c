@@ -21,7 +21,7 @@ static void write_pcs(FILE *f, const uint64_t *pcs, unsigned int n)
 }
 
 int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
-		    const struct recording_meta *meta)
+		    const struct recording_meta *meta, struct cgroup_names *cgroups)
 {
 	struct agg_stack **v;
 	uint64_t nr, i;
@@ -33,6 +33,8 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 	fprintf(f, "meta %u %s %" PRIu64 " %" PRIu64 "\n", meta->freq,
 		meta->event[0] ? meta->event : "cpu-clock", meta->start_unix_ns, meta->duration_ns);
 	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b)) {
+		if (p->ns_pid && p->ns_pid != p->pid)
+			fprintf(f, "proc %u %u\n", p->pid, p->ns_pid);
 		for (m = 0; m < p->nr_maps; m++) {
 			const struct proc_mapping *pm = &p->maps[m];
 			const char *bid = pm->sym ? sym_obj_build_id(pm->sym) : "";
@@ -45,6 +47,16 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 	v = agg_sorted(a, &nr);
 	if (!v)
 		return -1;
+	/* the cgroups the stacks name, each once (a few: a linear check is enough) */
+	for (i = 0; cgroups && i < nr; i++) {
+		const char *path = cgroup_names_get(cgroups, v[i]->cgroup_id);
+		uint64_t k;
+
+		for (k = 0; k < i && v[k]->cgroup_id != v[i]->cgroup_id; k++)
+			;
+		if (path && k == i)
+			fprintf(f, "cgroup %" PRIx64 " %s\n", v[i]->cgroup_id, path);
+	}
 	for (i = 0; i < nr; i++) {
 		const struct agg_stack *s = v[i];
 
@@ -58,12 +70,39 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		write_pcs(f, s->pcs, s->nr_kernel);
 		fputs(" u", f);
 		write_pcs(f, s->pcs + s->nr_kernel, s->nr_user);
+		if (s->cgroup_id)
+			fprintf(f, " c %" PRIx64, s->cgroup_id);
 		fputc('\n', f);
 	}
 	if (a->overflow)
 		fprintf(f, "overflow %" PRIu64 "\n", a->overflow);
 	free(v);
 	return ferror(f) ? -1 : 0;
+}
+
+/* proc lines may come before the process has a mapping: keep them until the end. */
+static struct {
+	uint32_t pid, ns_pid;
+} pending[4096];
+static int nr_pending;
+
+static void pending_ns_pid(uint32_t pid, uint32_t ns_pid)
+{
+	if (nr_pending < (int)(sizeof(pending) / sizeof(pending[0])))
+		pending[nr_pending++] = (typeof(pending[0])){pid, ns_pid};
+}
+
+static void apply_ns_pids(struct proc_tracker *pt)
+{
+	int i;
+
+	for (i = 0; i < nr_pending; i++) {
+		struct proc *p = proc_tracker_find(pt, pending[i].pid);
+
+		if (p)
+			p->ns_pid = pending[i].ns_pid;
+	}
+	nr_pending = 0;
 }
 
 /* Parses "-" or a comma-separated hex list into pcs; returns the count or -1. */
@@ -96,7 +135,8 @@ static void note_bad(uint64_t *bad, char *err, size_t errlen, unsigned long line
 }
 
 int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
-		   struct recording_meta *meta, uint64_t *bad, char *err, size_t errlen)
+		   struct recording_meta *meta, struct cgroup_names *cgroups, uint64_t *bad, char *err,
+		   size_t errlen)
 {
 	/* a record buffer big enough for any stack the walker can produce */
 	static uint64_t rec_buf[(sizeof(struct sample_record) / 8) + MAX_KERNEL_FRAMES +
@@ -148,13 +188,35 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 				ret = -1;
 				break;
 			}
-		} else if (!strncmp(line, "stack ", 6)) {
-			unsigned long long count;
-			unsigned int pid, tid, reason, flags;
-			int nk, nu;
+		} else if (!strncmp(line, "proc ", 5)) {
+			unsigned int pid, ns_pid;
+			struct proc *p;
 
-			if (sscanf(line, "stack %llu %u %u %u %u %63s k %16383s u %32767s", &count,
-				   &pid, &tid, &reason, &flags, comm, kl, ul) != 8 ||
+			if (sscanf(line, "proc %u %u", &pid, &ns_pid) != 2) {
+				note_bad(bad, err, errlen, lineno, "malformed proc line");
+				continue;
+			}
+			p = proc_tracker_find(pt, pid);
+			if (p)
+				p->ns_pid = ns_pid;
+			else
+				pending_ns_pid(pid, ns_pid);
+		} else if (!strncmp(line, "cgroup ", 7)) {
+			unsigned long long id;
+
+			if (sscanf(line, "cgroup %llx %4095[^\n]", &id, path) != 2) {
+				note_bad(bad, err, errlen, lineno, "malformed cgroup line");
+				continue;
+			}
+			if (cgroups)
+				cgroup_names_add(cgroups, id, path);
+		} else if (!strncmp(line, "stack ", 6)) {
+			unsigned long long count, cgroup_id = 0;
+			unsigned int pid, tid, reason, flags;
+			int nk, nu, used = 0;
+
+			if (sscanf(line, "stack %llu %u %u %u %u %63s k %16383s u %32767s%n", &count,
+				   &pid, &tid, &reason, &flags, comm, kl, ul, &used) != 8 ||
 			    reason >= STOP_REASON_MAX || count == 0) {
 				note_bad(bad, err, errlen, lineno, "malformed stack line");
 				continue;
@@ -167,7 +229,10 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 				note_bad(bad, err, errlen, lineno, "malformed PC list");
 				continue;
 			}
+			if (sscanf(line + used, " c %llx", &cgroup_id) != 1)
+				cgroup_id = 0;
 			r->type = RECORD_SAMPLE;
+			r->cgroup_id = cgroup_id;
 			r->pid = pid;
 			r->tid = tid;
 			r->reason = (uint8_t)reason;
@@ -189,5 +254,6 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 	}
 	free(line);
 	proc_tracker_sort(pt);
+	apply_ns_pids(pt);
 	return ret;
 }

@@ -6,7 +6,9 @@
  *   # cfiprof recording v1
  *   meta FREQ EVENT START-UNIX-NS DURATION-NS
  *   map PID START END OFFSET BIAS FLAGS BUILD-ID PATH
- *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,..
+ *   proc PID NS-PID
+ *   cgroup ID PATH
+ *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID]
  *
  * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS; an empty list is "-";
  * COMM has spaces replaced by '_'.  PCs are leaf first, as the walker emits them.
@@ -17,6 +19,7 @@
 #include <stdio.h>
 
 #include "aggregate.h"
+#include "cgroups.h"
 #include "proc_tracker.h"
 
 struct recording_meta {
@@ -26,7 +29,7 @@ struct recording_meta {
 };
 
 int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
-		    const struct recording_meta *meta);
+		    const struct recording_meta *meta, struct cgroup_names *cgroups);
 
 /*
  * Reads a recording into a (stacks) and pt (mappings; symbols are loaded
@@ -35,6 +38,7 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
  * err); returns 0, or -1 if the file is not a recording at all.
  */
 int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
-		   struct recording_meta *meta, uint64_t *bad, char *err, size_t errlen);
+		   struct recording_meta *meta, struct cgroup_names *cgroups, uint64_t *bad, char *err,
+		   size_t errlen);
 
 #endif

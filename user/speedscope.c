@@ -61,7 +61,10 @@ static void put_json(FILE *f, const char *s)
 
 static const char *comm_name(const struct prof_sample *s)
 {
-	return s->comm && s->comm[0] ? s->comm : "[unknown]";
+	/* root: the comm, or "GROUP: comm" with --group-by container */
+	const char *c = s->root ? s->root : s->comm;
+
+	return c && c[0] ? c : "[unknown]";
 }
 
 static const char *loc_file(const struct profile *p, const struct prof_location *l)

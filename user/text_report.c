@@ -50,7 +50,10 @@ static double pct(const struct report *r, uint64_t n)
 
 static const char *comm_name(const struct prof_sample *s)
 {
-	return s->comm && s->comm[0] ? s->comm : "[unknown]";
+	/* root: the comm, or "GROUP: comm" with --group-by container */
+	const char *c = s->root ? s->root : s->comm;
+
+	return c && c[0] ? c : "[unknown]";
 }
 
 static const char *loc_function(const struct prof_location *l)

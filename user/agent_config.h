@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The agent's settings.  One table (agent_options) names every setting once:
+ * cmd_agent builds its argp options from it and the config file uses the same
+ * long names (`interval = 60`), so a key in the file always means exactly
+ * what the flag means.  Flags override the file; SIGHUP re-reads the file.
+ */
+#ifndef CFIPROF_AGENT_CONFIG_H
+#define CFIPROF_AGENT_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct agent_config {
+	/* sampling: fixed once the BPF side is loaded (a change needs a restart) */
+	uint32_t freq;
+	bool user_only;
+	uint32_t max_frames;
+	uint64_t max_stacks; /* distinct stacks per interval */
+	uint32_t table_rows; /* capacity of the rows map: bounds table bytes */
+	char *metrics_addr;  /* host:port, "off" to disable */
+	char *log_file;	     /* NULL: stderr */
+	/* changeable by SIGHUP */
+	double interval, duration;
+	char *output_dir;
+	double retain_age;
+	uint64_t retain_bytes;
+	char *push_url, *app_name, *labels, *tenant, *token_file, *spool_dir;
+	double push_timeout, backoff_max;
+	uint64_t spool_max_bytes;
+	char *hostname;
+	char *log_level;
+};
+
+enum agent_opt_kind { OPT_U32, OPT_U64, OPT_SIZE, OPT_SECONDS, OPT_STR, OPT_FLAG };
+
+struct agent_option {
+	const char *name; /* long flag and config key */
+	int key;	  /* argp key: a letter, or > 255 for long-only options */
+	const char *arg;
+	const char *doc;
+	enum agent_opt_kind kind;
+	size_t off;
+	bool restart;	       /* SIGHUP cannot change it */
+	double min, max;       /* numeric range */
+};
+
+#define AGENT_OPT_CONFIG 1000 /* --config: not a setting itself */
+
+extern const struct agent_option agent_options[];
+extern const size_t agent_nr_options;
+
+void agent_config_defaults(struct agent_config *c);
+void agent_config_free(struct agent_config *c);
+const struct agent_option *agent_option_by_name(const char *name);
+const struct agent_option *agent_option_by_key(int key);
+/* Parses value for o into c; on error returns -1 with err set. */
+int agent_config_set(struct agent_config *c, const struct agent_option *o, const char *value,
+		     char *err, size_t errlen);
+/* Applies `key = value` lines of path, skipping keys in skip (flags given); err names the line. */
+int agent_config_read_file(struct agent_config *c, const char *path,
+			   bool (*skip)(const char *name, void *ctx), void *ctx, char *err,
+			   size_t errlen);
+/* Cross-field checks: something to do, intervals sane. */
+int agent_config_check(const struct agent_config *c, char *err, size_t errlen);
+/* Names of restart-only settings that differ between a and b, comma-separated ("" if none). */
+void agent_config_restart_diff(const struct agent_config *a, const struct agent_config *b,
+			       char *out, size_t len);
+
+#endif
