@@ -29,6 +29,7 @@
 #include "session.h"
 #include "proc_tracker.h"
 #include "output.h"
+#include "output_file.h"
 #include "recording.h"
 #include "table_store.h"
 
@@ -39,7 +40,9 @@ static struct record_args {
 	enum out_format format;
 	const char *save;
 	bool group_by_container;
+	mode_t mode;
 } args = {
+	.mode = OUTPUT_DEFAULT_MODE,
 	.so = {.freq = 99, .max_frames = 127, .kernel = true, .rows_max = 4u << 20,
 	       .max_stacks = 1u << 20},
 };
@@ -55,6 +58,7 @@ enum {
 	OPT_CGROUP,
 	OPT_CONTAINER,
 	OPT_GROUP_BY,
+	OPT_MODE,
 };
 
 static const struct argp_option opts[] = {
@@ -83,6 +87,7 @@ static const struct argp_option opts[] = {
 	{"group-by", OPT_GROUP_BY, "container", 0,
 	 "group stacks by container (or cgroup): the first frame of folded / flame graph stacks",
 	 0},
+	{"mode", OPT_MODE, "OCTAL", 0, "permissions of the files written (default 0600)", 0},
 	{"verbose", 'v', NULL, 0, "report each object's tables", 0},
 	{},
 };
@@ -178,6 +183,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SAVE:
 		args.save = arg;
 		break;
+	case OPT_MODE:
+		if (output_parse_mode(arg, &args.mode))
+			argp_error(state, "invalid --mode '%s' (octal, e.g. 0644)", arg);
+		break;
 	case OPT_GROUP_BY:
 		if (strcmp(arg, "container"))
 			argp_error(state, "--group-by: only 'container' is supported");
@@ -240,7 +249,7 @@ int cmd_record(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		return 2;
 	if (args.output) {
-		out = fopen(args.output, "we");
+		out = output_create(args.output, args.mode);
 		if (!out) {
 			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.output, strerror(errno));
 			return 1;
@@ -284,7 +293,7 @@ int cmd_record(int argc, char **argv)
 	frame_namer_free(&fn);
 	ksyms_free(ks);
 	if (args.save) {
-		FILE *sf = fopen(args.save, "we");
+		FILE *sf = output_create(args.save, args.mode);
 
 		if (!sf || recording_write(sf, &s.agg, s.pt, &meta, info.cgroups) || fclose(sf)) {
 			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.save, strerror(errno));

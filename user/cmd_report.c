@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "frame_names.h"
 #include "output.h"
+#include "output_file.h"
 #include "proc_tracker.h"
 #include "recording.h"
 
@@ -20,7 +21,8 @@ static struct report_args {
 	enum out_format format;
 	bool no_kernel_symbols;
 	bool group_by_container;
-} args;
+	mode_t mode;
+} args = {.mode = OUTPUT_DEFAULT_MODE};
 
 static const struct argp_option opts[] = {
 	{"output", 'o', "FILE", 0, "write the profile to FILE (default stdout)", 0},
@@ -28,6 +30,7 @@ static const struct argp_option opts[] = {
 	 "folded, pprof, svg, text or speedscope (default: by the extension of -o, else folded)", 0},
 	{"no-kernel-symbols", 'K', NULL, 0, "print kernel frames as addresses", 0},
 	{"group-by", 'g', "container", 0, "group stacks by container (or cgroup)", 0},
+	{"mode", 'm', "OCTAL", 0, "permissions of the output file (default 0600)", 0},
 	{},
 };
 
@@ -44,6 +47,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'K':
 		args.no_kernel_symbols = true;
+		break;
+	case 'm':
+		if (output_parse_mode(arg, &args.mode))
+			argp_error(state, "invalid --mode '%s' (octal, e.g. 0644)", arg);
 		break;
 	case 'g':
 		if (strcmp(arg, "container"))
@@ -125,7 +132,7 @@ int cmd_report(int argc, char **argv)
 		goto out_fn;
 	}
 	if (args.output) {
-		out = fopen(args.output, "we");
+		out = output_create(args.output, args.mode);
 		if (!out) {
 			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.output, strerror(errno));
 			out = stdout;

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Output files: profiles name processes and paths, so they are private by default. */
+#ifndef CFIPROF_OUTPUT_FILE_H
+#define CFIPROF_OUTPUT_FILE_H
+
+#include <stdio.h>
+#include <sys/types.h>
+
+#define OUTPUT_DEFAULT_MODE 0600
+
+/* Creates (or truncates) path with exactly mode, whatever the umask; NULL + errno on failure. */
+FILE *output_create(const char *path, mode_t mode);
+/* Parses an octal mode such as "0644"; -1 if invalid. */
+int output_parse_mode(const char *s, mode_t *mode);
+
+#endif
