@@ -14,11 +14,12 @@ ARCH_FLAGS := -D__TARGET_ARCH_x86
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE
-LDLIBS   := -lelf -lz -ldl -liberty
+LDLIBS   := -lelf -lz -ldl -liberty -lcurl
 
 DEPS_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool binutils \
              libdw-dev libiberty-dev linux-perf bpftrace libclang-rt-14-dev golang-go \
-             libxml2-utils python3 chromium
+             libxml2-utils python3 chromium libcurl4-openssl-dev \
+             xz-utils sqlite3 clang-14 libc6-dbg
 
 TABLES_SRC := $(sort $(wildcard tables/*.c))
 TABLES_OBJ := $(TABLES_SRC:%.c=$(OUT)/%.o)
@@ -36,11 +37,21 @@ endif
 TEST_SRC   := $(sort $(wildcard tests/test_*.c))
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(OUT)/tests/%)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-ASAN_TESTS := test_tables_malformed test_tables_rules test_fuzz_regressions
-ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
+# tables-only tests, and tests that link the user-space code (built with ASan too)
+ASAN_TESTS := test_tables_malformed test_tables_rules
+ASAN_USER_TESTS := test_user_units test_symbolize test_fuzz_regressions
+ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%) $(ASAN_USER_TESTS:%=$(OUT)/asan/%)
+# libFuzzer targets: one per parser of outside data, tests/fuzz/fuzz_*.c
+FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(OUT)/fuzz/%)
+FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+              -fno-omit-frame-pointer
+# everything in user/ but the commands and main (argp, BPF loading)
+FUZZ_USER_SRC := $(filter-out user/main.c user/cmd_%.c,$(USER_SRC))
+FUZZ_LIBS  := $(USER_LIBS) $(filter-out -lcurl,$(LDLIBS)) -lcurl -lpthread
 include tests/progs/progs.mk
 
-.PHONY: all deps test bench fuzz clean format run demo
+.PHONY: all deps test bench fuzz clean format run demo kernel-matrix
 .SECONDARY:
 all: $(OUT)/cfiprof
 
@@ -89,9 +100,35 @@ $(OUT)/tests/%: tests/%.c $(OUT)/libcfiuser.a $(OUT)/libcfitables.a $(BPF_SKEL) 
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $< -o $@ $(OUT)/libcfiuser.a $(OUT)/libcfitables.a $(USER_LIBS) $(LDLIBS) -lpthread
 
-$(OUT)/asan/%: tests/%.c $(TABLES_SRC) tests/harness.h tests/mini_elf.h tests/fuzz/fuzz_tables.c
+$(OUT)/asan/%: tests/%.c $(TABLES_SRC) tests/harness.h tests/mini_elf.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_FLAGS) $(WARN) -std=gnu11 -I. -Itests -D_GNU_SOURCE $< $(TABLES_SRC) -o $@ $(LDLIBS)
+
+# The user-space code and the tables compiled with ASan + UBSan, for the
+# ASAN_USER_TESTS (the same tests as above, once more under the sanitizers).
+$(OUT)/asan/obj/%.o: %.c | $(BPF_SKEL)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_FLAGS) $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE -MMD -MP -c $< -o $@
+
+ASAN_USER_OBJ   := $(USERLIB_OBJ:$(OUT)/%=$(OUT)/asan/obj/%)
+ASAN_TABLES_OBJ := $(TABLES_OBJ:$(OUT)/%=$(OUT)/asan/obj/%)
+-include $(ASAN_USER_OBJ:.o=.d) $(ASAN_TABLES_OBJ:.o=.d)
+
+$(OUT)/asan/libcfiuser.a: $(ASAN_USER_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(OUT)/asan/libcfitables.a: $(ASAN_TABLES_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(ASAN_USER_TESTS:%=$(OUT)/asan/%): $(OUT)/asan/%: tests/%.c $(OUT)/asan/libcfiuser.a \
+		$(OUT)/asan/libcfitables.a $(wildcard tests/*.h tests/fuzz/*.[ch])
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_FLAGS) $(WARN) -std=gnu11 -I. -I$(OUT) -Itests -D_GNU_SOURCE $< -o $@ \
+		$(OUT)/asan/libcfiuser.a $(OUT)/asan/libcfitables.a $(FUZZ_LIBS)
+
+$(OUT)/tests/test_fuzz_regressions: $(wildcard tests/fuzz/*.[ch])
 
 test: deps $(TEST_PROGS)
 	@$(MAKE) --no-print-directory all $(TEST_BIN) $(ASAN_BIN)
@@ -112,22 +149,71 @@ $(OUT)/bench/bench_aggregate: tests/bench/bench_aggregate.c $(OUT)/libcfiuser.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -o $@ $(OUT)/libcfiuser.a $(OUT)/libcfitables.a $(USER_LIBS) $(LDLIBS) -lpthread
 
-bench: deps all $(OUT)/bench/bench_aggregate
+# tests/bench/fpwalk: the kernel's own frame-pointer walk (bpf_get_stack), the baseline of
+# the walker's per-frame cost; built like the main program (clang -target bpf + skeleton).
+$(OUT)/bench/fpwalk.bpf.o: tests/bench/fpwalk.bpf.c vmlinux.h
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O2 -target bpf $(ARCH_FLAGS) -I. -Wall -Werror -c $< -o $@
+	llvm-strip -g $@ 2>/dev/null || true
+
+$(OUT)/bench/fpwalk.skel.h: $(OUT)/bench/fpwalk.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+
+$(OUT)/bench/fpwalk: tests/bench/fpwalk.c $(OUT)/bench/fpwalk.skel.h
+	$(CC) $(CFLAGS) -I$(OUT)/bench $< -o $@ -lbpf -lelf -lz
+
+# make bench: about 20 minutes; tests/bench/peers.py writes tests/bench/RESULTS.md
+bench: deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/fpwalk $(TEST_PROGS) $(BENCH_PROGS)
+	@tests/bench/peers.py
 	@tests/bench/run.sh
 	@tests/bench/walker_cost.sh
 	@taskset -c 0 $(OUT)/bench/bench_aggregate | tee $(OUT)/bench/aggregate.md
 	@tests/bench/outputs.sh
 
+# Every tests/fuzz/fuzz_NAME.c is a libFuzzer target build/fuzz/fuzz_NAME,
+# linked with the tables and user/ (commands and main excluded) compiled
+# with coverage + ASan + UBSan.  make fuzz runs each for FUZZ_SECONDS;
+# make fuzz FUZZ_TARGETS="fuzz_perfmap fuzz_kallsyms" runs only those.
 FUZZ_SECONDS ?= 600
-$(OUT)/fuzz/fuzz_tables: tests/fuzz/fuzz_tables.c $(TABLES_SRC)
-	@mkdir -p $(dir $@)
-	$(CLANG) -O1 -g -fsanitize=fuzzer,address,undefined -I. -D_GNU_SOURCE $^ -o $@ $(LDLIBS)
+FUZZ_TARGETS ?= $(FUZZ_BIN:$(OUT)/fuzz/%=%)
+FUZZ_USER_OBJ   := $(FUZZ_USER_SRC:%.c=$(OUT)/fuzz/obj/%.o)
+FUZZ_TABLES_OBJ := $(TABLES_SRC:%.c=$(OUT)/fuzz/obj/%.o)
+-include $(FUZZ_USER_OBJ:.o=.d) $(FUZZ_TABLES_OBJ:.o=.d)
 
-fuzz: deps $(OUT)/fuzz/fuzz_tables
-	@tests/fuzz/run.sh $(FUZZ_SECONDS)
+$(OUT)/fuzz/obj/%.o: %.c | $(BPF_SKEL)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(WARN) -std=gnu11 -I. -I$(OUT) \
+		-D_GNU_SOURCE -MMD -MP -c $< -o $@
+
+$(OUT)/fuzz/libcfiuser.a: $(FUZZ_USER_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(OUT)/fuzz/libcfitables.a: $(FUZZ_TABLES_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(OUT)/fuzz/%: tests/fuzz/%.c $(OUT)/fuzz/libcfiuser.a $(OUT)/fuzz/libcfitables.a \
+		$(wildcard tests/fuzz/*.h) tests/mini_elf.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE \
+		$< -o $@ $(OUT)/fuzz/libcfiuser.a $(OUT)/fuzz/libcfitables.a $(FUZZ_LIBS)
+
+fuzz: deps all $(FUZZ_BIN) $(OUT)/progs/chain
+	@OUT=$(OUT) tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Boots Debian's packaged kernel under qemu and runs cfiprof inside (not in make test).
+KMATRIX_PKGS := qemu-system-x86 busybox-static cpio
+kernel-matrix: deps
+	@$(MAKE) --no-print-directory all $(TEST_PROGS)
+	@missing=""; for p in $(KMATRIX_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	[ -z "$$missing" ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null
+	@tests/kernel_matrix/run.sh
 
 format:
-	clang-format -i $(wildcard bpf/*.[ch] user/*.[ch] tables/*.[ch] tests/*.[ch])
+	clang-format -i $(wildcard bpf/*.[ch] user/*.[ch] tables/*.[ch] tests/*.[ch] tests/fuzz/*.[ch])
 
 clean:
 	rm -rf $(OUT) demo.svg demo.txt demo.rec
