@@ -16,6 +16,7 @@ struct agent_config {
 	/* sampling: fixed once the BPF side is loaded (a change needs a restart) */
 	uint32_t freq;
 	bool user_only;
+	bool bpf_stats; /* BPF_ENABLE_STATS while the agent runs: BPF run time in the metrics */
 	uint32_t max_frames;
 	uint64_t max_stacks; /* distinct stacks per interval */
 	uint32_t table_rows; /* capacity of the rows map: bounds table bytes */
@@ -42,8 +43,8 @@ struct agent_option {
 	const char *doc;
 	enum agent_opt_kind kind;
 	size_t off;
-	bool restart;	       /* SIGHUP cannot change it */
-	double min, max;       /* numeric range */
+	bool restart;	 /* SIGHUP cannot change it */
+	double min, max; /* numeric range */
 };
 
 #define AGENT_OPT_CONFIG 1000 /* --config: not a setting itself */

@@ -11,6 +11,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -131,7 +132,7 @@ static int deflate_all(const struct buf *in, struct buf *out)
 	return out->oom ? -1 : 0;
 }
 
-/* Calls back for each top-level field: (field, wire, start of field, body, body length). */
+/* Number of string_table entries: the index the first appended string gets. */
 static int count_strings(const struct buf *pb, uint64_t *nr)
 {
 	size_t pos = 0;

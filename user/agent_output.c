@@ -53,7 +53,8 @@ int agent_write_atomic(const char *dir, const char *name, const void *data, size
 	const char *p = data;
 	int fd, err = 0;
 
-	if (snprintf(tmp, sizeof(tmp), "%s/" TMP_PREFIX "%s.XXXXXX", dir, name) >= (int)sizeof(tmp) ||
+	if (snprintf(tmp, sizeof(tmp), "%s/" TMP_PREFIX "%s.XXXXXX", dir, name) >=
+		(int)sizeof(tmp) ||
 	    snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst))
 		return -ENAMETOOLONG;
 	fd = mkostemp(tmp, O_CLOEXEC);

@@ -27,7 +27,7 @@ void agent_remove_temporaries(const char *dir);
 void agent_profile_name(uint64_t unix_ns, char *buf, size_t len);
 
 struct agent_retention {
-	uint64_t files, bytes;		   /* kept */
+	uint64_t files, bytes;		 /* kept */
 	uint64_t removed, removed_bytes; /* this call */
 };
 

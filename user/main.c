@@ -15,6 +15,7 @@ static const struct {
 	{"report", cmd_report, "render a recording saved with record --save"},
 	{"top", cmd_top, "live view of the hottest functions"},
 	{"tables", cmd_tables, "compile an ELF file's DWARF CFI into unwind tables"},
+	{"agent", cmd_agent, "continuous whole-host profiling: pprof per interval, push"},
 };
 
 static void usage(FILE *f)

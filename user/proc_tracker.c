@@ -628,8 +628,23 @@ int proc_tracker_add_saved(struct proc_tracker *pt, uint32_t pid, const struct p
 	n->obj = NULL;
 	n->sym = NULL;
 	/* files that are gone leave the mapping unsymbolized (object+offset), not an error */
-	if (strcmp(m->path, "[vdso]") && m->path[0] == '/')
-		n->sym = sym_cache_get(pt->syms, m->key[0] ? m->key : m->path, m->path, -1);
+	if (strcmp(m->path, "[vdso]") && m->path[0] == '/') {
+		if (!access(m->path, R_OK)) {
+			n->sym = sym_cache_get(pt->syms, m->key[0] ? m->key : m->path, m->path, -1);
+		} else if (m->key[0]) {
+			/* a file only in a container's mount namespace: still there if the process is */
+			char fpath[96], bid[ELF_BUILD_ID_HEX_LEN];
+			int fd;
+
+			snprintf(fpath, sizeof(fpath), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid,
+				 m->start, m->end);
+			fd = open(fpath, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0 && !elf_build_id_hex_fd(fd, bid, sizeof(bid)) && !strcmp(bid, m->key))
+				n->sym = sym_cache_get(pt->syms, m->key, m->path, fd);
+			if (fd >= 0)
+				close(fd);
+		}
+	}
 	p->loaded = true;
 	p->exited = true;
 	return 0;

@@ -390,6 +390,15 @@ int session_start(struct session *s, const struct session_opts *o)
 		if (proc_tracker_load_now(s->pt, o->pids[i]))
 			fprintf(stderr, "cfiprof: pid %u: cannot read its mappings\n", o->pids[i]);
 	}
+	if (o->cgroup[0]) {
+		uint32_t *pids = NULL;
+		int n = cgroup_pids(o->cgroup, &pids);
+
+		/* like -p: tables in place before the first sample */
+		for (i = 0; i < n; i++)
+			proc_tracker_load_now(s->pt, pids[i]);
+		free(pids);
+	}
 	if (o->cmd) {
 		s->child = spawn_stopped(o->cmd, &s->go_fd);
 		if (s->child < 0) {
@@ -406,14 +415,7 @@ int session_start(struct session *s, const struct session_opts *o)
 		return -1;
 	if (o->all)
 		queue_all_pids(s->pt);
-	if (o->cgroup[0]) {
-		uint32_t *pids = NULL;
-		int n = cgroup_pids(o->cgroup, &pids);
 
-		for (i = 0; i < n; i++)
-			proc_tracker_request(s->pt, pids[i], WORK_LOAD, 0);
-		free(pids);
-	}
 	err = pthread_create(&s->consumer, NULL, consumer_main, s);
 	if (err)
 		return -err;

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Pushing interval profiles to a Pyroscope-compatible ingest endpoint:
+ *   POST URL/ingest?name=APP{hostname=H,k=v}&from=UNIX&until=UNIX&format=pprof
+ * with the gzip'd pprof as the body.  Every profile goes through an on-disk
+ * spool first and one thread delivers the spool oldest first, so profiles
+ * reach the backend in order, survive a restart, and a backend outage costs
+ * only disk space up to --spool-max-bytes; beyond that the oldest profiles
+ * are dropped, counted and logged.
+ */
+#ifndef CFIPROF_AGENT_PUSH_H
+#define CFIPROF_AGENT_PUSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct agent_push_config {
+	const char *url, *app_name, *labels, *hostname, *tenant, *token_file, *spool_dir;
+	double timeout, backoff_max;
+	uint64_t spool_max_bytes;
+};
+
+struct agent_push_stats {
+	uint64_t successes, failures;	 /* HTTP requests */
+	uint64_t dropped, dropped_bytes; /* profiles the spool bound (or a 4xx) discarded */
+	uint64_t spool_files, spool_bytes;
+	uint64_t last_success_unix;
+};
+
+struct agent_push;
+
+/* Copies cfg, picks up what a previous run left in the spool and starts the pusher thread. */
+struct agent_push *agent_push_start(const struct agent_push_config *cfg);
+/* New settings (SIGHUP); the spool directory stays the one the pusher started with. */
+int agent_push_configure(struct agent_push *ap, const struct agent_push_config *cfg);
+/* Spools one interval's profile; never blocks on the network. */
+int agent_push_enqueue(struct agent_push *ap, uint64_t from_ns, uint64_t until_ns, const void *data,
+		       size_t len);
+void agent_push_get_stats(struct agent_push *ap, struct agent_push_stats *out);
+/*
+ * Keeps delivering for at most grace seconds, then stops and frees ap; what is
+ * left stays spooled for the next start.  final (if not NULL) gets the last stats.
+ */
+void agent_push_stop(struct agent_push *ap, double grace, struct agent_push_stats *final);
+
+#endif
