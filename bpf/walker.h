@@ -184,8 +184,9 @@ static __always_inline int walker_fp_step(struct walker_state *st)
 	st->bp = next_bp;
 	st->ip_is_ra = 1;
 	st->nr_fp++;
+	/* only CFI's "return address undefined" proves the outermost frame, never a 0 here */
 	if (ip == 0)
-		return walker_stop(st, STOP_COMPLETE);
+		return walker_stop(st, STOP_FP_BROKEN);
 	return 0;
 }
 

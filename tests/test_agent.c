@@ -927,6 +927,80 @@ static void write_file(const char *path, const char *text)
 }
 
 /* 1: files, counts, go tool pprof, metrics, SIGHUP */
+/* A sample of the agent's own gauges through /metrics. */
+struct gauges {
+	double rss, table_bytes, processes;
+};
+
+static bool read_gauges(const char *addr, struct gauges *g)
+{
+	char *r = http_get(addr, "/metrics");
+
+	if (!r)
+		return false;
+	g->rss = metric_value(r, "cfiprof_agent_rss_bytes");
+	g->table_bytes = metric_value(r, "cfiprof_table_bytes");
+	g->processes = metric_value(r, "cfiprof_processes_tracked");
+	free(r);
+	return g->rss > 0 && g->table_bytes >= 0 && g->processes >= 0;
+}
+
+/*
+ * Churn: 2,000 short processes (each exec is loaded by the agent) must not
+ * leave memory behind: exited processes are forgotten after their interval.
+ */
+static void test_churn(void)
+{
+	char log[PATHBUF], addr[64], dir[PATHBUF];
+	char *argv[] = {"--interval",	  "1",		   "--duration", "30", "--output-dir",
+			dir,		  "--metrics-addr", "127.0.0.1:0", NULL};
+	struct gauges before = {0}, peak = {0}, after = {0};
+	int i, procs = 0;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/churn.log", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/churn", tmpdir);
+	pid = start_agent(argv, log);
+	CHECK(wait_for_text(log, "agent started", 15), "churn: agent did not start");
+	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "churn: metrics");
+	sleep_s(3); /* past the first intervals: the baseline includes the steady state */
+	CHECK(read_gauges(addr, &before), "churn: no baseline gauges");
+	/* batches of 40 living 0.1 s each: long enough for every one to be loaded */
+	for (i = 0; i < 2000; i += 40) {
+		pid_t batch[40];
+		int k;
+
+		for (k = 0; k < 40; k++) {
+			char *sl[] = {"/bin/sleep", "0.1", NULL};
+
+			batch[k] = spawn(sl, NULL, NULL);
+		}
+		for (k = 0; k < 40; k++)
+			procs += batch[k] > 0 && waitpid(batch[k], NULL, 0) == batch[k];
+		if (i == 1000)
+			read_gauges(addr, &peak);
+	}
+	CHECK(procs == 2000, "churn: %d of 2000 processes ran", procs);
+	sleep_s(4); /* two intervals: exited processes are dropped at the second */
+	CHECK(read_gauges(addr, &after), "churn: no gauges after");
+	printf("churn: processes tracked %.0f -> %.0f mid-churn -> %.0f after; rss %.1f -> %.1f -> "
+	       "%.1f MB; table bytes %.0f -> %.0f\n",
+	       before.processes, peak.processes, after.processes, before.rss / 1e6, peak.rss / 1e6,
+	       after.rss / 1e6, before.table_bytes, after.table_bytes);
+	CHECK(peak.processes > before.processes + 20,
+	      "churn: the short processes were never tracked (%.0f mid-churn): no churn tested",
+	      peak.processes);
+	CHECK(after.processes <= before.processes + 10, "churn: %.0f processes tracked (baseline %.0f)",
+	      after.processes, before.processes);
+	CHECK(after.table_bytes <= before.table_bytes * 1.1 + 65536,
+	      "churn: table bytes %.0f (baseline %.0f)", after.table_bytes, before.table_bytes);
+	/* malloc keeps some freed memory: allow a few MB, not a per-process growth */
+	CHECK(after.rss <= before.rss + 8e6, "churn: RSS %.1f MB (baseline %.1f MB)", after.rss / 1e6,
+	      before.rss / 1e6);
+	kill(pid, SIGTERM);
+	agent_exited_cleanly(pid, 20, log);
+}
+
 static void test_files(void)
 {
 	char dir[PATHBUF], log[PATHBUF], conf[PATHBUF], path[PATHBUF * 2], addr[64];
@@ -1238,6 +1312,7 @@ int main(void)
 	test_files();
 	test_push();
 	test_spool_and_restart();
+	test_churn();
 	kill(chain, SIGKILL);
 	waitpid(chain, NULL, 0);
 	if (!harness_failed) {

@@ -276,14 +276,18 @@ static void test_synthetic(void)
 	syn_walk(&env, F_BAD, SB, 0, 64, &r);
 	expect_pcs("cfa not above rsp", &r, STOP_UNREADABLE, 1, (uint64_t[]){F_BAD});
 
-	/* frame pointers: bp -> {saved bp, ra} until ra == 0 */
+	/*
+	 * frame pointers: bp -> {saved bp, ra} until ra == 0.  A zero return address
+	 * read through rbp proves nothing (garbage rbp often points at zeros): the
+	 * frames are kept, but the walk is not "complete"; only CFI can say that.
+	 */
 	memset(stk, 0, sizeof(stk));
 	stk[2] = SB + 48;
 	stk[3] = F_FP + 0x10;
 	stk[6] = 0;
 	stk[7] = 0;
 	syn_walk(&env, F_FP, SB, SB + 16, 64, &r);
-	expect_pcs("fp chain", &r, STOP_COMPLETE, 2, (uint64_t[]){F_FP, F_FP + 0x10});
+	expect_pcs("fp chain", &r, STOP_FP_BROKEN, 2, (uint64_t[]){F_FP, F_FP + 0x10});
 	CHECK(r.st.nr_fp == 2, "fp chain: nr_fp %u, want 2", r.st.nr_fp);
 	/* a cycle: the second saved rbp points back down */
 	stk[6] = SB + 16;

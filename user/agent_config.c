@@ -68,6 +68,12 @@ const struct agent_option agent_options[] = {
     {"push-backoff-max", 1015, "DURATION",
      "longest wait between retries; waits double from 1s with jitter (default 5m)", OPT_SECONDS,
      OFF(backoff_max), false, 0.05, 86400},
+    {"cgroup", 1018, "PATH",
+     "profile only this cgroup v2 directory and below (absolute, or under the cgroup2 mount)",
+     OPT_STR, OFF(cgroup), true, 0, 0},
+    {"container", 1019, "ID",
+     "profile only this container (docker, containerd, CRI-O, podman id prefix; nspawn name)",
+     OPT_STR, OFF(container), true, 0, 0},
     {"hostname", 1016, "NAME", "hostname label (default: gethostname)", OPT_STR, OFF(hostname),
      false, 0, 0},
 };

@@ -31,6 +31,7 @@ struct agent_config {
 	double push_timeout, backoff_max;
 	uint64_t spool_max_bytes;
 	char *hostname;
+	char *cgroup, *container; /* profile one cgroup / container instead of the host */
 	char *log_level;
 };
 

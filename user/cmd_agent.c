@@ -226,6 +226,8 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	if (f)
 		fclose(f);
 	profile_free(&p);
+	/* symbolized: processes that exited can go, so churn does not grow memory */
+	proc_tracker_forget_exited(a->s.pt);
 	frame_namer_free(&fn);
 	nl = split_labels(a, labels, lbuf, sizeof(lbuf));
 	if (err || agent_pprof_add_labels(raw, raw_len, labels, nl, &gz, &gz_len)) {
@@ -532,7 +534,13 @@ int cmd_agent(int argc, char **argv)
 			alog(ALOG_WARN, "kernel frames will show as addresses", "why=%s",
 			     alog_quote(kerr, q, sizeof(q)));
 	}
-	so.all = true;
+	so.all = !a.cfg.cgroup && !a.cfg.container;
+	if ((a.cfg.cgroup && cgroup_resolve(a.cfg.cgroup, so.cgroup, sizeof(so.cgroup))) ||
+	    (a.cfg.container &&
+	     cgroup_find_container(a.cfg.container, so.cgroup, sizeof(so.cgroup)))) {
+		alog(ALOG_ERROR, "cannot resolve --cgroup / --container (see the line above)", NULL);
+		goto out;
+	}
 	so.freq = a.cfg.freq;
 	so.max_frames = a.cfg.max_frames;
 	so.kernel = !a.cfg.user_only;

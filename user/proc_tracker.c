@@ -339,6 +339,7 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	struct proc_val pv = {0};
 	uint32_t nr_old, i, j;
 	bool *kept = NULL;
+	uint32_t *reuse = NULL; /* per new mapping: index + 1 of the old one it keeps */
 	int *fds = NULL;
 	struct proc *p;
 	int n;
@@ -369,39 +370,43 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	nr_old = p->nr_maps;
 	nmaps = calloc((size_t)n, sizeof(*nmaps));
 	kept = calloc(nr_old + 1, sizeof(*kept));
+	reuse = calloc((size_t)n, sizeof(*reuse));
 	fds = malloc((size_t)n * sizeof(*fds));
-	if (!nmaps || !kept || !fds)
+	if (!nmaps || !kept || !fds || !reuse)
 		goto out;
 	for (i = 0; i < (uint32_t)n; i++)
 		fds[i] = -1;
+	/* exec replaces the whole address space; otherwise keep what did not change */
 	for (i = 0; i < (uint32_t)n; i++) {
-		/* exec replaces the whole address space; otherwise keep what did not change */
 		for (j = 0; !exec && j < nr_old; j++) {
-			if (!kept[j] && same_mapping(&old[j], &ents[i]))
+			if (!kept[j] && same_mapping(&old[j], &ents[i])) {
+				kept[j] = true;
+				reuse[i] = j + 1;
 				break;
+			}
 		}
-		if (!exec && j < nr_old) {
-			nmaps[i] = old[j];
-			kept[j] = true;
+	}
+	/*
+	 * Stale keys go first: a new mapping (dlopen after dlclose, an exec) often
+	 * reuses the same range, hence the same LPM prefixes, and deleting the old
+	 * ones afterwards would delete the new ones with them.
+	 */
+	for (j = 0; j < nr_old; j++) {
+		if (!kept[j])
+			mapping_keys_apply(pt, pid, &old[j], false);
+	}
+	for (i = 0; i < (uint32_t)n; i++) {
+		if (reuse[i]) {
+			nmaps[i] = old[reuse[i] - 1];
 			continue;
 		}
 		fds[i] = resolve_mapping(pt, pid, &ents[i], &nmaps[i]);
 		mapping_keys_apply(pt, pid, &nmaps[i], true);
 	}
+	/* objects are released after the new ones are acquired: shared tables stay loaded */
 	for (j = 0; j < nr_old; j++) {
 		if (!kept[j])
-			release_mappings(pt, pid, &old[j], 1, !exec);
-	}
-	if (exec) {
-		/* stale prefixes of the old image must go even where the new one did not overwrite */
-		for (j = 0; j < nr_old; j++) {
-			for (i = 0; i < (uint32_t)n; i++) {
-				if (old[j].start == nmaps[i].start && old[j].end == nmaps[i].end)
-					break;
-			}
-			if (i == (uint32_t)n)
-				mapping_keys_apply(pt, pid, &old[j], false);
-		}
+			release_mappings(pt, pid, &old[j], 1, false);
 	}
 	pv.generation = ++pt->generation;
 	if (bpf_map_update_elem(pt->procs_fd, &pid, &pv, BPF_ANY))
@@ -418,6 +423,7 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	p->nr_maps = (uint32_t)n;
 	p->generation = pv.generation;
 	p->ns_pid = read_ns_pid(pid);
+	p->exit_seen = false;
 	p->exited = false;
 	if (p->loaded)
 		pt->stats.reloads++;
@@ -433,6 +439,7 @@ out:
 			close(fds[i]);
 	}
 	free(fds);
+	free(reuse);
 	free(nmaps);
 	free(kept);
 	free(ents);
@@ -664,4 +671,56 @@ void proc_tracker_sort(struct proc_tracker *pt)
 
 	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b))
 		qsort(p->maps, p->nr_maps, sizeof(*p->maps), by_start);
+}
+
+static bool key_still_mapped(struct proc_tracker *pt, const char *key)
+{
+	uint32_t b, m;
+	struct proc *p;
+
+	for (b = 0; b < NR_BUCKETS; b++) {
+		for (p = pt->buckets[b]; p; p = p->next) {
+			if (p->exited)
+				continue;
+			for (m = 0; m < p->nr_maps; m++) {
+				if (!strcmp(p->maps[m].key, key))
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
+size_t proc_tracker_forget_exited(struct proc_tracker *pt)
+{
+	size_t n = 0;
+	uint32_t b, m;
+
+	pthread_mutex_lock(&pt->load_lock);
+	pthread_mutex_lock(&pt->lock);
+	for (b = 0; b < NR_BUCKETS; b++) {
+		struct proc **pp = &pt->buckets[b];
+
+		while (*pp) {
+			struct proc *p = *pp;
+
+			if (!p->exited || !p->exit_seen) {
+				p->exit_seen = p->exited;
+				pp = &p->next;
+				continue;
+			}
+			for (m = 0; m < p->nr_maps; m++) {
+				if (p->maps[m].sym && p->maps[m].key[0] &&
+				    !key_still_mapped(pt, p->maps[m].key))
+					sym_cache_remove(pt->syms, p->maps[m].key);
+			}
+			*pp = p->next;
+			free(p->maps);
+			free(p);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&pt->lock);
+	pthread_mutex_unlock(&pt->load_lock);
+	return n;
 }

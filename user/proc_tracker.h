@@ -31,6 +31,7 @@ struct proc {
 	uint32_t ns_pid; /* innermost PID namespace (NSpid), 0 if unknown */
 	uint32_t generation;
 	bool exited;
+	bool exit_seen; /* exited at the last forget: dropped at the next one */
 	bool loaded;
 	uint64_t exec_ns;	    /* bpf clock time of the exec event, 0 if not seen */
 	uint64_t first_complete_ns; /* first complete stack after exec */
@@ -81,6 +82,14 @@ struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid);
 const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc);
 void proc_tracker_note_complete(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns);
 void proc_tracker_stats(struct proc_tracker *pt, struct tracker_stats *out);
+/*
+ * Drops processes that exited, with the symbols of objects no live process
+ * maps, once their samples are symbolized (the agent, after each interval):
+ * memory returns to its baseline after process churn.  A process is kept for
+ * one more call after it is first seen exited, so samples still in flight at
+ * an interval boundary keep their names.  Returns how many were dropped.
+ */
+size_t proc_tracker_forget_exited(struct proc_tracker *pt);
 /* Iteration over all processes seen (for reports). */
 struct proc *proc_tracker_first(struct proc_tracker *pt, uint32_t *bucket);
 struct proc *proc_tracker_next(struct proc_tracker *pt, struct proc *p, uint32_t *bucket);
