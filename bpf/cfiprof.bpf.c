@@ -240,6 +240,28 @@ static __always_inline void request_tables(__u32 pid, __u64 addr)
 	emit_event(RECORD_REQUEST, pid, addr);
 }
 
+/* Last mapping-change request per pid: at most one per millisecond, loads are deduplicated. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} change_times SEC(".maps");
+
+static __always_inline void mapping_changed(__u32 pid, __u64 addr)
+{
+	__u64 now = bpf_ktime_get_ns(), *last;
+
+	last = bpf_map_lookup_elem(&change_times, &pid);
+	if (last && now - *last < 1000000) {
+		walker_count(CNT_REQUESTS_LIMITED, 1);
+		return;
+	}
+	bpf_map_update_elem(&change_times, &pid, &now, BPF_ANY);
+	walker_count(CNT_REQUESTS, 1);
+	emit_event(RECORD_REQUEST, pid, addr);
+}
+
 static __always_inline __u64 sample_wakeup_flags(void)
 {
 	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
@@ -324,6 +346,9 @@ static __always_inline void sample_end(struct sample_record *rec, struct walker_
 	rec->nr_fp = st->nr_fp;
 	rec->nr_kernel = nr_kernel;
 	rec->nr_user = st->nr;
+	/* user space names the PCs with the mappings of this generation, not the latest */
+	rec->generation = st->generation;
+	rec->pad = 0;
 }
 
 /* ---- bpf_loop strategy: walk straight into the reservation ---- */
@@ -480,6 +505,44 @@ int BPF_PROG(on_exec, struct task_struct *p)
 
 	if (wanted(tgid))
 		emit_event(RECORD_EXEC, tgid, 0);
+	return 0;
+}
+
+/*
+ * Mapping changes the walker cannot see: a library dlclose()d and another
+ * mapped at the same address would otherwise be unwound and named with the
+ * old one's tables.  munmap of a range we have a mapping for, and mmap with
+ * PROT_EXEC, ask user space to re-read the process's mappings.  Every syscall
+ * passes here, so the syscall number is checked first.
+ */
+#define NR_MMAP 9
+#define NR_MUNMAP 11
+#define PROT_EXEC_BIT 4
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	__u32 tgid;
+
+	if (id != NR_MUNMAP)
+		return 0;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!bpf_map_lookup_elem(&procs, &tgid) || !walker_lookup_mapping(tgid, regs->di))
+		return 0;
+	mapping_changed(tgid, regs->di);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u32 tgid;
+
+	if (regs->orig_ax != NR_MMAP || ret < 0 || !(regs->dx & PROT_EXEC_BIT))
+		return 0;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (bpf_map_lookup_elem(&procs, &tgid))
+		mapping_changed(tgid, (__u64)ret);
 	return 0;
 }
 

@@ -187,6 +187,8 @@ struct sample_record {
 	__u16 nr_fp;	  /* frames recovered with frame pointers */
 	__u16 nr_kernel;
 	__u16 nr_user;
+	__u32 generation; /* the pid's mapping generation the walk used (0: unknown pid) */
+	__u32 pad;
 	__u64 pcs[]; /* nr_kernel kernel PCs (leaf first), then nr_user user PCs */
 };
 

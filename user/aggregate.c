@@ -92,12 +92,14 @@ int agg_add_n(struct aggregator *a, const struct sample_record *r, size_t size, 
 	}
 	h = mix(h, r->pid);
 	h = mix(h, r->cgroup_id);
+	h = mix(h, r->generation);
 	h = mix(h, r->reason);
 	h = mix(h, (uint64_t)r->nr_kernel << 16 | r->nr_user);
 	for (i = 0; i < nr; i++)
 		h = mix(h, r->pcs[i]);
 	for (s = a->buckets[h & (a->nr_buckets - 1)]; s; s = s->next) {
 		if (s->hash == h && s->pid == r->pid && s->cgroup_id == r->cgroup_id &&
+		    s->generation == r->generation &&
 		    s->reason == r->reason &&
 		    s->nr_kernel == r->nr_kernel && s->nr_user == r->nr_user &&
 		    !memcmp(s->comm, r->comm, COMM_LEN) &&
@@ -120,6 +122,7 @@ int agg_add_n(struct aggregator *a, const struct sample_record *r, size_t size, 
 	s->pid = r->pid;
 	s->tid = r->tid;
 	s->cgroup_id = r->cgroup_id;
+	s->generation = r->generation;
 	memcpy(s->comm, r->comm, COMM_LEN);
 	s->comm[COMM_LEN - 1] = 0;
 	s->reason = r->reason;

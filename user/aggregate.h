@@ -14,6 +14,7 @@ struct agg_stack {
 	uint64_t hash;
 	uint32_t pid, tid;
 	uint64_t cgroup_id;
+	uint32_t generation; /* which of the pid's mapping sets the PCs belong to */
 	char comm[COMM_LEN];
 	uint8_t reason, flags;
 	uint16_t nr_kernel, nr_user;

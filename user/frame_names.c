@@ -67,7 +67,7 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint64_t pc, bool leaf,
+const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint32_t gen, uint64_t pc, bool leaf,
 			    char *buf, size_t len)
 {
 	uint64_t lookup = leaf || pc == 0 ? pc : pc - 1, off;
@@ -77,7 +77,7 @@ const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint64_t pc, b
 	struct proc *p;
 
 	p = fn->pt ? proc_tracker_find(fn->pt, pid) : NULL;
-	m = p ? proc_find_mapping(p, lookup) : NULL;
+	m = p ? proc_find_mapping_gen(p, gen, lookup) : NULL;
 	if (!m) {
 		pm = perfmap_for(fn, pid);
 		if (pm && !perfmap_lookup(pm, lookup, &name, &off)) {

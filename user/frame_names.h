@@ -23,7 +23,8 @@ struct frame_namer {
 void frame_namer_init(struct frame_namer *fn, struct proc_tracker *pt, struct ksyms *ks);
 void frame_namer_free(struct frame_namer *fn);
 /* leaf: the sampled pc itself; otherwise a return address, looked up at pc-1. */
-const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint64_t pc, bool leaf,
+/* gen: the mapping generation the sample was taken in (0: the current mappings). */
+const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint32_t gen, uint64_t pc, bool leaf,
 			    char *buf, size_t len);
 const char *frame_name_kernel(struct frame_namer *fn, uint64_t pc, char *buf, size_t len);
 const char *stop_reason_name(int reason);

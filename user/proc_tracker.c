@@ -108,21 +108,75 @@ struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid)
 	return p;
 }
 
-const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc)
+static const struct proc_mapping *find_in(const struct proc_mapping *maps, uint32_t nr,
+					  uint64_t pc)
 {
-	uint32_t lo = 0, hi = p ? p->nr_maps : 0;
+	uint32_t lo = 0, hi = nr;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (pc < p->maps[mid].start)
+		if (pc < maps[mid].start)
 			hi = mid;
-		else if (pc >= p->maps[mid].end)
+		else if (pc >= maps[mid].end)
 			lo = mid + 1;
 		else
-			return &p->maps[mid];
+			return &maps[mid];
 	}
 	return NULL;
+}
+
+const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc)
+{
+	return p ? find_in(p->maps, p->nr_maps, pc) : NULL;
+}
+
+const struct proc_mapping *proc_find_mapping_gen(const struct proc *p, uint32_t gen, uint64_t pc)
+{
+	uint32_t i;
+
+	if (!p)
+		return NULL;
+	/*
+	 * A set with generation G was in force for samples of generations up to G
+	 * (the update window gets a generation of its own, see load_proc): the
+	 * oldest set whose generation is >= gen.
+	 */
+	if (gen && gen != p->generation) {
+		for (i = 0; i < p->nr_history; i++) {
+			if (p->history[i].generation >= gen)
+				return find_in(p->history[i].maps, p->history[i].nr_maps, pc);
+		}
+	}
+	return find_in(p->maps, p->nr_maps, pc);
+}
+
+/* Keeps the replaced mapping set for naming its samples; the oldest goes when full. */
+static void retire_maps(struct proc *p, struct proc_mapping *maps, uint32_t nr, uint32_t gen)
+{
+	uint32_t i;
+
+	if (!maps || !nr || !gen) {
+		free(maps);
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		maps[i].obj = NULL; /* the tables belong to the current set, or are released */
+	if (p->nr_history == PROC_HISTORY) {
+		free(p->history[0].maps);
+		memmove(&p->history[0], &p->history[1], (PROC_HISTORY - 1) * sizeof(p->history[0]));
+		p->nr_history--;
+	}
+	p->history[p->nr_history++] = (struct map_set){gen, nr, maps};
+}
+
+static void free_history(struct proc *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nr_history; i++)
+		free(p->history[i].maps);
+	p->nr_history = 0;
 }
 
 /* ---- BPF map updates ---- */
@@ -376,6 +430,15 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 		goto out;
 	for (i = 0; i < (uint32_t)n; i++)
 		fds[i] = -1;
+	/*
+	 * Samples taken while the keys change get a generation of their own: rule
+	 * cache entries made from half-updated keys then never match again, and
+	 * those samples are named with the new mappings, not the old ones.
+	 */
+	if (nr_old) {
+		pv.generation = ++pt->generation;
+		bpf_map_update_elem(pt->procs_fd, &pid, &pv, BPF_ANY);
+	}
 	/* exec replaces the whole address space; otherwise keep what did not change */
 	for (i = 0; i < (uint32_t)n; i++) {
 		for (j = 0; !exec && j < nr_old; j++) {
@@ -419,6 +482,7 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 		}
 	}
 	pthread_mutex_lock(&pt->lock);
+	retire_maps(p, old, nr_old, p->generation);
 	p->maps = nmaps;
 	p->nr_maps = (uint32_t)n;
 	p->generation = pv.generation;
@@ -432,7 +496,6 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	p->loaded = true;
 	pthread_mutex_unlock(&pt->lock);
 	nmaps = NULL;
-	free(old);
 out:
 	for (i = 0; fds && i < (uint32_t)n; i++) {
 		if (fds[i] >= 0)
@@ -510,6 +573,20 @@ void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_wo
 			  uint64_t time_ns)
 {
 	pthread_mutex_lock(&pt->lock);
+	/* a load already waiting will read the newest mappings anyway */
+	if (w == WORK_LOAD) {
+		uint32_t k, n = pt->q_len < 64 ? pt->q_len : 64;
+
+		for (k = 0; k < n; k++) {
+			const struct work_item *q = &pt->queue[(pt->q_head + pt->q_len - 1 - k) % QUEUE_CAP];
+
+			if (q->pid == pid && q->kind == WORK_LOAD) {
+				pt->stats.loads_merged++;
+				pthread_mutex_unlock(&pt->lock);
+				return;
+			}
+		}
+	}
 	if (pt->q_len == QUEUE_CAP) {
 		pt->stats.queue_dropped++;
 	} else {
@@ -604,6 +681,7 @@ void proc_tracker_free(struct proc_tracker *pt)
 		for (; p; p = n) {
 			n = p->next;
 			release_mappings(pt, p->pid, p->maps, p->nr_maps, false);
+			free_history(p);
 			free(p->maps);
 			free(p);
 		}
@@ -680,11 +758,19 @@ static bool key_still_mapped(struct proc_tracker *pt, const char *key)
 
 	for (b = 0; b < NR_BUCKETS; b++) {
 		for (p = pt->buckets[b]; p; p = p->next) {
+			uint32_t h;
+
 			if (p->exited)
 				continue;
 			for (m = 0; m < p->nr_maps; m++) {
 				if (!strcmp(p->maps[m].key, key))
 					return true;
+			}
+			for (h = 0; h < p->nr_history; h++) {
+				for (m = 0; m < p->history[h].nr_maps; m++) {
+					if (!strcmp(p->history[h].maps[m].key, key))
+						return true;
+				}
 			}
 		}
 	}
@@ -714,7 +800,18 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 				    !key_still_mapped(pt, p->maps[m].key))
 					sym_cache_remove(pt->syms, p->maps[m].key);
 			}
+			for (m = 0; m < p->nr_history; m++) {
+				struct map_set *hs = &p->history[m];
+				uint32_t k;
+
+				for (k = 0; k < hs->nr_maps; k++) {
+					if (hs->maps[k].sym && hs->maps[k].key[0] &&
+					    !key_still_mapped(pt, hs->maps[k].key))
+						sym_cache_remove(pt->syms, hs->maps[k].key);
+				}
+			}
 			*pp = p->next;
+			free_history(p);
 			free(p->maps);
 			free(p);
 			n++;

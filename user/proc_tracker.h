@@ -26,6 +26,14 @@ struct proc_mapping {
 	char path[256];
 };
 
+/* Mappings a process had in one generation, kept to name samples taken then. */
+#define PROC_HISTORY 8
+struct map_set {
+	uint32_t generation;
+	uint32_t nr_maps;
+	struct proc_mapping *maps; /* obj pointers cleared: symbolization only */
+};
+
 struct proc {
 	uint32_t pid;
 	uint32_t ns_pid; /* innermost PID namespace (NSpid), 0 if unknown */
@@ -37,6 +45,9 @@ struct proc {
 	uint64_t first_complete_ns; /* first complete stack after exec */
 	struct proc_mapping *maps;
 	uint32_t nr_maps;
+	/* earlier generations (exec, dlopen/dlclose), newest last */
+	struct map_set history[PROC_HISTORY];
+	uint32_t nr_history;
 	struct proc *next;
 };
 
@@ -49,6 +60,7 @@ enum tracker_work {
 struct tracker_stats {
 	uint64_t loads, reloads, exits, vanished, no_user, mapping_keys, map_update_errors;
 	uint64_t queue_dropped;
+	uint64_t loads_merged; /* requests for a pid whose load was already queued */
 };
 
 struct proc_tracker;
@@ -80,6 +92,8 @@ void proc_tracker_sort(struct proc_tracker *pt);
 /* Lookups for symbolization; take the tracker lock. The result stays valid until free. */
 struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid);
 const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc);
+/* The mapping of pc as it was in generation gen (0 or unknown: the current one). */
+const struct proc_mapping *proc_find_mapping_gen(const struct proc *p, uint32_t gen, uint64_t pc);
 void proc_tracker_note_complete(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns);
 void proc_tracker_stats(struct proc_tracker *pt, struct tracker_stats *out);
 /*

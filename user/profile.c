@@ -176,7 +176,9 @@ static int grow(void **v, size_t *cap, size_t nr, size_t elem)
 static uint32_t mapping_id(struct profile *p, uint32_t pid, const struct proc_mapping *pm)
 {
 	struct priv *pv = p->priv;
-	struct key3 k = {pm ? pid : 0, pm ? pm->start : 0, pm ? pm->end : 0};
+	/* the object too: after dlclose/dlopen another one can sit at the same range */
+	struct key3 k = {pm ? (uint64_t)pid << 32 ^ hash_str(pm->key) : 0, pm ? pm->start : 0,
+			 pm ? pm->end : 0};
 	struct prof_mapping *m;
 	uint32_t *slot = table_get(&pv->maps, &k);
 
@@ -311,10 +313,11 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	ps->ns_pid = proc && proc->ns_pid ? proc->ns_pid : s->pid;
 	for (k = 0; k < s->nr_user; k++) {
 		uint64_t lookup = k == 0 || user[k] == 0 ? user[k] : user[k] - 1;
-		const struct proc_mapping *pm = proc ? proc_find_mapping(proc, lookup) : NULL;
+		const struct proc_mapping *pm =
+			proc ? proc_find_mapping_gen(proc, s->generation, lookup) : NULL;
 		uint32_t map = pm ? mapping_id(p, s->pid, pm) : 0;
 
-		frame_name_user(fn, s->pid, user[k], k == 0, buf, sizeof(buf));
+		frame_name_user(fn, s->pid, s->generation, user[k], k == 0, buf, sizeof(buf));
 		id = add_location(p, PROF_LOC_USER, s->pid, lookup, map, pm ? lookup - pm->bias : 0,
 				  buf);
 		if (id < 0)

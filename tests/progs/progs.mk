@@ -9,6 +9,11 @@ PROGS_DEPS   := tests/progs/spin.h tests/progs/progs.mk
 TEST_PROGS := $(addprefix $(PROGS_OUT)/,chain recurse threads signal plt libpltlib.so \
 	dlopen libdl_target.so drap cxx_throw demo cxx_names)
 
+# tests/test_faults.c: lifecycle, churn, corrupted stacks, corrupted CFI
+FAULTS_PROGS := $(addprefix $(PROGS_OUT)/,faults_life faults_churn faults_badstack faults_badcfi \
+	libfaults_badcfi.so)
+TEST_PROGS += $(FAULTS_PROGS)
+
 $(PROGS_OUT)/%: tests/progs/%.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(PROGS_CFLAGS) $< -o $@ -lpthread -ldl
@@ -27,5 +32,25 @@ $(PROGS_OUT)/cxx_throw: tests/progs/cxx_throw.cc $(PROGS_DEPS)
 $(PROGS_OUT)/cxx_names: tests/progs/cxx_names.cc $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(PROGS_CFLAGS) $< -o $@
+
+
+# Benchmark-only programs (make bench, not make test): a 2-thread variant of
+# threads, and recurse's frame-pointer twin for the frame-pointer peers and the
+# kernel's own frame-pointer walk (tests/bench/fpwalk).
+BENCH_PROGS := $(addprefix $(PROGS_OUT)/,recurse_fp threads2)
+
+$(PROGS_OUT)/recurse_fp: tests/progs/recurse.c $(PROGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer $< -o $@ -lpthread -ldl
+
+# the library test_faults corrupts; built without -g so .eh_frame is its only CFI
+$(PROGS_OUT)/libfaults_badcfi.so: tests/progs/faults_badcfi_lib.c $(PROGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -g,$(PROGS_CFLAGS)) -fPIC -shared $< -o $@
+
+# `make build/tests/test_faults` alone builds what it runs (it also uses chain,
+# recurse, demo, threads and the two dlopen libraries)
+$(OUT)/tests/test_faults: $(FAULTS_PROGS) $(addprefix $(PROGS_OUT)/,chain recurse demo \
+	libdl_target.so libpltlib.so threads)
 
 .DEFAULT_GOAL := $(PROGS_SAVED_GOAL)
