@@ -821,3 +821,21 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 	pthread_mutex_unlock(&pt->load_lock);
 	return n;
 }
+
+void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32_t gen)
+{
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = get_locked(pt, pid);
+	pthread_mutex_unlock(&pt->lock);
+	if (!p)
+		return;
+	if (p->nr_maps) {
+		qsort(p->maps, p->nr_maps, sizeof(*p->maps), by_start);
+		retire_maps(p, p->maps, p->nr_maps, p->generation);
+		p->maps = NULL;
+		p->nr_maps = 0;
+	}
+	p->generation = gen;
+}

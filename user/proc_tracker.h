@@ -88,6 +88,8 @@ void proc_tracker_drain(struct proc_tracker *pt);
  */
 int proc_tracker_add_saved(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m);
 void proc_tracker_sort(struct proc_tracker *pt);
+/* Report mode: the mappings added next belong to generation gen (older sets are retired). */
+void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32_t gen);
 
 /* Lookups for symbolization; take the tracker lock. The result stays valid until free. */
 struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid);

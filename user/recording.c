@@ -20,12 +20,26 @@ static void write_pcs(FILE *f, const uint64_t *pcs, unsigned int n)
 		fprintf(f, "%c%" PRIx64, i ? ',' : ' ', pcs[i]);
 }
 
+static void write_maps(FILE *f, uint32_t pid, const struct proc_mapping *maps, uint32_t n)
+{
+	uint32_t m;
+
+	for (m = 0; m < n; m++) {
+		const struct proc_mapping *pm = &maps[m];
+		const char *bid = pm->sym ? sym_obj_build_id(pm->sym) : pm->key;
+
+		fprintf(f, "map %u %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %u %s %s\n", pid,
+			pm->start, pm->end, pm->offset, pm->bias, pm->flags,
+			bid && bid[0] ? bid : "-", pm->path);
+	}
+}
+
 int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		    const struct recording_meta *meta, struct cgroup_names *cgroups)
 {
 	struct agg_stack **v;
 	uint64_t nr, i;
-	uint32_t b, m;
+	uint32_t b;
 	struct proc *p;
 	const char *c;
 
@@ -33,16 +47,18 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 	fprintf(f, "meta %u %s %" PRIu64 " %" PRIu64 "\n", meta->freq,
 		meta->event[0] ? meta->event : "cpu-clock", meta->start_unix_ns, meta->duration_ns);
 	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b)) {
+		uint32_t h;
+
 		if (p->ns_pid && p->ns_pid != p->pid)
 			fprintf(f, "proc %u %u\n", p->pid, p->ns_pid);
-		for (m = 0; m < p->nr_maps; m++) {
-			const struct proc_mapping *pm = &p->maps[m];
-			const char *bid = pm->sym ? sym_obj_build_id(pm->sym) : "";
-
-			fprintf(f, "map %u %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %u %s %s\n",
-				p->pid, pm->start, pm->end, pm->offset, pm->bias, pm->flags,
-				bid && bid[0] ? bid : "-", pm->path);
+		/* older mapping sets first, each under its generation, the current one last */
+		for (h = 0; h < p->nr_history; h++) {
+			fprintf(f, "gen %u %u\n", p->pid, p->history[h].generation);
+			write_maps(f, p->pid, p->history[h].maps, p->history[h].nr_maps);
 		}
+		if (p->generation)
+			fprintf(f, "gen %u %u\n", p->pid, p->generation);
+		write_maps(f, p->pid, p->maps, p->nr_maps);
 	}
 	v = agg_sorted(a, &nr);
 	if (!v)
@@ -72,6 +88,8 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		write_pcs(f, s->pcs + s->nr_kernel, s->nr_user);
 		if (s->cgroup_id)
 			fprintf(f, " c %" PRIx64, s->cgroup_id);
+		if (s->generation)
+			fprintf(f, " g %u", s->generation);
 		fputc('\n', f);
 	}
 	if (a->overflow)
@@ -201,6 +219,14 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 				p->ns_pid = ns_pid;
 			else
 				pending_ns_pid(pid, ns_pid);
+		} else if (!strncmp(line, "gen ", 4)) {
+			unsigned int pid, gen;
+
+			if (sscanf(line, "gen %u %u", &pid, &gen) != 2 || !gen) {
+				note_bad(bad, err, errlen, lineno, "malformed gen line");
+				continue;
+			}
+			proc_tracker_saved_generation(pt, pid, gen);
 		} else if (!strncmp(line, "cgroup ", 7)) {
 			unsigned long long id;
 
@@ -229,8 +255,17 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 				note_bad(bad, err, errlen, lineno, "malformed PC list");
 				continue;
 			}
-			if (sscanf(line + used, " c %llx", &cgroup_id) != 1)
-				cgroup_id = 0;
+			{
+				const char *c = strstr(line + used, " c "), *g = strstr(line + used, " g ");
+				unsigned int gen = 0;
+
+				if (!c || sscanf(c, " c %llx", &cgroup_id) != 1)
+					cgroup_id = 0;
+				if (g && sscanf(g, " g %u", &gen) == 1)
+					r->generation = gen;
+				else
+					r->generation = 0;
+			}
 			r->type = RECORD_SAMPLE;
 			r->cgroup_id = cgroup_id;
 			r->pid = pid;

@@ -7,8 +7,9 @@
  *   meta FREQ EVENT START-UNIX-NS DURATION-NS
  *   map PID START END OFFSET BIAS FLAGS BUILD-ID PATH
  *   proc PID NS-PID
+ *   gen PID GENERATION          (the map lines after it belong to that generation)
  *   cgroup ID PATH
- *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID]
+ *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID] [g GENERATION]
  *
  * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS; an empty list is "-";
  * COMM has spaces replaced by '_'.  PCs are leaf first, as the walker emits them.
