@@ -1019,12 +1019,12 @@ static void test_frame_names_perfmap(void)
 	fputs("7f0000001000 100 jit;func\n", f);
 	fclose(f);
 	frame_namer_init(&fn, NULL, NULL);
-	name = frame_name_user(&fn, FAKE_PID1, 0x7f0000001010ull, true, buf, sizeof(buf));
+	name = frame_name_user(&fn, FAKE_PID1, 0, 0x7f0000001010ull, true, buf, sizeof(buf));
 	CHECK(streq(name, "[unknown]"), "no tracker, no perf map: '%s'", name);
-	name = frame_name_user(&fn, FAKE_PID2, 0x7f0000001010ull, true, buf, sizeof(buf));
+	name = frame_name_user(&fn, FAKE_PID2, 0, 0x7f0000001010ull, true, buf, sizeof(buf));
 	CHECK(streq(name, "jit;func"), "perf-PID.map name expected, got '%s'", name);
 	/* a return address is looked up at pc-1: the end of the symbol still belongs to it */
-	name = frame_name_user(&fn, FAKE_PID2, 0x7f0000001100ull, false, buf, sizeof(buf));
+	name = frame_name_user(&fn, FAKE_PID2, 0, 0x7f0000001100ull, false, buf, sizeof(buf));
 	CHECK(streq(name, "jit;func"), "return address at symbol end: '%s'", name);
 	frame_namer_free(&fn);
 	unlink(path);
