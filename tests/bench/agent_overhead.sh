@@ -1,0 +1,52 @@
+#!/bin/bash
+# Agent overhead at 19 Hz with both cores busy: agent CPU (user + sys) and BPF run
+# time as a share of the machine, RSS and kernel map memory.  AGENT_SECONDS (default
+# 600) long; the numbers come from /proc/PID/stat and the agent's own metrics.
+set -eu
+cd "$(dirname "$0")/../.."
+CFIPROF=${CFIPROF:-build/cfiprof}
+secs=${AGENT_SECONDS:-600}
+out=build/bench
+mkdir -p "$out/agent"
+report=$out/agent.md
+ncpu=$(nproc)
+hz=$(getconf CLK_TCK)
+port=19467
+
+# one spinning program per core, for the whole run
+busy=()
+for i in $(seq "$ncpu"); do
+	build/progs/chain $((secs + 30)) > /dev/null &
+	busy+=($!)
+done
+"$CFIPROF" agent --interval 60 --duration "$secs" --output-dir "$out/agent" --bpf-stats \
+	--metrics-addr 127.0.0.1:$port 2> "$out/agent.log" &
+agent=$!
+sleep 5
+metrics() { curl -s "127.0.0.1:$port/metrics"; }
+value() { metrics | awk -v n="$1" '$1 == n {print $2}'; }
+bpf0=$(value cfiprof_bpf_run_seconds_total)
+read -r u0 s0 < <(awk '{print $14, $15}' /proc/$agent/stat)
+t0=$(date +%s.%N)
+sleep $((secs - 15))
+read -r u1 s1 < <(awk '{print $14, $15}' /proc/$agent/stat)
+t1=$(date +%s.%N)
+bpf1=$(value cfiprof_bpf_run_seconds_total)
+rss=$(value cfiprof_agent_rss_bytes)
+kmem=$(value cfiprof_kernel_map_bytes)
+tables=$(value cfiprof_table_bytes)
+wait $agent || true
+kill "${busy[@]}" 2> /dev/null || true
+awk -v u0="$u0" -v s0="$s0" -v u1="$u1" -v s1="$s1" -v hz="$hz" -v t0="$t0" -v t1="$t1" \
+	-v b0="$bpf0" -v b1="$bpf1" -v n="$ncpu" -v rss="$rss" -v km="$kmem" -v tb="$tables" \
+	-v secs="$secs" 'BEGIN {
+	wall = t1 - t0; cpu = (u1 + s1 - u0 - s0) / hz; bpf = b1 - b0;
+	printf "# Agent overhead, %d s at 19 Hz, every core busy\n\n", secs;
+	printf "| measured over | agent CPU (user+sys) | BPF run time | together, share of the machine | RSS | kernel map memory | table bytes |\n";
+	printf "|---|---|---|---|---|---|---|\n";
+	printf "| %.0f s, %d CPUs | %.2f s = %.3f%% of the machine | %.2f s = %.3f%% | **%.3f%%** | %.1f MB | %.1f MB | %.1f MB |\n",
+		wall, n, cpu, 100 * cpu / (wall * n), bpf, 100 * bpf / (wall * n),
+		100 * (cpu + bpf) / (wall * n), rss / 1e6, km / 1e6, tb / 1e6;
+	printf "\nTarget: under 0.5%% CPU and under 100 MB; OpenTelemetry profiler budget: <= 1%% CPU, <= 250 MB.\n";
+}' > "$report"
+cat "$report"
