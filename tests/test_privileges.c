@@ -16,7 +16,7 @@
 
 #include "harness.h"
 
-static char tmp[PATH_MAX];
+static char tmp[256];
 static const char *cfiprof;
 static char chain[PATH_MAX];
 
