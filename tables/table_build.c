@@ -175,13 +175,35 @@ static void read_build_id(struct elf_obj *o)
 	}
 }
 
+/*
+ * Paths come from outside (debug links, recordings): a FIFO or device there
+ * must neither block the build nor be read, so only regular files open.
+ */
+static int open_regular_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), flags;
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
 /* ---- separate debug file ---- */
 
 static int try_debug_file(const char *path, const struct stat *self, const char *want_id,
 			  struct elf_obj *dbg, struct diag_ctx *dc)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_regular_file(path);
 
 	if (fd < 0)
 		return -1;
@@ -404,9 +426,10 @@ int cfi_table_build_file(const char *path, const struct cfi_build_opts *opts,
 	int fd, err;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_regular_file(path);
 	if (fd < 0) {
-		diag_add(&dc, "ELF", 0, "open: %s", strerror(errno));
+		diag_add(&dc, "ELF", 0, "open: %s",
+			 errno == EINVAL ? "not a regular file" : strerror(errno));
 		return CFI_ERR_IO;
 	}
 	if (!o.display_name)

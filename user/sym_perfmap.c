@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* JIT symbols from perf-PID.map files ("START SIZE name", hex). */
+#include "regular_file.h"
 #include "symbolize.h"
 
 #include <ctype.h>
@@ -103,7 +104,7 @@ int perfmap_refresh(struct perfmap *pm)
 	FILE *f;
 	long bad;
 
-	f = fopen(pm->path, "re");
+	f = fopen_regular(pm->path);
 	if (!f)
 		return -1;
 	if (fstat(fileno(f), &st) < 0)

@@ -3,6 +3,7 @@
  * ELF symbol tables, one per object, cached by object key: function symbols
  * of .symtab and .dynsym (or of a separate debug file) as sorted ranges.
  */
+#include "regular_file.h"
 #include "symbolize.h"
 
 #include <errno.h>
@@ -414,7 +415,7 @@ static int open_debug_candidate(const char *path, const char *want_id, bool chec
 	Elf *e = NULL;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_regular(path);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
@@ -565,7 +566,7 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 	if (fd < 0) {
 		if (!path)
 			return -1;
-		fd = own_fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = own_fd = open_regular(path);
 		if (fd < 0)
 			return -1;
 	}

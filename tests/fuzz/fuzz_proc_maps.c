@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libFuzzer target for /proc/PID/maps lines (proc_maps_parse_line): each line
+ * of the input, and the whole input as one string, parsed on its own exact
+ * allocation, and every accepted entry checked for what callers rely on.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/proc_maps.h"
+#include "fuzz_util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void maps_parse_one(const uint8_t *data, size_t size)
+{
+	struct maps_entry *e = malloc(sizeof(*e));
+	char *line = fuzz_strndup(data, size);
+	size_t len;
+
+	if (!e)
+		abort();
+	if (proc_maps_parse_line(line, e) == 0) {
+		len = strnlen(e->path, sizeof(e->path));
+		/* callers use path as a C string and never see the newline */
+		if (e->end <= e->start || len == sizeof(e->path) || memchr(e->path, '\n', len))
+			abort();
+	}
+	free(line);
+	free(e);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t start = 0, i;
+
+	maps_parse_one(data, size);
+	for (i = 0; i < size; i++) {
+		if (data[i] != '\n')
+			continue;
+		maps_parse_one(data + start, i + 1 - start);
+		start = i + 1;
+	}
+	if (start && start < size)
+		maps_parse_one(data + start, size - start);
+	return 0;
+}
