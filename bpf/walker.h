@@ -176,8 +176,15 @@ static __always_inline int walker_fp_step(struct walker_state *st)
 	/* rbp == rsp is a leaf right after "mov %rsp,%rbp"; below rsp it is not a frame. */
 	if (!st->bp_valid || bp < st->sp || (bp & 7))
 		return walker_stop(st, STOP_FP_BROKEN);
-	if (walker_read_u64(bp + 8, &ip) || walker_read_u64(bp, &next_bp))
-		return walker_stop(st, STOP_UNREADABLE);
+	{
+		/* saved rbp and return address are adjacent: one read, not two */
+		__u64 pair[2];
+
+		if (walker_read_user(pair, sizeof(pair), bp))
+			return walker_stop(st, STOP_UNREADABLE);
+		next_bp = pair[0];
+		ip = pair[1];
+	}
 	/* new rsp = bp + 16 > bp >= old rsp: a chain that cycles ends above as FP_BROKEN */
 	st->ip = ip;
 	st->sp = bp + 16;
@@ -255,6 +262,17 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 		return walker_stop(st, STOP_COMPLETE);
 	if (r->ra_kind != CFI_REG_AT_CFA)
 		return walker_stop(st, STOP_UNSUPPORTED);
+	if (r->rbp_kind == CFI_REG_AT_CFA && r->rbp_off == r->ra_off - 8) {
+		/* "push %rbp" right after the call: rbp and the return address in one read */
+		__u64 pair[2];
+
+		if (walker_read_user(pair, sizeof(pair), cfa + (__s64)r->rbp_off))
+			return walker_stop(st, STOP_UNREADABLE);
+		st->bp = pair[0];
+		st->bp_valid = 1;
+		ra = pair[1];
+		goto have_ra;
+	}
 	if (walker_read_u64(cfa + (__s64)r->ra_off, &ra))
 		return walker_stop(st, STOP_UNREADABLE);
 
@@ -276,6 +294,7 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 		st->bp_valid = 0;
 		break;
 	}
+have_ra:
 	st->ip = ra;
 	st->sp = cfa;
 	st->ip_is_ra = 1;
