@@ -747,8 +747,11 @@ void proc_tracker_sort(struct proc_tracker *pt)
 	uint32_t b;
 	struct proc *p;
 
-	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b))
-		qsort(p->maps, p->nr_maps, sizeof(*p->maps), by_start);
+	/* a process named only by a proc or gen line has no mappings at all */
+	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b)) {
+		if (p->nr_maps)
+			qsort(p->maps, p->nr_maps, sizeof(*p->maps), by_start);
+	}
 }
 
 static bool key_still_mapped(struct proc_tracker *pt, const char *key)
