@@ -167,6 +167,10 @@ int table_store_load_table(struct table_store *ts, struct obj_entry *o, const st
 	ts->stats.objects_loaded++;
 	ts->stats.rows_used = ts->alloc.used;
 	ts->stats.pages_used += t->nr_pages;
+	if (ts->stats.rows_used > ts->stats.rows_peak)
+		ts->stats.rows_peak = ts->stats.rows_used;
+	if (ts->stats.pages_used > ts->stats.pages_peak)
+		ts->stats.pages_peak = ts->stats.pages_used;
 	ts->stats.build_ns_total += t->stats.build_ns;
 	free(remap);
 	return 0;

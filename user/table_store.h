@@ -35,6 +35,7 @@ struct obj_entry {
 struct table_store_stats {
 	uint64_t objects_loaded, objects_unloaded, objects_no_cfi, objects_failed;
 	uint64_t rows_used, rows_total, rules_used, pages_used;
+	uint64_t rows_peak, pages_peak; /* the most in use at once (a summary comes after exits) */
 	uint64_t build_ns_total;
 	uint64_t rows_full; /* objects that did not fit the rows map */
 };
