@@ -240,7 +240,12 @@ static bool release_after_exec(struct session *s)
 		s->exec_failed = true;
 		return false;
 	}
-	/* the executable and ld.so first: the loader's own work is sampled too */
+	/*
+	 * Only now a target: before the exec the child is a copy of cfiprof, whose
+	 * own 30-odd libraries would otherwise be sampled and their tables built.
+	 * The executable and ld.so first: the loader's own work is sampled too.
+	 */
+	loader_add_target(&s->ld, (uint32_t)s->child);
 	proc_tracker_load_now(s->pt, (uint32_t)s->child);
 	if (!run_to_entry(s->child))
 		return false;
@@ -406,7 +411,6 @@ int session_start(struct session *s, const struct session_opts *o)
 			fprintf(stderr, "cfiprof: fork: %s\n", strerror(errno));
 			return err;
 		}
-		loader_add_target(&s->ld, (uint32_t)s->child);
 	}
 	err = loader_attach_tracepoints(&s->ld);
 	if (err)
