@@ -81,6 +81,16 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	bpf_map__set_map_flags(skel->maps.rows, bpf_map__map_flags(skel->maps.rows) | BPF_F_MMAPABLE);
 	bpf_map__set_map_flags(skel->maps.rules,
 			       bpf_map__map_flags(skel->maps.rules) | BPF_F_MMAPABLE);
+	/*
+	 * Hash maps filled only from user space need no preallocation: the page
+	 * index alone would pin 20 MiB whatever is loaded.
+	 */
+	bpf_map__set_map_flags(skel->maps.pages,
+			       bpf_map__map_flags(skel->maps.pages) | BPF_F_NO_PREALLOC);
+	bpf_map__set_map_flags(skel->maps.procs,
+			       bpf_map__map_flags(skel->maps.procs) | BPF_F_NO_PREALLOC);
+	bpf_map__set_map_flags(skel->maps.target_pids,
+			       bpf_map__map_flags(skel->maps.target_pids) | BPF_F_NO_PREALLOC);
 	if (o->ringbuf_bytes)
 		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
 	err = cfiprof_bpf__load(skel);
