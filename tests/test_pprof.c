@@ -52,18 +52,22 @@ static uint32_t kthread[] = {L_WORKER};
 static uint32_t incomplete[] = {L_LEAF, L_INCOMPLETE};
 static uint32_t overflow[] = {L_OVERFLOW};
 
-#define STACK(s) (uint32_t)(sizeof(s) / sizeof(s[0])), s
+#define STACK(s) .nr_locs = (uint32_t)(sizeof(s) / sizeof(s[0])), .locs = s
+#define SAMPLE(n, p, t, c, r, st)                                                                  \
+	{                                                                                          \
+		.count = n, .pid = p, .tid = t, .comm = c, .reason = r, STACK(st)                  \
+	}
 
 /* flat: leaf 52+15+3 = 70, b 12, a 8, do_syscall_64 5, worker_thread 3, overflow 2; total 100 */
 static struct prof_sample samples[] = {
-    {52, 100, 101, "app", STOP_COMPLETE, STACK(full)},
-    {15, 100, 102, "app", STOP_COMPLETE, STACK(full)},
-    {12, 100, 101, "app", STOP_COMPLETE, STACK(from_b)},
-    {8, 100, 101, "app", STOP_COMPLETE, STACK(from_a)},
-    {5, 100, 101, "app", STOP_COMPLETE, STACK(in_kernel)},
-    {3, 42, 42, "kworker/0:1", STOP_NO_USER, STACK(kthread)},
-    {3, 100, 103, "app-worker", STOP_NO_RULE, STACK(incomplete)},
-    {2, 0, 0, "[overflow]", STOP_TRUNCATED, STACK(overflow)},
+    SAMPLE(52, 100, 101, "app", STOP_COMPLETE, full),
+    SAMPLE(15, 100, 102, "app", STOP_COMPLETE, full),
+    SAMPLE(12, 100, 101, "app", STOP_COMPLETE, from_b),
+    SAMPLE(8, 100, 101, "app", STOP_COMPLETE, from_a),
+    SAMPLE(5, 100, 101, "app", STOP_COMPLETE, in_kernel),
+    SAMPLE(3, 42, 42, "kworker/0:1", STOP_NO_USER, kthread),
+    SAMPLE(3, 100, 103, "app-worker", STOP_NO_RULE, incomplete),
+    SAMPLE(2, 0, 0, "[overflow]", STOP_TRUNCATED, overflow),
 };
 
 static void fill_profile(struct profile *p)
@@ -969,8 +973,13 @@ static void check_large(const char *go, const char *file)
 		    (struct prof_location){0x400000 + i * 16, i * 16, 1, PROF_LOC_USER, names[i]};
 		stacks[2 * i] = i;
 		stacks[2 * i + 1] = (i + 1) % BIG_N;
-		bs[i] = (struct prof_sample){i + 1,	    7, 1000 + i,      "big",
-					     STOP_COMPLETE, 2, &stacks[2 * i]};
+		bs[i] = (struct prof_sample){.count = i + 1,
+					     .pid = 7,
+					     .tid = 1000 + i,
+					     .comm = "big",
+					     .reason = STOP_COMPLETE,
+					     .nr_locs = 2,
+					     .locs = &stacks[2 * i]};
 	}
 	memset(&p, 0, sizeof(p));
 	p.samples = bs;
@@ -1015,7 +1024,9 @@ int main(void)
 {
 	static uint32_t dangling[] = {NR_LOCS};
 	char file[sizeof(tmpdir) + 32], cmd[sizeof(tmpdir) + 16];
-	struct prof_sample bad_sample = {1, 1, 1, "x", STOP_COMPLETE, 1, dangling};
+	struct prof_sample bad_sample = {
+		.count = 1, .pid = 1, .tid = 1, .comm = "x", .reason = STOP_COMPLETE, .nr_locs = 1,
+		.locs = dangling};
 	const char *go = find_go();
 	struct profile p;
 
