@@ -965,20 +965,22 @@ static void test_churn(void)
 	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "churn: metrics");
 	sleep_s(3); /* past the first intervals: the baseline includes the steady state */
 	CHECK(read_gauges(addr, &before), "churn: no baseline gauges");
-	/* batches of 40 living 0.1 s each: long enough for every one to be loaded */
+	/* batches of 40 living 0.1 s each (one 0.5 s batch, measured while it lives) */
 	for (i = 0; i < 2000; i += 40) {
 		pid_t batch[40];
 		int k;
 
 		for (k = 0; k < 40; k++) {
-			char *sl[] = {"/bin/sleep", "0.1", NULL};
+			char *sl[] = {"/bin/sleep", i == 1000 ? "0.5" : "0.1", NULL};
 
 			batch[k] = spawn(sl, NULL, NULL);
 		}
+		if (i == 1000) {
+			sleep_s(0.3); /* the exec events reach the agent's loader thread */
+			read_gauges(addr, &peak);
+		}
 		for (k = 0; k < 40; k++)
 			procs += batch[k] > 0 && waitpid(batch[k], NULL, 0) == batch[k];
-		if (i == 1000)
-			read_gauges(addr, &peak);
 	}
 	CHECK(procs == 2000, "churn: %d of 2000 processes ran", procs);
 	sleep_s(4); /* two intervals: exited processes are dropped at the second */

@@ -1064,7 +1064,7 @@ static void test_recording(void)
 	struct aggregator a;
 	struct table_store ts;
 	bool overflow_ok = false, header_ok = false;
-	int meta_ok = 0;
+	int meta_ok = 0, gen_lines = 0;
 	size_t len = 0;
 	FILE *f;
 
@@ -1165,10 +1165,19 @@ static void test_recording(void)
 			overflow_ok = streq(line, "overflow 3");
 			continue;
 		}
+		/* the generation the following map lines belong to: our own pid, once */
+		if (!strncmp(line, "gen ", 4)) {
+			unsigned int gpid, gen;
+
+			gen_lines += sscanf(line, "gen %u %u", &gpid, &gen) == 2 &&
+				     gpid == (unsigned int)getpid() && gen > 0;
+			continue;
+		}
 		other++;
 		fprintf(stderr, "unexpected recording line: %s\n", line);
 	}
 	CHECK(meta_ok, "meta line");
+	CHECK(gen_lines == 1, "%d gen lines for this process (want 1)", gen_lines);
 	CHECK(header_ok, "header line");
 	CHECK(nents > 0 && map_lines == nents && maps_matched == nents,
 	      "map lines %d, matching /proc/self/maps %d of %d", map_lines, maps_matched, nents);
