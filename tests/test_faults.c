@@ -1182,6 +1182,12 @@ static void test_tiny_caps(void)
 		      rs.stacks);
 	}
 
+	/* a 16 KiB ring buffer at 4999 Hz: losses, each counted as "ring buffer full" */
+	run_init(&r, "tiny-ring", 0);
+	const char *ring[] = {"-F", "4999", "--ring-buffer", "16384", NULL};
+	if (!record(&r, ring, cmd, 30))
+		check_accounting(&r, &s, &ft, &rs);
+
 	/* everything tiny at once, on the tail-call walker */
 	run_init(&r, "tiny-all-tailcalls", 4);
 	const char *all[] = {"-F",	     "4999", "--rows",	     "1024",

@@ -59,6 +59,7 @@ enum {
 	OPT_CONTAINER,
 	OPT_GROUP_BY,
 	OPT_MODE,
+	OPT_RING,
 };
 
 static const struct argp_option opts[] = {
@@ -83,6 +84,8 @@ static const struct argp_option opts[] = {
 	{"tail-calls", OPT_TAIL_CALLS, NULL, 0, "walk with tail calls even if bpf_loop exists", 0},
 	{"rows", OPT_ROWS, "N", 0, "capacity of the unwind-rows map (default 4194304)", 0},
 	{"max-stacks", OPT_MAX_STACKS, "N", 0, "distinct stacks kept (default 1048576)", 0},
+	{"ring-buffer", OPT_RING, "BYTES", 0,
+	 "ring buffer size, a power of two from 16384 (default 8388608)", 0},
 	{"save", OPT_SAVE, "FILE", 0, "also save the raw stacks and mappings to FILE", 0},
 	{"group-by", OPT_GROUP_BY, "container", 0,
 	 "group stacks by container (or cgroup): the first frame of folded / flame graph stacks",
@@ -182,6 +185,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SAVE:
 		args.save = arg;
+		break;
+	case OPT_RING:
+		if (parse_u32(arg, 16384, 1u << 30, &v) || (v & (v - 1)))
+			argp_error(state, "invalid --ring-buffer '%s' (a power of two, 16384..1073741824)",
+				   arg);
+		args.so.ringbuf_bytes = v;
 		break;
 	case OPT_MODE:
 		if (output_parse_mode(arg, &args.mode))

@@ -91,8 +91,12 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 			       bpf_map__map_flags(skel->maps.procs) | BPF_F_NO_PREALLOC);
 	bpf_map__set_map_flags(skel->maps.target_pids,
 			       bpf_map__map_flags(skel->maps.target_pids) | BPF_F_NO_PREALLOC);
-	if (o->ringbuf_bytes)
+	if (o->ringbuf_bytes) {
 		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
+		/* a wakeup must come before the ring is full */
+		if (skel->rodata->wakeup_bytes > o->ringbuf_bytes / 8)
+			skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
+	}
 	err = cfiprof_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "cfiprof: loading the BPF program failed: %s\n", strerror(-err));

@@ -365,6 +365,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	lo.max_frames = o->max_frames;
 	lo.freq = o->freq;
 	lo.rows_max = o->rows_max;
+	lo.ringbuf_bytes = o->ringbuf_bytes;
 	err = loader_open(&s->ld, &lo);
 	if (err)
 		return err;

@@ -35,6 +35,7 @@ struct session_opts {
 	bool cycles;
 	uint32_t rows_max;
 	uint64_t max_stacks;
+	uint32_t ringbuf_bytes; /* 0: the default (8 MiB) */
 	bool verbose;
 };
 
