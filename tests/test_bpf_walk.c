@@ -228,6 +228,9 @@ static void live(const char *name, const char *prog, const char *arg2, const str
 		CHECK(r.requests >= 1 && r.requests <= 8, "%s: %u requests in 0.5 s", cfg,
 		      r.requests);
 	}
+	/* detached first: a sample still running on the other CPU would count once, not twice */
+	bpf_link__destroy(link);
+	link = NULL;
 	{
 		int ncpu = libbpf_num_possible_cpus(), i;
 		__u64 vals[256], written = 0, samples = 0;

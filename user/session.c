@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -104,6 +106,8 @@ static void *consumer_main(void *arg)
 	struct session *s = arg;
 	int err;
 
+	/* requests for unknown mappings pass through here: do not queue behind the workload */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
 	while (!s->consumer_stop) {
 		err = ring_buffer__poll(s->rb, 100);
 		/* samples are submitted without a wakeup until enough are pending */
