@@ -168,11 +168,14 @@ static int by_path(const void *x, const void *y, void *arg)
 
 static void put_label(FILE *f, const char *name, double width)
 {
-	long fit = (long)((width - 6) / CHAR_W);
+	double room = (width - 6) / CHAR_W;
+	long fit;
 	size_t len;
 
-	if (fit < 3)
+	/* absurd counts (a hand-made recording) can make a frame wider than any label */
+	if (!(room >= 3))
 		return;
+	fit = room > 1e6 ? 1000000 : (long)room;
 	len = utf8_chars(name);
 	if (len <= (size_t)fit) {
 		put_xml(f, name, len);
