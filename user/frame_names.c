@@ -70,14 +70,20 @@ static const char *base_name(const char *path)
 const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint32_t gen, uint64_t pc, bool leaf,
 			    char *buf, size_t len)
 {
+	uint64_t lookup = leaf || pc == 0 ? pc : pc - 1;
+	struct proc *p = fn->pt ? proc_tracker_find(fn->pt, pid) : NULL;
+
+	return frame_name_mapped(fn, pid, p ? proc_find_mapping_gen(p, gen, lookup) : NULL, pc, leaf,
+				 buf, len);
+}
+
+const char *frame_name_mapped(struct frame_namer *fn, uint32_t pid, const struct proc_mapping *m,
+			      uint64_t pc, bool leaf, char *buf, size_t len)
+{
 	uint64_t lookup = leaf || pc == 0 ? pc : pc - 1, off;
-	const struct proc_mapping *m;
 	const char *name = NULL;
 	struct perfmap *pm;
-	struct proc *p;
 
-	p = fn->pt ? proc_tracker_find(fn->pt, pid) : NULL;
-	m = p ? proc_find_mapping_gen(p, gen, lookup) : NULL;
 	if (!m) {
 		pm = perfmap_for(fn, pid);
 		if (pm && !perfmap_lookup(pm, lookup, &name, &off)) {

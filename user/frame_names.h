@@ -26,6 +26,9 @@ void frame_namer_free(struct frame_namer *fn);
 /* gen: the mapping generation the sample was taken in (0: the current mappings). */
 const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint32_t gen, uint64_t pc, bool leaf,
 			    char *buf, size_t len);
+/* The same when the caller already looked up the mapping of the lookup address (NULL: none). */
+const char *frame_name_mapped(struct frame_namer *fn, uint32_t pid, const struct proc_mapping *m,
+			      uint64_t pc, bool leaf, char *buf, size_t len);
 const char *frame_name_kernel(struct frame_namer *fn, uint64_t pc, char *buf, size_t len);
 const char *stop_reason_name(int reason);
 

@@ -256,17 +256,12 @@ static int vdso_fd(uint32_t pid, uint64_t start, uint64_t end)
 }
 
 /* ELF virtual address of a file offset, from the PT_LOAD segment that maps it. */
-static int offset_to_vaddr(int fd, uint64_t off, uint64_t *vaddr)
+static int offset_to_vaddr(Elf *e, uint64_t off, uint64_t *vaddr)
 {
-	Elf *e;
 	GElf_Phdr ph;
 	size_t n, i;
 	int err = -1;
 
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e)
-		return -1;
 	if (!elf_getphdrnum(e, &n)) {
 		for (i = 0; i < n; i++) {
 			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
@@ -278,7 +273,6 @@ static int offset_to_vaddr(int fd, uint64_t off, uint64_t *vaddr)
 			}
 		}
 	}
-	elf_end(e);
 	return err;
 }
 
@@ -291,6 +285,7 @@ static int resolve_mapping(struct proc_tracker *pt, uint32_t pid, const struct m
 	struct stat st;
 	uint64_t vaddr;
 	bool vdso = !strcmp(e->path, "[vdso]");
+	Elf *elf;
 	int fd = -1;
 
 	memset(m, 0, sizeof(*m));
@@ -320,14 +315,19 @@ static int resolve_mapping(struct proc_tracker *pt, uint32_t pid, const struct m
 			close(fd);
 		return -1;
 	}
-	if (!elf_build_id_hex_fd(fd, bid, sizeof(bid)))
+	/* one ELF handle for the build-id and the load bias */
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && !elf_build_id_hex(elf, bid, sizeof(bid)))
 		snprintf(m->key, sizeof(m->key), "%s%s", vdso ? "vdso:" : "", bid);
 	else
 		snprintf(m->key, sizeof(m->key), "%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64,
 			 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size,
 			 (int64_t)st.st_mtime);
-	if (!offset_to_vaddr(fd, e->offset, &vaddr))
+	if (elf && !offset_to_vaddr(elf, e->offset, &vaddr))
 		m->bias = e->start - vaddr;
+	if (elf)
+		elf_end(elf);
 	bc.fd = fd;
 	bc.name = m->path;
 	m->obj = table_store_acquire(pt->ts, m->key, m->path, build_from_fd, &bc);
@@ -849,4 +849,15 @@ void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32
 		p->nr_maps = 0;
 	}
 	p->generation = gen;
+}
+
+void proc_tracker_saved_ns_pid(struct proc_tracker *pt, uint32_t pid, uint32_t ns_pid)
+{
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = get_locked(pt, pid);
+	if (p)
+		p->ns_pid = ns_pid;
+	pthread_mutex_unlock(&pt->lock);
 }

@@ -90,6 +90,8 @@ int proc_tracker_add_saved(struct proc_tracker *pt, uint32_t pid, const struct p
 void proc_tracker_sort(struct proc_tracker *pt);
 /* Report mode: the mappings added next belong to generation gen (older sets are retired). */
 void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32_t gen);
+/* Report mode: the pid inside its PID namespace. */
+void proc_tracker_saved_ns_pid(struct proc_tracker *pt, uint32_t pid, uint32_t ns_pid);
 
 /* Lookups for symbolization; take the tracker lock. The result stays valid until free. */
 struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid);

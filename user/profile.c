@@ -317,7 +317,7 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 			proc ? proc_find_mapping_gen(proc, s->generation, lookup) : NULL;
 		uint32_t map = pm ? mapping_id(p, s->pid, pm) : 0;
 
-		frame_name_user(fn, s->pid, s->generation, user[k], k == 0, buf, sizeof(buf));
+		frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf));
 		id = add_location(p, PROF_LOC_USER, s->pid, lookup, map, pm ? lookup - pm->bias : 0,
 				  buf);
 		if (id < 0)

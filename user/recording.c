@@ -98,31 +98,6 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 	return ferror(f) ? -1 : 0;
 }
 
-/* proc lines may come before the process has a mapping: keep them until the end. */
-static struct {
-	uint32_t pid, ns_pid;
-} pending[4096];
-static int nr_pending;
-
-static void pending_ns_pid(uint32_t pid, uint32_t ns_pid)
-{
-	if (nr_pending < (int)(sizeof(pending) / sizeof(pending[0])))
-		pending[nr_pending++] = (typeof(pending[0])){pid, ns_pid};
-}
-
-static void apply_ns_pids(struct proc_tracker *pt)
-{
-	int i;
-
-	for (i = 0; i < nr_pending; i++) {
-		struct proc *p = proc_tracker_find(pt, pending[i].pid);
-
-		if (p)
-			p->ns_pid = pending[i].ns_pid;
-	}
-	nr_pending = 0;
-}
-
 /* Parses "-" or a comma-separated hex list into pcs; returns the count or -1. */
 static int parse_pcs(const char *s, uint64_t *pcs, int max)
 {
@@ -208,17 +183,12 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			}
 		} else if (!strncmp(line, "proc ", 5)) {
 			unsigned int pid, ns_pid;
-			struct proc *p;
 
 			if (sscanf(line, "proc %u %u", &pid, &ns_pid) != 2) {
 				note_bad(bad, err, errlen, lineno, "malformed proc line");
 				continue;
 			}
-			p = proc_tracker_find(pt, pid);
-			if (p)
-				p->ns_pid = ns_pid;
-			else
-				pending_ns_pid(pid, ns_pid);
+			proc_tracker_saved_ns_pid(pt, pid, ns_pid);
 		} else if (!strncmp(line, "gen ", 4)) {
 			unsigned int pid, gen;
 
@@ -289,6 +259,5 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 	}
 	free(line);
 	proc_tracker_sort(pt);
-	apply_ns_pids(pt);
 	return ret;
 }

@@ -39,6 +39,10 @@ $(PROGS_OUT)/cxx_names: tests/progs/cxx_names.cc $(PROGS_DEPS)
 # kernel's own frame-pointer walk (tests/bench/fpwalk).
 BENCH_PROGS := $(addprefix $(PROGS_OUT)/,recurse_fp threads2)
 
+$(PROGS_OUT)/threads2: tests/progs/threads.c $(PROGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -DNR_THREADS=2 $< -o $@ -lpthread -ldl
+
 $(PROGS_OUT)/recurse_fp: tests/progs/recurse.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(PROGS_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer $< -o $@ -lpthread -ldl

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* 4 threads, each start_thread -> worker -> t_a -> t_b -> t_leaf, spinning. */
+/*
+ * NR_THREADS (4; make bench builds a 2-thread copy) threads, each
+ * start_thread -> worker -> t_a -> t_b -> t_leaf, spinning.
+ */
 #include <pthread.h>
 
 #include "spin.h"
 
+#ifndef NR_THREADS
 #define NR_THREADS 4
+#endif
 
 volatile unsigned long counters[NR_THREADS * 8];
 
