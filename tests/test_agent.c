@@ -13,7 +13,13 @@
  *  3. backend down: the spool keeps the profiles, its bound drops the oldest
  *     (counted and logged); SIGTERM flushes the partial interval;
  *  4. restart: what the spool kept is delivered in order first; kill -9
- *     leaves no BPF program or link behind; a second start works at once.
+ *     leaves no BPF program or link behind; a second start works at once;
+ *  5. churn: 2,000 short processes; tracked processes, RSS and table bytes
+ *     return to their baseline;
+ *  6. in a cgroup of the test's own (--cgroup): --max-processes and
+ *     --max-table-bytes unload the least recently sampled processes (counted)
+ *     and the busy program stays completely unwound; 300 processes living
+ *     ~5 ms each have all their samples in the profiles.
  *
  * Environment: CFIPROF (default build/cfiprof), OUT (default build).
  */
@@ -34,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -992,6 +999,9 @@ static void test_churn(void)
 	CHECK(peak.processes > before.processes + 20,
 	      "churn: the short processes were never tracked (%.0f mid-churn): no churn tested",
 	      peak.processes);
+	CHECK(peak.table_bytes > before.table_bytes,
+	      "churn: /bin/sleep's tables were never loaded (%.0f bytes mid-churn, baseline %.0f)",
+	      peak.table_bytes, before.table_bytes);
 	CHECK(after.processes <= before.processes + 10, "churn: %.0f processes tracked (baseline %.0f)",
 	      after.processes, before.processes);
 	CHECK(after.table_bytes <= before.table_bytes * 1.1 + 65536,
@@ -1001,6 +1011,296 @@ static void test_churn(void)
 	      before.rss / 1e6);
 	kill(pid, SIGTERM);
 	agent_exited_cleanly(pid, 20, log);
+}
+
+/* ---- a cgroup of our own: caps and short processes without the rest of the host ---- */
+
+static char cg_dir[PATH_MAX];
+
+static void cgroup_kill_all(void)
+{
+	char path[PATH_MAX + 32], *procs, *line, *save = NULL;
+
+	if (!cg_dir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg_dir);
+	procs = slurp(path, NULL);
+	for (line = procs ? strtok_r(procs, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save))
+		kill(atoi(line), SIGKILL);
+	free(procs);
+}
+
+static void cgroup_remove(void)
+{
+	int i;
+
+	if (!cg_dir[0])
+		return;
+	cgroup_kill_all();
+	for (i = 0; i < 100 && rmdir(cg_dir) && errno == EBUSY; i++)
+		usleep(20000);
+	cg_dir[0] = '\0';
+}
+
+static bool cgroup_make(void)
+{
+	static const char *const mounts[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
+	char probe[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+		/* only the cgroup v2 hierarchy has cgroup.controllers */
+		snprintf(probe, sizeof(probe), "%s/cgroup.controllers", mounts[i]);
+		if (access(probe, F_OK))
+			continue;
+		snprintf(cg_dir, sizeof(cg_dir), "%s/cfiprof-agent-test-%d", mounts[i],
+			 (int)getpid());
+		if (!mkdir(cg_dir, 0755))
+			return true;
+		fprintf(stderr, "mkdir %s: %s\n", cg_dir, strerror(errno));
+	}
+	cg_dir[0] = '\0';
+	return false;
+}
+
+/* Like spawn, but the child joins our cgroup before it execs. */
+static pid_t spawn_in_cgroup(char *const argv[])
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char path[PATH_MAX + 32];
+		int fd, null = open("/dev/null", O_WRONLY);
+
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cg_dir);
+		fd = open(path, O_WRONLY);
+		if (fd < 0 || write(fd, "0", 1) != 1 || null < 0)
+			_exit(126);
+		close(fd);
+		dup2(null, 1);
+		dup2(null, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+struct walk_counts {
+	double samples, complete, evicted_procs, evicted_tables, table_bytes, processes;
+};
+
+static bool read_walks(const char *addr, struct walk_counts *w)
+{
+	char *r = http_get(addr, "/metrics");
+
+	if (!r)
+		return false;
+	w->samples = metric_value(r, "cfiprof_samples_total");
+	w->complete = metric_value(r, "cfiprof_walks_total{reason=\"complete\"}");
+	w->evicted_procs = metric_value(r, "cfiprof_evictions_total{cap=\"max_processes\"}");
+	w->evicted_tables = metric_value(r, "cfiprof_evictions_total{cap=\"table_bytes\"}");
+	w->table_bytes = metric_value(r, "cfiprof_table_bytes");
+	w->processes = metric_value(r, "cfiprof_processes_tracked");
+	free(r);
+	return w->samples >= 0 && w->complete >= 0 && w->evicted_procs >= 0 &&
+	       w->evicted_tables >= 0;
+}
+
+/* Complete walks among the samples between two readings. */
+static double complete_ratio(const struct walk_counts *a, const struct walk_counts *b)
+{
+	double n = b->samples - a->samples;
+
+	return n > 0 ? (b->complete - a->complete) / n : 0;
+}
+
+/*
+ * --max-processes 2 with five idle processes and one busy one: the idle ones
+ * (least recently sampled) are unloaded, counted, and the busy one keeps
+ * being unwound completely.
+ */
+static void test_cap_processes(void)
+{
+	char log[PATHBUF], addr[64], dir[PATHBUF];
+	char *argv[] = {"--cgroup",	    cg_dir,	   "--max-processes", "2",
+			"--interval",	    "1",	   "--duration",      "30",
+			"--freq",	    "99",	   "--output-dir",    dir,
+			"--metrics-addr",   "127.0.0.1:0", NULL};
+	char *idle[] = {"/bin/sleep", "30", NULL}, *busy[] = {chain_bin, "30", NULL};
+	struct walk_counts a = {0}, b = {0};
+	pid_t pid;
+	int i;
+
+	snprintf(log, sizeof(log), "%s/capprocs.log", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/capprocs", tmpdir);
+	for (i = 0; i < 5; i++)
+		CHECK(spawn_in_cgroup(idle) > 0, "cannot start sleep");
+	CHECK(spawn_in_cgroup(busy) > 0, "cannot start %s", chain_bin);
+	sleep_s(0.2);
+	pid = start_agent(argv, log);
+	CHECK(wait_for_text(log, "agent started", 15), "cap: agent did not start");
+	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "cap: metrics");
+	sleep_s(2);
+	CHECK(read_walks(addr, &a), "cap: no metrics");
+	sleep_s(2);
+	CHECK(read_walks(addr, &b), "cap: no metrics");
+	printf("cap processes: %.0f evicted, %.0f tracked, busy program %.1f%% complete\n",
+	       b.evicted_procs, b.processes, 100 * complete_ratio(&a, &b));
+	CHECK(b.evicted_procs >= 4, "cap: %.0f processes evicted (6 with --max-processes 2)",
+	      b.evicted_procs);
+	CHECK(b.processes <= 2, "cap: %.0f processes tracked (--max-processes 2)", b.processes);
+	CHECK(b.samples - a.samples >= 100, "cap: %.0f samples of the busy program in 2 s",
+	      b.samples - a.samples);
+	CHECK(complete_ratio(&a, &b) >= 0.95,
+	      "cap: the busy program lost its tables: %.1f%% complete", 100 * complete_ratio(&a, &b));
+	kill(pid, SIGTERM);
+	agent_exited_cleanly(pid, 20, log);
+	cgroup_kill_all();
+}
+
+/* The agent's table bytes with only what is in the cgroup now loaded. */
+static double measure_table_bytes(void)
+{
+	char log[PATHBUF], addr[64], dir[PATHBUF];
+	char *argv[] = {"--cgroup",	cg_dir,	  "--interval",	  "1",		 "--duration",
+			"20",		"--output-dir", dir, "--metrics-addr", "127.0.0.1:0",
+			NULL};
+	struct walk_counts w = {0};
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/measure.log", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/measure", tmpdir);
+	pid = start_agent(argv, log);
+	CHECK(wait_for_text(log, "agent started", 15), "measure: agent did not start");
+	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "measure: metrics");
+	sleep_s(1);
+	CHECK(read_walks(addr, &w), "measure: no metrics");
+	kill(pid, SIGTERM);
+	agent_exited_cleanly(pid, 20, log);
+	return w.table_bytes;
+}
+
+/*
+ * --max-table-bytes exactly what an idle python3 needs: when a busy program
+ * starts, the idle process's tables are unloaded (counted) to make room, the
+ * bound holds, and the busy program is unwound completely.
+ */
+static void test_cap_table_bytes(void)
+{
+	char log[PATHBUF], addr[64], dir[PATHBUF], cap[32];
+	char *argv[] = {"--cgroup",	     cg_dir,	    "--max-table-bytes", cap,
+			"--interval",	     "1",	    "--duration",	 "30",
+			"--freq",	     "99",	    "--output-dir",	 dir,
+			"--metrics-addr",    "127.0.0.1:0", NULL};
+	char *idle[] = {"python3", "-c", "import time; time.sleep(30)", NULL};
+	char *busy[] = {chain_bin, "30", NULL};
+	struct walk_counts a = {0}, b = {0}, c = {0};
+	double bytes;
+	pid_t pid;
+
+	CHECK(spawn_in_cgroup(idle) > 0, "cannot start python3");
+	sleep_s(0.5);
+	bytes = measure_table_bytes();
+	CHECK(bytes > 100000, "python3's tables: %.0f bytes", bytes);
+	snprintf(cap, sizeof(cap), "%.0f", bytes);
+	snprintf(log, sizeof(log), "%s/capbytes.log", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/capbytes", tmpdir);
+	pid = start_agent(argv, log);
+	CHECK(wait_for_text(log, "agent started", 15), "cap bytes: agent did not start");
+	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "cap bytes: metrics");
+	sleep_s(1);
+	CHECK(read_walks(addr, &a), "cap bytes: no metrics");
+	CHECK(a.evicted_tables == 0 && a.table_bytes == bytes,
+	      "cap bytes: idle python3 alone: %.0f evictions, %.0f bytes (cap %.0f)",
+	      a.evicted_tables, a.table_bytes, bytes);
+	CHECK(spawn_in_cgroup(busy) > 0, "cannot start %s", chain_bin);
+	sleep_s(1.5);
+	CHECK(read_walks(addr, &b), "cap bytes: no metrics");
+	sleep_s(2);
+	CHECK(read_walks(addr, &c), "cap bytes: no metrics");
+	printf("cap table bytes %.0f: %.0f evicted, %.0f bytes in use, busy program %.1f%% "
+	       "complete\n",
+	       bytes, c.evicted_tables, c.table_bytes, 100 * complete_ratio(&b, &c));
+	CHECK(c.evicted_tables >= 1, "cap bytes: the idle process was not evicted");
+	CHECK(c.table_bytes <= bytes, "cap bytes: %.0f bytes in use (cap %.0f)", c.table_bytes,
+	      bytes);
+	CHECK(c.samples - b.samples >= 100, "cap bytes: %.0f samples of the busy program in 2 s",
+	      c.samples - b.samples);
+	CHECK(complete_ratio(&b, &c) >= 0.95, "cap bytes: busy program %.1f%% complete",
+	      100 * complete_ratio(&b, &c));
+	kill(pid, SIGTERM);
+	agent_exited_cleanly(pid, 20, log);
+	cgroup_kill_all();
+}
+
+/*
+ * Processes living a few milliseconds, one after another: every sample taken
+ * in them is in the profiles (as a stack, or as tables-pending when the
+ * loader had not caught up), about CPU time x frequency of them.
+ */
+static void test_short_lived(void)
+{
+	char log[PATHBUF], addr[64], dir[PATHBUF];
+	char *argv[] = {"--cgroup",	    cg_dir,	   "--freq",	   "499",
+			"--interval",	    "1",	   "--duration",   "60",
+			"--output-dir",	    dir,	   "--metrics-addr", "127.0.0.1:0",
+			NULL};
+	char *brief[] = {chain_bin, "0.005", NULL};
+	uint64_t profile_samples, bpf, lost, malformed;
+	double cpu = 0, t0, wall, expected;
+	char *r;
+	pid_t pid;
+	int i, ran = 0;
+
+	snprintf(log, sizeof(log), "%s/short.log", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/short", tmpdir);
+	pid = start_agent(argv, log);
+	CHECK(wait_for_text(log, "agent started", 15), "short: agent did not start");
+	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "short: metrics");
+	sleep_s(0.5);
+	t0 = now_s();
+	for (i = 0; i < 300; i++) {
+		struct rusage ru;
+		int st;
+		pid_t c = spawn_in_cgroup(brief);
+
+		if (c > 0 && wait4(c, &st, 0, &ru) == c && WIFEXITED(st) && !WEXITSTATUS(st)) {
+			ran++;
+			cpu += (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+			       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+		}
+	}
+	wall = (now_s() - t0) / ran;
+	sleep_s(1.5);
+	r = http_get(addr, "/metrics");
+	CHECK(r != NULL, "short: no metrics");
+	kill(pid, SIGTERM);
+	if (!agent_exited_cleanly(pid, 20, log)) {
+		free(r);
+		return;
+	}
+	profile_samples = log_u64(log, "agent stopped", "profile_samples");
+	bpf = log_u64(log, "agent stopped", "bpf_samples");
+	lost = log_u64(log, "agent stopped", "lost");
+	malformed = log_u64(log, "agent stopped", "malformed");
+	expected = cpu * 499;
+	printf("short: %d processes of %.1f ms (%.2f ms CPU each): %" PRIu64
+	       " samples in the profiles for %.0f expected; walks complete %.0f, tables pending "
+	       "%.0f\n",
+	       ran, wall * 1e3, cpu / (ran ? ran : 1) * 1e3, profile_samples, expected,
+	       r ? metric_value(r, "cfiprof_walks_total{reason=\"complete\"}") : -1,
+	       r ? metric_value(r, "cfiprof_walks_total{reason=\"tables-pending\"}") : -1);
+	free(r);
+	CHECK(ran == 300, "short: %d of 300 processes ran", ran);
+	CHECK(profile_samples + lost + malformed == bpf,
+	      "short: profiles %" PRIu64 " + lost %" PRIu64 " != BPF %" PRIu64, profile_samples,
+	      lost, bpf);
+	CHECK(profile_samples >= 0.6 * expected && profile_samples <= 1.5 * expected + 20,
+	      "short: %" PRIu64 " samples in the profiles for %.0f CPU-seconds x 499 Hz = %.0f",
+	      profile_samples, cpu, expected);
 }
 
 static void test_files(void)
@@ -1316,6 +1616,15 @@ int main(void)
 	test_spool_and_restart();
 	test_churn();
 	kill(chain, SIGKILL);
+	if (cgroup_make()) {
+		atexit(cgroup_remove);
+		test_cap_processes();
+		test_cap_table_bytes();
+		test_short_lived();
+		cgroup_remove();
+	} else {
+		CHECK(0, "cannot make a cgroup v2 directory for the cap and short-process tests");
+	}
 	waitpid(chain, NULL, 0);
 	if (!harness_failed) {
 		char cmd[PATHBUF];

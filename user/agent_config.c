@@ -28,6 +28,14 @@ const struct agent_option agent_options[] = {
     {"table-rows", 1003, "N",
      "unwind table rows the kernel maps hold, 4 bytes each (default 4194304)", OPT_U32,
      OFF(table_rows), true, 1024, 1u << 28},
+    {"max-table-bytes", 1020, "SIZE",
+     "bytes of unwind tables in the kernel maps; beyond them the least recently sampled "
+     "processes' tables are unloaded (default: all that --table-rows holds)",
+     OPT_SIZE, OFF(max_table_bytes), true, 65536, 1e12},
+    {"max-processes", 1021, "N",
+     "processes with tables loaded; beyond it the least recently sampled is unloaded "
+     "(default 8192)",
+     OPT_U32, OFF(max_processes), true, 1, 65536},
     {"metrics-addr", 1004, "HOST:PORT",
      "Prometheus metrics on http://HOST:PORT/metrics (default 127.0.0.1:9491; off disables)",
      OPT_STR, OFF(metrics_addr), true, 0, 0},
@@ -86,6 +94,7 @@ void agent_config_defaults(struct agent_config *c)
 	c->max_frames = 127;
 	c->max_stacks = 1u << 16;
 	c->table_rows = 4u << 20;
+	c->max_processes = 8192;
 	c->interval = 60;
 	c->retain_age = 24 * 3600;
 	c->retain_bytes = 1ull << 30;

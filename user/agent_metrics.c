@@ -115,22 +115,12 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	struct table_store_stats ts = s->ts.stats;
 	struct tracker_stats tr;
 	struct agent_push_stats ps;
-	uint64_t tracked = 0, retained = 0;
-	struct proc *p;
-	uint32_t b;
+	uint32_t tracked, retained;
 	int i;
 
 	loader_read_counters(&s->ld, c);
 	proc_tracker_stats(s->pt, &tr);
-	/*
-	 * Tracker entries are only ever added while the agent runs (never freed
-	 * before session_free), so walking the chains without the lock is safe.
-	 */
-	for (p = proc_tracker_first(s->pt, &b); p; p = proc_tracker_next(s->pt, p, &b)) {
-		retained++;
-		if (!p->exited)
-			tracked++;
-	}
+	proc_tracker_counts(s->pt, &tracked, &retained);
 	pthread_mutex_lock(&s->agg_lock);
 	agg_stacks = s->agg.nr_stacks;
 	pthread_mutex_unlock(&s->agg_lock);
@@ -172,12 +162,17 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       (double)ts.objects_failed);
 	metric(f, "cfiprof_tables_rows_full_total", "counter",
 	       "Objects that did not fit the rows map (--table-rows).", (double)ts.rows_full);
-	metric(
-	    f, "cfiprof_table_bytes", "gauge",
-	    "Bytes of unwind tables in the maps (rows, rules and page index).",
-	    (double)(ts.rows_used * sizeof(struct cfi_row) +
-		     ts.rules_used * sizeof(struct cfi_rule) +
-		     ts.pages_used * (sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val))));
+	metric(f, "cfiprof_table_bytes", "gauge",
+	       "Bytes of unwind tables in the maps (rows, rules and page index).",
+	       (double)table_store_bytes(&s->ts));
+	metric(f, "cfiprof_tables_bytes_full_total", "counter",
+	       "Objects that did not fit --max-table-bytes after evictions (frame pointers used).",
+	       (double)ts.bytes_full);
+	header(f, "cfiprof_evictions_total", "counter",
+	       "Least recently sampled processes unloaded to respect a cap (loaded again when "
+	       "sampled again).");
+	fprintf(f, "cfiprof_evictions_total{cap=\"max_processes\"} %" PRIu64 "\n", tr.evicted_procs);
+	fprintf(f, "cfiprof_evictions_total{cap=\"table_bytes\"} %" PRIu64 "\n", tr.evicted_tables);
 	metric(f, "cfiprof_table_rows", "gauge", "Rows in use in the rows map.",
 	       (double)ts.rows_used);
 	metric(f, "cfiprof_table_rows_capacity", "gauge", "Capacity of the rows map.",
@@ -191,6 +186,11 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       (double)tr.loads);
 	metric(f, "cfiprof_process_exits_total", "counter", "Process exits handled.",
 	       (double)tr.exits);
+	metric(f, "cfiprof_process_exits_swept_total", "counter",
+	       "Processes found gone at an interval's sweep before their exit event was handled.",
+	       (double)tr.exits_swept);
+	metric(f, "cfiprof_process_loads_dying_total", "counter",
+	       "Loads skipped because the process was already exiting.", (double)tr.dying);
 	metric(f, "cfiprof_tracker_queue_dropped_total", "counter",
 	       "Load requests dropped because the tracker's queue was full.",
 	       (double)tr.queue_dropped);

@@ -418,9 +418,11 @@ static void log_started(struct agent *a, const char *metrics)
 
 	alog(ALOG_INFO, "agent started",
 	     "pid=%d hostname=%s freq=%u interval=%.3fs kernel=%s max_stacks=%" PRIu64
-	     " table_rows=%u output_dir=%s push=%s spool_dir=%s metrics=%s bpf_loop=%s",
+	     " table_rows=%u max_table_bytes=%" PRIu64 " max_processes=%u output_dir=%s push=%s"
+	     " spool_dir=%s metrics=%s bpf_loop=%s",
 	     getpid(), a->hostname, a->cfg.freq, a->cfg.interval,
 	     a->cfg.user_only ? "false" : "true", a->cfg.max_stacks, a->cfg.table_rows,
+	     a->cfg.max_table_bytes, a->cfg.max_processes,
 	     a->cfg.output_dir ? a->cfg.output_dir : "-", a->cfg.push_url ? a->cfg.push_url : "-",
 	     a->push ? spool_dir(&a->cfg, sbuf, sizeof(sbuf)) : "-", metrics,
 	     a->s.ld.uses_bpf_loop ? "true" : "false");
@@ -545,6 +547,8 @@ int cmd_agent(int argc, char **argv)
 	so.max_frames = a.cfg.max_frames;
 	so.kernel = !a.cfg.user_only;
 	so.rows_max = a.cfg.table_rows;
+	so.max_table_bytes = a.cfg.max_table_bytes;
+	so.max_procs = a.cfg.max_processes;
 	so.max_stacks = a.cfg.max_stacks;
 	if (session_start(&a.s, &so)) {
 		alog(ALOG_ERROR, "cannot start profiling (see the lines above)", NULL);

@@ -16,12 +16,14 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "container_fs.h"
 #include "elf_build_id.h"
 #include "mapping_keys.h"
 #include "proc_maps.h"
+#include "proc_stat.h"
 #include "proc_tracker.h"
 
 #define QUEUE_CAP 65536
@@ -48,8 +50,12 @@ struct proc_tracker {
 
 	struct proc *buckets[NR_BUCKETS];
 	uint32_t generation;
+	uint32_t nr_procs, nr_live, max_procs;
+	uint32_t loading_pid; /* never the one unloaded to make room for its own tables */
 	struct tracker_stats stats;
 };
+
+static bool reclaim_for_tables(void *ctx);
 
 struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *syms,
 				      int procs_fd, int mappings_fd)
@@ -64,6 +70,8 @@ struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *
 		return NULL;
 	}
 	pt->ts = ts;
+	pt->ts->reclaim = reclaim_for_tables;
+	pt->ts->reclaim_ctx = pt;
 	pt->syms = syms;
 	pt->procs_fd = procs_fd;
 	pt->mappings_fd = mappings_fd;
@@ -97,6 +105,7 @@ static struct proc *get_locked(struct proc_tracker *pt, uint32_t pid)
 	p->pid = pid;
 	p->next = pt->buckets[pid % NR_BUCKETS];
 	pt->buckets[pid % NR_BUCKETS] = p;
+	pt->nr_procs++;
 	return p;
 }
 
@@ -388,18 +397,112 @@ static uint32_t read_ns_pid(uint32_t pid)
 	return ns;
 }
 
+/* The clock of bpf_ktime_get_ns(), which stamps samples. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool is_live(const struct proc *p)
+{
+	return p->loaded && !p->exited;
+}
+
+/*
+ * Removes a process's BPF entries and releases its tables; the mapping list
+ * stays for naming samples already taken.  Runs with load_lock held.
+ */
+static void unload_proc(struct proc_tracker *pt, struct proc *p, bool evict)
+{
+	pthread_mutex_lock(&pt->lock);
+	if (is_live(p))
+		pt->nr_live--;
+	p->exited = true;
+	p->exit_seen = false;
+	p->evicted = evict;
+	pthread_mutex_unlock(&pt->lock);
+	bpf_map_delete_elem(pt->procs_fd, &p->pid);
+	release_mappings(pt, p->pid, p->maps, p->nr_maps, true);
+}
+
+static void exit_proc(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = find_locked(pt, pid);
+	pthread_mutex_unlock(&pt->lock);
+	bpf_map_delete_elem(pt->procs_fd, &pid);
+	if (!p)
+		return;
+	if (p->exited && !p->evicted)
+		return; /* already unloaded by a sweep */
+	unload_proc(pt, p, false);
+	pt->stats.exits++;
+}
+
+/* The live process sampled least recently, other than the one being loaded. */
+static struct proc *least_recently_sampled(struct proc_tracker *pt)
+{
+	struct proc *p, *best = NULL;
+	uint32_t b;
+
+	pthread_mutex_lock(&pt->lock);
+	for (b = 0; b < NR_BUCKETS; b++) {
+		for (p = pt->buckets[b]; p; p = p->next) {
+			if (is_live(p) && p->pid != pt->loading_pid &&
+			    (!best || p->last_sample_ns < best->last_sample_ns))
+				best = p;
+		}
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return best;
+}
+
+/* table_store's reclaim callback: one process's tables go per call. */
+static bool reclaim_for_tables(void *ctx)
+{
+	struct proc_tracker *pt = ctx;
+	struct proc *victim = least_recently_sampled(pt);
+
+	if (!victim)
+		return false;
+	unload_proc(pt, victim, true);
+	pt->stats.evicted_tables++;
+	return true;
+}
+
+void proc_tracker_set_max_procs(struct proc_tracker *pt, uint32_t max_procs)
+{
+	pt->max_procs = max_procs;
+}
+
 static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t time_ns)
 {
 	struct maps_entry *ents = NULL;
 	struct proc_mapping *old, *nmaps = NULL;
 	struct proc_val pv = {0};
+	struct proc_stat_info stat;
 	uint32_t nr_old, i, j;
+	bool was_live;
 	bool *kept = NULL;
 	uint32_t *reuse = NULL; /* per new mapping: index + 1 of the old one it keeps */
 	int *fds = NULL;
 	struct proc *p;
 	int n;
 
+	if (proc_stat_read(pid, &stat)) {
+		pt->stats.vanished++;
+		return;
+	}
+	/* a sample or mapping change seen while it exits: loading it would leak its tables */
+	if (proc_stat_dying(&stat)) {
+		pt->stats.dying++;
+		return;
+	}
 	n = proc_maps_read((int)pid, true, &ents);
 	if (n < 0) {
 		pt->stats.vanished++;
@@ -412,6 +515,11 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	}
 	pthread_mutex_lock(&pt->lock);
 	p = get_locked(pt, pid);
+	if (p && p->exited && !p->evicted && p->start_time == stat.start_time) {
+		pthread_mutex_unlock(&pt->lock);
+		pt->stats.dying++;
+		goto out;
+	}
 	/* a reused pid, like an exec, has nothing in common with what we knew */
 	if (p && p->exited)
 		exec = true;
@@ -419,9 +527,21 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 		p->exec_ns = time_ns;
 		p->first_complete_ns = 0;
 	}
+	was_live = p && is_live(p);
 	pthread_mutex_unlock(&pt->lock);
 	if (!p)
 		goto out;
+	pt->loading_pid = pid;
+	if (!was_live && pt->max_procs) {
+		while (pt->nr_live >= pt->max_procs) {
+			struct proc *victim = least_recently_sampled(pt);
+
+			if (!victim)
+				break;
+			unload_proc(pt, victim, true);
+			pt->stats.evicted_procs++;
+		}
+	}
 	old = p->maps;
 	nr_old = p->nr_maps;
 	nmaps = calloc((size_t)n, sizeof(*nmaps));
@@ -491,14 +611,22 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	p->ns_pid = read_ns_pid(pid);
 	p->exit_seen = false;
 	p->exited = false;
+	p->evicted = false;
+	p->start_time = stat.start_time;
+	/* loading is a use: a process is not the first to go before its first sample */
+	if (p->last_sample_ns < mono_ns())
+		p->last_sample_ns = mono_ns();
 	if (p->loaded)
 		pt->stats.reloads++;
 	else
 		pt->stats.loads++;
 	p->loaded = true;
+	if (!was_live)
+		pt->nr_live++;
 	pthread_mutex_unlock(&pt->lock);
 	nmaps = NULL;
 out:
+	pt->loading_pid = 0;
 	for (i = 0; fds && i < (uint32_t)n; i++) {
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -508,23 +636,6 @@ out:
 	free(nmaps);
 	free(kept);
 	free(ents);
-}
-
-static void exit_proc(struct proc_tracker *pt, uint32_t pid)
-{
-	struct proc *p;
-
-	pthread_mutex_lock(&pt->lock);
-	p = find_locked(pt, pid);
-	if (p)
-		p->exited = true;
-	pthread_mutex_unlock(&pt->lock);
-	bpf_map_delete_elem(pt->procs_fd, &pid);
-	if (!p)
-		return;
-	/* the mapping list stays for symbolization; only kernel state and tables go */
-	release_mappings(pt, pid, p->maps, p->nr_maps, true);
-	pt->stats.exits++;
 }
 
 static void *loader_main(void *arg)
@@ -638,13 +749,16 @@ void proc_tracker_stop(struct proc_tracker *pt, bool discard)
 	pt->started = false;
 }
 
-void proc_tracker_note_complete(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns)
+void proc_tracker_note_sample(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns,
+			      bool complete)
 {
 	struct proc *p;
 
 	pthread_mutex_lock(&pt->lock);
 	p = find_locked(pt, pid);
-	if (p && p->exec_ns && !p->first_complete_ns && time_ns >= p->exec_ns)
+	if (p && time_ns > p->last_sample_ns)
+		p->last_sample_ns = time_ns;
+	if (p && complete && p->exec_ns && !p->first_complete_ns && time_ns >= p->exec_ns)
 		p->first_complete_ns = time_ns;
 	pthread_mutex_unlock(&pt->lock);
 }
@@ -653,6 +767,14 @@ void proc_tracker_stats(struct proc_tracker *pt, struct tracker_stats *out)
 {
 	pthread_mutex_lock(&pt->lock);
 	*out = pt->stats;
+	pthread_mutex_unlock(&pt->lock);
+}
+
+void proc_tracker_counts(struct proc_tracker *pt, uint32_t *live, uint32_t *retained)
+{
+	pthread_mutex_lock(&pt->lock);
+	*live = pt->nr_live;
+	*retained = pt->nr_procs;
 	pthread_mutex_unlock(&pt->lock);
 }
 
@@ -788,12 +910,42 @@ static bool key_still_mapped(struct proc_tracker *pt, const char *key)
 	return false;
 }
 
+/* Live processes that are gone, or another process under the same pid, are unloaded. */
+static void sweep_gone(struct proc_tracker *pt)
+{
+	struct proc_stat_info stat;
+	struct proc **live;
+	uint32_t b, n = 0, i;
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->lock);
+	live = malloc((pt->nr_live + 1) * sizeof(*live));
+	for (b = 0; live && b < NR_BUCKETS; b++) {
+		for (p = pt->buckets[b]; p && n < pt->nr_live; p = p->next) {
+			if (is_live(p))
+				live[n++] = p;
+		}
+	}
+	pthread_mutex_unlock(&pt->lock);
+	/* processes leave the lists only below, on this thread, with load_lock held */
+	for (i = 0; i < n; i++) {
+		p = live[i];
+		if (!proc_stat_read(p->pid, &stat) && stat.start_time == p->start_time &&
+		    !proc_stat_dying(&stat))
+			continue;
+		unload_proc(pt, p, false);
+		pt->stats.exits_swept++;
+	}
+	free(live);
+}
+
 size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 {
 	size_t n = 0;
 	uint32_t b, m;
 
 	pthread_mutex_lock(&pt->load_lock);
+	sweep_gone(pt);
 	pthread_mutex_lock(&pt->lock);
 	for (b = 0; b < NR_BUCKETS; b++) {
 		struct proc **pp = &pt->buckets[b];
@@ -825,6 +977,7 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 			free_history(p);
 			free(p->maps);
 			free(p);
+			pt->nr_procs--;
 			n++;
 		}
 	}

@@ -41,6 +41,9 @@ struct proc {
 	bool exited;
 	bool exit_seen; /* exited at the last forget: dropped at the next one */
 	bool loaded;
+	bool evicted; /* unloaded to respect a cap: loaded again when it is sampled */
+	uint64_t start_time;	 /* from /proc/PID/stat: a reused pid is another process */
+	uint64_t last_sample_ns; /* newest sample (bpf clock): the eviction order */
 	uint64_t exec_ns;	    /* bpf clock time of the exec event, 0 if not seen */
 	uint64_t first_complete_ns; /* first complete stack after exec */
 	struct proc_mapping *maps;
@@ -61,12 +64,23 @@ struct tracker_stats {
 	uint64_t loads, reloads, exits, vanished, no_user, mapping_keys, map_update_errors;
 	uint64_t queue_dropped;
 	uint64_t loads_merged; /* requests for a pid whose load was already queued */
+	uint64_t dying;	       /* loads skipped: the process was already exiting */
+	uint64_t exits_swept;  /* gone or exiting at a sweep, before their exit event was handled */
+	uint64_t evicted_procs;	 /* least recently sampled processes unloaded: --max-processes */
+	uint64_t evicted_tables; /* ... unloaded to make room for tables: --max-table-bytes, rows */
 };
 
 struct proc_tracker;
 
 struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *syms,
 				      int procs_fd, int mappings_fd);
+/*
+ * Caps (0 = none): at most max_procs live processes have tables loaded; when a
+ * new one arrives, or a new table does not fit the table store's bounds, the
+ * least recently sampled process is unloaded first (counted).  An unloaded
+ * process that is sampled again is loaded again.
+ */
+void proc_tracker_set_max_procs(struct proc_tracker *pt, uint32_t max_procs);
 /* Starts the loader thread. */
 int proc_tracker_start(struct proc_tracker *pt);
 /* Stops the loader thread after the queued work is done (or dropped when discard). */
@@ -98,14 +112,20 @@ struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid);
 const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc);
 /* The mapping of pc as it was in generation gen (0 or unknown: the current one). */
 const struct proc_mapping *proc_find_mapping_gen(const struct proc *p, uint32_t gen, uint64_t pc);
-void proc_tracker_note_complete(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns);
+/* The consumer saw a sample of pid (complete: its stack reached the root). */
+void proc_tracker_note_sample(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns,
+			      bool complete);
 void proc_tracker_stats(struct proc_tracker *pt, struct tracker_stats *out);
+/* Live processes (tables loaded) and all entries held (exited ones kept for names). */
+void proc_tracker_counts(struct proc_tracker *pt, uint32_t *live, uint32_t *retained);
 /*
  * Drops processes that exited, with the symbols of objects no live process
  * maps, once their samples are symbolized (the agent, after each interval):
  * memory returns to its baseline after process churn.  A process is kept for
  * one more call after it is first seen exited, so samples still in flight at
- * an interval boundary keep their names.  Returns how many were dropped.
+ * an interval boundary keep their names.  Live processes that are gone (an
+ * exit event lost to a full ring buffer) are unloaded here first.  Returns
+ * how many were dropped.
  */
 size_t proc_tracker_forget_exited(struct proc_tracker *pt);
 /* Iteration over all processes seen (for reports). */

@@ -76,8 +76,8 @@ static int handle_record(void *ctx, void *data, size_t size)
 		pthread_mutex_lock(&s->agg_lock);
 		ok = agg_add(&s->agg, r, size) == 0;
 		pthread_mutex_unlock(&s->agg_lock);
-		if (ok && r->reason == STOP_COMPLETE)
-			proc_tracker_note_complete(s->pt, r->pid, r->time_ns);
+		if (ok)
+			proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
 		break;
 	}
 	case RECORD_REQUEST:
@@ -130,7 +130,7 @@ static void queue_all_pids(struct proc_tracker *pt)
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
-		if (!parse_pid(e->d_name, &pid) && pid != (uint32_t)getpid())
+		if (!parse_pid(e->d_name, &pid))
 			proc_tracker_request(pt, pid, WORK_LOAD, 0);
 	}
 	closedir(d);
@@ -377,6 +377,7 @@ int session_start(struct session *s, const struct session_opts *o)
 			       s->ld.rules_max, s->ld.pages_fd);
 	s->ts_ready = !err;
 	s->ts.verbose = o->verbose;
+	s->ts.max_bytes = o->max_table_bytes;
 	s->syms = sym_cache_new();
 	s->pt = s->syms ? proc_tracker_new(&s->ts, s->syms, s->ld.procs_fd, s->ld.mappings_fd)
 			: NULL;
@@ -384,6 +385,7 @@ int session_start(struct session *s, const struct session_opts *o)
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
+	proc_tracker_set_max_procs(s->pt, o->max_procs);
 	s->rb = ring_buffer__new(s->ld.events_fd, handle_record, s, NULL);
 	if (!s->rb) {
 		err = -errno;

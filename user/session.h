@@ -34,6 +34,8 @@ struct session_opts {
 	bool tail_calls;
 	bool cycles;
 	uint32_t rows_max;
+	uint64_t max_table_bytes; /* 0: the rows map bounds the tables */
+	uint32_t max_procs;	  /* 0: the procs map bounds the processes */
 	uint64_t max_stacks;
 	uint32_t ringbuf_bytes; /* 0: the default (8 MiB) */
 	bool verbose;

@@ -96,6 +96,52 @@ static int global_rule(struct table_store *ts, const struct cfi_rule *r)
 	return (int)ts->nr_rules - 1;
 }
 
+static uint64_t table_bytes(uint64_t rows, uint64_t rules, uint64_t pages)
+{
+	return rows * sizeof(struct cfi_row) + rules * sizeof(struct cfi_rule) +
+	       pages * (sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val));
+}
+
+uint64_t table_store_bytes(const struct table_store *ts)
+{
+	return table_bytes(ts->stats.rows_used, ts->stats.rules_used, ts->stats.pages_used);
+}
+
+/*
+ * Rows for t, unloading the least recently used tables while they do not fit
+ * (max_bytes, or no free range in the rows map); -1 when they cannot.
+ */
+static int64_t alloc_rows(struct table_store *ts, struct obj_entry *o, const struct cfi_table *t)
+{
+	uint64_t need = table_bytes(t->nr_rows, 0, t->nr_pages);
+	int64_t first;
+
+	/* never unload others for a table that could not fit an empty store */
+	if (t->nr_rows > ts->alloc.total || (ts->max_bytes && need > ts->max_bytes))
+		goto full;
+	for (;;) {
+		if (!ts->max_bytes || table_store_bytes(ts) + need <= ts->max_bytes) {
+			first = row_alloc_get(&ts->alloc, t->nr_rows);
+			if (first >= 0)
+				return first;
+		}
+		if (!ts->reclaim || !ts->reclaim(ts->reclaim_ctx))
+			break;
+	}
+full:
+	if (ts->max_bytes && table_store_bytes(ts) + need > ts->max_bytes) {
+		ts->stats.bytes_full++;
+		fprintf(stderr, "cfiprof: %s: table bytes cap reached (%llu bytes needed, %llu of %llu in use)\n",
+			o->name, (unsigned long long)need, (unsigned long long)table_store_bytes(ts),
+			(unsigned long long)ts->max_bytes);
+	} else {
+		ts->stats.rows_full++;
+		fprintf(stderr, "cfiprof: %s: rows map full (%u rows needed, %u of %u in use)\n",
+			o->name, t->nr_rows, ts->alloc.used, ts->alloc.total);
+	}
+	return -1;
+}
+
 static void unload_pages(struct table_store *ts, struct obj_entry *o, uint32_t n)
 {
 	uint32_t i;
@@ -131,11 +177,8 @@ int table_store_load_table(struct table_store *ts, struct obj_entry *o, const st
 		}
 		remap[i] = (uint16_t)id;
 	}
-	first = row_alloc_get(&ts->alloc, t->nr_rows);
+	first = alloc_rows(ts, o, t);
 	if (first < 0) {
-		ts->stats.rows_full++;
-		fprintf(stderr, "cfiprof: %s: rows map full (%u rows needed, %u of %u in use)\n",
-			o->name, t->nr_rows, ts->alloc.used, ts->alloc.total);
 		err = -ENOSPC;
 		goto fail;
 	}

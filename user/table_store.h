@@ -38,7 +38,14 @@ struct table_store_stats {
 	uint64_t rows_peak, pages_peak; /* the most in use at once (a summary comes after exits) */
 	uint64_t build_ns_total;
 	uint64_t rows_full; /* objects that did not fit the rows map */
+	uint64_t bytes_full; /* objects that did not fit max_bytes */
 };
+
+/*
+ * Makes room by unloading the least recently used tables' owners; returns
+ * false when nothing is left to unload.
+ */
+typedef bool (*table_reclaim_fn)(void *ctx);
 
 struct table_store {
 	struct cfi_row *rows;	/* mmap of the rows map */
@@ -53,12 +60,18 @@ struct table_store {
 	uint32_t *rule_slots;
 	uint32_t nr_rule_slots, nr_rules;
 	struct table_store_stats stats;
+	uint64_t max_bytes; /* bound of table_store_bytes (0: the maps' capacity only) */
+	table_reclaim_fn reclaim;
+	void *reclaim_ctx;
 	bool verbose;
 };
 
 int table_store_init(struct table_store *ts, struct cfi_row *rows, uint32_t rows_max,
 		     struct cfi_rule *rules, uint32_t rules_max, int pages_fd);
 void table_store_destroy(struct table_store *ts);
+
+/* Bytes of tables in the maps: rows, the rule dictionary and the page index. */
+uint64_t table_store_bytes(const struct table_store *ts);
 
 /* Build callback: returns a table or NULL (err set to a cfi_err). */
 typedef struct cfi_table *(*table_build_fn)(void *ctx, int *err);

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A process's identity and liveness from /proc/PID/stat: the start time tells
+ * a reused pid from the process we knew, and the state and PF_EXITING flag
+ * tell a process that is still being torn down from a live one.
+ */
+#ifndef CFIPROF_PROC_STAT_H
+#define CFIPROF_PROC_STAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct proc_stat_info {
+	uint64_t start_time; /* clock ticks after boot */
+	uint32_t flags;	     /* the task's PF_* flags */
+	char state;	     /* R, S, D, Z, X, ... */
+};
+
+/* Parses the text of a stat file; 0 on success, -1 if malformed. */
+int proc_stat_parse(const char *text, struct proc_stat_info *out);
+/* Reads /proc/PID/stat; 0, or -errno (-ENOENT when the process is gone). */
+int proc_stat_read(uint32_t pid, struct proc_stat_info *out);
+/* Exiting (PF_EXITING), a zombie or dead: its tables would only be unloaded again. */
+bool proc_stat_dying(const struct proc_stat_info *s);
+
+#endif
