@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/harness.h"
@@ -24,6 +25,7 @@
 #include "user/frame_names.h"
 #include "user/mapping_keys.h"
 #include "user/proc_maps.h"
+#include "user/proc_stat.h"
 #include "user/proc_tracker.h"
 #include "user/recording.h"
 #include "user/row_alloc.h"
@@ -1508,6 +1510,131 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 	close(fd);
 }
 
+/* The reclaim callback of the test: releases the held objects, oldest first. */
+struct reclaim_ctx {
+	struct table_store *ts;
+	struct obj_entry *held[4];
+	int nr_held, calls;
+};
+
+static bool reclaim_oldest(void *arg)
+{
+	struct reclaim_ctx *rc = arg;
+
+	rc->calls++;
+	if (!rc->nr_held)
+		return false;
+	table_store_release(rc->ts, rc->held[0]);
+	memmove(&rc->held[0], &rc->held[1], (size_t)--rc->nr_held * sizeof(rc->held[0]));
+	return true;
+}
+
+static void test_table_store_reclaim(void)
+{
+	struct reclaim_ctx rc = {0};
+	struct obj_entry *o;
+	struct table_store ts;
+	uint64_t libc_bytes;
+	int fd;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pages", sizeof(struct cfi_page_key),
+			    sizeof(struct cfi_page_val), 65536, NULL);
+	CHECK(fd >= 0, "pages map: %s", strerror(errno));
+	if (fd < 0)
+		return;
+	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, fd);
+	rc.ts = &ts;
+	ts.reclaim = reclaim_oldest;
+	ts.reclaim_ctx = &rc;
+	o = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path, (void *)LIBC_PATH);
+	CHECK(o->state == OBJ_LOADED && rc.calls == 0, "libc without a cap");
+	libc_bytes = table_store_bytes(&ts);
+	CHECK(libc_bytes == ts.alloc.used * sizeof(struct cfi_row) +
+				ts.nr_rules * sizeof(struct cfi_rule) +
+				o->nr_pages * (sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val)),
+	      "table_store_bytes %" PRIu64 " counts rows, rules and pages", libc_bytes);
+	rc.held[rc.nr_held++] = o;
+
+	/* libstdc++ does not fit beside libc: libc goes, libstdc++ loads, the cap holds */
+	ts.max_bytes = libc_bytes + libc_bytes / 2;
+	o = table_store_acquire(&ts, "key-cxx", "libstdc++.so.6", build_path, (void *)LIBSTDCXX_PATH);
+	CHECK(o->state == OBJ_LOADED && rc.calls == 1 && rc.nr_held == 0,
+	      "cap: state %d after %d reclaim calls", o->state, rc.calls);
+	CHECK(table_store_bytes(&ts) <= ts.max_bytes && ts.stats.bytes_full == 0,
+	      "cap: %" PRIu64 " bytes in use, cap %" PRIu64, table_store_bytes(&ts), ts.max_bytes);
+	rc.held[rc.nr_held++] = o;
+
+	/* nothing else to unload: libc is refused, counted, and libstdc++ stays */
+	ts.max_bytes = table_store_bytes(&ts) + libc_bytes / 2;
+	rc.calls = 0;
+	rc.ts = NULL; /* reclaim must not be asked: refuse before releasing anything */
+	ts.reclaim_ctx = &(struct reclaim_ctx){0};
+	o = table_store_acquire(&ts, "key-libc2", "libc.so.6", build_path, (void *)LIBC_PATH);
+	CHECK(o->state == OBJ_FAILED && ts.stats.bytes_full == 1 && rc.nr_held == 1,
+	      "nothing to reclaim: state %d, bytes_full %" PRIu64, o->state, ts.stats.bytes_full);
+	table_store_release(&ts, o);
+
+	/* a table larger than the cap itself never unloads others */
+	ts.reclaim_ctx = &rc;
+	rc.ts = &ts;
+	ts.max_bytes = 65536;
+	o = table_store_acquire(&ts, "key-libc3", "libc.so.6", build_path, (void *)LIBC_PATH);
+	CHECK(o->state == OBJ_FAILED && rc.calls == 0 && rc.nr_held == 1,
+	      "larger than the cap: state %d, %d reclaim calls", o->state, rc.calls);
+	table_store_release(&ts, o);
+	table_store_release(&ts, rc.held[0]);
+	CHECK(ts.alloc.used == 0 && map_entries(fd) == 0, "all released");
+	table_store_destroy(&ts);
+	close(fd);
+}
+
+/* ---------------------------------------------------------------- proc_stat */
+
+static void test_proc_stat(void)
+{
+	struct proc_stat_info st, self;
+	int status;
+	pid_t child;
+
+	CHECK(!proc_stat_parse("1 (a) b) c) S 0 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 "
+			       "123456 0 0",
+			       &st) &&
+		  st.state == 'S' && st.flags == 4194560 && st.start_time == 123456,
+	      "comm with ') ' inside: state %c flags %u start %" PRIu64, st.state, st.flags,
+	      st.start_time);
+	CHECK(!proc_stat_dying(&st), "sleeping is not dying");
+	CHECK(!proc_stat_parse("7 (x) R 0 1 1 0 -1 4194308 1 0 0 0 0 0 0 0 20 0 1 0 9", &st) &&
+		  proc_stat_dying(&st),
+	      "PF_EXITING is dying");
+	CHECK(!proc_stat_parse("7 (x) Z 0 1 1 0 -1 0 1 0 0 0 0 0 0 0 20 0 1 0 9", &st) &&
+		  proc_stat_dying(&st),
+	      "a zombie is dying");
+	CHECK(proc_stat_parse("7 (x) S 0 1 1", &st) == -1, "truncated");
+	CHECK(proc_stat_parse("7 (x S 0 1 1 0 -1 0 1 0 0 0 0 0 0 0 20 0 1 0 9", &st) == -1,
+	      "no ')'");
+	CHECK(proc_stat_parse("7 (x) S 0 1 1 0 -1 zz 1 0 0 0 0 0 0 0 20 0 1 0 9", &st) == -1,
+	      "not a number");
+	CHECK(proc_stat_parse("", &st) == -1, "empty");
+
+	CHECK(!proc_stat_read((uint32_t)getpid(), &self) && self.start_time > 0 &&
+		  !proc_stat_dying(&self),
+	      "self: start %" PRIu64 " state %c", self.start_time, self.state);
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	/* the child is a zombie until reaped */
+	for (int i = 0; i < 200; i++) {
+		if (!proc_stat_read((uint32_t)child, &st) && st.state == 'Z')
+			break;
+		usleep(5000);
+	}
+	CHECK(!proc_stat_read((uint32_t)child, &st) && proc_stat_dying(&st) &&
+		  st.start_time >= self.start_time,
+	      "zombie child: state %c", st.state);
+	waitpid(child, &status, 0);
+	CHECK(proc_stat_read((uint32_t)child, &st) == -ENOENT, "reaped child is gone");
+}
+
 static void test_table_store(void)
 {
 	struct cfi_table *libc = NULL, *cxx = NULL;
@@ -1521,6 +1648,7 @@ static void test_table_store(void)
 		goto out;
 	test_table_store_no_bpf(libc);
 	test_table_store_bpf(libc, cxx);
+	test_table_store_reclaim();
 out:
 	cfi_table_free(libc);
 	cfi_table_free(cxx);
@@ -1546,6 +1674,7 @@ int main(void)
 	test_recording();
 	test_recording_no_procs();
 	test_table_store();
+	test_proc_stat();
 	free(rows_mem);
 	free(rules_mem);
 	return HARNESS_DONE();

@@ -70,8 +70,10 @@ struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *
 		return NULL;
 	}
 	pt->ts = ts;
-	pt->ts->reclaim = reclaim_for_tables;
-	pt->ts->reclaim_ctx = pt;
+	if (ts) { /* report mode has no tables */
+		ts->reclaim = reclaim_for_tables;
+		ts->reclaim_ctx = pt;
+	}
 	pt->syms = syms;
 	pt->procs_fd = procs_fd;
 	pt->mappings_fd = mappings_fd;
