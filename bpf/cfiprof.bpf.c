@@ -335,6 +335,14 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
 	st->flags = flags;
 	if (task->flags & PF_KTHREAD)
 		walker_stop(st, STOP_NO_USER);
+	/*
+	 * Inside execve the saved user registers may belong to the image being
+	 * replaced while the address space is already the new one: nothing to
+	 * unwind until the new image's tables are in.
+	 */
+	else if ((flags & SAMPLE_IN_KERNEL) && bpf_core_field_exists(task->in_execve) &&
+		 BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
+		walker_stop(st, STOP_TABLES_PENDING);
 	return nr_kernel;
 }
 
