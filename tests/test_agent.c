@@ -936,7 +936,7 @@ static void write_file(const char *path, const char *text)
 /* 1: files, counts, go tool pprof, metrics, SIGHUP */
 /* A sample of the agent's own gauges through /metrics. */
 struct gauges {
-	double rss, table_bytes, processes;
+	double rss, table_bytes, processes, lost, queue_dropped, loads;
 };
 
 static bool read_gauges(const char *addr, struct gauges *g)
@@ -948,6 +948,10 @@ static bool read_gauges(const char *addr, struct gauges *g)
 	g->rss = metric_value(r, "cfiprof_agent_rss_bytes");
 	g->table_bytes = metric_value(r, "cfiprof_table_bytes");
 	g->processes = metric_value(r, "cfiprof_processes_tracked");
+	g->lost = metric_value(r, "cfiprof_samples_lost_total") +
+		  metric_value(r, "cfiprof_events_lost_total");
+	g->queue_dropped = metric_value(r, "cfiprof_tracker_queue_dropped_total");
+	g->loads = metric_value(r, "cfiprof_process_loads_total");
 	free(r);
 	return g->rss > 0 && g->table_bytes >= 0 && g->processes >= 0;
 }
@@ -992,16 +996,20 @@ static void test_churn(void)
 	CHECK(procs == 2000, "churn: %d of 2000 processes ran", procs);
 	sleep_s(4); /* two intervals: exited processes are dropped at the second */
 	CHECK(read_gauges(addr, &after), "churn: no gauges after");
-	printf("churn: processes tracked %.0f -> %.0f mid-churn -> %.0f after; rss %.1f -> %.1f -> "
-	       "%.1f MB; table bytes %.0f -> %.0f\n",
-	       before.processes, peak.processes, after.processes, before.rss / 1e6, peak.rss / 1e6,
-	       after.rss / 1e6, before.table_bytes, after.table_bytes);
+	printf("churn: %.0f loads; processes tracked %.0f -> %.0f mid-churn -> %.0f after; rss %.1f "
+	       "-> %.1f -> %.1f MB; table bytes %.0f -> %.0f\n",
+	       after.loads - before.loads, before.processes, peak.processes, after.processes,
+	       before.rss / 1e6, peak.rss / 1e6, after.rss / 1e6, before.table_bytes,
+	       after.table_bytes);
 	CHECK(peak.processes > before.processes + 20,
 	      "churn: the short processes were never tracked (%.0f mid-churn): no churn tested",
 	      peak.processes);
-	CHECK(peak.table_bytes > before.table_bytes,
-	      "churn: /bin/sleep's tables were never loaded (%.0f bytes mid-churn, baseline %.0f)",
-	      peak.table_bytes, before.table_bytes);
+	CHECK(after.lost == before.lost && after.queue_dropped == before.queue_dropped,
+	      "churn: samples or events lost (%.0f -> %.0f), loads dropped (%.0f -> %.0f)",
+	      before.lost, after.lost, before.queue_dropped, after.queue_dropped);
+	CHECK(after.loads - before.loads >= 1000,
+	      "churn: %.0f process loads for 2,000 processes: the churn was not followed",
+	      after.loads - before.loads);
 	CHECK(after.processes <= before.processes + 10, "churn: %.0f processes tracked (baseline %.0f)",
 	      after.processes, before.processes);
 	CHECK(after.table_bytes <= before.table_bytes * 1.1 + 65536,
