@@ -886,32 +886,6 @@ void proc_tracker_sort(struct proc_tracker *pt)
 	}
 }
 
-static bool key_still_mapped(struct proc_tracker *pt, const char *key)
-{
-	uint32_t b, m;
-	struct proc *p;
-
-	for (b = 0; b < NR_BUCKETS; b++) {
-		for (p = pt->buckets[b]; p; p = p->next) {
-			uint32_t h;
-
-			if (p->exited)
-				continue;
-			for (m = 0; m < p->nr_maps; m++) {
-				if (!strcmp(p->maps[m].key, key))
-					return true;
-			}
-			for (h = 0; h < p->nr_history; h++) {
-				for (m = 0; m < p->history[h].nr_maps; m++) {
-					if (!strcmp(p->history[h].maps[m].key, key))
-						return true;
-				}
-			}
-		}
-	}
-	return false;
-}
-
 /* Live processes that are gone, or another process under the same pid, are unloaded. */
 static void sweep_gone(struct proc_tracker *pt)
 {
@@ -941,40 +915,75 @@ static void sweep_gone(struct proc_tracker *pt)
 	free(live);
 }
 
+/* Whether a process kept after this forget pass maps key (now, or in a generation kept for names). */
+static bool key_still_mapped(struct proc_tracker *pt, const char *key)
+{
+	uint32_t b, m;
+	struct proc *p;
+
+	for (b = 0; b < NR_BUCKETS; b++) {
+		for (p = pt->buckets[b]; p; p = p->next) {
+			uint32_t h;
+
+			if (p->forget)
+				continue;
+			for (m = 0; m < p->nr_maps; m++) {
+				if (!strcmp(p->maps[m].key, key))
+					return true;
+			}
+			for (h = 0; h < p->nr_history; h++) {
+				for (m = 0; m < p->history[h].nr_maps; m++) {
+					if (!strcmp(p->history[h].maps[m].key, key))
+						return true;
+				}
+			}
+		}
+	}
+	return false;
+}
+
+static void drop_symbols(struct proc_tracker *pt, const struct proc_mapping *maps, uint32_t n)
+{
+	uint32_t m;
+
+	for (m = 0; m < n; m++) {
+		if (maps[m].sym && maps[m].key[0] && !key_still_mapped(pt, maps[m].key))
+			sym_cache_remove(pt->syms, maps[m].key);
+	}
+}
+
 size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 {
 	size_t n = 0;
 	uint32_t b, m;
+	struct proc *p;
 
 	pthread_mutex_lock(&pt->load_lock);
 	sweep_gone(pt);
 	pthread_mutex_lock(&pt->lock);
+	/*
+	 * Which processes go is decided first: symbols are shared by key, and one
+	 * kept process that maps a key (an exited one kept for naming included)
+	 * keeps its symbols alive.
+	 */
+	for (b = 0; b < NR_BUCKETS; b++) {
+		for (p = pt->buckets[b]; p; p = p->next) {
+			p->forget = p->exited && p->exit_seen;
+			p->exit_seen = p->exited;
+		}
+	}
 	for (b = 0; b < NR_BUCKETS; b++) {
 		struct proc **pp = &pt->buckets[b];
 
 		while (*pp) {
-			struct proc *p = *pp;
-
-			if (!p->exited || !p->exit_seen) {
-				p->exit_seen = p->exited;
+			p = *pp;
+			if (!p->forget) {
 				pp = &p->next;
 				continue;
 			}
-			for (m = 0; m < p->nr_maps; m++) {
-				if (p->maps[m].sym && p->maps[m].key[0] &&
-				    !key_still_mapped(pt, p->maps[m].key))
-					sym_cache_remove(pt->syms, p->maps[m].key);
-			}
-			for (m = 0; m < p->nr_history; m++) {
-				struct map_set *hs = &p->history[m];
-				uint32_t k;
-
-				for (k = 0; k < hs->nr_maps; k++) {
-					if (hs->maps[k].sym && hs->maps[k].key[0] &&
-					    !key_still_mapped(pt, hs->maps[k].key))
-						sym_cache_remove(pt->syms, hs->maps[k].key);
-				}
-			}
+			drop_symbols(pt, p->maps, p->nr_maps);
+			for (m = 0; m < p->nr_history; m++)
+				drop_symbols(pt, p->history[m].maps, p->history[m].nr_maps);
 			*pp = p->next;
 			free_history(p);
 			free(p->maps);

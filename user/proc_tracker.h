@@ -40,6 +40,7 @@ struct proc {
 	uint32_t generation;
 	bool exited;
 	bool exit_seen; /* exited at the last forget: dropped at the next one */
+	bool forget;	/* dropped by the forget pass under way */
 	bool loaded;
 	bool evicted; /* unloaded to respect a cap: loaded again when it is sampled */
 	uint64_t start_time;	 /* from /proc/PID/stat: a reused pid is another process */
