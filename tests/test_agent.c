@@ -956,71 +956,6 @@ static bool read_gauges(const char *addr, struct gauges *g)
 	return g->rss > 0 && g->table_bytes >= 0 && g->processes >= 0;
 }
 
-/*
- * Churn: 2,000 short processes (each exec is loaded by the agent) must not
- * leave memory behind: exited processes are forgotten after their interval.
- */
-static void test_churn(void)
-{
-	char log[PATHBUF], addr[64], dir[PATHBUF];
-	char *argv[] = {"--interval",	  "1",		   "--duration", "30", "--output-dir",
-			dir,		  "--metrics-addr", "127.0.0.1:0", NULL};
-	struct gauges before = {0}, peak = {0}, after = {0};
-	int i, procs = 0;
-	pid_t pid;
-
-	snprintf(log, sizeof(log), "%s/churn.log", tmpdir);
-	snprintf(dir, sizeof(dir), "%s/churn", tmpdir);
-	pid = start_agent(argv, log);
-	CHECK(wait_for_text(log, "agent started", 15), "churn: agent did not start");
-	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "churn: metrics");
-	sleep_s(3); /* past the first intervals: the baseline includes the steady state */
-	CHECK(read_gauges(addr, &before), "churn: no baseline gauges");
-	/* batches of 40 living 0.1 s each (one 0.5 s batch, measured while it lives) */
-	for (i = 0; i < 2000; i += 40) {
-		pid_t batch[40];
-		int k;
-
-		for (k = 0; k < 40; k++) {
-			char *sl[] = {"/bin/sleep", i == 1000 ? "0.5" : "0.1", NULL};
-
-			batch[k] = spawn(sl, NULL, NULL);
-		}
-		if (i == 1000) {
-			sleep_s(0.3); /* the exec events reach the agent's loader thread */
-			read_gauges(addr, &peak);
-		}
-		for (k = 0; k < 40; k++)
-			procs += batch[k] > 0 && waitpid(batch[k], NULL, 0) == batch[k];
-	}
-	CHECK(procs == 2000, "churn: %d of 2000 processes ran", procs);
-	sleep_s(4); /* two intervals: exited processes are dropped at the second */
-	CHECK(read_gauges(addr, &after), "churn: no gauges after");
-	printf("churn: %.0f loads; processes tracked %.0f -> %.0f mid-churn -> %.0f after; rss %.1f "
-	       "-> %.1f -> %.1f MB; table bytes %.0f -> %.0f\n",
-	       after.loads - before.loads, before.processes, peak.processes, after.processes,
-	       before.rss / 1e6, peak.rss / 1e6, after.rss / 1e6, before.table_bytes,
-	       after.table_bytes);
-	CHECK(peak.processes > before.processes + 20,
-	      "churn: the short processes were never tracked (%.0f mid-churn): no churn tested",
-	      peak.processes);
-	CHECK(after.lost == before.lost && after.queue_dropped == before.queue_dropped,
-	      "churn: samples or events lost (%.0f -> %.0f), loads dropped (%.0f -> %.0f)",
-	      before.lost, after.lost, before.queue_dropped, after.queue_dropped);
-	CHECK(after.loads - before.loads >= 1000,
-	      "churn: %.0f process loads for 2,000 processes: the churn was not followed",
-	      after.loads - before.loads);
-	CHECK(after.processes <= before.processes + 10, "churn: %.0f processes tracked (baseline %.0f)",
-	      after.processes, before.processes);
-	CHECK(after.table_bytes <= before.table_bytes * 1.1 + 65536,
-	      "churn: table bytes %.0f (baseline %.0f)", after.table_bytes, before.table_bytes);
-	/* malloc keeps some freed memory: allow a few MB, not a per-process growth */
-	CHECK(after.rss <= before.rss + 8e6, "churn: RSS %.1f MB (baseline %.1f MB)", after.rss / 1e6,
-	      before.rss / 1e6);
-	kill(pid, SIGTERM);
-	agent_exited_cleanly(pid, 20, log);
-}
-
 /* ---- a cgroup of our own: caps and short processes without the rest of the host ---- */
 
 static char cg_dir[PATH_MAX];
@@ -1123,6 +1058,84 @@ static double complete_ratio(const struct walk_counts *a, const struct walk_coun
 	double n = b->samples - a->samples;
 
 	return n > 0 ? (b->complete - a->complete) / n : 0;
+}
+
+/*
+ * Churn: 2,000 short processes (each exec is loaded by the agent) must not
+ * leave memory behind: exited processes are forgotten after their interval
+ * and their tables unloaded.  In the test's cgroup, beside an idle python3,
+ * so that nothing else on the host moves the figures.
+ */
+static void test_churn(void)
+{
+	char log[PATHBUF], addr[64], dir[PATHBUF];
+	/* idle tables go one interval after their last process (30 s by default) */
+	char *argv[] = {"--cgroup",	  cg_dir,	   "--interval",     "1",
+			"--duration",	  "40",		   "--output-dir",   dir,
+			"--metrics-addr", "127.0.0.1:0",   "--table-idle-ttl", "1",
+			NULL};
+	char *resident[] = {"python3", "-c", "import time; time.sleep(60)", NULL};
+	struct gauges before = {0}, peak = {0}, after = {0};
+	int i, procs = 0;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/churn.log", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/churn", tmpdir);
+	CHECK(spawn_in_cgroup(resident) > 0, "churn: cannot start python3");
+	sleep_s(0.3);
+	pid = start_agent(argv, log);
+	CHECK(wait_for_text(log, "agent started", 15), "churn: agent did not start");
+	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "churn: metrics");
+	sleep_s(3); /* past the first intervals: the baseline includes the steady state */
+	CHECK(read_gauges(addr, &before), "churn: no baseline gauges");
+	/* batches of 40 living 0.1 s each (one 0.5 s batch, measured while it lives) */
+	for (i = 0; i < 2000; i += 40) {
+		pid_t batch[40];
+		int k;
+
+		for (k = 0; k < 40; k++) {
+			char *sl[] = {"/bin/sleep", i == 1000 ? "0.5" : "0.1", NULL};
+
+			batch[k] = spawn_in_cgroup(sl);
+		}
+		if (i == 1000) {
+			sleep_s(0.3); /* the exec events reach the agent's loader thread */
+			read_gauges(addr, &peak);
+		}
+		for (k = 0; k < 40; k++)
+			procs += batch[k] > 0 && waitpid(batch[k], NULL, 0) == batch[k];
+	}
+	CHECK(procs == 2000, "churn: %d of 2000 processes ran", procs);
+	sleep_s(4); /* two intervals: exited processes are dropped at the second */
+	CHECK(read_gauges(addr, &after), "churn: no gauges after");
+	printf("churn: %.0f loads; processes tracked %.0f -> %.0f mid-churn -> %.0f after; rss %.1f "
+	       "-> %.1f -> %.1f MB; table bytes %.0f -> %.0f\n",
+	       after.loads - before.loads, before.processes, peak.processes, after.processes,
+	       before.rss / 1e6, peak.rss / 1e6, after.rss / 1e6, before.table_bytes,
+	       after.table_bytes);
+	CHECK(peak.processes > before.processes + 20,
+	      "churn: the short processes were never tracked (%.0f mid-churn): no churn tested",
+	      peak.processes);
+	CHECK(after.lost == before.lost && after.queue_dropped == before.queue_dropped,
+	      "churn: samples or events lost (%.0f -> %.0f), loads dropped (%.0f -> %.0f)",
+	      before.lost, after.lost, before.queue_dropped, after.queue_dropped);
+	CHECK(after.loads - before.loads >= 1000,
+	      "churn: %.0f process loads for 2,000 processes: the churn was not followed",
+	      after.loads - before.loads);
+	CHECK(peak.table_bytes > before.table_bytes,
+	      "churn: /bin/sleep's tables were never loaded (%.0f bytes mid-churn, baseline %.0f)",
+	      peak.table_bytes, before.table_bytes);
+	CHECK(after.processes == before.processes, "churn: %.0f processes tracked (baseline %.0f)",
+	      after.processes, before.processes);
+	/* sleep's rows and pages go; the rules it added stay in the shared dictionary */
+	CHECK(after.table_bytes <= before.table_bytes + 8192,
+	      "churn: table bytes %.0f (baseline %.0f)", after.table_bytes, before.table_bytes);
+	/* malloc keeps some freed memory: allow a few MB, not a per-process growth */
+	CHECK(after.rss <= before.rss + 8e6, "churn: RSS %.1f MB (baseline %.1f MB)", after.rss / 1e6,
+	      before.rss / 1e6);
+	kill(pid, SIGTERM);
+	agent_exited_cleanly(pid, 20, log);
+	cgroup_kill_all();
 }
 
 /*
@@ -1258,7 +1271,7 @@ static void test_short_lived(void)
 			NULL};
 	char *brief[] = {chain_bin, "0.005", NULL};
 	uint64_t profile_samples, bpf, lost, malformed;
-	double cpu = 0, t0, wall, expected;
+	double cpu = 0, t0, wall, expected, reused;
 	char *r;
 	pid_t pid;
 	int i, ran = 0;
@@ -1295,13 +1308,16 @@ static void test_short_lived(void)
 	lost = log_u64(log, "agent stopped", "lost");
 	malformed = log_u64(log, "agent stopped", "malformed");
 	expected = cpu * 499;
+	reused = r ? metric_value(r, "cfiprof_tables_idle_reused_total") : -1;
 	printf("short: %d processes of %.1f ms (%.2f ms CPU each): %" PRIu64
 	       " samples in the profiles for %.0f expected; walks complete %.0f, tables pending "
-	       "%.0f\n",
+	       "%.0f; idle tables reused %.0f times\n",
 	       ran, wall * 1e3, cpu / (ran ? ran : 1) * 1e3, profile_samples, expected,
 	       r ? metric_value(r, "cfiprof_walks_total{reason=\"complete\"}") : -1,
-	       r ? metric_value(r, "cfiprof_walks_total{reason=\"tables-pending\"}") : -1);
+	       r ? metric_value(r, "cfiprof_walks_total{reason=\"tables-pending\"}") : -1, reused);
 	free(r);
+	/* one after another, each finds the last one's tables idle: chain, libc, ld.so, vdso */
+	CHECK(reused >= 300, "short: idle tables reused %.0f times for 300 processes", reused);
 	CHECK(ran == 300, "short: %d of 300 processes ran", ran);
 	CHECK(profile_samples + lost + malformed == bpf,
 	      "short: profiles %" PRIu64 " + lost %" PRIu64 " != BPF %" PRIu64, profile_samples,
@@ -1622,10 +1638,10 @@ int main(void)
 	test_files();
 	test_push();
 	test_spool_and_restart();
-	test_churn();
 	kill(chain, SIGKILL);
 	if (cgroup_make()) {
 		atexit(cgroup_remove);
+		test_churn();
 		test_cap_processes();
 		test_cap_table_bytes();
 		test_short_lived();

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/harness.h"
@@ -1635,6 +1636,65 @@ static void test_proc_stat(void)
 	CHECK(proc_stat_read((uint32_t)child, &st) == -ENOENT, "reaped child is gone");
 }
 
+/* Idle objects: kept after the last release, reused without a rebuild, expired, evicted first. */
+static void test_table_store_idle(void)
+{
+	struct reclaim_ctx rc = {0};
+	struct obj_entry *o, *o2;
+	struct table_store ts;
+	uint64_t bytes;
+	struct timespec now;
+	int fd;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pages", sizeof(struct cfi_page_key),
+			    sizeof(struct cfi_page_val), 65536, NULL);
+	CHECK(fd >= 0, "pages map: %s", strerror(errno));
+	if (fd < 0)
+		return;
+	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, fd);
+	ts.idle_ttl_ns = 3600ull * 1000000000ull;
+	rc.ts = &ts;
+	ts.reclaim = reclaim_oldest;
+	ts.reclaim_ctx = &rc;
+	build_calls = 0;
+	o = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted,
+				(void *)LIBC_PATH);
+	bytes = table_store_bytes(&ts);
+	table_store_release(&ts, o);
+	CHECK(ts.stats.idle_now == 1 && table_store_bytes(&ts) == bytes &&
+		  map_entries(fd) == (int)o->nr_pages,
+	      "released: idle %" PRIu64 ", still loaded", ts.stats.idle_now);
+	o2 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted,
+				 (void *)LIBC_PATH);
+	CHECK(o2 == o && o->refs == 1 && build_calls == 1 && ts.stats.idle_reused == 1 &&
+		  ts.stats.idle_now == 0,
+	      "reused while idle: %d builds", build_calls);
+	table_store_release(&ts, o);
+
+	/* not yet expired, then expired */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	table_store_expire(&ts, (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+	CHECK(ts.stats.idle_now == 1 && ts.stats.idle_expired == 0, "kept within the ttl");
+	table_store_expire(&ts, o->idle_since_ns + ts.idle_ttl_ns);
+	CHECK(ts.stats.idle_now == 0 && ts.stats.idle_expired == 1 && ts.alloc.used == 0 &&
+		  map_entries(fd) == 0,
+	      "expired: used %u, %d page entries", ts.alloc.used, map_entries(fd));
+
+	/* under a cap an idle object goes before any process is asked to */
+	o = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path, (void *)LIBC_PATH);
+	table_store_release(&ts, o);
+	ts.max_bytes = table_store_bytes(&ts) + table_store_bytes(&ts) / 2;
+	rc.calls = 0;
+	o = table_store_acquire(&ts, "key-cxx", "libstdc++.so.6", build_path,
+				(void *)LIBSTDCXX_PATH);
+	CHECK(o->state == OBJ_LOADED && ts.stats.idle_evicted == 1 && rc.calls == 0 &&
+		  ts.stats.idle_now == 0,
+	      "idle evicted first: state %d, %d reclaim calls", o->state, rc.calls);
+	table_store_release(&ts, o);
+	table_store_destroy(&ts);
+	close(fd);
+}
+
 static void test_table_store(void)
 {
 	struct cfi_table *libc = NULL, *cxx = NULL;
@@ -1649,6 +1709,7 @@ static void test_table_store(void)
 	test_table_store_no_bpf(libc);
 	test_table_store_bpf(libc, cxx);
 	test_table_store_reclaim();
+	test_table_store_idle();
 out:
 	cfi_table_free(libc);
 	cfi_table_free(cxx);

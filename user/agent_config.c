@@ -9,6 +9,7 @@
 
 #include "agent_config.h"
 #include "agent_log.h"
+#include "session.h"
 
 #define OFF(f) offsetof(struct agent_config, f)
 
@@ -36,6 +37,10 @@ const struct agent_option agent_options[] = {
      "processes with tables loaded; beyond it the least recently sampled is unloaded "
      "(default 8192)",
      OPT_U32, OFF(max_processes), true, 1, 65536},
+    {"table-idle-ttl", 1022, "DURATION",
+     "tables of an object no process maps stay loaded this long, for the next process of the "
+     "same program (default 30s; 0 unloads at once)",
+     OPT_SECONDS, OFF(table_idle_ttl), true, 0, 86400},
     {"metrics-addr", 1004, "HOST:PORT",
      "Prometheus metrics on http://HOST:PORT/metrics (default 127.0.0.1:9491; off disables)",
      OPT_STR, OFF(metrics_addr), true, 0, 0},
@@ -95,6 +100,7 @@ void agent_config_defaults(struct agent_config *c)
 	c->max_stacks = 1u << 16;
 	c->table_rows = 4u << 20;
 	c->max_processes = 8192;
+	c->table_idle_ttl = SESSION_TABLE_IDLE_TTL;
 	c->interval = 60;
 	c->retain_age = 24 * 3600;
 	c->retain_bytes = 1ull << 30;

@@ -22,6 +22,7 @@ struct agent_config {
 	uint32_t table_rows; /* capacity of the rows map: bounds table bytes */
 	uint64_t max_table_bytes; /* tables in the maps; least recently sampled go first */
 	uint32_t max_processes;	  /* live processes with tables loaded; same order */
+	double table_idle_ttl;	  /* unused objects' tables stay this long */
 	char *metrics_addr;  /* host:port, "off" to disable */
 	char *log_file;	     /* NULL: stderr */
 	/* changeable by SIGHUP */

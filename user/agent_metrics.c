@@ -154,6 +154,12 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       hits + misses ? (double)hits / (double)(hits + misses) : 0.0);
 	metric(f, "cfiprof_tables_loaded", "gauge", "Objects whose unwind tables are in the maps.",
 	       (double)(ts.objects_loaded - ts.objects_unloaded));
+	metric(f, "cfiprof_tables_idle", "gauge",
+	       "Objects no process maps, kept loaded for --table-idle-ttl (counted in tables_loaded).",
+	       (double)ts.idle_now);
+	metric(f, "cfiprof_tables_idle_reused_total", "counter",
+	       "Idle objects mapped again by a new process: tables ready, nothing rebuilt.",
+	       (double)ts.idle_reused);
 	metric(f, "cfiprof_tables_unloaded_total", "counter",
 	       "Objects whose tables were removed (last process gone).",
 	       (double)ts.objects_unloaded);

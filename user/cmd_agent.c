@@ -549,6 +549,7 @@ int cmd_agent(int argc, char **argv)
 	so.rows_max = a.cfg.table_rows;
 	so.max_table_bytes = a.cfg.max_table_bytes;
 	so.max_procs = a.cfg.max_processes;
+	so.table_idle_ttl = a.cfg.table_idle_ttl;
 	so.max_stacks = a.cfg.max_stacks;
 	if (session_start(&a.s, &so)) {
 		alog(ALOG_ERROR, "cannot start profiling (see the lines above)", NULL);

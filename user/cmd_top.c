@@ -30,6 +30,7 @@ static struct top_args {
 	int rows;
 } args = {
 	.so = {.freq = 99, .max_frames = 127, .kernel = true, .rows_max = 4u << 20,
+	       .table_idle_ttl = SESSION_TABLE_IDLE_TTL,
 	       .max_stacks = 1u << 18},
 };
 

@@ -960,6 +960,8 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 
 	pthread_mutex_lock(&pt->load_lock);
 	sweep_gone(pt);
+	if (pt->ts)
+		table_store_expire(pt->ts, mono_ns());
 	pthread_mutex_lock(&pt->lock);
 	/*
 	 * Which processes go is decided first: symbols are shared by key, and one

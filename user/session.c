@@ -299,11 +299,12 @@ void session_print_summary(struct session *s, FILE *f)
 		c[CNT_FP_FRAMES]);
 	fprintf(f,
 		"cfiprof: tables: %" PRIu64 " objects loaded (%" PRIu64 " without CFI, %" PRIu64
-		" failed), at most %" PRIu64 " of %" PRIu64 " rows and %" PRIu64 " pages in use, %" PRIu64
-		" rules; processes: %" PRIu64 " loaded, %" PRIu64 " reloaded, %" PRIu64
-		" exited, %" PRIu64 " vanished\n",
-		ts.objects_loaded, ts.objects_no_cfi, ts.objects_failed, ts.rows_peak, ts.rows_total,
-		ts.pages_peak, ts.rules_used, tr.loads, tr.reloads, tr.exits, tr.vanished);
+		" failed, %" PRIu64 " reused after their last process), at most %" PRIu64 " of %" PRIu64
+		" rows and %" PRIu64 " pages in use, %" PRIu64 " rules; processes: %" PRIu64
+		" loaded, %" PRIu64 " reloaded, %" PRIu64 " exited, %" PRIu64 " vanished\n",
+		ts.objects_loaded, ts.objects_no_cfi, ts.objects_failed, ts.idle_reused, ts.rows_peak,
+		ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads, tr.reloads, tr.exits,
+		tr.vanished);
 	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)
 		fprintf(f,
 			"cfiprof: losses: %" PRIu64 " events (ring buffer), %" PRIu64
@@ -378,6 +379,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	s->ts_ready = !err;
 	s->ts.verbose = o->verbose;
 	s->ts.max_bytes = o->max_table_bytes;
+	s->ts.idle_ttl_ns = (uint64_t)(o->table_idle_ttl * 1e9);
 	s->syms = sym_cache_new();
 	s->pt = s->syms ? proc_tracker_new(&s->ts, s->syms, s->ld.procs_fd, s->ld.mappings_fd)
 			: NULL;

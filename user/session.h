@@ -21,6 +21,8 @@
 #include "table_store.h"
 
 #define SESSION_MAX_PIDS 256
+/* seconds the tables of an object no process maps stay loaded (record, top; agent default) */
+#define SESSION_TABLE_IDLE_TTL 30.0
 
 struct session_opts {
 	uint32_t pids[SESSION_MAX_PIDS];
@@ -35,6 +37,7 @@ struct session_opts {
 	bool cycles;
 	uint32_t rows_max;
 	uint64_t max_table_bytes; /* 0: the rows map bounds the tables */
+	double table_idle_ttl;	  /* seconds an unused object's tables stay loaded */
 	uint32_t max_procs;	  /* 0: the procs map bounds the processes */
 	uint64_t max_stacks;
 	uint32_t ringbuf_bytes; /* 0: the default (8 MiB) */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "table_store.h"
 
@@ -96,6 +97,17 @@ static int global_rule(struct table_store *ts, const struct cfi_rule *r)
 	return (int)ts->nr_rules - 1;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static struct obj_entry *oldest_idle(struct table_store *ts);
+static void unload_free(struct table_store *ts, struct obj_entry *o);
+
 static uint64_t table_bytes(uint64_t rows, uint64_t rules, uint64_t pages)
 {
 	return rows * sizeof(struct cfi_row) + rules * sizeof(struct cfi_rule) +
@@ -114,6 +126,7 @@ uint64_t table_store_bytes(const struct table_store *ts)
 static int64_t alloc_rows(struct table_store *ts, struct obj_entry *o, const struct cfi_table *t)
 {
 	uint64_t need = table_bytes(t->nr_rows, 0, t->nr_pages);
+	struct obj_entry *idle;
 	int64_t first;
 
 	/* never unload others for a table that could not fit an empty store */
@@ -124,6 +137,14 @@ static int64_t alloc_rows(struct table_store *ts, struct obj_entry *o, const str
 			first = row_alloc_get(&ts->alloc, t->nr_rows);
 			if (first >= 0)
 				return first;
+		}
+		/* idle tables go before any process loses its own */
+		idle = oldest_idle(ts);
+		if (idle) {
+			ts->stats.idle_now--;
+			ts->stats.idle_evicted++;
+			unload_free(ts, idle);
+			continue;
 		}
 		if (!ts->reclaim || !ts->reclaim(ts->reclaim_ctx))
 			break;
@@ -235,9 +256,13 @@ struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, c
 	struct cfi_table *t;
 	int err = 0;
 
+	table_store_expire(ts, mono_ns());
 	for (o = ts->buckets[b]; o; o = o->next) {
 		if (!strcmp(o->key, key)) {
-			o->refs++;
+			if (!o->refs++) {
+				ts->stats.idle_now--;
+				ts->stats.idle_reused++;
+			}
 			return o;
 		}
 	}
@@ -267,13 +292,11 @@ struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, c
 	return o;
 }
 
-void table_store_release(struct table_store *ts, struct obj_entry *o)
+static void unload_free(struct table_store *ts, struct obj_entry *o)
 {
 	uint32_t b;
 	struct obj_entry **pp;
 
-	if (!o || --o->refs > 0)
-		return;
 	if (o->state == OBJ_LOADED) {
 		unload_pages(ts, o, o->nr_pages);
 		row_alloc_put(&ts->alloc, o->first_row, o->nr_rows);
@@ -290,4 +313,44 @@ void table_store_release(struct table_store *ts, struct obj_entry *o)
 	}
 	free(o->page_keys);
 	free(o);
+}
+
+void table_store_release(struct table_store *ts, struct obj_entry *o)
+{
+	if (!o || --o->refs > 0)
+		return;
+	if (ts->idle_ttl_ns) {
+		o->idle_since_ns = mono_ns();
+		ts->stats.idle_now++;
+		return;
+	}
+	unload_free(ts, o);
+}
+
+/* The object idle the longest, NULL if none is idle. */
+static struct obj_entry *oldest_idle(struct table_store *ts)
+{
+	struct obj_entry *o, *best = NULL;
+	uint32_t b;
+
+	if (!ts->stats.idle_now)
+		return NULL;
+	for (b = 0; b < ts->nr_buckets; b++) {
+		for (o = ts->buckets[b]; o; o = o->next) {
+			if (!o->refs && (!best || o->idle_since_ns < best->idle_since_ns))
+				best = o;
+		}
+	}
+	return best;
+}
+
+void table_store_expire(struct table_store *ts, uint64_t now_ns)
+{
+	struct obj_entry *o;
+
+	while ((o = oldest_idle(ts)) && now_ns - o->idle_since_ns >= ts->idle_ttl_ns) {
+		ts->stats.idle_now--;
+		ts->stats.idle_expired++;
+		unload_free(ts, o);
+	}
 }

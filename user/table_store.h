@@ -24,7 +24,8 @@ struct obj_entry {
 	char key[160];
 	char name[256];
 	uint32_t id;
-	int refs;
+	int refs;		/* 0: idle, kept for the next process that maps it */
+	uint64_t idle_since_ns; /* CLOCK_MONOTONIC, while refs == 0 */
 	enum obj_state state;
 	uint32_t first_row, nr_rows, nr_pages;
 	uint64_t bytes, build_ns;
@@ -39,6 +40,10 @@ struct table_store_stats {
 	uint64_t build_ns_total;
 	uint64_t rows_full; /* objects that did not fit the rows map */
 	uint64_t bytes_full; /* objects that did not fit max_bytes */
+	uint64_t idle_reused;	/* acquired again while idle: no rebuild */
+	uint64_t idle_expired;	/* idle longer than idle_ttl_ns: unloaded */
+	uint64_t idle_evicted;	/* idle, unloaded early to make room */
+	uint64_t idle_now;	/* idle objects held now */
 };
 
 /*
@@ -61,6 +66,13 @@ struct table_store {
 	uint32_t nr_rule_slots, nr_rules;
 	struct table_store_stats stats;
 	uint64_t max_bytes; /* bound of table_store_bytes (0: the maps' capacity only) */
+	/*
+	 * An object no process maps any more stays loaded this long (0: unloaded
+	 * at once): the next short process of the same program (a compiler in a
+	 * build, a shell script's commands) finds its tables ready.  Idle objects
+	 * are the first to go when room is needed.
+	 */
+	uint64_t idle_ttl_ns;
 	table_reclaim_fn reclaim;
 	void *reclaim_ctx;
 	bool verbose;
@@ -80,6 +92,8 @@ typedef struct cfi_table *(*table_build_fn)(void *ctx, int *err);
 struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, const char *name,
 				      table_build_fn build, void *ctx);
 void table_store_release(struct table_store *ts, struct obj_entry *o);
+/* Unloads the objects idle since before now - idle_ttl_ns (now: CLOCK_MONOTONIC ns). */
+void table_store_expire(struct table_store *ts, uint64_t now_ns);
 
 /* Loads a built table into the maps (exposed for tests). */
 int table_store_load_table(struct table_store *ts, struct obj_entry *o, const struct cfi_table *t);
