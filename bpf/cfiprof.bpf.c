@@ -19,6 +19,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* ---- settings, frozen before load (the verifier sees them as constants) ---- */
 const volatile __u8 filter_enabled = 0;		      /* only tgids in target_pids */
+const volatile __u8 follow_children = 0; /* children of target_pids join it (perf's inherit) */
 const volatile __u8 filter_cgroup = 0;		      /* only tasks in target_cgroup, or below */
 const volatile __u8 collect_kernel = 1;		      /* kernel stack with bpf_get_stack */
 const volatile __u8 use_bpf_loop = 1;		      /* 0: bounded loops + tail calls */
@@ -554,6 +555,28 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/*
+ * A process forked by one being profiled is profiled too, as perf record
+ * follows a command's children: a shell script or make shows its commands.
+ * Threads share the tgid and are covered already.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid, ctgid;
+	__u8 one = 1;
+
+	if (!follow_children || !filter_enabled)
+		return 0;
+	ptgid = parent->tgid;
+	ctgid = child->tgid;
+	if (ctgid == ptgid || !bpf_map_lookup_elem(&target_pids, &ptgid))
+		return 0;
+	if (bpf_map_update_elem(&target_pids, &ctgid, &one, BPF_NOEXIST) == 0)
+		emit_event(RECORD_REQUEST, ctgid, 0);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
@@ -566,5 +589,8 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (wanted(tgid))
 		emit_event(RECORD_EXIT, tgid, 0);
 	bpf_map_delete_elem(&request_times, &tgid);
+	/* the pid may be reused by a process that is none of ours */
+	if (filter_enabled)
+		bpf_map_delete_elem(&target_pids, &tgid);
 	return 0;
 }

@@ -1317,6 +1317,61 @@ static void test_errors(const char *chain)
 	free(s);
 }
 
+/* Samples of chain's leaf in a folded file, and how many of them are complete chains. */
+static void leaf_counts(const char *name, unsigned long *leaf, unsigned long *complete)
+{
+	char path[PATHBUF], *text = slurp(tpath(path, sizeof(path), name)), *line, *save = NULL;
+
+	*leaf = *complete = 0;
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		size_t len;
+		unsigned long n = folded_count(line, &len);
+
+		if (!strstr(line, ";leaf"))
+			continue;
+		*leaf += n;
+		if (strstr(line, "main;a;b;c;d;leaf"))
+			*complete += n;
+	}
+	free(text);
+}
+
+/*
+ * `record -- sh -c "chain; true"`: the shell forks chain, and chain is
+ * profiled like perf's inherit; --no-inherit keeps only the shell.
+ */
+static void test_inherit(const char *chain)
+{
+	char cmd[PATHBUF + 64], opath[PATHBUF], epath[PATHBUF];
+	unsigned long leaf, complete;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "%s 0.5; true", chain);
+	{
+		char *argv[] = {(char *)cfiprof_bin, "record", "-F", "499", "-o",
+				tpath(opath, sizeof(opath), "inherit.folded"), "--", "/bin/sh",
+				"-c", cmd, NULL};
+
+		rc = run(argv, NULL, tpath(epath, sizeof(epath), "inherit.err"), 60);
+	}
+	CHECK(rc == 0, "record -- sh -c '%s': exit %d", cmd, rc);
+	leaf_counts("inherit.folded", &leaf, &complete);
+	printf("inherit: %lu samples of the forked chain's leaf, %lu complete\n", leaf, complete);
+	CHECK(leaf >= 100, "the child of the command was not profiled: %lu leaf samples", leaf);
+	CHECK(complete * 100 >= leaf * 95, "child: %lu of %lu leaf samples complete", complete, leaf);
+	{
+		char *argv[] = {(char *)cfiprof_bin, "record", "-F", "499", "--no-inherit", "-o",
+				tpath(opath, sizeof(opath), "noinherit.folded"), "--", "/bin/sh",
+				"-c", cmd, NULL};
+
+		rc = run(argv, NULL, tpath(epath, sizeof(epath), "noinherit.err"), 60);
+	}
+	CHECK(rc == 0, "record --no-inherit -- sh -c '%s': exit %d", cmd, rc);
+	leaf_counts("noinherit.folded", &leaf, &complete);
+	CHECK(leaf == 0, "--no-inherit: %lu samples of the child", leaf);
+}
+
 int main(void)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
@@ -1363,6 +1418,9 @@ int main(void)
 	t = now_s();
 	test_speedscope(chain);
 	printf("speedscope: %.1f s\n", now_s() - t);
+	t = now_s();
+	test_inherit(chain);
+	printf("inherit: %.1f s\n", now_s() - t);
 
 	snprintf(path, sizeof(path), "rm -rf %s", tmpdir);
 	if (!harness_failed && system(path))

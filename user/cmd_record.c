@@ -61,11 +61,14 @@ enum {
 	OPT_GROUP_BY,
 	OPT_MODE,
 	OPT_RING,
+	OPT_NO_INHERIT,
 };
 
 static const struct argp_option opts[] = {
 	{"pid", 'p', "PID[,PID...]", 0, "profile these processes (all their threads)", 0},
 	{"all-cpus", 'a', NULL, 0, "profile the whole system", 0},
+	{"no-inherit", OPT_NO_INHERIT, NULL, 0,
+	 "only the -p processes or COMMAND, not the processes they start", 0},
 	{"cgroup", OPT_CGROUP, "PATH", 0,
 	 "profile every process in this cgroup v2 directory and below (absolute, or relative to "
 	 "the cgroup2 mount)", 0},
@@ -171,6 +174,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		args.format = output_format_parse(arg);
 		if (args.format == OUT_UNKNOWN)
 			argp_error(state, "unknown format '%s' (%s)", arg, output_format_names());
+		break;
+	case OPT_NO_INHERIT:
+		args.so.no_inherit = true;
 		break;
 	case OPT_TAIL_CALLS:
 		args.so.tail_calls = true;

@@ -68,6 +68,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 		!o->force_tail_calls &&
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
 	skel->rodata->filter_enabled = o->filter_pids;
+	skel->rodata->follow_children = o->follow_children;
 	skel->rodata->filter_cgroup = o->cgroup_fd >= 0;
 	skel->rodata->collect_kernel = o->collect_kernel;
 	skel->rodata->use_bpf_loop = l->uses_bpf_loop;

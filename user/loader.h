@@ -10,6 +10,7 @@
 
 struct loader_opts {
 	bool filter_pids;      /* only tgids in target_pids */
+	bool follow_children;  /* ... and the processes they fork */
 	bool collect_kernel;   /* kernel stacks */
 	bool force_tail_calls; /* do not use bpf_loop even if the kernel has it */
 	bool use_cycles;       /* hardware cycles instead of cpu-clock */

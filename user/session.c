@@ -364,6 +364,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	}
 	/* a cgroup filter alone: every process in it, whenever it arrives */
 	lo.filter_pids = !o->all && !o->cgroup[0];
+	lo.follow_children = !o->no_inherit;
 	lo.collect_kernel = o->kernel;
 	lo.force_tail_calls = o->tail_calls;
 	lo.use_cycles = o->cycles;

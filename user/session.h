@@ -41,6 +41,7 @@ struct session_opts {
 	uint32_t max_procs;	  /* 0: the procs map bounds the processes */
 	uint64_t max_stacks;
 	uint32_t ringbuf_bytes; /* 0: the default (8 MiB) */
+	bool no_inherit; /* -p / COMMAND only, not the processes they fork */
 	bool verbose;
 };
 
