@@ -347,9 +347,28 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
 	return nr_kernel;
 }
 
+/*
+ * A pc in no known mapping of a process whose executable mappings changed
+ * after user space last read them: the loader has not caught up with a new
+ * library yet, which is tables-pending, not an unknown region (JIT code).
+ */
+static __always_inline void settle_reason(struct walker_state *st)
+{
+	struct proc_val *proc;
+	__u64 *changed;
+
+	if (st->reason != STOP_NO_MAPPING)
+		return;
+	proc = bpf_map_lookup_elem(&procs, &st->pid);
+	changed = bpf_map_lookup_elem(&change_times, &st->pid);
+	if (proc && changed && *changed > proc->loaded_ns)
+		st->reason = STOP_TABLES_PENDING;
+}
+
 static __always_inline void sample_end(struct sample_record *rec, struct walker_state *st,
 				       __u32 nr_kernel)
 {
+	settle_reason(st);
 	rec->reason = st->reason;
 	rec->flags = st->flags;
 	rec->nr_fp = st->nr_fp;

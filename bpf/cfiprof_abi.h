@@ -126,6 +126,7 @@ struct mapping_val {
 struct proc_val {
 	__u32 generation; /* bumped whenever this pid's mappings change */
 	__u32 flags;
+	__u64 loaded_ns; /* bpf clock when user space read the mappings it loaded */
 };
 
 /* Per-CPU direct-mapped rule cache (Valgrind-style), prime-sized. */

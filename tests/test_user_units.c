@@ -1301,6 +1301,78 @@ static void test_recording_no_procs(void)
 	proc_tracker_free(pt);
 }
 
+/* BPF program frames keep the name they had when recorded (kname lines). */
+static void test_recording_kernel_names(void)
+{
+	char kpath[] = "/tmp/cfiprof-kallsyms.XXXXXX", *buf = NULL, err[128], name[256];
+	struct sample_record *r = calloc(1, sizeof(*r) + 3 * sizeof(uint64_t));
+	struct recording_meta wmeta = {.freq = 99, .event = "cpu-clock"}, meta = {0};
+	struct aggregator a, back;
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+	struct frame_namer fn;
+	struct ksyms *ks;
+	size_t len = 0;
+	uint64_t bad = 0;
+	FILE *f;
+	int fd = mkstemp(kpath);
+
+	CHECK(fd >= 0 && r, "mkstemp");
+	if (fd < 0 || !r) {
+		free(r);
+		return;
+	}
+	f = fdopen(fd, "w");
+	fputs("ffffffff81000000 T _stext\nffffffff81000100 T do_exit\n"
+	      "ffffffffa0000000 t bpf_prog_0123456789abcdef_on_exit\t[bpf]\n"
+	      "ffffffffa0001000 t bpf_prog_fedcba9876543210_other\t[bpf]\n",
+	      f);
+	fclose(f);
+	ks = ksyms_load(kpath, err, sizeof(err));
+	CHECK(ks != NULL, "ksyms_load: %s", err);
+	agg_init(&a, 10);
+	r->type = RECORD_SAMPLE;
+	r->pid = r->tid = 7;
+	r->nr_kernel = 2;
+	r->nr_user = 1;
+	r->pcs[0] = 0xffffffffa0000010;
+	r->pcs[1] = 0xffffffff81000110;
+	r->pcs[2] = 0x401000;
+	agg_add(&a, r, sizeof(*r) + 3 * sizeof(uint64_t));
+	wmeta.ks = ks;
+	f = open_memstream(&buf, &len);
+	CHECK(pt && recording_write(f, &a, pt, &wmeta, NULL) == 0, "recording_write");
+	fclose(f);
+	CHECK(buf && strstr(buf, "kname ffffffffa0000010 bpf_prog_0123456789abcdef_on_exit [bpf]\n") &&
+		  !strstr(buf, "kname ffffffff81000110"),
+	      "only the BPF frame is saved by name:\n%s", buf ? buf : "");
+	f = fmemopen(buf, len, "r");
+	agg_init(&back, 10);
+	CHECK(f && pt && recording_read(f, &back, pt, &meta, NULL, &bad, err, sizeof(err)) == 0 && !bad,
+	      "read back: %s", err);
+	if (f)
+		fclose(f);
+	/* report time: no kallsyms at all, the saved name still wins */
+	frame_namer_init(&fn, NULL, NULL);
+	fn.saved_kernel = &meta.knames;
+	CHECK(streq(frame_name_kernel(&fn, 0xffffffffa0000010, name, sizeof(name)),
+		    "bpf_prog_0123456789abcdef_on_exit [bpf]"),
+	      "saved kernel name: %s", name);
+	CHECK(streq(frame_name_kernel(&fn, 0xffffffff81000110, name, sizeof(name)),
+		    "0xffffffff81000110"),
+	      "other kernel pcs are not saved: %s", name);
+	frame_namer_free(&fn);
+	kernel_names_free(&meta.knames);
+	agg_free(&back);
+	agg_free(&a);
+	ksyms_free(ks);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+	unlink(kpath);
+	free(buf);
+	free(r);
+}
+
 /* -------------------------------------------------------------- table_store */
 
 static struct cfi_table *build_path(void *ctx, int *err)
@@ -1734,6 +1806,7 @@ int main(void)
 	test_frame_names_perfmap();
 	test_recording();
 	test_recording_no_procs();
+	test_recording_kernel_names();
 	test_table_store();
 	test_proc_stat();
 	free(rows_mem);

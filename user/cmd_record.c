@@ -289,6 +289,7 @@ int cmd_record(int argc, char **argv)
 	ks = args.so.kernel ? ksyms_load(NULL, kerr, sizeof(kerr)) : NULL;
 	if (args.so.kernel && !ks)
 		fprintf(stderr, "cfiprof: %s\n", kerr);
+	meta.ks = ks;
 	frame_namer_init(&fn, s.pt, ks);
 	info.period_ns = 1000000000ull / args.so.freq;
 	info.start_unix_ns = meta.start_unix_ns;

@@ -79,7 +79,7 @@ int cmd_report(int argc, char **argv)
 		"Render a recording saved by 'cfiprof record --save FILE', symbolizing it again from "
 		"the files it names.",
 		NULL, NULL, NULL};
-	struct recording_meta meta;
+	struct recording_meta meta = {0};
 	struct profile_info info = {0};
 	struct aggregator agg;
 	struct sym_cache *syms = NULL;
@@ -123,6 +123,7 @@ int cmd_report(int argc, char **argv)
 				kerr);
 	}
 	frame_namer_init(&fn, pt, ks);
+	fn.saved_kernel = &meta.knames;
 	info.period_ns = meta.freq ? 1000000000ull / meta.freq : 0;
 	info.start_unix_ns = meta.start_unix_ns;
 	info.duration_ns = meta.duration_ns;
@@ -155,6 +156,7 @@ out_fn:
 	ksyms_free(ks);
 out_agg:
 	agg_free(&agg);
+	kernel_names_free(&meta.knames);
 out:
 	cgroup_names_free(info.cgroups);
 	proc_tracker_free(pt);

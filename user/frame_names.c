@@ -2,6 +2,7 @@
 /* Turns PCs into function names for every output format. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "frame_names.h"
@@ -119,11 +120,64 @@ const char *frame_name_mapped(struct frame_namer *fn, uint32_t pid, const struct
 	return buf;
 }
 
+int kernel_names_add(struct kernel_names *kn, uint64_t pc, const char *name)
+{
+	if (kernel_names_find(kn, pc))
+		return 0;
+	if (kn->n == kn->cap) {
+		size_t cap = kn->cap ? kn->cap * 2 : 16;
+		struct kernel_name *v = realloc(kn->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		kn->v = v;
+		kn->cap = cap;
+	}
+	kn->v[kn->n].name = strdup(name);
+	if (!kn->v[kn->n].name)
+		return -1;
+	kn->v[kn->n++].pc = pc;
+	return 0;
+}
+
+/* A handful of BPF program frames at most: a linear scan. */
+const char *kernel_names_find(const struct kernel_names *kn, uint64_t pc)
+{
+	size_t i;
+
+	for (i = 0; kn && i < kn->n; i++) {
+		if (kn->v[i].pc == pc)
+			return kn->v[i].name;
+	}
+	return NULL;
+}
+
+void kernel_names_free(struct kernel_names *kn)
+{
+	size_t i;
+
+	for (i = 0; i < kn->n; i++)
+		free(kn->v[i].name);
+	free(kn->v);
+	memset(kn, 0, sizeof(*kn));
+}
+
+bool kernel_name_is_transient(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 5 && !strcmp(name + n - 5, "[bpf]");
+}
+
 const char *frame_name_kernel(struct frame_namer *fn, uint64_t pc, char *buf, size_t len)
 {
-	const char *name;
+	const char *name = kernel_names_find(fn->saved_kernel, pc);
 	uint64_t off;
 
+	if (name) {
+		snprintf(buf, len, "%s", name);
+		return buf;
+	}
 	if (fn->ksyms && !ksyms_lookup(fn->ksyms, pc, &name, &off)) {
 		snprintf(buf, len, "%s", name);
 		return buf;

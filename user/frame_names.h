@@ -10,9 +10,29 @@
 #include "proc_tracker.h"
 #include "symbolize.h"
 
+/*
+ * Kernel frames named when they were recorded: BPF programs come and go, so
+ * a recording keeps their names rather than trusting kallsyms at report time.
+ */
+struct kernel_names {
+	struct kernel_name {
+		uint64_t pc;
+		char *name;
+	} *v;
+	size_t n, cap;
+};
+
+/* Adds pc's name unless pc is there already; -1 when out of memory. */
+int kernel_names_add(struct kernel_names *kn, uint64_t pc, const char *name);
+const char *kernel_names_find(const struct kernel_names *kn, uint64_t pc);
+void kernel_names_free(struct kernel_names *kn);
+/* Names of this kind are not stable after the recording ends. */
+bool kernel_name_is_transient(const char *name);
+
 struct frame_namer {
 	struct proc_tracker *pt;
 	struct ksyms *ksyms; /* NULL: kernel frames print as addresses */
+	const struct kernel_names *saved_kernel; /* consulted before ksyms (report) */
 	struct {
 		uint32_t pid;
 		struct perfmap *pm;

@@ -51,6 +51,7 @@ struct proc_tracker {
 	struct proc *buckets[NR_BUCKETS];
 	uint32_t generation;
 	uint32_t nr_procs, nr_live, max_procs;
+	uint32_t nr_unload_due; /* exited processes whose tables are still loaded */
 	uint32_t loading_pid; /* never the one unloaded to make room for its own tables */
 	struct tracker_stats stats;
 };
@@ -414,36 +415,86 @@ static bool is_live(const struct proc *p)
 }
 
 /*
- * Removes a process's BPF entries and releases its tables; the mapping list
- * stays for naming samples already taken.  Runs with load_lock held.
+ * The exit event comes before the kernel tears the address space down, and
+ * samples of that teardown (a large program's exit_mmap takes a while) still
+ * have the user stack of the exit call: its tables stay this long.
  */
+#define EXIT_UNLOAD_DELAY_NS (250ull * 1000 * 1000)
+
+/* BPF entries and tables go; the mapping list stays for naming samples.  load_lock held. */
+static void drop_kernel_state(struct proc_tracker *pt, struct proc *p)
+{
+	bpf_map_delete_elem(pt->procs_fd, &p->pid);
+	release_mappings(pt, p->pid, p->maps, p->nr_maps, true);
+}
+
+/* Call with pt->lock held: the pending unload is done now, or by whoever clears it. */
+static bool clear_unload_due(struct proc_tracker *pt, struct proc *p)
+{
+	if (!p->unload_due_ns)
+		return false;
+	p->unload_due_ns = 0;
+	pt->nr_unload_due--;
+	return true;
+}
+
+/* Unloads a process at once (evicted, or found gone by a sweep).  load_lock held. */
 static void unload_proc(struct proc_tracker *pt, struct proc *p, bool evict)
 {
 	pthread_mutex_lock(&pt->lock);
 	if (is_live(p))
 		pt->nr_live--;
+	clear_unload_due(pt, p);
 	p->exited = true;
 	p->exit_seen = false;
 	p->evicted = evict;
 	pthread_mutex_unlock(&pt->lock);
-	bpf_map_delete_elem(pt->procs_fd, &p->pid);
-	release_mappings(pt, p->pid, p->maps, p->nr_maps, true);
+	drop_kernel_state(pt, p);
 }
 
 static void exit_proc(struct proc_tracker *pt, uint32_t pid)
 {
 	struct proc *p;
+	bool live;
 
 	pthread_mutex_lock(&pt->lock);
 	p = find_locked(pt, pid);
-	pthread_mutex_unlock(&pt->lock);
-	bpf_map_delete_elem(pt->procs_fd, &pid);
-	if (!p)
+	if (!p || (p->exited && !p->evicted)) {
+		/* never loaded, or already unloaded by a sweep */
+		pthread_mutex_unlock(&pt->lock);
+		bpf_map_delete_elem(pt->procs_fd, &pid);
 		return;
-	if (p->exited && !p->evicted)
-		return; /* already unloaded by a sweep */
-	unload_proc(pt, p, false);
+	}
+	live = is_live(p);
+	if (live) {
+		pt->nr_live--;
+		p->unload_due_ns = mono_ns() + EXIT_UNLOAD_DELAY_NS;
+		pt->nr_unload_due++;
+	}
+	p->exited = true;
+	p->exit_seen = false;
+	p->evicted = false; /* an evicted one has nothing loaded */
+	pthread_mutex_unlock(&pt->lock);
 	pt->stats.exits++;
+}
+
+/* Exited processes whose delay has passed lose their tables.  load_lock held. */
+static void unload_due(struct proc_tracker *pt, uint64_t now)
+{
+	struct proc *p;
+	uint32_t b;
+
+	for (b = 0; b < NR_BUCKETS; b++) {
+		for (p = pt->buckets[b]; p; p = p->next) {
+			bool due;
+
+			pthread_mutex_lock(&pt->lock);
+			due = p->unload_due_ns && p->unload_due_ns <= now && clear_unload_due(pt, p);
+			pthread_mutex_unlock(&pt->lock);
+			if (due)
+				drop_kernel_state(pt, p);
+		}
+	}
 }
 
 /* The live process sampled least recently, other than the one being loaded. */
@@ -500,6 +551,8 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 		pt->stats.vanished++;
 		return;
 	}
+	/* mapping changes the BPF side sees after this are newer than what we load */
+	pv.loaded_ns = mono_ns();
 	/* a sample or mapping change seen while it exits: loading it would leak its tables */
 	if (proc_stat_dying(&stat)) {
 		pt->stats.dying++;
@@ -530,6 +583,9 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 		p->first_complete_ns = 0;
 	}
 	was_live = p && is_live(p);
+	/* a new process under the pid: its old tables are released below with the old maps */
+	if (p && clear_unload_due(pt, p))
+		bpf_map_delete_elem(pt->procs_fd, &pid);
 	pthread_mutex_unlock(&pt->lock);
 	if (!p)
 		goto out;
@@ -652,22 +708,42 @@ static void *loader_main(void *arg)
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
 	pthread_mutex_lock(&pt->lock);
 	for (;;) {
-		struct work_item w;
+		struct work_item w = {0};
+		bool timed_out = false;
 
-		while (!pt->q_len && !pt->stopping)
-			pthread_cond_wait(&pt->work_cond, &pt->lock);
-		if (!pt->q_len || (pt->stopping && pt->discard))
+		while (!pt->q_len && !pt->stopping && !timed_out) {
+			if (!pt->nr_unload_due) {
+				pthread_cond_wait(&pt->work_cond, &pt->lock);
+			} else {
+				/* exited processes wait for their unload: wake for them */
+				struct timespec until;
+
+				clock_gettime(CLOCK_REALTIME, &until);
+				until.tv_nsec += 50 * 1000 * 1000;
+				if (until.tv_nsec >= 1000000000) {
+					until.tv_sec++;
+					until.tv_nsec -= 1000000000;
+				}
+				timed_out = pthread_cond_timedwait(&pt->work_cond, &pt->lock,
+								   &until) == ETIMEDOUT;
+			}
+		}
+		if (pt->stopping && (!pt->q_len || pt->discard))
 			break;
-		w = pt->queue[pt->q_head];
-		pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
-		pt->q_len--;
+		if (pt->q_len) {
+			w = pt->queue[pt->q_head];
+			pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
+			pt->q_len--;
+		}
 		pt->busy = true;
 		pthread_mutex_unlock(&pt->lock);
 		pthread_mutex_lock(&pt->load_lock);
 		if (w.kind == WORK_EXIT)
 			exit_proc(pt, w.pid);
-		else
+		else if (w.kind)
 			load_proc(pt, w.pid, w.kind == WORK_EXEC, w.time_ns);
+		if (pt->nr_unload_due)
+			unload_due(pt, mono_ns());
 		pthread_mutex_unlock(&pt->load_lock);
 		pthread_mutex_lock(&pt->lock);
 		pt->busy = false;
@@ -972,6 +1048,9 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 		for (p = pt->buckets[b]; p; p = p->next) {
 			p->forget = p->exited && p->exit_seen;
 			p->exit_seen = p->exited;
+			/* an interval shorter than the unload delay: unload it now */
+			if (p->forget && clear_unload_due(pt, p))
+				drop_kernel_state(pt, p);
 		}
 	}
 	for (b = 0; b < NR_BUCKETS; b++) {

@@ -41,6 +41,7 @@ struct proc {
 	bool exited;
 	bool exit_seen; /* exited at the last forget: dropped at the next one */
 	bool forget;	/* dropped by the forget pass under way */
+	uint64_t unload_due_ns; /* exited: its tables go at this time (0: none pending) */
 	bool loaded;
 	bool evicted; /* unloaded to respect a cap: loaded again when it is sampled */
 	uint64_t start_time;	 /* from /proc/PID/stat: a reused pid is another process */

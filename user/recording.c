@@ -37,6 +37,7 @@ static void write_maps(FILE *f, uint32_t pid, const struct proc_mapping *maps, u
 int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		    const struct recording_meta *meta, struct cgroup_names *cgroups)
 {
+	struct kernel_names knames = {0};
 	struct agg_stack **v;
 	uint64_t nr, i;
 	uint32_t b;
@@ -73,6 +74,25 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		if (path && k == i)
 			fprintf(f, "cgroup %" PRIx64 " %s\n", v[i]->cgroup_id, path);
 	}
+	for (i = 0; meta->ks && i < nr; i++) {
+		const char *name;
+		uint32_t k;
+
+		for (k = 0; k < v[i]->nr_kernel; k++) {
+			uint64_t pc = v[i]->pcs[k];
+
+			if (ksyms_lookup(meta->ks, pc, &name, NULL) || !kernel_name_is_transient(name) ||
+			    kernel_names_find(&knames, pc))
+				continue;
+			if (kernel_names_add(&knames, pc, name)) {
+				kernel_names_free(&knames);
+				free(v);
+				return -1;
+			}
+			fprintf(f, "kname %" PRIx64 " %s\n", pc, name);
+		}
+	}
+	kernel_names_free(&knames);
 	for (i = 0; i < nr; i++) {
 		const struct agg_stack *s = v[i];
 
@@ -178,6 +198,20 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			snprintf(m.path, sizeof(m.path), "%.255s", path);
 			snprintf(m.key, sizeof(m.key), "%s", strcmp(bid, "-") ? bid : "");
 			if (proc_tracker_add_saved(pt, pid, &m)) {
+				ret = -1;
+				break;
+			}
+		} else if (!strncmp(line, "kname ", 6)) {
+			uint64_t pc;
+			int at = 0;
+
+			if (sscanf(line, "kname %" SCNx64 " %n", &pc, &at) != 1 || !at ||
+			    !line[at] || line[at] == '\n') {
+				note_bad(bad, err, errlen, lineno, "malformed kname line");
+				continue;
+			}
+			line[strcspn(line, "\n")] = 0;
+			if (kernel_names_add(&meta->knames, pc, line + at)) {
 				ret = -1;
 				break;
 			}

@@ -9,6 +9,7 @@
  *   proc PID NS-PID
  *   gen PID GENERATION          (the map lines after it belong to that generation)
  *   cgroup ID PATH
+ *   kname PC NAME               (a kernel frame's name when recorded: BPF programs)
  *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID] [g GENERATION]
  *
  * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS; an empty list is "-";
@@ -21,12 +22,15 @@
 
 #include "aggregate.h"
 #include "cgroups.h"
+#include "frame_names.h"
 #include "proc_tracker.h"
 
 struct recording_meta {
 	uint32_t freq;
 	char event[32];
 	uint64_t start_unix_ns, duration_ns;
+	const struct ksyms *ks;	   /* write: names of BPF program frames are saved */
+	struct kernel_names knames; /* read: those names (kernel_names_free when done) */
 };
 
 int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,

@@ -40,6 +40,7 @@ static void rec_render(struct aggregator *agg, struct proc_tracker *pt, struct c
 	size_t i;
 
 	frame_namer_init(&fn, pt, NULL);
+	fn.saved_kernel = &meta->knames;
 	info.cgroups = cg;
 	info.group_by_container = by_container;
 	info.period_ns = meta->freq ? 1000000000ull / meta->freq : 0;
@@ -57,7 +58,7 @@ static void rec_render(struct aggregator *agg, struct proc_tracker *pt, struct c
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct recording_meta meta;
+	struct recording_meta meta = {0};
 	struct aggregator agg;
 	struct sym_cache *syms;
 	struct proc_tracker *pt;
@@ -88,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	agg_free(&agg);
+	kernel_names_free(&meta.knames);
 	cgroup_names_free(cg);
 	proc_tracker_free(pt);
 	sym_cache_free(syms);
