@@ -308,7 +308,6 @@ int cmd_record(int argc, char **argv)
 		profile_free(&prof);
 	}
 	frame_namer_free(&fn);
-	ksyms_free(ks);
 	if (args.save) {
 		FILE *sf = output_create(args.save, args.mode);
 
@@ -317,6 +316,7 @@ int cmd_record(int argc, char **argv)
 			err = -EIO;
 		}
 	}
+	ksyms_free(ks);
 out:
 	cgroup_names_free(info.cgroups);
 	session_free(&s);
