@@ -249,10 +249,28 @@ struct {
 	__type(value, __u64);
 } change_times SEC(".maps");
 
+/*
+ * When each process last changed its executable mappings (exec, mmap of
+ * code, munmap of a known mapping), whether or not a request went out:
+ * a pc in no known mapping after that is one the loader has not read yet.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} changed_at SEC(".maps");
+
+static __always_inline void note_change(__u32 pid, __u64 now)
+{
+	bpf_map_update_elem(&changed_at, &pid, &now, BPF_ANY);
+}
+
 static __always_inline void mapping_changed(__u32 pid, __u64 addr)
 {
 	__u64 now = bpf_ktime_get_ns(), *last;
 
+	note_change(pid, now);
 	last = bpf_map_lookup_elem(&change_times, &pid);
 	if (last && now - *last < 1000000) {
 		walker_count(CNT_REQUESTS_LIMITED, 1);
@@ -282,7 +300,8 @@ static __always_inline void walk_requests(struct walker_state *st)
 {
 	if (!st->proc_known)
 		request_tables(st->pid, 0);
-	else if (st->reason == STOP_NO_MAPPING)
+	/* a change whose own request was rate-limited still gets the mappings read */
+	else if (st->reason == STOP_NO_MAPPING || st->change_pending)
 		request_tables(st->pid, st->missing_pc);
 }
 
@@ -360,9 +379,11 @@ static __always_inline void settle_reason(struct walker_state *st)
 	if (st->reason != STOP_NO_MAPPING)
 		return;
 	proc = bpf_map_lookup_elem(&procs, &st->pid);
-	changed = bpf_map_lookup_elem(&change_times, &st->pid);
-	if (proc && changed && *changed > proc->loaded_ns)
+	changed = bpf_map_lookup_elem(&changed_at, &st->pid);
+	if (proc && changed && *changed > proc->loaded_ns) {
 		st->reason = STOP_TABLES_PENDING;
+		st->change_pending = 1;
+	}
 }
 
 static __always_inline void sample_end(struct sample_record *rec, struct walker_state *st,
@@ -531,8 +552,10 @@ int BPF_PROG(on_exec, struct task_struct *p)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (wanted(tgid))
+	if (wanted(tgid)) {
+		note_change(tgid, bpf_ktime_get_ns());
 		emit_event(RECORD_EXEC, tgid, 0);
+	}
 	return 0;
 }
 
@@ -608,6 +631,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (wanted(tgid))
 		emit_event(RECORD_EXIT, tgid, 0);
 	bpf_map_delete_elem(&request_times, &tgid);
+	bpf_map_delete_elem(&changed_at, &tgid);
 	/* the pid may be reused by a process that is none of ours */
 	if (filter_enabled)
 		bpf_map_delete_elem(&target_pids, &tgid);

@@ -51,7 +51,8 @@ struct walker_state {
 	__u8 reason; /* enum stop_reason, valid once done */
 	__u8 flags;  /* enum sample_flags */
 	__u8 done;
-	__u8 pad[2];
+	__u8 change_pending; /* no mapping, but the mappings changed after the last load */
+	__u8 pad;
 	__u16 cache_hits; /* counted once per walk by the includer, not per frame */
 	__u16 cache_misses;
 };

@@ -218,9 +218,11 @@ static void live(const char *name, const char *prog, const char *arg2, const str
 
 	/* forget the pid: the leaf pc alone, TABLES_PENDING, and a request for the pid */
 	if (!strcmp(name, "chain")) {
+		bpf_map_delete_elem(bpf_map__fd(skel->maps.procs), &s.pid);
+		/* a sample walked before the delete may still be in the ring buffer */
+		poll_for(rb, 50);
 		memset(r.reasons, 0, sizeof(r.reasons));
 		r.samples = r.pending = r.requests = 0;
-		bpf_map_delete_elem(bpf_map__fd(skel->maps.procs), &s.pid);
 		poll_for(rb, 500);
 		CHECK(r.samples > 0 && r.pending == r.samples, "%s: unknown pid: %u of %u pending",
 		      cfg, r.pending, r.samples);
