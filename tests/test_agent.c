@@ -872,6 +872,18 @@ static pid_t start_agent(char **extra, const char *log)
 	return spawn(argv, NULL, log);
 }
 
+/* Starts the agent and waits for its metrics address (the "agent started" line). */
+static pid_t start_agent_metrics(char **argv, const char *log, char *addr, size_t len,
+				 const char *what)
+{
+	pid_t pid = start_agent(argv, log);
+
+	CHECK(wait_for_text(log, "agent started", 15), "%s: agent did not start", what);
+	CHECK(log_value(log, "agent started", "metrics", addr, len), "%s: no metrics address",
+	      what);
+	return pid;
+}
+
 static bool agent_exited_cleanly(pid_t pid, double timeout, const char *log)
 {
 	int st = wait_timeout(pid, timeout);
@@ -1083,9 +1095,7 @@ static void test_churn(void)
 	snprintf(dir, sizeof(dir), "%s/churn", tmpdir);
 	CHECK(spawn_in_cgroup(resident) > 0, "churn: cannot start python3");
 	sleep_s(0.3);
-	pid = start_agent(argv, log);
-	CHECK(wait_for_text(log, "agent started", 15), "churn: agent did not start");
-	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "churn: metrics");
+	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "churn");
 	sleep_s(3); /* past the first intervals: the baseline includes the steady state */
 	CHECK(read_gauges(addr, &before), "churn: no baseline gauges");
 	/* batches of 40 living 0.1 s each (one 0.5 s batch, measured while it lives) */
@@ -1161,9 +1171,7 @@ static void test_cap_processes(void)
 		CHECK(spawn_in_cgroup(idle) > 0, "cannot start sleep");
 	CHECK(spawn_in_cgroup(busy) > 0, "cannot start %s", chain_bin);
 	sleep_s(0.2);
-	pid = start_agent(argv, log);
-	CHECK(wait_for_text(log, "agent started", 15), "cap: agent did not start");
-	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "cap: metrics");
+	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "cap");
 	sleep_s(2);
 	CHECK(read_walks(addr, &a), "cap: no metrics");
 	sleep_s(2);
@@ -1194,9 +1202,7 @@ static double measure_table_bytes(void)
 
 	snprintf(log, sizeof(log), "%s/measure.log", tmpdir);
 	snprintf(dir, sizeof(dir), "%s/measure", tmpdir);
-	pid = start_agent(argv, log);
-	CHECK(wait_for_text(log, "agent started", 15), "measure: agent did not start");
-	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "measure: metrics");
+	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "measure");
 	sleep_s(1);
 	CHECK(read_walks(addr, &w), "measure: no metrics");
 	kill(pid, SIGTERM);
@@ -1229,9 +1235,7 @@ static void test_cap_table_bytes(void)
 	snprintf(cap, sizeof(cap), "%.0f", bytes);
 	snprintf(log, sizeof(log), "%s/capbytes.log", tmpdir);
 	snprintf(dir, sizeof(dir), "%s/capbytes", tmpdir);
-	pid = start_agent(argv, log);
-	CHECK(wait_for_text(log, "agent started", 15), "cap bytes: agent did not start");
-	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "cap bytes: metrics");
+	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "cap bytes");
 	sleep_s(1);
 	CHECK(read_walks(addr, &a), "cap bytes: no metrics");
 	CHECK(a.evicted_tables == 0 && a.table_bytes == bytes,
@@ -1278,9 +1282,7 @@ static void test_short_lived(void)
 
 	snprintf(log, sizeof(log), "%s/short.log", tmpdir);
 	snprintf(dir, sizeof(dir), "%s/short", tmpdir);
-	pid = start_agent(argv, log);
-	CHECK(wait_for_text(log, "agent started", 15), "short: agent did not start");
-	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "short: metrics");
+	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "short");
 	sleep_s(0.5);
 	t0 = now_s();
 	for (i = 0; i < 300; i++) {
@@ -1344,9 +1346,7 @@ static void test_files(void)
 	snprintf(log, sizeof(log), "%s/files.log", tmpdir);
 	snprintf(conf, sizeof(conf), "%s/agent.conf", tmpdir);
 	write_file(conf, "# test config\nlabels = team=a\nlog-level = info\n");
-	pid = start_agent(argv, log);
-	CHECK(wait_for_text(log, "agent started", 15), "agent did not start");
-	CHECK(log_value(log, "agent started", "metrics", addr, sizeof(addr)), "metrics address");
+	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "files");
 	/* after the first interval: intervals_total >= 1 */
 	CHECK(wait_for_text(log, "msg=interval", 10), "no first interval");
 	check_metrics(addr);

@@ -1498,6 +1498,18 @@ static void test_table_store_no_bpf(struct cfi_table *libc)
 	free(o);
 }
 
+/* A table store over the test's arrays and a real pages map; the map's fd, or -1. */
+static int store_with_pages_map(struct table_store *ts)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pages", sizeof(struct cfi_page_key),
+				sizeof(struct cfi_page_val), 65536, NULL);
+
+	CHECK(fd >= 0, "pages map: %s", strerror(errno));
+	if (fd >= 0)
+		table_store_init(ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, fd);
+	return fd;
+}
+
 static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 {
 	struct obj_entry *o1, *o2, *o3;
@@ -1506,12 +1518,9 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 	uint32_t want, rules_after;
 	int fd;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pages", sizeof(struct cfi_page_key),
-			    sizeof(struct cfi_page_val), 65536, NULL);
-	CHECK(fd >= 0, "pages map: %s", strerror(errno));
+	fd = store_with_pages_map(&ts);
 	if (fd < 0)
 		return;
-	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, fd);
 
 	build_calls = 0;
 	o1 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted,
@@ -1610,12 +1619,9 @@ static void test_table_store_reclaim(void)
 	uint64_t libc_bytes;
 	int fd;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pages", sizeof(struct cfi_page_key),
-			    sizeof(struct cfi_page_val), 65536, NULL);
-	CHECK(fd >= 0, "pages map: %s", strerror(errno));
+	fd = store_with_pages_map(&ts);
 	if (fd < 0)
 		return;
-	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, fd);
 	rc.ts = &ts;
 	ts.reclaim = reclaim_oldest;
 	ts.reclaim_ctx = &rc;
@@ -1718,12 +1724,9 @@ static void test_table_store_idle(void)
 	struct timespec now;
 	int fd;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pages", sizeof(struct cfi_page_key),
-			    sizeof(struct cfi_page_val), 65536, NULL);
-	CHECK(fd >= 0, "pages map: %s", strerror(errno));
+	fd = store_with_pages_map(&ts);
 	if (fd < 0)
 		return;
-	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, fd);
 	ts.idle_ttl_ns = 3600ull * 1000000000ull;
 	rc.ts = &ts;
 	ts.reclaim = reclaim_oldest;
