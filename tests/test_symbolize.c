@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <link.h>
 #include <stdbool.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -807,6 +808,69 @@ static void test_system_libs(void)
 	sym_cache_free(c);
 }
 
+/*
+ * PLT stubs are named "func@plt" exactly where objdump puts its labels, for
+ * the lazy .plt (stub i + 1), IBT's .plt.sec (stub i), and -z now.
+ */
+static void check_plt(struct sym_cache *c, const char *path, const char *what, int min)
+{
+	char cmd[PATH_MAX + 128], line[512], want[400];
+	struct sym_obj *o = sym_cache_get(c, what, path, -1);
+	int labels = 0, ok = 0;
+	FILE *p;
+
+	CHECK(o != NULL, "%s: no symbols", what);
+	if (!o)
+		return;
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec %s 2>/dev/null", path);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		unsigned long long addr;
+		const char *name;
+		uint64_t off;
+
+		/* "<f@plt-0x10>" is objdump's name for PLT0, the resolver stub */
+		if (sscanf(line, "%llx <%399[^>]>:", &addr, want) != 2 || strlen(want) < 5 ||
+		    strcmp(want + strlen(want) - 4, "@plt"))
+			continue;
+		labels++;
+		name = lookup_name(o, addr + 4, &off);
+		if (streq(name, want) && off == 4)
+			ok++;
+		else if (labels - ok == 1)
+			CHECK(0, "%s: 0x%llx is %s, got %s+%llu", what, addr, want, name ? name : "(none)",
+			      (unsigned long long)off);
+	}
+	if (p)
+		pclose(p);
+	printf("%s: %d of %d PLT stubs named as objdump names them\n", what, ok, labels);
+	CHECK(labels >= min && ok == labels, "%s: %d of %d PLT stubs named", what, ok, labels);
+}
+
+static void test_plt_names(void)
+{
+	struct sym_cache *c = sym_cache_new();
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char path[PATH_MAX];
+	static const char lib_c[] = "#include <stdio.h>\n#include <stdlib.h>\n"
+				    "int f(const char *s) { puts(s); return atoi(s); }\n"
+				    "void *g(size_t n) { return malloc(n); }\n";
+
+	sym_cache_set_demangle(c, SYM_DEMANGLE_NONE);
+	snprintf(path, sizeof(path), "%s/progs/plt", out);
+	check_plt(c, path, "progs/plt", 2);
+	check_plt(c, "/lib/x86_64-linux-gnu/libstdc++.so.6", "libstdc++.so.6", 100);
+	snprintf(path, sizeof(path), "%s/libplt.c", tmpdir);
+	write_file(path, lib_c);
+	CHECK(!sh("cc -O2 -shared -fPIC -fcf-protection=full -Wl,-z,ibtplt -Wl,-z,lazy "
+		  "-o %s/libibt.so %s",
+		  tmpdir, path),
+	      "building an IBT PLT library");
+	snprintf(path, sizeof(path), "%s/libibt.so", tmpdir);
+	check_plt(c, path, "IBT .plt.sec", 3);
+	sym_cache_free(c);
+}
+
 static void test_format(void)
 {
 	char buf[128];
@@ -836,6 +900,7 @@ int main(void)
 	test_kallsyms();
 	test_perfmap();
 	test_system_libs();
+	test_plt_names();
 	sh("rm -rf %s", tmpdir);
 	return HARNESS_DONE();
 }

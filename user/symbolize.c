@@ -60,6 +60,7 @@ struct cand {
 	uint64_t sec_end;
 	const char *name;
 	int bind_rank;
+	bool plt; /* synthesized for a PLT stub */
 };
 
 struct cands {
@@ -289,6 +290,7 @@ static int collect(Elf *e, Elf64_Word type, struct cands *cs)
 			if (cd.sec_end <= cd.addr)
 				cd.sec_end = 0;
 			cd.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info));
+			cd.plt = false;
 			if (cands_push(cs, &cd) < 0) {
 				free(sec_end);
 				return -1;
@@ -297,6 +299,107 @@ static int collect(Elf *e, Elf64_Word type, struct cands *cs)
 	}
 	free(sec_end);
 	return found;
+}
+
+/* The section named name, or NULL. */
+static Elf_Scn *section_by_name(Elf *e, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		n = elf_strptr(e, shstrndx, shdr->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+#define PLT_ENTRY 16
+#define R_JUMP_SLOT 7 /* R_X86_64_JUMP_SLOT */
+
+/*
+ * PLT stubs have no symbols; name them "func@plt" as perf and objdump do.
+ * Relocation i of .rela.plt belongs to stub i of .plt.sec (IBT) or to stub
+ * i + 1 of .plt (entry 0 calls the lazy resolver).  The names are allocated
+ * in *arena (freed by the caller after the table is built); local binding,
+ * so a real symbol at the same address wins.  Returns -1 on ENOMEM only.
+ */
+static int collect_plt(Elf *e, struct cands *cs, char **arena)
+{
+	GElf_Shdr rela_sh, plt_sh, sym_sh;
+	Elf_Scn *rela = section_by_name(e, ".rela.plt", &rela_sh), *plt, *syms;
+	Elf_Data *rdata, *sdata;
+	size_t n, i, used = 0, cap = 0, first = 0;
+	char *names = NULL;
+
+	*arena = NULL;
+	if (!rela || rela_sh.sh_type != SHT_RELA || !rela_sh.sh_entsize)
+		return 0;
+	plt = section_by_name(e, ".plt.sec", &plt_sh);
+	if (!plt) {
+		plt = section_by_name(e, ".plt", &plt_sh);
+		first = 1;
+	}
+	syms = elf_getscn(e, rela_sh.sh_link);
+	if (!plt || !syms || !gelf_getshdr(syms, &sym_sh) || sym_sh.sh_type != SHT_DYNSYM)
+		return 0;
+	rdata = elf_getdata(rela, NULL);
+	sdata = elf_getdata(syms, NULL);
+	n = rela_sh.sh_size / rela_sh.sh_entsize;
+	/* a PLT that does not hold one stub per relocation is not one we understand */
+	if (!rdata || !sdata || (n + first) * PLT_ENTRY > plt_sh.sh_size)
+		return 0;
+	for (i = 0; i < n; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *name;
+		struct cand cd;
+		size_t len;
+
+		if (!gelf_getrela(rdata, (int)i, &r) || GELF_R_TYPE(r.r_info) != R_JUMP_SLOT ||
+		    !gelf_getsym(sdata, (int)GELF_R_SYM(r.r_info), &sym))
+			continue;
+		name = elf_strptr(e, sym_sh.sh_link, sym.st_name);
+		if (!name || !name[0])
+			continue;
+		len = strlen(name) + sizeof("@plt");
+		if (used + len > cap) {
+			/* names are found again by offset: cands hold offsets until the end */
+			char *p = realloc(names, cap = (cap + len) * 2);
+
+			if (!p) {
+				free(names);
+				return -1;
+			}
+			names = p;
+		}
+		snprintf(names + used, len, "%s@plt", name);
+		cd.addr = plt_sh.sh_addr + (i + first) * PLT_ENTRY;
+		cd.size = PLT_ENTRY;
+		cd.sec_end = plt_sh.sh_addr + plt_sh.sh_size;
+		cd.name = (const char *)(uintptr_t)used;
+		cd.bind_rank = 2;
+		cd.plt = true;
+		if (cands_push(cs, &cd) < 0) {
+			free(names);
+			return -1;
+		}
+		used += len;
+	}
+	/* the arena moved while it grew: offsets become pointers now */
+	for (i = 0; i < cs->n; i++) {
+		if (cs->v[i].plt)
+			cs->v[i].name = names + (uintptr_t)cs->v[i].name;
+	}
+	*arena = names;
+	return 0;
 }
 
 static size_t leading_underscores(const char *s)
@@ -558,6 +661,7 @@ static int read_segments(struct sym_obj *o, Elf *e)
 static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, int fd)
 {
 	struct cands cs = {0};
+	char *plt_names = NULL;
 	int own_fd = -1, dfd = -1, ret = -1, nsymtab;
 	Elf *e = NULL, *de = NULL;
 
@@ -578,7 +682,7 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 	if (read_segments(o, e) < 0)
 		goto out;
 	nsymtab = collect(e, SHT_SYMTAB, &cs);
-	if (nsymtab < 0 || collect(e, SHT_DYNSYM, &cs) < 0)
+	if (nsymtab < 0 || collect(e, SHT_DYNSYM, &cs) < 0 || collect_plt(e, &cs, &plt_names) < 0)
 		goto out;
 	/* Only a stripped object needs its debug file: .symtab is all we read there. */
 	if (nsymtab == 0) {
@@ -589,6 +693,7 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 	/* Names point into the mapped files: build before elf_end. */
 	ret = build_table(&o->tab, &cs);
 out:
+	free(plt_names);
 	free(cs.v);
 	if (de)
 		elf_end(de);
