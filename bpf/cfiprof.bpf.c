@@ -196,17 +196,16 @@ struct {
 	__type(value, struct tc_scratch);
 } tc_scratch SEC(".maps");
 
-int walk_tc(struct bpf_perf_event_data *ctx);
-
-/* Slot 0 is walk_tc itself; libbpf fills it at load time. */
+/*
+ * Slot 0 is walk_tc itself, set by user space after the load: walk_tc is not
+ * loaded at all when bpf_loop walks (a static slot would make libbpf insist).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(__u32));
-	__array(values, int(struct bpf_perf_event_data *));
-} walk_progs SEC(".maps") = {
-    .values = {[0] = (void *)&walk_tc},
-};
+	__uint(value_size, sizeof(__u32));
+} walk_progs SEC(".maps");
 
 static __always_inline void emit_event(__u32 type, __u32 pid, __u64 addr)
 {

@@ -167,6 +167,12 @@ static void live(const char *name, const char *prog, const char *arg2, const str
 	CHECK(err == 0, "%s: load %d", cfg, err);
 	if (err)
 		goto out_skel;
+	if (!use_loop) {
+		int tc = bpf_program__fd(skel->progs.walk_tc);
+
+		CHECK(!bpf_map_update_elem(bpf_map__fd(skel->maps.walk_progs), &key, &tc, BPF_ANY),
+		      "%s: tail-call slot: %s", cfg, strerror(errno));
+	}
 
 	pid = spawn(argv);
 	usleep(400000); /* dlopen done, signal handler entered */

@@ -1372,6 +1372,48 @@ static void test_inherit(const char *chain)
 	CHECK(leaf == 0, "--no-inherit: %lu samples of the child", leaf);
 }
 
+/*
+ * Most of vdso_spin's samples are in the vDSO: named __vdso_clock_gettime
+ * live, and the same from the saved recording (report reads this kernel's
+ * vDSO when the build-id matches; the recorded process's copy is gone).
+ */
+static void test_vdso(void)
+{
+	char prog[PATHBUF], path[PATHBUF], *live_text, *rep_text;
+	struct stack_map live = {0}, rep = {0};
+	struct lines ll, rl;
+	unsigned long in_vdso = 0;
+	size_t i;
+
+	snprintf(prog, sizeof(prog), "%s/vdso_spin", progs_dir);
+	if (!record("vdso.folded", "vdso.rec", prog, "1") ||
+	    !report("vdso.rec", "folded", "vdso.report.folded"))
+		return;
+	live_text = slurp(tpath(path, sizeof(path), "vdso.folded"));
+	rep_text = slurp(tpath(path, sizeof(path), "vdso.report.folded"));
+	ll = split_lines(live_text, false);
+	rl = split_lines(rep_text, false);
+	for (i = 0; i < ll.n; i++) {
+		size_t len;
+
+		if (strstr(ll.v[i], ";__vdso_clock_gettime "))
+			in_vdso += folded_count(ll.v[i], &len);
+	}
+	map_from_folded(&live, &ll);
+	map_from_folded(&rep, &rl);
+	printf("vdso: %lu of %lu samples in __vdso_clock_gettime\n", in_vdso, folded_total(&ll));
+	CHECK(in_vdso * 2 >= folded_total(&ll), "vdso: %lu of %lu samples named __vdso_clock_gettime",
+	      in_vdso, folded_total(&ll));
+	CHECK(live.n > 0 && maps_equal(&live, &rep, "live", "report"),
+	      "vdso: report names the vDSO frames differently from the live output");
+	map_free(&live);
+	map_free(&rep);
+	free(ll.v);
+	free(rl.v);
+	free(live_text);
+	free(rep_text);
+}
+
 int main(void)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
@@ -1418,6 +1460,9 @@ int main(void)
 	t = now_s();
 	test_speedscope(chain);
 	printf("speedscope: %.1f s\n", now_s() - t);
+	t = now_s();
+	test_vdso();
+	printf("vdso: %.1f s\n", now_s() - t);
 	t = now_s();
 	test_inherit(chain);
 	printf("inherit: %.1f s\n", now_s() - t);

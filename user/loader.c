@@ -98,11 +98,28 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 		if (skel->rodata->wakeup_bytes > o->ringbuf_bytes / 8)
 			skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
 	}
+	/*
+	 * The tail-call walker is most of what the verifier has to prove (its
+	 * 32-frame unrolled body): not loaded when bpf_loop walks.
+	 */
+	if (l->uses_bpf_loop)
+		bpf_program__set_autoload(skel->progs.walk_tc, false);
 	err = cfiprof_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "cfiprof: loading the BPF program failed: %s\n", strerror(-err));
 		explain_privilege(err);
 		goto fail;
+	}
+	if (!l->uses_bpf_loop) {
+		__u32 zero = 0;
+		int fd = bpf_program__fd(skel->progs.walk_tc);
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.walk_progs), &zero, &fd, BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "cfiprof: cannot set up the tail-call walker: %s\n",
+				strerror(errno));
+			goto fail;
+		}
 	}
 	l->rows_mem = map_mmap(skel->maps.rows, &l->rows_len);
 	l->rules_mem = map_mmap(skel->maps.rules, &l->rules_len);

@@ -902,6 +902,33 @@ void proc_tracker_free(struct proc_tracker *pt)
 	free(pt);
 }
 
+/*
+ * Report mode: a recorded vDSO is named from our own when the build-ids match
+ * (the same kernel), since the recorded process's copy is gone.
+ */
+static struct sym_obj *saved_vdso_symbols(struct proc_tracker *pt, const char *build_id)
+{
+	char bid[ELF_BUILD_ID_HEX_LEN], key[ELF_BUILD_ID_HEX_LEN + 8];
+	struct maps_entry *ents = NULL;
+	struct sym_obj *o = NULL;
+	int n, i, fd = -1;
+
+	n = proc_maps_read((int)getpid(), true, &ents);
+	for (i = 0; i < n && fd < 0; i++) {
+		if (!strcmp(ents[i].path, "[vdso]"))
+			fd = vdso_fd((uint32_t)getpid(), ents[i].start, ents[i].end);
+	}
+	free(ents);
+	if (fd < 0)
+		return NULL;
+	if (!elf_build_id_hex_fd(fd, bid, sizeof(bid)) && !strcmp(bid, build_id)) {
+		snprintf(key, sizeof(key), "vdso:%s", bid);
+		o = sym_cache_get(pt->syms, key, NULL, fd);
+	}
+	close(fd);
+	return o;
+}
+
 int proc_tracker_add_saved(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m)
 {
 	struct proc_mapping *n;
@@ -920,6 +947,8 @@ int proc_tracker_add_saved(struct proc_tracker *pt, uint32_t pid, const struct p
 	*n = *m;
 	n->obj = NULL;
 	n->sym = NULL;
+	if (!strcmp(m->path, "[vdso]") && m->key[0])
+		n->sym = saved_vdso_symbols(pt, m->key);
 	/* files that are gone leave the mapping unsymbolized (object+offset), not an error */
 	if (strcmp(m->path, "[vdso]") && m->path[0] == '/') {
 		if (!access(m->path, R_OK)) {
