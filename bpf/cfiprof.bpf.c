@@ -367,8 +367,9 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
 
 /*
  * A pc in no known mapping of a process whose executable mappings changed
- * after user space last read them: the loader has not caught up with a new
- * library yet, which is tables-pending, not an unknown region (JIT code).
+ * after user space last read them, or whose keys user space is rewriting
+ * right now: the loader has not caught up with a new library yet, which is
+ * tables-pending, not an unknown region (JIT code).
  */
 static __always_inline void settle_reason(struct walker_state *st)
 {
@@ -379,7 +380,7 @@ static __always_inline void settle_reason(struct walker_state *st)
 		return;
 	proc = bpf_map_lookup_elem(&procs, &st->pid);
 	changed = bpf_map_lookup_elem(&changed_at, &st->pid);
-	if (proc && changed && *changed > proc->loaded_ns) {
+	if (proc && ((proc->flags & PROC_UPDATING) || (changed && *changed > proc->loaded_ns))) {
 		st->reason = STOP_TABLES_PENDING;
 		st->change_pending = 1;
 	}

@@ -123,9 +123,14 @@ struct mapping_val {
 	__u64 bias;  /* pc - bias = address in the object's own ELF vaddr space */
 };
 
+enum proc_flags {
+	/* user space is rewriting this pid's mapping keys: a missing one may be on its way */
+	PROC_UPDATING = 1 << 0,
+};
+
 struct proc_val {
 	__u32 generation; /* bumped whenever this pid's mappings change */
-	__u32 flags;
+	__u32 flags;	  /* enum proc_flags */
 	__u64 loaded_ns; /* bpf clock when user space read the mappings it loaded */
 };
 

@@ -280,6 +280,8 @@ int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt)
 		__u32 len = sizeof(info);
 
 		memset(&info, 0, sizeof(info));
+		if (bpf_program__fd(progs[i]) < 0)
+			continue; /* walk_tc is not loaded when bpf_loop walks */
 		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
 			return -errno;
 		*run_ns += info.run_time_ns;

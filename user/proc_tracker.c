@@ -617,7 +617,9 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	 */
 	if (nr_old) {
 		pv.generation = ++pt->generation;
+		pv.flags = PROC_UPDATING;
 		bpf_map_update_elem(pt->procs_fd, &pid, &pv, BPF_ANY);
+		pv.flags = 0;
 	}
 	/* exec replaces the whole address space; otherwise keep what did not change */
 	for (i = 0; i < (uint32_t)n; i++) {
