@@ -169,6 +169,7 @@ bench: deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/fpwalk $(TEST_PROGS) $
 	@tests/bench/walker_cost.sh
 	@taskset -c 0 $(OUT)/bench/bench_aggregate | tee $(OUT)/bench/aggregate.md
 	@tests/bench/outputs.sh
+	@tests/bench/agent_overhead.sh
 
 # Every tests/fuzz/fuzz_NAME.c is a libFuzzer target build/fuzz/fuzz_NAME,
 # linked with the tables and user/ (commands and main excluded) compiled
