@@ -829,6 +829,19 @@ void proc_tracker_stop(struct proc_tracker *pt, bool discard)
 	pt->started = false;
 }
 
+void proc_tracker_note_exec(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns)
+{
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = find_locked(pt, pid);
+	if (p) {
+		p->exec_ns = time_ns;
+		p->first_complete_ns = 0;
+	}
+	pthread_mutex_unlock(&pt->lock);
+}
+
 void proc_tracker_note_sample(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns,
 			      bool complete)
 {

@@ -114,6 +114,8 @@ struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid);
 const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc);
 /* The mapping of pc as it was in generation gen (0 or unknown: the current one). */
 const struct proc_mapping *proc_find_mapping_gen(const struct proc *p, uint32_t gen, uint64_t pc);
+/* pid exec'd at time_ns (bpf clock), seen other than by an exec event (record -- CMD). */
+void proc_tracker_note_exec(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns);
 /* The consumer saw a sample of pid (complete: its stack reached the root). */
 void proc_tracker_note_sample(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns,
 			      bool complete);

@@ -234,10 +234,12 @@ static bool run_to_entry(pid_t pid)
  */
 static bool release_after_exec(struct session *s)
 {
+	uint64_t exec_ns;
 	int status;
 
 	if (waitpid(s->child, &status, 0) != s->child)
 		return false;
+	exec_ns = (uint64_t)(session_now() * 1e9);
 	if (!WIFSTOPPED(status)) {
 		/* under PTRACE_TRACEME only a failed exec exits before the first stop */
 		s->child_status = status;
@@ -254,6 +256,8 @@ static bool release_after_exec(struct session *s)
 	if (!run_to_entry(s->child))
 		return false;
 	proc_tracker_load_now(s->pt, (uint32_t)s->child);
+	/* the latency the summary reports counts the time it waited for its tables */
+	proc_tracker_note_exec(s->pt, (uint32_t)s->child, exec_ns);
 	ptrace(PTRACE_DETACH, s->child, NULL, NULL);
 	return true;
 }
