@@ -360,7 +360,7 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
 	 * unwind until the new image's tables are in.
 	 */
 	else if ((flags & SAMPLE_IN_KERNEL) && bpf_core_field_exists(task->in_execve) &&
-		 BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
+		 BPF_CORE_READ_BITFIELD(task, in_execve))
 		walker_stop(st, STOP_TABLES_PENDING);
 	return nr_kernel;
 }

@@ -47,6 +47,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "tests/cli_util.h"
 #include "tests/harness.h"
 
 #define PATHBUF (PATH_MAX + 256)
@@ -56,108 +57,7 @@ static char chain_bin[PATH_MAX];
 static char tmpdir[256];
 static char go_bin[PATH_MAX];
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_s(double s)
-{
-	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 /* ---- processes ---- */
-
-static pid_t spawn(char *const argv[], const char *out, const char *err)
-{
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (o < 0 || e < 0)
-			_exit(126);
-		dup2(o, 1);
-		dup2(e, 2);
-		close(o);
-		close(e);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-/* Wait status, or -1 if it did not exit within timeout (then it is killed). */
-static int wait_timeout(pid_t pid, double timeout)
-{
-	double deadline = now_s() + timeout;
-	int status;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			return status;
-		if (r < 0)
-			return -1;
-		if (now_s() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -1;
-		}
-		usleep(20000);
-	}
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, got;
-
-	if (!f)
-		return strdup("");
-	for (;;) {
-		if (cap - n < 65536) {
-			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap + 1);
-		}
-		got = fread(buf + n, 1, cap - n, f);
-		if (!got)
-			break;
-		n += got;
-	}
-	fclose(f);
-	buf[n] = 0;
-	if (len)
-		*len = n;
-	return buf;
-}
-
-static void print_tail(const char *path, int lines)
-{
-	char *s = slurp(path, NULL), *p = s + strlen(s);
-	int n = 0;
-
-	while (p > s && p[-1] == '\n')
-		p--;
-	while (p > s) {
-		if (p[-1] == '\n' && ++n == lines)
-			break;
-		p--;
-	}
-	fprintf(stderr, "  --- %s (tail):\n%s\n", path, p);
-	free(s);
-}
 
 /* Waits until the file contains needle; true if it did within timeout. */
 static bool wait_for_text(const char *path, const char *needle, double timeout)
@@ -165,7 +65,7 @@ static bool wait_for_text(const char *path, const char *needle, double timeout)
 	double deadline = now_s() + timeout;
 
 	do {
-		char *s = slurp(path, NULL);
+		char *s = slurp(path);
 		bool found = strstr(s, needle) != NULL;
 
 		free(s);
@@ -179,7 +79,7 @@ static bool wait_for_text(const char *path, const char *needle, double timeout)
 /* The value of key=VALUE in the last line of the log containing msg. */
 static bool log_value(const char *log, const char *msg, const char *key, char *out, size_t len)
 {
-	char *s = slurp(log, NULL), *line = NULL, *p, pat[64];
+	char *s = slurp(log), *line = NULL, *p, pat[64];
 	bool ok = false;
 
 	for (p = strstr(s, msg); p; p = strstr(p + 1, msg))
@@ -416,7 +316,7 @@ static struct pprof_info decode_pprof(const void *gz, size_t len)
 static struct pprof_info decode_file(const char *path)
 {
 	size_t len;
-	char *s = slurp(path, &len);
+	char *s = slurp_len(path, &len);
 	struct pprof_info pi = decode_pprof(s, len);
 
 	free(s);
@@ -886,10 +786,11 @@ static pid_t start_agent_metrics(char **argv, const char *log, char *addr, size_
 
 static bool agent_exited_cleanly(pid_t pid, double timeout, const char *log)
 {
-	int st = wait_timeout(pid, timeout);
-	bool ok = st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	bool timed_out;
+	int st = wait_timeout(pid, timeout, &timed_out);
+	bool ok = exit_code(st, timed_out) == 0;
 
-	CHECK(ok, "agent exit status %d", st);
+	CHECK(ok, "agent exit status %d%s", st, timed_out ? " (killed: it did not exit in time)" : "");
 	if (!ok)
 		print_tail(log, 20);
 	return ok;
@@ -979,7 +880,7 @@ static void cgroup_kill_all(void)
 	if (!cg_dir[0])
 		return;
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg_dir);
-	procs = slurp(path, NULL);
+	procs = slurp(path);
 	for (line = procs ? strtok_r(procs, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save))
 		kill(atoi(line), SIGKILL);
@@ -1580,7 +1481,7 @@ static void test_spool_and_restart(void)
 		char *s, *p;
 
 		snprintf(fdinfo, sizeof(fdinfo), "/proc/%d/fdinfo/%d", pid, fd);
-		s = slurp(fdinfo, NULL);
+		s = slurp(fdinfo);
 		p = strstr(s, "prog_id:");
 		if (p)
 			prog_ids[nr_ids++] = strtoull(p + 8, NULL, 10);

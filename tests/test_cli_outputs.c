@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "tests/cli_util.h"
 #include "tests/harness.h"
 
 #define PATHBUF (PATH_MAX + 256)
@@ -42,14 +43,6 @@
 static const char *cfiprof_bin;
 static char progs_dir[PATH_MAX];
 static char tmpdir[256];
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static char *tpath(char *buf, size_t len, const char *name)
 {
@@ -124,56 +117,6 @@ static int run_env(char *const argv[], char *const env[], const char *out, const
 static int run(char *const argv[], const char *out, const char *err, double timeout)
 {
 	return run_env(argv, NULL, out, err, timeout, NULL);
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
-
-	if (f) {
-		for (;;) {
-			if (cap - len < 65536) {
-				char *nb = realloc(buf, cap + 65536 + 1);
-
-				if (!nb)
-					break;
-				buf = nb;
-				cap += 65536;
-			}
-			n = fread(buf + len, 1, cap - len, f);
-			if (!n)
-				break;
-			len += n;
-		}
-		fclose(f);
-	}
-	if (!buf)
-		buf = malloc(1);
-	if (!buf)
-		abort();
-	buf[len] = '\0';
-	return buf;
-}
-
-static bool tool_exists(const char *name)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
-	return system(cmd) == 0;
-}
-
-/* The last few lines of a file, for failure messages. */
-static void dump_tail(const char *label, const char *path)
-{
-	char *s = slurp(path);
-	size_t len = strlen(s);
-	const char *p = len > 1500 ? s + len - 1500 : s;
-
-	fprintf(stderr, "  --- %s (%s):\n%s\n  ---\n", label, path, p);
-	free(s);
 }
 
 /*
@@ -404,30 +347,7 @@ static bool maps_equal(struct stack_map *a, struct stack_map *b, const char *an,
 
 /* ---- 1. pprof ---- */
 
-/* Environment for go: everything in tmpdir/go, no network, no toolchain download. */
-static char go_env_buf[5][PATHBUF + 64];
-static char *go_env[MAX_ENV];
-
-static void setup_go_env(void)
-{
-	char dir[PATHBUF];
-	static const char *const names[] = {"HOME", "GOCACHE", "GOPATH", "PPROF_TMPDIR"};
-	static const char *const subs[] = {"", "/cache", "/gopath", "/tmp"};
-	int n = 0;
-
-	tpath(dir, sizeof(dir), "go");
-	mkdir(dir, 0755);
-	for (int i = 0; i < 4; i++) {
-		snprintf(go_env_buf[i], sizeof(go_env_buf[i]), "%s=%s%s", names[i], dir, subs[i]);
-		go_env[n++] = go_env_buf[i];
-	}
-	snprintf(go_env_buf[4], sizeof(go_env_buf[4]), "%s/tmp", dir);
-	mkdir(go_env_buf[4], 0755);
-	go_env[n++] = "GOTOOLCHAIN=local";
-	go_env[n++] = "GOPROXY=off";
-	go_env[n++] = "GOFLAGS=";
-	go_env[n] = NULL;
-}
+static char *go_env[8];
 
 /* go tool pprof ARGS... T/chain.pb.gz > T/OUT; returns the output (caller frees) or NULL. */
 static char *pprof_run(const char *mode, const char *extra, const char *out)
@@ -1437,7 +1357,7 @@ int main(void)
 	CHECK(access(chain, X_OK) == 0, "%s is missing (make %s)", chain, chain);
 	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
 		CHECK(tool_exists(tools[i]), "%s is missing (make deps)", tools[i]);
-	setup_go_env();
+	go_env_setup(tmpdir, go_env);
 
 	t = now_s();
 	test_errors(chain);

@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/cli_util.h"
 #include "tests/harness.h"
 #include "user/cgroups.h"
 #include "user/container_fs.h"
@@ -67,48 +68,9 @@ static int nr_libs;
 static pid_t children[MAX_CHILDREN];
 static int nr_children;
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static char *tpath(char *buf, size_t len, const char *name)
 {
 	snprintf(buf, len, "%s/%s", tmpdir, name);
-	return buf;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
-
-	if (f) {
-		for (;;) {
-			if (cap - len < 65536) {
-				char *nb = realloc(buf, cap + 65536 + 1);
-
-				if (!nb)
-					break;
-				buf = nb;
-				cap += 65536;
-			}
-			n = fread(buf + len, 1, cap - len, f);
-			if (!n)
-				break;
-			len += n;
-		}
-		fclose(f);
-	}
-	if (!buf)
-		buf = malloc(1);
-	if (!buf)
-		abort();
-	buf[len] = '\0';
 	return buf;
 }
 
@@ -124,31 +86,13 @@ static bool write_file(const char *path, const char *text)
 	return close(fd) == 0 && ok;
 }
 
-static void dump_tail(const char *label, const char *path)
-{
-	char *s = slurp(path);
-	size_t len = strlen(s);
-	const char *p = len > 2000 ? s + len - 2000 : s;
-
-	fprintf(stderr, "  --- %s (%s):\n%s\n  ---\n", label, path, p);
-	free(s);
-}
-
-static bool tool_exists(const char *name)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
-	return system(cmd) == 0;
-}
-
 /* ---- processes ---- */
 
 /*
  * Starts argv in its own process group with stdout / stderr sent to files
  * (NULL: /dev/null) and env ("K=V", may be NULL) added.  Returns its pid or -1.
  */
-static pid_t spawn(char *const argv[], char *const env[], const char *out, const char *err)
+static pid_t spawn_env(char *const argv[], char *const env[], const char *out, const char *err)
 {
 	pid_t pid;
 
@@ -229,7 +173,7 @@ static int wait_child(pid_t pid, double timeout)
 static int run_env(char *const argv[], char *const env[], const char *out, const char *err,
 		   double timeout)
 {
-	pid_t pid = spawn(argv, env, out, err);
+	pid_t pid = spawn_env(argv, env, out, err);
 
 	return pid < 0 ? -1 : wait_child(pid, timeout);
 }
@@ -375,7 +319,7 @@ static pid_t start_container(const char *cg, const char *name, const char *secon
 	for (int i = 0; i < nr_libs; i++)
 		argv[n++] = libs[i];
 	argv[n] = NULL;
-	return spawn(argv, NULL, NULL, tpath(err, sizeof(err), errname));
+	return spawn_env(argv, NULL, NULL, tpath(err, sizeof(err), errname));
 }
 
 /*
@@ -399,7 +343,7 @@ static pid_t start_in_container(const char *cg, pid_t target, const char *name, 
 			chain, (char *)name, (char *)seconds, NULL};
 
 	snprintf(tstr, sizeof(tstr), "%d", (int)target);
-	return spawn(argv, NULL, NULL, tpath(err, sizeof(err), errname));
+	return spawn_env(argv, NULL, NULL, tpath(err, sizeof(err), errname));
 }
 
 static bool read_comm(pid_t pid, char *out, size_t len)
@@ -639,29 +583,7 @@ static void check_complete(const char *what, const struct fstats *st, unsigned l
 
 /* ---- go tool pprof -tags ---- */
 
-static char go_env_buf[5][PATHBUF + 64];
-static char *go_env[12];
-
-static void setup_go_env(void)
-{
-	char dir[PATHBUF];
-	static const char *const names[] = {"HOME", "GOCACHE", "GOPATH", "PPROF_TMPDIR"};
-	static const char *const subs[] = {"", "/cache", "/gopath", "/tmp"};
-	int n = 0;
-
-	tpath(dir, sizeof(dir), "go");
-	mkdir(dir, 0755);
-	for (int i = 0; i < 4; i++) {
-		snprintf(go_env_buf[i], sizeof(go_env_buf[i]), "%s=%s%s", names[i], dir, subs[i]);
-		go_env[n++] = go_env_buf[i];
-	}
-	snprintf(go_env_buf[4], sizeof(go_env_buf[4]), "%s/tmp", dir);
-	mkdir(go_env_buf[4], 0755);
-	go_env[n++] = "GOTOOLCHAIN=local";
-	go_env[n++] = "GOPROXY=off";
-	go_env[n++] = "GOFLAGS=";
-	go_env[n] = NULL;
-}
+static char *go_env[8];
 
 /* go tool pprof -tags -sample_index=samples T/PB; the output (caller frees) or NULL. */
 static char *pprof_tags(const char *pb)
@@ -784,8 +706,8 @@ static void test_cgroup(pid_t work)
 
 	CHECK(ns == 1 || ns == 2, "ctrwork: pid %u inside its PID namespace (want 1 or 2)", ns);
 	/* the folded / saved run and the pprof run side by side */
-	a = spawn(rec_args, NULL, NULL, tpath(ea, sizeof(ea), "ctr.record.err"));
-	b = spawn(pb_args, NULL, NULL, tpath(eb, sizeof(eb), "ctr.pb.record.err"));
+	a = spawn_env(rec_args, NULL, NULL, tpath(ea, sizeof(ea), "ctr.record.err"));
+	b = spawn_env(pb_args, NULL, NULL, tpath(eb, sizeof(eb), "ctr.pb.record.err"));
 	ra = a < 0 ? -1 : wait_child(a, 60);
 	rb = b < 0 ? -1 : wait_child(b, 60);
 	CHECK(ra == 0, "record --cgroup %s -o ctr.folded --save ctr.rec: exit %d", cg_abs, ra);
@@ -1041,7 +963,7 @@ static void test_late(pid_t work)
 	double t0 = now_s();
 	int rc;
 
-	rec = spawn(args, NULL, NULL, tpath(err, sizeof(err), "late.record.err"));
+	rec = spawn_env(args, NULL, NULL, tpath(err, sizeof(err), "late.record.err"));
 	CHECK(rec > 0, "cannot start cfiprof record");
 	if (rec <= 0)
 		return;
@@ -1133,7 +1055,7 @@ int main(void)
 	CHECK(find_libs(chain), "ldd %s: no interpreter or libraries", chain);
 	CHECK(interp[0] == '/' && strncmp(interp, "/opt/", 5) && strrchr(interp, '/') != interp,
 	      "the interpreter '%s' must sit in a directory of its own, not / or /opt", interp);
-	setup_go_env();
+	go_env_setup(tmpdir, go_env);
 
 	/* the cgroup */
 	CHECK(!cgroup_mount(cg_mnt, sizeof(cg_mnt)), "no cgroup2 mount");
@@ -1167,7 +1089,7 @@ int main(void)
 
 	/* the noisy neighbour, outside the cgroup */
 	char *nargv[] = {recurse, "60", "200", NULL};
-	noisy = spawn(nargv, NULL, NULL, tpath(nerr, sizeof(nerr), "recurse.err"));
+	noisy = spawn_env(nargv, NULL, NULL, tpath(nerr, sizeof(nerr), "recurse.err"));
 	CHECK(noisy > 0, "cannot start %s", recurse);
 
 	t = now_s();

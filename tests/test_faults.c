@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "bpf/cfiprof_abi.h"
+#include "tests/cli_util.h"
 #include "tests/harness.h"
 
 #define MAX_FRAMES    2048
@@ -55,14 +56,6 @@
 static const char *cfiprof_bin;
 static char progs_dir[PATH_MAX];
 static char tmpdir[256];
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static char *tpath(char *buf, size_t len, const char *name)
 {
@@ -77,101 +70,6 @@ static char *ppath(char *buf, size_t len, const char *name)
 }
 
 /* ---- running commands ---- */
-
-/* Fork and exec argv with stdout / stderr sent to files (NULL: /dev/null), in its own group. */
-static pid_t spawn(char *const argv[], const char *out, const char *err)
-{
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (o < 0 || e < 0)
-			_exit(126);
-		dup2(o, 1);
-		dup2(e, 2);
-		close(o);
-		close(e);
-		setpgid(0, 0);
-		execvp(argv[0], argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	return pid;
-}
-
-/* Waits up to timeout seconds; kills the process group past it.  Returns a wait status or -1. */
-static int wait_timeout(pid_t pid, double timeout, bool *timed_out)
-{
-	double deadline = now_s() + timeout;
-	int status;
-
-	if (timed_out)
-		*timed_out = false;
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			return status;
-		if (r < 0)
-			return -1;
-		if (now_s() >= deadline) {
-			if (timed_out)
-				*timed_out = true;
-			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return status;
-		}
-		usleep(20000);
-	}
-}
-
-/* Exit code of a wait status: 128+sig if killed, -1 if it timed out or could not be waited for. */
-static int exit_code(int st, bool to)
-{
-	if (st == -1 || to)
-		return -1;
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	return 128 + WTERMSIG(st);
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t len = 0;
-
-	if (!f)
-		return strdup("");
-	if (getdelim(&buf, &len, 0, f) < 0) {
-		free(buf);
-		buf = strdup("");
-	}
-	fclose(f);
-	return buf;
-}
-
-static void print_tail(const char *path, int lines)
-{
-	char *s = slurp(path), *p;
-	int n = 0;
-
-	p = s + strlen(s);
-	while (p > s && (p[-1] == '\n'))
-		p--;
-	while (p > s) {
-		if (p[-1] == '\n' && ++n == lines)
-			break;
-		p--;
-	}
-	fprintf(stderr, "  --- %s (tail):\n%s\n", path, p);
-	free(s);
-}
 
 /*
  * Waits until process pid has a perf_event fd open (cfiprof has attached its
@@ -607,22 +505,6 @@ struct chain_stats {
 	char *distinct[16];
 	int nr_distinct;
 };
-
-static bool frame_is(const char *actual, const char *expected)
-{
-	size_t n = strlen(expected);
-
-	return !strcmp(actual, expected) ||
-	       (!strncmp(actual, expected, n) && !strcmp(actual + n, ".cold"));
-}
-
-/* What a spinning leaf itself may call: spin_done -> clock_gettime (libc, vDSO). */
-static bool leaf_callee_ok(const char *name, int depth_below_leaf)
-{
-	if (depth_below_leaf == 0)
-		return !strcmp(name, "spin_done") || !strcmp(name, "spin_now");
-	return strstr(name, "clock_gettime") || strstr(name, "vdso") || !strcmp(name, "spin_now");
-}
 
 static void join_frames(char *buf, size_t len, char **frames, int n)
 {

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/cli_util.h"
 #include "tests/harness.h"
 
 #define MAX_FRAMES 2048
@@ -44,67 +45,7 @@ static const char *seconds_arg;
 static char dl_seconds[32];
 static const char *peer_seconds_arg;
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---- running commands ---- */
-
-/* Fork and exec argv with stdout / stderr sent to files (NULL: /dev/null). */
-static pid_t spawn(char *const argv[], const char *out, const char *err)
-{
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (o < 0 || e < 0)
-			_exit(126);
-		dup2(o, 1);
-		dup2(e, 2);
-		close(o);
-		close(e);
-		setpgid(0, 0);
-		execvp(argv[0], argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	return pid;
-}
-
-/* Waits up to timeout seconds; kills the process group past it.  Returns a wait status or -1. */
-static int wait_timeout(pid_t pid, double timeout, bool *timed_out)
-{
-	double deadline = now_s() + timeout;
-	int status;
-
-	if (timed_out)
-		*timed_out = false;
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			return status;
-		if (r < 0)
-			return -1;
-		if (now_s() >= deadline) {
-			if (timed_out)
-				*timed_out = true;
-			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return status;
-		}
-		usleep(20000);
-	}
-}
 
 /* Runs argv to completion; returns its exit code (128+sig if killed, -1 if it could not run). */
 static int run(char *const argv[], const char *out, const char *err, double timeout)
@@ -116,53 +57,7 @@ static int run(char *const argv[], const char *out, const char *err, double time
 	if (pid < 0)
 		return -1;
 	st = wait_timeout(pid, timeout, &to);
-	if (st == -1 || to)
-		return -1;
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	return 128 + WTERMSIG(st);
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t len = 0;
-
-	if (!f)
-		return strdup("");
-	if (getdelim(&buf, &len, 0, f) < 0) {
-		free(buf);
-		buf = strdup("");
-	}
-	fclose(f);
-	return buf;
-}
-
-/* The last non-empty lines of a file, for failure messages. */
-static void print_tail(const char *path, int lines)
-{
-	char *s = slurp(path), *p;
-	int n = 0;
-
-	p = s + strlen(s);
-	while (p > s && (p[-1] == '\n'))
-		p--;
-	while (p > s) {
-		if (p[-1] == '\n' && ++n == lines)
-			break;
-		p--;
-	}
-	fprintf(stderr, "  --- %s (tail):\n%s\n", path, p);
-	free(s);
-}
-
-static bool tool_exists(const char *name)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
-	return system(cmd) == 0;
+	return exit_code(st, to);
 }
 
 /* ---- the programs and their expected chains (from the sources in tests/progs) ---- */
@@ -205,23 +100,6 @@ static int expected_chain(const struct prog *p, const char **out, int max)
 			out[n++] = "leaf";
 	}
 	return n;
-}
-
-/* A GCC-split part of a function (foo.cold) is still foo. */
-static bool frame_is(const char *actual, const char *expected)
-{
-	size_t n = strlen(expected);
-
-	return !strcmp(actual, expected) ||
-	       (!strncmp(actual, expected, n) && !strcmp(actual + n, ".cold"));
-}
-
-/* What the leaf itself may call: spin_done -> clock_gettime (libc, vDSO). */
-static bool leaf_callee_ok(const char *name, int depth_below_leaf)
-{
-	if (depth_below_leaf == 0)
-		return !strcmp(name, "spin_done") || !strcmp(name, "spin_now");
-	return strstr(name, "clock_gettime") || strstr(name, "vdso") || !strcmp(name, "spin_now");
 }
 
 /* ---- folded output ---- */
@@ -730,7 +608,7 @@ static void run_bpftrace(const struct prog *p, const char *prog_path, struct pee
 	size_t cap = 0;
 	pid_t child, bt;
 	int st, a = 0, n = 0;
-	bool in_stack = false, to;
+	bool in_stack = false, to = false;
 	FILE *f;
 
 	snprintf(out, sizeof(out), "%s/%s.bpftrace.txt", tmpdir, p->name);

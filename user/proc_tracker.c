@@ -22,6 +22,7 @@
 #include "container_fs.h"
 #include "elf_build_id.h"
 #include "mapping_keys.h"
+#include "mono_clock.h"
 #include "proc_maps.h"
 #include "proc_stat.h"
 #include "proc_tracker.h"
@@ -52,6 +53,7 @@ struct proc_tracker {
 	uint32_t generation;
 	uint32_t nr_procs, nr_live, max_procs;
 	uint32_t nr_unload_due; /* exited processes whose tables are still loaded */
+	uint64_t next_expire_ns; /* next check of idle tables past their ttl */
 	uint32_t loading_pid; /* never the one unloaded to make room for its own tables */
 	struct tracker_stats stats;
 };
@@ -400,15 +402,6 @@ static uint32_t read_ns_pid(uint32_t pid)
 	return ns;
 }
 
-/* The clock of bpf_ktime_get_ns(), which stamps samples. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static bool is_live(const struct proc *p)
 {
 	return p->loaded && !p->exited;
@@ -746,6 +739,11 @@ static void *loader_main(void *arg)
 			load_proc(pt, w.pid, w.kind == WORK_EXEC, w.time_ns);
 		if (pt->nr_unload_due)
 			unload_due(pt, mono_ns());
+		/* idle tables past their ttl: checked at most once a second */
+		if (pt->ts && pt->ts->stats.idle_now && mono_ns() >= pt->next_expire_ns) {
+			table_store_expire(pt->ts, mono_ns());
+			pt->next_expire_ns = mono_ns() + 1000000000ull;
+		}
 		pthread_mutex_unlock(&pt->load_lock);
 		pthread_mutex_lock(&pt->lock);
 		pt->busy = false;

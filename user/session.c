@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "mono_clock.h"
 #include "frame_names.h"
 #include "privileges.h"
 #include "session.h"
@@ -239,7 +240,7 @@ static bool release_after_exec(struct session *s)
 
 	if (waitpid(s->child, &status, 0) != s->child)
 		return false;
-	exec_ns = (uint64_t)(session_now() * 1e9);
+	exec_ns = mono_ns();
 	if (!WIFSTOPPED(status)) {
 		/* under PTRACE_TRACEME only a failed exec exits before the first stop */
 		s->child_status = status;

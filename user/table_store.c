@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "mono_clock.h"
 #include "table_store.h"
 
 static uint32_t hash_str(const char *s)
@@ -95,14 +95,6 @@ static int global_rule(struct table_store *ts, const struct cfi_rule *r)
 	ts->rule_slots[h] = ++ts->nr_rules;
 	ts->stats.rules_used = ts->nr_rules;
 	return (int)ts->nr_rules - 1;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
 static struct obj_entry *oldest_idle(struct table_store *ts);
@@ -256,7 +248,6 @@ struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, c
 	struct cfi_table *t;
 	int err = 0;
 
-	table_store_expire(ts, mono_ns());
 	for (o = ts->buckets[b]; o; o = o->next) {
 		if (!strcmp(o->key, key)) {
 			if (!o->refs++) {
@@ -292,11 +283,9 @@ struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, c
 	return o;
 }
 
-static void unload_free(struct table_store *ts, struct obj_entry *o)
+/* Takes an object already unlinked from its bucket out of the maps and frees it. */
+static void drop_obj(struct table_store *ts, struct obj_entry *o)
 {
-	uint32_t b;
-	struct obj_entry **pp;
-
 	if (o->state == OBJ_LOADED) {
 		unload_pages(ts, o, o->nr_pages);
 		row_alloc_put(&ts->alloc, o->first_row, o->nr_rows);
@@ -304,15 +293,19 @@ static void unload_free(struct table_store *ts, struct obj_entry *o)
 		ts->stats.pages_used -= o->nr_pages;
 		ts->stats.objects_unloaded++;
 	}
-	b = hash_str(o->key) & (ts->nr_buckets - 1);
-	for (pp = &ts->buckets[b]; *pp; pp = &(*pp)->next) {
-		if (*pp == o) {
-			*pp = o->next;
-			break;
-		}
-	}
 	free(o->page_keys);
 	free(o);
+}
+
+static void unload_free(struct table_store *ts, struct obj_entry *o)
+{
+	struct obj_entry **pp = &ts->buckets[hash_str(o->key) & (ts->nr_buckets - 1)];
+
+	while (*pp && *pp != o)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = o->next;
+	drop_obj(ts, o);
 }
 
 void table_store_release(struct table_store *ts, struct obj_entry *o)
@@ -346,11 +339,22 @@ static struct obj_entry *oldest_idle(struct table_store *ts)
 
 void table_store_expire(struct table_store *ts, uint64_t now_ns)
 {
-	struct obj_entry *o;
+	uint32_t b;
 
-	while ((o = oldest_idle(ts)) && now_ns - o->idle_since_ns >= ts->idle_ttl_ns) {
-		ts->stats.idle_now--;
-		ts->stats.idle_expired++;
-		unload_free(ts, o);
+	for (b = 0; ts->stats.idle_now && b < ts->nr_buckets; b++) {
+		struct obj_entry **pp = &ts->buckets[b];
+
+		while (*pp) {
+			struct obj_entry *o = *pp;
+
+			if (o->refs || now_ns - o->idle_since_ns < ts->idle_ttl_ns) {
+				pp = &o->next;
+				continue;
+			}
+			*pp = o->next;
+			ts->stats.idle_now--;
+			ts->stats.idle_expired++;
+			drop_obj(ts, o);
+		}
 	}
 }

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the end-to-end tests share to run commands and read what they wrote:
+ * clocks, spawning in a process group of its own, waiting with a timeout,
+ * reading files whole, failure context.  Static inline: each test uses some.
+ */
+#ifndef CFIPROF_TESTS_CLI_UTIL_H
+#define CFIPROF_TESTS_CLI_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static inline void sleep_s(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Fork and exec argv with stdout / stderr sent to files (NULL: /dev/null), in its own group. */
+static inline pid_t spawn(char *const argv[], const char *out, const char *err)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (o < 0 || e < 0)
+			_exit(126);
+		dup2(o, 1);
+		dup2(e, 2);
+		close(o);
+		close(e);
+		setpgid(0, 0);
+		execvp(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	return pid;
+}
+
+/*
+ * Waits up to timeout seconds; kills the process group past it (then
+ * *timed_out, if given, is set).  Returns a wait status or -1.
+ */
+static inline int wait_timeout(pid_t pid, double timeout, bool *timed_out)
+{
+	double deadline = now_s() + timeout;
+	int status;
+
+	if (timed_out)
+		*timed_out = false;
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return status;
+		if (r < 0)
+			return -1;
+		if (now_s() >= deadline) {
+			if (timed_out)
+				*timed_out = true;
+			kill(-pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return status;
+		}
+		usleep(20000);
+	}
+}
+
+/* Exit code of a wait status: 128+sig if killed, -1 if it timed out or could not be waited for. */
+static inline int exit_code(int st, bool timed_out)
+{
+	if (st == -1 || timed_out)
+		return -1;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 128 + WTERMSIG(st);
+}
+
+/* A whole file, NUL-terminated ("" if it cannot be read); *len (if given) gets its size. */
+static inline char *slurp_len(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, got;
+
+	if (f) {
+		for (;;) {
+			if (cap - n < 65536) {
+				char *nb = realloc(buf, cap + 65536 + 1);
+
+				if (!nb)
+					break;
+				buf = nb;
+				cap += 65536;
+			}
+			got = fread(buf + n, 1, cap - n, f);
+			if (!got)
+				break;
+			n += got;
+		}
+		fclose(f);
+	}
+	if (!buf)
+		buf = malloc(1);
+	if (!buf)
+		abort();
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static inline char *slurp(const char *path)
+{
+	return slurp_len(path, NULL);
+}
+
+/* The last non-empty lines of a file, for failure messages. */
+static inline void print_tail(const char *path, int lines)
+{
+	char *s = slurp(path), *p = s + strlen(s);
+	int n = 0;
+
+	while (p > s && p[-1] == '\n')
+		p--;
+	while (p > s) {
+		if (p[-1] == '\n' && ++n == lines)
+			break;
+		p--;
+	}
+	fprintf(stderr, "  --- %s (tail):\n%s\n", path, p);
+	free(s);
+}
+
+/* The end of a file under a label, for failure messages. */
+static inline void dump_tail(const char *label, const char *path)
+{
+	char *s = slurp(path);
+	size_t len = strlen(s);
+	const char *p = len > 2000 ? s + len - 2000 : s;
+
+	fprintf(stderr, "  --- %s (%s):\n%s\n  ---\n", label, path, p);
+	free(s);
+}
+
+static inline bool tool_exists(const char *name)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
+	return system(cmd) == 0;
+}
+
+/*
+ * Environment for go tool pprof: HOME and caches under DIR/go, no network,
+ * no toolchain download.  env gets at most 8 entries, NULL-terminated.
+ */
+static inline void go_env_setup(const char *dir, char *env[8])
+{
+	static char buf[5][PATH_MAX + 64];
+	static const char *const names[] = {"HOME", "GOCACHE", "GOPATH", "PPROF_TMPDIR"};
+	static const char *const subs[] = {"", "/cache", "/gopath", "/tmp"};
+	char go[PATH_MAX];
+	int n = 0;
+
+	snprintf(go, sizeof(go), "%s/go", dir);
+	mkdir(go, 0755);
+	for (int i = 0; i < 4; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "%s=%s%s", names[i], go, subs[i]);
+		env[n++] = buf[i];
+	}
+	snprintf(buf[4], sizeof(buf[4]), "%s/tmp", go);
+	mkdir(buf[4], 0755);
+	env[n++] = "GOTOOLCHAIN=local";
+	env[n++] = "GOPROXY=off";
+	env[n++] = "GOFLAGS=";
+	env[n] = NULL;
+}
+
+/* ---- the test programs' known chains (tests/progs) ---- */
+
+/* A GCC-split part of a function (foo.cold) is still foo. */
+static inline bool frame_is(const char *actual, const char *expected)
+{
+	size_t n = strlen(expected);
+
+	return !strcmp(actual, expected) ||
+	       (!strncmp(actual, expected, n) && !strcmp(actual + n, ".cold"));
+}
+
+/* What a spinning leaf itself may call: spin_done -> clock_gettime (libc, vDSO). */
+static inline bool leaf_callee_ok(const char *name, int depth_below_leaf)
+{
+	if (depth_below_leaf == 0)
+		return !strcmp(name, "spin_done") || !strcmp(name, "spin_now");
+	return strstr(name, "clock_gettime") || strstr(name, "vdso") || !strcmp(name, "spin_now");
+}
+
+#endif
