@@ -1,9 +1,10 @@
 # cfiprof: in-kernel DWARF CFI unwinding profiler.
-#   make deps    install the Debian packages the build and tests need
+#   make deps    install the Debian packages the build needs
 #   make         build build/cfiprof
-#   make test    deps + build + every test (ends with "N passed, N failed")
+#   make test    deps + test deps + build + every test (ends with "N passed, N failed")
 #   make bench   benchmarks (figures for the notes; not part of make test)
 #   make fuzz    libFuzzer campaigns (FUZZ_SECONDS per target)
+#   tests/run.sh NAME...   one test binary (or one test inside it: NAME:TEST), see README
 
 OUT      := build
 CC       ?= gcc
@@ -13,50 +14,49 @@ ARCH_FLAGS := -D__TARGET_ARCH_x86
 
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
-CFLAGS   += $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE
-LDLIBS   := -lelf -lz -ldl -liberty -lcurl
+BASE_FLAGS := $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE
+LDLIBS   := -lbpf -lelf -lz -ldl -liberty -lcurl -lpthread
 
-DEPS_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool binutils \
-             libdw-dev libiberty-dev linux-perf bpftrace libclang-rt-14-dev golang-go \
-             libxml2-utils python3 chromium libcurl4-openssl-dev \
-             xz-utils sqlite3 clang-14 libc6-dbg
+# what building cfiprof needs
+BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw-dev \
+              libiberty-dev libcurl4-openssl-dev
+# what only the tests need: oracles, peers, viewers, test workloads
+TEST_PKGS  := binutils linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
+              chromium xz-utils sqlite3 clang-14 libc6-dbg
 
-TABLES_SRC := $(sort $(wildcard tables/*.c))
-TABLES_OBJ := $(TABLES_SRC:%.c=$(OUT)/%.o)
-USER_SRC   := $(sort $(wildcard user/*.c))
-USER_OBJ   := $(USER_SRC:%.c=$(OUT)/%.o)
-# everything in user/ but main.c, so tests can link the user-space code
-USERLIB_OBJ := $(filter-out $(OUT)/user/main.o,$(USER_OBJ))
+# the plain C libraries: helpers, ELF access, the CFI compiler (no BPF, no user/)
+LIB_SRC    := $(sort $(wildcard common/*.c elf/*.c tables/*.c))
+# user space but the CLI (main + subcommands): what tests and fuzz targets link
+USERLIB_SRC := $(sort $(wildcard user/*/*.c))
+USERLIB_SRC := $(filter-out user/cli/%,$(USERLIB_SRC))
+CLI_SRC    := user/main.c $(sort $(wildcard user/cli/*.c))
 BPF_SRC    := $(sort $(wildcard bpf/*.bpf.c))
 BPF_OBJ    := $(BPF_SRC:bpf/%.bpf.c=$(OUT)/%.bpf.o)
 BPF_SKEL   := $(BPF_SRC:bpf/%.bpf.c=$(OUT)/%.skel.h)
-ifneq ($(BPF_SRC),)
-USER_LIBS  := -lbpf
-endif
 
-TEST_SRC   := $(sort $(wildcard tests/test_*.c))
-TEST_BIN   := $(TEST_SRC:tests/%.c=$(OUT)/tests/%)
-ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-# tables-only tests, and tests that link the user-space code (built with ASan too)
-ASAN_TESTS := test_tables_malformed test_tables_rules
-ASAN_USER_TESTS := test_user_units test_symbolize test_fuzz_regressions
-ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%) $(ASAN_USER_TESTS:%=$(OUT)/asan/%)
+# tests/unit: no kernel needed; tests/e2e: BPF, perf events, real programs
+TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c tests/e2e/test_*.c))
+TEST_BIN   := $(addprefix $(OUT)/tests/,$(notdir $(TEST_SRC:.c=)))
+# unit tests run once more under ASan + UBSan (tests/run.sh reports them as NAME[asan])
+ASAN_TESTS := test_tables_malformed test_tables_rules test_user_units test_symbolize \
+              test_fuzz_regressions
+ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
 # libFuzzer targets: one per parser of outside data, tests/fuzz/fuzz_*.c
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(OUT)/fuzz/%)
-FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-              -fno-omit-frame-pointer
-# everything in user/ but the commands and main (argp, BPF loading)
-FUZZ_USER_SRC := $(filter-out user/main.c user/cmd_%.c,$(USER_SRC))
-FUZZ_LIBS  := $(USER_LIBS) $(filter-out -lcurl,$(LDLIBS)) -lcurl -lpthread
+
+SAN_FLAGS  := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 include tests/progs/progs.mk
 
-.PHONY: all deps test bench fuzz clean format run demo kernel-matrix
+.PHONY: all deps test-deps test bench fuzz clean format run demo kernel-matrix
 .SECONDARY:
+.DELETE_ON_ERROR:
+.SECONDEXPANSION:
 all: $(OUT)/cfiprof
 
-deps:
-	@missing=""; for p in $(DEPS_PKGS); do \
+# $(call apt_install,PACKAGES): installs what is missing, quietly; nothing when all are there
+define apt_install
+	@missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -65,19 +65,13 @@ deps:
 		apt-get update -qq >/dev/null && apt-get install -y -qq $$missing >/dev/null || \
 			{ echo "deps: apt-get install failed for:$$missing" >&2; exit 1; }; \
 	fi
+endef
 
-# -MMD: each object depends on exactly the headers it includes
-$(OUT)/%.o: %.c | $(BPF_SKEL)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+deps:
+	$(call apt_install,$(BUILD_PKGS))
 
--include $(TABLES_OBJ:.o=.d) $(USER_OBJ:.o=.d)
-
-# the skeleton embeds the BPF object: whatever includes it must rebuild with it
-$(OUT)/user/loader.o: $(BPF_SKEL)
-
-$(OUT)/libcfitables.a: $(TABLES_OBJ)
-	$(AR) rcs $@ $^
+test-deps:
+	$(call apt_install,$(BUILD_PKGS) $(TEST_PKGS))
 
 # BPF: compile with clang -target bpf, then generate the skeleton.
 $(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux.h
@@ -88,49 +82,49 @@ $(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux.h
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
-$(OUT)/libcfiuser.a: $(USERLIB_OBJ)
-	@rm -f $@
-	$(AR) rcs $@ $^
+# One template for every build of the C code: $(call c_build,DIR,COMPILER,FLAGS)
+# compiles LIB_SRC, USERLIB_SRC and CLI_SRC to DIR/obj/ and archives
+# DIR/libcfitables.a and DIR/libcfiuser.a.  -MMD: each object depends on exactly
+# the headers it includes; the skeleton is built first for whoever includes it.
+define c_build
+$(1)/obj/%.o: %.c | $$(BPF_SKEL)
+	@mkdir -p $$(dir $$@)
+	$(2) $(3) $$(BASE_FLAGS) -MMD -MP -c $$< -o $$@
+-include $$(patsubst %.c,$(1)/obj/%.d,$$(LIB_SRC) $$(USERLIB_SRC) $$(CLI_SRC))
+$(1)/libcfitables.a: $$(LIB_SRC:%.c=$(1)/obj/%.o)
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+$(1)/libcfiuser.a: $$(USERLIB_SRC:%.c=$(1)/obj/%.o)
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+$(eval $(call c_build,$(OUT),$(CC),$(CFLAGS)))
+$(eval $(call c_build,$(OUT)/asan,$(CC),$(SAN_FLAGS)))
+$(eval $(call c_build,$(OUT)/fuzz,$(CLANG),$(SAN_FLAGS) -fsanitize=fuzzer-no-link))
 
-$(OUT)/cfiprof: $(OUT)/user/main.o $(OUT)/libcfiuser.a $(OUT)/libcfitables.a
-	$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS) $(LDLIBS) -lpthread
+# the skeleton embeds the BPF object: whatever includes it must rebuild with it
+$(OUT)/obj/user/session/bpf_program.o: $(BPF_SKEL)
+
+LIBS = $(1)/libcfiuser.a $(1)/libcfitables.a $(LDLIBS)
+
+$(OUT)/cfiprof: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libcfiuser.a $(OUT)/libcfitables.a
+	$(CC) $(CFLAGS) $(filter %.o,$^) -o $@ $(call LIBS,$(OUT))
 
 # ---- tests ----
-$(OUT)/tests/%: tests/%.c $(OUT)/libcfiuser.a $(OUT)/libcfitables.a $(BPF_SKEL) tests/harness.h $(wildcard tests/*.h)
+# the source of test NAME, wherever it lives under tests/
+test_src = $(filter %/$(1).c,$(TEST_SRC))
+TEST_HDRS := $(wildcard tests/lib/*.h tests/fuzz/*.h) $(wildcard tests/fuzz/*.c)
+$(OUT)/tests/test_%: $$(call test_src,test_$$*) $(OUT)/libcfiuser.a $(OUT)/libcfitables.a \
+		$(BPF_SKEL) $(TEST_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests $< -o $@ $(OUT)/libcfiuser.a $(OUT)/libcfitables.a $(USER_LIBS) $(LDLIBS) -lpthread
+	$(CC) $(CFLAGS) $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT))
 
-$(OUT)/asan/%: tests/%.c $(TABLES_SRC) tests/harness.h tests/mini_elf.h
+$(OUT)/asan/test_%: $$(call test_src,test_$$*) $(OUT)/asan/libcfiuser.a \
+		$(OUT)/asan/libcfitables.a $(TEST_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_FLAGS) $(WARN) -std=gnu11 -I. -Itests -D_GNU_SOURCE $< $(TABLES_SRC) -o $@ $(LDLIBS)
+	$(CC) $(SAN_FLAGS) $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT)/asan)
 
-# The user-space code and the tables compiled with ASan + UBSan, for the
-# ASAN_USER_TESTS (the same tests as above, once more under the sanitizers).
-$(OUT)/asan/obj/%.o: %.c | $(BPF_SKEL)
-	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_FLAGS) $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE -MMD -MP -c $< -o $@
-
-ASAN_USER_OBJ   := $(USERLIB_OBJ:$(OUT)/%=$(OUT)/asan/obj/%)
-ASAN_TABLES_OBJ := $(TABLES_OBJ:$(OUT)/%=$(OUT)/asan/obj/%)
--include $(ASAN_USER_OBJ:.o=.d) $(ASAN_TABLES_OBJ:.o=.d)
-
-$(OUT)/asan/libcfiuser.a: $(ASAN_USER_OBJ)
-	@rm -f $@
-	$(AR) rcs $@ $^
-
-$(OUT)/asan/libcfitables.a: $(ASAN_TABLES_OBJ)
-	@rm -f $@
-	$(AR) rcs $@ $^
-
-$(ASAN_USER_TESTS:%=$(OUT)/asan/%): $(OUT)/asan/%: tests/%.c $(OUT)/asan/libcfiuser.a \
-		$(OUT)/asan/libcfitables.a $(wildcard tests/*.h tests/fuzz/*.[ch])
-	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_FLAGS) $(WARN) -std=gnu11 -I. -I$(OUT) -Itests -D_GNU_SOURCE $< -o $@ \
-		$(OUT)/asan/libcfiuser.a $(OUT)/asan/libcfitables.a $(FUZZ_LIBS)
-
-$(OUT)/tests/test_fuzz_regressions: $(wildcard tests/fuzz/*.[ch])
-
-test: deps $(TEST_PROGS)
+test: test-deps $(TEST_PROGS)
 	@$(MAKE) --no-print-directory all $(TEST_BIN) $(ASAN_BIN)
 	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN)
 
@@ -145,9 +139,9 @@ demo: deps
 
 run: demo
 
-$(OUT)/bench/bench_aggregate: tests/bench/bench_aggregate.c $(OUT)/libcfiuser.a
+$(OUT)/bench/bench_aggregate: tests/bench/bench_aggregate.c $(OUT)/libcfiuser.a $(OUT)/libcfitables.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< -o $@ $(OUT)/libcfiuser.a $(OUT)/libcfitables.a $(USER_LIBS) $(LDLIBS) -lpthread
+	$(CC) $(CFLAGS) $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT))
 
 # tests/bench/fpwalk: the kernel's own frame-pointer walk (bpf_get_stack), the baseline of
 # the walker's per-frame cost; built like the main program (clang -target bpf + skeleton).
@@ -160,10 +154,10 @@ $(OUT)/bench/fpwalk.skel.h: $(OUT)/bench/fpwalk.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
 $(OUT)/bench/fpwalk: tests/bench/fpwalk.c $(OUT)/bench/fpwalk.skel.h
-	$(CC) $(CFLAGS) -I$(OUT)/bench $< -o $@ -lbpf -lelf -lz
+	$(CC) $(CFLAGS) $(BASE_FLAGS) -I$(OUT)/bench $< -o $@ -lbpf -lelf -lz
 
 # make bench: about 20 minutes; tests/bench/peers.py writes tests/bench/RESULTS.md
-bench: deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/fpwalk $(TEST_PROGS) $(BENCH_PROGS)
+bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/fpwalk $(TEST_PROGS) $(BENCH_PROGS)
 	@tests/bench/peers.py
 	@tests/bench/run.sh
 	@tests/bench/walker_cost.sh
@@ -172,49 +166,30 @@ bench: deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/fpwalk $(TEST_PROGS) $
 	@tests/bench/agent_overhead.sh
 
 # Every tests/fuzz/fuzz_NAME.c is a libFuzzer target build/fuzz/fuzz_NAME,
-# linked with the tables and user/ (commands and main excluded) compiled
-# with coverage + ASan + UBSan.  make fuzz runs each for FUZZ_SECONDS;
-# make fuzz FUZZ_TARGETS="fuzz_perfmap fuzz_kallsyms" runs only those.
+# linked with the libraries of the fuzz build (coverage + ASan + UBSan).  make
+# fuzz runs each for FUZZ_SECONDS; make fuzz FUZZ_TARGETS="fuzz_perfmap
+# fuzz_kallsyms" runs only those.
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS ?= $(FUZZ_BIN:$(OUT)/fuzz/%=%)
-FUZZ_USER_OBJ   := $(FUZZ_USER_SRC:%.c=$(OUT)/fuzz/obj/%.o)
-FUZZ_TABLES_OBJ := $(TABLES_SRC:%.c=$(OUT)/fuzz/obj/%.o)
--include $(FUZZ_USER_OBJ:.o=.d) $(FUZZ_TABLES_OBJ:.o=.d)
 
-$(OUT)/fuzz/obj/%.o: %.c | $(BPF_SKEL)
+$(OUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(OUT)/fuzz/libcfiuser.a $(OUT)/fuzz/libcfitables.a \
+		$(TEST_HDRS)
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(WARN) -std=gnu11 -I. -I$(OUT) \
-		-D_GNU_SOURCE -MMD -MP -c $< -o $@
+	$(CLANG) $(SAN_FLAGS) -fsanitize=fuzzer $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT)/fuzz)
 
-$(OUT)/fuzz/libcfiuser.a: $(FUZZ_USER_OBJ)
-	@rm -f $@
-	$(AR) rcs $@ $^
-
-$(OUT)/fuzz/libcfitables.a: $(FUZZ_TABLES_OBJ)
-	@rm -f $@
-	$(AR) rcs $@ $^
-
-$(OUT)/fuzz/%: tests/fuzz/%.c $(OUT)/fuzz/libcfiuser.a $(OUT)/fuzz/libcfitables.a \
-		$(wildcard tests/fuzz/*.h) tests/mini_elf.h
-	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE \
-		$< -o $@ $(OUT)/fuzz/libcfiuser.a $(OUT)/fuzz/libcfitables.a $(FUZZ_LIBS)
-
-fuzz: deps all $(FUZZ_BIN) $(OUT)/progs/chain
+fuzz: test-deps all $(FUZZ_BIN) $(OUT)/progs/chain
 	@OUT=$(OUT) tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # Boots Debian's packaged kernel under qemu and runs cfiprof inside (not in make test).
 KMATRIX_PKGS := qemu-system-x86 busybox-static cpio
-kernel-matrix: deps
+kernel-matrix: test-deps
 	@$(MAKE) --no-print-directory all $(TEST_PROGS)
-	@missing=""; for p in $(KMATRIX_PKGS); do \
-		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
-	done; \
-	[ -z "$$missing" ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null
+	$(call apt_install,$(KMATRIX_PKGS))
 	@tests/kernel_matrix/run.sh
 
 format:
-	clang-format -i $(wildcard bpf/*.[ch] user/*.[ch] tables/*.[ch] tests/*.[ch] tests/fuzz/*.[ch])
+	clang-format -i $(wildcard bpf/*.[ch] common/*.[ch] elf/*.[ch] tables/*.[ch] user/*.c \
+		user/*/*.[ch] tests/*/*.[ch])
 
 clean:
 	rm -rf $(OUT) demo.svg demo.txt demo.rec

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../bpf/cfiprof_abi.h"
+#include "bpf/cfiprof_abi.h"
 
 /* Error codes (negative return values). */
 enum cfi_err {

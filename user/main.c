@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "user/cli/commands.h"
 
 static const struct {
 	const char *name;

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "user/aggregate.h"
+#include "user/profile/aggregate.h"
 
 #define FRAMES 32
 #define DISTINCT 20000

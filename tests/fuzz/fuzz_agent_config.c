@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "user/agent_config.h"
+#include "user/agent/config.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "user/elf_build_id.h"
-#include "user/symbolize.h"
+#include "elf/build_id.h"
+#include "user/symbolize/symbolize.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

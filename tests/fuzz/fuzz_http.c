@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "user/agent_push.c"
+#include "user/agent/push.c"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/proc_maps.h"
+#include "user/track/proc_maps.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

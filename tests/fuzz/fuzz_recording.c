@@ -14,13 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "user/aggregate.h"
-#include "user/cgroups.h"
-#include "user/frame_names.h"
-#include "user/output.h"
-#include "user/proc_tracker.h"
-#include "user/profile.h"
-#include "user/recording.h"
+#include "user/profile/aggregate.h"
+#include "user/track/cgroups.h"
+#include "user/symbolize/frame_names.h"
+#include "user/output/format.h"
+#include "user/track/proc_tracker.h"
+#include "user/profile/profile.h"
+#include "user/profile/recording.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

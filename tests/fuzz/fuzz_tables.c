@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "tables/cfi_table.h"
-#include "../mini_elf.h"
+#include "tests/lib/mini_elf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

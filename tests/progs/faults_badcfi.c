@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * faults_badcfi SECS LIB [LIB...]: dlopen()s each LIB (copies of
- * libfaults_badcfi.so with corrupted CFI, made by tests/test_faults.c), runs
+ * libfaults_badcfi.so with corrupted CFI, made by tests/e2e/test_faults.c), runs
  * each one's bc_entry in its own thread ("bc_lib0", "bc_lib1", ...: spins
  * forever inside the library), while the main thread spins for SECS in
  * main -> bc_a -> bc_b -> bc_leaf, then the process exits.

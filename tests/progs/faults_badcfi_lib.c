@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The library tests/test_faults.c copies and corrupts (.eh_frame CIE / FDE
+ * The library tests/e2e/test_faults.c copies and corrupts (.eh_frame CIE / FDE
  * lengths and opcodes): bc_entry -> bc_lib_leaf spins forever.
  */
 #define NOINLINE __attribute__((noinline, noclone, used))

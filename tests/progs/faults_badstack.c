@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Corrupted stacks in sampled leaves (tests/test_faults.c).  One thread per
+ * Corrupted stacks in sampled leaves (tests/e2e/test_faults.c).  One thread per
  * case, named after it; each sets rsp / rbp to something hostile in a
  * hand-written leaf and spins there forever (the process exits after SECS by
  * exit_group, which kills them).  Expected stop reason (see bpf/walker.h):

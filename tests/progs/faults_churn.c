@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Address-space and thread churn while profiled (tests/test_faults.c):
+ * Address-space and thread churn while profiled (tests/e2e/test_faults.c):
  *   faults_churn mmap SECS FILE1 FILE2
  *       a thread ("fc_churn") maps FILE1 / FILE2 in turn PROT_READ|PROT_EXEC
  *       (whole file, then one page at a fixed spot inside a reserved area),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Process lifecycle events in the middle of profiling (tests/test_faults.c):
+ * Process lifecycle events in the middle of profiling (tests/e2e/test_faults.c):
  *   faults_life exit SECS
  *       main -> fl_a -> fl_leaf spins until SIGUSR1 arrives, then SECS more,
  *       then the process exits (profiled with -p and a longer -d: the

@@ -2,7 +2,7 @@
 /*
  * main -> vs_loop calls clock_gettime without pause, so most samples land in
  * the vDSO (__vdso_clock_gettime): its frames must be named the same live
- * and from a saved recording (tests/test_cli_outputs.c).
+ * and from a saved recording (tests/e2e/test_cli_outputs.c).
  */
 #include <stdlib.h>
 #include <time.h>

@@ -1,0 +1,1567 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * cfiprof agent, end to end, with short intervals while build/progs/chain runs:
+ *  1. files: three 2-second intervals (--duration 6); each file opens in
+ *     `go tool pprof -top` with `leaf`; the samples in the files add up to the
+ *     BPF counters minus the counted losses (the agent's final log line); the
+ *     metrics endpoint serves the documented names with sane values; SIGHUP
+ *     re-reads the config file (labels team=a, then team=b);
+ *  2. push: a loopback receiver checks method, path, query (name, from,
+ *     until, format), tenant and bearer headers and that the body gunzips to
+ *     a pprof with `leaf`; then answers 503, then stalls past the push
+ *     timeout, then recovers; every interval arrives exactly once, in order;
+ *  3. backend down: the spool keeps the profiles, its bound drops the oldest
+ *     (counted and logged); SIGTERM flushes the partial interval;
+ *  4. restart: what the spool kept is delivered in order first; kill -9
+ *     leaves no BPF program or link behind; a second start works at once;
+ *  5. churn: 2,000 short processes; tracked processes, RSS and table bytes
+ *     return to their baseline;
+ *  6. in a cgroup of the test's own (--cgroup): --max-processes and
+ *     --max-table-bytes unload the least recently sampled processes (counted)
+ *     and the busy program stays completely unwound; 300 processes living
+ *     ~5 ms each have all their samples in the profiles.
+ *
+ * Environment: CFIPROF (default build/cfiprof), OUT (default build).
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "tests/lib/cli_util.h"
+#include "tests/lib/harness.h"
+
+#define PATHBUF (PATH_MAX + 256)
+
+static const char *cfiprof_bin;
+static char chain_bin[PATH_MAX];
+static char tmpdir[256];
+static char go_bin[PATH_MAX];
+
+/* ---- processes ---- */
+
+/* Waits until the file contains needle; true if it did within timeout. */
+static bool wait_for_text(const char *path, const char *needle, double timeout)
+{
+	double deadline = now_s() + timeout;
+
+	do {
+		char *s = slurp(path);
+		bool found = strstr(s, needle) != NULL;
+
+		free(s);
+		if (found)
+			return true;
+		usleep(50000);
+	} while (now_s() < deadline);
+	return false;
+}
+
+/* The value of key=VALUE in the last line of the log containing msg. */
+static bool log_value(const char *log, const char *msg, const char *key, char *out, size_t len)
+{
+	char *s = slurp(log), *line = NULL, *p, pat[64];
+	bool ok = false;
+
+	for (p = strstr(s, msg); p; p = strstr(p + 1, msg))
+		line = p;
+	snprintf(pat, sizeof(pat), " %s=", key);
+	if (line) {
+		char *eol = strchr(line, '\n');
+
+		if (eol)
+			*eol = 0;
+		p = strstr(line, pat);
+		if (p) {
+			p += strlen(pat);
+			snprintf(out, len, "%.*s", (int)strcspn(p, " "), p);
+			ok = true;
+		}
+	}
+	free(s);
+	return ok;
+}
+
+static uint64_t log_u64(const char *log, const char *msg, const char *key)
+{
+	char v[64];
+
+	return log_value(log, msg, key, v, sizeof(v)) ? strtoull(v, NULL, 10) : UINT64_MAX;
+}
+
+/* ---- pprof decoding (just what the checks need) ---- */
+
+struct pprof_info {
+	bool ok;
+	uint64_t nr_samples, total; /* sample messages, sum of value[0] */
+	uint64_t duration_ns;
+	bool has_leaf;
+	char comments[512]; /* joined with ';' */
+	char labels[512];   /* distinct label keys seen on the first sample */
+};
+
+static int gunzip(const void *in, size_t len, uint8_t **out, size_t *out_len)
+{
+	z_stream zs = {0};
+	size_t cap = len * 8 + 4096, n = 0;
+	uint8_t *buf = malloc(cap);
+	int ret;
+
+	if (!buf || inflateInit2(&zs, 15 + 32) != Z_OK) {
+		free(buf);
+		return -1;
+	}
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	do {
+		if (cap - n < 65536) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+		}
+		zs.next_out = buf + n;
+		zs.avail_out = (uInt)(cap - n);
+		ret = inflate(&zs, Z_NO_FLUSH);
+		n = cap - zs.avail_out;
+	} while (ret == Z_OK);
+	inflateEnd(&zs);
+	if (ret != Z_STREAM_END) {
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	*out_len = n;
+	return 0;
+}
+
+static int varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
+{
+	int shift = 0;
+
+	*v = 0;
+	while (*pos < len && shift < 64) {
+		uint8_t c = p[(*pos)++];
+
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return 0;
+		shift += 7;
+	}
+	return -1;
+}
+
+/* Calls fn for each field of a message: field number, wire type, varint value or body. */
+typedef void (*field_fn)(void *ctx, int field, int wire, uint64_t v, const uint8_t *body,
+			 size_t len);
+
+static int walk(const uint8_t *p, size_t len, field_fn fn, void *ctx)
+{
+	size_t pos = 0;
+	uint64_t key, v;
+
+	while (pos < len) {
+		if (varint(p, len, &pos, &key))
+			return -1;
+		switch (key & 7) {
+		case 0:
+			if (varint(p, len, &pos, &v))
+				return -1;
+			fn(ctx, (int)(key >> 3), 0, v, NULL, 0);
+			break;
+		case 1:
+			pos += 8;
+			break;
+		case 5:
+			pos += 4;
+			break;
+		case 2:
+			if (varint(p, len, &pos, &v) || v > len - pos)
+				return -1;
+			fn(ctx, (int)(key >> 3), 2, v, p + pos, v);
+			pos += v;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return pos == len ? 0 : -1;
+}
+
+struct decode {
+	struct pprof_info *pi;
+	const char **strs;
+	size_t nr_strs, cap_strs;
+	uint64_t comments[32];
+	int nr_comments;
+	uint64_t label_keys[32];
+	int nr_label_keys;
+	bool first_sample_done, in_first;
+	uint64_t value0;
+	bool value_seen;
+};
+
+static void label_field(void *ctx, int field, int wire, uint64_t v, const uint8_t *b, size_t l)
+{
+	struct decode *d = ctx;
+
+	(void)b;
+	(void)l;
+	if (field == 1 && wire == 0 && d->nr_label_keys < 32)
+		d->label_keys[d->nr_label_keys++] = v;
+}
+
+static void sample_field(void *ctx, int field, int wire, uint64_t v, const uint8_t *b, size_t l)
+{
+	struct decode *d = ctx;
+	size_t pos = 0;
+
+	if (field == 2 && !d->value_seen) {
+		if (wire == 0) {
+			d->value0 = v;
+		} else if (varint(b, l, &pos, &v) == 0) {
+			d->value0 = v;
+		}
+		d->value_seen = true;
+	}
+	if (field == 3 && wire == 2 && d->in_first)
+		walk(b, l, label_field, d);
+}
+
+static void profile_field(void *ctx, int field, int wire, uint64_t v, const uint8_t *b, size_t l)
+{
+	struct decode *d = ctx;
+	size_t pos = 0;
+
+	switch (field) {
+	case 2:
+		d->value_seen = false;
+		d->value0 = 0;
+		d->in_first = !d->first_sample_done;
+		walk(b, l, sample_field, d);
+		d->first_sample_done = true;
+		d->pi->nr_samples++;
+		d->pi->total += d->value0;
+		break;
+	case 6: {
+		char *s = strndup((const char *)b, l);
+
+		if (d->nr_strs == d->cap_strs) {
+			d->cap_strs = d->cap_strs ? d->cap_strs * 2 : 256;
+			d->strs = realloc(d->strs, d->cap_strs * sizeof(*d->strs));
+		}
+		d->strs[d->nr_strs++] = s;
+		if (!strcmp(s, "leaf"))
+			d->pi->has_leaf = true;
+		break;
+	}
+	case 10:
+		d->pi->duration_ns = v;
+		break;
+	case 13:
+		if (wire == 0) {
+			if (d->nr_comments < 32)
+				d->comments[d->nr_comments++] = v;
+		} else {
+			while (pos < l && d->nr_comments < 32 && !varint(b, l, &pos, &v))
+				d->comments[d->nr_comments++] = v;
+		}
+		break;
+	}
+}
+
+static struct pprof_info decode_pprof(const void *gz, size_t len)
+{
+	struct pprof_info pi = {0};
+	struct decode d = {.pi = &pi};
+	uint8_t *raw;
+	size_t raw_len, i, n = 0;
+
+	if (gunzip(gz, len, &raw, &raw_len))
+		return pi;
+	pi.ok = !walk(raw, raw_len, profile_field, &d);
+	for (i = 0; i < (size_t)d.nr_comments; i++)
+		if (d.comments[i] < d.nr_strs)
+			n += (size_t)snprintf(pi.comments + n, sizeof(pi.comments) - n, "%s;",
+					      d.strs[d.comments[i]]);
+	n = 0;
+	for (i = 0; i < (size_t)d.nr_label_keys; i++)
+		if (d.label_keys[i] < d.nr_strs && n < sizeof(pi.labels))
+			n += (size_t)snprintf(pi.labels + n, sizeof(pi.labels) - n, "%s;",
+					      d.strs[d.label_keys[i]]);
+	for (i = 0; i < d.nr_strs; i++)
+		free((char *)d.strs[i]);
+	free(d.strs);
+	free(raw);
+	return pi;
+}
+
+static struct pprof_info decode_file(const char *path)
+{
+	size_t len;
+	char *s = slurp_len(path, &len);
+	struct pprof_info pi = decode_pprof(s, len);
+
+	free(s);
+	return pi;
+}
+
+/* ---- go tool pprof ---- */
+
+static const char *find_go(void)
+{
+	static const char *const cands[] = {"/usr/bin/go", "/usr/lib/go/bin/go",
+					    "/usr/local/go/bin/go"};
+	size_t i;
+
+	for (i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
+		if (!access(cands[i], X_OK))
+			return cands[i];
+	return NULL;
+}
+
+static char *run_pprof(const char *args, const char *file, int *status)
+{
+	char cmd[PATHBUF * 4], *out = NULL, buf[4096];
+	size_t len = 0, got;
+	FILE *p, *m;
+	int st;
+
+	*status = -1;
+	snprintf(cmd, sizeof(cmd),
+		 "HOME=%1$s GOCACHE=%1$s/gocache GOPATH=%1$s/gopath GOTOOLCHAIN=local "
+		 "GOFLAGS= GOPROXY=off PPROF_TMPDIR=%1$s PPROF_BINARY_PATH=%1$s "
+		 "%2$s tool pprof %3$s %4$s 2>&1",
+		 tmpdir, go_bin, args, file);
+	m = open_memstream(&out, &len);
+	p = popen(cmd, "r");
+	if (!p) {
+		fclose(m);
+		free(out);
+		return NULL;
+	}
+	while ((got = fread(buf, 1, sizeof(buf), p)) > 0)
+		fwrite(buf, 1, got, m);
+	st = pclose(p);
+	fclose(m);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return out;
+}
+
+/* ---- files in a directory ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names in dir starting with prefix (NULL: all but dot files); caller frees. */
+static int list_dir(const char *dir, const char *prefix, char ***out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **v = NULL;
+	int n = 0;
+
+	*out = NULL;
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (prefix ? strncmp(e->d_name, prefix, strlen(prefix)) : e->d_name[0] == '.')
+			continue;
+		v = realloc(v, (size_t)(n + 1) * sizeof(*v));
+		v[n++] = strdup(e->d_name);
+	}
+	closedir(d);
+	qsort(v, (size_t)n, sizeof(*v), cmp_str);
+	*out = v;
+	return n;
+}
+
+static void free_list(char **v, int n)
+{
+	while (n-- > 0)
+		free(v[n]);
+	free(v);
+}
+
+static uint64_t dir_bytes(const char *dir, int *files)
+{
+	char **v, path[PATHBUF];
+	struct stat st;
+	uint64_t total = 0;
+	int n = list_dir(dir, NULL, &v), i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, v[i]);
+		if (!stat(path, &st))
+			total += (uint64_t)st.st_size;
+	}
+	if (files)
+		*files = n;
+	free_list(v, n);
+	return total;
+}
+
+/* ---- HTTP: a tiny client for /metrics and the receiver for pushes ---- */
+
+static int connect_to(const char *addr)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	char host[64];
+	const char *colon = strrchr(addr, ':');
+	int fd;
+
+	if (!colon)
+		return -1;
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
+	sa.sin_port = htons((uint16_t)atoi(colon + 1));
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+		return -1;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Full response (headers and body) of GET path, or NULL. */
+static char *http_get(const char *addr, const char *path)
+{
+	char req[256], buf[4096], *out = NULL;
+	size_t len = 0;
+	ssize_t n;
+	FILE *m;
+	int fd = connect_to(addr);
+
+	if (fd < 0)
+		return NULL;
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, addr);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
+		close(fd);
+		return NULL;
+	}
+	m = open_memstream(&out, &len);
+	while (poll(&(struct pollfd){.fd = fd, .events = POLLIN}, 1, 5000) > 0 &&
+	       (n = read(fd, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)n, m);
+	fclose(m);
+	close(fd);
+	return out;
+}
+
+/* The value of a metric line "NAME VALUE" (name may include {labels}); NAN-like -1 if absent. */
+static double metric_value(const char *body, const char *name)
+{
+	const char *p = body;
+	size_t n = strlen(name);
+
+	while ((p = strstr(p, name))) {
+		if ((p == body || p[-1] == '\n') && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+		p += n;
+	}
+	return -1;
+}
+
+enum recv_mode { RECV_OK, RECV_503, RECV_STALL };
+
+struct receiver {
+	int fd, port;
+	pthread_t thread;
+	volatile bool stop;
+	pthread_mutex_t lock;
+	/* the plan: after the first accepted push, 503 for t503 s, then stall for tstall s */
+	bool outage;
+	double t503, tstall, first_ok_at;
+	/* what the agent should send */
+	char want_name[512], want_tenant[64], want_token[64];
+	bool check_leaf;
+	/* what it sent */
+	int nr_ok, nr_503, nr_stall, nr_requests;
+	uint64_t from_ok[256], until_ok[256];
+	char first_err[512];
+	bool first_checked;
+};
+
+static int hexval(int c)
+{
+	return isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
+}
+
+static void url_decode(const char *in, size_t len, char *out, size_t outlen)
+{
+	size_t o = 0, i;
+
+	for (i = 0; i < len && o + 1 < outlen; i++) {
+		if (in[i] == '%' && i + 2 < len && isxdigit((unsigned char)in[i + 1]) &&
+		    isxdigit((unsigned char)in[i + 2])) {
+			out[o++] = (char)(hexval(in[i + 1]) * 16 + hexval(in[i + 2]));
+			i += 2;
+		} else {
+			out[o++] = in[i] == '+' ? ' ' : in[i];
+		}
+	}
+	out[o] = 0;
+}
+
+static bool query_param(const char *query, const char *key, char *out, size_t len)
+{
+	size_t kl = strlen(key);
+	const char *p = query;
+
+	while (p && *p) {
+		if (!strncmp(p, key, kl) && p[kl] == '=') {
+			p += kl + 1;
+			url_decode(p, strcspn(p, "& "), out, len);
+			return true;
+		}
+		p = strchr(p, '&');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+static const char *header_value(const char *hdrs, const char *name, char *out, size_t len)
+{
+	const char *p = hdrs;
+	size_t n = strlen(name);
+
+	while ((p = strchr(p, '\n'))) {
+		p++;
+		if (!strncasecmp(p, name, n) && p[n] == ':') {
+			p += n + 1;
+			while (*p == ' ')
+				p++;
+			snprintf(out, len, "%.*s", (int)strcspn(p, "\r\n"), p);
+			return out;
+		}
+	}
+	return NULL;
+}
+
+/* Reads one request: headers into hdr (NUL-terminated), body malloc'd. */
+static int read_request(int fd, char *hdr, size_t hlen, char **body, size_t *blen)
+{
+	size_t n = 0, clen = 0, have;
+	char *end = NULL, v[32];
+	ssize_t r;
+
+	*body = NULL;
+	while (n < hlen - 1) {
+		if (poll(&(struct pollfd){.fd = fd, .events = POLLIN}, 1, 3000) <= 0)
+			return -1;
+		r = read(fd, hdr + n, hlen - 1 - n);
+		if (r <= 0)
+			return -1;
+		n += (size_t)r;
+		hdr[n] = 0;
+		end = strstr(hdr, "\r\n\r\n");
+		if (end)
+			break;
+	}
+	if (!end)
+		return -1;
+	if (header_value(hdr, "Content-Length", v, sizeof(v)))
+		clen = strtoul(v, NULL, 10);
+	have = n - (size_t)(end + 4 - hdr);
+	*body = malloc(clen + 1);
+	memcpy(*body, end + 4, have < clen ? have : clen);
+	end[2] = 0; /* headers end here */
+	while (have < clen) {
+		if (poll(&(struct pollfd){.fd = fd, .events = POLLIN}, 1, 3000) <= 0)
+			return -1;
+		r = read(fd, *body + have, clen - have);
+		if (r <= 0)
+			return -1;
+		have += (size_t)r;
+	}
+	*blen = clen;
+	return 0;
+}
+
+static void reply(int fd, int code)
+{
+	char buf[256];
+	const char *text = code == 200 ? "OK" : "Service Unavailable";
+
+	snprintf(buf, sizeof(buf),
+		 "HTTP/1.1 %d %s\r\nContent-Length: 3\r\nConnection: close\r\n\r\n%d", code, text,
+		 code / 10 == 50 ? 503
+		 : code == 200	 ? 200
+				 : code);
+	if (write(fd, buf, strlen(buf)) < 0)
+		return;
+}
+
+/* Checks everything about the first push; returns "" or what is wrong. */
+static void check_first(struct receiver *rv, const char *hdr, const char *body, size_t blen)
+{
+	char line[1024], path[1024], q[600], v[512];
+	const char *query;
+	struct pprof_info pi;
+	size_t n = 0;
+	uint64_t from, until;
+
+#define BAD(...) (n += (size_t)snprintf(rv->first_err + n, sizeof(rv->first_err) - n, __VA_ARGS__))
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(hdr, "\r\n"), hdr);
+	if (sscanf(line, "POST %1023s HTTP/1.1", path) != 1)
+		BAD("request line '%s'; ", line);
+	query = strchr(path, '?');
+	if (!query || strncmp(path, "/ingest?", 8))
+		BAD("path '%s'; ", path);
+	query = query ? query + 1 : "";
+	if (!query_param(query, "name", q, sizeof(q)) || strcmp(q, rv->want_name))
+		BAD("name '%s' (want '%s'); ", q, rv->want_name);
+	if (!query_param(query, "format", q, sizeof(q)) || strcmp(q, "pprof"))
+		BAD("format '%s'; ", q);
+	from = query_param(query, "from", q, sizeof(q)) ? strtoull(q, NULL, 10) : 0;
+	until = query_param(query, "until", q, sizeof(q)) ? strtoull(q, NULL, 10) : 0;
+	if (from < 1600000000 || until <= from || until - from > 5 ||
+	    (uint64_t)time(NULL) + 2 < until)
+		BAD("from %" PRIu64 " until %" PRIu64 "; ", from, until);
+	if (!header_value(hdr, "X-Scope-OrgID", v, sizeof(v)) || strcmp(v, rv->want_tenant))
+		BAD("tenant header; ");
+	snprintf(q, sizeof(q), "Bearer %s", rv->want_token);
+	if (!header_value(hdr, "Authorization", v, sizeof(v)) || strcmp(v, q))
+		BAD("authorization header; ");
+	pi = decode_pprof(body, blen);
+	if (!pi.ok || !pi.nr_samples)
+		BAD("body is not a gzip'd pprof with samples (%zu bytes); ", blen);
+	if (rv->check_leaf && !pi.has_leaf)
+		BAD("body has no 'leaf' function; ");
+	if (!strstr(pi.labels, "hostname;") || !strstr(pi.labels, "pid;"))
+		BAD("sample labels '%s'; ", pi.labels);
+#undef BAD
+	rv->first_checked = true;
+}
+
+static void *receiver_main(void *arg)
+{
+	struct receiver *rv = arg;
+	char hdr[8192], *body, q[64];
+	const char *query;
+	size_t blen;
+	int fd;
+
+	while (!rv->stop) {
+		enum recv_mode mode = RECV_OK;
+		double t;
+
+		if (poll(&(struct pollfd){.fd = rv->fd, .events = POLLIN}, 1, 100) <= 0)
+			continue;
+		fd = accept4(rv->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (read_request(fd, hdr, sizeof(hdr), &body, &blen)) {
+			free(body);
+			close(fd);
+			continue;
+		}
+		pthread_mutex_lock(&rv->lock);
+		rv->nr_requests++;
+		if (rv->outage && rv->nr_ok) {
+			t = now_s() - rv->first_ok_at;
+			mode = t < rv->t503		   ? RECV_503
+			       : t < rv->t503 + rv->tstall ? RECV_STALL
+							   : RECV_OK;
+		}
+		if (mode == RECV_OK) {
+			if (!rv->first_checked && rv->want_name[0])
+				check_first(rv, hdr, body, blen);
+			query = strchr(hdr, '?');
+			if (rv->nr_ok < 256 && query) {
+				rv->from_ok[rv->nr_ok] =
+				    query_param(query + 1, "from", q, sizeof(q))
+					? strtoull(q, NULL, 10)
+					: 0;
+				rv->until_ok[rv->nr_ok] =
+				    query_param(query + 1, "until", q, sizeof(q))
+					? strtoull(q, NULL, 10)
+					: 0;
+			}
+			if (!rv->nr_ok)
+				rv->first_ok_at = now_s();
+			rv->nr_ok++;
+		} else if (mode == RECV_503) {
+			rv->nr_503++;
+		} else {
+			rv->nr_stall++;
+		}
+		pthread_mutex_unlock(&rv->lock);
+		free(body);
+		if (mode == RECV_STALL) {
+			/* longer than the agent's push timeout: it gives up, and must retry */
+			sleep_s(1.5);
+		} else {
+			reply(fd, mode == RECV_OK ? 200 : 503);
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+static int listen_loopback(int *port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static int receiver_start(struct receiver *rv)
+{
+	rv->fd = listen_loopback(&rv->port);
+	if (rv->fd < 0)
+		return -1;
+	pthread_mutex_init(&rv->lock, NULL);
+	return pthread_create(&rv->thread, NULL, receiver_main, rv);
+}
+
+static void receiver_stop(struct receiver *rv)
+{
+	rv->stop = true;
+	pthread_join(rv->thread, NULL);
+	close(rv->fd);
+	pthread_mutex_destroy(&rv->lock);
+}
+
+/* ---- the agent ---- */
+
+static pid_t start_agent(char **extra, const char *log)
+{
+	char *argv[64];
+	int n = 0;
+
+	argv[n++] = (char *)cfiprof_bin;
+	argv[n++] = "agent";
+	while (*extra && n < 63)
+		argv[n++] = *extra++;
+	argv[n] = NULL;
+	return spawn(argv, NULL, log);
+}
+
+/* Starts the agent and waits for its metrics address (the "agent started" line). */
+static pid_t start_agent_metrics(char **argv, const char *log, char *addr, size_t len,
+				 const char *what)
+{
+	pid_t pid = start_agent(argv, log);
+
+	CHECK(wait_for_text(log, "agent started", 15), "%s: agent did not start", what);
+	CHECK(log_value(log, "agent started", "metrics", addr, len), "%s: no metrics address",
+	      what);
+	return pid;
+}
+
+static bool agent_exited_cleanly(pid_t pid, double timeout, const char *log)
+{
+	bool timed_out;
+	int st = wait_timeout(pid, timeout, &timed_out);
+	bool ok = exit_code(st, timed_out) == 0;
+
+	CHECK(ok, "agent exit status %d%s", st, timed_out ? " (killed: it did not exit in time)" : "");
+	if (!ok)
+		print_tail(log, 20);
+	return ok;
+}
+
+static void check_metrics(const char *addr)
+{
+	char *r = http_get(addr, "/metrics");
+	static const char *const names[] = {"cfiprof_samples_total",
+					    "cfiprof_samples_lost_total",
+					    "cfiprof_rule_cache_hit_ratio",
+					    "cfiprof_tables_loaded",
+					    "cfiprof_table_bytes",
+					    "cfiprof_processes_tracked",
+					    "cfiprof_agent_rss_bytes",
+					    "cfiprof_kernel_map_bytes",
+					    "cfiprof_intervals_total",
+					    "cfiprof_bpf_run_seconds_total",
+					    "cfiprof_agent_cpu_seconds_total"};
+	size_t i;
+	double v;
+
+	CHECK(r && strstr(r, "HTTP/1.1 200"), "GET /metrics: %.200s", r ? r : "(no answer)");
+	if (!r)
+		return;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		CHECK(metric_value(r, names[i]) >= 0, "metric %s missing", names[i]);
+	CHECK(strstr(r, "# TYPE cfiprof_samples_total counter"), "TYPE line missing");
+	CHECK(metric_value(r, "cfiprof_samples_total") > 0, "no samples");
+	CHECK(metric_value(r, "cfiprof_walks_total{reason=\"complete\"}") > 0, "no complete walks");
+	v = metric_value(r, "cfiprof_rule_cache_hit_ratio");
+	CHECK(v >= 0 && v <= 1, "hit ratio %g", v);
+	CHECK(metric_value(r, "cfiprof_tables_loaded") >= 1, "tables loaded");
+	CHECK(metric_value(r, "cfiprof_table_bytes") > 1000, "table bytes");
+	CHECK(metric_value(r, "cfiprof_processes_tracked") >= 2, "processes tracked");
+	v = metric_value(r, "cfiprof_agent_rss_bytes");
+	CHECK(v > 1e6 && v < 1e9, "rss %g", v);
+	CHECK(metric_value(r, "cfiprof_kernel_map_bytes") > 4096, "kernel map bytes");
+	CHECK(metric_value(r, "cfiprof_intervals_total") >= 1, "intervals");
+	free(r);
+	r = http_get(addr, "/nope");
+	CHECK(r && strstr(r, "HTTP/1.1 404"), "GET /nope: %.100s", r ? r : "(no answer)");
+	free(r);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* 1: files, counts, go tool pprof, metrics, SIGHUP */
+/* A sample of the agent's own gauges through /metrics. */
+struct gauges {
+	double rss, table_bytes, processes, lost, queue_dropped, loads;
+};
+
+static bool read_gauges(const char *addr, struct gauges *g)
+{
+	char *r = http_get(addr, "/metrics");
+
+	if (!r)
+		return false;
+	g->rss = metric_value(r, "cfiprof_agent_rss_bytes");
+	g->table_bytes = metric_value(r, "cfiprof_table_bytes");
+	g->processes = metric_value(r, "cfiprof_processes_tracked");
+	g->lost = metric_value(r, "cfiprof_samples_lost_total") +
+		  metric_value(r, "cfiprof_events_lost_total");
+	g->queue_dropped = metric_value(r, "cfiprof_tracker_queue_dropped_total");
+	g->loads = metric_value(r, "cfiprof_process_loads_total");
+	free(r);
+	return g->rss > 0 && g->table_bytes >= 0 && g->processes >= 0;
+}
+
+/* ---- a cgroup of our own: caps and short processes without the rest of the host ---- */
+
+static char cg_dir[PATH_MAX];
+
+static void cgroup_kill_all(void)
+{
+	char path[PATH_MAX + 32], *procs, *line, *save = NULL;
+
+	if (!cg_dir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg_dir);
+	procs = slurp(path);
+	for (line = procs ? strtok_r(procs, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save))
+		kill(atoi(line), SIGKILL);
+	free(procs);
+}
+
+static void cgroup_remove(void)
+{
+	int i;
+
+	if (!cg_dir[0])
+		return;
+	cgroup_kill_all();
+	for (i = 0; i < 100 && rmdir(cg_dir) && errno == EBUSY; i++)
+		usleep(20000);
+	cg_dir[0] = '\0';
+}
+
+static bool cgroup_make(void)
+{
+	static const char *const mounts[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
+	char probe[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+		/* only the cgroup v2 hierarchy has cgroup.controllers */
+		snprintf(probe, sizeof(probe), "%s/cgroup.controllers", mounts[i]);
+		if (access(probe, F_OK))
+			continue;
+		snprintf(cg_dir, sizeof(cg_dir), "%s/cfiprof-agent-test-%d", mounts[i],
+			 (int)getpid());
+		if (!mkdir(cg_dir, 0755))
+			return true;
+		fprintf(stderr, "mkdir %s: %s\n", cg_dir, strerror(errno));
+	}
+	cg_dir[0] = '\0';
+	return false;
+}
+
+/* Like spawn, but the child joins our cgroup before it execs. */
+static pid_t spawn_in_cgroup(char *const argv[])
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char path[PATH_MAX + 32];
+		int fd, null = open("/dev/null", O_WRONLY);
+
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cg_dir);
+		fd = open(path, O_WRONLY);
+		if (fd < 0 || write(fd, "0", 1) != 1 || null < 0)
+			_exit(126);
+		close(fd);
+		dup2(null, 1);
+		dup2(null, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+struct walk_counts {
+	double samples, complete, evicted_procs, evicted_tables, table_bytes, processes;
+};
+
+static bool read_walks(const char *addr, struct walk_counts *w)
+{
+	char *r = http_get(addr, "/metrics");
+
+	if (!r)
+		return false;
+	w->samples = metric_value(r, "cfiprof_samples_total");
+	w->complete = metric_value(r, "cfiprof_walks_total{reason=\"complete\"}");
+	w->evicted_procs = metric_value(r, "cfiprof_evictions_total{cap=\"max_processes\"}");
+	w->evicted_tables = metric_value(r, "cfiprof_evictions_total{cap=\"table_bytes\"}");
+	w->table_bytes = metric_value(r, "cfiprof_table_bytes");
+	w->processes = metric_value(r, "cfiprof_processes_tracked");
+	free(r);
+	return w->samples >= 0 && w->complete >= 0 && w->evicted_procs >= 0 &&
+	       w->evicted_tables >= 0;
+}
+
+/* Complete walks among the samples between two readings. */
+static double complete_ratio(const struct walk_counts *a, const struct walk_counts *b)
+{
+	double n = b->samples - a->samples;
+
+	return n > 0 ? (b->complete - a->complete) / n : 0;
+}
+
+/*
+ * Churn: 2,000 short processes (each exec is loaded by the agent) must not
+ * leave memory behind: exited processes are forgotten after their interval
+ * and their tables unloaded.  In the test's cgroup, beside an idle python3,
+ * so that nothing else on the host moves the figures.
+ */
+static void test_churn(void)
+{
+	char log[PATHBUF], addr[64], dir[PATHBUF];
+	/* idle tables go one interval after their last process (30 s by default) */
+	char *argv[] = {"--cgroup",	  cg_dir,	   "--interval",     "1",
+			"--duration",	  "40",		   "--output-dir",   dir,
+			"--metrics-addr", "127.0.0.1:0",   "--table-idle-ttl", "1",
+			NULL};
+	char *resident[] = {"python3", "-c", "import time; time.sleep(60)", NULL};
+	struct gauges before = {0}, peak = {0}, after = {0};
+	int i, procs = 0;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/churn.log", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/churn", tmpdir);
+	CHECK(spawn_in_cgroup(resident) > 0, "churn: cannot start python3");
+	sleep_s(0.3);
+	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "churn");
+	sleep_s(3); /* past the first intervals: the baseline includes the steady state */
+	CHECK(read_gauges(addr, &before), "churn: no baseline gauges");
+	/* batches of 40 living 0.1 s each (one 0.5 s batch, measured while it lives) */
+	for (i = 0; i < 2000; i += 40) {
+		pid_t batch[40];
+		int k;
+
+		for (k = 0; k < 40; k++) {
+			char *sl[] = {"/bin/sleep", i == 1000 ? "0.5" : "0.1", NULL};
+
+			batch[k] = spawn_in_cgroup(sl);
+		}
+		if (i == 1000) {
+			sleep_s(0.3); /* the exec events reach the agent's loader thread */
+			read_gauges(addr, &peak);
+		}
+		for (k = 0; k < 40; k++)
+			procs += batch[k] > 0 && waitpid(batch[k], NULL, 0) == batch[k];
+	}
+	CHECK(procs == 2000, "churn: %d of 2000 processes ran", procs);
+	sleep_s(4); /* two intervals: exited processes are dropped at the second */
+	CHECK(read_gauges(addr, &after), "churn: no gauges after");
+	printf("churn: %.0f loads; processes tracked %.0f -> %.0f mid-churn -> %.0f after; rss %.1f "
+	       "-> %.1f -> %.1f MB; table bytes %.0f -> %.0f\n",
+	       after.loads - before.loads, before.processes, peak.processes, after.processes,
+	       before.rss / 1e6, peak.rss / 1e6, after.rss / 1e6, before.table_bytes,
+	       after.table_bytes);
+	CHECK(peak.processes > before.processes + 20,
+	      "churn: the short processes were never tracked (%.0f mid-churn): no churn tested",
+	      peak.processes);
+	CHECK(after.lost == before.lost && after.queue_dropped == before.queue_dropped,
+	      "churn: samples or events lost (%.0f -> %.0f), loads dropped (%.0f -> %.0f)",
+	      before.lost, after.lost, before.queue_dropped, after.queue_dropped);
+	CHECK(after.loads - before.loads >= 1000,
+	      "churn: %.0f process loads for 2,000 processes: the churn was not followed",
+	      after.loads - before.loads);
+	CHECK(peak.table_bytes > before.table_bytes,
+	      "churn: /bin/sleep's tables were never loaded (%.0f bytes mid-churn, baseline %.0f)",
+	      peak.table_bytes, before.table_bytes);
+	CHECK(after.processes == before.processes, "churn: %.0f processes tracked (baseline %.0f)",
+	      after.processes, before.processes);
+	/* sleep's rows and pages go; the rules it added stay in the shared dictionary */
+	CHECK(after.table_bytes <= before.table_bytes + 8192,
+	      "churn: table bytes %.0f (baseline %.0f)", after.table_bytes, before.table_bytes);
+	/* malloc keeps some freed memory: allow a few MB, not a per-process growth */
+	CHECK(after.rss <= before.rss + 8e6, "churn: RSS %.1f MB (baseline %.1f MB)", after.rss / 1e6,
+	      before.rss / 1e6);
+	kill(pid, SIGTERM);
+	agent_exited_cleanly(pid, 20, log);
+	cgroup_kill_all();
+}
+
+/*
+ * --max-processes 2 with five idle processes and one busy one: the idle ones
+ * (least recently sampled) are unloaded, counted, and the busy one keeps
+ * being unwound completely.
+ */
+static void test_cap_processes(void)
+{
+	char log[PATHBUF], addr[64], dir[PATHBUF];
+	char *argv[] = {"--cgroup",	    cg_dir,	   "--max-processes", "2",
+			"--interval",	    "1",	   "--duration",      "30",
+			"--freq",	    "99",	   "--output-dir",    dir,
+			"--metrics-addr",   "127.0.0.1:0", NULL};
+	char *idle[] = {"/bin/sleep", "30", NULL}, *busy[] = {chain_bin, "30", NULL};
+	struct walk_counts a = {0}, b = {0};
+	pid_t pid;
+	int i;
+
+	snprintf(log, sizeof(log), "%s/capprocs.log", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/capprocs", tmpdir);
+	for (i = 0; i < 5; i++)
+		CHECK(spawn_in_cgroup(idle) > 0, "cannot start sleep");
+	CHECK(spawn_in_cgroup(busy) > 0, "cannot start %s", chain_bin);
+	sleep_s(0.2);
+	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "cap");
+	sleep_s(2);
+	CHECK(read_walks(addr, &a), "cap: no metrics");
+	sleep_s(2);
+	CHECK(read_walks(addr, &b), "cap: no metrics");
+	printf("cap processes: %.0f evicted, %.0f tracked, busy program %.1f%% complete\n",
+	       b.evicted_procs, b.processes, 100 * complete_ratio(&a, &b));
+	CHECK(b.evicted_procs >= 4, "cap: %.0f processes evicted (6 with --max-processes 2)",
+	      b.evicted_procs);
+	CHECK(b.processes <= 2, "cap: %.0f processes tracked (--max-processes 2)", b.processes);
+	CHECK(b.samples - a.samples >= 100, "cap: %.0f samples of the busy program in 2 s",
+	      b.samples - a.samples);
+	CHECK(complete_ratio(&a, &b) >= 0.95,
+	      "cap: the busy program lost its tables: %.1f%% complete", 100 * complete_ratio(&a, &b));
+	kill(pid, SIGTERM);
+	agent_exited_cleanly(pid, 20, log);
+	cgroup_kill_all();
+}
+
+/* The agent's table bytes with only what is in the cgroup now loaded. */
+static double measure_table_bytes(void)
+{
+	char log[PATHBUF], addr[64], dir[PATHBUF];
+	char *argv[] = {"--cgroup",	cg_dir,	  "--interval",	  "1",		 "--duration",
+			"20",		"--output-dir", dir, "--metrics-addr", "127.0.0.1:0",
+			NULL};
+	struct walk_counts w = {0};
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/measure.log", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/measure", tmpdir);
+	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "measure");
+	sleep_s(1);
+	CHECK(read_walks(addr, &w), "measure: no metrics");
+	kill(pid, SIGTERM);
+	agent_exited_cleanly(pid, 20, log);
+	return w.table_bytes;
+}
+
+/*
+ * --max-table-bytes exactly what an idle python3 needs: when a busy program
+ * starts, the idle process's tables are unloaded (counted) to make room, the
+ * bound holds, and the busy program is unwound completely.
+ */
+static void test_cap_table_bytes(void)
+{
+	char log[PATHBUF], addr[64], dir[PATHBUF], cap[32];
+	char *argv[] = {"--cgroup",	     cg_dir,	    "--max-table-bytes", cap,
+			"--interval",	     "1",	    "--duration",	 "30",
+			"--freq",	     "99",	    "--output-dir",	 dir,
+			"--metrics-addr",    "127.0.0.1:0", NULL};
+	char *idle[] = {"python3", "-c", "import time; time.sleep(30)", NULL};
+	char *busy[] = {chain_bin, "30", NULL};
+	struct walk_counts a = {0}, b = {0}, c = {0};
+	double bytes;
+	pid_t pid;
+
+	CHECK(spawn_in_cgroup(idle) > 0, "cannot start python3");
+	sleep_s(0.5);
+	bytes = measure_table_bytes();
+	CHECK(bytes > 100000, "python3's tables: %.0f bytes", bytes);
+	snprintf(cap, sizeof(cap), "%.0f", bytes);
+	snprintf(log, sizeof(log), "%s/capbytes.log", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/capbytes", tmpdir);
+	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "cap bytes");
+	sleep_s(1);
+	CHECK(read_walks(addr, &a), "cap bytes: no metrics");
+	CHECK(a.evicted_tables == 0 && a.table_bytes == bytes,
+	      "cap bytes: idle python3 alone: %.0f evictions, %.0f bytes (cap %.0f)",
+	      a.evicted_tables, a.table_bytes, bytes);
+	CHECK(spawn_in_cgroup(busy) > 0, "cannot start %s", chain_bin);
+	sleep_s(1.5);
+	CHECK(read_walks(addr, &b), "cap bytes: no metrics");
+	sleep_s(2);
+	CHECK(read_walks(addr, &c), "cap bytes: no metrics");
+	printf("cap table bytes %.0f: %.0f evicted, %.0f bytes in use, busy program %.1f%% "
+	       "complete\n",
+	       bytes, c.evicted_tables, c.table_bytes, 100 * complete_ratio(&b, &c));
+	CHECK(c.evicted_tables >= 1, "cap bytes: the idle process was not evicted");
+	CHECK(c.table_bytes <= bytes, "cap bytes: %.0f bytes in use (cap %.0f)", c.table_bytes,
+	      bytes);
+	CHECK(c.samples - b.samples >= 100, "cap bytes: %.0f samples of the busy program in 2 s",
+	      c.samples - b.samples);
+	CHECK(complete_ratio(&b, &c) >= 0.95, "cap bytes: busy program %.1f%% complete",
+	      100 * complete_ratio(&b, &c));
+	kill(pid, SIGTERM);
+	agent_exited_cleanly(pid, 20, log);
+	cgroup_kill_all();
+}
+
+/*
+ * Processes living a few milliseconds, one after another: every sample taken
+ * in them is in the profiles (as a stack, or as tables-pending when the
+ * loader had not caught up), about CPU time x frequency of them.
+ */
+static void test_short_lived(void)
+{
+	char log[PATHBUF], addr[64], dir[PATHBUF];
+	char *argv[] = {"--cgroup",	    cg_dir,	   "--freq",	   "499",
+			"--interval",	    "1",	   "--duration",   "60",
+			"--output-dir",	    dir,	   "--metrics-addr", "127.0.0.1:0",
+			NULL};
+	char *brief[] = {chain_bin, "0.005", NULL};
+	uint64_t profile_samples, bpf, lost, malformed;
+	double cpu = 0, t0, wall, expected, builds;
+	char *r;
+	pid_t pid;
+	int i, ran = 0;
+
+	snprintf(log, sizeof(log), "%s/short.log", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/short", tmpdir);
+	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "short");
+	sleep_s(0.5);
+	t0 = now_s();
+	for (i = 0; i < 300; i++) {
+		struct rusage ru;
+		int st;
+		pid_t c = spawn_in_cgroup(brief);
+
+		if (c > 0 && wait4(c, &st, 0, &ru) == c && WIFEXITED(st) && !WEXITSTATUS(st)) {
+			ran++;
+			cpu += (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+			       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+		}
+	}
+	wall = (now_s() - t0) / ran;
+	sleep_s(1.5);
+	r = http_get(addr, "/metrics");
+	CHECK(r != NULL, "short: no metrics");
+	kill(pid, SIGTERM);
+	if (!agent_exited_cleanly(pid, 20, log)) {
+		free(r);
+		return;
+	}
+	profile_samples = log_u64(log, "agent stopped", "profile_samples");
+	bpf = log_u64(log, "agent stopped", "bpf_samples");
+	lost = log_u64(log, "agent stopped", "lost");
+	malformed = log_u64(log, "agent stopped", "malformed");
+	expected = cpu * 499;
+	/* every object a process maps is built once, then shared or reused (not 300 times) */
+	builds = r ? metric_value(r, "cfiprof_tables_loaded") +
+			 metric_value(r, "cfiprof_tables_unloaded_total")
+		   : -1;
+	printf("short: %d processes of %.1f ms (%.2f ms CPU each): %" PRIu64
+	       " samples in the profiles for %.0f expected; walks complete %.0f, tables pending "
+	       "%.0f; %.0f table builds\n",
+	       ran, wall * 1e3, cpu / (ran ? ran : 1) * 1e3, profile_samples, expected,
+	       r ? metric_value(r, "cfiprof_walks_total{reason=\"complete\"}") : -1,
+	       r ? metric_value(r, "cfiprof_walks_total{reason=\"tables-pending\"}") : -1, builds);
+	free(r);
+	/* one after another, each finds the last one's tables loaded: chain, libc, ld.so, vdso */
+	CHECK(builds >= 3 && builds <= 12, "short: %.0f table builds for 300 processes", builds);
+	CHECK(ran == 300, "short: %d of 300 processes ran", ran);
+	CHECK(profile_samples + lost + malformed == bpf,
+	      "short: profiles %" PRIu64 " + lost %" PRIu64 " != BPF %" PRIu64, profile_samples,
+	      lost, bpf);
+	CHECK(profile_samples >= 0.6 * expected && profile_samples <= 1.5 * expected + 20,
+	      "short: %" PRIu64 " samples in the profiles for %.0f CPU-seconds x 499 Hz = %.0f",
+	      profile_samples, cpu, expected);
+}
+
+static void test_files(void)
+{
+	char dir[PATHBUF], log[PATHBUF], conf[PATHBUF], path[PATHBUF * 2], addr[64];
+	char *argv[] = {"--config",	conf, "--interval",	"2",	       "--duration", "6",
+			"--output-dir", dir,  "--metrics-addr", "127.0.0.1:0", NULL};
+	uint64_t sum = 0, profile_samples, bpf, lost, malformed;
+	char **files;
+	int n, i, status;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/files", tmpdir);
+	snprintf(log, sizeof(log), "%s/files.log", tmpdir);
+	snprintf(conf, sizeof(conf), "%s/agent.conf", tmpdir);
+	write_file(conf, "# test config\nlabels = team=a\nlog-level = info\n");
+	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "files");
+	/* after the first interval: intervals_total >= 1 */
+	CHECK(wait_for_text(log, "msg=interval", 10), "no first interval");
+	check_metrics(addr);
+	write_file(conf, "labels = team=b\n");
+	kill(pid, SIGHUP);
+	CHECK(wait_for_text(log, "config reloaded", 5), "SIGHUP did not reload the config");
+	if (!agent_exited_cleanly(pid, 20, log))
+		return;
+	CHECK(wait_for_text(log, "agent stopped", 0), "no final log line");
+	n = list_dir(dir, "cfiprof-", &files);
+	CHECK(n == 3, "%d interval files (want 3)", n);
+	for (i = 0; i < n; i++) {
+		struct pprof_info pi;
+		char *out;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		out = run_pprof("-top", path, &status);
+		CHECK(status == 0 && out && strstr(out, " leaf\n"),
+		      "go tool pprof -top %s: exit %d, no leaf:\n%.1500s", files[i], status,
+		      out ? out : "");
+		free(out);
+		pi = decode_file(path);
+		CHECK(pi.ok && pi.nr_samples, "%s: not a pprof with samples", files[i]);
+		CHECK(strstr(pi.labels, "hostname;") && strstr(pi.labels, "team;") &&
+			  strstr(pi.labels, "comm;") && strstr(pi.labels, "tid;"),
+		      "%s: sample labels '%s'", files[i], pi.labels);
+		CHECK(pi.duration_ns > 1.5e9 && pi.duration_ns < 3e9, "%s: duration %" PRIu64,
+		      files[i], pi.duration_ns);
+		if (i == 0)
+			CHECK(strstr(pi.comments, "team=a;") && strstr(pi.comments, "hostname="),
+			      "first file comments '%s'", pi.comments);
+		if (i == n - 1)
+			CHECK(strstr(pi.comments, "team=b;"), "last file comments '%s' (SIGHUP)",
+			      pi.comments);
+		sum += pi.total;
+	}
+	free_list(files, n);
+	n = list_dir(dir, ".tmp", &files);
+	CHECK(n == 0, "%d temporary files left", n);
+	free_list(files, n);
+	profile_samples = log_u64(log, "agent stopped", "profile_samples");
+	bpf = log_u64(log, "agent stopped", "bpf_samples");
+	lost = log_u64(log, "agent stopped", "lost");
+	malformed = log_u64(log, "agent stopped", "malformed");
+	CHECK(sum == profile_samples, "files hold %" PRIu64 " samples, the agent wrote %" PRIu64,
+	      sum, profile_samples);
+	CHECK(bpf != UINT64_MAX && sum == bpf - lost - malformed,
+	      "files hold %" PRIu64 " samples; BPF counted %" PRIu64 " - %" PRIu64
+	      " lost - %" PRIu64 " malformed",
+	      sum, bpf, lost, malformed);
+	CHECK(sum > 50, "only %" PRIu64 " samples in 6 s at 19 Hz", sum);
+	printf("files: 3 intervals, %" PRIu64 " samples = BPF %" PRIu64 " - %" PRIu64
+	       " lost - %" PRIu64 " malformed\n",
+	       sum, bpf, lost, malformed);
+}
+
+/* 2: push, with an outage of 503s and a stall in the middle */
+static void test_push(void)
+{
+	char log[PATHBUF], spool[PATHBUF], token[PATHBUF], url[64], host[256];
+	char *argv[] = {"--push",
+			url,
+			"--tenant",
+			"acme",
+			"--token-file",
+			token,
+			"--app-name",
+			"testapp",
+			"--labels",
+			"env=ci",
+			"--interval",
+			"1",
+			"--duration",
+			"6",
+			"--spool-dir",
+			spool,
+			"--push-timeout",
+			"1",
+			"--push-backoff-max",
+			"0.5",
+			"--metrics-addr",
+			"off",
+			NULL};
+	struct receiver rv = {.outage = true, .t503 = 1.5, .tstall = 1.5, .check_leaf = true};
+	uint64_t intervals, failures;
+	int i, files;
+	bool in_order = true;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/push.log", tmpdir);
+	snprintf(spool, sizeof(spool), "%s/spool-push", tmpdir);
+	snprintf(token, sizeof(token), "%s/token", tmpdir);
+	write_file(token, "s3cret\n");
+	gethostname(host, sizeof(host));
+	snprintf(rv.want_name, sizeof(rv.want_name), "testapp{hostname=%s,env=ci}", host);
+	snprintf(rv.want_tenant, sizeof(rv.want_tenant), "acme");
+	snprintf(rv.want_token, sizeof(rv.want_token), "s3cret");
+	if (receiver_start(&rv)) {
+		CHECK(0, "cannot start the receiver");
+		return;
+	}
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", rv.port);
+	pid = start_agent(argv, log);
+	agent_exited_cleanly(pid, 30, log);
+	receiver_stop(&rv);
+	CHECK(rv.first_checked && !rv.first_err[0], "first push: %s",
+	      rv.first_checked ? rv.first_err : "never received");
+	intervals = log_u64(log, "agent stopped", "intervals");
+	failures = log_u64(log, "agent stopped", "push_failures");
+	CHECK(intervals >= 5 && intervals != UINT64_MAX, "intervals %" PRIu64, intervals);
+	CHECK((uint64_t)rv.nr_ok == intervals,
+	      "%d profiles accepted, %" PRIu64 " intervals (%d 503s, %d stalls)", rv.nr_ok,
+	      intervals, rv.nr_503, rv.nr_stall);
+	for (i = 1; i < rv.nr_ok; i++)
+		if (rv.from_ok[i] <= rv.from_ok[i - 1])
+			in_order = false;
+	CHECK(in_order, "profiles out of order or repeated");
+	CHECK(rv.nr_503 >= 1 && rv.nr_stall >= 1, "outage not exercised: %d 503s, %d stalls",
+	      rv.nr_503, rv.nr_stall);
+	CHECK(failures != UINT64_MAX && failures >= 2, "push_failures %" PRIu64, failures);
+	CHECK(wait_for_text(log, "push failed, will retry", 0) &&
+		  wait_for_text(log, "push recovered", 0),
+	      "retry / recovery not logged");
+	CHECK(dir_bytes(spool, &files) == 0 && files == 0, "spool not empty: %d files", files);
+	printf("push: %d delivered in order, %d 503s, %d stalls, %" PRIu64 " failed attempts\n",
+	       rv.nr_ok, rv.nr_503, rv.nr_stall, failures);
+}
+
+#define FAKE_BYTES 30000
+#define SPOOL_MAX  "60000"
+
+/* 3: backend down; spool bound; SIGTERM flushes the partial interval.  4: restart, kill -9. */
+static void test_spool_and_restart(void)
+{
+	char log[PATHBUF], log2[PATHBUF], log3[PATHBUF], spool[PATHBUF], dir[PATHBUF];
+	char path[PATHBUF * 2], url[64], fdinfo[PATHBUF], *fake;
+	char *argv[] = {"--push",
+			url,
+			"--spool-dir",
+			spool,
+			"--spool-max-bytes",
+			SPOOL_MAX,
+			"--interval",
+			"2",
+			"--output-dir",
+			dir,
+			"--push-timeout",
+			"1",
+			"--push-backoff-max",
+			"0.5",
+			"--metrics-addr",
+			"off",
+			NULL};
+	struct receiver rv = {0};
+	struct pprof_info pi;
+	uint64_t dropped, spool_max = strtoull(SPOOL_MAX, NULL, 10), prog_ids[16];
+	int dead_port, fd, i, n, files, nr_ids = 0;
+	char **names;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/down.log", tmpdir);
+	snprintf(log2, sizeof(log2), "%s/restart.log", tmpdir);
+	snprintf(log3, sizeof(log3), "%s/again.log", tmpdir);
+	snprintf(spool, sizeof(spool), "%s/spool-down", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/down", tmpdir);
+	mkdir(spool, 0755);
+	/* three old profiles a previous run could not deliver: 90000 bytes > the bound */
+	fake = calloc(1, FAKE_BYTES);
+	for (i = 1; i <= 3; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%020" PRIu64 "-%020" PRIu64 ".pb.gz", spool,
+			 (uint64_t)i * 1000000000u, (uint64_t)i * 1000000000u + 500000000u);
+		f = fopen(path, "we");
+		if (f) {
+			fwrite(fake, 1, FAKE_BYTES, f);
+			fclose(f);
+		}
+	}
+	free(fake);
+	/* a port nobody listens on: connection refused */
+	fd = listen_loopback(&dead_port);
+	close(fd);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", dead_port);
+	pid = start_agent(argv, log);
+	CHECK(wait_for_text(log, "msg=interval", 15), "no first interval");
+	sleep_s(1.0);
+	kill(pid, SIGTERM);
+	if (!agent_exited_cleanly(pid, 20, log))
+		return;
+	dropped = log_u64(log, "agent stopped", "push_dropped");
+	CHECK(dropped >= 1 && dropped != UINT64_MAX, "push_dropped %" PRIu64, dropped);
+	CHECK(wait_for_text(log, "spool full, dropped the oldest profile", 0), "drop not logged");
+	CHECK(wait_for_text(log, "reason=signal", 0), "stop reason");
+	CHECK(dir_bytes(spool, &files) <= spool_max && files >= 2,
+	      "spool: %d files, %" PRIu64 " bytes (bound " SPOOL_MAX ")", files,
+	      dir_bytes(spool, NULL));
+	n = list_dir(dir, "cfiprof-", &names);
+	CHECK(n == 2, "%d files after SIGTERM (want 2: one full, one partial)", n);
+	if (n == 2) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[1]);
+		pi = decode_file(path);
+		CHECK(pi.ok && pi.duration_ns > 0.3e9 && pi.duration_ns < 1.9e9,
+		      "partial interval: duration %" PRIu64 " ns", pi.duration_ns);
+	}
+	free_list(names, n);
+	printf("backend down: spool %d files / %" PRIu64 " bytes, %" PRIu64
+	       " dropped by the bound\n",
+	       files, dir_bytes(spool, NULL), dropped);
+
+	/* 4: the backend is back; a restart delivers the spool first, in order */
+	if (receiver_start(&rv)) {
+		CHECK(0, "cannot start the receiver");
+		return;
+	}
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", rv.port);
+	pid = start_agent(argv, log2);
+	CHECK(wait_for_text(log2, "agent started", 15), "restart did not start");
+	for (i = 0; i < 100 && rv.nr_ok < files; i++)
+		sleep_s(0.1);
+	CHECK(rv.nr_ok >= files, "%d of %d spooled profiles delivered", rv.nr_ok, files);
+	pthread_mutex_lock(&rv.lock);
+	/* the surviving fake (from=3) first, then the two real intervals */
+	CHECK(rv.nr_ok >= 1 && rv.from_ok[0] == 3, "first delivered from=%" PRIu64,
+	      rv.nr_ok ? rv.from_ok[0] : 0);
+	for (i = 1; i < rv.nr_ok; i++)
+		CHECK(rv.from_ok[i] >= rv.from_ok[i - 1], "delivery %d out of order", i);
+	pthread_mutex_unlock(&rv.lock);
+	/* its BPF programs, from its fds, before kill -9 */
+	for (fd = 0; fd < 256 && nr_ids < 16; fd++) {
+		char *s, *p;
+
+		snprintf(fdinfo, sizeof(fdinfo), "/proc/%d/fdinfo/%d", pid, fd);
+		s = slurp(fdinfo);
+		p = strstr(s, "prog_id:");
+		if (p)
+			prog_ids[nr_ids++] = strtoull(p + 8, NULL, 10);
+		free(s);
+	}
+	CHECK(nr_ids >= 1, "no BPF programs found in the agent's fds");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	for (i = 0; i < nr_ids; i++) {
+		char cmd[128];
+		int tries = 0;
+
+		snprintf(cmd, sizeof(cmd), "bpftool prog show id %" PRIu64 " >/dev/null 2>&1",
+			 prog_ids[i]);
+		/* the kernel frees them after an RCU grace period, not at once */
+		while (system(cmd) == 0 && ++tries < 30)
+			sleep_s(0.1);
+		CHECK(tries < 30, "prog %" PRIu64 " still loaded after kill -9", prog_ids[i]);
+	}
+	{
+		char *argv2[] = {"--output-dir",   dir,	  "--duration", "1",
+				 "--metrics-addr", "off", NULL};
+
+		pid = start_agent(argv2, log3);
+		CHECK(agent_exited_cleanly(pid, 20, log3), "a second start after kill -9 failed");
+	}
+	receiver_stop(&rv);
+	printf("restart: %d spooled profiles delivered in order; %d BPF programs gone after "
+	       "kill -9\n",
+	       rv.nr_ok, nr_ids);
+}
+
+int main(void)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	const char *go;
+	char *chain_argv[3];
+	pid_t chain;
+
+	cfiprof_bin = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
+	snprintf(chain_bin, sizeof(chain_bin), "%s/progs/chain", out);
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/cfiprof-agent-test.XXXXXX");
+	if (!mkdtemp(tmpdir) || access(cfiprof_bin, X_OK) || access(chain_bin, X_OK)) {
+		CHECK(0, "setup: %s and %s must be built (make, make %s)", cfiprof_bin, chain_bin,
+		      chain_bin);
+		return HARNESS_DONE();
+	}
+	go = find_go();
+	CHECK(go != NULL, "go not found (golang-go)");
+	snprintf(go_bin, sizeof(go_bin), "%s", go ? go : "go");
+	signal(SIGPIPE, SIG_IGN);
+	/* one test program for the whole run: leaf spins on one core */
+	chain_argv[0] = chain_bin;
+	chain_argv[1] = "60";
+	chain_argv[2] = NULL;
+	chain = spawn(chain_argv, NULL, NULL);
+	sleep_s(0.2);
+	test_files();
+	test_push();
+	test_spool_and_restart();
+	kill(chain, SIGKILL);
+	if (cgroup_make()) {
+		atexit(cgroup_remove);
+		test_churn();
+		test_cap_processes();
+		test_cap_table_bytes();
+		test_short_lived();
+		cgroup_remove();
+	} else {
+		CHECK(0, "cannot make a cgroup v2 directory for the cap and short-process tests");
+	}
+	waitpid(chain, NULL, 0);
+	if (!harness_failed) {
+		char cmd[PATHBUF];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+		if (system(cmd))
+			fprintf(stderr, "could not remove %s\n", tmpdir);
+	} else {
+		fprintf(stderr, "logs and files kept in %s\n", tmpdir);
+	}
+	return HARNESS_DONE();
+}

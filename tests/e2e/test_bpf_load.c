@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The BPF program must load on this kernel in every configuration the loader
+ * may pick: bpf_loop or bounded loops + tail calls, at 127, 512 and 1024 user
+ * frames.  A load failure is a test failure (never a skip): it prints the
+ * tail of the verifier log.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/cfiprof_abi.h"
+#include "cfiprof.skel.h"
+#include "tests/lib/harness.h"
+
+/* libbpf prints the verifier log at warning level: keep its tail for the failure message. */
+static char log_tail[32768];
+static size_t log_len;
+
+static int capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char *line = NULL;
+	size_t n, keep = sizeof(log_tail) - 1;
+	int len;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	len = vasprintf(&line, fmt, ap);
+	if (len <= 0) {
+		free(line);
+		return 0;
+	}
+	n = len;
+	/* the verifier's verdict is at the end of its log: keep the last bytes */
+	if (n >= keep) {
+		memcpy(log_tail, line + n - keep, keep);
+		log_len = keep;
+	} else {
+		if (log_len + n > keep) {
+			memmove(log_tail, log_tail + log_len + n - keep, keep - n);
+			log_len = keep - n;
+		}
+		memcpy(log_tail + log_len, line, n);
+		log_len += n;
+	}
+	log_tail[log_len] = 0;
+	free(line);
+	return 0;
+}
+
+static void prog_stats(struct bpf_program *prog, const char *cfg)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int fd = bpf_program__fd(prog);
+
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		printf("  %-24s %-10s: no info (%s)\n", cfg, bpf_program__name(prog),
+		       strerror(errno));
+		return;
+	}
+	printf("  %-24s %-10s: xlated %u insns, jited %u bytes, verifier processed %u insns\n", cfg,
+	       bpf_program__name(prog), info.xlated_prog_len / 8, info.jited_prog_len,
+	       info.verified_insns);
+}
+
+static void try_load(int use_loop, unsigned int frames)
+{
+	struct cfiprof_bpf *skel;
+	char cfg[64];
+	int err;
+
+	snprintf(cfg, sizeof(cfg), "%s/%u frames", use_loop ? "bpf_loop" : "tail calls", frames);
+	log_len = 0;
+	log_tail[0] = 0;
+	skel = cfiprof_bpf__open();
+	CHECK(skel != NULL, "%s: open failed: %s", cfg, strerror(errno));
+	if (!skel)
+		return;
+	skel->rodata->use_bpf_loop = use_loop;
+	skel->rodata->max_user_frames = frames;
+	skel->rodata->collect_kernel = 1;
+	/* what the loader does: rows sized to the tables, a smaller ring for the test */
+	CHECK(bpf_map__set_max_entries(skel->maps.rows, 1 << 20) == 0, "%s: rows size", cfg);
+	CHECK(bpf_map__set_max_entries(skel->maps.events, 1 << 20) == 0, "%s: events size", cfg);
+	err = cfiprof_bpf__load(skel);
+	CHECK(err == 0, "%s: load failed: %d (%s)\n--- libbpf / verifier log (tail) ---\n%s", cfg,
+	      err, strerror(-err), log_tail);
+	if (!err) {
+		prog_stats(skel->progs.on_sample, cfg);
+		prog_stats(skel->progs.walk_tc, cfg);
+		CHECK(bpf_map__max_entries(skel->maps.rows) == 1 << 20, "%s: rows resized", cfg);
+	}
+	cfiprof_bpf__destroy(skel);
+}
+
+int main(void)
+{
+	static const unsigned int frames[] = {127, 512, MAX_USER_FRAMES_LIMIT};
+	unsigned int i;
+	int use_loop;
+
+	libbpf_set_print(capture_print);
+	CHECK(geteuid() == 0, "must run as root to load BPF (euid %u)", geteuid());
+	CHECK(libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1,
+	      "kernel lacks bpf_loop for perf_event programs");
+	for (use_loop = 1; use_loop >= 0; use_loop--)
+		for (i = 0; i < sizeof(frames) / sizeof(frames[0]); i++)
+			try_load(use_loop, frames[i]);
+	return HARNESS_DONE();
+}

@@ -1,0 +1,1137 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Container-wide sampling (issue 6), against a container the test builds from
+ * Linux primitives:
+ *   - a new cgroup v2 directory cfiprof-test-<pid> under the cgroup2 mount;
+ *   - a root directory ROOT whose /opt and /lib64 are tmpfs mounts made in the
+ *     container's own mount namespace (unshare --mount --pid --fork), holding
+ *     the workload /opt/bin/ctrwork (a copy of progs/chain), its libc in
+ *     /opt/lib and its ld.so in /lib64: none of them exists on the host (the
+ *     host's ROOT/opt and ROOT/lib64 are empty), so cfiprof can only read them
+ *     through /proc/PID/map_files or /proc/PID/root;
+ *   - the workload chroots into ROOT and is pid 1 of its PID namespace.
+ * Checks:
+ *  1. record --cgroup CG while a noisy neighbour (progs/recurse) runs outside
+ *     it: 100% of the samples are the container's, stacks are complete, the
+ *     chain main;a;b;c;d;leaf is symbolized, the pprof carries the labels
+ *     cgroup (the path under the mount) and ns_pid (read by go tool pprof
+ *     -tags), report --group-by container puts the cgroup first;
+ *     a sub-cgroup docker-<64 hex>.scope with a second workload: --container
+ *     <12 hex> profiles exactly it and the pprof label container is the id;
+ *  2. symlinks planted in ROOT pointing at host files (absolute, ../../..,
+ *     a directory link) are not followed out of the root by open_in_root /
+ *     open_in_proc_root;
+ *  3. a process started inside the running container (nsenter into its mount
+ *     and PID namespaces, its pid written to the cgroup) after record
+ *     --cgroup began is profiled, with complete stacks.
+ * A missing tool, program or BPF failure is a failure, never a skip.  Every
+ * process, mount namespace and cgroup made here is removed at the end, also
+ * on failure or SIGINT / SIGTERM.
+ *
+ * Environment: CFIPROF (default build/cfiprof), OUT (default build: the test
+ * programs are OUT/progs/P).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/lib/cli_util.h"
+#include "tests/lib/harness.h"
+#include "user/track/cgroups.h"
+#include "elf/open_in_root.h"
+
+#define PATHBUF	     (PATH_MAX + 256)
+#define MAX_CHILDREN 32
+#define MAX_LIBS     16
+
+static const char *cfiprof_bin;
+static char progs_dir[PATH_MAX], chain[PATHBUF], recurse[PATHBUF];
+static char tmpdir[256], rootdir[512];
+static char cg_mnt[256], cg_abs[512], cg_rel[256], dock_abs[PATHBUF], dock_rel[512];
+static char dock_id[65];
+static char interp[PATH_MAX], libs[MAX_LIBS][PATH_MAX];
+static int nr_libs;
+
+/* every process group started here, killed at cleanup */
+static pid_t children[MAX_CHILDREN];
+static int nr_children;
+
+static char *tpath(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+	return buf;
+}
+
+static bool write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	size_t len = strlen(text);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, text, len) == (ssize_t)len;
+	return close(fd) == 0 && ok;
+}
+
+/* ---- processes ---- */
+
+/*
+ * Starts argv in its own process group with stdout / stderr sent to files
+ * (NULL: /dev/null) and env ("K=V", may be NULL) added.  Returns its pid or -1.
+ */
+static pid_t spawn_env(char *const argv[], char *const env[], const char *out, const char *err)
+{
+	pid_t pid;
+
+	if (nr_children == MAX_CHILDREN)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int n = open("/dev/null", O_RDONLY);
+
+		if (o < 0 || e < 0 || n < 0)
+			_exit(126);
+		dup2(n, 0);
+		dup2(o, 1);
+		dup2(e, 2);
+		close(n);
+		close(o);
+		close(e);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		for (int i = 0; env && env[i]; i++)
+			putenv(env[i]);
+		setpgid(0, 0);
+		execvp(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	children[nr_children++] = pid;
+	return pid;
+}
+
+static void forget_child(pid_t pid)
+{
+	for (int i = 0; i < nr_children; i++) {
+		if (children[i] == pid) {
+			children[i] = children[--nr_children];
+			return;
+		}
+	}
+}
+
+/* Waits for pid (killing its group past timeout s): exit code, 128+sig, or -1. */
+static int wait_child(pid_t pid, double timeout)
+{
+	double t0 = now_s();
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (r < 0) {
+			forget_child(pid);
+			return -1;
+		}
+		if (now_s() - t0 >= timeout) {
+			fprintf(stderr, "  pid %d timed out after %.0f s: killed\n", pid, timeout);
+			kill(-pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			forget_child(pid);
+			return -1;
+		}
+		usleep(10000);
+	}
+	forget_child(pid);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return -1;
+}
+
+static int run_env(char *const argv[], char *const env[], const char *out, const char *err,
+		   double timeout)
+{
+	pid_t pid = spawn_env(argv, env, out, err);
+
+	return pid < 0 ? -1 : wait_child(pid, timeout);
+}
+
+/* ---- cleanup: processes, then cgroups (mounts live in namespaces that die with them) ---- */
+
+static void kill_cgroup(const char *path)
+{
+	char file[PATHBUF];
+
+	if (!path[0] || access(path, F_OK))
+		return;
+	snprintf(file, sizeof(file), "%s/cgroup.kill", path);
+	if (!write_file(file, "1")) {
+		/* no cgroup.kill (before 5.14): one by one */
+		uint32_t *pids = NULL;
+		int n = cgroup_pids(path, &pids);
+
+		for (int i = 0; i < n; i++)
+			kill((pid_t)pids[i], SIGKILL);
+		free(pids);
+	}
+}
+
+static bool remove_cgroup(const char *path)
+{
+	double t0 = now_s();
+
+	if (!path[0] || access(path, F_OK))
+		return true;
+	while (now_s() - t0 < 5) {
+		if (!rmdir(path) || errno == ENOENT)
+			return true;
+		if (errno != EBUSY)
+			break;
+		kill_cgroup(path);
+		usleep(20000);
+	}
+	fprintf(stderr, "  cannot remove cgroup %s: %s\n", path, strerror(errno));
+	return false;
+}
+
+static volatile sig_atomic_t cleaned;
+
+static void cleanup(void)
+{
+	if (cleaned)
+		return;
+	cleaned = 1;
+	kill_cgroup(cg_abs); /* the containers, and whatever they started */
+	for (int i = 0; i < nr_children; i++)
+		kill(-children[i], SIGKILL);
+	for (int i = 0; i < nr_children; i++)
+		waitpid(children[i], NULL, 0);
+	nr_children = 0;
+	/*
+	 * A container's init outlives its unshare parent for a moment: as the
+	 * subreaper, reap every orphan (the killed workloads) before leaving.
+	 */
+	for (double t0 = now_s(); now_s() - t0 < 5;) {
+		pid_t r = waitpid(-1, NULL, WNOHANG);
+
+		if (r < 0 && errno == ECHILD)
+			break;
+		if (r <= 0)
+			usleep(10000);
+	}
+	remove_cgroup(dock_abs);
+	remove_cgroup(cg_abs);
+}
+
+static void on_signal(int sig)
+{
+	cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* ---- the container ---- */
+
+/* The libraries and the interpreter of prog, from ldd. */
+static bool find_libs(const char *prog)
+{
+	char cmd[PATHBUF + 32], line[PATH_MAX + 64], a[PATH_MAX], b[PATH_MAX], c[PATH_MAX];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "ldd '%s' 2>&1", prog);
+	p = popen(cmd, "r");
+	if (!p)
+		return false;
+	interp[0] = '\0';
+	nr_libs = 0;
+	while (fgets(line, sizeof(line), p)) {
+		int n = sscanf(line, "%4095s %4095s %4095s", a, b, c);
+
+		if (n >= 3 && !strcmp(b, "=>") && c[0] == '/' && nr_libs < MAX_LIBS)
+			snprintf(libs[nr_libs++], sizeof(libs[0]), "%s", c);
+		else if (n >= 1 && a[0] == '/')
+			snprintf(interp, sizeof(interp), "%s", a);
+	}
+	pclose(p);
+	return interp[0] && nr_libs > 0;
+}
+
+/*
+ * Starts a container in cgroup cg: a shell writes its pid into the cgroup,
+ * then unshare gives it its own mount and PID namespaces, mounts tmpfs on
+ * ROOT/opt and ROOT/<dir of the interpreter>, copies the program to
+ * /opt/bin/NAME, its libraries to /opt/lib and the interpreter, and execs
+ * chroot ROOT /opt/bin/NAME SECONDS.  Returns the pid of the shell (later
+ * unshare), or -1.
+ */
+static pid_t start_container(const char *cg, const char *name, const char *seconds,
+			     const char *errname)
+{
+	static const char script[] =
+	    "cg=$1 root=$2 prog=$3 name=$4 secs=$5 interp=$6; shift 6\n"
+	    "echo $$ > \"$cg/cgroup.procs\" || exit 97\n"
+	    "exec unshare --mount --pid --fork --propagation private sh -c '\n"
+	    "  root=$1 prog=$2 name=$3 secs=$4 interp=$5; shift 5\n"
+	    "  idir=$(dirname \"$interp\")\n"
+	    "  mount -t tmpfs cfiprof-ctr \"$root/opt\" &&\n"
+	    "  mount -t tmpfs cfiprof-ctr \"$root$idir\" &&\n"
+	    "  mkdir \"$root/opt/bin\" \"$root/opt/lib\" &&\n"
+	    "  cp \"$prog\" \"$root/opt/bin/$name\" &&\n"
+	    "  cp -L \"$interp\" \"$root$idir/\" &&\n"
+	    "  cp -L \"$@\" \"$root/opt/lib/\" || exit 98\n"
+	    "  LD_LIBRARY_PATH=/opt/lib exec chroot \"$root\" \"/opt/bin/$name\" \"$secs\"\n"
+	    "' sh \"$root\" \"$prog\" \"$name\" \"$secs\" \"$interp\" \"$@\"\n";
+	char *argv[8 + MAX_LIBS + 1], err[PATHBUF];
+	int n = 0;
+
+	argv[n++] = "sh";
+	argv[n++] = "-c";
+	argv[n++] = (char *)script;
+	argv[n++] = "sh";
+	argv[n++] = (char *)cg;
+	argv[n++] = rootdir;
+	argv[n++] = chain;
+	argv[n++] = (char *)name;
+	argv[n++] = (char *)seconds;
+	argv[n++] = interp;
+	for (int i = 0; i < nr_libs; i++)
+		argv[n++] = libs[i];
+	argv[n] = NULL;
+	return spawn_env(argv, NULL, NULL, tpath(err, sizeof(err), errname));
+}
+
+/*
+ * A process started inside the running container whose workload is target:
+ * its pid goes into cgroup cg, nsenter joins the container's mount and PID
+ * namespaces, the program is copied into the container's /opt/bin as NAME and
+ * run chrooted in ROOT.
+ */
+static pid_t start_in_container(const char *cg, pid_t target, const char *name, const char *seconds,
+				const char *errname)
+{
+	static const char script[] =
+	    "cg=$1 target=$2 root=$3 prog=$4 name=$5 secs=$6\n"
+	    "echo $$ > \"$cg/cgroup.procs\" || exit 97\n"
+	    "exec nsenter --target \"$target\" --mount --pid sh -c '\n"
+	    "  cp \"$2\" \"$1/opt/bin/$3\" || exit 98\n"
+	    "  LD_LIBRARY_PATH=/opt/lib exec chroot \"$1\" \"/opt/bin/$3\" \"$4\"\n"
+	    "' sh \"$root\" \"$prog\" \"$name\" \"$secs\"\n";
+	char tstr[32], err[PATHBUF];
+	char *argv[] = {"sh",  "-c",	     (char *)script,  "sh", (char *)cg, tstr, rootdir,
+			chain, (char *)name, (char *)seconds, NULL};
+
+	snprintf(tstr, sizeof(tstr), "%d", (int)target);
+	return spawn_env(argv, NULL, NULL, tpath(err, sizeof(err), errname));
+}
+
+static bool read_comm(pid_t pid, char *out, size_t len)
+{
+	char path[64], *s;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	s = slurp(path);
+	s[strcspn(s, "\n")] = '\0';
+	snprintf(out, len, "%s", s);
+	free(s);
+	return out[0] != '\0';
+}
+
+/*
+ * The host pid of the process called comm in cgroup cg, once it has mapped
+ * its libc (the dynamic loader is done); 0 if none within timeout s.
+ */
+static pid_t find_workload(const char *cg, const char *comm, double timeout)
+{
+	double t0 = now_s();
+
+	while (now_s() - t0 < timeout) {
+		uint32_t *pids = NULL;
+		int n = cgroup_pids(cg, &pids);
+
+		for (int i = 0; i < n; i++) {
+			char c[64], maps[64], *m;
+			bool ready;
+
+			if (!read_comm((pid_t)pids[i], c, sizeof(c)) || strcmp(c, comm))
+				continue;
+			snprintf(maps, sizeof(maps), "/proc/%u/maps", pids[i]);
+			m = slurp(maps);
+			ready = strstr(m, "libc.so") != NULL;
+			free(m);
+			if (ready) {
+				pid_t pid = (pid_t)pids[i];
+
+				free(pids);
+				usleep(50000); /* let it reach the leaf */
+				return pid;
+			}
+		}
+		free(pids);
+		usleep(20000);
+	}
+	return 0;
+}
+
+/* The pid in the innermost PID namespace (last NSpid field), 0 if unknown. */
+static unsigned ns_pid_of(pid_t pid)
+{
+	char path[64], *s, *l;
+	unsigned ns = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	s = slurp(path);
+	l = strstr(s, "\nNSpid:");
+	if (l) {
+		char *end = strchr(l + 1, '\n'), *tok, *save = NULL;
+
+		if (end)
+			*end = '\0';
+		for (tok = strtok_r(l + 7, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+			ns = (unsigned)strtoul(tok, NULL, 10);
+	}
+	free(s);
+	return ns;
+}
+
+/*
+ * The container's files are invisible on the host: every file mapping of pid
+ * (as /proc/PID/maps names it, seen from the host) does not exist, and the
+ * program (from ROOT/opt/bin/NAME), its libc (ROOT/opt/lib) and ld.so are
+ * mapped, and /proc/PID/map_files opens the program (an ELF).
+ */
+static void check_invisible(pid_t pid, const char *name)
+{
+	char path[64], want[PATHBUF], *s, *save = NULL, *line;
+	int files = 0, visible = 0, prog = 0, libc = 0, ld = 0, mapfile_ok = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(want, sizeof(want), "%s/opt/bin/%s", rootdir, name);
+	s = slurp(path);
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long start, end;
+		char perms[8], *p = strchr(line, '/');
+		struct stat st;
+
+		if (!p || sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3)
+			continue;
+		files++;
+		if (!stat(p, &st) || errno != ENOENT) {
+			if (visible++ < 3)
+				fprintf(stderr, "  %s (mapped by %s) exists on the host\n", p,
+					name);
+		}
+		if (!strcmp(p, want)) {
+			char mf[128], magic[4] = {0};
+			int fd;
+
+			prog++;
+			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%lx-%lx", (int)pid, start,
+				 end);
+			fd = open(mf, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0 && read(fd, magic, 4) == 4 && !memcmp(magic, "\177ELF", 4))
+				mapfile_ok++;
+			if (fd >= 0)
+				close(fd);
+		}
+		if (!strncmp(p, rootdir, strlen(rootdir)) && strstr(p, "/opt/lib/libc.so"))
+			libc++;
+		if (!strncmp(p, rootdir, strlen(rootdir)) && strstr(p, "/ld-linux"))
+			ld++;
+	}
+	free(s);
+	CHECK(files > 0 && visible == 0,
+	      "%s: %d of %d file mappings in /proc/%d/maps exist on the host (want none: the "
+	      "container's files must only exist in its mount namespace)",
+	      name, visible, files, (int)pid);
+	CHECK(prog > 0 && libc > 0 && ld > 0,
+	      "%s: mapped from %s: %d mappings, ROOT/opt/lib/libc: %d, ROOT ld.so: %d (want all)",
+	      name, want, prog, libc, ld);
+	CHECK(mapfile_ok > 0, "%s: /proc/%d/map_files of the program is not a readable ELF", name,
+	      (int)pid);
+}
+
+/* ---- folded output ---- */
+
+struct fstats {
+	unsigned long total, comm, other, noisy, complete, chain, group_ok;
+	unsigned long pending, bad_incomplete; /* [incomplete: tables-pending], other reasons */
+	char reasons[512], other_line[512];
+};
+
+/*
+ * Folded lines (comm first, or with group: the group then the comm):
+ * samples of comm, of others, with recurse frames, complete (no
+ * [incomplete: ...], reaching _start / __libc_start_call_main and main) and
+ * with main;a;b;c;d;leaf in order.
+ */
+static void folded_stats(const char *path, const char *comm, const char *group, struct fstats *st)
+{
+	char *text = slurp(path), *save = NULL, *line;
+
+	memset(st, 0, sizeof(*st));
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' '), *f, *fsave = NULL, *inc;
+		unsigned long count;
+		bool root = false, has_main = false;
+		int k = 0;
+
+		if (!sp || !isdigit((unsigned char)sp[1]))
+			continue;
+		count = strtoul(sp + 1, NULL, 10);
+		*sp = '\0';
+		st->total += count;
+		if (strstr(line, ";rec;") || strstr(line, "recurse"))
+			st->noisy += count;
+		inc = strstr(line, "[incomplete: ");
+		if (inc && !strncmp(inc + 13, "tables-pending]", 15))
+			st->pending += count;
+		else if (inc)
+			st->bad_incomplete += count;
+		if (inc && strlen(st->reasons) + 64 < sizeof(st->reasons)) {
+			size_t rl = strcspn(inc + 13, "]");
+
+			snprintf(st->reasons + strlen(st->reasons), 64, "%s%.*s x%lu",
+				 st->reasons[0] ? ", " : "", (int)(rl < 40 ? rl : 40), inc + 13,
+				 count);
+		}
+		if (strstr(line, ";main;a;b;c;d;leaf") && !inc)
+			st->chain += count;
+		if (group) {
+			size_t gl = strlen(group);
+
+			if (!strncmp(line, group, gl) && line[gl] == ';')
+				st->group_ok += count;
+		}
+		for (f = strtok_r(line, ";", &fsave); f; f = strtok_r(NULL, ";", &fsave), k++) {
+			if (group && k == 0)
+				continue;
+			if (k == (group ? 1 : 0)) {
+				if (strcmp(f, comm)) {
+					st->other += count;
+					if (!st->other_line[0])
+						snprintf(st->other_line, sizeof(st->other_line),
+							 "%.500s", f);
+				} else {
+					st->comm += count;
+				}
+				continue;
+			}
+			if (!strcmp(f, "_start") || !strcmp(f, "__libc_start_call_main"))
+				root = true;
+			if (!strcmp(f, "main"))
+				has_main = true;
+		}
+		if (!inc && root && has_main)
+			st->complete += count;
+	}
+	free(text);
+}
+
+/*
+ * Complete stacks: no sample stops for any reason but tables-pending, and at
+ * most `excused` of those (the samples that land before cfiprof has loaded a
+ * process's tables: a fixed handful at its start, however loaded the machine
+ * is, so a count and not a share); of the rest >= 99% complete and every
+ * complete one names main;a;b;c;d;leaf (symbols read from inside the
+ * container's root).
+ */
+#define PENDING_EXCUSED	     0 /* a process in the cgroup before record began: loaded first */
+#define LATE_PENDING_EXCUSED 25 /* one that arrives later: exec, then ld.so maps libc */
+
+static void check_complete(const char *what, const struct fstats *st, unsigned long excused)
+{
+	unsigned long counted = st->total - (st->pending < excused ? st->pending : excused);
+
+	CHECK(st->bad_incomplete == 0,
+	      "%s: %lu of %lu samples incomplete for other reasons than tables-pending: %s", what,
+	      st->bad_incomplete, st->total, st->reasons);
+	CHECK(st->pending <= excused,
+	      "%s: %lu samples [incomplete: tables-pending] (want <= %lu, the first moments)", what,
+	      st->pending, excused);
+	CHECK(st->total && st->complete * 100 >= counted * 99,
+	      "%s: %lu of %lu samples complete (want >= 99%% of the %lu not excused); incomplete: "
+	      "%s",
+	      what, st->complete, st->total, counted,
+	      st->reasons[0] ? st->reasons : "(none marked)");
+	CHECK(st->complete && st->chain * 100 >= st->complete * 99,
+	      "%s: main;a;b;c;d;leaf symbolized in %lu of %lu complete samples (want >= 99%%: the "
+	      "symbols are read from inside the container's root)",
+	      what, st->chain, st->complete);
+}
+
+/* ---- go tool pprof -tags ---- */
+
+static char *go_env[8];
+
+/* go tool pprof -tags -sample_index=samples T/PB; the output (caller frees) or NULL. */
+static char *pprof_tags(const char *pb)
+{
+	char in[PATHBUF], out[PATHBUF], err[PATHBUF], oname[128], ename[128];
+	char *argv[] = {"go", "tool", "pprof", "-tags", "-sample_index=samples", in, NULL};
+	int rc;
+
+	tpath(in, sizeof(in), pb);
+	snprintf(oname, sizeof(oname), "%s.tags", pb);
+	snprintf(ename, sizeof(ename), "%s.tags.err", pb);
+	rc = run_env(argv, go_env, tpath(out, sizeof(out), oname), tpath(err, sizeof(err), ename),
+		     60);
+	CHECK(rc == 0, "go tool pprof -tags %s: exit %d", pb, rc);
+	if (rc) {
+		dump_tail("pprof stderr", err);
+		return NULL;
+	}
+	return slurp(out);
+}
+
+/*
+ * In `pprof -tags` output ("KEY: Total N" then "  N (  P%): VALUE" lines):
+ * the values of KEY, ';'-joined into out; the percentage of the one equal to
+ * want (or the largest one if want is NULL) in *pct.
+ */
+static void tag_values(const char *tags, const char *key, const char *want, char *out, size_t len,
+		       double *pct)
+{
+	char *text = strdup(tags), *save = NULL, *line;
+	bool in_key = false;
+
+	if (!text)
+		abort();
+	out[0] = '\0';
+	*pct = 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *p = line, *colon, *open, *close;
+		double v;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		colon = strstr(p, ": Total");
+		if (colon) {
+			in_key =
+			    (size_t)(colon - p) == strlen(key) && !strncmp(p, key, strlen(key));
+			continue;
+		}
+		open = strchr(p, '(');
+		close = open ? strstr(open, "%):") : NULL;
+		if (!in_key || !close)
+			continue;
+		v = strtod(open + 1, NULL);
+		p = close + 3;
+		while (*p == ' ')
+			p++;
+		if (strlen(out) + strlen(p) + 2 < len)
+			snprintf(out + strlen(out), len - strlen(out), "%s%s", out[0] ? ";" : "",
+				 p);
+		if (want ? !strcmp(p, want) : v > *pct)
+			*pct = v;
+	}
+	free(text);
+}
+
+/* ---- cfiprof ---- */
+
+/* cfiprof ARGS... with stderr in T/ERRNAME; exit code. */
+static int cfiprof(char **args, const char *out, const char *errname, double timeout)
+{
+	char *argv[24], err[PATHBUF];
+	int n = 0, rc;
+
+	argv[n++] = (char *)cfiprof_bin;
+	while (*args && n < 23)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	rc = run_env(argv, NULL, out, tpath(err, sizeof(err), errname), timeout);
+	CHECK(rc == 0, "cfiprof %s ... (%s): exit %d", argv[1], errname, rc);
+	if (rc)
+		dump_tail("cfiprof stderr", err);
+	return rc;
+}
+
+/* ---- 1. record --cgroup: only the container, complete, symbolized, labelled ---- */
+
+static void test_cgroup(pid_t work)
+{
+	char folded[PATHBUF], rec[PATHBUF], pb[PATHBUF], ea[PATHBUF], eb[PATHBUF], grp[PATHBUF];
+	char vals[1024], nsstr[32], *tags;
+	char *rec_args[] = {(char *)cfiprof_bin,
+			    "record",
+			    "--cgroup",
+			    cg_abs,
+			    "-F",
+			    "499",
+			    "-d",
+			    "3",
+			    "-o",
+			    tpath(folded, sizeof(folded), "ctr.folded"),
+			    "--save",
+			    tpath(rec, sizeof(rec), "ctr.rec"),
+			    NULL};
+	char *pb_args[] = {(char *)cfiprof_bin,
+			   "record",
+			   "--cgroup",
+			   cg_abs,
+			   "-F",
+			   "499",
+			   "-d",
+			   "3",
+			   "-o",
+			   tpath(pb, sizeof(pb), "ctr.pb.gz"),
+			   NULL};
+	struct fstats st;
+	unsigned ns = ns_pid_of(work);
+	double pct;
+	pid_t a, b;
+	int ra, rb;
+
+	CHECK(ns == 1 || ns == 2, "ctrwork: pid %u inside its PID namespace (want 1 or 2)", ns);
+	/* the folded / saved run and the pprof run side by side */
+	a = spawn_env(rec_args, NULL, NULL, tpath(ea, sizeof(ea), "ctr.record.err"));
+	b = spawn_env(pb_args, NULL, NULL, tpath(eb, sizeof(eb), "ctr.pb.record.err"));
+	ra = a < 0 ? -1 : wait_child(a, 60);
+	rb = b < 0 ? -1 : wait_child(b, 60);
+	CHECK(ra == 0, "record --cgroup %s -o ctr.folded --save ctr.rec: exit %d", cg_abs, ra);
+	if (ra)
+		dump_tail("record stderr", ea);
+	CHECK(rb == 0, "record --cgroup %s -o ctr.pb.gz: exit %d", cg_abs, rb);
+	if (rb)
+		dump_tail("record stderr", eb);
+
+	if (!ra) {
+		folded_stats(folded, "ctrwork", NULL, &st);
+		printf("record --cgroup: %lu samples, %lu ctrwork, %lu complete, %lu with the "
+		       "chain\n",
+		       st.total, st.comm, st.complete, st.chain);
+		/* 2 shared cores, two profilers, a noisy neighbour and other users: well below 3 x
+		 * 499 */
+		CHECK(st.total >= 50, "record --cgroup: %lu samples in 3 s at 499 Hz (want >= 50)",
+		      st.total);
+		CHECK(st.comm == st.total && st.other == 0 && st.noisy == 0,
+		      "record --cgroup: %lu of %lu samples are ctrwork's (want 100%%), %lu of "
+		      "others (first: %s), %lu with recurse frames",
+		      st.comm, st.total, st.other, st.other_line, st.noisy);
+		check_complete("record --cgroup: ctrwork", &st, PENDING_EXCUSED);
+		if (st.bad_incomplete || st.pending > PENDING_EXCUSED ||
+		    st.chain * 100 < st.complete * 99) {
+			dump_tail("ctr.folded", folded);
+			dump_tail("record stderr", ea);
+		}
+		if (st.reasons[0])
+			printf("  incomplete samples: %s\n", st.reasons);
+
+		/* report --group-by container: no container id here, so the cgroup */
+		char *rep_args[] = {"report", rec, "--group-by", "container", "-f", "folded", NULL};
+
+		if (!cfiprof(rep_args, tpath(grp, sizeof(grp), "ctr.group.folded"), "ctr.group.err",
+			     60)) {
+			folded_stats(grp, "ctrwork", cg_rel, &st);
+			CHECK(
+			    st.total > 0 && st.group_ok == st.total && st.comm == st.total,
+			    "report --group-by container: %lu of %lu samples have the first frame "
+			    "'%s' then ctrwork (%lu)",
+			    st.group_ok, st.total, cg_rel, st.comm);
+			if (st.group_ok != st.total)
+				dump_tail("ctr.group.folded", grp);
+		}
+	}
+
+	if (!rb && (tags = pprof_tags("ctr.pb.gz"))) {
+		tag_values(tags, "cgroup", cg_rel, vals, sizeof(vals), &pct);
+		CHECK(!strcmp(vals, cg_rel) && pct >= 99.99,
+		      "pprof label cgroup: '%s' (want '%s' on 100%% of the samples, got %.2f%%)",
+		      vals, cg_rel, pct);
+		snprintf(nsstr, sizeof(nsstr), "%u", ns);
+		tag_values(tags, "ns_pid", nsstr, vals, sizeof(vals), &pct);
+		CHECK(!strcmp(vals, nsstr) && pct >= 99.99,
+		      "pprof label ns_pid: '%s' (want %s, ctrwork's pid in its namespace, on 100%% "
+		      "of the samples, got %.2f%%)",
+		      vals, nsstr, pct);
+		tag_values(tags, "comm", "ctrwork", vals, sizeof(vals), &pct);
+		CHECK(!strcmp(vals, "ctrwork") && pct >= 99.99,
+		      "pprof label comm: '%s' (want only ctrwork)", vals);
+		tag_values(tags, "container", NULL, vals, sizeof(vals), &pct);
+		CHECK(!vals[0], "pprof label container: '%s' (want none: %s has no container id)",
+		      vals, cg_rel);
+		if (harness_failed)
+			fprintf(stderr, "  --- pprof -tags:\n%s\n", tags);
+		free(tags);
+	}
+}
+
+/* ---- 1b. a docker-named sub-cgroup: --container PREFIX ---- */
+
+static void test_container_id(void)
+{
+	char pb[PATHBUF], rec[PATHBUF], fold[PATHBUF], grp[PATHBUF], id12[13], vals[1024], *tags;
+	unsigned char rnd[32];
+	struct fstats st;
+	double pct;
+	pid_t sh, work;
+	FILE *f = fopen("/dev/urandom", "re");
+
+	CHECK(f && fread(rnd, 1, sizeof(rnd), f) == sizeof(rnd), "reading /dev/urandom");
+	if (f)
+		fclose(f);
+	for (int i = 0; i < 32; i++)
+		snprintf(dock_id + 2 * i, 3, "%02x", rnd[i]);
+	snprintf(id12, sizeof(id12), "%.12s", dock_id);
+	snprintf(dock_abs, sizeof(dock_abs), "%s/docker-%s.scope", cg_abs, dock_id);
+	snprintf(dock_rel, sizeof(dock_rel), "%s/docker-%s.scope", cg_rel, dock_id);
+	CHECK(!mkdir(dock_abs, 0755), "mkdir %s: %s", dock_abs, strerror(errno));
+	if (access(dock_abs, F_OK)) {
+		dock_abs[0] = '\0';
+		return;
+	}
+	sh = start_container(dock_abs, "ctrdock", "30", "ctrdock.err");
+	work = sh < 0 ? 0 : find_workload(dock_abs, "ctrdock", 10);
+	CHECK(work > 0, "the docker-named container's workload ctrdock did not start");
+	if (!work) {
+		tpath(fold, sizeof(fold), "ctrdock.err");
+		dump_tail("container shell", fold);
+		return;
+	}
+	check_invisible(work, "ctrdock");
+
+	char *args[] = {"record",
+			"--container",
+			id12,
+			"-F",
+			"499",
+			"-d",
+			"2",
+			"-o",
+			tpath(pb, sizeof(pb), "dock.pb.gz"),
+			"--save",
+			tpath(rec, sizeof(rec), "dock.rec"),
+			NULL};
+	if (cfiprof(args, NULL, "dock.record.err", 60))
+		return;
+
+	char *rep[] = {"report", rec, "-f", "folded", NULL};
+	if (!cfiprof(rep, tpath(fold, sizeof(fold), "dock.folded"), "dock.report.err", 60)) {
+		folded_stats(fold, "ctrdock", NULL, &st);
+		printf("record --container %s: %lu samples, %lu ctrdock\n", id12, st.total,
+		       st.comm);
+		CHECK(st.total >= 50 && st.comm == st.total && st.noisy == 0,
+		      "record --container %s: %lu of %lu samples are ctrdock's (want 100%% of >= "
+		      "50; ctrwork in the parent cgroup and recurse are outside), others: %s",
+		      id12, st.comm, st.total, st.other_line);
+	}
+	char *rep2[] = {"report", rec, "--group-by", "container", "-f", "folded", NULL};
+	if (!cfiprof(rep2, tpath(grp, sizeof(grp), "dock.group.folded"), "dock.group.err", 60)) {
+		folded_stats(grp, "ctrdock", dock_id, &st);
+		CHECK(st.total > 0 && st.group_ok == st.total,
+		      "report --group-by container: %lu of %lu samples have the container id %s "
+		      "as the first frame",
+		      st.group_ok, st.total, dock_id);
+		if (st.group_ok != st.total)
+			dump_tail("dock.group.folded", grp);
+	}
+	if ((tags = pprof_tags("dock.pb.gz"))) {
+		tag_values(tags, "container", dock_id, vals, sizeof(vals), &pct);
+		CHECK(!strcmp(vals, dock_id) && pct >= 99.99,
+		      "pprof label container: '%s' (want the full id %s on 100%%, got %.2f%%)",
+		      vals, dock_id, pct);
+		tag_values(tags, "cgroup", dock_rel, vals, sizeof(vals), &pct);
+		CHECK(!strcmp(vals, dock_rel) && pct >= 99.99,
+		      "pprof label cgroup: '%s' (want '%s' on 100%%)", vals, dock_rel);
+		if (harness_failed)
+			fprintf(stderr, "  --- pprof -tags dock.pb.gz:\n%s\n", tags);
+		free(tags);
+	}
+	/* done with it: free the CPU for the rest */
+	kill_cgroup(dock_abs);
+	if (wait_child(sh, 10) < 0)
+		fprintf(stderr, "  the docker-named container did not stop\n");
+	CHECK(remove_cgroup(dock_abs), "removing %s", dock_abs);
+	dock_abs[0] = '\0';
+}
+
+/* ---- 2. symlinks planted in the root do not lead out of it ---- */
+
+static bool same_file(int fd, const struct stat *st)
+{
+	struct stat fs;
+
+	return fd >= 0 && !fstat(fd, &fs) && fs.st_dev == st->st_dev && fs.st_ino == st->st_ino;
+}
+
+static void test_symlinks(pid_t work)
+{
+	static const char ctr_host[] = "cfiprof-container-hostname\n";
+	struct {
+		const char *link, *target, *open; /* open: the path given to open_in_root */
+		bool inside;			  /* resolves to ROOT/etc/hostname, else ENOENT */
+	} cases[] = {
+	    {"lib/evil.so", "/etc/hostname", "lib/evil.so", true},
+	    {"lib/evil-rel.so", "../../../../../../../../etc/hostname", "lib/evil-rel.so", true},
+	    {"lib/evil-dotdot.so", "../etc/../../../../../../../../etc/hostname",
+	     "lib/evil-dotdot.so", true},
+	    {"lib/up", "../../../../../../../..", "lib/up/etc/hostname", true},
+	    {"lib/evil-abs-dir.so", "/", "lib/evil-abs-dir.so/etc/hostname", true},
+	    {"lib/evil-passwd.so", "/etc/passwd", "lib/evil-passwd.so", false},
+	    {NULL, NULL, "../../../../../../etc/hostname", true},
+	    {NULL, NULL, "/etc/hostname", true},
+	};
+	char path[PATHBUF], buf[256];
+	struct stat host, inner, passwd;
+	int rootfd;
+
+	CHECK(!stat("/etc/hostname", &host), "the host's /etc/hostname: %s", strerror(errno));
+	CHECK(!stat("/etc/passwd", &passwd), "the host's /etc/passwd: %s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/etc/hostname", rootdir);
+	CHECK(write_file(path, ctr_host) && !stat(path, &inner), "writing %s", path);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (!cases[i].link)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", rootdir, cases[i].link);
+		CHECK(!symlink(cases[i].target, path), "symlink %s -> %s: %s", path,
+		      cases[i].target, strerror(errno));
+	}
+	rootfd = open(rootdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(rootfd >= 0, "open %s: %s", rootdir, strerror(errno));
+	if (rootfd < 0)
+		return;
+	for (int via_proc = 0; via_proc < 2; via_proc++) {
+		const char *how = via_proc ? "open_in_proc_root(ctrwork" : "open_in_root(ROOT";
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			int fd = via_proc ? open_in_proc_root((uint32_t)work, cases[i].open)
+					  : open_in_root(rootfd, cases[i].open);
+			ssize_t n = 0;
+
+			CHECK(!same_file(fd, &host) && !same_file(fd, &passwd),
+			      "%s, \"%s\") opened the host's file", how, cases[i].open);
+			if (cases[i].inside) {
+				if (fd >= 0)
+					n = pread(fd, buf, sizeof(buf) - 1, 0);
+				buf[n > 0 ? n : 0] = '\0';
+				CHECK(fd >= 0 && same_file(fd, &inner) && !strcmp(buf, ctr_host),
+				      "%s, \"%s\"): %s, content '%.40s' (want ROOT/etc/hostname)",
+				      how, cases[i].open, fd < 0 ? strerror(-fd) : "opened", buf);
+			} else {
+				CHECK(fd == -ENOENT,
+				      "%s, \"%s\"): %s (want ENOENT: ROOT has no %s)", how,
+				      cases[i].open, fd < 0 ? strerror(-fd) : "opened a file",
+				      cases[i].open);
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	close(rootfd);
+}
+
+/* ---- 3. a process that enters the container after record began ---- */
+
+static void test_late(pid_t work)
+{
+	char folded[PATHBUF], err[PATHBUF];
+	char *args[] = {(char *)cfiprof_bin,
+			"record",
+			"--cgroup",
+			cg_abs,
+			"-F",
+			"499",
+			"-d",
+			"4",
+			"-o",
+			tpath(folded, sizeof(folded), "late.folded"),
+			NULL};
+	struct fstats st;
+	pid_t rec, sh, late = 0;
+	double t0 = now_s();
+	int rc;
+
+	rec = spawn_env(args, NULL, NULL, tpath(err, sizeof(err), "late.record.err"));
+	CHECK(rec > 0, "cannot start cfiprof record");
+	if (rec <= 0)
+		return;
+	usleep(1000000);
+	sh = start_in_container(cg_abs, work, "ctrlate", "30", "ctrlate.err");
+	if (sh > 0)
+		late = find_workload(cg_abs, "ctrlate", 2.5);
+	CHECK(late > 0, "ctrlate did not start inside the container");
+	if (late) {
+		unsigned ns = ns_pid_of(late);
+
+		printf("ctrlate: host pid %d, pid %u in the container, started %.1f s after "
+		       "record\n",
+		       (int)late, ns, now_s() - t0);
+		CHECK(ns > 1, "ctrlate: pid %u inside the container (want its PID namespace, > 1)",
+		      ns);
+		check_invisible(late, "ctrlate");
+	} else {
+		dump_tail("ctrlate shell", tpath(folded, sizeof(folded), "ctrlate.err"));
+		tpath(folded, sizeof(folded), "late.folded");
+	}
+	rc = wait_child(rec, 60);
+	CHECK(rc == 0, "record --cgroup %s (ctrlate started after it): exit %d", cg_abs, rc);
+	if (rc) {
+		dump_tail("record stderr", err);
+		return;
+	}
+	folded_stats(folded, "ctrlate", NULL, &st);
+	printf("record --cgroup, ctrlate entering: %lu of %lu samples ctrlate's, %lu complete, "
+	       "%lu with the chain\n",
+	       st.comm, st.total, st.complete, st.chain);
+	/* the late one: its samples only (the others are ctrwork) */
+	{
+		char *text = slurp(folded), *save = NULL, *line, lpath[PATHBUF];
+		FILE *f = fopen(tpath(lpath, sizeof(lpath), "late.only.folded"), "we");
+
+		for (line = strtok_r(text, "\n", &save); f && line;
+		     line = strtok_r(NULL, "\n", &save))
+			if (!strncmp(line, "ctrlate;", 8))
+				fprintf(f, "%s\n", line);
+		if (f)
+			fclose(f);
+		free(text);
+		folded_stats(lpath, "ctrlate", NULL, &st);
+	}
+	CHECK(st.total >= 50,
+	      "record --cgroup: %lu samples of ctrlate, which entered the container 1 s after "
+	      "record began (want >= 50 in ~3 s at 499 Hz)",
+	      st.total);
+	check_complete("ctrlate", &st, LATE_PENDING_EXCUSED);
+	if (st.reasons[0])
+		printf("  ctrlate incomplete samples: %s\n", st.reasons);
+	if (st.total < 50 || st.bad_incomplete || st.pending > LATE_PENDING_EXCUSED) {
+		dump_tail("late.folded", folded);
+		dump_tail("record stderr", err);
+	}
+}
+
+int main(void)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char tmpl[] = "/tmp/cfiprof-ctr.XXXXXX", path[PATHBUF], nerr[PATHBUF], pd[PATH_MAX];
+	static const char *const tools[] = {"go", "unshare", "nsenter", "chroot", "mount", "ldd"};
+	static const char *const dirs[] = {"", "/opt", "/lib", "/etc"};
+	double t0 = now_s(), t;
+	pid_t sh = -1, work = 0, noisy = -1;
+	struct sigaction sa;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	cfiprof_bin = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
+	snprintf(pd, sizeof(pd), "%s/progs", out);
+	if (!realpath(pd, progs_dir))
+		snprintf(progs_dir, sizeof(progs_dir), "%s", pd);
+	snprintf(chain, sizeof(chain), "%s/chain", progs_dir);
+	snprintf(recurse, sizeof(recurse), "%s/recurse", progs_dir);
+	if (!mkdtemp(tmpl)) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return HARNESS_DONE();
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
+	chmod(tmpdir, 0755);
+	printf("cfiprof: %s, programs: %s, output: %s\n", cfiprof_bin, progs_dir, tmpdir);
+	CHECK(geteuid() == 0, "must run as root (cgroups, namespaces, BPF)");
+	CHECK(access(cfiprof_bin, X_OK) == 0, "%s is missing (make)", cfiprof_bin);
+	CHECK(access(chain, X_OK) == 0, "%s is missing (make %s)", chain, chain);
+	CHECK(access(recurse, X_OK) == 0, "%s is missing (make %s)", recurse, recurse);
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		CHECK(tool_exists(tools[i]), "%s is missing", tools[i]);
+	CHECK(find_libs(chain), "ldd %s: no interpreter or libraries", chain);
+	CHECK(interp[0] == '/' && strncmp(interp, "/opt/", 5) && strrchr(interp, '/') != interp,
+	      "the interpreter '%s' must sit in a directory of its own, not / or /opt", interp);
+	go_env_setup(tmpdir, go_env);
+
+	/* the cgroup */
+	CHECK(!cgroup_mount(cg_mnt, sizeof(cg_mnt)), "no cgroup2 mount");
+	if (harness_failed)
+		goto done;
+	snprintf(cg_rel, sizeof(cg_rel), "/cfiprof-test-%d", (int)getpid());
+	snprintf(cg_abs, sizeof(cg_abs), "%s%s", cg_mnt, cg_rel);
+	/* orphans of the containers (their init once unshare is gone) come back to us */
+	CHECK(!prctl(PR_SET_CHILD_SUBREAPER, 1), "PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	atexit(cleanup);
+	CHECK(!mkdir(cg_abs, 0755), "mkdir %s: %s", cg_abs, strerror(errno));
+	if (access(cg_abs, F_OK)) {
+		cg_abs[0] = '\0';
+		goto done;
+	}
+
+	/* the root: ROOT/opt and ROOT/<interp dir> stay empty on the host */
+	snprintf(rootdir, sizeof(rootdir), "%s/root", tmpdir);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", rootdir, dirs[i]);
+		CHECK(!mkdir(path, 0755), "mkdir %s: %s", path, strerror(errno));
+	}
+	snprintf(path, sizeof(path), "%s%.*s", rootdir, (int)(strrchr(interp, '/') - interp),
+		 interp);
+	CHECK(!mkdir(path, 0755) || errno == EEXIST, "mkdir %s: %s", path, strerror(errno));
+
+	/* the noisy neighbour, outside the cgroup */
+	char *nargv[] = {recurse, "60", "200", NULL};
+	noisy = spawn_env(nargv, NULL, NULL, tpath(nerr, sizeof(nerr), "recurse.err"));
+	CHECK(noisy > 0, "cannot start %s", recurse);
+
+	t = now_s();
+	sh = start_container(cg_abs, "ctrwork", "60", "ctrwork.err");
+	work = sh < 0 ? 0 : find_workload(cg_abs, "ctrwork", 10);
+	CHECK(work > 0, "the container's workload ctrwork did not start");
+	if (!work) {
+		dump_tail("container shell", tpath(path, sizeof(path), "ctrwork.err"));
+		goto done;
+	}
+	printf("container: ctrwork host pid %d, pid %u inside, cgroup %s (%.1f s)\n", (int)work,
+	       ns_pid_of(work), cg_abs, now_s() - t);
+	check_invisible(work, "ctrwork");
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)noisy);
+	{
+		char *s = slurp(path);
+
+		CHECK(s[0] && !strstr(s, cg_rel), "the noisy neighbour is in the test cgroup: %s",
+		      s);
+		free(s);
+	}
+
+	t = now_s();
+	test_symlinks(work);
+	printf("symlinks: %.1f s\n", now_s() - t);
+	t = now_s();
+	test_cgroup(work);
+	printf("record --cgroup: %.1f s\n", now_s() - t);
+	t = now_s();
+	test_container_id();
+	printf("record --container: %.1f s\n", now_s() - t);
+	t = now_s();
+	test_late(work);
+	printf("late process: %.1f s\n", now_s() - t);
+
+done:
+	cleanup();
+	CHECK(!cg_abs[0] || access(cg_abs, F_OK), "cgroup %s is still there", cg_abs);
+	snprintf(path, sizeof(path), "rm -rf %s", tmpdir);
+	if (!harness_failed && system(path))
+		fprintf(stderr, "  cleaning %s failed\n", tmpdir);
+	printf("total %.1f s%s%s\n", now_s() - t0, harness_failed ? "; files kept in " : "",
+	       harness_failed ? tmpdir : "");
+	return HARNESS_DONE();
+}

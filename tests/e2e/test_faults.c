@@ -1,0 +1,1484 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Faults (issue 8): `cfiprof record` on hostile targets and under tiny caps.
+ * Every run must exit 0 and its accounting must add up (check_accounting):
+ *   samples = written + lost (summary line), stop reasons sum to written,
+ *   written = received + malformed (malformed = 0), the folded total equals
+ *   received and its [overflow] line equals "samples in [overflow]", and no
+ *   saved stack has more user frames than --max-frames.
+ *  1. lifecycle: a target exits while `-p A,B -d` keeps profiling the other;
+ *     a target execs (same pid, new image); a target dlclose()s a library and
+ *     dlopen()s another one into the same place, six times (chains checked);
+ *  2. churn: mmap / munmap of executable file mappings in a loop (the main
+ *     thread's chain stays complete); threads created and joined by thousands
+ *     per second;
+ *  3. corrupted stacks (tests/progs/faults_badstack.c, one thread per case):
+ *     each stops with the reason bpf/walker.h gives it, never past
+ *     --max-frames, on the bpf_loop and the tail-call walker;
+ *  4. tiny caps at -F 4999: --rows 2048, --max-stacks 5, and everything tiny
+ *     at once on the tail-call walker (there is no ring-buffer size option:
+ *     the `events` map is a fixed 8 MiB; 5. fills it instead);
+ *  5. cfiprof SIGSTOPped for 3 s while recording 4 threads at -F 4999, then SIGCONT:
+ *     the losses are counted as "ring buffer full";
+ *  6. two copies of a library with corrupted .eh_frame (CIE, FDE lengths and
+ *     opcodes) dlopen()ed: cfiprof names each file in a warning and the main
+ *     thread still unwinds completely;
+ *  7. `--tail-calls`: chain and 300-deep recurse (--max-frames 512) give
+ *     complete stacks and the same chains as the bpf_loop walker.
+ *
+ * Environment: CFIPROF (default build/cfiprof), OUT (default build: the test
+ * programs are OUT/progs/P; `make build/tests/test_faults` builds them).
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf/cfiprof_abi.h"
+#include "tests/lib/cli_util.h"
+#include "tests/lib/harness.h"
+
+#define MAX_FRAMES    2048
+#define PATHBUF	      (PATH_MAX + 256)
+#define RECURSE_DEPTH 300
+
+static const char *cfiprof_bin;
+static char progs_dir[PATH_MAX];
+static char tmpdir[256];
+
+static char *tpath(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+	return buf;
+}
+
+static char *ppath(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", progs_dir, name);
+	return buf;
+}
+
+/* ---- running commands ---- */
+
+/*
+ * Waits until process pid has a perf_event fd open (cfiprof has attached its
+ * sampling events: recording has begun).  Start-up takes seconds on a loaded
+ * machine, so timed faults are scheduled from here, not from the fork.
+ */
+static bool wait_attached(pid_t pid, double timeout)
+{
+	double deadline = now_s() + timeout;
+	char dir[64], link[PATH_MAX + 64], target[256];
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	while (now_s() < deadline) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		bool found = false;
+
+		if (!d)
+			return false;
+		while (!found && (e = readdir(d))) {
+			ssize_t n;
+
+			snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+			n = readlink(link, target, sizeof(target) - 1);
+			if (n > 0) {
+				target[n] = 0;
+				found = !strcmp(target, "anon_inode:[perf_event]");
+			}
+		}
+		closedir(d);
+		if (found)
+			return true;
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return false;
+		usleep(20000);
+	}
+	return false;
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+/* ---- one cfiprof run: its files ---- */
+
+struct run {
+	char tag[64];
+	char folded[PATHBUF], rec[PATHBUF], err[PATHBUF];
+	unsigned int max_frames;
+	int rc;
+	double secs;
+	double min_leaf_share; /* of complete samples that must reach the expected leaf */
+};
+
+static void run_init(struct run *r, const char *tag, unsigned int max_frames)
+{
+	char name[128];
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->tag, sizeof(r->tag), "%s", tag);
+	snprintf(name, sizeof(name), "%s.folded", tag);
+	tpath(r->folded, sizeof(r->folded), name);
+	snprintf(name, sizeof(name), "%s.rec", tag);
+	tpath(r->rec, sizeof(r->rec), name);
+	snprintf(name, sizeof(name), "%s.err", tag);
+	tpath(r->err, sizeof(r->err), name);
+	r->max_frames = max_frames ? max_frames : 127;
+	r->min_leaf_share = 0.5;
+}
+
+/*
+ * argv for `cfiprof record -o FOLDED --save REC EXTRA... [-- CMD...]`; extra and
+ * cmd are NULL-terminated.  Returns the argument count.
+ */
+static int record_argv(char **argv, int cap, const struct run *r, const char *const *extra,
+		       const char *const *cmd)
+{
+	int a = 0;
+	static char mf[16];
+
+	argv[a++] = (char *)cfiprof_bin;
+	argv[a++] = "record";
+	argv[a++] = "-o";
+	argv[a++] = (char *)r->folded;
+	argv[a++] = "--save";
+	argv[a++] = (char *)r->rec;
+	if (r->max_frames != 127) {
+		snprintf(mf, sizeof(mf), "%u", r->max_frames);
+		argv[a++] = "--max-frames";
+		argv[a++] = mf;
+	}
+	while (extra && *extra && a < cap - 2)
+		argv[a++] = (char *)*extra++;
+	if (cmd) {
+		argv[a++] = "--";
+		while (*cmd && a < cap - 1)
+			argv[a++] = (char *)*cmd++;
+	}
+	argv[a] = NULL;
+	return a;
+}
+
+/* Runs cfiprof record to completion (timeout seconds). */
+static int record(struct run *r, const char *const *extra, const char *const *cmd, double timeout)
+{
+	char *argv[48];
+	double t0 = now_s();
+	bool to;
+	pid_t pid;
+	int st;
+
+	record_argv(argv, 48, r, extra, cmd);
+	pid = spawn(argv, NULL, r->err);
+	if (pid < 0) {
+		r->rc = -1;
+		return -1;
+	}
+	st = wait_timeout(pid, timeout, &to);
+	r->rc = exit_code(st, to);
+	r->secs = now_s() - t0;
+	CHECK(r->rc == 0, "%s: cfiprof record exited %d%s", r->tag, r->rc,
+	      to ? " (timed out: hung?)" : "");
+	if (r->rc)
+		print_tail(r->err, 12);
+	return r->rc;
+}
+
+/* ---- the stderr summary ---- */
+
+struct summary {
+	bool found, stops_found, tables_found;
+	uint64_t samples, written, lost, received;
+	uint64_t stops[STOP_REASON_MAX], stops_total;
+	uint64_t ev_lost, queue_dropped, overflow, malformed; /* the "losses" line, 0 if absent */
+	uint64_t obj_loaded, obj_no_cfi, obj_failed;
+	uint64_t procs_loaded, procs_reloaded, procs_exited, procs_vanished;
+};
+
+static const char *const reason_names[STOP_REASON_MAX] = {
+    "complete",		 "truncated",	    "no-mapping",     "no-rule",      "unsupported-rule",
+    "unreadable-memory", "fp-chain-broken", "tables-pending", "kernel-thread"};
+
+static int reason_id(const char *name)
+{
+	int i;
+
+	for (i = 0; i < STOP_REASON_MAX; i++) {
+		if (!strcmp(name, reason_names[i]))
+			return i;
+	}
+	return -1;
+}
+
+static void parse_summary(const char *err, struct summary *s)
+{
+	FILE *f = fopen(err, "re");
+	char *line = NULL;
+	size_t cap = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		double secs;
+		char *p;
+
+		if (sscanf(line,
+			   "cfiprof: %lf s, %lu samples (%lu written, %lu lost: ring buffer full), "
+			   "%lu "
+			   "received",
+			   &secs, &s->samples, &s->written, &s->lost, &s->received) == 5) {
+			s->found = true;
+		} else if (!strncmp(line, "cfiprof: stop reasons:", 22)) {
+			char name[40];
+			uint64_t n;
+			int used;
+
+			s->stops_found = true;
+			p = line + 22;
+			while (sscanf(p, " %39s %lu (%*[^)])%n", name, &n, &used) == 2) {
+				int id = reason_id(name);
+
+				if (id >= 0)
+					s->stops[id] += n;
+				else
+					fprintf(stderr,
+						"  unknown stop reason '%s' in the summary\n",
+						name);
+				s->stops_total += n;
+				p += used;
+			}
+		} else if (
+		    sscanf(line,
+			   "cfiprof: losses: %lu events (ring buffer), %lu load requests (queue "
+			   "full), %lu samples in [overflow], %lu malformed records",
+			   &s->ev_lost, &s->queue_dropped, &s->overflow, &s->malformed) == 4) {
+			/* counted */
+		} else if (!strncmp(line, "cfiprof: tables:", 16)) {
+			s->tables_found =
+			    sscanf(
+				line,
+				"cfiprof: tables: %lu objects loaded (%lu without CFI, %lu failed)",
+				&s->obj_loaded, &s->obj_no_cfi, &s->obj_failed) == 3;
+			p = strstr(line, "processes:");
+			if (!p ||
+			    sscanf(p,
+				   "processes: %lu loaded, %lu reloaded, %lu exited, %lu vanished",
+				   &s->procs_loaded, &s->procs_reloaded, &s->procs_exited,
+				   &s->procs_vanished) != 4)
+				s->tables_found = false;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/* ---- the folded output ---- */
+
+struct folded_totals {
+	uint64_t total, overflow, lines, overflow_lines;
+	bool bad_line;
+};
+
+static void folded_totals(const char *path, struct folded_totals *t)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+
+	memset(t, 0, sizeof(*t));
+	if (!f) {
+		t->bad_line = true;
+		return;
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		char *sp = strrchr(line, ' '), *end;
+		uint64_t n;
+
+		if (!sp) {
+			t->bad_line = true;
+			continue;
+		}
+		n = strtoull(sp + 1, &end, 10);
+		if (end == sp + 1)
+			t->bad_line = true;
+		t->total += n;
+		t->lines++;
+		if (strstr(line, "[overflow")) {
+			t->overflow += n;
+			t->overflow_lines++;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/* ---- the saved recording: frames per stack ---- */
+
+struct rec_comm {
+	char comm[64];
+	uint64_t samples;
+	uint64_t by_reason[STOP_REASON_MAX];
+	unsigned int min_user, max_user; /* user frames, over all its stacks */
+	unsigned int max_user_reason[STOP_REASON_MAX];
+	unsigned int min_user_reason[STOP_REASON_MAX];
+};
+
+struct rec_stats {
+	uint64_t stacks, samples;
+	unsigned int max_user, max_kernel;
+	struct rec_comm comms[32];
+	int nr_comms;
+	bool parse_error;
+};
+
+static unsigned int count_pcs(const char *list)
+{
+	unsigned int n = 1;
+
+	if (!strcmp(list, "-"))
+		return 0;
+	for (; *list; list++)
+		n += *list == ',';
+	return n;
+}
+
+static struct rec_comm *rec_comm(struct rec_stats *rs, const char *comm)
+{
+	int i;
+
+	for (i = 0; i < rs->nr_comms; i++) {
+		if (!strcmp(rs->comms[i].comm, comm))
+			return &rs->comms[i];
+	}
+	if (rs->nr_comms == 32)
+		return NULL;
+	memset(&rs->comms[i], 0, sizeof(rs->comms[i]));
+	snprintf(rs->comms[i].comm, sizeof(rs->comms[i].comm), "%s", comm);
+	rs->comms[i].min_user = UINT32_MAX;
+	memset(rs->comms[i].min_user_reason, 0xff, sizeof(rs->comms[i].min_user_reason));
+	rs->nr_comms++;
+	return &rs->comms[i];
+}
+
+/* "stack COUNT PID TID REASON FLAGS COMM k KPCS u UPCS c CGROUP" */
+static void parse_rec(const char *path, struct rec_stats *rs)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+
+	memset(rs, 0, sizeof(*rs));
+	if (!f) {
+		rs->parse_error = true;
+		return;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		char comm[64], kpcs[65536], upcs[65536];
+		unsigned int pid, tid, reason, flags, nu, nk;
+		uint64_t count;
+		struct rec_comm *c;
+
+		if (strncmp(line, "stack ", 6))
+			continue;
+		if (strlen(line) >= sizeof(upcs) ||
+		    sscanf(line, "stack %lu %u %u %u %u %63s k %65535s u %65535s", &count, &pid,
+			   &tid, &reason, &flags, comm, kpcs, upcs) != 8 ||
+		    reason >= STOP_REASON_MAX) {
+			rs->parse_error = true;
+			continue;
+		}
+		nu = count_pcs(upcs);
+		nk = count_pcs(kpcs);
+		rs->stacks++;
+		rs->samples += count;
+		if (nu > rs->max_user)
+			rs->max_user = nu;
+		if (nk > rs->max_kernel)
+			rs->max_kernel = nk;
+		c = rec_comm(rs, comm);
+		if (!c)
+			continue;
+		c->samples += count;
+		c->by_reason[reason] += count;
+		if (nu > c->max_user)
+			c->max_user = nu;
+		if (nu < c->min_user)
+			c->min_user = nu;
+		if (nu > c->max_user_reason[reason])
+			c->max_user_reason[reason] = nu;
+		if (nu < c->min_user_reason[reason])
+			c->min_user_reason[reason] = nu;
+	}
+	free(line);
+	fclose(f);
+}
+
+static const struct rec_comm *find_comm(const struct rec_stats *rs, const char *comm)
+{
+	int i;
+
+	for (i = 0; i < rs->nr_comms; i++) {
+		if (!strcmp(rs->comms[i].comm, comm))
+			return &rs->comms[i];
+	}
+	return NULL;
+}
+
+/*
+ * The accounting every run must satisfy (see the top of the file).  Also
+ * returns the summary, folded totals and saved stacks for further checks.
+ */
+static void check_accounting(const struct run *r, struct summary *s, struct folded_totals *ft,
+			     struct rec_stats *rs)
+{
+	int i;
+
+	parse_summary(r->err, s);
+	folded_totals(r->folded, ft);
+	parse_rec(r->rec, rs);
+	printf("%s: %lu samples = %lu written + %lu lost (ring buffer full); %lu received; "
+	       "folded %lu (overflow %lu); events lost %lu, load requests dropped %lu, "
+	       "malformed %lu; stops:",
+	       r->tag, s->samples, s->written, s->lost, s->received, ft->total, ft->overflow,
+	       s->ev_lost, s->queue_dropped, s->malformed);
+	for (i = 0; i < STOP_REASON_MAX; i++) {
+		if (s->stops[i])
+			printf(" %s %lu", reason_names[i], s->stops[i]);
+	}
+	printf("; max %u user frames (limit %u); %.1f s\n", rs->max_user, r->max_frames, r->secs);
+	CHECK(s->found, "%s: no summary line on stderr", r->tag);
+	CHECK(s->stops_found && s->tables_found, "%s: no stop-reason / tables summary line",
+	      r->tag);
+	if (!s->found) {
+		print_tail(r->err, 12);
+		return;
+	}
+	CHECK(s->samples > 0, "%s: no samples taken", r->tag);
+	CHECK(s->samples == s->written + s->lost,
+	      "%s: samples taken %lu != written %lu + lost %lu (%ld unaccounted)", r->tag,
+	      s->samples, s->written, s->lost, (long)(s->samples - s->written - s->lost));
+	CHECK(s->stops_total == s->written, "%s: stop reasons sum to %lu, %lu samples written",
+	      r->tag, s->stops_total, s->written);
+	CHECK(s->malformed == 0, "%s: %lu malformed records", r->tag, s->malformed);
+	CHECK(s->received + s->malformed == s->written,
+	      "%s: %lu written but %lu received + %lu malformed", r->tag, s->written, s->received,
+	      s->malformed);
+	CHECK(!ft->bad_line && ft->total == s->received,
+	      "%s: folded output totals %lu, summary says %lu received%s", r->tag, ft->total,
+	      s->received, ft->bad_line ? " (unparsable lines)" : "");
+	CHECK(ft->overflow == s->overflow && ft->overflow_lines <= 1,
+	      "%s: folded [overflow] %lu (%lu lines), summary %lu samples in [overflow]", r->tag,
+	      ft->overflow, ft->overflow_lines, s->overflow);
+	CHECK(!rs->parse_error && rs->stacks > 0, "%s: cannot read the saved stacks in %s", r->tag,
+	      r->rec);
+	CHECK(rs->max_user <= r->max_frames && rs->max_kernel <= MAX_KERNEL_FRAMES,
+	      "%s: a saved stack has %u user / %u kernel frames (limits %u / %d)", r->tag,
+	      rs->max_user, rs->max_kernel, r->max_frames, MAX_KERNEL_FRAMES);
+}
+
+/* ---- chains in the folded output ---- */
+
+#define LIBC_ROOT "_start", "__libc_start_main", "__libc_start_call_main", "main"
+
+struct chain_stats {
+	uint64_t samples, complete, with_leaf, chain_ok, chain_bad;
+	uint64_t unknown; /* complete samples with an [unknown] user frame */
+	uint64_t reasons[STOP_REASON_MAX];
+	char first_bad[2048], first_unknown[2048];
+	/* distinct complete root..leaf chains seen, for comparing two runs */
+	char *distinct[16];
+	int nr_distinct;
+};
+
+static void join_frames(char *buf, size_t len, char **frames, int n)
+{
+	size_t off = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < n && off + 1 < len; i++) {
+		int w = snprintf(buf + off, len - off, "%s%s", i ? ";" : "", frames[i]);
+
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
+static void chain_stats_free(struct chain_stats *cs)
+{
+	int i;
+
+	for (i = 0; i < cs->nr_distinct; i++)
+		free(cs->distinct[i]);
+	cs->nr_distinct = 0;
+}
+
+/*
+ * Samples of comm in a folded file; complete stacks that contain the leaf
+ * (exp[nexp - 1]) must have exactly exp[] root first, then only the leaf's callees.
+ */
+static int chain_check(const char *path, const char *comm, const char *const *exp, int nexp,
+		       struct chain_stats *cs)
+{
+	const char *leaf = exp[nexp - 1];
+	FILE *f = fopen(path, "re");
+	char *line = NULL, *frames[MAX_FRAMES];
+	size_t cap = 0;
+	ssize_t len;
+
+	memset(cs, 0, sizeof(*cs));
+	if (!f)
+		return -1;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		char *sp, *tok, *save = NULL;
+		uint64_t count;
+		bool incomplete = false, ok;
+		int n = 0, i, leaf_at = -1;
+
+		if (line[len - 1] == '\n')
+			line[--len] = 0;
+		sp = strrchr(line, ' ');
+		if (!sp)
+			continue;
+		*sp = 0;
+		count = strtoull(sp + 1, NULL, 10);
+		tok = strtok_r(line, ";", &save);
+		if (!tok || strcmp(tok, comm))
+			continue;
+		cs->samples += count;
+		while ((tok = strtok_r(NULL, ";", &save))) {
+			size_t tl = strlen(tok);
+
+			if (!strncmp(tok, "[incomplete: ", 13)) {
+				char reason[40];
+				int id;
+
+				snprintf(reason, sizeof(reason), "%.*s", (int)(tl - 14), tok + 13);
+				id = reason_id(reason);
+				if (id >= 0)
+					cs->reasons[id] += count;
+				incomplete = true;
+				continue;
+			}
+			if (tl >= 4 && !strcmp(tok + tl - 4, "_[k]"))
+				continue;
+			if (n < MAX_FRAMES)
+				frames[n++] = tok;
+		}
+		if (incomplete)
+			continue;
+		cs->complete += count;
+		cs->reasons[STOP_COMPLETE] += count;
+		for (i = 0; i < n; i++) {
+			if (!strcmp(frames[i], "[unknown]")) {
+				cs->unknown += count;
+				if (!cs->first_unknown[0])
+					join_frames(cs->first_unknown, sizeof(cs->first_unknown),
+						    frames, n);
+				break;
+			}
+		}
+		for (i = 0; i < n; i++) {
+			if (frame_is(frames[i], leaf)) {
+				leaf_at = i;
+				break;
+			}
+		}
+		if (leaf_at < 0)
+			continue;
+		cs->with_leaf += count;
+		ok = leaf_at + 1 == nexp;
+		for (i = 0; ok && i < nexp; i++)
+			ok = frame_is(frames[i], exp[i]);
+		for (i = leaf_at + 1; ok && i < n; i++)
+			ok = leaf_callee_ok(frames[i], i - leaf_at - 1);
+		if (ok) {
+			cs->chain_ok += count;
+		} else {
+			cs->chain_bad += count;
+			if (!cs->first_bad[0])
+				join_frames(cs->first_bad, sizeof(cs->first_bad), frames, n);
+		}
+		{
+			char buf[16384];
+			int k;
+
+			join_frames(buf, sizeof(buf), frames, leaf_at + 1);
+			for (k = 0; k < cs->nr_distinct; k++) {
+				if (!strcmp(cs->distinct[k], buf))
+					break;
+			}
+			if (k == cs->nr_distinct && k < 16)
+				cs->distinct[cs->nr_distinct++] = strdup(buf);
+		}
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* Checks one comm's chain: at least min_samples, min_complete_pct complete, no wrong chain. */
+static void expect_chain(const struct run *r, const char *comm, const char *const *exp, int nexp,
+			 uint64_t min_samples, double min_complete_pct, struct chain_stats *out)
+{
+	struct chain_stats cs;
+	int i;
+
+	CHECK(chain_check(r->folded, comm, exp, nexp, &cs) == 0, "%s: cannot read %s", r->tag,
+	      r->folded);
+	printf("%s: comm %s: %lu/%lu complete (%.2f%%), %lu reach %s, %lu exact chain, %lu wrong, "
+	       "%lu with [unknown] frames",
+	       r->tag, comm, cs.complete, cs.samples, pct(cs.complete, cs.samples), cs.with_leaf,
+	       exp[nexp - 1], cs.chain_ok, cs.chain_bad, cs.unknown);
+	for (i = 1; i < STOP_REASON_MAX; i++) {
+		if (cs.reasons[i])
+			printf("; %s %lu", reason_names[i], cs.reasons[i]);
+	}
+	printf("\n");
+	CHECK(cs.samples >= min_samples, "%s: comm %s: %lu samples (want >= %lu)", r->tag, comm,
+	      cs.samples, min_samples);
+	CHECK(cs.samples && pct(cs.complete, cs.samples) >= min_complete_pct,
+	      "%s: comm %s: only %.2f%% complete (want >= %.1f%%)", r->tag, comm,
+	      pct(cs.complete, cs.samples), min_complete_pct);
+	/* min_leaf_share: the dlclose run spends only part of its time in each library */
+	CHECK(cs.with_leaf > 0 && (double)cs.with_leaf >= r->min_leaf_share * (double)cs.complete,
+	      "%s: comm %s: only %lu of %lu complete samples reach %s", r->tag, comm, cs.with_leaf,
+	      cs.complete, exp[nexp - 1]);
+	if (cs.chain_bad) {
+		char want[4096];
+
+		join_frames(want, sizeof(want), (char **)exp, nexp);
+		fprintf(stderr, "  %s: expected %s\n  %s: got      %s\n", r->tag, want, r->tag,
+			cs.first_bad);
+	}
+	CHECK(cs.chain_bad == 0, "%s: comm %s: %lu samples with a wrong chain through %s", r->tag,
+	      comm, cs.chain_bad, exp[nexp - 1]);
+	CHECK(cs.unknown == 0, "%s: comm %s: %lu complete samples with [unknown] frames, e.g. %s",
+	      r->tag, comm, cs.unknown, cs.first_unknown);
+	if (out)
+		*out = cs;
+	else
+		chain_stats_free(&cs);
+}
+
+/* ---- 1. lifecycle ---- */
+
+static const char *const chain_exp[] = {LIBC_ROOT, "a", "b", "c", "d", "leaf"};
+static const char *const fl_exp[] = {LIBC_ROOT, "fl_a", "fl_leaf"};
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static void test_exit(void)
+{
+	char life[PATHBUF], chain[PATHBUF], pids[64], *argv[48];
+	struct summary s;
+	struct folded_totals ft;
+	struct rec_stats rs;
+	struct chain_stats a, b;
+	struct run r;
+	pid_t pa, pb, pc;
+	double t0;
+	bool to, ready;
+	int st;
+
+	ppath(life, sizeof(life), "faults_life");
+	ppath(chain, sizeof(chain), "chain");
+	/* a spins until SIGUSR1, then 1 s more and exits; b outlives the recording */
+	char *aargv[] = {life, "exit", "1.0", NULL};
+	char *bargv[] = {chain, "60", NULL};
+
+	pa = spawn(aargv, NULL, NULL);
+	pb = spawn(bargv, NULL, NULL);
+	CHECK(pa > 0 && pb > 0, "exit: cannot start the targets");
+	if (pa <= 0 || pb <= 0)
+		return;
+	usleep(100000); /* past the dynamic loader */
+	snprintf(pids, sizeof(pids), "%d,%d", (int)pa, (int)pb);
+	run_init(&r, "exit", 0);
+	const char *extra[] = {"-F", "999", "-p", pids, "-d", "3", NULL};
+
+	record_argv(argv, 48, &r, extra, NULL);
+	t0 = now_s();
+	pc = spawn(argv, NULL, r.err);
+	ready = pc > 0 && wait_attached(pc, 30);
+	CHECK(ready, "exit: cfiprof never attached its perf events");
+	kill(pa, SIGUSR1);
+	st = pc > 0 ? wait_timeout(pc, 40, &to) : -1;
+	r.rc = exit_code(st, to);
+	r.secs = now_s() - t0;
+	kill(-pb, SIGKILL);
+	kill(-pa, SIGKILL);
+	waitpid(pb, NULL, 0);
+	waitpid(pa, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "exit: the exiting target did not exit by itself "
+	      "(status %#x)",
+	      st);
+	CHECK(r.rc == 0, "exit: cfiprof exited %d", r.rc);
+	if (r.rc || !ready) {
+		print_tail(r.err, 12);
+		return;
+	}
+	check_accounting(&r, &s, &ft, &rs);
+	CHECK(s.procs_exited >= 1, "exit: the summary counts %lu exited processes", s.procs_exited);
+	expect_chain(&r, "faults_life", fl_exp, N(fl_exp), 50, 99.0, &a);
+	expect_chain(&r, "chain", chain_exp, N(chain_exp), 100, 99.0, &b);
+	/* a ran ~1 s of the 3, b all of it: b's samples after a's exit are there */
+	CHECK(b.samples > a.samples * 3 / 2,
+	      "exit: %lu samples of the survivor, %lu of the one that exited after ~1 s", b.samples,
+	      a.samples);
+	chain_stats_free(&a);
+	chain_stats_free(&b);
+}
+
+static void test_exec(void)
+{
+	char life[PATHBUF], chain[PATHBUF];
+	struct summary s;
+	struct folded_totals ft;
+	struct rec_stats rs;
+	struct run r;
+
+	ppath(life, sizeof(life), "faults_life");
+	ppath(chain, sizeof(chain), "chain");
+	run_init(&r, "exec", 0);
+	const char *extra[] = {"-F", "999", NULL};
+	const char *cmd[] = {life, "exec", "0.8", chain, "1.2", NULL};
+
+	if (record(&r, extra, cmd, 30))
+		return;
+	check_accounting(&r, &s, &ft, &rs);
+	expect_chain(&r, "faults_life", fl_exp, N(fl_exp), 100, 99.0, NULL);
+	/* the new image: its tables are built after the exec event */
+	expect_chain(&r, "chain", chain_exp, N(chain_exp), 100, 97.0, NULL);
+}
+
+static void test_dlclose(void)
+{
+	char life[PATHBUF], lib1[PATHBUF], lib2[PATHBUF];
+	static const char *const dl_exp[] = {LIBC_ROOT, "fl_dl", "dl_entry", "dl_leaf"};
+	static const char *const plt_exp[] = {LIBC_ROOT, "fl_dl", "pltlib_entry", "pltlib_leaf"};
+	struct summary s;
+	struct folded_totals ft;
+	struct rec_stats rs;
+	struct chain_stats c1, c2, c3;
+	struct run r;
+
+	ppath(life, sizeof(life), "faults_life");
+	ppath(lib1, sizeof(lib1), "libdl_target.so");
+	ppath(lib2, sizeof(lib2), "libpltlib.so");
+	run_init(&r, "dlclose", 0);
+	/* 3 of 6 rounds in libdl_target, the others in libpltlib, then main's own chain */
+	r.min_leaf_share = 0.25;
+	const char *extra[] = {"-F", "999", NULL};
+	/* 6 rounds of 0.3 s, libdl_target / libpltlib in turn, then 0.3 s in main's chain */
+	const char *cmd[] = {life, "dlclose", "0.3", lib1, lib2, "6", NULL};
+
+	if (record(&r, extra, cmd, 40))
+		return;
+	check_accounting(&r, &s, &ft, &rs);
+	expect_chain(&r, "faults_life", dl_exp, N(dl_exp), 1, 0, &c1);
+	chain_check(r.folded, "faults_life", plt_exp, N(plt_exp), &c2);
+	chain_check(r.folded, "faults_life", fl_exp, N(fl_exp), &c3);
+	printf("dlclose: %lu samples in libdl_target (%lu wrong chains), %lu in libpltlib (%lu "
+	       "wrong), %lu in fl_leaf after the last dlclose (%lu wrong)\n",
+	       c1.chain_ok, c1.chain_bad, c2.chain_ok, c2.chain_bad, c3.chain_ok, c3.chain_bad);
+	if (c2.chain_bad) {
+		fprintf(stderr, "  dlclose: a wrong pltlib_leaf chain: %s\n", c2.first_bad);
+	}
+	CHECK(c2.with_leaf > 100 && c2.chain_bad == 0,
+	      "dlclose: libpltlib (mapped where libdl_target was): %lu reach pltlib_leaf, %lu with "
+	      "a wrong chain",
+	      c2.with_leaf, c2.chain_bad);
+	CHECK(c3.with_leaf > 50 && c3.chain_bad == 0,
+	      "dlclose: after the last dlclose: %lu reach fl_leaf, %lu wrong", c3.with_leaf,
+	      c3.chain_bad);
+	/* each dlopen costs a table load: allow a few pending samples per round */
+	CHECK(pct(c1.complete, c1.samples) >= 90.0,
+	      "dlclose: only %.2f%% of the samples complete across 6 dlopen / dlclose rounds",
+	      pct(c1.complete, c1.samples));
+	chain_stats_free(&c1);
+	chain_stats_free(&c2);
+	chain_stats_free(&c3);
+}
+
+/* ---- 2. churn ---- */
+
+static uint64_t prog_count(const char *err, const char *what)
+{
+	char *s = slurp(err), *p, pat[64];
+	uint64_t n = 0;
+
+	snprintf(pat, sizeof(pat), " %s in ", what);
+	p = strstr(s, pat);
+	if (p) {
+		while (p > s && p[-1] >= '0' && p[-1] <= '9')
+			p--;
+		n = strtoull(p, NULL, 10);
+	}
+	free(s);
+	return n;
+}
+
+static void test_mmap_churn(void)
+{
+	static const char *const fc_exp[] = {LIBC_ROOT, "fc_a", "fc_leaf"};
+	char churn[PATHBUF], lib[PATHBUF];
+	struct summary s;
+	struct folded_totals ft;
+	struct rec_stats rs;
+	struct run r;
+	uint64_t maps;
+
+	ppath(churn, sizeof(churn), "faults_churn");
+	ppath(lib, sizeof(lib), "libdl_target.so");
+	run_init(&r, "mmap-churn", 0);
+	const char *extra[] = {"-F", "999", NULL};
+	const char *cmd[] = {churn, "mmap", "2", churn, lib, NULL};
+
+	if (record(&r, extra, cmd, 30))
+		return;
+	check_accounting(&r, &s, &ft, &rs);
+	maps = prog_count(r.err, "maps");
+	printf("mmap-churn: %lu executable mappings made and unmapped in 2 s\n", maps);
+	CHECK(maps >= 2000, "mmap-churn: only %lu mappings churned", maps);
+	/* the main thread keeps comm faults_churn; the churner is fc_churn */
+	expect_chain(&r, "faults_churn", fc_exp, N(fc_exp), 100, 99.0, NULL);
+}
+
+static void test_thread_churn(void)
+{
+	static const char *const tw_exp[] = {"clone3", "start_thread", "fc_worker", "fc_tleaf"};
+	char churn[PATHBUF];
+	struct summary s;
+	struct folded_totals ft;
+	struct rec_stats rs;
+	struct chain_stats cs;
+	struct run r;
+	uint64_t threads;
+
+	ppath(churn, sizeof(churn), "faults_churn");
+	run_init(&r, "thread-churn", 0);
+	const char *extra[] = {"-F", "999", NULL};
+	const char *cmd[] = {churn, "threads", "2", NULL};
+
+	if (record(&r, extra, cmd, 30))
+		return;
+	check_accounting(&r, &s, &ft, &rs);
+	threads = prog_count(r.err, "threads");
+	printf("thread-churn: %lu threads created and joined in 2 s (%.0f/s)\n", threads,
+	       (double)threads / 2);
+	CHECK(threads >= 2000, "thread-churn: only %lu threads in 2 s (want thousands per second)",
+	      threads);
+	/* worker samples that reach fc_tleaf have the thread chain; the rest is clone / exit */
+	CHECK(chain_check(r.folded, "faults_churn", tw_exp, N(tw_exp), &cs) == 0,
+	      "thread-churn: cannot read %s", r.folded);
+	printf("thread-churn: %lu/%lu complete, %lu reach fc_tleaf (%lu wrong chains)\n",
+	       cs.complete, cs.samples, cs.with_leaf, cs.chain_bad);
+	if (cs.chain_bad)
+		fprintf(stderr, "  thread-churn: a wrong chain: %s\n", cs.first_bad);
+	CHECK(cs.samples > 100 && cs.chain_bad == 0,
+	      "thread-churn: %lu samples, %lu with a wrong worker chain", cs.samples, cs.chain_bad);
+	chain_stats_free(&cs);
+}
+
+/* ---- 3. corrupted stacks ---- */
+
+struct bad_case {
+	const char *comm;
+	int reason;
+	unsigned int frames; /* user frames of the expected stop; 0: max-frames */
+};
+
+static const struct bad_case bad_cases[] = {
+    {"bs_garbage", STOP_UNREADABLE, 1}, {"bs_unmapped", STOP_UNREADABLE, 1},
+    {"bs_guard", STOP_UNREADABLE, 1},	{"bs_rbpcycle", STOP_UNREADABLE, 3},
+    {"bs_nocfi", STOP_NO_RULE, 1},	{"bs_fpcycle", STOP_FP_BROKEN, 3},
+    {"bs_fpunmap", STOP_UNREADABLE, 1}, {"bs_fplong", STOP_TRUNCATED, 0},
+};
+
+/*
+ * Complete samples of comm in a folded file whose user frames do not start
+ * with root[] (kernel frames skipped); the first one's frames in first.
+ */
+static uint64_t complete_not_rooted(const char *path, const char *comm, const char *const *root,
+				    int nroot, char *first, size_t first_len)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL, *copy;
+	size_t cap = 0;
+	ssize_t len;
+	uint64_t bad = 0;
+
+	first[0] = 0;
+	if (!f)
+		return UINT64_MAX;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		char *sp, *tok, *save = NULL;
+		int n = 0;
+		bool ok = true;
+
+		if (line[len - 1] == '\n')
+			line[--len] = 0;
+		sp = strrchr(line, ' ');
+		if (!sp || strstr(line, "[incomplete: "))
+			continue;
+		copy = strdup(line);
+		*sp = 0;
+		tok = strtok_r(line, ";", &save);
+		if (!tok || strcmp(tok, comm)) {
+			free(copy);
+			continue;
+		}
+		while (ok && n < nroot && (tok = strtok_r(NULL, ";", &save))) {
+			size_t tl = strlen(tok);
+
+			if (tl >= 4 && !strcmp(tok + tl - 4, "_[k]"))
+				continue;
+			ok = frame_is(tok, root[n++]);
+		}
+		if (!ok || n < nroot) {
+			bad += strtoull(sp + 1, NULL, 10);
+			if (!first[0])
+				snprintf(first, first_len, "%s", copy);
+		}
+		free(copy);
+	}
+	free(line);
+	fclose(f);
+	return bad;
+}
+
+static void test_badstack(bool tail_calls)
+{
+	static const char *const thread_root[] = {"clone3", "start_thread", "thread_main"};
+	char prog[PATHBUF];
+	struct summary s;
+	struct folded_totals ft;
+	struct rec_stats rs;
+	struct run r;
+	size_t i;
+
+	ppath(prog, sizeof(prog), "faults_badstack");
+	run_init(&r, tail_calls ? "badstack-tailcalls" : "badstack", 64);
+	const char *extra_loop[] = {"-F", "999", NULL};
+	const char *extra_tc[] = {"-F", "999", "--tail-calls", NULL};
+	const char *cmd[] = {prog, "2", NULL};
+
+	if (record(&r, tail_calls ? extra_tc : extra_loop, cmd, 30))
+		return;
+	check_accounting(&r, &s, &ft, &rs);
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const struct bad_case *bc = &bad_cases[i];
+		const struct rec_comm *c = find_comm(&rs, bc->comm);
+		unsigned int want = bc->frames ? bc->frames : r.max_frames;
+		uint64_t settled, hit, rooted_bad;
+		char first[2048];
+
+		CHECK(c && c->samples >= 20, "%s: %s: %lu samples (want >= 20)", r.tag, bc->comm,
+		      c ? c->samples : 0);
+		if (!c)
+			continue;
+		/* before the tables (and the JIT page's mapping) are known: nothing to judge */
+		settled =
+		    c->samples - c->by_reason[STOP_NO_MAPPING] - c->by_reason[STOP_TABLES_PENDING];
+		hit = c->by_reason[bc->reason];
+		printf("%s: %-11s %4lu samples, %4lu %s (want %s), %lu complete, %lu no-mapping / "
+		       "tables-pending; user frames %u..%u\n",
+		       r.tag, bc->comm, c->samples, hit, reason_names[bc->reason],
+		       reason_names[bc->reason], c->by_reason[STOP_COMPLETE], c->samples - settled,
+		       c->min_user, c->max_user);
+		CHECK(settled && hit * 100 >= settled * 95,
+		      "%s: %s: %lu of %lu samples stopped as %s", r.tag, bc->comm, hit, settled,
+		      reason_names[bc->reason]);
+		/* complete: only before the corruption, i.e. under thread_main */
+		rooted_bad = complete_not_rooted(r.folded, bc->comm, thread_root, N(thread_root),
+						 first, sizeof(first));
+		CHECK(
+		    rooted_bad == 0,
+		    "%s: %s: %lu complete stacks not under thread_main (corrupted stacks reported "
+		    "complete), e.g. %s",
+		    r.tag, bc->comm, rooted_bad, first);
+		CHECK(!hit || (c->min_user_reason[bc->reason] == want &&
+			       c->max_user_reason[bc->reason] == want),
+		      "%s: %s: %s stacks have %u..%u user frames, want %u", r.tag, bc->comm,
+		      reason_names[bc->reason], c->min_user_reason[bc->reason],
+		      c->max_user_reason[bc->reason], want);
+		CHECK(c->max_user <= r.max_frames, "%s: %s: %u user frames > --max-frames %u",
+		      r.tag, bc->comm, c->max_user, r.max_frames);
+	}
+}
+
+/* ---- 4. tiny caps ---- */
+
+static void test_tiny_caps(void)
+{
+	char demo[PATHBUF];
+	struct summary s;
+	struct folded_totals ft;
+	struct rec_stats rs;
+	struct run r;
+	char *err;
+
+	ppath(demo, sizeof(demo), "demo");
+	const char *cmd[] = {demo, "1.5", NULL};
+
+	/* rows: ld.so and libc (thousands of rows each) cannot fit in 2048 */
+	run_init(&r, "tiny-rows", 0);
+	const char *rows[] = {"-F", "4999", "--rows", "2048", NULL};
+	if (!record(&r, rows, cmd, 30)) {
+		check_accounting(&r, &s, &ft, &rs);
+		err = slurp(r.err);
+		CHECK(strstr(err, "rows map full") && s.obj_failed >= 1,
+		      "tiny-rows: no 'rows map full' message / failed object (%lu failed)",
+		      s.obj_failed);
+		free(err);
+	}
+
+	/* stacks: 5 distinct stacks, the rest is [overflow] */
+	run_init(&r, "tiny-stacks", 0);
+	const char *stacks[] = {"-F", "4999", "--max-stacks", "5", NULL};
+	if (!record(&r, stacks, cmd, 30)) {
+		check_accounting(&r, &s, &ft, &rs);
+		CHECK(s.overflow > 0 && ft.lines - ft.overflow_lines <= 5,
+		      "tiny-stacks: %lu samples in [overflow], %lu other folded lines (want > 0, "
+		      "<= 5)",
+		      s.overflow, ft.lines - ft.overflow_lines);
+		CHECK(rs.stacks <= 5, "tiny-stacks: %lu stacks saved with --max-stacks 5",
+		      rs.stacks);
+	}
+
+	/* a 16 KiB ring buffer at 4999 Hz: losses, each counted as "ring buffer full" */
+	run_init(&r, "tiny-ring", 0);
+	const char *ring[] = {"-F", "4999", "--ring-buffer", "16384", NULL};
+	if (!record(&r, ring, cmd, 30))
+		check_accounting(&r, &s, &ft, &rs);
+
+	/* everything tiny at once, on the tail-call walker */
+	run_init(&r, "tiny-all-tailcalls", 4);
+	const char *all[] = {"-F",	     "4999", "--rows",	     "1024",
+			     "--max-stacks", "3",    "--tail-calls", NULL};
+	if (!record(&r, all, cmd, 30)) {
+		check_accounting(&r, &s, &ft, &rs);
+		CHECK(s.overflow > 0, "tiny-all-tailcalls: no [overflow] with --max-stacks 3");
+	}
+}
+
+/* ---- 5. a stalled consumer ---- */
+
+static void test_sigstop(void)
+{
+	static const char *const th_exp[] = {"clone3", "start_thread", "worker",
+					     "t_a",    "t_b",	       "t_leaf"};
+	char threads[PATHBUF], *argv[48];
+	struct summary s;
+	struct folded_totals ft;
+	struct rec_stats rs;
+	struct chain_stats cs;
+	struct run r;
+	double t0 = now_s();
+	bool to;
+	pid_t pid;
+	int st;
+
+	ppath(threads, sizeof(threads), "threads");
+	run_init(&r, "sigstop", 0);
+	const char *extra[] = {"-F", "4999", NULL};
+	const char *cmd[] = {threads, "5", NULL};
+
+	record_argv(argv, 48, &r, extra, cmd);
+	pid = spawn(argv, NULL, r.err);
+	CHECK(pid > 0, "sigstop: cannot start cfiprof");
+	if (pid <= 0)
+		return;
+	CHECK(wait_attached(pid, 30), "sigstop: cfiprof never attached its perf events");
+	usleep(700000);
+	/* only cfiprof: the target keeps running and sampling */
+	CHECK(kill(pid, SIGSTOP) == 0, "sigstop: SIGSTOP: %s", strerror(errno));
+	usleep(3000000);
+	CHECK(kill(pid, SIGCONT) == 0, "sigstop: SIGCONT: %s", strerror(errno));
+	st = wait_timeout(pid, 40, &to);
+	r.rc = exit_code(st, to);
+	r.secs = now_s() - t0;
+	CHECK(r.rc == 0, "sigstop: cfiprof exited %d after SIGSTOP / SIGCONT", r.rc);
+	if (r.rc) {
+		print_tail(r.err, 12);
+		return;
+	}
+	check_accounting(&r, &s, &ft, &rs);
+	CHECK(s.lost > 0, "sigstop: 3 s stalled at -F 4999 (4 spinning threads) lost nothing (the "
+			  "ring buffer is 8 MiB, ~2 KiB a sample: losses expected)");
+	CHECK(s.written > 0 && s.received == s.written,
+	      "sigstop: %lu written, %lu received after the stall", s.written, s.received);
+	CHECK(chain_check(r.folded, "threads", th_exp, N(th_exp), &cs) == 0, "sigstop: no folded");
+	CHECK(cs.chain_bad == 0 && pct(cs.complete, cs.samples) >= 99.0,
+	      "sigstop: %lu/%lu complete, %lu wrong chains", cs.complete, cs.samples, cs.chain_bad);
+	chain_stats_free(&cs);
+}
+
+/* ---- 6. malformed CFI ---- */
+
+static int copy_file(const char *from, const char *to)
+{
+	FILE *f = fopen(from, "rb"), *g = fopen(to, "wb");
+	int ok = f && g;
+
+	while (ok) {
+		char chunk[65536];
+		size_t n = fread(chunk, 1, sizeof(chunk), f);
+
+		if (n == 0)
+			break;
+		ok = fwrite(chunk, 1, n, g) == n;
+	}
+	if (f)
+		fclose(f);
+	if (g && fclose(g))
+		ok = 0;
+	if (ok)
+		chmod(to, 0755);
+	return ok ? 0 : -1;
+}
+
+/* File offset and size of a section (ELF64), from the section headers. */
+static int find_section(int fd, const char *want, uint64_t *off, uint64_t *size)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strsh;
+	char name[32];
+	int i;
+
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr))
+		return -1;
+	if (pread(fd, &strsh, sizeof(strsh), (off_t)(eh.e_shoff + eh.e_shstrndx * sizeof(sh))) !=
+	    (ssize_t)sizeof(strsh))
+		return -1;
+	for (i = 0; i < eh.e_shnum; i++) {
+		if (pread(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + (uint64_t)i * sizeof(sh))) !=
+		    (ssize_t)sizeof(sh))
+			return -1;
+		memset(name, 0, sizeof(name));
+		if (pread(fd, name, sizeof(name) - 1, (off_t)(strsh.sh_offset + sh.sh_name)) < 0)
+			return -1;
+		if (!strcmp(name, want)) {
+			*off = sh.sh_offset;
+			*size = sh.sh_size;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Corrupts the copy's .eh_frame.  cie: the CIE's length becomes huge, its
+ * version and augmentation garbage (every FDE loses its CIE).  fde: the CIE
+ * stays; every FDE's instructions become undefined DW_CFA opcodes (0x17), and
+ * the second FDE's length points far past the section.
+ */
+static int corrupt_eh_frame(const char *path, bool cie, uint32_t *nr_fdes)
+{
+	int fd = open(path, O_RDWR);
+	uint64_t off, size, pos = 0;
+	uint8_t *sec = NULL;
+	int err = -1;
+	uint32_t fdes = 0;
+
+	if (fd < 0 || find_section(fd, ".eh_frame", &off, &size) || size < 24 || size > (1 << 20))
+		goto out;
+	sec = malloc(size);
+	if (!sec || pread(fd, sec, size, (off_t)off) != (ssize_t)size)
+		goto out;
+	if (cie) {
+		uint32_t huge = 0xfffffff0u; /* a 64-bit DWARF escape would be 0xffffffff */
+
+		memcpy(sec, &huge, 4);
+		sec[8] = 0x55;		      /* version */
+		memcpy(sec + 9, "zQ\x7f", 3); /* augmentation */
+		memset(sec + 12, 0xff, 8);    /* alignment factors, ra register */
+	} else {
+		while (pos + 8 <= size) {
+			uint32_t len, id;
+
+			memcpy(&len, sec + pos, 4);
+			memcpy(&id, sec + pos + 4, 4);
+			if (len == 0 || len == 0xffffffffu || pos + 4 + len > size)
+				break;
+			if (id != 0) {
+				/* pc_begin 4, pc_range 4, augmentation length 1: then opcodes */
+				if (len > 13)
+					memset(sec + pos + 17, 0x17, len - 13);
+				if (++fdes == 2) {
+					uint32_t bad = 0x7ffffff0u;
+
+					memcpy(sec + pos, &bad, 4);
+				}
+			}
+			pos += 4 + (uint64_t)len;
+		}
+		if (fdes < 2)
+			goto out;
+	}
+	if (pwrite(fd, sec, size, (off_t)off) != (ssize_t)size)
+		goto out;
+	err = 0;
+out:
+	if (nr_fdes)
+		*nr_fdes = fdes;
+	free(sec);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/*
+ * cfiprof shares objects by build-id: give a copy its own (flip the first
+ * byte of the GNU build-id note's descriptor), so two corrupt copies of one
+ * library are two objects.
+ */
+static int change_build_id(const char *path)
+{
+	int fd = open(path, O_RDWR);
+	uint64_t off, size;
+	uint8_t b;
+	int err = -1;
+
+	/* Elf64_Nhdr (12 bytes) + "GNU\0", then the id */
+	if (fd >= 0 && !find_section(fd, ".note.gnu.build-id", &off, &size) && size > 16 &&
+	    pread(fd, &b, 1, (off_t)off + 16) == 1) {
+		b ^= 0x5a;
+		err = pwrite(fd, &b, 1, (off_t)off + 16) == 1 ? 0 : -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static void test_badcfi(void)
+{
+	static const char *const bc_exp[] = {LIBC_ROOT, "bc_a", "bc_b", "bc_leaf"};
+	char prog[PATHBUF], lib[PATHBUF], bad_cie[PATHBUF], bad_fde[PATHBUF], *err;
+	struct summary s;
+	struct folded_totals ft;
+	struct rec_stats rs;
+	struct chain_stats cs;
+	struct run r;
+	uint32_t fdes = 0;
+	int i;
+
+	ppath(prog, sizeof(prog), "faults_badcfi");
+	ppath(lib, sizeof(lib), "libfaults_badcfi.so");
+	tpath(bad_cie, sizeof(bad_cie), "libbadcfi-cie.so");
+	tpath(bad_fde, sizeof(bad_fde), "libbadcfi-fde.so");
+	CHECK(copy_file(lib, bad_cie) == 0 && corrupt_eh_frame(bad_cie, true, NULL) == 0 &&
+		  change_build_id(bad_cie) == 0,
+	      "badcfi: cannot make a CIE-corrupted copy of %s", lib);
+	CHECK(copy_file(lib, bad_fde) == 0 && corrupt_eh_frame(bad_fde, false, &fdes) == 0,
+	      "badcfi: cannot make an FDE-corrupted copy of %s (%u FDEs)", lib, fdes);
+	run_init(&r, "badcfi", 0);
+	const char *extra[] = {"-F", "999", NULL};
+	const char *cmd[] = {prog, "2", bad_cie, bad_fde, NULL};
+
+	if (record(&r, extra, cmd, 30))
+		return;
+	check_accounting(&r, &s, &ft, &rs);
+	err = slurp(r.err);
+	{
+		const char *names[] = {"libbadcfi-cie.so", "libbadcfi-fde.so"};
+
+		for (i = 0; i < 2; i++) {
+			/* a "cfiprof: ..." line that names the file */
+			const char *p = err;
+			bool named = false;
+
+			while ((p = strstr(p, names[i]))) {
+				const char *bol = p;
+
+				while (bol > err && bol[-1] != '\n')
+					bol--;
+				if (!strncmp(bol, "cfiprof: ", 9))
+					named = true;
+				p++;
+			}
+			CHECK(named,
+			      "badcfi: no cfiprof message names %s (its .eh_frame is corrupt)",
+			      names[i]);
+		}
+	}
+	{
+		char *p = err, *nl;
+
+		for (; (nl = strchr(p, '\n')); p = nl + 1) {
+			if (memmem(p, (size_t)(nl - p), "libbadcfi-", 10))
+				printf("badcfi: stderr: %.*s\n", (int)(nl - p), p);
+		}
+	}
+	free(err);
+	expect_chain(&r, "faults_badcfi", bc_exp, N(bc_exp), 100, 99.0, NULL);
+	/* the library threads: whatever the fallback finds, a "complete" stack must be right */
+	for (i = 0; i < 2; i++) {
+		static const char *const lib_exp[] = {"clone3",	  "start_thread", "lib_thread",
+						      "bc_entry", "bc_lib_mid",	  "bc_lib_leaf"};
+		char comm[16];
+
+		snprintf(comm, sizeof(comm), "bc_lib%d", i);
+		CHECK(chain_check(r.folded, comm, lib_exp, N(lib_exp), &cs) == 0, "badcfi: folded");
+		printf(
+		    "badcfi: %s (in the corrupt library): %lu samples, %lu complete (%lu wrong), "
+		    "reasons: no-rule %lu, fp-chain-broken %lu, unreadable %lu, no-mapping %lu\n",
+		    comm, cs.samples, cs.complete, cs.chain_bad, cs.reasons[STOP_NO_RULE],
+		    cs.reasons[STOP_FP_BROKEN], cs.reasons[STOP_UNREADABLE],
+		    cs.reasons[STOP_NO_MAPPING]);
+		CHECK(cs.samples > 0, "badcfi: no samples of %s", comm);
+		CHECK(cs.chain_bad == 0, "badcfi: %s: %lu complete stacks with a wrong chain: %s",
+		      comm, cs.chain_bad, cs.first_bad);
+		chain_stats_free(&cs);
+	}
+}
+
+/* ---- 7. the tail-call walker against the bpf_loop walker ---- */
+
+static void test_tail_calls(const char *prog, const char *arg2, unsigned int max_frames)
+{
+	const char *exp[MAX_FRAMES];
+	char path[PATHBUF], tag[64];
+	struct chain_stats cs[2];
+	struct summary s;
+	struct folded_totals ft;
+	struct rec_stats rs;
+	struct run r;
+	int nexp = 0, i, k;
+
+	if (!strcmp(prog, "chain")) {
+		for (i = 0; i < N(chain_exp); i++)
+			exp[nexp++] = chain_exp[i];
+	} else {
+		static const char *const root[] = {LIBC_ROOT};
+
+		for (i = 0; i < N(root); i++)
+			exp[nexp++] = root[i];
+		for (i = 0; i < RECURSE_DEPTH; i++)
+			exp[nexp++] = "rec";
+		exp[nexp++] = "leaf";
+	}
+	ppath(path, sizeof(path), prog);
+	for (k = 0; k < 2; k++) {
+		snprintf(tag, sizeof(tag), "%s-%s", prog, k ? "tailcalls" : "bpfloop");
+		run_init(&r, tag, max_frames);
+		const char *loop[] = {"-F", "999", NULL};
+		const char *tc[] = {"-F", "999", "--tail-calls", NULL};
+		const char *cmd[] = {path, "1.5", arg2, NULL};
+
+		memset(&cs[k], 0, sizeof(cs[k]));
+		if (record(&r, k ? tc : loop, cmd, 30))
+			continue;
+		check_accounting(&r, &s, &ft, &rs);
+		expect_chain(&r, prog, exp, nexp, 150, 99.5, &cs[k]);
+		CHECK(s.stops[STOP_TRUNCATED] == 0, "%s: %lu truncated stacks", tag,
+		      s.stops[STOP_TRUNCATED]);
+	}
+	/* the same distinct root..leaf chains on both paths */
+	bool same = cs[0].nr_distinct == cs[1].nr_distinct && cs[0].nr_distinct > 0;
+
+	for (i = 0; same && i < cs[0].nr_distinct; i++) {
+		bool found = false;
+
+		for (k = 0; k < cs[1].nr_distinct; k++)
+			found |= !strcmp(cs[0].distinct[i], cs[1].distinct[k]);
+		same = found;
+	}
+	printf("%s: %d distinct complete chains through the leaf with bpf_loop, %d with tail "
+	       "calls: %s\n",
+	       prog, cs[0].nr_distinct, cs[1].nr_distinct, same ? "the same" : "DIFFERENT");
+	CHECK(same, "%s: the tail-call walker's chains differ from bpf_loop's", prog);
+	chain_stats_free(&cs[0]);
+	chain_stats_free(&cs[1]);
+}
+
+int main(int argc, char **argv)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	const char *needed[] = {"faults_life",
+				"faults_churn",
+				"faults_badstack",
+				"faults_badcfi",
+				"chain",
+				"recurse",
+				"threads",
+				"demo",
+				"libdl_target.so",
+				"libpltlib.so",
+				"libfaults_badcfi.so"};
+	char tmpl[] = "/tmp/cfiprof-faults.XXXXXX", path[PATHBUF];
+	const char *only = argc > 1 ? argv[1] : NULL;
+	double t0 = now_s();
+	size_t i;
+	bool missing = false;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	cfiprof_bin = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
+	snprintf(path, sizeof(path), "%s/progs", out);
+	if (!realpath(path, progs_dir))
+		snprintf(progs_dir, sizeof(progs_dir), "%.4000s", path);
+	if (!mkdtemp(tmpl)) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return HARNESS_DONE();
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
+	printf("cfiprof: %s, programs: %s, output: %s\n", cfiprof_bin, progs_dir, tmpdir);
+	CHECK(access(cfiprof_bin, X_OK) == 0, "%s is missing (make)", cfiprof_bin);
+	for (i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
+		ppath(path, sizeof(path), needed[i]);
+		if (access(path, R_OK)) {
+			CHECK(0, "%s is missing (make %s)", path, path);
+			missing = true;
+		}
+	}
+	if (missing)
+		return HARNESS_DONE();
+
+#define PART(name, call)                                                                           \
+	do {                                                                                       \
+		if (!only || strstr(name, only)) {                                                 \
+			double t = now_s();                                                        \
+			call;                                                                      \
+			printf("[%s: %.1f s]\n", name, now_s() - t);                               \
+		}                                                                                  \
+	} while (0)
+	PART("1 exit", test_exit());
+	PART("1 exec", test_exec());
+	PART("1 dlclose", test_dlclose());
+	PART("2 mmap-churn", test_mmap_churn());
+	PART("2 thread-churn", test_thread_churn());
+	PART("3 badstack", test_badstack(false));
+	PART("3 badstack-tailcalls", test_badstack(true));
+	PART("4 tiny-caps", test_tiny_caps());
+	PART("5 sigstop", test_sigstop());
+	PART("6 badcfi", test_badcfi());
+	PART("7 tailcalls-chain", test_tail_calls("chain", NULL, 0));
+	PART("7 tailcalls-recurse", test_tail_calls("recurse", "300", 512));
+
+	snprintf(path, sizeof(path), "rm -rf %s", tmpdir);
+	if (!harness_failed && system(path))
+		fprintf(stderr, "  cleaning %s failed\n", tmpdir);
+	printf("total %.1f s%s%s\n", now_s() - t0, harness_failed ? "; files kept in " : "",
+	       harness_failed ? tmpdir : "");
+	return HARNESS_DONE();
+}

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Least privilege: cfiprof runs with CAP_BPF + CAP_PERFMON instead of root,
+ * names the capability that is missing, creates its files 0600 unless --mode
+ * says otherwise, and the agent's metrics listen on loopback by default.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/lib/harness.h"
+
+static char tmp[256];
+static const char *cfiprof;
+static char chain[PATH_MAX];
+
+/* Runs argv with stdout+stderr to log; returns the exit status (-1 if it did not exit). */
+static int run(char *const argv[], const char *log)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	buf[0] = 0;
+	if (!f)
+		return buf;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static void test_capabilities_only(void)
+{
+	char out[PATH_MAX + 32], log[PATH_MAX + 32];
+	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			"--inh-caps=+bpf,+perfmon", "--ambient-caps=+bpf,+perfmon", (char *)cfiprof,
+			"record", "-F", "499", "-o", out, "--", chain, "1", NULL};
+	char *text;
+
+	snprintf(out, sizeof(out), "%s/nobody.folded", tmp);
+	snprintf(log, sizeof(log), "%s/nobody.log", tmp);
+	CHECK(run(argv, log) == 0, "record as nobody with CAP_BPF+CAP_PERFMON failed:\n%s", slurp(log));
+	text = slurp(out);
+	CHECK(strstr(text, "main;a;b;c;d;leaf") != NULL,
+	      "as nobody with two capabilities, the chain is not there:\n%.500s", text);
+}
+
+static void test_missing_capabilities(void)
+{
+	char log[PATH_MAX + 32];
+	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			"--inh-caps=-all", (char *)cfiprof, "record", "-d", "1", "--", chain, "1",
+			NULL};
+	char *text;
+	int rc;
+
+	snprintf(log, sizeof(log), "%s/nocaps.log", tmp);
+	rc = run(argv, log);
+	text = slurp(log);
+	CHECK(rc != 0, "record without capabilities succeeded");
+	CHECK(strstr(text, "CAP_BPF") && strstr(text, "CAP_PERFMON"),
+	      "the error does not name CAP_BPF and CAP_PERFMON:\n%s", text);
+}
+
+static void test_modes(void)
+{
+	char out[PATH_MAX + 32], log[PATH_MAX + 32];
+	char *def[] = {(char *)cfiprof, "record", "-F", "99", "-o", out, "--", chain, "0.3", NULL};
+	char *wide[] = {(char *)cfiprof, "record", "-F", "99", "--mode", "0644", "-o", out, "--",
+			chain, "0.3", NULL};
+	struct stat st;
+
+	snprintf(out, sizeof(out), "%s/mode.folded", tmp);
+	snprintf(log, sizeof(log), "%s/mode.log", tmp);
+	umask(022);
+	CHECK(run(def, log) == 0, "record failed: %s", slurp(log));
+	CHECK(!stat(out, &st) && (st.st_mode & 07777) == 0600, "default mode %o, want 600",
+	      st.st_mode & 07777);
+	CHECK(run(wide, log) == 0, "record --mode failed: %s", slurp(log));
+	CHECK(!stat(out, &st) && (st.st_mode & 07777) == 0644, "--mode 0644 gave %o",
+	      st.st_mode & 07777);
+}
+
+static void test_metrics_loopback(void)
+{
+	char dir[PATH_MAX + 32], log[PATH_MAX + 32];
+	char *argv[] = {(char *)cfiprof, "agent", "--interval", "1", "--duration", "2",
+			"--output-dir", dir, NULL};
+	char *text, *m;
+
+	snprintf(dir, sizeof(dir), "%s/agent", tmp);
+	snprintf(log, sizeof(log), "%s/agent.log", tmp);
+	CHECK(run(argv, log) == 0, "agent failed: %s", slurp(log));
+	text = slurp(log);
+	m = strstr(text, "metrics=");
+	CHECK(m && !strncmp(m, "metrics=127.0.0.1:", 18),
+	      "the metrics endpoint does not default to loopback:\n%.800s", text);
+}
+
+int main(void)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char cmd[PATH_MAX + 16];
+
+	cfiprof = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
+	snprintf(chain, sizeof(chain), "%s/progs/chain", out);
+	if (!realpath(cfiprof, cmd) || access(chain, X_OK)) {
+		CHECK(0, "%s or %s missing (run make first)", cfiprof, chain);
+		return HARNESS_DONE();
+	}
+	cfiprof = strdup(cmd);
+	{
+		char real[PATH_MAX];
+
+		if (realpath(chain, real))
+			memcpy(chain, real, sizeof(chain));
+	}
+	snprintf(tmp, sizeof(tmp), "/tmp/cfiprof-priv.XXXXXX");
+	CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
+	/* nobody must write the output and reach the binaries, wherever the tree is cloned */
+	chmod(tmp, 0777);
+	snprintf(cmd, sizeof(cmd), "cp %s %s %s/", cfiprof, chain, tmp);
+	CHECK(system(cmd) == 0, "cannot copy the binaries to %s", tmp);
+	snprintf(cmd, sizeof(cmd), "%s/cfiprof", tmp);
+	cfiprof = strdup(cmd);
+	snprintf(chain, sizeof(chain), "%s/chain", tmp);
+	test_capabilities_only();
+	test_missing_capabilities();
+	test_modes();
+	test_metrics_loopback();
+	if (!harness_failed) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+		if (system(cmd))
+			fprintf(stderr, "could not remove %s\n", tmp);
+	}
+	return HARNESS_DONE();
+}

@@ -1,0 +1,1067 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Oracle test: every row readelf's CFA interpreter prints for a binary must
+ * agree with what the table compiler answers at that address.  readelf is an
+ * independent DWARF implementation, so agreement over all of /usr/bin is
+ * strong evidence that the CIE/FDE parser, the CFA program interpreter, the
+ * rule dictionary and the page/row encoding are all right together.
+ *
+ * readelf is run twice per binary and its output parsed as a stream: the
+ * first pass only collects FDE ranges (needed up front to know which
+ * addresses are covered twice, and which .debug_frame addresses .eh_frame
+ * shadows), the second compares rows.  Buffering the text instead would cost
+ * hundreds of megabytes for libLLVM.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tables/cfi_table.h"
+#include "tests/lib/harness.h"
+
+#define MAX_SHOWN 10
+#define TOK_LEN	  24
+
+enum sec { SEC_EH = 0, SEC_DEBUG = 1, SEC_OTHER = 2 };
+
+struct range {
+	uint64_t lo, hi;
+};
+
+struct rangeset {
+	struct range *v;
+	size_t n, cap;
+};
+
+struct row {
+	uint64_t addr;
+	char cfa[TOK_LEN], rbp[TOK_LEN], ra[TOK_LEN];
+	int odd; /* token count did not match the column header */
+};
+
+struct cie_row {
+	uint64_t off;
+	struct row row;
+};
+
+/* Fixed size so a child can send it through a pipe in one write. */
+struct result {
+	char path[PATH_MAX];
+	int done;	/* the child got to the end */
+	int build_rc;	/* cfi_table_build_file() */
+	int readelf_rc; /* readelf exit status (second pass) */
+	int built_ok;	/* table built, or both sides agree there is no CFI */
+	uint64_t fdes[2];
+	uint64_t rows; /* rows compared */
+	uint64_t rows_sec[2];
+	uint64_t mismatches;
+	uint64_t unsup[CFI_UNSUP_MAX];
+	uint64_t cie_only; /* FDEs without rows, checked against their CIE's row */
+	uint64_t overlap_fdes;
+	uint64_t skipped_overlap; /* rows at addresses two FDEs of a section cover */
+	uint64_t skipped_shadow;  /* .debug_frame rows under an .eh_frame FDE */
+	uint64_t skipped_outside; /* rows at or past their FDE's end */
+	uint64_t skipped_odd;	  /* rows whose columns could not be parsed */
+	uint64_t gaps;		  /* FDE ends covered by no FDE: must be CFI_CFA_NONE */
+	double build_ms, total_ms;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void *xrealloc(void *p, size_t sz)
+{
+	p = realloc(p, sz);
+	if (!p) {
+		perror("realloc");
+		exit(2);
+	}
+	return p;
+}
+
+static void rs_add(struct rangeset *rs, uint64_t lo, uint64_t hi)
+{
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap ? rs->cap * 2 : 256;
+		rs->v = xrealloc(rs->v, rs->cap * sizeof(*rs->v));
+	}
+	rs->v[rs->n].lo = lo;
+	rs->v[rs->n].hi = hi;
+	rs->n++;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return 0;
+}
+
+/* Sorted, disjoint union of the (sorted) input ranges. */
+static void rs_union(const struct rangeset *in, struct rangeset *out)
+{
+	size_t i;
+
+	for (i = 0; i < in->n; i++) {
+		if (out->n && in->v[i].lo <= out->v[out->n - 1].hi) {
+			if (in->v[i].hi > out->v[out->n - 1].hi)
+				out->v[out->n - 1].hi = in->v[i].hi;
+			continue;
+		}
+		rs_add(out, in->v[i].lo, in->v[i].hi);
+	}
+}
+
+/*
+ * Addresses covered by two or more of the (sorted) input ranges, as a sorted
+ * disjoint set; returns how many ranges overlap some other one.
+ */
+static uint64_t rs_overlaps(const struct rangeset *in, struct rangeset *out)
+{
+	uint64_t maxhi = 0, nfdes = 0;
+	size_t i;
+
+	for (i = 0; i < in->n; i++) {
+		const struct range *r = &in->v[i];
+		int hit = i && r->lo < maxhi;
+
+		if (hit) {
+			uint64_t hi = r->hi < maxhi ? r->hi : maxhi;
+
+			if (out->n && r->lo <= out->v[out->n - 1].hi) {
+				if (hi > out->v[out->n - 1].hi)
+					out->v[out->n - 1].hi = hi;
+			} else {
+				rs_add(out, r->lo, hi);
+			}
+		}
+		/* sorted by start, so only the next range can be the first to overlap */
+		if (hit || (i + 1 < in->n && in->v[i + 1].lo < r->hi))
+			nfdes++;
+		if (r->hi > maxhi)
+			maxhi = r->hi;
+	}
+	return nfdes;
+}
+
+static int rs_contains(const struct rangeset *rs, uint64_t addr)
+{
+	size_t lo = 0, hi = rs->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < rs->v[mid].lo)
+			hi = mid;
+		else if (addr >= rs->v[mid].hi)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- readelf as a stream ---- */
+
+static FILE *readelf_open(const char *path, pid_t *pid)
+{
+	int fds[2];
+	FILE *f;
+
+	if (pipe(fds))
+		return NULL;
+	*pid = fork();
+	if (*pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return NULL;
+	}
+	if (*pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(fds[1], 1);
+		if (devnull >= 0)
+			dup2(devnull, 2);
+		close(fds[0]);
+		close(fds[1]);
+		execlp("readelf", "readelf", "--debug-dump=frames-interp", "--", path,
+		       (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	if (!f)
+		close(fds[0]);
+	return f;
+}
+
+static int readelf_close(FILE *f, pid_t pid)
+{
+	int status = 0;
+
+	fclose(f);
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static enum sec section_of(const char *line)
+{
+	if (!strncmp(line, "Contents of the .eh_frame section", 33))
+		return SEC_EH;
+	if (!strncmp(line, "Contents of the .debug_frame section", 36))
+		return SEC_DEBUG;
+	return SEC_OTHER;
+}
+
+/* Length of the first whitespace-delimited token if it is all hex digits, else 0. */
+static size_t hex_token_len(const char *s)
+{
+	size_t n = 0;
+
+	while ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f'))
+		n++;
+	return s[n] == ' ' ? n : 0;
+}
+
+struct entry_hdr {
+	int is_fde, is_cie;
+	uint64_t off, cie, lo, hi;
+};
+
+/* "00000018 0000000000000024 0000001c FDE cie=00000000 pc=...26000..26360" */
+static int parse_entry_header(const char *line, struct entry_hdr *e)
+{
+	const char *p;
+
+	memset(e, 0, sizeof(*e));
+	e->off = strtoull(line, NULL, 16);
+	if (strstr(line, " CIE")) {
+		e->is_cie = 1;
+		return 1;
+	}
+	if (!strstr(line, " FDE "))
+		return 0;
+	p = strstr(line, "cie=");
+	if (!p)
+		return 0;
+	e->cie = strtoull(p + 4, NULL, 16);
+	p = strstr(line, "pc=");
+	if (!p)
+		return 0;
+	e->lo = strtoull(p + 3, (char **)&p, 16);
+	if (strncmp(p, "..", 2))
+		return 0;
+	e->hi = strtoull(p + 2, NULL, 16);
+	e->is_fde = 1;
+	return 1;
+}
+
+/* ---- the comparison ---- */
+
+static int is_offset_token(const char *t, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	const char *p;
+
+	if (strncmp(t, prefix, n))
+		return 0;
+	p = t + n;
+	if (*p != '+' && *p != '-')
+		return 0;
+	p++;
+	if (!*p)
+		return 0;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return 0;
+	return 1;
+}
+
+/* CFA forms the rule model can always express: rsp/rbp plus a constant. */
+static int cfa_simple(const char *t)
+{
+	return is_offset_token(t, "rsp") || is_offset_token(t, "rbp");
+}
+
+/* Register forms the rule model can always express. */
+static int reg_simple(const char *t)
+{
+	return !strcmp(t, "u") || !strcmp(t, "s") || is_offset_token(t, "c") ||
+	       is_offset_token(t, "v");
+}
+
+enum verdict { V_OK, V_UNSUP, V_MISMATCH };
+
+static enum verdict compare_reg(const struct cfi_rule *r, int kind, int off, const char *theirs,
+				int is_rbp)
+{
+	char ours[64];
+	long v;
+
+	if (!strcmp(theirs, "u"))
+		return kind == CFI_REG_SAME || kind == CFI_REG_UNDEFINED ? V_OK : V_MISMATCH;
+	if (!strcmp(theirs, "s")) {
+		if (kind == CFI_REG_SAME)
+			return V_OK;
+		/* an RA that "stays in rip" is nothing a walker can use */
+		return kind == CFI_REG_UNSUPPORTED && !is_rbp ? V_UNSUP : V_MISMATCH;
+	}
+	if (reg_simple(theirs)) {
+		cfi_rule_format_reg(kind, off, ours, sizeof(ours));
+		if (kind != CFI_REG_UNSUPPORTED && !strcmp(ours, theirs))
+			return V_OK;
+		/* a c/v offset that does not fit the 16-bit field */
+		v = strtol(theirs + 1, NULL, 10);
+		if (kind == CFI_REG_UNSUPPORTED &&
+		    (r->reason == CFI_UNSUP_RANGE || v < INT16_MIN || v > INT16_MAX))
+			return V_UNSUP;
+		return V_MISMATCH;
+	}
+	/* DW_CFA_register rbp, rbp is a roundabout same_value */
+	if (is_rbp && !strcmp(theirs, "rbp") && kind == CFI_REG_SAME)
+		return V_OK;
+	/* exp, vexp, another register: nothing the walker can evaluate */
+	return kind == CFI_REG_UNSUPPORTED ? V_UNSUP : V_MISMATCH;
+}
+
+static enum verdict compare_row(const struct cfi_rule *r, const struct row *w)
+{
+	enum verdict v = V_OK, c;
+	char ours[64];
+
+	cfi_rule_format_cfa(r, ours, sizeof(ours));
+	if (r->cfa_kind == CFI_CFA_UNSUPPORTED) {
+		/*
+		 * An unusable CFA makes the whole row unusable, so only ask that
+		 * readelf agrees there is something the model cannot hold.
+		 */
+		if (!strcmp(ours, w->cfa) || !cfa_simple(w->cfa) || r->reason == CFI_UNSUP_RANGE ||
+		    r->reason == CFI_UNSUP_CFA_UNDEF ||
+		    (r->reason == CFI_UNSUP_RA && !reg_simple(w->ra)) ||
+		    (r->reason == CFI_UNSUP_RBP && !reg_simple(w->rbp)))
+			return V_UNSUP;
+		return V_MISMATCH;
+	}
+	if (strcmp(ours, w->cfa))
+		return V_MISMATCH;
+	/* the kernel's rt_sigframe, not CFI columns, says where registers are */
+	if (r->cfa_kind == CFI_CFA_SIGNAL)
+		return V_OK;
+	c = compare_reg(r, r->rbp_kind, r->rbp_off, w->rbp, 1);
+	if (c == V_MISMATCH)
+		return c;
+	if (c == V_UNSUP)
+		v = V_UNSUP;
+	c = compare_reg(r, r->ra_kind, r->ra_off, w->ra, 0);
+	if (c == V_MISMATCH)
+		return c;
+	if (c == V_UNSUP)
+		v = V_UNSUP;
+	return v;
+}
+
+struct ctx {
+	const char *path;
+	struct cfi_table *t;
+	struct result *res;
+	FILE *log;
+	struct rangeset fde[2];	    /* sorted FDE ranges per section */
+	struct rangeset overlap[2]; /* addresses covered twice within a section */
+	struct rangeset covered;    /* union of all FDEs of both sections */
+	struct rangeset eh_covered; /* union of .eh_frame FDEs */
+	struct cie_row *cies[2];
+	size_t ncies[2], capcies[2];
+};
+
+static void check_addr(struct ctx *c, enum sec s, const struct row *w)
+{
+	const struct cfi_rule *r;
+	enum verdict v;
+
+	if (rs_contains(&c->overlap[s], w->addr)) {
+		c->res->skipped_overlap++;
+		return;
+	}
+	if (s == SEC_DEBUG && rs_contains(&c->eh_covered, w->addr)) {
+		c->res->skipped_shadow++;
+		return;
+	}
+	if (w->odd) {
+		c->res->skipped_odd++;
+		return;
+	}
+	c->res->rows++;
+	c->res->rows_sec[s]++;
+	r = cfi_table_lookup(c->t, w->addr);
+	v = compare_row(r, w);
+	if (v == V_UNSUP) {
+		c->res->unsup[r->reason < CFI_UNSUP_MAX ? r->reason : 0]++;
+	} else if (v == V_MISMATCH) {
+		if (c->res->mismatches++ < MAX_SHOWN) {
+			char cfa[64], rbp[64], ra[64], desc[256];
+
+			cfi_rule_format_cfa(r, cfa, sizeof(cfa));
+			cfi_rule_format_reg(r->rbp_kind, r->rbp_off, rbp, sizeof(rbp));
+			cfi_rule_format_reg(r->ra_kind, r->ra_off, ra, sizeof(ra));
+			cfi_rule_describe(r, desc, sizeof(desc));
+			fprintf(c->log,
+				"  MISMATCH %s 0x%llx [%s]: readelf cfa=%s rbp=%s ra=%s; ours "
+				"cfa=%s rbp=%s ra=%s (%s, reason %s)\n",
+				c->path, (unsigned long long)w->addr,
+				s == SEC_EH ? ".eh_frame" : ".debug_frame", w->cfa, w->rbp, w->ra,
+				cfa, rbp, ra, desc, cfi_unsupported_name(r->reason));
+		}
+	}
+}
+
+/* An FDE's end that no FDE of either section covers must not inherit a rule. */
+static void check_gap(struct ctx *c, uint64_t addr)
+{
+	const struct cfi_rule *r;
+
+	if (rs_contains(&c->covered, addr))
+		return;
+	c->res->gaps++;
+	r = cfi_table_lookup(c->t, addr);
+	if (r->cfa_kind != CFI_CFA_NONE) {
+		char desc[256];
+
+		cfi_rule_describe(r, desc, sizeof(desc));
+		if (c->res->mismatches++ < MAX_SHOWN)
+			fprintf(c->log,
+				"  MISMATCH %s 0x%llx: no FDE covers it, ours %s (want none)\n",
+				c->path, (unsigned long long)addr, desc);
+	}
+}
+
+static const struct row *cie_find(struct ctx *c, enum sec s, uint64_t off)
+{
+	size_t lo = 0, hi = c->ncies[s];
+
+	/* readelf prints entries in section order, so CIE offsets ascend */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->cies[s][mid].off == off)
+			return &c->cies[s][mid].row;
+		if (c->cies[s][mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void cie_remember(struct ctx *c, enum sec s, uint64_t off, const struct row *w)
+{
+	if (c->ncies[s] && c->cies[s][c->ncies[s] - 1].off >= off)
+		return;
+	if (c->ncies[s] == c->capcies[s]) {
+		c->capcies[s] = c->capcies[s] ? c->capcies[s] * 2 : 64;
+		c->cies[s] = xrealloc(c->cies[s], c->capcies[s] * sizeof(*c->cies[s]));
+	}
+	c->cies[s][c->ncies[s]].off = off;
+	c->cies[s][c->ncies[s]].row = *w;
+	c->ncies[s]++;
+}
+
+struct block {
+	enum sec sec;
+	struct entry_hdr e;
+	int open;
+	int cfa_col, rbp_col, ra_col, ncols; /* indexes into a row's tokens */
+	struct row *rows;
+	size_t n, cap;
+};
+
+static void block_flush(struct ctx *c, struct block *b)
+{
+	size_t i;
+
+	if (!b->open || b->sec == SEC_OTHER) {
+		b->open = 0;
+		b->n = 0;
+		return;
+	}
+	if (b->e.is_cie) {
+		if (b->n)
+			cie_remember(c, b->sec, b->e.off, &b->rows[b->n - 1]);
+	} else if (b->e.lo < b->e.hi) {
+		if (!b->n) {
+			/* no instructions of its own: the CIE's initial row holds */
+			const struct row *cr = cie_find(c, b->sec, b->e.cie);
+
+			if (cr) {
+				struct row w = *cr;
+
+				w.addr = b->e.lo;
+				c->res->cie_only++;
+				check_addr(c, b->sec, &w);
+			}
+		}
+		for (i = 0; i < b->n; i++) {
+			/* only the last of several rows at one address is in force */
+			if (i + 1 < b->n && b->rows[i + 1].addr == b->rows[i].addr)
+				continue;
+			if (b->rows[i].addr < b->e.lo || b->rows[i].addr >= b->e.hi) {
+				c->res->skipped_outside++;
+				continue;
+			}
+			check_addr(c, b->sec, &b->rows[i]);
+		}
+		check_gap(c, b->e.hi);
+	}
+	b->open = 0;
+	b->n = 0;
+}
+
+static void parse_col_header(struct block *b, char *line)
+{
+	char *save = NULL, *tok;
+	int i = 0;
+
+	b->cfa_col = b->rbp_col = b->ra_col = -1;
+	/* tokens: LOC CFA name...; a row's tokens: addr cfa value... */
+	for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save), i++) {
+		if (!strcmp(tok, "CFA"))
+			b->cfa_col = i;
+		else if (!strcmp(tok, "rbp"))
+			b->rbp_col = i;
+		else if (!strcmp(tok, "ra"))
+			b->ra_col = i;
+	}
+	b->ncols = i;
+}
+
+static void parse_row(struct block *b, char *line)
+{
+	char *save = NULL, *tok;
+	struct row *w;
+	int i = 0;
+
+	if (b->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 64;
+		b->rows = xrealloc(b->rows, b->cap * sizeof(*b->rows));
+	}
+	w = &b->rows[b->n++];
+	memset(w, 0, sizeof(*w));
+	strcpy(w->rbp, "u");
+	strcpy(w->ra, "u");
+	for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save), i++) {
+		/* a register value prints as two words, "r9 (r9)": the second is no column */
+		if (tok[0] == '(' && i > 1) {
+			i--;
+			continue;
+		}
+		if (i == 0)
+			w->addr = strtoull(tok, NULL, 16);
+		else if (i == b->cfa_col)
+			snprintf(w->cfa, TOK_LEN, "%s", tok);
+		else if (i == b->rbp_col)
+			snprintf(w->rbp, TOK_LEN, "%s", tok);
+		else if (i == b->ra_col)
+			snprintf(w->ra, TOK_LEN, "%s", tok);
+	}
+	/*
+	 * readelf can drop a column mid-FDE (DW_CFA_restore of a register the
+	 * CIE never mentioned); then the tokens no longer line up.
+	 */
+	w->odd = i != b->ncols || b->cfa_col < 0;
+}
+
+/* Pass 1: FDE ranges per section. */
+static int collect_ranges(struct ctx *c)
+{
+	enum sec s = SEC_OTHER;
+	char *line = NULL;
+	size_t cap = 0;
+	pid_t pid;
+	FILE *f;
+	int i;
+
+	f = readelf_open(c->path, &pid);
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		struct entry_hdr e;
+
+		if (line[0] == 'C') {
+			s = section_of(line);
+			continue;
+		}
+		if (s == SEC_OTHER || hex_token_len(line) != 8)
+			continue;
+		if (parse_entry_header(line, &e) && e.is_fde) {
+			c->res->fdes[s]++;
+			if (e.lo < e.hi)
+				rs_add(&c->fde[s], e.lo, e.hi);
+		}
+	}
+	free(line);
+	readelf_close(f, pid);
+
+	for (i = 0; i < 2; i++) {
+		qsort(c->fde[i].v, c->fde[i].n, sizeof(struct range), range_cmp);
+		c->res->overlap_fdes += rs_overlaps(&c->fde[i], &c->overlap[i]);
+	}
+	rs_union(&c->fde[SEC_EH], &c->eh_covered);
+	{
+		struct rangeset all = {0};
+
+		for (i = 0; i < 2; i++)
+			for (size_t k = 0; k < c->fde[i].n; k++)
+				rs_add(&all, c->fde[i].v[k].lo, c->fde[i].v[k].hi);
+		if (all.n)
+			qsort(all.v, all.n, sizeof(struct range), range_cmp);
+		rs_union(&all, &c->covered);
+		free(all.v);
+	}
+	return 0;
+}
+
+/* Pass 2: every row against the table. */
+static int compare_rows(struct ctx *c)
+{
+	struct block b = {.sec = SEC_OTHER};
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	pid_t pid;
+	FILE *f;
+	size_t hl;
+
+	f = readelf_open(c->path, &pid);
+	if (!f)
+		return -1;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		if (line[0] == 'C') {
+			block_flush(c, &b);
+			b.sec = section_of(line);
+			continue;
+		}
+		if (b.sec == SEC_OTHER)
+			continue;
+		if (!strncmp(line, "   LOC", 6)) {
+			parse_col_header(&b, line);
+			continue;
+		}
+		hl = hex_token_len(line);
+		if (hl == 16) {
+			if (b.open)
+				parse_row(&b, line);
+		} else if (hl == 8) {
+			block_flush(c, &b);
+			if (parse_entry_header(line, &b.e)) {
+				b.open = 1;
+				b.cfa_col = b.rbp_col = b.ra_col = -1;
+				b.ncols = 0;
+			}
+		}
+	}
+	block_flush(c, &b);
+	free(b.rows);
+	free(line);
+	return readelf_close(f, pid);
+}
+
+/* 1: 64-bit x86 ELF, 0: other ELF, -1: not ELF / unreadable */
+static int elf_kind(const char *path)
+{
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, h, sizeof(h));
+	close(fd);
+	if (n < (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG))
+		return -1;
+	return h[EI_CLASS] == ELFCLASS64 && h[18] == EM_X86_64 && h[19] == 0 ? 1 : 0;
+}
+
+static void run_one(const char *path, struct result *res, FILE *log)
+{
+	struct ctx c = {.path = path, .res = res, .log = log};
+	struct cfi_diag diag = {0};
+	double t0 = now_ms();
+	int i;
+
+	snprintf(res->path, sizeof(res->path), "%s", path);
+	res->build_rc = cfi_table_build_file(path, NULL, &c.t, &diag);
+	res->build_ms = now_ms() - t0;
+	if (collect_ranges(&c)) {
+		fprintf(log, "  %s: cannot run readelf\n", path);
+		res->readelf_rc = -1;
+		goto out;
+	}
+	if (res->build_rc != CFI_OK || !c.t) {
+		/* no CFI at all is only right if readelf found none either */
+		res->built_ok = res->build_rc == CFI_ERR_NO_CFI && !res->fdes[0] && !res->fdes[1];
+		if (!res->built_ok)
+			fprintf(log, "  %s: build failed: %s%s%s\n", path,
+				cfi_strerror(res->build_rc), diag.count ? ": " : "",
+				diag.count ? diag.msg[0] : "");
+		goto out;
+	}
+	res->built_ok = 1;
+	res->readelf_rc = compare_rows(&c);
+out:
+	cfi_table_free(c.t);
+	for (i = 0; i < 2; i++) {
+		free(c.fde[i].v);
+		free(c.overlap[i].v);
+		free(c.cies[i]);
+	}
+	free(c.covered.v);
+	free(c.eh_covered.v);
+	res->total_ms = now_ms() - t0;
+	res->done = 1;
+}
+
+static void print_result(FILE *log, const struct result *r)
+{
+	int k;
+
+	fprintf(log,
+		"oracle: %s: %llu rows (%llu .debug_frame), %llu mismatches, %llu+%llu FDEs "
+		"(%llu via CIE row)",
+		r->path, (unsigned long long)r->rows, (unsigned long long)r->rows_sec[SEC_DEBUG],
+		(unsigned long long)r->mismatches, (unsigned long long)r->fdes[0],
+		(unsigned long long)r->fdes[1], (unsigned long long)r->cie_only);
+	for (k = 1; k < CFI_UNSUP_MAX; k++)
+		if (r->unsup[k])
+			fprintf(log, ", unsup %s=%llu", cfi_unsupported_name(k),
+				(unsigned long long)r->unsup[k]);
+	if (r->overlap_fdes)
+		fprintf(log, ", %llu overlapping FDEs (%llu rows skipped)",
+			(unsigned long long)r->overlap_fdes,
+			(unsigned long long)r->skipped_overlap);
+	if (r->skipped_shadow)
+		fprintf(log, ", %llu .debug_frame rows under .eh_frame",
+			(unsigned long long)r->skipped_shadow);
+	if (r->skipped_outside)
+		fprintf(log, ", %llu rows past FDE end", (unsigned long long)r->skipped_outside);
+	if (r->skipped_odd)
+		fprintf(log, ", %llu unparsable rows", (unsigned long long)r->skipped_odd);
+	if (r->readelf_rc)
+		fprintf(log, ", readelf exit %d", r->readelf_rc);
+	fprintf(log, ", build %.1f ms, total %.0f ms\n", r->build_ms, r->total_ms);
+}
+
+/* ---- the job list: named binaries first, then every ELF in /usr/bin ---- */
+
+struct job {
+	char *path;
+};
+
+static struct job *jobs;
+static size_t njobs, capjobs;
+static struct {
+	dev_t dev;
+	ino_t ino;
+} * seen;
+static size_t nseen;
+static unsigned int skipped_foreign;
+
+static void add_job(const char *path)
+{
+	struct stat st;
+	size_t i;
+	int k;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
+	for (i = 0; i < nseen; i++)
+		if (seen[i].dev == st.st_dev && seen[i].ino == st.st_ino)
+			return;
+	k = elf_kind(path);
+	if (k < 0)
+		return;
+	seen = xrealloc(seen, (nseen + 1) * sizeof(*seen));
+	seen[nseen].dev = st.st_dev;
+	seen[nseen].ino = st.st_ino;
+	nseen++;
+	if (k == 0) {
+		skipped_foreign++;
+		return;
+	}
+	if (njobs == capjobs) {
+		capjobs = capjobs ? capjobs * 2 : 1024;
+		jobs = xrealloc(jobs, capjobs * sizeof(*jobs));
+	}
+	jobs[njobs++].path = strdup(path);
+}
+
+static void add_dir(const char *dir)
+{
+	struct dirent **ents;
+	char path[PATH_MAX];
+	int n, i;
+
+	n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		if (ents[i]->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
+			add_job(path);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+}
+
+/*
+ * No system binary here carries .debug_frame, so build some: the table
+ * compiler's own sources (real code, a few thousand lines) plus a few
+ * shapes GCC only emits on request, as .debug_frame only, as both sections
+ * at once, and with the .debug_frame in a separate file behind a
+ * .gnu_debuglink (readelf follows it too).
+ */
+static const char extra_src[] =
+    "#include <stdarg.h>\n"
+    "#include <string.h>\n"
+    "extern void sink(void *p, int n);\n"
+    "void drap(int n) { char b[64] __attribute__((aligned(64))); char v[n];\n"
+    "	memset(b, n, sizeof(b)); memset(v, n, n); sink(b, v[n / 2]); }\n"
+    "int va(int n, ...) { va_list ap; int s = 0; va_start(ap, n);\n"
+    "	while (n--) s += va_arg(ap, int); va_end(ap); return s; }\n"
+    "int rec(int n) { return n < 2 ? n : rec(n - 1) * 3 + rec(n - 2); }\n"
+    "int many(int a, int b, int c, int d, int e, int f, int g, int h, int i) {\n"
+    "	char *p = __builtin_alloca(a + 16); sink(p, b);\n"
+    "	return a + b * c + d * e + f * g + h * i + va(3, a, b, c) + rec(a); }\n";
+
+static char extra_dir[64];
+
+static void add_extras(void)
+{
+	char tmpl[] = "/tmp/cfiprof-oracle-XXXXXX", cmd[4096], src[PATH_MAX];
+	const char *names[] = {"x_dbg.so", "x_dbg_O0.so", "x_both.so", "x_sep.so"};
+	FILE *f;
+	int i;
+
+	if (!mkdtemp(tmpl))
+		return;
+	snprintf(extra_dir, sizeof(extra_dir), "%s", tmpl);
+	snprintf(src, sizeof(src), "%s/extra.c", extra_dir);
+	f = fopen(src, "w");
+	if (!f)
+		return;
+	fputs(extra_src, f);
+	fclose(f);
+	/* the library's sources when run from the tree, else only extra.c */
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "(cd %s && S=\"extra.c $(ls \"$OLDPWD\"/tables/*.c 2>/dev/null | tr '\\n' ' ')\" && "
+	    "F='-shared -fPIC -g -fno-asynchronous-unwind-tables -fno-unwind-tables -w "
+	    "-D_GNU_SOURCE' "
+	    "&& "
+	    "gcc -O2 $F -o x_dbg.so $S && gcc -O0 $F -o x_dbg_O0.so $S && "
+	    "n=0 && for s in $S; do n=$((n+1)); gcc -O2 -fPIC -w -D_GNU_SOURCE -S -o a$n.s $s && "
+	    "{ printf '\\t.cfi_sections .eh_frame, .debug_frame\\n'; cat a$n.s; } > b$n.s || exit "
+	    "1; done && "
+	    "gcc -shared -o x_both.so b*.s && "
+	    "cp x_dbg.so x_sep.so && objcopy --only-keep-debug x_sep.so x_sep.debug && "
+	    "objcopy --strip-debug --add-gnu-debuglink=x_sep.debug x_sep.so) >/dev/null 2>&1",
+	    extra_dir);
+	if (system(cmd)) {
+		printf("oracle: could not build the .debug_frame test objects in %s\n", extra_dir);
+		return;
+	}
+	for (i = 0; i < 4; i++) {
+		snprintf(src, sizeof(src), "%s/%s", extra_dir, names[i]);
+		add_job(src);
+	}
+}
+
+static int is_extra(const char *path, const char *name)
+{
+	size_t n = strlen(extra_dir);
+
+	return n && !strncmp(path, extra_dir, n) && !strcmp(path + n + 1, name);
+}
+
+struct slot {
+	pid_t pid;
+	int fd;
+	size_t job;
+};
+
+static pid_t start_job(size_t j, int *fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		static struct result res;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *log;
+		ssize_t w;
+
+		close(p[0]);
+		log = open_memstream(&buf, &len);
+		if (!log)
+			_exit(2);
+		run_one(jobs[j].path, &res, log);
+		print_result(log, &res);
+		fclose(log);
+		/* one write, so the two workers' reports do not interleave */
+		w = write(1, buf, len);
+		(void)w;
+		if (write(p[1], &res, sizeof(res)) != (ssize_t)sizeof(res))
+			_exit(3);
+		_exit(0);
+	}
+	close(p[1]);
+	*fd = p[0];
+	return pid;
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		got += n;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *named[] = {
+	    "/lib/x86_64-linux-gnu/libc.so.6",
+	    "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+	    "/usr/bin/python3.11",
+	    "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+	    "/lib64/ld-linux-x86-64.so.2",
+	};
+	struct slot slots[8];
+	int nslots = 2, running = 0, i;
+	uint64_t rows = 0, mism = 0, unsup[CFI_UNSUP_MAX] = {0}, overlap = 0, bins = 0;
+	size_t next = 0;
+	double t0 = now_ms();
+	const char *env = getenv("CFIPROF_ORACLE_JOBS");
+
+	if (env && atoi(env) > 0)
+		nslots = atoi(env) < 8 ? atoi(env) : 8;
+	if (argc > 1) {
+		/* explicit files replace the default list, for debugging one case */
+		for (i = 1; i < argc; i++)
+			add_job(argv[i]);
+	} else {
+		for (i = 0; i < (int)(sizeof(named) / sizeof(named[0])); i++)
+			add_job(named[i]);
+		add_extras();
+		add_dir("/usr/bin");
+	}
+	printf("oracle: %zu x86-64 ELF files (%u other ELF skipped), %d workers\n", njobs,
+	       skipped_foreign, nslots);
+
+	while (next < njobs || running) {
+		struct result res;
+		int status, k;
+		pid_t pid;
+
+		if (next < njobs && running < nslots) {
+			slots[running].job = next;
+			slots[running].pid = start_job(next, &slots[running].fd);
+			if (slots[running].pid < 0) {
+				CHECK(0, "%s: fork failed", jobs[next].path);
+				next++;
+				continue;
+			}
+			running++;
+			next++;
+			continue;
+		}
+		pid = wait(&status);
+		if (pid < 0)
+			break;
+		for (k = 0; k < running && slots[k].pid != pid; k++)
+			;
+		if (k == running)
+			continue;
+		memset(&res, 0, sizeof(res));
+		if (read_full(slots[k].fd, &res, sizeof(res)) || !res.done) {
+			CHECK(0, "%s: worker died (status 0x%x)", jobs[slots[k].job].path, status);
+		} else {
+			bins++;
+			rows += res.rows;
+			mism += res.mismatches;
+			overlap += res.overlap_fdes;
+			for (i = 0; i < CFI_UNSUP_MAX; i++)
+				unsup[i] += res.unsup[i];
+			CHECK(res.built_ok && res.mismatches == 0,
+			      "%s: built %s (%s), %llu mismatches", res.path,
+			      res.built_ok ? "ok" : "FAILED", cfi_strerror(res.build_rc),
+			      (unsigned long long)res.mismatches);
+			/* the made-up objects exist to exercise .debug_frame: make sure they did */
+			if (is_extra(res.path, "x_dbg.so") || is_extra(res.path, "x_sep.so"))
+				CHECK(res.rows_sec[SEC_DEBUG] > 100,
+				      "%s: only %llu .debug_frame rows compared", res.path,
+				      (unsigned long long)res.rows_sec[SEC_DEBUG]);
+			if (is_extra(res.path, "x_both.so"))
+				CHECK(res.skipped_shadow > 100,
+				      "%s: only %llu .debug_frame rows shadowed by .eh_frame",
+				      res.path, (unsigned long long)res.skipped_shadow);
+		}
+		close(slots[k].fd);
+		slots[k] = slots[--running];
+	}
+
+	printf("oracle: total %llu binaries, %llu rows checked, %llu mismatches, "
+	       "%llu overlapping FDEs, unsupported:",
+	       (unsigned long long)bins, (unsigned long long)rows, (unsigned long long)mism,
+	       (unsigned long long)overlap);
+	for (i = 1; i < CFI_UNSUP_MAX; i++)
+		printf(" %s=%llu", cfi_unsupported_name(i), (unsigned long long)unsup[i]);
+	printf(", %.1f s\n", (now_ms() - t0) / 1e3);
+	if (extra_dir[0] && !getenv("CFIPROF_KEEP_TMP")) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", extra_dir);
+		if (system(cmd))
+			fprintf(stderr, "could not remove %s\n", extra_dir);
+	}
+	return HARNESS_DONE();
+}

@@ -1,0 +1,715 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The BPF walker (bpf/walker.h) built as ordinary C and run without a kernel:
+ *
+ *  - synthetic cases: a hand-built table and fake stack for every stop reason,
+ *    the rule cache, signal frames, PLT and dereferenced CFAs;
+ *  - replays: each test program of tests/progs is started, stopped with ptrace
+ *    while it spins in its leaf, and its registers, stack bytes and mappings
+ *    are saved to build/replay/NAME.snap.  Tables are built from the mapped
+ *    files, the snapshot is walked, and the symbolized chain must be exactly
+ *    the known one.  The saved file is then replayed again: same result.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/lib/harness.h"
+#include "tests/lib/replay.h"
+
+#define PROGS_DIR  "build/progs"
+#define SNAP_DIR   "build/replay"
+#define MAX_FRAMES 512
+
+/* ------------------------------------------------------------------ */
+/* synthetic cases                                                     */
+/* ------------------------------------------------------------------ */
+
+#define SYN_PID	  42
+#define SB	  0x7ff000000000ull /* base of the fake stack */
+#define F_LEAF	  0x401010ull	    /* cfa = rsp+8 */
+#define F_MID	  0x402010ull	    /* cfa = rsp+24 */
+#define F_OUT	  0x403010ull	    /* outermost: ra undefined */
+#define F_GAP	  0x404010ull	    /* between FDEs */
+#define F_UNSUP	  0x405010ull	    /* cfa in another register */
+#define F_RBP	  0x406010ull	    /* cfa = rbp+16, rbp at cfa-16 */
+#define F_RBPU	  0x407010ull	    /* cfa = rsp+16, rbp clobbered */
+#define F_SIGRET  0x408001ull	    /* __restore_rt; its FDE starts one byte earlier, as glibc's */
+#define F_DEREF	  0x409010ull	    /* cfa = *(rsp+0) + 0 */
+#define F_PLT	  0x40a000ull	    /* PLT entry: cfa = rsp+8 (+8 once rip&15 >= 11) */
+#define F_BAD	  0x40b010ull	    /* cfa = rsp+0: not above rsp */
+#define F_REC	  0x410020ull	    /* second page: cfa = rsp+16 */
+#define F_NOPAGE  0x450010ull	    /* inside the mapping, no page */
+#define F_FP	  0x500010ull	    /* frame-pointer mapping */
+#define F_PENDING 0x600010ull
+
+static struct cfi_rule mkrule(int cfa_kind, int cfa_off, int ra_kind, int rbp_kind, int rbp_off,
+			      int aux)
+{
+	struct cfi_rule r = {
+	    .cfa_kind = cfa_kind,
+	    .rbp_kind = rbp_kind,
+	    .ra_kind = ra_kind,
+	    .cfa_off = cfa_off,
+	    .aux = aux,
+	    .rbp_off = rbp_off,
+	    .ra_off = -8,
+	};
+
+	return r;
+}
+
+/*
+ * A table as tables/ produces it (local rule ids, deliberately not in the
+ * global order) loaded through the same remap as the real ones.
+ */
+static void syn_env(struct replay_env *env, uint64_t *stk, size_t stk_len)
+{
+	static struct cfi_rule rules[12];
+	static struct cfi_row rows[32];
+	static struct cfi_page pages[2];
+	struct cfi_table t;
+	uint32_t n = 0;
+	int err;
+
+	rules[0] = mkrule(CFI_CFA_NONE, 0, 0, 0, 0, 0);
+	rules[1] = mkrule(CFI_CFA_RSP, 24, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 0);	       /* MID */
+	rules[2] = mkrule(CFI_CFA_RSP, 8, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 0);	       /* LEAF */
+	rules[3] = mkrule(CFI_CFA_RSP, 8, CFI_REG_UNDEFINED, CFI_REG_SAME, 0, 0);      /* OUT */
+	rules[4] = mkrule(CFI_CFA_UNSUPPORTED, 0, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 0); /* UNSUP */
+	rules[4].reason = CFI_UNSUP_CFA_REG;
+	rules[5] = mkrule(CFI_CFA_RBP, 16, CFI_REG_AT_CFA, CFI_REG_AT_CFA, -16, 0);    /* RBP */
+	rules[6] = mkrule(CFI_CFA_RSP, 16, CFI_REG_AT_CFA, CFI_REG_UNSUPPORTED, 0, 0); /* RBPU */
+	rules[7] = mkrule(CFI_CFA_SIGNAL, 0, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 0);      /* SIG */
+	rules[8] = mkrule(CFI_CFA_DEREF_RSP, 0, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 0);   /* DEREF */
+	rules[9] = mkrule(CFI_CFA_PLT, 8, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 11);	       /* PLT */
+	rules[10] = mkrule(CFI_CFA_RSP, 0, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 0);	       /* BAD */
+	rules[11] = mkrule(CFI_CFA_RSP, 16, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 0);       /* REC */
+
+#define ROW(o, r) (rows[n].off = (o), rows[n].rule = (r), n++)
+	ROW(0x0000, 0);
+	ROW(0x1000, 2);
+	ROW(0x1100, 0);
+	ROW(0x2000, 1);
+	ROW(0x2100, 0);
+	ROW(0x3000, 3);
+	ROW(0x3100, 0);
+	ROW(0x5000, 4);
+	ROW(0x5100, 0);
+	ROW(0x6000, 5);
+	ROW(0x6100, 0);
+	ROW(0x7000, 6);
+	ROW(0x7100, 0);
+	ROW(0x8000, 7);
+	ROW(0x8100, 0);
+	ROW(0x9000, 8);
+	ROW(0x9100, 0);
+	ROW(0xa000, 9);
+	ROW(0xa100, 0);
+	ROW(0xb000, 10);
+	ROW(0xb100, 0);
+	pages[0].page = 0x40;
+	pages[0].first_row = 0;
+	pages[0].nr_rows = n;
+	pages[1].page = 0x41;
+	pages[1].first_row = n;
+	ROW(0x0000, 11);
+	ROW(0x0100, 0);
+	pages[1].nr_rows = n - pages[1].first_row;
+#undef ROW
+
+	memset(&t, 0, sizeof(t));
+	t.rules = rules;
+	t.nr_rules = 12;
+	t.rows = rows;
+	t.nr_rows = n;
+	t.pages = pages;
+	t.nr_pages = 2;
+
+	replay_env_init(env, SYN_PID);
+	/* another object first, so global row indexes and rule ids differ from local ones */
+	{
+		struct cfi_rule r2[2] = {rules[0], rules[11]};
+		struct cfi_row rw[1] = {{0, 1}};
+		struct cfi_page pg[1] = {{0x7, 0, 1}};
+		struct cfi_table other = {.rules = r2,
+					  .nr_rules = 2,
+					  .rows = rw,
+					  .nr_rows = 1,
+					  .pages = pg,
+					  .nr_pages = 1};
+
+		err = replay_add_table(env, 9, &other);
+		CHECK(err == 0, "add other table: %d", err);
+	}
+	err = replay_add_table(env, 1, &t);
+	CHECK(err == 0, "add synthetic table: %d", err);
+	replay_add_mapping(env, 0x400000, 0x460000, 1, MAPPING_CFI, 0);
+	replay_add_mapping(env, 0x500000, 0x510000, 0, MAPPING_FP, 0);
+	replay_add_mapping(env, 0x600000, 0x610000, 1, MAPPING_PENDING, 0);
+	replay_add_mem(env, SB, stk, stk_len);
+}
+
+struct syn_result {
+	__u64 pcs[64];
+	unsigned int nr;
+	struct walker_state st;
+};
+
+static void syn_walk(struct replay_env *env, uint64_t ip, uint64_t sp, uint64_t bp,
+		     unsigned int max, struct syn_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->nr = replay_walk(env, ip, sp, bp, r->pcs, max, &r->st);
+}
+
+static void expect_pcs(const char *name, const struct syn_result *r, int reason, unsigned int nr,
+		       const uint64_t *want)
+{
+	unsigned int i;
+
+	CHECK(r->st.reason == reason, "%s: reason %d, want %d", name, r->st.reason, reason);
+	CHECK(r->nr == nr, "%s: %u frames, want %u", name, r->nr, nr);
+	for (i = 0; i < nr && i < r->nr; i++)
+		CHECK(r->pcs[i] == want[i], "%s: frame %u pc %#llx, want %#llx", name, i,
+		      (unsigned long long)r->pcs[i], (unsigned long long)want[i]);
+}
+
+static void test_synthetic(void)
+{
+	static struct replay_env env;
+	uint64_t stk[64];
+	struct syn_result r;
+
+	memset(stk, 0, sizeof(stk));
+	syn_env(&env, stk, sizeof(stk));
+	CHECK(env.nr_rules == 12, "global dictionary has %u rules, want 12", env.nr_rules);
+
+	/* leaf (rsp+8) -> mid (rsp+24) -> outermost */
+	stk[0] = F_MID;
+	stk[3] = F_OUT;
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	expect_pcs("complete", &r, STOP_COMPLETE, 3, (uint64_t[]){F_LEAF, F_MID, F_OUT});
+	CHECK(r.st.nr_fp == 0, "complete: nr_fp %u", r.st.nr_fp);
+
+	/* the same stack again: every frame from the rule cache */
+	memset(env.cache, 0, sizeof(env.cache));
+	memset(env.counters, 0, sizeof(env.counters));
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	CHECK(env.counters[CNT_CACHE_MISS] == 3 && env.counters[CNT_CACHE_HIT] == 0,
+	      "cold cache: %llu misses %llu hits", (unsigned long long)env.counters[CNT_CACHE_MISS],
+	      (unsigned long long)env.counters[CNT_CACHE_HIT]);
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	expect_pcs("cached", &r, STOP_COMPLETE, 3, (uint64_t[]){F_LEAF, F_MID, F_OUT});
+	CHECK(env.counters[CNT_CACHE_MISS] == 3 && env.counters[CNT_CACHE_HIT] == 3,
+	      "warm cache: %llu misses %llu hits, want 3 / 3",
+	      (unsigned long long)env.counters[CNT_CACHE_MISS],
+	      (unsigned long long)env.counters[CNT_CACHE_HIT]);
+	/* new mappings (generation bump) must not use stale entries */
+	env.proc.generation++;
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	CHECK(env.counters[CNT_CACHE_MISS] == 6, "after generation bump: %llu misses, want 6",
+	      (unsigned long long)env.counters[CNT_CACHE_MISS]);
+	CHECK(env.counters[CNT_STOP_BASE + STOP_COMPLETE] == 3 && env.counters[CNT_FRAMES] == 9,
+	      "counters: %llu complete, %llu frames",
+	      (unsigned long long)env.counters[CNT_STOP_BASE + STOP_COMPLETE],
+	      (unsigned long long)env.counters[CNT_FRAMES]);
+
+	/* return address 0 ends the walk too */
+	stk[0] = 0;
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	expect_pcs("rip 0", &r, STOP_COMPLETE, 1, (uint64_t[]){F_LEAF});
+
+	stk[0] = 0x1234;
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	expect_pcs("no mapping", &r, STOP_NO_MAPPING, 2, (uint64_t[]){F_LEAF, 0x1234});
+	CHECK(r.st.missing_pc == 0x1234, "no mapping: missing_pc %#llx",
+	      (unsigned long long)r.st.missing_pc);
+
+	stk[0] = F_GAP;
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	expect_pcs("gap", &r, STOP_NO_RULE, 2, (uint64_t[]){F_LEAF, F_GAP});
+	stk[0] = F_NOPAGE;
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	expect_pcs("no page", &r, STOP_NO_RULE, 2, (uint64_t[]){F_LEAF, F_NOPAGE});
+
+	stk[0] = F_UNSUP;
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	expect_pcs("unsupported cfa", &r, STOP_UNSUPPORTED, 2, (uint64_t[]){F_LEAF, F_UNSUP});
+
+	/* rbp clobbered in one frame only matters when a later frame needs it */
+	stk[0] = F_RBPU; /* leaf cfa SB+8 */
+	stk[2] = F_RBP;	 /* rbpu: cfa SB+24, ra at SB+16 */
+	syn_walk(&env, F_LEAF, SB, SB + 32, 64, &r);
+	expect_pcs("rbp needed after clobber", &r, STOP_UNSUPPORTED, 3,
+		   (uint64_t[]){F_LEAF, F_RBPU, F_RBP});
+	stk[2] = F_OUT;
+	syn_walk(&env, F_LEAF, SB, SB + 32, 64, &r);
+	expect_pcs("rbp clobber unused", &r, STOP_COMPLETE, 3, (uint64_t[]){F_LEAF, F_RBPU, F_OUT});
+	CHECK(!r.st.bp_valid, "rbp clobber: bp still marked valid");
+
+	/* rbp-based CFA and a saved rbp */
+	memset(stk, 0, sizeof(stk));
+	stk[2] = 0xabcdef0; /* saved rbp at cfa-16 */
+	stk[3] = F_OUT;	    /* ra at cfa-8 */
+	syn_walk(&env, F_RBP, SB, SB + 16, 64, &r);
+	expect_pcs("rbp cfa", &r, STOP_COMPLETE, 2, (uint64_t[]){F_RBP, F_OUT});
+	CHECK(r.st.bp == 0xabcdef0 && r.st.sp == SB + 32, "rbp cfa: bp %#llx sp %#llx",
+	      (unsigned long long)r.st.bp, (unsigned long long)r.st.sp);
+
+	/* the CFA or return address off the readable stack */
+	syn_walk(&env, F_LEAF, SB + sizeof(stk), 0, 64, &r);
+	expect_pcs("unreadable", &r, STOP_UNREADABLE, 1, (uint64_t[]){F_LEAF});
+	syn_walk(&env, F_BAD, SB, 0, 64, &r);
+	expect_pcs("cfa not above rsp", &r, STOP_UNREADABLE, 1, (uint64_t[]){F_BAD});
+
+	/*
+	 * frame pointers: bp -> {saved bp, ra} until ra == 0.  A zero return address
+	 * read through rbp proves nothing (garbage rbp often points at zeros): the
+	 * frames are kept, but the walk is not "complete"; only CFI can say that.
+	 */
+	memset(stk, 0, sizeof(stk));
+	stk[2] = SB + 48;
+	stk[3] = F_FP + 0x10;
+	stk[6] = 0;
+	stk[7] = 0;
+	syn_walk(&env, F_FP, SB, SB + 16, 64, &r);
+	expect_pcs("fp chain", &r, STOP_FP_BROKEN, 2, (uint64_t[]){F_FP, F_FP + 0x10});
+	CHECK(r.st.nr_fp == 2, "fp chain: nr_fp %u, want 2", r.st.nr_fp);
+	/* a cycle: the second saved rbp points back down */
+	stk[6] = SB + 16;
+	stk[7] = F_FP + 0x20;
+	syn_walk(&env, F_FP, SB, SB + 16, 64, &r);
+	expect_pcs("fp cycle", &r, STOP_FP_BROKEN, 3, (uint64_t[]){F_FP, F_FP + 0x10, F_FP + 0x20});
+	syn_walk(&env, F_FP, SB, SB + 17, 64, &r);
+	expect_pcs("fp misaligned", &r, STOP_FP_BROKEN, 1, (uint64_t[]){F_FP});
+	syn_walk(&env, F_FP, SB + 64, SB + 16, 64, &r);
+	expect_pcs("fp below rsp", &r, STOP_FP_BROKEN, 1, (uint64_t[]){F_FP});
+	/* FP frame then a CFI frame */
+	stk[7] = F_OUT;
+	syn_walk(&env, F_FP, SB, SB + 16, 64, &r);
+	expect_pcs("fp then cfi", &r, STOP_COMPLETE, 3, (uint64_t[]){F_FP, F_FP + 0x10, F_OUT});
+
+	/* tables not loaded yet: for a mapping, and for the whole pid */
+	memset(stk, 0, sizeof(stk));
+	stk[0] = F_PENDING;
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	expect_pcs("pending mapping", &r, STOP_TABLES_PENDING, 2, (uint64_t[]){F_LEAF, F_PENDING});
+	env.proc_known = 0;
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	expect_pcs("unknown pid", &r, STOP_TABLES_PENDING, 1, (uint64_t[]){F_LEAF});
+	CHECK(!r.st.proc_known, "unknown pid: proc_known set");
+	env.proc_known = 1;
+
+	/* endless recursion in the second page: truncated at the limit, stack kept */
+	{
+		uint64_t want[5];
+		int i;
+
+		for (i = 1; i < 64; i += 2)
+			stk[i] = F_REC;
+		for (i = 0; i < 5; i++)
+			want[i] = F_REC;
+		syn_walk(&env, F_REC, SB, 0, 5, &r);
+		expect_pcs("truncated", &r, STOP_TRUNCATED, 5, want);
+		/* exactly at the limit with nothing beyond is complete, not truncated */
+		memset(stk, 0, sizeof(stk));
+		stk[1] = F_REC;
+		stk[3] = F_OUT;
+		syn_walk(&env, F_REC, SB, 0, 3, &r);
+		expect_pcs("limit reached exactly", &r, STOP_COMPLETE, 3,
+			   (uint64_t[]){F_REC, F_REC, F_OUT});
+		syn_walk(&env, F_REC, SB, 0, 2, &r);
+		expect_pcs("one over the limit", &r, STOP_TRUNCATED, 2, (uint64_t[]){F_REC, F_REC});
+	}
+
+	/*
+	 * Signal: leaf returns to __restore_rt (looked up at pc-1, inside its FDE);
+	 * the ucontext at rsp holds the interrupted rip, rsp, rbp; the interrupted
+	 * pc is looked up at pc itself (F_MID - 0x10 is the first byte of MID's rule).
+	 */
+	memset(stk, 0, sizeof(stk));
+	stk[0] = F_SIGRET;
+	stk[(8 + WALKER_UC_RIP) / 8] = F_MID - 0x10;
+	stk[(8 + WALKER_UC_RSP) / 8] = SB + 200;
+	stk[(8 + WALKER_UC_RBP) / 8] = 0x1111;
+	stk[(200 + 16) / 8] = F_OUT;
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	expect_pcs("signal", &r, STOP_COMPLETE, 4,
+		   (uint64_t[]){F_LEAF, F_SIGRET, F_MID - 0x10, F_OUT});
+	CHECK(r.st.flags & SAMPLE_SIGNAL, "signal: SAMPLE_SIGNAL not set");
+	CHECK(r.st.bp == 0x1111, "signal: rbp %#llx from the ucontext",
+	      (unsigned long long)r.st.bp);
+	CHECK(WALKER_UC_RBP == 120 && WALKER_UC_RSP == 160 && WALKER_UC_RIP == 168,
+	      "ucontext offsets %d %d %d", WALKER_UC_RBP, WALKER_UC_RSP, WALKER_UC_RIP);
+
+	/* realigned stack: cfa loaded from the stack */
+	memset(stk, 0, sizeof(stk));
+	stk[0] = SB + 80;
+	stk[9] = F_OUT;
+	syn_walk(&env, F_DEREF, SB, 0, 64, &r);
+	expect_pcs("deref cfa", &r, STOP_COMPLETE, 2, (uint64_t[]){F_DEREF, F_OUT});
+
+	/* PLT: before the push (rip&15 < 11) the ra is at rsp, after it at rsp+8 */
+	memset(stk, 0, sizeof(stk));
+	stk[0] = F_OUT;
+	stk[1] = F_MID;
+	stk[4] = F_OUT;
+	syn_walk(&env, F_PLT + 6, SB, 0, 64, &r);
+	expect_pcs("plt before push", &r, STOP_COMPLETE, 2, (uint64_t[]){F_PLT + 6, F_OUT});
+	syn_walk(&env, F_PLT + 11, SB, 0, 64, &r);
+	expect_pcs("plt after push", &r, STOP_COMPLETE, 3, (uint64_t[]){F_PLT + 11, F_MID, F_OUT});
+
+	replay_env_free(&env);
+}
+
+#include "tests/lib/replay_world.h"
+
+static pid_t pick_thread(pid_t pid, int want_thread)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	pid_t tid = want_thread ? 0 : pid;
+
+	if (!want_thread)
+		return pid;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		pid_t t = atoi(de->d_name);
+
+		if (t > 0 && t != pid && (!tid || t < tid))
+			tid = t;
+	}
+	closedir(d);
+	return tid;
+}
+
+/* Stop tid in a ptrace interrupt-stop, passing on any signal that arrives first. */
+static int interrupt_stop(pid_t tid)
+{
+	int status;
+
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0))
+		return -errno;
+	for (;;) {
+		if (waitpid(tid, &status, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(status))
+			return -ESRCH;
+		if ((status >> 16) == PTRACE_EVENT_STOP)
+			return 0;
+		/* a signal-delivery stop (e.g. SIGALRM): deliver it and wait for our stop */
+		if (ptrace(PTRACE_CONT, tid, 0, WSTOPSIG(status)))
+			return -errno;
+	}
+}
+
+/* Find symbol name among the executable mappings: [lo, hi) at run time. */
+static int leaf_range(const struct snapshot *s, const char *name, uint64_t *lo, uint64_t *hi)
+{
+	uint32_t i;
+	size_t k;
+
+	for (i = 0; i < s->nr_maps; i++) {
+		const struct snap_map *m = &s->maps[i];
+		struct object o;
+		uint64_t bias;
+		int found = 0;
+
+		if (!m->exec || m->path[0] != '/' || strstr(m->path, "/libc.so"))
+			continue;
+		memset(&o, 0, sizeof(o));
+		snprintf(o.path, sizeof(o.path), "%s", m->path);
+		object_load_elf(&o);
+		for (k = 0; k < o.nr_syms; k++) {
+			if (!strcmp(o.syms[k].name, name) && !object_bias(&o, m, &bias)) {
+				*lo = o.syms[k].addr + bias;
+				*hi = *lo + o.syms[k].size;
+				found = 1;
+				break;
+			}
+		}
+		object_free(&o);
+		if (found)
+			return 0;
+	}
+	return -1;
+}
+
+static int capture(char *const argv[], const char *leaf, int want_thread, struct snapshot *s)
+{
+	struct user_regs_struct regs;
+	uint64_t lo = 0, hi = 0;
+	pid_t pid, tid = 0;
+	int attempt, err = -1, seized = 0, fd;
+	char path[64];
+	uint32_t i;
+
+	memset(s, 0, sizeof(*s));
+	pid = spawn(argv);
+	if (pid < 0)
+		return -errno;
+	/* let it reach its leaf (threads started, library loaded, signal delivered) */
+	for (attempt = 0; attempt < 100; attempt++) {
+		usleep(20000);
+		if (attempt < 15)
+			continue;
+		tid = pick_thread(pid, want_thread);
+		if (!tid || read_maps(pid, s) || leaf_range(s, leaf, &lo, &hi))
+			continue;
+		break;
+	}
+	if (!tid || !hi) {
+		fprintf(stderr, "%s: leaf %s not found\n", argv[0], leaf);
+		goto out;
+	}
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0)) {
+		fprintf(stderr, "PTRACE_SEIZE %d: %s\n", tid, strerror(errno));
+		goto out;
+	}
+	seized = 1;
+	for (attempt = 0; attempt < 500; attempt++) {
+		if (interrupt_stop(tid))
+			goto out;
+		if (ptrace(PTRACE_GETREGS, tid, 0, &regs))
+			goto out;
+		if (regs.rip >= lo && regs.rip < hi)
+			break;
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		usleep(3000 + (attempt % 7) * 1000);
+	}
+	if (attempt == 500) {
+		fprintf(stderr, "%s: never stopped inside %s\n", argv[0], leaf);
+		goto out;
+	}
+	s->pid = pid;
+	s->tid = tid;
+	s->rip = regs.rip;
+	s->rsp = regs.rsp;
+	s->rbp = regs.rbp;
+	if (read_maps(pid, s))
+		goto out;
+	for (i = 0; i < s->nr_maps; i++)
+		if (s->rsp >= s->maps[i].start && s->rsp < s->maps[i].end)
+			break;
+	if (i == s->nr_maps)
+		goto out;
+	/* the stack from rsp to the top of its mapping: all the walker may read */
+	s->stack_addr = s->rsp;
+	s->stack_len = s->maps[i].end - s->rsp;
+	s->stack = malloc(s->stack_len);
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || !s->stack ||
+	    pread(fd, s->stack, s->stack_len, s->stack_addr) != (ssize_t)s->stack_len) {
+		fprintf(stderr, "reading the stack: %s\n", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	close(fd);
+	err = 0;
+out:
+	if (seized)
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return err;
+}
+
+struct walk_result {
+	__u64 pcs[MAX_FRAMES];
+	unsigned int nr;
+	struct walker_state st;
+};
+
+static void replay_check(const char *name, const struct snapshot *s, const struct expect *e,
+			 unsigned int max, int want_reason, int want_signal,
+			 struct walk_result *res)
+{
+	static struct world w;
+	char chain[8192], why[256];
+	int ok;
+
+	if (world_build(&w, s)) {
+		CHECK(0, "%s: building the replay world failed", name);
+		world_free(&w);
+		return;
+	}
+	memset(res, 0, sizeof(*res));
+	res->nr = replay_walk(&w.env, s->rip, s->rsp, s->rbp, res->pcs, max, &res->st);
+	ok = chain_match(&w, s, res->pcs, res->nr, e, chain, sizeof(chain), why, sizeof(why));
+	CHECK(ok, "%s: chain mismatch (%u frames, want %d; %s): %s", name, res->nr, expect_len(e),
+	      why, chain);
+	CHECK(res->st.reason == want_reason, "%s: stop reason %d, want %d; chain: %s", name,
+	      res->st.reason, want_reason, chain);
+	CHECK(!!(res->st.flags & SAMPLE_SIGNAL) == want_signal, "%s: signal flag %d, want %d", name,
+	      !!(res->st.flags & SAMPLE_SIGNAL), want_signal);
+	printf("  %-10s %3u frames, stop %d, %llu cache misses: %s\n", name, res->nr,
+	       res->st.reason, (unsigned long long)w.env.counters[CNT_CACHE_MISS], chain);
+	world_free(&w);
+}
+
+struct replay_case {
+	const char *name;
+	const char *prog;
+	const char *args[4];
+	const char *leaf;
+	int want_thread;
+	struct expect e;
+	int want_signal;
+};
+
+static void run_case(const struct replay_case *c)
+{
+	struct snapshot s, s2;
+	struct walk_result r1, r2;
+	char prog[256], snap_path[256];
+	char *argv[8];
+	int i, err;
+
+	snprintf(prog, sizeof(prog), PROGS_DIR "/%s", c->prog);
+	if (access(prog, X_OK)) {
+		CHECK(0, "%s: %s not built (make %s)", c->name, prog, prog);
+		return;
+	}
+	argv[0] = prog;
+	for (i = 0; c->args[i]; i++)
+		argv[i + 1] = (char *)c->args[i];
+	argv[i + 1] = NULL;
+
+	err = capture(argv, c->leaf, c->want_thread, &s);
+	CHECK(err == 0, "%s: capture failed", c->name);
+	if (err) {
+		snap_free(&s);
+		return;
+	}
+	snprintf(snap_path, sizeof(snap_path), SNAP_DIR "/%s.snap", c->name);
+	err = snap_write(&s, snap_path);
+	CHECK(err == 0, "%s: writing %s: %d", c->name, snap_path, err);
+	replay_check(c->name, &s, &c->e, MAX_FRAMES, STOP_COMPLETE, c->want_signal, &r1);
+
+	/* the saved file alone gives the same walk */
+	err = snap_read(&s2, snap_path);
+	CHECK(err == 0, "%s: reading %s back: %d", c->name, snap_path, err);
+	if (!err) {
+		replay_check(c->name, &s2, &c->e, MAX_FRAMES, STOP_COMPLETE, c->want_signal, &r2);
+		CHECK(r1.nr == r2.nr && !memcmp(r1.pcs, r2.pcs, r1.nr * sizeof(__u64)) &&
+			  r1.st.reason == r2.st.reason,
+		      "%s: replay from file differs", c->name);
+	}
+	/* the recursion at the default depth limit: truncated, the 127 frames kept */
+	if (!strcmp(c->name, "recurse") && !err) {
+		struct expect t = c->e;
+
+		t.nr_repeat = 126;
+		t.nr_tok = 1;
+		replay_check("recurse127", &s2, &t, 127, STOP_TRUNCATED, 0, &r2);
+		CHECK(r2.nr == 127 && !memcmp(r1.pcs, r2.pcs, 127 * sizeof(__u64)),
+		      "recurse127: truncated stack is not the prefix of the full one");
+	}
+	snap_free(&s2);
+	snap_free(&s);
+}
+
+#define TOKS(...)                                                                                  \
+	.tok = {__VA_ARGS__}, .nr_tok = sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)
+
+static const struct replay_case cases[] = {
+    {"chain",
+     "chain",
+     {"20"},
+     "leaf",
+     0,
+     {TOKS("leaf", "d", "c", "b", "a", "main", "@libc", "@libc", "_start")},
+     0},
+    {"recurse",
+     "recurse",
+     {"20", "300"},
+     "leaf",
+     0,
+     {TOKS("leaf", "main", "@libc", "@libc", "_start"), .repeat = "rec", .nr_repeat = 300},
+     0},
+    {"threads",
+     "threads",
+     {"20"},
+     "t_leaf",
+     1,
+     {TOKS("t_leaf", "t_b", "t_a", "worker", "@libc", "@libc")},
+     0},
+    {"signal",
+     "signal",
+     {"20"},
+     "h_leaf",
+     0,
+     {TOKS("h_leaf", "h_a", "handler", "@sig", "!s_work", "s_a", "main", "@libc", "@libc",
+	   "_start")},
+     1},
+    {"plt",
+     "plt",
+     {"20"},
+     "pltlib_leaf",
+     0,
+     {TOKS("pltlib_leaf", "pltlib_entry", "p_a", "main", "@libc", "@libc", "_start")},
+     0},
+    {"dlopen",
+     "dlopen",
+     {"20"},
+     "dl_leaf",
+     0,
+     {TOKS("dl_leaf", "dl_entry", "d_a", "main", "@libc", "@libc", "_start")},
+     0},
+    {"drap",
+     "drap",
+     {"20"},
+     "drap_leaf",
+     0,
+     {TOKS("drap_leaf", "drap_fn", "main", "@libc", "@libc", "_start")},
+     0},
+    {"cxx_throw",
+     "cxx_throw",
+     {"20"},
+     "x_leaf",
+     0,
+     {TOKS("x_leaf", "x_b", "x_a", "main", "@libc", "@libc", "_start")},
+     0},
+};
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	test_synthetic();
+	mkdir("build", 0755);
+	mkdir(SNAP_DIR, 0755);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* optional filter: test_walker_replay chain signal */
+		if (argc > 1) {
+			int k, hit = 0;
+
+			for (k = 1; k < argc; k++)
+				hit |= !strcmp(argv[k], cases[i].name);
+			if (!hit)
+				continue;
+		}
+		run_case(&cases[i]);
+	}
+	return HARNESS_DONE();
+}

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The agent's settings: flags, the config file and their defaults; see agent_config.h. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/agent/config.h"
+#include "user/agent/log.h"
+#include "user/session/session.h"
+
+#define OFF(f) offsetof(struct agent_config, f)
+
+const struct agent_option agent_options[] = {
+    {"freq", 'F', "HZ", "samples per second per CPU (default 19)", OPT_U32, OFF(freq), true, 1,
+     10000},
+    {"user-only", 'u', NULL, "no kernel stacks", OPT_FLAG, OFF(user_only), true, 0, 0},
+    {"bpf-stats", 1017, NULL,
+     "measure BPF run time for the metrics (enables run-time stats of every BPF program "
+     "while the agent runs, like kernel.bpf_stats_enabled=1)",
+     OPT_FLAG, OFF(bpf_stats), true, 0, 0},
+    {"max-frames", 1001, "N", "user frames per stack (default 127)", OPT_U32, OFF(max_frames), true,
+     1, 4096},
+    {"max-stacks", 1002, "N",
+     "distinct stacks kept per interval; more go to [overflow] (default 65536)", OPT_U64,
+     OFF(max_stacks), true, 16, 1u << 24},
+    {"table-rows", 1003, "N",
+     "unwind table rows the kernel maps hold, 4 bytes each (default 4194304)", OPT_U32,
+     OFF(table_rows), true, 1024, 1u << 28},
+    {"max-table-bytes", 1020, "SIZE",
+     "bytes of unwind tables in the kernel maps; beyond them the least recently sampled "
+     "processes' tables are unloaded (default: all that --table-rows holds)",
+     OPT_SIZE, OFF(max_table_bytes), true, 65536, 1e12},
+    {"max-processes", 1021, "N",
+     "processes with tables loaded; beyond it the least recently sampled is unloaded "
+     "(default 8192)",
+     OPT_U32, OFF(max_processes), true, 1, 65536},
+    {"table-idle-ttl", 1022, "DURATION",
+     "tables of an object no process maps stay loaded this long, for the next process of the "
+     "same program (default 30s; 0 unloads at once)",
+     OPT_SECONDS, OFF(table_idle_ttl), true, 0, 86400},
+    {"metrics-addr", 1004, "HOST:PORT",
+     "Prometheus metrics on http://HOST:PORT/metrics (default 127.0.0.1:9491; off disables)",
+     OPT_STR, OFF(metrics_addr), true, 0, 0},
+    {"log-file", 1005, "PATH", "log here instead of stderr (reopened on SIGHUP)", OPT_STR,
+     OFF(log_file), false, 0, 0},
+    {"log-level", 1006, "LEVEL", "debug, info (default), warn or error", OPT_STR, OFF(log_level),
+     false, 0, 0},
+    {"interval", 'i', "DURATION", "one profile per DURATION (default 60s)", OPT_SECONDS,
+     OFF(interval), false, 0.1, 86400},
+    {"duration", 'd', "DURATION", "exit after DURATION (default: run until SIGTERM)", OPT_SECONDS,
+     OFF(duration), true, 0, 1e9},
+    {"output-dir", 'o', "DIR", "write each interval's pprof here (atomically)", OPT_STR,
+     OFF(output_dir), false, 0, 0},
+    {"retain-age", 1007, "DURATION", "delete profiles older than this (default 24h; 0 keeps)",
+     OPT_SECONDS, OFF(retain_age), false, 0, 1e9},
+    {"retain-bytes", 1008, "SIZE",
+     "keep at most SIZE bytes of profiles in --output-dir, oldest go first (default 1G)", OPT_SIZE,
+     OFF(retain_bytes), false, 0, 1e18},
+    {"push", 'p', "URL", "push each interval to this Pyroscope-compatible server (URL/ingest)",
+     OPT_STR, OFF(push_url), false, 0, 0},
+    {"app-name", 1009, "NAME", "application name for the push (default cfiprof)", OPT_STR,
+     OFF(app_name), false, 0, 0},
+    {"labels", 'l', "K=V[,K=V...]", "labels added to the push name and to every sample", OPT_STR,
+     OFF(labels), false, 0, 0},
+    {"tenant", 1010, "ID", "tenant for the push (X-Scope-OrgID header)", OPT_STR, OFF(tenant),
+     false, 0, 0},
+    {"token-file", 1011, "PATH", "bearer token for the push, read from PATH at every push", OPT_STR,
+     OFF(token_file), false, 0, 0},
+    {"spool-dir", 1012, "DIR",
+     "undelivered profiles wait here (default: OUTPUT-DIR/spool, else "
+     "/var/lib/cfiprof-agent/spool)",
+     OPT_STR, OFF(spool_dir), false, 0, 0},
+    {"spool-max-bytes", 1013, "SIZE",
+     "bound of the spool; beyond it the oldest are dropped and counted (default 256M)", OPT_SIZE,
+     OFF(spool_max_bytes), false, 0, 1e18},
+    {"push-timeout", 1014, "DURATION", "timeout of one push (default 10s)", OPT_SECONDS,
+     OFF(push_timeout), false, 0.1, 3600},
+    {"push-backoff-max", 1015, "DURATION",
+     "longest wait between retries; waits double from 1s with jitter (default 5m)", OPT_SECONDS,
+     OFF(backoff_max), false, 0.05, 86400},
+    {"cgroup", 1018, "PATH",
+     "profile only this cgroup v2 directory and below (absolute, or under the cgroup2 mount)",
+     OPT_STR, OFF(cgroup), true, 0, 0},
+    {"container", 1019, "ID",
+     "profile only this container (docker, containerd, CRI-O, podman id prefix; nspawn name)",
+     OPT_STR, OFF(container), true, 0, 0},
+    {"hostname", 1016, "NAME", "hostname label (default: gethostname)", OPT_STR, OFF(hostname),
+     false, 0, 0},
+};
+const size_t agent_nr_options = sizeof(agent_options) / sizeof(agent_options[0]);
+
+void agent_config_defaults(struct agent_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->freq = 19;
+	c->max_frames = 127;
+	c->max_stacks = 1u << 16;
+	c->table_rows = 4u << 20;
+	c->max_processes = 8192;
+	c->table_idle_ttl = SESSION_TABLE_IDLE_TTL;
+	c->interval = 60;
+	c->retain_age = 24 * 3600;
+	c->retain_bytes = 1ull << 30;
+	c->push_timeout = 10;
+	c->backoff_max = 300;
+	c->spool_max_bytes = 256ull << 20;
+}
+
+static char **str_field(struct agent_config *c, const struct agent_option *o)
+{
+	return (char **)((char *)c + o->off);
+}
+
+void agent_config_free(struct agent_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < agent_nr_options; i++)
+		if (agent_options[i].kind == OPT_STR) {
+			free(*str_field(c, &agent_options[i]));
+			*str_field(c, &agent_options[i]) = NULL;
+		}
+}
+
+const struct agent_option *agent_option_by_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < agent_nr_options; i++)
+		if (!strcmp(agent_options[i].name, name))
+			return &agent_options[i];
+	return NULL;
+}
+
+const struct agent_option *agent_option_by_key(int key)
+{
+	size_t i;
+
+	for (i = 0; i < agent_nr_options; i++)
+		if (agent_options[i].key == key)
+			return &agent_options[i];
+	return NULL;
+}
+
+/* "90", "90s", "1.5m", "2h", "7d" -> seconds */
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -1;
+	if (!strcmp(end, "ms"))
+		v /= 1000;
+	else if (!strcmp(end, "m"))
+		v *= 60;
+	else if (!strcmp(end, "h"))
+		v *= 3600;
+	else if (!strcmp(end, "d"))
+		v *= 86400;
+	else if (*end && strcmp(end, "s"))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "1048576", "512K", "100M", "1G" (powers of 1024) -> bytes */
+static int parse_size(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		v *= 1024, end++;
+	else if (*end == 'M')
+		v *= 1024 * 1024, end++;
+	else if (*end == 'G')
+		v *= 1024.0 * 1024 * 1024, end++;
+	if (*end == 'B' || *end == 'i')
+		end++;
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "1") || !strcmp(s, "on"))
+		*out = true;
+	else if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "0") || !strcmp(s, "off"))
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+int agent_config_set(struct agent_config *c, const struct agent_option *o, const char *value,
+		     char *err, size_t errlen)
+{
+	void *field = (char *)c + o->off;
+	double v = 0;
+	char *end, *dup;
+	int bad = 0;
+
+	switch (o->kind) {
+	case OPT_FLAG:
+		/* a bare flag on the command line means true */
+		if (!value)
+			value = "true";
+		if (parse_bool(value, (bool *)field))
+			goto invalid;
+		return 0;
+	case OPT_STR:
+		dup = strdup(value ? value : "");
+		if (!dup) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		free(*(char **)field);
+		*(char **)field = dup;
+		return 0;
+	case OPT_SECONDS:
+		bad = parse_seconds(value, &v);
+		break;
+	case OPT_SIZE:
+		bad = parse_size(value, &v);
+		break;
+	case OPT_U32:
+	case OPT_U64:
+		errno = 0;
+		v = strtod(value, &end);
+		bad = errno || end == value || *end || v != floor(v);
+		break;
+	}
+	if (bad || v < o->min || v > o->max)
+		goto invalid;
+	if (o->kind == OPT_SECONDS)
+		*(double *)field = v;
+	else if (o->kind == OPT_U32)
+		*(uint32_t *)field = (uint32_t)v;
+	else
+		*(uint64_t *)field = (uint64_t)v;
+	return 0;
+invalid:
+	if (o->kind == OPT_FLAG || o->kind == OPT_STR)
+		snprintf(err, errlen, "invalid %s '%s'", o->name, value);
+	else
+		snprintf(err, errlen, "invalid %s '%s' (%g..%g%s)", o->name, value, o->min, o->max,
+			 o->kind == OPT_SECONDS ? " seconds" : "");
+	return -1;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+int agent_config_read_file(struct agent_config *c, const char *path,
+			   bool (*skip)(const char *name, void *ctx), void *ctx, char *err,
+			   size_t errlen)
+{
+	const struct agent_option *o;
+	char *line = NULL, *key, *val, *eq, sub[256];
+	size_t cap = 0;
+	int lineno = 0, ret = -1;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, f) >= 0) {
+		lineno++;
+		key = trim(line);
+		if (!*key || *key == '#' || *key == ';')
+			continue;
+		eq = strchr(key, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%d: expected 'key = value'", path, lineno);
+			goto out;
+		}
+		*eq = 0;
+		key = trim(key);
+		val = trim(eq + 1);
+		/* values may be quoted to keep leading or trailing blanks */
+		if (strlen(val) >= 2 && val[0] == '"' && val[strlen(val) - 1] == '"') {
+			val[strlen(val) - 1] = 0;
+			val++;
+		}
+		o = agent_option_by_name(key);
+		if (!o) {
+			snprintf(err, errlen, "%s:%d: unknown setting '%s'", path, lineno, key);
+			goto out;
+		}
+		if (skip && skip(key, ctx))
+			continue;
+		if (agent_config_set(c, o, val, sub, sizeof(sub))) {
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, sub);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+static int check_labels(const char *labels, char *err, size_t errlen)
+{
+	const char *p = labels;
+
+	/* k=v[,k=v]: names as Prometheus and Pyroscope accept them */
+	while (p && *p) {
+		const char *k = p;
+
+		if (!isalpha((unsigned char)*p) && *p != '_')
+			goto bad;
+		while (isalnum((unsigned char)*p) || *p == '_' || *p == '.')
+			p++;
+		if (*p != '=' || p == k)
+			goto bad;
+		p++;
+		while (*p && *p != ',') {
+			if (*p == '{' || *p == '}' || *p == '"' || *p == '=')
+				goto bad;
+			p++;
+		}
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "invalid labels '%s' (K=V[,K=V...], no braces or quotes)", labels);
+	return -1;
+}
+
+int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
+{
+	if (!(c->output_dir && *c->output_dir) && !(c->push_url && *c->push_url)) {
+		snprintf(err, errlen, "nothing to do: give --output-dir, --push or both");
+		return -1;
+	}
+	if (c->log_level && alog_parse_level(c->log_level) < 0) {
+		snprintf(err, errlen, "invalid log-level '%s'", c->log_level);
+		return -1;
+	}
+	if (c->push_url && *c->push_url && strncmp(c->push_url, "http://", 7) &&
+	    strncmp(c->push_url, "https://", 8)) {
+		snprintf(err, errlen, "invalid push URL '%s' (http:// or https://)", c->push_url);
+		return -1;
+	}
+	return check_labels(c->labels, err, errlen);
+}
+
+void agent_config_restart_diff(const struct agent_config *a, const struct agent_config *b,
+			       char *out, size_t len)
+{
+	size_t i, n = 0;
+
+	out[0] = 0;
+	for (i = 0; i < agent_nr_options; i++) {
+		const struct agent_option *o = &agent_options[i];
+		const char *pa = (const char *)a + o->off, *pb = (const char *)b + o->off;
+		bool same;
+
+		if (!o->restart)
+			continue;
+		switch (o->kind) {
+		case OPT_STR:
+			same = !strcmp(*(char *const *)pa ? *(char *const *)pa : "",
+				       *(char *const *)pb ? *(char *const *)pb : "");
+			break;
+		case OPT_FLAG:
+			same = *(const bool *)pa == *(const bool *)pb;
+			break;
+		case OPT_U32:
+			same = *(const uint32_t *)pa == *(const uint32_t *)pb;
+			break;
+		case OPT_SECONDS:
+			same = *(const double *)pa == *(const double *)pb;
+			break;
+		default:
+			same = *(const uint64_t *)pa == *(const uint64_t *)pb;
+			break;
+		}
+		if (!same && n + strlen(o->name) + 2 < len)
+			n += (size_t)snprintf(out + n, len - n, "%s%s", n ? "," : "", o->name);
+	}
+}

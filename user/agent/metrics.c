@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Prometheus self-metrics and the HTTP thread serving them; see agent_metrics.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "user/agent/log.h"
+#include "user/agent/metrics.h"
+#include "user/symbolize/frame_names.h"
+
+#define REQ_MAX	   8192
+#define IO_TIMEOUT 2000 /* ms: a stuck client must not hold the only connection slot */
+
+struct agent_metrics {
+	int listen_fd;
+	int stop_pipe[2];
+	pthread_t thread;
+	struct agent_metrics_src src;
+};
+
+static uint64_t rd(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+uint64_t agent_rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	uint64_t kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %" SCNu64, &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+double agent_cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* The kernel charges each BPF map's memory to the fd holding it ("memlock:" in fdinfo). */
+uint64_t agent_kernel_map_bytes(void)
+{
+	DIR *d = opendir("/proc/self/fdinfo");
+	struct dirent *e;
+	uint64_t total = 0, v;
+	char line[256];
+	bool is_map;
+	FILE *f;
+	int fd;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		f = fdopen(fd, "re");
+		if (!f) {
+			close(fd);
+			continue;
+		}
+		is_map = false;
+		v = 0;
+		while (fgets(line, sizeof(line), f)) {
+			if (!strncmp(line, "map_type:", 9))
+				is_map = true;
+			sscanf(line, "memlock: %" SCNu64, &v);
+		}
+		fclose(f);
+		if (is_map)
+			total += v;
+	}
+	closedir(d);
+	return total;
+}
+
+static void metric(FILE *f, const char *name, const char *type, const char *help, double v)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
+}
+
+static void header(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
+{
+	struct session *s = src->s;
+	uint64_t c[CNT_MAX] = {0}, run_ns = 0, run_cnt = 0, hits, misses, agg_stacks;
+	/* plain counters of the loader thread: a torn read is off by one event at worst */
+	struct table_store_stats ts = s->ts.stats;
+	struct tracker_stats tr;
+	struct agent_push_stats ps;
+	uint32_t tracked, retained;
+	int i;
+
+	loader_read_counters(&s->ld, c);
+	proc_tracker_stats(s->pt, &tr);
+	proc_tracker_counts(s->pt, &tracked, &retained);
+	pthread_mutex_lock(&s->agg_lock);
+	agg_stacks = s->agg.nr_stacks;
+	pthread_mutex_unlock(&s->agg_lock);
+
+	metric(f, "cfiprof_samples_total", "counter",
+	       "Samples taken by the BPF program (perf events that passed the filter).",
+	       (double)c[CNT_SAMPLES]);
+	metric(f, "cfiprof_samples_written_total", "counter",
+	       "Sample records written to the ring buffer.", (double)c[CNT_WRITTEN]);
+	metric(f, "cfiprof_samples_lost_total", "counter",
+	       "Samples lost because the ring buffer was full.", (double)c[CNT_LOST_RINGBUF]);
+	metric(f, "cfiprof_events_lost_total", "counter",
+	       "Exec, exit and table requests lost because the ring buffer was full.",
+	       (double)c[CNT_EVENTS_LOST]);
+	header(f, "cfiprof_walks_total", "counter", "Stack walks by the reason they stopped.");
+	for (i = 0; i < STOP_REASON_MAX; i++)
+		fprintf(f, "cfiprof_walks_total{reason=\"%s\"} %" PRIu64 "\n", stop_reason_name(i),
+			c[CNT_STOP_BASE + i]);
+	metric(f, "cfiprof_user_frames_total", "counter", "User frames unwound.",
+	       (double)c[CNT_FRAMES]);
+	metric(f, "cfiprof_fp_frames_total", "counter", "User frames unwound with frame pointers.",
+	       (double)c[CNT_FP_FRAMES]);
+	hits = c[CNT_CACHE_HIT];
+	misses = c[CNT_CACHE_MISS];
+	metric(f, "cfiprof_rule_cache_hits_total", "counter", "Per-CPU rule cache hits.",
+	       (double)hits);
+	metric(f, "cfiprof_rule_cache_misses_total", "counter", "Per-CPU rule cache misses.",
+	       (double)misses);
+	metric(f, "cfiprof_rule_cache_hit_ratio", "gauge",
+	       "Rule cache hits / lookups since the start.",
+	       hits + misses ? (double)hits / (double)(hits + misses) : 0.0);
+	metric(f, "cfiprof_tables_loaded", "gauge", "Objects whose unwind tables are in the maps.",
+	       (double)(ts.objects_loaded - ts.objects_unloaded));
+	metric(f, "cfiprof_tables_idle", "gauge",
+	       "Objects no process maps, kept loaded for --table-idle-ttl (counted in tables_loaded).",
+	       (double)ts.idle_now);
+	metric(f, "cfiprof_tables_idle_reused_total", "counter",
+	       "Idle objects mapped again by a new process: tables ready, nothing rebuilt.",
+	       (double)ts.idle_reused);
+	metric(f, "cfiprof_tables_unloaded_total", "counter",
+	       "Objects whose tables were removed (last process gone).",
+	       (double)ts.objects_unloaded);
+	metric(f, "cfiprof_tables_failed_total", "counter",
+	       "Objects whose tables could not be built or loaded (frame pointers used).",
+	       (double)ts.objects_failed);
+	metric(f, "cfiprof_tables_rows_full_total", "counter",
+	       "Objects that did not fit the rows map (--table-rows).", (double)ts.rows_full);
+	metric(f, "cfiprof_table_bytes", "gauge",
+	       "Bytes of unwind tables in the maps (rows, rules and page index).",
+	       (double)table_store_bytes(&s->ts));
+	metric(f, "cfiprof_tables_bytes_full_total", "counter",
+	       "Objects that did not fit --max-table-bytes after evictions (frame pointers used).",
+	       (double)ts.bytes_full);
+	header(f, "cfiprof_evictions_total", "counter",
+	       "Least recently sampled processes unloaded to respect a cap (loaded again when "
+	       "sampled again).");
+	fprintf(f, "cfiprof_evictions_total{cap=\"max_processes\"} %" PRIu64 "\n", tr.evicted_procs);
+	fprintf(f, "cfiprof_evictions_total{cap=\"table_bytes\"} %" PRIu64 "\n", tr.evicted_tables);
+	metric(f, "cfiprof_table_rows", "gauge", "Rows in use in the rows map.",
+	       (double)ts.rows_used);
+	metric(f, "cfiprof_table_rows_capacity", "gauge", "Capacity of the rows map.",
+	       (double)ts.rows_total);
+	metric(f, "cfiprof_processes_tracked", "gauge", "Live processes the tracker follows.",
+	       (double)tracked);
+	metric(f, "cfiprof_processes_retained", "gauge",
+	       "Process entries held, exited ones included (kept for symbolization).",
+	       (double)retained);
+	metric(f, "cfiprof_process_loads_total", "counter", "Processes whose mappings were loaded.",
+	       (double)tr.loads);
+	metric(f, "cfiprof_process_exits_total", "counter", "Process exits handled.",
+	       (double)tr.exits);
+	metric(f, "cfiprof_process_exits_swept_total", "counter",
+	       "Processes found gone at an interval's sweep before their exit event was handled.",
+	       (double)tr.exits_swept);
+	metric(f, "cfiprof_process_loads_dying_total", "counter",
+	       "Loads skipped because the process was already exiting.", (double)tr.dying);
+	metric(f, "cfiprof_tracker_queue_dropped_total", "counter",
+	       "Load requests dropped because the tracker's queue was full.",
+	       (double)tr.queue_dropped);
+	if (!loader_prog_stats(&s->ld, &run_ns, &run_cnt)) {
+		metric(f, "cfiprof_bpf_run_seconds_total", "counter",
+		       "Run time of the sampling BPF programs (needs kernel.bpf_stats_enabled=1).",
+		       (double)run_ns / 1e9);
+		metric(f, "cfiprof_bpf_runs_total", "counter", "Runs of the sampling BPF program.",
+		       (double)run_cnt);
+	}
+	metric(f, "cfiprof_intervals_total", "counter", "Interval profiles written.",
+	       (double)rd(&src->ctr->intervals));
+	metric(f, "cfiprof_profile_samples_total", "counter",
+	       "Samples in the interval profiles written.", (double)rd(&src->ctr->profile_samples));
+	metric(f, "cfiprof_profile_overflow_samples_total", "counter",
+	       "Samples of new stacks beyond --max-stacks (kept as [overflow]).",
+	       (double)rd(&src->ctr->profile_overflow));
+	metric(f, "cfiprof_interval_stacks", "gauge", "Distinct stacks in the current interval.",
+	       (double)agg_stacks);
+	metric(f, "cfiprof_output_errors_total", "counter",
+	       "Interval profiles that could not be built or written.",
+	       (double)rd(&src->ctr->write_errors));
+	metric(f, "cfiprof_output_removed_total", "counter",
+	       "Interval files removed by retention (age or size).",
+	       (double)rd(&src->ctr->files_removed));
+	if (src->push) {
+		agent_push_get_stats(src->push, &ps);
+		metric(f, "cfiprof_push_successes_total", "counter", "Profiles pushed.",
+		       (double)ps.successes);
+		metric(f, "cfiprof_push_failures_total", "counter",
+		       "Push attempts that failed (retried or dropped).", (double)ps.failures);
+		metric(f, "cfiprof_push_dropped_total", "counter",
+		       "Profiles dropped: spool bound, write error or rejected by the backend.",
+		       (double)ps.dropped);
+		metric(f, "cfiprof_spool_bytes", "gauge", "Bytes of profiles waiting in the spool.",
+		       (double)ps.spool_bytes);
+		metric(f, "cfiprof_spool_files", "gauge", "Profiles waiting in the spool.",
+		       (double)ps.spool_files);
+	}
+	metric(f, "cfiprof_agent_rss_bytes", "gauge", "Resident memory of the agent.",
+	       (double)agent_rss_bytes());
+	metric(f, "cfiprof_agent_cpu_seconds_total", "counter", "User + system CPU of the agent.",
+	       agent_cpu_seconds());
+	metric(f, "cfiprof_kernel_map_bytes", "gauge", "Kernel memory of the agent's BPF maps.",
+	       (double)agent_kernel_map_bytes());
+	metric(f, "cfiprof_uptime_seconds", "gauge", "Seconds since the agent started sampling.",
+	       session_now() - src->start);
+	return ferror(f) ? -1 : 0;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		if (poll(&pfd, 1, IO_TIMEOUT) <= 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void respond(int fd, const char *status, const char *type, const char *body, size_t len)
+{
+	char hdr[256];
+	int n;
+
+	n = snprintf(hdr, sizeof(hdr),
+		     "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+		     "Connection: close\r\n\r\n",
+		     status, type, len);
+	if (!write_all(fd, hdr, (size_t)n))
+		write_all(fd, body, len);
+}
+
+static void serve(struct agent_metrics *m, int fd)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	char req[REQ_MAX + 1], method[16], path[256];
+	size_t len = 0;
+	char *body = NULL;
+	size_t blen = 0;
+	FILE *f;
+
+	/* the request line and headers; the body of a GET is empty */
+	while (len < REQ_MAX) {
+		ssize_t n;
+
+		if (poll(&pfd, 1, IO_TIMEOUT) <= 0)
+			return;
+		n = recv(fd, req + len, REQ_MAX - len, MSG_DONTWAIT);
+		if (n <= 0)
+			return;
+		len += (size_t)n;
+		req[len] = 0;
+		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
+			break;
+	}
+	req[len] = 0;
+	if (sscanf(req, "%15s %255s", method, path) != 2) {
+		respond(fd, "400 Bad Request", "text/plain", "bad request\n", 12);
+		return;
+	}
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		respond(fd, "405 Method Not Allowed", "text/plain", "GET only\n", 9);
+		return;
+	}
+	path[strcspn(path, "?")] = 0;
+	if (strcmp(path, "/metrics")) {
+		respond(fd, "404 Not Found", "text/plain", "try /metrics\n", 13);
+		return;
+	}
+	f = open_memstream(&body, &blen);
+	if (!f) {
+		respond(fd, "500 Internal Server Error", "text/plain", "out of memory\n", 14);
+		return;
+	}
+	agent_metrics_render(&m->src, f);
+	fclose(f);
+	respond(fd, "200 OK", "text/plain; version=0.0.4; charset=utf-8", body,
+		strcmp(method, "HEAD") ? blen : 0);
+	free(body);
+}
+
+static void *server_main(void *arg)
+{
+	struct agent_metrics *m = arg;
+	struct pollfd pfd[2] = {{.fd = m->listen_fd, .events = POLLIN},
+				{.fd = m->stop_pipe[0], .events = POLLIN}};
+	int fd;
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		fd = accept4(m->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		serve(m, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+static int split_addr(const char *addr, char *host, size_t hlen, char *port, size_t plen)
+{
+	const char *colon;
+
+	if (addr[0] == '[') {
+		const char *end = strchr(addr, ']');
+
+		if (!end || end[1] != ':')
+			return -1;
+		snprintf(host, hlen, "%.*s", (int)(end - addr - 1), addr + 1);
+		snprintf(port, plen, "%s", end + 2);
+		return 0;
+	}
+	colon = strrchr(addr, ':');
+	if (!colon)
+		return -1;
+	snprintf(host, hlen, "%.*s", (int)(colon - addr), addr);
+	snprintf(port, plen, "%s", colon + 1);
+	return 0;
+}
+
+struct agent_metrics *agent_metrics_start(const char *addr, const struct agent_metrics_src *src,
+					  char *bound, size_t bound_len)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_NUMERICHOST};
+	struct agent_metrics *m = NULL;
+	struct addrinfo *ai = NULL;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[128], port[16], hbuf[128], pbuf[16];
+	int one = 1, err;
+
+	if (split_addr(addr, host, sizeof(host), port, sizeof(port))) {
+		alog(ALOG_ERROR, "invalid metrics address", "addr=%s (want HOST:PORT)", addr);
+		return NULL;
+	}
+	err = getaddrinfo(*host ? host : NULL, port, &hints, &ai);
+	if (err) {
+		alog(ALOG_ERROR, "invalid metrics address", "addr=%s error=%s", addr,
+		     alog_quote(gai_strerror(err), (char[128]){0}, 128));
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		goto fail;
+	m->src = *src;
+	m->stop_pipe[0] = m->stop_pipe[1] = -1;
+	m->listen_fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (m->listen_fd < 0)
+		goto fail_errno;
+	/* a restart right after a crash must not wait for TIME_WAIT */
+	setsockopt(m->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(m->listen_fd, ai->ai_addr, ai->ai_addrlen) || listen(m->listen_fd, 16) ||
+	    pipe2(m->stop_pipe, O_CLOEXEC))
+		goto fail_errno;
+	if (!getsockname(m->listen_fd, (struct sockaddr *)&ss, &sl) &&
+	    !getnameinfo((struct sockaddr *)&ss, sl, hbuf, sizeof(hbuf), pbuf, sizeof(pbuf),
+			 NI_NUMERICHOST | NI_NUMERICSERV))
+		snprintf(bound, bound_len, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", hbuf,
+			 pbuf);
+	if (pthread_create(&m->thread, NULL, server_main, m)) {
+		errno = EAGAIN;
+		goto fail_errno;
+	}
+	freeaddrinfo(ai);
+	return m;
+fail_errno:
+	alog(ALOG_ERROR, "cannot serve metrics", "addr=%s error=%s", addr,
+	     alog_quote(strerror(errno), (char[128]){0}, 128));
+fail:
+	if (m) {
+		if (m->listen_fd >= 0)
+			close(m->listen_fd);
+		if (m->stop_pipe[0] >= 0) {
+			close(m->stop_pipe[0]);
+			close(m->stop_pipe[1]);
+		}
+		free(m);
+	}
+	freeaddrinfo(ai);
+	return NULL;
+}
+
+void agent_metrics_stop(struct agent_metrics *m)
+{
+	if (!m)
+		return;
+	if (write(m->stop_pipe[1], "x", 1) != 1)
+		alog(ALOG_WARN, "cannot stop the metrics thread", NULL);
+	else
+		pthread_join(m->thread, NULL);
+	close(m->listen_fd);
+	close(m->stop_pipe[0]);
+	close(m->stop_pipe[1]);
+	free(m);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The agent's self-metrics in Prometheus text format, served by a small
+ * HTTP/1.1 thread (GET /metrics only, one connection at a time, loopback by
+ * default): sampling and walk counters from the BPF side, tables, processes,
+ * the push and the agent's own CPU, RSS and kernel map memory.
+ */
+#ifndef CFIPROF_AGENT_METRICS_H
+#define CFIPROF_AGENT_METRICS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "user/agent/push.h"
+#include "user/session/session.h"
+
+/* Written by the main loop with __atomic stores, read by the metrics thread. */
+struct agent_counters {
+	uint64_t intervals, profile_samples, profile_overflow, profile_malformed;
+	uint64_t write_errors, files_removed, last_interval_unix;
+};
+
+struct agent_metrics_src {
+	struct session *s;
+	struct agent_push *push; /* NULL when not pushing */
+	struct agent_counters *ctr;
+	double start; /* monotonic seconds */
+};
+
+struct agent_metrics;
+
+/* Listens on addr ("HOST:PORT", "[V6]:PORT"; port 0 picks one, written to bound). */
+struct agent_metrics *agent_metrics_start(const char *addr, const struct agent_metrics_src *src,
+					  char *bound, size_t bound_len);
+void agent_metrics_stop(struct agent_metrics *m);
+/* The /metrics body. */
+int agent_metrics_render(const struct agent_metrics_src *src, FILE *f);
+
+/* Figures the final log line also reports. */
+uint64_t agent_rss_bytes(void);
+double agent_cpu_seconds(void);
+uint64_t agent_kernel_map_bytes(void);
+
+#endif

@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The push to a Pyroscope-compatible backend, with its spool; see agent_push.h. */
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "user/agent/log.h"
+#include "user/agent/interval_files.h"
+#include "user/agent/push.h"
+
+#define SPOOL_SUFFIX	".pb.gz"
+#define BACKOFF_FIRST	1.0 /* seconds */
+#define CONNECT_TIMEOUT 5.0
+
+struct spool_entry {
+	uint64_t from_ns, until_ns, bytes;
+	bool inflight; /* being sent: the bound drops others first */
+};
+
+struct agent_push {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool started, stopping;
+	double stop_deadline;	      /* monotonic */
+	struct agent_push_config cfg; /* strings owned */
+	char *spool_dir;
+	struct spool_entry *q;
+	size_t nr, cap;
+	struct agent_push_stats st;
+	unsigned int consecutive_failures;
+	unsigned int seed;
+};
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void spool_name(const struct spool_entry *e, char *buf, size_t len)
+{
+	/* zero-padded: the directory listing sorts in delivery order */
+	snprintf(buf, len, "%020" PRIu64 "-%020" PRIu64 SPOOL_SUFFIX, e->from_ns, e->until_ns);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s && *s ? strdup(s) : NULL;
+}
+
+static void cfg_free(struct agent_push_config *c)
+{
+	free((char *)c->url);
+	free((char *)c->app_name);
+	free((char *)c->labels);
+	free((char *)c->hostname);
+	free((char *)c->tenant);
+	free((char *)c->token_file);
+	free((char *)c->spool_dir);
+	memset(c, 0, sizeof(*c));
+}
+
+static int cfg_copy(struct agent_push_config *dst, const struct agent_push_config *src)
+{
+	*dst = *src;
+	dst->url = dup_or_null(src->url);
+	dst->app_name = strdup(src->app_name && *src->app_name ? src->app_name : "cfiprof");
+	dst->labels = dup_or_null(src->labels);
+	dst->hostname = dup_or_null(src->hostname);
+	dst->tenant = dup_or_null(src->tenant);
+	dst->token_file = dup_or_null(src->token_file);
+	dst->spool_dir = dup_or_null(src->spool_dir);
+	if (!dst->url || !dst->app_name || (src->labels && *src->labels && !dst->labels) ||
+	    (src->hostname && *src->hostname && !dst->hostname)) {
+		cfg_free(dst);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int by_from(const void *a, const void *b)
+{
+	const struct spool_entry *x = a, *y = b;
+
+	if (x->from_ns != y->from_ns)
+		return x->from_ns < y->from_ns ? -1 : 1;
+	return x->until_ns < y->until_ns ? -1 : x->until_ns > y->until_ns;
+}
+
+static int queue_add(struct agent_push *ap, const struct spool_entry *e)
+{
+	size_t i;
+
+	if (ap->nr == ap->cap) {
+		size_t cap = ap->cap ? ap->cap * 2 : 64;
+		struct spool_entry *q = realloc(ap->q, cap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		ap->q = q;
+		ap->cap = cap;
+	}
+	/* almost always the newest: insert from the back */
+	for (i = ap->nr; i > 0 && by_from(&ap->q[i - 1], e) > 0; i--)
+		ap->q[i] = ap->q[i - 1];
+	ap->q[i] = *e;
+	ap->nr++;
+	ap->st.spool_files++;
+	ap->st.spool_bytes += e->bytes;
+	return 0;
+}
+
+static void queue_remove(struct agent_push *ap, size_t i)
+{
+	ap->st.spool_files--;
+	ap->st.spool_bytes -= ap->q[i].bytes;
+	memmove(&ap->q[i], &ap->q[i + 1], (ap->nr - i - 1) * sizeof(*ap->q));
+	ap->nr--;
+}
+
+/* Drops the oldest profiles not being sent until the spool fits its bound. Lock held. */
+static void enforce_bound(struct agent_push *ap)
+{
+	char name[64], path[PATH_MAX];
+	size_t i = 0;
+
+	while (ap->cfg.spool_max_bytes && ap->st.spool_bytes > ap->cfg.spool_max_bytes &&
+	       i < ap->nr) {
+		if (ap->q[i].inflight) {
+			i++;
+			continue;
+		}
+		spool_name(&ap->q[i], name, sizeof(name));
+		snprintf(path, sizeof(path), "%s/%s", ap->spool_dir, name);
+		unlink(path);
+		ap->st.dropped++;
+		ap->st.dropped_bytes += ap->q[i].bytes;
+		alog(ALOG_WARN, "spool full, dropped the oldest profile",
+		     "file=%s bytes=%" PRIu64 " from=%" PRIu64 " spool_bytes=%" PRIu64
+		     " spool_max_bytes=%" PRIu64 " dropped_total=%" PRIu64,
+		     name, ap->q[i].bytes, (uint64_t)(ap->q[i].from_ns / 1000000000u),
+		     ap->st.spool_bytes - ap->q[i].bytes, ap->cfg.spool_max_bytes, ap->st.dropped);
+		queue_remove(ap, i);
+	}
+}
+
+/* What a previous run (or a crash) left: delivered first, in order. */
+static int scan_spool(struct agent_push *ap)
+{
+	DIR *d = opendir(ap->spool_dir);
+	struct spool_entry e = {0};
+	struct dirent *de;
+	struct stat st;
+	char tail[16];
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (sscanf(de->d_name, "%20" SCNu64 "-%20" SCNu64 "%15s", &e.from_ns, &e.until_ns,
+			   tail) != 3 ||
+		    strcmp(tail, SPOOL_SUFFIX) || fstatat(dirfd(d), de->d_name, &st, 0) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		e.bytes = (uint64_t)st.st_size;
+		if (queue_add(ap, &e))
+			break;
+	}
+	closedir(d);
+	if (ap->nr)
+		alog(ALOG_INFO, "spool has profiles from a previous run",
+		     "spool_dir=%s files=%zu bytes=%" PRIu64, ap->spool_dir, ap->nr,
+		     ap->st.spool_bytes);
+	enforce_bound(ap);
+	return 0;
+}
+
+static int read_file(const char *path, char **data, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	struct stat st;
+	int err = 0;
+
+	*data = NULL;
+	if (!f)
+		return -errno;
+	if (fstat(fileno(f), &st)) {
+		err = -errno;
+		goto out;
+	}
+	*len = (size_t)st.st_size;
+	*data = malloc(*len ? *len : 1);
+	if (!*data) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (fread(*data, 1, *len, f) != *len) {
+		err = -EIO;
+		free(*data);
+		*data = NULL;
+	}
+out:
+	fclose(f);
+	return err;
+}
+
+/* The token file is read at every push, so a rotated token needs no restart. */
+static int read_token(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+		buf[--n] = 0;
+	return n ? 0 : -ENODATA;
+}
+
+struct response {
+	char text[256];
+	size_t len;
+};
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx)
+{
+	struct response *r = ctx;
+	size_t want = size * n, room = sizeof(r->text) - 1 - r->len;
+
+	/* the start of an error body is worth logging; the rest is discarded */
+	if (room) {
+		memcpy(r->text + r->len, p, want < room ? want : room);
+		r->len += want < room ? want : room;
+		r->text[r->len] = 0;
+	}
+	return want;
+}
+
+/* "APP{hostname=H,k=v}", as Pyroscope's ingest expects the name */
+static int push_name(const struct agent_push_config *c, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s{", c->app_name);
+
+	if (c->hostname)
+		n += snprintf(buf + n, len - (size_t)n, "hostname=%s", c->hostname);
+	if (c->labels)
+		n += snprintf(buf + n, len - (size_t)n, "%s%s", c->hostname ? "," : "", c->labels);
+	n += snprintf(buf + n, len - (size_t)n, "}");
+	return n < (int)len ? 0 : -ENAMETOOLONG;
+}
+
+enum push_result { PUSH_OK, PUSH_RETRY, PUSH_DROP };
+
+static enum push_result push_one(CURL *h, const struct agent_push_config *c,
+				 const struct spool_entry *e, const char *data, size_t len,
+				 long *status, char *why, size_t whylen)
+{
+	struct curl_slist *hdrs = NULL;
+	char name[1024], url[4096], hdr[4352], token[4096];
+	struct response resp = {0};
+	uint64_t from = e->from_ns / 1000000000ull, until = e->until_ns / 1000000000ull;
+	size_t ul = strlen(c->url);
+	enum push_result r = PUSH_RETRY;
+	char *esc = NULL;
+	CURLcode cc;
+
+	*status = 0;
+	why[0] = 0;
+	if (until <= from)
+		until = from + 1;
+	if (push_name(c, name, sizeof(name))) {
+		snprintf(why, whylen, "name too long");
+		return PUSH_DROP;
+	}
+	esc = curl_easy_escape(h, name, 0);
+	if (!esc) {
+		snprintf(why, whylen, "out of memory");
+		return PUSH_RETRY;
+	}
+	while (ul && c->url[ul - 1] == '/')
+		ul--;
+	/* a URL that already ends in /ingest is taken as the endpoint itself */
+	snprintf(url, sizeof(url), "%.*s%s?name=%s&from=%" PRIu64 "&until=%" PRIu64 "&format=pprof",
+		 (int)ul, c->url,
+		 ul >= 7 && !strncmp(c->url + ul - 7, "/ingest", 7) ? "" : "/ingest", esc, from,
+		 until);
+	curl_free(esc);
+	hdrs = curl_slist_append(hdrs, "Content-Type: application/octet-stream");
+	if (c->tenant) {
+		snprintf(hdr, sizeof(hdr), "X-Scope-OrgID: %s", c->tenant);
+		hdrs = curl_slist_append(hdrs, hdr);
+	}
+	if (c->token_file) {
+		int err = read_token(c->token_file, token, sizeof(token));
+
+		if (err) {
+			snprintf(why, whylen, "cannot read token file %s: %s", c->token_file,
+				 strerror(-err));
+			goto out;
+		}
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", token);
+		hdrs = curl_slist_append(hdrs, hdr);
+	}
+	/* no "Expect: 100-continue" round trip for bodies over 1 KiB */
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	curl_easy_reset(h);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_POST, 1L);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, data);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "cfiprof-agent/0.1");
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->timeout * 1000));
+	curl_easy_setopt(
+	    h, CURLOPT_CONNECTTIMEOUT_MS,
+	    (long)((c->timeout < CONNECT_TIMEOUT ? c->timeout : CONNECT_TIMEOUT) * 1000));
+	/* threads: no SIGALRM-based DNS timeouts */
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+	cc = curl_easy_perform(h);
+	if (cc != CURLE_OK) {
+		snprintf(why, whylen, "%s", curl_easy_strerror(cc));
+		goto out;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	if (*status >= 200 && *status < 300) {
+		r = PUSH_OK;
+		goto out;
+	}
+	snprintf(why, whylen, "HTTP %ld: %.120s", *status, resp.text);
+	/*
+	 * The backend says this profile itself is bad: retrying cannot help and
+	 * would hold up every later one.  Auth errors and throttling are retried:
+	 * a fixed token or a calmer backend then gets everything.
+	 */
+	if (*status == 400 || *status == 413 || *status == 415 || *status == 422)
+		r = PUSH_DROP;
+out:
+	curl_slist_free_all(hdrs);
+	return r;
+}
+
+/* Exponential backoff from 1 s up to backoff_max, with half of it random ("equal jitter"). */
+static double backoff(struct agent_push *ap)
+{
+	unsigned int n = ap->consecutive_failures;
+	double d = BACKOFF_FIRST;
+
+	while (n-- > 1 && d < ap->cfg.backoff_max)
+		d *= 2;
+	if (d > ap->cfg.backoff_max)
+		d = ap->cfg.backoff_max;
+	return d / 2 + d / 2 * ((double)rand_r(&ap->seed) / RAND_MAX);
+}
+
+/* Waits until the monotonic time until, or less when stopping. Lock held. */
+static void wait_until(struct agent_push *ap, double until)
+{
+	struct timespec ts;
+	double now, end;
+
+	for (;;) {
+		now = mono_now();
+		end = ap->stopping && ap->stop_deadline < until ? ap->stop_deadline : until;
+		if (now >= end)
+			return;
+		/* condition variables time out on CLOCK_REALTIME: wait in short steps */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		end -= now;
+		if (end > 0.5)
+			end = 0.5;
+		ts.tv_sec += (time_t)end;
+		ts.tv_nsec += (long)((end - (double)(time_t)end) * 1e9);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&ap->cond, &ap->lock, &ts);
+	}
+}
+
+static void *pusher_main(void *arg)
+{
+	struct agent_push *ap = arg;
+	struct agent_push_config cfg;
+	struct spool_entry e;
+	char name[64], path[PATH_MAX], why[256];
+	enum push_result r;
+	CURL *h = curl_easy_init();
+	char *data;
+	size_t len;
+	long status;
+	int err;
+
+	if (!h) {
+		alog(ALOG_ERROR, "push disabled: cannot create a curl handle", NULL);
+		return NULL;
+	}
+	pthread_mutex_lock(&ap->lock);
+	for (;;) {
+		while (!ap->nr && !ap->stopping)
+			pthread_cond_wait(&ap->cond, &ap->lock);
+		if (!ap->nr || (ap->stopping && mono_now() >= ap->stop_deadline))
+			break;
+		ap->q[0].inflight = true;
+		e = ap->q[0];
+		if (cfg_copy(&cfg, &ap->cfg)) {
+			ap->q[0].inflight = false;
+			wait_until(ap, mono_now() + BACKOFF_FIRST);
+			continue;
+		}
+		pthread_mutex_unlock(&ap->lock);
+
+		spool_name(&e, name, sizeof(name));
+		snprintf(path, sizeof(path), "%s/%s", ap->spool_dir, name);
+		err = read_file(path, &data, &len);
+		if (err) {
+			r = PUSH_DROP;
+			status = 0;
+			snprintf(why, sizeof(why), "cannot read %s: %s", name, strerror(-err));
+		} else {
+			r = push_one(h, &cfg, &e, data, len, &status, why, sizeof(why));
+			free(data);
+		}
+		cfg_free(&cfg);
+
+		pthread_mutex_lock(&ap->lock);
+		/* only the pusher removes an in-flight entry: it is still the first */
+		if (r == PUSH_OK) {
+			ap->st.successes++;
+			ap->st.last_success_unix = (uint64_t)time(NULL);
+			if (ap->consecutive_failures)
+				alog(ALOG_INFO, "push recovered",
+				     "after_failures=%u spool_files=%" PRIu64,
+				     ap->consecutive_failures, ap->st.spool_files - 1);
+			ap->consecutive_failures = 0;
+			alog(ALOG_DEBUG, "pushed", "file=%s bytes=%" PRIu64 " status=%ld", name,
+			     e.bytes, status);
+		} else {
+			ap->st.failures++;
+		}
+		if (r == PUSH_DROP) {
+			ap->st.dropped++;
+			ap->st.dropped_bytes += e.bytes;
+			alog(ALOG_ERROR, "push rejected, profile dropped", "file=%s why=%s", name,
+			     alog_quote(why, (char[300]){0}, 300));
+		}
+		if (r != PUSH_RETRY) {
+			unlink(path);
+			queue_remove(ap, 0);
+			continue;
+		}
+		ap->q[0].inflight = false;
+		ap->consecutive_failures++;
+		{
+			double d = backoff(ap);
+
+			alog(ALOG_WARN, "push failed, will retry",
+			     "why=%s retry_in=%.2fs failures=%u spool_files=%" PRIu64
+			     " spool_bytes=%" PRIu64,
+			     alog_quote(why, (char[300]){0}, 300), d, ap->consecutive_failures,
+			     ap->st.spool_files, ap->st.spool_bytes);
+			wait_until(ap, mono_now() + d);
+		}
+		/* the bound may have been passed while this one was in flight */
+		enforce_bound(ap);
+	}
+	pthread_mutex_unlock(&ap->lock);
+	curl_easy_cleanup(h);
+	return NULL;
+}
+
+struct agent_push *agent_push_start(const struct agent_push_config *cfg)
+{
+	struct agent_push *ap = calloc(1, sizeof(*ap));
+	int err;
+
+	if (!ap)
+		return NULL;
+	pthread_mutex_init(&ap->lock, NULL);
+	pthread_cond_init(&ap->cond, NULL);
+	ap->seed = (unsigned int)(time(NULL) ^ getpid());
+	if (cfg_copy(&ap->cfg, cfg) || !(ap->spool_dir = strdup(cfg->spool_dir)))
+		goto fail;
+	err = agent_mkdirs(ap->spool_dir);
+	if (err) {
+		alog(ALOG_ERROR, "cannot create the spool directory", "dir=%s error=%s",
+		     ap->spool_dir, alog_quote(strerror(-err), (char[128]){0}, 128));
+		goto fail;
+	}
+	agent_remove_temporaries(ap->spool_dir);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+		goto fail;
+	scan_spool(ap);
+	if (pthread_create(&ap->thread, NULL, pusher_main, ap))
+		goto fail;
+	ap->started = true;
+	return ap;
+fail:
+	cfg_free(&ap->cfg);
+	free(ap->spool_dir);
+	free(ap->q);
+	free(ap);
+	return NULL;
+}
+
+int agent_push_configure(struct agent_push *ap, const struct agent_push_config *cfg)
+{
+	struct agent_push_config n;
+
+	if (cfg_copy(&n, cfg))
+		return -ENOMEM;
+	pthread_mutex_lock(&ap->lock);
+	cfg_free(&ap->cfg);
+	ap->cfg = n;
+	enforce_bound(ap);
+	pthread_mutex_unlock(&ap->lock);
+	return 0;
+}
+
+int agent_push_enqueue(struct agent_push *ap, uint64_t from_ns, uint64_t until_ns, const void *data,
+		       size_t len)
+{
+	struct spool_entry e = {.from_ns = from_ns, .until_ns = until_ns, .bytes = len};
+	char name[64];
+	int err;
+
+	spool_name(&e, name, sizeof(name));
+	err = agent_write_atomic(ap->spool_dir, name, data, len);
+	pthread_mutex_lock(&ap->lock);
+	if (!err)
+		err = queue_add(ap, &e);
+	if (err) {
+		/* a full disk loses this profile like the bound would: counted the same */
+		ap->st.dropped++;
+		ap->st.dropped_bytes += len;
+		alog(ALOG_ERROR, "cannot spool the profile, dropped",
+		     "file=%s error=%s dropped_total=%" PRIu64, name,
+		     alog_quote(strerror(-err), (char[128]){0}, 128), ap->st.dropped);
+	} else {
+		enforce_bound(ap);
+	}
+	pthread_cond_broadcast(&ap->cond);
+	pthread_mutex_unlock(&ap->lock);
+	return err;
+}
+
+void agent_push_get_stats(struct agent_push *ap, struct agent_push_stats *out)
+{
+	pthread_mutex_lock(&ap->lock);
+	*out = ap->st;
+	pthread_mutex_unlock(&ap->lock);
+}
+
+void agent_push_stop(struct agent_push *ap, double grace, struct agent_push_stats *final)
+{
+	if (!ap)
+		return;
+	pthread_mutex_lock(&ap->lock);
+	ap->stopping = true;
+	ap->stop_deadline = mono_now() + grace;
+	pthread_cond_broadcast(&ap->cond);
+	pthread_mutex_unlock(&ap->lock);
+	if (ap->started)
+		pthread_join(ap->thread, NULL);
+	if (ap->nr)
+		alog(ALOG_WARN, "profiles left in the spool for the next start",
+		     "spool_dir=%s files=%zu bytes=%" PRIu64, ap->spool_dir, ap->nr,
+		     ap->st.spool_bytes);
+	if (final)
+		*final = ap->st;
+	curl_global_cleanup();
+	cfg_free(&ap->cfg);
+	free(ap->spool_dir);
+	free(ap->q);
+	pthread_cond_destroy(&ap->cond);
+	pthread_mutex_destroy(&ap->lock);
+	free(ap);
+}

@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * cfiprof agent: the always-on fleet profiler.  Samples the whole host at a
+ * low rate (19 Hz per CPU), user and kernel stacks; every --interval it swaps
+ * the session's aggregator for an empty one, so the consumer never waits,
+ * symbolizes the interval into a pprof labelled with the host, writes it to
+ * --output-dir and/or hands it to the pusher.  SIGTERM / SIGINT flush the
+ * partial interval; SIGHUP reopens the log and re-reads the config file.
+ * Nothing is pinned: when the process dies, the kernel detaches everything.
+ */
+#include <argp.h>
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "user/agent/config.h"
+#include "user/agent/labels.h"
+#include "user/agent/log.h"
+#include "user/agent/metrics.h"
+#include "user/agent/interval_files.h"
+#include "user/agent/push.h"
+#include "user/track/cgroups.h"
+#include "user/cli/commands.h"
+#include "user/symbolize/frame_names.h"
+#include "user/output/pprof.h"
+#include "user/profile/profile.h"
+#include "user/session/session.h"
+
+#define MAX_FLAGS	    128
+#define MAX_LABELS	    16
+#define DEFAULT_METRICS	    "127.0.0.1:9491"
+#define DEFAULT_SPOOL	    "/var/lib/cfiprof-agent/spool"
+#define STOP_PUSH_GRACE_MAX 10.0 /* seconds SIGTERM may spend delivering the spool */
+
+struct agent {
+	struct agent_config cfg;
+	struct session s;
+	bool session_started;
+	struct ksyms *ks;
+	struct agent_push *push;
+	struct agent_metrics *metrics;
+	struct agent_counters ctr;
+	int stats_fd; /* BPF_ENABLE_STATS: stats stay on only while this is open */
+	char hostname[256];
+	uint64_t from_ns; /* unix time the current interval started */
+};
+
+/* Flags as given, re-applied over the config file at start and on every SIGHUP. */
+static struct {
+	const struct agent_option *o;
+	char *value;
+} flags[MAX_FLAGS];
+static int nr_flags;
+static char *config_path;
+static struct argp_option argp_opts[64];
+
+static volatile sig_atomic_t hup_requested;
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	hup_requested = 1;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	const struct agent_option *o;
+	struct agent_config scratch;
+	char err[256];
+
+	if (key == AGENT_OPT_CONFIG) {
+		config_path = arg;
+		return 0;
+	}
+	if (key == ARGP_KEY_ARG)
+		argp_error(state, "unexpected argument '%s'", arg);
+	o = agent_option_by_key(key);
+	if (!o)
+		return ARGP_ERR_UNKNOWN;
+	/* check now, so a bad flag is a usage error rather than a late failure */
+	agent_config_defaults(&scratch);
+	if (agent_config_set(&scratch, o, arg, err, sizeof(err))) {
+		agent_config_free(&scratch);
+		argp_error(state, "%s", err);
+	}
+	agent_config_free(&scratch);
+	if (nr_flags == MAX_FLAGS)
+		argp_error(state, "too many options");
+	flags[nr_flags].o = o;
+	flags[nr_flags].value = arg;
+	nr_flags++;
+	return 0;
+}
+
+static bool given_as_flag(const char *name, void *ctx)
+{
+	int i;
+
+	(void)ctx;
+	for (i = 0; i < nr_flags; i++)
+		if (!strcmp(flags[i].o->name, name))
+			return true;
+	return false;
+}
+
+/* defaults < config file < flags */
+static int load_config(struct agent_config *c, char *err, size_t errlen)
+{
+	int i;
+
+	agent_config_defaults(c);
+	if (config_path && agent_config_read_file(c, config_path, given_as_flag, NULL, err, errlen))
+		goto fail;
+	for (i = 0; i < nr_flags; i++)
+		if (agent_config_set(c, flags[i].o, flags[i].value, err, errlen))
+			goto fail;
+	if (!c->metrics_addr &&
+	    agent_config_set(c, agent_option_by_name("metrics-addr"), DEFAULT_METRICS, err, errlen))
+		goto fail;
+	if (agent_config_check(c, err, errlen))
+		goto fail;
+	return 0;
+fail:
+	agent_config_free(c);
+	return -1;
+}
+
+static const char *spool_dir(const struct agent_config *c, char *buf, size_t len)
+{
+	if (c->spool_dir && *c->spool_dir)
+		return c->spool_dir;
+	if (c->output_dir && *c->output_dir) {
+		snprintf(buf, len, "%s/spool", c->output_dir);
+		return buf;
+	}
+	return DEFAULT_SPOOL;
+}
+
+static struct agent_push_config push_config(const struct agent *a, char *buf, size_t len)
+{
+	return (struct agent_push_config){
+	    .url = a->cfg.push_url,
+	    .app_name = a->cfg.app_name,
+	    .labels = a->cfg.labels,
+	    .hostname = a->hostname,
+	    .tenant = a->cfg.tenant,
+	    .token_file = a->cfg.token_file,
+	    .spool_dir = spool_dir(&a->cfg, buf, len),
+	    .timeout = a->cfg.push_timeout,
+	    .backoff_max = a->cfg.backoff_max,
+	    .spool_max_bytes = a->cfg.spool_max_bytes,
+	};
+}
+
+/* hostname plus --labels k=v,k=v, pointing into buf */
+static int split_labels(const struct agent *a, struct agent_label *out, char *buf, size_t len)
+{
+	char *tok, *save = NULL, *eq;
+	int n = 0;
+
+	out[n++] = (struct agent_label){"hostname", a->hostname};
+	snprintf(buf, len, "%s", a->cfg.labels ? a->cfg.labels : "");
+	for (tok = strtok_r(buf, ",", &save); tok && n < MAX_LABELS;
+	     tok = strtok_r(NULL, ",", &save)) {
+		eq = strchr(tok, '=');
+		if (!eq)
+			continue;
+		*eq = 0;
+		out[n++] = (struct agent_label){tok, eq + 1};
+	}
+	return n;
+}
+
+static void add(uint64_t *p, uint64_t v)
+{
+	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+/* Symbolizes one interval and writes / spools it.  iv is the interval's aggregator. */
+static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t until_ns)
+{
+	struct profile_info info = {0};
+	struct agent_label labels[MAX_LABELS];
+	struct agent_retention ret;
+	struct frame_namer fn;
+	struct profile p;
+	char lbuf[1024], name[128], q[256];
+	char *raw = NULL;
+	void *gz = NULL;
+	size_t raw_len = 0, gz_len = 0;
+	double t0 = session_now();
+	int nl, err;
+	FILE *f;
+
+	add(&a->ctr.profile_samples, iv->samples);
+	add(&a->ctr.profile_overflow, iv->overflow);
+	add(&a->ctr.profile_malformed, iv->malformed);
+	frame_namer_init(&fn, a->s.pt, a->ks);
+	info.period_ns = 1000000000ull / a->cfg.freq;
+	info.start_unix_ns = a->from_ns;
+	info.duration_ns = until_ns > a->from_ns ? until_ns - a->from_ns : 0;
+	info.event = "cpu-clock";
+	/*
+	 * cgroup and container labels; a fresh id -> path table per interval,
+	 * so cgroups that came and went do not accumulate in a long-lived agent
+	 */
+	info.cgroups = cgroup_names_new();
+	err = profile_build(&p, iv, &fn, &info);
+	cgroup_names_free(info.cgroups);
+	if (err) {
+		frame_namer_free(&fn);
+		alog(ALOG_ERROR, "out of memory while symbolizing the interval", "samples=%" PRIu64,
+		     iv->samples);
+		add(&a->ctr.write_errors, 1);
+		return;
+	}
+	f = open_memstream(&raw, &raw_len);
+	err = !f || pprof_write(f, &p);
+	if (f)
+		fclose(f);
+	profile_free(&p);
+	/* symbolized: processes that exited can go, so churn does not grow memory */
+	proc_tracker_forget_exited(a->s.pt);
+	frame_namer_free(&fn);
+	nl = split_labels(a, labels, lbuf, sizeof(lbuf));
+	if (err || agent_pprof_add_labels(raw, raw_len, labels, nl, &gz, &gz_len)) {
+		alog(ALOG_ERROR, "cannot encode the interval profile", "samples=%" PRIu64,
+		     iv->samples);
+		add(&a->ctr.write_errors, 1);
+		goto out;
+	}
+	name[0] = 0;
+	if (a->cfg.output_dir && *a->cfg.output_dir) {
+		agent_profile_name(a->from_ns, name, sizeof(name));
+		err = agent_write_atomic(a->cfg.output_dir, name, gz, gz_len);
+		if (err) {
+			alog(ALOG_ERROR, "cannot write the interval profile",
+			     "dir=%s file=%s error=%s", alog_quote(a->cfg.output_dir, q, sizeof(q)),
+			     name, alog_quote(strerror(-err), (char[128]){0}, 128));
+			add(&a->ctr.write_errors, 1);
+			name[0] = 0;
+		}
+		if (!agent_retain(a->cfg.output_dir, a->cfg.retain_age, a->cfg.retain_bytes,
+				  &ret) &&
+		    ret.removed) {
+			add(&a->ctr.files_removed, ret.removed);
+			alog(ALOG_INFO, "retention removed old profiles",
+			     "removed=%" PRIu64 " removed_bytes=%" PRIu64 " kept=%" PRIu64
+			     " kept_bytes=%" PRIu64,
+			     ret.removed, ret.removed_bytes, ret.files, ret.bytes);
+		}
+	}
+	if (a->push)
+		agent_push_enqueue(a->push, a->from_ns, until_ns, gz, gz_len);
+	add(&a->ctr.intervals, 1);
+	__atomic_store_n(&a->ctr.last_interval_unix, until_ns / 1000000000ull, __ATOMIC_RELAXED);
+	alog(ALOG_INFO, "interval",
+	     "file=%s samples=%" PRIu64 " stacks=%" PRIu64 " overflow=%" PRIu64
+	     " bytes=%zu duration=%.3fs build_ms=%.1f",
+	     name[0] ? name : "-", iv->samples, iv->nr_stacks, iv->overflow, gz_len,
+	     (double)info.duration_ns / 1e9, (session_now() - t0) * 1e3);
+out:
+	free(raw);
+	free(gz);
+	a->from_ns = until_ns;
+}
+
+/* Swaps the consumer's aggregator for an empty one, then flushes the full one. */
+static void end_interval(struct agent *a)
+{
+	struct aggregator fresh, iv;
+	uint64_t until_ns;
+
+	if (agg_init(&fresh, a->cfg.max_stacks)) {
+		alog(ALOG_ERROR, "out of memory for the next interval: this one goes on", NULL);
+		return;
+	}
+	pthread_mutex_lock(&a->s.agg_lock);
+	iv = a->s.agg;
+	a->s.agg = fresh;
+	until_ns = session_unix_ns();
+	pthread_mutex_unlock(&a->s.agg_lock);
+	flush_interval(a, &iv, until_ns);
+	agg_free(&iv);
+}
+
+/* Settings SIGHUP cannot change keep their running values (the reload says which). */
+static void keep_restart_settings(struct agent_config *n, struct agent_config *old)
+{
+	size_t i;
+
+	for (i = 0; i < agent_nr_options; i++) {
+		const struct agent_option *o = &agent_options[i];
+		char *pn = (char *)n + o->off, *po = (char *)old + o->off;
+		size_t sz = o->kind == OPT_STR	     ? sizeof(char *)
+			    : o->kind == OPT_FLAG    ? sizeof(bool)
+			    : o->kind == OPT_U32     ? sizeof(uint32_t)
+			    : o->kind == OPT_SECONDS ? sizeof(double)
+						     : sizeof(uint64_t);
+		char tmp[sizeof(uint64_t) > sizeof(double) ? sizeof(uint64_t) : sizeof(double)];
+
+		if (!o->restart)
+			continue;
+		/* swap, so each struct still owns its strings */
+		memcpy(tmp, pn, sz);
+		memcpy(pn, po, sz);
+		memcpy(po, tmp, sz);
+	}
+}
+
+static void reload(struct agent *a)
+{
+	struct agent_config n;
+	struct agent_push_config pc;
+	char err[512], diff[512], q[600], sbuf[PATH_MAX];
+	int lerr;
+
+	/* reopen first: after logrotate the reload's own lines belong in the new file */
+	lerr = alog_open(a->cfg.log_file);
+	if (lerr)
+		alog(ALOG_ERROR, "cannot reopen the log file", "path=%s error=%s",
+		     alog_quote(a->cfg.log_file, q, sizeof(q)),
+		     alog_quote(strerror(-lerr), (char[128]){0}, 128));
+	if (load_config(&n, err, sizeof(err))) {
+		alog(ALOG_ERROR, "config reload failed, keeping the running config", "error=%s",
+		     alog_quote(err, q, sizeof(q)));
+		return;
+	}
+	agent_config_restart_diff(&a->cfg, &n, diff, sizeof(diff));
+	if (diff[0])
+		alog(ALOG_WARN, "changed settings need a restart, keeping their running values",
+		     "settings=%s", diff);
+	keep_restart_settings(&n, &a->cfg);
+	if (!!(n.push_url && *n.push_url) != !!a->push) {
+		alog(ALOG_WARN, "turning push on or off needs a restart", NULL);
+		free(n.push_url);
+		n.push_url = a->cfg.push_url;
+		a->cfg.push_url = NULL;
+	}
+	if (n.log_file != a->cfg.log_file &&
+	    strcmp(n.log_file ? n.log_file : "", a->cfg.log_file ? a->cfg.log_file : ""))
+		alog_open(n.log_file);
+	alog_set_level(n.log_level ? alog_parse_level(n.log_level) : ALOG_INFO);
+	if (n.output_dir && *n.output_dir && (lerr = agent_mkdirs(n.output_dir)))
+		alog(ALOG_ERROR, "cannot create the output directory", "dir=%s error=%s",
+		     alog_quote(n.output_dir, q, sizeof(q)),
+		     alog_quote(strerror(-lerr), (char[128]){0}, 128));
+	agent_config_free(&a->cfg);
+	a->cfg = n;
+	if (a->cfg.hostname && *a->cfg.hostname)
+		snprintf(a->hostname, sizeof(a->hostname), "%s", a->cfg.hostname);
+	if (a->push) {
+		pc = push_config(a, sbuf, sizeof(sbuf));
+		agent_push_configure(a->push, &pc);
+	}
+	alog(ALOG_INFO, "config reloaded",
+	     "config=%s interval=%.3fs output_dir=%s push=%s labels=%s",
+	     alog_quote(config_path ? config_path : "-", q, sizeof(q)), a->cfg.interval,
+	     a->cfg.output_dir ? a->cfg.output_dir : "-", a->cfg.push_url ? a->cfg.push_url : "-",
+	     a->cfg.labels ? a->cfg.labels : "-");
+}
+
+static void sleep_until(double t)
+{
+	double d = t - session_now();
+	struct timespec ts;
+
+	if (d <= 0)
+		return;
+	if (d > 0.25)
+		d = 0.25;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)(d * 1e9);
+	/* a signal cuts the sleep short: SIGTERM and SIGHUP are handled at once */
+	nanosleep(&ts, NULL);
+}
+
+static void run(struct agent *a)
+{
+	double start = a->s.start, next = start + a->cfg.interval, last = start;
+	double end = a->cfg.duration > 0 ? start + a->cfg.duration : 0;
+	double now, wake;
+
+	while (!session_stop_requested) {
+		if (hup_requested) {
+			hup_requested = 0;
+			reload(a);
+			next = last + a->cfg.interval;
+		}
+		now = session_now();
+		if (end && now >= end)
+			break;
+		if (now >= next) {
+			end_interval(a);
+			last = next;
+			next += a->cfg.interval;
+			/* after a stall (suspend, overload), start over rather than catch up */
+			if (next <= session_now()) {
+				last = session_now();
+				next = last + a->cfg.interval;
+			}
+		}
+		wake = end && end < next ? end : next;
+		sleep_until(wake);
+	}
+}
+
+static void log_started(struct agent *a, const char *metrics)
+{
+	char sbuf[PATH_MAX];
+
+	alog(ALOG_INFO, "agent started",
+	     "pid=%d hostname=%s freq=%u interval=%.3fs kernel=%s max_stacks=%" PRIu64
+	     " table_rows=%u max_table_bytes=%" PRIu64 " max_processes=%u output_dir=%s push=%s"
+	     " spool_dir=%s metrics=%s bpf_loop=%s",
+	     getpid(), a->hostname, a->cfg.freq, a->cfg.interval,
+	     a->cfg.user_only ? "false" : "true", a->cfg.max_stacks, a->cfg.table_rows,
+	     a->cfg.max_table_bytes, a->cfg.max_processes,
+	     a->cfg.output_dir ? a->cfg.output_dir : "-", a->cfg.push_url ? a->cfg.push_url : "-",
+	     a->push ? spool_dir(&a->cfg, sbuf, sizeof(sbuf)) : "-", metrics,
+	     a->s.ld.uses_bpf_loop ? "true" : "false");
+}
+
+static void log_stopped(struct agent *a, const char *reason, const struct agent_push_stats *ps)
+{
+	uint64_t c[CNT_MAX] = {0};
+
+	loader_read_counters(&a->s.ld, c);
+	/* the totals a test (or an operator) can hold against the files written */
+	alog(ALOG_INFO, "agent stopped",
+	     "reason=%s intervals=%" PRIu64 " profile_samples=%" PRIu64 " overflow=%" PRIu64
+	     " bpf_samples=%" PRIu64 " bpf_written=%" PRIu64 " lost=%" PRIu64 " malformed=%" PRIu64
+	     " events_lost=%" PRIu64 " push_successes=%" PRIu64 " push_failures=%" PRIu64
+	     " push_dropped=%" PRIu64 " spool_files=%" PRIu64 " rss_bytes=%" PRIu64
+	     " cpu_seconds=%.3f uptime=%.3fs",
+	     reason, a->ctr.intervals, a->ctr.profile_samples, a->ctr.profile_overflow,
+	     c[CNT_SAMPLES], c[CNT_WRITTEN], c[CNT_LOST_RINGBUF], a->ctr.profile_malformed,
+	     c[CNT_EVENTS_LOST], ps->successes, ps->failures, ps->dropped, ps->spool_files,
+	     agent_rss_bytes(), agent_cpu_seconds(), session_now() - a->s.start);
+}
+
+static void build_argp_options(void)
+{
+	size_t i, n = 0;
+
+	argp_opts[n++] = (struct argp_option){"config",
+					      'c',
+					      "FILE",
+					      0,
+					      "settings as 'key = value' lines, keys named like "
+					      "the long options; options given here win",
+					      0};
+	for (i = 0; i < agent_nr_options && n < sizeof(argp_opts) / sizeof(argp_opts[0]) - 1; i++)
+		argp_opts[n++] = (struct argp_option){agent_options[i].name, agent_options[i].key,
+						      agent_options[i].arg,  0,
+						      agent_options[i].doc,  0};
+	argp_opts[n] = (struct argp_option){0};
+}
+
+static error_t parse_opt_c(int key, char *arg, struct argp_state *state)
+{
+	return parse_opt(key == 'c' ? AGENT_OPT_CONFIG : key, arg, state);
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	static const struct argp argp = {
+	    argp_opts,
+	    parse_opt_c,
+	    NULL,
+	    "Continuous whole-host profiling: one pprof per interval, written to a directory "
+	    "and/or pushed to a Pyroscope-compatible server.\n"
+	    "\nExamples:\n  cfiprof agent -o /var/lib/cfiprof-agent/profiles\n"
+	    "  cfiprof agent --push http://pyroscope:4040 --labels env=prod\n"
+	    "  cfiprof agent -c /etc/cfiprof/agent.conf\n"
+	    "\nSIGTERM / SIGINT write the partial interval and exit; SIGHUP reopens the log "
+	    "and re-reads the config file.\vDURATION: seconds, or with s, m, h, d.  SIZE: bytes, "
+	    "or with K, M, G.",
+	    NULL,
+	    NULL,
+	    NULL};
+	static struct agent a;
+	struct session_opts so = {0};
+	struct agent_push_config pc;
+	struct agent_push_stats ps = {0};
+	struct sigaction sa = {0};
+	char err[512], q[600], sbuf[PATH_MAX], bound[160] = "off", kerr[256];
+	const char *reason;
+	int lerr, ret = 1;
+
+	build_argp_options();
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	if (load_config(&a.cfg, err, sizeof(err))) {
+		fprintf(stderr, "cfiprof agent: %s\n", err);
+		return 2;
+	}
+	alog_set_level(a.cfg.log_level ? alog_parse_level(a.cfg.log_level) : ALOG_INFO);
+	lerr = alog_open(a.cfg.log_file);
+	if (lerr) {
+		fprintf(stderr, "cfiprof agent: cannot open %s: %s\n", a.cfg.log_file,
+			strerror(-lerr));
+		goto out;
+	}
+	if (a.cfg.hostname && *a.cfg.hostname)
+		snprintf(a.hostname, sizeof(a.hostname), "%s", a.cfg.hostname);
+	else if (gethostname(a.hostname, sizeof(a.hostname) - 1))
+		snprintf(a.hostname, sizeof(a.hostname), "unknown");
+	if (a.cfg.output_dir && *a.cfg.output_dir) {
+		lerr = agent_mkdirs(a.cfg.output_dir);
+		if (lerr) {
+			alog(ALOG_ERROR, "cannot create the output directory", "dir=%s error=%s",
+			     alog_quote(a.cfg.output_dir, q, sizeof(q)),
+			     alog_quote(strerror(-lerr), (char[128]){0}, 128));
+			goto out;
+		}
+		agent_remove_temporaries(a.cfg.output_dir);
+	}
+	if (a.cfg.push_url && *a.cfg.push_url) {
+		/* before sampling starts: what a previous run spooled goes out first */
+		pc = push_config(&a, sbuf, sizeof(sbuf));
+		a.push = agent_push_start(&pc);
+		if (!a.push)
+			goto out;
+	}
+	if (!a.cfg.user_only) {
+		a.ks = ksyms_load(NULL, kerr, sizeof(kerr));
+		if (!a.ks)
+			alog(ALOG_WARN, "kernel frames will show as addresses", "why=%s",
+			     alog_quote(kerr, q, sizeof(q)));
+	}
+	so.all = !a.cfg.cgroup && !a.cfg.container;
+	if ((a.cfg.cgroup && cgroup_resolve(a.cfg.cgroup, so.cgroup, sizeof(so.cgroup))) ||
+	    (a.cfg.container &&
+	     cgroup_find_container(a.cfg.container, so.cgroup, sizeof(so.cgroup)))) {
+		alog(ALOG_ERROR, "cannot resolve --cgroup / --container (see the line above)", NULL);
+		goto out;
+	}
+	so.freq = a.cfg.freq;
+	so.max_frames = a.cfg.max_frames;
+	so.kernel = !a.cfg.user_only;
+	so.rows_max = a.cfg.table_rows;
+	so.max_table_bytes = a.cfg.max_table_bytes;
+	so.max_procs = a.cfg.max_processes;
+	so.table_idle_ttl = a.cfg.table_idle_ttl;
+	so.max_stacks = a.cfg.max_stacks;
+	if (session_start(&a.s, &so)) {
+		alog(ALOG_ERROR, "cannot start profiling (see the lines above)", NULL);
+		a.session_started = true; /* partly started: session_free cleans up */
+		goto out;
+	}
+	a.session_started = true;
+	a.from_ns = a.s.start_unix_ns;
+	a.stats_fd = -1;
+	if (a.cfg.bpf_stats) {
+		/* not the sysctl: the kernel turns stats off again when this fd closes, even on a
+		 * crash */
+		a.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (a.stats_fd < 0)
+			alog(ALOG_WARN, "cannot enable BPF run-time stats", "error=%s",
+			     alog_quote(strerror(errno), q, sizeof(q)));
+	}
+	sa.sa_handler = on_hup;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	/* a backend or a metrics client that hangs up must not kill the agent */
+	signal(SIGPIPE, SIG_IGN);
+	if (strcmp(a.cfg.metrics_addr, "off") && *a.cfg.metrics_addr) {
+		struct agent_metrics_src src = {&a.s, a.push, &a.ctr, a.s.start};
+
+		a.metrics = agent_metrics_start(a.cfg.metrics_addr, &src, bound, sizeof(bound));
+		if (!a.metrics)
+			goto stop;
+	}
+	log_started(&a, bound);
+	run(&a);
+	ret = 0;
+stop:
+	reason = session_stop_requested ? "signal" : ret ? "error" : "duration";
+	/* detaches and drains: everything sampled lands in the final, partial interval */
+	session_stop(&a.s);
+	flush_interval(&a, &a.s.agg, session_unix_ns());
+	agent_metrics_stop(a.metrics);
+	a.metrics = NULL;
+	agent_push_stop(a.push,
+			a.cfg.push_timeout < STOP_PUSH_GRACE_MAX ? a.cfg.push_timeout
+								 : STOP_PUSH_GRACE_MAX,
+			&ps);
+	a.push = NULL;
+	log_stopped(&a, reason, &ps);
+out:
+	agent_metrics_stop(a.metrics);
+	agent_push_stop(a.push, 0, NULL);
+	if (a.session_started)
+		session_free(&a.s);
+	if (a.stats_fd > 0)
+		close(a.stats_fd);
+	ksyms_free(a.ks);
+	agent_config_free(&a.cfg);
+	return ret;
+}

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * cfiprof record: sample user (and kernel) stacks of some pids, a command or
+ * the whole system, unwound in the kernel, and write folded stacks.
+ */
+#include <argp.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elf.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "user/profile/aggregate.h"
+#include "user/track/cgroups.h"
+#include "user/cli/commands.h"
+#include "user/output/folded.h"
+#include "user/symbolize/frame_names.h"
+#include "user/session/bpf_program.h"
+#include "user/session/session.h"
+#include "user/track/proc_tracker.h"
+#include "user/output/format.h"
+#include "user/output/output_file.h"
+#include "user/profile/recording.h"
+#include "user/track/table_store.h"
+
+static struct record_args {
+	struct session_opts so;
+	double duration;
+	const char *output;
+	enum out_format format;
+	const char *save;
+	bool group_by_container;
+	mode_t mode;
+} args = {
+	.mode = OUTPUT_DEFAULT_MODE,
+	.so = {.freq = 99, .max_frames = 127, .kernel = true, .rows_max = 4u << 20,
+	       .table_idle_ttl = SESSION_TABLE_IDLE_TTL,
+	       .max_stacks = 1u << 20},
+};
+
+enum {
+	OPT_MAX_FRAMES = 256,
+	OPT_USER_ONLY,
+	OPT_TAIL_CALLS,
+	OPT_ROWS,
+	OPT_MAX_STACKS,
+	OPT_EVENT,
+	OPT_SAVE,
+	OPT_CGROUP,
+	OPT_CONTAINER,
+	OPT_GROUP_BY,
+	OPT_MODE,
+	OPT_RING,
+	OPT_NO_INHERIT,
+};
+
+static const struct argp_option opts[] = {
+	{"pid", 'p', "PID[,PID...]", 0, "profile these processes (all their threads)", 0},
+	{"all-cpus", 'a', NULL, 0, "profile the whole system", 0},
+	{"no-inherit", OPT_NO_INHERIT, NULL, 0,
+	 "only the -p processes or COMMAND, not the processes they start", 0},
+	{"cgroup", OPT_CGROUP, "PATH", 0,
+	 "profile every process in this cgroup v2 directory and below (absolute, or relative to "
+	 "the cgroup2 mount)", 0},
+	{"container", OPT_CONTAINER, "ID", 0,
+	 "profile a container (docker, containerd, CRI-O, podman id or prefix; nspawn machine name)",
+	 0},
+	{"freq", 'F', "HZ", 0, "samples per second per CPU (default 99)", 0},
+	{"duration", 'd', "SECONDS", 0, "stop after SECONDS (default: until Ctrl-C or the command exits)",
+	 0},
+	{"max-frames", OPT_MAX_FRAMES, "N", 0, "user frames per sample (default 127, at most 1024)", 0},
+	{"kernel", 'k', NULL, 0, "record kernel stacks too (default)", 0},
+	{"user-only", OPT_USER_ONLY, NULL, 0, "do not record kernel stacks", 0},
+	{"event", OPT_EVENT, "EVENT", 0, "cpu-clock (default) or cycles", 0},
+	{"output", 'o', "FILE", 0, "write the profile to FILE (default stdout)", 0},
+	{"format", 'f', "FORMAT", 0,
+	 "folded, pprof, svg, text or speedscope (default: by the extension of -o, else folded)", 0},
+	{"tail-calls", OPT_TAIL_CALLS, NULL, 0, "walk with tail calls even if bpf_loop exists", 0},
+	{"rows", OPT_ROWS, "N", 0, "capacity of the unwind-rows map (default 4194304)", 0},
+	{"max-stacks", OPT_MAX_STACKS, "N", 0, "distinct stacks kept (default 1048576)", 0},
+	{"ring-buffer", OPT_RING, "BYTES", 0,
+	 "ring buffer size, a power of two from 16384 (default 8388608)", 0},
+	{"save", OPT_SAVE, "FILE", 0, "also save the raw stacks and mappings to FILE", 0},
+	{"group-by", OPT_GROUP_BY, "container", 0,
+	 "group stacks by container (or cgroup): the first frame of folded / flame graph stacks",
+	 0},
+	{"mode", OPT_MODE, "OCTAL", 0, "permissions of the files written (default 0600)", 0},
+	{"verbose", 'v', NULL, 0, "report each object's tables", 0},
+	{},
+};
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	char *tok, *save = NULL;
+	uint32_t v;
+
+	switch (key) {
+	case 'p':
+		for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (parse_u32(tok, 1, INT32_MAX, &v))
+				argp_error(state, "invalid pid '%s'", tok);
+			if (args.so.nr_pids == SESSION_MAX_PIDS)
+				argp_error(state, "at most %d pids", SESSION_MAX_PIDS);
+			args.so.pids[args.so.nr_pids++] = v;
+		}
+		break;
+	case 'a':
+		args.so.all = true;
+		break;
+	case OPT_CGROUP:
+		if (cgroup_resolve(arg, args.so.cgroup, sizeof(args.so.cgroup)))
+			argp_failure(state, 1, 0, "cannot use cgroup '%s'", arg);
+		break;
+	case OPT_CONTAINER:
+		if (cgroup_find_container(arg, args.so.cgroup, sizeof(args.so.cgroup)))
+			argp_failure(state, 1, 0, "cannot find container '%s'", arg);
+		break;
+	case 'F':
+		if (parse_u32(arg, 1, 100000, &args.so.freq))
+			argp_error(state, "invalid frequency '%s' (1..100000)", arg);
+		break;
+	case 'd': {
+		char *end;
+
+		args.duration = strtod(arg, &end);
+		if (end == arg || *end || args.duration <= 0)
+			argp_error(state, "invalid duration '%s'", arg);
+		break;
+	}
+	case OPT_MAX_FRAMES:
+		if (parse_u32(arg, 1, MAX_USER_FRAMES_LIMIT, &args.so.max_frames))
+			argp_error(state, "invalid --max-frames '%s' (1..%d)", arg,
+				   MAX_USER_FRAMES_LIMIT);
+		break;
+	case 'k':
+		args.so.kernel = true;
+		break;
+	case OPT_USER_ONLY:
+		args.so.kernel = false;
+		break;
+	case OPT_EVENT:
+		if (!strcmp(arg, "cycles"))
+			args.so.cycles = true;
+		else if (strcmp(arg, "cpu-clock"))
+			argp_error(state, "unknown event '%s' (cpu-clock or cycles)", arg);
+		break;
+	case 'o':
+		args.output = arg;
+		break;
+	case 'f':
+		args.format = output_format_parse(arg);
+		if (args.format == OUT_UNKNOWN)
+			argp_error(state, "unknown format '%s' (%s)", arg, output_format_names());
+		break;
+	case OPT_NO_INHERIT:
+		args.so.no_inherit = true;
+		break;
+	case OPT_TAIL_CALLS:
+		args.so.tail_calls = true;
+		break;
+	case OPT_ROWS:
+		if (parse_u32(arg, 1024, 1u << 28, &args.so.rows_max))
+			argp_error(state, "invalid --rows '%s'", arg);
+		break;
+	case OPT_MAX_STACKS:
+		if (parse_u32(arg, 1, 1u << 30, &v))
+			argp_error(state, "invalid --max-stacks '%s'", arg);
+		args.so.max_stacks = v;
+		break;
+	case OPT_SAVE:
+		args.save = arg;
+		break;
+	case OPT_RING:
+		if (parse_u32(arg, 16384, 1u << 30, &v) || (v & (v - 1)))
+			argp_error(state, "invalid --ring-buffer '%s' (a power of two, 16384..1073741824)",
+				   arg);
+		args.so.ringbuf_bytes = v;
+		break;
+	case OPT_MODE:
+		if (output_parse_mode(arg, &args.mode))
+			argp_error(state, "invalid --mode '%s' (octal, e.g. 0644)", arg);
+		break;
+	case OPT_GROUP_BY:
+		if (strcmp(arg, "container"))
+			argp_error(state, "--group-by: only 'container' is supported");
+		args.group_by_container = true;
+		break;
+	case 'v':
+		args.so.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		/* everything from the first non-option on is the command */
+		args.so.cmd = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if ((args.so.nr_pids > 0) + args.so.all + (args.so.cmd != NULL) +
+			    (args.so.cgroup[0] != 0) !=
+		    1)
+			argp_error(state, "give exactly one of -p PID, -a, --cgroup PATH, --container ID "
+					  "or -- COMMAND");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* The live progress line, only when stderr is a terminal. */
+static void progress(struct session *s, void *ctx)
+{
+	uint64_t samples, complete, lost;
+
+	(void)ctx;
+	session_progress(s, &samples, &complete, &lost);
+	fprintf(stderr, "\r\033[Kcfiprof: %.0f s, %" PRIu64 " samples, %.1f%% complete, %" PRIu64
+			" lost",
+		session_now() - s->start, samples,
+		samples ? 100.0 * (double)complete / (double)samples : 0.0, lost);
+	fflush(stderr);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct argp argp = {
+		opts, parse_opt, "[-- COMMAND [ARGS...]]",
+		"Sample call stacks, unwound in the kernel from DWARF CFI, and write a profile.\n"
+		"\nExamples:\n  cfiprof record -p 1234 -d 10 -o out.svg\n"
+		"  cfiprof record -F 999 -o out.pb.gz -- ./app arg\n  cfiprof record -a -d 5 > all.folded",
+		NULL, NULL, NULL};
+	struct recording_meta meta = {0};
+	struct profile_info info = {0};
+	struct profile prof;
+	struct session s;
+	struct frame_namer fn;
+	struct ksyms *ks = NULL;
+	char kerr[256];
+	FILE *out = stdout;
+	bool tty = isatty(STDERR_FILENO);
+	int err;
+
+	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
+		return 2;
+	if (args.output) {
+		out = output_create(args.output, args.mode);
+		if (!out) {
+			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.output, strerror(errno));
+			return 1;
+		}
+	}
+	if (args.output && args.format == OUT_UNKNOWN)
+		args.format = output_format_from_path(args.output);
+	err = session_start(&s, &args.so);
+	if (err)
+		goto out;
+	session_wait(&s, args.duration > 0 ? s.start + args.duration : 0, tty ? progress : NULL,
+		     NULL);
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	session_stop(&s);
+	session_print_summary(&s, stderr);
+	meta.freq = args.so.freq;
+	snprintf(meta.event, sizeof(meta.event), "%s", args.so.cycles ? "cycles" : "cpu-clock");
+	meta.start_unix_ns = s.start_unix_ns;
+	meta.duration_ns = (uint64_t)((session_now() - s.start) * 1e9);
+	ks = args.so.kernel ? ksyms_load(NULL, kerr, sizeof(kerr)) : NULL;
+	if (args.so.kernel && !ks)
+		fprintf(stderr, "cfiprof: %s\n", kerr);
+	meta.ks = ks;
+	frame_namer_init(&fn, s.pt, ks);
+	info.period_ns = 1000000000ull / args.so.freq;
+	info.start_unix_ns = meta.start_unix_ns;
+	info.duration_ns = meta.duration_ns;
+	info.event = meta.event;
+	info.cgroups = cgroup_names_new();
+	info.group_by_container = args.group_by_container;
+	if (profile_build(&prof, &s.agg, &fn, &info)) {
+		fprintf(stderr, "cfiprof: out of memory while symbolizing\n");
+		err = -ENOMEM;
+	} else {
+		if (output_write(out, &prof, args.format, args.so.cmd ? args.so.cmd[0] : "cfiprof")) {
+			fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
+			err = -EIO;
+		}
+		profile_free(&prof);
+	}
+	frame_namer_free(&fn);
+	if (args.save) {
+		FILE *sf = output_create(args.save, args.mode);
+
+		if (!sf || recording_write(sf, &s.agg, s.pt, &meta, info.cgroups) || fclose(sf)) {
+			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.save, strerror(errno));
+			err = -EIO;
+		}
+	}
+	ksyms_free(ks);
+out:
+	cgroup_names_free(info.cgroups);
+	session_free(&s);
+	if (out != stdout && fclose(out))
+		err = -EIO;
+	return err ? 1 : 0;
+}

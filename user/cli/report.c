@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* cfiprof report FILE: re-symbolizes and renders a saved recording; needs no privilege. */
+#include <argp.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "user/profile/aggregate.h"
+#include "user/track/cgroups.h"
+#include "user/cli/commands.h"
+#include "user/symbolize/frame_names.h"
+#include "user/output/format.h"
+#include "user/output/output_file.h"
+#include "user/track/proc_tracker.h"
+#include "user/profile/recording.h"
+
+static struct report_args {
+	const char *input;
+	const char *output;
+	enum out_format format;
+	bool no_kernel_symbols;
+	bool group_by_container;
+	mode_t mode;
+} args = {.mode = OUTPUT_DEFAULT_MODE};
+
+static const struct argp_option opts[] = {
+	{"output", 'o', "FILE", 0, "write the profile to FILE (default stdout)", 0},
+	{"format", 'f', "FORMAT", 0,
+	 "folded, pprof, svg, text or speedscope (default: by the extension of -o, else folded)", 0},
+	{"no-kernel-symbols", 'K', NULL, 0, "print kernel frames as addresses", 0},
+	{"group-by", 'g', "container", 0, "group stacks by container (or cgroup)", 0},
+	{"mode", 'm', "OCTAL", 0, "permissions of the output file (default 0600)", 0},
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'o':
+		args.output = arg;
+		break;
+	case 'f':
+		args.format = output_format_parse(arg);
+		if (args.format == OUT_UNKNOWN)
+			argp_error(state, "unknown format '%s' (%s)", arg, output_format_names());
+		break;
+	case 'K':
+		args.no_kernel_symbols = true;
+		break;
+	case 'm':
+		if (output_parse_mode(arg, &args.mode))
+			argp_error(state, "invalid --mode '%s' (octal, e.g. 0644)", arg);
+		break;
+	case 'g':
+		if (strcmp(arg, "container"))
+			argp_error(state, "--group-by: only 'container' is supported");
+		args.group_by_container = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (args.input)
+			argp_error(state, "only one recording");
+		args.input = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!args.input)
+			argp_error(state, "the recording FILE (from record --save) is required");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct argp argp = {
+		opts, parse_opt, "FILE",
+		"Render a recording saved by 'cfiprof record --save FILE', symbolizing it again from "
+		"the files it names.",
+		NULL, NULL, NULL};
+	struct recording_meta meta = {0};
+	struct profile_info info = {0};
+	struct aggregator agg;
+	struct sym_cache *syms = NULL;
+	struct proc_tracker *pt = NULL;
+	struct ksyms *ks = NULL;
+	struct frame_namer fn;
+	struct profile prof;
+	char err[256], kerr[256];
+	FILE *in = NULL, *out = stdout;
+	uint64_t bad = 0;
+	int ret = 1;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	if (args.output && args.format == OUT_UNKNOWN)
+		args.format = output_format_from_path(args.output);
+	in = fopen(args.input, "re");
+	if (!in) {
+		fprintf(stderr, "cfiprof: cannot read %s: %s\n", args.input, strerror(errno));
+		return 1;
+	}
+	syms = sym_cache_new();
+	pt = syms ? proc_tracker_new(NULL, syms, -1, -1) : NULL;
+	if (!pt || agg_init(&agg, UINT64_MAX)) {
+		fprintf(stderr, "cfiprof: out of memory\n");
+		goto out;
+	}
+	info.cgroups = cgroup_names_new_saved();
+	info.group_by_container = args.group_by_container;
+	if (recording_read(in, &agg, pt, &meta, info.cgroups, &bad, err, sizeof(err))) {
+		fprintf(stderr, "cfiprof: %s: %s\n", args.input, err);
+		goto out_agg;
+	}
+	if (bad)
+		fprintf(stderr, "cfiprof: %s: %" PRIu64 " malformed lines skipped (first: %s)\n",
+			args.input, bad, err);
+	if (!args.no_kernel_symbols) {
+		ks = ksyms_load(NULL, kerr, sizeof(kerr));
+		if (!ks)
+			fprintf(stderr, "cfiprof: kernel symbols unavailable (%s): addresses shown\n",
+				kerr);
+	}
+	frame_namer_init(&fn, pt, ks);
+	fn.saved_kernel = &meta.knames;
+	info.period_ns = meta.freq ? 1000000000ull / meta.freq : 0;
+	info.start_unix_ns = meta.start_unix_ns;
+	info.duration_ns = meta.duration_ns;
+	info.event = meta.event[0] ? meta.event : "cpu-clock";
+	if (profile_build(&prof, &agg, &fn, &info)) {
+		fprintf(stderr, "cfiprof: out of memory while symbolizing\n");
+		goto out_fn;
+	}
+	if (args.output) {
+		out = output_create(args.output, args.mode);
+		if (!out) {
+			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.output, strerror(errno));
+			out = stdout;
+			goto out_prof;
+		}
+	}
+	if (output_write(out, &prof, args.format, args.input))
+		fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
+	else
+		ret = 0;
+	if (out != stdout && fclose(out)) {
+		fprintf(stderr, "cfiprof: writing %s failed: %s\n", args.output, strerror(errno));
+		ret = 1;
+	}
+	fprintf(stderr, "cfiprof: %" PRIu64 " samples, %zu stacks\n", prof.total, prof.nr_samples);
+out_prof:
+	profile_free(&prof);
+out_fn:
+	frame_namer_free(&fn);
+	ksyms_free(ks);
+out_agg:
+	agg_free(&agg);
+	kernel_names_free(&meta.knames);
+out:
+	cgroup_names_free(info.cgroups);
+	proc_tracker_free(pt);
+	sym_cache_free(syms);
+	fclose(in);
+	return ret;
+}

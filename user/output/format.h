@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Output formats: chosen by -f or by the extension of -o. */
+#ifndef CFIPROF_OUTPUT_FORMAT_H
+#define CFIPROF_OUTPUT_FORMAT_H
+
+#include <stdio.h>
+
+#include "user/profile/profile.h"
+
+enum out_format {
+	OUT_UNKNOWN = 0,
+	OUT_FOLDED,
+	OUT_PPROF,
+	OUT_SVG,
+	OUT_TEXT,
+	OUT_SPEEDSCOPE,
+};
+
+/* "folded", "pprof", "svg", "text", "speedscope"; OUT_UNKNOWN otherwise. */
+enum out_format output_format_parse(const char *name);
+/* By extension: .folded .collapsed -> folded, .pb.gz .pprof -> pprof, .svg, .txt, .json. */
+enum out_format output_format_from_path(const char *path);
+const char *output_format_names(void);
+int output_write(FILE *f, const struct profile *p, enum out_format fmt, const char *title);
+
+#endif

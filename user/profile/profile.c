@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Builds the symbolized profile from the aggregated stacks.  Every PC is
+ * named once per distinct (mapping, address): large profiles repeat the same
+ * frames in thousands of stacks.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/profile/profile.h"
+
+struct key3 {
+	uint64_t a, b, c;
+};
+
+struct table {
+	struct key3 *keys;
+	uint32_t *vals; /* value + 1; 0 = empty */
+	uint32_t cap, nr;
+};
+
+struct pool_block {
+	struct pool_block *next;
+	size_t used, size;
+	char data[];
+};
+
+struct priv {
+	struct table locs, maps, strs;
+	const char **str_by_id;
+	uint32_t nr_strs, cap_strs;
+	struct pool_block *pool;
+	size_t cap_locs, cap_maps, cap_samples;
+};
+
+static uint64_t hash3(const struct key3 *k)
+{
+	uint64_t h = k->a * 0x9e3779b97f4a7c15ull;
+
+	h ^= (k->b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+	h ^= (k->c + 0x85ebca6b) * 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
+}
+
+static uint32_t *table_slot(struct table *t, const struct key3 *k)
+{
+	uint32_t i = (uint32_t)hash3(k) & (t->cap - 1);
+
+	while (t->vals[i] && memcmp(&t->keys[i], k, sizeof(*k)))
+		i = (i + 1) & (t->cap - 1);
+	t->keys[i] = *k;
+	return &t->vals[i];
+}
+
+static int table_grow(struct table *t)
+{
+	struct table n = {.cap = t->cap ? t->cap * 2 : 1024, .nr = t->nr};
+	uint32_t i;
+
+	n.keys = calloc(n.cap, sizeof(*n.keys));
+	n.vals = calloc(n.cap, sizeof(*n.vals));
+	if (!n.keys || !n.vals) {
+		free(n.keys);
+		free(n.vals);
+		return -1;
+	}
+	for (i = 0; i < t->cap; i++) {
+		if (t->vals[i])
+			*table_slot(&n, &t->keys[i]) = t->vals[i];
+	}
+	free(t->keys);
+	free(t->vals);
+	*t = n;
+	return 0;
+}
+
+/* Returns the value slot for k (0 if new), growing first so the slot stays valid. */
+static uint32_t *table_get(struct table *t, const struct key3 *k)
+{
+	if ((t->nr + 1) * 2 > t->cap && table_grow(t))
+		return NULL;
+	return table_slot(t, k);
+}
+
+static void table_free(struct table *t)
+{
+	free(t->keys);
+	free(t->vals);
+}
+
+static char *pool_alloc(struct priv *pv, size_t len)
+{
+	struct pool_block *b = pv->pool;
+	char *s;
+
+	if (!b || b->size - b->used < len) {
+		size_t size = len > 65536 ? len : 65536;
+
+		b = malloc(sizeof(*b) + size);
+		if (!b)
+			return NULL;
+		b->size = size;
+		b->used = 0;
+		b->next = pv->pool;
+		pv->pool = b;
+	}
+	s = b->data + b->used;
+	b->used += len;
+	return s;
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+const char *profile_intern(struct profile *p, const char *s)
+{
+	struct priv *pv = p->priv;
+	struct key3 k = {hash_str(s), strlen(s), 0};
+	uint32_t *slot;
+	char *copy;
+
+	/* collisions on (hash, length) are told apart by c, a probe counter */
+	for (;; k.c++) {
+		slot = table_get(&pv->strs, &k);
+		if (!slot)
+			return NULL;
+		if (!*slot)
+			break;
+		if (!strcmp(pv->str_by_id[*slot - 1], s))
+			return pv->str_by_id[*slot - 1];
+	}
+	copy = pool_alloc(pv, k.b + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, s, k.b + 1);
+	if (pv->nr_strs == pv->cap_strs) {
+		uint32_t ncap = pv->cap_strs ? pv->cap_strs * 2 : 1024;
+		const char **n = realloc(pv->str_by_id, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		pv->str_by_id = n;
+		pv->cap_strs = ncap;
+	}
+	pv->str_by_id[pv->nr_strs++] = copy;
+	*slot = pv->nr_strs;
+	pv->strs.nr++;
+	return copy;
+}
+
+static int grow(void **v, size_t *cap, size_t nr, size_t elem)
+{
+	size_t ncap;
+	void *n;
+
+	if (nr < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 256;
+	n = realloc(*v, ncap * elem);
+	if (!n)
+		return -1;
+	*v = n;
+	*cap = ncap;
+	return 0;
+}
+
+/* Mapping index + 1 for a process mapping (or the kernel when pm is NULL). */
+static uint32_t mapping_id(struct profile *p, uint32_t pid, const struct proc_mapping *pm)
+{
+	struct priv *pv = p->priv;
+	/* the object too: after dlclose/dlopen another one can sit at the same range */
+	struct key3 k = {pm ? (uint64_t)pid << 32 ^ hash_str(pm->key) : 0, pm ? pm->start : 0,
+			 pm ? pm->end : 0};
+	struct prof_mapping *m;
+	uint32_t *slot = table_get(&pv->maps, &k);
+
+	if (!slot)
+		return 0;
+	if (*slot)
+		return *slot;
+	if (grow((void **)&p->maps, &pv->cap_maps, p->nr_maps, sizeof(*p->maps)))
+		return 0;
+	m = &p->maps[p->nr_maps];
+	memset(m, 0, sizeof(*m));
+	m->pid = pm ? pid : 0;
+	if (pm) {
+		const char *bid = pm->sym ? sym_obj_build_id(pm->sym) : "";
+
+		m->start = pm->start;
+		m->limit = pm->end;
+		m->offset = pm->offset;
+		m->path = profile_intern(p, pm->path);
+		m->build_id = profile_intern(p, bid ? bid : "");
+	} else {
+		m->limit = UINT64_MAX;
+		m->path = profile_intern(p, "[kernel.kallsyms]");
+		m->build_id = profile_intern(p, "");
+	}
+	if (!m->path || !m->build_id)
+		return 0;
+	*slot = (uint32_t)++p->nr_maps;
+	pv->maps.nr++;
+	return *slot;
+}
+
+static int64_t add_location(struct profile *p, uint32_t kind, uint32_t pid, uint64_t addr,
+			    uint32_t map, uint64_t rel, const char *name)
+{
+	struct priv *pv = p->priv;
+	/* without a mapping, the same address in two processes is two different frames */
+	struct key3 k = {(uint64_t)kind << 32 | map, map ? 0 : pid, addr};
+	struct prof_location *l;
+	uint32_t *slot = table_get(&pv->locs, &k);
+
+	if (!slot)
+		return -1;
+	if (*slot && kind != PROF_LOC_SYNTHETIC)
+		return *slot - 1;
+	if (*slot && !strcmp(p->locs[*slot - 1].function, name))
+		return *slot - 1;
+	if (grow((void **)&p->locs, &pv->cap_locs, p->nr_locs, sizeof(*p->locs)))
+		return -1;
+	l = &p->locs[p->nr_locs];
+	l->addr = addr;
+	l->rel_addr = rel;
+	l->mapping = map;
+	l->kind = kind;
+	l->function = profile_intern(p, name);
+	if (!l->function)
+		return -1;
+	if (!*slot) {
+		*slot = (uint32_t)p->nr_locs + 1;
+		pv->locs.nr++;
+	}
+	return (int64_t)p->nr_locs++;
+}
+
+/* Synthetic locations are keyed by their name's hash, not an address. */
+static int64_t synthetic_location(struct profile *p, const char *name)
+{
+	return add_location(p, PROF_LOC_SYNTHETIC, 0, hash_str(name), 0, 0, name);
+}
+
+/* Labels from the sample's cgroup; grouping by container when asked. */
+static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgroup_id,
+			const struct profile_info *info)
+{
+	const char *path = info && info->cgroups ? cgroup_names_get(info->cgroups, cgroup_id) : NULL;
+	char id[256], root[512];
+
+	if (path) {
+		ps->cgroup = profile_intern(p, path);
+		if (cgroup_container_id(path, id, sizeof(id)))
+			ps->container = profile_intern(p, id);
+	}
+	ps->root = ps->comm;
+	if (info && info->group_by_container) {
+		ps->group = ps->container ? ps->container : ps->cgroup ? ps->cgroup : "[unknown cgroup]";
+		ps->group = profile_intern(p, ps->group);
+		snprintf(root, sizeof(root), "%s: %s", ps->group ? ps->group : "", ps->comm);
+		ps->root = profile_intern(p, root);
+	}
+	return ps->root ? 0 : -1;
+}
+
+static int add_sample(struct profile *p, const struct agg_stack *s, struct frame_namer *fn,
+		      const struct profile_info *info)
+{
+	struct priv *pv = p->priv;
+	const uint64_t *user = s->pcs + s->nr_kernel;
+	struct prof_sample *ps;
+	struct proc *proc;
+	char buf[512];
+	uint32_t n = 0;
+	int64_t id;
+	int k;
+
+	if (grow((void **)&p->samples, &pv->cap_samples, p->nr_samples, sizeof(*p->samples)))
+		return -1;
+	ps = &p->samples[p->nr_samples];
+	memset(ps, 0, sizeof(*ps));
+	ps->locs = malloc(((size_t)s->nr_kernel + s->nr_user + 1) * sizeof(*ps->locs));
+	ps->comm = profile_intern(p, s->comm[0] ? s->comm : "[unknown]");
+	if (!ps->locs || !ps->comm) {
+		free(ps->locs);
+		return -1;
+	}
+	p->nr_samples++;
+	ps->count = s->count;
+	ps->pid = s->pid;
+	ps->tid = s->tid;
+	ps->reason = s->reason;
+	if (label_sample(p, ps, s->cgroup_id, info))
+		return -1;
+	for (k = 0; k < s->nr_kernel; k++) {
+		uint32_t map = mapping_id(p, 0, NULL);
+
+		frame_name_kernel(fn, s->pcs[k], buf, sizeof(buf));
+		id = add_location(p, PROF_LOC_KERNEL, 0, s->pcs[k], map, s->pcs[k], buf);
+		if (id < 0)
+			return -1;
+		ps->locs[n++] = (uint32_t)id;
+	}
+	proc = fn->pt ? proc_tracker_find(fn->pt, s->pid) : NULL;
+	ps->ns_pid = proc && proc->ns_pid ? proc->ns_pid : s->pid;
+	for (k = 0; k < s->nr_user; k++) {
+		uint64_t lookup = k == 0 || user[k] == 0 ? user[k] : user[k] - 1;
+		const struct proc_mapping *pm =
+			proc ? proc_find_mapping_gen(proc, s->generation, lookup) : NULL;
+		uint32_t map = pm ? mapping_id(p, s->pid, pm) : 0;
+
+		frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf));
+		id = add_location(p, PROF_LOC_USER, s->pid, lookup, map, pm ? lookup - pm->bias : 0,
+				  buf);
+		if (id < 0)
+			return -1;
+		ps->locs[n++] = (uint32_t)id;
+	}
+	if (s->reason != STOP_COMPLETE && s->reason != STOP_NO_USER) {
+		snprintf(buf, sizeof(buf), "[incomplete: %s]", stop_reason_name(s->reason));
+		id = synthetic_location(p, buf);
+		if (id < 0)
+			return -1;
+		ps->locs[n++] = (uint32_t)id;
+	}
+	ps->nr_locs = n;
+	p->total += s->count;
+	return 0;
+}
+
+int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *fn,
+		  const struct profile_info *info)
+{
+	struct agg_stack **v;
+	struct prof_sample *ps;
+	uint64_t nr, i;
+	int64_t id;
+	int err = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->priv = calloc(1, sizeof(struct priv));
+	if (!p->priv)
+		return -1;
+	if (info) {
+		p->period_ns = info->period_ns;
+		p->start_unix_ns = info->start_unix_ns;
+		p->duration_ns = info->duration_ns;
+		p->event = info->event;
+	}
+	if (!p->event)
+		p->event = "cpu-clock";
+	v = agg_sorted(a, &nr);
+	if (!v) {
+		profile_free(p);
+		return -1;
+	}
+	for (i = 0; i < nr && !err; i++)
+		err = add_sample(p, v[i], fn, info);
+	free(v);
+	if (!err && a->overflow) {
+		struct priv *pv = p->priv;
+
+		id = synthetic_location(p, "[overflow: stack table full]");
+		err = id < 0 ||
+		      grow((void **)&p->samples, &pv->cap_samples, p->nr_samples, sizeof(*ps));
+		if (!err) {
+			ps = &p->samples[p->nr_samples];
+			memset(ps, 0, sizeof(*ps));
+			ps->locs = malloc(sizeof(*ps->locs));
+			ps->comm = profile_intern(p, "[overflow]");
+			ps->root = ps->comm;
+			err = !ps->locs || !ps->comm;
+			if (!err) {
+				ps->locs[0] = (uint32_t)id;
+				ps->nr_locs = 1;
+				ps->count = a->overflow;
+				ps->reason = STOP_COMPLETE; /* not a walk failure */
+				p->nr_samples++;
+				p->overflow = a->overflow;
+				p->total += a->overflow;
+			} else {
+				free(ps->locs);
+			}
+		}
+	}
+	if (err) {
+		profile_free(p);
+		return -1;
+	}
+	return 0;
+}
+
+void profile_free(struct profile *p)
+{
+	struct priv *pv = p->priv;
+	size_t i;
+
+	for (i = 0; i < p->nr_samples; i++)
+		free(p->samples[i].locs);
+	free(p->samples);
+	free(p->locs);
+	free(p->maps);
+	if (pv) {
+		struct pool_block *b = pv->pool, *n;
+
+		for (; b; b = n) {
+			n = b->next;
+			free(b);
+		}
+		table_free(&pv->locs);
+		table_free(&pv->maps);
+		table_free(&pv->strs);
+		free(pv->str_by_id);
+		free(pv);
+	}
+	memset(p, 0, sizeof(*p));
+}

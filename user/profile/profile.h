@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A symbolized profile: the one structure every output writer (folded,
+ * pprof, svg, text, speedscope) consumes, built once from the aggregated
+ * stacks.  Locations are distinct (mapping, address) frames; samples refer
+ * to them leaf first, as pprof does.  An incomplete stack ends (at the root
+ * side) with a synthetic "[incomplete: REASON]" location; samples the stack
+ * table had no room for form one sample whose only location is
+ * "[overflow: stack table full]".  Writers never special-case either.
+ */
+#ifndef CFIPROF_PROFILE_H
+#define CFIPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "user/profile/aggregate.h"
+#include "user/track/cgroups.h"
+#include "user/symbolize/frame_names.h"
+
+struct prof_mapping {
+	uint64_t start, limit, offset; /* runtime range and file offset */
+	const char *path;	       /* as mapped; "[vdso]", "[kernel.kallsyms]" */
+	const char *build_id;	       /* hex, "" if none */
+	uint32_t pid;		       /* 0 for the kernel */
+};
+
+enum prof_loc_kind {
+	PROF_LOC_USER = 0,
+	PROF_LOC_KERNEL,
+	PROF_LOC_SYNTHETIC, /* [incomplete: ...] / [overflow: ...] */
+};
+
+struct prof_location {
+	uint64_t addr;	      /* runtime address looked up (return addresses: pc - 1) */
+	uint64_t rel_addr;    /* address in the object's ELF vaddr space (0 if unknown) */
+	uint32_t mapping;     /* index + 1 into maps, 0 = none */
+	uint32_t kind;	      /* enum prof_loc_kind */
+	const char *function; /* symbol, or "libfoo.so+0x1234", or "[unknown]" */
+};
+
+struct prof_sample {
+	uint64_t count;
+	uint32_t pid, tid;
+	uint32_t ns_pid;	 /* pid inside its PID namespace (== pid on the host) */
+	const char *comm;
+	const char *root;	 /* what flame graphs show under "all": comm, or "GROUP: comm" */
+	const char *group;	 /* --group-by container: container id or cgroup, else NULL */
+	const char *cgroup;	 /* cgroup v2 path, NULL if unknown */
+	const char *container;	 /* container id from the cgroup path, NULL if none */
+	uint32_t reason; /* enum stop_reason */
+	uint32_t nr_locs;
+	uint32_t *locs; /* indices into locs, leaf first */
+};
+
+struct profile {
+	struct prof_sample *samples;
+	size_t nr_samples;
+	struct prof_location *locs;
+	size_t nr_locs;
+	struct prof_mapping *maps;
+	size_t nr_maps;
+	uint64_t total;	       /* samples, overflow included */
+	uint64_t overflow;     /* samples in the [overflow] sample */
+	uint64_t period_ns;    /* sampling period: 1e9 / frequency */
+	uint64_t start_unix_ns;
+	uint64_t duration_ns;
+	const char *event;     /* "cpu-clock" or "cycles" */
+	void *priv;	       /* string pool and lookup tables */
+};
+
+struct profile_info {
+	uint64_t period_ns, start_unix_ns, duration_ns;
+	const char *event;
+	struct cgroup_names *cgroups; /* cgroup id -> path; NULL: no cgroup labels */
+	bool group_by_container;
+};
+
+/* Symbolizes every stack of a (user PCs through fn's process tracker, kernel PCs through its ksyms). */
+int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *fn,
+		  const struct profile_info *info);
+void profile_free(struct profile *p);
+
+/* Interned copy of s, owned by the profile (for writers that make new names). */
+const char *profile_intern(struct profile *p, const char *s);
+
+#endif

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Writer of saved recordings; see recording.h for the format. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/profile/recording.h"
+
+static void write_pcs(FILE *f, const uint64_t *pcs, unsigned int n)
+{
+	unsigned int i;
+
+	if (!n) {
+		fputs(" -", f);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		fprintf(f, "%c%" PRIx64, i ? ',' : ' ', pcs[i]);
+}
+
+static void write_maps(FILE *f, uint32_t pid, const struct proc_mapping *maps, uint32_t n)
+{
+	uint32_t m;
+
+	for (m = 0; m < n; m++) {
+		const struct proc_mapping *pm = &maps[m];
+		const char *bid = pm->sym ? sym_obj_build_id(pm->sym) : pm->key;
+
+		fprintf(f, "map %u %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %u %s %s\n", pid,
+			pm->start, pm->end, pm->offset, pm->bias, pm->flags,
+			bid && bid[0] ? bid : "-", pm->path);
+	}
+}
+
+int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
+		    const struct recording_meta *meta, struct cgroup_names *cgroups)
+{
+	struct kernel_names knames = {0};
+	struct agg_stack **v;
+	uint64_t nr, i;
+	uint32_t b;
+	struct proc *p;
+	const char *c;
+
+	fprintf(f, "# cfiprof recording v1\n");
+	fprintf(f, "meta %u %s %" PRIu64 " %" PRIu64 "\n", meta->freq,
+		meta->event[0] ? meta->event : "cpu-clock", meta->start_unix_ns, meta->duration_ns);
+	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b)) {
+		uint32_t h;
+
+		if (p->ns_pid && p->ns_pid != p->pid)
+			fprintf(f, "proc %u %u\n", p->pid, p->ns_pid);
+		/* older mapping sets first, each under its generation, the current one last */
+		for (h = 0; h < p->nr_history; h++) {
+			fprintf(f, "gen %u %u\n", p->pid, p->history[h].generation);
+			write_maps(f, p->pid, p->history[h].maps, p->history[h].nr_maps);
+		}
+		if (p->generation)
+			fprintf(f, "gen %u %u\n", p->pid, p->generation);
+		write_maps(f, p->pid, p->maps, p->nr_maps);
+	}
+	v = agg_sorted(a, &nr);
+	if (!v)
+		return -1;
+	/* the cgroups the stacks name, each once (a few: a linear check is enough) */
+	for (i = 0; cgroups && i < nr; i++) {
+		const char *path = cgroup_names_get(cgroups, v[i]->cgroup_id);
+		uint64_t k;
+
+		for (k = 0; k < i && v[k]->cgroup_id != v[i]->cgroup_id; k++)
+			;
+		if (path && k == i)
+			fprintf(f, "cgroup %" PRIx64 " %s\n", v[i]->cgroup_id, path);
+	}
+	for (i = 0; meta->ks && i < nr; i++) {
+		const char *name;
+		uint32_t k;
+
+		for (k = 0; k < v[i]->nr_kernel; k++) {
+			uint64_t pc = v[i]->pcs[k];
+
+			if (ksyms_lookup(meta->ks, pc, &name, NULL) || !kernel_name_is_transient(name) ||
+			    kernel_names_find(&knames, pc))
+				continue;
+			if (kernel_names_add(&knames, pc, name)) {
+				kernel_names_free(&knames);
+				free(v);
+				return -1;
+			}
+			fprintf(f, "kname %" PRIx64 " %s\n", pc, name);
+		}
+	}
+	kernel_names_free(&knames);
+	for (i = 0; i < nr; i++) {
+		const struct agg_stack *s = v[i];
+
+		fprintf(f, "stack %" PRIu64 " %u %u %u %u ", s->count, s->pid, s->tid, s->reason,
+			s->flags);
+		for (c = s->comm; *c; c++)
+			fputc(*c == ' ' || *c == '\n' ? '_' : *c, f);
+		if (!s->comm[0])
+			fputc('-', f);
+		fputs(" k", f);
+		write_pcs(f, s->pcs, s->nr_kernel);
+		fputs(" u", f);
+		write_pcs(f, s->pcs + s->nr_kernel, s->nr_user);
+		if (s->cgroup_id)
+			fprintf(f, " c %" PRIx64, s->cgroup_id);
+		if (s->generation)
+			fprintf(f, " g %u", s->generation);
+		fputc('\n', f);
+	}
+	if (a->overflow)
+		fprintf(f, "overflow %" PRIu64 "\n", a->overflow);
+	free(v);
+	return ferror(f) ? -1 : 0;
+}
+
+/* Parses "-" or a comma-separated hex list into pcs; returns the count or -1. */
+static int parse_pcs(const char *s, uint64_t *pcs, int max)
+{
+	int n = 0;
+	char *end;
+
+	if (!strcmp(s, "-"))
+		return 0;
+	for (;;) {
+		if (n == max)
+			return -1;
+		errno = 0;
+		pcs[n++] = strtoull(s, &end, 16);
+		if (errno || end == s)
+			return -1;
+		if (*end == 0)
+			return n;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
+}
+
+static void note_bad(uint64_t *bad, char *err, size_t errlen, unsigned long line, const char *why)
+{
+	if (!(*bad)++)
+		snprintf(err, errlen, "line %lu: %s", line, why);
+}
+
+int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
+		   struct recording_meta *meta, struct cgroup_names *cgroups, uint64_t *bad, char *err,
+		   size_t errlen)
+{
+	/* a record buffer big enough for any stack the walker can produce */
+	static uint64_t rec_buf[(sizeof(struct sample_record) / 8) + MAX_KERNEL_FRAMES +
+				MAX_USER_FRAMES_LIMIT + 1];
+	struct sample_record *r = (struct sample_record *)rec_buf;
+	char *line = NULL, kl[16384], ul[32768], comm[64], path[4096], bid[160];
+	unsigned long lineno = 0;
+	size_t cap = 0;
+	ssize_t len;
+	int ret = 0;
+
+	memset(meta, 0, sizeof(*meta));
+	*bad = 0;
+	err[0] = 0;
+	len = getline(&line, &cap, f);
+	if (len <= 0 || strncmp(line, "# cfiprof recording v1", 22)) {
+		snprintf(err, errlen, "not a cfiprof recording (no '# cfiprof recording v1' header)");
+		free(line);
+		return -1;
+	}
+	lineno = 1;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		if ((size_t)len >= sizeof(ul)) {
+			note_bad(bad, err, errlen, lineno, "line too long");
+			continue;
+		}
+		if (!strncmp(line, "meta ", 5)) {
+			if (sscanf(line, "meta %u %31s %" SCNu64 " %" SCNu64, &meta->freq, meta->event,
+				   &meta->start_unix_ns, &meta->duration_ns) != 4)
+				note_bad(bad, err, errlen, lineno, "malformed meta line");
+		} else if (!strncmp(line, "map ", 4)) {
+			struct proc_mapping m;
+			unsigned int pid;
+
+			memset(&m, 0, sizeof(m));
+			if (sscanf(line,
+				   "map %u %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64
+				   " %u %159s %4095[^\n]",
+				   &pid, &m.start, &m.end, &m.offset, &m.bias, &m.flags, bid,
+				   path) != 8 ||
+			    m.end <= m.start) {
+				note_bad(bad, err, errlen, lineno, "malformed map line");
+				continue;
+			}
+			snprintf(m.path, sizeof(m.path), "%.255s", path);
+			snprintf(m.key, sizeof(m.key), "%s", strcmp(bid, "-") ? bid : "");
+			if (proc_tracker_add_saved(pt, pid, &m)) {
+				ret = -1;
+				break;
+			}
+		} else if (!strncmp(line, "kname ", 6)) {
+			uint64_t pc;
+			int at = 0;
+
+			if (sscanf(line, "kname %" SCNx64 " %n", &pc, &at) != 1 || !at ||
+			    !line[at] || line[at] == '\n') {
+				note_bad(bad, err, errlen, lineno, "malformed kname line");
+				continue;
+			}
+			line[strcspn(line, "\n")] = 0;
+			if (kernel_names_add(&meta->knames, pc, line + at)) {
+				ret = -1;
+				break;
+			}
+		} else if (!strncmp(line, "proc ", 5)) {
+			unsigned int pid, ns_pid;
+
+			if (sscanf(line, "proc %u %u", &pid, &ns_pid) != 2) {
+				note_bad(bad, err, errlen, lineno, "malformed proc line");
+				continue;
+			}
+			proc_tracker_saved_ns_pid(pt, pid, ns_pid);
+		} else if (!strncmp(line, "gen ", 4)) {
+			unsigned int pid, gen;
+
+			if (sscanf(line, "gen %u %u", &pid, &gen) != 2 || !gen) {
+				note_bad(bad, err, errlen, lineno, "malformed gen line");
+				continue;
+			}
+			proc_tracker_saved_generation(pt, pid, gen);
+		} else if (!strncmp(line, "cgroup ", 7)) {
+			unsigned long long id;
+
+			if (sscanf(line, "cgroup %llx %4095[^\n]", &id, path) != 2) {
+				note_bad(bad, err, errlen, lineno, "malformed cgroup line");
+				continue;
+			}
+			if (cgroups)
+				cgroup_names_add(cgroups, id, path);
+		} else if (!strncmp(line, "stack ", 6)) {
+			unsigned long long count, cgroup_id = 0;
+			unsigned int pid, tid, reason, flags;
+			int nk, nu, used = 0;
+
+			if (sscanf(line, "stack %llu %u %u %u %u %63s k %16383s u %32767s%n", &count,
+				   &pid, &tid, &reason, &flags, comm, kl, ul, &used) != 8 ||
+			    reason >= STOP_REASON_MAX || count == 0) {
+				note_bad(bad, err, errlen, lineno, "malformed stack line");
+				continue;
+			}
+			memset(r, 0, sizeof(*r));
+			nk = parse_pcs(kl, (uint64_t *)r->pcs, MAX_KERNEL_FRAMES);
+			nu = nk < 0 ? -1
+				   : parse_pcs(ul, (uint64_t *)r->pcs + nk, MAX_USER_FRAMES_LIMIT);
+			if (nk < 0 || nu < 0) {
+				note_bad(bad, err, errlen, lineno, "malformed PC list");
+				continue;
+			}
+			{
+				const char *c = strstr(line + used, " c "), *g = strstr(line + used, " g ");
+				unsigned int gen = 0;
+
+				if (!c || sscanf(c, " c %llx", &cgroup_id) != 1)
+					cgroup_id = 0;
+				if (g && sscanf(g, " g %u", &gen) == 1)
+					r->generation = gen;
+				else
+					r->generation = 0;
+			}
+			r->type = RECORD_SAMPLE;
+			r->cgroup_id = cgroup_id;
+			r->pid = pid;
+			r->tid = tid;
+			r->reason = (uint8_t)reason;
+			r->flags = (uint8_t)flags;
+			r->nr_kernel = (uint16_t)nk;
+			r->nr_user = (uint16_t)nu;
+			snprintf(r->comm, sizeof(r->comm), "%.15s", strcmp(comm, "-") ? comm : "");
+			agg_add_n(a, r, sizeof(*r) + (size_t)(nk + nu) * sizeof(uint64_t), count);
+		} else if (!strncmp(line, "overflow ", 9)) {
+			unsigned long long n;
+
+			if (sscanf(line, "overflow %llu", &n) == 1)
+				a->overflow += n;
+			else
+				note_bad(bad, err, errlen, lineno, "malformed overflow line");
+		} else if (line[0] != '#' && line[0] != '\n') {
+			note_bad(bad, err, errlen, lineno, "unknown line");
+		}
+	}
+	free(line);
+	proc_tracker_sort(pt);
+	return ret;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Saved recordings (record --save): the aggregated raw stacks plus every
+ * mapping needed to symbolize them later, in a line-based text format:
+ *
+ *   # cfiprof recording v1
+ *   meta FREQ EVENT START-UNIX-NS DURATION-NS
+ *   map PID START END OFFSET BIAS FLAGS BUILD-ID PATH
+ *   proc PID NS-PID
+ *   gen PID GENERATION          (the map lines after it belong to that generation)
+ *   cgroup ID PATH
+ *   kname PC NAME               (a kernel frame's name when recorded: BPF programs)
+ *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID] [g GENERATION]
+ *
+ * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS; an empty list is "-";
+ * COMM has spaces replaced by '_'.  PCs are leaf first, as the walker emits them.
+ */
+#ifndef CFIPROF_RECORDING_H
+#define CFIPROF_RECORDING_H
+
+#include <stdio.h>
+
+#include "user/profile/aggregate.h"
+#include "user/track/cgroups.h"
+#include "user/symbolize/frame_names.h"
+#include "user/track/proc_tracker.h"
+
+struct recording_meta {
+	uint32_t freq;
+	char event[32];
+	uint64_t start_unix_ns, duration_ns;
+	const struct ksyms *ks;	   /* write: names of BPF program frames are saved */
+	struct kernel_names knames; /* read: those names (kernel_names_free when done) */
+};
+
+int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
+		    const struct recording_meta *meta, struct cgroup_names *cgroups);
+
+/*
+ * Reads a recording into a (stacks) and pt (mappings; symbols are loaded
+ * from the files named, so a recording can be re-rendered without root).
+ * Malformed lines are skipped and counted in *bad (the first one described in
+ * err); returns 0, or -1 if the file is not a recording at all.
+ */
+int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
+		   struct recording_meta *meta, struct cgroup_names *cgroups, uint64_t *bad, char *err,
+		   size_t errlen);
+
+#endif

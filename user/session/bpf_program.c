@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The BPF side's life cycle: open, size, load, attach, read counters, close. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cfiprof.skel.h"
+#include "user/session/bpf_program.h"
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	/* verifier logs arrive at WARN level: keep them, drop debug chatter */
+	if (level == LIBBPF_DEBUG || getenv("CFIPROF_QUIET_LIBBPF"))
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static void explain_privilege(int err)
+{
+	if (err != -EPERM && err != -EACCES)
+		return;
+	fprintf(stderr,
+		"cfiprof: permission denied loading BPF: run as root, or grant CAP_BPF and "
+		"CAP_PERFMON (plus CAP_SYS_PTRACE to read other users' processes), e.g.\n"
+		"  sudo setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search+ep cfiprof\n");
+}
+
+static void *map_mmap(struct bpf_map *m, size_t *len)
+{
+	size_t sz = (size_t)bpf_map__value_size(m) * bpf_map__max_entries(m);
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	sz = (sz + (size_t)page - 1) & ~((size_t)page - 1);
+	p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*len = sz;
+	return p;
+}
+
+int loader_open(struct loader *l, const struct loader_opts *o)
+{
+	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
+	struct cfiprof_bpf *skel;
+	int err;
+
+	memset(l, 0, sizeof(*l));
+	libbpf_set_print(libbpf_quiet);
+	/* kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK */
+	setrlimit(RLIMIT_MEMLOCK, &rl);
+	skel = cfiprof_bpf__open();
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, "cfiprof: cannot open the BPF object: %s\n", strerror(errno));
+		return err;
+	}
+	l->skel = skel;
+	l->uses_bpf_loop =
+		!o->force_tail_calls &&
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	skel->rodata->filter_enabled = o->filter_pids;
+	skel->rodata->follow_children = o->follow_children;
+	skel->rodata->filter_cgroup = o->cgroup_fd >= 0;
+	skel->rodata->collect_kernel = o->collect_kernel;
+	skel->rodata->use_bpf_loop = l->uses_bpf_loop;
+	skel->rodata->max_user_frames = o->max_frames;
+	/* new mappings (dlopen) should load within a few ms, not wait out a long rate limit */
+	skel->rodata->request_interval_ns = 10 * 1000 * 1000;
+	l->rows_max = (o->rows_max + 1) & ~1u;
+	l->rules_max = bpf_map__max_entries(skel->maps.rules);
+	/* rows and rules are written by user space through mmap: no syscall per row */
+	bpf_map__set_max_entries(skel->maps.rows, l->rows_max / 2);
+	bpf_map__set_map_flags(skel->maps.rows, bpf_map__map_flags(skel->maps.rows) | BPF_F_MMAPABLE);
+	bpf_map__set_map_flags(skel->maps.rules,
+			       bpf_map__map_flags(skel->maps.rules) | BPF_F_MMAPABLE);
+	/*
+	 * Hash maps filled only from user space need no preallocation: the page
+	 * index alone would pin 20 MiB whatever is loaded.
+	 */
+	bpf_map__set_map_flags(skel->maps.pages,
+			       bpf_map__map_flags(skel->maps.pages) | BPF_F_NO_PREALLOC);
+	bpf_map__set_map_flags(skel->maps.procs,
+			       bpf_map__map_flags(skel->maps.procs) | BPF_F_NO_PREALLOC);
+	bpf_map__set_map_flags(skel->maps.target_pids,
+			       bpf_map__map_flags(skel->maps.target_pids) | BPF_F_NO_PREALLOC);
+	if (o->ringbuf_bytes) {
+		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
+		/* a wakeup must come before the ring is full */
+		if (skel->rodata->wakeup_bytes > o->ringbuf_bytes / 8)
+			skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
+	}
+	/*
+	 * The tail-call walker is most of what the verifier has to prove (its
+	 * 32-frame unrolled body): not loaded when bpf_loop walks.
+	 */
+	if (l->uses_bpf_loop)
+		bpf_program__set_autoload(skel->progs.walk_tc, false);
+	err = cfiprof_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "cfiprof: loading the BPF program failed: %s\n", strerror(-err));
+		explain_privilege(err);
+		goto fail;
+	}
+	if (!l->uses_bpf_loop) {
+		__u32 zero = 0;
+		int fd = bpf_program__fd(skel->progs.walk_tc);
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.walk_progs), &zero, &fd, BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "cfiprof: cannot set up the tail-call walker: %s\n",
+				strerror(errno));
+			goto fail;
+		}
+	}
+	l->rows_mem = map_mmap(skel->maps.rows, &l->rows_len);
+	l->rules_mem = map_mmap(skel->maps.rules, &l->rules_len);
+	if (!l->rows_mem || !l->rules_mem) {
+		err = -errno;
+		fprintf(stderr, "cfiprof: cannot mmap the table maps: %s\n", strerror(errno));
+		goto fail;
+	}
+	if (o->cgroup_fd >= 0) {
+		__u32 zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.target_cgroup), &zero, &o->cgroup_fd,
+					BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "cfiprof: cannot set the cgroup filter: %s\n", strerror(errno));
+			goto fail;
+		}
+	}
+	l->procs_fd = bpf_map__fd(skel->maps.procs);
+	l->mappings_fd = bpf_map__fd(skel->maps.mappings);
+	l->pages_fd = bpf_map__fd(skel->maps.pages);
+	l->target_pids_fd = bpf_map__fd(skel->maps.target_pids);
+	l->events_fd = bpf_map__fd(skel->maps.events);
+	l->counters_fd = bpf_map__fd(skel->maps.counters);
+	l->nr_cpus = libbpf_num_possible_cpus();
+	if (l->nr_cpus <= 0) {
+		err = -EINVAL;
+		goto fail;
+	}
+	return 0;
+fail:
+	loader_close(l);
+	return err;
+}
+
+int loader_attach_tracepoints(struct loader *l)
+{
+	int err;
+
+	err = cfiprof_bpf__attach(l->skel);
+
+	if (err)
+		fprintf(stderr, "cfiprof: attaching exec/exit tracepoints failed: %s\n",
+			strerror(-err));
+	return err;
+}
+
+int loader_attach_perf(struct loader *l, const struct loader_opts *o)
+{
+	struct perf_event_attr attr;
+	int cpu, attached = 0, err = 0;
+
+	l->perf_fds = calloc((size_t)l->nr_cpus, sizeof(*l->perf_fds));
+	l->links = calloc((size_t)l->nr_cpus, sizeof(*l->links));
+	if (!l->perf_fds || !l->links)
+		return -ENOMEM;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = o->use_cycles ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
+	attr.config = o->use_cycles ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK;
+	attr.freq = 1;
+	attr.sample_freq = o->freq;
+	for (cpu = 0; cpu < l->nr_cpus; cpu++) {
+		int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		l->perf_fds[cpu] = -1;
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue; /* offline CPU */
+			err = -errno;
+			if (o->use_cycles && (errno == ENOENT || errno == EOPNOTSUPP))
+				fprintf(stderr, "cfiprof: hardware cycles are not available on this "
+						"machine; use the default cpu-clock event\n");
+			else
+				fprintf(stderr, "cfiprof: perf_event_open on CPU %d: %s\n", cpu,
+					strerror(errno));
+			if (errno == EACCES || errno == EPERM)
+				explain_privilege(-EPERM);
+			return err;
+		}
+		l->perf_fds[cpu] = fd;
+		l->links[cpu] = bpf_program__attach_perf_event(l->skel->progs.on_sample, fd);
+		if (!l->links[cpu]) {
+			err = -errno;
+			fprintf(stderr, "cfiprof: attaching to the perf event on CPU %d: %s\n", cpu,
+				strerror(errno));
+			return err;
+		}
+		attached++;
+	}
+	return attached ? 0 : -ENODEV;
+}
+
+void loader_detach_perf(struct loader *l)
+{
+	int cpu;
+
+	for (cpu = 0; l->links && cpu < l->nr_cpus; cpu++) {
+		bpf_link__destroy(l->links[cpu]);
+		l->links[cpu] = NULL;
+	}
+	for (cpu = 0; l->perf_fds && cpu < l->nr_cpus; cpu++) {
+		if (l->perf_fds[cpu] >= 0)
+			close(l->perf_fds[cpu]);
+		l->perf_fds[cpu] = -1;
+	}
+	free(l->links);
+	free(l->perf_fds);
+	l->links = NULL;
+	l->perf_fds = NULL;
+}
+
+void loader_close(struct loader *l)
+{
+	loader_detach_perf(l);
+	if (l->rows_mem)
+		munmap(l->rows_mem, l->rows_len);
+	if (l->rules_mem)
+		munmap(l->rules_mem, l->rules_len);
+	cfiprof_bpf__destroy(l->skel);
+	memset(l, 0, sizeof(*l));
+}
+
+int loader_read_counters(struct loader *l, uint64_t out[CNT_MAX])
+{
+	uint64_t *vals = calloc((size_t)l->nr_cpus, sizeof(uint64_t));
+	uint32_t id;
+	int cpu;
+
+	if (!vals)
+		return -ENOMEM;
+	for (id = 0; id < CNT_MAX; id++) {
+		out[id] = 0;
+		if (bpf_map_lookup_elem(l->counters_fd, &id, vals))
+			continue;
+		for (cpu = 0; cpu < l->nr_cpus; cpu++)
+			out[id] += vals[cpu];
+	}
+	free(vals);
+	return 0;
+}
+
+int loader_add_target(struct loader *l, uint32_t pid)
+{
+	uint8_t one = 1;
+
+	return bpf_map_update_elem(l->target_pids_fd, &pid, &one, BPF_ANY) ? -errno : 0;
+}
+
+int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	struct bpf_program *progs[] = {l->skel->progs.on_sample, l->skel->progs.walk_tc};
+	size_t i;
+
+	*run_ns = *run_cnt = 0;
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_program__fd(progs[i]) < 0)
+			continue; /* walk_tc is not loaded when bpf_loop walks */
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
+			return -errno;
+		*run_ns += info.run_time_ns;
+		/* a tail call is part of the sample that started in on_sample */
+		if (progs[i] == l->skel->progs.on_sample)
+			*run_cnt += info.run_cnt;
+	}
+	return 0;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Loads the BPF skeleton, sizes its maps, opens perf events on every CPU and attaches. */
+#ifndef CFIPROF_BPF_PROGRAM_H
+#define CFIPROF_BPF_PROGRAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpf/cfiprof_abi.h"
+
+struct loader_opts {
+	bool filter_pids;      /* only tgids in target_pids */
+	bool follow_children;  /* ... and the processes they fork */
+	bool collect_kernel;   /* kernel stacks */
+	bool force_tail_calls; /* do not use bpf_loop even if the kernel has it */
+	bool use_cycles;       /* hardware cycles instead of cpu-clock */
+	uint32_t max_frames;   /* user frames per sample */
+	uint32_t freq;	       /* samples per second per CPU */
+	uint32_t rows_max;     /* capacity of the rows map */
+	uint32_t ringbuf_bytes;
+	int cgroup_fd; /* >= 0: only tasks in this cgroup v2 directory, or below */
+};
+
+struct loader {
+	struct cfiprof_bpf *skel;
+	int nr_cpus;
+	int *perf_fds;
+	struct bpf_link **links;
+	struct cfi_row *rows_mem;
+	struct cfi_rule *rules_mem;
+	size_t rows_len, rules_len;
+	uint32_t rows_max, rules_max;
+	bool uses_bpf_loop;
+	int procs_fd, mappings_fd, pages_fd, target_pids_fd, events_fd, counters_fd;
+};
+
+/* Opens and loads; on failure prints a clear reason (privilege, verifier) and returns < 0. */
+int loader_open(struct loader *l, const struct loader_opts *o);
+/* Tracepoints (exec/exit) now; perf events on every online CPU. */
+int loader_attach_tracepoints(struct loader *l);
+int loader_attach_perf(struct loader *l, const struct loader_opts *o);
+void loader_detach_perf(struct loader *l);
+void loader_close(struct loader *l);
+/* Sums the per-CPU counters. */
+int loader_read_counters(struct loader *l, uint64_t out[CNT_MAX]);
+int loader_add_target(struct loader *l, uint32_t pid);
+/* Run time of the sampling programs (needs kernel.bpf_stats_enabled=1). */
+int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt);
+
+#endif

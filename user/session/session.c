@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The profiling session shared by record and top; see session.h. */
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "user/track/cgroups.h"
+#include "common/clock.h"
+#include "user/symbolize/frame_names.h"
+#include "user/session/privileges.h"
+#include "user/session/session.h"
+
+volatile sig_atomic_t session_stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	session_stop_requested = 1;
+}
+
+uint64_t session_unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+double session_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+
+static int parse_pid(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v == 0 || v > INT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int handle_record(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	const struct event_record *ev = data;
+
+	if (size < sizeof(uint32_t))
+		return 0;
+	switch (ev->type) {
+	case RECORD_SAMPLE: {
+		const struct sample_record *r = data;
+		int ok;
+
+		s->records++;
+		pthread_mutex_lock(&s->agg_lock);
+		ok = agg_add(&s->agg, r, size) == 0;
+		pthread_mutex_unlock(&s->agg_lock);
+		if (ok)
+			proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
+		break;
+	}
+	case RECORD_REQUEST:
+	case RECORD_EXEC:
+	case RECORD_EXIT:
+		s->events++;
+		if (size >= sizeof(*ev))
+			proc_tracker_request(s->pt, ev->pid,
+					     ev->type == RECORD_REQUEST ? WORK_LOAD
+					     : ev->type == RECORD_EXEC  ? WORK_EXEC
+									: WORK_EXIT,
+					     ev->time_ns);
+		break;
+	default:
+		pthread_mutex_lock(&s->agg_lock);
+		s->agg.malformed++;
+		pthread_mutex_unlock(&s->agg_lock);
+		break;
+	}
+	return 0;
+}
+
+/* The consumer never waits on table builds: those run on the tracker's loader thread. */
+static void *consumer_main(void *arg)
+{
+	struct session *s = arg;
+	int err;
+
+	/* requests for unknown mappings pass through here: do not queue behind the workload */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
+	while (!s->consumer_stop) {
+		err = ring_buffer__poll(s->rb, 100);
+		/* samples are submitted without a wakeup until enough are pending */
+		if (err >= 0)
+			err = ring_buffer__consume(s->rb);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "cfiprof: ring buffer: %s\n", strerror(-err));
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void queue_all_pids(struct proc_tracker *pt)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	uint32_t pid;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (!parse_pid(e->d_name, &pid))
+			proc_tracker_request(pt, pid, WORK_LOAD, 0);
+	}
+	closedir(d);
+}
+
+/* The child waits for a byte on the pipe, so profiling is armed before it runs. */
+static pid_t spawn_stopped(char **cmd, int *go_fd)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(127);
+		/* stop right after exec, so its tables are in place before it runs */
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "cfiprof: cannot run '%s': %s\n", cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	*go_fd = p[1];
+	return pid;
+}
+
+/* AT_ENTRY from /proc/PID/auxv: where the program starts once ld.so has mapped its libraries. */
+static uint64_t auxv_entry(pid_t pid)
+{
+	char path[64];
+	Elf64_auxv_t av;
+	uint64_t entry = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fread(&av, sizeof(av), 1, f) == 1 && av.a_type != AT_NULL) {
+		if (av.a_type == AT_ENTRY) {
+			entry = av.a_un.a_val;
+			break;
+		}
+	}
+	fclose(f);
+	return entry;
+}
+
+/*
+ * Runs the stopped child to its entry point with a one-shot breakpoint, so
+ * that the dynamic loader has mapped every needed library.  false if the child
+ * died on the way; true otherwise (even if the breakpoint could not be used).
+ */
+static bool run_to_entry(pid_t pid)
+{
+	struct user_regs_struct regs;
+	uint64_t entry = auxv_entry(pid);
+	long word;
+	int status;
+
+	if (!entry)
+		return true;
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, NULL);
+	if (errno)
+		return true;
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)((word & ~0xffL) | 0xcc)))
+		return true;
+	for (;;) {
+		if (ptrace(PTRACE_CONT, pid, NULL, NULL) || waitpid(pid, &status, 0) != pid ||
+		    !WIFSTOPPED(status))
+			return false;
+		if (WSTOPSIG(status) == SIGTRAP)
+			break;
+		/* other signals before main are the program's own: deliver them */
+		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(status)))
+			return false;
+		if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+			return false;
+		if (WSTOPSIG(status) == SIGTRAP)
+			break;
+	}
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) || regs.rip != entry + 1)
+		return true;
+	regs.rip = entry;
+	ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)word);
+	ptrace(PTRACE_SETREGS, pid, NULL, &regs);
+	return true;
+}
+
+/*
+ * The child stops with SIGTRAP after a successful exec (PTRACE_TRACEME).  Run
+ * it to its entry point, load its mappings, then let it go: its first
+ * samples already unwind.  Returns false if the child is already gone.
+ */
+static bool release_after_exec(struct session *s)
+{
+	uint64_t exec_ns;
+	int status;
+
+	if (waitpid(s->child, &status, 0) != s->child)
+		return false;
+	exec_ns = mono_ns();
+	if (!WIFSTOPPED(status)) {
+		/* under PTRACE_TRACEME only a failed exec exits before the first stop */
+		s->child_status = status;
+		s->exec_failed = true;
+		return false;
+	}
+	/*
+	 * Only now a target: before the exec the child is a copy of cfiprof, whose
+	 * own 30-odd libraries would otherwise be sampled and their tables built.
+	 * The executable and ld.so first: the loader's own work is sampled too.
+	 */
+	loader_add_target(&s->ld, (uint32_t)s->child);
+	proc_tracker_load_now(s->pt, (uint32_t)s->child);
+	if (!run_to_entry(s->child))
+		return false;
+	proc_tracker_load_now(s->pt, (uint32_t)s->child);
+	/* the latency the summary reports counts the time it waited for its tables */
+	proc_tracker_note_exec(s->pt, (uint32_t)s->child, exec_ns);
+	ptrace(PTRACE_DETACH, s->child, NULL, NULL);
+	return true;
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+void session_print_summary(struct session *s, FILE *f)
+{
+	uint64_t c[CNT_MAX] = {0};
+	struct table_store_stats ts = s->ts.stats;
+	struct tracker_stats tr;
+	uint64_t hits, misses, stops = 0, lost, run_ns = 0, run_cnt = 0;
+	double secs = session_now() - s->start;
+	uint32_t b;
+	struct proc *p;
+	int i;
+
+	loader_read_counters(&s->ld, c);
+	proc_tracker_stats(s->pt, &tr);
+	hits = c[CNT_CACHE_HIT];
+	misses = c[CNT_CACHE_MISS];
+	lost = c[CNT_LOST_RINGBUF];
+	for (i = 0; i < STOP_REASON_MAX; i++)
+		stops += c[CNT_STOP_BASE + i];
+	fprintf(f, "cfiprof: %.1f s, %" PRIu64 " samples (%" PRIu64 " written, %" PRIu64
+			" lost: ring buffer full), %" PRIu64 " received\n",
+		secs, c[CNT_SAMPLES], c[CNT_WRITTEN], lost, s->agg.samples);
+	fprintf(f, "cfiprof: stop reasons:");
+	for (i = 0; i < STOP_REASON_MAX; i++) {
+		if (c[CNT_STOP_BASE + i])
+			fprintf(f, " %s %" PRIu64 " (%.2f%%)", stop_reason_name(i),
+				c[CNT_STOP_BASE + i], pct(c[CNT_STOP_BASE + i], stops));
+	}
+	fprintf(f, "\n");
+	fprintf(f,
+		"cfiprof: rule cache hit rate %.1f%% (%" PRIu64 " hits, %" PRIu64
+		" misses), %.1f user frames per sample, %" PRIu64 " frame-pointer frames\n",
+		pct(hits, hits + misses), hits, misses,
+		s->agg.user_samples ? (double)s->agg.user_frames / (double)s->agg.user_samples : 0.0,
+		c[CNT_FP_FRAMES]);
+	fprintf(f,
+		"cfiprof: tables: %" PRIu64 " objects loaded (%" PRIu64 " without CFI, %" PRIu64
+		" failed, %" PRIu64 " reused after their last process), at most %" PRIu64 " of %" PRIu64
+		" rows and %" PRIu64 " pages in use, %" PRIu64 " rules; processes: %" PRIu64
+		" loaded, %" PRIu64 " reloaded, %" PRIu64 " exited, %" PRIu64 " vanished\n",
+		ts.objects_loaded, ts.objects_no_cfi, ts.objects_failed, ts.idle_reused, ts.rows_peak,
+		ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads, tr.reloads, tr.exits,
+		tr.vanished);
+	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)
+		fprintf(f,
+			"cfiprof: losses: %" PRIu64 " events (ring buffer), %" PRIu64
+			" load requests (queue full), %" PRIu64 " samples in [overflow], %" PRIu64
+			" malformed records\n",
+			c[CNT_EVENTS_LOST], tr.queue_dropped, s->agg.overflow, s->agg.malformed);
+	if (!loader_prog_stats(&s->ld, &run_ns, &run_cnt) && run_ns && c[CNT_SAMPLES]) {
+		double per_sample = (double)run_ns / (double)c[CNT_SAMPLES];
+		double frames = (double)c[CNT_FRAMES] / (double)c[CNT_SAMPLES];
+
+		fprintf(f,
+			"cfiprof: BPF run time %.0f ns per sample, %.1f ns per user frame (%" PRIu64
+			" runs, %" PRIu64 " sampled, kernel.bpf_stats_enabled)\n",
+			per_sample, frames > 0 ? per_sample / frames : 0.0, run_cnt, c[CNT_SAMPLES]);
+	}
+	for (p = proc_tracker_first(s->pt, &b); p; p = proc_tracker_next(s->pt, p, &b)) {
+		if (p->exec_ns && p->first_complete_ns)
+			fprintf(f, "cfiprof: pid %u: first complete stack %.1f ms after exec\n",
+				p->pid, (double)(p->first_complete_ns - p->exec_ns) / 1e6);
+	}
+}
+
+
+void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, uint64_t *lost)
+{
+	uint64_t c[CNT_MAX] = {0};
+
+	loader_read_counters(&s->ld, c);
+	*samples = c[CNT_SAMPLES];
+	*complete = c[CNT_STOP_BASE + STOP_COMPLETE];
+	*lost = c[CNT_LOST_RINGBUF];
+}
+
+int session_start(struct session *s, const struct session_opts *o)
+{
+	struct loader_opts lo = {0};
+	int err, i;
+
+	memset(s, 0, sizeof(*s));
+	s->opts = *o;
+	s->child = -1;
+	s->cgroup_fd = -1;
+	s->go_fd = -1;
+	pthread_mutex_init(&s->agg_lock, NULL);
+	if (!privileges_check(o->all || o->nr_pids || o->cgroup[0]))
+		return -EPERM;
+	lo.cgroup_fd = -1;
+	if (o->cgroup[0]) {
+		s->cgroup_fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (s->cgroup_fd < 0) {
+			err = -errno;
+			fprintf(stderr, "cfiprof: cannot open cgroup %s: %s\n", o->cgroup,
+				strerror(errno));
+			return err;
+		}
+		lo.cgroup_fd = s->cgroup_fd;
+	}
+	/* a cgroup filter alone: every process in it, whenever it arrives */
+	lo.filter_pids = !o->all && !o->cgroup[0];
+	lo.follow_children = !o->no_inherit;
+	lo.collect_kernel = o->kernel;
+	lo.force_tail_calls = o->tail_calls;
+	lo.use_cycles = o->cycles;
+	lo.max_frames = o->max_frames;
+	lo.freq = o->freq;
+	lo.rows_max = o->rows_max;
+	lo.ringbuf_bytes = o->ringbuf_bytes;
+	err = loader_open(&s->ld, &lo);
+	if (err)
+		return err;
+	err = table_store_init(&s->ts, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
+			       s->ld.rules_max, s->ld.pages_fd);
+	s->ts_ready = !err;
+	s->ts.verbose = o->verbose;
+	s->ts.max_bytes = o->max_table_bytes;
+	s->ts.idle_ttl_ns = (uint64_t)(o->table_idle_ttl * 1e9);
+	s->syms = sym_cache_new();
+	s->pt = s->syms ? proc_tracker_new(&s->ts, s->syms, s->ld.procs_fd, s->ld.mappings_fd)
+			: NULL;
+	if (err || !s->pt || agg_init(&s->agg, o->max_stacks)) {
+		fprintf(stderr, "cfiprof: out of memory\n");
+		return -ENOMEM;
+	}
+	proc_tracker_set_max_procs(s->pt, o->max_procs);
+	s->rb = ring_buffer__new(s->ld.events_fd, handle_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		fprintf(stderr, "cfiprof: cannot open the ring buffer: %s\n", strerror(errno));
+		return err;
+	}
+	for (i = 0; i < o->nr_pids; i++) {
+		if (kill((pid_t)o->pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "cfiprof: no process with pid %u\n", o->pids[i]);
+			return -ESRCH;
+		}
+		loader_add_target(&s->ld, o->pids[i]);
+		/* before attaching, so that the first samples already unwind */
+		if (proc_tracker_load_now(s->pt, o->pids[i]))
+			fprintf(stderr, "cfiprof: pid %u: cannot read its mappings\n", o->pids[i]);
+	}
+	if (o->cgroup[0]) {
+		uint32_t *pids = NULL;
+		int n = cgroup_pids(o->cgroup, &pids);
+
+		/* like -p: tables in place before the first sample */
+		for (i = 0; i < n; i++)
+			proc_tracker_load_now(s->pt, pids[i]);
+		free(pids);
+	}
+	if (o->cmd) {
+		s->child = spawn_stopped(o->cmd, &s->go_fd);
+		if (s->child < 0) {
+			err = -errno;
+			fprintf(stderr, "cfiprof: fork: %s\n", strerror(errno));
+			return err;
+		}
+	}
+	err = loader_attach_tracepoints(&s->ld);
+	if (err)
+		return err;
+	if (proc_tracker_start(s->pt))
+		return -1;
+	if (o->all)
+		queue_all_pids(s->pt);
+
+	err = pthread_create(&s->consumer, NULL, consumer_main, s);
+	if (err)
+		return -err;
+	s->consumer_started = true;
+	err = loader_attach_perf(&s->ld, &lo);
+	if (err)
+		return err;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	s->start = session_now();
+	s->start_unix_ns = session_unix_ns();
+	if (s->go_fd >= 0) {
+		if (write(s->go_fd, "g", 1) != 1)
+			fprintf(stderr, "cfiprof: cannot start the command\n");
+		close(s->go_fd);
+		s->go_fd = -1;
+		if (!release_after_exec(s)) {
+			s->child_done = true;
+			if (s->exec_failed)
+				return -ENOEXEC; /* the child said why */
+			waitpid(s->child, &s->child_status, WNOHANG);
+		}
+	}
+	return 0;
+}
+
+void session_wait(struct session *s, double deadline, void (*tick)(struct session *, void *),
+		  void *ctx)
+{
+	double next_tick = session_now() + 1.0;
+
+	while (!session_stop_requested && !s->child_done) {
+		struct timespec ts = {0, 50 * 1000 * 1000};
+
+		nanosleep(&ts, NULL);
+		if (deadline && session_now() >= deadline)
+			break;
+		if (s->child > 0 && waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
+			s->child_done = true;
+			break;
+		}
+		if (tick && session_now() >= next_tick) {
+			tick(s, ctx);
+			next_tick += 1.0;
+		}
+	}
+}
+
+void session_stop(struct session *s)
+{
+	loader_detach_perf(&s->ld);
+	if (s->consumer_started) {
+		s->consumer_stop = true;
+		pthread_join(s->consumer, NULL);
+		s->consumer_started = false;
+	}
+	/* everything sampled before detaching is still in the ring buffer */
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+	if (s->pt) {
+		proc_tracker_drain(s->pt);
+		proc_tracker_stop(s->pt, false);
+	}
+}
+
+void session_free(struct session *s)
+{
+	if (s->consumer_started) {
+		s->consumer_stop = true;
+		pthread_join(s->consumer, NULL);
+	}
+	if (s->child > 0 && !s->child_done) {
+		if (s->go_fd >= 0)
+			close(s->go_fd); /* the child exits without running the command */
+		else
+			kill(s->child, SIGTERM);
+		waitpid(s->child, &s->child_status, 0);
+	}
+	ring_buffer__free(s->rb);
+	proc_tracker_free(s->pt);
+	agg_free(&s->agg);
+	if (s->ts_ready)
+		table_store_destroy(&s->ts);
+	sym_cache_free(s->syms);
+	loader_close(&s->ld);
+	if (s->cgroup_fd >= 0)
+		close(s->cgroup_fd);
+	pthread_mutex_destroy(&s->agg_lock);
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A profiling session: the BPF side loaded and attached, the process tracker
+ * and its loader thread, and the ring-buffer consumer on its own thread
+ * feeding the aggregator.  `record`, `top` (and later the agent) are front
+ * ends over it.
+ */
+#ifndef CFIPROF_SESSION_H
+#define CFIPROF_SESSION_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "user/profile/aggregate.h"
+#include "user/session/bpf_program.h"
+#include "user/track/proc_tracker.h"
+#include "user/track/table_store.h"
+
+#define SESSION_MAX_PIDS 256
+/* seconds the tables of an object no process maps stay loaded (record, top; agent default) */
+#define SESSION_TABLE_IDLE_TTL 30.0
+
+struct session_opts {
+	uint32_t pids[SESSION_MAX_PIDS];
+	int nr_pids;
+	bool all;
+	char cgroup[PATH_MAX]; /* resolved cgroup v2 directory ("" = none) */
+	char **cmd;
+	uint32_t freq;
+	uint32_t max_frames;
+	bool kernel;
+	bool tail_calls;
+	bool cycles;
+	uint32_t rows_max;
+	uint64_t max_table_bytes; /* 0: the rows map bounds the tables */
+	double table_idle_ttl;	  /* seconds an unused object's tables stay loaded */
+	uint32_t max_procs;	  /* 0: the procs map bounds the processes */
+	uint64_t max_stacks;
+	uint32_t ringbuf_bytes; /* 0: the default (8 MiB) */
+	bool no_inherit; /* -p / COMMAND only, not the processes they fork */
+	bool verbose;
+};
+
+struct session {
+	struct session_opts opts;
+	struct loader ld;
+	struct table_store ts;
+	bool ts_ready;
+	struct sym_cache *syms;
+	struct proc_tracker *pt;
+	/* the consumer thread adds; readers (top, the end of record) swap or lock */
+	pthread_mutex_t agg_lock;
+	struct aggregator agg;
+	struct ring_buffer *rb;
+	pthread_t consumer;
+	bool consumer_started;
+	volatile bool consumer_stop;
+	uint64_t records, events;
+	pid_t child;
+	int go_fd;
+	int cgroup_fd;
+	bool child_done;
+	bool exec_failed;
+	int child_status;
+	double start; /* monotonic seconds */
+	uint64_t start_unix_ns;
+};
+
+extern volatile sig_atomic_t session_stop_requested;
+
+/* Loads, attaches and starts everything; the command (if any) starts running. */
+int session_start(struct session *s, const struct session_opts *o);
+/*
+ * Waits until Ctrl-C / SIGTERM, the deadline (monotonic seconds, 0 = none) or
+ * the command's exit, calling tick about once a second.
+ */
+void session_wait(struct session *s, double deadline, void (*tick)(struct session *, void *),
+		  void *ctx);
+/* Detaches the perf events and drains everything that was sampled. */
+void session_stop(struct session *s);
+void session_print_summary(struct session *s, FILE *f);
+void session_free(struct session *s);
+/* Sums the counters: samples taken, complete, lost (for progress lines). */
+void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, uint64_t *lost);
+double session_now(void);
+uint64_t session_unix_ns(void);
+
+#endif

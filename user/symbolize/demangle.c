@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* C++ and Rust demangling through libiberty (the demangler c++filt uses). */
+#include "user/symbolize/symbolize.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libiberty/demangle.h>
+
+/* Rust legacy names end in "::h" + 16 hex digits: a hash, noise in a profile. */
+static void strip_rust_hash(char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n < 19 || memcmp(s + n - 19, "::h", 3) != 0)
+		return;
+	for (i = n - 16; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return;
+	s[n - 19] = '\0';
+}
+
+char *sym_demangle(const char *mangled, enum sym_demangle_mode mode)
+{
+	int flags = DMGL_ANSI;
+	char *out;
+
+	if (mode == SYM_DEMANGLE_NONE || !mangled || mangled[0] != '_')
+		return NULL;
+	/* Cheap filter: C names (the bulk of libc) never reach libiberty. */
+	if (mangled[1] != 'Z' && mangled[1] != 'R')
+		return NULL;
+	if (mode == SYM_DEMANGLE_FULL)
+		flags |= DMGL_PARAMS;
+	/*
+	 * Auto style: libiberty tells Itanium C++, Rust legacy (which it also
+	 * de-hashes unless DMGL_VERBOSE) and Rust v0 apart by itself.
+	 */
+	out = cplus_demangle(mangled, flags | DMGL_AUTO);
+	if (out && mangled[1] == 'Z')
+		strip_rust_hash(out);
+	return out;
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Turns PCs into function names for every output format. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/symbolize/frame_names.h"
+
+const char *stop_reason_name(int reason)
+{
+	static const char *const names[STOP_REASON_MAX] = {
+		[STOP_COMPLETE] = "complete",
+		[STOP_TRUNCATED] = "truncated",
+		[STOP_NO_MAPPING] = "no-mapping",
+		[STOP_NO_RULE] = "no-rule",
+		[STOP_UNSUPPORTED] = "unsupported-rule",
+		[STOP_UNREADABLE] = "unreadable-memory",
+		[STOP_FP_BROKEN] = "fp-chain-broken",
+		[STOP_TABLES_PENDING] = "tables-pending",
+		[STOP_NO_USER] = "kernel-thread",
+	};
+
+	if (reason < 0 || reason >= STOP_REASON_MAX || !names[reason])
+		return "unknown";
+	return names[reason];
+}
+
+void frame_namer_init(struct frame_namer *fn, struct proc_tracker *pt, struct ksyms *ks)
+{
+	memset(fn, 0, sizeof(*fn));
+	fn->pt = pt;
+	fn->ksyms = ks;
+}
+
+void frame_namer_free(struct frame_namer *fn)
+{
+	int i;
+
+	for (i = 0; i < fn->nr_perfmaps; i++)
+		perfmap_free(fn->perfmaps[i].pm);
+	fn->nr_perfmaps = 0;
+}
+
+static struct perfmap *perfmap_for(struct frame_namer *fn, uint32_t pid)
+{
+	char path[64];
+	int i, n;
+
+	for (i = 0; i < fn->nr_perfmaps; i++) {
+		if (fn->perfmaps[i].pid == pid)
+			return fn->perfmaps[i].pm;
+	}
+	if (fn->nr_perfmaps == (int)(sizeof(fn->perfmaps) / sizeof(fn->perfmaps[0])))
+		return NULL;
+	n = perfmap_path(path, sizeof(path), NULL, (int)pid);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return NULL;
+	fn->perfmaps[fn->nr_perfmaps].pid = pid;
+	fn->perfmaps[fn->nr_perfmaps].pm = perfmap_new(path);
+	return fn->perfmaps[fn->nr_perfmaps++].pm;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint32_t gen, uint64_t pc, bool leaf,
+			    char *buf, size_t len)
+{
+	uint64_t lookup = leaf || pc == 0 ? pc : pc - 1;
+	struct proc *p = fn->pt ? proc_tracker_find(fn->pt, pid) : NULL;
+
+	return frame_name_mapped(fn, pid, p ? proc_find_mapping_gen(p, gen, lookup) : NULL, pc, leaf,
+				 buf, len);
+}
+
+const char *frame_name_mapped(struct frame_namer *fn, uint32_t pid, const struct proc_mapping *m,
+			      uint64_t pc, bool leaf, char *buf, size_t len)
+{
+	uint64_t lookup = leaf || pc == 0 ? pc : pc - 1, off;
+	const char *name = NULL;
+	struct perfmap *pm;
+
+	if (!m) {
+		pm = perfmap_for(fn, pid);
+		if (pm && !perfmap_lookup(pm, lookup, &name, &off)) {
+			snprintf(buf, len, "%s", name);
+			return buf;
+		}
+		snprintf(buf, len, "[unknown]");
+		return buf;
+	}
+	if (m->sym && !sym_obj_lookup(m->sym, lookup - m->bias, &name, &off)) {
+		snprintf(buf, len, "%s", name);
+		return buf;
+	}
+	/*
+	 * Not every caller frame holds a return address: the kernel pushes the
+	 * signal trampoline's address itself, and pc - 1 is then padding before
+	 * the function.  Only then, and only at a symbol's first byte, use pc.
+	 */
+	if (m->sym && lookup != pc && !sym_obj_lookup(m->sym, pc - m->bias, &name, &off) &&
+	    off == 0) {
+		snprintf(buf, len, "%s", name);
+		return buf;
+	}
+	if (!m->sym) {
+		/* anonymous executable memory: a JIT may describe it in perf-PID.map */
+		pm = perfmap_for(fn, pid);
+		if (pm && !perfmap_lookup(pm, lookup, &name, &off)) {
+			snprintf(buf, len, "%s", name);
+			return buf;
+		}
+	}
+	sym_format_frame(buf, len, base_name(m->path), NULL, lookup - m->bias);
+	return buf;
+}
+
+int kernel_names_add(struct kernel_names *kn, uint64_t pc, const char *name)
+{
+	if (kernel_names_find(kn, pc))
+		return 0;
+	if (kn->n == kn->cap) {
+		size_t cap = kn->cap ? kn->cap * 2 : 16;
+		struct kernel_name *v = realloc(kn->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		kn->v = v;
+		kn->cap = cap;
+	}
+	kn->v[kn->n].name = strdup(name);
+	if (!kn->v[kn->n].name)
+		return -1;
+	kn->v[kn->n++].pc = pc;
+	return 0;
+}
+
+/* A handful of BPF program frames at most: a linear scan. */
+const char *kernel_names_find(const struct kernel_names *kn, uint64_t pc)
+{
+	size_t i;
+
+	for (i = 0; kn && i < kn->n; i++) {
+		if (kn->v[i].pc == pc)
+			return kn->v[i].name;
+	}
+	return NULL;
+}
+
+void kernel_names_free(struct kernel_names *kn)
+{
+	size_t i;
+
+	for (i = 0; i < kn->n; i++)
+		free(kn->v[i].name);
+	free(kn->v);
+	memset(kn, 0, sizeof(*kn));
+}
+
+bool kernel_name_is_transient(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 5 && !strcmp(name + n - 5, "[bpf]");
+}
+
+const char *frame_name_kernel(struct frame_namer *fn, uint64_t pc, char *buf, size_t len)
+{
+	const char *name = kernel_names_find(fn->saved_kernel, pc);
+	uint64_t off;
+
+	if (name) {
+		snprintf(buf, len, "%s", name);
+		return buf;
+	}
+	if (fn->ksyms && !ksyms_lookup(fn->ksyms, pc, &name, &off)) {
+		snprintf(buf, len, "%s", name);
+		return buf;
+	}
+	snprintf(buf, len, "0x%" PRIx64, pc);
+	return buf;
+}

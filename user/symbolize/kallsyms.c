@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Kernel symbols from /proc/kallsyms. */
+#include "user/symbolize/symbolize.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/symbolize/sym_table.h"
+
+#define KALLSYMS	 "/proc/kallsyms"
+#define KPTR_RESTRICT	 "/proc/sys/kernel/kptr_restrict"
+#define LAST_SYMBOL_SPAN 4096
+
+struct ksyms {
+	struct sym_table tab;
+};
+
+/* One kallsyms line, before sorting. */
+struct kline {
+	uint64_t addr;
+	uint32_t name; /* arena offset of "name" or "name [module]" */
+	bool text;
+	int rank;
+};
+
+static bool is_text(char type)
+{
+	return type == 't' || type == 'T' || type == 'w' || type == 'W';
+}
+
+/*
+ * At one address prefer global text, then weak, then local, then
+ * non-text (which only bounds its predecessor), like the ELF alias rule.
+ */
+static int type_rank(char type)
+{
+	switch (type) {
+	case 'T':
+		return 0;
+	case 'W':
+		return 1;
+	case 't':
+	case 'w':
+		return 2;
+	default:
+		return 3;
+	}
+}
+
+static int kline_cmp(const void *a, const void *b)
+{
+	const struct kline *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+{
+	if (err && errlen)
+		snprintf(err, errlen, fmt, a, b);
+}
+
+static void kptr_hint(char *buf, size_t len)
+{
+	FILE *f = fopen(KPTR_RESTRICT, "re");
+	int v;
+
+	if (f && fscanf(f, "%d", &v) == 1)
+		snprintf(buf, len, "kernel.kptr_restrict=%d", v);
+	else
+		snprintf(buf, len, "kernel.kptr_restrict");
+	if (f)
+		fclose(f);
+}
+
+struct ksyms *ksyms_load(const char *path, char *err, size_t errlen)
+{
+	struct kline *lines = NULL, *tmp;
+	size_t n = 0, cap = 0, i, j, linecap = 0;
+	struct ksyms *k = NULL;
+	char *line = NULL, hint[64];
+	bool nonzero = false;
+	FILE *f;
+
+	if (!path)
+		path = KALLSYMS;
+	f = fopen(path, "re");
+	if (!f) {
+		set_err(err, errlen, "kernel symbols unavailable: %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		goto nomem;
+	while (getline(&line, &linecap, f) > 0) {
+		char type, *name, *mod, *end;
+		uint64_t addr;
+		int64_t off;
+		size_t len;
+
+		/* "ffffffff81000000 T _stext" or "... t foo\t[module]" */
+		addr = strtoull(line, &end, 16);
+		if (end == line || *end != ' ' || !end[1] || end[2] != ' ')
+			continue;
+		type = end[1];
+		name = end + 3;
+		len = strcspn(name, "\t \n");
+		if (!len)
+			continue;
+		mod = name + len;
+		mod += strspn(mod, "\t ");
+		if (*mod == '[')
+			mod[strcspn(mod, "\n")] = '\0';
+		else
+			mod = NULL;
+		if (addr)
+			nonzero = true;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 65536;
+			tmp = realloc(lines, cap * sizeof(*lines));
+			if (!tmp)
+				goto nomem;
+			lines = tmp;
+		}
+		name[len] = '\0';
+		if (mod) {
+			/* Stored as the display form: a frame reads "name [module]". */
+			name[len] = ' ';
+			memmove(name + len + 1, mod, strlen(mod) + 1);
+			len = strlen(name);
+		}
+		off = sym_table_intern(&k->tab, name, len);
+		if (off < 0)
+			goto nomem;
+		lines[n++] = (struct kline){addr, (uint32_t)off, is_text(type), type_rank(type)};
+	}
+	fclose(f);
+	f = NULL;
+	if (n && !nonzero) {
+		kptr_hint(hint, sizeof(hint));
+		set_err(err, errlen,
+			"kernel symbols unavailable: every address in %s is zero (hidden by %s or "
+			"missing CAP_SYSLOG; run as root or set kernel.kptr_restrict=0)",
+			path, hint);
+		errno = EPERM;
+		goto fail;
+	}
+	if (n == 0) {
+		set_err(err, errlen, "kernel symbols unavailable: %s has no symbols%s", path, "");
+		errno = ENOENT;
+		goto fail;
+	}
+	qsort(lines, n, sizeof(*lines), kline_cmp);
+	for (i = 0; i < n; i = j) {
+		uint64_t end;
+
+		for (j = i; j < n && lines[j].addr == lines[i].addr; j++)
+			;
+		/*
+		 * No sizes in kallsyms: a function ends where the next symbol of
+		 * any type starts, so data symbols bound text ones.
+		 */
+		end = j < n ? lines[j].addr : lines[i].addr + LAST_SYMBOL_SPAN;
+		if (!lines[i].text || !lines[i].addr)
+			continue;
+		if (sym_table_add(&k->tab, lines[i].addr, end, lines[i].name, 0) < 0)
+			goto nomem;
+	}
+	sym_table_finish(&k->tab);
+	free(lines);
+	free(line);
+	return k;
+nomem:
+	set_err(err, errlen, "kernel symbols unavailable: %s: %s", path, strerror(ENOMEM));
+	errno = ENOMEM;
+fail:
+	if (f)
+		fclose(f);
+	free(lines);
+	free(line);
+	ksyms_free(k);
+	return NULL;
+}
+
+int ksyms_lookup(const struct ksyms *k, uint64_t addr, const char **name, uint64_t *offset)
+{
+	long i = sym_table_find(&k->tab, addr);
+
+	if (i < 0)
+		return -1;
+	if (name)
+		*name = sym_table_name(&k->tab, i);
+	if (offset)
+		*offset = addr - k->tab.r[i].start;
+	return 0;
+}
+
+size_t ksyms_count(const struct ksyms *k)
+{
+	return k->tab.n;
+}
+
+void ksyms_free(struct ksyms *k)
+{
+	if (!k)
+		return;
+	sym_table_release(&k->tab);
+	free(k);
+}

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* JIT symbols from perf-PID.map files ("START SIZE name", hex). */
+#include "elf/safe_open.h"
+#include "user/symbolize/symbolize.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "user/symbolize/sym_table.h"
+
+struct perfmap {
+	char *path;
+	struct sym_table tab;
+	size_t malformed;
+	/* Identity of the file last read; a change triggers a reload. */
+	bool seen;
+	off_t size;
+	struct timespec mtime;
+	ino_t ino;
+};
+
+int perfmap_path(char *buf, size_t len, const char *dir, int pid)
+{
+	return snprintf(buf, len, "%s/perf-%d.map", dir ? dir : "/tmp", pid);
+}
+
+struct perfmap *perfmap_new(const char *path)
+{
+	struct perfmap *pm = calloc(1, sizeof(*pm));
+
+	if (!pm)
+		return NULL;
+	pm->path = strdup(path);
+	if (!pm->path) {
+		free(pm);
+		return NULL;
+	}
+	pm->tab.ranked = true;
+	perfmap_refresh(pm);
+	return pm;
+}
+
+static bool parse_hex(const char **p, uint64_t *out)
+{
+	const char *s = *p;
+	char *end;
+
+	if (!isxdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	*out = strtoull(s, &end, 16);
+	if (errno || end == s)
+		return false;
+	*p = end;
+	return true;
+}
+
+/* Parses the whole file into @t; returns the malformed line count or -1. */
+static long load(FILE *f, struct sym_table *t)
+{
+	size_t cap = 0, seq = 0;
+	char *line = NULL;
+	long bad = 0;
+	ssize_t len;
+
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		const char *p = line;
+		uint64_t start, size;
+		int64_t name;
+		size_t nlen;
+
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		/* The name is the rest of the line: JIT names may hold spaces. */
+		if (!parse_hex(&p, &start) || *p++ != ' ' || !parse_hex(&p, &size) || *p++ != ' ' ||
+		    !*p || size == 0 || start + size < start) {
+			bad++;
+			continue;
+		}
+		nlen = strlen(p);
+		name = sym_table_intern(t, p, nlen);
+		/* Later lines rank lower (win): they describe the newest code there. */
+		if (name < 0 ||
+		    sym_table_add(t, start, start + size, (uint32_t)name, UINT32_MAX - seq++) < 0) {
+			bad = -1;
+			break;
+		}
+	}
+	free(line);
+	return bad;
+}
+
+int perfmap_refresh(struct perfmap *pm)
+{
+	struct sym_table t = {.ranked = true};
+	struct stat st;
+	FILE *f;
+	long bad;
+
+	f = fopen_regular(pm->path);
+	if (!f)
+		return -1;
+	if (fstat(fileno(f), &st) < 0)
+		goto fail;
+	if (pm->seen && st.st_size == pm->size && st.st_ino == pm->ino &&
+	    st.st_mtim.tv_sec == pm->mtime.tv_sec && st.st_mtim.tv_nsec == pm->mtime.tv_nsec) {
+		fclose(f);
+		return 0;
+	}
+	bad = load(f, &t);
+	if (bad < 0)
+		goto fail;
+	fclose(f);
+	sym_table_finish(&t);
+	sym_table_release(&pm->tab);
+	pm->tab = t;
+	pm->malformed = (size_t)bad;
+	pm->seen = true;
+	pm->size = st.st_size;
+	pm->ino = st.st_ino;
+	pm->mtime = st.st_mtim;
+	return 1;
+fail:
+	fclose(f);
+	sym_table_release(&t);
+	return -1;
+}
+
+int perfmap_lookup(struct perfmap *pm, uint64_t addr, const char **name, uint64_t *offset)
+{
+	long i = sym_table_find(&pm->tab, addr);
+
+	/* A miss in JIT code usually means code newer than our copy. */
+	if (i < 0 && perfmap_refresh(pm) == 1)
+		i = sym_table_find(&pm->tab, addr);
+	if (i < 0)
+		return -1;
+	if (name)
+		*name = sym_table_name(&pm->tab, i);
+	if (offset)
+		*offset = addr - pm->tab.r[i].start;
+	return 0;
+}
+
+size_t perfmap_count(const struct perfmap *pm)
+{
+	return pm->tab.n;
+}
+
+size_t perfmap_malformed(const struct perfmap *pm)
+{
+	return pm->malformed;
+}
+
+void perfmap_free(struct perfmap *pm)
+{
+	if (!pm)
+		return;
+	sym_table_release(&pm->tab);
+	free(pm->path);
+	free(pm);
+}

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Sorted, binary-searched address ranges shared by every symbol source. */
+#include "user/symbolize/sym_table.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t sym_table_intern(struct sym_table *t, const char *s, size_t len)
+{
+	size_t off = t->str_len;
+
+	/* Offsets are 32-bit to keep sym_range at 32 bytes. */
+	if (len >= UINT32_MAX - off) {
+		errno = E2BIG;
+		return -1;
+	}
+	if (off + len + 1 > t->str_cap) {
+		size_t cap = t->str_cap ? t->str_cap : 4096;
+		char *p;
+
+		while (cap < off + len + 1)
+			cap *= 2;
+		p = realloc(t->str, cap);
+		if (!p)
+			return -1;
+		t->str = p;
+		t->str_cap = cap;
+	}
+	memcpy(t->str + off, s, len);
+	t->str[off + len] = '\0';
+	t->str_len = off + len + 1;
+	return (int64_t)off;
+}
+
+int sym_table_add(struct sym_table *t, uint64_t start, uint64_t end, uint32_t name, uint32_t rank)
+{
+	if (end <= start)
+		return 0;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		struct sym_range *p = realloc(t->r, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		t->r = p;
+		t->cap = cap;
+	}
+	t->r[t->n++] = (struct sym_range){.start = start, .end = end, .name = name, .rank = rank};
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct sym_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	/* Total order so equal keys sort the same on every run. */
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+void sym_table_finish(struct sym_table *t)
+{
+	uint64_t max_end = 0;
+	size_t i, w = 0;
+
+	if (t->n)
+		qsort(t->r, t->n, sizeof(*t->r), range_cmp);
+	/* Same start: the first (lowest rank) wins, the others could never be returned. */
+	for (i = 0; i < t->n; i++) {
+		if (w && t->r[w - 1].start == t->r[i].start)
+			continue;
+		t->r[w++] = t->r[i];
+	}
+	t->n = w;
+	for (i = 0; i < t->n; i++) {
+		if (t->r[i].end > max_end)
+			max_end = t->r[i].end;
+		t->r[i].max_end = max_end;
+	}
+}
+
+long sym_table_find(const struct sym_table *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n;
+	long i, best = -1;
+
+	/* Last range starting at or before addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->r[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/*
+	 * Walk back only while some earlier range still reaches addr; for
+	 * non-overlapping symbols this is a single step.
+	 */
+	for (i = (long)lo - 1; i >= 0 && t->r[i].max_end > addr; i--) {
+		if (t->r[i].end <= addr)
+			continue;
+		if (!t->ranked)
+			return i;
+		if (best < 0 || t->r[i].rank < t->r[best].rank)
+			best = i;
+	}
+	return best;
+}
+
+void sym_table_release(struct sym_table *t)
+{
+	free(t->r);
+	free(t->str);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* cgroup v2 lookups for container-wide sampling; see cgroups.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <stdbool.h>
+
+#include "user/track/cgroups.h"
+
+/* How deep container cgroups sit: kubepods.slice/.../cri-containerd-ID.scope is about 5. */
+#define WALK_DEPTH 12
+
+int cgroup_mount(char *out, size_t len)
+{
+	static const char *const candidates[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
+	struct statfs sf;
+	size_t i;
+
+	for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		if (!statfs(candidates[i], &sf) && sf.f_type == CGROUP2_SUPER_MAGIC) {
+			snprintf(out, len, "%s", candidates[i]);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int cgroup_resolve(const char *arg, char *out, size_t len)
+{
+	char mnt[PATH_MAX], path[PATH_MAX * 2];
+	struct statfs sf;
+	struct stat st;
+
+	if (cgroup_mount(mnt, sizeof(mnt))) {
+		fprintf(stderr, "cfiprof: no cgroup v2 hierarchy is mounted (looked at /sys/fs/cgroup "
+				"and /sys/fs/cgroup/unified)\n");
+		return -ENOENT;
+	}
+	if (arg[0] == '/')
+		snprintf(path, sizeof(path), "%s", arg);
+	else
+		snprintf(path, sizeof(path), "%s/%s", mnt, arg);
+	if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "cfiprof: cgroup %s: no such directory\n", path);
+		return -ENOENT;
+	}
+	if (statfs(path, &sf) || sf.f_type != CGROUP2_SUPER_MAGIC) {
+		fprintf(stderr, "cfiprof: %s is not in a cgroup v2 hierarchy (cgroup v2 is at %s)\n",
+			path, mnt);
+		return -EINVAL;
+	}
+	if (strlen(path) >= len)
+		return -ENAMETOOLONG;
+	snprintf(out, len, "%s", path);
+	return 0;
+}
+
+/* The id inside one path component, by runtime naming convention; NULL if none. */
+static const char *component_id(const char *name, const char *parent, char *out, size_t len)
+{
+	static const char *const prefixes[] = {"docker-", "cri-containerd-", "crio-", "libpod-",
+					       "machine-"};
+	const char *dot;
+	size_t i, n;
+
+	if (!strncmp(name, "libpod-conmon-", 14) || !strncmp(name, "crio-conmon-", 12))
+		return NULL;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		n = strlen(prefixes[i]);
+		if (strncmp(name, prefixes[i], n))
+			continue;
+		dot = strstr(name + n, ".scope");
+		if (!dot || dot[6] != 0 || dot == name + n)
+			return NULL;
+		snprintf(out, len, "%.*s", (int)(dot - (name + n)), name + n);
+		return out;
+	}
+	/* cgroupfs driver: /docker/<64 hex> */
+	if (parent && !strcmp(parent, "docker") && strlen(name) >= 12 &&
+	    strspn(name, "0123456789abcdef") == strlen(name)) {
+		snprintf(out, len, "%s", name);
+		return out;
+	}
+	return NULL;
+}
+
+const char *cgroup_container_id(const char *path, char *out, size_t len)
+{
+	char copy[PATH_MAX], *save = NULL, *tok, *parent = NULL;
+	const char *found = NULL;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	/* the innermost match wins: nested cgroups inside a container belong to it */
+	for (tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		char id[256];
+
+		if (component_id(tok, parent, id, sizeof(id))) {
+			snprintf(out, len, "%s", id);
+			found = out;
+		}
+		parent = tok;
+	}
+	return found;
+}
+
+static struct {
+	const char *want;
+	char match[PATH_MAX];
+	int count;
+} find_state;
+
+static int find_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	char id[256], parent[PATH_MAX];
+	const char *name = path + ftw->base, *p;
+
+	(void)st;
+	if (flag != FTW_D || ftw->level > WALK_DEPTH)
+		return 0;
+	snprintf(parent, sizeof(parent), "%.*s", ftw->base > 0 ? ftw->base - 1 : 0, path);
+	p = strrchr(parent, '/');
+	if (!component_id(name, p ? p + 1 : parent, id, sizeof(id)))
+		return 0;
+	if (strncmp(id, find_state.want, strlen(find_state.want)))
+		return 0;
+	/* a container's cgroup may have sub-cgroups of its own: count it once */
+	if (find_state.count && !strncmp(path, find_state.match, strlen(find_state.match)))
+		return 0;
+	snprintf(find_state.match, sizeof(find_state.match), "%s", path);
+	find_state.count++;
+	return 0;
+}
+
+int cgroup_find_container(const char *id, char *out, size_t len)
+{
+	char mnt[PATH_MAX];
+
+	if (strlen(id) < 3 || strchr(id, '/')) {
+		fprintf(stderr, "cfiprof: container id '%s': give at least 3 characters of the id "
+				"or the machine name\n", id);
+		return -EINVAL;
+	}
+	if (cgroup_mount(mnt, sizeof(mnt))) {
+		fprintf(stderr, "cfiprof: no cgroup v2 hierarchy is mounted\n");
+		return -ENOENT;
+	}
+	memset(&find_state, 0, sizeof(find_state));
+	find_state.want = id;
+	nftw(mnt, find_cb, 32, FTW_PHYS | FTW_MOUNT);
+	if (!find_state.count) {
+		fprintf(stderr, "cfiprof: no container '%s' under %s (docker, containerd, CRI-O, "
+				"podman and systemd-nspawn scopes were searched)\n", id, mnt);
+		return -ENOENT;
+	}
+	if (find_state.count > 1) {
+		fprintf(stderr, "cfiprof: container id '%s' is ambiguous (%d matches): give more of "
+				"it\n", id, find_state.count);
+		return -EINVAL;
+	}
+	snprintf(out, len, "%s", find_state.match);
+	return 0;
+}
+
+static uint32_t *pid_list;
+static int pid_count, pid_cap;
+
+static int pids_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	char file[PATH_MAX + 16];
+	unsigned int pid;
+	FILE *f;
+
+	(void)st;
+	(void)ftw;
+	if (flag != FTW_D)
+		return 0;
+	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
+	f = fopen(file, "re");
+	if (!f)
+		return 0;
+	while (fscanf(f, "%u", &pid) == 1) {
+		if (pid_count == pid_cap) {
+			int ncap = pid_cap ? pid_cap * 2 : 64;
+			uint32_t *n = realloc(pid_list, (size_t)ncap * sizeof(*n));
+
+			if (!n)
+				break;
+			pid_list = n;
+			pid_cap = ncap;
+		}
+		pid_list[pid_count++] = pid;
+	}
+	fclose(f);
+	return 0;
+}
+
+int cgroup_pids(const char *path, uint32_t **pids)
+{
+	pid_list = NULL;
+	pid_count = pid_cap = 0;
+	if (nftw(path, pids_cb, 32, FTW_PHYS | FTW_MOUNT) < 0) {
+		free(pid_list);
+		return -errno;
+	}
+	*pids = pid_list;
+	return pid_count;
+}
+
+struct cgroup_entry {
+	uint64_t id;
+	char *path;
+};
+
+struct cgroup_names {
+	char mnt[PATH_MAX];
+	bool saved; /* entries come from a recording: never walk */
+	struct cgroup_entry *v;
+	size_t nr, cap;
+	int rebuilds;
+};
+
+static struct cgroup_names *walk_target;
+
+static int names_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	struct cgroup_names *cn = walk_target;
+	size_t mlen = strlen(cn->mnt);
+
+	(void)ftw;
+	if (flag != FTW_D)
+		return 0;
+	if (cn->nr == cn->cap) {
+		size_t ncap = cn->cap ? cn->cap * 2 : 256;
+		struct cgroup_entry *n = realloc(cn->v, ncap * sizeof(*n));
+
+		if (!n)
+			return 1;
+		cn->v = n;
+		cn->cap = ncap;
+	}
+	/* on cgroup v2 a cgroup's id is the inode number of its directory */
+	cn->v[cn->nr].id = st->st_ino;
+	cn->v[cn->nr].path = strdup(path[mlen] ? path + mlen : "/");
+	if (cn->v[cn->nr].path)
+		cn->nr++;
+	return 0;
+}
+
+static void names_rebuild(struct cgroup_names *cn)
+{
+	size_t i;
+
+	for (i = 0; i < cn->nr; i++)
+		free(cn->v[i].path);
+	cn->nr = 0;
+	walk_target = cn;
+	nftw(cn->mnt, names_cb, 32, FTW_PHYS | FTW_MOUNT);
+	cn->rebuilds++;
+}
+
+struct cgroup_names *cgroup_names_new(void)
+{
+	struct cgroup_names *cn = calloc(1, sizeof(*cn));
+
+	if (!cn)
+		return NULL;
+	if (cgroup_mount(cn->mnt, sizeof(cn->mnt)))
+		cn->mnt[0] = 0;
+	return cn;
+}
+
+struct cgroup_names *cgroup_names_new_saved(void)
+{
+	struct cgroup_names *cn = calloc(1, sizeof(*cn));
+
+	if (cn)
+		cn->saved = true;
+	return cn;
+}
+
+int cgroup_names_add(struct cgroup_names *cn, uint64_t id, const char *path)
+{
+	if (cn->nr == cn->cap) {
+		size_t ncap = cn->cap ? cn->cap * 2 : 64;
+		struct cgroup_entry *n = realloc(cn->v, ncap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		cn->v = n;
+		cn->cap = ncap;
+	}
+	cn->v[cn->nr].id = id;
+	cn->v[cn->nr].path = strdup(path);
+	if (!cn->v[cn->nr].path)
+		return -1;
+	cn->nr++;
+	return 0;
+}
+
+const char *cgroup_names_get(struct cgroup_names *cn, uint64_t id)
+{
+	size_t i;
+	int pass;
+
+	if (!cn || (!cn->mnt[0] && !cn->saved) || !id)
+		return NULL;
+	/* a cgroup created after the last walk: walk again, but not for every sample */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < cn->nr; i++) {
+			if (cn->v[i].id == id)
+				return cn->v[i].path;
+		}
+		if (pass || cn->saved || cn->rebuilds > 64)
+			break;
+		names_rebuild(cn);
+	}
+	return NULL;
+}
+
+void cgroup_names_free(struct cgroup_names *cn)
+{
+	size_t i;
+
+	if (!cn)
+		return;
+	for (i = 0; i < cn->nr; i++)
+		free(cn->v[i].path);
+	free(cn->v);
+	free(cn);
+}

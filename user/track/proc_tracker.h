@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Processes being profiled: their executable mappings, the objects behind
+ * them, and the BPF entries (procs, mappings) that let the walker find tables.
+ * Everything that mutates state runs on the loader thread; the record
+ * consumer only queues work (see proc_tracker_request).
+ */
+#ifndef CFIPROF_PROC_TRACKER_H
+#define CFIPROF_PROC_TRACKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "user/symbolize/symbolize.h"
+#include "user/track/table_store.h"
+
+struct proc_mapping {
+	uint64_t start, end, offset;
+	uint64_t inode;
+	uint64_t bias; /* pc - bias = ELF virtual address */
+	uint32_t flags; /* enum mapping_flags */
+	struct obj_entry *obj; /* NULL for anonymous memory */
+	struct sym_obj *sym;   /* NULL if not an ELF we could read */
+	char key[160];	       /* build-id or dev:inode:size:mtime */
+	char path[256];
+};
+
+/* Mappings a process had in one generation, kept to name samples taken then. */
+#define PROC_HISTORY 8
+struct map_set {
+	uint32_t generation;
+	uint32_t nr_maps;
+	struct proc_mapping *maps; /* obj pointers cleared: symbolization only */
+};
+
+struct proc {
+	uint32_t pid;
+	uint32_t ns_pid; /* innermost PID namespace (NSpid), 0 if unknown */
+	uint32_t generation;
+	bool exited;
+	bool exit_seen; /* exited at the last forget: dropped at the next one */
+	bool forget;	/* dropped by the forget pass under way */
+	uint64_t unload_due_ns; /* exited: its tables go at this time (0: none pending) */
+	bool loaded;
+	bool evicted; /* unloaded to respect a cap: loaded again when it is sampled */
+	uint64_t start_time;	 /* from /proc/PID/stat: a reused pid is another process */
+	uint64_t last_sample_ns; /* newest sample (bpf clock): the eviction order */
+	uint64_t exec_ns;	    /* bpf clock time of the exec event, 0 if not seen */
+	uint64_t first_complete_ns; /* first complete stack after exec */
+	struct proc_mapping *maps;
+	uint32_t nr_maps;
+	/* earlier generations (exec, dlopen/dlclose), newest last */
+	struct map_set history[PROC_HISTORY];
+	uint32_t nr_history;
+	struct proc *next;
+};
+
+enum tracker_work {
+	WORK_LOAD = 1, /* new pid, or new mappings (dlopen) */
+	WORK_EXEC,
+	WORK_EXIT,
+};
+
+struct tracker_stats {
+	uint64_t loads, reloads, exits, vanished, no_user, mapping_keys, map_update_errors;
+	uint64_t queue_dropped;
+	uint64_t loads_merged; /* requests for a pid whose load was already queued */
+	uint64_t dying;	       /* loads skipped: the process was already exiting */
+	uint64_t exits_swept;  /* gone or exiting at a sweep, before their exit event was handled */
+	uint64_t evicted_procs;	 /* least recently sampled processes unloaded: --max-processes */
+	uint64_t evicted_tables; /* ... unloaded to make room for tables: --max-table-bytes, rows */
+};
+
+struct proc_tracker;
+
+struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *syms,
+				      int procs_fd, int mappings_fd);
+/*
+ * Caps (0 = none): at most max_procs live processes have tables loaded; when a
+ * new one arrives, or a new table does not fit the table store's bounds, the
+ * least recently sampled process is unloaded first (counted).  An unloaded
+ * process that is sampled again is loaded again.
+ */
+void proc_tracker_set_max_procs(struct proc_tracker *pt, uint32_t max_procs);
+/* Starts the loader thread. */
+int proc_tracker_start(struct proc_tracker *pt);
+/* Stops the loader thread after the queued work is done (or dropped when discard). */
+void proc_tracker_stop(struct proc_tracker *pt, bool discard);
+void proc_tracker_free(struct proc_tracker *pt);
+
+/* Queues work for pid; callable from any thread, never blocks on table builds. */
+void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
+			  uint64_t time_ns);
+/* Loads pid synchronously on the caller's thread (before the loader starts). */
+int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid);
+/* Waits until the queue is empty. */
+void proc_tracker_drain(struct proc_tracker *pt);
+
+/*
+ * Report mode (no BPF): adds a mapping read from a saved recording; symbols
+ * come from key (a build-id, or the path) and path.  Call proc_tracker_sort
+ * once all are added.
+ */
+int proc_tracker_add_saved(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m);
+void proc_tracker_sort(struct proc_tracker *pt);
+/* Report mode: the mappings added next belong to generation gen (older sets are retired). */
+void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32_t gen);
+/* Report mode: the pid inside its PID namespace. */
+void proc_tracker_saved_ns_pid(struct proc_tracker *pt, uint32_t pid, uint32_t ns_pid);
+
+/* Lookups for symbolization; take the tracker lock. The result stays valid until free. */
+struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid);
+const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc);
+/* The mapping of pc as it was in generation gen (0 or unknown: the current one). */
+const struct proc_mapping *proc_find_mapping_gen(const struct proc *p, uint32_t gen, uint64_t pc);
+/* pid exec'd at time_ns (bpf clock), seen other than by an exec event (record -- CMD). */
+void proc_tracker_note_exec(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns);
+/* The consumer saw a sample of pid (complete: its stack reached the root). */
+void proc_tracker_note_sample(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns,
+			      bool complete);
+void proc_tracker_stats(struct proc_tracker *pt, struct tracker_stats *out);
+/* Live processes (tables loaded) and all entries held (exited ones kept for names). */
+void proc_tracker_counts(struct proc_tracker *pt, uint32_t *live, uint32_t *retained);
+/*
+ * Drops processes that exited, with the symbols of objects no live process
+ * maps, once their samples are symbolized (the agent, after each interval):
+ * memory returns to its baseline after process churn.  A process is kept for
+ * one more call after it is first seen exited, so samples still in flight at
+ * an interval boundary keep their names.  Live processes that are gone (an
+ * exit event lost to a full ring buffer) are unloaded here first.  Returns
+ * how many were dropped.
+ */
+size_t proc_tracker_forget_exited(struct proc_tracker *pt);
+/* Iteration over all processes seen (for reports). */
+struct proc *proc_tracker_first(struct proc_tracker *pt, uint32_t *bucket);
+struct proc *proc_tracker_next(struct proc_tracker *pt, struct proc *p, uint32_t *bucket);
+
+#endif
