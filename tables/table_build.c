@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "internal.h"
 
 void diag_add(struct diag_ctx *d, const char *section, uint64_t offset, const char *fmt, ...)
@@ -36,14 +37,6 @@ void diag_add(struct diag_ctx *d, const char *section, uint64_t offset, const ch
 		}
 	}
 	d->diag->count++;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- ELF access ---- */
@@ -309,7 +302,7 @@ static int build(struct elf_obj *o, const char *path, const struct stat *self,
 	struct cfi_parse p = {0};
 	struct rule_dict dict;
 	struct cfi_table *t;
-	uint64_t start = now_ns();
+	uint64_t start = mono_ns();
 	GElf_Shdr sh, hsh;
 	Elf_Scn *scn, *hscn;
 	Elf_Data *d, *hd;
@@ -381,7 +374,7 @@ static int build(struct elf_obj *o, const char *path, const struct stat *self,
 		(uint64_t)t->nr_pages * (sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val));
 	t->stats.bytes_rules = (uint64_t)t->nr_rules * sizeof(struct cfi_rule);
 	t->stats.bytes_total = t->stats.bytes_rows + t->stats.bytes_index + t->stats.bytes_rules;
-	t->stats.build_ns = now_ns() - start;
+	t->stats.build_ns = mono_ns() - start;
 	*out = t;
 	t = NULL;
 	err = 0;

@@ -62,7 +62,7 @@ static char go_bin[PATH_MAX];
 /* Waits until the file contains needle; true if it did within timeout. */
 static bool wait_for_text(const char *path, const char *needle, double timeout)
 {
-	double deadline = now_s() + timeout;
+	double deadline = mono_sec() + timeout;
 
 	do {
 		char *s = slurp(path);
@@ -72,7 +72,7 @@ static bool wait_for_text(const char *path, const char *needle, double timeout)
 		if (found)
 			return true;
 		usleep(50000);
-	} while (now_s() < deadline);
+	} while (mono_sec() < deadline);
 	return false;
 }
 
@@ -682,7 +682,7 @@ static void *receiver_main(void *arg)
 		pthread_mutex_lock(&rv->lock);
 		rv->nr_requests++;
 		if (rv->outage && rv->nr_ok) {
-			t = now_s() - rv->first_ok_at;
+			t = mono_sec() - rv->first_ok_at;
 			mode = t < rv->t503		   ? RECV_503
 			       : t < rv->t503 + rv->tstall ? RECV_STALL
 							   : RECV_OK;
@@ -702,7 +702,7 @@ static void *receiver_main(void *arg)
 					: 0;
 			}
 			if (!rv->nr_ok)
-				rv->first_ok_at = now_s();
+				rv->first_ok_at = mono_sec();
 			rv->nr_ok++;
 		} else if (mode == RECV_503) {
 			rv->nr_503++;
@@ -1185,7 +1185,7 @@ static void test_short_lived(void)
 	snprintf(dir, sizeof(dir), "%s/short", tmpdir);
 	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "short");
 	sleep_s(0.5);
-	t0 = now_s();
+	t0 = mono_sec();
 	for (i = 0; i < 300; i++) {
 		struct rusage ru;
 		int st;
@@ -1197,7 +1197,7 @@ static void test_short_lived(void)
 			       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 		}
 	}
-	wall = (now_s() - t0) / ran;
+	wall = (mono_sec() - t0) / ran;
 	sleep_s(1.5);
 	r = http_get(addr, "/metrics");
 	CHECK(r != NULL, "short: no metrics");

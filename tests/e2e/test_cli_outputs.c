@@ -61,7 +61,7 @@ static char *tpath(char *buf, size_t len, const char *name)
 static int run_env(char *const argv[], char *const env[], const char *out, const char *err,
 		   double timeout, double *elapsed)
 {
-	double t0 = now_s();
+	double t0 = mono_sec();
 	pid_t pid = fork();
 	int status;
 
@@ -95,18 +95,18 @@ static int run_env(char *const argv[], char *const env[], const char *out, const
 			break;
 		if (r < 0)
 			return -1;
-		if (now_s() - t0 >= timeout) {
+		if (mono_sec() - t0 >= timeout) {
 			fprintf(stderr, "  %s timed out after %.0f s: killed\n", argv[0], timeout);
 			kill(-pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			if (elapsed)
-				*elapsed = now_s() - t0;
+				*elapsed = mono_sec() - t0;
 			return -1;
 		}
 		usleep(10000);
 	}
 	if (elapsed)
-		*elapsed = now_s() - t0;
+		*elapsed = mono_sec() - t0;
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status))
@@ -1338,7 +1338,7 @@ int main(void)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
 	char tmpl[] = "/tmp/cfiprof-cli.XXXXXX", path[PATH_MAX], chain[PATHBUF];
-	double t0 = now_s(), t;
+	double t0 = mono_sec(), t;
 	static const char *const tools[] = {"go", "xmllint", "chromium", "python3", "strip", "nm"};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1359,38 +1359,38 @@ int main(void)
 		CHECK(tool_exists(tools[i]), "%s is missing (make deps)", tools[i]);
 	go_env_setup(tmpdir, go_env);
 
-	t = now_s();
+	t = mono_sec();
 	test_errors(chain);
-	printf("errors: %.1f s\n", now_s() - t);
-	t = now_s();
+	printf("errors: %.1f s\n", mono_sec() - t);
+	t = mono_sec();
 	test_pprof(chain);
-	printf("pprof: %.1f s\n", now_s() - t);
-	t = now_s();
+	printf("pprof: %.1f s\n", mono_sec() - t);
+	t = mono_sec();
 	test_cxx();
-	printf("c++ names: %.1f s\n", now_s() - t);
-	t = now_s();
+	printf("c++ names: %.1f s\n", mono_sec() - t);
+	t = mono_sec();
 	test_stripped(chain);
-	printf("stripped: %.1f s\n", now_s() - t);
-	t = now_s();
+	printf("stripped: %.1f s\n", mono_sec() - t);
+	t = mono_sec();
 	test_svg(chain);
-	printf("svg: %.1f s\n", now_s() - t);
-	t = now_s();
+	printf("svg: %.1f s\n", mono_sec() - t);
+	t = mono_sec();
 	test_report_same(chain);
-	printf("report == live: %.1f s\n", now_s() - t);
-	t = now_s();
+	printf("report == live: %.1f s\n", mono_sec() - t);
+	t = mono_sec();
 	test_speedscope(chain);
-	printf("speedscope: %.1f s\n", now_s() - t);
-	t = now_s();
+	printf("speedscope: %.1f s\n", mono_sec() - t);
+	t = mono_sec();
 	test_vdso();
-	printf("vdso: %.1f s\n", now_s() - t);
-	t = now_s();
+	printf("vdso: %.1f s\n", mono_sec() - t);
+	t = mono_sec();
 	test_inherit(chain);
-	printf("inherit: %.1f s\n", now_s() - t);
+	printf("inherit: %.1f s\n", mono_sec() - t);
 
 	snprintf(path, sizeof(path), "rm -rf %s", tmpdir);
 	if (!harness_failed && system(path))
 		fprintf(stderr, "  cleaning %s failed\n", tmpdir);
-	printf("total %.1f s%s%s\n", now_s() - t0, harness_failed ? "; files kept in " : "",
+	printf("total %.1f s%s%s\n", mono_sec() - t0, harness_failed ? "; files kept in " : "",
 	       harness_failed ? tmpdir : "");
 	return HARNESS_DONE();
 }

@@ -141,7 +141,7 @@ static void forget_child(pid_t pid)
 /* Waits for pid (killing its group past timeout s): exit code, 128+sig, or -1. */
 static int wait_child(pid_t pid, double timeout)
 {
-	double t0 = now_s();
+	double t0 = mono_sec();
 	int status;
 
 	for (;;) {
@@ -153,7 +153,7 @@ static int wait_child(pid_t pid, double timeout)
 			forget_child(pid);
 			return -1;
 		}
-		if (now_s() - t0 >= timeout) {
+		if (mono_sec() - t0 >= timeout) {
 			fprintf(stderr, "  pid %d timed out after %.0f s: killed\n", pid, timeout);
 			kill(-pid, SIGKILL);
 			waitpid(pid, &status, 0);
@@ -200,11 +200,11 @@ static void kill_cgroup(const char *path)
 
 static bool remove_cgroup(const char *path)
 {
-	double t0 = now_s();
+	double t0 = mono_sec();
 
 	if (!path[0] || access(path, F_OK))
 		return true;
-	while (now_s() - t0 < 5) {
+	while (mono_sec() - t0 < 5) {
 		if (!rmdir(path) || errno == ENOENT)
 			return true;
 		if (errno != EBUSY)
@@ -233,7 +233,7 @@ static void cleanup(void)
 	 * A container's init outlives its unshare parent for a moment: as the
 	 * subreaper, reap every orphan (the killed workloads) before leaving.
 	 */
-	for (double t0 = now_s(); now_s() - t0 < 5;) {
+	for (double t0 = mono_sec(); mono_sec() - t0 < 5;) {
 		pid_t r = waitpid(-1, NULL, WNOHANG);
 
 		if (r < 0 && errno == ECHILD)
@@ -364,9 +364,9 @@ static bool read_comm(pid_t pid, char *out, size_t len)
  */
 static pid_t find_workload(const char *cg, const char *comm, double timeout)
 {
-	double t0 = now_s();
+	double t0 = mono_sec();
 
-	while (now_s() - t0 < timeout) {
+	while (mono_sec() - t0 < timeout) {
 		uint32_t *pids = NULL;
 		int n = cgroup_pids(cg, &pids);
 
@@ -960,7 +960,7 @@ static void test_late(pid_t work)
 			NULL};
 	struct fstats st;
 	pid_t rec, sh, late = 0;
-	double t0 = now_s();
+	double t0 = mono_sec();
 	int rc;
 
 	rec = spawn_env(args, NULL, NULL, tpath(err, sizeof(err), "late.record.err"));
@@ -977,7 +977,7 @@ static void test_late(pid_t work)
 
 		printf("ctrlate: host pid %d, pid %u in the container, started %.1f s after "
 		       "record\n",
-		       (int)late, ns, now_s() - t0);
+		       (int)late, ns, mono_sec() - t0);
 		CHECK(ns > 1, "ctrlate: pid %u inside the container (want its PID namespace, > 1)",
 		      ns);
 		check_invisible(late, "ctrlate");
@@ -1028,7 +1028,7 @@ int main(void)
 	char tmpl[] = "/tmp/cfiprof-ctr.XXXXXX", path[PATHBUF], nerr[PATHBUF], pd[PATH_MAX];
 	static const char *const tools[] = {"go", "unshare", "nsenter", "chroot", "mount", "ldd"};
 	static const char *const dirs[] = {"", "/opt", "/lib", "/etc"};
-	double t0 = now_s(), t;
+	double t0 = mono_sec(), t;
 	pid_t sh = -1, work = 0, noisy = -1;
 	struct sigaction sa;
 
@@ -1092,7 +1092,7 @@ int main(void)
 	noisy = spawn_env(nargv, NULL, NULL, tpath(nerr, sizeof(nerr), "recurse.err"));
 	CHECK(noisy > 0, "cannot start %s", recurse);
 
-	t = now_s();
+	t = mono_sec();
 	sh = start_container(cg_abs, "ctrwork", "60", "ctrwork.err");
 	work = sh < 0 ? 0 : find_workload(cg_abs, "ctrwork", 10);
 	CHECK(work > 0, "the container's workload ctrwork did not start");
@@ -1101,7 +1101,7 @@ int main(void)
 		goto done;
 	}
 	printf("container: ctrwork host pid %d, pid %u inside, cgroup %s (%.1f s)\n", (int)work,
-	       ns_pid_of(work), cg_abs, now_s() - t);
+	       ns_pid_of(work), cg_abs, mono_sec() - t);
 	check_invisible(work, "ctrwork");
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)noisy);
 	{
@@ -1112,18 +1112,18 @@ int main(void)
 		free(s);
 	}
 
-	t = now_s();
+	t = mono_sec();
 	test_symlinks(work);
-	printf("symlinks: %.1f s\n", now_s() - t);
-	t = now_s();
+	printf("symlinks: %.1f s\n", mono_sec() - t);
+	t = mono_sec();
 	test_cgroup(work);
-	printf("record --cgroup: %.1f s\n", now_s() - t);
-	t = now_s();
+	printf("record --cgroup: %.1f s\n", mono_sec() - t);
+	t = mono_sec();
 	test_container_id();
-	printf("record --container: %.1f s\n", now_s() - t);
-	t = now_s();
+	printf("record --container: %.1f s\n", mono_sec() - t);
+	t = mono_sec();
 	test_late(work);
-	printf("late process: %.1f s\n", now_s() - t);
+	printf("late process: %.1f s\n", mono_sec() - t);
 
 done:
 	cleanup();
@@ -1131,7 +1131,7 @@ done:
 	snprintf(path, sizeof(path), "rm -rf %s", tmpdir);
 	if (!harness_failed && system(path))
 		fprintf(stderr, "  cleaning %s failed\n", tmpdir);
-	printf("total %.1f s%s%s\n", now_s() - t0, harness_failed ? "; files kept in " : "",
+	printf("total %.1f s%s%s\n", mono_sec() - t0, harness_failed ? "; files kept in " : "",
 	       harness_failed ? tmpdir : "");
 	return HARNESS_DONE();
 }

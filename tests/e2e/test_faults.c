@@ -78,11 +78,11 @@ static char *ppath(char *buf, size_t len, const char *name)
  */
 static bool wait_attached(pid_t pid, double timeout)
 {
-	double deadline = now_s() + timeout;
+	double deadline = mono_sec() + timeout;
 	char dir[64], link[PATH_MAX + 64], target[256];
 
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	while (now_s() < deadline) {
+	while (mono_sec() < deadline) {
 		DIR *d = opendir(dir);
 		struct dirent *e;
 		bool found = false;
@@ -177,7 +177,7 @@ static int record_argv(char **argv, int cap, const struct run *r, const char *co
 static int record(struct run *r, const char *const *extra, const char *const *cmd, double timeout)
 {
 	char *argv[48];
-	double t0 = now_s();
+	double t0 = mono_sec();
 	bool to;
 	pid_t pid;
 	int st;
@@ -190,7 +190,7 @@ static int record(struct run *r, const char *const *extra, const char *const *cm
 	}
 	st = wait_timeout(pid, timeout, &to);
 	r->rc = exit_code(st, to);
-	r->secs = now_s() - t0;
+	r->secs = mono_sec() - t0;
 	CHECK(r->rc == 0, "%s: cfiprof record exited %d%s", r->tag, r->rc,
 	      to ? " (timed out: hung?)" : "");
 	if (r->rc)
@@ -714,14 +714,14 @@ static void test_exit(void)
 	const char *extra[] = {"-F", "999", "-p", pids, "-d", "3", NULL};
 
 	record_argv(argv, 48, &r, extra, NULL);
-	t0 = now_s();
+	t0 = mono_sec();
 	pc = spawn(argv, NULL, r.err);
 	ready = pc > 0 && wait_attached(pc, 30);
 	CHECK(ready, "exit: cfiprof never attached its perf events");
 	kill(pa, SIGUSR1);
 	st = pc > 0 ? wait_timeout(pc, 40, &to) : -1;
 	r.rc = exit_code(st, to);
-	r.secs = now_s() - t0;
+	r.secs = mono_sec() - t0;
 	kill(-pb, SIGKILL);
 	kill(-pa, SIGKILL);
 	waitpid(pb, NULL, 0);
@@ -1092,7 +1092,7 @@ static void test_sigstop(void)
 	struct rec_stats rs;
 	struct chain_stats cs;
 	struct run r;
-	double t0 = now_s();
+	double t0 = mono_sec();
 	bool to;
 	pid_t pid;
 	int st;
@@ -1115,7 +1115,7 @@ static void test_sigstop(void)
 	CHECK(kill(pid, SIGCONT) == 0, "sigstop: SIGCONT: %s", strerror(errno));
 	st = wait_timeout(pid, 40, &to);
 	r.rc = exit_code(st, to);
-	r.secs = now_s() - t0;
+	r.secs = mono_sec() - t0;
 	CHECK(r.rc == 0, "sigstop: cfiprof exited %d after SIGSTOP / SIGCONT", r.rc);
 	if (r.rc) {
 		print_tail(r.err, 12);
@@ -1428,7 +1428,7 @@ int main(int argc, char **argv)
 				"libfaults_badcfi.so"};
 	char tmpl[] = "/tmp/cfiprof-faults.XXXXXX", path[PATHBUF];
 	const char *only = argc > 1 ? argv[1] : NULL;
-	double t0 = now_s();
+	double t0 = mono_sec();
 	size_t i;
 	bool missing = false;
 
@@ -1457,9 +1457,9 @@ int main(int argc, char **argv)
 #define PART(name, call)                                                                           \
 	do {                                                                                       \
 		if (!only || strstr(name, only)) {                                                 \
-			double t = now_s();                                                        \
+			double t = mono_sec();                                                        \
 			call;                                                                      \
-			printf("[%s: %.1f s]\n", name, now_s() - t);                               \
+			printf("[%s: %.1f s]\n", name, mono_sec() - t);                               \
 		}                                                                                  \
 	} while (0)
 	PART("1 exit", test_exit());
@@ -1478,7 +1478,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "rm -rf %s", tmpdir);
 	if (!harness_failed && system(path))
 		fprintf(stderr, "  cleaning %s failed\n", tmpdir);
-	printf("total %.1f s%s%s\n", now_s() - t0, harness_failed ? "; files kept in " : "",
+	printf("total %.1f s%s%s\n", mono_sec() - t0, harness_failed ? "; files kept in " : "",
 	       harness_failed ? tmpdir : "");
 	return HARNESS_DONE();
 }

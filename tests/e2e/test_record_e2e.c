@@ -844,7 +844,7 @@ int main(void)
 	struct result res[NR_PROGS];
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
 	char tmpl[] = "/tmp/cfiprof-e2e.XXXXXX", path[PATH_MAX];
-	double t0 = now_s();
+	double t0 = mono_sec();
 	const char *missing = NULL;
 	size_t i;
 
@@ -894,7 +894,7 @@ int main(void)
 		 harness_failed ? "rm -f %s/*.perf.data %s/*.perf.txt" : "rm -rf %s", tmpdir, tmpdir);
 	if (system(path))
 		fprintf(stderr, "  cleaning %s failed\n", tmpdir);
-	printf("total %.1f s%s%s\n", now_s() - t0, harness_failed ? "; files kept in " : "",
+	printf("total %.1f s%s%s\n", mono_sec() - t0, harness_failed ? "; files kept in " : "",
 	       harness_failed ? tmpdir : "");
 	return HARNESS_DONE();
 }

@@ -20,13 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static inline double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "common/clock.h"
 
 static inline void sleep_s(double s)
 {
@@ -68,7 +62,7 @@ static inline pid_t spawn(char *const argv[], const char *out, const char *err)
  */
 static inline int wait_timeout(pid_t pid, double timeout, bool *timed_out)
 {
-	double deadline = now_s() + timeout;
+	double deadline = mono_sec() + timeout;
 	int status;
 
 	if (timed_out)
@@ -80,7 +74,7 @@ static inline int wait_timeout(pid_t pid, double timeout, bool *timed_out)
 			return status;
 		if (r < 0)
 			return -1;
-		if (now_s() >= deadline) {
+		if (mono_sec() >= deadline) {
 			if (timed_out)
 				*timed_out = true;
 			kill(-pid, SIGKILL);

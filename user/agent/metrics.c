@@ -243,7 +243,7 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_kernel_map_bytes", "gauge", "Kernel memory of the agent's BPF maps.",
 	       (double)agent_kernel_map_bytes());
 	metric(f, "cfiprof_uptime_seconds", "gauge", "Seconds since the agent started sampling.",
-	       session_now() - src->start);
+	       mono_sec() - src->start);
 	return ferror(f) ? -1 : 0;
 }
 

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "user/agent/log.h"
 #include "user/agent/interval_files.h"
 #include "user/agent/push.h"
@@ -42,14 +43,6 @@ struct agent_push {
 	unsigned int consecutive_failures;
 	unsigned int seed;
 };
-
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void spool_name(const struct spool_entry *e, char *buf, size_t len)
 {
@@ -377,21 +370,13 @@ static void wait_until(struct agent_push *ap, double until)
 	double now, end;
 
 	for (;;) {
-		now = mono_now();
+		now = mono_sec();
 		end = ap->stopping && ap->stop_deadline < until ? ap->stop_deadline : until;
 		if (now >= end)
 			return;
 		/* condition variables time out on CLOCK_REALTIME: wait in short steps */
-		clock_gettime(CLOCK_REALTIME, &ts);
 		end -= now;
-		if (end > 0.5)
-			end = 0.5;
-		ts.tv_sec += (time_t)end;
-		ts.tv_nsec += (long)((end - (double)(time_t)end) * 1e9);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		ts = realtime_after_ms(end > 0.5 ? 500 : (uint64_t)(end * 1e3));
 		pthread_cond_timedwait(&ap->cond, &ap->lock, &ts);
 	}
 }
@@ -417,13 +402,13 @@ static void *pusher_main(void *arg)
 	for (;;) {
 		while (!ap->nr && !ap->stopping)
 			pthread_cond_wait(&ap->cond, &ap->lock);
-		if (!ap->nr || (ap->stopping && mono_now() >= ap->stop_deadline))
+		if (!ap->nr || (ap->stopping && mono_sec() >= ap->stop_deadline))
 			break;
 		ap->q[0].inflight = true;
 		e = ap->q[0];
 		if (cfg_copy(&cfg, &ap->cfg)) {
 			ap->q[0].inflight = false;
-			wait_until(ap, mono_now() + BACKOFF_FIRST);
+			wait_until(ap, mono_sec() + BACKOFF_FIRST);
 			continue;
 		}
 		pthread_mutex_unlock(&ap->lock);
@@ -477,7 +462,7 @@ static void *pusher_main(void *arg)
 			     " spool_bytes=%" PRIu64,
 			     alog_quote(why, (char[300]){0}, 300), d, ap->consecutive_failures,
 			     ap->st.spool_files, ap->st.spool_bytes);
-			wait_until(ap, mono_now() + d);
+			wait_until(ap, mono_sec() + d);
 		}
 		/* the bound may have been passed while this one was in flight */
 		enforce_bound(ap);
@@ -575,7 +560,7 @@ void agent_push_stop(struct agent_push *ap, double grace, struct agent_push_stat
 		return;
 	pthread_mutex_lock(&ap->lock);
 	ap->stopping = true;
-	ap->stop_deadline = mono_now() + grace;
+	ap->stop_deadline = mono_sec() + grace;
 	pthread_cond_broadcast(&ap->cond);
 	pthread_mutex_unlock(&ap->lock);
 	if (ap->started)

@@ -195,7 +195,7 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	char *raw = NULL;
 	void *gz = NULL;
 	size_t raw_len = 0, gz_len = 0;
-	double t0 = session_now();
+	double t0 = mono_sec();
 	int nl, err;
 	FILE *f;
 
@@ -265,7 +265,7 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	     "file=%s samples=%" PRIu64 " stacks=%" PRIu64 " overflow=%" PRIu64
 	     " bytes=%zu duration=%.3fs build_ms=%.1f",
 	     name[0] ? name : "-", iv->samples, iv->nr_stacks, iv->overflow, gz_len,
-	     (double)info.duration_ns / 1e9, (session_now() - t0) * 1e3);
+	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3);
 out:
 	free(raw);
 	free(gz);
@@ -285,7 +285,7 @@ static void end_interval(struct agent *a)
 	pthread_mutex_lock(&a->s.agg_lock);
 	iv = a->s.agg;
 	a->s.agg = fresh;
-	until_ns = session_unix_ns();
+	until_ns = unix_ns();
 	pthread_mutex_unlock(&a->s.agg_lock);
 	flush_interval(a, &iv, until_ns);
 	agg_free(&iv);
@@ -369,7 +369,7 @@ static void reload(struct agent *a)
 
 static void sleep_until(double t)
 {
-	double d = t - session_now();
+	double d = t - mono_sec();
 	struct timespec ts;
 
 	if (d <= 0)
@@ -394,7 +394,7 @@ static void run(struct agent *a)
 			reload(a);
 			next = last + a->cfg.interval;
 		}
-		now = session_now();
+		now = mono_sec();
 		if (end && now >= end)
 			break;
 		if (now >= next) {
@@ -402,8 +402,8 @@ static void run(struct agent *a)
 			last = next;
 			next += a->cfg.interval;
 			/* after a stall (suspend, overload), start over rather than catch up */
-			if (next <= session_now()) {
-				last = session_now();
+			if (next <= mono_sec()) {
+				last = mono_sec();
 				next = last + a->cfg.interval;
 			}
 		}
@@ -443,7 +443,7 @@ static void log_stopped(struct agent *a, const char *reason, const struct agent_
 	     reason, a->ctr.intervals, a->ctr.profile_samples, a->ctr.profile_overflow,
 	     c[CNT_SAMPLES], c[CNT_WRITTEN], c[CNT_LOST_RINGBUF], a->ctr.profile_malformed,
 	     c[CNT_EVENTS_LOST], ps->successes, ps->failures, ps->dropped, ps->spool_files,
-	     agent_rss_bytes(), agent_cpu_seconds(), session_now() - a->s.start);
+	     agent_rss_bytes(), agent_cpu_seconds(), mono_sec() - a->s.start);
 }
 
 static void build_argp_options(void)
@@ -586,7 +586,7 @@ stop:
 	reason = session_stop_requested ? "signal" : ret ? "error" : "duration";
 	/* detaches and drains: everything sampled lands in the final, partial interval */
 	session_stop(&a.s);
-	flush_interval(&a, &a.s.agg, session_unix_ns());
+	flush_interval(&a, &a.s.agg, unix_ns());
 	agent_metrics_stop(a.metrics);
 	a.metrics = NULL;
 	agent_push_stop(a.push,

@@ -238,7 +238,7 @@ static void progress(struct session *s, void *ctx)
 	session_progress(s, &samples, &complete, &lost);
 	fprintf(stderr, "\r\033[Kcfiprof: %.0f s, %" PRIu64 " samples, %.1f%% complete, %" PRIu64
 			" lost",
-		session_now() - s->start, samples,
+		mono_sec() - s->start, samples,
 		samples ? 100.0 * (double)complete / (double)samples : 0.0, lost);
 	fflush(stderr);
 }
@@ -285,7 +285,7 @@ int cmd_record(int argc, char **argv)
 	meta.freq = args.so.freq;
 	snprintf(meta.event, sizeof(meta.event), "%s", args.so.cycles ? "cycles" : "cpu-clock");
 	meta.start_unix_ns = s.start_unix_ns;
-	meta.duration_ns = (uint64_t)((session_now() - s.start) * 1e9);
+	meta.duration_ns = (uint64_t)((mono_sec() - s.start) * 1e9);
 	ks = args.so.kernel ? ksyms_load(NULL, kerr, sizeof(kerr)) : NULL;
 	if (args.so.kernel && !ks)
 		fprintf(stderr, "cfiprof: %s\n", kerr);

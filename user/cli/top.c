@@ -206,7 +206,7 @@ static void render(struct session *s, struct top_state *t)
 		printf("\033[H\033[2J");
 	printf("cfiprof top: %.0f s, %" PRIu64 " samples/s, %.1f%% complete stacks, %" PRIu64
 	       " lost%s\n",
-	       session_now() - s->start, samples - t->last_samples,
+	       mono_sec() - s->start, samples - t->last_samples,
 	       samples > t->last_samples
 		       ? 100.0 * (double)(complete - t->last_complete) /
 				 (double)(samples - t->last_samples)

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "user/output/flamegraph_svg.h"
 #include "user/output/utf8.h"
 
@@ -90,19 +91,10 @@ static void put_xml(FILE *f, const char *s, size_t max)
 	}
 }
 
-static uint32_t fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 /* Colors hash the name: a function keeps its color in every graph, so graphs compare at sight. */
 static void frame_color(FILE *f, const char *name, uint32_t kind)
 {
-	uint32_t h = fnv1a(name);
+	uint32_t h = (uint32_t)hash_str(name);
 	double v1 = (h & 0xff) / 255.0, v2 = (h >> 8 & 0xff) / 255.0, v3 = (h >> 16 & 0xff) / 255.0;
 	int r, g, b;
 

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "common/hash.h"
 #include "user/output/pprof.h"
 
 enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
@@ -139,15 +140,6 @@ struct strtab {
 	size_t nr_slots; /* a power of two, kept at least twice nr */
 	bool oom;
 };
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
-	return h;
-}
 
 static uint32_t *strtab_slot(struct strtab *t, const char *s)
 {

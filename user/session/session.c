@@ -31,22 +31,6 @@ static void on_signal(int sig)
 	session_stop_requested = 1;
 }
 
-uint64_t session_unix_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-double session_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 
 static int parse_pid(const char *s, uint32_t *out)
 {
@@ -274,7 +258,7 @@ void session_print_summary(struct session *s, FILE *f)
 	struct table_store_stats ts = s->ts.stats;
 	struct tracker_stats tr;
 	uint64_t hits, misses, stops = 0, lost, run_ns = 0, run_cnt = 0;
-	double secs = session_now() - s->start;
+	double secs = mono_sec() - s->start;
 	uint32_t b;
 	struct proc *p;
 	int i;
@@ -444,8 +428,8 @@ int session_start(struct session *s, const struct session_opts *o)
 		return err;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	s->start = session_now();
-	s->start_unix_ns = session_unix_ns();
+	s->start = mono_sec();
+	s->start_unix_ns = unix_ns();
 	if (s->go_fd >= 0) {
 		if (write(s->go_fd, "g", 1) != 1)
 			fprintf(stderr, "cfiprof: cannot start the command\n");
@@ -464,19 +448,19 @@ int session_start(struct session *s, const struct session_opts *o)
 void session_wait(struct session *s, double deadline, void (*tick)(struct session *, void *),
 		  void *ctx)
 {
-	double next_tick = session_now() + 1.0;
+	double next_tick = mono_sec() + 1.0;
 
 	while (!session_stop_requested && !s->child_done) {
 		struct timespec ts = {0, 50 * 1000 * 1000};
 
 		nanosleep(&ts, NULL);
-		if (deadline && session_now() >= deadline)
+		if (deadline && mono_sec() >= deadline)
 			break;
 		if (s->child > 0 && waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
 			s->child_done = true;
 			break;
 		}
-		if (tick && session_now() >= next_tick) {
+		if (tick && mono_sec() >= next_tick) {
 			tick(s, ctx);
 			next_tick += 1.0;
 		}

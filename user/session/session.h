@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/clock.h"
 #include "user/profile/aggregate.h"
 #include "user/session/bpf_program.h"
 #include "user/track/proc_tracker.h"
@@ -86,7 +87,5 @@ void session_print_summary(struct session *s, FILE *f);
 void session_free(struct session *s);
 /* Sums the counters: samples taken, complete, lost (for progress lines). */
 void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, uint64_t *lost);
-double session_now(void);
-uint64_t session_unix_ns(void);
 
 #endif

@@ -711,14 +711,8 @@ static void *loader_main(void *arg)
 				pthread_cond_wait(&pt->work_cond, &pt->lock);
 			} else {
 				/* exited processes wait for their unload: wake for them */
-				struct timespec until;
+				struct timespec until = realtime_after_ms(50);
 
-				clock_gettime(CLOCK_REALTIME, &until);
-				until.tv_nsec += 50 * 1000 * 1000;
-				if (until.tv_nsec >= 1000000000) {
-					until.tv_sec++;
-					until.tv_nsec -= 1000000000;
-				}
 				timed_out = pthread_cond_timedwait(&pt->work_cond, &pt->lock,
 								   &until) == ETIMEDOUT;
 			}

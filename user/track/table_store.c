@@ -13,16 +13,8 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/hash.h"
 #include "user/track/table_store.h"
-
-static uint32_t hash_str(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 16777619u;
-	return h;
-}
 
 static uint32_t hash_rule(const struct cfi_rule *r)
 {
