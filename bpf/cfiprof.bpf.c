@@ -118,6 +118,45 @@ struct {
 	__type(value, __u64);
 } request_times SEC(".maps");
 
+/* Last mapping-change request per pid: at most one per millisecond, loads are deduplicated. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} change_times SEC(".maps");
+
+/*
+ * When each process last changed its executable mappings (exec, mmap of
+ * code, munmap of a known mapping), whether or not a request went out:
+ * a pc in no known mapping after that is one the loader has not read yet.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} changed_at SEC(".maps");
+
+/* The tail-call path's walk state and record, per CPU (struct tc_scratch: below walker.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tc_scratch);
+} tc_scratch SEC(".maps");
+
+/*
+ * Slot 0 is walk_tc itself, set by user space after the load: walk_tc is not
+ * loaded at all when bpf_loop walks (a static slot would make libbpf insist).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} walk_progs SEC(".maps");
+
 /* ---- environment of the walker (see bpf/walker.h) ---- */
 static __always_inline int walker_read_user(void *dst, __u32 size, __u64 addr)
 {
@@ -176,8 +215,6 @@ static __always_inline void walker_count(__u32 counter_id, __u64 n)
 
 #include "walker.h"
 
-/* ---- per-sample setup shared by both loop strategies ---- */
-
 #define PF_KTHREAD	     0x00200000
 #define FRAMES_PER_TAIL_CALL 32
 #define RECORD_MAX_BYTES                                                                           \
@@ -189,23 +226,8 @@ struct tc_scratch {
 	__u64 record[RECORD_MAX_BYTES / sizeof(__u64)];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tc_scratch);
-} tc_scratch SEC(".maps");
+/* ---- per-sample setup shared by both loop strategies ---- */
 
-/*
- * Slot 0 is walk_tc itself, set by user space after the load: walk_tc is not
- * loaded at all when bpf_loop walks (a static slot would make libbpf insist).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(__u32));
-} walk_progs SEC(".maps");
 
 static __always_inline void emit_event(__u32 type, __u32 pid, __u64 addr)
 {
@@ -225,40 +247,29 @@ static __always_inline void emit_event(__u32 type, __u32 pid, __u64 addr)
 	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 }
 
+/*
+ * At most one request per pid per interval: @times holds each pid's last one.
+ * Returns true when this one is within the interval and must not go out.
+ */
+static __always_inline bool request_limited(void *times, __u32 pid, __u64 now, __u64 interval)
+{
+	__u64 *last = bpf_map_lookup_elem(times, &pid);
+
+	if (last && now - *last < interval) {
+		walker_count(CNT_REQUESTS_LIMITED, 1);
+		return true;
+	}
+	bpf_map_update_elem(times, &pid, &now, BPF_ANY);
+	walker_count(CNT_REQUESTS, 1);
+	return false;
+}
+
 /* Ask user space to load a pid (addr 0) or a new mapping, at most once per interval per pid. */
 static __always_inline void request_tables(__u32 pid, __u64 addr)
 {
-	__u64 now = bpf_ktime_get_ns(), *last;
-
-	last = bpf_map_lookup_elem(&request_times, &pid);
-	if (last && now - *last < request_interval_ns) {
-		walker_count(CNT_REQUESTS_LIMITED, 1);
-		return;
-	}
-	bpf_map_update_elem(&request_times, &pid, &now, BPF_ANY);
-	walker_count(CNT_REQUESTS, 1);
-	emit_event(RECORD_REQUEST, pid, addr);
+	if (!request_limited(&request_times, pid, bpf_ktime_get_ns(), request_interval_ns))
+		emit_event(RECORD_REQUEST, pid, addr);
 }
-
-/* Last mapping-change request per pid: at most one per millisecond, loads are deduplicated. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u64);
-} change_times SEC(".maps");
-
-/*
- * When each process last changed its executable mappings (exec, mmap of
- * code, munmap of a known mapping), whether or not a request went out:
- * a pc in no known mapping after that is one the loader has not read yet.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u64);
-} changed_at SEC(".maps");
 
 static __always_inline void note_change(__u32 pid, __u64 now)
 {
@@ -267,17 +278,12 @@ static __always_inline void note_change(__u32 pid, __u64 now)
 
 static __always_inline void mapping_changed(__u32 pid, __u64 addr)
 {
-	__u64 now = bpf_ktime_get_ns(), *last;
+	__u64 now = bpf_ktime_get_ns();
 
 	note_change(pid, now);
-	last = bpf_map_lookup_elem(&change_times, &pid);
-	if (last && now - *last < 1000000) {
-		walker_count(CNT_REQUESTS_LIMITED, 1);
-		return;
-	}
-	bpf_map_update_elem(&change_times, &pid, &now, BPF_ANY);
-	walker_count(CNT_REQUESTS, 1);
-	emit_event(RECORD_REQUEST, pid, addr);
+	/* loads are deduplicated in user space: a millisecond apart is enough */
+	if (!request_limited(&change_times, pid, now, 1000000))
+		emit_event(RECORD_REQUEST, pid, addr);
 }
 
 static __always_inline __u64 sample_wakeup_flags(void)

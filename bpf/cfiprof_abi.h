@@ -141,7 +141,6 @@ struct rule_cache_entry {
 	__u64 pc;
 	__u32 pid;
 	__u32 generation;
-	__u64 bias;
 	__u32 mapping_flags;
 	__u32 valid;
 	struct cfi_rule rule;

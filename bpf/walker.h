@@ -348,7 +348,6 @@ static __always_inline int walker_step(struct walker_state *st)
 			slot->pc = pc;
 			slot->pid = st->pid;
 			slot->generation = st->generation;
-			slot->bias = bias;
 			slot->mapping_flags = mflags;
 			slot->rule = rule;
 			slot->valid = 1;
