@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse.h"
 #include "user/agent/config.h"
 #include "user/agent/log.h"
 #include "user/session/session.h"
@@ -145,71 +146,12 @@ const struct agent_option *agent_option_by_key(int key)
 	return NULL;
 }
 
-/* "90", "90s", "1.5m", "2h", "7d" -> seconds */
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
-		return -1;
-	if (!strcmp(end, "ms"))
-		v /= 1000;
-	else if (!strcmp(end, "m"))
-		v *= 60;
-	else if (!strcmp(end, "h"))
-		v *= 3600;
-	else if (!strcmp(end, "d"))
-		v *= 86400;
-	else if (*end && strcmp(end, "s"))
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* "1048576", "512K", "100M", "1G" (powers of 1024) -> bytes */
-static int parse_size(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
-		return -1;
-	if (*end == 'K' || *end == 'k')
-		v *= 1024, end++;
-	else if (*end == 'M')
-		v *= 1024 * 1024, end++;
-	else if (*end == 'G')
-		v *= 1024.0 * 1024 * 1024, end++;
-	if (*end == 'B' || *end == 'i')
-		end++;
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_bool(const char *s, bool *out)
-{
-	if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "1") || !strcmp(s, "on"))
-		*out = true;
-	else if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "0") || !strcmp(s, "off"))
-		*out = false;
-	else
-		return -1;
-	return 0;
-}
-
 int agent_config_set(struct agent_config *c, const struct agent_option *o, const char *value,
 		     char *err, size_t errlen)
 {
 	void *field = (char *)c + o->off;
 	double v = 0;
-	char *end, *dup;
+	char *dup;
 	int bad = 0;
 
 	switch (o->kind) {
@@ -237,9 +179,7 @@ int agent_config_set(struct agent_config *c, const struct agent_option *o, const
 		break;
 	case OPT_U32:
 	case OPT_U64:
-		errno = 0;
-		v = strtod(value, &end);
-		bad = errno || end == value || *end || v != floor(v);
+		bad = parse_double(value, &v) || v != floor(v);
 		break;
 	}
 	if (bad || v < o->min || v > o->max)

@@ -22,7 +22,9 @@
 
 #include "user/profile/aggregate.h"
 #include "user/track/cgroups.h"
+#include "common/parse.h"
 #include "user/cli/commands.h"
+#include "user/cli/target_opts.h"
 #include "user/output/folded.h"
 #include "user/symbolize/frame_names.h"
 #include "user/session/bpf_program.h"
@@ -35,7 +37,7 @@
 
 static struct record_args {
 	struct session_opts so;
-	double duration;
+	struct target_opts target;
 	const char *output;
 	enum out_format format;
 	const char *save;
@@ -50,14 +52,11 @@ static struct record_args {
 
 enum {
 	OPT_MAX_FRAMES = 256,
-	OPT_USER_ONLY,
 	OPT_TAIL_CALLS,
 	OPT_ROWS,
 	OPT_MAX_STACKS,
 	OPT_EVENT,
 	OPT_SAVE,
-	OPT_CGROUP,
-	OPT_CONTAINER,
 	OPT_GROUP_BY,
 	OPT_MODE,
 	OPT_RING,
@@ -65,22 +64,9 @@ enum {
 };
 
 static const struct argp_option opts[] = {
-	{"pid", 'p', "PID[,PID...]", 0, "profile these processes (all their threads)", 0},
-	{"all-cpus", 'a', NULL, 0, "profile the whole system", 0},
 	{"no-inherit", OPT_NO_INHERIT, NULL, 0,
 	 "only the -p processes or COMMAND, not the processes they start", 0},
-	{"cgroup", OPT_CGROUP, "PATH", 0,
-	 "profile every process in this cgroup v2 directory and below (absolute, or relative to "
-	 "the cgroup2 mount)", 0},
-	{"container", OPT_CONTAINER, "ID", 0,
-	 "profile a container (docker, containerd, CRI-O, podman id or prefix; nspawn machine name)",
-	 0},
-	{"freq", 'F', "HZ", 0, "samples per second per CPU (default 99)", 0},
-	{"duration", 'd', "SECONDS", 0, "stop after SECONDS (default: until Ctrl-C or the command exits)",
-	 0},
 	{"max-frames", OPT_MAX_FRAMES, "N", 0, "user frames per sample (default 127, at most 1024)", 0},
-	{"kernel", 'k', NULL, 0, "record kernel stacks too (default)", 0},
-	{"user-only", OPT_USER_ONLY, NULL, 0, "do not record kernel stacks", 0},
 	{"event", OPT_EVENT, "EVENT", 0, "cpu-clock (default) or cycles", 0},
 	{"output", 'o', "FILE", 0, "write the profile to FILE (default stdout)", 0},
 	{"format", 'f', "FORMAT", 0,
@@ -99,67 +85,19 @@ static const struct argp_option opts[] = {
 	{},
 };
 
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
-	char *tok, *save = NULL;
 	uint32_t v;
 
 	switch (key) {
-	case 'p':
-		for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			if (parse_u32(tok, 1, INT32_MAX, &v))
-				argp_error(state, "invalid pid '%s'", tok);
-			if (args.so.nr_pids == SESSION_MAX_PIDS)
-				argp_error(state, "at most %d pids", SESSION_MAX_PIDS);
-			args.so.pids[args.so.nr_pids++] = v;
-		}
+	case ARGP_KEY_INIT:
+		args.target.so = &args.so;
+		state->child_inputs[0] = &args.target;
 		break;
-	case 'a':
-		args.so.all = true;
-		break;
-	case OPT_CGROUP:
-		if (cgroup_resolve(arg, args.so.cgroup, sizeof(args.so.cgroup)))
-			argp_failure(state, 1, 0, "cannot use cgroup '%s'", arg);
-		break;
-	case OPT_CONTAINER:
-		if (cgroup_find_container(arg, args.so.cgroup, sizeof(args.so.cgroup)))
-			argp_failure(state, 1, 0, "cannot find container '%s'", arg);
-		break;
-	case 'F':
-		if (parse_u32(arg, 1, 100000, &args.so.freq))
-			argp_error(state, "invalid frequency '%s' (1..100000)", arg);
-		break;
-	case 'd': {
-		char *end;
-
-		args.duration = strtod(arg, &end);
-		if (end == arg || *end || args.duration <= 0)
-			argp_error(state, "invalid duration '%s'", arg);
-		break;
-	}
 	case OPT_MAX_FRAMES:
 		if (parse_u32(arg, 1, MAX_USER_FRAMES_LIMIT, &args.so.max_frames))
 			argp_error(state, "invalid --max-frames '%s' (1..%d)", arg,
 				   MAX_USER_FRAMES_LIMIT);
-		break;
-	case 'k':
-		args.so.kernel = true;
-		break;
-	case OPT_USER_ONLY:
-		args.so.kernel = false;
 		break;
 	case OPT_EVENT:
 		if (!strcmp(arg, "cycles"))
@@ -217,9 +155,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if ((args.so.nr_pids > 0) + args.so.all + (args.so.cmd != NULL) +
-			    (args.so.cgroup[0] != 0) !=
-		    1)
+		if (target_opts_count(&args.so) + (args.so.cmd != NULL) != 1)
 			argp_error(state, "give exactly one of -p PID, -a, --cgroup PATH, --container ID "
 					  "or -- COMMAND");
 		break;
@@ -245,12 +181,13 @@ static void progress(struct session *s, void *ctx)
 
 int cmd_record(int argc, char **argv)
 {
+	static const struct argp_child children[] = {{&target_argp, 0, NULL, 0}, {0}};
 	static const struct argp argp = {
 		opts, parse_opt, "[-- COMMAND [ARGS...]]",
 		"Sample call stacks, unwound in the kernel from DWARF CFI, and write a profile.\n"
 		"\nExamples:\n  cfiprof record -p 1234 -d 10 -o out.svg\n"
 		"  cfiprof record -F 999 -o out.pb.gz -- ./app arg\n  cfiprof record -a -d 5 > all.folded",
-		NULL, NULL, NULL};
+		children, NULL, NULL};
 	struct recording_meta meta = {0};
 	struct profile_info info = {0};
 	struct profile prof;
@@ -276,7 +213,7 @@ int cmd_record(int argc, char **argv)
 	err = session_start(&s, &args.so);
 	if (err)
 		goto out;
-	session_wait(&s, args.duration > 0 ? s.start + args.duration : 0, tty ? progress : NULL,
+	session_wait(&s, args.target.duration > 0 ? s.start + args.target.duration : 0, tty ? progress : NULL,
 		     NULL);
 	if (tty)
 		fprintf(stderr, "\r\033[K");

@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "user/track/cgroups.h"
+#include "common/parse.h"
 #include "user/cli/commands.h"
+#include "user/cli/target_opts.h"
 #include "user/symbolize/frame_names.h"
 #include "user/profile/profile.h"
 #include "user/session/session.h"
@@ -26,7 +28,7 @@
 
 static struct top_args {
 	struct session_opts so;
-	double duration;
+	struct target_opts target;
 	int rows;
 } args = {
 	.so = {.freq = 99, .max_frames = 127, .kernel = true, .rows_max = 4u << 20,
@@ -35,68 +37,26 @@ static struct top_args {
 };
 
 static const struct argp_option opts[] = {
-	{"pid", 'p', "PID[,PID...]", 0, "only these processes (default: the whole system)", 0},
-	{"all-cpus", 'a', NULL, 0, "the whole system (default)", 0},
-	{"cgroup", 'c', "PATH", 0, "only processes in this cgroup v2 directory and below", 0},
-	{"container", 'C', "ID", 0, "only this container (docker, containerd, CRI-O, podman, nspawn)",
-	 0},
-	{"freq", 'F', "HZ", 0, "samples per second per CPU (default 99)", 0},
-	{"duration", 'd', "SECONDS", 0, "stop after SECONDS (default: until 'q' or Ctrl-C)", 0},
-	{"user-only", 'u', NULL, 0, "no kernel stacks", 0},
 	{"rows", 'n', "N", 0, "functions shown (default: fit the terminal, 20 otherwise)", 0},
 	{},
 };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
-	char *tok, *save = NULL, *end;
-	unsigned long v;
+	uint32_t v;
 
 	switch (key) {
-	case 'p':
-		for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			errno = 0;
-			v = strtoul(tok, &end, 10);
-			if (errno || *end || !v || v > INT32_MAX)
-				argp_error(state, "invalid pid '%s'", tok);
-			if (args.so.nr_pids == SESSION_MAX_PIDS)
-				argp_error(state, "at most %d pids", SESSION_MAX_PIDS);
-			args.so.pids[args.so.nr_pids++] = (uint32_t)v;
-		}
-		break;
-	case 'a':
-		args.so.all = true;
-		break;
-	case 'c':
-		if (cgroup_resolve(arg, args.so.cgroup, sizeof(args.so.cgroup)))
-			argp_failure(state, 1, 0, "cannot use cgroup '%s'", arg);
-		break;
-	case 'C':
-		if (cgroup_find_container(arg, args.so.cgroup, sizeof(args.so.cgroup)))
-			argp_failure(state, 1, 0, "cannot find container '%s'", arg);
-		break;
-	case 'F':
-		v = strtoul(arg, &end, 10);
-		if (*end || !v || v > 100000)
-			argp_error(state, "invalid frequency '%s' (1..100000)", arg);
-		args.so.freq = (uint32_t)v;
-		break;
-	case 'd':
-		args.duration = strtod(arg, &end);
-		if (*end || args.duration <= 0)
-			argp_error(state, "invalid duration '%s'", arg);
-		break;
-	case 'u':
-		args.so.kernel = false;
+	case ARGP_KEY_INIT:
+		args.target.so = &args.so;
+		state->child_inputs[0] = &args.target;
 		break;
 	case 'n':
-		v = strtoul(arg, &end, 10);
-		if (*end || !v || v > 10000)
+		if (parse_u32(arg, 1, 10000, &v))
 			argp_error(state, "invalid row count '%s'", arg);
 		args.rows = (int)v;
 		break;
 	case ARGP_KEY_END:
-		if ((args.so.nr_pids > 0) + args.so.all + (args.so.cgroup[0] != 0) > 1)
+		if (target_opts_count(&args.so) > 1)
 			argp_error(state, "-p, -a and --cgroup/--container exclude each other");
 		if (!args.so.nr_pids && !args.so.cgroup[0])
 			args.so.all = true;
@@ -255,11 +215,12 @@ static void tick(struct session *s, void *ctx)
 
 int cmd_top(int argc, char **argv)
 {
+	static const struct argp_child children[] = {{&target_argp, 0, NULL, 0}, {0}};
 	static const struct argp argp = {
 		opts, parse_opt, NULL,
 		"Live view of the hottest functions (self and total), with stacks unwound in the "
-		"kernel from DWARF CFI.",
-		NULL, NULL, NULL};
+		"kernel from DWARF CFI. Without -p, --cgroup or --container: the whole system.",
+		children, NULL, NULL};
 	struct top_state t = {0};
 	struct session s;
 	char kerr[256];
@@ -283,7 +244,7 @@ int cmd_top(int argc, char **argv)
 			raw.c_lflag &= ~(unsigned)(ICANON | ECHO);
 			tcsetattr(STDIN_FILENO, TCSANOW, &raw);
 		}
-		session_wait(&s, args.duration > 0 ? s.start + args.duration : 0, tick, &t);
+		session_wait(&s, args.target.duration > 0 ? s.start + args.target.duration : 0, tick, &t);
 		if (t.tty_in)
 			tcsetattr(STDIN_FILENO, TCSANOW, &t.saved);
 		session_stop(&s);

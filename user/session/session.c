@@ -19,6 +19,7 @@
 
 #include "user/track/cgroups.h"
 #include "common/clock.h"
+#include "common/parse.h"
 #include "user/symbolize/frame_names.h"
 #include "user/session/privileges.h"
 #include "user/session/session.h"
@@ -31,19 +32,6 @@ static void on_signal(int sig)
 	session_stop_requested = 1;
 }
 
-
-static int parse_pid(const char *s, uint32_t *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v == 0 || v > INT32_MAX)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
 
 static int handle_record(void *ctx, void *data, size_t size)
 {
@@ -115,7 +103,7 @@ static void queue_all_pids(struct proc_tracker *pt)
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
-		if (!parse_pid(e->d_name, &pid))
+		if (!parse_u32(e->d_name, 1, INT32_MAX, &pid))
 			proc_tracker_request(pt, pid, WORK_LOAD, 0);
 	}
 	closedir(d);

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The target and rate options of record and top; see target_opts.h. */
+#include <stdint.h>
+#include <string.h>
+
+#include "common/parse.h"
+#include "user/cli/target_opts.h"
+#include "user/track/cgroups.h"
+
+static const struct argp_option target_options[] = {
+	{NULL, 0, NULL, 0, "What to sample:", 1},
+	{"pid", 'p', "PID[,PID...]", 0, "these processes (all their threads)", 1},
+	{"all-cpus", 'a', NULL, 0, "the whole system", 1},
+	{"cgroup", 'c', "PATH", 0,
+	 "every process in this cgroup v2 directory and below (absolute, or relative to the cgroup2 "
+	 "mount)",
+	 1},
+	{"container", 'C', "ID", 0,
+	 "a container (docker, containerd, CRI-O, podman id or prefix; nspawn machine name)", 1},
+	{"freq", 'F', "HZ", 0, "samples per second per CPU (default 99)", 1},
+	{"duration", 'd', "SECONDS", 0,
+	 "stop after SECONDS (also 500ms, 2m, 1h; default: until stopped)", 1},
+	{"kernel", 'k', NULL, 0, "kernel stacks too (default)", 1},
+	{"user-only", 'u', NULL, 0, "no kernel stacks", 1},
+	{},
+};
+
+static error_t parse_target(int key, char *arg, struct argp_state *state)
+{
+	struct target_opts *t = state->input;
+	struct session_opts *so = t->so;
+	char *tok, *save = NULL;
+	uint32_t v;
+
+	switch (key) {
+	case 'p':
+		for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (parse_u32(tok, 1, INT32_MAX, &v))
+				argp_error(state, "invalid pid '%s'", tok);
+			if (so->nr_pids == SESSION_MAX_PIDS)
+				argp_error(state, "at most %d pids", SESSION_MAX_PIDS);
+			so->pids[so->nr_pids++] = v;
+		}
+		break;
+	case 'a':
+		so->all = true;
+		break;
+	case 'c':
+		if (cgroup_resolve(arg, so->cgroup, sizeof(so->cgroup)))
+			argp_failure(state, 2, 0, "cannot use cgroup '%s'", arg);
+		break;
+	case 'C':
+		if (cgroup_find_container(arg, so->cgroup, sizeof(so->cgroup)))
+			argp_failure(state, 2, 0, "cannot find container '%s'", arg);
+		break;
+	case 'F':
+		if (parse_u32(arg, 1, 100000, &so->freq))
+			argp_error(state, "invalid frequency '%s' (1..100000)", arg);
+		break;
+	case 'd':
+		if (parse_seconds(arg, &t->duration) || t->duration <= 0)
+			argp_error(state, "invalid duration '%s'", arg);
+		break;
+	case 'k':
+		so->kernel = true;
+		break;
+	case 'u':
+		so->kernel = false;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp target_argp = {target_options, parse_target, NULL, NULL, NULL, NULL, NULL};
+
+int target_opts_count(const struct session_opts *so)
+{
+	return (so->nr_pids > 0) + so->all + (so->cgroup[0] != 0);
+}
