@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "user/agent/config.h"
-#include "user/agent/labels.h"
 #include "user/agent/log.h"
 #include "user/agent/metrics.h"
 #include "user/agent/interval_files.h"
@@ -159,23 +158,38 @@ static struct agent_push_config push_config(const struct agent *a, char *buf, si
 	};
 }
 
-/* hostname plus --labels k=v,k=v, pointing into buf */
-static int split_labels(const struct agent *a, struct agent_label *out, char *buf, size_t len)
+/*
+ * hostname plus --labels k=v,k=v: labels on every sample, so a fleet store
+ * still knows the host once profiles are merged, and the same as "k=v"
+ * profile comments.  Strings point into l.
+ */
+struct host_labels {
+	struct prof_label labels[MAX_LABELS];
+	const char *comments[MAX_LABELS];
+	char buf[1024], cbuf[MAX_LABELS][320];
+	size_t n;
+};
+
+static void host_labels(const struct agent *a, struct host_labels *l)
 {
 	char *tok, *save = NULL, *eq;
-	int n = 0;
 
-	out[n++] = (struct agent_label){"hostname", a->hostname};
-	snprintf(buf, len, "%s", a->cfg.labels ? a->cfg.labels : "");
-	for (tok = strtok_r(buf, ",", &save); tok && n < MAX_LABELS;
+	l->n = 0;
+	l->labels[l->n++] = (struct prof_label){"hostname", a->hostname};
+	snprintf(l->buf, sizeof(l->buf), "%s", a->cfg.labels ? a->cfg.labels : "");
+	for (tok = strtok_r(l->buf, ",", &save); tok && l->n < MAX_LABELS;
 	     tok = strtok_r(NULL, ",", &save)) {
 		eq = strchr(tok, '=');
 		if (!eq)
 			continue;
 		*eq = 0;
-		out[n++] = (struct agent_label){tok, eq + 1};
+		l->labels[l->n++] = (struct prof_label){tok, eq + 1};
 	}
-	return n;
+	for (size_t i = 0; i < l->n; i++) {
+		snprintf(l->cbuf[i], sizeof(l->cbuf[i]), "%s=%s", l->labels[i].key,
+			 l->labels[i].value);
+		l->comments[i] = l->cbuf[i];
+	}
 }
 
 static void add(uint64_t *p, uint64_t v)
@@ -187,16 +201,15 @@ static void add(uint64_t *p, uint64_t v)
 static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t until_ns)
 {
 	struct profile_info info = {0};
-	struct agent_label labels[MAX_LABELS];
+	struct host_labels hl;
 	struct agent_retention ret;
 	struct frame_namer fn;
 	struct profile p;
-	char lbuf[1024], name[128], q[256];
-	char *raw = NULL;
-	void *gz = NULL;
-	size_t raw_len = 0, gz_len = 0;
+	char name[128], q[256];
+	char *gz = NULL;
+	size_t gz_len = 0;
 	double t0 = mono_sec();
-	int nl, err;
+	int err;
 	FILE *f;
 
 	add(&a->ctr.profile_samples, iv->samples);
@@ -207,6 +220,11 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	info.start_unix_ns = a->from_ns;
 	info.duration_ns = until_ns > a->from_ns ? until_ns - a->from_ns : 0;
 	info.event = "cpu-clock";
+	host_labels(a, &hl);
+	info.labels = hl.labels;
+	info.nr_labels = hl.n;
+	info.comments = hl.comments;
+	info.nr_comments = hl.n;
 	/*
 	 * cgroup and container labels; a fresh id -> path table per interval,
 	 * so cgroups that came and went do not accumulate in a long-lived agent
@@ -221,7 +239,7 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 		add(&a->ctr.write_errors, 1);
 		return;
 	}
-	f = open_memstream(&raw, &raw_len);
+	f = open_memstream(&gz, &gz_len);
 	err = !f || pprof_write(f, &p);
 	if (f)
 		fclose(f);
@@ -229,8 +247,7 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	/* symbolized: processes that exited can go, so churn does not grow memory */
 	proc_tracker_forget_exited(a->s.pt);
 	frame_namer_free(&fn);
-	nl = split_labels(a, labels, lbuf, sizeof(lbuf));
-	if (err || agent_pprof_add_labels(raw, raw_len, labels, nl, &gz, &gz_len)) {
+	if (err) {
 		alog(ALOG_ERROR, "cannot encode the interval profile", "samples=%" PRIu64,
 		     iv->samples);
 		add(&a->ctr.write_errors, 1);
@@ -267,7 +284,6 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	     name[0] ? name : "-", iv->samples, iv->nr_stacks, iv->overflow, gz_len,
 	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3);
 out:
-	free(raw);
 	free(gz);
 	a->from_ns = until_ns;
 }

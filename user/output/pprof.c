@@ -256,7 +256,7 @@ static void str_label(struct writer *w, const char *key, const char *str)
 
 static int write_sample(struct writer *w, const struct profile *p, const struct prof_sample *s)
 {
-	uint32_t i;
+	size_t i;
 
 	for (i = 0; i < s->nr_locs; i++)
 		pb_varint(&w->sub, (uint64_t)s->locs[i] + 1);
@@ -280,6 +280,8 @@ static int write_sample(struct writer *w, const struct profile *p, const struct 
 	/* the same test profile.c uses to add the [incomplete: ...] frame */
 	if (s->reason != STOP_COMPLETE && s->reason != STOP_NO_USER)
 		str_label(w, "stop_reason", stop_reason_name(s->reason));
+	for (i = 0; i < p->nr_labels; i++)
+		str_label(w, p->labels[i].key, p->labels[i].value);
 	pb_msg(&w->out, PROFILE_SAMPLE, &w->msg);
 	return flush_out(w);
 }
@@ -479,6 +481,8 @@ int pprof_write(FILE *f, const struct profile *p)
 	pb_varint(&w->sub, str_index(&w->st, "cfiprof"));
 	if (p->event && p->event[0])
 		pb_varint(&w->sub, str_index(&w->st, p->event));
+	for (i = 0; i < p->nr_comments; i++)
+		pb_varint(&w->sub, str_index(&w->st, p->comments[i]));
 	pb_msg(&w->out, PROFILE_COMMENT, &w->sub);
 	pb_uint(&w->out, PROFILE_DEFAULT_SAMPLE_TYPE, str_index(&w->st, "cpu"));
 

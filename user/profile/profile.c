@@ -354,6 +354,10 @@ int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *f
 		p->start_unix_ns = info->start_unix_ns;
 		p->duration_ns = info->duration_ns;
 		p->event = info->event;
+		p->labels = info->labels;
+		p->nr_labels = info->nr_labels;
+		p->comments = info->comments;
+		p->nr_comments = info->nr_comments;
 	}
 	if (!p->event)
 		p->event = "cpu-clock";

@@ -40,6 +40,11 @@ struct prof_location {
 	const char *function; /* symbol, or "libfoo.so+0x1234", or "[unknown]" */
 };
 
+/* A label that every sample of a profile carries (the agent's hostname and --labels). */
+struct prof_label {
+	const char *key, *value;
+};
+
 struct prof_sample {
 	uint64_t count;
 	uint32_t pid, tid;
@@ -67,6 +72,11 @@ struct profile {
 	uint64_t start_unix_ns;
 	uint64_t duration_ns;
 	const char *event;     /* "cpu-clock" or "cycles" */
+	/* the caller's, living as long as the profile: */
+	const struct prof_label *labels; /* added to every sample */
+	size_t nr_labels;
+	const char *const *comments;	 /* notes on the whole profile (pprof comments) */
+	size_t nr_comments;
 	void *priv;	       /* string pool and lookup tables */
 };
 
@@ -75,6 +85,10 @@ struct profile_info {
 	const char *event;
 	struct cgroup_names *cgroups; /* cgroup id -> path; NULL: no cgroup labels */
 	bool group_by_container;
+	const struct prof_label *labels; /* see struct profile */
+	size_t nr_labels;
+	const char *const *comments;
+	size_t nr_comments;
 };
 
 /* Symbolizes every stack of a (user PCs through fn's process tracker, kernel PCs through its ksyms). */
