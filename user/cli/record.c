@@ -24,6 +24,7 @@
 #include "user/track/cgroups.h"
 #include "common/parse.h"
 #include "user/cli/commands.h"
+#include "user/cli/output_opts.h"
 #include "user/cli/target_opts.h"
 #include "user/output/folded.h"
 #include "user/symbolize/frame_names.h"
@@ -38,13 +39,10 @@
 static struct record_args {
 	struct session_opts so;
 	struct target_opts target;
-	const char *output;
-	enum out_format format;
+	struct output_opts out;
 	const char *save;
-	bool group_by_container;
-	mode_t mode;
 } args = {
-	.mode = OUTPUT_DEFAULT_MODE,
+	.out = {.mode = OUTPUT_DEFAULT_MODE},
 	.so = {.freq = 99, .max_frames = 127, .kernel = true, .rows_max = 4u << 20,
 	       .table_idle_ttl = SESSION_TABLE_IDLE_TTL,
 	       .max_stacks = 1u << 20},
@@ -57,8 +55,6 @@ enum {
 	OPT_MAX_STACKS,
 	OPT_EVENT,
 	OPT_SAVE,
-	OPT_GROUP_BY,
-	OPT_MODE,
 	OPT_RING,
 	OPT_NO_INHERIT,
 };
@@ -68,19 +64,12 @@ static const struct argp_option opts[] = {
 	 "only the -p processes or COMMAND, not the processes they start", 0},
 	{"max-frames", OPT_MAX_FRAMES, "N", 0, "user frames per sample (default 127, at most 1024)", 0},
 	{"event", OPT_EVENT, "EVENT", 0, "cpu-clock (default) or cycles", 0},
-	{"output", 'o', "FILE", 0, "write the profile to FILE (default stdout)", 0},
-	{"format", 'f', "FORMAT", 0,
-	 "folded, pprof, svg, text or speedscope (default: by the extension of -o, else folded)", 0},
 	{"tail-calls", OPT_TAIL_CALLS, NULL, 0, "walk with tail calls even if bpf_loop exists", 0},
 	{"rows", OPT_ROWS, "N", 0, "capacity of the unwind-rows map (default 4194304)", 0},
 	{"max-stacks", OPT_MAX_STACKS, "N", 0, "distinct stacks kept (default 1048576)", 0},
 	{"ring-buffer", OPT_RING, "BYTES", 0,
 	 "ring buffer size, a power of two from 16384 (default 8388608)", 0},
 	{"save", OPT_SAVE, "FILE", 0, "also save the raw stacks and mappings to FILE", 0},
-	{"group-by", OPT_GROUP_BY, "container", 0,
-	 "group stacks by container (or cgroup): the first frame of folded / flame graph stacks",
-	 0},
-	{"mode", OPT_MODE, "OCTAL", 0, "permissions of the files written (default 0600)", 0},
 	{"verbose", 'v', NULL, 0, "report each object's tables", 0},
 	{},
 };
@@ -93,6 +82,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		args.target.so = &args.so;
 		state->child_inputs[0] = &args.target;
+		state->child_inputs[1] = &args.out;
 		break;
 	case OPT_MAX_FRAMES:
 		if (parse_u32(arg, 1, MAX_USER_FRAMES_LIMIT, &args.so.max_frames))
@@ -104,14 +94,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			args.so.cycles = true;
 		else if (strcmp(arg, "cpu-clock"))
 			argp_error(state, "unknown event '%s' (cpu-clock or cycles)", arg);
-		break;
-	case 'o':
-		args.output = arg;
-		break;
-	case 'f':
-		args.format = output_format_parse(arg);
-		if (args.format == OUT_UNKNOWN)
-			argp_error(state, "unknown format '%s' (%s)", arg, output_format_names());
 		break;
 	case OPT_NO_INHERIT:
 		args.so.no_inherit = true;
@@ -136,15 +118,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --ring-buffer '%s' (a power of two, 16384..1073741824)",
 				   arg);
 		args.so.ringbuf_bytes = v;
-		break;
-	case OPT_MODE:
-		if (output_parse_mode(arg, &args.mode))
-			argp_error(state, "invalid --mode '%s' (octal, e.g. 0644)", arg);
-		break;
-	case OPT_GROUP_BY:
-		if (strcmp(arg, "container"))
-			argp_error(state, "--group-by: only 'container' is supported");
-		args.group_by_container = true;
 		break;
 	case 'v':
 		args.so.verbose = true;
@@ -181,7 +154,8 @@ static void progress(struct session *s, void *ctx)
 
 int cmd_record(int argc, char **argv)
 {
-	static const struct argp_child children[] = {{&target_argp, 0, NULL, 0}, {0}};
+	static const struct argp_child children[] = {
+		{&target_argp, 0, NULL, 0}, {&output_argp, 0, NULL, 0}, {0}};
 	static const struct argp argp = {
 		opts, parse_opt, "[-- COMMAND [ARGS...]]",
 		"Sample call stacks, unwound in the kernel from DWARF CFI, and write a profile.\n"
@@ -201,15 +175,15 @@ int cmd_record(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		return 2;
-	if (args.output) {
-		out = output_create(args.output, args.mode);
+	if (args.out.path) {
+		out = output_create(args.out.path, args.out.mode);
 		if (!out) {
-			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.output, strerror(errno));
+			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.out.path, strerror(errno));
 			return 1;
 		}
 	}
-	if (args.output && args.format == OUT_UNKNOWN)
-		args.format = output_format_from_path(args.output);
+	if (args.out.path && args.out.format == OUT_UNKNOWN)
+		args.out.format = output_format_from_path(args.out.path);
 	err = session_start(&s, &args.so);
 	if (err)
 		goto out;
@@ -233,12 +207,12 @@ int cmd_record(int argc, char **argv)
 	info.duration_ns = meta.duration_ns;
 	info.event = meta.event;
 	info.cgroups = cgroup_names_new();
-	info.group_by_container = args.group_by_container;
+	info.group_by_container = args.out.group_by_container;
 	if (profile_build(&prof, &s.agg, &fn, &info)) {
 		fprintf(stderr, "cfiprof: out of memory while symbolizing\n");
 		err = -ENOMEM;
 	} else {
-		if (output_write(out, &prof, args.format, args.so.cmd ? args.so.cmd[0] : "cfiprof")) {
+		if (output_write(out, &prof, args.out.format, args.so.cmd ? args.so.cmd[0] : "cfiprof")) {
 			fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
 			err = -EIO;
 		}
@@ -246,7 +220,7 @@ int cmd_record(int argc, char **argv)
 	}
 	frame_namer_free(&fn);
 	if (args.save) {
-		FILE *sf = output_create(args.save, args.mode);
+		FILE *sf = output_create(args.save, args.out.mode);
 
 		if (!sf || recording_write(sf, &s.agg, s.pt, &meta, info.cgroups) || fclose(sf)) {
 			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.save, strerror(errno));

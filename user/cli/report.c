@@ -9,6 +9,7 @@
 #include "user/profile/aggregate.h"
 #include "user/track/cgroups.h"
 #include "user/cli/commands.h"
+#include "user/cli/output_opts.h"
 #include "user/symbolize/frame_names.h"
 #include "user/output/format.h"
 #include "user/output/output_file.h"
@@ -17,45 +18,23 @@
 
 static struct report_args {
 	const char *input;
-	const char *output;
-	enum out_format format;
+	struct output_opts out;
 	bool no_kernel_symbols;
-	bool group_by_container;
-	mode_t mode;
-} args = {.mode = OUTPUT_DEFAULT_MODE};
+} args = {.out = {.mode = OUTPUT_DEFAULT_MODE}};
 
 static const struct argp_option opts[] = {
-	{"output", 'o', "FILE", 0, "write the profile to FILE (default stdout)", 0},
-	{"format", 'f', "FORMAT", 0,
-	 "folded, pprof, svg, text or speedscope (default: by the extension of -o, else folded)", 0},
 	{"no-kernel-symbols", 'K', NULL, 0, "print kernel frames as addresses", 0},
-	{"group-by", 'g', "container", 0, "group stacks by container (or cgroup)", 0},
-	{"mode", 'm', "OCTAL", 0, "permissions of the output file (default 0600)", 0},
 	{},
 };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'o':
-		args.output = arg;
-		break;
-	case 'f':
-		args.format = output_format_parse(arg);
-		if (args.format == OUT_UNKNOWN)
-			argp_error(state, "unknown format '%s' (%s)", arg, output_format_names());
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &args.out;
 		break;
 	case 'K':
 		args.no_kernel_symbols = true;
-		break;
-	case 'm':
-		if (output_parse_mode(arg, &args.mode))
-			argp_error(state, "invalid --mode '%s' (octal, e.g. 0644)", arg);
-		break;
-	case 'g':
-		if (strcmp(arg, "container"))
-			argp_error(state, "--group-by: only 'container' is supported");
-		args.group_by_container = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (args.input)
@@ -74,11 +53,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 int cmd_report(int argc, char **argv)
 {
+	static const struct argp_child children[] = {{&output_argp, 0, NULL, 0}, {0}};
 	static const struct argp argp = {
 		opts, parse_opt, "FILE",
 		"Render a recording saved by 'cfiprof record --save FILE', symbolizing it again from "
 		"the files it names.",
-		NULL, NULL, NULL};
+		children, NULL, NULL};
 	struct recording_meta meta = {0};
 	struct profile_info info = {0};
 	struct aggregator agg;
@@ -94,8 +74,8 @@ int cmd_report(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
-	if (args.output && args.format == OUT_UNKNOWN)
-		args.format = output_format_from_path(args.output);
+	if (args.out.path && args.out.format == OUT_UNKNOWN)
+		args.out.format = output_format_from_path(args.out.path);
 	in = fopen(args.input, "re");
 	if (!in) {
 		fprintf(stderr, "cfiprof: cannot read %s: %s\n", args.input, strerror(errno));
@@ -108,7 +88,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	info.cgroups = cgroup_names_new_saved();
-	info.group_by_container = args.group_by_container;
+	info.group_by_container = args.out.group_by_container;
 	if (recording_read(in, &agg, pt, &meta, info.cgroups, &bad, err, sizeof(err))) {
 		fprintf(stderr, "cfiprof: %s: %s\n", args.input, err);
 		goto out_agg;
@@ -132,20 +112,20 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "cfiprof: out of memory while symbolizing\n");
 		goto out_fn;
 	}
-	if (args.output) {
-		out = output_create(args.output, args.mode);
+	if (args.out.path) {
+		out = output_create(args.out.path, args.out.mode);
 		if (!out) {
-			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.output, strerror(errno));
+			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.out.path, strerror(errno));
 			out = stdout;
 			goto out_prof;
 		}
 	}
-	if (output_write(out, &prof, args.format, args.input))
+	if (output_write(out, &prof, args.out.format, args.input))
 		fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
 	else
 		ret = 0;
 	if (out != stdout && fclose(out)) {
-		fprintf(stderr, "cfiprof: writing %s failed: %s\n", args.output, strerror(errno));
+		fprintf(stderr, "cfiprof: writing %s failed: %s\n", args.out.path, strerror(errno));
 		ret = 1;
 	}
 	fprintf(stderr, "cfiprof: %" PRIu64 " samples, %zu stacks\n", prof.total, prof.nr_samples);

@@ -444,42 +444,26 @@ static void put_subtitle(struct svg *g)
 	fputs("</text>\n", f);
 }
 
-static char *loc_name(const struct prof_location *l)
-{
-	const char *fn = l->function ? l->function : "[unknown]";
-	char *s;
-
-	if (l->kind != PROF_LOC_KERNEL)
-		return strdup(fn);
-	if (asprintf(&s, "%s_[k]", fn) < 0)
-		return NULL;
-	return s;
-}
-
 int svg_write(FILE *f, const struct profile *p, const char *title)
 {
 	struct svg g = {.f = f, .p = p};
 	size_t *order = NULL, n = 0, i;
 	uint64_t *start = NULL;
-	uint32_t max_locs = 0, k;
+	uint32_t max_locs = 0;
 	int err = -1;
 
+	if (profile_check(p))
+		return -1;
 	g.names = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*g.names));
 	order = calloc(p->nr_samples ? p->nr_samples : 1, sizeof(*order));
 	if (!g.names || !order)
 		goto out;
 	for (i = 0; i < p->nr_locs; i++)
-		if (!(g.names[i] = loc_name(&p->locs[i])))
+		if (!(g.names[i] = prof_loc_label(&p->locs[i])))
 			goto out;
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 
-		for (k = 0; k < s->nr_locs; k++) {
-			if (s->locs[k] >= p->nr_locs) {
-				errno = EINVAL;
-				goto out;
-			}
-		}
 		if (!s->count)
 			continue;
 		order[n++] = i;

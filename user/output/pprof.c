@@ -434,16 +434,11 @@ int pprof_write(FILE *f, const struct profile *p)
 	struct prof_mapping kmap;
 	struct writer *w;
 	bool need_kmap, zinit = false;
-	size_t i, j;
+	size_t i;
 	int err = -1;
 
-	/* refuse dangling location indices rather than write a file pprof rejects */
-	for (i = 0; i < p->nr_samples; i++)
-		for (j = 0; j < p->samples[i].nr_locs; j++)
-			if (p->samples[i].locs[j] >= p->nr_locs) {
-				errno = EINVAL;
-				return -1;
-			}
+	if (profile_check(p))
+		return -1;
 	w = calloc(1, sizeof(*w));
 	loc_map = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*loc_map));
 	loc_func = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*loc_func));

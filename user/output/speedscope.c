@@ -74,18 +74,6 @@ static const char *loc_file(const struct profile *p, const struct prof_location 
 	return p->maps[l->mapping - 1].path;
 }
 
-static char *loc_name(const struct prof_location *l)
-{
-	const char *fn = l->function ? l->function : "[unknown]";
-	char *s;
-
-	if (l->kind != PROF_LOC_KERNEL)
-		return strdup(fn);
-	if (asprintf(&s, "%s_[k]", fn) < 0)
-		return NULL;
-	return s;
-}
-
 static int by_frame(const void *x, const void *y, void *arg)
 {
 	const struct scope *sc = arg;
@@ -117,7 +105,7 @@ static int make_frames(struct scope *sc)
 		goto out;
 	for (i = 0; i < p->nr_locs; i++) {
 		idx[i] = i;
-		if (!(sc->names[i] = loc_name(&p->locs[i])))
+		if (!(sc->names[i] = prof_loc_label(&p->locs[i])))
 			goto out;
 	}
 	qsort_r(idx, p->nr_locs, sizeof(*idx), by_frame, sc);
@@ -204,17 +192,10 @@ int speedscope_write(FILE *f, const struct profile *p, const char *name)
 	struct scope sc = {.p = p};
 	struct group *groups = NULL;
 	size_t *order = NULL, n = 0, ng = 0, i;
-	uint32_t k;
 	int err = -1;
 
-	for (i = 0; i < p->nr_samples; i++) {
-		for (k = 0; k < p->samples[i].nr_locs; k++) {
-			if (p->samples[i].locs[k] >= p->nr_locs) {
-				errno = EINVAL;
-				return -1;
-			}
-		}
-	}
+	if (profile_check(p))
+		return -1;
 	if (!name)
 		name = "cfiprof";
 	order = calloc(p->nr_samples ? p->nr_samples : 1, sizeof(*order));

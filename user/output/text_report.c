@@ -402,18 +402,12 @@ int text_report_write(FILE *f, const struct profile *p, int max_rows)
 {
 	struct report r = {.f = f, .p = p};
 	size_t i;
-	uint32_t k;
 	int err = -1;
 
-	for (i = 0; i < p->nr_samples; i++) {
-		for (k = 0; k < p->samples[i].nr_locs; k++) {
-			if (p->samples[i].locs[k] >= p->nr_locs) {
-				errno = EINVAL;
-				return -1;
-			}
-		}
+	if (profile_check(p))
+		return -1;
+	for (i = 0; i < p->nr_samples; i++)
 		r.total += p->samples[i].count;
-	}
 	if (make_functions(&r))
 		goto out;
 	count_functions(&r);

@@ -4,6 +4,7 @@
  * named once per distinct (mapping, address): large profiles repeat the same
  * frames in thousands of stacks.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -426,4 +427,30 @@ void profile_free(struct profile *p)
 		free(pv);
 	}
 	memset(p, 0, sizeof(*p));
+}
+
+int profile_check(const struct profile *p)
+{
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; i < p->nr_samples; i++)
+		for (k = 0; k < p->samples[i].nr_locs; k++)
+			if (p->samples[i].locs[k] >= p->nr_locs) {
+				errno = EINVAL;
+				return -1;
+			}
+	return 0;
+}
+
+char *prof_loc_label(const struct prof_location *l)
+{
+	const char *fn = l->function ? l->function : "[unknown]";
+	char *s;
+
+	if (l->kind != PROF_LOC_KERNEL)
+		return strdup(fn);
+	if (asprintf(&s, "%s_[k]", fn) < 0)
+		return NULL;
+	return s;
 }

@@ -96,6 +96,15 @@ int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *f
 		  const struct profile_info *info);
 void profile_free(struct profile *p);
 
+/*
+ * 0 when every sample's location index is inside p->locs; -1 with errno
+ * EINVAL otherwise (a writer refuses such a profile rather than write a file
+ * its readers reject).
+ */
+int profile_check(const struct profile *p);
+/* The name a frame shows in flame graphs: the function, kernel ones suffixed "_[k]"; malloc'd. */
+char *prof_loc_label(const struct prof_location *l);
+
 /* Interned copy of s, owned by the profile (for writers that make new names). */
 const char *profile_intern(struct profile *p, const char *s);
 

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The output options of record and report; see output_opts.h. */
+#include <string.h>
+
+#include "user/cli/output_opts.h"
+#include "user/output/output_file.h"
+
+static const struct argp_option output_options[] = {
+	{NULL, 0, NULL, 0, "Output:", 2},
+	{"output", 'o', "FILE", 0, "write the profile to FILE (default stdout)", 2},
+	{"format", 'f', "FORMAT", 0,
+	 "folded, pprof, svg, text or speedscope (default: by the extension of -o, else folded)", 2},
+	{"group-by", 'g', "container", 0,
+	 "group stacks by container (or cgroup): the first frame of folded / flame graph stacks, "
+	 "the text report's call tree",
+	 2},
+	{"mode", 'm', "OCTAL", 0, "permissions of the files written (default 0600)", 2},
+	{},
+};
+
+static error_t parse_output(int key, char *arg, struct argp_state *state)
+{
+	struct output_opts *o = state->input;
+
+	switch (key) {
+	case 'o':
+		o->path = arg;
+		break;
+	case 'f':
+		o->format = output_format_parse(arg);
+		if (o->format == OUT_UNKNOWN)
+			argp_error(state, "unknown format '%s' (%s)", arg, output_format_names());
+		break;
+	case 'g':
+		if (strcmp(arg, "container"))
+			argp_error(state, "--group-by: only 'container' is supported");
+		o->group_by_container = true;
+		break;
+	case 'm':
+		if (output_parse_mode(arg, &o->mode))
+			argp_error(state, "invalid --mode '%s' (octal, e.g. 0644)", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp output_argp = {output_options, parse_output, NULL, NULL, NULL, NULL, NULL};
