@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/parse.h"
 #include "user/agent/config.h"
 #include "user/agent/log.h"
+#include "user/agent/push.h"
 #include "user/session/session.h"
 
 #define OFF(f) offsetof(struct agent_config, f)
@@ -264,33 +266,85 @@ out:
 	return ret;
 }
 
+/* A label value, host name or app name: what Pyroscope's name syntax and pprof labels carry. */
+static bool plain_value(const char *v, size_t max)
+{
+	size_t n = strlen(v);
+
+	return n && n <= max && !strpbrk(v, "{}\",=\n\r\t");
+}
+
 static int check_labels(const char *labels, char *err, size_t errlen)
 {
 	const char *p = labels;
+	char val[AGENT_LABEL_MAX + 1];
+	int n = 0;
 
 	/* k=v[,k=v]: names as Prometheus and Pyroscope accept them */
 	while (p && *p) {
-		const char *k = p;
+		const char *k = p, *v;
 
 		if (!isalpha((unsigned char)*p) && *p != '_')
 			goto bad;
 		while (isalnum((unsigned char)*p) || *p == '_' || *p == '.')
 			p++;
-		if (*p != '=' || p == k)
+		if (*p != '=' || p == k || p - k > AGENT_LABEL_MAX)
 			goto bad;
-		p++;
-		while (*p && *p != ',') {
-			if (*p == '{' || *p == '}' || *p == '"' || *p == '=')
-				goto bad;
+		v = ++p;
+		while (*p && *p != ',')
 			p++;
+		if ((size_t)(p - v) > AGENT_LABEL_MAX)
+			goto bad;
+		snprintf(val, sizeof(val), "%.*s", (int)(p - v), v);
+		if (!plain_value(val, AGENT_LABEL_MAX))
+			goto bad;
+		/* the host name is one more label */
+		if (++n > AGENT_MAX_LABELS - 1) {
+			snprintf(err, errlen, "too many labels (at most %d)", AGENT_MAX_LABELS - 1);
+			return -1;
 		}
 		if (*p == ',')
 			p++;
 	}
 	return 0;
 bad:
-	snprintf(err, errlen, "invalid labels '%s' (K=V[,K=V...], no braces or quotes)", labels);
+	snprintf(err, errlen,
+		 "invalid labels '%.64s' (K=V[,K=V...], each name and value 1..%d bytes, no braces, "
+		 "quotes or '=' in values)",
+		 labels, AGENT_LABEL_MAX);
 	return -1;
+}
+
+/* What the push sends must fit its buffers: refuse at start, not drop every profile later. */
+static int check_push(const struct agent_config *c, char *err, size_t errlen)
+{
+	char host[256] = "", name[AGENT_PUSH_NAME_MAX];
+	const char *app = c->app_name && *c->app_name ? c->app_name : "cfiprof";
+
+	if (strlen(c->push_url) > AGENT_URL_MAX) {
+		snprintf(err, errlen, "push URL longer than %d bytes", AGENT_URL_MAX);
+		return -1;
+	}
+	if (!plain_value(app, AGENT_LABEL_MAX)) {
+		snprintf(err, errlen, "invalid app-name '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
+			 app, AGENT_LABEL_MAX);
+		return -1;
+	}
+	if (c->tenant && !plain_value(c->tenant, AGENT_LABEL_MAX)) {
+		snprintf(err, errlen, "invalid tenant '%.64s' (1..%d bytes, no quotes or control characters)",
+			 c->tenant, AGENT_LABEL_MAX);
+		return -1;
+	}
+	if (c->hostname && *c->hostname)
+		snprintf(host, sizeof(host), "%s", c->hostname);
+	else
+		gethostname(host, sizeof(host) - 1);
+	if (agent_push_name(app, host, c->labels, name, sizeof(name))) {
+		snprintf(err, errlen, "app-name, hostname and labels make a push name over %d bytes",
+			 AGENT_PUSH_NAME_MAX - 1);
+		return -1;
+	}
+	return 0;
 }
 
 int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
@@ -308,7 +362,14 @@ int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "invalid push URL '%s' (http:// or https://)", c->push_url);
 		return -1;
 	}
-	return check_labels(c->labels, err, errlen);
+	if (c->hostname && *c->hostname && !plain_value(c->hostname, AGENT_LABEL_MAX)) {
+		snprintf(err, errlen, "invalid hostname '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
+			 c->hostname, AGENT_LABEL_MAX);
+		return -1;
+	}
+	if (check_labels(c->labels, err, errlen))
+		return -1;
+	return c->push_url && *c->push_url ? check_push(c, err, errlen) : 0;
 }
 
 void agent_config_restart_diff(const struct agent_config *a, const struct agent_config *b,

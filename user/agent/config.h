@@ -12,6 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Bounds agent_config_check enforces, so nothing downstream truncates. */
+#define AGENT_MAX_LABELS 16  /* hostname + --labels pairs on every sample */
+#define AGENT_LABEL_MAX	 255 /* a label name or value, the app name, the hostname, the tenant */
+#define AGENT_URL_MAX	 2048
+
 struct agent_config {
 	/* sampling: fixed once the BPF side is loaded (a change needs a restart) */
 	uint32_t freq;

@@ -246,16 +246,13 @@ static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 }
 
 /* "APP{hostname=H,k=v}", as Pyroscope's ingest expects the name */
-static int push_name(const struct agent_push_config *c, char *buf, size_t len)
+int agent_push_name(const char *app_name, const char *hostname, const char *labels, char *buf,
+		    size_t len)
 {
-	int n = snprintf(buf, len, "%s{", c->app_name);
+	int n = snprintf(buf, len, "%s{%s%s%s%s}", app_name, hostname ? "hostname=" : "",
+			 hostname ? hostname : "", hostname && labels ? "," : "", labels ? labels : "");
 
-	if (c->hostname)
-		n += snprintf(buf + n, len - (size_t)n, "hostname=%s", c->hostname);
-	if (c->labels)
-		n += snprintf(buf + n, len - (size_t)n, "%s%s", c->hostname ? "," : "", c->labels);
-	n += snprintf(buf + n, len - (size_t)n, "}");
-	return n < (int)len ? 0 : -ENAMETOOLONG;
+	return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
 enum push_result { PUSH_OK, PUSH_RETRY, PUSH_DROP };
@@ -265,7 +262,7 @@ static enum push_result push_one(CURL *h, const struct agent_push_config *c,
 				 long *status, char *why, size_t whylen)
 {
 	struct curl_slist *hdrs = NULL;
-	char name[1024], url[4096], hdr[4352], token[4096];
+	char name[AGENT_PUSH_NAME_MAX], url[4096], hdr[4352], token[4096];
 	struct response resp = {0};
 	uint64_t from = e->from_ns / 1000000000ull, until = e->until_ns / 1000000000ull;
 	size_t ul = strlen(c->url);
@@ -277,7 +274,7 @@ static enum push_result push_one(CURL *h, const struct agent_push_config *c,
 	why[0] = 0;
 	if (until <= from)
 		until = from + 1;
-	if (push_name(c, name, sizeof(name))) {
+	if (agent_push_name(c->app_name, c->hostname, c->labels, name, sizeof(name))) {
 		snprintf(why, whylen, "name too long");
 		return PUSH_DROP;
 	}

@@ -29,6 +29,16 @@ struct agent_push_stats {
 
 struct agent_push;
 
+/* Longest application name with its labels, "APP{hostname=H,k=v}", NUL included. */
+#define AGENT_PUSH_NAME_MAX 1024
+
+/*
+ * The Pyroscope name of a push: "APP{hostname=H,k=v,...}" into buf.  Returns
+ * 0, or -ENAMETOOLONG when it does not fit (buf then holds a truncated name).
+ */
+int agent_push_name(const char *app_name, const char *hostname, const char *labels, char *buf,
+		    size_t len);
+
 /* Copies cfg, picks up what a previous run left in the spool and starts the pusher thread. */
 struct agent_push *agent_push_start(const struct agent_push_config *cfg);
 /* New settings (SIGHUP); the spool directory stays the one the pusher started with. */

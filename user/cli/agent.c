@@ -33,7 +33,6 @@
 #include "user/session/session.h"
 
 #define MAX_FLAGS	    128
-#define MAX_LABELS	    16
 #define DEFAULT_METRICS	    "127.0.0.1:9491"
 #define DEFAULT_SPOOL	    "/var/lib/cfiprof-agent/spool"
 #define STOP_PUSH_GRACE_MAX 10.0 /* seconds SIGTERM may spend delivering the spool */
@@ -164,9 +163,10 @@ static struct agent_push_config push_config(const struct agent *a, char *buf, si
  * profile comments.  Strings point into l.
  */
 struct host_labels {
-	struct prof_label labels[MAX_LABELS];
-	const char *comments[MAX_LABELS];
-	char buf[1024], cbuf[MAX_LABELS][320];
+	struct prof_label labels[AGENT_MAX_LABELS];
+	const char *comments[AGENT_MAX_LABELS];
+	char buf[AGENT_MAX_LABELS * (2 * AGENT_LABEL_MAX + 2)];
+	char cbuf[AGENT_MAX_LABELS][2 * AGENT_LABEL_MAX + 2];
 	size_t n;
 };
 
@@ -177,7 +177,7 @@ static void host_labels(const struct agent *a, struct host_labels *l)
 	l->n = 0;
 	l->labels[l->n++] = (struct prof_label){"hostname", a->hostname};
 	snprintf(l->buf, sizeof(l->buf), "%s", a->cfg.labels ? a->cfg.labels : "");
-	for (tok = strtok_r(l->buf, ",", &save); tok && l->n < MAX_LABELS;
+	for (tok = strtok_r(l->buf, ",", &save); tok && l->n < AGENT_MAX_LABELS;
 	     tok = strtok_r(NULL, ",", &save)) {
 		eq = strchr(tok, '=');
 		if (!eq)
