@@ -4,27 +4,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <netdb.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
+#include "user/agent/http_server.h"
 #include "user/agent/log.h"
 #include "user/agent/metrics.h"
 #include "user/symbolize/frame_names.h"
 
-#define REQ_MAX	   8192
-#define IO_TIMEOUT 2000 /* ms: a stuck client must not hold the only connection slot */
-
 struct agent_metrics {
-	int listen_fd;
-	int stop_pipe[2];
-	pthread_t thread;
+	struct http_server *http;
 	struct agent_metrics_src src;
 };
 
@@ -247,208 +240,35 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	return ferror(f) ? -1 : 0;
 }
 
-static int write_all(int fd, const char *p, size_t len)
+static int render(void *ctx, FILE *f)
 {
-	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -1;
-		if (poll(&pfd, 1, IO_TIMEOUT) <= 0)
-			return -1;
-	}
-	return 0;
-}
-
-static void respond(int fd, const char *status, const char *type, const char *body, size_t len)
-{
-	char hdr[256];
-	int n;
-
-	n = snprintf(hdr, sizeof(hdr),
-		     "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-		     "Connection: close\r\n\r\n",
-		     status, type, len);
-	if (!write_all(fd, hdr, (size_t)n))
-		write_all(fd, body, len);
-}
-
-static void serve(struct agent_metrics *m, int fd)
-{
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
-	char req[REQ_MAX + 1], method[16], path[256];
-	size_t len = 0;
-	char *body = NULL;
-	size_t blen = 0;
-	FILE *f;
-
-	/* the request line and headers; the body of a GET is empty */
-	while (len < REQ_MAX) {
-		ssize_t n;
-
-		if (poll(&pfd, 1, IO_TIMEOUT) <= 0)
-			return;
-		n = recv(fd, req + len, REQ_MAX - len, MSG_DONTWAIT);
-		if (n <= 0)
-			return;
-		len += (size_t)n;
-		req[len] = 0;
-		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-			break;
-	}
-	req[len] = 0;
-	if (sscanf(req, "%15s %255s", method, path) != 2) {
-		respond(fd, "400 Bad Request", "text/plain", "bad request\n", 12);
-		return;
-	}
-	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		respond(fd, "405 Method Not Allowed", "text/plain", "GET only\n", 9);
-		return;
-	}
-	path[strcspn(path, "?")] = 0;
-	if (strcmp(path, "/metrics")) {
-		respond(fd, "404 Not Found", "text/plain", "try /metrics\n", 13);
-		return;
-	}
-	f = open_memstream(&body, &blen);
-	if (!f) {
-		respond(fd, "500 Internal Server Error", "text/plain", "out of memory\n", 14);
-		return;
-	}
-	agent_metrics_render(&m->src, f);
-	fclose(f);
-	respond(fd, "200 OK", "text/plain; version=0.0.4; charset=utf-8", body,
-		strcmp(method, "HEAD") ? blen : 0);
-	free(body);
-}
-
-static void *server_main(void *arg)
-{
-	struct agent_metrics *m = arg;
-	struct pollfd pfd[2] = {{.fd = m->listen_fd, .events = POLLIN},
-				{.fd = m->stop_pipe[0], .events = POLLIN}};
-	int fd;
-
-	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (pfd[1].revents)
-			break;
-		if (!(pfd[0].revents & POLLIN))
-			continue;
-		fd = accept4(m->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		serve(m, fd);
-		close(fd);
-	}
-	return NULL;
-}
-
-static int split_addr(const char *addr, char *host, size_t hlen, char *port, size_t plen)
-{
-	const char *colon;
-
-	if (addr[0] == '[') {
-		const char *end = strchr(addr, ']');
-
-		if (!end || end[1] != ':')
-			return -1;
-		snprintf(host, hlen, "%.*s", (int)(end - addr - 1), addr + 1);
-		snprintf(port, plen, "%s", end + 2);
-		return 0;
-	}
-	colon = strrchr(addr, ':');
-	if (!colon)
-		return -1;
-	snprintf(host, hlen, "%.*s", (int)(colon - addr), addr);
-	snprintf(port, plen, "%s", colon + 1);
-	return 0;
+	return agent_metrics_render(ctx, f);
 }
 
 struct agent_metrics *agent_metrics_start(const char *addr, const struct agent_metrics_src *src,
 					  char *bound, size_t bound_len)
 {
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_NUMERICHOST};
-	struct agent_metrics *m = NULL;
-	struct addrinfo *ai = NULL;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	char host[128], port[16], hbuf[128], pbuf[16];
-	int one = 1, err;
+	struct agent_metrics *m = calloc(1, sizeof(*m));
+	char err[256];
 
-	if (split_addr(addr, host, sizeof(host), port, sizeof(port))) {
-		alog(ALOG_ERROR, "invalid metrics address", "addr=%s (want HOST:PORT)", addr);
-		return NULL;
-	}
-	err = getaddrinfo(*host ? host : NULL, port, &hints, &ai);
-	if (err) {
-		alog(ALOG_ERROR, "invalid metrics address", "addr=%s error=%s", addr,
-		     alog_quote(gai_strerror(err), (char[128]){0}, 128));
-		return NULL;
-	}
-	m = calloc(1, sizeof(*m));
 	if (!m)
-		goto fail;
+		return NULL;
 	m->src = *src;
-	m->stop_pipe[0] = m->stop_pipe[1] = -1;
-	m->listen_fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (m->listen_fd < 0)
-		goto fail_errno;
-	/* a restart right after a crash must not wait for TIME_WAIT */
-	setsockopt(m->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(m->listen_fd, ai->ai_addr, ai->ai_addrlen) || listen(m->listen_fd, 16) ||
-	    pipe2(m->stop_pipe, O_CLOEXEC))
-		goto fail_errno;
-	if (!getsockname(m->listen_fd, (struct sockaddr *)&ss, &sl) &&
-	    !getnameinfo((struct sockaddr *)&ss, sl, hbuf, sizeof(hbuf), pbuf, sizeof(pbuf),
-			 NI_NUMERICHOST | NI_NUMERICSERV))
-		snprintf(bound, bound_len, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", hbuf,
-			 pbuf);
-	if (pthread_create(&m->thread, NULL, server_main, m)) {
-		errno = EAGAIN;
-		goto fail_errno;
-	}
-	freeaddrinfo(ai);
-	return m;
-fail_errno:
-	alog(ALOG_ERROR, "cannot serve metrics", "addr=%s error=%s", addr,
-	     alog_quote(strerror(errno), (char[128]){0}, 128));
-fail:
-	if (m) {
-		if (m->listen_fd >= 0)
-			close(m->listen_fd);
-		if (m->stop_pipe[0] >= 0) {
-			close(m->stop_pipe[0]);
-			close(m->stop_pipe[1]);
-		}
+	m->http = http_server_start(addr, "/metrics", "text/plain; version=0.0.4; charset=utf-8",
+				    render, &m->src, bound, bound_len, err, sizeof(err));
+	if (!m->http) {
+		alog(ALOG_ERROR, "cannot serve metrics", "addr=%s error=%s", addr,
+		     alog_quote(err, (char[320]){0}, 320));
 		free(m);
+		return NULL;
 	}
-	freeaddrinfo(ai);
-	return NULL;
+	return m;
 }
 
 void agent_metrics_stop(struct agent_metrics *m)
 {
 	if (!m)
 		return;
-	if (write(m->stop_pipe[1], "x", 1) != 1)
-		alog(ALOG_WARN, "cannot stop the metrics thread", NULL);
-	else
-		pthread_join(m->thread, NULL);
-	close(m->listen_fd);
-	close(m->stop_pipe[0]);
-	close(m->stop_pipe[1]);
+	http_server_stop(m->http);
 	free(m);
 }

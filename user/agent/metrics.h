@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The agent's self-metrics in Prometheus text format, served by a small
- * HTTP/1.1 thread (GET /metrics only, one connection at a time, loopback by
- * default): sampling and walk counters from the BPF side, tables, processes,
+ * The agent's self-metrics in Prometheus text format, served by
+ * http_server.c (GET /metrics only, a few connections with one deadline each,
+ * loopback by default): sampling and walk counters from the BPF side, tables, processes,
  * the push and the agent's own CPU, RSS and kernel map memory.
  */
 #ifndef CFIPROF_AGENT_METRICS_H
