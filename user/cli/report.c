@@ -10,6 +10,8 @@
 #include "user/track/cgroups.h"
 #include "user/cli/commands.h"
 #include "user/cli/output_opts.h"
+#include "user/session/privileges.h"
+#include "elf/safe_open.h"
 #include "user/symbolize/frame_names.h"
 #include "user/output/format.h"
 #include "user/output/output_file.h"
@@ -76,9 +78,23 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	if (args.out.path && args.out.format == OUT_UNKNOWN)
 		args.out.format = output_format_from_path(args.out.path);
-	in = fopen(args.input, "re");
+	/* kernel symbols need CAP_SYSLOG; nothing after them needs any privilege */
+	if (!args.no_kernel_symbols) {
+		ks = ksyms_load(NULL, kerr, sizeof(kerr));
+		if (!ks)
+			fprintf(stderr, "cfiprof: kernel symbols unavailable (%s): addresses shown\n",
+				kerr);
+	}
+	if (privileges_drop_all()) {
+		fprintf(stderr, "cfiprof: cannot drop capabilities: %s\n", strerror(errno));
+		ksyms_free(ks);
+		return 1;
+	}
+	/* the recording and every file it names are untrusted: no FIFO, no device */
+	in = fopen_regular(args.input);
 	if (!in) {
 		fprintf(stderr, "cfiprof: cannot read %s: %s\n", args.input, strerror(errno));
+		ksyms_free(ks);
 		return 1;
 	}
 	syms = sym_cache_new();
@@ -96,12 +112,6 @@ int cmd_report(int argc, char **argv)
 	if (bad)
 		fprintf(stderr, "cfiprof: %s: %" PRIu64 " malformed lines skipped (first: %s)\n",
 			args.input, bad, err);
-	if (!args.no_kernel_symbols) {
-		ks = ksyms_load(NULL, kerr, sizeof(kerr));
-		if (!ks)
-			fprintf(stderr, "cfiprof: kernel symbols unavailable (%s): addresses shown\n",
-				kerr);
-	}
 	frame_namer_init(&fn, pt, ks);
 	fn.saved_kernel = &meta.knames;
 	info.period_ns = meta.freq ? 1000000000ull / meta.freq : 0;
@@ -133,11 +143,11 @@ out_prof:
 	profile_free(&prof);
 out_fn:
 	frame_namer_free(&fn);
-	ksyms_free(ks);
 out_agg:
 	agg_free(&agg);
 	kernel_names_free(&meta.knames);
 out:
+	ksyms_free(ks);
 	cgroup_names_free(info.cgroups);
 	proc_tracker_free(pt);
 	sym_cache_free(syms);

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* cfiprof tables FILE: compile one file's CFI and print rows or statistics. */
 #include <argp.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "user/cli/commands.h"
+#include "user/session/privileges.h"
 #include "tables/cfi_table.h"
 
 static struct tables_args {
@@ -153,6 +156,11 @@ int cmd_tables(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
+	/* an ELF file is untrusted input and compiling it needs no privilege */
+	if (privileges_drop_all()) {
+		fprintf(stderr, "cfiprof tables: cannot drop capabilities: %s\n", strerror(errno));
+		return 1;
+	}
 	bo.no_debug_frame = args.no_debug_frame;
 	bo.debug_root = args.debug_root;
 	err = cfi_table_build_file(args.file, &bo, &t, &diag);

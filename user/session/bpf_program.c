@@ -14,6 +14,7 @@
 
 #include "cfiprof.skel.h"
 #include "user/session/bpf_program.h"
+#include "user/session/privileges.h"
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -29,8 +30,8 @@ static void explain_privilege(int err)
 		return;
 	fprintf(stderr,
 		"cfiprof: permission denied loading BPF: run as root, or grant CAP_BPF and "
-		"CAP_PERFMON (plus CAP_SYS_PTRACE to read other users' processes), e.g.\n"
-		"  sudo setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search+ep cfiprof\n");
+		"CAP_PERFMON (plus CAP_SYS_PTRACE to read other users' processes); see "
+		PRIVILEGES_ADVICE "\n");
 }
 
 static void *map_mmap(struct bpf_map *m, size_t *len)

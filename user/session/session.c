@@ -326,6 +326,8 @@ int session_start(struct session *s, const struct session_opts *o)
 	s->cgroup_fd = -1;
 	s->go_fd = -1;
 	pthread_mutex_init(&s->agg_lock, NULL);
+	/* a binary installed with +p holds its capabilities as permitted only */
+	privileges_raise();
 	if (!privileges_check(o->all || o->nr_pids || o->cgroup[0]))
 		return -EPERM;
 	lo.cgroup_fd = -1;
