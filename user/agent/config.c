@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bpf/cfiprof_abi.h"
 #include "common/parse.h"
 #include "user/agent/config.h"
 #include "user/agent/log.h"
@@ -25,7 +26,7 @@ const struct agent_option agent_options[] = {
      "while the agent runs, like kernel.bpf_stats_enabled=1)",
      OPT_FLAG, OFF(bpf_stats), true, 0, 0},
     {"max-frames", 1001, "N", "user frames per stack (default 127)", OPT_U32, OFF(max_frames), true,
-     1, 4096},
+     1, MAX_USER_FRAMES_LIMIT},
     {"max-stacks", 1002, "N",
      "distinct stacks kept per interval; more go to [overflow] (default 65536)", OPT_U64,
      OFF(max_stacks), true, 16, 1u << 24},

@@ -20,6 +20,7 @@
 #include "common/parse.h"
 #include "user/cli/commands.h"
 #include "user/cli/target_opts.h"
+#include "user/output/utf8.h"
 #include "user/symbolize/frame_names.h"
 #include "user/profile/profile.h"
 #include "user/session/session.h"
@@ -173,9 +174,13 @@ static void render(struct session *s, struct top_state *t)
 		       : 0.0,
 	       lost, t->tty_in ? "   (q quits)" : "");
 	printf("%7s %7s  %s\n", "Self%", "Total%", "Function");
-	for (i = 0; i < rows && (size_t)i < t->nr && t->samples > 0; i++)
+	for (i = 0; i < rows && (size_t)i < t->nr && t->samples > 0; i++) {
+		char name[512];
+
+		utf8_printable(name, sizeof(name), t->v[i].name);
 		printf("%6.2f%% %6.2f%%  %s\n", 100.0 * t->v[i].self / t->samples,
-		       100.0 * t->v[i].total / t->samples, t->v[i].name);
+		       100.0 * t->v[i].total / t->samples, name);
+	}
 	if (!t->tty_out)
 		printf("\n");
 	fflush(stdout);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +11,13 @@
 
 FILE *output_create(const char *path, mode_t mode)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, mode);
+	/*
+	 * A symlink planted where the profile goes (in /tmp, say) must not send
+	 * a privileged profiler's output over another file; /dev/stdout and
+	 * friends are links on purpose.
+	 */
+	int nofollow = strncmp(path, "/dev/", 5) ? O_NOFOLLOW : 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | nofollow, mode);
 	FILE *f;
 
 	if (fd < 0)

@@ -8,7 +8,10 @@
 
 #define OUTPUT_DEFAULT_MODE 0600
 
-/* Creates (or truncates) path with exactly mode, whatever the umask; NULL + errno on failure. */
+/*
+ * Creates (or truncates) path with exactly mode, whatever the umask; a symlink
+ * is not followed (ELOOP) unless the path is under /dev.  NULL + errno on failure.
+ */
 FILE *output_create(const char *path, mode_t mode);
 /* Parses an octal mode such as "0644"; -1 if invalid. */
 int output_parse_mode(const char *s, mode_t *mode);

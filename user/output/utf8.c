@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* UTF-8 decoding for the writers whose formats must be valid UTF-8 (SVG, JSON). */
+/* UTF-8 decoding for the writers whose formats must be valid UTF-8 (SVG, JSON) and the terminal. */
+#include <stdbool.h>
+
 #include "user/output/utf8.h"
 
 /* One UTF-8 sequence; an invalid byte reads as U+FFFD (JSON must be UTF-8, a cut comm is not). */
@@ -36,3 +38,30 @@ bad:
 	return 1;
 }
 
+
+void utf8_printable(char *dst, size_t len, const char *src)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t o = 0;
+
+	if (!len)
+		return;
+	while (*s) {
+		uint32_t cp;
+		size_t n = utf8_next(s, &cp);
+		/* C0 and C1 controls (ESC, CSI) and DEL would drive the terminal */
+		bool control = cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0xfffd;
+		size_t out = control ? 1 : n;
+
+		if (o + out >= len)
+			break;
+		if (control)
+			dst[o] = '?';
+		else
+			for (size_t i = 0; i < n; i++)
+				dst[o + i] = (char)s[i];
+		o += out;
+		s += n;
+	}
+	dst[o] = 0;
+}
