@@ -35,6 +35,14 @@
  */
 #define WALKER_BSEARCH_STEPS 17
 
+/*
+ * Signal frames one walk may cross.  Real stacks nest a handful at most; a
+ * ucontext crafted to point at itself would otherwise repeat until the frame
+ * limit (a signal frame's rsp may jump anywhere, sigaltstack, so "above the
+ * last one" cannot be required).
+ */
+#define WALKER_MAX_SIGNAL_FRAMES 8
+
 /* Walk state; lives on the BPF stack (bpf_loop) or in per-CPU scratch (tail calls). */
 struct walker_state {
 	__u64 ip; /* pc of the frame being unwound (already emitted) */
@@ -52,7 +60,7 @@ struct walker_state {
 	__u8 flags;  /* enum sample_flags */
 	__u8 done;
 	__u8 change_pending; /* no mapping, but the mappings changed after the last load */
-	__u8 pad;
+	__u8 nr_signal;	     /* signal frames crossed */
 	__u16 cache_hits; /* counted once per walk by the includer, not per frame */
 	__u16 cache_misses;
 };
@@ -203,6 +211,8 @@ static __always_inline int walker_signal_step(struct walker_state *st)
 {
 	__u64 uc = st->sp, ip, sp, bp;
 
+	if (++st->nr_signal > WALKER_MAX_SIGNAL_FRAMES)
+		return walker_stop(st, STOP_UNREADABLE);
 	if (walker_read_u64(uc + WALKER_UC_RIP, &ip) || walker_read_u64(uc + WALKER_UC_RSP, &sp) ||
 	    walker_read_u64(uc + WALKER_UC_RBP, &bp))
 		return walker_stop(st, STOP_UNREADABLE);

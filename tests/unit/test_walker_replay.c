@@ -356,6 +356,20 @@ static void test_synthetic(void)
 	CHECK(WALKER_UC_RBP == 120 && WALKER_UC_RSP == 160 && WALKER_UC_RIP == 168,
 	      "ucontext offsets %d %d %d", WALKER_UC_RBP, WALKER_UC_RSP, WALKER_UC_RIP);
 
+	/*
+	 * A ucontext that restores the signal frame itself (rip in the trampoline,
+	 * rsp at the ucontext): every step lands where it started.  It must stop
+	 * as garbage within the signal-frame budget, not run to the frame limit.
+	 */
+	memset(stk, 0, sizeof(stk));
+	stk[0] = F_SIGRET;
+	stk[(8 + WALKER_UC_RIP) / 8] = F_SIGRET - 1;
+	stk[(8 + WALKER_UC_RSP) / 8] = SB + 8;
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	CHECK(r.st.reason == STOP_UNREADABLE && r.nr <= WALKER_MAX_SIGNAL_FRAMES + 2,
+	      "self-referencing signal frame: reason %d after %u frames (want %d within %d)",
+	      r.st.reason, r.nr, STOP_UNREADABLE, WALKER_MAX_SIGNAL_FRAMES + 2);
+
 	/* realigned stack: cfa loaded from the stack */
 	memset(stk, 0, sizeof(stk));
 	stk[0] = SB + 80;
