@@ -10,6 +10,8 @@
 #include "user/track/cgroups.h"
 #include "user/cli/commands.h"
 #include "user/symbolize/frame_names.h"
+#include "user/symbolize/kallsyms.h"
+#include "user/symbolize/sym_cache.h"
 #include "user/output/format.h"
 #include "user/output/output_file.h"
 #include "user/track/proc_tracker.h"

@@ -20,6 +20,7 @@
 #include "user/track/cgroups.h"
 #include "common/clock.h"
 #include "user/symbolize/frame_names.h"
+#include "user/symbolize/sym_cache.h"
 #include "user/session/privileges.h"
 #include "user/session/session.h"
 
