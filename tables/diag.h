@@ -16,6 +16,6 @@ struct diag_ctx {
 };
 
 void diag_add(struct diag_ctx *d, const char *section, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 #endif
