@@ -7,7 +7,9 @@
 #define CFIPROF_ELF_BUILD_ID_H
 
 #include <stddef.h>
-#include <libelf.h>
+
+/* libelf's handle, declared here so table headers need not pull in all of libelf.h */
+typedef struct Elf Elf;
 
 /* Longest build-id accepted; SHA-1 (20) is usual, some linkers emit 32. */
 #define ELF_BUILD_ID_MAX 64

@@ -6,8 +6,9 @@
  */
 #include <string.h>
 
-#include "dwarf_reader.h"
-#include "internal.h"
+#include "tables/diag.h"
+#include "tables/dwarf_reader.h"
+#include "tables/internal.h"
 
 /* GCC never nests remember_state more than a few levels; deeper is corrupt input. */
 #define MAX_REMEMBER 64

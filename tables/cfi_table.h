@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "bpf/cfiprof_abi.h"
+#include "elf/build_id.h"
 
 /* Error codes (negative return values). */
 enum cfi_err {
@@ -57,7 +58,7 @@ struct cfi_table {
 	struct cfi_page *pages; /* sorted by page */
 	uint32_t nr_pages;
 	uint64_t min_addr, max_addr; /* covered range [min, max) */
-	char build_id[41];	/* hex, "" when the file has none */
+	char build_id[ELF_BUILD_ID_HEX_LEN]; /* hex, "" when the file has none */
 	struct cfi_stats stats;
 };
 

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dwarf_reader.h"
-#include "internal.h"
+#include "tables/diag.h"
+#include "tables/dwarf_reader.h"
+#include "tables/internal.h"
 
 #define DW_EH_PE_omit 0xff
 #define DW_EH_PE_indirect 0x80

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "tables/internal.h"
 
 /* 4M pages = 256 GiB of covered code: anything larger is corrupt input. */
 #define MAX_PAGES (1u << 22)

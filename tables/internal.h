@@ -3,11 +3,10 @@
 #ifndef CFI_TABLES_INTERNAL_H
 #define CFI_TABLES_INTERNAL_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cfi_table.h"
+#include "tables/cfi_table.h"
 
 /* x86-64 DWARF register numbers the rule model knows about. */
 #define DW_REG_RBP 6
@@ -19,13 +18,8 @@
 /* One FDE covering more than this is treated as corrupt. */
 #define CFI_MAX_FDE_RANGE (1ull << 30)
 
-/* ---- diagnostics ---- */
-struct diag_ctx {
-	struct cfi_diag *diag;
-	const char *file;
-};
-void diag_add(struct diag_ctx *d, const char *section, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+/* Where messages go: tables/diag.h. */
+struct diag_ctx;
 
 /* ---- one CFI section as the parser sees it ---- */
 struct cfi_section {

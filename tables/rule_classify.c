@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
-#include "dwarf_reader.h"
-#include "internal.h"
+#include "tables/dwarf_reader.h"
+#include "tables/internal.h"
 
 enum {
 	OP_DEREF = 0x06,

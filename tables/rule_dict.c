@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "tables/internal.h"
 
 static uint32_t rule_hash(const struct cfi_rule *r)
 {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "tables/internal.h"
 
 static const char *const x86_64_regs[] = {
 	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",  "r9",  "r10",

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "elf/build_id.h"
-#include "user/symbolize/symbolize.h"
+#include "user/symbolize/sym_cache.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "user/symbolize/symbolize.h"
+#include "user/symbolize/kallsyms.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

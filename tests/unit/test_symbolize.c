@@ -22,7 +22,11 @@
 
 #include "tests/lib/harness.h"
 #include "elf/build_id.h"
-#include "user/symbolize/symbolize.h"
+#include "user/symbolize/demangle.h"
+#include "user/symbolize/frame_names.h"
+#include "user/symbolize/kallsyms.h"
+#include "user/symbolize/perfmap.h"
+#include "user/symbolize/sym_cache.h"
 
 static char tmpdir[64];
 

@@ -24,6 +24,8 @@
 #include "elf/build_id.h"
 #include "user/output/folded.h"
 #include "user/symbolize/frame_names.h"
+#include "user/symbolize/kallsyms.h"
+#include "user/symbolize/sym_cache.h"
 #include "user/track/mapping_keys.h"
 #include "user/track/proc_maps.h"
 #include "user/track/proc_stat.h"

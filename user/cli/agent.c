@@ -28,6 +28,7 @@
 #include "user/track/cgroups.h"
 #include "user/cli/commands.h"
 #include "user/symbolize/frame_names.h"
+#include "user/symbolize/kallsyms.h"
 #include "user/output/pprof.h"
 #include "user/profile/profile.h"
 #include "user/session/session.h"

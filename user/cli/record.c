@@ -28,6 +28,7 @@
 #include "user/cli/target_opts.h"
 #include "user/output/folded.h"
 #include "user/symbolize/frame_names.h"
+#include "user/symbolize/kallsyms.h"
 #include "user/session/bpf_program.h"
 #include "user/session/session.h"
 #include "user/track/proc_tracker.h"

@@ -13,6 +13,8 @@
 #include "user/session/privileges.h"
 #include "elf/safe_open.h"
 #include "user/symbolize/frame_names.h"
+#include "user/symbolize/kallsyms.h"
+#include "user/symbolize/sym_cache.h"
 #include "user/output/format.h"
 #include "user/output/output_file.h"
 #include "user/track/proc_tracker.h"

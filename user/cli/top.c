@@ -22,6 +22,7 @@
 #include "user/cli/target_opts.h"
 #include "user/output/utf8.h"
 #include "user/symbolize/frame_names.h"
+#include "user/symbolize/kallsyms.h"
 #include "user/profile/profile.h"
 #include "user/session/session.h"
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "user/profile/profile.h"
+#include "user/symbolize/sym_cache.h"
 
 struct key3 {
 	uint64_t a, b, c;

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "user/profile/recording.h"
+#include "user/symbolize/kallsyms.h"
+#include "user/symbolize/sym_cache.h"
 
 static void write_pcs(FILE *f, const uint64_t *pcs, unsigned int n)
 {

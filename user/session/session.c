@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "common/parse.h"
 #include "user/symbolize/frame_names.h"
+#include "user/symbolize/sym_cache.h"
 #include "user/session/privileges.h"
 #include "user/session/session.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* C++ and Rust demangling through libiberty (the demangler c++filt uses). */
-#include "user/symbolize/symbolize.h"
+#include "user/symbolize/demangle.h"
 
 #include <ctype.h>
 #include <stdbool.h>

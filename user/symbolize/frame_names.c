@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "user/symbolize/frame_names.h"
+#include "user/symbolize/kallsyms.h"
+#include "user/symbolize/perfmap.h"
+#include "user/symbolize/sym_cache.h"
 
 const char *stop_reason_name(int reason)
 {
@@ -59,6 +62,22 @@ static struct perfmap *perfmap_for(struct frame_namer *fn, uint32_t pid)
 	fn->perfmaps[fn->nr_perfmaps].pid = pid;
 	fn->perfmaps[fn->nr_perfmaps].pm = perfmap_new(path);
 	return fn->perfmaps[fn->nr_perfmaps++].pm;
+}
+
+int sym_format_frame(char *buf, size_t len, const char *obj_basename, const char *name,
+		     uint64_t obj_offset)
+{
+	const char *slash;
+
+	if (name)
+		return snprintf(buf, len, "%s", name);
+	if (!obj_basename || !obj_basename[0])
+		return snprintf(buf, len, "[unknown]");
+	/* Accept a full path too: a frame names the file, not where it lives. */
+	slash = strrchr(obj_basename, '/');
+	if (slash && slash[1])
+		obj_basename = slash + 1;
+	return snprintf(buf, len, "%s+0x%" PRIx64, obj_basename, obj_offset);
 }
 
 static const char *base_name(const char *path)

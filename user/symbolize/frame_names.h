@@ -8,7 +8,9 @@
 #include <stdint.h>
 
 #include "user/track/proc_tracker.h"
-#include "user/symbolize/symbolize.h"
+
+struct ksyms;
+struct perfmap;
 
 /*
  * Kernel frames named when they were recorded: BPF programs come and go, so
@@ -51,5 +53,12 @@ const char *frame_name_mapped(struct frame_namer *fn, uint32_t pid, const struct
 			      uint64_t pc, bool leaf, char *buf, size_t len);
 const char *frame_name_kernel(struct frame_namer *fn, uint64_t pc, char *buf, size_t len);
 const char *stop_reason_name(int reason);
+
+/*
+ * Formats one frame: @name when known, else "obj+0xOFF" when the object is
+ * known, else "[unknown]". Returns what snprintf returns.
+ */
+int sym_format_frame(char *buf, size_t len, const char *obj_basename, const char *name,
+		     uint64_t obj_offset);
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Kernel symbols from /proc/kallsyms. */
-#include "user/symbolize/symbolize.h"
+#include "user/symbolize/kallsyms.h"
 
 #include <errno.h>
 #include <inttypes.h>

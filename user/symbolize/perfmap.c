@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* JIT symbols from perf-PID.map files ("START SIZE name", hex). */
 #include "elf/safe_open.h"
-#include "user/symbolize/symbolize.h"
+#include "user/symbolize/perfmap.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The separate debug file search shared by tables/ and the symbolizer; see debug_file.h. */
+#include "elf/debug_file.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "elf/build_id.h"
+#include "elf/safe_open.h"
+#include "elf/sections.h"
+
+#define VIA_BUILD_ID  ".note.gnu.build-id"
+#define VIA_DEBUGLINK ".gnu_debuglink"
+
+/* What a candidate must match: the object's build-id, or its debuglink CRC. */
+struct want {
+	char build_id[ELF_BUILD_ID_HEX_LEN]; /* "" when the object has none */
+	bool check_crc;
+	uint32_t crc;
+	const char *via;
+};
+
+static void refuse(const struct debug_file_search *s, const struct want *w, const char *path,
+		   const char *why)
+{
+	if (s->refused)
+		s->refused(s->ctx, w->via, path, why);
+}
+
+/* zlib's CRC-32 of the whole file, as objcopy --add-gnu-debuglink computes it. */
+static int image_crc32(Elf *e, uint32_t *out)
+{
+	size_t len, n;
+	const char *p = elf_rawfile(e, &len);
+	uLong crc = crc32(0, Z_NULL, 0);
+
+	if (!p)
+		return -1;
+	for (; len; p += n, len -= n) {
+		n = len < (1u << 30) ? len : (1u << 30);
+		crc = crc32(crc, (const Bytef *)p, (uInt)n);
+	}
+	*out = (uint32_t)crc;
+	return 0;
+}
+
+/* Opens @path into @out if it is the debug file @w describes; 0 or -1. */
+static int try_candidate(const struct debug_file_search *s, const struct want *w, const char *path,
+			 struct debug_file *out)
+{
+	char id[ELF_BUILD_ID_HEX_LEN];
+	const char *why = NULL;
+	struct stat st;
+	uint32_t crc;
+	Elf *e = NULL;
+	int fd;
+
+	fd = open_regular(path);
+	if (fd < 0) {
+		if (fd != -ENOENT && fd != -ENOTDIR)
+			refuse(s, w, path, fd == -EINVAL ? "is not a regular file" : strerror(-fd));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		why = strerror(errno);
+		goto refused;
+	}
+	if (s->self && st.st_dev == s->self->st_dev && st.st_ino == s->self->st_ino) {
+		why = "is the object itself";
+		goto refused;
+	}
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		why = "is not an ELF file";
+		goto refused;
+	}
+	if (w->build_id[0] && elf_build_id_hex(e, id, sizeof(id)) == 0) {
+		/* a stale debug file from another build would describe other code */
+		if (strcmp(id, w->build_id) != 0)
+			why = "has a different build-id";
+	} else if (w->check_crc) {
+		if (image_crc32(e, &crc) < 0 || crc != w->crc)
+			why = "does not match the .gnu_debuglink CRC";
+	} else if (w->build_id[0]) {
+		why = "has no build-id";
+	}
+	if (!why && s->unusable)
+		why = s->unusable(e, s->ctx);
+	if (why)
+		goto refused;
+	out->fd = fd;
+	out->elf = e;
+	snprintf(out->path, sizeof(out->path), "%s", path);
+	return 0;
+refused:
+	refuse(s, w, path, why);
+	if (e)
+		elf_end(e);
+	close(fd);
+	return -1;
+}
+
+/* Reads .gnu_debuglink: a bare file name and its CRC. Returns 0, or -1 when absent or odd. */
+static int read_debuglink(Elf *e, const char **name, uint32_t *crc)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t len, off;
+
+	scn = elf_section_by_name(e, VIA_DEBUGLINK, &sh);
+	if (!scn || sh.sh_type != SHT_PROGBITS)
+		return -1;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf)
+		return -1;
+	len = strnlen(d->d_buf, d->d_size);
+	/* The CRC follows the NUL, 4-byte aligned, in the file's byte order. */
+	off = (len + 1 + 3) & ~(size_t)3;
+	if (len == 0 || len == d->d_size || off + 4 > d->d_size)
+		return -1;
+	*name = d->d_buf;
+	/* a debuglink is a bare file name; a path could point anywhere */
+	if (strchr(*name, '/'))
+		return -1;
+	memcpy(crc, (const char *)d->d_buf + off, 4);
+	return 0;
+}
+
+/* snprintf that refuses to truncate: a cut path could open some other file. */
+__attribute__((format(printf, 3, 4))) static bool path_fmt(char *buf, size_t len, const char *fmt,
+							   ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < len;
+}
+
+int debug_file_find(Elf *e, const struct debug_file_search *s, struct debug_file *out)
+{
+	const char *root = s->root && s->root[0] ? s->root : NULL;
+	const char *link, *slash;
+	char cand[PATH_MAX], dir[PATH_MAX];
+	struct want w = {.via = VIA_BUILD_ID};
+
+	out->fd = -1;
+	out->elf = NULL;
+	out->path[0] = '\0';
+	if (elf_build_id_hex(e, w.build_id, sizeof(w.build_id)) < 0)
+		w.build_id[0] = '\0';
+	if (root && strlen(w.build_id) > 2 &&
+	    path_fmt(cand, sizeof(cand), "%s/.build-id/%.2s/%s.debug", root, w.build_id,
+		     w.build_id + 2) &&
+	    !try_candidate(s, &w, cand, out))
+		return 0;
+
+	if (!s->obj_path || read_debuglink(e, &link, &w.crc) < 0)
+		return -1;
+	w.check_crc = true;
+	w.via = VIA_DEBUGLINK;
+	slash = strrchr(s->obj_path, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (!path_fmt(dir, sizeof(dir), "%.*s",
+			   slash == s->obj_path ? 1 : (int)(slash - s->obj_path), s->obj_path))
+		return -1;
+	/* gdb's order: next to the object, its .debug/, then the global tree. */
+	if (path_fmt(cand, sizeof(cand), "%s/%s", dir, link) && !try_candidate(s, &w, cand, out))
+		return 0;
+	if (path_fmt(cand, sizeof(cand), "%s/.debug/%s", dir, link) &&
+	    !try_candidate(s, &w, cand, out))
+		return 0;
+	if (root && dir[0] == '/' && path_fmt(cand, sizeof(cand), "%s%s/%s", root, dir, link) &&
+	    !try_candidate(s, &w, cand, out))
+		return 0;
+	return -1;
+}
+
+void debug_file_close(struct debug_file *f)
+{
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->fd >= 0)
+		close(f->fd);
+	f->elf = NULL;
+	f->fd = -1;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Finding the separate debug file of a stripped object, in gdb's order:
+ *   ROOT/.build-id/xx/rest.debug                      (the object's build-id)
+ *   DIR/LINK, DIR/.debug/LINK, ROOT/DIR/LINK          (.gnu_debuglink LINK, DIR the object's)
+ * The table compiler (.debug_frame) and the symbolizer (.symtab) both use it,
+ * so they take the same file or none.  A candidate is opened as an untrusted
+ * path (regular files only) and must be the object's: the same build-id when
+ * both have one, else the debuglink CRC; a build-id candidate without a
+ * build-id is refused.
+ */
+#ifndef CFIPROF_ELF_DEBUG_FILE_H
+#define CFIPROF_ELF_DEBUG_FILE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <libelf.h>
+#include <sys/stat.h>
+
+#define DEBUG_ROOT_DEFAULT "/usr/lib/debug"
+
+struct debug_file_search {
+	const char *root;	 /* debug root; NULL or "": neither build-id nor ROOT/DIR */
+	const char *obj_path;	 /* the object's path, for its debuglink; NULL: no debuglink */
+	const struct stat *self; /* the object itself, never its own debug file; may be NULL */
+	/*
+	 * What the caller needs from the file: NULL when @e will do, else why not
+	 * (e.g. "has no .symtab"). NULL: any ELF will do.
+	 */
+	const char *(*unusable)(Elf *e, void *ctx);
+	/*
+	 * Why a candidate that exists was refused; @via names what led to it
+	 * (".note.gnu.build-id" or ".gnu_debuglink"). May be NULL.
+	 */
+	void (*refused)(void *ctx, const char *via, const char *path, const char *why);
+	void *ctx;
+};
+
+struct debug_file {
+	int fd;	  /* -1 when not found */
+	Elf *elf; /* ELF_C_READ_MMAP over fd */
+	char path[PATH_MAX];
+};
+
+/*
+ * Looks for the debug file of @e as @s says. Returns 0 with @out open (close
+ * it with debug_file_close), or -1 with out->fd -1 and out->elf NULL.
+ */
+int debug_file_find(Elf *e, const struct debug_file_search *s, struct debug_file *out);
+void debug_file_close(struct debug_file *f);
+
+#endif

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Reading an object's CFI sections for the table compiler; see elf_input.h. */
+#include "tables/elf_input.h"
+
+#include <gelf.h>
+#include <string.h>
+
+#include "elf/build_id.h"
+#include "elf/sections.h"
+#include "tables/diag.h"
+
+/* NULL when @e is an object the compiler reads, else why not. */
+static const char *elf_unusable(Elf *e, size_t *shstrndx)
+{
+	GElf_Ehdr eh;
+
+	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
+		return "not an ELF file";
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+		return "not an x86-64 ELF64 object";
+	if (elf_getshdrstrndx(e, shstrndx))
+		return "no section name table";
+	return NULL;
+}
+
+int elf_input_open(struct elf_input *in, int fd, void *mem, size_t len, struct diag_ctx *dc)
+{
+	const char *why;
+
+	memset(in, 0, sizeof(*in));
+	in->dbg.fd = -1;
+	elf_version(EV_CURRENT);
+	in->obj.elf = mem ? elf_memory(mem, len) : elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!in->obj.elf) {
+		diag_add(dc, "ELF", 0, "%s", elf_errmsg(-1));
+		return CFI_ERR_ELF;
+	}
+	why = elf_unusable(in->obj.elf, &in->obj.shstrndx);
+	if (why) {
+		diag_add(dc, "ELF", 0, "%s", why);
+		elf_end(in->obj.elf);
+		in->obj.elf = NULL;
+		return CFI_ERR_ELF;
+	}
+	return 0;
+}
+
+void elf_input_close(struct elf_input *in)
+{
+	debug_file_close(&in->dbg);
+	if (in->obj.elf)
+		elf_end(in->obj.elf);
+	in->obj.elf = NULL;
+}
+
+/* Section bytes, decompressed if needed; NULL for SHT_NOBITS or unreadable. */
+static Elf_Data *section_data(Elf_Scn *scn, GElf_Shdr *sh, const char *name, struct diag_ctx *dc)
+{
+	Elf_Data *d;
+
+	if (sh->sh_type == SHT_NOBITS)
+		return NULL;
+	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
+		diag_add(dc, name, 0, "cannot decompress: %s", elf_errmsg(-1));
+		return NULL;
+	}
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf) {
+		if (!d)
+			diag_add(dc, name, 0, "unreadable section: %s", elf_errmsg(-1));
+		return NULL;
+	}
+	gelf_getshdr(scn, sh);
+	return d;
+}
+
+/* DW_EH_PE_indirect: 8 bytes at a virtual address of the object. */
+static int read_vaddr(void *ctx, uint64_t vaddr, uint64_t *out)
+{
+	struct elf_obj *o = ctx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(o->elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		if (vaddr < sh.sh_addr || vaddr - sh.sh_addr + 8 > sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || vaddr - sh.sh_addr + 8 > d->d_size)
+			return -1;
+		memcpy(out, (const char *)d->d_buf + (vaddr - sh.sh_addr), 8);
+		return 0;
+	}
+	return -1;
+}
+
+static void fill_section(struct cfi_section *cs, struct elf_obj *o, Elf_Data *d,
+			 const GElf_Shdr *sh, const char *name, enum cfi_source src)
+{
+	GElf_Shdr other;
+
+	memset(cs, 0, sizeof(*cs));
+	cs->data = d->d_buf;
+	cs->size = d->d_size;
+	cs->vaddr = sh->sh_addr;
+	cs->is_eh = src == CFI_SRC_EH_FRAME;
+	cs->source = src;
+	cs->name = name;
+	cs->read_addr = read_vaddr;
+	cs->read_ctx = o;
+	if (elf_section_by_name(o->elf, ".got", &other))
+		cs->datarel = other.sh_addr;
+	if (elf_section_by_name(o->elf, ".text", &other))
+		cs->textrel = other.sh_addr;
+}
+
+static int add_eh_frame(struct cfi_parse *p, struct elf_input *in, struct cfi_table *t)
+{
+	GElf_Shdr sh, hsh;
+	Elf_Scn *scn, *hscn;
+	Elf_Data *d, *hd;
+
+	scn = elf_section_by_name(in->obj.elf, ".eh_frame", &sh);
+	if (!scn || !(d = section_data(scn, &sh, ".eh_frame", p->diag)))
+		return 0;
+	fill_section(&in->eh, &in->obj, d, &sh, ".eh_frame", CFI_SRC_EH_FRAME);
+	t->stats.sources |= 1 << CFI_SRC_EH_FRAME;
+	hscn = elf_section_by_name(in->obj.elf, ".eh_frame_hdr", &hsh);
+	hd = hscn ? section_data(hscn, &hsh, ".eh_frame_hdr", p->diag) : NULL;
+	if (hd)
+		return cfi_parse_eh_frame_hdr(p, &in->eh, hd->d_buf, hd->d_size, hsh.sh_addr);
+	return cfi_parse_section(p, &in->eh);
+}
+
+/* Returns 1 when @o has no usable .debug_frame, else what the parser returns. */
+static int add_debug_frame(struct cfi_parse *p, struct elf_obj *o, enum cfi_source src,
+			   struct cfi_section *cs, struct cfi_table *t)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf_section_by_name(o->elf, ".debug_frame", &sh);
+	Elf_Data *d;
+
+	if (!scn)
+		return 1;
+	d = section_data(scn, &sh, ".debug_frame", p->diag);
+	if (!d)
+		return 1;
+	fill_section(cs, o, d, &sh, ".debug_frame", src);
+	t->stats.sources |= 1 << src;
+	return cfi_parse_section(p, cs);
+}
+
+static const char *debug_file_unusable(Elf *e, void *ctx)
+{
+	size_t shstrndx;
+
+	(void)ctx;
+	return elf_unusable(e, &shstrndx);
+}
+
+static void debug_file_refused(void *ctx, const char *via, const char *path, const char *why)
+{
+	diag_add(ctx, via, 0, "%s %s: ignored", path, why);
+}
+
+static bool find_debug_file(struct elf_input *in, const char *path, const struct stat *self,
+			    const struct cfi_build_opts *opts, struct diag_ctx *dc)
+{
+	struct debug_file_search s = {
+	    .root = opts && opts->debug_root ? opts->debug_root : DEBUG_ROOT_DEFAULT,
+	    .obj_path = path,
+	    .self = self,
+	    .unusable = debug_file_unusable,
+	    .refused = debug_file_refused,
+	    .ctx = dc,
+	};
+
+	if (debug_file_find(in->obj.elf, &s, &in->dbg))
+		return false;
+	in->dbg_obj.elf = in->dbg.elf;
+	elf_getshdrstrndx(in->dbg.elf, &in->dbg_obj.shstrndx);
+	return true;
+}
+
+int elf_input_parse(struct elf_input *in, const char *path, const struct stat *self,
+		    const struct cfi_build_opts *opts, struct cfi_parse *p, struct cfi_table *t)
+{
+	bool debug_frame = !opts || !opts->no_debug_frame;
+	bool separate = debug_frame && (!opts || !opts->no_separate_debug);
+	GElf_Ehdr eh;
+	int err, missing = 1;
+
+	if (gelf_getehdr(in->obj.elf, &eh) && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) &&
+	    eh.e_entry < CFI_MAX_ADDR)
+		p->entry = eh.e_entry;
+	if (elf_build_id_hex(in->obj.elf, t->build_id, sizeof(t->build_id)) < 0)
+		t->build_id[0] = '\0';
+	err = add_eh_frame(p, in, t);
+	if (err)
+		return err;
+	if (debug_frame) {
+		missing = add_debug_frame(p, &in->obj, CFI_SRC_DEBUG_FRAME, &in->dbg_own, t);
+		if (missing < 0)
+			return missing;
+	}
+	if (missing && separate && find_debug_file(in, path, self, opts, p->diag)) {
+		err = add_debug_frame(p, &in->dbg_obj, CFI_SRC_DEBUG_FRAME_SEP, &in->dbg_sep, t);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The table compiler's ELF side: an object's CFI sections (.eh_frame with its
+ * .eh_frame_hdr, .debug_frame, and the .debug_frame of its separate debug
+ * file) handed to the parser.  Private to tables/.
+ */
+#ifndef CFI_TABLES_ELF_INPUT_H
+#define CFI_TABLES_ELF_INPUT_H
+
+#include <libelf.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "elf/debug_file.h"
+#include "tables/internal.h"
+
+struct elf_obj {
+	Elf *elf;
+	size_t shstrndx;
+};
+
+/* Everything the parsed FDEs point into: keep it open until the table is built. */
+struct elf_input {
+	struct elf_obj obj;
+	struct debug_file dbg; /* the separate debug file; fd -1 when none */
+	struct elf_obj dbg_obj;
+	struct cfi_section eh, dbg_own, dbg_sep;
+};
+
+/*
+ * Opens the object in @fd, or in @mem (@len bytes, which libelf may write to)
+ * when @mem is not NULL. Returns 0 or CFI_ERR_ELF, with a message in @dc.
+ */
+int elf_input_open(struct elf_input *in, int fd, void *mem, size_t len, struct diag_ctx *dc);
+
+/*
+ * Hands the object's CFI sections to @p: .eh_frame (through .eh_frame_hdr
+ * when there is one) and .debug_frame, and when the object has no
+ * .debug_frame, the separate debug file's (found from @path, never @self).
+ * Sets the table's build-id, the parser's entry point and the sources seen.
+ * Returns 0 or a negative cfi_err.
+ */
+int elf_input_parse(struct elf_input *in, const char *path, const struct stat *self,
+		    const struct cfi_build_opts *opts, struct cfi_parse *p, struct cfi_table *t);
+
+void elf_input_close(struct elf_input *in);
+
+#endif

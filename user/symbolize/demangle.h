@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* C++ and Rust (legacy and v0) demangling through libiberty. */
+#ifndef CFIPROF_DEMANGLE_H
+#define CFIPROF_DEMANGLE_H
+
+enum sym_demangle_mode {
+	SYM_DEMANGLE_NONE,	/* raw linkage names */
+	SYM_DEMANGLE_FULL,	/* ns::f<int>(int, char const*) */
+	SYM_DEMANGLE_NO_PARAMS, /* ns::f<int> */
+};
+
+/*
+ * Demangles an Itanium C++ (_Z...), Rust legacy (_ZN...17h<hash>E, hash
+ * dropped) or Rust v0 (_R...) name. Returns a malloc'd string, or NULL when
+ * @mangled is not a mangled name (or @mode is SYM_DEMANGLE_NONE).
+ */
+char *sym_demangle(const char *mangled, enum sym_demangle_mode mode);
+
+#endif

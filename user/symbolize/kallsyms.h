@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Kernel symbols from /proc/kallsyms. */
+#ifndef CFIPROF_KALLSYMS_H
+#define CFIPROF_KALLSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ksyms;
+
+/*
+ * Loads kernel text symbols from @path (NULL: /proc/kallsyms). Module symbols
+ * are named "name [module]". Returns NULL with a message in @err (may be
+ * NULL) on failure, in particular when every address reads as zero because
+ * kptr_restrict (or missing CAP_SYSLOG) hides them (errno EPERM).
+ */
+struct ksyms *ksyms_load(const char *path, char *err, size_t errlen);
+
+/*
+ * A symbol covers up to the next kernel symbol (kallsyms has no sizes); the
+ * last one covers one page. Returns 0 with the symbol's name and the offset
+ * into it (either pointer may be NULL), or -1 when no symbol covers @addr.
+ */
+int ksyms_lookup(const struct ksyms *k, uint64_t addr, const char **name, uint64_t *offset);
+
+size_t ksyms_count(const struct ksyms *k);
+void ksyms_free(struct ksyms *k);
+
+#endif

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* JIT code symbols from perf-PID.map files, reloaded when they change. */
+#ifndef CFIPROF_PERFMAP_H
+#define CFIPROF_PERFMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct perfmap;
+
+/* Writes "<dir>/perf-<pid>.map" (@dir NULL: "/tmp"). Returns snprintf's result. */
+int perfmap_path(char *buf, size_t len, const char *dir, int pid);
+
+/*
+ * Tracks the map file at @path. A file that does not exist yet is not an
+ * error: it is read when it appears. Returns NULL only on ENOMEM.
+ */
+struct perfmap *perfmap_new(const char *path);
+
+/*
+ * Re-reads the file when its size or mtime changed. Returns 1 when
+ * reloaded, 0 when unchanged, -1 when unreadable (old symbols are kept).
+ */
+int perfmap_refresh(struct perfmap *pm);
+
+/*
+ * Finds the entry covering @addr; a later line wins over an earlier one
+ * covering the same address (JIT code reuse). On a miss, refreshes once and
+ * retries. Returns 0 with the name and the offset into it (either pointer
+ * may be NULL), or -1 when no entry covers @addr.
+ */
+int perfmap_lookup(struct perfmap *pm, uint64_t addr, const char **name, uint64_t *offset);
+
+size_t perfmap_count(const struct perfmap *pm);
+/* Lines of the last load skipped as malformed. */
+size_t perfmap_malformed(const struct perfmap *pm);
+void perfmap_free(struct perfmap *pm);
+
+#endif

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The symbolizer's ELF objects: function symbols of .symtab, .dynsym and PLT
+ * stubs, or of the object's separate debug file (elf/debug_file.h), loaded
+ * once per object key (build-id, or dev:ino:size:mtime) and cached.
+ *
+ * A lookup returns 0 with the name of the symbol that covers the address and
+ * the offset into it, or -1 when no symbol covers it: an address past a
+ * symbol's end is never attributed to that symbol (callers then print the
+ * object and offset, sym_format_frame in frame_names.h).
+ *
+ * Nothing here is thread-safe: use one cache per thread or hold a lock.
+ * Returned names stay valid until their object is freed or removed.
+ */
+#ifndef CFIPROF_SYM_CACHE_H
+#define CFIPROF_SYM_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "user/symbolize/demangle.h"
+
+struct sym_cache;
+struct sym_obj;
+
+struct sym_cache *sym_cache_new(void);
+void sym_cache_free(struct sym_cache *c);
+
+/*
+ * Root of the separate debug file tree (default "/usr/lib/debug"); NULL or ""
+ * disables both <root>/.build-id/xx/rest.debug and <root>/<dir>/<debuglink>.
+ * Affects objects loaded afterwards. Returns 0 or -1 (ENOMEM).
+ */
+int sym_cache_set_debug_root(struct sym_cache *c, const char *root);
+
+/* Which names lookups return (default SYM_DEMANGLE_FULL). */
+void sym_cache_set_demangle(struct sym_cache *c, enum sym_demangle_mode mode);
+
+/*
+ * Returns the symbols of the object identified by @key (build-id hex, or
+ * "dev:ino:size:mtime"; NULL means use @path), loading them on first use
+ * from @fd when >= 0 (left open; e.g. /proc/PID/map_files/...) or else from
+ * @path. @path also locates .gnu_debuglink files, so pass the object's real
+ * path even with an fd. Returns NULL when the object cannot be read; that
+ * failure is cached under @key too, so a broken object costs one attempt.
+ */
+struct sym_obj *sym_cache_get(struct sym_cache *c, const char *key, const char *path, int fd);
+
+/* Drops the object cached under @key (its names die with it). Returns 0 or -1. */
+int sym_cache_remove(struct sym_cache *c, const char *key);
+
+/* Number of keys cached, failures included. */
+size_t sym_cache_count(const struct sym_cache *c);
+
+/*
+ * Finds the function covering @elf_vaddr (an address in the ELF's own
+ * virtual address space, i.e. runtime address minus load bias). On success
+ * sets *@name (demangled per the cache's mode; cached) and *@offset (either
+ * may be NULL) and returns 0; returns -1 when no symbol covers the address.
+ */
+int sym_obj_lookup(struct sym_obj *o, uint64_t elf_vaddr, const char **name, uint64_t *offset);
+
+/* Number of distinct function addresses known for the object. */
+size_t sym_obj_count(const struct sym_obj *o);
+
+/* Build-id hex of the object, or "" when it has none. */
+const char *sym_obj_build_id(const struct sym_obj *o);
+
+/* Path of the separate debug file the symbols came from, or NULL. */
+const char *sym_obj_debug_file(const struct sym_obj *o);
+
+/*
+ * Translates a file offset (as in /proc/PID/maps) into the ELF virtual
+ * address through the PT_LOAD segments. Returns 0, or -1 when no segment
+ * maps that offset.
+ */
+int sym_obj_offset_to_vaddr(const struct sym_obj *o, uint64_t file_offset, uint64_t *vaddr);
+
+#endif
