@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Non-blocking opens restricted to regular files; see safe_open.h. */
+/* Non-blocking opens restricted to regular files, and opens inside a root; see safe_open.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "elf/safe_open.h"
@@ -38,4 +40,29 @@ FILE *fopen_regular(const char *path)
 	if (!f)
 		close(fd);
 	return f;
+}
+
+int open_in_root(int root_fd, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int open_in_proc_root(uint32_t pid, const char *path)
+{
+	char root[64];
+	int rfd, fd;
+
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return -errno;
+	fd = open_in_root(rfd, path);
+	close(rfd);
+	return fd;
 }

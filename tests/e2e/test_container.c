@@ -50,7 +50,7 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "user/track/cgroups.h"
-#include "elf/open_in_root.h"
+#include "elf/safe_open.h"
 
 #define PATHBUF	     (PATH_MAX + 256)
 #define MAX_CHILDREN 32

@@ -2,17 +2,14 @@
 /* The profiling session shared by record and top; see session.h. */
 #include <bpf/libbpf.h>
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +19,7 @@
 #include "common/parse.h"
 #include "user/symbolize/frame_names.h"
 #include "user/symbolize/sym_cache.h"
+#include "user/session/launch.h"
 #include "user/session/privileges.h"
 #include "user/session/session.h"
 
@@ -74,7 +72,7 @@ static int handle_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* The consumer never waits on table builds: those run on the tracker's loader thread. */
+/* The consumer never waits on table builds: those run on the tracker's table load thread. */
 static void *consumer_main(void *arg)
 {
 	struct session *s = arg;
@@ -110,97 +108,6 @@ static void queue_all_pids(struct proc_tracker *pt)
 	closedir(d);
 }
 
-/* The child waits for a byte on the pipe, so profiling is armed before it runs. */
-static pid_t spawn_stopped(char **cmd, int *go_fd)
-{
-	int p[2];
-	pid_t pid;
-	char c;
-
-	if (pipe2(p, O_CLOEXEC))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		close(p[1]);
-		if (read(p[0], &c, 1) != 1)
-			_exit(127);
-		/* stop right after exec, so its tables are in place before it runs */
-		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "cfiprof: cannot run '%s': %s\n", cmd[0], strerror(errno));
-		_exit(127);
-	}
-	close(p[0]);
-	*go_fd = p[1];
-	return pid;
-}
-
-/* AT_ENTRY from /proc/PID/auxv: where the program starts once ld.so has mapped its libraries. */
-static uint64_t auxv_entry(pid_t pid)
-{
-	char path[64];
-	Elf64_auxv_t av;
-	uint64_t entry = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fread(&av, sizeof(av), 1, f) == 1 && av.a_type != AT_NULL) {
-		if (av.a_type == AT_ENTRY) {
-			entry = av.a_un.a_val;
-			break;
-		}
-	}
-	fclose(f);
-	return entry;
-}
-
-/*
- * Runs the stopped child to its entry point with a one-shot breakpoint, so
- * that the dynamic loader has mapped every needed library.  false if the child
- * died on the way; true otherwise (even if the breakpoint could not be used).
- */
-static bool run_to_entry(pid_t pid)
-{
-	struct user_regs_struct regs;
-	uint64_t entry = auxv_entry(pid);
-	long word;
-	int status;
-
-	if (!entry)
-		return true;
-	errno = 0;
-	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, NULL);
-	if (errno)
-		return true;
-	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)((word & ~0xffL) | 0xcc)))
-		return true;
-	for (;;) {
-		if (ptrace(PTRACE_CONT, pid, NULL, NULL) || waitpid(pid, &status, 0) != pid ||
-		    !WIFSTOPPED(status))
-			return false;
-		if (WSTOPSIG(status) == SIGTRAP)
-			break;
-		/* other signals before main are the program's own: deliver them */
-		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(status)))
-			return false;
-		if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
-			return false;
-		if (WSTOPSIG(status) == SIGTRAP)
-			break;
-	}
-	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) || regs.rip != entry + 1)
-		return true;
-	regs.rip = entry;
-	ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)word);
-	ptrace(PTRACE_SETREGS, pid, NULL, &regs);
-	return true;
-}
-
 /*
  * The child stops with SIGTRAP after a successful exec (PTRACE_TRACEME).  Run
  * it to its entry point, load its mappings, then let it go: its first
@@ -227,12 +134,12 @@ static bool release_after_exec(struct session *s)
 	 */
 	loader_add_target(&s->ld, (uint32_t)s->child);
 	proc_tracker_load_now(s->pt, (uint32_t)s->child);
-	if (!run_to_entry(s->child))
+	if (!launch_run_to_entry(s->child))
 		return false;
 	proc_tracker_load_now(s->pt, (uint32_t)s->child);
 	/* the latency the summary reports counts the time it waited for its tables */
 	proc_tracker_note_exec(s->pt, (uint32_t)s->child, exec_ns);
-	ptrace(PTRACE_DETACH, s->child, NULL, NULL);
+	launch_release(s->child);
 	return true;
 }
 
@@ -395,7 +302,7 @@ int session_start(struct session *s, const struct session_opts *o)
 		free(pids);
 	}
 	if (o->cmd) {
-		s->child = spawn_stopped(o->cmd, &s->go_fd);
+		s->child = launch_stopped(o->cmd, &s->go_fd);
 		if (s->child < 0) {
 			err = -errno;
 			fprintf(stderr, "cfiprof: fork: %s\n", strerror(errno));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * A profiling session: the BPF side loaded and attached, the process tracker
- * and its loader thread, and the ring-buffer consumer on its own thread
+ * and its table load thread, and the ring-buffer consumer on its own thread
  * feeding the aggregator.  `record`, `top` (and later the agent) are front
  * ends over it.
  */

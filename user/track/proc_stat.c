@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* /proc/PID/stat: see proc_stat.h. */
+/* /proc/PID/stat (and the NSpid line of /proc/PID/status): see proc_stat.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -69,4 +69,28 @@ int proc_stat_read(uint32_t pid, struct proc_stat_info *out)
 bool proc_stat_dying(const struct proc_stat_info *s)
 {
 	return (s->flags & PF_EXITING) || s->state == 'Z' || s->state == 'X' || s->state == 'x';
+}
+
+uint32_t proc_ns_pid(uint32_t pid)
+{
+	char path[64], line[256];
+	uint32_t ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *tok, *save = NULL;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (tok = strtok_r(line + 6, " \t\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\n", &save))
+			ns = (uint32_t)strtoul(tok, NULL, 10);
+		break;
+	}
+	fclose(f);
+	return ns;
 }

@@ -2,7 +2,8 @@
 /*
  * A process's identity and liveness from /proc/PID/stat: the start time tells
  * a reused pid from the process we knew, and the state and PF_EXITING flag
- * tell a process that is still being torn down from a live one.
+ * tell a process that is still being torn down from a live one.  Its pid as
+ * the processes in its container see it comes from /proc/PID/status.
  */
 #ifndef CFIPROF_PROC_STAT_H
 #define CFIPROF_PROC_STAT_H
@@ -22,5 +23,7 @@ int proc_stat_parse(const char *text, struct proc_stat_info *out);
 int proc_stat_read(uint32_t pid, struct proc_stat_info *out);
 /* Exiting (PF_EXITING), a zombie or dead: its tables would only be unloaded again. */
 bool proc_stat_dying(const struct proc_stat_info *s);
+/* The pid in the innermost PID namespace (the last NSpid field), 0 if unknown. */
+uint32_t proc_ns_pid(uint32_t pid);
 
 #endif

@@ -2,8 +2,9 @@
 /*
  * Processes being profiled: their executable mappings, the objects behind
  * them, and the BPF entries (procs, mappings) that let the walker find tables.
- * Everything that mutates state runs on the loader thread; the record
- * consumer only queues work (see proc_tracker_request).
+ * Everything that mutates state runs on the table load thread; the record
+ * consumer only queues work (see proc_tracker_request).  The files behind
+ * this API are listed in tracker_internal.h.
  */
 #ifndef CFIPROF_PROC_TRACKER_H
 #define CFIPROF_PROC_TRACKER_H
@@ -12,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "user/symbolize/symbolize.h"
+#include "user/symbolize/sym_cache.h"
 #include "user/track/table_store.h"
 
 struct proc_mapping {
@@ -83,16 +84,16 @@ struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *
  * process that is sampled again is loaded again.
  */
 void proc_tracker_set_max_procs(struct proc_tracker *pt, uint32_t max_procs);
-/* Starts the loader thread. */
+/* Starts the table load thread. */
 int proc_tracker_start(struct proc_tracker *pt);
-/* Stops the loader thread after the queued work is done (or dropped when discard). */
+/* Stops the load thread after the queued work is done (or dropped when discard). */
 void proc_tracker_stop(struct proc_tracker *pt, bool discard);
 void proc_tracker_free(struct proc_tracker *pt);
 
 /* Queues work for pid; callable from any thread, never blocks on table builds. */
 void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
 			  uint64_t time_ns);
-/* Loads pid synchronously on the caller's thread (before the loader starts). */
+/* Loads pid synchronously on the caller's thread (load_lock: also while the load thread runs). */
 int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid);
 /* Waits until the queue is empty. */
 void proc_tracker_drain(struct proc_tracker *pt);

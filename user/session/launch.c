@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* A command started stopped at its entry point: see launch.h. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "user/session/launch.h"
+
+pid_t launch_stopped(char **cmd, int *go_fd)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(127);
+		/* stop right after exec, so its tables are in place before it runs */
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "cfiprof: cannot run '%s': %s\n", cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	*go_fd = p[1];
+	return pid;
+}
+
+/* AT_ENTRY from /proc/PID/auxv: where the program starts once ld.so has mapped its libraries. */
+static uint64_t auxv_entry(pid_t pid)
+{
+	char path[64];
+	Elf64_auxv_t av;
+	uint64_t entry = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fread(&av, sizeof(av), 1, f) == 1 && av.a_type != AT_NULL) {
+		if (av.a_type == AT_ENTRY) {
+			entry = av.a_un.a_val;
+			break;
+		}
+	}
+	fclose(f);
+	return entry;
+}
+
+bool launch_run_to_entry(pid_t pid)
+{
+	struct user_regs_struct regs;
+	uint64_t entry = auxv_entry(pid);
+	long word;
+	int status;
+
+	if (!entry)
+		return true;
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, NULL);
+	if (errno)
+		return true;
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)((word & ~0xffL) | 0xcc)))
+		return true;
+	for (;;) {
+		if (ptrace(PTRACE_CONT, pid, NULL, NULL) || waitpid(pid, &status, 0) != pid ||
+		    !WIFSTOPPED(status))
+			return false;
+		if (WSTOPSIG(status) == SIGTRAP)
+			break;
+		/* other signals before main are the program's own: deliver them */
+		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(status)))
+			return false;
+		if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+			return false;
+		if (WSTOPSIG(status) == SIGTRAP)
+			break;
+	}
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) || regs.rip != entry + 1)
+		return true;
+	regs.rip = entry;
+	ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)word);
+	ptrace(PTRACE_SETREGS, pid, NULL, &regs);
+	return true;
+}
+
+void launch_release(pid_t pid)
+{
+	ptrace(PTRACE_DETACH, pid, NULL, NULL);
+}

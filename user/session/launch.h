@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * `record -- COMMAND`: the command is started under ptrace so that it can be
+ * held at its entry point (every library mapped, no code of its own run yet)
+ * while its tables are loaded.
+ */
+#ifndef CFIPROF_LAUNCH_H
+#define CFIPROF_LAUNCH_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/*
+ * Forks a child that runs cmd once a byte is written to *go_fd (so profiling
+ * is armed first); it stops with SIGTRAP right after the exec.  -1 on failure.
+ */
+pid_t launch_stopped(char **cmd, int *go_fd);
+/*
+ * Runs the child, stopped after its exec, on to its entry point with a
+ * one-shot breakpoint, so that the dynamic loader has mapped every needed
+ * library.  false if the child died on the way; true otherwise (even if the
+ * breakpoint could not be used).
+ */
+bool launch_run_to_entry(pid_t pid);
+/* Lets the child run on its own. */
+void launch_release(pid_t pid);
+
+#endif

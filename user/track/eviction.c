@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * When a process's tables go: at its exit (after a short delay), when a cap
+ * needs room (the least recently sampled live process first), or when a sweep
+ * finds it gone.  The mapping list always stays, for naming its samples.
+ */
+#include <bpf/bpf.h>
+
+#include "common/clock.h"
+#include "user/track/tracker_internal.h"
+
+/*
+ * The exit event comes before the kernel tears the address space down, and
+ * samples of that teardown (a large program's exit_mmap takes a while) still
+ * have the user stack of the exit call: its tables stay this long.
+ */
+#define EXIT_UNLOAD_DELAY_NS (250ull * 1000 * 1000)
+
+void drop_kernel_state(struct proc_tracker *pt, struct proc *p)
+{
+	bpf_map_delete_elem(pt->procs_fd, &p->pid);
+	mappings_release(pt, p->pid, p->maps, p->nr_maps, true);
+}
+
+bool clear_unload_due(struct proc_tracker *pt, struct proc *p)
+{
+	if (!p->unload_due_ns)
+		return false;
+	p->unload_due_ns = 0;
+	pt->nr_unload_due--;
+	return true;
+}
+
+void unload_proc(struct proc_tracker *pt, struct proc *p, bool evict)
+{
+	pthread_mutex_lock(&pt->lock);
+	if (is_live(p))
+		pt->nr_live--;
+	clear_unload_due(pt, p);
+	p->exited = true;
+	p->exit_seen = false;
+	p->evicted = evict;
+	pthread_mutex_unlock(&pt->lock);
+	drop_kernel_state(pt, p);
+}
+
+void exit_proc(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc *p;
+	bool live;
+
+	pthread_mutex_lock(&pt->lock);
+	p = tracker_find_locked(pt, pid);
+	if (!p || (p->exited && !p->evicted)) {
+		/* never loaded, or already unloaded by a sweep */
+		pthread_mutex_unlock(&pt->lock);
+		bpf_map_delete_elem(pt->procs_fd, &pid);
+		return;
+	}
+	live = is_live(p);
+	if (live) {
+		pt->nr_live--;
+		p->unload_due_ns = mono_ns() + EXIT_UNLOAD_DELAY_NS;
+		pt->nr_unload_due++;
+	}
+	p->exited = true;
+	p->exit_seen = false;
+	p->evicted = false; /* an evicted one has nothing loaded */
+	pthread_mutex_unlock(&pt->lock);
+	pt->stats.exits++;
+}
+
+void unload_due_procs(struct proc_tracker *pt, uint64_t now)
+{
+	struct proc *p;
+	uint32_t b;
+
+	for (b = 0; b < NR_BUCKETS; b++) {
+		for (p = pt->buckets[b]; p; p = p->next) {
+			bool due;
+
+			pthread_mutex_lock(&pt->lock);
+			due =
+			    p->unload_due_ns && p->unload_due_ns <= now && clear_unload_due(pt, p);
+			pthread_mutex_unlock(&pt->lock);
+			if (due)
+				drop_kernel_state(pt, p);
+		}
+	}
+}
+
+/* The live process sampled least recently, other than the one being loaded. */
+static struct proc *least_recently_sampled(struct proc_tracker *pt)
+{
+	struct proc *p, *best = NULL;
+	uint32_t b;
+
+	pthread_mutex_lock(&pt->lock);
+	for (b = 0; b < NR_BUCKETS; b++) {
+		for (p = pt->buckets[b]; p; p = p->next) {
+			if (is_live(p) && p->pid != pt->loading_pid &&
+			    (!best || p->last_sample_ns < best->last_sample_ns))
+				best = p;
+		}
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return best;
+}
+
+bool tracker_reclaim_for_tables(void *ctx)
+{
+	struct proc_tracker *pt = ctx;
+	struct proc *victim = least_recently_sampled(pt);
+
+	if (!victim)
+		return false;
+	unload_proc(pt, victim, true);
+	pt->stats.evicted_tables++;
+	return true;
+}
+
+void proc_tracker_set_max_procs(struct proc_tracker *pt, uint32_t max_procs)
+{
+	pt->max_procs = max_procs;
+}
+
+void evict_for_new_proc(struct proc_tracker *pt)
+{
+	if (!pt->max_procs)
+		return;
+	while (pt->nr_live >= pt->max_procs) {
+		struct proc *victim = least_recently_sampled(pt);
+
+		if (!victim)
+			break;
+		unload_proc(pt, victim, true);
+		pt->stats.evicted_procs++;
+	}
+}

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The table load thread.  Table builds are slow (tens of ms for a large
+ * library) so they run here, away from the ring-buffer consumer: a slow build
+ * must never make the ring buffer overflow.  The consumer only queues work
+ * (proc_tracker_request); loads, exits and delayed unloads run on this
+ * thread, one at a time under load_lock.
+ *
+ * (Not to be confused with the BPF program loader, user/session/bpf_program.c.)
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "user/track/proc_stat.h"
+#include "user/track/tracker_internal.h"
+
+/* One load of a process: what /proc says now, and the mapping set that replaces the old one. */
+struct proc_load {
+	uint32_t pid;
+	bool exec; /* the address space was replaced: nothing carries over */
+	uint64_t time_ns;
+	struct proc_stat_info stat;
+	struct proc_val pv;
+	struct maps_entry *ents;
+	uint32_t nr; /* entries in ents, and mappings in maps */
+	struct proc *p;
+	bool was_live;
+	struct proc_mapping *old;
+	uint32_t nr_old;
+	struct proc_mapping *maps; /* the new set, one per entry */
+	bool *kept;		   /* per old mapping: carried over to the new set */
+	uint32_t *reuse;	   /* per new mapping: index + 1 of the old one it keeps */
+	int *fds;		   /* per new mapping: the file, kept open to load its symbols */
+};
+
+/* What /proc says of the process now; false (counted) when there is nothing to load. */
+static bool read_proc(struct proc_tracker *pt, struct proc_load *l)
+{
+	int n;
+
+	if (proc_stat_read(l->pid, &l->stat)) {
+		pt->stats.vanished++;
+		return false;
+	}
+	/* mapping changes the BPF side sees after this are newer than what we load */
+	l->pv.loaded_ns = mono_ns();
+	/* a sample or mapping change seen while it exits: loading it would leak its tables */
+	if (proc_stat_dying(&l->stat)) {
+		pt->stats.dying++;
+		return false;
+	}
+	n = proc_maps_read((int)l->pid, true, &l->ents);
+	if (n < 0) {
+		pt->stats.vanished++;
+		return false;
+	}
+	if (n == 0) {
+		pt->stats.no_user++; /* kernel thread: nothing to unwind */
+		return false;
+	}
+	l->nr = (uint32_t)n;
+	return true;
+}
+
+/* The registry entry to load into; NULL (counted when dying) if there is none. */
+static struct proc *claim_entry(struct proc_tracker *pt, struct proc_load *l)
+{
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = tracker_get_locked(pt, l->pid);
+	if (p && p->exited && !p->evicted && p->start_time == l->stat.start_time) {
+		pthread_mutex_unlock(&pt->lock);
+		pt->stats.dying++;
+		return NULL;
+	}
+	/* a reused pid, like an exec, has nothing in common with what we knew */
+	if (p && p->exited)
+		l->exec = true;
+	if (p && l->exec && l->time_ns) {
+		p->exec_ns = l->time_ns;
+		p->first_complete_ns = 0;
+	}
+	l->was_live = p && is_live(p);
+	/* a new process under the pid: its old tables are released with the old maps */
+	if (p && clear_unload_due(pt, p))
+		bpf_map_delete_elem(pt->procs_fd, &l->pid);
+	pthread_mutex_unlock(&pt->lock);
+	return p;
+}
+
+static int alloc_new_set(struct proc_load *l)
+{
+	uint32_t i;
+
+	l->old = l->p->maps;
+	l->nr_old = l->p->nr_maps;
+	l->maps = calloc(l->nr, sizeof(*l->maps));
+	l->kept = calloc(l->nr_old + 1, sizeof(*l->kept));
+	l->reuse = calloc(l->nr, sizeof(*l->reuse));
+	l->fds = malloc(l->nr * sizeof(*l->fds));
+	for (i = 0; l->fds && i < l->nr; i++)
+		l->fds[i] = -1;
+	return l->maps && l->kept && l->reuse && l->fds ? 0 : -ENOMEM;
+}
+
+/*
+ * Samples taken while the keys change get a generation of their own: rule
+ * cache entries made from half-updated keys then never match again, and
+ * those samples are named with the new mappings, not the old ones.
+ */
+static void mark_updating(struct proc_tracker *pt, struct proc_load *l)
+{
+	if (!l->nr_old)
+		return;
+	l->pv.generation = ++pt->generation;
+	l->pv.flags = PROC_UPDATING;
+	bpf_map_update_elem(pt->procs_fd, &l->pid, &l->pv, BPF_ANY);
+	l->pv.flags = 0;
+}
+
+/* exec replaces the whole address space; otherwise keep what did not change */
+static void match_unchanged(struct proc_load *l)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < l->nr; i++) {
+		for (j = 0; !l->exec && j < l->nr_old; j++) {
+			if (!l->kept[j] && mapping_unchanged(&l->old[j], &l->ents[i])) {
+				l->kept[j] = true;
+				l->reuse[i] = j + 1;
+				break;
+			}
+		}
+	}
+}
+
+/* The BPF keys and tables of the old set are replaced by those of the new one. */
+static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
+{
+	uint32_t i, j;
+
+	/*
+	 * Stale keys go first: a new mapping (dlopen after dlclose, an exec) often
+	 * reuses the same range, hence the same LPM prefixes, and deleting the old
+	 * ones afterwards would delete the new ones with them.
+	 */
+	for (j = 0; j < l->nr_old; j++) {
+		if (!l->kept[j])
+			mapping_apply_keys(pt, l->pid, &l->old[j], false);
+	}
+	for (i = 0; i < l->nr; i++) {
+		if (l->reuse[i]) {
+			l->maps[i] = l->old[l->reuse[i] - 1];
+			continue;
+		}
+		l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->maps[i]);
+		mapping_apply_keys(pt, l->pid, &l->maps[i], true);
+	}
+	/* objects are released after the new ones are acquired: shared tables stay loaded */
+	for (j = 0; j < l->nr_old; j++) {
+		if (!l->kept[j])
+			mappings_release(pt, l->pid, &l->old[j], 1, false);
+	}
+}
+
+/* The walker can unwind the new set from here on: its generation goes live. */
+static void publish_generation(struct proc_tracker *pt, struct proc_load *l)
+{
+	l->pv.generation = ++pt->generation;
+	if (bpf_map_update_elem(pt->procs_fd, &l->pid, &l->pv, BPF_ANY))
+		pt->stats.map_update_errors++;
+}
+
+static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->nr; i++) {
+		if (l->fds[i] >= 0) {
+			mapping_load_symbols(pt, &l->maps[i], l->ents[i].path, l->fds[i]);
+			close(l->fds[i]);
+			l->fds[i] = -1;
+		}
+	}
+}
+
+/* The new set becomes the current one; the old one is kept to name its samples. */
+static void commit_load(struct proc_tracker *pt, struct proc_load *l)
+{
+	struct proc *p = l->p;
+
+	pthread_mutex_lock(&pt->lock);
+	proc_retire_maps(p, l->old, l->nr_old, p->generation);
+	p->maps = l->maps;
+	p->nr_maps = l->nr;
+	p->generation = l->pv.generation;
+	p->ns_pid = proc_ns_pid(l->pid);
+	p->exit_seen = false;
+	p->exited = false;
+	p->evicted = false;
+	p->start_time = l->stat.start_time;
+	/* loading is a use: a process is not the first to go before its first sample */
+	if (p->last_sample_ns < mono_ns())
+		p->last_sample_ns = mono_ns();
+	if (p->loaded)
+		pt->stats.reloads++;
+	else
+		pt->stats.loads++;
+	p->loaded = true;
+	if (!l->was_live)
+		pt->nr_live++;
+	pthread_mutex_unlock(&pt->lock);
+	l->maps = NULL;
+}
+
+/* Loads (or reloads) the mappings of pid and their tables.  load_lock held. */
+static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t time_ns)
+{
+	struct proc_load l = {.pid = pid, .exec = exec, .time_ns = time_ns};
+	uint32_t i;
+
+	if (!read_proc(pt, &l))
+		goto cleanup;
+	l.p = claim_entry(pt, &l);
+	if (!l.p)
+		goto cleanup;
+	pt->loading_pid = pid;
+	if (!l.was_live)
+		evict_for_new_proc(pt);
+	if (alloc_new_set(&l))
+		goto cleanup;
+	mark_updating(pt, &l);
+	match_unchanged(&l);
+	swap_mappings(pt, &l);
+	publish_generation(pt, &l);
+	load_new_symbols(pt, &l);
+	commit_load(pt, &l);
+cleanup:
+	pt->loading_pid = 0;
+	for (i = 0; l.fds && i < l.nr; i++) {
+		if (l.fds[i] >= 0)
+			close(l.fds[i]);
+	}
+	free(l.fds);
+	free(l.reuse);
+	free(l.maps);
+	free(l.kept);
+	free(l.ents);
+}
+
+static void *load_thread_main(void *arg)
+{
+	struct proc_tracker *pt = arg;
+
+	/*
+	 * Loads are short bursts that decide how many samples of a new process or
+	 * library go unwound: run them ahead of the CPU-bound programs being
+	 * profiled (needs CAP_SYS_NICE; without it the default priority stays).
+	 */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
+	pthread_mutex_lock(&pt->lock);
+	for (;;) {
+		struct work_item w = {0};
+		bool timed_out = false;
+
+		while (!pt->q_len && !pt->stopping && !timed_out) {
+			if (!pt->nr_unload_due) {
+				pthread_cond_wait(&pt->work_cond, &pt->lock);
+			} else {
+				/* exited processes wait for their unload: wake for them */
+				struct timespec until = realtime_after_ms(50);
+
+				timed_out = pthread_cond_timedwait(&pt->work_cond, &pt->lock,
+								   &until) == ETIMEDOUT;
+			}
+		}
+		if (pt->stopping && (!pt->q_len || pt->discard))
+			break;
+		if (pt->q_len) {
+			w = pt->queue[pt->q_head];
+			pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
+			pt->q_len--;
+		}
+		pt->busy = true;
+		pthread_mutex_unlock(&pt->lock);
+		pthread_mutex_lock(&pt->load_lock);
+		if (w.kind == WORK_EXIT)
+			exit_proc(pt, w.pid);
+		else if (w.kind)
+			load_proc(pt, w.pid, w.kind == WORK_EXEC, w.time_ns);
+		if (pt->nr_unload_due)
+			unload_due_procs(pt, mono_ns());
+		/* idle tables past their ttl: checked at most once a second */
+		if (pt->ts && pt->ts->stats.idle_now && mono_ns() >= pt->next_expire_ns) {
+			table_store_expire(pt->ts, mono_ns());
+			pt->next_expire_ns = mono_ns() + 1000000000ull;
+		}
+		pthread_mutex_unlock(&pt->load_lock);
+		pthread_mutex_lock(&pt->lock);
+		pt->busy = false;
+		if (!pt->q_len)
+			pthread_cond_broadcast(&pt->idle_cond);
+	}
+	pt->busy = false;
+	pthread_cond_broadcast(&pt->idle_cond);
+	pthread_mutex_unlock(&pt->lock);
+	return NULL;
+}
+
+int proc_tracker_start(struct proc_tracker *pt)
+{
+	int err = pthread_create(&pt->thread, NULL, load_thread_main, pt);
+
+	if (err)
+		return -err;
+	pt->started = true;
+	return 0;
+}
+
+void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
+			  uint64_t time_ns)
+{
+	pthread_mutex_lock(&pt->lock);
+	/* a load already waiting will read the newest mappings anyway */
+	if (w == WORK_LOAD) {
+		uint32_t k, n = pt->q_len < 64 ? pt->q_len : 64;
+
+		for (k = 0; k < n; k++) {
+			const struct work_item *q =
+			    &pt->queue[(pt->q_head + pt->q_len - 1 - k) % QUEUE_CAP];
+
+			if (q->pid == pid && q->kind == WORK_LOAD) {
+				pt->stats.loads_merged++;
+				pthread_mutex_unlock(&pt->lock);
+				return;
+			}
+		}
+	}
+	if (pt->q_len == QUEUE_CAP) {
+		pt->stats.queue_dropped++;
+	} else {
+		pt->queue[(pt->q_head + pt->q_len) % QUEUE_CAP] =
+		    (struct work_item){.pid = pid, .kind = w, .time_ns = time_ns};
+		pt->q_len++;
+		pthread_cond_signal(&pt->work_cond);
+	}
+	pthread_mutex_unlock(&pt->lock);
+}
+
+int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->load_lock);
+	load_proc(pt, pid, false, 0);
+	pthread_mutex_unlock(&pt->load_lock);
+	p = proc_tracker_find(pt, pid);
+	return p && p->loaded ? 0 : -ESRCH;
+}
+
+void proc_tracker_drain(struct proc_tracker *pt)
+{
+	pthread_mutex_lock(&pt->lock);
+	while (pt->started && (pt->q_len || pt->busy))
+		pthread_cond_wait(&pt->idle_cond, &pt->lock);
+	pthread_mutex_unlock(&pt->lock);
+}
+
+void proc_tracker_stop(struct proc_tracker *pt, bool discard)
+{
+	if (!pt->started)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	pt->stopping = true;
+	pt->discard = discard;
+	pthread_cond_broadcast(&pt->work_cond);
+	pthread_mutex_unlock(&pt->lock);
+	pthread_join(pt->thread, NULL);
+	pt->started = false;
+}

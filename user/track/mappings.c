@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A process's executable mappings resolved to the objects behind them: the
+ * file (or the vDSO), its key (build-id, or dev:inode:size:mtime), its load
+ * bias, its tables in the table store, and the LPM keys that let the BPF
+ * walker find them.
+ */
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf/segments.h"
+#include "elf/build_id.h"
+#include "elf/safe_open.h"
+#include "user/track/mapping_keys.h"
+#include "user/track/tracker_internal.h"
+
+void mapping_apply_keys(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m,
+			bool add)
+{
+	struct mapping_key keys[MAPPING_KEYS_MAX];
+	struct mapping_val val = {
+	    .obj_id = m->obj ? m->obj->id : 0, .flags = m->flags, .bias = m->bias};
+	int i, n = mapping_keys_for_range(pid, m->start, m->end, keys);
+
+	for (i = 0; i < n; i++) {
+		int err = add ? bpf_map_update_elem(pt->mappings_fd, &keys[i], &val, BPF_ANY)
+			      : bpf_map_delete_elem(pt->mappings_fd, &keys[i]);
+
+		if (err && add)
+			pt->stats.map_update_errors++;
+	}
+	if (add)
+		pt->stats.mapping_keys += (uint64_t)n;
+}
+
+struct build_ctx {
+	int fd;
+	const char *name;
+	const struct cfi_table *prebuilt;
+};
+
+static struct cfi_table *build_from_fd(void *arg, int *err)
+{
+	struct build_ctx *bc = arg;
+	struct cfi_build_opts opts = {.display_name = bc->name};
+	struct cfi_diag diag = {0};
+	struct cfi_table *t = NULL;
+	unsigned int i;
+
+	*err = cfi_table_build_fd(bc->fd, &opts, &t, &diag);
+	/* malformed FDEs are skipped; say so once per object, not per FDE */
+	for (i = 0; i < diag.count && i < 2; i++)
+		fprintf(stderr, "cfiprof: warning: %s\n", diag.msg[i]);
+	if (diag.count > 2)
+		fprintf(stderr, "cfiprof: warning: %s: %u more CFI problems\n", bc->name,
+			diag.count - 2);
+	return t;
+}
+
+/* The vDSO exists only in memory: a copy in a memfd lets both tables and symbols read it. */
+int vdso_copy_fd(uint32_t pid, uint64_t start, uint64_t end)
+{
+	char path[64];
+	size_t len = end - start;
+	void *buf;
+	int mem, fd = -1;
+
+	if (len > (16 << 20))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+	mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (mem < 0)
+		return -1;
+	buf = malloc(len);
+	if (buf && pread(mem, buf, len, (off_t)start) == (ssize_t)len) {
+		fd = memfd_create("vdso", MFD_CLOEXEC);
+		if (fd >= 0 && write(fd, buf, len) != (ssize_t)len) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	free(buf);
+	close(mem);
+	return fd;
+}
+
+/* map_files works for deleted files and files in other mount namespaces (needs CAP_SYS_ADMIN). */
+int map_file_open(uint32_t pid, uint64_t start, uint64_t end)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+		    struct proc_mapping *m)
+{
+	char bid[ELF_BUILD_ID_HEX_LEN];
+	struct build_ctx bc;
+	struct stat st;
+	uint64_t vaddr;
+	bool vdso = !strcmp(e->path, "[vdso]");
+	Elf *elf;
+	int fd = -1;
+
+	memset(m, 0, sizeof(*m));
+	m->start = e->start;
+	m->end = e->end;
+	m->offset = e->offset;
+	m->inode = e->inode;
+	m->bias = e->start - e->offset;
+	m->flags = MAPPING_FP;
+	snprintf(m->path, sizeof(m->path), "%.255s", e->path[0] ? e->path : "[anon]");
+	if (!vdso && (e->path[0] == 0 || e->path[0] == '['))
+		return -1; /* anonymous executable memory: JIT code, walked with frame pointers */
+	if (vdso) {
+		fd = vdso_copy_fd(pid, e->start, e->end);
+		m->flags |= MAPPING_VDSO;
+	} else {
+		fd = map_file_open(pid, e->start, e->end);
+		/* without map_files (no CAP_SYS_ADMIN): the path as the process sees it */
+		if (fd < 0)
+			fd = open_in_proc_root(pid, e->path);
+	}
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	/* one ELF handle for the build-id and the load bias */
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && !elf_build_id_hex(elf, bid, sizeof(bid)))
+		snprintf(m->key, sizeof(m->key), "%s%s", vdso ? "vdso:" : "", bid);
+	else
+		snprintf(m->key, sizeof(m->key), "%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64,
+			 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size,
+			 (int64_t)st.st_mtime);
+	if (elf && !elf_offset_to_vaddr(elf, e->offset, &vaddr))
+		m->bias = e->start - vaddr;
+	if (elf)
+		elf_end(elf);
+	bc.fd = fd;
+	bc.name = m->path;
+	m->obj = table_store_acquire(pt->ts, m->key, m->path, build_from_fd, &bc);
+	if (m->obj && m->obj->state == OBJ_LOADED)
+		m->flags = MAPPING_CFI | (m->flags & MAPPING_VDSO);
+	return fd;
+}
+
+void mapping_load_symbols(struct proc_tracker *pt, struct proc_mapping *m, const char *path, int fd)
+{
+	bool vdso = (m->flags & MAPPING_VDSO) != 0;
+
+	m->sym = sym_cache_get(pt->syms, m->key, vdso ? NULL : path, fd);
+}
+
+bool mapping_unchanged(const struct proc_mapping *m, const struct maps_entry *e)
+{
+	return m->start == e->start && m->end == e->end && m->offset == e->offset &&
+	       m->inode == e->inode;
+}
+
+void mappings_release(struct proc_tracker *pt, uint32_t pid, struct proc_mapping *maps, uint32_t n,
+		      bool bpf_too)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (bpf_too)
+			mapping_apply_keys(pt, pid, &maps[i], false);
+		table_store_release(pt->ts, maps[i].obj);
+		maps[i].obj = NULL;
+	}
+}

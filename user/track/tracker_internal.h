@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the process tracker's files share; proc_tracker.h is the public API.
+ *
+ *   proc_tracker.c  the pid registry: lookup, generation history, iteration, stats
+ *   mappings.c      /proc/PID/maps entries resolved to objects, their BPF keys
+ *   load_thread.c   the work queue and the table load thread (load_proc)
+ *   eviction.c      exits, delayed unloads, caps and least-recently-sampled eviction
+ *   forget.c        dropping exited processes and sweeping gone ones
+ *   saved_maps.c    report mode: mappings read from a saved recording
+ *
+ * Two locks: load_lock serializes every load, exit and unload (whichever
+ * thread asks); lock guards the registry and the queue and is never held
+ * across a table build.  Functions that need one say so.
+ */
+#ifndef CFIPROF_TRACKER_INTERNAL_H
+#define CFIPROF_TRACKER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "user/track/proc_maps.h"
+#include "user/track/proc_tracker.h"
+
+#define QUEUE_CAP  65536
+#define NR_BUCKETS 4096
+
+struct work_item {
+	uint32_t pid;
+	uint32_t kind; /* enum tracker_work */
+	uint64_t time_ns;
+};
+
+struct proc_tracker {
+	struct table_store *ts;
+	struct sym_cache *syms;
+	int procs_fd, mappings_fd;
+
+	pthread_mutex_t lock;
+	pthread_mutex_t load_lock; /* one load / exit at a time, whichever thread asks */
+	pthread_cond_t work_cond, idle_cond;
+	struct work_item *queue;
+	uint32_t q_head, q_len;
+	bool stopping, discard, busy, started;
+	pthread_t thread;
+
+	struct proc *buckets[NR_BUCKETS];
+	uint32_t generation;
+	uint32_t nr_procs, nr_live, max_procs;
+	uint32_t nr_unload_due;	 /* exited processes whose tables are still loaded */
+	uint64_t next_expire_ns; /* next check of idle tables past their ttl */
+	uint32_t loading_pid;	 /* never the one unloaded to make room for its own tables */
+	struct tracker_stats stats;
+};
+
+static inline bool is_live(const struct proc *p)
+{
+	return p->loaded && !p->exited;
+}
+
+/* ---- proc_tracker.c: the registry ---- */
+
+/* pt->lock held. */
+struct proc *tracker_find_locked(struct proc_tracker *pt, uint32_t pid);
+/* pt->lock held; adds an empty entry for a pid not seen before (NULL: out of memory). */
+struct proc *tracker_get_locked(struct proc_tracker *pt, uint32_t pid);
+/* Keeps a replaced mapping set (generation gen) for naming its samples. */
+void proc_retire_maps(struct proc *p, struct proc_mapping *maps, uint32_t nr, uint32_t gen);
+/* Frees an entry already off its bucket, with its mappings and history (tables released). */
+void proc_destroy(struct proc *p);
+
+/* ---- mappings.c: mappings resolved to objects ---- */
+
+/* Resolves the object behind a mapping; returns an fd for symbol loading, or -1. */
+int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+		    struct proc_mapping *m);
+/* Symbols are only needed for output: loaded after the walker can already unwind. */
+void mapping_load_symbols(struct proc_tracker *pt, struct proc_mapping *m, const char *path,
+			  int fd);
+/* The same range of the same file: its object and keys carry over to a reload. */
+bool mapping_unchanged(const struct proc_mapping *m, const struct maps_entry *e);
+/* Adds (or deletes) the LPM keys of m in the BPF mappings map. */
+void mapping_apply_keys(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m,
+			bool add);
+/* Releases the objects of maps (and deletes their BPF keys when bpf_too). */
+void mappings_release(struct proc_tracker *pt, uint32_t pid, struct proc_mapping *maps, uint32_t n,
+		      bool bpf_too);
+/* A copy of the vDSO mapped at [start, end) in pid, in a memfd; -1 on failure. */
+int vdso_copy_fd(uint32_t pid, uint64_t start, uint64_t end);
+/* Opens /proc/PID/map_files/START-END: the mapped file, whatever mount namespace it is in. */
+int map_file_open(uint32_t pid, uint64_t start, uint64_t end);
+
+/* ---- eviction.c: exits, unloads and caps ---- */
+
+/* table_store's reclaim callback: one process's tables go per call. */
+bool tracker_reclaim_for_tables(void *ctx);
+/* Unloads the least recently sampled processes until a new one fits max_procs.  load_lock held. */
+void evict_for_new_proc(struct proc_tracker *pt);
+/* Unloads a process at once (evicted, or found gone by a sweep).  load_lock held. */
+void unload_proc(struct proc_tracker *pt, struct proc *p, bool evict);
+/* The exit event of pid: its tables go after a delay (see unload_due_procs).  load_lock held. */
+void exit_proc(struct proc_tracker *pt, uint32_t pid);
+/* Exited processes whose delay has passed lose their tables.  load_lock held. */
+void unload_due_procs(struct proc_tracker *pt, uint64_t now);
+/* pt->lock held: the pending unload is done now, or by whoever clears it. */
+bool clear_unload_due(struct proc_tracker *pt, struct proc *p);
+/* BPF entries and tables go; the mapping list stays for naming samples.  load_lock held. */
+void drop_kernel_state(struct proc_tracker *pt, struct proc *p);
+
+#endif
