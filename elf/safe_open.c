@@ -9,14 +9,14 @@
 
 #include "elf/safe_open.h"
 
-int open_regular(const char *path)
+/* fd of a regular file, made blocking again; anything else is closed and refused. */
+static int regular_or_refuse(int fd)
 {
-	/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), flags;
 	struct stat st;
+	int flags;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -EINVAL;
@@ -25,6 +25,14 @@ int open_regular(const char *path)
 	if (flags >= 0)
 		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	return fd;
+}
+
+int open_regular(const char *path)
+{
+	/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	return regular_or_refuse(fd < 0 ? -errno : fd);
 }
 
 FILE *fopen_regular(const char *path)
@@ -44,13 +52,17 @@ FILE *fopen_regular(const char *path)
 
 int open_in_root(int root_fd, const char *path)
 {
+	/*
+	 * Never through a symlink: the paths come from /proc/PID/maps, which the
+	 * kernel writes already resolved, so a link there was planted afterwards.
+	 */
 	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
 	};
 	long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
 
-	return fd < 0 ? -errno : (int)fd;
+	return regular_or_refuse(fd < 0 ? -errno : (int)fd);
 }
 
 int open_in_proc_root(uint32_t pid, const char *path)

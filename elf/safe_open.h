@@ -17,10 +17,12 @@ int open_regular(const char *path);
 FILE *fopen_regular(const char *path);
 
 /*
- * Opens path (read-only) relative to root_fd, resolving every symlink and
- * ".." inside that root (openat2 RESOLVE_IN_ROOT) and refusing /proc magic
- * links: a container can plant "lib.so -> /etc/shadow" and it still resolves
- * inside the container.  Returns an fd or -errno.
+ * Opens the regular file path (read-only, never blocking) relative to root_fd,
+ * with ".." and absolute paths kept inside that root (openat2 RESOLVE_IN_ROOT)
+ * and no symlink followed at all (-ELOOP): a process can plant
+ * "lib.so -> /etc/shadow" or a FIFO where its library was, and neither leaves
+ * its root nor blocks the reader.  Returns an fd or -errno (-EINVAL: not a
+ * regular file).
  */
 int open_in_root(int root_fd, const char *path);
 /* The same inside /proc/PID/root, i.e. the process's mount namespace and chroot. */

@@ -14,6 +14,10 @@ FAULTS_PROGS := $(addprefix $(PROGS_OUT)/,faults_life faults_churn faults_badsta
 	libfaults_badcfi.so)
 TEST_PROGS += $(FAULTS_PROGS)
 
+# tests/e2e/test_hostile_files.c: processes that attack the agent
+HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo)
+TEST_PROGS += $(HOSTILE_PROGS)
+
 $(PROGS_OUT)/%: tests/progs/%.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(PROGS_CFLAGS) $< -o $@ -lpthread -ldl

@@ -172,6 +172,10 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "sampled again).");
 	fprintf(f, "cfiprof_evictions_total{cap=\"max_processes\"} %" PRIu64 "\n", tr.evicted_procs);
 	fprintf(f, "cfiprof_evictions_total{cap=\"table_bytes\"} %" PRIu64 "\n", tr.evicted_tables);
+	metric(f, "cfiprof_mapped_files_refused_total", "counter",
+	       "Mapped paths that name a FIFO, a device, a symlink or another file than the one "
+	       "mapped (planted by the process): refused, walked with frame pointers.",
+	       (double)tr.files_refused);
 	metric(f, "cfiprof_table_rows", "gauge", "Rows in use in the rows map.",
 	       (double)ts.rows_used);
 	metric(f, "cfiprof_table_rows_capacity", "gauge", "Capacity of the rows map.",

@@ -6,6 +6,7 @@
  * walker find them.
  */
 #include <bpf/bpf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "elf/segments.h"
@@ -98,7 +100,7 @@ int map_file_open(uint32_t pid, uint64_t start, uint64_t end)
 	char path[96];
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 }
 
 int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
@@ -128,12 +130,23 @@ int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_ent
 	} else {
 		fd = map_file_open(pid, e->start, e->end);
 		/* without map_files (no CAP_SYS_ADMIN): the path as the process sees it */
-		if (fd < 0)
+		if (fd < 0) {
 			fd = open_in_proc_root(pid, e->path);
+			/* a FIFO, device or symlink where the library was: planted */
+			if (fd == -EINVAL || fd == -ELOOP)
+				__atomic_fetch_add(&pt->stats.files_refused, 1, __ATOMIC_RELAXED);
+		}
 	}
 	if (fd < 0 || fstat(fd, &st)) {
 		if (fd >= 0)
 			close(fd);
+		return -1;
+	}
+	/* the path may name another file by now (renamed over, replaced): only the mapped one */
+	if (!vdso && (st.st_ino != e->inode || major(st.st_dev) != e->dev_major ||
+		      minor(st.st_dev) != e->dev_minor)) {
+		close(fd);
+		__atomic_fetch_add(&pt->stats.files_refused, 1, __ATOMIC_RELAXED);
 		return -1;
 	}
 	/* one ELF handle for the build-id and the load bias */

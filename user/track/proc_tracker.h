@@ -71,6 +71,7 @@ struct tracker_stats {
 	uint64_t exits_swept;  /* gone or exiting at a sweep, before their exit event was handled */
 	uint64_t evicted_procs;	 /* least recently sampled processes unloaded: --max-processes */
 	uint64_t evicted_tables; /* ... unloaded to make room for tables: --max-table-bytes, rows */
+	uint64_t files_refused; /* mapped path now a FIFO, device, symlink or another file: FP */
 };
 
 struct proc_tracker;
