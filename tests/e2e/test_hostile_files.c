@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,84 @@ static void test_fifo_over_library(void)
 		dump_tail("agent log", log);
 }
 
+/* Runs a shell command; true when it exits 0. */
+static bool sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd) == 0;
+}
+
+/*
+ * Issue 12, item 8: a fake library carrying a real library's build-id.  Two
+ * copies of progs/dlopen load libdl_target.so from their own directory: the
+ * fake one (-O0 with frame pointers, dl_leaf renamed poisoned_leaf) and the
+ * real one (-O2 without), both linked with the same --build-id.  The fake's
+ * process is loaded first; the real one must still get its own CFI and names.
+ */
+static void test_build_id_poisoning(void)
+{
+	static const char id[] = "0x600dbeef600dbeef600dbeef600dbeef600dbeef";
+	char out[PATH_MAX], err[PATH_MAX], fake[PATH_MAX], real[PATH_MAX];
+	char *fake_argv[] = {fake, "6", NULL}, *real_argv[] = {real, "6", NULL};
+	char pids[64];
+	char *rec[] = {(char *)cfiprof, "record", "-p", pids, "-d", "2.5", "-F", "499", "-o", out,
+		       NULL};
+	pid_t f, r, c;
+	bool timed_out = false;
+	int rc;
+	char *text, *line, *save = NULL;
+	int real_ok = 0, real_poisoned = 0, fake_named = 0;
+
+	snprintf(out, sizeof(out), "%s/poison.folded", tmp);
+	snprintf(err, sizeof(err), "%s/poison.err", tmp);
+	snprintf(fake, sizeof(fake), "%s/fake/dlopen_fake", tmp);
+	snprintf(real, sizeof(real), "%s/real/dlopen_real", tmp);
+	CHECK(sh("mkdir -p %s/fake %s/real && cp %s/dlopen %s && cp %s/dlopen %s", tmp, tmp, progs,
+		 fake, progs, real) &&
+		  sh("gcc -O0 -fno-omit-frame-pointer -g -fPIC -shared -Ddl_leaf=poisoned_leaf "
+		     "-Wl,--build-id=%s tests/progs/dl_target.c -o %s/fake/libdl_target.so",
+		     id, tmp) &&
+		  sh("gcc -O2 -fomit-frame-pointer -g -fPIC -shared -Wl,--build-id=%s "
+		     "tests/progs/dl_target.c -o %s/real/libdl_target.so",
+		     id, tmp),
+	      "two libraries with build-id %s", id);
+	f = spawn(fake_argv, NULL, NULL);
+	sleep_s(0.3);
+	r = spawn(real_argv, NULL, NULL);
+	sleep_s(0.3);
+	/* the fake first: its tables and names are the ones loaded under the shared id */
+	snprintf(pids, sizeof(pids), "%d,%d", (int)f, (int)r);
+	c = spawn(rec, NULL, err);
+	rc = exit_code(wait_timeout(c, 20, &timed_out), timed_out);
+	CHECK(rc == 0, "record -p fake,real exits %d", rc);
+	text = slurp(out);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "dlopen_real;", 12)) {
+			if (strstr(line, "poisoned_leaf"))
+				real_poisoned++;
+			else if (strstr(line, ";main;d_a;dl_entry;dl_leaf ") &&
+				 !strstr(line, "[incomplete"))
+				real_ok++;
+		}
+		if (!strncmp(line, "dlopen_fake;", 12) && strstr(line, "poisoned_leaf"))
+			fake_named++;
+	}
+	CHECK(fake_named > 0, "the fake library's process is named from it (%d stacks)", fake_named);
+	CHECK(real_poisoned == 0 && real_ok > 0,
+	      "the real library's process: %d complete main;d_a;dl_entry;dl_leaf stacks, %d named "
+	      "from the fake",
+	      real_ok, real_poisoned);
+	kill(f, SIGKILL);
+	kill(r, SIGKILL);
+	wait_timeout(f, 2, NULL);
+	wait_timeout(r, 2, NULL);
+}
+
 int main(void)
 {
 	const char *outdir = getenv("OUT") ? getenv("OUT") : "build";
@@ -219,6 +298,7 @@ int main(void)
 	mkdir(go, 0755);
 	CHECK(tool_exists("setpriv") && tool_exists("go"), "setpriv and go are installed");
 	test_fifo_over_library();
+	test_build_id_poisoning();
 	if (!harness_failed) {
 		char cmd[PATH_MAX + 16];
 

@@ -28,11 +28,16 @@ static void write_maps(FILE *f, uint32_t pid, const struct proc_mapping *maps, u
 
 	for (m = 0; m < n; m++) {
 		const struct proc_mapping *pm = &maps[m];
-		const char *bid = pm->sym ? sym_obj_build_id(pm->sym) : pm->key;
+		const char *bid = pm->sym ? sym_obj_build_id(pm->sym) : NULL;
+		/* without symbols: the build-id part of the key (BUILDID@identity, vdso:BUILDID) */
+		int n = (int)strcspn(pm->key, "@");
 
-		fprintf(f, "map %u %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %u %s %s\n", pid,
+		if (!bid && !strncmp(pm->key, "vdso:", 5))
+			bid = pm->key + 5;
+		fprintf(f, "map %u %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %u %.*s %s\n", pid,
 			pm->start, pm->end, pm->offset, pm->bias, pm->flags,
-			bid && bid[0] ? bid : "-", pm->path);
+			bid && bid[0] ? (int)strlen(bid) : n ? n : 1,
+			bid && bid[0] ? bid : n ? pm->key : "-", pm->path);
 	}
 }
 

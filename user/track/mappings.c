@@ -152,10 +152,18 @@ int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_ent
 	/* one ELF handle for the build-id and the load bias */
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && !elf_build_id_hex(elf, bid, sizeof(bid)))
-		snprintf(m->key, sizeof(m->key), "%s%s", vdso ? "vdso:" : "", bid);
+	/*
+	 * Tables and names are shared by key.  A build-id alone is a claim the
+	 * file makes about itself: a fake library carrying a real one's id would
+	 * lend its CFI and names to every process mapping the real one.  So a
+	 * file is the build-id plus the identity of what was actually opened;
+	 * the vDSO comes from the kernel and is shared by its build-id.
+	 */
+	if (vdso && elf && !elf_build_id_hex(elf, bid, sizeof(bid)))
+		snprintf(m->key, sizeof(m->key), "vdso:%s", bid);
 	else
-		snprintf(m->key, sizeof(m->key), "%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64,
+		snprintf(m->key, sizeof(m->key), "%s@%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64,
+			 elf && !elf_build_id_hex(elf, bid, sizeof(bid)) ? bid : "",
 			 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size,
 			 (int64_t)st.st_mtime);
 	if (elf && !elf_offset_to_vaddr(elf, e->offset, &vaddr))

@@ -16,6 +16,9 @@
 #include "user/symbolize/sym_cache.h"
 #include "user/track/table_store.h"
 
+/* A 64-byte build-id in hex, '@', and four 64-bit numbers. */
+#define PROC_MAPPING_KEY_LEN 224
+
 struct proc_mapping {
 	uint64_t start, end, offset;
 	uint64_t inode;
@@ -23,7 +26,7 @@ struct proc_mapping {
 	uint32_t flags; /* enum mapping_flags */
 	struct obj_entry *obj; /* NULL for anonymous memory */
 	struct sym_obj *sym;   /* NULL if not an ELF we could read */
-	char key[160];	       /* build-id or dev:inode:size:mtime */
+	char key[PROC_MAPPING_KEY_LEN]; /* BUILDID@dev:inode:size:mtime, or vdso:BUILDID */
 	char path[256];
 };
 

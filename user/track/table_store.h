@@ -21,7 +21,7 @@ enum obj_state {
 };
 
 struct obj_entry {
-	char key[160];
+	char key[224]; /* the proc_mapping key: PROC_MAPPING_KEY_LEN */
 	char name[256];
 	uint32_t id;
 	int refs;		/* 0: idle, kept for the next process that maps it */
