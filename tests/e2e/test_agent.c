@@ -1376,6 +1376,36 @@ static void test_push(void)
 	       rv.nr_ok, rv.nr_503, rv.nr_stall, failures);
 }
 
+/*
+ * How many of ids `bpftool prog show` lists (-1 if bpftool did not run
+ * cleanly); *sampler: one of them is cfiprof's perf-event program by name.
+ */
+static int bpftool_progs_listed(const uint64_t *ids, int nr, bool *sampler)
+{
+	char line[1024], name[64];
+	unsigned long long id;
+	int listed = 0, i;
+	FILE *p = popen("bpftool prog show 2>/dev/null", "r");
+
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		const char *n = strstr(line, " name ");
+
+		if (sscanf(line, "%llu: ", &id) != 1)
+			continue;
+		for (i = 0; i < nr && ids[i] != id; i++)
+			;
+		if (i == nr)
+			continue;
+		listed++;
+		if (sampler && n && sscanf(n, " name %63s", name) == 1 &&
+		    (!strcmp(name, "on_sample") || !strcmp(name, "walk_tc")))
+			*sampler = true;
+	}
+	return pclose(p) ? -1 : listed;
+}
+
 #define FAKE_BYTES 30000
 #define SPOOL_MAX  "60000"
 
@@ -1404,7 +1434,8 @@ static void test_spool_and_restart(void)
 	struct receiver rv = {0};
 	struct pprof_info pi;
 	uint64_t dropped, spool_max = strtoull(SPOOL_MAX, NULL, 10), prog_ids[16];
-	int dead_port, fd, i, n, files, nr_ids = 0;
+	int dead_port, fd, i, n, files, nr_ids = 0, listed;
+	bool sampler = false;
 	char **names;
 	pid_t pid;
 
@@ -1488,19 +1519,23 @@ static void test_spool_and_restart(void)
 		free(s);
 	}
 	CHECK(nr_ids >= 1, "no BPF programs found in the agent's fds");
+	/* the kernel's list, by bpftool, must show them (and the sampler by name) first */
+	listed = bpftool_progs_listed(prog_ids, nr_ids, &sampler);
+	CHECK(listed == nr_ids && sampler,
+	      "bpftool prog show before kill -9: %d of %d agent programs listed (-1: bpftool "
+	      "failed), on_sample/walk_tc %s",
+	      listed, nr_ids, sampler ? "listed" : "missing");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	for (i = 0; i < nr_ids; i++) {
-		char cmd[128];
-		int tries = 0;
-
-		snprintf(cmd, sizeof(cmd), "bpftool prog show id %" PRIu64 " >/dev/null 2>&1",
-			 prog_ids[i]);
-		/* the kernel frees them after an RCU grace period, not at once */
-		while (system(cmd) == 0 && ++tries < 30)
-			sleep_s(0.1);
-		CHECK(tries < 30, "prog %" PRIu64 " still loaded after kill -9", prog_ids[i]);
+	/* the kernel frees them after an RCU grace period, not at once */
+	for (i = 0; i < 30; i++) {
+		listed = bpftool_progs_listed(prog_ids, nr_ids, NULL);
+		if (listed <= 0)
+			break;
+		sleep_s(0.1);
 	}
+	CHECK(listed == 0, "after kill -9: %d of %d programs still loaded (-1: bpftool failed)",
+	      listed, nr_ids);
 	{
 		char *argv2[] = {"--output-dir",   dir,	  "--duration", "1",
 				 "--metrics-addr", "off", NULL};
