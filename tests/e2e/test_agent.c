@@ -365,6 +365,98 @@ static char *run_pprof(const char *args, const char *file, int *status)
 	return out;
 }
 
+/* ---- what the interval files hold ---- */
+
+/*
+ * From `go tool pprof -traces -sample_index=samples` of each interval file
+ * names[from..n) in dir: every sample, and those whose stack is complete with
+ * chain's leaf;d;c;b;a;main (leaf first, no [incomplete: ...] frame).  False
+ * if pprof fails on one.
+ */
+static bool profile_chain_samples(const char *dir, char **names, int from, int n, uint64_t *all,
+				  uint64_t *chain)
+{
+	static const char *const want[] = {"leaf", "d", "c", "b", "a", "main"};
+	const size_t nwant = sizeof(want) / sizeof(want[0]);
+	char path[PATHBUF * 2];
+	int f, status;
+
+	*all = *chain = 0;
+	for (f = from; f < n; f++) {
+		char *out, *line, *save = NULL;
+		uint64_t value = 0;
+		bool in_block = false, have_value = false, incomplete = false;
+		size_t matched = 0;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[f]);
+		out = run_pprof("-traces -sample_index=samples", path, &status);
+		if (status || !out) {
+			fprintf(stderr, "  go tool pprof -traces %s: exit %d\n%.1000s\n", path,
+				status, out ? out : "");
+			free(out);
+			return false;
+		}
+		/* one extra separator at the end flushes the last block */
+		for (line = strtok_r(out, "\n", &save);; line = strtok_r(NULL, "\n", &save)) {
+			const char *p = line ? line : "-----------+";
+			char *end;
+
+			if (!strncmp(p, "-----------+", 12)) {
+				if (in_block && have_value) {
+					*all += value;
+					if (!incomplete && matched == nwant)
+						*chain += value;
+				}
+				in_block = true;
+				have_value = incomplete = false;
+				matched = 0;
+				if (!line)
+					break;
+				continue;
+			}
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (!in_block || !*p)
+				continue;
+			if (!have_value) {
+				/* label lines ("key: value") come before the value line */
+				if (!isdigit((unsigned char)*p))
+					continue;
+				value = strtoull(p, &end, 10);
+				if (*end != ' ' && *end != '\t')
+					continue;
+				have_value = true;
+				for (p = end; *p == ' ' || *p == '\t'; p++)
+					;
+			}
+			if (!strncmp(p, "[incomplete", 11))
+				incomplete = true;
+			/* the chain, consecutive, leaf first */
+			if (matched < nwant && !strcmp(p, want[matched]))
+				matched++;
+			else if (matched < nwant)
+				matched = !strcmp(p, want[0]);
+		}
+		free(out);
+	}
+	return true;
+}
+
+/* Resident set of a process from /proc/PID/status, in bytes; -1 if unreadable. */
+static double proc_rss_bytes(pid_t pid)
+{
+	char path[64], *s, *p;
+	double kb = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	s = slurp(path);
+	p = s ? strstr(s, "\nVmRSS:") : NULL;
+	if (p)
+		kb = strtod(p + 8, NULL);
+	free(s);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
 /* ---- files in a directory ---- */
 
 static int cmp_str(const void *a, const void *b)
@@ -418,6 +510,26 @@ static uint64_t dir_bytes(const char *dir, int *files)
 		*files = n;
 	free_list(v, n);
 	return total;
+}
+
+/* Samples in the agent's interval files in dir (sum of value[0]); false if one does not decode. */
+static bool dir_profile_samples(const char *dir, uint64_t *samples)
+{
+	char **names, path[PATHBUF * 2];
+	int n = list_dir(dir, "cfiprof-", &names), i;
+	bool ok = n > 0;
+
+	*samples = 0;
+	for (i = 0; i < n; i++) {
+		struct pprof_info pi;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		pi = decode_file(path);
+		ok = ok && pi.ok;
+		*samples += pi.total;
+	}
+	free_list(names, n);
+	return ok;
 }
 
 /* ---- HTTP: a tiny client for /metrics and the receiver for pushes ---- */
@@ -989,16 +1101,19 @@ static void test_churn(void)
 			NULL};
 	char *resident[] = {"python3", "-c", "import time; time.sleep(60)", NULL};
 	struct gauges before = {0}, peak = {0}, after = {0};
+	double rss_before, rss_after;
 	int i, procs = 0;
 	pid_t pid;
 
 	snprintf(log, sizeof(log), "%s/churn.log", tmpdir);
 	snprintf(dir, sizeof(dir), "%s/churn", tmpdir);
-	CHECK(spawn_in_cgroup(resident) > 0, "churn: cannot start python3");
+	if (spawn_in_cgroup(resident) <= 0)
+		CHECK(0, "churn: cannot start python3");
 	sleep_s(0.3);
 	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "churn");
 	sleep_s(3); /* past the first intervals: the baseline includes the steady state */
 	CHECK(read_gauges(addr, &before), "churn: no baseline gauges");
+	rss_before = proc_rss_bytes(pid);
 	/* batches of 40 living 0.1 s each (one 0.5 s batch, measured while it lives) */
 	for (i = 0; i < 2000; i += 40) {
 		pid_t batch[40];
@@ -1016,9 +1131,11 @@ static void test_churn(void)
 		for (k = 0; k < 40; k++)
 			procs += batch[k] > 0 && waitpid(batch[k], NULL, 0) == batch[k];
 	}
-	CHECK(procs == 2000, "churn: %d of 2000 processes ran", procs);
+	if (procs != 2000)
+		CHECK(0, "churn: %d of 2000 processes ran", procs);
 	sleep_s(4); /* two intervals: exited processes are dropped at the second */
 	CHECK(read_gauges(addr, &after), "churn: no gauges after");
+	rss_after = proc_rss_bytes(pid);
 	printf("churn: %.0f loads; processes tracked %.0f -> %.0f mid-churn -> %.0f after; rss %.1f "
 	       "-> %.1f -> %.1f MB; table bytes %.0f -> %.0f\n",
 	       after.loads - before.loads, before.processes, peak.processes, after.processes,
@@ -1044,9 +1161,47 @@ static void test_churn(void)
 	/* malloc keeps some freed memory: allow a few MB, not a per-process growth */
 	CHECK(after.rss <= before.rss + 8e6, "churn: RSS %.1f MB (baseline %.1f MB)", after.rss / 1e6,
 	      before.rss / 1e6);
+	/* the kernel's figure, and the agent's gauge against it */
+	CHECK(rss_before > 0 && rss_after > 0 && rss_after <= rss_before + 8e6,
+	      "churn: /proc/%d/status VmRSS %.1f MB (baseline %.1f MB)", (int)pid, rss_after / 1e6,
+	      rss_before / 1e6);
+	CHECK(after.rss >= rss_after * 0.8 - 1e6 && after.rss <= rss_after * 1.25 + 1e6,
+	      "churn: cfiprof_agent_rss_bytes %.1f MB, VmRSS %.1f MB", after.rss / 1e6,
+	      rss_after / 1e6);
 	kill(pid, SIGTERM);
 	agent_exited_cleanly(pid, 20, log);
 	cgroup_kill_all();
+}
+
+static int count_files(const char *dir)
+{
+	char **names;
+	int n = list_dir(dir, "cfiprof-", &names);
+
+	free_list(names, n);
+	return n;
+}
+
+/*
+ * The busy program's completeness from the profiles themselves (the interval
+ * files from index from on), not from the agent's walk counters: in the
+ * test's cgroup only chain runs, so >= 95% of all samples must be its
+ * complete main;a;b;c;d;leaf.
+ */
+static void check_profile_complete(const char *dir, int from, const char *what)
+{
+	uint64_t all, chain;
+	char **names;
+	int n = list_dir(dir, "cfiprof-", &names);
+	bool ok = n > from && profile_chain_samples(dir, names, from, n, &all, &chain);
+
+	printf("%s: profiles %d..%d: %" PRIu64 " of %" PRIu64 " samples complete main;a;b;c;d;leaf\n",
+	       what, from, n, ok ? chain : 0, ok ? all : 0);
+	CHECK(ok && all >= 100 && chain * 100 >= all * 95,
+	      "%s: the profiles after the cap hold %" PRIu64 " complete chain samples of %" PRIu64
+	      " (%d files from %d; want >= 95%% of >= 100)",
+	      what, ok ? chain : 0, ok ? all : 0, n, from);
+	free_list(names, n);
 }
 
 /*
@@ -1064,18 +1219,23 @@ static void test_cap_processes(void)
 	char *idle[] = {"/bin/sleep", "30", NULL}, *busy[] = {chain_bin, "30", NULL};
 	struct walk_counts a = {0}, b = {0};
 	pid_t pid;
-	int i;
+	int i, files_from;
 
 	snprintf(log, sizeof(log), "%s/capprocs.log", tmpdir);
 	snprintf(dir, sizeof(dir), "%s/capprocs", tmpdir);
 	for (i = 0; i < 5; i++)
-		CHECK(spawn_in_cgroup(idle) > 0, "cannot start sleep");
-	CHECK(spawn_in_cgroup(busy) > 0, "cannot start %s", chain_bin);
+		if (spawn_in_cgroup(idle) <= 0)
+			CHECK(0, "cannot start sleep");
+	if (spawn_in_cgroup(busy) <= 0)
+		CHECK(0, "cannot start %s", chain_bin);
 	sleep_s(0.2);
 	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "cap");
 	sleep_s(2);
 	CHECK(read_walks(addr, &a), "cap: no metrics");
-	sleep_s(2);
+	sleep_s(1);
+	/* the files of the intervals that end from here on start after a */
+	files_from = count_files(dir);
+	sleep_s(1);
 	CHECK(read_walks(addr, &b), "cap: no metrics");
 	printf("cap processes: %.0f evicted, %.0f tracked, busy program %.1f%% complete\n",
 	       b.evicted_procs, b.processes, 100 * complete_ratio(&a, &b));
@@ -1089,6 +1249,7 @@ static void test_cap_processes(void)
 	kill(pid, SIGTERM);
 	agent_exited_cleanly(pid, 20, log);
 	cgroup_kill_all();
+	check_profile_complete(dir, files_from, "cap");
 }
 
 /* The agent's table bytes with only what is in the cgroup now loaded. */
@@ -1128,8 +1289,10 @@ static void test_cap_table_bytes(void)
 	struct walk_counts a = {0}, b = {0}, c = {0};
 	double bytes;
 	pid_t pid;
+	int files_from;
 
-	CHECK(spawn_in_cgroup(idle) > 0, "cannot start python3");
+	if (spawn_in_cgroup(idle) <= 0)
+		CHECK(0, "cannot start python3");
 	sleep_s(0.5);
 	bytes = measure_table_bytes();
 	CHECK(bytes > 100000, "python3's tables: %.0f bytes", bytes);
@@ -1142,10 +1305,13 @@ static void test_cap_table_bytes(void)
 	CHECK(a.evicted_tables == 0 && a.table_bytes == bytes,
 	      "cap bytes: idle python3 alone: %.0f evictions, %.0f bytes (cap %.0f)",
 	      a.evicted_tables, a.table_bytes, bytes);
-	CHECK(spawn_in_cgroup(busy) > 0, "cannot start %s", chain_bin);
+	if (spawn_in_cgroup(busy) <= 0)
+		CHECK(0, "cannot start %s", chain_bin);
 	sleep_s(1.5);
 	CHECK(read_walks(addr, &b), "cap bytes: no metrics");
-	sleep_s(2);
+	sleep_s(1);
+	files_from = count_files(dir);
+	sleep_s(1);
 	CHECK(read_walks(addr, &c), "cap bytes: no metrics");
 	printf("cap table bytes %.0f: %.0f evicted, %.0f bytes in use, busy program %.1f%% "
 	       "complete\n",
@@ -1160,6 +1326,7 @@ static void test_cap_table_bytes(void)
 	kill(pid, SIGTERM);
 	agent_exited_cleanly(pid, 20, log);
 	cgroup_kill_all();
+	check_profile_complete(dir, files_from, "cap bytes");
 }
 
 /*
@@ -1175,8 +1342,9 @@ static void test_short_lived(void)
 			"--output-dir",	    dir,	   "--metrics-addr", "127.0.0.1:0",
 			NULL};
 	char *brief[] = {chain_bin, "0.005", NULL};
-	uint64_t profile_samples, bpf, lost, malformed;
+	uint64_t profile_samples, bpf, lost, malformed, in_files = 0;
 	double cpu = 0, t0, wall, expected, builds;
+	bool files_ok;
 	char *r;
 	pid_t pid;
 	int i, ran = 0;
@@ -1210,6 +1378,7 @@ static void test_short_lived(void)
 	bpf = log_u64(log, "agent stopped", "bpf_samples");
 	lost = log_u64(log, "agent stopped", "lost");
 	malformed = log_u64(log, "agent stopped", "malformed");
+	files_ok = dir_profile_samples(dir, &in_files);
 	expected = cpu * 499;
 	/* every object a process maps is built once, then shared or reused (not 300 times) */
 	builds = r ? metric_value(r, "cfiprof_tables_loaded") +
@@ -1224,13 +1393,18 @@ static void test_short_lived(void)
 	free(r);
 	/* one after another, each finds the last one's tables loaded: chain, libc, ld.so, vdso */
 	CHECK(builds >= 3 && builds <= 12, "short: %.0f table builds for 300 processes", builds);
-	CHECK(ran == 300, "short: %d of 300 processes ran", ran);
+	if (ran != 300)
+		CHECK(0, "short: %d of 300 processes ran", ran);
 	CHECK(profile_samples + lost + malformed == bpf,
 	      "short: profiles %" PRIu64 " + lost %" PRIu64 " != BPF %" PRIu64, profile_samples,
 	      lost, bpf);
-	CHECK(profile_samples >= 0.6 * expected && profile_samples <= 1.5 * expected + 20,
+	CHECK(files_ok && in_files == profile_samples,
+	      "short: the interval files hold %" PRIu64 " samples%s, the log says %" PRIu64,
+	      in_files, files_ok ? "" : " (one does not decode)", profile_samples);
+	/* judged on the files: what a user of the profiles gets */
+	CHECK(in_files >= 0.6 * expected && in_files <= 1.5 * expected + 20,
 	      "short: %" PRIu64 " samples in the profiles for %.0f CPU-seconds x 499 Hz = %.0f",
-	      profile_samples, cpu, expected);
+	      in_files, cpu, expected);
 }
 
 static void test_files(void)
@@ -1376,6 +1550,39 @@ static void test_push(void)
 	       rv.nr_ok, rv.nr_503, rv.nr_stall, failures);
 }
 
+/*
+ * How many of ids[0..nr) (nr <= 16; one program can be behind several fds)
+ * `bpftool prog show` lists, -1 if bpftool did not run cleanly; *sampler:
+ * one of them is cfiprof's perf-event program, by name.
+ */
+static int bpftool_progs_listed(const uint64_t *ids, int nr, bool *sampler)
+{
+	char line[1024], name[64];
+	unsigned long long id;
+	bool found[16] = {0};
+	int listed = 0, i;
+	FILE *p = popen("bpftool prog show 2>/dev/null", "r");
+
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		const char *n = strstr(line, " name ");
+		bool ours = false;
+
+		if (sscanf(line, "%llu: ", &id) != 1)
+			continue;
+		for (i = 0; i < nr && i < 16; i++)
+			if (ids[i] == id)
+				ours = found[i] = true;
+		if (ours && sampler && n && sscanf(n, " name %63s", name) == 1 &&
+		    (!strcmp(name, "on_sample") || !strcmp(name, "walk_tc")))
+			*sampler = true;
+	}
+	for (i = 0; i < nr && i < 16; i++)
+		listed += found[i];
+	return pclose(p) ? -1 : listed;
+}
+
 #define FAKE_BYTES 30000
 #define SPOOL_MAX  "60000"
 
@@ -1404,7 +1611,8 @@ static void test_spool_and_restart(void)
 	struct receiver rv = {0};
 	struct pprof_info pi;
 	uint64_t dropped, spool_max = strtoull(SPOOL_MAX, NULL, 10), prog_ids[16];
-	int dead_port, fd, i, n, files, nr_ids = 0;
+	int dead_port, fd, i, n, files, nr_ids = 0, listed;
+	bool sampler = false;
 	char **names;
 	pid_t pid;
 
@@ -1488,19 +1696,23 @@ static void test_spool_and_restart(void)
 		free(s);
 	}
 	CHECK(nr_ids >= 1, "no BPF programs found in the agent's fds");
+	/* the kernel's list, by bpftool, must show them (and the sampler by name) first */
+	listed = bpftool_progs_listed(prog_ids, nr_ids, &sampler);
+	CHECK(listed == nr_ids && sampler,
+	      "bpftool prog show before kill -9: %d of %d agent programs listed (-1: bpftool "
+	      "failed), on_sample/walk_tc %s",
+	      listed, nr_ids, sampler ? "listed" : "missing");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	for (i = 0; i < nr_ids; i++) {
-		char cmd[128];
-		int tries = 0;
-
-		snprintf(cmd, sizeof(cmd), "bpftool prog show id %" PRIu64 " >/dev/null 2>&1",
-			 prog_ids[i]);
-		/* the kernel frees them after an RCU grace period, not at once */
-		while (system(cmd) == 0 && ++tries < 30)
-			sleep_s(0.1);
-		CHECK(tries < 30, "prog %" PRIu64 " still loaded after kill -9", prog_ids[i]);
+	/* the kernel frees them after an RCU grace period, not at once */
+	for (i = 0; i < 30; i++) {
+		listed = bpftool_progs_listed(prog_ids, nr_ids, NULL);
+		if (listed <= 0)
+			break;
+		sleep_s(0.1);
 	}
+	CHECK(listed == 0, "after kill -9: %d of %d programs still loaded (-1: bpftool failed)",
+	      listed, nr_ids);
 	{
 		char *argv2[] = {"--output-dir",   dir,	  "--duration", "1",
 				 "--metrics-addr", "off", NULL};

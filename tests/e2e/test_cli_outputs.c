@@ -577,8 +577,11 @@ static void test_cxx(void)
 	size_t i, len;
 
 	snprintf(prog, sizeof(prog), "%s/cxx_names", progs_dir);
-	CHECK(access(prog, X_OK) == 0, "%s is missing (make %s)", prog, prog);
-	if (access(prog, X_OK) || !record("cxx.folded", NULL, prog, "1.5"))
+	if (access(prog, X_OK)) {
+		CHECK(0, "%s is missing (make %s)", prog, prog);
+		return;
+	}
+	if (!record("cxx.folded", NULL, prog, "1.5"))
 		return;
 	text = slurp(tpath(path, sizeof(path), "cxx.folded"));
 	l = split_lines(text, false);
@@ -968,17 +971,20 @@ static void test_svg(const char *chain)
 			    NULL};
 	unlink(png);
 	rc = run_env(chromium, env, NULL, tpath(err, sizeof(err), "chromium.err"), 30, &took);
-	CHECK(rc == 0 && access(png, R_OK) == 0, "chromium --screenshot: exit %d, %s %s (%.1f s)",
-	      rc, png, access(png, R_OK) ? "missing" : "written", took);
+	/* chromium and the PNG decoder are readers: their failure fails, their success is no pass */
 	if (rc != 0 || access(png, R_OK)) {
+		CHECK(0, "chromium --screenshot: exit %d, %s %s (%.1f s)", rc, png,
+		      access(png, R_OK) ? "missing" : "written", took);
 		dump_tail("chromium", err);
 		return;
 	}
 	rgb = png_decode(png, &w, &h, &why);
-	CHECK(rgb != NULL, "%s: %s", png, why);
-	if (!rgb)
+	if (!rgb) {
+		CHECK(0, "%s: %s", png, why);
 		return;
-	CHECK(w == 1200 && h == 800, "screenshot is %ux%u (want 1200x800)", w, h);
+	}
+	if (w != 1200 || h != 800)
+		CHECK(0, "screenshot is %ux%u (want 1200x800)", w, h);
 	npix = (size_t)w * h;
 	bg = mode_colour(rgb, npix);
 	for (size_t i = 0; i < npix; i++) {
@@ -1237,17 +1243,23 @@ static void test_errors(const char *chain)
 	free(s);
 }
 
-/* Samples of chain's leaf in a folded file, and how many of them are complete chains. */
-static void leaf_counts(const char *name, unsigned long *leaf, unsigned long *complete)
+/*
+ * Samples of chain's leaf in a folded file, how many of them are complete
+ * chains, and the samples of the shell (comm "sh") that started it.
+ */
+static void leaf_counts(const char *name, unsigned long *leaf, unsigned long *complete,
+			unsigned long *shell)
 {
 	char path[PATHBUF], *text = slurp(tpath(path, sizeof(path), name)), *line, *save = NULL;
 
-	*leaf = *complete = 0;
+	*leaf = *complete = *shell = 0;
 	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		size_t len;
 		unsigned long n = folded_count(line, &len);
 
+		if (!strncmp(line, "sh;", 3))
+			*shell += n;
 		if (!strstr(line, ";leaf"))
 			continue;
 		*leaf += n;
@@ -1258,16 +1270,19 @@ static void leaf_counts(const char *name, unsigned long *leaf, unsigned long *co
 }
 
 /*
- * `record -- sh -c "chain; true"`: the shell forks chain, and chain is
- * profiled like perf's inherit; --no-inherit keeps only the shell.
+ * `record -- sh -c "chain & <busy loop>; wait"`: the shell forks chain, and
+ * chain is profiled like perf's inherit; --no-inherit keeps only the shell,
+ * whose own loop must still be there.
  */
 static void test_inherit(const char *chain)
 {
-	char cmd[PATHBUF + 64], opath[PATHBUF], epath[PATHBUF];
-	unsigned long leaf, complete;
+	char cmd[PATHBUF + 128], opath[PATHBUF], epath[PATHBUF];
+	unsigned long leaf, complete, shell;
 	int rc;
 
-	snprintf(cmd, sizeof(cmd), "%s 0.5; true", chain);
+	/* ~0.5 s of the shell's own CPU time while chain spins */
+	snprintf(cmd, sizeof(cmd),
+		 "%s 0.5 & i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; wait", chain);
 	{
 		char *argv[] = {(char *)cfiprof_bin, "record", "-F", "499", "-o",
 				tpath(opath, sizeof(opath), "inherit.folded"), "--", "/bin/sh",
@@ -1276,10 +1291,12 @@ static void test_inherit(const char *chain)
 		rc = run(argv, NULL, tpath(epath, sizeof(epath), "inherit.err"), 60);
 	}
 	CHECK(rc == 0, "record -- sh -c '%s': exit %d", cmd, rc);
-	leaf_counts("inherit.folded", &leaf, &complete);
-	printf("inherit: %lu samples of the forked chain's leaf, %lu complete\n", leaf, complete);
+	leaf_counts("inherit.folded", &leaf, &complete, &shell);
+	printf("inherit: %lu samples of the forked chain's leaf, %lu complete; %lu of the shell\n",
+	       leaf, complete, shell);
 	CHECK(leaf >= 100, "the child of the command was not profiled: %lu leaf samples", leaf);
 	CHECK(complete * 100 >= leaf * 95, "child: %lu of %lu leaf samples complete", complete, leaf);
+	CHECK(shell >= 50, "the command itself (sh) was not profiled: %lu samples", shell);
 	{
 		char *argv[] = {(char *)cfiprof_bin, "record", "-F", "499", "--no-inherit", "-o",
 				tpath(opath, sizeof(opath), "noinherit.folded"), "--", "/bin/sh",
@@ -1288,8 +1305,11 @@ static void test_inherit(const char *chain)
 		rc = run(argv, NULL, tpath(epath, sizeof(epath), "noinherit.err"), 60);
 	}
 	CHECK(rc == 0, "record --no-inherit -- sh -c '%s': exit %d", cmd, rc);
-	leaf_counts("noinherit.folded", &leaf, &complete);
+	leaf_counts("noinherit.folded", &leaf, &complete, &shell);
+	printf("no-inherit: %lu samples of the child's leaf, %lu of the shell\n", leaf, shell);
 	CHECK(leaf == 0, "--no-inherit: %lu samples of the child", leaf);
+	CHECK(shell >= 50, "--no-inherit: the command itself (sh) has %lu samples (want >= 50)",
+	      shell);
 }
 
 /*

@@ -15,9 +15,9 @@
  *  3. corrupted stacks (tests/progs/faults_badstack.c, one thread per case):
  *     each stops with the reason bpf/walker.h gives it, never past
  *     --max-frames, on the bpf_loop and the tail-call walker;
- *  4. tiny caps at -F 4999: --rows 2048, --max-stacks 5, and everything tiny
- *     at once on the tail-call walker (there is no ring-buffer size option:
- *     the `events` map is a fixed 8 MiB; 5. fills it instead);
+ *  4. tiny caps at -F 4999: --rows 2048, --max-stacks 5, --ring-buffer 16384
+ *     (cfiprof stopped 0.3 s: samples must be lost, and counted), and
+ *     everything tiny at once on the tail-call walker;
  *  5. cfiprof SIGSTOPped for 3 s while recording 4 threads at -F 4999, then SIGCONT:
  *     the losses are counted as "ring buffer full";
  *  6. two copies of a library with corrupted .eh_frame (CIE, FDE lengths and
@@ -173,8 +173,13 @@ static int record_argv(char **argv, int cap, const struct run *r, const char *co
 	return a;
 }
 
-/* Runs cfiprof record to completion (timeout seconds). */
-static int record(struct run *r, const char *const *extra, const char *const *cmd, double timeout)
+/*
+ * Runs cfiprof record to completion (timeout seconds).  With stall > 0,
+ * cfiprof alone is stopped (SIGSTOP) for stall seconds, after seconds into
+ * the recording: the target keeps running and being sampled meanwhile.
+ */
+static int record_stalled(struct run *r, const char *const *extra, const char *const *cmd,
+			  double timeout, double after, double stall)
 {
 	char *argv[48];
 	double t0 = mono_sec();
@@ -185,17 +190,32 @@ static int record(struct run *r, const char *const *extra, const char *const *cm
 	record_argv(argv, 48, r, extra, cmd);
 	pid = spawn(argv, NULL, r->err);
 	if (pid < 0) {
+		CHECK(0, "%s: cannot start cfiprof", r->tag);
 		r->rc = -1;
 		return -1;
+	}
+	if (stall > 0) {
+		CHECK(wait_attached(pid, 30), "%s: cfiprof never attached its perf events", r->tag);
+		usleep((useconds_t)(after * 1e6));
+		if (kill(pid, SIGSTOP))
+			CHECK(0, "%s: SIGSTOP: %s", r->tag, strerror(errno));
+		usleep((useconds_t)(stall * 1e6));
+		if (kill(pid, SIGCONT))
+			CHECK(0, "%s: SIGCONT: %s", r->tag, strerror(errno));
 	}
 	st = wait_timeout(pid, timeout, &to);
 	r->rc = exit_code(st, to);
 	r->secs = mono_sec() - t0;
-	CHECK(r->rc == 0, "%s: cfiprof record exited %d%s", r->tag, r->rc,
-	      to ? " (timed out: hung?)" : "");
+	CHECK(r->rc == 0, "%s: cfiprof record exited %d%s%s", r->tag, r->rc,
+	      stall > 0 ? " after SIGSTOP / SIGCONT" : "", to ? " (timed out: hung?)" : "");
 	if (r->rc)
 		print_tail(r->err, 12);
 	return r->rc;
+}
+
+static int record(struct run *r, const char *const *extra, const char *const *cmd, double timeout)
+{
+	return record_stalled(r, extra, cmd, timeout, 0, 0);
 }
 
 /* ---- the stderr summary ---- */
@@ -427,6 +447,17 @@ static void parse_rec(const char *path, struct rec_stats *rs)
 	}
 	free(line);
 	fclose(f);
+}
+
+/* Samples the saved recording gives stop reason reason, over every comm. */
+static uint64_t rec_reason_total(const struct rec_stats *rs, int reason)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < rs->nr_comms; i++)
+		n += rs->comms[i].by_reason[reason];
+	return n;
 }
 
 static const struct rec_comm *find_comm(const struct rec_stats *rs, const char *comm)
@@ -705,9 +736,10 @@ static void test_exit(void)
 
 	pa = spawn(aargv, NULL, NULL);
 	pb = spawn(bargv, NULL, NULL);
-	CHECK(pa > 0 && pb > 0, "exit: cannot start the targets");
-	if (pa <= 0 || pb <= 0)
+	if (pa <= 0 || pb <= 0) {
+		CHECK(0, "exit: cannot start the targets");
 		return;
+	}
 	usleep(100000); /* past the dynamic loader */
 	snprintf(pids, sizeof(pids), "%d,%d", (int)pa, (int)pb);
 	run_init(&r, "exit", 0);
@@ -1064,11 +1096,21 @@ static void test_tiny_caps(void)
 		      rs.stacks);
 	}
 
-	/* a 16 KiB ring buffer at 4999 Hz: losses, each counted as "ring buffer full" */
+	/*
+	 * a 16 KiB ring buffer at 4999 Hz: losses, each counted as "ring buffer
+	 * full".  A consumer that keeps up loses nothing, so cfiprof stops for
+	 * 0.3 s: ~1500 samples, which the default 8 MiB would hold, this not.
+	 */
 	run_init(&r, "tiny-ring", 0);
 	const char *ring[] = {"-F", "4999", "--ring-buffer", "16384", NULL};
-	if (!record(&r, ring, cmd, 30))
+	if (!record_stalled(&r, ring, cmd, 30, 0.3, 0.3)) {
 		check_accounting(&r, &s, &ft, &rs);
+		/* the profile holds fewer samples than were taken: the ring buffer did overflow */
+		CHECK(s.lost > 0 && ft.total + s.lost == s.samples,
+		      "tiny-ring: %lu lost; folded %lu + lost %lu != %lu samples (want losses, all "
+		      "counted)",
+		      s.lost, ft.total, s.lost, s.samples);
+	}
 
 	/* everything tiny at once, on the tail-call walker */
 	run_init(&r, "tiny-all-tailcalls", 4);
@@ -1086,41 +1128,21 @@ static void test_sigstop(void)
 {
 	static const char *const th_exp[] = {"clone3", "start_thread", "worker",
 					     "t_a",    "t_b",	       "t_leaf"};
-	char threads[PATHBUF], *argv[48];
+	char threads[PATHBUF];
 	struct summary s;
 	struct folded_totals ft;
 	struct rec_stats rs;
 	struct chain_stats cs;
 	struct run r;
-	double t0 = mono_sec();
-	bool to;
-	pid_t pid;
-	int st;
 
 	ppath(threads, sizeof(threads), "threads");
 	run_init(&r, "sigstop", 0);
 	const char *extra[] = {"-F", "4999", NULL};
 	const char *cmd[] = {threads, "5", NULL};
 
-	record_argv(argv, 48, &r, extra, cmd);
-	pid = spawn(argv, NULL, r.err);
-	CHECK(pid > 0, "sigstop: cannot start cfiprof");
-	if (pid <= 0)
+	/* only cfiprof stops: the target keeps running and sampling */
+	if (record_stalled(&r, extra, cmd, 40, 0.7, 3))
 		return;
-	CHECK(wait_attached(pid, 30), "sigstop: cfiprof never attached its perf events");
-	usleep(700000);
-	/* only cfiprof: the target keeps running and sampling */
-	CHECK(kill(pid, SIGSTOP) == 0, "sigstop: SIGSTOP: %s", strerror(errno));
-	usleep(3000000);
-	CHECK(kill(pid, SIGCONT) == 0, "sigstop: SIGCONT: %s", strerror(errno));
-	st = wait_timeout(pid, 40, &to);
-	r.rc = exit_code(st, to);
-	r.secs = mono_sec() - t0;
-	CHECK(r.rc == 0, "sigstop: cfiprof exited %d after SIGSTOP / SIGCONT", r.rc);
-	if (r.rc) {
-		print_tail(r.err, 12);
-		return;
-	}
 	check_accounting(&r, &s, &ft, &rs);
 	CHECK(s.lost > 0, "sigstop: 3 s stalled at -F 4999 (4 spinning threads) lost nothing (the "
 			  "ring buffer is 8 MiB, ~2 KiB a sample: losses expected)");
@@ -1287,11 +1309,11 @@ static void test_badcfi(void)
 	ppath(lib, sizeof(lib), "libfaults_badcfi.so");
 	tpath(bad_cie, sizeof(bad_cie), "libbadcfi-cie.so");
 	tpath(bad_fde, sizeof(bad_fde), "libbadcfi-fde.so");
-	CHECK(copy_file(lib, bad_cie) == 0 && corrupt_eh_frame(bad_cie, true, NULL) == 0 &&
-		  change_build_id(bad_cie) == 0,
-	      "badcfi: cannot make a CIE-corrupted copy of %s", lib);
-	CHECK(copy_file(lib, bad_fde) == 0 && corrupt_eh_frame(bad_fde, false, &fdes) == 0,
-	      "badcfi: cannot make an FDE-corrupted copy of %s (%u FDEs)", lib, fdes);
+	if (copy_file(lib, bad_cie) || corrupt_eh_frame(bad_cie, true, NULL) ||
+	    change_build_id(bad_cie))
+		CHECK(0, "badcfi: cannot make a CIE-corrupted copy of %s", lib);
+	if (copy_file(lib, bad_fde) || corrupt_eh_frame(bad_fde, false, &fdes))
+		CHECK(0, "badcfi: cannot make an FDE-corrupted copy of %s (%u FDEs)", lib, fdes);
 	run_init(&r, "badcfi", 0);
 	const char *extra[] = {"-F", "999", NULL};
 	const char *cmd[] = {prog, "2", bad_cie, bad_fde, NULL};
@@ -1393,6 +1415,11 @@ static void test_tail_calls(const char *prog, const char *arg2, unsigned int max
 		expect_chain(&r, prog, exp, nexp, 150, 99.5, &cs[k]);
 		CHECK(s.stops[STOP_TRUNCATED] == 0, "%s: %lu truncated stacks", tag,
 		      s.stops[STOP_TRUNCATED]);
+		/* the profiles themselves, not the summary: folded and the saved stacks */
+		CHECK(cs[k].reasons[STOP_TRUNCATED] == 0 &&
+			  rec_reason_total(&rs, STOP_TRUNCATED) == 0,
+		      "%s: truncated stacks: %lu in the folded output, %lu in the recording", tag,
+		      cs[k].reasons[STOP_TRUNCATED], rec_reason_total(&rs, STOP_TRUNCATED));
 	}
 	/* the same distinct root..leaf chains on both paths */
 	bool same = cs[0].nr_distinct == cs[1].nr_distinct && cs[0].nr_distinct > 0;

@@ -17,6 +17,7 @@
  * (default 2.5).
  */
 #include <ctype.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -35,6 +36,7 @@
 #include "tests/lib/harness.h"
 
 #define MAX_FRAMES 2048
+#define LD_SO "/lib64/ld-linux-x86-64.so.2"
 #define RECURSE_DEPTH 300
 #define PATHBUF (PATH_MAX + 256) /* a directory (PATH_MAX) plus a file name */
 
@@ -111,7 +113,8 @@ struct stats {
 	int nr_reasons;
 	uint64_t with_leaf, chain_ok, chain_bad, other_comm;
 	uint64_t reach_root; /* same "reaches the root" test as the peers */
-	char first_bad[1024];
+	uint64_t complete_rootless; /* called complete, yet the root frame is no entry point */
+	char first_bad[1024], first_rootless[1024];
 };
 
 static void add_reason(struct stats *st, const char *name, uint64_t count)
@@ -160,6 +163,41 @@ static void describe_chain(char *buf, size_t len, char **frames, int n)
 			break;
 		off += (size_t)w;
 	}
+}
+
+/* The ELF entry point of the dynamic loader, read from its header; 0 if unreadable. */
+static uint64_t ld_so_entry(void)
+{
+	static uint64_t entry = 1;
+	Elf64_Ehdr eh;
+	int fd;
+
+	if (entry != 1)
+		return entry;
+	entry = 0;
+	fd = open(LD_SO, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		entry = eh.e_entry;
+	if (fd >= 0)
+		close(fd);
+	return entry;
+}
+
+/*
+ * Is the root frame of a stack an entry point: _start (the program's, or
+ * ld.so's), a thread's clone?  ld.so's _start is a NOTYPE symbol, which
+ * cfiprof does not name: there it is "ld-linux-x86-64.so.2+0xOFF" just past
+ * the ELF entry.
+ */
+static bool is_entry_frame(const char *f)
+{
+	unsigned long off;
+
+	if (!strcmp(f, "_start") || !strcmp(f, "clone3") || !strcmp(f, "clone"))
+		return true;
+	return sscanf(f, "ld-linux-x86-64.so.2+0x%lx", &off) == 1 && ld_so_entry() &&
+	       off - ld_so_entry() < 16;
 }
 
 static int parse_folded(const struct prog *p, const char *path, const char *comm, struct stats *st)
@@ -216,6 +254,13 @@ static int parse_folded(const struct prog *p, const char *path, const char *comm
 		if (incomplete)
 			continue;
 		st->complete += count;
+		/* cfiprof's word for complete, checked against where the walk ended */
+		if (!n || !is_entry_frame(frames[0])) {
+			st->complete_rootless += count;
+			if (!st->first_rootless[0])
+				describe_chain(st->first_rootless, sizeof(st->first_rootless),
+					       frames, n);
+		}
 		for (i = 0; i < n; i++) {
 			if (!strcmp(frames[i], p->leaf)) {
 				leaf_at = i;
@@ -620,9 +665,10 @@ static void run_bpftrace(const struct prog *p, const char *prog_path, struct pee
 		pargv[a++] = (char *)p->arg2;
 	pargv[a] = NULL;
 	child = spawn(pargv, NULL, NULL);
-	CHECK(child > 0, "%s: cannot start the program for bpftrace", p->name);
-	if (child <= 0)
+	if (child <= 0) {
+		CHECK(0, "%s: cannot start the program for bpftrace", p->name);
 		return;
+	}
 	/* let it get past the dynamic loader (and dlopen) first */
 	usleep(200000);
 	snprintf(script, sizeof(script),
@@ -763,6 +809,9 @@ static void test_prog(const struct prog *p, struct result *r)
 	CHECK(r->st.samples && r->st.complete * 1000 >= r->st.samples * 999,
 	      "%s: only %lu/%lu samples complete (%.2f%% < 99.9%%)", p->name, r->st.complete,
 	      r->st.samples, pct(r->st.complete, r->st.samples));
+	CHECK(r->st.complete_rootless == 0,
+	      "%s: %lu samples called complete whose root frame is no entry point, e.g. %s",
+	      p->name, r->st.complete_rootless, r->st.first_rootless);
 	printf("%s: %lu/%lu complete samples reach %s; %lu with the exact expected chain, %lu not\n",
 	       p->name, r->st.with_leaf, r->st.complete, p->leaf, r->st.chain_ok, r->st.chain_bad);
 	CHECK(r->st.complete && r->st.with_leaf * 2 >= r->st.complete,

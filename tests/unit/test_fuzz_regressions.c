@@ -79,9 +79,10 @@ static void replay(fuzz_fn fn, const char *path)
 	pid_t pid;
 	int status = 0;
 
-	CHECK(f != NULL, "%s: cannot open", path);
-	if (!f)
+	if (!f) {
+		CHECK(0, "%s: cannot open", path);
 		return;
+	}
 	fseek(f, 0, SEEK_END);
 	len = ftell(f);
 	rewind(f);

@@ -420,9 +420,10 @@ static void test_mapping_keys_kernel_lpm(void)
 
 	fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_lpm", sizeof(struct mapping_key),
 			    sizeof(struct mapping_val), 8192, &o);
-	CHECK(fd >= 0, "LPM trie create: %s", strerror(errno));
-	if (fd < 0)
+	if (fd < 0) {
+		CHECK(0, "LPM trie create: %s", strerror(errno));
 		return;
+	}
 	/* one range per pid, so the ranges cannot overlap */
 	for (pid = 1; pid <= 40; pid++) {
 		uint64_t s = rnd() & ((1ull << 47) - 1);
@@ -1079,8 +1080,8 @@ static void test_recording(void)
 				  sizeof(struct proc_val), 1024, NULL);
 	maps_fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_maps", sizeof(struct mapping_key),
 				 sizeof(struct mapping_val), 65536, &lpm_opts);
-	CHECK(pages_fd >= 0 && procs_fd >= 0 && maps_fd >= 0, "BPF maps: %d %d %d", pages_fd,
-	      procs_fd, maps_fd);
+	if (pages_fd < 0 || procs_fd < 0 || maps_fd < 0)
+		CHECK(0, "BPF maps: %d %d %d", pages_fd, procs_fd, maps_fd);
 	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, pages_fd);
 	syms = sym_cache_new();
 	pt = proc_tracker_new(&ts, syms, procs_fd, maps_fd);
@@ -1319,8 +1320,8 @@ static void test_recording_kernel_names(void)
 	FILE *f;
 	int fd = mkstemp(kpath);
 
-	CHECK(fd >= 0 && r, "mkstemp");
 	if (fd < 0 || !r) {
+		CHECK(0, "mkstemp");
 		free(r);
 		return;
 	}
@@ -1506,8 +1507,9 @@ static int store_with_pages_map(struct table_store *ts)
 	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pages", sizeof(struct cfi_page_key),
 				sizeof(struct cfi_page_val), 65536, NULL);
 
-	CHECK(fd >= 0, "pages map: %s", strerror(errno));
-	if (fd >= 0)
+	if (fd < 0)
+		CHECK(0, "pages map: %s", strerror(errno));
+	else
 		table_store_init(ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, fd);
 	return fd;
 }

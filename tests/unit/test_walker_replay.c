@@ -610,19 +610,21 @@ static void run_case(const struct replay_case *c)
 	argv[i + 1] = NULL;
 
 	err = capture(argv, c->leaf, c->want_thread, &s);
-	CHECK(err == 0, "%s: capture failed", c->name);
 	if (err) {
+		CHECK(0, "%s: capture failed", c->name);
 		snap_free(&s);
 		return;
 	}
 	snprintf(snap_path, sizeof(snap_path), SNAP_DIR "/%s.snap", c->name);
 	err = snap_write(&s, snap_path);
-	CHECK(err == 0, "%s: writing %s: %d", c->name, snap_path, err);
+	if (err)
+		CHECK(0, "%s: writing %s: %d", c->name, snap_path, err);
 	replay_check(c->name, &s, &c->e, MAX_FRAMES, STOP_COMPLETE, c->want_signal, &r1);
 
 	/* the saved file alone gives the same walk */
 	err = snap_read(&s2, snap_path);
-	CHECK(err == 0, "%s: reading %s back: %d", c->name, snap_path, err);
+	if (err)
+		CHECK(0, "%s: reading %s back: %d", c->name, snap_path, err);
 	if (!err) {
 		replay_check(c->name, &s2, &c->e, MAX_FRAMES, STOP_COMPLETE, c->want_signal, &r2);
 		CHECK(r1.nr == r2.nr && !memcmp(r1.pcs, r2.pcs, r1.nr * sizeof(__u64)) &&
