@@ -35,6 +35,13 @@ int open_regular(const char *path)
 	return regular_or_refuse(fd < 0 ? -errno : fd);
 }
 
+int open_regular_nofollow(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+
+	return regular_or_refuse(fd < 0 ? -errno : fd);
+}
+
 FILE *fopen_regular(const char *path)
 {
 	int fd = open_regular(path);

@@ -13,7 +13,9 @@
 
 /* Read-only fd of a regular file, or -errno (-EINVAL for anything else); never blocks. */
 int open_regular(const char *path);
-/* The same as a FILE (mode "re"), NULL + errno on failure. */
+/* The same, but a symlink as the last component is refused (-ELOOP). */
+int open_regular_nofollow(const char *path);
+/* open_regular as a FILE (mode "re"), NULL + errno on failure. */
 FILE *fopen_regular(const char *path);
 
 /*

@@ -280,6 +280,73 @@ static void test_build_id_poisoning(void)
 	wait_timeout(r, 2, NULL);
 }
 
+/* Folded stacks of `record -p pid` for 1.5 s into out; the text, malloc'd. */
+static char *record_pid(pid_t pid, const char *out)
+{
+	char pids[32];
+	char *rec[] = {(char *)cfiprof, "record", "-p", pids, "-d", "1.5", "-F", "199", "-o",
+		       (char *)out, NULL};
+	bool timed_out = false;
+	int rc;
+
+	snprintf(pids, sizeof(pids), "%d", (int)pid);
+	rc = exit_code(wait_timeout(spawn(rec, NULL, NULL), 20, &timed_out), timed_out);
+	CHECK(rc == 0, "record -p %d exits %d", (int)pid, rc);
+	return slurp(out);
+}
+
+/*
+ * Issue 12, item 9: perf-PID.map names a JIT's code, and any user can write
+ * /tmp/perf-PID.map for someone else's pid.  A map the JIT's own user wrote
+ * names its frames; one planted by another user (here root, for a process
+ * running as nobody) is refused and counted.
+ */
+static void test_perfmap_owner(void)
+{
+	char jit[PATH_MAX], out[PATH_MAX], map[64], outf[PATH_MAX];
+	char *own[] = {jit, "4", "own_jit_code", NULL};
+	pid_t p;
+	char *text;
+	FILE *f;
+
+	snprintf(jit, sizeof(jit), "%s/jit_spin", progs);
+	snprintf(outf, sizeof(outf), "%s/jit.out", tmp);
+	/* its own map, written by the process itself (as nobody) */
+	p = spawn_nobody(own, false, outf, NULL);
+	for (int i = 0; i < 100 && !slurp(outf)[0]; i++)
+		sleep_s(0.02);
+	snprintf(out, sizeof(out), "%s/jit_own.folded", tmp);
+	text = record_pid(p, out);
+	CHECK(strstr(text, ";own_jit_code "), "a JIT's own perf map names its code:\n%.300s", text);
+	kill(p, SIGKILL);
+	wait_timeout(p, 2, NULL);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)p);
+	unlink(map);
+
+	/* a map replaced by another user (root here): same address, another name */
+	snprintf(outf, sizeof(outf), "%s/jit2.out", tmp);
+	p = spawn_nobody((char *[]){jit, "4", "its_own_name", NULL}, false, outf, NULL);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)p);
+	for (int i = 0; i < 100 && !slurp(outf)[0]; i++)
+		sleep_s(0.02);
+	/* jit_spin printed its code address: plant a name for exactly it, in a file of root's */
+	unlink(map);
+	f = fopen(map, "wx");
+	CHECK(f != NULL, "planting %s", map);
+	if (f) {
+		fprintf(f, "%s 2 planted_by_root\n", strtok(slurp(outf), "\n"));
+		fclose(f);
+	}
+	snprintf(out, sizeof(out), "%s/jit_planted.folded", tmp);
+	text = record_pid(p, out);
+	CHECK(!strstr(text, "planted_by_root") && !strstr(text, "its_own_name") &&
+		  strstr(text, "jit_spin;"),
+	      "a perf map owned by another user than the process's is not used:\n%.300s", text);
+	kill(p, SIGKILL);
+	wait_timeout(p, 2, NULL);
+	unlink(map);
+}
+
 int main(void)
 {
 	const char *outdir = getenv("OUT") ? getenv("OUT") : "build";
@@ -299,6 +366,7 @@ int main(void)
 	CHECK(tool_exists("setpriv") && tool_exists("go"), "setpriv and go are installed");
 	test_fifo_over_library();
 	test_build_id_poisoning();
+	test_perfmap_owner();
 	if (!harness_failed) {
 		char cmd[PATH_MAX + 16];
 

@@ -15,7 +15,7 @@ FAULTS_PROGS := $(addprefix $(PROGS_OUT)/,faults_life faults_churn faults_badsta
 TEST_PROGS += $(FAULTS_PROGS)
 
 # tests/e2e/test_hostile_files.c: processes that attack the agent
-HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo)
+HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin)
 TEST_PROGS += $(HOSTILE_PROGS)
 
 $(PROGS_OUT)/%: tests/progs/%.c $(PROGS_DEPS)

@@ -15,6 +15,7 @@
 #include "user/agent/log.h"
 #include "user/agent/metrics.h"
 #include "user/symbolize/frame_names.h"
+#include "user/symbolize/perfmap.h"
 
 struct agent_metrics {
 	struct http_server *http;
@@ -176,6 +177,10 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "Mapped paths that name a FIFO, a device, a symlink or another file than the one "
 	       "mapped (planted by the process): refused, walked with frame pointers.",
 	       (double)tr.files_refused);
+	metric(f, "cfiprof_perfmaps_refused_total", "counter",
+	       "perf-PID.map files refused: owned by another user than the process's, a symlink, "
+	       "not a regular file, or over 64 MiB.",
+	       (double)perfmap_refused_total());
 	metric(f, "cfiprof_table_rows", "gauge", "Rows in use in the rows map.",
 	       (double)ts.rows_used);
 	metric(f, "cfiprof_table_rows_capacity", "gauge", "Capacity of the rows map.",

@@ -116,6 +116,7 @@ int cmd_report(int argc, char **argv)
 			args.input, bad, err);
 	frame_namer_init(&fn, pt, ks);
 	fn.saved_kernel = &meta.knames;
+	fn.perfmaps_by_path = true;
 	info.period_ns = meta.freq ? 1000000000ull / meta.freq : 0;
 	info.start_unix_ns = meta.start_unix_ns;
 	info.duration_ns = meta.duration_ns;

@@ -35,6 +35,11 @@ struct frame_namer {
 	struct proc_tracker *pt;
 	struct ksyms *ksyms; /* NULL: kernel frames print as addresses */
 	const struct kernel_names *saved_kernel; /* consulted before ksyms (report) */
+	/*
+	 * report: perf maps read as /tmp/perf-PID.map of whoever runs it; live:
+	 * through the process's root, owned by its user (perfmap_new_proc)
+	 */
+	bool perfmaps_by_path;
 	struct {
 		uint32_t pid;
 		struct perfmap *pm;

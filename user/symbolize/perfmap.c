@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* JIT symbols from perf-PID.map files ("START SIZE name", hex). */
+#include "common/clock.h"
 #include "elf/safe_open.h"
 #include "user/symbolize/perfmap.h"
 
@@ -10,11 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "user/symbolize/sym_table.h"
 
+/* A JIT's map is text, a line per function: beyond this it is refused, not parsed. */
+#define PERFMAP_MAX_BYTES (64ull << 20)
+/* A process that keeps appending is re-read at most this often on misses. */
+#define PERFMAP_REREAD_NS (1000ull * 1000 * 1000)
+
+static uint64_t refused_total;
+
 struct perfmap {
 	char *path;
+	struct perfmap_owner owner; /* pid 0: path is the reader's own (report, tests) */
+	uint64_t next_read; /* mono ns: no re-read before */
 	struct sym_table tab;
 	size_t malformed;
 	/* Identity of the file last read; a change triggers a reload. */
@@ -31,10 +42,18 @@ int perfmap_path(char *buf, size_t len, const char *dir, int pid)
 
 struct perfmap *perfmap_new(const char *path)
 {
+	static const struct perfmap_owner nobody;
+
+	return perfmap_new_proc(path, &nobody);
+}
+
+struct perfmap *perfmap_new_proc(const char *path, const struct perfmap_owner *owner)
+{
 	struct perfmap *pm = calloc(1, sizeof(*pm));
 
 	if (!pm)
 		return NULL;
+	pm->owner = *owner;
 	pm->path = strdup(path);
 	if (!pm->path) {
 		free(pm);
@@ -97,6 +116,54 @@ static long load(FILE *f, struct sym_table *t)
 	return bad;
 }
 
+/*
+ * The map file: for a process, as it sees its /tmp (its root, so a container's
+ * or a PrivateTmp's), no symlink, regular, owned by the process's own user;
+ * else the path as given.  NULL with errno; a refusal is counted.
+ */
+static FILE *open_map(struct perfmap *pm, struct stat *st)
+{
+	const struct perfmap_owner *o = &pm->owner;
+	char proc[32];
+	struct stat now;
+	uint32_t uid = o->uid;
+	FILE *f;
+	int fd;
+
+	if (!o->pid) {
+		f = fopen_regular(pm->path);
+		if (f && fstat(fileno(f), st)) {
+			fclose(f);
+			return NULL;
+		}
+		return f;
+	}
+	fd = open_in_proc_root(o->pid, pm->path);
+	snprintf(proc, sizeof(proc), "/proc/%u", o->pid);
+	if (fd >= 0 && !stat(proc, &now))
+		uid = now.st_uid;
+	/* gone (a JIT dumps its map at exit): our /tmp, if it was the process's /tmp */
+	if (fd == -ENOENT && o->same_tmp && stat(proc, &now))
+		fd = open_regular_nofollow(pm->path);
+	if (fd == -ELOOP || fd == -EINVAL)
+		__atomic_fetch_add(&refused_total, 1, __ATOMIC_RELAXED);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	/* another user could name this process's frames: perf refuses that too */
+	if (fstat(fd, st) || st->st_uid != uid) {
+		__atomic_fetch_add(&refused_total, 1, __ATOMIC_RELAXED);
+		close(fd);
+		errno = EPERM;
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 int perfmap_refresh(struct perfmap *pm)
 {
 	struct sym_table t = {.ranked = true};
@@ -104,16 +171,22 @@ int perfmap_refresh(struct perfmap *pm)
 	FILE *f;
 	long bad;
 
-	f = fopen_regular(pm->path);
+	if (pm->owner.pid && mono_ns() < pm->next_read)
+		return 0;
+	f = open_map(pm, &st);
 	if (!f)
 		return -1;
-	if (fstat(fileno(f), &st) < 0)
-		goto fail;
 	if (pm->seen && st.st_size == pm->size && st.st_ino == pm->ino &&
 	    st.st_mtim.tv_sec == pm->mtime.tv_sec && st.st_mtim.tv_nsec == pm->mtime.tv_nsec) {
 		fclose(f);
 		return 0;
 	}
+	if ((uint64_t)st.st_size > PERFMAP_MAX_BYTES) {
+		__atomic_fetch_add(&refused_total, 1, __ATOMIC_RELAXED);
+		goto fail;
+	}
+	if (pm->owner.pid)
+		pm->next_read = mono_ns() + PERFMAP_REREAD_NS;
 	bad = load(f, &t);
 	if (bad < 0)
 		goto fail;
@@ -147,6 +220,11 @@ int perfmap_lookup(struct perfmap *pm, uint64_t addr, const char **name, uint64_
 	if (offset)
 		*offset = addr - pm->tab.r[i].start;
 	return 0;
+}
+
+uint64_t perfmap_refused_total(void)
+{
+	return __atomic_load_n(&refused_total, __ATOMIC_RELAXED);
 }
 
 size_t perfmap_count(const struct perfmap *pm)

@@ -3,6 +3,7 @@
 #ifndef CFIPROF_PERFMAP_H
 #define CFIPROF_PERFMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,23 @@ int perfmap_path(char *buf, size_t len, const char *dir, int pid);
  * error: it is read when it appears. Returns NULL only on ENOMEM.
  */
 struct perfmap *perfmap_new(const char *path);
+/* Whose map it is: a process, its user, and whether its /tmp is ours. */
+struct perfmap_owner {
+	uint32_t pid, uid;
+	bool same_tmp;
+};
+
+/*
+ * The map a JIT in process @o->pid writes at @path (its own
+ * "/tmp/perf-NSPID.map"), read as that process sees it: through
+ * /proc/PID/root, no symlink, a regular file of at most 64 MiB owned by the
+ * process's user, re-read at most once a second.  Once the process is gone
+ * (maps dumped at exit), only if its /tmp was ours (@o->same_tmp), owned by
+ * @o->uid.  Anything else is refused and counted (perfmap_refused_total).
+ */
+struct perfmap *perfmap_new_proc(const char *path, const struct perfmap_owner *o);
+/* Maps refused so far: planted by another user, a symlink, a FIFO, too large. */
+uint64_t perfmap_refused_total(void);
 
 /*
  * Re-reads the file when its size or mtime changed. Returns 1 when

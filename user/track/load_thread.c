@@ -201,6 +201,8 @@ static void commit_load(struct proc_tracker *pt, struct proc_load *l)
 	p->nr_maps = l->nr;
 	p->generation = l->pv.generation;
 	p->ns_pid = proc_ns_pid(l->pid);
+	if (proc_identity(l->pid, &p->uid, &p->same_tmp))
+		p->same_tmp = false;
 	p->exit_seen = false;
 	p->exited = false;
 	p->evicted = false;

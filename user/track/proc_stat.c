@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -93,4 +94,23 @@ uint32_t proc_ns_pid(uint32_t pid)
 	}
 	fclose(f);
 	return ns;
+}
+
+int proc_identity(uint32_t pid, uint32_t *uid, bool *same_tmp)
+{
+	char path[64];
+	struct stat st, root, self_root, mnt, self_mnt;
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	if (stat(path, &st))
+		return -errno;
+	*uid = st.st_uid;
+	/* same root directory and mount namespace as ours: its /tmp is our /tmp */
+	snprintf(path, sizeof(path), "/proc/%u/root", pid);
+	*same_tmp = !stat(path, &root) && !stat("/proc/self/root", &self_root) &&
+		    root.st_dev == self_root.st_dev && root.st_ino == self_root.st_ino;
+	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
+	*same_tmp = *same_tmp && !stat(path, &mnt) && !stat("/proc/self/ns/mnt", &self_mnt) &&
+		    mnt.st_ino == self_mnt.st_ino;
+	return 0;
 }

@@ -25,5 +25,11 @@ int proc_stat_read(uint32_t pid, struct proc_stat_info *out);
 bool proc_stat_dying(const struct proc_stat_info *s);
 /* The pid in the innermost PID namespace (the last NSpid field), 0 if unknown. */
 uint32_t proc_ns_pid(uint32_t pid);
+/*
+ * The user owning the process (its /proc/PID) and whether it sees the same
+ * root and mount namespace as we do (then a file it writes in /tmp is the one
+ * we read there, even after it exits).  0 or -errno.
+ */
+int proc_identity(uint32_t pid, uint32_t *uid, bool *same_tmp);
 
 #endif

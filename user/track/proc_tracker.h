@@ -41,6 +41,8 @@ struct map_set {
 struct proc {
 	uint32_t pid;
 	uint32_t ns_pid; /* innermost PID namespace (NSpid), 0 if unknown */
+	uint32_t uid;	 /* owner of /proc/PID at the last load */
+	bool same_tmp;	 /* same root and mount namespace as the profiler's */
 	uint32_t generation;
 	bool exited;
 	bool exit_seen; /* exited at the last forget: dropped at the next one */
