@@ -22,6 +22,7 @@
 struct want {
 	char build_id[ELF_BUILD_ID_HEX_LEN]; /* "" when the object has none */
 	bool check_crc;
+	bool nofollow; /* next to the object: a directory its owner controls */
 	uint32_t crc;
 	const char *via;
 };
@@ -61,7 +62,7 @@ static int try_candidate(const struct debug_file_search *s, const struct want *w
 	Elf *e = NULL;
 	int fd;
 
-	fd = open_regular(path);
+	fd = w->nofollow ? open_regular_nofollow(path) : open_regular(path);
 	if (fd < 0) {
 		if (fd != -ENOENT && fd != -ENOTDIR)
 			refuse(s, w, path, fd == -EINVAL ? "is not a regular file" : strerror(-fd));
@@ -85,7 +86,10 @@ static int try_candidate(const struct debug_file_search *s, const struct want *w
 		if (strcmp(id, w->build_id) != 0)
 			why = "has a different build-id";
 	} else if (w->check_crc) {
-		if (image_crc32(e, &crc) < 0 || crc != w->crc)
+		/* the CRC reads the whole file: a candidate planted huge must not cost that */
+		if (st.st_size > DEBUG_FILE_CRC_MAX)
+			why = "is too large to check its CRC";
+		else if (image_crc32(e, &crc) < 0 || crc != w->crc)
 			why = "does not match the .gnu_debuglink CRC";
 	} else if (w->build_id[0]) {
 		why = "has no build-id";
@@ -174,12 +178,18 @@ int debug_file_find(Elf *e, const struct debug_file_search *s, struct debug_file
 	else if (!path_fmt(dir, sizeof(dir), "%.*s",
 			   slash == s->obj_path ? 1 : (int)(slash - s->obj_path), s->obj_path))
 		return -1;
-	/* gdb's order: next to the object, its .debug/, then the global tree. */
+	/*
+	 * gdb's order: next to the object, its .debug/, then the global tree.  The
+	 * first two are the object owner's directories: a link planted there is
+	 * not followed.
+	 */
+	w.nofollow = true;
 	if (path_fmt(cand, sizeof(cand), "%s/%s", dir, link) && !try_candidate(s, &w, cand, out))
 		return 0;
 	if (path_fmt(cand, sizeof(cand), "%s/.debug/%s", dir, link) &&
 	    !try_candidate(s, &w, cand, out))
 		return 0;
+	w.nofollow = false;
 	if (root && dir[0] == '/' && path_fmt(cand, sizeof(cand), "%s%s/%s", root, dir, link) &&
 	    !try_candidate(s, &w, cand, out))
 		return 0;

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 
 #define DEBUG_ROOT_DEFAULT "/usr/lib/debug"
+/* A debuglink candidate is CRC-checked (read whole) only up to this size. */
+#define DEBUG_FILE_CRC_MAX (4ll << 30)
 
 struct debug_file_search {
 	const char *root;	 /* debug root; NULL or "": neither build-id nor ROOT/DIR */

@@ -284,6 +284,27 @@ out:
 	cfi_table_free(full);
 }
 
+/*
+ * Issue 12, item 10: the directories next to an object belong to whoever owns
+ * the object; a debug file reached through a symlink planted there (here to
+ * the right file, elsewhere) is refused, not followed.
+ */
+static void test_debuglink_symlink(void)
+{
+	char none[256];
+
+	snprintf(none, sizeof(none), "%s/none", tmpdir);
+	if (sh("cd %s && mkdir -p ln/.debug elsewhere && " CC " -Wl,--build-id=none -o ln/obj prog.c && "
+	       "objcopy --only-keep-debug ln/obj elsewhere/obj.debug && "
+	       "objcopy --strip-all --add-gnu-debuglink=elsewhere/obj.debug ln/obj ln/obj.linked && "
+	       "ln -s ../../elsewhere/obj.debug ln/.debug/obj.debug",
+	       tmpdir)) {
+		CHECK(0, "cannot build the symlinked debuglink pair");
+		return;
+	}
+	check_refused("debuglink through a symlink", tpath("ln/obj.linked"), none, "symbolic link");
+}
+
 int main(void)
 {
 	FILE *f;
@@ -300,6 +321,7 @@ int main(void)
 	}
 	test_build_id_32();
 	test_debuglink_crc();
+	test_debuglink_symlink();
 	if (!getenv("KEEP"))
 		sh("rm -rf %s", tmpdir);
 	return HARNESS_DONE();
