@@ -151,7 +151,7 @@ static int run_case(struct phase *ph, const char *name, const void *buf, size_t 
 		ph->max_ms = ms;
 		snprintf(ph->max_case, sizeof(ph->max_case), "%s", name);
 	}
-	if (rc > 0 || rc < CFI_ERR_TOO_BIG || (rc == CFI_OK) != (t != NULL)) {
+	if (rc > 0 || rc < CFI_ERR_BUDGET || (rc == CFI_OK) != (t != NULL)) {
 		ph->bad_rc++;
 		if (ph->shown++ < 5)
 			fprintf(stderr, "  %s/%s: rc %d with table %p\n", ph->name, name, rc,
