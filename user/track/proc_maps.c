@@ -2,6 +2,7 @@
 /* /proc/PID/maps parsing: strict, so a malformed line is rejected, not guessed. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,12 +11,11 @@
 
 static const char deleted_suffix[] = " (deleted)";
 
-int proc_maps_parse_line(const char *line, struct maps_entry *e)
+int proc_maps_parse_line(char *line, struct maps_entry *e)
 {
-	char perms[8];
+	char perms[8], *p;
 	int n = 0;
 	size_t len;
-	const char *p;
 
 	memset(e, 0, sizeof(*e));
 	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 "%n", &e->start,
@@ -31,23 +31,53 @@ int proc_maps_parse_line(const char *line, struct maps_entry *e)
 	while (*p == ' ' || *p == '\t')
 		p++;
 	len = strcspn(p, "\n");
-	if (len >= sizeof(e->path))
+	if (len >= PATH_MAX)
 		return -1;
-	memcpy(e->path, p, len);
-	e->path[len] = 0;
+	p[len] = 0;
 	if (len > sizeof(deleted_suffix) - 1 &&
-	    !strcmp(e->path + len - (sizeof(deleted_suffix) - 1), deleted_suffix)) {
+	    !strcmp(p + len - (sizeof(deleted_suffix) - 1), deleted_suffix)) {
 		e->deleted = true;
-		e->path[len - (sizeof(deleted_suffix) - 1)] = 0;
+		p[len - (sizeof(deleted_suffix) - 1)] = 0;
 	}
+	e->path = p;
 	return 0;
+}
+
+/* Paths of the entries read so far, one after another, each NUL-terminated. */
+struct path_arena {
+	char *v;
+	size_t len, cap;
+};
+
+/* Appends @s; returns its offset, or -1 (ENOMEM). */
+static ssize_t arena_add(struct path_arena *a, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	ssize_t at = (ssize_t)a->len;
+
+	if (a->len + n > a->cap) {
+		size_t ncap = a->cap ? a->cap * 2 : 4096;
+		char *v;
+
+		while (ncap < a->len + n)
+			ncap *= 2;
+		v = realloc(a->v, ncap);
+		if (!v)
+			return -1;
+		a->v = v;
+		a->cap = ncap;
+	}
+	memcpy(a->v + a->len, s, n);
+	a->len += n;
+	return at;
 }
 
 int proc_maps_read(int pid, bool exec_only, struct maps_entry **out)
 {
-	char path[64], *line = NULL;
-	struct maps_entry *v = NULL, e;
-	size_t cap = 0, nr = 0, lcap = 0;
+	char path[64], *line = NULL, *base;
+	struct maps_entry *v = NULL, *block, e;
+	struct path_arena paths = {0};
+	size_t cap = 0, nr = 0, lcap = 0, i;
 	FILE *f;
 	int err = 0;
 
@@ -57,6 +87,8 @@ int proc_maps_read(int pid, bool exec_only, struct maps_entry **out)
 	if (!f)
 		return -errno;
 	while (getline(&line, &lcap, f) > 0) {
+		ssize_t at;
+
 		if (proc_maps_parse_line(line, &e) || (exec_only && !e.exec))
 			continue;
 		if (nr == cap) {
@@ -70,18 +102,36 @@ int proc_maps_read(int pid, bool exec_only, struct maps_entry **out)
 			v = n;
 			cap = ncap;
 		}
+		at = arena_add(&paths, e.path);
+		if (at < 0) {
+			err = -ENOMEM;
+			goto out;
+		}
+		e.path = (const char *)(uintptr_t)at; /* the arena moves as it grows */
 		v[nr++] = e;
 	}
 	if (ferror(f))
 		err = -EIO;
+	/* empty: a kernel thread, or a process that exited between open and read */
+	if (err || !nr)
+		goto out;
+	/* one block, so that callers free entries and paths at once */
+	block = realloc(v, nr * sizeof(*v) + paths.len);
+	if (!block) {
+		err = -ENOMEM;
+		goto out;
+	}
+	v = block;
+	base = (char *)(v + nr);
+	memcpy(base, paths.v, paths.len);
+	for (i = 0; i < nr; i++)
+		v[i].path = base + (uintptr_t)v[i].path;
+	*out = v;
+	v = NULL;
 out:
+	free(v);
+	free(paths.v);
 	free(line);
 	fclose(f);
-	if (err) {
-		free(v);
-		return err;
-	}
-	/* empty: a kernel thread, or a process that exited between open and read */
-	*out = v;
-	return (int)nr;
+	return err ? err : (int)nr;
 }
