@@ -1466,6 +1466,13 @@ static uint32_t distinct_rules(struct cfi_rule *v, uint32_t n)
 	return d;
 }
 
+static struct cfi_table *build_over_budget(void *ctx, int *err)
+{
+	(void)ctx;
+	*err = CFI_ERR_BUDGET;
+	return NULL;
+}
+
 static void test_table_store_no_bpf(struct cfi_table *libc)
 {
 	struct table_store ts;
@@ -1507,6 +1514,16 @@ static void test_table_store_no_bpf(struct cfi_table *libc)
 	      "rules full: r=%d nr_rules %u", r, ts.nr_rules);
 	table_store_destroy(&ts);
 	free(o);
+
+	/* over the build budget: refused, counted apart from failures, frame pointers */
+	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, -1);
+	o = table_store_acquire(&ts, "key-big", "big.so", build_over_budget, NULL);
+	CHECK(o && o->state == OBJ_FAILED && ts.stats.objects_over_budget == 1 &&
+		  ts.stats.objects_failed == 0 && ts.alloc.used == 0,
+	      "over budget: state %d, %" PRIu64 " over budget, %" PRIu64 " failed",
+	      o ? (int)o->state : -1, ts.stats.objects_over_budget, ts.stats.objects_failed);
+	table_store_release(&ts, o);
+	table_store_destroy(&ts);
 }
 
 /* A table store over the test's arrays and a real pages map; the map's fd, or -1. */
