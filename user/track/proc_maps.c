@@ -43,42 +43,12 @@ int proc_maps_parse_line(char *line, struct maps_entry *e)
 	return 0;
 }
 
-/* Paths of the entries read so far, one after another, each NUL-terminated. */
-struct path_arena {
-	char *v;
-	size_t len, cap;
-};
-
-/* Appends @s; returns its offset, or -1 (ENOMEM). */
-static ssize_t arena_add(struct path_arena *a, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	ssize_t at = (ssize_t)a->len;
-
-	if (a->len + n > a->cap) {
-		size_t ncap = a->cap ? a->cap * 2 : 4096;
-		char *v;
-
-		while (ncap < a->len + n)
-			ncap *= 2;
-		v = realloc(a->v, ncap);
-		if (!v)
-			return -1;
-		a->v = v;
-		a->cap = ncap;
-	}
-	memcpy(a->v + a->len, s, n);
-	a->len += n;
-	return at;
-}
-
 int proc_maps_read(int pid, bool exec_only, struct maps_entry **out)
 {
-	char path[64], *line = NULL, *base;
+	char path[64], *line = NULL, *paths = NULL, *base;
 	struct maps_entry *v = NULL, *block, e;
-	struct path_arena paths = {0};
-	size_t cap = 0, nr = 0, lcap = 0, i;
-	FILE *f;
+	size_t cap = 0, nr = 0, lcap = 0, paths_len = 0, i;
+	FILE *f, *ps = NULL;
 	int err = 0;
 
 	*out = NULL;
@@ -86,8 +56,14 @@ int proc_maps_read(int pid, bool exec_only, struct maps_entry **out)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
+	/* the kept entries' paths, one after another: joined to the entries at the end */
+	ps = open_memstream(&paths, &paths_len);
+	if (!ps) {
+		err = -ENOMEM;
+		goto out;
+	}
 	while (getline(&line, &lcap, f) > 0) {
-		ssize_t at;
+		long at;
 
 		if (proc_maps_parse_line(line, &e) || (exec_only && !e.exec))
 			continue;
@@ -102,35 +78,40 @@ int proc_maps_read(int pid, bool exec_only, struct maps_entry **out)
 			v = n;
 			cap = ncap;
 		}
-		at = arena_add(&paths, e.path);
-		if (at < 0) {
+		at = ftell(ps);
+		if (at < 0 || fputs(e.path, ps) == EOF || fputc(0, ps) == EOF) {
 			err = -ENOMEM;
 			goto out;
 		}
-		e.path = (const char *)(uintptr_t)at; /* the arena moves as it grows */
+		e.path = (const char *)(uintptr_t)at; /* the stream's buffer moves as it grows */
 		v[nr++] = e;
 	}
 	if (ferror(f))
 		err = -EIO;
+	if (fclose(ps) && !err)
+		err = -ENOMEM;
+	ps = NULL;
 	/* empty: a kernel thread, or a process that exited between open and read */
 	if (err || !nr)
 		goto out;
 	/* one block, so that callers free entries and paths at once */
-	block = realloc(v, nr * sizeof(*v) + paths.len);
+	block = realloc(v, nr * sizeof(*v) + paths_len);
 	if (!block) {
 		err = -ENOMEM;
 		goto out;
 	}
 	v = block;
 	base = (char *)(v + nr);
-	memcpy(base, paths.v, paths.len);
+	memcpy(base, paths, paths_len);
 	for (i = 0; i < nr; i++)
 		v[i].path = base + (uintptr_t)v[i].path;
 	*out = v;
 	v = NULL;
 out:
+	if (ps)
+		fclose(ps);
+	free(paths);
 	free(v);
-	free(paths.v);
 	free(line);
 	fclose(f);
 	return err ? err : (int)nr;
