@@ -39,7 +39,7 @@ TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c tests/e2e/test_*.c))
 TEST_BIN   := $(addprefix $(OUT)/tests/,$(notdir $(TEST_SRC:.c=)))
 # unit tests run once more under ASan + UBSan (tests/run.sh reports them as NAME[asan])
 ASAN_TESTS := test_tables_malformed test_tables_rules test_user_units test_symbolize \
-              test_fuzz_regressions test_debug_file test_agent_limits test_http_server
+              test_fuzz_regressions test_debug_file test_agent_limits test_http_server test_budgets
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
 # libFuzzer targets: one per parser of outside data, tests/fuzz/fuzz_*.c
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))

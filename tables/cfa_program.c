@@ -46,8 +46,9 @@ enum {
 };
 
 struct interp {
-	const struct fde *fde;
+	const struct fde *fde; /* NULL while running the CIE */
 	const struct cie *cie;
+	const struct cfi_section *sec;
 	struct cfa_state st;
 	const struct cfa_state *init; /* NULL while running the CIE */
 	uint64_t loc;
@@ -172,8 +173,7 @@ static int run(struct interp *in, const uint8_t *p, const uint8_t *end)
 		case DW_CFA_set_loc: {
 			uint64_t addr;
 
-			NEED(read_encoded(in->fde ? in->fde->sec : NULL, &p, end, in->cie->fde_enc,
-					  &addr) == 0,
+			NEED(read_encoded(in->sec, &p, end, in->cie->fde_enc, &addr) == 0,
 			     "bad DW_CFA_set_loc operand");
 			if (!in->init)
 				break;
@@ -319,26 +319,38 @@ static int run(struct interp *in, const uint8_t *p, const uint8_t *end)
 	return 0;
 }
 
+void cfa_run_cie(struct cie *c, const struct cfi_section *sec)
+{
+	struct interp in;
+
+	memset(&in, 0, sizeof(in));
+	in.cie = c;
+	in.sec = sec;
+	c->init_why = NULL;
+	if (run(&in, c->insns, c->insns + c->insns_len) < 0)
+		c->init_why = in.why ? in.why : "CIE instructions failed";
+	c->init = in.st;
+}
+
 int cfa_run_fde(const struct fde *f, row_fn emit, void *ctx, struct diag_ctx *diag)
 {
 	struct interp in;
-	struct cfa_state init;
 	int r;
 
+	if (f->cie->init_why) {
+		diag_add(diag, f->sec->name, f->cie->offset, "CIE instructions: %s",
+			 f->cie->init_why);
+		return -1;
+	}
 	memset(&in, 0, sizeof(in));
 	in.cie = f->cie;
 	in.fde = f;
+	in.sec = f->sec;
 	in.emit = emit;
 	in.ctx = ctx;
-	r = run(&in, f->cie->insns, f->cie->insns + f->cie->insns_len);
-	if (r < 0) {
-		diag_add(diag, f->sec->name, f->cie->offset, "CIE instructions: %s", in.why);
-		return -1;
-	}
-	/* remember/restore does not cross from the CIE into the FDE */
-	in.depth = 0;
-	init = in.st;
-	in.init = &init;
+	/* remember/restore does not cross from the CIE into the FDE: the stack starts empty */
+	in.st = f->cie->init;
+	in.init = &f->cie->init;
 	in.loc = f->pc_begin;
 	r = run(&in, f->insns, f->insns + f->insns_len);
 	if (r < 0) {

@@ -22,6 +22,7 @@ enum cfi_err {
 	CFI_ERR_MALFORMED = -4, /* every FDE was rejected */
 	CFI_ERR_NOMEM = -5,
 	CFI_ERR_TOO_BIG = -6,	/* more distinct rules or rows than the encoding holds */
+	CFI_ERR_BUDGET = -7,	/* over the build budget (struct cfi_budget): skipped */
 };
 
 /* Where a rule came from, for overlap resolution and statistics. */
@@ -69,11 +70,29 @@ struct cfi_diag {
 	char msg[CFI_DIAG_KEEP][192];
 };
 
+/*
+ * What one build may cost; a zero field takes its default.  An object over any
+ * of them is refused with CFI_ERR_BUDGET (and a diagnostic naming the limit),
+ * so no input costs unbounded time or memory: memory is linear in FDEs and raw
+ * rows (at the defaults, crafted inputs peak under 400 MB).  The defaults leave
+ * room: the largest objects on a development machine (libLLVM, CUDA, rustc)
+ * have up to 171k FDEs and 1.3M raw rows and build in under a second.
+ */
+struct cfi_budget {
+	uint64_t max_ns;       /* wall time of the build */
+	uint64_t max_fdes;     /* FDEs parsed (each FDE once, whatever points at it) */
+	uint64_t max_raw_rows; /* rows the CFA programs produce */
+};
+#define CFI_BUDGET_NS_DEFAULT	    (10ull * 1000 * 1000 * 1000)
+#define CFI_BUDGET_FDES_DEFAULT	    (1ull << 20)
+#define CFI_BUDGET_RAW_ROWS_DEFAULT (8ull << 20)
+
 struct cfi_build_opts {
 	int no_debug_frame;	  /* ignore .debug_frame */
 	int no_separate_debug;	  /* do not look for a separate debug file */
 	const char *debug_root;	  /* default "/usr/lib/debug" */
 	const char *display_name; /* name used in messages (default: path) */
+	struct cfi_budget budget;
 };
 
 /* Build from a file path, an open fd (e.g. /proc/PID/map_files/...) or memory. */

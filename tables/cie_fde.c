@@ -343,6 +343,8 @@ static const struct cie *get_cie(struct cfi_parse *p, const struct cfi_section *
 		c.bad = true;
 	} else {
 		p->stats->cies++;
+		/* once per CIE, not once per FDE: a long initial program costs its length once */
+		cfa_run_cie(&c, sec);
 	}
 	cached = cie_insert(p, &c);
 	return cached && !cached->bad ? cached : NULL;
@@ -350,6 +352,9 @@ static const struct cie *get_cie(struct cfi_parse *p, const struct cfi_section *
 
 static int push_fde(struct cfi_parse *p, const struct fde *f)
 {
+	if (p->nr_fdes >= p->budget.max_fdes)
+		return budget_exceeded(p->diag, f->sec->name, f->offset, "FDEs",
+				       p->budget.max_fdes);
 	if (p->nr_fdes == p->cap_fdes) {
 		uint64_t ncap = p->cap_fdes ? p->cap_fdes * 2 : 1024;
 		struct fde *n = realloc(p->fdes, ncap * sizeof(*n));
@@ -428,6 +433,9 @@ int cfi_parse_section(struct cfi_parse *p, const struct cfi_section *sec)
 		struct entry_hdr h;
 		const char *why;
 
+		err = budget_tick(&p->budget, p->diag);
+		if (err)
+			return err;
 		if (read_entry_hdr(sec, off, &h, &why)) {
 			/* the length is untrusted: nothing after it can be found */
 			diag_add(p->diag, sec->name, off, "%s", why);
@@ -443,6 +451,17 @@ int cfi_parse_section(struct cfi_parse *p, const struct cfi_section *sec)
 	return 0;
 }
 
+/* Marks the FDE at @off parsed; false if it already was. */
+static bool first_visit(uint8_t *seen, uint64_t off)
+{
+	uint8_t bit = (uint8_t)(1u << (off & 7));
+
+	if (seen[off >> 3] & bit)
+		return false;
+	seen[off >> 3] |= bit;
+	return true;
+}
+
 int cfi_parse_eh_frame_hdr(struct cfi_parse *p, const struct cfi_section *eh, const uint8_t *hdr,
 			   uint64_t hdr_size, uint64_t hdr_vaddr)
 {
@@ -451,7 +470,8 @@ int cfi_parse_eh_frame_hdr(struct cfi_parse *p, const struct cfi_section *eh, co
 	const uint8_t *q = hdr, *end = hdr + hdr_size;
 	uint8_t version, ptr_enc, count_enc, table_enc;
 	uint64_t eh_ptr, count, i, first = p->nr_fdes;
-	int err;
+	uint8_t *seen = NULL; /* one bit per .eh_frame byte: FDEs already parsed */
+	int err = 0;
 
 	if (!rd_u8(&q, end, &version) || !rd_u8(&q, end, &ptr_enc) ||
 	    !rd_u8(&q, end, &count_enc) || !rd_u8(&q, end, &table_enc) || version != 1)
@@ -465,11 +485,17 @@ int cfi_parse_eh_frame_hdr(struct cfi_parse *p, const struct cfi_section *eh, co
 	/* every table entry is at least 2 bytes: reject counts the section cannot hold */
 	if (count > (uint64_t)(end - q) / 2)
 		goto fallback;
+	seen = calloc(eh->size / 8 + 1, 1);
+	if (!seen)
+		return CFI_ERR_NOMEM;
 	for (i = 0; i < count; i++) {
 		uint64_t loc, fde_addr, off;
 		struct entry_hdr h;
 		const char *why;
 
+		err = budget_tick(&p->budget, p->diag);
+		if (err)
+			goto out;
 		if (read_encoded(&hs, &q, end, table_enc, &loc) ||
 		    read_encoded(&hs, &q, end, table_enc, &fde_addr))
 			goto fallback;
@@ -479,6 +505,9 @@ int cfi_parse_eh_frame_hdr(struct cfi_parse *p, const struct cfi_section *eh, co
 				 "table entry points outside .eh_frame");
 			continue;
 		}
+		/* entries naming an FDE again add nothing but its copy: parse each FDE once */
+		if (!first_visit(seen, off))
+			continue;
 		if (read_entry_hdr(eh, off, &h, &why)) {
 			diag_add(p->diag, eh->name, off, "%s", why);
 			continue;
@@ -490,14 +519,17 @@ int cfi_parse_eh_frame_hdr(struct cfi_parse *p, const struct cfi_section *eh, co
 		}
 		err = parse_fde(p, eh, off, &h);
 		if (err)
-			return err;
+			goto out;
 	}
-	return 0;
+	goto out;
 fallback:
 	diag_add(p->diag, ".eh_frame_hdr", (uint64_t)(q - hdr),
 		 "unusable search table: scanning .eh_frame linearly");
 	p->nr_fdes = first;
-	return cfi_parse_section(p, eh);
+	err = cfi_parse_section(p, eh);
+out:
+	free(seen);
+	return err;
 }
 
 void cfi_parse_free(struct cfi_parse *p)

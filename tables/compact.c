@@ -101,21 +101,21 @@ static int add_source(const struct cfi_parse *p, enum cfi_source src, struct pie
 
 		if (f->pc_end > cursor)
 			cursor = f->pc_end;
-		/* skip accepted pieces that end before a */
-		while (j < acc->nr && acc->v[j].end <= a)
-			j++;
+		/*
+		 * One sweep over the accepted pieces for the whole source: a only
+		 * grows while j moves (the next FDE starts at or past the cursor),
+		 * so a piece j has passed never covers anything again.
+		 */
 		while (a < f->pc_end) {
-			uint64_t k = j;
-
-			while (k < acc->nr && acc->v[k].end <= a)
-				k++;
-			if (k < acc->nr && acc->v[k].start <= a) {
+			while (j < acc->nr && acc->v[j].end <= a)
+				j++;
+			if (j < acc->nr && acc->v[j].start <= a) {
 				/* a is covered: jump past this accepted piece */
-				a = acc->v[k].end;
+				a = acc->v[j].end;
 				clipped = true;
 				continue;
 			}
-			b = k < acc->nr && acc->v[k].start < f->pc_end ? acc->v[k].start : f->pc_end;
+			b = j < acc->nr && acc->v[j].start < f->pc_end ? acc->v[j].start : f->pc_end;
 			if (b != f->pc_end)
 				clipped = true;
 			err = pieces_push(&add, a, b, idx[i]);
@@ -154,21 +154,30 @@ struct fde_rows {
 	} *v;
 	uint64_t nr, cap;
 	struct rule_dict *dict;
-	struct cfi_stats *stats;
-	bool signal;
+	struct cfi_parse *p;
+	const struct fde *fde;
 	int err;
 };
 
 static int collect_row(void *ctx, uint64_t addr, const struct cfa_state *st)
 {
 	struct fde_rows *fr = ctx;
+	struct cfi_stats *stats = fr->p->stats;
 	struct cfi_rule r;
 	int id;
 
-	rule_classify(st, fr->signal, &r);
-	fr->stats->raw_rows++;
+	if (stats->raw_rows >= fr->p->budget.max_raw_rows) {
+		fr->err = budget_exceeded(fr->p->diag, fr->fde->sec->name, fr->fde->offset,
+					  "raw rows", fr->p->budget.max_raw_rows);
+		return fr->err;
+	}
+	fr->err = budget_tick(&fr->p->budget, fr->p->diag);
+	if (fr->err)
+		return fr->err;
+	rule_classify(st, fr->fde->cie->signal_frame, &r);
+	stats->raw_rows++;
 	if (r.reason != CFI_UNSUP_NONE && r.reason < CFI_UNSUP_MAX)
-		fr->stats->unsupported[r.reason]++;
+		stats->unsupported[r.reason]++;
 	id = rule_dict_intern(fr->dict, &r);
 	if (id < 0) {
 		fr->err = id;
@@ -226,49 +235,71 @@ static int sink_put(struct row_sink *s, uint64_t addr, uint16_t rule)
 	return 0;
 }
 
+/* The FDE of one source whose pieces are being emitted, run once. */
+struct fde_run {
+	uint64_t fde; /* index into the parse's FDEs; UINT64_MAX: none yet */
+	bool ok;
+	uint64_t next; /* first of its rows not yet passed */
+	struct fde_rows fr;
+};
+
 static int emit_pieces(struct cfi_parse *p, struct pieces *ps, struct rule_dict *dict,
 		       struct row_sink *out, struct diag_ctx *diag)
 {
-	struct fde_rows fr = {.dict = dict, .stats = p->stats};
-	uint64_t i, k, last_fde = UINT64_MAX;
-	bool last_ok = false;
-	int err = 0;
+	/*
+	 * Within one source, pieces of different FDEs never interleave (a later
+	 * FDE starts past the cursor), but a clipped FDE's pieces interleave with
+	 * other sources' pieces: one run per source keeps each FDE's program run
+	 * once and its rows read once, in address order.
+	 */
+	struct fde_run runs[CFI_SRC_MAX];
+	uint64_t i, k;
+	int err = 0, s;
 
+	for (s = 0; s < CFI_SRC_MAX; s++)
+		runs[s] = (struct fde_run){.fde = UINT64_MAX, .fr = {.dict = dict, .p = p}};
 	for (i = 0; i < ps->nr; i++) {
 		const struct piece *pc = &ps->v[i];
 		const struct fde *f = &p->fdes[pc->fde];
+		struct fde_run *run = &runs[f->sec->source];
+		struct fde_rows *fr = &run->fr;
 		uint16_t in_force;
 
-		if (pc->fde != last_fde) {
-			fr.nr = 0;
-			fr.err = 0;
-			fr.signal = f->cie->signal_frame;
-			last_fde = pc->fde;
-			last_ok = cfa_run_fde(f, collect_row, &fr, diag) == 0;
-			if (fr.err == CFI_ERR_NOMEM || fr.err == CFI_ERR_TOO_BIG) {
-				err = fr.err;
+		if (pc->fde != run->fde) {
+			fr->nr = 0;
+			fr->err = 0;
+			fr->fde = f;
+			run->fde = pc->fde;
+			run->next = 0;
+			run->ok = cfa_run_fde(f, collect_row, fr, diag) == 0;
+			if (fr->err == CFI_ERR_NOMEM || fr->err == CFI_ERR_TOO_BIG ||
+			    fr->err == CFI_ERR_BUDGET) {
+				err = fr->err;
 				break;
 			}
-			if (!last_ok) {
+			if (!run->ok) {
 				p->stats->fdes_bad++;
 			} else {
 				p->stats->fdes++;
 			}
 		}
-		if (!last_ok || !fr.nr)
+		if (!run->ok || !fr->nr)
 			continue; /* a bad FDE leaves a gap, never a guess */
-		in_force = fr.v[0].rule;
-		for (k = 0; k < fr.nr && fr.v[k].addr <= pc->start; k++)
-			in_force = fr.v[k].rule;
+		/* pieces of one FDE come in address order: its rows are scanned once */
+		for (k = run->next; k < fr->nr && fr->v[k].addr <= pc->start; k++)
+			;
+		in_force = fr->v[k ? k - 1 : 0].rule;
 		err = sink_put(out, pc->start, in_force);
-		for (; !err && k < fr.nr && fr.v[k].addr < pc->end; k++)
-			err = sink_put(out, fr.v[k].addr, fr.v[k].rule);
+		for (; !err && k < fr->nr && fr->v[k].addr < pc->end; k++)
+			err = sink_put(out, fr->v[k].addr, fr->v[k].rule);
+		run->next = k;
 		if (!err && (i + 1 == ps->nr || ps->v[i + 1].start != pc->end))
 			err = sink_put(out, pc->end, CFI_RULE_NONE);
 		if (err)
 			break;
 	}
-	free(fr.v);
+	for (s = 0; s < CFI_SRC_MAX; s++)
+		free(runs[s].fr.v);
 	return err;
 }
 

@@ -87,10 +87,11 @@ static int read_vaddr(void *ctx, uint64_t vaddr, uint64_t *out)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    !(sh.sh_flags & SHF_ALLOC))
 			continue;
-		if (vaddr < sh.sh_addr || vaddr - sh.sh_addr + 8 > sh.sh_size)
+		/* subtract, never add: vaddr - sh_addr + 8 wraps for a vaddr just below 2^64 */
+		if (vaddr < sh.sh_addr || sh.sh_size < 8 || vaddr - sh.sh_addr > sh.sh_size - 8)
 			continue;
 		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || vaddr - sh.sh_addr + 8 > d->d_size)
+		if (!d || !d->d_buf || d->d_size < 8 || vaddr - sh.sh_addr > d->d_size - 8)
 			return -1;
 		memcpy(out, (const char *)d->d_buf + (vaddr - sh.sh_addr), 8);
 		return 0;

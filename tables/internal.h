@@ -36,63 +36,7 @@ struct cfi_section {
 	void *read_ctx;
 };
 
-struct cie {
-	const uint8_t *sec_data; /* identifies the section the offset is in */
-	uint64_t offset;
-	const uint8_t *insns;
-	uint64_t insns_len;
-	uint64_t code_align;
-	int64_t data_align;
-	uint64_t ra_reg;
-	uint8_t fde_enc;
-	uint8_t addr_size;
-	bool has_z;
-	bool signal_frame;
-	bool bad; /* parsed once and found malformed */
-};
-
-struct fde {
-	uint64_t pc_begin, pc_end;
-	const uint8_t *insns;
-	uint64_t insns_len;
-	const struct cie *cie;
-	const struct cfi_section *sec;
-	uint64_t offset; /* in its section, for messages */
-};
-
-/* CIE cache plus the FDE list of every section. */
-struct cfi_parse {
-	struct cie **cies; /* individually allocated: FDEs keep pointers to them */
-	uint32_t nr_cies, cap_cies;
-	uint32_t *cie_hash; /* open addressing: index+1 into cies, 0 = empty */
-	uint32_t cie_hash_cap;
-	struct fde *fdes;
-	uint64_t nr_fdes, cap_fdes;
-	struct diag_ctx *diag;
-	struct cfi_stats *stats;
-	uint64_t entry; /* ELF entry point, 0 if none */
-};
-
-int cfi_parse_section(struct cfi_parse *p, const struct cfi_section *sec);
-int cfi_parse_eh_frame_hdr(struct cfi_parse *p, const struct cfi_section *eh,
-			   const uint8_t *hdr, uint64_t hdr_size, uint64_t hdr_vaddr);
-void cfi_parse_free(struct cfi_parse *p);
-int read_encoded(const struct cfi_section *sec, const uint8_t **pp, const uint8_t *end,
-		 uint8_t enc, uint64_t *out);
-
-/* ---- rule dictionary ---- */
-struct rule_dict {
-	struct cfi_rule *rules;
-	uint32_t nr, cap;
-	uint32_t *slots; /* open addressing: id+1, 0 = empty */
-	uint32_t nr_slots;
-};
-int rule_dict_init(struct rule_dict *d);
-/* Returns the id (>= 0) or a negative cfi_err. */
-int rule_dict_intern(struct rule_dict *d, const struct cfi_rule *r);
-void rule_dict_free(struct rule_dict *d);
-
-/* ---- CFA program evaluation ---- */
+/* ---- the rule state of the CFA program ---- */
 enum reg_rule_kind {
 	RR_UNMENTIONED = 0, /* DWARF default: callee-saved rbp "same", RA undefined */
 	RR_UNDEFINED,
@@ -118,9 +62,91 @@ struct cfa_state {
 	struct reg_rule ra;
 };
 
+struct cie {
+	const uint8_t *sec_data; /* identifies the section the offset is in */
+	uint64_t offset;
+	const uint8_t *insns;
+	uint64_t insns_len;
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;
+	uint8_t addr_size;
+	bool has_z;
+	bool signal_frame;
+	bool bad; /* parsed once and found malformed */
+	/*
+	 * The rules after the initial instructions, run once when the CIE is
+	 * parsed: every FDE of the CIE starts from them.  init_why: why they
+	 * could not be run (each FDE of the CIE is then rejected), or NULL.
+	 */
+	struct cfa_state init;
+	const char *init_why;
+};
+
+struct fde {
+	uint64_t pc_begin, pc_end;
+	const uint8_t *insns;
+	uint64_t insns_len;
+	const struct cie *cie;
+	const struct cfi_section *sec;
+	uint64_t offset; /* in its section, for messages */
+};
+
+/* ---- the build's budget: struct cfi_budget with its defaults applied ---- */
+struct build_budget {
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC */
+	uint64_t max_ns, max_fdes, max_raw_rows;
+	uint32_t ticks;
+};
+
+/* @want may be NULL: every default. */
+void budget_start(struct build_budget *b, const struct cfi_budget *want);
+/* Says which limit @what went past (at @section+@offset); returns CFI_ERR_BUDGET. */
+int budget_exceeded(struct diag_ctx *diag, const char *section, uint64_t offset, const char *what,
+		    uint64_t limit);
+/* Called once per unit of work: every few thousand calls, 0 or CFI_ERR_BUDGET when time is up. */
+int budget_tick(struct build_budget *b, struct diag_ctx *diag);
+
+/* CIE cache plus the FDE list of every section. */
+struct cfi_parse {
+	struct cie **cies; /* individually allocated: FDEs keep pointers to them */
+	uint32_t nr_cies, cap_cies;
+	uint32_t *cie_hash; /* open addressing: index+1 into cies, 0 = empty */
+	uint32_t cie_hash_cap;
+	struct fde *fdes;
+	uint64_t nr_fdes, cap_fdes;
+	struct diag_ctx *diag;
+	struct cfi_stats *stats;
+	uint64_t entry; /* ELF entry point, 0 if none */
+	struct build_budget budget;
+};
+
+int cfi_parse_section(struct cfi_parse *p, const struct cfi_section *sec);
+int cfi_parse_eh_frame_hdr(struct cfi_parse *p, const struct cfi_section *eh,
+			   const uint8_t *hdr, uint64_t hdr_size, uint64_t hdr_vaddr);
+void cfi_parse_free(struct cfi_parse *p);
+int read_encoded(const struct cfi_section *sec, const uint8_t **pp, const uint8_t *end,
+		 uint8_t enc, uint64_t *out);
+
+/* ---- rule dictionary ---- */
+struct rule_dict {
+	struct cfi_rule *rules;
+	uint32_t nr, cap;
+	uint32_t *slots; /* open addressing: id+1, 0 = empty */
+	uint32_t nr_slots;
+};
+int rule_dict_init(struct rule_dict *d);
+/* Returns the id (>= 0) or a negative cfi_err. */
+int rule_dict_intern(struct rule_dict *d, const struct cfi_rule *r);
+void rule_dict_free(struct rule_dict *d);
+
+/* ---- CFA program evaluation ---- */
 /* Called for each row: the state is in force from addr up to the next row. */
 typedef int (*row_fn)(void *ctx, uint64_t addr, const struct cfa_state *st);
 
+/* Runs the CIE's initial instructions into c->init (or sets c->init_why). */
+void cfa_run_cie(struct cie *c, const struct cfi_section *sec);
 int cfa_run_fde(const struct fde *f, row_fn emit, void *ctx, struct diag_ctx *diag);
 
 /* Turns the DWARF state into the compact rule; signal_frame from the CIE. */

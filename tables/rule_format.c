@@ -45,6 +45,8 @@ const char *cfi_strerror(int err)
 		return "out of memory";
 	case CFI_ERR_TOO_BIG:
 		return "too many rules or rows for the table encoding";
+	case CFI_ERR_BUDGET:
+		return "over the build budget (time, FDEs or rows)";
 	default:
 		return "unknown error";
 	}

@@ -31,6 +31,7 @@ static int build(struct elf_input *in, const char *path, const struct stat *self
 	}
 	p.diag = dc;
 	p.stats = &t->stats;
+	budget_start(&p.budget, opts ? &opts->budget : NULL);
 	err = elf_input_parse(in, path, self, opts, &p, t);
 	if (err)
 		goto out;

@@ -4,6 +4,7 @@
  * of the input, and the whole input as one string, parsed on its own exact
  * allocation, and every accepted entry checked for what callers rely on.
  */
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,12 @@ static void maps_parse_one(const uint8_t *data, size_t size)
 	if (!e)
 		abort();
 	if (proc_maps_parse_line(line, e) == 0) {
-		len = strnlen(e->path, sizeof(e->path));
-		/* callers use path as a C string and never see the newline */
-		if (e->end <= e->start || len == sizeof(e->path) || memchr(e->path, '\n', len))
+		/* callers use path as a C string inside the line and never see the newline */
+		if (e->path < line || e->path > line + size)
+			abort();
+		len = strlen(e->path);
+		if (e->end <= e->start || e->path + len > line + size || len >= PATH_MAX ||
+		    memchr(e->path, '\n', len))
 			abort();
 	}
 	free(line);

@@ -66,7 +66,7 @@ static void build_one(const uint8_t *buf, size_t len)
 
 	memset(&diag, 0, sizeof(diag));
 	rc = cfi_table_build_mem(buf, len, &o, &t, &diag);
-	if (rc > 0 || rc < CFI_ERR_TOO_BIG || (rc == CFI_OK) != (t != NULL))
+	if (rc > 0 || rc < CFI_ERR_BUDGET || (rc == CFI_OK) != (t != NULL))
 		abort();
 	cfi_strerror(rc);
 	if (t) {

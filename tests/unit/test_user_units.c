@@ -65,6 +65,15 @@ static bool streq(const char *a, const char *b)
 
 /* ---------------------------------------------------------------- proc_maps */
 
+/* The parser cuts the path in place: literals are parsed from a copy (the entry points into it). */
+static int parse_maps_line(const char *line, struct maps_entry *e)
+{
+	static char copy[4096];
+
+	snprintf(copy, sizeof(copy), "%s", line);
+	return proc_maps_parse_line(copy, e);
+}
+
 static void test_proc_maps_parse(void)
 {
 	struct maps_entry e;
@@ -72,8 +81,8 @@ static void test_proc_maps_parse(void)
 	size_t i;
 	int r;
 
-	r = proc_maps_parse_line(
-	    "00400000-00452000 r-xp 00001000 08:02 173521 /usr/bin/dbus-daemon\n", &e);
+	r = parse_maps_line("00400000-00452000 r-xp 00001000 08:02 173521 /usr/bin/dbus-daemon\n",
+			    &e);
 	CHECK(r == 0 && e.start == 0x400000 && e.end == 0x452000 && e.offset == 0x1000 &&
 		  e.dev_major == 8 && e.dev_minor == 2 && e.inode == 173521,
 	      "file mapping numbers: r=%d %" PRIx64 "-%" PRIx64 " off %" PRIx64 " %x:%x %" PRIu64,
@@ -82,52 +91,52 @@ static void test_proc_maps_parse(void)
 	CHECK(streq(e.path, "/usr/bin/dbus-daemon"), "file mapping path '%s'", e.path);
 
 	/* the kernel pads anonymous lines with spaces after the inode */
-	r = proc_maps_parse_line("7f1c2a000000-7f1c2a021000 rw-s 00000000 00:00 0 \n", &e);
+	r = parse_maps_line("7f1c2a000000-7f1c2a021000 rw-s 00000000 00:00 0 \n", &e);
 	CHECK(r == 0 && e.path[0] == 0 && e.read && e.write && !e.exec && !e.priv && !e.deleted,
 	      "anonymous: r=%d path '%s'", r, e.path);
-	r = proc_maps_parse_line("7f1c2a000000-7f1c2a021000 ---p 00000000 00:00 0", &e);
+	r = parse_maps_line("7f1c2a000000-7f1c2a021000 ---p 00000000 00:00 0", &e);
 	CHECK(r == 0 && e.path[0] == 0 && !e.read && !e.write && !e.exec && e.priv,
 	      "anonymous without newline: r=%d", r);
 
-	r = proc_maps_parse_line("7ffd5a3e0000-7ffd5a3e2000 r-xp 00000000 00:00 0"
-				 "                          [vdso]\n",
-				 &e);
+	r = parse_maps_line("7ffd5a3e0000-7ffd5a3e2000 r-xp 00000000 00:00 0"
+			    "                          [vdso]\n",
+			    &e);
 	CHECK(r == 0 && streq(e.path, "[vdso]") && e.exec, "[vdso]: r=%d path '%s'", r, e.path);
-	r = proc_maps_parse_line("7ffd5a2c1000-7ffd5a2e2000 rw-p 00000000 00:00 0"
-				 "                          [stack]\n",
-				 &e);
+	r = parse_maps_line("7ffd5a2c1000-7ffd5a2e2000 rw-p 00000000 00:00 0"
+			    "                          [stack]\n",
+			    &e);
 	CHECK(r == 0 && streq(e.path, "[stack]") && e.start == 0x7ffd5a2c1000ull,
 	      "[stack]: r=%d path '%s'", r, e.path);
 
-	r = proc_maps_parse_line(
+	r = parse_maps_line(
 	    "7f00000000-7f00001000 r-xp 00000000 fd:01 42   /opt/my app/lib x.so  \n", &e);
 	CHECK(r == 0 && streq(e.path, "/opt/my app/lib x.so  "),
 	      "path with spaces kept verbatim: r=%d '%s'", r, e.path);
 
-	r = proc_maps_parse_line(
-	    "7f00000000-7f00001000 r-xp 00002000 00:01 7 /memfd:jit (deleted)\n", &e);
+	r = parse_maps_line("7f00000000-7f00001000 r-xp 00002000 00:01 7 /memfd:jit (deleted)\n",
+			    &e);
 	CHECK(r == 0 && e.deleted && streq(e.path, "/memfd:jit") && e.offset == 0x2000,
 	      "deleted: r=%d deleted=%d '%s'", r, e.deleted, e.path);
-	r = proc_maps_parse_line("7f00000000-7f00001000 r-xp 0 00:01 7 /a (deleted) b\n", &e);
+	r = parse_maps_line("7f00000000-7f00001000 r-xp 0 00:01 7 /a (deleted) b\n", &e);
 	CHECK(r == 0 && !e.deleted && streq(e.path, "/a (deleted) b"),
 	      "' (deleted)' only as a suffix: deleted=%d '%s'", e.deleted, e.path);
 
-	r = proc_maps_parse_line("1000-2000 r--p 00000000 103:1a2b3 99 /dev/x\n", &e);
+	r = parse_maps_line("1000-2000 r--p 00000000 103:1a2b3 99 /dev/x\n", &e);
 	CHECK(r == 0 && e.dev_major == 0x103 && e.dev_minor == 0x1a2b3, "5-digit minor: r=%d %x:%x",
 	      r, e.dev_major, e.dev_minor);
-	r = proc_maps_parse_line("1000-2000 r--p 00000000 fffff:fffff 99 /dev/x\n", &e);
+	r = parse_maps_line("1000-2000 r--p 00000000 fffff:fffff 99 /dev/x\n", &e);
 	CHECK(r == 0 && e.dev_major == 0xfffff && e.dev_minor == 0xfffff,
 	      "5-digit major and minor: r=%d %x:%x", r, e.dev_major, e.dev_minor);
 
-	r = proc_maps_parse_line("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0"
-				 "                  [vsyscall]\n",
-				 &e);
+	r = parse_maps_line("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0"
+			    "                  [vsyscall]\n",
+			    &e);
 	CHECK(r == 0 && e.start == 0xffffffffff600000ull && e.end == 0xffffffffff601000ull &&
 		  streq(e.path, "[vsyscall]") && e.exec && !e.read,
 	      "vsyscall: r=%d %" PRIx64 "-%" PRIx64, r, e.start, e.end);
-	r = proc_maps_parse_line("7ffffffff000-fffffffffffff000 r-xp fffffffffffff000 00:00 "
-				 "18446744073709551615 /x\n",
-				 &e);
+	r = parse_maps_line("7ffffffff000-fffffffffffff000 r-xp fffffffffffff000 00:00 "
+			    "18446744073709551615 /x\n",
+			    &e);
 	CHECK(r == 0 && e.end == 0xfffffffffffff000ull && e.offset == 0xfffffffffffff000ull &&
 		  e.inode == UINT64_MAX,
 	      "huge numbers: r=%d end %" PRIx64 " inode %" PRIu64, r, e.end, e.inode);
@@ -151,7 +160,7 @@ static void test_proc_maps_parse(void)
 		};
 
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-			r = proc_maps_parse_line(bad[i], &e);
+			r = parse_maps_line(bad[i], &e);
 			CHECK(r == -1, "malformed line %zu accepted: '%s'", i, bad[i]);
 		}
 	}
@@ -1458,6 +1467,13 @@ static uint32_t distinct_rules(struct cfi_rule *v, uint32_t n)
 	return d;
 }
 
+static struct cfi_table *build_over_budget(void *ctx, int *err)
+{
+	(void)ctx;
+	*err = CFI_ERR_BUDGET;
+	return NULL;
+}
+
 static void test_table_store_no_bpf(struct cfi_table *libc)
 {
 	struct table_store ts;
@@ -1499,6 +1515,16 @@ static void test_table_store_no_bpf(struct cfi_table *libc)
 	      "rules full: r=%d nr_rules %u", r, ts.nr_rules);
 	table_store_destroy(&ts);
 	free(o);
+
+	/* over the build budget: refused, counted apart from failures, frame pointers */
+	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, -1);
+	o = table_store_acquire(&ts, "key-big", "big.so", build_over_budget, NULL);
+	CHECK(o && o->state == OBJ_FAILED && ts.stats.objects_over_budget == 1 &&
+		  ts.stats.objects_failed == 0 && ts.alloc.used == 0,
+	      "over budget: state %d, %" PRIu64 " over budget, %" PRIu64 " failed",
+	      o ? (int)o->state : -1, ts.stats.objects_over_budget, ts.stats.objects_failed);
+	table_store_release(&ts, o);
+	table_store_destroy(&ts);
 }
 
 /* A table store over the test's arrays and a real pages map; the map's fd, or -1. */

@@ -160,6 +160,9 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_tables_failed_total", "counter",
 	       "Objects whose tables could not be built or loaded (frame pointers used).",
 	       (double)ts.objects_failed);
+	metric(f, "cfiprof_tables_over_budget_total", "counter",
+	       "Objects refused by the table build budget: time, FDEs or rows (frame pointers used).",
+	       (double)ts.objects_over_budget);
 	metric(f, "cfiprof_tables_rows_full_total", "counter",
 	       "Objects that did not fit the rows map (--table-rows).", (double)ts.rows_full);
 	metric(f, "cfiprof_table_bytes", "gauge",

@@ -184,10 +184,12 @@ void session_print_summary(struct session *s, FILE *f)
 		c[CNT_FP_FRAMES]);
 	fprintf(f,
 		"cfiprof: tables: %" PRIu64 " objects loaded (%" PRIu64 " without CFI, %" PRIu64
-		" failed, %" PRIu64 " reused after their last process), at most %" PRIu64 " of %" PRIu64
+		" failed, %" PRIu64 " over the build budget, %" PRIu64
+		" reused after their last process), at most %" PRIu64 " of %" PRIu64
 		" rows and %" PRIu64 " pages in use, %" PRIu64 " rules; processes: %" PRIu64
 		" loaded, %" PRIu64 " reloaded, %" PRIu64 " exited, %" PRIu64 " vanished\n",
-		ts.objects_loaded, ts.objects_no_cfi, ts.objects_failed, ts.idle_reused, ts.rows_peak,
+		ts.objects_loaded, ts.objects_no_cfi, ts.objects_failed, ts.objects_over_budget,
+		ts.idle_reused, ts.rows_peak,
 		ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads, tr.reloads, tr.exits,
 		tr.vanished);
 	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)

@@ -24,13 +24,25 @@ struct cand {
 	bool plt; /* synthesized for a PLT stub */
 };
 
+/*
+ * Symbols kept per object: 25 times the largest .symtab on a development
+ * machine (rustc's driver, 165k), so a crafted symbol table costs at most
+ * ~200 MB; an object past it keeps the first ones read.
+ */
+#define ELF_SYMBOLS_MAX (4u << 20)
+
 struct cands {
 	struct cand *v;
 	size_t n, cap;
+	bool full; /* ELF_SYMBOLS_MAX reached: the rest is ignored */
 };
 
 static int cands_push(struct cands *cs, const struct cand *cd)
 {
+	if (cs->n >= ELF_SYMBOLS_MAX) {
+		cs->full = true;
+		return 0;
+	}
 	if (cs->n == cs->cap) {
 		size_t cap = cs->cap ? 2 * cs->cap : 1024;
 		struct cand *p = realloc(cs->v, cap * sizeof(*p));
@@ -58,8 +70,10 @@ static int bind_rank(unsigned char bind)
 }
 
 /*
- * Appends the defined function symbols of every section of @type.
- * Returns the number of such sections found, or -1 on ENOMEM.
+ * Appends the defined function symbols of the first usable section of @type:
+ * an object has one .symtab and one .dynsym, and more headers of either type
+ * can only be copies (read again, each would multiply the symbols).
+ * Returns 1 when such a section was read, 0 when there is none, -1 on ENOMEM.
  */
 static int collect(Elf *e, Elf64_Word type, struct cands *cs)
 {
@@ -70,7 +84,7 @@ static int collect(Elf *e, Elf64_Word type, struct cands *cs)
 
 	if (elf_getshdrnum(e, &shnum) != 0)
 		return 0;
-	while ((scn = elf_nextscn(e, scn)) != NULL) {
+	while (!found && (scn = elf_nextscn(e, scn)) != NULL) {
 		GElf_Shdr shdr;
 		Elf_Data *data, *xdata = NULL;
 		size_t nsym;
@@ -80,18 +94,16 @@ static int collect(Elf *e, Elf64_Word type, struct cands *cs)
 		data = elf_getdata(scn, NULL);
 		if (!data)
 			continue;
-		found++;
-		if (!sec_end) {
-			/* Section ends, indexed by section number, for the zero-size rule. */
-			sec_end = calloc(shnum ? shnum : 1, sizeof(*sec_end));
-			if (!sec_end)
-				return -1;
-			for (i = 1; i < shnum; i++) {
-				GElf_Shdr s;
+		found = 1;
+		/* Section ends, indexed by section number, for the zero-size rule. */
+		sec_end = calloc(shnum ? shnum : 1, sizeof(*sec_end));
+		if (!sec_end)
+			return -1;
+		for (i = 1; i < shnum; i++) {
+			GElf_Shdr s;
 
-				if (gelf_getshdr(elf_getscn(e, i), &s) && (s.sh_flags & SHF_ALLOC))
-					sec_end[i] = s.sh_addr + s.sh_size;
-			}
+			if (gelf_getshdr(elf_getscn(e, i), &s) && (s.sh_flags & SHF_ALLOC))
+				sec_end[i] = s.sh_addr + s.sh_size;
 		}
 		/* Symbols whose section index does not fit in st_shndx keep it here. */
 		{
@@ -108,7 +120,7 @@ static int collect(Elf *e, Elf64_Word type, struct cands *cs)
 			}
 		}
 		nsym = shdr.sh_size / shdr.sh_entsize;
-		for (i = 1; i < nsym; i++) {
+		for (i = 1; i < nsym && !cs->full; i++) {
 			GElf_Sym sym;
 			Elf32_Word xndx = 0;
 			struct cand cd;

@@ -3,7 +3,6 @@
 #ifndef CFIPROF_PROC_MAPS_H
 #define CFIPROF_PROC_MAPS_H
 
-#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,16 +13,26 @@ struct maps_entry {
 	uint32_t dev_major, dev_minor;
 	bool read, write, exec, priv;
 	bool deleted; /* path ends in " (deleted)" (suffix removed) */
-	char path[PATH_MAX];
+	/*
+	 * NUL-terminated, "" for anonymous memory, shorter than PATH_MAX.  It
+	 * points into the text the entry was parsed from, never into a buffer of
+	 * its own: a process with 60k mappings costs the bytes of its maps file.
+	 */
+	const char *path;
 };
 
-/* Parses one line; 0 on success, -1 if malformed. */
-int proc_maps_parse_line(const char *line, struct maps_entry *e);
+/*
+ * Parses one line in place: the path is cut at the newline (and before a
+ * " (deleted)" suffix) inside @line, which e->path then points into.
+ * Returns 0 on success, -1 if malformed.
+ */
+int proc_maps_parse_line(char *line, struct maps_entry *e);
 
 /*
  * Reads the executable mappings of pid (all mappings when exec_only is false).
- * Returns the number of entries (>= 0; 0 for kernel threads) with *out
- * malloc'd (may be NULL when 0), or -errno (-ENOENT when the process is gone).
+ * Returns the number of entries (>= 0; 0 for kernel threads) with *out one
+ * malloc'd block holding the entries and their paths (may be NULL when 0), or
+ * -errno (-ENOENT when the process is gone).
  */
 int proc_maps_read(int pid, bool exec_only, struct maps_entry **out);
 

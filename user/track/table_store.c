@@ -261,6 +261,8 @@ struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, c
 		o->state = err == CFI_ERR_NO_CFI ? OBJ_NO_CFI : OBJ_FAILED;
 		if (o->state == OBJ_NO_CFI)
 			ts->stats.objects_no_cfi++;
+		else if (err == CFI_ERR_BUDGET)
+			ts->stats.objects_over_budget++;
 		else
 			ts->stats.objects_failed++;
 		if (o->state == OBJ_FAILED || ts->verbose)

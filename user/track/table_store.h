@@ -40,6 +40,7 @@ struct table_store_stats {
 	uint64_t build_ns_total;
 	uint64_t rows_full; /* objects that did not fit the rows map */
 	uint64_t bytes_full; /* objects that did not fit max_bytes */
+	uint64_t objects_over_budget; /* refused by the build budget (cfi_budget): frame pointers */
 	uint64_t idle_reused;	/* acquired again while idle: no rebuild */
 	uint64_t idle_expired;	/* idle longer than idle_ttl_ns: unloaded */
 	uint64_t idle_evicted;	/* idle, unloaded early to make room */
