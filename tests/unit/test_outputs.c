@@ -663,16 +663,17 @@ static void check_empty(void)
 	free(out);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	harness_init(argc, argv);
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
 	}
-	check_svg();
-	check_text();
-	check_speedscope();
-	check_empty();
+	RUN_TEST(check_svg);
+	RUN_TEST(check_text);
+	RUN_TEST(check_speedscope);
+	RUN_TEST(check_empty);
 	/* CFIPROF_KEEP_OUTPUTS=1 keeps the files to look at */
 	if (getenv("CFIPROF_KEEP_OUTPUTS"))
 		printf("outputs kept in %s\n", tmpdir);

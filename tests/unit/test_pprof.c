@@ -1020,41 +1020,51 @@ out:
 	free(names);
 }
 
-int main(void)
+/* A sample naming a location that does not exist is refused, not written. */
+static void check_dangling(const char *file)
 {
 	static uint32_t dangling[] = {NR_LOCS};
-	char file[sizeof(tmpdir) + 32], cmd[sizeof(tmpdir) + 16];
 	struct prof_sample bad_sample = {
-		.count = 1, .pid = 1, .tid = 1, .comm = "x", .reason = STOP_COMPLETE, .nr_locs = 1,
-		.locs = dangling};
-	const char *go = find_go();
+	    .count = 1, .pid = 1, .tid = 1, .comm = "x", .reason = STOP_COMPLETE, .nr_locs = 1,
+	    .locs = dangling};
 	struct profile p;
-
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		return 1;
-	}
-	snprintf(file, sizeof(file), "%s/cpu.pb.gz", tmpdir);
-
-	fill_profile(&p);
-	CHECK(write_file(file, &p) == 0, "pprof_write");
-	check_decoded(file);
-
-	/* go tool pprof is the reader that matters: its absence is a failure, not a skip */
-	CHECK(go != NULL, "no go at /usr/bin/go or /usr/lib/go/bin/go (Debian golang-go)");
-	if (go) {
-		check_go_top(go, file);
-		check_go_traces(go, file);
-	}
-
-	check_empty(go, file);
-	check_large(go, file);
 
 	fill_profile(&p);
 	p.samples = &bad_sample;
 	p.nr_samples = 1;
 	errno = 0;
 	CHECK(write_file(file, &p) == -1 && errno == EINVAL, "dangling location index refused");
+}
+
+int main(int argc, char **argv)
+{
+	char file[sizeof(tmpdir) + 32], cmd[sizeof(tmpdir) + 16];
+	const char *go = find_go();
+	struct profile p;
+
+	harness_init(argc, argv);
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(file, sizeof(file), "%s/cpu.pb.gz", tmpdir);
+
+	/* the file the decoder and go tool pprof read */
+	fill_profile(&p);
+	CHECK(write_file(file, &p) == 0, "pprof_write");
+	RUN_TEST_AS("decoded", check_decoded(file));
+
+	/* go tool pprof is the reader that matters: its absence is a failure, not a skip */
+	CHECK(go != NULL, "no go at /usr/bin/go or /usr/lib/go/bin/go (Debian golang-go)");
+	if (go) {
+		RUN_TEST_AS("go_top", check_go_top(go, file));
+		RUN_TEST_AS("go_traces", check_go_traces(go, file));
+	}
+
+	/* these write files of their own over it */
+	RUN_TEST_AS("empty", check_empty(go, file));
+	RUN_TEST_AS("large", check_large(go, file));
+	RUN_TEST_AS("dangling", check_dangling(file));
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd))

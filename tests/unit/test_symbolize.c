@@ -164,11 +164,6 @@ static const char *lookup_name(struct sym_obj *o, uint64_t addr, uint64_t *off)
 	return name;
 }
 
-static bool streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
-
 static const char prog_c[] =
     "#define F __attribute__((noinline, aligned(64), used))\n"
     "F int alpha(int x) { return x * 3 + 1; }\n"
@@ -348,7 +343,7 @@ static void test_separate_debug(void)
 	c = sym_cache_new();
 	snprintf(bad, sizeof(bad), "%s/badroot", tmpdir);
 	sh("mkdir -p %s/.build-id/%.2s && gcc -O2 -g -x c -o %s/other - <<'X'\n"
-	   "int other_fn(void) { return 1; } int main(void) { return other_fn(); }\nX\n"
+	   "int other_fn(void) { return 1; } int main(int argc, char **argv) { return other_fn(); }\nX\n"
 	   "objcopy --only-keep-debug %s/other %s/.build-id/%.2s/%s.debug",
 	   bad, id, tmpdir, tmpdir, bad, id, id + 2);
 	sym_cache_set_debug_root(c, bad);
@@ -885,22 +880,23 @@ static void test_format(void)
 	CHECK(streq(buf, "[unknown]"), "%s", buf);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	harness_init(argc, argv);
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/cfisymXXXXXX");
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 2;
 	}
-	test_demangle();
-	test_format();
-	test_c_program();
-	test_separate_debug();
-	test_cxx();
-	test_kallsyms();
-	test_perfmap();
-	test_system_libs();
-	test_plt_names();
+	RUN_TEST(test_demangle);
+	RUN_TEST(test_format);
+	RUN_TEST(test_c_program);
+	RUN_TEST(test_separate_debug);
+	RUN_TEST(test_cxx);
+	RUN_TEST(test_kallsyms);
+	RUN_TEST(test_perfmap);
+	RUN_TEST(test_system_libs);
+	RUN_TEST(test_plt_names);
 	sh("rm -rf %s", tmpdir);
 	return HARNESS_DONE();
 }

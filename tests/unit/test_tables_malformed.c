@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -546,6 +547,24 @@ static size_t dbg_fde(struct bb *b, size_t cie, uint64_t pc, uint64_t range, con
 #define TXT MINI_TEXT_ADDR
 
 static struct phase crafted = {.name = "crafted CIE/FDE/ELF"};
+/*
+ * What each test hands on to the next, as when they all ran in one process:
+ * the crafted cases' counts and the PRNG (the same corruptions as before).
+ */
+static struct carried {
+	struct phase crafted;
+	uint64_t rng_state;
+} *carried;
+
+#define RUN_CARRIED(name, stmt)                                                                    \
+	RUN_TEST_AS(name, {                                                                        \
+		crafted = carried->crafted;                                                        \
+		rng_state = carried->rng_state;                                                    \
+		stmt;                                                                              \
+		carried->crafted = crafted;                                                        \
+		carried->rng_state = rng_state;                                                    \
+	})
+#define RUN_CRAFTED(fn) RUN_CARRIED(harness_short_name(#fn), fn())
 
 /* Wraps CFI bytes in a minimal ELF and runs them; keep returns the table. */
 static int run_cfi(const char *name, const struct bb *b, int debug, struct cfi_table **keep)
@@ -1183,10 +1202,14 @@ int main(int argc, char **argv)
 	unsigned int flips_small = 2000, flips_libc = 2000, survive = 1000;
 	double t0 = now_ms();
 
-	(void)argc;
-	(void)argv;
-	/* line buffered: a crash must not swallow the progress before it */
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	harness_init(argc, argv);
+	/*
+	 * Every case copies the image: from the heap, not a fresh mmap (page faults
+	 * on 2 MB a case), as once crafted_big had raised glibc's dynamic mmap
+	 * threshold when all ran in one process.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	elf_version(EV_CURRENT);
 	signal(SIGALRM, on_alarm);
 	/* fewer rounds under the sanitizers (~10x slower) or when asked to hurry */
@@ -1200,13 +1223,17 @@ int main(int argc, char **argv)
 		survive = 100;
 	}
 
-	test_crafted_good();
-	test_crafted_lengths();
-	test_crafted_pointers();
-	test_crafted_cie_fields();
-	test_crafted_programs();
-	test_crafted_big();
-	test_crafted_elf();
+	carried = harness_shared(sizeof(*carried));
+	carried->crafted = crafted;
+	carried->rng_state = rng_state;
+	RUN_CRAFTED(test_crafted_good);
+	RUN_CRAFTED(test_crafted_lengths);
+	RUN_CRAFTED(test_crafted_pointers);
+	RUN_CRAFTED(test_crafted_cie_fields);
+	RUN_CRAFTED(test_crafted_programs);
+	RUN_CRAFTED(test_crafted_big);
+	RUN_CRAFTED(test_crafted_elf);
+	crafted = carried->crafted;
 	phase_done(&crafted);
 
 	if (compile_small(small_path, sizeof(small_path)) || load_image(&small, small_path)) {
@@ -1216,13 +1243,13 @@ int main(int argc, char **argv)
 	CHECK(!load_image(&libc, "/lib/x86_64-linux-gnu/libc.so.6"), "cannot load libc.so.6");
 
 	if (small.buf) {
-		test_truncate(&small);
-		test_bitflips(&small, flips_small);
+		RUN_CARRIED("small_truncate", test_truncate(&small));
+		RUN_CARRIED("small_bitflips", test_bitflips(&small, flips_small));
 	}
 	if (libc.buf) {
-		test_truncate(&libc);
-		test_bitflips(&libc, flips_libc);
-		test_survival(&libc, survive);
+		RUN_CARRIED("libc_truncate", test_truncate(&libc));
+		RUN_CARRIED("libc_bitflips", test_bitflips(&libc, flips_libc));
+		RUN_CARRIED("libc_survival", test_survival(&libc, survive));
 	}
 	if (small.buf && strncmp(small_path, "/tmp/cfiprof-malformed-", 23) == 0) {
 		char cmd[600];
