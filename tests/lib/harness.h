@@ -32,6 +32,7 @@
 #define CFIPROF_HARNESS_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <pthread.h>
 #include <signal.h>
@@ -97,6 +98,7 @@ struct harness_results {
 
 static struct {
 	bool ready, list, nofork;
+	int list_fd;
 	double timeout;
 	const char *filters[HARNESS_MAX_FILTERS];
 	bool filter_hit[HARNESS_MAX_FILTERS];
@@ -194,6 +196,16 @@ static inline void harness_init(int argc, char **argv)
 	harness_setup();
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--list")) {
+			/* the names alone on stdout: what main prints goes to /dev/null */
+			int null = open("/dev/null", O_WRONLY);
+
+			fflush(stdout);
+			harness.list_fd = dup(1);
+			if (null < 0 || harness.list_fd < 0 || dup2(null, 1) < 0) {
+				perror("harness: --list");
+				exit(2);
+			}
+			close(null);
 			harness.list = true;
 		} else if (argv[i][0] == '-') {
 			fprintf(stderr,
@@ -378,7 +390,7 @@ static inline bool harness_begin(const char *name)
 		return true;
 	}
 	if (harness.list) {
-		printf("%s\n", name);
+		dprintf(harness.list_fd, "%s\n", name);
 		return false;
 	}
 	if (!harness_selected(name))

@@ -583,17 +583,22 @@ static const char reader[] =
     "              *[frames[i]['name'].encode().hex() for i in s], file=out)\n"
     "print('ok', file=out)\n";
 
+/* reader.py, the independent speedscope reader of check_speedscope and check_empty. */
+static void write_reader(void)
+{
+	FILE *f = fopen(path("reader.py"), "w");
+
+	CHECK(f && fputs(reader, f) >= 0 && !fclose(f), "writing reader.py");
+	CHECK(sh("command -v python3 >/dev/null") == 0, "python3 not installed (make deps)");
+}
+
 static void check_speedscope(void)
 {
 	char *json, *out, *lines[64], *want[64], *line, *save = NULL, name[128];
 	int nl = 0, nw = 0, profiles = 0, i;
 	uint64_t sum = 0, v, first = 0;
 	struct fixture fx;
-	FILE *f;
 
-	f = fopen(path("reader.py"), "w");
-	CHECK(f && fputs(reader, f) >= 0 && !fclose(f), "writing reader.py");
-	CHECK(sh("command -v python3 >/dev/null") == 0, "python3 not installed (make deps)");
 
 	fixture_main(&fx);
 	json = render(W_SPEEDSCOPE, &fx.p, path("main.json"), 0);
@@ -670,6 +675,7 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
+	write_reader();
 	RUN_TEST(check_svg);
 	RUN_TEST(check_text);
 	RUN_TEST(check_speedscope);

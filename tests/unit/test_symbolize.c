@@ -210,9 +210,20 @@ static void check_prog_symbols(struct sym_obj *o, const struct fsyms *rs, const 
 	CHECK(padding_checked >= 3, "%s: only %zu padding checks", what, padding_checked);
 }
 
-static void test_c_program(void)
+/* TMPDIR/prog, from prog_c: test_c_program's, and test_separate_debug's to strip. */
+static void build_prog(void)
 {
 	char src[256], bin[256];
+
+	snprintf(src, sizeof(src), "%s/prog.c", tmpdir);
+	snprintf(bin, sizeof(bin), "%s/prog", tmpdir);
+	write_file(src, prog_c);
+	CHECK(sh("gcc -O2 -g -Wl,--build-id=sha1 -o %s %s", bin, src) == 0, "gcc failed");
+}
+
+static void test_c_program(void)
+{
+	char bin[256];
 	struct sym_cache *c = sym_cache_new();
 	struct fsyms rs = {0};
 	const struct fsym *z, *za, *zl;
@@ -220,10 +231,7 @@ static void test_c_program(void)
 	const char *n;
 	uint64_t off;
 
-	snprintf(src, sizeof(src), "%s/prog.c", tmpdir);
 	snprintf(bin, sizeof(bin), "%s/prog", tmpdir);
-	write_file(src, prog_c);
-	CHECK(sh("gcc -O2 -g -Wl,--build-id=sha1 -o %s %s", bin, src) == 0, "gcc failed");
 	readelf_syms(bin, &rs);
 	o = sym_cache_get(c, NULL, bin, -1);
 	CHECK(o != NULL, "cannot load %s", bin);
@@ -888,6 +896,7 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 2;
 	}
+	build_prog();
 	RUN_TEST(test_demangle);
 	RUN_TEST(test_format);
 	RUN_TEST(test_c_program);

@@ -624,8 +624,6 @@ static void test_frames(void)
 	const char *bin;
 	int n, i;
 
-	write_file("frames.c", frames_src);
-
 	/* (d) -fomit-frame-pointer */
 	bin = tpath("frames_o2");
 	if (sh("gcc -O2 -fomit-frame-pointer -fasynchronous-unwind-tables -o frames_o2 frames.c")) {
@@ -1161,6 +1159,8 @@ int main(int argc, char **argv)
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
 
+	/* frames.c: the source of test_frames' binaries, and of test_debug_frame's */
+	write_file("frames.c", frames_src);
 	RUN_TEST(test_plt);
 	RUN_TEST(test_drap);
 	RUN_TEST(test_signal);

@@ -463,7 +463,7 @@ static int capture(char *const argv[], const char *leaf, int want_thread, struct
 	uint32_t i;
 
 	memset(s, 0, sizeof(*s));
-	pid = spawn(argv);
+	pid = spawn(argv, NULL, "-");
 	if (pid < 0)
 		return -errno;
 	/* let it reach its leaf (threads started, library loaded, signal delivered) */
