@@ -43,9 +43,11 @@ for arg in "$@"; do
 	rc=${PIPESTATUS[0]}
 	ms=$((($(date +%s%N) - start) / 1000000))
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1)
-	# the named tests that failed, to run again one by one
+	# the named tests that failed, to run again one by one ("main": the binary's own checks)
+	nr_named=${#failed_tests[@]}
 	while read -r t; do
-		failed_tests+=("$name:$t")
+		[ "$t" = main ] && t= || t=:$t
+		failed_tests+=("$name$t")
 	done < <(sed -n 's/^\[FAIL\] \([^:]*\): .*/\1/p' "$out")
 	rm -f "$out"
 	if [ -z "$line" ]; then
@@ -60,8 +62,8 @@ for arg in "$@"; do
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "--- $name: exit code $rc: counted as 1 failure"
 		f=1
-		failed_tests+=("$name")
 	fi
+	[ "$f" -gt 0 ] && [ ${#failed_tests[@]} -eq "$nr_named" ] && failed_tests+=("$name")
 	if [ "$asan" = 1 ]; then
 		printf -- '--- %s: %s passed (not added: counted in its twin), %s failed (%d ms)\n' \
 			"$name" "$p" "$f" "$ms"

@@ -497,21 +497,6 @@ struct chain_stats {
 	int nr_distinct;
 };
 
-static void join_frames(char *buf, size_t len, char **frames, int n)
-{
-	size_t off = 0;
-	int i;
-
-	buf[0] = 0;
-	for (i = 0; i < n && off + 1 < len; i++) {
-		int w = snprintf(buf + off, len - off, "%s%s", i ? ";" : "", frames[i]);
-
-		if (w < 0)
-			break;
-		off += (size_t)w;
-	}
-}
-
 static void chain_stats_free(struct chain_stats *cs)
 {
 	int i;

@@ -130,21 +130,6 @@ static bool reaches_root(char **frames, int n)
 	return (has_main && has_libc) || has_thread;
 }
 
-static void describe_chain(char *buf, size_t len, char **frames, int n)
-{
-	size_t off = 0;
-	int i;
-
-	buf[0] = 0;
-	for (i = 0; i < n && off + 1 < len; i++) {
-		int w = snprintf(buf + off, len - off, "%s%s", i ? ";" : "", frames[i]);
-
-		if (w < 0)
-			break;
-		off += (size_t)w;
-	}
-}
-
 static int parse_folded(const struct prog *p, const char *path, const char *comm, struct stats *st)
 {
 	const char *exp[MAX_FRAMES];
@@ -220,7 +205,7 @@ static int parse_folded(const struct prog *p, const char *path, const char *comm
 		} else {
 			st->chain_bad += count;
 			if (!st->first_bad[0])
-				describe_chain(st->first_bad, sizeof(st->first_bad), frames, n);
+				join_frames(st->first_bad, sizeof(st->first_bad), frames, n);
 		}
 	}
 	free(line);
@@ -756,7 +741,7 @@ static void test_prog(const struct prog *p, struct result *r)
 		char want[1024];
 		int ne = expected_chain(p, exp, MAX_FRAMES);
 
-		describe_chain(want, sizeof(want), (char **)exp, ne);
+		join_frames(want, sizeof(want), (char **)exp, ne);
 		fprintf(stderr, "  %s: expected %s\n  %s: got      %s\n", p->name, want, p->name,
 			r->st.first_bad);
 	}

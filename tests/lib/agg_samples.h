@@ -38,7 +38,8 @@ static inline size_t mkrec(uint32_t pid, uint32_t tid, const char *comm, uint8_t
 	r->tid = tid;
 	r->cpu = 1;
 	r->time_ns = 123456789;
-	memcpy(r->comm, comm, strnlen(comm, COMM_LEN - 1));
+	/* not strnlen(comm, 15): on a short literal, once inlined, GCC warns (stringop-overread) */
+	memcpy(r->comm, comm, strlen(comm) < COMM_LEN - 1 ? strlen(comm) : COMM_LEN - 1);
 	r->reason = reason;
 	r->flags = flags;
 	r->nr_kernel = (uint16_t)nk;

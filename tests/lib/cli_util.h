@@ -225,6 +225,22 @@ static inline bool tool_exists(const char *name)
 
 /* ---- the test programs' known chains (tests/progs) ---- */
 
+/* frames[0..n) joined with ';' into buf, cut at len. */
+static inline void join_frames(char *buf, size_t len, char **frames, int n)
+{
+	size_t off = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < n && off + 1 < len; i++) {
+		int w = snprintf(buf + off, len - off, "%s%s", i ? ";" : "", frames[i]);
+
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
 /* A GCC-split part of a function (foo.cold) is still foo. */
 static inline bool frame_is(const char *actual, const char *expected)
 {
