@@ -32,6 +32,7 @@
  * programs are OUT/progs/P).
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -164,6 +165,24 @@ static bool remove_cgroup(const char *path)
 	return false;
 }
 
+/* The cgroups under path: a test that died took the name of its docker-named scope with it. */
+static void remove_cgroup_children(const char *path)
+{
+	char child[PATHBUF];
+	struct dirent *e;
+	DIR *d;
+
+	if (!path[0] || !(d = opendir(path)))
+		return;
+	while ((e = readdir(d))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
+		remove_cgroup(child);
+	}
+	closedir(d);
+}
+
 static volatile sig_atomic_t cleaned;
 
 static void cleanup(void)
@@ -190,6 +209,7 @@ static void cleanup(void)
 			usleep(10000);
 	}
 	remove_cgroup(dock_abs);
+	remove_cgroup_children(cg_abs);
 	remove_cgroup(cg_abs);
 }
 

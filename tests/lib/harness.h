@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -43,6 +44,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +52,8 @@
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/lsan_interface.h>
 #endif
+
+#include "common/clock.h"
 
 static int harness_passed, harness_failed;
 
@@ -111,7 +115,6 @@ static struct {
 	char test[128];
 	double t0;
 	unsigned long sites_passed, sites_failed;
-	int tests_run, tests_failed;
 	volatile int lock;
 } harness;
 
@@ -119,14 +122,6 @@ static struct {
 static inline bool streq(const char *a, const char *b)
 {
 	return a && b && !strcmp(a, b);
-}
-
-static inline double harness_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Zeroed memory that stays shared with the tests forked after this call. */
@@ -325,8 +320,6 @@ static inline void harness_tally(const char *name, struct harness_results *r, do
 	}
 	harness.sites_passed += passed;
 	harness.sites_failed += failed;
-	if (failed)
-		harness.tests_failed++;
 	printf("[%s] %s: %lu passed, %lu failed (%.2f s)%s%s\n", failed ? "FAIL" : " ok ", name,
 	       passed, failed, secs, why ? ": " : "", why ? why : "");
 	fflush(stdout);
@@ -348,28 +341,41 @@ static inline bool harness_selected(const char *name)
 /* Waits for the test's process, killing it past the timeout; a wait status, or -1. */
 static inline int harness_wait(pid_t pid, bool *timed_out)
 {
-	double deadline = harness_now() + harness.timeout;
+	double deadline = mono_sec() + harness.timeout;
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	useconds_t nap = 1000;
 	int status;
 
 	*timed_out = false;
 	for (;;) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
+		double left = deadline - mono_sec();
 
 		if (r == pid)
-			return status;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (harness_now() >= deadline) {
+			break;
+		if (r < 0 && errno != EINTR) {
+			status = -1;
+			break;
+		}
+		if (left <= 0) {
 			*timed_out = true;
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
-			return status;
+			break;
 		}
-		usleep(nap);
-		if (nap < 50000)
-			nap *= 2;
+		/* a pidfd wakes us when the test ends; without one (before 5.3), poll */
+		if (pfd >= 0) {
+			poll(&(struct pollfd){.fd = pfd, .events = POLLIN}, 1,
+			     left > 1e6 ? 1000000000 : (int)(left * 1000) + 1);
+		} else {
+			usleep(nap);
+			if (nap < 50000)
+				nap *= 2;
+		}
 	}
+	if (pfd >= 0)
+		close(pfd);
+	return status;
 }
 
 /*
@@ -397,8 +403,7 @@ static inline bool harness_begin(const char *name)
 		return false;
 	snprintf(harness.test, sizeof(harness.test), "%s", name);
 	memset(harness.test_res, 0, sizeof(*harness.test_res));
-	harness.t0 = harness_now();
-	harness.tests_run++;
+	harness.t0 = mono_sec();
 	harness.depth = 1;
 	fflush(stdout);
 	fflush(stderr);
@@ -437,7 +442,7 @@ static inline bool harness_begin(const char *name)
 		harness_failed += (int)harness.test_res->sites[i].failed;
 	}
 	harness_failed += why[0] != 0;
-	harness_tally(name, harness.test_res, harness_now() - harness.t0, why[0] != 0,
+	harness_tally(name, harness.test_res, mono_sec() - harness.t0, why[0] != 0,
 		      why[0] ? why : NULL);
 	return false;
 }
@@ -458,7 +463,7 @@ static inline void harness_end(void)
 	if (harness.in_child)
 		_exit(0); /* not exit(): main's atexit handlers are main's */
 	harness.res = harness.main_res;
-	harness_tally(harness.test, harness.test_res, harness_now() - harness.t0, 0, NULL);
+	harness_tally(harness.test, harness.test_res, mono_sec() - harness.t0, 0, NULL);
 }
 
 /* The last line: distinct sites of every test (and main), plus crashes. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "user/output/flamegraph_svg.h"
 #include "user/profile/profile.h"
@@ -197,28 +198,6 @@ static int sh(const char *fmt, ...)
 	va_end(ap);
 	rc = system(cmd);
 	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-static char *slurp(const char *file)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *in, *out;
-	int c;
-
-	in = fopen(file, "r");
-	if (!in)
-		return NULL;
-	out = open_memstream(&buf, &len);
-	if (!out) {
-		fclose(in);
-		return NULL;
-	}
-	while ((c = fgetc(in)) != EOF)
-		fputc(c, out);
-	fclose(in);
-	fclose(out);
-	return buf;
 }
 
 enum writer { W_SVG, W_TEXT, W_SPEEDSCOPE };

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "tables/cfi_table.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/mini_elf.h"
@@ -40,14 +41,6 @@ static void on_alarm(int sig)
 	    write(2, "\n", 1) < 0)
 		_exit(3);
 	_exit(3);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /* ---- one build, with every property the contract promises ---- */
@@ -140,9 +133,9 @@ static int run_case(struct phase *ph, const char *name, const void *buf, size_t 
 	memset(&diag, 0, sizeof(diag));
 	snprintf(cur_case, sizeof(cur_case), "%s: %s", ph->name, name);
 	alarm(CASE_TIMEOUT);
-	t0 = now_ms();
+	t0 = mono_ms();
 	rc = cfi_table_build_mem(copy, len, NULL, &t, &diag);
-	ms = now_ms() - t0;
+	ms = mono_ms() - t0;
 	alarm(0);
 	free(copy);
 
@@ -982,10 +975,10 @@ static void test_crafted_big(void)
 	eh_cie(&b, "zR", 0x1b, NULL, 0);
 	eh_fde(&b, 0, TXT, 0x40, ins.p, ins.n);
 	eh_fde(&b, 0, TXT + 0x40, 0x40, INSNS(0x41, 0x0e, 0x10));
-	t0 = now_ms();
+	t0 = mono_ms();
 	rc = run_cfi("remember_state x1000000", &b, 0, &t);
 	printf("malformed: remember_state x1000000: %s in %.0f ms\n", cfi_strerror(rc),
-	       now_ms() - t0);
+	       mono_ms() - t0);
 	/* the neighbour FDE is not the victim's fault */
 	if (t)
 		expect_rule("remember_state x1000000 neighbour", t, TXT + 0x41, CFI_CFA_RSP, 16);
@@ -1200,7 +1193,7 @@ int main(int argc, char **argv)
 	struct image libc, small;
 	char small_path[256];
 	unsigned int flips_small = 2000, flips_libc = 2000, survive = 1000;
-	double t0 = now_ms();
+	double t0 = mono_ms();
 
 	harness_init(argc, argv);
 	/*
@@ -1260,6 +1253,6 @@ int main(int argc, char **argv)
 	}
 	free(small.buf);
 	free(libc.buf);
-	printf("malformed: %.1f s\n", (now_ms() - t0) / 1e3);
+	printf("malformed: %.1f s\n", (mono_ms() - t0) / 1e3);
 	return HARNESS_DONE();
 }
