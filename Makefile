@@ -38,8 +38,10 @@ BPF_SKEL   := $(BPF_SRC:bpf/%.bpf.c=$(OUT)/%.skel.h)
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c tests/e2e/test_*.c))
 TEST_BIN   := $(addprefix $(OUT)/tests/,$(notdir $(TEST_SRC:.c=)))
 # unit tests run once more under ASan + UBSan (tests/run.sh reports them as NAME[asan])
-ASAN_TESTS := test_tables_malformed test_tables_rules test_user_units test_symbolize \
-              test_fuzz_regressions test_debug_file test_agent_limits test_http_server test_budgets
+ASAN_TESTS := test_tables_malformed test_tables_rules test_symbolize test_fuzz_regressions \
+              test_aggregate test_folded test_frame_names test_mapping_keys test_proc_maps \
+              test_proc_stat test_recording test_row_alloc test_table_store \
+              test_debug_file test_agent_limits test_http_server test_budgets
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
 # libFuzzer targets: one per parser of outside data, tests/fuzz/fuzz_*.c
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))

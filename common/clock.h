@@ -31,6 +31,12 @@ static inline double mono_sec(void)
 	return (double)mono_ns() / 1e9;
 }
 
+/* CLOCK_MONOTONIC in ms, for durations people read. */
+static inline double mono_ms(void)
+{
+	return (double)mono_ns() / 1e6;
+}
+
 /* CLOCK_REALTIME in ns since the epoch. */
 static inline uint64_t unix_ns(void)
 {

@@ -48,13 +48,13 @@
 #include <zlib.h>
 
 #include "tests/lib/cli_util.h"
+#include "tests/lib/e2e.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/pprof_read.h"
 
 #define PATHBUF (PATH_MAX + 256)
 
-static const char *cfiprof_bin;
-static char chain_bin[PATH_MAX];
-static char tmpdir[256];
+static char chain_bin[PATHBUF];
 static char go_bin[PATH_MAX];
 
 /* ---- processes ---- */
@@ -119,196 +119,34 @@ struct pprof_info {
 	char labels[512];   /* distinct label keys seen on the first sample */
 };
 
-static int gunzip(const void *in, size_t len, uint8_t **out, size_t *out_len)
-{
-	z_stream zs = {0};
-	size_t cap = len * 8 + 4096, n = 0;
-	uint8_t *buf = malloc(cap);
-	int ret;
-
-	if (!buf || inflateInit2(&zs, 15 + 32) != Z_OK) {
-		free(buf);
-		return -1;
-	}
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)len;
-	do {
-		if (cap - n < 65536) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-		}
-		zs.next_out = buf + n;
-		zs.avail_out = (uInt)(cap - n);
-		ret = inflate(&zs, Z_NO_FLUSH);
-		n = cap - zs.avail_out;
-	} while (ret == Z_OK);
-	inflateEnd(&zs);
-	if (ret != Z_STREAM_END) {
-		free(buf);
-		return -1;
-	}
-	*out = buf;
-	*out_len = n;
-	return 0;
-}
-
-static int varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
-{
-	int shift = 0;
-
-	*v = 0;
-	while (*pos < len && shift < 64) {
-		uint8_t c = p[(*pos)++];
-
-		*v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return 0;
-		shift += 7;
-	}
-	return -1;
-}
-
-/* Calls fn for each field of a message: field number, wire type, varint value or body. */
-typedef void (*field_fn)(void *ctx, int field, int wire, uint64_t v, const uint8_t *body,
-			 size_t len);
-
-static int walk(const uint8_t *p, size_t len, field_fn fn, void *ctx)
-{
-	size_t pos = 0;
-	uint64_t key, v;
-
-	while (pos < len) {
-		if (varint(p, len, &pos, &key))
-			return -1;
-		switch (key & 7) {
-		case 0:
-			if (varint(p, len, &pos, &v))
-				return -1;
-			fn(ctx, (int)(key >> 3), 0, v, NULL, 0);
-			break;
-		case 1:
-			pos += 8;
-			break;
-		case 5:
-			pos += 4;
-			break;
-		case 2:
-			if (varint(p, len, &pos, &v) || v > len - pos)
-				return -1;
-			fn(ctx, (int)(key >> 3), 2, v, p + pos, v);
-			pos += v;
-			break;
-		default:
-			return -1;
-		}
-	}
-	return pos == len ? 0 : -1;
-}
-
-struct decode {
-	struct pprof_info *pi;
-	const char **strs;
-	size_t nr_strs, cap_strs;
-	uint64_t comments[32];
-	int nr_comments;
-	uint64_t label_keys[32];
-	int nr_label_keys;
-	bool first_sample_done, in_first;
-	uint64_t value0;
-	bool value_seen;
-};
-
-static void label_field(void *ctx, int field, int wire, uint64_t v, const uint8_t *b, size_t l)
-{
-	struct decode *d = ctx;
-
-	(void)b;
-	(void)l;
-	if (field == 1 && wire == 0 && d->nr_label_keys < 32)
-		d->label_keys[d->nr_label_keys++] = v;
-}
-
-static void sample_field(void *ctx, int field, int wire, uint64_t v, const uint8_t *b, size_t l)
-{
-	struct decode *d = ctx;
-	size_t pos = 0;
-
-	if (field == 2 && !d->value_seen) {
-		if (wire == 0) {
-			d->value0 = v;
-		} else if (varint(b, l, &pos, &v) == 0) {
-			d->value0 = v;
-		}
-		d->value_seen = true;
-	}
-	if (field == 3 && wire == 2 && d->in_first)
-		walk(b, l, label_field, d);
-}
-
-static void profile_field(void *ctx, int field, int wire, uint64_t v, const uint8_t *b, size_t l)
-{
-	struct decode *d = ctx;
-	size_t pos = 0;
-
-	switch (field) {
-	case 2:
-		d->value_seen = false;
-		d->value0 = 0;
-		d->in_first = !d->first_sample_done;
-		walk(b, l, sample_field, d);
-		d->first_sample_done = true;
-		d->pi->nr_samples++;
-		d->pi->total += d->value0;
-		break;
-	case 6: {
-		char *s = strndup((const char *)b, l);
-
-		if (d->nr_strs == d->cap_strs) {
-			d->cap_strs = d->cap_strs ? d->cap_strs * 2 : 256;
-			d->strs = realloc(d->strs, d->cap_strs * sizeof(*d->strs));
-		}
-		d->strs[d->nr_strs++] = s;
-		if (!strcmp(s, "leaf"))
-			d->pi->has_leaf = true;
-		break;
-	}
-	case 10:
-		d->pi->duration_ns = v;
-		break;
-	case 13:
-		if (wire == 0) {
-			if (d->nr_comments < 32)
-				d->comments[d->nr_comments++] = v;
-		} else {
-			while (pos < l && d->nr_comments < 32 && !varint(b, l, &pos, &v))
-				d->comments[d->nr_comments++] = v;
-		}
-		break;
-	}
-}
-
+/* What the checks need of a gzipped profile; .ok false if it does not decode. */
 static struct pprof_info decode_pprof(const void *gz, size_t len)
 {
 	struct pprof_info pi = {0};
-	struct decode d = {.pi = &pi};
+	struct decoded d;
 	uint8_t *raw;
-	size_t raw_len, i, n = 0;
+	size_t raw_len, n = 0;
 
-	if (gunzip(gz, len, &raw, &raw_len))
+	raw = gunzip_mem(gz, len, &raw_len);
+	if (!raw)
 		return pi;
-	pi.ok = !walk(raw, raw_len, profile_field, &d);
-	for (i = 0; i < (size_t)d.nr_comments; i++)
-		if (d.comments[i] < d.nr_strs)
+	pi.ok = !decode(raw, raw_len, &d);
+	pi.nr_samples = (uint64_t)d.nr_samples;
+	for (int i = 0; i < d.nr_samples; i++)
+		pi.total += d.samples[i].nr_vals ? d.samples[i].vals[0] : 0;
+	pi.duration_ns = d.duration_nanos;
+	for (int i = 0; i < d.nr_strs; i++)
+		pi.has_leaf |= !strcmp(d.strs[i], "leaf");
+	for (int i = 0; i < d.nr_comments; i++)
+		if (d.comments[i] < (uint64_t)d.nr_strs && n < sizeof(pi.comments))
 			n += (size_t)snprintf(pi.comments + n, sizeof(pi.comments) - n, "%s;",
 					      d.strs[d.comments[i]]);
 	n = 0;
-	for (i = 0; i < (size_t)d.nr_label_keys; i++)
-		if (d.label_keys[i] < d.nr_strs && n < sizeof(pi.labels))
+	for (int i = 0; d.nr_samples && i < d.samples[0].nr_labels; i++)
+		if (n < sizeof(pi.labels))
 			n += (size_t)snprintf(pi.labels + n, sizeof(pi.labels) - n, "%s;",
-					      d.strs[d.label_keys[i]]);
-	for (i = 0; i < d.nr_strs; i++)
-		free((char *)d.strs[i]);
-	free(d.strs);
+					      d.samples[0].label_keys[i]);
+	decoded_free(&d);
 	free(raw);
 	return pi;
 }
@@ -323,46 +161,10 @@ static struct pprof_info decode_file(const char *path)
 	return pi;
 }
 
-/* ---- go tool pprof ---- */
-
-static const char *find_go(void)
-{
-	static const char *const cands[] = {"/usr/bin/go", "/usr/lib/go/bin/go",
-					    "/usr/local/go/bin/go"};
-	size_t i;
-
-	for (i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
-		if (!access(cands[i], X_OK))
-			return cands[i];
-	return NULL;
-}
-
+/* go tool pprof ARGS FILE, offline with its caches in tmpdir. */
 static char *run_pprof(const char *args, const char *file, int *status)
 {
-	char cmd[PATHBUF * 4], *out = NULL, buf[4096];
-	size_t len = 0, got;
-	FILE *p, *m;
-	int st;
-
-	*status = -1;
-	snprintf(cmd, sizeof(cmd),
-		 "HOME=%1$s GOCACHE=%1$s/gocache GOPATH=%1$s/gopath GOTOOLCHAIN=local "
-		 "GOFLAGS= GOPROXY=off PPROF_TMPDIR=%1$s PPROF_BINARY_PATH=%1$s "
-		 "%2$s tool pprof %3$s %4$s 2>&1",
-		 tmpdir, go_bin, args, file);
-	m = open_memstream(&out, &len);
-	p = popen(cmd, "r");
-	if (!p) {
-		fclose(m);
-		free(out);
-		return NULL;
-	}
-	while ((got = fread(buf, 1, sizeof(buf), p)) > 0)
-		fwrite(buf, 1, got, m);
-	st = pclose(p);
-	fclose(m);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return out;
+	return go_pprof(go_bin, tmpdir, args, file, status);
 }
 
 /* ---- what the interval files hold ---- */
@@ -1726,17 +1528,17 @@ static void test_spool_and_restart(void)
 	       rv.nr_ok, nr_ids);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const char *out = getenv("OUT") ? getenv("OUT") : "build";
 	const char *go;
 	char *chain_argv[3];
 	pid_t chain;
 
-	cfiprof_bin = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
-	snprintf(chain_bin, sizeof(chain_bin), "%s/progs/chain", out);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/cfiprof-agent-test.XXXXXX");
-	if (!mkdtemp(tmpdir) || access(cfiprof_bin, X_OK) || access(chain_bin, X_OK)) {
+	harness_init(argc, argv);
+	if (!e2e_setup("agent-test"))
+		return HARNESS_DONE();
+	snprintf(chain_bin, sizeof(chain_bin), "%s/chain", progs_dir);
+	if (access(cfiprof_bin, X_OK) || access(chain_bin, X_OK)) {
 		CHECK(0, "setup: %s and %s must be built (make, make %s)", cfiprof_bin, chain_bin,
 		      chain_bin);
 		return HARNESS_DONE();
@@ -1751,29 +1553,23 @@ int main(void)
 	chain_argv[2] = NULL;
 	chain = spawn(chain_argv, NULL, NULL);
 	sleep_s(0.2);
-	test_files();
-	test_push();
-	test_spool_and_restart();
+	RUN_TEST(test_files);
+	RUN_TEST(test_push);
+	RUN_TEST(test_spool_and_restart);
 	kill(chain, SIGKILL);
 	if (cgroup_make()) {
 		atexit(cgroup_remove);
-		test_churn();
-		test_cap_processes();
-		test_cap_table_bytes();
-		test_short_lived();
+		RUN_TEST(test_churn);
+		RUN_TEST(test_cap_processes);
+		RUN_TEST(test_cap_table_bytes);
+		RUN_TEST(test_short_lived);
 		cgroup_remove();
 	} else {
 		CHECK(0, "cannot make a cgroup v2 directory for the cap and short-process tests");
 	}
 	waitpid(chain, NULL, 0);
-	if (!harness_failed) {
-		char cmd[PATHBUF];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-		if (system(cmd))
-			fprintf(stderr, "could not remove %s\n", tmpdir);
-	} else {
+	if (harness_failed)
 		fprintf(stderr, "logs and files kept in %s\n", tmpdir);
-	}
+	e2e_finish();
 	return HARNESS_DONE();
 }

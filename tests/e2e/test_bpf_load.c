@@ -101,18 +101,23 @@ static void try_load(int use_loop, unsigned int frames)
 	cfiprof_bpf__destroy(skel);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unsigned int frames[] = {127, 512, MAX_USER_FRAMES_LIMIT};
+	char name[64];
 	unsigned int i;
 	int use_loop;
 
+	harness_init(argc, argv);
 	libbpf_set_print(capture_print);
 	CHECK(geteuid() == 0, "must run as root to load BPF (euid %u)", geteuid());
 	CHECK(libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1,
 	      "kernel lacks bpf_loop for perf_event programs");
 	for (use_loop = 1; use_loop >= 0; use_loop--)
-		for (i = 0; i < sizeof(frames) / sizeof(frames[0]); i++)
-			try_load(use_loop, frames[i]);
+		for (i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
+			snprintf(name, sizeof(name), "%s-%u", use_loop ? "loop" : "tailcalls",
+				 frames[i]);
+			RUN_TEST_AS(name, try_load(use_loop, frames[i]));
+		}
 	return HARNESS_DONE();
 }

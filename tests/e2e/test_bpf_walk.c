@@ -174,7 +174,7 @@ static void live(const char *name, const char *prog, const char *arg2, const str
 		      "%s: tail-call slot: %s", cfg, strerror(errno));
 	}
 
-	pid = spawn(argv);
+	pid = spawn(argv, NULL, "-");
 	usleep(400000); /* dlopen done, signal handler entered */
 	err = read_maps(pid, &s);
 	s.pid = pid;
@@ -273,7 +273,7 @@ out_skel:
 #define TOKS(...)                                                                                  \
 	.tok = {__VA_ARGS__}, .nr_tok = sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const struct expect chain = {
 	    TOKS("leaf", "d", "c", "b", "a", "main", "@libc", "@libc", "_start")};
@@ -284,15 +284,25 @@ int main(void)
 	static const struct expect cxx = {
 	    TOKS("x_leaf", "x_b", "x_a", "main", "@libc", "@libc", "_start")};
 	int use_loop, stats_fd;
+	const char *mode;
+	char name[64];
 
+	harness_init(argc, argv);
 	/* per-program run time, for the cost per sample */
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	CHECK(geteuid() == 0, "must run as root (euid %u)", geteuid());
 	for (use_loop = 1; use_loop >= 0; use_loop--) {
-		live("chain", "chain", NULL, &chain, use_loop, 127, 0);
-		live("recurse", "recurse", "300", &recurse, use_loop, 512, 0);
-		live("signal", "signal", NULL, &sig, use_loop, 127, 1);
-		live("cxx_throw", "cxx_throw", NULL, &cxx, use_loop, 127, 0);
+		mode = use_loop ? "loop" : "tailcalls";
+#define LIVE(prog, ...)                                                                            \
+	do {                                                                                       \
+		snprintf(name, sizeof(name), "%s-%s", mode, prog);                                 \
+		RUN_TEST_AS(name, live(prog, prog, __VA_ARGS__));                                  \
+	} while (0)
+		LIVE("chain", NULL, &chain, use_loop, 127, 0);
+		LIVE("recurse", "300", &recurse, use_loop, 512, 0);
+		LIVE("signal", NULL, &sig, use_loop, 127, 1);
+		LIVE("cxx_throw", NULL, &cxx, use_loop, 127, 0);
+#undef LIVE
 	}
 	if (stats_fd >= 0)
 		close(stats_fd);

@@ -35,89 +35,12 @@
 #include <zlib.h>
 
 #include "tests/lib/cli_util.h"
+#include "tests/lib/e2e.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/pprof_read.h"
 
 #define PATHBUF (PATH_MAX + 256)
 #define MAX_ENV 12
-
-static const char *cfiprof_bin;
-static char progs_dir[PATH_MAX];
-static char tmpdir[256];
-
-static char *tpath(char *buf, size_t len, const char *name)
-{
-	snprintf(buf, len, "%s/%s", tmpdir, name);
-	return buf;
-}
-
-/* ---- running commands ---- */
-
-/*
- * Runs argv with stdout / stderr sent to files (NULL: /dev/null) and env
- * ("K=V", NULL-terminated, may be NULL) added; kills it past timeout seconds.
- * Returns its exit code, 128+sig if killed by a signal, -1 if it could not
- * run or timed out.  *elapsed (if given) gets the wall time.
- */
-static int run_env(char *const argv[], char *const env[], const char *out, const char *err,
-		   double timeout, double *elapsed)
-{
-	double t0 = mono_sec();
-	pid_t pid = fork();
-	int status;
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int n = open("/dev/null", O_RDONLY);
-
-		if (o < 0 || e < 0 || n < 0)
-			_exit(126);
-		dup2(n, 0);
-		dup2(o, 1);
-		dup2(e, 2);
-		close(n);
-		close(o);
-		close(e);
-		for (int i = 0; env && env[i]; i++)
-			putenv(env[i]);
-		setpgid(0, 0);
-		execvp(argv[0], argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r < 0)
-			return -1;
-		if (mono_sec() - t0 >= timeout) {
-			fprintf(stderr, "  %s timed out after %.0f s: killed\n", argv[0], timeout);
-			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			if (elapsed)
-				*elapsed = mono_sec() - t0;
-			return -1;
-		}
-		usleep(10000);
-	}
-	if (elapsed)
-		*elapsed = mono_sec() - t0;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return -1;
-}
-
-static int run(char *const argv[], const char *out, const char *err, double timeout)
-{
-	return run_env(argv, NULL, out, err, timeout, NULL);
-}
 
 /*
  * cfiprof record -F 499 [-o OUT] [--save SAVE] -- PROG SECONDS.  OUT and SAVE
@@ -347,7 +270,7 @@ static bool maps_equal(struct stack_map *a, struct stack_map *b, const char *an,
 
 /* ---- 1. pprof ---- */
 
-static char *go_env[8];
+static char *go_env[10];
 
 /* go tool pprof ARGS... T/chain.pb.gz > T/OUT; returns the output (caller frees) or NULL. */
 static char *pprof_run(const char *mode, const char *extra, const char *out)
@@ -1354,63 +1277,30 @@ static void test_vdso(void)
 	free(rep_text);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const char *out = getenv("OUT") ? getenv("OUT") : "build";
-	char tmpl[] = "/tmp/cfiprof-cli.XXXXXX", path[PATH_MAX], chain[PATHBUF];
-	double t0 = mono_sec(), t;
+	char chain[PATHBUF];
 	static const char *const tools[] = {"go", "xmllint", "chromium", "python3", "strip", "nm"};
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	cfiprof_bin = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
-	snprintf(path, sizeof(path), "%s/progs", out);
-	if (!realpath(path, progs_dir))
-		snprintf(progs_dir, sizeof(progs_dir), "%s", path);
-	if (!mkdtemp(tmpl)) {
-		CHECK(0, "mkdtemp: %s", strerror(errno));
+	harness_init(argc, argv);
+	if (!e2e_setup("cli"))
 		return HARNESS_DONE();
-	}
-	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
 	snprintf(chain, sizeof(chain), "%s/chain", progs_dir);
-	printf("cfiprof: %s, programs: %s, output: %s\n", cfiprof_bin, progs_dir, tmpdir);
-	CHECK(access(cfiprof_bin, X_OK) == 0, "%s is missing (make)", cfiprof_bin);
 	CHECK(access(chain, X_OK) == 0, "%s is missing (make %s)", chain, chain);
 	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
 		CHECK(tool_exists(tools[i]), "%s is missing (make deps)", tools[i]);
 	go_env_setup(tmpdir, go_env);
 
-	t = mono_sec();
-	test_errors(chain);
-	printf("errors: %.1f s\n", mono_sec() - t);
-	t = mono_sec();
-	test_pprof(chain);
-	printf("pprof: %.1f s\n", mono_sec() - t);
-	t = mono_sec();
-	test_cxx();
-	printf("c++ names: %.1f s\n", mono_sec() - t);
-	t = mono_sec();
-	test_stripped(chain);
-	printf("stripped: %.1f s\n", mono_sec() - t);
-	t = mono_sec();
-	test_svg(chain);
-	printf("svg: %.1f s\n", mono_sec() - t);
-	t = mono_sec();
-	test_report_same(chain);
-	printf("report == live: %.1f s\n", mono_sec() - t);
-	t = mono_sec();
-	test_speedscope(chain);
-	printf("speedscope: %.1f s\n", mono_sec() - t);
-	t = mono_sec();
-	test_vdso();
-	printf("vdso: %.1f s\n", mono_sec() - t);
-	t = mono_sec();
-	test_inherit(chain);
-	printf("inherit: %.1f s\n", mono_sec() - t);
+	RUN_TEST_AS("errors", test_errors(chain));
+	RUN_TEST_AS("pprof", test_pprof(chain));
+	RUN_TEST(test_cxx);
+	RUN_TEST_AS("stripped", test_stripped(chain));
+	RUN_TEST_AS("svg", test_svg(chain));
+	RUN_TEST_AS("report_same", test_report_same(chain));
+	RUN_TEST_AS("speedscope", test_speedscope(chain));
+	RUN_TEST(test_vdso);
+	RUN_TEST_AS("inherit", test_inherit(chain));
 
-	snprintf(path, sizeof(path), "rm -rf %s", tmpdir);
-	if (!harness_failed && system(path))
-		fprintf(stderr, "  cleaning %s failed\n", tmpdir);
-	printf("total %.1f s%s%s\n", mono_sec() - t0, harness_failed ? "; files kept in " : "",
-	       harness_failed ? tmpdir : "");
+	e2e_finish();
 	return HARNESS_DONE();
 }

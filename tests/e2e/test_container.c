@@ -32,6 +32,7 @@
  * programs are OUT/progs/P).
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -48,7 +49,9 @@
 #include <unistd.h>
 
 #include "tests/lib/cli_util.h"
+#include "tests/lib/e2e.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/pprof_read.h"
 #include "user/track/cgroups.h"
 #include "elf/safe_open.h"
 
@@ -56,9 +59,8 @@
 #define MAX_CHILDREN 32
 #define MAX_LIBS     16
 
-static const char *cfiprof_bin;
-static char progs_dir[PATH_MAX], chain[PATHBUF], recurse[PATHBUF];
-static char tmpdir[256], rootdir[512];
+static char chain[PATHBUF], recurse[PATHBUF];
+static char rootdir[512];
 static char cg_mnt[256], cg_abs[512], cg_rel[256], dock_abs[PATHBUF], dock_rel[512];
 static char dock_id[65];
 static char interp[PATH_MAX], libs[MAX_LIBS][PATH_MAX];
@@ -67,12 +69,6 @@ static int nr_libs;
 /* every process group started here, killed at cleanup */
 static pid_t children[MAX_CHILDREN];
 static int nr_children;
-
-static char *tpath(char *buf, size_t len, const char *name)
-{
-	snprintf(buf, len, "%s/%s", tmpdir, name);
-	return buf;
-}
 
 static bool write_file(const char *path, const char *text)
 {
@@ -88,43 +84,16 @@ static bool write_file(const char *path, const char *text)
 
 /* ---- processes ---- */
 
-/*
- * Starts argv in its own process group with stdout / stderr sent to files
- * (NULL: /dev/null) and env ("K=V", may be NULL) added.  Returns its pid or -1.
- */
-static pid_t spawn_env(char *const argv[], char *const env[], const char *out, const char *err)
+/* spawn_env, the process group registered: cleanup kills it. */
+static pid_t spawn_child(char *const argv[], char *const env[], const char *out, const char *err)
 {
 	pid_t pid;
 
 	if (nr_children == MAX_CHILDREN)
 		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int n = open("/dev/null", O_RDONLY);
-
-		if (o < 0 || e < 0 || n < 0)
-			_exit(126);
-		dup2(n, 0);
-		dup2(o, 1);
-		dup2(e, 2);
-		close(n);
-		close(o);
-		close(e);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		for (int i = 0; env && env[i]; i++)
-			putenv(env[i]);
-		setpgid(0, 0);
-		execvp(argv[0], argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	children[nr_children++] = pid;
+	pid = spawn_env(argv, env, out, err);
+	if (pid > 0)
+		children[nr_children++] = pid;
 	return pid;
 }
 
@@ -141,39 +110,19 @@ static void forget_child(pid_t pid)
 /* Waits for pid (killing its group past timeout s): exit code, 128+sig, or -1. */
 static int wait_child(pid_t pid, double timeout)
 {
-	double t0 = mono_sec();
-	int status;
+	bool timed_out;
+	int st = wait_timeout(pid, timeout, &timed_out);
 
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r < 0) {
-			forget_child(pid);
-			return -1;
-		}
-		if (mono_sec() - t0 >= timeout) {
-			fprintf(stderr, "  pid %d timed out after %.0f s: killed\n", pid, timeout);
-			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			forget_child(pid);
-			return -1;
-		}
-		usleep(10000);
-	}
+	if (timed_out)
+		fprintf(stderr, "  pid %d timed out after %.0f s: killed\n", pid, timeout);
 	forget_child(pid);
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return -1;
+	return exit_code(st, timed_out);
 }
 
-static int run_env(char *const argv[], char *const env[], const char *out, const char *err,
-		   double timeout)
+static int run_child(char *const argv[], char *const env[], const char *out, const char *err,
+		     double timeout)
 {
-	pid_t pid = spawn_env(argv, env, out, err);
+	pid_t pid = spawn_child(argv, env, out, err);
 
 	return pid < 0 ? -1 : wait_child(pid, timeout);
 }
@@ -216,6 +165,24 @@ static bool remove_cgroup(const char *path)
 	return false;
 }
 
+/* The cgroups under path: a test that died took the name of its docker-named scope with it. */
+static void remove_cgroup_children(const char *path)
+{
+	char child[PATHBUF];
+	struct dirent *e;
+	DIR *d;
+
+	if (!path[0] || !(d = opendir(path)))
+		return;
+	while ((e = readdir(d))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
+		remove_cgroup(child);
+	}
+	closedir(d);
+}
+
 static volatile sig_atomic_t cleaned;
 
 static void cleanup(void)
@@ -242,6 +209,7 @@ static void cleanup(void)
 			usleep(10000);
 	}
 	remove_cgroup(dock_abs);
+	remove_cgroup_children(cg_abs);
 	remove_cgroup(cg_abs);
 }
 
@@ -319,7 +287,7 @@ static pid_t start_container(const char *cg, const char *name, const char *secon
 	for (int i = 0; i < nr_libs; i++)
 		argv[n++] = libs[i];
 	argv[n] = NULL;
-	return spawn_env(argv, NULL, NULL, tpath(err, sizeof(err), errname));
+	return spawn_child(argv, NULL, NULL, tpath(err, sizeof(err), errname));
 }
 
 /*
@@ -343,7 +311,7 @@ static pid_t start_in_container(const char *cg, pid_t target, const char *name, 
 			chain, (char *)name, (char *)seconds, NULL};
 
 	snprintf(tstr, sizeof(tstr), "%d", (int)target);
-	return spawn_env(argv, NULL, NULL, tpath(err, sizeof(err), errname));
+	return spawn_child(argv, NULL, NULL, tpath(err, sizeof(err), errname));
 }
 
 static bool read_comm(pid_t pid, char *out, size_t len)
@@ -583,7 +551,7 @@ static void check_complete(const char *what, const struct fstats *st, unsigned l
 
 /* ---- go tool pprof -tags ---- */
 
-static char *go_env[8];
+static char *go_env[10];
 
 /* go tool pprof -tags -sample_index=samples T/PB; the output (caller frees) or NULL. */
 static char *pprof_tags(const char *pb)
@@ -595,7 +563,7 @@ static char *pprof_tags(const char *pb)
 	tpath(in, sizeof(in), pb);
 	snprintf(oname, sizeof(oname), "%s.tags", pb);
 	snprintf(ename, sizeof(ename), "%s.tags.err", pb);
-	rc = run_env(argv, go_env, tpath(out, sizeof(out), oname), tpath(err, sizeof(err), ename),
+	rc = run_child(argv, go_env, tpath(out, sizeof(out), oname), tpath(err, sizeof(err), ename),
 		     60);
 	CHECK(rc == 0, "go tool pprof -tags %s: exit %d", pb, rc);
 	if (rc) {
@@ -661,7 +629,7 @@ static int cfiprof(char **args, const char *out, const char *errname, double tim
 	while (*args && n < 23)
 		argv[n++] = *args++;
 	argv[n] = NULL;
-	rc = run_env(argv, NULL, out, tpath(err, sizeof(err), errname), timeout);
+	rc = run_child(argv, NULL, out, tpath(err, sizeof(err), errname), timeout);
 	CHECK(rc == 0, "cfiprof %s ... (%s): exit %d", argv[1], errname, rc);
 	if (rc)
 		dump_tail("cfiprof stderr", err);
@@ -707,8 +675,8 @@ static void test_cgroup(pid_t work)
 	if (ns != 1 && ns != 2)
 		CHECK(0, "ctrwork: pid %u inside its PID namespace (want 1 or 2)", ns);
 	/* the folded / saved run and the pprof run side by side */
-	a = spawn_env(rec_args, NULL, NULL, tpath(ea, sizeof(ea), "ctr.record.err"));
-	b = spawn_env(pb_args, NULL, NULL, tpath(eb, sizeof(eb), "ctr.pb.record.err"));
+	a = spawn_child(rec_args, NULL, NULL, tpath(ea, sizeof(ea), "ctr.record.err"));
+	b = spawn_child(pb_args, NULL, NULL, tpath(eb, sizeof(eb), "ctr.pb.record.err"));
 	ra = a < 0 ? -1 : wait_child(a, 60);
 	rb = b < 0 ? -1 : wait_child(b, 60);
 	CHECK(ra == 0, "record --cgroup %s -o ctr.folded --save ctr.rec: exit %d", cg_abs, ra);
@@ -977,7 +945,7 @@ static void test_late(pid_t work)
 	double t0 = mono_sec();
 	int rc;
 
-	rec = spawn_env(args, NULL, NULL, tpath(err, sizeof(err), "late.record.err"));
+	rec = spawn_child(args, NULL, NULL, tpath(err, sizeof(err), "late.record.err"));
 	if (rec <= 0) {
 		CHECK(0, "cannot start cfiprof record");
 		return;
@@ -1039,32 +1007,21 @@ static void test_late(pid_t work)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const char *out = getenv("OUT") ? getenv("OUT") : "build";
-	char tmpl[] = "/tmp/cfiprof-ctr.XXXXXX", path[PATHBUF], nerr[PATHBUF], pd[PATH_MAX];
+	char path[PATHBUF], nerr[PATHBUF];
 	static const char *const tools[] = {"go", "unshare", "nsenter", "chroot", "mount", "ldd"};
 	static const char *const dirs[] = {"", "/opt", "/lib", "/etc"};
-	double t0 = mono_sec(), t;
 	pid_t sh = -1, work = 0, noisy = -1;
 	struct sigaction sa;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	cfiprof_bin = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
-	snprintf(pd, sizeof(pd), "%s/progs", out);
-	if (!realpath(pd, progs_dir))
-		snprintf(progs_dir, sizeof(progs_dir), "%s", pd);
+	harness_init(argc, argv);
+	if (!e2e_setup("ctr"))
+		return HARNESS_DONE();
+	chmod(tmpdir, 0755);
 	snprintf(chain, sizeof(chain), "%s/chain", progs_dir);
 	snprintf(recurse, sizeof(recurse), "%s/recurse", progs_dir);
-	if (!mkdtemp(tmpl)) {
-		CHECK(0, "mkdtemp: %s", strerror(errno));
-		return HARNESS_DONE();
-	}
-	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
-	chmod(tmpdir, 0755);
-	printf("cfiprof: %s, programs: %s, output: %s\n", cfiprof_bin, progs_dir, tmpdir);
 	CHECK(geteuid() == 0, "must run as root (cgroups, namespaces, BPF)");
-	CHECK(access(cfiprof_bin, X_OK) == 0, "%s is missing (make)", cfiprof_bin);
 	CHECK(access(chain, X_OK) == 0, "%s is missing (make %s)", chain, chain);
 	CHECK(access(recurse, X_OK) == 0, "%s is missing (make %s)", recurse, recurse);
 	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
@@ -1106,10 +1063,9 @@ int main(void)
 
 	/* the noisy neighbour, outside the cgroup */
 	char *nargv[] = {recurse, "60", "200", NULL};
-	noisy = spawn_env(nargv, NULL, NULL, tpath(nerr, sizeof(nerr), "recurse.err"));
+	noisy = spawn_child(nargv, NULL, NULL, tpath(nerr, sizeof(nerr), "recurse.err"));
 	CHECK(noisy > 0, "cannot start %s", recurse);
 
-	t = mono_sec();
 	sh = start_container(cg_abs, "ctrwork", "60", "ctrwork.err");
 	work = sh < 0 ? 0 : find_workload(cg_abs, "ctrwork", 10);
 	CHECK(work > 0, "the container's workload ctrwork did not start");
@@ -1117,8 +1073,8 @@ int main(void)
 		dump_tail("container shell", tpath(path, sizeof(path), "ctrwork.err"));
 		goto done;
 	}
-	printf("container: ctrwork host pid %d, pid %u inside, cgroup %s (%.1f s)\n", (int)work,
-	       ns_pid_of(work), cg_abs, mono_sec() - t);
+	printf("container: ctrwork host pid %d, pid %u inside, cgroup %s\n", (int)work,
+	       ns_pid_of(work), cg_abs);
 	check_invisible(work, "ctrwork");
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)noisy);
 	{
@@ -1129,26 +1085,14 @@ int main(void)
 		free(s);
 	}
 
-	t = mono_sec();
-	test_symlinks(work);
-	printf("symlinks: %.1f s\n", mono_sec() - t);
-	t = mono_sec();
-	test_cgroup(work);
-	printf("record --cgroup: %.1f s\n", mono_sec() - t);
-	t = mono_sec();
-	test_container_id();
-	printf("record --container: %.1f s\n", mono_sec() - t);
-	t = mono_sec();
-	test_late(work);
-	printf("late process: %.1f s\n", mono_sec() - t);
+	RUN_TEST_AS("symlinks", test_symlinks(work));
+	RUN_TEST_AS("cgroup", test_cgroup(work));
+	RUN_TEST(test_container_id);
+	RUN_TEST_AS("late", test_late(work));
 
 done:
 	cleanup();
 	CHECK(!cg_abs[0] || access(cg_abs, F_OK), "cgroup %s is still there", cg_abs);
-	snprintf(path, sizeof(path), "rm -rf %s", tmpdir);
-	if (!harness_failed && system(path))
-		fprintf(stderr, "  cleaning %s failed\n", tmpdir);
-	printf("total %.1f s%s%s\n", mono_sec() - t0, harness_failed ? "; files kept in " : "",
-	       harness_failed ? tmpdir : "");
+	e2e_finish();
 	return HARNESS_DONE();
 }

@@ -47,21 +47,12 @@
 
 #include "bpf/cfiprof_abi.h"
 #include "tests/lib/cli_util.h"
+#include "tests/lib/e2e.h"
 #include "tests/lib/harness.h"
 
 #define MAX_FRAMES    2048
 #define PATHBUF	      (PATH_MAX + 256)
 #define RECURSE_DEPTH 300
-
-static const char *cfiprof_bin;
-static char progs_dir[PATH_MAX];
-static char tmpdir[256];
-
-static char *tpath(char *buf, size_t len, const char *name)
-{
-	snprintf(buf, len, "%s/%s", tmpdir, name);
-	return buf;
-}
 
 static char *ppath(char *buf, size_t len, const char *name)
 {
@@ -536,21 +527,6 @@ struct chain_stats {
 	char *distinct[16];
 	int nr_distinct;
 };
-
-static void join_frames(char *buf, size_t len, char **frames, int n)
-{
-	size_t off = 0;
-	int i;
-
-	buf[0] = 0;
-	for (i = 0; i < n && off + 1 < len; i++) {
-		int w = snprintf(buf + off, len - off, "%s%s", i ? ";" : "", frames[i]);
-
-		if (w < 0)
-			break;
-		off += (size_t)w;
-	}
-}
 
 static void chain_stats_free(struct chain_stats *cs)
 {
@@ -1441,7 +1417,6 @@ static void test_tail_calls(const char *prog, const char *arg2, unsigned int max
 
 int main(int argc, char **argv)
 {
-	const char *out = getenv("OUT") ? getenv("OUT") : "build";
 	const char *needed[] = {"faults_life",
 				"faults_churn",
 				"faults_badstack",
@@ -1453,24 +1428,13 @@ int main(int argc, char **argv)
 				"libdl_target.so",
 				"libpltlib.so",
 				"libfaults_badcfi.so"};
-	char tmpl[] = "/tmp/cfiprof-faults.XXXXXX", path[PATHBUF];
-	const char *only = argc > 1 ? argv[1] : NULL;
-	double t0 = mono_sec();
+	char path[PATHBUF];
 	size_t i;
 	bool missing = false;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	cfiprof_bin = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
-	snprintf(path, sizeof(path), "%s/progs", out);
-	if (!realpath(path, progs_dir))
-		snprintf(progs_dir, sizeof(progs_dir), "%.4000s", path);
-	if (!mkdtemp(tmpl)) {
-		CHECK(0, "mkdtemp: %s", strerror(errno));
+	harness_init(argc, argv);
+	if (!e2e_setup("faults"))
 		return HARNESS_DONE();
-	}
-	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
-	printf("cfiprof: %s, programs: %s, output: %s\n", cfiprof_bin, progs_dir, tmpdir);
-	CHECK(access(cfiprof_bin, X_OK) == 0, "%s is missing (make)", cfiprof_bin);
 	for (i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
 		ppath(path, sizeof(path), needed[i]);
 		if (access(path, R_OK)) {
@@ -1481,31 +1445,19 @@ int main(int argc, char **argv)
 	if (missing)
 		return HARNESS_DONE();
 
-#define PART(name, call)                                                                           \
-	do {                                                                                       \
-		if (!only || strstr(name, only)) {                                                 \
-			double t = mono_sec();                                                        \
-			call;                                                                      \
-			printf("[%s: %.1f s]\n", name, mono_sec() - t);                               \
-		}                                                                                  \
-	} while (0)
-	PART("1 exit", test_exit());
-	PART("1 exec", test_exec());
-	PART("1 dlclose", test_dlclose());
-	PART("2 mmap-churn", test_mmap_churn());
-	PART("2 thread-churn", test_thread_churn());
-	PART("3 badstack", test_badstack(false));
-	PART("3 badstack-tailcalls", test_badstack(true));
-	PART("4 tiny-caps", test_tiny_caps());
-	PART("5 sigstop", test_sigstop());
-	PART("6 badcfi", test_badcfi());
-	PART("7 tailcalls-chain", test_tail_calls("chain", NULL, 0));
-	PART("7 tailcalls-recurse", test_tail_calls("recurse", "300", 512));
+	RUN_TEST_AS("exit", test_exit());
+	RUN_TEST_AS("exec", test_exec());
+	RUN_TEST_AS("dlclose", test_dlclose());
+	RUN_TEST_AS("mmap-churn", test_mmap_churn());
+	RUN_TEST_AS("thread-churn", test_thread_churn());
+	RUN_TEST_AS("badstack", test_badstack(false));
+	RUN_TEST_AS("badstack-tailcalls", test_badstack(true));
+	RUN_TEST_AS("tiny-caps", test_tiny_caps());
+	RUN_TEST_AS("sigstop", test_sigstop());
+	RUN_TEST_AS("badcfi", test_badcfi());
+	RUN_TEST_AS("tailcalls-chain", test_tail_calls("chain", NULL, 0));
+	RUN_TEST_AS("tailcalls-recurse", test_tail_calls("recurse", "300", 512));
 
-	snprintf(path, sizeof(path), "rm -rf %s", tmpdir);
-	if (!harness_failed && system(path))
-		fprintf(stderr, "  cleaning %s failed\n", tmpdir);
-	printf("total %.1f s%s%s\n", mono_sec() - t0, harness_failed ? "; files kept in " : "",
-	       harness_failed ? tmpdir : "");
+	e2e_finish();
 	return HARNESS_DONE();
 }

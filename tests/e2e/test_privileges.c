@@ -14,47 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 
 static char tmp[256];
 static const char *cfiprof;
 static char chain[PATH_MAX];
-
-/* Runs argv with stdout+stderr to log; returns the exit status (-1 if it did not exit). */
-static int run(char *const argv[], const char *log)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
-
-static char *slurp(const char *path)
-{
-	static char buf[65536];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	buf[0] = 0;
-	if (!f)
-		return buf;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
 
 static void test_capabilities_only(void)
 {
@@ -66,10 +31,12 @@ static void test_capabilities_only(void)
 
 	snprintf(out, sizeof(out), "%s/nobody.folded", tmp);
 	snprintf(log, sizeof(log), "%s/nobody.log", tmp);
-	CHECK(run(argv, log) == 0, "record as nobody with CAP_BPF+CAP_PERFMON failed:\n%s", slurp(log));
+	CHECK(run(argv, log, log, 60) == 0, "record as nobody with CAP_BPF+CAP_PERFMON failed:\n%s",
+	      slurp(log));
 	text = slurp(out);
 	CHECK(strstr(text, "main;a;b;c;d;leaf") != NULL,
 	      "as nobody with two capabilities, the chain is not there:\n%.500s", text);
+	free(text);
 }
 
 static void test_missing_capabilities(void)
@@ -82,11 +49,12 @@ static void test_missing_capabilities(void)
 	int rc;
 
 	snprintf(log, sizeof(log), "%s/nocaps.log", tmp);
-	rc = run(argv, log);
+	rc = run(argv, log, log, 60);
 	text = slurp(log);
 	CHECK(rc != 0, "record without capabilities succeeded");
 	CHECK(strstr(text, "CAP_BPF") && strstr(text, "CAP_PERFMON"),
 	      "the error does not name CAP_BPF and CAP_PERFMON:\n%s", text);
+	free(text);
 }
 
 static void test_modes(void)
@@ -100,10 +68,10 @@ static void test_modes(void)
 	snprintf(out, sizeof(out), "%s/mode.folded", tmp);
 	snprintf(log, sizeof(log), "%s/mode.log", tmp);
 	umask(022);
-	CHECK(run(def, log) == 0, "record failed: %s", slurp(log));
+	CHECK(run(def, log, log, 60) == 0, "record failed: %s", slurp(log));
 	CHECK(!stat(out, &st) && (st.st_mode & 07777) == 0600, "default mode %o, want 600",
 	      st.st_mode & 07777);
-	CHECK(run(wide, log) == 0, "record --mode failed: %s", slurp(log));
+	CHECK(run(wide, log, log, 60) == 0, "record --mode failed: %s", slurp(log));
 	CHECK(!stat(out, &st) && (st.st_mode & 07777) == 0644, "--mode 0644 gave %o",
 	      st.st_mode & 07777);
 }
@@ -117,18 +85,20 @@ static void test_metrics_loopback(void)
 
 	snprintf(dir, sizeof(dir), "%s/agent", tmp);
 	snprintf(log, sizeof(log), "%s/agent.log", tmp);
-	CHECK(run(argv, log) == 0, "agent failed: %s", slurp(log));
+	CHECK(run(argv, log, log, 60) == 0, "agent failed: %s", slurp(log));
 	text = slurp(log);
 	m = strstr(text, "metrics=");
 	CHECK(m && !strncmp(m, "metrics=127.0.0.1:", 18),
 	      "the metrics endpoint does not default to loopback:\n%.800s", text);
+	free(text);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
 	char cmd[PATH_MAX + 16];
 
+	harness_init(argc, argv);
 	cfiprof = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
 	snprintf(chain, sizeof(chain), "%s/progs/chain", out);
 	if (!realpath(cfiprof, cmd) || access(chain, X_OK)) {
@@ -151,10 +121,10 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "%s/cfiprof", tmp);
 	cfiprof = strdup(cmd);
 	snprintf(chain, sizeof(chain), "%s/chain", tmp);
-	test_capabilities_only();
-	test_missing_capabilities();
-	test_modes();
-	test_metrics_loopback();
+	RUN_TEST(test_capabilities_only);
+	RUN_TEST(test_missing_capabilities);
+	RUN_TEST(test_modes);
+	RUN_TEST(test_metrics_loopback);
 	if (!harness_failed) {
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 		if (system(cmd))

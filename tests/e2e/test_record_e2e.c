@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "tests/lib/cli_util.h"
+#include "tests/lib/e2e.h"
 #include "tests/lib/harness.h"
 
 #define MAX_FRAMES 2048
@@ -40,27 +41,9 @@
 #define RECURSE_DEPTH 300
 #define PATHBUF (PATH_MAX + 256) /* a directory (PATH_MAX) plus a file name */
 
-static const char *cfiprof_bin;
-static char progs_dir[PATH_MAX];
-static char tmpdir[256];
 static const char *seconds_arg;
 static char dl_seconds[32];
 static const char *peer_seconds_arg;
-
-/* ---- running commands ---- */
-
-/* Runs argv to completion; returns its exit code (128+sig if killed, -1 if it could not run). */
-static int run(char *const argv[], const char *out, const char *err, double timeout)
-{
-	bool to;
-	pid_t pid = spawn(argv, out, err);
-	int st;
-
-	if (pid < 0)
-		return -1;
-	st = wait_timeout(pid, timeout, &to);
-	return exit_code(st, to);
-}
 
 /* ---- the programs and their expected chains (from the sources in tests/progs) ---- */
 
@@ -148,21 +131,6 @@ static bool reaches_root(char **frames, int n)
 			has_thread = true;
 	}
 	return (has_main && has_libc) || has_thread;
-}
-
-static void describe_chain(char *buf, size_t len, char **frames, int n)
-{
-	size_t off = 0;
-	int i;
-
-	buf[0] = 0;
-	for (i = 0; i < n && off + 1 < len; i++) {
-		int w = snprintf(buf + off, len - off, "%s%s", i ? ";" : "", frames[i]);
-
-		if (w < 0)
-			break;
-		off += (size_t)w;
-	}
 }
 
 /* The ELF entry point of the dynamic loader, read from its header; 0 if unreadable. */
@@ -258,7 +226,7 @@ static int parse_folded(const struct prog *p, const char *path, const char *comm
 		if (!n || !is_entry_frame(frames[0])) {
 			st->complete_rootless += count;
 			if (!st->first_rootless[0])
-				describe_chain(st->first_rootless, sizeof(st->first_rootless),
+				join_frames(st->first_rootless, sizeof(st->first_rootless),
 					       frames, n);
 		}
 		for (i = 0; i < n; i++) {
@@ -282,7 +250,7 @@ static int parse_folded(const struct prog *p, const char *path, const char *comm
 		} else {
 			st->chain_bad += count;
 			if (!st->first_bad[0])
-				describe_chain(st->first_bad, sizeof(st->first_bad), frames, n);
+				join_frames(st->first_bad, sizeof(st->first_bad), frames, n);
 		}
 	}
 	free(line);
@@ -822,7 +790,7 @@ static void test_prog(const struct prog *p, struct result *r)
 		char want[1024];
 		int ne = expected_chain(p, exp, MAX_FRAMES);
 
-		describe_chain(want, sizeof(want), (char **)exp, ne);
+		join_frames(want, sizeof(want), (char **)exp, ne);
 		fprintf(stderr, "  %s: expected %s\n  %s: got      %s\n", p->name, want, p->name,
 			r->st.first_bad);
 	}
@@ -888,29 +856,18 @@ static void test_cli(void)
 	free(s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	struct result res[NR_PROGS];
-	const char *out = getenv("OUT") ? getenv("OUT") : "build";
-	char tmpl[] = "/tmp/cfiprof-e2e.XXXXXX", path[PATH_MAX];
-	double t0 = mono_sec();
+	struct result *res;
+	char path[PATH_MAX];
 	const char *missing = NULL;
 	size_t i;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	cfiprof_bin = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
+	harness_init(argc, argv);
 	seconds_arg = getenv("E2E_SECONDS") ? getenv("E2E_SECONDS") : "4";
 	peer_seconds_arg = getenv("E2E_PEER_SECONDS") ? getenv("E2E_PEER_SECONDS") : "2.5";
-	snprintf(path, sizeof(path), "%s/progs", out);
-	if (!realpath(path, progs_dir))
-		snprintf(progs_dir, sizeof(progs_dir), "%s", path);
-	if (!mkdtemp(tmpl)) {
-		CHECK(0, "mkdtemp: %s", strerror(errno));
+	if (!e2e_setup("e2e"))
 		return HARNESS_DONE();
-	}
-	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
-	printf("cfiprof: %s, programs: %s, output: %s\n", cfiprof_bin, progs_dir, tmpdir);
-	CHECK(access(cfiprof_bin, X_OK) == 0, "%s is missing (make)", cfiprof_bin);
 	if (!tool_exists("perf"))
 		missing = "perf";
 	CHECK(tool_exists("perf"), "perf is missing (make deps installs linux-perf)");
@@ -918,11 +875,12 @@ int main(void)
 	if (missing || !tool_exists("bpftrace"))
 		fprintf(stderr, "  peer tools missing: peer checks will fail\n");
 
-	test_cli();
+	RUN_TEST(test_cli);
 
-	memset(res, 0, sizeof(res));
+	/* each program's figures come back for the table below */
+	res = harness_shared(NR_PROGS * sizeof(*res));
 	for (i = 0; i < NR_PROGS; i++)
-		test_prog(&progs[i], &res[i]);
+		RUN_TEST_AS(progs[i].name, test_prog(&progs[i], &res[i]));
 
 	printf("\n%-10s | %-22s | %-10s | %-22s | %-22s | %s\n", "program", "cfiprof complete",
 	       "cfi->root", "perf dwarf ->root", "bpftrace ustack ->root", "call sites ok/checked");
@@ -939,11 +897,9 @@ int main(void)
 	printf("(->root: samples whose user stack reaches main and __libc_start_call_main/_start, "
 	       "or start_thread/clone3)\n");
 	/* keep the evidence of a failure, minus the bulky perf files */
-	snprintf(path, sizeof(path),
-		 harness_failed ? "rm -f %s/*.perf.data %s/*.perf.txt" : "rm -rf %s", tmpdir, tmpdir);
-	if (system(path))
+	snprintf(path, sizeof(path), "rm -f %s/*.perf.data %s/*.perf.txt", tmpdir, tmpdir);
+	if (harness_failed && system(path))
 		fprintf(stderr, "  cleaning %s failed\n", tmpdir);
-	printf("total %.1f s%s%s\n", mono_sec() - t0, harness_failed ? "; files kept in " : "",
-	       harness_failed ? tmpdir : "");
+	e2e_finish();
 	return HARNESS_DONE();
 }

@@ -30,23 +30,46 @@ static inline void sleep_s(double s)
 		;
 }
 
-/* Fork and exec argv with stdout / stderr sent to files (NULL: /dev/null), in its own group. */
-static inline pid_t spawn(char *const argv[], const char *out, const char *err)
+/*
+ * Fork and exec argv in a process group of its own: stdin from /dev/null,
+ * stdout / stderr sent to files (NULL: /dev/null, "-": the test's own; the
+ * same name: one file for both), env ("K=V", NULL-terminated, may be NULL)
+ * added.  Returns its pid or -1.
+ */
+static inline pid_t spawn_env(char *const argv[], char *const env[], const char *out,
+			      const char *err)
 {
+	static const int handled[] = {SIGINT, SIGTERM, SIGHUP};
 	pid_t pid = fork();
 
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fds[3] = {open("/dev/null", O_RDONLY), 1, 2};
+		const char *to[3] = {NULL, out ? out : "/dev/null", err ? err : "/dev/null"};
+		struct sigaction sa;
 
-		if (o < 0 || e < 0)
-			_exit(126);
-		dup2(o, 1);
-		dup2(e, 2);
-		close(o);
-		close(e);
+		/* the test's own handlers (cleanup) must not run here before exec */
+		for (size_t i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+			if (!sigaction(handled[i], NULL, &sa) && sa.sa_handler != SIG_IGN)
+				signal(handled[i], SIG_DFL);
+		for (int i = 1; i < 3; i++)
+			if (strcmp(to[i], "-"))
+				fds[i] = open(to[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (out && err && !strcmp(out, err) && strcmp(out, "-")) {
+			close(fds[2]);
+			fds[2] = dup(fds[1]);
+		}
+		for (int i = 0; i < 3; i++) {
+			if (fds[i] < 0)
+				_exit(126);
+			if (fds[i] != i) {
+				dup2(fds[i], i);
+				close(fds[i]);
+			}
+		}
+		for (int i = 0; env && env[i]; i++)
+			putenv(env[i]);
 		setpgid(0, 0);
 		execvp(argv[0], argv);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
@@ -54,6 +77,11 @@ static inline pid_t spawn(char *const argv[], const char *out, const char *err)
 	}
 	setpgid(pid, pid);
 	return pid;
+}
+
+static inline pid_t spawn(char *const argv[], const char *out, const char *err)
+{
+	return spawn_env(argv, NULL, out, err);
 }
 
 /*
@@ -93,6 +121,31 @@ static inline int exit_code(int st, bool timed_out)
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	return 128 + WTERMSIG(st);
+}
+
+/*
+ * Runs argv (as spawn_env) to completion, killing its group past timeout
+ * seconds.  Returns its exit code, 128+sig if killed by a signal, -1 if it
+ * could not run or timed out.  *elapsed (if given) gets the wall time.
+ */
+static inline int run_env(char *const argv[], char *const env[], const char *out, const char *err,
+			  double timeout, double *elapsed)
+{
+	double t0 = mono_sec();
+	pid_t pid = spawn_env(argv, env, out, err);
+	bool timed_out = false;
+	int st = pid < 0 ? -1 : wait_timeout(pid, timeout, &timed_out);
+
+	if (timed_out)
+		fprintf(stderr, "  %s timed out after %.0f s: killed\n", argv[0], timeout);
+	if (elapsed)
+		*elapsed = mono_sec() - t0;
+	return exit_code(st, timed_out);
+}
+
+static inline int run(char *const argv[], const char *out, const char *err, double timeout)
+{
+	return run_env(argv, NULL, out, err, timeout, NULL);
 }
 
 /* A whole file, NUL-terminated ("" if it cannot be read); *len (if given) gets its size. */
@@ -170,33 +223,23 @@ static inline bool tool_exists(const char *name)
 	return system(cmd) == 0;
 }
 
-/*
- * Environment for go tool pprof: HOME and caches under DIR/go, no network,
- * no toolchain download.  env gets at most 8 entries, NULL-terminated.
- */
-static inline void go_env_setup(const char *dir, char *env[8])
-{
-	static char buf[5][PATH_MAX + 64];
-	static const char *const names[] = {"HOME", "GOCACHE", "GOPATH", "PPROF_TMPDIR"};
-	static const char *const subs[] = {"", "/cache", "/gopath", "/tmp"};
-	char go[PATH_MAX];
-	int n = 0;
-
-	snprintf(go, sizeof(go), "%s/go", dir);
-	mkdir(go, 0755);
-	for (int i = 0; i < 4; i++) {
-		snprintf(buf[i], sizeof(buf[i]), "%s=%s%s", names[i], go, subs[i]);
-		env[n++] = buf[i];
-	}
-	snprintf(buf[4], sizeof(buf[4]), "%s/tmp", go);
-	mkdir(buf[4], 0755);
-	env[n++] = "GOTOOLCHAIN=local";
-	env[n++] = "GOPROXY=off";
-	env[n++] = "GOFLAGS=";
-	env[n] = NULL;
-}
-
 /* ---- the test programs' known chains (tests/progs) ---- */
+
+/* frames[0..n) joined with ';' into buf, cut at len. */
+static inline void join_frames(char *buf, size_t len, char **frames, int n)
+{
+	size_t off = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < n && off + 1 < len; i++) {
+		int w = snprintf(buf + off, len - off, "%s%s", i ? ";" : "", frames[i]);
+
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+}
 
 /* A GCC-split part of a function (foo.cold) is still foo. */
 static inline bool frame_is(const char *actual, const char *expected)

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/replay.h"
 
@@ -411,25 +412,6 @@ static int follows_call(const struct object *o, const struct snap_map *m, uint64
 	    (p[-7] == 0xff && (p[-6] & 0x38) == 0x10) || (p[-4] == 0xff && (p[-3] & 0x38) == 0x10))
 		return 1;
 	return 0;
-}
-
-/* ---- capture ---- */
-
-static pid_t spawn(char *const argv[])
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			close(fd);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
 }
 
 /* ---- replay and compare ---- */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "user/output/flamegraph_svg.h"
 #include "user/profile/profile.h"
@@ -197,28 +198,6 @@ static int sh(const char *fmt, ...)
 	va_end(ap);
 	rc = system(cmd);
 	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-static char *slurp(const char *file)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *in, *out;
-	int c;
-
-	in = fopen(file, "r");
-	if (!in)
-		return NULL;
-	out = open_memstream(&buf, &len);
-	if (!out) {
-		fclose(in);
-		return NULL;
-	}
-	while ((c = fgetc(in)) != EOF)
-		fputc(c, out);
-	fclose(in);
-	fclose(out);
-	return buf;
 }
 
 enum writer { W_SVG, W_TEXT, W_SPEEDSCOPE };
@@ -585,19 +564,25 @@ static const char reader[] =
     "              *[frames[i]['name'].encode().hex() for i in s], file=out)\n"
     "print('ok', file=out)\n";
 
+/* reader.py, the independent speedscope reader of check_speedscope and check_empty. */
+static void write_reader(void)
+{
+	FILE *f = fopen(path("reader.py"), "w");
+
+	/* setup: a failure counts, a success is no check of cfiprof */
+	if (!f || fputs(reader, f) < 0 || fclose(f))
+		CHECK(0, "writing reader.py");
+	if (sh("command -v python3 >/dev/null"))
+		CHECK(0, "python3 not installed (make deps)");
+}
+
 static void check_speedscope(void)
 {
 	char *json, *out, *lines[64], *want[64], *line, *save = NULL, name[128];
 	int nl = 0, nw = 0, profiles = 0, i;
 	uint64_t sum = 0, v, first = 0;
 	struct fixture fx;
-	FILE *f;
 
-	f = fopen(path("reader.py"), "w");
-	if (!f || fputs(reader, f) < 0 || fclose(f))
-		CHECK(0, "writing reader.py");
-	if (sh("command -v python3 >/dev/null"))
-		CHECK(0, "python3 not installed (make deps)");
 
 	fixture_main(&fx);
 	json = render(W_SPEEDSCOPE, &fx.p, path("main.json"), 0);
@@ -667,16 +652,18 @@ static void check_empty(void)
 	free(out);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	harness_init(argc, argv);
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
 	}
-	check_svg();
-	check_text();
-	check_speedscope();
-	check_empty();
+	write_reader();
+	RUN_TEST(check_svg);
+	RUN_TEST(check_text);
+	RUN_TEST(check_speedscope);
+	RUN_TEST(check_empty);
 	/* CFIPROF_KEEP_OUTPUTS=1 keeps the files to look at */
 	if (getenv("CFIPROF_KEEP_OUTPUTS"))
 		printf("outputs kept in %s\n", tmpdir);

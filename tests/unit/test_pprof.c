@@ -16,11 +16,11 @@
 #include <zlib.h>
 
 #include "tests/lib/harness.h"
+#include "tests/lib/pprof_read.h"
 #include "user/output/pprof.h"
 
 #define PERIOD_NS   10000000ULL /* 100 Hz: 70 samples print as 0.70s */
 #define START_NS    1700000000123456789ULL
-#define MAX_N	    64
 #define FLUSH_BYTES (64 * 1024) /* the deflate batch in user/output/pprof.c */
 
 /* ---- the profile under test ---- */
@@ -87,390 +87,6 @@ static void fill_profile(struct profile *p)
 	p->event = "cpu-clock";
 }
 
-/* ---- a minimal profile.proto reader ---- */
-
-struct field {
-	uint32_t num;
-	int wire;
-	uint64_t v;	  /* varint */
-	const uint8_t *p; /* length-delimited */
-	size_t len;
-};
-
-static int get_varint(const uint8_t **pos, const uint8_t *end, uint64_t *v)
-{
-	int shift;
-
-	*v = 0;
-	for (shift = 0; shift < 64 && *pos < end; shift += 7) {
-		uint8_t b = *(*pos)++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return 0;
-	}
-	return -1;
-}
-
-/* 1 for a field, 0 at the end, -1 if malformed. */
-static int next_field(const uint8_t **pos, const uint8_t *end, struct field *fl)
-{
-	uint64_t key;
-
-	if (*pos == end)
-		return 0;
-	if (get_varint(pos, end, &key))
-		return -1;
-	fl->num = key >> 3;
-	fl->wire = key & 7;
-	switch (fl->wire) {
-	case 0:
-		return get_varint(pos, end, &fl->v) ? -1 : 1;
-	case 2:
-		if (get_varint(pos, end, &fl->v) || fl->v > (uint64_t)(end - *pos))
-			return -1;
-		fl->p = *pos;
-		fl->len = fl->v;
-		*pos += fl->len;
-		return 1;
-	default: /* profile.proto has no fixed-width fields */
-		return -1;
-	}
-}
-
-/* A repeated integer field, packed or not; returns how many were added. */
-static int get_ints(const struct field *fl, uint64_t *out, int nr, int max)
-{
-	const uint8_t *pos = fl->p, *end = fl->p + fl->len;
-
-	if (fl->wire == 0) {
-		if (nr < max)
-			out[nr++] = fl->v;
-		return nr;
-	}
-	while (pos < end && nr < max)
-		if (get_varint(&pos, end, &out[nr++]))
-			return -1;
-	return nr;
-}
-
-struct dec_sample {
-	uint64_t locs[MAX_N], vals[4];
-	int nr_locs, nr_vals;
-	int64_t pid, tid;
-	const char *comm, *stop_reason;
-};
-
-struct dec_map {
-	uint64_t id, start, limit, offset, has_functions;
-	const char *filename, *build_id;
-};
-
-struct dec_loc {
-	uint64_t id, mapping, addr, func;
-	int nr_lines;
-};
-
-struct dec_func {
-	uint64_t id;
-	const char *name, *system_name, *filename;
-};
-
-struct decoded {
-	char *strs[MAX_N * 2];
-	int nr_strs;
-	const char *sample_type[4][2], *period_type[2];
-	int nr_sample_types;
-	struct dec_sample samples[MAX_N];
-	int nr_samples;
-	struct dec_map maps[MAX_N];
-	int nr_maps;
-	struct dec_loc locs[MAX_N];
-	int nr_locs;
-	struct dec_func funcs[MAX_N];
-	int nr_funcs;
-	uint64_t time_nanos, duration_nanos, period, comments[4], default_sample_type;
-	int nr_comments;
-	bool bad;
-};
-
-static const char *str_at(struct decoded *d, uint64_t i)
-{
-	if (i >= (uint64_t)d->nr_strs) {
-		d->bad = true;
-		return "<bad string index>";
-	}
-	return d->strs[i];
-}
-
-/* Field numbers as in profile.proto; see user/output/pprof.c. */
-static void dec_value_type(struct decoded *d, const struct field *fl, const char **out)
-{
-	const uint8_t *pos = fl->p, *end = fl->p + fl->len;
-	struct field f;
-	int r;
-
-	out[0] = out[1] = "";
-	while ((r = next_field(&pos, end, &f)) > 0)
-		if (f.num == 1 || f.num == 2)
-			out[f.num - 1] = str_at(d, f.v);
-	d->bad |= r < 0;
-}
-
-static void dec_label(struct decoded *d, const struct field *fl, struct dec_sample *s)
-{
-	const uint8_t *pos = fl->p, *end = fl->p + fl->len;
-	const char *key = "", *str = NULL;
-	uint64_t num = 0;
-	struct field f;
-	int r;
-
-	while ((r = next_field(&pos, end, &f)) > 0) {
-		if (f.num == 1)
-			key = str_at(d, f.v);
-		else if (f.num == 2)
-			str = str_at(d, f.v);
-		else if (f.num == 3)
-			num = f.v;
-	}
-	d->bad |= r < 0;
-	if (!strcmp(key, "pid"))
-		s->pid = (int64_t)num;
-	else if (!strcmp(key, "tid"))
-		s->tid = (int64_t)num;
-	else if (!strcmp(key, "comm"))
-		s->comm = str;
-	else if (!strcmp(key, "stop_reason"))
-		s->stop_reason = str;
-}
-
-static void dec_sample(struct decoded *d, const struct field *fl)
-{
-	const uint8_t *pos = fl->p, *end = fl->p + fl->len;
-	struct dec_sample *s;
-	struct field f;
-	int r;
-
-	if (d->nr_samples == MAX_N) {
-		d->bad = true;
-		return;
-	}
-	s = &d->samples[d->nr_samples++];
-	s->pid = s->tid = -1;
-	while ((r = next_field(&pos, end, &f)) > 0) {
-		if (f.num == 1)
-			s->nr_locs = get_ints(&f, s->locs, s->nr_locs, MAX_N);
-		else if (f.num == 2)
-			s->nr_vals = get_ints(&f, s->vals, s->nr_vals, 4);
-		else if (f.num == 3)
-			dec_label(d, &f, s);
-	}
-	d->bad |= r < 0 || s->nr_locs < 0 || s->nr_vals < 0;
-}
-
-static void dec_mapping(struct decoded *d, const struct field *fl)
-{
-	const uint8_t *pos = fl->p, *end = fl->p + fl->len;
-	struct dec_map *m;
-	struct field f;
-	int r;
-
-	if (d->nr_maps == MAX_N) {
-		d->bad = true;
-		return;
-	}
-	m = &d->maps[d->nr_maps++];
-	m->filename = m->build_id = "";
-	while ((r = next_field(&pos, end, &f)) > 0) {
-		switch (f.num) {
-		case 1:
-			m->id = f.v;
-			break;
-		case 2:
-			m->start = f.v;
-			break;
-		case 3:
-			m->limit = f.v;
-			break;
-		case 4:
-			m->offset = f.v;
-			break;
-		case 5:
-			m->filename = str_at(d, f.v);
-			break;
-		case 6:
-			m->build_id = str_at(d, f.v);
-			break;
-		case 7:
-			m->has_functions = f.v;
-			break;
-		}
-	}
-	d->bad |= r < 0;
-}
-
-static void dec_location(struct decoded *d, const struct field *fl)
-{
-	const uint8_t *pos = fl->p, *end = fl->p + fl->len;
-	struct dec_loc *l;
-	struct field f, g;
-	int r;
-
-	if (d->nr_locs == MAX_N) {
-		d->bad = true;
-		return;
-	}
-	l = &d->locs[d->nr_locs++];
-	while ((r = next_field(&pos, end, &f)) > 0) {
-		if (f.num == 1) {
-			l->id = f.v;
-		} else if (f.num == 2) {
-			l->mapping = f.v;
-		} else if (f.num == 3) {
-			l->addr = f.v;
-		} else if (f.num == 4) {
-			const uint8_t *lp = f.p, *le = f.p + f.len;
-
-			l->nr_lines++;
-			while (next_field(&lp, le, &g) > 0)
-				if (g.num == 1)
-					l->func = g.v;
-		}
-	}
-	d->bad |= r < 0;
-}
-
-static void dec_function(struct decoded *d, const struct field *fl)
-{
-	const uint8_t *pos = fl->p, *end = fl->p + fl->len;
-	struct dec_func *fn;
-	struct field f;
-	int r;
-
-	if (d->nr_funcs == MAX_N) {
-		d->bad = true;
-		return;
-	}
-	fn = &d->funcs[d->nr_funcs++];
-	fn->name = fn->system_name = fn->filename = "";
-	while ((r = next_field(&pos, end, &f)) > 0) {
-		if (f.num == 1)
-			fn->id = f.v;
-		else if (f.num == 2)
-			fn->name = str_at(d, f.v);
-		else if (f.num == 3)
-			fn->system_name = str_at(d, f.v);
-		else if (f.num == 4)
-			fn->filename = str_at(d, f.v);
-	}
-	d->bad |= r < 0;
-}
-
-/* Two passes: the string table may come anywhere, and everything else refers to it. */
-static int decode(const uint8_t *buf, size_t len, struct decoded *d)
-{
-	const uint8_t *pos = buf, *end = buf + len;
-	struct field f;
-	int r;
-
-	memset(d, 0, sizeof(*d));
-	while ((r = next_field(&pos, end, &f)) > 0) {
-		if (f.num != 6 || f.wire != 2)
-			continue;
-		if (d->nr_strs == MAX_N * 2)
-			return -1;
-		d->strs[d->nr_strs++] = strndup((const char *)f.p, f.len);
-	}
-	if (r < 0)
-		return -1;
-	pos = buf;
-	while ((r = next_field(&pos, end, &f)) > 0) {
-		switch (f.num) {
-		case 1:
-			if (d->nr_sample_types < 4)
-				dec_value_type(d, &f, d->sample_type[d->nr_sample_types++]);
-			break;
-		case 2:
-			dec_sample(d, &f);
-			break;
-		case 3:
-			dec_mapping(d, &f);
-			break;
-		case 4:
-			dec_location(d, &f);
-			break;
-		case 5:
-			dec_function(d, &f);
-			break;
-		case 9:
-			d->time_nanos = f.v;
-			break;
-		case 10:
-			d->duration_nanos = f.v;
-			break;
-		case 11:
-			dec_value_type(d, &f, d->period_type);
-			break;
-		case 12:
-			d->period = f.v;
-			break;
-		case 13:
-			d->nr_comments = get_ints(&f, d->comments, d->nr_comments, 4);
-			break;
-		case 14:
-			d->default_sample_type = f.v;
-			break;
-		}
-	}
-	return r < 0 || d->bad ? -1 : 0;
-}
-
-static void decoded_free(struct decoded *d)
-{
-	int i;
-
-	for (i = 0; i < d->nr_strs; i++)
-		free(d->strs[i]);
-}
-
-static const struct dec_loc *loc_by_id(const struct decoded *d, uint64_t id)
-{
-	int i;
-
-	for (i = 0; i < d->nr_locs; i++)
-		if (d->locs[i].id == id)
-			return &d->locs[i];
-	return NULL;
-}
-
-static const struct dec_func *func_by_id(const struct decoded *d, uint64_t id)
-{
-	int i;
-
-	for (i = 0; i < d->nr_funcs; i++)
-		if (d->funcs[i].id == id)
-			return &d->funcs[i];
-	return NULL;
-}
-
-static const struct dec_map *map_by_id(const struct decoded *d, uint64_t id)
-{
-	int i;
-
-	for (i = 0; i < d->nr_maps; i++)
-		if (d->maps[i].id == id)
-			return &d->maps[i];
-	return NULL;
-}
-
-static const char *loc_name(const struct decoded *d, uint64_t id)
-{
-	const struct dec_loc *l = loc_by_id(d, id);
-	const struct dec_func *fn = l ? func_by_id(d, l->func) : NULL;
-
-	return fn ? fn->name : "<dangling>";
-}
-
 /* ---- files and processes ---- */
 
 static char tmpdir[] = "/tmp/test_pprof.XXXXXX";
@@ -488,98 +104,10 @@ static int write_file(const char *path, const struct profile *p)
 	return err;
 }
 
-static uint8_t *gunzip_file(const char *path, size_t *len)
-{
-	uint8_t in[4096], *out = NULL, *n;
-	size_t cap = 0, got;
-	z_stream zs = {0};
-	int ret = Z_OK;
-	FILE *f;
-
-	*len = 0;
-	f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	/* 15 + 16: gzip only, so a zlib-wrapped file would fail here as in pprof */
-	if (inflateInit2(&zs, 15 + 16) != Z_OK)
-		goto fail;
-	while (ret != Z_STREAM_END && (got = fread(in, 1, sizeof(in), f)) > 0) {
-		zs.next_in = in;
-		zs.avail_in = got;
-		while (zs.avail_in && ret != Z_STREAM_END) {
-			if (*len == cap) {
-				cap = cap ? cap * 2 : 65536;
-				n = realloc(out, cap);
-				if (!n)
-					goto fail_z;
-				out = n;
-			}
-			zs.next_out = out + *len;
-			zs.avail_out = cap - *len;
-			ret = inflate(&zs, Z_NO_FLUSH);
-			if (ret != Z_OK && ret != Z_STREAM_END)
-				goto fail_z;
-			*len = cap - zs.avail_out;
-		}
-	}
-	if (ret != Z_STREAM_END)
-		goto fail_z;
-	inflateEnd(&zs);
-	fclose(f);
-	return out ? out : malloc(1);
-fail_z:
-	inflateEnd(&zs);
-fail:
-	fclose(f);
-	free(out);
-	return NULL;
-}
-
-static const char *find_go(void)
-{
-	static const char *const cands[] = {"/usr/bin/go", "/usr/lib/go/bin/go"};
-	size_t i;
-
-	for (i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
-		if (!access(cands[i], X_OK))
-			return cands[i];
-	return NULL;
-}
-
-/*
- * Runs `go tool pprof ARGS FILE` offline: HOME, caches and pprof's binary
- * search path all point into our temp dir so nothing outside is read or written.
- * Returns its output (stdout and stderr) or NULL; *status gets the exit code.
- */
+/* go tool pprof ARGS FILE, offline with its caches in tmpdir. */
 static char *run_pprof(const char *go, const char *args, const char *file, int *status)
 {
-	char cmd[1024], *out = NULL;
-	size_t len = 0, got;
-	char buf[4096];
-	FILE *p, *m;
-	int st;
-
-	*status = -1;
-	snprintf(cmd, sizeof(cmd),
-		 "HOME=%1$s GOCACHE=%1$s/gocache GOPATH=%1$s/gopath GOTOOLCHAIN=local "
-		 "GOFLAGS= GOPROXY=off PPROF_TMPDIR=%1$s PPROF_BINARY_PATH=%1$s "
-		 "%2$s tool pprof %3$s %4$s 2>&1",
-		 tmpdir, go, args, file);
-	m = open_memstream(&out, &len);
-	if (!m)
-		return NULL;
-	p = popen(cmd, "r");
-	if (!p) {
-		fclose(m);
-		free(out);
-		return NULL;
-	}
-	while ((got = fread(buf, 1, sizeof(buf), p)) > 0)
-		fwrite(buf, 1, got, m);
-	st = pclose(p);
-	fclose(m);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return out;
+	return go_pprof(go, tmpdir, args, file, status);
 }
 
 struct top_row {
@@ -1020,41 +548,51 @@ out:
 	free(names);
 }
 
-int main(void)
+/* A sample naming a location that does not exist is refused, not written. */
+static void check_dangling(const char *file)
 {
 	static uint32_t dangling[] = {NR_LOCS};
-	char file[sizeof(tmpdir) + 32], cmd[sizeof(tmpdir) + 16];
 	struct prof_sample bad_sample = {
-		.count = 1, .pid = 1, .tid = 1, .comm = "x", .reason = STOP_COMPLETE, .nr_locs = 1,
-		.locs = dangling};
-	const char *go = find_go();
+	    .count = 1, .pid = 1, .tid = 1, .comm = "x", .reason = STOP_COMPLETE, .nr_locs = 1,
+	    .locs = dangling};
 	struct profile p;
-
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		return 1;
-	}
-	snprintf(file, sizeof(file), "%s/cpu.pb.gz", tmpdir);
-
-	fill_profile(&p);
-	CHECK(write_file(file, &p) == 0, "pprof_write");
-	check_decoded(file);
-
-	/* go tool pprof is the reader that matters: its absence is a failure, not a skip */
-	CHECK(go != NULL, "no go at /usr/bin/go or /usr/lib/go/bin/go (Debian golang-go)");
-	if (go) {
-		check_go_top(go, file);
-		check_go_traces(go, file);
-	}
-
-	check_empty(go, file);
-	check_large(go, file);
 
 	fill_profile(&p);
 	p.samples = &bad_sample;
 	p.nr_samples = 1;
 	errno = 0;
 	CHECK(write_file(file, &p) == -1 && errno == EINVAL, "dangling location index refused");
+}
+
+int main(int argc, char **argv)
+{
+	char file[sizeof(tmpdir) + 32], cmd[sizeof(tmpdir) + 16];
+	const char *go = find_go();
+	struct profile p;
+
+	harness_init(argc, argv);
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(file, sizeof(file), "%s/cpu.pb.gz", tmpdir);
+
+	/* the file the decoder and go tool pprof read */
+	fill_profile(&p);
+	CHECK(write_file(file, &p) == 0, "pprof_write");
+	RUN_TEST_AS("decoded", check_decoded(file));
+
+	/* go tool pprof is the reader that matters: its absence is a failure, not a skip */
+	CHECK(go != NULL, "no go at /usr/bin/go or /usr/lib/go/bin/go (Debian golang-go)");
+	if (go) {
+		RUN_TEST_AS("go_top", check_go_top(go, file));
+		RUN_TEST_AS("go_traces", check_go_traces(go, file));
+	}
+
+	/* these write files of their own over it */
+	RUN_TEST_AS("empty", check_empty(go, file));
+	RUN_TEST_AS("large", check_large(go, file));
+	RUN_TEST_AS("dangling", check_dangling(file));
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd))

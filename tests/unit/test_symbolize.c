@@ -168,11 +168,6 @@ static const char *lookup_name(struct sym_obj *o, uint64_t addr, uint64_t *off)
 	return name;
 }
 
-static bool streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
-
 static const char prog_c[] =
     "#define F __attribute__((noinline, aligned(64), used))\n"
     "F int alpha(int x) { return x * 3 + 1; }\n"
@@ -219,9 +214,21 @@ static void check_prog_symbols(struct sym_obj *o, const struct fsyms *rs, const 
 	CHECK(padding_checked >= 3, "%s: only %zu padding checks", what, padding_checked);
 }
 
-static void test_c_program(void)
+/* TMPDIR/prog, from prog_c: test_c_program's, and test_separate_debug's to strip. */
+static void build_prog(void)
 {
 	char src[256], bin[256];
+
+	snprintf(src, sizeof(src), "%s/prog.c", tmpdir);
+	snprintf(bin, sizeof(bin), "%s/prog", tmpdir);
+	write_file(src, prog_c);
+	if (sh("gcc -O2 -g -Wl,--build-id=sha1 -o %s %s", bin, src))
+		CHECK(0, "gcc failed");
+}
+
+static void test_c_program(void)
+{
+	char bin[256];
 	struct sym_cache *c = sym_cache_new();
 	struct fsyms rs = {0};
 	const struct fsym *z, *za, *zl;
@@ -229,11 +236,7 @@ static void test_c_program(void)
 	const char *n;
 	uint64_t off;
 
-	snprintf(src, sizeof(src), "%s/prog.c", tmpdir);
 	snprintf(bin, sizeof(bin), "%s/prog", tmpdir);
-	write_file(src, prog_c);
-	if (sh("gcc -O2 -g -Wl,--build-id=sha1 -o %s %s", bin, src))
-		CHECK(0, "gcc failed");
 	readelf_syms(bin, &rs);
 	o = sym_cache_get(c, NULL, bin, -1);
 	CHECK(o != NULL, "cannot load %s", bin);
@@ -353,7 +356,7 @@ static void test_separate_debug(void)
 	c = sym_cache_new();
 	snprintf(bad, sizeof(bad), "%s/badroot", tmpdir);
 	sh("mkdir -p %s/.build-id/%.2s && gcc -O2 -g -x c -o %s/other - <<'X'\n"
-	   "int other_fn(void) { return 1; } int main(void) { return other_fn(); }\nX\n"
+	   "int other_fn(void) { return 1; } int main(int argc, char **argv) { return other_fn(); }\nX\n"
 	   "objcopy --only-keep-debug %s/other %s/.build-id/%.2s/%s.debug",
 	   bad, id, tmpdir, tmpdir, bad, id, id + 2);
 	sym_cache_set_debug_root(c, bad);
@@ -898,22 +901,24 @@ static void test_format(void)
 	CHECK(streq(buf, "[unknown]"), "%s", buf);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	harness_init(argc, argv);
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/cfisymXXXXXX");
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 2;
 	}
-	test_demangle();
-	test_format();
-	test_c_program();
-	test_separate_debug();
-	test_cxx();
-	test_kallsyms();
-	test_perfmap();
-	test_system_libs();
-	test_plt_names();
+	build_prog();
+	RUN_TEST(test_demangle);
+	RUN_TEST(test_format);
+	RUN_TEST(test_c_program);
+	RUN_TEST(test_separate_debug);
+	RUN_TEST(test_cxx);
+	RUN_TEST(test_kallsyms);
+	RUN_TEST(test_perfmap);
+	RUN_TEST(test_system_libs);
+	RUN_TEST(test_plt_names);
 	sh("rm -rf %s", tmpdir);
 	return HARNESS_DONE();
 }

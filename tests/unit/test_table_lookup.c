@@ -132,10 +132,11 @@ static void check_object(const char *path)
 	cfi_table_free(t);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	check_object("/lib/x86_64-linux-gnu/libc.so.6");
-	check_object("/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
-	check_object("/usr/bin/python3.11");
+	harness_init(argc, argv);
+	RUN_TEST_AS("libc", check_object("/lib/x86_64-linux-gnu/libc.so.6"));
+	RUN_TEST_AS("libstdc++", check_object("/usr/lib/x86_64-linux-gnu/libstdc++.so.6"));
+	RUN_TEST_AS("python3.11", check_object("/usr/bin/python3.11"));
 	return HARNESS_DONE();
 }

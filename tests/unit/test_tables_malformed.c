@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "tables/cfi_table.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/cfi_bytes.h"
@@ -40,14 +42,6 @@ static void on_alarm(int sig)
 	    write(2, "\n", 1) < 0)
 		_exit(3);
 	_exit(3);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /* ---- one build, with every property the contract promises ---- */
@@ -140,9 +134,9 @@ static int run_case(struct phase *ph, const char *name, const void *buf, size_t 
 	memset(&diag, 0, sizeof(diag));
 	snprintf(cur_case, sizeof(cur_case), "%s: %s", ph->name, name);
 	alarm(CASE_TIMEOUT);
-	t0 = now_ms();
+	t0 = mono_ms();
 	rc = cfi_table_build_mem(copy, len, NULL, &t, &diag);
-	ms = now_ms() - t0;
+	ms = mono_ms() - t0;
 	alarm(0);
 	free(copy);
 
@@ -394,6 +388,24 @@ static void test_survival(struct image *im, unsigned int iters)
 #define TXT MINI_TEXT_ADDR
 
 static struct phase crafted = {.name = "crafted CIE/FDE/ELF"};
+/*
+ * What each test hands on to the next, as when they all ran in one process:
+ * the crafted cases' counts and the PRNG (the same corruptions as before).
+ */
+static struct carried {
+	struct phase crafted;
+	uint64_t rng_state;
+} *carried;
+
+#define RUN_CARRIED(name, stmt)                                                                    \
+	RUN_TEST_AS(name, {                                                                        \
+		crafted = carried->crafted;                                                        \
+		rng_state = carried->rng_state;                                                    \
+		stmt;                                                                              \
+		carried->crafted = crafted;                                                        \
+		carried->rng_state = rng_state;                                                    \
+	})
+#define RUN_CRAFTED(fn) RUN_CARRIED(harness_short_name(#fn), fn())
 
 /* Wraps CFI bytes in a minimal ELF and runs them; keep returns the table. */
 static int run_cfi(const char *name, const struct bb *b, int debug, struct cfi_table **keep)
@@ -811,10 +823,10 @@ static void test_crafted_big(void)
 	eh_cie(&b, "zR", 0x1b, NULL, 0);
 	eh_fde(&b, 0, TXT, 0x40, ins.p, ins.n);
 	eh_fde(&b, 0, TXT + 0x40, 0x40, INSNS(0x41, 0x0e, 0x10));
-	t0 = now_ms();
+	t0 = mono_ms();
 	rc = run_cfi("remember_state x1000000", &b, 0, &t);
 	printf("malformed: remember_state x1000000: %s in %.0f ms\n", cfi_strerror(rc),
-	       now_ms() - t0);
+	       mono_ms() - t0);
 	/* the neighbour FDE is not the victim's fault */
 	if (t)
 		expect_rule("remember_state x1000000 neighbour", t, TXT + 0x41, CFI_CFA_RSP, 16);
@@ -1029,12 +1041,16 @@ int main(int argc, char **argv)
 	struct image libc, small;
 	char small_path[256];
 	unsigned int flips_small = 2000, flips_libc = 2000, survive = 1000;
-	double t0 = now_ms();
+	double t0 = mono_ms();
 
-	(void)argc;
-	(void)argv;
-	/* line buffered: a crash must not swallow the progress before it */
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	harness_init(argc, argv);
+	/*
+	 * Every case copies the image: from the heap, not a fresh mmap (page faults
+	 * on 2 MB a case), as once crafted_big had raised glibc's dynamic mmap
+	 * threshold when all ran in one process.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	elf_version(EV_CURRENT);
 	signal(SIGALRM, on_alarm);
 	/* fewer rounds under the sanitizers (~10x slower) or when asked to hurry */
@@ -1048,13 +1064,17 @@ int main(int argc, char **argv)
 		survive = 100;
 	}
 
-	test_crafted_good();
-	test_crafted_lengths();
-	test_crafted_pointers();
-	test_crafted_cie_fields();
-	test_crafted_programs();
-	test_crafted_big();
-	test_crafted_elf();
+	carried = harness_shared(sizeof(*carried));
+	carried->crafted = crafted;
+	carried->rng_state = rng_state;
+	RUN_CRAFTED(test_crafted_good);
+	RUN_CRAFTED(test_crafted_lengths);
+	RUN_CRAFTED(test_crafted_pointers);
+	RUN_CRAFTED(test_crafted_cie_fields);
+	RUN_CRAFTED(test_crafted_programs);
+	RUN_CRAFTED(test_crafted_big);
+	RUN_CRAFTED(test_crafted_elf);
+	crafted = carried->crafted;
 	phase_done(&crafted);
 
 	if (compile_small(small_path, sizeof(small_path)) || load_image(&small, small_path)) {
@@ -1064,13 +1084,13 @@ int main(int argc, char **argv)
 	CHECK(!load_image(&libc, "/lib/x86_64-linux-gnu/libc.so.6"), "cannot load libc.so.6");
 
 	if (small.buf) {
-		test_truncate(&small);
-		test_bitflips(&small, flips_small);
+		RUN_CARRIED("small_truncate", test_truncate(&small));
+		RUN_CARRIED("small_bitflips", test_bitflips(&small, flips_small));
 	}
 	if (libc.buf) {
-		test_truncate(&libc);
-		test_bitflips(&libc, flips_libc);
-		test_survival(&libc, survive);
+		RUN_CARRIED("libc_truncate", test_truncate(&libc));
+		RUN_CARRIED("libc_bitflips", test_bitflips(&libc, flips_libc));
+		RUN_CARRIED("libc_survival", test_survival(&libc, survive));
 	}
 	if (small.buf && strncmp(small_path, "/tmp/cfiprof-malformed-", 23) == 0) {
 		char cmd[600];
@@ -1081,6 +1101,6 @@ int main(int argc, char **argv)
 	}
 	free(small.buf);
 	free(libc.buf);
-	printf("malformed: %.1f s\n", (now_ms() - t0) / 1e3);
+	printf("malformed: %.1f s\n", (mono_ms() - t0) / 1e3);
 	return HARNESS_DONE();
 }

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "tables/cfi_table.h"
 #include "tests/lib/harness.h"
 
@@ -93,14 +94,6 @@ struct result {
 	uint64_t gaps;		  /* FDE ends covered by no FDE: must be CFI_CFA_NONE */
 	double build_ms, total_ms;
 };
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void *xrealloc(void *p, size_t sz)
 {
@@ -861,13 +854,13 @@ static void run_one(const char *path, struct result *res, FILE *log)
 {
 	struct ctx c = {.path = path, .res = res, .log = log};
 	struct cfi_diag diag = {0};
-	double t0 = now_ms();
+	double t0 = mono_ms();
 	int i;
 
 	snprintf(res->path, sizeof(res->path), "%s", path);
 	frame_section_bytes(path, res->sec_bytes);
 	res->build_rc = cfi_table_build_file(path, NULL, &c.t, &diag);
-	res->build_ms = now_ms() - t0;
+	res->build_ms = mono_ms() - t0;
 	if (collect_ranges(&c)) {
 		fprintf(log, "  %s: cannot run readelf\n", path);
 		res->readelf_rc = -1;
@@ -895,7 +888,7 @@ out:
 	}
 	free(c.covered.v);
 	free(c.eh_covered.v);
-	res->total_ms = now_ms() - t0;
+	res->total_ms = mono_ms() - t0;
 	res->done = 1;
 }
 
@@ -1372,7 +1365,7 @@ int main(int argc, char **argv)
 	int nslots = 2, running = 0, i;
 	uint64_t rows = 0, mism = 0, unsup[CFI_UNSUP_MAX] = {0}, overlap = 0, bins = 0;
 	size_t next = 0;
-	double t0 = now_ms();
+	double t0 = mono_ms();
 	const char *env = getenv("CFIPROF_ORACLE_JOBS");
 
 	if (env && atoi(env) > 0)
@@ -1435,7 +1428,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)overlap);
 	for (i = 1; i < CFI_UNSUP_MAX; i++)
 		printf(" %s=%llu", cfi_unsupported_name(i), (unsigned long long)unsup[i]);
-	printf(", %.1f s\n", (now_ms() - t0) / 1e3);
+	printf(", %.1f s\n", (mono_ms() - t0) / 1e3);
 	check_totals();
 	if (extra_dir[0] && !getenv("CFIPROF_KEEP_TMP")) {
 		char cmd[128];

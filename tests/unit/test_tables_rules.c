@@ -655,8 +655,6 @@ static void test_frames(void)
 	const char *bin;
 	int n, i;
 
-	write_file("frames.c", frames_src);
-
 	/* (d) -fomit-frame-pointer */
 	bin = tpath("frames_o2");
 	if (sh("gcc -O2 -fomit-frame-pointer -fasynchronous-unwind-tables -o frames_o2 frames.c")) {
@@ -920,7 +918,7 @@ static void test_start(void)
 	const char *flags[] = {"", "-static"};
 	int i;
 
-	write_file("start.c", "int main(void) { return 0; }\n");
+	write_file("start.c", "int main(int argc, char **argv) { return 0; }\n");
 	for (i = 0; i < 2; i++) {
 		const char *bin = tpath(bins[i]);
 		const struct cfi_rule *r;
@@ -1186,12 +1184,11 @@ static void test_asm(void)
 	cfi_table_free(t);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char tmpl[] = "/tmp/cfiprof-rules-XXXXXX";
 
-	/* line buffered: a crash must not swallow the progress before it */
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	harness_init(argc, argv);
 	elf_version(EV_CURRENT);
 	if (!mkdtemp(tmpl)) {
 		perror("mkdtemp");
@@ -1199,14 +1196,16 @@ int main(void)
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
 
-	test_plt();
-	test_drap();
-	test_signal();
-	test_frames();
-	test_debug_frame();
-	test_start();
-	test_gaps();
-	test_asm();
+	/* frames.c: the source of test_frames' binaries, and of test_debug_frame's */
+	write_file("frames.c", frames_src);
+	RUN_TEST(test_plt);
+	RUN_TEST(test_drap);
+	RUN_TEST(test_signal);
+	RUN_TEST(test_frames);
+	RUN_TEST(test_debug_frame);
+	RUN_TEST(test_start);
+	RUN_TEST(test_gaps);
+	RUN_TEST(test_asm);
 
 	if (getenv("CFIPROF_KEEP_TMP"))
 		printf("rules: kept %s\n", tmpdir);

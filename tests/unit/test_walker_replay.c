@@ -477,7 +477,7 @@ static int capture(char *const argv[], const char *leaf, int want_thread, struct
 	uint32_t i;
 
 	memset(s, 0, sizeof(*s));
-	pid = spawn(argv);
+	pid = spawn(argv, NULL, "-");
 	if (pid < 0)
 		return -errno;
 	/* let it reach its leaf (threads started, library loaded, signal delivered) */
@@ -712,20 +712,12 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
-	test_synthetic();
+	/* test_walker_replay chain signal: those cases only */
+	harness_init(argc, argv);
+	RUN_TEST(test_synthetic);
 	mkdir("build", 0755);
 	mkdir(SNAP_DIR, 0755);
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		/* optional filter: test_walker_replay chain signal */
-		if (argc > 1) {
-			int k, hit = 0;
-
-			for (k = 1; k < argc; k++)
-				hit |= !strcmp(argv[k], cases[i].name);
-			if (!hit)
-				continue;
-		}
-		run_case(&cases[i]);
-	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		RUN_TEST_AS(cases[i].name, run_case(&cases[i]));
 	return HARNESS_DONE();
 }

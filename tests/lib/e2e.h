@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What every end-to-end test starts from: the cfiprof binary ($CFIPROF,
+ * default build/cfiprof), the test programs ($OUT/progs, default build) and a
+ * fresh directory for this run's files, removed at the end unless a check failed.
+ */
+#ifndef CFIPROF_TESTS_E2E_H
+#define CFIPROF_TESTS_E2E_H
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/cli_util.h"
+#include "tests/lib/harness.h"
+
+static const char *cfiprof_bin;
+static char progs_dir[PATH_MAX];
+static char tmpdir[256];
+static double e2e_t0;
+
+/* NAME in this run's directory, in buf. */
+static inline char *tpath(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+	return buf;
+}
+
+/*
+ * Reads the environment and makes /tmp/cfiprof-NAME.XXXXXX; false (a failed
+ * check) if it cannot.  Checks that cfiprof is built.
+ */
+static inline bool e2e_setup(const char *name)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char path[PATH_MAX];
+
+	e2e_t0 = mono_sec();
+	cfiprof_bin = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
+	snprintf(path, sizeof(path), "%.4000s/progs", out);
+	if (!realpath(path, progs_dir))
+		snprintf(progs_dir, sizeof(progs_dir), "%s", path);
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/cfiprof-%s.XXXXXX", name);
+	if (!mkdtemp(tmpdir)) {
+		CHECK(0, "mkdtemp %s: %s", tmpdir, strerror(errno));
+		return false;
+	}
+	printf("cfiprof: %s, programs: %s, output: %s\n", cfiprof_bin, progs_dir, tmpdir);
+	CHECK(access(cfiprof_bin, X_OK) == 0, "%s is missing (make)", cfiprof_bin);
+	return true;
+}
+
+/* Removes this run's directory unless a check failed; says how long the run took. */
+static inline void e2e_finish(void)
+{
+	char cmd[sizeof(tmpdir) + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (!harness_failed && system(cmd))
+		fprintf(stderr, "  cleaning %s failed\n", tmpdir);
+	printf("total %.1f s%s%s\n", mono_sec() - e2e_t0, harness_failed ? "; files kept in " : "",
+	       harness_failed ? tmpdir : "");
+}
+
+#endif

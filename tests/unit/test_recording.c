@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The recording writer and reader: a recording of this process (its maps,
+ * libc's build id and CFI, the stacks) reads back to the same folded lines,
+ * with and without processes, kernel names included.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/harness.h"
+#include "tests/lib/agg_samples.h"
+#include "tests/lib/table_mem.h"
+#include "elf/build_id.h"
+#include "user/output/folded.h"
+#include "user/profile/recording.h"
+#include "user/symbolize/kallsyms.h"
+#include "user/symbolize/frame_names.h"
+#include "user/track/proc_maps.h"
+#include "user/track/proc_tracker.h"
+#include "user/track/table_store.h"
+
+#define LIBC_PATH "/lib/x86_64-linux-gnu/libc.so.6"
+
+/* Distinct bodies keep identical-code folding from merging them into one symbol. */
+__attribute__((noinline)) int cfiprof_test_leaf(int x);
+__attribute__((noinline)) int cfiprof_test_leaf(int x)
+{
+	return x * 3 + 1;
+}
+
+__attribute__((noinline)) int cfiprof_test_caller(int x);
+__attribute__((noinline)) int cfiprof_test_caller(int x)
+{
+	return cfiprof_test_leaf(x) ^ 0x55;
+}
+
+static void test_recording(void)
+{
+	static const uint64_t k1[] = {0xffffffff81000010ull, 0xffffffff81abcdefull};
+	static const uint64_t u1[] = {0x401000, 0x7f00deadbeefull, 0x1};
+	LIBBPF_OPTS(bpf_map_create_opts, lpm_opts, .map_flags = BPF_F_NO_PREALLOC);
+	struct maps_entry *ents = NULL;
+	int pages_fd, procs_fd, maps_fd, nents, i, map_lines = 0, stack_lines = 0, other = 0;
+	int maps_matched = 0, libc_cfi = 0, libc_bid_ok = 0, bad_stack = 0;
+	char libc_bid[ELF_BUILD_ID_HEX_LEN] = "", *buf = NULL, *line, *save = NULL;
+	struct proc_tracker *pt;
+	struct sym_cache *syms;
+	struct aggregator a;
+	struct table_store ts;
+	bool overflow_ok = false, header_ok = false;
+	int meta_ok = 0, gen_lines = 0;
+	size_t len = 0;
+	FILE *f;
+
+	pages_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pages", sizeof(struct cfi_page_key),
+				  sizeof(struct cfi_page_val), 65536, NULL);
+	procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_procs", sizeof(uint32_t),
+				  sizeof(struct proc_val), 1024, NULL);
+	maps_fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_maps", sizeof(struct mapping_key),
+				 sizeof(struct mapping_val), 65536, &lpm_opts);
+	if (pages_fd < 0 || procs_fd < 0 || maps_fd < 0)
+		CHECK(0, "BPF maps: %d %d %d", pages_fd, procs_fd, maps_fd);
+	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, pages_fd);
+	syms = sym_cache_new();
+	pt = proc_tracker_new(&ts, syms, procs_fd, maps_fd);
+	CHECK(pt && syms, "tracker");
+	if (!pt || !syms)
+		return;
+	CHECK(proc_tracker_load_now(pt, (uint32_t)getpid()) == 0, "load self");
+	{
+		int fd = open(LIBC_PATH, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			elf_build_id_hex_fd(fd, libc_bid, sizeof(libc_bid));
+			close(fd);
+		}
+	}
+
+	agg_init(&a, 3);
+	add_n(&a, 5, 4242, "my comm", STOP_COMPLETE, 2, k1, 3, u1);
+	add_n(&a, 2, 4243, "", STOP_NO_RULE, 0, NULL, 1, u1);
+	add_n(&a, 1, 4244, "kthread", STOP_NO_USER, 1, k1, 0, NULL);
+	add_n(&a, 3, 4245, "over", STOP_COMPLETE, 0, NULL, 1, u1);
+
+	f = open_memstream(&buf, &len);
+	CHECK(recording_write(f, &a, pt,
+			      &(struct recording_meta){.freq = 499, .event = "cpu-clock"},
+			      NULL) == 0,
+	      "recording_write");
+	fclose(f);
+
+	nents = proc_maps_read(getpid(), true, &ents);
+	for (line = strtok_r(buf, "\n", &save), i = 0; line;
+	     line = strtok_r(NULL, "\n", &save), i++) {
+		uint64_t start, end, off, bias, count;
+		unsigned int pid, flags, tid, reason, sflags;
+		char bid[128], path[512], comm[64], klist[512], ulist[512];
+		int e;
+
+		if (i == 0) {
+			header_ok = streq(line, "# cfiprof recording v1");
+			continue;
+		}
+		if (i == 1) {
+			meta_ok = streq(line, "meta 499 cpu-clock 0 0");
+			continue;
+		}
+		if (sscanf(line,
+			   "map %u %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %u %127s %511s",
+			   &pid, &start, &end, &off, &bias, &flags, bid, path) == 8) {
+			map_lines++;
+			for (e = 0; e < nents; e++) {
+				if (pid == (unsigned int)getpid() && ents[e].start == start &&
+				    ents[e].end == end && ents[e].offset == off &&
+				    streq(ents[e].path, path)) {
+					maps_matched++;
+					break;
+				}
+			}
+			if (streq(path, LIBC_PATH) || strstr(path, "/libc.so.6")) {
+				libc_cfi += (flags & MAPPING_CFI) != 0;
+				libc_bid_ok += libc_bid[0] && streq(bid, libc_bid);
+			}
+			continue;
+		}
+		if (sscanf(line, "stack %" SCNu64 " %u %u %u %u %63s k %511s u %511s", &count, &pid,
+			   &tid, &reason, &sflags, comm, klist, ulist) == 8) {
+			stack_lines++;
+			if (pid == 4242)
+				bad_stack += !(count == 5 && tid == 4242 && reason == 0 &&
+					       sflags == 0 && streq(comm, "my_comm") &&
+					       streq(klist, "ffffffff81000010,ffffffff81abcdef") &&
+					       streq(ulist, "401000,7f00deadbeef,1"));
+			else if (pid == 4243)
+				bad_stack +=
+				    !(count == 2 && reason == STOP_NO_RULE && streq(comm, "-") &&
+				      streq(klist, "-") && streq(ulist, "401000"));
+			else if (pid == 4244)
+				bad_stack +=
+				    !(count == 1 && reason == STOP_NO_USER &&
+				      streq(comm, "kthread") && streq(klist, "ffffffff81000010") &&
+				      streq(ulist, "-"));
+			else
+				bad_stack++;
+			if (bad_stack)
+				fprintf(stderr, "bad stack line: %s\n", line);
+			continue;
+		}
+		if (!strncmp(line, "overflow ", 9)) {
+			overflow_ok = streq(line, "overflow 3");
+			continue;
+		}
+		/* the generation the following map lines belong to: our own pid, once */
+		if (!strncmp(line, "gen ", 4)) {
+			unsigned int gpid, gen;
+
+			gen_lines += sscanf(line, "gen %u %u", &gpid, &gen) == 2 &&
+				     gpid == (unsigned int)getpid() && gen > 0;
+			continue;
+		}
+		other++;
+		fprintf(stderr, "unexpected recording line: %s\n", line);
+	}
+	CHECK(meta_ok, "meta line");
+	CHECK(gen_lines == 1, "%d gen lines for this process (want 1)", gen_lines);
+	CHECK(header_ok, "header line");
+	CHECK(nents > 0 && map_lines == nents && maps_matched == nents,
+	      "map lines %d, matching /proc/self/maps %d of %d", map_lines, maps_matched, nents);
+	CHECK(libc_cfi > 0, "libc mapping loaded with CFI");
+	CHECK(libc_bid_ok > 0, "libc build-id %s", libc_bid);
+	CHECK(stack_lines == 3 && !bad_stack, "stack lines %d, bad %d", stack_lines, bad_stack);
+	CHECK(overflow_ok, "overflow line");
+	CHECK(!other, "%d unexpected lines", other);
+
+	/* with a tracker, user frames are named from the ELF symbols, root first */
+	{
+		uint64_t u[2] = {(uint64_t)(uintptr_t)&cfiprof_test_leaf,
+				 (uint64_t)(uintptr_t)&cfiprof_test_caller + 1};
+		struct parsed_line l[4];
+		struct frame_namer fn;
+		struct aggregator b;
+		char *out = NULL;
+		size_t olen = 0;
+		int nl, malformed;
+
+		CHECK(cfiprof_test_caller(1) == (4 ^ 0x55), "helper");
+		agg_init(&b, 10);
+		add_n(&b, 2, (uint32_t)getpid(), "self", STOP_COMPLETE, 0, NULL, 2, u);
+		frame_namer_init(&fn, pt, NULL);
+		f = open_memstream(&out, &olen);
+		folded_write(f, &b, &fn);
+		fclose(f);
+		nl = parse_folded(out, l, 4, &malformed);
+		CHECK(nl == 1 && !malformed &&
+			  streq(l[0].text, "self;cfiprof_test_caller;cfiprof_test_leaf") &&
+			  l[0].count == 2,
+		      "symbolized folded line '%s'", nl ? l[0].text : "");
+		frame_namer_free(&fn);
+		free(out);
+		agg_free(&b);
+	}
+
+	/* the tracker's LPM entries resolve our own code to the object it loaded */
+	{
+		uint64_t pc = (uint64_t)(uintptr_t)&printf;
+		struct proc *p = proc_tracker_find(pt, (uint32_t)getpid());
+		const struct proc_mapping *m = p ? proc_find_mapping(p, pc) : NULL;
+		struct mapping_key q = {
+		    .prefixlen = 96, .pid = (uint32_t)getpid(), .addr_be = __builtin_bswap64(pc)};
+		struct mapping_val val = {0};
+		int r = bpf_map_lookup_elem(maps_fd, &q, &val);
+
+		CHECK(m && m->obj && r == 0 && val.obj_id == m->obj->id && val.bias == m->bias &&
+			  val.flags == m->flags,
+		      "LPM lookup of printf: r=%d obj %u flags %u", r, val.obj_id, val.flags);
+	}
+	free(ents);
+	free(buf);
+	agg_free(&a);
+	proc_tracker_free(pt);
+	sym_cache_free(syms);
+	CHECK(ts.alloc.used == 0, "tracker released every object: %u rows still used",
+	      ts.alloc.used);
+	table_store_destroy(&ts);
+	close(pages_fd);
+	close(procs_fd);
+	close(maps_fd);
+}
+
+/* An empty tracker writes only the header and the stacks. */
+static void test_recording_no_procs(void)
+{
+	struct proc_tracker *pt = proc_tracker_new(NULL, NULL, -1, -1);
+	static const uint64_t u[] = {0xabc};
+	struct aggregator a;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	agg_init(&a, 10);
+	add_n(&a, 1, 7, "a b\nc", STOP_COMPLETE, 0, NULL, 1, u);
+	f = open_memstream(&buf, &len);
+	CHECK(pt && recording_write(
+			f, &a, pt,
+			&(struct recording_meta){
+			    .freq = 99, .event = "cycles", .start_unix_ns = 12, .duration_ns = 34},
+			NULL) == 0,
+	      "recording_write");
+	fclose(f);
+	CHECK(streq(buf, "# cfiprof recording v1\nmeta 99 cycles 12 34\n"
+			 "stack 1 7 7 0 0 a_b_c k - u abc\n"),
+	      "empty tracker output:\n%s", buf);
+	/* and back: the reader rebuilds the same stack and meta */
+	{
+		struct recording_meta meta;
+		struct aggregator back;
+		struct sym_cache *sc = sym_cache_new();
+		struct proc_tracker *pt2 = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+		struct agg_stack **v;
+		uint64_t bad = 0, nr = 0;
+		char err[128];
+		FILE *in = fmemopen(buf, strlen(buf), "r");
+
+		agg_init(&back, 10);
+		CHECK(in && pt2 &&
+			  recording_read(in, &back, pt2, &meta, NULL, &bad, err, sizeof(err)) == 0,
+		      "recording_read: %s", err);
+		v = agg_sorted(&back, &nr);
+		CHECK(bad == 0 && nr == 1 && v && v[0]->count == 1 && v[0]->pid == 7 &&
+			  streq(v[0]->comm, "a_b_c") && v[0]->nr_user == 1 && v[0]->pcs[0] == 0xabc,
+		      "round trip: bad %" PRIu64 " stacks %" PRIu64, bad, nr);
+		CHECK(meta.freq == 99 && streq(meta.event, "cycles") && meta.start_unix_ns == 12 &&
+			  meta.duration_ns == 34,
+		      "meta round trip");
+		free(v);
+		if (in)
+			fclose(in);
+		agg_free(&back);
+		proc_tracker_free(pt2);
+		sym_cache_free(sc);
+	}
+	free(buf);
+	agg_free(&a);
+	proc_tracker_free(pt);
+}
+
+/* BPF program frames keep the name they had when recorded (kname lines). */
+static void test_recording_kernel_names(void)
+{
+	char kpath[] = "/tmp/cfiprof-kallsyms.XXXXXX", *buf = NULL, err[128], name[256];
+	struct sample_record *r = calloc(1, sizeof(*r) + 3 * sizeof(uint64_t));
+	struct recording_meta wmeta = {.freq = 99, .event = "cpu-clock"}, meta = {0};
+	struct aggregator a, back;
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+	struct frame_namer fn;
+	struct ksyms *ks;
+	size_t len = 0;
+	uint64_t bad = 0;
+	FILE *f;
+	int fd = mkstemp(kpath);
+
+	if (fd < 0 || !r) {
+		CHECK(0, "mkstemp");
+		free(r);
+		return;
+	}
+	f = fdopen(fd, "w");
+	fputs("ffffffff81000000 T _stext\nffffffff81000100 T do_exit\n"
+	      "ffffffffa0000000 t bpf_prog_0123456789abcdef_on_exit\t[bpf]\n"
+	      "ffffffffa0001000 t bpf_prog_fedcba9876543210_other\t[bpf]\n",
+	      f);
+	fclose(f);
+	ks = ksyms_load(kpath, err, sizeof(err));
+	CHECK(ks != NULL, "ksyms_load: %s", err);
+	agg_init(&a, 10);
+	r->type = RECORD_SAMPLE;
+	r->pid = r->tid = 7;
+	r->nr_kernel = 2;
+	r->nr_user = 1;
+	r->pcs[0] = 0xffffffffa0000010;
+	r->pcs[1] = 0xffffffff81000110;
+	r->pcs[2] = 0x401000;
+	agg_add(&a, r, sizeof(*r) + 3 * sizeof(uint64_t));
+	wmeta.ks = ks;
+	f = open_memstream(&buf, &len);
+	CHECK(pt && recording_write(f, &a, pt, &wmeta, NULL) == 0, "recording_write");
+	fclose(f);
+	CHECK(buf &&
+		  strstr(buf, "kname ffffffffa0000010 bpf_prog_0123456789abcdef_on_exit [bpf]\n") &&
+		  !strstr(buf, "kname ffffffff81000110"),
+	      "only the BPF frame is saved by name:\n%s", buf ? buf : "");
+	f = fmemopen(buf, len, "r");
+	agg_init(&back, 10);
+	CHECK(f && pt && recording_read(f, &back, pt, &meta, NULL, &bad, err, sizeof(err)) == 0 &&
+		  !bad,
+	      "read back: %s", err);
+	if (f)
+		fclose(f);
+	/* report time: no kallsyms at all, the saved name still wins */
+	frame_namer_init(&fn, NULL, NULL);
+	fn.saved_kernel = &meta.knames;
+	CHECK(streq(frame_name_kernel(&fn, 0xffffffffa0000010, name, sizeof(name)),
+		    "bpf_prog_0123456789abcdef_on_exit [bpf]"),
+	      "saved kernel name: %s", name);
+	CHECK(streq(frame_name_kernel(&fn, 0xffffffff81000110, name, sizeof(name)),
+		    "0xffffffff81000110"),
+	      "other kernel pcs are not saved: %s", name);
+	frame_namer_free(&fn);
+	kernel_names_free(&meta.knames);
+	agg_free(&back);
+	agg_free(&a);
+	ksyms_free(ks);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+	unlink(kpath);
+	free(buf);
+	free(r);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	if (!table_mem_alloc())
+		return 2;
+	RUN_TEST(test_recording);
+	RUN_TEST(test_recording_no_procs);
+	RUN_TEST(test_recording_kernel_names);
+	table_mem_free();
+	return HARNESS_DONE();
+}
