@@ -83,12 +83,14 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 	size_t n = 0;
 	uint32_t b, m;
 	struct proc *p;
+	uint64_t t0;
 
 	pthread_mutex_lock(&pt->load_lock);
 	sweep_gone(pt);
 	if (pt->ts)
 		table_store_expire(pt->ts, mono_ns());
 	pthread_mutex_lock(&pt->lock);
+	t0 = mono_ns();
 	/*
 	 * Which processes go is decided first: symbols are shared by key, and one
 	 * kept process that maps a key (an exited one kept for naming included)
@@ -121,6 +123,7 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 			n++;
 		}
 	}
+	pt->forget_lock_ns = mono_ns() - t0;
 	pthread_mutex_unlock(&pt->lock);
 	pthread_mutex_unlock(&pt->load_lock);
 	return n;

@@ -125,12 +125,13 @@ static void mark_updating(struct proc_tracker *pt, struct proc_load *l)
 }
 
 /* exec replaces the whole address space; otherwise keep what did not change */
-static void match_unchanged(struct proc_load *l)
+static void match_unchanged(struct proc_tracker *pt, struct proc_load *l)
 {
 	uint32_t i, j;
 
 	for (i = 0; i < l->nr; i++) {
 		for (j = 0; !l->exec && j < l->nr_old; j++) {
+			pt->pair_steps++;
 			if (!l->kept[j] && mapping_unchanged(&l->old[j], &l->ents[i])) {
 				l->kept[j] = true;
 				l->reuse[i] = j + 1;
@@ -236,7 +237,7 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	if (alloc_new_set(&l))
 		goto cleanup;
 	mark_updating(pt, &l);
-	match_unchanged(&l);
+	match_unchanged(pt, &l);
 	swap_mappings(pt, &l);
 	publish_generation(pt, &l);
 	load_new_symbols(pt, &l);

@@ -52,6 +52,9 @@ struct proc_tracker {
 	uint64_t next_expire_ns; /* next check of idle tables past their ttl */
 	uint32_t loading_pid;	 /* never the one unloaded to make room for its own tables */
 	struct tracker_stats stats;
+	/* what the tests measure: work done by reloads, and the lock time of forgets */
+	uint64_t pair_steps;	 /* old and new mappings compared while pairing them */
+	uint64_t forget_lock_ns; /* how long the last proc_tracker_forget_exited held lock */
 };
 
 static inline bool is_live(const struct proc *p)
