@@ -66,8 +66,9 @@ static inline int tracker_world_init(struct tracker_world *w)
 	w->rules = calloc(TRACKER_WORLD_RULES, sizeof(*w->rules));
 	w->syms = sym_cache_new();
 	if (w->pages_fd < 0 || w->procs_fd < 0 || w->maps_fd < 0 || !w->rows || !w->rules ||
-	    !w->syms || table_store_init(&w->ts, w->rows, TRACKER_WORLD_ROWS, w->rules,
-					 TRACKER_WORLD_RULES, w->pages_fd))
+	    !w->syms ||
+	    table_store_init(&w->ts, w->rows, TRACKER_WORLD_ROWS, w->rules, TRACKER_WORLD_RULES,
+			     w->pages_fd))
 		goto fail;
 	w->ts_ready = true;
 	w->pt = proc_tracker_new(&w->ts, w->syms, w->procs_fd, w->maps_fd);

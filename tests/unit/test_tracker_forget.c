@@ -180,8 +180,7 @@ static void test_forget_lock_time(void)
 	dropped = proc_tracker_forget_exited(w.pt);
 	total_ns = mono_ns() - t0;
 	lock_ns = w.pt->forget_lock_ns;
-	CHECK(dropped == NR_CHILDREN, "%zu of %d exited processes forgotten", dropped,
-	      NR_CHILDREN);
+	CHECK(dropped == NR_CHILDREN, "%zu of %d exited processes forgotten", dropped, NR_CHILDREN);
 	entries = foreign_entries(&w);
 	CHECK(entries == 0, "%d BPF entries of the children left", entries);
 	CHECK(w.pt->nr_unload_due == 0, "%u unloads still due", w.pt->nr_unload_due);
@@ -197,8 +196,8 @@ static void test_forget_lock_time(void)
 	/* the lock covered picking and unlinking, not the BPF work nor the frees */
 	CHECK(lock_ns * 10 < total_ns, "the forget held the lock %.3f ms of %.3f ms", lock_ns / 1e6,
 	      total_ns / 1e6);
-	printf("forget of %d processes: %.3f ms, lock held %.3f ms\n", NR_CHILDREN,
-	       total_ns / 1e6, lock_ns / 1e6);
+	printf("forget of %d processes: %.3f ms, lock held %.3f ms\n", NR_CHILDREN, total_ns / 1e6,
+	       lock_ns / 1e6);
 	CHECK(forget_marker(1) == 4, "marker");
 
 	close(pipefd[0]);

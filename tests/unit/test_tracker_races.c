@@ -73,8 +73,7 @@ static void *mutator_main(void *arg)
 	return NULL;
 }
 
-static void add_stack(struct aggregator *a, uint32_t pid, uint32_t gen, uint64_t pc0,
-		      uint64_t pc1)
+static void add_stack(struct aggregator *a, uint32_t pid, uint32_t gen, uint64_t pc0, uint64_t pc1)
 {
 	static _Thread_local union {
 		struct sample_record r;

@@ -126,8 +126,8 @@ static void test_pairing_linear(struct tracker_world *w, int exe_fd)
 	steps = w->pt->pair_steps - steps;
 	g2 = generation(w);
 	CHECK(g2 == g1, "unchanged %d mappings: generation %u -> %u", n, g1, g2);
-	CHECK(steps <= 4 * (uint64_t)n, "pairing %d mappings with themselves took %" PRIu64 " steps",
-	      n, steps);
+	CHECK(steps <= 4 * (uint64_t)n,
+	      "pairing %d mappings with themselves took %" PRIu64 " steps", n, steps);
 	printf("pairing %d unchanged mappings: %" PRIu64 " steps\n", n, steps);
 
 	/* every other one goes: still a merge */
