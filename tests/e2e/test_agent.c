@@ -1554,14 +1554,6 @@ int main(void)
 		CHECK(0, "cannot make a cgroup v2 directory for the cap and short-process tests");
 	}
 	waitpid(chain, NULL, 0);
-	if (!harness_failed) {
-		char cmd[PATHBUF];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-		if (system(cmd))
-			fprintf(stderr, "could not remove %s\n", tmpdir);
-	} else {
-		fprintf(stderr, "logs and files kept in %s\n", tmpdir);
-	}
+	tmpdir_done(tmpdir, harness_failed);
 	return HARNESS_DONE();
 }

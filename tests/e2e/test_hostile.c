@@ -180,7 +180,7 @@ int main(void)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
 	const char *cfiprof = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
-	char asan[PATHBUF], churn[PATHBUF], cmd[PATHBUF];
+	char asan[PATHBUF], churn[PATHBUF];
 
 	snprintf(progs, sizeof(progs), "%s/progs", out);
 	snprintf(churn, sizeof(churn), "%s/faults_churn", progs);
@@ -196,12 +196,6 @@ int main(void)
 	} else {
 		printf("%s not built: the ASan run is skipped\n", asan);
 	}
-	if (!harness_failed) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-		if (system(cmd))
-			fprintf(stderr, "could not remove %s\n", tmpdir);
-	} else {
-		fprintf(stderr, "logs and files kept in %s\n", tmpdir);
-	}
+	tmpdir_done(tmpdir, harness_failed);
 	return HARNESS_DONE();
 }

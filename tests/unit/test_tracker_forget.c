@@ -134,7 +134,7 @@ __attribute__((noinline)) int forget_marker(int x)
 
 static void test_forget_lock_time(void)
 {
-	char libs[NR_CHILDREN][96], buf[256], cmd[128];
+	char libs[NR_CHILDREN][96], buf[256];
 	pid_t kids[NR_CHILDREN];
 	struct tracker_world w;
 	struct frame_namer fn;
@@ -203,9 +203,7 @@ static void test_forget_lock_time(void)
 	close(pipefd[0]);
 	close(pipefd[1]);
 	tracker_world_free(&w);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd))
-		fprintf(stderr, "could not remove %s\n", tmpdir);
+	tmpdir_done(tmpdir, harness_failed);
 }
 
 int main(void)
