@@ -41,13 +41,20 @@ TEST_BIN   := $(addprefix $(OUT)/tests/,$(notdir $(TEST_SRC:.c=)))
 ASAN_TESTS := test_tables_malformed test_tables_rules test_symbolize test_fuzz_regressions \
               test_aggregate test_folded test_frame_names test_mapping_keys test_proc_maps \
               test_proc_stat test_recording test_row_alloc test_table_store \
-              test_debug_file test_agent_limits test_http_server test_budgets
+              test_debug_file test_agent_limits test_http_server test_budgets \
+              test_tracker_reload test_tracker_forget test_tracker_races
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
+# the tracker's tests run once more under ThreadSanitizer: the load thread, the symbolizer
+# and the consumer share its state
+TSAN_TESTS := test_recording test_table_store test_frame_names test_tracker_reload \
+              test_tracker_forget test_tracker_races
+TSAN_BIN   := $(TSAN_TESTS:%=$(OUT)/tsan/%)
 # libFuzzer targets: one per parser of outside data, tests/fuzz/fuzz_*.c
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(OUT)/fuzz/%)
 
 SAN_FLAGS  := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 include tests/progs/progs.mk
 
 .PHONY: all deps test-deps test bench fuzz clean format run demo kernel-matrix
@@ -102,6 +109,7 @@ $(1)/libcfiuser.a: $$(USERLIB_SRC:%.c=$(1)/obj/%.o)
 endef
 $(eval $(call c_build,$(OUT),$(CC),$(CFLAGS)))
 $(eval $(call c_build,$(OUT)/asan,$(CC),$(SAN_FLAGS)))
+$(eval $(call c_build,$(OUT)/tsan,$(CC),$(TSAN_FLAGS)))
 $(eval $(call c_build,$(OUT)/fuzz,$(CLANG),$(SAN_FLAGS) -fsanitize=fuzzer-no-link))
 
 # the skeleton embeds the BPF object: whatever includes it must rebuild with it
@@ -111,6 +119,11 @@ LIBS = $(1)/libcfiuser.a $(1)/libcfitables.a $(LDLIBS)
 
 $(OUT)/cfiprof: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libcfiuser.a $(OUT)/libcfitables.a
 	$(CC) $(CFLAGS) $(filter %.o,$^) -o $@ $(call LIBS,$(OUT))
+
+# cfiprof under ASan + UBSan: the hostile-process tests run the agent with it too
+$(OUT)/asan/cfiprof: $(CLI_SRC:%.c=$(OUT)/asan/obj/%.o) $(OUT)/asan/libcfiuser.a \
+		$(OUT)/asan/libcfitables.a
+	$(CC) $(SAN_FLAGS) $(filter %.o,$^) -o $@ $(call LIBS,$(OUT)/asan)
 
 # ---- tests ----
 # the source of test NAME, wherever it lives under tests/
@@ -126,9 +139,14 @@ $(OUT)/asan/test_%: $$(call test_src,test_$$*) $(OUT)/asan/libcfiuser.a \
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT)/asan)
 
+$(OUT)/tsan/test_%: $$(call test_src,test_$$*) $(OUT)/tsan/libcfiuser.a \
+		$(OUT)/tsan/libcfitables.a $(TEST_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN_FLAGS) $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT)/tsan)
+
 test: test-deps $(TEST_PROGS)
-	@$(MAKE) --no-print-directory all $(TEST_BIN) $(ASAN_BIN)
-	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN)
+	@$(MAKE) --no-print-directory all $(OUT)/asan/cfiprof $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
+	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
 
 # The README's run command: profile the bundled demo (built without frame
 # pointers) and write demo.svg (flame graph) and demo.txt (report).

@@ -6,9 +6,10 @@
 #   tests/run.sh test_x                   by name: made first, then run ($OUT/tests/test_x)
 #   tests/run.sh test_x:foo test_x:'b*'   only the named tests (globs) inside test_x
 #   tests/run.sh 'test_x[asan]:foo'       the ASan + UBSan build ($OUT/asan/test_x)
+#   tests/run.sh 'test_x[tsan]'           the ThreadSanitizer build ($OUT/tsan/test_x)
 #
-# A binary under asan/ is the same source as its twin: it is reported as
-# NAME[asan] and adds its failures to the total but not its passes.
+# A binary under asan/ or tsan/ is the same source as its twin: it is reported
+# as NAME[asan] / NAME[tsan] and adds its failures to the total but not its passes.
 set -u
 OUT=${OUT:-build}
 total_pass=0
@@ -18,11 +19,13 @@ for arg in "$@"; do
 	bin=$arg
 	only=
 	if [ ! -x "$arg" ]; then
-		# NAME[:TEST], NAME[asan][:TEST]
+		# NAME[:TEST], NAME[asan][:TEST], NAME[tsan][:TEST]
 		name=${arg%%:*}
 		[ "$name" != "$arg" ] && only=${arg#*:}
 		if [ "${name%\[asan\]}" != "$name" ]; then
 			bin=$OUT/asan/${name%\[asan\]}
+		elif [ "${name%\[tsan\]}" != "$name" ]; then
+			bin=$OUT/tsan/${name%\[tsan\]}
 		else
 			bin=$OUT/tests/$name
 		fi
@@ -35,7 +38,10 @@ for arg in "$@"; do
 	fi
 	name=$(basename "$bin")
 	asan=0
-	case "$bin" in */asan/*) asan=1 name="$name[asan]" ;; esac
+	case "$bin" in
+	*/asan/*) asan=1 name="$name[asan]" ;;
+	*/tsan/*) asan=1 name="$name[tsan]" ;;
+	esac
 	echo "=== $name${only:+ ($only)}"
 	out=$(mktemp)
 	start=$(date +%s%N)

@@ -1568,8 +1568,6 @@ int main(int argc, char **argv)
 		CHECK(0, "cannot make a cgroup v2 directory for the cap and short-process tests");
 	}
 	waitpid(chain, NULL, 0);
-	if (harness_failed)
-		fprintf(stderr, "logs and files kept in %s\n", tmpdir);
 	e2e_finish();
 	return HARNESS_DONE();
 }

@@ -187,6 +187,20 @@ static inline char *slurp(const char *path)
 	return slurp_len(path, NULL);
 }
 
+/* A test's scratch directory: removed after a passing run, kept (and named) after a failing one. */
+static inline void tmpdir_done(const char *dir, bool failed)
+{
+	char cmd[PATH_MAX + 16];
+
+	if (failed) {
+		fprintf(stderr, "logs and files kept in %s\n", dir);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
 /* The last non-empty lines of a file, for failure messages. */
 static inline void print_tail(const char *path, int lines)
 {

@@ -57,11 +57,7 @@ static inline bool e2e_setup(const char *name)
 /* Removes this run's directory unless a check failed; says how long the run took. */
 static inline void e2e_finish(void)
 {
-	char cmd[sizeof(tmpdir) + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (!harness_failed && system(cmd))
-		fprintf(stderr, "  cleaning %s failed\n", tmpdir);
+	tmpdir_done(tmpdir, harness_failed);
 	printf("total %.1f s%s%s\n", mono_sec() - e2e_t0, harness_failed ? "; files kept in " : "",
 	       harness_failed ? tmpdir : "");
 }

@@ -273,13 +273,38 @@ static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgro
 	return ps->root ? 0 : -1;
 }
 
+/* The user frames of s, named with the mappings of the generation it was taken in. */
+static int add_user_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
+			   struct frame_namer *fn, uint32_t *n)
+{
+	const uint64_t *user = s->pcs + s->nr_kernel;
+	/* a reference: the table load thread may replace them meanwhile */
+	struct map_set *maps = fn->pt ? proc_tracker_get_maps(fn->pt, s->pid, s->generation) : NULL;
+	char buf[512];
+	int64_t id = 0;
+	int k;
+
+	ps->ns_pid = maps && maps->ns_pid ? maps->ns_pid : s->pid;
+	for (k = 0; k < s->nr_user && id >= 0; k++) {
+		uint64_t lookup = k == 0 || user[k] == 0 ? user[k] : user[k] - 1;
+		const struct proc_mapping *pm = map_set_find(maps, lookup);
+		uint32_t map = pm ? mapping_id(p, s->pid, pm) : 0;
+
+		frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf));
+		id = add_location(p, PROF_LOC_USER, s->pid, lookup, map, pm ? lookup - pm->bias : 0,
+				  buf);
+		if (id >= 0)
+			ps->locs[(*n)++] = (uint32_t)id;
+	}
+	map_set_put(maps);
+	return id < 0 ? -1 : 0;
+}
+
 static int add_sample(struct profile *p, const struct agg_stack *s, struct frame_namer *fn,
 		      const struct profile_info *info)
 {
 	struct priv *pv = p->priv;
-	const uint64_t *user = s->pcs + s->nr_kernel;
 	struct prof_sample *ps;
-	struct proc *proc;
 	char buf[512];
 	uint32_t n = 0;
 	int64_t id;
@@ -311,21 +336,8 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 			return -1;
 		ps->locs[n++] = (uint32_t)id;
 	}
-	proc = fn->pt ? proc_tracker_find(fn->pt, s->pid) : NULL;
-	ps->ns_pid = proc && proc->ns_pid ? proc->ns_pid : s->pid;
-	for (k = 0; k < s->nr_user; k++) {
-		uint64_t lookup = k == 0 || user[k] == 0 ? user[k] : user[k] - 1;
-		const struct proc_mapping *pm =
-			proc ? proc_find_mapping_gen(proc, s->generation, lookup) : NULL;
-		uint32_t map = pm ? mapping_id(p, s->pid, pm) : 0;
-
-		frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf));
-		id = add_location(p, PROF_LOC_USER, s->pid, lookup, map, pm ? lookup - pm->bias : 0,
-				  buf);
-		if (id < 0)
-			return -1;
-		ps->locs[n++] = (uint32_t)id;
-	}
+	if (add_user_frames(p, ps, s, fn, &n))
+		return -1;
 	if (s->reason != STOP_COMPLETE && s->reason != STOP_NO_USER) {
 		snprintf(buf, sizeof(buf), "[incomplete: %s]", stop_reason_name(s->reason));
 		id = synthetic_location(p, buf);

@@ -22,12 +22,12 @@ static void write_pcs(FILE *f, const uint64_t *pcs, unsigned int n)
 		fprintf(f, "%c%" PRIx64, i ? ',' : ' ', pcs[i]);
 }
 
-static void write_maps(FILE *f, uint32_t pid, const struct proc_mapping *maps, uint32_t n)
+static void write_maps(FILE *f, uint32_t pid, const struct map_set *s)
 {
 	uint32_t m;
 
-	for (m = 0; m < n; m++) {
-		const struct proc_mapping *pm = &maps[m];
+	for (m = 0; s && m < s->nr_maps; m++) {
+		const struct proc_mapping *pm = &s->maps[m];
 		const char *bid = pm->sym ? sym_obj_build_id(pm->sym) : NULL;
 		/* without symbols: the build-id part of the key (BUILDID@identity, vdso:BUILDID) */
 		int n = (int)strcspn(pm->key, "@");
@@ -61,12 +61,12 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			fprintf(f, "proc %u %u\n", p->pid, p->ns_pid);
 		/* older mapping sets first, each under its generation, the current one last */
 		for (h = 0; h < p->nr_history; h++) {
-			fprintf(f, "gen %u %u\n", p->pid, p->history[h].generation);
-			write_maps(f, p->pid, p->history[h].maps, p->history[h].nr_maps);
+			fprintf(f, "gen %u %u\n", p->pid, p->history[h]->generation);
+			write_maps(f, p->pid, p->history[h]);
 		}
 		if (p->generation)
 			fprintf(f, "gen %u %u\n", p->pid, p->generation);
-		write_maps(f, p->pid, p->maps, p->nr_maps);
+		write_maps(f, p->pid, p->cur);
 	}
 	v = agg_sorted(a, &nr);
 	if (!v)

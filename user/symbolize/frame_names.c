@@ -101,10 +101,11 @@ const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint32_t gen, 
 			    char *buf, size_t len)
 {
 	uint64_t lookup = leaf || pc == 0 ? pc : pc - 1;
-	struct proc *p = fn->pt ? proc_tracker_find(fn->pt, pid) : NULL;
+	struct map_set *maps = fn->pt ? proc_tracker_get_maps(fn->pt, pid, gen) : NULL;
+	const char *name = frame_name_mapped(fn, pid, map_set_find(maps, lookup), pc, leaf, buf, len);
 
-	return frame_name_mapped(fn, pid, p ? proc_find_mapping_gen(p, gen, lookup) : NULL, pc, leaf,
-				 buf, len);
+	map_set_put(maps);
+	return name;
 }
 
 const char *frame_name_mapped(struct frame_namer *fn, uint32_t pid, const struct proc_mapping *m,

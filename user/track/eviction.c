@@ -19,7 +19,9 @@
 void drop_kernel_state(struct proc_tracker *pt, struct proc *p)
 {
 	bpf_map_delete_elem(pt->procs_fd, &p->pid);
-	mappings_release(pt, p->pid, p->maps, p->nr_maps, true);
+	if (p->tables_held && p->cur)
+		mappings_release(pt, p->pid, p->cur->maps, p->cur->nr_maps, true);
+	p->tables_held = false;
 }
 
 bool clear_unload_due(struct proc_tracker *pt, struct proc *p)
@@ -67,7 +69,7 @@ void exit_proc(struct proc_tracker *pt, uint32_t pid)
 	p->exit_seen = false;
 	p->evicted = false; /* an evicted one has nothing loaded */
 	pthread_mutex_unlock(&pt->lock);
-	pt->stats.exits++;
+	TRACKER_COUNT(pt, exits, 1);
 }
 
 void unload_due_procs(struct proc_tracker *pt, uint64_t now)
@@ -115,7 +117,7 @@ bool tracker_reclaim_for_tables(void *ctx)
 	if (!victim)
 		return false;
 	unload_proc(pt, victim, true);
-	pt->stats.evicted_tables++;
+	TRACKER_COUNT(pt, evicted_tables, 1);
 	return true;
 }
 
@@ -134,6 +136,6 @@ void evict_for_new_proc(struct proc_tracker *pt)
 		if (!victim)
 			break;
 		unload_proc(pt, victim, true);
-		pt->stats.evicted_procs++;
+		TRACKER_COUNT(pt, evicted_procs, 1);
 	}
 }

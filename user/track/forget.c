@@ -36,92 +36,154 @@ static void sweep_gone(struct proc_tracker *pt)
 		    !proc_stat_dying(&stat))
 			continue;
 		unload_proc(pt, p, false);
-		pt->stats.exits_swept++;
+		TRACKER_COUNT(pt, exits_swept, 1);
 	}
 	free(live);
 }
 
-/* Whether a process kept after this pass maps key (now, or in a generation kept for names). */
-static bool key_still_mapped(struct proc_tracker *pt, const char *key)
+static int by_key(const void *a, const void *b)
 {
-	uint32_t b, m;
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Keys of the mappings in s that have symbols, appended to keys (room for them is there). */
+static size_t add_keys(const char **keys, size_t n, const struct map_set *s)
+{
+	uint32_t m;
+
+	for (m = 0; s && m < s->nr_maps; m++) {
+		if (s->maps[m].sym && s->maps[m].key[0])
+			keys[n++] = s->maps[m].key;
+	}
+	return n;
+}
+
+static size_t nr_mappings(const struct proc *p)
+{
+	size_t n = p->cur ? p->cur->nr_maps : 0;
+	uint32_t h;
+
+	for (h = 0; h < p->nr_history; h++)
+		n += p->history[h]->nr_maps;
+	return n;
+}
+
+/*
+ * Symbols are shared by key: those of the forgotten processes go unless a kept
+ * process (an exited one kept for naming included) maps the key, now or in a
+ * generation kept for names.  One pass over the kept mappings against the
+ * sorted keys of the forgotten ones.  load_lock held: nothing changes.
+ */
+static void drop_symbols(struct proc_tracker *pt, struct proc *gone)
+{
+	const char **keys, **hit;
+	size_t n = 0, k, d;
 	struct proc *p;
+	uint32_t b, h, m;
+	bool *kept;
 
-	for (b = 0; b < NR_BUCKETS; b++) {
+	for (p = gone; p; p = p->next)
+		n += nr_mappings(p);
+	keys = malloc((n + 1) * sizeof(*keys));
+	kept = calloc(n + 1, sizeof(*kept));
+	if (!keys || !kept)
+		goto cleanup; /* out of memory: the symbols stay, cached */
+	n = 0;
+	for (p = gone; p; p = p->next) {
+		n = add_keys(keys, n, p->cur);
+		for (h = 0; h < p->nr_history; h++)
+			n = add_keys(keys, n, p->history[h]);
+	}
+	qsort(keys, n, sizeof(*keys), by_key);
+	for (k = 0, d = 0; k < n; k++) {
+		if (!d || strcmp(keys[d - 1], keys[k]))
+			keys[d++] = keys[k];
+	}
+	n = d;
+	for (b = 0; n && b < NR_BUCKETS; b++) {
 		for (p = pt->buckets[b]; p; p = p->next) {
-			uint32_t h;
+			for (h = 0; h <= p->nr_history; h++) {
+				const struct map_set *s =
+				    h < p->nr_history ? p->history[h] : p->cur;
 
-			if (p->forget)
-				continue;
-			for (m = 0; m < p->nr_maps; m++) {
-				if (!strcmp(p->maps[m].key, key))
-					return true;
-			}
-			for (h = 0; h < p->nr_history; h++) {
-				for (m = 0; m < p->history[h].nr_maps; m++) {
-					if (!strcmp(p->history[h].maps[m].key, key))
-						return true;
+				for (m = 0; s && m < s->nr_maps; m++) {
+					const char *key = s->maps[m].key;
+
+					hit = bsearch(&key, keys, n, sizeof(*keys), by_key);
+					if (hit)
+						kept[hit - keys] = true;
 				}
 			}
 		}
 	}
-	return false;
+	for (k = 0; k < n; k++) {
+		if (!kept[k])
+			sym_cache_remove(pt->syms, keys[k]);
+	}
+cleanup:
+	free(keys);
+	free(kept);
 }
 
-static void drop_symbols(struct proc_tracker *pt, const struct proc_mapping *maps, uint32_t n)
+/*
+ * pt->lock held: processes seen exited at the last pass leave the registry
+ * (their unload, if still due, is done by the caller); returns them linked
+ * by next.  One walk over the registry, nothing else: the consumer waits.
+ */
+static struct proc *unlink_exited(struct proc_tracker *pt, size_t *n)
 {
-	uint32_t m;
+	struct proc *gone = NULL, *p;
+	uint32_t b;
 
-	for (m = 0; m < n; m++) {
-		if (maps[m].sym && maps[m].key[0] && !key_still_mapped(pt, maps[m].key))
-			sym_cache_remove(pt->syms, maps[m].key);
+	for (b = 0; b < NR_BUCKETS; b++) {
+		struct proc **pp = &pt->buckets[b];
+
+		while ((p = *pp)) {
+			bool forget = p->exited && p->exit_seen;
+
+			p->exit_seen = p->exited;
+			if (!forget) {
+				pp = &p->next;
+				continue;
+			}
+			/* an interval shorter than the unload delay: unloaded now, below */
+			clear_unload_due(pt, p);
+			*pp = p->next;
+			p->next = gone;
+			gone = p;
+			pt->nr_procs--;
+			(*n)++;
+		}
 	}
+	return gone;
 }
 
 size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 {
+	struct proc *gone, *p, *next;
+	uint64_t t0;
 	size_t n = 0;
-	uint32_t b, m;
-	struct proc *p;
 
 	pthread_mutex_lock(&pt->load_lock);
 	sweep_gone(pt);
 	if (pt->ts)
 		table_store_expire(pt->ts, mono_ns());
 	pthread_mutex_lock(&pt->lock);
-	/*
-	 * Which processes go is decided first: symbols are shared by key, and one
-	 * kept process that maps a key (an exited one kept for naming included)
-	 * keeps its symbols alive.
-	 */
-	for (b = 0; b < NR_BUCKETS; b++) {
-		for (p = pt->buckets[b]; p; p = p->next) {
-			p->forget = p->exited && p->exit_seen;
-			p->exit_seen = p->exited;
-			/* an interval shorter than the unload delay: unload it now */
-			if (p->forget && clear_unload_due(pt, p))
-				drop_kernel_state(pt, p);
-		}
-	}
-	for (b = 0; b < NR_BUCKETS; b++) {
-		struct proc **pp = &pt->buckets[b];
-
-		while (*pp) {
-			p = *pp;
-			if (!p->forget) {
-				pp = &p->next;
-				continue;
-			}
-			drop_symbols(pt, p->maps, p->nr_maps);
-			for (m = 0; m < p->nr_history; m++)
-				drop_symbols(pt, p->history[m].maps, p->history[m].nr_maps);
-			*pp = p->next;
-			proc_destroy(p);
-			pt->nr_procs--;
-			n++;
-		}
-	}
+	t0 = mono_ns();
+	gone = unlink_exited(pt, &n);
+	pt->forget_lock_ns = mono_ns() - t0;
 	pthread_mutex_unlock(&pt->lock);
+	/* off the registry: no reader finds them; readers holding their sets keep those */
+	for (p = gone; p; p = p->next) {
+		if (p->tables_held)
+			drop_kernel_state(pt, p);
+	}
+	if (gone && pt->syms)
+		drop_symbols(pt, gone);
+	for (p = gone; p; p = next) {
+		next = p->next;
+		proc_destroy(p);
+	}
 	pthread_mutex_unlock(&pt->load_lock);
 	return n;
 }

@@ -26,17 +26,25 @@ struct proc_load {
 	uint64_t time_ns;
 	struct proc_stat_info stat;
 	struct proc_val pv;
-	struct maps_entry *ents;
-	uint32_t nr; /* entries in ents, and mappings in maps */
+	struct maps_entry *ents; /* sorted by start */
+	uint32_t nr;		 /* entries in ents, and mappings in the new set */
 	struct proc *p;
 	bool was_live;
-	struct proc_mapping *old;
+	const struct map_set *old; /* the current set (NULL: none): changes only under load_lock */
 	uint32_t nr_old;
-	struct proc_mapping *maps; /* the new set, one per entry */
-	bool *kept;		   /* per old mapping: carried over to the new set */
-	uint32_t *reuse;	   /* per new mapping: index + 1 of the old one it keeps */
-	int *fds;		   /* per new mapping: the file, kept open to load its symbols */
+	uint32_t nr_kept;
+	bool *kept;	     /* per old mapping: carried over to the new set */
+	uint32_t *reuse;     /* per new mapping: index + 1 of the old one it keeps */
+	struct map_set *set; /* the new set, one mapping per entry */
+	int *fds;	     /* per new mapping: the file, kept open to load its symbols */
 };
+
+static int by_start(const void *a, const void *b)
+{
+	const struct maps_entry *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
 
 /* What /proc says of the process now; false (counted) when there is nothing to load. */
 static bool read_proc(struct proc_tracker *pt, struct proc_load *l)
@@ -44,39 +52,42 @@ static bool read_proc(struct proc_tracker *pt, struct proc_load *l)
 	int n;
 
 	if (proc_stat_read(l->pid, &l->stat)) {
-		pt->stats.vanished++;
+		TRACKER_COUNT(pt, vanished, 1);
 		return false;
 	}
 	/* mapping changes the BPF side sees after this are newer than what we load */
 	l->pv.loaded_ns = mono_ns();
 	/* a sample or mapping change seen while it exits: loading it would leak its tables */
 	if (proc_stat_dying(&l->stat)) {
-		pt->stats.dying++;
+		TRACKER_COUNT(pt, dying, 1);
 		return false;
 	}
 	n = proc_maps_read((int)l->pid, true, &l->ents);
 	if (n < 0) {
-		pt->stats.vanished++;
+		TRACKER_COUNT(pt, vanished, 1);
 		return false;
 	}
 	if (n == 0) {
-		pt->stats.no_user++; /* kernel thread: nothing to unwind */
+		TRACKER_COUNT(pt, no_user, 1); /* kernel thread: nothing to unwind */
 		return false;
 	}
 	l->nr = (uint32_t)n;
+	/* the kernel lists them in order; the pairing and the lookups rely on it */
+	qsort(l->ents, l->nr, sizeof(*l->ents), by_start);
 	return true;
 }
 
 /* The registry entry to load into; NULL (counted when dying) if there is none. */
 static struct proc *claim_entry(struct proc_tracker *pt, struct proc_load *l)
 {
+	bool stale_entry = false;
 	struct proc *p;
 
 	pthread_mutex_lock(&pt->lock);
 	p = tracker_get_locked(pt, l->pid);
 	if (p && p->exited && !p->evicted && p->start_time == l->stat.start_time) {
 		pthread_mutex_unlock(&pt->lock);
-		pt->stats.dying++;
+		TRACKER_COUNT(pt, dying, 1);
 		return NULL;
 	}
 	/* a reused pid, like an exec, has nothing in common with what we knew */
@@ -88,25 +99,39 @@ static struct proc *claim_entry(struct proc_tracker *pt, struct proc_load *l)
 	}
 	l->was_live = p && is_live(p);
 	/* a new process under the pid: its old tables are released with the old maps */
-	if (p && clear_unload_due(pt, p))
-		bpf_map_delete_elem(pt->procs_fd, &l->pid);
+	stale_entry = p && clear_unload_due(pt, p);
 	pthread_mutex_unlock(&pt->lock);
+	if (stale_entry)
+		bpf_map_delete_elem(pt->procs_fd, &l->pid);
+	if (p) {
+		l->old = p->cur;
+		l->nr_old = p->cur ? p->cur->nr_maps : 0;
+	}
 	return p;
+}
+
+/* Which mappings carry over: none after an exec, or when the old tables are gone. */
+static int pair_mappings(struct proc_tracker *pt, struct proc_load *l)
+{
+	l->kept = calloc(l->nr_old + 1, sizeof(*l->kept));
+	l->reuse = calloc(l->nr, sizeof(*l->reuse));
+	if (!l->kept || !l->reuse)
+		return -ENOMEM;
+	if (!l->exec && l->p->tables_held && l->old)
+		l->nr_kept = mappings_pair(l->old->maps, l->nr_old, l->ents, l->nr, l->reuse,
+					   l->kept, &pt->pair_steps);
+	return 0;
 }
 
 static int alloc_new_set(struct proc_load *l)
 {
 	uint32_t i;
 
-	l->old = l->p->maps;
-	l->nr_old = l->p->nr_maps;
-	l->maps = calloc(l->nr, sizeof(*l->maps));
-	l->kept = calloc(l->nr_old + 1, sizeof(*l->kept));
-	l->reuse = calloc(l->nr, sizeof(*l->reuse));
+	l->set = map_set_new(l->nr);
 	l->fds = malloc(l->nr * sizeof(*l->fds));
 	for (i = 0; l->fds && i < l->nr; i++)
 		l->fds[i] = -1;
-	return l->maps && l->kept && l->reuse && l->fds ? 0 : -ENOMEM;
+	return l->set && l->fds ? 0 : -ENOMEM;
 }
 
 /*
@@ -124,25 +149,11 @@ static void mark_updating(struct proc_tracker *pt, struct proc_load *l)
 	l->pv.flags = 0;
 }
 
-/* exec replaces the whole address space; otherwise keep what did not change */
-static void match_unchanged(struct proc_load *l)
-{
-	uint32_t i, j;
-
-	for (i = 0; i < l->nr; i++) {
-		for (j = 0; !l->exec && j < l->nr_old; j++) {
-			if (!l->kept[j] && mapping_unchanged(&l->old[j], &l->ents[i])) {
-				l->kept[j] = true;
-				l->reuse[i] = j + 1;
-				break;
-			}
-		}
-	}
-}
-
 /* The BPF keys and tables of the old set are replaced by those of the new one. */
 static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 {
+	const struct proc_mapping *old = l->old ? l->old->maps : NULL;
+	bool held = l->p->tables_held;
 	uint32_t i, j;
 
 	/*
@@ -150,31 +161,30 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 	 * reuses the same range, hence the same LPM prefixes, and deleting the old
 	 * ones afterwards would delete the new ones with them.
 	 */
-	for (j = 0; j < l->nr_old; j++) {
+	for (j = 0; held && j < l->nr_old; j++) {
 		if (!l->kept[j])
-			mapping_apply_keys(pt, l->pid, &l->old[j], false);
+			mapping_apply_keys(pt, l->pid, &old[j], false);
 	}
 	for (i = 0; i < l->nr; i++) {
 		if (l->reuse[i]) {
-			l->maps[i] = l->old[l->reuse[i] - 1];
+			l->set->maps[i] = old[l->reuse[i] - 1];
 			continue;
 		}
-		l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->maps[i]);
-		mapping_apply_keys(pt, l->pid, &l->maps[i], true);
+		l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->set->maps[i]);
+		mapping_apply_keys(pt, l->pid, &l->set->maps[i], true);
 	}
 	/* objects are released after the new ones are acquired: shared tables stay loaded */
-	for (j = 0; j < l->nr_old; j++) {
+	for (j = 0; held && j < l->nr_old; j++) {
 		if (!l->kept[j])
-			mappings_release(pt, l->pid, &l->old[j], 1, false);
+			mappings_release(pt, l->pid, &old[j], 1, false);
 	}
 }
 
-/* The walker can unwind the new set from here on: its generation goes live. */
+/* The walker can unwind with the keys in the map from here on: BPF learns the generation. */
 static void publish_generation(struct proc_tracker *pt, struct proc_load *l)
 {
-	l->pv.generation = ++pt->generation;
 	if (bpf_map_update_elem(pt->procs_fd, &l->pid, &l->pv, BPF_ANY))
-		pt->stats.map_update_errors++;
+		TRACKER_COUNT(pt, map_update_errors, 1);
 }
 
 static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
@@ -183,45 +193,63 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 
 	for (i = 0; i < l->nr; i++) {
 		if (l->fds[i] >= 0) {
-			mapping_load_symbols(pt, &l->maps[i], l->ents[i].path, l->fds[i]);
+			mapping_load_symbols(pt, &l->set->maps[i], l->ents[i].path, l->fds[i]);
 			close(l->fds[i]);
 			l->fds[i] = -1;
 		}
 	}
 }
 
-/* The new set becomes the current one; the old one is kept to name its samples. */
+/*
+ * The new set (if the mappings changed) becomes the current one; the old one
+ * is kept to name its samples.
+ */
 static void commit_load(struct proc_tracker *pt, struct proc_load *l)
 {
 	struct proc *p = l->p;
+	uint64_t now = mono_ns();
 
+	uint32_t uid = 0;
+	bool same_tmp = false;
+
+	if (l->set)
+		l->set->ns_pid = proc_ns_pid(l->pid);
+	/* whose process it is, for its perf map: read before the lock, like ns_pid */
+	if (proc_identity(l->pid, &uid, &same_tmp))
+		same_tmp = false;
 	pthread_mutex_lock(&pt->lock);
-	proc_retire_maps(p, l->old, l->nr_old, p->generation);
-	p->maps = l->maps;
-	p->nr_maps = l->nr;
-	p->generation = l->pv.generation;
-	p->ns_pid = proc_ns_pid(l->pid);
-	if (proc_identity(l->pid, &p->uid, &p->same_tmp))
-		p->same_tmp = false;
+	if (l->set) {
+		proc_publish_maps(p, l->set);
+		p->generation = l->set->generation;
+		p->ns_pid = l->set->ns_pid;
+		l->set = NULL;
+	}
+	p->uid = uid;
+	p->same_tmp = same_tmp;
+	p->tables_held = true;
 	p->exit_seen = false;
 	p->exited = false;
 	p->evicted = false;
 	p->start_time = l->stat.start_time;
 	/* loading is a use: a process is not the first to go before its first sample */
-	if (p->last_sample_ns < mono_ns())
-		p->last_sample_ns = mono_ns();
+	if (p->last_sample_ns < now)
+		p->last_sample_ns = now;
 	if (p->loaded)
-		pt->stats.reloads++;
+		TRACKER_COUNT(pt, reloads, 1);
 	else
-		pt->stats.loads++;
+		TRACKER_COUNT(pt, loads, 1);
 	p->loaded = true;
 	if (!l->was_live)
 		pt->nr_live++;
 	pthread_mutex_unlock(&pt->lock);
-	l->maps = NULL;
 }
 
-/* Loads (or reloads) the mappings of pid and their tables.  load_lock held. */
+/*
+ * Loads (or reloads) the mappings of pid and their tables.  When they did not
+ * change, the generation stays, and with it the pid's rule cache in BPF: a
+ * process that keeps asking for reloads (a library mapped and unmapped in a
+ * loop) costs a read of its maps, not its cache.  load_lock held.
+ */
 static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t time_ns)
 {
 	struct proc_load l = {.pid = pid, .exec = exec, .time_ns = time_ns};
@@ -235,11 +263,21 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	pt->loading_pid = pid;
 	if (!l.was_live)
 		evict_for_new_proc(pt);
+	if (pair_mappings(pt, &l))
+		goto cleanup;
+	if (l.nr_kept == l.nr && l.nr == l.nr_old) {
+		/* BPF learns the mappings were read again: a change before now is not pending */
+		l.pv.generation = l.p->generation;
+		publish_generation(pt, &l);
+		TRACKER_COUNT(pt, reloads_unchanged, 1);
+		commit_load(pt, &l);
+		goto cleanup;
+	}
 	if (alloc_new_set(&l))
 		goto cleanup;
 	mark_updating(pt, &l);
-	match_unchanged(&l);
 	swap_mappings(pt, &l);
+	l.set->generation = l.pv.generation = ++pt->generation;
 	publish_generation(pt, &l);
 	load_new_symbols(pt, &l);
 	commit_load(pt, &l);
@@ -251,8 +289,8 @@ cleanup:
 	}
 	free(l.fds);
 	free(l.reuse);
-	free(l.maps);
 	free(l.kept);
+	free(l.set); /* never published (out of memory) */
 	free(l.ents);
 }
 
@@ -317,12 +355,13 @@ static void *load_thread_main(void *arg)
 
 int proc_tracker_start(struct proc_tracker *pt)
 {
-	int err = pthread_create(&pt->thread, NULL, load_thread_main, pt);
+	int err;
 
-	if (err)
-		return -err;
-	pt->started = true;
-	return 0;
+	pthread_mutex_lock(&pt->lock);
+	err = pthread_create(&pt->thread, NULL, load_thread_main, pt);
+	pt->started = !err;
+	pthread_mutex_unlock(&pt->lock);
+	return -err;
 }
 
 void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
@@ -338,14 +377,14 @@ void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_wo
 			    &pt->queue[(pt->q_head + pt->q_len - 1 - k) % QUEUE_CAP];
 
 			if (q->pid == pid && q->kind == WORK_LOAD) {
-				pt->stats.loads_merged++;
+				TRACKER_COUNT(pt, loads_merged, 1);
 				pthread_mutex_unlock(&pt->lock);
 				return;
 			}
 		}
 	}
 	if (pt->q_len == QUEUE_CAP) {
-		pt->stats.queue_dropped++;
+		TRACKER_COUNT(pt, queue_dropped, 1);
 	} else {
 		pt->queue[(pt->q_head + pt->q_len) % QUEUE_CAP] =
 		    (struct work_item){.pid = pid, .kind = w, .time_ns = time_ns};
@@ -358,12 +397,16 @@ void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_wo
 int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid)
 {
 	struct proc *p;
+	bool loaded;
 
 	pthread_mutex_lock(&pt->load_lock);
 	load_proc(pt, pid, false, 0);
+	pthread_mutex_lock(&pt->lock);
+	p = tracker_find_locked(pt, pid);
+	loaded = p && p->loaded;
+	pthread_mutex_unlock(&pt->lock);
 	pthread_mutex_unlock(&pt->load_lock);
-	p = proc_tracker_find(pt, pid);
-	return p && p->loaded ? 0 : -ESRCH;
+	return loaded ? 0 : -ESRCH;
 }
 
 void proc_tracker_drain(struct proc_tracker *pt)
@@ -376,13 +419,20 @@ void proc_tracker_drain(struct proc_tracker *pt)
 
 void proc_tracker_stop(struct proc_tracker *pt, bool discard)
 {
-	if (!pt->started)
-		return;
 	pthread_mutex_lock(&pt->lock);
+	if (!pt->started) {
+		pthread_mutex_unlock(&pt->lock);
+		return;
+	}
 	pt->stopping = true;
 	pt->discard = discard;
 	pthread_cond_broadcast(&pt->work_cond);
 	pthread_mutex_unlock(&pt->lock);
 	pthread_join(pt->thread, NULL);
+	pthread_mutex_lock(&pt->lock);
 	pt->started = false;
+	pt->stopping = false;
+	/* whoever drains now: what was discarded will never be done */
+	pthread_cond_broadcast(&pt->idle_cond);
+	pthread_mutex_unlock(&pt->lock);
 }

@@ -37,10 +37,10 @@ void mapping_apply_keys(struct proc_tracker *pt, uint32_t pid, const struct proc
 			      : bpf_map_delete_elem(pt->mappings_fd, &keys[i]);
 
 		if (err && add)
-			pt->stats.map_update_errors++;
+			TRACKER_COUNT(pt, map_update_errors, 1);
 	}
 	if (add)
-		pt->stats.mapping_keys += (uint64_t)n;
+		TRACKER_COUNT(pt, mapping_keys, n);
 }
 
 struct build_ctx {
@@ -185,14 +185,40 @@ void mapping_load_symbols(struct proc_tracker *pt, struct proc_mapping *m, const
 	m->sym = sym_cache_get(pt->syms, m->key, vdso ? NULL : path, fd);
 }
 
-bool mapping_unchanged(const struct proc_mapping *m, const struct maps_entry *e)
+/* The same range of the same file: its object and keys carry over to a reload. */
+static bool mapping_unchanged(const struct proc_mapping *m, const struct maps_entry *e)
 {
 	return m->start == e->start && m->end == e->end && m->offset == e->offset &&
 	       m->inode == e->inode;
 }
 
-void mappings_release(struct proc_tracker *pt, uint32_t pid, struct proc_mapping *maps, uint32_t n,
-		      bool bpf_too)
+uint32_t mappings_pair(const struct proc_mapping *old, uint32_t nr_old,
+		       const struct maps_entry *ents, uint32_t nr, uint32_t *reuse, bool *kept,
+		       uint64_t *steps)
+{
+	uint32_t i = 0, j = 0, n = 0;
+
+	while (i < nr && j < nr_old) {
+		(*steps)++;
+		if (old[j].start < ents[i].start) {
+			j++;
+		} else if (ents[i].start < old[j].start) {
+			i++;
+		} else {
+			if (mapping_unchanged(&old[j], &ents[i])) {
+				kept[j] = true;
+				reuse[i] = j + 1;
+				n++;
+			}
+			i++;
+			j++;
+		}
+	}
+	return n;
+}
+
+void mappings_release(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *maps,
+		      uint32_t n, bool bpf_too)
 {
 	uint32_t i;
 
@@ -200,6 +226,5 @@ void mappings_release(struct proc_tracker *pt, uint32_t pid, struct proc_mapping
 		if (bpf_too)
 			mapping_apply_keys(pt, pid, &maps[i], false);
 		table_store_release(pt->ts, maps[i].obj);
-		maps[i].obj = NULL;
 	}
 }

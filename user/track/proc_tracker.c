@@ -73,34 +73,50 @@ struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid)
 	return p;
 }
 
-static const struct proc_mapping *find_in(const struct proc_mapping *maps, uint32_t nr, uint64_t pc)
+struct map_set *map_set_new(uint32_t nr)
 {
-	uint32_t lo = 0, hi = nr;
+	struct map_set *s = calloc(1, sizeof(*s) + (size_t)nr * sizeof(s->maps[0]));
+
+	if (!s)
+		return NULL;
+	s->refs = 1;
+	s->nr_maps = nr;
+	return s;
+}
+
+void map_set_put(struct map_set *s)
+{
+	if (s && __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(s);
+}
+
+const struct proc_mapping *map_set_find(const struct map_set *s, uint64_t pc)
+{
+	uint32_t lo = 0, hi = s ? s->nr_maps : 0;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (pc < maps[mid].start)
+		if (pc < s->maps[mid].start)
 			hi = mid;
-		else if (pc >= maps[mid].end)
+		else if (pc >= s->maps[mid].end)
 			lo = mid + 1;
 		else
-			return &maps[mid];
+			return &s->maps[mid];
 	}
 	return NULL;
 }
 
 const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc)
 {
-	return p ? find_in(p->maps, p->nr_maps, pc) : NULL;
+	return p ? map_set_find(p->cur, pc) : NULL;
 }
 
-const struct proc_mapping *proc_find_mapping_gen(const struct proc *p, uint32_t gen, uint64_t pc)
+/* pt->lock held: the set samples of generation gen were taken under. */
+static struct map_set *maps_of_generation(const struct proc *p, uint32_t gen)
 {
 	uint32_t i;
 
-	if (!p)
-		return NULL;
 	/*
 	 * A set with generation G was in force for samples of generations up to G
 	 * (the update window gets a generation of its own, see mark_updating): the
@@ -108,30 +124,50 @@ const struct proc_mapping *proc_find_mapping_gen(const struct proc *p, uint32_t 
 	 */
 	if (gen && gen != p->generation) {
 		for (i = 0; i < p->nr_history; i++) {
-			if (p->history[i].generation >= gen)
-				return find_in(p->history[i].maps, p->history[i].nr_maps, pc);
+			if (p->history[i]->generation >= gen)
+				return p->history[i];
 		}
 	}
-	return find_in(p->maps, p->nr_maps, pc);
+	return p->cur;
 }
 
-void proc_retire_maps(struct proc *p, struct proc_mapping *maps, uint32_t nr, uint32_t gen)
+struct map_set *proc_tracker_get_maps(struct proc_tracker *pt, uint32_t pid, uint32_t gen)
 {
-	uint32_t i;
+	struct map_set *s = NULL;
+	struct proc *p;
 
-	if (!maps || !nr || !gen) {
-		free(maps);
+	pthread_mutex_lock(&pt->lock);
+	p = tracker_find_locked(pt, pid);
+	if (p)
+		s = maps_of_generation(p, gen);
+	if (s)
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&pt->lock);
+	return s;
+}
+
+void proc_retire_maps(struct proc *p, struct map_set *s)
+{
+	if (!s)
+		return;
+	/* generation 0 named no samples */
+	if (!s->nr_maps || !s->generation) {
+		map_set_put(s);
 		return;
 	}
-	for (i = 0; i < nr; i++)
-		maps[i].obj = NULL; /* the tables belong to the current set, or are released */
 	/* the oldest set goes when the history is full */
 	if (p->nr_history == PROC_HISTORY) {
-		free(p->history[0].maps);
+		map_set_put(p->history[0]);
 		memmove(&p->history[0], &p->history[1], (PROC_HISTORY - 1) * sizeof(p->history[0]));
 		p->nr_history--;
 	}
-	p->history[p->nr_history++] = (struct map_set){gen, nr, maps};
+	p->history[p->nr_history++] = s;
+}
+
+void proc_publish_maps(struct proc *p, struct map_set *s)
+{
+	proc_retire_maps(p, p->cur);
+	p->cur = s;
 }
 
 void proc_destroy(struct proc *p)
@@ -139,8 +175,9 @@ void proc_destroy(struct proc *p)
 	uint32_t i;
 
 	for (i = 0; i < p->nr_history; i++)
-		free(p->history[i].maps);
-	free(p->maps);
+		map_set_put(p->history[i]);
+	map_set_put(p->cur);
+	free(p->saved);
 	free(p);
 }
 
@@ -173,9 +210,13 @@ void proc_tracker_note_sample(struct proc_tracker *pt, uint32_t pid, uint64_t ti
 
 void proc_tracker_stats(struct proc_tracker *pt, struct tracker_stats *out)
 {
-	pthread_mutex_lock(&pt->lock);
-	*out = pt->stats;
-	pthread_mutex_unlock(&pt->lock);
+	const uint64_t *from = (const uint64_t *)&pt->stats;
+	uint64_t *to = (uint64_t *)out;
+	size_t i;
+
+	_Static_assert(sizeof(*out) % sizeof(uint64_t) == 0, "counters only");
+	for (i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
 }
 
 void proc_tracker_counts(struct proc_tracker *pt, uint32_t *live, uint32_t *retained)
@@ -218,7 +259,8 @@ void proc_tracker_free(struct proc_tracker *pt)
 
 		for (; p; p = n) {
 			n = p->next;
-			mappings_release(pt, p->pid, p->maps, p->nr_maps, false);
+			if (p->tables_held)
+				mappings_release(pt, p->pid, p->cur->maps, p->cur->nr_maps, false);
 			proc_destroy(p);
 		}
 	}

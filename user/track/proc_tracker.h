@@ -22,21 +22,35 @@
 struct proc_mapping {
 	uint64_t start, end, offset;
 	uint64_t inode;
-	uint64_t bias; /* pc - bias = ELF virtual address */
+	uint64_t bias;	/* pc - bias = ELF virtual address */
 	uint32_t flags; /* enum mapping_flags */
-	struct obj_entry *obj; /* NULL for anonymous memory */
-	struct sym_obj *sym;   /* NULL if not an ELF we could read */
+	/*
+	 * NULL for anonymous memory.  The tables are held by the current set of a
+	 * process with tables loaded (proc->tables_held); load thread only.
+	 */
+	struct obj_entry *obj;
+	struct sym_obj *sym; /* NULL if not an ELF we could read */
 	char key[PROC_MAPPING_KEY_LEN]; /* BUILDID@dev:inode:size:mtime, or vdso:BUILDID */
 	char path[256];
 };
 
-/* Mappings a process had in one generation, kept to name samples taken then. */
-#define PROC_HISTORY 8
+/*
+ * The executable mappings of a process as one load saw them, sorted by start.
+ * A set is built, published and never changed: a reload publishes a new one
+ * and keeps the old one a while to name the samples taken under it.  Readers
+ * take a reference (proc_tracker_get_maps) and drop it (map_set_put); the
+ * last reference frees the set, so the load thread never frees one in use.
+ */
 struct map_set {
-	uint32_t generation;
+	uint32_t refs;	     /* the process's own, and one per reader */
+	uint32_t generation; /* samples of generations up to this one were taken under it */
+	uint32_t ns_pid;     /* the pid in its innermost PID namespace, 0 if unknown */
 	uint32_t nr_maps;
-	struct proc_mapping *maps; /* obj pointers cleared: symbolization only */
+	struct proc_mapping maps[];
 };
+
+/* Mapping sets of earlier generations kept per process (exec, dlopen/dlclose). */
+#define PROC_HISTORY 8
 
 struct proc {
 	uint32_t pid;
@@ -45,20 +59,22 @@ struct proc {
 	bool same_tmp;	 /* same root and mount namespace as the profiler's */
 	uint32_t generation;
 	bool exited;
-	bool exit_seen; /* exited at the last forget: dropped at the next one */
-	bool forget;	/* dropped by the forget pass under way */
+	bool exit_seen;		/* exited at the last forget: dropped at the next one */
 	uint64_t unload_due_ns; /* exited: its tables go at this time (0: none pending) */
 	bool loaded;
-	bool evicted; /* unloaded to respect a cap: loaded again when it is sampled */
-	uint64_t start_time;	 /* from /proc/PID/stat: a reused pid is another process */
-	uint64_t last_sample_ns; /* newest sample (bpf clock): the eviction order */
+	bool evicted;		    /* unloaded to respect a cap: loaded again when it is sampled */
+	bool tables_held;	    /* the objects of cur are held, its keys in BPF (load_lock) */
+	uint64_t start_time;	    /* from /proc/PID/stat: a reused pid is another process */
+	uint64_t last_sample_ns;    /* newest sample (bpf clock): the eviction order */
 	uint64_t exec_ns;	    /* bpf clock time of the exec event, 0 if not seen */
 	uint64_t first_complete_ns; /* first complete stack after exec */
-	struct proc_mapping *maps;
-	uint32_t nr_maps;
-	/* earlier generations (exec, dlopen/dlclose), newest last */
-	struct map_set history[PROC_HISTORY];
+	/* replaced under both locks: readers hold the lock or a reference */
+	struct map_set *cur;		       /* NULL until loaded */
+	struct map_set *history[PROC_HISTORY]; /* earlier generations, oldest first */
 	uint32_t nr_history;
+	/* report mode: mappings read from a recording, published as a set when complete */
+	struct proc_mapping *saved;
+	uint32_t nr_saved;
 	struct proc *next;
 };
 
@@ -70,6 +86,7 @@ enum tracker_work {
 
 struct tracker_stats {
 	uint64_t loads, reloads, exits, vanished, no_user, mapping_keys, map_update_errors;
+	uint64_t reloads_unchanged; /* reloads that found the same mappings: generation kept */
 	uint64_t queue_dropped;
 	uint64_t loads_merged; /* requests for a pid whose load was already queued */
 	uint64_t dying;	       /* loads skipped: the process was already exiting */
@@ -81,8 +98,8 @@ struct tracker_stats {
 
 struct proc_tracker;
 
-struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *syms,
-				      int procs_fd, int mappings_fd);
+struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *syms, int procs_fd,
+				      int mappings_fd);
 /*
  * Caps (0 = none): at most max_procs live processes have tables loaded; when a
  * new one arrives, or a new table does not fit the table store's bounds, the
@@ -116,11 +133,23 @@ void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32
 /* Report mode: the pid inside its PID namespace. */
 void proc_tracker_saved_ns_pid(struct proc_tracker *pt, uint32_t pid, uint32_t ns_pid);
 
-/* Lookups for symbolization; take the tracker lock. The result stays valid until free. */
+/*
+ * Symbolization while the load thread runs: the mappings pid had in generation
+ * gen (0 or unknown: the current ones), with a reference that keeps them
+ * whatever the load thread does meanwhile; NULL when there are none.  Drop it
+ * with map_set_put.  Their symbols live until proc_tracker_forget_exited:
+ * call that on the thread that symbolizes.
+ */
+struct map_set *proc_tracker_get_maps(struct proc_tracker *pt, uint32_t pid, uint32_t gen);
+void map_set_put(struct map_set *s);
+const struct proc_mapping *map_set_find(const struct map_set *s, uint64_t pc);
+/*
+ * The entry of pid and its current mappings, for whoever runs alone with the
+ * tracker: report mode, after proc_tracker_stop, tests.  The entry stays
+ * valid until proc_tracker_forget_exited or free.
+ */
 struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid);
 const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc);
-/* The mapping of pc as it was in generation gen (0 or unknown: the current one). */
-const struct proc_mapping *proc_find_mapping_gen(const struct proc *p, uint32_t gen, uint64_t pc);
 /* pid exec'd at time_ns (bpf clock), seen other than by an exec event (record -- CMD). */
 void proc_tracker_note_exec(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns);
 /* The consumer saw a sample of pid (complete: its stack reached the root). */

@@ -72,11 +72,11 @@ int proc_tracker_add_saved(struct proc_tracker *pt, uint32_t pid, const struct p
 	pthread_mutex_unlock(&pt->lock);
 	if (!p)
 		return -ENOMEM;
-	n = realloc(p->maps, (p->nr_maps + 1) * sizeof(*n));
+	n = realloc(p->saved, (p->nr_saved + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	p->maps = n;
-	n = &p->maps[p->nr_maps++];
+	p->saved = n;
+	n = &p->saved[p->nr_saved++];
 	*n = *m;
 	n->obj = NULL;
 	n->sym = NULL;
@@ -96,20 +96,46 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* The mappings read since the last gen line, as a set of generation p->generation. */
+static struct map_set *saved_set(struct proc *p)
+{
+	struct map_set *s = map_set_new(p->nr_saved);
+
+	if (!s)
+		return NULL;
+	if (p->nr_saved)
+		memcpy(s->maps, p->saved, p->nr_saved * sizeof(*p->saved));
+	qsort(s->maps, s->nr_maps, sizeof(s->maps[0]), by_start);
+	s->generation = p->generation;
+	s->ns_pid = p->ns_pid;
+	free(p->saved);
+	p->saved = NULL;
+	p->nr_saved = 0;
+	return s;
+}
+
 void proc_tracker_sort(struct proc_tracker *pt)
 {
-	uint32_t b;
+	struct map_set *s;
 	struct proc *p;
+	uint32_t b;
 
-	/* a process named only by a proc or gen line has no mappings at all */
+	/* a process named only by a proc or gen line gets an empty set (its ns_pid) */
 	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b)) {
-		if (p->nr_maps)
-			qsort(p->maps, p->nr_maps, sizeof(*p->maps), by_start);
+		if (p->cur && !p->nr_saved)
+			continue;
+		s = saved_set(p);
+		if (!s)
+			continue;
+		pthread_mutex_lock(&pt->lock);
+		proc_publish_maps(p, s);
+		pthread_mutex_unlock(&pt->lock);
 	}
 }
 
 void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32_t gen)
 {
+	struct map_set *s;
 	struct proc *p;
 
 	pthread_mutex_lock(&pt->lock);
@@ -117,11 +143,12 @@ void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32
 	pthread_mutex_unlock(&pt->lock);
 	if (!p)
 		return;
-	if (p->nr_maps) {
-		qsort(p->maps, p->nr_maps, sizeof(*p->maps), by_start);
-		proc_retire_maps(p, p->maps, p->nr_maps, p->generation);
-		p->maps = NULL;
-		p->nr_maps = 0;
+	/* the mappings read so far were those of the previous generation */
+	if (p->nr_saved) {
+		s = saved_set(p);
+		pthread_mutex_lock(&pt->lock);
+		proc_retire_maps(p, s);
+		pthread_mutex_unlock(&pt->lock);
 	}
 	p->generation = gen;
 }

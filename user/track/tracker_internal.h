@@ -9,9 +9,12 @@
  *   forget.c        dropping exited processes and sweeping gone ones
  *   saved_maps.c    report mode: mappings read from a saved recording
  *
- * Two locks: load_lock serializes every load, exit and unload (whichever
- * thread asks); lock guards the registry and the queue and is never held
- * across a table build.  Functions that need one say so.
+ * Two locks: load_lock serializes every load, exit, unload and forget
+ * (whichever thread asks); lock guards the registry and the queue and is
+ * never held across a table build, a BPF call or a scan of every mapping:
+ * the consumer takes it for every sample.  The registry and the mapping sets
+ * change only with both held, so whoever holds load_lock reads them freely.
+ * Functions that need one say so.
  */
 #ifndef CFIPROF_TRACKER_INTERNAL_H
 #define CFIPROF_TRACKER_INTERNAL_H
@@ -52,6 +55,9 @@ struct proc_tracker {
 	uint64_t next_expire_ns; /* next check of idle tables past their ttl */
 	uint32_t loading_pid;	 /* never the one unloaded to make room for its own tables */
 	struct tracker_stats stats;
+	/* what the tests measure: work done by reloads, and the lock time of forgets */
+	uint64_t pair_steps;	 /* old and new mappings compared while pairing them */
+	uint64_t forget_lock_ns; /* how long the last proc_tracker_forget_exited held lock */
 };
 
 static inline bool is_live(const struct proc *p)
@@ -59,14 +65,22 @@ static inline bool is_live(const struct proc *p)
 	return p->loaded && !p->exited;
 }
 
+/* Counters are bumped with or without lock, and copied under it: atomically. */
+#define TRACKER_COUNT(pt, field, n)                                                                \
+	__atomic_fetch_add(&(pt)->stats.field, (uint64_t)(n), __ATOMIC_RELAXED)
+
 /* ---- proc_tracker.c: the registry ---- */
 
 /* pt->lock held. */
 struct proc *tracker_find_locked(struct proc_tracker *pt, uint32_t pid);
 /* pt->lock held; adds an empty entry for a pid not seen before (NULL: out of memory). */
 struct proc *tracker_get_locked(struct proc_tracker *pt, uint32_t pid);
-/* Keeps a replaced mapping set (generation gen) for naming its samples. */
-void proc_retire_maps(struct proc *p, struct proc_mapping *maps, uint32_t nr, uint32_t gen);
+/* A set of nr mappings (zeroed) with one reference, its builder's; NULL: out of memory. */
+struct map_set *map_set_new(uint32_t nr);
+/* pt->lock held: a replaced set joins the history for naming its samples (or goes). */
+void proc_retire_maps(struct proc *p, struct map_set *s);
+/* pt->lock held: s (the caller's reference) becomes the current set; the old one retires. */
+void proc_publish_maps(struct proc *p, struct map_set *s);
 /* Frees an entry already off its bucket, with its mappings and history (tables released). */
 void proc_destroy(struct proc *p);
 
@@ -78,14 +92,21 @@ int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_ent
 /* Symbols are only needed for output: loaded after the walker can already unwind. */
 void mapping_load_symbols(struct proc_tracker *pt, struct proc_mapping *m, const char *path,
 			  int fd);
-/* The same range of the same file: its object and keys carry over to a reload. */
-bool mapping_unchanged(const struct proc_mapping *m, const struct maps_entry *e);
 /* Adds (or deletes) the LPM keys of m in the BPF mappings map. */
 void mapping_apply_keys(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m,
 			bool add);
 /* Releases the objects of maps (and deletes their BPF keys when bpf_too). */
-void mappings_release(struct proc_tracker *pt, uint32_t pid, struct proc_mapping *maps, uint32_t n,
-		      bool bpf_too);
+void mappings_release(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *maps,
+		      uint32_t n, bool bpf_too);
+/*
+ * Pairs each entry of ents with the mapping of old it keeps (the same range of
+ * the same file): both sorted by start, one merge pass.  reuse[i] is the index
+ * + 1 of the old mapping entry i keeps (0: none), kept[j] whether old mapping
+ * j is kept.  Returns how many are kept; *steps counts the comparisons.
+ */
+uint32_t mappings_pair(const struct proc_mapping *old, uint32_t nr_old,
+		       const struct maps_entry *ents, uint32_t nr, uint32_t *reuse, bool *kept,
+		       uint64_t *steps);
 /* A copy of the vDSO mapped at [start, end) in pid, in a memfd; -1 on failure. */
 int vdso_copy_fd(uint32_t pid, uint64_t start, uint64_t end);
 /* Opens /proc/PID/map_files/START-END: the mapped file, whatever mount namespace it is in. */
@@ -105,7 +126,7 @@ void exit_proc(struct proc_tracker *pt, uint32_t pid);
 void unload_due_procs(struct proc_tracker *pt, uint64_t now);
 /* pt->lock held: the pending unload is done now, or by whoever clears it. */
 bool clear_unload_due(struct proc_tracker *pt, struct proc *p);
-/* BPF entries and tables go; the mapping list stays for naming samples.  load_lock held. */
+/* BPF entries and tables go; the mapping set stays for naming samples.  load_lock held. */
 void drop_kernel_state(struct proc_tracker *pt, struct proc *p);
 
 #endif

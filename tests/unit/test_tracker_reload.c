@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Reload storms (issue 12, item 6): a process whose mappings did not change
+ * is reloaded without a new generation (which would wipe its rule cache in
+ * BPF), and pairing old and new mappings stays linear with thousands of them.
+ * The process is the test itself, loaded over real BPF maps (needs root).
+ */
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "tests/lib/harness.h"
+#include "tests/lib/tracker_world.h"
+#include "user/track/proc_maps.h"
+#include "user/track/tracker_internal.h"
+
+#define PAGE 4096ul
+
+static uint32_t self(void)
+{
+	return (uint32_t)getpid();
+}
+
+static int exec_mappings(void)
+{
+	struct maps_entry *ents = NULL;
+	int n = proc_maps_read(getpid(), true, &ents);
+
+	free(ents);
+	return n;
+}
+
+/* The generation user space and BPF agree on; 0 when they do not. */
+static uint32_t generation(struct tracker_world *w)
+{
+	struct proc *p = proc_tracker_find(w->pt, self());
+	uint32_t pid = self();
+	struct proc_val pv = {0};
+
+	if (!p || bpf_map_lookup_elem(w->procs_fd, &pid, &pv) || pv.generation != p->generation ||
+	    pv.flags)
+		return 0;
+	return p->generation;
+}
+
+/* The BPF clock time of the mappings BPF knows user space loaded. */
+static uint64_t loaded_ns(struct tracker_world *w)
+{
+	uint32_t pid = self();
+	struct proc_val pv = {0};
+
+	return bpf_map_lookup_elem(w->procs_fd, &pid, &pv) ? 0 : pv.loaded_ns;
+}
+
+static void test_unchanged_reload(struct tracker_world *w, int exe_fd)
+{
+	struct tracker_stats st;
+	uint32_t g1, g2, g3, g4;
+	uint64_t t1, t2;
+	void *lib;
+
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "first load");
+	g1 = generation(w);
+	t1 = loaded_ns(w);
+	CHECK(g1 > 0, "a generation after the first load");
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "reload");
+	g2 = generation(w);
+	t2 = loaded_ns(w);
+	CHECK(g2 == g1, "nothing changed, yet the generation went from %u to %u", g1, g2);
+	/* what BPF knows: the mappings were read again (a change before that is not pending) */
+	CHECK(t2 > t1, "loaded_ns %" PRIu64 " -> %" PRIu64, t1, t2);
+	proc_tracker_stats(w->pt, &st);
+	CHECK(st.loads == 1 && st.reloads == 1, "loads %" PRIu64 ", reloads %" PRIu64, st.loads,
+	      st.reloads);
+
+	/* a new executable mapping is a change: a new generation, and the mapping is found */
+	lib = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, exe_fd, 0);
+	CHECK(lib != MAP_FAILED, "mmap of the test binary");
+	if (lib == MAP_FAILED)
+		return;
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "reload after mmap");
+	g3 = generation(w);
+	CHECK(g3 > g2, "mmap: generation %u -> %u", g2, g3);
+	CHECK(proc_find_mapping(proc_tracker_find(w->pt, self()), (uintptr_t)lib + 8) != NULL,
+	      "the new mapping is known");
+	munmap(lib, PAGE);
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "reload after munmap");
+	g4 = generation(w);
+	CHECK(g4 > g3, "munmap: generation %u -> %u", g3, g4);
+	CHECK(proc_find_mapping(proc_tracker_find(w->pt, self()), (uintptr_t)lib + 8) == NULL,
+	      "the unmapped range is gone");
+}
+
+/*
+ * Thousands of one-page executable mappings of the test binary, a page apart
+ * (so the kernel cannot merge them): pairing them with the previous load is a
+ * merge of two sorted lists, a few steps per mapping, not a scan per mapping.
+ */
+static void test_pairing_linear(struct tracker_world *w, int exe_fd)
+{
+	const unsigned int nr = 4000;
+	uint64_t steps;
+	uint32_t g1, g2, g3;
+	unsigned int i, mapped = 0;
+	char *base;
+	int n;
+
+	base = mmap(NULL, 2 * nr * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(base != MAP_FAILED, "reserve");
+	if (base == MAP_FAILED)
+		return;
+	for (i = 0; i < nr; i++)
+		mapped += mmap(base + 2 * i * PAGE, PAGE, PROT_READ | PROT_EXEC,
+			       MAP_PRIVATE | MAP_FIXED, exe_fd, 0) != MAP_FAILED;
+	CHECK(mapped == nr, "%u of %u mappings", mapped, nr);
+	n = exec_mappings();
+	CHECK(n >= (int)nr, "%d executable mappings", n);
+
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "load %d mappings", n);
+	g1 = generation(w);
+	steps = w->pt->pair_steps;
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "reload %d mappings", n);
+	steps = w->pt->pair_steps - steps;
+	g2 = generation(w);
+	CHECK(g2 == g1, "unchanged %d mappings: generation %u -> %u", n, g1, g2);
+	CHECK(steps <= 4 * (uint64_t)n,
+	      "pairing %d mappings with themselves took %" PRIu64 " steps", n, steps);
+	printf("pairing %d unchanged mappings: %" PRIu64 " steps\n", n, steps);
+
+	/* every other one goes: still a merge */
+	for (i = 0; i < nr; i += 2)
+		munmap(base + 2 * i * PAGE, PAGE);
+	steps = w->pt->pair_steps;
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "reload after munmap");
+	steps = w->pt->pair_steps - steps;
+	g3 = generation(w);
+	CHECK(g3 > g2, "half unmapped: generation %u -> %u", g2, g3);
+	CHECK(steps <= 4 * (uint64_t)n, "pairing %d with %d mappings took %" PRIu64 " steps", n,
+	      exec_mappings(), steps);
+	CHECK(proc_find_mapping(proc_tracker_find(w->pt, self()), (uintptr_t)base + 8) == NULL &&
+		  proc_find_mapping(proc_tracker_find(w->pt, self()),
+				    (uintptr_t)base + 2 * PAGE + 8) != NULL,
+	      "unmapped ones gone, the others kept");
+	munmap(base, 2 * nr * PAGE);
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "reload after the last munmap");
+}
+
+int main(void)
+{
+	struct tracker_world w;
+	int exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	CHECK(exe_fd >= 0, "open /proc/self/exe");
+	if (tracker_world_init(&w)) {
+		CHECK(0, "tracker over BPF maps (root?)");
+		return HARNESS_DONE();
+	}
+	if (exe_fd >= 0) {
+		test_unchanged_reload(&w, exe_fd);
+		test_pairing_linear(&w, exe_fd);
+		close(exe_fd);
+	}
+	tracker_world_free(&w);
+	return HARNESS_DONE();
+}
