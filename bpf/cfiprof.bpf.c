@@ -5,10 +5,7 @@
  * a ring-buffer reservation.  Also reports exec / exit and asks user space to
  * load tables for pids and mappings it has not seen yet.
  */
-/* vmlinux.h has a kernel enum mapping_flags (AS_*): keep it out of the ABI's way. */
-#define mapping_flags mapping_flags___kernel
 #include "vmlinux.h"
-#undef mapping_flags
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
@@ -38,15 +35,15 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u32); /* tgid */
-	__type(value, struct proc_val);
+	__type(value, struct cfi_proc_val);
 } procs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, 262144);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct mapping_key);
-	__type(value, struct mapping_val);
+	__type(key, struct cfi_mapping_key);
+	__type(value, struct cfi_mapping_val);
 } mappings SEC(".maps");
 
 struct {
@@ -80,7 +77,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, RULE_CACHE_SLOTS);
 	__type(key, __u32);
-	__type(value, struct rule_cache_entry);
+	__type(value, struct cfi_rule_cache_entry);
 } rule_cache SEC(".maps");
 
 struct {
@@ -163,14 +160,14 @@ static __always_inline int walker_read_user(void *dst, __u32 size, __u64 addr)
 	return bpf_probe_read_user(dst, size, (const void *)addr);
 }
 
-static __always_inline struct proc_val *walker_lookup_proc(__u32 pid)
+static __always_inline struct cfi_proc_val *walker_lookup_proc(__u32 pid)
 {
 	return bpf_map_lookup_elem(&procs, &pid);
 }
 
-static __always_inline struct mapping_val *walker_lookup_mapping(__u32 pid, __u64 pc)
+static __always_inline struct cfi_mapping_val *walker_lookup_mapping(__u32 pid, __u64 pc)
 {
-	struct mapping_key key = {
+	struct cfi_mapping_key key = {
 	    .prefixlen = 32 + 64,
 	    .pid = pid,
 	    .addr_be = __builtin_bswap64(pc),
@@ -199,7 +196,7 @@ static __always_inline struct cfi_rule *walker_rule(__u32 id)
 	return bpf_map_lookup_elem(&rules, &id);
 }
 
-static __always_inline struct rule_cache_entry *walker_cache_slot(__u32 idx)
+static __always_inline struct cfi_rule_cache_entry *walker_cache_slot(__u32 idx)
 {
 	return bpf_map_lookup_elem(&rule_cache, &idx);
 }
@@ -218,7 +215,7 @@ static __always_inline void walker_count(__u32 counter_id, __u64 n)
 #define PF_KTHREAD	     0x00200000
 #define FRAMES_PER_TAIL_CALL 32
 #define RECORD_MAX_BYTES                                                                           \
-	(sizeof(struct sample_record) + (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64))
+	(sizeof(struct cfi_sample_record) + (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64))
 
 /* The tail-call path cannot hold a reservation across calls, so it builds the record here. */
 struct tc_scratch {
@@ -231,7 +228,7 @@ struct tc_scratch {
 
 static __always_inline void emit_event(__u32 type, __u32 pid, __u64 addr)
 {
-	struct event_record *ev;
+	struct cfi_event_record *ev;
 
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
@@ -315,7 +312,7 @@ static __always_inline void walk_requests(struct walker_state *st)
  * Returns the number of kernel frames written into rec->pcs.
  */
 static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
-					  struct sample_record *rec, struct walker_state *st,
+					  struct cfi_sample_record *rec, struct walker_state *st,
 					  __u32 tgid, __u32 tid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -379,20 +376,20 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
  */
 static __always_inline void settle_reason(struct walker_state *st)
 {
-	struct proc_val *proc;
+	struct cfi_proc_val *proc;
 	__u64 *changed;
 
 	if (st->reason != STOP_NO_MAPPING)
 		return;
 	proc = bpf_map_lookup_elem(&procs, &st->pid);
 	changed = bpf_map_lookup_elem(&changed_at, &st->pid);
-	if (proc && ((proc->flags & PROC_UPDATING) || (changed && *changed > proc->loaded_ns))) {
+	if (proc && ((proc->flags & CFI_PROC_UPDATING) || (changed && *changed > proc->loaded_ns))) {
 		st->reason = STOP_TABLES_PENDING;
 		st->change_pending = 1;
 	}
 }
 
-static __always_inline void sample_end(struct sample_record *rec, struct walker_state *st,
+static __always_inline void sample_end(struct cfi_sample_record *rec, struct walker_state *st,
 				       __u32 nr_kernel)
 {
 	settle_reason(st);
@@ -422,7 +419,7 @@ static long walk_one(__u32 index, void *data)
 
 static __always_inline int sample_with_loop(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
 {
-	struct sample_record *rec;
+	struct cfi_sample_record *rec;
 	struct loop_ctx lc;
 	__u32 nr_kernel;
 
@@ -452,7 +449,7 @@ static __always_inline int sample_with_loop(struct bpf_perf_event_data *ctx, __u
 
 static __always_inline void tc_output(struct tc_scratch *s)
 {
-	struct sample_record *rec = (struct sample_record *)s->record;
+	struct cfi_sample_record *rec = (struct cfi_sample_record *)s->record;
 	__u64 size;
 	__u32 nr_kernel = rec->nr_kernel, nr;
 
@@ -481,7 +478,7 @@ SEC("perf_event")
 int walk_tc(struct bpf_perf_event_data *ctx)
 {
 	struct tc_scratch *s;
-	struct sample_record *rec;
+	struct cfi_sample_record *rec;
 	__u32 zero = 0, nr_kernel;
 	__u64 *out;
 	int i;
@@ -489,7 +486,7 @@ int walk_tc(struct bpf_perf_event_data *ctx)
 	s = bpf_map_lookup_elem(&tc_scratch, &zero);
 	if (!s)
 		return 0;
-	rec = (struct sample_record *)s->record;
+	rec = (struct cfi_sample_record *)s->record;
 	nr_kernel = rec->nr_kernel;
 	if (nr_kernel > MAX_KERNEL_FRAMES)
 		nr_kernel = MAX_KERNEL_FRAMES;
@@ -509,13 +506,13 @@ static __always_inline int sample_with_tail_calls(struct bpf_perf_event_data *ct
 						  __u32 tid)
 {
 	struct tc_scratch *s;
-	struct sample_record *rec;
+	struct cfi_sample_record *rec;
 	__u32 zero = 0;
 
 	s = bpf_map_lookup_elem(&tc_scratch, &zero);
 	if (!s)
 		return 0;
-	rec = (struct sample_record *)s->record;
+	rec = (struct cfi_sample_record *)s->record;
 	rec->nr_kernel = sample_begin(ctx, rec, &s->st, tgid, tid);
 	if (!s->st.done)
 		bpf_tail_call(ctx, &walk_progs, 0);

@@ -104,40 +104,40 @@ struct cfi_page_val {
 /* -------- process / mapping state -------- */
 
 /* LPM trie key: prefixlen counts bits of pid (32) + address (64, big endian). */
-struct mapping_key {
+struct cfi_mapping_key {
 	__u32 prefixlen;
 	__u32 pid;
 	__u64 addr_be;
 };
 
-enum mapping_flags {
-	MAPPING_CFI = 1 << 0,	  /* object has tables: walk with CFI */
-	MAPPING_FP = 1 << 1,	  /* JIT / anonymous exec / no CFI: frame pointers */
-	MAPPING_PENDING = 1 << 2, /* object known, tables still being built */
-	MAPPING_VDSO = 1 << 3,
+enum cfi_mapping_flags {
+	CFI_MAPPING_CFI = 1 << 0,	  /* object has tables: walk with CFI */
+	CFI_MAPPING_FP = 1 << 1,	  /* JIT / anonymous exec / no CFI: frame pointers */
+	CFI_MAPPING_PENDING = 1 << 2, /* object known, tables still being built */
+	CFI_MAPPING_VDSO = 1 << 3,
 };
 
-struct mapping_val {
+struct cfi_mapping_val {
 	__u32 obj_id;
-	__u32 flags; /* enum mapping_flags */
+	__u32 flags; /* enum cfi_mapping_flags */
 	__u64 bias;  /* pc - bias = address in the object's own ELF vaddr space */
 };
 
-enum proc_flags {
+enum cfi_proc_flags {
 	/* user space is rewriting this pid's mapping keys: a missing one may be on its way */
-	PROC_UPDATING = 1 << 0,
+	CFI_PROC_UPDATING = 1 << 0,
 };
 
-struct proc_val {
+struct cfi_proc_val {
 	__u32 generation; /* bumped whenever this pid's mappings change */
-	__u32 flags;	  /* enum proc_flags */
+	__u32 flags;	  /* enum cfi_proc_flags */
 	__u64 loaded_ns; /* bpf clock when user space read the mappings it loaded */
 };
 
 /* Per-CPU direct-mapped rule cache (Valgrind-style), prime-sized. */
 #define RULE_CACHE_SLOTS 1021
 
-struct rule_cache_entry {
+struct cfi_rule_cache_entry {
 	__u64 pc;
 	__u32 pid;
 	__u32 generation;
@@ -148,7 +148,7 @@ struct rule_cache_entry {
 
 /* -------- walker results -------- */
 
-enum stop_reason {
+enum cfi_stop_reason {
 	STOP_COMPLETE = 0,	  /* reached the outermost frame */
 	STOP_TRUNCATED = 1,	  /* depth limit reached; stack kept */
 	STOP_NO_MAPPING = 2,	  /* pc in no known mapping */
@@ -163,14 +163,14 @@ enum stop_reason {
 
 /* -------- ring-buffer records -------- */
 
-enum record_type {
+enum cfi_record_type {
 	RECORD_SAMPLE = 1,
 	RECORD_REQUEST = 2, /* unknown pid or mapping: please load it */
 	RECORD_EXEC = 3,
 	RECORD_EXIT = 4,
 };
 
-enum sample_flags {
+enum cfi_sample_flags {
 	SAMPLE_IN_KERNEL = 1 << 0, /* sample interrupted kernel mode */
 	SAMPLE_SIGNAL = 1 << 1,	   /* the walk crossed a signal frame */
 };
@@ -179,7 +179,7 @@ enum sample_flags {
 #define MAX_USER_FRAMES_LIMIT 1024 /* upper bound for --max-frames */
 #define COMM_LEN 16
 
-struct sample_record {
+struct cfi_sample_record {
 	__u32 type; /* RECORD_SAMPLE */
 	__u32 pid;  /* tgid */
 	__u32 tid;
@@ -187,8 +187,8 @@ struct sample_record {
 	__u64 time_ns;
 	__u64 cgroup_id;
 	char comm[COMM_LEN];
-	__u8 reason;	  /* enum stop_reason */
-	__u8 flags;	  /* enum sample_flags */
+	__u8 reason;	  /* enum cfi_stop_reason */
+	__u8 flags;	  /* enum cfi_sample_flags */
 	__u16 nr_fp;	  /* frames recovered with frame pointers */
 	__u16 nr_kernel;
 	__u16 nr_user;
@@ -197,7 +197,7 @@ struct sample_record {
 	__u64 pcs[]; /* nr_kernel kernel PCs (leaf first), then nr_user user PCs */
 };
 
-struct event_record {
+struct cfi_event_record {
 	__u32 type; /* RECORD_REQUEST, RECORD_EXEC, RECORD_EXIT */
 	__u32 pid;
 	__u64 addr; /* REQUEST: the pc that had no mapping (0: whole pid) */
@@ -207,7 +207,7 @@ struct event_record {
 
 /* -------- per-CPU counters -------- */
 
-enum counter_id {
+enum cfi_counter_id {
 	CNT_SAMPLES = 0,      /* program invocations that passed the filter */
 	CNT_WRITTEN,	      /* sample records committed */
 	CNT_LOST_RINGBUF,     /* ring buffer full: sample lost */
@@ -219,7 +219,7 @@ enum counter_id {
 	CNT_REQUESTS,
 	CNT_REQUESTS_LIMITED, /* suppressed by the rate limit */
 	CNT_FILTERED,	      /* not the target pid / cgroup */
-	CNT_STOP_BASE,	      /* + enum stop_reason */
+	CNT_STOP_BASE,	      /* + enum cfi_stop_reason */
 	CNT_MAX = CNT_STOP_BASE + STOP_REASON_MAX,
 };
 

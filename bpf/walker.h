@@ -9,12 +9,12 @@
  * inline function the includer defines BEFORE including this file:
  *
  *   int walker_read_user(void *dst, __u32 size, __u64 addr);      0 or error
- *   struct proc_val *walker_lookup_proc(__u32 pid);
- *   struct mapping_val *walker_lookup_mapping(__u32 pid, __u64 pc);
+ *   struct cfi_proc_val *walker_lookup_proc(__u32 pid);
+ *   struct cfi_mapping_val *walker_lookup_mapping(__u32 pid, __u64 pc);
  *   struct cfi_page_val *walker_lookup_page(__u32 obj_id, __u32 page);
  *   struct cfi_row *walker_row(__u32 idx);          global rows array
  *   struct cfi_rule *walker_rule(__u32 id);         global rule dictionary
- *   struct rule_cache_entry *walker_cache_slot(__u32 idx);
+ *   struct cfi_rule_cache_entry *walker_cache_slot(__u32 idx);
  *   void walker_count(__u32 counter_id, __u64 n);   (not used per frame)
  *
  * Nothing here allocates or copies more than a rule (16 bytes): the includer
@@ -56,8 +56,8 @@ struct walker_state {
 	__u8 bp_valid; /* 0 once a rule left rbp undefined */
 	__u8 ip_is_ra; /* ip is a return address: look it up at ip - 1 */
 	__u8 proc_known;
-	__u8 reason; /* enum stop_reason, valid once done */
-	__u8 flags;  /* enum sample_flags */
+	__u8 reason; /* enum cfi_stop_reason, valid once done */
+	__u8 flags;  /* enum cfi_sample_flags */
 	__u8 done;
 	__u8 change_pending; /* no mapping, but the mappings changed after the last load */
 	__u8 nr_signal;	     /* signal frames crossed */
@@ -80,7 +80,7 @@ struct walker_state {
 static __always_inline void walker_init(struct walker_state *st, __u32 pid, __u64 ip, __u64 sp,
 					__u64 bp)
 {
-	struct proc_val *proc;
+	struct cfi_proc_val *proc;
 
 	__builtin_memset(st, 0, sizeof(*st));
 	st->pid = pid;
@@ -321,8 +321,8 @@ have_ra:
  */
 static __always_inline int walker_step(struct walker_state *st)
 {
-	struct rule_cache_entry *slot;
-	struct mapping_val *m;
+	struct cfi_rule_cache_entry *slot;
+	struct cfi_mapping_val *m;
 	struct cfi_rule rule;
 	__u64 pc, bias;
 	__u32 mflags;
@@ -346,10 +346,10 @@ static __always_inline int walker_step(struct walker_state *st)
 		}
 		mflags = m->flags;
 		bias = m->bias;
-		if (mflags & MAPPING_PENDING)
+		if (mflags & CFI_MAPPING_PENDING)
 			return walker_stop(st, STOP_TABLES_PENDING);
 		__builtin_memset(&rule, 0, sizeof(rule));
-		if (!(mflags & MAPPING_FP) || (mflags & MAPPING_CFI)) {
+		if (!(mflags & CFI_MAPPING_FP) || (mflags & CFI_MAPPING_CFI)) {
 			/* No row (a gap, or no page at all) is rule 0 = CFI_CFA_NONE. */
 			if (walker_find_rule(m->obj_id, pc - bias, &rule))
 				__builtin_memset(&rule, 0, sizeof(rule));
@@ -364,7 +364,7 @@ static __always_inline int walker_step(struct walker_state *st)
 		}
 	}
 
-	if ((mflags & MAPPING_FP) && !(mflags & MAPPING_CFI))
+	if ((mflags & CFI_MAPPING_FP) && !(mflags & CFI_MAPPING_CFI))
 		return walker_fp_step(st);
 	return walker_eval_rule(st, &rule);
 }

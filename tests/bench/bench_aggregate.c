@@ -34,7 +34,7 @@ static int cmp_double(const void *a, const void *b)
 
 int main(void)
 {
-	size_t rec_size = sizeof(struct sample_record) + FRAMES * sizeof(__u64);
+	size_t rec_size = sizeof(struct cfi_sample_record) + FRAMES * sizeof(__u64);
 	char *stream = malloc((size_t)DISTINCT * rec_size);
 	double rates[RUNS];
 	unsigned int seed = 1;
@@ -43,7 +43,7 @@ int main(void)
 	if (!stream)
 		return 1;
 	for (i = 0; i < DISTINCT; i++) {
-		struct sample_record *r = (struct sample_record *)(stream + (size_t)i * rec_size);
+		struct cfi_sample_record *r = (struct cfi_sample_record *)(stream + (size_t)i * rec_size);
 
 		memset(r, 0, sizeof(*r));
 		r->type = RECORD_SAMPLE;
@@ -65,7 +65,7 @@ int main(void)
 			unsigned int j = (unsigned)(rand_r(&seed) % DISTINCT);
 
 			j = j * j / DISTINCT;
-			agg_add(&a, (struct sample_record *)(stream + (size_t)j * rec_size), rec_size);
+			agg_add(&a, (struct cfi_sample_record *)(stream + (size_t)j * rec_size), rec_size);
 		}
 		rates[run] = SAMPLES / (now() - t);
 		agg_free(&a);

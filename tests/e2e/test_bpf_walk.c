@@ -29,10 +29,10 @@ struct run {
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct run *r = ctx;
-	const struct sample_record *rec = data;
+	const struct cfi_sample_record *rec = data;
 	char chain[4096], why[256];
 
-	if (size >= sizeof(struct event_record) && rec->type == RECORD_REQUEST) {
+	if (size >= sizeof(struct cfi_event_record) && rec->type == RECORD_REQUEST) {
 		r->requests++;
 		return 0;
 	}
@@ -58,11 +58,11 @@ static int on_record(void *ctx, void *data, size_t size)
 }
 
 /* The LPM trie holds prefixes: split [start, end) into aligned power-of-two blocks. */
-static int add_mapping(int fd, __u32 pid, __u64 start, __u64 end, const struct mapping_val *val)
+static int add_mapping(int fd, __u32 pid, __u64 start, __u64 end, const struct cfi_mapping_val *val)
 {
 	while (start < end) {
 		int bits = start ? __builtin_ctzll(start) : 63;
-		struct mapping_key key;
+		struct cfi_mapping_key key;
 
 		while (bits > 0 && (bits >= 64 || start + (1ull << bits) > end))
 			bits--;
@@ -79,7 +79,7 @@ static int add_mapping(int fd, __u32 pid, __u64 start, __u64 end, const struct m
 static int fill_maps(struct cfiprof_bpf *skel, const struct world *w, __u32 pid)
 {
 	const struct replay_env *env = &w->env;
-	struct proc_val proc = {.generation = 1};
+	struct cfi_proc_val proc = {.generation = 1};
 	__u8 one = 1;
 	__u32 i;
 	int err = 0;

@@ -19,8 +19,8 @@
 
 /* Room for the largest legal record; uint64_t keeps pcs[] aligned. */
 static union {
-	struct sample_record r;
-	uint64_t raw[(sizeof(struct sample_record) +
+	struct cfi_sample_record r;
+	uint64_t raw[(sizeof(struct cfi_sample_record) +
 		      (MAX_KERNEL_FRAMES + 2 + MAX_USER_FRAMES_LIMIT + 2) * 8) /
 			 8 +
 		     1];
@@ -30,7 +30,7 @@ static inline size_t mkrec(uint32_t pid, uint32_t tid, const char *comm, uint8_t
 			   uint8_t flags, unsigned int nk, const uint64_t *k, unsigned int nu,
 			   const uint64_t *u)
 {
-	struct sample_record *r = &recbuf.r;
+	struct cfi_sample_record *r = &recbuf.r;
 
 	memset(&recbuf, 0, sizeof(recbuf));
 	r->type = RECORD_SAMPLE;
@@ -51,7 +51,7 @@ static inline size_t mkrec(uint32_t pid, uint32_t tid, const char *comm, uint8_t
 	return sizeof(*r) + (nk + nu) * sizeof(uint64_t);
 }
 
-static inline const struct sample_record *rec(void)
+static inline const struct cfi_sample_record *rec(void)
 {
 	return &recbuf.r;
 }

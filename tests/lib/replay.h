@@ -22,7 +22,7 @@
 
 struct replay_mapping {
 	uint64_t start, end;
-	struct mapping_val val;
+	struct cfi_mapping_val val;
 };
 
 struct replay_page {
@@ -40,7 +40,7 @@ struct replay_mem {
 struct replay_env {
 	uint32_t pid;
 	int proc_known;
-	struct proc_val proc;
+	struct cfi_proc_val proc;
 
 	struct replay_mapping *maps;
 	size_t nr_maps;
@@ -55,7 +55,7 @@ struct replay_env {
 	struct replay_mem mem[4];
 	int nr_mem;
 
-	struct rule_cache_entry cache[RULE_CACHE_SLOTS];
+	struct cfi_rule_cache_entry cache[RULE_CACHE_SLOTS];
 	uint64_t counters[CNT_MAX];
 };
 
@@ -192,14 +192,14 @@ static inline int walker_read_user(void *dst, __u32 size, __u64 addr)
 	return -EFAULT;
 }
 
-static inline struct proc_val *walker_lookup_proc(__u32 pid)
+static inline struct cfi_proc_val *walker_lookup_proc(__u32 pid)
 {
 	if (!replay_cur->proc_known || pid != replay_cur->pid)
 		return NULL;
 	return &replay_cur->proc;
 }
 
-static inline struct mapping_val *walker_lookup_mapping(__u32 pid, __u64 pc)
+static inline struct cfi_mapping_val *walker_lookup_mapping(__u32 pid, __u64 pc)
 {
 	size_t i;
 
@@ -232,7 +232,7 @@ static inline struct cfi_rule *walker_rule(__u32 id)
 	return id < REPLAY_MAX_RULES ? &replay_cur->rules[id] : NULL;
 }
 
-static inline struct rule_cache_entry *walker_cache_slot(__u32 idx)
+static inline struct cfi_rule_cache_entry *walker_cache_slot(__u32 idx)
 {
 	return idx < RULE_CACHE_SLOTS ? &replay_cur->cache[idx] : NULL;
 }

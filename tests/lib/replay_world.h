@@ -350,7 +350,7 @@ static int world_build(struct world *w, const struct snapshot *s)
 		}
 		/* objects without CFI fall back to frame pointers, as in the loader */
 		replay_add_mapping(&w->env, m->start, m->end, o->id,
-				   o->table ? MAPPING_CFI : MAPPING_FP, w->biases[i]);
+				   o->table ? CFI_MAPPING_CFI : CFI_MAPPING_FP, w->biases[i]);
 	}
 	for (i = 0; i < (uint32_t)w->nr_objs; i++) {
 		if (!w->objs[i].table)

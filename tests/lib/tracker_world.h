@@ -59,9 +59,9 @@ static inline int tracker_world_init(struct tracker_world *w)
 	w->pages_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pages", sizeof(struct cfi_page_key),
 				     sizeof(struct cfi_page_val), 65536, NULL);
 	w->procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_procs", sizeof(uint32_t),
-				     sizeof(struct proc_val), 4096, NULL);
-	w->maps_fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_maps", sizeof(struct mapping_key),
-				    sizeof(struct mapping_val), 262144, &lpm_opts);
+				     sizeof(struct cfi_proc_val), 4096, NULL);
+	w->maps_fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_maps", sizeof(struct cfi_mapping_key),
+				    sizeof(struct cfi_mapping_val), 262144, &lpm_opts);
 	w->rows = calloc(TRACKER_WORLD_ROWS, sizeof(*w->rows));
 	w->rules = calloc(TRACKER_WORLD_RULES, sizeof(*w->rules));
 	w->syms = sym_cache_new();

@@ -114,13 +114,13 @@ static void test_aggregate_basic(void)
 
 	/* malformed records are rejected and counted, never half-read */
 	sz = mkrec(100, 101, "app", STOP_COMPLETE, 0, 2, k1, 3, u1);
-	r = agg_add(&a, rec(), sizeof(struct sample_record) - 1);
+	r = agg_add(&a, rec(), sizeof(struct cfi_sample_record) - 1);
 	CHECK(r == -1, "shorter than the header");
 	r = agg_add(&a, rec(), 0);
 	CHECK(r == -1, "size 0");
 	r = agg_add(&a, rec(), sz - 1);
 	CHECK(r == -1, "one byte short of the PCs");
-	r = agg_add(&a, rec(), sizeof(struct sample_record) + 4 * sizeof(uint64_t));
+	r = agg_add(&a, rec(), sizeof(struct cfi_sample_record) + 4 * sizeof(uint64_t));
 	CHECK(r == -1, "one PC short");
 	recbuf.r.nr_user = MAX_USER_FRAMES_LIMIT + 1;
 	r = agg_add(&a, rec(), sizeof(recbuf));

@@ -36,7 +36,7 @@ static int by_base(const void *a, const void *b)
  */
 static const char *check_tiling(uint32_t pid, uint64_t start, uint64_t end, int *nr)
 {
-	struct mapping_key keys[MAPPING_KEYS_MAX + 1];
+	struct cfi_mapping_key keys[MAPPING_KEYS_MAX + 1];
 	struct block b[MAPPING_KEYS_MAX + 1];
 	unsigned __int128 pos = start;
 	int n, i;
@@ -75,12 +75,12 @@ static const char *check_tiling(uint32_t pid, uint64_t start, uint64_t end, int 
 }
 
 /* Byte-wise longest-prefix match, as the kernel's LPM trie compares keys. */
-static const struct mapping_key *lpm_lookup(const struct mapping_key *keys, int n, uint32_t pid,
+static const struct cfi_mapping_key *lpm_lookup(const struct cfi_mapping_key *keys, int n, uint32_t pid,
 					    uint64_t addr)
 {
-	struct mapping_key q = {.prefixlen = 96, .pid = pid, .addr_be = __builtin_bswap64(addr)};
+	struct cfi_mapping_key q = {.prefixlen = 96, .pid = pid, .addr_be = __builtin_bswap64(addr)};
 	const unsigned char *qd = (const unsigned char *)&q.pid;
-	const struct mapping_key *best = NULL;
+	const struct cfi_mapping_key *best = NULL;
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -173,7 +173,7 @@ static void test_mapping_keys(void)
 
 	/* brute force: exactly the addresses of the range match a key of the pid */
 	for (i = 0; i < 3000; i++) {
-		struct mapping_key keys[MAPPING_KEYS_MAX];
+		struct cfi_mapping_key keys[MAPPING_KEYS_MAX];
 		uint64_t base = i % 3 == 0 ? 0 : i % 3 == 1 ? (1ull << 47) - 256 : UINT64_MAX - 600;
 		uint64_t s = base + rnd_below(300), e = s + 1 + rnd_below(300);
 		uint64_t probes[4] = {s, e};
@@ -209,12 +209,12 @@ static void test_mapping_keys(void)
 static void test_mapping_keys_kernel_lpm(void)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_NO_PREALLOC);
-	struct mapping_key keys[MAPPING_KEYS_MAX];
+	struct cfi_mapping_key keys[MAPPING_KEYS_MAX];
 	uint32_t pid;
 	int fd, bad = 0, k, n;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_lpm", sizeof(struct mapping_key),
-			    sizeof(struct mapping_val), 8192, &o);
+	fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_lpm", sizeof(struct cfi_mapping_key),
+			    sizeof(struct cfi_mapping_val), 8192, &o);
 	if (fd < 0) {
 		CHECK(0, "LPM trie create: %s", strerror(errno));
 		return;
@@ -223,7 +223,7 @@ static void test_mapping_keys_kernel_lpm(void)
 	for (pid = 1; pid <= 40; pid++) {
 		uint64_t s = rnd() & ((1ull << 47) - 1);
 		uint64_t e = s + 1 + rnd_below(pid < 20 ? 5000 : 1ull << 30);
-		struct mapping_val val = {.obj_id = pid, .flags = 0, .bias = s};
+		struct cfi_mapping_val val = {.obj_id = pid, .flags = 0, .bias = s};
 		int64_t d;
 
 		if (pid == 40) {
@@ -240,10 +240,10 @@ static void test_mapping_keys_kernel_lpm(void)
 			int p;
 
 			for (p = 0; p < 3; p++) {
-				struct mapping_key q = {.prefixlen = 96,
+				struct cfi_mapping_key q = {.prefixlen = 96,
 							.pid = pid,
 							.addr_be = __builtin_bswap64(probes[p])};
-				struct mapping_val got;
+				struct cfi_mapping_val got;
 				bool in = probes[p] >= s && probes[p] < e;
 				bool hit = !bpf_map_lookup_elem(fd, &q, &got) && got.obj_id == pid;
 

@@ -64,9 +64,9 @@ static void test_recording(void)
 	pages_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pages", sizeof(struct cfi_page_key),
 				  sizeof(struct cfi_page_val), 65536, NULL);
 	procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_procs", sizeof(uint32_t),
-				  sizeof(struct proc_val), 1024, NULL);
-	maps_fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_maps", sizeof(struct mapping_key),
-				 sizeof(struct mapping_val), 65536, &lpm_opts);
+				  sizeof(struct cfi_proc_val), 1024, NULL);
+	maps_fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_maps", sizeof(struct cfi_mapping_key),
+				 sizeof(struct cfi_mapping_val), 65536, &lpm_opts);
 	if (pages_fd < 0 || procs_fd < 0 || maps_fd < 0)
 		CHECK(0, "BPF maps: %d %d %d", pages_fd, procs_fd, maps_fd);
 	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, pages_fd);
@@ -127,7 +127,7 @@ static void test_recording(void)
 				}
 			}
 			if (streq(path, LIBC_PATH) || strstr(path, "/libc.so.6")) {
-				libc_cfi += (flags & MAPPING_CFI) != 0;
+				libc_cfi += (flags & CFI_MAPPING_CFI) != 0;
 				libc_bid_ok += libc_bid[0] && streq(bid, libc_bid);
 			}
 			continue;
@@ -214,9 +214,9 @@ static void test_recording(void)
 		uint64_t pc = (uint64_t)(uintptr_t)&printf;
 		struct proc *p = proc_tracker_find(pt, (uint32_t)getpid());
 		const struct proc_mapping *m = p ? proc_find_mapping(p, pc) : NULL;
-		struct mapping_key q = {
+		struct cfi_mapping_key q = {
 		    .prefixlen = 96, .pid = (uint32_t)getpid(), .addr_be = __builtin_bswap64(pc)};
-		struct mapping_val val = {0};
+		struct cfi_mapping_val val = {0};
 		int r = bpf_map_lookup_elem(maps_fd, &q, &val);
 
 		CHECK(m && m->obj && r == 0 && val.obj_id == m->obj->id && val.bias == m->bias &&
@@ -297,7 +297,7 @@ static void test_recording_no_procs(void)
 static void test_recording_kernel_names(void)
 {
 	char kpath[] = "/tmp/cfiprof-kallsyms.XXXXXX", *buf = NULL, err[128], name[256];
-	struct sample_record *r = calloc(1, sizeof(*r) + 3 * sizeof(uint64_t));
+	struct cfi_sample_record *r = calloc(1, sizeof(*r) + 3 * sizeof(uint64_t));
 	struct recording_meta wmeta = {.freq = 99, .event = "cpu-clock"}, meta = {0};
 	struct aggregator a, back;
 	struct sym_cache *sc = sym_cache_new();

@@ -107,7 +107,7 @@ static pid_t spawn_child(const char *lib, int ready_fd)
 /* BPF entries (procs, mapping keys) left for pids other than ours. */
 static int foreign_entries(struct tracker_world *w)
 {
-	struct mapping_key k, next;
+	struct cfi_mapping_key k, next;
 	uint32_t pid, npid;
 	int n = 0;
 	void *prev = NULL;

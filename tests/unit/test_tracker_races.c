@@ -76,8 +76,8 @@ static void *mutator_main(void *arg)
 static void add_stack(struct aggregator *a, uint32_t pid, uint32_t gen, uint64_t pc0, uint64_t pc1)
 {
 	static _Thread_local union {
-		struct sample_record r;
-		char buf[sizeof(struct sample_record) + 2 * sizeof(uint64_t)];
+		struct cfi_sample_record r;
+		char buf[sizeof(struct cfi_sample_record) + 2 * sizeof(uint64_t)];
 	} rec;
 
 	memset(&rec, 0, sizeof(rec));

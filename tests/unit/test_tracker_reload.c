@@ -38,7 +38,7 @@ static uint32_t generation(struct tracker_world *w)
 {
 	struct proc *p = proc_tracker_find(w->pt, self());
 	uint32_t pid = self();
-	struct proc_val pv = {0};
+	struct cfi_proc_val pv = {0};
 
 	if (!p || bpf_map_lookup_elem(w->procs_fd, &pid, &pv) || pv.generation != p->generation ||
 	    pv.flags)
@@ -50,7 +50,7 @@ static uint32_t generation(struct tracker_world *w)
 static uint64_t loaded_ns(struct tracker_world *w)
 {
 	uint32_t pid = self();
-	struct proc_val pv = {0};
+	struct cfi_proc_val pv = {0};
 
 	return bpf_map_lookup_elem(w->procs_fd, &pid, &pv) ? 0 : pv.loaded_ns;
 }

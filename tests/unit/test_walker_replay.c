@@ -157,9 +157,9 @@ static void syn_env(struct replay_env *env, uint64_t *stk, size_t stk_len)
 	}
 	err = replay_add_table(env, 1, &t);
 	CHECK(err == 0, "add synthetic table: %d", err);
-	replay_add_mapping(env, 0x400000, 0x460000, 1, MAPPING_CFI, 0);
-	replay_add_mapping(env, 0x500000, 0x510000, 0, MAPPING_FP, 0);
-	replay_add_mapping(env, 0x600000, 0x610000, 1, MAPPING_PENDING, 0);
+	replay_add_mapping(env, 0x400000, 0x460000, 1, CFI_MAPPING_CFI, 0);
+	replay_add_mapping(env, 0x500000, 0x510000, 0, CFI_MAPPING_FP, 0);
+	replay_add_mapping(env, 0x600000, 0x610000, 1, CFI_MAPPING_PENDING, 0);
 	replay_add_mem(env, SB, stk, stk_len);
 }
 

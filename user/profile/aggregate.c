@@ -61,12 +61,12 @@ static void grow(struct aggregator *a)
 	a->nr_buckets = n;
 }
 
-int agg_add(struct aggregator *a, const struct sample_record *r, size_t size)
+int agg_add(struct aggregator *a, const struct cfi_sample_record *r, size_t size)
 {
 	return agg_add_n(a, r, size, 1);
 }
 
-int agg_add_n(struct aggregator *a, const struct sample_record *r, size_t size, uint64_t count)
+int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t size, uint64_t count)
 {
 	uint32_t nr, i;
 	uint64_t h = 0;

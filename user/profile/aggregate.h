@@ -36,9 +36,9 @@ struct aggregator {
 int agg_init(struct aggregator *a, uint64_t max_stacks);
 void agg_free(struct aggregator *a);
 /* Adds one ring-buffer sample record of size bytes; returns 0 or -1 if malformed. */
-int agg_add(struct aggregator *a, const struct sample_record *r, size_t size);
+int agg_add(struct aggregator *a, const struct cfi_sample_record *r, size_t size);
 /* The same stack seen count times (re-reading a saved recording). */
-int agg_add_n(struct aggregator *a, const struct sample_record *r, size_t size, uint64_t count);
+int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t size, uint64_t count);
 /* All stacks, most samples first; the array is malloc'd, the stacks stay owned by a. */
 struct agg_stack **agg_sorted(struct aggregator *a, uint64_t *nr);
 

@@ -54,7 +54,7 @@ struct prof_sample {
 	const char *group;	 /* --group-by container: container id or cgroup, else NULL */
 	const char *cgroup;	 /* cgroup v2 path, NULL if unknown */
 	const char *container;	 /* container id from the cgroup path, NULL if none */
-	uint32_t reason; /* enum stop_reason */
+	uint32_t reason; /* enum cfi_stop_reason */
 	uint32_t nr_locs;
 	uint32_t *locs; /* indices into locs, leaf first */
 };

@@ -159,9 +159,9 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		   size_t errlen)
 {
 	/* a record buffer big enough for any stack the walker can produce */
-	static uint64_t rec_buf[(sizeof(struct sample_record) / 8) + MAX_KERNEL_FRAMES +
+	static uint64_t rec_buf[(sizeof(struct cfi_sample_record) / 8) + MAX_KERNEL_FRAMES +
 				MAX_USER_FRAMES_LIMIT + 1];
-	struct sample_record *r = (struct sample_record *)rec_buf;
+	struct cfi_sample_record *r = (struct cfi_sample_record *)rec_buf;
 	char *line = NULL, kl[16384], ul[32768], comm[64], path[4096], bid[160];
 	unsigned long lineno = 0;
 	size_t cap = 0;

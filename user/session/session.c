@@ -35,13 +35,13 @@ static void on_signal(int sig)
 static int handle_record(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
-	const struct event_record *ev = data;
+	const struct cfi_event_record *ev = data;
 
 	if (size < sizeof(uint32_t))
 		return 0;
 	switch (ev->type) {
 	case RECORD_SAMPLE: {
-		const struct sample_record *r = data;
+		const struct cfi_sample_record *r = data;
 		int ok;
 
 		s->records++;

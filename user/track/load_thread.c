@@ -25,7 +25,7 @@ struct proc_load {
 	bool exec; /* the address space was replaced: nothing carries over */
 	uint64_t time_ns;
 	struct proc_stat_info stat;
-	struct proc_val pv;
+	struct cfi_proc_val pv;
 	struct maps_entry *ents; /* sorted by start */
 	uint32_t nr;		 /* entries in ents, and mappings in the new set */
 	struct proc *p;
@@ -144,7 +144,7 @@ static void mark_updating(struct proc_tracker *pt, struct proc_load *l)
 	if (!l->nr_old)
 		return;
 	l->pv.generation = ++pt->generation;
-	l->pv.flags = PROC_UPDATING;
+	l->pv.flags = CFI_PROC_UPDATING;
 	bpf_map_update_elem(pt->procs_fd, &l->pid, &l->pv, BPF_ANY);
 	l->pv.flags = 0;
 }

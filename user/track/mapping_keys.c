@@ -6,7 +6,7 @@
 #include "user/track/mapping_keys.h"
 
 int mapping_keys_for_range(uint32_t pid, uint64_t start, uint64_t end,
-			   struct mapping_key keys[MAPPING_KEYS_MAX])
+			   struct cfi_mapping_key keys[MAPPING_KEYS_MAX])
 {
 	int n = 0;
 

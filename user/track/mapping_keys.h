@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Address ranges as LPM-trie prefixes of struct mapping_key. */
+/* Address ranges as LPM-trie prefixes of struct cfi_mapping_key. */
 #ifndef CFIPROF_MAPPING_KEYS_H
 #define CFIPROF_MAPPING_KEYS_H
 
@@ -12,6 +12,6 @@
 
 /* Fills keys covering exactly [start, end) for pid; returns how many. */
 int mapping_keys_for_range(uint32_t pid, uint64_t start, uint64_t end,
-			   struct mapping_key keys[MAPPING_KEYS_MAX]);
+			   struct cfi_mapping_key keys[MAPPING_KEYS_MAX]);
 
 #endif

@@ -27,8 +27,8 @@
 void mapping_apply_keys(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m,
 			bool add)
 {
-	struct mapping_key keys[MAPPING_KEYS_MAX];
-	struct mapping_val val = {
+	struct cfi_mapping_key keys[MAPPING_KEYS_MAX];
+	struct cfi_mapping_val val = {
 	    .obj_id = m->obj ? m->obj->id : 0, .flags = m->flags, .bias = m->bias};
 	int i, n = mapping_keys_for_range(pid, m->start, m->end, keys);
 
@@ -120,13 +120,13 @@ int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_ent
 	m->offset = e->offset;
 	m->inode = e->inode;
 	m->bias = e->start - e->offset;
-	m->flags = MAPPING_FP;
+	m->flags = CFI_MAPPING_FP;
 	snprintf(m->path, sizeof(m->path), "%.255s", e->path[0] ? e->path : "[anon]");
 	if (!vdso && (e->path[0] == 0 || e->path[0] == '['))
 		return -1; /* anonymous executable memory: JIT code, walked with frame pointers */
 	if (vdso) {
 		fd = vdso_copy_fd(pid, e->start, e->end);
-		m->flags |= MAPPING_VDSO;
+		m->flags |= CFI_MAPPING_VDSO;
 	} else {
 		fd = map_file_open(pid, e->start, e->end);
 		/* without map_files (no CAP_SYS_ADMIN): the path as the process sees it */
@@ -174,13 +174,13 @@ int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_ent
 	bc.name = m->path;
 	m->obj = table_store_acquire(pt->ts, m->key, m->path, build_from_fd, &bc);
 	if (m->obj && m->obj->state == OBJ_LOADED)
-		m->flags = MAPPING_CFI | (m->flags & MAPPING_VDSO);
+		m->flags = CFI_MAPPING_CFI | (m->flags & CFI_MAPPING_VDSO);
 	return fd;
 }
 
 void mapping_load_symbols(struct proc_tracker *pt, struct proc_mapping *m, const char *path, int fd)
 {
-	bool vdso = (m->flags & MAPPING_VDSO) != 0;
+	bool vdso = (m->flags & CFI_MAPPING_VDSO) != 0;
 
 	m->sym = sym_cache_get(pt->syms, m->key, vdso ? NULL : path, fd);
 }

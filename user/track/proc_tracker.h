@@ -23,7 +23,7 @@ struct proc_mapping {
 	uint64_t start, end, offset;
 	uint64_t inode;
 	uint64_t bias;	/* pc - bias = ELF virtual address */
-	uint32_t flags; /* enum mapping_flags */
+	uint32_t flags; /* enum cfi_mapping_flags */
 	/*
 	 * NULL for anonymous memory.  The tables are held by the current set of a
 	 * process with tables loaded (proc->tables_held); load thread only.
