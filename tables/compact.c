@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "tables/internal.h"
 
 /* 4M pages = 256 GiB of covered code: anything larger is corrupt input. */
@@ -28,15 +29,11 @@ struct pieces {
 
 static int pieces_push(struct pieces *ps, uint64_t start, uint64_t end, uint64_t fde)
 {
-	if (ps->nr == ps->cap) {
-		uint64_t ncap = ps->cap ? ps->cap * 2 : 1024;
-		struct piece *n = realloc(ps->v, ncap * sizeof(*n));
+	struct piece *n = vec_grow(ps->v, sizeof(*n), ps->nr, &ps->cap, 1024);
 
-		if (!n)
-			return CFI_ERR_NOMEM;
-		ps->v = n;
-		ps->cap = ncap;
-	}
+	if (!n)
+		return CFI_ERR_NOMEM;
+	ps->v = n;
 	ps->v[ps->nr++] = (struct piece){start, end, fde};
 	return 0;
 }
@@ -164,6 +161,7 @@ static int collect_row(void *ctx, uint64_t addr, const struct cfa_state *st)
 	struct fde_rows *fr = ctx;
 	struct cfi_stats *stats = fr->p->stats;
 	struct cfi_rule r;
+	void *n;
 	int id;
 
 	if (stats->raw_rows >= fr->p->budget.max_raw_rows) {
@@ -189,17 +187,12 @@ static int collect_row(void *ctx, uint64_t addr, const struct cfa_state *st)
 	}
 	if (fr->nr && fr->v[fr->nr - 1].rule == id)
 		return 0;
-	if (fr->nr == fr->cap) {
-		uint64_t ncap = fr->cap ? fr->cap * 2 : 64;
-		void *n = realloc(fr->v, ncap * sizeof(*fr->v));
-
-		if (!n) {
-			fr->err = CFI_ERR_NOMEM;
-			return CFI_ERR_NOMEM;
-		}
-		fr->v = n;
-		fr->cap = ncap;
+	n = vec_grow(fr->v, sizeof(*fr->v), fr->nr, &fr->cap, 64);
+	if (!n) {
+		fr->err = CFI_ERR_NOMEM;
+		return CFI_ERR_NOMEM;
 	}
+	fr->v = n;
 	fr->v[fr->nr].addr = addr;
 	fr->v[fr->nr].rule = (uint16_t)id;
 	fr->nr++;
@@ -210,6 +203,8 @@ static int collect_row(void *ctx, uint64_t addr, const struct cfa_state *st)
 
 static int sink_put(struct row_sink *s, uint64_t addr, uint16_t rule)
 {
+	void *n;
+
 	if (s->nr && s->v[s->nr - 1].addr == addr) {
 		s->v[s->nr - 1].rule = rule;
 		if (s->nr >= 2 && s->v[s->nr - 2].rule == rule)
@@ -220,15 +215,10 @@ static int sink_put(struct row_sink *s, uint64_t addr, uint16_t rule)
 		return 0; /* identical neighbours merge */
 	if (!s->nr && rule == CFI_RULE_NONE)
 		return 0;
-	if (s->nr == s->cap) {
-		uint64_t ncap = s->cap ? s->cap * 2 : 4096;
-		void *n = realloc(s->v, ncap * sizeof(*s->v));
-
-		if (!n)
-			return CFI_ERR_NOMEM;
-		s->v = n;
-		s->cap = ncap;
-	}
+	n = vec_grow(s->v, sizeof(*s->v), s->nr, &s->cap, 4096);
+	if (!n)
+		return CFI_ERR_NOMEM;
+	s->v = n;
 	s->v[s->nr].addr = addr;
 	s->v[s->nr].rule = rule;
 	s->nr++;
@@ -313,19 +303,14 @@ struct page_builder {
 static int pb_row(struct page_builder *pb, uint16_t off, uint16_t rule)
 {
 	struct cfi_table *t = pb->t;
+	void *n;
 
-	if (t->nr_rows == pb->cap_rows) {
-		uint64_t ncap = pb->cap_rows ? pb->cap_rows * 2 : 4096;
-		void *n;
-
-		if (ncap > UINT32_MAX)
-			return CFI_ERR_TOO_BIG;
-		n = realloc(t->rows, ncap * sizeof(*t->rows));
-		if (!n)
-			return CFI_ERR_NOMEM;
-		t->rows = n;
-		pb->cap_rows = ncap;
-	}
+	if (t->nr_rows == pb->cap_rows && pb->cap_rows * 2 > UINT32_MAX)
+		return CFI_ERR_TOO_BIG;
+	n = vec_grow(t->rows, sizeof(*t->rows), t->nr_rows, &pb->cap_rows, 4096);
+	if (!n)
+		return CFI_ERR_NOMEM;
+	t->rows = n;
 	t->rows[t->nr_rows].off = off;
 	t->rows[t->nr_rows].rule = rule;
 	t->nr_rows++;
@@ -350,20 +335,15 @@ static void pb_drop_empty_last(struct cfi_table *t)
 static int pb_page(struct page_builder *pb, uint64_t page)
 {
 	struct cfi_table *t = pb->t;
+	void *n;
 
 	pb_drop_empty_last(t);
-	if (t->nr_pages == pb->cap_pages) {
-		uint64_t ncap = pb->cap_pages ? pb->cap_pages * 2 : 64;
-		void *n;
-
-		if (ncap > MAX_PAGES * 2ull)
-			return CFI_ERR_TOO_BIG;
-		n = realloc(t->pages, ncap * sizeof(*t->pages));
-		if (!n)
-			return CFI_ERR_NOMEM;
-		t->pages = n;
-		pb->cap_pages = ncap;
-	}
+	if (t->nr_pages == pb->cap_pages && pb->cap_pages * 2 > MAX_PAGES * 2ull)
+		return CFI_ERR_TOO_BIG;
+	n = vec_grow(t->pages, sizeof(*t->pages), t->nr_pages, &pb->cap_pages, 64);
+	if (!n)
+		return CFI_ERR_NOMEM;
+	t->pages = n;
 	if (t->nr_pages >= MAX_PAGES)
 		return CFI_ERR_TOO_BIG;
 	t->pages[t->nr_pages].page = page;

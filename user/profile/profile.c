@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "user/profile/profile.h"
 #include "user/symbolize/sym_cache.h"
 
@@ -158,22 +159,6 @@ const char *profile_intern(struct profile *p, const char *s)
 	return copy;
 }
 
-static int grow(void **v, size_t *cap, size_t nr, size_t elem)
-{
-	size_t ncap;
-	void *n;
-
-	if (nr < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 256;
-	n = realloc(*v, ncap * elem);
-	if (!n)
-		return -1;
-	*v = n;
-	*cap = ncap;
-	return 0;
-}
-
 /* Mapping index + 1 for a process mapping (or the kernel when pm is NULL). */
 static uint32_t mapping_id(struct profile *p, uint32_t pid, const struct proc_mapping *pm)
 {
@@ -188,7 +173,7 @@ static uint32_t mapping_id(struct profile *p, uint32_t pid, const struct proc_ma
 		return 0;
 	if (*slot)
 		return *slot;
-	if (grow((void **)&p->maps, &pv->cap_maps, p->nr_maps, sizeof(*p->maps)))
+	if (VEC_RESERVE(p->maps, p->nr_maps, pv->cap_maps, 256))
 		return 0;
 	m = &p->maps[p->nr_maps];
 	memset(m, 0, sizeof(*m));
@@ -228,7 +213,7 @@ static int64_t add_location(struct profile *p, uint32_t kind, uint32_t pid, uint
 		return *slot - 1;
 	if (*slot && !strcmp(p->locs[*slot - 1].function, name))
 		return *slot - 1;
-	if (grow((void **)&p->locs, &pv->cap_locs, p->nr_locs, sizeof(*p->locs)))
+	if (VEC_RESERVE(p->locs, p->nr_locs, pv->cap_locs, 256))
 		return -1;
 	l = &p->locs[p->nr_locs];
 	l->addr = addr;
@@ -310,7 +295,7 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	int64_t id;
 	int k;
 
-	if (grow((void **)&p->samples, &pv->cap_samples, p->nr_samples, sizeof(*p->samples)))
+	if (VEC_RESERVE(p->samples, p->nr_samples, pv->cap_samples, 256))
 		return -1;
 	ps = &p->samples[p->nr_samples];
 	memset(ps, 0, sizeof(*ps));
@@ -388,7 +373,7 @@ int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *f
 
 		id = synthetic_location(p, "[overflow: stack table full]");
 		err = id < 0 ||
-		      grow((void **)&p->samples, &pv->cap_samples, p->nr_samples, sizeof(*ps));
+		      VEC_RESERVE(p->samples, p->nr_samples, pv->cap_samples, 256);
 		if (!err) {
 			ps = &p->samples[p->nr_samples];
 			memset(ps, 0, sizeof(*ps));
