@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "tables/diag.h"
 #include "tables/dwarf_reader.h"
 #include "tables/internal.h"
@@ -355,15 +356,8 @@ static int push_fde(struct cfi_parse *p, const struct fde *f)
 	if (p->nr_fdes >= p->budget.max_fdes)
 		return budget_exceeded(p->diag, f->sec->name, f->offset, "FDEs",
 				       p->budget.max_fdes);
-	if (p->nr_fdes == p->cap_fdes) {
-		uint64_t ncap = p->cap_fdes ? p->cap_fdes * 2 : 1024;
-		struct fde *n = realloc(p->fdes, ncap * sizeof(*n));
-
-		if (!n)
-			return CFI_ERR_NOMEM;
-		p->fdes = n;
-		p->cap_fdes = ncap;
-	}
+	if (VEC_RESERVE(p->fdes, p->nr_fdes, p->cap_fdes, 1024))
+		return CFI_ERR_NOMEM;
 	p->fdes[p->nr_fdes++] = *f;
 	return 0;
 }

@@ -368,6 +368,16 @@ struct fold_counts {
 	uint32_t mask;
 };
 
+/* The id of rule base with a hole folded in (see struct cfi_rule), or an error. */
+static int intern_hole(struct rule_dict *dict, uint16_t base, uint8_t off, uint8_t len)
+{
+	struct cfi_rule h = dict->rules[base];
+
+	h.hole_off = off;
+	h.hole_len = len;
+	return rule_dict_intern(dict, &h);
+}
+
 static bool gap_key(const struct row_sink *s, struct rule_dict *dict, uint64_t prev, uint64_t i,
 		    uint32_t *key)
 {
@@ -453,15 +463,10 @@ static int fold_gaps(struct row_sink *s, struct rule_dict *dict)
 	}
 	for (i = 0, out = 0; i < s->nr; i++) {
 		uint16_t base;
-		struct cfi_rule h;
-
 		if (out && gap_key(s, dict, out - 1, i, &key) &&
 		    (slot = fold_slot(&fc, key), *slot) && fc.counts[slot - fc.keys] >= FOLD_MIN_USES) {
 			base = s->v[out - 1].rule;
-			h = dict->rules[base];
-			h.hole_off = (uint8_t)(key >> 8);
-			h.hole_len = (uint8_t)key;
-			id = rule_dict_intern(dict, &h);
+			id = intern_hole(dict, base, (uint8_t)(key >> 8), (uint8_t)key);
 			if (id < 0) {
 				err = id;
 				goto out;
@@ -474,10 +479,7 @@ static int fold_gaps(struct row_sink *s, struct rule_dict *dict)
 		}
 		if (out && end_key(s, dict, out - 1, i, &key) && (slot = fold_slot(&fc, key), *slot) &&
 		    fc.counts[slot - fc.keys] >= FOLD_MIN_USES) {
-			h = dict->rules[s->v[out - 1].rule];
-			h.hole_off = 0;
-			h.hole_len = (uint8_t)key;
-			id = rule_dict_intern(dict, &h);
+			id = intern_hole(dict, s->v[out - 1].rule, 0, (uint8_t)key);
 			if (id < 0) {
 				err = id;
 				goto out;

@@ -132,7 +132,8 @@ int read_encoded(const struct cfi_section *sec, const uint8_t **pp, const uint8_
 /* ---- rule dictionary ---- */
 struct rule_dict {
 	struct cfi_rule *rules;
-	uint32_t nr, cap;
+	uint32_t nr;
+	uint64_t cap;
 	uint32_t *slots; /* open addressing: id+1, 0 = empty */
 	uint32_t nr_slots;
 };

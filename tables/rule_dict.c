@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "tables/internal.h"
 
 static uint32_t rule_hash(const struct cfi_rule *r)
@@ -64,15 +65,8 @@ int rule_dict_intern(struct rule_dict *d, const struct cfi_rule *r)
 	}
 	if (d->nr > 0xffff)
 		return CFI_ERR_TOO_BIG;
-	if (d->nr == d->cap) {
-		uint32_t ncap = d->cap ? d->cap * 2 : 64;
-		struct cfi_rule *n = realloc(d->rules, ncap * sizeof(*n));
-
-		if (!n)
-			return CFI_ERR_NOMEM;
-		d->rules = n;
-		d->cap = ncap;
-	}
+	if (VEC_RESERVE(d->rules, d->nr, d->cap, 64))
+		return CFI_ERR_NOMEM;
 	d->rules[d->nr] = *r;
 	d->slots[h] = ++d->nr;
 	return (int)d->nr - 1;

@@ -18,6 +18,7 @@
 
 #include "user/track/cgroups.h"
 #include "common/parse.h"
+#include "common/vec.h"
 #include "user/cli/commands.h"
 #include "user/cli/target_opts.h"
 #include "user/output/utf8.h"
@@ -77,7 +78,7 @@ struct fn_stat {
 
 struct top_state {
 	struct fn_stat *v;
-	size_t nr, cap;
+	uint64_t nr, cap;
 	double samples; /* decayed, like the functions */
 	uint64_t last_samples, last_complete;
 	bool tty_out, tty_in;
@@ -94,15 +95,8 @@ static struct fn_stat *stat_for(struct top_state *t, const char *name)
 		if (!strcmp(t->v[i].name, name))
 			return &t->v[i];
 	}
-	if (t->nr == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 256;
-		struct fn_stat *n = realloc(t->v, ncap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		t->v = n;
-		t->cap = ncap;
-	}
+	if (VEC_RESERVE(t->v, t->nr, t->cap, 256))
+		return NULL;
 	t->v[t->nr] = (struct fn_stat){.name = strdup(name)};
 	if (!t->v[t->nr].name)
 		return NULL;
