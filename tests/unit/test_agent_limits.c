@@ -106,6 +106,14 @@ static void test_config_bounds(void)
 			 sizeof(err)) == -1 &&
 		  strstr(err, "hostname"),
 	      "a host name with braces is refused: '%s'", err);
+	/* the walker takes at most MAX_USER_FRAMES_LIMIT: more was accepted, then capped silently */
+	CHECK(check_with((const char *[]){"output-dir", "/tmp/x", "max-frames", "2000", NULL}, err,
+			 sizeof(err)) != 0 &&
+		  strstr(err, "max-frames"),
+	      "--max-frames 2000 is refused: '%s'", err);
+	CHECK(check_with((const char *[]){"output-dir", "/tmp/x", "max-frames", "1024", NULL}, err,
+			 sizeof(err)) == 0,
+	      "--max-frames 1024 is accepted: '%s'", err);
 	CHECK(check_with((const char *[]){"push", url, NULL}, err, sizeof(err)) == -1 &&
 		  strstr(err, "URL"),
 	      "a 3000-byte push URL is refused: '%s'", err);

@@ -6,6 +6,7 @@
  * module for speedscope; expected counts are worked out from the sample
  * list, not from the writers.  A missing xmllint or python3 is a failure.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -17,6 +18,8 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "user/output/flamegraph_svg.h"
+#include "user/output/output_file.h"
+#include "user/output/utf8.h"
 #include "user/profile/profile.h"
 #include "user/output/speedscope.h"
 #include "user/output/text_report.h"
@@ -652,6 +655,44 @@ static void check_empty(void)
 	free(out);
 }
 
+/*
+ * Issue 12, item 13: a name chosen by a profiled process reaches top's terminal
+ * only as printable text; an output path planted as a symlink is not followed.
+ */
+static void check_terminal_and_links(void)
+{
+	char out[64], victim[256], link[256];
+	FILE *f;
+
+	utf8_printable(out, sizeof(out), "f\033[2J\033]0;owned\007x\x9b" "31mé\x80");
+	CHECK(!strchr(out, '\033') && !strchr(out, '\007') && !strstr(out, "\x9b") &&
+		  strstr(out, "é") && !strcmp(out, "f?[2J?]0;owned?x?31mé?"),
+	      "escape sequences and C1 controls neutralized: '%s'", out);
+	utf8_printable(out, 4, "abcdé");
+	CHECK(!strcmp(out, "abc"), "cut to the buffer, never inside a character: '%s'", out);
+	utf8_printable(out, 5, "abcé");
+	CHECK(!strcmp(out, "abcé") || !strcmp(out, "abc"), "a character fits whole or not: '%s'",
+	      out);
+
+	snprintf(victim, sizeof(victim), "%s", path("victim"));
+	snprintf(link, sizeof(link), "%s", path("planted.svg"));
+	f = fopen(victim, "w");
+	if (!f || fputs("keep\n", f) < 0 || fclose(f) || symlink(victim, link)) {
+		CHECK(0, "setting up %s -> %s", link, victim);
+		return;
+	}
+	f = output_create(link, 0600);
+	CHECK(!f && errno == ELOOP, "output_create over a planted symlink: %s",
+	      f ? "opened" : strerror(errno));
+	if (f)
+		fclose(f);
+	CHECK(!strcmp(slurp(victim), "keep\n"), "the link's target is untouched");
+	f = output_create("/dev/null", 0600);
+	CHECK(f != NULL, "/dev/ links and devices still work: %s", strerror(errno));
+	if (f)
+		fclose(f);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -664,6 +705,7 @@ int main(int argc, char **argv)
 	RUN_TEST(check_text);
 	RUN_TEST(check_speedscope);
 	RUN_TEST(check_empty);
+	RUN_TEST(check_terminal_and_links);
 	/* CFIPROF_KEEP_OUTPUTS=1 keeps the files to look at */
 	if (getenv("CFIPROF_KEEP_OUTPUTS"))
 		printf("outputs kept in %s\n", tmpdir);
