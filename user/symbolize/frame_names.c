@@ -47,8 +47,9 @@ void frame_namer_free(struct frame_namer *fn)
 
 static struct perfmap *perfmap_for(struct frame_namer *fn, uint32_t pid)
 {
-	struct proc *p = fn->pt ? proc_tracker_find(fn->pt, pid) : NULL;
+	struct proc_identity id = {0};
 	char path[64];
+	bool known;
 	int i, n;
 
 	for (i = 0; i < fn->nr_perfmaps; i++) {
@@ -57,17 +58,17 @@ static struct perfmap *perfmap_for(struct frame_namer *fn, uint32_t pid)
 	}
 	if (fn->nr_perfmaps == (int)(sizeof(fn->perfmaps) / sizeof(fn->perfmaps[0])))
 		return NULL;
+	known = fn->pt && proc_tracker_identity(fn->pt, pid, &id);
 	/* the JIT names its map by its pid as it sees it, inside its PID namespace */
 	n = perfmap_path(path, sizeof(path), NULL,
-			 p && p->ns_pid && !fn->perfmaps_by_path ? (int)p->ns_pid : (int)pid);
+			 known && id.ns_pid && !fn->perfmaps_by_path ? (int)id.ns_pid : (int)pid);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return NULL;
 	fn->perfmaps[fn->nr_perfmaps].pid = pid;
 	if (fn->perfmaps_by_path) {
 		fn->perfmaps[fn->nr_perfmaps].pm = perfmap_new(path);
 	} else {
-		struct perfmap_owner o = {.pid = pid, .uid = p ? p->uid : 0,
-					  .same_tmp = p && p->same_tmp};
+		struct perfmap_owner o = {.pid = pid, .uid = id.uid, .same_tmp = id.same_tmp};
 
 		fn->perfmaps[fn->nr_perfmaps].pm = perfmap_new_proc(path, &o);
 	}

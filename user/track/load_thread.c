@@ -215,7 +215,7 @@ static void commit_load(struct proc_tracker *pt, struct proc_load *l)
 	if (l->set)
 		l->set->ns_pid = proc_ns_pid(l->pid);
 	/* whose process it is, for its perf map: read before the lock, like ns_pid */
-	if (proc_identity(l->pid, &uid, &same_tmp))
+	if (proc_read_identity(l->pid, &uid, &same_tmp))
 		same_tmp = false;
 	pthread_mutex_lock(&pt->lock);
 	if (l->set) {

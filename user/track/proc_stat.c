@@ -96,7 +96,7 @@ uint32_t proc_ns_pid(uint32_t pid)
 	return ns;
 }
 
-int proc_identity(uint32_t pid, uint32_t *uid, bool *same_tmp)
+int proc_read_identity(uint32_t pid, uint32_t *uid, bool *same_tmp)
 {
 	char path[64];
 	struct stat st, root, self_root, mnt, self_mnt;

@@ -30,6 +30,6 @@ uint32_t proc_ns_pid(uint32_t pid);
  * root and mount namespace as we do (then a file it writes in /tmp is the one
  * we read there, even after it exits).  0 or -errno.
  */
-int proc_identity(uint32_t pid, uint32_t *uid, bool *same_tmp);
+int proc_read_identity(uint32_t pid, uint32_t *uid, bool *same_tmp);
 
 #endif

@@ -73,6 +73,18 @@ struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid)
 	return p;
 }
 
+bool proc_tracker_identity(struct proc_tracker *pt, uint32_t pid, struct proc_identity *out)
+{
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = tracker_find_locked(pt, pid);
+	if (p)
+		*out = (struct proc_identity){p->ns_pid, p->uid, p->same_tmp};
+	pthread_mutex_unlock(&pt->lock);
+	return p != NULL;
+}
+
 struct map_set *map_set_new(uint32_t nr)
 {
 	struct map_set *s = calloc(1, sizeof(*s) + (size_t)nr * sizeof(s->maps[0]));

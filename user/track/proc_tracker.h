@@ -149,6 +149,15 @@ const struct proc_mapping *map_set_find(const struct map_set *s, uint64_t pc);
  * valid until proc_tracker_forget_exited or free.
  */
 struct proc *proc_tracker_find(struct proc_tracker *pt, uint32_t pid);
+
+/* Who a process is, as of its last load (read under the tracker lock). */
+struct proc_identity {
+	uint32_t ns_pid; /* 0 if unknown */
+	uint32_t uid;
+	bool same_tmp;
+};
+/* false when the tracker does not know pid. */
+bool proc_tracker_identity(struct proc_tracker *pt, uint32_t pid, struct proc_identity *out);
 const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc);
 /* pid exec'd at time_ns (bpf clock), seen other than by an exec event (record -- CMD). */
 void proc_tracker_note_exec(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns);
