@@ -39,6 +39,52 @@ static void test_capabilities_only(void)
 	free(text);
 }
 
+/*
+ * Issue 12, item 11: a copy installed for one group with the capabilities
+ * permitted only (+p, not +ep) works for a member: cfiprof raises them itself.
+ */
+static void test_permitted_install(void)
+{
+	char bin[300], out[300], log[300], cmd[3 * PATH_MAX];
+	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin,
+			"record",  "-F",	    "499",	     "-o",	       out,
+			"--",	   chain,	    "1",	     NULL};
+
+	snprintf(bin, sizeof(bin), "%s/cfiprof-p", tmp);
+	snprintf(out, sizeof(out), "%s/permitted.folded", tmp);
+	snprintf(log, sizeof(log), "%s/permitted.log", tmp);
+	snprintf(cmd, sizeof(cmd),
+		 "cp %s %s && chgrp 65534 %s && chmod 0750 %s && setcap cap_bpf,cap_perfmon+p %s",
+		 cfiprof, bin, bin, bin, bin);
+	if (system(cmd)) {
+		CHECK(0, "installing %s with +p (setcap from libcap2-bin)", bin);
+		return;
+	}
+	CHECK(run(argv, log, log, 60) == 0, "record as nobody from a +p copy failed:\n%s", slurp(log));
+	CHECK(strstr(slurp(out), "main;a;b;c;d;leaf") != NULL,
+	      "a +p copy run by nobody gives the chain:\n%.500s", slurp(out));
+}
+
+/* report and tables read untrusted files and need nothing: every capability is dropped */
+static void test_tables_drops_capabilities(void)
+{
+	char file[300], log[300], cmd[3 * PATH_MAX];
+	char *argv[] = {(char *)cfiprof, "tables", file, NULL};
+
+	snprintf(file, sizeof(file), "%s/nobodys.elf", tmp);
+	snprintf(log, sizeof(log), "%s/tables.log", tmp);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && chown 65534 %s && chmod 0600 %s", chain, file, file,
+		 file);
+	if (system(cmd)) {
+		CHECK(0, "a file only nobody may read: %s", file);
+		return;
+	}
+	/* as root, but without CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH once they are dropped */
+	CHECK(run(argv, log, log, 60) != 0 && strstr(slurp(log), "Permission denied"),
+	      "cfiprof tables, run by root, read a file of nobody's with mode 0600:\n%s",
+	      slurp(log));
+}
+
 static void test_missing_capabilities(void)
 {
 	char log[PATH_MAX + 32];
@@ -122,6 +168,8 @@ int main(int argc, char **argv)
 	cfiprof = strdup(cmd);
 	snprintf(chain, sizeof(chain), "%s/chain", tmp);
 	RUN_TEST(test_capabilities_only);
+	RUN_TEST(test_permitted_install);
+	RUN_TEST(test_tables_drops_capabilities);
 	RUN_TEST(test_missing_capabilities);
 	RUN_TEST(test_modes);
 	RUN_TEST(test_metrics_loopback);
