@@ -611,11 +611,7 @@ static int chain_check(const char *path, const char *comm, const char *const *ex
 		if (leaf_at < 0)
 			continue;
 		cs->with_leaf += count;
-		ok = leaf_at + 1 == nexp;
-		for (i = 0; ok && i < nexp; i++)
-			ok = frame_is(frames[i], exp[i]);
-		for (i = leaf_at + 1; ok && i < n; i++)
-			ok = leaf_callee_ok(frames[i], i - leaf_at - 1);
+		ok = chain_is(frames, n, leaf_at, exp, nexp);
 		if (ok) {
 			cs->chain_ok += count;
 		} else {

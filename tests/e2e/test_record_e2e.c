@@ -239,13 +239,7 @@ static int parse_folded(const struct prog *p, const char *path, const char *comm
 			continue;
 		st->with_leaf += count;
 		/* root .. leaf exactly as expected; below the leaf only what the leaf calls */
-		bool ok = leaf_at + 1 == nexp;
-
-		for (i = 0; ok && i < nexp; i++)
-			ok = frame_is(frames[i], exp[i]);
-		for (i = leaf_at + 1; ok && i < n; i++)
-			ok = leaf_callee_ok(frames[i], i - leaf_at - 1);
-		if (ok) {
+		if (chain_is(frames, n, leaf_at, exp, nexp)) {
 			st->chain_ok += count;
 		} else {
 			st->chain_bad += count;

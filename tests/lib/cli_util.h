@@ -272,4 +272,19 @@ static inline bool leaf_callee_ok(const char *name, int depth_below_leaf)
 	return strstr(name, "clock_gettime") || strstr(name, "vdso") || !strcmp(name, "spin_now");
 }
 
+/*
+ * A folded stack (frames root first, the leaf at leaf_at) is exactly exp[]
+ * from the root to the leaf, and below the leaf only what the leaf calls.
+ */
+static inline bool chain_is(char **frames, int n, int leaf_at, const char *const *exp, int nexp)
+{
+	bool ok = leaf_at + 1 == nexp;
+
+	for (int i = 0; ok && i < nexp; i++)
+		ok = frame_is(frames[i], exp[i]);
+	for (int i = leaf_at + 1; ok && i < n; i++)
+		ok = leaf_callee_ok(frames[i], i - leaf_at - 1);
+	return ok;
+}
+
 #endif
