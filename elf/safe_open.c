@@ -27,19 +27,22 @@ static int regular_or_refuse(int fd)
 	return fd;
 }
 
-int open_regular(const char *path)
+/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer */
+static int open_regular_flags(const char *path, int extra)
 {
-	/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | extra);
 
 	return regular_or_refuse(fd < 0 ? -errno : fd);
 }
 
+int open_regular(const char *path)
+{
+	return open_regular_flags(path, 0);
+}
+
 int open_regular_nofollow(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
-
-	return regular_or_refuse(fd < 0 ? -errno : fd);
+	return open_regular_flags(path, O_NOFOLLOW);
 }
 
 FILE *fopen_regular(const char *path)

@@ -50,6 +50,7 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/http_client.h"
 #include "tests/lib/pprof_read.h"
 
 #define PATHBUF (PATH_MAX + 256)
@@ -335,68 +336,6 @@ static bool dir_profile_samples(const char *dir, uint64_t *samples)
 }
 
 /* ---- HTTP: a tiny client for /metrics and the receiver for pushes ---- */
-
-static int connect_to(const char *addr)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	char host[64];
-	const char *colon = strrchr(addr, ':');
-	int fd;
-
-	if (!colon)
-		return -1;
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
-	sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-		return -1;
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Full response (headers and body) of GET path, or NULL. */
-static char *http_get(const char *addr, const char *path)
-{
-	char req[256], buf[4096], *out = NULL;
-	size_t len = 0;
-	ssize_t n;
-	FILE *m;
-	int fd = connect_to(addr);
-
-	if (fd < 0)
-		return NULL;
-	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, addr);
-	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
-		close(fd);
-		return NULL;
-	}
-	m = open_memstream(&out, &len);
-	while (poll(&(struct pollfd){.fd = fd, .events = POLLIN}, 1, 5000) > 0 &&
-	       (n = read(fd, buf, sizeof(buf))) > 0)
-		fwrite(buf, 1, (size_t)n, m);
-	fclose(m);
-	close(fd);
-	return out;
-}
-
-/* The value of a metric line "NAME VALUE" (name may include {labels}); NAN-like -1 if absent. */
-static double metric_value(const char *body, const char *name)
-{
-	const char *p = body;
-	size_t n = strlen(name);
-
-	while ((p = strstr(p, name))) {
-		if ((p == body || p[-1] == '\n') && p[n] == ' ')
-			return strtod(p + n + 1, NULL);
-		p += n;
-	}
-	return -1;
-}
 
 enum recv_mode { RECV_OK, RECV_503, RECV_STALL };
 

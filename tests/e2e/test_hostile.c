@@ -43,6 +43,7 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/http_client.h"
 #include "tests/lib/pprof_read.h"
 
 #define PATHBUF (PATH_MAX + 64)
@@ -204,32 +205,11 @@ static int count_profiles(const char *dir, char *last, size_t len)
 /* A metric's value from the agent's /metrics; -1 when absent. */
 static double metric(const char *addr, const char *name)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	const char *colon = strrchr(addr, ':');
-	char buf[65536], *p;
-	size_t n = 0;
-	ssize_t r;
-	int fd;
+	char *r = http_get(addr, "/metrics");
+	double v = r ? metric_value(r, name) : -1;
 
-	if (!colon)
-		return -1;
-	sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    send(fd, "GET /metrics HTTP/1.1\r\n\r\n", 25, MSG_NOSIGNAL) != 25) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	while (n + 1 < sizeof(buf) && (r = recv(fd, buf + n, sizeof(buf) - 1 - n, 0)) > 0)
-		n += (size_t)r;
-	buf[n] = 0;
-	close(fd);
-	for (p = buf; (p = strstr(p, name)); p++)
-		if ((p == buf || p[-1] == '\n') && p[strlen(name)] == ' ')
-			return atof(p + strlen(name) + 1);
-	return -1;
+	free(r);
+	return v;
 }
 
 /*

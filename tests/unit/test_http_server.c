@@ -17,6 +17,7 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/http_client.h"
 #include "user/agent/http_server.h"
 
 static int renders;
@@ -26,21 +27,6 @@ static int render(void *ctx, FILE *f)
 	renders++;
 	fprintf(f, "%s 42\n", (const char *)ctx);
 	return 0;
-}
-
-static int connect_to(const char *addr)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	const char *colon = strrchr(addr, ':');
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 /* Sends req and reads the answer until the server closes or timeout_s passes. */

@@ -29,15 +29,16 @@ static void write_maps(FILE *f, uint32_t pid, const struct map_set *s)
 	for (m = 0; s && m < s->nr_maps; m++) {
 		const struct proc_mapping *pm = &s->maps[m];
 		const char *bid = pm->sym ? sym_obj_build_id(pm->sym) : NULL;
-		/* without symbols: the build-id part of the key (BUILDID@identity, vdso:BUILDID) */
-		int n = (int)strcspn(pm->key, "@");
+		int len;
 
-		if (!bid && !strncmp(pm->key, "vdso:", 5))
-			bid = pm->key + 5;
+		/* without symbols: the build-id part of the key (BUILDID@identity, vdso:BUILDID) */
+		if (!bid || !bid[0])
+			bid = strncmp(pm->key, "vdso:", 5) ? pm->key : pm->key + 5;
+		len = (int)strcspn(bid, "@");
+		if (!len)
+			bid = "-", len = 1;
 		fprintf(f, "map %u %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %u %.*s %s\n", pid,
-			pm->start, pm->end, pm->offset, pm->bias, pm->flags,
-			bid && bid[0] ? (int)strlen(bid) : n ? n : 1,
-			bid && bid[0] ? bid : n ? pm->key : "-", pm->path);
+			pm->start, pm->end, pm->offset, pm->bias, pm->flags, len, bid, pm->path);
 	}
 }
 

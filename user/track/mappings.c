@@ -159,11 +159,12 @@ int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_ent
 	 * file is the build-id plus the identity of what was actually opened;
 	 * the vDSO comes from the kernel and is shared by its build-id.
 	 */
-	if (vdso && elf && !elf_build_id_hex(elf, bid, sizeof(bid)))
+	if (!elf || elf_build_id_hex(elf, bid, sizeof(bid)))
+		bid[0] = '\0';
+	if (vdso && bid[0])
 		snprintf(m->key, sizeof(m->key), "vdso:%s", bid);
 	else
-		snprintf(m->key, sizeof(m->key), "%s@%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64,
-			 elf && !elf_build_id_hex(elf, bid, sizeof(bid)) ? bid : "",
+		snprintf(m->key, sizeof(m->key), "%s@%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64, bid,
 			 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size,
 			 (int64_t)st.st_mtime);
 	if (elf && !elf_offset_to_vaddr(elf, e->offset, &vaddr))
