@@ -23,13 +23,22 @@ struct want {
 	char build_id[ELF_BUILD_ID_HEX_LEN]; /* "" when the object has none */
 	bool check_crc;
 	bool nofollow; /* next to the object: a directory its owner controls */
+	int root_fd;   /* the process's root, paths resolved inside it; -1: ours */
 	uint32_t crc;
 	const char *via;
 };
 
+static uint64_t refused_total;
+
+uint64_t debug_file_refused_total(void)
+{
+	return __atomic_load_n(&refused_total, __ATOMIC_RELAXED);
+}
+
 static void refuse(const struct debug_file_search *s, const struct want *w, const char *path,
 		   const char *why)
 {
+	__atomic_fetch_add(&refused_total, 1, __ATOMIC_RELAXED);
 	if (s->refused)
 		s->refused(s->ctx, w->via, path, why);
 }
@@ -62,10 +71,17 @@ static int try_candidate(const struct debug_file_search *s, const struct want *w
 	Elf *e = NULL;
 	int fd;
 
-	fd = w->nofollow ? open_regular_nofollow(path) : open_regular(path);
+	if (w->root_fd >= 0)
+		fd = w->nofollow ? open_in_root(w->root_fd, path)
+				 : open_in_root_follow(w->root_fd, path);
+	else
+		fd = w->nofollow ? open_regular_nofollow(path) : open_regular(path);
 	if (fd < 0) {
 		if (fd != -ENOENT && fd != -ENOTDIR)
-			refuse(s, w, path, fd == -EINVAL ? "is not a regular file" : strerror(-fd));
+			refuse(s, w, path,
+			       fd == -EINVAL  ? "is not a regular file"
+			       : fd == -ELOOP ? "is a symbolic link"
+					      : strerror(-fd));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0) {
@@ -110,7 +126,10 @@ refused:
 	return -1;
 }
 
-/* Reads .gnu_debuglink: a bare file name and its CRC. Returns 0, or -1 when absent or odd. */
+/*
+ * Reads .gnu_debuglink: a bare file name and its CRC. Returns 0, -1 when
+ * absent or odd, -2 when the name is a path (*name set).
+ */
 static int read_debuglink(Elf *e, const char **name, uint32_t *crc)
 {
 	Elf_Scn *scn;
@@ -132,7 +151,7 @@ static int read_debuglink(Elf *e, const char **name, uint32_t *crc)
 	*name = d->d_buf;
 	/* a debuglink is a bare file name; a path could point anywhere */
 	if (strchr(*name, '/'))
-		return -1;
+		return -2;
 	memcpy(crc, (const char *)d->d_buf + off, 4);
 	return 0;
 }
@@ -150,28 +169,29 @@ __attribute__((format(printf, 3, 4))) static bool path_fmt(char *buf, size_t len
 	return n >= 0 && (size_t)n < len;
 }
 
-int debug_file_find(Elf *e, const struct debug_file_search *s, struct debug_file *out)
+static int find_in(Elf *e, const struct debug_file_search *s, struct want *w,
+		   struct debug_file *out)
 {
 	const char *root = s->root && s->root[0] ? s->root : NULL;
 	const char *link, *slash;
 	char cand[PATH_MAX], dir[PATH_MAX];
-	struct want w = {.via = VIA_BUILD_ID};
+	int err;
 
-	out->fd = -1;
-	out->elf = NULL;
-	out->path[0] = '\0';
-	if (elf_build_id_hex(e, w.build_id, sizeof(w.build_id)) < 0)
-		w.build_id[0] = '\0';
-	if (root && strlen(w.build_id) > 2 &&
-	    path_fmt(cand, sizeof(cand), "%s/.build-id/%.2s/%s.debug", root, w.build_id,
-		     w.build_id + 2) &&
-	    !try_candidate(s, &w, cand, out))
+	if (root && strlen(w->build_id) > 2 &&
+	    path_fmt(cand, sizeof(cand), "%s/.build-id/%.2s/%s.debug", root, w->build_id,
+		     w->build_id + 2) &&
+	    !try_candidate(s, w, cand, out))
 		return 0;
 
-	if (!s->obj_path || read_debuglink(e, &link, &w.crc) < 0)
+	if (!s->obj_path)
 		return -1;
-	w.check_crc = true;
-	w.via = VIA_DEBUGLINK;
+	w->check_crc = true;
+	w->via = VIA_DEBUGLINK;
+	err = read_debuglink(e, &link, &w->crc);
+	if (err == -2)
+		refuse(s, w, link, "is a path, not a file name");
+	if (err)
+		return -1;
 	slash = strrchr(s->obj_path, '/');
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
@@ -183,17 +203,39 @@ int debug_file_find(Elf *e, const struct debug_file_search *s, struct debug_file
 	 * first two are the object owner's directories: a link planted there is
 	 * not followed.
 	 */
-	w.nofollow = true;
-	if (path_fmt(cand, sizeof(cand), "%s/%s", dir, link) && !try_candidate(s, &w, cand, out))
+	w->nofollow = true;
+	if (path_fmt(cand, sizeof(cand), "%s/%s", dir, link) && !try_candidate(s, w, cand, out))
 		return 0;
 	if (path_fmt(cand, sizeof(cand), "%s/.debug/%s", dir, link) &&
-	    !try_candidate(s, &w, cand, out))
+	    !try_candidate(s, w, cand, out))
 		return 0;
-	w.nofollow = false;
+	w->nofollow = false;
 	if (root && dir[0] == '/' && path_fmt(cand, sizeof(cand), "%s%s/%s", root, dir, link) &&
-	    !try_candidate(s, &w, cand, out))
+	    !try_candidate(s, w, cand, out))
 		return 0;
 	return -1;
+}
+
+int debug_file_find(Elf *e, const struct debug_file_search *s, struct debug_file *out)
+{
+	struct want w = {.via = VIA_BUILD_ID, .root_fd = -1};
+	int ret;
+
+	out->fd = -1;
+	out->elf = NULL;
+	out->path[0] = '\0';
+	if (elf_build_id_hex(e, w.build_id, sizeof(w.build_id)) < 0)
+		w.build_id[0] = '\0';
+	/* a process gone (or its root out of reach) has no debug file: never ours instead */
+	if (s->pid) {
+		w.root_fd = open_proc_root(s->pid);
+		if (w.root_fd < 0)
+			return -1;
+	}
+	ret = find_in(e, s, &w, out);
+	if (w.root_fd >= 0)
+		close(w.root_fd);
+	return ret;
 }
 
 void debug_file_close(struct debug_file *f)

@@ -8,12 +8,20 @@
  * path (regular files only) and must be the object's: the same build-id when
  * both have one, else the debuglink CRC; a build-id candidate without a
  * build-id is refused.
+ *
+ * The object of a process in a container has its debug files in the
+ * container: with a pid, every candidate resolves inside /proc/PID/root
+ * (openat2 RESOLVE_IN_ROOT), never in ours, so a container neither gets the
+ * host's debug file for its object nor points the search at host paths.
+ * Refused candidates (and debuglinks that are paths) are counted,
+ * debug_file_refused_total.
  */
 #ifndef CFIPROF_ELF_DEBUG_FILE_H
 #define CFIPROF_ELF_DEBUG_FILE_H
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <libelf.h>
 #include <sys/stat.h>
 
@@ -24,6 +32,7 @@
 struct debug_file_search {
 	const char *root;	 /* debug root; NULL or "": neither build-id nor ROOT/DIR */
 	const char *obj_path;	 /* the object's path, for its debuglink; NULL: no debuglink */
+	uint32_t pid;		 /* root and obj_path are inside /proc/PID/root; 0: ours */
 	const struct stat *self; /* the object itself, never its own debug file; may be NULL */
 	/*
 	 * What the caller needs from the file: NULL when @e will do, else why not
@@ -50,5 +59,8 @@ struct debug_file {
  */
 int debug_file_find(Elf *e, const struct debug_file_search *s, struct debug_file *out);
 void debug_file_close(struct debug_file *f);
+
+/* Candidates refused so far (process-wide): another build, a symlink, a FIFO, a path as a link. */
+uint64_t debug_file_refused_total(void);
 
 #endif

@@ -60,30 +60,48 @@ FILE *fopen_regular(const char *path)
 	return f;
 }
 
-int open_in_root(int root_fd, const char *path)
+static int open_in_root_resolve(int root_fd, const char *path, uint64_t resolve)
 {
-	/*
-	 * Never through a symlink: the paths come from /proc/PID/maps, which the
-	 * kernel writes already resolved, so a link there was planted afterwards.
-	 */
 	struct open_how how = {
 		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | resolve,
 	};
 	long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
 
 	return regular_or_refuse(fd < 0 ? -errno : (int)fd);
 }
 
-int open_in_proc_root(uint32_t pid, const char *path)
+int open_in_root(int root_fd, const char *path)
+{
+	/*
+	 * Never through a symlink: the paths come from /proc/PID/maps, which the
+	 * kernel writes already resolved, so a link there was planted afterwards.
+	 */
+	return open_in_root_resolve(root_fd, path, RESOLVE_NO_SYMLINKS);
+}
+
+int open_in_root_follow(int root_fd, const char *path)
+{
+	return open_in_root_resolve(root_fd, path, 0);
+}
+
+int open_proc_root(uint32_t pid)
 {
 	char root[64];
-	int rfd, fd;
+	int fd;
 
 	snprintf(root, sizeof(root), "/proc/%u/root", pid);
-	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int open_in_proc_root(uint32_t pid, const char *path)
+{
+	int rfd, fd;
+
+	rfd = open_proc_root(pid);
 	if (rfd < 0)
-		return -errno;
+		return rfd;
 	fd = open_in_root(rfd, path);
 	close(rfd);
 	return fd;

@@ -27,7 +27,15 @@ FILE *fopen_regular(const char *path);
  * regular file).
  */
 int open_in_root(int root_fd, const char *path);
-/* The same inside /proc/PID/root, i.e. the process's mount namespace and chroot. */
+/*
+ * The same, but symlinks are followed, never out of root_fd (an absolute or
+ * ".." target resolves inside it; no magic links): for trees a distribution
+ * builds of links, such as /usr/lib/debug/.build-id on Fedora.
+ */
+int open_in_root_follow(int root_fd, const char *path);
+/* O_PATH fd of /proc/PID/root, the process's root directory, or -errno. */
+int open_proc_root(uint32_t pid);
+/* open_in_root inside /proc/PID/root, i.e. the process's mount namespace and chroot. */
 int open_in_proc_root(uint32_t pid, const char *path);
 
 #endif

@@ -92,6 +92,7 @@ struct cfi_build_opts {
 	int no_separate_debug;	  /* do not look for a separate debug file */
 	const char *debug_root;	  /* default "/usr/lib/debug" */
 	const char *display_name; /* name used in messages (default: path) */
+	uint32_t root_pid; /* the object is a process's: its debug files are in /proc/PID/root */
 	struct cfi_budget budget;
 };
 

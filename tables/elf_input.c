@@ -174,6 +174,7 @@ static bool find_debug_file(struct elf_input *in, const char *path, const struct
 	struct debug_file_search s = {
 	    .root = opts && opts->debug_root ? opts->debug_root : DEBUG_ROOT_DEFAULT,
 	    .obj_path = path,
+	    .pid = opts ? opts->root_pid : 0,
 	    .self = self,
 	    .unusable = debug_file_unusable,
 	    .refused = debug_file_refused,

@@ -139,13 +139,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!c || sym_cache_set_debug_root(c, elf_root))
 		abort();
 	sym_cache_set_demangle(c, (size & 1) ? SYM_DEMANGLE_FULL : SYM_DEMANGLE_NO_PARAMS);
-	o = sym_cache_get(c, NULL, elf_obj, fd);
+	o = sym_cache_get(c, NULL, elf_obj, fd, 0);
 	if (o) {
 		elf_probe(o, data, size);
 		sym_cache_set_demangle(c, SYM_DEMANGLE_NONE);
 		elf_probe(o, data, size);
 		/* a second get is a cache hit on the same object */
-		if (sym_cache_get(c, NULL, elf_obj, fd) != o)
+		if (sym_cache_get(c, NULL, elf_obj, fd, 0) != o)
 			abort();
 	}
 	if (sym_cache_count(c) != 1 || sym_cache_remove(c, elf_obj) != 0)

@@ -617,7 +617,7 @@ static void symbols_case(void *arg, struct outcome *o)
 
 	bound_start();
 	t0 = now_ms();
-	obj = sym_cache_get(c, NULL, arg, -1);
+	obj = sym_cache_get(c, NULL, arg, -1, 0);
 	o->ms = now_ms() - t0;
 	o->rc = obj ? 0 : -1;
 	if (obj) {

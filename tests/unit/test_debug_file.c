@@ -161,7 +161,7 @@ static void check_symbols(const char *what, const char *obj, const char *root,
 	CHECK(c && sym_cache_set_debug_root(c, root) == 0, "%s: sym_cache", what);
 	if (!c)
 		return;
-	o = sym_cache_get(c, NULL, obj, -1);
+	o = sym_cache_get(c, NULL, obj, -1, 0);
 	CHECK(o != NULL, "%s: symbolizer cannot read %s", what, obj);
 	if (o) {
 		dbg = sym_obj_debug_file(o);

@@ -238,11 +238,11 @@ static void test_c_program(void)
 
 	snprintf(bin, sizeof(bin), "%s/prog", tmpdir);
 	readelf_syms(bin, &rs);
-	o = sym_cache_get(c, NULL, bin, -1);
+	o = sym_cache_get(c, NULL, bin, -1, 0);
 	CHECK(o != NULL, "cannot load %s", bin);
 	if (!o)
 		goto out;
-	CHECK(sym_cache_get(c, NULL, bin, -1) == o && sym_cache_count(c) == 1,
+	CHECK(sym_cache_get(c, NULL, bin, -1, 0) == o && sym_cache_count(c) == 1,
 	      "second get must hit the cache");
 	CHECK(strlen(sym_obj_build_id(o)) == 40, "build-id '%s'", sym_obj_build_id(o));
 	check_prog_symbols(o, &rs, "prog");
@@ -323,7 +323,7 @@ static void test_separate_debug(void)
 
 	/* Stripped, no debug file reachable: none, never a neighbour's name. */
 	CHECK(sym_cache_set_debug_root(c, root) == 0, "set_debug_root");
-	o = sym_cache_get(c, "stripped-nodebug", stripped, -1);
+	o = sym_cache_get(c, "stripped-nodebug", stripped, -1, 0);
 	CHECK(o != NULL, "load stripped");
 	if (o && g) {
 		n = lookup_name(o, g->addr, NULL);
@@ -333,7 +333,7 @@ static void test_separate_debug(void)
 
 	/* .gnu_debuglink found in the .debug/ subdirectory, opened via an fd. */
 	fd = open(linked, O_RDONLY);
-	o = sym_cache_get(c, "linked", linked, fd);
+	o = sym_cache_get(c, "linked", linked, fd, 0);
 	if (fd >= 0)
 		close(fd);
 	CHECK(o && streq(sym_obj_debug_file(o), dbg), "debuglink file: %s",
@@ -344,7 +344,7 @@ static void test_separate_debug(void)
 	/* Build-id tree: <root>/.build-id/xx/rest.debug. */
 	sh("mkdir -p %s/.build-id/%.2s && cp %s %s/.build-id/%.2s/%s.debug", root, id, dbg, root,
 	   id, id + 2);
-	o = sym_cache_get(c, id, stripped, -1);
+	o = sym_cache_get(c, id, stripped, -1, 0);
 	CHECK(o && sym_obj_debug_file(o) && strstr(sym_obj_debug_file(o), "/.build-id/"),
 	      "build-id debug file: %s",
 	      o && sym_obj_debug_file(o) ? sym_obj_debug_file(o) : "(none)");
@@ -360,13 +360,13 @@ static void test_separate_debug(void)
 	   "objcopy --only-keep-debug %s/other %s/.build-id/%.2s/%s.debug",
 	   bad, id, tmpdir, tmpdir, bad, id, id + 2);
 	sym_cache_set_debug_root(c, bad);
-	o = sym_cache_get(c, "mismatch", stripped, -1);
+	o = sym_cache_get(c, "mismatch", stripped, -1, 0);
 	CHECK(o && !sym_obj_debug_file(o), "mismatched build-id accepted: %s",
 	      o && sym_obj_debug_file(o) ? sym_obj_debug_file(o) : "(none)");
 
 	/* Unreadable objects fail once and stay failed under their key. */
-	CHECK(sym_cache_get(c, "missing", "/nonexistent/lib.so", -1) == NULL, "missing file");
-	CHECK(sym_cache_get(c, "missing", "/nonexistent/lib.so", -1) == NULL, "missing again");
+	CHECK(sym_cache_get(c, "missing", "/nonexistent/lib.so", -1, 0) == NULL, "missing file");
+	CHECK(sym_cache_get(c, "missing", "/nonexistent/lib.so", -1, 0) == NULL, "missing again");
 	CHECK(sym_cache_remove(c, "missing") == 0 && sym_cache_remove(c, "missing") < 0, "remove");
 	fsyms_free(&rs);
 	sym_cache_free(c);
@@ -410,7 +410,7 @@ static void test_cxx(void)
 	if (sh("g++ -O2 -g -o %s %s", bin, src))
 		CHECK(0, "g++ failed");
 	readelf_syms(bin, &rs);
-	o = sym_cache_get(c, NULL, bin, -1);
+	o = sym_cache_get(c, NULL, bin, -1, 0);
 	CHECK(o != NULL, "load cxx");
 	for (i = 0; o && i < rs.n; i++) {
 		const char *n;
@@ -622,7 +622,7 @@ static void test_libc_malloc(struct sym_cache *c)
 		return;
 	readelf_syms(li.path, &rs);
 	m = fsym_by_name(&rs, "malloc");
-	o = sym_cache_get(c, NULL, li.path, -1);
+	o = sym_cache_get(c, NULL, li.path, -1, 0);
 	CHECK(o && m, "libc or its malloc missing");
 	if (!o || !m)
 		goto out;
@@ -685,7 +685,7 @@ static void check_consistency(struct sym_cache *c, const char *want)
 	}
 	readelf_syms(li.path, &rs);
 	CHECK(rs.n > 1000, "%s: only %zu function symbols", li.path, rs.n);
-	o = sym_cache_get(c, NULL, li.path, -1);
+	o = sym_cache_get(c, NULL, li.path, -1, 0);
 	CHECK(o != NULL, "load %s", li.path);
 	/* Symbols of a separate debug file (libc6-dbg) must map back too. */
 	if (o && sym_obj_debug_file(o)) {
@@ -831,7 +831,7 @@ static void test_system_libs(void)
 static void check_plt(struct sym_cache *c, const char *path, const char *what, int min)
 {
 	char cmd[PATH_MAX + 128], line[512], want[400];
-	struct sym_obj *o = sym_cache_get(c, what, path, -1);
+	struct sym_obj *o = sym_cache_get(c, what, path, -1, 0);
 	int labels = 0, ok = 0;
 	FILE *p;
 

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "elf/debug_file.h"
 #include "user/agent/http_server.h"
 #include "user/agent/log.h"
 #include "user/agent/metrics.h"
@@ -184,6 +185,10 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "perf-PID.map files refused: owned by another user than the process's, a symlink, "
 	       "not a regular file, or over 64 MiB.",
 	       (double)perfmap_refused_total());
+	metric(f, "cfiprof_debug_files_refused_total", "counter",
+	       "Separate debug file candidates refused: another build-id or CRC, a symlink next to "
+	       "the object, not a regular file, or a .gnu_debuglink that is a path.",
+	       (double)debug_file_refused_total());
 	metric(f, "cfiprof_table_rows", "gauge", "Rows in use in the rows map.",
 	       (double)ts.rows_used);
 	metric(f, "cfiprof_table_rows_capacity", "gauge", "Capacity of the rows map.",

@@ -330,11 +330,12 @@ static const char *no_symtab(Elf *e, void *ctx)
 }
 
 int elf_symbols_read(struct sym_table *t, Elf *e, const char *path, const struct stat *self,
-		     const char *debug_root, char **debug_file)
+		     const char *debug_root, uint32_t pid, char **debug_file)
 {
 	struct debug_file_search s = {
 	    .root = debug_root,
 	    .obj_path = path,
+	    .pid = pid,
 	    .self = self,
 	    .unusable = no_symtab,
 	};

@@ -16,10 +16,10 @@
 /*
  * Fills @t (finished, ready for lookups) with the function symbols of @e.
  * The debug file is looked for from @path (may be NULL) and @debug_root (NULL
- * or "": none), never taking @self; when one was read, *@debug_file is its
+ * or "": none), inside /proc/@pid/root when @pid (else in ours), never taking @self; when one was read, *@debug_file is its
  * path (malloc'd), else NULL. Returns 0 or -1 (ENOMEM).
  */
 int elf_symbols_read(struct sym_table *t, Elf *e, const char *path, const struct stat *self,
-		     const char *debug_root, char **debug_file);
+		     const char *debug_root, uint32_t pid, char **debug_file);
 
 #endif

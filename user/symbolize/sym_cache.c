@@ -151,7 +151,7 @@ size_t sym_cache_count(const struct sym_cache *c)
 
 /* ---- loading ---- */
 
-static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, int fd)
+static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, int fd, uint32_t pid)
 {
 	int own_fd = -1, ret = -1;
 	struct stat self;
@@ -162,7 +162,7 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 	if (fd < 0) {
 		if (!path)
 			return -1;
-		fd = own_fd = open_regular(path);
+		fd = own_fd = pid ? open_in_proc_root(pid, path) : open_regular(path);
 		if (fd < 0)
 			return -1;
 	}
@@ -173,7 +173,7 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 		o->build_id[0] = '\0';
 	if (elf_segments_read(e, &o->segs) < 0)
 		goto out;
-	ret = elf_symbols_read(&o->tab, e, path, &self, c->debug_root, &o->debug_file);
+	ret = elf_symbols_read(&o->tab, e, path, &self, c->debug_root, pid, &o->debug_file);
 out:
 	if (e)
 		elf_end(e);
@@ -208,7 +208,8 @@ static int grow(struct sym_cache *c)
 	return 0;
 }
 
-struct sym_obj *sym_cache_get(struct sym_cache *c, const char *key, const char *path, int fd)
+struct sym_obj *sym_cache_get(struct sym_cache *c, const char *key, const char *path, int fd,
+			      uint32_t pid)
 {
 	struct sym_obj *o;
 	size_t h;
@@ -233,7 +234,7 @@ struct sym_obj *sym_cache_get(struct sym_cache *c, const char *key, const char *
 		free(o);
 		return NULL;
 	}
-	if (load_obj(c, o, path, fd) < 0) {
+	if (load_obj(c, o, path, fd, pid) < 0) {
 		/* Keep only the verdict: a failed object costs one attempt. */
 		sym_table_release(&o->tab);
 		elf_segments_free(&o->segs);

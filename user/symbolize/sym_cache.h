@@ -41,10 +41,13 @@ void sym_cache_set_demangle(struct sym_cache *c, enum sym_demangle_mode mode);
  * "dev:ino:size:mtime"; NULL means use @path), loading them on first use
  * from @fd when >= 0 (left open; e.g. /proc/PID/map_files/...) or else from
  * @path. @path also locates .gnu_debuglink files, so pass the object's real
- * path even with an fd. Returns NULL when the object cannot be read; that
+ * path even with an fd. With @pid, @path and the debug file search are inside
+ * /proc/@pid/root (the process's mount namespace and chroot), never in ours;
+ * 0: our own root. Returns NULL when the object cannot be read; that
  * failure is cached under @key too, so a broken object costs one attempt.
  */
-struct sym_obj *sym_cache_get(struct sym_cache *c, const char *key, const char *path, int fd);
+struct sym_obj *sym_cache_get(struct sym_cache *c, const char *key, const char *path, int fd,
+			      uint32_t pid);
 
 /* Drops the object cached under @key (its names die with it). Returns 0 or -1. */
 int sym_cache_remove(struct sym_cache *c, const char *key);

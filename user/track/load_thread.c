@@ -193,7 +193,8 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 
 	for (i = 0; i < l->nr; i++) {
 		if (l->fds[i] >= 0) {
-			mapping_load_symbols(pt, &l->set->maps[i], l->ents[i].path, l->fds[i]);
+			mapping_load_symbols(pt, l->pid, &l->set->maps[i], l->ents[i].path,
+					     l->fds[i]);
 			close(l->fds[i]);
 			l->fds[i] = -1;
 		}

@@ -45,6 +45,7 @@ void mapping_apply_keys(struct proc_tracker *pt, uint32_t pid, const struct proc
 
 struct build_ctx {
 	int fd;
+	uint32_t pid;
 	const char *name;
 	const struct cfi_table *prebuilt;
 };
@@ -52,7 +53,8 @@ struct build_ctx {
 static struct cfi_table *build_from_fd(void *arg, int *err)
 {
 	struct build_ctx *bc = arg;
-	struct cfi_build_opts opts = {.display_name = bc->name};
+	/* display_name is the path in the process's root: its debug files are there too */
+	struct cfi_build_opts opts = {.display_name = bc->name, .root_pid = bc->pid};
 	struct cfi_diag diag = {0};
 	struct cfi_table *t = NULL;
 	unsigned int i;
@@ -172,18 +174,20 @@ int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_ent
 	if (elf)
 		elf_end(elf);
 	bc.fd = fd;
-	bc.name = m->path;
+	bc.pid = pid;
+	bc.name = e->path; /* whole: m->path is cut to fit */
 	m->obj = table_store_acquire(pt->ts, m->key, m->path, build_from_fd, &bc);
 	if (m->obj && m->obj->state == OBJ_LOADED)
 		m->flags = CFI_MAPPING_CFI | (m->flags & CFI_MAPPING_VDSO);
 	return fd;
 }
 
-void mapping_load_symbols(struct proc_tracker *pt, struct proc_mapping *m, const char *path, int fd)
+void mapping_load_symbols(struct proc_tracker *pt, uint32_t pid, struct proc_mapping *m,
+			  const char *path, int fd)
 {
 	bool vdso = (m->flags & CFI_MAPPING_VDSO) != 0;
 
-	m->sym = sym_cache_get(pt->syms, m->key, vdso ? NULL : path, fd);
+	m->sym = sym_cache_get(pt->syms, m->key, vdso ? NULL : path, fd, pid);
 }
 
 /* The same range of the same file: its object and keys carry over to a reload. */

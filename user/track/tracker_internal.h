@@ -90,8 +90,8 @@ void proc_destroy(struct proc *p);
 int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
 		    struct proc_mapping *m);
 /* Symbols are only needed for output: loaded after the walker can already unwind. */
-void mapping_load_symbols(struct proc_tracker *pt, struct proc_mapping *m, const char *path,
-			  int fd);
+void mapping_load_symbols(struct proc_tracker *pt, uint32_t pid, struct proc_mapping *m,
+			  const char *path, int fd);
 /* Adds (or deletes) the LPM keys of m in the BPF mappings map. */
 void mapping_apply_keys(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m,
 			bool add);
