@@ -73,7 +73,7 @@ static int try_candidate(const struct debug_file_search *s, const struct want *w
 
 	if (w->root_fd >= 0)
 		fd = w->nofollow ? open_in_root(w->root_fd, path)
-				 : open_in_root_follow(w->root_fd, path);
+				 : open_beneath_root(w->root_fd, path);
 	else
 		fd = w->nofollow ? open_regular_nofollow(path) : open_regular(path);
 	if (fd < 0) {
@@ -81,6 +81,7 @@ static int try_candidate(const struct debug_file_search *s, const struct want *w
 			refuse(s, w, path,
 			       fd == -EINVAL  ? "is not a regular file"
 			       : fd == -ELOOP ? "is a symbolic link"
+			       : fd == -EXDEV ? "is a symbolic link out of the process's root"
 					      : strerror(-fd));
 		return -1;
 	}
@@ -219,6 +220,7 @@ static int find_in(Elf *e, const struct debug_file_search *s, struct want *w,
 int debug_file_find(Elf *e, const struct debug_file_search *s, struct debug_file *out)
 {
 	struct want w = {.via = VIA_BUILD_ID, .root_fd = -1};
+	struct debug_file_search in_root;
 	int ret;
 
 	out->fd = -1;
@@ -231,6 +233,11 @@ int debug_file_find(Elf *e, const struct debug_file_search *s, struct debug_file
 		w.root_fd = open_proc_root(s->pid);
 		if (w.root_fd < 0)
 			return -1;
+		if (s->obj_path) {
+			in_root = *s;
+			in_root.obj_path = path_in_proc_root(s->pid, s->obj_path);
+			s = &in_root;
+		}
 	}
 	ret = find_in(e, s, &w, out);
 	if (w.root_fd >= 0)

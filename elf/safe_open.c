@@ -2,7 +2,9 @@
 /* Non-blocking opens restricted to regular files, and opens inside a root; see safe_open.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -60,11 +62,12 @@ FILE *fopen_regular(const char *path)
 	return f;
 }
 
-static int open_in_root_resolve(int root_fd, const char *path, uint64_t resolve)
+/* openat2 under root_fd with the given resolve flags, regular files only, never blocking */
+static int open_at_root(int root_fd, const char *path, uint64_t resolve)
 {
 	struct open_how how = {
 		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | resolve,
+		.resolve = RESOLVE_NO_MAGICLINKS | resolve,
 	};
 	long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
 
@@ -77,12 +80,14 @@ int open_in_root(int root_fd, const char *path)
 	 * Never through a symlink: the paths come from /proc/PID/maps, which the
 	 * kernel writes already resolved, so a link there was planted afterwards.
 	 */
-	return open_in_root_resolve(root_fd, path, RESOLVE_NO_SYMLINKS);
+	return open_at_root(root_fd, path, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
 }
 
-int open_in_root_follow(int root_fd, const char *path)
+int open_beneath_root(int root_fd, const char *path)
 {
-	return open_in_root_resolve(root_fd, path, 0);
+	while (*path == '/')
+		path++;
+	return open_at_root(root_fd, path, RESOLVE_BENEATH);
 }
 
 int open_proc_root(uint32_t pid)
@@ -95,6 +100,21 @@ int open_proc_root(uint32_t pid)
 	return fd < 0 ? -errno : fd;
 }
 
+const char *path_in_proc_root(uint32_t pid, const char *path)
+{
+	char link[64], root[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%u/root", pid);
+	n = readlink(link, root, sizeof(root));
+	/* "/" (ours, or a namespace's own root), or a root we cannot name */
+	if (n <= 1 || n >= (ssize_t)sizeof(root) || root[0] != '/')
+		return path;
+	if (!strncmp(path, root, (size_t)n) && path[n] == '/')
+		return path + n;
+	return path;
+}
+
 int open_in_proc_root(uint32_t pid, const char *path)
 {
 	int rfd, fd;
@@ -102,7 +122,7 @@ int open_in_proc_root(uint32_t pid, const char *path)
 	rfd = open_proc_root(pid);
 	if (rfd < 0)
 		return rfd;
-	fd = open_in_root(rfd, path);
+	fd = open_in_root(rfd, path_in_proc_root(pid, path));
 	close(rfd);
 	return fd;
 }

@@ -28,13 +28,22 @@ FILE *fopen_regular(const char *path);
  */
 int open_in_root(int root_fd, const char *path);
 /*
- * The same, but symlinks are followed, never out of root_fd (an absolute or
- * ".." target resolves inside it; no magic links): for trees a distribution
- * builds of links, such as /usr/lib/debug/.build-id on Fedora.
+ * The same, but symlinks that stay beneath root_fd are followed: for trees a
+ * distribution builds of relative links, such as /usr/lib/debug/.build-id on
+ * Fedora.  One that leads out (absolute, or ".." past the root) is refused,
+ * -EXDEV (openat2 RESOLVE_BENEATH); so is a magic link.  @path is taken
+ * from the root whether it starts with '/' or not.
  */
-int open_in_root_follow(int root_fd, const char *path);
+int open_beneath_root(int root_fd, const char *path);
 /* O_PATH fd of /proc/PID/root, the process's root directory, or -errno. */
 int open_proc_root(uint32_t pid);
+/*
+ * @path (as /proc/PID/maps names it, from our root) as the process sees it
+ * inside its root: a chrooted process's files are named from ours
+ * ("/srv/ctr/usr/lib/x.so" for its "/usr/lib/x.so"), a pivot_root'ed
+ * container's already from its own.  Returns @path past the prefix, or @path.
+ */
+const char *path_in_proc_root(uint32_t pid, const char *path);
 /* open_in_root inside /proc/PID/root, i.e. the process's mount namespace and chroot. */
 int open_in_proc_root(uint32_t pid, const char *path);
 
