@@ -53,6 +53,7 @@
 #include "tests/lib/harness.h"
 #include "tests/lib/pprof_read.h"
 #include "user/track/cgroups.h"
+#include "elf/build_id.h"
 #include "elf/safe_open.h"
 
 #define PATHBUF	     (PATH_MAX + 256)
@@ -1007,6 +1008,213 @@ static void test_late(pid_t work)
 	}
 }
 
+/* ---- 4. debug files are looked for inside the process's root, never in ours ---- */
+
+static char droot[512], dbuild[512];
+
+/*
+ * ROOT2 (plain directories; the workloads chroot into it) holds four stripped
+ * copies of progs/chain, each with its debug file somewhere else:
+ *   dbgwork  build-id: ROOT2/usr/lib/debug/.build-id/xx/rest.debug; cfiprof's
+ *            own /usr/lib/debug has a DIFFERENT file there (same build-id,
+ *            main and leaf renamed host_*)
+ *   dbglink  no build-id, .gnu_debuglink found in ROOT2/usr/lib/debug/opt/bin/
+ *   dbgsym   the same, but there ROOT2 has an absolute symlink to the right
+ *            file on the host
+ *   dbgdots  a .gnu_debuglink that is a path, ../../.. up to the right file on
+ *            the host
+ */
+static bool make_debug_root(char *host_dbg, char *bid, size_t bid_len)
+{
+	static const char script[] =
+	    "set -e; D=$1 B=$2 chain=$3 interp=$4; shift 4\n"
+	    "idir=$(dirname \"$interp\")\n"
+	    "mkdir -p \"$D/opt/bin\" \"$D/opt/lib\" \"$D$idir\" \"$D/usr/lib/debug/opt/bin\" \"$B\"\n"
+	    "cp -L \"$interp\" \"$D$idir/\"; cp -L \"$@\" \"$D/opt/lib/\"\n"
+	    "cd \"$B\"\n"
+	    "objcopy --only-keep-debug \"$chain\" dbgwork.debug\n"
+	    "objcopy --strip-all \"$chain\" \"$D/opt/bin/dbgwork\"\n"
+	    "objcopy --redefine-sym leaf=host_leaf --redefine-sym main=host_main dbgwork.debug "
+	    "host.debug\n"
+	    "objcopy --remove-section .note.gnu.build-id \"$chain\" nb\n"
+	    "objcopy --only-keep-debug nb dbglink.debug\n"
+	    "cp dbglink.debug dbgsym.debug; cp dbglink.debug dbgdots.debug\n"
+	    "objcopy --strip-all --add-gnu-debuglink=dbglink.debug nb \"$D/opt/bin/dbglink\"\n"
+	    "cp dbglink.debug \"$D/usr/lib/debug/opt/bin/\"\n"
+	    "objcopy --strip-all --add-gnu-debuglink=dbgsym.debug nb \"$D/opt/bin/dbgsym\"\n"
+	    "ln -s \"$B/dbgsym.debug\" \"$D/usr/lib/debug/opt/bin/dbgsym.debug\"\n"
+	    "objcopy --strip-all --add-gnu-debuglink=dbgdots.debug nb dbgdots.tmp\n"
+	    "objcopy --dump-section .gnu_debuglink=link.bin dbgdots.tmp\n";
+	char *argv[8 + MAX_LIBS + 1] = {"sh", "-c", (char *)script, "sh", droot, dbuild, chain,
+					interp};
+	char blob[PATHBUF], path[PATHBUF];
+	size_t len = 0, off;
+	char *orig;
+	int fd, n = 8;
+
+	for (int i = 0; i < nr_libs; i++)
+		argv[n++] = libs[i];
+	argv[n] = NULL;
+	if (run_child(argv, NULL, NULL, tpath(path, sizeof(path), "dbgroot.err"), 60)) {
+		dump_tail("building the debug root", path);
+		return false;
+	}
+	/* dbgdots: the same CRC, after a name that climbs out of the object's directory */
+	snprintf(path, sizeof(path), "%s/link.bin", dbuild);
+	orig = slurp_len(path, &len);
+	memset(blob, 0, sizeof(blob));
+	off = (size_t)snprintf(blob, sizeof(blob), "../../../../../../../../..%s/dbgdots.debug",
+			       dbuild);
+	off = (off + 1 + 3) & ~(size_t)3;
+	if (len < 8 || off + 4 > sizeof(blob))
+		return free(orig), false;
+	memcpy(blob + off, orig + len - 4, 4);
+	free(orig);
+	snprintf(path, sizeof(path), "%s/dots.bin", dbuild);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, blob, off + 4) != (ssize_t)(off + 4) || close(fd))
+		return false;
+	if (!shell_ok("cd %s && objcopy --remove-section .gnu_debuglink dbgdots.tmp dbgdots.nolink && "
+		      "objcopy --add-section .gnu_debuglink=dots.bin dbgdots.nolink %s/opt/bin/dbgdots",
+		      dbuild, droot))
+		return false;
+	snprintf(path, sizeof(path), "%s/opt/bin/dbgwork", droot);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || elf_build_id_hex_fd(fd, bid, bid_len) || strlen(bid) < 3)
+		bid[0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	snprintf(host_dbg, PATHBUF, "%s/host.debug", dbuild);
+	return bid[0] && shell_ok("mkdir -p %s/usr/lib/debug/.build-id/%.2s && cp %s/dbgwork.debug "
+				  "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
+				  droot, bid, dbuild, droot, bid, bid + 2);
+}
+
+struct dbg_stats {
+	unsigned long total, chain, host_named, leaf_named;
+};
+
+static struct dbg_stats dbg_stats(const char *text, const char *comm)
+{
+	struct dbg_stats st = {0};
+	char *copy = strdup(text), *save = NULL, *line, pfx[32];
+
+	snprintf(pfx, sizeof(pfx), "%s;", comm);
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' ');
+		unsigned long n = sp ? strtoul(sp + 1, NULL, 10) : 0;
+
+		if (strncmp(line, pfx, strlen(pfx)))
+			continue;
+		st.total += n;
+		if (strstr(line, ";main;a;b;c;d;leaf") && !strstr(line, "[incomplete"))
+			st.chain += n;
+		if (strstr(line, "host_"))
+			st.host_named += n;
+		if (strstr(line, ";leaf"))
+			st.leaf_named += n;
+	}
+	free(copy);
+	return st;
+}
+
+static void test_debug_in_root(void)
+{
+	static const char *const names[] = {"dbgwork", "dbglink", "dbgsym", "dbgdots"};
+	static const char record_in_ns[] =
+	    "mount -t tmpfs cfiprof-dbg /usr/lib/debug && mkdir -p /usr/lib/debug/.build-id/$1 && "
+	    "cp \"$2\" \"/usr/lib/debug/.build-id/$1/$3.debug\" && shift 3 && exec \"$@\"";
+	char host_dbg[PATHBUF], bid[ELF_BUILD_ID_HEX_LEN], dir2[3], pids[128] = "";
+	char prog[64], folded[PATHBUF], err[PATHBUF], perr[PATHBUF];
+	pid_t work[4];
+	char *env[] = {"LD_LIBRARY_PATH=/opt/lib", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+	char *text, *errs;
+	int rc;
+
+	snprintf(droot, sizeof(droot), "%s/dbgroot", tmpdir);
+	snprintf(dbuild, sizeof(dbuild), "%s/dbgbuild", tmpdir);
+	if (!make_debug_root(host_dbg, bid, sizeof(bid))) {
+		CHECK(0, "building the stripped programs and their debug files in %s", droot);
+		return;
+	}
+	snprintf(dir2, sizeof(dir2), "%.2s", bid);
+	for (int i = 0; i < 4; i++) {
+		char *argv[] = {"chroot", droot, prog, "60", NULL};
+
+		snprintf(prog, sizeof(prog), "/opt/bin/%s", names[i]);
+		work[i] = spawn_child(argv, env, NULL, tpath(perr, sizeof(perr), "dbg.err"));
+		snprintf(pids + strlen(pids), sizeof(pids) - strlen(pids), "%s%d", i ? "," : "",
+			 (int)work[i]);
+	}
+	sleep_s(0.3);
+	{
+		char *argv[] = {"unshare",
+				"--mount",
+				"--propagation",
+				"private",
+				"sh",
+				"-c",
+				(char *)record_in_ns,
+				"sh",
+				dir2,
+				host_dbg,
+				bid + 2,
+				(char *)cfiprof_bin,
+				"record",
+				"-p",
+				pids,
+				"-F",
+				"499",
+				"-d",
+				"2.5",
+				"-o",
+				tpath(folded, sizeof(folded), "dbg.folded"),
+				NULL};
+
+		rc = run_child(argv, NULL, NULL, tpath(err, sizeof(err), "dbg.record.err"), 60);
+	}
+	CHECK(rc == 0, "record -p %s (with another debug file for build-id %s in its own "
+		       "/usr/lib/debug): exit %d", pids, bid, rc);
+	text = slurp(folded);
+	errs = slurp(err);
+	{
+		struct dbg_stats w = dbg_stats(text, "dbgwork"), l = dbg_stats(text, "dbglink");
+		struct dbg_stats sy = dbg_stats(text, "dbgsym"), d = dbg_stats(text, "dbgdots");
+
+		printf("dbgwork: %lu samples, %lu main;a;b;c;d;leaf, %lu named from the host's file; "
+		       "dbglink: %lu, %lu; dbgsym: %lu, %lu named; dbgdots: %lu, %lu named\n",
+		       w.total, w.chain, w.host_named, l.total, l.chain, sy.total, sy.leaf_named,
+		       d.total, d.leaf_named);
+		CHECK(w.total > 0 && w.host_named == 0 && w.chain * 100 >= w.total * 95,
+		      "dbgwork (build-id): %lu of %lu samples main;a;b;c;d;leaf from the debug file "
+		      "in its root, %lu named from cfiprof's own /usr/lib/debug (want >= 95%%, 0)",
+		      w.chain, w.total, w.host_named);
+		CHECK(l.total > 0 && l.chain * 100 >= l.total * 95,
+		      "dbglink (.gnu_debuglink in ROOT/usr/lib/debug/opt/bin): %lu of %lu samples "
+		      "main;a;b;c;d;leaf (want >= 95%%)", l.chain, l.total);
+		CHECK(sy.total > 0 && sy.leaf_named == 0,
+		      "dbgsym: %lu of %lu samples named through a symlink out of its root", sy.leaf_named,
+		      sy.total);
+		CHECK(d.total > 0 && d.leaf_named == 0,
+		      "dbgdots: %lu of %lu samples named through a .gnu_debuglink path out of its root",
+		      d.leaf_named, d.total);
+	}
+	CHECK(strstr(errs, "dbgsym.debug is a symbolic link out of the process's root"),
+	      "the symlink out of the root is refused (and said so)");
+	CHECK(strstr(errs, "dbgdots.debug is a path, not a file name"),
+	      "the .gnu_debuglink path is refused (and said so)");
+	if (harness_failed) {
+		dump_tail("dbg.folded", folded);
+		dump_tail("record stderr", err);
+	}
+	free(text);
+	free(errs);
+	for (int i = 0; i < 4; i++) {
+		kill(work[i], SIGKILL);
+		wait_child(work[i], 5);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char path[PATHBUF], nerr[PATHBUF];
@@ -1089,6 +1297,7 @@ int main(int argc, char **argv)
 	RUN_TEST_AS("cgroup", test_cgroup(work));
 	RUN_TEST(test_container_id);
 	RUN_TEST_AS("late", test_late(work));
+	RUN_TEST(test_debug_in_root);
 
 done:
 	cleanup();

@@ -318,18 +318,6 @@ static void test_fifo_over_library(void)
 		dump_tail("agent log", log);
 }
 
-/* Runs a shell command; true when it exits 0. */
-static bool sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd) == 0;
-}
-
 /*
  * Issue 12, item 8: a fake library carrying a real library's build-id.  Two
  * copies of progs/dlopen load libdl_target.so from their own directory: the
@@ -355,12 +343,12 @@ static void test_build_id_poisoning(void)
 	snprintf(err, sizeof(err), "%s/poison.err", tmp);
 	snprintf(fake, sizeof(fake), "%s/fake/dlopen_fake", tmp);
 	snprintf(real, sizeof(real), "%s/real/dlopen_real", tmp);
-	CHECK(sh("mkdir -p %s/fake %s/real && cp %s/dlopen %s && cp %s/dlopen %s", tmp, tmp, progs,
+	CHECK(shell_ok("mkdir -p %s/fake %s/real && cp %s/dlopen %s && cp %s/dlopen %s", tmp, tmp, progs,
 		 fake, progs, real) &&
-		  sh("gcc -O0 -fno-omit-frame-pointer -g -fPIC -shared -Ddl_leaf=poisoned_leaf "
+		  shell_ok("gcc -O0 -fno-omit-frame-pointer -g -fPIC -shared -Ddl_leaf=poisoned_leaf "
 		     "-Wl,--build-id=%s tests/progs/dl_target.c -o %s/fake/libdl_target.so",
 		     id, tmp) &&
-		  sh("gcc -O2 -fomit-frame-pointer -g -fPIC -shared -Wl,--build-id=%s "
+		  shell_ok("gcc -O2 -fomit-frame-pointer -g -fPIC -shared -Wl,--build-id=%s "
 		     "tests/progs/dl_target.c -o %s/real/libdl_target.so",
 		     id, tmp),
 	      "two libraries with build-id %s", id);

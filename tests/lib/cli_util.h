@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,19 @@ static inline void dump_tail(const char *label, const char *path)
 
 	fprintf(stderr, "  --- %s (%s):\n%s\n  ---\n", label, path, p);
 	free(s);
+}
+
+/* Runs a shell command made like printf; true when it exits 0. */
+__attribute__((format(printf, 1, 2))) static inline bool shell_ok(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < sizeof(cmd) && system(cmd) == 0;
 }
 
 static inline bool tool_exists(const char *name)

@@ -182,11 +182,13 @@ static void check_symbols(const char *what, const char *obj, const char *root,
 static void check_refused(const char *what, const char *obj, const char *root, const char *why)
 {
 	struct cfi_build_opts opts = {.debug_root = root};
+	uint64_t refused = debug_file_refused_total();
 	struct cfi_table *t;
 	struct cfi_diag diag;
 
 	t = build(obj, &opts, &diag);
 	CHECK(t && !has_sep(t), "%s: the table compiler used the debug file", what);
+	CHECK(debug_file_refused_total() > refused, "%s: the refusal is not counted", what);
 	CHECK(diag_mentions(&diag, why), "%s: refusal not reported: %s", what,
 	      diag.count ? diag.msg[0] : "(no message)");
 	cfi_table_free(t);
