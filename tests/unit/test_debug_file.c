@@ -17,6 +17,7 @@
 
 #include "tests/lib/harness.h"
 #include "elf/build_id.h"
+#include "elf/debug_file.h"
 #include "tables/cfi_table.h"
 #include "user/symbolize/sym_cache.h"
 
