@@ -37,6 +37,18 @@ struct http_server {
 	struct conn conns[HTTP_MAX_CONN];
 };
 
+static uint64_t timed_out_total, displaced_total;
+
+uint64_t http_conns_timed_out_total(void)
+{
+	return __atomic_load_n(&timed_out_total, __ATOMIC_RELAXED);
+}
+
+uint64_t http_conns_displaced_total(void)
+{
+	return __atomic_load_n(&displaced_total, __ATOMIC_RELAXED);
+}
+
 static void conn_close(struct conn *c)
 {
 	if (c->fd >= 0)
@@ -153,6 +165,7 @@ static struct conn *take_slot(struct http_server *h)
 		if (h->conns[i].deadline_ns < oldest->deadline_ns)
 			oldest = &h->conns[i];
 	}
+	__atomic_fetch_add(&displaced_total, 1, __ATOMIC_RELAXED);
 	conn_close(oldest);
 	return oldest;
 }
@@ -195,6 +208,7 @@ static void *server_main(void *arg)
 			if (c->fd < 0)
 				continue;
 			if (now >= c->deadline_ns) {
+				__atomic_fetch_add(&timed_out_total, 1, __ATOMIC_RELAXED);
 				conn_close(c);
 				continue;
 			}

@@ -11,6 +11,7 @@
 #define CFIPROF_HTTP_SERVER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define HTTP_MAX_CONN	  8
@@ -31,5 +32,9 @@ struct http_server *http_server_start(const char *addr, const char *path,
 				      const char *content_type, http_render_fn render, void *ctx,
 				      char *bound, size_t bound_len, char *err, size_t errlen);
 void http_server_stop(struct http_server *h);
+
+/* Connections closed unserved (process-wide): past their deadline, or replaced by a new one. */
+uint64_t http_conns_timed_out_total(void);
+uint64_t http_conns_displaced_total(void);
 
 #endif

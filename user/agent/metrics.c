@@ -189,6 +189,13 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "Separate debug file candidates refused: another build-id or CRC, a symlink next to "
 	       "the object, not a regular file, or a .gnu_debuglink that is a path.",
 	       (double)debug_file_refused_total());
+	header(f, "cfiprof_metrics_connections_dropped_total", "counter",
+	       "Connections to this endpoint closed unserved: past their deadline (slow or idle "
+	       "clients), or the oldest replaced when every slot was taken.");
+	fprintf(f, "cfiprof_metrics_connections_dropped_total{reason=\"deadline\"} %" PRIu64 "\n",
+		http_conns_timed_out_total());
+	fprintf(f, "cfiprof_metrics_connections_dropped_total{reason=\"displaced\"} %" PRIu64 "\n",
+		http_conns_displaced_total());
 	metric(f, "cfiprof_table_rows", "gauge", "Rows in use in the rows map.",
 	       (double)ts.rows_used);
 	metric(f, "cfiprof_table_rows_capacity", "gauge", "Capacity of the rows map.",
@@ -200,6 +207,9 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       (double)retained);
 	metric(f, "cfiprof_process_loads_total", "counter", "Processes whose mappings were loaded.",
 	       (double)tr.loads);
+	metric(f, "cfiprof_process_reloads_total", "counter",
+	       "Mapping reloads of known processes (dlopen, mmap of executable memory).",
+	       (double)tr.reloads);
 	metric(f, "cfiprof_process_exits_total", "counter", "Process exits handled.",
 	       (double)tr.exits);
 	metric(f, "cfiprof_process_exits_swept_total", "counter",

@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The hostile-process suite (issue 12, "Done when"): the agent runs as its
+ * systemd unit does (nobody with CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE,
+ * CAP_DAC_READ_SEARCH) beside every attack of the table below at once, and
+ * an ordinary program (progs/chain, as nobody).  Asserted:
+ *   - an interval file every interval, counted against the elapsed time;
+ *   - in each, the ordinary program's samples are all complete and its
+ *     known chain (chain_is), none incomplete;
+ *   - every attack's /metrics counters are > 0 in the last scrape, and its
+ *     own check (if any) holds;
+ *   - /metrics still answers, and SIGTERM stops the agent within 5 s;
+ *   - the agent's peak RSS (VmHWM) and CPU (utime + stime) over the suite
+ *     stay under generous bounds, printed as a FIGURE: line.
+ * A new attack is one row of `attacks`: how to start it (before the agent, or
+ * once its /metrics address is known) and the counters it must raise.
+ *
+ * Environment: CFIPROF (default build/cfiprof), OUT (default build).
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/lib/cli_util.h"
+#include "tests/lib/harness.h"
+#include "tests/lib/http_client.h"
+
+#define PATHBUF	    (PATH_MAX + 64)
+#define UNIT_CAPS   "+bpf,+perfmon,+sys_ptrace,+dac_read_search"
+#define SUITE_S	    12.0  /* the agent's run beside the attacks */
+#define INTERVAL_S  1.0	  /* --interval */
+#define RSS_MAX_MB  300.0 /* generous: a regression, not noise, fails */
+#define CPU_MAX_PCT 50.0  /* of one core, over the suite */
+#define MAX_PROCS   32
+
+static char tmp[64] = "/dev/shm/cfiprof-suite.XXXXXX";
+static char progs[PATH_MAX], nprogs[128], ncfiprof[160];
+static pid_t procs[MAX_PROCS];
+static int nr_procs;
+static char maps[3][64]; /* planted perf maps, removed at the end */
+static int nr_maps;
+
+static bool make_tmpdir(void)
+{
+	if (mkdtemp(tmp))
+		return true;
+	snprintf(tmp, sizeof(tmp), "/tmp/cfiprof-suite.XXXXXX");
+	return mkdtemp(tmp) != NULL;
+}
+
+/* argv as nobody with the unit's capabilities (or none); killed at the end. */
+static pid_t spawn_nobody(char **argv, bool caps, const char *out, const char *err)
+{
+	char *full[32] = {"setpriv",	     "--reuid=65534",	      "--regid=65534",
+			  "--clear-groups", caps ? "--inh-caps=" UNIT_CAPS : "--inh-caps=-all",
+			  caps ? "--ambient-caps=" UNIT_CAPS : "--bounding-set=-all"};
+	int n = 6;
+	pid_t pid;
+
+	for (int i = 0; argv[i] && n < 31; i++)
+		full[n++] = argv[i];
+	full[n] = NULL;
+	pid = spawn(full, out, err);
+	if (pid > 0 && !caps && nr_procs < MAX_PROCS)
+		procs[nr_procs++] = pid;
+	return pid;
+}
+
+/* Waits until file has text containing needle (a program's "ready" line); false past 5 s. */
+static bool wait_output(const char *file, const char *needle)
+{
+	for (int i = 0; i < 100; i++) {
+		char *s = slurp(file);
+		bool ok = strstr(s, needle) != NULL;
+
+		free(s);
+		if (ok)
+			return true;
+		sleep_s(0.05);
+	}
+	return false;
+}
+
+/* ---- the attacks ---- */
+
+/* A FIFO renamed over a mapped library (item 1). */
+static bool start_fifo(void)
+{
+	char prog[PATHBUF], lib[PATHBUF], dir[PATHBUF], out[PATHBUF];
+	char *argv[] = {prog, lib, dir, "60", NULL};
+
+	snprintf(prog, sizeof(prog), "%s/hostile_fifo", nprogs);
+	snprintf(lib, sizeof(lib), "%s/libdl_target.so", nprogs);
+	snprintf(dir, sizeof(dir), "%s/victim", tmp);
+	snprintf(out, sizeof(out), "%s/fifo.out", tmp);
+	if (mkdir(dir, 0755) || chown(dir, 65534, 65534))
+		return false;
+	return spawn_nobody(argv, false, out, NULL) > 0 && wait_output(out, "ready");
+}
+
+/* Executable mappings made and unmapped as fast as possible (items 2, 6). */
+static bool start_churn(void)
+{
+	char prog[PATHBUF], lib[PATHBUF], err[PATHBUF];
+	char *argv[] = {prog, "mmap", "60", prog, lib, NULL};
+
+	snprintf(prog, sizeof(prog), "%s/faults_churn", nprogs);
+	snprintf(lib, sizeof(lib), "%s/libdl_target.so", nprogs);
+	snprintf(err, sizeof(err), "%s/churn.err", tmp);
+	return spawn_nobody(argv, false, NULL, err) > 0;
+}
+
+/* A fake library carrying the real one's build-id, started first (item 8). */
+static bool start_poisoning(void)
+{
+	static const char id[] = "0x5badbeef5badbeef5badbeef5badbeef5badbeef";
+	char fake[PATHBUF], real[PATHBUF];
+	char *fake_argv[] = {fake, "60", NULL}, *real_argv[] = {real, "60", NULL};
+
+	snprintf(fake, sizeof(fake), "%s/fake/dlopen_fake", nprogs);
+	snprintf(real, sizeof(real), "%s/real/dlopen_real", nprogs);
+	if (!shell_ok("mkdir -p %s/fake %s/real && cp %s/dlopen %s && cp %s/dlopen %s && "
+		      "gcc -O0 -fno-omit-frame-pointer -g -fPIC -shared -Ddl_leaf=poisoned_leaf "
+		      "-Wl,--build-id=%s tests/progs/dl_target.c -o %s/fake/libdl_target.so && "
+		      "gcc -O2 -fomit-frame-pointer -g -fPIC -shared -Wl,--build-id=%s "
+		      "tests/progs/dl_target.c -o %s/real/libdl_target.so && chmod -R a+rX %s",
+		      nprogs, nprogs, progs, fake, progs, real, id, nprogs, id, nprogs, nprogs))
+		return false;
+	if (spawn_nobody(fake_argv, false, NULL, NULL) <= 0)
+		return false;
+	sleep_s(0.2);
+	return spawn_nobody(real_argv, false, NULL, NULL) > 0;
+}
+
+/*
+ * perf-PID.map files the JIT did not write as it should (item 9): one of
+ * another user's (root's), a symlink to a map the process could not write, one
+ * over 64 MiB.
+ */
+static bool start_perfmaps(void)
+{
+	char prog[PATHBUF], out[PATHBUF], map[64], name[32];
+	bool ok = true;
+
+	snprintf(prog, sizeof(prog), "%s/jit_spin", nprogs);
+	for (int i = 0; i < 3 && ok; i++) {
+		char *argv[] = {prog, "60", name, NULL};
+		pid_t p;
+
+		snprintf(name, sizeof(name), "jit_%d", i);
+		snprintf(out, sizeof(out), "%s/jit%d.out", tmp, i);
+		p = spawn_nobody(argv, false, out, NULL);
+		/* it writes its own map, then prints its code's address: replace the map */
+		ok = p > 0 && wait_output(out, "\n");
+		snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)p);
+		unlink(map);
+		if (ok && nr_maps < 3)
+			snprintf(maps[nr_maps++], sizeof(maps[0]), "%s", map);
+		if (!ok)
+			break;
+		if (i == 0)
+			ok = shell_ok("echo '0 100000 planted_by_root' > %s", map);
+		else if (i == 1)
+			ok = shell_ok("echo '0 100000 through_a_link' > %s/linked.map && "
+				      "ln -s %s/linked.map %s && chown -h 65534:65534 %s",
+				      tmp, tmp, map, map);
+		else
+			ok = shell_ok("truncate -s 65M %s && chown 65534:65534 %s", map, map);
+	}
+	return ok;
+}
+
+/*
+ * A stripped program whose .gnu_debuglink file next to it is a symlink to
+ * a debug file that would match (this item 10's other half, a path in the
+ * debuglink or a link out of a container's root, is test_container's).
+ */
+static bool start_debuglink(void)
+{
+	char dir[256], prog[PATHBUF];
+	char *argv[] = {prog, "60", NULL};
+
+	snprintf(dir, sizeof(dir), "%s/escape", nprogs);
+	snprintf(prog, sizeof(prog), "%s/dbgesc", dir);
+	if (!shell_ok("mkdir -p %s %s/elsewhere && cd %s && objcopy --only-keep-debug %s/chain "
+		      "%s/elsewhere/dbgesc.debug && objcopy --strip-all "
+		      "--add-gnu-debuglink=%s/elsewhere/dbgesc.debug %s/chain dbgesc && "
+		      "ln -s %s/elsewhere/dbgesc.debug dbgesc.debug && chmod -R a+rX %s",
+		      dir, tmp, dir, progs, tmp, tmp, progs, tmp, dir))
+		return false;
+	return spawn_nobody(argv, false, NULL, NULL) > 0;
+}
+
+/* Clients that connect to /metrics and never finish a request (item 12). */
+static bool start_slow_clients(const char *addr)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return false;
+	if (pid > 0) {
+		procs[nr_procs++] = pid;
+		return true;
+	}
+	/* a burst over the slots each second, each holding its connection until dropped */
+	for (double t0 = mono_sec(); mono_sec() - t0 < 60;) {
+		int fds[12];
+
+		for (int i = 0; i < 12; i++) {
+			fds[i] = connect_to(addr);
+			if (fds[i] >= 0 && write(fds[i], "GET /metr", 9) < 0)
+				continue;
+		}
+		sleep_s(3);
+		for (int i = 0; i < 12; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+	_exit(0);
+}
+
+/* poisoned_leaf must name only the fake library's process (checked in every interval) */
+static bool check_poisoning(const char *profile_text);
+
+struct attack {
+	const char *name;
+	bool (*start)(void);		     /* before the agent */
+	bool (*start_live)(const char *addr); /* once its /metrics address is known */
+	const char *counters[3];	     /* /metrics lines that must be > 0 at the end */
+	bool (*check)(const char *profile_text); /* on `go tool pprof -traces` of each interval */
+};
+
+static const struct attack attacks[] = {
+    {"fifo_over_library", start_fifo, NULL, {"cfiprof_mapped_files_refused_total"}, NULL},
+    {"mapping_churn", start_churn, NULL, {"cfiprof_process_reloads_total"}, NULL},
+    {"build_id_poisoning", start_poisoning, NULL, {NULL}, check_poisoning},
+    {"perfmaps", start_perfmaps, NULL, {"cfiprof_perfmaps_refused_total"}, NULL},
+    {"debuglink_escape", start_debuglink, NULL, {"cfiprof_debug_files_refused_total"}, NULL},
+    {"slow_metrics_clients",
+     NULL,
+     start_slow_clients,
+     {"cfiprof_metrics_connections_dropped_total{reason=\"deadline\"}",
+      "cfiprof_metrics_connections_dropped_total{reason=\"displaced\"}"},
+     NULL},
+};
+#define NR_ATTACKS (sizeof(attacks) / sizeof(attacks[0]))
+
+/* ---- reading the profiles ---- */
+
+/* `go tool pprof -traces FILE`, malloc'd ("" on failure). */
+static char *pprof_traces(const char *file)
+{
+	char out[PATHBUF];
+
+	snprintf(out, sizeof(out), "%s/traces.txt", tmp);
+	if (!shell_ok("HOME=%s/go GOCACHE=%s/go/cache GOPATH=%s/go/gopath GOTOOLCHAIN=local "
+		      "GOPROXY=off go tool pprof -traces %s > %s 2>/dev/null",
+		      tmp, tmp, tmp, file, out))
+		return strdup("");
+	return slurp(out);
+}
+
+struct chain_count {
+	int samples, chain_ok, incomplete, pending; /* distinct stacks */
+	char first_bad[512];
+};
+
+/*
+ * The samples of comm in -traces output: each block lists its labels
+ * ("comm:  chain") and its frames leaf first; chain_ok counts those whose
+ * frames, root first, are chain's known chain.  Kernel frames below the
+ * leaf are addresses: the agent runs as nobody, kallsyms hides them.
+ */
+static struct chain_count count_chain(const char *traces, const char *comm)
+{
+	static const char *const exp[] = {"_start", "__libc_start_main", "__libc_start_call_main",
+					  "main", "a", "b", "c", "d", "leaf"};
+	struct chain_count cc = {0};
+	char *copy = strdup(traces), *save = NULL, *line, *frames[256], want[64];
+	int n = 0;
+	bool ours = false, bad = false, pending = false;
+
+	snprintf(want, sizeof(want), "comm:  %s", comm);
+	for (line = strtok_r(copy, "\n", &save);; line = strtok_r(NULL, "\n", &save)) {
+		if (!line || !strncmp(line, "-----------+", 12)) {
+			if (ours) {
+				char *rev[256];
+				int leaf_at = -1, root = 0;
+
+				cc.samples++;
+				for (int i = 0; i < n; i++)
+					rev[i] = frames[n - 1 - i];
+				for (int i = 0; i < n; i++)
+					if (!strcmp(rev[i], "leaf"))
+						leaf_at = i;
+				/* libc names its start differently across versions: match from main */
+				while (root < n && strcmp(rev[root], "main"))
+					root++;
+				cc.incomplete += bad;
+				cc.pending += pending;
+				/* below the leaf only what it calls, then the kernel's */
+				while (n > leaf_at + 1 && !strncmp(rev[n - 1], "0xffff", 6))
+					n--;
+				if (!bad && root < n && n - root >= 6 && leaf_at >= root &&
+				    chain_is(rev + root, n - root, leaf_at - root, exp + 3, 6))
+					cc.chain_ok++;
+				else if (!cc.first_bad[0])
+					join_frames(cc.first_bad, sizeof(cc.first_bad), rev, n);
+			}
+			if (!line)
+				break;
+			ours = bad = pending = false;
+			n = 0;
+			continue;
+		}
+		if (strstr(line, want)) {
+			ours = true;
+			continue;
+		}
+		if (strstr(line, "[incomplete: ")) {
+			bad = true;
+			pending |= strstr(line, "tables-pending") != NULL;
+			continue;
+		}
+		if (strchr(line, ':'))
+			continue; /* another label */
+		{
+			char *f = line;
+
+			while (*f == ' ')
+				f++;
+			/* the first frame follows the sample's count */
+			if (n == 0 && *f >= '0' && *f <= '9') {
+				f = strchr(f, ' ');
+				while (f && *f == ' ')
+					f++;
+			}
+			if (!f || !*f)
+				continue;
+			if (n < 256)
+				frames[n++] = f;
+		}
+	}
+	free(copy);
+	return cc;
+}
+
+static bool check_poisoning(const char *traces)
+{
+	/* the real library's process: a block with comm dlopen_real never names poisoned_leaf */
+	const char *p = traces;
+	int poisoned = 0;
+
+	while ((p = strstr(p, "comm:  dlopen_real"))) {
+		const char *end = strstr(p, "-----------+");
+		const char *hit = strstr(p, "poisoned_leaf");
+
+		if (hit && (!end || hit < end))
+			poisoned++;
+		p += 18;
+	}
+	CHECK(poisoned == 0, "build_id_poisoning: %d samples of the real library's process named "
+			     "from the fake one",
+	      poisoned);
+	return poisoned == 0;
+}
+
+/* ---- the agent ---- */
+
+static long proc_status_kb(pid_t pid, const char *field)
+{
+	char path[64], *s, *p;
+	long kb = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	s = slurp(path);
+	p = strstr(s, field);
+	if (p)
+		kb = strtol(p + strlen(field) + 1, NULL, 10);
+	free(s);
+	return kb;
+}
+
+/* utime + stime of pid in seconds, or -1. */
+static double proc_cpu_s(pid_t pid)
+{
+	char path[64], *s, *p;
+	unsigned long ut, st;
+	double r = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	s = slurp(path);
+	p = strrchr(s, ')');
+	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+		r = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	free(s);
+	return r;
+}
+
+static int interval_files(const char *dir, char names[][96], int max)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "cfiprof-", 8) && strstr(e->d_name, ".pb.gz") && n < max)
+			snprintf(names[n++], 96, "%.95s", e->d_name);
+	if (d)
+		closedir(d);
+	qsort(names, (size_t)n, 96, (int (*)(const void *, const void *))strcmp);
+	return n;
+}
+
+static void stop_attacks(void)
+{
+	for (int i = 0; i < nr_procs; i++)
+		kill(procs[i], SIGKILL);
+	for (int i = 0; i < nr_procs; i++)
+		wait_timeout(procs[i], 2, NULL);
+	for (int i = 0; i < nr_maps; i++)
+		unlink(maps[i]);
+	nr_procs = nr_maps = 0;
+}
+
+static void test_all_attacks_at_once(void)
+{
+	char out[256], log[PATHBUF], chain[PATHBUF], addr[64] = "", path[PATHBUF];
+	char interval[16], names[64][96];
+	char *agent_argv[] = {ncfiprof, "agent", "--output-dir", out, "--interval", interval, "-d",
+			      "60", "--metrics-addr", "127.0.0.1:0", "-F", "99", NULL};
+	char *ordinary[] = {chain, "60", NULL};
+	char *body = NULL, *traces = NULL;
+	double t0, elapsed, cpu0 = 0, cpu1 = -1, stop_s; /* CPU from its start: loads included */
+	long hwm = -1;
+	bool timed_out = false;
+	pid_t agent;
+	int rc, files;
+
+	snprintf(out, sizeof(out), "%s/profiles", tmp);
+	snprintf(log, sizeof(log), "%s/agent.log", tmp);
+	snprintf(chain, sizeof(chain), "%s/chain", nprogs);
+	snprintf(interval, sizeof(interval), "%g", INTERVAL_S);
+	CHECK(!mkdir(out, 0755) && !chown(out, 65534, 65534), "%s for nobody: %s", out,
+	      strerror(errno));
+	for (size_t i = 0; i < NR_ATTACKS; i++)
+		if (attacks[i].start)
+			CHECK(attacks[i].start(), "starting attack %s", attacks[i].name);
+	CHECK(spawn_nobody(ordinary, false, NULL, NULL) > 0, "starting the ordinary program");
+	sleep_s(0.3);
+
+	t0 = mono_sec();
+	agent = spawn_nobody(agent_argv, true, NULL, log);
+	for (int i = 0; i < 100 && !addr[0]; i++) {
+		char *l = slurp(log), *m = strstr(l, "metrics=");
+
+		if (m)
+			sscanf(m + 8, "%63[0-9.:]", addr);
+		free(l);
+		sleep_s(0.05);
+	}
+	CHECK(addr[0], "the agent did not say where /metrics is");
+	for (size_t i = 0; i < NR_ATTACKS; i++)
+		if (attacks[i].start_live && addr[0])
+			CHECK(attacks[i].start_live(addr), "starting attack %s", attacks[i].name);
+
+	sleep_s(SUITE_S);
+	/* the last scrape: a slow client may hold a slot a moment, so a few tries */
+	for (int i = 0; i < 5 && addr[0] && !(body && strstr(body, "cfiprof_intervals_total")); i++) {
+		free(body);
+		body = http_get(addr, "/metrics");
+		if (!body || !strstr(body, "cfiprof_intervals_total"))
+			sleep_s(0.2);
+	}
+	hwm = proc_status_kb(agent, "VmHWM:");
+	cpu1 = proc_cpu_s(agent);
+	elapsed = mono_sec() - t0;
+	CHECK(body && strstr(body, "cfiprof_intervals_total"),
+	      "the agent answers /metrics beside every attack");
+	for (size_t i = 0; i < NR_ATTACKS; i++) {
+		for (int k = 0; k < 3 && attacks[i].counters[k]; k++) {
+			double v = body ? metric_value(body, attacks[i].counters[k]) : -1;
+
+			printf("%s: %s = %.0f\n", attacks[i].name, attacks[i].counters[k], v);
+			CHECK(v > 0, "attack %s: %s = %.0f (want > 0: refused and counted)",
+			      attacks[i].name, attacks[i].counters[k], v);
+		}
+	}
+
+	kill(agent, SIGTERM);
+	stop_s = mono_sec();
+	rc = exit_code(wait_timeout(agent, 5, &timed_out), timed_out);
+	stop_s = mono_sec() - stop_s;
+	CHECK(!timed_out && rc == 0, "SIGTERM stops the agent within 5 s: exit %d after %.1f s%s",
+	      rc, stop_s, timed_out ? " (killed)" : "");
+
+	/* an interval file every interval: at least the intervals that fit, minus the first */
+	files = interval_files(out, names, 64);
+	CHECK(files >= (int)(elapsed / INTERVAL_S) - 1,
+	      "%d interval files in %.1f s at --interval %g (want >= %d)", files, elapsed,
+	      INTERVAL_S, (int)(elapsed / INTERVAL_S) - 1);
+	for (int i = 0; i < files; i++) {
+		struct chain_count cc;
+
+		snprintf(path, sizeof(path), "%s/%.95s", out, names[i]);
+		free(traces);
+		traces = pprof_traces(path);
+		cc = count_chain(traces, "chain");
+		/*
+		 * The first interval may hold a few samples taken while the agent
+		 * was still loading the processes it found running: tables-pending.
+		 */
+		if (i == 0 && cc.pending == cc.incomplete) {
+			if (cc.pending)
+				printf("first interval: %d of the ordinary program's %d stacks "
+				       "tables-pending (the agent's start)\n",
+				       cc.pending, cc.samples);
+			cc.samples -= cc.pending;
+			cc.incomplete = 0;
+		}
+		for (size_t k = 0; k < NR_ATTACKS; k++)
+			if (attacks[k].check)
+				attacks[k].check(traces);
+		/* the last is the part of an interval before SIGTERM: it may miss the program */
+		CHECK((cc.samples > 0 || i == files - 1) && cc.chain_ok == cc.samples &&
+			  cc.incomplete == 0,
+		      "interval %s: the ordinary program's %d stacks: %d its known chain, %d "
+		      "incomplete (want all, none); first other: %s",
+		      names[i], cc.samples, cc.chain_ok, cc.incomplete, cc.first_bad);
+	}
+
+	printf("FIGURE: hostile suite: %zu attacks at once, %.1f s, agent peak RSS %.1f MB, CPU "
+	       "%.2f s (%.1f%% of one core), %d interval files, stopped %.2f s after SIGTERM\n",
+	       NR_ATTACKS, elapsed, hwm / 1024.0, cpu1 - cpu0, 100 * (cpu1 - cpu0) / elapsed, files,
+	       stop_s);
+	CHECK(hwm > 0 && hwm / 1024.0 < RSS_MAX_MB, "agent peak RSS %.1f MB (want < %.0f MB)",
+	      hwm / 1024.0, RSS_MAX_MB);
+	CHECK(cpu1 >= 0 && 100 * (cpu1 - cpu0) / elapsed < CPU_MAX_PCT,
+	      "agent CPU %.1f%% of one core (want < %.0f%%)", 100 * (cpu1 - cpu0) / elapsed,
+	      CPU_MAX_PCT);
+	free(body);
+	free(traces);
+	stop_attacks();
+	if (harness_failed)
+		dump_tail("agent log", log);
+}
+
+int main(int argc, char **argv)
+{
+	const char *o = getenv("OUT") ? getenv("OUT") : "build";
+	char rel[PATH_MAX], cmd[PATH_MAX * 4];
+	const char *cfiprof;
+	static const char *const copied[] = {"chain", "hostile_fifo", "faults_churn", "jit_spin",
+					     "dlopen", "libdl_target.so"};
+
+	harness_init(argc, argv);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	snprintf(rel, sizeof(rel), "%s/progs", o);
+	cfiprof = realpath(getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof", NULL);
+	if (!cfiprof || !realpath(rel, progs) || !make_tmpdir()) {
+		CHECK(0, "setup: cfiprof and %s must be built (make test builds them)", rel);
+		return HARNESS_DONE();
+	}
+	/* nobody must reach what it runs, wherever the tree is cloned */
+	chmod(tmp, 0755);
+	snprintf(nprogs, sizeof(nprogs), "%s/bin", tmp);
+	snprintf(ncfiprof, sizeof(ncfiprof), "%s/cfiprof", nprogs);
+	snprintf(cmd, sizeof(cmd), "mkdir -m 0755 %s && cp %s %s/", nprogs, cfiprof, nprogs);
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " && cp %s/%s %s/", progs,
+			 copied[i], nprogs);
+	if (system(cmd) || !tool_exists("setpriv") || !tool_exists("go") ||
+	    !tool_exists("objcopy") || !tool_exists("gcc")) {
+		CHECK(0, "setup: copying the programs for nobody (%s), setpriv, go, objcopy, gcc",
+		      cmd);
+		return HARNESS_DONE();
+	}
+	RUN_TEST(test_all_attacks_at_once);
+	tmpdir_done(tmp, harness_failed);
+	return HARNESS_DONE();
+}
