@@ -1029,7 +1029,8 @@ static bool make_debug_root(char *host_dbg, char *bid, size_t bid_len)
 	static const char script[] =
 	    "set -e; D=$1 B=$2 chain=$3 interp=$4; shift 4\n"
 	    "idir=$(dirname \"$interp\")\n"
-	    "mkdir -p \"$D/opt/bin\" \"$D/opt/lib\" \"$D$idir\" \"$D/usr/lib/debug/opt/bin\" \"$B\"\n"
+	    "mkdir -p \"$D/opt/bin\" \"$D/opt/lib\" \"$D$idir\" \"$D/usr/lib/debug/opt/bin\" "
+	    "\"$B\"\n"
 	    "cp -L \"$interp\" \"$D$idir/\"; cp -L \"$@\" \"$D/opt/lib/\"\n"
 	    "cd \"$B\"\n"
 	    "objcopy --only-keep-debug \"$chain\" dbgwork.debug\n"
@@ -1045,8 +1046,8 @@ static bool make_debug_root(char *host_dbg, char *bid, size_t bid_len)
 	    "ln -s \"$B/dbgsym.debug\" \"$D/usr/lib/debug/opt/bin/dbgsym.debug\"\n"
 	    "objcopy --strip-all --add-gnu-debuglink=dbgdots.debug nb dbgdots.tmp\n"
 	    "objcopy --dump-section .gnu_debuglink=link.bin dbgdots.tmp\n";
-	char *argv[8 + MAX_LIBS + 1] = {"sh", "-c", (char *)script, "sh", droot, dbuild, chain,
-					interp};
+	char *argv[8 + MAX_LIBS + 1] = {"sh",  "-c",   (char *)script, "sh",
+					droot, dbuild, chain,	       interp};
 	char blob[PATHBUF], path[PATHBUF];
 	size_t len = 0, off;
 	char *orig;
@@ -1074,9 +1075,10 @@ static bool make_debug_root(char *host_dbg, char *bid, size_t bid_len)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, blob, off + 4) != (ssize_t)(off + 4) || close(fd))
 		return false;
-	if (!shell_ok("cd %s && objcopy --remove-section .gnu_debuglink dbgdots.tmp dbgdots.nolink && "
-		      "objcopy --add-section .gnu_debuglink=dots.bin dbgdots.nolink %s/opt/bin/dbgdots",
-		      dbuild, droot))
+	if (!shell_ok(
+		"cd %s && objcopy --remove-section .gnu_debuglink dbgdots.tmp dbgdots.nolink && "
+		"objcopy --add-section .gnu_debuglink=dots.bin dbgdots.nolink %s/opt/bin/dbgdots",
+		dbuild, droot))
 		return false;
 	snprintf(path, sizeof(path), "%s/opt/bin/dbgwork", droot);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1173,30 +1175,36 @@ static void test_debug_in_root(void)
 
 		rc = run_child(argv, NULL, NULL, tpath(err, sizeof(err), "dbg.record.err"), 60);
 	}
-	CHECK(rc == 0, "record -p %s (with another debug file for build-id %s in its own "
-		       "/usr/lib/debug): exit %d", pids, bid, rc);
+	CHECK(rc == 0,
+	      "record -p %s (with another debug file for build-id %s in its own "
+	      "/usr/lib/debug): exit %d",
+	      pids, bid, rc);
 	text = slurp(folded);
 	errs = slurp(err);
 	{
 		struct dbg_stats w = dbg_stats(text, "dbgwork"), l = dbg_stats(text, "dbglink");
 		struct dbg_stats sy = dbg_stats(text, "dbgsym"), d = dbg_stats(text, "dbgdots");
 
-		printf("dbgwork: %lu samples, %lu main;a;b;c;d;leaf, %lu named from the host's file; "
-		       "dbglink: %lu, %lu; dbgsym: %lu, %lu named; dbgdots: %lu, %lu named\n",
-		       w.total, w.chain, w.host_named, l.total, l.chain, sy.total, sy.leaf_named,
-		       d.total, d.leaf_named);
-		CHECK(w.total > 0 && w.host_named == 0 && w.chain * 100 >= w.total * 95,
-		      "dbgwork (build-id): %lu of %lu samples main;a;b;c;d;leaf from the debug file "
-		      "in its root, %lu named from cfiprof's own /usr/lib/debug (want >= 95%%, 0)",
-		      w.chain, w.total, w.host_named);
+		printf(
+		    "dbgwork: %lu samples, %lu main;a;b;c;d;leaf, %lu named from the host's file; "
+		    "dbglink: %lu, %lu; dbgsym: %lu, %lu named; dbgdots: %lu, %lu named\n",
+		    w.total, w.chain, w.host_named, l.total, l.chain, sy.total, sy.leaf_named,
+		    d.total, d.leaf_named);
+		CHECK(
+		    w.total > 0 && w.host_named == 0 && w.chain * 100 >= w.total * 95,
+		    "dbgwork (build-id): %lu of %lu samples main;a;b;c;d;leaf from the debug file "
+		    "in its root, %lu named from cfiprof's own /usr/lib/debug (want >= 95%%, 0)",
+		    w.chain, w.total, w.host_named);
 		CHECK(l.total > 0 && l.chain * 100 >= l.total * 95,
 		      "dbglink (.gnu_debuglink in ROOT/usr/lib/debug/opt/bin): %lu of %lu samples "
-		      "main;a;b;c;d;leaf (want >= 95%%)", l.chain, l.total);
+		      "main;a;b;c;d;leaf (want >= 95%%)",
+		      l.chain, l.total);
 		CHECK(sy.total > 0 && sy.leaf_named == 0,
-		      "dbgsym: %lu of %lu samples named through a symlink out of its root", sy.leaf_named,
-		      sy.total);
+		      "dbgsym: %lu of %lu samples named through a symlink out of its root",
+		      sy.leaf_named, sy.total);
 		CHECK(d.total > 0 && d.leaf_named == 0,
-		      "dbgdots: %lu of %lu samples named through a .gnu_debuglink path out of its root",
+		      "dbgdots: %lu of %lu samples named through a .gnu_debuglink path out of its "
+		      "root",
 		      d.leaf_named, d.total);
 	}
 	CHECK(strstr(errs, "dbgsym.debug is a symbolic link out of the process's root"),

@@ -59,8 +59,11 @@ static bool make_tmpdir(void)
 /* argv as nobody with the unit's capabilities (or none); killed at the end. */
 static pid_t spawn_nobody(char **argv, bool caps, const char *out, const char *err)
 {
-	char *full[32] = {"setpriv",	     "--reuid=65534",	      "--regid=65534",
-			  "--clear-groups", caps ? "--inh-caps=" UNIT_CAPS : "--inh-caps=-all",
+	char *full[32] = {"setpriv",
+			  "--reuid=65534",
+			  "--regid=65534",
+			  "--clear-groups",
+			  caps ? "--inh-caps=" UNIT_CAPS : "--inh-caps=-all",
 			  caps ? "--ambient-caps=" UNIT_CAPS : "--bounding-set=-all"};
 	int n = 6;
 	pid_t pid;
@@ -232,9 +235,9 @@ static bool check_poisoning(const char *profile_text);
 
 struct attack {
 	const char *name;
-	bool (*start)(void);		     /* before the agent */
-	bool (*start_live)(const char *addr); /* once its /metrics address is known */
-	const char *counters[3];	     /* /metrics lines that must be > 0 at the end */
+	bool (*start)(void);			 /* before the agent */
+	bool (*start_live)(const char *addr);	 /* once its /metrics address is known */
+	const char *counters[3];		 /* /metrics lines that must be > 0 at the end */
 	bool (*check)(const char *profile_text); /* on `go tool pprof -traces` of each interval */
 };
 
@@ -281,8 +284,9 @@ struct chain_count {
  */
 static struct chain_count count_chain(const char *traces, const char *comm)
 {
-	static const char *const exp[] = {"_start", "__libc_start_main", "__libc_start_call_main",
-					  "main", "a", "b", "c", "d", "leaf"};
+	static const char *const exp[] = {
+	    "_start", "__libc_start_main", "__libc_start_call_main", "main", "a", "b", "c", "d",
+	    "leaf"};
 	struct chain_count cc = {0};
 	char *copy = strdup(traces), *save = NULL, *line, *frames[256], want[64];
 	int n = 0;
@@ -301,7 +305,8 @@ static struct chain_count count_chain(const char *traces, const char *comm)
 				for (int i = 0; i < n; i++)
 					if (!strcmp(rev[i], "leaf"))
 						leaf_at = i;
-				/* libc names its start differently across versions: match from main */
+				/* libc names its start differently across versions: match from main
+				 */
 				while (root < n && strcmp(rev[root], "main"))
 					root++;
 				cc.incomplete += bad;
@@ -367,8 +372,9 @@ static bool check_poisoning(const char *traces)
 			poisoned++;
 		p += 18;
 	}
-	CHECK(poisoned == 0, "build_id_poisoning: %d samples of the real library's process named "
-			     "from the fake one",
+	CHECK(poisoned == 0,
+	      "build_id_poisoning: %d samples of the real library's process named "
+	      "from the fake one",
 	      poisoned);
 	return poisoned == 0;
 }
@@ -399,7 +405,8 @@ static double proc_cpu_s(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	s = slurp(path);
 	p = strrchr(s, ')');
-	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+	if (p &&
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
 		r = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 	free(s);
 	return r;
@@ -435,8 +442,9 @@ static void test_all_attacks_at_once(void)
 {
 	char out[256], log[PATHBUF], chain[PATHBUF], addr[64] = "", path[PATHBUF];
 	char interval[16], names[64][96];
-	char *agent_argv[] = {ncfiprof, "agent", "--output-dir", out, "--interval", interval, "-d",
-			      "60", "--metrics-addr", "127.0.0.1:0", "-F", "99", NULL};
+	char *agent_argv[] = {
+	    ncfiprof, "agent",		"--output-dir", out,  "--interval", interval, "-d",
+	    "60",     "--metrics-addr", "127.0.0.1:0",	"-F", "99",	    NULL};
 	char *ordinary[] = {chain, "60", NULL};
 	char *body = NULL, *traces = NULL;
 	double t0, elapsed, cpu0 = 0, cpu1 = -1, stop_s; /* CPU from its start: loads included */
@@ -474,7 +482,8 @@ static void test_all_attacks_at_once(void)
 
 	sleep_s(SUITE_S);
 	/* the last scrape: a slow client may hold a slot a moment, so a few tries */
-	for (int i = 0; i < 5 && addr[0] && !(body && strstr(body, "cfiprof_intervals_total")); i++) {
+	for (int i = 0; i < 5 && addr[0] && !(body && strstr(body, "cfiprof_intervals_total"));
+	     i++) {
 		free(body);
 		body = http_get(addr, "/metrics");
 		if (!body || !strstr(body, "cfiprof_intervals_total"))
@@ -558,8 +567,8 @@ int main(int argc, char **argv)
 	const char *o = getenv("OUT") ? getenv("OUT") : "build";
 	char rel[PATH_MAX], cmd[PATH_MAX * 4];
 	const char *cfiprof;
-	static const char *const copied[] = {"chain", "hostile_fifo", "faults_churn", "jit_spin",
-					     "dlopen", "libdl_target.so"};
+	static const char *const copied[] = {"chain",	 "hostile_fifo", "faults_churn",
+					     "jit_spin", "dlopen",	 "libdl_target.so"};
 
 	harness_init(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
