@@ -45,6 +45,13 @@ const struct agent_option agent_options[] = {
      "tables of an object no process maps stay loaded this long, for the next process of the "
      "same program (default 30s; 0 unloads at once)",
      OPT_SECONDS, OFF(table_idle_ttl), true, 0, 86400},
+    {"defer-stack", 1023, "SIZE",
+     "bytes of user stack a sample taken before its process's tables are loaded carries, so "
+     "that its walk is finished once they are (default 64K, at most 256K; 0: off)",
+     OPT_SIZE, OFF(defer_stack), true, 0, DEFER_STACK_MAX},
+    {"defer-budget", 1024, "SIZE",
+     "stack bytes copied per second at most (default: a quarter of all samples at full size)",
+     OPT_SIZE, OFF(defer_budget), true, 0, 1e12},
     {"metrics-addr", 1004, "HOST:PORT",
      "Prometheus metrics on http://HOST:PORT/metrics (default 127.0.0.1:9491; off disables)",
      OPT_STR, OFF(metrics_addr), true, 0, 0},
@@ -105,6 +112,7 @@ void agent_config_defaults(struct agent_config *c)
 	c->table_rows = 4u << 20;
 	c->max_processes = 8192;
 	c->table_idle_ttl = SESSION_TABLE_IDLE_TTL;
+	c->defer_stack = SESSION_DEFER_STACK;
 	c->interval = 60;
 	c->retain_age = 24 * 3600;
 	c->retain_bytes = 1ull << 30;

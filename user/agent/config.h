@@ -28,6 +28,8 @@ struct agent_config {
 	uint64_t max_table_bytes; /* tables in the maps; least recently sampled go first */
 	uint32_t max_processes;	  /* live processes with tables loaded; same order */
 	double table_idle_ttl;	  /* unused objects' tables stay this long */
+	uint64_t defer_stack;	  /* stack bytes a tables-pending sample carries (0: off) */
+	uint64_t defer_budget;	  /* of those per second (0: from the rate) */
 	char *metrics_addr;  /* host:port, "off" to disable */
 	char *log_file;	     /* NULL: stderr */
 	/* changeable by SIGHUP */

@@ -7,6 +7,11 @@
 #include "user/cli/target_opts.h"
 #include "user/track/cgroups.h"
 
+enum {
+	OPT_DEFER_STACK = 512,
+	OPT_DEFER_BUDGET,
+};
+
 static const struct argp_option target_options[] = {
 	{NULL, 0, NULL, 0, "What to sample:", 1},
 	{"pid", 'p', "PID[,PID...]", 0, "these processes (all their threads)", 1},
@@ -22,6 +27,13 @@ static const struct argp_option target_options[] = {
 	 "stop after SECONDS (also 500ms, 2m, 1h; default: until stopped)", 1},
 	{"kernel", 'k', NULL, 0, "kernel stacks too (default)", 1},
 	{"user-only", 'u', NULL, 0, "no kernel stacks", 1},
+	{NULL, 0, NULL, 0, "Samples taken before a process's tables are loaded:", 4},
+	{"defer-stack", OPT_DEFER_STACK, "SIZE", 0,
+	 "bytes of user stack such a sample carries, so that its walk is finished once the tables "
+	 "are in (default 64K, at most 256K; 0: off, the sample stays tables-pending)",
+	 4},
+	{"defer-budget", OPT_DEFER_BUDGET, "SIZE", 0,
+	 "stack bytes copied per second at most (default: a quarter of all samples at full size)", 4},
 	{},
 };
 
@@ -30,6 +42,7 @@ static error_t parse_target(int key, char *arg, struct argp_state *state)
 	struct target_opts *t = state->input;
 	struct session_opts *so = t->so;
 	char *tok, *save = NULL;
+	double size;
 	uint32_t v;
 
 	switch (key) {
@@ -63,6 +76,16 @@ static error_t parse_target(int key, char *arg, struct argp_state *state)
 		break;
 	case 'k':
 		so->kernel = true;
+		break;
+	case OPT_DEFER_STACK:
+		if (parse_size(arg, &size) || size > DEFER_STACK_MAX)
+			argp_error(state, "invalid --defer-stack '%s' (0..256K)", arg);
+		so->defer_stack = (uint32_t)size;
+		break;
+	case OPT_DEFER_BUDGET:
+		if (parse_size(arg, &size) || size < DEFER_CHUNK || size > 1e12)
+			argp_error(state, "invalid --defer-budget '%s' (4K..1T per second)", arg);
+		so->defer_budget = (uint64_t)size;
 		break;
 	case 'u':
 		so->kernel = false;

@@ -32,6 +32,19 @@ static void on_signal(int sig)
 }
 
 
+/* A sample walked by the kernel, or finished in user space: the same from here on. */
+static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size)
+{
+	struct session *s = ctx;
+	int ok;
+
+	pthread_mutex_lock(&s->agg_lock);
+	ok = agg_add(&s->agg, r, size) == 0;
+	pthread_mutex_unlock(&s->agg_lock);
+	if (ok)
+		proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
+}
+
 static int handle_record(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -40,18 +53,14 @@ static int handle_record(void *ctx, void *data, size_t size)
 	if (size < sizeof(uint32_t))
 		return 0;
 	switch (ev->type) {
-	case RECORD_SAMPLE: {
-		const struct cfi_sample_record *r = data;
-		int ok;
-
+	case RECORD_SAMPLE:
 		s->records++;
-		pthread_mutex_lock(&s->agg_lock);
-		ok = agg_add(&s->agg, r, size) == 0;
-		pthread_mutex_unlock(&s->agg_lock);
-		if (ok)
-			proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
+		add_sample(s, data, size);
 		break;
-	}
+	case RECORD_DEFERRED:
+		s->records++;
+		deferred_queue_add(&s->deferred, data, size);
+		break;
 	case RECORD_REQUEST:
 	case RECORD_EXEC:
 	case RECORD_EXIT:
@@ -89,6 +98,7 @@ static void *consumer_main(void *arg)
 			fprintf(stderr, "cfiprof: ring buffer: %s\n", strerror(-err));
 			break;
 		}
+		deferred_queue_run(&s->deferred, mono_ns(), false);
 	}
 	return NULL;
 }
@@ -148,6 +158,22 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f)
+{
+	const struct deferred_stats *d = &s->deferred.stats;
+
+	fprintf(f,
+		"cfiprof: deferred: %" PRIu64 " samples waited for their tables with a stack copy (%.1f "
+		"KiB each on average), %" PRIu64 " finished in user space (slowest after %.0f ms); "
+		"kept tables-pending: %" PRIu64 " process gone, %" PRIu64 " tables not ready in time, "
+		"%" PRIu64 " queue full, %" PRIu64 " over the copy budget, %" PRIu64
+		" no ring-buffer room\n",
+		c[CNT_DEFERRED],
+		c[CNT_DEFERRED] ? (double)c[CNT_DEFER_BYTES] / 1024.0 / (double)c[CNT_DEFERRED] : 0.0,
+		d->finished, (double)d->latency_ns_max / 1e6, d->gave_up_gone, d->gave_up_timeout,
+		d->gave_up_full, c[CNT_DEFER_BUDGET], c[CNT_DEFER_LOST]);
+}
+
 void session_print_summary(struct session *s, FILE *f)
 {
 	uint64_t c[CNT_MAX] = {0};
@@ -164,8 +190,11 @@ void session_print_summary(struct session *s, FILE *f)
 	hits = c[CNT_CACHE_HIT];
 	misses = c[CNT_CACHE_MISS];
 	lost = c[CNT_LOST_RINGBUF];
-	for (i = 0; i < STOP_REASON_MAX; i++)
+	/* walks finished (or given up) in user space count under the reason they ended with */
+	for (i = 0; i < STOP_REASON_MAX; i++) {
+		c[CNT_STOP_BASE + i] += s->deferred.stats.by_reason[i];
 		stops += c[CNT_STOP_BASE + i];
+	}
 	fprintf(f, "cfiprof: %.1f s, %" PRIu64 " samples (%" PRIu64 " written, %" PRIu64
 			" lost: ring buffer full), %" PRIu64 " received\n",
 		secs, c[CNT_SAMPLES], c[CNT_WRITTEN], lost, s->agg.samples);
@@ -192,6 +221,8 @@ void session_print_summary(struct session *s, FILE *f)
 		ts.idle_reused, ts.rows_peak,
 		ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads, tr.reloads, tr.exits,
 		tr.vanished);
+	if (c[CNT_DEFERRED] || c[CNT_DEFER_BUDGET] || c[CNT_DEFER_LOST])
+		session_print_deferred(s, c, f);
 	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)
 		fprintf(f,
 			"cfiprof: losses: %" PRIu64 " events (ring buffer), %" PRIu64
@@ -225,9 +256,28 @@ void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, 
 	*lost = c[CNT_LOST_RINGBUF];
 }
 
+/*
+ * Deferred samples wait at most this long for their tables (a cold libLLVM
+ * builds in ~120 ms, slower under load), and hold at most this many bytes.
+ */
+#define DEFERRED_TIMEOUT_NS  (5ull * 1000 * 1000 * 1000)
+#define DEFERRED_QUEUE_BYTES (64ull << 20)
+
+/*
+ * Stack-copy bytes per second when not set: a quarter of all samples at full
+ * size, enough for every sample of a process starting on each CPU at once.
+ */
+static uint64_t defer_budget_default(const struct session_opts *o)
+{
+	int cpus = libbpf_num_possible_cpus();
+
+	return (uint64_t)o->freq * (uint64_t)(cpus > 0 ? cpus : 1) * o->defer_stack / 4 + DEFER_CHUNK;
+}
+
 int session_start(struct session *s, const struct session_opts *o)
 {
 	struct loader_opts lo = {0};
+	struct walk_maps maps;
 	int err, i;
 
 	memset(s, 0, sizeof(*s));
@@ -261,9 +311,23 @@ int session_start(struct session *s, const struct session_opts *o)
 	lo.freq = o->freq;
 	lo.rows_max = o->rows_max;
 	lo.ringbuf_bytes = o->ringbuf_bytes;
+	/* whole pages: the copy is made a page at a time */
+	lo.defer_stack_bytes = (o->defer_stack + DEFER_CHUNK - 1) & ~(uint32_t)(DEFER_CHUNK - 1);
+	lo.defer_bytes_per_sec = o->defer_budget ? o->defer_budget : defer_budget_default(o);
 	err = loader_open(&s->ld, &lo);
 	if (err)
 		return err;
+	walk_maps_from_bpf(&maps, &s->walk_fds, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
+			   s->ld.rules_max);
+	s->walk_fds.procs_fd = s->ld.procs_fd;
+	s->walk_fds.mappings_fd = s->ld.mappings_fd;
+	s->walk_fds.pages_fd = s->ld.pages_fd;
+	if (deferred_queue_init(&s->deferred, &maps, o->max_frames, DEFERRED_QUEUE_BYTES,
+				DEFERRED_TIMEOUT_NS, add_sample, s)) {
+		fprintf(stderr, "cfiprof: out of memory\n");
+		return -ENOMEM;
+	}
+	s->deferred_ready = true;
 	err = table_store_init(&s->ts, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
 			       s->ld.rules_max, s->ld.pages_fd);
 	s->ts_ready = !err;
@@ -380,6 +444,9 @@ void session_stop(struct session *s)
 		ring_buffer__consume(s->rb);
 	if (s->pt) {
 		proc_tracker_drain(s->pt);
+		/* the loads the last deferred samples asked for are done: finish them */
+		if (s->deferred_ready)
+			deferred_queue_run(&s->deferred, mono_ns(), true);
 		proc_tracker_stop(s->pt, false);
 	}
 }
@@ -398,6 +465,8 @@ void session_free(struct session *s)
 		waitpid(s->child, &s->child_status, 0);
 	}
 	ring_buffer__free(s->rb);
+	if (s->deferred_ready)
+		deferred_queue_free(&s->deferred);
 	proc_tracker_free(s->pt);
 	agg_free(&s->agg);
 	if (s->ts_ready)
