@@ -101,6 +101,35 @@ static void header(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* Samples taken before their tables were loaded, by what became of them. */
+static void render_deferred(struct session *s, const uint64_t *c, FILE *f)
+{
+	/* plain counters of the consumer thread: a torn read is off by one sample at worst */
+	struct deferred_stats d = s->deferred.stats;
+
+	header(f, "cfiprof_deferred_samples_total", "counter",
+	       "Tables-pending samples: finished in user space from a stack copy, or kept "
+	       "tables-pending and why.");
+	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"finished\"} %" PRIu64 "\n",
+		d.finished);
+	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"process_gone\"} %" PRIu64 "\n",
+		d.gave_up_gone);
+	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"timeout\"} %" PRIu64 "\n",
+		d.gave_up_timeout);
+	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"queue_full\"} %" PRIu64 "\n",
+		d.gave_up_full);
+	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"over_budget\"} %" PRIu64 "\n",
+		c[CNT_DEFER_BUDGET]);
+	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"no_ring_room\"} %" PRIu64 "\n",
+		c[CNT_DEFER_LOST]);
+	metric(f, "cfiprof_deferred_stack_bytes_total", "counter",
+	       "User stack bytes copied for deferred samples.", (double)c[CNT_DEFER_BYTES]);
+	metric(f, "cfiprof_deferred_waiting", "gauge", "Deferred samples waiting for their tables.",
+	       (double)d.waiting);
+	metric(f, "cfiprof_deferred_waiting_bytes", "gauge",
+	       "Bytes held by deferred samples waiting for their tables.", (double)d.bytes);
+}
+
 int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 {
 	struct session *s = src->s;
@@ -112,7 +141,7 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	uint32_t tracked, retained;
 	int i;
 
-	loader_read_counters(&s->ld, c);
+	session_read_counters(s, c);
 	proc_tracker_stats(s->pt, &tr);
 	proc_tracker_counts(s->pt, &tracked, &retained);
 	pthread_mutex_lock(&s->agg_lock);
@@ -133,6 +162,7 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	for (i = 0; i < STOP_REASON_MAX; i++)
 		fprintf(f, "cfiprof_walks_total{reason=\"%s\"} %" PRIu64 "\n", stop_reason_name(i),
 			c[CNT_STOP_BASE + i]);
+	render_deferred(s, c, f);
 	metric(f, "cfiprof_user_frames_total", "counter", "User frames unwound.",
 	       (double)c[CNT_FRAMES]);
 	metric(f, "cfiprof_fp_frames_total", "counter", "User frames unwound with frame pointers.",

@@ -158,6 +158,16 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+void session_read_counters(struct session *s, uint64_t c[CNT_MAX])
+{
+	int i;
+
+	loader_read_counters(&s->ld, c);
+	/* walks finished (or given up) in user space count under the reason they ended with */
+	for (i = 0; i < STOP_REASON_MAX; i++)
+		c[CNT_STOP_BASE + i] += s->deferred.stats.by_reason[i];
+}
+
 static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f)
 {
 	const struct deferred_stats *d = &s->deferred.stats;
@@ -185,16 +195,13 @@ void session_print_summary(struct session *s, FILE *f)
 	struct proc *p;
 	int i;
 
-	loader_read_counters(&s->ld, c);
+	session_read_counters(s, c);
 	proc_tracker_stats(s->pt, &tr);
 	hits = c[CNT_CACHE_HIT];
 	misses = c[CNT_CACHE_MISS];
 	lost = c[CNT_LOST_RINGBUF];
-	/* walks finished (or given up) in user space count under the reason they ended with */
-	for (i = 0; i < STOP_REASON_MAX; i++) {
-		c[CNT_STOP_BASE + i] += s->deferred.stats.by_reason[i];
+	for (i = 0; i < STOP_REASON_MAX; i++)
 		stops += c[CNT_STOP_BASE + i];
-	}
 	fprintf(f, "cfiprof: %.1f s, %" PRIu64 " samples (%" PRIu64 " written, %" PRIu64
 			" lost: ring buffer full), %" PRIu64 " received\n",
 		secs, c[CNT_SAMPLES], c[CNT_WRITTEN], lost, s->agg.samples);
@@ -250,7 +257,7 @@ void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, 
 {
 	uint64_t c[CNT_MAX] = {0};
 
-	loader_read_counters(&s->ld, c);
+	session_read_counters(s, c);
 	*samples = c[CNT_SAMPLES];
 	*complete = c[CNT_STOP_BASE + STOP_COMPLETE];
 	*lost = c[CNT_LOST_RINGBUF];

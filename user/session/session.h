@@ -93,6 +93,8 @@ void session_wait(struct session *s, double deadline, void (*tick)(struct sessio
 /* Detaches the perf events and drains everything that was sampled. */
 void session_stop(struct session *s);
 void session_print_summary(struct session *s, FILE *f);
+/* The BPF counters, walks finished in user space (deferred) counted under their final reason. */
+void session_read_counters(struct session *s, uint64_t c[CNT_MAX]);
 void session_free(struct session *s);
 /* Sums the counters: samples taken, complete, lost (for progress lines). */
 void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, uint64_t *lost);
