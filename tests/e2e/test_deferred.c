@@ -24,17 +24,17 @@
 #include "tests/lib/harness.h"
 #include "tests/lib/http_client.h"
 
-#define PROG "defer_late"
+#define PROG	"defer_late"
 #define SECONDS "1.2"
 
-static const char *const chain[] = {"_start",	 "__libc_start_main", "__libc_start_call_main",
-				    "main",	 "big_entry",	      "big_b",
-				    "big_c",	 "big_leaf"};
+static const char *const chain[] = {"_start", "__libc_start_main", "__libc_start_call_main",
+				    "main",   "big_entry",	   "big_b",
+				    "big_c",  "big_leaf"};
 #define NCHAIN ((int)(sizeof(chain) / sizeof(chain[0])))
 
 struct run_result {
 	struct stats st;
-	uint64_t pending;		/* samples of PROG left tables-pending */
+	uint64_t pending;	     /* samples of PROG left tables-pending */
 	uint64_t deferred, finished; /* from the summary */
 	uint64_t over_budget;
 	uint64_t all_samples, received; /* every comm in the folded file; the summary's count */
@@ -141,11 +141,13 @@ static bool record(const char *name, char *const extra[], struct run_result *r)
 static void check_all_finished(const char *name, const struct run_result *r)
 {
 	CHECK(r->st.samples > 100, "%s: only %" PRIu64 " samples of " PROG, name, r->st.samples);
-	CHECK(r->deferred > 0, "%s: no sample was deferred: the tables were ready before the "
-			       "program ran in the library (the test shows nothing)",
+	CHECK(r->deferred > 0,
+	      "%s: no sample was deferred: the tables were ready before the "
+	      "program ran in the library (the test shows nothing)",
 	      name);
-	CHECK(r->finished == r->deferred, "%s: %" PRIu64 " of %" PRIu64 " deferred samples finished",
-	      name, r->finished, r->deferred);
+	CHECK(r->finished == r->deferred,
+	      "%s: %" PRIu64 " of %" PRIu64 " deferred samples finished", name, r->finished,
+	      r->deferred);
 	CHECK(r->pending == 0, "%s: %" PRIu64 " samples still tables-pending", name, r->pending);
 	CHECK(reason_count(&r->st, "stack-copy-short") == 0 &&
 		  reason_count(&r->st, "no-mapping") == 0,
@@ -205,7 +207,7 @@ static void test_agent_metrics(void)
 {
 	char addr[64], out[PATH_MAX], err[PATH_MAX], prog[PATH_MAX + 32], *body = NULL;
 	char *argv[] = {(char *)cfiprof_bin, "agent", "-F", "999", "--interval", "1s",
-			"--metrics-addr", addr, "-o", out, NULL};
+			"--metrics-addr",    addr,    "-o", out,   NULL};
 	char *pargv[] = {prog, "3", NULL};
 	double finished = -1, pending = -1;
 	bool timed_out = false;
@@ -228,7 +230,8 @@ static void test_agent_metrics(void)
 	sleep(1);
 	body = http_get(addr, "/metrics");
 	if (body) {
-		finished = metric_value(body, "cfiprof_deferred_samples_total{outcome=\"finished\"}");
+		finished =
+		    metric_value(body, "cfiprof_deferred_samples_total{outcome=\"finished\"}");
 		pending = metric_value(body, "cfiprof_walks_total{reason=\"tables-pending\"}");
 	}
 	free(body);

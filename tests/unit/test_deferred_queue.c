@@ -15,11 +15,11 @@
 #include "tests/lib/replay.h"
 #include "user/unwind/deferred_queue.h"
 
-#define PID  77
-#define PC   0x401234ull
-#define SP   0x7ff000001010ull
-#define NS   1000000ull /* 1 ms */
-#define KPC  0xffffffff81000000ull
+#define PID 77
+#define PC  0x401234ull
+#define SP  0x7ff000001010ull
+#define NS  1000000ull /* 1 ms */
+#define KPC 0xffffffff81000000ull
 
 struct emitted {
 	int n, deferred, pending, complete;
@@ -47,8 +47,12 @@ static void world(struct replay_env *env)
 	static struct cfi_rule rules[2];
 	static struct cfi_row rows[1] = {{0, 1}};
 	static struct cfi_page pages[1] = {{0x40, 0, 1}};
-	struct cfi_table t = {
-	    .rules = rules, .nr_rules = 2, .rows = rows, .nr_rows = 1, .pages = pages, .nr_pages = 1};
+	struct cfi_table t = {.rules = rules,
+			      .nr_rules = 2,
+			      .rows = rows,
+			      .nr_rows = 1,
+			      .pages = pages,
+			      .nr_pages = 1};
 
 	memset(rules, 0, sizeof(rules));
 	rules[1].cfa_kind = CFI_CFA_RSP;
@@ -108,8 +112,8 @@ static void test_finished_once_mappings_read(void)
 	setup(&q, &env, &e, 1 << 20);
 	deferred_queue_add(&q, buf, record(buf, 100 * NS));
 	deferred_queue_run(&q, 101 * NS, false);
-	CHECK(e.n == 0 && q.stats.waiting == 1, "unknown process: handed on (%d) instead of waiting",
-	      e.n);
+	CHECK(e.n == 0 && q.stats.waiting == 1,
+	      "unknown process: handed on (%d) instead of waiting", e.n);
 	/* mappings read before the sample: its library may not be in them */
 	env.proc_known = 1;
 	env.proc.loaded_ns = 99 * NS;
@@ -122,7 +126,8 @@ static void test_finished_once_mappings_read(void)
 	CHECK(e.n == 0, "finished while the process's keys were being rewritten");
 	env.proc.flags = 0;
 	deferred_queue_run(&q, 104 * NS, false);
-	CHECK(e.n == 1 && e.deferred == 1 && e.complete == 1 && e.nr_user == 1 && e.kernel_pc == KPC,
+	CHECK(e.n == 1 && e.deferred == 1 && e.complete == 1 && e.nr_user == 1 &&
+		  e.kernel_pc == KPC,
 	      "want one finished complete sample with its kernel pc: %d emitted, %d deferred, %d "
 	      "complete",
 	      e.n, e.deferred, e.complete);

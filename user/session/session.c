@@ -31,7 +31,6 @@ static void on_signal(int sig)
 	session_stop_requested = 1;
 }
 
-
 /* A sample walked by the kernel, or finished in user space: the same from here on. */
 static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size)
 {
@@ -68,7 +67,7 @@ static int handle_record(void *ctx, void *data, size_t size)
 		if (size >= sizeof(*ev))
 			proc_tracker_request(s->pt, ev->pid,
 					     ev->type == RECORD_REQUEST ? WORK_LOAD
-					     : ev->type == RECORD_EXEC  ? WORK_EXEC
+					     : ev->type == RECORD_EXEC	? WORK_EXEC
 									: WORK_EXIT,
 					     ev->time_ns);
 		break;
@@ -172,16 +171,73 @@ static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f
 {
 	const struct deferred_stats *d = &s->deferred.stats;
 
-	fprintf(f,
-		"cfiprof: deferred: %" PRIu64 " samples waited for their tables with a stack copy (%.1f "
-		"KiB each on average), %" PRIu64 " finished in user space (slowest after %.0f ms); "
-		"kept tables-pending: %" PRIu64 " process gone, %" PRIu64 " tables not ready in time, "
-		"%" PRIu64 " queue full, %" PRIu64 " over the copy budget, %" PRIu64
-		" no ring-buffer room\n",
-		c[CNT_DEFERRED],
-		c[CNT_DEFERRED] ? (double)c[CNT_DEFER_BYTES] / 1024.0 / (double)c[CNT_DEFERRED] : 0.0,
-		d->finished, (double)d->latency_ns_max / 1e6, d->gave_up_gone, d->gave_up_timeout,
-		d->gave_up_full, c[CNT_DEFER_BUDGET], c[CNT_DEFER_LOST]);
+	fprintf(
+	    f,
+	    "cfiprof: deferred: %" PRIu64
+	    " samples waited for their tables with a stack copy (%.1f "
+	    "KiB each on average), %" PRIu64 " finished in user space (slowest after %.0f ms); "
+	    "kept tables-pending: %" PRIu64 " process gone, %" PRIu64 " tables not ready in time, "
+	    "%" PRIu64 " queue full, %" PRIu64 " over the copy budget, %" PRIu64
+	    " no ring-buffer room\n",
+	    c[CNT_DEFERRED],
+	    c[CNT_DEFERRED] ? (double)c[CNT_DEFER_BYTES] / 1024.0 / (double)c[CNT_DEFERRED] : 0.0,
+	    d->finished, (double)d->latency_ns_max / 1e6, d->gave_up_gone, d->gave_up_timeout,
+	    d->gave_up_full, c[CNT_DEFER_BUDGET], c[CNT_DEFER_LOST]);
+}
+
+struct first_complete {
+	uint64_t ns;
+	uint32_t pid;
+};
+
+static int by_latency_desc(const void *a, const void *b)
+{
+	const struct first_complete *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+/*
+ * Exec -> first complete stack of every process seen exec'ing, as a
+ * distribution and the slowest few: one line each would be hundreds under -a.
+ */
+static void print_first_complete(struct session *s, FILE *f)
+{
+	struct first_complete *v = NULL, *nv;
+	size_t n = 0, cap = 0, i;
+	uint32_t b;
+	struct proc *p;
+
+	for (p = proc_tracker_first(s->pt, &b); p; p = proc_tracker_next(s->pt, p, &b)) {
+		if (!p->exec_ns || !p->first_complete_ns)
+			continue;
+		if (s->opts.verbose)
+			fprintf(f, "cfiprof: pid %u: first complete stack %.1f ms after exec\n",
+				p->pid, (double)(p->first_complete_ns - p->exec_ns) / 1e6);
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n].ns = p->first_complete_ns - p->exec_ns;
+		v[n++].pid = p->pid;
+	}
+	if (n) {
+		qsort(v, n, sizeof(*v), by_latency_desc);
+		fprintf(f,
+			"cfiprof: exec -> first complete stack: %zu process%s, median %.1f ms, p90 "
+			"%.1f "
+			"ms, max %.1f ms; slowest:",
+			n, n == 1 ? "" : "es", (double)v[n / 2].ns / 1e6,
+			(double)v[n / 10].ns / 1e6, (double)v[0].ns / 1e6);
+		for (i = 0; i < n && i < 3; i++)
+			fprintf(f, " pid %u %.1f ms%s", v[i].pid, (double)v[i].ns / 1e6,
+				i + 1 < n && i < 2 ? "," : "");
+		fprintf(f, "\n");
+	}
+	free(v);
 }
 
 void session_print_summary(struct session *s, FILE *f)
@@ -191,8 +247,6 @@ void session_print_summary(struct session *s, FILE *f)
 	struct tracker_stats tr;
 	uint64_t hits, misses, stops = 0, lost, run_ns = 0, run_cnt = 0;
 	double secs = mono_sec() - s->start;
-	uint32_t b;
-	struct proc *p;
 	int i;
 
 	session_read_counters(s, c);
@@ -202,8 +256,9 @@ void session_print_summary(struct session *s, FILE *f)
 	lost = c[CNT_LOST_RINGBUF];
 	for (i = 0; i < STOP_REASON_MAX; i++)
 		stops += c[CNT_STOP_BASE + i];
-	fprintf(f, "cfiprof: %.1f s, %" PRIu64 " samples (%" PRIu64 " written, %" PRIu64
-			" lost: ring buffer full), %" PRIu64 " received\n",
+	fprintf(f,
+		"cfiprof: %.1f s, %" PRIu64 " samples (%" PRIu64 " written, %" PRIu64
+		" lost: ring buffer full), %" PRIu64 " received\n",
 		secs, c[CNT_SAMPLES], c[CNT_WRITTEN], lost, s->agg.samples);
 	fprintf(f, "cfiprof: stop reasons:");
 	for (i = 0; i < STOP_REASON_MAX; i++) {
@@ -216,7 +271,8 @@ void session_print_summary(struct session *s, FILE *f)
 		"cfiprof: rule cache hit rate %.1f%% (%" PRIu64 " hits, %" PRIu64
 		" misses), %.1f user frames per sample, %" PRIu64 " frame-pointer frames\n",
 		pct(hits, hits + misses), hits, misses,
-		s->agg.user_samples ? (double)s->agg.user_frames / (double)s->agg.user_samples : 0.0,
+		s->agg.user_samples ? (double)s->agg.user_frames / (double)s->agg.user_samples
+				    : 0.0,
 		c[CNT_FP_FRAMES]);
 	fprintf(f,
 		"cfiprof: tables: %" PRIu64 " objects loaded (%" PRIu64 " without CFI, %" PRIu64
@@ -225,9 +281,8 @@ void session_print_summary(struct session *s, FILE *f)
 		" rows and %" PRIu64 " pages in use, %" PRIu64 " rules; processes: %" PRIu64
 		" loaded, %" PRIu64 " reloaded, %" PRIu64 " exited, %" PRIu64 " vanished\n",
 		ts.objects_loaded, ts.objects_no_cfi, ts.objects_failed, ts.objects_over_budget,
-		ts.idle_reused, ts.rows_peak,
-		ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads, tr.reloads, tr.exits,
-		tr.vanished);
+		ts.idle_reused, ts.rows_peak, ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads,
+		tr.reloads, tr.exits, tr.vanished);
 	if (c[CNT_DEFERRED] || c[CNT_DEFER_BUDGET] || c[CNT_DEFER_LOST])
 		session_print_deferred(s, c, f);
 	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)
@@ -243,15 +298,11 @@ void session_print_summary(struct session *s, FILE *f)
 		fprintf(f,
 			"cfiprof: BPF run time %.0f ns per sample, %.1f ns per user frame (%" PRIu64
 			" runs, %" PRIu64 " sampled, kernel.bpf_stats_enabled)\n",
-			per_sample, frames > 0 ? per_sample / frames : 0.0, run_cnt, c[CNT_SAMPLES]);
+			per_sample, frames > 0 ? per_sample / frames : 0.0, run_cnt,
+			c[CNT_SAMPLES]);
 	}
-	for (p = proc_tracker_first(s->pt, &b); p; p = proc_tracker_next(s->pt, p, &b)) {
-		if (p->exec_ns && p->first_complete_ns)
-			fprintf(f, "cfiprof: pid %u: first complete stack %.1f ms after exec\n",
-				p->pid, (double)(p->first_complete_ns - p->exec_ns) / 1e6);
-	}
+	print_first_complete(s, f);
 }
-
 
 void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, uint64_t *lost)
 {
@@ -278,7 +329,8 @@ static uint64_t defer_budget_default(const struct session_opts *o)
 {
 	int cpus = libbpf_num_possible_cpus();
 
-	return (uint64_t)o->freq * (uint64_t)(cpus > 0 ? cpus : 1) * o->defer_stack / 4 + DEFER_CHUNK;
+	return (uint64_t)o->freq * (uint64_t)(cpus > 0 ? cpus : 1) * o->defer_stack / 4 +
+	       DEFER_CHUNK;
 }
 
 int session_start(struct session *s, const struct session_opts *o)
@@ -342,8 +394,8 @@ int session_start(struct session *s, const struct session_opts *o)
 	s->ts.max_bytes = o->max_table_bytes;
 	s->ts.idle_ttl_ns = (uint64_t)(o->table_idle_ttl * 1e9);
 	s->syms = sym_cache_new();
-	s->pt = s->syms ? proc_tracker_new(&s->ts, s->syms, s->ld.procs_fd, s->ld.mappings_fd)
-			: NULL;
+	s->pt =
+	    s->syms ? proc_tracker_new(&s->ts, s->syms, s->ld.procs_fd, s->ld.mappings_fd) : NULL;
 	if (err || !s->pt || agg_init(&s->agg, o->max_stacks)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;

@@ -15,12 +15,12 @@
 #include "user/unwind/deferred_walk.h"
 
 struct deferred_stats {
-	uint64_t received;		       /* RECORD_DEFERRED records */
-	uint64_t finished;		       /* walks finished with tables loaded after the sample */
+	uint64_t received; /* RECORD_DEFERRED records */
+	uint64_t finished; /* walks finished with tables loaded after the sample */
 	uint64_t by_reason[STOP_REASON_MAX]; /* how every handed-on sample's walk ended */
-	uint64_t gave_up_gone;		       /* process gone before its mappings were read */
-	uint64_t gave_up_timeout;	       /* mappings read, tables not ready in time */
-	uint64_t gave_up_full;		       /* queue over its byte bound */
+	uint64_t gave_up_gone;		     /* process gone before its mappings were read */
+	uint64_t gave_up_timeout;	     /* mappings read, tables not ready in time */
+	uint64_t gave_up_full;		     /* queue over its byte bound */
 	uint64_t malformed;
 	uint64_t waiting, bytes; /* now */
 	uint64_t bytes_peak;

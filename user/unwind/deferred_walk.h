@@ -17,7 +17,7 @@
 /* A RECORD_DEFERRED taken apart; the pointers are into the record. */
 struct deferred_view {
 	const struct cfi_deferred_record *d;
-	const __u8 *stack;		    /* d->stack_len bytes from d->stack_base */
+	const __u8 *stack;		     /* d->stack_len bytes from d->stack_base */
 	const struct cfi_sample_record *rec; /* the sample as far as the kernel walked it */
 	size_t rec_size;
 };
@@ -27,7 +27,8 @@ bool deferred_parse(const void *data, size_t size, struct deferred_view *v);
 
 /* Bytes of the finished sample record: room for every pc a walk may emit. */
 #define DEFERRED_RECORD_MAX                                                                        \
-	(sizeof(struct cfi_sample_record) + (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64))
+	(sizeof(struct cfi_sample_record) +                                                        \
+	 (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64))
 
 enum deferred_outcome {
 	DEFERRED_FINISHED, /* out holds the whole sample */
