@@ -163,12 +163,24 @@ static void check_all_finished(const char *name, const struct run_result *r)
 
 static void test_defer_on_and_off(void)
 {
-	char *none[] = {NULL};
+	char rec[PATH_MAX], folded[PATH_MAX], again[PATH_MAX], *a, *b;
+	char *save[] = {"--save", rec, NULL};
 	char *off[] = {"--defer-stack", "0", NULL};
+	char *report[] = {(char *)cfiprof_bin, "report", rec, "-o", again, NULL};
 	struct run_result on, old;
 
-	if (!record("off", off, &old) || !record("on", none, &on))
+	tpath(rec, sizeof(rec), "on.rec");
+	tpath(folded, sizeof(folded), "on");
+	tpath(again, sizeof(again), "on.again.folded");
+	if (!record("off", off, &old) || !record("on", save, &on))
 		return;
+	/* the recording holds the finished stacks: report renders the same profile */
+	CHECK(run(report, NULL, NULL, 60) == 0, "report %s failed", rec);
+	a = slurp(folded);
+	b = slurp(again);
+	CHECK(*a && !strcmp(a, b), "report of the recording differs from record's own output");
+	free(a);
+	free(b);
 	/* the window exists: without deferral (as before) some samples stay tables-pending */
 	CHECK(old.pending > 0 && old.deferred == 0,
 	      "--defer-stack 0: %" PRIu64 " tables-pending, %" PRIu64
