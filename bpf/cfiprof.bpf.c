@@ -470,7 +470,7 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 {
 	const __u32 stack_max = defer_stack_bytes & ~(DEFER_CHUNK - 1);
 	struct cfi_deferred_record *d;
-	__u64 base = st->sp & ~(__u64)(DEFER_CHUNK - 1), rec_size;
+	__u64 base = st->sp & ~(__u64)(DEFER_CHUNK - 1), rec_size, *changed;
 	__u8 *stack;
 	__u32 len = 0, i;
 
@@ -504,6 +504,8 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	d->ip = st->ip;
 	d->sp = st->sp;
 	d->bp = st->bp;
+	changed = bpf_map_lookup_elem(&changed_at, &st->pid);
+	d->changed_ns = changed ? *changed : 0;
 	rec_size = sizeof(*rec) + ((__u64)rec->nr_kernel + rec->nr_user) * sizeof(__u64);
 	if (rec_size > RECORD_MAX_BYTES)
 		rec_size = RECORD_MAX_BYTES;

@@ -232,6 +232,8 @@ struct cfi_deferred_record {
 	__u64 ip; /* already emitted as the last user pc (unless nr_user == 0) */
 	__u64 sp;
 	__u64 bp;
+	/* the process's mappings last changed then: the walk can finish once read after it */
+	__u64 changed_ns;
 };
 
 /* -------- per-CPU counters -------- */

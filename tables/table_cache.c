@@ -102,10 +102,11 @@ struct cfi_table_cache *cfi_table_cache_open(const char *dir, uint64_t max_bytes
 	}
 	/* anyone else who can write here could plant tables for every process */
 	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		fprintf(stderr,
-			"cfiprof: table cache %s: not used: it must be a directory owned by this user "
-			"and writable by nobody else\n",
-			dir);
+		fprintf(
+		    stderr,
+		    "cfiprof: table cache %s: not used: it must be a directory owned by this user "
+		    "and writable by nobody else\n",
+		    dir);
 		close(fd);
 		return NULL;
 	}

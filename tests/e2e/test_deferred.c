@@ -7,8 +7,8 @@
  * chain, after user space finished the walk from the stack copy; with
  * --defer-stack 0 (the behaviour before it) the same run has tables-pending
  * samples, which shows the window the test relies on is there.  Also: the
- * tail-call walker, the copy budget (refusals counted, the samples kept), and
- * the agent's metrics.
+ * tail-call walker, the copy budget (refusals counted, the samples kept), the
+ * table cache (a warm run builds nothing), and the agent's metrics.
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -214,6 +214,31 @@ static void test_budget(void)
 	      r.pending, r.over_budget);
 }
 
+/*
+ * The table cache: a cold run builds and keeps every table, a warm run takes
+ * them all from the cache, and its samples are as complete.
+ */
+static void test_table_cache(void)
+{
+	char dir[PATH_MAX], *log, *line;
+	char *cache[] = {"--table-cache", dir, NULL};
+	struct run_result cold, warm;
+	char err[PATH_MAX + 8];
+
+	tpath(dir, sizeof(dir), "tables");
+	if (!record("cold", cache, &cold) || !record("warm", cache, &warm))
+		return;
+	tpath(err, sizeof(err), "warm.err");
+	log = slurp(err);
+	line = strstr(log, "cfiprof: table cache");
+	CHECK(line && number_before(line, "hits,") >= 3 && number_before(line, "misses") == 0 &&
+		  number_before(line, "entries refused") == 0,
+	      "warm run: want every table from the cache: %s", line ? line : log);
+	CHECK(warm.pending == 0 && warm.st.complete * 1000 >= warm.st.samples * 995,
+	      "warm run: %" PRIu64 " of %" PRIu64 " complete", warm.st.complete, warm.st.samples);
+	free(log);
+}
+
 /* The agent exports what became of deferred samples. */
 static void test_agent_metrics(void)
 {
@@ -263,6 +288,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_defer_on_and_off);
 	RUN_TEST(test_tail_calls);
 	RUN_TEST(test_budget);
+	RUN_TEST(test_table_cache);
 	RUN_TEST(test_agent_metrics);
 	e2e_finish();
 	return HARNESS_DONE();

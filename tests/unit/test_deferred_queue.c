@@ -2,7 +2,7 @@
 /*
  * The queue of samples waiting for their tables (user/unwind/deferred_queue.c),
  * over a one-rule world: a sample is finished only once its process's mappings
- * were read after it was taken and its tables are in; otherwise it waits, and
+ * were read after they last changed before it and its tables are in; otherwise it waits, and
  * past the timeout (or at the end, or when the queue is full) it is handed on
  * as the kernel left it, counted by cause.  Every sample received comes out
  * exactly once; malformed records are counted.
@@ -78,6 +78,8 @@ static size_t record(uint64_t *buf, uint64_t time_ns)
 	d->ip = PC;
 	d->sp = SP;
 	d->bp_valid = 1;
+	/* the library was mapped a millisecond before the sample */
+	d->changed_ns = time_ns - NS;
 	r = (struct cfi_sample_record *)((char *)(d + 1) + DEFER_CHUNK);
 	r->type = RECORD_SAMPLE;
 	r->pid = PID;
@@ -114,13 +116,13 @@ static void test_finished_once_mappings_read(void)
 	deferred_queue_run(&q, 101 * NS, false);
 	CHECK(e.n == 0 && q.stats.waiting == 1,
 	      "unknown process: handed on (%d) instead of waiting", e.n);
-	/* mappings read before the sample: its library may not be in them */
+	/* mappings read before they changed (the library's mmap): it may not be in them */
 	env.proc_known = 1;
-	env.proc.loaded_ns = 99 * NS;
+	env.proc.loaded_ns = 98 * NS;
 	deferred_queue_run(&q, 102 * NS, false);
-	CHECK(e.n == 0, "finished with mappings read before the sample");
-	/* read after it, but user space is still rewriting the keys */
-	env.proc.loaded_ns = 101 * NS;
+	CHECK(e.n == 0, "finished with mappings read before they changed");
+	/* read after the change (even before the sample), but the keys are being rewritten */
+	env.proc.loaded_ns = 99 * NS + 1;
 	env.proc.flags = CFI_PROC_UPDATING;
 	deferred_queue_run(&q, 103 * NS, false);
 	CHECK(e.n == 0, "finished while the process's keys were being rewritten");

@@ -21,9 +21,9 @@
 #include "tests/lib/harness.h"
 #include "tables/table_cache.h"
 
-#define LIBC_PATH  "/lib/x86_64-linux-gnu/libc.so.6"
-#define LLVM_PATH  "/usr/lib/llvm-14/lib/libLLVM-14.so"
-#define LIBC_KEY   "libc-key@1:2:3:4"
+#define LIBC_PATH "/lib/x86_64-linux-gnu/libc.so.6"
+#define LLVM_PATH "/usr/lib/llvm-14/lib/libLLVM-14.so"
+#define LIBC_KEY  "libc-key@1:2:3:4"
 
 static char dir[64];
 
@@ -224,15 +224,17 @@ static void test_byte_bound(void)
 		usleep(20 * 1000);
 		/* k1 is used after each store: the others go first */
 		if (i > 1)
-			CHECK(cfi_table_cache_load(c, "k1", &back) == 0, "k1 evicted though in use");
+			CHECK(cfi_table_cache_load(c, "k1", &back) == 0,
+			      "k1 evicted though in use");
 		cfi_table_free(back);
 		back = NULL;
 		/* mtimes are the order: keep them apart */
 		usleep(20 * 1000);
 	}
 	cfi_table_cache_stats(c, &st);
-	CHECK(st.bytes <= one * 5 / 2 && st.evicted >= 3, "bound: %lu bytes (bound %lu), %lu evicted",
-	      (unsigned long)st.bytes, (unsigned long)(one * 5 / 2), (unsigned long)st.evicted);
+	CHECK(st.bytes <= one * 5 / 2 && st.evicted >= 3,
+	      "bound: %lu bytes (bound %lu), %lu evicted", (unsigned long)st.bytes,
+	      (unsigned long)(one * 5 / 2), (unsigned long)st.evicted);
 	CHECK(cfi_table_cache_load(c, "k4", &back) == 0, "the newest entry was evicted");
 	cfi_table_free(back);
 	cfi_table_cache_close(c);

@@ -130,6 +130,26 @@ static void render_deferred(struct session *s, const uint64_t *c, FILE *f)
 	       "Bytes held by deferred samples waiting for their tables.", (double)d.bytes);
 }
 
+static void render_table_cache(struct cfi_table_cache *tc, FILE *f)
+{
+	struct cfi_table_cache_stats cs;
+
+	cfi_table_cache_stats(tc, &cs);
+	metric(f, "cfiprof_table_cache_hits_total", "counter",
+	       "Objects whose tables were read from the table cache.", (double)cs.hits);
+	metric(f, "cfiprof_table_cache_misses_total", "counter",
+	       "Objects not in the table cache: built, then kept.", (double)cs.misses);
+	metric(
+	    f, "cfiprof_table_cache_refused_total", "counter",
+	    "Table cache entries that failed a check (damaged, other version, invalid): removed.",
+	    (double)cs.refused);
+	metric(f, "cfiprof_table_cache_evicted_total", "counter",
+	       "Table cache entries removed to stay within --table-cache-size.",
+	       (double)cs.evicted);
+	metric(f, "cfiprof_table_cache_bytes", "gauge", "Bytes in the table cache.",
+	       (double)cs.bytes);
+}
+
 int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 {
 	struct session *s = src->s;
@@ -163,6 +183,8 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 		fprintf(f, "cfiprof_walks_total{reason=\"%s\"} %" PRIu64 "\n", stop_reason_name(i),
 			c[CNT_STOP_BASE + i]);
 	render_deferred(s, c, f);
+	if (s->table_cache)
+		render_table_cache(s->table_cache, f);
 	metric(f, "cfiprof_user_frames_total", "counter", "User frames unwound.",
 	       (double)c[CNT_FRAMES]);
 	metric(f, "cfiprof_fp_frames_total", "counter", "User frames unwound with frame pointers.",
@@ -178,9 +200,10 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       hits + misses ? (double)hits / (double)(hits + misses) : 0.0);
 	metric(f, "cfiprof_tables_loaded", "gauge", "Objects whose unwind tables are in the maps.",
 	       (double)(ts.objects_loaded - ts.objects_unloaded));
-	metric(f, "cfiprof_tables_idle", "gauge",
-	       "Objects no process maps, kept loaded for --table-idle-ttl (counted in tables_loaded).",
-	       (double)ts.idle_now);
+	metric(
+	    f, "cfiprof_tables_idle", "gauge",
+	    "Objects no process maps, kept loaded for --table-idle-ttl (counted in tables_loaded).",
+	    (double)ts.idle_now);
 	metric(f, "cfiprof_tables_idle_reused_total", "counter",
 	       "Idle objects mapped again by a new process: tables ready, nothing rebuilt.",
 	       (double)ts.idle_reused);
@@ -190,9 +213,10 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_tables_failed_total", "counter",
 	       "Objects whose tables could not be built or loaded (frame pointers used).",
 	       (double)ts.objects_failed);
-	metric(f, "cfiprof_tables_over_budget_total", "counter",
-	       "Objects refused by the table build budget: time, FDEs or rows (frame pointers used).",
-	       (double)ts.objects_over_budget);
+	metric(
+	    f, "cfiprof_tables_over_budget_total", "counter",
+	    "Objects refused by the table build budget: time, FDEs or rows (frame pointers used).",
+	    (double)ts.objects_over_budget);
 	metric(f, "cfiprof_tables_rows_full_total", "counter",
 	       "Objects that did not fit the rows map (--table-rows).", (double)ts.rows_full);
 	metric(f, "cfiprof_table_bytes", "gauge",
@@ -204,7 +228,8 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	header(f, "cfiprof_evictions_total", "counter",
 	       "Least recently sampled processes unloaded to respect a cap (loaded again when "
 	       "sampled again).");
-	fprintf(f, "cfiprof_evictions_total{cap=\"max_processes\"} %" PRIu64 "\n", tr.evicted_procs);
+	fprintf(f, "cfiprof_evictions_total{cap=\"max_processes\"} %" PRIu64 "\n",
+		tr.evicted_procs);
 	fprintf(f, "cfiprof_evictions_total{cap=\"table_bytes\"} %" PRIu64 "\n", tr.evicted_tables);
 	metric(f, "cfiprof_mapped_files_refused_total", "counter",
 	       "Mapped paths that name a FIFO, a device, a symlink or another file than the one "

@@ -89,7 +89,8 @@ static void *consumer_main(void *arg)
 	/* requests for unknown mappings pass through here: do not queue behind the workload */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
 	while (!s->consumer_stop) {
-		err = ring_buffer__poll(s->rb, 100);
+		/* samples waiting for their tables are finished within ~10 ms of them */
+		err = ring_buffer__poll(s->rb, s->deferred.stats.waiting ? 10 : 100);
 		/* samples are submitted without a wakeup until enough are pending */
 		if (err >= 0)
 			err = ring_buffer__consume(s->rb);
@@ -285,6 +286,17 @@ void session_print_summary(struct session *s, FILE *f)
 		tr.reloads, tr.exits, tr.vanished);
 	if (c[CNT_DEFERRED] || c[CNT_DEFER_BUDGET] || c[CNT_DEFER_LOST])
 		session_print_deferred(s, c, f);
+	if (s->table_cache) {
+		struct cfi_table_cache_stats cs;
+
+		cfi_table_cache_stats(s->table_cache, &cs);
+		fprintf(f,
+			"cfiprof: table cache %s: %" PRIu64 " hits, %" PRIu64 " misses (%" PRIu64
+			" tables kept), %" PRIu64 " entries refused, %" PRIu64
+			" evicted, %.1f MiB on disk\n",
+			s->opts.table_cache, cs.hits, cs.misses, cs.stores, cs.refused, cs.evicted,
+			(double)cs.bytes / (1 << 20));
+	}
 	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)
 		fprintf(f,
 			"cfiprof: losses: %" PRIu64 " events (ring buffer), %" PRIu64
@@ -401,6 +413,12 @@ int session_start(struct session *s, const struct session_opts *o)
 		return -ENOMEM;
 	}
 	proc_tracker_set_max_procs(s->pt, o->max_procs);
+	/* a cache that cannot be used safely is said so and skipped: tables are built */
+	if (o->table_cache[0]) {
+		s->table_cache = cfi_table_cache_open(
+		    o->table_cache, o->table_cache_bytes ? o->table_cache_bytes : SESSION_TABLE_CACHE_BYTES);
+		proc_tracker_set_table_cache(s->pt, s->table_cache);
+	}
 	s->rb = ring_buffer__new(s->ld.events_fd, handle_record, s, NULL);
 	if (!s->rb) {
 		err = -errno;
@@ -527,6 +545,7 @@ void session_free(struct session *s)
 	if (s->deferred_ready)
 		deferred_queue_free(&s->deferred);
 	proc_tracker_free(s->pt);
+	cfi_table_cache_close(s->table_cache);
 	agg_free(&s->agg);
 	if (s->ts_ready)
 		table_store_destroy(&s->ts);

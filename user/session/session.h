@@ -28,6 +28,8 @@
 
 /* Stack bytes a tables-pending sample carries by default: deep C++ (clang) needs ~64 KiB. */
 #define SESSION_DEFER_STACK (64 * 1024)
+/* Table cache bound: libLLVM's tables take ~3.5 MB, a distribution's libraries ~100 MB. */
+#define SESSION_TABLE_CACHE_BYTES (256ull << 20)
 
 struct session_opts {
 	uint32_t pids[SESSION_MAX_PIDS];
@@ -48,6 +50,8 @@ struct session_opts {
 	uint32_t ringbuf_bytes; /* 0: the default (8 MiB) */
 	uint32_t defer_stack;	/* stack bytes a tables-pending sample carries (0: off) */
 	uint64_t defer_budget;	/* bytes of those per second (0: from the rate, see session.c) */
+	char table_cache[PATH_MAX]; /* compiled tables kept here ("": no cache) */
+	uint64_t table_cache_bytes; /* its bound (0: SESSION_TABLE_CACHE_BYTES) */
 	bool no_inherit; /* -p / COMMAND only, not the processes they fork */
 	bool verbose;
 };
@@ -64,6 +68,7 @@ struct session {
 	struct aggregator agg;
 	struct ring_buffer *rb;
 	struct walk_maps_bpf walk_fds;
+	struct cfi_table_cache *table_cache;
 	struct deferred_queue deferred; /* consumer thread only (until it is joined) */
 	bool deferred_ready;
 	pthread_t consumer;

@@ -81,16 +81,17 @@ void deferred_queue_add(struct deferred_queue *q, const void *data, size_t size)
 }
 
 /*
- * Whether user space has read the process's mappings since the sample: only
- * then can the tables a walk needs be in the maps (or never come).
+ * Whether user space has read the process's mappings since they last changed
+ * before the sample (exec, the mmap of a library): only then can the tables
+ * the walk needs be in the maps (or never come).
  */
-static bool mappings_read_after(struct deferred_queue *q, const struct cfi_sample_record *r,
+static bool mappings_read_after(struct deferred_queue *q, const struct deferred_view *v,
 				bool *known)
 {
 	struct cfi_proc_val pv;
 
-	*known = q->maps.ops->proc(q->maps.ctx, r->pid, &pv);
-	return *known && !(pv.flags & CFI_PROC_UPDATING) && pv.loaded_ns >= r->time_ns;
+	*known = q->maps.ops->proc(q->maps.ctx, v->rec->pid, &pv);
+	return *known && !(pv.flags & CFI_PROC_UPDATING) && pv.loaded_ns >= v->d->changed_ns;
 }
 
 /* true when the item is done with (handed on). */
@@ -101,7 +102,7 @@ static bool try_item(struct deferred_queue *q, struct deferred_item *it, uint64_
 	bool known, expired = final || now_ns - r->time_ns >= q->timeout_ns;
 	size_t size;
 
-	if (mappings_read_after(q, r, &known) &&
+	if (mappings_read_after(q, &it->v, &known) &&
 	    deferred_walk(&q->maps, &it->v, q->max_frames, q->out, &size) == DEFERRED_FINISHED) {
 		q->stats.finished++;
 		if (now_ns > r->time_ns && now_ns - r->time_ns > q->stats.latency_ns_max)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Samples waiting for their tables: RECORD_DEFERRED records held (bounded in
- * bytes) until the process's mappings have been read after the sample was
- * taken, then finished with deferred_walk() and handed on as if the kernel
+ * bytes) until the process's mappings have been read after they last changed
+ * before the sample (its exec, the mmap of a library), then finished with deferred_walk() and handed on as if the kernel
  * had walked them.  Those that cannot be finished (the process is gone, its
  * tables never came, the queue is full) are handed on as the kernel left them,
  * tables-pending, and counted by cause.  Nothing is dropped.
@@ -51,7 +51,7 @@ void deferred_queue_free(struct deferred_queue *q);
 void deferred_queue_add(struct deferred_queue *q, const void *data, size_t size);
 /*
  * Finishes the queued samples whose process's mappings were read after they
- * were taken; gives up on those older than the timeout (now_ns: bpf clock),
+ * last changed before the sample; gives up on those older than the timeout (now_ns: bpf clock),
  * or on all that cannot be finished now when final.
  */
 void deferred_queue_run(struct deferred_queue *q, uint64_t now_ns, bool final);
