@@ -139,13 +139,11 @@ static void render_table_cache(struct cfi_table_cache *tc, FILE *f)
 	       "Objects whose tables were read from the table cache.", (double)cs.hits);
 	metric(f, "cfiprof_table_cache_misses_total", "counter",
 	       "Objects not in the table cache: built, then kept.", (double)cs.misses);
-	metric(
-	    f, "cfiprof_table_cache_refused_total", "counter",
-	    "Table cache entries that failed a check (damaged, other version, invalid): removed.",
-	    (double)cs.refused);
+	metric(f, "cfiprof_table_cache_refused_total", "counter",
+	       "Table cache entries that failed a check (damaged, other version): removed.",
+	       (double)cs.refused);
 	metric(f, "cfiprof_table_cache_evicted_total", "counter",
-	       "Table cache entries removed to stay within --table-cache-size.",
-	       (double)cs.evicted);
+	       "Table cache entries removed to stay within --table-cache-size.", (double)cs.evicted);
 	metric(f, "cfiprof_table_cache_bytes", "gauge", "Bytes in the table cache.",
 	       (double)cs.bytes);
 }
@@ -200,10 +198,9 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       hits + misses ? (double)hits / (double)(hits + misses) : 0.0);
 	metric(f, "cfiprof_tables_loaded", "gauge", "Objects whose unwind tables are in the maps.",
 	       (double)(ts.objects_loaded - ts.objects_unloaded));
-	metric(
-	    f, "cfiprof_tables_idle", "gauge",
-	    "Objects no process maps, kept loaded for --table-idle-ttl (counted in tables_loaded).",
-	    (double)ts.idle_now);
+	metric(f, "cfiprof_tables_idle", "gauge",
+	       "Objects no process maps, kept loaded for --table-idle-ttl (counted in tables_loaded).",
+	       (double)ts.idle_now);
 	metric(f, "cfiprof_tables_idle_reused_total", "counter",
 	       "Idle objects mapped again by a new process: tables ready, nothing rebuilt.",
 	       (double)ts.idle_reused);
@@ -213,10 +210,9 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_tables_failed_total", "counter",
 	       "Objects whose tables could not be built or loaded (frame pointers used).",
 	       (double)ts.objects_failed);
-	metric(
-	    f, "cfiprof_tables_over_budget_total", "counter",
-	    "Objects refused by the table build budget: time, FDEs or rows (frame pointers used).",
-	    (double)ts.objects_over_budget);
+	metric(f, "cfiprof_tables_over_budget_total", "counter",
+	       "Objects refused by the table build budget: time, FDEs or rows (frame pointers used).",
+	       (double)ts.objects_over_budget);
 	metric(f, "cfiprof_tables_rows_full_total", "counter",
 	       "Objects that did not fit the rows map (--table-rows).", (double)ts.rows_full);
 	metric(f, "cfiprof_table_bytes", "gauge",
@@ -228,8 +224,7 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	header(f, "cfiprof_evictions_total", "counter",
 	       "Least recently sampled processes unloaded to respect a cap (loaded again when "
 	       "sampled again).");
-	fprintf(f, "cfiprof_evictions_total{cap=\"max_processes\"} %" PRIu64 "\n",
-		tr.evicted_procs);
+	fprintf(f, "cfiprof_evictions_total{cap=\"max_processes\"} %" PRIu64 "\n", tr.evicted_procs);
 	fprintf(f, "cfiprof_evictions_total{cap=\"table_bytes\"} %" PRIu64 "\n", tr.evicted_tables);
 	metric(f, "cfiprof_mapped_files_refused_total", "counter",
 	       "Mapped paths that name a FIFO, a device, a symlink or another file than the one "

@@ -67,7 +67,7 @@ static int handle_record(void *ctx, void *data, size_t size)
 		if (size >= sizeof(*ev))
 			proc_tracker_request(s->pt, ev->pid,
 					     ev->type == RECORD_REQUEST ? WORK_LOAD
-					     : ev->type == RECORD_EXEC	? WORK_EXEC
+					     : ev->type == RECORD_EXEC  ? WORK_EXEC
 									: WORK_EXIT,
 					     ev->time_ns);
 		break;
@@ -228,9 +228,8 @@ static void print_first_complete(struct session *s, FILE *f)
 	if (n) {
 		qsort(v, n, sizeof(*v), by_latency_desc);
 		fprintf(f,
-			"cfiprof: exec -> first complete stack: %zu process%s, median %.1f ms, p90 "
-			"%.1f "
-			"ms, max %.1f ms; slowest:",
+			"cfiprof: exec -> first complete stack: %zu process%s, median %.1f ms, "
+			"p90 %.1f ms, max %.1f ms; slowest:",
 			n, n == 1 ? "" : "es", (double)v[n / 2].ns / 1e6,
 			(double)v[n / 10].ns / 1e6, (double)v[0].ns / 1e6);
 		for (i = 0; i < n && i < 3; i++)
@@ -257,9 +256,8 @@ void session_print_summary(struct session *s, FILE *f)
 	lost = c[CNT_LOST_RINGBUF];
 	for (i = 0; i < STOP_REASON_MAX; i++)
 		stops += c[CNT_STOP_BASE + i];
-	fprintf(f,
-		"cfiprof: %.1f s, %" PRIu64 " samples (%" PRIu64 " written, %" PRIu64
-		" lost: ring buffer full), %" PRIu64 " received\n",
+	fprintf(f, "cfiprof: %.1f s, %" PRIu64 " samples (%" PRIu64 " written, %" PRIu64
+			" lost: ring buffer full), %" PRIu64 " received\n",
 		secs, c[CNT_SAMPLES], c[CNT_WRITTEN], lost, s->agg.samples);
 	fprintf(f, "cfiprof: stop reasons:");
 	for (i = 0; i < STOP_REASON_MAX; i++) {
@@ -272,8 +270,7 @@ void session_print_summary(struct session *s, FILE *f)
 		"cfiprof: rule cache hit rate %.1f%% (%" PRIu64 " hits, %" PRIu64
 		" misses), %.1f user frames per sample, %" PRIu64 " frame-pointer frames\n",
 		pct(hits, hits + misses), hits, misses,
-		s->agg.user_samples ? (double)s->agg.user_frames / (double)s->agg.user_samples
-				    : 0.0,
+		s->agg.user_samples ? (double)s->agg.user_frames / (double)s->agg.user_samples : 0.0,
 		c[CNT_FP_FRAMES]);
 	fprintf(f,
 		"cfiprof: tables: %" PRIu64 " objects loaded (%" PRIu64 " without CFI, %" PRIu64
@@ -282,8 +279,9 @@ void session_print_summary(struct session *s, FILE *f)
 		" rows and %" PRIu64 " pages in use, %" PRIu64 " rules; processes: %" PRIu64
 		" loaded, %" PRIu64 " reloaded, %" PRIu64 " exited, %" PRIu64 " vanished\n",
 		ts.objects_loaded, ts.objects_no_cfi, ts.objects_failed, ts.objects_over_budget,
-		ts.idle_reused, ts.rows_peak, ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads,
-		tr.reloads, tr.exits, tr.vanished);
+		ts.idle_reused, ts.rows_peak,
+		ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads, tr.reloads, tr.exits,
+		tr.vanished);
 	if (c[CNT_DEFERRED] || c[CNT_DEFER_BUDGET] || c[CNT_DEFER_LOST])
 		session_print_deferred(s, c, f);
 	if (s->table_cache) {
@@ -310,8 +308,7 @@ void session_print_summary(struct session *s, FILE *f)
 		fprintf(f,
 			"cfiprof: BPF run time %.0f ns per sample, %.1f ns per user frame (%" PRIu64
 			" runs, %" PRIu64 " sampled, kernel.bpf_stats_enabled)\n",
-			per_sample, frames > 0 ? per_sample / frames : 0.0, run_cnt,
-			c[CNT_SAMPLES]);
+			per_sample, frames > 0 ? per_sample / frames : 0.0, run_cnt, c[CNT_SAMPLES]);
 	}
 	print_first_complete(s, f);
 }
@@ -406,8 +403,8 @@ int session_start(struct session *s, const struct session_opts *o)
 	s->ts.max_bytes = o->max_table_bytes;
 	s->ts.idle_ttl_ns = (uint64_t)(o->table_idle_ttl * 1e9);
 	s->syms = sym_cache_new();
-	s->pt =
-	    s->syms ? proc_tracker_new(&s->ts, s->syms, s->ld.procs_fd, s->ld.mappings_fd) : NULL;
+	s->pt = s->syms ? proc_tracker_new(&s->ts, s->syms, s->ld.procs_fd, s->ld.mappings_fd)
+			: NULL;
 	if (err || !s->pt || agg_init(&s->agg, o->max_stacks)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
