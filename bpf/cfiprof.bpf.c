@@ -29,6 +29,12 @@ const volatile __u64 request_interval_ns = 100000000; /* per-pid RECORD_REQUEST 
  * consume on a timer (ring_buffer__consume) to pick up the rest.
  */
 const volatile __u64 wakeup_bytes = 256 * 1024;
+/*
+ * Deferred unwinding: a tables-pending sample carries this many bytes of user
+ * stack (a multiple of DEFER_CHUNK, 0: off), within defer_bytes_per_sec.
+ */
+const volatile __u32 defer_stack_bytes = 0;
+const volatile __u64 defer_bytes_per_sec = 0;
 
 /* ---- maps ---- */
 struct {
@@ -134,6 +140,19 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } changed_at SEC(".maps");
+
+/* Stack bytes copied in the current one-second window, across CPUs (approximate by design). */
+struct defer_window {
+	__u64 start_ns;
+	__u64 bytes;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct defer_window);
+} defer_budget SEC(".maps");
 
 /* The tail-call path's walk state and record, per CPU (struct tc_scratch: below walker.h). */
 struct {
@@ -289,13 +308,15 @@ static __always_inline __u64 sample_wakeup_flags(void)
 									     : BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void walk_finished(struct walker_state *st)
+static __always_inline void walk_finished(struct walker_state *st, bool deferred)
 {
 	walker_count(CNT_CACHE_HIT, st->cache_hits);
 	walker_count(CNT_CACHE_MISS, st->cache_misses);
 	walker_count(CNT_FRAMES, st->nr);
 	walker_count(CNT_FP_FRAMES, st->nr_fp);
-	walker_count(CNT_STOP_BASE + (st->reason < STOP_REASON_MAX ? st->reason : 0), 1);
+	/* a deferred walk is counted by user space, under the reason it finally stops with */
+	if (!deferred)
+		walker_count(CNT_STOP_BASE + (st->reason < STOP_REASON_MAX ? st->reason : 0), 1);
 }
 
 static __always_inline void walk_requests(struct walker_state *st)
@@ -363,8 +384,10 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
 	 * unwind until the new image's tables are in.
 	 */
 	else if ((flags & SAMPLE_IN_KERNEL) && bpf_core_field_exists(task->in_execve) &&
-		 BPF_CORE_READ_BITFIELD(task, in_execve))
+		 BPF_CORE_READ_BITFIELD(task, in_execve)) {
+		st->flags |= SAMPLE_IN_EXECVE;
 		walker_stop(st, STOP_TABLES_PENDING);
+	}
 	return nr_kernel;
 }
 
@@ -403,6 +426,96 @@ static __always_inline void sample_end(struct cfi_sample_record *rec, struct wal
 	rec->pad = 0;
 }
 
+/* ---- deferred unwinding: samples the kernel cannot finish yet ---- */
+
+/*
+ * Only a walk that stopped for lack of tables can be finished later; inside
+ * execve the registers may belong to the image being replaced.
+ */
+static __always_inline bool defer_wanted(const struct walker_state *st)
+{
+	return defer_stack_bytes && st->reason == STOP_TABLES_PENDING &&
+	       !(st->flags & SAMPLE_IN_EXECVE);
+}
+
+/* Takes need bytes of this second's copy budget; false when it is spent. */
+static __always_inline bool defer_budget_take(__u64 need)
+{
+	struct defer_window *w;
+	__u32 zero = 0;
+	__u64 now;
+
+	w = bpf_map_lookup_elem(&defer_budget, &zero);
+	if (!w)
+		return false;
+	now = bpf_ktime_get_ns();
+	/* CPUs race on the window reset: the budget may be exceeded by a copy or two */
+	if (now - w->start_ns >= 1000000000ULL) {
+		w->start_ns = now;
+		w->bytes = 0;
+	}
+	if (w->bytes + need > defer_bytes_per_sec)
+		return false;
+	__sync_fetch_and_add(&w->bytes, need);
+	return true;
+}
+
+/*
+ * Sends rec (already complete) with the walker state and a copy of the user
+ * stack from the page holding sp upwards, as one RECORD_DEFERRED.  Returns
+ * true when it went out; then rec itself must not be sent.
+ */
+static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
+					  const struct walker_state *st)
+{
+	const __u32 stack_max = defer_stack_bytes & ~(DEFER_CHUNK - 1);
+	struct cfi_deferred_record *d;
+	__u64 base = st->sp & ~(__u64)(DEFER_CHUNK - 1), rec_size, *changed;
+	__u8 *stack;
+	__u32 len = 0, i;
+
+	if (stack_max > DEFER_STACK_MAX)
+		return false;
+	if (!defer_budget_take(stack_max)) {
+		walker_count(CNT_DEFER_BUDGET, 1);
+		return false;
+	}
+	d = bpf_ringbuf_reserve(&events, sizeof(*d) + stack_max + RECORD_MAX_BYTES, 0);
+	if (!d) {
+		walker_count(CNT_DEFER_LOST, 1);
+		return false;
+	}
+	stack = (__u8 *)(d + 1);
+	for (i = 0; i < DEFER_STACK_MAX / DEFER_CHUNK; i++) {
+		if (len >= stack_max)
+			break;
+		/* the stack ends at its mapping's top: keep what was readable */
+		if (bpf_probe_read_user(stack + len, DEFER_CHUNK, (const void *)(base + len)))
+			break;
+		len += DEFER_CHUNK;
+	}
+	d->type = RECORD_DEFERRED;
+	d->stack_max = stack_max;
+	d->stack_base = base;
+	d->stack_len = len;
+	d->nr_signal = st->nr_signal;
+	d->bp_valid = st->bp_valid;
+	d->ip_is_ra = st->ip_is_ra;
+	d->ip = st->ip;
+	d->sp = st->sp;
+	d->bp = st->bp;
+	changed = bpf_map_lookup_elem(&changed_at, &st->pid);
+	d->changed_ns = changed ? *changed : 0;
+	rec_size = sizeof(*rec) + ((__u64)rec->nr_kernel + rec->nr_user) * sizeof(__u64);
+	if (rec_size > RECORD_MAX_BYTES)
+		rec_size = RECORD_MAX_BYTES;
+	bpf_probe_read_kernel(stack + stack_max, rec_size, rec);
+	bpf_ringbuf_submit(d, sample_wakeup_flags());
+	walker_count(CNT_DEFERRED, 1);
+	walker_count(CNT_DEFER_BYTES, len);
+	return true;
+}
+
 /* ---- bpf_loop strategy: walk straight into the reservation ---- */
 
 struct loop_ctx {
@@ -422,6 +535,7 @@ static __always_inline int sample_with_loop(struct bpf_perf_event_data *ctx, __u
 	struct cfi_sample_record *rec;
 	struct loop_ctx lc;
 	__u32 nr_kernel;
+	bool deferred;
 
 	rec = bpf_ringbuf_reserve(
 	    &events, sizeof(*rec) + (MAX_KERNEL_FRAMES + max_user_frames) * sizeof(__u64), 0);
@@ -438,9 +552,13 @@ static __always_inline int sample_with_loop(struct bpf_perf_event_data *ctx, __u
 	if (!lc.st.done)
 		walker_stop(&lc.st, STOP_TRUNCATED);
 	sample_end(rec, &lc.st, nr_kernel);
-	bpf_ringbuf_submit(rec, sample_wakeup_flags());
+	deferred = defer_wanted(&lc.st) && emit_deferred(rec, &lc.st);
+	if (deferred)
+		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
+	else
+		bpf_ringbuf_submit(rec, sample_wakeup_flags());
 	walker_count(CNT_WRITTEN, 1);
-	walk_finished(&lc.st);
+	walk_finished(&lc.st, deferred);
 	walk_requests(&lc.st);
 	return 0;
 }
@@ -452,6 +570,7 @@ static __always_inline void tc_output(struct tc_scratch *s)
 	struct cfi_sample_record *rec = (struct cfi_sample_record *)s->record;
 	__u64 size;
 	__u32 nr_kernel = rec->nr_kernel, nr;
+	bool deferred;
 
 	if (nr_kernel > MAX_KERNEL_FRAMES)
 		nr_kernel = MAX_KERNEL_FRAMES;
@@ -464,13 +583,14 @@ static __always_inline void tc_output(struct tc_scratch *s)
 	size = sizeof(*rec) + (nr_kernel + nr) * sizeof(__u64);
 	if (size > RECORD_MAX_BYTES)
 		size = RECORD_MAX_BYTES;
+	deferred = defer_wanted(&s->st) && emit_deferred(rec, &s->st);
 	/* one copy: a reservation cannot be held across tail calls */
-	if (bpf_ringbuf_output(&events, s->record, size, sample_wakeup_flags())) {
+	if (!deferred && bpf_ringbuf_output(&events, s->record, size, sample_wakeup_flags())) {
 		walker_count(CNT_LOST_RINGBUF, 1);
 		return;
 	}
 	walker_count(CNT_WRITTEN, 1);
-	walk_finished(&s->st);
+	walk_finished(&s->st, deferred);
 	walk_requests(&s->st);
 }
 

@@ -158,6 +158,7 @@ enum cfi_stop_reason {
 	STOP_FP_BROKEN = 6,	  /* frame-pointer chain left the stack */
 	STOP_TABLES_PENDING = 7,  /* process or object tables not loaded yet */
 	STOP_NO_USER = 8,	  /* kernel thread: no user stack */
+	STOP_STACK_COPY = 9,	  /* deferred walk went past the copied stack bytes */
 	STOP_REASON_MAX,
 };
 
@@ -168,11 +169,14 @@ enum cfi_record_type {
 	RECORD_REQUEST = 2, /* unknown pid or mapping: please load it */
 	RECORD_EXEC = 3,
 	RECORD_EXIT = 4,
+	RECORD_DEFERRED = 5, /* struct cfi_deferred_record: user space finishes the walk */
 };
 
 enum cfi_sample_flags {
 	SAMPLE_IN_KERNEL = 1 << 0, /* sample interrupted kernel mode */
 	SAMPLE_SIGNAL = 1 << 1,	   /* the walk crossed a signal frame */
+	SAMPLE_IN_EXECVE = 1 << 2, /* inside execve: the registers may be the old image's */
+	SAMPLE_DEFERRED = 1 << 3,  /* finished in user space from a stack copy */
 };
 
 #define MAX_KERNEL_FRAMES 127
@@ -205,6 +209,33 @@ struct cfi_event_record {
 	char comm[COMM_LEN];
 };
 
+/*
+ * A sample whose walk stopped for lack of tables (tables-pending): the walker
+ * state where it stopped and a copy of the user stack, so that user space can
+ * finish the walk with the same walker once the tables are loaded.  Layout:
+ *   struct cfi_deferred_record
+ *   __u8 stack[stack_max]             stack_len valid bytes from stack_base
+ *   struct cfi_sample_record + pcs    the sample as far as the kernel walked it
+ * stack_max is the program's setting, so the sample sits at a fixed offset.
+ */
+#define DEFER_CHUNK 4096		 /* stack bytes are copied a page at a time */
+#define DEFER_STACK_MAX (256 * 1024) /* upper bound for --defer-stack */
+
+struct cfi_deferred_record {
+	__u32 type; /* RECORD_DEFERRED */
+	__u32 stack_max;
+	__u64 stack_base; /* user address of stack[0], page aligned, <= sp */
+	__u32 stack_len;  /* bytes copied: a multiple of DEFER_CHUNK, 0 if none */
+	__u16 nr_signal;  /* walker state where the kernel stopped ... */
+	__u8 bp_valid;
+	__u8 ip_is_ra;
+	__u64 ip; /* already emitted as the last user pc (unless nr_user == 0) */
+	__u64 sp;
+	__u64 bp;
+	/* the process's mappings last changed then: the walk can finish once read after it */
+	__u64 changed_ns;
+};
+
 /* -------- per-CPU counters -------- */
 
 enum cfi_counter_id {
@@ -219,6 +250,10 @@ enum cfi_counter_id {
 	CNT_REQUESTS,
 	CNT_REQUESTS_LIMITED, /* suppressed by the rate limit */
 	CNT_FILTERED,	      /* not the target pid / cgroup */
+	CNT_DEFERRED,	      /* tables-pending samples sent with a stack copy */
+	CNT_DEFER_BUDGET,     /* ... sent without one: over the bytes-per-second budget */
+	CNT_DEFER_LOST,	      /* ... sent without one: no ring-buffer room for the copy */
+	CNT_DEFER_BYTES,      /* stack bytes copied */
 	CNT_STOP_BASE,	      /* + enum cfi_stop_reason */
 	CNT_MAX = CNT_STOP_BASE + STOP_REASON_MAX,
 };

@@ -500,7 +500,7 @@ def run(prof, argv, freq, tag, analyze=True, extra=()):
     if prof == "cfiprof":
         m = re.search(r"cfiprof: [0-9.]+ s, (\d+) samples", err)
         res["samples"] = int(m.group(1)) if m else 0
-        m = re.search(r"first complete stack ([0-9.]+) ms after exec", err)
+        m = re.search(r"exec -> first complete stack: \d+ processes, median ([0-9.]+) ms", err)
         res["first_ms"] = float(m.group(1)) if m else None
         m = re.search(r"rule cache hit rate ([0-9.]+)%", err)
         res["hit"] = float(m.group(1)) if m else None
@@ -653,7 +653,8 @@ def host_and_latency():
     rec = os.path.join(WORK, "all.rec")
     err = open(os.path.join(WORK, "all.err"), "w")
     prog_before = max([x["id"] for x in json.loads(sh(["bpftool", "-j", "prog", "show"]).stdout or "[]")] or [0])
-    p = subprocess.Popen([CFIPROF, "record", "-a", "-F", "999", "-d", "12", "--save", rec, "-o", "/dev/null"],
+    # -v: one "first complete stack" line per process, not only the distribution
+    p = subprocess.Popen([CFIPROF, "record", "-v", "-a", "-F", "999", "-d", "12", "--save", rec, "-o", "/dev/null"],
                          stderr=err, stdout=subprocess.DEVNULL)
     time.sleep(3)  # load the BPF program and every running process's tables
     pids = []

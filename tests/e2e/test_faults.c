@@ -49,6 +49,7 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/harness.h"
+#include "user/symbolize/frame_names.h"
 
 #define MAX_FRAMES    2048
 #define PATHBUF	      (PATH_MAX + 256)
@@ -220,16 +221,12 @@ struct summary {
 	uint64_t procs_loaded, procs_reloaded, procs_exited, procs_vanished;
 };
 
-static const char *const reason_names[STOP_REASON_MAX] = {
-    "complete",		 "truncated",	    "no-mapping",     "no-rule",      "unsupported-rule",
-    "unreadable-memory", "fp-chain-broken", "tables-pending", "kernel-thread"};
-
 static int reason_id(const char *name)
 {
 	int i;
 
 	for (i = 0; i < STOP_REASON_MAX; i++) {
-		if (!strcmp(name, reason_names[i]))
+		if (!strcmp(name, stop_reason_name(i)))
 			return i;
 	}
 	return -1;
@@ -481,7 +478,7 @@ static void check_accounting(const struct run *r, struct summary *s, struct fold
 	       s->ev_lost, s->queue_dropped, s->malformed);
 	for (i = 0; i < STOP_REASON_MAX; i++) {
 		if (s->stops[i])
-			printf(" %s %lu", reason_names[i], s->stops[i]);
+			printf(" %s %lu", stop_reason_name(i), s->stops[i]);
 	}
 	printf("; max %u user frames (limit %u); %.1f s\n", rs->max_user, r->max_frames, r->secs);
 	CHECK(s->found, "%s: no summary line on stderr", r->tag);
@@ -652,7 +649,7 @@ static void expect_chain(const struct run *r, const char *comm, const char *cons
 	       exp[nexp - 1], cs.chain_ok, cs.chain_bad, cs.unknown);
 	for (i = 1; i < STOP_REASON_MAX; i++) {
 		if (cs.reasons[i])
-			printf("; %s %lu", reason_names[i], cs.reasons[i]);
+			printf("; %s %lu", stop_reason_name(i), cs.reasons[i]);
 	}
 	printf("\n");
 	CHECK(cs.samples >= min_samples, "%s: comm %s: %lu samples (want >= %lu)", r->tag, comm,
@@ -1005,12 +1002,12 @@ static void test_badstack(bool tail_calls)
 		hit = c->by_reason[bc->reason];
 		printf("%s: %-11s %4lu samples, %4lu %s (want %s), %lu complete, %lu no-mapping / "
 		       "tables-pending; user frames %u..%u\n",
-		       r.tag, bc->comm, c->samples, hit, reason_names[bc->reason],
-		       reason_names[bc->reason], c->by_reason[STOP_COMPLETE], c->samples - settled,
+		       r.tag, bc->comm, c->samples, hit, stop_reason_name(bc->reason),
+		       stop_reason_name(bc->reason), c->by_reason[STOP_COMPLETE], c->samples - settled,
 		       c->min_user, c->max_user);
 		CHECK(settled && hit * 100 >= settled * 95,
 		      "%s: %s: %lu of %lu samples stopped as %s", r.tag, bc->comm, hit, settled,
-		      reason_names[bc->reason]);
+		      stop_reason_name(bc->reason));
 		/* complete: only before the corruption, i.e. under thread_main */
 		rooted_bad = complete_not_rooted(r.folded, bc->comm, thread_root, N(thread_root),
 						 first, sizeof(first));
@@ -1022,7 +1019,7 @@ static void test_badstack(bool tail_calls)
 		CHECK(!hit || (c->min_user_reason[bc->reason] == want &&
 			       c->max_user_reason[bc->reason] == want),
 		      "%s: %s: %s stacks have %u..%u user frames, want %u", r.tag, bc->comm,
-		      reason_names[bc->reason], c->min_user_reason[bc->reason],
+		      stop_reason_name(bc->reason), c->min_user_reason[bc->reason],
 		      c->max_user_reason[bc->reason], want);
 		CHECK(c->max_user <= r.max_frames, "%s: %s: %u user frames > --max-frames %u",
 		      r.tag, bc->comm, c->max_user, r.max_frames);

@@ -34,10 +34,10 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/e2e.h"
+#include "tests/lib/folded_stats.h"
 #include "tests/lib/harness.h"
 
 #define MAX_FRAMES 2048
-#define LD_SO "/lib64/ld-linux-x86-64.so.2"
 #define RECURSE_DEPTH 300
 #define PATHBUF (PATH_MAX + 256) /* a directory (PATH_MAX) plus a file name */
 
@@ -89,167 +89,12 @@ static int expected_chain(const struct prog *p, const char **out, int max)
 
 /* ---- folded output ---- */
 
-struct stats {
-	uint64_t samples, complete;
-	uint64_t reasons[16]; /* incomplete samples by reason, names below */
-	char reason_names[16][40];
-	int nr_reasons;
-	uint64_t with_leaf, chain_ok, chain_bad, other_comm;
-	uint64_t reach_root; /* same "reaches the root" test as the peers */
-	uint64_t complete_rootless; /* called complete, yet the root frame is no entry point */
-	char first_bad[1024], first_rootless[1024];
-};
-
-static void add_reason(struct stats *st, const char *name, uint64_t count)
-{
-	int i;
-
-	for (i = 0; i < st->nr_reasons; i++) {
-		if (!strcmp(st->reason_names[i], name)) {
-			st->reasons[i] += count;
-			return;
-		}
-	}
-	if (st->nr_reasons < 16) {
-		snprintf(st->reason_names[st->nr_reasons], sizeof(st->reason_names[0]), "%s", name);
-		st->reasons[st->nr_reasons++] = count;
-	}
-}
-
-/* The peers' completeness test, on user frames root first or leaf first (order does not matter). */
-static bool reaches_root(char **frames, int n)
-{
-	bool has_main = false, has_libc = false, has_thread = false;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		if (!strcmp(frames[i], "main"))
-			has_main = true;
-		else if (!strcmp(frames[i], "__libc_start_call_main") || !strcmp(frames[i], "_start"))
-			has_libc = true;
-		else if (!strcmp(frames[i], "start_thread") || !strcmp(frames[i], "clone3"))
-			has_thread = true;
-	}
-	return (has_main && has_libc) || has_thread;
-}
-
-/* The ELF entry point of the dynamic loader, read from its header; 0 if unreadable. */
-static uint64_t ld_so_entry(void)
-{
-	static uint64_t entry = 1;
-	Elf64_Ehdr eh;
-	int fd;
-
-	if (entry != 1)
-		return entry;
-	entry = 0;
-	fd = open(LD_SO, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
-	    !memcmp(eh.e_ident, ELFMAG, SELFMAG))
-		entry = eh.e_entry;
-	if (fd >= 0)
-		close(fd);
-	return entry;
-}
-
-/*
- * Is the root frame of a stack an entry point: _start (the program's, or
- * ld.so's), a thread's clone?  ld.so's _start is a NOTYPE symbol, which
- * cfiprof does not name: there it is "ld-linux-x86-64.so.2+0xOFF" just past
- * the ELF entry.
- */
-static bool is_entry_frame(const char *f)
-{
-	unsigned long off;
-
-	if (!strcmp(f, "_start") || !strcmp(f, "clone3") || !strcmp(f, "clone"))
-		return true;
-	return sscanf(f, "ld-linux-x86-64.so.2+0x%lx", &off) == 1 && ld_so_entry() &&
-	       off - ld_so_entry() < 16;
-}
-
 static int parse_folded(const struct prog *p, const char *path, const char *comm, struct stats *st)
 {
 	const char *exp[MAX_FRAMES];
 	int nexp = expected_chain(p, exp, MAX_FRAMES);
-	FILE *f = fopen(path, "re");
-	char *line = NULL, *frames[MAX_FRAMES];
-	size_t cap = 0;
-	ssize_t len;
 
-	if (!f)
-		return -1;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		char *sp, *tok, *save = NULL, *rest;
-		uint64_t count;
-		bool incomplete = false;
-		int n = 0, i, leaf_at = -1;
-
-		if (line[len - 1] == '\n')
-			line[--len] = 0;
-		sp = strrchr(line, ' ');
-		if (!sp)
-			continue;
-		*sp = 0;
-		count = strtoull(sp + 1, NULL, 10);
-		rest = line;
-		tok = strtok_r(rest, ";", &save);
-		if (!tok)
-			continue;
-		if (strcmp(tok, comm)) {
-			st->other_comm += count;
-			continue;
-		}
-		st->samples += count;
-		while ((tok = strtok_r(NULL, ";", &save))) {
-			size_t tl = strlen(tok);
-
-			if (!strncmp(tok, "[incomplete: ", 13)) {
-				char reason[40];
-
-				snprintf(reason, sizeof(reason), "%.*s", (int)(tl - 14), tok + 13);
-				add_reason(st, reason, count);
-				incomplete = true;
-				continue;
-			}
-			if (tl >= 4 && !strcmp(tok + tl - 4, "_[k]"))
-				continue; /* kernel frame */
-			if (n < MAX_FRAMES)
-				frames[n++] = tok;
-		}
-		if (reaches_root(frames, n))
-			st->reach_root += count;
-		if (incomplete)
-			continue;
-		st->complete += count;
-		/* cfiprof's word for complete, checked against where the walk ended */
-		if (!n || !is_entry_frame(frames[0])) {
-			st->complete_rootless += count;
-			if (!st->first_rootless[0])
-				join_frames(st->first_rootless, sizeof(st->first_rootless),
-					       frames, n);
-		}
-		for (i = 0; i < n; i++) {
-			if (!strcmp(frames[i], p->leaf)) {
-				leaf_at = i;
-				break;
-			}
-		}
-		if (leaf_at < 0)
-			continue;
-		st->with_leaf += count;
-		/* root .. leaf exactly as expected; below the leaf only what the leaf calls */
-		if (chain_is(frames, n, leaf_at, exp, nexp)) {
-			st->chain_ok += count;
-		} else {
-			st->chain_bad += count;
-			if (!st->first_bad[0])
-				join_frames(st->first_bad, sizeof(st->first_bad), frames, n);
-		}
-	}
-	free(line);
-	fclose(f);
-	return 0;
+	return folded_stats_read(path, comm, p->leaf, exp, nexp, st);
 }
 
 /* ---- the saved recording: call-site check ---- */

@@ -17,6 +17,7 @@
 
 #include "bpf/cfiprof_abi.h"
 #include "tables/cfi_table.h"
+#include "user/unwind/walk_maps.h"
 
 #define REPLAY_MAX_RULES 65536
 
@@ -199,27 +200,38 @@ static inline struct cfi_proc_val *walker_lookup_proc(__u32 pid)
 	return &replay_cur->proc;
 }
 
-static inline struct cfi_mapping_val *walker_lookup_mapping(__u32 pid, __u64 pc)
+static inline struct cfi_mapping_val *replay_find_mapping(struct replay_env *env, __u32 pid,
+							  __u64 pc)
 {
 	size_t i;
 
-	if (pid != replay_cur->pid)
+	if (pid != env->pid)
 		return NULL;
-	for (i = 0; i < replay_cur->nr_maps; i++)
-		if (pc >= replay_cur->maps[i].start && pc < replay_cur->maps[i].end)
-			return &replay_cur->maps[i].val;
+	for (i = 0; i < env->nr_maps; i++)
+		if (pc >= env->maps[i].start && pc < env->maps[i].end)
+			return &env->maps[i].val;
 	return NULL;
+}
+
+static inline struct cfi_page_val *replay_find_page(struct replay_env *env, __u32 obj_id,
+						    __u32 page)
+{
+	size_t i;
+
+	for (i = 0; i < env->nr_pages; i++)
+		if (env->pages[i].key.obj_id == obj_id && env->pages[i].key.page == page)
+			return &env->pages[i].val;
+	return NULL;
+}
+
+static inline struct cfi_mapping_val *walker_lookup_mapping(__u32 pid, __u64 pc)
+{
+	return replay_find_mapping(replay_cur, pid, pc);
 }
 
 static inline struct cfi_page_val *walker_lookup_page(__u32 obj_id, __u32 page)
 {
-	size_t i;
-
-	for (i = 0; i < replay_cur->nr_pages; i++)
-		if (replay_cur->pages[i].key.obj_id == obj_id &&
-		    replay_cur->pages[i].key.page == page)
-			return &replay_cur->pages[i].val;
-	return NULL;
+	return replay_find_page(replay_cur, obj_id, page);
 }
 
 static inline struct cfi_row *walker_row(__u32 idx)
@@ -265,6 +277,54 @@ static inline unsigned int replay_walk(struct replay_env *env, uint64_t ip, uint
 	walker_count(CNT_FP_FRAMES, st->nr_fp);
 	walker_count(CNT_STOP_BASE + st->reason, 1);
 	return st->nr;
+}
+
+/* ---- the same maps for the profiler's own user-space walks (user/unwind) ---- */
+
+static inline bool replay_ops_proc(void *ctx, uint32_t pid, struct cfi_proc_val *out)
+{
+	struct replay_env *env = ctx;
+
+	if (!env->proc_known || pid != env->pid)
+		return false;
+	*out = env->proc;
+	return true;
+}
+
+static inline bool replay_ops_mapping(void *ctx, uint32_t pid, uint64_t pc,
+				      struct cfi_mapping_val *out)
+{
+	struct cfi_mapping_val *v = replay_find_mapping(ctx, pid, pc);
+
+	if (v)
+		*out = *v;
+	return v != NULL;
+}
+
+static inline bool replay_ops_page(void *ctx, uint32_t obj_id, uint32_t page,
+				   struct cfi_page_val *out)
+{
+	struct cfi_page_val *v = replay_find_page(ctx, obj_id, page);
+
+	if (v)
+		*out = *v;
+	return v != NULL;
+}
+
+static const struct walk_maps_ops replay_walk_ops = {
+    .proc = replay_ops_proc,
+    .mapping = replay_ops_mapping,
+    .page = replay_ops_page,
+};
+
+static inline void replay_walk_maps(struct replay_env *env, struct walk_maps *m)
+{
+	m->ops = &replay_walk_ops;
+	m->ctx = env;
+	m->rows = env->rows;
+	m->nr_rows = env->nr_rows;
+	m->rules = env->rules;
+	m->nr_rules = REPLAY_MAX_RULES;
 }
 
 #endif /* CFIPROF_REPLAY_H */

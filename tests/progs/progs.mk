@@ -14,6 +14,21 @@ FAULTS_PROGS := $(addprefix $(PROGS_OUT)/,faults_life faults_churn faults_badsta
 	libfaults_badcfi.so)
 TEST_PROGS += $(FAULTS_PROGS)
 
+# tests/e2e/test_deferred.c: a library mapped while the program runs, slow to build tables for
+DEFER_PROGS := $(addprefix $(PROGS_OUT)/,defer_late libdefer_big.so)
+TEST_PROGS += $(DEFER_PROGS)
+DEFER_FILLER_FDES := 200000
+
+# one tiny function with its own FDE per line: ~70 ms of table building
+$(PROGS_OUT)/defer_filler.S: tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	awk 'BEGIN { print ".text"; for (i = 0; i < $(DEFER_FILLER_FDES); i++) \
+		printf "filler%d:\n.cfi_startproc\npush %%rbx\n.cfi_adjust_cfa_offset 8\npop %%rbx\n.cfi_adjust_cfa_offset -8\nret\n.cfi_endproc\n", i; \
+		print ".section .note.GNU-stack,\"\",@progbits" }' > $@
+
+$(PROGS_OUT)/libdefer_big.so: tests/progs/defer_big.c $(PROGS_OUT)/defer_filler.S $(PROGS_DEPS)
+	$(CC) $(PROGS_CFLAGS) -fPIC -shared $< $(PROGS_OUT)/defer_filler.S -o $@
+
 # tests/e2e/test_hostile_files.c: processes that attack the agent
 HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin)
 TEST_PROGS += $(HOSTILE_PROGS)

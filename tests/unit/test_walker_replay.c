@@ -29,6 +29,7 @@
 
 #include "tests/lib/harness.h"
 #include "tests/lib/replay.h"
+#include "user/unwind/deferred_walk.h"
 
 #define PROGS_DIR  "build/progs"
 #define SNAP_DIR   "build/replay"
@@ -581,6 +582,125 @@ static void replay_check(const char *name, const struct snapshot *s, const struc
 	world_free(&w);
 }
 
+/*
+ * A RECORD_DEFERRED as the BPF program builds it: the walker state where the
+ * walk stopped, stack bytes from base, and the partial sample.  buf must hold
+ * sizeof(header) + stack_max + DEFERRED_RECORD_MAX bytes.
+ */
+static size_t make_deferred(uint64_t *buf, const struct snapshot *s, uint32_t stack_len,
+			    const struct walker_state *st, const __u64 *pcs)
+{
+	struct cfi_deferred_record *d = (struct cfi_deferred_record *)buf;
+	struct cfi_sample_record *r;
+	uint32_t stack_max = (stack_len + DEFER_CHUNK - 1) & ~(DEFER_CHUNK - 1);
+
+	memset(d, 0, sizeof(*d));
+	d->type = RECORD_DEFERRED;
+	d->stack_max = stack_max;
+	d->stack_base = s->stack_addr;
+	d->stack_len = stack_len;
+	d->nr_signal = st->nr_signal;
+	d->bp_valid = st->bp_valid;
+	d->ip_is_ra = st->ip_is_ra;
+	d->ip = st->ip;
+	d->sp = st->sp;
+	d->bp = st->bp;
+	memcpy(d + 1, s->stack, stack_len);
+	r = (struct cfi_sample_record *)((char *)(d + 1) + stack_max);
+	memset(r, 0, sizeof(*r));
+	r->type = RECORD_SAMPLE;
+	r->pid = s->pid;
+	r->tid = s->tid;
+	r->reason = st->reason;
+	r->flags = st->flags;
+	r->nr_fp = st->nr_fp;
+	r->nr_user = st->nr;
+	memcpy(r->pcs, pcs, st->nr * sizeof(__u64));
+	return sizeof(*d) + stack_max + sizeof(*r) + st->nr * sizeof(__u64);
+}
+
+/*
+ * Deferred unwinding: the kernel's walk stops at a frame whose object's tables
+ * are still pending; user space finishes it from the stack copy once they are
+ * in (user/unwind/deferred_walk.c, the same walker.h).  The result must be the
+ * whole walk, pc for pc.  A copy too short for the stack ends stack-copy-short.
+ */
+static void deferred_check(const char *name, const struct snapshot *s,
+			   const struct walk_result *full)
+{
+	static uint64_t buf[(DEFER_STACK_MAX + DEFERRED_RECORD_MAX) / 8 + 64];
+	static uint64_t out[DEFERRED_RECORD_MAX / 8];
+	static struct world w;
+	static struct walk_result part;
+	struct cfi_sample_record *fin = (struct cfi_sample_record *)out;
+	struct cfi_mapping_val *m;
+	struct deferred_view v;
+	struct walk_maps maps;
+	uint32_t stack_len = s->stack_len < DEFER_STACK_MAX ? (uint32_t)s->stack_len : DEFER_STACK_MAX;
+	unsigned int at = full->nr / 2;
+	size_t size, fin_size;
+
+	if (full->nr < 3 || world_build(&w, s)) {
+		CHECK(0, "%s: no world to defer in (%u frames)", name, full->nr);
+		world_free(&w);
+		return;
+	}
+	/* the object of a middle frame has no tables yet: the kernel stops there */
+	m = replay_find_mapping(&w.env, s->pid, full->pcs[at] - 1);
+	CHECK(m != NULL, "%s: frame %u in no mapping", name, at);
+	if (!m)
+		goto out;
+	m->flags |= CFI_MAPPING_PENDING;
+	memset(&part, 0, sizeof(part));
+	part.nr = replay_walk(&w.env, s->rip, s->rsp, s->rbp, part.pcs, MAX_FRAMES, &part.st);
+	CHECK(part.st.reason == STOP_TABLES_PENDING && part.nr >= 1 && part.nr <= at + 1 &&
+		  !memcmp(part.pcs, full->pcs, part.nr * sizeof(__u64)),
+	      "%s: the pending walk is not a prefix ending tables-pending (%u frames, reason %d)",
+	      name, part.nr, part.st.reason);
+	m->flags &= ~CFI_MAPPING_PENDING;
+
+	size = make_deferred(buf, s, stack_len, &part.st, part.pcs);
+	CHECK(deferred_parse(buf, size, &v), "%s: the deferred record does not parse", name);
+	replay_walk_maps(&w.env, &maps);
+	CHECK(deferred_walk(&maps, &v, MAX_FRAMES, fin, &fin_size) == DEFERRED_FINISHED,
+	      "%s: the deferred walk did not finish", name);
+	CHECK(fin->nr_user == full->nr && fin->reason == full->st.reason &&
+		  !memcmp(fin->pcs, full->pcs, full->nr * sizeof(__u64)),
+	      "%s: finished deferred walk differs from the whole walk (%u frames, reason %d; want "
+	      "%u, %d)",
+	      name, fin->nr_user, fin->reason, full->nr, full->st.reason);
+	CHECK(fin->flags & SAMPLE_DEFERRED, "%s: finished sample not flagged deferred", name);
+	CHECK(fin_size == sizeof(*fin) + fin->nr_user * sizeof(__u64), "%s: record size %zu", name,
+	      fin_size);
+
+	/* tables pending again (a reload in progress, a new generation): wait, do not finish */
+	m->flags |= CFI_MAPPING_PENDING;
+	w.env.proc.generation++;
+	CHECK(deferred_walk(&maps, &v, MAX_FRAMES, fin, &fin_size) == DEFERRED_WAIT,
+	      "%s: finished a walk whose tables are still pending", name);
+	m->flags &= ~CFI_MAPPING_PENDING;
+
+	/* only the first page copied, as if that were the whole copy budget */
+	if (!strcmp(name, "recurse")) {
+		size = make_deferred(buf, s, DEFER_CHUNK, &part.st, part.pcs);
+		CHECK(deferred_parse(buf, size, &v), "%s: the short record does not parse", name);
+		CHECK(deferred_walk(&maps, &v, MAX_FRAMES, fin, &fin_size) == DEFERRED_FINISHED &&
+			  fin->reason == STOP_STACK_COPY && fin->nr_user < full->nr &&
+			  !memcmp(fin->pcs, full->pcs, fin->nr_user * sizeof(__u64)),
+		      "%s: a short copy gives reason %d with %u frames, want stack-copy-short and "
+		      "a prefix",
+		      name, fin->reason, fin->nr_user);
+	}
+	/* the record is checked before anything reads it */
+	CHECK(!deferred_parse(buf, sizeof(struct cfi_deferred_record) - 1, &v) &&
+		  !deferred_parse(buf, size - 8, &v),
+	      "%s: truncated deferred records parse", name);
+	printf("  %-10s deferred at frame %u of %u: finished from a %u-byte copy\n", name, part.nr,
+	       full->nr, stack_len);
+out:
+	world_free(&w);
+}
+
 struct replay_case {
 	const char *name;
 	const char *prog;
@@ -620,6 +740,7 @@ static void run_case(const struct replay_case *c)
 	if (err)
 		CHECK(0, "%s: writing %s: %d", c->name, snap_path, err);
 	replay_check(c->name, &s, &c->e, MAX_FRAMES, STOP_COMPLETE, c->want_signal, &r1);
+	deferred_check(c->name, &s, &r1);
 
 	/* the saved file alone gives the same walk */
 	err = snap_read(&s2, snap_path);

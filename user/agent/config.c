@@ -2,6 +2,7 @@
 /* The agent's settings: flags, the config file and their defaults; see agent_config.h. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,20 @@ const struct agent_option agent_options[] = {
      "tables of an object no process maps stay loaded this long, for the next process of the "
      "same program (default 30s; 0 unloads at once)",
      OPT_SECONDS, OFF(table_idle_ttl), true, 0, 86400},
+    {"defer-stack", 1023, "SIZE",
+     "bytes of user stack a sample taken before its process's tables are loaded carries, so "
+     "that its walk is finished once they are (default 64K, at most 256K; 0: off)",
+     OPT_SIZE, OFF(defer_stack), true, 0, DEFER_STACK_MAX},
+    {"defer-budget", 1024, "SIZE",
+     "stack bytes copied per second at most (default: a quarter of all samples at full size)",
+     OPT_SIZE, OFF(defer_budget), true, 0, 1e12},
+    {"table-cache", 1025, "DIR",
+     "keep compiled unwind tables in DIR across restarts, so new processes of known programs "
+     "unwind at once (default " AGENT_TABLE_CACHE_DEFAULT "; off disables)",
+     OPT_STR, OFF(table_cache), true, 0, 0},
+    {"table-cache-size", 1026, "SIZE",
+     "bytes the table cache may hold; the least recently used go first (default 256M)",
+     OPT_SIZE, OFF(table_cache_size), true, 1 << 20, 1e13},
     {"metrics-addr", 1004, "HOST:PORT",
      "Prometheus metrics on http://HOST:PORT/metrics (default 127.0.0.1:9491; off disables)",
      OPT_STR, OFF(metrics_addr), true, 0, 0},
@@ -105,6 +120,7 @@ void agent_config_defaults(struct agent_config *c)
 	c->table_rows = 4u << 20;
 	c->max_processes = 8192;
 	c->table_idle_ttl = SESSION_TABLE_IDLE_TTL;
+	c->defer_stack = SESSION_DEFER_STACK;
 	c->interval = 60;
 	c->retain_age = 24 * 3600;
 	c->retain_bytes = 1ull << 30;
@@ -370,6 +386,11 @@ int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 	}
 	if (check_labels(c->labels, err, errlen))
 		return -1;
+	if (c->table_cache && (!*c->table_cache || strlen(c->table_cache) >= PATH_MAX)) {
+		snprintf(err, errlen, "invalid table-cache '%.64s' (a directory, or off)",
+			 c->table_cache);
+		return -1;
+	}
 	return c->push_url && *c->push_url ? check_push(c, err, errlen) : 0;
 }
 

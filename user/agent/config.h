@@ -16,6 +16,7 @@
 #define AGENT_MAX_LABELS 16  /* hostname + --labels pairs on every sample */
 #define AGENT_LABEL_MAX	 255 /* a label name or value, the app name, the hostname, the tenant */
 #define AGENT_URL_MAX	 2048
+#define AGENT_TABLE_CACHE_DEFAULT "/var/lib/cfiprof-agent/tables"
 
 struct agent_config {
 	/* sampling: fixed once the BPF side is loaded (a change needs a restart) */
@@ -28,6 +29,10 @@ struct agent_config {
 	uint64_t max_table_bytes; /* tables in the maps; least recently sampled go first */
 	uint32_t max_processes;	  /* live processes with tables loaded; same order */
 	double table_idle_ttl;	  /* unused objects' tables stay this long */
+	uint64_t defer_stack;	  /* stack bytes a tables-pending sample carries (0: off) */
+	uint64_t defer_budget;	  /* of those per second (0: from the rate) */
+	char *table_cache;	  /* compiled tables kept here; "off": none */
+	uint64_t table_cache_size;
 	char *metrics_addr;  /* host:port, "off" to disable */
 	char *log_file;	     /* NULL: stderr */
 	/* changeable by SIGHUP */

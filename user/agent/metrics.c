@@ -102,6 +102,53 @@ static void header(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* Samples taken before their tables were loaded, by what became of them. */
+static void render_deferred(struct session *s, const uint64_t *c, FILE *f)
+{
+	/* plain counters of the consumer thread: a torn read is off by one sample at worst */
+	struct deferred_stats d = s->deferred.stats;
+
+	header(f, "cfiprof_deferred_samples_total", "counter",
+	       "Tables-pending samples: finished in user space from a stack copy, or kept "
+	       "tables-pending and why.");
+	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"finished\"} %" PRIu64 "\n",
+		d.finished);
+	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"process_gone\"} %" PRIu64 "\n",
+		d.gave_up_gone);
+	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"timeout\"} %" PRIu64 "\n",
+		d.gave_up_timeout);
+	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"queue_full\"} %" PRIu64 "\n",
+		d.gave_up_full);
+	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"over_budget\"} %" PRIu64 "\n",
+		c[CNT_DEFER_BUDGET]);
+	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"no_ring_room\"} %" PRIu64 "\n",
+		c[CNT_DEFER_LOST]);
+	metric(f, "cfiprof_deferred_stack_bytes_total", "counter",
+	       "User stack bytes copied for deferred samples.", (double)c[CNT_DEFER_BYTES]);
+	metric(f, "cfiprof_deferred_waiting", "gauge", "Deferred samples waiting for their tables.",
+	       (double)d.waiting);
+	metric(f, "cfiprof_deferred_waiting_bytes", "gauge",
+	       "Bytes held by deferred samples waiting for their tables.", (double)d.bytes);
+}
+
+static void render_table_cache(struct cfi_table_cache *tc, FILE *f)
+{
+	struct cfi_table_cache_stats cs;
+
+	cfi_table_cache_stats(tc, &cs);
+	metric(f, "cfiprof_table_cache_hits_total", "counter",
+	       "Objects whose tables were read from the table cache.", (double)cs.hits);
+	metric(f, "cfiprof_table_cache_misses_total", "counter",
+	       "Objects not in the table cache: built, then kept.", (double)cs.misses);
+	metric(f, "cfiprof_table_cache_refused_total", "counter",
+	       "Table cache entries that failed a check (damaged, other version): removed.",
+	       (double)cs.refused);
+	metric(f, "cfiprof_table_cache_evicted_total", "counter",
+	       "Table cache entries removed to stay within --table-cache-size.", (double)cs.evicted);
+	metric(f, "cfiprof_table_cache_bytes", "gauge", "Bytes in the table cache.",
+	       (double)cs.bytes);
+}
+
 int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 {
 	struct session *s = src->s;
@@ -113,7 +160,7 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	uint32_t tracked, retained;
 	int i;
 
-	loader_read_counters(&s->ld, c);
+	session_read_counters(s, c);
 	proc_tracker_stats(s->pt, &tr);
 	proc_tracker_counts(s->pt, &tracked, &retained);
 	pthread_mutex_lock(&s->agg_lock);
@@ -134,6 +181,9 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	for (i = 0; i < STOP_REASON_MAX; i++)
 		fprintf(f, "cfiprof_walks_total{reason=\"%s\"} %" PRIu64 "\n", stop_reason_name(i),
 			c[CNT_STOP_BASE + i]);
+	render_deferred(s, c, f);
+	if (s->table_cache)
+		render_table_cache(s->table_cache, f);
 	metric(f, "cfiprof_user_frames_total", "counter", "User frames unwound.",
 	       (double)c[CNT_FRAMES]);
 	metric(f, "cfiprof_fp_frames_total", "counter", "User frames unwound with frame pointers.",

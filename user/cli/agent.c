@@ -568,6 +568,12 @@ int cmd_agent(int argc, char **argv)
 	so.max_procs = a.cfg.max_processes;
 	so.table_idle_ttl = a.cfg.table_idle_ttl;
 	so.max_stacks = a.cfg.max_stacks;
+	so.defer_stack = (uint32_t)a.cfg.defer_stack;
+	so.defer_budget = a.cfg.defer_budget;
+	so.table_cache_bytes = a.cfg.table_cache_size;
+	if (!a.cfg.table_cache || strcmp(a.cfg.table_cache, "off"))
+		snprintf(so.table_cache, sizeof(so.table_cache), "%s",
+			 a.cfg.table_cache ? a.cfg.table_cache : AGENT_TABLE_CACHE_DEFAULT);
 	if (session_start(&a.s, &so)) {
 		alog(ALOG_ERROR, "cannot start profiling (see the lines above)", NULL);
 		a.session_started = true; /* partly started: session_free cleans up */

@@ -1,11 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The target and rate options of record and top; see target_opts.h. */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/parse.h"
 #include "user/cli/target_opts.h"
 #include "user/track/cgroups.h"
+
+enum {
+	OPT_DEFER_STACK = 512,
+	OPT_DEFER_BUDGET,
+	OPT_TABLE_CACHE,
+	OPT_TABLE_CACHE_SIZE,
+};
 
 static const struct argp_option target_options[] = {
 	{NULL, 0, NULL, 0, "What to sample:", 1},
@@ -22,6 +30,19 @@ static const struct argp_option target_options[] = {
 	 "stop after SECONDS (also 500ms, 2m, 1h; default: until stopped)", 1},
 	{"kernel", 'k', NULL, 0, "kernel stacks too (default)", 1},
 	{"user-only", 'u', NULL, 0, "no kernel stacks", 1},
+	{NULL, 0, NULL, 0, "Samples taken before a process's tables are loaded:", 4},
+	{"defer-stack", OPT_DEFER_STACK, "SIZE", 0,
+	 "bytes of user stack such a sample carries, so that its walk is finished once the tables "
+	 "are in (default 64K, at most 256K; 0: off, the sample stays tables-pending)",
+	 4},
+	{"defer-budget", OPT_DEFER_BUDGET, "SIZE", 0,
+	 "stack bytes copied per second at most (default: a quarter of all samples at full size)", 4},
+	{"table-cache", OPT_TABLE_CACHE, "DIR", 0,
+	 "keep compiled unwind tables in DIR and take them from there: the next run finds them "
+	 "ready (default: off; DIR is created 0700 and must be writable by this user only)",
+	 4},
+	{"table-cache-size", OPT_TABLE_CACHE_SIZE, "SIZE", 0,
+	 "bytes the table cache may hold; the least recently used go first (default 256M)", 4},
 	{},
 };
 
@@ -30,6 +51,7 @@ static error_t parse_target(int key, char *arg, struct argp_state *state)
 	struct target_opts *t = state->input;
 	struct session_opts *so = t->so;
 	char *tok, *save = NULL;
+	double size;
 	uint32_t v;
 
 	switch (key) {
@@ -63,6 +85,27 @@ static error_t parse_target(int key, char *arg, struct argp_state *state)
 		break;
 	case 'k':
 		so->kernel = true;
+		break;
+	case OPT_DEFER_STACK:
+		if (parse_size(arg, &size) || size > DEFER_STACK_MAX)
+			argp_error(state, "invalid --defer-stack '%s' (0..256K)", arg);
+		so->defer_stack = (uint32_t)size;
+		break;
+	case OPT_TABLE_CACHE:
+		if (!*arg || strlen(arg) >= sizeof(so->table_cache))
+			argp_error(state, "invalid --table-cache '%s'", arg);
+		snprintf(so->table_cache, sizeof(so->table_cache), "%s",
+			 strcmp(arg, "off") ? arg : "");
+		break;
+	case OPT_TABLE_CACHE_SIZE:
+		if (parse_size(arg, &size) || size < (1 << 20) || size > 1e13)
+			argp_error(state, "invalid --table-cache-size '%s' (1M..10T)", arg);
+		so->table_cache_bytes = (uint64_t)size;
+		break;
+	case OPT_DEFER_BUDGET:
+		if (parse_size(arg, &size) || size < DEFER_CHUNK || size > 1e12)
+			argp_error(state, "invalid --defer-budget '%s' (4K..1T per second)", arg);
+		so->defer_budget = (uint64_t)size;
 		break;
 	case 'u':
 		so->kernel = false;

@@ -74,6 +74,8 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	skel->rodata->collect_kernel = o->collect_kernel;
 	skel->rodata->use_bpf_loop = l->uses_bpf_loop;
 	skel->rodata->max_user_frames = o->max_frames;
+	skel->rodata->defer_stack_bytes = o->defer_stack_bytes;
+	skel->rodata->defer_bytes_per_sec = o->defer_bytes_per_sec;
 	/* new mappings (dlopen) should load within a few ms, not wait out a long rate limit */
 	skel->rodata->request_interval_ns = 10 * 1000 * 1000;
 	l->rows_max = (o->rows_max + 1) & ~1u;

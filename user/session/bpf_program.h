@@ -18,6 +18,8 @@ struct loader_opts {
 	uint32_t freq;	       /* samples per second per CPU */
 	uint32_t rows_max;     /* capacity of the rows map */
 	uint32_t ringbuf_bytes;
+	uint32_t defer_stack_bytes;    /* stack copied per tables-pending sample (0: off) */
+	uint64_t defer_bytes_per_sec; /* budget for those copies */
 	int cgroup_fd; /* >= 0: only tasks in this cgroup v2 directory, or below */
 };
 

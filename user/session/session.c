@@ -31,6 +31,18 @@ static void on_signal(int sig)
 	session_stop_requested = 1;
 }
 
+/* A sample walked by the kernel, or finished in user space: the same from here on. */
+static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size)
+{
+	struct session *s = ctx;
+	int ok;
+
+	pthread_mutex_lock(&s->agg_lock);
+	ok = agg_add(&s->agg, r, size) == 0;
+	pthread_mutex_unlock(&s->agg_lock);
+	if (ok)
+		proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
+}
 
 static int handle_record(void *ctx, void *data, size_t size)
 {
@@ -40,18 +52,14 @@ static int handle_record(void *ctx, void *data, size_t size)
 	if (size < sizeof(uint32_t))
 		return 0;
 	switch (ev->type) {
-	case RECORD_SAMPLE: {
-		const struct cfi_sample_record *r = data;
-		int ok;
-
+	case RECORD_SAMPLE:
 		s->records++;
-		pthread_mutex_lock(&s->agg_lock);
-		ok = agg_add(&s->agg, r, size) == 0;
-		pthread_mutex_unlock(&s->agg_lock);
-		if (ok)
-			proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
+		add_sample(s, data, size);
 		break;
-	}
+	case RECORD_DEFERRED:
+		s->records++;
+		deferred_queue_add(&s->deferred, data, size);
+		break;
 	case RECORD_REQUEST:
 	case RECORD_EXEC:
 	case RECORD_EXIT:
@@ -81,7 +89,8 @@ static void *consumer_main(void *arg)
 	/* requests for unknown mappings pass through here: do not queue behind the workload */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
 	while (!s->consumer_stop) {
-		err = ring_buffer__poll(s->rb, 100);
+		/* samples waiting for their tables are finished within ~10 ms of them */
+		err = ring_buffer__poll(s->rb, s->deferred.stats.waiting ? 10 : 100);
 		/* samples are submitted without a wakeup until enough are pending */
 		if (err >= 0)
 			err = ring_buffer__consume(s->rb);
@@ -89,6 +98,7 @@ static void *consumer_main(void *arg)
 			fprintf(stderr, "cfiprof: ring buffer: %s\n", strerror(-err));
 			break;
 		}
+		deferred_queue_run(&s->deferred, mono_ns(), false);
 	}
 	return NULL;
 }
@@ -148,6 +158,88 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+void session_read_counters(struct session *s, uint64_t c[CNT_MAX])
+{
+	int i;
+
+	loader_read_counters(&s->ld, c);
+	/* walks finished (or given up) in user space count under the reason they ended with */
+	for (i = 0; i < STOP_REASON_MAX; i++)
+		c[CNT_STOP_BASE + i] += s->deferred.stats.by_reason[i];
+}
+
+static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f)
+{
+	const struct deferred_stats *d = &s->deferred.stats;
+
+	fprintf(
+	    f,
+	    "cfiprof: deferred: %" PRIu64
+	    " samples waited for their tables with a stack copy (%.1f "
+	    "KiB each on average), %" PRIu64 " finished in user space (slowest after %.0f ms); "
+	    "kept tables-pending: %" PRIu64 " process gone, %" PRIu64 " tables not ready in time, "
+	    "%" PRIu64 " queue full, %" PRIu64 " over the copy budget, %" PRIu64
+	    " no ring-buffer room\n",
+	    c[CNT_DEFERRED],
+	    c[CNT_DEFERRED] ? (double)c[CNT_DEFER_BYTES] / 1024.0 / (double)c[CNT_DEFERRED] : 0.0,
+	    d->finished, (double)d->latency_ns_max / 1e6, d->gave_up_gone, d->gave_up_timeout,
+	    d->gave_up_full, c[CNT_DEFER_BUDGET], c[CNT_DEFER_LOST]);
+}
+
+struct first_complete {
+	uint64_t ns;
+	uint32_t pid;
+};
+
+static int by_latency_desc(const void *a, const void *b)
+{
+	const struct first_complete *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+/*
+ * Exec -> first complete stack of every process seen exec'ing, as a
+ * distribution and the slowest few: one line each would be hundreds under -a.
+ */
+static void print_first_complete(struct session *s, FILE *f)
+{
+	struct first_complete *v = NULL, *nv;
+	size_t n = 0, cap = 0, i;
+	uint32_t b;
+	struct proc *p;
+
+	for (p = proc_tracker_first(s->pt, &b); p; p = proc_tracker_next(s->pt, p, &b)) {
+		if (!p->exec_ns || !p->first_complete_ns)
+			continue;
+		if (s->opts.verbose)
+			fprintf(f, "cfiprof: pid %u: first complete stack %.1f ms after exec\n",
+				p->pid, (double)(p->first_complete_ns - p->exec_ns) / 1e6);
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n].ns = p->first_complete_ns - p->exec_ns;
+		v[n++].pid = p->pid;
+	}
+	if (n) {
+		qsort(v, n, sizeof(*v), by_latency_desc);
+		fprintf(f,
+			"cfiprof: exec -> first complete stack: %zu process%s, median %.1f ms, "
+			"p90 %.1f ms, max %.1f ms; slowest:",
+			n, n == 1 ? "" : "es", (double)v[n / 2].ns / 1e6,
+			(double)v[n / 10].ns / 1e6, (double)v[0].ns / 1e6);
+		for (i = 0; i < n && i < 3; i++)
+			fprintf(f, " pid %u %.1f ms%s", v[i].pid, (double)v[i].ns / 1e6,
+				i + 1 < n && i < 2 ? "," : "");
+		fprintf(f, "\n");
+	}
+	free(v);
+}
+
 void session_print_summary(struct session *s, FILE *f)
 {
 	uint64_t c[CNT_MAX] = {0};
@@ -155,11 +247,9 @@ void session_print_summary(struct session *s, FILE *f)
 	struct tracker_stats tr;
 	uint64_t hits, misses, stops = 0, lost, run_ns = 0, run_cnt = 0;
 	double secs = mono_sec() - s->start;
-	uint32_t b;
-	struct proc *p;
 	int i;
 
-	loader_read_counters(&s->ld, c);
+	session_read_counters(s, c);
 	proc_tracker_stats(s->pt, &tr);
 	hits = c[CNT_CACHE_HIT];
 	misses = c[CNT_CACHE_MISS];
@@ -192,6 +282,19 @@ void session_print_summary(struct session *s, FILE *f)
 		ts.idle_reused, ts.rows_peak,
 		ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads, tr.reloads, tr.exits,
 		tr.vanished);
+	if (c[CNT_DEFERRED] || c[CNT_DEFER_BUDGET] || c[CNT_DEFER_LOST])
+		session_print_deferred(s, c, f);
+	if (s->table_cache) {
+		struct cfi_table_cache_stats cs;
+
+		cfi_table_cache_stats(s->table_cache, &cs);
+		fprintf(f,
+			"cfiprof: table cache %s: %" PRIu64 " hits, %" PRIu64 " misses (%" PRIu64
+			" tables kept), %" PRIu64 " entries refused, %" PRIu64
+			" evicted, %.1f MiB on disk\n",
+			s->opts.table_cache, cs.hits, cs.misses, cs.stores, cs.refused, cs.evicted,
+			(double)cs.bytes / (1 << 20));
+	}
 	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)
 		fprintf(f,
 			"cfiprof: losses: %" PRIu64 " events (ring buffer), %" PRIu64
@@ -207,27 +310,42 @@ void session_print_summary(struct session *s, FILE *f)
 			" runs, %" PRIu64 " sampled, kernel.bpf_stats_enabled)\n",
 			per_sample, frames > 0 ? per_sample / frames : 0.0, run_cnt, c[CNT_SAMPLES]);
 	}
-	for (p = proc_tracker_first(s->pt, &b); p; p = proc_tracker_next(s->pt, p, &b)) {
-		if (p->exec_ns && p->first_complete_ns)
-			fprintf(f, "cfiprof: pid %u: first complete stack %.1f ms after exec\n",
-				p->pid, (double)(p->first_complete_ns - p->exec_ns) / 1e6);
-	}
+	print_first_complete(s, f);
 }
-
 
 void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, uint64_t *lost)
 {
 	uint64_t c[CNT_MAX] = {0};
 
-	loader_read_counters(&s->ld, c);
+	session_read_counters(s, c);
 	*samples = c[CNT_SAMPLES];
 	*complete = c[CNT_STOP_BASE + STOP_COMPLETE];
 	*lost = c[CNT_LOST_RINGBUF];
 }
 
+/*
+ * Deferred samples wait at most this long for their tables (a cold libLLVM
+ * builds in ~120 ms, slower under load), and hold at most this many bytes.
+ */
+#define DEFERRED_TIMEOUT_NS  (5ull * 1000 * 1000 * 1000)
+#define DEFERRED_QUEUE_BYTES (64ull << 20)
+
+/*
+ * Stack-copy bytes per second when not set: a quarter of all samples at full
+ * size, enough for every sample of a process starting on each CPU at once.
+ */
+static uint64_t defer_budget_default(const struct session_opts *o)
+{
+	int cpus = libbpf_num_possible_cpus();
+
+	return (uint64_t)o->freq * (uint64_t)(cpus > 0 ? cpus : 1) * o->defer_stack / 4 +
+	       DEFER_CHUNK;
+}
+
 int session_start(struct session *s, const struct session_opts *o)
 {
 	struct loader_opts lo = {0};
+	struct walk_maps maps;
 	int err, i;
 
 	memset(s, 0, sizeof(*s));
@@ -261,9 +379,23 @@ int session_start(struct session *s, const struct session_opts *o)
 	lo.freq = o->freq;
 	lo.rows_max = o->rows_max;
 	lo.ringbuf_bytes = o->ringbuf_bytes;
+	/* whole pages: the copy is made a page at a time */
+	lo.defer_stack_bytes = (o->defer_stack + DEFER_CHUNK - 1) & ~(uint32_t)(DEFER_CHUNK - 1);
+	lo.defer_bytes_per_sec = o->defer_budget ? o->defer_budget : defer_budget_default(o);
 	err = loader_open(&s->ld, &lo);
 	if (err)
 		return err;
+	walk_maps_from_bpf(&maps, &s->walk_fds, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
+			   s->ld.rules_max);
+	s->walk_fds.procs_fd = s->ld.procs_fd;
+	s->walk_fds.mappings_fd = s->ld.mappings_fd;
+	s->walk_fds.pages_fd = s->ld.pages_fd;
+	if (deferred_queue_init(&s->deferred, &maps, o->max_frames, DEFERRED_QUEUE_BYTES,
+				DEFERRED_TIMEOUT_NS, add_sample, s)) {
+		fprintf(stderr, "cfiprof: out of memory\n");
+		return -ENOMEM;
+	}
+	s->deferred_ready = true;
 	err = table_store_init(&s->ts, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
 			       s->ld.rules_max, s->ld.pages_fd);
 	s->ts_ready = !err;
@@ -278,6 +410,12 @@ int session_start(struct session *s, const struct session_opts *o)
 		return -ENOMEM;
 	}
 	proc_tracker_set_max_procs(s->pt, o->max_procs);
+	/* a cache that cannot be used safely is said so and skipped: tables are built */
+	if (o->table_cache[0]) {
+		s->table_cache = cfi_table_cache_open(
+		    o->table_cache, o->table_cache_bytes ? o->table_cache_bytes : SESSION_TABLE_CACHE_BYTES);
+		proc_tracker_set_table_cache(s->pt, s->table_cache);
+	}
 	s->rb = ring_buffer__new(s->ld.events_fd, handle_record, s, NULL);
 	if (!s->rb) {
 		err = -errno;
@@ -380,6 +518,9 @@ void session_stop(struct session *s)
 		ring_buffer__consume(s->rb);
 	if (s->pt) {
 		proc_tracker_drain(s->pt);
+		/* the loads the last deferred samples asked for are done: finish them */
+		if (s->deferred_ready)
+			deferred_queue_run(&s->deferred, mono_ns(), true);
 		proc_tracker_stop(s->pt, false);
 	}
 }
@@ -398,7 +539,10 @@ void session_free(struct session *s)
 		waitpid(s->child, &s->child_status, 0);
 	}
 	ring_buffer__free(s->rb);
+	if (s->deferred_ready)
+		deferred_queue_free(&s->deferred);
 	proc_tracker_free(s->pt);
+	cfi_table_cache_close(s->table_cache);
 	agg_free(&s->agg);
 	if (s->ts_ready)
 		table_store_destroy(&s->ts);

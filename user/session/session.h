@@ -19,11 +19,17 @@
 #include "user/profile/aggregate.h"
 #include "user/session/bpf_program.h"
 #include "user/track/proc_tracker.h"
+#include "user/unwind/deferred_queue.h"
 #include "user/track/table_store.h"
 
 #define SESSION_MAX_PIDS 256
 /* seconds the tables of an object no process maps stay loaded (record, top; agent default) */
 #define SESSION_TABLE_IDLE_TTL 30.0
+
+/* Stack bytes a tables-pending sample carries by default: deep C++ (clang) needs ~64 KiB. */
+#define SESSION_DEFER_STACK (64 * 1024)
+/* Table cache bound: libLLVM's tables take ~3.5 MB, a distribution's libraries ~100 MB. */
+#define SESSION_TABLE_CACHE_BYTES (256ull << 20)
 
 struct session_opts {
 	uint32_t pids[SESSION_MAX_PIDS];
@@ -42,6 +48,10 @@ struct session_opts {
 	uint32_t max_procs;	  /* 0: the procs map bounds the processes */
 	uint64_t max_stacks;
 	uint32_t ringbuf_bytes; /* 0: the default (8 MiB) */
+	uint32_t defer_stack;	/* stack bytes a tables-pending sample carries (0: off) */
+	uint64_t defer_budget;	/* bytes of those per second (0: from the rate, see session.c) */
+	char table_cache[PATH_MAX]; /* compiled tables kept here ("": no cache) */
+	uint64_t table_cache_bytes; /* its bound (0: SESSION_TABLE_CACHE_BYTES) */
 	bool no_inherit; /* -p / COMMAND only, not the processes they fork */
 	bool verbose;
 };
@@ -57,6 +67,10 @@ struct session {
 	pthread_mutex_t agg_lock;
 	struct aggregator agg;
 	struct ring_buffer *rb;
+	struct walk_maps_bpf walk_fds;
+	struct cfi_table_cache *table_cache;
+	struct deferred_queue deferred; /* consumer thread only (until it is joined) */
+	bool deferred_ready;
 	pthread_t consumer;
 	bool consumer_started;
 	volatile bool consumer_stop;
@@ -84,6 +98,8 @@ void session_wait(struct session *s, double deadline, void (*tick)(struct sessio
 /* Detaches the perf events and drains everything that was sampled. */
 void session_stop(struct session *s);
 void session_print_summary(struct session *s, FILE *f);
+/* The BPF counters, walks finished in user space (deferred) counted under their final reason. */
+void session_read_counters(struct session *s, uint64_t c[CNT_MAX]);
 void session_free(struct session *s);
 /* Sums the counters: samples taken, complete, lost (for progress lines). */
 void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, uint64_t *lost);

@@ -22,6 +22,7 @@ const char *stop_reason_name(int reason)
 		[STOP_FP_BROKEN] = "fp-chain-broken",
 		[STOP_TABLES_PENDING] = "tables-pending",
 		[STOP_NO_USER] = "kernel-thread",
+		[STOP_STACK_COPY] = "stack-copy-short",
 	};
 
 	if (reason < 0 || reason >= STOP_REASON_MAX || !names[reason])

@@ -121,6 +121,11 @@ bool tracker_reclaim_for_tables(void *ctx)
 	return true;
 }
 
+void proc_tracker_set_table_cache(struct proc_tracker *pt, struct cfi_table_cache *c)
+{
+	pt->table_cache = c;
+}
+
 void proc_tracker_set_max_procs(struct proc_tracker *pt, uint32_t max_procs)
 {
 	pt->max_procs = max_procs;

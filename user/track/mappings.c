@@ -21,6 +21,7 @@
 #include "elf/segments.h"
 #include "elf/build_id.h"
 #include "elf/safe_open.h"
+#include "common/clock.h"
 #include "user/track/mapping_keys.h"
 #include "user/track/tracker_internal.h"
 
@@ -47,7 +48,8 @@ struct build_ctx {
 	int fd;
 	uint32_t pid;
 	const char *name;
-	const struct cfi_table *prebuilt;
+	const char *key;
+	struct cfi_table_cache *cache;
 };
 
 static struct cfi_table *build_from_fd(void *arg, int *err)
@@ -57,9 +59,18 @@ static struct cfi_table *build_from_fd(void *arg, int *err)
 	struct cfi_build_opts opts = {.display_name = bc->name, .root_pid = bc->pid};
 	struct cfi_diag diag = {0};
 	struct cfi_table *t = NULL;
+	uint64_t t0 = mono_ns();
 	unsigned int i;
 
+	/* the key names the very file opened: an entry under it is this file's table */
+	if (bc->cache && !cfi_table_cache_load(bc->cache, bc->key, &t)) {
+		t->stats.build_ns = mono_ns() - t0;
+		*err = 0;
+		return t;
+	}
 	*err = cfi_table_build_fd(bc->fd, &opts, &t, &diag);
+	if (t && bc->cache)
+		cfi_table_cache_store(bc->cache, bc->key, t);
 	/* malformed FDEs are skipped; say so once per object, not per FDE */
 	for (i = 0; i < diag.count && i < 2; i++)
 		fprintf(stderr, "cfiprof: warning: %s\n", diag.msg[i]);
@@ -176,6 +187,8 @@ int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_ent
 	bc.fd = fd;
 	bc.pid = pid;
 	bc.name = e->path; /* whole: m->path is cut to fit */
+	bc.key = m->key;
+	bc.cache = pt->table_cache;
 	m->obj = table_store_acquire(pt->ts, m->key, m->path, build_from_fd, &bc);
 	if (m->obj && m->obj->state == OBJ_LOADED)
 		m->flags = CFI_MAPPING_CFI | (m->flags & CFI_MAPPING_VDSO);

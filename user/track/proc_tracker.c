@@ -215,7 +215,9 @@ void proc_tracker_note_sample(struct proc_tracker *pt, uint32_t pid, uint64_t ti
 	p = tracker_find_locked(pt, pid);
 	if (p && time_ns > p->last_sample_ns)
 		p->last_sample_ns = time_ns;
-	if (p && complete && p->exec_ns && !p->first_complete_ns && time_ns >= p->exec_ns)
+	/* a deferred sample arrives after later ones: keep the earliest */
+	if (p && complete && p->exec_ns && time_ns >= p->exec_ns &&
+	    (!p->first_complete_ns || time_ns < p->first_complete_ns))
 		p->first_complete_ns = time_ns;
 	pthread_mutex_unlock(&pt->lock);
 }

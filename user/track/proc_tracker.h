@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "user/symbolize/sym_cache.h"
+#include "tables/table_cache.h"
 #include "user/track/table_store.h"
 
 /* A 64-byte build-id in hex, '@', and four 64-bit numbers. */
@@ -107,6 +108,8 @@ struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *
  * process that is sampled again is loaded again.
  */
 void proc_tracker_set_max_procs(struct proc_tracker *pt, uint32_t max_procs);
+/* Tables are read from and kept in this cache (NULL: none); set before the start. */
+void proc_tracker_set_table_cache(struct proc_tracker *pt, struct cfi_table_cache *c);
 /* Starts the table load thread. */
 int proc_tracker_start(struct proc_tracker *pt);
 /* Stops the load thread after the queued work is done (or dropped when discard). */

@@ -38,6 +38,7 @@ struct work_item {
 struct proc_tracker {
 	struct table_store *ts;
 	struct sym_cache *syms;
+	struct cfi_table_cache *table_cache; /* NULL: every table is built */
 	int procs_fd, mappings_fd;
 
 	pthread_mutex_t lock;

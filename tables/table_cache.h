@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Compiled tables kept on disk, so that the next process of a program finds
+ * them ready in milliseconds instead of rebuilding them (libLLVM: ~120 ms).
+ * An entry is keyed by the object's key (build-id plus the identity of the
+ * file opened), tagged with the table format version, and checked in full
+ * when read: a corrupt, truncated, stale or planted file is refused (counted),
+ * removed and rebuilt, never trusted.  The directory is the profiler's own:
+ * owned by it, writable by nobody else, never reached through a symlink.
+ * Entries beyond the byte bound go, least recently used first.
+ */
+#ifndef CFIPROF_TABLE_CACHE_H
+#define CFIPROF_TABLE_CACHE_H
+
+#include <stdint.h>
+
+#include "tables/cfi_table.h"
+
+/* Bumped whenever what the compiler produces for the same input changes. */
+#define CFI_TABLE_FORMAT_VERSION 1
+
+struct cfi_table_cache_stats {
+	uint64_t hits, misses;
+	uint64_t refused; /* entries that failed a check: removed */
+	uint64_t stores, store_errors;
+	uint64_t evicted; /* removed to stay within the byte bound */
+	uint64_t bytes;	  /* on disk now (as far as this process knows) */
+};
+
+struct cfi_table_cache;
+
+/*
+ * Opens (creating it 0700 if missing, parents too) the cache directory.  NULL
+ * with a message on stderr when it cannot be used safely.
+ */
+struct cfi_table_cache *cfi_table_cache_open(const char *dir, uint64_t max_bytes);
+void cfi_table_cache_close(struct cfi_table_cache *c);
+/* 0 and *out on a hit; -1 on a miss or a refused entry. */
+int cfi_table_cache_load(struct cfi_table_cache *c, const char *key, struct cfi_table **out);
+/* Keeps t under key (atomically: readers see the old entry or the new one). */
+void cfi_table_cache_store(struct cfi_table_cache *c, const char *key, const struct cfi_table *t);
+void cfi_table_cache_stats(struct cfi_table_cache *c, struct cfi_table_cache_stats *out);
+
+#endif

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Deferred unwinding end to end: build/progs/defer_late dlopen()s a library
+ * whose tables take tens of milliseconds to build and spins in it at once, so
+ * its first samples are taken before those tables exist.  With deferred
+ * unwinding (the default) every one of them must end complete, with the known
+ * chain, after user space finished the walk from the stack copy; with
+ * --defer-stack 0 (the behaviour before it) the same run has tables-pending
+ * samples, which shows the window the test relies on is there.  Also: the
+ * tail-call walker, the copy budget (refusals counted, the samples kept), the
+ * table cache (a warm run builds nothing), and the agent's metrics.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/lib/cli_util.h"
+#include "tests/lib/e2e.h"
+#include "tests/lib/folded_stats.h"
+#include "tests/lib/harness.h"
+#include "tests/lib/http_client.h"
+
+#define PROG	"defer_late"
+#define SECONDS "1.2"
+
+static const char *const chain[] = {"_start", "__libc_start_main", "__libc_start_call_main",
+				    "main",   "big_entry",	   "big_b",
+				    "big_c",  "big_leaf"};
+#define NCHAIN ((int)(sizeof(chain) / sizeof(chain[0])))
+
+struct run_result {
+	struct stats st;
+	uint64_t pending;	     /* samples of PROG left tables-pending */
+	uint64_t deferred, finished; /* from the summary */
+	uint64_t over_budget;
+	uint64_t all_samples, received; /* every comm in the folded file; the summary's count */
+};
+
+static uint64_t reason_count(const struct stats *st, const char *name)
+{
+	int i;
+
+	for (i = 0; i < st->nr_reasons; i++)
+		if (!strcmp(st->reason_names[i], name))
+			return st->reasons[i];
+	return 0;
+}
+
+/* The number after key in s (0 if absent). */
+static uint64_t number_after(const char *s, const char *key)
+{
+	const char *p = strstr(s, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/* The number just before key in s: "263 finished" -> 263 (0 if absent). */
+static uint64_t number_before(const char *s, const char *key)
+{
+	const char *p = strstr(s, key);
+
+	if (!p)
+		return 0;
+	while (p > s && p[-1] == ' ')
+		p--;
+	while (p > s && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return strtoull(p, NULL, 10);
+}
+
+static uint64_t folded_total(const char *path)
+{
+	char *s = slurp(path), *line, *save = NULL, *sp;
+	uint64_t n = 0;
+
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		sp = strrchr(line, ' ');
+		if (sp)
+			n += strtoull(sp + 1, NULL, 10);
+	}
+	free(s);
+	return n;
+}
+
+static bool record(const char *name, char *const extra[], struct run_result *r)
+{
+	char folded[PATH_MAX], err[PATH_MAX + 8], prog[PATH_MAX + 32], *argv[24], *log;
+	int a = 0, i, rc;
+
+	memset(r, 0, sizeof(*r));
+	tpath(folded, sizeof(folded), name);
+	snprintf(err, sizeof(err), "%s.err", folded);
+	snprintf(prog, sizeof(prog), "%s/" PROG, progs_dir);
+	argv[a++] = (char *)cfiprof_bin;
+	argv[a++] = "record";
+	argv[a++] = "-F";
+	argv[a++] = "1999";
+	argv[a++] = "-o";
+	argv[a++] = folded;
+	for (i = 0; extra[i]; i++)
+		argv[a++] = extra[i];
+	argv[a++] = "--";
+	argv[a++] = prog;
+	argv[a++] = SECONDS;
+	argv[a] = NULL;
+	rc = run(argv, NULL, err, 60);
+	log = slurp(err);
+	CHECK(rc == 0, "%s: record exited %d: %s", name, rc, log);
+	if (rc) {
+		free(log);
+		return false;
+	}
+	CHECK(folded_stats_read(folded, PROG, "big_leaf", chain, NCHAIN, &r->st) == 0,
+	      "%s: cannot read %s", name, folded);
+	r->pending = reason_count(&r->st, "tables-pending");
+	r->deferred = number_after(log, "deferred: ");
+	r->finished = number_before(log, "finished in user space");
+	r->over_budget = number_before(log, "over the copy budget");
+	r->received = number_before(log, "received");
+	r->all_samples = folded_total(folded);
+	printf("%s: %" PRIu64 " samples of " PROG ", %" PRIu64 " complete, %" PRIu64
+	       " tables-pending, %" PRIu64 " with the chain (%" PRIu64 " not); deferred %" PRIu64
+	       ", finished %" PRIu64 ", over budget %" PRIu64 "\n",
+	       name, r->st.samples, r->st.complete, r->pending, r->st.chain_ok, r->st.chain_bad,
+	       r->deferred, r->finished, r->over_budget);
+	if (r->st.chain_bad)
+		printf("  first wrong chain: %s\n", r->st.first_bad);
+	/* nothing is lost on the way: every sample received is in the profile */
+	CHECK(r->all_samples == r->received && r->received > 0,
+	      "%s: %" PRIu64 " samples in the profile, %" PRIu64 " received", name, r->all_samples,
+	      r->received);
+	free(log);
+	return true;
+}
+
+/* Every sample of the program complete, with the known chain, after some were deferred. */
+static void check_all_finished(const char *name, const struct run_result *r)
+{
+	CHECK(r->st.samples > 100, "%s: only %" PRIu64 " samples of " PROG, name, r->st.samples);
+	CHECK(r->deferred > 0,
+	      "%s: no sample was deferred: the tables were ready before the "
+	      "program ran in the library (the test shows nothing)",
+	      name);
+	CHECK(r->finished == r->deferred,
+	      "%s: %" PRIu64 " of %" PRIu64 " deferred samples finished", name, r->finished,
+	      r->deferred);
+	CHECK(r->pending == 0, "%s: %" PRIu64 " samples still tables-pending", name, r->pending);
+	CHECK(reason_count(&r->st, "stack-copy-short") == 0 &&
+		  reason_count(&r->st, "no-mapping") == 0,
+	      "%s: deferred walks ended short of the root", name);
+	/* the lazy-binding trampoline (CFA in rbx) is not a deferral matter: issue 14 */
+	CHECK(r->st.complete * 1000 >= r->st.samples * 995,
+	      "%s: %" PRIu64 " of %" PRIu64 " samples complete", name, r->st.complete,
+	      r->st.samples);
+	CHECK(r->st.chain_bad == 0 && r->st.chain_ok * 10 >= r->st.samples * 9,
+	      "%s: %" PRIu64 " samples with the chain, %" PRIu64 " with a wrong one, of %" PRIu64,
+	      name, r->st.chain_ok, r->st.chain_bad, r->st.samples);
+}
+
+static void test_defer_on_and_off(void)
+{
+	char rec[PATH_MAX], folded[PATH_MAX], again[PATH_MAX], *a, *b;
+	char *save[] = {"--save", rec, NULL};
+	char *off[] = {"--defer-stack", "0", NULL};
+	char *report[] = {(char *)cfiprof_bin, "report", rec, "-o", again, NULL};
+	struct run_result on, old;
+
+	tpath(rec, sizeof(rec), "on.rec");
+	tpath(folded, sizeof(folded), "on");
+	tpath(again, sizeof(again), "on.again.folded");
+	if (!record("off", off, &old) || !record("on", save, &on))
+		return;
+	/* the recording holds the finished stacks: report renders the same profile */
+	CHECK(run(report, NULL, NULL, 60) == 0, "report %s failed", rec);
+	a = slurp(folded);
+	b = slurp(again);
+	CHECK(*a && !strcmp(a, b), "report of the recording differs from record's own output");
+	free(a);
+	free(b);
+	/* the window exists: without deferral (as before) some samples stay tables-pending */
+	CHECK(old.pending > 0 && old.deferred == 0,
+	      "--defer-stack 0: %" PRIu64 " tables-pending, %" PRIu64
+	      " deferred (want some pending, none deferred)",
+	      old.pending, old.deferred);
+	check_all_finished("on", &on);
+}
+
+static void test_tail_calls(void)
+{
+	char *tc[] = {"--tail-calls", NULL};
+	struct run_result r;
+
+	if (record("tail-calls", tc, &r))
+		check_all_finished("tail-calls", &r);
+}
+
+/* A budget of two copies a second: the rest are refused, counted, and kept tables-pending. */
+static void test_budget(void)
+{
+	char *budget[] = {"--defer-stack", "8K", "--defer-budget", "16K", NULL};
+	struct run_result r;
+
+	if (!record("budget", budget, &r))
+		return;
+	CHECK(r.over_budget > 0, "budget: no copy refused by a 16K/s budget");
+	CHECK(r.deferred >= 1 && r.deferred <= 2 * 3 + 2,
+	      "budget: %" PRIu64 " copies made under a 2-per-second budget", r.deferred);
+	CHECK(r.pending == r.over_budget,
+	      "budget: %" PRIu64 " samples tables-pending, %" PRIu64 " refused copies (want equal)",
+	      r.pending, r.over_budget);
+}
+
+/*
+ * The table cache: a cold run builds and keeps every table, a warm run takes
+ * them all from the cache, and its samples are as complete.
+ */
+static void test_table_cache(void)
+{
+	char dir[PATH_MAX], *log, *line;
+	char *cache[] = {"--table-cache", dir, NULL};
+	struct run_result cold, warm;
+	char err[PATH_MAX + 8];
+
+	tpath(dir, sizeof(dir), "tables");
+	if (!record("cold", cache, &cold) || !record("warm", cache, &warm))
+		return;
+	tpath(err, sizeof(err), "warm.err");
+	log = slurp(err);
+	line = strstr(log, "cfiprof: table cache");
+	CHECK(line && number_before(line, "hits,") >= 3 && number_before(line, "misses") == 0 &&
+		  number_before(line, "entries refused") == 0,
+	      "warm run: want every table from the cache: %s", line ? line : log);
+	CHECK(warm.pending == 0 && warm.st.complete * 1000 >= warm.st.samples * 995,
+	      "warm run: %" PRIu64 " of %" PRIu64 " complete", warm.st.complete, warm.st.samples);
+	free(log);
+}
+
+/* The agent exports what became of deferred samples. */
+static void test_agent_metrics(void)
+{
+	char addr[64], out[PATH_MAX], err[PATH_MAX], prog[PATH_MAX + 32], *body = NULL;
+	char *argv[] = {(char *)cfiprof_bin, "agent", "-F", "999", "--interval", "1s",
+			"--metrics-addr",    addr,    "-o", out,   NULL};
+	char *pargv[] = {prog, "3", NULL};
+	double finished = -1, pending = -1;
+	bool timed_out = false;
+	pid_t agent, p;
+	int i;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", 19600 + (getpid() % 300));
+	tpath(out, sizeof(out), "agent");
+	tpath(err, sizeof(err), "agent.err");
+	snprintf(prog, sizeof(prog), "%s/" PROG, progs_dir);
+	agent = spawn(argv, NULL, err);
+	CHECK(agent > 0, "agent did not start");
+	if (agent <= 0)
+		return;
+	for (i = 0; i < 100 && !(body = http_get(addr, "/metrics")); i++)
+		usleep(100 * 1000);
+	free(body);
+	p = spawn(pargv, NULL, NULL);
+	CHECK(p > 0 && exit_code(wait_timeout(p, 30, &timed_out), timed_out) == 0, PROG " failed");
+	sleep(1);
+	body = http_get(addr, "/metrics");
+	if (body) {
+		finished =
+		    metric_value(body, "cfiprof_deferred_samples_total{outcome=\"finished\"}");
+		pending = metric_value(body, "cfiprof_walks_total{reason=\"tables-pending\"}");
+	}
+	free(body);
+	kill(agent, SIGTERM);
+	wait_timeout(agent, 10, &timed_out);
+	CHECK(!timed_out, "agent did not stop on SIGTERM");
+	printf("agent: %g deferred samples finished, %g walks tables-pending\n", finished, pending);
+	CHECK(finished > 0, "agent: cfiprof_deferred_samples_total{outcome=\"finished\"} = %g",
+	      finished);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	if (!e2e_setup("deferred"))
+		return HARNESS_DONE();
+	RUN_TEST(test_defer_on_and_off);
+	RUN_TEST(test_tail_calls);
+	RUN_TEST(test_budget);
+	RUN_TEST(test_table_cache);
+	RUN_TEST(test_agent_metrics);
+	e2e_finish();
+	return HARNESS_DONE();
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The queue of samples waiting for their tables (user/unwind/deferred_queue.c),
+ * over a one-rule world: a sample is finished only once its process's mappings
+ * were read after they last changed before it and its tables are in; otherwise it waits, and
+ * past the timeout (or at the end, or when the queue is full) it is handed on
+ * as the kernel left it, counted by cause.  Every sample received comes out
+ * exactly once; malformed records are counted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/harness.h"
+#include "tests/lib/replay.h"
+#include "user/unwind/deferred_queue.h"
+
+#define PID 77
+#define PC  0x401234ull
+#define SP  0x7ff000001010ull
+#define NS  1000000ull /* 1 ms */
+#define KPC 0xffffffff81000000ull
+
+struct emitted {
+	int n, deferred, pending, complete;
+	uint16_t nr_user;
+	uint64_t kernel_pc;
+};
+
+static void emit(void *ctx, const struct cfi_sample_record *r, size_t size)
+{
+	struct emitted *e = ctx;
+
+	CHECK(size == sizeof(*r) + (r->nr_kernel + r->nr_user) * sizeof(__u64),
+	      "emitted record size %zu for %u+%u pcs", size, r->nr_kernel, r->nr_user);
+	e->n++;
+	e->deferred += !!(r->flags & SAMPLE_DEFERRED);
+	e->pending += r->reason == STOP_TABLES_PENDING;
+	e->complete += r->reason == STOP_COMPLETE;
+	e->nr_user = r->nr_user;
+	e->kernel_pc = r->nr_kernel ? r->pcs[0] : 0;
+}
+
+/* One object whose only row says "outermost frame": a walk from PC completes at once. */
+static void world(struct replay_env *env)
+{
+	static struct cfi_rule rules[2];
+	static struct cfi_row rows[1] = {{0, 1}};
+	static struct cfi_page pages[1] = {{0x40, 0, 1}};
+	struct cfi_table t = {.rules = rules,
+			      .nr_rules = 2,
+			      .rows = rows,
+			      .nr_rows = 1,
+			      .pages = pages,
+			      .nr_pages = 1};
+
+	memset(rules, 0, sizeof(rules));
+	rules[1].cfa_kind = CFI_CFA_RSP;
+	rules[1].cfa_off = 8;
+	rules[1].ra_kind = CFI_REG_UNDEFINED;
+	replay_env_init(env, PID);
+	env->proc_known = 0;
+	CHECK(replay_add_table(env, 1, &t) == 0, "table");
+	replay_add_mapping(env, 0x400000, 0x410000, 1, CFI_MAPPING_CFI, 0);
+}
+
+/* A RECORD_DEFERRED as the kernel sends it: the leaf emitted, its tables were missing. */
+static size_t record(uint64_t *buf, uint64_t time_ns)
+{
+	struct cfi_deferred_record *d = (struct cfi_deferred_record *)buf;
+	struct cfi_sample_record *r;
+
+	memset(buf, 0, sizeof(*d) + DEFER_CHUNK + sizeof(*r) + 16);
+	d->type = RECORD_DEFERRED;
+	d->stack_max = DEFER_CHUNK;
+	d->stack_base = SP & ~(uint64_t)(DEFER_CHUNK - 1);
+	d->stack_len = DEFER_CHUNK;
+	d->ip = PC;
+	d->sp = SP;
+	d->bp_valid = 1;
+	/* the library was mapped a millisecond before the sample */
+	d->changed_ns = time_ns - NS;
+	r = (struct cfi_sample_record *)((char *)(d + 1) + DEFER_CHUNK);
+	r->type = RECORD_SAMPLE;
+	r->pid = PID;
+	r->time_ns = time_ns;
+	r->reason = STOP_TABLES_PENDING;
+	r->nr_kernel = 1;
+	r->nr_user = 1;
+	r->pcs[0] = KPC;
+	r->pcs[1] = PC;
+	return sizeof(*d) + DEFER_CHUNK + sizeof(*r) + 2 * sizeof(__u64);
+}
+
+static uint64_t buf[(sizeof(struct cfi_deferred_record) + DEFER_CHUNK + 256) / 8];
+
+static void setup(struct deferred_queue *q, struct replay_env *env, struct emitted *e,
+		  uint64_t max_bytes)
+{
+	struct walk_maps m;
+
+	memset(e, 0, sizeof(*e));
+	world(env);
+	replay_walk_maps(env, &m);
+	CHECK(deferred_queue_init(q, &m, 127, max_bytes, 1000 * NS, emit, e) == 0, "init");
+}
+
+static void test_finished_once_mappings_read(void)
+{
+	static struct replay_env env;
+	struct deferred_queue q;
+	struct emitted e;
+
+	setup(&q, &env, &e, 1 << 20);
+	deferred_queue_add(&q, buf, record(buf, 100 * NS));
+	deferred_queue_run(&q, 101 * NS, false);
+	CHECK(e.n == 0 && q.stats.waiting == 1,
+	      "unknown process: handed on (%d) instead of waiting", e.n);
+	/* mappings read before they changed (the library's mmap): it may not be in them */
+	env.proc_known = 1;
+	env.proc.loaded_ns = 98 * NS;
+	deferred_queue_run(&q, 102 * NS, false);
+	CHECK(e.n == 0, "finished with mappings read before they changed");
+	/* read after the change (even before the sample), but the keys are being rewritten */
+	env.proc.loaded_ns = 99 * NS + 1;
+	env.proc.flags = CFI_PROC_UPDATING;
+	deferred_queue_run(&q, 103 * NS, false);
+	CHECK(e.n == 0, "finished while the process's keys were being rewritten");
+	env.proc.flags = 0;
+	deferred_queue_run(&q, 104 * NS, false);
+	CHECK(e.n == 1 && e.deferred == 1 && e.complete == 1 && e.nr_user == 1 &&
+		  e.kernel_pc == KPC,
+	      "want one finished complete sample with its kernel pc: %d emitted, %d deferred, %d "
+	      "complete",
+	      e.n, e.deferred, e.complete);
+	CHECK(q.stats.finished == 1 && q.stats.waiting == 0 && q.stats.bytes == 0 &&
+		  q.stats.by_reason[STOP_COMPLETE] == 1,
+	      "stats: finished %lu waiting %lu bytes %lu", (unsigned long)q.stats.finished,
+	      (unsigned long)q.stats.waiting, (unsigned long)q.stats.bytes);
+	CHECK(q.stats.latency_ns_max == 4 * NS, "latency %lu ns",
+	      (unsigned long)q.stats.latency_ns_max);
+	deferred_queue_free(&q);
+	replay_env_free(&env);
+}
+
+static void test_gives_up_by_cause(void)
+{
+	static struct replay_env env;
+	struct deferred_queue q;
+	struct emitted e;
+
+	/* tables still pending past the timeout */
+	setup(&q, &env, &e, 1 << 20);
+	env.proc_known = 1;
+	env.proc.loaded_ns = 200 * NS;
+	env.maps[0].val.flags = CFI_MAPPING_PENDING;
+	deferred_queue_add(&q, buf, record(buf, 100 * NS));
+	deferred_queue_run(&q, 500 * NS, false);
+	CHECK(e.n == 0, "gave up before the timeout");
+	deferred_queue_run(&q, 1100 * NS, false);
+	CHECK(e.n == 1 && e.pending == 1 && e.deferred == 0 && q.stats.gave_up_timeout == 1,
+	      "timeout: %d emitted, %d pending, timeout count %lu", e.n, e.pending,
+	      (unsigned long)q.stats.gave_up_timeout);
+	deferred_queue_free(&q);
+	replay_env_free(&env);
+
+	/* the process never loaded: gone, at the end of the session */
+	setup(&q, &env, &e, 1 << 20);
+	deferred_queue_add(&q, buf, record(buf, 100 * NS));
+	deferred_queue_add(&q, buf, record(buf, 101 * NS));
+	deferred_queue_run(&q, 102 * NS, true);
+	CHECK(e.n == 2 && e.pending == 2 && q.stats.gave_up_gone == 2 && q.stats.waiting == 0,
+	      "final: %d emitted, %lu gone", e.n, (unsigned long)q.stats.gave_up_gone);
+	deferred_queue_free(&q);
+	replay_env_free(&env);
+
+	/* room for one: the second is handed on at once */
+	setup(&q, &env, &e, 6000);
+	deferred_queue_add(&q, buf, record(buf, 100 * NS));
+	deferred_queue_add(&q, buf, record(buf, 101 * NS));
+	CHECK(e.n == 1 && e.pending == 1 && q.stats.gave_up_full == 1 && q.stats.waiting == 1,
+	      "full: %d emitted, %lu full, %lu waiting", e.n, (unsigned long)q.stats.gave_up_full,
+	      (unsigned long)q.stats.waiting);
+	CHECK(q.stats.bytes < 6000 && q.stats.bytes > DEFER_CHUNK, "queued bytes %lu",
+	      (unsigned long)q.stats.bytes);
+	deferred_queue_run(&q, 102 * NS, true);
+	CHECK(e.n == 2 && q.stats.received == 2, "every sample received comes out once");
+	deferred_queue_free(&q);
+	replay_env_free(&env);
+}
+
+static void test_malformed(void)
+{
+	static struct replay_env env;
+	struct deferred_queue q;
+	struct emitted e;
+	size_t n;
+
+	setup(&q, &env, &e, 1 << 20);
+	n = record(buf, 100 * NS);
+	deferred_queue_add(&q, buf, n - 1);
+	deferred_queue_add(&q, buf, 8);
+	{
+		struct cfi_deferred_record *d = (struct cfi_deferred_record *)(void *)buf;
+
+		d->stack_len = DEFER_CHUNK + 1;
+	}
+	deferred_queue_add(&q, buf, n);
+	CHECK(q.stats.malformed == 3 && q.stats.received == 0 && e.n == 0,
+	      "malformed: %lu counted, %d emitted", (unsigned long)q.stats.malformed, e.n);
+	deferred_queue_free(&q);
+	replay_env_free(&env);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	RUN_TEST(test_finished_once_mappings_read);
+	RUN_TEST(test_gives_up_by_cause);
+	RUN_TEST(test_malformed);
+	return HARNESS_DONE();
+}

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The table cache on disk (tables/table_cache.c): a stored table comes back
+ * identical; entries that are damaged, truncated, of another format version,
+ * structurally invalid behind a correct checksum, symlinks or FIFOs are never
+ * used (refused and removed, or a miss, without blocking); a directory others
+ * can write is refused; the byte bound evicts the least recently used.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/hash.h"
+#include "tests/lib/cli_util.h"
+#include "tests/lib/harness.h"
+#include "tables/table_cache.h"
+
+#define LIBC_PATH "/lib/x86_64-linux-gnu/libc.so.6"
+#define LLVM_PATH "/usr/lib/llvm-14/lib/libLLVM-14.so"
+#define LIBC_KEY  "libc-key@1:2:3:4"
+
+static char dir[64];
+
+static struct cfi_table *build(const char *path)
+{
+	struct cfi_table *t = NULL;
+	int err = cfi_table_build_file(path, NULL, &t, NULL);
+
+	CHECK(err == 0 && t, "building %s: %s", path, cfi_strerror(err));
+	return t;
+}
+
+static bool same_table(const struct cfi_table *a, const struct cfi_table *b)
+{
+	return a->nr_rules == b->nr_rules && a->nr_rows == b->nr_rows &&
+	       a->nr_pages == b->nr_pages && a->min_addr == b->min_addr &&
+	       a->max_addr == b->max_addr && !strcmp(a->build_id, b->build_id) &&
+	       !memcmp(a->rules, b->rules, a->nr_rules * sizeof(*a->rules)) &&
+	       !memcmp(a->rows, b->rows, a->nr_rows * sizeof(*a->rows)) &&
+	       !memcmp(a->pages, b->pages, a->nr_pages * sizeof(*a->pages));
+}
+
+/* The file an entry lives in (the cache names it by the key's hash). */
+static void entry_path(const char *key, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%016llx.cfitable", dir, (unsigned long long)hash_str(key));
+}
+
+static struct cfi_table_cache *fresh(uint64_t max_bytes)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0, "rm");
+	return cfi_table_cache_open(dir, max_bytes);
+}
+
+static void test_round_trip(void)
+{
+	struct cfi_table_cache *c = fresh(1ull << 30);
+	struct cfi_table *t = build(LIBC_PATH), *back = NULL;
+	struct cfi_table_cache_stats st;
+	struct stat sb;
+
+	CHECK(c != NULL, "cannot open a fresh cache in %s", dir);
+	if (!c || !t)
+		return;
+	CHECK(stat(dir, &sb) == 0 && (sb.st_mode & 0777) == 0700, "cache dir mode %o",
+	      sb.st_mode & 0777);
+	CHECK(cfi_table_cache_load(c, LIBC_KEY, &back) == -1 && !back, "hit in an empty cache");
+	cfi_table_cache_store(c, LIBC_KEY, t);
+	CHECK(cfi_table_cache_load(c, LIBC_KEY, &back) == 0 && back, "miss after a store");
+	CHECK(back && same_table(t, back), "the table read back differs from the one stored");
+	{
+		struct cfi_table *other = NULL;
+
+		CHECK(cfi_table_cache_load(c, "libc-key@1:2:3:5", &other) == -1 && !other,
+		      "another file identity hits libc's entry");
+	}
+	cfi_table_cache_stats(c, &st);
+	CHECK(st.hits == 1 && st.misses == 2 && st.stores == 1 && st.refused == 0 && st.bytes > 0,
+	      "stats: %lu hits %lu misses %lu stores %lu refused", (unsigned long)st.hits,
+	      (unsigned long)st.misses, (unsigned long)st.stores, (unsigned long)st.refused);
+	cfi_table_free(back);
+	cfi_table_free(t);
+	cfi_table_cache_close(c);
+}
+
+/* Rewrites byte off of key's entry (from the end if off < 0) to its complement. */
+static void damage(const char *key, long off)
+{
+	char path[128];
+	unsigned char b;
+	int fd;
+
+	entry_path(key, path, sizeof(path));
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0, "open %s", path);
+	if (fd < 0)
+		return;
+	if (off < 0)
+		off += lseek(fd, 0, SEEK_END);
+	CHECK(pread(fd, &b, 1, off) == 1, "read");
+	b = (unsigned char)~b;
+	CHECK(pwrite(fd, &b, 1, off) == 1, "write");
+	close(fd);
+}
+
+static void expect_refused(struct cfi_table_cache *c, const char *what)
+{
+	struct cfi_table_cache_stats before, after;
+	struct cfi_table *back = NULL;
+	char path[128];
+
+	cfi_table_cache_stats(c, &before);
+	CHECK(cfi_table_cache_load(c, LIBC_KEY, &back) == -1 && !back, "%s: entry used", what);
+	cfi_table_cache_stats(c, &after);
+	CHECK(after.refused == before.refused + 1, "%s: not counted as refused", what);
+	entry_path(LIBC_KEY, path, sizeof(path));
+	CHECK(access(path, F_OK) != 0, "%s: refused entry left in place", what);
+	cfi_table_free(back);
+}
+
+static void test_refuses_bad_entries(void)
+{
+	struct cfi_table_cache *c = fresh(1ull << 30);
+	struct cfi_table *t = build(LIBC_PATH), *bad;
+	char path[128], cmd[300];
+
+	if (!c || !t)
+		return;
+	entry_path(LIBC_KEY, path, sizeof(path));
+	/* a row flipped: the checksum catches it */
+	cfi_table_cache_store(c, LIBC_KEY, t);
+	damage(LIBC_KEY, -100);
+	expect_refused(c, "damaged row");
+	/* the format version (first field after the magic) */
+	cfi_table_cache_store(c, LIBC_KEY, t);
+	damage(LIBC_KEY, 8);
+	expect_refused(c, "other version");
+	/* cut short */
+	cfi_table_cache_store(c, LIBC_KEY, t);
+	CHECK(truncate(path, 4000) == 0, "truncate");
+	expect_refused(c, "truncated");
+	/* a correct checksum over nonsense: a row naming a rule that does not exist */
+	bad = build(LIBC_PATH);
+	if (bad) {
+		bad->rows[bad->nr_rows / 2].rule = (uint16_t)bad->nr_rules;
+		cfi_table_cache_store(c, LIBC_KEY, bad);
+		expect_refused(c, "rule id out of range");
+		bad->rows[bad->nr_rows / 2] = t->rows[t->nr_rows / 2];
+		bad->pages[0].nr_rows++;
+		cfi_table_cache_store(c, LIBC_KEY, bad);
+		expect_refused(c, "pages overlapping");
+		cfi_table_free(bad);
+	}
+	/* a symlink or a FIFO where the entry should be: a miss, at once */
+	snprintf(cmd, sizeof(cmd), "ln -sf /etc/passwd %s", path);
+	CHECK(system(cmd) == 0, "ln");
+	CHECK(cfi_table_cache_load(c, LIBC_KEY, &bad) == -1, "entry read through a symlink");
+	unlink(path);
+	CHECK(mkfifo(path, 0600) == 0, "mkfifo");
+	{
+		double t0 = mono_sec();
+
+		CHECK(cfi_table_cache_load(c, LIBC_KEY, &bad) == -1 && mono_sec() - t0 < 1.0,
+		      "a FIFO entry was used or blocked");
+	}
+	unlink(path);
+	cfi_table_free(t);
+	cfi_table_cache_close(c);
+}
+
+static void test_refuses_shared_dir(void)
+{
+	struct cfi_table_cache *c;
+	char link[80];
+
+	c = fresh(1 << 20);
+	cfi_table_cache_close(c);
+	CHECK(chmod(dir, 0777) == 0, "chmod");
+	c = cfi_table_cache_open(dir, 1 << 20);
+	CHECK(c == NULL, "a directory everyone can write is used as a table cache");
+	cfi_table_cache_close(c);
+	CHECK(chmod(dir, 0700) == 0, "chmod");
+	snprintf(link, sizeof(link), "%s.link", dir);
+	unlink(link);
+	CHECK(symlink(dir, link) == 0, "symlink");
+	c = cfi_table_cache_open(link, 1 << 20);
+	CHECK(c == NULL, "a table cache reached through a symlink is used");
+	cfi_table_cache_close(c);
+	unlink(link);
+}
+
+static void test_byte_bound(void)
+{
+	struct cfi_table *t = build(LIBC_PATH);
+	struct cfi_table_cache_stats st;
+	struct cfi_table_cache *c;
+	struct cfi_table *back = NULL;
+	char key[32];
+	uint64_t one;
+	int i;
+
+	if (!t)
+		return;
+	c = fresh(1ull << 30);
+	cfi_table_cache_store(c, "k0", t);
+	cfi_table_cache_stats(c, &st);
+	one = st.bytes;
+	cfi_table_cache_close(c);
+	/* room for two and a half entries */
+	c = cfi_table_cache_open(dir, one * 5 / 2);
+	for (i = 1; i < 5; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		cfi_table_cache_store(c, key, t);
+		/* file times tick in jiffies: keep the store and the use apart */
+		usleep(20 * 1000);
+		/* k1 is used after each store: the others go first */
+		if (i > 1)
+			CHECK(cfi_table_cache_load(c, "k1", &back) == 0,
+			      "k1 evicted though in use");
+		cfi_table_free(back);
+		back = NULL;
+		/* mtimes are the order: keep them apart */
+		usleep(20 * 1000);
+	}
+	cfi_table_cache_stats(c, &st);
+	CHECK(st.bytes <= one * 5 / 2 && st.evicted >= 3,
+	      "bound: %lu bytes (bound %lu), %lu evicted", (unsigned long)st.bytes,
+	      (unsigned long)(one * 5 / 2), (unsigned long)st.evicted);
+	CHECK(cfi_table_cache_load(c, "k4", &back) == 0, "the newest entry was evicted");
+	cfi_table_free(back);
+	cfi_table_cache_close(c);
+	cfi_table_free(t);
+}
+
+/* The figure the cache is for: libLLVM's tables built vs read back. */
+static void test_llvm_figure(void)
+{
+	struct cfi_table_cache *c = fresh(1ull << 30);
+	struct cfi_table *t, *back = NULL;
+	double t0, build_ms, load_ms;
+
+	t0 = mono_sec();
+	t = build(LLVM_PATH);
+	build_ms = (mono_sec() - t0) * 1e3;
+	if (!c || !t)
+		return;
+	cfi_table_cache_store(c, "llvm", t);
+	t0 = mono_sec();
+	CHECK(cfi_table_cache_load(c, "llvm", &back) == 0 && same_table(t, back),
+	      "libLLVM's table does not come back identical");
+	load_ms = (mono_sec() - t0) * 1e3;
+	printf("FIGURE: libLLVM-14 tables (%u rows): built in %.1f ms, read from the cache in %.1f "
+	       "ms\n",
+	       t->nr_rows, build_ms, load_ms);
+	cfi_table_free(back);
+	cfi_table_free(t);
+	cfi_table_cache_close(c);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	snprintf(dir, sizeof(dir), "/tmp/cfiprof-tcache.%d", getpid());
+	RUN_TEST(test_round_trip);
+	RUN_TEST(test_refuses_bad_entries);
+	RUN_TEST(test_refuses_shared_dir);
+	RUN_TEST(test_byte_bound);
+	RUN_TEST(test_llvm_figure);
+	{
+		char cmd[96];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			fprintf(stderr, "cannot remove %s\n", dir);
+	}
+	return HARNESS_DONE();
+}

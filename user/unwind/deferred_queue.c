@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Samples waiting for their tables; see deferred_queue.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/unwind/deferred_queue.h"
+
+struct deferred_item {
+	struct deferred_item *next;
+	size_t bytes;
+	struct deferred_view v; /* into data */
+	__u64 data[];		/* header, stack_len stack bytes, the kernel's sample */
+};
+
+int deferred_queue_init(struct deferred_queue *q, const struct walk_maps *m, uint32_t max_frames,
+			uint64_t max_bytes, uint64_t timeout_ns, deferred_emit_fn emit, void *ctx)
+{
+	memset(q, 0, sizeof(*q));
+	q->tailp = &q->head;
+	q->maps = *m;
+	q->max_frames = max_frames;
+	q->max_bytes = max_bytes;
+	q->timeout_ns = timeout_ns;
+	q->emit = emit;
+	q->emit_ctx = ctx;
+	q->out = malloc(DEFERRED_RECORD_MAX);
+	return q->out ? 0 : -ENOMEM;
+}
+
+static void hand_on(struct deferred_queue *q, const struct cfi_sample_record *r, size_t size)
+{
+	q->stats.by_reason[r->reason < STOP_REASON_MAX ? r->reason : 0]++;
+	q->emit(q->emit_ctx, r, size);
+}
+
+/* The sample as the kernel left it: its walk stays tables-pending. */
+static void give_up(struct deferred_queue *q, const struct deferred_view *v, uint64_t *cause)
+{
+	(*cause)++;
+	hand_on(q, v->rec, v->rec_size);
+}
+
+void deferred_queue_add(struct deferred_queue *q, const void *data, size_t size)
+{
+	struct deferred_view v;
+	struct deferred_item *it;
+	size_t stack_len, bytes;
+	char *p;
+
+	if (!deferred_parse(data, size, &v)) {
+		q->stats.malformed++;
+		return;
+	}
+	q->stats.received++;
+	stack_len = v.d->stack_len;
+	bytes = sizeof(*it) + sizeof(*v.d) + stack_len + v.rec_size;
+	if (q->stats.bytes + bytes > q->max_bytes || !(it = malloc(bytes))) {
+		give_up(q, &v, &q->stats.gave_up_full);
+		return;
+	}
+	/* only the bytes copied, not the record's whole stack area */
+	p = (char *)it->data;
+	memcpy(p, v.d, sizeof(*v.d));
+	it->v.d = (const struct cfi_deferred_record *)p;
+	p += sizeof(*v.d);
+	memcpy(p, v.stack, stack_len);
+	it->v.stack = (const __u8 *)p;
+	p += stack_len;
+	memcpy(p, v.rec, v.rec_size);
+	it->v.rec = (const struct cfi_sample_record *)p;
+	it->v.rec_size = v.rec_size;
+	it->bytes = bytes;
+	it->next = NULL;
+	*q->tailp = it;
+	q->tailp = &it->next;
+	q->stats.waiting++;
+	q->stats.bytes += bytes;
+	if (q->stats.bytes > q->stats.bytes_peak)
+		q->stats.bytes_peak = q->stats.bytes;
+}
+
+/*
+ * Whether user space has read the process's mappings since they last changed
+ * before the sample (exec, the mmap of a library): only then can the tables
+ * the walk needs be in the maps (or never come).
+ */
+static bool mappings_read_after(struct deferred_queue *q, const struct deferred_view *v,
+				bool *known)
+{
+	struct cfi_proc_val pv;
+
+	*known = q->maps.ops->proc(q->maps.ctx, v->rec->pid, &pv);
+	return *known && !(pv.flags & CFI_PROC_UPDATING) && pv.loaded_ns >= v->d->changed_ns;
+}
+
+/* true when the item is done with (handed on). */
+static bool try_item(struct deferred_queue *q, struct deferred_item *it, uint64_t now_ns,
+		     bool final)
+{
+	const struct cfi_sample_record *r = it->v.rec;
+	bool known, expired = final || now_ns - r->time_ns >= q->timeout_ns;
+	size_t size;
+
+	if (mappings_read_after(q, &it->v, &known) &&
+	    deferred_walk(&q->maps, &it->v, q->max_frames, q->out, &size) == DEFERRED_FINISHED) {
+		q->stats.finished++;
+		if (now_ns > r->time_ns && now_ns - r->time_ns > q->stats.latency_ns_max)
+			q->stats.latency_ns_max = now_ns - r->time_ns;
+		hand_on(q, q->out, size);
+		return true;
+	}
+	if (!expired)
+		return false;
+	give_up(q, &it->v, known ? &q->stats.gave_up_timeout : &q->stats.gave_up_gone);
+	return true;
+}
+
+void deferred_queue_run(struct deferred_queue *q, uint64_t now_ns, bool final)
+{
+	struct deferred_item **pp = &q->head, *it;
+
+	while ((it = *pp)) {
+		if (!try_item(q, it, now_ns, final)) {
+			pp = &it->next;
+			continue;
+		}
+		*pp = it->next;
+		if (q->tailp == &it->next)
+			q->tailp = pp;
+		q->stats.waiting--;
+		q->stats.bytes -= it->bytes;
+		free(it);
+	}
+}
+
+void deferred_queue_free(struct deferred_queue *q)
+{
+	struct deferred_item *it, *n;
+
+	/* deferred_queue_run(final) hands everything on; this is for error paths */
+	for (it = q->head; it; it = n) {
+		n = it->next;
+		free(it);
+	}
+	free(q->out);
+	memset(q, 0, sizeof(*q));
+}

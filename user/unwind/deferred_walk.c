@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bpf/walker.h built as ordinary C for the profiler itself: the environment
+ * below reads the stack copy a deferred sample carries and the maps the
+ * kernel walks (walk_maps.h).  Only the consumer thread walks; the state is
+ * per thread all the same.
+ */
+#include <string.h>
+
+#include "user/unwind/deferred_walk.h"
+
+struct walk_env {
+	const struct walk_maps *m;
+	const __u8 *stack;
+	__u64 base;
+	__u32 len;
+	bool past_copy; /* a read above the copied bytes failed */
+	struct cfi_proc_val proc;
+	struct cfi_mapping_val mapping;
+	struct cfi_page_val page;
+	/* the rule cache of the kernel's walk, kept across deferred samples */
+	struct cfi_rule_cache_entry cache[RULE_CACHE_SLOTS];
+};
+
+static __thread struct walk_env env;
+
+static inline int walker_read_user(void *dst, __u32 size, __u64 addr)
+{
+	__u64 off = addr - env.base;
+
+	if (addr >= env.base && off <= env.len && size <= env.len - off) {
+		memcpy(dst, env.stack + off, size);
+		return 0;
+	}
+	if (addr >= env.base + env.len)
+		env.past_copy = true;
+	return -1;
+}
+
+static inline struct cfi_proc_val *walker_lookup_proc(__u32 pid)
+{
+	return env.m->ops->proc(env.m->ctx, pid, &env.proc) ? &env.proc : NULL;
+}
+
+static inline struct cfi_mapping_val *walker_lookup_mapping(__u32 pid, __u64 pc)
+{
+	return env.m->ops->mapping(env.m->ctx, pid, pc, &env.mapping) ? &env.mapping : NULL;
+}
+
+static inline struct cfi_page_val *walker_lookup_page(__u32 obj_id, __u32 page)
+{
+	return env.m->ops->page(env.m->ctx, obj_id, page, &env.page) ? &env.page : NULL;
+}
+
+static inline struct cfi_row *walker_row(__u32 idx)
+{
+	return idx < env.m->nr_rows ? (struct cfi_row *)&env.m->rows[idx] : NULL;
+}
+
+static inline struct cfi_rule *walker_rule(__u32 id)
+{
+	return id < env.m->nr_rules ? (struct cfi_rule *)&env.m->rules[id] : NULL;
+}
+
+static inline struct cfi_rule_cache_entry *walker_cache_slot(__u32 idx)
+{
+	return idx < RULE_CACHE_SLOTS ? &env.cache[idx] : NULL;
+}
+
+static inline void walker_count(__u32 counter_id, __u64 n)
+{
+	(void)counter_id;
+	(void)n;
+}
+
+#include "bpf/walker.h"
+
+bool deferred_parse(const void *data, size_t size, struct deferred_view *v)
+{
+	const struct cfi_deferred_record *d = data;
+	const struct cfi_sample_record *r;
+	size_t at;
+
+	if (size < sizeof(*d) || d->type != RECORD_DEFERRED || d->stack_max > DEFER_STACK_MAX ||
+	    d->stack_len > d->stack_max || d->stack_max % DEFER_CHUNK)
+		return false;
+	at = sizeof(*d) + d->stack_max;
+	if (size < at + sizeof(*r))
+		return false;
+	r = (const struct cfi_sample_record *)((const char *)data + at);
+	if (r->type != RECORD_SAMPLE || r->nr_kernel > MAX_KERNEL_FRAMES ||
+	    r->nr_user > MAX_USER_FRAMES_LIMIT ||
+	    size - at < sizeof(*r) + ((size_t)r->nr_kernel + r->nr_user) * sizeof(__u64))
+		return false;
+	v->d = d;
+	v->stack = (const __u8 *)(d + 1);
+	v->rec = r;
+	v->rec_size = sizeof(*r) + ((size_t)r->nr_kernel + r->nr_user) * sizeof(__u64);
+	return true;
+}
+
+enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct deferred_view *v,
+				    __u32 max_frames, struct cfi_sample_record *out,
+				    size_t *out_size)
+{
+	const struct cfi_deferred_record *d = v->d;
+	const struct cfi_sample_record *r = v->rec;
+	struct walker_state st;
+	__u64 *user = out->pcs + r->nr_kernel;
+	int i;
+
+	if (max_frames > MAX_USER_FRAMES_LIMIT)
+		max_frames = MAX_USER_FRAMES_LIMIT;
+	env.m = m;
+	env.stack = v->stack;
+	env.base = d->stack_base;
+	env.len = d->stack_len;
+	env.past_copy = false;
+	if (!walker_lookup_proc(r->pid))
+		return DEFERRED_WAIT;
+	memcpy(out, r, v->rec_size);
+	memset(&st, 0, sizeof(st));
+	st.pid = r->pid;
+	st.generation = env.proc.generation;
+	st.proc_known = 1;
+	st.ip = d->ip;
+	st.sp = d->sp;
+	st.bp = d->bp;
+	st.bp_valid = d->bp_valid;
+	st.ip_is_ra = d->ip_is_ra;
+	st.nr_signal = (__u8)d->nr_signal;
+	st.flags = r->flags;
+	st.nr = r->nr_user;
+	st.nr_fp = r->nr_fp;
+	/* the kernel emitted st.ip and stopped unwinding it: unwind it first */
+	if (!st.nr || !walker_step(&st)) {
+		for (i = 0; i <= MAX_USER_FRAMES_LIMIT; i++) {
+			if (walker_frame(&st, user, max_frames))
+				break;
+		}
+	}
+	if (!st.done)
+		walker_stop(&st, STOP_TRUNCATED);
+	if (st.reason == STOP_TABLES_PENDING)
+		return DEFERRED_WAIT;
+	/* a walk that needed more than the copy holds, not memory that was unreadable */
+	if (st.reason == STOP_UNREADABLE && env.past_copy && d->stack_len == d->stack_max)
+		st.reason = STOP_STACK_COPY;
+	out->reason = st.reason;
+	out->flags = st.flags | SAMPLE_DEFERRED;
+	out->nr_fp = st.nr_fp;
+	out->nr_user = st.nr;
+	out->generation = st.generation;
+	*out_size = sizeof(*out) + ((size_t)r->nr_kernel + st.nr) * sizeof(__u64);
+	return DEFERRED_FINISHED;
+}

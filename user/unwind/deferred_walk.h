@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Finishing in user space a walk the kernel stopped for lack of tables: the
+ * kernel sent its walker state and a copy of the user stack
+ * (RECORD_DEFERRED); once the process's tables are loaded, bpf/walker.h
+ * built as ordinary C carries on from there over that copy.
+ */
+#ifndef CFIPROF_DEFERRED_WALK_H
+#define CFIPROF_DEFERRED_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bpf/cfiprof_abi.h"
+#include "user/unwind/walk_maps.h"
+
+/* A RECORD_DEFERRED taken apart; the pointers are into the record. */
+struct deferred_view {
+	const struct cfi_deferred_record *d;
+	const __u8 *stack;		     /* d->stack_len bytes from d->stack_base */
+	const struct cfi_sample_record *rec; /* the sample as far as the kernel walked it */
+	size_t rec_size;
+};
+
+/* Checks a RECORD_DEFERRED of size bytes; false when it is malformed. */
+bool deferred_parse(const void *data, size_t size, struct deferred_view *v);
+
+/* Bytes of the finished sample record: room for every pc a walk may emit. */
+#define DEFERRED_RECORD_MAX                                                                        \
+	(sizeof(struct cfi_sample_record) +                                                        \
+	 (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64))
+
+enum deferred_outcome {
+	DEFERRED_FINISHED, /* out holds the whole sample */
+	DEFERRED_WAIT,	   /* the tables the walk needs are still pending: try again later */
+};
+
+/*
+ * Carries on the walk of v with the tables in m, up to max_frames user frames,
+ * into out (DEFERRED_RECORD_MAX bytes, 8-byte aligned): kernel pcs, the user
+ * pcs the kernel walked, then the rest.  The finished sample is flagged
+ * SAMPLE_DEFERRED and names its pcs with the process's current generation.
+ */
+enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct deferred_view *v,
+				    __u32 max_frames, struct cfi_sample_record *out,
+				    size_t *out_size);
+
+#endif
