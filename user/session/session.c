@@ -265,7 +265,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	if (err)
 		return err;
 	err = table_store_init(&s->ts, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
-			       s->ld.rules_max, s->ld.pages_fd);
+			       s->ld.rules_max, s->ld.pages_fd, s->ld.pages_max);
 	s->ts_ready = !err;
 	s->ts.verbose = o->verbose;
 	s->ts.max_bytes = o->max_table_bytes;
