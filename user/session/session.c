@@ -147,6 +147,28 @@ static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
+/* Tables refused by a quota or a full map, by cause, and mapping keys refused: only when any were. */
+static void print_refusals(FILE *f, const struct table_store_stats *ts,
+			   const struct tracker_stats *tr)
+{
+	bool any = tr->keys_refused_quota || tr->keys_refused_full;
+	int i;
+
+	for (i = 0; i < REFUSED_MAX; i++)
+		any |= ts->refused[i] != 0;
+	if (!any)
+		return;
+	fprintf(f, "cfiprof: refused (frame pointers used):");
+	for (i = 0; i < REFUSED_MAX; i++) {
+		if (ts->refused[i])
+			fprintf(f, " %s %" PRIu64, table_refusal_name(i), ts->refused[i]);
+	}
+	if (tr->keys_refused_quota || tr->keys_refused_full)
+		fprintf(f, "; mapping keys: process_quota %" PRIu64 ", trie_full %" PRIu64,
+			tr->keys_refused_quota, tr->keys_refused_full);
+	fprintf(f, "\n");
+}
+
 
 void session_print_summary(struct session *s, FILE *f)
 {
@@ -192,6 +214,7 @@ void session_print_summary(struct session *s, FILE *f)
 		ts.idle_reused, ts.rows_peak,
 		ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads, tr.reloads, tr.exits,
 		tr.vanished);
+	print_refusals(f, &ts, &tr);
 	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)
 		fprintf(f,
 			"cfiprof: losses: %" PRIu64 " events (ring buffer), %" PRIu64
