@@ -70,7 +70,8 @@ void row_alloc_put(struct row_alloc *ra, uint32_t start, uint32_t len)
 		ra->free[i - 1].len += len;
 		if (i < ra->nr_free && start + len == ra->free[i].start) {
 			ra->free[i - 1].len += ra->free[i].len;
-			memmove(&ra->free[i], &ra->free[i + 1], (ra->nr_free - i - 1) * sizeof(*ra->free));
+			memmove(&ra->free[i], &ra->free[i + 1],
+				(ra->nr_free - i - 1) * sizeof(*ra->free));
 			ra->nr_free--;
 		}
 		return;

@@ -168,7 +168,8 @@ static bool charged_id(const struct table_charge *c, uint32_t id)
 	return id != GLOBAL_RULE_NONE && (c->rule_bits[id / 64] >> (id % 64) & 1);
 }
 
-/* The process quota an object of these rows, pages and rule ids would break; REFUSED_MAX if none. */
+/* The process quota an object of these rows, pages and rule ids would break; REFUSED_MAX if none.
+ */
 static enum table_refusal charge_check(const struct table_store *ts, const struct table_charge *c,
 				       uint32_t rows, uint32_t pages, const uint32_t *ids,
 				       uint32_t nr_ids)
