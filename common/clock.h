@@ -8,6 +8,7 @@
 #ifndef CFIPROF_CLOCK_H
 #define CFIPROF_CLOCK_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -50,6 +51,16 @@ static inline struct timespec realtime_after_ms(uint64_t ms)
 
 	return (struct timespec){.tv_sec = (time_t)(t / 1000000000ull),
 				 .tv_nsec = (long)(t % 1000000000ull)};
+}
+
+/* Sleeps until CLOCK_MONOTONIC reaches ns (signals do not cut it short). */
+static inline void mono_sleep_until(uint64_t ns)
+{
+	struct timespec t = {.tv_sec = (time_t)(ns / 1000000000ull),
+			     .tv_nsec = (long)(ns % 1000000000ull)};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
+		;
 }
 
 #endif

@@ -22,6 +22,10 @@
  *    must not lend the real one its CFI or names.
  *  - perfmap_owner: a JIT's own perf-PID.map names its code; one replaced by
  *    another user is refused.
+ *  - shared_map_quotas: one process maps objects holding 154,000 distinct CFI
+ *    rules, another maps a file executable 18,000 times (270,000 LPM keys,
+ *    more than the whole trie); a program started after them unwinds
+ *    completely and every refusal is in /metrics.
  * Programs that run as nobody are copied to a directory nobody can reach,
  * wherever the tree is cloned.
  *
@@ -451,6 +455,128 @@ static void test_perfmap_owner(void)
 	unlink(map);
 }
 
+/* Occurrences of needle in the text. */
+static int count_in(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * Issue 12, item 5: the rule dictionary, page index, rows and mapping trie
+ * are shared by every process.  progs/quota_hog dlopen's 3 objects of 30,000
+ * distinct rules (over the per-object quota; 90,000 together, more than the
+ * 65,536-rule dictionary) and 8 of 8,000 (under it, over the per-process
+ * quota together); a second one maps a file executable 18,000 times, 15 LPM
+ * keys each (270,000: the trie holds 262,144).  progs/chain, started after
+ * both were loaded, must unwind completely; the refusals are counted by
+ * cause and logged once per process.
+ */
+static void test_shared_map_quotas(void)
+{
+	char out[PATHBUF], log[PATHBUF], rout[PATHBUF], mout[PATHBUF], chain[PATHBUF];
+	char hog[PATHBUF], last[256], path[PATHBUF * 2], addr[64] = "", want[64];
+	char libs[11][PATHBUF], *rules_argv[16] = {hog, "14", "dlopen"};
+	char *agent[] = {
+	    (char *)cfiprof,  "agent",	     "--output-dir", out,  "--interval", "1", "-d", "9",
+	    "--metrics-addr", "127.0.0.1:0", "-F",	     "99", NULL};
+	char *mmap_argv[] = {hog, "14", "mmap", hog, "18000", NULL};
+	char *ordinary[] = {chain, "12", NULL};
+	double rules_quota = -1, proc_rules = -1, keys_quota = -1, trie_full = -1, dict_full = -1;
+	pid_t a, hr, hm, o;
+	bool timed_out = false;
+	int rc, n = -1, complete = 0;
+	char *text, *m;
+
+	snprintf(out, sizeof(out), "%s/quotas", tmp);
+	snprintf(log, sizeof(log), "%s/quotas.log", tmp);
+	snprintf(rout, sizeof(rout), "%s/hog_rules.out", tmp);
+	snprintf(mout, sizeof(mout), "%s/hog_mmap.out", tmp);
+	snprintf(chain, sizeof(chain), "%s/chain", progs);
+	snprintf(hog, sizeof(hog), "%s/quota_hog", progs);
+	for (int i = 0; i < 11; i++) {
+		snprintf(libs[i], sizeof(libs[i]), "%s/librules_%s%d.so", progs,
+			 i < 3 ? "big" : "mid", i < 3 ? i : i - 3);
+		rules_argv[3 + i] = libs[i];
+	}
+	mkdir(out, 0755);
+	a = spawn(agent, NULL, log);
+	for (int i = 0; i < 100 && !addr[0]; i++) {
+		m = strstr(slurp(log), "metrics=");
+		if (m)
+			sscanf(m + 8, "%63[0-9.:]", addr);
+		sleep_s(0.05);
+	}
+	hr = spawn(rules_argv, rout, NULL);
+	hm = spawn(mmap_argv, mout, NULL);
+	for (int i = 0; i < 100 && (!strstr(slurp(rout), "ready") || !strstr(slurp(mout), "ready"));
+	     i++)
+		sleep_s(0.05);
+	CHECK(strstr(slurp(rout), "ready 11") && strstr(slurp(mout), "ready 18000"),
+	      "the hogs mapped everything: '%s' '%s'", slurp(rout), slurp(mout));
+	/* both are sampled, hence loaded, before the ordinary program starts */
+	sleep_s(2.5);
+	o = spawn(ordinary, NULL, NULL);
+	sleep_s(5);
+	if (addr[0]) {
+		text = http_get(addr, "/metrics");
+		rules_quota =
+		    text ? metric_value(text, "cfiprof_tables_refused_total{cause=\"rules_quota\"}")
+			 : -1;
+		proc_rules =
+		    text ? metric_value(
+			       text, "cfiprof_tables_refused_total{cause=\"process_rules_quota\"}")
+			 : -1;
+		dict_full =
+		    text ? metric_value(text,
+					"cfiprof_tables_refused_total{cause=\"dictionary_full\"}")
+			 : -1;
+		keys_quota =
+		    text ? metric_value(
+			       text, "cfiprof_mapping_keys_refused_total{cause=\"process_quota\"}")
+			 : -1;
+		trie_full =
+		    text ? metric_value(text,
+					"cfiprof_mapping_keys_refused_total{cause=\"trie_full\"}")
+			 : -1;
+		free(text);
+	}
+	rc = exit_code(wait_timeout(a, 10, &timed_out), timed_out);
+	CHECK(!timed_out && rc == 0, "the agent exits %d%s", rc, timed_out ? " (hung)" : "");
+	if (count_profiles(out, last, sizeof(last)) > 0) {
+		snprintf(path, sizeof(path), "%s/%s", out, last);
+		n = traces_of(path, "chain", &complete);
+	}
+	CHECK(n > 0 && complete == n,
+	      "chain, started after the hogs, in the last interval: %d of %d samples complete",
+	      complete, n);
+	CHECK(rules_quota >= 3 && proc_rules >= 1 && dict_full == 0,
+	      "tables refused: %.0f over the per-object rules quota (want 3), %.0f over the "
+	      "process's (want >= 1), %.0f for a full dictionary (want 0)",
+	      rules_quota, proc_rules, dict_full);
+	CHECK(keys_quota > 0 && trie_full == 0,
+	      "mapping keys refused: %.0f over the process's quota (want > 0), %.0f for a full "
+	      "trie (want 0)",
+	      keys_quota, trie_full);
+	text = slurp(log);
+	snprintf(want, sizeof(want), "pid %d: over its share", (int)hr);
+	rc = count_in(text, want);
+	snprintf(want, sizeof(want), "pid %d: over its share", (int)hm);
+	CHECK(rc == 1 && count_in(text, want) == 1,
+	      "each hog's quota refusals logged once: %d and %d lines", rc, count_in(text, want));
+	kill(hr, SIGKILL);
+	kill(hm, SIGKILL);
+	kill(o, SIGKILL);
+	wait_timeout(hr, 2, NULL);
+	wait_timeout(hm, 2, NULL);
+	wait_timeout(o, 2, NULL);
+	if (harness_failed)
+		dump_tail("agent log", log);
+}
+
 int main(int argc, char **argv)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
@@ -491,6 +617,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_fifo_over_library);
 	RUN_TEST(test_build_id_poisoning);
 	RUN_TEST(test_perfmap_owner);
+	RUN_TEST(test_shared_map_quotas);
 	tmpdir_done(tmp, harness_failed);
 	return HARNESS_DONE();
 }

@@ -68,7 +68,7 @@ static inline int tracker_world_init(struct tracker_world *w)
 	if (w->pages_fd < 0 || w->procs_fd < 0 || w->maps_fd < 0 || !w->rows || !w->rules ||
 	    !w->syms ||
 	    table_store_init(&w->ts, w->rows, TRACKER_WORLD_ROWS, w->rules, TRACKER_WORLD_RULES,
-			     w->pages_fd))
+			     w->pages_fd, 65536))
 		goto fail;
 	w->ts_ready = true;
 	w->pt = proc_tracker_new(&w->ts, w->syms, w->procs_fd, w->maps_fd);

@@ -30,8 +30,27 @@ $(PROGS_OUT)/libdefer_big.so: tests/progs/defer_big.c $(PROGS_OUT)/defer_filler.
 	$(CC) $(PROGS_CFLAGS) -fPIC -shared $< $(PROGS_OUT)/defer_filler.S -o $@
 
 # tests/e2e/test_hostile_files.c: processes that attack the agent
-HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin)
+HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin quota_hog)
 TEST_PROGS += $(HOSTILE_PROGS)
+
+# ... and objects crafted to fill the shared maps (tests/progs/gen_cfi_rules.sh):
+# 3 with 30,000 distinct rules each (over the per-object quota, 90,000 together
+# over the 65,536-rule dictionary), 8 with 8,000 (under it, 64,000 together)
+QUOTA_LIBS := $(foreach i,0 1 2,$(PROGS_OUT)/librules_big$(i).so) \
+	$(foreach i,0 1 2 3 4 5 6 7,$(PROGS_OUT)/librules_mid$(i).so)
+TEST_PROGS += $(QUOTA_LIBS)
+
+$(PROGS_OUT)/librules_big%.so: tests/progs/gen_cfi_rules.sh
+	@mkdir -p $(dir $@)
+	sh $< 30000 $$((1000000 + $* * 30000)) > $@.s
+	$(CC) -shared -nostdlib $@.s -o $@
+	@rm -f $@.s
+
+$(PROGS_OUT)/librules_mid%.so: tests/progs/gen_cfi_rules.sh
+	@mkdir -p $(dir $@)
+	sh $< 8000 $$((2000000 + $* * 8000)) > $@.s
+	$(CC) -shared -nostdlib $@.s -o $@
+	@rm -f $@.s
 
 $(PROGS_OUT)/%: tests/progs/%.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)

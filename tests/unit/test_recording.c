@@ -69,7 +69,7 @@ static void test_recording(void)
 				 sizeof(struct cfi_mapping_val), 65536, &lpm_opts);
 	if (pages_fd < 0 || procs_fd < 0 || maps_fd < 0)
 		CHECK(0, "BPF maps: %d %d %d", pages_fd, procs_fd, maps_fd);
-	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, pages_fd);
+	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, pages_fd, 65536);
 	syms = sym_cache_new();
 	pt = proc_tracker_new(&ts, syms, procs_fd, maps_fd);
 	CHECK(pt && syms, "tracker");

@@ -143,9 +143,46 @@ static void test_row_alloc(void)
 	row_alloc_destroy(&ra);
 }
 
+/* Retired ranges wait out their grace period before anyone gets them again. */
+static void test_row_alloc_quarantine(void)
+{
+	const uint64_t grace = 100, t = 1000;
+	struct row_alloc ra;
+
+	CHECK(row_alloc_init(&ra, 100) == 0, "init");
+	ra.grace_ns = grace;
+	CHECK(row_alloc_get(&ra, 40) == 0 && row_alloc_get(&ra, 40) == 40 &&
+		  row_alloc_get(&ra, 20) == 80,
+	      "three ranges");
+	CHECK(row_alloc_retire(&ra, 0, 40, t) == 0 && ra.used == 60 && ra.quarantined == 40,
+	      "retired: used %u, quarantined %u", ra.used, ra.quarantined);
+	row_alloc_expire(&ra, t + grace - 1);
+	CHECK(row_alloc_get(&ra, 1) == -1 && ra.quarantined == 40,
+	      "not handed out before the grace period");
+	CHECK(row_alloc_fits_after(&ra, 40) == t + grace && row_alloc_fits_after(&ra, 41) == 0,
+	      "the quarantine would make room for 40 rows at %" PRIu64 ", not for 41",
+	      row_alloc_fits_after(&ra, 40));
+	CHECK(row_alloc_retire(&ra, 40, 40, t + 50) == 0 &&
+		  row_alloc_fits_after(&ra, 80) == t + 50 + grace,
+	      "two quarantined neighbours coalesce: due when the younger is");
+	row_alloc_expire(&ra, t + grace);
+	CHECK(ra.quarantined == 40 && row_alloc_get(&ra, 40) == 0 && row_alloc_get(&ra, 1) == -1,
+	      "the older one is free once due, the younger not yet");
+	row_alloc_expire(&ra, t + 50 + grace);
+	CHECK(ra.quarantined == 0 && ra.used == 60 && row_alloc_get(&ra, 40) == 40,
+	      "both due: used %u", ra.used);
+	/* grace 0: free at once */
+	ra.grace_ns = 0;
+	CHECK(row_alloc_retire(&ra, 0, 40, t) == 0 && ra.quarantined == 0 &&
+		  row_alloc_get(&ra, 40) == 0,
+	      "no grace period: reused at once");
+	row_alloc_destroy(&ra);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_row_alloc);
+	RUN_TEST(test_row_alloc_quarantine);
 	return HARNESS_DONE();
 }

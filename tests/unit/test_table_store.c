@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/table_mem.h"
 #include "user/track/table_store.h"
@@ -49,8 +50,8 @@ static bool rows_match(const struct table_store *ts, const struct obj_entry *o,
 	for (i = 0; i < t->nr_rows; i++) {
 		const struct cfi_row *g = &ts->rows[o->first_row + i];
 
-		if (g->off != t->rows[i].off || g->rule >= ts->nr_rules ||
-		    memcmp(&ts->rules[g->rule], &t->rules[t->rows[i].rule],
+		if (g->off != t->rows[i].off || g->rule >= ts->gr.nr ||
+		    memcmp(&ts->gr.rules[g->rule], &t->rules[t->rows[i].rule],
 			   sizeof(struct cfi_rule)))
 			return false;
 	}
@@ -116,11 +117,11 @@ static void test_table_store_no_bpf(struct cfi_table *libc)
 	struct cfi_table empty = {0};
 	int r;
 
-	CHECK(table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, -1) == 0, "init");
-	CHECK(ts.nr_rules == 1, "rule 0 reserved");
+	CHECK(table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, -1, 65536) == 0, "init");
+	CHECK(ts.gr.nr == 1, "rule 0 reserved");
 	o->id = 5;
 	snprintf(o->name, sizeof(o->name), "libc");
-	r = table_store_load_table(&ts, o, libc);
+	r = table_store_load_table(&ts, o, libc, NULL);
 	CHECK(r < 0 && o->state == OBJ_FAILED, "page insert into fd -1 fails: r=%d state %d", r,
 	      o->state);
 	CHECK(ts.alloc.used == 0 && ts.alloc.nr_free == 1 && o->page_keys == NULL &&
@@ -128,32 +129,33 @@ static void test_table_store_no_bpf(struct cfi_table *libc)
 	      "failed load gave its rows back: used %u", ts.alloc.used);
 
 	memset(o, 0, sizeof(*o));
-	r = table_store_load_table(&ts, o, &empty);
+	r = table_store_load_table(&ts, o, &empty, NULL);
 	CHECK(r == 0 && o->state == OBJ_NO_CFI && ts.alloc.used == 0, "empty table: r=%d", r);
 	free(o->page_keys);
 	table_store_destroy(&ts);
 
 	/* rows map too small */
 	memset(o, 0, sizeof(*o));
-	table_store_init(&ts, rows_mem, 10, rules_mem, RULES_MAX, -1);
-	r = table_store_load_table(&ts, o, libc);
-	CHECK(r == -ENOSPC && o->state == OBJ_FAILED && ts.stats.rows_full == 1 &&
+	table_store_init(&ts, rows_mem, 10, rules_mem, RULES_MAX, -1, 65536);
+	r = table_store_load_table(&ts, o, libc, NULL);
+	CHECK(r == -ENOSPC && o->state == OBJ_FAILED && ts.stats.refused[REFUSED_ROWS_FULL] == 1 &&
 		  ts.alloc.used == 0,
 	      "rows full: r=%d", r);
 	table_store_destroy(&ts);
 
 	/* rule dictionary too small */
 	memset(o, 0, sizeof(*o));
-	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, 4, -1);
-	r = table_store_load_table(&ts, o, libc);
-	CHECK(r == -ENOSPC && o->state == OBJ_FAILED && ts.alloc.used == 0 && ts.nr_rules == 4,
-	      "rules full: r=%d nr_rules %u", r, ts.nr_rules);
+	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, 4, -1, 65536);
+	r = table_store_load_table(&ts, o, libc, NULL);
+	CHECK(r == -ENOSPC && o->state == OBJ_FAILED && ts.alloc.used == 0 && ts.gr.nr == 1 &&
+		  ts.stats.refused[REFUSED_DICTIONARY_FULL] == 1,
+	      "rules full: r=%d, %u ids handed out (none: all or nothing)", r, ts.gr.nr);
 	table_store_destroy(&ts);
 	free(o);
 
 	/* over the build budget: refused, counted apart from failures, frame pointers */
-	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, -1);
-	o = table_store_acquire(&ts, "key-big", "big.so", build_over_budget, NULL);
+	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, -1, 65536);
+	o = table_store_acquire(&ts, "key-big", "big.so", build_over_budget, NULL, NULL);
 	CHECK(o && o->state == OBJ_FAILED && ts.stats.objects_over_budget == 1 &&
 		  ts.stats.objects_failed == 0 && ts.alloc.used == 0,
 	      "over budget: state %d, %" PRIu64 " over budget, %" PRIu64 " failed",
@@ -171,7 +173,7 @@ static int store_with_pages_map(struct table_store *ts)
 	if (fd < 0)
 		CHECK(0, "pages map: %s", strerror(errno));
 	else
-		table_store_init(ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, fd);
+		table_store_init(ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, fd, 65536);
 	return fd;
 }
 
@@ -189,7 +191,7 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 
 	build_calls = 0;
 	o1 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted,
-				 (void *)LIBC_PATH);
+				 (void *)LIBC_PATH, NULL);
 	CHECK(o1 && o1->state == OBJ_LOADED && o1->refs == 1, "libc loaded: state %d",
 	      o1 ? (int)o1->state : -1);
 	CHECK(o1 && rows_match(&ts, o1, libc), "libc rows remapped into the global dictionary");
@@ -200,11 +202,11 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 	      ts.alloc.used);
 
 	o2 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted,
-				 (void *)LIBC_PATH);
+				 (void *)LIBC_PATH, NULL);
 	CHECK(o2 == o1 && o1->refs == 2 && build_calls == 1, "same key shares one object");
 
 	o3 = table_store_acquire(&ts, "key-cxx", "libstdc++.so.6", build_path_counted,
-				 (void *)LIBSTDCXX_PATH);
+				 (void *)LIBSTDCXX_PATH, NULL);
 	CHECK(o3 && o3 != o1 && o3->state == OBJ_LOADED && o3->id != o1->id, "libstdc++ loaded");
 	CHECK(o3 && rows_match(&ts, o3, cxx), "libstdc++ rows remapped");
 	CHECK(o3 && pages_match(fd, o3, cxx), "libstdc++ page index");
@@ -219,12 +221,12 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 	memcpy(all + libc->nr_rules, cxx->rules, cxx->nr_rules * sizeof(*all));
 	memset(&all[libc->nr_rules + cxx->nr_rules], 0, sizeof(*all));
 	want = distinct_rules(all, libc->nr_rules + cxx->nr_rules + 1);
-	CHECK(ts.nr_rules == want, "global rules %u, distinct in both tables %u", ts.nr_rules,
+	CHECK(ts.gr.nr == want, "global rules %u, distinct in both tables %u", ts.gr.nr,
 	      want);
 	CHECK(want < libc->nr_rules + cxx->nr_rules, "the tables share rules (%u + %u -> %u)",
 	      libc->nr_rules, cxx->nr_rules, want);
-	memcpy(all, rules_mem, ts.nr_rules * sizeof(*all));
-	CHECK(distinct_rules(all, ts.nr_rules) == ts.nr_rules, "no rule stored twice");
+	memcpy(all, rules_mem, ts.gr.nr * sizeof(*all));
+	CHECK(distinct_rules(all, ts.gr.nr) == ts.gr.nr, "no rule stored twice");
 	free(all);
 
 	table_store_release(&ts, o1);
@@ -239,18 +241,18 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 	      "all released: %d entries, used %u", map_entries(fd), ts.alloc.used);
 
 	/* loading again reuses the rules already in the dictionary */
-	rules_after = ts.nr_rules;
+	rules_after = ts.gr.nr;
 	build_calls = 0;
 	o1 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted,
-				 (void *)LIBC_PATH);
-	CHECK(build_calls == 1 && o1->state == OBJ_LOADED && ts.nr_rules == rules_after &&
+				 (void *)LIBC_PATH, NULL);
+	CHECK(build_calls == 1 && o1->state == OBJ_LOADED && ts.gr.nr == rules_after &&
 		  rows_match(&ts, o1, libc) && pages_match(fd, o1, libc),
-	      "reload: rules %u -> %u", rules_after, ts.nr_rules);
+	      "reload: rules %u -> %u", rules_after, ts.gr.nr);
 	table_store_release(&ts, o1);
 
 	/* a build failure is an object too, so it is not retried per mapping */
 	o1 = table_store_acquire(&ts, "key-missing", "missing", build_path_counted,
-				 (void *)"/nonexistent/lib.so");
+				 (void *)"/nonexistent/lib.so", NULL);
 	CHECK(o1 && o1->state == OBJ_FAILED && ts.alloc.used == 0, "build failure");
 	table_store_release(&ts, o1);
 	table_store_destroy(&ts);
@@ -290,11 +292,11 @@ static void test_table_store_reclaim(void)
 	rc.ts = &ts;
 	ts.reclaim = reclaim_oldest;
 	ts.reclaim_ctx = &rc;
-	o = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path, (void *)LIBC_PATH);
+	o = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path, (void *)LIBC_PATH, NULL);
 	CHECK(o->state == OBJ_LOADED && rc.calls == 0, "libc without a cap");
 	libc_bytes = table_store_bytes(&ts);
 	CHECK(libc_bytes ==
-		  ts.alloc.used * sizeof(struct cfi_row) + ts.nr_rules * sizeof(struct cfi_rule) +
+		  ts.alloc.used * sizeof(struct cfi_row) + ts.gr.nr * sizeof(struct cfi_rule) +
 		      o->nr_pages * (sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val)),
 	      "table_store_bytes %" PRIu64 " counts rows, rules and pages", libc_bytes);
 	rc.held[rc.nr_held++] = o;
@@ -302,10 +304,10 @@ static void test_table_store_reclaim(void)
 	/* libstdc++ does not fit beside libc: libc goes, libstdc++ loads, the cap holds */
 	ts.max_bytes = libc_bytes + libc_bytes / 2;
 	o = table_store_acquire(&ts, "key-cxx", "libstdc++.so.6", build_path,
-				(void *)LIBSTDCXX_PATH);
+				(void *)LIBSTDCXX_PATH, NULL);
 	CHECK(o->state == OBJ_LOADED && rc.calls == 1 && rc.nr_held == 0,
 	      "cap: state %d after %d reclaim calls", o->state, rc.calls);
-	CHECK(table_store_bytes(&ts) <= ts.max_bytes && ts.stats.bytes_full == 0,
+	CHECK(table_store_bytes(&ts) <= ts.max_bytes && ts.stats.refused[REFUSED_BYTES_FULL] == 0,
 	      "cap: %" PRIu64 " bytes in use, cap %" PRIu64, table_store_bytes(&ts), ts.max_bytes);
 	rc.held[rc.nr_held++] = o;
 
@@ -314,16 +316,16 @@ static void test_table_store_reclaim(void)
 	rc.calls = 0;
 	rc.ts = NULL; /* reclaim must not be asked: refuse before releasing anything */
 	ts.reclaim_ctx = &(struct reclaim_ctx){0};
-	o = table_store_acquire(&ts, "key-libc2", "libc.so.6", build_path, (void *)LIBC_PATH);
-	CHECK(o->state == OBJ_FAILED && ts.stats.bytes_full == 1 && rc.nr_held == 1,
-	      "nothing to reclaim: state %d, bytes_full %" PRIu64, o->state, ts.stats.bytes_full);
+	o = table_store_acquire(&ts, "key-libc2", "libc.so.6", build_path, (void *)LIBC_PATH, NULL);
+	CHECK(o->state == OBJ_FAILED && ts.stats.refused[REFUSED_BYTES_FULL] == 1 && rc.nr_held == 1,
+	      "nothing to reclaim: state %d, bytes_full %" PRIu64, o->state, ts.stats.refused[REFUSED_BYTES_FULL]);
 	table_store_release(&ts, o);
 
 	/* a table larger than the cap itself never unloads others */
 	ts.reclaim_ctx = &rc;
 	rc.ts = &ts;
 	ts.max_bytes = 65536;
-	o = table_store_acquire(&ts, "key-libc3", "libc.so.6", build_path, (void *)LIBC_PATH);
+	o = table_store_acquire(&ts, "key-libc3", "libc.so.6", build_path, (void *)LIBC_PATH, NULL);
 	CHECK(o->state == OBJ_FAILED && rc.calls == 0 && rc.nr_held == 1,
 	      "larger than the cap: state %d, %d reclaim calls", o->state, rc.calls);
 	table_store_release(&ts, o);
@@ -352,14 +354,14 @@ static void test_table_store_idle(void)
 	ts.reclaim_ctx = &rc;
 	build_calls = 0;
 	o = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted,
-				(void *)LIBC_PATH);
+				(void *)LIBC_PATH, NULL);
 	bytes = table_store_bytes(&ts);
 	table_store_release(&ts, o);
 	CHECK(ts.stats.idle_now == 1 && table_store_bytes(&ts) == bytes &&
 		  map_entries(fd) == (int)o->nr_pages,
 	      "released: idle %" PRIu64 ", still loaded", ts.stats.idle_now);
 	o2 = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path_counted,
-				 (void *)LIBC_PATH);
+				 (void *)LIBC_PATH, NULL);
 	CHECK(o2 == o && o->refs == 1 && build_calls == 1 && ts.stats.idle_reused == 1 &&
 		  ts.stats.idle_now == 0,
 	      "reused while idle: %d builds", build_calls);
@@ -375,16 +377,220 @@ static void test_table_store_idle(void)
 	      "expired: used %u, %d page entries", ts.alloc.used, map_entries(fd));
 
 	/* under a cap an idle object goes before any process is asked to */
-	o = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path, (void *)LIBC_PATH);
+	o = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path, (void *)LIBC_PATH, NULL);
 	table_store_release(&ts, o);
 	ts.max_bytes = table_store_bytes(&ts) + table_store_bytes(&ts) / 2;
 	rc.calls = 0;
 	o = table_store_acquire(&ts, "key-cxx", "libstdc++.so.6", build_path,
-				(void *)LIBSTDCXX_PATH);
+				(void *)LIBSTDCXX_PATH, NULL);
 	CHECK(o->state == OBJ_LOADED && ts.stats.idle_evicted == 1 && rc.calls == 0 &&
 		  ts.stats.idle_now == 0,
 	      "idle evicted first: state %d, %d reclaim calls", o->state, rc.calls);
 	table_store_release(&ts, o);
+	table_store_destroy(&ts);
+	close(fd);
+}
+
+/*
+ * A made-up table: rules 1..nr_rules - 1 distinct (CFA = rsp + base + i),
+ * one row per rule, spread over nr_pages pages.
+ */
+static struct cfi_table *synth_table(uint32_t nr_rules, uint32_t nr_pages, int32_t base)
+{
+	struct cfi_table *t = calloc(1, sizeof(*t));
+	uint32_t i, per_page;
+
+	t->nr_rules = nr_rules;
+	t->nr_rows = nr_rules - 1 > nr_pages ? nr_rules - 1 : nr_pages;
+	t->nr_pages = nr_pages;
+	t->rules = calloc(nr_rules, sizeof(*t->rules));
+	t->rows = calloc(t->nr_rows, sizeof(*t->rows));
+	t->pages = calloc(nr_pages, sizeof(*t->pages));
+	for (i = 1; i < nr_rules; i++)
+		t->rules[i] = (struct cfi_rule){.cfa_kind = CFI_CFA_RSP,
+						.ra_kind = CFI_REG_AT_CFA,
+						.cfa_off = base + (int32_t)i,
+						.ra_off = -8};
+	per_page = (t->nr_rows + nr_pages - 1) / nr_pages;
+	for (i = 0; i < t->nr_rows; i++)
+		t->rows[i] = (struct cfi_row){.off = (uint16_t)(i % per_page),
+					      .rule = (uint16_t)(1 + i % (nr_rules - 1))};
+	for (i = 0; i < nr_pages; i++) {
+		uint32_t first = i * per_page;
+
+		t->pages[i] = (struct cfi_page){
+		    .page = 0x1000 + i,
+		    .first_row = first,
+		    .nr_rows = first >= t->nr_rows		  ? 0
+			       : t->nr_rows - first < per_page ? t->nr_rows - first
+							       : per_page};
+	}
+	return t;
+}
+
+static struct cfi_table *build_synth(void *ctx, int *err)
+{
+	const uint32_t *spec = ctx; /* rules, pages, base */
+
+	*err = 0;
+	return synth_table(spec[0], spec[1], (int32_t)spec[2]);
+}
+
+/* Quotas per object and per process: refused, counted by cause, nothing else touched. */
+static void test_table_store_quotas(struct cfi_table *libc)
+{
+	const struct table_quotas *q;
+	struct table_charge c1, c2;
+	struct obj_entry *o, *lib, *held[8];
+	struct table_store ts;
+	uint32_t big_rules[3], big_pages[3], small[3], i, n = 0, rules_before;
+	char key[32];
+	int fd;
+
+	fd = store_with_pages_map(&ts);
+	if (fd < 0)
+		return;
+	q = &ts.quotas;
+	CHECK(q->obj_rules == RULES_MAX / 8 && q->proc_rules == RULES_MAX / 4 &&
+		  q->obj_pages == 65536 / 16 && q->proc_rows == ROWS_MAX / 4 * 3,
+	      "quotas from the capacities: %u rules, %u pages per object", q->obj_rules,
+	      q->obj_pages);
+	CHECK(libc->nr_rules < q->obj_rules / 4 && libc->nr_pages < q->obj_pages / 4,
+	      "libc (%u rules, %u pages) is far below the per-object quotas", libc->nr_rules,
+	      libc->nr_pages);
+	lib = table_store_acquire(&ts, "key-libc", "libc.so.6", build_path, (void *)LIBC_PATH,
+				  NULL);
+	rules_before = ts.gr.live;
+
+	/* one object over the rules quota, one over the pages quota: refused, logged, counted */
+	big_rules[0] = q->obj_rules + 1, big_rules[1] = 1, big_rules[2] = 100000;
+	big_pages[0] = 2, big_pages[1] = q->obj_pages + 1, big_pages[2] = 200000;
+	o = table_store_acquire(&ts, "key-rules", "rules.so", build_synth, big_rules, NULL);
+	CHECK(o && o->state == OBJ_FAILED && ts.stats.refused[REFUSED_RULES_QUOTA] == 1,
+	      "over the rules quota: state %d", o ? (int)o->state : -1);
+	table_store_release(&ts, o);
+	o = table_store_acquire(&ts, "key-pages", "pages.so", build_synth, big_pages, NULL);
+	CHECK(o && o->state == OBJ_FAILED && ts.stats.refused[REFUSED_PAGES_QUOTA] == 1,
+	      "over the pages quota: state %d", o ? (int)o->state : -1);
+	table_store_release(&ts, o);
+	CHECK(ts.gr.live == rules_before && ts.alloc.used == lib->nr_rows &&
+		  map_entries(fd) == (int)lib->nr_pages && rows_match(&ts, lib, libc),
+	      "refused objects took nothing: %u rules, %u rows", ts.gr.live, ts.alloc.used);
+
+	/* one process: objects each under the object quota, together over the process's */
+	CHECK(table_charge_begin(&ts, &c1) == 0, "charge");
+	small[0] = q->obj_rules - 1, small[1] = 4;
+	for (i = 0; i < 8; i++) {
+		small[2] = 300000 + i * 10000;
+		snprintf(key, sizeof(key), "key-small-%u", i);
+		o = table_store_acquire(&ts, key, key, build_synth, small, &c1);
+		if (o)
+			held[n++] = o;
+	}
+	CHECK(n == 2 && c1.refused == 6 && c1.cause == REFUSED_PROCESS_RULES &&
+		  ts.stats.refused[REFUSED_PROCESS_RULES] == 6,
+	      "process quota: %u of 8 objects loaded (want 2), %u refused", n, c1.refused);
+	CHECK(c1.rules <= q->proc_rules && ts.gr.live - rules_before == 2 * (q->obj_rules - 2),
+	      "the process holds %u dictionary ids (quota %u)", c1.rules, q->proc_rules);
+	/* mapped again by the same process: counted once */
+	o = table_store_acquire(&ts, "key-small-0", "again", build_synth, small, &c1);
+	CHECK(o == held[0] && c1.refused == 6, "an object mapped twice is charged once");
+	table_store_release(&ts, o);
+	/* another process (with libc, kept from its last load) maps what the first was refused */
+	table_charge_begin(&ts, &c2);
+	table_charge_keep(&ts, &c2, lib);
+	CHECK(c2.rules == libc->nr_rules && c2.rows == libc->nr_rows,
+	      "a kept object is charged: %u rules", c2.rules);
+	small[2] = 300000 + 7 * 10000;
+	o = table_store_acquire(&ts, "key-small-7", "key-small-7", build_synth, small, &c2);
+	CHECK(o && o->state == OBJ_LOADED && c2.refused == 0,
+	      "another process loads what one was refused");
+	table_store_release(&ts, o);
+	/* a process already holding an object over its quota is refused it, with no reference */
+	c2.rules = q->proc_rules;
+	o = table_store_acquire(&ts, "key-small-1", "shared", build_synth, small, &c2);
+	CHECK(!o && held[1]->refs == 1 && c2.refused == 1,
+	      "a loaded object is refused to a process over its quota");
+	table_charge_end(&c1);
+	table_charge_end(&c2);
+	while (n)
+		table_store_release(&ts, held[--n]);
+	table_store_release(&ts, lib);
+	CHECK(ts.gr.live == 1 && ts.alloc.used == 0 && map_entries(fd) == 0,
+	      "all released: %u rules in use, %u rows", ts.gr.live, ts.alloc.used);
+	table_store_destroy(&ts);
+	close(fd);
+}
+
+/*
+ * Rule ids and rows no loaded table uses are reused, but only after their
+ * quarantine: a walk may still read them.  A full map waits for it rather
+ * than refusing a table that fits afterwards.
+ */
+static void test_table_store_quarantine(void)
+{
+	uint32_t a[3] = {1000, 4, 500000}, b[3] = {1000, 4, 700000};
+	const uint64_t grace = 50ull * 1000 * 1000;
+	struct obj_entry *o, *o2;
+	struct table_store ts;
+	struct cfi_table *tb;
+	uint64_t t0, waited;
+	uint32_t first;
+	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pages", sizeof(struct cfi_page_key),
+				sizeof(struct cfi_page_val), 65536, NULL);
+
+	/* room for one such table: 1000 rules (id 0 included), 999 rows */
+	CHECK(fd >= 0 && table_store_init(&ts, rows_mem, 1000, rules_mem, 1000, fd, 65536) == 0,
+	      "store");
+	ts.quotas = (struct table_quotas){0};
+	ts.alloc.grace_ns = ts.gr.grace_ns = grace;
+	o = table_store_acquire(&ts, "key-a", "a.so", build_synth, a, NULL);
+	CHECK(o && o->state == OBJ_LOADED && ts.gr.live == 1000, "a loaded: %u rules",
+	      ts.gr.live);
+	first = o->first_row;
+	table_store_release(&ts, o);
+	CHECK(ts.gr.live == 1 && ts.gr.nr_unused == 999 && ts.alloc.quarantined == 999 &&
+		  ts.alloc.used == 0,
+	      "released: %u ids unused, %u rows quarantined", ts.gr.nr_unused,
+	      ts.alloc.quarantined);
+	CHECK(row_alloc_get(&ts.alloc, 1) >= 999 || row_alloc_get(&ts.alloc, 1) == -1,
+	      "quarantined rows are not handed out");
+
+	/* the same rules again: their ids are taken back at once, nothing waits */
+	t0 = mono_ns();
+	o = table_store_acquire(&ts, "key-a2", "a2.so", build_synth, a, NULL);
+	waited = mono_ns() - t0;
+	CHECK(o && o->state == OBJ_LOADED && ts.gr.nr_unused == 0 && ts.stats.rules_reused == 0,
+	      "a again: state %d, %u unused, %" PRIu64 " reused", o ? (int)o->state : -1,
+	      ts.gr.nr_unused, ts.stats.rules_reused);
+	CHECK(waited >= grace - grace / 10 && o && o->first_row == first,
+	      "a again got the quarantined rows after %.1f ms (grace %.0f ms)", waited / 1e6,
+	      grace / 1e6);
+	table_store_release(&ts, o);
+
+	/* other rules: the full dictionary waits for the quarantine, then reuses every id */
+	t0 = mono_ns();
+	o2 = table_store_acquire(&ts, "key-b", "b.so", build_synth, b, NULL);
+	waited = mono_ns() - t0;
+	CHECK(o2 && o2->state == OBJ_LOADED && ts.stats.rules_reused == 999 && ts.gr.nr == 1000 &&
+		  ts.stats.refused[REFUSED_DICTIONARY_FULL] == 0 &&
+		  ts.stats.refused[REFUSED_ROWS_FULL] == 0,
+	      "b: state %d, %" PRIu64 " ids reused, refused %" PRIu64 " + %" PRIu64,
+	      o2 ? (int)o2->state : -1, ts.stats.rules_reused,
+	      ts.stats.refused[REFUSED_DICTIONARY_FULL], ts.stats.refused[REFUSED_ROWS_FULL]);
+	CHECK(waited >= grace - grace / 10 && waited < 20 * grace,
+	      "b waited %.1f ms for the quarantine (grace %.0f ms)", waited / 1e6, grace / 1e6);
+	tb = synth_table(b[0], b[1], (int32_t)b[2]);
+	CHECK(o2 && rows_match(&ts, o2, tb), "b's rows read b's rules through the reused ids");
+	cfi_table_free(tb);
+	/* a table that would not fit even after the quarantine is refused at once */
+	t0 = mono_ns();
+	o = table_store_acquire(&ts, "key-c", "c.so", build_synth, a, NULL);
+	CHECK(o && o->state == OBJ_FAILED && ts.stats.refused[REFUSED_DICTIONARY_FULL] == 1 &&
+		  mono_ns() - t0 < grace / 2,
+	      "c refused without waiting: state %d", o ? (int)o->state : -1);
+	table_store_release(&ts, o);
+	table_store_release(&ts, o2);
 	table_store_destroy(&ts);
 	close(fd);
 }
@@ -407,6 +613,8 @@ int main(int argc, char **argv)
 		RUN_TEST_AS("bpf", test_table_store_bpf(libc, cxx));
 		RUN_TEST_AS("reclaim", test_table_store_reclaim());
 		RUN_TEST_AS("idle", test_table_store_idle());
+		RUN_TEST_AS("quotas", test_table_store_quotas(libc));
+		RUN_TEST_AS("quarantine", test_table_store_quarantine());
 	}
 	cfi_table_free(libc);
 	cfi_table_free(cxx);

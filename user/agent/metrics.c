@@ -215,13 +215,50 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "Objects refused by the table build budget: time, FDEs or rows (frame pointers used).",
 	       (double)ts.objects_over_budget);
 	metric(f, "cfiprof_tables_rows_full_total", "counter",
-	       "Objects that did not fit the rows map (--table-rows).", (double)ts.rows_full);
+	       "Objects that did not fit the rows map (--table-rows).", (double)ts.refused[REFUSED_ROWS_FULL]);
 	metric(f, "cfiprof_table_bytes", "gauge",
 	       "Bytes of unwind tables in the maps (rows, rules and page index).",
 	       (double)table_store_bytes(&s->ts));
 	metric(f, "cfiprof_tables_bytes_full_total", "counter",
 	       "Objects that did not fit --max-table-bytes after evictions (frame pointers used).",
-	       (double)ts.bytes_full);
+	       (double)ts.refused[REFUSED_BYTES_FULL]);
+	header(f, "cfiprof_tables_refused_total", "counter",
+	       "Objects whose tables were refused, by cause: a per-object quota (rules_quota, "
+	       "pages_quota, rows_quota), a per-process quota (process_*_quota: counted per "
+	       "mapping refused to that process), or a full map (frame pointers used).");
+	for (i = 0; i < REFUSED_MAX; i++)
+		fprintf(f, "cfiprof_tables_refused_total{cause=\"%s\"} %" PRIu64 "\n",
+			table_refusal_name(i), ts.refused[i]);
+	header(f, "cfiprof_mapping_keys_refused_total", "counter",
+	       "LPM keys of executable mappings not added (the mapping walks with frame pointers "
+	       "or not at all): the process's share of the trie, or the trie full.");
+	fprintf(f, "cfiprof_mapping_keys_refused_total{cause=\"process_quota\"} %" PRIu64 "\n",
+		tr.keys_refused_quota);
+	fprintf(f, "cfiprof_mapping_keys_refused_total{cause=\"trie_full\"} %" PRIu64 "\n",
+		tr.keys_refused_full);
+	metric(f, "cfiprof_mapping_keys", "gauge", "LPM keys in the mappings trie.",
+	       (double)tr.keys_in_map);
+	metric(f, "cfiprof_mapping_keys_capacity", "gauge", "Capacity of the mappings trie.",
+	       (double)tr.keys_capacity);
+	metric(f, "cfiprof_processes_over_quota_total", "counter",
+	       "Processes refused an object or mapping keys by a per-process quota (logged once "
+	       "each).",
+	       (double)tr.procs_over_quota);
+	metric(f, "cfiprof_table_rules", "gauge",
+	       "Rule dictionary ids used by loaded tables (id 0 included).", (double)ts.rules_used);
+	metric(f, "cfiprof_table_rules_capacity", "gauge", "Capacity of the rule dictionary.",
+	       (double)ts.rules_total);
+	metric(f, "cfiprof_table_rules_reused_total", "counter",
+	       "Dictionary ids given to another rule after the last table using them unloaded "
+	       "and their quarantine passed.",
+	       (double)ts.rules_reused);
+	metric(f, "cfiprof_table_pages", "gauge", "Entries in the page index.",
+	       (double)ts.pages_used);
+	metric(f, "cfiprof_table_pages_capacity", "gauge", "Capacity of the page index.",
+	       (double)ts.pages_total);
+	metric(f, "cfiprof_table_rows_quarantined", "gauge",
+	       "Rows freed less than the quarantine (100 ms) ago: not reused yet.",
+	       (double)ts.rows_quarantined);
 	header(f, "cfiprof_evictions_total", "counter",
 	       "Least recently sampled processes unloaded to respect a cap (loaded again when "
 	       "sampled again).");

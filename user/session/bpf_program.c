@@ -80,6 +80,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	skel->rodata->request_interval_ns = 10 * 1000 * 1000;
 	l->rows_max = (o->rows_max + 1) & ~1u;
 	l->rules_max = bpf_map__max_entries(skel->maps.rules);
+	l->pages_max = bpf_map__max_entries(skel->maps.pages);
 	/* rows and rules are written by user space through mmap: no syscall per row */
 	bpf_map__set_max_entries(skel->maps.rows, l->rows_max / 2);
 	bpf_map__set_map_flags(skel->maps.rows, bpf_map__map_flags(skel->maps.rows) | BPF_F_MMAPABLE);

@@ -31,7 +31,7 @@ struct loader {
 	struct cfi_row *rows_mem;
 	struct cfi_rule *rules_mem;
 	size_t rows_len, rules_len;
-	uint32_t rows_max, rules_max;
+	uint32_t rows_max, rules_max, pages_max;
 	bool uses_bpf_loop;
 	int procs_fd, mappings_fd, pages_fd, target_pids_fd, events_fd, counters_fd;
 };

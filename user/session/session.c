@@ -157,6 +157,28 @@ static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
+/* Tables refused by a quota or a full map, by cause, and mapping keys refused: only when any were. */
+static void print_refusals(FILE *f, const struct table_store_stats *ts,
+			   const struct tracker_stats *tr)
+{
+	bool any = tr->keys_refused_quota || tr->keys_refused_full;
+	int i;
+
+	for (i = 0; i < REFUSED_MAX; i++)
+		any |= ts->refused[i] != 0;
+	if (!any)
+		return;
+	fprintf(f, "cfiprof: refused (frame pointers used):");
+	for (i = 0; i < REFUSED_MAX; i++) {
+		if (ts->refused[i])
+			fprintf(f, " %s %" PRIu64, table_refusal_name(i), ts->refused[i]);
+	}
+	if (tr->keys_refused_quota || tr->keys_refused_full)
+		fprintf(f, "; mapping keys: process_quota %" PRIu64 ", trie_full %" PRIu64,
+			tr->keys_refused_quota, tr->keys_refused_full);
+	fprintf(f, "\n");
+}
+
 
 void session_read_counters(struct session *s, uint64_t c[CNT_MAX])
 {
@@ -295,6 +317,7 @@ void session_print_summary(struct session *s, FILE *f)
 			s->opts.table_cache, cs.hits, cs.misses, cs.stores, cs.refused, cs.evicted,
 			(double)cs.bytes / (1 << 20));
 	}
+	print_refusals(f, &ts, &tr);
 	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)
 		fprintf(f,
 			"cfiprof: losses: %" PRIu64 " events (ring buffer), %" PRIu64
@@ -397,7 +420,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	}
 	s->deferred_ready = true;
 	err = table_store_init(&s->ts, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
-			       s->ld.rules_max, s->ld.pages_fd);
+			       s->ld.rules_max, s->ld.pages_fd, s->ld.pages_max);
 	s->ts_ready = !err;
 	s->ts.verbose = o->verbose;
 	s->ts.max_bytes = o->max_table_bytes;

@@ -10,6 +10,7 @@
  */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -149,13 +150,41 @@ static void mark_updating(struct proc_tracker *pt, struct proc_load *l)
 	l->pv.flags = 0;
 }
 
-/* The BPF keys and tables of the old set are replaced by those of the new one. */
+/* Says once per process that it is over a per-process quota (each refusal is counted). */
+static void log_over_quota(struct proc_tracker *pt, struct proc_load *l,
+			   const struct table_charge *c, uint32_t keys_refused)
+{
+	bool first;
+
+	if (!c->refused && !keys_refused)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	first = !l->p->quota_logged;
+	l->p->quota_logged = true;
+	pthread_mutex_unlock(&pt->lock);
+	if (!first)
+		return;
+	TRACKER_COUNT(pt, procs_over_quota, 1);
+	fprintf(stderr,
+		"cfiprof: pid %u: over its share of the unwind maps: %u objects refused (%s), "
+		"%u mapping keys refused (quota %u): those use frame pointers; logged once\n",
+		l->pid, c->refused, c->refused ? table_refusal_name(c->cause) : "none",
+		keys_refused, pt->keys_per_pid);
+}
+
+/*
+ * The BPF keys and tables of the old set are replaced by those of the new
+ * one.  What the process keeps is charged first, so a quota refuses only
+ * what it adds.
+ */
 static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 {
 	const struct proc_mapping *old = l->old ? l->old->maps : NULL;
-	bool held = l->p->tables_held;
-	uint32_t i, j;
+	bool held = l->p->tables_held, charged;
+	struct table_charge charge;
+	uint32_t i, j, pid_keys = 0, keys_refused = 0;
 
+	charged = pt->ts && !table_charge_begin(pt->ts, &charge);
 	/*
 	 * Stale keys go first: a new mapping (dlopen after dlclose, an exec) often
 	 * reuses the same range, hence the same LPM prefixes, and deleting the old
@@ -163,20 +192,31 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 	 */
 	for (j = 0; held && j < l->nr_old; j++) {
 		if (!l->kept[j])
-			mapping_apply_keys(pt, l->pid, &old[j], false);
+			mapping_del_keys(pt, l->pid, &old[j]);
 	}
 	for (i = 0; i < l->nr; i++) {
-		if (l->reuse[i]) {
-			l->set->maps[i] = old[l->reuse[i] - 1];
+		if (!l->reuse[i])
 			continue;
-		}
-		l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->set->maps[i]);
-		mapping_apply_keys(pt, l->pid, &l->set->maps[i], true);
+		l->set->maps[i] = old[l->reuse[i] - 1];
+		pid_keys += l->set->maps[i].nr_keys;
+		if (charged)
+			table_charge_keep(pt->ts, &charge, l->set->maps[i].obj);
+	}
+	for (i = 0; i < l->nr; i++) {
+		if (l->reuse[i])
+			continue;
+		l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->set->maps[i],
+					    charged ? &charge : NULL);
+		keys_refused += mapping_add_keys(pt, l->pid, &l->set->maps[i], &pid_keys);
 	}
 	/* objects are released after the new ones are acquired: shared tables stay loaded */
 	for (j = 0; held && j < l->nr_old; j++) {
 		if (!l->kept[j])
 			mappings_release(pt, l->pid, &old[j], 1, false);
+	}
+	if (charged) {
+		log_over_quota(pt, l, &charge, keys_refused);
+		table_charge_end(&charge);
 	}
 }
 

@@ -25,23 +25,49 @@
 #include "user/track/mapping_keys.h"
 #include "user/track/tracker_internal.h"
 
-void mapping_apply_keys(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m,
-			bool add)
+uint32_t mapping_add_keys(struct proc_tracker *pt, uint32_t pid, struct proc_mapping *m,
+			  uint32_t *pid_keys)
 {
 	struct cfi_mapping_key keys[MAPPING_KEYS_MAX];
 	struct cfi_mapping_val val = {
 	    .obj_id = m->obj ? m->obj->id : 0, .flags = m->flags, .bias = m->bias};
 	int i, n = mapping_keys_for_range(pid, m->start, m->end, keys);
 
-	for (i = 0; i < n; i++) {
-		int err = add ? bpf_map_update_elem(pt->mappings_fd, &keys[i], &val, BPF_ANY)
-			      : bpf_map_delete_elem(pt->mappings_fd, &keys[i]);
-
-		if (err && add)
-			TRACKER_COUNT(pt, map_update_errors, 1);
+	m->nr_keys = 0;
+	if (pt->keys_per_pid && *pid_keys + (uint32_t)n > pt->keys_per_pid) {
+		TRACKER_COUNT(pt, keys_refused_quota, n);
+		return (uint32_t)n;
 	}
-	if (add)
-		TRACKER_COUNT(pt, mapping_keys, n);
+	for (i = 0; i < n; i++) {
+		if (!bpf_map_update_elem(pt->mappings_fd, &keys[i], &val, BPF_ANY))
+			continue;
+		if (errno == ENOSPC || errno == E2BIG)
+			TRACKER_COUNT(pt, keys_refused_full, n);
+		else
+			TRACKER_COUNT(pt, map_update_errors, 1);
+		/* a mapping covered in part would unwind some pcs and not others */
+		while (i-- > 0)
+			bpf_map_delete_elem(pt->mappings_fd, &keys[i]);
+		return (uint32_t)n;
+	}
+	m->nr_keys = (uint32_t)n;
+	*pid_keys += (uint32_t)n;
+	TRACKER_COUNT(pt, mapping_keys, n);
+	TRACKER_COUNT(pt, keys_in_map, n);
+	return 0;
+}
+
+void mapping_del_keys(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m)
+{
+	struct cfi_mapping_key keys[MAPPING_KEYS_MAX];
+	int i, n;
+
+	if (!m->nr_keys)
+		return;
+	n = mapping_keys_for_range(pid, m->start, m->end, keys);
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(pt->mappings_fd, &keys[i]);
+	__atomic_fetch_sub(&pt->stats.keys_in_map, (uint64_t)m->nr_keys, __ATOMIC_RELAXED);
 }
 
 struct build_ctx {
@@ -117,7 +143,7 @@ int map_file_open(uint32_t pid, uint64_t start, uint64_t end)
 }
 
 int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
-		    struct proc_mapping *m)
+		    struct proc_mapping *m, struct table_charge *charge)
 {
 	char bid[ELF_BUILD_ID_HEX_LEN];
 	struct build_ctx bc;
@@ -189,7 +215,7 @@ int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_ent
 	bc.name = e->path; /* whole: m->path is cut to fit */
 	bc.key = m->key;
 	bc.cache = pt->table_cache;
-	m->obj = table_store_acquire(pt->ts, m->key, m->path, build_from_fd, &bc);
+	m->obj = table_store_acquire(pt->ts, m->key, m->path, build_from_fd, &bc, charge);
 	if (m->obj && m->obj->state == OBJ_LOADED)
 		m->flags = CFI_MAPPING_CFI | (m->flags & CFI_MAPPING_VDSO);
 	return fd;
@@ -242,7 +268,7 @@ void mappings_release(struct proc_tracker *pt, uint32_t pid, const struct proc_m
 
 	for (i = 0; i < n; i++) {
 		if (bpf_too)
-			mapping_apply_keys(pt, pid, &maps[i], false);
+			mapping_del_keys(pt, pid, &maps[i]);
 		table_store_release(pt->ts, maps[i].obj);
 	}
 }

@@ -4,10 +4,28 @@
  * mappings and the sets of earlier generations kept to name older samples.
  * Loading, eviction and forgetting live beside it (see tracker_internal.h).
  */
+#include <bpf/bpf.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "user/track/tracker_internal.h"
+
+/*
+ * One process may hold 1/16 of the mappings trie (16,384 keys of 262,144): a
+ * range takes a few keys (4.5 per executable mapping over this machine's
+ * processes, 168 for the largest), so that is ~100 times the largest real
+ * process, and no process can fill the trie for the others.
+ */
+static void set_keys_quota(struct proc_tracker *pt)
+{
+	struct bpf_map_info info = {0};
+	uint32_t len = sizeof(info);
+
+	if (pt->mappings_fd < 0 || bpf_obj_get_info_by_fd(pt->mappings_fd, &info, &len))
+		return;
+	pt->stats.keys_capacity = info.max_entries;
+	pt->keys_per_pid = info.max_entries / 16;
+}
 
 struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *syms, int procs_fd,
 				      int mappings_fd)
@@ -29,6 +47,7 @@ struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *
 	pt->syms = syms;
 	pt->procs_fd = procs_fd;
 	pt->mappings_fd = mappings_fd;
+	set_keys_quota(pt);
 	pthread_mutex_init(&pt->lock, NULL);
 	pthread_mutex_init(&pt->load_lock, NULL);
 	pthread_cond_init(&pt->work_cond, NULL);

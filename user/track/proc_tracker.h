@@ -25,6 +25,7 @@ struct proc_mapping {
 	uint64_t inode;
 	uint64_t bias;	/* pc - bias = ELF virtual address */
 	uint32_t flags; /* enum cfi_mapping_flags */
+	uint32_t nr_keys; /* its LPM keys in the BPF map (0: refused, or none added) */
 	/*
 	 * NULL for anonymous memory.  The tables are held by the current set of a
 	 * process with tables loaded (proc->tables_held); load thread only.
@@ -64,6 +65,7 @@ struct proc {
 	uint64_t unload_due_ns; /* exited: its tables go at this time (0: none pending) */
 	bool loaded;
 	bool evicted;		    /* unloaded to respect a cap: loaded again when it is sampled */
+	bool quota_logged;	    /* its first refusal by a per-process quota was logged */
 	bool tables_held;	    /* the objects of cur are held, its keys in BPF (load_lock) */
 	uint64_t start_time;	    /* from /proc/PID/stat: a reused pid is another process */
 	uint64_t last_sample_ns;    /* newest sample (bpf clock): the eviction order */
@@ -95,6 +97,11 @@ struct tracker_stats {
 	uint64_t evicted_procs;	 /* least recently sampled processes unloaded: --max-processes */
 	uint64_t evicted_tables; /* ... unloaded to make room for tables: --max-table-bytes, rows */
 	uint64_t files_refused; /* mapped path now a FIFO, device, symlink or another file: FP */
+	uint64_t keys_refused_quota; /* LPM keys not added: the process's share of the trie */
+	uint64_t keys_refused_full;  /* LPM keys not added: the trie was full */
+	uint64_t keys_in_map;	     /* LPM keys in the trie now */
+	uint64_t keys_capacity;	     /* the trie's capacity */
+	uint64_t procs_over_quota;   /* processes refused something by a per-process quota */
 };
 
 struct proc_tracker;

@@ -2,9 +2,15 @@
 /*
  * Writes compiled tables into the BPF maps.  Rows and rules go straight into
  * the mmap()ed arrays (no syscall per row); each table's local rule ids are
- * remapped into one global dictionary so rows stay 4 bytes.  Rows are written
- * before the page index that makes them reachable, and the page index is
- * removed before the rows are freed, so the walker never sees half a table.
+ * remapped into one global dictionary (global_rules) so rows stay 4 bytes.
+ * Rows are written before the page index that makes them reachable, and the
+ * page index is removed before the rows are retired, so the walker never sees
+ * half a table; retired rows and rule ids are reused only after a quarantine.
+ *
+ * Every process on the host may be hostile, and these maps are shared by all
+ * of them: an object, and a process's objects together, may hold only a share
+ * of each (table_quotas); what is refused is counted by cause and walked with
+ * frame pointers, and everything else keeps its tables.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -16,41 +22,84 @@
 #include "common/hash.h"
 #include "user/track/table_store.h"
 
-static uint32_t hash_rule(const struct cfi_rule *r)
-{
-	uint64_t a, b;
+static const char *const refusal_names[REFUSED_MAX] = {
+    [REFUSED_RULES_QUOTA] = "rules_quota",
+    [REFUSED_PAGES_QUOTA] = "pages_quota",
+    [REFUSED_ROWS_QUOTA] = "rows_quota",
+    [REFUSED_PROCESS_RULES] = "process_rules_quota",
+    [REFUSED_PROCESS_PAGES] = "process_pages_quota",
+    [REFUSED_PROCESS_ROWS] = "process_rows_quota",
+    [REFUSED_DICTIONARY_FULL] = "dictionary_full",
+    [REFUSED_PAGES_FULL] = "pages_full",
+    [REFUSED_ROWS_FULL] = "rows_full",
+    [REFUSED_BYTES_FULL] = "bytes_full",
+};
 
-	memcpy(&a, r, 8);
-	memcpy(&b, (const char *)r + 8, 8);
-	a = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
-	return (uint32_t)(a >> 32);
+const char *table_refusal_name(enum table_refusal r)
+{
+	return r < REFUSED_MAX ? refusal_names[r] : "unknown";
+}
+
+static bool is_process_refusal(enum table_refusal r)
+{
+	return r == REFUSED_PROCESS_RULES || r == REFUSED_PROCESS_PAGES ||
+	       r == REFUSED_PROCESS_ROWS;
+}
+
+/*
+ * Quotas, measured on Debian 12: every ELF in /usr/lib/x86_64-linux-gnu and
+ * /usr/bin (cfiprof tables --json): the most distinct rules in one object
+ * is 2,758 (libLLVM-15), the most pages 809 (libLLVM-15), the most rows
+ * 909,530 (libclang-cpp-14); clang-14 maps libclang-cpp and libLLVM, 1.8M
+ * rows and ~6k distinct rules together.  An object may take 1/8 of the
+ * dictionary (8,192 of 65,536: 3x the largest), 1/16 of the page index
+ * (16,384 pages, 1 GiB of code: 20x) and half the rows map (2M of the
+ * default 4M: 2.2x); a process's objects together 1/4 of the dictionary and
+ * of the page index and 3/4 of the rows: whatever one process holds, the
+ * others keep at least a quarter of every map.
+ */
+static void set_quotas(struct table_store *ts, uint32_t rows_max, uint32_t rules_max,
+		       uint32_t pages_max)
+{
+	ts->quotas = (struct table_quotas){
+	    .obj_rules = rules_max / 8,
+	    .obj_pages = pages_max / 16,
+	    .obj_rows = rows_max / 2,
+	    .proc_rules = rules_max / 4,
+	    .proc_pages = pages_max / 4,
+	    .proc_rows = rows_max / 4 * 3,
+	};
 }
 
 int table_store_init(struct table_store *ts, struct cfi_row *rows, uint32_t rows_max,
-		     struct cfi_rule *rules, uint32_t rules_max, int pages_fd)
+		     struct cfi_rule *rules, uint32_t rules_max, int pages_fd, uint32_t pages_max)
 {
 	memset(ts, 0, sizeof(*ts));
 	ts->rows = rows;
-	ts->rules = rules;
-	ts->rules_max = rules_max;
 	ts->pages_fd = pages_fd;
+	ts->pages_max = pages_max;
 	ts->nr_buckets = 1024;
 	ts->buckets = calloc(ts->nr_buckets, sizeof(*ts->buckets));
-	ts->nr_rule_slots = 1;
-	while (ts->nr_rule_slots < rules_max * 2)
-		ts->nr_rule_slots <<= 1;
-	ts->rule_slots = calloc(ts->nr_rule_slots, sizeof(*ts->rule_slots));
-	if (!ts->buckets || !ts->rule_slots || row_alloc_init(&ts->alloc, rows_max)) {
+	if (!ts->buckets || row_alloc_init(&ts->alloc, rows_max) ||
+	    global_rules_init(&ts->gr, rules, rules_max)) {
 		table_store_destroy(ts);
 		return -ENOMEM;
 	}
+	ts->alloc.grace_ns = ts->gr.grace_ns = TABLE_QUARANTINE_NS;
+	set_quotas(ts, rows_max, rules_max, pages_max);
 	ts->stats.rows_total = rows_max;
+	ts->stats.rules_total = rules_max;
+	ts->stats.pages_total = pages_max;
+	ts->stats.rules_used = ts->gr.live;
 	ts->next_id = 1;
-	/* global id 0 is "no information", as in every table */
-	memset(&ts->rules[0], 0, sizeof(ts->rules[0]));
-	ts->rule_slots[hash_rule(&ts->rules[0]) & (ts->nr_rule_slots - 1)] = 1;
-	ts->nr_rules = 1;
 	return 0;
+}
+
+static void free_obj(struct obj_entry *o)
+{
+	free(o->page_keys);
+	free(o->rule_ids);
+	free(o);
 }
 
 void table_store_destroy(struct table_store *ts)
@@ -62,31 +111,13 @@ void table_store_destroy(struct table_store *ts)
 
 		for (; o; o = n) {
 			n = o->next;
-			free(o->page_keys);
-			free(o);
+			free_obj(o);
 		}
 	}
 	free(ts->buckets);
-	free(ts->rule_slots);
+	global_rules_destroy(&ts->gr);
 	row_alloc_destroy(&ts->alloc);
 	memset(ts, 0, sizeof(*ts));
-}
-
-/* Global id of a rule, adding it to the rules map if new; -1 when the map is full. */
-static int global_rule(struct table_store *ts, const struct cfi_rule *r)
-{
-	uint32_t mask = ts->nr_rule_slots - 1, h;
-
-	for (h = hash_rule(r) & mask; ts->rule_slots[h]; h = (h + 1) & mask) {
-		if (!memcmp(&ts->rules[ts->rule_slots[h] - 1], r, sizeof(*r)))
-			return (int)ts->rule_slots[h] - 1;
-	}
-	if (ts->nr_rules >= ts->rules_max)
-		return -1;
-	ts->rules[ts->nr_rules] = *r;
-	ts->rule_slots[h] = ++ts->nr_rules;
-	ts->stats.rules_used = ts->nr_rules;
-	return (int)ts->nr_rules - 1;
 }
 
 static struct obj_entry *oldest_idle(struct table_store *ts);
@@ -103,24 +134,165 @@ uint64_t table_store_bytes(const struct table_store *ts)
 	return table_bytes(ts->stats.rows_used, ts->stats.rules_used, ts->stats.pages_used);
 }
 
-/*
- * Rows for t, unloading the least recently used tables while they do not fit
- * (max_bytes, or no free range in the rows map); -1 when they cannot.
- */
-static int64_t alloc_rows(struct table_store *ts, struct obj_entry *o, const struct cfi_table *t)
+static void update_usage(struct table_store *ts)
 {
-	uint64_t need = table_bytes(t->nr_rows, 0, t->nr_pages);
-	struct obj_entry *idle;
-	int64_t first;
+	ts->stats.rows_used = ts->alloc.used;
+	ts->stats.rows_quarantined = ts->alloc.quarantined;
+	ts->stats.rules_used = ts->gr.live;
+	ts->stats.rules_reused = ts->gr.reused;
+	if (ts->stats.rows_used > ts->stats.rows_peak)
+		ts->stats.rows_peak = ts->stats.rows_used;
+	if (ts->stats.pages_used > ts->stats.pages_peak)
+		ts->stats.pages_peak = ts->stats.pages_used;
+}
 
-	/* never unload others for a table that could not fit an empty store */
-	if (t->nr_rows > ts->alloc.total || (ts->max_bytes && need > ts->max_bytes))
-		goto full;
+/* ---- what a process's objects hold together ---- */
+
+int table_charge_begin(struct table_store *ts, struct table_charge *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->serial = ++ts->charge_serial;
+	c->cause = REFUSED_MAX;
+	c->rule_bits = calloc((ts->gr.max + 63) / 64, sizeof(*c->rule_bits));
+	return c->rule_bits ? 0 : -ENOMEM;
+}
+
+void table_charge_end(struct table_charge *c)
+{
+	free(c->rule_bits);
+	c->rule_bits = NULL;
+}
+
+static bool charged_id(const struct table_charge *c, uint32_t id)
+{
+	return id != GLOBAL_RULE_NONE && (c->rule_bits[id / 64] >> (id % 64) & 1);
+}
+
+/* The process quota an object of these rows, pages and rule ids would break; REFUSED_MAX if none.
+ */
+static enum table_refusal charge_check(const struct table_store *ts, const struct table_charge *c,
+				       uint32_t rows, uint32_t pages, const uint32_t *ids,
+				       uint32_t nr_ids)
+{
+	const struct table_quotas *q = &ts->quotas;
+	uint32_t i, rules = 0;
+
+	if (!c)
+		return REFUSED_MAX;
+	for (i = 0; i < nr_ids; i++)
+		rules += !charged_id(c, ids[i]);
+	if (q->proc_rules && c->rules + rules > q->proc_rules)
+		return REFUSED_PROCESS_RULES;
+	if (q->proc_pages && (uint64_t)c->pages + pages > q->proc_pages)
+		return REFUSED_PROCESS_PAGES;
+	if (q->proc_rows && (uint64_t)c->rows + rows > q->proc_rows)
+		return REFUSED_PROCESS_ROWS;
+	return REFUSED_MAX;
+}
+
+static void charge_add(struct table_charge *c, struct obj_entry *o)
+{
+	uint32_t i;
+
+	if (!c || o->state != OBJ_LOADED || o->charge_serial == c->serial)
+		return;
+	o->charge_serial = c->serial;
+	c->rows += o->nr_rows;
+	c->pages += o->nr_pages;
+	for (i = 0; i < o->nr_rule_ids; i++) {
+		uint32_t id = o->rule_ids[i];
+
+		if (!charged_id(c, id)) {
+			c->rule_bits[id / 64] |= 1ull << (id % 64);
+			c->rules++;
+		}
+	}
+}
+
+void table_charge_keep(struct table_store *ts, struct table_charge *c, struct obj_entry *o)
+{
+	(void)ts;
+	if (o)
+		charge_add(c, o);
+}
+
+static void refuse_for_process(struct table_store *ts, struct table_charge *c,
+			       enum table_refusal why)
+{
+	ts->stats.refused[why]++;
+	if (!c->refused++)
+		c->cause = why;
+}
+
+/* ---- loading ---- */
+
+/* An object quota t breaks, or a map it could never fit even empty; REFUSED_MAX if none. */
+static enum table_refusal object_quota(const struct table_store *ts, const struct cfi_table *t)
+{
+	const struct table_quotas *q = &ts->quotas;
+
+	if (t->nr_rows > ts->alloc.total)
+		return REFUSED_ROWS_FULL;
+	if (ts->max_bytes && table_bytes(t->nr_rows, 0, t->nr_pages) > ts->max_bytes)
+		return REFUSED_BYTES_FULL;
+	if (q->obj_rules && t->nr_rules > q->obj_rules)
+		return REFUSED_RULES_QUOTA;
+	if (q->obj_pages && t->nr_pages > q->obj_pages)
+		return REFUSED_PAGES_QUOTA;
+	if (q->obj_rows && t->nr_rows > q->obj_rows)
+		return REFUSED_ROWS_QUOTA;
+	if (t->nr_rules > ts->gr.max)
+		return REFUSED_DICTIONARY_FULL;
+	if (ts->pages_max && t->nr_pages > ts->pages_max)
+		return REFUSED_PAGES_FULL;
+	return REFUSED_MAX;
+}
+
+/*
+ * Finds t's rules in the dictionary (ids[i], GLOBAL_RULE_NONE for new ones)
+ * and rows for it, unloading idle tables, then the least recently used
+ * tables' owners, while the dictionary, the page index, max_bytes or the rows
+ * map have no room; retired rows that would make room are waited for instead.
+ * REFUSED_MAX when *first holds its rows, else why not.
+ */
+static enum table_refusal make_room(struct table_store *ts, const struct cfi_table *t,
+				    uint32_t *ids, struct table_charge *charge, int64_t *first)
+{
+	uint64_t need = table_bytes(t->nr_rows, 0, t->nr_pages), due;
+	struct obj_entry *idle;
+	enum table_refusal why;
+	uint32_t i, fresh, revived;
+
 	for (;;) {
-		if (!ts->max_bytes || table_store_bytes(ts) + need <= ts->max_bytes) {
-			first = row_alloc_get(&ts->alloc, t->nr_rows);
-			if (first >= 0)
-				return first;
+		row_alloc_expire(&ts->alloc, mono_ns());
+		update_usage(ts);
+		for (i = fresh = revived = 0; i < t->nr_rules; i++) {
+			ids[i] = global_rules_find(&ts->gr, &t->rules[i]);
+			if (ids[i] == GLOBAL_RULE_NONE)
+				fresh++;
+			else if (!ts->gr.refs[ids[i]])
+				revived++;
+		}
+		/* a process over its share never makes others unload anything */
+		why = charge_check(ts, charge, t->nr_rows, t->nr_pages, ids, t->nr_rules);
+		if (why != REFUSED_MAX)
+			return why;
+		if (fresh + revived > global_rules_room(&ts->gr)) {
+			why = REFUSED_DICTIONARY_FULL;
+		} else if (ts->pages_max && ts->stats.pages_used + t->nr_pages > ts->pages_max) {
+			why = REFUSED_PAGES_FULL;
+		} else if (ts->max_bytes && table_store_bytes(ts) + need > ts->max_bytes) {
+			why = REFUSED_BYTES_FULL;
+		} else {
+			*first = row_alloc_get(&ts->alloc, t->nr_rows);
+			if (*first >= 0)
+				return REFUSED_MAX;
+			due = row_alloc_fits_after(&ts->alloc, t->nr_rows);
+			if (due) {
+				mono_sleep_until(due);
+				continue;
+			}
+			why = REFUSED_ROWS_FULL;
 		}
 		/* idle tables go before any process loses its own */
 		idle = oldest_idle(ts);
@@ -131,20 +303,37 @@ static int64_t alloc_rows(struct table_store *ts, struct obj_entry *o, const str
 			continue;
 		}
 		if (!ts->reclaim || !ts->reclaim(ts->reclaim_ctx))
-			break;
+			return why;
 	}
-full:
-	if (ts->max_bytes && table_store_bytes(ts) + need > ts->max_bytes) {
-		ts->stats.bytes_full++;
-		fprintf(stderr, "cfiprof: %s: table bytes cap reached (%llu bytes needed, %llu of %llu in use)\n",
-			o->name, (unsigned long long)need, (unsigned long long)table_store_bytes(ts),
-			(unsigned long long)ts->max_bytes);
-	} else {
-		ts->stats.rows_full++;
-		fprintf(stderr, "cfiprof: %s: rows map full (%u rows needed, %u of %u in use)\n",
-			o->name, t->nr_rows, ts->alloc.used, ts->alloc.total);
+}
+
+/* References the rules make_room found and adds the new ones (room is there, maybe quarantined). */
+static void take_rules(struct table_store *ts, const struct cfi_table *t, uint32_t *ids)
+{
+	uint64_t wait_until;
+	uint32_t i;
+
+	/* found ones first: a new rule must not take the id of one this table uses */
+	for (i = 0; i < t->nr_rules; i++) {
+		if (ids[i] != GLOBAL_RULE_NONE)
+			global_rules_ref(&ts->gr, ids[i]);
 	}
-	return -1;
+	for (i = 0; i < t->nr_rules; i++) {
+		while (ids[i] == GLOBAL_RULE_NONE) {
+			ids[i] = global_rules_add(&ts->gr, &t->rules[i], mono_ns(), &wait_until);
+			if (ids[i] == GLOBAL_RULE_NONE)
+				mono_sleep_until(wait_until);
+		}
+	}
+}
+
+static void drop_rules(struct table_store *ts, const uint32_t *ids, uint32_t n)
+{
+	uint64_t now = mono_ns();
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		global_rules_unref(&ts->gr, ids[i], now);
 }
 
 static void unload_pages(struct table_store *ts, struct obj_entry *o, uint32_t n)
@@ -155,99 +344,168 @@ static void unload_pages(struct table_store *ts, struct obj_entry *o, uint32_t n
 		bpf_map_delete_elem(ts->pages_fd, &o->page_keys[i]);
 }
 
-int table_store_load_table(struct table_store *ts, struct obj_entry *o, const struct cfi_table *t)
+static void log_refusal(const struct table_store *ts, const struct obj_entry *o,
+			const struct cfi_table *t, enum table_refusal why)
 {
-	uint16_t *remap = NULL;
-	int64_t first;
-	uint32_t i;
-	int err = 0, id;
+	const struct table_quotas *q = &ts->quotas;
 
-	if (!t->nr_rows) {
-		o->state = OBJ_NO_CFI;
-		return 0;
+	switch (why) {
+	case REFUSED_ROWS_FULL:
+		fprintf(stderr, "cfiprof: %s: rows map full (%u rows needed, %u of %u in use)\n",
+			o->name, t->nr_rows, ts->alloc.used, ts->alloc.total);
+		break;
+	case REFUSED_BYTES_FULL:
+		fprintf(stderr,
+			"cfiprof: %s: table bytes cap reached (%llu bytes needed, %llu of %llu in "
+			"use)\n",
+			o->name, (unsigned long long)table_bytes(t->nr_rows, 0, t->nr_pages),
+			(unsigned long long)table_store_bytes(ts),
+			(unsigned long long)ts->max_bytes);
+		break;
+	case REFUSED_DICTIONARY_FULL:
+		fprintf(stderr, "cfiprof: %s: rule dictionary full (%u rules)\n", o->name,
+			ts->gr.max);
+		break;
+	case REFUSED_PAGES_FULL:
+		fprintf(stderr, "cfiprof: %s: page index map full (%u pages needed)\n", o->name,
+			t->nr_pages);
+		break;
+	default:
+		fprintf(stderr,
+			"cfiprof: %s: over the per-object quota (%s: %u rules, %u pages, %u rows; "
+			"quotas %u, %u, %u): using frame pointers\n",
+			o->name, table_refusal_name(why), t->nr_rules, t->nr_pages, t->nr_rows,
+			q->obj_rules, q->obj_pages, q->obj_rows);
 	}
-	remap = malloc(t->nr_rules * sizeof(*remap));
-	o->page_keys = calloc(t->nr_pages, sizeof(*o->page_keys));
-	if (!remap || !o->page_keys) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	for (i = 0; i < t->nr_rules; i++) {
-		id = global_rule(ts, &t->rules[i]);
-		if (id < 0) {
-			fprintf(stderr, "cfiprof: %s: rule dictionary full (%u rules)\n", o->name,
-				ts->rules_max);
-			err = -ENOSPC;
-			goto fail;
-		}
-		remap[i] = (uint16_t)id;
-	}
-	first = alloc_rows(ts, o, t);
-	if (first < 0) {
-		err = -ENOSPC;
-		goto fail;
-	}
-	for (i = 0; i < t->nr_rows; i++) {
-		ts->rows[first + i].off = t->rows[i].off;
-		ts->rows[first + i].rule = remap[t->rows[i].rule];
-	}
-	o->first_row = (uint32_t)first;
-	o->nr_rows = t->nr_rows;
+}
+
+/* Inserts o's page index entries; false (none left behind) when the map refuses one. */
+static bool insert_pages(struct table_store *ts, struct obj_entry *o, const struct cfi_table *t,
+			 uint32_t first)
+{
+	uint32_t i;
+
 	for (i = 0; i < t->nr_pages; i++) {
-		struct cfi_page_val v = {.first_row = (uint32_t)first + t->pages[i].first_row,
+		struct cfi_page_val v = {.first_row = first + t->pages[i].first_row,
 					 .nr_rows = t->pages[i].nr_rows};
 
 		o->page_keys[i].obj_id = o->id;
 		o->page_keys[i].page = (uint32_t)t->pages[i].page;
 		if (bpf_map_update_elem(ts->pages_fd, &o->page_keys[i], &v, BPF_ANY)) {
-			err = -errno;
-			fprintf(stderr, "cfiprof: %s: page index map full: %s\n", o->name,
-				strerror(errno));
 			unload_pages(ts, o, i);
-			row_alloc_put(&ts->alloc, o->first_row, o->nr_rows);
-			goto fail;
+			return false;
 		}
 	}
+	return true;
+}
+
+int table_store_load_table(struct table_store *ts, struct obj_entry *o, const struct cfi_table *t,
+			   struct table_charge *charge)
+{
+	enum table_refusal why;
+	uint32_t *ids = NULL;
+	int64_t first = -1;
+	uint32_t i;
+	int err = -ENOSPC;
+
+	if (!t->nr_rows) {
+		o->state = OBJ_NO_CFI;
+		return 0;
+	}
+	why = object_quota(ts, t);
+	if (why != REFUSED_MAX)
+		goto refused;
+	ids = malloc(t->nr_rules * sizeof(*ids));
+	o->page_keys = calloc(t->nr_pages, sizeof(*o->page_keys));
+	if (!ids || !o->page_keys) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	why = make_room(ts, t, ids, charge, &first);
+	if (why != REFUSED_MAX)
+		goto refused;
+	take_rules(ts, t, ids);
+	for (i = 0; i < t->nr_rows; i++) {
+		ts->rows[first + i].off = t->rows[i].off;
+		ts->rows[first + i].rule = (uint16_t)ids[t->rows[i].rule];
+	}
+	if (!insert_pages(ts, o, t, (uint32_t)first)) {
+		why = REFUSED_PAGES_FULL;
+		drop_rules(ts, ids, t->nr_rules);
+		/* a walk may have found a page inserted before the failure */
+		row_alloc_retire(&ts->alloc, (uint32_t)first, t->nr_rows, mono_ns());
+		goto refused;
+	}
+	o->first_row = (uint32_t)first;
+	o->nr_rows = t->nr_rows;
 	o->nr_pages = t->nr_pages;
+	o->rule_ids = ids;
+	o->nr_rule_ids = t->nr_rules;
 	o->bytes = t->stats.bytes_total;
 	o->build_ns = t->stats.build_ns;
 	o->state = OBJ_LOADED;
 	ts->stats.objects_loaded++;
-	ts->stats.rows_used = ts->alloc.used;
 	ts->stats.pages_used += t->nr_pages;
-	if (ts->stats.rows_used > ts->stats.rows_peak)
-		ts->stats.rows_peak = ts->stats.rows_used;
-	if (ts->stats.pages_used > ts->stats.pages_peak)
-		ts->stats.pages_peak = ts->stats.pages_used;
 	ts->stats.build_ns_total += t->stats.build_ns;
-	free(remap);
+	update_usage(ts);
+	charge_add(charge, o);
 	return 0;
+refused:
+	if (is_process_refusal(why)) {
+		refuse_for_process(ts, charge, why);
+		err = -EDQUOT;
+	} else {
+		ts->stats.refused[why]++;
+		log_refusal(ts, o, t, why);
+	}
 fail:
-	free(remap);
+	update_usage(ts);
+	free(ids);
 	free(o->page_keys);
 	o->page_keys = NULL;
 	o->nr_rows = 0;
 	o->state = OBJ_FAILED;
-	ts->stats.objects_failed++;
+	if (err != -EDQUOT)
+		ts->stats.objects_failed++;
 	return err;
 }
 
+/* The object held for key (NULL if none). */
+static struct obj_entry *find_obj(struct table_store *ts, const char *key, uint32_t b)
+{
+	struct obj_entry *o;
+
+	for (o = ts->buckets[b]; o; o = o->next) {
+		if (!strcmp(o->key, key))
+			return o;
+	}
+	return NULL;
+}
+
 struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, const char *name,
-				      table_build_fn build, void *ctx)
+				      table_build_fn build, void *ctx, struct table_charge *charge)
 {
 	uint32_t b = hash_str(key) & (ts->nr_buckets - 1);
-	struct obj_entry *o;
+	enum table_refusal why;
+	struct obj_entry *o = find_obj(ts, key, b);
 	struct cfi_table *t;
 	int err = 0;
 
-	for (o = ts->buckets[b]; o; o = o->next) {
-		if (!strcmp(o->key, key)) {
-			if (!o->refs++) {
-				ts->stats.idle_now--;
-				ts->stats.idle_reused++;
+	if (o) {
+		if (charge && o->state == OBJ_LOADED && o->charge_serial != charge->serial) {
+			why = charge_check(ts, charge, o->nr_rows, o->nr_pages, o->rule_ids,
+					   o->nr_rule_ids);
+			if (why != REFUSED_MAX) {
+				refuse_for_process(ts, charge, why);
+				return NULL;
 			}
-			return o;
+			charge_add(charge, o);
 		}
+		if (!o->refs++) {
+			ts->stats.idle_now--;
+			ts->stats.idle_reused++;
+		}
+		return o;
 	}
 	o = calloc(1, sizeof(*o));
 	if (!o)
@@ -269,8 +527,13 @@ struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, c
 			fprintf(stderr, "cfiprof: %s: %s: using frame pointers\n", name,
 				cfi_strerror(err));
 	} else {
-		table_store_load_table(ts, o, t);
+		err = table_store_load_table(ts, o, t, charge);
 		cfi_table_free(t);
+		/* refused for this process only: another one that maps it builds it again */
+		if (err == -EDQUOT) {
+			free_obj(o);
+			return NULL;
+		}
 	}
 	o->next = ts->buckets[b];
 	ts->buckets[b] = o;
@@ -282,13 +545,13 @@ static void drop_obj(struct table_store *ts, struct obj_entry *o)
 {
 	if (o->state == OBJ_LOADED) {
 		unload_pages(ts, o, o->nr_pages);
-		row_alloc_put(&ts->alloc, o->first_row, o->nr_rows);
-		ts->stats.rows_used = ts->alloc.used;
+		row_alloc_retire(&ts->alloc, o->first_row, o->nr_rows, mono_ns());
+		drop_rules(ts, o->rule_ids, o->nr_rule_ids);
 		ts->stats.pages_used -= o->nr_pages;
 		ts->stats.objects_unloaded++;
+		update_usage(ts);
 	}
-	free(o->page_keys);
-	free(o);
+	free_obj(o);
 }
 
 static void unload_free(struct table_store *ts, struct obj_entry *o)
@@ -335,6 +598,8 @@ void table_store_expire(struct table_store *ts, uint64_t now_ns)
 {
 	uint32_t b;
 
+	row_alloc_expire(&ts->alloc, mono_ns());
+	update_usage(ts);
 	for (b = 0; ts->stats.idle_now && b < ts->nr_buckets; b++) {
 		struct obj_entry **pp = &ts->buckets[b];
 

@@ -40,6 +40,7 @@ struct proc_tracker {
 	struct sym_cache *syms;
 	struct cfi_table_cache *table_cache; /* NULL: every table is built */
 	int procs_fd, mappings_fd;
+	uint32_t keys_per_pid; /* LPM keys one process may hold (0: no quota) */
 
 	pthread_mutex_t lock;
 	pthread_mutex_t load_lock; /* one load / exit at a time, whichever thread asks */
@@ -87,15 +88,25 @@ void proc_destroy(struct proc *p);
 
 /* ---- mappings.c: mappings resolved to objects ---- */
 
-/* Resolves the object behind a mapping; returns an fd for symbol loading, or -1. */
+/*
+ * Resolves the object behind a mapping, charged to its process (see
+ * table_charge: refused when over its quota); returns an fd for symbol
+ * loading, or -1.
+ */
 int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
-		    struct proc_mapping *m);
+		    struct proc_mapping *m, struct table_charge *charge);
 /* Symbols are only needed for output: loaded after the walker can already unwind. */
 void mapping_load_symbols(struct proc_tracker *pt, uint32_t pid, struct proc_mapping *m,
 			  const char *path, int fd);
-/* Adds (or deletes) the LPM keys of m in the BPF mappings map. */
-void mapping_apply_keys(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m,
-			bool add);
+/*
+ * Adds the LPM keys of m (all or none): none when they would take the process
+ * past pt->keys_per_pid (*pid_keys: what it holds, updated) or the trie is
+ * full; m->nr_keys says how many went in.  Returns the keys refused.
+ */
+uint32_t mapping_add_keys(struct proc_tracker *pt, uint32_t pid, struct proc_mapping *m,
+			  uint32_t *pid_keys);
+/* Deletes the LPM keys m added. */
+void mapping_del_keys(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m);
 /* Releases the objects of maps (and deletes their BPF keys when bpf_too). */
 void mappings_release(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *maps,
 		      uint32_t n, bool bpf_too);
