@@ -212,6 +212,21 @@ static double metric(const char *addr, const char *name)
 	return v;
 }
 
+/* The agent's metrics address ("metrics=A.B.C.D:PORT" in its log) into addr[64]; "" if none. */
+static void wait_metrics_addr(const char *log, char *addr)
+{
+	addr[0] = 0;
+	for (int i = 0; i < 200 && !addr[0]; i++) {
+		char *l = slurp(log), *m = strstr(l, "metrics=");
+
+		if (m)
+			sscanf(m + 8, "%63[0-9.:]", addr);
+		free(l);
+		if (!addr[0])
+			sleep_s(0.05);
+	}
+}
+
 /*
  * Samples of comm in a profile, by go tool pprof -traces (an independent
  * reader): *complete gets those whose trace has no [incomplete: ...] frame.
@@ -285,13 +300,7 @@ static void test_fifo_over_library(void)
 	CHECK(strstr(text, "ready"), "hostile_fifo did not get ready: '%s'", text);
 	o = spawn_nobody(ordinary, false, NULL, NULL);
 	a = spawn_nobody(agent, true, NULL, log);
-	for (int i = 0; i < 100 && !addr[0]; i++) {
-		char *l = slurp(log), *m = strstr(l, "metrics=");
-
-		if (m)
-			sscanf(m + 8, "%63[0-9.:]", addr);
-		sleep_s(0.05);
-	}
+	wait_metrics_addr(log, addr);
 	sleep_s(atof(SECONDS) - 1.5);
 	if (addr[0])
 		replaced = metric(addr, "cfiprof_mapped_files_refused_total");
@@ -463,6 +472,87 @@ static void test_perfmap_owner(void)
 	unlink(map);
 }
 
+/* Per second over [t0, t1] of a counter read at both ends. */
+static double per_sec(double v0, double v1, double t0, double t1)
+{
+	return v0 < 0 || v1 < 0 || t1 <= t0 ? -1 : (v1 - v0) / (t1 - t0);
+}
+
+#define STORM_PROCS   16
+#define REQUEST_BOUND 1000.0 /* the BPF side's default, all processes together */
+
+/*
+ * Issue 12, item 6: a process mapping and unmapping code in a loop asks for a
+ * reload a millisecond (the per-process limit), and sixteen of them sixteen
+ * times as often.  The requests that reach user space, and the reloads they
+ * cost, stay under the global budget, and an ordinary process profiled
+ * beside them still unwinds completely.
+ */
+static void test_request_storm(void)
+{
+	char out[PATHBUF], log[PATHBUF], storm[PATHBUF], chain[PATHBUF], sout[PATHBUF];
+	char addr[64], last[256], path[PATHBUF * 2], nprocs[16];
+	char *agent[] = {(char *)cfiprof,   "agent", "--output-dir", out, "--interval", "1", "-d",
+			 "7",		    "-F",    "99",	     "--metrics-addr", "127.0.0.1:0",
+			 NULL};
+	char *storm_argv[] = {storm, "mmap", nprocs, "30", NULL};
+	char *ordinary[] = {chain, "30", NULL};
+	pid_t s, o, a;
+	double t0, t1, r0, r1, l0, l1, throttled, requests, reloads;
+	bool timed_out = false;
+	int rc, n, complete = 0;
+
+	snprintf(out, sizeof(out), "%s/storm", tmp);
+	snprintf(log, sizeof(log), "%s/storm.log", tmp);
+	snprintf(sout, sizeof(sout), "%s/storm.out", tmp);
+	snprintf(storm, sizeof(storm), "%s/hostile_storm", progs);
+	snprintf(chain, sizeof(chain), "%s/chain", progs);
+	snprintf(nprocs, sizeof(nprocs), "%d", STORM_PROCS);
+	mkdir(out, 0755);
+	s = spawn(storm_argv, sout, NULL);
+	o = spawn(ordinary, NULL, NULL);
+	for (int i = 0; i < 100 && !strstr(slurp(sout), "ready"); i++)
+		sleep_s(0.05);
+	a = spawn(agent, NULL, log);
+	wait_metrics_addr(log, addr);
+	CHECK(addr[0], "the agent's metrics address is in its log");
+	/* past the start (every process loaded once), then three seconds of storm */
+	sleep_s(2.0);
+	t0 = mono_sec();
+	r0 = metric(addr, "cfiprof_table_requests_total");
+	l0 = metric(addr, "cfiprof_process_reloads_total");
+	sleep_s(3.0);
+	t1 = mono_sec();
+	r1 = metric(addr, "cfiprof_table_requests_total");
+	l1 = metric(addr, "cfiprof_process_reloads_total");
+	throttled = metric(addr, "cfiprof_table_requests_throttled_total");
+	requests = per_sec(r0, r1, t0, t1);
+	reloads = per_sec(l0, l1, t0, t1);
+	rc = exit_code(wait_timeout(a, 15, &timed_out), timed_out);
+	CHECK(rc == 0, "the agent exits %d%s", rc, timed_out ? " (killed)" : "");
+	printf("storm: %d processes mapping code every 0.5 ms: %.0f table requests/s, %.0f "
+	       "reloads/s, %.0f over the budget\n",
+	       STORM_PROCS, requests, reloads, throttled);
+	/* 100 ms slots: a 3 s window holds at most 31 slots' worth */
+	CHECK(requests >= 0 && requests <= REQUEST_BOUND * 1.1,
+	      "table requests reaching user space: %.0f/s (bound %.0f/s)", requests,
+	      REQUEST_BOUND);
+	CHECK(reloads >= 0 && reloads <= REQUEST_BOUND * 1.1, "reloads: %.0f/s (bound %.0f/s)",
+	      reloads, REQUEST_BOUND);
+	CHECK(throttled > 0, "requests over the budget counted: %.0f", throttled);
+	count_profiles(out, last, sizeof(last));
+	snprintf(path, sizeof(path), "%s/%s", out, last);
+	n = last[0] ? traces_of(path, "chain", &complete) : -1;
+	CHECK(n > 0 && complete == n,
+	      "the ordinary process in the last interval: %d of %d samples complete", complete, n);
+	kill(s, SIGKILL);
+	kill(o, SIGKILL);
+	wait_timeout(s, 2, NULL);
+	wait_timeout(o, 2, NULL);
+	if (harness_failed)
+		dump_tail("agent log", log);
+}
+
 int main(int argc, char **argv)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
@@ -503,6 +593,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_fifo_over_library);
 	RUN_TEST(test_build_id_poisoning);
 	RUN_TEST(test_perfmap_owner);
+	RUN_TEST(test_request_storm);
 	tmpdir_done(tmp, harness_failed);
 	return HARNESS_DONE();
 }

@@ -14,8 +14,8 @@ FAULTS_PROGS := $(addprefix $(PROGS_OUT)/,faults_life faults_churn faults_badsta
 	libfaults_badcfi.so)
 TEST_PROGS += $(FAULTS_PROGS)
 
-# tests/e2e/test_hostile_files.c: processes that attack the agent
-HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin)
+# tests/e2e/test_hostile.c: processes that attack the agent
+HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin hostile_storm)
 TEST_PROGS += $(HOSTILE_PROGS)
 
 $(PROGS_OUT)/%: tests/progs/%.c $(PROGS_DEPS)

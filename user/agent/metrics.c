@@ -129,6 +129,12 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_events_lost_total", "counter",
 	       "Exec, exit and table requests lost because the ring buffer was full.",
 	       (double)c[CNT_EVENTS_LOST]);
+	metric(f, "cfiprof_table_requests_total", "counter",
+	       "Table load requests the BPF side sent: unknown processes, new or changed mappings.",
+	       (double)c[CNT_REQUESTS]);
+	metric(f, "cfiprof_table_requests_limited_total", "counter",
+	       "Table load requests held back by the per-process rate limit.",
+	       (double)c[CNT_REQUESTS_LIMITED]);
 	header(f, "cfiprof_walks_total", "counter", "Stack walks by the reason they stopped.");
 	for (i = 0; i < STOP_REASON_MAX; i++)
 		fprintf(f, "cfiprof_walks_total{reason=\"%s\"} %" PRIu64 "\n", stop_reason_name(i),
@@ -195,6 +201,8 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       (double)retained);
 	metric(f, "cfiprof_process_loads_total", "counter", "Processes whose mappings were loaded.",
 	       (double)tr.loads);
+	metric(f, "cfiprof_process_reloads_total", "counter",
+	       "Mappings of a loaded process read again (a request, an exec).", (double)tr.reloads);
 	metric(f, "cfiprof_process_exits_total", "counter", "Process exits handled.",
 	       (double)tr.exits);
 	metric(f, "cfiprof_process_exits_swept_total", "counter",

@@ -192,6 +192,10 @@ void session_print_summary(struct session *s, FILE *f)
 		ts.idle_reused, ts.rows_peak,
 		ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads, tr.reloads, tr.exits,
 		tr.vanished);
+	fprintf(f,
+		"cfiprof: table requests: %" PRIu64 " sent, %" PRIu64
+		" held back by the per-process limit\n",
+		c[CNT_REQUESTS], c[CNT_REQUESTS_LIMITED]);
 	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)
 		fprintf(f,
 			"cfiprof: losses: %" PRIu64 " events (ring buffer), %" PRIu64
