@@ -205,6 +205,18 @@ struct cfi_event_record {
 	char comm[COMM_LEN];
 };
 
+/*
+ * Table load requests, all processes together: each CPU sends at most
+ * request_budget (a setting) per slot of this length.
+ */
+#define REQUEST_SLOT_NS 100000000ull
+
+struct cfi_request_slot {
+	__u64 slot; /* time / REQUEST_SLOT_NS */
+	__u32 used;
+	__u32 pad;
+};
+
 /* -------- per-CPU counters -------- */
 
 enum cfi_counter_id {
@@ -218,6 +230,7 @@ enum cfi_counter_id {
 	CNT_FP_FRAMES,
 	CNT_REQUESTS,
 	CNT_REQUESTS_LIMITED, /* suppressed by the rate limit */
+	CNT_REQUESTS_THROTTLED, /* over the global budget (all processes together) */
 	CNT_FILTERED,	      /* not the target pid / cgroup */
 	CNT_STOP_BASE,	      /* + enum cfi_stop_reason */
 	CNT_MAX = CNT_STOP_BASE + STOP_REASON_MAX,

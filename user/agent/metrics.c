@@ -135,6 +135,10 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_table_requests_limited_total", "counter",
 	       "Table load requests held back by the per-process rate limit.",
 	       (double)c[CNT_REQUESTS_LIMITED]);
+	metric(f, "cfiprof_table_requests_throttled_total", "counter",
+	       "Table load requests refused by the global budget (all processes together); "
+	       "the process's next sample asks again.",
+	       (double)c[CNT_REQUESTS_THROTTLED]);
 	header(f, "cfiprof_walks_total", "counter", "Stack walks by the reason they stopped.");
 	for (i = 0; i < STOP_REASON_MAX; i++)
 		fprintf(f, "cfiprof_walks_total{reason=\"%s\"} %" PRIu64 "\n", stop_reason_name(i),

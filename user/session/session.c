@@ -194,8 +194,8 @@ void session_print_summary(struct session *s, FILE *f)
 		tr.vanished);
 	fprintf(f,
 		"cfiprof: table requests: %" PRIu64 " sent, %" PRIu64
-		" held back by the per-process limit\n",
-		c[CNT_REQUESTS], c[CNT_REQUESTS_LIMITED]);
+		" held back by the per-process limit, %" PRIu64 " over the global budget\n",
+		c[CNT_REQUESTS], c[CNT_REQUESTS_LIMITED], c[CNT_REQUESTS_THROTTLED]);
 	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)
 		fprintf(f,
 			"cfiprof: losses: %" PRIu64 " events (ring buffer), %" PRIu64
