@@ -553,6 +553,141 @@ static void test_request_storm(void)
 		dump_tail("agent log", log);
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* traces_of summed over the newest k interval files of dir. */
+static int traces_in_newest(const char *dir, int k, const char *comm, int *complete)
+{
+	char *names[256], path[PATHBUF * 2];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int nr = 0, n = 0, c;
+
+	*complete = 0;
+	while (d && (e = readdir(d)) && nr < 256)
+		if (!strncmp(e->d_name, "cfiprof-", 8))
+			names[nr++] = strdup(e->d_name);
+	if (d)
+		closedir(d);
+	qsort(names, (size_t)nr, sizeof(names[0]), by_name);
+	for (int i = nr - k < 0 ? 0 : nr - k; i < nr; i++) {
+		int t;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		t = traces_of(path, comm, &c);
+		if (t < 0) {
+			n = -1;
+			break;
+		}
+		n += t;
+		*complete += c;
+	}
+	for (int i = 0; i < nr; i++)
+		free(names[i]);
+	return n;
+}
+
+#define MANY_MAPS "2000"
+
+/* n copies of src named dir/c0.so .. dir/c{n-1}.so, and dir/lib.so: each its own inode. */
+static bool copy_many(const char *src, const char *dir, int n)
+{
+	size_t len = 0;
+	char *data = slurp_len(src, &len), path[PATHBUF + 32];
+	bool ok = len > 0;
+
+	for (int i = -1; ok && i < n; i++) {
+		FILE *f;
+
+		if (i < 0)
+			snprintf(path, sizeof(path), "%s/lib.so", dir);
+		else
+			snprintf(path, sizeof(path), "%s/c%d.so", dir, i);
+		f = fopen(path, "we");
+		ok = f && fwrite(data, 1, len, f) == len;
+		if (f)
+			ok = !fclose(f) && ok;
+	}
+	free(data);
+	return ok;
+}
+
+/*
+ * Issue 12, item 13: a load kept one file open per new mapping until its
+ * symbols were read.  A process mapping 2,000 distinct files took every file
+ * descriptor of an agent limited to 256: the files past the limit, and
+ * whatever else the agent opened meanwhile, failed with EMFILE.  Now a load
+ * holds at most a quarter of the limit; the process's own library (mapped
+ * above all its copies, so reached last) unwinds and is named, an ordinary
+ * process beside it too, and every interval is written.
+ */
+static void test_many_mappings(void)
+{
+	char out[PATHBUF], log[PATHBUF], dir[PATHBUF], sout[PATHBUF], storm[PATHBUF];
+	char chain[PATHBUF], lib[PATHBUF], addr[64], last[256];
+	char *agent[] = {"prlimit",	 "--nofile=256:256", (char *)cfiprof, "agent", "--output-dir",
+			 out,		 "--interval",	     "1",	      "-d",    "8",
+			 "-F",		 "99",		     "--metrics-addr", "127.0.0.1:0",
+			 NULL};
+	char *storm_argv[] = {storm, "maps", dir, MANY_MAPS, "30", NULL};
+	char *ordinary[] = {chain, "30", NULL};
+	double no_fd = -1;
+	bool timed_out = false;
+	int rc, n, files, complete = 0;
+	pid_t s, o, a;
+	char *text;
+
+	snprintf(out, sizeof(out), "%s/maps-out", tmp);
+	snprintf(log, sizeof(log), "%s/maps.log", tmp);
+	snprintf(dir, sizeof(dir), "%s/maps", tmp);
+	snprintf(sout, sizeof(sout), "%s/maps.out", tmp);
+	snprintf(storm, sizeof(storm), "%s/hostile_storm", progs);
+	snprintf(chain, sizeof(chain), "%s/chain", progs);
+	snprintf(lib, sizeof(lib), "%s/libdl_target.so", progs);
+	mkdir(out, 0755);
+	mkdir(dir, 0755);
+	CHECK(copy_many(lib, dir, atoi(MANY_MAPS)), "%s copies of %s in %s", MANY_MAPS, lib, dir);
+	s = spawn(storm_argv, sout, NULL);
+	o = spawn(ordinary, NULL, NULL);
+	for (int i = 0; i < 200 && !strstr(slurp(sout), "ready"); i++)
+		sleep_s(0.05);
+	text = slurp(sout);
+	CHECK(strstr(text, "ready"), "hostile_storm mapped its %s files: '%s'", MANY_MAPS, text);
+	a = spawn(agent, NULL, log);
+	wait_metrics_addr(log, addr);
+	sleep_s(6.0);
+	if (addr[0])
+		no_fd = metric(addr, "cfiprof_mapped_files_no_fd_total");
+	rc = exit_code(wait_timeout(a, 20, &timed_out), timed_out);
+	CHECK(rc == 0, "the agent under RLIMIT_NOFILE 256 exits %d%s", rc,
+	      timed_out ? " (killed)" : "");
+	files = count_profiles(out, last, sizeof(last));
+	CHECK(files >= 6, "%d interval files in 8 s (want one a second)", files);
+	CHECK(no_fd == 0, "cfiprof_mapped_files_no_fd_total = %.0f (want 0)", no_fd);
+	/* the last three intervals: the load is long done by then */
+	n = traces_in_newest(out, 3, "chain", &complete);
+	CHECK(n > 0 && complete == n,
+	      "the ordinary process in the last intervals: %d of %d samples complete", complete, n);
+	n = traces_in_newest(out, 3, "hostile_storm", &complete);
+	CHECK(n > 0 && complete == n,
+	      "the process with %s mappings, in its own library: %d of %d samples complete",
+	      MANY_MAPS, complete, n);
+	CHECK(check_files(out, "dl_leaf").named > 0,
+	      "its library's dl_leaf is named in no interval (its symbols were not read)");
+	printf("many mappings: %d intervals, the %s-mapping process %d of %d samples complete, "
+	       "%.0f files without an fd\n",
+	       files, MANY_MAPS, complete, n, no_fd);
+	kill(s, SIGKILL);
+	kill(o, SIGKILL);
+	wait_timeout(s, 2, NULL);
+	wait_timeout(o, 2, NULL);
+	if (harness_failed)
+		dump_tail("agent log", log);
+}
+
 int main(int argc, char **argv)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
@@ -594,6 +729,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_build_id_poisoning);
 	RUN_TEST(test_perfmap_owner);
 	RUN_TEST(test_request_storm);
+	RUN_TEST(test_many_mappings);
 	tmpdir_done(tmp, harness_failed);
 	return HARNESS_DONE();
 }

@@ -190,6 +190,10 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "Mapped paths that name a FIFO, a device, a symlink or another file than the one "
 	       "mapped (planted by the process): refused, walked with frame pointers.",
 	       (double)tr.files_refused);
+	metric(f, "cfiprof_mapped_files_no_fd_total", "counter",
+	       "Mapped files not opened for lack of file descriptors (EMFILE): walked with frame "
+	       "pointers, unnamed.",
+	       (double)tr.no_fds);
 	metric(f, "cfiprof_perfmaps_refused_total", "counter",
 	       "perf-PID.map files refused: owned by another user than the process's, a symlink, "
 	       "not a regular file, or over 64 MiB.",

@@ -94,6 +94,7 @@ struct tracker_stats {
 	uint64_t evicted_procs;	 /* least recently sampled processes unloaded: --max-processes */
 	uint64_t evicted_tables; /* ... unloaded to make room for tables: --max-table-bytes, rows */
 	uint64_t files_refused; /* mapped path now a FIFO, device, symlink or another file: FP */
+	uint64_t no_fds;	/* mapped file not opened: out of file descriptors (EMFILE) */
 };
 
 struct proc_tracker;
