@@ -212,6 +212,21 @@ static double metric(const char *addr, const char *name)
 	return v;
 }
 
+/* Waits up to 10 s for "ready" in a program's output file; true when it came. */
+static bool wait_ready(const char *out)
+{
+	for (int i = 0; i < 200; i++) {
+		char *text = slurp(out);
+		bool ready = strstr(text, "ready") != NULL;
+
+		free(text);
+		if (ready)
+			return true;
+		sleep_s(0.05);
+	}
+	return false;
+}
+
 /* The agent's metrics address ("metrics=A.B.C.D:PORT" in its log) into addr[64]; "" if none. */
 static void wait_metrics_addr(const char *log, char *addr)
 {
@@ -279,7 +294,6 @@ static void test_fifo_over_library(void)
 	bool timed_out = false;
 	int rc, files, n, complete = 0;
 	double replaced = -1;
-	char *text;
 
 	snprintf(out, sizeof(out), "%s/profiles", tmp);
 	snprintf(victim, sizeof(victim), "%s/victim", tmp);
@@ -294,10 +308,7 @@ static void test_fifo_over_library(void)
 
 	/* the attacker first: its library is a FIFO before the agent ever looks */
 	h = spawn_nobody(hostile, false, hout, NULL);
-	for (int i = 0; i < 100 && !strstr(slurp(hout), "ready"); i++)
-		sleep_s(0.05);
-	text = slurp(hout);
-	CHECK(strstr(text, "ready"), "hostile_fifo did not get ready: '%s'", text);
+	CHECK(wait_ready(hout), "hostile_fifo did not get ready: '%s'", slurp(hout));
 	o = spawn_nobody(ordinary, false, NULL, NULL);
 	a = spawn_nobody(agent, true, NULL, log);
 	wait_metrics_addr(log, addr);
@@ -472,6 +483,41 @@ static void test_perfmap_owner(void)
 	unlink(map);
 }
 
+struct beside {
+	pid_t attacker, ordinary, agent;
+	char addr[64]; /* the agent's metrics address, "" if it never said */
+};
+
+/*
+ * Starts attack (its stdout in aout) and waits for its "ready", then
+ * build/progs/chain (the ordinary process) for 30 s, then the agent (its log
+ * in log) and waits for its metrics address.
+ */
+static void start_beside(char **attack, const char *aout, char **agent, const char *log,
+			 struct beside *b)
+{
+	char chain[PATHBUF];
+	char *ordinary[] = {chain, "30", NULL};
+
+	snprintf(chain, sizeof(chain), "%s/chain", progs);
+	b->attacker = spawn(attack, aout, NULL);
+	CHECK(wait_ready(aout), "%s did not get ready: '%s'", attack[0], slurp(aout));
+	b->ordinary = spawn(ordinary, NULL, NULL);
+	b->agent = spawn(agent, NULL, log);
+	wait_metrics_addr(log, b->addr);
+	CHECK(b->addr[0], "the agent's metrics address is in its log");
+}
+
+static void stop_beside(struct beside *b, const char *log)
+{
+	kill(b->attacker, SIGKILL);
+	kill(b->ordinary, SIGKILL);
+	wait_timeout(b->attacker, 2, NULL);
+	wait_timeout(b->ordinary, 2, NULL);
+	if (harness_failed)
+		dump_tail("agent log", log);
+}
+
 /* Per second over [t0, t1] of a counter read at both ends. */
 static double per_sec(double v0, double v1, double t0, double t1)
 {
@@ -490,45 +536,37 @@ static double per_sec(double v0, double v1, double t0, double t1)
  */
 static void test_request_storm(void)
 {
-	char out[PATHBUF], log[PATHBUF], storm[PATHBUF], chain[PATHBUF], sout[PATHBUF];
-	char addr[64], last[256], path[PATHBUF * 2], nprocs[16];
+	char out[PATHBUF], log[PATHBUF], storm[PATHBUF], sout[PATHBUF];
+	char last[256], path[PATHBUF * 2], nprocs[16];
 	char *agent[] = {(char *)cfiprof,   "agent", "--output-dir", out, "--interval", "1", "-d",
 			 "7",		    "-F",    "99",	     "--metrics-addr", "127.0.0.1:0",
 			 NULL};
 	char *storm_argv[] = {storm, "mmap", nprocs, "30", NULL};
-	char *ordinary[] = {chain, "30", NULL};
-	pid_t s, o, a;
 	double t0, t1, r0, r1, l0, l1, throttled, requests, reloads;
 	bool timed_out = false;
 	int rc, n, complete = 0;
+	struct beside b;
 
 	snprintf(out, sizeof(out), "%s/storm", tmp);
 	snprintf(log, sizeof(log), "%s/storm.log", tmp);
 	snprintf(sout, sizeof(sout), "%s/storm.out", tmp);
 	snprintf(storm, sizeof(storm), "%s/hostile_storm", progs);
-	snprintf(chain, sizeof(chain), "%s/chain", progs);
 	snprintf(nprocs, sizeof(nprocs), "%d", STORM_PROCS);
 	mkdir(out, 0755);
-	s = spawn(storm_argv, sout, NULL);
-	o = spawn(ordinary, NULL, NULL);
-	for (int i = 0; i < 100 && !strstr(slurp(sout), "ready"); i++)
-		sleep_s(0.05);
-	a = spawn(agent, NULL, log);
-	wait_metrics_addr(log, addr);
-	CHECK(addr[0], "the agent's metrics address is in its log");
+	start_beside(storm_argv, sout, agent, log, &b);
 	/* past the start (every process loaded once), then three seconds of storm */
 	sleep_s(2.0);
 	t0 = mono_sec();
-	r0 = metric(addr, "cfiprof_table_requests_total");
-	l0 = metric(addr, "cfiprof_process_reloads_total");
+	r0 = metric(b.addr, "cfiprof_table_requests_total");
+	l0 = metric(b.addr, "cfiprof_process_reloads_total");
 	sleep_s(3.0);
 	t1 = mono_sec();
-	r1 = metric(addr, "cfiprof_table_requests_total");
-	l1 = metric(addr, "cfiprof_process_reloads_total");
-	throttled = metric(addr, "cfiprof_table_requests_throttled_total");
+	r1 = metric(b.addr, "cfiprof_table_requests_total");
+	l1 = metric(b.addr, "cfiprof_process_reloads_total");
+	throttled = metric(b.addr, "cfiprof_table_requests_throttled_total");
 	requests = per_sec(r0, r1, t0, t1);
 	reloads = per_sec(l0, l1, t0, t1);
-	rc = exit_code(wait_timeout(a, 15, &timed_out), timed_out);
+	rc = exit_code(wait_timeout(b.agent, 15, &timed_out), timed_out);
 	CHECK(rc == 0, "the agent exits %d%s", rc, timed_out ? " (killed)" : "");
 	printf("storm: %d processes mapping code every 0.5 ms: %.0f table requests/s, %.0f "
 	       "reloads/s, %.0f over the budget\n",
@@ -545,12 +583,7 @@ static void test_request_storm(void)
 	n = last[0] ? traces_of(path, "chain", &complete) : -1;
 	CHECK(n > 0 && complete == n,
 	      "the ordinary process in the last interval: %d of %d samples complete", complete, n);
-	kill(s, SIGKILL);
-	kill(o, SIGKILL);
-	wait_timeout(s, 2, NULL);
-	wait_timeout(o, 2, NULL);
-	if (harness_failed)
-		dump_tail("agent log", log);
+	stop_beside(&b, log);
 }
 
 static int by_name(const void *a, const void *b)
@@ -627,41 +660,31 @@ static bool copy_many(const char *src, const char *dir, int n)
 static void test_many_mappings(void)
 {
 	char out[PATHBUF], log[PATHBUF], dir[PATHBUF], sout[PATHBUF], storm[PATHBUF];
-	char chain[PATHBUF], lib[PATHBUF], addr[64], last[256];
+	char lib[PATHBUF], last[256];
 	char *agent[] = {"prlimit",	 "--nofile=256:256", (char *)cfiprof, "agent", "--output-dir",
 			 out,		 "--interval",	     "1",	      "-d",    "8",
 			 "-F",		 "99",		     "--metrics-addr", "127.0.0.1:0",
 			 NULL};
 	char *storm_argv[] = {storm, "maps", dir, MANY_MAPS, "30", NULL};
-	char *ordinary[] = {chain, "30", NULL};
 	double no_fd = -1;
 	bool timed_out = false;
 	int rc, n, files, complete = 0;
-	pid_t s, o, a;
-	char *text;
+	struct beside b;
 
 	snprintf(out, sizeof(out), "%s/maps-out", tmp);
 	snprintf(log, sizeof(log), "%s/maps.log", tmp);
 	snprintf(dir, sizeof(dir), "%s/maps", tmp);
 	snprintf(sout, sizeof(sout), "%s/maps.out", tmp);
 	snprintf(storm, sizeof(storm), "%s/hostile_storm", progs);
-	snprintf(chain, sizeof(chain), "%s/chain", progs);
 	snprintf(lib, sizeof(lib), "%s/libdl_target.so", progs);
 	mkdir(out, 0755);
 	mkdir(dir, 0755);
 	CHECK(copy_many(lib, dir, atoi(MANY_MAPS)), "%s copies of %s in %s", MANY_MAPS, lib, dir);
-	s = spawn(storm_argv, sout, NULL);
-	o = spawn(ordinary, NULL, NULL);
-	for (int i = 0; i < 200 && !strstr(slurp(sout), "ready"); i++)
-		sleep_s(0.05);
-	text = slurp(sout);
-	CHECK(strstr(text, "ready"), "hostile_storm mapped its %s files: '%s'", MANY_MAPS, text);
-	a = spawn(agent, NULL, log);
-	wait_metrics_addr(log, addr);
+	start_beside(storm_argv, sout, agent, log, &b);
 	sleep_s(6.0);
-	if (addr[0])
-		no_fd = metric(addr, "cfiprof_mapped_files_no_fd_total");
-	rc = exit_code(wait_timeout(a, 20, &timed_out), timed_out);
+	if (b.addr[0])
+		no_fd = metric(b.addr, "cfiprof_mapped_files_no_fd_total");
+	rc = exit_code(wait_timeout(b.agent, 20, &timed_out), timed_out);
 	CHECK(rc == 0, "the agent under RLIMIT_NOFILE 256 exits %d%s", rc,
 	      timed_out ? " (killed)" : "");
 	files = count_profiles(out, last, sizeof(last));
@@ -680,12 +703,7 @@ static void test_many_mappings(void)
 	printf("many mappings: %d intervals, the %s-mapping process %d of %d samples complete, "
 	       "%.0f files without an fd\n",
 	       files, MANY_MAPS, complete, n, no_fd);
-	kill(s, SIGKILL);
-	kill(o, SIGKILL);
-	wait_timeout(s, 2, NULL);
-	wait_timeout(o, 2, NULL);
-	if (harness_failed)
-		dump_tail("agent log", log);
+	stop_beside(&b, log);
 }
 
 int main(int argc, char **argv)

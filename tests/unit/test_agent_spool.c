@@ -24,6 +24,7 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/http_client.h"
 #include "user/agent/config.h"
 #include "user/agent/push.h"
 
@@ -76,14 +77,9 @@ static void *receiver_main(void *arg)
 
 static int receiver_start(struct receiver *rv)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t sl = sizeof(sa);
-
-	rv->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (rv->fd < 0 || bind(rv->fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(rv->fd, 8) ||
-	    getsockname(rv->fd, (struct sockaddr *)&sa, &sl))
+	rv->fd = listen_loopback(&rv->port);
+	if (rv->fd < 0)
 		return -1;
-	rv->port = ntohs(sa.sin_port);
 	pthread_mutex_init(&rv->lock, NULL);
 	return pthread_create(&rv->thread, NULL, receiver_main, rv);
 }
@@ -150,17 +146,8 @@ static void test_spool_symlink(void)
 	spool_path(path, sizeof(path), spool, 7, 8);
 	write_text(path, "PROFILE-7");
 	/* a port nobody listens on: every push fails and waits, the spool stays */
-	dead = socket(AF_INET, SOCK_STREAM, 0);
-	{
-		struct sockaddr_in sa = {.sin_family = AF_INET,
-					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-		socklen_t sl = sizeof(sa);
-
-		bind(dead, (struct sockaddr *)&sa, sizeof(sa));
-		getsockname(dead, (struct sockaddr *)&sa, &sl);
-		snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(sa.sin_port));
-	}
-	close(dead);
+	close(listen_loopback(&dead));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", dead);
 	cfg.url = url;
 	ap = agent_push_start(&cfg);
 	CHECK(ap != NULL, "agent_push_start");
