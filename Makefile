@@ -41,7 +41,7 @@ TEST_BIN   := $(addprefix $(OUT)/tests/,$(notdir $(TEST_SRC:.c=)))
 ASAN_TESTS := test_tables_malformed test_tables_rules test_symbolize test_fuzz_regressions \
               test_aggregate test_folded test_frame_names test_mapping_keys test_proc_maps \
               test_proc_stat test_recording test_row_alloc test_table_store \
-              test_debug_file test_agent_limits test_http_server test_budgets \
+              test_debug_file test_agent_limits test_agent_spool test_http_server test_budgets \
               test_tracker_reload test_tracker_forget test_tracker_races test_deferred_queue \
               test_table_cache
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)

@@ -23,6 +23,8 @@ const volatile __u8 use_bpf_loop = 1;		      /* 0: bounded loops + tail calls */
 const volatile __u8 skip_idle = 1;		      /* drop samples of the idle task (pid 0) */
 const volatile __u32 max_user_frames = 127;	      /* 1 .. MAX_USER_FRAMES_LIMIT */
 const volatile __u64 request_interval_ns = 100000000; /* per-pid RECORD_REQUEST rate limit */
+/* RECORD_REQUESTs per CPU per REQUEST_SLOT_NS, all pids together; 0: no bound */
+const volatile __u32 request_budget = 50;
 /*
  * Samples wake the reader only once this much is pending: a wakeup per sample
  * (irq_work, a self-IPI) costs more than the whole walk.  The reader must also
@@ -112,6 +114,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } target_cgroup SEC(".maps");
+
+/* The global request budget's current slot, per CPU: no atomics, no contention. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cfi_request_slot);
+} request_slots SEC(".maps");
 
 /* Last RECORD_REQUEST per pid, for the rate limit. */
 struct {
@@ -264,8 +274,40 @@ static __always_inline void emit_event(__u32 type, __u32 pid, __u64 addr)
 }
 
 /*
+ * The global bound: many processes (or one forking many) each within its own
+ * limit must not flood the ring buffer and the loader.  Returns false (and
+ * counts it) when this CPU has sent its share of the current slot.  Nothing is
+ * lost for good: an unknown process, or one whose mappings changed after the
+ * loader last read them, asks again from its next sample (walk_requests).
+ */
+static __always_inline bool request_budget_left(__u64 now)
+{
+	struct cfi_request_slot *s;
+	__u64 slot = now / REQUEST_SLOT_NS;
+	__u32 zero = 0;
+
+	if (!request_budget)
+		return true;
+	s = bpf_map_lookup_elem(&request_slots, &zero);
+	if (!s)
+		return true;
+	if (s->slot != slot) {
+		s->slot = slot;
+		s->used = 0;
+	}
+	if (s->used >= request_budget) {
+		walker_count(CNT_REQUESTS_THROTTLED, 1);
+		return false;
+	}
+	s->used++;
+	return true;
+}
+
+/*
  * At most one request per pid per interval: @times holds each pid's last one.
- * Returns true when this one is within the interval and must not go out.
+ * Returns true when this one is within the interval, or over the global
+ * budget, and must not go out.  Only a request that goes out restarts the
+ * pid's interval: one refused by the budget may ask again at once.
  */
 static __always_inline bool request_limited(void *times, __u32 pid, __u64 now, __u64 interval)
 {
@@ -275,6 +317,8 @@ static __always_inline bool request_limited(void *times, __u32 pid, __u64 now, _
 		walker_count(CNT_REQUESTS_LIMITED, 1);
 		return true;
 	}
+	if (!request_budget_left(now))
+		return true;
 	bpf_map_update_elem(times, &pid, &now, BPF_ANY);
 	walker_count(CNT_REQUESTS, 1);
 	return false;
@@ -319,12 +363,25 @@ static __always_inline void walk_finished(struct walker_state *st, bool deferred
 		walker_count(CNT_STOP_BASE + (st->reason < STOP_REASON_MAX ? st->reason : 0), 1);
 }
 
+/* The mappings changed after the loader last read them (its request may have been refused). */
+static __always_inline bool changes_unread(__u32 pid)
+{
+	struct cfi_proc_val *proc = bpf_map_lookup_elem(&procs, &pid);
+	__u64 *changed = bpf_map_lookup_elem(&changed_at, &pid);
+
+	return proc && changed && *changed > proc->loaded_ns;
+}
+
 static __always_inline void walk_requests(struct walker_state *st)
 {
 	if (!st->proc_known)
 		request_tables(st->pid, 0);
-	/* a change whose own request was rate-limited still gets the mappings read */
-	else if (st->reason == STOP_NO_MAPPING || st->change_pending)
+	/*
+	 * A change whose own request was rate-limited or over the budget still
+	 * gets the mappings read: also when the walk did not notice it (a
+	 * library replaced by another at the same address).
+	 */
+	else if (st->reason == STOP_NO_MAPPING || st->change_pending || changes_unread(st->pid))
 		request_tables(st->pid, st->missing_pc);
 }
 
@@ -737,8 +794,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	ctgid = child->tgid;
 	if (ctgid == ptgid || !bpf_map_lookup_elem(&target_pids, &ptgid))
 		return 0;
-	if (bpf_map_update_elem(&target_pids, &ctgid, &one, BPF_NOEXIST) == 0)
+	/* over the budget, the child's first sample asks for it instead */
+	if (bpf_map_update_elem(&target_pids, &ctgid, &one, BPF_NOEXIST) == 0 &&
+	    request_budget_left(bpf_ktime_get_ns())) {
+		walker_count(CNT_REQUESTS, 1);
 		emit_event(RECORD_REQUEST, ctgid, 0);
+	}
 	return 0;
 }
 

@@ -236,6 +236,18 @@ struct cfi_deferred_record {
 	__u64 changed_ns;
 };
 
+/*
+ * Table load requests, all processes together: each CPU sends at most
+ * request_budget (a setting) per slot of this length.
+ */
+#define REQUEST_SLOT_NS 100000000ull
+
+struct cfi_request_slot {
+	__u64 slot; /* time / REQUEST_SLOT_NS */
+	__u32 used;
+	__u32 pad;
+};
+
 /* -------- per-CPU counters -------- */
 
 enum cfi_counter_id {
@@ -249,6 +261,7 @@ enum cfi_counter_id {
 	CNT_FP_FRAMES,
 	CNT_REQUESTS,
 	CNT_REQUESTS_LIMITED, /* suppressed by the rate limit */
+	CNT_REQUESTS_THROTTLED, /* over the global budget (all processes together) */
 	CNT_FILTERED,	      /* not the target pid / cgroup */
 	CNT_DEFERRED,	      /* tables-pending samples sent with a stack copy */
 	CNT_DEFER_BUDGET,     /* ... sent without one: over the bytes-per-second budget */

@@ -575,24 +575,6 @@ static void *receiver_main(void *arg)
 	return NULL;
 }
 
-static int listen_loopback(int *port)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t sl = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16) ||
-	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
-		close(fd);
-		return -1;
-	}
-	*port = ntohs(sa.sin_port);
-	return fd;
-}
-
 static int receiver_start(struct receiver *rv)
 {
 	rv->fd = listen_loopback(&rv->port);

@@ -216,6 +216,36 @@ static double metric(const char *addr, const char *name)
 	return v;
 }
 
+/* Waits up to 10 s for "ready" in a program's output file; true when it came. */
+static bool wait_ready(const char *out)
+{
+	for (int i = 0; i < 200; i++) {
+		char *text = slurp(out);
+		bool ready = strstr(text, "ready") != NULL;
+
+		free(text);
+		if (ready)
+			return true;
+		sleep_s(0.05);
+	}
+	return false;
+}
+
+/* The agent's metrics address ("metrics=A.B.C.D:PORT" in its log) into addr[64]; "" if none. */
+static void wait_metrics_addr(const char *log, char *addr)
+{
+	addr[0] = 0;
+	for (int i = 0; i < 200 && !addr[0]; i++) {
+		char *l = slurp(log), *m = strstr(l, "metrics=");
+
+		if (m)
+			sscanf(m + 8, "%63[0-9.:]", addr);
+		free(l);
+		if (!addr[0])
+			sleep_s(0.05);
+	}
+}
+
 /*
  * Samples of comm in a profile, by go tool pprof -traces (an independent
  * reader): *complete gets those whose trace has no [incomplete: ...] frame.
@@ -268,7 +298,6 @@ static void test_fifo_over_library(void)
 	bool timed_out = false;
 	int rc, files, n, complete = 0;
 	double replaced = -1;
-	char *text;
 
 	snprintf(out, sizeof(out), "%s/profiles", tmp);
 	snprintf(victim, sizeof(victim), "%s/victim", tmp);
@@ -283,19 +312,10 @@ static void test_fifo_over_library(void)
 
 	/* the attacker first: its library is a FIFO before the agent ever looks */
 	h = spawn_nobody(hostile, false, hout, NULL);
-	for (int i = 0; i < 100 && !strstr(slurp(hout), "ready"); i++)
-		sleep_s(0.05);
-	text = slurp(hout);
-	CHECK(strstr(text, "ready"), "hostile_fifo did not get ready: '%s'", text);
+	CHECK(wait_ready(hout), "hostile_fifo did not get ready: '%s'", slurp(hout));
 	o = spawn_nobody(ordinary, false, NULL, NULL);
 	a = spawn_nobody(agent, true, NULL, log);
-	for (int i = 0; i < 100 && !addr[0]; i++) {
-		char *l = slurp(log), *m = strstr(l, "metrics=");
-
-		if (m)
-			sscanf(m + 8, "%63[0-9.:]", addr);
-		sleep_s(0.05);
-	}
+	wait_metrics_addr(log, addr);
 	sleep_s(atof(SECONDS) - 1.5);
 	if (addr[0])
 		replaced = metric(addr, "cfiprof_mapped_files_refused_total");
@@ -577,6 +597,229 @@ static void test_shared_map_quotas(void)
 		dump_tail("agent log", log);
 }
 
+struct beside {
+	pid_t attacker, ordinary, agent;
+	char addr[64]; /* the agent's metrics address, "" if it never said */
+};
+
+/*
+ * Starts attack (its stdout in aout) and waits for its "ready", then
+ * build/progs/chain (the ordinary process) for 30 s, then the agent (its log
+ * in log) and waits for its metrics address.
+ */
+static void start_beside(char **attack, const char *aout, char **agent, const char *log,
+			 struct beside *b)
+{
+	char chain[PATHBUF];
+	char *ordinary[] = {chain, "30", NULL};
+
+	snprintf(chain, sizeof(chain), "%s/chain", progs);
+	b->attacker = spawn(attack, aout, NULL);
+	CHECK(wait_ready(aout), "%s did not get ready: '%s'", attack[0], slurp(aout));
+	b->ordinary = spawn(ordinary, NULL, NULL);
+	b->agent = spawn(agent, NULL, log);
+	wait_metrics_addr(log, b->addr);
+	CHECK(b->addr[0], "the agent's metrics address is in its log");
+}
+
+static void stop_beside(struct beside *b, const char *log)
+{
+	kill(b->attacker, SIGKILL);
+	kill(b->ordinary, SIGKILL);
+	wait_timeout(b->attacker, 2, NULL);
+	wait_timeout(b->ordinary, 2, NULL);
+	if (harness_failed)
+		dump_tail("agent log", log);
+}
+
+/* Per second over [t0, t1] of a counter read at both ends. */
+static double per_sec(double v0, double v1, double t0, double t1)
+{
+	return v0 < 0 || v1 < 0 || t1 <= t0 ? -1 : (v1 - v0) / (t1 - t0);
+}
+
+#define STORM_PROCS   16
+#define REQUEST_BOUND 1000.0 /* the BPF side's default, all processes together */
+
+/*
+ * Issue 12, item 6: a process mapping and unmapping code in a loop asks for a
+ * reload a millisecond (the per-process limit), and sixteen of them sixteen
+ * times as often.  The requests that reach user space, and the reloads they
+ * cost, stay under the global budget, and an ordinary process profiled
+ * beside them still unwinds completely.
+ */
+static void test_request_storm(void)
+{
+	char out[PATHBUF], log[PATHBUF], storm[PATHBUF], sout[PATHBUF];
+	char last[256], path[PATHBUF * 2], nprocs[16];
+	char *agent[] = {(char *)cfiprof,   "agent", "--output-dir", out, "--interval", "1", "-d",
+			 "7",		    "-F",    "99",	     "--metrics-addr", "127.0.0.1:0",
+			 NULL};
+	char *storm_argv[] = {storm, "mmap", nprocs, "30", NULL};
+	double t0, t1, r0, r1, l0, l1, throttled, requests, reloads;
+	bool timed_out = false;
+	int rc, n, complete = 0;
+	struct beside b;
+
+	snprintf(out, sizeof(out), "%s/storm", tmp);
+	snprintf(log, sizeof(log), "%s/storm.log", tmp);
+	snprintf(sout, sizeof(sout), "%s/storm.out", tmp);
+	snprintf(storm, sizeof(storm), "%s/hostile_storm", progs);
+	snprintf(nprocs, sizeof(nprocs), "%d", STORM_PROCS);
+	mkdir(out, 0755);
+	start_beside(storm_argv, sout, agent, log, &b);
+	/* past the start (every process loaded once), then three seconds of storm */
+	sleep_s(2.0);
+	t0 = mono_sec();
+	r0 = metric(b.addr, "cfiprof_table_requests_total");
+	l0 = metric(b.addr, "cfiprof_process_reloads_total");
+	sleep_s(3.0);
+	t1 = mono_sec();
+	r1 = metric(b.addr, "cfiprof_table_requests_total");
+	l1 = metric(b.addr, "cfiprof_process_reloads_total");
+	throttled = metric(b.addr, "cfiprof_table_requests_throttled_total");
+	requests = per_sec(r0, r1, t0, t1);
+	reloads = per_sec(l0, l1, t0, t1);
+	rc = exit_code(wait_timeout(b.agent, 15, &timed_out), timed_out);
+	CHECK(rc == 0, "the agent exits %d%s", rc, timed_out ? " (killed)" : "");
+	printf("storm: %d processes mapping code every 0.5 ms: %.0f table requests/s, %.0f "
+	       "reloads/s, %.0f over the budget\n",
+	       STORM_PROCS, requests, reloads, throttled);
+	/* 100 ms slots: a 3 s window holds at most 31 slots' worth */
+	CHECK(requests >= 0 && requests <= REQUEST_BOUND * 1.1,
+	      "table requests reaching user space: %.0f/s (bound %.0f/s)", requests,
+	      REQUEST_BOUND);
+	CHECK(reloads >= 0 && reloads <= REQUEST_BOUND * 1.1, "reloads: %.0f/s (bound %.0f/s)",
+	      reloads, REQUEST_BOUND);
+	CHECK(throttled > 0, "requests over the budget counted: %.0f", throttled);
+	count_profiles(out, last, sizeof(last));
+	snprintf(path, sizeof(path), "%s/%s", out, last);
+	n = last[0] ? traces_of(path, "chain", &complete) : -1;
+	CHECK(n > 0 && complete == n,
+	      "the ordinary process in the last interval: %d of %d samples complete", complete, n);
+	stop_beside(&b, log);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* traces_of summed over the newest k interval files of dir. */
+static int traces_in_newest(const char *dir, int k, const char *comm, int *complete)
+{
+	char *names[256], path[PATHBUF * 2];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int nr = 0, n = 0, c;
+
+	*complete = 0;
+	while (d && (e = readdir(d)) && nr < 256)
+		if (!strncmp(e->d_name, "cfiprof-", 8))
+			names[nr++] = strdup(e->d_name);
+	if (d)
+		closedir(d);
+	qsort(names, (size_t)nr, sizeof(names[0]), by_name);
+	for (int i = nr - k < 0 ? 0 : nr - k; i < nr; i++) {
+		int t;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		t = traces_of(path, comm, &c);
+		if (t < 0) {
+			n = -1;
+			break;
+		}
+		n += t;
+		*complete += c;
+	}
+	for (int i = 0; i < nr; i++)
+		free(names[i]);
+	return n;
+}
+
+#define MANY_MAPS "2000"
+
+/* n copies of src named dir/c0.so .. dir/c{n-1}.so, and dir/lib.so: each its own inode. */
+static bool copy_many(const char *src, const char *dir, int n)
+{
+	size_t len = 0;
+	char *data = slurp_len(src, &len), path[PATHBUF + 32];
+	bool ok = len > 0;
+
+	for (int i = -1; ok && i < n; i++) {
+		FILE *f;
+
+		if (i < 0)
+			snprintf(path, sizeof(path), "%s/lib.so", dir);
+		else
+			snprintf(path, sizeof(path), "%s/c%d.so", dir, i);
+		f = fopen(path, "we");
+		ok = f && fwrite(data, 1, len, f) == len;
+		if (f)
+			ok = !fclose(f) && ok;
+	}
+	free(data);
+	return ok;
+}
+
+/*
+ * Issue 12, item 13: a load kept one file open per new mapping until its
+ * symbols were read.  A process mapping 2,000 distinct files took every file
+ * descriptor of an agent limited to 256: the files past the limit, and
+ * whatever else the agent opened meanwhile, failed with EMFILE.  Now a load
+ * holds at most a quarter of the limit; the process's own library (mapped
+ * above all its copies, so reached last) unwinds and is named, an ordinary
+ * process beside it too, and every interval is written.
+ */
+static void test_many_mappings(void)
+{
+	char out[PATHBUF], log[PATHBUF], dir[PATHBUF], sout[PATHBUF], storm[PATHBUF];
+	char lib[PATHBUF], last[256];
+	char *agent[] = {"prlimit",	 "--nofile=256:256", (char *)cfiprof, "agent", "--output-dir",
+			 out,		 "--interval",	     "1",	      "-d",    "8",
+			 "-F",		 "99",		     "--metrics-addr", "127.0.0.1:0",
+			 NULL};
+	char *storm_argv[] = {storm, "maps", dir, MANY_MAPS, "30", NULL};
+	double no_fd = -1;
+	bool timed_out = false;
+	int rc, n, files, complete = 0;
+	struct beside b;
+
+	snprintf(out, sizeof(out), "%s/maps-out", tmp);
+	snprintf(log, sizeof(log), "%s/maps.log", tmp);
+	snprintf(dir, sizeof(dir), "%s/maps", tmp);
+	snprintf(sout, sizeof(sout), "%s/maps.out", tmp);
+	snprintf(storm, sizeof(storm), "%s/hostile_storm", progs);
+	snprintf(lib, sizeof(lib), "%s/libdl_target.so", progs);
+	mkdir(out, 0755);
+	mkdir(dir, 0755);
+	CHECK(copy_many(lib, dir, atoi(MANY_MAPS)), "%s copies of %s in %s", MANY_MAPS, lib, dir);
+	start_beside(storm_argv, sout, agent, log, &b);
+	sleep_s(6.0);
+	if (b.addr[0])
+		no_fd = metric(b.addr, "cfiprof_mapped_files_no_fd_total");
+	rc = exit_code(wait_timeout(b.agent, 20, &timed_out), timed_out);
+	CHECK(rc == 0, "the agent under RLIMIT_NOFILE 256 exits %d%s", rc,
+	      timed_out ? " (killed)" : "");
+	files = count_profiles(out, last, sizeof(last));
+	CHECK(files >= 6, "%d interval files in 8 s (want one a second)", files);
+	CHECK(no_fd == 0, "cfiprof_mapped_files_no_fd_total = %.0f (want 0)", no_fd);
+	/* the last three intervals: the load is long done by then */
+	n = traces_in_newest(out, 3, "chain", &complete);
+	CHECK(n > 0 && complete == n,
+	      "the ordinary process in the last intervals: %d of %d samples complete", complete, n);
+	n = traces_in_newest(out, 3, "hostile_storm", &complete);
+	CHECK(n > 0 && complete == n,
+	      "the process with %s mappings, in its own library: %d of %d samples complete",
+	      MANY_MAPS, complete, n);
+	CHECK(check_files(out, "dl_leaf").named > 0,
+	      "its library's dl_leaf is named in no interval (its symbols were not read)");
+	printf("many mappings: %d intervals, the %s-mapping process %d of %d samples complete, "
+	       "%.0f files without an fd\n",
+	       files, MANY_MAPS, complete, n, no_fd);
+	stop_beside(&b, log);
+}
+
 int main(int argc, char **argv)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
@@ -618,6 +861,8 @@ int main(int argc, char **argv)
 	RUN_TEST(test_build_id_poisoning);
 	RUN_TEST(test_perfmap_owner);
 	RUN_TEST(test_shared_map_quotas);
+	RUN_TEST(test_request_storm);
+	RUN_TEST(test_many_mappings);
 	tmpdir_done(tmp, harness_failed);
 	return HARNESS_DONE();
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* A tiny HTTP client for the tests: the agent's /metrics on loopback. */
+/* A tiny HTTP client for the tests (the agent's /metrics on loopback), and a loopback listener. */
 #ifndef CFIPROF_TESTS_HTTP_CLIENT_H
 #define CFIPROF_TESTS_HTTP_CLIENT_H
 
@@ -12,6 +12,25 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+/* A listening TCP socket on 127.0.0.1, its port in *port (closed at once: a port nobody serves). */
+static inline int listen_loopback(int *port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
 
 /* A connected TCP socket to "A.B.C.D:PORT", or -1. */
 static inline int connect_to(const char *addr)

@@ -11,6 +11,7 @@
 
 #include "bpf/cfiprof_abi.h"
 #include "common/parse.h"
+#include "elf/safe_open.h"
 #include "user/agent/config.h"
 #include "user/agent/log.h"
 #include "user/agent/push.h"
@@ -241,9 +242,11 @@ int agent_config_read_file(struct agent_config *c, const char *path,
 	int lineno = 0, ret = -1;
 	FILE *f;
 
-	f = fopen(path, "re");
+	/* a FIFO named as the config would block the agent's start (or its SIGHUP) for good */
+	f = fopen_regular(path);
 	if (!f) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "cannot read %s: %s", path,
+			 errno == EINVAL ? "not a regular file" : strerror(errno));
 		return -1;
 	}
 	while (getline(&line, &cap, f) >= 0) {
@@ -360,6 +363,17 @@ static int check_push(const struct agent_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "app-name, hostname and labels make a push name over %d bytes",
 			 AGENT_PUSH_NAME_MAX - 1);
 		return -1;
+	}
+	/* a missing, empty or non-regular token file (a FIFO) is an error now, not at each push */
+	if (c->token_file && *c->token_file) {
+		char token[4096];
+		int e = agent_push_read_token(c->token_file, token, sizeof(token));
+
+		if (e) {
+			snprintf(err, errlen, "cannot read token-file %.1024s: %s", c->token_file,
+				 e == -EINVAL ? "not a regular file" : strerror(-e));
+			return -1;
+		}
 	}
 	return 0;
 }

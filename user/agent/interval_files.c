@@ -157,8 +157,9 @@ int agent_retain(const char *dir, double max_age, uint64_t max_bytes, struct age
 	if (!d)
 		return -errno;
 	while ((e = readdir(d))) {
-		if (!is_profile(e->d_name) || fstatat(dirfd(d), e->d_name, &st, 0) ||
-		    !S_ISREG(st.st_mode))
+		/* a symlink is no profile of ours: neither counted nor removed */
+		if (!is_profile(e->d_name) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		if (nr == cap) {
 			cap = cap ? cap * 2 : 64;

@@ -177,6 +177,16 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_events_lost_total", "counter",
 	       "Exec, exit and table requests lost because the ring buffer was full.",
 	       (double)c[CNT_EVENTS_LOST]);
+	metric(f, "cfiprof_table_requests_total", "counter",
+	       "Table load requests the BPF side sent: unknown processes, new or changed mappings.",
+	       (double)c[CNT_REQUESTS]);
+	metric(f, "cfiprof_table_requests_limited_total", "counter",
+	       "Table load requests held back by the per-process rate limit.",
+	       (double)c[CNT_REQUESTS_LIMITED]);
+	metric(f, "cfiprof_table_requests_throttled_total", "counter",
+	       "Table load requests refused by the global budget (all processes together); "
+	       "the process's next sample asks again.",
+	       (double)c[CNT_REQUESTS_THROTTLED]);
 	header(f, "cfiprof_walks_total", "counter", "Stack walks by the reason they stopped.");
 	for (i = 0; i < STOP_REASON_MAX; i++)
 		fprintf(f, "cfiprof_walks_total{reason=\"%s\"} %" PRIu64 "\n", stop_reason_name(i),
@@ -268,6 +278,10 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "Mapped paths that name a FIFO, a device, a symlink or another file than the one "
 	       "mapped (planted by the process): refused, walked with frame pointers.",
 	       (double)tr.files_refused);
+	metric(f, "cfiprof_mapped_files_no_fd_total", "counter",
+	       "Mapped files not opened for lack of file descriptors (EMFILE): walked with frame "
+	       "pointers, unnamed.",
+	       (double)tr.no_fds);
 	metric(f, "cfiprof_perfmaps_refused_total", "counter",
 	       "perf-PID.map files refused: owned by another user than the process's, a symlink, "
 	       "not a regular file, or over 64 MiB.",

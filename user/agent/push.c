@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "elf/safe_open.h"
 #include "user/agent/log.h"
 #include "user/agent/interval_files.h"
 #include "user/agent/push.h"
@@ -165,8 +166,8 @@ static int scan_spool(struct agent_push *ap)
 	while ((de = readdir(d))) {
 		if (sscanf(de->d_name, "%20" SCNu64 "-%20" SCNu64 "%15s", &e.from_ns, &e.until_ns,
 			   tail) != 3 ||
-		    strcmp(tail, SPOOL_SUFFIX) || fstatat(dirfd(d), de->d_name, &st, 0) ||
-		    !S_ISREG(st.st_mode))
+		    strcmp(tail, SPOOL_SUFFIX) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		e.bytes = (uint64_t)st.st_size;
 		if (queue_add(ap, &e))
@@ -181,15 +182,26 @@ static int scan_spool(struct agent_push *ap)
 	return 0;
 }
 
+/*
+ * A spool file: only what the agent wrote there, so never through a symlink
+ * (one planted in the spool would push whatever it points to) and never a
+ * FIFO (the pusher would block for good).
+ */
 static int read_file(const char *path, char **data, size_t *len)
 {
-	FILE *f = fopen(path, "re");
+	int fd = open_regular_nofollow(path), err = 0;
 	struct stat st;
-	int err = 0;
+	FILE *f;
 
 	*data = NULL;
-	if (!f)
-		return -errno;
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "r");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	if (fstat(fileno(f), &st)) {
 		err = -errno;
 		goto out;
@@ -210,10 +222,10 @@ out:
 	return err;
 }
 
-/* The token file is read at every push, so a rotated token needs no restart. */
-static int read_token(const char *path, char *buf, size_t len)
+int agent_push_read_token(const char *path, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "re");
+	/* a symlink is followed (Kubernetes mounts secrets as ones), a FIFO never opened */
+	FILE *f = fopen_regular(path);
 	size_t n;
 
 	if (!f)
@@ -297,7 +309,7 @@ static enum push_result push_one(CURL *h, const struct agent_push_config *c,
 		hdrs = curl_slist_append(hdrs, hdr);
 	}
 	if (c->token_file) {
-		int err = read_token(c->token_file, token, sizeof(token));
+		int err = agent_push_read_token(c->token_file, token, sizeof(token));
 
 		if (err) {
 			snprintf(why, whylen, "cannot read token file %s: %s", c->token_file,
@@ -416,7 +428,8 @@ static void *pusher_main(void *arg)
 		if (err) {
 			r = PUSH_DROP;
 			status = 0;
-			snprintf(why, sizeof(why), "cannot read %s: %s", name, strerror(-err));
+			snprintf(why, sizeof(why), "cannot read %s: %s", name,
+				 err == -EINVAL ? "not a regular file" : strerror(-err));
 		} else {
 			r = push_one(h, &cfg, &e, data, len, &status, why, sizeof(why));
 			free(data);

@@ -40,6 +40,13 @@ int agent_push_name(const char *app_name, const char *hostname, const char *labe
 		    size_t len);
 
 /* Copies cfg, picks up what a previous run left in the spool and starts the pusher thread. */
+/*
+ * Reads the bearer token (trailing blanks trimmed) from a regular file: read
+ * at start and at every push, so a rotated token needs no restart.  0, or
+ * -errno (-EINVAL: not a regular file; -ENODATA: empty).
+ */
+int agent_push_read_token(const char *path, char *buf, size_t len);
+
 struct agent_push *agent_push_start(const struct agent_push_config *cfg);
 /* New settings (SIGHUP); the spool directory stays the one the pusher started with. */
 int agent_push_configure(struct agent_push *ap, const struct agent_push_config *cfg);

@@ -48,6 +48,25 @@ static void *map_mmap(struct bpf_map *m, size_t *len)
 	return p;
 }
 
+/*
+ * Table load requests per second, all processes together (each costs the
+ * loader a read of /proc/PID/maps at least): far more than processes starting
+ * and dlopen()ing ask for, far less than a thousand processes mapping code in
+ * a loop would.  A refused request is asked again by the process's next sample.
+ */
+#define TABLE_REQUESTS_PER_SEC 1000
+
+/* The BPF side's share per CPU and per slot: it counts per CPU, without atomics. */
+static uint32_t request_budget_per_cpu(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t per_slot = (uint64_t)TABLE_REQUESTS_PER_SEC * REQUEST_SLOT_NS / 1000000000ull;
+
+	if (cpus < 1)
+		cpus = 1;
+	return per_slot / (uint64_t)cpus ? (uint32_t)(per_slot / (uint64_t)cpus) : 1;
+}
+
 int loader_open(struct loader *l, const struct loader_opts *o)
 {
 	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
@@ -78,6 +97,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	skel->rodata->defer_bytes_per_sec = o->defer_bytes_per_sec;
 	/* new mappings (dlopen) should load within a few ms, not wait out a long rate limit */
 	skel->rodata->request_interval_ns = 10 * 1000 * 1000;
+	skel->rodata->request_budget = request_budget_per_cpu();
 	l->rows_max = (o->rows_max + 1) & ~1u;
 	l->rules_max = bpf_map__max_entries(skel->maps.rules);
 	l->pages_max = bpf_map__max_entries(skel->maps.pages);

@@ -7,13 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "user/session/launch.h"
 
-pid_t launch_stopped(char **cmd, int *go_fd)
+pid_t launch_stopped(char **cmd, const struct rlimit *nofile, int *go_fd)
 {
 	int p[2];
 	pid_t pid;
@@ -28,6 +29,8 @@ pid_t launch_stopped(char **cmd, int *go_fd)
 		close(p[1]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
+		/* the command gets the limit it would have had without cfiprof */
+		setrlimit(RLIMIT_NOFILE, nofile);
 		/* stop right after exec, so its tables are in place before it runs */
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		execvp(cmd[0], cmd);

@@ -8,13 +8,15 @@
 #define CFIPROF_LAUNCH_H
 
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 /*
  * Forks a child that runs cmd once a byte is written to *go_fd (so profiling
- * is armed first); it stops with SIGTRAP right after the exec.  -1 on failure.
+ * is armed first); it stops with SIGTRAP right after the exec, with nofile as
+ * its RLIMIT_NOFILE.  -1 on failure.
  */
-pid_t launch_stopped(char **cmd, int *go_fd);
+pid_t launch_stopped(char **cmd, const struct rlimit *nofile, int *go_fd);
 /*
  * Runs the child, stopped after its exec, on to its entry point with a
  * one-shot breakpoint, so that the dynamic loader has mapped every needed

@@ -103,6 +103,23 @@ static void *consumer_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Raises the soft limit on open files to the hard one, as systemd services
+ * and perf do: the soft default (1024) only protects programs using select(),
+ * and a load holds files open (user/track/load_thread.c).  *orig keeps the
+ * limit a launched command gets back.
+ */
+static void raise_nofile_limit(struct rlimit *orig)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, orig))
+		return;
+	rl = *orig;
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 static void queue_all_pids(struct proc_tracker *pt)
 {
 	DIR *d = opendir("/proc");
@@ -318,6 +335,10 @@ void session_print_summary(struct session *s, FILE *f)
 			(double)cs.bytes / (1 << 20));
 	}
 	print_refusals(f, &ts, &tr);
+	fprintf(f,
+		"cfiprof: table requests: %" PRIu64 " sent, %" PRIu64
+		" held back by the per-process limit, %" PRIu64 " over the global budget\n",
+		c[CNT_REQUESTS], c[CNT_REQUESTS_LIMITED], c[CNT_REQUESTS_THROTTLED]);
 	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)
 		fprintf(f,
 			"cfiprof: losses: %" PRIu64 " events (ring buffer), %" PRIu64
@@ -377,6 +398,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	s->cgroup_fd = -1;
 	s->go_fd = -1;
 	pthread_mutex_init(&s->agg_lock, NULL);
+	raise_nofile_limit(&s->nofile_orig);
 	/* a binary installed with +p holds its capabilities as permitted only */
 	privileges_raise();
 	if (!privileges_check(o->all || o->nr_pids || o->cgroup[0]))
@@ -465,7 +487,7 @@ int session_start(struct session *s, const struct session_opts *o)
 		free(pids);
 	}
 	if (o->cmd) {
-		s->child = launch_stopped(o->cmd, &s->go_fd);
+		s->child = launch_stopped(o->cmd, &s->nofile_orig, &s->go_fd);
 		if (s->child < 0) {
 			err = -errno;
 			fprintf(stderr, "cfiprof: fork: %s\n", strerror(errno));

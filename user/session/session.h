@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "common/clock.h"
@@ -77,6 +78,7 @@ struct session {
 	uint64_t records, events;
 	pid_t child;
 	int go_fd;
+	struct rlimit nofile_orig; /* RLIMIT_NOFILE before cfiprof raised it: the command's */
 	int cgroup_fd;
 	bool child_done;
 	bool exec_failed;

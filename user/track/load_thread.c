@@ -38,7 +38,28 @@ struct proc_load {
 	uint32_t *reuse;     /* per new mapping: index + 1 of the old one it keeps */
 	struct map_set *set; /* the new set, one mapping per entry */
 	int *fds;	     /* per new mapping: the file, kept open to load its symbols */
+	uint32_t nr_fds;     /* of those open now: at most fds_per_load() */
 };
+
+/* An fd closed to stay within fds_per_load(): opened again to load the symbols. */
+#define FD_REOPEN (-2)
+
+/*
+ * Files one load keeps open at once: a quarter of the limit, so that a process
+ * mapping 60,000 files leaves the agent fds for everything else (perf maps,
+ * output files, /metrics).  Past it, files are closed and opened again for
+ * their symbols.
+ */
+static uint32_t fds_per_load(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return 1024;
+	if (rl.rlim_cur / 4 < 16)
+		return 16;
+	return rl.rlim_cur / 4 > 1024 ? 1024 : (uint32_t)(rl.rlim_cur / 4);
+}
 
 static int by_start(const void *a, const void *b)
 {
@@ -182,7 +203,7 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 	const struct proc_mapping *old = l->old ? l->old->maps : NULL;
 	bool held = l->p->tables_held, charged;
 	struct table_charge charge;
-	uint32_t i, j, pid_keys = 0, keys_refused = 0;
+	uint32_t i, j, pid_keys = 0, keys_refused = 0, max_fds = fds_per_load();
 
 	charged = pt->ts && !table_charge_begin(pt->ts, &charge);
 	/*
@@ -207,6 +228,12 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 			continue;
 		l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->set->maps[i],
 					    charged ? &charge : NULL);
+		if (l->fds[i] >= 0 && l->nr_fds >= max_fds) {
+			close(l->fds[i]);
+			l->fds[i] = FD_REOPEN;
+		} else if (l->fds[i] >= 0) {
+			l->nr_fds++;
+		}
 		keys_refused += mapping_add_keys(pt, l->pid, &l->set->maps[i], &pid_keys);
 	}
 	/* objects are released after the new ones are acquired: shared tables stay loaded */
@@ -229,9 +256,12 @@ static void publish_generation(struct proc_tracker *pt, struct proc_load *l)
 
 static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 {
+	struct stat st;
 	uint32_t i;
 
 	for (i = 0; i < l->nr; i++) {
+		if (l->fds[i] == FD_REOPEN)
+			l->fds[i] = mapping_open(pt, l->pid, &l->ents[i], &st);
 		if (l->fds[i] >= 0) {
 			mapping_load_symbols(pt, l->pid, &l->set->maps[i], l->ents[i].path,
 					     l->fds[i]);

@@ -142,30 +142,24 @@ int map_file_open(uint32_t pid, uint64_t start, uint64_t end)
 	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 }
 
-int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
-		    struct proc_mapping *m, struct table_charge *charge)
+static bool is_vdso(const struct maps_entry *e)
 {
-	char bid[ELF_BUILD_ID_HEX_LEN];
-	struct build_ctx bc;
-	struct stat st;
-	uint64_t vaddr;
-	bool vdso = !strcmp(e->path, "[vdso]");
-	Elf *elf;
-	int fd = -1;
+	return !strcmp(e->path, "[vdso]");
+}
 
-	memset(m, 0, sizeof(*m));
-	m->start = e->start;
-	m->end = e->end;
-	m->offset = e->offset;
-	m->inode = e->inode;
-	m->bias = e->start - e->offset;
-	m->flags = CFI_MAPPING_FP;
-	snprintf(m->path, sizeof(m->path), "%.255s", e->path[0] ? e->path : "[anon]");
+int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+		 struct stat *st)
+{
+	bool vdso = is_vdso(e);
+	int fd;
+
 	if (!vdso && (e->path[0] == 0 || e->path[0] == '['))
 		return -1; /* anonymous executable memory: JIT code, walked with frame pointers */
 	if (vdso) {
+		errno = 0;
 		fd = vdso_copy_fd(pid, e->start, e->end);
-		m->flags |= CFI_MAPPING_VDSO;
+		if (fd < 0)
+			fd = errno ? -errno : -1;
 	} else {
 		fd = map_file_open(pid, e->start, e->end);
 		/* without map_files (no CAP_SYS_ADMIN): the path as the process sees it */
@@ -173,21 +167,49 @@ int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_ent
 			fd = open_in_proc_root(pid, e->path);
 			/* a FIFO, device or symlink where the library was: planted */
 			if (fd == -EINVAL || fd == -ELOOP)
-				__atomic_fetch_add(&pt->stats.files_refused, 1, __ATOMIC_RELAXED);
+				TRACKER_COUNT(pt, files_refused, 1);
 		}
 	}
-	if (fd < 0 || fstat(fd, &st)) {
+	/* out of file descriptors: this mapping goes without tables and names */
+	if (fd == -EMFILE || fd == -ENFILE)
+		TRACKER_COUNT(pt, no_fds, 1);
+	if (fd < 0 || fstat(fd, st)) {
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
 	/* the path may name another file by now (renamed over, replaced): only the mapped one */
-	if (!vdso && (st.st_ino != e->inode || major(st.st_dev) != e->dev_major ||
-		      minor(st.st_dev) != e->dev_minor)) {
+	if (!vdso && (st->st_ino != e->inode || major(st->st_dev) != e->dev_major ||
+		      minor(st->st_dev) != e->dev_minor)) {
 		close(fd);
-		__atomic_fetch_add(&pt->stats.files_refused, 1, __ATOMIC_RELAXED);
+		TRACKER_COUNT(pt, files_refused, 1);
 		return -1;
 	}
+	return fd;
+}
+
+int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+		    struct proc_mapping *m, struct table_charge *charge)
+{
+	char bid[ELF_BUILD_ID_HEX_LEN];
+	struct build_ctx bc;
+	struct stat st;
+	uint64_t vaddr;
+	bool vdso = is_vdso(e);
+	Elf *elf;
+	int fd;
+
+	memset(m, 0, sizeof(*m));
+	m->start = e->start;
+	m->end = e->end;
+	m->offset = e->offset;
+	m->inode = e->inode;
+	m->bias = e->start - e->offset;
+	m->flags = CFI_MAPPING_FP | (vdso ? CFI_MAPPING_VDSO : 0);
+	snprintf(m->path, sizeof(m->path), "%.255s", e->path[0] ? e->path : "[anon]");
+	fd = mapping_open(pt, pid, e, &st);
+	if (fd < 0)
+		return -1;
 	/* one ELF handle for the build-id and the load bias */
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

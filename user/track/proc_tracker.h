@@ -102,6 +102,7 @@ struct tracker_stats {
 	uint64_t keys_in_map;	     /* LPM keys in the trie now */
 	uint64_t keys_capacity;	     /* the trie's capacity */
 	uint64_t procs_over_quota;   /* processes refused something by a per-process quota */
+	uint64_t no_fds;	/* mapped file not opened: out of file descriptors (EMFILE) */
 };
 
 struct proc_tracker;

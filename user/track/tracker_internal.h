@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "user/track/proc_maps.h"
 #include "user/track/proc_tracker.h"
@@ -88,6 +89,13 @@ void proc_destroy(struct proc *p);
 
 /* ---- mappings.c: mappings resolved to objects ---- */
 
+/*
+ * Opens the file behind a mapping (a copy of the vDSO): never blocking, never
+ * through a symlink, only the inode mapped; refusals and a lack of file
+ * descriptors are counted.  An fd (*st filled), or -1.
+ */
+int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+		 struct stat *st);
 /*
  * Resolves the object behind a mapping, charged to its process (see
  * table_charge: refused when over its quota); returns an fd for symbol
