@@ -4,7 +4,7 @@
  * response and with the token file.  libcurl parses the HTTP itself; the
  * agent's own code sees the body through its write callback (on_body, which
  * keeps the first bytes for the log) and reads the bearer token from a file
- * at every push (read_token).  Both are static in agent_push.c, so the file
+ * at every push (agent_push_read_token).  on_body is static in push.c, so the file
  * is included here.  Input: byte 0 picks the token buffer size, the rest is
  * the response body delivered in chunks whose sizes come from the body.
  */
@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	token = malloc(tlen);
 	if (!token)
 		abort();
-	if (read_token(path, token, tlen) == 0 && strnlen(token, tlen) == tlen)
+	if (agent_push_read_token(path, token, tlen) == 0 && strnlen(token, tlen) == tlen)
 		abort();
 	free(token);
 	close(fd);
