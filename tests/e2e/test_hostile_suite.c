@@ -230,6 +230,56 @@ static bool start_slow_clients(const char *addr)
 	_exit(0);
 }
 
+/*
+ * Objects crafted to hold 154,000 distinct CFI rules, and a file mapped
+ * executable 18,000 times (more LPM keys than the trie holds): item 5.
+ */
+static bool start_quota_hogs(void)
+{
+	char hog[PATHBUF], rout[PATHBUF], mout[PATHBUF], libs[11][PATHBUF];
+	char *rules_argv[16] = {hog, "60", "dlopen"};
+	char *mmap_argv[] = {hog, "60", "mmap", hog, "18000", NULL};
+
+	snprintf(hog, sizeof(hog), "%s/quota_hog", nprogs);
+	snprintf(rout, sizeof(rout), "%s/hog_rules.out", tmp);
+	snprintf(mout, sizeof(mout), "%s/hog_mmap.out", tmp);
+	for (int i = 0; i < 11; i++) {
+		snprintf(libs[i], sizeof(libs[i]), "%s/librules_%s%d.so", nprogs,
+			 i < 3 ? "big" : "mid", i < 3 ? i : i - 3);
+		rules_argv[3 + i] = libs[i];
+	}
+	return spawn_nobody(rules_argv, false, rout, NULL) > 0 &&
+	       spawn_nobody(mmap_argv, false, mout, NULL) > 0 && wait_output(rout, "ready") &&
+	       wait_output(mout, "ready");
+}
+
+/* 16 processes mapping and unmapping code every 0.5 ms: a storm of reload requests (item 6). */
+static bool start_request_storm(void)
+{
+	char storm[PATHBUF], out[PATHBUF];
+	char *argv[] = {storm, "mmap", "16", "60", NULL};
+
+	snprintf(storm, sizeof(storm), "%s/hostile_storm", nprogs);
+	snprintf(out, sizeof(out), "%s/storm.out", tmp);
+	return spawn_nobody(argv, false, out, NULL) > 0 && wait_output(out, "ready");
+}
+
+/* 2,000 distinct files mapped executable, the agent limited to 256 fds (item 13). */
+static bool start_many_files(void)
+{
+	char storm[PATHBUF], out[PATHBUF], dir[PATHBUF], lib[PATHBUF];
+	char *argv[] = {storm, "maps", dir, "2000", "60", NULL};
+
+	snprintf(storm, sizeof(storm), "%s/hostile_storm", nprogs);
+	snprintf(out, sizeof(out), "%s/maps.out", tmp);
+	snprintf(dir, sizeof(dir), "%s/maps", tmp);
+	snprintf(lib, sizeof(lib), "%s/libdl_target.so", nprogs);
+	if (mkdir(dir, 0755) || !copy_file_n(lib, dir, 2000) ||
+	    !shell_ok("chown -R 65534:65534 %s", dir))
+		return false;
+	return spawn_nobody(argv, false, out, NULL) > 0 && wait_output(out, "ready");
+}
+
 /* poisoned_leaf must name only the fake library's process (checked in every interval) */
 static bool check_poisoning(const char *profile_text);
 
@@ -247,6 +297,14 @@ static const struct attack attacks[] = {
     {"build_id_poisoning", start_poisoning, NULL, {NULL}, check_poisoning},
     {"perfmaps", start_perfmaps, NULL, {"cfiprof_perfmaps_refused_total"}, NULL},
     {"debuglink_escape", start_debuglink, NULL, {"cfiprof_debug_files_refused_total"}, NULL},
+    {"shared_map_quotas",
+     start_quota_hogs,
+     NULL,
+     {"cfiprof_tables_refused_total{cause=\"rules_quota\"}",
+      "cfiprof_mapping_keys_refused_total{cause=\"process_quota\"}"},
+     NULL},
+    {"request_storm", start_request_storm, NULL, {"cfiprof_table_requests_throttled_total"}, NULL},
+    {"many_files_few_fds", start_many_files, NULL, {"cfiprof_mapped_files_no_fd_total"}, NULL},
     {"slow_metrics_clients",
      NULL,
      start_slow_clients,
@@ -442,9 +500,15 @@ static void test_all_attacks_at_once(void)
 {
 	char out[256], log[PATHBUF], chain[PATHBUF], addr[64] = "", path[PATHBUF];
 	char interval[16], names[64][96];
-	char *agent_argv[] = {
-	    ncfiprof, "agent",		"--output-dir", out,  "--interval", interval, "-d",
-	    "60",     "--metrics-addr", "127.0.0.1:0",	"-F", "99",	    NULL};
+	/* few file descriptors, as a host whose limit is low (many_files_few_fds) */
+	char *agent_argv[] = {"prlimit", "--nofile=256:256",
+			      ncfiprof,	 "agent",
+			      "--output-dir", out,
+			      "--interval", interval,
+			      "-d",	 "60",
+			      "--metrics-addr", "127.0.0.1:0",
+			      "-F",	 "99",
+			      NULL};
 	char *ordinary[] = {chain, "60", NULL};
 	char *body = NULL, *traces = NULL;
 	double t0, elapsed, cpu0 = 0, cpu1 = -1, stop_s; /* CPU from its start: loads included */
@@ -567,8 +631,12 @@ int main(int argc, char **argv)
 	const char *o = getenv("OUT") ? getenv("OUT") : "build";
 	char rel[PATH_MAX], cmd[PATH_MAX * 4];
 	const char *cfiprof;
-	static const char *const copied[] = {"chain",	 "hostile_fifo", "faults_churn",
-					     "jit_spin", "dlopen",	 "libdl_target.so"};
+	static const char *const copied[] = {
+	    "chain",	      "hostile_fifo",	   "faults_churn",	"jit_spin",
+	    "dlopen",	      "libdl_target.so",   "quota_hog",		"hostile_storm",
+	    "librules_big0.so", "librules_big1.so", "librules_big2.so", "librules_mid0.so",
+	    "librules_mid1.so", "librules_mid2.so", "librules_mid3.so", "librules_mid4.so",
+	    "librules_mid5.so", "librules_mid6.so", "librules_mid7.so"};
 
 	harness_init(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);

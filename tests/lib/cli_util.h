@@ -301,4 +301,27 @@ static inline bool chain_is(char **frames, int n, int leaf_at, const char *const
 	return ok;
 }
 
+/* n copies of src named dir/c0.so .. dir/c{n-1}.so, and dir/lib.so: each its own inode. */
+static inline bool copy_file_n(const char *src, const char *dir, int n)
+{
+	size_t len = 0;
+	char *data = slurp_len(src, &len), path[PATH_MAX + 32];
+	bool ok = len > 0;
+
+	for (int i = -1; ok && i < n; i++) {
+		FILE *f;
+
+		if (i < 0)
+			snprintf(path, sizeof(path), "%.4000s/lib.so", dir);
+		else
+			snprintf(path, sizeof(path), "%.4000s/c%d.so", dir, i);
+		f = fopen(path, "we");
+		ok = f && fwrite(data, 1, len, f) == len;
+		if (f)
+			ok = !fclose(f) && ok;
+	}
+	free(data);
+	return ok;
+}
+
 #endif
