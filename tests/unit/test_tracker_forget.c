@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -206,8 +207,54 @@ static void test_forget_lock_time(void)
 	tmpdir_done(tmpdir, harness_failed);
 }
 
+static void *hold_load_lock(void *arg)
+{
+	struct proc_tracker *pt = arg;
+
+	pthread_mutex_lock(&pt->load_lock);
+	sleep_s(1.5);
+	pthread_mutex_unlock(&pt->load_lock);
+	return NULL;
+}
+
+/*
+ * A load that takes long (a process mapping thousands of files) held the
+ * agent's interval in proc_tracker_forget_exited, which waited for the load
+ * lock: no profile, and no reaction to SIGTERM, for as long as it ran.  The
+ * forget is put off instead (counted) and done at the next interval.
+ */
+static void test_forget_beside_long_load(void)
+{
+	struct tracker_world w;
+	struct tracker_stats st;
+	pthread_t t;
+	double t0, took;
+	size_t n;
+
+	if (tracker_world_init(&w)) {
+		CHECK(0, "tracker over BPF maps (root?)");
+		return;
+	}
+	CHECK(pthread_create(&t, NULL, hold_load_lock, w.pt) == 0, "thread");
+	sleep_s(0.1);
+	t0 = mono_sec();
+	n = proc_tracker_forget_exited(w.pt);
+	took = mono_sec() - t0;
+	proc_tracker_stats(w.pt, &st);
+	CHECK(took < 0.2 && n == 0 && st.forgets_deferred == 1,
+	      "a forget beside a load under way took %.2f s (%zu forgotten, %" PRIu64
+	      " deferred): want at once, put off",
+	      took, n, st.forgets_deferred);
+	pthread_join(t, NULL);
+	proc_tracker_forget_exited(w.pt);
+	proc_tracker_stats(w.pt, &st);
+	CHECK(st.forgets_deferred == 1, "a forget with no load under way was put off");
+	tracker_world_free(&w);
+}
+
 int main(void)
 {
 	test_forget_lock_time();
+	test_forget_beside_long_load();
 	return HARNESS_DONE();
 }

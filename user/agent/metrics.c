@@ -286,6 +286,16 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "perf-PID.map files refused: owned by another user than the process's, a symlink, "
 	       "not a regular file, or over 64 MiB.",
 	       (double)perfmap_refused_total());
+	metric(f, "cfiprof_mappings_over_load_time_total", "counter",
+	       "Mappings left unresolved (frame pointers, no names): their process's load took "
+	       "over its time budget (1.5 s).",
+	       (double)tr.over_load_time);
+	metric(f, "cfiprof_big_loads_yielded_total", "counter",
+	       "Loads of processes with over 1024 executable mappings sent behind the queued ones.",
+	       (double)tr.big_loads_yielded);
+	metric(f, "cfiprof_process_forgets_deferred_total", "counter",
+	       "Passes over exited processes put off to the next interval while a load ran.",
+	       (double)tr.forgets_deferred);
 	metric(f, "cfiprof_debug_files_refused_total", "counter",
 	       "Separate debug file candidates refused: another build-id or CRC, a symlink next to "
 	       "the object, not a regular file, or a .gnu_debuglink that is a path.",

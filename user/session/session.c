@@ -373,6 +373,8 @@ void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, 
  */
 #define DEFERRED_TIMEOUT_NS  (5ull * 1000 * 1000 * 1000)
 #define DEFERRED_QUEUE_BYTES (64ull << 20)
+/* At stop, queued table loads get this long (one load is bounded by the tracker's budget). */
+#define SESSION_STOP_DRAIN_S 2.0
 
 /*
  * Stack-copy bytes per second when not set: a quarter of all samples at full
@@ -562,11 +564,18 @@ void session_stop(struct session *s)
 	if (s->rb)
 		ring_buffer__consume(s->rb);
 	if (s->pt) {
-		proc_tracker_drain(s->pt);
+		/* a flood of queued loads must not hold up a stop (SIGTERM) */
+		bool drained = proc_tracker_drain_for(s->pt, SESSION_STOP_DRAIN_S);
+
+		if (!drained)
+			fprintf(stderr,
+				"cfiprof: table loads still queued after %.0f s at stop: dropped (their "
+				"samples keep what was loaded)\n",
+				SESSION_STOP_DRAIN_S);
 		/* the loads the last deferred samples asked for are done: finish them */
 		if (s->deferred_ready)
 			deferred_queue_run(&s->deferred, mono_ns(), true);
-		proc_tracker_stop(s->pt, false);
+		proc_tracker_stop(s->pt, !drained);
 	}
 }
 

@@ -164,7 +164,15 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 	uint64_t t0;
 	size_t n = 0;
 
-	pthread_mutex_lock(&pt->load_lock);
+	/*
+	 * A load under way may take a while (thousands of mappings): the caller
+	 * (the agent's interval) must not wait for it.  The exited stay one more
+	 * pass.
+	 */
+	if (pthread_mutex_trylock(&pt->load_lock)) {
+		TRACKER_COUNT(pt, forgets_deferred, 1);
+		return 0;
+	}
 	sweep_gone(pt);
 	if (pt->ts)
 		table_store_expire(pt->ts, mono_ns());

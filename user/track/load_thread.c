@@ -39,6 +39,8 @@ struct proc_load {
 	struct map_set *set; /* the new set, one mapping per entry */
 	int *fds;	     /* per new mapping: the file, kept open to load its symbols */
 	uint32_t nr_fds;     /* of those open now: at most fds_per_load() */
+	uint64_t deadline;   /* LOAD_TIME_BUDGET_NS after the load began */
+	uint32_t over;	     /* mappings left unresolved or unnamed past it */
 };
 
 /* An fd closed to stay within fds_per_load(): opened again to load the symbols. */
@@ -198,6 +200,13 @@ static void log_over_quota(struct proc_tracker *pt, struct proc_load *l,
  * one.  What the process keeps is charged first, so a quota refuses only
  * what it adds.
  */
+/*
+ * What one process's load may take, files opened and tables built: thousands
+ * of mapped files must not keep every other process (and the agent's stop)
+ * waiting.  Real processes take milliseconds; clang's cold libLLVM ~120 ms.
+ */
+#define LOAD_TIME_BUDGET_NS (1500ull * 1000 * 1000)
+
 static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 {
 	const struct proc_mapping *old = l->old ? l->old->maps : NULL;
@@ -226,8 +235,15 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 	for (i = 0; i < l->nr; i++) {
 		if (l->reuse[i])
 			continue;
-		l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->set->maps[i],
-					    charged ? &charge : NULL);
+		/* past its time, a process's other mappings go by frame pointers, unnamed */
+		if (mono_ns() > l->deadline) {
+			mapping_init(&l->ents[i], &l->set->maps[i]);
+			l->fds[i] = -1;
+			l->over++;
+		} else {
+			l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->set->maps[i],
+						    charged ? &charge : NULL);
+		}
 		if (l->fds[i] >= 0 && l->nr_fds >= max_fds) {
 			close(l->fds[i]);
 			l->fds[i] = FD_REOPEN;
@@ -260,6 +276,14 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 	uint32_t i;
 
 	for (i = 0; i < l->nr; i++) {
+		/* names count against the load's time too: thousands of files must not stall it */
+		if (l->fds[i] != -1 && mono_ns() > l->deadline) {
+			if (l->fds[i] >= 0)
+				close(l->fds[i]);
+			l->fds[i] = -1;
+			l->over++;
+			continue;
+		}
 		if (l->fds[i] == FD_REOPEN)
 			l->fds[i] = mapping_open(pt, l->pid, &l->ents[i], &st);
 		if (l->fds[i] >= 0) {
@@ -268,6 +292,13 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 			close(l->fds[i]);
 			l->fds[i] = -1;
 		}
+	}
+	if (l->over) {
+		TRACKER_COUNT(pt, over_load_time, l->over);
+		fprintf(stderr,
+			"cfiprof: pid %u: %u of its %u mappings without tables or names: its load "
+			"took over %.1f s (frame pointers used)\n",
+			l->pid, l->over, l->nr, LOAD_TIME_BUDGET_NS / 1e9);
 	}
 }
 
@@ -321,12 +352,42 @@ static void commit_load(struct proc_tracker *pt, struct proc_load *l)
  * process that keeps asking for reloads (a library mapped and unmapped in a
  * loop) costs a read of its maps, not its cache.  load_lock held.
  */
-static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t time_ns)
+/*
+ * A process with more executable mappings than this is loaded after the work
+ * queued behind it: a process mapping thousands of files (or one file
+ * thousands of times) must not make every ordinary process wait its load.
+ */
+#define BIG_LOAD_MAPPINGS 1024
+
+/* Sends a big load behind the queued work, once; true when it did. */
+static bool yield_big_load(struct proc_tracker *pt, const struct work_item *w, uint32_t nr)
 {
-	struct proc_load l = {.pid = pid, .exec = exec, .time_ns = time_ns};
+	bool queued;
+
+	if (!w || w->yielded || nr <= BIG_LOAD_MAPPINGS)
+		return false;
+	pthread_mutex_lock(&pt->lock);
+	queued = pt->q_len > 0 && pt->q_len < QUEUE_CAP;
+	if (queued) {
+		pt->queue[(pt->q_head + pt->q_len) % QUEUE_CAP] = (struct work_item){
+		    .pid = w->pid, .kind = w->kind, .yielded = 1, .time_ns = w->time_ns};
+		pt->q_len++;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	if (queued)
+		TRACKER_COUNT(pt, big_loads_yielded, 1);
+	return queued;
+}
+
+/* w: the queued work this load is (NULL: a synchronous load, never sent back). */
+static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t time_ns,
+		      const struct work_item *w)
+{
+	struct proc_load l = {
+	    .pid = pid, .exec = exec, .time_ns = time_ns, .deadline = mono_ns() + LOAD_TIME_BUDGET_NS};
 	uint32_t i;
 
-	if (!read_proc(pt, &l))
+	if (!read_proc(pt, &l) || yield_big_load(pt, w, l.nr))
 		goto cleanup;
 	l.p = claim_entry(pt, &l);
 	if (!l.p)
@@ -404,7 +465,7 @@ static void *load_thread_main(void *arg)
 		if (w.kind == WORK_EXIT)
 			exit_proc(pt, w.pid);
 		else if (w.kind)
-			load_proc(pt, w.pid, w.kind == WORK_EXEC, w.time_ns);
+			load_proc(pt, w.pid, w.kind == WORK_EXEC, w.time_ns, &w);
 		if (pt->nr_unload_due)
 			unload_due_procs(pt, mono_ns());
 		/* idle tables past their ttl: checked at most once a second */
@@ -471,7 +532,7 @@ int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid)
 	bool loaded;
 
 	pthread_mutex_lock(&pt->load_lock);
-	load_proc(pt, pid, false, 0);
+	load_proc(pt, pid, false, 0, NULL);
 	pthread_mutex_lock(&pt->lock);
 	p = tracker_find_locked(pt, pid);
 	loaded = p && p->loaded;
@@ -486,6 +547,20 @@ void proc_tracker_drain(struct proc_tracker *pt)
 	while (pt->started && (pt->q_len || pt->busy))
 		pthread_cond_wait(&pt->idle_cond, &pt->lock);
 	pthread_mutex_unlock(&pt->lock);
+}
+
+bool proc_tracker_drain_for(struct proc_tracker *pt, double timeout)
+{
+	struct timespec until = realtime_after_ms((uint64_t)(timeout * 1000));
+	bool idle;
+
+	pthread_mutex_lock(&pt->lock);
+	while (pt->started && (pt->q_len || pt->busy) &&
+	       pthread_cond_timedwait(&pt->idle_cond, &pt->lock, &until) != ETIMEDOUT)
+		;
+	idle = !pt->started || (!pt->q_len && !pt->busy);
+	pthread_mutex_unlock(&pt->lock);
+	return idle;
 }
 
 void proc_tracker_stop(struct proc_tracker *pt, bool discard)

@@ -188,6 +188,18 @@ int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry 
 	return fd;
 }
 
+void mapping_init(const struct maps_entry *e, struct proc_mapping *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->start = e->start;
+	m->end = e->end;
+	m->offset = e->offset;
+	m->inode = e->inode;
+	m->bias = e->start - e->offset;
+	m->flags = CFI_MAPPING_FP | (is_vdso(e) ? CFI_MAPPING_VDSO : 0);
+	snprintf(m->path, sizeof(m->path), "%.255s", e->path[0] ? e->path : "[anon]");
+}
+
 int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
 		    struct proc_mapping *m, struct table_charge *charge)
 {
@@ -199,14 +211,7 @@ int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_ent
 	Elf *elf;
 	int fd;
 
-	memset(m, 0, sizeof(*m));
-	m->start = e->start;
-	m->end = e->end;
-	m->offset = e->offset;
-	m->inode = e->inode;
-	m->bias = e->start - e->offset;
-	m->flags = CFI_MAPPING_FP | (vdso ? CFI_MAPPING_VDSO : 0);
-	snprintf(m->path, sizeof(m->path), "%.255s", e->path[0] ? e->path : "[anon]");
+	mapping_init(e, m);
 	fd = mapping_open(pt, pid, e, &st);
 	if (fd < 0)
 		return -1;

@@ -103,6 +103,9 @@ struct tracker_stats {
 	uint64_t keys_capacity;	     /* the trie's capacity */
 	uint64_t procs_over_quota;   /* processes refused something by a per-process quota */
 	uint64_t no_fds;	/* mapped file not opened: out of file descriptors (EMFILE) */
+	uint64_t over_load_time;  /* mappings left unresolved: their load took over its time */
+	uint64_t forgets_deferred; /* forget passes put off while a load ran */
+	uint64_t big_loads_yielded; /* loads of many mappings sent behind the queued ones */
 };
 
 struct proc_tracker;
@@ -131,6 +134,8 @@ void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_wo
 int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid);
 /* Waits until the queue is empty. */
 void proc_tracker_drain(struct proc_tracker *pt);
+/* The same for at most timeout seconds; false if work is left. */
+bool proc_tracker_drain_for(struct proc_tracker *pt, double timeout);
 
 /*
  * Report mode (no BPF): adds a mapping read from a saved recording; symbols

@@ -32,7 +32,8 @@
 
 struct work_item {
 	uint32_t pid;
-	uint32_t kind; /* enum tracker_work */
+	uint16_t kind;	  /* enum tracker_work */
+	uint16_t yielded; /* a big load sent to the back of the queue once already */
 	uint64_t time_ns;
 };
 
@@ -96,6 +97,8 @@ void proc_destroy(struct proc *p);
  */
 int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
 		 struct stat *st);
+/* A mapping as the walker first sees it: frame pointers, no object, no name. */
+void mapping_init(const struct maps_entry *e, struct proc_mapping *m);
 /*
  * Resolves the object behind a mapping, charged to its process (see
  * table_charge: refused when over its quota); returns an fd for symbol
