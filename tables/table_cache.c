@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "common/hash.h"
+#include "common/mkdirs.h"
+#include "common/vec.h"
 #include "tables/table_cache.h"
 
 #define CACHE_MAGIC  "CFITABLE"
@@ -46,25 +48,6 @@ struct cfi_table_cache {
 	struct cfi_table_cache_stats stats;
 };
 
-static int mkdir_parents(const char *dir)
-{
-	char path[4096], *p;
-
-	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	for (p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(path, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(path, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static uint64_t dir_bytes(int dirfd)
 {
 	uint64_t total = 0;
@@ -94,7 +77,7 @@ struct cfi_table_cache *cfi_table_cache_open(const char *dir, uint64_t max_bytes
 	struct stat st;
 	int fd, err;
 
-	err = mkdir_parents(dir);
+	err = mkdirs(dir, 0755, 0700);
 	fd = err ? err : open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		fprintf(stderr, "cfiprof: table cache %s: %s\n", dir, strerror(err ? -err : errno));
@@ -314,8 +297,8 @@ static int oldest_first(const void *a, const void *b)
 /* Removes the least recently used entries until need more bytes fit.  Lock held. */
 static void make_room(struct cfi_table_cache *c, uint64_t need)
 {
-	struct entry_age *v = NULL, *nv;
-	size_t n = 0, cap = 0, i;
+	struct entry_age *v = NULL;
+	uint64_t n = 0, cap = 0, i;
 	struct dirent *e;
 	struct stat st;
 	DIR *d;
@@ -338,13 +321,8 @@ static void make_room(struct cfi_table_cache *c, uint64_t need)
 		if (!strstr(e->d_name, CACHE_SUFFIX) || strlen(e->d_name) >= sizeof(v->name) ||
 		    fstatat(c->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-		}
+		if (VEC_RESERVE(v, n, cap, 64))
+			break;
 		snprintf(v[n].name, sizeof(v[n].name), "%.63s", e->d_name);
 		v[n].used = st.st_mtim;
 		v[n++].size = (uint64_t)st.st_size;

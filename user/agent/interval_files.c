@@ -12,27 +12,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mkdirs.h"
 #include "user/agent/interval_files.h"
 
 #define TMP_PREFIX ".tmp-"
 
 int agent_mkdirs(const char *dir)
 {
-	char path[PATH_MAX], *p;
-
-	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	for (p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(path, 0750) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(path, 0750) && errno != EEXIST)
-		return -errno;
-	return 0;
+	return mkdirs(dir, 0750, 0750);
 }
 
 static int fsync_dir(const char *dir)

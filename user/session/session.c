@@ -17,6 +17,7 @@
 #include "user/track/cgroups.h"
 #include "common/clock.h"
 #include "common/parse.h"
+#include "common/vec.h"
 #include "user/symbolize/frame_names.h"
 #include "user/symbolize/sym_cache.h"
 #include "user/session/launch.h"
@@ -243,8 +244,8 @@ static int by_latency_desc(const void *a, const void *b)
  */
 static void print_first_complete(struct session *s, FILE *f)
 {
-	struct first_complete *v = NULL, *nv;
-	size_t n = 0, cap = 0, i;
+	struct first_complete *v = NULL;
+	uint64_t n = 0, cap = 0, i;
 	uint32_t b;
 	struct proc *p;
 
@@ -254,20 +255,15 @@ static void print_first_complete(struct session *s, FILE *f)
 		if (s->opts.verbose)
 			fprintf(f, "cfiprof: pid %u: first complete stack %.1f ms after exec\n",
 				p->pid, (double)(p->first_complete_ns - p->exec_ns) / 1e6);
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-		}
+		if (VEC_RESERVE(v, n, cap, 64))
+			break;
 		v[n].ns = p->first_complete_ns - p->exec_ns;
 		v[n++].pid = p->pid;
 	}
 	if (n) {
 		qsort(v, n, sizeof(*v), by_latency_desc);
 		fprintf(f,
-			"cfiprof: exec -> first complete stack: %zu process%s, median %.1f ms, "
+			"cfiprof: exec -> first complete stack: %" PRIu64 " process%s, median %.1f ms, "
 			"p90 %.1f ms, max %.1f ms; slowest:",
 			n, n == 1 ? "" : "es", (double)v[n / 2].ns / 1e6,
 			(double)v[n / 10].ns / 1e6, (double)v[0].ns / 1e6);

@@ -1,0 +1,109 @@
+#!/bin/bash
+# make bench: samples taken before a process's tables exist (issue 13).
+# Each workload is started by a shell that stops itself right before its exec;
+# `cfiprof record -p` attaches to that shell, which is then continued: every
+# library the workload maps is new to the profiler, as under -a, --cgroup or
+# the agent.  Three ways: deferred unwinding off (--defer-stack 0, the
+# behaviour before it), on with an empty table cache, on with a warm one.
+# Figures: the share of samples complete (reaching the root), the share left
+# tables-pending, stack bytes copied, exec -> first complete stack; medians of
+# RUNS runs, the three ways interleaved.
+set -eu
+cd "$(dirname "$0")/../.."
+CFIPROF=${CFIPROF:-build/cfiprof}
+RUNS=${RUNS:-3}
+out=build/bench/process_start
+mkdir -p "$out"
+cache=$out/cache
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+# the workloads' inputs
+python3 - "$out" <<'PY'
+import sys, random
+d = sys.argv[1]
+with open(d + "/big.c", "w") as f:
+    for i in range(1500):
+        f.write("int f%d(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i] * %d ^ (s >> 3); return s; }\n" % (i, i))
+random.seed(1)
+with open(d + "/xz.in", "wb") as f:
+    f.write(bytes(random.getrandbits(8) if i % 7 else 65 for i in range(6 << 20)))
+with open(d + "/q.sql", "w") as f:
+    f.write("create table t(a, b);\n")
+    f.write("with recursive c(x) as (select 1 union all select x + 1 from c where x < 300000) insert into t select x, x * 7 % 1000 from c;\n")
+    f.write("select b, count(*), sum(a) from t group by b order by 3 desc limit 3;\n")
+with open(d + "/w.py", "w") as f:
+    f.write("import json\nx = 0\nfor i in range(200000):\n    x += len(json.dumps({'a': [i, str(i)]}))\nprint(x)\n")
+PY
+
+workload() {
+	case $1 in
+	clang) echo "/usr/bin/clang-14 -O2 -c $out/big.c -o $out/big.o" ;;
+	xz) echo "/usr/bin/xz -6 -T1 -c $out/xz.in" ;;
+	sqlite3) echo "/usr/bin/sqlite3 :memory: -init $out/q.sql .quit" ;;
+	python3) echo "/usr/bin/python3.11 $out/w.py" ;;
+	esac
+}
+
+# run_one WAY NAME RUN: one profiled start, its figures appended to $out/raw.txt
+run_one() {
+	local way=$1 name=$2 run=$3 opts pid rec base
+	base=$out/$name.$way.$run
+	case $way in
+	off) opts="--defer-stack 0" ;;
+	cold) rm -rf "$cache"; opts="--table-cache $cache" ;;
+	warm) opts="--table-cache $cache" ;;
+	esac
+	# shellcheck disable=SC2046
+	sh -c 'kill -STOP $$; exec "$@"' sh $(workload "$name") > /dev/null 2>&1 &
+	pid=$!
+	while [ "$(ps -o stat= -p $pid | cut -c1)" != T ]; do sleep 0.01; done
+	# shellcheck disable=SC2086
+	"$CFIPROF" record -F 999 -p $pid $opts -o "$base.folded" 2> "$base.err" &
+	rec=$!
+	# attached once the summary's progress would start: the BPF programs are in
+	sleep 1.5
+	kill -CONT $pid
+	wait $pid || true
+	kill -INT $rec
+	wait $rec || true
+	awk -v way="$way" -v name="$name" -v err="$base.err" '
+		{ n = $NF; total += n; if ($0 ~ /\[incomplete: tables-pending\]/) pend += n;
+		  else if ($0 !~ /\[incomplete:/) comp += n }
+		END {
+			first = "-"; bytes = 0; deferred = 0;
+			while ((getline l < err) > 0) {
+				if (l ~ /exec -> first complete stack/) { split(l, a, "median "); split(a[2], b, " "); first = b[1] }
+				if (l ~ /deferred: /) { split(l, a, "deferred: "); split(a[2], b, " "); deferred = b[1];
+					split(l, c, "stack copy \\("); split(c[2], d, " "); bytes = d[1] * deferred }
+			}
+			printf "%s %s %d %.3f %.3f %s %d %.0f\n", name, way, total, 100 * comp / total, 100 * pend / total, first, deferred, bytes
+		}' "$base.folded" >> "$out/raw.txt"
+}
+
+: > "$out/raw.txt"
+for run in $(seq "$RUNS"); do
+	for name in clang xz sqlite3 python3; do
+		for way in off cold warm; do
+			run_one $way $name $run
+		done
+	done
+done
+
+report=$out/process_start.md
+{
+	echo "# Samples before a process's tables exist, $(date -u +%Y-%m-%d), $(uname -r), $(nproc) CPUs"
+	echo
+	echo "\`record -F 999 -p\` attached to a shell stopped right before it execs the workload"
+	echo "(tests/bench/process_start.sh); medians of $RUNS runs, the three ways interleaved."
+	echo
+	echo "| workload | way | samples | complete % | tables-pending % | exec -> first complete (ms) | deferred samples | KiB of stack copied |"
+	echo "|---|---|---|---|---|---|---|---|"
+	for name in clang xz sqlite3 python3; do
+		for way in off cold warm; do
+			col() { awk -v n="$name" -v w="$way" -v c="$1" '$1 == n && $2 == w {print $c}' "$out/raw.txt" | median; }
+			echo "| $name | $way | $(col 3) | $(col 4) | $(col 5) | $(col 6) | $(col 7) | $(awk -v b="$(col 8)" 'BEGIN {printf "%.0f", b}') |"
+		done
+	done
+} > "$report"
+cat "$report"
