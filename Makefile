@@ -186,6 +186,7 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/fpwalk $(TEST_PRO
 	@tests/bench/outputs.sh
 	@tests/bench/agent_overhead.sh
 	@tests/bench/process_start.sh
+	@tests/bench/startup.sh
 
 # Every tests/fuzz/fuzz_NAME.c is a libFuzzer target build/fuzz/fuzz_NAME,
 # linked with the libraries of the fuzz build (coverage + ASan + UBSan).  make

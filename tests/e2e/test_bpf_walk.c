@@ -26,6 +26,25 @@ struct run {
 	char last_bad[4096];
 };
 
+/* Waits (up to 10 s) until pid's maps hold libc and read the same twice 100 ms apart. */
+static void wait_maps_settled(pid_t pid)
+{
+	char path[64], *prev = NULL, *cur;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	for (int i = 0; i < 100; i++) {
+		cur = slurp(path);
+		if (prev && strstr(cur, "libc.so") && !strcmp(prev, cur)) {
+			free(cur);
+			break;
+		}
+		free(prev);
+		prev = cur;
+		usleep(100000);
+	}
+	free(prev);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct run *r = ctx;
@@ -176,6 +195,11 @@ static void live(const char *name, const char *prog, const char *arg2, const str
 
 	pid = spawn(argv, NULL, "-");
 	usleep(400000); /* dlopen done, signal handler entered */
+	/*
+	 * The maps are read once: on a fresh machine (cold page cache, a busy
+	 * CI) the dynamic loader may still be mapping libraries after 400 ms.
+	 */
+	wait_maps_settled(pid);
 	err = read_maps(pid, &s);
 	s.pid = pid;
 	CHECK(err == 0, "%s: maps of %d", cfg, pid);

@@ -547,12 +547,6 @@ int cmd_agent(int argc, char **argv)
 		if (!a.push)
 			goto out;
 	}
-	if (!a.cfg.user_only) {
-		a.ks = ksyms_load(NULL, kerr, sizeof(kerr));
-		if (!a.ks)
-			alog(ALOG_WARN, "kernel frames will show as addresses", "why=%s",
-			     alog_quote(kerr, q, sizeof(q)));
-	}
 	so.all = !a.cfg.cgroup && !a.cfg.container;
 	if ((a.cfg.cgroup && cgroup_resolve(a.cfg.cgroup, so.cgroup, sizeof(so.cgroup))) ||
 	    (a.cfg.container &&
@@ -581,6 +575,12 @@ int cmd_agent(int argc, char **argv)
 	}
 	a.session_started = true;
 	a.from_ns = a.s.start_unix_ns;
+	if (!a.cfg.user_only) {
+		a.ks = session_kernel_symbols(&a.s, kerr, sizeof(kerr));
+		if (!a.ks)
+			alog(ALOG_WARN, "kernel frames will show as addresses", "why=%s",
+			     alog_quote(kerr, q, sizeof(q)));
+	}
 	a.stats_fd = -1;
 	if (a.cfg.bpf_stats) {
 		/* not the sysctl: the kernel turns stats off again when this fd closes, even on a

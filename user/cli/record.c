@@ -199,7 +199,7 @@ int cmd_record(int argc, char **argv)
 	snprintf(meta.event, sizeof(meta.event), "%s", args.so.cycles ? "cycles" : "cpu-clock");
 	meta.start_unix_ns = s.start_unix_ns;
 	meta.duration_ns = (uint64_t)((mono_sec() - s.start) * 1e9);
-	ks = args.so.kernel ? ksyms_load(NULL, kerr, sizeof(kerr)) : NULL;
+	ks = args.so.kernel ? session_kernel_symbols(&s, kerr, sizeof(kerr)) : NULL;
 	if (args.so.kernel && !ks)
 		fprintf(stderr, "cfiprof: %s\n", kerr);
 	meta.ks = ks;

@@ -233,12 +233,12 @@ int cmd_top(int argc, char **argv)
 		return 2;
 	t.tty_out = isatty(STDOUT_FILENO);
 	t.tty_in = isatty(STDIN_FILENO) && !tcgetattr(STDIN_FILENO, &t.saved);
-	if (args.so.kernel) {
-		t.ks = ksyms_load(NULL, kerr, sizeof(kerr));
+	err = session_start(&s, &args.so);
+	if (!err && args.so.kernel) {
+		t.ks = session_kernel_symbols(&s, kerr, sizeof(kerr));
 		if (!t.ks)
 			fprintf(stderr, "cfiprof: %s\n", kerr);
 	}
-	err = session_start(&s, &args.so);
 	if (!err) {
 		if (t.tty_in) {
 			raw = t.saved;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,6 +385,31 @@ static uint64_t defer_budget_default(const struct session_opts *o)
 	       DEFER_CHUNK;
 }
 
+static void *read_kernel_symbols(void *arg)
+{
+	struct session *s = arg;
+
+	s->ksyms = ksyms_load(NULL, s->ksyms_err, sizeof(s->ksyms_err));
+	return NULL;
+}
+
+struct ksyms *session_kernel_symbols(struct session *s, char *err, size_t errlen)
+{
+	struct ksyms *k;
+
+	if (s->ksyms_started) {
+		pthread_join(s->ksyms_thread, NULL);
+		s->ksyms_started = false;
+	} else if (!s->ksyms && !s->ksyms_err[0]) {
+		snprintf(s->ksyms_err, sizeof(s->ksyms_err), "kernel stacks are off");
+	}
+	k = s->ksyms;
+	s->ksyms = NULL;
+	if (!k)
+		snprintf(err, errlen, "%s", s->ksyms_err);
+	return k;
+}
+
 int session_start(struct session *s, const struct session_opts *o)
 {
 	struct loader_opts lo = {0};
@@ -401,6 +427,9 @@ int session_start(struct session *s, const struct session_opts *o)
 	privileges_raise();
 	if (!privileges_check(o->all || o->nr_pids || o->cgroup[0]))
 		return -EPERM;
+	/* /proc/kallsyms takes tens of ms to read: meanwhile the verifier checks the programs */
+	if (o->kernel && !pthread_create(&s->ksyms_thread, NULL, read_kernel_symbols, s))
+		s->ksyms_started = true;
 	lo.cgroup_fd = -1;
 	if (o->cgroup[0]) {
 		s->cgroup_fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -530,11 +559,16 @@ void session_wait(struct session *s, double deadline, void (*tick)(struct sessio
 		  void *ctx)
 {
 	double next_tick = mono_sec() + 1.0;
+	/* the command's exit wakes the wait at once, not at the next 50 ms tick */
+	int pidfd = s->child > 0 ? (int)syscall(SYS_pidfd_open, s->child, 0) : -1;
 
 	while (!session_stop_requested && !s->child_done) {
 		struct timespec ts = {0, 50 * 1000 * 1000};
 
-		nanosleep(&ts, NULL);
+		if (pidfd >= 0)
+			poll(&(struct pollfd){.fd = pidfd, .events = POLLIN}, 1, 50);
+		else
+			nanosleep(&ts, NULL);
 		if (deadline && mono_sec() >= deadline)
 			break;
 		if (s->child > 0 && waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
@@ -546,16 +580,39 @@ void session_wait(struct session *s, double deadline, void (*tick)(struct sessio
 			next_tick += 1.0;
 		}
 	}
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+static void wake_noop(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * The consumer sleeps in epoll_wait up to 100 ms between records: a signal
+ * makes it return (EINTR) and see consumer_stop at once.
+ */
+static void stop_consumer(struct session *s)
+{
+	struct sigaction sa = {.sa_handler = wake_noop};
+	struct timespec until;
+
+	s->consumer_stop = true;
+	sigaction(SIGURG, &sa, NULL);
+	/* a signal just before it enters epoll_wait is missed: send another */
+	do {
+		pthread_kill(s->consumer, SIGURG);
+		until = realtime_after_ms(10);
+	} while (pthread_timedjoin_np(s->consumer, NULL, &until) == ETIMEDOUT);
+	s->consumer_started = false;
 }
 
 void session_stop(struct session *s)
 {
 	loader_detach_perf(&s->ld);
-	if (s->consumer_started) {
-		s->consumer_stop = true;
-		pthread_join(s->consumer, NULL);
-		s->consumer_started = false;
-	}
+	if (s->consumer_started)
+		stop_consumer(s);
 	/* everything sampled before detaching is still in the ring buffer */
 	if (s->rb)
 		ring_buffer__consume(s->rb);
@@ -577,10 +634,8 @@ void session_stop(struct session *s)
 
 void session_free(struct session *s)
 {
-	if (s->consumer_started) {
-		s->consumer_stop = true;
-		pthread_join(s->consumer, NULL);
-	}
+	if (s->consumer_started)
+		stop_consumer(s);
 	if (s->child > 0 && !s->child_done) {
 		if (s->go_fd >= 0)
 			close(s->go_fd); /* the child exits without running the command */
@@ -588,6 +643,9 @@ void session_free(struct session *s)
 			kill(s->child, SIGTERM);
 		waitpid(s->child, &s->child_status, 0);
 	}
+	if (s->ksyms_started)
+		pthread_join(s->ksyms_thread, NULL);
+	ksyms_free(s->ksyms);
 	ring_buffer__free(s->rb);
 	if (s->deferred_ready)
 		deferred_queue_free(&s->deferred);

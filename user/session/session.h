@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "user/profile/aggregate.h"
 #include "user/session/bpf_program.h"
+#include "user/symbolize/kallsyms.h"
 #include "user/track/proc_tracker.h"
 #include "user/unwind/deferred_queue.h"
 #include "user/track/table_store.h"
@@ -70,6 +71,11 @@ struct session {
 	struct ring_buffer *rb;
 	struct walk_maps_bpf walk_fds;
 	struct cfi_table_cache *table_cache;
+	/* kernel symbols, read on a thread while the BPF programs load (kernel stacks only) */
+	pthread_t ksyms_thread;
+	bool ksyms_started;
+	struct ksyms *ksyms;
+	char ksyms_err[256];
 	struct deferred_queue deferred; /* consumer thread only (until it is joined) */
 	bool deferred_ready;
 	pthread_t consumer;
@@ -100,6 +106,12 @@ void session_wait(struct session *s, double deadline, void (*tick)(struct sessio
 /* Detaches the perf events and drains everything that was sampled. */
 void session_stop(struct session *s);
 void session_print_summary(struct session *s, FILE *f);
+/*
+ * The kernel symbols the session started reading at its start (NULL, and why
+ * in err, when they are unavailable or kernel stacks are off); the caller
+ * owns them.  Waits for the read if it is still going.
+ */
+struct ksyms *session_kernel_symbols(struct session *s, char *err, size_t errlen);
 /* The BPF counters, walks finished in user space (deferred) counted under their final reason. */
 void session_read_counters(struct session *s, uint64_t c[CNT_MAX]);
 void session_free(struct session *s);
