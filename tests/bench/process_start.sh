@@ -7,7 +7,8 @@
 # behaviour before it), on with an empty table cache, on with a warm one.
 # Figures: the share of samples complete (reaching the root), the share left
 # tables-pending, stack bytes copied, exec -> first complete stack; medians of
-# RUNS runs, the three ways interleaved.
+# RUNS runs, the three ways interleaved, and perf --call-graph dwarf on the
+# same start (its share reaching the root, 8 KiB copied per sample).
 set -eu
 cd "$(dirname "$0")/../.."
 CFIPROF=${CFIPROF:-build/cfiprof}
@@ -50,6 +51,7 @@ run_one() {
 	local way=$1 name=$2 run=$3 opts pid rec base
 	base=$out/$name.$way.$run
 	case $way in
+	perf) opts="" ;;
 	off) opts="--defer-stack 0" ;;
 	cold) rm -rf "$cache"; opts="--table-cache $cache" ;;
 	warm) opts="--table-cache $cache" ;;
@@ -58,8 +60,13 @@ run_one() {
 	sh -c 'kill -STOP $$; exec "$@"' sh $(workload "$name") > /dev/null 2>&1 &
 	pid=$!
 	while [ "$(ps -o stat= -p $pid | cut -c1)" != T ]; do sleep 0.01; done
-	# shellcheck disable=SC2086
-	"$CFIPROF" record -F 999 -p $pid $opts -o "$base.folded" 2> "$base.err" &
+	if [ "$way" = perf ]; then
+		# the peer: 8 KiB of stack copied with every sample, unwound afterwards
+		perf record -q --call-graph dwarf -F 999 -p $pid -o "$base.perf.data" 2> "$base.err" &
+	else
+		# shellcheck disable=SC2086
+		"$CFIPROF" record -F 999 -p $pid $opts -o "$base.folded" 2> "$base.err" &
+	fi
 	rec=$!
 	# attached once the summary's progress would start: the BPF programs are in
 	sleep 1.5
@@ -67,6 +74,16 @@ run_one() {
 	wait $pid || true
 	kill -INT $rec
 	wait $rec || true
+	if [ "$way" = perf ]; then
+		# a sample reaches the root when its unwound stack ends in _start or a thread's clone
+		perf script -i "$base.perf.data" -F ip,sym 2> /dev/null | awk -v name="$name" '
+			/^[ \t]*$/ { if (n) { total++; if (root) comp++ } n = 0; root = 0; next }
+			{ n++; if ($0 ~ /(_start|__libc_start_call_main|start_thread|clone3)/) root = 1 }
+			END { if (n) { total++; if (root) comp++ }
+				printf "%s perf %d %.3f - - - %d\n", name, total, 100 * comp / total, total * 8 }' >> "$out/raw.txt"
+		rm -f "$base.perf.data"
+		return
+	fi
 	awk -v way="$way" -v name="$name" -v err="$base.err" '
 		{ n = $NF; total += n; if ($0 ~ /\[incomplete: tables-pending\]/) pend += n;
 		  else if ($0 !~ /\[incomplete:/) comp += n }
@@ -84,7 +101,7 @@ run_one() {
 : > "$out/raw.txt"
 for run in $(seq "$RUNS"); do
 	for name in clang xz sqlite3 python3; do
-		for way in off cold warm; do
+		for way in perf off cold warm; do
 			run_one $way $name $run
 		done
 	done
@@ -100,7 +117,7 @@ report=$out/process_start.md
 	echo "| workload | way | samples | complete % | tables-pending % | exec -> first complete (ms) | deferred samples | KiB of stack copied |"
 	echo "|---|---|---|---|---|---|---|---|"
 	for name in clang xz sqlite3 python3; do
-		for way in off cold warm; do
+		for way in perf off cold warm; do
 			col() { awk -v n="$name" -v w="$way" -v c="$1" '$1 == n && $2 == w {print $c}' "$out/raw.txt" | median; }
 			echo "| $name | $way | $(col 3) | $(col 4) | $(col 5) | $(col 6) | $(col 7) | $(awk -v b="$(col 8)" 'BEGIN {printf "%.0f", b}') |"
 		done
