@@ -252,99 +252,10 @@ struct tc_scratch {
 	__u64 record[RECORD_MAX_BYTES / sizeof(__u64)];
 };
 
+/* ---- what user space is asked for: bpf/requests.bpf.h ---- */
+#include "requests.bpf.h"
+
 /* ---- per-sample setup shared by both loop strategies ---- */
-
-
-static __always_inline void emit_event(__u32 type, __u32 pid, __u64 addr)
-{
-	struct cfi_event_record *ev;
-
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		walker_count(CNT_EVENTS_LOST, 1);
-		return;
-	}
-	ev->type = type;
-	ev->pid = pid;
-	ev->addr = addr;
-	ev->time_ns = bpf_ktime_get_ns();
-	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-	/* requests and exec/exit are rare and urgent: wake the consumer now */
-	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
-}
-
-/*
- * The global bound: many processes (or one forking many) each within its own
- * limit must not flood the ring buffer and the loader.  Returns false (and
- * counts it) when this CPU has sent its share of the current slot.  Nothing is
- * lost for good: an unknown process, or one whose mappings changed after the
- * loader last read them, asks again from its next sample (walk_requests).
- */
-static __always_inline bool request_budget_left(__u64 now)
-{
-	struct cfi_request_slot *s;
-	__u64 slot = now / REQUEST_SLOT_NS;
-	__u32 zero = 0;
-
-	if (!request_budget)
-		return true;
-	s = bpf_map_lookup_elem(&request_slots, &zero);
-	if (!s)
-		return true;
-	if (s->slot != slot) {
-		s->slot = slot;
-		s->used = 0;
-	}
-	if (s->used >= request_budget) {
-		walker_count(CNT_REQUESTS_THROTTLED, 1);
-		return false;
-	}
-	s->used++;
-	return true;
-}
-
-/*
- * At most one request per pid per interval: @times holds each pid's last one.
- * Returns true when this one is within the interval, or over the global
- * budget, and must not go out.  Only a request that goes out restarts the
- * pid's interval: one refused by the budget may ask again at once.
- */
-static __always_inline bool request_limited(void *times, __u32 pid, __u64 now, __u64 interval)
-{
-	__u64 *last = bpf_map_lookup_elem(times, &pid);
-
-	if (last && now - *last < interval) {
-		walker_count(CNT_REQUESTS_LIMITED, 1);
-		return true;
-	}
-	if (!request_budget_left(now))
-		return true;
-	bpf_map_update_elem(times, &pid, &now, BPF_ANY);
-	walker_count(CNT_REQUESTS, 1);
-	return false;
-}
-
-/* Ask user space to load a pid (addr 0) or a new mapping, at most once per interval per pid. */
-static __always_inline void request_tables(__u32 pid, __u64 addr)
-{
-	if (!request_limited(&request_times, pid, bpf_ktime_get_ns(), request_interval_ns))
-		emit_event(RECORD_REQUEST, pid, addr);
-}
-
-static __always_inline void note_change(__u32 pid, __u64 now)
-{
-	bpf_map_update_elem(&changed_at, &pid, &now, BPF_ANY);
-}
-
-static __always_inline void mapping_changed(__u32 pid, __u64 addr)
-{
-	__u64 now = bpf_ktime_get_ns();
-
-	note_change(pid, now);
-	/* loads are deduplicated in user space: a millisecond apart is enough */
-	if (!request_limited(&change_times, pid, now, 1000000))
-		emit_event(RECORD_REQUEST, pid, addr);
-}
 
 static __always_inline __u64 sample_wakeup_flags(void)
 {
@@ -361,28 +272,6 @@ static __always_inline void walk_finished(struct walker_state *st, bool deferred
 	/* a deferred walk is counted by user space, under the reason it finally stops with */
 	if (!deferred)
 		walker_count(CNT_STOP_BASE + (st->reason < STOP_REASON_MAX ? st->reason : 0), 1);
-}
-
-/* The mappings changed after the loader last read them (its request may have been refused). */
-static __always_inline bool changes_unread(__u32 pid)
-{
-	struct cfi_proc_val *proc = bpf_map_lookup_elem(&procs, &pid);
-	__u64 *changed = bpf_map_lookup_elem(&changed_at, &pid);
-
-	return proc && changed && *changed > proc->loaded_ns;
-}
-
-static __always_inline void walk_requests(struct walker_state *st)
-{
-	if (!st->proc_known)
-		request_tables(st->pid, 0);
-	/*
-	 * A change whose own request was rate-limited or over the budget still
-	 * gets the mappings read: also when the walk did not notice it (a
-	 * library replaced by another at the same address).
-	 */
-	else if (st->reason == STOP_NO_MAPPING || st->change_pending || changes_unread(st->pid))
-		request_tables(st->pid, st->missing_pc);
 }
 
 /*
@@ -456,14 +345,23 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
  */
 static __always_inline void settle_reason(struct walker_state *st)
 {
-	struct cfi_proc_val *proc;
 	__u64 *changed;
+	struct cfi_proc_val *proc;
 
+	if (st->reason == STOP_NO_USER)
+		return;
+	changed = bpf_map_lookup_elem(&changed_at, &st->pid);
+	/*
+	 * One lookup per sample serves three: the request for a change whose own
+	 * request was refused (walk_requests), this reason, a deferred record.
+	 */
+	st->changed_ns = changed ? *changed : 0;
+	st->change_pending = st->proc_known && st->changed_ns > st->loaded_ns;
 	if (st->reason != STOP_NO_MAPPING)
 		return;
+	/* the entry as it is now: user space may be rewriting the keys */
 	proc = bpf_map_lookup_elem(&procs, &st->pid);
-	changed = bpf_map_lookup_elem(&changed_at, &st->pid);
-	if (proc && ((proc->flags & CFI_PROC_UPDATING) || (changed && *changed > proc->loaded_ns))) {
+	if (proc && ((proc->flags & CFI_PROC_UPDATING) || st->changed_ns > proc->loaded_ns)) {
 		st->reason = STOP_TABLES_PENDING;
 		st->change_pending = 1;
 	}
@@ -483,95 +381,8 @@ static __always_inline void sample_end(struct cfi_sample_record *rec, struct wal
 	rec->pad = 0;
 }
 
-/* ---- deferred unwinding: samples the kernel cannot finish yet ---- */
-
-/*
- * Only a walk that stopped for lack of tables can be finished later; inside
- * execve the registers may belong to the image being replaced.
- */
-static __always_inline bool defer_wanted(const struct walker_state *st)
-{
-	return defer_stack_bytes && st->reason == STOP_TABLES_PENDING &&
-	       !(st->flags & SAMPLE_IN_EXECVE);
-}
-
-/* Takes need bytes of this second's copy budget; false when it is spent. */
-static __always_inline bool defer_budget_take(__u64 need)
-{
-	struct defer_window *w;
-	__u32 zero = 0;
-	__u64 now;
-
-	w = bpf_map_lookup_elem(&defer_budget, &zero);
-	if (!w)
-		return false;
-	now = bpf_ktime_get_ns();
-	/* CPUs race on the window reset: the budget may be exceeded by a copy or two */
-	if (now - w->start_ns >= 1000000000ULL) {
-		w->start_ns = now;
-		w->bytes = 0;
-	}
-	if (w->bytes + need > defer_bytes_per_sec)
-		return false;
-	__sync_fetch_and_add(&w->bytes, need);
-	return true;
-}
-
-/*
- * Sends rec (already complete) with the walker state and a copy of the user
- * stack from the page holding sp upwards, as one RECORD_DEFERRED.  Returns
- * true when it went out; then rec itself must not be sent.
- */
-static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
-					  const struct walker_state *st)
-{
-	const __u32 stack_max = defer_stack_bytes & ~(DEFER_CHUNK - 1);
-	struct cfi_deferred_record *d;
-	__u64 base = st->sp & ~(__u64)(DEFER_CHUNK - 1), rec_size, *changed;
-	__u8 *stack;
-	__u32 len = 0, i;
-
-	if (stack_max > DEFER_STACK_MAX)
-		return false;
-	if (!defer_budget_take(stack_max)) {
-		walker_count(CNT_DEFER_BUDGET, 1);
-		return false;
-	}
-	d = bpf_ringbuf_reserve(&events, sizeof(*d) + stack_max + RECORD_MAX_BYTES, 0);
-	if (!d) {
-		walker_count(CNT_DEFER_LOST, 1);
-		return false;
-	}
-	stack = (__u8 *)(d + 1);
-	for (i = 0; i < DEFER_STACK_MAX / DEFER_CHUNK; i++) {
-		if (len >= stack_max)
-			break;
-		/* the stack ends at its mapping's top: keep what was readable */
-		if (bpf_probe_read_user(stack + len, DEFER_CHUNK, (const void *)(base + len)))
-			break;
-		len += DEFER_CHUNK;
-	}
-	d->type = RECORD_DEFERRED;
-	d->stack_max = stack_max;
-	d->stack_base = base;
-	d->stack_len = len;
-	d->nr_signal = st->nr_signal;
-	d->bp_valid = st->bp_valid;
-	d->ip_is_ra = st->ip_is_ra;
-	d->ip = st->ip;
-	d->sp = st->sp;
-	d->bp = st->bp;
-	changed = bpf_map_lookup_elem(&changed_at, &st->pid);
-	d->changed_ns = changed ? *changed : 0;
-	rec_size = sizeof(*rec) + ((__u64)rec->nr_kernel + rec->nr_user) * sizeof(__u64);
-	if (rec_size > RECORD_MAX_BYTES)
-		rec_size = RECORD_MAX_BYTES;
-	bpf_probe_read_kernel(stack + stack_max, rec_size, rec);
-	bpf_ringbuf_submit(d, sample_wakeup_flags());
-	walker_count(CNT_DEFERRED, 1);
-	walker_count(CNT_DEFER_BYTES, len);
-	return true;
-}
+/* ---- deferred unwinding: bpf/defer.bpf.h ---- */
+#include "defer.bpf.h"
 
 /* ---- bpf_loop strategy: walk straight into the reservation ---- */
 

@@ -49,6 +49,8 @@ struct walker_state {
 	__u64 sp;
 	__u64 bp;
 	__u64 missing_pc; /* pc that had no mapping, for a RECORD_REQUEST */
+	__u64 loaded_ns;  /* when user space read the pid's mappings (its procs entry at the start) */
+	__u64 changed_ns; /* when they last changed (set by the includer after the walk) */
 	__u32 pid;	  /* tgid: mappings are per process */
 	__u32 generation;
 	__u16 nr;      /* user frames emitted so far */
@@ -59,7 +61,7 @@ struct walker_state {
 	__u8 reason; /* enum cfi_stop_reason, valid once done */
 	__u8 flags;  /* enum cfi_sample_flags */
 	__u8 done;
-	__u8 change_pending; /* no mapping, but the mappings changed after the last load */
+	__u8 change_pending; /* the mappings changed after the last load: ask for them again */
 	__u8 nr_signal;	     /* signal frames crossed */
 	__u16 cache_hits; /* counted once per walk by the includer, not per frame */
 	__u16 cache_misses;
@@ -92,6 +94,7 @@ static __always_inline void walker_init(struct walker_state *st, __u32 pid, __u6
 	if (proc) {
 		st->proc_known = 1;
 		st->generation = proc->generation;
+		st->loaded_ns = proc->loaded_ns;
 	}
 }
 

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Part of cfiprof.bpf.c (its maps, walker and record helpers come first):
+ * deferred unwinding, samples the kernel cannot finish yet for lack of tables.
+ */
+#ifndef CFIPROF_DEFER_BPF_H
+#define CFIPROF_DEFER_BPF_H
+
+/*
+ * Only a walk that stopped for lack of tables can be finished later; inside
+ * execve the registers may belong to the image being replaced.
+ */
+static __always_inline bool defer_wanted(const struct walker_state *st)
+{
+	return defer_stack_bytes && st->reason == STOP_TABLES_PENDING &&
+	       !(st->flags & SAMPLE_IN_EXECVE);
+}
+
+/* Takes need bytes of this second's copy budget; false when it is spent. */
+static __always_inline bool defer_budget_take(__u64 need)
+{
+	struct defer_window *w;
+	__u32 zero = 0;
+	__u64 now;
+
+	w = bpf_map_lookup_elem(&defer_budget, &zero);
+	if (!w)
+		return false;
+	now = bpf_ktime_get_ns();
+	/* CPUs race on the window reset: the budget may be exceeded by a copy or two */
+	if (now - w->start_ns >= 1000000000ULL) {
+		w->start_ns = now;
+		w->bytes = 0;
+	}
+	if (w->bytes + need > defer_bytes_per_sec)
+		return false;
+	__sync_fetch_and_add(&w->bytes, need);
+	return true;
+}
+
+/*
+ * Sends rec (already complete) with the walker state and a copy of the user
+ * stack from the page holding sp upwards, as one RECORD_DEFERRED.  Returns
+ * true when it went out; then rec itself must not be sent.
+ */
+static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
+					  const struct walker_state *st)
+{
+	const __u32 stack_max = defer_stack_bytes & ~(DEFER_CHUNK - 1);
+	struct cfi_deferred_record *d;
+	__u64 base = st->sp & ~(__u64)(DEFER_CHUNK - 1), rec_size;
+	__u8 *stack;
+	__u32 len = 0, i;
+
+	if (stack_max > DEFER_STACK_MAX)
+		return false;
+	if (!defer_budget_take(stack_max)) {
+		walker_count(CNT_DEFER_BUDGET, 1);
+		return false;
+	}
+	d = bpf_ringbuf_reserve(&events, sizeof(*d) + stack_max + RECORD_MAX_BYTES, 0);
+	if (!d) {
+		walker_count(CNT_DEFER_LOST, 1);
+		return false;
+	}
+	stack = (__u8 *)(d + 1);
+	for (i = 0; i < DEFER_STACK_MAX / DEFER_CHUNK; i++) {
+		if (len >= stack_max)
+			break;
+		/* the stack ends at its mapping's top: keep what was readable */
+		if (bpf_probe_read_user(stack + len, DEFER_CHUNK, (const void *)(base + len)))
+			break;
+		len += DEFER_CHUNK;
+	}
+	d->type = RECORD_DEFERRED;
+	d->stack_max = stack_max;
+	d->stack_base = base;
+	d->stack_len = len;
+	d->nr_signal = st->nr_signal;
+	d->bp_valid = st->bp_valid;
+	d->ip_is_ra = st->ip_is_ra;
+	d->ip = st->ip;
+	d->sp = st->sp;
+	d->bp = st->bp;
+	d->changed_ns = st->changed_ns;
+	rec_size = sizeof(*rec) + ((__u64)rec->nr_kernel + rec->nr_user) * sizeof(__u64);
+	if (rec_size > RECORD_MAX_BYTES)
+		rec_size = RECORD_MAX_BYTES;
+	bpf_probe_read_kernel(stack + stack_max, rec_size, rec);
+	bpf_ringbuf_submit(d, sample_wakeup_flags());
+	walker_count(CNT_DEFERRED, 1);
+	walker_count(CNT_DEFER_BYTES, len);
+	return true;
+}
+
+#endif
