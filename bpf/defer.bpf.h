@@ -16,8 +16,11 @@ static __always_inline bool defer_wanted(const struct walker_state *st)
 	       !(st->flags & SAMPLE_IN_EXECVE);
 }
 
-/* Takes need bytes of this second's copy budget; false when it is spent. */
-static __always_inline bool defer_budget_take(__u64 need)
+/*
+ * Takes need bytes of this second's copy budget: the window to give back what
+ * was not copied (defer_budget_return), or NULL when the budget is spent.
+ */
+static __always_inline struct defer_window *defer_budget_take(__u64 need, __u64 *window)
 {
 	struct defer_window *w;
 	__u32 zero = 0;
@@ -25,7 +28,7 @@ static __always_inline bool defer_budget_take(__u64 need)
 
 	w = bpf_map_lookup_elem(&defer_budget, &zero);
 	if (!w)
-		return false;
+		return NULL;
 	now = bpf_ktime_get_ns();
 	/* CPUs race on the window reset: the budget may be exceeded by a copy or two */
 	if (now - w->start_ns >= 1000000000ULL) {
@@ -33,9 +36,20 @@ static __always_inline bool defer_budget_take(__u64 need)
 		w->bytes = 0;
 	}
 	if (w->bytes + need > defer_bytes_per_sec)
-		return false;
+		return NULL;
 	__sync_fetch_and_add(&w->bytes, need);
-	return true;
+	*window = w->start_ns;
+	return w;
+}
+
+/*
+ * The stack ends where its mapping does, usually well short of the maximum:
+ * the budget counts bytes copied.  Not across a window reset (it would wrap).
+ */
+static __always_inline void defer_budget_return(struct defer_window *w, __u64 window, __u64 unused)
+{
+	if (unused && w->start_ns == window && w->bytes >= unused)
+		__sync_fetch_and_sub(&w->bytes, unused);
 }
 
 /*
@@ -48,18 +62,21 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 {
 	const __u32 stack_max = defer_stack_bytes & ~(DEFER_CHUNK - 1);
 	struct cfi_deferred_record *d;
-	__u64 base = st->sp & ~(__u64)(DEFER_CHUNK - 1), rec_size;
+	struct defer_window *w;
+	__u64 window, base = st->sp & ~(__u64)(DEFER_CHUNK - 1), rec_size;
 	__u8 *stack;
 	__u32 len = 0, i;
 
 	if (stack_max > DEFER_STACK_MAX)
 		return false;
-	if (!defer_budget_take(stack_max)) {
+	w = defer_budget_take(stack_max, &window);
+	if (!w) {
 		walker_count(CNT_DEFER_BUDGET, 1);
 		return false;
 	}
 	d = bpf_ringbuf_reserve(&events, sizeof(*d) + stack_max + RECORD_MAX_BYTES, 0);
 	if (!d) {
+		defer_budget_return(w, window, stack_max);
 		walker_count(CNT_DEFER_LOST, 1);
 		return false;
 	}
@@ -89,6 +106,7 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	bpf_probe_read_kernel(stack + stack_max, rec_size, rec);
 	bpf_ringbuf_submit(d, sample_wakeup_flags());
 	walker_count(CNT_DEFERRED, 1);
+	defer_budget_return(w, window, stack_max - len);
 	walker_count(CNT_DEFER_BYTES, len);
 	return true;
 }
