@@ -356,6 +356,19 @@ static void test_recording_kernel_names(void)
 		    "0xffffffff81000110"),
 	      "other kernel pcs are not saved: %s", name);
 	frame_namer_free(&fn);
+	/*
+	 * report time with kallsyms: a BPF program there now is not the one that
+	 * ran then (programs come and go; cfiprof's own linger a moment after it
+	 * exits), so a pc the recording did not name stays an address
+	 */
+	frame_namer_init(&fn, NULL, ks);
+	fn.saved_kernel = &meta.knames;
+	CHECK(streq(frame_name_kernel(&fn, 0xffffffffa0001010, name, sizeof(name)),
+		    "0xffffffffa0001010"),
+	      "a BPF program in today's kallsyms names a recorded pc: %s", name);
+	CHECK(streq(frame_name_kernel(&fn, 0xffffffff81000110, name, sizeof(name)), "do_exit"),
+	      "kernel text is named from kallsyms at report time: %s", name);
+	frame_namer_free(&fn);
 	kernel_names_free(&meta.knames);
 	agg_free(&back);
 	agg_free(&a);

@@ -23,6 +23,8 @@ struct loader_opts {
 	int cgroup_fd; /* >= 0: only tasks in this cgroup v2 directory, or below */
 };
 
+struct ksyms;
+
 struct loader {
 	struct cfiprof_bpf *skel;
 	int nr_cpus;
@@ -46,6 +48,12 @@ void loader_close(struct loader *l);
 /* Sums the per-CPU counters. */
 int loader_read_counters(struct loader *l, uint64_t out[CNT_MAX]);
 int loader_add_target(struct loader *l, uint32_t pid);
+/*
+ * Adds cfiprof's own programs to @k as kallsyms names them ("bpf_prog_TAG_FUNC
+ * [bpf]"): they run in every syscall-exit stack, and may have been loaded
+ * after kallsyms was read. Returns the number of functions added.
+ */
+int loader_name_programs(struct loader *l, struct ksyms *k);
 /* Run time of the sampling programs (needs kernel.bpf_stats_enabled=1). */
 int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt);
 

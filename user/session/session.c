@@ -405,6 +405,9 @@ struct ksyms *session_kernel_symbols(struct session *s, char *err, size_t errlen
 	}
 	k = s->ksyms;
 	s->ksyms = NULL;
+	/* kallsyms was read while they loaded: cfiprof's programs may be missing */
+	if (k && s->ld.skel)
+		loader_name_programs(&s->ld, k);
 	if (!k)
 		snprintf(err, errlen, "%s", s->ksyms_err);
 	return k;

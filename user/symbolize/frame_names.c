@@ -210,7 +210,9 @@ const char *frame_name_kernel(struct frame_namer *fn, uint64_t pc, char *buf, si
 		snprintf(buf, len, "%s", name);
 		return buf;
 	}
-	if (fn->ksyms && !ksyms_lookup(fn->ksyms, pc, &name, &off)) {
+	/* a report's BPF names are the recording's: today's programs are others */
+	if (fn->ksyms && !ksyms_lookup(fn->ksyms, pc, &name, &off) &&
+	    !(fn->saved_kernel && kernel_name_is_transient(name))) {
 		snprintf(buf, len, "%s", name);
 		return buf;
 	}

@@ -203,6 +203,20 @@ int ksyms_lookup(const struct ksyms *k, uint64_t addr, const char **name, uint64
 	return 0;
 }
 
+int ksyms_add(struct ksyms *k, uint64_t start, uint64_t end, const char *name)
+{
+	int64_t off = sym_table_intern(&k->tab, name, strlen(name));
+
+	if (off < 0)
+		return -1;
+	return sym_table_add(&k->tab, start, end, (uint32_t)off, 0);
+}
+
+void ksyms_sort(struct ksyms *k)
+{
+	sym_table_finish(&k->tab);
+}
+
 size_t ksyms_count(const struct ksyms *k)
 {
 	return k->tab.n;

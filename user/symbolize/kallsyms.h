@@ -23,6 +23,13 @@ struct ksyms *ksyms_load(const char *path, char *err, size_t errlen);
  */
 int ksyms_lookup(const struct ksyms *k, uint64_t addr, const char **name, uint64_t *offset);
 
+/*
+ * Adds [start, end) named @name (programs loaded after kallsyms was read);
+ * call ksyms_sort() after the last one, before lookups. Returns 0 or -1.
+ */
+int ksyms_add(struct ksyms *k, uint64_t start, uint64_t end, const char *name);
+void ksyms_sort(struct ksyms *k);
+
 size_t ksyms_count(const struct ksyms *k);
 void ksyms_free(struct ksyms *k);
 
