@@ -325,14 +325,22 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
 	if (task->flags & PF_KTHREAD)
 		walker_stop(st, STOP_NO_USER);
 	/*
+	 * In do_exit after exit_mm(): no profiler can read this stack any more.
+	 * The leaf (the exit_group call) is still known; the walk stops at its
+	 * first read, and settle_reason() names why.
+	 */
+	else if (!task->mm)
+		st->flags |= SAMPLE_EXITING;
+	/*
 	 * Inside execve the saved user registers may belong to the image being
 	 * replaced while the address space is already the new one: nothing to
-	 * unwind until the new image's tables are in.
+	 * unwind, and nothing to finish later (user space would read the new
+	 * image's mappings).
 	 */
 	else if ((flags & SAMPLE_IN_KERNEL) && bpf_core_field_exists(task->in_execve) &&
 		 BPF_CORE_READ_BITFIELD(task, in_execve)) {
 		st->flags |= SAMPLE_IN_EXECVE;
-		walker_stop(st, STOP_TABLES_PENDING);
+		walker_stop(st, STOP_IN_EXECVE);
 	}
 	return nr_kernel;
 }
@@ -348,8 +356,12 @@ static __always_inline void settle_reason(struct walker_state *st)
 	__u64 *changed;
 	struct cfi_proc_val *proc;
 
-	if (st->reason == STOP_NO_USER)
+	if (st->reason == STOP_NO_USER || st->reason == STOP_IN_EXECVE)
 		return;
+	if (st->flags & SAMPLE_EXITING) {
+		st->reason = STOP_EXITING;
+		return;
+	}
 	changed = bpf_map_lookup_elem(&changed_at, &st->pid);
 	/*
 	 * One lookup per sample serves three: the request for a change whose own
@@ -585,6 +597,13 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_map_lookup_elem(&procs, &tgid))
 		mapping_changed(tgid, (__u64)ret);
+	/*
+	 * No entry yet, but a load may be under way: one that read the maps
+	 * before this mmap must not pass for one that saw it (its first sample
+	 * asks for the tables; ld.so maps the libraries right after exec).
+	 */
+	else if (wanted(tgid))
+		note_change(tgid, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -627,8 +646,21 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		emit_event(RECORD_EXIT, tgid, 0);
 	bpf_map_delete_elem(&request_times, &tgid);
 	bpf_map_delete_elem(&changed_at, &tgid);
-	/* the pid may be reused by a process that is none of ours */
-	if (filter_enabled)
+	return 0;
+}
+
+/*
+ * The pid may be reused by a process that is none of ours: it leaves the
+ * filter when the process is freed, not at sched_process_exit, which comes
+ * before exit_mm(): the exit itself (freeing the memory) is the process's
+ * CPU time too, and perf counts it.
+ */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(on_free, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+
+	if (filter_enabled && p->pid == tgid)
 		bpf_map_delete_elem(&target_pids, &tgid);
 	return 0;
 }

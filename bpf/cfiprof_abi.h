@@ -159,6 +159,8 @@ enum cfi_stop_reason {
 	STOP_TABLES_PENDING = 7,  /* process or object tables not loaded yet */
 	STOP_NO_USER = 8,	  /* kernel thread: no user stack */
 	STOP_STACK_COPY = 9,	  /* deferred walk went past the copied stack bytes */
+	STOP_EXITING = 10,	  /* exit_mm() has run: the user memory is gone, only the leaf is known */
+	STOP_IN_EXECVE = 11,	  /* inside execve: the image is being replaced, nothing to walk */
 	STOP_REASON_MAX,
 };
 
@@ -177,6 +179,7 @@ enum cfi_sample_flags {
 	SAMPLE_SIGNAL = 1 << 1,	   /* the walk crossed a signal frame */
 	SAMPLE_IN_EXECVE = 1 << 2, /* inside execve: the registers may be the old image's */
 	SAMPLE_DEFERRED = 1 << 3,  /* finished in user space from a stack copy */
+	SAMPLE_EXITING = 1 << 4,   /* the task had released its address space (in do_exit) */
 };
 
 #define MAX_KERNEL_FRAMES 127

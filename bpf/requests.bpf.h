@@ -100,6 +100,9 @@ static __always_inline void mapping_changed(__u32 pid, __u64 addr)
 
 static __always_inline void walk_requests(struct walker_state *st)
 {
+	/* an exiting process will need no tables */
+	if (st->reason == STOP_EXITING)
+		return;
 	if (!st->proc_known)
 		request_tables(st->pid, 0);
 	/*

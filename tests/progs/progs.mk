@@ -29,6 +29,9 @@ $(PROGS_OUT)/defer_filler.S: tests/progs/progs.mk
 $(PROGS_OUT)/libdefer_big.so: tests/progs/defer_big.c $(PROGS_OUT)/defer_filler.S $(PROGS_DEPS)
 	$(CC) $(PROGS_CFLAGS) -fPIC -shared $< $(PROGS_OUT)/defer_filler.S -o $@
 
+# tests/e2e/test_process_edges.c: samples taken in do_exit and inside execve
+TEST_PROGS += $(PROGS_OUT)/exit_exec
+
 # tests/e2e/test_hostile.c: processes that attack the agent
 HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin quota_hog hostile_storm)
 TEST_PROGS += $(HOSTILE_PROGS)

@@ -281,7 +281,7 @@ void session_print_summary(struct session *s, FILE *f)
 	uint64_t c[CNT_MAX] = {0};
 	struct table_store_stats ts = s->ts.stats;
 	struct tracker_stats tr;
-	uint64_t hits, misses, stops = 0, lost, run_ns = 0, run_cnt = 0;
+	uint64_t hits, misses, stops = 0, lost, run_ns = 0, run_cnt = 0, unwalkable;
 	double secs = mono_sec() - s->start;
 	int i;
 
@@ -302,6 +302,16 @@ void session_print_summary(struct session *s, FILE *f)
 				c[CNT_STOP_BASE + i], pct(c[CNT_STOP_BASE + i], stops));
 	}
 	fprintf(f, "\n");
+	/* samples no profiler can walk: say how the others fared */
+	unwalkable = c[CNT_STOP_BASE + STOP_NO_USER] + c[CNT_STOP_BASE + STOP_EXITING] +
+		     c[CNT_STOP_BASE + STOP_IN_EXECVE];
+	if (unwalkable && stops > unwalkable)
+		fprintf(f,
+			"cfiprof: user stacks: %.2f%% complete of the %" PRIu64
+			" samples that had one to walk (%" PRIu64
+			" had none: kernel threads, processes exiting, inside execve)\n",
+			pct(c[CNT_STOP_BASE + STOP_COMPLETE], stops - unwalkable), stops - unwalkable,
+			unwalkable);
 	fprintf(f,
 		"cfiprof: rule cache hit rate %.1f%% (%" PRIu64 " hits, %" PRIu64
 		" misses), %.1f user frames per sample, %" PRIu64 " frame-pointer frames\n",

@@ -23,6 +23,8 @@ const char *stop_reason_name(int reason)
 		[STOP_TABLES_PENDING] = "tables-pending",
 		[STOP_NO_USER] = "kernel-thread",
 		[STOP_STACK_COPY] = "stack-copy-short",
+		[STOP_EXITING] = "exiting",
+		[STOP_IN_EXECVE] = "in-execve",
 	};
 
 	if (reason < 0 || reason >= STOP_REASON_MAX || !names[reason])

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Samples no profiler can walk, end to end (build/progs/exit_exec):
+ * - in do_exit after exit_mm(), freeing a large address space: the user
+ *   memory is gone. Each sample is kept, counted as "exiting", with the one
+ *   user frame still known (the exit_group call in _exit) under the kernel
+ *   stack. Before, `record -- CMD` dropped them as other processes' (the pid
+ *   left the filter at sched_process_exit, which comes before exit_mm()), and
+ *   `-a` called them unreadable-memory.
+ * - inside execve, where the saved registers may be the old image's while the
+ *   address space is the new one: "in-execve", never tables-pending (which
+ *   says the tables will come, and they cannot help).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/cli_util.h"
+#include "tests/lib/e2e.h"
+#include "tests/lib/harness.h"
+
+#define PROG "exit_exec"
+
+struct edge_counts {
+	uint64_t samples;	     /* of PROG */
+	uint64_t complete;	     /* no [incomplete: ...] frame */
+	uint64_t exiting, exiting_ok; /* ... whose user part is exactly _exit, do_exit above */
+	uint64_t in_execve;
+	uint64_t execve_kernel;	   /* kernel stack inside load_elf_binary */
+	uint64_t execve_other;	   /* ... with a reason other than in-execve or complete */
+	uint64_t unreadable;	   /* unreadable-memory or no-mapping */
+	char first_bad[512];
+};
+
+static void note_bad(struct edge_counts *c, const char *stack)
+{
+	if (!c->first_bad[0])
+		snprintf(c->first_bad, sizeof(c->first_bad), "%s", stack);
+}
+
+/* Folded lines "comm;[incomplete: R];user...;kernel_[k]... N", root first. */
+static int count_edges(const char *path, struct edge_counts *c)
+{
+	char *s = slurp(path), *line, *save = NULL;
+
+	memset(c, 0, sizeof(*c));
+	if (!*s) {
+		free(s);
+		return -1;
+	}
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' '), *f, *fs = NULL, copy[512];
+		const char *reason = NULL;
+		int nuser = 0;
+		bool in_exec_kernel = false, do_exit = false, leaf_exit = false;
+		uint64_t n;
+
+		if (!sp || strncmp(line, PROG ";", strlen(PROG) + 1))
+			continue;
+		n = strtoull(sp + 1, NULL, 10);
+		*sp = '\0';
+		snprintf(copy, sizeof(copy), "%s", line);
+		f = strtok_r(line, ";", &fs); /* comm */
+		for (f = strtok_r(NULL, ";", &fs); f; f = strtok_r(NULL, ";", &fs)) {
+			size_t fl = strlen(f);
+
+			if (!strncmp(f, "[incomplete: ", 13)) {
+				reason = f + 13;
+			} else if (fl > 4 && !strcmp(f + fl - 4, "_[k]")) {
+				/*
+				 * bprm_execve runs a little before and after the
+				 * image is replaced (old, then new registers and
+				 * memory, both walkable): load_elf_binary is all
+				 * inside the window
+				 */
+				in_exec_kernel |= !strcmp(f, "load_elf_binary_[k]");
+				do_exit |= !strcmp(f, "do_exit_[k]");
+			} else {
+				nuser++;
+				leaf_exit = !strcmp(f, "_exit");
+			}
+		}
+		c->samples += n;
+		if (!reason)
+			c->complete += n;
+		if (reason && !strcmp(reason, "exiting]")) {
+			c->exiting += n;
+			if (nuser == 1 && leaf_exit && do_exit)
+				c->exiting_ok += n;
+			else
+				note_bad(c, copy);
+		}
+		if (reason && !strcmp(reason, "in-execve]"))
+			c->in_execve += n;
+		if (reason && (!strcmp(reason, "unreadable-memory]") || !strcmp(reason, "no-mapping]"))) {
+			c->unreadable += n;
+			note_bad(c, copy);
+		}
+		if (in_exec_kernel) {
+			c->execve_kernel += n;
+			if (reason && strcmp(reason, "in-execve]")) {
+				c->execve_other += n;
+				note_bad(c, copy);
+			}
+		}
+	}
+	free(s);
+	return 0;
+}
+
+static bool record_prog(const char *name, char *const mode[], char **log)
+{
+	char folded[PATH_MAX], err[PATH_MAX + 8], prog[PATH_MAX + 32], *argv[16];
+	int a = 0, i, rc;
+
+	tpath(folded, sizeof(folded), name);
+	snprintf(err, sizeof(err), "%s.err", folded);
+	snprintf(prog, sizeof(prog), "%s/" PROG, progs_dir);
+	argv[a++] = (char *)cfiprof_bin;
+	argv[a++] = "record";
+	argv[a++] = "-F";
+	argv[a++] = "999";
+	argv[a++] = "-o";
+	argv[a++] = folded;
+	argv[a++] = "--";
+	argv[a++] = prog;
+	for (i = 0; mode[i]; i++)
+		argv[a++] = mode[i];
+	argv[a] = NULL;
+	rc = run(argv, NULL, err, 60);
+	*log = slurp(err);
+	CHECK(rc == 0, "%s: record exited %d: %s", name, rc, *log);
+	return rc == 0;
+}
+
+static void test_exit(void)
+{
+	char *mode[] = {"exit", "6", "256", NULL}, path[PATH_MAX], *log = NULL;
+	const char *us;
+	struct edge_counts c;
+
+	if (!record_prog("exit", mode, &log))
+		goto cleanup;
+	tpath(path, sizeof(path), "exit");
+	CHECK(count_edges(path, &c) == 0, "cannot read %s", path);
+	printf("exit: %" PRIu64 " samples of " PROG ", %" PRIu64 " complete, %" PRIu64
+	       " exiting (%" PRIu64 " with _exit under do_exit), %" PRIu64 " unreadable/no-mapping\n",
+	       c.samples, c.complete, c.exiting, c.exiting_ok, c.unreadable);
+	/* six 256 MiB address spaces freed: tens of ms each at 999 Hz */
+	CHECK(c.exiting >= 20,
+	      "only %" PRIu64 " samples in do_exit after exit_mm (the exit's CPU time is lost)",
+	      c.exiting);
+	CHECK(c.exiting_ok == c.exiting, "exiting samples without their _exit leaf: %s",
+	      c.first_bad);
+	CHECK(c.unreadable == 0, "%" PRIu64 " samples unreadable or in no mapping: %s",
+	      c.unreadable, c.first_bad);
+	/* (the lazy-binding trampoline, CFA in rbx, is issue 14's) */
+	CHECK((c.complete + c.exiting) * 100 >= c.samples * 99, "other incomplete samples: %" PRIu64,
+	      c.samples - c.complete - c.exiting);
+	us = strstr(log, "user stacks: ");
+	CHECK(strstr(log, " exiting ") && us && atof(us + 13) >= 99.0,
+	      "the summary does not set the exiting samples apart:\n%s", log);
+cleanup:
+	free(log);
+}
+
+static void test_execve(void)
+{
+	char *mode[] = {"exec", "1500", NULL}, path[PATH_MAX], *log = NULL;
+	struct edge_counts c;
+
+	if (!record_prog("exec", mode, &log))
+		goto cleanup;
+	tpath(path, sizeof(path), "exec");
+	CHECK(count_edges(path, &c) == 0, "cannot read %s", path);
+	printf("execve: %" PRIu64 " samples of " PROG ", %" PRIu64 " in load_elf_binary, %" PRIu64
+	       " in-execve, %" PRIu64 " in load_elf_binary with another reason\n",
+	       c.samples, c.execve_kernel, c.in_execve, c.execve_other);
+	CHECK(c.in_execve >= 10, "only %" PRIu64 " samples inside execve", c.in_execve);
+	CHECK(c.execve_other == 0, "samples inside execve with another reason: %s", c.first_bad);
+cleanup:
+	free(log);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	if (!e2e_setup("edges"))
+		return HARNESS_DONE();
+	RUN_TEST(test_exit);
+	RUN_TEST(test_execve);
+	e2e_finish();
+	return HARNESS_DONE();
+}
