@@ -106,6 +106,9 @@ struct tracker_stats {
 	uint64_t over_load_time;  /* mappings left unresolved: their load took over its time */
 	uint64_t forgets_deferred; /* forget passes put off while a load ran */
 	uint64_t big_loads_yielded; /* loads of many mappings sent behind the queued ones */
+	uint64_t tables_prebuilt;	/* tables a load built before swapping its mappings in */
+	uint64_t tables_built_parallel; /* ... of those, built while other workers built too */
+	uint64_t loads_hurried; /* queued loads moved to the front: deferred samples wait */
 };
 
 struct proc_tracker;
@@ -121,6 +124,11 @@ struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *
 void proc_tracker_set_max_procs(struct proc_tracker *pt, uint32_t max_procs);
 /* Tables are read from and kept in this cache (NULL: none); set before the start. */
 void proc_tracker_set_table_cache(struct proc_tracker *pt, struct cfi_table_cache *c);
+/*
+ * The tables one load builds at once, each on its own thread (0: the online
+ * CPUs, at most 4; 1: one after the other); set before the start.
+ */
+void proc_tracker_set_build_workers(struct proc_tracker *pt, uint32_t n);
 /* Starts the table load thread. */
 int proc_tracker_start(struct proc_tracker *pt);
 /* Stops the load thread after the queued work is done (or dropped when discard). */
@@ -130,6 +138,11 @@ void proc_tracker_free(struct proc_tracker *pt);
 /* Queues work for pid; callable from any thread, never blocks on table builds. */
 void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
 			  uint64_t time_ns);
+/*
+ * Deferred samples of pid wait for the table of the object at pc: its queued
+ * load moves to the front, and that object is built first.  Any thread.
+ */
+void proc_tracker_note_waiting(struct proc_tracker *pt, uint32_t pid, uint64_t pc);
 /* Loads pid synchronously on the caller's thread (load_lock: also while the load thread runs). */
 int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid);
 /* Waits until the queue is empty. */
