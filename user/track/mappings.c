@@ -82,7 +82,7 @@ struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, con
 	unsigned int i;
 
 	if (hook)
-		hook(pt->build_hook_ctx, true);
+		hook(pt->build_hook_ctx, name, true);
 	/* the key names the very file opened: an entry under it is this file's table */
 	if (pt->table_cache && !cfi_table_cache_load(pt->table_cache, key, &t)) {
 		t->stats.build_ns = mono_ns() - t0;
@@ -99,7 +99,7 @@ struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, con
 		fprintf(stderr, "cfiprof: warning: %s: %u more CFI problems\n", name, diag.count - 2);
 out:
 	if (hook)
-		hook(pt->build_hook_ctx, false);
+		hook(pt->build_hook_ctx, name, false);
 	return t;
 }
 

@@ -39,8 +39,8 @@ struct work_item {
 	uint64_t time_ns;
 };
 
-/* Called as a table build starts (true) and ends (false), on the thread building it: tests. */
-typedef void (*build_hook_fn)(void *ctx, bool start);
+/* Called as the table of name starts (true) and ends (false), on the thread building it: tests. */
+typedef void (*build_hook_fn)(void *ctx, const char *name, bool start);
 
 /* Hints of what deferred samples wait for: the pid and the pc where their walk stopped. */
 #define WAIT_HINTS 8
