@@ -264,8 +264,13 @@ static void print_first_complete(struct session *s, FILE *f)
 		if (!p->exec_ns || !p->first_complete_ns)
 			continue;
 		if (s->opts.verbose)
-			fprintf(f, "cfiprof: pid %u: first complete stack %.1f ms after exec\n",
-				p->pid, (double)(p->first_complete_ns - p->exec_ns) / 1e6);
+			fprintf(f,
+				"cfiprof: pid %u: first complete stack %.1f ms after exec, tables "
+				"loaded %.1f ms after it\n",
+				p->pid, (double)(p->first_complete_ns - p->exec_ns) / 1e6,
+				p->tables_loaded_ns > p->exec_ns
+				    ? (double)(p->tables_loaded_ns - p->exec_ns) / 1e6
+				    : 0.0);
 		if (VEC_RESERVE(v, n, cap, 64))
 			break;
 		v[n].ns = p->first_complete_ns - p->exec_ns;

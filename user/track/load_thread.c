@@ -127,6 +127,7 @@ static struct proc *claim_entry(struct proc_tracker *pt, struct proc_load *l)
 	if (p && l->exec && l->time_ns) {
 		p->exec_ns = l->time_ns;
 		p->first_complete_ns = 0;
+		p->tables_loaded_ns = 0;
 	}
 	l->was_live = p && is_live(p);
 	/* a new process under the pid: its old tables are released with the old maps */
@@ -413,6 +414,7 @@ static void commit_load(struct proc_tracker *pt, struct proc_load *l)
 	if (l->set) {
 		proc_publish_maps(p, l->set);
 		p->generation = l->set->generation;
+		p->tables_loaded_ns = now;
 		p->ns_pid = l->set->ns_pid;
 		l->set = NULL;
 	}

@@ -222,6 +222,7 @@ void proc_tracker_note_exec(struct proc_tracker *pt, uint32_t pid, uint64_t time
 	if (p) {
 		p->exec_ns = time_ns;
 		p->first_complete_ns = 0;
+		p->tables_loaded_ns = 0;
 	}
 	pthread_mutex_unlock(&pt->lock);
 }

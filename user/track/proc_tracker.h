@@ -71,6 +71,7 @@ struct proc {
 	uint64_t last_sample_ns;    /* newest sample (bpf clock): the eviction order */
 	uint64_t exec_ns;	    /* bpf clock time of the exec event, 0 if not seen */
 	uint64_t first_complete_ns; /* first complete stack after exec */
+	uint64_t tables_loaded_ns;  /* its mappings (and their tables) last loaded, after a change */
 	/* replaced under both locks: readers hold the lock or a reference */
 	struct map_set *cur;		       /* NULL until loaded */
 	struct map_set *history[PROC_HISTORY]; /* earlier generations, oldest first */
