@@ -21,9 +21,9 @@
 #include "tests/lib/tracker_world.h"
 #include "user/track/tracker_internal.h"
 
-#define LIBZ	"/lib/x86_64-linux-gnu/libz.so.1"
-#define COPIES	6
-#define PAGE	4096ul
+#define LIBZ   "/lib/x86_64-linux-gnu/libz.so.1"
+#define COPIES 6
+#define PAGE   4096ul
 
 static char dir[64];
 
@@ -73,7 +73,8 @@ static void observe(void *ctx, const char *name, bool start)
 	while (now > peak && !__atomic_compare_exchange_n(&o->peak, &peak, now, false,
 							  __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		;
-	/* a build takes a millisecond: without this, one worker may finish all before the next starts */
+	/* a build takes a millisecond: without this, one worker may finish all before the next
+	 * starts */
 	while (o->wait_for_company && __atomic_load_n(&o->peak, __ATOMIC_SEQ_CST) < 2 &&
 	       mono_ns() < until)
 		usleep(1000);
@@ -138,11 +139,12 @@ static void compare_worlds(struct tracker_world *a, struct tracker_world *b)
 	for (i = 0; i < pa->cur->nr_maps; i++) {
 		const struct proc_mapping *x = &pa->cur->maps[i], *y = &pb->cur->maps[i];
 		const struct obj_entry *ox = x->obj, *oy = y->obj;
-		bool eq = x->flags == y->flags && x->bias == y->bias && !strcmp(x->key, y->key) &&
-			  !ox == !oy &&
-			  (!ox || (ox->id == oy->id && ox->state == oy->state &&
-				   ox->first_row == oy->first_row && ox->nr_rows == oy->nr_rows &&
-				   ox->nr_pages == oy->nr_pages && ox->nr_rule_ids == oy->nr_rule_ids));
+		bool eq =
+		    x->flags == y->flags && x->bias == y->bias && !strcmp(x->key, y->key) &&
+		    !ox == !oy &&
+		    (!ox || (ox->id == oy->id && ox->state == oy->state &&
+			     ox->first_row == oy->first_row && ox->nr_rows == oy->nr_rows &&
+			     ox->nr_pages == oy->nr_pages && ox->nr_rule_ids == oy->nr_rule_ids));
 
 		same += eq;
 		loaded += ox && ox->state == OBJ_LOADED;
@@ -152,7 +154,7 @@ static void compare_worlds(struct tracker_world *a, struct tracker_world *b)
 	CHECK(!memcmp(a->rows, b->rows, TRACKER_WORLD_ROWS * sizeof(*a->rows)), "rows differ");
 	CHECK(!memcmp(a->rules, b->rules, TRACKER_WORLD_RULES * sizeof(*a->rules)), "rules differ");
 	CHECK(a->ts.stats.rows_used == b->ts.stats.rows_used &&
-	      a->ts.stats.pages_used == b->ts.stats.pages_used,
+		  a->ts.stats.pages_used == b->ts.stats.pages_used,
 	      "rows %" PRIu64 "/%" PRIu64 ", pages %" PRIu64 "/%" PRIu64, a->ts.stats.rows_used,
 	      b->ts.stats.rows_used, a->ts.stats.pages_used, b->ts.stats.pages_used);
 	printf("%u mappings, %u objects loaded: the same serially and in parallel\n", same, loaded);

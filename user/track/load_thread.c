@@ -37,17 +37,17 @@ struct proc_load {
 	const struct map_set *old; /* the current set (NULL: none): changes only under load_lock */
 	uint32_t nr_old;
 	uint32_t nr_kept;
-	bool *kept;	     /* per old mapping: carried over to the new set */
-	uint32_t *reuse;     /* per new mapping: index + 1 of the old one it keeps */
-	struct map_set *set; /* the new set, one mapping per entry */
-	int *fds;	     /* per new mapping: the file, kept open to load its symbols */
-	uint32_t nr_fds;     /* of those open now: at most fds_per_load() */
-	uint32_t nr_named;   /* new mappings before this one were opened and named up front */
+	bool *kept;		/* per old mapping: carried over to the new set */
+	uint32_t *reuse;	/* per new mapping: index + 1 of the old one it keeps */
+	struct map_set *set;	/* the new set, one mapping per entry */
+	int *fds;		/* per new mapping: the file, kept open to load its symbols */
+	uint32_t nr_fds;	/* of those open now: at most fds_per_load() */
+	uint32_t nr_named;	/* new mappings before this one were opened and named up front */
 	struct build_job *jobs; /* the tables built up front, at once */
 	uint32_t nr_jobs;
-	uint32_t *job_of; /* per new mapping: index + 1 of the job building its object */
-	uint64_t deadline;   /* LOAD_TIME_BUDGET_NS after the load began */
-	uint32_t over;	     /* mappings left unresolved or unnamed past it */
+	uint32_t *job_of;  /* per new mapping: index + 1 of the job building its object */
+	uint64_t deadline; /* LOAD_TIME_BUDGET_NS after the load began */
+	uint32_t over;	   /* mappings left unresolved or unnamed past it */
 };
 
 /* An fd closed to stay within fds_per_load(): opened again to load the symbols. */
@@ -475,8 +475,10 @@ static bool yield_big_load(struct proc_tracker *pt, const struct work_item *w, u
 static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t time_ns,
 		      const struct work_item *w)
 {
-	struct proc_load l = {
-	    .pid = pid, .exec = exec, .time_ns = time_ns, .deadline = mono_ns() + LOAD_TIME_BUDGET_NS};
+	struct proc_load l = {.pid = pid,
+			      .exec = exec,
+			      .time_ns = time_ns,
+			      .deadline = mono_ns() + LOAD_TIME_BUDGET_NS};
 	uint32_t i;
 
 	if (!read_proc(pt, &l) || yield_big_load(pt, w, l.nr))

@@ -71,7 +71,7 @@ void mapping_del_keys(struct proc_tracker *pt, uint32_t pid, const struct proc_m
 }
 
 struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, const char *name,
-				     const char *key, int fd, int *err)
+				      const char *key, int fd, int *err)
 {
 	/* display_name is the path in the process's root: its debug files are there too */
 	struct cfi_build_opts opts = {.display_name = name, .root_pid = pid};
@@ -96,7 +96,8 @@ struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, con
 	for (i = 0; i < diag.count && i < 2; i++)
 		fprintf(stderr, "cfiprof: warning: %s\n", diag.msg[i]);
 	if (diag.count > 2)
-		fprintf(stderr, "cfiprof: warning: %s: %u more CFI problems\n", name, diag.count - 2);
+		fprintf(stderr, "cfiprof: warning: %s: %u more CFI problems\n", name,
+			diag.count - 2);
 out:
 	if (hook)
 		hook(pt->build_hook_ctx, name, false);
@@ -117,7 +118,7 @@ static struct cfi_table *build_or_take(void *arg, int *err)
 	struct build_ctx *bc = arg;
 	struct cfi_table *t;
 
-	/* a second mapping of the object finds it in the store, unless its process was refused it */
+	/* a second mapping of the object finds it in the store (unless refused to its process) */
 	if (!bc->job || !bc->job->done || bc->job->taken)
 		return mapping_build_table(bc->pt, bc->pid, bc->name, bc->key, bc->fd, err);
 	t = bc->job->table;
@@ -168,8 +169,7 @@ static bool is_vdso(const struct maps_entry *e)
 	return !strcmp(e->path, "[vdso]");
 }
 
-int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
-		 struct stat *st)
+int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e, struct stat *st)
 {
 	bool vdso = is_vdso(e);
 	int fd;
@@ -249,8 +249,8 @@ int mapping_identify(struct proc_tracker *pt, uint32_t pid, const struct maps_en
 	if (vdso && bid[0])
 		snprintf(m->key, sizeof(m->key), "vdso:%s", bid);
 	else
-		snprintf(m->key, sizeof(m->key), "%s@%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64, bid,
-			 (uint64_t)st->st_dev, (uint64_t)st->st_ino, (int64_t)st->st_size,
+		snprintf(m->key, sizeof(m->key), "%s@%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64,
+			 bid, (uint64_t)st->st_dev, (uint64_t)st->st_ino, (int64_t)st->st_size,
 			 (int64_t)st->st_mtime);
 	if (elf && !elf_offset_to_vaddr(elf, e->offset, &vaddr))
 		m->bias = e->start - vaddr;

@@ -57,7 +57,8 @@ static void *build_worker(void *arg)
 /* Waited for first, then the biggest: the longest build starts first and ends the load. */
 static int build_order(const void *a, const void *b)
 {
-	const struct build_job *x = *(struct build_job *const *)a, *y = *(struct build_job *const *)b;
+	const struct build_job *x = *(struct build_job *const *)a,
+			       *y = *(struct build_job *const *)b;
 
 	if (x->waited_for != y->waited_for)
 		return x->waited_for ? -1 : 1;

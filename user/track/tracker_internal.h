@@ -55,7 +55,7 @@ struct proc_tracker {
 	struct sym_cache *syms;
 	struct cfi_table_cache *table_cache; /* NULL: every table is built */
 	int procs_fd, mappings_fd;
-	uint32_t keys_per_pid; /* LPM keys one process may hold (0: no quota) */
+	uint32_t keys_per_pid;	/* LPM keys one process may hold (0: no quota) */
 	uint32_t build_workers; /* tables one load builds at once */
 	build_hook_fn build_hook;
 	void *build_hook_ctx;
@@ -133,12 +133,12 @@ struct build_job {
 	const char *name; /* the path as the process maps it */
 	uint32_t key_hash;
 	uint32_t pid;
-	int fd;		  /* the load's, open until after the swap */
+	int fd;		     /* the load's, open until after the swap */
 	uint64_t start, end; /* the mapping's range */
-	uint64_t size;	  /* of the file: the biggest are built first */
-	bool waited_for;  /* deferred samples stopped in it: built before the others */
-	bool done;	  /* built (table or err); false: not started before the deadline */
-	bool taken;	  /* the table went to the store */
+	uint64_t size;	     /* of the file: the biggest are built first */
+	bool waited_for;     /* deferred samples stopped in it: built before the others */
+	bool done;	     /* built (table or err); false: not started before the deadline */
+	bool taken;	     /* the table went to the store */
 	int err;
 	struct cfi_table *table; /* until the store takes it */
 };
