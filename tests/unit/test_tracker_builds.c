@@ -80,6 +80,21 @@ static void observe(void *ctx, const char *name, bool start)
 		usleep(1000);
 }
 
+/* A tracker building with workers threads, its builds seen by o (NULL: not watched). */
+static bool world_open(struct tracker_world *w, uint32_t workers, struct observed *o)
+{
+	if (tracker_world_init(w)) {
+		CHECK(0, "tracker over BPF maps (root?)");
+		return false;
+	}
+	proc_tracker_set_build_workers(w->pt, workers);
+	if (o) {
+		w->pt->build_hook = observe;
+		w->pt->build_hook_ctx = o;
+	}
+	return true;
+}
+
 static uint32_t self(void)
 {
 	return (uint32_t)getpid();
@@ -107,13 +122,8 @@ static void test_builds_concurrently(void)
 	void *at[COPIES];
 
 	CHECK(map_copies(COPIES, at), "map %d copies of %s", COPIES, LIBZ);
-	if (tracker_world_init(&w)) {
-		CHECK(0, "tracker over BPF maps (root?)");
+	if (!world_open(&w, 4, &o))
 		return;
-	}
-	proc_tracker_set_build_workers(w.pt, 4);
-	w.pt->build_hook = observe;
-	w.pt->build_hook_ctx = &o;
 	CHECK(proc_tracker_load_now(w.pt, self()) == 0, "load");
 	proc_tracker_stats(w.pt, &st);
 	printf("%d builds, at most %d at once; %" PRIu64 " prebuilt, %" PRIu64 " in parallel\n",
@@ -167,14 +177,8 @@ static void test_same_as_serial(void)
 	void *at[COPIES];
 
 	CHECK(map_copies(COPIES, at), "map %d copies", COPIES);
-	if (tracker_world_init(&serial) || tracker_world_init(&parallel)) {
-		CHECK(0, "tracker over BPF maps (root?)");
+	if (!world_open(&serial, 1, NULL) || !world_open(&parallel, 4, &o))
 		return;
-	}
-	proc_tracker_set_build_workers(serial.pt, 1);
-	proc_tracker_set_build_workers(parallel.pt, 4);
-	parallel.pt->build_hook = observe;
-	parallel.pt->build_hook_ctx = &o;
 	CHECK(proc_tracker_load_now(serial.pt, self()) == 0, "serial load");
 	CHECK(proc_tracker_load_now(parallel.pt, self()) == 0, "parallel load");
 	CHECK(o.peak >= 2, "the parallel load built %d at once", o.peak);
@@ -199,14 +203,10 @@ static void test_fd_budget(void)
 	int fds_before, fds_after;
 
 	CHECK(map_copies(24, at), "map 24 copies");
-	if (tracker_world_init(&serial) || tracker_world_init(&parallel)) {
-		CHECK(0, "tracker over BPF maps (root?)");
+	if (!world_open(&serial, 1, NULL) || !world_open(&parallel, 4, NULL))
 		return;
-	}
 	/* fds_per_load: a quarter of the limit, at least 16 */
 	CHECK(!setrlimit(RLIMIT_NOFILE, &rl), "RLIMIT_NOFILE 64");
-	proc_tracker_set_build_workers(serial.pt, 1);
-	proc_tracker_set_build_workers(parallel.pt, 4);
 	fds_before = dup(0);
 	close(fds_before);
 	CHECK(proc_tracker_load_now(serial.pt, self()) == 0, "serial load");
@@ -233,13 +233,8 @@ static void test_waited_for_first(void)
 	char want[96];
 
 	CHECK(map_copies(COPIES, at), "map %d copies", COPIES);
-	if (tracker_world_init(&w)) {
-		CHECK(0, "tracker over BPF maps (root?)");
+	if (!world_open(&w, 1, &o))
 		return;
-	}
-	proc_tracker_set_build_workers(w.pt, 1);
-	w.pt->build_hook = observe;
-	w.pt->build_hook_ctx = &o;
 	proc_tracker_note_waiting(w.pt, self(), (uintptr_t)at[3] + 16);
 	CHECK(proc_tracker_load_now(w.pt, self()) == 0, "load");
 	snprintf(want, sizeof(want), "%s/c3.so", dir);
@@ -249,13 +244,8 @@ static void test_waited_for_first(void)
 
 	/* without a hint: the biggest file first (libz copies are small next to libc) */
 	memset(&o, 0, sizeof(o));
-	if (tracker_world_init(&w)) {
-		CHECK(0, "tracker over BPF maps (root?)");
+	if (!world_open(&w, 1, &o))
 		return;
-	}
-	proc_tracker_set_build_workers(w.pt, 1);
-	w.pt->build_hook = observe;
-	w.pt->build_hook_ctx = &o;
 	CHECK(proc_tracker_load_now(w.pt, self()) == 0, "load");
 	CHECK(!strstr(o.first, dir), "no hint, yet a small copy went first: %s", o.first);
 	tracker_world_free(&w);
@@ -268,10 +258,8 @@ static void test_waiting_process_first(void)
 	struct tracker_stats st;
 	struct proc_tracker *pt;
 
-	if (tracker_world_init(&w)) {
-		CHECK(0, "tracker over BPF maps (root?)");
+	if (!world_open(&w, 1, NULL))
 		return;
-	}
 	pt = w.pt; /* the load thread is not started: the queue stays as set */
 	proc_tracker_request(pt, 101, WORK_LOAD, 0);
 	proc_tracker_request(pt, 102, WORK_EXEC, 0);
