@@ -61,6 +61,10 @@ const struct agent_option agent_options[] = {
     {"table-cache-size", 1026, "SIZE",
      "bytes the table cache may hold; the least recently used go first (default 256M)",
      OPT_SIZE, OFF(table_cache_size), true, 1 << 20, 1e13},
+    {"build-workers", 1040, "N",
+     "tables of one process built at once, one thread each (default: the CPUs, at most 4; "
+     "1: one after the other)",
+     OPT_U32, OFF(build_workers), true, 1, 64},
     {"metrics-addr", 1004, "HOST:PORT",
      "Prometheus metrics on http://HOST:PORT/metrics (default 127.0.0.1:9491; off disables)",
      OPT_STR, OFF(metrics_addr), true, 0, 0},

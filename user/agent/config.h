@@ -33,6 +33,7 @@ struct agent_config {
 	uint64_t defer_budget;	  /* of those per second (0: from the rate) */
 	char *table_cache;	  /* compiled tables kept here; "off": none */
 	uint64_t table_cache_size;
+	uint32_t build_workers; /* tables one load builds at once (0: CPUs, at most 4) */
 	char *metrics_addr;  /* host:port, "off" to disable */
 	char *log_file;	     /* NULL: stderr */
 	/* changeable by SIGHUP */

@@ -293,6 +293,15 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_big_loads_yielded_total", "counter",
 	       "Loads of processes with over 1024 executable mappings sent behind the queued ones.",
 	       (double)tr.big_loads_yielded);
+	metric(f, "cfiprof_tables_prebuilt_total", "counter",
+	       "Tables a load built before swapping its mappings in (--build-workers at once).",
+	       (double)tr.tables_prebuilt);
+	metric(f, "cfiprof_tables_built_parallel_total", "counter",
+	       "Of those, tables built while other build workers of the same load ran.",
+	       (double)tr.tables_built_parallel);
+	metric(f, "cfiprof_loads_hurried_total", "counter",
+	       "Queued loads moved to the front because deferred samples of the process waited.",
+	       (double)tr.loads_hurried);
 	metric(f, "cfiprof_process_forgets_deferred_total", "counter",
 	       "Passes over exited processes put off to the next interval while a load ran.",
 	       (double)tr.forgets_deferred);

@@ -565,6 +565,7 @@ int cmd_agent(int argc, char **argv)
 	so.defer_stack = (uint32_t)a.cfg.defer_stack;
 	so.defer_budget = a.cfg.defer_budget;
 	so.table_cache_bytes = a.cfg.table_cache_size;
+	so.build_workers = a.cfg.build_workers;
 	if (!a.cfg.table_cache || strcmp(a.cfg.table_cache, "off"))
 		snprintf(so.table_cache, sizeof(so.table_cache), "%s",
 			 a.cfg.table_cache ? a.cfg.table_cache : AGENT_TABLE_CACHE_DEFAULT);

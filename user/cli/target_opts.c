@@ -13,6 +13,7 @@ enum {
 	OPT_DEFER_BUDGET,
 	OPT_TABLE_CACHE,
 	OPT_TABLE_CACHE_SIZE,
+	OPT_BUILD_WORKERS,
 };
 
 static const struct argp_option target_options[] = {
@@ -43,6 +44,10 @@ static const struct argp_option target_options[] = {
 	 4},
 	{"table-cache-size", OPT_TABLE_CACHE_SIZE, "SIZE", 0,
 	 "bytes the table cache may hold; the least recently used go first (default 256M)", 4},
+	{"build-workers", OPT_BUILD_WORKERS, "N", 0,
+	 "tables of one process built at once, one thread each (default: the CPUs, at most 4; "
+	 "1: one after the other)",
+	 4},
 	{},
 };
 
@@ -101,6 +106,10 @@ static error_t parse_target(int key, char *arg, struct argp_state *state)
 		if (parse_size(arg, &size) || size < (1 << 20) || size > 1e13)
 			argp_error(state, "invalid --table-cache-size '%s' (1M..10T)", arg);
 		so->table_cache_bytes = (uint64_t)size;
+		break;
+	case OPT_BUILD_WORKERS:
+		if (parse_u32(arg, 1, 64, &so->build_workers))
+			argp_error(state, "invalid --build-workers '%s' (1..64)", arg);
 		break;
 	case OPT_DEFER_BUDGET:
 		if (parse_size(arg, &size) || size < DEFER_CHUNK || size > 1e12)

@@ -46,6 +46,15 @@ static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size
 		proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
 }
 
+/* The tables a deferred sample waits for: its process's load and that object go first. */
+static void note_waiting(struct session *s, const void *data, size_t size)
+{
+	struct deferred_view v;
+
+	if (deferred_parse(data, size, &v))
+		proc_tracker_note_waiting(s->pt, v.rec->pid, v.d->ip);
+}
+
 static int handle_record(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -60,6 +69,7 @@ static int handle_record(void *ctx, void *data, size_t size)
 		break;
 	case RECORD_DEFERRED:
 		s->records++;
+		note_waiting(s, data, size);
 		deferred_queue_add(&s->deferred, data, size);
 		break;
 	case RECORD_REQUEST:
@@ -254,8 +264,13 @@ static void print_first_complete(struct session *s, FILE *f)
 		if (!p->exec_ns || !p->first_complete_ns)
 			continue;
 		if (s->opts.verbose)
-			fprintf(f, "cfiprof: pid %u: first complete stack %.1f ms after exec\n",
-				p->pid, (double)(p->first_complete_ns - p->exec_ns) / 1e6);
+			fprintf(f,
+				"cfiprof: pid %u: first complete stack %.1f ms after exec, tables "
+				"loaded %.1f ms after it\n",
+				p->pid, (double)(p->first_complete_ns - p->exec_ns) / 1e6,
+				p->tables_loaded_ns > p->exec_ns
+				    ? (double)(p->tables_loaded_ns - p->exec_ns) / 1e6
+				    : 0.0);
 		if (VEC_RESERVE(v, n, cap, 64))
 			break;
 		v[n].ns = p->first_complete_ns - p->exec_ns;
@@ -495,6 +510,7 @@ int session_start(struct session *s, const struct session_opts *o)
 		return -ENOMEM;
 	}
 	proc_tracker_set_max_procs(s->pt, o->max_procs);
+	proc_tracker_set_build_workers(s->pt, o->build_workers);
 	/* a cache that cannot be used safely is said so and skipped: tables are built */
 	if (o->table_cache[0]) {
 		s->table_cache = cfi_table_cache_open(

@@ -3,8 +3,9 @@
  * The table load thread.  Table builds are slow (tens of ms for a large
  * library) so they run here, away from the ring-buffer consumer: a slow build
  * must never make the ring buffer overflow.  The consumer only queues work
- * (proc_tracker_request); loads, exits and delayed unloads run on this
- * thread, one at a time under load_lock.
+ * (proc_tracker_request, work_queue.c); loads, exits and delayed unloads run
+ * on this thread, one at a time under load_lock.  The tables one load lacks
+ * are built side by side on a few workers (table_builds.c).
  *
  * (Not to be confused with the BPF program loader, user/session/bpf_program.c.)
  */
@@ -12,11 +13,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/hash.h"
 #include "user/track/proc_stat.h"
 #include "user/track/tracker_internal.h"
 
@@ -34,13 +37,17 @@ struct proc_load {
 	const struct map_set *old; /* the current set (NULL: none): changes only under load_lock */
 	uint32_t nr_old;
 	uint32_t nr_kept;
-	bool *kept;	     /* per old mapping: carried over to the new set */
-	uint32_t *reuse;     /* per new mapping: index + 1 of the old one it keeps */
-	struct map_set *set; /* the new set, one mapping per entry */
-	int *fds;	     /* per new mapping: the file, kept open to load its symbols */
-	uint32_t nr_fds;     /* of those open now: at most fds_per_load() */
-	uint64_t deadline;   /* LOAD_TIME_BUDGET_NS after the load began */
-	uint32_t over;	     /* mappings left unresolved or unnamed past it */
+	bool *kept;		/* per old mapping: carried over to the new set */
+	uint32_t *reuse;	/* per new mapping: index + 1 of the old one it keeps */
+	struct map_set *set;	/* the new set, one mapping per entry */
+	int *fds;		/* per new mapping: the file, kept open to load its symbols */
+	uint32_t nr_fds;	/* of those open now: at most fds_per_load() */
+	uint32_t nr_named;	/* new mappings before this one were opened and named up front */
+	struct build_job *jobs; /* the tables built up front, at once */
+	uint32_t nr_jobs;
+	uint32_t *job_of;  /* per new mapping: index + 1 of the job building its object */
+	uint64_t deadline; /* LOAD_TIME_BUDGET_NS after the load began */
+	uint32_t over;	   /* mappings left unresolved or unnamed past it */
 };
 
 /* An fd closed to stay within fds_per_load(): opened again to load the symbols. */
@@ -120,6 +127,7 @@ static struct proc *claim_entry(struct proc_tracker *pt, struct proc_load *l)
 	if (p && l->exec && l->time_ns) {
 		p->exec_ns = l->time_ns;
 		p->first_complete_ns = 0;
+		p->tables_loaded_ns = 0;
 	}
 	l->was_live = p && is_live(p);
 	/* a new process under the pid: its old tables are released with the old maps */
@@ -153,9 +161,72 @@ static int alloc_new_set(struct proc_load *l)
 
 	l->set = map_set_new(l->nr);
 	l->fds = malloc(l->nr * sizeof(*l->fds));
+	l->jobs = calloc(l->nr, sizeof(*l->jobs));
+	l->job_of = calloc(l->nr, sizeof(*l->job_of));
 	for (i = 0; l->fds && i < l->nr; i++)
 		l->fds[i] = -1;
-	return l->set && l->fds ? 0 : -ENOMEM;
+	return l->set && l->fds && l->jobs && l->job_of ? 0 : -ENOMEM;
+}
+
+/* The job already building the object of key in this load: index + 1, or 0. */
+static uint32_t find_job(const struct proc_load *l, const char *key, uint32_t hash)
+{
+	uint32_t k;
+
+	for (k = 0; k < l->nr_jobs; k++) {
+		if (l->jobs[k].key_hash == hash && !strcmp(l->jobs[k].key, key))
+			return k + 1;
+	}
+	return 0;
+}
+
+/* A job for the object of new mapping i, unless the store has it or a job builds it. */
+static void add_job(struct proc_tracker *pt, struct proc_load *l, uint32_t i, uint64_t size)
+{
+	const struct proc_mapping *m = &l->set->maps[i];
+	uint32_t hash = hash_str(m->key);
+	struct build_job *j;
+
+	if (table_store_has(pt->ts, m->key))
+		return;
+	l->job_of[i] = find_job(l, m->key, hash);
+	if (l->job_of[i])
+		return;
+	j = &l->jobs[l->nr_jobs++];
+	*j = (struct build_job){.key = m->key,
+				.name = l->ents[i].path,
+				.key_hash = hash,
+				.pid = l->pid,
+				.fd = l->fds[i],
+				.start = m->start,
+				.end = m->end,
+				.size = size};
+	l->job_of[i] = l->nr_jobs;
+}
+
+/*
+ * Opens and names the new mappings, then builds the tables none of them has
+ * yet, side by side (table_builds.c).  Stops where the load would keep more
+ * files open than fds_per_load() allows, or past its time: swap_mappings
+ * resolves the rest one by one, as it always did.  Before mark_updating:
+ * samples taken meanwhile still walk with the old keys.
+ */
+static void prepare_tables(struct proc_tracker *pt, struct proc_load *l)
+{
+	uint32_t i, max_fds = fds_per_load();
+	struct stat st;
+
+	for (i = 0; pt->ts && i < l->nr && l->nr_fds < max_fds && mono_ns() <= l->deadline; i++) {
+		if (l->reuse[i])
+			continue;
+		l->fds[i] = mapping_identify(pt, l->pid, &l->ents[i], &l->set->maps[i], &st);
+		if (l->fds[i] < 0)
+			continue;
+		l->nr_fds++;
+		add_job(pt, l, i, (uint64_t)st.st_size);
+	}
+	l->nr_named = i;
+	table_builds_run(pt, l->jobs, l->nr_jobs, l->deadline);
 }
 
 /*
@@ -207,6 +278,40 @@ static void log_over_quota(struct proc_tracker *pt, struct proc_load *l,
  */
 #define LOAD_TIME_BUDGET_NS (1500ull * 1000 * 1000)
 
+/* New mapping i gets its object; its fd stays open for its symbols while fds_per_load() allows. */
+static void resolve_new(struct proc_tracker *pt, struct proc_load *l, uint32_t i,
+			struct table_charge *charge, uint32_t max_fds)
+{
+	struct build_job *job = l->job_of[i] ? &l->jobs[l->job_of[i] - 1] : NULL;
+	bool named = i < l->nr_named;
+
+	/* past its time, a process's other mappings go by frame pointers, unnamed */
+	if (mono_ns() > l->deadline && (!named || (job && !job->done))) {
+		if (l->fds[i] >= 0) {
+			close(l->fds[i]);
+			l->nr_fds--;
+		}
+		mapping_init(&l->ents[i], &l->set->maps[i]);
+		l->fds[i] = -1;
+		l->over++;
+		return;
+	}
+	if (named) {
+		/* opened and named up front (its fd counted), its table built if it lacked one */
+		if (l->fds[i] >= 0)
+			mapping_acquire(pt, l->pid, &l->ents[i], &l->set->maps[i], l->fds[i], job,
+					charge);
+		return;
+	}
+	l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->set->maps[i], charge);
+	if (l->fds[i] >= 0 && l->nr_fds >= max_fds) {
+		close(l->fds[i]);
+		l->fds[i] = FD_REOPEN;
+	} else if (l->fds[i] >= 0) {
+		l->nr_fds++;
+	}
+}
+
 static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 {
 	const struct proc_mapping *old = l->old ? l->old->maps : NULL;
@@ -235,21 +340,7 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 	for (i = 0; i < l->nr; i++) {
 		if (l->reuse[i])
 			continue;
-		/* past its time, a process's other mappings go by frame pointers, unnamed */
-		if (mono_ns() > l->deadline) {
-			mapping_init(&l->ents[i], &l->set->maps[i]);
-			l->fds[i] = -1;
-			l->over++;
-		} else {
-			l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->set->maps[i],
-						    charged ? &charge : NULL);
-		}
-		if (l->fds[i] >= 0 && l->nr_fds >= max_fds) {
-			close(l->fds[i]);
-			l->fds[i] = FD_REOPEN;
-		} else if (l->fds[i] >= 0) {
-			l->nr_fds++;
-		}
+		resolve_new(pt, l, i, charged ? &charge : NULL, max_fds);
 		keys_refused += mapping_add_keys(pt, l->pid, &l->set->maps[i], &pid_keys);
 	}
 	/* objects are released after the new ones are acquired: shared tables stay loaded */
@@ -323,6 +414,7 @@ static void commit_load(struct proc_tracker *pt, struct proc_load *l)
 	if (l->set) {
 		proc_publish_maps(p, l->set);
 		p->generation = l->set->generation;
+		p->tables_loaded_ns = now;
 		p->ns_pid = l->set->ns_pid;
 		l->set = NULL;
 	}
@@ -383,8 +475,10 @@ static bool yield_big_load(struct proc_tracker *pt, const struct work_item *w, u
 static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t time_ns,
 		      const struct work_item *w)
 {
-	struct proc_load l = {
-	    .pid = pid, .exec = exec, .time_ns = time_ns, .deadline = mono_ns() + LOAD_TIME_BUDGET_NS};
+	struct proc_load l = {.pid = pid,
+			      .exec = exec,
+			      .time_ns = time_ns,
+			      .deadline = mono_ns() + LOAD_TIME_BUDGET_NS};
 	uint32_t i;
 
 	if (!read_proc(pt, &l) || yield_big_load(pt, w, l.nr))
@@ -407,6 +501,7 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	}
 	if (alloc_new_set(&l))
 		goto cleanup;
+	prepare_tables(pt, &l);
 	mark_updating(pt, &l);
 	swap_mappings(pt, &l);
 	l.set->generation = l.pv.generation = ++pt->generation;
@@ -419,6 +514,10 @@ cleanup:
 		if (l.fds[i] >= 0)
 			close(l.fds[i]);
 	}
+	for (i = 0; l.jobs && i < l.nr_jobs; i++)
+		cfi_table_free(l.jobs[i].table); /* built, then not taken: past the deadline */
+	free(l.jobs);
+	free(l.job_of);
 	free(l.fds);
 	free(l.reuse);
 	free(l.kept);
@@ -494,36 +593,6 @@ int proc_tracker_start(struct proc_tracker *pt)
 	pt->started = !err;
 	pthread_mutex_unlock(&pt->lock);
 	return -err;
-}
-
-void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
-			  uint64_t time_ns)
-{
-	pthread_mutex_lock(&pt->lock);
-	/* a load already waiting will read the newest mappings anyway */
-	if (w == WORK_LOAD) {
-		uint32_t k, n = pt->q_len < 64 ? pt->q_len : 64;
-
-		for (k = 0; k < n; k++) {
-			const struct work_item *q =
-			    &pt->queue[(pt->q_head + pt->q_len - 1 - k) % QUEUE_CAP];
-
-			if (q->pid == pid && q->kind == WORK_LOAD) {
-				TRACKER_COUNT(pt, loads_merged, 1);
-				pthread_mutex_unlock(&pt->lock);
-				return;
-			}
-		}
-	}
-	if (pt->q_len == QUEUE_CAP) {
-		TRACKER_COUNT(pt, queue_dropped, 1);
-	} else {
-		pt->queue[(pt->q_head + pt->q_len) % QUEUE_CAP] =
-		    (struct work_item){.pid = pid, .kind = w, .time_ns = time_ns};
-		pt->q_len++;
-		pthread_cond_signal(&pt->work_cond);
-	}
-	pthread_mutex_unlock(&pt->lock);
 }
 
 int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid)

@@ -70,39 +70,61 @@ void mapping_del_keys(struct proc_tracker *pt, uint32_t pid, const struct proc_m
 	__atomic_fetch_sub(&pt->stats.keys_in_map, (uint64_t)m->nr_keys, __ATOMIC_RELAXED);
 }
 
-struct build_ctx {
-	int fd;
-	uint32_t pid;
-	const char *name;
-	const char *key;
-	struct cfi_table_cache *cache;
-};
-
-static struct cfi_table *build_from_fd(void *arg, int *err)
+struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, const char *name,
+				      const char *key, int fd, int *err)
 {
-	struct build_ctx *bc = arg;
 	/* display_name is the path in the process's root: its debug files are there too */
-	struct cfi_build_opts opts = {.display_name = bc->name, .root_pid = bc->pid};
+	struct cfi_build_opts opts = {.display_name = name, .root_pid = pid};
+	build_hook_fn hook = pt->build_hook;
 	struct cfi_diag diag = {0};
 	struct cfi_table *t = NULL;
 	uint64_t t0 = mono_ns();
 	unsigned int i;
 
+	if (hook)
+		hook(pt->build_hook_ctx, name, true);
 	/* the key names the very file opened: an entry under it is this file's table */
-	if (bc->cache && !cfi_table_cache_load(bc->cache, bc->key, &t)) {
+	if (pt->table_cache && !cfi_table_cache_load(pt->table_cache, key, &t)) {
 		t->stats.build_ns = mono_ns() - t0;
 		*err = 0;
-		return t;
+		goto out;
 	}
-	*err = cfi_table_build_fd(bc->fd, &opts, &t, &diag);
-	if (t && bc->cache)
-		cfi_table_cache_store(bc->cache, bc->key, t);
+	*err = cfi_table_build_fd(fd, &opts, &t, &diag);
+	if (t && pt->table_cache)
+		cfi_table_cache_store(pt->table_cache, key, t);
 	/* malformed FDEs are skipped; say so once per object, not per FDE */
 	for (i = 0; i < diag.count && i < 2; i++)
 		fprintf(stderr, "cfiprof: warning: %s\n", diag.msg[i]);
 	if (diag.count > 2)
-		fprintf(stderr, "cfiprof: warning: %s: %u more CFI problems\n", bc->name,
+		fprintf(stderr, "cfiprof: warning: %s: %u more CFI problems\n", name,
 			diag.count - 2);
+out:
+	if (hook)
+		hook(pt->build_hook_ctx, name, false);
+	return t;
+}
+
+struct build_ctx {
+	struct proc_tracker *pt;
+	int fd;
+	uint32_t pid;
+	const char *name;
+	const char *key;
+	struct build_job *job; /* built already (NULL: build now) */
+};
+
+static struct cfi_table *build_or_take(void *arg, int *err)
+{
+	struct build_ctx *bc = arg;
+	struct cfi_table *t;
+
+	/* a second mapping of the object finds it in the store (unless refused to its process) */
+	if (!bc->job || !bc->job->done || bc->job->taken)
+		return mapping_build_table(bc->pt, bc->pid, bc->name, bc->key, bc->fd, err);
+	t = bc->job->table;
+	*err = bc->job->err;
+	bc->job->table = NULL;
+	bc->job->taken = true;
 	return t;
 }
 
@@ -147,8 +169,7 @@ static bool is_vdso(const struct maps_entry *e)
 	return !strcmp(e->path, "[vdso]");
 }
 
-int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
-		 struct stat *st)
+int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e, struct stat *st)
 {
 	bool vdso = is_vdso(e);
 	int fd;
@@ -200,19 +221,17 @@ void mapping_init(const struct maps_entry *e, struct proc_mapping *m)
 	snprintf(m->path, sizeof(m->path), "%.255s", e->path[0] ? e->path : "[anon]");
 }
 
-int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
-		    struct proc_mapping *m, struct table_charge *charge)
+int mapping_identify(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+		     struct proc_mapping *m, struct stat *st)
 {
 	char bid[ELF_BUILD_ID_HEX_LEN];
-	struct build_ctx bc;
-	struct stat st;
 	uint64_t vaddr;
 	bool vdso = is_vdso(e);
 	Elf *elf;
 	int fd;
 
 	mapping_init(e, m);
-	fd = mapping_open(pt, pid, e, &st);
+	fd = mapping_open(pt, pid, e, st);
 	if (fd < 0)
 		return -1;
 	/* one ELF handle for the build-id and the load bias */
@@ -230,21 +249,37 @@ int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_ent
 	if (vdso && bid[0])
 		snprintf(m->key, sizeof(m->key), "vdso:%s", bid);
 	else
-		snprintf(m->key, sizeof(m->key), "%s@%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64, bid,
-			 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size,
-			 (int64_t)st.st_mtime);
+		snprintf(m->key, sizeof(m->key), "%s@%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64,
+			 bid, (uint64_t)st->st_dev, (uint64_t)st->st_ino, (int64_t)st->st_size,
+			 (int64_t)st->st_mtime);
 	if (elf && !elf_offset_to_vaddr(elf, e->offset, &vaddr))
 		m->bias = e->start - vaddr;
 	if (elf)
 		elf_end(elf);
-	bc.fd = fd;
-	bc.pid = pid;
-	bc.name = e->path; /* whole: m->path is cut to fit */
-	bc.key = m->key;
-	bc.cache = pt->table_cache;
-	m->obj = table_store_acquire(pt->ts, m->key, m->path, build_from_fd, &bc, charge);
+	return fd;
+}
+
+void mapping_acquire(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+		     struct proc_mapping *m, int fd, struct build_job *job,
+		     struct table_charge *charge)
+{
+	/* e->path whole: m->path is cut to fit */
+	struct build_ctx bc = {
+	    .pt = pt, .fd = fd, .pid = pid, .name = e->path, .key = m->key, .job = job};
+
+	m->obj = table_store_acquire(pt->ts, m->key, m->path, build_or_take, &bc, charge);
 	if (m->obj && m->obj->state == OBJ_LOADED)
 		m->flags = CFI_MAPPING_CFI | (m->flags & CFI_MAPPING_VDSO);
+}
+
+int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+		    struct proc_mapping *m, struct table_charge *charge)
+{
+	struct stat st;
+	int fd = mapping_identify(pt, pid, e, m, &st);
+
+	if (fd >= 0)
+		mapping_acquire(pt, pid, e, m, fd, NULL, charge);
 	return fd;
 }
 

@@ -48,6 +48,7 @@ struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *
 	pt->procs_fd = procs_fd;
 	pt->mappings_fd = mappings_fd;
 	set_keys_quota(pt);
+	pt->build_workers = build_workers_default();
 	pthread_mutex_init(&pt->lock, NULL);
 	pthread_mutex_init(&pt->load_lock, NULL);
 	pthread_cond_init(&pt->work_cond, NULL);
@@ -221,6 +222,7 @@ void proc_tracker_note_exec(struct proc_tracker *pt, uint32_t pid, uint64_t time
 	if (p) {
 		p->exec_ns = time_ns;
 		p->first_complete_ns = 0;
+		p->tables_loaded_ns = 0;
 	}
 	pthread_mutex_unlock(&pt->lock);
 }

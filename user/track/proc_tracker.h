@@ -23,15 +23,15 @@
 struct proc_mapping {
 	uint64_t start, end, offset;
 	uint64_t inode;
-	uint64_t bias;	/* pc - bias = ELF virtual address */
-	uint32_t flags; /* enum cfi_mapping_flags */
+	uint64_t bias;	  /* pc - bias = ELF virtual address */
+	uint32_t flags;	  /* enum cfi_mapping_flags */
 	uint32_t nr_keys; /* its LPM keys in the BPF map (0: refused, or none added) */
 	/*
 	 * NULL for anonymous memory.  The tables are held by the current set of a
 	 * process with tables loaded (proc->tables_held); load thread only.
 	 */
 	struct obj_entry *obj;
-	struct sym_obj *sym; /* NULL if not an ELF we could read */
+	struct sym_obj *sym;		/* NULL if not an ELF we could read */
 	char key[PROC_MAPPING_KEY_LEN]; /* BUILDID@dev:inode:size:mtime, or vdso:BUILDID */
 	char path[256];
 };
@@ -71,6 +71,7 @@ struct proc {
 	uint64_t last_sample_ns;    /* newest sample (bpf clock): the eviction order */
 	uint64_t exec_ns;	    /* bpf clock time of the exec event, 0 if not seen */
 	uint64_t first_complete_ns; /* first complete stack after exec */
+	uint64_t tables_loaded_ns; /* its mappings (and their tables) last loaded, after a change */
 	/* replaced under both locks: readers hold the lock or a reference */
 	struct map_set *cur;		       /* NULL until loaded */
 	struct map_set *history[PROC_HISTORY]; /* earlier generations, oldest first */
@@ -96,16 +97,19 @@ struct tracker_stats {
 	uint64_t exits_swept;  /* gone or exiting at a sweep, before their exit event was handled */
 	uint64_t evicted_procs;	 /* least recently sampled processes unloaded: --max-processes */
 	uint64_t evicted_tables; /* ... unloaded to make room for tables: --max-table-bytes, rows */
-	uint64_t files_refused; /* mapped path now a FIFO, device, symlink or another file: FP */
+	uint64_t files_refused;	 /* mapped path now a FIFO, device, symlink or another file: FP */
 	uint64_t keys_refused_quota; /* LPM keys not added: the process's share of the trie */
 	uint64_t keys_refused_full;  /* LPM keys not added: the trie was full */
 	uint64_t keys_in_map;	     /* LPM keys in the trie now */
 	uint64_t keys_capacity;	     /* the trie's capacity */
 	uint64_t procs_over_quota;   /* processes refused something by a per-process quota */
-	uint64_t no_fds;	/* mapped file not opened: out of file descriptors (EMFILE) */
-	uint64_t over_load_time;  /* mappings left unresolved: their load took over its time */
-	uint64_t forgets_deferred; /* forget passes put off while a load ran */
-	uint64_t big_loads_yielded; /* loads of many mappings sent behind the queued ones */
+	uint64_t no_fds;	     /* mapped file not opened: out of file descriptors (EMFILE) */
+	uint64_t over_load_time;     /* mappings left unresolved: their load took over its time */
+	uint64_t forgets_deferred;   /* forget passes put off while a load ran */
+	uint64_t big_loads_yielded;  /* loads of many mappings sent behind the queued ones */
+	uint64_t tables_prebuilt;    /* tables a load built before swapping its mappings in */
+	uint64_t tables_built_parallel; /* ... of those, built while other workers built too */
+	uint64_t loads_hurried;		/* queued loads moved to the front: deferred samples wait */
 };
 
 struct proc_tracker;
@@ -121,6 +125,11 @@ struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *
 void proc_tracker_set_max_procs(struct proc_tracker *pt, uint32_t max_procs);
 /* Tables are read from and kept in this cache (NULL: none); set before the start. */
 void proc_tracker_set_table_cache(struct proc_tracker *pt, struct cfi_table_cache *c);
+/*
+ * The tables one load builds at once, each on its own thread (0: the online
+ * CPUs, at most 4; 1: one after the other); set before the start.
+ */
+void proc_tracker_set_build_workers(struct proc_tracker *pt, uint32_t n);
 /* Starts the table load thread. */
 int proc_tracker_start(struct proc_tracker *pt);
 /* Stops the load thread after the queued work is done (or dropped when discard). */
@@ -130,6 +139,11 @@ void proc_tracker_free(struct proc_tracker *pt);
 /* Queues work for pid; callable from any thread, never blocks on table builds. */
 void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
 			  uint64_t time_ns);
+/*
+ * Deferred samples of pid wait for the table of the object at pc: its queued
+ * load moves to the front, and that object is built first.  Any thread.
+ */
+void proc_tracker_note_waiting(struct proc_tracker *pt, uint32_t pid, uint64_t pc);
 /* Loads pid synchronously on the caller's thread (load_lock: also while the load thread runs). */
 int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid);
 /* Waits until the queue is empty. */

@@ -482,6 +482,11 @@ static struct obj_entry *find_obj(struct table_store *ts, const char *key, uint3
 	return NULL;
 }
 
+bool table_store_has(struct table_store *ts, const char *key)
+{
+	return find_obj(ts, key, hash_str(key) & (ts->nr_buckets - 1)) != NULL;
+}
+
 struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, const char *name,
 				      table_build_fn build, void *ctx, struct table_charge *charge)
 {

@@ -154,6 +154,8 @@ typedef struct cfi_table *(*table_build_fn)(void *ctx, int *err);
  */
 struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, const char *name,
 				      table_build_fn build, void *ctx, struct table_charge *charge);
+/* Whether key has an entry (loaded, idle, or without usable CFI): acquiring it builds nothing. */
+bool table_store_has(struct table_store *ts, const char *key);
 /* A charge for one load of a process (0, or -ENOMEM). */
 int table_charge_begin(struct table_store *ts, struct table_charge *c);
 void table_charge_end(struct table_charge *c);

@@ -4,7 +4,9 @@
  *
  *   proc_tracker.c  the pid registry: lookup, generation history, iteration, stats
  *   mappings.c      /proc/PID/maps entries resolved to objects, their BPF keys
- *   load_thread.c   the work queue and the table load thread (load_proc)
+ *   work_queue.c    the load thread's queue: requests, and loads moved ahead for waiting samples
+ *   load_thread.c   the table load thread (load_proc)
+ *   table_builds.c  the tables one load lacks, built on a bounded set of workers
  *   eviction.c      exits, delayed unloads, caps and least-recently-sampled eviction
  *   forget.c        dropping exited processes and sweeping gone ones
  *   saved_maps.c    report mode: mappings read from a saved recording
@@ -37,12 +39,26 @@ struct work_item {
 	uint64_t time_ns;
 };
 
+/* Called as the table of name starts (true) and ends (false), on the thread building it: tests. */
+typedef void (*build_hook_fn)(void *ctx, const char *name, bool start);
+
+/* Hints of what deferred samples wait for: the pid and the pc where their walk stopped. */
+#define WAIT_HINTS 8
+
+struct wait_hint {
+	uint32_t pid;
+	uint64_t pc;
+};
+
 struct proc_tracker {
 	struct table_store *ts;
 	struct sym_cache *syms;
 	struct cfi_table_cache *table_cache; /* NULL: every table is built */
 	int procs_fd, mappings_fd;
-	uint32_t keys_per_pid; /* LPM keys one process may hold (0: no quota) */
+	uint32_t keys_per_pid;	/* LPM keys one process may hold (0: no quota) */
+	uint32_t build_workers; /* tables one load builds at once */
+	build_hook_fn build_hook;
+	void *build_hook_ctx;
 
 	pthread_mutex_t lock;
 	pthread_mutex_t load_lock; /* one load / exit at a time, whichever thread asks */
@@ -58,6 +74,7 @@ struct proc_tracker {
 	uint32_t nr_unload_due;	 /* exited processes whose tables are still loaded */
 	uint64_t next_expire_ns; /* next check of idle tables past their ttl */
 	uint32_t loading_pid;	 /* never the one unloaded to make room for its own tables */
+	struct wait_hint hints[WAIT_HINTS]; /* lock: the newest first */
 	struct tracker_stats stats;
 	/* what the tests measure: work done by reloads, and the lock time of forgets */
 	uint64_t pair_steps;	 /* old and new mappings compared while pairing them */
@@ -106,6 +123,42 @@ void mapping_init(const struct maps_entry *e, struct proc_mapping *m);
  */
 int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
 		    struct proc_mapping *m, struct table_charge *charge);
+/*
+ * A table one load builds before it swaps its mappings in: the first
+ * mapping of an object that is neither in the table store nor built by
+ * another job of the same load.
+ */
+struct build_job {
+	const char *key;  /* the mapping's key */
+	const char *name; /* the path as the process maps it */
+	uint32_t key_hash;
+	uint32_t pid;
+	int fd;		     /* the load's, open until after the swap */
+	uint64_t start, end; /* the mapping's range */
+	uint64_t size;	     /* of the file: the biggest are built first */
+	bool waited_for;     /* deferred samples stopped in it: built before the others */
+	bool done;	     /* built (table or err); false: not started before the deadline */
+	bool taken;	     /* the table went to the store */
+	int err;
+	struct cfi_table *table; /* until the store takes it */
+};
+
+/*
+ * Opens the file behind a mapping and names its object: the key and load
+ * bias go into m (initialised first).  An fd (*st filled), or -1.
+ */
+int mapping_identify(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+		     struct proc_mapping *m, struct stat *st);
+/*
+ * Takes the object of a mapping named by mapping_identify from the table
+ * store, which builds it from fd unless job holds its table built already.
+ */
+void mapping_acquire(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+		     struct proc_mapping *m, int fd, struct build_job *job,
+		     struct table_charge *charge);
+/* The table of the object in fd (from the table cache if it is there): any thread. */
+struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, const char *name,
+				      const char *key, int fd, int *err);
 /* Symbols are only needed for output: loaded after the walker can already unwind. */
 void mapping_load_symbols(struct proc_tracker *pt, uint32_t pid, struct proc_mapping *m,
 			  const char *path, int fd);
@@ -134,6 +187,18 @@ uint32_t mappings_pair(const struct proc_mapping *old, uint32_t nr_old,
 int vdso_copy_fd(uint32_t pid, uint64_t start, uint64_t end);
 /* Opens /proc/PID/map_files/START-END: the mapped file, whatever mount namespace it is in. */
 int map_file_open(uint32_t pid, uint64_t start, uint64_t end);
+
+/* ---- table_builds.c: the tables of one load, built concurrently ---- */
+
+/*
+ * Builds the n jobs on up to pt->build_workers threads (the caller's among
+ * them), those deferred samples wait for first, then the biggest; jobs not
+ * started by deadline are left undone.  load_lock held.
+ */
+void table_builds_run(struct proc_tracker *pt, struct build_job *jobs, uint32_t n,
+		      uint64_t deadline);
+/* The online CPUs, at most 4: the default of pt->build_workers. */
+uint32_t build_workers_default(void);
 
 /* ---- eviction.c: exits, unloads and caps ---- */
 

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Parallel table builds (issue 13, item 3): the objects one load lacks are
+ * built side by side on the build workers, and what lands in the table store
+ * is exactly what a serial load puts there.  Deferred samples make their
+ * process's load and the object they stopped in go first.  The process
+ * loaded is the test itself, mapping copies of libz (each its own inode,
+ * hence its own object), over real BPF maps (needs root).
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "tests/lib/cli_util.h"
+#include "tests/lib/harness.h"
+#include "tests/lib/tracker_world.h"
+#include "user/track/tracker_internal.h"
+
+#define LIBZ   "/lib/x86_64-linux-gnu/libz.so.1"
+#define COPIES 6
+#define PAGE   4096ul
+
+static char dir[64];
+
+/* The copies mapped executable (one page each); false if any is missing. */
+static bool map_copies(int n, void **at)
+{
+	char path[96];
+	bool ok = true;
+
+	for (int i = 0; i < n; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/c%d.so", dir, i);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		at[i] = fd < 0 ? MAP_FAILED
+			       : mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		ok = ok && at[i] != MAP_FAILED;
+		if (fd >= 0)
+			close(fd);
+	}
+	return ok;
+}
+
+/* What the build hook saw: builds in flight now and at most, and the order they started in. */
+struct observed {
+	int in_flight, peak;
+	bool wait_for_company; /* hold each build until another one runs (or 5 s pass) */
+	int nr_started;
+	char first[256];
+};
+
+static void observe(void *ctx, const char *name, bool start)
+{
+	struct observed *o = ctx;
+	uint64_t until = mono_ns() + 5000000000ull;
+	int now, peak, nth;
+
+	if (!start) {
+		__atomic_fetch_sub(&o->in_flight, 1, __ATOMIC_SEQ_CST);
+		return;
+	}
+	now = __atomic_add_fetch(&o->in_flight, 1, __ATOMIC_SEQ_CST);
+	nth = __atomic_fetch_add(&o->nr_started, 1, __ATOMIC_SEQ_CST);
+	if (!nth)
+		snprintf(o->first, sizeof(o->first), "%s", name);
+	peak = __atomic_load_n(&o->peak, __ATOMIC_SEQ_CST);
+	while (now > peak && !__atomic_compare_exchange_n(&o->peak, &peak, now, false,
+							  __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
+	/* a build takes a millisecond: without this, one worker may finish all before the next
+	 * starts */
+	while (o->wait_for_company && __atomic_load_n(&o->peak, __ATOMIC_SEQ_CST) < 2 &&
+	       mono_ns() < until)
+		usleep(1000);
+}
+
+/* A tracker building with workers threads, its builds seen by o (NULL: not watched). */
+static bool world_open(struct tracker_world *w, uint32_t workers, struct observed *o)
+{
+	if (tracker_world_init(w)) {
+		CHECK(0, "tracker over BPF maps (root?)");
+		return false;
+	}
+	proc_tracker_set_build_workers(w->pt, workers);
+	if (o) {
+		w->pt->build_hook = observe;
+		w->pt->build_hook_ctx = o;
+	}
+	return true;
+}
+
+static uint32_t self(void)
+{
+	return (uint32_t)getpid();
+}
+
+/* The objects of the copies: all loaded with CFI? */
+static int copies_with_cfi(struct tracker_world *w, void **at, int n)
+{
+	struct proc *p = proc_tracker_find(w->pt, self());
+	int k = 0;
+
+	for (int i = 0; p && i < n; i++) {
+		const struct proc_mapping *m = proc_find_mapping(p, (uintptr_t)at[i] + 8);
+
+		k += m && m->obj && m->obj->state == OBJ_LOADED && (m->flags & CFI_MAPPING_CFI);
+	}
+	return k;
+}
+
+static void test_builds_concurrently(void)
+{
+	struct observed o = {.wait_for_company = true};
+	struct tracker_world w;
+	struct tracker_stats st;
+	void *at[COPIES];
+
+	CHECK(map_copies(COPIES, at), "map %d copies of %s", COPIES, LIBZ);
+	if (!world_open(&w, 4, &o))
+		return;
+	CHECK(proc_tracker_load_now(w.pt, self()) == 0, "load");
+	proc_tracker_stats(w.pt, &st);
+	printf("%d builds, at most %d at once; %" PRIu64 " prebuilt, %" PRIu64 " in parallel\n",
+	       o.nr_started, o.peak, st.tables_prebuilt, st.tables_built_parallel);
+	CHECK(o.peak >= 2, "at most %d build at once with 4 workers", o.peak);
+	CHECK(st.tables_built_parallel >= COPIES, "%" PRIu64 " tables built in parallel",
+	      st.tables_built_parallel);
+	CHECK(copies_with_cfi(&w, at, COPIES) == COPIES, "%d of %d copies unwind with CFI",
+	      copies_with_cfi(&w, at, COPIES), COPIES);
+	tracker_world_free(&w);
+}
+
+/* Two worlds hold the same tables when every mapping names the same rows, and the rows match. */
+static void compare_worlds(struct tracker_world *a, struct tracker_world *b)
+{
+	struct proc *pa = proc_tracker_find(a->pt, self()), *pb = proc_tracker_find(b->pt, self());
+	uint32_t i, same = 0, loaded = 0;
+
+	CHECK(pa && pb && pa->cur && pb->cur && pa->cur->nr_maps == pb->cur->nr_maps,
+	      "both loaded, with as many mappings");
+	if (!pa || !pb || !pa->cur || !pb->cur || pa->cur->nr_maps != pb->cur->nr_maps)
+		return;
+	for (i = 0; i < pa->cur->nr_maps; i++) {
+		const struct proc_mapping *x = &pa->cur->maps[i], *y = &pb->cur->maps[i];
+		const struct obj_entry *ox = x->obj, *oy = y->obj;
+		bool eq =
+		    x->flags == y->flags && x->bias == y->bias && !strcmp(x->key, y->key) &&
+		    !ox == !oy &&
+		    (!ox || (ox->id == oy->id && ox->state == oy->state &&
+			     ox->first_row == oy->first_row && ox->nr_rows == oy->nr_rows &&
+			     ox->nr_pages == oy->nr_pages && ox->nr_rule_ids == oy->nr_rule_ids));
+
+		same += eq;
+		loaded += ox && ox->state == OBJ_LOADED;
+		CHECK(eq, "mapping %u (%s) differs", i, x->path);
+	}
+	CHECK(loaded >= COPIES, "%u objects loaded", loaded);
+	CHECK(!memcmp(a->rows, b->rows, TRACKER_WORLD_ROWS * sizeof(*a->rows)), "rows differ");
+	CHECK(!memcmp(a->rules, b->rules, TRACKER_WORLD_RULES * sizeof(*a->rules)), "rules differ");
+	CHECK(a->ts.stats.rows_used == b->ts.stats.rows_used &&
+		  a->ts.stats.pages_used == b->ts.stats.pages_used,
+	      "rows %" PRIu64 "/%" PRIu64 ", pages %" PRIu64 "/%" PRIu64, a->ts.stats.rows_used,
+	      b->ts.stats.rows_used, a->ts.stats.pages_used, b->ts.stats.pages_used);
+	printf("%u mappings, %u objects loaded: the same serially and in parallel\n", same, loaded);
+}
+
+static void test_same_as_serial(void)
+{
+	struct tracker_world serial, parallel;
+	struct observed o = {.wait_for_company = true};
+	void *at[COPIES];
+
+	CHECK(map_copies(COPIES, at), "map %d copies", COPIES);
+	if (!world_open(&serial, 1, NULL) || !world_open(&parallel, 4, &o))
+		return;
+	CHECK(proc_tracker_load_now(serial.pt, self()) == 0, "serial load");
+	CHECK(proc_tracker_load_now(parallel.pt, self()) == 0, "parallel load");
+	CHECK(o.peak >= 2, "the parallel load built %d at once", o.peak);
+	compare_worlds(&serial, &parallel);
+	/* a change afterwards (one copy gone, one new): a reload builds only the new one */
+	munmap(at[0], PAGE);
+	CHECK(map_copies(1, at), "map c0 again");
+	CHECK(proc_tracker_load_now(serial.pt, self()) == 0, "serial reload");
+	CHECK(proc_tracker_load_now(parallel.pt, self()) == 0, "parallel reload");
+	compare_worlds(&serial, &parallel);
+	tracker_world_free(&parallel);
+	tracker_world_free(&serial);
+}
+
+/* Fewer fds than mappings: the first are built up front, the rest one by one; no fd leaks. */
+static void test_fd_budget(void)
+{
+	struct rlimit rl = {.rlim_cur = 64, .rlim_max = 64};
+	struct tracker_world serial, parallel;
+	struct tracker_stats st;
+	void *at[24];
+	int fds_before, fds_after;
+
+	CHECK(map_copies(24, at), "map 24 copies");
+	if (!world_open(&serial, 1, NULL) || !world_open(&parallel, 4, NULL))
+		return;
+	/* fds_per_load: a quarter of the limit, at least 16 */
+	CHECK(!setrlimit(RLIMIT_NOFILE, &rl), "RLIMIT_NOFILE 64");
+	fds_before = dup(0);
+	close(fds_before);
+	CHECK(proc_tracker_load_now(serial.pt, self()) == 0, "serial load");
+	CHECK(proc_tracker_load_now(parallel.pt, self()) == 0, "parallel load");
+	fds_after = dup(0);
+	close(fds_after);
+	CHECK(fds_after == fds_before, "lowest free fd %d before, %d after", fds_before, fds_after);
+	proc_tracker_stats(parallel.pt, &st);
+	CHECK(st.tables_prebuilt > 0 && st.tables_prebuilt <= 16,
+	      "%" PRIu64 " tables built up front (16 fds)", st.tables_prebuilt);
+	CHECK(copies_with_cfi(&parallel, at, 24) == 24, "%d of 24 copies with CFI",
+	      copies_with_cfi(&parallel, at, 24));
+	compare_worlds(&serial, &parallel);
+	tracker_world_free(&parallel);
+	tracker_world_free(&serial);
+}
+
+/* The object deferred samples stopped in is built before bigger ones. */
+static void test_waited_for_first(void)
+{
+	struct observed o = {0};
+	struct tracker_world w;
+	void *at[COPIES];
+	char want[96];
+
+	CHECK(map_copies(COPIES, at), "map %d copies", COPIES);
+	if (!world_open(&w, 1, &o))
+		return;
+	proc_tracker_note_waiting(w.pt, self(), (uintptr_t)at[3] + 16);
+	CHECK(proc_tracker_load_now(w.pt, self()) == 0, "load");
+	snprintf(want, sizeof(want), "%s/c3.so", dir);
+	CHECK(streq(o.first, want), "first built: %s, not %s", o.first, want);
+	printf("first of %d builds: %s\n", o.nr_started, o.first);
+	tracker_world_free(&w);
+
+	/* without a hint: the biggest file first (libz copies are small next to libc) */
+	memset(&o, 0, sizeof(o));
+	if (!world_open(&w, 1, &o))
+		return;
+	CHECK(proc_tracker_load_now(w.pt, self()) == 0, "load");
+	CHECK(!strstr(o.first, dir), "no hint, yet a small copy went first: %s", o.first);
+	tracker_world_free(&w);
+}
+
+/* A process whose samples wait has its queued load moved ahead of the others'. */
+static void test_waiting_process_first(void)
+{
+	struct tracker_world w;
+	struct tracker_stats st;
+	struct proc_tracker *pt;
+
+	if (!world_open(&w, 1, NULL))
+		return;
+	pt = w.pt; /* the load thread is not started: the queue stays as set */
+	proc_tracker_request(pt, 101, WORK_LOAD, 0);
+	proc_tracker_request(pt, 102, WORK_EXEC, 0);
+	proc_tracker_request(pt, 103, WORK_EXIT, 0);
+	proc_tracker_request(pt, 103, WORK_LOAD, 0);
+	proc_tracker_request(pt, 104, WORK_EXEC, 0);
+	proc_tracker_note_waiting(pt, 104, 0x1000);
+	CHECK(pt->queue[pt->q_head].pid == 104 && pt->queue[pt->q_head].kind == WORK_EXEC,
+	      "head: pid %u", pt->queue[pt->q_head].pid);
+	CHECK(pt->queue[pt->q_head + 1].pid == 101 && pt->queue[pt->q_head + 2].pid == 102,
+	      "the others keep their order");
+	/* an exit queued before its load is a pid reused: the new process's load stays behind it */
+	proc_tracker_note_waiting(pt, 103, 0x1000);
+	CHECK(pt->queue[pt->q_head].pid == 104, "head: pid %u", pt->queue[pt->q_head].pid);
+	CHECK(pt->queue[pt->q_head + 3].kind == WORK_EXIT && pt->queue[pt->q_head + 4].pid == 103,
+	      "103's exit, then its load");
+	/* the head itself stays */
+	proc_tracker_note_waiting(pt, 104, 0x2000);
+	proc_tracker_stats(pt, &st);
+	CHECK(st.loads_hurried == 1, "%" PRIu64 " loads hurried", st.loads_hurried);
+	CHECK(pt->q_len == 5, "%u queued", pt->q_len);
+	tracker_world_free(&w);
+}
+
+int main(int argc, char **argv)
+{
+	bool ok;
+
+	harness_init(argc, argv);
+	snprintf(dir, sizeof(dir), "/tmp/cfiprof-builds.%d", getpid());
+	ok = !mkdir(dir, 0700) && copy_file_n(LIBZ, dir, 24);
+	CHECK(ok, "copies of %s in %s", LIBZ, dir);
+	RUN_TEST(test_builds_concurrently);
+	RUN_TEST(test_same_as_serial);
+	RUN_TEST(test_fd_budget);
+	RUN_TEST(test_waited_for_first);
+	RUN_TEST(test_waiting_process_first);
+	tmpdir_done(dir, false);
+	return HARNESS_DONE();
+}

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The table load thread's queue, fed by the ring-buffer consumer: requests
+ * for a pid already waiting are merged, and a process whose samples wait for
+ * their tables moves ahead of the others.
+ */
+#include <string.h>
+
+#include "user/track/tracker_internal.h"
+
+void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
+			  uint64_t time_ns)
+{
+	pthread_mutex_lock(&pt->lock);
+	/* a load already waiting will read the newest mappings anyway */
+	if (w == WORK_LOAD) {
+		uint32_t k, n = pt->q_len < 64 ? pt->q_len : 64;
+
+		for (k = 0; k < n; k++) {
+			const struct work_item *q =
+			    &pt->queue[(pt->q_head + pt->q_len - 1 - k) % QUEUE_CAP];
+
+			if (q->pid == pid && q->kind == WORK_LOAD) {
+				TRACKER_COUNT(pt, loads_merged, 1);
+				pthread_mutex_unlock(&pt->lock);
+				return;
+			}
+		}
+	}
+	if (pt->q_len == QUEUE_CAP) {
+		TRACKER_COUNT(pt, queue_dropped, 1);
+	} else {
+		pt->queue[(pt->q_head + pt->q_len) % QUEUE_CAP] =
+		    (struct work_item){.pid = pid, .kind = w, .time_ns = time_ns};
+		pt->q_len++;
+		pthread_cond_signal(&pt->work_cond);
+	}
+	pthread_mutex_unlock(&pt->lock);
+}
+
+/* Queued items looked at for a waiting process's load: its first samples come early. */
+#define HURRY_SCAN 256
+
+/* lock held: remembers where pid's samples wait (newest first, one entry per page). */
+static void add_wait_hint(struct proc_tracker *pt, uint32_t pid, uint64_t pc)
+{
+	uint32_t k;
+
+	for (k = 0; k < WAIT_HINTS; k++) {
+		if (pt->hints[k].pid == pid && pt->hints[k].pc >> 12 == pc >> 12)
+			return;
+	}
+	memmove(&pt->hints[1], &pt->hints[0], (WAIT_HINTS - 1) * sizeof(pt->hints[0]));
+	pt->hints[0] = (struct wait_hint){.pid = pid, .pc = pc};
+}
+
+void proc_tracker_note_waiting(struct proc_tracker *pt, uint32_t pid, uint64_t pc)
+{
+	uint32_t k, n;
+	struct work_item w;
+
+	pthread_mutex_lock(&pt->lock);
+	add_wait_hint(pt, pid, pc);
+	n = pt->q_len < HURRY_SCAN ? pt->q_len : HURRY_SCAN;
+	/* pid's first queued item, if it is a load: the items before it are other pids' */
+	for (k = 0; k < n && pt->queue[(pt->q_head + k) % QUEUE_CAP].pid != pid; k++)
+		;
+	w = pt->queue[(pt->q_head + k) % QUEUE_CAP];
+	if (k > 0 && k < n && w.kind != WORK_EXIT) {
+		for (; k > 0; k--)
+			pt->queue[(pt->q_head + k) % QUEUE_CAP] =
+			    pt->queue[(pt->q_head + k - 1) % QUEUE_CAP];
+		pt->queue[pt->q_head] = w;
+		TRACKER_COUNT(pt, loads_hurried, 1);
+	}
+	pthread_mutex_unlock(&pt->lock);
+}
