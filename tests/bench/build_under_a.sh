@@ -19,7 +19,7 @@ report=$out/build_under_a.md
 	echo
 	echo "\`cfiprof record -a -F 199\` while \`make -j2 all\` builds a clean copy of the tree (tests/bench/build_under_a.sh)."
 	echo
-	echo "Samples no profiler can walk (\\`exiting\\`: after the kernel released the memory; \\`in-execve\\`) are left out of the second share."
+	echo "Samples no profiler can walk (\`exiting\`: after the kernel released the memory; \`in-execve\`) are left out of the second share."
 	echo
 	echo "| deferred unwinding | samples | complete % | exiting + in-execve | complete % of the rest | tables-pending % | deferred samples | MiB of stack copied | copied per second |"
 	echo "|---|---|---|---|---|---|---|---|---|"
