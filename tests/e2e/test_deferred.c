@@ -88,29 +88,13 @@ static uint64_t folded_total(const char *path)
 
 static bool record(const char *name, char *const extra[], struct run_result *r)
 {
-	char folded[PATH_MAX], err[PATH_MAX + 8], prog[PATH_MAX + 32], *argv[24], *log;
-	int a = 0, i, rc;
+	char folded[PATH_MAX], prog[PATH_MAX + 32], *log;
+	char *cmd[] = {prog, SECONDS, NULL};
 
 	memset(r, 0, sizeof(*r));
 	tpath(folded, sizeof(folded), name);
-	snprintf(err, sizeof(err), "%s.err", folded);
 	snprintf(prog, sizeof(prog), "%s/" PROG, progs_dir);
-	argv[a++] = (char *)cfiprof_bin;
-	argv[a++] = "record";
-	argv[a++] = "-F";
-	argv[a++] = "1999";
-	argv[a++] = "-o";
-	argv[a++] = folded;
-	for (i = 0; extra[i]; i++)
-		argv[a++] = extra[i];
-	argv[a++] = "--";
-	argv[a++] = prog;
-	argv[a++] = SECONDS;
-	argv[a] = NULL;
-	rc = run(argv, NULL, err, 60);
-	log = slurp(err);
-	CHECK(rc == 0, "%s: record exited %d: %s", name, rc, log);
-	if (rc) {
+	if (e2e_record(name, "1999", extra, cmd, &log)) {
 		free(log);
 		return false;
 	}

@@ -111,27 +111,13 @@ static int count_edges(const char *path, struct edge_counts *c)
 
 static bool record_prog(const char *name, char *const mode[], char **log)
 {
-	char folded[PATH_MAX], err[PATH_MAX + 8], prog[PATH_MAX + 32], *argv[16];
-	int a = 0, i, rc;
+	char prog[PATH_MAX + 32], *cmd[8] = {prog};
+	int i;
 
-	tpath(folded, sizeof(folded), name);
-	snprintf(err, sizeof(err), "%s.err", folded);
 	snprintf(prog, sizeof(prog), "%s/" PROG, progs_dir);
-	argv[a++] = (char *)cfiprof_bin;
-	argv[a++] = "record";
-	argv[a++] = "-F";
-	argv[a++] = "999";
-	argv[a++] = "-o";
-	argv[a++] = folded;
-	argv[a++] = "--";
-	argv[a++] = prog;
-	for (i = 0; mode[i]; i++)
-		argv[a++] = mode[i];
-	argv[a] = NULL;
-	rc = run(argv, NULL, err, 60);
-	*log = slurp(err);
-	CHECK(rc == 0, "%s: record exited %d: %s", name, rc, *log);
-	return rc == 0;
+	for (i = 0; mode[i] && i < 6; i++)
+		cmd[i + 1] = mode[i];
+	return e2e_record(name, "999", NULL, cmd, log) == 0;
 }
 
 static void test_exit(void)

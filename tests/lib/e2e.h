@@ -54,6 +54,37 @@ static inline bool e2e_setup(const char *name)
 	return true;
 }
 
+/*
+ * cfiprof record -F FREQ -o DIR/NAME OPTS... -- CMD..., stderr in DIR/NAME.err,
+ * given back in *log (free it). Returns record's exit status (a failed check
+ * when not 0).
+ */
+static inline int e2e_record(const char *name, const char *freq, char *const opts[],
+			     char *const cmd[], char **log)
+{
+	char folded[PATH_MAX], err[PATH_MAX + 8], *argv[48];
+	int a = 0, i, rc;
+
+	tpath(folded, sizeof(folded), name);
+	snprintf(err, sizeof(err), "%s.err", folded);
+	argv[a++] = (char *)cfiprof_bin;
+	argv[a++] = "record";
+	argv[a++] = "-F";
+	argv[a++] = (char *)freq;
+	argv[a++] = "-o";
+	argv[a++] = folded;
+	for (i = 0; opts && opts[i] && a < 30; i++)
+		argv[a++] = opts[i];
+	argv[a++] = "--";
+	for (i = 0; cmd[i] && a < 47; i++)
+		argv[a++] = cmd[i];
+	argv[a] = NULL;
+	rc = run(argv, NULL, err, 60);
+	*log = slurp(err);
+	CHECK(rc == 0, "%s: record exited %d: %s", name, rc, *log);
+	return rc;
+}
+
 /* Removes this run's directory unless a check failed; says how long the run took. */
 static inline void e2e_finish(void)
 {
