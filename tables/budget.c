@@ -25,6 +25,7 @@ void budget_start(struct build_budget *b, const struct cfi_budget *want)
 	b->max_fdes = want && want->max_fdes ? want->max_fdes : CFI_BUDGET_FDES_DEFAULT;
 	b->max_raw_rows =
 	    want && want->max_raw_rows ? want->max_raw_rows : CFI_BUDGET_RAW_ROWS_DEFAULT;
+	b->cancel = want ? want->cancel : NULL;
 	b->ticks = 0;
 }
 
@@ -38,7 +39,14 @@ int budget_exceeded(struct diag_ctx *diag, const char *section, uint64_t offset,
 
 int budget_tick(struct build_budget *b, struct diag_ctx *diag)
 {
-	if (++b->ticks % TICKS_PER_CLOCK_READ || mono_ns() <= b->deadline_ns)
+	if (++b->ticks % TICKS_PER_CLOCK_READ)
+		return 0;
+	/* a stopping profiler must not wait out a big build */
+	if (b->cancel && __atomic_load_n(b->cancel, __ATOMIC_RELAXED)) {
+		diag_add(diag, "ELF", 0, "over the build budget: cancelled (stopping)");
+		return CFI_ERR_BUDGET;
+	}
+	if (mono_ns() <= b->deadline_ns)
 		return 0;
 	return budget_exceeded(diag, "ELF", 0, "ms of build time", b->max_ns / 1000000);
 }

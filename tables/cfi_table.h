@@ -82,6 +82,8 @@ struct cfi_budget {
 	uint64_t max_ns;       /* wall time of the build */
 	uint64_t max_fdes;     /* FDEs parsed (each FDE once, whatever points at it) */
 	uint64_t max_raw_rows; /* rows the CFA programs produce */
+	/* non-zero (read atomically) while it runs: give up now, the caller is stopping */
+	const int *cancel;
 };
 #define CFI_BUDGET_NS_DEFAULT	    (10ull * 1000 * 1000 * 1000)
 #define CFI_BUDGET_FDES_DEFAULT	    (1ull << 20)

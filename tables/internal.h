@@ -97,6 +97,7 @@ struct fde {
 struct build_budget {
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC */
 	uint64_t max_ns, max_fdes, max_raw_rows;
+	const int *cancel;
 	uint32_t ticks;
 };
 

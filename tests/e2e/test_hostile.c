@@ -48,26 +48,11 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/http_client.h"
+#include "tests/lib/nobody.h"
 #include "tests/lib/pprof_read.h"
 
 #define PATHBUF (PATH_MAX + 64)
-#define UNIT_CAPS "+bpf,+perfmon,+sys_ptrace,+dac_read_search"
 #define SECONDS	  "7"
-
-/* in memory when there is a tmpfs: the agent's fsyncs then measure the agent, not the disk */
-static char tmp[64] = "/dev/shm/cfiprof-hostile.XXXXXX";
-/* the build's programs, and copies of them nobody can run (under tmp) */
-static char progs[PATH_MAX], nprogs[128];
-static const char *cfiprof;
-static char ncfiprof[160];
-
-static bool make_tmpdir(void)
-{
-	if (mkdtemp(tmp))
-		return true;
-	snprintf(tmp, sizeof(tmp), "/tmp/cfiprof-hostile.XXXXXX");
-	return mkdtemp(tmp) != NULL;
-}
 
 /* Milliseconds into the day of an interval file name (cfiprof-YYYYMMDDTHHMMSS.mmmZ.pb.gz). */
 static long name_ms(const char *name)
@@ -171,20 +156,6 @@ static void test_mapping_churn(const char *cfiprof, const char *what)
 	CHECK(f.named > 0, "%s: no interval names the churner's fc_leaf", what);
 	printf("%s: %d intervals over %.1f s, %d naming fc_leaf\n", what, f.files,
 	       (f.last_ms - f.first_ms) / 1e3, f.named);
-}
-
-/* argv run as nobody with the unit's capabilities (or none). */
-static pid_t spawn_nobody(char **argv, bool caps, const char *out, const char *err)
-{
-	char *full[32] = {"setpriv",	     "--reuid=65534",	      "--regid=65534",
-			  "--clear-groups", caps ? "--inh-caps=" UNIT_CAPS : "--inh-caps=-all",
-			  caps ? "--ambient-caps=" UNIT_CAPS : "--bounding-set=-all"};
-	int n = 6;
-
-	for (int i = 0; argv[i] && n < 31; i++)
-		full[n++] = argv[i];
-	full[n] = NULL;
-	return spawn(full, out, err);
 }
 
 static int count_profiles(const char *dir, char *last, size_t len)
@@ -311,10 +282,10 @@ static void test_fifo_over_library(void)
 	      "directories for nobody: %s", strerror(errno));
 
 	/* the attacker first: its library is a FIFO before the agent ever looks */
-	h = spawn_nobody(hostile, false, hout, NULL);
+	h = spawn_as_nobody(hostile, false, hout, NULL);
 	CHECK(wait_ready(hout), "hostile_fifo did not get ready: '%s'", slurp(hout));
-	o = spawn_nobody(ordinary, false, NULL, NULL);
-	a = spawn_nobody(agent, true, NULL, log);
+	o = spawn_as_nobody(ordinary, false, NULL, NULL);
+	a = spawn_as_nobody(agent, true, NULL, log);
 	wait_metrics_addr(log, addr);
 	sleep_s(atof(SECONDS) - 1.5);
 	if (addr[0])
@@ -447,7 +418,7 @@ static void test_perfmap_owner(void)
 	for (int tries = 0; tries < 5; tries++) {
 		struct stat st;
 
-		p = spawn_nobody(own, false, outf, NULL);
+		p = spawn_as_nobody(own, false, outf, NULL);
 		for (int i = 0; i < 100 && !slurp(outf)[0]; i++)
 			sleep_s(0.02);
 		snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)p);
@@ -467,7 +438,7 @@ static void test_perfmap_owner(void)
 
 	/* a map replaced by another user (root here): same address, another name */
 	snprintf(outf, sizeof(outf), "%s/jit2.out", tmp);
-	p = spawn_nobody((char *[]){jit, "4", "its_own_name", NULL}, false, outf, NULL);
+	p = spawn_as_nobody((char *[]){jit, "4", "its_own_name", NULL}, false, outf, NULL);
 	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)p);
 	for (int i = 0; i < 100 && !slurp(outf)[0]; i++)
 		sleep_s(0.02);
@@ -814,30 +785,15 @@ static void test_many_mappings(void)
 int main(int argc, char **argv)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
-	char asan[PATHBUF], cmd[PATH_MAX * 3], rel[PATH_MAX];
+	char asan[PATHBUF];
 	static const char *const copied[] = {"chain", "hostile_fifo", "jit_spin",
 					     "libdl_target.so"};
+	static const char *const tools[] = {"setpriv", "go", NULL};
 
 	harness_init(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	snprintf(rel, sizeof(rel), "%s/progs", out);
-	cfiprof = realpath(getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof", NULL);
-	if (!cfiprof || !realpath(rel, progs) || !make_tmpdir()) {
-		CHECK(0, "setup: cfiprof and %s must be built (make test builds them)", rel);
+	if (!nobody_setup("hostile", copied, sizeof(copied) / sizeof(copied[0]), tools))
 		return HARNESS_DONE();
-	}
-	/* nobody must reach what it runs, wherever the tree is cloned */
-	chmod(tmp, 0755);
-	snprintf(nprogs, sizeof(nprogs), "%s/bin", tmp);
-	snprintf(ncfiprof, sizeof(ncfiprof), "%s/cfiprof", nprogs);
-	snprintf(cmd, sizeof(cmd), "mkdir -m 0755 %s && cp %s %s/", nprogs, cfiprof, nprogs);
-	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
-		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " && cp %s/%s %s/", progs,
-			 copied[i], nprogs);
-	if (system(cmd) || !tool_exists("setpriv") || !tool_exists("go")) {
-		CHECK(0, "setup: copying the programs for nobody (%s), setpriv and go", cmd);
-		return HARNESS_DONE();
-	}
 	RUN_TEST_AS("mapping_churn", test_mapping_churn(cfiprof, "churn"));
 	snprintf(asan, sizeof(asan), "%s/asan/cfiprof", out);
 	setenv("ASAN_OPTIONS", "abort_on_error=0:exitcode=99", 1);

@@ -33,9 +33,9 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/http_client.h"
+#include "tests/lib/nobody.h"
 
 #define PATHBUF	    (PATH_MAX + 64)
-#define UNIT_CAPS   "+bpf,+perfmon,+sys_ptrace,+dac_read_search"
 #define SUITE_S	    12.0  /* the agent's run beside the attacks */
 #define INTERVAL_S  1.0	  /* --interval */
 #define RSS_MAX_MB  300.0 /* generous: a regression, not noise, fails */
@@ -43,37 +43,16 @@
 #define MAX_PROCS   32
 #define CATCH_UP_MAX 5 /* intervals until the agent has loaded every process it found */
 
-static char tmp[64] = "/dev/shm/cfiprof-suite.XXXXXX";
-static char progs[PATH_MAX], nprogs[128], ncfiprof[160];
 static pid_t procs[MAX_PROCS];
 static int nr_procs;
 static char maps[3][64]; /* planted perf maps, removed at the end */
 static int nr_maps;
 
-static bool make_tmpdir(void)
-{
-	if (mkdtemp(tmp))
-		return true;
-	snprintf(tmp, sizeof(tmp), "/tmp/cfiprof-suite.XXXXXX");
-	return mkdtemp(tmp) != NULL;
-}
-
-/* argv as nobody with the unit's capabilities (or none); killed at the end. */
+/* argv as nobody with the unit's capabilities (or none); those without are killed at the end. */
 static pid_t spawn_nobody(char **argv, bool caps, const char *out, const char *err)
 {
-	char *full[32] = {"setpriv",
-			  "--reuid=65534",
-			  "--regid=65534",
-			  "--clear-groups",
-			  caps ? "--inh-caps=" UNIT_CAPS : "--inh-caps=-all",
-			  caps ? "--ambient-caps=" UNIT_CAPS : "--bounding-set=-all"};
-	int n = 6;
-	pid_t pid;
+	pid_t pid = spawn_as_nobody(argv, caps, out, err);
 
-	for (int i = 0; argv[i] && n < 31; i++)
-		full[n++] = argv[i];
-	full[n] = NULL;
-	pid = spawn(full, out, err);
 	if (pid > 0 && !caps && nr_procs < MAX_PROCS)
 		procs[nr_procs++] = pid;
 	return pid;
@@ -650,38 +629,18 @@ static void test_all_attacks_at_once(void)
 
 int main(int argc, char **argv)
 {
-	const char *o = getenv("OUT") ? getenv("OUT") : "build";
-	char rel[PATH_MAX], cmd[PATH_MAX * 4];
-	const char *cfiprof;
 	static const char *const copied[] = {
 	    "chain",	      "hostile_fifo",	   "faults_churn",	"jit_spin",
 	    "dlopen",	      "libdl_target.so",   "quota_hog",		"hostile_storm",
 	    "librules_big0.so", "librules_big1.so", "librules_big2.so", "librules_mid0.so",
 	    "librules_mid1.so", "librules_mid2.so", "librules_mid3.so", "librules_mid4.so",
 	    "librules_mid5.so", "librules_mid6.so", "librules_mid7.so"};
+	static const char *const tools[] = {"setpriv", "go", "objcopy", "gcc", NULL};
 
 	harness_init(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	snprintf(rel, sizeof(rel), "%s/progs", o);
-	cfiprof = realpath(getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof", NULL);
-	if (!cfiprof || !realpath(rel, progs) || !make_tmpdir()) {
-		CHECK(0, "setup: cfiprof and %s must be built (make test builds them)", rel);
+	if (!nobody_setup("suite", copied, sizeof(copied) / sizeof(copied[0]), tools))
 		return HARNESS_DONE();
-	}
-	/* nobody must reach what it runs, wherever the tree is cloned */
-	chmod(tmp, 0755);
-	snprintf(nprogs, sizeof(nprogs), "%s/bin", tmp);
-	snprintf(ncfiprof, sizeof(ncfiprof), "%s/cfiprof", nprogs);
-	snprintf(cmd, sizeof(cmd), "mkdir -m 0755 %s && cp %s %s/", nprogs, cfiprof, nprogs);
-	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
-		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " && cp %s/%s %s/", progs,
-			 copied[i], nprogs);
-	if (system(cmd) || !tool_exists("setpriv") || !tool_exists("go") ||
-	    !tool_exists("objcopy") || !tool_exists("gcc")) {
-		CHECK(0, "setup: copying the programs for nobody (%s), setpriv, go, objcopy, gcc",
-		      cmd);
-		return HARNESS_DONE();
-	}
 	RUN_TEST(test_all_attacks_at_once);
 	tmpdir_done(tmp, harness_failed);
 	return HARNESS_DONE();

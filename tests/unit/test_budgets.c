@@ -440,17 +440,20 @@ static int build_with(const uint8_t *img, size_t len, const struct cfi_budget *b
 /* Each limit refuses the object with CFI_ERR_BUDGET and a message naming the limit. */
 static void test_budget_limits(void)
 {
+	static const int cancelled = 1, not_cancelled = 0;
 	static const struct {
 		const char *name;
 		struct cfi_budget b;
 		int rc;
 		const char *says;
 	} cases[] = {
-	    {"defaults", {0, 0, 0}, CFI_OK, ""},
-	    {"1000 FDEs", {0, 1000, 0}, CFI_ERR_BUDGET, "more than 1000 FDEs"},
-	    {"1000 raw rows", {0, 0, 1000}, CFI_ERR_BUDGET, "more than 1000 raw rows"},
-	    {"1 ns", {1, 0, 0}, CFI_ERR_BUDGET, "ms of build time"},
-	    {"room to spare", {60ull * 1000000000, 50000, 100000}, CFI_OK, ""},
+	    {"defaults", {0, 0, 0, NULL}, CFI_OK, ""},
+	    {"1000 FDEs", {0, 1000, 0, NULL}, CFI_ERR_BUDGET, "more than 1000 FDEs"},
+	    {"1000 raw rows", {0, 0, 1000, NULL}, CFI_ERR_BUDGET, "more than 1000 raw rows"},
+	    {"1 ns", {1, 0, 0, NULL}, CFI_ERR_BUDGET, "ms of build time"},
+	    {"room to spare", {60ull * 1000000000, 50000, 100000, NULL}, CFI_OK, ""},
+	    {"cancelled", {0, 0, 0, &cancelled}, CFI_ERR_BUDGET, "cancelled (stopping)"},
+	    {"not cancelled", {0, 0, 0, &not_cancelled}, CFI_OK, ""},
 	};
 	char msg[256];
 	size_t len, i;

@@ -284,6 +284,53 @@ static void test_waiting_process_first(void)
 	tracker_world_free(&w);
 }
 
+/* Signals the first build's start, then lets it run. */
+static void note_start(void *ctx, const char *name, bool start)
+{
+	(void)name;
+	if (start)
+		__atomic_store_n((int *)ctx, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * A stop that discards its work ends the build under way within
+ * milliseconds: it used to wait it out (libLLVM: 100+ ms idle, seconds on a
+ * loaded machine), and the agent overran its unit's stop timeout.
+ */
+static void test_stop_cancels_build(void)
+{
+	const char *big = "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1";
+	struct tracker_world w;
+	int fd = open(big, O_RDONLY | O_CLOEXEC), started = 0;
+	void *at = fd < 0 ? MAP_FAILED : mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	uint64_t t0, until;
+	double stop_ms;
+
+	CHECK(at != MAP_FAILED, "map %s (clang-14 is a build dependency)", big);
+	if (fd >= 0)
+		close(fd);
+	if (at == MAP_FAILED || !world_open(&w, 2, NULL))
+		return;
+	w.pt->build_hook = note_start;
+	w.pt->build_hook_ctx = &started;
+	CHECK(proc_tracker_start(w.pt) == 0, "start the load thread");
+	proc_tracker_request(w.pt, self(), WORK_LOAD, mono_ns());
+	for (until = mono_ns() + 5000000000ull;
+	     !__atomic_load_n(&started, __ATOMIC_SEQ_CST) && mono_ns() < until;)
+		usleep(200);
+	CHECK(started, "no build started within 5 s");
+	t0 = mono_ns();
+	proc_tracker_stop(w.pt, true);
+	stop_ms = (double)(mono_ns() - t0) / 1e6;
+	printf("stop during the build of %s: %.1f ms; %" PRIu64 " objects over the build budget\n",
+	       big, stop_ms, w.ts.stats.objects_over_budget);
+	/* the build ended as cancelled (not finished), well within a build's own time */
+	CHECK(w.ts.stats.objects_over_budget >= 1, "the build was not cancelled");
+	CHECK(stop_ms < 1000, "stop took %.1f ms", stop_ms);
+	tracker_world_free(&w);
+	munmap(at, PAGE);
+}
+
 int main(int argc, char **argv)
 {
 	bool ok;
@@ -297,6 +344,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_fd_budget);
 	RUN_TEST(test_waited_for_first);
 	RUN_TEST(test_waiting_process_first);
+	RUN_TEST(test_stop_cancels_build);
 	tmpdir_done(dir, false);
 	return HARNESS_DONE();
 }

@@ -641,10 +641,14 @@ void proc_tracker_stop(struct proc_tracker *pt, bool discard)
 	}
 	pt->stopping = true;
 	pt->discard = discard;
+	/* what is discarded need not be built: the builds on the workers end within ms */
+	if (discard)
+		__atomic_store_n(&pt->cancel_builds, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&pt->work_cond);
 	pthread_mutex_unlock(&pt->lock);
 	pthread_join(pt->thread, NULL);
 	pthread_mutex_lock(&pt->lock);
+	__atomic_store_n(&pt->cancel_builds, 0, __ATOMIC_RELAXED);
 	pt->started = false;
 	pt->stopping = false;
 	/* whoever drains now: what was discarded will never be done */

@@ -74,7 +74,9 @@ struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, con
 				      const char *key, int fd, int *err)
 {
 	/* display_name is the path in the process's root: its debug files are there too */
-	struct cfi_build_opts opts = {.display_name = name, .root_pid = pid};
+	struct cfi_build_opts opts = {.display_name = name,
+				      .root_pid = pid,
+				      .budget = {.cancel = &pt->cancel_builds}};
 	build_hook_fn hook = pt->build_hook;
 	struct cfi_diag diag = {0};
 	struct cfi_table *t = NULL;

@@ -66,6 +66,7 @@ struct proc_tracker {
 	struct work_item *queue;
 	uint32_t q_head, q_len;
 	bool stopping, discard, busy, started;
+	int cancel_builds; /* atomic: a discarding stop ends the builds under way */
 	pthread_t thread;
 
 	struct proc *buckets[NR_BUCKETS];

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Running the agent as its systemd unit does (nobody with the unit's four
+ * capabilities) beside processes of nobody without any: a run directory
+ * (tmpfs when there is one: the agent's fsyncs then measure the agent, not
+ * the disk) holding copies of cfiprof and the test programs nobody can reach
+ * wherever the tree is cloned (tests/e2e/test_hostile*.c).
+ */
+#ifndef CFIPROF_TESTS_NOBODY_H
+#define CFIPROF_TESTS_NOBODY_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tests/lib/cli_util.h"
+#include "tests/lib/harness.h"
+
+#define UNIT_CAPS "+bpf,+perfmon,+sys_ptrace,+dac_read_search"
+
+/* the run directory; the build's programs; their copies for nobody (nprogs/, ncfiprof) */
+static char tmp[64];
+static char progs[PATH_MAX], nprogs[128], ncfiprof[160];
+static char *cfiprof; /* the build's, by absolute path */
+
+/*
+ * Makes the run directory (/dev/shm/cfiprof-NAME.XXXXXX, else /tmp), copies
+ * cfiprof ($CFIPROF, default build/cfiprof) and the named programs of
+ * $OUT/progs into it for nobody, and checks the tools the tests need (NULL
+ * ended). A failed check and false when anything is missing.
+ */
+static inline bool nobody_setup(const char *name, const char *const copied[], size_t n,
+				const char *const tools[])
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char rel[PATH_MAX], cmd[PATH_MAX * 4];
+	bool ok = true;
+
+	snprintf(rel, sizeof(rel), "%s/progs", out);
+	snprintf(tmp, sizeof(tmp), "/dev/shm/cfiprof-%s.XXXXXX", name);
+	if (!mkdtemp(tmp)) {
+		snprintf(tmp, sizeof(tmp), "/tmp/cfiprof-%s.XXXXXX", name);
+		if (!mkdtemp(tmp))
+			tmp[0] = '\0';
+	}
+	cfiprof = realpath(getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof", NULL);
+	if (!cfiprof || !realpath(rel, progs) || !tmp[0]) {
+		CHECK(0, "setup: cfiprof and %s must be built (make test builds them)", rel);
+		return false;
+	}
+	chmod(tmp, 0755);
+	snprintf(nprogs, sizeof(nprogs), "%s/bin", tmp);
+	snprintf(ncfiprof, sizeof(ncfiprof), "%s/cfiprof", nprogs);
+	snprintf(cmd, sizeof(cmd), "mkdir -m 0755 %s && cp %s %s/", nprogs, cfiprof, nprogs);
+	for (size_t i = 0; i < n; i++)
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " && cp %s/%s %s/", progs,
+			 copied[i], nprogs);
+	ok = system(cmd) == 0;
+	CHECK(ok, "setup: copying the programs for nobody (%s)", cmd);
+	for (size_t i = 0; tools && tools[i]; i++) {
+		CHECK(tool_exists(tools[i]), "setup: %s is missing (make test-deps installs it)",
+		      tools[i]);
+		ok = ok && tool_exists(tools[i]);
+	}
+	return ok;
+}
+
+/* argv run as nobody with the unit's capabilities (or none at all). */
+static inline pid_t spawn_as_nobody(char **argv, bool caps, const char *out, const char *err)
+{
+	char *full[32] = {"setpriv",
+			  "--reuid=65534",
+			  "--regid=65534",
+			  "--clear-groups",
+			  caps ? "--inh-caps=" UNIT_CAPS : "--inh-caps=-all",
+			  caps ? "--ambient-caps=" UNIT_CAPS : "--bounding-set=-all"};
+	int n = 6;
+
+	for (int i = 0; argv[i] && n < 31; i++)
+		full[n++] = argv[i];
+	full[n] = NULL;
+	return spawn(full, out, err);
+}
+
+#endif
