@@ -302,6 +302,15 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_loads_hurried_total", "counter",
 	       "Queued loads moved to the front because deferred samples of the process waited.",
 	       (double)tr.loads_hurried);
+	header(f, "cfiprof_process_snapshots_total", "counter",
+	       "Executable mappings of processes with waiting samples read early by the consumer: "
+	       "taken, loaded from (the process gone before its load), refused by their budget.");
+	fprintf(f, "cfiprof_process_snapshots_total{outcome=\"taken\"} %" PRIu64 "\n",
+		tr.snapshots_taken);
+	fprintf(f, "cfiprof_process_snapshots_total{outcome=\"used\"} %" PRIu64 "\n",
+		tr.snapshots_used);
+	fprintf(f, "cfiprof_process_snapshots_total{outcome=\"refused\"} %" PRIu64 "\n",
+		tr.snapshots_refused);
 	metric(f, "cfiprof_process_forgets_deferred_total", "counter",
 	       "Passes over exited processes put off to the next interval while a load ran.",
 	       (double)tr.forgets_deferred);
