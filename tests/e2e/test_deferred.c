@@ -286,7 +286,7 @@ static void test_short_process_gone(void)
 {
 	char libs[4][PATH_MAX], prog[PATH_MAX + 32], gone[PATH_MAX], big[PATH_MAX + 32];
 	char *extra[] = {"--build-workers", "1", NULL};
-	char *cmd[] = {"sh",	"-c",	 "\"$0\" 1 \"$2\" \"$3\" \"$4\" & sleep 0.03; \"$1\" 0.02 \"$5\"; wait",
+	char *cmd[] = {"sh",	"-c",	 "\"$0\" 1 \"$2\" \"$3\" \"$4\" & sleep 0.03; \"$1\" 0.03 \"$5\"; wait",
 		       prog,	gone,	 libs[0],
 		       libs[1], libs[2], libs[3],
 		       NULL};

@@ -28,7 +28,7 @@
 
 /* A snapshot unused this long is dropped: its samples have been given up by then. */
 #define SNAPSHOT_TTL_NS (5000ull * 1000 * 1000)
-/* Per second: snapshots, and consumer time spent taking them. */
+/* Per second: snapshots, and the consumer's CPU time spent taking them. */
 #define SNAPSHOTS_PER_SEC   64
 #define SNAPSHOT_NS_PER_SEC (20ull * 1000 * 1000)
 /* Held at once: snapshots (one per pid). */
@@ -245,7 +245,7 @@ static void insert(struct proc_tracker *pt, struct proc_snapshot *s, uint64_t sp
 void proc_tracker_snapshot(struct proc_tracker *pt, uint32_t pid, uint64_t changed_ns)
 {
 	struct proc_snapshot *gone = NULL, *s;
-	uint64_t t0 = mono_ns(), existing_start = 0;
+	uint64_t t0 = mono_ns(), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), existing_start = 0;
 	enum admission a;
 
 	pthread_mutex_lock(&pt->lock);
@@ -260,7 +260,8 @@ void proc_tracker_snapshot(struct proc_tracker *pt, uint32_t pid, uint64_t chang
 		return;
 	}
 	s = snapshot_read(pt, pid, a == SNAP_RECHECK, existing_start);
-	insert(pt, s, mono_ns() - t0);
+	/* the budget is the consumer's CPU time: a preempted snapshot costs the host nothing */
+	insert(pt, s, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
 	/* its load may have been refused by the request budget: it is gone after that */
 	if (s)
 		tracker_request_unqueued(pt, pid);
