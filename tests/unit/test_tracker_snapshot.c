@@ -101,6 +101,21 @@ static uint32_t nr_snaps(struct proc_tracker *pt)
 	return n;
 }
 
+/* A tracker over BPF maps and a child snapshotted as its first deferred samples come: its pid. */
+static uint32_t world_with_snapshot(struct tracker_world *w, pid_t *kid)
+{
+	*kid = -1;
+	if (tracker_world_init(w)) {
+		CHECK(0, "tracker over BPF maps (root?)");
+		return 0;
+	}
+	*kid = spawn_child(0);
+	CHECK(*kid > 0, "child");
+	if (*kid > 0)
+		proc_tracker_snapshot(w->pt, (uint32_t)*kid, 0);
+	return *kid > 0 ? (uint32_t)*kid : 0;
+}
+
 /*
  * The load comes after the child is gone: from the snapshot, its entry and
  * keys published with the snapshot's time, its frames named; it is marked
@@ -121,14 +136,11 @@ static void test_load_gone_from_snapshot(void)
 	pid_t kid;
 	int n;
 
-	if (tracker_world_init(&w)) {
-		CHECK(0, "tracker over BPF maps (root?)");
+	pid = world_with_snapshot(&w, &kid);
+	if (!pid) {
+		tracker_world_free(&w);
 		return;
 	}
-	kid = spawn_child(0);
-	CHECK(kid > 0, "child");
-	pid = (uint32_t)kid;
-	proc_tracker_snapshot(w.pt, pid, 0);
 	proc_tracker_stats(w.pt, &st);
 	CHECK(st.snapshots_taken == 1 && nr_snaps(w.pt) == 1, "%" PRIu64 " snapshots taken",
 	      st.snapshots_taken);
@@ -193,14 +205,11 @@ static void test_pid_reuse(void)
 	struct proc *p;
 	pid_t kid;
 
-	if (tracker_world_init(&w)) {
-		CHECK(0, "tracker over BPF maps (root?)");
+	pid = world_with_snapshot(&w, &kid);
+	if (!pid) {
+		tracker_world_free(&w);
 		return;
 	}
-	kid = spawn_child(0);
-	CHECK(kid > 0, "child");
-	pid = (uint32_t)kid;
-	proc_tracker_snapshot(w.pt, pid, 0);
 	pthread_mutex_lock(&w.pt->lock);
 	if (w.pt->snaps) {
 		real_start = w.pt->snaps->start_time;
