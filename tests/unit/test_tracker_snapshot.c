@@ -291,6 +291,33 @@ static void test_budget_refusals(void)
 	tracker_world_free(&w);
 }
 
+/* A process whose mappings keep changing gets 8 snapshots; the rest are refused, counted. */
+static void test_per_process_cap(void)
+{
+	struct tracker_world w;
+	struct tracker_stats st;
+	pid_t kid;
+	int i;
+
+	if (!world_with_snapshot(&w, &kid)) {
+		tracker_world_free(&w);
+		return;
+	}
+	for (i = 0; i < 11; i++) {
+		/* only this cap: the time one takes under a sanitizer is not the point here */
+		pthread_mutex_lock(&w.pt->lock);
+		w.pt->snap_window_spent_ns = 0;
+		pthread_mutex_unlock(&w.pt->lock);
+		proc_tracker_snapshot(w.pt, (uint32_t)kid, mono_ns());
+	}
+	proc_tracker_stats(w.pt, &st);
+	CHECK(st.snapshots_taken == 8 && st.snapshots_refused == 4 && nr_snaps(w.pt) == 1,
+	      "12 asks of one changing process: %" PRIu64 " taken, %" PRIu64 " refused",
+	      st.snapshots_taken, st.snapshots_refused);
+	reap(&kid);
+	tracker_world_free(&w);
+}
+
 struct snapper {
 	struct proc_tracker *pt;
 	pid_t kids[8];
@@ -364,6 +391,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_load_gone_from_snapshot);
 	RUN_TEST(test_pid_reuse);
 	RUN_TEST(test_budget_refusals);
+	RUN_TEST(test_per_process_cap);
 	RUN_TEST(test_snapshots_beside_loads);
 	return HARNESS_DONE();
 }

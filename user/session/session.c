@@ -244,8 +244,9 @@ static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f
 	proc_tracker_stats(s->pt, &tr);
 	fprintf(f,
 		"cfiprof: deferred: process snapshots: %" PRIu64 " taken, %" PRIu64
-		" loaded from (the process gone before its load), %" PRIu64 " refused\n",
-		tr.snapshots_taken, tr.snapshots_used, tr.snapshots_refused);
+		" loaded from (the process gone before its load), %" PRIu64
+		" refused, %" PRIu64 " too late (gone before its first deferred sample was read)\n",
+		tr.snapshots_taken, tr.snapshots_used, tr.snapshots_refused, tr.snapshots_late);
 }
 
 struct first_complete {

@@ -114,6 +114,7 @@ struct tracker_stats {
 	uint64_t snapshots_taken;	/* processes' mappings read early: their samples wait */
 	uint64_t snapshots_used;	/* ... loaded from: the process was gone at its load */
 	uint64_t snapshots_refused;	/* not taken: over their budget (count, time, fds) */
+	uint64_t snapshots_late;	/* not taken: the process was gone (or its memory) already */
 };
 
 struct proc_tracker;

@@ -31,6 +31,12 @@
 /* Per second: snapshots, and the consumer's CPU time spent taking them. */
 #define SNAPSHOTS_PER_SEC   64
 #define SNAPSHOT_NS_PER_SEC (20ull * 1000 * 1000)
+/*
+ * Snapshots of one process (each mapping change after the last asks for one):
+ * ld.so maps a handful of objects; one process mapping code in a loop must
+ * not take every other process's share.
+ */
+#define SNAPSHOTS_PER_PROCESS 8
 /* Held at once: snapshots (one per pid). */
 #define SNAPSHOTS_HELD 64
 /* A process with more executable mappings than this is left to its load. */
@@ -136,7 +142,8 @@ static enum admission admit_locked(struct proc_tracker *pt, uint32_t pid, uint64
 		pt->snap_window_taken = 0;
 		pt->snap_window_spent_ns = 0;
 	}
-	if (pt->snap_window_taken >= SNAPSHOTS_PER_SEC ||
+	if ((s && !s->exit_seen && s->nr_taken >= SNAPSHOTS_PER_PROCESS) ||
+	    pt->snap_window_taken >= SNAPSHOTS_PER_SEC ||
 	    pt->snap_window_spent_ns >= SNAPSHOT_NS_PER_SEC ||
 	    (!s && pt->nr_snaps >= SNAPSHOTS_HELD))
 		return SNAP_REFUSED;
@@ -184,12 +191,19 @@ static struct proc_snapshot *snapshot_read(struct proc_tracker *pt, uint32_t pid
 	s->pid = pid;
 	/* what a load from it tells BPF it read: mapping changes after this are newer */
 	s->taken_ns = mono_ns();
-	if (proc_stat_read(pid, &stat) || (recheck && stat.start_time == existing_start))
+	if (proc_stat_read(pid, &stat)) {
+		TRACKER_COUNT(pt, snapshots_late, 1);
+		goto fail;
+	}
+	if (recheck && stat.start_time == existing_start)
 		goto fail;
 	s->start_time = stat.start_time;
+	/* a sample with a user stack is never a kernel thread's: nothing mapped is too late */
 	n = proc_maps_read((int)pid, true, &s->ents);
-	if (n <= 0)
+	if (n <= 0) {
+		TRACKER_COUNT(pt, snapshots_late, 1);
 		goto fail;
+	}
 	if (n > SNAPSHOT_MAX_MAPPINGS) {
 		count_refusal(pt, pid, "too many executable mappings");
 		goto fail;
@@ -231,6 +245,7 @@ static void insert(struct proc_tracker *pt, struct proc_snapshot *s, uint64_t sp
 		pp = find_locked(pt, s->pid);
 		if (*pp)
 			old = unlink_locked(pt, pp);
+		s->nr_taken = old && old->start_time == s->start_time ? old->nr_taken + 1 : 1;
 		s->next = pt->snaps;
 		pt->snaps = s;
 		pt->nr_snaps++;
@@ -256,7 +271,7 @@ void proc_tracker_snapshot(struct proc_tracker *pt, uint32_t pid, uint64_t chang
 	if (a == SNAP_SKIP)
 		return;
 	if (a == SNAP_REFUSED) {
-		count_refusal(pt, pid, "over the per-second or held budget");
+		count_refusal(pt, pid, "over the per-second, per-process or held budget");
 		return;
 	}
 	s = snapshot_read(pt, pid, a == SNAP_RECHECK, existing_start);

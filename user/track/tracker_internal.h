@@ -65,6 +65,7 @@ struct proc_snapshot {
 	bool only_source;	 /* the process is gone: nothing is opened through /proc */
 	uint64_t start_time;	 /* from /proc/PID/stat: a reused pid is another process */
 	uint64_t taken_ns;	 /* mono clock, before its maps were read */
+	uint32_t nr_taken;	 /* snapshots of this process so far, this one included */
 	uint32_t nr;		 /* entries, and fds */
 	uint32_t nr_fds;	 /* of those open */
 	struct maps_entry *ents; /* sorted by start; one block with their paths */
