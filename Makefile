@@ -43,12 +43,12 @@ ASAN_TESTS := test_tables_malformed test_tables_rules test_symbolize test_fuzz_r
               test_proc_stat test_recording test_row_alloc test_table_store \
               test_debug_file test_agent_limits test_agent_spool test_http_server test_budgets \
               test_tracker_reload test_tracker_forget test_tracker_races test_deferred_queue \
-              test_table_cache test_tracker_builds
+              test_table_cache test_tracker_builds test_tracker_snapshot
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
 # the tracker's tests run once more under ThreadSanitizer: the load thread, the symbolizer
 # and the consumer share its state
 TSAN_TESTS := test_recording test_table_store test_frame_names test_tracker_reload \
-              test_tracker_forget test_tracker_races test_tracker_builds
+              test_tracker_forget test_tracker_races test_tracker_builds test_tracker_snapshot
 TSAN_BIN   := $(TSAN_TESTS:%=$(OUT)/tsan/%)
 # libFuzzer targets: one per parser of outside data, tests/fuzz/fuzz_*.c
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))

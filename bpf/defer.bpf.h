@@ -104,7 +104,14 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	if (rec_size > RECORD_MAX_BYTES)
 		rec_size = RECORD_MAX_BYTES;
 	bpf_probe_read_kernel(stack + stack_max, rec_size, rec);
-	bpf_ringbuf_submit(d, sample_wakeup_flags());
+	/*
+	 * Woken at once, unlike plain samples: user space reads the process's
+	 * mappings as soon as it sees its first deferred samples, and a short
+	 * process (a build's mkdir, as) may be gone a few milliseconds later.
+	 * Such records are few (only before a process's tables exist, within
+	 * the copy budget).
+	 */
+	bpf_ringbuf_submit(d, BPF_RB_FORCE_WAKEUP);
 	walker_count(CNT_DEFERRED, 1);
 	defer_budget_return(w, window, stack_max - len);
 	walker_count(CNT_DEFER_BYTES, len);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,19 +87,22 @@ static uint64_t folded_total(const char *path)
 	return n;
 }
 
-static bool record(const char *name, char *const extra[], struct run_result *r)
+/*
+ * record EXTRA -- CMD: the samples of comm (its known chain), the summary's
+ * counts; *log_out (if not NULL) gets the summary.
+ */
+static bool record_cmd(const char *name, char *const extra[], char *const cmd[],
+		       const char *comm, struct run_result *r, char **log_out)
 {
-	char folded[PATH_MAX], prog[PATH_MAX + 32], *log;
-	char *cmd[] = {prog, SECONDS, NULL};
+	char folded[PATH_MAX], *log;
 
 	memset(r, 0, sizeof(*r));
 	tpath(folded, sizeof(folded), name);
-	snprintf(prog, sizeof(prog), "%s/" PROG, progs_dir);
 	if (e2e_record(name, "1999", extra, cmd, &log)) {
 		free(log);
 		return false;
 	}
-	CHECK(folded_stats_read(folded, PROG, "big_leaf", chain, NCHAIN, &r->st) == 0,
+	CHECK(folded_stats_read(folded, comm, "big_leaf", chain, NCHAIN, &r->st) == 0,
 	      "%s: cannot read %s", name, folded);
 	r->pending = reason_count(&r->st, "tables-pending");
 	r->deferred = number_after(log, "deferred: ");
@@ -106,10 +110,11 @@ static bool record(const char *name, char *const extra[], struct run_result *r)
 	r->over_budget = number_before(log, "over the copy budget");
 	r->received = number_before(log, "received");
 	r->all_samples = folded_total(folded);
-	printf("%s: %" PRIu64 " samples of " PROG ", %" PRIu64 " complete, %" PRIu64
+	printf("%s: %" PRIu64 " samples of %s, %" PRIu64 " complete, %" PRIu64
 	       " tables-pending, %" PRIu64 " with the chain (%" PRIu64 " not); deferred %" PRIu64
 	       ", finished %" PRIu64 ", over budget %" PRIu64 "\n",
-	       name, r->st.samples, r->st.complete, r->pending, r->st.chain_ok, r->st.chain_bad,
+	       name, r->st.samples, comm, r->st.complete, r->pending, r->st.chain_ok,
+	       r->st.chain_bad,
 	       r->deferred, r->finished, r->over_budget);
 	if (r->st.chain_bad)
 		printf("  first wrong chain: %s\n", r->st.first_bad);
@@ -117,8 +122,20 @@ static bool record(const char *name, char *const extra[], struct run_result *r)
 	CHECK(r->all_samples == r->received && r->received > 0,
 	      "%s: %" PRIu64 " samples in the profile, %" PRIu64 " received", name, r->all_samples,
 	      r->received);
-	free(log);
+	if (log_out)
+		*log_out = log;
+	else
+		free(log);
 	return true;
+}
+
+static bool record(const char *name, char *const extra[], struct run_result *r)
+{
+	char prog[PATH_MAX + 32];
+	char *cmd[] = {prog, SECONDS, NULL};
+
+	snprintf(prog, sizeof(prog), "%s/" PROG, progs_dir);
+	return record_cmd(name, extra, cmd, PROG, r, NULL);
 }
 
 /* Every sample of the program complete, with the known chain, after some were deferred. */
@@ -223,6 +240,78 @@ static void test_table_cache(void)
 	free(log);
 }
 
+/* Copies src to dst (mode 0755). */
+static bool copy_file(const char *src, const char *dst)
+{
+	size_t len;
+	char *data = slurp_len(src, &len);
+	FILE *f = fopen(dst, "we");
+	bool ok = f && len && fwrite(data, 1, len, f) == len;
+
+	if (f && fclose(f))
+		ok = false;
+	free(data);
+	return ok && chmod(dst, 0755) == 0;
+}
+
+/*
+ * Issue 13: a process that exits before the load thread reaches it (a
+ * build's as or mkdir) had its deferred samples kept tables-pending,
+ * "process gone": its /proc/PID/maps was gone by then.  Here defer_late
+ * dlopen()s three objects of its own whose tables take ~80 ms each to
+ * build, on one build worker, and 30 ms later defer_gone (another copy of
+ * the program) starts, spins 30 ms in a library of its own and exits: its
+ * loads wait behind those builds.  The consumer's snapshot of its mappings
+ * (taken when its first deferred samples arrive) lets its load happen
+ * after it is gone: every sample of defer_gone finishes, with the chain.
+ */
+static void test_short_process_gone(void)
+{
+	char libs[4][PATH_MAX], prog[PATH_MAX + 32], gone[PATH_MAX], big[PATH_MAX + 32];
+	char *extra[] = {"--build-workers", "1", NULL};
+	char *cmd[] = {"sh",	"-c",	 "\"$0\" 1 \"$2\" \"$3\" \"$4\" & sleep 0.03; \"$1\" 0.03 \"$5\"; wait",
+		       prog,	gone,	 libs[0],
+		       libs[1], libs[2], libs[3],
+		       NULL};
+	struct run_result r;
+	char *log = NULL;
+	uint64_t used, gone_count;
+	int i;
+
+	snprintf(prog, sizeof(prog), "%s/" PROG, progs_dir);
+	snprintf(big, sizeof(big), "%s/libdefer_big.so", progs_dir);
+	tpath(gone, sizeof(gone), "defer_gone");
+	CHECK(copy_file(prog, gone), "copy %s to %s", prog, gone);
+	for (i = 0; i < 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "lib%d.so", i);
+		tpath(libs[i], sizeof(libs[i]), name);
+		CHECK(copy_file(big, libs[i]), "copy %s to %s", big, libs[i]);
+	}
+	if (!record_cmd("gone", extra, cmd, "defer_gone", &r, &log))
+		return;
+	used = number_before(log, "loaded from");
+	gone_count = number_before(log, "process gone");
+	printf("gone: %" PRIu64 " snapshots loaded from, %" PRIu64 " samples process gone\n", used,
+	       gone_count);
+	CHECK(r.st.samples >= 5, "gone: only %" PRIu64 " samples of defer_gone", r.st.samples);
+	CHECK(r.pending == 0 && gone_count == 0,
+	      "gone: %" PRIu64 " samples of defer_gone tables-pending, %" PRIu64
+	      " deferred samples kept for their process was gone",
+	      r.pending, gone_count);
+	CHECK(used >= 1, "gone: no process loaded from its snapshot: %s", log);
+	/* samples in its exit or its execve have no stack to walk; every other one is complete */
+	CHECK(r.st.complete + reason_count(&r.st, "exiting") + reason_count(&r.st, "in-execve") ==
+		  r.st.samples,
+	      "gone: %" PRIu64 " of %" PRIu64 " samples of defer_gone complete", r.st.complete,
+	      r.st.samples);
+	CHECK(r.st.chain_bad == 0 && r.st.chain_ok >= 3,
+	      "gone: %" PRIu64 " samples with the chain, %" PRIu64 " with a wrong one, of %" PRIu64,
+	      r.st.chain_ok, r.st.chain_bad, r.st.samples);
+	free(log);
+}
+
 /* The agent exports what became of deferred samples. */
 static void test_agent_metrics(void)
 {
@@ -274,6 +363,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_budget);
 	RUN_TEST(test_table_cache);
 	RUN_TEST(test_agent_metrics);
+	RUN_TEST(test_short_process_gone);
 	e2e_finish();
 	return HARNESS_DONE();
 }

@@ -4,6 +4,9 @@
  * libdefer_big.so, which is dlopen()ed once the program runs: its tables
  * (hundreds of thousands of FDEs) are built while the program already spins
  * in it, so its first samples are taken before they exist.
+ *
+ * defer_late SECONDS [LIB...]: dlopen()s each LIB (copies of libdefer_big.so,
+ * each an object of its own) instead, and spins in the last one.
  */
 #include <dlfcn.h>
 #include <libgen.h>
@@ -17,17 +20,23 @@ int main(int argc, char **argv)
 	char exe[PATH_MAX], lib[PATH_MAX + 32];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int (*entry)(int, char **);
-	void *h;
+	void *h = NULL;
+	int i;
 
 	if (n <= 0)
 		return 1;
 	exe[n] = 0;
 	snprintf(lib, sizeof(lib), "%s/libdefer_big.so", dirname(exe));
-	h = dlopen(lib, RTLD_NOW);
-	if (!h) {
-		fprintf(stderr, "defer_late: %s\n", dlerror());
-		return 1;
+	for (i = 2; i < argc || (i == 2 && argc <= 2); i++) {
+		h = dlopen(i < argc ? argv[i] : lib, RTLD_NOW);
+		if (!h) {
+			fprintf(stderr, "defer_late: %s\n", dlerror());
+			return 1;
+		}
 	}
+	/* spin_init reads SECONDS only */
+	if (argc > 2)
+		argc = 2;
 	entry = (int (*)(int, char **))dlsym(h, "big_entry");
 	if (!entry)
 		return 1;

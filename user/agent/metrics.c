@@ -131,6 +131,23 @@ static void render_deferred(struct session *s, const uint64_t *c, FILE *f)
 	       "Bytes held by deferred samples waiting for their tables.", (double)d.bytes);
 }
 
+/* Processes' mappings read early, for loads that find the process gone. */
+static void render_snapshots(const struct tracker_stats *tr, FILE *f)
+{
+	const char *const outcome[] = {"taken", "used", "refused", "late"};
+	const uint64_t n[] = {tr->snapshots_taken, tr->snapshots_used, tr->snapshots_refused,
+			      tr->snapshots_late};
+	size_t i;
+
+	header(f, "cfiprof_process_snapshots_total", "counter",
+	       "Executable mappings of processes with waiting samples read early by the consumer: "
+	       "taken, loaded from (the process gone before its load), refused by their budget, "
+	       "too late (the process gone already).");
+	for (i = 0; i < sizeof(n) / sizeof(n[0]); i++)
+		fprintf(f, "cfiprof_process_snapshots_total{outcome=\"%s\"} %" PRIu64 "\n",
+			outcome[i], n[i]);
+}
+
 static void render_table_cache(struct cfi_table_cache *tc, FILE *f)
 {
 	struct cfi_table_cache_stats cs;
@@ -302,6 +319,7 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_loads_hurried_total", "counter",
 	       "Queued loads moved to the front because deferred samples of the process waited.",
 	       (double)tr.loads_hurried);
+	render_snapshots(&tr, f);
 	metric(f, "cfiprof_process_forgets_deferred_total", "counter",
 	       "Passes over exited processes put off to the next interval while a load ran.",
 	       (double)tr.forgets_deferred);

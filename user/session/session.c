@@ -46,13 +46,18 @@ static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size
 		proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
 }
 
-/* The tables a deferred sample waits for: its process's load and that object go first. */
+/*
+ * The tables a deferred sample waits for: its process's load and that object
+ * go first, and its mappings are read now in case it exits before that load.
+ */
 static void note_waiting(struct session *s, const void *data, size_t size)
 {
 	struct deferred_view v;
 
-	if (deferred_parse(data, size, &v))
-		proc_tracker_note_waiting(s->pt, v.rec->pid, v.d->ip);
+	if (!deferred_parse(data, size, &v))
+		return;
+	proc_tracker_note_waiting(s->pt, v.rec->pid, v.d->ip);
+	proc_tracker_snapshot(s->pt, v.rec->pid, v.d->changed_ns);
 }
 
 static int handle_record(void *ctx, void *data, size_t size)
@@ -222,6 +227,7 @@ void session_read_counters(struct session *s, uint64_t c[CNT_MAX])
 static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f)
 {
 	const struct deferred_stats *d = &s->deferred.stats;
+	struct tracker_stats tr;
 
 	fprintf(
 	    f,
@@ -235,6 +241,12 @@ static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f
 	    c[CNT_DEFERRED] ? (double)c[CNT_DEFER_BYTES] / 1024.0 / (double)c[CNT_DEFERRED] : 0.0,
 	    d->finished, (double)d->latency_ns_max / 1e6, d->gave_up_gone, d->gave_up_timeout,
 	    d->gave_up_full, c[CNT_DEFER_BUDGET], c[CNT_DEFER_LOST]);
+	proc_tracker_stats(s->pt, &tr);
+	fprintf(f,
+		"cfiprof: deferred: process snapshots: %" PRIu64 " taken, %" PRIu64
+		" loaded from (the process gone before its load), %" PRIu64
+		" refused, %" PRIu64 " too late (gone before its first deferred sample was read)\n",
+		tr.snapshots_taken, tr.snapshots_used, tr.snapshots_refused, tr.snapshots_late);
 }
 
 struct first_complete {

@@ -54,9 +54,16 @@ void exit_proc(struct proc_tracker *pt, uint32_t pid)
 	pthread_mutex_lock(&pt->lock);
 	p = tracker_find_locked(pt, pid);
 	if (!p || (p->exited && !p->evicted)) {
-		/* never loaded, or already unloaded by a sweep */
+		/*
+		 * Never loaded, or already unloaded by a sweep; or loaded from a
+		 * snapshot after it was gone, and due to be unloaded: its waiting
+		 * samples need the entry until then.
+		 */
+		bool due = p && p->unload_due_ns;
+
 		pthread_mutex_unlock(&pt->lock);
-		bpf_map_delete_elem(pt->procs_fd, &pid);
+		if (!due)
+			bpf_map_delete_elem(pt->procs_fd, &pid);
 		return;
 	}
 	live = is_live(p);

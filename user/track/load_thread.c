@@ -48,6 +48,10 @@ struct proc_load {
 	uint32_t *job_of;  /* per new mapping: index + 1 of the job building its object */
 	uint64_t deadline; /* LOAD_TIME_BUDGET_NS after the load began */
 	uint32_t over;	   /* mappings left unresolved or unnamed past it */
+	bool stat_read;	   /* stat holds what /proc/PID/stat says now */
+	/* the consumer's early read of the process: its files, or all of it when it is gone */
+	struct proc_snapshot *snap;
+	bool from_snapshot; /* ents are the snapshot's: the process was gone */
 };
 
 /* An fd closed to stay within fds_per_load(): opened again to load the symbols. */
@@ -59,7 +63,7 @@ struct proc_load {
  * output files, /metrics).  Past it, files are closed and opened again for
  * their symbols.
  */
-static uint32_t fds_per_load(void)
+uint32_t fds_per_load(void)
 {
 	struct rlimit rl;
 
@@ -86,6 +90,7 @@ static bool read_proc(struct proc_tracker *pt, struct proc_load *l)
 		TRACKER_COUNT(pt, vanished, 1);
 		return false;
 	}
+	l->stat_read = true;
 	/* mapping changes the BPF side sees after this are newer than what we load */
 	l->pv.loaded_ns = mono_ns();
 	/* a sample or mapping change seen while it exits: loading it would leak its tables */
@@ -105,6 +110,27 @@ static bool read_proc(struct proc_tracker *pt, struct proc_load *l)
 	l->nr = (uint32_t)n;
 	/* the kernel lists them in order; the pairing and the lookups rely on it */
 	qsort(l->ents, l->nr, sizeof(*l->ents), by_start);
+	return true;
+}
+
+/*
+ * The process is gone (or exiting) before its load: the snapshot the
+ * consumer took of it, if any, stands in for /proc.  true when there is one.
+ */
+static bool read_snapshot(struct proc_tracker *pt, struct proc_load *l)
+{
+	struct proc_snapshot *s = snapshot_check(pt, l->snap, l->stat_read ? &l->stat : NULL);
+
+	l->snap = s;
+	if (!s)
+		return false;
+	s->only_source = true;
+	l->from_snapshot = true;
+	l->ents = s->ents; /* sorted; freed with the snapshot */
+	l->nr = s->nr;
+	l->stat.start_time = s->start_time;
+	/* BPF learns the mappings as of the snapshot: samples of later changes keep waiting */
+	l->pv.loaded_ns = s->taken_ns;
 	return true;
 }
 
@@ -219,7 +245,8 @@ static void prepare_tables(struct proc_tracker *pt, struct proc_load *l)
 	for (i = 0; pt->ts && i < l->nr && l->nr_fds < max_fds && mono_ns() <= l->deadline; i++) {
 		if (l->reuse[i])
 			continue;
-		l->fds[i] = mapping_identify(pt, l->pid, &l->ents[i], &l->set->maps[i], &st);
+		l->fds[i] = mapping_identify(pt, l->pid, &l->ents[i], &l->set->maps[i], &st,
+					     l->snap);
 		if (l->fds[i] < 0)
 			continue;
 		l->nr_fds++;
@@ -303,7 +330,7 @@ static void resolve_new(struct proc_tracker *pt, struct proc_load *l, uint32_t i
 					charge);
 		return;
 	}
-	l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->set->maps[i], charge);
+	l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->set->maps[i], charge, l->snap);
 	if (l->fds[i] >= 0 && l->nr_fds >= max_fds) {
 		close(l->fds[i]);
 		l->fds[i] = FD_REOPEN;
@@ -376,7 +403,7 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 			continue;
 		}
 		if (l->fds[i] == FD_REOPEN)
-			l->fds[i] = mapping_open(pt, l->pid, &l->ents[i], &st);
+			l->fds[i] = snapshot_mapping_open(pt, l->pid, &l->ents[i], &st, l->snap);
 		if (l->fds[i] >= 0) {
 			mapping_load_symbols(pt, l->pid, &l->set->maps[i], l->ents[i].path,
 					     l->fds[i]);
@@ -405,10 +432,11 @@ static void commit_load(struct proc_tracker *pt, struct proc_load *l)
 	uint32_t uid = 0;
 	bool same_tmp = false;
 
-	if (l->set)
+	/* a gone process's pid may be another's by now: nothing more is read of it */
+	if (l->set && !l->from_snapshot)
 		l->set->ns_pid = proc_ns_pid(l->pid);
 	/* whose process it is, for its perf map: read before the lock, like ns_pid */
-	if (proc_read_identity(l->pid, &uid, &same_tmp))
+	if (l->from_snapshot || proc_read_identity(l->pid, &uid, &same_tmp))
 		same_tmp = false;
 	pthread_mutex_lock(&pt->lock);
 	if (l->set) {
@@ -425,6 +453,7 @@ static void commit_load(struct proc_tracker *pt, struct proc_load *l)
 	p->exited = false;
 	p->evicted = false;
 	p->start_time = l->stat.start_time;
+	p->maps_read_ns = l->pv.loaded_ns;
 	/* loading is a use: a process is not the first to go before its first sample */
 	if (p->last_sample_ns < now)
 		p->last_sample_ns = now;
@@ -436,6 +465,11 @@ static void commit_load(struct proc_tracker *pt, struct proc_load *l)
 	if (!l->was_live)
 		pt->nr_live++;
 	pthread_mutex_unlock(&pt->lock);
+	/* gone already: it goes like any exited process, its tables after the usual delay */
+	if (l->from_snapshot) {
+		TRACKER_COUNT(pt, snapshots_used, 1);
+		exit_proc(pt, l->pid);
+	}
 }
 
 /*
@@ -481,7 +515,13 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 			      .deadline = mono_ns() + LOAD_TIME_BUDGET_NS};
 	uint32_t i;
 
-	if (!read_proc(pt, &l) || yield_big_load(pt, w, l.nr))
+	/* taken before /proc is read: a snapshot newer than that read stays for the next load */
+	l.snap = snapshot_take(pt, pid);
+	if (read_proc(pt, &l))
+		l.snap = snapshot_check(pt, l.snap, &l.stat);
+	else if (!read_snapshot(pt, &l))
+		goto cleanup;
+	if (yield_big_load(pt, w, l.nr))
 		goto cleanup;
 	l.p = claim_entry(pt, &l);
 	if (!l.p)
@@ -522,7 +562,9 @@ cleanup:
 	free(l.reuse);
 	free(l.kept);
 	free(l.set); /* never published (out of memory) */
-	free(l.ents);
+	if (!l.from_snapshot)
+		free(l.ents);
+	snapshot_free(pt, l.snap);
 }
 
 static void *load_thread_main(void *arg)

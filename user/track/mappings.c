@@ -224,7 +224,7 @@ void mapping_init(const struct maps_entry *e, struct proc_mapping *m)
 }
 
 int mapping_identify(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
-		     struct proc_mapping *m, struct stat *st)
+		     struct proc_mapping *m, struct stat *st, const struct proc_snapshot *snap)
 {
 	char bid[ELF_BUILD_ID_HEX_LEN];
 	uint64_t vaddr;
@@ -233,7 +233,7 @@ int mapping_identify(struct proc_tracker *pt, uint32_t pid, const struct maps_en
 	int fd;
 
 	mapping_init(e, m);
-	fd = mapping_open(pt, pid, e, st);
+	fd = snapshot_mapping_open(pt, pid, e, st, snap);
 	if (fd < 0)
 		return -1;
 	/* one ELF handle for the build-id and the load bias */
@@ -275,10 +275,11 @@ void mapping_acquire(struct proc_tracker *pt, uint32_t pid, const struct maps_en
 }
 
 int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
-		    struct proc_mapping *m, struct table_charge *charge)
+		    struct proc_mapping *m, struct table_charge *charge,
+		    const struct proc_snapshot *snap)
 {
 	struct stat st;
-	int fd = mapping_identify(pt, pid, e, m, &st);
+	int fd = mapping_identify(pt, pid, e, m, &st, snap);
 
 	if (fd >= 0)
 		mapping_acquire(pt, pid, e, m, fd, NULL, charge);

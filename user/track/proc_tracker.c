@@ -299,6 +299,7 @@ void proc_tracker_free(struct proc_tracker *pt)
 			proc_destroy(p);
 		}
 	}
+	snapshots_free_all(pt);
 	free(pt->queue);
 	pthread_mutex_destroy(&pt->lock);
 	pthread_mutex_destroy(&pt->load_lock);

@@ -72,6 +72,7 @@ struct proc {
 	uint64_t exec_ns;	    /* bpf clock time of the exec event, 0 if not seen */
 	uint64_t first_complete_ns; /* first complete stack after exec */
 	uint64_t tables_loaded_ns; /* its mappings (and their tables) last loaded, after a change */
+	uint64_t maps_read_ns;	   /* mono clock: when the mappings it has loaded were read */
 	/* replaced under both locks: readers hold the lock or a reference */
 	struct map_set *cur;		       /* NULL until loaded */
 	struct map_set *history[PROC_HISTORY]; /* earlier generations, oldest first */
@@ -110,6 +111,10 @@ struct tracker_stats {
 	uint64_t tables_prebuilt;    /* tables a load built before swapping its mappings in */
 	uint64_t tables_built_parallel; /* ... of those, built while other workers built too */
 	uint64_t loads_hurried;		/* queued loads moved to the front: deferred samples wait */
+	uint64_t snapshots_taken;	/* processes' mappings read early: their samples wait */
+	uint64_t snapshots_used;	/* ... loaded from: the process was gone at its load */
+	uint64_t snapshots_refused;	/* not taken: over their budget (count, time, fds) */
+	uint64_t snapshots_late;	/* not taken: the process was gone (or its memory) already */
 };
 
 struct proc_tracker;
@@ -144,6 +149,14 @@ void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_wo
  * load moves to the front, and that object is built first.  Any thread.
  */
 void proc_tracker_note_waiting(struct proc_tracker *pt, uint32_t pid, uint64_t pc);
+/*
+ * Deferred samples of pid wait for mappings that changed at changed_ns (bpf
+ * clock): unless the tracker read them since, its executable mappings and
+ * their files are read now, on the caller's thread (cheap: no tables built),
+ * so that its load can still happen if it exits first.  Bounded per second
+ * (count and time) and in snapshots and fds held; refusals are counted.
+ */
+void proc_tracker_snapshot(struct proc_tracker *pt, uint32_t pid, uint64_t changed_ns);
 /* Loads pid synchronously on the caller's thread (load_lock: also while the load thread runs). */
 int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid);
 /* Waits until the queue is empty. */

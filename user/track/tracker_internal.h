@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 
 #include "user/track/proc_maps.h"
+#include "user/track/proc_stat.h"
 #include "user/track/proc_tracker.h"
 
 #define QUEUE_CAP  65536
@@ -48,6 +49,27 @@ typedef void (*build_hook_fn)(void *ctx, const char *name, bool start);
 struct wait_hint {
 	uint32_t pid;
 	uint64_t pc;
+};
+
+/*
+ * A process's executable mappings and their files, read by the consumer when
+ * its first deferred samples arrive (snapshots.c): a process that exits
+ * before the load thread reaches it (a compiler's as, a script's mkdir) is
+ * loaded from this instead, so those samples still finish.  pt->lock guards
+ * the list; a snapshot taken off it belongs to its taker.
+ */
+struct proc_snapshot {
+	struct proc_snapshot *next;
+	uint32_t pid;
+	bool exit_seen;		 /* an exit event of pid came after it was taken */
+	bool only_source;	 /* the process is gone: nothing is opened through /proc */
+	uint64_t start_time;	 /* from /proc/PID/stat: a reused pid is another process */
+	uint64_t taken_ns;	 /* mono clock, before its maps were read */
+	uint32_t nr_taken;	 /* snapshots of this process so far, this one included */
+	uint32_t nr;		 /* entries, and fds */
+	uint32_t nr_fds;	 /* of those open */
+	struct maps_entry *ents; /* sorted by start; one block with their paths */
+	int *fds;		 /* per entry: the mapped file (a vDSO copy), or -1 */
 };
 
 struct proc_tracker {
@@ -76,6 +98,12 @@ struct proc_tracker {
 	uint64_t next_expire_ns; /* next check of idle tables past their ttl */
 	uint32_t loading_pid;	 /* never the one unloaded to make room for its own tables */
 	struct wait_hint hints[WAIT_HINTS]; /* lock: the newest first */
+	/* lock: snapshots of processes whose samples wait, and their budget */
+	struct proc_snapshot *snaps;
+	uint32_t nr_snaps, snap_fds;
+	uint64_t snap_window_ns, snap_window_spent_ns;
+	uint32_t snap_window_taken;
+	bool snap_refusal_logged;
 	struct tracker_stats stats;
 	/* what the tests measure: work done by reloads, and the lock time of forgets */
 	uint64_t pair_steps;	 /* old and new mappings compared while pairing them */
@@ -118,12 +146,13 @@ int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry 
 /* A mapping as the walker first sees it: frame pointers, no object, no name. */
 void mapping_init(const struct maps_entry *e, struct proc_mapping *m);
 /*
- * Resolves the object behind a mapping, charged to its process (see
- * table_charge: refused when over its quota); returns an fd for symbol
- * loading, or -1.
+ * Resolves the object behind a mapping (its file from snap when that holds
+ * it; NULL: none), charged to its process (see table_charge: refused when
+ * over its quota); returns an fd for symbol loading, or -1.
  */
 int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
-		    struct proc_mapping *m, struct table_charge *charge);
+		    struct proc_mapping *m, struct table_charge *charge,
+		    const struct proc_snapshot *snap);
 /*
  * A table one load builds before it swaps its mappings in: the first
  * mapping of an object that is neither in the table store nor built by
@@ -145,11 +174,12 @@ struct build_job {
 };
 
 /*
- * Opens the file behind a mapping and names its object: the key and load
- * bias go into m (initialised first).  An fd (*st filled), or -1.
+ * Opens the file behind a mapping (see snapshot_mapping_open) and names its
+ * object: the key and load bias go into m (initialised first).  An fd (*st
+ * filled), or -1.
  */
 int mapping_identify(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
-		     struct proc_mapping *m, struct stat *st);
+		     struct proc_mapping *m, struct stat *st, const struct proc_snapshot *snap);
 /*
  * Takes the object of a mapping named by mapping_identify from the table
  * store, which builds it from fd unless job holds its table built already.
@@ -188,6 +218,39 @@ uint32_t mappings_pair(const struct proc_mapping *old, uint32_t nr_old,
 int vdso_copy_fd(uint32_t pid, uint64_t start, uint64_t end);
 /* Opens /proc/PID/map_files/START-END: the mapped file, whatever mount namespace it is in. */
 int map_file_open(uint32_t pid, uint64_t start, uint64_t end);
+
+/* ---- snapshots.c: mappings read early, for processes gone before their load ---- */
+
+/* The load thread takes pid's snapshot off the list (before it reads /proc); NULL: none. */
+struct proc_snapshot *snapshot_take(struct proc_tracker *pt, uint32_t pid);
+/*
+ * Whether s may serve the load: the process alive (stat read now), only a
+ * snapshot of the same start time; gone (stat NULL), only a fresh one.  s,
+ * or NULL (s freed).
+ */
+struct proc_snapshot *snapshot_check(struct proc_tracker *pt, struct proc_snapshot *s,
+				     const struct proc_stat_info *stat);
+void snapshot_free(struct proc_tracker *pt, struct proc_snapshot *s);
+/*
+ * The file behind a mapping: a copy of snap's fd when snap holds that very
+ * mapping, else opened now (mapping_open) unless snap is the only source.
+ */
+int snapshot_mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+			  struct stat *st, const struct proc_snapshot *snap);
+/* pt->lock held: an exit event of pid (a later deferred sample may be another process's). */
+void snapshot_note_exit_locked(struct proc_tracker *pt, uint32_t pid);
+/* Frees every snapshot (the tracker goes). */
+void snapshots_free_all(struct proc_tracker *pt);
+
+/* ---- work_queue.c ---- */
+
+/* A load of pid, unless work of pid is queued already (among the newest items). */
+void tracker_request_unqueued(struct proc_tracker *pt, uint32_t pid);
+
+/* ---- load_thread.c ---- */
+
+/* Files one load keeps open at once (a quarter of RLIMIT_NOFILE, 16 to 1,024). */
+uint32_t fds_per_load(void);
 
 /* ---- table_builds.c: the tables of one load, built concurrently ---- */
 

@@ -8,25 +8,27 @@
 
 #include "user/track/tracker_internal.h"
 
-void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
-			  uint64_t time_ns)
+/* Queued items looked at for one of the same pid: a request merges with a load waiting. */
+#define MERGE_SCAN 64
+
+/* lock held: whether work of pid is queued among the newest items (of kind, 0: any). */
+static bool queued_locked(struct proc_tracker *pt, uint32_t pid, uint16_t kind)
 {
-	pthread_mutex_lock(&pt->lock);
-	/* a load already waiting will read the newest mappings anyway */
-	if (w == WORK_LOAD) {
-		uint32_t k, n = pt->q_len < 64 ? pt->q_len : 64;
+	uint32_t k, n = pt->q_len < MERGE_SCAN ? pt->q_len : MERGE_SCAN;
 
-		for (k = 0; k < n; k++) {
-			const struct work_item *q =
-			    &pt->queue[(pt->q_head + pt->q_len - 1 - k) % QUEUE_CAP];
+	for (k = 0; k < n; k++) {
+		const struct work_item *q = &pt->queue[(pt->q_head + pt->q_len - 1 - k) % QUEUE_CAP];
 
-			if (q->pid == pid && q->kind == WORK_LOAD) {
-				TRACKER_COUNT(pt, loads_merged, 1);
-				pthread_mutex_unlock(&pt->lock);
-				return;
-			}
-		}
+		if (q->pid == pid && (!kind || q->kind == kind))
+			return true;
 	}
+	return false;
+}
+
+/* lock held. */
+static void enqueue_locked(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
+			   uint64_t time_ns)
+{
 	if (pt->q_len == QUEUE_CAP) {
 		TRACKER_COUNT(pt, queue_dropped, 1);
 	} else {
@@ -35,6 +37,27 @@ void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_wo
 		pt->q_len++;
 		pthread_cond_signal(&pt->work_cond);
 	}
+}
+
+void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
+			  uint64_t time_ns)
+{
+	pthread_mutex_lock(&pt->lock);
+	if (w == WORK_EXIT)
+		snapshot_note_exit_locked(pt, pid);
+	/* a load already waiting will read the newest mappings anyway */
+	if (w == WORK_LOAD && queued_locked(pt, pid, WORK_LOAD))
+		TRACKER_COUNT(pt, loads_merged, 1);
+	else
+		enqueue_locked(pt, pid, w, time_ns);
+	pthread_mutex_unlock(&pt->lock);
+}
+
+void tracker_request_unqueued(struct proc_tracker *pt, uint32_t pid)
+{
+	pthread_mutex_lock(&pt->lock);
+	if (!queued_locked(pt, pid, 0))
+		enqueue_locked(pt, pid, WORK_LOAD, 0);
 	pthread_mutex_unlock(&pt->lock);
 }
 

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Snapshots of processes whose samples wait (issue 13, "process gone"): a
+ * process that exits before the load thread reaches it is loaded from the
+ * mappings and files the consumer read when its first deferred samples came.
+ * Over real BPF maps (needs root), with forked children standing in for the
+ * short processes: a load after the child is reaped comes from the snapshot,
+ * its frames are named, its exit leaves the entry until its unload is due and
+ * then nothing of it stays; a snapshot of another start time is not used; the
+ * budget refuses (and counts) what is over it.
+ */
+#include <bpf/bpf.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "tests/lib/cli_util.h"
+#include "tests/lib/harness.h"
+#include "tests/lib/tracker_world.h"
+#include "user/symbolize/frame_names.h"
+#include "user/track/tracker_internal.h"
+
+int snap_marker(int x);
+__attribute__((noinline)) int snap_marker(int x)
+{
+	return x * 5 + 2;
+}
+
+/* A child that (after mapping extra executable pages, if asked) says so and waits. */
+static pid_t spawn_child(int extra_maps)
+{
+	int pipefd[2], i;
+	pid_t pid;
+	char c;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+		/* same file, same offset, one page each: the kernel keeps them apart */
+		for (i = 0; i < extra_maps; i++) {
+			if (fd < 0 || mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) ==
+					  MAP_FAILED)
+				_exit(1);
+		}
+		if (write(pipefd[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pipefd[1]);
+	if (pid > 0 && read(pipefd[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(pipefd[0]);
+	return pid;
+}
+
+/* Kills and reaps *pid once (a reaped pid may be another process's by now). */
+static void reap(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	*pid = -1;
+}
+
+/* BPF entries (procs, mapping keys) of pid. */
+static int entries_of(struct tracker_world *w, uint32_t pid)
+{
+	struct cfi_mapping_key k, next;
+	struct cfi_proc_val pv;
+	void *prev = NULL;
+	int n = !bpf_map_lookup_elem(w->procs_fd, &pid, &pv);
+
+	while (!bpf_map_get_next_key(w->maps_fd, prev, &next)) {
+		n += next.pid == pid;
+		k = next;
+		prev = &k;
+	}
+	return n;
+}
+
+static uint32_t nr_snaps(struct proc_tracker *pt)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&pt->lock);
+	n = pt->nr_snaps;
+	pthread_mutex_unlock(&pt->lock);
+	return n;
+}
+
+/* A tracker over BPF maps and a child snapshotted as its first deferred samples come: its pid. */
+static uint32_t world_with_snapshot(struct tracker_world *w, pid_t *kid)
+{
+	*kid = -1;
+	if (tracker_world_init(w)) {
+		CHECK(0, "tracker over BPF maps (root?)");
+		return 0;
+	}
+	*kid = spawn_child(0);
+	CHECK(*kid > 0, "child");
+	if (*kid > 0)
+		proc_tracker_snapshot(w->pt, (uint32_t)*kid, 0);
+	return *kid > 0 ? (uint32_t)*kid : 0;
+}
+
+/*
+ * The load comes after the child is gone: from the snapshot, its entry and
+ * keys published with the snapshot's time, its frames named; it is marked
+ * exited at once, its exit event does not delete the entry its samples still
+ * need, and the unload and the forget leave nothing.
+ */
+static void test_load_gone_from_snapshot(void)
+{
+	struct tracker_world w;
+	struct tracker_stats st;
+	struct cfi_proc_val pv;
+	struct frame_namer fn;
+	uint64_t taken_ns = 0;
+	uint32_t pid;
+	const char *name;
+	struct proc *p;
+	char buf[256];
+	pid_t kid;
+	int n;
+
+	pid = world_with_snapshot(&w, &kid);
+	if (!pid) {
+		tracker_world_free(&w);
+		return;
+	}
+	proc_tracker_stats(w.pt, &st);
+	CHECK(st.snapshots_taken == 1 && nr_snaps(w.pt) == 1, "%" PRIu64 " snapshots taken",
+	      st.snapshots_taken);
+	pthread_mutex_lock(&w.pt->lock);
+	if (w.pt->snaps)
+		taken_ns = w.pt->snaps->taken_ns;
+	CHECK(w.pt->snap_fds > 0, "the snapshot holds %u files", w.pt->snap_fds);
+	pthread_mutex_unlock(&w.pt->lock);
+	/* asked again for mappings it has read since: nothing new */
+	proc_tracker_snapshot(w.pt, pid, taken_ns);
+	proc_tracker_stats(w.pt, &st);
+	CHECK(st.snapshots_taken == 1, "a second snapshot of unchanged mappings was taken");
+	reap(&kid);
+
+	CHECK(proc_tracker_load_now(w.pt, pid) == 0, "load of the reaped child");
+	proc_tracker_stats(w.pt, &st);
+	CHECK(st.snapshots_used == 1 && nr_snaps(w.pt) == 0 && w.pt->snap_fds == 0,
+	      "snapshots used %" PRIu64 ", %u left, %u fds held", st.snapshots_used,
+	      nr_snaps(w.pt), w.pt->snap_fds);
+	CHECK(!bpf_map_lookup_elem(w.procs_fd, &pid, &pv) && pv.loaded_ns == taken_ns,
+	      "procs entry with the snapshot's time (%" PRIu64 ", want %" PRIu64 ")",
+	      (uint64_t)pv.loaded_ns, taken_ns);
+	n = entries_of(&w, pid);
+	CHECK(n > 1, "%d BPF entries for the gone child", n);
+	p = proc_tracker_find(w.pt, pid);
+	CHECK(p && p->exited && p->unload_due_ns && w.pt->nr_live == 0,
+	      "loaded from a snapshot: exited, its unload due, not live (%u live)", w.pt->nr_live);
+	/* a fork of this program: our code at the same address, named from the snapshot */
+	frame_namer_init(&fn, w.pt, NULL);
+	name = frame_name_user(&fn, pid, 0, (uintptr_t)&snap_marker, true, buf, sizeof(buf));
+	CHECK(!strcmp(name, "snap_marker"), "the gone child's frame named '%s'", name);
+	frame_namer_free(&fn);
+
+	/* its exit event after the load: the entry stays until the unload is due */
+	pthread_mutex_lock(&w.pt->load_lock);
+	exit_proc(w.pt, pid);
+	pthread_mutex_unlock(&w.pt->load_lock);
+	CHECK(entries_of(&w, pid) == n, "the exit event removed entries its samples need");
+	pthread_mutex_lock(&w.pt->load_lock);
+	unload_due_procs(w.pt, UINT64_MAX);
+	pthread_mutex_unlock(&w.pt->load_lock);
+	CHECK(entries_of(&w, pid) == 0, "%d BPF entries left after the unload", entries_of(&w, pid));
+	proc_tracker_forget_exited(w.pt);
+	proc_tracker_forget_exited(w.pt);
+	CHECK(proc_tracker_find(w.pt, pid) == NULL, "the gone child still in the registry");
+	CHECK(snap_marker(1) == 7, "marker");
+	tracker_world_free(&w);
+}
+
+/*
+ * A pid reused: a snapshot of another start time is never used for the
+ * process alive under the pid (it is dropped, its files closed), and once the
+ * pid's exit was seen a deferred sample of it takes a new snapshot if the
+ * process is another one.
+ */
+static void test_pid_reuse(void)
+{
+	struct tracker_world w;
+	struct tracker_stats st;
+	uint64_t real_start = 0;
+	uint32_t pid;
+	struct proc *p;
+	pid_t kid;
+
+	pid = world_with_snapshot(&w, &kid);
+	if (!pid) {
+		tracker_world_free(&w);
+		return;
+	}
+	pthread_mutex_lock(&w.pt->lock);
+	if (w.pt->snaps) {
+		real_start = w.pt->snaps->start_time;
+		w.pt->snaps->start_time += 1000; /* as if an earlier process had the pid */
+	}
+	pthread_mutex_unlock(&w.pt->lock);
+	CHECK(real_start > 0, "snapshot taken");
+
+	/* the pid's exit was seen: a later sample of it may be another process's */
+	proc_tracker_request(w.pt, pid, WORK_EXIT, 0);
+	proc_tracker_snapshot(w.pt, pid, 0);
+	proc_tracker_stats(w.pt, &st);
+	pthread_mutex_lock(&w.pt->lock);
+	CHECK(st.snapshots_taken == 2 && w.pt->nr_snaps == 1 && w.pt->snaps &&
+		  w.pt->snaps->start_time == real_start && !w.pt->snaps->exit_seen,
+	      "after an exit, the new process under the pid snapshotted anew (%" PRIu64 " taken)",
+	      st.snapshots_taken);
+	/* the other way round: a stale snapshot meets the live process at its load */
+	if (w.pt->snaps)
+		w.pt->snaps->start_time += 1000;
+	pthread_mutex_unlock(&w.pt->lock);
+	CHECK(proc_tracker_load_now(w.pt, pid) == 0, "load of the live child");
+	proc_tracker_stats(w.pt, &st);
+	p = proc_tracker_find(w.pt, pid);
+	CHECK(st.snapshots_used == 0 && nr_snaps(w.pt) == 0 && w.pt->snap_fds == 0,
+	      "a snapshot of another start time: used %" PRIu64 ", %u left, %u fds",
+	      st.snapshots_used, nr_snaps(w.pt), w.pt->snap_fds);
+	CHECK(p && !p->exited && p->start_time == real_start && p->cur && p->cur->ns_pid,
+	      "the live process loaded from /proc");
+	reap(&kid);
+	tracker_world_free(&w);
+}
+
+/*
+ * Every process may be hostile: at most 64 snapshots a second (and 20 ms of
+ * the consumer's time), none of a process with over 64 executable mappings;
+ * what is refused is counted, and the files held stay bounded.
+ */
+static void test_budget_refusals(void)
+{
+	enum { KIDS = 72 };
+	struct tracker_world w;
+	struct tracker_stats st;
+	pid_t kids[KIDS], many;
+	int i;
+
+	if (tracker_world_init(&w)) {
+		CHECK(0, "tracker over BPF maps (root?)");
+		return;
+	}
+	many = spawn_child(70);
+	CHECK(many > 0, "child with 70 executable mappings");
+	proc_tracker_snapshot(w.pt, (uint32_t)many, 0);
+	proc_tracker_stats(w.pt, &st);
+	CHECK(st.snapshots_refused == 1 && st.snapshots_taken == 0,
+	      "70 executable mappings: %" PRIu64 " refused, %" PRIu64 " taken",
+	      st.snapshots_refused, st.snapshots_taken);
+	reap(&many);
+
+	for (i = 0; i < KIDS; i++)
+		kids[i] = spawn_child(0);
+	for (i = 0; i < KIDS; i++) {
+		if (kids[i] > 0)
+			proc_tracker_snapshot(w.pt, (uint32_t)kids[i], 0);
+	}
+	proc_tracker_stats(w.pt, &st);
+	printf("%d processes: %" PRIu64 " snapshots taken, %" PRIu64 " refused, %u fds held\n",
+	       KIDS, st.snapshots_taken, st.snapshots_refused - 1, w.pt->snap_fds);
+	CHECK(st.snapshots_taken <= 64 && st.snapshots_taken >= 4,
+	      "%" PRIu64 " snapshots taken in a second (want 4 to 64)", st.snapshots_taken);
+	CHECK(st.snapshots_taken + st.snapshots_refused - 1 == KIDS,
+	      "%" PRIu64 " taken + %" PRIu64 " refused of %d", st.snapshots_taken,
+	      st.snapshots_refused - 1, KIDS);
+	CHECK(w.pt->snap_fds <= fds_per_load() / 2 && w.pt->nr_snaps == st.snapshots_taken,
+	      "%u fds held (at most %u), %u snapshots", w.pt->snap_fds, fds_per_load() / 2,
+	      w.pt->nr_snaps);
+	for (i = 0; i < KIDS; i++)
+		reap(&kids[i]);
+	tracker_world_free(&w);
+}
+
+/* A process whose mappings keep changing gets 8 snapshots; the rest are refused, counted. */
+static void test_per_process_cap(void)
+{
+	struct tracker_world w;
+	struct tracker_stats st;
+	pid_t kid;
+	int i;
+
+	if (!world_with_snapshot(&w, &kid)) {
+		tracker_world_free(&w);
+		return;
+	}
+	for (i = 0; i < 11; i++) {
+		/* only this cap: the time one takes under a sanitizer is not the point here */
+		pthread_mutex_lock(&w.pt->lock);
+		w.pt->snap_window_spent_ns = 0;
+		pthread_mutex_unlock(&w.pt->lock);
+		proc_tracker_snapshot(w.pt, (uint32_t)kid, mono_ns());
+	}
+	proc_tracker_stats(w.pt, &st);
+	CHECK(st.snapshots_taken == 8 && st.snapshots_refused == 4 && nr_snaps(w.pt) == 1,
+	      "12 asks of one changing process: %" PRIu64 " taken, %" PRIu64 " refused",
+	      st.snapshots_taken, st.snapshots_refused);
+	reap(&kid);
+	tracker_world_free(&w);
+}
+
+struct snapper {
+	struct proc_tracker *pt;
+	pid_t kids[8];
+	int n;
+};
+
+static void *snap_loop(void *arg)
+{
+	struct snapper *s = arg;
+	int r, i;
+
+	for (r = 0; r < 50; r++) {
+		for (i = 0; i < s->n; i++) {
+			proc_tracker_snapshot(s->pt, (uint32_t)s->kids[i], mono_ns());
+			proc_tracker_request(s->pt, (uint32_t)s->kids[i], WORK_LOAD, 0);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The consumer takes snapshots while the load thread takes them off (and the
+ * children exit under it): under ThreadSanitizer, and the fds held always
+ * those of the snapshots listed.
+ */
+static void test_snapshots_beside_loads(void)
+{
+	enum { KIDS = 6 };
+	struct tracker_world w;
+	struct snapper sn;
+	struct proc_snapshot *s;
+	pid_t kids[KIDS];
+	uint32_t fds = 0;
+	pthread_t t;
+	int i;
+
+	if (tracker_world_init(&w)) {
+		CHECK(0, "tracker over BPF maps (root?)");
+		return;
+	}
+	for (i = 0; i < KIDS; i++)
+		kids[i] = spawn_child(0);
+	sn = (struct snapper){.pt = w.pt, .n = KIDS};
+	memcpy(sn.kids, kids, sizeof(kids));
+	CHECK(proc_tracker_start(w.pt) == 0, "start");
+	CHECK(pthread_create(&t, NULL, snap_loop, &sn) == 0, "thread");
+	for (i = 0; i < KIDS; i += 2)
+		reap(&kids[i]);
+	pthread_join(t, NULL);
+	proc_tracker_drain(w.pt);
+	proc_tracker_stop(w.pt, false);
+	pthread_mutex_lock(&w.pt->lock);
+	for (s = w.pt->snaps; s; s = s->next)
+		fds += s->nr_fds;
+	CHECK(fds == w.pt->snap_fds, "%u fds in the snapshots, %u counted", fds, w.pt->snap_fds);
+	pthread_mutex_unlock(&w.pt->lock);
+	/* the live ones; a reaped one may have gone before its first snapshot */
+	for (i = 1; i < KIDS; i += 2) {
+		struct proc *p = proc_tracker_find(w.pt, (uint32_t)kids[i]);
+
+		CHECK(p && p->loaded, "child %d never loaded", i);
+	}
+	for (i = 0; i < KIDS; i++)
+		reap(&kids[i]);
+	tracker_world_free(&w);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	RUN_TEST(test_load_gone_from_snapshot);
+	RUN_TEST(test_pid_reuse);
+	RUN_TEST(test_budget_refusals);
+	RUN_TEST(test_per_process_cap);
+	RUN_TEST(test_snapshots_beside_loads);
+	return HARNESS_DONE();
+}
