@@ -301,8 +301,12 @@ static void test_short_process_gone(void)
 	      " deferred samples kept for their process was gone",
 	      r.pending, gone_count);
 	CHECK(used >= 1, "gone: no process loaded from its snapshot: %s", log);
-	/* samples in its exit or its execve have no stack to walk; every other one is complete */
-	CHECK(r.st.complete + reason_count(&r.st, "exiting") + reason_count(&r.st, "in-execve") ==
+	/*
+	 * samples in its exit or its execve have no stack to walk; every other
+	 * one is complete, but for the code no FDE covers (_init, _fini: issue 14)
+	 */
+	CHECK(r.st.complete + reason_count(&r.st, "exiting") + reason_count(&r.st, "in-execve") +
+		      reason_count(&r.st, "no-rule") ==
 		  r.st.samples,
 	      "gone: %" PRIu64 " of %" PRIu64 " samples of defer_gone complete", r.st.complete,
 	      r.st.samples);
