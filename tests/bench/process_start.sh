@@ -80,12 +80,13 @@ run_one() {
 			/^[ \t]*$/ { if (n) { total++; if (root) comp++ } n = 0; root = 0; next }
 			{ n++; if ($0 ~ /(_start|__libc_start_call_main|start_thread|clone3)/) root = 1 }
 			END { if (n) { total++; if (root) comp++ }
-				printf "%s perf %d %.3f - - - %d\n", name, total, 100 * comp / total, total * 8 }' >> "$out/raw.txt"
+				printf "%s perf %d %.3f - - - %d -\n", name, total, 100 * comp / total, total * 8 }' >> "$out/raw.txt"
 		rm -f "$base.perf.data"
 		return
 	fi
 	awk -v way="$way" -v name="$name" -v err="$base.err" '
 		{ n = $NF; total += n; if ($0 ~ /\[incomplete: tables-pending\]/) pend += n;
+		  else if ($0 ~ /\[incomplete: (exiting|in-execve)\]/) none += n;
 		  else if ($0 !~ /\[incomplete:/) comp += n }
 		END {
 			first = "-"; bytes = 0; deferred = 0;
@@ -94,7 +95,7 @@ run_one() {
 				if (l ~ /deferred: /) { split(l, a, "deferred: "); split(a[2], b, " "); deferred = b[1];
 					split(l, c, "stack copy \\("); split(c[2], d, " "); bytes = d[1] * deferred }
 			}
-			printf "%s %s %d %.3f %.3f %s %d %.0f\n", name, way, total, 100 * comp / total, 100 * pend / total, first, deferred, bytes
+			printf "%s %s %d %.3f %.3f %s %d %.0f %.3f\n", name, way, total, 100 * comp / total, 100 * pend / total, first, deferred, bytes, 100 * comp / (total - none)
 		}' "$base.folded" >> "$out/raw.txt"
 }
 
@@ -114,12 +115,14 @@ report=$out/process_start.md
 	echo "\`record -F 999 -p\` attached to a shell stopped right before it execs the workload"
 	echo "(tests/bench/process_start.sh); medians of $RUNS runs, the three ways interleaved."
 	echo
-	echo "| workload | way | samples | complete % | tables-pending % | exec -> first complete (ms) | deferred samples | KiB of stack copied |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "Samples no profiler can walk (\`exiting\`: after the kernel released the memory; \`in-execve\`) are left out of the last column."
+	echo
+	echo "| workload | way | samples | complete % | tables-pending % | exec -> first complete (ms) | deferred samples | KiB of stack copied | complete % of the walkable |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	for name in clang xz sqlite3 python3; do
 		for way in perf off cold warm; do
 			col() { awk -v n="$name" -v w="$way" -v c="$1" '$1 == n && $2 == w {print $c}' "$out/raw.txt" | median; }
-			echo "| $name | $way | $(col 3) | $(col 4) | $(col 5) | $(col 6) | $(col 7) | $(awk -v b="$(col 8)" 'BEGIN {printf "%.0f", b}') |"
+			echo "| $name | $way | $(col 3) | $(col 4) | $(col 5) | $(col 6) | $(col 7) | $(awk -v b="$(col 8)" 'BEGIN {printf "%.0f", b}') | $(col 9) |"
 		done
 	done
 } > "$report"
