@@ -318,7 +318,7 @@ static void test_stop_cancels_build(void)
 	for (until = mono_ns() + 5000000000ull;
 	     !__atomic_load_n(&started, __ATOMIC_SEQ_CST) && mono_ns() < until;)
 		usleep(200);
-	CHECK(started, "no build started within 5 s");
+	CHECK(__atomic_load_n(&started, __ATOMIC_SEQ_CST), "no build started within 5 s");
 	t0 = mono_ns();
 	proc_tracker_stop(w.pt, true);
 	stop_ms = (double)(mono_ns() - t0) / 1e6;
