@@ -289,7 +289,8 @@ static void test_synthetic(void)
 	stk[7] = 0;
 	syn_walk(&env, F_FP, SB, SB + 16, 64, &r);
 	expect_pcs("fp chain", &r, STOP_FP_BROKEN, 2, (uint64_t[]){F_FP, F_FP + 0x10});
-	CHECK(r.st.nr_fp == 2, "fp chain: nr_fp %u, want 2", r.st.nr_fp);
+	/* F_FP + 0x10 only: the zero return address is no frame (it was counted until 2026-11) */
+	CHECK(r.st.nr_fp == 1, "fp chain: nr_fp %u, want 1", r.st.nr_fp);
 	/* a cycle: the second saved rbp points back down */
 	stk[6] = SB + 16;
 	stk[7] = F_FP + 0x20;
