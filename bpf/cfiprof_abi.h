@@ -69,7 +69,7 @@ enum cfi_unsupported_reason {
 };
 
 /*
- * One distinct rule; stored once per table in a dictionary (20 bytes).
+ * One distinct rule; stored once per table in a dictionary (24 bytes).
  *
  * hole_off/hole_len fold the "no info" gap after a function into its last
  * row, so padding between FDEs never inherits a rule yet costs no row.  With
@@ -93,7 +93,11 @@ struct cfi_rule {
 	__u8 rbx_kind; /* enum cfi_reg_kind: SAME, AT_CFA, VAL_CFA or UNSUPPORTED */
 	__u8 pad;
 	__s16 rbx_off;
+	__u32 pad2; /* zero */
 };
+
+/* BPF array elements are 8-byte aligned: user space writes the rules map through mmap */
+_Static_assert(sizeof(struct cfi_rule) % 8 == 0, "cfi_rule must fill whole array elements");
 
 /* One compact row: the rule in force from this offset of its page onwards. */
 struct cfi_row {

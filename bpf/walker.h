@@ -17,7 +17,7 @@
  *   struct cfi_rule_cache_entry *walker_cache_slot(__u32 idx);
  *   void walker_count(__u32 counter_id, __u64 n);   (not used per frame)
  *
- * Nothing here allocates or copies more than a rule (20 bytes): the includer
+ * Nothing here allocates or copies more than a rule (24 bytes): the includer
  * writes each pc straight into its output (the ring-buffer reservation).
  */
 #ifndef CFIPROF_WALKER_H
