@@ -395,7 +395,7 @@ static __always_inline int walker_step(struct walker_state *st)
 	int ret;
 	__u64 pc, bias;
 	__u32 mflags;
-	__u8 from_fp;
+	__u8 from_fp, fp_only;
 
 	if (!st->proc_known)
 		return walker_stop(st, STOP_TABLES_PENDING);
@@ -442,11 +442,10 @@ static __always_inline int walker_step(struct walker_state *st)
 		}
 	}
 
-	if ((mflags & CFI_MAPPING_FP) && !(mflags & CFI_MAPPING_CFI))
-		ret = walker_fp_step(st, STOP_FP_BROKEN);
-	/* code no FDE covers (hand-written assembly, V8's builtins): frame pointers, if any */
-	else if (rule.cfa_kind == CFI_CFA_NONE)
-		ret = walker_fp_step(st, STOP_NO_RULE);
+	fp_only = (mflags & CFI_MAPPING_FP) && !(mflags & CFI_MAPPING_CFI);
+	/* or code no FDE covers (hand-written assembly, V8's builtins): frame pointers, if any */
+	if (fp_only || rule.cfa_kind == CFI_CFA_NONE)
+		ret = walker_fp_step(st, fp_only ? STOP_FP_BROKEN : STOP_NO_RULE);
 	else
 		ret = walker_eval_rule(st, &rule);
 	st->at_leaf = 0;
