@@ -183,6 +183,7 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/fpwalk $(TEST_PRO
 	@tests/bench/peers.py
 	@tests/bench/run.sh
 	@tests/bench/walker_cost.sh
+	@tests/bench/runtimes.sh
 	@taskset -c 0 $(OUT)/bench/bench_aggregate | tee $(OUT)/bench/aggregate.md
 	@tests/bench/outputs.sh
 	@tests/bench/agent_overhead.sh
