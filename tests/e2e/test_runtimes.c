@@ -39,7 +39,7 @@
 #define PATHBUF (PATH_MAX + 256)
 #include "tests/lib/callsites.h"
 
-#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define N(a)	  ((int)(sizeof(a) / sizeof((a)[0])))
 #define LIBC_ROOT "_start", "__libc_start_main", "__libc_start_call_main", "main"
 
 static const char *seconds = "3";
@@ -171,8 +171,8 @@ static bool record(const char *name, char *const cmd[], struct run *r)
 		return false;
 	}
 	read_summary(r);
-	CHECK(check_callsites(r->rec, &r->cs, &r->complete_stacks) == 0, "%s: cannot read %s",
-	      name, r->rec);
+	CHECK(check_callsites(r->rec, &r->cs, &r->complete_stacks) == 0, "%s: cannot read %s", name,
+	      r->rec);
 	remove_perf_maps(r->rec);
 	printf("  %s: recorded in %.1f s\n", name, took);
 	return true;
@@ -292,8 +292,7 @@ static void judge(const char *name, const char *comm, struct run *r, double min_
 	       name, (unsigned long)r->st.samples, comm, pct(r->st.complete, r->st.samples),
 	       reasons[0] ? reasons : " none", r->user_frames,
 	       r->st.samples ? r->fp_frames / (double)(r->st.samples + r->st.other_comm) : 0,
-	       (unsigned long)r->cs.checked, (unsigned long)r->cs.failed,
-	       (unsigned long)r->cs.jit);
+	       (unsigned long)r->cs.checked, (unsigned long)r->cs.failed, (unsigned long)r->cs.jit);
 	CHECK(r->st.samples >= 300, "%s: only %lu samples of %s", name,
 	      (unsigned long)r->st.samples, comm);
 	CHECK(pct(r->st.complete, r->st.samples) >= min_pct,
@@ -433,7 +432,8 @@ static void count_cfa_reg_leaves(const char *rec, const char *prog, uint64_t *al
 			continue;
 		}
 		u = strstr(line, " u ");
-		if (sscanf(line, "stack %lu %u %u %u %u", &count, &pid, &tid, &reason, &flags) != 5 ||
+		if (sscanf(line, "stack %lu %u %u %u %u", &count, &pid, &tid, &reason, &flags) !=
+			5 ||
 		    !u || sscanf(u + 3, "%lx", &pc) != 1 || pc < start || pc >= end)
 			continue;
 		rule = cfi_table_lookup(t, pc - start + offset);
