@@ -81,7 +81,7 @@ static const char busy_java[] =
     "}\n";
 
 struct run {
-	char folded[PATHBUF], rec[PATHBUF], err[PATHBUF];
+	char folded[PATHBUF], rec[PATHBUF];
 	double fp_frames, user_frames; /* the summary's, over all the recording's samples */
 	uint64_t written;
 	struct stats st;
@@ -99,26 +99,23 @@ static bool write_text(const char *path, const char *text)
 	return ok;
 }
 
-/* The summary's "N samples written" and "F frame-pointer frames" (record's stderr). */
-static void read_summary(struct run *r)
+/* The summary's user frames and frame-pointer frames (record's stderr). */
+static void read_summary(struct run *r, const char *text)
 {
-	char *text = slurp(r->err), *p;
+	const char *p;
 
-	if (!text)
-		return;
-	p = strstr(text, " frame-pointer frames");
+	p = text ? strstr(text, " frame-pointer frames") : NULL;
 	if (p) {
 		while (p > text && p[-1] != ' ')
 			p--;
 		r->fp_frames = strtod(p, NULL);
 	}
-	p = strstr(text, " user frames per sample");
+	p = text ? strstr(text, " user frames per sample") : NULL;
 	if (p) {
 		while (p > text && p[-1] != ' ')
 			p--;
 		r->user_frames = strtod(p, NULL);
 	}
-	free(text);
 }
 
 /* perf-PID.map files the runtimes left in /tmp: one per pid of the recording */
@@ -142,39 +139,23 @@ static void remove_perf_maps(const char *rec)
 
 static bool record(const char *name, char *const cmd[], struct run *r)
 {
-	char *argv[32];
-	int n = 0, i, rc;
-	double took;
+	char folded[64], rec[64], *opts[] = {"--save", r->rec, NULL}, *log = NULL;
+	double t0 = mono_sec();
+	int rc;
 
-	tpath(r->folded, sizeof(r->folded), name);
-	strcat(r->folded, ".folded");
-	tpath(r->rec, sizeof(r->rec), name);
-	strcat(r->rec, ".rec");
-	tpath(r->err, sizeof(r->err), name);
-	strcat(r->err, ".err");
-	argv[n++] = (char *)cfiprof_bin;
-	argv[n++] = "record";
-	argv[n++] = "-F";
-	argv[n++] = "499";
-	argv[n++] = "--save";
-	argv[n++] = r->rec;
-	argv[n++] = "-o";
-	argv[n++] = r->folded;
-	argv[n++] = "--";
-	for (i = 0; cmd[i] && n < 31; i++)
-		argv[n++] = cmd[i];
-	argv[n] = NULL;
-	rc = run_env(argv, NULL, NULL, r->err, 60, &took);
-	CHECK(rc == 0, "%s: record exited %d", name, rc);
-	if (rc) {
-		dump_tail(name, r->err);
+	snprintf(folded, sizeof(folded), "%s.folded", name);
+	tpath(r->folded, sizeof(r->folded), folded);
+	snprintf(rec, sizeof(rec), "%s.rec", name);
+	tpath(r->rec, sizeof(r->rec), rec);
+	rc = e2e_record(folded, "499", opts, cmd, &log);
+	read_summary(r, log);
+	free(log);
+	if (rc)
 		return false;
-	}
-	read_summary(r);
 	CHECK(check_callsites(r->rec, &r->cs, &r->complete_stacks) == 0, "%s: cannot read %s", name,
 	      r->rec);
 	remove_perf_maps(r->rec);
-	printf("  %s: recorded in %.1f s\n", name, took);
+	printf("  %s: recorded in %.1f s\n", name, mono_sec() - t0);
 	return true;
 }
 
@@ -277,27 +258,35 @@ static void judge(const char *name, const char *comm, struct run *r, double min_
 		  const char *other_root)
 {
 	char reasons[512] = "";
+	uint64_t walkable;
 	int i;
 
 	CHECK(folded_stats_read(r->folded, comm, "-", NULL, 0, &r->st) == 0, "%s: no %s", name,
 	      r->folded);
 	if (other_root)
 		r->st.complete_rootless -= count_roots(r->folded, comm, other_root);
-	for (i = 0; i < r->st.nr_reasons; i++)
+	/* samples no profiler can walk (the process's memory gone, inside execve) do not count */
+	walkable = r->st.samples;
+	for (i = 0; i < r->st.nr_reasons; i++) {
 		snprintf(reasons + strlen(reasons), sizeof(reasons) - strlen(reasons), " %s %lu",
 			 r->st.reason_names[i], (unsigned long)r->st.reasons[i]);
-	printf("  %s: %lu samples of %s, %.2f%% complete (incomplete:%s), %.1f user frames and "
+		if (!strcmp(r->st.reason_names[i], "exiting") ||
+		    !strcmp(r->st.reason_names[i], "in-execve"))
+			walkable -= r->st.reasons[i];
+	}
+	printf("  %s: %lu samples of %s, %.2f%% of the walkable complete (incomplete:%s), %.1f "
+	       "user frames and "
 	       "%.1f frame-pointer frames per sample; call sites: %lu checked, %lu failed, %lu in "
 	       "JIT code\n",
-	       name, (unsigned long)r->st.samples, comm, pct(r->st.complete, r->st.samples),
+	       name, (unsigned long)r->st.samples, comm, pct(r->st.complete, walkable),
 	       reasons[0] ? reasons : " none", r->user_frames,
 	       r->st.samples ? r->fp_frames / (double)(r->st.samples + r->st.other_comm) : 0,
 	       (unsigned long)r->cs.checked, (unsigned long)r->cs.failed, (unsigned long)r->cs.jit);
 	CHECK(r->st.samples >= 300, "%s: only %lu samples of %s", name,
 	      (unsigned long)r->st.samples, comm);
-	CHECK(pct(r->st.complete, r->st.samples) >= min_pct,
-	      "%s: %.2f%% of %s's samples complete, want >= %.1f%% (incomplete:%s)", name,
-	      pct(r->st.complete, r->st.samples), comm, min_pct, reasons);
+	CHECK(pct(r->st.complete, walkable) >= min_pct,
+	      "%s: %.2f%% of %s's walkable samples complete, want >= %.1f%% (incomplete:%s)", name,
+	      pct(r->st.complete, walkable), comm, min_pct, reasons);
 	CHECK(r->st.complete_rootless == 0, "%s: %lu complete stacks not rooted at an entry: %s",
 	      name, (unsigned long)r->st.complete_rootless, r->st.first_rootless);
 	CHECK(r->cs.failed == 0 && r->cs.checked > 0,
