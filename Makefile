@@ -22,6 +22,7 @@ BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw
               libiberty-dev libcurl4-openssl-dev
 # what only the tests need: oracles, peers, viewers, test workloads
 TEST_PKGS  := binutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
+              nodejs default-jdk-headless \
               chromium xz-utils sqlite3 clang-14 libc6-dbg
 
 # the plain C libraries: helpers, ELF access, the CFI compiler (no BPF, no user/)
@@ -182,6 +183,7 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/fpwalk $(TEST_PRO
 	@tests/bench/peers.py
 	@tests/bench/run.sh
 	@tests/bench/walker_cost.sh
+	@tests/bench/runtimes.sh
 	@taskset -c 0 $(OUT)/bench/bench_aggregate | tee $(OUT)/bench/aggregate.md
 	@tests/bench/outputs.sh
 	@tests/bench/agent_overhead.sh

@@ -270,8 +270,37 @@ static __always_inline void walk_finished(struct walker_state *st, bool deferred
 	walker_count(CNT_FRAMES, st->nr);
 	walker_count(CNT_FP_FRAMES, st->nr_fp);
 	/* a deferred walk is counted by user space, under the reason it finally stops with */
-	if (!deferred)
-		walker_count(CNT_STOP_BASE + (st->reason < STOP_REASON_MAX ? st->reason : 0), 1);
+	if (deferred)
+		return;
+	walker_count(CNT_STOP_BASE + (st->reason < STOP_REASON_MAX ? st->reason : 0), 1);
+	if (st->reason == STOP_UNSUPPORTED)
+		walker_count(CNT_UNSUP_BASE + (st->unsup < CFI_UNSUP_MAX ? st->unsup : 0), 1);
+}
+
+/* The sample's registers by DWARF number, for rules with the CFA in one of them (leaf only). */
+#define LEAF_REGS(st, r)                                                                           \
+	do {                                                                                       \
+		(st)->leaf[0] = (r).ax;                                                            \
+		(st)->leaf[1] = (r).dx;                                                            \
+		(st)->leaf[2] = (r).cx;                                                            \
+		(st)->leaf[3] = (r).bx;                                                            \
+		(st)->leaf[4] = (r).si;                                                            \
+		(st)->leaf[5] = (r).di;                                                            \
+		(st)->leaf[8] = (r).r8;                                                            \
+		(st)->leaf[9] = (r).r9;                                                            \
+		(st)->leaf[10] = (r).r10;                                                          \
+		(st)->leaf[11] = (r).r11;                                                          \
+		(st)->leaf[12] = (r).r12;                                                          \
+		(st)->leaf[13] = (r).r13;                                                          \
+		(st)->leaf[14] = (r).r14;                                                          \
+		(st)->leaf[15] = (r).r15;                                                          \
+		walker_leaf_regs(st);                                                              \
+	} while (0)
+
+/* Its own function: inlined, the compiler merges both copies into loads off a moved ctx pointer. */
+static __noinline void leaf_regs_from_ctx(struct bpf_perf_event_data *ctx, struct walker_state *st)
+{
+	LEAF_REGS(st, ctx->regs);
 }
 
 /*
@@ -283,6 +312,7 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
 					  __u32 tgid, __u32 tid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
 	__u64 ip, sp, bp;
 	__u32 nr_kernel = 0;
 	__u8 flags = 0;
@@ -304,9 +334,9 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
 		ip = ctx->regs.ip;
 		sp = ctx->regs.sp;
 		bp = ctx->regs.bp;
+		regs = NULL;
 	} else {
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		flags |= SAMPLE_IN_KERNEL;
 		ip = regs->ip;
 		sp = regs->sp;
@@ -321,6 +351,10 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
 		nr_kernel = MAX_KERNEL_FRAMES;
 
 	walker_init(st, tgid, ip, sp, bp);
+	if (regs)
+		LEAF_REGS(st, *regs);
+	else
+		leaf_regs_from_ctx(ctx, st);
 	st->flags = flags;
 	if (task->flags & PF_KTHREAD)
 		walker_stop(st, STOP_NO_USER);

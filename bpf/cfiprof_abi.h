@@ -31,10 +31,20 @@ enum cfi_cfa_kind {
 	CFI_CFA_DEREF_RBP = 5,	 /* CFA = *(rbp + cfa_off) + aux (DRAP) */
 	CFI_CFA_SIGNAL = 6,	 /* signal trampoline: regs from the rt_sigframe */
 	CFI_CFA_UNSUPPORTED = 7, /* see cfi_rule.reason */
+	/*
+	 * CFA = reg[aux] + cfa_off, aux a DWARF register number below CFI_DW_NR_REGS:
+	 * rbx is carried through the walk (lazy-binding trampoline), any other only
+	 * at the leaf, from the sample's registers (DRAP prologues: r10).
+	 */
+	CFI_CFA_REG = 8,
 	CFI_CFA_KIND_MAX,
 };
 
-/* How to recover rbp or the return address of the caller. */
+/* DWARF x86-64 register numbers 0..15: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 */
+#define CFI_DW_NR_REGS 16
+#define CFI_DW_RBX 3
+
+/* How to recover rbp, rbx or the return address of the caller. */
 enum cfi_reg_kind {
 	CFI_REG_SAME = 0,	 /* unchanged (callee-saved, never spilled) */
 	CFI_REG_UNDEFINED = 1,	 /* RA undefined = outermost frame */
@@ -53,11 +63,13 @@ enum cfi_unsupported_reason {
 	CFI_UNSUP_RBP = 4,	/* rbp in a register or expression (row still usable) */
 	CFI_UNSUP_CFA_UNDEF = 5, /* no CFA rule was ever defined */
 	CFI_UNSUP_RANGE = 6,	 /* offset does not fit the encoding */
+	/* walker only: the CFA is in a register no longer known (not the leaf, rbx/rbp lost) */
+	CFI_UNSUP_REG_LOST = 7,
 	CFI_UNSUP_MAX,
 };
 
 /*
- * One distinct rule; stored once per table in a dictionary (16 bytes).
+ * One distinct rule; stored once per table in a dictionary (24 bytes).
  *
  * hole_off/hole_len fold the "no info" gap after a function into its last
  * row, so padding between FDEs never inherits a rule yet costs no row.  With
@@ -77,7 +89,15 @@ struct cfi_rule {
 	__u8 hole_len;
 	__s16 rbp_off;
 	__s16 ra_off;
+	/* rbx, callee-saved: only a CFI_CFA_REG rule on rbx ever reads it */
+	__u8 rbx_kind; /* enum cfi_reg_kind: SAME, AT_CFA, VAL_CFA or UNSUPPORTED */
+	__u8 pad;
+	__s16 rbx_off;
+	__u32 pad2; /* zero */
 };
+
+/* BPF array elements are 8-byte aligned: user space writes the rules map through mmap */
+_Static_assert(sizeof(struct cfi_rule) % 8 == 0, "cfi_rule must fill whole array elements");
 
 /* One compact row: the rule in force from this offset of its page onwards. */
 struct cfi_row {
@@ -237,6 +257,13 @@ struct cfi_deferred_record {
 	__u64 bp;
 	/* the process's mappings last changed then: the walk can finish once read after it */
 	__u64 changed_ns;
+	__u64 rbx; /* ... rbx as the walker carries it (struct walker_state) */
+	__u64 rbx_at;
+	__u8 rbx_valid;
+	__u8 at_leaf;
+	__u8 ip_from_fp;
+	__u8 pad[5];
+	__u64 leaf[CFI_DW_NR_REGS]; /* the sample's registers, when at_leaf */
 };
 
 /*
@@ -271,7 +298,9 @@ enum cfi_counter_id {
 	CNT_DEFER_LOST,	      /* ... sent without one: no ring-buffer room for the copy */
 	CNT_DEFER_BYTES,      /* stack bytes copied */
 	CNT_STOP_BASE,	      /* + enum cfi_stop_reason */
-	CNT_MAX = CNT_STOP_BASE + STOP_REASON_MAX,
+	/* + enum cfi_unsupported_reason: why STOP_UNSUPPORTED walks stopped */
+	CNT_UNSUP_BASE = CNT_STOP_BASE + STOP_REASON_MAX,
+	CNT_MAX = CNT_UNSUP_BASE + CFI_UNSUP_MAX,
 };
 
 #endif /* CFIPROF_ABI_H */

@@ -100,6 +100,12 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	d->sp = st->sp;
 	d->bp = st->bp;
 	d->changed_ns = st->changed_ns;
+	d->rbx = st->rbx;
+	d->rbx_at = st->rbx_at;
+	d->rbx_valid = st->rbx_valid;
+	d->at_leaf = st->at_leaf;
+	d->ip_from_fp = st->ip_from_fp;
+	__builtin_memcpy(d->leaf, st->leaf, sizeof(d->leaf));
 	rec_size = sizeof(*rec) + ((__u64)rec->nr_kernel + rec->nr_user) * sizeof(__u64);
 	if (rec_size > RECORD_MAX_BYTES)
 		rec_size = RECORD_MAX_BYTES;

@@ -17,7 +17,7 @@
  *   struct cfi_rule_cache_entry *walker_cache_slot(__u32 idx);
  *   void walker_count(__u32 counter_id, __u64 n);   (not used per frame)
  *
- * Nothing here allocates or copies more than a rule (16 bytes): the includer
+ * Nothing here allocates or copies more than a rule (24 bytes): the includer
  * writes each pc straight into its output (the ring-buffer reservation).
  */
 #ifndef CFIPROF_WALKER_H
@@ -43,6 +43,12 @@
  */
 #define WALKER_MAX_SIGNAL_FRAMES 8
 
+/*
+ * A frame pointer further above rsp than this is not in the frame's stack:
+ * a frame-pointer step trusts rbp only within it.
+ */
+#define WALKER_FP_MAX_FRAME (8ull << 20)
+
 /* Walk state; lives on the BPF stack (bpf_loop) or in per-CPU scratch (tail calls). */
 struct walker_state {
 	__u64 ip; /* pc of the frame being unwound (already emitted) */
@@ -65,6 +71,14 @@ struct walker_state {
 	__u8 nr_signal;	     /* signal frames crossed */
 	__u16 cache_hits; /* counted once per walk by the includer, not per frame */
 	__u16 cache_misses;
+	__u8 rbx_valid; /* 0 once a rule or a frame-pointer step lost rbx */
+	__u8 at_leaf;	/* leaf[] holds the registers of the frame being unwound */
+	__u8 ip_from_fp; /* ip came from a frame-pointer step: unconfirmed */
+	__u8 unsup;	 /* enum cfi_unsupported_reason of a STOP_UNSUPPORTED */
+	__u64 rbx;	 /* the frame's rbx when rbx_at is 0 */
+	__u64 rbx_at;	 /* else it was saved at this stack address: read only when needed */
+	/* the sample's registers by DWARF number, set by the includer; used at the leaf only */
+	__u64 leaf[CFI_DW_NR_REGS];
 };
 
 /*
@@ -75,10 +89,15 @@ struct walker_state {
  */
 #define WALKER_UC_MCONTEXT 40
 #define WALKER_UC_RBP	   (WALKER_UC_MCONTEXT + 10 * 8)
+#define WALKER_UC_RBX	   (WALKER_UC_MCONTEXT + 11 * 8)
 #define WALKER_UC_RSP	   (WALKER_UC_MCONTEXT + 15 * 8)
 #define WALKER_UC_RIP	   (WALKER_UC_MCONTEXT + 16 * 8)
 
-/* Start a walk at the interrupted user registers. */
+/*
+ * Start a walk at the interrupted user registers.  Rules with the CFA in
+ * another register need the others: the includer then fills st->leaf[] and
+ * calls walker_leaf_regs().
+ */
 static __always_inline void walker_init(struct walker_state *st, __u32 pid, __u64 ip, __u64 sp,
 					__u64 bp)
 {
@@ -98,11 +117,25 @@ static __always_inline void walker_init(struct walker_state *st, __u32 pid, __u6
 	}
 }
 
+/* st->leaf[] holds the sample's registers: rbx is carried from there on. */
+static __always_inline void walker_leaf_regs(struct walker_state *st)
+{
+	st->at_leaf = 1;
+	st->rbx = st->leaf[CFI_DW_RBX];
+	st->rbx_valid = 1;
+}
+
 static __always_inline int walker_stop(struct walker_state *st, int reason)
 {
 	st->reason = reason;
 	st->done = 1;
 	return 1;
+}
+
+static __always_inline int walker_unsupported(struct walker_state *st, __u8 why)
+{
+	st->unsup = why;
+	return walker_stop(st, STOP_UNSUPPORTED);
 }
 
 static __always_inline __u32 walker_cache_index(__u32 pid, __u32 generation, __u64 pc)
@@ -180,14 +213,19 @@ static __always_inline int walker_read_u64(__u64 addr, __u64 *val)
 	return walker_read_user(val, sizeof(*val), addr);
 }
 
-/* Frame-pointer step for JIT code and objects without CFI. */
-static __always_inline int walker_fp_step(struct walker_state *st)
+/*
+ * Frame-pointer step for JIT code, objects without CFI and code no FDE covers
+ * in objects with CFI.  An implausible rbp stops with no_fp (the reason the
+ * frame had no better way); the caller it finds is only confirmed by the next
+ * step's mapping lookup (walker_step takes it back if there is none).
+ */
+static __always_inline int walker_fp_step(struct walker_state *st, int no_fp)
 {
 	__u64 bp = st->bp, ip, next_bp;
 
 	/* rbp == rsp is a leaf right after "mov %rsp,%rbp"; below rsp it is not a frame. */
-	if (!st->bp_valid || bp < st->sp || (bp & 7))
-		return walker_stop(st, STOP_FP_BROKEN);
+	if (!st->bp_valid || bp < st->sp || bp - st->sp > WALKER_FP_MAX_FRAME || (bp & 7))
+		return walker_stop(st, no_fp);
 	{
 		/* saved rbp and return address are adjacent: one read, not two */
 		__u64 pair[2];
@@ -197,15 +235,18 @@ static __always_inline int walker_fp_step(struct walker_state *st)
 		next_bp = pair[0];
 		ip = pair[1];
 	}
+	/* only CFI's "return address undefined" proves the outermost frame, never a 0 here */
+	if (ip == 0)
+		return walker_stop(st, STOP_FP_BROKEN);
 	/* new rsp = bp + 16 > bp >= old rsp: a chain that cycles ends above as FP_BROKEN */
 	st->ip = ip;
 	st->sp = bp + 16;
 	st->bp = next_bp;
 	st->ip_is_ra = 1;
+	st->ip_from_fp = 1;
 	st->nr_fp++;
-	/* only CFI's "return address undefined" proves the outermost frame, never a 0 here */
-	if (ip == 0)
-		return walker_stop(st, STOP_FP_BROKEN);
+	/* code without CFI may have used rbx and saved the caller's anywhere */
+	st->rbx_valid = 0;
 	return 0;
 }
 
@@ -224,6 +265,8 @@ static __always_inline int walker_signal_step(struct walker_state *st)
 	st->sp = sp;
 	st->bp = bp;
 	st->bp_valid = 1;
+	st->rbx_at = uc + WALKER_UC_RBX;
+	st->rbx_valid = 1;
 	/* rip is the interrupted instruction itself, not a return address. */
 	st->ip_is_ra = 0;
 	st->flags |= SAMPLE_SIGNAL;
@@ -242,7 +285,7 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 		break;
 	case CFI_CFA_RBP:
 		if (!st->bp_valid)
-			return walker_stop(st, STOP_UNSUPPORTED);
+			return walker_unsupported(st, CFI_UNSUP_REG_LOST);
 		cfa = st->bp + (__s64)r->cfa_off;
 		break;
 	case CFI_CFA_PLT:
@@ -255,17 +298,30 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 		break;
 	case CFI_CFA_DEREF_RBP:
 		if (!st->bp_valid)
-			return walker_stop(st, STOP_UNSUPPORTED);
+			return walker_unsupported(st, CFI_UNSUP_REG_LOST);
 		if (walker_read_u64(st->bp + (__s64)r->cfa_off, &tmp))
 			return walker_stop(st, STOP_UNREADABLE);
 		cfa = tmp + (__s64)r->aux;
+		break;
+	case CFI_CFA_REG:
+		/* rbx is carried through the walk; any other register is known at the leaf only */
+		if (r->aux == CFI_DW_RBX && st->rbx_valid) {
+			tmp = st->rbx;
+			if (st->rbx_at && walker_read_u64(st->rbx_at, &tmp))
+				return walker_stop(st, STOP_UNREADABLE);
+		} else if (st->at_leaf && r->aux != CFI_DW_RBX) {
+			tmp = st->leaf[r->aux & (CFI_DW_NR_REGS - 1)];
+		} else {
+			return walker_unsupported(st, CFI_UNSUP_REG_LOST);
+		}
+		cfa = tmp + (__s64)r->cfa_off;
 		break;
 	case CFI_CFA_SIGNAL:
 		return walker_signal_step(st);
 	case CFI_CFA_NONE:
 		return walker_stop(st, STOP_NO_RULE);
 	default:
-		return walker_stop(st, STOP_UNSUPPORTED);
+		return walker_unsupported(st, r->reason);
 	}
 
 	/* The caller's rsp before its call: always above ours.  Anything else is garbage. */
@@ -275,7 +331,16 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 	if (r->ra_kind == CFI_REG_UNDEFINED)
 		return walker_stop(st, STOP_COMPLETE);
 	if (r->ra_kind != CFI_REG_AT_CFA)
-		return walker_stop(st, STOP_UNSUPPORTED);
+		return walker_unsupported(st, r->reason);
+	/* where the caller's rbx is: read only if a CFA-in-rbx rule needs it */
+	if (r->rbx_kind == CFI_REG_AT_CFA) {
+		st->rbx_at = cfa + (__s64)r->rbx_off;
+	} else if (r->rbx_kind == CFI_REG_VAL_CFA) {
+		st->rbx = cfa + (__s64)r->rbx_off;
+		st->rbx_at = 0;
+	} else if (r->rbx_kind != CFI_REG_SAME) {
+		st->rbx_valid = 0;
+	}
 	if (r->rbp_kind == CFI_REG_AT_CFA && r->rbp_off == r->ra_off - 8) {
 		/* "push %rbp" right after the call: rbp and the return address in one read */
 		__u64 pair[2];
@@ -327,13 +392,17 @@ static __always_inline int walker_step(struct walker_state *st)
 	struct cfi_rule_cache_entry *slot;
 	struct cfi_mapping_val *m;
 	struct cfi_rule rule;
+	int ret;
 	__u64 pc, bias;
 	__u32 mflags;
+	__u8 from_fp, fp_only;
 
 	if (!st->proc_known)
 		return walker_stop(st, STOP_TABLES_PENDING);
 
 	pc = st->ip - st->ip_is_ra;
+	from_fp = st->ip_from_fp;
+	st->ip_from_fp = 0;
 	slot = walker_cache_slot(walker_cache_index(st->pid, st->generation, pc));
 	if (slot && slot->valid && slot->pc == pc && slot->pid == st->pid &&
 	    slot->generation == st->generation) {
@@ -343,6 +412,12 @@ static __always_inline int walker_step(struct walker_state *st)
 	} else {
 		st->cache_misses++;
 		m = walker_lookup_mapping(st->pid, pc);
+		if (!m && from_fp) {
+			/* the frame pointer led to no code: take its frame back rather than keep it */
+			st->nr--;
+			st->nr_fp--;
+			return walker_stop(st, STOP_FP_BROKEN);
+		}
 		if (!m) {
 			st->missing_pc = st->ip;
 			return walker_stop(st, STOP_NO_MAPPING);
@@ -367,9 +442,14 @@ static __always_inline int walker_step(struct walker_state *st)
 		}
 	}
 
-	if ((mflags & CFI_MAPPING_FP) && !(mflags & CFI_MAPPING_CFI))
-		return walker_fp_step(st);
-	return walker_eval_rule(st, &rule);
+	fp_only = (mflags & CFI_MAPPING_FP) && !(mflags & CFI_MAPPING_CFI);
+	/* or code no FDE covers (hand-written assembly, V8's builtins): frame pointers, if any */
+	if (fp_only || rule.cfa_kind == CFI_CFA_NONE)
+		ret = walker_fp_step(st, fp_only ? STOP_FP_BROKEN : STOP_NO_RULE);
+	else
+		ret = walker_eval_rule(st, &rule);
+	st->at_leaf = 0;
+	return ret;
 }
 
 /*

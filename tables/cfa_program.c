@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The DW_CFA interpreter.  Only the columns the walker can use are tracked
- * (CFA, rbp, return address); every other register's instructions are
+ * (CFA, rbp, rbx, return address); every other register's instructions are
  * decoded for their operands and otherwise ignored.
  */
 #include <string.h>
@@ -73,6 +73,8 @@ static struct reg_rule *column(struct interp *in, uint64_t reg)
 {
 	if (reg == DW_REG_RBP)
 		return &in->st.rbp;
+	if (reg == DW_REG_RBX)
+		return &in->st.rbx;
 	if (reg == in->cie->ra_reg)
 		return &in->st.ra;
 	return NULL;
@@ -100,7 +102,7 @@ static void restore_rule(struct interp *in, uint64_t reg)
 		memset(r, 0, sizeof(*r));
 		return;
 	}
-	*r = reg == DW_REG_RBP ? in->init->rbp : in->init->ra;
+	*r = reg == DW_REG_RBP ? in->init->rbp : reg == DW_REG_RBX ? in->init->rbx : in->init->ra;
 }
 
 /* Moves to new_loc, emitting the row in force before the move. Returns 1 past the FDE end. */

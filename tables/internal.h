@@ -9,6 +9,7 @@
 #include "tables/cfi_table.h"
 
 /* x86-64 DWARF register numbers the rule model knows about. */
+#define DW_REG_RBX 3
 #define DW_REG_RBP 6
 #define DW_REG_RSP 7
 #define DW_REG_RIP 16
@@ -60,6 +61,7 @@ struct cfa_state {
 	struct reg_rule cfa; /* kind RR_OFFSET (reg+off), RR_EXPR, or RR_UNMENTIONED */
 	struct reg_rule rbp;
 	struct reg_rule ra;
+	struct reg_rule rbx;
 };
 
 struct cie {

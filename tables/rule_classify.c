@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Maps a DWARF register state onto the walker's rule model (rip, rsp, rbp
- * only).  Whatever the model cannot express becomes an explicit unsupported
+ * Maps a DWARF register state onto the walker's rule model (rip, rsp, rbp,
+ * rbx; a CFA in any of the 16 general registers).  Whatever the model cannot express becomes an explicit unsupported
  * kind with a reason, never a guess.
  */
 #include <string.h>
@@ -160,17 +160,17 @@ static void classify_cfa(const struct reg_rule *cfa, struct cfi_rule *out)
 {
 	switch (cfa->kind) {
 	case RR_OFFSET:
-		if (cfa->reg != DW_REG_RSP && cfa->reg != DW_REG_RBP) {
-			/* keep register and offset so the row can still be printed */
-			out->cfa_kind = CFI_CFA_UNSUPPORTED;
-			out->reason = CFI_UNSUP_CFA_REG;
-			out->aux = (int16_t)cfa->reg;
-			out->cfa_off = fits32(cfa->off) ? (int32_t)cfa->off : 0;
-			return;
-		}
 		if (!fits32(cfa->off)) {
 			out->cfa_kind = CFI_CFA_UNSUPPORTED;
 			out->reason = CFI_UNSUP_RANGE;
+			return;
+		}
+		if (cfa->reg != DW_REG_RSP && cfa->reg != DW_REG_RBP) {
+			/* beyond the general registers: keep register and offset for printing */
+			out->cfa_kind = cfa->reg < CFI_DW_NR_REGS ? CFI_CFA_REG : CFI_CFA_UNSUPPORTED;
+			out->reason = cfa->reg < CFI_DW_NR_REGS ? CFI_UNSUP_NONE : CFI_UNSUP_CFA_REG;
+			out->aux = (int16_t)cfa->reg;
+			out->cfa_off = (int32_t)cfa->off;
 			return;
 		}
 		out->cfa_kind = cfa->reg == DW_REG_RSP ? CFI_CFA_RSP : CFI_CFA_RBP;
@@ -213,6 +213,21 @@ static uint8_t classify_reg(const struct reg_rule *r, bool is_ra, int16_t *off)
 	}
 }
 
+/* rbx matters only to a later CFA-in-rbx rule: anything but a stack slot or itself is "lost". */
+static void classify_rbx(const struct reg_rule *r, struct cfi_rule *out)
+{
+	int16_t off;
+
+	if (r->kind == RR_REGISTER) {
+		out->rbx_kind = r->reg == DW_REG_RBX ? CFI_REG_SAME : CFI_REG_UNSUPPORTED;
+		return;
+	}
+	out->rbx_kind = classify_reg(r, false, &off);
+	if (out->rbx_kind == CFI_REG_UNDEFINED)
+		out->rbx_kind = CFI_REG_UNSUPPORTED;
+	out->rbx_off = off;
+}
+
 void rule_classify(const struct cfa_state *st, bool signal_frame, struct cfi_rule *out)
 {
 	int16_t off;
@@ -230,6 +245,7 @@ void rule_classify(const struct cfa_state *st, bool signal_frame, struct cfi_rul
 	out->ra_off = off;
 	out->rbp_kind = classify_reg(&st->rbp, false, &off);
 	out->rbp_off = off;
+	classify_rbx(&st->rbx, out);
 	/* one reason per rule: the CFA's first, then the RA's, then rbp's */
 	if (out->reason == CFI_UNSUP_NONE) {
 		if (out->ra_kind == CFI_REG_UNSUPPORTED)

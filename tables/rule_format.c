@@ -69,6 +69,8 @@ const char *cfi_unsupported_name(int reason)
 		return "cfa-undefined";
 	case CFI_UNSUP_RANGE:
 		return "offset-out-of-range";
+	case CFI_UNSUP_REG_LOST:
+		return "cfa-register-lost";
 	default:
 		return "unknown";
 	}
@@ -85,6 +87,9 @@ void cfi_rule_format_cfa(const struct cfi_rule *r, char *buf, size_t len)
 		break;
 	case CFI_CFA_RBP:
 		snprintf(buf, len, "rbp%+d", r->cfa_off);
+		break;
+	case CFI_CFA_REG:
+		snprintf(buf, len, "%s%+d", dwarf_regname((unsigned int)r->aux), r->cfa_off);
 		break;
 	case CFI_CFA_UNSUPPORTED:
 		if (r->reason == CFI_UNSUP_CFA_REG) {
@@ -158,9 +163,10 @@ void cfi_rule_describe(const struct cfi_rule *r, char *buf, size_t len)
 		cfi_rule_format_cfa(r, cfa, sizeof(cfa));
 		break;
 	}
-	snprintf(buf, len, "cfa=%s rbp=%s%+d ra=%s%+d%s%s", cfa, reg_kind_name(r->rbp_kind),
-		 r->rbp_off, reg_kind_name(r->ra_kind), r->ra_off,
-		 r->reason ? " unsupported=" : "", r->reason ? cfi_unsupported_name(r->reason) : "");
+	snprintf(buf, len, "cfa=%s rbp=%s%+d ra=%s%+d rbx=%s%+d%s%s", cfa,
+		 reg_kind_name(r->rbp_kind), r->rbp_off, reg_kind_name(r->ra_kind), r->ra_off,
+		 reg_kind_name(r->rbx_kind), r->rbx_off, r->reason ? " unsupported=" : "",
+		 r->reason ? cfi_unsupported_name(r->reason) : "");
 	if (r->hole_len) {
 		size_t n = strlen(buf);
 

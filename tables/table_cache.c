@@ -137,7 +137,9 @@ static bool table_valid(const struct cfi_table *t)
 		const struct cfi_rule *r = &t->rules[i];
 
 		if (r->cfa_kind >= CFI_CFA_KIND_MAX || r->rbp_kind >= CFI_REG_KIND_MAX ||
-		    r->ra_kind >= CFI_REG_KIND_MAX || r->reason >= CFI_UNSUP_MAX)
+		    r->ra_kind >= CFI_REG_KIND_MAX || r->rbx_kind >= CFI_REG_KIND_MAX ||
+		    r->reason >= CFI_UNSUP_MAX ||
+		    (r->cfa_kind == CFI_CFA_REG && (__u16)r->aux >= CFI_DW_NR_REGS))
 			return false;
 	}
 	for (i = 0; i < t->nr_rows; i++) {

@@ -17,7 +17,7 @@
 #include "tables/cfi_table.h"
 
 /* Bumped whenever what the compiler produces for the same input changes. */
-#define CFI_TABLE_FORMAT_VERSION 1
+#define CFI_TABLE_FORMAT_VERSION 2
 
 struct cfi_table_cache_stats {
 	uint64_t hits, misses;

@@ -1120,6 +1120,82 @@ static struct dbg_stats dbg_stats(const char *text, const char *comm)
 	return st;
 }
 
+/*
+ * A JIT inside the container (progs/jit_spin) writes its perf map to its own
+ * /tmp (a tmpfs in the container's mount namespace: nothing on the host) under
+ * its pid in the container: the JIT frame is named from that map.
+ */
+static void test_jit_map_in_root(pid_t work)
+{
+	static const char script[] =
+	    "cg=$1 target=$2 root=$3 prog=$4\n"
+	    "echo $$ > \"$cg/cgroup.procs\" || exit 97\n"
+	    "exec nsenter --target \"$target\" --mount --pid sh -c '\n"
+	    "  mkdir -p \"$1/tmp\" && mount -t tmpfs cfiprof-ctr \"$1/tmp\" &&\n"
+	    "  cp \"$2\" \"$1/opt/bin/ctrjit\" || exit 98\n"
+	    "  LD_LIBRARY_PATH=/opt/lib exec chroot \"$1\" /opt/bin/ctrjit 8 ctr_jit_code\n"
+	    "' sh \"$root\" \"$prog\"\n";
+	char prog[PATHBUF], tstr[32], err[PATHBUF], folded[PATHBUF], rerr[PATHBUF], hostmap[64];
+	char *argv[] = {"sh", "-c", (char *)script, "sh", cg_abs, tstr, rootdir, prog, NULL};
+	char *args[] = {(char *)cfiprof_bin,
+			"record",
+			"--cgroup",
+			cg_abs,
+			"-F",
+			"499",
+			"-d",
+			"2",
+			"-o",
+			tpath(folded, sizeof(folded), "jit.folded"),
+			NULL};
+	char *text, *line, *save = NULL;
+	unsigned long samples = 0, named = 0, n;
+	pid_t sh, jit = 0;
+	unsigned ns = 0;
+	int rc;
+
+	snprintf(prog, sizeof(prog), "%s/jit_spin", progs_dir);
+	snprintf(tstr, sizeof(tstr), "%d", (int)work);
+	sh = spawn_child(argv, NULL, NULL, tpath(err, sizeof(err), "ctrjit.err"));
+	if (sh > 0)
+		jit = find_workload(cg_abs, "ctrjit", 5);
+	CHECK(jit > 0, "ctrjit did not start inside the container");
+	if (!jit) {
+		dump_tail("ctrjit shell", err);
+		return;
+	}
+	ns = ns_pid_of(jit);
+	/* its map is in the container's /tmp only, under the pid it has there */
+	snprintf(hostmap, sizeof(hostmap), "/tmp/perf-%d.map", (int)jit);
+	CHECK(ns > 1 && access(hostmap, F_OK), "ctrjit: pid %u inside, %s on the host", ns,
+	      hostmap);
+	rc = run(args, NULL, tpath(rerr, sizeof(rerr), "jit.record.err"), 60);
+	CHECK(rc == 0, "record --cgroup %s (ctrjit): exit %d", cg_abs, rc);
+	text = slurp(folded);
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' ');
+
+		if (strncmp(line, "ctrjit;", 7) || !sp)
+			continue;
+		n = strtoul(sp + 1, NULL, 10);
+		samples += n;
+		if (strstr(line, ";ctr_jit_code"))
+			named += n;
+	}
+	free(text);
+	printf("ctrjit (pid %d, %u inside): %lu samples, %lu with the JIT frame named from the "
+	       "container's perf map\n",
+	       (int)jit, ns, samples, named);
+	CHECK(samples >= 200 && named * 100 >= samples * 99,
+	      "ctrjit: %lu of %lu samples name the JIT code from ROOT/tmp/perf-%u.map", named,
+	      samples, ns);
+	if (samples < 200 || named * 100 < samples * 99)
+		dump_tail("jit.folded", folded);
+	kill(jit, SIGKILL);
+	wait_child(sh, 10);
+}
+
 static void test_debug_in_root(void)
 {
 	static const char *const names[] = {"dbgwork", "dbglink", "dbgsym", "dbgdots"};
@@ -1305,6 +1381,7 @@ int main(int argc, char **argv)
 	RUN_TEST_AS("cgroup", test_cgroup(work));
 	RUN_TEST(test_container_id);
 	RUN_TEST_AS("late", test_late(work));
+	RUN_TEST_AS("jit_map_in_root", test_jit_map_in_root(work));
 	RUN_TEST(test_debug_in_root);
 
 done:

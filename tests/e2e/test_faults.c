@@ -957,6 +957,7 @@ static const struct bad_case bad_cases[] = {
     {"bs_guard", STOP_UNREADABLE, 1},	{"bs_rbpcycle", STOP_UNREADABLE, 3},
     {"bs_nocfi", STOP_NO_RULE, 1},	{"bs_fpcycle", STOP_FP_BROKEN, 3},
     {"bs_fpunmap", STOP_UNREADABLE, 1}, {"bs_fplong", STOP_TRUNCATED, 0},
+    {"bs_fpfar", STOP_FP_BROKEN, 1},
 };
 
 /*

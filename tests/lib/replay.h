@@ -257,15 +257,23 @@ static inline void walker_count(__u32 counter_id, __u64 n)
 
 #include "bpf/walker.h"
 
-/* The whole walk as the BPF program drives it; returns the number of user pcs. */
-static inline unsigned int replay_walk(struct replay_env *env, uint64_t ip, uint64_t sp,
-				       uint64_t bp, __u64 *out, unsigned int max,
-				       struct walker_state *st)
+/*
+ * The whole walk as the BPF program drives it; returns the number of user pcs.
+ * regs: the sample's other registers by DWARF number (CFI_DW_NR_REGS), or
+ * NULL for a walk that only knows rip, rsp and rbp.
+ */
+static inline unsigned int replay_walk_regs(struct replay_env *env, const __u64 *regs,
+					    uint64_t ip, uint64_t sp, uint64_t bp, __u64 *out,
+					    unsigned int max, struct walker_state *st)
 {
 	unsigned int i;
 
 	replay_cur = env;
 	walker_init(st, env->pid, ip, sp, bp);
+	if (regs) {
+		memcpy(st->leaf, regs, sizeof(st->leaf));
+		walker_leaf_regs(st);
+	}
 	for (i = 0; i <= max; i++)
 		if (walker_frame(st, out, max))
 			break;
@@ -276,7 +284,16 @@ static inline unsigned int replay_walk(struct replay_env *env, uint64_t ip, uint
 	walker_count(CNT_FRAMES, st->nr);
 	walker_count(CNT_FP_FRAMES, st->nr_fp);
 	walker_count(CNT_STOP_BASE + st->reason, 1);
+	if (st->reason == STOP_UNSUPPORTED)
+		walker_count(CNT_UNSUP_BASE + st->unsup, 1);
 	return st->nr;
+}
+
+static inline unsigned int replay_walk(struct replay_env *env, uint64_t ip, uint64_t sp,
+				       uint64_t bp, __u64 *out, unsigned int max,
+				       struct walker_state *st)
+{
+	return replay_walk_regs(env, NULL, ip, sp, bp, out, max, st);
 }
 
 /* ---- the same maps for the profiler's own user-space walks (user/unwind) ---- */

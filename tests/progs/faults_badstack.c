@@ -12,7 +12,10 @@
  *   bs_nocfi     leaf without CFI, rsp garbage               no-rule
  *   bs_fpcycle   anonymous executable code (frame pointers), rbp -> 2-cycle
  *                                                            fp-chain-broken
- *   bs_fpunmap   anonymous code, rbp -> unmapped memory      unreadable-memory
+ *   bs_fpunmap   anonymous code, rsp and rbp 4 KiB apart in unmapped memory
+ *                                                            unreadable-memory
+ *   bs_fpfar     anonymous code, rbp 1 GiB above rsp: not a frame of this stack
+ *                (nothing read)                              fp-chain-broken
  *   bs_fplong    anonymous code, a valid rising 8192-frame rbp chain
  *                                                            truncated (max-frames)
  * Usage: faults_badstack SECS.  Exits 2 if a setup assumption does not hold
@@ -159,7 +162,11 @@ static void *thread_main(void *arg)
 		unsigned long a = unmapped_hole();
 
 		must_be_unreadable(name, a);
-		bs_enter(0x100000ul, a, jit);
+		bs_enter(a - 4096, a, jit);
+	} else if (!strcmp(name, "bs_fpfar")) {
+		volatile unsigned long far[2] = {0, 0};
+
+		bs_enter((unsigned long)&far[0] - (1ul << 30), (unsigned long)&far[0], jit);
 	} else if (!strcmp(name, "bs_fplong")) {
 		int i;
 
@@ -177,7 +184,8 @@ static void *thread_main(void *arg)
 }
 
 static const char *cases[] = {"bs_garbage", "bs_unmapped", "bs_guard",	 "bs_rbpcycle",
-			      "bs_nocfi",   "bs_fpcycle",  "bs_fpunmap", "bs_fplong"};
+			      "bs_nocfi",   "bs_fpcycle",  "bs_fpunmap", "bs_fplong",
+			      "bs_fpfar"};
 #define NR_CASES (sizeof(cases) / sizeof(cases[0]))
 
 int main(int argc, char **argv)

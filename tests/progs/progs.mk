@@ -32,6 +32,30 @@ $(PROGS_OUT)/libdefer_big.so: tests/progs/defer_big.c $(PROGS_OUT)/defer_filler.
 # tests/e2e/test_process_edges.c: samples taken in do_exit and inside execve
 TEST_PROGS += $(PROGS_OUT)/exit_exec
 
+# tests/e2e/test_runtimes.c: lazy PLT binding (512 fresh bindings per dlopen) and DRAP prologues
+LAZY_FUNCS := 512
+RUNTIME_PROGS := $(addprefix $(PROGS_OUT)/,lazybind liblazy.so liblazyext.so drap_loop)
+TEST_PROGS += $(RUNTIME_PROGS)
+
+$(PROGS_OUT)/lazyext.c: tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	awk 'BEGIN { for (i = 0; i < $(LAZY_FUNCS); i++) printf "int lzx_%d(int a) { return a + %d; }\n", i, i }' > $@
+
+$(PROGS_OUT)/lazycall.c: tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	awk 'BEGIN { for (i = 0; i < $(LAZY_FUNCS); i++) printf "int lzx_%d(int);\n", i; \
+		print "int lz_all(int a) {\n\tint s = 0;"; \
+		for (i = 0; i < $(LAZY_FUNCS); i++) printf "\ts += lzx_%d(a);\n", i; \
+		print "\treturn s;\n}" }' > $@
+
+# -z lazy: whatever the toolchain's default, calls bind on first use
+$(PROGS_OUT)/liblazyext.so: $(PROGS_OUT)/lazyext.c
+	$(CC) $(PROGS_CFLAGS) -fPIC -shared -Wl,-z,lazy $< -o $@
+
+$(PROGS_OUT)/liblazy.so: $(PROGS_OUT)/lazycall.c $(PROGS_OUT)/liblazyext.so
+	$(CC) $(PROGS_CFLAGS) -fPIC -shared -Wl,-z,lazy $< -o $@ -L$(PROGS_OUT) -llazyext \
+		-Wl,-rpath,'$$ORIGIN'
+
 # tests/e2e/test_hostile.c: processes that attack the agent
 HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin quota_hog hostile_storm)
 TEST_PROGS += $(HOSTILE_PROGS)

@@ -490,13 +490,15 @@ static void test_drap(void)
 		if (r->cfa_kind == CFI_CFA_DEREF_RBP && r->cfa_off == drap_off && r->aux == 0 &&
 		    r->ra_kind == CFI_REG_AT_CFA && r->ra_off == -8)
 			deref++;
-		else if (r->cfa_kind == CFI_CFA_UNSUPPORTED && r->reason == CFI_UNSUP_CFA_REG)
+		/* "push %rbp" saved it through an expression: rbp lost there, the row still usable */
+		else if (r->cfa_kind == CFI_CFA_REG && r->aux == 10 &&
+			 (r->reason == CFI_UNSUP_NONE || r->reason == CFI_UNSUP_RBP))
 			r10++;
 		else if (r->cfa_kind != CFI_CFA_RSP)
 			other++;
 	}
 	CHECK(deref > 0, "drap: no byte with cfa=deref(rbp%d)+0", drap_off);
-	CHECK(r10 > 0, "drap: no prologue byte with CFA in r10 (unsupported cfa_reg)");
+	CHECK(r10 > 0, "drap: no prologue byte with CFA in r10 (a CFI_CFA_REG rule)");
 	CHECK(other == 0, "drap: %u bytes with an unexpected rule", other);
 	printf("rules: drap: %u bytes deref(rbp%d), %u bytes cfa=r10\n", deref, drap_off, r10);
 out:
@@ -1098,6 +1100,23 @@ static const char asm_src[] = "	.text\n"
 			      "	.globl ex_k\n"
 			      "ex_k:	nop\n"
 			      "	.cfi_restore rip\n"
+			      /* DWARF register 17 (xmm0): no general register, unsupported */
+			      "	.cfi_def_cfa 17, 8\n"
+			      "	.globl ex_m\n"
+			      "ex_m:	nop\n"
+			      "	.cfi_def_cfa rsp, 8\n"
+			      "	.cfi_offset rbx, -16\n"
+			      "	.globl ex_n\n"
+			      "ex_n:	nop\n"
+			      /* _dl_runtime_resolve's shape: the CFA in rbx */
+			      "	.cfi_def_cfa rbx, 24\n"
+			      "	.globl ex_o\n"
+			      "ex_o:	nop\n"
+			      "	.cfi_def_cfa rsp, 8\n"
+			      "	.cfi_register rbx, r12\n"
+			      "	.globl ex_p\n"
+			      "ex_p:	nop\n"
+			      "	.cfi_restore rbx\n"
 			      "	.globl ex_l\n"
 			      "ex_l:	ret\n"
 			      "	.cfi_endproc\n"
@@ -1133,13 +1152,26 @@ static void test_asm(void)
 	    {"ex_d", CFI_CFA_DEREF_RSP, 8, 0, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
 	    {"ex_e", CFI_CFA_DEREF_RSP, 16, 8, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
 	    {"ex_f", CFI_CFA_UNSUPPORTED, -1, -1, -1, -1, -1, -1, CFI_UNSUP_CFA_EXPR},
-	    {"ex_g", CFI_CFA_UNSUPPORTED, 0, -1, -1, -1, -1, -1, CFI_UNSUP_CFA_REG},
+	    {"ex_g", CFI_CFA_REG, 0, 10, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
 	    {"ex_h", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_UNSUPPORTED, -1, CFI_UNSUP_RA},
 	    {"ex_i", CFI_CFA_RSP, 8, -1, CFI_REG_UNSUPPORTED, -1, CFI_REG_AT_CFA, -8,
 	     CFI_UNSUP_RBP},
 	    {"ex_j", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_UNSUPPORTED, -1, CFI_UNSUP_RA},
 	    {"ex_k", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_UNDEFINED, -1, 0},
+	    {"ex_m", CFI_CFA_UNSUPPORTED, 8, 17, -1, -1, -1, -1, CFI_UNSUP_CFA_REG},
+	    {"ex_n", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
+	    {"ex_o", CFI_CFA_REG, 24, 3, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
+	    {"ex_p", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
 	    {"ex_l", CFI_CFA_RSP, 8, -1, CFI_REG_SAME, 0, CFI_REG_AT_CFA, -8, 0},
+	};
+	/* rbx (label, kind, offset): where a CFA-in-rbx rule finds it */
+	static const struct {
+		const char *label;
+		int kind, off;
+	} rbx_cases[] = {
+	    {"f_state", CFI_REG_SAME, 0},	  {"ex_n", CFI_REG_AT_CFA, -16},
+	    {"ex_o", CFI_REG_AT_CFA, -16},	  {"ex_p", CFI_REG_UNSUPPORTED, 0},
+	    {"ex_l", CFI_REG_SAME, 0},
 	};
 	struct cfi_table *t;
 	const char *bin = tpath("cfi_asm");
@@ -1174,8 +1206,17 @@ static void test_asm(void)
 		      c->rbp_off, c->ra_kind, c->ra_off, c->reason, desc(r),
 		      cfi_unsupported_name(r->reason));
 	}
-	/* the formatter keeps the register of an unsupported CFA, as readelf prints it */
+	for (i = 0; t && i < sizeof(rbx_cases) / sizeof(rbx_cases[0]); i++) {
+		const struct cfi_rule *r = at(t, sym(bin, rbx_cases[i].label, NULL));
+
+		CHECK(r->rbx_kind == rbx_cases[i].kind && r->rbx_off == rbx_cases[i].off,
+		      "%s: rbx %d/%d, want %d/%d (%s)", rbx_cases[i].label, r->rbx_kind, r->rbx_off,
+		      rbx_cases[i].kind, rbx_cases[i].off, desc(r));
+	}
+	/* the formatter keeps the register of a CFA in another register, as readelf prints it */
 	if (t) {
+		cfi_rule_format_cfa(at(t, sym(bin, "ex_m", NULL)), buf, sizeof(buf));
+		CHECK(!strcmp(buf, "xmm0+8"), "ex_m: CFA formats as '%s', want 'xmm0+8'", buf);
 		cfi_rule_format_cfa(at(t, sym(bin, "ex_g", NULL)), buf, sizeof(buf));
 		CHECK(!strcmp(buf, "r10+0"), "ex_g: CFA formats as '%s', want 'r10+0'", buf);
 		cfi_rule_format_cfa(at(t, sym(bin, "ex_d", NULL)), buf, sizeof(buf));

@@ -52,6 +52,9 @@
 #define F_DEREF	  0x409010ull	    /* cfa = *(rsp+0) + 0 */
 #define F_PLT	  0x40a000ull	    /* PLT entry: cfa = rsp+8 (+8 once rip&15 >= 11) */
 #define F_BAD	  0x40b010ull	    /* cfa = rsp+0: not above rsp */
+#define F_TRAMP	  0x40c010ull	    /* cfa = rbx+24, rbx at cfa-24: _dl_runtime_resolve */
+#define F_PUSHRBX 0x40d010ull	    /* cfa = rsp+16, rbx at cfa-16 */
+#define F_DRAP	  0x40e010ull	    /* cfa = r10+0: a DRAP prologue */
 #define F_REC	  0x410020ull	    /* second page: cfa = rsp+16 */
 #define F_NOPAGE  0x450010ull	    /* inside the mapping, no page */
 #define F_FP	  0x500010ull	    /* frame-pointer mapping */
@@ -79,7 +82,7 @@ static struct cfi_rule mkrule(int cfa_kind, int cfa_off, int ra_kind, int rbp_ki
  */
 static void syn_env(struct replay_env *env, uint64_t *stk, size_t stk_len)
 {
-	static struct cfi_rule rules[12];
+	static struct cfi_rule rules[15];
 	static struct cfi_row rows[32];
 	static struct cfi_page pages[2];
 	struct cfi_table t;
@@ -99,6 +102,13 @@ static void syn_env(struct replay_env *env, uint64_t *stk, size_t stk_len)
 	rules[9] = mkrule(CFI_CFA_PLT, 8, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 11);	       /* PLT */
 	rules[10] = mkrule(CFI_CFA_RSP, 0, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 0);	       /* BAD */
 	rules[11] = mkrule(CFI_CFA_RSP, 16, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 0);       /* REC */
+	rules[12] = mkrule(CFI_CFA_REG, 24, CFI_REG_AT_CFA, CFI_REG_SAME, 0, CFI_DW_RBX); /* TRAMP */
+	rules[12].rbx_kind = CFI_REG_AT_CFA;
+	rules[12].rbx_off = -24;
+	rules[13] = mkrule(CFI_CFA_RSP, 16, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 0); /* PUSHRBX */
+	rules[13].rbx_kind = CFI_REG_AT_CFA;
+	rules[13].rbx_off = -16;
+	rules[14] = mkrule(CFI_CFA_REG, 0, CFI_REG_AT_CFA, CFI_REG_SAME, 0, 10); /* DRAP: r10 */
 
 #define ROW(o, r) (rows[n].off = (o), rows[n].rule = (r), n++)
 	ROW(0x0000, 0);
@@ -122,6 +132,12 @@ static void syn_env(struct replay_env *env, uint64_t *stk, size_t stk_len)
 	ROW(0xa100, 0);
 	ROW(0xb000, 10);
 	ROW(0xb100, 0);
+	ROW(0xc000, 12);
+	ROW(0xc100, 0);
+	ROW(0xd000, 13);
+	ROW(0xd100, 0);
+	ROW(0xe000, 14);
+	ROW(0xe100, 0);
 	pages[0].page = 0x40;
 	pages[0].first_row = 0;
 	pages[0].nr_rows = n;
@@ -134,7 +150,7 @@ static void syn_env(struct replay_env *env, uint64_t *stk, size_t stk_len)
 
 	memset(&t, 0, sizeof(t));
 	t.rules = rules;
-	t.nr_rules = 12;
+	t.nr_rules = 15;
 	t.rows = rows;
 	t.nr_rows = n;
 	t.pages = pages;
@@ -197,7 +213,7 @@ static void test_synthetic(void)
 
 	memset(stk, 0, sizeof(stk));
 	syn_env(&env, stk, sizeof(stk));
-	CHECK(env.nr_rules == 12, "global dictionary has %u rules, want 12", env.nr_rules);
+	CHECK(env.nr_rules == 15, "global dictionary has %u rules, want 15", env.nr_rules);
 
 	/* leaf (rsp+8) -> mid (rsp+24) -> outermost */
 	stk[0] = F_MID;
@@ -289,7 +305,8 @@ static void test_synthetic(void)
 	stk[7] = 0;
 	syn_walk(&env, F_FP, SB, SB + 16, 64, &r);
 	expect_pcs("fp chain", &r, STOP_FP_BROKEN, 2, (uint64_t[]){F_FP, F_FP + 0x10});
-	CHECK(r.st.nr_fp == 2, "fp chain: nr_fp %u, want 2", r.st.nr_fp);
+	/* F_FP + 0x10 only: the zero return address is no frame (it was counted until 2026-11) */
+	CHECK(r.st.nr_fp == 1, "fp chain: nr_fp %u, want 1", r.st.nr_fp);
 	/* a cycle: the second saved rbp points back down */
 	stk[6] = SB + 16;
 	stk[7] = F_FP + 0x20;
@@ -388,6 +405,126 @@ static void test_synthetic(void)
 	syn_walk(&env, F_PLT + 11, SB, 0, 64, &r);
 	expect_pcs("plt after push", &r, STOP_COMPLETE, 3, (uint64_t[]){F_PLT + 11, F_MID, F_OUT});
 
+	replay_env_free(&env);
+}
+
+static void syn_walk_regs(struct replay_env *env, const __u64 *regs, uint64_t ip, uint64_t sp,
+			  uint64_t bp, struct syn_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->nr = replay_walk_regs(env, regs, ip, sp, bp, r->pcs, 64, &r->st);
+}
+
+/*
+ * Rules with the CFA in another register: rbx through the walk (the lazy-binding
+ * trampoline _dl_runtime_resolve, CFA = rbx + 24), r10 at the leaf only (DRAP).
+ */
+static void test_cfa_register(void)
+{
+	static struct replay_env env;
+	uint64_t stk[64];
+	__u64 regs[CFI_DW_NR_REGS];
+	struct syn_result r;
+
+	memset(stk, 0, sizeof(stk));
+	memset(regs, 0, sizeof(regs));
+	syn_env(&env, stk, sizeof(stk));
+
+	/* a callee pushed the trampoline's rbx: the CFI says where, the register is its own */
+	stk[0] = SB + 40; /* the trampoline's rbx, saved at cfa-16 */
+	stk[1] = F_TRAMP;
+	stk[7] = F_OUT; /* trampoline: cfa = SB+40+24, ra at cfa-8 */
+	regs[CFI_DW_RBX] = 0xdead;
+	syn_walk_regs(&env, regs, F_PUSHRBX, SB, 0, &r);
+	expect_pcs("rbx saved by a callee", &r, STOP_COMPLETE, 3,
+		   (uint64_t[]){F_PUSHRBX, F_TRAMP, F_OUT});
+	/* rbx untouched by the callee: the sample's own register */
+	stk[0] = F_TRAMP;
+	regs[CFI_DW_RBX] = SB + 40;
+	syn_walk_regs(&env, regs, F_LEAF, SB, 0, &r);
+	expect_pcs("rbx from the sample", &r, STOP_COMPLETE, 3,
+		   (uint64_t[]){F_LEAF, F_TRAMP, F_OUT});
+	/* the trampoline itself at the leaf */
+	syn_walk_regs(&env, regs, F_TRAMP, SB + 8, 0, &r);
+	expect_pcs("rbx at the leaf", &r, STOP_COMPLETE, 2, (uint64_t[]){F_TRAMP, F_OUT});
+	/* without the sample's registers (and so on the old walker): unsupported, counted */
+	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
+	expect_pcs("rbx unknown", &r, STOP_UNSUPPORTED, 2, (uint64_t[]){F_LEAF, F_TRAMP});
+	CHECK(r.st.unsup == CFI_UNSUP_REG_LOST, "rbx unknown: unsupported reason %d, want %d",
+	      r.st.unsup, CFI_UNSUP_REG_LOST);
+	CHECK(env.counters[CNT_UNSUP_BASE + CFI_UNSUP_REG_LOST] == 1,
+	      "rbx unknown: counted %llu times under cfa-register-lost",
+	      (unsigned long long)env.counters[CNT_UNSUP_BASE + CFI_UNSUP_REG_LOST]);
+	/* a frame-pointer frame in between may have used rbx: lost, not guessed */
+	memset(stk, 0, sizeof(stk));
+	stk[2] = 0;
+	stk[3] = F_TRAMP;
+	syn_walk_regs(&env, regs, F_FP, SB, SB + 16, &r);
+	expect_pcs("rbx after fp", &r, STOP_UNSUPPORTED, 2, (uint64_t[]){F_FP, F_TRAMP});
+
+	/* DRAP prologue: CFA = r10 at the leaf; above the leaf r10 is long gone */
+	memset(stk, 0, sizeof(stk));
+	stk[1] = F_OUT;
+	regs[10] = SB + 16;
+	syn_walk_regs(&env, regs, F_DRAP, SB, 0, &r);
+	expect_pcs("r10 at the leaf", &r, STOP_COMPLETE, 2, (uint64_t[]){F_DRAP, F_OUT});
+	stk[0] = F_DRAP;
+	syn_walk_regs(&env, regs, F_LEAF, SB, 0, &r);
+	expect_pcs("r10 above the leaf", &r, STOP_UNSUPPORTED, 2, (uint64_t[]){F_LEAF, F_DRAP});
+	CHECK(r.st.unsup == CFI_UNSUP_REG_LOST, "r10 above the leaf: reason %d", r.st.unsup);
+	replay_env_free(&env);
+}
+
+/*
+ * Code no FDE covers inside an object with CFI (V8's builtins, hand-written
+ * assembly) and JIT code: frame pointers where rbp is plausible, back to CFI
+ * at the first pc CFI covers, and nothing kept that a frame pointer made up.
+ */
+static void test_fp_fallback(void)
+{
+	static struct replay_env env;
+	uint64_t stk[64];
+	struct syn_result r;
+
+	memset(stk, 0, sizeof(stk));
+	syn_env(&env, stk, sizeof(stk));
+
+	/* no FDE, rbp a frame: its caller, then CFI again */
+	stk[2] = 0x1234; /* saved rbp */
+	stk[3] = F_MID;	 /* cfa = SB+32+24 */
+	stk[6] = F_OUT;
+	syn_walk(&env, F_GAP, SB, SB + 16, 64, &r);
+	expect_pcs("no fde, fp", &r, STOP_COMPLETE, 3, (uint64_t[]){F_GAP, F_MID, F_OUT});
+	CHECK(r.st.nr_fp == 1, "no fde, fp: nr_fp %u, want 1", r.st.nr_fp);
+
+	/* CFI -> no FDE -> JIT (frame-pointer mapping) -> CFI */
+	memset(stk, 0, sizeof(stk));
+	stk[0] = F_GAP;	  /* leaf's ra */
+	stk[2] = SB + 32; /* the no-FDE frame's saved rbp: the JIT frame's */
+	stk[3] = F_FP;
+	stk[4] = 0x5678;
+	stk[5] = F_MID; /* sp SB+48: cfa SB+72 */
+	stk[8] = F_OUT;
+	syn_walk(&env, F_LEAF, SB, SB + 16, 64, &r);
+	expect_pcs("cfi, no fde, jit, cfi", &r, STOP_COMPLETE, 5,
+		   (uint64_t[]){F_LEAF, F_GAP, F_FP, F_MID, F_OUT});
+	CHECK(r.st.nr_fp == 2, "cfi, no fde, jit, cfi: nr_fp %u, want 2", r.st.nr_fp);
+
+	/* the frame pointer leads to no code: that frame is not kept */
+	memset(stk, 0, sizeof(stk));
+	stk[3] = 0x1234;
+	syn_walk(&env, F_GAP, SB, SB + 16, 64, &r);
+	expect_pcs("fp to nowhere", &r, STOP_FP_BROKEN, 1, (uint64_t[]){F_GAP});
+	CHECK(r.st.nr_fp == 0, "fp to nowhere: nr_fp %u, want 0", r.st.nr_fp);
+	CHECK(r.st.missing_pc == 0, "fp to nowhere: asks for a mapping at %#llx",
+	      (unsigned long long)r.st.missing_pc);
+	/* rbp not a frame (below rsp, misaligned, megabytes away): no rule, as before */
+	syn_walk(&env, F_GAP, SB + 32, SB + 16, 64, &r);
+	expect_pcs("no fde, rbp below rsp", &r, STOP_NO_RULE, 1, (uint64_t[]){F_GAP});
+	syn_walk(&env, F_GAP, SB, SB + 17, 64, &r);
+	expect_pcs("no fde, rbp misaligned", &r, STOP_NO_RULE, 1, (uint64_t[]){F_GAP});
+	syn_walk(&env, F_GAP, SB, SB + WALKER_FP_MAX_FRAME + 16, 64, &r);
+	expect_pcs("no fde, rbp far away", &r, STOP_NO_RULE, 1, (uint64_t[]){F_GAP});
 	replay_env_free(&env);
 }
 
@@ -605,6 +742,12 @@ static size_t make_deferred(uint64_t *buf, const struct snapshot *s, uint32_t st
 	d->ip = st->ip;
 	d->sp = st->sp;
 	d->bp = st->bp;
+	d->rbx = st->rbx;
+	d->rbx_at = st->rbx_at;
+	d->rbx_valid = st->rbx_valid;
+	d->at_leaf = st->at_leaf;
+	d->ip_from_fp = st->ip_from_fp;
+	memcpy(d->leaf, st->leaf, sizeof(d->leaf));
 	memcpy(d + 1, s->stack, stack_len);
 	r = (struct cfi_sample_record *)((char *)(d + 1) + stack_max);
 	memset(r, 0, sizeof(*r));
@@ -836,6 +979,8 @@ int main(int argc, char **argv)
 	/* test_walker_replay chain signal: those cases only */
 	harness_init(argc, argv);
 	RUN_TEST(test_synthetic);
+	RUN_TEST(test_cfa_register);
+	RUN_TEST(test_fp_fallback);
 	mkdir("build", 0755);
 	mkdir(SNAP_DIR, 0755);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

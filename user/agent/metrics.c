@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "elf/debug_file.h"
+#include "tables/cfi_table.h"
 #include "user/agent/http_server.h"
 #include "user/agent/log.h"
 #include "user/agent/metrics.h"
@@ -208,6 +209,11 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	for (i = 0; i < STOP_REASON_MAX; i++)
 		fprintf(f, "cfiprof_walks_total{reason=\"%s\"} %" PRIu64 "\n", stop_reason_name(i),
 			c[CNT_STOP_BASE + i]);
+	header(f, "cfiprof_unsupported_walks_total", "counter",
+	       "Walks that stopped at a rule the walker cannot evaluate, by why.");
+	for (i = 1; i < CFI_UNSUP_MAX; i++)
+		fprintf(f, "cfiprof_unsupported_walks_total{reason=\"%s\"} %" PRIu64 "\n",
+			cfi_unsupported_name(i), c[CNT_UNSUP_BASE + i]);
 	render_deferred(s, c, f);
 	if (s->table_cache)
 		render_table_cache(s->table_cache, f);

@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/parse.h"
 #include "common/vec.h"
+#include "tables/cfi_table.h"
 #include "user/symbolize/frame_names.h"
 #include "user/symbolize/sym_cache.h"
 #include "user/session/launch.h"
@@ -328,6 +329,12 @@ void session_print_summary(struct session *s, FILE *f)
 			fprintf(f, " %s %" PRIu64 " (%.2f%%)", stop_reason_name(i),
 				c[CNT_STOP_BASE + i], pct(c[CNT_STOP_BASE + i], stops));
 	}
+	/* which rules the walker could not evaluate (deferred walks not included) */
+	for (i = 1; i < CFI_UNSUP_MAX; i++) {
+		if (c[CNT_UNSUP_BASE + i])
+			fprintf(f, " [unsupported %s %" PRIu64 "]", cfi_unsupported_name(i),
+				c[CNT_UNSUP_BASE + i]);
+	}
 	fprintf(f, "\n");
 	/* samples no profiler can walk: say how the others fared */
 	unwalkable = c[CNT_STOP_BASE + STOP_NO_USER] + c[CNT_STOP_BASE + STOP_EXITING] +
@@ -341,10 +348,11 @@ void session_print_summary(struct session *s, FILE *f)
 			unwalkable);
 	fprintf(f,
 		"cfiprof: rule cache hit rate %.1f%% (%" PRIu64 " hits, %" PRIu64
-		" misses), %.1f user frames per sample, %" PRIu64 " frame-pointer frames\n",
+		" misses), %.1f user frames per sample, %" PRIu64
+		" frame-pointer frames (%.2f per sample)\n",
 		pct(hits, hits + misses), hits, misses,
 		s->agg.user_samples ? (double)s->agg.user_frames / (double)s->agg.user_samples : 0.0,
-		c[CNT_FP_FRAMES]);
+		c[CNT_FP_FRAMES], stops ? (double)c[CNT_FP_FRAMES] / (double)stops : 0.0);
 	fprintf(f,
 		"cfiprof: tables: %" PRIu64 " objects loaded (%" PRIu64 " without CFI, %" PRIu64
 		" failed, %" PRIu64 " over the build budget, %" PRIu64

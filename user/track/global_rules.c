@@ -12,11 +12,12 @@
 
 static uint32_t hash_rule(const struct cfi_rule *r)
 {
-	uint64_t a, b;
+	uint64_t a, b, c;
 
 	memcpy(&a, r, 8);
 	memcpy(&b, (const char *)r + 8, 8);
-	a = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+	memcpy(&c, (const char *)r + 16, 8);
+	a = (a ^ ((b ^ c) * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
 	return (uint32_t)(a >> 32);
 }
 

@@ -132,6 +132,12 @@ enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct defe
 	st.flags = r->flags;
 	st.nr = r->nr_user;
 	st.nr_fp = r->nr_fp;
+	st.rbx = d->rbx;
+	st.rbx_at = d->rbx_at;
+	st.rbx_valid = d->rbx_valid;
+	st.at_leaf = d->at_leaf;
+	st.ip_from_fp = d->ip_from_fp;
+	memcpy(st.leaf, d->leaf, sizeof(st.leaf));
 	/* the kernel emitted st.ip and stopped unwinding it: unwind it first */
 	if (!st.nr || !walker_step(&st)) {
 		for (i = 0; i <= MAX_USER_FRAMES_LIMIT; i++) {

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Stacks through code the CFI does not describe on its own (issue 14), end to
+ * end: `cfiprof record -F 499 --save R -o F.folded -- CMD` for
+ *   node  Node.js running JS-heavy code with --perf-basic-prof: V8's JIT code
+ *         (anonymous memory) and its embedded builtins (node's text, no FDE)
+ *         are walked by frame pointers, the C++ around them by CFI;
+ *   java  Java with -XX:+PreserveFramePointer and a perf map at exit;
+ *   lazy  progs/lazybind: 512 lazy PLT bindings per round, so samples inside
+ *         ld.so's _dl_runtime_resolve_xsavec (CFA in rbx) and below it;
+ *   drap  progs/drap_loop: a function with a DRAP prologue called in a loop,
+ *         so samples where the CFA is in r10 (the sample's own registers).
+ * Each must have >= 99% of its samples complete (lazy: see below), the JIT
+ * frames named from the perf map (node: "JS:", java: "Busy.fib"), complete
+ * stacks rooted at the expected chain, and every non-leaf native pc of a
+ * complete stack just after a call instruction (tests/lib/callsites.h).
+ * Frame-pointer frames per sample are printed per runtime.
+ * A missing runtime or program is a failure, never a skip (make test-deps
+ * installs nodejs and the JDK).
+ *
+ * Environment: CFIPROF (default build/cfiprof), OUT (default build),
+ * E2E_SECONDS (default 3).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tables/cfi_table.h"
+#include "tests/lib/cli_util.h"
+#include "tests/lib/e2e.h"
+#include "tests/lib/folded_stats.h"
+#include "tests/lib/harness.h"
+
+#define PATHBUF (PATH_MAX + 256)
+#include "tests/lib/callsites.h"
+
+#define N(a)	  ((int)(sizeof(a) / sizeof((a)[0])))
+#define LIBC_ROOT "_start", "__libc_start_main", "__libc_start_call_main", "main"
+
+static const char *seconds = "3";
+
+static const char busy_js[] =
+    "function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n"
+    "function work(ms) {\n"
+    "  const end = Date.now() + ms;\n"
+    "  let acc = 0;\n"
+    "  while (Date.now() < end) {\n"
+    "    acc += fib(20);\n"
+    "    const arr = [];\n"
+    "    for (let i = 0; i < 200; i++) arr.push({ k: i, v: String(i * 7) });\n"
+    "    arr.sort((a, b) => b.k - a.k);\n"
+    "    acc += arr.map((o) => o.v.length).reduce((a, b) => a + b, 0);\n"
+    "  }\n"
+    "  return acc;\n"
+    "}\n"
+    "console.log(work(Number(process.argv[2]) * 1000));\n";
+
+static const char busy_java[] =
+    "import java.util.*;\n"
+    "public class Busy {\n"
+    "    static int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n"
+    "    static long work(long ms) {\n"
+    "        long end = System.currentTimeMillis() + ms, acc = 0;\n"
+    "        while (System.currentTimeMillis() < end) {\n"
+    "            acc += fib(20);\n"
+    "            List<String> l = new ArrayList<>();\n"
+    "            for (int i = 0; i < 200; i++) l.add(Integer.toString(i * 7));\n"
+    "            Collections.sort(l);\n"
+    "            for (String s : l) acc += s.length();\n"
+    "        }\n"
+    "        return acc;\n"
+    "    }\n"
+    "    public static void main(String[] a) {\n"
+    "        System.out.println(work(Long.parseLong(a[0]) * 1000));\n"
+    "    }\n"
+    "}\n";
+
+struct run {
+	char folded[PATHBUF], rec[PATHBUF];
+	double fp_frames, user_frames; /* the summary's, over all the recording's samples */
+	uint64_t written;
+	struct stats st;
+	struct callsite_stats cs;
+	uint64_t complete_stacks;
+};
+
+static bool write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+	bool ok = f && fputs(text, f) >= 0;
+
+	if (f && fclose(f))
+		ok = false;
+	return ok;
+}
+
+/* The summary's user frames and frame-pointer frames (record's stderr). */
+static void read_summary(struct run *r, const char *text)
+{
+	const char *p;
+
+	p = text ? strstr(text, " frame-pointer frames") : NULL;
+	if (p) {
+		while (p > text && p[-1] != ' ')
+			p--;
+		r->fp_frames = strtod(p, NULL);
+	}
+	p = text ? strstr(text, " user frames per sample") : NULL;
+	if (p) {
+		while (p > text && p[-1] != ' ')
+			p--;
+		r->user_frames = strtod(p, NULL);
+	}
+}
+
+/* perf-PID.map files the runtimes left in /tmp: one per pid of the recording */
+static void remove_perf_maps(const char *rec)
+{
+	FILE *f = fopen(rec, "re");
+	char line[512], path[64];
+	unsigned int pid, last = 0;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "map %u ", &pid) != 1 || pid == last)
+			continue;
+		last = pid;
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+		unlink(path);
+	}
+	fclose(f);
+}
+
+static bool record(const char *name, char *const cmd[], struct run *r)
+{
+	char folded[64], rec[64], *opts[] = {"--save", r->rec, NULL}, *log = NULL;
+	double t0 = mono_sec();
+	int rc;
+
+	snprintf(folded, sizeof(folded), "%s.folded", name);
+	tpath(r->folded, sizeof(r->folded), folded);
+	snprintf(rec, sizeof(rec), "%s.rec", name);
+	tpath(r->rec, sizeof(r->rec), rec);
+	rc = e2e_record(folded, "499", opts, cmd, &log);
+	read_summary(r, log);
+	free(log);
+	if (rc)
+		return false;
+	CHECK(check_callsites(r->rec, &r->cs, &r->complete_stacks) == 0, "%s: cannot read %s", name,
+	      r->rec);
+	remove_perf_maps(r->rec);
+	printf("  %s: recorded in %.1f s\n", name, mono_sec() - t0);
+	return true;
+}
+
+/*
+ * Samples of comm holding a frame that starts with needle: how many, how many
+ * complete, and of those how many are rooted exactly at exp[] (nexp frames,
+ * root first; nexp 0: not checked).
+ */
+struct needle_stats {
+	uint64_t with, complete, prefix_ok;
+	char first_bad[1024];
+};
+
+static void scan_needle(const char *path, const char *comm, const char *needle,
+			const char *const *exp, int nexp, struct needle_stats *ns)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL, *frames[MAX_FRAMES];
+	size_t cap = 0;
+	ssize_t len;
+
+	memset(ns, 0, sizeof(*ns));
+	if (!f)
+		return;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		char *sp = strrchr(line, ' '), *tok, *save = NULL;
+		bool incomplete = false, found = false, ok;
+		uint64_t count;
+		int n = 0, i;
+
+		if (!sp)
+			continue;
+		*sp = 0;
+		count = strtoull(sp + 1, NULL, 10);
+		tok = strtok_r(line, ";", &save);
+		if (!tok || strcmp(tok, comm))
+			continue;
+		while ((tok = strtok_r(NULL, ";", &save))) {
+			size_t tl = strlen(tok);
+
+			if (!strncmp(tok, "[incomplete: ", 13)) {
+				incomplete = true;
+				continue;
+			}
+			if (tl >= 4 && !strcmp(tok + tl - 4, "_[k]"))
+				continue;
+			found |= !strncmp(tok, needle, strlen(needle));
+			if (n < MAX_FRAMES)
+				frames[n++] = tok;
+		}
+		if (!found)
+			continue;
+		ns->with += count;
+		if (incomplete)
+			continue;
+		ns->complete += count;
+		ok = n >= nexp;
+		for (i = 0; ok && i < nexp; i++)
+			ok = frame_is(frames[i], exp[i]);
+		if (ok)
+			ns->prefix_ok += count;
+		else if (!ns->first_bad[0])
+			join_frames(ns->first_bad, sizeof(ns->first_bad), frames, n);
+	}
+	free(line);
+	fclose(f);
+}
+
+/* Complete samples of comm whose root frame starts with prefix. */
+static uint64_t count_roots(const char *path, const char *comm, const char *prefix)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL, *p;
+	size_t cap = 0, n = strlen(comm);
+	uint64_t count = 0;
+
+	while (f && getline(&line, &cap, f) > 0) {
+		if (strncmp(line, comm, n) || line[n] != ';' || strstr(line, ";[incomplete: "))
+			continue;
+		p = line + n + 1;
+		if (!strncmp(p, prefix, strlen(prefix)) && (p = strrchr(p, ' ')))
+			count += strtoull(p + 1, NULL, 10);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return count;
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0;
+}
+
+/*
+ * What every runtime must show: completeness, complete stacks rooted at an
+ * entry point (or at a frame starting with other_root), call sites.
+ */
+static void judge(const char *name, const char *comm, struct run *r, double min_pct,
+		  const char *other_root)
+{
+	char reasons[512] = "";
+	uint64_t walkable;
+	int i;
+
+	CHECK(folded_stats_read(r->folded, comm, "-", NULL, 0, &r->st) == 0, "%s: no %s", name,
+	      r->folded);
+	if (other_root)
+		r->st.complete_rootless -= count_roots(r->folded, comm, other_root);
+	/* samples no profiler can walk (the process's memory gone, inside execve) do not count */
+	walkable = r->st.samples;
+	for (i = 0; i < r->st.nr_reasons; i++) {
+		snprintf(reasons + strlen(reasons), sizeof(reasons) - strlen(reasons), " %s %lu",
+			 r->st.reason_names[i], (unsigned long)r->st.reasons[i]);
+		if (!strcmp(r->st.reason_names[i], "exiting") ||
+		    !strcmp(r->st.reason_names[i], "in-execve"))
+			walkable -= r->st.reasons[i];
+	}
+	printf("  %s: %lu samples of %s, %.2f%% of the walkable complete (incomplete:%s), %.1f "
+	       "user frames and "
+	       "%.1f frame-pointer frames per sample; call sites: %lu checked, %lu failed, %lu in "
+	       "JIT code\n",
+	       name, (unsigned long)r->st.samples, comm, pct(r->st.complete, walkable),
+	       reasons[0] ? reasons : " none", r->user_frames,
+	       r->st.samples ? r->fp_frames / (double)(r->st.samples + r->st.other_comm) : 0,
+	       (unsigned long)r->cs.checked, (unsigned long)r->cs.failed, (unsigned long)r->cs.jit);
+	CHECK(r->st.samples >= 300, "%s: only %lu samples of %s", name,
+	      (unsigned long)r->st.samples, comm);
+	CHECK(pct(r->st.complete, walkable) >= min_pct,
+	      "%s: %.2f%% of %s's walkable samples complete, want >= %.1f%% (incomplete:%s)", name,
+	      pct(r->st.complete, walkable), comm, min_pct, reasons);
+	CHECK(r->st.complete_rootless == 0, "%s: %lu complete stacks not rooted at an entry: %s",
+	      name, (unsigned long)r->st.complete_rootless, r->st.first_rootless);
+	CHECK(r->cs.failed == 0 && r->cs.checked > 0,
+	      "%s: %lu of %lu return addresses after no call; first: %s", name,
+	      (unsigned long)r->cs.failed, (unsigned long)r->cs.checked, r->cs.first_fail);
+}
+
+static void test_node(void)
+{
+	char js[PATHBUF];
+	char *cmd[] = {"node", "--perf-basic-prof", js, (char *)seconds, NULL};
+	static struct run r;
+	struct needle_stats js_frames;
+
+	bool ok = tool_exists("node");
+
+	CHECK(ok, "node is missing (make test-deps installs nodejs)");
+	tpath(js, sizeof(js), "busy.js");
+	ok = ok && write_text(js, busy_js);
+	CHECK(ok, "cannot write %s", js);
+	if (!ok || !record("node", cmd, &r))
+		return;
+	judge("node", "node", &r, 99.0, NULL);
+	/* the JS frames: JIT code named from the perf map, reached through V8's builtins */
+	scan_needle(r.folded, "node", "JS:*fib", NULL, 0, &js_frames);
+	printf("  node: %lu samples in JS fib, %lu complete\n", (unsigned long)js_frames.with,
+	       (unsigned long)js_frames.complete);
+	CHECK(js_frames.with * 2 >= r.st.samples,
+	      "node: %lu of %lu samples have a named JS frame (JS:*fib)",
+	      (unsigned long)js_frames.with, (unsigned long)r.st.samples);
+	CHECK(r.fp_frames > 0, "node: no frame-pointer frames in the summary");
+}
+
+static void test_java(void)
+{
+	char src[PATHBUF];
+	char *javac[] = {"javac", "-d", tmpdir, src, NULL};
+	char *cmd[] = {"java",
+		       "-XX:+PreserveFramePointer",
+		       "-XX:+UnlockDiagnosticVMOptions",
+		       "-XX:+DumpPerfMapAtExit",
+		       "-cp",
+		       tmpdir,
+		       "Busy",
+		       (char *)seconds,
+		       NULL};
+	static struct run r;
+	struct needle_stats fib;
+
+	bool ok = tool_exists("java") && tool_exists("javac");
+
+	CHECK(ok, "java / javac are missing (make test-deps installs default-jdk-headless)");
+	tpath(src, sizeof(src), "Busy.java");
+	ok = ok && write_text(src, busy_java) && run(javac, NULL, "-", 60) == 0;
+	CHECK(ok, "cannot write or compile %s", src);
+	if (!ok || !record("java", cmd, &r))
+		return;
+	/*
+	 * The JVM's other threads (compilers, GC) have comms of their own.  The
+	 * launcher is stripped: its _start is "java+0xOFF".
+	 */
+	judge("java", "java", &r, 99.0, "java+0x");
+	scan_needle(r.folded, "java", "int Busy.fib", NULL, 0, &fib);
+	printf("  java: %lu samples in Busy.fib, %lu complete\n", (unsigned long)fib.with,
+	       (unsigned long)fib.complete);
+	CHECK(fib.with * 2 >= r.st.samples, "java: %lu of %lu samples have a named Busy.fib frame",
+	      (unsigned long)fib.with, (unsigned long)r.st.samples);
+}
+
+static void test_lazy_binding(void)
+{
+	static const char *const exp[] = {LIBC_ROOT, "lz_round", "lz_all",
+					  "_dl_runtime_resolve_xsavec"};
+	char prog[PATHBUF];
+	char *cmd[] = {prog, (char *)seconds, NULL};
+	static struct run r;
+	struct needle_stats res;
+
+	snprintf(prog, sizeof(prog), "%s/lazybind", progs_dir);
+	CHECK(access(prog, X_OK) == 0, "%s is missing (make %s)", prog, prog);
+	/* every call through the PLT binds on first use only without it */
+	unsetenv("LD_BIND_NOW");
+	if (access(prog, X_OK) || !record("lazy", cmd, &r))
+		return;
+	/*
+	 * Not 99%: ld.so runs each library's _init (crti.o: no FDE, no frame
+	 * pointer) on every dlopen, ~1.5% of the samples.
+	 */
+	judge("lazy", "lazybind", &r, 96.0, NULL);
+	scan_needle(r.folded, "lazybind", "_dl_runtime_resolve", exp, N(exp), &res);
+	printf("  lazy: %lu samples inside lazy binding, %lu complete, %lu rooted "
+	       "main;lz_round;lz_all;_dl_runtime_resolve_xsavec\n",
+	       (unsigned long)res.with, (unsigned long)res.complete, (unsigned long)res.prefix_ok);
+	CHECK(res.with >= 100, "lazy: only %lu samples inside _dl_runtime_resolve",
+	      (unsigned long)res.with);
+	CHECK(pct(res.complete, res.with) >= 99.0,
+	      "lazy: %lu of %lu samples inside lazy binding complete", (unsigned long)res.complete,
+	      (unsigned long)res.with);
+	CHECK(res.prefix_ok == res.complete, "lazy: %lu complete stacks with another chain: %s",
+	      (unsigned long)(res.complete - res.prefix_ok), res.first_bad);
+}
+
+/*
+ * Samples whose leaf pc is at a row with the CFA in a register other than
+ * rsp/rbp (the DRAP prologue and epilogue), in prog's mapping: all, complete.
+ */
+static void count_cfa_reg_leaves(const char *rec, const char *prog, uint64_t *all,
+				 uint64_t *complete)
+{
+	struct cfi_table *t = NULL;
+	struct cfi_diag diag = {0};
+	FILE *f = fopen(rec, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	uint64_t start = 0, end = 0, offset = 0;
+	ssize_t len;
+
+	*all = *complete = 0;
+	CHECK(f && cfi_table_build_file(prog, NULL, &t, &diag) == CFI_OK, "cannot read %s / %s",
+	      rec, prog);
+	while (f && t && (len = getline(&line, &cap, f)) > 0) {
+		unsigned long count, pc, s, e, o;
+		unsigned int pid, tid, reason, flags;
+		char path[PATH_MAX];
+		const struct cfi_rule *rule;
+		char *u;
+
+		if (sscanf(line, "map %u %lx %lx %lx %*x %*u %*s %4095s", &pid, &s, &e, &o, path) ==
+			5 &&
+		    !strcmp(base_name(path), base_name(prog))) {
+			start = s, end = e, offset = o;
+			continue;
+		}
+		u = strstr(line, " u ");
+		if (sscanf(line, "stack %lu %u %u %u %u", &count, &pid, &tid, &reason, &flags) !=
+			5 ||
+		    !u || sscanf(u + 3, "%lx", &pc) != 1 || pc < start || pc >= end)
+			continue;
+		rule = cfi_table_lookup(t, pc - start + offset);
+		if (rule->cfa_kind != CFI_CFA_REG)
+			continue;
+		*all += count;
+		if (reason == STOP_COMPLETE)
+			*complete += count;
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	cfi_table_free(t);
+}
+
+static void test_drap_prologue(void)
+{
+	static const char *const exp[] = {LIBC_ROOT, "drap_loop", "drap_small"};
+	char prog[PATHBUF];
+	char *cmd[] = {prog, (char *)seconds, NULL};
+	static struct run r;
+	struct needle_stats ds;
+	uint64_t in_reg = 0, in_reg_complete = 0;
+
+	snprintf(prog, sizeof(prog), "%s/drap_loop", progs_dir);
+	CHECK(access(prog, X_OK) == 0, "%s is missing (make %s)", prog, prog);
+	if (access(prog, X_OK) || !record("drap", cmd, &r))
+		return;
+	judge("drap", "drap_loop", &r, 99.5, NULL);
+	scan_needle(r.folded, "drap_loop", "drap_small", exp, N(exp), &ds);
+	CHECK(ds.with > 0 && ds.prefix_ok == ds.complete,
+	      "drap: %lu of %lu complete stacks in drap_small with another chain: %s",
+	      (unsigned long)(ds.complete - ds.prefix_ok), (unsigned long)ds.complete,
+	      ds.first_bad);
+	count_cfa_reg_leaves(r.rec, prog, &in_reg, &in_reg_complete);
+	printf("  drap: %lu samples with the CFA in r10 at the leaf, %lu complete\n",
+	       (unsigned long)in_reg, (unsigned long)in_reg_complete);
+	CHECK(in_reg >= 20, "drap: only %lu samples inside the DRAP prologue / epilogue",
+	      (unsigned long)in_reg);
+	CHECK(in_reg_complete == in_reg, "drap: %lu of %lu samples in the prologue complete",
+	      (unsigned long)in_reg_complete, (unsigned long)in_reg);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	if (getenv("E2E_SECONDS"))
+		seconds = getenv("E2E_SECONDS");
+	if (!e2e_setup("runtimes"))
+		return HARNESS_DONE();
+	RUN_TEST(test_node);
+	RUN_TEST(test_java);
+	RUN_TEST(test_lazy_binding);
+	RUN_TEST(test_drap_prologue);
+	e2e_finish();
+	return HARNESS_DONE();
+}

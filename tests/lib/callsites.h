@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The call-site check of a saved recording (record --save): every non-leaf
+ * user pc of a complete stack must be a return address, i.e. the bytes before
+ * it in the mapped file are a call instruction.  A pc in no file (JIT code,
+ * anonymous memory) cannot be checked: counted apart, as jit.
+ */
+#ifndef CFIPROF_TEST_CALLSITES_H
+#define CFIPROF_TEST_CALLSITES_H
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef PATHBUF
+#define PATHBUF (PATH_MAX + 256)
+#endif
+
+struct map_ent {
+	uint32_t pid;
+	uint64_t start, end, offset;
+	char path[PATH_MAX];
+};
+
+struct callsite_stats {
+	uint64_t checked, failed, vdso, sigframes, unmapped, jit;
+	char first_fail[PATHBUF];
+};
+
+struct file_cache {
+	char path[PATH_MAX];
+	int fd;
+};
+
+static struct file_cache fcache[64];
+static int nr_fcache;
+
+static int cached_fd(const char *path)
+{
+	int i;
+
+	for (i = 0; i < nr_fcache; i++) {
+		if (!strcmp(fcache[i].path, path))
+			return fcache[i].fd;
+	}
+	if (nr_fcache == 64)
+		return -1;
+	snprintf(fcache[nr_fcache].path, sizeof(fcache[0].path), "%s", path);
+	fcache[nr_fcache].fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fcache[nr_fcache++].fd;
+}
+
+static void close_fcache(void)
+{
+	int i;
+
+	for (i = 0; i < nr_fcache; i++) {
+		if (fcache[i].fd >= 0)
+			close(fcache[i].fd);
+	}
+	nr_fcache = 0;
+}
+
+/*
+ * Is b[0..len) exactly one call instruction: e8 rel32, or ff /2 with any
+ * ModRM/SIB/displacement form, optionally after a REX prefix?
+ */
+static bool is_call(const uint8_t *b, int len)
+{
+	int i = 0, need;
+	uint8_t modrm, mod, rm;
+
+	if (len == 5 && b[0] == 0xe8)
+		return true;
+	if (b[0] >= 0x40 && b[0] <= 0x4f)
+		i = 1;
+	if (len < i + 2 || b[i] != 0xff)
+		return false;
+	modrm = b[i + 1];
+	if (((modrm >> 3) & 7) != 2)
+		return false;
+	mod = modrm >> 6;
+	rm = modrm & 7;
+	need = i + 2;
+	if (mod != 3) {
+		if (rm == 4) {
+			if (len < need + 1)
+				return false;
+			if (mod == 0 && (b[need] & 7) == 5)
+				need += 4; /* SIB, no base: disp32 */
+			need += 1;
+		} else if (mod == 0 && rm == 5) {
+			need += 4; /* rip-relative */
+		}
+		if (mod == 1)
+			need += 1;
+		else if (mod == 2)
+			need += 4;
+	}
+	return need == len;
+}
+
+/*
+ * Ends the byte string (the bytes just before a return address) with a call?
+ * 2..8 bytes: REX + ff /2 with SIB + disp32 (41 ff 94 24 d32) is 8 long.
+ */
+static bool ends_with_call(const uint8_t *before, int n)
+{
+	int len;
+
+	for (len = 2; len <= 8 && len <= n; len++) {
+		if (is_call(before + n - len, len))
+			return true;
+	}
+	return false;
+}
+
+/* x86-64 rt_sigreturn trampoline (glibc __restore_rt): mov $15,%rax; syscall */
+static const uint8_t sigreturn_code[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+
+static const struct map_ent *find_map(const struct map_ent *maps, int nr, uint32_t pid, uint64_t pc)
+{
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		if (maps[i].pid == pid && maps[i].start <= pc && pc < maps[i].end)
+			return &maps[i];
+	}
+	return NULL;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t *complete_stacks)
+{
+	FILE *f = fopen(path, "re");
+	struct map_ent *maps = NULL;
+	int nr_maps = 0, cap_maps = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+
+	if (!f)
+		return -1;
+	*complete_stacks = 0;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			line[--len] = 0;
+		if (!strncmp(line, "map ", 4)) {
+			struct map_ent m;
+			int pos = 0;
+
+			memset(&m, 0, sizeof(m));
+			if (sscanf(line, "map %u %lx %lx %lx %*x %*u %*s %n", &m.pid, &m.start, &m.end,
+				   &m.offset, &pos) < 4 ||
+			    !pos)
+				continue;
+			snprintf(m.path, sizeof(m.path), "%s", line + pos);
+			if (nr_maps == cap_maps) {
+				cap_maps = cap_maps ? 2 * cap_maps : 64;
+				maps = realloc(maps, (size_t)cap_maps * sizeof(*maps));
+				if (!maps)
+					abort();
+			}
+			maps[nr_maps++] = m;
+			continue;
+		}
+		if (strncmp(line, "stack ", 6))
+			continue;
+		uint64_t count;
+		unsigned int pid, tid, reason, flags;
+		char *u = strstr(line, " u ");
+		int pos = 0;
+
+		if (sscanf(line, "stack %lu %u %u %u %u %*s %n", &count, &pid, &tid, &reason, &flags,
+			   &pos) < 5 ||
+		    !u)
+			continue;
+		if (reason != 0)
+			continue;
+		(*complete_stacks)++;
+		u += 3;
+		if (!strcmp(u, "-"))
+			continue;
+		bool next_interrupted = false;
+		int idx = 0;
+		char *tok, *save = NULL;
+
+		for (tok = strtok_r(u, ",", &save); tok; tok = strtok_r(NULL, ",", &save), idx++) {
+			uint64_t pc = strtoull(tok, NULL, 16), off;
+			const struct map_ent *m;
+			uint8_t before[8], here[sizeof(sigreturn_code)];
+			ssize_t got;
+			int fd, nb;
+
+			if (idx == 0)
+				continue; /* the leaf: the interrupted pc itself */
+			if (next_interrupted) {
+				/* the pc the signal interrupted: not a return address */
+				next_interrupted = false;
+				continue;
+			}
+			m = find_map(maps, nr_maps, pid, pc - 1);
+			if (!m) {
+				cs->unmapped++;
+				cs->failed++;
+				if (!cs->first_fail[0])
+					snprintf(cs->first_fail, sizeof(cs->first_fail),
+						 "pc %#lx (frame %d) of pid %u in no saved mapping", pc,
+						 idx, pid);
+				continue;
+			}
+			if (!strcmp(m->path, "[vdso]")) {
+				cs->vdso++;
+				continue;
+			}
+			if (m->path[0] != '/') {
+				cs->jit++;
+				continue;
+			}
+			off = pc - m->start + m->offset;
+			fd = m->path[0] == '/' ? cached_fd(m->path) : -1;
+			if (fd >= 0 && pread(fd, here, sizeof(here), (off_t)off) == (ssize_t)sizeof(here) &&
+			    !memcmp(here, sigreturn_code, sizeof(here))) {
+				/* the kernel pushed this "return address" (sa_restorer) */
+				cs->sigframes++;
+				next_interrupted = true;
+				continue;
+			}
+			cs->checked++;
+			nb = off < 8 ? (int)off : 8;
+			got = fd >= 0 ? pread(fd, before + 8 - nb, (size_t)nb, (off_t)(off - nb)) : -1;
+			if (got != nb || !ends_with_call(before + 8 - nb, nb)) {
+				cs->failed++;
+				if (!cs->first_fail[0]) {
+					char hex[32] = "";
+					int k;
+
+					for (k = 0; got == nb && k < nb; k++)
+						sprintf(hex + 3 * k, "%02x ", before[8 - nb + k]);
+					snprintf(cs->first_fail, sizeof(cs->first_fail),
+						 "pc %#lx (frame %d) = %s+%#lx, bytes before: %s%s", pc,
+						 idx, base_name(m->path), off, hex,
+						 fd < 0 ? "(cannot open the file)" : "");
+				}
+			}
+		}
+	}
+	free(line);
+	free(maps);
+	fclose(f);
+	close_fcache();
+	return 0;
+}
+
+#endif
