@@ -17,9 +17,17 @@ CFLAGS   ?= -O2 -g
 BASE_FLAGS := $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE
 LDLIBS   := -lbpf -lelf -lz -ldl -liberty -lcurl -lpthread
 
+# The one version string (common/version.h): a release tag vX.Y... if HEAD has one, else the
+# base version and the commit; outside git just the base version.
+BASE_VERSION := 0.1
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell v=$$(git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null) && echo $${v\#v} || \
+	{ h=$$(git rev-parse --short HEAD 2>/dev/null) && echo $(BASE_VERSION)+g$$h || echo $(BASE_VERSION); })
+endif
+
 # what building cfiprof needs
 BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw-dev \
-              libiberty-dev libcurl4-openssl-dev
+              libiberty-dev libcurl4-openssl-dev help2man
 # what only the tests need: oracles, peers, viewers, test workloads
 TEST_PKGS  := binutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
               chromium xz-utils sqlite3 clang-14 libc6-dbg
@@ -58,7 +66,7 @@ SAN_FLAGS  := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 include tests/progs/progs.mk
 
-.PHONY: all deps test-deps test bench fuzz clean format run demo kernel-matrix
+.PHONY: all deps test-deps test bench fuzz clean format run demo kernel-matrix FORCE
 .SECONDARY:
 .DELETE_ON_ERROR:
 .SECONDEXPANSION:
@@ -83,6 +91,12 @@ deps:
 test-deps:
 	$(call apt_install,$(BUILD_PKGS) $(TEST_PKGS))
 
+# rewritten only when the version changes, so an unchanged tree rebuilds nothing
+$(OUT)/cfiprof_version.h: FORCE
+	@mkdir -p $(OUT)
+	@echo '#define CFIPROF_VERSION "$(VERSION)"' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
+
 # BPF: compile with clang -target bpf, then generate the skeleton.
 $(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux.h
 	@mkdir -p $(OUT)
@@ -97,7 +111,7 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 # DIR/libcfitables.a and DIR/libcfiuser.a.  -MMD: each object depends on exactly
 # the headers it includes; the skeleton is built first for whoever includes it.
 define c_build
-$(1)/obj/%.o: %.c | $$(BPF_SKEL)
+$(1)/obj/%.o: %.c | $$(BPF_SKEL) $(OUT)/cfiprof_version.h
 	@mkdir -p $$(dir $$@)
 	$(2) $(3) $$(BASE_FLAGS) -MMD -MP -c $$< -o $$@
 -include $$(patsubst %.c,$(1)/obj/%.d,$$(LIB_SRC) $$(USERLIB_SRC) $$(CLI_SRC))
