@@ -66,7 +66,8 @@ SAN_FLAGS  := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 include tests/progs/progs.mk
 
-.PHONY: all deps test-deps test bench fuzz clean format run demo kernel-matrix FORCE
+.PHONY: all deps test-deps test bench fuzz clean format run demo kernel-matrix FORCE man install \
+	uninstall
 .SECONDARY:
 .DELETE_ON_ERROR:
 .SECONDEXPANSION:
@@ -226,6 +227,46 @@ kernel-matrix: test-deps
 	@$(MAKE) --no-print-directory all $(TEST_PROGS)
 	$(call apt_install,$(KMATRIX_PKGS))
 	@tests/kernel_matrix/run.sh
+
+# ---- install: make install [PREFIX=/usr/local] [DESTDIR=...] [bindir=... mandir=...] ----
+PREFIX        ?= /usr/local
+prefix        ?= $(PREFIX)
+bindir        ?= $(prefix)/bin
+datarootdir   ?= $(prefix)/share
+mandir        ?= $(datarootdir)/man
+docdir        ?= $(datarootdir)/doc/cfiprof
+sysconfdir    ?= /etc
+bashcompdir   ?= $(datarootdir)/bash-completion/completions
+systemdunitdir ?= $(prefix)/lib/systemd/system
+MAN_PAGES := cfiprof cfiprof-record cfiprof-report cfiprof-top cfiprof-tables cfiprof-agent
+
+# generated from the binary's --help, so they list exactly its options
+$(OUT)/man/cfiprof.1: $(OUT)/cfiprof contrib/man/gen-man.sh $(wildcard contrib/man/*.h2m)
+	contrib/man/gen-man.sh $(OUT)/cfiprof $(OUT)/man $(VERSION)
+$(addprefix $(OUT)/man/,$(addsuffix .1,$(filter-out cfiprof,$(MAN_PAGES)))): $(OUT)/man/cfiprof.1
+
+man: $(OUT)/man/cfiprof.1
+
+install: all man
+	install -d -m 0755 $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(docdir) \
+		$(DESTDIR)$(bashcompdir) $(DESTDIR)$(systemdunitdir) $(DESTDIR)$(sysconfdir)/cfiprof
+	install -m 0755 $(OUT)/cfiprof $(DESTDIR)$(bindir)/cfiprof
+	install -m 0644 $(addprefix $(OUT)/man/,$(addsuffix .1,$(MAN_PAGES))) $(DESTDIR)$(mandir)/man1/
+	install -m 0644 contrib/bash-completion/cfiprof $(DESTDIR)$(bashcompdir)/cfiprof
+	sed -e 's|/usr/local/bin/cfiprof|$(bindir)/cfiprof|' \
+		-e 's|/etc/cfiprof/agent.conf|$(sysconfdir)/cfiprof/agent.conf|' \
+		contrib/cfiprof-agent.service > $(DESTDIR)$(systemdunitdir)/cfiprof-agent.service
+	chmod 0644 $(DESTDIR)$(systemdunitdir)/cfiprof-agent.service
+	install -m 0644 README.md contrib/agent.conf $(DESTDIR)$(docdir)/
+	@# the example config, unless one is there already: make install never overwrites settings
+	@[ -e $(DESTDIR)$(sysconfdir)/cfiprof/agent.conf ] || \
+		install -m 0644 contrib/agent.conf $(DESTDIR)$(sysconfdir)/cfiprof/agent.conf
+
+uninstall:
+	rm -f $(DESTDIR)$(bindir)/cfiprof $(DESTDIR)$(bashcompdir)/cfiprof \
+		$(DESTDIR)$(systemdunitdir)/cfiprof-agent.service \
+		$(addprefix $(DESTDIR)$(mandir)/man1/,$(addsuffix .1,$(MAN_PAGES)))
+	rm -rf $(DESTDIR)$(docdir)
 
 format:
 	clang-format -i $(wildcard bpf/*.[ch] common/*.[ch] elf/*.[ch] tables/*.[ch] user/*.c \

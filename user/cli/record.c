@@ -183,8 +183,10 @@ int cmd_record(int argc, char **argv)
 		{&target_argp, 0, NULL, 0}, {&output_argp, 0, NULL, 0}, {0}};
 	static const struct argp argp = {
 		opts, parse_opt, "[-- COMMAND [ARGS...]]",
-		"Sample call stacks, unwound in the kernel from DWARF CFI, and write a profile.\n"
-		"\nExamples:\n  cfiprof record -p 1234 -d 10 -o out.svg\n"
+		"Sample call stacks, unwound in the kernel from DWARF CFI, and write a profile. With "
+		"-- COMMAND, cfiprof exits with the command's exit status (128 + the signal that "
+		"killed it).\v"
+		"Examples:\n  cfiprof record -p 1234 -d 10 -o out.svg\n"
 		"  cfiprof record -F 999 -o out.pb.gz -- ./app arg\n  cfiprof record -a -d 5 > all.folded",
 		children, NULL, NULL};
 	struct recording_meta meta = {0};
