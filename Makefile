@@ -30,7 +30,7 @@ BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw
               libiberty-dev libcurl4-openssl-dev help2man
 # what only the tests need: oracles, peers, viewers, test workloads
 TEST_PKGS  := binutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
-              chromium xz-utils sqlite3 clang-14 libc6-dbg
+              chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion
 
 # the plain C libraries: helpers, ELF access, the CFI compiler (no BPF, no user/)
 LIB_SRC    := $(sort $(wildcard common/*.c elf/*.c tables/*.c))
