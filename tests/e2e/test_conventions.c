@@ -84,9 +84,10 @@ static void test_stdio(void)
 	free(out);
 
 	/* --save - -o FILE: the recording on stdout; report - reads it from stdin */
-	snprintf(script, sizeof(script),
-		 "\"$CFIPROF\" record -F 499 -o \"$T/live.folded\" --save - -- %s 1 > \"$T/run.rec\"",
-		 chain);
+	snprintf(
+	    script, sizeof(script),
+	    "\"$CFIPROF\" record -F 499 -o \"$T/live.folded\" --save - -- %s 1 > \"$T/run.rec\"",
+	    chain);
 	rc = sh(script, "save.err");
 	CHECK(rc == 0, "record --save -: exit %d", rc);
 	rc = sh("\"$CFIPROF\" report \"$T/run.rec\" -o \"$T/file.folded\"", "rep.err");
@@ -179,13 +180,16 @@ static void notify_recv(int fd, char *buf, size_t len, double timeout)
 static void check_metrics(const char *body)
 {
 	static const char *const want[][2] = {
-	    {"process_cpu_seconds_total", "counter"},	 {"process_resident_memory_bytes", "gauge"},
-	    {"process_virtual_memory_bytes", "gauge"}, {"process_start_time_seconds", "gauge"},
-	    {"process_open_fds", "gauge"},		 {"process_max_fds", "gauge"},
+	    {"process_cpu_seconds_total", "counter"},
+	    {"process_resident_memory_bytes", "gauge"},
+	    {"process_virtual_memory_bytes", "gauge"},
+	    {"process_start_time_seconds", "gauge"},
+	    {"process_open_fds", "gauge"},
+	    {"process_max_fds", "gauge"},
 	    {"cfiprof_build_info", "gauge"},
 	};
-	static const char *const gone[] = {"cfiprof_rule_cache_hit_ratio", "cfiprof_agent_rss_bytes",
-					   "cfiprof_uptime_seconds"};
+	static const char *const gone[] = {"cfiprof_rule_cache_hit_ratio",
+					   "cfiprof_agent_rss_bytes", "cfiprof_uptime_seconds"};
 	char line[PATHBUF], version[128] = "", path[PATHBUF], *v;
 	char *argv[] = {"promtool", "check", "metrics", NULL};
 	char *sh_argv[] = {"sh", "-c", "promtool check metrics < \"$1\"", "sh", path, NULL};
@@ -258,8 +262,9 @@ static void test_agent(void)
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char dir[PATHBUF], log[PATHBUF], env_notify[PATHBUF], msg[256], addr[64] = "";
 	char *env[] = {env_notify, NULL};
-	char *argv[] = {(char *)cfiprof_bin, "agent",	   "--output-dir", dir,	   "--interval",
-			"1s",		     "--metrics-addr", "127.0.0.1:0",  NULL};
+	char *argv[] = {
+	    (char *)cfiprof_bin, "agent", "--output-dir", dir, "--interval", "1s", "--metrics-addr",
+	    "127.0.0.1:0",	 NULL};
 	char *body = NULL, *l, *m;
 	double t0;
 	pid_t pid;

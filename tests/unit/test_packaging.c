@@ -77,7 +77,8 @@ static void test_install(void)
 	has_mode("/usr/share/doc/cfiprof/README.md", 0644);
 	has_mode("/etc/cfiprof/agent.conf", 0644);
 	if (has_mode("/usr/lib/systemd/system/cfiprof-agent.service", 0644)) {
-		snprintf(path, sizeof(path), "%s/usr/lib/systemd/system/cfiprof-agent.service", dest);
+		snprintf(path, sizeof(path), "%s/usr/lib/systemd/system/cfiprof-agent.service",
+			 dest);
 		unit = slurp(path);
 		CHECK(unit && strstr(unit, "\nExecStart=/usr/bin/cfiprof agent --config "
 					   "/etc/cfiprof/agent.conf\n"),
@@ -119,9 +120,10 @@ static void test_man(void)
 			 "LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l -Tutf8 %s 2>&1 >/dev/null; "
 			 "groff -man -ww -z %s 2>&1",
 			 page, page);
-		CHECK(sh_out(script, buf, sizeof(buf)) == 0 && !buf[0], "%s: warnings: %.500s", page,
-		      buf);
-		snprintf(script, sizeof(script), "MANWIDTH=80 man -l %s 2>/dev/null | col -b", page);
+		CHECK(sh_out(script, buf, sizeof(buf)) == 0 && !buf[0], "%s: warnings: %.500s",
+		      page, buf);
+		snprintf(script, sizeof(script), "MANWIDTH=80 man -l %s 2>/dev/null | col -b",
+			 page);
 		sh_out(script, buf, sizeof(buf));
 		CHECK(strstr(buf, "NAME") && strstr(buf, "SYNOPSIS") && strstr(buf, "SEE ALSO"),
 		      "%s renders without NAME / SYNOPSIS / SEE ALSO:\n%.400s", page, buf);
@@ -143,7 +145,8 @@ static void test_version(void)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		snprintf(script, sizeof(script), "%s %s --version", bin, commands[i]);
 		CHECK(sh_out(script, buf, sizeof(buf)) == 0 && !strcmp(buf, first),
-		      "cfiprof %s --version: '%s', cfiprof --version: '%s'", commands[i], buf, first);
+		      "cfiprof %s --version: '%s', cfiprof --version: '%s'", commands[i], buf,
+		      first);
 	}
 }
 
@@ -156,7 +159,8 @@ static void test_completion(void)
 		 "PATH=%s/usr/bin:$PATH bash -c '. /usr/share/bash-completion/bash_completion; "
 		 ". %s/usr/share/bash-completion/completions/cfiprof; "
 		 "c() { COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); COMP_LINE=\"$*\"; "
-		 "COMP_POINT=${#COMP_LINE}; COMPREPLY=(); _cfiprof cfiprof; echo \"${COMPREPLY[*]}\"; }; "
+		 "COMP_POINT=${#COMP_LINE}; COMPREPLY=(); _cfiprof cfiprof; echo "
+		 "\"${COMPREPLY[*]}\"; }; "
 		 "c cfiprof rec; c cfiprof record --max-f; c cfiprof record -f perf' 2>/dev/null",
 		 dest, dest);
 	CHECK(sh_out(script, buf, sizeof(buf)) == 0 &&

@@ -135,8 +135,8 @@ static void render_process(const struct agent_metrics_src *src, FILE *f)
 {
 	struct rlimit rl;
 
-	metric(f, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
-	       agent_cpu_seconds());
+	metric(f, "process_cpu_seconds_total", "counter",
+	       "Total user and system CPU time spent in seconds.", agent_cpu_seconds());
 	metric(f, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
 	       (double)agent_rss_bytes());
 	metric(f, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
