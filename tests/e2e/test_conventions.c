@@ -262,12 +262,21 @@ static void test_agent(void)
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char dir[PATHBUF], log[PATHBUF], env_notify[PATHBUF], msg[256], addr[64] = "";
 	char *env[] = {env_notify, NULL};
-	char *argv[] = {
-	    (char *)cfiprof_bin, "agent", "--output-dir", dir, "--interval", "1s", "--metrics-addr",
-	    "127.0.0.1:0",	 NULL};
+	char *argv[] = {(char *)cfiprof_bin,
+			"agent",
+			"--output-dir",
+			dir,
+			"--interval",
+			"1s",
+			"--freq",
+			"99",
+			"--metrics-addr",
+			"127.0.0.1:0",
+			NULL};
+	char *busy_argv[] = {chain, "5", NULL};
 	char *body = NULL, *l, *m;
 	double t0;
-	pid_t pid;
+	pid_t pid, busy;
 	int fd, st;
 	bool to;
 
@@ -282,6 +291,8 @@ static void test_agent(void)
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	CHECK(fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)), "notify socket %s",
 	      sa.sun_path);
+	/* something to sample: an idle host gives the agent no samples */
+	busy = spawn(busy_argv, NULL, NULL);
 	t0 = mono_sec();
 	pid = spawn_env(argv, env, log, log);
 	notify_recv(fd, msg, sizeof(msg), 20);
@@ -307,6 +318,7 @@ static void test_agent(void)
 	CHECK(!strncmp(msg, "STOPPING=1", 10), "no STOPPING=1 on SIGTERM (got '%s')", msg);
 	st = wait_timeout(pid, 15, &to);
 	CHECK(exit_code(st, to) == 0, "agent exit %d after SIGTERM", exit_code(st, to));
+	wait_timeout(busy, 10, NULL);
 	close(fd);
 	check_agent_profile(dir);
 }
