@@ -17,13 +17,21 @@ CFLAGS   ?= -O2 -g
 BASE_FLAGS := $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE
 LDLIBS   := -lbpf -lelf -lz -ldl -liberty -lcurl -lpthread
 
+# The one version string (common/version.h): a release tag vX.Y... if HEAD has one, else the
+# base version and the commit; outside git just the base version.
+BASE_VERSION := 0.1
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell v=$$(git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null) && echo $${v\#v} || \
+	{ h=$$(git rev-parse --short HEAD 2>/dev/null) && echo $(BASE_VERSION)+g$$h || echo $(BASE_VERSION); })
+endif
+
 # what building cfiprof needs
 BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw-dev \
-              libiberty-dev libcurl4-openssl-dev
+              libiberty-dev libcurl4-openssl-dev help2man
 # what only the tests need: oracles, peers, viewers, test workloads
 TEST_PKGS  := binutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
               nodejs default-jdk-headless \
-              chromium xz-utils sqlite3 clang-14 libc6-dbg
+              chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion
 
 # the plain C libraries: helpers, ELF access, the CFI compiler (no BPF, no user/)
 LIB_SRC    := $(sort $(wildcard common/*.c elf/*.c tables/*.c))
@@ -59,7 +67,8 @@ SAN_FLAGS  := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 include tests/progs/progs.mk
 
-.PHONY: all deps test-deps test bench fuzz clean format run demo kernel-matrix
+.PHONY: all deps test-deps test bench fuzz clean format run demo kernel-matrix FORCE man install \
+	uninstall
 .SECONDARY:
 .DELETE_ON_ERROR:
 .SECONDEXPANSION:
@@ -84,6 +93,12 @@ deps:
 test-deps:
 	$(call apt_install,$(BUILD_PKGS) $(TEST_PKGS))
 
+# rewritten only when the version changes, so an unchanged tree rebuilds nothing
+$(OUT)/cfiprof_version.h: FORCE
+	@mkdir -p $(OUT)
+	@echo '#define CFIPROF_VERSION "$(VERSION)"' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
+
 # BPF: compile with clang -target bpf, then generate the skeleton.
 $(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux.h
 	@mkdir -p $(OUT)
@@ -98,7 +113,7 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 # DIR/libcfitables.a and DIR/libcfiuser.a.  -MMD: each object depends on exactly
 # the headers it includes; the skeleton is built first for whoever includes it.
 define c_build
-$(1)/obj/%.o: %.c | $$(BPF_SKEL)
+$(1)/obj/%.o: %.c | $$(BPF_SKEL) $(OUT)/cfiprof_version.h
 	@mkdir -p $$(dir $$@)
 	$(2) $(3) $$(BASE_FLAGS) -MMD -MP -c $$< -o $$@
 -include $$(patsubst %.c,$(1)/obj/%.d,$$(LIB_SRC) $$(USERLIB_SRC) $$(CLI_SRC))
@@ -214,6 +229,46 @@ kernel-matrix: test-deps
 	@$(MAKE) --no-print-directory all $(TEST_PROGS)
 	$(call apt_install,$(KMATRIX_PKGS))
 	@tests/kernel_matrix/run.sh
+
+# ---- install: make install [PREFIX=/usr/local] [DESTDIR=...] [bindir=... mandir=...] ----
+PREFIX        ?= /usr/local
+prefix        ?= $(PREFIX)
+bindir        ?= $(prefix)/bin
+datarootdir   ?= $(prefix)/share
+mandir        ?= $(datarootdir)/man
+docdir        ?= $(datarootdir)/doc/cfiprof
+sysconfdir    ?= /etc
+bashcompdir   ?= $(datarootdir)/bash-completion/completions
+systemdunitdir ?= $(prefix)/lib/systemd/system
+MAN_PAGES := cfiprof cfiprof-record cfiprof-report cfiprof-top cfiprof-tables cfiprof-agent
+
+# generated from the binary's --help, so they list exactly its options
+$(OUT)/man/cfiprof.1: $(OUT)/cfiprof contrib/man/gen-man.sh $(wildcard contrib/man/*.h2m)
+	contrib/man/gen-man.sh $(OUT)/cfiprof $(OUT)/man $(VERSION)
+$(addprefix $(OUT)/man/,$(addsuffix .1,$(filter-out cfiprof,$(MAN_PAGES)))): $(OUT)/man/cfiprof.1
+
+man: $(OUT)/man/cfiprof.1
+
+install: all man
+	install -d -m 0755 $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(docdir) \
+		$(DESTDIR)$(bashcompdir) $(DESTDIR)$(systemdunitdir) $(DESTDIR)$(sysconfdir)/cfiprof
+	install -m 0755 $(OUT)/cfiprof $(DESTDIR)$(bindir)/cfiprof
+	install -m 0644 $(addprefix $(OUT)/man/,$(addsuffix .1,$(MAN_PAGES))) $(DESTDIR)$(mandir)/man1/
+	install -m 0644 contrib/bash-completion/cfiprof $(DESTDIR)$(bashcompdir)/cfiprof
+	sed -e 's|/usr/local/bin/cfiprof|$(bindir)/cfiprof|' \
+		-e 's|/etc/cfiprof/agent.conf|$(sysconfdir)/cfiprof/agent.conf|' \
+		contrib/cfiprof-agent.service > $(DESTDIR)$(systemdunitdir)/cfiprof-agent.service
+	chmod 0644 $(DESTDIR)$(systemdunitdir)/cfiprof-agent.service
+	install -m 0644 README.md contrib/agent.conf $(DESTDIR)$(docdir)/
+	@# the example config, unless one is there already: make install never overwrites settings
+	@[ -e $(DESTDIR)$(sysconfdir)/cfiprof/agent.conf ] || \
+		install -m 0644 contrib/agent.conf $(DESTDIR)$(sysconfdir)/cfiprof/agent.conf
+
+uninstall:
+	rm -f $(DESTDIR)$(bindir)/cfiprof $(DESTDIR)$(bashcompdir)/cfiprof \
+		$(DESTDIR)$(systemdunitdir)/cfiprof-agent.service \
+		$(addprefix $(DESTDIR)$(mandir)/man1/,$(addsuffix .1,$(MAN_PAGES)))
+	rm -rf $(DESTDIR)$(docdir)
 
 format:
 	clang-format -i $(wildcard bpf/*.[ch] common/*.[ch] elf/*.[ch] tables/*.[ch] user/*.c \

@@ -4,7 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/version.h"
 #include "user/cli/commands.h"
+
+/* every subcommand's argp answers --version / -V with it */
+const char *argp_program_version = cfiprof_version_line;
 
 static const struct {
 	const char *name;
@@ -44,7 +48,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("cfiprof 0.1\n");
+		puts(cfiprof_version_line);
 		return 0;
 	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {

@@ -3,7 +3,7 @@
 # (make clean; make -j2 all: hundreds of short compiler processes a second,
 # each loaded, its early samples deferred, then forgotten), deferred
 # unwinding off and on, interleaved, RUNS rounds of SECS seconds each (issue
-# 13). CPU is the agent's own cfiprof_agent_cpu_seconds_total over the run;
+# 13). CPU is the agent's own process_cpu_seconds_total over the run;
 # stack bytes copied from cfiprof_deferred_stack_bytes_total.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -40,11 +40,11 @@ for r in $(seq "$RUNS"); do
 		sleep 3
 		churn &
 		loop=$!
-		c0=$(value cfiprof_agent_cpu_seconds_total)
+		c0=$(value process_cpu_seconds_total)
 		b0=$(value cfiprof_deferred_stack_bytes_total)
 		t0=$(date +%s.%N)
 		sleep "$SECS"
-		c1=$(value cfiprof_agent_cpu_seconds_total)
+		c1=$(value process_cpu_seconds_total)
 		b1=$(value cfiprof_deferred_stack_bytes_total)
 		t1=$(date +%s.%N)
 		kill $loop 2> /dev/null || true

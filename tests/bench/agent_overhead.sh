@@ -32,7 +32,7 @@ sleep $((secs - 15))
 read -r u1 s1 < <(awk '{print $14, $15}' /proc/$agent/stat)
 t1=$(date +%s.%N)
 bpf1=$(value cfiprof_bpf_run_seconds_total)
-rss=$(value cfiprof_agent_rss_bytes)
+rss=$(value process_resident_memory_bytes)
 kmem=$(value cfiprof_kernel_map_bytes)
 tables=$(value cfiprof_table_bytes)
 wait $agent || true

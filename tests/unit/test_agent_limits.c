@@ -92,7 +92,7 @@ static void test_config_bounds(void)
 	      "an ordinary config is accepted: %s", err);
 	CHECK(check_with((const char *[]){"push", "http://127.0.0.1:1", "app-name", long_app, NULL},
 			 err, sizeof(err)) == -1 &&
-		  strstr(err, "app-name"),
+		  strstr(err, "service-name"),
 	      "a 1100-byte app name is refused: '%s'", err);
 	CHECK(check_with((const char *[]){"output-dir", "/tmp/x", "labels", labels, NULL}, err,
 			 sizeof(err)) == -1 &&
@@ -149,7 +149,8 @@ static void test_agent_refuses(void)
 	rc = exit_code(rc, timed_out);
 	msg = slurp_len(errfile, NULL);
 	CHECK(rc == 2, "agent with a 1100-byte --app-name exits %d, want 2", rc);
-	CHECK(strstr(msg, "app-name"), "its message names the setting: '%.200s'", msg);
+	/* --app-name is the former name of --service-name */
+	CHECK(strstr(msg, "service-name"), "its message names the setting: '%.200s'", msg);
 	free(msg);
 	free(app);
 	unlink(errfile);

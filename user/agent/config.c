@@ -15,6 +15,7 @@
 #include "user/agent/config.h"
 #include "user/agent/log.h"
 #include "user/agent/push.h"
+#include "user/profile/profile.h"
 #include "user/session/session.h"
 
 #define OFF(f) offsetof(struct agent_config, f)
@@ -85,8 +86,17 @@ const struct agent_option agent_options[] = {
      OFF(retain_bytes), false, 0, 1e18},
     {"push", 'p', "URL", "push each interval to this Pyroscope-compatible server (URL/ingest)",
      OPT_STR, OFF(push_url), false, 0, 0},
-    {"app-name", 1009, "NAME", "application name for the push (default cfiprof)", OPT_STR,
-     OFF(app_name), false, 0, 0},
+    {"service-name", 1041, "NAME",
+     "Pyroscope service_name of every sample and the push's application name (default: each "
+     "process's systemd service, else its program name; the push's name is then cfiprof)",
+     OPT_STR, OFF(app_name), false, 0, 0},
+    {"app-name", 1009, "NAME", "the former name of --service-name", OPT_STR, OFF(app_name), false,
+     0, 0},
+    {"sample-labels", 1042, "LIST",
+     "per-sample labels besides service_name, hostname and --labels: comma-separated from pid, "
+     "tid, comm, ns_pid, cgroup, container, stop_reason, or all, or none (default comm: each "
+     "distinct value is a series in Pyroscope)",
+     OPT_STR, OFF(sample_labels), false, 0, 0},
     {"labels", 'l', "K=V[,K=V...]", "labels added to the push name and to every sample", OPT_STR,
      OFF(labels), false, 0, 0},
     {"tenant", 1010, "ID", "tenant for the push (X-Scope-OrgID header)", OPT_STR, OFF(tenant),
@@ -350,7 +360,7 @@ static int check_push(const struct agent_config *c, char *err, size_t errlen)
 		return -1;
 	}
 	if (!plain_value(app, AGENT_LABEL_MAX)) {
-		snprintf(err, errlen, "invalid app-name '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
+		snprintf(err, errlen, "invalid service-name '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
 			 app, AGENT_LABEL_MAX);
 		return -1;
 	}
@@ -364,7 +374,7 @@ static int check_push(const struct agent_config *c, char *err, size_t errlen)
 	else
 		gethostname(host, sizeof(host) - 1);
 	if (agent_push_name(app, host, c->labels, name, sizeof(name))) {
-		snprintf(err, errlen, "app-name, hostname and labels make a push name over %d bytes",
+		snprintf(err, errlen, "service-name, hostname and labels make a push name over %d bytes",
 			 AGENT_PUSH_NAME_MAX - 1);
 		return -1;
 	}
@@ -382,8 +392,40 @@ static int check_push(const struct agent_config *c, char *err, size_t errlen)
 	return 0;
 }
 
+int agent_labels_omitted(const char *list, uint32_t *omitted)
+{
+	static const struct {
+		const char *name;
+		uint32_t bit;
+	} names[] = {
+	    {"pid", PROF_LABEL_PID},		{"tid", PROF_LABEL_TID},
+	    {"comm", PROF_LABEL_COMM},		{"ns_pid", PROF_LABEL_NS_PID},
+	    {"cgroup", PROF_LABEL_CGROUP},	{"container", PROF_LABEL_CONTAINER},
+	    {"stop_reason", PROF_LABEL_STOP_REASON}, {"all", PROF_LABELS_ALL},
+	    {"none", 0},
+	};
+	uint32_t keep = 0;
+	const char *p = list ? list : AGENT_SAMPLE_LABELS_DEFAULT;
+	size_t i, n;
+
+	while (*p) {
+		n = strcspn(p, ",");
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i].name) == n && !memcmp(p, names[i].name, n))
+				break;
+		if (i == sizeof(names) / sizeof(names[0]))
+			return -1;
+		keep |= names[i].bit;
+		p += n + (p[n] == ',');
+	}
+	*omitted = PROF_LABELS_ALL & ~keep;
+	return 0;
+}
+
 int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 {
+	uint32_t omitted;
+
 	if (!(c->output_dir && *c->output_dir) && !(c->push_url && *c->push_url)) {
 		snprintf(err, errlen, "nothing to do: give --output-dir, --push or both");
 		return -1;
@@ -404,6 +446,19 @@ int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 	}
 	if (check_labels(c->labels, err, errlen))
 		return -1;
+	if (c->app_name && *c->app_name && !plain_value(c->app_name, AGENT_LABEL_MAX)) {
+		snprintf(err, errlen,
+			 "invalid service-name '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
+			 c->app_name, AGENT_LABEL_MAX);
+		return -1;
+	}
+	if (agent_labels_omitted(c->sample_labels, &omitted)) {
+		snprintf(err, errlen,
+			 "invalid sample-labels '%.64s' (pid, tid, comm, ns_pid, cgroup, container, "
+			 "stop_reason, all or none, comma-separated)",
+			 c->sample_labels);
+		return -1;
+	}
 	if (c->table_cache && (!*c->table_cache || strlen(c->table_cache) >= PATH_MAX)) {
 		snprintf(err, errlen, "invalid table-cache '%.64s' (a directory, or off)",
 			 c->table_cache);

@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 /* Bounds agent_config_check enforces, so nothing downstream truncates. */
+/* bounded per host: a program name, not a pid (see --sample-labels) */
+#define AGENT_SAMPLE_LABELS_DEFAULT "comm"
 #define AGENT_MAX_LABELS 16  /* hostname + --labels pairs on every sample */
 #define AGENT_LABEL_MAX	 255 /* a label name or value, the app name, the hostname, the tenant */
 #define AGENT_URL_MAX	 2048
@@ -42,6 +44,7 @@ struct agent_config {
 	double retain_age;
 	uint64_t retain_bytes;
 	char *push_url, *app_name, *labels, *tenant, *token_file, *spool_dir;
+	char *sample_labels; /* --sample-labels; NULL: AGENT_SAMPLE_LABELS_DEFAULT */
 	double push_timeout, backoff_max;
 	uint64_t spool_max_bytes;
 	char *hostname;
@@ -68,6 +71,8 @@ extern const struct agent_option agent_options[];
 extern const size_t agent_nr_options;
 
 void agent_config_defaults(struct agent_config *c);
+/* --sample-labels LIST -> the enum prof_label_bit set writers leave out; -1 if invalid. */
+int agent_labels_omitted(const char *list, uint32_t *omitted);
 void agent_config_free(struct agent_config *c);
 const struct agent_option *agent_option_by_name(const char *name);
 const struct agent_option *agent_option_by_key(int key);

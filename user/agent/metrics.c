@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "common/version.h"
 #include "elf/debug_file.h"
 #include "tables/cfi_table.h"
 #include "user/agent/http_server.h"
@@ -29,20 +30,43 @@ static uint64_t rd(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-uint64_t agent_rss_bytes(void)
+/* A "Name:   N kB" line of /proc/self/status, in bytes. */
+static uint64_t status_bytes(const char *field)
 {
 	FILE *f = fopen("/proc/self/status", "re");
+	size_t n = strlen(field);
 	char line[256];
 	uint64_t kb = 0;
 
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %" SCNu64, &kb) == 1)
+		if (!strncmp(line, field, n) && line[n] == ':' &&
+		    sscanf(line + n + 1, "%" SCNu64, &kb) == 1)
 			break;
 	fclose(f);
 	return kb * 1024;
 }
+
+uint64_t agent_rss_bytes(void)
+{
+	return status_bytes("VmRSS");
+}
+
+static uint64_t open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	uint64_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own fd */
+}
+
 
 double agent_cpu_seconds(void)
 {
@@ -104,6 +128,31 @@ static void header(FILE *f, const char *name, const char *type, const char *help
 }
 
 /* Samples taken before their tables were loaded, by what became of them. */
+/*
+ * The standard process_* metrics every Prometheus client library exports
+ * (dashboards and alerts for any process use them), and the build.
+ */
+static void render_process(const struct agent_metrics_src *src, FILE *f)
+{
+	struct rlimit rl;
+
+	metric(f, "process_cpu_seconds_total", "counter",
+	       "Total user and system CPU time spent in seconds.", agent_cpu_seconds());
+	metric(f, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+	       (double)agent_rss_bytes());
+	metric(f, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+	       (double)status_bytes("VmSize"));
+	metric(f, "process_start_time_seconds", "gauge",
+	       "Start time of the process since unix epoch in seconds.", src->start_unix);
+	metric(f, "process_open_fds", "gauge", "Number of open file descriptors.",
+	       (double)open_fds());
+	if (!getrlimit(RLIMIT_NOFILE, &rl))
+		metric(f, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+		       (double)rl.rlim_cur);
+	header(f, "cfiprof_build_info", "gauge", "The running cfiprof's version; always 1.");
+	fprintf(f, "cfiprof_build_info{version=\"%s\"} 1\n", cfiprof_version);
+}
+
 static void render_deferred(struct session *s, const uint64_t *c, FILE *f)
 {
 	/* plain counters of the consumer thread: a torn read is off by one sample at worst */
@@ -227,9 +276,6 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       (double)hits);
 	metric(f, "cfiprof_rule_cache_misses_total", "counter", "Per-CPU rule cache misses.",
 	       (double)misses);
-	metric(f, "cfiprof_rule_cache_hit_ratio", "gauge",
-	       "Rule cache hits / lookups since the start.",
-	       hits + misses ? (double)hits / (double)(hits + misses) : 0.0);
 	metric(f, "cfiprof_tables_loaded", "gauge", "Objects whose unwind tables are in the maps.",
 	       (double)(ts.objects_loaded - ts.objects_unloaded));
 	metric(f, "cfiprof_tables_idle", "gauge",
@@ -400,14 +446,9 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 		metric(f, "cfiprof_spool_files", "gauge", "Profiles waiting in the spool.",
 		       (double)ps.spool_files);
 	}
-	metric(f, "cfiprof_agent_rss_bytes", "gauge", "Resident memory of the agent.",
-	       (double)agent_rss_bytes());
-	metric(f, "cfiprof_agent_cpu_seconds_total", "counter", "User + system CPU of the agent.",
-	       agent_cpu_seconds());
 	metric(f, "cfiprof_kernel_map_bytes", "gauge", "Kernel memory of the agent's BPF maps.",
 	       (double)agent_kernel_map_bytes());
-	metric(f, "cfiprof_uptime_seconds", "gauge", "Seconds since the agent started sampling.",
-	       mono_sec() - src->start);
+	render_process(src, f);
 	return ferror(f) ? -1 : 0;
 }
 

@@ -24,7 +24,8 @@ struct agent_metrics_src {
 	struct session *s;
 	struct agent_push *push; /* NULL when not pushing */
 	struct agent_counters *ctr;
-	double start; /* monotonic seconds */
+	double start;	   /* monotonic seconds */
+	double start_unix; /* process_start_time_seconds: when the agent started */
 };
 
 struct agent_metrics;

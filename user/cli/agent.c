@@ -25,6 +25,7 @@
 #include "user/agent/metrics.h"
 #include "user/agent/interval_files.h"
 #include "user/agent/push.h"
+#include "user/agent/sd_notify.h"
 #include "user/track/cgroups.h"
 #include "user/cli/commands.h"
 #include "user/symbolize/frame_names.h"
@@ -226,6 +227,10 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	info.nr_labels = hl.n;
 	info.comments = hl.comments;
 	info.nr_comments = hl.n;
+	/* checked when the config was read */
+	agent_labels_omitted(a->cfg.sample_labels, &info.labels_omitted);
+	info.service_name = a->cfg.app_name && *a->cfg.app_name ? a->cfg.app_name : NULL;
+	info.service_by_process = !info.service_name;
 	/*
 	 * cgroup and container labels; a fresh id -> path table per interval,
 	 * so cgroups that came and went do not accumulate in a long-lived agent
@@ -494,12 +499,12 @@ int cmd_agent(int argc, char **argv)
 	    NULL,
 	    "Continuous whole-host profiling: one pprof per interval, written to a directory "
 	    "and/or pushed to a Pyroscope-compatible server.\n"
-	    "\nExamples:\n  cfiprof agent -o /var/lib/cfiprof-agent/profiles\n"
-	    "  cfiprof agent --push http://pyroscope:4040 --labels env=prod\n"
-	    "  cfiprof agent -c /etc/cfiprof/agent.conf\n"
 	    "\nSIGTERM / SIGINT write the partial interval and exit; SIGHUP reopens the log "
 	    "and re-reads the config file.\vDURATION: seconds, or with s, m, h, d.  SIZE: bytes, "
-	    "or with K, M, G.",
+	    "or with K, M, G.\n"
+	    "\nExamples:\n  cfiprof agent -o /var/lib/cfiprof-agent/profiles\n"
+	    "  cfiprof agent --push http://pyroscope:4040 --labels env=prod\n"
+	    "  cfiprof agent -c /etc/cfiprof/agent.conf",
 	    NULL,
 	    NULL,
 	    NULL};
@@ -509,6 +514,7 @@ int cmd_agent(int argc, char **argv)
 	struct agent_push_stats ps = {0};
 	struct sigaction sa = {0};
 	char err[512], q[600], sbuf[PATH_MAX], bound[160] = "off", kerr[256];
+	double started_unix = (double)unix_ns() / 1e9;
 	const char *reason;
 	int lerr, ret = 1;
 
@@ -597,17 +603,23 @@ int cmd_agent(int argc, char **argv)
 	/* a backend or a metrics client that hangs up must not kill the agent */
 	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(a.cfg.metrics_addr, "off") && *a.cfg.metrics_addr) {
-		struct agent_metrics_src src = {&a.s, a.push, &a.ctr, a.s.start};
+		struct agent_metrics_src src = {&a.s, a.push, &a.ctr, a.s.start, started_unix};
 
 		a.metrics = agent_metrics_start(a.cfg.metrics_addr, &src, bound, sizeof(bound));
 		if (!a.metrics)
 			goto stop;
 	}
 	log_started(&a, bound);
+	/* sampling, with /metrics up: what a Type=notify unit waits for */
+	lerr = agent_sd_notify("READY=1\nSTATUS=sampling");
+	if (lerr < 0)
+		alog(ALOG_WARN, "cannot notify systemd", "error=%s",
+		     alog_quote(strerror(-lerr), q, sizeof(q)));
 	run(&a);
 	ret = 0;
 stop:
 	reason = session_stop_requested ? "signal" : ret ? "error" : "duration";
+	agent_sd_notify("STOPPING=1");
 	/* detaches and drains: everything sampled lands in the final, partial interval */
 	session_stop(&a.s);
 	flush_interval(&a, &a.s.agg, unix_ns());

@@ -7,9 +7,10 @@
 
 static const struct argp_option output_options[] = {
 	{NULL, 0, NULL, 0, "Output:", 2},
-	{"output", 'o', "FILE", 0, "write the profile to FILE (default stdout)", 2},
+	{"output", 'o', "FILE", 0, "write the profile to FILE (default, or -: standard output)", 2},
 	{"format", 'f', "FORMAT", 0,
-	 "folded, pprof, svg, text or speedscope (default: by the extension of -o, else folded)", 2},
+	 "folded, pprof, svg, text, speedscope or perf-script (default: by the extension of -o, else "
+	 "folded)", 2},
 	{"group-by", 'g', "container", 0,
 	 "group stacks by container (or cgroup): the first frame of folded / flame graph stacks, "
 	 "the text report's call tree",
@@ -24,7 +25,8 @@ static error_t parse_output(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'o':
-		o->path = arg;
+		/* "-" is standard output, as with perf; never a file named "-" */
+		o->path = strcmp(arg, "-") ? arg : NULL;
 		break;
 	case 'f':
 		o->format = output_format_parse(arg);

@@ -71,7 +71,8 @@ static const struct argp_option opts[] = {
 	{"max-stacks", OPT_MAX_STACKS, "N", 0, "distinct stacks kept (default 1048576)", 0},
 	{"ring-buffer", OPT_RING, "BYTES", 0,
 	 "ring buffer size, a power of two from 16384 (default 8388608)", 0},
-	{"save", OPT_SAVE, "FILE", 0, "also save the raw stacks and mappings to FILE", 0},
+	{"save", OPT_SAVE, "FILE", 0,
+	 "also save the raw stacks and mappings to FILE (-: standard output, with -o FILE)", 0},
 	{"verbose", 'v', NULL, 0, "report each object's tables", 0},
 	{},
 };
@@ -133,10 +134,32 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (target_opts_count(&args.so) + (args.so.cmd != NULL) != 1)
 			argp_error(state, "give exactly one of -p PID, -a, --cgroup PATH, --container ID "
 					  "or -- COMMAND");
+		if (args.save && !strcmp(args.save, "-") && !args.out.path)
+			argp_error(state, "--save - needs -o FILE: the profile goes to standard output");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
+	return 0;
+}
+
+/*
+ * What record exits with: as perf, the command's own status (128 + the signal
+ * that killed it, as shells say; 127 if it could not be run); cfiprof's own
+ * failure is 1; without a command 0.
+ */
+static int exit_status(const struct session *s, int err)
+{
+	if (!args.so.cmd || s->child <= 0)
+		return err ? 1 : 0;
+	if (s->exec_failed)
+		return 127;
+	if (err)
+		return 1;
+	if (WIFEXITED(s->child_status))
+		return WEXITSTATUS(s->child_status);
+	if (WIFSIGNALED(s->child_status))
+		return 128 + WTERMSIG(s->child_status);
 	return 0;
 }
 
@@ -160,8 +183,10 @@ int cmd_record(int argc, char **argv)
 		{&target_argp, 0, NULL, 0}, {&output_argp, 0, NULL, 0}, {0}};
 	static const struct argp argp = {
 		opts, parse_opt, "[-- COMMAND [ARGS...]]",
-		"Sample call stacks, unwound in the kernel from DWARF CFI, and write a profile.\n"
-		"\nExamples:\n  cfiprof record -p 1234 -d 10 -o out.svg\n"
+		"Sample call stacks, unwound in the kernel from DWARF CFI, and write a profile. With "
+		"-- COMMAND, cfiprof exits with the command's exit status (128 + the signal that "
+		"killed it).\v"
+		"Examples:\n  cfiprof record -p 1234 -d 10 -o out.svg\n"
 		"  cfiprof record -F 999 -o out.pb.gz -- ./app arg\n  cfiprof record -a -d 5 > all.folded",
 		children, NULL, NULL};
 	struct recording_meta meta = {0};
@@ -222,9 +247,11 @@ int cmd_record(int argc, char **argv)
 	}
 	frame_namer_free(&fn);
 	if (args.save) {
-		FILE *sf = output_create(args.save, args.out.mode);
+		bool to_stdout = !strcmp(args.save, "-");
+		FILE *sf = to_stdout ? stdout : output_create(args.save, args.out.mode);
 
-		if (!sf || recording_write(sf, &s.agg, s.pt, &meta, info.cgroups) || fclose(sf)) {
+		if (!sf || recording_write(sf, &s.agg, s.pt, &meta, info.cgroups) ||
+		    (to_stdout ? fflush(sf) : fclose(sf))) {
 			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.save, strerror(errno));
 			err = -EIO;
 		}
@@ -232,8 +259,10 @@ int cmd_record(int argc, char **argv)
 	ksyms_free(ks);
 out:
 	cgroup_names_free(info.cgroups);
-	session_free(&s);
+	session_free(&s); /* reaps the command */
 	if (out != stdout && fclose(out))
 		err = -EIO;
-	return err ? 1 : 0;
+	if (out == stdout && fflush(out))
+		err = -EIO;
+	return exit_status(&s, err);
 }

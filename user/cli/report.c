@@ -60,8 +60,8 @@ int cmd_report(int argc, char **argv)
 	static const struct argp_child children[] = {{&output_argp, 0, NULL, 0}, {0}};
 	static const struct argp argp = {
 		opts, parse_opt, "FILE",
-		"Render a recording saved by 'cfiprof record --save FILE', symbolizing it again from "
-		"the files it names.",
+		"Render a recording saved by 'cfiprof record --save FILE' (FILE -: standard input), "
+		"symbolizing it again from the files it names.",
 		children, NULL, NULL};
 	struct recording_meta meta = {0};
 	struct profile_info info = {0};
@@ -92,8 +92,13 @@ int cmd_report(int argc, char **argv)
 		ksyms_free(ks);
 		return 1;
 	}
-	/* the recording and every file it names are untrusted: no FIFO, no device */
-	in = fopen_regular(args.input);
+	/*
+	 * The recording and every file it names are untrusted: no FIFO, no device;
+	 * but "-", standard input, is what the user chose to pipe in (as perf's -i -).
+	 */
+	in = strcmp(args.input, "-") ? fopen_regular(args.input) : stdin;
+	if (in == stdin)
+		args.input = "standard input"; /* in messages and as the profile's title */
 	if (!in) {
 		fprintf(stderr, "cfiprof: cannot read %s: %s\n", args.input, strerror(errno));
 		ksyms_free(ks);

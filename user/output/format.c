@@ -4,6 +4,7 @@
 
 #include "user/output/flamegraph_svg.h"
 #include "user/output/folded.h"
+#include "user/output/perf_script.h"
 #include "user/output/format.h"
 #include "user/output/pprof.h"
 #include "user/output/speedscope.h"
@@ -15,8 +16,12 @@ static const struct {
 	const char *name;
 	enum out_format fmt;
 } formats[] = {
-	{"folded", OUT_FOLDED}, {"pprof", OUT_PPROF},	       {"svg", OUT_SVG},
-	{"text", OUT_TEXT},	{"speedscope", OUT_SPEEDSCOPE},
+	{"folded", OUT_FOLDED},
+	{"pprof", OUT_PPROF},
+	{"svg", OUT_SVG},
+	{"text", OUT_TEXT},
+	{"speedscope", OUT_SPEEDSCOPE},
+	{"perf-script", OUT_PERF_SCRIPT},
 };
 
 static const struct {
@@ -26,6 +31,7 @@ static const struct {
 	{".folded", OUT_FOLDED}, {".collapsed", OUT_FOLDED}, {".pb.gz", OUT_PPROF},
 	{".pprof", OUT_PPROF},	 {".pb", OUT_PPROF},	     {".svg", OUT_SVG},
 	{".txt", OUT_TEXT},	 {".speedscope.json", OUT_SPEEDSCOPE}, {".json", OUT_SPEEDSCOPE},
+	{".perf-script", OUT_PERF_SCRIPT},
 };
 
 enum out_format output_format_parse(const char *name)
@@ -59,7 +65,7 @@ enum out_format output_format_from_path(const char *path)
 
 const char *output_format_names(void)
 {
-	return "folded, pprof, svg, text, speedscope";
+	return "folded, pprof, svg, text, speedscope, perf-script";
 }
 
 int output_write(FILE *f, const struct profile *p, enum out_format fmt, const char *title)
@@ -73,6 +79,8 @@ int output_write(FILE *f, const struct profile *p, enum out_format fmt, const ch
 		return text_report_write(f, p, TEXT_ROWS);
 	case OUT_SPEEDSCOPE:
 		return speedscope_write(f, p, title);
+	case OUT_PERF_SCRIPT:
+		return perf_script_write(f, p);
 	case OUT_FOLDED:
 	case OUT_UNKNOWN:
 	default:

@@ -14,11 +14,13 @@ enum out_format {
 	OUT_SVG,
 	OUT_TEXT,
 	OUT_SPEEDSCOPE,
+	OUT_PERF_SCRIPT,
 };
 
-/* "folded", "pprof", "svg", "text", "speedscope"; OUT_UNKNOWN otherwise. */
+/* "folded", "pprof", "svg", "text", "speedscope", "perf-script"; OUT_UNKNOWN otherwise. */
 enum out_format output_format_parse(const char *name);
-/* By extension: .folded .collapsed -> folded, .pb.gz .pprof -> pprof, .svg, .txt, .json. */
+/* By extension: .folded .collapsed -> folded, .pb.gz .pprof -> pprof, .svg, .txt, .json,
+ * .perf-script. */
 enum out_format output_format_from_path(const char *path);
 const char *output_format_names(void);
 int output_write(FILE *f, const struct profile *p, enum out_format fmt, const char *title);

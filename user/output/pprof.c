@@ -266,20 +266,25 @@ static int write_sample(struct writer *w, const struct profile *p, const struct 
 	pb_varint(&w->sub, s->count);
 	pb_varint(&w->sub, s->count * p->period_ns);
 	pb_msg(&w->msg, SAMPLE_VALUE, &w->sub);
-	num_label(w, "pid", s->pid);
-	num_label(w, "tid", s->tid);
-	if (s->comm && s->comm[0])
+	if (!(p->labels_omitted & PROF_LABEL_PID))
+		num_label(w, "pid", s->pid);
+	if (!(p->labels_omitted & PROF_LABEL_TID))
+		num_label(w, "tid", s->tid);
+	if (s->comm && s->comm[0] && !(p->labels_omitted & PROF_LABEL_COMM))
 		str_label(w, "comm", s->comm);
 	/* containers: the pid inside its namespace, the cgroup and the container id */
-	if (s->ns_pid && s->ns_pid != s->pid)
+	if (s->ns_pid && s->ns_pid != s->pid && !(p->labels_omitted & PROF_LABEL_NS_PID))
 		num_label(w, "ns_pid", s->ns_pid);
-	if (s->cgroup)
+	if (s->cgroup && !(p->labels_omitted & PROF_LABEL_CGROUP))
 		str_label(w, "cgroup", s->cgroup);
-	if (s->container)
+	if (s->container && !(p->labels_omitted & PROF_LABEL_CONTAINER))
 		str_label(w, "container", s->container);
 	/* the same test profile.c uses to add the [incomplete: ...] frame */
-	if (s->reason != STOP_COMPLETE && s->reason != STOP_NO_USER)
+	if (s->reason != STOP_COMPLETE && s->reason != STOP_NO_USER &&
+	    !(p->labels_omitted & PROF_LABEL_STOP_REASON))
 		str_label(w, "stop_reason", stop_reason_name(s->reason));
+	if (s->service && s->service[0])
+		str_label(w, "service_name", s->service);
 	for (i = 0; i < p->nr_labels; i++)
 		str_label(w, p->labels[i].key, p->labels[i].value);
 	pb_msg(&w->out, PROFILE_SAMPLE, &w->msg);

@@ -248,6 +248,11 @@ static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgro
 		if (cgroup_container_id(path, id, sizeof(id)))
 			ps->container = profile_intern(p, id);
 	}
+	if (info && info->service_name)
+		ps->service = profile_intern(p, info->service_name);
+	else if (info && info->service_by_process)
+		ps->service = path && cgroup_unit_name(path, id, sizeof(id)) ? profile_intern(p, id)
+									      : ps->comm;
 	ps->root = ps->comm;
 	if (info && info->group_by_container) {
 		ps->group = ps->container ? ps->container : ps->cgroup ? ps->cgroup : "[unknown cgroup]";
@@ -357,6 +362,7 @@ int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *f
 		p->nr_labels = info->nr_labels;
 		p->comments = info->comments;
 		p->nr_comments = info->nr_comments;
+		p->labels_omitted = info->labels_omitted;
 	}
 	if (!p->event)
 		p->event = "cpu-clock";

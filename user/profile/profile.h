@@ -40,6 +40,22 @@ struct prof_location {
 	const char *function; /* symbol, or "libfoo.so+0x1234", or "[unknown]" */
 };
 
+/*
+ * The per-sample labels a writer may leave out (struct profile_info's
+ * labels_omitted): each distinct value is a series in a fleet store such as
+ * Pyroscope, so the agent keeps only the bounded ones by default.
+ */
+enum prof_label_bit {
+	PROF_LABEL_PID = 1u << 0,
+	PROF_LABEL_TID = 1u << 1,
+	PROF_LABEL_COMM = 1u << 2,
+	PROF_LABEL_NS_PID = 1u << 3,
+	PROF_LABEL_CGROUP = 1u << 4,
+	PROF_LABEL_CONTAINER = 1u << 5,
+	PROF_LABEL_STOP_REASON = 1u << 6,
+	PROF_LABELS_ALL = (1u << 7) - 1,
+};
+
 /* A label that every sample of a profile carries (the agent's hostname and --labels). */
 struct prof_label {
 	const char *key, *value;
@@ -54,6 +70,7 @@ struct prof_sample {
 	const char *group;	 /* --group-by container: container id or cgroup, else NULL */
 	const char *cgroup;	 /* cgroup v2 path, NULL if unknown */
 	const char *container;	 /* container id from the cgroup path, NULL if none */
+	const char *service;	 /* Pyroscope service_name, NULL if not asked for */
 	uint32_t reason; /* enum cfi_stop_reason */
 	uint32_t nr_locs;
 	uint32_t *locs; /* indices into locs, leaf first */
@@ -77,6 +94,7 @@ struct profile {
 	size_t nr_labels;
 	const char *const *comments;	 /* notes on the whole profile (pprof comments) */
 	size_t nr_comments;
+	uint32_t labels_omitted; /* enum prof_label_bit: sample labels writers leave out */
 	void *priv;	       /* string pool and lookup tables */
 };
 
@@ -89,6 +107,13 @@ struct profile_info {
 	size_t nr_labels;
 	const char *const *comments;
 	size_t nr_comments;
+	uint32_t labels_omitted; /* see struct profile; 0: every label */
+	/*
+	 * A service_name label on every sample: this one, or (service_by_process)
+	 * the process's systemd unit from its cgroup, else its program name.
+	 */
+	const char *service_name;
+	bool service_by_process;
 };
 
 /* Symbolizes every stack of a (user PCs through fn's process tracker, kernel PCs through its ksyms). */

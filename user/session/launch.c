@@ -64,7 +64,7 @@ static uint64_t auxv_entry(pid_t pid)
 	return entry;
 }
 
-bool launch_run_to_entry(pid_t pid)
+bool launch_run_to_entry(pid_t pid, int *exit_status)
 {
 	struct user_regs_struct regs;
 	uint64_t entry = auxv_entry(pid);
@@ -80,16 +80,19 @@ bool launch_run_to_entry(pid_t pid)
 	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)((word & ~0xffL) | 0xcc)))
 		return true;
 	for (;;) {
-		if (ptrace(PTRACE_CONT, pid, NULL, NULL) || waitpid(pid, &status, 0) != pid ||
-		    !WIFSTOPPED(status))
+		if (ptrace(PTRACE_CONT, pid, NULL, NULL) || waitpid(pid, &status, 0) != pid)
 			return false;
+		if (!WIFSTOPPED(status))
+			goto gone;
 		if (WSTOPSIG(status) == SIGTRAP)
 			break;
 		/* other signals before main are the program's own: deliver them */
 		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(status)))
 			return false;
-		if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+		if (waitpid(pid, &status, 0) != pid)
 			return false;
+		if (!WIFSTOPPED(status))
+			goto gone;
 		if (WSTOPSIG(status) == SIGTRAP)
 			break;
 	}
@@ -99,6 +102,9 @@ bool launch_run_to_entry(pid_t pid)
 	ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)word);
 	ptrace(PTRACE_SETREGS, pid, NULL, &regs);
 	return true;
+gone:
+	*exit_status = status;
+	return false;
 }
 
 void launch_release(pid_t pid)

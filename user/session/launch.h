@@ -20,10 +20,11 @@ pid_t launch_stopped(char **cmd, const struct rlimit *nofile, int *go_fd);
 /*
  * Runs the child, stopped after its exec, on to its entry point with a
  * one-shot breakpoint, so that the dynamic loader has mapped every needed
- * library.  false if the child died on the way; true otherwise (even if the
+ * library.  false if the child died on the way (its wait status in *status:
+ * the loader exits 127 on a missing library); true otherwise (even if the
  * breakpoint could not be used).
  */
-bool launch_run_to_entry(pid_t pid);
+bool launch_run_to_entry(pid_t pid, int *status);
 /* Lets the child run on its own. */
 void launch_release(pid_t pid);
 

@@ -179,7 +179,7 @@ static bool release_after_exec(struct session *s)
 	 */
 	loader_add_target(&s->ld, (uint32_t)s->child);
 	proc_tracker_load_now(s->pt, (uint32_t)s->child);
-	if (!launch_run_to_entry(s->child))
+	if (!launch_run_to_entry(s->child, &s->child_status))
 		return false;
 	proc_tracker_load_now(s->pt, (uint32_t)s->child);
 	/* the latency the summary reports counts the time it waited for its tables */

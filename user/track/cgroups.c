@@ -112,6 +112,24 @@ const char *cgroup_container_id(const char *path, char *out, size_t len)
 	return found;
 }
 
+const char *cgroup_unit_name(const char *path, char *out, size_t len)
+{
+	const char *p = path, *end, *found = NULL;
+	size_t n;
+
+	while (*p) {
+		end = strchrnul(p, '/');
+		n = (size_t)(end - p);
+		if (n > 8 && !memcmp(end - 8, ".service", 8) && n - 8 < len) {
+			memcpy(out, p, n - 8);
+			out[n - 8] = 0;
+			found = out;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return found;
+}
+
 static struct {
 	const char *want;
 	char match[PATH_MAX];

@@ -26,6 +26,12 @@ int cgroup_find_container(const char *id, char *out, size_t len);
 int cgroup_pids(const char *path, uint32_t **pids);
 /* The container id in a cgroup path, or NULL; out receives it. */
 const char *cgroup_container_id(const char *path, char *out, size_t len);
+/*
+ * The systemd service a cgroup path belongs to: "nginx" for
+ * /system.slice/nginx.service (the innermost .service component, without the
+ * suffix); NULL if none.
+ */
+const char *cgroup_unit_name(const char *path, char *out, size_t len);
 
 /* cgroup id -> path (relative to the mount), rebuilt when an unknown id shows up. */
 struct cgroup_names;

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * cfiprof behaves as the tools around it expect:
+ *  1. exit_status: `record -- CMD` exits with the command's status (7 for
+ *     `sh -c 'exit 7'`, 128 + 15 for a command killed by SIGTERM, 127 for
+ *     one that cannot run), as perf does;
+ *  2. stdio: `-o -` writes the profile to standard output (and no file named
+ *     "-"), `--save - -o FILE` the recording, `report -` reads standard input
+ *     and gives the same bytes as `report FILE`;
+ *  3. perf_script: `-f perf-script` parsed back the way stackcollapse-perf.pl
+ *     and the Firefox Profiler's importer read `perf script` (their regular
+ *     expressions, in python3) gives exactly the folded output's stacks and
+ *     counts;
+ *  4. agent: READY=1 over $NOTIFY_SOCKET once sampling, /metrics accepted by
+ *     `promtool check metrics` with the process_* metrics and
+ *     cfiprof_build_info{version=...} of `cfiprof --version`, no lifetime ratio
+ *     gauge; its profiles carry service_name, not pid.
+ * Environment: CFIPROF (default build/cfiprof), OUT (default build).
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "tests/lib/cli_util.h"
+#include "tests/lib/e2e.h"
+#include "tests/lib/harness.h"
+#include "tests/lib/http_client.h"
+#include "tests/lib/pprof_read.h"
+
+#define PATHBUF (PATH_MAX + 256)
+
+static char chain[PATHBUF];
+
+/* sh -c SCRIPT with CFIPROF and T (the tmpdir) in its environment; its exit code. */
+static int sh(const char *script, const char *err_name)
+{
+	char env_bin[PATHBUF], env_tmp[PATHBUF], epath[PATHBUF];
+	char *env[] = {env_bin, env_tmp, NULL};
+	char *argv[] = {"sh", "-c", (char *)script, NULL};
+
+	snprintf(env_bin, sizeof(env_bin), "CFIPROF=%s", cfiprof_bin);
+	snprintf(env_tmp, sizeof(env_tmp), "T=%s", tmpdir);
+	return run_env(argv, env, NULL, tpath(epath, sizeof(epath), err_name), 60, NULL);
+}
+
+static void test_exit_status(void)
+{
+	int rc;
+
+	rc = sh("exec \"$CFIPROF\" record -F 99 -o \"$T/e7.folded\" -- sh -c 'exit 7'", "e7.err");
+	CHECK(rc == 7, "record -- sh -c 'exit 7' exited %d, not 7", rc);
+	rc = sh("exec \"$CFIPROF\" record -F 99 -o \"$T/e0.folded\" -- true", "e0.err");
+	CHECK(rc == 0, "record -- true exited %d", rc);
+	rc = sh("exec \"$CFIPROF\" record -F 99 -o \"$T/sig.folded\" -- sh -c 'kill -TERM $$'",
+		"sig.err");
+	CHECK(rc == 128 + SIGTERM, "record -- (killed by SIGTERM) exited %d, not %d", rc,
+	      128 + SIGTERM);
+	rc = sh("exec \"$CFIPROF\" record -F 99 -o \"$T/none.folded\" -- /nonexistent/prog",
+		"none.err");
+	CHECK(rc == 127, "record -- /nonexistent/prog exited %d, not 127", rc);
+}
+
+static void test_stdio(void)
+{
+	char p[PATHBUF], q[PATHBUF], script[4 * PATHBUF];
+	char *out, *rep, *rep_stdin;
+	int rc;
+
+	/* -o -: the profile on stdout, in the working directory no file "-" */
+	snprintf(script, sizeof(script),
+		 "cd \"$T\" && \"$CFIPROF\" record -F 499 -o - -- %s 1 > stdout.folded", chain);
+	rc = sh(script, "stdout.err");
+	CHECK(rc == 0, "record -o -: exit %d", rc);
+	out = slurp(tpath(p, sizeof(p), "stdout.folded"));
+	CHECK(out && strstr(out, "chain;") && strstr(out, ";leaf "),
+	      "record -o - wrote no chain stacks to stdout: %.200s", out ? out : "(none)");
+	CHECK(access(tpath(q, sizeof(q), "-"), F_OK) != 0, "record -o - created a file named '-'");
+	free(out);
+
+	/* --save - -o FILE: the recording on stdout; report - reads it from stdin */
+	snprintf(
+	    script, sizeof(script),
+	    "\"$CFIPROF\" record -F 499 -o \"$T/live.folded\" --save - -- %s 1 > \"$T/run.rec\"",
+	    chain);
+	rc = sh(script, "save.err");
+	CHECK(rc == 0, "record --save -: exit %d", rc);
+	rc = sh("\"$CFIPROF\" report \"$T/run.rec\" -o \"$T/file.folded\"", "rep.err");
+	CHECK(rc == 0, "report FILE: exit %d", rc);
+	rc = sh("\"$CFIPROF\" report - -o - < \"$T/run.rec\" > \"$T/stdin.folded\"", "rep2.err");
+	CHECK(rc == 0, "report - < FILE: exit %d", rc);
+	rep = slurp(tpath(p, sizeof(p), "file.folded"));
+	rep_stdin = slurp(tpath(q, sizeof(q), "stdin.folded"));
+	CHECK(rep && strstr(rep, ";leaf "), "report of the --save - recording: %.200s",
+	      rep ? rep : "(none)");
+	CHECK(rep && rep_stdin && !strcmp(rep, rep_stdin),
+	      "report - (stdin) differs from report FILE:\n%.300s\n---\n%.300s",
+	      rep_stdin ? rep_stdin : "(none)", rep ? rep : "(none)");
+	free(rep);
+	free(rep_stdin);
+}
+
+/*
+ * stackcollapse-perf.pl's event and frame expressions (plus the Firefox
+ * Profiler's header test), collapsing each block to comm;root;..;leaf with
+ * kernel frames suffixed _[k] (its --kernel): the folded format's lines.
+ */
+static const char collapse_py[] =
+    "import re, sys\n"
+    "ev = re.compile(r'^(\\S.+?)\\s+(\\d+)\\/*(\\d+)*\\s+')\n"
+    "ff = re.compile(r'^(\\S.+?)\\s+(\\d+)\\/*(\\d+)*\\s+([\\d.]+)')\n"
+    "fr = re.compile(r'^\\s*(\\w+)\\s*(.+) \\((\\S*)\\)')\n"
+    "folded = {}\n"
+    "for l in open(sys.argv[2]):\n"
+    "    name, n = l.rstrip('\\n').rsplit(' ', 1)\n"
+    "    folded[name] = folded.get(name, 0) + int(n)\n"
+    "got, comm, stack, blocks, bad = {}, None, [], 0, 0\n"
+    "for l in open(sys.argv[1]):\n"
+    "    l = l.rstrip('\\n')\n"
+    "    if comm is None:\n"
+    "        m = ev.match(l)\n"
+    "        if not m or not ff.match(l):\n"
+    "            bad += 1; continue\n"
+    "        comm, stack = m.group(1).replace(' ', '_'), []\n"
+    "    elif l == '':\n"
+    "        k = ';'.join([comm] + stack); got[k] = got.get(k, 0) + 1\n"
+    "        comm, blocks = None, blocks + 1\n"
+    "    else:\n"
+    "        m = fr.match(l)\n"
+    "        if not m:\n"
+    "            bad += 1; continue\n"
+    "        f = m.group(2) + ('_[k]' if m.group(3) == '[kernel.kallsyms]' else '')\n"
+    "        stack.insert(0, f)\n"
+    "print('blocks', blocks, 'bad', bad, 'stacks', len(got), 'folded', len(folded))\n"
+    "for k in sorted(set(got) | set(folded)):\n"
+    "    if got.get(k) != folded.get(k):\n"
+    "        print('DIFF', got.get(k), folded.get(k), k[:200])\n"
+    "sys.exit(0 if blocks and not bad and got == folded else 1)\n";
+
+static void test_perf_script(void)
+{
+	char script[4 * PATHBUF], py[PATHBUF], ps[PATHBUF], fo[PATHBUF], res[PATHBUF];
+	char *argv[] = {"python3", py, ps, fo, NULL};
+	FILE *f;
+	int rc;
+
+	snprintf(script, sizeof(script),
+		 "\"$CFIPROF\" record -F 499 --save \"$T/ps.rec\" -o \"$T/ps.live\" -- %s 1 && "
+		 "\"$CFIPROF\" report \"$T/ps.rec\" -f perf-script -o \"$T/out.perf-script\" && "
+		 "\"$CFIPROF\" report \"$T/ps.rec\" -o \"$T/out.folded\"",
+		 chain);
+	rc = sh(script, "ps.err");
+	CHECK(rc == 0, "record / report -f perf-script: exit %d", rc);
+	f = fopen(tpath(py, sizeof(py), "collapse.py"), "w");
+	CHECK(f && fputs(collapse_py, f) >= 0 && !fclose(f), "cannot write %s", py);
+	tpath(ps, sizeof(ps), "out.perf-script");
+	tpath(fo, sizeof(fo), "out.folded");
+	rc = run(argv, tpath(res, sizeof(res), "collapse.out"), "-", 60);
+	CHECK(rc == 0, "perf-script collapsed as stackcollapse-perf does differs from folded");
+	if (rc)
+		dump_tail("collapse", res);
+}
+
+/* One datagram on the notify socket within timeout seconds, into buf ("" if none). */
+static void notify_recv(int fd, char *buf, size_t len, double timeout)
+{
+	struct timeval tv = {(time_t)timeout, 0};
+	ssize_t n;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	n = recv(fd, buf, len - 1, 0);
+	buf[n > 0 ? n : 0] = 0;
+}
+
+static void check_metrics(const char *body)
+{
+	static const char *const want[][2] = {
+	    {"process_cpu_seconds_total", "counter"},
+	    {"process_resident_memory_bytes", "gauge"},
+	    {"process_virtual_memory_bytes", "gauge"},
+	    {"process_start_time_seconds", "gauge"},
+	    {"process_open_fds", "gauge"},
+	    {"process_max_fds", "gauge"},
+	    {"cfiprof_build_info", "gauge"},
+	};
+	static const char *const gone[] = {"cfiprof_rule_cache_hit_ratio",
+					   "cfiprof_agent_rss_bytes", "cfiprof_uptime_seconds"};
+	char line[PATHBUF], version[128] = "", path[PATHBUF], *v;
+	char *argv[] = {"promtool", "check", "metrics", NULL};
+	char *sh_argv[] = {"sh", "-c", "promtool check metrics < \"$1\"", "sh", path, NULL};
+	FILE *f;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		snprintf(line, sizeof(line), "# TYPE %s %s\n", want[i][0], want[i][1]);
+		CHECK(strstr(body, line), "/metrics lacks '%s'", line);
+	}
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		snprintf(line, sizeof(line), "\n%s ", gone[i]);
+		CHECK(!strstr(body, line), "/metrics still has %s", gone[i]);
+	}
+	CHECK(metric_value(body, "process_start_time_seconds") > 1e9,
+	      "process_start_time_seconds %f", metric_value(body, "process_start_time_seconds"));
+	f = popen("\"$CFIPROF\" --version", "r");
+	if (f) {
+		if (fgets(version, sizeof(version), f))
+			version[strcspn(version, "\n")] = 0;
+		pclose(f);
+	}
+	v = strchr(version, ' ');
+	snprintf(line, sizeof(line), "cfiprof_build_info{version=\"%s\"} 1\n", v ? v + 1 : "?");
+	CHECK(v && strstr(body, line), "/metrics lacks '%s'", line);
+	f = fopen(tpath(path, sizeof(path), "metrics.txt"), "w");
+	CHECK(f && fputs(body, f) >= 0 && !fclose(f), "cannot write %s", path);
+	(void)argv;
+	rc = run(sh_argv, tpath(line, sizeof(line), "promtool.out"), line, 30);
+	CHECK(rc == 0, "promtool check metrics: exit %d", rc);
+	if (rc)
+		dump_tail("promtool", line);
+}
+
+static void check_agent_profile(const char *dir)
+{
+	char cmd[PATHBUF + 64], file[PATHBUF] = "";
+	struct decoded d = {0};
+	uint8_t *buf;
+	size_t len;
+	bool service = false, pid = false;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ls -1 %s/*.pb.gz | tail -1", dir);
+	f = popen(cmd, "r");
+	if (f) {
+		if (fgets(file, sizeof(file), f))
+			file[strcspn(file, "\n")] = 0;
+		pclose(f);
+	}
+	buf = file[0] ? gunzip_file(file, &len) : NULL;
+	CHECK(buf && !decode(buf, len, &d) && d.nr_samples > 0, "no agent profile in %s", dir);
+	for (int i = 0; i < d.nr_samples; i++)
+		for (int k = 0; k < d.samples[i].nr_labels; k++) {
+			service |= !strcmp(d.samples[i].label_keys[k], "service_name");
+			pid |= !strcmp(d.samples[i].label_keys[k], "pid");
+		}
+	CHECK(service, "%s: no sample has a service_name label", file);
+	CHECK(!pid, "%s: pid labels by default (one series per process)", file);
+	CHECK(d.period_type[0] && !strcmp(d.period_type[0], "cpu") && d.period_type[1] &&
+		  !strcmp(d.period_type[1], "nanoseconds"),
+	      "%s: period type %s/%s, not cpu/nanoseconds (Pyroscope's process_cpu)", file,
+	      d.period_type[0], d.period_type[1]);
+	decoded_free(&d);
+	free(buf);
+}
+
+static void test_agent(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char dir[PATHBUF], log[PATHBUF], env_notify[PATHBUF], msg[256], addr[64] = "";
+	char *env[] = {env_notify, NULL};
+	char *argv[] = {(char *)cfiprof_bin,
+			"agent",
+			"--output-dir",
+			dir,
+			"--interval",
+			"1s",
+			"--freq",
+			"99",
+			"--metrics-addr",
+			"127.0.0.1:0",
+			NULL};
+	char *busy_argv[] = {chain, "5", NULL};
+	char *body = NULL, *l, *m;
+	double t0;
+	pid_t pid, busy;
+	int fd, st;
+	bool to;
+
+	tpath(dir, sizeof(dir), "agent");
+	tpath(log, sizeof(log), "agent.log");
+	/* sun_path holds 108 bytes: the tmpdir's name is shorter */
+	if (strlen(tmpdir) + sizeof("/notify") <= sizeof(sa.sun_path)) {
+		memcpy(sa.sun_path, tmpdir, strlen(tmpdir));
+		memcpy(sa.sun_path + strlen(tmpdir), "/notify", sizeof("/notify"));
+	}
+	snprintf(env_notify, sizeof(env_notify), "NOTIFY_SOCKET=%s", sa.sun_path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)), "notify socket %s",
+	      sa.sun_path);
+	/* something to sample: an idle host gives the agent no samples */
+	busy = spawn(busy_argv, NULL, NULL);
+	t0 = mono_sec();
+	pid = spawn_env(argv, env, log, log);
+	notify_recv(fd, msg, sizeof(msg), 20);
+	CHECK(!strncmp(msg, "READY=1", 7), "no READY=1 within 20 s (got '%s')", msg);
+	printf("READY=1 %.2f s after the start\n", mono_sec() - t0);
+	/* READY comes after the log line that names the metrics address, and after attaching */
+	l = slurp(log);
+	m = l ? strstr(l, "metrics=") : NULL;
+	if (m)
+		sscanf(m + 8, "%63s", addr);
+	CHECK(l && strstr(l, "agent started"), "READY=1 before 'agent started'");
+	free(l);
+	sleep_s(2.5);
+	if (addr[0])
+		body = http_get(addr, "/metrics");
+	CHECK(body && strstr(body, "cfiprof_samples_total"), "GET %s/metrics failed", addr);
+	m = body ? strstr(body, "\r\n\r\n") : NULL;
+	if (m)
+		check_metrics(m + 4); /* without the HTTP header */
+	free(body);
+	kill(pid, SIGTERM);
+	notify_recv(fd, msg, sizeof(msg), 10);
+	CHECK(!strncmp(msg, "STOPPING=1", 10), "no STOPPING=1 on SIGTERM (got '%s')", msg);
+	st = wait_timeout(pid, 15, &to);
+	CHECK(exit_code(st, to) == 0, "agent exit %d after SIGTERM", exit_code(st, to));
+	wait_timeout(busy, 10, NULL);
+	close(fd);
+	check_agent_profile(dir);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const tools[] = {"python3", "promtool"};
+	static char bin[PATH_MAX];
+
+	harness_init(argc, argv);
+	if (!e2e_setup("conventions"))
+		return HARNESS_DONE();
+	snprintf(chain, sizeof(chain), "%s/chain", progs_dir);
+	CHECK(access(chain, X_OK) == 0, "%s is missing (make %s)", chain, chain);
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		CHECK(tool_exists(tools[i]), "%s is missing (make test-deps)", tools[i]);
+	/* absolute: some scripts run it from the tmpdir */
+	if (realpath(cfiprof_bin, bin))
+		cfiprof_bin = bin;
+	setenv("CFIPROF", cfiprof_bin, 1);
+
+	RUN_TEST(test_exit_status);
+	RUN_TEST(test_stdio);
+	RUN_TEST(test_perf_script);
+	RUN_TEST(test_agent);
+
+	e2e_finish();
+	return HARNESS_DONE();
+}
