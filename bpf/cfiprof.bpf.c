@@ -239,6 +239,11 @@ static __always_inline void walker_count(__u32 counter_id, __u64 n)
 		*v += n;
 }
 
+/*
+ * One frame's step is a global function: the verifier checks it once, for any
+ * walker state, instead of once per state the walk loop can be in.
+ */
+#define WALKER_STEP_ATTR __noinline
 #include "walker.h"
 
 #define PF_KTHREAD	     0x00200000

@@ -387,7 +387,10 @@ have_ra:
  * Returns 0 when st holds a new frame to emit, 1 when the walk ended
  * (st->reason says why).
  */
-static __always_inline int walker_step(struct walker_state *st)
+#ifndef WALKER_STEP_ATTR
+#define WALKER_STEP_ATTR static __always_inline
+#endif
+WALKER_STEP_ATTR int walker_step(struct walker_state *st)
 {
 	struct cfi_rule_cache_entry *slot;
 	struct cfi_mapping_val *m;
@@ -397,6 +400,9 @@ static __always_inline int walker_step(struct walker_state *st)
 	__u32 mflags;
 	__u8 from_fp, fp_only;
 
+	/* a global function's pointer argument may be NULL as far as the verifier knows */
+	if (!st)
+		return 1;
 	if (!st->proc_known)
 		return walker_stop(st, STOP_TABLES_PENDING);
 
@@ -468,7 +474,8 @@ static __always_inline int walker_frame(struct walker_state *st, __u64 *out, __u
 		return walker_stop(st, STOP_TRUNCATED);
 	out[nr] = st->ip;
 	st->nr = nr + 1;
-	return walker_step(st);
+	/* 0 or 1 exactly: bpf_loop's callback must say so (walker_step may be global) */
+	return walker_step(st) != 0;
 }
 
 #endif /* CFIPROF_WALKER_H */
