@@ -44,7 +44,7 @@ for way in off on; do
 		END {
 			deferred = 0; kib = 0;
 			while ((getline l < err) > 0)
-				if (l ~ /deferred: /) { split(l, a, "deferred: "); split(a[2], b, " "); deferred = b[1];
+				if (l ~ /deferred: [0-9]+ samples waited/) { split(l, a, "deferred: "); split(a[2], b, " "); deferred = b[1];
 					split(l, c, "stack copy \\("); split(c[2], d, " "); kib = d[1] * deferred }
 			printf "| %s | %d | %.2f | %d | %.2f | %.3f | %d | %.1f | %.2f MiB/s over the %s s build |\n", way, total, 100 * comp / total, none, 100 * comp / (total - none), 100 * pend / total, deferred, kib / 1024, kib / 1024 / secs, secs
 		}' "$out/$way.folded" >> "$report"

@@ -92,7 +92,7 @@ run_one() {
 			first = "-"; bytes = 0; deferred = 0;
 			while ((getline l < err) > 0) {
 				if (l ~ /exec -> first complete stack/) { split(l, a, "median "); split(a[2], b, " "); first = b[1] }
-				if (l ~ /deferred: /) { split(l, a, "deferred: "); split(a[2], b, " "); deferred = b[1];
+				if (l ~ /deferred: [0-9]+ samples waited/) { split(l, a, "deferred: "); split(a[2], b, " "); deferred = b[1];
 					split(l, c, "stack copy \\("); split(c[2], d, " "); bytes = d[1] * deferred }
 			}
 			printf "%s %s %d %.3f %.3f %s %d %.0f %.3f\n", name, way, total, 100 * comp / total, 100 * pend / total, first, deferred, bytes, 100 * comp / (total - none)
