@@ -336,6 +336,11 @@ static int world_build(struct world *w, const struct snapshot *s)
 		int idx;
 
 		w->obj_of_map[i] = -1;
+		/* anonymous executable memory (JIT code): frame pointers, as in the loader */
+		if (m->exec && (!m->path[0] || !strncmp(m->path, "[anon", 5))) {
+			replay_add_mapping(&w->env, m->start, m->end, 0, CFI_MAPPING_FP, 0);
+			continue;
+		}
 		if (!m->exec || m->path[0] != '/')
 			continue;
 		idx = world_obj(w, m->path);
@@ -394,6 +399,18 @@ static const char *world_sym(const struct world *w, const struct snapshot *s, ui
 	return NULL;
 }
 
+/* Is pc in anonymous executable memory (JIT code)? */
+static int snap_anon_exec(const struct snapshot *s, uint64_t pc)
+{
+	for (uint32_t i = 0; i < s->nr_maps && i < 512; i++) {
+		const struct snap_map *m = &s->maps[i];
+
+		if (pc >= m->start && pc < m->end)
+			return m->exec && (!m->path[0] || !strncmp(m->path, "[anon", 5));
+	}
+	return 0;
+}
+
 /* The return address must directly follow a call instruction in the file. */
 static int follows_call(const struct object *o, const struct snap_map *m, uint64_t pc)
 {
@@ -422,6 +439,7 @@ static int follows_call(const struct object *o, const struct snap_map *m, uint64
  *   "@libc"  any frame in libc.so.6 (its .symtab is stripped)
  *   "@sig"   the signal trampoline in libc (no call before it)
  *   "!name"  an interrupted frame: no call-site check
+ *   "@jit"   a frame in anonymous executable memory (JIT code)
  */
 struct expect {
 	const char *tok[16];
@@ -485,6 +503,8 @@ static int chain_match(const struct world *w, const struct snapshot *s, const __
 		}
 		if (!strcmp(tok, "@libc") || !strcmp(tok, "@sig")) {
 			match = in_libc;
+		} else if (!strcmp(tok, "@jit")) {
+			match = !o && snap_anon_exec(s, pcs[i]);
 		} else {
 			const char *want = tok[0] == '!' ? tok + 1 : tok;
 			size_t wl = strlen(want);
