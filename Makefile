@@ -67,7 +67,7 @@ SAN_FLAGS  := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 include tests/progs/progs.mk
 
-.PHONY: all deps test-deps test bench fuzz clean format run demo kernel-matrix FORCE man install \
+.PHONY: all deps test-deps npm-dep test bench fuzz clean format run demo kernel-matrix FORCE man install \
 	uninstall
 .SECONDARY:
 .DELETE_ON_ERROR:
@@ -90,8 +90,18 @@ endef
 deps:
 	$(call apt_install,$(BUILD_PKGS))
 
+# an independent pprof reader for test_conventions (npm; nodejs brings npm on some systems)
+NPM_PKGS := pprof-format@2.3.2
 test-deps:
 	$(call apt_install,$(BUILD_PKGS) $(TEST_PKGS))
+	@command -v npm > /dev/null || $(MAKE) --no-print-directory npm-dep
+	@[ -f $(OUT)/npm/node_modules/pprof-format/package.json ] || { \
+		echo "deps: npm install $(NPM_PKGS)"; \
+		npm install --prefix $(OUT)/npm --no-audit --no-fund --silent $(NPM_PKGS) > /dev/null || \
+			{ echo "deps: npm install $(NPM_PKGS) failed" >&2; exit 1; }; }
+
+npm-dep:
+	$(call apt_install,npm)
 
 # rewritten only when the version changes, so an unchanged tree rebuilds nothing
 $(OUT)/cfiprof_version.h: FORCE

@@ -11,7 +11,10 @@
  *     and the Firefox Profiler's importer read `perf script` (their regular
  *     expressions, in python3) gives exactly the folded output's stacks and
  *     counts;
- *  4. agent: READY=1 over $NOTIFY_SOCKET once sampling, /metrics accepted by
+ *  4. pprof_reader: the pprof decoded by an independent reader (the
+ *     pprof-format npm package, tests/lib/pprof_decode.js) holds exactly the
+ *     folded output's stacks and counts, with Pyroscope's CPU sample types;
+ *  5. agent: READY=1 over $NOTIFY_SOCKET once sampling, /metrics accepted by
  *     `promtool check metrics` with the process_* metrics and
  *     cfiprof_build_info{version=...} of `cfiprof --version`, no lifetime ratio
  *     gauge; its profiles carry service_name, not pid.
@@ -164,6 +167,38 @@ static void test_perf_script(void)
 	CHECK(rc == 0, "perf-script collapsed as stackcollapse-perf does differs from folded");
 	if (rc)
 		dump_tail("collapse", res);
+}
+
+static void test_pprof_reader(void)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char script[8 * PATHBUF], rel[PATHBUF], npm[PATH_MAX] = "", js[PATH_MAX] = "";
+	int rc;
+
+	snprintf(rel, sizeof(rel), "%s/npm/node_modules", out);
+	CHECK(realpath(rel, npm) && realpath("tests/lib/pprof_decode.js", js),
+	      "%s or tests/lib/pprof_decode.js is missing (make test-deps installs pprof-format)",
+	      rel);
+	if (!npm[0] || !js[0])
+		return;
+	/* kernel frames are "name_[k]" in folded output, "name" in a pprof */
+	snprintf(script, sizeof(script),
+		 "\"$CFIPROF\" record -F 499 --save \"$T/pp.rec\" -o \"$T/pp.live\" -- %s 1 && "
+		 "\"$CFIPROF\" report \"$T/pp.rec\" -o \"$T/pp.pb.gz\" && "
+		 "\"$CFIPROF\" report \"$T/pp.rec\" -o \"$T/pp.folded\" && "
+		 "node '%s' '%s' \"$T/pp.pb.gz\" > \"$T/pp.decoded\" && "
+		 "grep -qx '# sample types: samples/count cpu/nanoseconds' \"$T/pp.decoded\" && "
+		 "grep -v '^#' \"$T/pp.decoded\" | LC_ALL=C sort > \"$T/pp.a\" && "
+		 "cut -d';' -f2- \"$T/pp.folded\" | sed -E 's/_\\[k\\]//g; s/ ([0-9]+)$/\\t\\1/' | "
+		 "awk -F'\\t' '{a[$1] += $2} END {for (k in a) print k \" \" a[k]}' | "
+		 "LC_ALL=C sort > \"$T/pp.b\" && [ -s \"$T/pp.a\" ] && "
+		 "diff \"$T/pp.a\" \"$T/pp.b\" > \"$T/pp.diff\"",
+		 chain, js, npm);
+	rc = sh(script, "pp.err");
+	CHECK(rc == 0,
+	      "the pprof read by pprof-format differs from the folded output (or a step failed: "
+	      "exit %d; see %s/pp.err, pp.diff)",
+	      rc, tmpdir);
 }
 
 /* One datagram on the notify socket within timeout seconds, into buf ("" if none). */
@@ -343,6 +378,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_exit_status);
 	RUN_TEST(test_stdio);
 	RUN_TEST(test_perf_script);
+	RUN_TEST(test_pprof_reader);
 	RUN_TEST(test_agent);
 
 	e2e_finish();
