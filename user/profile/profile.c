@@ -278,11 +278,18 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 	for (k = 0; k < s->nr_user && id >= 0; k++) {
 		uint64_t lookup = k == 0 || user[k] == 0 ? user[k] : user[k] - 1;
 		const struct proc_mapping *pm = map_set_find(maps, lookup);
-		uint32_t map = pm ? mapping_id(p, s->pid, pm) : 0;
+		struct map_set *other = NULL;
+		uint32_t map;
 
+		if (!pm && fn->pt) {
+			other = proc_tracker_get_maps_at(fn->pt, s->pid, s->generation, lookup);
+			pm = map_set_find(other, lookup);
+		}
+		map = pm ? mapping_id(p, s->pid, pm) : 0;
 		frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf));
 		id = add_location(p, PROF_LOC_USER, s->pid, lookup, map, pm ? lookup - pm->bias : 0,
 				  buf);
+		map_set_put(other);
 		if (id >= 0)
 			ps->locs[(*n)++] = (uint32_t)id;
 	}

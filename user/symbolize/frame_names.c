@@ -105,7 +105,7 @@ const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint32_t gen, 
 			    char *buf, size_t len)
 {
 	uint64_t lookup = leaf || pc == 0 ? pc : pc - 1;
-	struct map_set *maps = fn->pt ? proc_tracker_get_maps(fn->pt, pid, gen) : NULL;
+	struct map_set *maps = fn->pt ? proc_tracker_get_maps_at(fn->pt, pid, gen, lookup) : NULL;
 	const char *name = frame_name_mapped(fn, pid, map_set_find(maps, lookup), pc, leaf, buf, len);
 
 	map_set_put(maps);

@@ -163,6 +163,34 @@ static struct map_set *maps_of_generation(const struct proc *p, uint32_t gen)
 	return p->cur;
 }
 
+/*
+ * pc in none of gen's mappings: the set it was taken under left the history
+ * (a process remapping code faster than PROC_HISTORY loads: dlopen/dlclose in
+ * a loop).  The newest retained set that maps pc names it better than none.
+ */
+struct map_set *proc_tracker_get_maps_at(struct proc_tracker *pt, uint32_t pid, uint32_t gen,
+					 uint64_t pc)
+{
+	struct map_set *s = NULL;
+	struct proc *p;
+	uint32_t i;
+
+	pthread_mutex_lock(&pt->lock);
+	p = tracker_find_locked(pt, pid);
+	if (p) {
+		s = maps_of_generation(p, gen);
+		if (!map_set_find(s, pc) && map_set_find(p->cur, pc))
+			s = p->cur;
+		for (i = p->nr_history; !map_set_find(s, pc) && i > 0; i--)
+			if (map_set_find(p->history[i - 1], pc))
+				s = p->history[i - 1];
+	}
+	if (s)
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&pt->lock);
+	return s;
+}
+
 struct map_set *proc_tracker_get_maps(struct proc_tracker *pt, uint32_t pid, uint32_t gen)
 {
 	struct map_set *s = NULL;

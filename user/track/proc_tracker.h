@@ -184,6 +184,9 @@ void proc_tracker_saved_ns_pid(struct proc_tracker *pt, uint32_t pid, uint32_t n
  * call that on the thread that symbolizes.
  */
 struct map_set *proc_tracker_get_maps(struct proc_tracker *pt, uint32_t pid, uint32_t gen);
+/* The same, or when pc is in none of those mappings the newest retained set that maps it. */
+struct map_set *proc_tracker_get_maps_at(struct proc_tracker *pt, uint32_t pid, uint32_t gen,
+					 uint64_t pc);
 void map_set_put(struct map_set *s);
 const struct proc_mapping *map_set_find(const struct map_set *s, uint64_t pc);
 /*
