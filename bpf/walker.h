@@ -382,14 +382,16 @@ have_ra:
 	return 0;
 }
 
+/* The BPF build makes the step a global function (verified once); C inlines it. */
+#ifndef WALKER_STEP_ATTR
+#define WALKER_STEP_ATTR static __always_inline
+#endif
+
 /*
  * Unwind the frame at st->ip (already emitted by the caller) to its caller.
  * Returns 0 when st holds a new frame to emit, 1 when the walk ended
  * (st->reason says why).
  */
-#ifndef WALKER_STEP_ATTR
-#define WALKER_STEP_ATTR static __always_inline
-#endif
 WALKER_STEP_ATTR int walker_step(struct walker_state *st)
 {
 	struct cfi_rule_cache_entry *slot;

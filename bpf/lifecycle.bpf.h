@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Exec, mapping changes, fork, exit and free of the processes being
+ * profiled: what the tracker in user space must hear about.  Included by
+ * cfiprof.bpf.c after its maps and helpers.
+ */
+#ifndef CFIPROF_LIFECYCLE_BPF_H
+#define CFIPROF_LIFECYCLE_BPF_H
+
+/* BTF tracepoints: no tracefs needed, so CAP_BPF + CAP_PERFMON suffice. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (wanted(tgid)) {
+		note_change(tgid, bpf_ktime_get_ns());
+		emit_event(RECORD_EXEC, tgid, 0);
+	}
+	return 0;
+}
+
+/*
+ * Mapping changes the walker cannot see: a library dlclose()d and another
+ * mapped at the same address would otherwise be unwound and named with the
+ * old one's tables.  munmap of a range we have a mapping for, and mmap with
+ * PROT_EXEC, ask user space to re-read the process's mappings.  Every syscall
+ * passes here, so the syscall number is checked first.
+ */
+#define NR_MMAP 9
+#define NR_MUNMAP 11
+#define PROT_EXEC_BIT 4
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	__u32 tgid;
+
+	if (id != NR_MUNMAP)
+		return 0;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!bpf_map_lookup_elem(&procs, &tgid) || !walker_lookup_mapping(tgid, regs->di))
+		return 0;
+	mapping_changed(tgid, regs->di);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u32 tgid;
+
+	if (regs->orig_ax != NR_MMAP || ret < 0 || !(regs->dx & PROT_EXEC_BIT))
+		return 0;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (bpf_map_lookup_elem(&procs, &tgid))
+		mapping_changed(tgid, (__u64)ret);
+	/*
+	 * No entry yet, but a load may be under way: one that read the maps
+	 * before this mmap must not pass for one that saw it (its first sample
+	 * asks for the tables; ld.so maps the libraries right after exec).
+	 */
+	else if (wanted(tgid))
+		note_change(tgid, bpf_ktime_get_ns());
+	return 0;
+}
+
+/*
+ * A process forked by one being profiled is profiled too, as perf record
+ * follows a command's children: a shell script or make shows its commands.
+ * Threads share the tgid and are covered already.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid, ctgid;
+	__u8 one = 1;
+
+	if (!follow_children || !filter_enabled)
+		return 0;
+	ptgid = parent->tgid;
+	ctgid = child->tgid;
+	if (ctgid == ptgid || !bpf_map_lookup_elem(&target_pids, &ptgid))
+		return 0;
+	/* over the budget, the child's first sample asks for it instead */
+	if (bpf_map_update_elem(&target_pids, &ctgid, &one, BPF_NOEXIST) == 0 &&
+	    request_budget_left(bpf_ktime_get_ns())) {
+		walker_count(CNT_REQUESTS, 1);
+		emit_event(RECORD_REQUEST, ctgid, 0);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+
+	/* a thread exiting is not a process exiting */
+	if ((__u32)pid_tgid != tgid)
+		return 0;
+	if (wanted(tgid))
+		emit_event(RECORD_EXIT, tgid, 0);
+	bpf_map_delete_elem(&request_times, &tgid);
+	bpf_map_delete_elem(&changed_at, &tgid);
+	return 0;
+}
+
+/*
+ * The pid may be reused by a process that is none of ours: it leaves the
+ * filter when the process is freed, not at sched_process_exit, which comes
+ * before exit_mm(): the exit itself (freeing the memory) is the process's
+ * CPU time too, and perf counts it.
+ */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(on_free, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+
+	if (filter_enabled && p->pid == tgid)
+		bpf_map_delete_elem(&target_pids, &tgid);
+	return 0;
+}
+
+#endif

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The session's summary on stderr: samples, stop reasons, tables, deferral, refusals. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/vec.h"
+#include "user/session/session.h"
+#include "user/symbolize/frame_names.h"
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+/* Tables refused by a quota or a full map, by cause, and mapping keys refused: only when any were. */
+static void print_refusals(FILE *f, const struct table_store_stats *ts,
+			   const struct tracker_stats *tr)
+{
+	bool any = tr->keys_refused_quota || tr->keys_refused_full;
+	int i;
+
+	for (i = 0; i < REFUSED_MAX; i++)
+		any |= ts->refused[i] != 0;
+	if (!any)
+		return;
+	fprintf(f, "cfiprof: refused (frame pointers used):");
+	for (i = 0; i < REFUSED_MAX; i++) {
+		if (ts->refused[i])
+			fprintf(f, " %s %" PRIu64, table_refusal_name(i), ts->refused[i]);
+	}
+	if (tr->keys_refused_quota || tr->keys_refused_full)
+		fprintf(f, "; mapping keys: process_quota %" PRIu64 ", trie_full %" PRIu64,
+			tr->keys_refused_quota, tr->keys_refused_full);
+	fprintf(f, "\n");
+}
+
+
+
+static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f)
+{
+	const struct deferred_stats *d = &s->deferred.stats;
+	struct tracker_stats tr;
+
+	fprintf(
+	    f,
+	    "cfiprof: deferred: %" PRIu64
+	    " samples waited for their tables with a stack copy (%.1f "
+	    "KiB each on average), %" PRIu64 " finished in user space (slowest after %.0f ms); "
+	    "kept tables-pending: %" PRIu64 " process gone, %" PRIu64 " tables not ready in time, "
+	    "%" PRIu64 " queue full, %" PRIu64 " over the copy budget, %" PRIu64
+	    " no ring-buffer room\n",
+	    c[CNT_DEFERRED],
+	    c[CNT_DEFERRED] ? (double)c[CNT_DEFER_BYTES] / 1024.0 / (double)c[CNT_DEFERRED] : 0.0,
+	    d->finished, (double)d->latency_ns_max / 1e6, d->gave_up_gone, d->gave_up_timeout,
+	    d->gave_up_full, c[CNT_DEFER_BUDGET], c[CNT_DEFER_LOST]);
+	proc_tracker_stats(s->pt, &tr);
+	fprintf(f,
+		"cfiprof: deferred: process snapshots: %" PRIu64 " taken, %" PRIu64
+		" loaded from (the process gone before its load), %" PRIu64
+		" refused, %" PRIu64 " too late (gone before its first deferred sample was read)\n",
+		tr.snapshots_taken, tr.snapshots_used, tr.snapshots_refused, tr.snapshots_late);
+}
+
+struct first_complete {
+	uint64_t ns;
+	uint32_t pid;
+};
+
+static int by_latency_desc(const void *a, const void *b)
+{
+	const struct first_complete *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+/*
+ * Exec -> first complete stack of every process seen exec'ing, as a
+ * distribution and the slowest few: one line each would be hundreds under -a.
+ */
+static void print_first_complete(struct session *s, FILE *f)
+{
+	struct first_complete *v = NULL;
+	uint64_t n = 0, cap = 0, i;
+	uint32_t b;
+	struct proc *p;
+
+	for (p = proc_tracker_first(s->pt, &b); p; p = proc_tracker_next(s->pt, p, &b)) {
+		if (!p->exec_ns || !p->first_complete_ns)
+			continue;
+		if (s->opts.verbose)
+			fprintf(f,
+				"cfiprof: pid %u: first complete stack %.1f ms after exec, tables "
+				"loaded %.1f ms after it\n",
+				p->pid, (double)(p->first_complete_ns - p->exec_ns) / 1e6,
+				p->tables_loaded_ns > p->exec_ns
+				    ? (double)(p->tables_loaded_ns - p->exec_ns) / 1e6
+				    : 0.0);
+		if (VEC_RESERVE(v, n, cap, 64))
+			break;
+		v[n].ns = p->first_complete_ns - p->exec_ns;
+		v[n++].pid = p->pid;
+	}
+	if (n) {
+		qsort(v, n, sizeof(*v), by_latency_desc);
+		fprintf(f,
+			"cfiprof: exec -> first complete stack: %" PRIu64 " process%s, median %.1f ms, "
+			"p90 %.1f ms, max %.1f ms; slowest:",
+			n, n == 1 ? "" : "es", (double)v[n / 2].ns / 1e6,
+			(double)v[n / 10].ns / 1e6, (double)v[0].ns / 1e6);
+		for (i = 0; i < n && i < 3; i++)
+			fprintf(f, " pid %u %.1f ms%s", v[i].pid, (double)v[i].ns / 1e6,
+				i + 1 < n && i < 2 ? "," : "");
+		fprintf(f, "\n");
+	}
+	free(v);
+}
+
+void session_print_summary(struct session *s, FILE *f)
+{
+	uint64_t c[CNT_MAX] = {0};
+	struct table_store_stats ts = s->ts.stats;
+	struct tracker_stats tr;
+	uint64_t hits, misses, stops = 0, lost, run_ns = 0, run_cnt = 0, unwalkable;
+	double secs = mono_sec() - s->start;
+	int i;
+
+	session_read_counters(s, c);
+	proc_tracker_stats(s->pt, &tr);
+	hits = c[CNT_CACHE_HIT];
+	misses = c[CNT_CACHE_MISS];
+	lost = c[CNT_LOST_RINGBUF];
+	for (i = 0; i < STOP_REASON_MAX; i++)
+		stops += c[CNT_STOP_BASE + i];
+	fprintf(f, "cfiprof: %.1f s, %" PRIu64 " samples (%" PRIu64 " written, %" PRIu64
+			" lost: ring buffer full), %" PRIu64 " received\n",
+		secs, c[CNT_SAMPLES], c[CNT_WRITTEN], lost, s->agg.samples);
+	fprintf(f, "cfiprof: stop reasons:");
+	for (i = 0; i < STOP_REASON_MAX; i++) {
+		if (c[CNT_STOP_BASE + i])
+			fprintf(f, " %s %" PRIu64 " (%.2f%%)", stop_reason_name(i),
+				c[CNT_STOP_BASE + i], pct(c[CNT_STOP_BASE + i], stops));
+	}
+	/* which rules the walker could not evaluate (deferred walks not included) */
+	for (i = 1; i < CFI_UNSUP_MAX; i++) {
+		if (c[CNT_UNSUP_BASE + i])
+			fprintf(f, " [unsupported %s %" PRIu64 "]", cfi_unsupported_name(i),
+				c[CNT_UNSUP_BASE + i]);
+	}
+	fprintf(f, "\n");
+	/* samples no profiler can walk: say how the others fared */
+	unwalkable = c[CNT_STOP_BASE + STOP_NO_USER] + c[CNT_STOP_BASE + STOP_EXITING] +
+		     c[CNT_STOP_BASE + STOP_IN_EXECVE];
+	if (unwalkable && stops > unwalkable)
+		fprintf(f,
+			"cfiprof: user stacks: %.2f%% complete of the %" PRIu64
+			" samples that had one to walk (%" PRIu64
+			" had none: kernel threads, processes exiting, inside execve)\n",
+			pct(c[CNT_STOP_BASE + STOP_COMPLETE], stops - unwalkable), stops - unwalkable,
+			unwalkable);
+	fprintf(f,
+		"cfiprof: rule cache hit rate %.1f%% (%" PRIu64 " hits, %" PRIu64
+		" misses), %.1f user frames per sample, %" PRIu64
+		" frame-pointer frames (%.2f per sample)\n",
+		pct(hits, hits + misses), hits, misses,
+		s->agg.user_samples ? (double)s->agg.user_frames / (double)s->agg.user_samples : 0.0,
+		c[CNT_FP_FRAMES], stops ? (double)c[CNT_FP_FRAMES] / (double)stops : 0.0);
+	fprintf(f,
+		"cfiprof: tables: %" PRIu64 " objects loaded (%" PRIu64 " without CFI, %" PRIu64
+		" failed, %" PRIu64 " over the build budget, %" PRIu64
+		" reused after their last process), at most %" PRIu64 " of %" PRIu64
+		" rows and %" PRIu64 " pages in use, %" PRIu64 " rules; processes: %" PRIu64
+		" loaded, %" PRIu64 " reloaded, %" PRIu64 " exited, %" PRIu64 " vanished\n",
+		ts.objects_loaded, ts.objects_no_cfi, ts.objects_failed, ts.objects_over_budget,
+		ts.idle_reused, ts.rows_peak,
+		ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads, tr.reloads, tr.exits,
+		tr.vanished);
+	if (c[CNT_DEFERRED] || c[CNT_DEFER_BUDGET] || c[CNT_DEFER_LOST])
+		session_print_deferred(s, c, f);
+	if (s->table_cache) {
+		struct cfi_table_cache_stats cs;
+
+		cfi_table_cache_stats(s->table_cache, &cs);
+		fprintf(f,
+			"cfiprof: table cache %s: %" PRIu64 " hits, %" PRIu64 " misses (%" PRIu64
+			" tables kept), %" PRIu64 " entries refused, %" PRIu64
+			" evicted, %.1f MiB on disk\n",
+			s->opts.table_cache, cs.hits, cs.misses, cs.stores, cs.refused, cs.evicted,
+			(double)cs.bytes / (1 << 20));
+	}
+	print_refusals(f, &ts, &tr);
+	fprintf(f,
+		"cfiprof: table requests: %" PRIu64 " sent, %" PRIu64
+		" held back by the per-process limit, %" PRIu64 " over the global budget\n",
+		c[CNT_REQUESTS], c[CNT_REQUESTS_LIMITED], c[CNT_REQUESTS_THROTTLED]);
+	if (c[CNT_EVENTS_LOST] || tr.queue_dropped || s->agg.overflow || s->agg.malformed)
+		fprintf(f,
+			"cfiprof: losses: %" PRIu64 " events (ring buffer), %" PRIu64
+			" load requests (queue full), %" PRIu64 " samples in [overflow], %" PRIu64
+			" malformed records\n",
+			c[CNT_EVENTS_LOST], tr.queue_dropped, s->agg.overflow, s->agg.malformed);
+	if (!loader_prog_stats(&s->ld, &run_ns, &run_cnt) && run_ns && c[CNT_SAMPLES]) {
+		double per_sample = (double)run_ns / (double)c[CNT_SAMPLES];
+		double frames = (double)c[CNT_FRAMES] / (double)c[CNT_SAMPLES];
+
+		fprintf(f,
+			"cfiprof: BPF run time %.0f ns per sample, %.1f ns per user frame (%" PRIu64
+			" runs, %" PRIu64 " sampled, kernel.bpf_stats_enabled)\n",
+			per_sample, frames > 0 ? per_sample / frames : 0.0, run_cnt, c[CNT_SAMPLES]);
+	}
+	print_first_complete(s, f);
+}
