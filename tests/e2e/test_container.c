@@ -445,7 +445,7 @@ static void check_invisible(pid_t pid, const char *name)
 
 struct fstats {
 	unsigned long total, comm, other, noisy, complete, chain, group_ok;
-	unsigned long pending, bad_incomplete; /* [incomplete: tables-pending], other reasons */
+	unsigned long pending, bad_incomplete; /* [incomplete: tables-pending / in-execve], others */
 	char reasons[512], other_line[512];
 };
 
@@ -474,7 +474,9 @@ static void folded_stats(const char *path, const char *comm, const char *group, 
 		if (strstr(line, ";rec;") || strstr(line, "recurse"))
 			st->noisy += count;
 		inc = strstr(line, "[incomplete: ");
-		if (inc && !strncmp(inc + 13, "tables-pending]", 15))
+		/* in-execve was tables-pending until it got its own reason: the same excuse */
+		if (inc && (!strncmp(inc + 13, "tables-pending]", 15) ||
+			    !strncmp(inc + 13, "in-execve]", 10)))
 			st->pending += count;
 		else if (inc)
 			st->bad_incomplete += count;
