@@ -4,8 +4,8 @@
 # gives them (all the command's threads), medians of RUNS runs of 3 s at 499 Hz.
 set -eu
 cd "$(dirname "$0")/../.."
-CFIPROF=${CFIPROF:-build/cfiprof}
-OUT=${OUT:-build}
+CFIPROF=$(realpath "${CFIPROF:-build/cfiprof}")
+OUT=$(realpath "${OUT:-build}")
 RUNS=${RUNS:-3}
 out=$OUT/bench
 mkdir -p "$out"
@@ -64,8 +64,9 @@ for name in node java lazybind drap_loop; do
 	pc=() ; uf=() ; fp=()
 	for i in $(seq "$RUNS"); do
 		log=$out/runtime-$name-$i.log
+		# in $out: V8 under --perf-basic-prof writes isolate-*-v8.log into its working directory
 		# shellcheck disable=SC2086
-		"$CFIPROF" record -F 499 -o /dev/null -- ${cmds[$name]} > /dev/null 2> "$log" || true
+		(cd "$out" && exec "$CFIPROF" record -F 499 -o /dev/null -- ${cmds[$name]}) > /dev/null 2> "$log" || true
 		pc+=("$(sed -n 's/.*stop reasons: complete [0-9]* (\([0-9.]*\)%).*/\1/p' "$log")")
 		uf+=("$(sed -n 's/.*, \([0-9.]*\) user frames per sample.*/\1/p' "$log")")
 		fp+=("$(sed -n 's/.*frame-pointer frames (\([0-9.]*\) per sample).*/\1/p' "$log")")

@@ -19,6 +19,7 @@
 #include "tests/lib/harness.h"
 
 static const char *cfiprof_bin;
+static char cfiprof_abs[PATH_MAX];
 static char progs_dir[PATH_MAX];
 static char tmpdir[256];
 static double e2e_t0;
@@ -41,6 +42,9 @@ static inline bool e2e_setup(const char *name)
 
 	e2e_t0 = mono_sec();
 	cfiprof_bin = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
+	/* absolute, so a case may run its program in another working directory */
+	if (realpath(cfiprof_bin, cfiprof_abs))
+		cfiprof_bin = cfiprof_abs;
 	snprintf(path, sizeof(path), "%.4000s/progs", out);
 	if (!realpath(path, progs_dir))
 		snprintf(progs_dir, sizeof(progs_dir), "%s", path);
