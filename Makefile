@@ -90,12 +90,14 @@ endef
 deps:
 	$(call apt_install,$(BUILD_PKGS))
 
-# an independent pprof reader for test_conventions (npm; nodejs brings npm on some systems)
-NPM_PKGS := pprof-format@2.3.2
+# readers for test_conventions (npm; nodejs brings npm on some systems): an independent pprof
+# decoder, and speedscope's own app, whose importer headless Chromium runs
+NPM_PKGS := pprof-format@2.3.2 speedscope@1.25.0
 test-deps:
 	$(call apt_install,$(BUILD_PKGS) $(TEST_PKGS))
 	@command -v npm > /dev/null || $(MAKE) --no-print-directory npm-dep
-	@[ -f $(OUT)/npm/node_modules/pprof-format/package.json ] || { \
+	@[ -f $(OUT)/npm/node_modules/pprof-format/package.json ] && \
+	 [ -f $(OUT)/npm/node_modules/speedscope/dist/release/index.html ] || { \
 		echo "deps: npm install $(NPM_PKGS)"; \
 		npm install --prefix $(OUT)/npm --no-audit --no-fund --silent $(NPM_PKGS) > /dev/null || \
 			{ echo "deps: npm install $(NPM_PKGS) failed" >&2; exit 1; }; }

@@ -14,7 +14,17 @@
  *  4. pprof_reader: the pprof decoded by an independent reader (the
  *     pprof-format npm package, tests/lib/pprof_decode.js) holds exactly the
  *     folded output's stacks and counts, with Pyroscope's CPU sample types;
- *  5. agent: READY=1 over $NOTIFY_SOCKET once sampling, /metrics accepted by
+ *  5. speedscope_importer: speedscope's own app (npm speedscope) served on
+ *     loopback and run by headless Chromium imports `-f speedscope` JSON; its
+ *     sandwich view's total and self of every function (tests/lib/
+ *     speedscope_view.js reads them from the DOM) equal the folded output's;
+ *  6. push_per_service: with no --service-name, the agent pushes each service's
+ *     samples under its own Pyroscope name (SERVICE{hostname=H}): Pyroscope
+ *     takes service_name from the name and lets it override the samples' own
+ *     service_name labels, so one push for all would file every process
+ *     under one service. Two programs in cgroups cfiprof-svc-a.service and
+ *     cfiprof-svc-b.service, a receiver in python3 keeping each request;
+ *  7. agent: READY=1 over $NOTIFY_SOCKET once sampling, /metrics accepted by
  *     `promtool check metrics` with the process_* metrics and
  *     cfiprof_build_info{version=...} of `cfiprof --version`, no lifetime ratio
  *     gauge; its profiles carry service_name, not pid.
@@ -27,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -199,6 +210,173 @@ static void test_pprof_reader(void)
 	      "the pprof read by pprof-format differs from the folded output (or a step failed: "
 	      "exit %d; see %s/pp.err, pp.diff)",
 	      rc, tmpdir);
+}
+
+static void test_speedscope_importer(void)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char script[8 * PATHBUF], rel[PATHBUF], app[PATH_MAX] = "", js[PATH_MAX] = "";
+	int rc;
+
+	snprintf(rel, sizeof(rel), "%s/npm/node_modules/speedscope/dist/release", out);
+	CHECK(realpath(rel, app) && realpath("tests/lib/speedscope_view.js", js),
+	      "%s or tests/lib/speedscope_view.js is missing (make test-deps installs speedscope)",
+	      rel);
+	if (!app[0] || !js[0])
+		return;
+	/* the app fetches profileURL, which file:// pages may not: both come from one origin */
+	snprintf(script, sizeof(script),
+		 "\"$CFIPROF\" record -F 499 --save \"$T/ss.rec\" -o \"$T/ss.live\" -- %s 1 && "
+		 "mkdir -p \"$T/www\" && ln -s '%s' \"$T/www/app\" && "
+		 "\"$CFIPROF\" report \"$T/ss.rec\" -f speedscope -o \"$T/www/prof.json\" && "
+		 "\"$CFIPROF\" report \"$T/ss.rec\" -o \"$T/ss.folded\" || exit 10; "
+		 "python3 -u -m http.server 0 --bind 127.0.0.1 --directory \"$T/www\" "
+		 "> \"$T/http.log\" 2>&1 & server=$!; port=; "
+		 "for i in $(seq 100); do "
+		 "port=$(sed -n 's/.* port \\([0-9]*\\) .*/\\1/p' \"$T/http.log\"); "
+		 "[ -n \"$port\" ] && break; sleep 0.1; done; "
+		 "[ -n \"$port\" ] || { kill $server; exit 11; }; "
+		 "HOME=\"$T/chrome\" timeout 60 chromium --headless=new --no-sandbox --disable-gpu "
+		 "--no-first-run --disable-background-networking --disable-component-update "
+		 "--user-data-dir=\"$T/chrome\" --window-size=1600,4000 --virtual-time-budget=10000 "
+		 "--dump-dom \"http://127.0.0.1:$port/app/index.html"
+		 "#profileURL=/prof.json&view=sandwich\" > \"$T/ss.dom\" 2> \"$T/chromium.err\"; "
+		 "rc=$?; kill $server; [ $rc = 0 ] || exit 12; "
+		 "node '%s' \"$T/ss.dom\" \"$T/ss.folded\" > \"$T/ss.view\" || exit 13",
+		 chain, app, js);
+	rc = sh(script, "ss.err");
+	CHECK(rc == 0,
+	      "speedscope's importer: %s (exit %d; see %s/ss.err, chromium.err, ss.view)",
+	      rc == 10   ? "record / report failed"
+	      : rc == 11 ? "the loopback HTTP server gave no port"
+	      : rc == 12 ? "headless chromium failed"
+	      : rc == 13 ? "its sandwich view differs from the folded output"
+			 : "a step failed",
+	      rc, tmpdir);
+	if (rc == 13)
+		dump_tail("speedscope view", tpath(rel, sizeof(rel), "ss.view"));
+}
+
+/* A Pyroscope /ingest stand-in: each request's name and body kept as DIR/NNNN.name, NNNN.pb.gz */
+static const char ingest_py[] =
+    "import http.server, os, sys, urllib.parse\n"
+    "d, n = sys.argv[1], [0]\n"
+    "class H(http.server.BaseHTTPRequestHandler):\n"
+    "    def do_POST(self):\n"
+    "        q = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)\n"
+    "        body = self.rfile.read(int(self.headers['Content-Length']))\n"
+    "        n[0] += 1\n"
+    "        with open(os.path.join(d, '%04d.pb.gz' % n[0]), 'wb') as f: f.write(body)\n"
+    "        with open(os.path.join(d, '%04d.name' % n[0]), 'w') as f: f.write(q['name'][0])\n"
+    "        self.send_response(200)\n"
+    "        self.send_header('Content-Length', '0')\n"
+    "        self.end_headers()\n"
+    "    def log_message(self, *a): pass\n"
+    "s = http.server.HTTPServer(('127.0.0.1', 0), H)\n"
+    "print(s.server_address[1], flush=True)\n"
+    "s.serve_forever()\n";
+
+/* One pushed request: every sample's service_name must be the name's application. */
+static void check_push(const char *dir, int i, int *svc_a, int *svc_b, int *other)
+{
+	char path[PATHBUF], *name, app[256] = "";
+	struct decoded d;
+	uint8_t *raw;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%.4000s/%04d.name", dir, i);
+	name = slurp(path);
+	if (name)
+		sscanf(name, "%255[^{]", app);
+	snprintf(path, sizeof(path), "%.4000s/%04d.pb.gz", dir, i);
+	raw = gunzip_file(path, &len);
+	CHECK(name && raw && !decode(raw, len, &d), "request %d: no name or no pprof body", i);
+	if (!name || !raw) {
+		free(name);
+		free(raw);
+		return;
+	}
+	for (int k = 0; k < d.nr_samples; k++)
+		for (int l = 0; l < d.samples[k].nr_labels; l++) {
+			const char *v = d.samples[k].label_vals[l];
+
+			if (strcmp(d.samples[k].label_keys[l], "service_name"))
+				continue;
+			CHECK(v && !strcmp(v, app),
+			      "request %d pushed as '%s' holds a sample of service_name '%s': "
+			      "Pyroscope files it under '%s'",
+			      i, name, v ? v : "(none)", app);
+		}
+	*svc_a += !strcmp(app, "cfiprof-svc-a");
+	*svc_b += !strcmp(app, "cfiprof-svc-b");
+	*other += strcmp(app, "cfiprof-svc-a") && strcmp(app, "cfiprof-svc-b");
+	decoded_free(&d);
+	free(raw);
+	free(name);
+}
+
+static void test_push_per_service(void)
+{
+	char py[PATHBUF], reqs[PATHBUF], port_file[PATHBUF], url[64], log[PATHBUF];
+	char spool[PATHBUF], script[4 * PATHBUF], *port = NULL;
+	char *py_argv[] = {"python3", py, reqs, NULL};
+	char *argv[] = {(char *)cfiprof_bin, "agent", "--push", url, "--interval", "1",
+			"--duration", "4", "--freq", "99", "--spool-dir", spool,
+			"--metrics-addr", "off", NULL};
+	static const char *const cgs[] = {"/sys/fs/cgroup/unified/cfiprof-svc-a.service",
+					  "/sys/fs/cgroup/unified/cfiprof-svc-b.service"};
+	int svc_a = 0, svc_b = 0, other = 0, n, st;
+	pid_t server, agent, prog[2];
+	FILE *f;
+
+	tpath(reqs, sizeof(reqs), "requests");
+	tpath(spool, sizeof(spool), "push-spool");
+	tpath(log, sizeof(log), "push-agent.log");
+	mkdir(reqs, 0755);
+	f = fopen(tpath(py, sizeof(py), "ingest.py"), "w");
+	CHECK(f && fputs(ingest_py, f) >= 0 && !fclose(f), "cannot write %s", py);
+	server = spawn(py_argv, tpath(port_file, sizeof(port_file), "ingest.port"), NULL);
+	for (n = 0; n < 100 && !(port && *port); n++) {
+		free(port);
+		sleep_s(0.05);
+		port = slurp(port_file);
+	}
+	CHECK(port && atoi(port) > 0, "the python3 receiver gave no port");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port ? atoi(port) : 0);
+	free(port);
+	for (int i = 0; i < 2; i++) {
+		char *sh_argv[] = {"sh", "-c", script, NULL};
+
+		rmdir(cgs[i]);
+		CHECK(!mkdir(cgs[i], 0755), "mkdir %s: %s", cgs[i], strerror(errno));
+		snprintf(script, sizeof(script),
+			 "echo $$ > %s/cgroup.procs || exit 97; exec %s 5", cgs[i], chain);
+		prog[i] = spawn(sh_argv, NULL, NULL);
+	}
+	agent = spawn(argv, log, log);
+	st = wait_timeout(agent, 30, NULL);
+	CHECK(exit_code(st, false) == 0, "agent --push exited %d (see %s)", exit_code(st, false),
+	      log);
+	for (int i = 0; i < 2; i++) {
+		kill(prog[i], SIGKILL);
+		wait_timeout(prog[i], 10, NULL);
+		rmdir(cgs[i]);
+	}
+	kill(server, SIGTERM);
+	wait_timeout(server, 10, NULL);
+	for (n = 1;; n++) {
+		char path[PATHBUF];
+
+		snprintf(path, sizeof(path), "%.4000s/%04d.name", reqs, n);
+		if (access(path, R_OK))
+			break;
+		check_push(reqs, n, &svc_a, &svc_b, &other);
+	}
+	printf("push_per_service: %d requests: %d cfiprof-svc-a, %d cfiprof-svc-b, %d others\n",
+	       n - 1, svc_a, svc_b, other);
+	CHECK(svc_a >= 2 && svc_b >= 2,
+	      "pushes named cfiprof-svc-a: %d, cfiprof-svc-b: %d (want one per interval each)",
+	      svc_a, svc_b);
 }
 
 /* One datagram on the notify socket within timeout seconds, into buf ("" if none). */
@@ -379,6 +557,8 @@ int main(int argc, char **argv)
 	RUN_TEST(test_stdio);
 	RUN_TEST(test_perf_script);
 	RUN_TEST(test_pprof_reader);
+	RUN_TEST(test_speedscope_importer);
+	RUN_TEST(test_push_per_service);
 	RUN_TEST(test_agent);
 
 	e2e_finish();

@@ -136,6 +136,7 @@ struct dec_sample {
 	int64_t pid, tid;
 	const char *comm, *stop_reason;
 	const char *label_keys[DEC_MAX_LABELS];
+	const char *label_vals[DEC_MAX_LABELS]; /* string values, NULL for numbers */
 	int nr_labels;
 };
 
@@ -247,8 +248,10 @@ static inline void dec_label(struct decoded *d, const struct field *fl, struct d
 			num = f.v;
 	}
 	d->bad |= r < 0;
-	if (s->nr_labels < DEC_MAX_LABELS)
+	if (s->nr_labels < DEC_MAX_LABELS) {
+		s->label_vals[s->nr_labels] = str;
 		s->label_keys[s->nr_labels++] = key;
+	}
 	if (!strcmp(key, "pid"))
 		s->pid = (int64_t)num;
 	else if (!strcmp(key, "tid"))

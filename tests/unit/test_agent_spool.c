@@ -5,11 +5,16 @@
  *    place of a profile waiting to be sent, is never followed (the old pusher
  *    sent whatever it pointed to), and a FIFO put there does not block the
  *    pusher: the profile is dropped, counted, and the next one goes out;
+ *  - spool_services: a profile spooled for one service is pushed under that
+ *    service's name (name=SERVICE{...}), also when a previous run left it;
+ *    spool names whose service is not [A-Za-z0-9._-] are ignored, and
+ *    agent_push_enqueue refuses such a service;
  *  - token_fifo: a FIFO as --token-file or as the config file is refused at
  *    start with exit status 2 (the old agent blocked in open() for good).
  * A loopback receiver stands in for the backend.  Runs under ASan too.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -176,6 +181,57 @@ static void test_spool_symlink(void)
 	CHECK(access(secret, F_OK) == 0, "the symlink's target is left alone");
 }
 
+static void test_spool_services(void)
+{
+	char spool[PATH_MAX], path[PATH_MAX + 64], url[64];
+	struct agent_push_config cfg = {.app_name = "t",
+					.spool_dir = spool,
+					.timeout = 2,
+					.backoff_max = 0.5,
+					.spool_max_bytes = 1 << 20};
+	struct receiver rv = {0};
+	struct agent_push_stats st = {0};
+	struct agent_push *ap;
+
+	snprintf(spool, sizeof(spool), "%s/spool-services", tmp);
+	mkdir(spool, 0750);
+	/* left by a previous run: one service's profile, and a name no run writes */
+	snprintf(path, sizeof(path), "%s/%020d-%020d@svc-a.pb.gz", spool, 1, 2);
+	write_text(path, "PROFILE-A");
+	snprintf(path, sizeof(path), "%s/%020d-%020d@bad{x}.pb.gz", spool, 1, 2);
+	write_text(path, "PROFILE-BAD");
+	CHECK(receiver_start(&rv) == 0, "receiver");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", rv.port);
+	cfg.url = url;
+	ap = agent_push_start(&cfg);
+	CHECK(ap != NULL, "agent_push_start");
+	if (!ap) {
+		receiver_stop(&rv);
+		return;
+	}
+	CHECK(agent_push_enqueue(ap, 3, 4, "svc-b.1_x", "PROFILE-B", 9) == 0, "enqueue svc-b");
+	CHECK(agent_push_enqueue(ap, 3, 4, NULL, "PROFILE-T", 9) == 0, "enqueue, no service");
+	CHECK(agent_push_enqueue(ap, 3, 4, "a/b", "PROFILE-S", 9) == -EINVAL,
+	      "a service with '/' is refused");
+	CHECK(agent_push_enqueue(ap, 3, 4, "", "PROFILE-E", 9) == -EINVAL,
+	      "an empty service is refused");
+	for (int i = 0; i < 100 && !received(&rv, "PROFILE-T"); i++)
+		sleep_s(0.05);
+	agent_push_stop(ap, 1.0, &st);
+	receiver_stop(&rv);
+	CHECK(received(&rv, "name=svc-a%7B") && received(&rv, "PROFILE-A"),
+	      "the spooled svc-a profile is pushed as svc-a{...}");
+	CHECK(received(&rv, "name=svc-b.1_x%7B") && received(&rv, "PROFILE-B"),
+	      "the svc-b profile is pushed as svc-b.1_x{...}");
+	CHECK(received(&rv, "name=t%7B") && received(&rv, "PROFILE-T"),
+	      "a profile without a service is pushed under the configured name");
+	CHECK(rv.requests == 3 && !received(&rv, "PROFILE-BAD") && !received(&rv, "PROFILE-S"),
+	      "%d requests; only the three valid profiles go out", rv.requests);
+	CHECK(agent_service_name_ok("a.b-c_9") && !agent_service_name_ok("a b") &&
+		  !agent_service_name_ok("x{y}") && !agent_service_name_ok(""),
+	      "agent_service_name_ok");
+}
+
 /* argv's exit status (the agent's), with its stderr in *msg; -1 if it hung for 10 s. */
 static int run_agent(char **argv, char **msg)
 {
@@ -231,6 +287,7 @@ int main(int argc, char **argv)
 		return HARNESS_DONE();
 	}
 	RUN_TEST(test_spool_symlink);
+	RUN_TEST(test_spool_services);
 	RUN_TEST(test_token_fifo);
 	tmpdir_done(tmp, harness_failed);
 	return HARNESS_DONE();

@@ -7,6 +7,7 @@
  * the -top order is unambiguous.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "tests/lib/harness.h"
 #include "tests/lib/pprof_read.h"
 #include "user/output/pprof.h"
+#include "user/profile/profile.h"
 
 #define PERIOD_NS   10000000ULL /* 100 Hz: 70 samples print as 0.70s */
 #define START_NS    1700000000123456789ULL
@@ -564,6 +566,70 @@ static void check_dangling(const char *file)
 	CHECK(write_file(file, &p) == -1 && errno == EINVAL, "dangling location index refused");
 }
 
+/*
+ * The agent's per-service pushes: profile_subset of each of profile_services
+ * keeps exactly that service's samples, with their frames, the locations and
+ * mappings they use renumbered, and nothing else; the subsets add up.
+ */
+static void check_by_service(const char *file)
+{
+	static const char *const want[] = {"app", "kworker", NULL};
+	static const size_t want_locs[] = {7, 1, 1}, want_maps[] = {2, 0, 0};
+	static const uint64_t want_total[] = {95, 3, 2};
+	struct prof_sample svc[sizeof(samples) / sizeof(samples[0])];
+	struct profile p, sub;
+	const char **services;
+	uint64_t sum = 0;
+	size_t nr = 0, i, k, j, s;
+
+	fill_profile(&p);
+	memcpy(svc, samples, sizeof(svc));
+	for (i = 0; i < p.nr_samples; i++)
+		svc[i].service = svc[i].pid == 100 ? "app" : svc[i].pid == 42 ? "kworker" : NULL;
+	p.samples = svc;
+	services = profile_services(&p, &nr);
+	CHECK(services && nr == 3 && !strcmp(services[0], "app") &&
+		  !strcmp(services[1], "kworker") && !services[2],
+	      "services: %zu, want app, kworker, (none)", nr);
+	for (s = 0; services && s < nr && s < 3; s++) {
+		CHECK(profile_subset(&p, services[s], &sub) == 0, "profile_subset %s", want[s]);
+		CHECK(profile_check(&sub) == 0, "%s: a location index out of range", want[s]);
+		CHECK(sub.total == want_total[s] && sub.nr_locs == want_locs[s] &&
+			  sub.nr_maps == want_maps[s],
+		      "%s: total %" PRIu64 " locations %zu mappings %zu, want %" PRIu64 " %zu %zu",
+		      want[s] ? want[s] : "(none)", sub.total, sub.nr_locs, sub.nr_maps,
+		      want_total[s], want_locs[s], want_maps[s]);
+		CHECK(sub.overflow == (want[s] ? 0 : 2), "overflow %" PRIu64, sub.overflow);
+		/* the same frames, in order, for each of the service's samples */
+		for (i = 0, k = 0; i < p.nr_samples; i++) {
+			const struct prof_sample *o = &svc[i], *n = &sub.samples[k];
+
+			if (o->service != services[s])
+				continue;
+			CHECK(k < sub.nr_samples && n->count == o->count && n->nr_locs == o->nr_locs,
+			      "%s: sample %zu differs", want[s], k);
+			for (j = 0; k < sub.nr_samples && j < o->nr_locs && j < n->nr_locs; j++) {
+				const struct prof_location *a = &locs[o->locs[j]],
+							   *b = &sub.locs[n->locs[j]];
+
+				CHECK(a->addr == b->addr && !strcmp(a->function, b->function) &&
+					  (!a->mapping ||
+					   !strcmp(maps[a->mapping - 1].path,
+						   sub.maps[b->mapping - 1].path)),
+				      "%s: sample %zu frame %zu is %s, not %s", want[s], k, j,
+				      b->function, a->function);
+			}
+			k++;
+		}
+		CHECK(k == sub.nr_samples, "%s: %zu samples, want %zu", want[s], sub.nr_samples, k);
+		CHECK(write_file(file, &sub) == 0, "%s: pprof_write of the subset", want[s]);
+		sum += sub.total;
+		profile_free(&sub);
+	}
+	CHECK(sum == p.total, "the subsets hold %" PRIu64 " samples of %" PRIu64, sum, p.total);
+	free(services);
+}
+
 int main(int argc, char **argv)
 {
 	char file[sizeof(tmpdir) + 32], cmd[sizeof(tmpdir) + 16];
@@ -593,6 +659,7 @@ int main(int argc, char **argv)
 	RUN_TEST_AS("empty", check_empty(go, file));
 	RUN_TEST_AS("large", check_large(go, file));
 	RUN_TEST_AS("dangling", check_dangling(file));
+	RUN_TEST_AS("by_service", check_by_service(file));
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd))

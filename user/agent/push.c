@@ -24,10 +24,13 @@
 #define SPOOL_SUFFIX	".pb.gz"
 #define BACKOFF_FIRST	1.0 /* seconds */
 #define CONNECT_TIMEOUT 5.0
+/* "FROM-UNTIL@SERVICE.pb.gz" */
+#define SPOOL_NAME_MAX (2 * 20 + 2 + AGENT_SERVICE_MAX + sizeof(SPOOL_SUFFIX))
 
 struct spool_entry {
 	uint64_t from_ns, until_ns, bytes;
 	bool inflight; /* being sent: the bound drops others first */
+	char service[AGENT_SERVICE_MAX]; /* pushed under this name; "": the configured one */
 };
 
 struct agent_push {
@@ -48,7 +51,33 @@ struct agent_push {
 static void spool_name(const struct spool_entry *e, char *buf, size_t len)
 {
 	/* zero-padded: the directory listing sorts in delivery order */
-	snprintf(buf, len, "%020" PRIu64 "-%020" PRIu64 SPOOL_SUFFIX, e->from_ns, e->until_ns);
+	snprintf(buf, len, "%020" PRIu64 "-%020" PRIu64 "%s%s" SPOOL_SUFFIX, e->from_ns,
+		 e->until_ns, e->service[0] ? "@" : "", e->service);
+}
+
+bool agent_service_name_ok(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+
+	return n && n == strlen(s) && n < AGENT_SERVICE_MAX;
+}
+
+/* "FROM-UNTIL.pb.gz" or "FROM-UNTIL@SERVICE.pb.gz" into e; false for any other name. */
+static bool spool_parse(const char *name, struct spool_entry *e)
+{
+	size_t n = strlen(name), sl = strlen(SPOOL_SUFFIX);
+	int used = 0;
+
+	memset(e, 0, sizeof(*e));
+	if (sscanf(name, "%20" SCNu64 "-%20" SCNu64 "%n", &e->from_ns, &e->until_ns, &used) != 2 ||
+	    n < (size_t)used + sl || strcmp(name + n - sl, SPOOL_SUFFIX))
+		return false;
+	if ((size_t)used + sl == n)
+		return true;
+	if (name[used] != '@' || n - sl - used - 1 >= sizeof(e->service))
+		return false;
+	memcpy(e->service, name + used + 1, n - sl - used - 1);
+	return agent_service_name_ok(e->service);
 }
 
 static char *dup_or_null(const char *s)
@@ -92,7 +121,9 @@ static int by_from(const void *a, const void *b)
 
 	if (x->from_ns != y->from_ns)
 		return x->from_ns < y->from_ns ? -1 : 1;
-	return x->until_ns < y->until_ns ? -1 : x->until_ns > y->until_ns;
+	if (x->until_ns != y->until_ns)
+		return x->until_ns < y->until_ns ? -1 : 1;
+	return strcmp(x->service, y->service);
 }
 
 static int queue_add(struct agent_push *ap, const struct spool_entry *e)
@@ -129,7 +160,7 @@ static void queue_remove(struct agent_push *ap, size_t i)
 /* Drops the oldest profiles not being sent until the spool fits its bound. Lock held. */
 static void enforce_bound(struct agent_push *ap)
 {
-	char name[64], path[PATH_MAX];
+	char name[SPOOL_NAME_MAX], path[PATH_MAX];
 	size_t i = 0;
 
 	while (ap->cfg.spool_max_bytes && ap->st.spool_bytes > ap->cfg.spool_max_bytes &&
@@ -159,14 +190,11 @@ static int scan_spool(struct agent_push *ap)
 	struct spool_entry e = {0};
 	struct dirent *de;
 	struct stat st;
-	char tail[16];
 
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
-		if (sscanf(de->d_name, "%20" SCNu64 "-%20" SCNu64 "%15s", &e.from_ns, &e.until_ns,
-			   tail) != 3 ||
-		    strcmp(tail, SPOOL_SUFFIX) ||
+		if (!spool_parse(de->d_name, &e) ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		e.bytes = (uint64_t)st.st_size;
@@ -286,7 +314,8 @@ static enum push_result push_one(CURL *h, const struct agent_push_config *c,
 	why[0] = 0;
 	if (until <= from)
 		until = from + 1;
-	if (agent_push_name(c->app_name, c->hostname, c->labels, name, sizeof(name))) {
+	if (agent_push_name(e->service[0] ? e->service : c->app_name, c->hostname, c->labels, name,
+			    sizeof(name))) {
 		snprintf(why, whylen, "name too long");
 		return PUSH_DROP;
 	}
@@ -395,7 +424,7 @@ static void *pusher_main(void *arg)
 	struct agent_push *ap = arg;
 	struct agent_push_config cfg;
 	struct spool_entry e;
-	char name[64], path[PATH_MAX], why[256];
+	char name[SPOOL_NAME_MAX], path[PATH_MAX], why[256];
 	enum push_result r;
 	CURL *h = curl_easy_init();
 	char *data;
@@ -530,13 +559,17 @@ int agent_push_configure(struct agent_push *ap, const struct agent_push_config *
 	return 0;
 }
 
-int agent_push_enqueue(struct agent_push *ap, uint64_t from_ns, uint64_t until_ns, const void *data,
-		       size_t len)
+int agent_push_enqueue(struct agent_push *ap, uint64_t from_ns, uint64_t until_ns,
+		       const char *service, const void *data, size_t len)
 {
 	struct spool_entry e = {.from_ns = from_ns, .until_ns = until_ns, .bytes = len};
-	char name[64];
+	char name[SPOOL_NAME_MAX];
 	int err;
 
+	if (service && !agent_service_name_ok(service))
+		return -EINVAL;
+	if (service)
+		snprintf(e.service, sizeof(e.service), "%s", service);
 	spool_name(&e, name, sizeof(name));
 	err = agent_write_atomic(ap->spool_dir, name, data, len);
 	pthread_mutex_lock(&ap->lock);

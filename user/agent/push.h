@@ -11,6 +11,7 @@
 #ifndef CFIPROF_AGENT_PUSH_H
 #define CFIPROF_AGENT_PUSH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,12 @@ struct agent_push_stats {
 };
 
 struct agent_push;
+
+/* Longest service name a push carries, NUL included */
+#define AGENT_SERVICE_MAX 128
+
+/* A service name the spool and Pyroscope's name syntax take: 1..127 of [A-Za-z0-9._-]. */
+bool agent_service_name_ok(const char *s);
 
 /* Longest application name with its labels, "APP{hostname=H,k=v}", NUL included. */
 #define AGENT_PUSH_NAME_MAX 1024
@@ -50,9 +57,13 @@ int agent_push_read_token(const char *path, char *buf, size_t len);
 struct agent_push *agent_push_start(const struct agent_push_config *cfg);
 /* New settings (SIGHUP); the spool directory stays the one the pusher started with. */
 int agent_push_configure(struct agent_push *ap, const struct agent_push_config *cfg);
-/* Spools one interval's profile; never blocks on the network. */
-int agent_push_enqueue(struct agent_push *ap, uint64_t from_ns, uint64_t until_ns, const void *data,
-		       size_t len);
+/*
+ * Spools one interval's profile, pushed under service (NULL: the configured
+ * application name); never blocks on the network.  -EINVAL for a service
+ * that is not agent_service_name_ok.
+ */
+int agent_push_enqueue(struct agent_push *ap, uint64_t from_ns, uint64_t until_ns,
+		       const char *service, const void *data, size_t len);
 void agent_push_get_stats(struct agent_push *ap, struct agent_push_stats *out);
 /*
  * Keeps delivering for at most grace seconds, then stops and frees ap; what is

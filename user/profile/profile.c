@@ -237,6 +237,25 @@ static int64_t synthetic_location(struct profile *p, const char *name)
 }
 
 /* Labels from the sample's cgroup; grouping by container when asked. */
+/*
+ * A process names its own service (its comm, its unit): the agent pushes each
+ * service under that name and spools it under a file name, so only
+ * [A-Za-z0-9._-] stay, others become '_'.
+ */
+static const char *service_name_clean(char *s)
+{
+	char *c;
+
+	for (c = s; *c; c++)
+		if (!(*c >= 'a' && *c <= 'z') && !(*c >= 'A' && *c <= 'Z') &&
+		    !(*c >= '0' && *c <= '9') && *c != '.' && *c != '_' && *c != '-')
+			*c = '_';
+	/* the agent's AGENT_SERVICE_MAX */
+	if (c - s > 127)
+		s[127] = 0;
+	return *s ? s : "_";
+}
+
 static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgroup_id,
 			const struct profile_info *info)
 {
@@ -248,11 +267,13 @@ static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgro
 		if (cgroup_container_id(path, id, sizeof(id)))
 			ps->container = profile_intern(p, id);
 	}
-	if (info && info->service_name)
+	if (info && info->service_name) {
 		ps->service = profile_intern(p, info->service_name);
-	else if (info && info->service_by_process)
-		ps->service = path && cgroup_unit_name(path, id, sizeof(id)) ? profile_intern(p, id)
-									      : ps->comm;
+	} else if (info && info->service_by_process) {
+		if (!path || !cgroup_unit_name(path, id, sizeof(id)))
+			snprintf(id, sizeof(id), "%s", ps->comm ? ps->comm : "");
+		ps->service = profile_intern(p, service_name_clean(id));
+	}
 	ps->root = ps->comm;
 	if (info && info->group_by_container) {
 		ps->group = ps->container ? ps->container : ps->cgroup ? ps->cgroup : "[unknown cgroup]";

@@ -122,6 +122,19 @@ int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *f
 void profile_free(struct profile *p);
 
 /*
+ * The distinct services (struct prof_sample's service, NULL included) of p's
+ * samples in first-seen order, malloc'd, their number in *nr; NULL if out of memory.
+ */
+const char **profile_services(const struct profile *p, size_t *nr);
+/*
+ * The samples of service (NULL: those without one, the [overflow] sample
+ * among them) as a profile of their own: the locations and mappings they use,
+ * renumbered.  Strings and labels stay p's, so p must outlive sub;
+ * profile_free(sub) frees it.  0, or -1 (out of memory, or p fails profile_check).
+ */
+int profile_subset(const struct profile *p, const char *service, struct profile *sub);
+
+/*
  * 0 when every sample's location index is inside p->locs; -1 with errno
  * EINVAL otherwise (a writer refuses such a profile rather than write a file
  * its readers reject).

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// What speedscope's own importer made of a profile: the rows of its sandwich view
+// (total, self and name of every function), as headless Chromium's --dump-dom
+// printed them, against the same figures worked out from the folded output of the
+// same recording. Prints the rows; exits 1 if any differs or none was read.
+// Usage: node speedscope_view.js DOM.html PROFILE.folded
+'use strict';
+const fs = require('fs');
+
+const unescape = (s) =>
+  s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
+const number = (s) => Number(s.replace(/[,\s]/g, ''));
+
+const dom = fs.readFileSync(process.argv[2], 'utf8');
+const row = /<tr[^>]*><td[^>]*>([\d,]+) \([^)]*\)<div.*?<\/td><td[^>]*>([\d,]+) \([^)]*\)<div.*?<\/td><td(?: title="[^"]*")?[^>]*>(?:<span[^>]*><\/span>)?([^<]*)<\/td><\/tr>/g;
+const shown = new Map();
+for (const m of dom.matchAll(row)) {
+  const name = unescape(m[3]);
+  const prev = shown.get(name) || { total: 0, self: 0, rows: 0 };
+  shown.set(name, { total: prev.total + number(m[1]), self: prev.self + number(m[2]),
+    rows: prev.rows + 1 });
+}
+
+// folded: "comm;root;...;leaf COUNT"; kernel frames are "name_[k]" in both
+const want = new Map();
+for (const line of fs.readFileSync(process.argv[3], 'utf8').split('\n')) {
+  const m = /^(.*) (\d+)$/.exec(line);
+  if (!m) continue;
+  const frames = m[1].split(';').slice(1);
+  const n = Number(m[2]);
+  for (const f of new Set(frames)) {
+    const w = want.get(f) || { total: 0, self: 0 };
+    w.total += n;
+    want.set(f, w);
+  }
+  want.get(frames[frames.length - 1]).self += n;
+}
+
+let bad = 0;
+for (const [name, w] of want) {
+  const s = shown.get(name);
+  // one name in two files is two speedscope rows, whose totals may count a sample twice
+  const ok = s && s.self === w.self && (s.rows > 1 || s.total === w.total);
+  if (!ok) bad++;
+  console.log(`${ok ? 'ok ' : 'BAD'} ${name}: speedscope total ${s ? s.total : '-'} self ` +
+    `${s ? s.self : '-'}, folded total ${w.total} self ${w.self}`);
+}
+for (const name of shown.keys()) {
+  if (!want.has(name)) {
+    bad++;
+    console.log(`BAD ${name}: shown by speedscope, not in the folded output`);
+  }
+}
+console.log(`${shown.size} functions shown by speedscope, ${want.size} in the folded output`);
+process.exit(bad || shown.size === 0 ? 1 : 0);

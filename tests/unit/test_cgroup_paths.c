@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What a cgroup v2 path says about its process, by table:
+ *  - unit_name: cgroup_unit_name, the systemd service the agent names a
+ *    process's service_name by (the innermost ".service" component);
+ *  - container_id: cgroup_container_id, the container a path belongs to, by
+ *    the runtimes' naming (docker, containerd, CRI-O, podman, machined, and
+ *    docker's cgroupfs driver), never a runtime's own monitor (conmon).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/lib/harness.h"
+#include "user/track/cgroups.h"
+
+#define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static void test_unit_name(void)
+{
+	static const struct {
+		const char *path, *want; /* want NULL: no service */
+	} cases[] = {
+	    {"/system.slice/nginx.service", "nginx"},
+	    {"/system.slice/nginx.service/worker", "nginx"},
+	    /* the innermost: a service started inside another's cgroup */
+	    {"/system.slice/a.service/b.service", "b"},
+	    {"/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service", "foo"},
+	    {"/user.slice/user-1000.slice/session-3.scope", NULL},
+	    {"/", NULL},
+	    {"", NULL},
+	    {"/.service", NULL},	   /* no name before the suffix */
+	    {"/system.slice/x.services", NULL}, /* not the suffix */
+	    {"/system.slice/my-app@2.service", "my-app@2"},
+	};
+	char out[256], small[4];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = cgroup_unit_name(cases[i].path, out, sizeof(out));
+
+		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got,
+		      "cgroup_unit_name(\"%s\") = %s, want %s", cases[i].path, got ? got : "NULL",
+		      cases[i].want ? cases[i].want : "NULL");
+	}
+	/* a name longer than the buffer is no name, never a cut one */
+	CHECK(!cgroup_unit_name("/system.slice/longname.service", small, sizeof(small)),
+	      "a unit name that does not fit is returned cut");
+	CHECK(cgroup_unit_name("/system.slice/abc.service", small, sizeof(small)) &&
+		  !strcmp(small, "abc"),
+	      "a unit name that just fits is lost");
+}
+
+static void test_container_id(void)
+{
+	static const struct {
+		const char *path, *want;
+	} cases[] = {
+	    {"/system.slice/docker-" HEX64 ".scope", HEX64},
+	    {"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/"
+	     "cri-containerd-" HEX64 ".scope",
+	     HEX64},
+	    {"/kubepods.slice/kubepods-pod2.slice/crio-" HEX64 ".scope", HEX64},
+	    {"/machine.slice/libpod-" HEX64 ".scope", HEX64},
+	    {"/machine.slice/libpod-" HEX64 ".scope/container", HEX64},
+	    {"/machine.slice/libpod-conmon-" HEX64 ".scope", NULL},
+	    {"/kubepods.slice/crio-conmon-" HEX64 ".scope", NULL},
+	    {"/docker/" HEX64, HEX64}, /* cgroupfs driver */
+	    {"/other/" HEX64, NULL},
+	    {"/docker/not-hex", NULL},
+	    {"/system.slice/docker-.scope", NULL},
+	    {"/system.slice/docker-" HEX64 ".scope.x", NULL},
+	    {"/system.slice/nginx.service", NULL},
+	};
+	char out[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = cgroup_container_id(cases[i].path, out, sizeof(out));
+
+		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got,
+		      "cgroup_container_id(\"%s\") = %s, want %s", cases[i].path,
+		      got ? got : "NULL", cases[i].want ? cases[i].want : "NULL");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	RUN_TEST(test_unit_name);
+	RUN_TEST(test_container_id);
+	return HARNESS_DONE();
+}
