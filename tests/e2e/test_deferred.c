@@ -9,7 +9,12 @@
  * samples, which shows the window the test relies on is there.  Also: the
  * tail-call walker, the copy budget (refusals counted, the samples kept), the
  * table cache (a warm run builds nothing), and the agent's metrics.
+ * agent_interval: the agent writes a deferred sample into the interval it
+ * was taken in, also when its walk is finished after that interval's end (a
+ * program that spins in four fresh copies of the library until just before
+ * an interval's end: before, its samples landed in the next interval).
  */
+#include <dirent.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/lib/cli_util.h"
@@ -24,6 +30,7 @@
 #include "tests/lib/folded_stats.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/http_client.h"
+#include "tests/lib/pprof_read.h"
 
 #define PROG	"defer_late"
 #define SECONDS "1.2"
@@ -357,6 +364,157 @@ static void test_agent_metrics(void)
 	      finished);
 }
 
+/* The interval files in dir, sorted (their names are their start times); how many, at most max. */
+static int interval_files(const char *dir, char names[][PATH_MAX], int max)
+{
+	struct dirent **de;
+	int n = scandir(dir, &de, NULL, alphasort), k = 0;
+
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(de[i]->d_name);
+
+		if (k < max && l > 6 && !strcmp(de[i]->d_name + l - 6, ".pb.gz"))
+			snprintf(names[k++], PATH_MAX, "%.3900s/%s", dir, de[i]->d_name);
+		free(de[i]);
+	}
+	if (n >= 0)
+		free(de);
+	return k;
+}
+
+static double unix_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_agent_interval(void)
+{
+	char out[PATH_MAX], err[PATH_MAX], prog[PATH_MAX + 32], big[PATH_MAX + 32];
+	char src[PATH_MAX + 32], libs[4][PATH_MAX], files[16][PATH_MAX], start_at[64];
+	char *argv[] = {(char *)cfiprof_bin, "agent", "-F", "999", "--interval", "2s",
+			"--table-cache", "off", "--build-workers", "1", "--metrics-addr", "off",
+			"-o", out, NULL};
+	char *pargv[] = {prog, "0.03", libs[0], libs[1], libs[2], libs[3], NULL};
+	char *penv[] = {start_at, NULL};
+	double b1 = 0, t0[3], t1[3], end[3], wait;
+	uint64_t in_window = 0, elsewhere = 0;
+	bool timed_out = false;
+	struct decoded d;
+	int i, n = 0, clean = 0, tries;
+	pid_t agent, p;
+
+	tpath(out, sizeof(out), "agent-interval");
+	tpath(err, sizeof(err), "agent-interval.err");
+	snprintf(big, sizeof(big), "%s/libdefer_big.so", progs_dir);
+	tpath(prog, sizeof(prog), "defer_intv");
+	snprintf(src, sizeof(src), "%s/" PROG, progs_dir);
+	CHECK(copy_file(src, prog), "copy %s to %s", src, prog);
+	for (i = 0; i < 4; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "intv%d.so", i);
+		tpath(libs[i], sizeof(libs[i]), name);
+		CHECK(copy_file(big, libs[i]), "copy %s to %s", big, libs[i]);
+	}
+	agent = spawn(argv, NULL, err);
+	CHECK(agent > 0, "agent did not start");
+	if (agent <= 0)
+		return;
+	/* the first interval's end, from its file: the others follow every 2 s */
+	for (i = 0; i < 200 && !(n = interval_files(out, files, 16)); i++)
+		usleep(50 * 1000);
+	if (n) {
+		uint8_t *raw;
+		size_t len;
+
+		raw = gunzip_file(files[0], &len);
+		if (raw && !decode(raw, len, &d)) {
+			b1 = (double)(d.time_nanos + d.duration_nanos) / 1e9;
+			decoded_free(&d);
+		}
+		free(raw);
+	}
+	CHECK(b1 > 0, "no interval file in %s within 10 s", out);
+	/*
+	 * Before each of the next ends, it dlopen()s four fresh copies from 0.4 s
+	 * before and spins in the last one from 60 ms to 30 ms before: the copy's
+	 * tables, asked for by its first sample there, are built after that, so
+	 * those samples are finished around the end.  A run that overran the end
+	 * (a loaded machine) proves nothing: up to three tries for one that did not.
+	 */
+	for (tries = 0; tries < 3 && clean < 1 && b1 > 0; tries++) {
+		end[tries] = b1 + 2.0 * (tries + 1);
+		snprintf(start_at, sizeof(start_at), "DEFER_START_AT=%.3f", end[tries] - 0.06);
+		wait = end[tries] - 0.4 - unix_now();
+		if (wait > 0)
+			usleep((useconds_t)(wait * 1e6));
+		t0[tries] = unix_now();
+		p = spawn_env(pargv, penv, NULL, NULL);
+		CHECK(p > 0 && exit_code(wait_timeout(p, 30, &timed_out), timed_out) == 0,
+		      "defer_intv failed");
+		t1[tries] = unix_now();
+		clean += t1[tries] < end[tries] - 0.005;
+		for (i = 0; i < 4; i++) {
+			char name[32];
+
+			/* fresh objects, so the next try's tables are built again */
+			snprintf(name, sizeof(name), "intv%d_%d.so", i, tries);
+			tpath(libs[i], sizeof(libs[i]), name);
+			CHECK(copy_file(big, libs[i]), "copy %s to %s", big, libs[i]);
+		}
+	}
+	CHECK(clean >= 1, "defer_intv overran the interval's end in all %d tries", tries);
+	/* the interval after the last try's end is written too */
+	for (i = 0; i < 200 && unix_now() < end[tries - 1] + 2.6; i++)
+		usleep(50 * 1000);
+	kill(agent, SIGTERM);
+	wait_timeout(agent, 15, &timed_out);
+	CHECK(!timed_out, "agent did not stop on SIGTERM");
+	n = interval_files(out, files, 16);
+	for (i = 0; i < n; i++) {
+		uint8_t *raw;
+		size_t len;
+		double from, until;
+		uint64_t mine = 0;
+		bool overlaps = false;
+
+		raw = gunzip_file(files[i], &len);
+		if (!raw || decode(raw, len, &d)) {
+			CHECK(0, "%s does not decode", files[i]);
+			free(raw);
+			continue;
+		}
+		for (int k = 0; k < d.nr_samples; k++)
+			if (d.samples[k].comm && !strcmp(d.samples[k].comm, "defer_intv"))
+				mine += d.samples[k].nr_vals ? d.samples[k].vals[0] : 0;
+		from = (double)d.time_nanos / 1e9;
+		until = from + (double)d.duration_nanos / 1e9;
+		/* an interval that overlaps none of its runs has none of its samples */
+		for (int k = 0; k < tries; k++)
+			overlaps |= until > t0[k] - 0.005 && from < t1[k] + 0.005;
+		if (overlaps)
+			in_window += mine;
+		else
+			elsewhere += mine;
+		if (mine)
+			printf("agent_interval: [%.3f, %.3f]: %" PRIu64 " samples of defer_intv\n",
+			       from, until, mine);
+		decoded_free(&d);
+		free(raw);
+	}
+	for (i = 0; i < tries; i++)
+		printf("agent_interval: try %d ran [%.3f, %.3f], the interval ended at %.3f\n", i,
+		       t0[i], t1[i], end[i]);
+	CHECK(in_window >= 5, "only %" PRIu64 " samples of defer_intv in its intervals", in_window);
+	CHECK(elsewhere == 0,
+	      "%" PRIu64 " samples of defer_intv in an interval after it exited (%" PRIu64
+	      " in its own)",
+	      elsewhere, in_window);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -368,6 +526,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_table_cache);
 	RUN_TEST(test_agent_metrics);
 	RUN_TEST(test_short_process_gone);
+	RUN_TEST(test_agent_interval);
 	e2e_finish();
 	return HARNESS_DONE();
 }

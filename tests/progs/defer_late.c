@@ -7,12 +7,16 @@
  *
  * defer_late SECONDS [LIB...]: dlopen()s each LIB (copies of libdefer_big.so,
  * each an object of its own) instead, and spins in the last one.
+ * DEFER_START_AT=T (CLOCK_REALTIME seconds): the spin starts at T, however
+ * long the dlopen()s took.
  */
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -33,6 +37,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "defer_late: %s\n", dlerror());
 			return 1;
 		}
+	}
+	if (getenv("DEFER_START_AT")) {
+		double t = atof(getenv("DEFER_START_AT"));
+		struct timespec at = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+
+		clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, NULL);
 	}
 	/* spin_init reads SECONDS only */
 	if (argc > 2)

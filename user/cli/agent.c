@@ -343,6 +343,16 @@ out:
 	a->from_ns = until_ns;
 }
 
+/*
+ * How long an interval's end waits for its late samples: a cold libLLVM's
+ * tables take ~120 ms idle, seconds on a loaded host; at most a fifth of the
+ * interval, so the intervals keep their pace.
+ */
+static double interval_close_wait(double interval)
+{
+	return interval / 5 < 2.0 ? interval / 5 : 2.0;
+}
+
 /* Swaps the consumer's aggregator for an empty one, then flushes the full one. */
 static void end_interval(struct agent *a)
 {
@@ -358,6 +368,14 @@ static void end_interval(struct agent *a)
 	a->s.agg = fresh;
 	until_ns = unix_ns();
 	pthread_mutex_unlock(&a->s.agg_lock);
+	/*
+	 * What was sampled before the end still arrives: the ring buffer's
+	 * backlog, and samples taken before their tables were in, finished by
+	 * the deferred queue.  They belong to this interval: it waits for them,
+	 * a bounded time.
+	 */
+	session_interval_end(&a->s, &iv);
+	session_interval_close(&a->s, interval_close_wait(a->cfg.interval));
 	flush_interval(a, &iv, until_ns);
 	agg_free(&iv);
 }

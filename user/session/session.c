@@ -41,7 +41,14 @@ static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size
 	int ok;
 
 	pthread_mutex_lock(&s->agg_lock);
-	ok = agg_add(&s->agg, r, size) == 0;
+	if (s->late_agg && r->time_ns < s->late_before_ns) {
+		ok = agg_add(s->late_agg, r, size) == 0;
+	} else {
+		/* taken before an interval that is already written: it lands in this one */
+		if (r->time_ns < s->last_boundary_ns)
+			s->samples_late++;
+		ok = agg_add(&s->agg, r, size) == 0;
+	}
 	pthread_mutex_unlock(&s->agg_lock);
 	if (ok)
 		proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
@@ -117,8 +124,44 @@ static void *consumer_main(void *arg)
 			break;
 		}
 		deferred_queue_run(&s->deferred, mono_ns(), false);
+		__atomic_store_n(&s->deferred_oldest_ns, deferred_queue_oldest_ns(&s->deferred),
+				 __ATOMIC_RELEASE);
+		__atomic_add_fetch(&s->consumer_passes, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
+}
+
+uint64_t session_interval_end(struct session *s, struct aggregator *late)
+{
+	uint64_t now = mono_ns();
+
+	pthread_mutex_lock(&s->agg_lock);
+	s->late_agg = late;
+	s->late_before_ns = now;
+	s->last_boundary_ns = now;
+	pthread_mutex_unlock(&s->agg_lock);
+	return now;
+}
+
+bool session_interval_close(struct session *s, double timeout)
+{
+	uint64_t passes = __atomic_load_n(&s->consumer_passes, __ATOMIC_ACQUIRE);
+	double deadline = mono_sec() + timeout;
+	bool drained = false;
+
+	/* two passes: the one under way may have polled before the boundary */
+	while (s->consumer_started && mono_sec() < deadline) {
+		if (__atomic_load_n(&s->consumer_passes, __ATOMIC_ACQUIRE) >= passes + 2 &&
+		    __atomic_load_n(&s->deferred_oldest_ns, __ATOMIC_ACQUIRE) >= s->late_before_ns) {
+			drained = true;
+			break;
+		}
+		usleep(5000);
+	}
+	pthread_mutex_lock(&s->agg_lock);
+	s->late_agg = NULL;
+	pthread_mutex_unlock(&s->agg_lock);
+	return drained;
 }
 
 /*

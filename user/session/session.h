@@ -77,6 +77,19 @@ struct session {
 	bool ksyms_started;
 	struct ksyms *ksyms;
 	char ksyms_err[256];
+	/*
+	 * Samples taken before late_before_ns (bpf clock) that arrive while
+	 * late_agg is set (the agent, between its interval's end and the
+	 * interval's flush) join that interval; under agg_lock.  Those that
+	 * arrive after it was flushed are counted in samples_late.
+	 */
+	struct aggregator *late_agg;
+	uint64_t late_before_ns;
+	uint64_t last_boundary_ns;
+	uint64_t samples_late;
+	/* published by the consumer after each pass: its count, and the oldest deferred sample */
+	uint64_t consumer_passes;
+	uint64_t deferred_oldest_ns;
 	struct deferred_queue deferred; /* consumer thread only (until it is joined) */
 	bool deferred_ready;
 	pthread_t consumer;
@@ -116,6 +129,20 @@ struct ksyms *session_kernel_symbols(struct session *s, char *err, size_t errlen
 /* The BPF counters, walks finished in user space (deferred) counted under their final reason. */
 void session_read_counters(struct session *s, uint64_t c[CNT_MAX]);
 void session_free(struct session *s);
+/*
+ * The end of an interval for a caller that swaps aggregators (the agent): the
+ * samples taken before now go to late (the interval just swapped out) as
+ * they arrive, the ring buffer's backlog and the deferred samples finished
+ * late alike, until session_interval_close.  Returns now (bpf clock).
+ */
+uint64_t session_interval_end(struct session *s, struct aggregator *late);
+/*
+ * Waits (at most timeout seconds) until the consumer has drained what was
+ * sampled before the interval's end and no deferred sample of it waits,
+ * then routes new samples to the current aggregator only.  Returns whether
+ * it drained in time (samples that come later are counted in samples_late).
+ */
+bool session_interval_close(struct session *s, double timeout);
 /* Sums the counters: samples taken, complete, lost (for progress lines). */
 void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, uint64_t *lost);
 

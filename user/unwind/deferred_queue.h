@@ -55,5 +55,7 @@ void deferred_queue_add(struct deferred_queue *q, const void *data, size_t size)
  * or on all that cannot be finished now when final.
  */
 void deferred_queue_run(struct deferred_queue *q, uint64_t now_ns, bool final);
+/* When the oldest waiting sample was taken (bpf clock); UINT64_MAX when none waits. */
+uint64_t deferred_queue_oldest_ns(const struct deferred_queue *q);
 
 #endif
