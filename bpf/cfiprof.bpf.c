@@ -88,6 +88,14 @@ struct {
 	__type(value, struct cfi_rule_cache_entry);
 } rule_cache SEC(".maps");
 
+/* The walker's last window of user stack (bpf/walker.h), per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walker_window);
+} walk_window SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, CNT_MAX);
@@ -228,6 +236,13 @@ static __always_inline struct cfi_rule *walker_rule(__u32 id)
 static __always_inline struct cfi_rule_cache_entry *walker_cache_slot(__u32 idx)
 {
 	return bpf_map_lookup_elem(&rule_cache, &idx);
+}
+
+static __always_inline struct walker_window *walker_window(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&walk_window, &zero);
 }
 
 static __always_inline void walker_count(__u32 counter_id, __u64 n)

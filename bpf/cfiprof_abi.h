@@ -154,8 +154,9 @@ struct cfi_proc_val {
 	__u64 loaded_ns; /* bpf clock when user space read the mappings it loaded */
 };
 
-/* Per-CPU direct-mapped rule cache (Valgrind-style), prime-sized. */
-#define RULE_CACHE_SLOTS 1021
+/* Per-CPU direct-mapped rule cache (Valgrind-style); a power of two: the index is a shift. */
+#define RULE_CACHE_SHIFT 10
+#define RULE_CACHE_SLOTS (1 << RULE_CACHE_SHIFT)
 
 struct cfi_rule_cache_entry {
 	__u64 pc;
@@ -164,6 +165,30 @@ struct cfi_rule_cache_entry {
 	__u32 mapping_flags;
 	__u32 valid;
 	struct cfi_rule rule;
+};
+
+/*
+ * Bytes of user stack one read brings in.  One bpf_probe_read_user costs
+ * about as much as the rest of a cached frame; a window serves every frame
+ * whose saved registers lie in it (small frames: 8-16 per read), and the
+ * copy of 512 bytes costs little more than the copy of 16.
+ */
+#define WALKER_WINDOW 512
+/* a window starts this far below the first address asked for: a frame's lower slots */
+#define WALKER_WINDOW_BELOW 32
+
+/*
+ * The last window read (per CPU in the BPF build).  walks counts the walks
+ * that started here; a walk uses the window only while walks still holds its
+ * own tag, so a walk interrupted by another one (an NMI) never reads the
+ * other's bytes: it reads user memory directly for the rest of its frames.
+ */
+struct walker_window {
+	__u64 base;  /* user address of bytes[0]; WALKER_WINDOW of them valid */
+	__u32 tag;   /* the walk that filled it; 0: empty */
+	__u32 walks; /* walks started with this window */
+	/* the tail lets the verifier see a masked offset plus 16 stay inside */
+	__u8 bytes[WALKER_WINDOW + 16];
 };
 
 /* -------- walker results -------- */

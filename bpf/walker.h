@@ -15,10 +15,13 @@
  *   struct cfi_row *walker_row(__u32 idx);          global rows array
  *   struct cfi_rule *walker_rule(__u32 id);         global rule dictionary
  *   struct cfi_rule_cache_entry *walker_cache_slot(__u32 idx);
+ *   struct walker_window *walker_window(void);      the stack window, or NULL
  *   void walker_count(__u32 counter_id, __u64 n);   (not used per frame)
  *
- * Nothing here allocates or copies more than a rule (24 bytes): the includer
- * writes each pc straight into its output (the ring-buffer reservation).
+ * Nothing here allocates: the includer writes each pc straight into its
+ * output (the ring-buffer reservation).  User memory is read a window of
+ * WALKER_WINDOW bytes at a time (struct walker_window), which serves the
+ * frames above it without another read.
  */
 #ifndef CFIPROF_WALKER_H
 #define CFIPROF_WALKER_H
@@ -77,6 +80,8 @@ struct walker_state {
 	__u8 unsup;	 /* enum cfi_unsupported_reason of a STOP_UNSUPPORTED */
 	__u64 rbx;	 /* the frame's rbx when rbx_at is 0 */
 	__u64 rbx_at;	 /* else it was saved at this stack address: read only when needed */
+	__u32 win_tag;	 /* this walk's tag in walker_window()->walks; 0: read directly */
+	__u32 pad;
 	/* the sample's registers by DWARF number, set by the includer; used at the leaf only */
 	__u64 leaf[CFI_DW_NR_REGS];
 };
@@ -92,6 +97,20 @@ struct walker_state {
 #define WALKER_UC_RBX	   (WALKER_UC_MCONTEXT + 11 * 8)
 #define WALKER_UC_RSP	   (WALKER_UC_MCONTEXT + 15 * 8)
 #define WALKER_UC_RIP	   (WALKER_UC_MCONTEXT + 16 * 8)
+
+/* Give a walk its tag in the window: walker_init does; a walk resumed elsewhere calls it. */
+static __always_inline void walker_window_begin(struct walker_state *st)
+{
+	struct walker_window *win = walker_window();
+
+	st->win_tag = 0;
+	if (!win)
+		return;
+	/* 0 means "no window": skip it when the counter wraps */
+	if (++win->walks == 0)
+		win->walks = 1;
+	st->win_tag = win->walks;
+}
 
 /*
  * Start a walk at the interrupted user registers.  Rules with the CFA in
@@ -109,6 +128,7 @@ static __always_inline void walker_init(struct walker_state *st, __u32 pid, __u6
 	st->sp = sp;
 	st->bp = bp;
 	st->bp_valid = 1;
+	walker_window_begin(st);
 	proc = walker_lookup_proc(pid);
 	if (proc) {
 		st->proc_known = 1;
@@ -142,10 +162,9 @@ static __always_inline __u32 walker_cache_index(__u32 pid, __u32 generation, __u
 {
 	__u64 h = pc ^ (((__u64)pid << 32) | generation);
 
-	/* Fibonacci hashing: neighbouring pcs and pids spread over all slots. */
+	/* Fibonacci hashing: the top bits spread neighbouring pcs and pids over all slots. */
 	h *= 0x9e3779b97f4a7c15ULL;
-	h ^= h >> 29;
-	return (__u32)(h % RULE_CACHE_SLOTS);
+	return (__u32)(h >> (64 - RULE_CACHE_SHIFT));
 }
 
 /*
@@ -208,9 +227,53 @@ static __always_inline int walker_find_rule(__u32 obj_id, __u64 addr, struct cfi
 	return 0;
 }
 
-static __always_inline int walker_read_u64(__u64 addr, __u64 *val)
+#ifndef barrier
+#define barrier() __asm__ __volatile__("" ::: "memory")
+#endif
+
+/*
+ * size (8 or 16: a compile-time constant at every call) bytes of user memory
+ * at addr, from the walk's window, refilled at addr when it does not hold
+ * them.  A window that cannot be read whole (the stack's top, an untouched
+ * page) falls back to reading just what was asked: the same bytes, the same
+ * failures as one read per value.
+ */
+static __always_inline int walker_read(struct walker_state *st, void *dst, __u32 size, __u64 addr)
 {
-	return walker_read_user(val, sizeof(*val), addr);
+	struct walker_window *w;
+	__u64 off, base;
+
+	if (!st->win_tag)
+		return walker_read_user(dst, size, addr);
+	w = walker_window();
+	if (!w)
+		return walker_read_user(dst, size, addr);
+	off = addr - w->base;
+	if (w->tag != st->win_tag || addr < w->base || off > WALKER_WINDOW - size) {
+		/* a frame's other slots are just below the first one asked for, never below rsp */
+		base = addr - WALKER_WINDOW_BELOW;
+		if (addr < st->sp + WALKER_WINDOW_BELOW)
+			base = addr < st->sp ? addr : st->sp;
+		w->tag = 0;
+		if (walker_read_user(w->bytes, WALKER_WINDOW, base))
+			return walker_read_user(dst, size, addr);
+		w->base = base;
+		w->tag = st->win_tag;
+		off = addr - base;
+	}
+	__builtin_memcpy(dst, w->bytes + (off & (WALKER_WINDOW - 1)), size);
+	/* copied before the check: an interrupting walk shows in walks */
+	barrier();
+	if (w->walks != st->win_tag) {
+		st->win_tag = 0;
+		return walker_read_user(dst, size, addr);
+	}
+	return 0;
+}
+
+static __always_inline int walker_read_u64(struct walker_state *st, __u64 addr, __u64 *val)
+{
+	return walker_read(st, val, sizeof(*val), addr);
 }
 
 /*
@@ -230,7 +293,7 @@ static __always_inline int walker_fp_step(struct walker_state *st, int no_fp)
 		/* saved rbp and return address are adjacent: one read, not two */
 		__u64 pair[2];
 
-		if (walker_read_user(pair, sizeof(pair), bp))
+		if (walker_read(st, pair, sizeof(pair), bp))
 			return walker_stop(st, STOP_UNREADABLE);
 		next_bp = pair[0];
 		ip = pair[1];
@@ -257,8 +320,8 @@ static __always_inline int walker_signal_step(struct walker_state *st)
 
 	if (++st->nr_signal > WALKER_MAX_SIGNAL_FRAMES)
 		return walker_stop(st, STOP_UNREADABLE);
-	if (walker_read_u64(uc + WALKER_UC_RIP, &ip) || walker_read_u64(uc + WALKER_UC_RSP, &sp) ||
-	    walker_read_u64(uc + WALKER_UC_RBP, &bp))
+	if (walker_read_u64(st, uc + WALKER_UC_RIP, &ip) || walker_read_u64(st, uc + WALKER_UC_RSP, &sp) ||
+	    walker_read_u64(st, uc + WALKER_UC_RBP, &bp))
 		return walker_stop(st, STOP_UNREADABLE);
 	/* No "CFA above rsp" check: the handler may run on a sigaltstack. */
 	st->ip = ip;
@@ -292,14 +355,14 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 		cfa = st->sp + (__s64)r->cfa_off + ((st->ip & 15) >= (__u64)(__s64)r->aux ? 8 : 0);
 		break;
 	case CFI_CFA_DEREF_RSP:
-		if (walker_read_u64(st->sp + (__s64)r->cfa_off, &tmp))
+		if (walker_read_u64(st, st->sp + (__s64)r->cfa_off, &tmp))
 			return walker_stop(st, STOP_UNREADABLE);
 		cfa = tmp + (__s64)r->aux;
 		break;
 	case CFI_CFA_DEREF_RBP:
 		if (!st->bp_valid)
 			return walker_unsupported(st, CFI_UNSUP_REG_LOST);
-		if (walker_read_u64(st->bp + (__s64)r->cfa_off, &tmp))
+		if (walker_read_u64(st, st->bp + (__s64)r->cfa_off, &tmp))
 			return walker_stop(st, STOP_UNREADABLE);
 		cfa = tmp + (__s64)r->aux;
 		break;
@@ -307,7 +370,7 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 		/* rbx is carried through the walk; any other register is known at the leaf only */
 		if (r->aux == CFI_DW_RBX && st->rbx_valid) {
 			tmp = st->rbx;
-			if (st->rbx_at && walker_read_u64(st->rbx_at, &tmp))
+			if (st->rbx_at && walker_read_u64(st, st->rbx_at, &tmp))
 				return walker_stop(st, STOP_UNREADABLE);
 		} else if (st->at_leaf && r->aux != CFI_DW_RBX) {
 			tmp = st->leaf[r->aux & (CFI_DW_NR_REGS - 1)];
@@ -345,21 +408,21 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 		/* "push %rbp" right after the call: rbp and the return address in one read */
 		__u64 pair[2];
 
-		if (walker_read_user(pair, sizeof(pair), cfa + (__s64)r->rbp_off))
+		if (walker_read(st, pair, sizeof(pair), cfa + (__s64)r->rbp_off))
 			return walker_stop(st, STOP_UNREADABLE);
 		st->bp = pair[0];
 		st->bp_valid = 1;
 		ra = pair[1];
 		goto have_ra;
 	}
-	if (walker_read_u64(cfa + (__s64)r->ra_off, &ra))
+	if (walker_read_u64(st, cfa + (__s64)r->ra_off, &ra))
 		return walker_stop(st, STOP_UNREADABLE);
 
 	switch (r->rbp_kind) {
 	case CFI_REG_SAME:
 		break;
 	case CFI_REG_AT_CFA:
-		if (walker_read_u64(cfa + (__s64)r->rbp_off, &bp))
+		if (walker_read_u64(st, cfa + (__s64)r->rbp_off, &bp))
 			return walker_stop(st, STOP_UNREADABLE);
 		st->bp = bp;
 		st->bp_valid = 1;
@@ -396,7 +459,6 @@ WALKER_STEP_ATTR int walker_step(struct walker_state *st)
 {
 	struct cfi_rule_cache_entry *slot;
 	struct cfi_mapping_val *m;
-	struct cfi_rule rule;
 	int ret;
 	__u64 pc, bias;
 	__u32 mflags;
@@ -412,11 +474,13 @@ WALKER_STEP_ATTR int walker_step(struct walker_state *st)
 	from_fp = st->ip_from_fp;
 	st->ip_from_fp = 0;
 	slot = walker_cache_slot(walker_cache_index(st->pid, st->generation, pc));
-	if (slot && slot->valid && slot->pc == pc && slot->pid == st->pid &&
+	/* cannot happen (the index is in range), and the verifier wants it said */
+	if (!slot)
+		return walker_stop(st, STOP_NO_RULE);
+	/* a hit is the slot alone: the mapping's verdict and the rule, evaluated in place */
+	if (slot->valid && slot->pc == pc && slot->pid == st->pid &&
 	    slot->generation == st->generation) {
 		st->cache_hits++;
-		mflags = slot->mapping_flags;
-		rule = slot->rule;
 	} else {
 		st->cache_misses++;
 		m = walker_lookup_mapping(st->pid, pc);
@@ -434,28 +498,25 @@ WALKER_STEP_ATTR int walker_step(struct walker_state *st)
 		bias = m->bias;
 		if (mflags & CFI_MAPPING_PENDING)
 			return walker_stop(st, STOP_TABLES_PENDING);
-		__builtin_memset(&rule, 0, sizeof(rule));
-		if (!(mflags & CFI_MAPPING_FP) || (mflags & CFI_MAPPING_CFI)) {
-			/* No row (a gap, or no page at all) is rule 0 = CFI_CFA_NONE. */
-			if (walker_find_rule(m->obj_id, pc - bias, &rule))
-				__builtin_memset(&rule, 0, sizeof(rule));
-		}
-		if (slot) {
-			slot->pc = pc;
-			slot->pid = st->pid;
-			slot->generation = st->generation;
-			slot->mapping_flags = mflags;
-			slot->rule = rule;
-			slot->valid = 1;
-		}
+		/* No row (a gap, or no page at all) is rule 0 = CFI_CFA_NONE. */
+		if ((mflags & CFI_MAPPING_FP) && !(mflags & CFI_MAPPING_CFI))
+			__builtin_memset(&slot->rule, 0, sizeof(slot->rule));
+		else if (walker_find_rule(m->obj_id, pc - bias, &slot->rule))
+			__builtin_memset(&slot->rule, 0, sizeof(slot->rule));
+		slot->pc = pc;
+		slot->pid = st->pid;
+		slot->generation = st->generation;
+		slot->mapping_flags = mflags;
+		slot->valid = 1;
 	}
+	mflags = slot->mapping_flags;
 
 	fp_only = (mflags & CFI_MAPPING_FP) && !(mflags & CFI_MAPPING_CFI);
 	/* or code no FDE covers (hand-written assembly, V8's builtins): frame pointers, if any */
-	if (fp_only || rule.cfa_kind == CFI_CFA_NONE)
+	if (fp_only || slot->rule.cfa_kind == CFI_CFA_NONE)
 		ret = walker_fp_step(st, fp_only ? STOP_FP_BROKEN : STOP_NO_RULE);
 	else
-		ret = walker_eval_rule(st, &rule);
+		ret = walker_eval_rule(st, &slot->rule);
 	st->at_leaf = 0;
 	return ret;
 }

@@ -1,44 +1,156 @@
 #!/bin/bash
-# BPF cost per sample and per frame (kernel.bpf_stats_enabled: run time / samples, as
-# printed by cfiprof's summary) recording the recursion test program at several depths,
-# with both walkers.  Idle / filtered runs are included in the run time: they are cheap
-# early exits, so the per-sample figure is a slight overestimate.
+# The walker's kernel cost per frame against the kernel's own frame-pointer walk
+# (bpf_get_stack(BPF_F_USER_STACK), tests/bench/fpwalk), issue 15's measure:
+#   per-frame = (ns per sample at the deep depth - at the shallow one) / (frames deep - shallow)
+# ns per sample from kernel.bpf_stats_enabled (run time of every run, the early exits of other
+# tasks' samples included, / samples of the target), the recursion test program at each depth,
+# with a second copy of it busy on every other CPU (not profiled: filtered, cheap early exits,
+# the same number at every depth, so they cancel in the difference).  Walkers: bpf_loop and
+# tail calls (--tail-calls), on recurse (-fomit-frame-pointer: CFI) and recurse_fp (frame
+# pointers, walked with CFI too); bpf_get_stack and bpfwalk (the same frame-pointer walk in BPF,
+# one 16-byte bpf_probe_read_user per frame) on recurse_fp.  Every round runs each
+# configuration once, interleaved; the ratio is taken within a round, then the median.
+#
+#   RUNS=5 DEPTHS="8 120" SECS=2 HZ=999 tests/bench/walker_cost.sh
+#   VARIANTS="old=/tmp/cfiprof-old new=build/cfiprof" ...   (two builds, interleaved)
 set -eu
 cd "$(dirname "$0")/../.."
 CFIPROF=${CFIPROF:-build/cfiprof}
-RUNS=${RUNS:-3}
+VARIANTS=${VARIANTS:-cfiprof=$CFIPROF}
+FPWALK=${FPWALK:-build/bench/fpwalk}
+RUNS=${RUNS:-5}
+DEPTHS=${DEPTHS:-8 120}
+SECS=${SECS:-2}
+HZ=${HZ:-999}
+LOCK=${LOCK:-/tmp/cfiprof-e2e.lock}
 out=build/bench
 mkdir -p "$out"
 report=$out/walker.md
+raw=$out/walker-raw.tsv
 old=$(sysctl -n kernel.bpf_stats_enabled)
+bg=()
+cleanup() {
+	for p in "${bg[@]}"; do kill "$p" 2> /dev/null || true; done
+	sysctl -qw kernel.bpf_stats_enabled="$old"
+}
+trap cleanup EXIT
 sysctl -qw kernel.bpf_stats_enabled=1
-trap 'sysctl -qw kernel.bpf_stats_enabled=$old' EXIT
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+: > "$raw"
 
-{
-	echo "# Walker cost, $(date -u +%Y-%m-%d), $(uname -r), $(nproc) CPUs, cpu-clock at 499 Hz"
-	echo
-	echo "Medians of $RUNS runs of \`cfiprof record -F 499 --max-frames 1024 -- build/progs/recurse 3 DEPTH\`."
-	echo
-	echo "| walker | depth | user frames/sample | ns/sample (runs) | ns/frame | rule cache hit rate | complete |"
-	echo "|---|---|---|---|---|---|---|"
-} > "$report"
-for mode in loop tailcall; do
-	for depth in 8 32 128 300 512; do
-		flag=""
-		[ "$mode" = tailcall ] && flag="--tail-calls"
-		ns=() ; pf=()
-		for i in $(seq "$RUNS"); do
-			log=$out/walker-$mode-$depth-$i.log
-			"$CFIPROF" record -F 499 --max-frames 1024 $flag -o /dev/null -- \
-				build/progs/recurse 3 "$depth" 2> "$log" || true
-			ns+=("$(sed -n 's/.*BPF run time \([0-9]*\) ns per sample.*/\1/p' "$log")")
-			pf+=("$(sed -n 's/.*per sample, \([0-9.]*\) ns per user frame.*/\1/p' "$log")")
+# busy PROG DEPTH: the same recursion on every other CPU, for the duration of one run
+busy() {
+	bg=()
+	for _ in $(seq 2 "$(nproc)"); do
+		"build/progs/$1" $((SECS + 3)) "$2" & bg+=($!)
+	done
+}
+unbusy() {
+	for p in "${bg[@]}"; do kill "$p" 2> /dev/null || true; wait "$p" 2> /dev/null || true; done
+	bg=()
+}
+
+# one ROUND LABEL PROG DEPTH COMMAND...: a line of $raw
+one() {
+	local round=$1 label=$2 prog=$3 depth=$4 log=$out/walker-run.log ns fr hit complete
+	shift 4
+	busy "$prog" "$depth"
+	flock "$LOCK" "$@" "build/progs/$prog" "$SECS" "$depth" > "$log" 2>&1 || true
+	unbusy
+	if [ "${label#fpwalk}" != "$label" ] || [ "${label#bpfwalk}" != "$label" ]; then
+		ns=$(sed -n 's/.*ns_per_sample \([0-9.]*\).*/\1/p' "$log")
+		fr=$(sed -n 's/.*frames_per_sample \([0-9.]*\).*/\1/p' "$log")
+		hit=- complete=-
+	else
+		ns=$(sed -n 's/.*BPF run time \([0-9]*\) ns per sample.*/\1/p' "$log")
+		fr=$(sed -n 's/.*, \([0-9.]*\) user frames per sample.*/\1/p' "$log")
+		hit=$(sed -n 's/.*rule cache hit rate \([0-9.]*\)%.*/\1/p' "$log")
+		complete=$(sed -n 's/.*complete [0-9]* (\([0-9.]*\)%).*/\1/p' "$log" | head -1)
+	fi
+	if [ -z "$ns" ] || [ -z "$fr" ]; then
+		echo "walker_cost: no figures from $label depth $depth:" >&2
+		tail -3 "$log" >&2
+		return 0
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$label" "$prog" "$depth" "$ns" "$fr" \
+		"${hit:--}" "${complete:--}" >> "$raw"
+}
+
+for r in $(seq "$RUNS"); do
+	echo "walker_cost: round $r/$RUNS" >&2
+	for depth in $DEPTHS; do
+		one "$r" "fpwalk" recurse_fp "$depth" "$FPWALK" -m kstack -F "$HZ" --
+		one "$r" "bpfwalk" recurse_fp "$depth" "$FPWALK" -m bpfwalk -F "$HZ" --
+		for v in $VARIANTS; do
+			name=${v%%=*} bin=${v#*=}
+			for prog in recurse recurse_fp; do
+				one "$r" "$name loop" "$prog" "$depth" "$bin" record -F "$HZ" --user-only \
+					--max-frames 1024 -o /dev/null --
+				one "$r" "$name tail-calls" "$prog" "$depth" "$bin" record -F "$HZ" \
+					--user-only --max-frames 1024 --tail-calls -o /dev/null --
+			done
 		done
-		frames=$(sed -n 's/.*, \([0-9.]*\) user frames per sample.*/\1/p' "$log")
-		hit=$(sed -n 's/.*rule cache hit rate \([0-9.]*%\).*/\1/p' "$log")
-		complete=$(sed -n 's/.*complete [0-9]* (\([0-9.]*%\)).*/\1/p' "$log")
-		echo "| $mode | $depth | $frames | $(printf '%s\n' "${ns[@]}" | median) (${ns[*]}) | $(printf '%s\n' "${pf[@]}" | median) | $hit | $complete |" >> "$report"
 	done
 done
-cat "$report"
+
+python3 - "$raw" "$report" "$RUNS" "$HZ" "$DEPTHS" << 'EOF'
+import statistics, sys, subprocess, collections
+raw, report, runs, hz, depths = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5].split()
+lo, hi = depths[0], depths[-1]
+rows = collections.defaultdict(dict)  # (label, prog) -> round -> depth -> (ns, frames, hit, complete)
+for line in open(raw):
+    r, label, prog, depth, ns, fr, hit, comp = line.rstrip("\n").split("\t")
+    rows[(label, prog)].setdefault(r, {})[depth] = (float(ns), float(fr), hit, comp)
+
+def med(xs, fmt="%.1f"):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "n/a"
+    return (fmt + " (" + fmt + "–" + fmt + ")") % (statistics.median(xs), min(xs), max(xs))
+
+def per_frame(key, r):
+    d = rows[key].get(r, {})
+    if lo not in d or hi not in d or d[hi][1] <= d[lo][1]:
+        return None
+    return (d[hi][0] - d[lo][0]) / (d[hi][1] - d[lo][1])
+
+name = {"recurse": "recurse (no frame pointers)", "recurse_fp": "recurse_fp (frame pointers)"}
+base = ("fpwalk", "recurse_fp")
+uname = subprocess.run(["uname", "-r"], capture_output=True, text=True).stdout.strip()
+w = open(report, "w")
+def p(s=""):
+    w.write(s + "\n")
+    print(s)
+p("# Walker cost per frame against the kernel's frame-pointer walk (`tests/bench/walker_cost.sh`)")
+p()
+p("%s, %d CPUs, cpu-clock at %s Hz, %s rounds; every CPU busy (a second copy of the program at the "
+  "same depth on the other CPUs). Per frame = (ns/sample at depth %s - at depth %s) / (frames "
+  "difference); ratio = per frame / bpf_get_stack's per frame in the same round, median of the "
+  "rounds (min–max). `bpf_get_stack` = the kernel's own frame-pointer walk "
+  "(`BPF_F_USER_STACK`), `bpfwalk` = that walk in BPF (one 16-byte read per frame)."
+  % (uname, __import__("os").cpu_count(), hz, runs, hi, lo))
+p()
+p("| walker | program | ns/frame | × bpf_get_stack per frame |")
+p("|---|---|---|---|")
+for key in rows:
+    label, prog = key
+    pfs, ratios = [], []
+    for r in rows[key]:
+        pf, b = per_frame(key, r), per_frame(base, r)
+        pfs.append(pf)
+        ratios.append(pf / b if pf is not None and b else None)
+    shown = {"fpwalk": "bpf_get_stack"}.get(label, label)
+    p("| %s | %s | %s | %s |" % (shown, name.get(prog, prog), med(pfs), med(ratios, "%.2f")))
+p()
+p("| walker | program | depth | user frames/sample | ns/sample | rule cache hit % | complete % |")
+p("|---|---|---|---|---|---|---|")
+for key in rows:
+    label, prog = key
+    for depth in depths:
+        v = [rows[key][r][depth] for r in rows[key] if depth in rows[key][r]]
+        if not v:
+            continue
+        shown = {"fpwalk": "bpf_get_stack"}.get(label, label)
+        p("| %s | %s | %s | %.1f | %s | %s | %s |" % (
+            shown, prog, depth, statistics.median(x[1] for x in v), med([x[0] for x in v], "%.0f"),
+            v[-1][2], v[-1][3]))
+EOF

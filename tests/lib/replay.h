@@ -57,7 +57,9 @@ struct replay_env {
 	int nr_mem;
 
 	struct cfi_rule_cache_entry cache[RULE_CACHE_SLOTS];
+	struct walker_window window;
 	uint64_t counters[CNT_MAX];
+	uint64_t reads; /* walker_read_user calls: what the stack window saves */
 };
 
 static struct replay_env *replay_cur;
@@ -181,6 +183,7 @@ static inline int walker_read_user(void *dst, __u32 size, __u64 addr)
 {
 	int i;
 
+	replay_cur->reads++;
 	for (i = 0; i < replay_cur->nr_mem; i++) {
 		const struct replay_mem *m = &replay_cur->mem[i];
 
@@ -247,6 +250,11 @@ static inline struct cfi_rule *walker_rule(__u32 id)
 static inline struct cfi_rule_cache_entry *walker_cache_slot(__u32 idx)
 {
 	return idx < RULE_CACHE_SLOTS ? &replay_cur->cache[idx] : NULL;
+}
+
+static inline struct walker_window *walker_window(void)
+{
+	return &replay_cur->window;
 }
 
 static inline void walker_count(__u32 counter_id, __u64 n)

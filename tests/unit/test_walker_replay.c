@@ -408,6 +408,90 @@ static void test_synthetic(void)
 	replay_env_free(&env);
 }
 
+/*
+ * User memory is read a window at a time (struct walker_window): one read
+ * serves many small frames, a window that would reach past the readable
+ * stack falls back to reading just the value, and a walk never reads bytes
+ * another walk (an interrupting one) left in the window.
+ */
+#define WIN_FRAMES 200
+
+static void test_stack_window(void)
+{
+	static struct replay_env env;
+	static uint64_t stk[512], garbage[512];
+	static __u64 pcs[WIN_FRAMES + 8];
+	struct walker_state st, other;
+	unsigned int nr, i;
+	size_t top;
+
+	memset(stk, 0, sizeof(stk));
+	syn_env(&env, stk, sizeof(stk));
+	/* WIN_FRAMES frames of 16 bytes (cfa = rsp+16), then the outermost */
+	for (i = 0; i < WIN_FRAMES; i++)
+		stk[2 * i + 1] = F_REC;
+	stk[2 * WIN_FRAMES + 1] = F_OUT;
+	nr = replay_walk(&env, F_REC, SB, 0, pcs, WIN_FRAMES + 8, &st);
+	CHECK(st.reason == STOP_COMPLETE && nr == WIN_FRAMES + 2, "window walk: reason %d, %u frames",
+	      st.reason, nr);
+	for (i = 0; i + 1 < nr; i++)
+		CHECK(pcs[i] == F_REC, "window walk: frame %u pc %#llx", i, (unsigned long long)pcs[i]);
+	/* 3216 bytes of stack in 512-byte windows */
+	CHECK(env.reads <= 8, "window walk: %llu reads of user memory for %u frames, want <= 8",
+	      (unsigned long long)env.reads, nr);
+
+	/* the readable stack ends right after the last return address: the last window cannot be
+	 * read whole, the values it would have held still are */
+	top = (2 * WIN_FRAMES + 2) * sizeof(uint64_t);
+	env.mem[0].len = top;
+	nr = replay_walk(&env, F_REC, SB, 0, pcs, WIN_FRAMES + 8, &st);
+	CHECK(st.reason == STOP_COMPLETE && nr == WIN_FRAMES + 2,
+	      "stack ends at the last ra: reason %d, %u frames", st.reason, nr);
+	/* one byte less: that return address is unreadable, as with one read per value */
+	env.mem[0].len = top - 1;
+	nr = replay_walk(&env, F_REC, SB, 0, pcs, WIN_FRAMES + 8, &st);
+	CHECK(st.reason == STOP_UNREADABLE && nr == WIN_FRAMES + 1,
+	      "stack ends inside the last ra: reason %d, %u frames", st.reason, nr);
+	env.mem[0].len = sizeof(stk);
+
+	/*
+	 * Another walk between two frames of this one fills the window with its own
+	 * stack at the same addresses (garbage here): this walk reads its own again.
+	 */
+	for (i = 0; i < 512; i++)
+		garbage[i] = 0x4242424242424242ull;
+	replay_cur = &env;
+	walker_init(&st, SYN_PID, F_REC, SB, 0);
+	for (i = 0; i < 10; i++)
+		CHECK(!walker_frame(&st, pcs, WIN_FRAMES + 8), "interrupted walk: ended at frame %u", i);
+	env.mem[0].bytes = (const uint8_t *)garbage;
+	replay_walk(&env, F_REC, SB, 0, pcs + WIN_FRAMES, 4, &other);
+	env.mem[0].bytes = (const uint8_t *)stk;
+	for (i = 0; i < WIN_FRAMES + 8; i++)
+		if (walker_frame(&st, pcs, WIN_FRAMES + 8))
+			break;
+	CHECK(st.reason == STOP_COMPLETE && st.nr == WIN_FRAMES + 2,
+	      "interrupted walk: reason %d, %u frames", st.reason, st.nr);
+
+	/*
+	 * Interrupted between filling the window and copying from it: the tag is
+	 * still this walk's but another walk has started since.  Not read.
+	 */
+	walker_init(&st, SYN_PID, F_REC, SB, 0);
+	CHECK(!walker_frame(&st, pcs, WIN_FRAMES + 8), "refilled walk: ended at once");
+	CHECK(env.window.tag == st.win_tag && env.window.base <= SB + 16,
+	      "refilled walk: window tag %u base %#llx", env.window.tag,
+	      (unsigned long long)env.window.base);
+	memset(env.window.bytes, 0x42, sizeof(env.window.bytes));
+	env.window.walks++;
+	for (i = 0; i < WIN_FRAMES + 8; i++)
+		if (walker_frame(&st, pcs, WIN_FRAMES + 8))
+			break;
+	CHECK(st.reason == STOP_COMPLETE && st.nr == WIN_FRAMES + 2,
+	      "window taken by another walk: reason %d, %u frames", st.reason, st.nr);
+	replay_env_free(&env);
+}
+
 static void syn_walk_regs(struct replay_env *env, const __u64 *regs, uint64_t ip, uint64_t sp,
 			  uint64_t bp, struct syn_result *r)
 {
@@ -987,6 +1071,7 @@ int main(int argc, char **argv)
 	/* test_walker_replay chain signal: those cases only */
 	harness_init(argc, argv);
 	RUN_TEST(test_synthetic);
+	RUN_TEST(test_stack_window);
 	RUN_TEST(test_cfa_register);
 	RUN_TEST(test_fp_fallback);
 	mkdir("build", 0755);

@@ -20,6 +20,7 @@ struct walk_env {
 	struct cfi_page_val page;
 	/* the rule cache of the kernel's walk, kept across deferred samples */
 	struct cfi_rule_cache_entry cache[RULE_CACHE_SLOTS];
+	struct walker_window window;
 };
 
 static __thread struct walk_env env;
@@ -65,6 +66,11 @@ static inline struct cfi_rule *walker_rule(__u32 id)
 static inline struct cfi_rule_cache_entry *walker_cache_slot(__u32 idx)
 {
 	return idx < RULE_CACHE_SLOTS ? &env.cache[idx] : NULL;
+}
+
+static inline struct walker_window *walker_window(void)
+{
+	return &env.window;
 }
 
 static inline void walker_count(__u32 counter_id, __u64 n)
@@ -138,6 +144,7 @@ enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct defe
 	st.at_leaf = d->at_leaf;
 	st.ip_from_fp = d->ip_from_fp;
 	memcpy(st.leaf, d->leaf, sizeof(st.leaf));
+	walker_window_begin(&st);
 	/* the kernel emitted st.ip and stopped unwinding it: unwind it first */
 	if (!st.nr || !walker_step(&st)) {
 		for (i = 0; i <= MAX_USER_FRAMES_LIMIT; i++) {
