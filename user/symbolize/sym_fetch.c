@@ -3,6 +3,7 @@
 #include "user/symbolize/sym_fetch.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,8 @@ struct sym_fetch *sym_fetch_new(const struct sym_fetch_opts *o)
 		f->o.max_table_bytes = SYM_FETCH_TABLE_BYTES_DEFAULT;
 	if (!f->o.per_minute)
 		f->o.per_minute = SYM_FETCH_PER_MINUTE_DEFAULT;
+	if (!f->o.dbgd.timeout_ns)
+		f->o.dbgd.timeout_ns = DBGD_TIMEOUT_DEFAULT;
 	pthread_mutex_init(&f->lock, NULL);
 	f->dbgd = dbgd_new(&f->o.dbgd);
 	if (!f->dbgd) {
@@ -276,6 +279,33 @@ struct sym_table *sym_fetched_table(struct sym_fetched *e, struct sym_dem_cache 
 bool sym_fetch_wait(struct sym_fetch *f, uint64_t deadline_ns)
 {
 	return dbgd_wait(f->dbgd, deadline_ns);
+}
+
+void sym_fetch_settle(struct sym_fetch *f, FILE *out)
+{
+	uint64_t t0 = mono_ns();
+	struct sym_fetch_stats st;
+	bool done;
+	int i;
+
+	if (!f)
+		return;
+	/* the fetches run side by side: one timeout covers those under way */
+	done = dbgd_wait(f->dbgd, t0 + f->o.dbgd.timeout_ns);
+	sym_fetch_get_stats(f, &st);
+	if (!out || !st.requested)
+		return;
+	fprintf(out, "cfiprof: debuginfod: %" PRIu64 " debug files asked, %" PRIu64 " name frames",
+		st.requested, st.named);
+	for (i = 0; i < DBGD_OUTCOME_MAX; i++)
+		if (st.dbgd.outcomes[i])
+			fprintf(out, ", %" PRIu64 " %s", st.dbgd.outcomes[i], dbgd_outcome_name(i));
+	for (i = 0; i < SYM_FETCH_REFUSED_MAX; i++)
+		if (st.refused[i])
+			fprintf(out, ", %" PRIu64 " refused (%s)", st.refused[i],
+				sym_fetch_refusal_name(i));
+	fprintf(out, "; waited %.0f ms at the end%s\n", (double)(mono_ns() - t0) / 1e6,
+		done ? "" : ", the rest given up");
 }
 
 void sym_fetch_get_stats(struct sym_fetch *f, struct sym_fetch_stats *out)

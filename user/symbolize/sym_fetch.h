@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "elf/debuginfod.h"
 #include "user/symbolize/demangle.h"
@@ -71,6 +72,13 @@ struct sym_table *sym_fetched_table(struct sym_fetched *e, struct sym_dem_cache 
 
 /* Waits for every fetch asked so far, at most until @deadline_ns (mono); true if all ended. */
 bool sym_fetch_wait(struct sym_fetch *f, uint64_t deadline_ns);
+
+/*
+ * record and report, before naming: waits for the fetches under way, at most
+ * one fetch timeout (they run side by side), then says on @out (may be NULL)
+ * what they gave. @f may be NULL.
+ */
+void sym_fetch_settle(struct sym_fetch *f, FILE *out);
 
 void sym_fetch_get_stats(struct sym_fetch *f, struct sym_fetch_stats *out);
 const char *sym_fetch_refusal_name(enum sym_fetch_refusal r);
