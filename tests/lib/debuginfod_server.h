@@ -37,7 +37,7 @@ static inline int free_port(void)
 static inline pid_t debuginfod_start(const char *dir, int port, const char *build_id,
 				     const char *log, double timeout)
 {
-	char portarg[16], db[512], cmd[1024];
+	char portarg[16], db[PATH_MAX + 4096 + 16], cmd[1024];
 	double end = mono_sec() + timeout;
 	pid_t pid;
 
