@@ -274,6 +274,101 @@ static void test_minidebuginfo(void)
 	free(folded);
 }
 
+/* The sum of a metric's series (every label set), or -1 when absent. */
+static double metric_sum(const char *body, const char *name)
+{
+	const char *p = body;
+	size_t n = strlen(name);
+	double sum = -1;
+
+	while (p && (p = strstr(p, name))) {
+		if ((p == body || p[-1] == '\n') && (p[n] == '{' || p[n] == ' ')) {
+			const char *sp = strchr(p, ' ');
+
+			sum = (sum < 0 ? 0 : sum) + (sp ? strtod(sp + 1, NULL) : 0);
+		}
+		p += n;
+	}
+	return sum;
+}
+
+/*
+ * The agent, sampling the stripped program for 4 s with @opt (NULL: none) and
+ * DEBUGINFOD_URLS=@urls in its environment: its /metrics after 3 s, and
+ * whether an interval file written after that names leaf.
+ */
+static char *agent_run(const char *name, const char *urls, const char *opt, bool *named_leaf)
+{
+	char dir[PATHBUF], log[PATHBUF + 8], exe[PATHBUF], cache[PATHBUF + 8], env_urls[PATHBUF],
+	    addr[64] = "", cmd[PATHBUF + 128];
+	char *env[] = {env_urls, NULL};
+	char *argv[] = {(char *)cfiprof_bin, "agent", "--output-dir", dir, "--interval", "1s",
+			"--freq", "99", "--metrics-addr", "127.0.0.1:0", "--duration", "4s",
+			"--debuginfod-cache", cache, "-u", opt ? (char *)opt : NULL, NULL};
+	char *busy_argv[] = {exe, "5", NULL};
+	char *body = NULL, *l, *m;
+	pid_t pid, busy;
+	int st;
+	bool to;
+
+	tpath(dir, sizeof(dir), name);
+	snprintf(log, sizeof(log), "%s.log", dir);
+	snprintf(cache, sizeof(cache), "%s.cache", dir);
+	tpath(exe, sizeof(exe), "prog.stripped");
+	snprintf(env_urls, sizeof(env_urls), "DEBUGINFOD_URLS=%s", urls);
+	busy = spawn(busy_argv, NULL, NULL);
+	pid = spawn_env(argv, env, log, log);
+	sleep_s(3);
+	l = slurp(log);
+	m = l ? strstr(l, "metrics=") : NULL;
+	if (m)
+		sscanf(m + 8, "%63[^ \n]", addr);
+	free(l);
+	if (addr[0])
+		body = http_get(addr, "/metrics");
+	CHECK(body && strstr(body, "cfiprof_symbols_refused_total"), "%s: no /metrics at '%s'",
+	      name, addr);
+	st = wait_timeout(pid, 15, &to);
+	CHECK(exit_code(st, to) == 0, "%s: agent exit %d", name, exit_code(st, to));
+	wait_timeout(busy, 10, NULL);
+	/* the newest interval: gunzipped, pprof's string table holds "leaf" as 0x32 0x04 leaf */
+	snprintf(cmd, sizeof(cmd), "f=$(ls %s/*.pb.gz | tail -1) && gzip -dc \"$f\" | "
+		 "LC_ALL=C grep -a -F -q \"$(printf '\\062\\004leaf')\"",
+		 dir);
+	*named_leaf = system(cmd) == 0;
+	return body;
+}
+
+/* The agent fetches only when told to: its environment's DEBUGINFOD_URLS is not used. */
+static void test_agent(void)
+{
+	char srvdir[PATHBUF], urls[64], opt[96], log_path[PATHBUF], *body;
+	int port = free_port();
+	bool leaf;
+	pid_t srv;
+
+	CHECK(build_progs(), "cannot build the programs");
+	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
+	srv = debuginfod_start(tpath(srvdir, sizeof(srvdir), "srv"), port, build_id,
+			       tpath(log_path, sizeof(log_path), "agent-debuginfod.log"), 20);
+	CHECK(srv > 0, "debuginfod did not serve %s within 20 s", build_id);
+	if (srv <= 0)
+		return;
+	body = agent_run("agent-off", urls, NULL, &leaf);
+	CHECK(body && metric_sum(body, "cfiprof_debuginfod_fetches_total") == 0,
+	      "agent without --debuginfod asked debuginfod: %.0f",
+	      body ? metric_sum(body, "cfiprof_debuginfod_fetches_total") : -1);
+	CHECK(!leaf, "agent without --debuginfod named leaf");
+	free(body);
+	snprintf(opt, sizeof(opt), "--debuginfod=%s", urls);
+	body = agent_run("agent-on", "", opt, &leaf);
+	CHECK(body && strstr(body, "cfiprof_debuginfod_fetches_total{outcome=\"fetched\"} 1\n"),
+	      "agent --debuginfod: prog's debug file not fetched once");
+	CHECK(leaf, "agent --debuginfod: the last interval does not name leaf");
+	free(body);
+	server_stop(srv);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -282,6 +377,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_debuginfod);
 	RUN_TEST(test_server_unavailable);
 	RUN_TEST(test_minidebuginfo);
+	RUN_TEST(test_agent);
 	e2e_finish();
 	return HARNESS_DONE();
 }
