@@ -22,8 +22,8 @@ static int range_cmp(const void *a, const void *b)
 	return x->end > y->end ? -1 : x->end < y->end;
 }
 
-int cfi_fde_ranges_fd(int fd, const struct cfi_budget *budget, struct cfi_range **out,
-		      uint64_t *nr, struct cfi_diag *diag)
+int cfi_fde_ranges_fd(int fd, const struct cfi_budget *budget, struct cfi_range **out, uint64_t *nr,
+		      struct cfi_diag *diag)
 {
 	struct cfi_build_opts opts = {.no_separate_debug = 1};
 	struct diag_ctx dc = {diag, "<fd>"};

@@ -72,7 +72,7 @@ static double name_once(const char *path, int way, const char *cache, bool *ok)
 int main(void)
 {
 	char id[ELF_BUILD_ID_HEX_LEN], dir[] = "/tmp/cfibenchsymXXXXXX", cmd[1024], urls[64],
-					     cache[128], log[128];
+				       cache[128], log[128];
 	double ms[NR_WAYS][ROUNDS], llvm[ROUNDS], llvm_fde[ROUNDS];
 	bool ok = true, one;
 	int port = free_port(), r, w, fd = open(LIBC, O_RDONLY);
@@ -83,8 +83,9 @@ int main(void)
 		return 1;
 	}
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/srv && cp /usr/lib/debug/.build-id/%.2s/%s.debug %s/srv/",
-		 dir, id, id + 2, dir);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/srv && cp /usr/lib/debug/.build-id/%.2s/%s.debug %s/srv/", dir, id,
+		 id + 2, dir);
 	if (system(cmd)) {
 		fprintf(stderr, "bench_symbols: no libc6-dbg debug file for %s\n", id);
 		return 1;
@@ -109,7 +110,8 @@ int main(void)
 	server_stop(srv);
 	printf("## Naming stripped libc.so.6 (%s)\n\n", id);
 	printf("Median of %d interleaved rounds (tests/bench/bench_symbols.c; debuginfod on "
-	       "loopback).\n\n| source | median ms | min ms | max ms |\n| --- | ---: | ---: | ---: |\n",
+	       "loopback).\n\n| source | median ms | min ms | max ms |\n| --- | ---: | ---: | ---: "
+	       "|\n",
 	       ROUNDS);
 	for (w = 0; w < NR_WAYS; w++) {
 		qsort(ms[w], ROUNDS, sizeof(double), cmp_double);

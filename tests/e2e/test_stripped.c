@@ -26,30 +26,20 @@ static const char *const chain_names[] = {"main", "a", "b", "c", "d", "leaf"};
 
 static char build_id[ELF_BUILD_ID_HEX_LEN];
 
-static int shf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int shf(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 /* prog (chain -g), prog.debug, prog.stripped, and prog.mini (MiniDebugInfo, GDB's recipe). */
 static bool build_progs(void)
 {
 	char p[PATHBUF];
 	int fd;
 
-	if (shf("cd %s && gcc -O2 -fomit-frame-pointer -g -Wall -D_GNU_SOURCE -I%s/tests/progs "
+	if (!shell_ok(
+		"cd %s && gcc -O2 -fomit-frame-pointer -g -Wall -D_GNU_SOURCE -I%s/tests/progs "
 		"%s/tests/progs/chain.c -o prog && objcopy --only-keep-debug prog prog.debug && "
 		"strip --strip-all prog -o prog.stripped && mkdir -p srv && cp prog.debug srv/ && "
 		"nm -D prog --format=posix --defined-only | awk '{ print $1 }' | sort > dynsyms && "
 		"nm prog --format=posix --defined-only | "
-		"awk '{ if ($2 == \"T\" || $2 == \"t\" || $2 == \"D\") print $1 }' | sort > funcsyms && "
+		"awk '{ if ($2 == \"T\" || $2 == \"t\" || $2 == \"D\") print $1 }' | sort > "
+		"funcsyms && "
 		"comm -13 dynsyms funcsyms > keep && objcopy -S --remove-section .gdb_index "
 		"--remove-section .comment --keep-symbols=keep prog.debug mini && xz -f mini && "
 		"objcopy --add-section .gnu_debugdata=mini.xz prog.stripped prog.mini",
@@ -74,8 +64,8 @@ static int record(const char *name, const char *prog, const char *urls, const ch
 	char out[PATHBUF], rec[PATHBUF + 8], err[PATHBUF + 8], exe[PATHBUF], env_urls[PATHBUF],
 	    env_cache[PATHBUF];
 	char *env[] = {env_cache, urls ? env_urls : NULL, NULL};
-	char *argv[] = {(char *)cfiprof_bin, "record", "-F", "499", "-o", out, "--save", rec,
-			opt ? (char *)opt : "-u", "--", exe, SPIN, NULL};
+	char *argv[] = {(char *)cfiprof_bin,	  "record", "-F", "499", "-o", out, "--save", rec,
+			opt ? (char *)opt : "-u", "--",	    exe,  SPIN,	 NULL};
 	int rc;
 
 	tpath(out, sizeof(out), name);
@@ -161,7 +151,8 @@ static int check_grouped(const char *what, const char *folded)
 
 		if (sscanf(line, "%llx %llx %c %127s", &addr, &size, &type, name) == 4 &&
 		    (type == 't' || type == 'T'))
-			snprintf(starts[nstarts++], sizeof(starts[0]), "prog.stripped+0x%llx", addr);
+			snprintf(starts[nstarts++], sizeof(starts[0]), "prog.stripped+0x%llx",
+				 addr);
 	}
 	if (f)
 		pclose(f);
@@ -186,19 +177,29 @@ static int check_grouped(const char *what, const char *folded)
 	return seen;
 }
 
-static void test_debuginfod(void)
+/* Builds the programs and serves prog.debug from debuginfod on loopback: its pid, or -1. */
+static pid_t serve_progs(const char *log_name, char *urls, size_t len)
 {
-	char srvdir[PATHBUF], urls[64], log_path[PATHBUF], *log, *folded, *rep;
-	uint64_t named, total;
-	double elapsed;
+	char srvdir[PATHBUF], log_path[PATHBUF];
 	int port = free_port();
 	pid_t srv;
 
 	CHECK(build_progs(), "cannot build the programs");
-	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
+	snprintf(urls, len, "http://127.0.0.1:%d", port);
 	srv = debuginfod_start(tpath(srvdir, sizeof(srvdir), "srv"), port, build_id,
-			       tpath(log_path, sizeof(log_path), "debuginfod.log"), 20);
+			       tpath(log_path, sizeof(log_path), log_name), 20);
 	CHECK(srv > 0, "debuginfod did not serve %s within 20 s", build_id);
+	return srv;
+}
+
+static void test_debuginfod(void)
+{
+	char urls[64], log_path[PATHBUF], *log, *folded, *rep;
+	uint64_t named, total;
+	double elapsed;
+	pid_t srv;
+
+	srv = serve_progs("debuginfod.log", urls, sizeof(urls));
 	if (srv <= 0)
 		return;
 	record("served.folded", "prog.stripped", urls, "cache", NULL, &elapsed, &log);
@@ -248,7 +249,8 @@ static void test_server_unavailable(void)
 	server_stop(srv);
 	folded = slurp(tpath(path, sizeof(path), "slow.folded"));
 	check_grouped("server stalled", folded);
-	CHECK(strstr(log, "1 timed-out"), "stalled: the summary does not say it timed out: %s", log);
+	CHECK(strstr(log, "1 timed-out"), "stalled: the summary does not say it timed out: %s",
+	      log);
 	/* the fetch started when the program was loaded, so it ends 2 s later at most */
 	CHECK(elapsed < 1.5 + 2 + 2, "stalled server, 2 s timeout: record took %.1f s", elapsed);
 	printf("FIGURE: record of a %s s program, debuginfod stalled, 2 s timeout: %.2f s\n", SPIN,
@@ -302,9 +304,23 @@ static char *agent_run(const char *name, const char *urls, const char *opt, bool
 	char dir[PATHBUF], log[PATHBUF + 8], exe[PATHBUF], cache[PATHBUF + 8], env_urls[PATHBUF],
 	    addr[64] = "", cmd[PATHBUF + 128];
 	char *env[] = {env_urls, NULL};
-	char *argv[] = {(char *)cfiprof_bin, "agent", "--output-dir", dir, "--interval", "1s",
-			"--freq", "99", "--metrics-addr", "127.0.0.1:0", "--duration", "4s",
-			"--debuginfod-cache", cache, "-u", opt ? (char *)opt : NULL, NULL};
+	char *argv[] = {(char *)cfiprof_bin,
+			"agent",
+			"--output-dir",
+			dir,
+			"--interval",
+			"1s",
+			"--freq",
+			"99",
+			"--metrics-addr",
+			"127.0.0.1:0",
+			"--duration",
+			"4s",
+			"--debuginfod-cache",
+			cache,
+			"-u",
+			opt ? (char *)opt : NULL,
+			NULL};
 	char *busy_argv[] = {exe, "5", NULL};
 	char *body = NULL, *l, *m;
 	pid_t pid, busy;
@@ -332,7 +348,8 @@ static char *agent_run(const char *name, const char *urls, const char *opt, bool
 	CHECK(exit_code(st, to) == 0, "%s: agent exit %d", name, exit_code(st, to));
 	wait_timeout(busy, 10, NULL);
 	/* the newest interval: gunzipped, pprof's string table holds "leaf" as 0x32 0x04 leaf */
-	snprintf(cmd, sizeof(cmd), "f=$(ls %s/*.pb.gz | tail -1) && gzip -dc \"$f\" | "
+	snprintf(cmd, sizeof(cmd),
+		 "f=$(ls %s/*.pb.gz | tail -1) && gzip -dc \"$f\" | "
 		 "LC_ALL=C grep -a -F -q \"$(printf '\\062\\004leaf')\"",
 		 dir);
 	*named_leaf = system(cmd) == 0;
@@ -342,16 +359,11 @@ static char *agent_run(const char *name, const char *urls, const char *opt, bool
 /* The agent fetches only when told to: its environment's DEBUGINFOD_URLS is not used. */
 static void test_agent(void)
 {
-	char srvdir[PATHBUF], urls[64], opt[96], log_path[PATHBUF], *body;
-	int port = free_port();
+	char urls[64], opt[96], *body;
 	bool leaf;
 	pid_t srv;
 
-	CHECK(build_progs(), "cannot build the programs");
-	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
-	srv = debuginfod_start(tpath(srvdir, sizeof(srvdir), "srv"), port, build_id,
-			       tpath(log_path, sizeof(log_path), "agent-debuginfod.log"), 20);
-	CHECK(srv > 0, "debuginfod did not serve %s within 20 s", build_id);
+	srv = serve_progs("agent-debuginfod.log", urls, sizeof(urls));
 	if (srv <= 0)
 		return;
 	body = agent_run("agent-off", urls, NULL, &leaf);

@@ -29,18 +29,6 @@
 
 static char tmpdir[64];
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 static const char *tpath(const char *name)
 {
 	static char buf[8][512];
@@ -104,10 +92,10 @@ static void build_id_of(const char *path, char *id, size_t len)
 /* chain (tests/progs) built -g, its debug file, and a copy stripped of everything. */
 static bool build_chain(const char *name)
 {
-	return !sh("gcc " PROG_CFLAGS " tests/progs/chain.c -o %s/%s && "
-		   "objcopy --only-keep-debug %s/%s %s/%s.debug && "
-		   "strip --strip-all %s/%s -o %s/%s.stripped",
-		   tmpdir, name, tmpdir, name, tmpdir, name, tmpdir, name, tmpdir, name);
+	return shell_ok("gcc " PROG_CFLAGS " tests/progs/chain.c -o %s/%s && "
+			"objcopy --only-keep-debug %s/%s %s/%s.debug && "
+			"strip --strip-all %s/%s -o %s/%s.stripped",
+			tmpdir, name, tmpdir, name, tmpdir, name, tmpdir, name, tmpdir, name);
 }
 
 /*
@@ -166,7 +154,9 @@ static size_t check_grouping(const char *what, const char *full, const char *str
 		else if (first[0] == '+' && !strcmp(first, prev))
 			why = "the name of the function before";
 		if (why && shown++ < 5)
-			fprintf(stderr, "  %s: %s (0x%" PRIx64 "): %s: '%s' at its start, '%s' at +0x%" PRIx64 "\n",
+			fprintf(stderr,
+				"  %s: %s (0x%" PRIx64
+				"): %s: '%s' at its start, '%s' at +0x%" PRIx64 "\n",
 				what, f[i].name, f[i].addr, why, first, cur, pc - 1 - f[i].addr);
 		*exact += !why;
 		snprintf(prev, sizeof(prev), "%s", first);
@@ -203,10 +193,11 @@ static void test_fde_grouping_libc(void)
 	CHECK(id[0] && access(dbg, R_OK) == 0, "no libc6-dbg debug file %s", dbg);
 	/* nm reads the debug file's symbols; the addresses are libc's */
 	n = check_grouping("libc", dbg, libc, &exact);
-	printf("FIGURE: libc.so.6 stripped: %zu of %zu functions grouped exactly by FDE or .dynsym\n",
-	       exact, n);
-	CHECK(n > 2000 && exact * 1000 >= n * 995, "libc: only %zu of %zu functions grouped exactly",
-	      exact, n);
+	printf(
+	    "FIGURE: libc.so.6 stripped: %zu of %zu functions grouped exactly by FDE or .dynsym\n",
+	    exact, n);
+	CHECK(n > 2000 && exact * 1000 >= n * 995,
+	      "libc: only %zu of %zu functions grouped exactly", exact, n);
 }
 
 /* GDB's MiniDebugInfo recipe (as Fedora builds its packages), then the program stripped. */
@@ -220,15 +211,17 @@ static void test_minidebuginfo(void)
 	struct func *f;
 
 	CHECK(build_chain("m"), "cannot build chain");
-	CHECK(!sh("cd %s && nm -D m --format=posix --defined-only | awk '{ print $1 }' | sort > "
-		  "dynsyms && nm m --format=posix --defined-only | "
-		  "awk '{ if ($2 == \"T\" || $2 == \"t\" || $2 == \"D\") print $1 }' | sort > funcsyms && "
-		  "comm -13 dynsyms funcsyms > keep && "
-		  "objcopy -S --remove-section .gdb_index --remove-section .comment "
-		  "--keep-symbols=keep m.debug mini && xz -f mini && "
-		  "objcopy --add-section .gnu_debugdata=mini.xz m.stripped m.mini",
-		  tmpdir),
-	      "cannot build the MiniDebugInfo program");
+	CHECK(
+	    shell_ok("cd %s && nm -D m --format=posix --defined-only | awk '{ print $1 }' | sort > "
+		     "dynsyms && nm m --format=posix --defined-only | "
+		     "awk '{ if ($2 == \"T\" || $2 == \"t\" || $2 == \"D\") print $1 }' | sort > "
+		     "funcsyms && "
+		     "comm -13 dynsyms funcsyms > keep && "
+		     "objcopy -S --remove-section .gdb_index --remove-section .comment "
+		     "--keep-symbols=keep m.debug mini && xz -f mini && "
+		     "objcopy --add-section .gnu_debugdata=mini.xz m.stripped m.mini",
+		     tmpdir),
+	    "cannot build the MiniDebugInfo program");
 	f = nm_funcs(tpath("m"), &n);
 	c = sym_cache_new();
 	sym_cache_set_debug_root(c, "");
@@ -247,9 +240,9 @@ static void test_minidebuginfo(void)
 	sym_cache_free(c);
 
 	/* corrupt: the section refused and counted, the object still read */
-	CHECK(!sh("cd %s && head -c 4000 /dev/urandom > junk.xz && "
-		  "objcopy --add-section .gnu_debugdata=junk.xz m.stripped m.junk",
-		  tmpdir),
+	CHECK(shell_ok("cd %s && head -c 4000 /dev/urandom > junk.xz && "
+		       "objcopy --add-section .gnu_debugdata=junk.xz m.stripped m.junk",
+		       tmpdir),
 	      "cannot build m.junk");
 	c = sym_cache_new();
 	sym_cache_set_debug_root(c, "");
@@ -304,8 +297,8 @@ static size_t named_after(struct sym_fetch *sf, const char *obj, struct func *f,
 	sym_cache_set_fetch(c, sf);
 	o = sym_cache_get(c, NULL, obj, -1, 0);
 	for (i = 0; named_before && o && i < n; i++)
-		*named_before += !sym_obj_lookup(o, f[i].addr, &name, NULL) &&
-				 !strcmp(name, f[i].name);
+		*named_before +=
+		    !sym_obj_lookup(o, f[i].addr, &name, NULL) && !strcmp(name, f[i].name);
 	t0 = mono_sec();
 	sym_fetch_wait(sf, mono_ns() + 30ull * 1000000000);
 	*waited = mono_sec() - t0;
@@ -334,8 +327,8 @@ static void test_debuginfod_served(void)
 	int port = free_port();
 	pid_t srv;
 
-	CHECK(build_chain("d") && !sh("mkdir -p %s/srv && cp %s/d.debug %s/srv/", tmpdir, tmpdir,
-				     tmpdir),
+	CHECK(build_chain("d") &&
+		  shell_ok("mkdir -p %s/srv && cp %s/d.debug %s/srv/", tmpdir, tmpdir, tmpdir),
 	      "cannot build chain");
 	build_id_of(tpath("d.stripped"), id, sizeof(id));
 	snprintf(log, sizeof(log), "%s/debuginfod.log", tmpdir);
@@ -383,9 +376,10 @@ static void test_debuginfod_unavailable(void)
 	int port;
 	pid_t srv;
 
-	CHECK(build_chain("u") && !sh("gcc " PROG_CFLAGS " -O1 tests/progs/chain.c -o %s/other "
-				      "&& objcopy --only-keep-debug %s/other %s/other.debug",
-				      tmpdir, tmpdir, tmpdir),
+	CHECK(build_chain("u") &&
+		  shell_ok("gcc " PROG_CFLAGS " -O1 tests/progs/chain.c -o %s/other "
+			   "&& objcopy --only-keep-debug %s/other %s/other.debug",
+			   tmpdir, tmpdir, tmpdir),
 	      "cannot build chain");
 	f = nm_funcs(tpath("u"), &n);
 
@@ -393,8 +387,8 @@ static void test_debuginfod_unavailable(void)
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
 	sf = fetcher(urls, "cache-down", 0);
 	named = named_after(sf, tpath("u.stripped"), f, n, &waited, NULL);
-	CHECK(named == 0 && outcome(sf, DBGD_FAILED) == 1, "server down: %zu named, failed %" PRIu64,
-	      named, outcome(sf, DBGD_FAILED));
+	CHECK(named == 0 && outcome(sf, DBGD_FAILED) == 1,
+	      "server down: %zu named, failed %" PRIu64, named, outcome(sf, DBGD_FAILED));
 	CHECK(waited < 2, "server down: waited %.1f s", waited);
 	sym_fetch_free(sf);
 
@@ -402,8 +396,8 @@ static void test_debuginfod_unavailable(void)
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
 	sf = fetcher(urls, "cache-slow", 1000ull * 1000 * 1000);
 	named = named_after(sf, tpath("u.stripped"), f, n, &waited, NULL);
-	CHECK(named == 0 && outcome(sf, DBGD_TIMED_OUT) == 1, "stalled: %zu named, timed out %" PRIu64,
-	      named, outcome(sf, DBGD_TIMED_OUT));
+	CHECK(named == 0 && outcome(sf, DBGD_TIMED_OUT) == 1,
+	      "stalled: %zu named, timed out %" PRIu64, named, outcome(sf, DBGD_TIMED_OUT));
 	CHECK(waited < 2.5, "stalled server with a 1 s timeout: waited %.1f s", waited);
 	printf("FIGURE: stalled server, 1 s timeout: the fetch ended after %.2f s\n", waited);
 	sym_fetch_free(sf);
@@ -481,6 +475,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_debuginfod_unavailable);
 	RUN_TEST(test_fetch_bounds);
 	if (!getenv("KEEP"))
-		sh("rm -rf %s", tmpdir);
+		shell_ok("rm -rf %s", tmpdir);
 	return HARNESS_DONE();
 }

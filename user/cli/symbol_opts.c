@@ -13,18 +13,18 @@ enum {
 };
 
 static const struct argp_option symbol_options[] = {
-	{NULL, 0, NULL, 0, "Names of stripped objects:", 6},
-	{"debuginfod", OPT_DEBUGINFOD, "URLS|off", 0,
-	 "fetch the debug files of objects without symbols by build-id from these debuginfod "
-	 "servers (default: $DEBUGINFOD_URLS when set; off: never)",
-	 6},
-	{"debuginfod-timeout", OPT_DEBUGINFOD_TIMEOUT, "DURATION", 0,
-	 "one fetch, connection to last byte (default 10s); record and report wait at most this "
-	 "long at the end for fetches under way",
-	 6},
-	{"debuginfod-max-size", OPT_DEBUGINFOD_MAX_SIZE, "SIZE", 0,
-	 "largest debug file fetched (default 512M)", 6},
-	{},
+    {NULL, 0, NULL, 0, "Names of stripped objects:", 6},
+    {"debuginfod", OPT_DEBUGINFOD, "URLS|off", 0,
+     "fetch the debug files of objects without symbols by build-id from these debuginfod "
+     "servers (default: $DEBUGINFOD_URLS when set; off: never)",
+     6},
+    {"debuginfod-timeout", OPT_DEBUGINFOD_TIMEOUT, "DURATION", 0,
+     "one fetch, connection to last byte (default 10s); record and report wait at most this "
+     "long at the end for fetches under way",
+     6},
+    {"debuginfod-max-size", OPT_DEBUGINFOD_MAX_SIZE, "SIZE", 0,
+     "largest debug file fetched (default 512M)", 6},
+    {},
 };
 
 static error_t parse_symbols(int key, char *arg, struct argp_state *state)

@@ -33,6 +33,6 @@ void sym_refusals(const struct sym_cache *c, struct sym_fetch *f,
 				      "is not grouped by function",
 				      cs.fde_refused};
 	for (i = 0; i < SYM_FETCH_REFUSED_MAX; i++)
-		out[2 + i] = (struct sym_refusal){sym_fetch_refusal_name(i), fetch_what[i],
-						  fs.refused[i]};
+		out[2 + i] =
+		    (struct sym_refusal){sym_fetch_refusal_name(i), fetch_what[i], fs.refused[i]};
 }
