@@ -15,7 +15,7 @@ ARCH_FLAGS := -D__TARGET_ARCH_x86
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 BASE_FLAGS := $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE
-LDLIBS   := -lbpf -lelf -lz -ldl -liberty -lcurl -lpthread
+LDLIBS   := -lbpf -lelf -lz -llzma -ldebuginfod -ldl -liberty -lcurl -lpthread
 
 # The one version string (common/version.h): a release tag vX.Y... if HEAD has one, else the
 # base version and the commit; outside git just the base version.
@@ -27,11 +27,13 @@ endif
 
 # what building cfiprof needs
 BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw-dev \
-              libiberty-dev libcurl4-openssl-dev help2man
+              libiberty-dev libcurl4-openssl-dev help2man \
+              liblzma-dev libdebuginfod-dev
 # what only the tests need: oracles, peers, viewers, test workloads
 TEST_PKGS  := binutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
               nodejs default-jdk-headless \
-              chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion
+              chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion \
+              debuginfod
 
 # the plain C libraries: helpers, ELF access, the CFI compiler (no BPF, no user/)
 LIB_SRC    := $(sort $(wildcard common/*.c elf/*.c tables/*.c))
@@ -52,12 +54,13 @@ ASAN_TESTS := test_tables_malformed test_tables_rules test_symbolize test_fuzz_r
               test_proc_stat test_recording test_row_alloc test_table_store \
               test_debug_file test_agent_limits test_agent_spool test_http_server test_budgets \
               test_tracker_reload test_tracker_forget test_tracker_races test_deferred_queue \
-              test_table_cache test_tracker_builds test_tracker_snapshot
+              test_table_cache test_tracker_builds test_tracker_snapshot test_debuginfo
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
 # the tracker's tests run once more under ThreadSanitizer: the load thread, the symbolizer
 # and the consumer share its state
 TSAN_TESTS := test_recording test_table_store test_frame_names test_tracker_reload \
-              test_tracker_forget test_tracker_races test_tracker_builds test_tracker_snapshot
+              test_tracker_forget test_tracker_races test_tracker_builds test_tracker_snapshot \
+              test_debuginfo
 TSAN_BIN   := $(TSAN_TESTS:%=$(OUT)/tsan/%)
 # libFuzzer targets: one per parser of outside data, tests/fuzz/fuzz_*.c
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -192,6 +195,10 @@ $(OUT)/bench/bench_aggregate: tests/bench/bench_aggregate.c $(OUT)/libcfiuser.a 
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT))
 
+$(OUT)/bench/bench_symbols: tests/bench/bench_symbols.c $(OUT)/libcfiuser.a $(OUT)/libcfitables.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT))
+
 # tests/bench/fpwalk: the kernel's own frame-pointer walk (bpf_get_stack), the baseline of
 # the walker's per-frame cost; built like the main program (clang -target bpf + skeleton).
 $(OUT)/bench/fpwalk.bpf.o: tests/bench/fpwalk.bpf.c vmlinux.h
@@ -206,12 +213,13 @@ $(OUT)/bench/fpwalk: tests/bench/fpwalk.c $(OUT)/bench/fpwalk.skel.h
 	$(CC) $(CFLAGS) $(BASE_FLAGS) -I$(OUT)/bench $< -o $@ -lbpf -lelf -lz
 
 # make bench: about 20 minutes; tests/bench/peers.py writes tests/bench/RESULTS.md
-bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/fpwalk $(TEST_PROGS) $(BENCH_PROGS)
+bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols $(OUT)/bench/fpwalk $(TEST_PROGS) $(BENCH_PROGS)
 	@tests/bench/peers.py
 	@tests/bench/run.sh
 	@tests/bench/walker_cost.sh
 	@tests/bench/runtimes.sh
 	@taskset -c 0 $(OUT)/bench/bench_aggregate | tee $(OUT)/bench/aggregate.md
+	@$(OUT)/bench/bench_symbols | tee $(OUT)/bench/symbols.md
 	@tests/bench/outputs.sh
 	@tests/bench/agent_overhead.sh
 	@tests/bench/process_start.sh

@@ -17,6 +17,7 @@
 
 #define VIA_BUILD_ID  ".note.gnu.build-id"
 #define VIA_DEBUGLINK ".gnu_debuglink"
+#define VIA_FETCHED   "debuginfod"
 
 /* What a candidate must match: the object's build-id, or its debuglink CRC. */
 struct want {
@@ -60,33 +61,22 @@ static int image_crc32(Elf *e, uint32_t *out)
 	return 0;
 }
 
-/* Opens @path into @out if it is the debug file @w describes; 0 or -1. */
-static int try_candidate(const struct debug_file_search *s, const struct want *w, const char *path,
-			 struct debug_file *out)
+/* Takes @fd (@path) into @out if it is the debug file @w describes; 0, or -1 with fd closed. */
+static int check_candidate(const struct debug_file_search *s, const struct want *w, int fd,
+			   const char *path, struct debug_file *out)
 {
 	char id[ELF_BUILD_ID_HEX_LEN];
 	const char *why = NULL;
 	struct stat st;
 	uint32_t crc;
 	Elf *e = NULL;
-	int fd;
 
-	if (w->root_fd >= 0)
-		fd = w->nofollow ? open_in_root(w->root_fd, path)
-				 : open_beneath_root(w->root_fd, path);
-	else
-		fd = w->nofollow ? open_regular_nofollow(path) : open_regular(path);
-	if (fd < 0) {
-		if (fd != -ENOENT && fd != -ENOTDIR)
-			refuse(s, w, path,
-			       fd == -EINVAL  ? "is not a regular file"
-			       : fd == -ELOOP ? "is a symbolic link"
-			       : fd == -EXDEV ? "is a symbolic link out of the process's root"
-					      : strerror(-fd));
-		return -1;
-	}
 	if (fstat(fd, &st) < 0) {
 		why = strerror(errno);
+		goto refused;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		why = "is not a regular file";
 		goto refused;
 	}
 	if (s->self && st.st_dev == s->self->st_dev && st.st_ino == s->self->st_ino) {
@@ -125,6 +115,29 @@ refused:
 		elf_end(e);
 	close(fd);
 	return -1;
+}
+
+/* Opens @path into @out if it is the debug file @w describes; 0 or -1. */
+static int try_candidate(const struct debug_file_search *s, const struct want *w, const char *path,
+			 struct debug_file *out)
+{
+	int fd;
+
+	if (w->root_fd >= 0)
+		fd = w->nofollow ? open_in_root(w->root_fd, path)
+				 : open_beneath_root(w->root_fd, path);
+	else
+		fd = w->nofollow ? open_regular_nofollow(path) : open_regular(path);
+	if (fd < 0) {
+		if (fd != -ENOENT && fd != -ENOTDIR)
+			refuse(s, w, path,
+			       fd == -EINVAL  ? "is not a regular file"
+			       : fd == -ELOOP ? "is a symbolic link"
+			       : fd == -EXDEV ? "is a symbolic link out of the process's root"
+					      : strerror(-fd));
+		return -1;
+	}
+	return check_candidate(s, w, fd, path, out);
 }
 
 /*
@@ -243,6 +256,23 @@ int debug_file_find(Elf *e, const struct debug_file_search *s, struct debug_file
 	if (w.root_fd >= 0)
 		close(w.root_fd);
 	return ret;
+}
+
+int debug_file_take(int fd, const char *path, const char *build_id,
+		    const struct debug_file_search *s, struct debug_file *out)
+{
+	struct want w = {.via = VIA_FETCHED, .root_fd = -1};
+
+	out->fd = -1;
+	out->elf = NULL;
+	out->path[0] = '\0';
+	/* fetched by build-id: a file without the one asked for is another object's */
+	if (!build_id || !build_id[0] || strlen(build_id) >= sizeof(w.build_id)) {
+		close(fd);
+		return -1;
+	}
+	snprintf(w.build_id, sizeof(w.build_id), "%s", build_id);
+	return check_candidate(s, &w, fd, path, out);
 }
 
 void debug_file_close(struct debug_file *f)

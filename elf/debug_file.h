@@ -58,6 +58,14 @@ struct debug_file {
  * it with debug_file_close), or -1 with out->fd -1 and out->elf NULL.
  */
 int debug_file_find(Elf *e, const struct debug_file_search *s, struct debug_file *out);
+/*
+ * The same checks for a file fetched by build-id (debuginfod, elf/debuginfod.h):
+ * @fd (taken over: closed when refused) is an ELF regular file carrying
+ * @build_id (hex) and usable as @s->unusable says; s->root, obj_path and pid
+ * are not used. Returns 0 with @out open, or -1 (counted when refused).
+ */
+int debug_file_take(int fd, const char *path, const char *build_id,
+		    const struct debug_file_search *s, struct debug_file *out);
 void debug_file_close(struct debug_file *f);
 
 /* Candidates refused so far (process-wide): another build, a symlink, a FIFO, a path as a link. */

@@ -107,6 +107,20 @@ int cfi_table_build_mem(const void *buf, size_t len, const struct cfi_build_opts
 			struct cfi_table **out, struct cfi_diag *diag);
 void cfi_table_free(struct cfi_table *t);
 
+/* [start, end) of one FDE: the function whose CFI it is. */
+struct cfi_range {
+	uint64_t start, end;
+};
+
+/*
+ * The ranges of the FDEs of the object in @fd (.eh_frame and its own
+ * .debug_frame, not a separate debug file's), sorted by start, one per start
+ * (the longest). Bounded like a build (@budget may be NULL: the defaults).
+ * Returns 0 with *@out malloc'd (NULL when there are none) or a negative cfi_err.
+ */
+int cfi_fde_ranges_fd(int fd, const struct cfi_budget *budget, struct cfi_range **out,
+		      uint64_t *nr, struct cfi_diag *diag);
+
 /* The rule in force at addr (ELF virtual address), or rules[0] if none. */
 const struct cfi_rule *cfi_table_lookup(const struct cfi_table *t, uint64_t addr);
 

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "elf/build_id.h"
 #include "elf/debug_file.h"
@@ -35,18 +36,6 @@ static const char prog_c[] =
 #define CC "gcc -O2 -g -fno-asynchronous-unwind-tables -fno-unwind-tables"
 
 static char tmpdir[64];
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 /* tmpdir/name, in one of 4 buffers used in turn: for arguments, not to keep */
 static const char *tpath(const char *name)
@@ -211,10 +200,10 @@ static void test_build_id_32(void)
 	snprintf(bad, sizeof(bad), "%s/bad", tmpdir);
 	snprintf(dbg, sizeof(dbg), "%s/root/.build-id/%.2s/%s.debug", tmpdir, BUILD_ID_32,
 		 BUILD_ID_32 + 2);
-	if (sh("cd %s && " CC " -Wl,--build-id=0x%s -o prog prog.c && "
-	       "mkdir -p root/.build-id/%.2s && objcopy --only-keep-debug prog %s && "
-	       "objcopy --strip-all prog stripped",
-	       tmpdir, BUILD_ID_32, BUILD_ID_32, dbg)) {
+	if (!shell_ok("cd %s && " CC " -Wl,--build-id=0x%s -o prog prog.c && "
+		      "mkdir -p root/.build-id/%.2s && objcopy --only-keep-debug prog %s && "
+		      "objcopy --strip-all prog stripped",
+		      tmpdir, BUILD_ID_32, BUILD_ID_32, dbg)) {
 		CHECK(0, "cannot build the 32-byte build-id pair");
 		return;
 	}
@@ -243,10 +232,10 @@ static void test_build_id_32(void)
 	cfi_table_free(none);
 
 	/* a debug file of another build at the same place is refused by both */
-	if (sh("cd %s && " CC " -Wl,--build-id=0x%s -o other prog.c && "
-	       "mkdir -p bad/.build-id/%.2s && objcopy --only-keep-debug other "
-	       "bad/.build-id/%.2s/%s.debug",
-	       tmpdir, OTHER_ID_32, BUILD_ID_32, BUILD_ID_32, BUILD_ID_32 + 2)) {
+	if (!shell_ok("cd %s && " CC " -Wl,--build-id=0x%s -o other prog.c && "
+		      "mkdir -p bad/.build-id/%.2s && objcopy --only-keep-debug other "
+		      "bad/.build-id/%.2s/%s.debug",
+		      tmpdir, OTHER_ID_32, BUILD_ID_32, BUILD_ID_32, BUILD_ID_32 + 2)) {
 		CHECK(0, "cannot build the other debug file");
 		return;
 	}
@@ -262,10 +251,10 @@ static void test_debuglink_crc(void)
 
 	snprintf(none, sizeof(none), "%s/none", tmpdir);
 	snprintf(dbg, sizeof(dbg), "%s/.debug/noid.debug", tmpdir);
-	if (sh("cd %s && " CC " -Wl,--build-id=none -o noid prog.c && mkdir -p .debug && "
-	       "objcopy --only-keep-debug noid .debug/noid.debug && "
-	       "objcopy --strip-all --add-gnu-debuglink=.debug/noid.debug noid noid.linked",
-	       tmpdir)) {
+	if (!shell_ok("cd %s && " CC " -Wl,--build-id=none -o noid prog.c && mkdir -p .debug && "
+		      "objcopy --only-keep-debug noid .debug/noid.debug && "
+		      "objcopy --strip-all --add-gnu-debuglink=.debug/noid.debug noid noid.linked",
+		      tmpdir)) {
 		CHECK(0, "cannot build the debuglink pair");
 		return;
 	}
@@ -278,7 +267,7 @@ static void test_debuglink_crc(void)
 	check_symbols("debuglink", tpath("noid.linked"), none, dbg);
 
 	/* the debug file changed since the link was made: its CRC no longer matches */
-	if (sh("printf x >> %s", dbg)) {
+	if (!shell_ok("printf x >> %s", dbg)) {
 		CHECK(0, "cannot append to %s", dbg);
 		goto out;
 	}
@@ -297,11 +286,13 @@ static void test_debuglink_symlink(void)
 	char none[256];
 
 	snprintf(none, sizeof(none), "%s/none", tmpdir);
-	if (sh("cd %s && mkdir -p ln/.debug elsewhere && " CC " -Wl,--build-id=none -o ln/obj prog.c && "
-	       "objcopy --only-keep-debug ln/obj elsewhere/obj.debug && "
-	       "objcopy --strip-all --add-gnu-debuglink=elsewhere/obj.debug ln/obj ln/obj.linked && "
-	       "ln -s ../../elsewhere/obj.debug ln/.debug/obj.debug",
-	       tmpdir)) {
+	if (!shell_ok("cd %s && mkdir -p ln/.debug elsewhere && " CC
+		      " -Wl,--build-id=none -o ln/obj prog.c && "
+		      "objcopy --only-keep-debug ln/obj elsewhere/obj.debug && "
+		      "objcopy --strip-all --add-gnu-debuglink=elsewhere/obj.debug ln/obj "
+		      "ln/obj.linked && "
+		      "ln -s ../../elsewhere/obj.debug ln/.debug/obj.debug",
+		      tmpdir)) {
 		CHECK(0, "cannot build the symlinked debuglink pair");
 		return;
 	}
@@ -326,6 +317,6 @@ int main(void)
 	test_debuglink_crc();
 	test_debuglink_symlink();
 	if (!getenv("KEEP"))
-		sh("rm -rf %s", tmpdir);
+		shell_ok("rm -rf %s", tmpdir);
 	return HARNESS_DONE();
 }

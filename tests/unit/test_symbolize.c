@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "elf/build_id.h"
 #include "user/symbolize/demangle.h"
@@ -39,18 +40,6 @@ struct fsyms {
 	struct fsym *v;
 	size_t n, cap;
 };
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static void write_file(const char *path, const char *text)
 {
@@ -222,7 +211,7 @@ static void build_prog(void)
 	snprintf(src, sizeof(src), "%s/prog.c", tmpdir);
 	snprintf(bin, sizeof(bin), "%s/prog", tmpdir);
 	write_file(src, prog_c);
-	if (sh("gcc -O2 -g -Wl,--build-id=sha1 -o %s %s", bin, src))
+	if (!shell_ok("gcc -O2 -g -Wl,--build-id=sha1 -o %s %s", bin, src))
 		CHECK(0, "gcc failed");
 }
 
@@ -310,10 +299,10 @@ static void test_separate_debug(void)
 	snprintf(root, sizeof(root), "%s/dbgroot", tmpdir);
 	readelf_syms(bin, &rs);
 	g = fsym_by_name(&rs, "gamma_local");
-	if (sh("mkdir -p %s/.debug %s && objcopy --only-keep-debug %s %s && "
-	       "objcopy --strip-all %s %s && "
-	       "cd %s && objcopy --add-gnu-debuglink=.debug/prog.debug %s %s",
-	       tmpdir, root, bin, dbg, bin, stripped, tmpdir, stripped, linked))
+	if (!shell_ok("mkdir -p %s/.debug %s && objcopy --only-keep-debug %s %s && "
+		      "objcopy --strip-all %s %s && "
+		      "cd %s && objcopy --add-gnu-debuglink=.debug/prog.debug %s %s",
+		      tmpdir, root, bin, dbg, bin, stripped, tmpdir, stripped, linked))
 		CHECK(0, "objcopy failed");
 	fd = open(stripped, O_RDONLY);
 	CHECK(fd >= 0 && elf_build_id_hex_fd(fd, id, sizeof(id)) == 0 && strlen(id) == 40,
@@ -342,8 +331,8 @@ static void test_separate_debug(void)
 		check_prog_symbols(o, &rs, "debuglink");
 
 	/* Build-id tree: <root>/.build-id/xx/rest.debug. */
-	sh("mkdir -p %s/.build-id/%.2s && cp %s %s/.build-id/%.2s/%s.debug", root, id, dbg, root,
-	   id, id + 2);
+	shell_ok("mkdir -p %s/.build-id/%.2s && cp %s %s/.build-id/%.2s/%s.debug", root, id, dbg,
+		 root, id, id + 2);
 	o = sym_cache_get(c, id, stripped, -1, 0);
 	CHECK(o && sym_obj_debug_file(o) && strstr(sym_obj_debug_file(o), "/.build-id/"),
 	      "build-id debug file: %s",
@@ -355,10 +344,11 @@ static void test_separate_debug(void)
 	sym_cache_free(c);
 	c = sym_cache_new();
 	snprintf(bad, sizeof(bad), "%s/badroot", tmpdir);
-	sh("mkdir -p %s/.build-id/%.2s && gcc -O2 -g -x c -o %s/other - <<'X'\n"
-	   "int other_fn(void) { return 1; } int main(int argc, char **argv) { return other_fn(); }\nX\n"
-	   "objcopy --only-keep-debug %s/other %s/.build-id/%.2s/%s.debug",
-	   bad, id, tmpdir, tmpdir, bad, id, id + 2);
+	shell_ok("mkdir -p %s/.build-id/%.2s && gcc -O2 -g -x c -o %s/other - <<'X'\n"
+		 "int other_fn(void) { return 1; } int main(int argc, char **argv) { return "
+		 "other_fn(); }\nX\n"
+		 "objcopy --only-keep-debug %s/other %s/.build-id/%.2s/%s.debug",
+		 bad, id, tmpdir, tmpdir, bad, id, id + 2);
 	sym_cache_set_debug_root(c, bad);
 	o = sym_cache_get(c, "mismatch", stripped, -1, 0);
 	CHECK(o && !sym_obj_debug_file(o), "mismatched build-id accepted: %s",
@@ -407,7 +397,7 @@ static void test_cxx(void)
 	snprintf(src, sizeof(src), "%s/cxx.cc", tmpdir);
 	snprintf(bin, sizeof(bin), "%s/cxx", tmpdir);
 	write_file(src, src_text);
-	if (sh("g++ -O2 -g -o %s %s", bin, src))
+	if (!shell_ok("g++ -O2 -g -o %s %s", bin, src))
 		CHECK(0, "g++ failed");
 	readelf_syms(bin, &rs);
 	o = sym_cache_get(c, NULL, bin, -1, 0);
@@ -774,7 +764,7 @@ static void check_demangle_all(const char *lib)
 		fprintf(f, "%s\n", rs.v[i].name);
 	if (f)
 		fclose(f);
-	if (sh("c++filt < %s > %s", names, filtered)) {
+	if (!shell_ok("c++filt < %s > %s", names, filtered)) {
 		CHECK(0, "c++filt failed (binutils)");
 		fsyms_free(&rs);
 		return;
@@ -878,9 +868,9 @@ static void test_plt_names(void)
 	check_plt(c, "/lib/x86_64-linux-gnu/libstdc++.so.6", "libstdc++.so.6", 100);
 	snprintf(path, sizeof(path), "%s/libplt.c", tmpdir);
 	write_file(path, lib_c);
-	if (sh("cc -O2 -shared -fPIC -fcf-protection=full -Wl,-z,ibtplt -Wl,-z,lazy "
-	       "-o %s/libibt.so %s",
-	       tmpdir, path))
+	if (!shell_ok("cc -O2 -shared -fPIC -fcf-protection=full -Wl,-z,ibtplt -Wl,-z,lazy "
+		      "-o %s/libibt.so %s",
+		      tmpdir, path))
 		CHECK(0, "building an IBT PLT library");
 	snprintf(path, sizeof(path), "%s/libibt.so", tmpdir);
 	check_plt(c, path, "IBT .plt.sec", 3);
@@ -919,6 +909,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_perfmap);
 	RUN_TEST(test_system_libs);
 	RUN_TEST(test_plt_names);
-	sh("rm -rf %s", tmpdir);
+	shell_ok("rm -rf %s", tmpdir);
 	return HARNESS_DONE();
 }

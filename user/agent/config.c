@@ -66,6 +66,17 @@ const struct agent_option agent_options[] = {
      "tables of one process built at once, one thread each (default: the CPUs, at most 4; "
      "1: one after the other)",
      OPT_U32, OFF(build_workers), true, 1, 64},
+    {"debuginfod", 1043, "URLS",
+     "fetch the debug files of stripped objects by build-id from these debuginfod servers, on "
+     "worker threads, bounded (default off; $DEBUGINFOD_URLS is not used)",
+     OPT_STR, OFF(debuginfod), true, 0, 0},
+    {"debuginfod-cache", 1044, "DIR",
+     "where fetched debug files are kept (default " AGENT_DEBUGINFOD_CACHE_DEFAULT ")", OPT_STR,
+     OFF(debuginfod_cache), true, 0, 0},
+    {"debuginfod-timeout", 1045, "DURATION", "one fetch, connection to last byte (default 10s)",
+     OPT_SECONDS, OFF(debuginfod_timeout), true, 0.1, 3600},
+    {"debuginfod-max-size", 1046, "SIZE", "largest debug file fetched (default 512M)", OPT_SIZE,
+     OFF(debuginfod_max_size), true, 4096, 1e12},
     {"metrics-addr", 1004, "HOST:PORT",
      "Prometheus metrics on http://HOST:PORT/metrics (default 127.0.0.1:9491; off disables)",
      OPT_STR, OFF(metrics_addr), true, 0, 0},
@@ -457,6 +468,12 @@ int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 			 "invalid sample-labels '%.64s' (pid, tid, comm, ns_pid, cgroup, container, "
 			 "stop_reason, all or none, comma-separated)",
 			 c->sample_labels);
+		return -1;
+	}
+	if (c->debuginfod_cache &&
+	    (!*c->debuginfod_cache || strlen(c->debuginfod_cache) >= PATH_MAX)) {
+		snprintf(err, errlen, "invalid debuginfod-cache '%.64s' (a directory)",
+			 c->debuginfod_cache);
 		return -1;
 	}
 	if (c->table_cache && (!*c->table_cache || strlen(c->table_cache) >= PATH_MAX)) {

@@ -19,6 +19,7 @@
 #define AGENT_LABEL_MAX	 255 /* a label name or value, the app name, the hostname, the tenant */
 #define AGENT_URL_MAX	 2048
 #define AGENT_TABLE_CACHE_DEFAULT "/var/lib/cfiprof-agent/tables"
+#define AGENT_DEBUGINFOD_CACHE_DEFAULT "/var/lib/cfiprof-agent/debuginfod"
 
 struct agent_config {
 	/* sampling: fixed once the BPF side is loaded (a change needs a restart) */
@@ -36,6 +37,10 @@ struct agent_config {
 	char *table_cache;	  /* compiled tables kept here; "off": none */
 	uint64_t table_cache_size;
 	uint32_t build_workers; /* tables one load builds at once (0: CPUs, at most 4) */
+	char *debuginfod;	/* servers for stripped objects' debug files; NULL / "off": none */
+	char *debuginfod_cache; /* libdebuginfod's cache (DEBUGINFOD_CACHE_PATH) */
+	double debuginfod_timeout;
+	uint64_t debuginfod_max_size;
 	char *metrics_addr;  /* host:port, "off" to disable */
 	char *log_file;	     /* NULL: stderr */
 	/* changeable by SIGHUP */

@@ -18,7 +18,9 @@
 #include "user/agent/log.h"
 #include "user/agent/metrics.h"
 #include "user/symbolize/frame_names.h"
+#include "elf/minidebuginfo.h"
 #include "user/symbolize/perfmap.h"
+#include "user/symbolize/sym_refusals.h"
 
 struct agent_metrics {
 	struct http_server *http;
@@ -198,6 +200,44 @@ static void render_snapshots(const struct tracker_stats *tr, FILE *f)
 			outcome[i], n[i]);
 }
 
+/* Names of stripped objects: refusals, debuginfod, and what grouping by FDE costs. */
+static void render_symbols(struct session *s, FILE *f)
+{
+	struct sym_refusal r[SYM_REFUSAL_CAUSES];
+	struct sym_fetch_stats fs = {0};
+	struct sym_cache_stats cs;
+	int i;
+
+	sym_refusals(s->syms, s->fetch, r);
+	header(f, "cfiprof_symbols_refused_total", "counter",
+	       "Symbol sources of stripped objects refused, by cause (MiniDebugInfo corrupt or too "
+	       "big, FDEs over the bound, debuginfod fetches over a bound or invalid).");
+	for (i = 0; i < SYM_REFUSAL_CAUSES; i++)
+		fprintf(f, "cfiprof_symbols_refused_total{cause=\"%s\"} %" PRIu64 "\n", r[i].cause,
+			r[i].n);
+	metric(f, "cfiprof_minidebuginfo_read_total", "counter",
+	       "Objects named from their MiniDebugInfo (.gnu_debugdata).",
+	       (double)minidebuginfo_read_total());
+	sym_cache_get_stats(s->syms, &cs);
+	metric(f, "cfiprof_symbols_function_starts_total", "counter",
+	       "Function starts read from FDEs where no symbol covers the code (stripped objects).",
+	       (double)cs.fde_ranges);
+	metric(f, "cfiprof_symbols_function_starts_seconds_total", "counter",
+	       "Load-thread time spent reading those function starts.", (double)cs.fde_ns / 1e9);
+	if (s->fetch)
+		sym_fetch_get_stats(s->fetch, &fs);
+	header(f, "cfiprof_debuginfod_fetches_total", "counter",
+	       "Debug files asked from debuginfod (--debuginfod), by outcome.");
+	for (i = 0; i < DBGD_OUTCOME_MAX; i++)
+		fprintf(f, "cfiprof_debuginfod_fetches_total{outcome=\"%s\"} %" PRIu64 "\n",
+			dbgd_outcome_name(i), fs.dbgd.outcomes[i]);
+	metric(f, "cfiprof_debuginfod_fetch_seconds_total", "counter",
+	       "Time the fetch threads spent fetching (never the consumer's).",
+	       (double)fs.dbgd.busy_ns / 1e9);
+	metric(f, "cfiprof_debuginfod_table_bytes", "gauge",
+	       "Bytes of symbol tables from fetched debug files held.", (double)fs.table_bytes);
+}
+
 static void render_table_cache(struct cfi_table_cache *tc, FILE *f)
 {
 	struct cfi_table_cache_stats cs;
@@ -373,6 +413,7 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "Queued loads moved to the front because deferred samples of the process waited.",
 	       (double)tr.loads_hurried);
 	render_snapshots(&tr, f);
+	render_symbols(src->s, f);
 	metric(f, "cfiprof_process_forgets_deferred_total", "counter",
 	       "Passes over exited processes put off to the next interval while a load ran.",
 	       (double)tr.forgets_deferred);

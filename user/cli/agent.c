@@ -29,6 +29,7 @@
 #include "user/track/cgroups.h"
 #include "user/cli/commands.h"
 #include "user/symbolize/frame_names.h"
+#include "user/symbolize/sym_refusals.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/output/pprof.h"
 #include "user/profile/profile.h"
@@ -50,6 +51,7 @@ struct agent {
 	int stats_fd; /* BPF_ENABLE_STATS: stats stay on only while this is open */
 	char hostname[256];
 	uint64_t from_ns; /* unix time the current interval started */
+	bool sym_refusal_logged[SYM_REFUSAL_CAUSES];
 };
 
 /* Flags as given, re-applied over the config file at start and on every SIGHUP. */
@@ -246,6 +248,20 @@ static void push_interval(struct agent *a, const struct profile *p, bool by_serv
 		free(data);
 	}
 	free(services);
+/* The first refusal of each cause by the symbol sources of stripped objects, logged once. */
+static void log_symbol_refusals(struct agent *a)
+{
+	struct sym_refusal r[SYM_REFUSAL_CAUSES];
+	int i;
+
+	sym_refusals(a->s.syms, a->s.fetch, r);
+	for (i = 0; i < SYM_REFUSAL_CAUSES; i++) {
+		if (!r[i].n || a->sym_refusal_logged[i])
+			continue;
+		a->sym_refusal_logged[i] = true;
+		alog(ALOG_WARN, "symbols refused (logged once; cfiprof_symbols_refused_total counts)",
+		     "cause=%s why=\"%s\" count=%" PRIu64, r[i].cause, r[i].what, r[i].n);
+	}
 }
 
 /* Symbolizes one interval and writes / spools it.  iv is the interval's aggregator. */
@@ -259,7 +275,7 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	char name[128], q[256];
 	char *gz = NULL;
 	size_t gz_len = 0;
-	double t0 = mono_sec();
+	double t0 = mono_sec(), symbolize_ms;
 	int err;
 	FILE *f;
 
@@ -286,7 +302,9 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	 */
 	info.cgroups = cgroup_names_new();
 	err = profile_build(&p, iv, &fn, &info);
+	symbolize_ms = (mono_sec() - t0) * 1e3;
 	cgroup_names_free(info.cgroups);
+	log_symbol_refusals(a);
 	if (err) {
 		frame_namer_free(&fn);
 		alog(ALOG_ERROR, "out of memory while symbolizing the interval", "samples=%" PRIu64,
@@ -335,9 +353,9 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	__atomic_store_n(&a->ctr.last_interval_unix, until_ns / 1000000000ull, __ATOMIC_RELAXED);
 	alog(ALOG_INFO, "interval",
 	     "file=%s samples=%" PRIu64 " stacks=%" PRIu64 " overflow=%" PRIu64
-	     " bytes=%zu duration=%.3fs build_ms=%.1f",
+	     " bytes=%zu duration=%.3fs build_ms=%.1f symbolize_ms=%.1f",
 	     name[0] ? name : "-", iv->samples, iv->nr_stacks, iv->overflow, gz_len,
-	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3);
+	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3, symbolize_ms);
 out:
 	free(gz);
 	a->from_ns = until_ns;
@@ -642,6 +660,23 @@ int cmd_agent(int argc, char **argv)
 	if (!a.cfg.table_cache || strcmp(a.cfg.table_cache, "off"))
 		snprintf(so.table_cache, sizeof(so.table_cache), "%s",
 			 a.cfg.table_cache ? a.cfg.table_cache : AGENT_TABLE_CACHE_DEFAULT);
+	/*
+	 * debuginfod only when asked: libdebuginfod (and libdw) read the servers and
+	 * the cache from the environment, set here before any thread starts
+	 */
+	so.debuginfod = a.cfg.debuginfod && *a.cfg.debuginfod && strcmp(a.cfg.debuginfod, "off");
+	if (!so.debuginfod) {
+		unsetenv("DEBUGINFOD_URLS");
+	} else if (setenv("DEBUGINFOD_URLS", a.cfg.debuginfod, 1) ||
+		   setenv("DEBUGINFOD_CACHE_PATH",
+			  a.cfg.debuginfod_cache ? a.cfg.debuginfod_cache
+						 : AGENT_DEBUGINFOD_CACHE_DEFAULT,
+			  1)) {
+		alog(ALOG_ERROR, "cannot set the debuginfod environment", NULL);
+		goto out;
+	}
+	so.fetch.dbgd.timeout_ns = (uint64_t)(a.cfg.debuginfod_timeout * 1e9);
+	so.fetch.dbgd.max_bytes = a.cfg.debuginfod_max_size;
 	if (session_start(&a.s, &so)) {
 		alog(ALOG_ERROR, "cannot start profiling (see the lines above)", NULL);
 		a.session_started = true; /* partly started: session_free cleans up */

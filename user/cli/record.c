@@ -25,6 +25,7 @@
 #include "common/parse.h"
 #include "user/cli/commands.h"
 #include "user/cli/output_opts.h"
+#include "user/cli/symbol_opts.h"
 #include "user/cli/target_opts.h"
 #include "user/output/folded.h"
 #include "user/symbolize/frame_names.h"
@@ -41,6 +42,7 @@ static struct record_args {
 	struct session_opts so;
 	struct target_opts target;
 	struct output_opts out;
+	struct symbol_opts sym;
 	const char *save;
 } args = {
 	.out = {.mode = OUTPUT_DEFAULT_MODE},
@@ -86,6 +88,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		args.target.so = &args.so;
 		state->child_inputs[0] = &args.target;
 		state->child_inputs[1] = &args.out;
+		state->child_inputs[2] = &args.sym;
 		break;
 	case OPT_MAX_FRAMES:
 		if (parse_u32(arg, 1, MAX_USER_FRAMES_LIMIT, &args.so.max_frames))
@@ -180,7 +183,8 @@ static void progress(struct session *s, void *ctx)
 int cmd_record(int argc, char **argv)
 {
 	static const struct argp_child children[] = {
-		{&target_argp, 0, NULL, 0}, {&output_argp, 0, NULL, 0}, {0}};
+		{&target_argp, 0, NULL, 0}, {&output_argp, 0, NULL, 0}, {&symbol_argp, 0, NULL, 0},
+		{0}};
 	static const struct argp argp = {
 		opts, parse_opt, "[-- COMMAND [ARGS...]]",
 		"Sample call stacks, unwound in the kernel from DWARF CFI, and write a profile. With "
@@ -202,6 +206,8 @@ int cmd_record(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		return 2;
+	args.so.debuginfod = args.sym.debuginfod;
+	args.so.fetch = args.sym.fetch;
 	if (args.out.path) {
 		out = output_create(args.out.path, args.out.mode);
 		if (!out) {
@@ -220,6 +226,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "\r\033[K");
 	session_stop(&s);
 	session_print_summary(&s, stderr);
+	/* sampling is over: the debug files still coming are worth a bounded wait */
+	sym_fetch_settle(s.fetch, stderr);
 	meta.freq = args.so.freq;
 	snprintf(meta.event, sizeof(meta.event), "%s", args.so.cycles ? "cycles" : "cpu-clock");
 	meta.start_unix_ns = s.start_unix_ns;

@@ -10,6 +10,7 @@
 #include "user/track/cgroups.h"
 #include "user/cli/commands.h"
 #include "user/cli/output_opts.h"
+#include "user/cli/symbol_opts.h"
 #include "user/session/privileges.h"
 #include "elf/safe_open.h"
 #include "user/symbolize/frame_names.h"
@@ -23,6 +24,7 @@
 static struct report_args {
 	const char *input;
 	struct output_opts out;
+	struct symbol_opts sym;
 	bool no_kernel_symbols;
 } args = {.out = {.mode = OUTPUT_DEFAULT_MODE}};
 
@@ -36,6 +38,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &args.out;
+		state->child_inputs[1] = &args.sym;
 		break;
 	case 'K':
 		args.no_kernel_symbols = true;
@@ -57,7 +60,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct argp_child children[] = {{&output_argp, 0, NULL, 0}, {0}};
+	static const struct argp_child children[] = {
+		{&output_argp, 0, NULL, 0}, {&symbol_argp, 0, NULL, 0}, {0}};
 	static const struct argp argp = {
 		opts, parse_opt, "FILE",
 		"Render a recording saved by 'cfiprof record --save FILE' (FILE -: standard input), "
@@ -67,6 +71,7 @@ int cmd_report(int argc, char **argv)
 	struct profile_info info = {0};
 	struct aggregator agg;
 	struct sym_cache *syms = NULL;
+	struct sym_fetch *fetch = NULL;
 	struct proc_tracker *pt = NULL;
 	struct ksyms *ks = NULL;
 	struct frame_namer fn;
@@ -105,6 +110,10 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	syms = sym_cache_new();
+	if (syms && args.sym.debuginfod) {
+		fetch = sym_fetch_new(&args.sym.fetch);
+		sym_cache_set_fetch(syms, fetch);
+	}
 	pt = syms ? proc_tracker_new(NULL, syms, -1, -1) : NULL;
 	if (!pt || agg_init(&agg, UINT64_MAX)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
@@ -119,6 +128,8 @@ int cmd_report(int argc, char **argv)
 	if (bad)
 		fprintf(stderr, "cfiprof: %s: %" PRIu64 " malformed lines skipped (first: %s)\n",
 			args.input, bad, err);
+	/* the objects were read with the recording: their fetches are under way */
+	sym_fetch_settle(fetch, stderr);
 	frame_namer_init(&fn, pt, ks);
 	fn.saved_kernel = &meta.knames;
 	fn.perfmaps_by_path = true;
@@ -159,6 +170,7 @@ out:
 	cgroup_names_free(info.cgroups);
 	proc_tracker_free(pt);
 	sym_cache_free(syms);
+	sym_fetch_free(fetch);
 	fclose(in);
 	return ret;
 }

@@ -20,6 +20,7 @@
 #include "common/parse.h"
 #include "common/vec.h"
 #include "user/cli/commands.h"
+#include "user/cli/symbol_opts.h"
 #include "user/cli/target_opts.h"
 #include "user/output/utf8.h"
 #include "user/symbolize/frame_names.h"
@@ -32,6 +33,7 @@
 static struct top_args {
 	struct session_opts so;
 	struct target_opts target;
+	struct symbol_opts sym;
 	int rows;
 } args = {
 	.so = {.freq = 99, .max_frames = 127, .kernel = true, .rows_max = 4u << 20,
@@ -53,6 +55,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		args.target.so = &args.so;
 		state->child_inputs[0] = &args.target;
+		state->child_inputs[1] = &args.sym;
 		break;
 	case 'n':
 		if (parse_u32(arg, 1, 10000, &v))
@@ -216,7 +219,8 @@ static void tick(struct session *s, void *ctx)
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct argp_child children[] = {{&target_argp, 0, NULL, 0}, {0}};
+	static const struct argp_child children[] = {
+		{&target_argp, 0, NULL, 0}, {&symbol_argp, 0, NULL, 0}, {0}};
 	static const struct argp argp = {
 		opts, parse_opt, NULL,
 		"Live view of the hottest functions (self and total), with stacks unwound in the "
@@ -231,6 +235,9 @@ int cmd_top(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
+	/* names of stripped objects appear in the view as their debug files arrive */
+	args.so.debuginfod = args.sym.debuginfod;
+	args.so.fetch = args.sym.fetch;
 	t.tty_out = isatty(STDOUT_FILENO);
 	t.tty_in = isatty(STDIN_FILENO) && !tcgetattr(STDIN_FILENO, &t.saved);
 	err = session_start(&s, &args.so);

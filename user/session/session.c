@@ -366,6 +366,13 @@ int session_start(struct session *s, const struct session_opts *o)
 	s->ts.max_bytes = o->max_table_bytes;
 	s->ts.idle_ttl_ns = (uint64_t)(o->table_idle_ttl * 1e9);
 	s->syms = sym_cache_new();
+	/* fetches run on their own threads: the consumer and the load thread never wait */
+	if (s->syms && o->debuginfod) {
+		s->fetch = sym_fetch_new(&o->fetch);
+		if (!s->fetch)
+			fprintf(stderr, "cfiprof: debuginfod: cannot start the fetch threads\n");
+		sym_cache_set_fetch(s->syms, s->fetch);
+	}
 	s->pt = s->syms ? proc_tracker_new(&s->ts, s->syms, s->ld.procs_fd, s->ld.mappings_fd)
 			: NULL;
 	if (err || !s->pt || agg_init(&s->agg, o->max_stacks)) {
@@ -546,7 +553,8 @@ void session_free(struct session *s)
 	agg_free(&s->agg);
 	if (s->ts_ready)
 		table_store_destroy(&s->ts);
-	sym_cache_free(s->syms);
+	sym_cache_free(s->syms); /* puts its fetched tables... */
+	sym_fetch_free(s->fetch); /* ...before they go */
 	loader_close(&s->ld);
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);

@@ -20,6 +20,7 @@
 #include "user/profile/aggregate.h"
 #include "user/session/bpf_program.h"
 #include "user/symbolize/kallsyms.h"
+#include "user/symbolize/sym_fetch.h"
 #include "user/track/proc_tracker.h"
 #include "user/unwind/deferred_queue.h"
 #include "user/track/table_store.h"
@@ -55,6 +56,9 @@ struct session_opts {
 	char table_cache[PATH_MAX]; /* compiled tables kept here ("": no cache) */
 	uint64_t table_cache_bytes; /* its bound (0: SESSION_TABLE_CACHE_BYTES) */
 	uint32_t build_workers;	    /* tables one load builds at once (0: CPUs, at most 4) */
+	/* stripped objects' debug files fetched from debuginfod ($DEBUGINFOD_URLS), bounded */
+	bool debuginfod;
+	struct sym_fetch_opts fetch;
 	bool no_inherit; /* -p / COMMAND only, not the processes they fork */
 	bool verbose;
 };
@@ -65,6 +69,7 @@ struct session {
 	struct table_store ts;
 	bool ts_ready;
 	struct sym_cache *syms;
+	struct sym_fetch *fetch; /* NULL: no debuginfod */
 	struct proc_tracker *pt;
 	/* the consumer thread adds; readers (top, the end of record) swap or lock */
 	pthread_mutex_t agg_lock;

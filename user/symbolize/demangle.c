@@ -43,3 +43,36 @@ char *sym_demangle(const char *mangled, enum sym_demangle_mode mode)
 		strip_rust_hash(out);
 	return out;
 }
+
+static char not_mangled[1];
+
+const char *sym_dem_cache_get(struct sym_dem_cache *c, size_t n, size_t i, const char *raw,
+			      enum sym_demangle_mode mode)
+{
+	if (mode == SYM_DEMANGLE_NONE || i >= n)
+		return raw;
+	if (!c->v) {
+		c->v = calloc(n, sizeof(*c->v));
+		if (!c->v)
+			return raw;
+		c->n = n;
+	}
+	if (!c->v[i]) {
+		c->v[i] = sym_demangle(raw, mode);
+		if (!c->v[i])
+			c->v[i] = not_mangled;
+	}
+	return c->v[i] == not_mangled ? raw : c->v[i];
+}
+
+void sym_dem_cache_free(struct sym_dem_cache *c)
+{
+	size_t i;
+
+	for (i = 0; c->v && i < c->n; i++)
+		if (c->v[i] != not_mangled)
+			free(c->v[i]);
+	free(c->v);
+	c->v = NULL;
+	c->n = 0;
+}

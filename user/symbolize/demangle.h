@@ -16,4 +16,17 @@ enum sym_demangle_mode {
  */
 char *sym_demangle(const char *mangled, enum sym_demangle_mode mode);
 
+#include <stddef.h>
+
+/* The demangled names of one symbol table, filled lazily: most symbols are never sampled. */
+struct sym_dem_cache {
+	char **v; /* per symbol: NULL not yet asked, a name, or a mark for "kept raw" */
+	size_t n;
+};
+
+/* @raw (symbol @i of @n) as @mode shows it; cached. Falls back to @raw without memory. */
+const char *sym_dem_cache_get(struct sym_dem_cache *c, size_t n, size_t i, const char *raw,
+			      enum sym_demangle_mode mode);
+void sym_dem_cache_free(struct sym_dem_cache *c);
+
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "elf/debug_file.h"
+#include "elf/minidebuginfo.h"
 #include "elf/sections.h"
 
 /* A function symbol as read, before aliases are merged. */
@@ -312,13 +313,13 @@ static int build_table(struct sym_table *t, struct cands *cs)
 	return 0;
 }
 
-static bool has_section_type(Elf *e, Elf64_Word type)
+bool elf_has_symtab(Elf *e)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 
 	while ((scn = elf_nextscn(e, scn)) != NULL)
-		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == type)
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB)
 			return true;
 	return false;
 }
@@ -326,11 +327,22 @@ static bool has_section_type(Elf *e, Elf64_Word type)
 static const char *no_symtab(Elf *e, void *ctx)
 {
 	(void)ctx;
-	return has_section_type(e, SHT_SYMTAB) ? NULL : "has no .symtab";
+	return elf_has_symtab(e) ? NULL : "has no .symtab";
+}
+
+int elf_symbols_read_symtab(struct sym_table *t, Elf *e)
+{
+	struct cands cs = {0};
+	int ret = -1;
+
+	if (collect(e, SHT_SYMTAB, &cs) >= 0)
+		ret = build_table(t, &cs);
+	free(cs.v);
+	return ret;
 }
 
 int elf_symbols_read(struct sym_table *t, Elf *e, const char *path, const struct stat *self,
-		     const char *debug_root, uint32_t pid, char **debug_file)
+		     const char *debug_root, uint32_t pid, struct elf_symbols_info *info)
 {
 	struct debug_file_search s = {
 	    .root = debug_root,
@@ -340,29 +352,38 @@ int elf_symbols_read(struct sym_table *t, Elf *e, const char *path, const struct
 	    .unusable = no_symtab,
 	};
 	struct debug_file dbg = {.fd = -1};
+	struct minidebuginfo mini = {0};
 	struct cands cs = {0};
 	char *plt_names = NULL;
 	int ret = -1, nsymtab;
 
-	*debug_file = NULL;
+	memset(info, 0, sizeof(*info));
 	nsymtab = collect(e, SHT_SYMTAB, &cs);
 	if (nsymtab < 0 || collect(e, SHT_DYNSYM, &cs) < 0 || collect_plt(e, &cs, &plt_names) < 0)
 		goto out;
+	info->symtab = nsymtab > 0;
 	/* Only a stripped object needs its debug file: .symtab is all we read there. */
 	if (nsymtab == 0 && !debug_file_find(e, &s, &dbg)) {
-		*debug_file = strdup(dbg.path);
-		if (!*debug_file || collect(dbg.elf, SHT_SYMTAB, &cs) < 0)
+		info->debug_file = strdup(dbg.path);
+		if (!info->debug_file || collect(dbg.elf, SHT_SYMTAB, &cs) < 0)
 			goto out;
+		info->symtab = true;
+	} else if (nsymtab == 0 && !minidebuginfo_open(e, 0, &mini)) {
+		/* Fedora's: the static functions .dynsym lacks, beside it */
+		if ((nsymtab = collect(mini.elf, SHT_SYMTAB, &cs)) < 0)
+			goto out;
+		info->symtab = info->minidebuginfo = nsymtab > 0;
 	}
 	/* Names point into the mapped files: build before elf_end. */
 	ret = build_table(t, &cs);
 out:
 	if (ret < 0) {
-		free(*debug_file);
-		*debug_file = NULL;
+		free(info->debug_file);
+		info->debug_file = NULL;
 	}
 	free(plt_names);
 	free(cs.v);
 	debug_file_close(&dbg);
+	minidebuginfo_close(&mini);
 	return ret;
 }

@@ -142,6 +142,11 @@ const char *frame_name_mapped(struct frame_namer *fn, uint32_t pid, const struct
 		snprintf(buf, len, "%s", name);
 		return buf;
 	}
+	/* no symbol, but an FDE: named by the start of its function, one name for all of it */
+	if (m->sym && !sym_obj_function_start(m->sym, lookup - m->bias, &off)) {
+		sym_format_frame(buf, len, base_name(m->path), NULL, off);
+		return buf;
+	}
 	if (!m->sym) {
 		/* anonymous executable memory: a JIT may describe it in perf-PID.map */
 		pm = perfmap_for(fn, pid);

@@ -12,12 +12,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/hash.h"
 #include "elf/build_id.h"
 #include "elf/debug_file.h"
 #include "elf/safe_open.h"
 #include "elf/segments.h"
+#include "tables/cfi_table.h"
 #include "user/symbolize/elf_symbols.h"
+#include "user/symbolize/sym_fetch.h"
 #include "user/symbolize/sym_table.h"
 
 struct sym_obj {
@@ -26,8 +29,11 @@ struct sym_obj {
 	char *key;
 	bool failed;
 	struct sym_table tab;
-	/* Demangled names, filled lazily; NOT_MANGLED marks names kept raw. */
-	char **dem;
+	struct sym_dem_cache dem;
+	/* stripped: its debug file asked from debuginfod (NULL: not asked, or refused) */
+	struct sym_fetched *fetched;
+	/* function starts from the FDEs that no symbol covers (names unused) */
+	struct sym_table fde;
 	struct elf_segments segs;
 	char *debug_file;
 	char build_id[ELF_BUILD_ID_HEX_LEN];
@@ -38,10 +44,9 @@ struct sym_cache {
 	size_t nbuckets, count;
 	char *debug_root;
 	enum sym_demangle_mode demangle;
+	struct sym_fetch *fetch; /* NULL: no debuginfod */
+	struct sym_cache_stats stats;
 };
-
-static char not_mangled[1];
-#define NOT_MANGLED not_mangled
 
 static bool elf_ready(void)
 {
@@ -72,22 +77,11 @@ err:
 	return NULL;
 }
 
-static void free_dem(struct sym_obj *o)
-{
-	size_t i;
-
-	if (!o->dem)
-		return;
-	for (i = 0; i < o->tab.n; i++)
-		if (o->dem[i] != NOT_MANGLED)
-			free(o->dem[i]);
-	free(o->dem);
-	o->dem = NULL;
-}
-
 static void obj_free(struct sym_obj *o)
 {
-	free_dem(o);
+	sym_dem_cache_free(&o->dem);
+	sym_fetched_put(o->fetched);
+	sym_table_release(&o->fde);
 	sym_table_release(&o->tab);
 	elf_segments_free(&o->segs);
 	free(o->debug_file);
@@ -139,9 +133,26 @@ void sym_cache_set_demangle(struct sym_cache *c, enum sym_demangle_mode mode)
 	for (i = 0; i < c->nbuckets; i++) {
 		struct sym_obj *o;
 
-		for (o = c->buckets[i]; o; o = o->next)
-			free_dem(o);
+		for (o = c->buckets[i]; o; o = o->next) {
+			struct sym_dem_cache *dem;
+
+			sym_dem_cache_free(&o->dem);
+			if (sym_fetched_table(o->fetched, &dem))
+				sym_dem_cache_free(dem);
+		}
 	}
+}
+
+void sym_cache_set_fetch(struct sym_cache *c, struct sym_fetch *f)
+{
+	c->fetch = f;
+}
+
+void sym_cache_get_stats(const struct sym_cache *c, struct sym_cache_stats *out)
+{
+	out->fde_ns = __atomic_load_n(&c->stats.fde_ns, __ATOMIC_RELAXED);
+	out->fde_ranges = __atomic_load_n(&c->stats.fde_ranges, __ATOMIC_RELAXED);
+	out->fde_refused = __atomic_load_n(&c->stats.fde_refused, __ATOMIC_RELAXED);
 }
 
 size_t sym_cache_count(const struct sym_cache *c)
@@ -151,8 +162,43 @@ size_t sym_cache_count(const struct sym_cache *c)
 
 /* ---- loading ---- */
 
+/*
+ * The function starts of code no symbol covers, from the object's FDEs: a
+ * stripped object's static functions are then one frame each, named by their
+ * start, rather than one per address.  Bounded like a table build but tighter
+ * (it runs on the load thread); past the bound the object keeps its symbols.
+ */
+static void read_function_starts(struct sym_cache *c, struct sym_obj *o, int fd)
+{
+	struct cfi_budget b = {.max_ns = SYM_FDE_MAX_NS, .max_fdes = SYM_FDE_MAX};
+	struct cfi_range *r = NULL;
+	uint64_t n = 0, i, t0 = mono_ns();
+	int err;
+
+	err = cfi_fde_ranges_fd(fd, &b, &r, &n, NULL);
+	if (err == CFI_ERR_BUDGET || err == CFI_ERR_NOMEM)
+		__atomic_fetch_add(&c->stats.fde_refused, 1, __ATOMIC_RELAXED);
+	for (i = 0; !err && i < n; i++) {
+		if (sym_table_find(&o->tab, r[i].start) >= 0)
+			continue;
+		/* names are the object's and the start: the arena holds one empty name */
+		if (sym_table_add(&o->fde, r[i].start, r[i].end, 0, 0) < 0) {
+			sym_table_release(&o->fde);
+			break;
+		}
+	}
+	if (o->fde.n && sym_table_intern(&o->fde, "", 0) == 0)
+		sym_table_finish(&o->fde);
+	else
+		sym_table_release(&o->fde);
+	free(r);
+	__atomic_fetch_add(&c->stats.fde_ranges, o->fde.n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->stats.fde_ns, mono_ns() - t0, __ATOMIC_RELAXED);
+}
+
 static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, int fd, uint32_t pid)
 {
+	struct elf_symbols_info info;
 	int own_fd = -1, ret = -1;
 	struct stat self;
 	Elf *e = NULL;
@@ -173,7 +219,15 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 		o->build_id[0] = '\0';
 	if (elf_segments_read(e, &o->segs) < 0)
 		goto out;
-	ret = elf_symbols_read(&o->tab, e, path, &self, c->debug_root, pid, &o->debug_file);
+	ret = elf_symbols_read(&o->tab, e, path, &self, c->debug_root, pid, &info);
+	o->debug_file = info.debug_file;
+	if (ret < 0)
+		goto out;
+	/* no .symtab anywhere local: ask debuginfod (never waits), group by FDE meanwhile */
+	if (!info.symtab && c->fetch && o->build_id[0] && strncmp(o->key, "vdso:", 5))
+		o->fetched = sym_fetch_want(c->fetch, o->build_id);
+	if (!info.symtab)
+		read_function_starts(c, o, fd);
 out:
 	if (e)
 		elf_end(e);
@@ -237,7 +291,10 @@ struct sym_obj *sym_cache_get(struct sym_cache *c, const char *key, const char *
 	if (load_obj(c, o, path, fd, pid) < 0) {
 		/* Keep only the verdict: a failed object costs one attempt. */
 		sym_table_release(&o->tab);
+		sym_table_release(&o->fde);
 		elf_segments_free(&o->segs);
+		sym_fetched_put(o->fetched);
+		o->fetched = NULL;
 		o->failed = true;
 	}
 	o->next = c->buckets[h];
@@ -266,36 +323,40 @@ int sym_cache_remove(struct sym_cache *c, const char *key)
 
 /* ---- lookups ---- */
 
-int sym_obj_lookup(struct sym_obj *o, uint64_t elf_vaddr, const char **name, uint64_t *offset)
+/* The symbol of @t covering @addr, as the cache's mode shows it; -1 when none. */
+static int table_lookup(struct sym_table *t, struct sym_dem_cache *dem,
+			enum sym_demangle_mode mode, uint64_t addr, const char **name,
+			uint64_t *offset)
 {
-	enum sym_demangle_mode mode = o->cache->demangle;
-	const char *raw;
-	long i;
+	long i = sym_table_find(t, addr);
 
-	i = sym_table_find(&o->tab, elf_vaddr);
 	if (i < 0)
 		return -1;
-	raw = sym_table_name(&o->tab, i);
 	if (offset)
-		*offset = elf_vaddr - o->tab.r[i].start;
-	if (!name)
+		*offset = addr - t->r[i].start;
+	if (name)
+		*name = sym_dem_cache_get(dem, t->n, (size_t)i, sym_table_name(t, i), mode);
+	return 0;
+}
+
+int sym_obj_lookup(struct sym_obj *o, uint64_t elf_vaddr, const char **name, uint64_t *offset)
+{
+	struct sym_dem_cache *dem;
+	struct sym_table *fetched = sym_fetched_table(o->fetched, &dem);
+
+	/* a fetched .symtab knows every function; the object's own, its PLT stubs too */
+	if (fetched && !table_lookup(fetched, dem, o->cache->demangle, elf_vaddr, name, offset))
 		return 0;
-	*name = raw;
-	if (mode == SYM_DEMANGLE_NONE)
-		return 0;
-	if (!o->dem) {
-		/* Lazily: most symbols of a big library are never sampled. */
-		o->dem = calloc(o->tab.n, sizeof(*o->dem));
-		if (!o->dem)
-			return 0;
-	}
-	if (!o->dem[i]) {
-		o->dem[i] = sym_demangle(raw, mode);
-		if (!o->dem[i])
-			o->dem[i] = NOT_MANGLED;
-	}
-	if (o->dem[i] != NOT_MANGLED)
-		*name = o->dem[i];
+	return table_lookup(&o->tab, &o->dem, o->cache->demangle, elf_vaddr, name, offset);
+}
+
+int sym_obj_function_start(const struct sym_obj *o, uint64_t elf_vaddr, uint64_t *start)
+{
+	long i = sym_table_find(&o->fde, elf_vaddr);
+
+	if (i < 0)
+		return -1;
+	*start = o->fde.r[i].start;
 	return 0;
 }
 

@@ -33,6 +33,29 @@ void sym_cache_free(struct sym_cache *c);
  */
 int sym_cache_set_debug_root(struct sym_cache *c, const char *root);
 
+struct sym_fetch;
+/*
+ * Stripped objects loaded afterwards whose .symtab is nowhere local (no debug
+ * file, no MiniDebugInfo) ask @f for theirs by build-id (user/symbolize/
+ * sym_fetch.h); their lookups use it once it arrived. NULL: none. @f must
+ * outlive the cache's objects.
+ */
+void sym_cache_set_fetch(struct sym_cache *c, struct sym_fetch *f);
+
+/*
+ * Function starts from FDEs (sym_obj_function_start) are read for objects
+ * without a .symtab, at most SYM_FDE_MAX FDEs in SYM_FDE_MAX_NS each.
+ */
+#define SYM_FDE_MAX    (1u << 20)
+#define SYM_FDE_MAX_NS (500ull * 1000 * 1000)
+
+struct sym_cache_stats {
+	uint64_t fde_ns;      /* spent reading function starts */
+	uint64_t fde_ranges;  /* function starts kept (no symbol covers them) */
+	uint64_t fde_refused; /* objects over the FDE bound: their starts not kept */
+};
+void sym_cache_get_stats(const struct sym_cache *c, struct sym_cache_stats *out);
+
 /* Which names lookups return (default SYM_DEMANGLE_FULL). */
 void sym_cache_set_demangle(struct sym_cache *c, enum sym_demangle_mode mode);
 
@@ -62,6 +85,12 @@ size_t sym_cache_count(const struct sym_cache *c);
  * may be NULL) and returns 0; returns -1 when no symbol covers the address.
  */
 int sym_obj_lookup(struct sym_obj *o, uint64_t elf_vaddr, const char **name, uint64_t *offset);
+
+/*
+ * Where no symbol covers @elf_vaddr: the start of the function containing it,
+ * from the FDE that covers it (objects without a .symtab only). 0, or -1.
+ */
+int sym_obj_function_start(const struct sym_obj *o, uint64_t elf_vaddr, uint64_t *start);
 
 /* Number of distinct function addresses known for the object. */
 size_t sym_obj_count(const struct sym_obj *o);

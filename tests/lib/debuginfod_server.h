@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Servers for the debuginfod tests, all on loopback: Debian's debuginfod
+ * serving the debug files of one directory, one that accepts and never
+ * answers (a stalled server), and one that answers every request with one
+ * given file (a server lying about what it serves).
+ */
+#ifndef CFIPROF_TESTS_DEBUGINFOD_SERVER_H
+#define CFIPROF_TESTS_DEBUGINFOD_SERVER_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/lib/cli_util.h"
+#include "tests/lib/http_client.h"
+
+/* A loopback port nobody listens on now. */
+static inline int free_port(void)
+{
+	int port = 0, fd = listen_loopback(&port);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 ? port : -1;
+}
+
+/*
+ * Starts `debuginfod -F DIR -p PORT` (its database in DIR/../db.sqlite, its
+ * log in @log) and waits until it serves @build_id (it scans DIR at start),
+ * at most @timeout seconds. Returns its pid (kill it with server_stop), or -1.
+ */
+static inline pid_t debuginfod_start(const char *dir, int port, const char *build_id,
+				     const char *log, double timeout)
+{
+	char portarg[16], db[PATH_MAX + 4096 + 16], cmd[1024];
+	double end = mono_sec() + timeout;
+	pid_t pid;
+
+	snprintf(portarg, sizeof(portarg), "%d", port);
+	snprintf(db, sizeof(db), "%s.sqlite", dir);
+	{
+		char *argv[] = {"debuginfod", "-F", (char *)dir, "-p", portarg, "-d", db, NULL};
+
+		pid = spawn(argv, log, log);
+	}
+	if (pid < 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd),
+		 "curl -sf -o /dev/null --max-time 2 http://127.0.0.1:%d/buildid/%s/debuginfo",
+		 port, build_id);
+	while (mono_sec() < end) {
+		if (system(cmd) == 0)
+			return pid;
+		usleep(100 * 1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+/*
+ * A server on @port that reads each request, then sends @file whole as a 200
+ * (NULL: sends nothing and holds the connection open: stalled). Returns its pid.
+ */
+static inline pid_t fake_server_start(int *port, const char *file)
+{
+	int lfd = listen_loopback(port);
+	pid_t pid;
+
+	if (lfd < 0)
+		return -1;
+	pid = fork();
+	if (pid != 0) {
+		close(lfd);
+		return pid;
+	}
+	for (;;) {
+		int c = accept(lfd, NULL, NULL);
+		char buf[4096];
+		size_t len = 0;
+		char *body;
+
+		if (c < 0)
+			continue;
+		if (read(c, buf, sizeof(buf)) <= 0 || !file)
+			continue; /* stalled: the connection stays open, unanswered */
+		body = slurp_len(file, &len);
+		if (body) {
+			int n = snprintf(buf, sizeof(buf),
+					 "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n"
+					 "Connection: close\r\n\r\n",
+					 len);
+
+			if (write(c, buf, (size_t)n) == n && write(c, body, len) == (ssize_t)len)
+				shutdown(c, SHUT_WR);
+			free(body);
+		}
+		close(c);
+	}
+}
+
+static inline void server_stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+#endif

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The symbol sources' refusals by cause; see sym_refusals.h. */
+#include "user/symbolize/sym_refusals.h"
+
+#include <string.h>
+
+#include "elf/minidebuginfo.h"
+
+void sym_refusals(const struct sym_cache *c, struct sym_fetch *f,
+		  struct sym_refusal out[SYM_REFUSAL_CAUSES])
+{
+	static const char *const fetch_what[SYM_FETCH_REFUSED_MAX] = {
+	    [SYM_FETCH_REFUSED_RATE] = "more new build-ids a minute than allowed: not fetched",
+	    [SYM_FETCH_REFUSED_QUEUE] = "the debuginfod fetch queue was full: not fetched",
+	    [SYM_FETCH_REFUSED_ENTRIES] = "too many build-ids in use: not fetched",
+	    [SYM_FETCH_REFUSED_MEMORY] = "a fetched symbol table past the memory bound: dropped",
+	    [SYM_FETCH_REFUSED_INVALID] =
+		"a fetched debug file is not an ELF with the build-id asked for and a .symtab",
+	};
+	struct sym_cache_stats cs;
+	struct sym_fetch_stats fs;
+	int i;
+
+	memset(&fs, 0, sizeof(fs));
+	sym_cache_get_stats(c, &cs);
+	if (f)
+		sym_fetch_get_stats(f, &fs);
+	out[0] = (struct sym_refusal){"minidebuginfo",
+				      "a .gnu_debugdata section corrupt or over its size bound",
+				      minidebuginfo_refused_total()};
+	out[1] = (struct sym_refusal){"fde-budget",
+				      "an object's FDEs over the bound: code no symbol covers "
+				      "is not grouped by function",
+				      cs.fde_refused};
+	for (i = 0; i < SYM_FETCH_REFUSED_MAX; i++)
+		out[2 + i] =
+		    (struct sym_refusal){sym_fetch_refusal_name(i), fetch_what[i], fs.refused[i]};
+}
