@@ -248,6 +248,8 @@ static void push_interval(struct agent *a, const struct profile *p, bool by_serv
 		free(data);
 	}
 	free(services);
+}
+
 /* The first refusal of each cause by the symbol sources of stripped objects, logged once. */
 static void log_symbol_refusals(struct agent *a)
 {
