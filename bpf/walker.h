@@ -16,7 +16,6 @@
  *   struct cfi_rule *walker_rule(__u32 id);         global rule dictionary
  *   struct cfi_rule_cache_entry *walker_cache_slot(__u32 idx);
  *   struct walker_window *walker_window(void);      the stack window, or NULL
- *   void walker_count(__u32 counter_id, __u64 n);   (not used per frame)
  *
  * Nothing here allocates: the includer writes each pc straight into its
  * output (the ring-buffer reservation).  User memory is read a window of

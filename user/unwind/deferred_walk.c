@@ -73,12 +73,6 @@ static inline struct walker_window *walker_window(void)
 	return &env.window;
 }
 
-static inline void walker_count(__u32 counter_id, __u64 n)
-{
-	(void)counter_id;
-	(void)n;
-}
-
 #include "bpf/walker.h"
 
 bool deferred_parse(const void *data, size_t size, struct deferred_view *v)
