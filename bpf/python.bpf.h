@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * CPython frames of the sampled thread, appended to its sample record after
+ * the native PCs (struct cfi_python_frame, leaf first).  User space splices
+ * them in at the evaluation loop's native frames.  Only processes user space
+ * found a supported interpreter in (python_procs, user/track/python_detect.c)
+ * pay anything; the field offsets come from that map, never from here.
+ *
+ * The thread state is found by the kernel's thread id: each PyThreadState
+ * holds native_thread_id, set when the thread starts running Python.  The
+ * GIL holder (_PyRuntime.gilstate.tstate_current) would be wrong for every
+ * thread but one, and the thread-local key (pthread_getspecific) depends on
+ * glibc's struct pthread, which no table here would cover.  Found once per
+ * thread, then cached and checked with one read per sample.
+ */
+#ifndef CFIPROF_PYTHON_BPF_H
+#define CFIPROF_PYTHON_BPF_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, struct cfi_python_proc);
+} python_procs SEC(".maps");
+
+struct python_thread {
+	__u64 tstate; /* 0: none found */
+	__u64 retry_ns; /* none found: the lists are searched again after this */
+	__u32 pid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct python_thread);
+} python_threads SEC(".maps");
+
+struct python_scratch {
+	struct cfi_python_frame f[PY_MAX_FRAMES];
+	__u8 frame[PY_FRAME_READ];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct python_scratch);
+} python_scratch SEC(".maps");
+
+/* thread states visited per search, all interpreters together */
+#define PY_MAX_THREAD_STEPS 256
+/* a thread with no thread state is searched for again after this */
+#define PY_THREAD_RETRY_NS (50 * 1000 * 1000)
+
+static __always_inline __u64 py_read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return 0;
+	return v;
+}
+
+/* The thread state whose native thread id is tid, or 0: the interpreters' thread lists. */
+static __always_inline __u64 py_find_tstate(const struct cfi_python_proc *py, __u32 tid)
+{
+	__u64 interp = py_read_ptr(py->runtime + py->runtime_interp_head), ts = 0;
+	int i;
+
+	if (interp)
+		ts = py_read_ptr(interp + py->interp_threads_head);
+	for (i = 0; i < PY_MAX_THREAD_STEPS && interp; i++) {
+		if (!ts) {
+			/* the next interpreter's threads */
+			interp = py_read_ptr(interp + py->interp_next);
+			ts = interp ? py_read_ptr(interp + py->interp_threads_head) : 0;
+			continue;
+		}
+		if (py_read_ptr(ts + py->tstate_native_tid) == tid)
+			return ts;
+		ts = py_read_ptr(ts + py->tstate_next);
+	}
+	return 0;
+}
+
+static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, __u32 pid, __u32 tid)
+{
+	struct python_thread *t = bpf_map_lookup_elem(&python_threads, &tid), nt = {.pid = pid};
+	__u64 now = bpf_ktime_get_ns();
+
+	if (t && t->pid == pid) {
+		/* a thread state is freed when its thread ends: its tid must still be in it */
+		if (t->tstate && py_read_ptr(t->tstate + py->tstate_native_tid) == tid)
+			return t->tstate;
+		if (!t->tstate && now < t->retry_ns)
+			return 0;
+	}
+	nt.tstate = py_find_tstate(py, tid);
+	nt.retry_ns = now + PY_THREAD_RETRY_NS;
+	bpf_map_update_elem(&python_threads, &tid, &nt, BPF_ANY);
+	return nt.tstate;
+}
+
+/*
+ * The frame chain of thread tid of process pid into the scratch area:
+ * returns nr_frames | status << 16 (status 0: not a Python process).  A
+ * global function: verified once, whichever program and state calls it.
+ */
+__noinline int python_walk(__u32 pid, __u32 tid)
+{
+	const struct cfi_python_proc *py = bpf_map_lookup_elem(&python_procs, &pid);
+	struct python_scratch *s;
+	__u32 zero = 0, n = 0, status = PY_STATUS_OK;
+	__u64 ts, frame, code, instr, off_code, off_prev, off_instr, off_entry, off_owner;
+	bool has_entry;
+
+	if (!py)
+		return 0;
+	s = bpf_map_lookup_elem(&python_scratch, &zero);
+	if (!s)
+		return 0;
+	off_code = py->frame_code;
+	off_prev = py->frame_previous;
+	off_instr = py->frame_instr;
+	off_entry = py->frame_is_entry;
+	off_owner = py->frame_owner;
+	if (off_code > PY_FRAME_READ - 8 || off_prev > PY_FRAME_READ - 8 ||
+	    off_instr > PY_FRAME_READ - 8 || off_owner > PY_FRAME_READ - 1)
+		return PY_STATUS_UNREADABLE << 16;
+	has_entry = off_entry <= PY_FRAME_READ - 1;
+	if (!has_entry)
+		off_entry = 0;
+	/* the bounds checked above, on the registers the accesses use */
+	barrier_var(off_code);
+	barrier_var(off_prev);
+	barrier_var(off_instr);
+	barrier_var(off_owner);
+	barrier_var(off_entry);
+	ts = py_tstate(py, pid, tid);
+	if (!ts)
+		return PY_STATUS_NO_THREAD << 16;
+	frame = py_read_ptr(ts + py->tstate_frame);
+	if (frame && (py->flags & PY_FLAG_CFRAME))
+		frame = py_read_ptr(frame + py->cframe_current_frame);
+	for (n = 0; n < PY_MAX_FRAMES && frame; n++) {
+		if (bpf_probe_read_user(s->frame, PY_FRAME_READ, (const void *)frame)) {
+			status = PY_STATUS_UNREADABLE;
+			break;
+		}
+		code = *(__u64 *)(s->frame + off_code);
+		instr = *(__u64 *)(s->frame + off_instr);
+		s->f[n].code = code;
+		s->f[n].instr = instr >= code && instr - code < 0xffffffffull ? instr - code
+									    : 0xffffffff;
+		s->f[n].is_entry = has_entry ? s->frame[off_entry] : 0;
+		s->f[n].owner = s->frame[off_owner];
+		s->f[n].pad = 0;
+		frame = *(__u64 *)(s->frame + off_prev);
+	}
+	if (frame && status == PY_STATUS_OK)
+		status = PY_STATUS_TRUNCATED;
+	return n | status << 16;
+}
+
+/*
+ * Appends the Python frames of the sampled thread to rec, whose native PCs
+ * fill pcs[0, nr_pcs) and whose buffer has PY_RECORD_BYTES of room after
+ * max_pcs PCs.  Counts the outcome.
+ */
+static __always_inline void python_append(struct cfi_sample_record *rec, __u64 nr_pcs,
+					  __u64 max_pcs)
+{
+	struct python_scratch *s;
+	__u32 zero = 0, status;
+	__u64 n;
+	int r = python_walk(rec->pid, rec->tid);
+
+	n = (__u32)r & 0xffff;
+	status = (__u32)r >> 16;
+	rec->py_status = status < PY_STATUS_MAX ? status : PY_STATUS_UNREADABLE;
+	if (!status)
+		return;
+	walker_count(CNT_PY_STATUS_BASE + rec->py_status, 1);
+	s = bpf_map_lookup_elem(&python_scratch, &zero);
+	if (!s || n == 0 || n > PY_MAX_FRAMES || nr_pcs > max_pcs)
+		return;
+	/* the bounds checked above, on the registers the access uses */
+	barrier_var(nr_pcs);
+	barrier_var(n);
+	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * sizeof(struct cfi_python_frame), s->f))
+		return;
+	rec->nr_python = n;
+	walker_count(CNT_PY_FRAMES, n);
+}
+
+/* Whether tgid runs a supported interpreter: its records need PY_RECORD_BYTES more. */
+static __always_inline bool python_proc(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&python_procs, &tgid) != NULL;
+}
+
+#endif
