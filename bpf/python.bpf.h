@@ -85,19 +85,47 @@ static __always_inline __u64 py_find_tstate(const struct cfi_python_proc *py, __
 	return 0;
 }
 
-static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, __u32 pid, __u32 tid)
+/*
+ * The current thread's id in its own PID namespace: what CPython stores as
+ * native_thread_id (gettid()), which differs from the kernel's global tid in
+ * a container.  task->thread_pid->numbers[level].nr; the global tid if unreadable.
+ */
+static __always_inline __u32 py_ns_tid(__u32 tid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 pid_addr = 0;
+	unsigned int level = 0;
+	int nr = 0;
+
+	if (bpf_probe_read_kernel(&pid_addr, sizeof(pid_addr), &task->thread_pid) || !pid_addr ||
+	    bpf_probe_read_kernel(&level, sizeof(level),
+				  (void *)(pid_addr + bpf_core_field_offset(struct pid, level))) ||
+	    level > 32)
+		return tid;
+	if (bpf_probe_read_kernel(&nr, sizeof(nr),
+				  (void *)(pid_addr + bpf_core_field_offset(struct pid, numbers) +
+					   level * bpf_core_type_size(struct upid) +
+					   bpf_core_field_offset(struct upid, nr))) ||
+	    nr <= 0)
+		return tid;
+	return (__u32)nr;
+}
+
+/* The thread state of thread tid (ns_tid in its PID namespace), or 0. */
+static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, __u32 pid, __u32 tid,
+				       __u32 ns_tid)
 {
 	struct python_thread *t = bpf_map_lookup_elem(&python_threads, &tid), nt = {.pid = pid};
 	__u64 now = bpf_ktime_get_ns();
 
 	if (t && t->pid == pid) {
 		/* a thread state is freed when its thread ends: its tid must still be in it */
-		if (t->tstate && py_read_ptr(t->tstate + py->tstate_native_tid) == tid)
+		if (t->tstate && py_read_ptr(t->tstate + py->tstate_native_tid) == ns_tid)
 			return t->tstate;
 		if (!t->tstate && now < t->retry_ns)
 			return 0;
 	}
-	nt.tstate = py_find_tstate(py, tid);
+	nt.tstate = py_find_tstate(py, ns_tid);
 	nt.retry_ns = now + PY_THREAD_RETRY_NS;
 	bpf_map_update_elem(&python_threads, &tid, &nt, BPF_ANY);
 	return nt.tstate;
@@ -108,7 +136,7 @@ static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, __u32 p
  * returns nr_frames | status << 16 (status 0: not a Python process).  A
  * global function: verified once, whichever program and state calls it.
  */
-__noinline int python_walk(__u32 pid, __u32 tid)
+__noinline int python_walk(__u32 pid, __u32 tid, __u32 ns_tid)
 {
 	const struct cfi_python_proc *py = bpf_map_lookup_elem(&python_procs, &pid);
 	struct python_scratch *s;
@@ -138,7 +166,7 @@ __noinline int python_walk(__u32 pid, __u32 tid)
 	barrier_var(off_instr);
 	barrier_var(off_owner);
 	barrier_var(off_entry);
-	ts = py_tstate(py, pid, tid);
+	ts = py_tstate(py, pid, tid, ns_tid);
 	if (!ts)
 		return PY_STATUS_NO_THREAD << 16;
 	frame = py_read_ptr(ts + py->tstate_frame);
@@ -175,7 +203,7 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 	struct python_scratch *s;
 	__u32 zero = 0, status;
 	__u64 n;
-	int r = python_walk(rec->pid, rec->tid);
+	int r = python_walk(rec->pid, rec->tid, py_ns_tid(rec->tid));
 
 	n = (__u32)r & 0xffff;
 	status = (__u32)r >> 16;
