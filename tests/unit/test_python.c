@@ -252,6 +252,8 @@ static void test_name_code_object(void)
 	v = (uint64_t)bytes;
 	memcpy(code + 136, &v, 8);
 	memcpy(code + 72, &first, 4);
+	v = 8; /* ob_size: 8 code units of bytecode */
+	memcpy(code + 16, &v, 8);
 	for (i = 0; i < sizeof(junk); i++)
 		junk[i] = (uint8_t)(i * 37 + 11);
 	/* this process runs "python3.11" */
@@ -276,6 +278,10 @@ static void test_name_code_object(void)
 	python_frame_name(pn, r->pid, 0, &f[0], &name, &fname, &line);
 	CHECK(line == 41, "unit 1: line %u", line);
 	CHECK(python_frame_role(pn, r->pid, 0, &f[0]) == PY_FRAME_LAST, "an entry frame ends its group");
+	/* an instruction past its bytecode: the object was freed and its memory reused */
+	f[0].instr = 184 + 8 * 2;
+	CHECK(!python_frame_name(pn, r->pid, 0, &f[0], &name, &fname, &line),
+	      "a frame outside its code object's bytecode is not named: %s", name);
 	CHECK(!python_frame_name(pn, r->pid, 0, &f[1], &name, &fname, &line) &&
 		  !strcmp(name, "[python]"),
 	      "garbage is not named: %s", name);

@@ -38,6 +38,7 @@ struct pn_entry {
 	uint32_t linetable_len;
 	int32_t firstlineno;
 	uint32_t firsttraceable;
+	uint64_t nr_units; /* of bytecode (ob_size) */
 	size_t bytes;
 };
 
@@ -204,7 +205,8 @@ static void read_code(struct pn_entry *e)
 		return;
 	memcpy(&first, hdr + o->code_firstlineno, sizeof(first));
 	memcpy(&e->firsttraceable, hdr + o->code_firsttraceable, sizeof(e->firsttraceable));
-	if (first < 0 || e->firsttraceable > (1u << 24))
+	e->nr_units = get_u64(hdr, o->bytes_size); /* a code object is a PyVarObject too */
+	if (first < 0 || e->firsttraceable > (1u << 24) || e->nr_units > (1u << 24))
 		return;
 	if (read_str(e->pid, o, get_u64(hdr, o->code_qualname), name, sizeof(name)) ||
 	    read_str(e->pid, o, get_u64(hdr, o->code_filename), file, sizeof(file)))
@@ -331,6 +333,18 @@ static int64_t code_unit(const struct pn_entry *e, const struct cfi_python_frame
 	return (f->instr - e->off->code_bytecode) / 2;
 }
 
+/*
+ * The code object was read after the sample was taken: one freed since (a
+ * module's body after its import) may hold another one now.  Its frame's
+ * instruction must at least lie inside its bytecode.
+ */
+static bool frame_fits(const struct pn_entry *e, const struct cfi_python_frame *f)
+{
+	int64_t unit = code_unit(e, f);
+
+	return e->ok && (unit < 0 || (uint64_t)unit < e->nr_units);
+}
+
 unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t gen,
 			       const struct cfi_python_frame *f)
 {
@@ -371,7 +385,9 @@ bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 	*line = 0;
 	pthread_mutex_lock(&pn->lock);
 	e = find(pn, pid, gen, f->code);
-	if (e && e->ok) {
+	if (e && !frame_fits(e, f))
+		e = NULL;
+	if (e) {
 		*name = e->name;
 		*file = e->file;
 		unit = code_unit(e, f);
@@ -381,7 +397,7 @@ bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 	}
 	pthread_mutex_unlock(&pn->lock);
 	/* entries are freed only by python_names_sweep, after the profile is written */
-	return e && e->ok;
+	return e != NULL;
 }
 
 bool python_is_eval_frame(const char *native_name)
