@@ -40,6 +40,7 @@ struct {
 struct python_scratch {
 	struct cfi_python_frame f[PY_MAX_FRAMES];
 	__u8 frame[PY_FRAME_READ];
+	struct python_thread thread; /* a python_threads update: off the stack, which is full */
 };
 
 struct {
@@ -63,26 +64,52 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
 	return v;
 }
 
+/* A search of the interpreters' thread lists for the thread state of one thread. */
+struct py_find_ctx {
+	const struct cfi_python_proc *py;
+	__u64 interp, ts; /* found: ts, with interp 0 */
+	__u32 tid;
+};
+
+/* One thread state visited (or the next interpreter's list begun); 1 ends the search. */
+static long py_find_step(__u32 index, void *data)
+{
+	struct py_find_ctx *c = data;
+	const struct cfi_python_proc *py = c->py;
+
+	if (!c->interp)
+		return 1;
+	if (!c->ts) {
+		c->interp = py_read_ptr(c->interp + py->interp_next);
+		c->ts = c->interp ? py_read_ptr(c->interp + py->interp_threads_head) : 0;
+		return 0;
+	}
+	if (py_read_ptr(c->ts + py->tstate_native_tid) == c->tid) {
+		c->interp = 0;
+		return 1;
+	}
+	c->ts = py_read_ptr(c->ts + py->tstate_next);
+	return 0;
+}
+
 /* The thread state whose native thread id is tid, or 0: the interpreters' thread lists. */
 static __always_inline __u64 py_find_tstate(const struct cfi_python_proc *py, __u32 tid)
 {
-	__u64 interp = py_read_ptr(py->runtime + py->runtime_interp_head), ts = 0;
+	struct py_find_ctx c = {.py = py, .tid = tid};
 	int i;
 
-	if (interp)
-		ts = py_read_ptr(interp + py->interp_threads_head);
-	for (i = 0; i < PY_MAX_THREAD_STEPS && interp; i++) {
-		if (!ts) {
-			/* the next interpreter's threads */
-			interp = py_read_ptr(interp + py->interp_next);
-			ts = interp ? py_read_ptr(interp + py->interp_threads_head) : 0;
-			continue;
-		}
-		if (py_read_ptr(ts + py->tstate_native_tid) == tid)
-			return ts;
-		ts = py_read_ptr(ts + py->tstate_next);
+	c.interp = py_read_ptr(py->runtime + py->runtime_interp_head);
+	if (c.interp)
+		c.ts = py_read_ptr(c.interp + py->interp_threads_head);
+	/* bpf_loop: verified once, not once per step (a frozen setting: the other path is pruned) */
+	if (use_bpf_loop) {
+		bpf_loop(PY_MAX_THREAD_STEPS, py_find_step, &c, 0);
+	} else {
+		for (i = 0; i < PY_MAX_THREAD_STEPS; i++)
+			if (py_find_step(i, &c))
+				break;
 	}
-	return 0;
+	return c.interp ? 0 : c.ts;
 }
 
 /*
@@ -112,10 +139,11 @@ static __always_inline __u32 py_ns_tid(__u32 tid)
 }
 
 /* The thread state of thread tid (ns_tid in its PID namespace), or 0. */
-static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, __u32 pid, __u32 tid,
+static __always_inline __u64 py_tstate(const struct cfi_python_proc *py,
+				       struct python_scratch *s, __u32 pid, __u32 tid,
 				       __u32 ns_tid)
 {
-	struct python_thread *t = bpf_map_lookup_elem(&python_threads, &tid), nt = {.pid = pid};
+	struct python_thread *t = bpf_map_lookup_elem(&python_threads, &tid), *nt = &s->thread;
 	__u64 now = bpf_ktime_get_ns();
 
 	if (t && t->pid == pid) {
@@ -125,10 +153,61 @@ static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, __u32 p
 		if (!t->tstate && now < t->retry_ns)
 			return 0;
 	}
-	nt.tstate = py_find_tstate(py, ns_tid);
-	nt.retry_ns = now + PY_THREAD_RETRY_NS;
-	bpf_map_update_elem(&python_threads, &tid, &nt, BPF_ANY);
-	return nt.tstate;
+	nt->pid = pid;
+	nt->pad = 0;
+	nt->tstate = py_find_tstate(py, ns_tid);
+	nt->retry_ns = now + PY_THREAD_RETRY_NS;
+	bpf_map_update_elem(&python_threads, &tid, nt, BPF_ANY);
+	return nt->tstate;
+}
+
+/* The walk of one thread's frame chain. */
+struct py_walk_ctx {
+	const struct cfi_python_proc *py;
+	struct python_scratch *s;
+	__u64 frame;
+	__u32 n, status;
+};
+
+/* One interpreter frame into the scratch area; 1 ends the walk. */
+static long py_walk_step(__u32 index, void *data)
+{
+	struct py_walk_ctx *c = data;
+	const struct cfi_python_proc *py = c->py;
+	struct python_scratch *s = c->s;
+	__u64 code, instr, off_code = py->frame_code, off_prev = py->frame_previous,
+			   off_instr = py->frame_instr, off_entry = py->frame_is_entry,
+			   off_owner = py->frame_owner;
+	__u32 n = c->n;
+	bool has_entry = off_entry <= PY_FRAME_READ - 1;
+
+	if (!c->frame || n >= PY_MAX_FRAMES)
+		return 1;
+	if (off_code > PY_FRAME_READ - 8 || off_prev > PY_FRAME_READ - 8 ||
+	    off_instr > PY_FRAME_READ - 8 || off_owner > PY_FRAME_READ - 1 ||
+	    bpf_probe_read_user(s->frame, PY_FRAME_READ, (const void *)c->frame)) {
+		c->status = PY_STATUS_UNREADABLE;
+		return 1;
+	}
+	if (!has_entry)
+		off_entry = 0;
+	/* the bounds checked above, on the registers the accesses use */
+	barrier_var(off_code);
+	barrier_var(off_prev);
+	barrier_var(off_instr);
+	barrier_var(off_owner);
+	barrier_var(off_entry);
+	barrier_var(n);
+	code = *(__u64 *)(s->frame + off_code);
+	instr = *(__u64 *)(s->frame + off_instr);
+	s->f[n].code = code;
+	s->f[n].instr = instr >= code && instr - code < 0xffffffffull ? instr - code : 0xffffffff;
+	s->f[n].is_entry = has_entry ? s->frame[off_entry] : 0;
+	s->f[n].owner = s->frame[off_owner];
+	s->f[n].pad = 0;
+	c->frame = *(__u64 *)(s->frame + off_prev);
+	c->n = n + 1;
+	return 0;
 }
 
 /*
@@ -138,58 +217,33 @@ static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, __u32 p
  */
 __noinline int python_walk(__u32 pid, __u32 tid, __u32 ns_tid)
 {
-	const struct cfi_python_proc *py = bpf_map_lookup_elem(&python_procs, &pid);
-	struct python_scratch *s;
-	__u32 zero = 0, n = 0, status = PY_STATUS_OK;
-	__u64 ts, frame, code, instr, off_code, off_prev, off_instr, off_entry, off_owner;
-	bool has_entry;
+	struct py_walk_ctx c = {.status = PY_STATUS_OK};
+	__u32 zero = 0;
+	__u64 ts;
+	int i;
 
-	if (!py)
+	c.py = bpf_map_lookup_elem(&python_procs, &pid);
+	if (!c.py)
 		return 0;
-	s = bpf_map_lookup_elem(&python_scratch, &zero);
-	if (!s)
+	c.s = bpf_map_lookup_elem(&python_scratch, &zero);
+	if (!c.s)
 		return 0;
-	off_code = py->frame_code;
-	off_prev = py->frame_previous;
-	off_instr = py->frame_instr;
-	off_entry = py->frame_is_entry;
-	off_owner = py->frame_owner;
-	if (off_code > PY_FRAME_READ - 8 || off_prev > PY_FRAME_READ - 8 ||
-	    off_instr > PY_FRAME_READ - 8 || off_owner > PY_FRAME_READ - 1)
-		return PY_STATUS_UNREADABLE << 16;
-	has_entry = off_entry <= PY_FRAME_READ - 1;
-	if (!has_entry)
-		off_entry = 0;
-	/* the bounds checked above, on the registers the accesses use */
-	barrier_var(off_code);
-	barrier_var(off_prev);
-	barrier_var(off_instr);
-	barrier_var(off_owner);
-	barrier_var(off_entry);
-	ts = py_tstate(py, pid, tid, ns_tid);
+	ts = py_tstate(c.py, c.s, pid, tid, ns_tid);
 	if (!ts)
 		return PY_STATUS_NO_THREAD << 16;
-	frame = py_read_ptr(ts + py->tstate_frame);
-	if (frame && (py->flags & PY_FLAG_CFRAME))
-		frame = py_read_ptr(frame + py->cframe_current_frame);
-	for (n = 0; n < PY_MAX_FRAMES && frame; n++) {
-		if (bpf_probe_read_user(s->frame, PY_FRAME_READ, (const void *)frame)) {
-			status = PY_STATUS_UNREADABLE;
-			break;
-		}
-		code = *(__u64 *)(s->frame + off_code);
-		instr = *(__u64 *)(s->frame + off_instr);
-		s->f[n].code = code;
-		s->f[n].instr = instr >= code && instr - code < 0xffffffffull ? instr - code
-									    : 0xffffffff;
-		s->f[n].is_entry = has_entry ? s->frame[off_entry] : 0;
-		s->f[n].owner = s->frame[off_owner];
-		s->f[n].pad = 0;
-		frame = *(__u64 *)(s->frame + off_prev);
+	c.frame = py_read_ptr(ts + c.py->tstate_frame);
+	if (c.frame && (c.py->flags & PY_FLAG_CFRAME))
+		c.frame = py_read_ptr(c.frame + c.py->cframe_current_frame);
+	if (use_bpf_loop) {
+		bpf_loop(PY_MAX_FRAMES + 1, py_walk_step, &c, 0);
+	} else {
+		for (i = 0; i <= PY_MAX_FRAMES; i++)
+			if (py_walk_step(i, &c))
+				break;
 	}
-	if (frame && status == PY_STATUS_OK)
-		status = PY_STATUS_TRUNCATED;
-	return n | status << 16;
+	if (c.frame && c.status == PY_STATUS_OK)
+		c.status = PY_STATUS_TRUNCATED;
+	return (c.n & 0xffff) | c.status << 16;
 }
 
 /*
