@@ -456,8 +456,8 @@ static long walk_one(__u32 index, void *data)
 
 static __always_inline int sample_with_loop(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
 {
-	const __u64 size =
-	    sizeof(struct cfi_sample_record) + (MAX_KERNEL_FRAMES + max_user_frames) * sizeof(__u64);
+	const __u64 size = sizeof(struct cfi_sample_record) +
+			   (MAX_KERNEL_FRAMES + max_user_frames) * sizeof(__u64);
 	struct cfi_sample_record *rec;
 	struct loop_ctx lc;
 	__u32 nr_kernel;

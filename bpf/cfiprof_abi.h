@@ -264,7 +264,7 @@ enum cfi_python_status {
 };
 
 enum cfi_python_flags {
-	/* the current frame is tstate->cframe->current_frame (3.11, 3.12), else tstate->current_frame */
+	/* current frame: tstate->cframe->current_frame (3.11, 3.12), else tstate->current_frame */
 	PY_FLAG_CFRAME = 1 << 0,
 };
 
@@ -273,20 +273,20 @@ enum cfi_python_flags {
  * state is and the field offsets of its version (user/track/python_offsets.c).
  */
 struct cfi_python_proc {
-	__u64 runtime; /* address of _PyRuntime */
-	__u16 version; /* major << 8 | minor */
-	__u16 flags;   /* enum cfi_python_flags */
-	__u16 runtime_interp_head;   /* _PyRuntime.interpreters.head */
-	__u16 interp_next;	     /* PyInterpreterState.next */
-	__u16 interp_threads_head;   /* PyInterpreterState.threads.head */
-	__u16 tstate_next;	     /* PyThreadState.next */
-	__u16 tstate_native_tid;     /* PyThreadState.native_thread_id */
-	__u16 tstate_frame;	     /* PyThreadState.cframe, or .current_frame */
-	__u16 cframe_current_frame;  /* _PyCFrame.current_frame */
-	__u16 frame_code;	     /* _PyInterpreterFrame.f_code (f_executable) */
+	__u64 runtime;		    /* address of _PyRuntime */
+	__u16 version;		    /* major << 8 | minor */
+	__u16 flags;		    /* enum cfi_python_flags */
+	__u16 runtime_interp_head;  /* _PyRuntime.interpreters.head */
+	__u16 interp_next;	    /* PyInterpreterState.next */
+	__u16 interp_threads_head;  /* PyInterpreterState.threads.head */
+	__u16 tstate_next;	    /* PyThreadState.next */
+	__u16 tstate_native_tid;    /* PyThreadState.native_thread_id */
+	__u16 tstate_frame;	    /* PyThreadState.cframe, or .current_frame */
+	__u16 cframe_current_frame; /* _PyCFrame.current_frame */
+	__u16 frame_code;	    /* _PyInterpreterFrame.f_code (f_executable) */
 	__u16 frame_previous;
-	__u16 frame_instr;	     /* .prev_instr (instr_ptr) */
-	__u16 frame_is_entry;	     /* PY_OFF_NONE from 3.12 on (shim frames instead) */
+	__u16 frame_instr;    /* .prev_instr (instr_ptr) */
+	__u16 frame_is_entry; /* PY_OFF_NONE from 3.12 on (shim frames instead) */
 	__u16 frame_owner;
 	__u16 pad[2];
 };
@@ -366,7 +366,8 @@ enum cfi_counter_id {
 	CNT_DEFER_BYTES,      /* stack bytes copied */
 	CNT_PY_FRAMES,	      /* Python frames recorded */
 	CNT_PY_STATUS_BASE,   /* + enum cfi_python_status: samples of Python processes */
-	CNT_STOP_BASE = CNT_PY_STATUS_BASE + PY_STATUS_MAX, /* + enum cfi_stop_reason */
+	/* + enum cfi_stop_reason */
+	CNT_STOP_BASE = CNT_PY_STATUS_BASE + PY_STATUS_MAX,
 	/* + enum cfi_unsupported_reason: why STOP_UNSUPPORTED walks stopped */
 	CNT_UNSUP_BASE = CNT_STOP_BASE + STOP_REASON_MAX,
 	CNT_MAX = CNT_UNSUP_BASE + CFI_UNSUP_MAX,

@@ -24,7 +24,7 @@ struct {
 } python_procs SEC(".maps");
 
 struct python_thread {
-	__u64 tstate; /* 0: none found */
+	__u64 tstate;	/* 0: none found */
 	__u64 retry_ns; /* none found: the lists are searched again after this */
 	__u32 pid;
 	__u32 pad;
@@ -101,7 +101,8 @@ static __always_inline __u64 py_find_tstate(const struct cfi_python_proc *py, __
 	c.interp = py_read_ptr(py->runtime + py->runtime_interp_head);
 	if (c.interp)
 		c.ts = py_read_ptr(c.interp + py->interp_threads_head);
-	/* bpf_loop: verified once, not once per step (a frozen setting: the other path is pruned) */
+	/* bpf_loop: verified once, not once per step (a frozen setting: the other path is pruned)
+	 */
 	if (use_bpf_loop) {
 		bpf_loop(PY_MAX_THREAD_STEPS, py_find_step, &c, 0);
 	} else {
@@ -139,9 +140,8 @@ static __always_inline __u32 py_ns_tid(__u32 tid)
 }
 
 /* The thread state of thread tid (ns_tid in its PID namespace), or 0. */
-static __always_inline __u64 py_tstate(const struct cfi_python_proc *py,
-				       struct python_scratch *s, __u32 pid, __u32 tid,
-				       __u32 ns_tid)
+static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, struct python_scratch *s,
+				       __u32 pid, __u32 tid, __u32 ns_tid)
 {
 	struct python_thread *t = bpf_map_lookup_elem(&python_threads, &tid), *nt = &s->thread;
 	__u64 now = bpf_ktime_get_ns();

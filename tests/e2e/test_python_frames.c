@@ -71,8 +71,8 @@ static void python_chain(const char *line, char *out, size_t len, bool *misplace
 			if (prev && !is_python_frame(prev, prev_len) &&
 			    !(prev_len >= 24 && !strncmp(prev, "_PyEval_EvalFrameDefault", 24)))
 				*misplaced = true;
-			n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%.*s", n ? ";" : "",
-					      (int)flen, f);
+			n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%.*s",
+					      n ? ";" : "", (int)flen, f);
 		}
 		prev = f;
 		prev_len = flen;
@@ -111,8 +111,8 @@ static bool record_py(const char *name, char *const cmd[], struct py_run *r)
 			r->with_python += n;
 		if (misplaced && !strstr(line, "[incomplete")) {
 			if (!r->misplaced)
-				snprintf(r->misplaced_example, sizeof(r->misplaced_example), "%.1000s",
-					 line);
+				snprintf(r->misplaced_example, sizeof(r->misplaced_example),
+					 "%.1000s", line);
 			r->misplaced += n;
 		}
 	}
@@ -342,8 +342,8 @@ static void test_pprof_lines(void)
 		goto out;
 	o = go_pprof(go, tmpdir, "-lines -top -nodecount=200", out, &st);
 	snprintf(want, sizeof(want), " leaf %s:8\n", prog("recurse"));
-	CHECK(st == 0 && o && strstr(o, want), "go tool pprof -lines: '%s' expected in:\n%s",
-	      want, o ? o : "");
+	CHECK(st == 0 && o && strstr(o, want), "go tool pprof -lines: '%s' expected in:\n%s", want,
+	      o ? o : "");
 	snprintf(want, sizeof(want), " rec %s:15\n", prog("recurse"));
 	CHECK(o && strstr(o, want), "go tool pprof -lines: '%s' expected", want);
 	free(o);

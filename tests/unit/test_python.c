@@ -31,7 +31,7 @@
 #define PYTHON "/usr/bin/python3.11"
 
 #define SAME(field, expr)                                                                          \
-	CHECK(o->field == (expr), #field ": table %u, headers %zu", (unsigned int)o->field,       \
+	CHECK(o->field == (expr), #field ": table %u, headers %zu", (unsigned int)o->field,        \
 	      (size_t)(expr))
 
 /* The 3.11 entry is CPython 3.11's layout, field by field (headers of the installed 3.11). */
@@ -79,12 +79,14 @@ static void test_offsets_table(void)
 	for (i = 0; i < n; i++) {
 		const struct cfi_python_proc *b = &all[i].bpf;
 
-		CHECK(b->frame_code <= PY_FRAME_READ - 8 && b->frame_previous <= PY_FRAME_READ - 8 &&
+		CHECK(b->frame_code <= PY_FRAME_READ - 8 &&
+			  b->frame_previous <= PY_FRAME_READ - 8 &&
 			  b->frame_instr <= PY_FRAME_READ - 8 && b->frame_owner < PY_FRAME_READ &&
 			  b->version == all[i].version,
 		      "entry %s", all[i].name);
 	}
-	CHECK(!python_offsets_find(0x030a) && !python_offsets_find(0x0300), "3.10 is not supported");
+	CHECK(!python_offsets_find(0x030a) && !python_offsets_find(0x0300),
+	      "3.10 is not supported");
 }
 
 static int hexval(char c)
@@ -137,7 +139,8 @@ static void test_linetable(void)
 			len = strcmp(hex, "-") ? strlen(hex) / 2 : 0;
 			tab = malloc(len + 1);
 			for (i = 0; tab && i < len; i++)
-				tab[i] = (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+				tab[i] =
+				    (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
 			codes++;
 			continue;
 		}
@@ -149,8 +152,8 @@ static void test_linetable(void)
 				 got = python_linetable_line(tab, len, first, (uint32_t)i);
 
 			if (got != want && bad++ < 5)
-				CHECK(0, "code %d (first line %d) unit %zu: line %u, decoded %u", codes,
-				      first, i, want, got);
+				CHECK(0, "code %d (first line %d) unit %zu: line %u, decoded %u",
+				      codes, first, i, want, got);
 			i++;
 			units++;
 		}
@@ -225,7 +228,8 @@ static void fake_str(struct fake_str *s, const char *text)
 static void test_name_code_object(void)
 {
 	static struct fake_str qual, file;
-	/* from line 39: +0 for unit 0 (no columns, 13), +2 for units 1-2 (one-line form, 12), +1 (13) */
+	/* from line 39: +0 for unit 0 (no columns, 13), +2 for units 1-2 (one-line form, 12), +1
+	 * (13) */
 	static const uint8_t table[] = {0x80 | 13 << 3 | 0, 0x00, 0x80 | 12 << 3 | 1, 0, 0,
 					0x80 | 13 << 3 | 3, 0x02};
 	static uint8_t bytes[32 + sizeof(table)], code[256], junk[256];
@@ -267,7 +271,8 @@ static void test_name_code_object(void)
 	r->pid = (uint32_t)getpid();
 	r->nr_python = 3;
 	/* unit 3: the third entry's line (39 + 0 + 2 + 1) */
-	f[0] = (struct cfi_python_frame){.code = (uint64_t)code, .instr = 184 + 3 * 2, .is_entry = 1};
+	f[0] =
+	    (struct cfi_python_frame){.code = (uint64_t)code, .instr = 184 + 3 * 2, .is_entry = 1};
 	f[1] = (struct cfi_python_frame){.code = (uint64_t)junk, .instr = 200};
 	f[2] = (struct cfi_python_frame){.code = 8, .instr = 0}; /* unmapped */
 	python_names_note(pn, r, sizeof(*r) + 3 * sizeof(*f));
@@ -277,7 +282,8 @@ static void test_name_code_object(void)
 	f[0].instr = 184 + 1 * 2;
 	python_frame_name(pn, r->pid, 0, &f[0], &name, &fname, &line);
 	CHECK(line == 41, "unit 1: line %u", line);
-	CHECK(python_frame_role(pn, r->pid, 0, &f[0]) == PY_FRAME_LAST, "an entry frame ends its group");
+	CHECK(python_frame_role(pn, r->pid, 0, &f[0]) == PY_FRAME_LAST,
+	      "an entry frame ends its group");
 	/* an instruction past its bytecode: the object was freed and its memory reused */
 	f[0].instr = 184 + 8 * 2;
 	CHECK(!python_frame_name(pn, r->pid, 0, &f[0], &name, &fname, &line),

@@ -207,10 +207,11 @@ static void render_python(struct session *s, const uint64_t *c, FILE *f)
 			c[CNT_PY_STATUS_BASE + i]);
 	metric(f, "cfiprof_python_frames_total", "counter", "Python frames recorded.",
 	       (double)c[CNT_PY_FRAMES]);
-	header(f, "cfiprof_python_code_objects_total", "counter",
-	       "Python code objects read from their process to name frames: read, unreadable (not "
-	       "a code object, or the process gone first), refused (over the reads per second or the "
-	       "cache's bounds).");
+	header(
+	    f, "cfiprof_python_code_objects_total", "counter",
+	    "Python code objects read from their process to name frames: read, unreadable (not "
+	    "a code object, or the process gone first), refused (over the reads per second or the "
+	    "cache's bounds).");
 	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"read\"} %" PRIu64 "\n", n.read);
 	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"unreadable\"} %" PRIu64 "\n",
 		n.unreadable);

@@ -267,8 +267,8 @@ static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgro
 }
 
 /* One Python frame: keyed by process, code object and line (the instruction's own line). */
-static int64_t python_location(struct profile *p, const struct agg_stack *s,
-			       struct frame_namer *fn, const struct cfi_python_frame *f)
+static int64_t python_location(struct profile *p, const struct agg_stack *s, struct frame_namer *fn,
+			       const struct cfi_python_frame *f)
 {
 	const char *name, *file;
 	struct prof_location *l;
@@ -357,8 +357,8 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 		    add_python_frames(p, ps, s, fn, &py_next, false, n))
 			id = -1;
 		if (id >= 0)
-			id = add_location(p, PROF_LOC_USER, s->pid, lookup, map, pm ? lookup - pm->bias : 0,
-				  buf);
+			id = add_location(p, PROF_LOC_USER, s->pid, lookup, map,
+					  pm ? lookup - pm->bias : 0, buf);
 		map_set_put(other);
 		if (id >= 0)
 			ps->locs[(*n)++] = (uint32_t)id;
@@ -384,8 +384,8 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 		return -1;
 	ps = &p->samples[p->nr_samples];
 	memset(ps, 0, sizeof(*ps));
-	ps->locs = malloc(((size_t)s->nr_kernel + s->nr_user + s->nr_python + 1) *
-			  sizeof(*ps->locs));
+	ps->locs =
+	    malloc(((size_t)s->nr_kernel + s->nr_user + s->nr_python + 1) * sizeof(*ps->locs));
 	ps->comm = profile_intern(p, s->comm[0] ? s->comm : "[unknown]");
 	if (!ps->locs || !ps->comm) {
 		free(ps->locs);

@@ -39,7 +39,7 @@ struct prof_location {
 	uint32_t mapping;     /* index + 1 into maps, 0 = none */
 	uint32_t kind;	      /* enum prof_loc_kind */
 	const char *function; /* symbol, or "libfoo.so+0x1234", or "[unknown]" */
-	/* Python frames: function is "name (file:line)", these its parts (pprof's Function, Line) */
+	/* Python frames: function is "name (file:line)", these its parts (pprof Function, Line) */
 	const char *name, *file;
 	uint32_t line;
 };

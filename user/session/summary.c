@@ -136,14 +136,15 @@ static void print_python(struct session *s, const uint64_t *c, FILE *f)
 	fprintf(f,
 		"cfiprof: python: %" PRIu64 " process%s (%" PRIu64
 		" more with an unsupported version: native stacks only), %" PRIu64
-		" samples: %" PRIu64 " with their frame chain, %" PRIu64 " of threads without one, %" PRIu64
-		" truncated, %" PRIu64 " unreadable; %" PRIu64 " Python frames; code objects %" PRIu64
-		" read (%" PRIu64 " unreadable), %" PRIu64 " refused\n",
+		" samples: %" PRIu64 " with their frame chain, %" PRIu64
+		" of threads without one, %" PRIu64 " truncated, %" PRIu64 " unreadable; %" PRIu64
+		" Python frames; code objects %" PRIu64 " read (%" PRIu64 " unreadable), %" PRIu64
+		" refused\n",
 		d.procs, d.procs == 1 ? "" : "es", d.unsupported, samples,
 		c[CNT_PY_STATUS_BASE + PY_STATUS_OK], c[CNT_PY_STATUS_BASE + PY_STATUS_NO_THREAD],
 		c[CNT_PY_STATUS_BASE + PY_STATUS_TRUNCATED],
-		c[CNT_PY_STATUS_BASE + PY_STATUS_UNREADABLE], c[CNT_PY_FRAMES], n.read, n.unreadable,
-		n.refused);
+		c[CNT_PY_STATUS_BASE + PY_STATUS_UNREADABLE], c[CNT_PY_FRAMES], n.read,
+		n.unreadable, n.refused);
 }
 
 void session_print_summary(struct session *s, FILE *f)

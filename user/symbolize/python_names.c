@@ -19,13 +19,13 @@
 #include "user/symbolize/python_names.h"
 #include "user/track/python_detect.h"
 
-#define PN_BUCKETS	   4096
-#define PN_MAX_ENTRIES	   65536	     /* code objects remembered, all processes */
-#define PN_MAX_BYTES	   (64u << 20)	     /* their strings and location tables */
-#define PN_READS_PER_SEC   4096		     /* code objects read per second */
-#define PN_MAX_NAME	   512		     /* characters of a name or file kept */
-#define PN_MAX_LINETABLE   (64u << 10)	     /* bytes of a location table kept */
-#define PN_HEADER_MAX	   256		     /* bytes of a code object read at once */
+#define PN_BUCKETS	 4096
+#define PN_MAX_ENTRIES	 65536	     /* code objects remembered, all processes */
+#define PN_MAX_BYTES	 (64u << 20) /* their strings and location tables */
+#define PN_READS_PER_SEC 4096	     /* code objects read per second */
+#define PN_MAX_NAME	 512	     /* characters of a name or file kept */
+#define PN_MAX_LINETABLE (64u << 10) /* bytes of a location table kept */
+#define PN_HEADER_MAX	 256	     /* bytes of a code object read at once */
 
 struct pn_entry {
 	struct pn_entry *next;
@@ -178,8 +178,9 @@ static int read_str(uint32_t pid, const struct python_offsets *o, uint64_t addr,
 	if (chars && read_mem(pid, addr + data_off, data, chars * kind))
 		return -1;
 	for (i = 0; i < chars; i++) {
-		uint32_t c = kind == 1 ? data[i] : kind == 2 ? ((uint16_t *)data)[i]
-							      : ((uint32_t *)data)[i];
+		uint32_t c = kind == 1	 ? data[i]
+			     : kind == 2 ? ((uint16_t *)data)[i]
+					 : ((uint32_t *)data)[i];
 		size_t w = put_utf8(out + n, len - 1 - n, c ? c : '?');
 
 		if (!w)
@@ -201,7 +202,8 @@ static void read_code(struct pn_entry *e)
 	int32_t first;
 
 	e->ok = false;
-	if (!o || o->code_bytecode > sizeof(hdr) || read_mem(e->pid, e->code, hdr, o->code_bytecode))
+	if (!o || o->code_bytecode > sizeof(hdr) ||
+	    read_mem(e->pid, e->code, hdr, o->code_bytecode))
 		return;
 	memcpy(&first, hdr + o->code_firstlineno, sizeof(first));
 	memcpy(&e->firsttraceable, hdr + o->code_firsttraceable, sizeof(e->firsttraceable));
@@ -256,8 +258,8 @@ void python_names_note(struct python_names *pn, const struct cfi_sample_record *
 	struct pn_entry *e;
 	uint32_t i, b;
 
-	if (!pn || !r->nr_python || r->nr_python > PY_MAX_FRAMES || r->nr_kernel > MAX_KERNEL_FRAMES ||
-	    r->nr_user > MAX_USER_FRAMES_LIMIT ||
+	if (!pn || !r->nr_python || r->nr_python > PY_MAX_FRAMES ||
+	    r->nr_kernel > MAX_KERNEL_FRAMES || r->nr_user > MAX_USER_FRAMES_LIMIT ||
 	    size < sizeof(*r) + ((size_t)r->nr_kernel + r->nr_user) * sizeof(__u64) +
 		       (size_t)r->nr_python * sizeof(*f))
 		return;

@@ -39,8 +39,8 @@ void python_names_stats(struct python_names *pn, struct python_names_stats *out)
 /* How one recorded frame is shown where the native stack passes through the evaluation loop. */
 enum python_frame_role {
 	PY_FRAME_SHOW = 0,
-	PY_FRAME_SKIP = 1 << 0,	 /* not (yet) a running frame: incomplete, or a shim */
-	PY_FRAME_LAST = 1 << 1,	 /* the first frame its _PyEval_EvalFrameDefault call ran */
+	PY_FRAME_SKIP = 1 << 0, /* not (yet) a running frame: incomplete, or a shim */
+	PY_FRAME_LAST = 1 << 1, /* the first frame its _PyEval_EvalFrameDefault call ran */
 };
 
 /* The frames of r after its PCs; NULL when none (sizes checked by the aggregator). */

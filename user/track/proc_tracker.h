@@ -137,7 +137,8 @@ void proc_tracker_set_table_cache(struct proc_tracker *pt, struct cfi_table_cach
  * CPUs, at most 4; 1: one after the other); set before the start.
  */
 void proc_tracker_set_build_workers(struct proc_tracker *pt, uint32_t n);
-/* Processes running CPython are found at their loads and told to pd (NULL: none); before the start. */
+/* Processes running CPython are found at their loads and told to pd (NULL: none); before the start.
+ */
 void proc_tracker_set_python(struct proc_tracker *pt, struct python_detect *pd);
 /* Starts the table load thread. */
 int proc_tracker_start(struct proc_tracker *pt);

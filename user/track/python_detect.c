@@ -105,7 +105,8 @@ static int read_u32_at(Elf *e, int fd, uint64_t vaddr, uint32_t *out)
 			continue;
 		if (vaddr < sh.sh_addr || vaddr + 4 > sh.sh_addr + sh.sh_size)
 			continue;
-		return pread(fd, out, 4, (off_t)(sh.sh_offset + (vaddr - sh.sh_addr))) == 4 ? 0 : -1;
+		return pread(fd, out, 4, (off_t)(sh.sh_offset + (vaddr - sh.sh_addr))) == 4 ? 0
+											    : -1;
 	}
 	return -1;
 }
@@ -134,7 +135,8 @@ int python_elf_info(int fd, const char *path, uint16_t *version, uint64_t *runti
 			Elf_Data *d;
 			size_t i, n;
 
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (uint32_t)type || !sh.sh_entsize)
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (uint32_t)type ||
+			    !sh.sh_entsize)
 				continue;
 			d = elf_getdata(scn, NULL);
 			n = d ? d->d_size / sh.sh_entsize : 0;

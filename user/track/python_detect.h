@@ -17,8 +17,9 @@ struct proc_mapping;
 struct python_detect;
 
 struct python_detect_stats {
-	uint64_t procs;	      /* processes found running a supported interpreter */
-	uint64_t unsupported; /* ... an interpreter of a version without an entry, or no _PyRuntime */
+	uint64_t procs; /* processes found running a supported interpreter */
+	uint64_t
+	    unsupported; /* ... an interpreter of a version without an entry, or no _PyRuntime */
 };
 
 /* python_procs_fd: the BPF map (-1: none, user space only: tests). */

@@ -28,8 +28,8 @@ struct python_offsets {
 	uint8_t owner_generator; /* frame owner value of a generator's frame */
 	uint8_t owner_cstack;	 /* ... of a shim frame (PY_ENTRY_SHIM_FRAME) */
 	/* PyCodeObject */
-	uint16_t code_type;	  /* ob_type (a code object's type is the same for all) */
-	uint16_t code_bytecode;	  /* co_code_adaptive: the instructions, 2 bytes each */
+	uint16_t code_type;	/* ob_type (a code object's type is the same for all) */
+	uint16_t code_bytecode; /* co_code_adaptive: the instructions, 2 bytes each */
 	uint16_t code_firstlineno;
 	uint16_t code_firsttraceable; /* _co_firsttraceable: frames before it are incomplete */
 	uint16_t code_filename, code_qualname, code_linetable;
