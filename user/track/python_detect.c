@@ -223,7 +223,8 @@ void python_detect_proc(struct python_detect *pd, uint32_t pid, const struct pro
 	if (!pd)
 		return;
 	pthread_mutex_lock(&pd->lock);
-	for (i = 0; i < nr && !(found && found->runtime_vaddr); i++) {
+	/* no interpreter seen yet (most hosts): no scan of every mapping */
+	for (i = 0; pd->nr_objs && i < nr && !(found && found->runtime_vaddr); i++) {
 		o = find_obj(pd, maps[i].key);
 		if (o && (!found || o->runtime_vaddr)) {
 			found = o;
