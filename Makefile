@@ -31,6 +31,7 @@ BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw
               liblzma-dev libdebuginfod-dev
 # what only the tests need: oracles, peers, viewers, test workloads
 TEST_PKGS  := binutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
+              python3.11 python3.11-dev \
               nodejs default-jdk-headless \
               chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion \
               debuginfod
@@ -54,7 +55,8 @@ ASAN_TESTS := test_tables_malformed test_tables_rules test_symbolize test_fuzz_r
               test_proc_stat test_recording test_row_alloc test_table_store \
               test_debug_file test_agent_limits test_agent_spool test_http_server test_budgets \
               test_tracker_reload test_tracker_forget test_tracker_races test_deferred_queue \
-              test_table_cache test_tracker_builds test_tracker_snapshot test_debuginfo
+              test_table_cache test_tracker_builds test_tracker_snapshot test_debuginfo \
+              test_python
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
 # the tracker's tests run once more under ThreadSanitizer: the load thread, the symbolizer
 # and the consumer share its state
@@ -158,6 +160,8 @@ $(OUT)/asan/cfiprof: $(CLI_SRC:%.c=$(OUT)/asan/obj/%.o) $(OUT)/asan/libcfiuser.a
 	$(CC) $(SAN_FLAGS) $(filter %.o,$^) -o $@ $(call LIBS,$(OUT)/asan)
 
 # ---- tests ----
+# test_python checks the offsets table against CPython's own (internal) headers
+$(OUT)/tests/test_python $(OUT)/asan/test_python: BASE_FLAGS += -isystem /usr/include/python3.11
 # the source of test NAME, wherever it lives under tests/
 test_src = $(filter %/$(1).c,$(TEST_SRC))
 TEST_HDRS := $(wildcard tests/lib/*.h tests/fuzz/*.h) $(wildcard tests/fuzz/*.c)

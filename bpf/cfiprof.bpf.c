@@ -269,8 +269,11 @@ static __always_inline void walker_count(__u32 counter_id, __u64 n)
 /* The tail-call path cannot hold a reservation across calls, so it builds the record here. */
 struct tc_scratch {
 	struct walker_state st;
-	__u64 record[RECORD_MAX_BYTES / sizeof(__u64)];
+	__u64 record[(RECORD_MAX_BYTES + PY_RECORD_BYTES) / sizeof(__u64)];
 };
+
+/* ---- Python frames after the native ones: bpf/python.bpf.h ---- */
+#include "python.bpf.h"
 
 /* ---- what user space is asked for: bpf/requests.bpf.h ---- */
 #include "requests.bpf.h"
@@ -444,6 +447,8 @@ static __always_inline void sample_end(struct cfi_sample_record *rec, struct wal
 	rec->nr_user = st->nr;
 	/* user space names the PCs with the mappings of this generation, not the latest */
 	rec->generation = st->generation;
+	rec->nr_python = 0;
+	rec->py_status = PY_STATUS_NONE;
 	rec->pad = 0;
 }
 
@@ -466,13 +471,17 @@ static long walk_one(__u32 index, void *data)
 
 static __always_inline int sample_with_loop(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
 {
+	const __u64 size = sizeof(struct cfi_sample_record) +
+			   (MAX_KERNEL_FRAMES + max_user_frames) * sizeof(__u64);
 	struct cfi_sample_record *rec;
 	struct loop_ctx lc;
 	__u32 nr_kernel;
-	bool deferred;
+	bool deferred, python = python_proc(tgid);
 
-	rec = bpf_ringbuf_reserve(
-	    &events, sizeof(*rec) + (MAX_KERNEL_FRAMES + max_user_frames) * sizeof(__u64), 0);
+	if (python)
+		rec = bpf_ringbuf_reserve(&events, size + PY_RECORD_BYTES, 0);
+	else
+		rec = bpf_ringbuf_reserve(&events, size, 0);
 	if (!rec) {
 		walker_count(CNT_LOST_RINGBUF, 1);
 		return 0;
@@ -487,6 +496,8 @@ static __always_inline int sample_with_loop(struct bpf_perf_event_data *ctx, __u
 		walker_stop(&lc.st, STOP_TRUNCATED);
 	sample_end(rec, &lc.st, nr_kernel);
 	deferred = defer_wanted(&lc.st) && emit_deferred(rec, &lc.st);
+	if (python && !deferred)
+		python_append(rec, nr_kernel + lc.st.nr, MAX_KERNEL_FRAMES + max_user_frames);
 	if (deferred)
 		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
 	else
@@ -518,6 +529,12 @@ static __always_inline void tc_output(struct tc_scratch *s)
 	if (size > RECORD_MAX_BYTES)
 		size = RECORD_MAX_BYTES;
 	deferred = defer_wanted(&s->st) && emit_deferred(rec, &s->st);
+	if (!deferred) {
+		python_append(rec, nr_kernel + nr, MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT);
+		size += rec->nr_python * sizeof(struct cfi_python_frame);
+		if (size > RECORD_MAX_BYTES + PY_RECORD_BYTES)
+			size = RECORD_MAX_BYTES + PY_RECORD_BYTES;
+	}
 	/* one copy: a reservation cannot be held across tail calls */
 	if (!deferred && bpf_ringbuf_output(&events, s->record, size, sample_wakeup_flags())) {
 		walker_count(CNT_LOST_RINGBUF, 1);

@@ -245,8 +245,75 @@ struct cfi_sample_record {
 	__u16 nr_kernel;
 	__u16 nr_user;
 	__u32 generation; /* the pid's mapping generation the walk used (0: unknown pid) */
-	__u32 pad;
-	__u64 pcs[]; /* nr_kernel kernel PCs (leaf first), then nr_user user PCs */
+	__u16 nr_python;  /* struct cfi_python_frame after the PCs (bpf/python.bpf.h) */
+	__u8 py_status;	  /* enum cfi_python_status */
+	__u8 pad;
+	/*
+	 * nr_kernel kernel PCs (leaf first), then nr_user user PCs, then
+	 * nr_python struct cfi_python_frame (leaf first)
+	 */
+	__u64 pcs[];
+};
+
+/* -------- CPython frames (bpf/python.bpf.h, user/track/python_detect.c) -------- */
+
+#define PY_MAX_FRAMES 128
+/* bytes of an interpreter frame read at once: every field the walk needs lies in them */
+#define PY_FRAME_READ 80
+/* field offsets of PY_OFF_NONE: the version has no such field */
+#define PY_OFF_NONE 0xffff
+
+/*
+ * One Python frame as the kernel saw it: the code object and how far its
+ * instruction pointer is from it (user space subtracts the offset of the
+ * bytecode in the code object).  is_entry / owner: raw, interpreted per
+ * version in user space.
+ */
+struct cfi_python_frame {
+	__u64 code;
+	__u32 instr; /* instruction pointer - code, 0xffffffff: below it or too far */
+	__u8 is_entry;
+	__u8 owner;
+	__u16 pad;
+};
+
+#define PY_RECORD_BYTES (PY_MAX_FRAMES * sizeof(struct cfi_python_frame))
+
+enum cfi_python_status {
+	PY_STATUS_NONE = 0,	  /* not a process with a supported interpreter */
+	PY_STATUS_OK = 1,	  /* the thread's frame chain was read to its end */
+	PY_STATUS_NO_THREAD = 2,  /* no thread state for this thread (not a Python thread) */
+	PY_STATUS_TRUNCATED = 3,  /* more than PY_MAX_FRAMES frames: the innermost kept */
+	PY_STATUS_UNREADABLE = 4, /* a pointer of the chain could not be read */
+	PY_STATUS_MAX,
+};
+
+enum cfi_python_flags {
+	/* current frame: tstate->cframe->current_frame (3.11, 3.12), else tstate->current_frame */
+	PY_FLAG_CFRAME = 1 << 0,
+};
+
+/*
+ * A process running a supported CPython, keyed by tgid: where its runtime
+ * state is and the field offsets of its version (user/track/python_offsets.c).
+ */
+struct cfi_python_proc {
+	__u64 runtime;		    /* address of _PyRuntime */
+	__u16 version;		    /* major << 8 | minor */
+	__u16 flags;		    /* enum cfi_python_flags */
+	__u16 runtime_interp_head;  /* _PyRuntime.interpreters.head */
+	__u16 interp_next;	    /* PyInterpreterState.next */
+	__u16 interp_threads_head;  /* PyInterpreterState.threads.head */
+	__u16 tstate_next;	    /* PyThreadState.next */
+	__u16 tstate_native_tid;    /* PyThreadState.native_thread_id */
+	__u16 tstate_frame;	    /* PyThreadState.cframe, or .current_frame */
+	__u16 cframe_current_frame; /* _PyCFrame.current_frame */
+	__u16 frame_code;	    /* _PyInterpreterFrame.f_code (f_executable) */
+	__u16 frame_previous;
+	__u16 frame_instr;    /* .prev_instr (instr_ptr) */
+	__u16 frame_is_entry; /* PY_OFF_NONE from 3.12 on (shim frames instead) */
+	__u16 frame_owner;
+	__u16 pad[2];
 };
 
 struct cfi_event_record {
@@ -322,7 +389,10 @@ enum cfi_counter_id {
 	CNT_DEFER_BUDGET,     /* ... sent without one: over the bytes-per-second budget */
 	CNT_DEFER_LOST,	      /* ... sent without one: no ring-buffer room for the copy */
 	CNT_DEFER_BYTES,      /* stack bytes copied */
-	CNT_STOP_BASE,	      /* + enum cfi_stop_reason */
+	CNT_PY_FRAMES,	      /* Python frames recorded */
+	CNT_PY_STATUS_BASE,   /* + enum cfi_python_status: samples of Python processes */
+	/* + enum cfi_stop_reason */
+	CNT_STOP_BASE = CNT_PY_STATUS_BASE + PY_STATUS_MAX,
 	/* + enum cfi_unsupported_reason: why STOP_UNSUPPORTED walks stopped */
 	CNT_UNSUP_BASE = CNT_STOP_BASE + STOP_REASON_MAX,
 	CNT_MAX = CNT_UNSUP_BASE + CFI_UNSUP_MAX,

@@ -21,6 +21,8 @@
 #include "elf/minidebuginfo.h"
 #include "user/symbolize/perfmap.h"
 #include "user/symbolize/sym_refusals.h"
+#include "user/symbolize/python_names.h"
+#include "user/track/python_detect.h"
 
 struct agent_metrics {
 	struct http_server *http;
@@ -183,6 +185,42 @@ static void render_deferred(struct session *s, const uint64_t *c, FILE *f)
 	       "Bytes held by deferred samples waiting for their tables.", (double)d.bytes);
 }
 
+/* Python frames: processes found, samples by what their frame chain gave, code objects named. */
+static void render_python(struct session *s, const uint64_t *c, FILE *f)
+{
+	const char *const status[PY_STATUS_MAX] = {"", "ok", "no_thread", "truncated",
+						   "unreadable"};
+	struct python_detect_stats d;
+	struct python_names_stats n;
+	int i;
+
+	python_detect_stats(s->python, &d);
+	python_names_stats(s->python_names, &n);
+	header(f, "cfiprof_python_processes_total", "counter",
+	       "Processes found running CPython: with a supported version (Python frames), or "
+	       "unsupported (native stacks only).");
+	fprintf(f, "cfiprof_python_processes_total{version=\"supported\"} %" PRIu64 "\n", d.procs);
+	fprintf(f, "cfiprof_python_processes_total{version=\"unsupported\"} %" PRIu64 "\n",
+		d.unsupported);
+	header(f, "cfiprof_python_samples_total", "counter",
+	       "Samples of supported Python processes by how their thread's frame chain was read.");
+	for (i = 1; i < PY_STATUS_MAX; i++)
+		fprintf(f, "cfiprof_python_samples_total{status=\"%s\"} %" PRIu64 "\n", status[i],
+			c[CNT_PY_STATUS_BASE + i]);
+	metric(f, "cfiprof_python_frames_total", "counter", "Python frames recorded.",
+	       (double)c[CNT_PY_FRAMES]);
+	header(
+	    f, "cfiprof_python_code_objects_total", "counter",
+	    "Python code objects read from their process to name frames: read, unreadable (not "
+	    "a code object, or the process gone first), refused (over the reads per second or the "
+	    "cache's bounds).");
+	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"read\"} %" PRIu64 "\n", n.read);
+	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"unreadable\"} %" PRIu64 "\n",
+		n.unreadable);
+	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"refused\"} %" PRIu64 "\n",
+		n.refused);
+}
+
 /* Processes' mappings read early, for loads that find the process gone. */
 static void render_snapshots(const struct tracker_stats *tr, FILE *f)
 {
@@ -305,6 +343,7 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 		fprintf(f, "cfiprof_unsupported_walks_total{reason=\"%s\"} %" PRIu64 "\n",
 			cfi_unsupported_name(i), c[CNT_UNSUP_BASE + i]);
 	render_deferred(s, c, f);
+	render_python(s, c, f);
 	if (s->table_cache)
 		render_table_cache(s->table_cache, f);
 	metric(f, "cfiprof_user_frames_total", "counter", "User frames unwound.",

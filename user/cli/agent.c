@@ -31,6 +31,7 @@
 #include "user/symbolize/frame_names.h"
 #include "user/symbolize/sym_refusals.h"
 #include "user/symbolize/kallsyms.h"
+#include "user/symbolize/python_names.h"
 #include "user/output/pprof.h"
 #include "user/profile/profile.h"
 #include "user/session/session.h"
@@ -285,6 +286,7 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	add(&a->ctr.profile_overflow, iv->overflow);
 	add(&a->ctr.profile_malformed, iv->malformed);
 	frame_namer_init(&fn, a->s.pt, a->ks);
+	fn.python = a->s.python_names;
 	info.period_ns = 1000000000ull / a->cfg.freq;
 	info.start_unix_ns = a->from_ns;
 	info.duration_ns = until_ns > a->from_ns ? until_ns - a->from_ns : 0;
@@ -323,6 +325,7 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	profile_free(&p);
 	/* symbolized: processes that exited can go, so churn does not grow memory */
 	proc_tracker_forget_exited(a->s.pt);
+	python_names_sweep(a->s.python_names);
 	frame_namer_free(&fn);
 	if (err) {
 		alog(ALOG_ERROR, "cannot encode the interval profile", "samples=%" PRIu64,

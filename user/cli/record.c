@@ -237,6 +237,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "cfiprof: %s\n", kerr);
 	meta.ks = ks;
 	frame_namer_init(&fn, s.pt, ks);
+	fn.python = s.python_names;
 	info.period_ns = 1000000000ull / args.so.freq;
 	info.start_unix_ns = meta.start_unix_ns;
 	info.duration_ns = meta.duration_ns;

@@ -208,6 +208,7 @@ static void tick(struct session *s, void *ctx)
 	s->agg = fresh;
 	pthread_mutex_unlock(&s->agg_lock);
 	frame_namer_init(&fn, s->pt, t->ks);
+	fn.python = s->python_names;
 	if (!profile_build(&p, &interval, &fn, NULL)) {
 		account(t, &p);
 		profile_free(&p);

@@ -50,7 +50,7 @@ enum {
 	MAPPING_HAS_FUNCTIONS = 7,
 };
 enum { LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4 };
-enum { LINE_FUNCTION_ID = 1 };
+enum { LINE_FUNCTION_ID = 1, LINE_LINE = 2 };
 enum { FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4 };
 
 #define FLUSH_AT    (64 * 1024)
@@ -349,6 +349,11 @@ static int write_functions(struct writer *w, const struct profile *p, const uint
 			file = kmap->path;
 		keys[i].name =
 		    str_index(&w->st, p->locs[i].function ? p->locs[i].function : "[unknown]");
+		/* a Python frame's function is its own name in its source file */
+		if (p->locs[i].kind == PROF_LOC_PYTHON && p->locs[i].name) {
+			keys[i].name = str_index(&w->st, p->locs[i].name);
+			file = p->locs[i].file ? p->locs[i].file : "";
+		}
 		keys[i].file = str_index(&w->st, file);
 		keys[i].loc = i;
 	}
@@ -386,6 +391,8 @@ static int write_locations(struct writer *w, const struct profile *p, const uint
 		pb_uint(&w->msg, LOCATION_MAPPING_ID, loc_map[i]);
 		pb_uint(&w->msg, LOCATION_ADDRESS, p->locs[i].addr);
 		pb_uint(&w->sub, LINE_FUNCTION_ID, loc_func[i]);
+		if (p->locs[i].line)
+			pb_uint(&w->sub, LINE_LINE, p->locs[i].line);
 		pb_msg(&w->msg, LOCATION_LINE, &w->sub);
 		pb_msg(&w->out, PROFILE_LOCATION, &w->msg);
 		err = flush_out(w);

@@ -76,9 +76,11 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 		a->malformed++;
 		return -1;
 	}
-	nr = (uint32_t)r->nr_kernel + r->nr_user;
+	/* a Python frame is two words after the PCs: one key with them */
+	nr = (uint32_t)r->nr_kernel + r->nr_user +
+	     r->nr_python * (uint32_t)(sizeof(struct cfi_python_frame) / sizeof(uint64_t));
 	if (r->nr_kernel > MAX_KERNEL_FRAMES || r->nr_user > MAX_USER_FRAMES_LIMIT ||
-	    size < sizeof(*r) + nr * sizeof(uint64_t)) {
+	    r->nr_python > PY_MAX_FRAMES || size < sizeof(*r) + nr * sizeof(uint64_t)) {
 		a->malformed++;
 		return -1;
 	}
@@ -94,7 +96,7 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 	h = mix(h, r->cgroup_id);
 	h = mix(h, r->generation);
 	h = mix(h, r->reason);
-	h = mix(h, (uint64_t)r->nr_kernel << 16 | r->nr_user);
+	h = mix(h, (uint64_t)r->nr_python << 32 | (uint64_t)r->nr_kernel << 16 | r->nr_user);
 	for (i = 0; i < nr; i++)
 		h = mix(h, r->pcs[i]);
 	for (s = a->buckets[h & (a->nr_buckets - 1)]; s; s = s->next) {
@@ -102,6 +104,7 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 		    s->generation == r->generation &&
 		    s->reason == r->reason &&
 		    s->nr_kernel == r->nr_kernel && s->nr_user == r->nr_user &&
+		    s->nr_python == r->nr_python &&
 		    !memcmp(s->comm, r->comm, COMM_LEN) &&
 		    !memcmp(s->pcs, r->pcs, nr * sizeof(uint64_t))) {
 			s->count += count;
@@ -129,6 +132,8 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 	s->flags = r->flags;
 	s->nr_kernel = r->nr_kernel;
 	s->nr_user = r->nr_user;
+	s->nr_python = r->nr_python;
+	s->py_status = r->py_status;
 	memcpy(s->pcs, r->pcs, nr * sizeof(uint64_t));
 	s->next = a->buckets[h & (a->nr_buckets - 1)];
 	a->buckets[h & (a->nr_buckets - 1)] = s;

@@ -18,7 +18,9 @@ struct agg_stack {
 	char comm[COMM_LEN];
 	uint8_t reason, flags;
 	uint16_t nr_kernel, nr_user;
-	uint64_t pcs[]; /* kernel PCs leaf first, then user PCs leaf first */
+	uint16_t nr_python; /* struct cfi_python_frame after the PCs */
+	uint8_t py_status;
+	uint64_t pcs[]; /* kernel PCs leaf first, then user PCs leaf first, then Python frames */
 };
 
 struct aggregator {

@@ -12,6 +12,7 @@
 
 #include "common/vec.h"
 #include "user/profile/profile.h"
+#include "user/symbolize/python_names.h"
 #include "user/symbolize/sym_cache.h"
 
 struct key3 {
@@ -220,6 +221,8 @@ static int64_t add_location(struct profile *p, uint32_t kind, uint32_t pid, uint
 	l->rel_addr = rel;
 	l->mapping = map;
 	l->kind = kind;
+	l->name = l->file = NULL;
+	l->line = 0;
 	l->function = profile_intern(p, name);
 	if (!l->function)
 		return -1;
@@ -284,7 +287,69 @@ static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgro
 	return ps->root ? 0 : -1;
 }
 
-/* The user frames of s, named with the mappings of the generation it was taken in. */
+/* One Python frame: keyed by process, code object and line (the instruction's own line). */
+static int64_t python_location(struct profile *p, const struct agg_stack *s, struct frame_namer *fn,
+			       const struct cfi_python_frame *f)
+{
+	const char *name, *file;
+	struct prof_location *l;
+	char buf[1024];
+	uint32_t line;
+	int64_t id;
+
+	python_frame_name(fn->python, s->pid, s->generation, f, &name, &file, &line);
+	if (*file)
+		snprintf(buf, sizeof(buf), "%s (%s:%u)", name, file, line);
+	else
+		snprintf(buf, sizeof(buf), "%s", name);
+	id = add_location(p, PROF_LOC_PYTHON, s->pid, f->code << 16 | (line & 0xffff), 0, 0, buf);
+	if (id < 0)
+		return -1;
+	l = &p->locs[id];
+	if (!l->name) {
+		l->name = profile_intern(p, name);
+		l->file = profile_intern(p, file);
+		l->line = line;
+		if (!l->name || !l->file)
+			return -1;
+	}
+	return id;
+}
+
+/*
+ * The Python frames one call of the evaluation loop runs, innermost first,
+ * from *next on: up to the one it was entered with (all that are left when
+ * rest).  Frames not running yet (incomplete, shims) are not shown.
+ */
+static int add_python_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
+			     struct frame_namer *fn, uint32_t *next, bool rest, uint32_t *n)
+{
+	const struct cfi_python_frame *py =
+	    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
+	unsigned int role;
+	int64_t id;
+
+	while (*next < s->nr_python) {
+		const struct cfi_python_frame *f = &py[(*next)++];
+
+		role = python_frame_role(fn->python, s->pid, s->generation, f);
+		if (!(role & PY_FRAME_SKIP)) {
+			id = python_location(p, s, fn, f);
+			if (id < 0)
+				return -1;
+			ps->locs[(*n)++] = (uint32_t)id;
+		}
+		if ((role & PY_FRAME_LAST) && !rest)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * The user frames of s, named with the mappings of the generation it was
+ * taken in; its Python frames above the evaluation loop's native frames
+ * that run them.
+ */
 static int add_user_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
 			   struct frame_namer *fn, uint32_t *n)
 {
@@ -293,6 +358,7 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 	struct map_set *maps = fn->pt ? proc_tracker_get_maps(fn->pt, s->pid, s->generation) : NULL;
 	char buf[512];
 	int64_t id = 0;
+	uint32_t py_next = fn->python ? 0 : s->nr_python;
 	int k;
 
 	ps->ns_pid = maps && maps->ns_pid ? maps->ns_pid : s->pid;
@@ -308,13 +374,20 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 		}
 		map = pm ? mapping_id(p, s->pid, pm) : 0;
 		frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf));
-		id = add_location(p, PROF_LOC_USER, s->pid, lookup, map, pm ? lookup - pm->bias : 0,
-				  buf);
+		if (py_next < s->nr_python && python_is_eval_frame(buf) &&
+		    add_python_frames(p, ps, s, fn, &py_next, false, n))
+			id = -1;
+		if (id >= 0)
+			id = add_location(p, PROF_LOC_USER, s->pid, lookup, map,
+					  pm ? lookup - pm->bias : 0, buf);
 		map_set_put(other);
 		if (id >= 0)
 			ps->locs[(*n)++] = (uint32_t)id;
 	}
 	map_set_put(maps);
+	/* the native walk stopped below the evaluation loops that ran these: the root side */
+	if (id >= 0 && py_next < s->nr_python && add_python_frames(p, ps, s, fn, &py_next, true, n))
+		id = -1;
 	return id < 0 ? -1 : 0;
 }
 
@@ -332,7 +405,8 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 		return -1;
 	ps = &p->samples[p->nr_samples];
 	memset(ps, 0, sizeof(*ps));
-	ps->locs = malloc(((size_t)s->nr_kernel + s->nr_user + 1) * sizeof(*ps->locs));
+	ps->locs =
+	    malloc(((size_t)s->nr_kernel + s->nr_user + s->nr_python + 1) * sizeof(*ps->locs));
 	ps->comm = profile_intern(p, s->comm[0] ? s->comm : "[unknown]");
 	if (!ps->locs || !ps->comm) {
 		free(ps->locs);

@@ -30,6 +30,7 @@ enum prof_loc_kind {
 	PROF_LOC_USER = 0,
 	PROF_LOC_KERNEL,
 	PROF_LOC_SYNTHETIC, /* [incomplete: ...] / [overflow: ...] */
+	PROF_LOC_PYTHON,    /* a Python frame: name, file, line */
 };
 
 struct prof_location {
@@ -38,6 +39,9 @@ struct prof_location {
 	uint32_t mapping;     /* index + 1 into maps, 0 = none */
 	uint32_t kind;	      /* enum prof_loc_kind */
 	const char *function; /* symbol, or "libfoo.so+0x1234", or "[unknown]" */
+	/* Python frames: function is "name (file:line)", these its parts (pprof Function, Line) */
+	const char *name, *file;
+	uint32_t line;
 };
 
 /*

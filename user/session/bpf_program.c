@@ -165,6 +165,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 		}
 	}
 	l->procs_fd = bpf_map__fd(skel->maps.procs);
+	l->python_procs_fd = bpf_map__fd(skel->maps.python_procs);
 	l->mappings_fd = bpf_map__fd(skel->maps.mappings);
 	l->pages_fd = bpf_map__fd(skel->maps.pages);
 	l->target_pids_fd = bpf_map__fd(skel->maps.target_pids);

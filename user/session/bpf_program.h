@@ -36,6 +36,7 @@ struct loader {
 	uint32_t rows_max, rules_max, pages_max;
 	bool uses_bpf_loop;
 	int procs_fd, mappings_fd, pages_fd, target_pids_fd, events_fd, counters_fd;
+	int python_procs_fd;
 };
 
 /* Opens and loads; on failure prints a clear reason (privilege, verifier) and returns < 0. */

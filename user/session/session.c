@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "user/symbolize/python_names.h"
 #include "user/track/cgroups.h"
+#include "user/track/python_detect.h"
 #include "common/clock.h"
 #include "common/parse.h"
 #include "common/vec.h"
@@ -40,6 +42,8 @@ static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size
 	struct session *s = ctx;
 	int ok;
 
+	/* while the process lives: its code objects are named from its memory */
+	python_names_note(s->python_names, r, size);
 	pthread_mutex_lock(&s->agg_lock);
 	if (s->late_agg && r->time_ns < s->late_before_ns) {
 		ok = agg_add(s->late_agg, r, size) == 0;
@@ -379,6 +383,13 @@ int session_start(struct session *s, const struct session_opts *o)
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
+	s->python = python_detect_new(s->ld.python_procs_fd);
+	s->python_names = python_names_new(s->python);
+	if (!s->python || !s->python_names) {
+		fprintf(stderr, "cfiprof: out of memory\n");
+		return -ENOMEM;
+	}
+	proc_tracker_set_python(s->pt, s->python);
 	proc_tracker_set_max_procs(s->pt, o->max_procs);
 	proc_tracker_set_build_workers(s->pt, o->build_workers);
 	/* a cache that cannot be used safely is said so and skipped: tables are built */
@@ -549,6 +560,8 @@ void session_free(struct session *s)
 	if (s->deferred_ready)
 		deferred_queue_free(&s->deferred);
 	proc_tracker_free(s->pt);
+	python_names_free(s->python_names);
+	python_detect_free(s->python);
 	cfi_table_cache_close(s->table_cache);
 	agg_free(&s->agg);
 	if (s->ts_ready)

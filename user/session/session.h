@@ -71,6 +71,8 @@ struct session {
 	struct sym_cache *syms;
 	struct sym_fetch *fetch; /* NULL: no debuginfod */
 	struct proc_tracker *pt;
+	struct python_detect *python;	   /* processes running CPython */
+	struct python_names *python_names; /* their code objects' names */
 	/* the consumer thread adds; readers (top, the end of record) swap or lock */
 	pthread_mutex_t agg_lock;
 	struct aggregator agg;

@@ -9,6 +9,8 @@
 #include "common/vec.h"
 #include "user/session/session.h"
 #include "user/symbolize/frame_names.h"
+#include "user/symbolize/python_names.h"
+#include "user/track/python_detect.h"
 
 static double pct(uint64_t a, uint64_t b)
 {
@@ -117,6 +119,34 @@ static void print_first_complete(struct session *s, FILE *f)
 	free(v);
 }
 
+/* Python frames: only when a Python process was seen. */
+static void print_python(struct session *s, const uint64_t *c, FILE *f)
+{
+	struct python_detect_stats d;
+	struct python_names_stats n;
+	uint64_t samples = 0;
+	int i;
+
+	python_detect_stats(s->python, &d);
+	python_names_stats(s->python_names, &n);
+	if (!d.procs && !d.unsupported)
+		return;
+	for (i = 1; i < PY_STATUS_MAX; i++)
+		samples += c[CNT_PY_STATUS_BASE + i];
+	fprintf(f,
+		"cfiprof: python: %" PRIu64 " process%s (%" PRIu64
+		" more with an unsupported version: native stacks only), %" PRIu64
+		" samples: %" PRIu64 " with their frame chain, %" PRIu64
+		" of threads without one, %" PRIu64 " truncated, %" PRIu64 " unreadable; %" PRIu64
+		" Python frames; code objects %" PRIu64 " read (%" PRIu64 " unreadable), %" PRIu64
+		" refused\n",
+		d.procs, d.procs == 1 ? "" : "es", d.unsupported, samples,
+		c[CNT_PY_STATUS_BASE + PY_STATUS_OK], c[CNT_PY_STATUS_BASE + PY_STATUS_NO_THREAD],
+		c[CNT_PY_STATUS_BASE + PY_STATUS_TRUNCATED],
+		c[CNT_PY_STATUS_BASE + PY_STATUS_UNREADABLE], c[CNT_PY_FRAMES], n.read,
+		n.unreadable, n.refused);
+}
+
 void session_print_summary(struct session *s, FILE *f)
 {
 	uint64_t c[CNT_MAX] = {0};
@@ -190,6 +220,7 @@ void session_print_summary(struct session *s, FILE *f)
 			(double)cs.bytes / (1 << 20));
 	}
 	print_refusals(f, &ts, &tr);
+	print_python(s, c, f);
 	fprintf(f,
 		"cfiprof: table requests: %" PRIu64 " sent, %" PRIu64
 		" held back by the per-process limit, %" PRIu64 " over the global budget\n",

@@ -11,6 +11,7 @@
 
 struct ksyms;
 struct perfmap;
+struct python_names;
 
 /*
  * Kernel frames named when they were recorded: BPF programs come and go, so
@@ -40,6 +41,7 @@ struct frame_namer {
 	 * through the process's root, owned by its user (perfmap_new_proc)
 	 */
 	bool perfmaps_by_path;
+	struct python_names *python; /* NULL: Python frames are not shown */
 	struct {
 		uint32_t pid;
 		struct perfmap *pm;

@@ -19,6 +19,7 @@
 void drop_kernel_state(struct proc_tracker *pt, struct proc *p)
 {
 	bpf_map_delete_elem(pt->procs_fd, &p->pid);
+	python_detect_unload(pt->python, p->pid);
 	if (p->tables_held && p->cur)
 		mappings_release(pt, p->pid, p->cur->maps, p->cur->nr_maps, true);
 	p->tables_held = false;
@@ -131,6 +132,11 @@ bool tracker_reclaim_for_tables(void *ctx)
 void proc_tracker_set_table_cache(struct proc_tracker *pt, struct cfi_table_cache *c)
 {
 	pt->table_cache = c;
+}
+
+void proc_tracker_set_python(struct proc_tracker *pt, struct python_detect *pd)
+{
+	pt->python = pd;
 }
 
 void proc_tracker_set_max_procs(struct proc_tracker *pt, uint32_t max_procs)

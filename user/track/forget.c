@@ -190,6 +190,7 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 		drop_symbols(pt, gone);
 	for (p = gone; p; p = next) {
 		next = p->next;
+		python_detect_forget(pt->python, p->pid);
 		proc_destroy(p);
 	}
 	pthread_mutex_unlock(&pt->load_lock);

@@ -407,6 +407,8 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 		if (l->fds[i] >= 0) {
 			mapping_load_symbols(pt, l->pid, &l->set->maps[i], l->ents[i].path,
 					     l->fds[i]);
+			python_detect_object(pt->python, l->set->maps[i].key, l->ents[i].path,
+					     l->fds[i]);
 			close(l->fds[i]);
 			l->fds[i] = -1;
 		}
@@ -547,6 +549,7 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 	l.set->generation = l.pv.generation = ++pt->generation;
 	publish_generation(pt, &l);
 	load_new_symbols(pt, &l);
+	python_detect_proc(pt->python, pid, l.set->maps, l.set->nr_maps);
 	commit_load(pt, &l);
 cleanup:
 	pt->loading_pid = 0;

@@ -17,6 +17,8 @@
 #include "tables/table_cache.h"
 #include "user/track/table_store.h"
 
+struct python_detect;
+
 /* A 64-byte build-id in hex, '@', and four 64-bit numbers. */
 #define PROC_MAPPING_KEY_LEN 224
 
@@ -135,6 +137,9 @@ void proc_tracker_set_table_cache(struct proc_tracker *pt, struct cfi_table_cach
  * CPUs, at most 4; 1: one after the other); set before the start.
  */
 void proc_tracker_set_build_workers(struct proc_tracker *pt, uint32_t n);
+/* Processes running CPython are found at their loads and told to pd (NULL: none); before the start.
+ */
+void proc_tracker_set_python(struct proc_tracker *pt, struct python_detect *pd);
 /* Starts the table load thread. */
 int proc_tracker_start(struct proc_tracker *pt);
 /* Stops the load thread after the queued work is done (or dropped when discard). */

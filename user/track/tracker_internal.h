@@ -29,6 +29,7 @@
 #include "user/track/proc_maps.h"
 #include "user/track/proc_stat.h"
 #include "user/track/proc_tracker.h"
+#include "user/track/python_detect.h"
 
 #define QUEUE_CAP  65536
 #define NR_BUCKETS 4096
@@ -77,6 +78,7 @@ struct proc_tracker {
 	struct sym_cache *syms;
 	struct cfi_table_cache *table_cache; /* NULL: every table is built */
 	int procs_fd, mappings_fd;
+	struct python_detect *python; /* NULL: no Python frames */
 	uint32_t keys_per_pid;	/* LPM keys one process may hold (0: no quota) */
 	uint32_t build_workers; /* tables one load builds at once */
 	build_hook_fn build_hook;

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * CPython frames of the sampled thread, appended to its sample record after
+ * the native PCs (struct cfi_python_frame, leaf first).  User space splices
+ * them in at the evaluation loop's native frames.  Only processes user space
+ * found a supported interpreter in (python_procs, user/track/python_detect.c)
+ * pay anything; the field offsets come from that map, never from here.
+ *
+ * The thread state is found by the kernel's thread id: each PyThreadState
+ * holds native_thread_id, set when the thread starts running Python.  The
+ * GIL holder (_PyRuntime.gilstate.tstate_current) would be wrong for every
+ * thread but one, and the thread-local key (pthread_getspecific) depends on
+ * glibc's struct pthread, which no table here would cover.  Found once per
+ * thread, then cached and checked with one read per sample.
+ */
+#ifndef CFIPROF_PYTHON_BPF_H
+#define CFIPROF_PYTHON_BPF_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, struct cfi_python_proc);
+} python_procs SEC(".maps");
+
+struct python_thread {
+	__u64 tstate;	/* 0: none found */
+	__u64 retry_ns; /* none found: the lists are searched again after this */
+	__u32 pid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct python_thread);
+} python_threads SEC(".maps");
+
+struct python_scratch {
+	struct cfi_python_frame f[PY_MAX_FRAMES];
+	__u8 frame[PY_FRAME_READ];
+	struct python_thread thread; /* a python_threads update: off the stack, which is full */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct python_scratch);
+} python_scratch SEC(".maps");
+
+/* thread states visited per search, all interpreters together */
+#define PY_MAX_THREAD_STEPS 256
+/* a thread with no thread state is searched for again after this */
+#define PY_THREAD_RETRY_NS (50 * 1000 * 1000)
+
+static __always_inline __u64 py_read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return 0;
+	return v;
+}
+
+/* A search of the interpreters' thread lists for the thread state of one thread. */
+struct py_find_ctx {
+	const struct cfi_python_proc *py;
+	__u64 interp, ts; /* found: ts, with interp 0 */
+	__u32 tid;
+};
+
+/* One thread state visited (or the next interpreter's list begun); 1 ends the search. */
+static long py_find_step(__u32 index, void *data)
+{
+	struct py_find_ctx *c = data;
+	const struct cfi_python_proc *py = c->py;
+
+	if (!c->interp)
+		return 1;
+	if (!c->ts) {
+		c->interp = py_read_ptr(c->interp + py->interp_next);
+		c->ts = c->interp ? py_read_ptr(c->interp + py->interp_threads_head) : 0;
+		return 0;
+	}
+	if (py_read_ptr(c->ts + py->tstate_native_tid) == c->tid) {
+		c->interp = 0;
+		return 1;
+	}
+	c->ts = py_read_ptr(c->ts + py->tstate_next);
+	return 0;
+}
+
+/* The thread state whose native thread id is tid, or 0: the interpreters' thread lists. */
+static __always_inline __u64 py_find_tstate(const struct cfi_python_proc *py, __u32 tid)
+{
+	struct py_find_ctx c = {.py = py, .tid = tid};
+	int i;
+
+	c.interp = py_read_ptr(py->runtime + py->runtime_interp_head);
+	if (c.interp)
+		c.ts = py_read_ptr(c.interp + py->interp_threads_head);
+	/* bpf_loop: verified once, not once per step (a frozen setting: the other path is pruned)
+	 */
+	if (use_bpf_loop) {
+		bpf_loop(PY_MAX_THREAD_STEPS, py_find_step, &c, 0);
+	} else {
+		for (i = 0; i < PY_MAX_THREAD_STEPS; i++)
+			if (py_find_step(i, &c))
+				break;
+	}
+	return c.interp ? 0 : c.ts;
+}
+
+/*
+ * The current thread's id in its own PID namespace: what CPython stores as
+ * native_thread_id (gettid()), which differs from the kernel's global tid in
+ * a container.  task->thread_pid->numbers[level].nr; the global tid if unreadable.
+ */
+static __always_inline __u32 py_ns_tid(__u32 tid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 pid_addr = 0;
+	unsigned int level = 0;
+	int nr = 0;
+
+	if (bpf_probe_read_kernel(&pid_addr, sizeof(pid_addr), &task->thread_pid) || !pid_addr ||
+	    bpf_probe_read_kernel(&level, sizeof(level),
+				  (void *)(pid_addr + bpf_core_field_offset(struct pid, level))) ||
+	    level > 32)
+		return tid;
+	if (bpf_probe_read_kernel(&nr, sizeof(nr),
+				  (void *)(pid_addr + bpf_core_field_offset(struct pid, numbers) +
+					   level * bpf_core_type_size(struct upid) +
+					   bpf_core_field_offset(struct upid, nr))) ||
+	    nr <= 0)
+		return tid;
+	return (__u32)nr;
+}
+
+/* The thread state of thread tid (ns_tid in its PID namespace), or 0. */
+static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, struct python_scratch *s,
+				       __u32 pid, __u32 tid, __u32 ns_tid)
+{
+	struct python_thread *t = bpf_map_lookup_elem(&python_threads, &tid), *nt = &s->thread;
+	__u64 now = bpf_ktime_get_ns();
+
+	if (t && t->pid == pid) {
+		/* a thread state is freed when its thread ends: its tid must still be in it */
+		if (t->tstate && py_read_ptr(t->tstate + py->tstate_native_tid) == ns_tid)
+			return t->tstate;
+		if (!t->tstate && now < t->retry_ns)
+			return 0;
+	}
+	nt->pid = pid;
+	nt->pad = 0;
+	nt->tstate = py_find_tstate(py, ns_tid);
+	nt->retry_ns = now + PY_THREAD_RETRY_NS;
+	bpf_map_update_elem(&python_threads, &tid, nt, BPF_ANY);
+	return nt->tstate;
+}
+
+/* The walk of one thread's frame chain. */
+struct py_walk_ctx {
+	const struct cfi_python_proc *py;
+	struct python_scratch *s;
+	__u64 frame;
+	__u32 n, status;
+};
+
+/* One interpreter frame into the scratch area; 1 ends the walk. */
+static long py_walk_step(__u32 index, void *data)
+{
+	struct py_walk_ctx *c = data;
+	const struct cfi_python_proc *py = c->py;
+	struct python_scratch *s = c->s;
+	__u64 code, instr, off_code = py->frame_code, off_prev = py->frame_previous,
+			   off_instr = py->frame_instr, off_entry = py->frame_is_entry,
+			   off_owner = py->frame_owner;
+	__u32 n = c->n;
+	bool has_entry = off_entry <= PY_FRAME_READ - 1;
+
+	if (!c->frame || n >= PY_MAX_FRAMES)
+		return 1;
+	if (off_code > PY_FRAME_READ - 8 || off_prev > PY_FRAME_READ - 8 ||
+	    off_instr > PY_FRAME_READ - 8 || off_owner > PY_FRAME_READ - 1 ||
+	    bpf_probe_read_user(s->frame, PY_FRAME_READ, (const void *)c->frame)) {
+		c->status = PY_STATUS_UNREADABLE;
+		return 1;
+	}
+	if (!has_entry)
+		off_entry = 0;
+	/* the bounds checked above, on the registers the accesses use */
+	barrier_var(off_code);
+	barrier_var(off_prev);
+	barrier_var(off_instr);
+	barrier_var(off_owner);
+	barrier_var(off_entry);
+	barrier_var(n);
+	code = *(__u64 *)(s->frame + off_code);
+	instr = *(__u64 *)(s->frame + off_instr);
+	s->f[n].code = code;
+	s->f[n].instr = instr >= code && instr - code < 0xffffffffull ? instr - code : 0xffffffff;
+	s->f[n].is_entry = has_entry ? s->frame[off_entry] : 0;
+	s->f[n].owner = s->frame[off_owner];
+	s->f[n].pad = 0;
+	c->frame = *(__u64 *)(s->frame + off_prev);
+	c->n = n + 1;
+	return 0;
+}
+
+/*
+ * The frame chain of thread tid of process pid into the scratch area:
+ * returns nr_frames | status << 16 (status 0: not a Python process).  A
+ * global function: verified once, whichever program and state calls it.
+ */
+__noinline int python_walk(__u32 pid, __u32 tid, __u32 ns_tid)
+{
+	struct py_walk_ctx c = {.status = PY_STATUS_OK};
+	__u32 zero = 0;
+	__u64 ts;
+	int i;
+
+	c.py = bpf_map_lookup_elem(&python_procs, &pid);
+	if (!c.py)
+		return 0;
+	c.s = bpf_map_lookup_elem(&python_scratch, &zero);
+	if (!c.s)
+		return 0;
+	ts = py_tstate(c.py, c.s, pid, tid, ns_tid);
+	if (!ts)
+		return PY_STATUS_NO_THREAD << 16;
+	c.frame = py_read_ptr(ts + c.py->tstate_frame);
+	if (c.frame && (c.py->flags & PY_FLAG_CFRAME))
+		c.frame = py_read_ptr(c.frame + c.py->cframe_current_frame);
+	if (use_bpf_loop) {
+		bpf_loop(PY_MAX_FRAMES + 1, py_walk_step, &c, 0);
+	} else {
+		for (i = 0; i <= PY_MAX_FRAMES; i++)
+			if (py_walk_step(i, &c))
+				break;
+	}
+	if (c.frame && c.status == PY_STATUS_OK)
+		c.status = PY_STATUS_TRUNCATED;
+	return (c.n & 0xffff) | c.status << 16;
+}
+
+/*
+ * Appends the Python frames of the sampled thread to rec, whose native PCs
+ * fill pcs[0, nr_pcs) and whose buffer has PY_RECORD_BYTES of room after
+ * max_pcs PCs.  Counts the outcome.
+ */
+static __always_inline void python_append(struct cfi_sample_record *rec, __u64 nr_pcs,
+					  __u64 max_pcs)
+{
+	struct python_scratch *s;
+	__u32 zero = 0, status;
+	__u64 n;
+	int r = python_walk(rec->pid, rec->tid, py_ns_tid(rec->tid));
+
+	n = (__u32)r & 0xffff;
+	status = (__u32)r >> 16;
+	rec->py_status = status < PY_STATUS_MAX ? status : PY_STATUS_UNREADABLE;
+	if (!status)
+		return;
+	walker_count(CNT_PY_STATUS_BASE + rec->py_status, 1);
+	s = bpf_map_lookup_elem(&python_scratch, &zero);
+	if (!s || n == 0 || n > PY_MAX_FRAMES || nr_pcs > max_pcs)
+		return;
+	/* the bounds checked above, on the registers the access uses */
+	barrier_var(nr_pcs);
+	barrier_var(n);
+	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * sizeof(struct cfi_python_frame), s->f))
+		return;
+	rec->nr_python = n;
+	walker_count(CNT_PY_FRAMES, n);
+}
+
+/* Whether tgid runs a supported interpreter: its records need PY_RECORD_BYTES more. */
+static __always_inline bool python_proc(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&python_procs, &tgid) != NULL;
+}
+
+#endif

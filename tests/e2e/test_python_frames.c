@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Python frames inside native stacks (issue 18), on Debian's python3.11 (no
+ * debug information): known programs (tests/progs/python/) recorded with
+ * cfiprof record -- python3.11 PROG.  In each, the exact Python chains appear
+ * (the Python frames of a stack, root first, ignoring native ones), >= 95%
+ * of the process's samples have Python frames, and every group of Python
+ * frames sits right above a _PyEval_EvalFrameDefault frame.  Also: a
+ * process in its own PID and mount namespaces (its interpreter visible only
+ * there), pprof's file:line, and an interpreter of an unsupported version
+ * (plain native stacks, counted).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/stat.h>
+
+#include "tests/lib/e2e.h"
+#include "tests/lib/pprof_read.h"
+
+#define PYTHON	"/usr/bin/python3.11"
+#define SECONDS "2"
+
+static char progs[PATH_MAX];
+
+/* What one recording's folded output says of the python3.11 process. */
+struct py_run {
+	char folded[PATH_MAX];
+	char *log;
+	uint64_t samples, with_python;
+	uint64_t misplaced; /* Python groups not right above _PyEval_EvalFrameDefault */
+	char misplaced_example[1024];
+};
+
+/*
+ * "name (file:line)": a Python frame as every output prints it; "[python]"
+ * when its code object could not be read (freed before the consumer read it).
+ */
+static bool is_python_frame(const char *f, size_t len)
+{
+	size_t i = len;
+
+	if (len == 8 && !strncmp(f, "[python]", 8))
+		return true;
+	if (len < 5 || f[len - 1] != ')')
+		return false;
+	for (i = len - 2; i > 0 && f[i] >= '0' && f[i] <= '9'; i--)
+		;
+	return i < len - 2 && f[i] == ':' && memmem(f, len, " (", 2);
+}
+
+/* The Python frames of one folded line, root first, joined by ';' into out. */
+static void python_chain(const char *line, char *out, size_t len, bool *misplaced)
+{
+	const char *f = line, *end = line + strcspn(line, " "), *prev = NULL;
+	size_t n = 0, prev_len = 0;
+
+	*misplaced = false;
+	out[0] = 0;
+	end = strrchr(line, ' ') ? strrchr(line, ' ') : end;
+	while (f < end) {
+		const char *semi = memchr(f, ';', (size_t)(end - f));
+		size_t flen = semi ? (size_t)(semi - f) : (size_t)(end - f);
+
+		if (is_python_frame(f, flen)) {
+			/* the first of a group: its caller is the evaluation loop */
+			if (prev && !is_python_frame(prev, prev_len) &&
+			    !(prev_len >= 24 && !strncmp(prev, "_PyEval_EvalFrameDefault", 24)))
+				*misplaced = true;
+			n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%.*s",
+					      n ? ";" : "", (int)flen, f);
+		}
+		prev = f;
+		prev_len = flen;
+		f += flen + 1;
+	}
+}
+
+/* Records PROG (tests/progs/python/PROG.py) run as CMD...; reads its folded output. */
+static bool record_py(const char *name, char *const cmd[], struct py_run *r)
+{
+	char folded[128], line[16384], chain[8192];
+	bool misplaced;
+	FILE *f;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(folded, sizeof(folded), "%s.folded", name);
+	tpath(r->folded, sizeof(r->folded), folded);
+	rc = e2e_record(folded, "299", NULL, cmd, &r->log);
+	if (rc)
+		return false;
+	f = fopen(r->folded, "re");
+	if (!f) {
+		CHECK(0, "%s: no %s", name, r->folded);
+		return false;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		const char *cnt = strrchr(line, ' ');
+		uint64_t n = cnt ? strtoull(cnt + 1, NULL, 10) : 0;
+
+		if (strncmp(line, "python3.11;", 11))
+			continue;
+		r->samples += n;
+		python_chain(line, chain, sizeof(chain), &misplaced);
+		if (chain[0])
+			r->with_python += n;
+		if (misplaced && !strstr(line, "[incomplete")) {
+			if (!r->misplaced)
+				snprintf(r->misplaced_example, sizeof(r->misplaced_example),
+					 "%.1000s", line);
+			r->misplaced += n;
+		}
+	}
+	fclose(f);
+	printf("  %s: %lu samples, %lu with Python frames (%.1f%%)\n", name,
+	       (unsigned long)r->samples, (unsigned long)r->with_python,
+	       r->samples ? 100.0 * (double)r->with_python / (double)r->samples : 0.0);
+	return true;
+}
+
+/*
+ * Samples whose Python chain is exactly want: ';'-separated frames, each
+ * compared whole, or as a prefix when it ends in '*' (a line that varies).
+ */
+static uint64_t chain_count(const struct py_run *r, const char *want)
+{
+	char line[16384], chain[8192];
+	uint64_t total = 0;
+	bool misplaced;
+	FILE *f = fopen(r->folded, "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *cnt = strrchr(line, ' '), *w = want, *c = chain;
+		bool ok = true;
+
+		if (strncmp(line, "python3.11;", 11))
+			continue;
+		python_chain(line, chain, sizeof(chain), &misplaced);
+		while (ok && *w) {
+			size_t wl = strcspn(w, ";"), cl = strcspn(c, ";");
+
+			if (wl && w[wl - 1] == '*')
+				ok = cl >= wl - 1 && !strncmp(c, w, wl - 1);
+			else
+				ok = cl == wl && !strncmp(c, w, wl);
+			w += wl + (w[wl] == ';');
+			c += cl + (c[cl] == ';');
+		}
+		if (ok && !*c && cnt)
+			total += strtoull(cnt + 1, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return total;
+}
+
+static void expect_chain(const struct py_run *r, const char *what, const char *want)
+{
+	uint64_t n = chain_count(r, want);
+
+	CHECK(n >= 3, "%s: chain %s in %lu samples (want >= 3)", what, want, (unsigned long)n);
+}
+
+/* >= 95% of the samples show Python frames, each group above the evaluation loop. */
+static void judge(const char *name, const struct py_run *r)
+{
+	CHECK(r->samples >= 100, "%s: %lu samples", name, (unsigned long)r->samples);
+	CHECK(r->with_python * 100 >= r->samples * 95, "%s: %lu of %lu samples with Python frames",
+	      name, (unsigned long)r->with_python, (unsigned long)r->samples);
+	CHECK(r->misplaced == 0, "%s: %lu samples with Python frames not above the eval loop: %s",
+	      name, (unsigned long)r->misplaced, r->misplaced_example);
+	/* ctypes.util.find_library runs a second python briefly: processes, not one */
+	CHECK(r->log && strstr(r->log, "cfiprof: python: ") &&
+		  strstr(r->log, " (0 more with an unsupported version"),
+	      "%s: the summary counts the Python process, none unsupported: %s", name,
+	      r->log ? r->log : "");
+}
+
+static char *prog(const char *name)
+{
+	static char buf[8][PATH_MAX];
+	static int i;
+	char *b = buf[i++ % 8];
+
+	snprintf(b, PATH_MAX, "%.3000s/%s.py", progs, name);
+	return b;
+}
+
+static void test_recursion(void)
+{
+	char *cmd[] = {PYTHON, prog("recurse"), SECONDS, NULL}, want[2048];
+	const char *p = prog("recurse");
+	struct py_run r;
+
+	if (!record_py("recurse", cmd, &r))
+		goto out;
+	judge("recurse", &r);
+	snprintf(want, sizeof(want),
+		 "<module> (%s:28);main (%s:24);outer (%s:20);rec (%s:15);rec (%s:15);rec (%s:15);"
+		 "rec (%s:15);rec (%s:15);rec (%s:14);leaf (%s:*",
+		 p, p, p, p, p, p, p, p, p, p);
+	expect_chain(&r, "recurse", want);
+out:
+	free(r.log);
+}
+
+static void test_threads(void)
+{
+	char *cmd[] = {PYTHON, prog("threads"), SECONDS, NULL}, want[2048];
+	const char *p = prog("threads"), *const workers[] = {"alpha_work (%s:14)",
+							     "beta_work (%s:18)",
+							     "gamma_work (%s:22)"};
+	const char *t = "/usr/lib/python3.11/threading.py";
+	struct py_run r;
+	char w[256];
+	int i;
+
+	if (!record_py("threads", cmd, &r))
+		goto out;
+	judge("threads", &r);
+	for (i = 0; i < 3; i++) {
+		snprintf(w, sizeof(w), workers[i], p);
+		snprintf(want, sizeof(want),
+			 "Thread._bootstrap (%s:*;Thread._bootstrap_inner (%s:*;Thread.run (%s:*;"
+			 "%s;spin (%s:*",
+			 t, t, t, w, p);
+		expect_chain(&r, "threads", want);
+	}
+	snprintf(want, sizeof(want), "<module> (%s:40);main (%s:34);main_work (%s:26);spin (%s:*",
+		 p, p, p, p);
+	expect_chain(&r, "threads: main", want);
+out:
+	free(r.log);
+}
+
+static void test_generators(void)
+{
+	char *cmd[] = {PYTHON, prog("generators"), SECONDS, NULL}, want[2048];
+	const char *p = prog("generators");
+	struct py_run r;
+
+	if (!record_py("generators", cmd, &r))
+		goto out;
+	judge("generators", &r);
+	snprintf(want, sizeof(want), "<module> (%s:32);consume (%s:25);squares (%s:*", p, p, p);
+	expect_chain(&r, "generators: for loop", want);
+	snprintf(want, sizeof(want),
+		 "<module> (%s:32);consume (%s:27);outer_gen (%s:19);inner_gen (%s:*", p, p, p, p);
+	expect_chain(&r, "generators: yield from", want);
+out:
+	free(r.log);
+}
+
+static void test_ctypes_callback(void)
+{
+	char *cmd[] = {PYTHON, prog("ctypes_cb"), SECONDS, NULL}, want[2048];
+	const char *p = prog("ctypes_cb");
+	struct py_run r;
+
+	if (!record_py("ctypes_cb", cmd, &r))
+		goto out;
+	judge("ctypes_cb", &r);
+	snprintf(want, sizeof(want), "<module> (%s:25);sort_with_callback (%s:21);compare (%s:*", p,
+		 p, p);
+	/* between the two: libc's qsort, libffi's closure, the ctypes callback's eval loop */
+	expect_chain(&r, "ctypes: qsort calls compare", want);
+out:
+	free(r.log);
+}
+
+static void test_asyncio(void)
+{
+	char *cmd[] = {PYTHON, prog("asyncio_spin"), SECONDS, NULL}, want[2048];
+	const char *p = prog("asyncio_spin"), *a = "/usr/lib/python3.11/asyncio";
+	struct py_run r;
+
+	if (!record_py("asyncio", cmd, &r))
+		goto out;
+	judge("asyncio", &r);
+	snprintf(want, sizeof(want),
+		 "<module> (%s:23);run (%s/runners.py:*;Runner.run (%s/runners.py:*;"
+		 "BaseEventLoop.run_until_complete (%s/base_events.py:*;"
+		 "BaseEventLoop.run_forever (%s/base_events.py:*;"
+		 "BaseEventLoop._run_once (%s/base_events.py:*;Handle._run (%s/events.py:*;"
+		 "worker (%s:14);crunch (%s:*",
+		 p, a, a, a, a, a, a, p, p);
+	expect_chain(&r, "asyncio: a task's coroutine", want);
+out:
+	free(r.log);
+}
+
+/*
+ * A container: own PID and mount namespaces, the interpreter copied onto a
+ * tmpfs only that namespace sees.  Its threads' ids differ from the host's.
+ */
+static void test_namespaces(void)
+{
+	char dir[PATH_MAX], script[4 * PATH_MAX], want[2048];
+	char *cmd[] = {"unshare", "--pid", "--mount", "--fork", "sh", "-c", script, NULL};
+	const char *p = prog("threads");
+	struct py_run r;
+
+	tpath(dir, sizeof(dir), "ct");
+	mkdir(dir, 0755);
+	snprintf(script, sizeof(script),
+		 "mount -t tmpfs none %s && cp " PYTHON " %s/python3.11 && "
+		 "exec %s/python3.11 %s " SECONDS,
+		 dir, dir, dir, p);
+	if (!record_py("namespaces", cmd, &r))
+		goto out;
+	judge("namespaces", &r);
+	snprintf(want, sizeof(want), "<module> (%s:40);main (%s:34);main_work (%s:26);spin (%s:*",
+		 p, p, p, p);
+	expect_chain(&r, "namespaces: main thread", want);
+	snprintf(want, sizeof(want),
+		 "Thread._bootstrap (*;Thread._bootstrap_inner (*;Thread.run (*;beta_work (%s:18);"
+		 "spin (%s:*",
+		 p, p);
+	expect_chain(&r, "namespaces: a thread", want);
+out:
+	free(r.log);
+}
+
+/* pprof: a Python frame is a function in its source file, its location on the line. */
+static void test_pprof_lines(void)
+{
+	char out[PATH_MAX], *o, *cmd[] = {PYTHON, prog("recurse"), "1", NULL}, want[PATH_MAX + 64];
+	const char *go = find_go();
+	char *log = NULL;
+	int st;
+
+	tpath(out, sizeof(out), "recurse.pb.gz");
+	if (e2e_record("recurse.pb.gz", "299", NULL, cmd, &log))
+		goto out;
+	CHECK(go != NULL, "go tool pprof is needed (golang-go)");
+	if (!go)
+		goto out;
+	o = go_pprof(go, tmpdir, "-lines -top -nodecount=200", out, &st);
+	snprintf(want, sizeof(want), " leaf %s:8\n", prog("recurse"));
+	CHECK(st == 0 && o && strstr(o, want), "go tool pprof -lines: '%s' expected in:\n%s", want,
+	      o ? o : "");
+	snprintf(want, sizeof(want), " rec %s:15\n", prog("recurse"));
+	CHECK(o && strstr(o, want), "go tool pprof -lines: '%s' expected", want);
+	free(o);
+out:
+	free(log);
+}
+
+/* Writes hex as the value of the copy's Py_Version (its .dynsym symbol, in .rodata). */
+static bool patch_py_version(const char *path, uint32_t hex)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	Elf *e;
+	Elf_Scn *scn = NULL, *s2;
+	GElf_Shdr sh, sh2;
+	uint64_t addr = 0;
+	bool done = false;
+
+	elf_version(EV_CURRENT);
+	e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	while (e && !addr && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < d->d_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (gelf_getsym(d, (int)i, &sym) &&
+			    (name = elf_strptr(e, sh.sh_link, sym.st_name)) &&
+			    !strcmp(name, "Py_Version"))
+				addr = sym.st_value;
+		}
+	}
+	for (s2 = NULL; e && addr && !done && (s2 = elf_nextscn(e, s2));) {
+		if (!gelf_getshdr(s2, &sh2) || sh2.sh_type != SHT_PROGBITS || addr < sh2.sh_addr ||
+		    addr + 4 > sh2.sh_addr + sh2.sh_size)
+			continue;
+		done = pwrite(fd, &hex, 4, (off_t)(sh2.sh_offset + addr - sh2.sh_addr)) == 4;
+	}
+	elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return done;
+}
+
+/*
+ * An interpreter whose Py_Version says 3.12 (a copy of python3.11, patched):
+ * no table entry, so plain native stacks, complete, and counted.
+ */
+static void test_unsupported_version(void)
+{
+	char bin[512], *cmd[] = {bin, prog("recurse"), "1", NULL};
+	char *cp[] = {"cp", PYTHON, bin, NULL};
+	struct py_run r = {0};
+
+	tpath(bin, sizeof(bin), "python3.11");
+	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_py_version(bin, 0x030c00f0),
+	      "a copy of " PYTHON " claiming 3.12");
+	if (!record_py("unsupported", cmd, &r))
+		goto out;
+	CHECK(r.samples >= 50 && r.with_python == 0, "%lu samples, %lu with Python frames",
+	      (unsigned long)r.samples, (unsigned long)r.with_python);
+	CHECK(r.log && strstr(r.log, "cfiprof: python: 0 processes (1 more with an unsupported"),
+	      "counted unsupported: %s", r.log ? r.log : "");
+	CHECK(r.log && strstr(r.log, "stop reasons: complete") && !strstr(r.log, "no-rule"),
+	      "native stacks unchanged: %s", r.log ? r.log : "");
+out:
+	free(r.log);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	if (!e2e_setup("python"))
+		return HARNESS_DONE();
+	if (!realpath("tests/progs/python", progs))
+		snprintf(progs, sizeof(progs), "tests/progs/python");
+	RUN_TEST(test_recursion);
+	RUN_TEST(test_threads);
+	RUN_TEST(test_generators);
+	RUN_TEST(test_ctypes_callback);
+	RUN_TEST(test_asyncio);
+	RUN_TEST(test_namespaces);
+	RUN_TEST(test_pprof_lines);
+	RUN_TEST(test_unsupported_version);
+	e2e_finish();
+	return HARNESS_DONE();
+}

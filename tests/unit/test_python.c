@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Python frames without a kernel: the offsets table against CPython's own
+ * headers (offsetof over the installed python3.11-dev internal headers), the
+ * 3.11 location-table decoder against the interpreter's co_positions() over
+ * the standard library, interpreter detection on Debian's python3.11, and
+ * naming a code object laid out in this process's memory (and refusing
+ * garbage where one should be).
+ */
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <internal/pycore_code.h>
+#include <internal/pycore_frame.h>
+#include <internal/pycore_interp.h>
+#include <internal/pycore_runtime.h>
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/harness.h"
+#include "user/symbolize/python_names.h"
+#include "user/track/proc_tracker.h"
+#include "user/track/python_detect.h"
+#include "user/track/python_offsets.h"
+
+#define PYTHON "/usr/bin/python3.11"
+
+#define SAME(field, expr)                                                                          \
+	CHECK(o->field == (expr), #field ": table %u, headers %zu", (unsigned int)o->field,        \
+	      (size_t)(expr))
+
+/* The 3.11 entry is CPython 3.11's layout, field by field (headers of the installed 3.11). */
+static void test_offsets_table(void)
+{
+	const struct python_offsets *o = python_offsets_find(0x030b), *all;
+	unsigned int n, i;
+
+	CHECK(PY_VERSION_HEX >> 16 == 0x030b, "the headers are 3.11's: %x", PY_VERSION_HEX);
+	if (!o) {
+		CHECK(0, "no 3.11 entry");
+		return;
+	}
+	SAME(bpf.runtime_interp_head, offsetof(_PyRuntimeState, interpreters.head));
+	SAME(bpf.interp_next, offsetof(PyInterpreterState, next));
+	SAME(bpf.interp_threads_head, offsetof(PyInterpreterState, threads.head));
+	SAME(bpf.tstate_next, offsetof(PyThreadState, next));
+	SAME(bpf.tstate_native_tid, offsetof(PyThreadState, native_thread_id));
+	SAME(bpf.tstate_frame, offsetof(PyThreadState, cframe));
+	SAME(bpf.cframe_current_frame, offsetof(_PyCFrame, current_frame));
+	SAME(bpf.frame_code, offsetof(_PyInterpreterFrame, f_code));
+	SAME(bpf.frame_previous, offsetof(_PyInterpreterFrame, previous));
+	SAME(bpf.frame_instr, offsetof(_PyInterpreterFrame, prev_instr));
+	SAME(bpf.frame_is_entry, offsetof(_PyInterpreterFrame, is_entry));
+	SAME(bpf.frame_owner, offsetof(_PyInterpreterFrame, owner));
+	SAME(owner_generator, FRAME_OWNED_BY_GENERATOR);
+	SAME(code_type, offsetof(PyObject, ob_type));
+	SAME(code_bytecode, offsetof(PyCodeObject, co_code_adaptive));
+	SAME(code_firstlineno, offsetof(PyCodeObject, co_firstlineno));
+	SAME(code_firsttraceable, offsetof(PyCodeObject, _co_firsttraceable));
+	SAME(code_filename, offsetof(PyCodeObject, co_filename));
+	SAME(code_qualname, offsetof(PyCodeObject, co_qualname));
+	SAME(code_linetable, offsetof(PyCodeObject, co_linetable));
+	SAME(str_length, offsetof(PyASCIIObject, length));
+	SAME(str_ascii_data, sizeof(PyASCIIObject));
+	SAME(str_compact_data, sizeof(PyCompactUnicodeObject));
+	SAME(bytes_size, offsetof(PyVarObject, ob_size));
+	SAME(bytes_data, offsetof(PyBytesObject, ob_sval));
+	/* the state bit field follows the hash: interned:2 kind:3 compact:1 ascii:1 ready:1 */
+	SAME(str_state, offsetof(PyASCIIObject, hash) + sizeof(Py_hash_t));
+	CHECK(sizeof(_PyInterpreterFrame) <= PY_FRAME_READ + sizeof(PyObject *),
+	      "the fields the walk reads lie in its first PY_FRAME_READ bytes");
+	/* every entry's BPF offsets lie where the kernel reads them */
+	all = python_offsets_all(&n);
+	for (i = 0; i < n; i++) {
+		const struct cfi_python_proc *b = &all[i].bpf;
+
+		CHECK(b->frame_code <= PY_FRAME_READ - 8 &&
+			  b->frame_previous <= PY_FRAME_READ - 8 &&
+			  b->frame_instr <= PY_FRAME_READ - 8 && b->frame_owner < PY_FRAME_READ &&
+			  b->version == all[i].version,
+		      "entry %s", all[i].name);
+	}
+	CHECK(!python_offsets_find(0x030a) && !python_offsets_find(0x0300),
+	      "3.10 is not supported");
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/*
+ * For every code object of a few large standard modules, the interpreter
+ * prints its first line, its location table and the line of each code unit
+ * (co_positions): the decoder must agree at every unit.
+ */
+static const char oracle[] =
+    "import asyncio.base_events, typing, argparse, inspect, json.decoder, email.message, "
+    "collections, dataclasses, enum, types\n"
+    "def walk(c):\n"
+    "    yield c\n"
+    "    for k in c.co_consts:\n"
+    "        if isinstance(k, types.CodeType):\n"
+    "            yield from walk(k)\n"
+    "for m in (asyncio.base_events, typing, argparse, inspect, json.decoder, email.message, "
+    "collections, dataclasses, enum):\n"
+    "    src = open(m.__file__).read()\n"
+    "    for c in walk(compile(src, m.__file__, 'exec')):\n"
+    "        print('T', c.co_firstlineno, c.co_linetable.hex() or '-')\n"
+    "        print('L', ' '.join(str(p[0] or 0) for p in c.co_positions()))\n";
+
+static void test_linetable(void)
+{
+	char cmd[4096], *line = NULL, *tok, *save;
+	size_t cap = 0, len = 0, i;
+	uint8_t *tab = NULL;
+	int first = 0, codes = 0, units = 0, bad = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s -c \"$PYORACLE\"", PYTHON);
+	setenv("PYORACLE", oracle, 1);
+	f = popen(cmd, "r");
+	if (!f) {
+		CHECK(0, "cannot run %s", PYTHON);
+		return;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = 0;
+		if (line[0] == 'T') {
+			char *hex = strrchr(line, ' ') + 1;
+
+			first = atoi(line + 2);
+			free(tab);
+			len = strcmp(hex, "-") ? strlen(hex) / 2 : 0;
+			tab = malloc(len + 1);
+			for (i = 0; tab && i < len; i++)
+				tab[i] =
+				    (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+			codes++;
+			continue;
+		}
+		if (line[0] != 'L' || !tab)
+			continue;
+		i = 0;
+		for (tok = strtok_r(line + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+			uint32_t want = (uint32_t)atoi(tok),
+				 got = python_linetable_line(tab, len, first, (uint32_t)i);
+
+			if (got != want && bad++ < 5)
+				CHECK(0, "code %d (first line %d) unit %zu: line %u, decoded %u",
+				      codes, first, i, want, got);
+			i++;
+			units++;
+		}
+	}
+	free(line);
+	free(tab);
+	CHECK(pclose(f) == 0, "%s exited with an error", PYTHON);
+	CHECK(codes > 1000 && units > 100000, "%d code objects, %d code units compared", codes,
+	      units);
+	CHECK(bad == 0, "%d units decoded wrongly", bad);
+	printf("  %d code objects, %d code units: decoder == co_positions()\n", codes, units);
+	/* garbage: a table that starts mid-entry, truncated varints, nothing at all */
+	{
+		static const uint8_t mid[] = {0x05, 0x80}, trunc[] = {0xf0 | 0x80, 0x41};
+
+		CHECK(python_linetable_line(mid, sizeof(mid), 10, 0) == 0, "mid-entry table");
+		CHECK(python_linetable_line(trunc, sizeof(trunc), 10, 0) == 0, "truncated varint");
+		CHECK(python_linetable_line(NULL, 0, 10, 0) == 0, "empty table");
+	}
+}
+
+/* Debian's python3.11: version from Py_Version, _PyRuntime where nm says. */
+static void test_detect_binary(void)
+{
+	char out[128] = "";
+	uint64_t runtime, want = 0;
+	uint16_t version;
+	FILE *f = popen("nm -D " PYTHON " | awk '$3 == \"_PyRuntime\" {print $1}'", "r");
+	int fd;
+
+	if (f) {
+		if (fgets(out, sizeof(out), f))
+			want = strtoull(out, NULL, 16);
+		pclose(f);
+	}
+	fd = open(PYTHON, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && python_elf_info(fd, PYTHON, &version, &runtime) == 0, "reading %s",
+	      PYTHON);
+	CHECK(version == 0x030b, "version %#x", version);
+	CHECK(want && runtime == want, "_PyRuntime at %#lx, nm says %#lx", (unsigned long)runtime,
+	      (unsigned long)want);
+	if (fd >= 0)
+		close(fd);
+	fd = open("/bin/true", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && python_elf_info(fd, "/bin/true", &version, &runtime) == 0 && !version &&
+		  !runtime,
+	      "/bin/true is no interpreter");
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A compact ASCII str as 3.11 lays it out: header, then the characters. */
+struct fake_str {
+	uint8_t b[48 + 64];
+};
+
+static void fake_str(struct fake_str *s, const char *text)
+{
+	uint64_t n = strlen(text);
+
+	memset(s, 0, sizeof(*s));
+	memcpy(s->b + 16, &n, 8);
+	s->b[32] = 1 << 2 | 1 << 5 | 1 << 6 | 1 << 7; /* kind 1, compact, ascii, ready */
+	memcpy(s->b + 48, text, n);
+}
+
+/*
+ * A code object laid out in this process's memory is named as the
+ * interpreter would; garbage where one should be is refused and counted,
+ * never a crash.  This process stands in for a python3.11 one.
+ */
+static void test_name_code_object(void)
+{
+	static struct fake_str qual, file;
+	/* from line 39: +0 for unit 0 (no columns, 13), +2 for units 1-2 (one-line form, 12), +1
+	 * (13) */
+	static const uint8_t table[] = {0x80 | 13 << 3 | 0, 0x00, 0x80 | 12 << 3 | 1, 0, 0,
+					0x80 | 13 << 3 | 3, 0x02};
+	static uint8_t bytes[32 + sizeof(table)], code[256], junk[256];
+	struct proc_mapping m;
+	struct python_detect *pd = python_detect_new(-1);
+	struct python_names *pn = python_names_new(pd);
+	struct python_names_stats st;
+	uint64_t rec_buf[32] = {0}, v;
+	struct cfi_sample_record *r = (struct cfi_sample_record *)rec_buf;
+	struct cfi_python_frame *f = (struct cfi_python_frame *)r->pcs;
+	const char *name, *fname;
+	uint32_t line, first = 39, i;
+	int fd = open(PYTHON, O_RDONLY | O_CLOEXEC);
+
+	fake_str(&qual, "Handler.parse");
+	fake_str(&file, "/srv/app.py");
+	v = sizeof(table);
+	memcpy(bytes + 16, &v, 8);
+	memcpy(bytes + 32, table, sizeof(table));
+	v = (uint64_t)&qual;
+	memcpy(code + 128, &v, 8);
+	v = (uint64_t)&file;
+	memcpy(code + 112, &v, 8);
+	v = (uint64_t)bytes;
+	memcpy(code + 136, &v, 8);
+	memcpy(code + 72, &first, 4);
+	v = 8; /* ob_size: 8 code units of bytecode */
+	memcpy(code + 16, &v, 8);
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 37 + 11);
+	/* this process runs "python3.11" */
+	memset(&m, 0, sizeof(m));
+	snprintf(m.key, sizeof(m.key), "test-key");
+	python_detect_object(pd, m.key, PYTHON, fd);
+	python_detect_proc(pd, (uint32_t)getpid(), &m, 1);
+	CHECK(python_detect_lookup(pd, (uint32_t)getpid()) == python_offsets_find(0x030b),
+	      "this process is seen running 3.11");
+	r->type = RECORD_SAMPLE;
+	r->pid = (uint32_t)getpid();
+	r->nr_python = 3;
+	/* unit 3: the third entry's line (39 + 0 + 2 + 1) */
+	f[0] =
+	    (struct cfi_python_frame){.code = (uint64_t)code, .instr = 184 + 3 * 2, .is_entry = 1};
+	f[1] = (struct cfi_python_frame){.code = (uint64_t)junk, .instr = 200};
+	f[2] = (struct cfi_python_frame){.code = 8, .instr = 0}; /* unmapped */
+	python_names_note(pn, r, sizeof(*r) + 3 * sizeof(*f));
+	CHECK(python_frame_name(pn, r->pid, 0, &f[0], &name, &fname, &line) &&
+		  !strcmp(name, "Handler.parse") && !strcmp(fname, "/srv/app.py") && line == 42,
+	      "named %s (%s:%u)", name, fname, line);
+	f[0].instr = 184 + 1 * 2;
+	python_frame_name(pn, r->pid, 0, &f[0], &name, &fname, &line);
+	CHECK(line == 41, "unit 1: line %u", line);
+	CHECK(python_frame_role(pn, r->pid, 0, &f[0]) == PY_FRAME_LAST,
+	      "an entry frame ends its group");
+	/* an instruction past its bytecode: the object was freed and its memory reused */
+	f[0].instr = 184 + 8 * 2;
+	CHECK(!python_frame_name(pn, r->pid, 0, &f[0], &name, &fname, &line),
+	      "a frame outside its code object's bytecode is not named: %s", name);
+	CHECK(!python_frame_name(pn, r->pid, 0, &f[1], &name, &fname, &line) &&
+		  !strcmp(name, "[python]"),
+	      "garbage is not named: %s", name);
+	CHECK(!python_frame_name(pn, r->pid, 0, &f[2], &name, &fname, &line), "unmapped");
+	python_names_stats(pn, &st);
+	CHECK(st.read == 3 && st.unreadable == 2, "read %lu, unreadable %lu",
+	      (unsigned long)st.read, (unsigned long)st.unreadable);
+	/* a record whose size does not hold its frames is not read */
+	r->nr_python = 20;
+	python_names_note(pn, r, sizeof(*r) + 3 * sizeof(*f));
+	python_names_stats(pn, &st);
+	CHECK(st.read == 3, "a short record read %lu", (unsigned long)st.read);
+	CHECK(python_is_eval_frame("_PyEval_EvalFrameDefault") &&
+		  python_is_eval_frame("_PyEval_EvalFrameDefault.cold") &&
+		  !python_is_eval_frame("_PyEval_EvalFrameDefaultX") &&
+		  !python_is_eval_frame("PyEval_EvalCode"),
+	      "the evaluation loop by name");
+	python_names_free(pn);
+	python_detect_free(pd);
+	if (fd >= 0)
+		close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	RUN_TEST(test_offsets_table);
+	RUN_TEST(test_linetable);
+	RUN_TEST(test_detect_binary);
+	RUN_TEST(test_name_code_object);
+	return HARNESS_DONE();
+}

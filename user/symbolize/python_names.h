@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Names of Python frames: a code object's qualified name, file and first
+ * line and its location table, read from the process once (when the
+ * consumer first sees the code object in a sample) and kept by (pid, mapping
+ * generation, code object address), so the names outlive the process for the
+ * profile being written.
+ */
+#ifndef CFIPROF_PYTHON_NAMES_H
+#define CFIPROF_PYTHON_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/cfiprof_abi.h"
+
+struct python_detect;
+struct python_names;
+
+struct python_names_stats {
+	uint64_t read;	     /* code objects read */
+	uint64_t unreadable; /* ... whose memory or fields were not what a code object holds */
+	uint64_t refused;    /* not read: over the reads per second or the cache's bounds */
+};
+
+struct python_names *python_names_new(struct python_detect *pd);
+void python_names_free(struct python_names *pn);
+
+/*
+ * The consumer saw sample r (its size bytes are checked): the code objects
+ * of its Python frames not read yet are read now, while the process lives.
+ */
+void python_names_note(struct python_names *pn, const struct cfi_sample_record *r, size_t size);
+/* Forgets the code objects of processes that no longer exist (after a profile is written). */
+void python_names_sweep(struct python_names *pn);
+void python_names_stats(struct python_names *pn, struct python_names_stats *out);
+
+/* How one recorded frame is shown where the native stack passes through the evaluation loop. */
+enum python_frame_role {
+	PY_FRAME_SHOW = 0,
+	PY_FRAME_SKIP = 1 << 0, /* not (yet) a running frame: incomplete, or a shim */
+	PY_FRAME_LAST = 1 << 1, /* the first frame its _PyEval_EvalFrameDefault call ran */
+};
+
+/* The frames of r after its PCs; NULL when none (sizes checked by the aggregator). */
+static inline const struct cfi_python_frame *python_frames_of(const struct cfi_sample_record *r)
+{
+	return r->nr_python ? (const struct cfi_python_frame *)(r->pcs + r->nr_kernel + r->nr_user)
+			    : NULL;
+}
+
+/* enum python_frame_role of frame f of process pid (generation gen). */
+unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t gen,
+			       const struct cfi_python_frame *f);
+/*
+ * The name of one Python frame: qualified name, file and line of the
+ * instruction it runs (0 when unknown).  false when the code object was not
+ * read: *name is then "[python]" and *file "".  The strings live as long as
+ * pn.  (The one place a Python frame is named: the profile model takes it
+ * from here.)
+ */
+bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
+		       const struct cfi_python_frame *f, const char **name, const char **file,
+		       uint32_t *line);
+/* Whether a native frame's name is CPython's evaluation loop, where Python frames go. */
+bool python_is_eval_frame(const char *native_name);
+
+/*
+ * CPython 3.11's location table (co_linetable, Objects/locations.md): the
+ * line of the code unit at index unit, starting from firstlineno; 0 when it
+ * has none or the table ends before it.  For tests too.
+ */
+uint32_t python_linetable_line(const uint8_t *table, size_t len, int32_t firstlineno,
+			       uint32_t unit);
+
+#endif

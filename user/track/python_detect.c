@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * CPython interpreters in the processes a load reads.  Debian's python3.11
+ * has no debug information but exports _PyRuntime (the runtime state, root
+ * of the interpreters and their threads) and Py_Version (PY_VERSION_HEX,
+ * 3.11 on) in .dynsym; both are read from the mapped file itself, never from
+ * the process.  The object's answer is cached by its mapping key, the
+ * process's in a pid table; the kernel learns (runtime address, the
+ * version's offsets) through python_procs.
+ */
+#include <bpf/bpf.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/hash.h"
+#include "user/track/proc_tracker.h"
+#include "user/track/python_detect.h"
+
+#define PY_OBJS	   64 /* objects remembered: interpreters are few */
+#define PY_BUCKETS 1024
+
+struct py_obj {
+	char key[PROC_MAPPING_KEY_LEN];
+	uint16_t version;
+	uint64_t runtime_vaddr;
+};
+
+struct py_proc {
+	struct py_proc *next;
+	uint32_t pid;
+	const struct python_offsets *off; /* NULL: unsupported */
+};
+
+struct python_detect {
+	int map_fd;
+	pthread_mutex_t lock;
+	struct py_obj objs[PY_OBJS];
+	uint32_t nr_objs, next_obj;
+	struct py_proc *buckets[PY_BUCKETS];
+	struct python_detect_stats stats;
+};
+
+struct python_detect *python_detect_new(int python_procs_fd)
+{
+	struct python_detect *pd = calloc(1, sizeof(*pd));
+
+	if (!pd)
+		return NULL;
+	pd->map_fd = python_procs_fd;
+	pthread_mutex_init(&pd->lock, NULL);
+	return pd;
+}
+
+void python_detect_free(struct python_detect *pd)
+{
+	struct py_proc *p, *n;
+	uint32_t b;
+
+	if (!pd)
+		return;
+	for (b = 0; b < PY_BUCKETS; b++)
+		for (p = pd->buckets[b]; p; p = n) {
+			n = p->next;
+			free(p);
+		}
+	pthread_mutex_destroy(&pd->lock);
+	free(pd);
+}
+
+/* "python3.11", "libpython3.11.so.1.0", "python3.11d": 0x030b; 0 when the name is none of them. */
+static uint16_t version_from_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	unsigned int minor;
+
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "lib", 3))
+		base += 3;
+	if (sscanf(base, "python3.%u", &minor) == 1 && minor < 256)
+		return (uint16_t)(0x0300 | minor);
+	return 0;
+}
+
+static bool may_be_python(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
+}
+
+/* The 4 bytes at vaddr of the file, from the section holding them. */
+static int read_u32_at(Elf *e, int fd, uint64_t vaddr, uint32_t *out)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		if (vaddr < sh.sh_addr || vaddr + 4 > sh.sh_addr + sh.sh_size)
+			continue;
+		return pread(fd, out, 4, (off_t)(sh.sh_offset + (vaddr - sh.sh_addr))) == 4 ? 0
+											    : -1;
+	}
+	return -1;
+}
+
+int python_elf_info(int fd, const char *path, uint16_t *version, uint64_t *runtime_vaddr)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	uint64_t py_version = 0;
+	uint32_t hex;
+	int type;
+
+	*version = 0;
+	*runtime_vaddr = 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		elf_end(e);
+		return -1;
+	}
+	/* .dynsym first: what Debian's stripped binary keeps */
+	for (type = SHT_DYNSYM; type; type = type == SHT_DYNSYM ? SHT_SYMTAB : 0) {
+		scn = NULL;
+		while ((scn = elf_nextscn(e, scn))) {
+			Elf_Data *d;
+			size_t i, n;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (uint32_t)type ||
+			    !sh.sh_entsize)
+				continue;
+			d = elf_getdata(scn, NULL);
+			n = d ? d->d_size / sh.sh_entsize : 0;
+			for (i = 0; i < n; i++) {
+				GElf_Sym sym;
+				const char *name;
+
+				if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+					continue;
+				name = elf_strptr(e, sh.sh_link, sym.st_name);
+				if (!name || (name[0] != '_' && name[0] != 'P'))
+					continue;
+				if (!strcmp(name, "_PyRuntime"))
+					*runtime_vaddr = sym.st_value;
+				else if (!strcmp(name, "Py_Version"))
+					py_version = sym.st_value;
+			}
+		}
+		if (*runtime_vaddr)
+			break;
+	}
+	/* PY_VERSION_HEX: 0x030b02f0 is 3.11.2 final */
+	if (py_version && !read_u32_at(e, fd, py_version, &hex) && hex >> 24 == 3)
+		*version = (uint16_t)(hex >> 16);
+	else
+		*version = version_from_name(path);
+	elf_end(e);
+	return 0;
+}
+
+static struct py_obj *find_obj(struct python_detect *pd, const char *key)
+{
+	uint32_t i;
+
+	for (i = 0; i < pd->nr_objs; i++)
+		if (!strcmp(pd->objs[i].key, key))
+			return &pd->objs[i];
+	return NULL;
+}
+
+void python_detect_object(struct python_detect *pd, const char *key, const char *path, int fd)
+{
+	struct py_obj o = {0}, *slot;
+
+	if (!pd || fd < 0 || !may_be_python(path))
+		return;
+	pthread_mutex_lock(&pd->lock);
+	slot = find_obj(pd, key);
+	pthread_mutex_unlock(&pd->lock);
+	if (slot || python_elf_info(fd, path, &o.version, &o.runtime_vaddr))
+		return;
+	if (!o.version)
+		return; /* python-something, not an interpreter */
+	snprintf(o.key, sizeof(o.key), "%s", key);
+	pthread_mutex_lock(&pd->lock);
+	/* a ring of the newest: a host runs a few interpreters, not 64 */
+	pd->objs[pd->next_obj] = o;
+	pd->next_obj = (pd->next_obj + 1) % PY_OBJS;
+	if (pd->nr_objs < PY_OBJS)
+		pd->nr_objs++;
+	pthread_mutex_unlock(&pd->lock);
+}
+
+static struct py_proc **find_proc(struct python_detect *pd, uint32_t pid)
+{
+	struct py_proc **pp = &pd->buckets[pid % PY_BUCKETS];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+void python_detect_proc(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
+			uint32_t nr)
+{
+	const struct python_offsets *off = NULL;
+	struct cfi_python_proc val;
+	const struct py_obj *o = NULL, *found = NULL;
+	struct py_proc **pp, *p;
+	uint64_t bias = 0;
+	uint32_t i;
+	bool fresh;
+
+	if (!pd)
+		return;
+	pthread_mutex_lock(&pd->lock);
+	/* no interpreter seen yet (most hosts): no scan of every mapping */
+	for (i = 0; pd->nr_objs && i < nr && !(found && found->runtime_vaddr); i++) {
+		o = find_obj(pd, maps[i].key);
+		if (o && (!found || o->runtime_vaddr)) {
+			found = o;
+			bias = maps[i].bias;
+		}
+	}
+	if (found && found->runtime_vaddr)
+		off = python_offsets_find(found->version);
+	pp = find_proc(pd, pid);
+	p = *pp;
+	fresh = !p;
+	if (!found) {
+		if (p) {
+			*pp = p->next;
+			free(p);
+		}
+	} else {
+		if (!p) {
+			p = calloc(1, sizeof(*p));
+			if (p) {
+				p->pid = pid;
+				p->next = pd->buckets[pid % PY_BUCKETS];
+				pd->buckets[pid % PY_BUCKETS] = p;
+			}
+		}
+		/* counted once per process, and again when an exec changes its interpreter */
+		if (p && (fresh || p->off != off)) {
+			if (off)
+				pd->stats.procs++;
+			else
+				pd->stats.unsupported++;
+		}
+		if (p)
+			p->off = off;
+	}
+	if (off) {
+		val = off->bpf;
+		val.runtime = bias + found->runtime_vaddr;
+	}
+	pthread_mutex_unlock(&pd->lock);
+	if (pd->map_fd < 0)
+		return;
+	if (off)
+		bpf_map_update_elem(pd->map_fd, &pid, &val, BPF_ANY);
+	else
+		bpf_map_delete_elem(pd->map_fd, &pid);
+}
+
+void python_detect_unload(struct python_detect *pd, uint32_t pid)
+{
+	if (pd && pd->map_fd >= 0)
+		bpf_map_delete_elem(pd->map_fd, &pid);
+}
+
+void python_detect_forget(struct python_detect *pd, uint32_t pid)
+{
+	struct py_proc **pp, *p;
+
+	if (!pd)
+		return;
+	pthread_mutex_lock(&pd->lock);
+	pp = find_proc(pd, pid);
+	p = *pp;
+	if (p)
+		*pp = p->next;
+	pthread_mutex_unlock(&pd->lock);
+	free(p);
+}
+
+const struct python_offsets *python_detect_lookup(struct python_detect *pd, uint32_t pid)
+{
+	const struct python_offsets *off = NULL;
+	struct py_proc *p;
+
+	if (!pd)
+		return NULL;
+	pthread_mutex_lock(&pd->lock);
+	p = *find_proc(pd, pid);
+	if (p)
+		off = p->off;
+	pthread_mutex_unlock(&pd->lock);
+	return off;
+}
+
+void python_detect_stats(struct python_detect *pd, struct python_detect_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!pd)
+		return;
+	pthread_mutex_lock(&pd->lock);
+	*out = pd->stats;
+	pthread_mutex_unlock(&pd->lock);
+}

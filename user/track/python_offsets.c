@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Field offsets of the supported CPython versions (x86-64).  Debian's
+ * python3.11 has no debug information, so they cannot be read from the
+ * binary: they are CPython's own headers' (Include/internal/pycore_*.h),
+ * checked against offsetof() over the installed headers by
+ * tests/unit/test_python.c.  3.13 also publishes them at run time in
+ * _Py_DebugOffsets (_PyRuntime.debug_offsets); a 3.12 or 3.13 entry is
+ * another element here plus its PY_ENTRY_SHIM_FRAME / PY_FLAG_CFRAME choice.
+ */
+#include <stddef.h>
+
+#include "user/track/python_offsets.h"
+
+static const struct python_offsets versions[] = {
+    {
+	.version = 0x030b,
+	.name = "3.11",
+	.bpf =
+	    {
+		.version = 0x030b,
+		.flags = PY_FLAG_CFRAME,
+		.runtime_interp_head = 40, /* _PyRuntimeState.interpreters.head */
+		.interp_next = 0,	   /* PyInterpreterState.next */
+		.interp_threads_head = 16, /* .threads.head */
+		.tstate_next = 8,	   /* PyThreadState.next */
+		.tstate_native_tid = 160,  /* .native_thread_id */
+		.tstate_frame = 56,	   /* .cframe */
+		.cframe_current_frame = 8, /* _PyCFrame.current_frame */
+		.frame_code = 32,	   /* _PyInterpreterFrame.f_code */
+		.frame_previous = 48,	   /* .previous */
+		.frame_instr = 56,	   /* .prev_instr */
+		.frame_is_entry = 68,	   /* .is_entry */
+		.frame_owner = 69,	   /* .owner */
+	    },
+	.entry = PY_ENTRY_IS_ENTRY,
+	.owner_generator = 1, /* FRAME_OWNED_BY_GENERATOR */
+	.owner_cstack = 0xff, /* none in 3.11 */
+	.code_type = 8,
+	.code_bytecode = 184,
+	.code_firstlineno = 72,
+	.code_firsttraceable = 168,
+	.code_filename = 112,
+	.code_qualname = 128,
+	.code_linetable = 136,
+	.str_length = 16,
+	.str_state = 32,
+	.str_ascii_data = 48,	/* sizeof(PyASCIIObject) */
+	.str_compact_data = 72, /* sizeof(PyCompactUnicodeObject) */
+	.bytes_size = 16,
+	.bytes_data = 32,
+    },
+};
+
+const struct python_offsets *python_offsets_find(uint16_t version)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (versions[i].version == version)
+			return &versions[i];
+	return NULL;
+}
+
+const struct python_offsets *python_offsets_all(unsigned int *n)
+{
+	*n = sizeof(versions) / sizeof(versions[0]);
+	return versions;
+}
