@@ -111,11 +111,8 @@ for line in open(raw):
     r, label, prog, depth, ns, fr, hit, comp = line.rstrip("\n").split("\t")
     rows[(label, prog)].setdefault(r, {})[depth] = (float(ns), float(fr), hit, comp)
 
-def med(xs, fmt="%.1f"):
-    xs = [x for x in xs if x is not None]
-    if not xs:
-        return "n/a"
-    return (fmt + " (" + fmt + "–" + fmt + ")") % (statistics.median(xs), min(xs), max(xs))
+sys.path.insert(0, "tests/bench")
+from peers import spread as med  # "median (min–max)", the same cells as RESULTS.md's
 
 def per_frame(key, r):
     d = rows[key].get(r, {})
