@@ -216,11 +216,12 @@ $(OUT)/bench/fpwalk.skel.h: $(OUT)/bench/fpwalk.bpf.o
 $(OUT)/bench/fpwalk: tests/bench/fpwalk.c $(OUT)/bench/fpwalk.skel.h
 	$(CC) $(CFLAGS) $(BASE_FLAGS) -I$(OUT)/bench $< -o $@ -lbpf -lelf -lz
 
-# make bench: about 20 minutes; tests/bench/peers.py writes tests/bench/RESULTS.md
+# make bench: about 20 minutes; tests/bench/peers.py writes tests/bench/RESULTS.md (with
+# walker_cost.sh's per-frame table, so that runs first)
 bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols $(OUT)/bench/fpwalk $(TEST_PROGS) $(BENCH_PROGS)
+	@tests/bench/walker_cost.sh
 	@tests/bench/peers.py
 	@tests/bench/run.sh
-	@tests/bench/walker_cost.sh
 	@tests/bench/runtimes.sh
 	@taskset -c 0 $(OUT)/bench/bench_aggregate | tee $(OUT)/bench/aggregate.md
 	@$(OUT)/bench/bench_symbols | tee $(OUT)/bench/symbols.md

@@ -21,7 +21,7 @@ const volatile __u8 filter_cgroup = 0;		      /* only tasks in target_cgroup, or
 const volatile __u8 collect_kernel = 1;		      /* kernel stack with bpf_get_stack */
 const volatile __u8 use_bpf_loop = 1;		      /* 0: bounded loops + tail calls */
 const volatile __u8 skip_idle = 1;		      /* drop samples of the idle task (pid 0) */
-const volatile __u32 max_user_frames = 127;	      /* 1 .. MAX_USER_FRAMES_LIMIT */
+const volatile __u32 max_user_frames = DEFAULT_USER_FRAMES;	      /* 1 .. MAX_USER_FRAMES_LIMIT */
 const volatile __u64 request_interval_ns = 100000000; /* per-pid RECORD_REQUEST rate limit */
 /* RECORD_REQUESTs per CPU per REQUEST_SLOT_NS, all pids together; 0: no bound */
 const volatile __u32 request_budget = 50;
@@ -462,11 +462,21 @@ struct loop_ctx {
 	__u64 *out; /* user pcs inside the reservation */
 };
 
-static long walk_one(__u32 index, void *data)
+/*
+ * Frames per bpf_loop callback: the callback's entry and exit (reloading the
+ * context, the state's address) are paid once for several frames.
+ */
+#define FRAMES_PER_CALLBACK 4
+
+static long walk_frames(__u32 index, void *data)
 {
 	struct loop_ctx *lc = data;
+	int i;
 
-	return walker_frame(&lc->st, lc->out, max_user_frames);
+	for (i = 0; i < FRAMES_PER_CALLBACK; i++)
+		if (walker_frame(&lc->st, lc->out, max_user_frames))
+			return 1;
+	return 0;
 }
 
 static __always_inline int sample_with_loop(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
@@ -490,8 +500,8 @@ static __always_inline int sample_with_loop(struct bpf_perf_event_data *ctx, __u
 	if (nr_kernel > MAX_KERNEL_FRAMES)
 		nr_kernel = MAX_KERNEL_FRAMES;
 	lc.out = rec->pcs + nr_kernel;
-	/* one iteration per frame, plus one to notice truncation */
-	bpf_loop(max_user_frames + 1, walk_one, &lc, 0);
+	/* every frame, plus one to notice truncation */
+	bpf_loop(max_user_frames / FRAMES_PER_CALLBACK + 1, walk_frames, &lc, 0);
 	if (!lc.st.done)
 		walker_stop(&lc.st, STOP_TRUNCATED);
 	sample_end(rec, &lc.st, nr_kernel);

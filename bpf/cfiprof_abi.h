@@ -229,6 +229,12 @@ enum cfi_sample_flags {
 
 #define MAX_KERNEL_FRAMES 127
 #define MAX_USER_FRAMES_LIMIT 1024 /* upper bound for --max-frames */
+/*
+ * --max-frames by default (record, top, the agent; their --help say so):
+ * template-heavy C++ in clang-14 reaches ~450 frames, and a frame past the
+ * walk's end costs nothing (tests/bench/NOTES.md, "Default depth").
+ */
+#define DEFAULT_USER_FRAMES 512
 #define COMM_LEN 16
 
 struct cfi_sample_record {

@@ -319,7 +319,8 @@ static __always_inline int walker_signal_step(struct walker_state *st)
 
 	if (++st->nr_signal > WALKER_MAX_SIGNAL_FRAMES)
 		return walker_stop(st, STOP_UNREADABLE);
-	if (walker_read_u64(st, uc + WALKER_UC_RIP, &ip) || walker_read_u64(st, uc + WALKER_UC_RSP, &sp) ||
+	if (walker_read_u64(st, uc + WALKER_UC_RIP, &ip) ||
+	    walker_read_u64(st, uc + WALKER_UC_RSP, &sp) ||
 	    walker_read_u64(st, uc + WALKER_UC_RBP, &bp))
 		return walker_stop(st, STOP_UNREADABLE);
 	/* No "CFA above rsp" check: the handler may run on a sigaltstack. */

@@ -845,6 +845,14 @@ def write_results(data, fixed, timed):
     w("")
     # ---- host
     h = data.get("host", {})
+    walker_md = os.path.join(OUT, "walker.md")
+    if os.path.exists(walker_md):
+        # tests/bench/walker_cost.sh (make bench runs it first): per frame against bpf_get_stack
+        body = open(walker_md).read().strip().split("\n")
+        w("### Per frame against the kernel's frame-pointer walk (`tests/bench/walker_cost.sh`, issue 15)")
+        w("")
+        w("\n".join(body[1:]).strip())
+        w("")
     w("## 4. Cost to the host (`cfiprof record -a -F 999`, whole machine)")
     w("")
     tot = sum(m["memlock"] for m in h.get("maps", {}).values())
@@ -902,6 +910,13 @@ def write_results(data, fixed, timed):
     r128, hit128 = kt.get(128, (None, None))
     w("| per-frame kernel cost ≤ 1.5× bpf_get_stack at depth 128 | %s | %s |" % (
         "%.2f×" % r128 if r128 else "n/a", "yes" if r128 and r128 <= 1.5 else "**no**"))
+    wj = os.path.join(OUT, "walker.json")
+    if os.path.exists(wj):
+        wr = [x for x in json.load(open(wj))["rows"] if x["walker"].endswith(("loop", "tail-calls"))]
+        worst = max((x for x in wr if x["ratio"] is not None), key=lambda x: x["ratio"], default=None)
+        w("| per-frame kernel cost ≤ 1.0× bpf_get_stack, both walkers, FP and non-FP builds (issue 15) | %s | %s |" % (
+            "; ".join("%s %s %.2f×" % (x["walker"], x["program"], x["ratio"]) for x in wr if x["ratio"] is not None),
+            "yes" if worst and worst["ratio"] <= 1.0 else "**no**"))
     w("| rule-cache hit rate > 90%% in steady state | %s%% at depth 128 | %s |" % (
         hit128, "yes" if hit128 and hit128 > 90 else "**no**"))
     bp = {}

@@ -13,6 +13,8 @@
 #
 #   RUNS=5 DEPTHS="8 120" SECS=2 HZ=999 tests/bench/walker_cost.sh
 #   VARIANTS="old=/tmp/cfiprof-old new=build/cfiprof" ...   (two builds, interleaved)
+#   MODES="loop tail-calls" PROGS="recurse recurse_fp"      (the default: all four)
+#   LOCK=/tmp/cfiprof-e2e.lock: taken for each run (LOCK= : not taken, the caller holds it)
 set -eu
 cd "$(dirname "$0")/../.."
 CFIPROF=${CFIPROF:-build/cfiprof}
@@ -22,7 +24,9 @@ RUNS=${RUNS:-5}
 DEPTHS=${DEPTHS:-8 120}
 SECS=${SECS:-2}
 HZ=${HZ:-999}
-LOCK=${LOCK:-/tmp/cfiprof-e2e.lock}
+MODES=${MODES:-loop tail-calls}
+PROGS=${PROGS:-recurse recurse_fp}
+LOCK=${LOCK-/tmp/cfiprof-e2e.lock}
 out=build/bench
 mkdir -p "$out"
 report=$out/walker.md
@@ -41,7 +45,7 @@ sysctl -qw kernel.bpf_stats_enabled=1
 busy() {
 	bg=()
 	for _ in $(seq 2 "$(nproc)"); do
-		"build/progs/$1" $((SECS + 3)) "$2" & bg+=($!)
+		"build/progs/$1" $((SECS + 3)) "$2" 9>&- & bg+=($!)
 	done
 }
 unbusy() {
@@ -53,9 +57,12 @@ unbusy() {
 one() {
 	local round=$1 label=$2 prog=$3 depth=$4 log=$out/walker-run.log ns fr hit complete
 	shift 4
+	# the lock first (other BPF tests, one at a time), then the load: busy for the whole run
+	[ -n "$LOCK" ] && exec 9> "$LOCK" && flock 9
 	busy "$prog" "$depth"
-	flock "$LOCK" "$@" "build/progs/$prog" "$SECS" "$depth" > "$log" 2>&1 || true
+	"$@" "build/progs/$prog" "$SECS" "$depth" > "$log" 2>&1 9>&- || true
 	unbusy
+	[ -n "$LOCK" ] && flock -u 9
 	if [ "${label#fpwalk}" != "$label" ] || [ "${label#bpfwalk}" != "$label" ]; then
 		ns=$(sed -n 's/.*ns_per_sample \([0-9.]*\).*/\1/p' "$log")
 		fr=$(sed -n 's/.*frames_per_sample \([0-9.]*\).*/\1/p' "$log")
@@ -82,30 +89,30 @@ for r in $(seq "$RUNS"); do
 		one "$r" "bpfwalk" recurse_fp "$depth" "$FPWALK" -m bpfwalk -F "$HZ" --
 		for v in $VARIANTS; do
 			name=${v%%=*} bin=${v#*=}
-			for prog in recurse recurse_fp; do
-				one "$r" "$name loop" "$prog" "$depth" "$bin" record -F "$HZ" --user-only \
-					--max-frames 1024 -o /dev/null --
-				one "$r" "$name tail-calls" "$prog" "$depth" "$bin" record -F "$HZ" \
-					--user-only --max-frames 1024 --tail-calls -o /dev/null --
+			for prog in $PROGS; do
+				for mode in $MODES; do
+					flag=
+					[ "$mode" = tail-calls ] && flag=--tail-calls
+					one "$r" "$name $mode" "$prog" "$depth" "$bin" record -F "$HZ" \
+						--user-only --max-frames 1024 $flag -o /dev/null --
+				done
 			done
 		done
 	done
 done
 
-python3 - "$raw" "$report" "$RUNS" "$HZ" "$DEPTHS" << 'EOF'
+python3 - "$raw" "$report" "$RUNS" "$HZ" "$DEPTHS" "$out/walker.json" << 'EOF'
 import statistics, sys, subprocess, collections
 raw, report, runs, hz, depths = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5].split()
+summary_path = sys.argv[6]
 lo, hi = depths[0], depths[-1]
 rows = collections.defaultdict(dict)  # (label, prog) -> round -> depth -> (ns, frames, hit, complete)
 for line in open(raw):
     r, label, prog, depth, ns, fr, hit, comp = line.rstrip("\n").split("\t")
     rows[(label, prog)].setdefault(r, {})[depth] = (float(ns), float(fr), hit, comp)
 
-def med(xs, fmt="%.1f"):
-    xs = [x for x in xs if x is not None]
-    if not xs:
-        return "n/a"
-    return (fmt + " (" + fmt + "–" + fmt + ")") % (statistics.median(xs), min(xs), max(xs))
+sys.path.insert(0, "tests/bench")
+from peers import spread as med  # "median (min–max)", the same cells as RESULTS.md's
 
 def per_frame(key, r):
     d = rows[key].get(r, {})
@@ -131,6 +138,7 @@ p("%s, %d CPUs, cpu-clock at %s Hz, %s rounds; every CPU busy (a second copy of 
 p()
 p("| walker | program | ns/frame | × bpf_get_stack per frame |")
 p("|---|---|---|---|")
+summary = []
 for key in rows:
     label, prog = key
     pfs, ratios = [], []
@@ -140,6 +148,10 @@ for key in rows:
         ratios.append(pf / b if pf is not None and b else None)
     shown = {"fpwalk": "bpf_get_stack"}.get(label, label)
     p("| %s | %s | %s | %s |" % (shown, name.get(prog, prog), med(pfs), med(ratios, "%.2f")))
+    ok = [x for x in ratios if x is not None]
+    summary.append({"walker": shown, "program": prog,
+                    "ns_frame": statistics.median([x for x in pfs if x is not None] or [0]),
+                    "ratio": statistics.median(ok) if ok else None})
 p()
 p("| walker | program | depth | user frames/sample | ns/sample | rule cache hit % | complete % |")
 p("|---|---|---|---|---|---|---|")
@@ -153,4 +165,6 @@ for key in rows:
         p("| %s | %s | %s | %.1f | %s | %s | %s |" % (
             shown, prog, depth, statistics.median(x[1] for x in v), med([x[0] for x in v], "%.0f"),
             v[-1][2], v[-1][3]))
+json = __import__("json")
+json.dump({"depths": [lo, hi], "runs": int(runs), "rows": summary}, open(summary_path, "w"), indent=1)
 EOF

@@ -149,11 +149,10 @@ static int record_argv(char **argv, int cap, const struct run *r, const char *co
 	argv[a++] = (char *)r->folded;
 	argv[a++] = "--save";
 	argv[a++] = (char *)r->rec;
-	if (r->max_frames != 127) {
-		snprintf(mf, sizeof(mf), "%u", r->max_frames);
-		argv[a++] = "--max-frames";
-		argv[a++] = mf;
-	}
+	/* always named: the checks below hold for this limit, whatever the default */
+	snprintf(mf, sizeof(mf), "%u", r->max_frames);
+	argv[a++] = "--max-frames";
+	argv[a++] = mf;
 	while (extra && *extra && a < cap - 2)
 		argv[a++] = (char *)*extra++;
 	if (cmd) {

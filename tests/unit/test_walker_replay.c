@@ -432,16 +432,19 @@ static void test_stack_window(void)
 		stk[2 * i + 1] = F_REC;
 	stk[2 * WIN_FRAMES + 1] = F_OUT;
 	nr = replay_walk(&env, F_REC, SB, 0, pcs, WIN_FRAMES + 8, &st);
-	CHECK(st.reason == STOP_COMPLETE && nr == WIN_FRAMES + 2, "window walk: reason %d, %u frames",
-	      st.reason, nr);
+	CHECK(st.reason == STOP_COMPLETE && nr == WIN_FRAMES + 2,
+	      "window walk: reason %d, %u frames", st.reason, nr);
 	for (i = 0; i + 1 < nr; i++)
-		CHECK(pcs[i] == F_REC, "window walk: frame %u pc %#llx", i, (unsigned long long)pcs[i]);
+		CHECK(pcs[i] == F_REC, "window walk: frame %u pc %#llx", i,
+		      (unsigned long long)pcs[i]);
 	/* 3216 bytes of stack in 512-byte windows */
 	CHECK(env.reads <= 8, "window walk: %llu reads of user memory for %u frames, want <= 8",
 	      (unsigned long long)env.reads, nr);
 
-	/* the readable stack ends right after the last return address: the last window cannot be
-	 * read whole, the values it would have held still are */
+	/*
+	 * The readable stack ends right after the last return address: the last
+	 * window cannot be read whole, the values it would have held still are.
+	 */
 	top = (2 * WIN_FRAMES + 2) * sizeof(uint64_t);
 	env.mem[0].len = top;
 	nr = replay_walk(&env, F_REC, SB, 0, pcs, WIN_FRAMES + 8, &st);
@@ -463,7 +466,8 @@ static void test_stack_window(void)
 	replay_cur = &env;
 	walker_init(&st, SYN_PID, F_REC, SB, 0);
 	for (i = 0; i < 10; i++)
-		CHECK(!walker_frame(&st, pcs, WIN_FRAMES + 8), "interrupted walk: ended at frame %u", i);
+		CHECK(!walker_frame(&st, pcs, WIN_FRAMES + 8),
+		      "interrupted walk: ended at frame %u", i);
 	env.mem[0].bytes = (const uint8_t *)garbage;
 	replay_walk(&env, F_REC, SB, 0, pcs + WIN_FRAMES, 4, &other);
 	env.mem[0].bytes = (const uint8_t *)stk;

@@ -28,7 +28,7 @@ const struct agent_option agent_options[] = {
      "measure BPF run time for the metrics (enables run-time stats of every BPF program "
      "while the agent runs, like kernel.bpf_stats_enabled=1)",
      OPT_FLAG, OFF(bpf_stats), true, 0, 0},
-    {"max-frames", 1001, "N", "user frames per stack (default 127)", OPT_U32, OFF(max_frames), true,
+    {"max-frames", 1001, "N", "user frames per stack (default 512)", OPT_U32, OFF(max_frames), true,
      1, MAX_USER_FRAMES_LIMIT},
     {"max-stacks", 1002, "N",
      "distinct stacks kept per interval; more go to [overflow] (default 65536)", OPT_U64,
@@ -141,7 +141,7 @@ void agent_config_defaults(struct agent_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->freq = 19;
-	c->max_frames = 127;
+	c->max_frames = DEFAULT_USER_FRAMES;
 	c->max_stacks = 1u << 16;
 	c->table_rows = 4u << 20;
 	c->max_processes = 8192;

@@ -46,7 +46,7 @@ static struct record_args {
 	const char *save;
 } args = {
 	.out = {.mode = OUTPUT_DEFAULT_MODE},
-	.so = {.freq = 99, .max_frames = 127, .kernel = true, .rows_max = 4u << 20,
+	.so = {.freq = 99, .max_frames = DEFAULT_USER_FRAMES, .kernel = true, .rows_max = 4u << 20,
 	       .defer_stack = SESSION_DEFER_STACK,
 	       .table_idle_ttl = SESSION_TABLE_IDLE_TTL,
 	       .max_stacks = 1u << 20},
@@ -66,7 +66,7 @@ enum {
 static const struct argp_option opts[] = {
 	{"no-inherit", OPT_NO_INHERIT, NULL, 0,
 	 "only the -p processes or COMMAND, not the processes they start", 0},
-	{"max-frames", OPT_MAX_FRAMES, "N", 0, "user frames per sample (default 127, at most 1024)", 0},
+	{"max-frames", OPT_MAX_FRAMES, "N", 0, "user frames per sample (default 512, at most 1024)", 0},
 	{"event", OPT_EVENT, "EVENT", 0, "cpu-clock (default) or cycles", 0},
 	{"tail-calls", OPT_TAIL_CALLS, NULL, 0, "walk with tail calls even if bpf_loop exists", 0},
 	{"rows", OPT_ROWS, "N", 0, "capacity of the unwind-rows map (default 4194304)", 0},

@@ -36,7 +36,7 @@ static struct top_args {
 	struct symbol_opts sym;
 	int rows;
 } args = {
-	.so = {.freq = 99, .max_frames = 127, .kernel = true, .rows_max = 4u << 20,
+	.so = {.freq = 99, .max_frames = DEFAULT_USER_FRAMES, .kernel = true, .rows_max = 4u << 20,
 	       .defer_stack = SESSION_DEFER_STACK,
 	       .table_idle_ttl = SESSION_TABLE_IDLE_TTL,
 	       .max_stacks = 1u << 18},
