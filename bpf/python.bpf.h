@@ -92,8 +92,13 @@ static long py_find_step(__u32 index, void *data)
 	return 0;
 }
 
-/* The thread state whose native thread id is tid, or 0: the interpreters' thread lists. */
-static __always_inline __u64 py_find_tstate(const struct cfi_python_proc *py, __u32 tid)
+/*
+ * The thread state whose native thread id is tid, or 0: the interpreters'
+ * thread lists.  Not inlined: its search state would sit in python_walk's
+ * frame beside the walk's, and on_sample -> python_walk -> a bpf_loop
+ * callback must fit BPF's 512 bytes of stack.
+ */
+static __noinline __u64 py_find_tstate(const struct cfi_python_proc *py, __u32 tid)
 {
 	struct py_find_ctx c = {.py = py, .tid = tid};
 	int i;
