@@ -228,6 +228,8 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols $(O
 	@tests/bench/outputs.sh
 	@tests/bench/agent_overhead.sh
 	@tests/bench/process_start.sh
+	@WORKLOADS=clang WAYS="copy8k copy16k copy32k copy64k" OUTDIR=$(OUT)/bench/stack_copy \
+		tests/bench/process_start.sh
 	@tests/bench/parallel_builds.sh
 	@tests/bench/startup.sh
 	@tests/bench/build_under_a.sh

@@ -9,11 +9,17 @@
 # tables-pending, stack bytes copied, exec -> first complete stack; medians of
 # RUNS runs, the three ways interleaved, and perf --call-graph dwarf on the
 # same start (its share reaching the root, 8 KiB copied per sample).
+# WORKLOADS and WAYS choose (default all); the ways copy8k, copy16k, copy32k,
+# copy64k, ... are "cold" with --defer-stack of that size: the stack-copy-short
+# column says how often a copy that size missed the root (make bench runs them
+# for clang into OUTDIR=build/bench/stack_copy).
 set -eu
 cd "$(dirname "$0")/../.."
 CFIPROF=${CFIPROF:-build/cfiprof}
 RUNS=${RUNS:-3}
-out=build/bench/process_start
+WORKLOADS=${WORKLOADS:-clang xz sqlite3 python3}
+WAYS=${WAYS:-perf off cold warm}
+out=${OUTDIR:-build/bench/process_start}
 mkdir -p "$out"
 cache=$out/cache
 
@@ -55,6 +61,7 @@ run_one() {
 	off) opts="--defer-stack 0" ;;
 	cold) rm -rf "$cache"; opts="--table-cache $cache" ;;
 	warm) opts="--table-cache $cache" ;;
+	copy*) opts="--defer-stack ${way#copy}" ;;
 	esac
 	# shellcheck disable=SC2046
 	sh -c 'kill -STOP $$; exec "$@"' sh $(workload "$name") > /dev/null 2>&1 &
@@ -80,12 +87,13 @@ run_one() {
 			/^[ \t]*$/ { if (n) { total++; if (root) comp++ } n = 0; root = 0; next }
 			{ n++; if ($0 ~ /(_start|__libc_start_call_main|start_thread|clone3)/) root = 1 }
 			END { if (n) { total++; if (root) comp++ }
-				printf "%s perf %d %.3f - - - %d -\n", name, total, 100 * comp / total, total * 8 }' >> "$out/raw.txt"
+				printf "%s perf %d %.3f - - - %d - -\n", name, total, 100 * comp / total, total * 8 }' >> "$out/raw.txt"
 		rm -f "$base.perf.data"
 		return
 	fi
 	awk -v way="$way" -v name="$name" -v err="$base.err" '
-		{ n = $NF; total += n; if ($0 ~ /\[incomplete: tables-pending\]/) pend += n;
+		{ n = $NF; total += n; if ($0 ~ /\[incomplete: stack-copy-short\]/) short += n;
+		  if ($0 ~ /\[incomplete: tables-pending\]/) pend += n;
 		  else if ($0 ~ /\[incomplete: (exiting|in-execve)\]/) none += n;
 		  else if ($0 !~ /\[incomplete:/) comp += n }
 		END {
@@ -95,15 +103,15 @@ run_one() {
 				if (l ~ /deferred: [0-9]+ samples waited/) { split(l, a, "deferred: "); split(a[2], b, " "); deferred = b[1];
 					split(l, c, "stack copy \\("); split(c[2], d, " "); bytes = d[1] * deferred }
 			}
-			printf "%s %s %d %.3f %.3f %s %d %.0f %.3f\n", name, way, total, 100 * comp / total, 100 * pend / total, first, deferred, bytes, 100 * comp / (total - none)
+			printf "%s %s %d %.3f %.3f %s %d %.0f %.3f %d\n", name, way, total, 100 * comp / total, 100 * pend / total, first, deferred, bytes, 100 * comp / (total - none), short
 		}' "$base.folded" >> "$out/raw.txt"
 }
 
 : > "$out/raw.txt"
 for run in $(seq "$RUNS"); do
-	for name in clang xz sqlite3 python3; do
-		for way in perf off cold warm; do
-			run_one $way $name $run
+	for name in $WORKLOADS; do
+		for way in $WAYS; do
+			run_one "$way" "$name" "$run"
 		done
 	done
 done
@@ -117,12 +125,12 @@ report=$out/process_start.md
 	echo
 	echo "Samples no profiler can walk (\`exiting\`: after the kernel released the memory; \`in-execve\`) are left out of the last column."
 	echo
-	echo "| workload | way | samples | complete % | tables-pending % | exec -> first complete (ms) | deferred samples | KiB of stack copied | complete % of the walkable |"
-	echo "|---|---|---|---|---|---|---|---|---|"
-	for name in clang xz sqlite3 python3; do
-		for way in perf off cold warm; do
+	echo "| workload | way | samples | complete % | tables-pending % | exec -> first complete (ms) | deferred samples | KiB of stack copied | complete % of the walkable | stack-copy-short |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
+	for name in $WORKLOADS; do
+		for way in $WAYS; do
 			col() { awk -v n="$name" -v w="$way" -v c="$1" '$1 == n && $2 == w {print $c}' "$out/raw.txt" | median; }
-			echo "| $name | $way | $(col 3) | $(col 4) | $(col 5) | $(col 6) | $(col 7) | $(awk -v b="$(col 8)" 'BEGIN {printf "%.0f", b}') | $(col 9) |"
+			echo "| $name | $way | $(col 3) | $(col 4) | $(col 5) | $(col 6) | $(col 7) | $(awk -v b="$(col 8)" 'BEGIN {printf "%.0f", b}') | $(col 9) | $(col 10) |"
 		done
 	done
 } > "$report"

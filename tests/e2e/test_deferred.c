@@ -262,6 +262,29 @@ static bool copy_file(const char *src, const char *dst)
 }
 
 /*
+ * PROG copied as NAME and four copies of libdefer_big.so as PREFIX0.so ..
+ * PREFIX3.so into this run's directory (objects of their own: their tables
+ * are built anew); paths in prog and libs.
+ */
+static void copy_big_libs(const char *name, const char *prefix, char *prog, size_t len,
+			  char libs[4][PATH_MAX])
+{
+	char src[PATH_MAX + 32], file[64];
+
+	snprintf(src, sizeof(src), "%s/" PROG, progs_dir);
+	if (name) {
+		tpath(prog, len, name);
+		CHECK(copy_file(src, prog), "copy %s to %s", src, prog);
+	}
+	snprintf(src, sizeof(src), "%s/libdefer_big.so", progs_dir);
+	for (int i = 0; i < 4; i++) {
+		snprintf(file, sizeof(file), "%s%d.so", prefix, i);
+		tpath(libs[i], PATH_MAX, file);
+		CHECK(copy_file(src, libs[i]), "copy %s to %s", src, libs[i]);
+	}
+}
+
+/*
  * Issue 13: a process that exits before the load thread reaches it (a
  * build's as or mkdir) had its deferred samples kept tables-pending,
  * "process gone": its /proc/PID/maps was gone by then.  Here defer_late
@@ -274,7 +297,7 @@ static bool copy_file(const char *src, const char *dst)
  */
 static void test_short_process_gone(void)
 {
-	char libs[4][PATH_MAX], prog[PATH_MAX + 32], gone[PATH_MAX], big[PATH_MAX + 32];
+	char libs[4][PATH_MAX], prog[PATH_MAX + 32], gone[PATH_MAX];
 	char *extra[] = {"--build-workers", "1", NULL};
 	char *cmd[] = {"sh",	"-c",	 "\"$0\" 1 \"$2\" \"$3\" \"$4\" & sleep 0.03; \"$1\" 0.03 \"$5\"; wait",
 		       prog,	gone,	 libs[0],
@@ -283,19 +306,9 @@ static void test_short_process_gone(void)
 	struct run_result r;
 	char *log = NULL;
 	uint64_t used, gone_count;
-	int i;
 
 	snprintf(prog, sizeof(prog), "%s/" PROG, progs_dir);
-	snprintf(big, sizeof(big), "%s/libdefer_big.so", progs_dir);
-	tpath(gone, sizeof(gone), "defer_gone");
-	CHECK(copy_file(prog, gone), "copy %s to %s", prog, gone);
-	for (i = 0; i < 4; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "lib%d.so", i);
-		tpath(libs[i], sizeof(libs[i]), name);
-		CHECK(copy_file(big, libs[i]), "copy %s to %s", big, libs[i]);
-	}
+	copy_big_libs("defer_gone", "lib", gone, sizeof(gone), libs);
 	if (!record_cmd("gone", extra, cmd, "defer_gone", &r, &log))
 		return;
 	used = number_before(log, "loaded from");
@@ -392,8 +405,8 @@ static double unix_now(void)
 
 static void test_agent_interval(void)
 {
-	char out[PATH_MAX], err[PATH_MAX], prog[PATH_MAX + 32], big[PATH_MAX + 32];
-	char src[PATH_MAX + 32], libs[4][PATH_MAX], files[16][PATH_MAX], start_at[64];
+	char out[PATH_MAX], err[PATH_MAX], prog[PATH_MAX + 32], name[16];
+	char libs[4][PATH_MAX], files[16][PATH_MAX], start_at[64];
 	char *argv[] = {(char *)cfiprof_bin, "agent", "-F", "999", "--interval", "2s",
 			"--table-cache", "off", "--build-workers", "1", "--metrics-addr", "off",
 			"-o", out, NULL};
@@ -408,17 +421,7 @@ static void test_agent_interval(void)
 
 	tpath(out, sizeof(out), "agent-interval");
 	tpath(err, sizeof(err), "agent-interval.err");
-	snprintf(big, sizeof(big), "%s/libdefer_big.so", progs_dir);
-	tpath(prog, sizeof(prog), "defer_intv");
-	snprintf(src, sizeof(src), "%s/" PROG, progs_dir);
-	CHECK(copy_file(src, prog), "copy %s to %s", src, prog);
-	for (i = 0; i < 4; i++) {
-		char name[32];
-
-		snprintf(name, sizeof(name), "intv%d.so", i);
-		tpath(libs[i], sizeof(libs[i]), name);
-		CHECK(copy_file(big, libs[i]), "copy %s to %s", big, libs[i]);
-	}
+	copy_big_libs("defer_intv", "intv", prog, sizeof(prog), libs);
 	agent = spawn(argv, NULL, err);
 	CHECK(agent > 0, "agent did not start");
 	if (agent <= 0)
@@ -457,14 +460,9 @@ static void test_agent_interval(void)
 		      "defer_intv failed");
 		t1[tries] = unix_now();
 		clean += t1[tries] < end[tries] - 0.005;
-		for (i = 0; i < 4; i++) {
-			char name[32];
-
-			/* fresh objects, so the next try's tables are built again */
-			snprintf(name, sizeof(name), "intv%d_%d.so", i, tries);
-			tpath(libs[i], sizeof(libs[i]), name);
-			CHECK(copy_file(big, libs[i]), "copy %s to %s", big, libs[i]);
-		}
+		/* fresh objects, so the next try's tables are built again */
+		snprintf(name, sizeof(name), "intv%d_", tries);
+		copy_big_libs(NULL, name, NULL, 0, libs);
 	}
 	CHECK(clean >= 1, "defer_intv overran the interval's end in all %d tries", tries);
 	/* the interval after the last try's end is written too */
