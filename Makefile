@@ -15,7 +15,7 @@ ARCH_FLAGS := -D__TARGET_ARCH_x86
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 BASE_FLAGS := $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE
-LDLIBS   := -lbpf -lelf -lz -ldl -liberty -lcurl -lpthread
+LDLIBS   := -lbpf -ldw -lelf -lz -ldl -liberty -lcurl -lpthread
 
 # The one version string (common/version.h): a release tag vX.Y... if HEAD has one, else the
 # base version and the commit; outside git just the base version.
@@ -29,7 +29,7 @@ endif
 BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw-dev \
               libiberty-dev libcurl4-openssl-dev help2man
 # what only the tests need: oracles, peers, viewers, test workloads
-TEST_PKGS  := binutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
+TEST_PKGS  := binutils elfutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
               nodejs default-jdk-headless \
               chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion
 

@@ -323,6 +323,8 @@ int session_start(struct session *s, const struct session_opts *o)
 	s->ts.max_bytes = o->max_table_bytes;
 	s->ts.idle_ttl_ns = (uint64_t)(o->table_idle_ttl * 1e9);
 	s->syms = sym_cache_new();
+	if (s->syms)
+		sym_cache_set_lines(s->syms, o->lines);
 	s->pt = s->syms ? proc_tracker_new(&s->ts, s->syms, s->ld.procs_fd, s->ld.mappings_fd)
 			: NULL;
 	if (err || !s->pt || agg_init(&s->agg, o->max_stacks)) {

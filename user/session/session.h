@@ -56,6 +56,7 @@ struct session_opts {
 	uint64_t table_cache_bytes; /* its bound (0: SESSION_TABLE_CACHE_BYTES) */
 	uint32_t build_workers;	    /* tables one load builds at once (0: CPUs, at most 4) */
 	bool no_inherit; /* -p / COMMAND only, not the processes they fork */
+	bool lines;	 /* objects keep their DWARF: source lines and inline frames */
 	bool verbose;
 };
 
