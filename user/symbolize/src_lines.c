@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -508,27 +509,52 @@ static uint32_t die_udata(Dwarf_Die *d, unsigned int name)
 	return (uint32_t)w;
 }
 
+/* @file made absolute with the unit's directory, as addr2line prints it; NULL stays NULL. */
+static const char *full_path(const char *file, const char *comp_dir, char *buf, size_t len)
+{
+	int n;
+
+	if (!file || file[0] == '/' || !comp_dir || !comp_dir[0])
+		return file;
+	n = snprintf(buf, len, "%s/%s", comp_dir, file);
+	return n > 0 && (size_t)n < len ? buf : file;
+}
+
 /*
- * Fills @a with the chain at @vaddr: scopes come innermost first; a level's
- * line is where the pc is for the innermost, else where the level inside it
- * was inlined (its DW_AT_call_file / call_line).
+ * Fills @a with the chain at @vaddr.  dwarf_getscopes gives the innermost
+ * scope, but above an inlined instance it goes on through the inlined
+ * function's abstract definition; the callers are the scopes that contain
+ * that instance in the tree, so those are listed again from the instance
+ * (dwarf_getscopes_die), as eu-addr2line -i does.  A level's line is where
+ * the pc is for the innermost, else where the level inside it was inlined
+ * (its DW_AT_call_file / call_line).
  */
 static int resolve(struct src_lines *sl, struct answer *a, Dwarf_Die *cudie, uint64_t vaddr)
 {
-	Dwarf_Die *scopes = NULL;
+	Dwarf_Die *scopes = NULL, inner;
 	Dwarf_Files *files = NULL;
 	size_t nr_files = 0;
 	Dwarf_Line *ln = dwarf_getsrc_die(cudie, vaddr);
+	Dwarf_Attribute at;
+	const char *comp_dir = dwarf_attr(cudie, DW_AT_comp_dir, &at) ? dwarf_formstring(&at) : NULL;
 	struct src_frame f = {0};
+	char path[4096];
 	int n, i, err = 0;
 	int line;
 
 	if (ln) {
-		f.file = dwarf_linesrc(ln, NULL, NULL);
+		f.file = full_path(dwarf_linesrc(ln, NULL, NULL), comp_dir, path, sizeof(path));
 		if (!dwarf_lineno(ln, &line) && line > 0)
 			f.line = (uint32_t)line;
 	}
 	n = dwarf_getscopes(cudie, vaddr, &scopes);
+	if (n > 0) {
+		bool ok = dwarf_offdie(sl->dw, dwarf_dieoffset(&scopes[0]), &inner);
+
+		free(scopes);
+		scopes = NULL;
+		n = ok ? dwarf_getscopes_die(&inner, &scopes) : -1;
+	}
 	if (n > 0 && dwarf_getsrcfiles(cudie, &files, &nr_files))
 		files = NULL;
 	for (i = 0; i < n && !err && a->n < SRC_FRAMES_MAX; i++) {
@@ -546,6 +572,7 @@ static int resolve(struct src_lines *sl, struct answer *a, Dwarf_Die *cudie, uin
 		call_file = die_udata(&scopes[i], DW_AT_call_file);
 		f.file = files && call_file < nr_files ? dwarf_filesrc(files, call_file, NULL, NULL)
 						       : NULL;
+		f.file = full_path(f.file, comp_dir, path, sizeof(path));
 		f.line = die_udata(&scopes[i], DW_AT_call_line);
 	}
 	/* no function scope (assembly with line info): the line alone */
