@@ -218,7 +218,10 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 	ssize_t len;
 	int ret = 0;
 
+	struct saved_frames *frames = meta->frames;
+
 	memset(meta, 0, sizeof(*meta));
+	meta->frames = frames;
 	*bad = 0;
 	err[0] = 0;
 	len = getline(&line, &cap, f);
