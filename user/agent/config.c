@@ -66,6 +66,13 @@ const struct agent_option agent_options[] = {
      "tables of one process built at once, one thread each (default: the CPUs, at most 4; "
      "1: one after the other)",
      OPT_U32, OFF(build_workers), true, 1, 64},
+    {"no-source-lines", 1043, NULL,
+     "name frames from symbols only: no source lines and inline frames from DWARF", OPT_FLAG,
+     OFF(no_source_lines), true, 0, 0},
+    {"source-lines-time", 1044, "DURATION",
+     "time an interval may spend looking up source lines and inline frames; frames past it "
+     "keep their function names, and are looked up in the next interval (default 200ms)",
+     OPT_SECONDS, OFF(source_lines_time), false, 0, 3600},
     {"metrics-addr", 1004, "HOST:PORT",
      "Prometheus metrics on http://HOST:PORT/metrics (default 127.0.0.1:9491; off disables)",
      OPT_STR, OFF(metrics_addr), true, 0, 0},
@@ -142,6 +149,7 @@ void agent_config_defaults(struct agent_config *c)
 	c->push_timeout = 10;
 	c->backoff_max = 300;
 	c->spool_max_bytes = 256ull << 20;
+	c->source_lines_time = 0.2;
 }
 
 static char **str_field(struct agent_config *c, const struct agent_option *o)

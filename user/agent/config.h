@@ -36,6 +36,8 @@ struct agent_config {
 	char *table_cache;	  /* compiled tables kept here; "off": none */
 	uint64_t table_cache_size;
 	uint32_t build_workers; /* tables one load builds at once (0: CPUs, at most 4) */
+	bool no_source_lines;	/* names only: no DWARF lines and inline frames */
+	double source_lines_time; /* seconds of line lookups per interval, at most */
 	char *metrics_addr;  /* host:port, "off" to disable */
 	char *log_file;	     /* NULL: stderr */
 	/* changeable by SIGHUP */

@@ -199,6 +199,48 @@ static void add(uint64_t *p, uint64_t v)
 	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
+/*
+ * This interval's allowance for source lines; returns the counters before it,
+ * for lines_interval_done.
+ */
+static struct src_lines_stats lines_interval_start(struct agent *a)
+{
+	struct src_lines_ctx *ctx = sym_cache_lines_ctx(a->s.syms);
+
+	ctx->ns_left = (uint64_t)(a->cfg.source_lines_time * 1e9);
+	return ctx->st;
+}
+
+/* The interval's cost in its log line; a kind of refusal logged the first time it happens. */
+static void lines_interval_done(struct agent *a, const struct src_lines_stats *before,
+				char *buf, size_t len)
+{
+	static const char *const cause[SRC_REFUSED_MAX] = {
+	    [SRC_REFUSED_TIME] = "time", [SRC_REFUSED_OBJECT] = "object_size",
+	    [SRC_REFUSED_CU] = "unit_size"};
+	static const char *const why[SRC_REFUSED_MAX] = {
+	    [SRC_REFUSED_TIME] = "the interval's --source-lines-time was spent: the other frames "
+				 "keep their names and are looked up in the next interval",
+	    [SRC_REFUSED_OBJECT] = "an object's debug sections are over 256 MiB, or it has more "
+				   "than 1M compile units",
+	    [SRC_REFUSED_CU] = "a compile unit is over 16 MiB"};
+	const struct src_lines_stats *st = &sym_cache_lines_ctx(a->s.syms)->st;
+	uint64_t lookups = st->lookups - before->lookups, refused = 0;
+	int i;
+
+	for (i = 0; i < SRC_REFUSED_MAX; i++) {
+		refused += st->refused[i] - before->refused[i];
+		if (st->refused[i] && !before->refused[i])
+			alog(ALOG_WARN, "source lines refused", "cause=%s first_interval=true why=%s",
+			     cause[i], alog_quote(why[i], (char[256]){0}, 256));
+	}
+	snprintf(buf, len,
+		 " lines_ms=%.1f lines_lookups=%" PRIu64 " lines_hits=%" PRIu64
+		 " lines_refused=%" PRIu64 " lines_open_bytes=%" PRIu64 " lines_cached=%" PRIu64,
+		 (double)(st->ns - before->ns) / 1e6, lookups, st->hits - before->hits, refused,
+		 st->open_bytes, st->cache_entries);
+}
+
 /* Symbolizes one interval and writes / spools it.  iv is the interval's aggregator. */
 static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t until_ns)
 {
@@ -207,7 +249,8 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	struct agent_retention ret;
 	struct frame_namer fn;
 	struct profile p;
-	char name[128], q[256];
+	char name[128], q[256], lines_cost[256] = "";
+	struct src_lines_stats lines_before;
 	char *gz = NULL;
 	size_t gz_len = 0;
 	double t0 = mono_sec();
@@ -236,7 +279,9 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	 * so cgroups that came and went do not accumulate in a long-lived agent
 	 */
 	info.cgroups = cgroup_names_new();
+	lines_before = lines_interval_start(a);
 	err = profile_build(&p, iv, &fn, &info);
+	lines_interval_done(a, &lines_before, lines_cost, sizeof(lines_cost));
 	cgroup_names_free(info.cgroups);
 	if (err) {
 		frame_namer_free(&fn);
@@ -286,9 +331,9 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	__atomic_store_n(&a->ctr.last_interval_unix, until_ns / 1000000000ull, __ATOMIC_RELAXED);
 	alog(ALOG_INFO, "interval",
 	     "file=%s samples=%" PRIu64 " stacks=%" PRIu64 " overflow=%" PRIu64
-	     " bytes=%zu duration=%.3fs build_ms=%.1f",
+	     " bytes=%zu duration=%.3fs build_ms=%.1f%s",
 	     name[0] ? name : "-", iv->samples, iv->nr_stacks, iv->overflow, gz_len,
-	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3);
+	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3, lines_cost);
 out:
 	free(gz);
 	a->from_ns = until_ns;
@@ -572,6 +617,7 @@ int cmd_agent(int argc, char **argv)
 	so.defer_budget = a.cfg.defer_budget;
 	so.table_cache_bytes = a.cfg.table_cache_size;
 	so.build_workers = a.cfg.build_workers;
+	so.lines = !a.cfg.no_source_lines;
 	if (!a.cfg.table_cache || strcmp(a.cfg.table_cache, "off"))
 		snprintf(so.table_cache, sizeof(so.table_cache), "%s",
 			 a.cfg.table_cache ? a.cfg.table_cache : AGENT_TABLE_CACHE_DEFAULT);
