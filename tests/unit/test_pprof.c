@@ -498,7 +498,11 @@ static void check_large(const char *go, const char *file)
 	for (i = 0; i < BIG_N; i++) {
 		snprintf(names[i], sizeof(names[i]), "fn%d", i);
 		bl[i] =
-		    (struct prof_location){0x400000 + i * 16, i * 16, 1, PROF_LOC_USER, names[i]};
+		    (struct prof_location){.addr = 0x400000 + i * 16,
+					   .rel_addr = i * 16,
+					   .mapping = 1,
+					   .kind = PROF_LOC_USER,
+					   .function = names[i]};
 		stacks[2 * i] = i;
 		stacks[2 * i + 1] = (i + 1) % BIG_N;
 		bs[i] = (struct prof_sample){.count = i + 1,

@@ -616,6 +616,15 @@ int profile_apply_view(struct profile *p, const struct prof_view *v)
 	uint32_t *first, *count;
 	int err = -1;
 
+	/* profiles without lines (or made by hand, without a pool) show as they are */
+	for (i = 0; i < nr_orig && !p->locs[i].nr_lines; i++)
+		;
+	if (i == nr_orig)
+		return 0;
+	if (!pv) {
+		errno = EINVAL;
+		return -1;
+	}
 	first = calloc(nr_orig ? nr_orig : 1, sizeof(*first));
 	count = calloc(nr_orig ? nr_orig : 1, sizeof(*count));
 	if (!first || !count)
