@@ -8,8 +8,9 @@
  *    eu-addr2line drops a level, llvm-symbolizer decides; counted apart);
  *  - a stripped program finds its DWARF in a debug file by build-id;
  *  - the budgets: a unit or an object over its size, an interval's time
- *    allowance spent, open handles over their bytes, answers over their
- *    number; each refusal counted, cached answers still served;
+ *    allowance spent, open handles over their bytes, objects holding their
+ *    DWARF file over their number, answers over theirs; each refusal
+ *    counted, cached answers still served;
  *  - the frame model end to end without the binary: a recording's uframe
  *    lines give the same locations (levels, files, lines) in the default
  *    view, --no-inline and --lines, and pprof carries one Line per level with
@@ -418,6 +419,27 @@ static void test_budgets(void)
 		      "handles closed and reopened: %d answers, %" PRIu64 " opens, %" PRIu64
 		      " closes",
 		      ok, ctx->st.opens, ctx->st.closes);
+	}
+	sym_cache_free(c);
+
+	/* objects holding their DWARF file: at most max_attached, a place freed is taken again */
+	c = sym_cache_new();
+	sym_cache_set_lines(c, true);
+	ctx = sym_cache_lines_ctx(c);
+	ctx->max_attached = 1;
+	{
+		struct sym_obj *a = sym_cache_get(c, "a", path, -1, 0);
+		struct sym_obj *b = sym_cache_get(c, "b", path, -1, 0);
+
+		CHECK(a && sym_obj_has_lines(a) && b && !sym_obj_has_lines(b) &&
+			  ctx->st.refused[SRC_REFUSED_FILES] == 1 && ctx->nr_attached == 1,
+		      "second object refused its DWARF file: %" PRIu64 " refused, %" PRIu64
+		      " attached",
+		      ctx->st.refused[SRC_REFUSED_FILES], ctx->nr_attached);
+		sym_cache_remove(c, "a");
+		b = sym_cache_get(c, "c", path, -1, 0);
+		CHECK(b && sym_obj_has_lines(b) && ctx->nr_attached == 1,
+		      "the place freed is taken: %" PRIu64 " attached", ctx->nr_attached);
 	}
 	sym_cache_free(c);
 

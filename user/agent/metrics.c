@@ -211,13 +211,15 @@ static void render_source_lines(struct sym_cache *syms, FILE *f)
 	       "Of those, answered from the per-object cache of earlier answers.", (double)st.hits);
 	header(f, "cfiprof_source_lines_refused_total", "counter",
 	       "Lookups refused by a budget: the interval's time (--source-lines-time), an object's "
-	       "size, a compile unit's size.");
+	       "size, a compile unit's size; objects not given their DWARF file: too many open.");
 	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"time\"} %" PRIu64 "\n",
 		st.refused[SRC_REFUSED_TIME]);
 	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"object_size\"} %" PRIu64 "\n",
 		st.refused[SRC_REFUSED_OBJECT]);
 	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"unit_size\"} %" PRIu64 "\n",
 		st.refused[SRC_REFUSED_CU]);
+	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"files\"} %" PRIu64 "\n",
+		st.refused[SRC_REFUSED_FILES]);
 	metric(f, "cfiprof_source_lines_seconds_total", "counter",
 	       "Time spent opening DWARF and looking up lines.", (double)st.ns / 1e9);
 	metric(f, "cfiprof_source_lines_open_bytes", "gauge",

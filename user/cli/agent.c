@@ -217,22 +217,29 @@ static void lines_interval_done(struct agent *a, const struct src_lines_stats *b
 {
 	static const char *const cause[SRC_REFUSED_MAX] = {
 	    [SRC_REFUSED_TIME] = "time", [SRC_REFUSED_OBJECT] = "object_size",
-	    [SRC_REFUSED_CU] = "unit_size"};
+	    [SRC_REFUSED_CU] = "unit_size", [SRC_REFUSED_FILES] = "files"};
 	static const char *const why[SRC_REFUSED_MAX] = {
 	    [SRC_REFUSED_TIME] = "the interval's --source-lines-time was spent: the other frames "
 				 "keep their names and are looked up in the next interval",
 	    [SRC_REFUSED_OBJECT] = "an object's debug sections are over 256 MiB, or it has more "
 				   "than 1M compile units",
-	    [SRC_REFUSED_CU] = "a compile unit is over 16 MiB"};
+	    [SRC_REFUSED_CU] = "a compile unit is over 16 MiB",
+	    [SRC_REFUSED_FILES] = "objects holding their DWARF file open are at their bound (256, "
+				  "at most an eighth of the fd limit): others are named without "
+				  "lines until some go"};
+	static bool logged[SRC_REFUSED_MAX];
 	const struct src_lines_stats *st = &sym_cache_lines_ctx(a->s.syms)->st;
 	uint64_t lookups = st->lookups - before->lookups, refused = 0;
 	int i;
 
 	for (i = 0; i < SRC_REFUSED_MAX; i++) {
 		refused += st->refused[i] - before->refused[i];
-		if (st->refused[i] && !before->refused[i])
-			alog(ALOG_WARN, "source lines refused", "cause=%s first_interval=true why=%s",
-			     cause[i], alog_quote(why[i], (char[256]){0}, 256));
+		if (st->refused[i] && !logged[i]) {
+			logged[i] = true;
+			alog(ALOG_WARN, "source lines refused (logged once)",
+			     "cause=%s refused=%" PRIu64 " why=%s", cause[i], st->refused[i],
+			     alog_quote(why[i], (char[256]){0}, 256));
+		}
 	}
 	snprintf(buf, len,
 		 " lines_ms=%.1f lines_lookups=%" PRIu64 " lines_hits=%" PRIu64

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -67,12 +68,17 @@ struct src_lines {
 
 void src_lines_ctx_init(struct src_lines_ctx *ctx)
 {
+	struct rlimit rl;
+
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->max_object_bytes = 256ull << 20;
 	ctx->max_cu_bytes = 16ull << 20;
 	ctx->max_open_bytes = 512ull << 20;
 	ctx->max_cache_entries = 1u << 20;
 	ctx->ns_left = UINT64_MAX;
+	ctx->max_attached = 256;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur / 8 < ctx->max_attached)
+		ctx->max_attached = rl.rlim_cur / 8;
 }
 
 /* ---- attaching ---- */
@@ -159,21 +165,32 @@ err:
 	return NULL;
 }
 
-struct src_lines *src_lines_attach(Elf *e, int fd, const struct debug_file_search *s)
+struct src_lines *src_lines_attach(struct src_lines_ctx *ctx, Elf *e, int fd,
+				   const struct debug_file_search *s)
 {
 	struct debug_file_search own = *s;
 	struct debug_file dbg = {.fd = -1};
-	struct src_lines *sl;
+	struct src_lines *sl = NULL;
 	bool has;
 
+	/* a place first: the fd is what is bounded */
+	if (__atomic_add_fetch(&ctx->nr_attached, 1, __ATOMIC_RELAXED) > ctx->max_attached) {
+		__atomic_fetch_add(&ctx->st.refused[SRC_REFUSED_FILES], 1, __ATOMIC_RELAXED);
+		goto out;
+	}
 	debug_bytes(e, &has);
-	if (has)
-		return attach_fd(fd, s->obj_path);
+	if (has) {
+		sl = attach_fd(fd, s->obj_path);
+		goto out;
+	}
 	own.unusable = no_debug_info;
 	if (debug_file_find(e, &own, &dbg))
-		return NULL;
+		goto out;
 	sl = attach_fd(dbg.fd, dbg.path);
 	debug_file_close(&dbg);
+out:
+	if (!sl)
+		__atomic_fetch_sub(&ctx->nr_attached, 1, __ATOMIC_RELAXED);
 	return sl;
 }
 
@@ -666,4 +683,5 @@ void src_lines_free(struct src_lines_ctx *ctx, struct src_lines *sl)
 	close(sl->fd);
 	free(sl->path);
 	free(sl);
+	__atomic_fetch_sub(&ctx->nr_attached, 1, __ATOMIC_RELAXED);
 }

@@ -45,6 +45,7 @@ enum src_refusal {
 	SRC_REFUSED_TIME,	/* the interval's time allowance was spent */
 	SRC_REFUSED_OBJECT,	/* debug sections too big, too many units or ranges */
 	SRC_REFUSED_CU,		/* one compile unit too big */
+	SRC_REFUSED_FILES,	/* max_attached objects hold their DWARF file already */
 	SRC_REFUSED_MAX,
 };
 
@@ -68,20 +69,32 @@ struct src_lines_ctx {
 	uint64_t max_cu_bytes;	   /* one compile unit's .debug_info */
 	uint64_t max_open_bytes;   /* all open handles: inflated sections + units walked */
 	uint64_t max_cache_entries;
+	/*
+	 * Objects holding their DWARF file open (an fd each) at most: a process
+	 * mapping thousands of files with DWARF must not take the fds the rest
+	 * needs.  nr_attached and refused[SRC_REFUSED_FILES] change on the
+	 * loading thread, atomically.
+	 */
+	uint64_t max_attached, nr_attached;
 	uint64_t ns_left;	   /* this interval's allowance; UINT64_MAX: none */
 	struct src_lines_stats st;
 	struct src_lines *lru;	   /* open handles, most recently used first */
 };
 
-/* Defaults for @ctx: 256 MiB per object, 16 MiB per unit, 512 MiB open, 1M answers, no time limit. */
+/*
+ * Defaults for @ctx: 256 MiB per object, 16 MiB per unit, 512 MiB open, 1M
+ * answers, no time limit, 256 files open (at most an eighth of RLIMIT_NOFILE).
+ */
 void src_lines_ctx_init(struct src_lines_ctx *ctx);
 
 /*
  * The DWARF of @e (open on @fd, which stays the caller's): @e itself when it
  * has .debug_info, else its separate debug file as @s finds it. NULL when
- * neither has any, or on error.
+ * neither has any, on error, or when @ctx's max_attached objects hold theirs
+ * (counted in refused[SRC_REFUSED_FILES]).
  */
-struct src_lines *src_lines_attach(Elf *e, int fd, const struct debug_file_search *s);
+struct src_lines *src_lines_attach(struct src_lines_ctx *ctx, Elf *e, int fd,
+				   const struct debug_file_search *s);
 
 /*
  * The chain at @vaddr (the object's ELF address), innermost first, in

@@ -185,7 +185,7 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 		    .root = c->debug_root, .obj_path = path, .pid = pid, .self = &self};
 
 		/* now, while the process and its root exist: lookups come later */
-		o->lines = src_lines_attach(e, fd, &s);
+		o->lines = src_lines_attach(&c->lines, e, fd, &s);
 	}
 out:
 	if (e)
