@@ -243,9 +243,10 @@ static void lines_interval_done(struct agent *a, const struct src_lines_stats *b
 	}
 	snprintf(buf, len,
 		 " lines_ms=%.1f lines_lookups=%" PRIu64 " lines_hits=%" PRIu64
-		 " lines_refused=%" PRIu64 " lines_open_bytes=%" PRIu64 " lines_cached=%" PRIu64,
+		 " lines_refused=%" PRIu64 " lines_opens=%" PRIu64 " lines_open_bytes=%" PRIu64
+		 " lines_cached=%" PRIu64,
 		 (double)(st->ns - before->ns) / 1e6, lookups, st->hits - before->hits, refused,
-		 st->open_bytes, st->cache_entries);
+		 st->opens - before->opens, st->open_bytes, st->cache_entries);
 }
 
 /* Symbolizes one interval and writes / spools it.  iv is the interval's aggregator. */
