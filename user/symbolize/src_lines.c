@@ -25,6 +25,7 @@
 #include "common/clock.h"
 #include "common/hash.h"
 #include "common/vec.h"
+#include "user/symbolize/dwarf_fn_index.h"
 
 struct cu_range {
 	uint64_t start, end;
@@ -34,7 +35,7 @@ struct cu_range {
 struct cu_info {
 	Dwarf_Off die_off;
 	uint64_t bytes;
-	bool walked; /* counted in the handle's cost */
+	struct fn_index *fns; /* built on the unit's first lookup; counted in the handle's cost */
 };
 
 struct answer {
@@ -229,6 +230,8 @@ static void handle_close(struct src_lines_ctx *ctx, struct src_lines *sl)
 	sl->dw = NULL;
 	ctx->st.open_bytes -= sl->cost;
 	sl->cost = 0;
+	for (uint64_t i = 0; i < sl->nr_cus; i++)
+		fn_index_free(sl->cus[i].fns);
 	free(sl->cus);
 	free(sl->ranges);
 	sl->cus = NULL;
@@ -333,7 +336,7 @@ static int list_units(struct src_lines *sl)
 		ci->bytes = next - off;
 		if (dwarf_attr(&cudie, DW_AT_stmt_list, &at) && !dwarf_formudata(&at, &stmt))
 			ci->bytes += line_program_bytes(lines, stmt);
-		ci->walked = false;
+		ci->fns = NULL;
 		while ((r = dwarf_ranges(&cudie, r, &base, &start, &end)) > 0) {
 			struct cu_range *cr;
 
@@ -538,17 +541,15 @@ static const char *full_path(const char *file, const char *comp_dir, char *buf, 
 }
 
 /*
- * Fills @a with the chain at @vaddr.  dwarf_getscopes gives the innermost
- * scope, but above an inlined instance it goes on through the inlined
- * function's abstract definition; the callers are the scopes that contain
- * that instance in the tree, so those are listed again from the instance
- * (dwarf_getscopes_die), as eu-addr2line -i does.  A level's line is where
- * the pc is for the innermost, else where the level inside it was inlined
- * (its DW_AT_call_file / call_line).
+ * Fills @a with the chain at @vaddr: the DIEs containing it, from the unit's
+ * function index (the same chain dwarf_getscopes_die gives, as eu-addr2line
+ * -i prints it).  A level's line is where the pc is for the innermost, else
+ * where the level inside it was inlined (its DW_AT_call_file / call_line).
  */
-static int resolve(struct src_lines *sl, struct answer *a, Dwarf_Die *cudie, uint64_t vaddr)
+static int resolve(struct src_lines *sl, struct answer *a, Dwarf_Die *cudie,
+		   const struct fn_index *fns, uint64_t vaddr)
 {
-	Dwarf_Die *scopes = NULL, inner;
+	Dwarf_Off offs[SRC_FRAMES_MAX * 2];
 	Dwarf_Files *files = NULL;
 	size_t nr_files = 0;
 	Dwarf_Line *ln = dwarf_getsrc_die(cudie, vaddr);
@@ -564,33 +565,28 @@ static int resolve(struct src_lines *sl, struct answer *a, Dwarf_Die *cudie, uin
 		if (!dwarf_lineno(ln, &line) && line > 0)
 			f.line = (uint32_t)line;
 	}
-	n = dwarf_getscopes(cudie, vaddr, &scopes);
-	if (n > 0) {
-		bool ok = dwarf_offdie(sl->dw, dwarf_dieoffset(&scopes[0]), &inner);
-
-		free(scopes);
-		scopes = NULL;
-		n = ok ? dwarf_getscopes_die(&inner, &scopes) : -1;
-	}
+	n = fn_index_chain(fns, vaddr, offs, (int)(sizeof(offs) / sizeof(offs[0])));
 	if (n > 0 && dwarf_getsrcfiles(cudie, &files, &nr_files))
 		files = NULL;
 	for (i = 0; i < n && !err && a->n < SRC_FRAMES_MAX; i++) {
-		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Die die;
+		int tag;
 		uint32_t call_file;
 
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
-			continue;
-		f.system_name = die_system_name(&scopes[i]);
-		f.start_line = dwarf_decl_line(&scopes[i], &line) || line < 0 ? 0 : (uint32_t)line;
+		if (!dwarf_offdie(sl->dw, offs[i], &die))
+			break;
+		tag = dwarf_tag(&die);
+		f.system_name = die_system_name(&die);
+		f.start_line = dwarf_decl_line(&die, &line) || line < 0 ? 0 : (uint32_t)line;
 		err = add_frame(sl, a, &f);
-		if (tag == DW_TAG_subprogram)
+		if (tag != DW_TAG_inlined_subroutine)
 			break;
 		/* the caller's position: where this level was inlined */
-		call_file = die_udata(&scopes[i], DW_AT_call_file);
+		call_file = die_udata(&die, DW_AT_call_file);
 		f.file = files && call_file < nr_files ? dwarf_filesrc(files, call_file, NULL, NULL)
 						       : NULL;
 		f.file = full_path(f.file, comp_dir, path, sizeof(path));
-		f.line = die_udata(&scopes[i], DW_AT_call_line);
+		f.line = die_udata(&die, DW_AT_call_line);
 	}
 	/* no function scope (assembly with line info): the line alone */
 	if (!err && !a->n && ln) {
@@ -598,7 +594,6 @@ static int resolve(struct src_lines *sl, struct answer *a, Dwarf_Die *cudie, uin
 		f.start_line = 0;
 		err = add_frame(sl, a, &f);
 	}
-	free(scopes);
 	return err;
 }
 
@@ -645,11 +640,15 @@ int src_lines_lookup(struct src_lines_ctx *ctx, struct src_lines *sl, uint64_t v
 		goto out;
 	ret = 0;
 	if (cu >= 0 && dwarf_offdie(sl->dw, sl->cus[cu].die_off, &cudie)) {
-		if (!sl->cus[cu].walked) {
-			sl->cus[cu].walked = true;
-			charge(ctx, sl, sl->cus[cu].bytes);
+		struct cu_info *ci = &sl->cus[cu];
+
+		/* one walk of the unit; its DIEs and line program stay in libdw's memory */
+		if (!ci->fns) {
+			ci->fns = fn_index_build(&cudie, ci->bytes);
+			if (ci->fns)
+				charge(ctx, sl, ci->bytes + fn_index_bytes(ci->fns));
 		}
-		if (resolve(sl, a, &cudie, vaddr)) {
+		if (!ci->fns || resolve(sl, a, &cudie, ci->fns, vaddr)) {
 			/* out of memory midway: keep what is complete, an empty answer */
 			sl->nr_frames = a->first;
 			a->n = 0;
