@@ -25,6 +25,7 @@
 #include "common/clock.h"
 #include "common/hash.h"
 #include "common/vec.h"
+#include "elf/sections.h"
 #include "user/symbolize/dwarf_fn_index.h"
 
 struct cu_range {
@@ -277,22 +278,10 @@ static uint64_t line_program_bytes(const Elf_Data *d, uint64_t off)
 /* .debug_line as libdw reads it (libelf keeps one copy per section, inflated once). */
 static Elf_Data *line_section(Elf *e)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf_section_by_name(e, ".debug_line", &sh);
 
-	if (elf_getshdrstrndx(e, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".debug_line"))
-			return elf_getdata(scn, NULL);
-	}
-	return NULL;
+	return scn && sh.sh_type != SHT_NOBITS ? elf_getdata(scn, NULL) : NULL;
 }
 
 static int by_start(const void *a, const void *b)
