@@ -199,6 +199,9 @@ static void add(uint64_t *p, uint64_t v)
 	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
+/* Bytes behind the agent's open DWARF handles, and so the largest object it reads lines of. */
+#define AGENT_LINES_OPEN_BYTES (128ull << 20)
+
 /*
  * This interval's allowance for source lines; returns the counters before it,
  * for lines_interval_done.
@@ -221,7 +224,7 @@ static void lines_interval_done(struct agent *a, const struct src_lines_stats *b
 	static const char *const why[SRC_REFUSED_MAX] = {
 	    [SRC_REFUSED_TIME] = "the interval's --source-lines-time was spent: the other frames "
 				 "keep their names and are looked up in the next interval",
-	    [SRC_REFUSED_OBJECT] = "an object's debug sections are over 256 MiB, or it has more "
+	    [SRC_REFUSED_OBJECT] = "an object's debug sections are over 128 MiB, or it has more "
 				   "than 1M compile units",
 	    [SRC_REFUSED_CU] = "a compile unit is over 16 MiB",
 	    [SRC_REFUSED_FILES] = "objects holding their DWARF file open are at their bound (256, "
@@ -635,6 +638,9 @@ int cmd_agent(int argc, char **argv)
 		goto out;
 	}
 	a.session_started = true;
+	/* always on beside everything else: a tighter bound than record's (read on this thread) */
+	sym_cache_lines_ctx(a.s.syms)->max_open_bytes = AGENT_LINES_OPEN_BYTES;
+	sym_cache_lines_ctx(a.s.syms)->max_object_bytes = AGENT_LINES_OPEN_BYTES;
 	a.from_ns = a.s.start_unix_ns;
 	if (!a.cfg.user_only) {
 		a.ks = session_kernel_symbols(&a.s, kerr, sizeof(kerr));
