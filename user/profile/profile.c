@@ -116,17 +116,15 @@ static char *pool_alloc(struct priv *pv, size_t len)
 	return s;
 }
 
-/* pool_alloc, aligned for structures */
+/* pool_alloc, aligned for structures (a new block starts aligned) */
 static void *pool_alloc_aligned(struct priv *pv, size_t len)
 {
 	struct pool_block *b = pv->pool;
 	size_t pad = b ? (8 - (b->used & 7)) & 7 : 0;
-	char *s;
 
-	if (b && b->size - b->used >= len + pad)
-		b->used += pad;
-	s = pool_alloc(pv, len);
-	return s;
+	if (b)
+		b->used = b->size - b->used >= pad ? b->used + pad : b->size;
+	return pool_alloc(pv, len);
 }
 
 const char *profile_intern(struct profile *p, const char *s)
