@@ -11,6 +11,8 @@
  *    allowance spent, open handles over their bytes, objects holding their
  *    DWARF file over their number, answers over theirs; each refusal
  *    counted, cached answers still served;
+ *  - a hostile unit (a DIE naming itself as its sibling) answers, without a
+ *    walk that never ends;
  *  - the frame model end to end without the binary: a recording's uframe
  *    lines give the same locations (levels, files, lines) in the default
  *    view, --no-inline and --lines, and pprof carries one Line per level with
@@ -588,6 +590,92 @@ static void test_pprof_lines(void)
 	unlink(pb);
 }
 
+
+/* ---- hostile DWARF ---- */
+
+/* A unit whose subprogram names itself as its sibling (DW_AT_sibling back to itself). */
+static const char loop_s[] =
+    "\t.text\n"
+    "\t.globl\t_start\n"
+    "\t.type\t_start, @function\n"
+    "_start:\n"
+    "\tnop\n"
+    "\tnop\n"
+    "\tnop\n"
+    "\tret\n"
+    ".Lend:\n"
+    "\t.size\t_start, .-_start\n"
+    "\t.section .debug_abbrev,\"\",@progbits\n"
+    "\t.uleb128 1\t\t# CU\n"
+    "\t.uleb128 0x11\t\t# DW_TAG_compile_unit\n"
+    "\t.byte 1\t\t\t# children\n"
+    "\t.uleb128 0x11\t\t# DW_AT_low_pc\n"
+    "\t.uleb128 0x01\t\t# DW_FORM_addr\n"
+    "\t.uleb128 0x12\t\t# DW_AT_high_pc\n"
+    "\t.uleb128 0x07\t\t# DW_FORM_data8\n"
+    "\t.uleb128 0x03\t\t# DW_AT_name\n"
+    "\t.uleb128 0x08\t\t# DW_FORM_string\n"
+    "\t.byte 0, 0\n"
+    "\t.uleb128 2\t\t# subprogram pointing at itself as its sibling\n"
+    "\t.uleb128 0x2e\t\t# DW_TAG_subprogram\n"
+    "\t.byte 0\n"
+    "\t.uleb128 0x01\t\t# DW_AT_sibling\n"
+    "\t.uleb128 0x13\t\t# DW_FORM_ref4\n"
+    "\t.uleb128 0x03\t\t# DW_AT_name\n"
+    "\t.uleb128 0x08\t\t# DW_FORM_string\n"
+    "\t.uleb128 0x11\t\t# DW_AT_low_pc\n"
+    "\t.uleb128 0x01\t\t# DW_FORM_addr\n"
+    "\t.uleb128 0x12\t\t# DW_AT_high_pc\n"
+    "\t.uleb128 0x07\t\t# DW_FORM_data8\n"
+    "\t.byte 0, 0\n"
+    "\t.byte 0\n"
+    "\t.section .debug_info,\"\",@progbits\n"
+    ".Lcu:\n"
+    "\t.long .Lcu_end - .Lcu_ver\t# unit_length\n"
+    ".Lcu_ver:\n"
+    "\t.value 4\t\t\t# version\n"
+    "\t.long .debug_abbrev\t\t# abbrev offset\n"
+    "\t.byte 8\t\t\t\t# address size\n"
+    "\t.uleb128 1\n"
+    "\t.quad _start\n"
+    "\t.quad .Lend - _start\n"
+    "\t.string \"loop.s\"\n"
+    ".Ldie:\n"
+    "\t.uleb128 2\n"
+    "\t.long .Ldie - .Lcu\t\t# its own offset: the walk goes round\n"
+    "\t.string \"looping\"\n"
+    "\t.quad _start\n"
+    "\t.quad .Lend - _start\n"
+    "\t.byte 0\t\t\t\t# end of children\n"
+    ".Lcu_end:\n";
+
+static void test_sibling_loop(void)
+{
+	char src[] = "/tmp/cfiprof-loop-XXXXXX.s", bin[64], cmd[256];
+	struct sym_cache *c = sym_cache_new();
+	const struct src_frame *f;
+	struct sym_obj *o;
+	int fd = mkstemps(src, 2), n;
+
+	CHECK(fd >= 0 && write(fd, loop_s, sizeof(loop_s) - 1) == (ssize_t)sizeof(loop_s) - 1,
+	      "write %s", src);
+	close(fd);
+	snprintf(bin, sizeof(bin), "%.*s.bin", (int)strlen(src) - 2, src);
+	snprintf(cmd, sizeof(cmd), "gcc -nostdlib -static -o %s %s", bin, src);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	sym_cache_set_lines(c, true);
+	o = sym_cache_get(c, NULL, bin, -1, 0);
+	/* the harness's timeout fails a walk that never ends */
+	alarm(20);
+	n = o ? sym_obj_lines(o, 0x401001, &f) : -2;
+	alarm(0);
+	CHECK(n == 1 && f && f[0].system_name && !strcmp(f[0].system_name, "looping"),
+	      "the looping unit answered once: %d", n);
+	sym_cache_free(c);
+	unlink(src);
+	unlink(bin);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -597,5 +685,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_budgets);
 	RUN_TEST(test_recorded_frames);
 	RUN_TEST(test_pprof_lines);
+	RUN_TEST(test_sibling_loop);
 	return HARNESS_DONE();
 }

@@ -102,7 +102,7 @@ struct fn_index *fn_index_build(Dwarf_Die *cudie, uint64_t max_ranges)
 	struct fn_index *x = calloc(1, sizeof(*x));
 	struct frame *st = calloc(MAX_DEPTH, sizeof(*st));
 	int depth = 0;
-	uint64_t i;
+	uint64_t i, visits = 0;
 
 	if (!x || !st)
 		goto err;
@@ -116,6 +116,12 @@ struct fn_index *fn_index_build(Dwarf_Die *cudie, uint64_t max_ranges)
 		uint32_t fn = st[depth].fn;
 		bool descend = may_hold(tag);
 
+		/*
+		 * A DIE takes a byte at least: more visits than that means a
+		 * DW_AT_sibling pointing back (a hostile file), a walk without end.
+		 */
+		if (++visits > max_ranges)
+			goto err;
 		if (is_function(tag)) {
 			struct fn_die *v;
 			uint64_t before = x->nr;

@@ -16,7 +16,10 @@
 
 struct fn_index;
 
-/* Walks @cudie; NULL when out of memory or over @max_ranges ranges. */
+/*
+ * Walks @cudie; NULL when out of memory, or over @max_ranges ranges or DIEs
+ * visited (pass the unit's size: a walk past it is going round in circles).
+ */
 struct fn_index *fn_index_build(Dwarf_Die *cudie, uint64_t max_ranges);
 
 /*
