@@ -424,6 +424,21 @@ static void test_budgets(void)
 	}
 	sym_cache_free(c);
 
+	/* idle handles close at the end of a period: their bytes go, their answers stay */
+	c = sym_cache_new();
+	sym_cache_set_lines(c, true);
+	ctx = sym_cache_lines_ctx(c);
+	o = sym_cache_get(c, NULL, path, -1, 0);
+	CHECK(o && sym_obj_lines(o, deep, &f) == 3 && ctx->st.open_bytes > 0, "opened");
+	src_lines_close_idle(ctx); /* used in this period: stays */
+	CHECK(ctx->st.open_bytes > 0 && ctx->st.closes == 0, "a handle used in the period stays");
+	src_lines_close_idle(ctx); /* not used since: closed */
+	CHECK(ctx->st.open_bytes == 0 && ctx->st.closes == 1, "idle handle closed: %" PRIu64 " bytes",
+	      ctx->st.open_bytes);
+	CHECK(o && sym_obj_lines(o, deep, &f) == 3 && ctx->st.opens == 1, "its answers stay");
+	CHECK(o && sym_obj_lines(o, deep - 1, &f) >= 1 && ctx->st.opens == 2, "reopened for a new one");
+	sym_cache_free(c);
+
 	/* objects holding their DWARF file: at most max_attached, a place freed is taken again */
 	c = sym_cache_new();
 	sym_cache_set_lines(c, true);

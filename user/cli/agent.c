@@ -292,6 +292,8 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	info.cgroups = cgroup_names_new();
 	lines_before = lines_interval_start(a);
 	err = profile_build(&p, iv, &fn, &info);
+	/* before the counters: a handle this interval did not use gives its memory back */
+	src_lines_close_idle(sym_cache_lines_ctx(a->s.syms));
 	lines_interval_done(a, &lines_before, lines_cost, sizeof(lines_cost));
 	cgroup_names_free(info.cgroups);
 	if (err) {

@@ -51,6 +51,7 @@ struct src_lines {
 	char *path;
 	uint64_t section_bytes; /* debug sections, inflated */
 	bool refused;		/* too big: never opened */
+	uint64_t epoch;		/* ctx->epoch when last looked up in */
 	/* open libdw handle and what came of listing its units */
 	Dwarf *dw;
 	uint64_t cost;
@@ -154,6 +155,9 @@ static struct src_lines *attach_fd(int fd, const char *path)
 	sl->section_bytes = debug_bytes(sl->elf, &has);
 	if (!has)
 		goto err;
+	/* read again when first looked up: libelf keeps what it read until elf_end */
+	elf_end(sl->elf);
+	sl->elf = NULL;
 	return sl;
 err:
 	if (sl) {
@@ -229,6 +233,9 @@ static void handle_close(struct src_lines_ctx *ctx, struct src_lines *sl)
 		return;
 	dwarf_end(sl->dw);
 	sl->dw = NULL;
+	/* the sections libelf read and libdw inflated go with the Elf */
+	elf_end(sl->elf);
+	sl->elf = NULL;
 	ctx->st.open_bytes -= sl->cost;
 	sl->cost = 0;
 	for (uint64_t i = 0; i < sl->nr_cus; i++)
@@ -349,6 +356,7 @@ static int list_units(struct src_lines *sl)
 
 static int handle_open(struct src_lines_ctx *ctx, struct src_lines *sl)
 {
+	sl->epoch = ctx->epoch;
 	if (sl->dw) {
 		lru_front(ctx, sl);
 		return 0;
@@ -357,9 +365,22 @@ static int handle_open(struct src_lines_ctx *ctx, struct src_lines *sl)
 		sl->refused = true;
 		return -1;
 	}
-	sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
-	if (!sl->dw)
+	sl->elf = elf_begin(sl->fd, ELF_C_READ, NULL);
+	if (sl->elf && elf_kind(sl->elf) == ELF_K_ELF) {
+		bool has;
+
+		/* measured again: the file's owner may have rewritten it since */
+		sl->section_bytes = debug_bytes(sl->elf, &has);
+		sl->refused = sl->section_bytes > ctx->max_object_bytes;
+		if (!sl->refused)
+			sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
+	}
+	if (!sl->dw) {
+		if (sl->elf)
+			elf_end(sl->elf);
+		sl->elf = NULL;
 		return -1;
+	}
 	ctx->st.opens++;
 	lru_front(ctx, sl);
 	charge(ctx, sl, sl->section_bytes);
@@ -655,6 +676,20 @@ out:
 	return ret;
 }
 
+void src_lines_close_idle(struct src_lines_ctx *ctx)
+{
+	struct src_lines *sl = ctx->lru, *next;
+
+	for (; sl; sl = next) {
+		next = sl->next;
+		if (sl->epoch != ctx->epoch) {
+			handle_close(ctx, sl);
+			ctx->st.closes++;
+		}
+	}
+	ctx->epoch++;
+}
+
 void src_lines_free(struct src_lines_ctx *ctx, struct src_lines *sl)
 {
 	uint64_t i;
@@ -667,7 +702,6 @@ void src_lines_free(struct src_lines_ctx *ctx, struct src_lines *sl)
 	for (i = 0; i < sl->cap_strs; i++)
 		free(sl->strs[i]);
 	free(sl->strs);
-	elf_end(sl->elf);
 	close(sl->fd);
 	free(sl->path);
 	free(sl);

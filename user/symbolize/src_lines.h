@@ -76,6 +76,7 @@ struct src_lines_ctx {
 	 * loading thread, atomically.
 	 */
 	uint64_t max_attached, nr_attached;
+	uint64_t epoch; /* src_lines_close_idle calls so far */
 	uint64_t ns_left;	   /* this interval's allowance; UINT64_MAX: none */
 	struct src_lines_stats st;
 	struct src_lines *lru;	   /* open handles, most recently used first */
@@ -106,6 +107,13 @@ int src_lines_lookup(struct src_lines_ctx *ctx, struct src_lines *sl, uint64_t v
 
 /* Path of the file the DWARF is read from. */
 const char *src_lines_path(const struct src_lines *sl);
+
+/*
+ * Closes every handle not looked up in since the last call (their memory goes
+ * back; their answers stay), then starts a new period: the agent calls it at
+ * the end of each interval, so memory follows what runs now.
+ */
+void src_lines_close_idle(struct src_lines_ctx *ctx);
 
 void src_lines_free(struct src_lines_ctx *ctx, struct src_lines *sl);
 
