@@ -70,7 +70,8 @@ static int read_uframes(const char *rec, struct uframe *uf, int max, uint64_t *b
 		char bid[160];
 		int at = 0;
 
-		if (sscanf(line, "map %u %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %u %159s %4095s",
+		if (sscanf(line,
+			   "map %u %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %u %159s %4095s",
 			   &pid, &s, &e, &off, &b, &flags, bid, path) == 8 &&
 		    strstr(path, "/inlines") && !start) {
 			start = s;
@@ -80,13 +81,14 @@ static int read_uframes(const char *rec, struct uframe *uf, int max, uint64_t *b
 		    sscanf(line, "uframe %u %" SCNx64 " %" SCNx64 " %u %u %u%n", &pid, &ms,
 			   &uf[n].addr, &lv, &ln, &sl, &at) == 6 &&
 		    ms == start) {
-			char *t = line + at + 1, *name = strsep(&t, "\t"), *sys = t ? strsep(&t, "\t") : NULL;
+			char *t = line + at + 1, *name = strsep(&t, "\t"),
+			     *sys = t ? strsep(&t, "\t") : NULL;
 
 			uf[n].level = lv;
 			uf[n].line = ln;
 			snprintf(uf[n].name, sizeof(uf[n].name), "%s", sys ? sys : name);
-			snprintf(uf[n].file, sizeof(uf[n].file), "%.*s", (int)strcspn(t ? t : "", "\n"),
-				 t ? t : "");
+			snprintf(uf[n].file, sizeof(uf[n].file), "%.*s",
+				 (int)strcspn(t ? t : "", "\n"), t ? t : "");
 			n++;
 		}
 	}
@@ -146,15 +148,16 @@ static void check_oracle(const struct uframe *uf, int n, uint64_t bias)
 		}
 		i = j;
 	}
-	printf("inlines: %d of %d locations as eu-addr2line -i says (%d three levels deep)\n", agree,
-	       locs, deep);
+	printf("inlines: %d of %d locations as eu-addr2line -i says (%d three levels deep)\n",
+	       agree, locs, deep);
 	CHECK(locs >= 3 && agree == locs && deep >= 1, "%d of %d locations agree, %d deep", agree,
 	      locs, deep);
 }
 
 static void test_record_report(void)
 {
-	char pb[PATHBUF], rec[PATHBUF], folded[PATHBUF], npm[PATHBUF], js[PATHBUF], cmd[4 * PATHBUF];
+	char pb[PATHBUF], rec[PATHBUF], folded[PATHBUF], npm[PATHBUF], js[PATHBUF],
+	    cmd[4 * PATHBUF];
 	char *opts[] = {"--save", rec, NULL}, *cmd_argv[] = {prog, "100000000", "20", NULL};
 	char *log = NULL, *out, *live, *rep;
 	static struct uframe uf[4096];
@@ -185,17 +188,20 @@ static void test_record_report(void)
 	}
 	CHECK(unlink(prog) == 0, "rm %s: %s", prog, strerror(errno));
 	rep = report("report.folded", "-f", "folded");
-	CHECK(live && rep && !strcmp(live, rep) &&
-		  strstr(rep, ";main;inl::outer_work(unsigned long);middle_sum;leaf_mix "),
-	      "report without the binary differs or lacks the inline frames:\n%.1500s\n---\n%.1500s",
-	      live ? live : "", rep ? rep : "");
+	CHECK(
+	    live && rep && !strcmp(live, rep) &&
+		strstr(rep, ";main;inl::outer_work(unsigned long);middle_sum;leaf_mix "),
+	    "report without the binary differs or lacks the inline frames:\n%.1500s\n---\n%.1500s",
+	    live ? live : "", rep ? rep : "");
 	free(rep);
 	rep = report("noinline.folded", "--no-inline", NULL);
-	CHECK(rep && strstr(rep, ";main;inl::outer_work(unsigned long) ") && !strstr(rep, "middle_sum"),
+	CHECK(rep && strstr(rep, ";main;inl::outer_work(unsigned long) ") &&
+		  !strstr(rep, "middle_sum"),
 	      "--no-inline:\n%.1500s", rep ? rep : "");
 	free(rep);
 	rep = report("lines.folded", "--lines", NULL);
-	CHECK(rep && strstr(rep, ";inl::outer_work(unsigned long) inlines.cc:32;middle_sum inlines.cc:"),
+	CHECK(rep && strstr(rep,
+			    ";inl::outer_work(unsigned long) inlines.cc:32;middle_sum inlines.cc:"),
 	      "--lines:\n%.1500s", rep ? rep : "");
 	free(rep);
 	free(live);
@@ -212,7 +218,8 @@ static void test_record_report(void)
 		buf[got] = 0;
 		if (p)
 			pclose(p);
-		CHECK(strstr(buf, ": leaf_mix|leaf_mix|") && strstr(buf, "|_ZN3inl10outer_workEm|") &&
+		CHECK(strstr(buf, ": leaf_mix|leaf_mix|") &&
+			  strstr(buf, "|_ZN3inl10outer_workEm|") &&
 			  strstr(buf, "inlines functions filenames line_numbers inline_frames\n"),
 		      "the report's pprof read by pprof-format:\n%.2000s", buf);
 	}

@@ -158,9 +158,10 @@ static int oracle_llvm(const char *file, uint64_t addr, struct chain *out)
 	size_t cap = 0;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd),
-		 "llvm-symbolizer --obj='%s' --inlining --functions=linkage --no-demangle 0x%" PRIx64,
-		 file, addr);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "llvm-symbolizer --obj='%s' --inlining --functions=linkage --no-demangle 0x%" PRIx64,
+	    file, addr);
 	p = popen(cmd, "r");
 	if (!p)
 		return -1;
@@ -207,8 +208,8 @@ static bool same_chain(const struct chain *want, int n, const struct src_frame *
 }
 
 /* Every address of @addrs in @file as the oracle says; returns the number that agree. */
-static int check_against_oracle(struct sym_cache *c, const char *file, const uint64_t *addrs,
-				int n, int *inlined)
+static int check_against_oracle(struct sym_cache *c, const char *file, const uint64_t *addrs, int n,
+				int *inlined)
 {
 	struct chain *want = calloc((size_t)n, sizeof(*want));
 	struct sym_obj *o = sym_cache_get(c, NULL, file, -1, 0);
@@ -244,7 +245,8 @@ static int check_against_oracle(struct sym_cache *c, const char *file, const uin
 			by_llvm++;
 			*inlined += nf > 1;
 		} else {
-			printf("  %s 0x%" PRIx64 ": llvm-symbolizer: %s\n", file, want[i].addr, why);
+			printf("  %s 0x%" PRIx64 ": llvm-symbolizer: %s\n", file, want[i].addr,
+			       why);
 		}
 	}
 	printf("%s: %d of %d addresses agree with eu-addr2line -i (%d with inline levels), "
@@ -433,10 +435,11 @@ static void test_budgets(void)
 	src_lines_close_idle(ctx); /* used in this period: stays */
 	CHECK(ctx->st.open_bytes > 0 && ctx->st.closes == 0, "a handle used in the period stays");
 	src_lines_close_idle(ctx); /* not used since: closed */
-	CHECK(ctx->st.open_bytes == 0 && ctx->st.closes == 1, "idle handle closed: %" PRIu64 " bytes",
-	      ctx->st.open_bytes);
+	CHECK(ctx->st.open_bytes == 0 && ctx->st.closes == 1,
+	      "idle handle closed: %" PRIu64 " bytes", ctx->st.open_bytes);
 	CHECK(o && sym_obj_lines(o, deep, &f) == 3 && ctx->st.opens == 1, "its answers stay");
-	CHECK(o && sym_obj_lines(o, deep - 1, &f) >= 1 && ctx->st.opens == 2, "reopened for a new one");
+	CHECK(o && sym_obj_lines(o, deep - 1, &f) >= 1 && ctx->st.opens == 2,
+	      "reopened for a new one");
 	sym_cache_free(c);
 
 	/* objects holding their DWARF file: at most max_attached, a place freed is taken again */
@@ -474,7 +477,8 @@ static void test_budgets(void)
 			if (ctx->st.cache_entries > most)
 				most = ctx->st.cache_entries;
 		}
-		CHECK(most <= 8 && ctx->st.lookups == 100, "at most 8 answers kept: %" PRIu64, most);
+		CHECK(most <= 8 && ctx->st.lookups == 100, "at most 8 answers kept: %" PRIu64,
+		      most);
 	}
 	sym_cache_free(c);
 }
@@ -595,74 +599,74 @@ static void test_pprof_lines(void)
 		pclose(p);
 	free(line);
 	printf("%s", out);
-	CHECK(strstr(out, "loc 0x400231: leaf_mix|leaf_mix|/src/inlines.cc|14|18 ; "
-			  "middle_sum|middle_sum|/src/inlines.cc|21|26 ; "
-			  "inl::outer_work(unsigned long)|_ZN3inl10outer_workEm|/src/inlines.cc|30|32\n"),
-	      "three Lines, innermost first, with system names, files and lines");
+	CHECK(
+	    strstr(out,
+		   "loc 0x400231: leaf_mix|leaf_mix|/src/inlines.cc|14|18 ; "
+		   "middle_sum|middle_sum|/src/inlines.cc|21|26 ; "
+		   "inl::outer_work(unsigned long)|_ZN3inl10outer_workEm|/src/inlines.cc|30|32\n"),
+	    "three Lines, innermost first, with system names, files and lines");
 	CHECK(strstr(out, "loc 0x400090: main|main|/src/inlines.cc|36|42\n"), "one Line for main");
 	CHECK(strstr(out, "mapping /gone/inlines functions filenames line_numbers inline_frames\n"),
 	      "mapping flags");
 	unlink(pb);
 }
 
-
 /* ---- hostile DWARF ---- */
 
 /* A unit whose subprogram names itself as its sibling (DW_AT_sibling back to itself). */
-static const char loop_s[] =
-    "\t.text\n"
-    "\t.globl\t_start\n"
-    "\t.type\t_start, @function\n"
-    "_start:\n"
-    "\tnop\n"
-    "\tnop\n"
-    "\tnop\n"
-    "\tret\n"
-    ".Lend:\n"
-    "\t.size\t_start, .-_start\n"
-    "\t.section .debug_abbrev,\"\",@progbits\n"
-    "\t.uleb128 1\t\t# CU\n"
-    "\t.uleb128 0x11\t\t# DW_TAG_compile_unit\n"
-    "\t.byte 1\t\t\t# children\n"
-    "\t.uleb128 0x11\t\t# DW_AT_low_pc\n"
-    "\t.uleb128 0x01\t\t# DW_FORM_addr\n"
-    "\t.uleb128 0x12\t\t# DW_AT_high_pc\n"
-    "\t.uleb128 0x07\t\t# DW_FORM_data8\n"
-    "\t.uleb128 0x03\t\t# DW_AT_name\n"
-    "\t.uleb128 0x08\t\t# DW_FORM_string\n"
-    "\t.byte 0, 0\n"
-    "\t.uleb128 2\t\t# subprogram pointing at itself as its sibling\n"
-    "\t.uleb128 0x2e\t\t# DW_TAG_subprogram\n"
-    "\t.byte 0\n"
-    "\t.uleb128 0x01\t\t# DW_AT_sibling\n"
-    "\t.uleb128 0x13\t\t# DW_FORM_ref4\n"
-    "\t.uleb128 0x03\t\t# DW_AT_name\n"
-    "\t.uleb128 0x08\t\t# DW_FORM_string\n"
-    "\t.uleb128 0x11\t\t# DW_AT_low_pc\n"
-    "\t.uleb128 0x01\t\t# DW_FORM_addr\n"
-    "\t.uleb128 0x12\t\t# DW_AT_high_pc\n"
-    "\t.uleb128 0x07\t\t# DW_FORM_data8\n"
-    "\t.byte 0, 0\n"
-    "\t.byte 0\n"
-    "\t.section .debug_info,\"\",@progbits\n"
-    ".Lcu:\n"
-    "\t.long .Lcu_end - .Lcu_ver\t# unit_length\n"
-    ".Lcu_ver:\n"
-    "\t.value 4\t\t\t# version\n"
-    "\t.long .debug_abbrev\t\t# abbrev offset\n"
-    "\t.byte 8\t\t\t\t# address size\n"
-    "\t.uleb128 1\n"
-    "\t.quad _start\n"
-    "\t.quad .Lend - _start\n"
-    "\t.string \"loop.s\"\n"
-    ".Ldie:\n"
-    "\t.uleb128 2\n"
-    "\t.long .Ldie - .Lcu\t\t# its own offset: the walk goes round\n"
-    "\t.string \"looping\"\n"
-    "\t.quad _start\n"
-    "\t.quad .Lend - _start\n"
-    "\t.byte 0\t\t\t\t# end of children\n"
-    ".Lcu_end:\n";
+static const char loop_s[] = "\t.text\n"
+			     "\t.globl\t_start\n"
+			     "\t.type\t_start, @function\n"
+			     "_start:\n"
+			     "\tnop\n"
+			     "\tnop\n"
+			     "\tnop\n"
+			     "\tret\n"
+			     ".Lend:\n"
+			     "\t.size\t_start, .-_start\n"
+			     "\t.section .debug_abbrev,\"\",@progbits\n"
+			     "\t.uleb128 1\t\t# CU\n"
+			     "\t.uleb128 0x11\t\t# DW_TAG_compile_unit\n"
+			     "\t.byte 1\t\t\t# children\n"
+			     "\t.uleb128 0x11\t\t# DW_AT_low_pc\n"
+			     "\t.uleb128 0x01\t\t# DW_FORM_addr\n"
+			     "\t.uleb128 0x12\t\t# DW_AT_high_pc\n"
+			     "\t.uleb128 0x07\t\t# DW_FORM_data8\n"
+			     "\t.uleb128 0x03\t\t# DW_AT_name\n"
+			     "\t.uleb128 0x08\t\t# DW_FORM_string\n"
+			     "\t.byte 0, 0\n"
+			     "\t.uleb128 2\t\t# subprogram pointing at itself as its sibling\n"
+			     "\t.uleb128 0x2e\t\t# DW_TAG_subprogram\n"
+			     "\t.byte 0\n"
+			     "\t.uleb128 0x01\t\t# DW_AT_sibling\n"
+			     "\t.uleb128 0x13\t\t# DW_FORM_ref4\n"
+			     "\t.uleb128 0x03\t\t# DW_AT_name\n"
+			     "\t.uleb128 0x08\t\t# DW_FORM_string\n"
+			     "\t.uleb128 0x11\t\t# DW_AT_low_pc\n"
+			     "\t.uleb128 0x01\t\t# DW_FORM_addr\n"
+			     "\t.uleb128 0x12\t\t# DW_AT_high_pc\n"
+			     "\t.uleb128 0x07\t\t# DW_FORM_data8\n"
+			     "\t.byte 0, 0\n"
+			     "\t.byte 0\n"
+			     "\t.section .debug_info,\"\",@progbits\n"
+			     ".Lcu:\n"
+			     "\t.long .Lcu_end - .Lcu_ver\t# unit_length\n"
+			     ".Lcu_ver:\n"
+			     "\t.value 4\t\t\t# version\n"
+			     "\t.long .debug_abbrev\t\t# abbrev offset\n"
+			     "\t.byte 8\t\t\t\t# address size\n"
+			     "\t.uleb128 1\n"
+			     "\t.quad _start\n"
+			     "\t.quad .Lend - _start\n"
+			     "\t.string \"loop.s\"\n"
+			     ".Ldie:\n"
+			     "\t.uleb128 2\n"
+			     "\t.long .Ldie - .Lcu\t\t# its own offset: the walk goes round\n"
+			     "\t.string \"looping\"\n"
+			     "\t.quad _start\n"
+			     "\t.quad .Lend - _start\n"
+			     "\t.byte 0\t\t\t\t# end of children\n"
+			     ".Lcu_end:\n";
 
 static void test_sibling_loop(void)
 {

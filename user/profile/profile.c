@@ -276,7 +276,7 @@ static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgro
 
 static struct prof_line *alloc_lines(struct profile *p, uint32_t n)
 {
-	return (struct prof_line *)(void *)pool_alloc_aligned(p->priv, n * sizeof(struct prof_line));
+	return pool_alloc_aligned(p->priv, n * sizeof(struct prof_line));
 }
 
 /* The lines a recording kept for a location (report): names of a host that may lack the file. */

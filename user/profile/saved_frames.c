@@ -74,7 +74,8 @@ static int grow(struct saved_frames *sf)
 		return -1;
 	for (i = 0; i < sf->cap; i++)
 		if (sf->v[i].levels)
-			n.v[slot_of(&n, sf->v[i].pid, sf->v[i].map_start, sf->v[i].addr)] = sf->v[i];
+			n.v[slot_of(&n, sf->v[i].pid, sf->v[i].map_start, sf->v[i].addr)] =
+			    sf->v[i];
 	free(sf->v);
 	*sf = n;
 	return 0;

@@ -57,8 +57,7 @@ static bool may_hold(int tag)
 }
 
 /* Adds @die's ranges as function @id; -1 when out of memory or over @max. */
-static int add_ranges(struct fn_index *x, Dwarf_Die *die, uint32_t id, uint32_t depth,
-		      uint64_t max)
+static int add_ranges(struct fn_index *x, Dwarf_Die *die, uint32_t id, uint32_t depth, uint64_t max)
 {
 	Dwarf_Addr base, start, end;
 	ptrdiff_t off = 0;
@@ -155,7 +154,8 @@ done:
 	free(st);
 	qsort(x->r, x->nr, sizeof(*x->r), by_lo);
 	for (i = 0; i < x->nr; i++)
-		x->r[i].max_hi = i && x->r[i - 1].max_hi > x->r[i].hi ? x->r[i - 1].max_hi : x->r[i].hi;
+		x->r[i].max_hi =
+		    i && x->r[i - 1].max_hi > x->r[i].hi ? x->r[i - 1].max_hi : x->r[i].hi;
 	return x;
 err:
 	free(st);

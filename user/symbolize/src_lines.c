@@ -345,7 +345,8 @@ static int list_units(struct src_lines *sl)
 			if (!cr)
 				return -1;
 			sl->ranges = cr;
-			sl->ranges[sl->nr_ranges++] = (struct cu_range){start, end, (uint32_t)sl->nr_cus};
+			sl->ranges[sl->nr_ranges++] =
+			    (struct cu_range){start, end, (uint32_t)sl->nr_cus};
 		}
 		sl->nr_cus++;
 		off = next;
@@ -564,7 +565,8 @@ static int resolve(struct src_lines *sl, struct answer *a, Dwarf_Die *cudie,
 	size_t nr_files = 0;
 	Dwarf_Line *ln = dwarf_getsrc_die(cudie, vaddr);
 	Dwarf_Attribute at;
-	const char *comp_dir = dwarf_attr(cudie, DW_AT_comp_dir, &at) ? dwarf_formstring(&at) : NULL;
+	const char *comp_dir =
+	    dwarf_attr(cudie, DW_AT_comp_dir, &at) ? dwarf_formstring(&at) : NULL;
 	struct src_frame f = {0};
 	char path[4096];
 	int n, i, err = 0;

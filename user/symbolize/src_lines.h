@@ -42,17 +42,17 @@ struct src_frame {
 };
 
 enum src_refusal {
-	SRC_REFUSED_TIME,	/* the interval's time allowance was spent */
-	SRC_REFUSED_OBJECT,	/* debug sections too big, too many units or ranges */
-	SRC_REFUSED_CU,		/* one compile unit too big */
-	SRC_REFUSED_FILES,	/* max_attached objects hold their DWARF file already */
+	SRC_REFUSED_TIME,   /* the interval's time allowance was spent */
+	SRC_REFUSED_OBJECT, /* debug sections too big, too many units or ranges */
+	SRC_REFUSED_CU,	    /* one compile unit too big */
+	SRC_REFUSED_FILES,  /* max_attached objects hold their DWARF file already */
 	SRC_REFUSED_MAX,
 };
 
 struct src_lines_stats {
-	uint64_t lookups;	/* addresses asked about */
-	uint64_t hits;		/* answered from the per-object cache */
-	uint64_t resolved;	/* answered from DWARF (a chain of at least one frame) */
+	uint64_t lookups;  /* addresses asked about */
+	uint64_t hits;	   /* answered from the per-object cache */
+	uint64_t resolved; /* answered from DWARF (a chain of at least one frame) */
 	uint64_t refused[SRC_REFUSED_MAX];
 	uint64_t ns;		/* time spent opening DWARF and looking up */
 	uint64_t opens;		/* libdw handles opened (again, after being closed) */
@@ -76,10 +76,10 @@ struct src_lines_ctx {
 	 * loading thread, atomically.
 	 */
 	uint64_t max_attached, nr_attached;
-	uint64_t epoch; /* src_lines_close_idle calls so far */
-	uint64_t ns_left;	   /* this interval's allowance; UINT64_MAX: none */
+	uint64_t epoch;	  /* src_lines_close_idle calls so far */
+	uint64_t ns_left; /* this interval's allowance; UINT64_MAX: none */
 	struct src_lines_stats st;
-	struct src_lines *lru;	   /* open handles, most recently used first */
+	struct src_lines *lru; /* open handles, most recently used first */
 };
 
 /*
