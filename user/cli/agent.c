@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -262,6 +263,7 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	struct profile p;
 	char name[128], q[256], lines_cost[256] = "";
 	struct src_lines_stats lines_before;
+	uint64_t closes;
 	char *gz = NULL;
 	size_t gz_len = 0;
 	double t0 = mono_sec();
@@ -293,7 +295,11 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	lines_before = lines_interval_start(a);
 	err = profile_build(&p, iv, &fn, &info);
 	/* before the counters: a handle this interval did not use gives its memory back */
+	closes = sym_cache_lines_ctx(a->s.syms)->st.closes;
 	src_lines_close_idle(sym_cache_lines_ctx(a->s.syms));
+	/* to the system: its buffers were megabytes, which malloc keeps in its heap otherwise */
+	if (sym_cache_lines_ctx(a->s.syms)->st.closes != closes)
+		malloc_trim(0);
 	lines_interval_done(a, &lines_before, lines_cost, sizeof(lines_cost));
 	cgroup_names_free(info.cgroups);
 	if (err) {
