@@ -15,7 +15,7 @@ ARCH_FLAGS := -D__TARGET_ARCH_x86
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 BASE_FLAGS := $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE
-LDLIBS   := -lbpf -lelf -lz -llzma -ldebuginfod -ldl -liberty -lcurl -lpthread
+LDLIBS   := -lbpf -ldw -lelf -lz -llzma -ldebuginfod -ldl -liberty -lcurl -lpthread
 
 # The one version string (common/version.h): a release tag vX.Y... if HEAD has one, else the
 # base version and the commit; outside git just the base version.
@@ -30,7 +30,7 @@ BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw
               libiberty-dev libcurl4-openssl-dev help2man \
               liblzma-dev libdebuginfod-dev
 # what only the tests need: oracles, peers, viewers, test workloads
-TEST_PKGS  := binutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
+TEST_PKGS  := binutils elfutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
               python3.11 python3.11-dev \
               nodejs default-jdk-headless \
               chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion \
@@ -56,7 +56,7 @@ ASAN_TESTS := test_tables_malformed test_tables_rules test_symbolize test_fuzz_r
               test_debug_file test_agent_limits test_agent_spool test_http_server test_budgets \
               test_tracker_reload test_tracker_forget test_tracker_races test_deferred_queue \
               test_table_cache test_tracker_builds test_tracker_snapshot test_debuginfo \
-              test_python
+              test_python test_src_lines
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
 # the tracker's tests run once more under ThreadSanitizer: the load thread, the symbolizer
 # and the consumer share its state
@@ -234,6 +234,7 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols $(O
 	@tests/bench/startup.sh
 	@tests/bench/build_under_a.sh
 	@tests/bench/agent_churn.sh
+	@tests/bench/source_lines.sh
 
 # Every tests/fuzz/fuzz_NAME.c is a libFuzzer target build/fuzz/fuzz_NAME,
 # linked with the libraries of the fuzz build (coverage + ASan + UBSan).  make

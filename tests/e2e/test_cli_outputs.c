@@ -378,6 +378,14 @@ static void parse_traces(char *text, struct stack_map *m, char *top_chain, size_
 	double value = 0, top = -1;
 	bool in_block = false, have_value = false;
 
+	/* an inline level is a frame of its own in folded output too; pprof marks it */
+	for (i = 0; i < l.n; i++) {
+		size_t len = strlen(l.v[i]), sl = strlen(" (inline)");
+
+		if (len > sl && !strcmp(l.v[i] + len - sl, " (inline)"))
+			l.v[i][len - sl] = '\0';
+	}
+
 	top_chain[0] = '\0';
 	for (i = 0; i <= l.n; i++) {
 		const char *line = i < l.n ? l.v[i] : "-----------+ end";

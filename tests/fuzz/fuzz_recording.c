@@ -50,7 +50,7 @@ static void rec_render(struct aggregator *agg, struct proc_tracker *pt, struct c
 	info.event = meta->event[0] ? meta->event : "cpu-clock";
 	if (profile_build(&prof, agg, &fn, &info) == 0) {
 		for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++)
-			output_write(rec_null, &prof, fmts[i], "fuzz.rec");
+			output_write(rec_null, &prof, fmts[i], "fuzz.rec", NULL);
 		fflush(rec_null);
 		profile_free(&prof);
 	}

@@ -25,3 +25,21 @@ for (const s of p.sample) {
 }
 console.log('# sample types: ' + p.sampleType.map((t) => str(t.type) + '/' + str(t.unit)).join(' '));
 for (const [k, n] of [...stacks].sort()) console.log(k + ' ' + n);
+// "lines": each location's Lines instead, innermost first, as
+// "loc 0xADDR: name|system_name|filename|start_line|line ; ...", and each
+// mapping's has_* flags.
+if (process.argv[4] === 'lines') {
+  const fnById = new Map(p.function.map((f) => [Number(f.id), f]));
+  for (const l of p.location) {
+    const parts = l.line.map((ln) => {
+      const f = fnById.get(Number(ln.functionId));
+      return [str(f.name), str(f.systemName), str(f.filename), Number(f.startLine), Number(ln.line)].join('|');
+    });
+    console.log('loc 0x' + Number(l.address).toString(16) + ': ' + parts.join(' ; '));
+  }
+  for (const m of p.mapping) {
+    const flags = [['functions', m.hasFunctions], ['filenames', m.hasFilenames],
+      ['line_numbers', m.hasLineNumbers], ['inline_frames', m.hasInlineFrames]];
+    console.log('mapping ' + str(m.filename) + flags.filter((f) => f[1]).map((f) => ' ' + f[0]).join(''));
+  }
+}

@@ -98,6 +98,21 @@ $(PROGS_OUT)/cxx_names: tests/progs/cxx_names.cc $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(PROGS_CFLAGS) $< -o $@
 
+# source lines and inline frames (test_src_lines, test_cli_outputs): a known
+# inline chain, and the same program stripped with its DWARF in a debug file
+# found by build-id under progs/debug (what distributions ship)
+TEST_PROGS += $(addprefix $(PROGS_OUT)/,inlines inlines_stripped)
+$(PROGS_OUT)/inlines: tests/progs/inlines.cc $(PROGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(PROGS_CFLAGS) -Wl,--build-id $< -o $@
+
+$(PROGS_OUT)/inlines_stripped: $(PROGS_OUT)/inlines
+	id=$$(readelf -n $< | awk '/Build ID/ { print $$3 }'); \
+	dir=$(PROGS_OUT)/debug/.build-id/$$(echo $$id | cut -c1-2); \
+	mkdir -p $$dir && \
+	objcopy --only-keep-debug --compress-debug-sections $< $$dir/$$(echo $$id | cut -c3-).debug && \
+	objcopy --strip-all $< $@
+
 
 # Benchmark-only programs (make bench, not make test): a 2-thread variant of
 # threads, and recurse's frame-pointer twin for the frame-pointer peers and the

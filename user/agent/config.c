@@ -77,6 +77,13 @@ const struct agent_option agent_options[] = {
      OPT_SECONDS, OFF(debuginfod_timeout), true, 0.1, 3600},
     {"debuginfod-max-size", 1046, "SIZE", "largest debug file fetched (default 512M)", OPT_SIZE,
      OFF(debuginfod_max_size), true, 4096, 1e12},
+    {"no-source-lines", 1047, NULL,
+     "name frames from symbols only: no source lines and inline frames from DWARF", OPT_FLAG,
+     OFF(no_source_lines), true, 0, 0},
+    {"source-lines-time", 1048, "DURATION",
+     "time an interval may spend looking up source lines and inline frames; frames past it "
+     "keep their function names, and are looked up in the next interval (default 200ms)",
+     OPT_SECONDS, OFF(source_lines_time), false, 0, 3600},
     {"metrics-addr", 1004, "HOST:PORT",
      "Prometheus metrics on http://HOST:PORT/metrics (default 127.0.0.1:9491; off disables)",
      OPT_STR, OFF(metrics_addr), true, 0, 0},
@@ -153,6 +160,7 @@ void agent_config_defaults(struct agent_config *c)
 	c->push_timeout = 10;
 	c->backoff_max = 300;
 	c->spool_max_bytes = 256ull << 20;
+	c->source_lines_time = 0.2;
 }
 
 static char **str_field(struct agent_config *c, const struct agent_option *o)

@@ -41,6 +41,8 @@ struct agent_config {
 	char *debuginfod_cache; /* libdebuginfod's cache (DEBUGINFOD_CACHE_PATH) */
 	double debuginfod_timeout;
 	uint64_t debuginfod_max_size;
+	bool no_source_lines;	/* names only: no DWARF lines and inline frames */
+	double source_lines_time; /* seconds of line lookups per interval, at most */
 	char *metrics_addr;  /* host:port, "off" to disable */
 	char *log_file;	     /* NULL: stderr */
 	/* changeable by SIGHUP */

@@ -23,6 +23,7 @@
 #include "user/symbolize/sym_refusals.h"
 #include "user/symbolize/python_names.h"
 #include "user/track/python_detect.h"
+#include "user/symbolize/sym_cache.h"
 
 struct agent_metrics {
 	struct http_server *http;
@@ -276,6 +277,36 @@ static void render_symbols(struct session *s, FILE *f)
 	       "Bytes of symbol tables from fetched debug files held.", (double)fs.table_bytes);
 }
 
+/* Source lines and inline frames: the symbolizer's DWARF lookups, their cache and refusals. */
+static void render_source_lines(struct sym_cache *syms, FILE *f)
+{
+	/* plain counters of the interval's thread: a torn read is off by one lookup at worst */
+	struct src_lines_stats st = sym_cache_lines_ctx(syms)->st;
+
+	metric(f, "cfiprof_source_line_lookups_total", "counter",
+	       "Frames looked up for source lines and inline frames (DWARF).", (double)st.lookups);
+	metric(f, "cfiprof_source_line_cache_hits_total", "counter",
+	       "Of those, answered from the per-object cache of earlier answers.", (double)st.hits);
+	header(f, "cfiprof_source_lines_refused_total", "counter",
+	       "Lookups refused by a budget: the interval's time (--source-lines-time), an object's "
+	       "size, a compile unit's size; objects not given their DWARF file: too many open.");
+	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"time\"} %" PRIu64 "\n",
+		st.refused[SRC_REFUSED_TIME]);
+	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"object_size\"} %" PRIu64 "\n",
+		st.refused[SRC_REFUSED_OBJECT]);
+	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"unit_size\"} %" PRIu64 "\n",
+		st.refused[SRC_REFUSED_CU]);
+	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"files\"} %" PRIu64 "\n",
+		st.refused[SRC_REFUSED_FILES]);
+	metric(f, "cfiprof_source_lines_seconds_total", "counter",
+	       "Time spent opening DWARF and looking up lines.", (double)st.ns / 1e9);
+	metric(f, "cfiprof_source_lines_open_bytes", "gauge",
+	       "Estimated bytes behind open DWARF handles (inflated sections, units walked).",
+	       (double)st.open_bytes);
+	metric(f, "cfiprof_source_lines_cached", "gauge", "Answers kept in the per-object caches.",
+	       (double)st.cache_entries);
+}
+
 static void render_table_cache(struct cfi_table_cache *tc, FILE *f)
 {
 	struct cfi_table_cache_stats cs;
@@ -346,6 +377,8 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	render_python(s, c, f);
 	if (s->table_cache)
 		render_table_cache(s->table_cache, f);
+	if (s->syms)
+		render_source_lines(s->syms, f);
 	metric(f, "cfiprof_user_frames_total", "counter", "User frames unwound.",
 	       (double)c[CNT_FRAMES]);
 	metric(f, "cfiprof_fp_frames_total", "counter", "User frames unwound with frame pointers.",

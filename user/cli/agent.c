@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -267,6 +268,59 @@ static void log_symbol_refusals(struct agent *a)
 	}
 }
 
+/* Bytes behind the agent's open DWARF handles, and so the largest object it reads lines of. */
+#define AGENT_LINES_OPEN_BYTES (128ull << 20)
+
+/*
+ * This interval's allowance for source lines; returns the counters before it,
+ * for lines_interval_done.
+ */
+static struct src_lines_stats lines_interval_start(struct agent *a)
+{
+	struct src_lines_ctx *ctx = sym_cache_lines_ctx(a->s.syms);
+
+	ctx->ns_left = (uint64_t)(a->cfg.source_lines_time * 1e9);
+	return ctx->st;
+}
+
+/* The interval's cost in its log line; a kind of refusal logged the first time it happens. */
+static void lines_interval_done(struct agent *a, const struct src_lines_stats *before,
+				char *buf, size_t len)
+{
+	static const char *const cause[SRC_REFUSED_MAX] = {
+	    [SRC_REFUSED_TIME] = "time", [SRC_REFUSED_OBJECT] = "object_size",
+	    [SRC_REFUSED_CU] = "unit_size", [SRC_REFUSED_FILES] = "files"};
+	static const char *const why[SRC_REFUSED_MAX] = {
+	    [SRC_REFUSED_TIME] = "the interval's --source-lines-time was spent: the other frames "
+				 "keep their names and are looked up in the next interval",
+	    [SRC_REFUSED_OBJECT] = "an object's debug sections are over 128 MiB, or it has more "
+				   "than 1M compile units",
+	    [SRC_REFUSED_CU] = "a compile unit is over 16 MiB",
+	    [SRC_REFUSED_FILES] = "objects holding their DWARF file open are at their bound (256, "
+				  "at most an eighth of the fd limit): others are named without "
+				  "lines until some go"};
+	static bool logged[SRC_REFUSED_MAX];
+	const struct src_lines_stats *st = &sym_cache_lines_ctx(a->s.syms)->st;
+	uint64_t lookups = st->lookups - before->lookups, refused = 0;
+	int i;
+
+	for (i = 0; i < SRC_REFUSED_MAX; i++) {
+		refused += st->refused[i] - before->refused[i];
+		if (st->refused[i] && !logged[i]) {
+			logged[i] = true;
+			alog(ALOG_WARN, "source lines refused (logged once)",
+			     "cause=%s refused=%" PRIu64 " why=%s", cause[i], st->refused[i],
+			     alog_quote(why[i], (char[256]){0}, 256));
+		}
+	}
+	snprintf(buf, len,
+		 " lines_ms=%.1f lines_lookups=%" PRIu64 " lines_hits=%" PRIu64
+		 " lines_refused=%" PRIu64 " lines_opens=%" PRIu64 " lines_open_bytes=%" PRIu64
+		 " lines_cached=%" PRIu64,
+		 (double)(st->ns - before->ns) / 1e6, lookups, st->hits - before->hits, refused,
+		 st->opens - before->opens, st->open_bytes, st->cache_entries);
+}
+
 /* Symbolizes one interval and writes / spools it.  iv is the interval's aggregator. */
 static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t until_ns)
 {
@@ -275,7 +329,9 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	struct agent_retention ret;
 	struct frame_namer fn;
 	struct profile p;
-	char name[128], q[256];
+	char name[128], q[256], lines_cost[256] = "";
+	struct src_lines_stats lines_before;
+	uint64_t closes;
 	char *gz = NULL;
 	size_t gz_len = 0;
 	double t0 = mono_sec(), symbolize_ms;
@@ -305,8 +361,16 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	 * so cgroups that came and went do not accumulate in a long-lived agent
 	 */
 	info.cgroups = cgroup_names_new();
+	lines_before = lines_interval_start(a);
 	err = profile_build(&p, iv, &fn, &info);
 	symbolize_ms = (mono_sec() - t0) * 1e3;
+	/* before the counters: a handle this interval did not use gives its memory back */
+	closes = sym_cache_lines_ctx(a->s.syms)->st.closes;
+	src_lines_close_idle(sym_cache_lines_ctx(a->s.syms));
+	/* to the system: its buffers were megabytes, which malloc keeps in its heap otherwise */
+	if (sym_cache_lines_ctx(a->s.syms)->st.closes != closes)
+		malloc_trim(0);
+	lines_interval_done(a, &lines_before, lines_cost, sizeof(lines_cost));
 	cgroup_names_free(info.cgroups);
 	log_symbol_refusals(a);
 	if (err) {
@@ -358,9 +422,9 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	__atomic_store_n(&a->ctr.last_interval_unix, until_ns / 1000000000ull, __ATOMIC_RELAXED);
 	alog(ALOG_INFO, "interval",
 	     "file=%s samples=%" PRIu64 " stacks=%" PRIu64 " overflow=%" PRIu64
-	     " bytes=%zu duration=%.3fs build_ms=%.1f symbolize_ms=%.1f",
+	     " bytes=%zu duration=%.3fs build_ms=%.1f symbolize_ms=%.1f%s",
 	     name[0] ? name : "-", iv->samples, iv->nr_stacks, iv->overflow, gz_len,
-	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3, symbolize_ms);
+	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3, symbolize_ms, lines_cost);
 out:
 	free(gz);
 	a->from_ns = until_ns;
@@ -662,6 +726,7 @@ int cmd_agent(int argc, char **argv)
 	so.defer_budget = a.cfg.defer_budget;
 	so.table_cache_bytes = a.cfg.table_cache_size;
 	so.build_workers = a.cfg.build_workers;
+	so.lines = !a.cfg.no_source_lines;
 	if (!a.cfg.table_cache || strcmp(a.cfg.table_cache, "off"))
 		snprintf(so.table_cache, sizeof(so.table_cache), "%s",
 			 a.cfg.table_cache ? a.cfg.table_cache : AGENT_TABLE_CACHE_DEFAULT);
@@ -688,6 +753,9 @@ int cmd_agent(int argc, char **argv)
 		goto out;
 	}
 	a.session_started = true;
+	/* always on beside everything else: a tighter bound than record's (read on this thread) */
+	sym_cache_lines_ctx(a.s.syms)->max_open_bytes = AGENT_LINES_OPEN_BYTES;
+	sym_cache_lines_ctx(a.s.syms)->max_object_bytes = AGENT_LINES_OPEN_BYTES;
 	a.from_ns = a.s.start_unix_ns;
 	if (!a.cfg.user_only) {
 		a.ks = session_kernel_symbols(&a.s, kerr, sizeof(kerr));

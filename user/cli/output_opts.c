@@ -5,6 +5,8 @@
 #include "user/cli/output_opts.h"
 #include "user/output/output_file.h"
 
+enum { OPT_NO_INLINE = 0x300, OPT_LINES };
+
 static const struct argp_option output_options[] = {
 	{NULL, 0, NULL, 0, "Output:", 2},
 	{"output", 'o', "FILE", 0, "write the profile to FILE (default, or -: standard output)", 2},
@@ -16,6 +18,11 @@ static const struct argp_option output_options[] = {
 	 "the text report's call tree",
 	 2},
 	{"mode", 'm', "OCTAL", 0, "permissions of the files written (default 0600)", 2},
+	{"no-inline", OPT_NO_INLINE, NULL, 0,
+	 "show inlined functions as part of their caller, not as frames of their own (pprof keeps "
+	 "them as lines of the location)",
+	 2},
+	{"lines", OPT_LINES, NULL, 0, "add the source FILE:LINE of each frame to its name", 2},
 	{},
 };
 
@@ -42,10 +49,21 @@ static error_t parse_output(int key, char *arg, struct argp_state *state)
 		if (output_parse_mode(arg, &o->mode))
 			argp_error(state, "invalid --mode '%s' (octal, e.g. 0644)", arg);
 		break;
+	case OPT_NO_INLINE:
+		o->view.no_inline = true;
+		break;
+	case OPT_LINES:
+		o->view.lines = true;
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
+}
+
+bool output_needs_lines(const struct output_opts *o)
+{
+	return o->format == OUT_PPROF || !o->view.no_inline || o->view.lines;
 }
 
 const struct argp output_argp = {output_options, parse_output, NULL, NULL, NULL, NULL, NULL};

@@ -217,6 +217,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (args.out.path && args.out.format == OUT_UNKNOWN)
 		args.out.format = output_format_from_path(args.out.path);
+	/* a recording keeps the lines, for a report in any view */
+	args.so.lines = output_needs_lines(&args.out) || args.save;
 	err = session_start(&s, &args.so);
 	if (err)
 		goto out;
@@ -248,23 +250,27 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "cfiprof: out of memory while symbolizing\n");
 		err = -ENOMEM;
 	} else {
-		if (output_write(out, &prof, args.out.format, args.so.cmd ? args.so.cmd[0] : "cfiprof")) {
+		/* first: the output's view rewrites the profile's stacks */
+		if (args.save) {
+			bool to_stdout = !strcmp(args.save, "-");
+			FILE *sf = to_stdout ? stdout : output_create(args.save, args.out.mode);
+
+			meta.prof = &prof;
+			if (!sf || recording_write(sf, &s.agg, s.pt, &meta, info.cgroups) ||
+			    (to_stdout ? fflush(sf) : fclose(sf))) {
+				fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.save,
+					strerror(errno));
+				err = -EIO;
+			}
+		}
+		if (output_write(out, &prof, args.out.format, args.so.cmd ? args.so.cmd[0] : "cfiprof",
+				 &args.out.view)) {
 			fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
 			err = -EIO;
 		}
 		profile_free(&prof);
 	}
 	frame_namer_free(&fn);
-	if (args.save) {
-		bool to_stdout = !strcmp(args.save, "-");
-		FILE *sf = to_stdout ? stdout : output_create(args.save, args.out.mode);
-
-		if (!sf || recording_write(sf, &s.agg, s.pt, &meta, info.cgroups) ||
-		    (to_stdout ? fflush(sf) : fclose(sf))) {
-			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.save, strerror(errno));
-			err = -EIO;
-		}
-	}
 	ksyms_free(ks);
 out:
 	cgroup_names_free(info.cgroups);

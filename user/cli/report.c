@@ -114,8 +114,11 @@ int cmd_report(int argc, char **argv)
 		fetch = sym_fetch_new(&args.sym.fetch);
 		sym_cache_set_fetch(syms, fetch);
 	}
+	if (syms)
+		sym_cache_set_lines(syms, output_needs_lines(&args.out));
 	pt = syms ? proc_tracker_new(NULL, syms, -1, -1) : NULL;
-	if (!pt || agg_init(&agg, UINT64_MAX)) {
+	meta.frames = saved_frames_new();
+	if (!pt || !meta.frames || agg_init(&agg, UINT64_MAX)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		goto out;
 	}
@@ -132,6 +135,7 @@ int cmd_report(int argc, char **argv)
 	sym_fetch_settle(fetch, stderr);
 	frame_namer_init(&fn, pt, ks);
 	fn.saved_kernel = &meta.knames;
+	fn.saved_user = meta.frames;
 	fn.perfmaps_by_path = true;
 	info.period_ns = meta.freq ? 1000000000ull / meta.freq : 0;
 	info.start_unix_ns = meta.start_unix_ns;
@@ -149,7 +153,7 @@ int cmd_report(int argc, char **argv)
 			goto out_prof;
 		}
 	}
-	if (output_write(out, &prof, args.out.format, args.input))
+	if (output_write(out, &prof, args.out.format, args.input, &args.out.view))
 		fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
 	else
 		ret = 0;
@@ -171,6 +175,7 @@ out:
 	proc_tracker_free(pt);
 	sym_cache_free(syms);
 	sym_fetch_free(fetch);
+	saved_frames_free(meta.frames);
 	fclose(in);
 	return ret;
 }

@@ -68,8 +68,13 @@ const char *output_format_names(void)
 	return "folded, pprof, svg, text, speedscope, perf-script";
 }
 
-int output_write(FILE *f, const struct profile *p, enum out_format fmt, const char *title)
+int output_write(FILE *f, struct profile *p, enum out_format fmt, const char *title,
+		 const struct prof_view *v)
 {
+	static const struct prof_view shown;
+
+	if (fmt != OUT_PPROF && profile_apply_view(p, v ? v : &shown))
+		return -1;
 	switch (fmt) {
 	case OUT_PPROF:
 		return pprof_write(f, p);

@@ -23,6 +23,11 @@ enum out_format output_format_parse(const char *name);
  * .perf-script. */
 enum out_format output_format_from_path(const char *path);
 const char *output_format_names(void);
-int output_write(FILE *f, const struct profile *p, enum out_format fmt, const char *title);
+/*
+ * Writes @p as @fmt; every format but pprof shows it through @v (NULL: the
+ * default view), which rewrites @p's samples (profile_apply_view).
+ */
+int output_write(FILE *f, struct profile *p, enum out_format fmt, const char *title,
+		 const struct prof_view *v);
 
 #endif

@@ -48,10 +48,22 @@ enum {
 	MAPPING_FILENAME = 5,
 	MAPPING_BUILD_ID = 6,
 	MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_HAS_FILENAMES = 8,
+	MAPPING_HAS_LINE_NUMBERS = 9,
+	MAPPING_HAS_INLINE_FRAMES = 10,
 };
 enum { LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4 };
 enum { LINE_FUNCTION_ID = 1, LINE_LINE = 2 };
-enum { FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4 };
+enum {
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
+	FUNCTION_START_LINE = 5,
+};
+
+/* What a mapping's locations carry, for its has_* flags. */
+enum { MAP_FILENAMES = 1, MAP_LINE_NUMBERS = 2, MAP_INLINE_FRAMES = 4 };
 
 #define FLUSH_AT    (64 * 1024)
 #define KERNEL_PATH "[kernel.kallsyms]"
@@ -291,7 +303,8 @@ static int write_sample(struct writer *w, const struct profile *p, const struct 
 	return flush_out(w);
 }
 
-static int write_mapping(struct writer *w, uint64_t id, const struct prof_mapping *m)
+static int write_mapping(struct writer *w, uint64_t id, const struct prof_mapping *m,
+			 unsigned int has)
 {
 	pb_uint(&w->msg, MAPPING_ID, id);
 	pb_uint(&w->msg, MAPPING_MEMORY_START, m->start);
@@ -301,77 +314,106 @@ static int write_mapping(struct writer *w, uint64_t id, const struct prof_mappin
 	pb_uint(&w->msg, MAPPING_BUILD_ID, str_index(&w->st, m->build_id));
 	/* names come from us: keeps pprof from trying to symbolize against local files */
 	pb_uint(&w->msg, MAPPING_HAS_FUNCTIONS, 1);
+	pb_uint(&w->msg, MAPPING_HAS_FILENAMES, !!(has & MAP_FILENAMES));
+	pb_uint(&w->msg, MAPPING_HAS_LINE_NUMBERS, !!(has & MAP_LINE_NUMBERS));
+	pb_uint(&w->msg, MAPPING_HAS_INLINE_FRAMES, !!(has & MAP_INLINE_FRAMES));
 	pb_msg(&w->out, PROFILE_MAPPING, &w->msg);
 	return flush_out(w);
 }
 
 struct func_key {
-	uint64_t name, file; /* string indices */
-	size_t loc;
+	uint64_t name, system_name, file, start_line; /* string indices; start_line a number */
+	size_t line;				      /* index into the flat list of lines */
 };
 
-static int by_name_file(const void *a, const void *b)
+static int by_function(const void *a, const void *b)
 {
 	const struct func_key *x = a, *y = b;
 
 	if (x->name != y->name)
 		return x->name < y->name ? -1 : 1;
+	if (x->system_name != y->system_name)
+		return x->system_name < y->system_name ? -1 : 1;
 	if (x->file != y->file)
 		return x->file < y->file ? -1 : 1;
-	return x->loc < y->loc ? -1 : x->loc > y->loc;
+	if (x->start_line != y->start_line)
+		return x->start_line < y->start_line ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static bool same_function(const struct func_key *x, const struct func_key *y)
+{
+	return x->name == y->name && x->system_name == y->system_name && x->file == y->file &&
+	       x->start_line == y->start_line;
+}
+
+/* Lines of location @i: its own, or the one its function makes. */
+static uint32_t loc_nr_lines(const struct prof_location *l)
+{
+	return l->nr_lines ? l->nr_lines : 1;
 }
 
 /*
- * pprof ties a location to a function; ours carry only a name.  Locations
- * with the same name in the same object share one Function.  Sorting finds
- * them without a second hash table and numbers functions by name, so the
- * same profile always gives the same file.
+ * The Function of each Line.  A line with a source file names it; one without
+ * (no DWARF: a symbol, the kernel, a JIT) keeps the object's path, as before
+ * lines existed.  Identical (name, system name, file, start line) share one
+ * Function.  Sorting finds them without a second hash table and numbers
+ * functions by name, so the same profile always gives the same file.
+ * @line_first[i] is where location i's lines start in @line_func.
  */
 static int write_functions(struct writer *w, const struct profile *p, const uint64_t *loc_map,
-			   const struct prof_mapping *kmap, uint64_t *loc_func)
+			   const struct prof_mapping *kmap, const size_t *line_first,
+			   size_t nr_lines, uint64_t *line_func)
 {
 	struct func_key *keys;
 	uint64_t id = 0;
-	size_t i;
+	size_t i, at = 0;
 	int err = 0;
 
-	if (!p->nr_locs)
+	if (!nr_lines)
 		return 0;
-	keys = calloc(p->nr_locs, sizeof(*keys));
+	keys = calloc(nr_lines, sizeof(*keys));
 	if (!keys)
 		return -1;
 	for (i = 0; i < p->nr_locs; i++) {
-		const char *file = "";
+		const struct prof_location *l = &p->locs[i];
+		const char *obj = "";
+		uint32_t j;
 
 		if (loc_map[i] && loc_map[i] <= p->nr_maps)
-			file = p->maps[loc_map[i] - 1].path;
+			obj = p->maps[loc_map[i] - 1].path;
 		else if (loc_map[i])
-			file = kmap->path;
-		keys[i].name =
-		    str_index(&w->st, p->locs[i].function ? p->locs[i].function : "[unknown]");
-		/* a Python frame's function is its own name in its source file */
-		if (p->locs[i].kind == PROF_LOC_PYTHON && p->locs[i].name) {
-			keys[i].name = str_index(&w->st, p->locs[i].name);
-			file = p->locs[i].file ? p->locs[i].file : "";
+			obj = kmap->path;
+		for (j = 0; j < loc_nr_lines(l); j++, at++) {
+			const struct prof_line *pl = l->nr_lines ? &l->lines[j] : NULL;
+			const char *name = pl ? pl->function : l->function;
+
+			if (!name)
+				name = "[unknown]";
+			keys[at].name = str_index(&w->st, name);
+			keys[at].system_name =
+			    str_index(&w->st, pl && pl->system_name ? pl->system_name : name);
+			keys[at].file = str_index(&w->st, pl && pl->file ? pl->file : obj);
+			keys[at].start_line = pl ? pl->start_line : 0;
+			keys[at].line = line_first[i] + j;
 		}
-		keys[i].file = str_index(&w->st, file);
-		keys[i].loc = i;
 	}
 	if (w->st.oom) {
 		err = -1;
 		goto out;
 	}
-	qsort(keys, p->nr_locs, sizeof(*keys), by_name_file);
-	for (i = 0; i < p->nr_locs && !err; i++) {
-		if (i && keys[i].name == keys[i - 1].name && keys[i].file == keys[i - 1].file) {
-			loc_func[keys[i].loc] = id;
+	qsort(keys, nr_lines, sizeof(*keys), by_function);
+	for (i = 0; i < nr_lines && !err; i++) {
+		if (i && same_function(&keys[i], &keys[i - 1])) {
+			line_func[keys[i].line] = id;
 			continue;
 		}
-		loc_func[keys[i].loc] = ++id;
+		line_func[keys[i].line] = ++id;
 		pb_uint(&w->msg, FUNCTION_ID, id);
 		pb_uint(&w->msg, FUNCTION_NAME, keys[i].name);
-		pb_uint(&w->msg, FUNCTION_SYSTEM_NAME, keys[i].name);
+		pb_uint(&w->msg, FUNCTION_SYSTEM_NAME, keys[i].system_name);
 		pb_uint(&w->msg, FUNCTION_FILENAME, keys[i].file);
+		pb_uint(&w->msg, FUNCTION_START_LINE, keys[i].start_line);
 		pb_msg(&w->out, PROFILE_FUNCTION, &w->msg);
 		err = flush_out(w);
 	}
@@ -380,24 +422,51 @@ out:
 	return err;
 }
 
+/* One Line per level, innermost first, as profile.proto orders them. */
 static int write_locations(struct writer *w, const struct profile *p, const uint64_t *loc_map,
-			   const uint64_t *loc_func)
+			   const size_t *line_first, const uint64_t *line_func)
 {
 	size_t i;
 	int err = 0;
 
 	for (i = 0; i < p->nr_locs && !err; i++) {
+		const struct prof_location *l = &p->locs[i];
+		uint32_t j;
+
 		pb_uint(&w->msg, LOCATION_ID, i + 1);
 		pb_uint(&w->msg, LOCATION_MAPPING_ID, loc_map[i]);
-		pb_uint(&w->msg, LOCATION_ADDRESS, p->locs[i].addr);
-		pb_uint(&w->sub, LINE_FUNCTION_ID, loc_func[i]);
-		if (p->locs[i].line)
-			pb_uint(&w->sub, LINE_LINE, p->locs[i].line);
-		pb_msg(&w->msg, LOCATION_LINE, &w->sub);
+		pb_uint(&w->msg, LOCATION_ADDRESS, l->addr);
+		for (j = 0; j < loc_nr_lines(l); j++) {
+			pb_uint(&w->sub, LINE_FUNCTION_ID, line_func[line_first[i] + j]);
+			if (l->nr_lines)
+				pb_uint(&w->sub, LINE_LINE, l->lines[j].line);
+			pb_msg(&w->msg, LOCATION_LINE, &w->sub);
+		}
 		pb_msg(&w->out, PROFILE_LOCATION, &w->msg);
 		err = flush_out(w);
 	}
 	return err;
+}
+
+/* The has_* flags of each mapping (index + 1 as loc_map), from what its locations carry. */
+static void mapping_flags(const struct profile *p, const uint64_t *loc_map, unsigned int *has)
+{
+	size_t i;
+	uint32_t j;
+
+	for (i = 0; i < p->nr_locs; i++) {
+		const struct prof_location *l = &p->locs[i];
+
+		if (!loc_map[i] || loc_map[i] > p->nr_maps)
+			continue;
+		for (j = 0; j < l->nr_lines; j++) {
+			if (l->lines[j].file)
+				has[loc_map[i] - 1] |= MAP_FILENAMES;
+			/* a line number comes from DWARF, which also told the inline levels */
+			if (l->lines[j].line)
+				has[loc_map[i] - 1] |= MAP_LINE_NUMBERS | MAP_INLINE_FRAMES;
+		}
+	}
 }
 
 /*
@@ -442,7 +511,9 @@ static bool map_locations(const struct profile *p, uint64_t *loc_map, struct pro
 
 int pprof_write(FILE *f, const struct profile *p)
 {
-	uint64_t *loc_map = NULL, *loc_func = NULL;
+	uint64_t *loc_map = NULL, *line_func = NULL;
+	size_t *line_first = NULL, nr_lines = 0;
+	unsigned int *has = NULL;
 	struct prof_mapping kmap;
 	struct writer *w;
 	bool need_kmap, zinit = false;
@@ -453,8 +524,16 @@ int pprof_write(FILE *f, const struct profile *p)
 		return -1;
 	w = calloc(1, sizeof(*w));
 	loc_map = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*loc_map));
-	loc_func = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*loc_func));
-	if (!w || !loc_map || !loc_func)
+	line_first = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*line_first));
+	has = calloc(p->nr_maps ? p->nr_maps : 1, sizeof(*has));
+	if (!w || !loc_map || !line_first || !has)
+		goto out;
+	for (i = 0; i < p->nr_locs; i++) {
+		line_first[i] = nr_lines;
+		nr_lines += loc_nr_lines(&p->locs[i]);
+	}
+	line_func = calloc(nr_lines ? nr_lines : 1, sizeof(*line_func));
+	if (!line_func)
 		goto out;
 	w->f = f;
 	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's */
@@ -471,14 +550,15 @@ int pprof_write(FILE *f, const struct profile *p)
 			goto out;
 
 	need_kmap = map_locations(p, loc_map, &kmap);
+	mapping_flags(p, loc_map, has);
 	for (i = 0; i < p->nr_maps; i++)
-		if (write_mapping(w, i + 1, &p->maps[i]))
+		if (write_mapping(w, i + 1, &p->maps[i], has[i]))
 			goto out;
-	if (need_kmap && write_mapping(w, p->nr_maps + 1, &kmap))
+	if (need_kmap && write_mapping(w, p->nr_maps + 1, &kmap, 0))
 		goto out;
-	if (write_functions(w, p, loc_map, &kmap, loc_func))
+	if (write_functions(w, p, loc_map, &kmap, line_first, nr_lines, line_func))
 		goto out;
-	if (write_locations(w, p, loc_map, loc_func))
+	if (write_locations(w, p, loc_map, line_first, line_func))
 		goto out;
 
 	pb_uint(&w->out, PROFILE_TIME_NANOS, p->start_unix_ns);
@@ -514,6 +594,8 @@ out:
 		free(w);
 	}
 	free(loc_map);
-	free(loc_func);
+	free(line_first);
+	free(line_func);
+	free(has);
 	return err;
 }

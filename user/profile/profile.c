@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "common/vec.h"
 #include "user/profile/profile.h"
 #include "user/symbolize/python_names.h"
+#include "user/profile/saved_frames.h"
 #include "user/symbolize/sym_cache.h"
 
 struct key3 {
@@ -115,13 +117,15 @@ static char *pool_alloc(struct priv *pv, size_t len)
 	return s;
 }
 
-static uint64_t hash_str(const char *s)
+/* pool_alloc, aligned for structures (a new block starts aligned) */
+static void *pool_alloc_aligned(struct priv *pv, size_t len)
 {
-	uint64_t h = 1469598103934665603ull;
+	struct pool_block *b = pv->pool;
+	size_t pad = b ? (8 - (b->used & 7)) & 7 : 0;
 
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
-	return h;
+	if (b)
+		b->used = b->size - b->used >= pad ? b->used + pad : b->size;
+	return pool_alloc(pv, len);
 }
 
 const char *profile_intern(struct profile *p, const char *s)
@@ -200,7 +204,7 @@ static uint32_t mapping_id(struct profile *p, uint32_t pid, const struct proc_ma
 }
 
 static int64_t add_location(struct profile *p, uint32_t kind, uint32_t pid, uint64_t addr,
-			    uint32_t map, uint64_t rel, const char *name)
+			    uint32_t map, uint64_t rel, const char *name, bool *is_new)
 {
 	struct priv *pv = p->priv;
 	/* without a mapping, the same address in two processes is two different frames */
@@ -210,10 +214,14 @@ static int64_t add_location(struct profile *p, uint32_t kind, uint32_t pid, uint
 
 	if (!slot)
 		return -1;
+	if (is_new)
+		*is_new = false;
 	if (*slot && kind != PROF_LOC_SYNTHETIC)
 		return *slot - 1;
 	if (*slot && !strcmp(p->locs[*slot - 1].function, name))
 		return *slot - 1;
+	if (is_new)
+		*is_new = true;
 	if (VEC_RESERVE(p->locs, p->nr_locs, pv->cap_locs, 256))
 		return -1;
 	l = &p->locs[p->nr_locs];
@@ -221,8 +229,9 @@ static int64_t add_location(struct profile *p, uint32_t kind, uint32_t pid, uint
 	l->rel_addr = rel;
 	l->mapping = map;
 	l->kind = kind;
-	l->name = l->file = NULL;
-	l->line = 0;
+	l->nr_lines = 0;
+	l->inlined = 0;
+	l->lines = NULL;
 	l->function = profile_intern(p, name);
 	if (!l->function)
 		return -1;
@@ -236,7 +245,7 @@ static int64_t add_location(struct profile *p, uint32_t kind, uint32_t pid, uint
 /* Synthetic locations are keyed by their name's hash, not an address. */
 static int64_t synthetic_location(struct profile *p, const char *name)
 {
-	return add_location(p, PROF_LOC_SYNTHETIC, 0, hash_str(name), 0, 0, name);
+	return add_location(p, PROF_LOC_SYNTHETIC, 0, hash_str(name), 0, 0, name, NULL);
 }
 
 /* Labels from the sample's cgroup; grouping by container when asked. */
@@ -287,6 +296,11 @@ static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgro
 	return ps->root ? 0 : -1;
 }
 
+static struct prof_line *alloc_lines(struct profile *p, uint32_t n)
+{
+	return pool_alloc_aligned(p->priv, n * sizeof(struct prof_line));
+}
+
 /* One Python frame: keyed by process, code object and line (the instruction's own line). */
 static int64_t python_location(struct profile *p, const struct agg_stack *s, struct frame_namer *fn,
 			       const struct cfi_python_frame *f)
@@ -296,23 +310,28 @@ static int64_t python_location(struct profile *p, const struct agg_stack *s, str
 	char buf[1024];
 	uint32_t line;
 	int64_t id;
+	bool is_new;
 
 	python_frame_name(fn->python, s->pid, s->generation, f, &name, &file, &line);
 	if (*file)
 		snprintf(buf, sizeof(buf), "%s (%s:%u)", name, file, line);
 	else
 		snprintf(buf, sizeof(buf), "%s", name);
-	id = add_location(p, PROF_LOC_PYTHON, s->pid, f->code << 16 | (line & 0xffff), 0, 0, buf);
-	if (id < 0)
-		return -1;
+	id = add_location(p, PROF_LOC_PYTHON, s->pid, f->code << 16 | (line & 0xffff), 0, 0, buf,
+			  &is_new);
+	if (id < 0 || !is_new)
+		return id;
+	/* one line: pprof's Function is the Python function in its own source file */
 	l = &p->locs[id];
-	if (!l->name) {
-		l->name = profile_intern(p, name);
-		l->file = profile_intern(p, file);
-		l->line = line;
-		if (!l->name || !l->file)
-			return -1;
-	}
+	l->lines = alloc_lines(p, 1);
+	if (!l->lines)
+		return -1;
+	l->lines[0] = (struct prof_line){.function = profile_intern(p, name), .line = line};
+	l->lines[0].system_name = l->lines[0].function;
+	l->lines[0].file = *file ? profile_intern(p, file) : NULL;
+	if (!l->lines[0].function || (*file && !l->lines[0].file))
+		return -1;
+	l->nr_lines = 1;
 	return id;
 }
 
@@ -350,6 +369,95 @@ static int add_python_frames(struct profile *p, struct prof_sample *ps, const st
  * taken in; its Python frames above the evaluation loop's native frames
  * that run them.
  */
+/* The lines a recording kept for a location (report): names of a host that may lack the file. */
+static int saved_lines(struct profile *p, struct prof_location *l, const struct saved_level *sv,
+		       uint32_t n)
+{
+	uint32_t i;
+
+	l->lines = alloc_lines(p, n);
+	if (!l->lines)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct prof_line *pl = &l->lines[i];
+
+		pl->function = profile_intern(p, sv[i].function);
+		pl->system_name = profile_intern(p, sv[i].system_name);
+		pl->file = sv[i].file[0] ? profile_intern(p, sv[i].file) : NULL;
+		pl->line = sv[i].line;
+		pl->start_line = sv[i].start_line;
+		if (!pl->function || !pl->system_name || (sv[i].file[0] && !pl->file))
+			return -1;
+	}
+	l->nr_lines = n;
+	l->function = l->lines[n - 1].function;
+	return 0;
+}
+
+/* Interned display name of @raw, demangled as @o's names are. */
+static const char *shown_name(struct profile *p, const struct sym_obj *o, const char *raw)
+{
+	char *dem = sym_obj_demangle(o, raw);
+	const char *s = profile_intern(p, dem ? dem : raw);
+
+	free(dem);
+	return s;
+}
+
+/*
+ * The lines of a location in object @o at @vaddr: the DWARF inline chain when
+ * there is one, else the symbol alone (its mangled name is pprof's
+ * system_name).  The outermost level keeps the symbol's name, so --no-inline
+ * shows what cfiprof always showed.
+ */
+static int object_lines(struct profile *p, struct prof_location *l, struct sym_obj *o,
+			uint64_t vaddr, bool named)
+{
+	const struct src_frame *fr = NULL;
+	const char *raw = NULL;
+	int n = sym_obj_lines(o, vaddr, &fr), i;
+
+	if (named && sym_obj_lookup_raw(o, vaddr, &raw))
+		raw = NULL;
+	if (n <= 0 && !raw)
+		return 0;
+	if (n <= 0)
+		n = 0;
+	l->lines = alloc_lines(p, n ? (uint32_t)n : 1);
+	if (!l->lines)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct prof_line *pl = &l->lines[i];
+		bool outer = i == n - 1;
+		const char *sys = outer && raw ? raw : fr[i].system_name;
+
+		if (outer && named)
+			pl->function = l->function;
+		else if (sys)
+			pl->function = shown_name(p, o, sys);
+		else
+			pl->function = l->function;
+		pl->system_name = sys ? profile_intern(p, sys) : pl->function;
+		pl->file = fr[i].file ? profile_intern(p, fr[i].file) : NULL;
+		pl->line = fr[i].line;
+		pl->start_line = fr[i].start_line;
+		if (!pl->function || !pl->system_name || (fr[i].file && !pl->file))
+			return -1;
+	}
+	if (!n) {
+		l->lines[0] = (struct prof_line){.function = l->function,
+						 .system_name = profile_intern(p, raw)};
+		if (!l->lines[0].system_name)
+			return -1;
+		n = 1;
+	}
+	l->nr_lines = (uint32_t)n;
+	/* DWARF named what the symbol table did not */
+	l->function = l->lines[n - 1].function;
+	return 0;
+}
+
+/* The user frames of s, named with the mappings of the generation it was taken in. */
 static int add_user_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
 			   struct frame_namer *fn, uint32_t *n)
 {
@@ -372,14 +480,28 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 			other = proc_tracker_get_maps_at(fn->pt, s->pid, s->generation, lookup);
 			pm = map_set_find(other, lookup);
 		}
+		const struct saved_level *sv = NULL;
+		uint32_t nr_saved = 0;
+		bool is_new, named;
+
 		map = pm ? mapping_id(p, s->pid, pm) : 0;
-		frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf));
+		if (fn->saved_user)
+			sv = saved_frames_find(fn->saved_user, s->pid, pm ? pm->start : 0, lookup,
+					       &nr_saved);
+		named = frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf)) &&
+			pm && pm->sym && !sym_obj_lookup(pm->sym, lookup - pm->bias, NULL, NULL);
 		if (py_next < s->nr_python && python_is_eval_frame(buf) &&
 		    add_python_frames(p, ps, s, fn, &py_next, false, n))
 			id = -1;
 		if (id >= 0)
 			id = add_location(p, PROF_LOC_USER, s->pid, lookup, map,
-					  pm ? lookup - pm->bias : 0, buf);
+					  pm ? lookup - pm->bias : 0,
+					  sv ? sv[nr_saved - 1].function : buf, &is_new);
+		if (id >= 0 && is_new && sv && saved_lines(p, &p->locs[id], sv, nr_saved))
+			id = -1;
+		else if (id >= 0 && is_new && !sv && pm && pm->sym &&
+			 object_lines(p, &p->locs[id], pm->sym, lookup - pm->bias, named))
+			id = -1;
 		map_set_put(other);
 		if (id >= 0)
 			ps->locs[(*n)++] = (uint32_t)id;
@@ -423,7 +545,7 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 		uint32_t map = mapping_id(p, 0, NULL);
 
 		frame_name_kernel(fn, s->pcs[k], buf, sizeof(buf));
-		id = add_location(p, PROF_LOC_KERNEL, 0, s->pcs[k], map, s->pcs[k], buf);
+		id = add_location(p, PROF_LOC_KERNEL, 0, s->pcs[k], map, s->pcs[k], buf, NULL);
 		if (id < 0)
 			return -1;
 		ps->locs[n++] = (uint32_t)id;
@@ -559,4 +681,107 @@ char *prof_loc_label(const struct prof_location *l)
 	if (asprintf(&s, "%s_[k]", fn) < 0)
 		return NULL;
 	return s;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+/* Level @j of @l as the view names it; interned. */
+static const char *view_name(struct profile *p, const struct prof_location *l, uint32_t j,
+			     const struct prof_view *v)
+{
+	const struct prof_line *pl = &l->lines[j];
+	char *s;
+	const char *r;
+
+	if (!v->lines || !pl->file || !pl->line)
+		return pl->function;
+	if (asprintf(&s, "%s %s:%u", pl->function, base_name(pl->file), pl->line) < 0)
+		return NULL;
+	r = profile_intern(p, s);
+	free(s);
+	return r;
+}
+
+int profile_apply_view(struct profile *p, const struct prof_view *v)
+{
+	struct priv *pv = p->priv;
+	size_t nr_orig = p->nr_locs, i;
+	uint32_t *first, *count;
+	int err = -1;
+
+	/* profiles without lines (or made by hand, without a pool) show as they are */
+	for (i = 0; i < nr_orig && !p->locs[i].nr_lines; i++)
+		;
+	if (i == nr_orig)
+		return 0;
+	if (!pv) {
+		errno = EINVAL;
+		return -1;
+	}
+	first = calloc(nr_orig ? nr_orig : 1, sizeof(*first));
+	count = calloc(nr_orig ? nr_orig : 1, sizeof(*count));
+	if (!first || !count)
+		goto out;
+	for (i = 0; i < nr_orig; i++) {
+		uint32_t n = p->locs[i].nr_lines, lo = v->no_inline && n ? n - 1 : 0, j;
+
+		first[i] = (uint32_t)i;
+		count[i] = 1;
+		if (!n || (n == 1 && !(v->lines && p->locs[i].lines[0].line)) ||
+		    (lo == n - 1 && !v->lines))
+			continue;
+		/* one new location per level shown, innermost first */
+		first[i] = (uint32_t)p->nr_locs;
+		count[i] = n - lo;
+		for (j = lo; j < n; j++) {
+			struct prof_location *l;
+			const char *name;
+
+			if (VEC_RESERVE(p->locs, p->nr_locs, pv->cap_locs, 256))
+				goto out;
+			name = view_name(p, &p->locs[i], j, v);
+			if (!name)
+				goto out;
+			l = &p->locs[p->nr_locs++];
+			*l = p->locs[i];
+			l->function = name;
+			l->nr_lines = 0;
+			l->lines = NULL;
+			l->inlined = j < n - 1;
+		}
+	}
+	for (i = 0; i < p->nr_samples; i++) {
+		struct prof_sample *s = &p->samples[i];
+		uint32_t k, total = 0, at = 0, *locs;
+
+		for (k = 0; k < s->nr_locs; k++)
+			total += count[s->locs[k]];
+		if (total == s->nr_locs) {
+			for (k = 0; k < s->nr_locs; k++)
+				s->locs[k] = first[s->locs[k]];
+			continue;
+		}
+		locs = malloc(total * sizeof(*locs));
+		if (!locs)
+			goto out;
+		for (k = 0; k < s->nr_locs; k++) {
+			uint32_t j, o = s->locs[k];
+
+			for (j = 0; j < count[o]; j++)
+				locs[at++] = first[o] + j;
+		}
+		free(s->locs);
+		s->locs = locs;
+		s->nr_locs = total;
+	}
+	err = 0;
+out:
+	free(first);
+	free(count);
+	return err;
 }

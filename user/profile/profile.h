@@ -7,6 +7,20 @@
  * side) with a synthetic "[incomplete: REASON]" location; samples the stack
  * table had no room for form one sample whose only location is
  * "[overflow: stack table full]".  Writers never special-case either.
+ *
+ * The frame model.  A location is one address; what it shows is its lines,
+ * as in pprof: a frame is a function name, and optionally a source file and
+ * a line, and it is either the function the address is in or one inlined
+ * into it.  lines[] lists them innermost first; the last is the function
+ * itself (its name is the location's `function`), the ones before it were
+ * inlined into it.  A location without lines (nr_lines 0: kernel, JIT,
+ * unnamed, synthetic) shows `function` alone.  Interpreted frames (Python)
+ * fit the same model: one line, the function with its file and line; their
+ * `function` is what the other writers show, "name (file:line)".
+ *
+ * pprof writes the lines as they are; the other writers see one frame per
+ * line (outermost first going up a stack), or with --no-inline the function
+ * alone, after profile_apply_view.
  */
 #ifndef CFIPROF_PROFILE_H
 #define CFIPROF_PROFILE_H
@@ -33,15 +47,24 @@ enum prof_loc_kind {
 	PROF_LOC_PYTHON,    /* a Python frame: name, file, line */
 };
 
+/* One frame of a location: see "The frame model" above. */
+struct prof_line {
+	const char *function;	 /* as shown (demangled) */
+	const char *system_name; /* as linked (mangled); the same as function when not mangled */
+	const char *file;	 /* source file, NULL when unknown */
+	uint32_t line;		 /* 0 when unknown */
+	uint32_t start_line;	 /* first line of the function, 0 when unknown */
+};
+
 struct prof_location {
 	uint64_t addr;	      /* runtime address looked up (return addresses: pc - 1) */
 	uint64_t rel_addr;    /* address in the object's ELF vaddr space (0 if unknown) */
 	uint32_t mapping;     /* index + 1 into maps, 0 = none */
 	uint32_t kind;	      /* enum prof_loc_kind */
 	const char *function; /* symbol, or "libfoo.so+0x1234", or "[unknown]" */
-	/* Python frames: function is "name (file:line)", these its parts (pprof Function, Line) */
-	const char *name, *file;
-	uint32_t line;
+	uint32_t nr_lines;    /* 0: function alone */
+	uint32_t inlined;     /* after profile_apply_view: a frame inlined into the one below */
+	struct prof_line *lines; /* innermost first; lines[nr_lines - 1].function == function */
 };
 
 /*
@@ -144,6 +167,25 @@ int profile_subset(const struct profile *p, const char *service, struct profile 
  * its readers reject).
  */
 int profile_check(const struct profile *p);
+/*
+ * How the frame-per-name writers (folded, svg, text, speedscope, perf-script)
+ * show locations: inline levels as frames unless no_inline; with lines, each
+ * name followed by " FILE:LINE" (the file's base name) when known.
+ */
+struct prof_view {
+	bool no_inline;
+	bool lines;
+};
+
+/*
+ * Rewrites @p's samples so that each of their locations is one frame of the
+ * view: a location with inline levels becomes one location per level (same
+ * address and mapping, `inlined` set for the inlined ones), names get
+ * their file:line.  The locations' lines are kept (nr_lines of the new ones is
+ * 0).  Not for pprof, which carries the lines themselves. Returns 0 or -1.
+ */
+int profile_apply_view(struct profile *p, const struct prof_view *v);
+
 /* The name a frame shows in flame graphs: the function, kernel ones suffixed "_[k]"; malloc'd. */
 char *prof_loc_label(const struct prof_location *l);
 

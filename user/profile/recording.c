@@ -42,6 +42,51 @@ static void write_maps(FILE *f, uint32_t pid, const struct map_set *s)
 	}
 }
 
+static void put_field(FILE *f, const char *s)
+{
+	fputc('\t', f);
+	for (; s && *s; s++)
+		fputc(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s, f);
+}
+
+/* The user locations of @p, each once, with the pid of a sample that has it. */
+static int write_uframes(FILE *f, const struct profile *p)
+{
+	bool *done = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*done));
+	size_t i;
+	uint32_t k, j;
+
+	if (!done)
+		return -1;
+	for (i = 0; i < p->nr_samples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		for (k = 0; k < s->nr_locs; k++) {
+			const struct prof_location *l = &p->locs[s->locs[k]];
+			uint64_t start = l->mapping && l->mapping <= p->nr_maps
+					     ? p->maps[l->mapping - 1].start
+					     : 0;
+
+			if (l->kind != PROF_LOC_USER || done[s->locs[k]])
+				continue;
+			done[s->locs[k]] = true;
+			for (j = 0; j < (l->nr_lines ? l->nr_lines : 1); j++) {
+				const struct prof_line *pl = l->nr_lines ? &l->lines[j] : NULL;
+
+				fprintf(f, "uframe %u %" PRIx64 " %" PRIx64 " %u %u %u", s->pid,
+					start, l->addr, j, pl ? pl->line : 0,
+					pl ? pl->start_line : 0);
+				put_field(f, pl ? pl->function : l->function);
+				put_field(f, pl ? pl->system_name : l->function);
+				put_field(f, pl ? pl->file : NULL);
+				fputc('\n', f);
+			}
+		}
+	}
+	free(done);
+	return 0;
+}
+
 int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		    const struct recording_meta *meta, struct cgroup_names *cgroups)
 {
@@ -101,6 +146,10 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		}
 	}
 	kernel_names_free(&knames);
+	if (meta->prof && write_uframes(f, meta->prof)) {
+		free(v);
+		return -1;
+	}
 	for (i = 0; i < nr; i++) {
 		const struct agg_stack *s = v[i];
 
@@ -169,7 +218,10 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 	ssize_t len;
 	int ret = 0;
 
+	struct saved_frames *frames = meta->frames;
+
 	memset(meta, 0, sizeof(*meta));
+	meta->frames = frames;
 	*bad = 0;
 	err[0] = 0;
 	len = getline(&line, &cap, f);
@@ -222,6 +274,38 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			if (kernel_names_add(&meta->knames, pc, line + at)) {
 				ret = -1;
 				break;
+			}
+		} else if (!strncmp(line, "uframe ", 7)) {
+			struct saved_level lv = {0};
+			unsigned int pid, level;
+			uint64_t start, addr;
+			char *fields[3], *t;
+			int at = 0, nf;
+
+			if (sscanf(line, "uframe %u %" SCNx64 " %" SCNx64 " %u %u %u%n", &pid, &start,
+				   &addr, &level, &lv.line, &lv.start_line, &at) != 6 ||
+			    line[at] != '\t') {
+				note_bad(bad, err, errlen, lineno, "malformed uframe line");
+				continue;
+			}
+			line[strcspn(line, "\n")] = 0;
+			t = line + at + 1;
+			for (nf = 0; nf < 3 && t; nf++)
+				fields[nf] = strsep(&t, "\t");
+			if (nf != 3 || !fields[0][0]) {
+				note_bad(bad, err, errlen, lineno, "malformed uframe line");
+				continue;
+			}
+			lv.function = fields[0];
+			lv.system_name = fields[1][0] ? fields[1] : fields[0];
+			lv.file = fields[2];
+			if (meta->frames &&
+			    saved_frames_add(meta->frames, pid, start, addr, level, &lv)) {
+				if (errno != EINVAL) {
+					ret = -1;
+					break;
+				}
+				note_bad(bad, err, errlen, lineno, "uframe level out of order");
 			}
 		} else if (!strncmp(line, "proc ", 5)) {
 			unsigned int pid, ns_pid;

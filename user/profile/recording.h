@@ -10,10 +10,19 @@
  *   gen PID GENERATION          (the map lines after it belong to that generation)
  *   cgroup ID PATH
  *   kname PC NAME               (a kernel frame's name when recorded: BPF programs)
+ *   uframe PID MAP-START ADDR LEVEL LINE START-LINE<TAB>FUNCTION<TAB>SYSTEM-NAME<TAB>FILE
+ *                               (a user location as record named it: one line per
+ *                               level of its frame model, profile.h, innermost 0 first;
+ *                               MAP-START 0 when unmapped; FILE empty when unknown)
  *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID] [g GENERATION]
  *
  * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS; an empty list is "-";
  * COMM has spaces replaced by '_'.  PCs are leaf first, as the walker emits them.
+ * Tabs and newlines inside uframe strings become spaces.
+ *
+ * uframe lines make a recording render the same in `report` on a host without
+ * the binaries, their debug files or perf maps: names, inline levels, lines.
+ * A recording without them is named again from the files it names.
  */
 #ifndef CFIPROF_RECORDING_H
 #define CFIPROF_RECORDING_H
@@ -21,6 +30,8 @@
 #include <stdio.h>
 
 #include "user/profile/aggregate.h"
+#include "user/profile/profile.h"
+#include "user/profile/saved_frames.h"
 #include "user/track/cgroups.h"
 #include "user/symbolize/frame_names.h"
 #include "user/track/proc_tracker.h"
@@ -31,6 +42,8 @@ struct recording_meta {
 	uint64_t start_unix_ns, duration_ns;
 	const struct ksyms *ks;	   /* write: names of BPF program frames are saved */
 	struct kernel_names knames; /* read: those names (kernel_names_free when done) */
+	const struct profile *prof; /* write: its user locations are saved (NULL: none) */
+	struct saved_frames *frames; /* read: where uframe lines go (NULL: skipped) */
 };
 
 int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,

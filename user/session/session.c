@@ -377,6 +377,8 @@ int session_start(struct session *s, const struct session_opts *o)
 			fprintf(stderr, "cfiprof: debuginfod: cannot start the fetch threads\n");
 		sym_cache_set_fetch(s->syms, s->fetch);
 	}
+	if (s->syms)
+		sym_cache_set_lines(s->syms, o->lines);
 	s->pt = s->syms ? proc_tracker_new(&s->ts, s->syms, s->ld.procs_fd, s->ld.mappings_fd)
 			: NULL;
 	if (err || !s->pt || agg_init(&s->agg, o->max_stacks)) {

@@ -60,6 +60,7 @@ struct session_opts {
 	bool debuginfod;
 	struct sym_fetch_opts fetch;
 	bool no_inherit; /* -p / COMMAND only, not the processes they fork */
+	bool lines;	 /* objects keep their DWARF: source lines and inline frames */
 	bool verbose;
 };
 

@@ -12,6 +12,7 @@
 struct ksyms;
 struct perfmap;
 struct python_names;
+struct saved_frames;
 
 /*
  * Kernel frames named when they were recorded: BPF programs come and go, so
@@ -36,6 +37,8 @@ struct frame_namer {
 	struct proc_tracker *pt;
 	struct ksyms *ksyms; /* NULL: kernel frames print as addresses */
 	const struct kernel_names *saved_kernel; /* consulted before ksyms (report) */
+	/* report: user frames as the recording named them, consulted first (saved_frames.h) */
+	const struct saved_frames *saved_user;
 	/*
 	 * report: perf maps read as /tmp/perf-PID.map of whoever runs it; live:
 	 * through the process's root, owned by its user (perfmap_new_proc)

@@ -21,6 +21,7 @@
 #include "tables/cfi_table.h"
 #include "user/symbolize/elf_symbols.h"
 #include "user/symbolize/sym_fetch.h"
+#include "user/symbolize/src_lines.h"
 #include "user/symbolize/sym_table.h"
 
 struct sym_obj {
@@ -37,6 +38,7 @@ struct sym_obj {
 	struct elf_segments segs;
 	char *debug_file;
 	char build_id[ELF_BUILD_ID_HEX_LEN];
+	struct src_lines *lines; /* NULL: no DWARF, or lines were off when loaded */
 };
 
 struct sym_cache {
@@ -46,6 +48,8 @@ struct sym_cache {
 	enum sym_demangle_mode demangle;
 	struct sym_fetch *fetch; /* NULL: no debuginfod */
 	struct sym_cache_stats stats;
+	bool lines_on;
+	struct src_lines_ctx lines;
 };
 
 static bool elf_ready(void)
@@ -69,6 +73,7 @@ struct sym_cache *sym_cache_new(void)
 	if (!c->buckets || !c->debug_root)
 		goto err;
 	c->demangle = SYM_DEMANGLE_FULL;
+	src_lines_ctx_init(&c->lines);
 	return c;
 err:
 	free(c->buckets);
@@ -79,6 +84,7 @@ err:
 
 static void obj_free(struct sym_obj *o)
 {
+	src_lines_free(&o->cache->lines, o->lines);
 	sym_dem_cache_free(&o->dem);
 	sym_fetched_put(o->fetched);
 	sym_table_release(&o->fde);
@@ -228,6 +234,13 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 		o->fetched = sym_fetch_want(c->fetch, o->build_id);
 	if (!info.symtab)
 		read_function_starts(c, o, fd);
+	if (c->lines_on) {
+		struct debug_file_search s = {
+		    .root = c->debug_root, .obj_path = path, .pid = pid, .self = &self};
+
+		/* now, while the process and its root exist: lookups come later */
+		o->lines = src_lines_attach(&c->lines, e, fd, &s);
+	}
 out:
 	if (e)
 		elf_end(e);
@@ -378,4 +391,51 @@ const char *sym_obj_debug_file(const struct sym_obj *o)
 int sym_obj_offset_to_vaddr(const struct sym_obj *o, uint64_t file_offset, uint64_t *vaddr)
 {
 	return elf_segments_offset_to_vaddr(&o->segs, file_offset, vaddr);
+}
+
+/* ---- source lines ---- */
+
+void sym_cache_set_lines(struct sym_cache *c, bool on)
+{
+	c->lines_on = on;
+}
+
+bool sym_cache_lines_on(const struct sym_cache *c)
+{
+	return c->lines_on;
+}
+
+struct src_lines_ctx *sym_cache_lines_ctx(struct sym_cache *c)
+{
+	return &c->lines;
+}
+
+int sym_obj_lines(struct sym_obj *o, uint64_t elf_vaddr, const struct src_frame **frames)
+{
+	*frames = NULL;
+	if (!o->lines)
+		return 0;
+	return src_lines_lookup(&o->cache->lines, o->lines, elf_vaddr, frames);
+}
+
+bool sym_obj_has_lines(const struct sym_obj *o)
+{
+	return o->lines != NULL;
+}
+
+int sym_obj_lookup_raw(struct sym_obj *o, uint64_t elf_vaddr, const char **raw)
+{
+	long i = sym_table_find(&o->tab, elf_vaddr);
+
+	if (i < 0)
+		return -1;
+	*raw = sym_table_name(&o->tab, i);
+	return 0;
+}
+
+char *sym_obj_demangle(const struct sym_obj *o, const char *raw)
+{
+	enum sym_demangle_mode mode = o->cache->demangle;
+
+	return mode == SYM_DEMANGLE_NONE ? NULL : sym_demangle(raw, mode);
 }

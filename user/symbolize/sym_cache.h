@@ -15,10 +15,12 @@
 #ifndef CFIPROF_SYM_CACHE_H
 #define CFIPROF_SYM_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "user/symbolize/demangle.h"
+#include "user/symbolize/src_lines.h"
 
 struct sym_cache;
 struct sym_obj;
@@ -107,5 +109,29 @@ const char *sym_obj_debug_file(const struct sym_obj *o);
  * maps that offset.
  */
 int sym_obj_offset_to_vaddr(const struct sym_obj *o, uint64_t file_offset, uint64_t *vaddr);
+
+/*
+ * Source lines and inline frames (src_lines.h): with @on, objects loaded
+ * afterwards keep a handle on their DWARF (their own, or their debug file's),
+ * looked up by sym_obj_lines. Default off.
+ */
+void sym_cache_set_lines(struct sym_cache *c, bool on);
+bool sym_cache_lines_on(const struct sym_cache *c);
+/* The limits, the interval's time allowance (ns_left) and the counters of every lookup. */
+struct src_lines_ctx *sym_cache_lines_ctx(struct sym_cache *c);
+
+/*
+ * The inline chain at @elf_vaddr, innermost first, the last level being the
+ * function the others were inlined into; *@frames stays valid until the next
+ * lookup in @o. Returns the number of levels, 0 when unknown (no DWARF, or
+ * lines off), -1 when a budget refused the lookup.
+ */
+int sym_obj_lines(struct sym_obj *o, uint64_t elf_vaddr, const struct src_frame **frames);
+/* Whether @o has DWARF lines to look up. */
+bool sym_obj_has_lines(const struct sym_obj *o);
+/* The raw (mangled) name of the symbol covering @elf_vaddr, as sym_obj_lookup; -1 if none. */
+int sym_obj_lookup_raw(struct sym_obj *o, uint64_t elf_vaddr, const char **raw);
+/* @raw demangled per @o's cache's mode (malloc'd), or NULL when it stays as it is. */
+char *sym_obj_demangle(const struct sym_obj *o, const char *raw);
 
 #endif

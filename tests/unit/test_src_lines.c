@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Source lines and inline frames (user/symbolize/src_lines.c), no kernel:
+ *  - oracle: the chain at every instruction of progs/inlines, and at
+ *    instructions all over libc (its debug file, libc6-dbg, found by
+ *    build-id), equals `eu-addr2line -f -i` (elfutils) at the same address:
+ *    function (linkage) names, files, lines, level by level (where
+ *    eu-addr2line drops a level, llvm-symbolizer decides; counted apart);
+ *  - a stripped program finds its DWARF in a debug file by build-id;
+ *  - the budgets: a unit or an object over its size, an interval's time
+ *    allowance spent, open handles over their bytes, objects holding their
+ *    DWARF file over their number, answers over theirs; each refusal
+ *    counted, cached answers still served;
+ *  - a hostile unit (a DIE naming itself as its sibling) answers, without a
+ *    walk that never ends;
+ *  - the frame model end to end without the binary: a recording's uframe
+ *    lines give the same locations (levels, files, lines) in the default
+ *    view, --no-inline and --lines, and pprof carries one Line per level with
+ *    the mangled system name, read back by the pprof-format npm package.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/harness.h"
+#include "user/output/format.h"
+#include "user/output/pprof.h"
+#include "user/profile/profile.h"
+#include "user/profile/recording.h"
+#include "user/symbolize/sym_cache.h"
+
+static const char *out_dir(void)
+{
+	return getenv("OUT") ? getenv("OUT") : "build";
+}
+
+/* ---- the oracle ---- */
+
+struct level {
+	char name[512], file[PATH_MAX];
+	unsigned int line;
+};
+
+struct chain {
+	uint64_t addr;
+	int n;
+	struct level lv[SRC_FRAMES_MAX];
+};
+
+/* "FILE:LINE[:COL]" or "??:0" */
+static void parse_pos(const char *s, struct level *lv)
+{
+	char buf[PATH_MAX + 32], *c;
+	int colons = 0;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	buf[strcspn(buf, "\n")] = 0;
+	lv->line = 0;
+	lv->file[0] = 0;
+	/* from the right: the line, maybe a column */
+	while ((c = strrchr(buf, ':')) && colons < 2) {
+		char *end;
+		unsigned long v = strtoul(c + 1, &end, 10);
+
+		if (*end || end == c + 1)
+			break;
+		lv->line = (unsigned int)v;
+		*c = 0;
+		colons++;
+	}
+	if (strcmp(buf, "??"))
+		snprintf(lv->file, sizeof(lv->file), "%.4000s", buf);
+}
+
+/*
+ * eu-addr2line -f -i for @n addresses of @file: per address, a name line
+ * ("NAME" or "NAME inlined at POS in CALLER") and a position line per level.
+ * Levels end where the next address's first level starts, so the addresses
+ * go one per run of the tool's batch: -a prints each address first.
+ */
+static int oracle(const char *file, const uint64_t *addrs, int n, struct chain *out)
+{
+	char *cmd, *line = NULL;
+	size_t cap = 0, len = 0;
+	FILE *f, *p;
+	int i = -1;
+
+	f = open_memstream(&cmd, &len);
+	fprintf(f, "eu-addr2line -a -f -i -e '%s'", file);
+	for (int k = 0; k < n; k++)
+		fprintf(f, " 0x%" PRIx64, addrs[k]);
+	fclose(f);
+	p = popen(cmd, "r");
+	free(cmd);
+	if (!p)
+		return -1;
+	while (getline(&line, &cap, p) > 0) {
+		struct level *lv;
+
+		if (!strncmp(line, "0x", 2)) {
+			if (++i >= n)
+				break;
+			out[i].addr = strtoull(line, NULL, 16);
+			out[i].n = 0;
+			continue;
+		}
+		if (i < 0 || out[i].n >= SRC_FRAMES_MAX)
+			continue;
+		lv = &out[i].lv[out[i].n++];
+		line[strcspn(line, "\n")] = 0;
+		snprintf(lv->name, sizeof(lv->name), "%.*s", (int)strcspn(line, " "), line);
+		if (getline(&line, &cap, p) <= 0)
+			break;
+		parse_pos(line, lv);
+	}
+	free(line);
+	/* it exits 1 when an address had no line: that is an answer too */
+	pclose(p);
+	return i + 1;
+}
+
+/* Instruction addresses of @file, every @step-th, at most @max; returns how many. */
+static int instructions(const char *file, int step, uint64_t *addrs, int max)
+{
+	char cmd[PATH_MAX + 128], *line = NULL;
+	size_t cap = 0;
+	FILE *p;
+	int n = 0, k = 0;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn '%s'", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (n < max && getline(&line, &cap, p) > 0) {
+		char *end;
+		uint64_t a = strtoull(line, &end, 16);
+
+		if (line[0] != ' ' || *end != ':' || end == line)
+			continue;
+		if (k++ % step == 0)
+			addrs[n++] = a;
+	}
+	free(line);
+	pclose(p);
+	return n;
+}
+
+/*
+ * The second oracle, llvm-symbolizer (LLVM's own DWARF reader), for one
+ * address: "NAME\nFILE:LINE:COL\n" per level, then a blank line.
+ */
+static int oracle_llvm(const char *file, uint64_t addr, struct chain *out)
+{
+	char cmd[PATH_MAX + 128], name[512], *line = NULL;
+	size_t cap = 0;
+	FILE *p;
+
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "llvm-symbolizer --obj='%s' --inlining --functions=linkage --no-demangle 0x%" PRIx64,
+	    file, addr);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	out->addr = addr;
+	out->n = 0;
+	while (getline(&line, &cap, p) > 0 && line[0] != '\n' && out->n < SRC_FRAMES_MAX) {
+		struct level *lv = &out->lv[out->n++];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(line, "\n"), line);
+		snprintf(lv->name, sizeof(lv->name), "%s", name);
+		if (getline(&line, &cap, p) <= 0)
+			break;
+		parse_pos(line, lv);
+	}
+	free(line);
+	pclose(p);
+	return out->n;
+}
+
+static bool same_chain(const struct chain *want, int n, const struct src_frame *fr, char *why,
+		       size_t len)
+{
+	int i;
+
+	/* no DWARF there: the tool prints the symbol's name (or ??) at ??:0 */
+	if (n <= 0)
+		return want->n == 1 && !want->lv[0].line && !want->lv[0].file[0];
+	if (want->n != n) {
+		snprintf(why, len, "%d levels, want %d", n, want->n);
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		const struct level *w = &want->lv[i];
+		const char *name = fr[i].system_name ? fr[i].system_name : "??";
+		const char *file = fr[i].file ? fr[i].file : "";
+
+		if (strcmp(w->name, name) || strcmp(w->file, file) || w->line != fr[i].line) {
+			snprintf(why, len, "level %d: %s %s:%u, want %s %s:%u", i, name, file,
+				 fr[i].line, w->name, w->file, w->line);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Every address of @addrs in @file as the oracle says; returns the number that agree. */
+static int check_against_oracle(struct sym_cache *c, const char *file, const uint64_t *addrs, int n,
+				int *inlined)
+{
+	struct chain *want = calloc((size_t)n, sizeof(*want));
+	struct sym_obj *o = sym_cache_get(c, NULL, file, -1, 0);
+	int got, i, agree = 0, shown = 0, by_llvm = 0;
+	char why[1024];
+
+	*inlined = 0;
+	CHECK(o && sym_obj_has_lines(o), "%s: no DWARF found", file);
+	got = want ? oracle(file, addrs, n, want) : -1;
+	CHECK(got == n, "eu-addr2line on %s: %d of %d addresses", file, got, n);
+	for (i = 0; o && i < got; i++) {
+		const struct src_frame *fr;
+		int nf = sym_obj_lines(o, want[i].addr, &fr);
+
+		struct chain other;
+
+		if (same_chain(&want[i], nf, fr, why, sizeof(why))) {
+			agree++;
+			*inlined += nf > 1;
+			continue;
+		}
+		if (shown++ < 5)
+			printf("  %s 0x%" PRIx64 ": eu-addr2line: %s\n", file, want[i].addr, why);
+		/*
+		 * eu-addr2line 0.188 leaves out a level of some deeper chains in
+		 * libc (update_regs in set_regs in re_search_internal prints as
+		 * update_regs in re_search_internal); LLVM's reader then decides.
+		 */
+		nf = sym_obj_lines(o, want[i].addr, &fr);
+		if (oracle_llvm(file, want[i].addr, &other) > 0 &&
+		    same_chain(&other, nf, fr, why, sizeof(why))) {
+			agree++;
+			by_llvm++;
+			*inlined += nf > 1;
+		} else {
+			printf("  %s 0x%" PRIx64 ": llvm-symbolizer: %s\n", file, want[i].addr,
+			       why);
+		}
+	}
+	printf("%s: %d of %d addresses agree with eu-addr2line -i (%d with inline levels), "
+	       "%d more with llvm-symbolizer where eu-addr2line differs\n",
+	       file, agree - by_llvm, got, *inlined, by_llvm);
+	free(want);
+	return agree;
+}
+
+static void test_oracle_inlines(void)
+{
+	struct sym_cache *c = sym_cache_new();
+	char path[PATH_MAX];
+	uint64_t addrs[4096];
+	int n, inlined;
+
+	sym_cache_set_lines(c, true);
+	snprintf(path, sizeof(path), "%s/progs/inlines", out_dir());
+	n = instructions(path, 1, addrs, 4096);
+	CHECK(n > 50, "%s: %d instructions", path, n);
+	CHECK(check_against_oracle(c, path, addrs, n, &inlined) == n, "every address agrees");
+	CHECK(inlined >= 10, "inline chains seen: %d", inlined);
+	sym_cache_free(c);
+}
+
+static void test_oracle_libc(void)
+{
+	struct sym_cache *c = sym_cache_new();
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	static uint64_t addrs[1500];
+	char real[PATH_MAX];
+	int n, inlined;
+
+	sym_cache_set_lines(c, true);
+	CHECK(realpath(libc, real) != NULL, "%s", libc);
+	n = instructions(real, 211, addrs, 1500);
+	CHECK(n > 1000, "%s: %d instructions sampled", real, n);
+	/* its DWARF is in libc6-dbg's debug file, found by build-id by both */
+	CHECK(check_against_oracle(c, real, addrs, n, &inlined) == n, "every address agrees");
+	CHECK(inlined >= 50, "inline chains seen: %d", inlined);
+	sym_cache_free(c);
+}
+
+/* A stripped program: its DWARF from the build-id debug file, the same chains. */
+static void test_debug_file(void)
+{
+	struct sym_cache *c = sym_cache_new(), *d = sym_cache_new();
+	char path[PATH_MAX], stripped[PATH_MAX], root[PATH_MAX];
+	uint64_t addrs[4096];
+	struct sym_obj *o, *s;
+	int n, i, same = 0;
+
+	snprintf(path, sizeof(path), "%s/progs/inlines", out_dir());
+	snprintf(stripped, sizeof(stripped), "%s/progs/inlines_stripped", out_dir());
+	snprintf(root, sizeof(root), "%s/progs/debug", out_dir());
+	sym_cache_set_lines(c, true);
+	sym_cache_set_lines(d, true);
+	sym_cache_set_debug_root(d, root);
+	o = sym_cache_get(c, NULL, path, -1, 0);
+	s = sym_cache_get(d, NULL, stripped, -1, 0);
+	CHECK(o && s && sym_obj_has_lines(s), "stripped: DWARF from %s", root);
+	n = instructions(path, 1, addrs, 4096);
+	for (i = 0; o && s && i < n; i++) {
+		const struct src_frame *a, *b;
+		int na = sym_obj_lines(o, addrs[i], &a), k;
+		struct src_frame copy[SRC_FRAMES_MAX];
+
+		if (na > 0)
+			memcpy(copy, a, (size_t)na * sizeof(*a));
+		if (sym_obj_lines(s, addrs[i], &b) != na)
+			continue;
+		for (k = 0; k < na; k++)
+			if (strcmp(copy[k].system_name ? copy[k].system_name : "",
+				   b[k].system_name ? b[k].system_name : "") ||
+			    copy[k].line != b[k].line)
+				break;
+		same += k == na;
+	}
+	CHECK(n > 50 && same == n, "%d of %d addresses the same from the debug file", same, n);
+	sym_cache_free(c);
+	sym_cache_free(d);
+}
+
+/* ---- budgets ---- */
+
+/* An address of outer_work where three levels are inlined, from the oracle's program. */
+static uint64_t deep_addr(struct sym_cache *c, const char *path)
+{
+	uint64_t addrs[4096];
+	struct sym_obj *o = sym_cache_get(c, NULL, path, -1, 0);
+	int n = instructions(path, 1, addrs, 4096), i;
+
+	for (i = 0; o && i < n; i++) {
+		const struct src_frame *f;
+
+		if (sym_obj_lines(o, addrs[i], &f) == 3)
+			return addrs[i];
+	}
+	return 0;
+}
+
+static void test_budgets(void)
+{
+	char path[PATH_MAX];
+	struct sym_cache *c;
+	struct src_lines_ctx *ctx;
+	const struct src_frame *f;
+	struct sym_obj *o;
+	uint64_t deep;
+
+	snprintf(path, sizeof(path), "%s/progs/inlines", out_dir());
+	c = sym_cache_new();
+	sym_cache_set_lines(c, true);
+	deep = deep_addr(c, path);
+	CHECK(deep != 0, "an address with 3 levels");
+	sym_cache_free(c);
+
+	/* a unit over its size is refused, counted, and tried no further */
+	c = sym_cache_new();
+	sym_cache_set_lines(c, true);
+	ctx = sym_cache_lines_ctx(c);
+	ctx->max_cu_bytes = 64;
+	o = sym_cache_get(c, NULL, path, -1, 0);
+	CHECK(o && sym_obj_lines(o, deep, &f) == -1 && ctx->st.refused[SRC_REFUSED_CU] == 1,
+	      "unit over max_cu_bytes refused: %" PRIu64, ctx->st.refused[SRC_REFUSED_CU]);
+	sym_cache_free(c);
+
+	/* an object over its size is never opened */
+	c = sym_cache_new();
+	sym_cache_set_lines(c, true);
+	ctx = sym_cache_lines_ctx(c);
+	ctx->max_object_bytes = 64;
+	o = sym_cache_get(c, NULL, path, -1, 0);
+	CHECK(o && sym_obj_lines(o, deep, &f) == -1 && sym_obj_lines(o, deep + 1, &f) == -1 &&
+		  ctx->st.refused[SRC_REFUSED_OBJECT] == 2 && ctx->st.opens == 0,
+	      "object over max_object_bytes refused: %" PRIu64 ", opens %" PRIu64,
+	      ctx->st.refused[SRC_REFUSED_OBJECT], ctx->st.opens);
+	sym_cache_free(c);
+
+	/* the interval's allowance spent: new lookups refused, answers kept still served */
+	c = sym_cache_new();
+	sym_cache_set_lines(c, true);
+	ctx = sym_cache_lines_ctx(c);
+	o = sym_cache_get(c, NULL, path, -1, 0);
+	CHECK(o && sym_obj_lines(o, deep, &f) == 3, "answered");
+	ctx->ns_left = 0;
+	CHECK(o && sym_obj_lines(o, deep, &f) == 3 && ctx->st.hits == 1, "cached answer served");
+	CHECK(o && sym_obj_lines(o, deep - 1, &f) == -1 && ctx->st.refused[SRC_REFUSED_TIME] == 1,
+	      "refused past the time allowance: %" PRIu64, ctx->st.refused[SRC_REFUSED_TIME]);
+	ctx->ns_left = UINT64_MAX;
+	CHECK(o && sym_obj_lines(o, deep - 1, &f) >= 1, "answered in the next interval");
+	sym_cache_free(c);
+
+	/* open handles over their bytes: the least recently used closes, answers stay right */
+	c = sym_cache_new();
+	sym_cache_set_lines(c, true);
+	ctx = sym_cache_lines_ctx(c);
+	ctx->max_open_bytes = 1;
+	{
+		char stripped[PATH_MAX], root[PATH_MAX];
+		struct sym_obj *o2;
+		int k, ok = 0;
+
+		snprintf(stripped, sizeof(stripped), "%s/progs/inlines_stripped", out_dir());
+		snprintf(root, sizeof(root), "%s/progs/debug", out_dir());
+		sym_cache_set_debug_root(c, root);
+		o = sym_cache_get(c, NULL, path, -1, 0);
+		o2 = sym_cache_get(c, NULL, stripped, -1, 0);
+		for (k = 0; o && o2 && k < 4; k++) {
+			ok += sym_obj_lines(o, deep - (uint64_t)k, &f) >= 1;
+			ok += sym_obj_lines(o2, deep - (uint64_t)k, &f) >= 1;
+		}
+		CHECK(ok == 8 && ctx->st.closes >= 7 && ctx->st.opens >= 8,
+		      "handles closed and reopened: %d answers, %" PRIu64 " opens, %" PRIu64
+		      " closes",
+		      ok, ctx->st.opens, ctx->st.closes);
+	}
+	sym_cache_free(c);
+
+	/* idle handles close at the end of a period: their bytes go, their answers stay */
+	c = sym_cache_new();
+	sym_cache_set_lines(c, true);
+	ctx = sym_cache_lines_ctx(c);
+	o = sym_cache_get(c, NULL, path, -1, 0);
+	CHECK(o && sym_obj_lines(o, deep, &f) == 3 && ctx->st.open_bytes > 0, "opened");
+	src_lines_close_idle(ctx); /* used in this period: stays */
+	CHECK(ctx->st.open_bytes > 0 && ctx->st.closes == 0, "a handle used in the period stays");
+	src_lines_close_idle(ctx); /* not used since: closed */
+	CHECK(ctx->st.open_bytes == 0 && ctx->st.closes == 1,
+	      "idle handle closed: %" PRIu64 " bytes", ctx->st.open_bytes);
+	CHECK(o && sym_obj_lines(o, deep, &f) == 3 && ctx->st.opens == 1, "its answers stay");
+	CHECK(o && sym_obj_lines(o, deep - 1, &f) >= 1 && ctx->st.opens == 2,
+	      "reopened for a new one");
+	sym_cache_free(c);
+
+	/* objects holding their DWARF file: at most max_attached, a place freed is taken again */
+	c = sym_cache_new();
+	sym_cache_set_lines(c, true);
+	ctx = sym_cache_lines_ctx(c);
+	ctx->max_attached = 1;
+	{
+		struct sym_obj *a = sym_cache_get(c, "a", path, -1, 0);
+		struct sym_obj *b = sym_cache_get(c, "b", path, -1, 0);
+
+		CHECK(a && sym_obj_has_lines(a) && b && !sym_obj_has_lines(b) &&
+			  ctx->st.refused[SRC_REFUSED_FILES] == 1 && ctx->nr_attached == 1,
+		      "second object refused its DWARF file: %" PRIu64 " refused, %" PRIu64
+		      " attached",
+		      ctx->st.refused[SRC_REFUSED_FILES], ctx->nr_attached);
+		sym_cache_remove(c, "a");
+		b = sym_cache_get(c, "c", path, -1, 0);
+		CHECK(b && sym_obj_has_lines(b) && ctx->nr_attached == 1,
+		      "the place freed is taken: %" PRIu64 " attached", ctx->nr_attached);
+	}
+	sym_cache_free(c);
+
+	/* answers over their number: the cache is emptied rather than grown */
+	c = sym_cache_new();
+	sym_cache_set_lines(c, true);
+	ctx = sym_cache_lines_ctx(c);
+	ctx->max_cache_entries = 8;
+	o = sym_cache_get(c, NULL, path, -1, 0);
+	{
+		uint64_t k, most = 0;
+
+		for (k = 0; o && k < 100; k++) {
+			sym_obj_lines(o, deep - 40 + k, &f);
+			if (ctx->st.cache_entries > most)
+				most = ctx->st.cache_entries;
+		}
+		CHECK(most <= 8 && ctx->st.lookups == 100, "at most 8 answers kept: %" PRIu64,
+		      most);
+	}
+	sym_cache_free(c);
+}
+
+/* ---- the frame model without the binary: a recording's uframe lines ---- */
+
+static const char rec_text[] =
+    "# cfiprof recording v1\n"
+    "meta 99 cpu-clock 1000 2000000000\n"
+    "map 42 400000 401000 0 400000 1 0123456789abcdef /gone/inlines\n"
+    "uframe 42 400000 400231 0 18 14\tleaf_mix\tleaf_mix\t/src/inlines.cc\n"
+    "uframe 42 400000 400231 1 26 21\tmiddle_sum\tmiddle_sum\t/src/inlines.cc\n"
+    "uframe 42 400000 400231 2 32 30\tinl::outer_work(unsigned long)\t_ZN3inl10outer_workEm\t"
+    "/src/inlines.cc\n"
+    "uframe 42 400000 400090 0 42 36\tmain\tmain\t/src/inlines.cc\n"
+    "stack 5 42 42 0 0 inlines k - u 400231,400091\n";
+
+/* @rec read as `report` reads it, written to @out as @fmt through @v. */
+static int render_to(FILE *out, const char *rec, enum out_format fmt, const struct prof_view *v)
+{
+	struct recording_meta meta = {0};
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = proc_tracker_new(NULL, sc, -1, -1);
+	struct profile_info info = {.period_ns = 10000000};
+	struct aggregator a;
+	struct frame_namer fn;
+	struct profile p;
+	char err[128];
+	uint64_t bad = 0;
+	FILE *in = fmemopen((void *)rec, strlen(rec), "r");
+	int ret = -1;
+
+	meta.frames = saved_frames_new();
+	agg_init(&a, 100);
+	if (recording_read(in, &a, pt, &meta, NULL, &bad, err, sizeof(err)) || bad) {
+		printf("recording_read: %" PRIu64 " bad: %s\n", bad, err);
+		goto out;
+	}
+	frame_namer_init(&fn, pt, NULL);
+	fn.saved_user = meta.frames;
+	if (!profile_build(&p, &a, &fn, &info)) {
+		ret = output_write(out, &p, fmt, "t", v);
+		profile_free(&p);
+	}
+	frame_namer_free(&fn);
+out:
+	fclose(in);
+	agg_free(&a);
+	kernel_names_free(&meta.knames);
+	saved_frames_free(meta.frames);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+	return ret;
+}
+
+static int render(const char *rec, enum out_format fmt, const struct prof_view *v, char **text)
+{
+	size_t len = 0;
+	FILE *out = open_memstream(text, &len);
+	int ret = render_to(out, rec, fmt, v);
+
+	fclose(out);
+	return ret;
+}
+
+static void test_recorded_frames(void)
+{
+	static const struct prof_view no_inline = {.no_inline = true}, lines = {.lines = true};
+	char *t = NULL;
+
+	CHECK(render(rec_text, OUT_FOLDED, NULL, &t) == 0 && t &&
+		  !strcmp(t, "inlines;main;inl::outer_work(unsigned long);middle_sum;leaf_mix 5\n"),
+	      "default view: inline levels as frames: %s", t);
+	free(t);
+	t = NULL;
+	CHECK(render(rec_text, OUT_FOLDED, &no_inline, &t) == 0 && t &&
+		  !strcmp(t, "inlines;main;inl::outer_work(unsigned long) 5\n"),
+	      "--no-inline: %s", t);
+	free(t);
+	t = NULL;
+	CHECK(render(rec_text, OUT_FOLDED, &lines, &t) == 0 && t &&
+		  !strcmp(t, "inlines;main inlines.cc:42;inl::outer_work(unsigned long) "
+			     "inlines.cc:32;middle_sum inlines.cc:26;leaf_mix inlines.cc:18 5\n"),
+	      "--lines: %s", t);
+	free(t);
+	t = NULL;
+	/* perf-script: one frame line per level, the inlined ones at the same address */
+	CHECK(render(rec_text, OUT_PERF_SCRIPT, NULL, &t) == 0 && t &&
+		  strstr(t, "\t          400231 leaf_mix (/gone/inlines)\n"
+			    "\t          400231 middle_sum (/gone/inlines)\n"
+			    "\t          400231 inl::outer_work(unsigned long) (/gone/inlines)\n"
+			    "\t          400090 main (/gone/inlines)\n"),
+	      "perf-script: %s", t);
+	free(t);
+}
+
+/* pprof: Lines innermost first, Function system_name / filename / start_line, mapping flags. */
+static void test_pprof_lines(void)
+{
+	char pb[] = "/tmp/cfiprof-lines-XXXXXX", cmd[PATH_MAX * 3], *line = NULL;
+	char npm[PATH_MAX], js[PATH_MAX], out[8192] = "";
+	size_t cap = 0, used = 0;
+	int fd = mkstemp(pb);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL, *p;
+
+	CHECK(f && render_to(f, rec_text, OUT_PPROF, NULL) == 0, "pprof written");
+	if (f)
+		fclose(f);
+	CHECK(realpath("build/npm/node_modules", npm) && realpath("tests/lib/pprof_decode.js", js),
+	      "build/npm/node_modules or tests/lib/pprof_decode.js is missing (make test-deps)");
+	snprintf(cmd, sizeof(cmd), "node '%s' '%s' '%s' lines 2>&1", js, npm, pb);
+	p = popen(cmd, "r");
+	while (p && getline(&line, &cap, p) > 0 && used + strlen(line) < sizeof(out)) {
+		strcpy(out + used, line);
+		used += strlen(line);
+	}
+	if (p)
+		pclose(p);
+	free(line);
+	printf("%s", out);
+	CHECK(
+	    strstr(out,
+		   "loc 0x400231: leaf_mix|leaf_mix|/src/inlines.cc|14|18 ; "
+		   "middle_sum|middle_sum|/src/inlines.cc|21|26 ; "
+		   "inl::outer_work(unsigned long)|_ZN3inl10outer_workEm|/src/inlines.cc|30|32\n"),
+	    "three Lines, innermost first, with system names, files and lines");
+	CHECK(strstr(out, "loc 0x400090: main|main|/src/inlines.cc|36|42\n"), "one Line for main");
+	CHECK(strstr(out, "mapping /gone/inlines functions filenames line_numbers inline_frames\n"),
+	      "mapping flags");
+	unlink(pb);
+}
+
+/* ---- hostile DWARF ---- */
+
+/* A unit whose subprogram names itself as its sibling (DW_AT_sibling back to itself). */
+static const char loop_s[] = "\t.text\n"
+			     "\t.globl\t_start\n"
+			     "\t.type\t_start, @function\n"
+			     "_start:\n"
+			     "\tnop\n"
+			     "\tnop\n"
+			     "\tnop\n"
+			     "\tret\n"
+			     ".Lend:\n"
+			     "\t.size\t_start, .-_start\n"
+			     "\t.section .debug_abbrev,\"\",@progbits\n"
+			     "\t.uleb128 1\t\t# CU\n"
+			     "\t.uleb128 0x11\t\t# DW_TAG_compile_unit\n"
+			     "\t.byte 1\t\t\t# children\n"
+			     "\t.uleb128 0x11\t\t# DW_AT_low_pc\n"
+			     "\t.uleb128 0x01\t\t# DW_FORM_addr\n"
+			     "\t.uleb128 0x12\t\t# DW_AT_high_pc\n"
+			     "\t.uleb128 0x07\t\t# DW_FORM_data8\n"
+			     "\t.uleb128 0x03\t\t# DW_AT_name\n"
+			     "\t.uleb128 0x08\t\t# DW_FORM_string\n"
+			     "\t.byte 0, 0\n"
+			     "\t.uleb128 2\t\t# subprogram pointing at itself as its sibling\n"
+			     "\t.uleb128 0x2e\t\t# DW_TAG_subprogram\n"
+			     "\t.byte 0\n"
+			     "\t.uleb128 0x01\t\t# DW_AT_sibling\n"
+			     "\t.uleb128 0x13\t\t# DW_FORM_ref4\n"
+			     "\t.uleb128 0x03\t\t# DW_AT_name\n"
+			     "\t.uleb128 0x08\t\t# DW_FORM_string\n"
+			     "\t.uleb128 0x11\t\t# DW_AT_low_pc\n"
+			     "\t.uleb128 0x01\t\t# DW_FORM_addr\n"
+			     "\t.uleb128 0x12\t\t# DW_AT_high_pc\n"
+			     "\t.uleb128 0x07\t\t# DW_FORM_data8\n"
+			     "\t.byte 0, 0\n"
+			     "\t.byte 0\n"
+			     "\t.section .debug_info,\"\",@progbits\n"
+			     ".Lcu:\n"
+			     "\t.long .Lcu_end - .Lcu_ver\t# unit_length\n"
+			     ".Lcu_ver:\n"
+			     "\t.value 4\t\t\t# version\n"
+			     "\t.long .debug_abbrev\t\t# abbrev offset\n"
+			     "\t.byte 8\t\t\t\t# address size\n"
+			     "\t.uleb128 1\n"
+			     "\t.quad _start\n"
+			     "\t.quad .Lend - _start\n"
+			     "\t.string \"loop.s\"\n"
+			     ".Ldie:\n"
+			     "\t.uleb128 2\n"
+			     "\t.long .Ldie - .Lcu\t\t# its own offset: the walk goes round\n"
+			     "\t.string \"looping\"\n"
+			     "\t.quad _start\n"
+			     "\t.quad .Lend - _start\n"
+			     "\t.byte 0\t\t\t\t# end of children\n"
+			     ".Lcu_end:\n";
+
+static void test_sibling_loop(void)
+{
+	char src[] = "/tmp/cfiprof-loop-XXXXXX.s", bin[64], cmd[256];
+	struct sym_cache *c = sym_cache_new();
+	const struct src_frame *f;
+	struct sym_obj *o;
+	int fd = mkstemps(src, 2), n;
+
+	CHECK(fd >= 0 && write(fd, loop_s, sizeof(loop_s) - 1) == (ssize_t)sizeof(loop_s) - 1,
+	      "write %s", src);
+	close(fd);
+	snprintf(bin, sizeof(bin), "%.*s.bin", (int)strlen(src) - 2, src);
+	snprintf(cmd, sizeof(cmd), "gcc -nostdlib -static -o %s %s", bin, src);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	sym_cache_set_lines(c, true);
+	o = sym_cache_get(c, NULL, bin, -1, 0);
+	/* the harness's timeout fails a walk that never ends */
+	alarm(20);
+	n = o ? sym_obj_lines(o, 0x401001, &f) : -2;
+	alarm(0);
+	CHECK(n == 1 && f && f[0].system_name && !strcmp(f[0].system_name, "looping"),
+	      "the looping unit answered once: %d", n);
+	sym_cache_free(c);
+	unlink(src);
+	unlink(bin);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	RUN_TEST(test_oracle_inlines);
+	RUN_TEST(test_oracle_libc);
+	RUN_TEST(test_debug_file);
+	RUN_TEST(test_budgets);
+	RUN_TEST(test_recorded_frames);
+	RUN_TEST(test_pprof_lines);
+	RUN_TEST(test_sibling_loop);
+	return HARNESS_DONE();
+}

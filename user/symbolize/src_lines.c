@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Source lines and inline frames from DWARF; see src_lines.h.
+ *
+ * libdw answers "which scopes cover this address" for a compile unit, so
+ * the one thing to find first is the unit.  .debug_aranges is optional (clang
+ * leaves it out), so the units' own ranges are listed once when the file is
+ * opened, and a lookup is a binary search over them.  The file is read with
+ * ELF_C_READ over an fd kept open, never mmap'd: a hostile process could
+ * truncate a mapped file under us, and a read past its end would be SIGBUS.
+ */
+#include "user/symbolize/src_lines.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/hash.h"
+#include "common/vec.h"
+#include "elf/sections.h"
+#include "user/symbolize/dwarf_fn_index.h"
+
+struct cu_range {
+	uint64_t start, end;
+	uint32_t cu;
+};
+
+struct cu_info {
+	Dwarf_Off die_off;
+	uint64_t bytes;
+	struct fn_index *fns; /* built on the unit's first lookup; counted in the handle's cost */
+};
+
+struct answer {
+	uint64_t vaddr;
+	uint32_t first, n; /* into frames */
+	bool used;
+};
+
+struct src_lines {
+	int fd;
+	Elf *elf;
+	char *path;
+	uint64_t section_bytes; /* debug sections, inflated */
+	bool refused;		/* too big: never opened */
+	uint64_t epoch;		/* ctx->epoch when last looked up in */
+	/* open libdw handle and what came of listing its units */
+	Dwarf *dw;
+	uint64_t cost;
+	struct src_lines *prev, *next; /* ctx->lru */
+	struct cu_info *cus;
+	uint64_t nr_cus, cap_cus;
+	struct cu_range *ranges;
+	uint64_t nr_ranges, cap_ranges;
+	/* answers, kept across handle closes */
+	struct answer *ans;
+	uint64_t nr_ans, cap_ans; /* cap_ans: a power of two */
+	struct src_frame *frames;
+	uint64_t nr_frames, cap_frames;
+	char **strs; /* interned copies, open addressing */
+	uint64_t nr_strs, cap_strs;
+};
+
+void src_lines_ctx_init(struct src_lines_ctx *ctx)
+{
+	struct rlimit rl;
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->max_object_bytes = 256ull << 20;
+	ctx->max_cu_bytes = 16ull << 20;
+	ctx->max_open_bytes = 512ull << 20;
+	ctx->max_cache_entries = 1u << 20;
+	ctx->ns_left = UINT64_MAX;
+	ctx->max_attached = 256;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur / 8 < ctx->max_attached)
+		ctx->max_attached = rl.rlim_cur / 8;
+}
+
+/* ---- attaching ---- */
+
+static bool is_debug_section(const char *name)
+{
+	return !strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8);
+}
+
+/* Inflated bytes of the debug sections; *has_info when .debug_info has contents. */
+static uint64_t debug_bytes(Elf *e, bool *has_info)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	uint64_t total = 0;
+
+	*has_info = false;
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		uint64_t size;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!name || !is_debug_section(name))
+			continue;
+		size = sh.sh_size;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			GElf_Chdr ch;
+			Elf_Data *d = elf_rawdata(scn, NULL);
+
+			/* the header says what it inflates to: what libdw will allocate */
+			if (d && d->d_size >= sizeof(Elf64_Chdr)) {
+				memcpy(&ch, d->d_buf, sizeof(Elf64_Chdr));
+				size = ch.ch_size;
+			}
+		}
+		total += size;
+		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
+			*has_info = size > 0;
+	}
+	return total;
+}
+
+static const char *no_debug_info(Elf *e, void *ctx)
+{
+	bool has;
+
+	(void)ctx;
+	debug_bytes(e, &has);
+	return has ? NULL : "has no .debug_info";
+}
+
+static struct src_lines *attach_fd(int fd, const char *path)
+{
+	struct src_lines *sl = calloc(1, sizeof(*sl));
+	bool has;
+
+	if (!sl)
+		goto err;
+	sl->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	sl->path = strdup(path ? path : "");
+	if (sl->fd < 0 || !sl->path)
+		goto err;
+	sl->elf = elf_begin(sl->fd, ELF_C_READ, NULL);
+	if (!sl->elf || elf_kind(sl->elf) != ELF_K_ELF)
+		goto err;
+	sl->section_bytes = debug_bytes(sl->elf, &has);
+	if (!has)
+		goto err;
+	/* read again when first looked up: libelf keeps what it read until elf_end */
+	elf_end(sl->elf);
+	sl->elf = NULL;
+	return sl;
+err:
+	if (sl) {
+		if (sl->elf)
+			elf_end(sl->elf);
+		if (sl->fd >= 0)
+			close(sl->fd);
+		free(sl->path);
+		free(sl);
+	}
+	return NULL;
+}
+
+struct src_lines *src_lines_attach(struct src_lines_ctx *ctx, Elf *e, int fd,
+				   const struct debug_file_search *s)
+{
+	struct debug_file_search own = *s;
+	struct debug_file dbg = {.fd = -1};
+	struct src_lines *sl = NULL;
+	bool has;
+
+	/* a place first: the fd is what is bounded */
+	if (__atomic_add_fetch(&ctx->nr_attached, 1, __ATOMIC_RELAXED) > ctx->max_attached) {
+		__atomic_fetch_add(&ctx->st.refused[SRC_REFUSED_FILES], 1, __ATOMIC_RELAXED);
+		goto out;
+	}
+	debug_bytes(e, &has);
+	if (has) {
+		sl = attach_fd(fd, s->obj_path);
+		goto out;
+	}
+	own.unusable = no_debug_info;
+	if (debug_file_find(e, &own, &dbg))
+		goto out;
+	sl = attach_fd(dbg.fd, dbg.path);
+	debug_file_close(&dbg);
+out:
+	if (!sl)
+		__atomic_fetch_sub(&ctx->nr_attached, 1, __ATOMIC_RELAXED);
+	return sl;
+}
+
+const char *src_lines_path(const struct src_lines *sl)
+{
+	return sl->path;
+}
+
+/* ---- the open handle ---- */
+
+static void lru_unlink(struct src_lines_ctx *ctx, struct src_lines *sl)
+{
+	if (sl->prev)
+		sl->prev->next = sl->next;
+	else if (ctx->lru == sl)
+		ctx->lru = sl->next;
+	if (sl->next)
+		sl->next->prev = sl->prev;
+	sl->prev = sl->next = NULL;
+}
+
+static void lru_front(struct src_lines_ctx *ctx, struct src_lines *sl)
+{
+	lru_unlink(ctx, sl);
+	sl->next = ctx->lru;
+	if (ctx->lru)
+		ctx->lru->prev = sl;
+	ctx->lru = sl;
+}
+
+static void handle_close(struct src_lines_ctx *ctx, struct src_lines *sl)
+{
+	if (!sl->dw)
+		return;
+	dwarf_end(sl->dw);
+	sl->dw = NULL;
+	/* the sections libelf read and libdw inflated go with the Elf */
+	elf_end(sl->elf);
+	sl->elf = NULL;
+	ctx->st.open_bytes -= sl->cost;
+	sl->cost = 0;
+	for (uint64_t i = 0; i < sl->nr_cus; i++)
+		fn_index_free(sl->cus[i].fns);
+	free(sl->cus);
+	free(sl->ranges);
+	sl->cus = NULL;
+	sl->ranges = NULL;
+	sl->nr_cus = sl->cap_cus = sl->nr_ranges = sl->cap_ranges = 0;
+	lru_unlink(ctx, sl);
+}
+
+static void charge(struct src_lines_ctx *ctx, struct src_lines *sl, uint64_t bytes)
+{
+	struct src_lines *o;
+
+	sl->cost += bytes;
+	ctx->st.open_bytes += bytes;
+	/* the handle in use stays: the others make room, oldest first */
+	while (ctx->st.open_bytes > ctx->max_open_bytes) {
+		for (o = ctx->lru; o && o->next; o = o->next)
+			;
+		if (!o || o == sl)
+			break;
+		handle_close(ctx, o);
+		ctx->st.closes++;
+	}
+}
+
+/* Bytes of the line program at @off of .debug_line (@d): libdw decodes all of it. */
+static uint64_t line_program_bytes(const Elf_Data *d, uint64_t off)
+{
+	uint32_t len32;
+	uint64_t len64;
+
+	if (!d || off > d->d_size || d->d_size - off < 4)
+		return 0;
+	memcpy(&len32, (const char *)d->d_buf + off, 4);
+	if (len32 != 0xffffffffu)
+		return len32;
+	if (d->d_size - off < 12)
+		return 0;
+	memcpy(&len64, (const char *)d->d_buf + off + 4, 8);
+	return len64;
+}
+
+/* .debug_line as libdw reads it (libelf keeps one copy per section, inflated once). */
+static Elf_Data *line_section(Elf *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf_section_by_name(e, ".debug_line", &sh);
+
+	return scn && sh.sh_type != SHT_NOBITS ? elf_getdata(scn, NULL) : NULL;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Lists the units and their ranges; -1 when the object is over a limit. */
+static int list_units(struct src_lines *sl)
+{
+	Elf_Data *lines = line_section(sl->elf);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	uint8_t unit_type;
+
+	while (!dwarf_next_unit(sl->dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL)) {
+		Dwarf_Die cudie;
+		Dwarf_Addr base, start, end;
+		ptrdiff_t r = 0;
+		struct cu_info *ci;
+		Dwarf_Attribute at;
+		Dwarf_Word stmt;
+
+		if (sl->nr_cus >= SRC_MAX_CUS)
+			return -1;
+		if (!dwarf_offdie(sl->dw, off + hsize, &cudie) ||
+		    dwarf_cu_info(cudie.cu, NULL, &unit_type, NULL, NULL, NULL, NULL, NULL) ||
+		    (unit_type != DW_UT_compile && unit_type != DW_UT_partial)) {
+			off = next;
+			continue;
+		}
+		ci = vec_grow(sl->cus, sizeof(*sl->cus), sl->nr_cus, &sl->cap_cus, 64);
+		if (!ci)
+			return -1;
+		sl->cus = ci;
+		ci = &sl->cus[sl->nr_cus];
+		ci->die_off = off + hsize;
+		/* what a lookup in it walks: its DIEs and its line program */
+		ci->bytes = next - off;
+		if (dwarf_attr(&cudie, DW_AT_stmt_list, &at) && !dwarf_formudata(&at, &stmt))
+			ci->bytes += line_program_bytes(lines, stmt);
+		ci->fns = NULL;
+		while ((r = dwarf_ranges(&cudie, r, &base, &start, &end)) > 0) {
+			struct cu_range *cr;
+
+			/* ranges at 0 are functions the linker dropped */
+			if (!start || end <= start)
+				continue;
+			if (sl->nr_ranges >= SRC_MAX_CUS * 4ull)
+				return -1;
+			cr = vec_grow(sl->ranges, sizeof(*cr), sl->nr_ranges, &sl->cap_ranges, 256);
+			if (!cr)
+				return -1;
+			sl->ranges = cr;
+			sl->ranges[sl->nr_ranges++] =
+			    (struct cu_range){start, end, (uint32_t)sl->nr_cus};
+		}
+		sl->nr_cus++;
+		off = next;
+	}
+	qsort(sl->ranges, sl->nr_ranges, sizeof(*sl->ranges), by_start);
+	return 0;
+}
+
+static int handle_open(struct src_lines_ctx *ctx, struct src_lines *sl)
+{
+	sl->epoch = ctx->epoch;
+	if (sl->dw) {
+		lru_front(ctx, sl);
+		return 0;
+	}
+	if (sl->refused || sl->section_bytes > ctx->max_object_bytes) {
+		sl->refused = true;
+		return -1;
+	}
+	sl->elf = elf_begin(sl->fd, ELF_C_READ, NULL);
+	if (sl->elf && elf_kind(sl->elf) == ELF_K_ELF) {
+		bool has;
+
+		/* measured again: the file's owner may have rewritten it since */
+		sl->section_bytes = debug_bytes(sl->elf, &has);
+		sl->refused = sl->section_bytes > ctx->max_object_bytes;
+		if (!sl->refused)
+			sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
+	}
+	if (!sl->dw) {
+		if (sl->elf)
+			elf_end(sl->elf);
+		sl->elf = NULL;
+		return -1;
+	}
+	ctx->st.opens++;
+	lru_front(ctx, sl);
+	charge(ctx, sl, sl->section_bytes);
+	if (list_units(sl)) {
+		handle_close(ctx, sl);
+		sl->refused = true;
+		return -1;
+	}
+	/* the lists themselves */
+	charge(ctx, sl, sl->cap_cus * sizeof(*sl->cus) + sl->cap_ranges * sizeof(*sl->ranges));
+	return 0;
+}
+
+/* The unit covering @vaddr, or -1. */
+static long find_unit(const struct src_lines *sl, uint64_t vaddr)
+{
+	uint64_t lo = 0, hi = sl->nr_ranges;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (sl->ranges[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges of different units do not nest: the closest start below decides */
+	if (lo && vaddr < sl->ranges[lo - 1].end)
+		return sl->ranges[lo - 1].cu;
+	return -1;
+}
+
+/* ---- answers ---- */
+
+static const char *intern(struct src_lines *sl, const char *s)
+{
+	uint64_t i, mask;
+
+	if (!s)
+		return NULL;
+	if ((sl->nr_strs + 1) * 2 > sl->cap_strs) {
+		uint64_t cap = sl->cap_strs ? sl->cap_strs * 2 : 256, k;
+		char **n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (k = 0; k < sl->cap_strs; k++) {
+			if (!sl->strs[k])
+				continue;
+			for (i = hash_str(sl->strs[k]) & (cap - 1); n[i]; i = (i + 1) & (cap - 1))
+				;
+			n[i] = sl->strs[k];
+		}
+		free(sl->strs);
+		sl->strs = n;
+		sl->cap_strs = cap;
+	}
+	mask = sl->cap_strs - 1;
+	for (i = hash_str(s) & mask; sl->strs[i]; i = (i + 1) & mask)
+		if (!strcmp(sl->strs[i], s))
+			return sl->strs[i];
+	sl->strs[i] = strdup(s);
+	if (sl->strs[i])
+		sl->nr_strs++;
+	return sl->strs[i];
+}
+
+static void answers_clear(struct src_lines_ctx *ctx, struct src_lines *sl)
+{
+	ctx->st.cache_entries -= sl->nr_ans;
+	free(sl->ans);
+	sl->ans = NULL;
+	sl->nr_ans = sl->cap_ans = 0;
+	sl->nr_frames = 0;
+}
+
+static struct answer *answer_slot(struct src_lines *sl, uint64_t vaddr)
+{
+	uint64_t mask = sl->cap_ans - 1, i;
+
+	for (i = (vaddr * 0x9e3779b97f4a7c15ull >> 17) & mask; sl->ans[i].used; i = (i + 1) & mask)
+		if (sl->ans[i].vaddr == vaddr)
+			break;
+	return &sl->ans[i];
+}
+
+static struct answer *answer_new(struct src_lines_ctx *ctx, struct src_lines *sl, uint64_t vaddr)
+{
+	struct answer *a;
+
+	if (ctx->st.cache_entries >= ctx->max_cache_entries)
+		answers_clear(ctx, sl);
+	if ((sl->nr_ans + 1) * 2 > sl->cap_ans) {
+		struct src_lines tmp = {.cap_ans = sl->cap_ans ? sl->cap_ans * 2 : 64};
+		uint64_t k;
+
+		tmp.ans = calloc(tmp.cap_ans, sizeof(*tmp.ans));
+		if (!tmp.ans)
+			return NULL;
+		for (k = 0; k < sl->cap_ans; k++)
+			if (sl->ans[k].used)
+				*answer_slot(&tmp, sl->ans[k].vaddr) = sl->ans[k];
+		free(sl->ans);
+		sl->ans = tmp.ans;
+		sl->cap_ans = tmp.cap_ans;
+	}
+	a = answer_slot(sl, vaddr);
+	a->used = true;
+	a->vaddr = vaddr;
+	a->first = (uint32_t)sl->nr_frames;
+	a->n = 0;
+	sl->nr_ans++;
+	ctx->st.cache_entries++;
+	return a;
+}
+
+static int add_frame(struct src_lines *sl, struct answer *a, const struct src_frame *f)
+{
+	struct src_frame *v;
+
+	if (sl->nr_frames >= UINT32_MAX)
+		return -1;
+	v = vec_grow(sl->frames, sizeof(*v), sl->nr_frames, &sl->cap_frames, 64);
+	if (!v)
+		return -1;
+	sl->frames = v;
+	v[sl->nr_frames] = (struct src_frame){intern(sl, f->system_name), intern(sl, f->file),
+					      f->line, f->start_line};
+	sl->nr_frames++;
+	a->n++;
+	return 0;
+}
+
+/* ---- DWARF ---- */
+
+static const char *die_system_name(Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	const char *s = NULL;
+
+	if (dwarf_attr_integrate(d, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(d, DW_AT_MIPS_linkage_name, &a))
+		s = dwarf_formstring(&a);
+	if (!s && dwarf_attr_integrate(d, DW_AT_name, &a))
+		s = dwarf_formstring(&a);
+	return s;
+}
+
+static uint32_t die_udata(Dwarf_Die *d, unsigned int name)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	if (!dwarf_attr(d, name, &a) || dwarf_formudata(&a, &w) || w > UINT32_MAX)
+		return 0;
+	return (uint32_t)w;
+}
+
+/* @file made absolute with the unit's directory, as addr2line prints it; NULL stays NULL. */
+static const char *full_path(const char *file, const char *comp_dir, char *buf, size_t len)
+{
+	int n;
+
+	if (!file || file[0] == '/' || !comp_dir || !comp_dir[0])
+		return file;
+	n = snprintf(buf, len, "%s/%s", comp_dir, file);
+	return n > 0 && (size_t)n < len ? buf : file;
+}
+
+/*
+ * Fills @a with the chain at @vaddr: the DIEs containing it, from the unit's
+ * function index (the same chain dwarf_getscopes_die gives, as eu-addr2line
+ * -i prints it).  A level's line is where the pc is for the innermost, else
+ * where the level inside it was inlined (its DW_AT_call_file / call_line).
+ */
+static int resolve(struct src_lines *sl, struct answer *a, Dwarf_Die *cudie,
+		   const struct fn_index *fns, uint64_t vaddr)
+{
+	Dwarf_Off offs[SRC_FRAMES_MAX * 2];
+	Dwarf_Files *files = NULL;
+	size_t nr_files = 0;
+	Dwarf_Line *ln = dwarf_getsrc_die(cudie, vaddr);
+	Dwarf_Attribute at;
+	const char *comp_dir =
+	    dwarf_attr(cudie, DW_AT_comp_dir, &at) ? dwarf_formstring(&at) : NULL;
+	struct src_frame f = {0};
+	char path[4096];
+	int n, i, err = 0;
+	int line;
+
+	if (ln) {
+		f.file = full_path(dwarf_linesrc(ln, NULL, NULL), comp_dir, path, sizeof(path));
+		if (!dwarf_lineno(ln, &line) && line > 0)
+			f.line = (uint32_t)line;
+	}
+	n = fn_index_chain(fns, vaddr, offs, (int)(sizeof(offs) / sizeof(offs[0])));
+	if (n > 0 && dwarf_getsrcfiles(cudie, &files, &nr_files))
+		files = NULL;
+	for (i = 0; i < n && !err && a->n < SRC_FRAMES_MAX; i++) {
+		Dwarf_Die die;
+		int tag;
+		uint32_t call_file;
+
+		if (!dwarf_offdie(sl->dw, offs[i], &die))
+			break;
+		tag = dwarf_tag(&die);
+		f.system_name = die_system_name(&die);
+		f.start_line = dwarf_decl_line(&die, &line) || line < 0 ? 0 : (uint32_t)line;
+		err = add_frame(sl, a, &f);
+		if (tag != DW_TAG_inlined_subroutine)
+			break;
+		/* the caller's position: where this level was inlined */
+		call_file = die_udata(&die, DW_AT_call_file);
+		f.file = files && call_file < nr_files ? dwarf_filesrc(files, call_file, NULL, NULL)
+						       : NULL;
+		f.file = full_path(f.file, comp_dir, path, sizeof(path));
+		f.line = die_udata(&die, DW_AT_call_line);
+	}
+	/* no function scope (assembly with line info): the line alone */
+	if (!err && !a->n && ln) {
+		f.system_name = NULL;
+		f.start_line = 0;
+		err = add_frame(sl, a, &f);
+	}
+	return err;
+}
+
+int src_lines_lookup(struct src_lines_ctx *ctx, struct src_lines *sl, uint64_t vaddr,
+		     const struct src_frame **frames)
+{
+	struct answer *a;
+	uint64_t t0, dt;
+	Dwarf_Die cudie;
+	long cu;
+	int ret = -1;
+
+	ctx->st.lookups++;
+	*frames = NULL;
+	if (sl->cap_ans) {
+		a = answer_slot(sl, vaddr);
+		if (a->used) {
+			ctx->st.hits++;
+			*frames = sl->frames + a->first;
+			return (int)a->n;
+		}
+	}
+	if (sl->refused) {
+		ctx->st.refused[SRC_REFUSED_OBJECT]++;
+		return -1;
+	}
+	if (!ctx->ns_left) {
+		ctx->st.refused[SRC_REFUSED_TIME]++;
+		return -1;
+	}
+	t0 = mono_ns();
+	if (handle_open(ctx, sl)) {
+		if (sl->refused)
+			ctx->st.refused[SRC_REFUSED_OBJECT]++;
+		goto out;
+	}
+	cu = find_unit(sl, vaddr);
+	if (cu >= 0 && sl->cus[cu].bytes > ctx->max_cu_bytes) {
+		ctx->st.refused[SRC_REFUSED_CU]++;
+		goto out;
+	}
+	a = answer_new(ctx, sl, vaddr);
+	if (!a)
+		goto out;
+	ret = 0;
+	if (cu >= 0 && dwarf_offdie(sl->dw, sl->cus[cu].die_off, &cudie)) {
+		struct cu_info *ci = &sl->cus[cu];
+
+		/* one walk of the unit; its DIEs and line program stay in libdw's memory */
+		if (!ci->fns) {
+			ci->fns = fn_index_build(&cudie, ci->bytes);
+			if (ci->fns)
+				charge(ctx, sl, ci->bytes + fn_index_bytes(ci->fns));
+		}
+		if (!ci->fns || resolve(sl, a, &cudie, ci->fns, vaddr)) {
+			/* out of memory midway: keep what is complete, an empty answer */
+			sl->nr_frames = a->first;
+			a->n = 0;
+		}
+	}
+	if (a->n)
+		ctx->st.resolved++;
+	*frames = a->n ? sl->frames + a->first : NULL;
+	ret = (int)a->n;
+out:
+	dt = mono_ns() - t0;
+	ctx->st.ns += dt;
+	if (ctx->ns_left != UINT64_MAX)
+		ctx->ns_left = ctx->ns_left > dt ? ctx->ns_left - dt : 0;
+	return ret;
+}
+
+void src_lines_close_idle(struct src_lines_ctx *ctx)
+{
+	struct src_lines *sl = ctx->lru, *next;
+
+	for (; sl; sl = next) {
+		next = sl->next;
+		if (sl->epoch != ctx->epoch) {
+			handle_close(ctx, sl);
+			ctx->st.closes++;
+		}
+	}
+	ctx->epoch++;
+}
+
+void src_lines_free(struct src_lines_ctx *ctx, struct src_lines *sl)
+{
+	uint64_t i;
+
+	if (!sl)
+		return;
+	handle_close(ctx, sl);
+	answers_clear(ctx, sl);
+	free(sl->frames);
+	for (i = 0; i < sl->cap_strs; i++)
+		free(sl->strs[i]);
+	free(sl->strs);
+	close(sl->fd);
+	free(sl->path);
+	free(sl);
+	__atomic_fetch_sub(&ctx->nr_attached, 1, __ATOMIC_RELAXED);
+}
