@@ -8,7 +8,8 @@
 # the same number at every depth, so they cancel in the difference).  Walkers: bpf_loop and
 # tail calls (--tail-calls), on recurse (-fomit-frame-pointer: CFI) and recurse_fp (frame
 # pointers, walked with CFI too); bpf_get_stack and bpfwalk (the same frame-pointer walk in BPF,
-# one 16-byte bpf_probe_read_user per frame) on recurse_fp.  Every round runs each
+# one 16-byte bpf_probe_read_user per frame) on recurse_fp, and bpftrace's ustack
+# (tests/bench/bpftrace_ustack.sh: bpf_get_stackid, the same walk plus its stack map).  Every round runs each
 # configuration once, interleaved; the ratio is taken within a round, then the median.
 #
 #   RUNS=5 DEPTHS="8 120" SECS=2 HZ=999 tests/bench/walker_cost.sh
@@ -63,7 +64,8 @@ one() {
 	"$@" "build/progs/$prog" "$SECS" "$depth" > "$log" 2>&1 9>&- || true
 	unbusy
 	[ -n "$LOCK" ] && flock -u 9
-	if [ "${label#fpwalk}" != "$label" ] || [ "${label#bpfwalk}" != "$label" ]; then
+	if [ "${label#fpwalk}" != "$label" ] || [ "${label#bpfwalk}" != "$label" ] ||
+		[ "${label#bpftrace}" != "$label" ]; then
 		ns=$(sed -n 's/.*ns_per_sample \([0-9.]*\).*/\1/p' "$log")
 		fr=$(sed -n 's/.*frames_per_sample \([0-9.]*\).*/\1/p' "$log")
 		hit=- complete=-
@@ -87,6 +89,7 @@ for r in $(seq "$RUNS"); do
 	for depth in $DEPTHS; do
 		one "$r" "fpwalk" recurse_fp "$depth" "$FPWALK" -m kstack -F "$HZ" --
 		one "$r" "bpfwalk" recurse_fp "$depth" "$FPWALK" -m bpfwalk -F "$HZ" --
+		one "$r" "bpftrace" recurse_fp "$depth" tests/bench/bpftrace_ustack.sh -F "$HZ" --
 		for v in $VARIANTS; do
 			name=${v%%=*} bin=${v#*=}
 			for prog in $PROGS; do
@@ -133,7 +136,8 @@ p("%s, %d CPUs, cpu-clock at %s Hz, %s rounds; every CPU busy (a second copy of 
   "same depth on the other CPUs). Per frame = (ns/sample at depth %s - at depth %s) / (frames "
   "difference); ratio = per frame / bpf_get_stack's per frame in the same round, median of the "
   "rounds (min–max). `bpf_get_stack` = the kernel's own frame-pointer walk "
-  "(`BPF_F_USER_STACK`), `bpfwalk` = that walk in BPF (one 16-byte read per frame)."
+  "(`BPF_F_USER_STACK`), `bpfwalk` = that walk in BPF (one 16-byte read per frame), "
+  "`bpftrace ustack` = `bpf_get_stackid` (that walk plus bpftrace's stack map)."
   % (uname, __import__("os").cpu_count(), hz, runs, hi, lo))
 p()
 p("| walker | program | ns/frame | × bpf_get_stack per frame |")
@@ -146,7 +150,7 @@ for key in rows:
         pf, b = per_frame(key, r), per_frame(base, r)
         pfs.append(pf)
         ratios.append(pf / b if pf is not None and b else None)
-    shown = {"fpwalk": "bpf_get_stack"}.get(label, label)
+    shown = {"fpwalk": "bpf_get_stack", "bpftrace": "bpftrace ustack"}.get(label, label)
     p("| %s | %s | %s | %s |" % (shown, name.get(prog, prog), med(pfs), med(ratios, "%.2f")))
     ok = [x for x in ratios if x is not None]
     summary.append({"walker": shown, "program": prog,
@@ -161,7 +165,7 @@ for key in rows:
         v = [rows[key][r][depth] for r in rows[key] if depth in rows[key][r]]
         if not v:
             continue
-        shown = {"fpwalk": "bpf_get_stack"}.get(label, label)
+        shown = {"fpwalk": "bpf_get_stack", "bpftrace": "bpftrace ustack"}.get(label, label)
         p("| %s | %s | %s | %.1f | %s | %s | %s |" % (
             shown, prog, depth, statistics.median(x[1] for x in v), med([x[0] for x in v], "%.0f"),
             v[-1][2], v[-1][3]))
