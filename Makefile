@@ -109,10 +109,13 @@ $(OUT)/cfiprof_version.h: FORCE
 	@echo '#define CFIPROF_VERSION "$(VERSION)"' > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 
-# BPF: compile with clang -target bpf, then generate the skeleton.
+# BPF: compile with clang -target bpf, then generate the skeleton.  libbpf's usdt.bpf.h
+# includes <linux/errno.h>, whose <asm/errno.h> is in the multiarch directory.
+BPF_MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 $(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux.h
 	@mkdir -p $(OUT)
-	$(CLANG) -g -O2 -target bpf $(ARCH_FLAGS) -I. -Wall -Werror -c $< -o $@
+	$(CLANG) -g -O2 -target bpf $(ARCH_FLAGS) -I. $(if $(BPF_MULTIARCH),-idirafter /usr/include/$(BPF_MULTIARCH)) \
+		-Wall -Werror -c $< -o $@
 	llvm-strip -g $@ 2>/dev/null || true
 
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o

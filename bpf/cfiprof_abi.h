@@ -220,7 +220,9 @@ struct cfi_sample_record {
 	__u16 nr_kernel;
 	__u16 nr_user;
 	__u32 generation; /* the pid's mapping generation the walk used (0: unknown pid) */
-	__u32 pad;
+	__u32 event;	  /* which of the session's events (0: the sampling event, see EVENT_*) */
+	/* what the sample weighs: the perf event's period, a probe hit's 1, off-CPU nanoseconds */
+	__u64 weight;
 	__u64 pcs[]; /* nr_kernel kernel PCs (leaf first), then nr_user user PCs */
 };
 
@@ -278,6 +280,23 @@ struct cfi_request_slot {
 	__u32 pad;
 };
 
+/*
+ * Stacks on other events (bpf/events.bpf.h): every hit of a probe, tracepoint
+ * or off-CPU block passes a budget first, per process and per CPU, in slots of
+ * this length, so a process calling a probed function in a tight loop spends
+ * its own share and no one else's.
+ */
+#define EVENT_SLOT_NS 100000000ull
+
+struct cfi_event_slot {
+	__u64 slot; /* time / EVENT_SLOT_NS */
+	__u32 used;
+	__u32 pad;
+};
+
+/* Raw tracepoints take no cookie before Linux 6.10: one program per tracepoint slot. */
+#define EVENT_TP_SLOTS 4
+
 /* -------- per-CPU counters -------- */
 
 enum cfi_counter_id {
@@ -297,6 +316,10 @@ enum cfi_counter_id {
 	CNT_DEFER_BUDGET,     /* ... sent without one: over the bytes-per-second budget */
 	CNT_DEFER_LOST,	      /* ... sent without one: no ring-buffer room for the copy */
 	CNT_DEFER_BYTES,      /* stack bytes copied */
+	CNT_EVENT_HITS,	      /* probe / tracepoint / off-CPU hits that passed the filter */
+	CNT_EVENT_PROC_LIMITED, /* ... refused: the process used its share of the slot */
+	CNT_EVENT_THROTTLED,  /* ... refused: this CPU used its share of the slot, all processes */
+	CNT_OFFCPU_SHORT,     /* blocks shorter than the minimum block time */
 	CNT_STOP_BASE,	      /* + enum cfi_stop_reason */
 	/* + enum cfi_unsupported_reason: why STOP_UNSUPPORTED walks stopped */
 	CNT_UNSUP_BASE = CNT_STOP_BASE + STOP_REASON_MAX,
