@@ -329,6 +329,7 @@ struct sample_src {
 	bool user_in_ctx;
 	__u32 event;  /* the record's event */
 	__u64 weight; /* and weight */
+	__u32 kernel_skip; /* kernel frames of the BPF program's own call chain */
 };
 
 /*
@@ -366,7 +367,8 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 		sp = regs->sp;
 		bp = regs->bp;
 		if (collect_kernel) {
-			n = bpf_get_stack(src->ctx, rec->pcs, MAX_KERNEL_FRAMES * sizeof(__u64), 0);
+			n = bpf_get_stack(src->ctx, rec->pcs, MAX_KERNEL_FRAMES * sizeof(__u64),
+					  src->kernel_skip & BPF_F_SKIP_FIELD_MASK);
 			if (n > 0)
 				nr_kernel = (__u32)n / sizeof(__u64);
 		}
@@ -375,7 +377,7 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 		nr_kernel = MAX_KERNEL_FRAMES;
 
 	walker_init(st, tgid, ip, sp, bp);
-	if (regs)
+	if (!src->user_in_ctx)
 		LEAF_REGS(st, *regs);
 	else
 		leaf_regs_from_ctx(src->ctx_regs, st);
@@ -469,11 +471,27 @@ static long walk_one(__u32 index, void *data)
 	return walker_frame(&lc->st, lc->out, max_user_frames);
 }
 
+/* The whole walk into rec: a ring-buffer reservation, or a map value kept for later. */
+static __always_inline void sample_fill(const struct sample_src *src, struct cfi_sample_record *rec,
+					struct loop_ctx *lc, __u32 tgid, __u32 tid)
+{
+	__u32 nr_kernel;
+
+	nr_kernel = sample_begin(src, rec, &lc->st, tgid, tid);
+	if (nr_kernel > MAX_KERNEL_FRAMES)
+		nr_kernel = MAX_KERNEL_FRAMES;
+	lc->out = rec->pcs + nr_kernel;
+	/* one iteration per frame, plus one to notice truncation */
+	bpf_loop(max_user_frames + 1, walk_one, lc, 0);
+	if (!lc->st.done)
+		walker_stop(&lc->st, STOP_TRUNCATED);
+	sample_end(rec, &lc->st, nr_kernel);
+}
+
 static __always_inline int sample_with_loop(const struct sample_src *src, __u32 tgid, __u32 tid)
 {
 	struct cfi_sample_record *rec;
 	struct loop_ctx lc;
-	__u32 nr_kernel;
 	bool deferred;
 
 	rec = bpf_ringbuf_reserve(
@@ -482,15 +500,7 @@ static __always_inline int sample_with_loop(const struct sample_src *src, __u32 
 		walker_count(CNT_LOST_RINGBUF, 1);
 		return 0;
 	}
-	nr_kernel = sample_begin(src, rec, &lc.st, tgid, tid);
-	if (nr_kernel > MAX_KERNEL_FRAMES)
-		nr_kernel = MAX_KERNEL_FRAMES;
-	lc.out = rec->pcs + nr_kernel;
-	/* one iteration per frame, plus one to notice truncation */
-	bpf_loop(max_user_frames + 1, walk_one, &lc, 0);
-	if (!lc.st.done)
-		walker_stop(&lc.st, STOP_TRUNCATED);
-	sample_end(rec, &lc.st, nr_kernel);
+	sample_fill(src, rec, &lc, tgid, tid);
 	deferred = defer_wanted(&lc.st) && emit_deferred(rec, &lc.st);
 	if (deferred)
 		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
@@ -618,7 +628,6 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return sample_with_loop(&src, tgid, tid);
 	return sample_with_tail_calls(ctx, &src, tgid, tid);
 }
-
 
 /* ---- process lifecycle for the tracker: bpf/lifecycle.bpf.h ---- */
 #include "lifecycle.bpf.h"

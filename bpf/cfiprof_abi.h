@@ -294,8 +294,12 @@ struct cfi_event_slot {
 	__u32 pad;
 };
 
-/* Raw tracepoints take no cookie before Linux 6.10: one program per tracepoint slot. */
+/*
+ * Raw tracepoints take no cookie before Linux 6.10, fentry / fexit none
+ * before 6.4: one program per slot, its event index a setting.
+ */
 #define EVENT_TP_SLOTS 4
+#define EVENT_FUNC_SLOTS 4
 
 /* -------- per-CPU counters -------- */
 
@@ -320,6 +324,7 @@ enum cfi_counter_id {
 	CNT_EVENT_PROC_LIMITED, /* ... refused: the process used its share of the slot */
 	CNT_EVENT_THROTTLED,  /* ... refused: this CPU used its share of the slot, all processes */
 	CNT_OFFCPU_SHORT,     /* blocks shorter than the minimum block time */
+	CNT_OFFCPU_FULL,      /* blocks not sampled: too many threads blocked at once */
 	CNT_STOP_BASE,	      /* + enum cfi_stop_reason */
 	/* + enum cfi_unsupported_reason: why STOP_UNSUPPORTED walks stopped */
 	CNT_UNSUP_BASE = CNT_STOP_BASE + STOP_REASON_MAX,

@@ -55,7 +55,6 @@ enum {
 	OPT_TAIL_CALLS,
 	OPT_ROWS,
 	OPT_MAX_STACKS,
-	OPT_EVENT,
 	OPT_SAVE,
 	OPT_RING,
 	OPT_NO_INHERIT,
@@ -65,7 +64,6 @@ static const struct argp_option opts[] = {
 	{"no-inherit", OPT_NO_INHERIT, NULL, 0,
 	 "only the -p processes or COMMAND, not the processes they start", 0},
 	{"max-frames", OPT_MAX_FRAMES, "N", 0, "user frames per sample (default 127, at most 1024)", 0},
-	{"event", OPT_EVENT, "EVENT", 0, "cpu-clock (default) or cycles", 0},
 	{"tail-calls", OPT_TAIL_CALLS, NULL, 0, "walk with tail calls even if bpf_loop exists", 0},
 	{"rows", OPT_ROWS, "N", 0, "capacity of the unwind-rows map (default 4194304)", 0},
 	{"max-stacks", OPT_MAX_STACKS, "N", 0, "distinct stacks kept (default 1048576)", 0},
@@ -91,12 +89,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (parse_u32(arg, 1, MAX_USER_FRAMES_LIMIT, &args.so.max_frames))
 			argp_error(state, "invalid --max-frames '%s' (1..%d)", arg,
 				   MAX_USER_FRAMES_LIMIT);
-		break;
-	case OPT_EVENT:
-		if (!strcmp(arg, "cycles"))
-			args.so.cycles = true;
-		else if (strcmp(arg, "cpu-clock"))
-			argp_error(state, "unknown event '%s' (cpu-clock or cycles)", arg);
 		break;
 	case OPT_NO_INHERIT:
 		args.so.no_inherit = true;

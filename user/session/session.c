@@ -294,7 +294,17 @@ int session_start(struct session *s, const struct session_opts *o)
 	lo.follow_children = !o->no_inherit;
 	lo.collect_kernel = o->kernel;
 	lo.force_tail_calls = o->tail_calls;
-	lo.use_cycles = o->cycles;
+	if (!s->opts.events.nr) {
+		char perr[128];
+
+		event_list_parse(&s->opts.events, o->cycles ? "cycles" : "cpu-clock", perr,
+				 sizeof(perr));
+	}
+	lo.events = &s->opts.events;
+	lo.explicit_events = o->explicit_events;
+	lo.period = o->period;
+	lo.min_block_ns = o->min_block_ns;
+	lo.event_budget = o->event_budget ? o->event_budget : SESSION_EVENT_BUDGET;
 	lo.max_frames = o->max_frames;
 	lo.freq = o->freq;
 	lo.rows_max = o->rows_max;
