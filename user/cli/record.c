@@ -183,6 +183,7 @@ int cmd_record(int argc, char **argv)
 		children, NULL, NULL};
 	struct recording_meta meta = {0};
 	struct profile_info info = {0};
+	struct prof_event pevents[PROF_MAX_EVENTS];
 	struct profile prof;
 	struct session s;
 	struct frame_namer fn;
@@ -213,7 +214,8 @@ int cmd_record(int argc, char **argv)
 	session_stop(&s);
 	session_print_summary(&s, stderr);
 	meta.freq = args.so.freq;
-	snprintf(meta.event, sizeof(meta.event), "%s", args.so.cycles ? "cycles" : "cpu-clock");
+	snprintf(meta.event, sizeof(meta.event), "%.31s",
+		 args.so.events.nr ? args.so.events.ev[0].name : args.so.cycles ? "cycles" : "cpu-clock");
 	meta.start_unix_ns = s.start_unix_ns;
 	meta.duration_ns = (uint64_t)((mono_sec() - s.start) * 1e9);
 	ks = args.so.kernel ? session_kernel_symbols(&s, kerr, sizeof(kerr)) : NULL;
@@ -225,6 +227,12 @@ int cmd_record(int argc, char **argv)
 	info.start_unix_ns = meta.start_unix_ns;
 	info.duration_ns = meta.duration_ns;
 	info.event = meta.event;
+	if (s.opts.events.nr && (args.so.explicit_events || event_list_has(&s.opts.events, EVENT_OFF_CPU))) {
+		event_list_describe(&s.opts.events, pevents);
+		info.events = pevents;
+		info.nr_events = (size_t)s.opts.events.nr;
+		meta.events = &s.opts.events;
+	}
 	info.cgroups = cgroup_names_new();
 	info.group_by_container = args.out.group_by_container;
 	if (profile_build(&prof, &s.agg, &fn, &info)) {

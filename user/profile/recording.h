@@ -10,7 +10,9 @@
  *   gen PID GENERATION          (the map lines after it belong to that generation)
  *   cgroup ID PATH
  *   kname PC NAME               (a kernel frame's name when recorded: BPF programs)
+ *   event NAME                  (the profile's events in order, with -e / --off-cpu)
  *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID] [g GENERATION]
+ *         [w WEIGHT] [e EVENT]  (with events: the weights summed, the event's index)
  *
  * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS; an empty list is "-";
  * COMM has spaces replaced by '_'.  PCs are leaf first, as the walker emits them.
@@ -21,6 +23,7 @@
 #include <stdio.h>
 
 #include "user/profile/aggregate.h"
+#include "user/session/event_spec.h"
 #include "user/track/cgroups.h"
 #include "user/symbolize/frame_names.h"
 #include "user/track/proc_tracker.h"
@@ -30,6 +33,10 @@ struct recording_meta {
 	char event[32];
 	uint64_t start_unix_ns, duration_ns;
 	const struct ksyms *ks;	   /* write: names of BPF program frames are saved */
+	/* write: the events (NULL: the default CPU profile); read: event names, in order */
+	const struct event_list *events;
+	char event_names[16][512];
+	int nr_events;
 	struct kernel_names knames; /* read: those names (kernel_names_free when done) */
 };
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "user/profile/profile.h"
 #include "user/session/event_spec.h"
 
 struct perf_name {
@@ -243,4 +244,19 @@ void event_print_list(FILE *f)
 	      "\nOff-CPU time (--off-cpu, --on-and-off-cpu): the stack a thread blocked in, weighted\n"
 	      "by the nanoseconds until it ran again (--min-block TIME drops shorter blocks).\n",
 	      f);
+}
+
+void event_list_describe(const struct event_list *l, struct prof_event *out)
+{
+	int i;
+
+	for (i = 0; i < l->nr && i < PROF_MAX_EVENTS; i++) {
+		const struct event_spec *e = &l->ev[i];
+
+		out[i].name = e->name;
+		out[i].type = e->kind == EVENT_OFF_CPU ? "off_cpu"
+			      : e->time_weighted	 ? "cpu"
+							 : e->name;
+		out[i].unit = e->time_weighted ? "nanoseconds" : "count";
+	}
 }

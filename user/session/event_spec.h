@@ -57,6 +57,9 @@ int event_list_add_off_cpu(struct event_list *l);
 bool event_list_has(const struct event_list *l, enum event_kind kind);
 /* Whether an event is the default sampling one (cpu-clock or cycles, weighted by count). */
 bool event_is_cpu_sampling(const struct event_spec *e);
+struct prof_event;
+/* The profile's description of each event (user/profile/profile.h): pprof type and unit. */
+void event_list_describe(const struct event_list *l, struct prof_event *out);
 /* `cfiprof list`: the perf events by name and the probe syntax. */
 void event_print_list(FILE *f);
 
