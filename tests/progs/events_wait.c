@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Known waits and known calls, for tests/e2e/test_events.c:
+ *   events_wait sleep      blocks 300 ms in block_long, 150 ms in block_short, 300 ms in block_long
+ *   events_wait malloc N   calls malloc N times from alloc_leaf <- alloc_mid <- main
+ *   events_wait open N     opens /dev/null N times from open_leaf <- main
+ * No function ends in a tail call, so each frame stays on the stack.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile long sink;
+
+__attribute__((noinline)) static void block_for(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+	sink++;
+}
+
+__attribute__((noinline)) void block_long(void)
+{
+	block_for(300);
+	sink++;
+}
+
+__attribute__((noinline)) void block_short(void)
+{
+	block_for(150);
+	sink++;
+}
+
+__attribute__((noinline)) void alloc_leaf(void)
+{
+	char *p = malloc(64);
+
+	sink += (long)(p != NULL);
+	free(p);
+}
+
+__attribute__((noinline)) void alloc_mid(int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		alloc_leaf();
+	sink++;
+}
+
+__attribute__((noinline)) void open_leaf(void)
+{
+	int fd = open("/dev/null", O_RDONLY);
+
+	if (fd >= 0)
+		close(fd);
+	sink++;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 2 ? atoi(argv[2]) : 100, i;
+
+	if (argc > 1 && !strcmp(argv[1], "malloc")) {
+		alloc_mid(n);
+	} else if (argc > 1 && !strcmp(argv[1], "open")) {
+		for (i = 0; i < n; i++)
+			open_leaf();
+	} else {
+		block_long();
+		block_short();
+		block_long();
+	}
+	sink++;
+	return 0;
+}
