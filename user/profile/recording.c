@@ -124,8 +124,10 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			fprintf(f, " w %" PRIu64 " e %u", s->weight, s->event);
 		fputc('\n', f);
 	}
-	if (a->overflow)
+	if (a->overflow && meta->events)
 		fprintf(f, "overflow %" PRIu64 " %" PRIu64 "\n", a->overflow, a->overflow_weight);
+	else if (a->overflow)
+		fprintf(f, "overflow %" PRIu64 "\n", a->overflow);
 	free(v);
 	return ferror(f) ? -1 : 0;
 }

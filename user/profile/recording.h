@@ -13,6 +13,7 @@
  *   event NAME                  (the profile's events in order, with -e / --off-cpu)
  *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID] [g GENERATION]
  *         [w WEIGHT] [e EVENT]  (with events: the weights summed, the event's index)
+ *   overflow COUNT [WEIGHT]
  *
  * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS; an empty list is "-";
  * COMM has spaces replaced by '_'.  PCs are leaf first, as the walker emits them.
