@@ -31,7 +31,8 @@ BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw
 # what only the tests need: oracles, peers, viewers, test workloads
 TEST_PKGS  := binutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
               nodejs default-jdk-headless \
-              chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion
+              chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion \
+              systemtap-sdt-dev
 
 # the plain C libraries: helpers, ELF access, the CFI compiler (no BPF, no user/)
 LIB_SRC    := $(sort $(wildcard common/*.c elf/*.c tables/*.c))

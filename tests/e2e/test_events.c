@@ -10,7 +10,16 @@
  *     <- main: exactly 500 hits, all on that chain;
  *  3. tracepoint: -e tracepoint:raw_syscalls:sys_enter on 200 open + close
  *     from open_leaf: exactly 400 hits there, with kernel and user frames;
- *  4. errors: an unknown event, a symbol not in the file, a tracepoint that
+ *  4. usdt: a USDT probe (no semaphore) fired 300 times from usdt_leaf <- main:
+ *     exactly 300 hits on that chain;
+ *  5. on_and_off: --on-and-off-cpu: the pprof has samples/count,
+ *     cpu/nanoseconds and off_cpu/nanoseconds, its off_cpu values add up to
+ *     the blocked time within 10% and its cpu values the 200 ms burn_cpu ran
+ *     within 25%, folded stacks start [cpu-clock] or [off-cpu];
+ *  6. budget: a process calling malloc in a tight loop (uprobe on malloc)
+ *     beside one calling it 500 times: the second's 500 are all there, the
+ *     first is refused past its share (counted in the summary);
+ *  7. errors: an unknown event, a symbol not in the file, a tracepoint that
  *     does not exist, a hardware event without a PMU, a kprobe where the
  *     kernel refuses one (each as bpftrace finds the machine): exit status and
  *     a message that says which and why.
@@ -28,6 +37,7 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/pprof_read.h"
 
 /* Sums the folded lines of comm that contain every one of the parts; *lines gets how many. */
 static uint64_t folded_sum(const char *path, const char *comm, const char *const *parts,
@@ -149,6 +159,123 @@ out:
 	free(log);
 }
 
+static void test_usdt(void)
+{
+	char bin[PATH_MAX + 16], path[PATH_MAX], spec[PATH_MAX + 64], *log;
+	char *opts[] = {"-e", spec, NULL};
+	char *cmd[] = {prog(bin, sizeof(bin)), "usdt", "300", NULL};
+	const char *chain[] = {"_start;__libc_start_main;__libc_start_call_main;main;usdt_leaf 300",
+			       NULL};
+	int n;
+	uint64_t hits;
+
+	snprintf(spec, sizeof(spec), "usdt:%s:cfiprof_test:tick", bin);
+	if (e2e_record("usdt.folded", "99", opts, cmd, &log))
+		goto out;
+	tpath(path, sizeof(path), "usdt.folded");
+	hits = folded_sum(path, "events_wait", chain, &n, NULL);
+	CHECK(n == 1 && hits == 300, "300 probe hits from main;usdt_leaf: %d lines, %" PRIu64
+	      " hits\n%s", n, hits, log);
+out:
+	free(log);
+}
+
+static void test_on_and_off(void)
+{
+	char bin[PATH_MAX + 16], path[PATH_MAX], pb[PATH_MAX], *log, *folded;
+	char *opts[] = {"--on-and-off-cpu", NULL};
+	char *cmd[] = {prog(bin, sizeof(bin)), "sleep", NULL};
+	const char *offp[] = {"events_wait;[off-cpu];", "main;block_", NULL};
+	char *rep[] = {(char *)cfiprof_bin, "report", path, "-o", pb, NULL};
+	struct decoded d = {0};
+	uint64_t off_us, off_ns = 0, cpu_ns = 0;
+	uint8_t *buf;
+	size_t len;
+	int n, i;
+	char rec[PATH_MAX], *opts2[] = {"--on-and-off-cpu", "--save", rec, NULL};
+
+	tpath(rec, sizeof(rec), "both.rec");
+	if (e2e_record("both.folded", "999", opts2, cmd, &log))
+		goto out;
+	(void)opts;
+	tpath(path, sizeof(path), "both.folded");
+	off_us = folded_sum(path, "events_wait", offp, &n, NULL);
+	folded = slurp(path);
+	CHECK(off_us >= 675000 && off_us <= 825000 && strstr(folded, ";[cpu-clock];") &&
+		  strstr(folded, "main;burn_cpu"),
+	      "750 ms blocked in block_*: %" PRIu64 " us off-CPU; cpu-clock stacks %s", off_us,
+	      strstr(folded, ";[cpu-clock];") ? "there" : "missing");
+	free(folded);
+	/* the recording reported as pprof: three sample types, the weights kept */
+	snprintf(path, sizeof(path), "%s", rec);
+	tpath(pb, sizeof(pb), "both.pb.gz");
+	CHECK(run(rep, NULL, NULL, 30) == 0, "report %s -o %s", rec, pb);
+	buf = gunzip_file(pb, &len);
+	CHECK(buf && !decode(buf, len, &d) && d.nr_sample_types == 3 &&
+		  !strcmp(d.sample_type[0][0], "samples") && !strcmp(d.sample_type[1][0], "cpu") &&
+		  !strcmp(d.sample_type[1][1], "nanoseconds") &&
+		  !strcmp(d.sample_type[2][0], "off_cpu") &&
+		  !strcmp(d.sample_type[2][1], "nanoseconds"),
+	      "pprof sample types: %d", d.nr_sample_types);
+	for (i = 0; i < d.nr_samples; i++) {
+		if (d.samples[i].nr_vals == 3 && d.samples[i].comm &&
+		    !strcmp(d.samples[i].comm, "events_wait")) {
+			cpu_ns += d.samples[i].vals[1];
+			off_ns += d.samples[i].vals[2];
+		}
+	}
+	printf("  on-and-off: events_wait %.1f ms off-CPU, %.1f ms on-CPU in the pprof\n",
+	       off_ns / 1e6, cpu_ns / 1e6);
+	CHECK(off_ns >= 675000000ull && off_ns <= 900000000ull,
+	      "off_cpu values %" PRIu64 " ns, blocked 750 ms", off_ns);
+	CHECK(cpu_ns >= 150000000ull && cpu_ns <= 300000000ull,
+	      "cpu values %" PRIu64 " ns, burn_cpu ran 200 ms", cpu_ns);
+	decoded_free(&d);
+	free(buf);
+out:
+	free(log);
+}
+
+static void test_budget(void)
+{
+	char bin[PATH_MAX + 16], ord[PATH_MAX], path[PATH_MAX], script[3 * PATH_MAX], *log;
+	char *opts[] = {"-e", "uprobe:libc:malloc", NULL};
+	char *cmd[] = {"/bin/sh", "-c", script, NULL};
+	char *cp[] = {"cp", bin, ord, NULL};
+	const char *ordinary[] = {"main;alloc_mid;alloc_leaf;malloc", NULL};
+	const char *hog[] = {"main;alloc_mid;alloc_leaf;malloc", NULL};
+	unsigned long long refused = 0;
+	const char *line;
+	uint64_t hits, hog_hits;
+	int n, nh;
+
+	prog(bin, sizeof(bin));
+	/* the ordinary program under a name of its own: its comm tells its stacks apart */
+	tpath(ord, sizeof(ord), "ordinary_proc");
+	CHECK(run(cp, NULL, NULL, 10) == 0, "cp %s %s", bin, ord);
+	/* the hog: 2,000,000 mallocs in a loop; the ordinary process runs while it does */
+	snprintf(script, sizeof(script), "%s malloc 2000000 & sleep 0.3; %s malloc 500; wait", bin,
+		 ord);
+	if (e2e_record("budget.folded", "99", opts, cmd, &log))
+		goto out;
+	tpath(path, sizeof(path), "budget.folded");
+	hits = folded_sum(path, "ordinary_proc", ordinary, &n, NULL);
+	hog_hits = folded_sum(path, "events_wait", hog, &nh, NULL);
+	line = strstr(log, "event hits:");
+	if (line)
+		sscanf(strstr(line, "refused: ") ? strstr(line, "refused: ") : "", "refused: %llu",
+		       &refused);
+	printf("  budget: ordinary %" PRIu64 " of 500 calls, hog %" PRIu64 " sampled, %llu refused\n",
+	       hits, hog_hits, refused);
+	CHECK(hits == 500, "the ordinary process's 500 calls beside the hog: %" PRIu64 "\n%s", hits,
+	      log);
+	CHECK(refused > 0 && hog_hits + refused <= 2000000 && hog_hits < 2000000,
+	      "the hog is refused past its share and counted: %" PRIu64 " sampled, %llu refused",
+	      hog_hits, refused);
+out:
+	free(log);
+}
+
 /* record -e SPEC -- true: the exit status and whether stderr says what was wanted. */
 static void expect_error(const char *spec, int want_rc, const char *says)
 {
@@ -203,6 +330,9 @@ int main(int argc, char **argv)
 	RUN_TEST(test_off_cpu);
 	RUN_TEST(test_uprobe);
 	RUN_TEST(test_tracepoint);
+	RUN_TEST(test_usdt);
+	RUN_TEST(test_on_and_off);
+	RUN_TEST(test_budget);
 	RUN_TEST(test_errors);
 	e2e_finish();
 	return HARNESS_DONE();

@@ -229,18 +229,26 @@ static int attach_uprobe(struct loader *l, const struct event_spec *e, int idx)
 	return err;
 }
 
-static int attach_usdt(struct loader *l, const struct event_spec *e, int idx)
+/*
+ * A probe guarded by a semaphore (Python's) runs only where the semaphore is
+ * set, which libbpf does in the processes named: -p's and the command's.
+ */
+static int attach_usdt(struct loader *l, const struct event_spec *e, int idx,
+		       const struct loader_opts *o)
 {
 	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = (__u64)idx);
 	char path[PATH_MAX];
-	int err = resolve_path(e->path, path, sizeof(path));
+	int err = resolve_path(e->path, path, sizeof(path)), i = 0;
 
 	if (err) {
 		fprintf(stderr, "cfiprof: %s: no file %s\n", e->name, e->path);
 		return err;
 	}
-	err = keep_link(l, bpf_program__attach_usdt(l->skel->progs.on_usdt, -1, path, e->target,
-						    e->target2, &uo));
+	do {
+		err = keep_link(l, bpf_program__attach_usdt(
+				       l->skel->progs.on_usdt, o->nr_usdt_pids ? o->usdt_pids[i] : -1,
+				       path, e->target, e->target2, &uo));
+	} while (!err && ++i < o->nr_usdt_pids);
 	if (err == -ENOENT)
 		fprintf(stderr, "cfiprof: %s: no USDT probe %s:%s in %s\n", e->name, e->target,
 			e->target2, path);
@@ -369,7 +377,7 @@ int events_attach(struct loader *l, const struct loader_opts *o)
 			err = attach_tracepoint(l, e, tp_slot++);
 			break;
 		case EVENT_USDT:
-			err = attach_usdt(l, e, i);
+			err = attach_usdt(l, e, i, o);
 			break;
 		case EVENT_OFF_CPU:
 			err = attach_off_cpu(l);
