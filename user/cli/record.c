@@ -227,12 +227,10 @@ int cmd_record(int argc, char **argv)
 	info.start_unix_ns = meta.start_unix_ns;
 	info.duration_ns = meta.duration_ns;
 	info.event = meta.event;
-	if (s.opts.events.nr && (args.so.explicit_events || event_list_has(&s.opts.events, EVENT_OFF_CPU))) {
-		event_list_describe(&s.opts.events, pevents);
-		info.events = pevents;
-		info.nr_events = (size_t)s.opts.events.nr;
+	info.nr_events = session_prof_events(&s, pevents);
+	info.events = pevents;
+	if (info.nr_events)
 		meta.events = &s.opts.events;
-	}
 	info.cgroups = cgroup_names_new();
 	info.group_by_container = args.out.group_by_container;
 	if (profile_build(&prof, &s.agg, &fn, &info)) {

@@ -126,7 +126,7 @@ static void account(struct top_state *t, const struct profile *p)
 		const struct prof_sample *ps = &p->samples[i];
 		struct fn_stat *st;
 
-		t->samples += (double)ps->count;
+		t->samples += (double)ps->value;
 		for (k = 0; k < ps->nr_locs; k++) {
 			const struct prof_location *l = &p->locs[ps->locs[k]];
 
@@ -134,10 +134,10 @@ static void account(struct top_state *t, const struct profile *p)
 			if (!st)
 				continue;
 			if (k == 0)
-				st->self += (double)ps->count;
+				st->self += (double)ps->value;
 			/* recursion: a function counts once per sample in its total */
 			if (!st->seen) {
-				st->total += (double)ps->count;
+				st->total += (double)ps->value;
 				st->seen = true;
 			}
 		}
@@ -190,6 +190,8 @@ static void tick(struct session *s, void *ctx)
 	struct aggregator fresh, interval;
 	struct frame_namer fn;
 	struct profile p;
+	struct profile_info info = {0};
+	struct prof_event events[PROF_MAX_EVENTS];
 	char c;
 
 	while (t->tty_in && poll(&(struct pollfd){.fd = STDIN_FILENO, .events = POLLIN}, 1, 0) > 0 &&
@@ -205,7 +207,9 @@ static void tick(struct session *s, void *ctx)
 	s->agg = fresh;
 	pthread_mutex_unlock(&s->agg_lock);
 	frame_namer_init(&fn, s->pt, t->ks);
-	if (!profile_build(&p, &interval, &fn, NULL)) {
+	info.nr_events = session_prof_events(s, events);
+	info.events = events;
+	if (!profile_build(&p, &interval, &fn, &info)) {
 		account(t, &p);
 		profile_free(&p);
 	}

@@ -24,6 +24,7 @@
 #include "user/symbolize/sym_cache.h"
 #include "user/session/launch.h"
 #include "user/session/privileges.h"
+#include "user/profile/profile.h"
 #include "user/session/session.h"
 
 volatile sig_atomic_t session_stop_requested;
@@ -526,4 +527,14 @@ void session_free(struct session *s)
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
 	pthread_mutex_destroy(&s->agg_lock);
+}
+
+size_t session_prof_events(const struct session *s, struct prof_event *out)
+{
+	const struct event_list *l = &s->opts.events;
+
+	if (!l->nr || (!s->opts.explicit_events && !event_list_has(l, EVENT_OFF_CPU)))
+		return 0;
+	event_list_describe(l, out);
+	return (size_t)l->nr;
 }

@@ -126,6 +126,12 @@ struct ksyms *session_kernel_symbols(struct session *s, char *err, size_t errlen
 /* The BPF counters, walks finished in user space (deferred) counted under their final reason. */
 void session_read_counters(struct session *s, uint64_t c[CNT_MAX]);
 void session_free(struct session *s);
+struct prof_event;
+/*
+ * The profile's events (user/profile/profile.h) of a session with -e or
+ * off-CPU; 0 for the default CPU profile, whose values are sample counts.
+ */
+size_t session_prof_events(const struct session *s, struct prof_event *out);
 /* Sums the counters: samples taken, complete, lost (for progress lines). */
 void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, uint64_t *lost);
 
