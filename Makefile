@@ -221,6 +221,7 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/fpwalk $(TEST_PRO
 	@tests/bench/startup.sh
 	@tests/bench/build_under_a.sh
 	@tests/bench/agent_churn.sh
+	@tests/bench/events.sh
 
 # Every tests/fuzz/fuzz_NAME.c is a libFuzzer target build/fuzz/fuzz_NAME,
 # linked with the libraries of the fuzz build (coverage + ASan + UBSan).  make

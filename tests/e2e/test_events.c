@@ -40,8 +40,8 @@
 #include "tests/lib/pprof_read.h"
 
 /* Sums the folded lines of comm that contain every one of the parts; *lines gets how many. */
-static uint64_t folded_sum(const char *path, const char *comm, const char *const *parts,
-			   int *lines, int *kernel_lines)
+static uint64_t folded_sum(const char *path, const char *comm, const char *const *parts, int *lines,
+			   int *kernel_lines)
 {
 	char *s = slurp(path), *line, *save = NULL;
 	uint64_t sum = 0;
@@ -109,32 +109,40 @@ out:
 	free(log);
 }
 
-static void test_uprobe(void)
+/*
+ * record -e SPEC -- events_wait MODE N: every stack through leaf is the one
+ * whole line "_start;...;main;CHAIN N" (count included): exactly N hits.
+ */
+static void exact_chain(const char *name, const char *spec, const char *mode, const char *n,
+			const char *chain, const char *leaf)
 {
-	char bin[PATH_MAX + 16], path[PATH_MAX], *log;
-	char *opts[] = {"-e", "uprobe:libc:malloc", NULL};
-	char *cmd[] = {prog(bin, sizeof(bin)), "malloc", "500", NULL};
-	const char *chain[] = {"_start;__libc_start_main;__libc_start_call_main;main;alloc_mid;"
-			       "alloc_leaf;malloc 500",
-			       NULL};
-	const char *any[] = {"alloc_leaf", NULL};
-	int n, nany;
+	char bin[PATH_MAX + 16], path[PATH_MAX], line[512], *log;
+	char *opts[] = {"-e", (char *)spec, NULL};
+	char *cmd[] = {prog(bin, sizeof(bin)), (char *)mode, (char *)n, NULL};
+	const char *whole[] = {line, NULL}, *any[] = {leaf, NULL};
+	int nwhole, nany;
 	uint64_t hits, all;
 
-	if (e2e_record("uprobe.folded", "99", opts, cmd, &log))
+	snprintf(line, sizeof(line), "_start;__libc_start_main;__libc_start_call_main;main;%s %s",
+		 chain, n);
+	if (e2e_record(name, "99", opts, cmd, &log))
 		goto out;
-	tpath(path, sizeof(path), "uprobe.folded");
-	/* the whole line, count included: one stack, exactly 500 */
-	hits = folded_sum(path, "events_wait", chain, &n, NULL);
+	tpath(path, sizeof(path), name);
+	hits = folded_sum(path, "events_wait", whole, &nwhole, NULL);
 	all = folded_sum(path, "events_wait", any, &nany, NULL);
-	printf("  uprobe: %d lines on the chain, %d through alloc_leaf (%" PRIu64 " hits)\n", n,
-	       nany, all);
-	CHECK(n == 1 && hits == 500 && nany == 1 && all == 500,
-	      "500 calls of malloc from main;alloc_mid;alloc_leaf: %d lines, %d through alloc_leaf, "
-	      "%" PRIu64 " hits:\n%s",
-	      n, nany, all, log);
+	printf("  %s: %d lines on the chain, %d through %s (%" PRIu64 " hits)\n", spec, nwhole,
+	       nany, leaf, all);
+	CHECK(nwhole == 1 && nany == 1 && hits == all && hits == strtoull(n, NULL, 10),
+	      "%s hits from main;%s: %d lines, %d through %s, %" PRIu64 " hits:\n%s", n, chain,
+	      nwhole, nany, leaf, all, log);
 out:
 	free(log);
+}
+
+static void test_uprobe(void)
+{
+	exact_chain("uprobe.folded", "uprobe:libc:malloc", "malloc", "500",
+		    "alloc_mid;alloc_leaf;malloc", "alloc_leaf");
 }
 
 static void test_tracepoint(void)
@@ -161,23 +169,10 @@ out:
 
 static void test_usdt(void)
 {
-	char bin[PATH_MAX + 16], path[PATH_MAX], spec[PATH_MAX + 64], *log;
-	char *opts[] = {"-e", spec, NULL};
-	char *cmd[] = {prog(bin, sizeof(bin)), "usdt", "300", NULL};
-	const char *chain[] = {"_start;__libc_start_main;__libc_start_call_main;main;usdt_leaf 300",
-			       NULL};
-	int n;
-	uint64_t hits;
+	char bin[PATH_MAX + 16], spec[PATH_MAX + 64];
 
-	snprintf(spec, sizeof(spec), "usdt:%s:cfiprof_test:tick", bin);
-	if (e2e_record("usdt.folded", "99", opts, cmd, &log))
-		goto out;
-	tpath(path, sizeof(path), "usdt.folded");
-	hits = folded_sum(path, "events_wait", chain, &n, NULL);
-	CHECK(n == 1 && hits == 300, "300 probe hits from main;usdt_leaf: %d lines, %" PRIu64
-	      " hits\n%s", n, hits, log);
-out:
-	free(log);
+	snprintf(spec, sizeof(spec), "usdt:%s:cfiprof_test:tick", prog(bin, sizeof(bin)));
+	exact_chain("usdt.folded", spec, "usdt", "300", "usdt_leaf", "usdt_leaf");
 }
 
 static void test_on_and_off(void)
@@ -265,7 +260,8 @@ static void test_budget(void)
 	if (line)
 		sscanf(strstr(line, "refused: ") ? strstr(line, "refused: ") : "", "refused: %llu",
 		       &refused);
-	printf("  budget: ordinary %" PRIu64 " of 500 calls, hog %" PRIu64 " sampled, %llu refused\n",
+	printf("  budget: ordinary %" PRIu64 " of 500 calls, hog %" PRIu64
+	       " sampled, %llu refused\n",
 	       hits, hog_hits, refused);
 	CHECK(hits == 500, "the ordinary process's 500 calls beside the hog: %" PRIu64 "\n%s", hits,
 	      log);
@@ -280,8 +276,8 @@ out:
 static void expect_error(const char *spec, int want_rc, const char *says)
 {
 	char err[PATH_MAX], *log;
-	char *argv[] = {(char *)cfiprof_bin, "record", "-e", (char *)spec, "-o", "/dev/null",
-			"--", "/bin/true", NULL};
+	char *argv[] = {(char *)cfiprof_bin, "record", "-e",	    (char *)spec, "-o",
+			"/dev/null",	     "--",     "/bin/true", NULL};
 	int rc;
 
 	tpath(err, sizeof(err), "error.err");
@@ -317,7 +313,8 @@ static void test_errors(void)
 		expect_error("cycles", 0, "");
 	/* kprobe: as fentry; where bpftrace cannot attach either, a clear refusal */
 	if (bpftrace_can("kfunc:vfs_read") && bpftrace_can("kprobe:vfs_read"))
-		expect_error("kprobe:vfs_read", 1, "this kernel refused a BPF program on a kernel function");
+		expect_error("kprobe:vfs_read", 1,
+			     "this kernel refused a BPF program on a kernel function");
 	else
 		expect_error("kprobe:vfs_read", 0, "");
 }

@@ -31,9 +31,11 @@ static void test_perf_names(void)
 		  l.ev[2].perf_config == PERF_COUNT_SW_CONTEXT_SWITCHES,
 	      "cs is context-switches: %s", l.ev[2].name);
 	CHECK(l.ev[3].hardware && l.ev[3].perf_type == PERF_TYPE_HARDWARE &&
-		  l.ev[3].perf_config == PERF_COUNT_HW_CPU_CYCLES && event_is_cpu_sampling(&l.ev[3]),
+		  l.ev[3].perf_config == PERF_COUNT_HW_CPU_CYCLES &&
+		  event_is_cpu_sampling(&l.ev[3]),
 	      "cycles");
-	CHECK(l.ev[4].hardware && l.ev[4].perf_config == PERF_COUNT_HW_CACHE_MISSES, "cache-misses");
+	CHECK(l.ev[4].hardware && l.ev[4].perf_config == PERF_COUNT_HW_CACHE_MISSES,
+	      "cache-misses");
 	CHECK(event_is_cpu_sampling(&l.ev[0]) && !event_is_cpu_sampling(&l.ev[1]), "cpu sampling");
 }
 
@@ -42,13 +44,16 @@ static void test_probes(void)
 	struct event_list l;
 	char err[256];
 
-	CHECK(!parse(&l,
-		     "uprobe:/lib/x86_64-linux-gnu/libc.so.6:malloc,ur:libc:free,kprobe:do_sys_openat2,"
-		     "t:sched:sched_switch,usdt:/usr/bin/python3:python:function__entry,kr:vfs_read",
-		     err),
-	      "%s", err);
+	CHECK(
+	    !parse(
+		&l,
+		"uprobe:/lib/x86_64-linux-gnu/libc.so.6:malloc,ur:libc:free,kprobe:do_sys_openat2,"
+		"t:sched:sched_switch,usdt:/usr/bin/python3:python:function__entry,kr:vfs_read",
+		err),
+	    "%s", err);
 	CHECK(l.nr == 6, "%d events", l.nr);
-	CHECK(l.ev[0].kind == EVENT_UPROBE && !strcmp(l.ev[0].path, "/lib/x86_64-linux-gnu/libc.so.6") &&
+	CHECK(l.ev[0].kind == EVENT_UPROBE &&
+		  !strcmp(l.ev[0].path, "/lib/x86_64-linux-gnu/libc.so.6") &&
 		  !strcmp(l.ev[0].target, "malloc") &&
 		  !strcmp(l.ev[0].name, "uprobe:/lib/x86_64-linux-gnu/libc.so.6:malloc"),
 	      "uprobe: %s %s %s", l.ev[0].path, l.ev[0].target, l.ev[0].name);
@@ -67,11 +72,12 @@ static void test_probes(void)
 	      "usdt");
 	CHECK(l.ev[5].kind == EVENT_KRETPROBE && !strcmp(l.ev[5].target, "vfs_read"), "kretprobe");
 	/* a path with a ':' keeps it: fields are split from the right */
-	CHECK(!parse(&l, "uprobe:/opt/a:b/prog:main", err) && !strcmp(l.ev[0].path, "/opt/a:b/prog") &&
-		  !strcmp(l.ev[0].target, "main"),
+	CHECK(!parse(&l, "uprobe:/opt/a:b/prog:main", err) &&
+		  !strcmp(l.ev[0].path, "/opt/a:b/prog") && !strcmp(l.ev[0].target, "main"),
 	      "path with a colon: %s", err);
-	CHECK(!event_list_add_off_cpu(&l) && l.ev[1].kind == EVENT_OFF_CPU && l.ev[1].time_weighted &&
-		  event_list_has(&l, EVENT_OFF_CPU) && !event_list_has(&l, EVENT_KPROBE),
+	CHECK(!event_list_add_off_cpu(&l) && l.ev[1].kind == EVENT_OFF_CPU &&
+		  l.ev[1].time_weighted && event_list_has(&l, EVENT_OFF_CPU) &&
+		  !event_list_has(&l, EVENT_KPROBE),
 	      "off-cpu appended");
 }
 

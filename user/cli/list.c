@@ -9,9 +9,13 @@
 int cmd_list(int argc, char **argv)
 {
 	static const struct argp argp = {
-		NULL, NULL, NULL,
-		"List the perf events and explain the probe syntax that record -e and top -e take.",
-		NULL, NULL, NULL};
+	    NULL,
+	    NULL,
+	    NULL,
+	    "List the perf events and explain the probe syntax that record -e and top -e take.",
+	    NULL,
+	    NULL,
+	    NULL};
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;

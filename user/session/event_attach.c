@@ -51,9 +51,18 @@ static int count_kind(const struct event_list *ev, enum event_kind a, enum event
 	return n;
 }
 
-#define TP_PROGS(p) {(p)->on_tp0, (p)->on_tp1, (p)->on_tp2, (p)->on_tp3}
-#define FENTRY_PROGS(p) {(p)->on_fentry0, (p)->on_fentry1, (p)->on_fentry2, (p)->on_fentry3}
-#define FEXIT_PROGS(p) {(p)->on_fexit0, (p)->on_fexit1, (p)->on_fexit2, (p)->on_fexit3}
+#define TP_PROGS(p)                                                                                \
+	{                                                                                          \
+		(p)->on_tp0, (p)->on_tp1, (p)->on_tp2, (p)->on_tp3                                 \
+	}
+#define FENTRY_PROGS(p)                                                                            \
+	{                                                                                          \
+		(p)->on_fentry0, (p)->on_fentry1, (p)->on_fentry2, (p)->on_fentry3                 \
+	}
+#define FEXIT_PROGS(p)                                                                             \
+	{                                                                                          \
+		(p)->on_fexit0, (p)->on_fexit1, (p)->on_fexit2, (p)->on_fexit3                     \
+	}
 
 /* kprobe:FUNC is an fentry, kretprobe:FUNC an fexit: its target is part of the load */
 static int configure_funcs(struct cfiprof_bpf *skel, const struct event_list *ev)
@@ -79,7 +88,8 @@ static int configure_funcs(struct cfiprof_bpf *skel, const struct event_list *ev
 		bpf_program__set_autoload(prog, true);
 		err = bpf_program__set_attach_target(prog, 0, e->target);
 		if (err) {
-			fprintf(stderr, "cfiprof: %s: no kernel function %s (in the kernel's BTF)\n",
+			fprintf(stderr,
+				"cfiprof: %s: no kernel function %s (in the kernel's BTF)\n",
 				e->name, e->target);
 			return err;
 		}
@@ -136,7 +146,8 @@ int events_configure(struct cfiprof_bpf *skel, const struct loader_opts *o, bool
 		bpf_map__set_max_entries(skel->maps.offcpu_pending, 1);
 	skel->rodata->offcpu_min_ns = o->min_block_ns;
 	skel->rodata->event_proc_budget = per_slot(o->event_budget, 1);
-	skel->rodata->event_cpu_budget = per_slot(EVENT_HITS_PER_SEC, (uint64_t)(cpus > 0 ? cpus : 1));
+	skel->rodata->event_cpu_budget =
+	    per_slot(EVENT_HITS_PER_SEC, (uint64_t)(cpus > 0 ? cpus : 1));
 	/* the perf events of -e pass the budget too; the default sampling is bounded by -F */
 	skel->rodata->budget_perf_events = o->explicit_events;
 	return 0;
@@ -174,8 +185,12 @@ static bool is_elf(const char *path)
 /* A library named without a directory (libc, libc.so.6) is looked for where ld.so looks. */
 static int resolve_path(const char *name, char *out, size_t len)
 {
-	static const char *const dirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-					   "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+	static const char *const dirs[] = {"/lib/x86_64-linux-gnu",
+					   "/usr/lib/x86_64-linux-gnu",
+					   "/lib64",
+					   "/usr/lib64",
+					   "/lib",
+					   "/usr/lib",
 					   "/usr/local/lib"};
 	static const char *const forms[] = {"%s/%s", "%s/%s.so*", "%s/lib%s.so*"};
 	struct stat st;
@@ -220,8 +235,8 @@ static int attach_uprobe(struct loader *l, const struct event_spec *e, int idx)
 			strchr(e->path, '/') ? "" : " in the library directories");
 		return err;
 	}
-	err = keep_link(l, bpf_program__attach_uprobe_opts(l->skel->progs.on_uprobe, -1, path, 0,
-							   &uo));
+	err = keep_link(
+	    l, bpf_program__attach_uprobe_opts(l->skel->progs.on_uprobe, -1, path, 0, &uo));
 	if (err == -ENOENT || err == -ESRCH)
 		fprintf(stderr, "cfiprof: %s: no function %s in %s\n", e->name, e->target, path);
 	else if (err)
@@ -245,9 +260,9 @@ static int attach_usdt(struct loader *l, const struct event_spec *e, int idx,
 		return err;
 	}
 	do {
-		err = keep_link(l, bpf_program__attach_usdt(
-				       l->skel->progs.on_usdt, o->nr_usdt_pids ? o->usdt_pids[i] : -1,
-				       path, e->target, e->target2, &uo));
+		err = keep_link(l, bpf_program__attach_usdt(l->skel->progs.on_usdt,
+							    o->nr_usdt_pids ? o->usdt_pids[i] : -1,
+							    path, e->target, e->target2, &uo));
 	} while (!err && ++i < o->nr_usdt_pids);
 	if (err == -ENOENT)
 		fprintf(stderr, "cfiprof: %s: no USDT probe %s:%s in %s\n", e->name, e->target,
@@ -261,8 +276,8 @@ static int attach_func(struct loader *l, const struct event_spec *e, int slot)
 {
 	struct bpf_program *fentry[EVENT_FUNC_SLOTS] = FENTRY_PROGS(&l->skel->progs);
 	struct bpf_program *fexit[EVENT_FUNC_SLOTS] = FEXIT_PROGS(&l->skel->progs);
-	int err = keep_link(l, bpf_program__attach(e->kind == EVENT_KPROBE ? fentry[slot]
-									  : fexit[slot]));
+	int err =
+	    keep_link(l, bpf_program__attach(e->kind == EVENT_KPROBE ? fentry[slot] : fexit[slot]));
 
 	if (err)
 		fprintf(stderr, "cfiprof: %s: cannot attach to %s: %s\n", e->name, e->target,
@@ -327,7 +342,8 @@ static int attach_perf_event(struct loader *l, const struct event_spec *e, int i
 	}
 	for (cpu = 0; cpu < l->nr_cpus; cpu++) {
 		LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = (__u64)idx);
-		int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		int fd =
+		    (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		int err;
 
 		if (fd < 0) {
@@ -338,8 +354,8 @@ static int attach_perf_event(struct loader *l, const struct event_spec *e, int i
 			return -err;
 		}
 		l->perf_fds[l->nr_perf_fds++] = fd;
-		err = keep_link(l, bpf_program__attach_perf_event_opts(l->skel->progs.on_sample, fd,
-									&po));
+		err = keep_link(
+		    l, bpf_program__attach_perf_event_opts(l->skel->progs.on_sample, fd, &po));
 		if (err) {
 			fprintf(stderr, "cfiprof: attaching to %s on CPU %d: %s\n", e->name, cpu,
 				strerror(-err));

@@ -53,8 +53,8 @@ static const struct {
 	enum event_kind kind;
 	int fields;
 } probe_types[] = {
-    {"uprobe", "u", EVENT_UPROBE, 2},	   {"uretprobe", "ur", EVENT_URETPROBE, 2},
-    {"kprobe", "k", EVENT_KPROBE, 1},	   {"kretprobe", "kr", EVENT_KRETPROBE, 1},
+    {"uprobe", "u", EVENT_UPROBE, 2},	      {"uretprobe", "ur", EVENT_URETPROBE, 2},
+    {"kprobe", "k", EVENT_KPROBE, 1},	      {"kretprobe", "kr", EVENT_KRETPROBE, 1},
     {"tracepoint", "t", EVENT_TRACEPOINT, 2}, {"usdt", "U", EVENT_USDT, 3},
 };
 
@@ -88,9 +88,9 @@ static int parse_perf(struct event_spec *e, const char *s)
 		e->perf_type = p->type;
 		e->perf_config = p->config;
 		e->hardware = p->type == PERF_TYPE_HARDWARE;
-		e->time_weighted = p->type == PERF_TYPE_SOFTWARE &&
-				   (p->config == PERF_COUNT_SW_CPU_CLOCK ||
-				    p->config == PERF_COUNT_SW_TASK_CLOCK);
+		e->time_weighted =
+		    p->type == PERF_TYPE_SOFTWARE &&
+		    (p->config == PERF_COUNT_SW_CPU_CLOCK || p->config == PERF_COUNT_SW_TASK_CLOCK);
 		snprintf(e->name, sizeof(e->name), "%s", p->name);
 		return 0;
 	}
@@ -116,8 +116,10 @@ static int parse_probe(struct event_spec *e, const char *s, char *err, size_t er
 		return fail(err, errlen, "unknown event '%s'; 'cfiprof list' shows the events", s);
 	tlen = (size_t)(colon - s);
 	for (i = 0; i < NR_PROBE_TYPES; i++) {
-		if ((strlen(probe_types[i].name) == tlen && !strncmp(s, probe_types[i].name, tlen)) ||
-		    (strlen(probe_types[i].alias) == tlen && !strncmp(s, probe_types[i].alias, tlen)))
+		if ((strlen(probe_types[i].name) == tlen &&
+		     !strncmp(s, probe_types[i].name, tlen)) ||
+		    (strlen(probe_types[i].alias) == tlen &&
+		     !strncmp(s, probe_types[i].alias, tlen)))
 			break;
 	}
 	if (i == NR_PROBE_TYPES)
@@ -136,21 +138,22 @@ static int parse_probe(struct event_spec *e, const char *s, char *err, size_t er
 		while (c > colon && *c != ':')
 			c--;
 		if (c <= colon)
-			return fail(err, errlen, "too few fields in '%s'; 'cfiprof list' explains them",
-				    s);
+			return fail(err, errlen,
+				    "too few fields in '%s'; 'cfiprof list' explains them", s);
 		cut[k] = c;
 		end = c;
 	}
 	/* every field but a path's is one name, without ':' */
 	for (k = 0; k < n; k++) {
 		const char *from = cut[k] + 1, *to = k + 1 < n ? cut[k + 1] : s + strlen(s);
-		char *dst = k == 0 && has_path(e->kind) ? e->path
-			  : (k == 0 || (k == 1 && has_path(e->kind))) ? e->target
-								       : e->target2;
+		char *dst = k == 0 && has_path(e->kind)			? e->path
+			    : (k == 0 || (k == 1 && has_path(e->kind))) ? e->target
+									: e->target2;
 
 		if (copy_field(dst, from, (size_t)(to - from)) ||
 		    ((k || !has_path(e->kind)) && memchr(from, ':', (size_t)(to - from))))
-			return fail(err, errlen, "bad probe '%s'; 'cfiprof list' explains the syntax", s);
+			return fail(err, errlen,
+				    "bad probe '%s'; 'cfiprof list' explains the syntax", s);
 	}
 	/* the canonical name: the long type, then the fields as given */
 	snprintf(e->name, sizeof(e->name), "%s%s", probe_types[i].name, colon);
@@ -223,7 +226,8 @@ void event_print_list(FILE *f)
 {
 	size_t i;
 
-	fputs("Perf events (-e NAME; sampled -F HZ times a second, or every --period N events):\n", f);
+	fputs("Perf events (-e NAME; sampled -F HZ times a second, or every --period N events):\n",
+	      f);
 	for (i = 0; i < NR_PERF_NAMES; i++) {
 		char names[64];
 
@@ -241,7 +245,8 @@ void event_print_list(FILE *f)
 	      "  usdt:PATH:PROVIDER:NAME          a USDT probe (readelf -n PATH)\n"
 	      "  PATH is a file, or a library name (libc, libc.so.6) looked for in the library\n"
 	      "  directories; short forms u: ur: k: kr: t: U: as bpftrace.\n"
-	      "\nOff-CPU time (--off-cpu, --on-and-off-cpu): the stack a thread blocked in, weighted\n"
+	      "\nOff-CPU time (--off-cpu, --on-and-off-cpu): the stack a thread blocked in, "
+	      "weighted\n"
 	      "by the nanoseconds until it ran again (--min-block TIME drops shorter blocks).\n",
 	      f);
 }
@@ -255,8 +260,8 @@ void event_list_describe(const struct event_list *l, struct prof_event *out)
 
 		out[i].name = e->name;
 		out[i].type = e->kind == EVENT_OFF_CPU ? "off_cpu"
-			      : e->time_weighted	 ? "cpu"
-							 : e->name;
+			      : e->time_weighted       ? "cpu"
+						       : e->name;
 		out[i].unit = e->time_weighted ? "nanoseconds" : "count";
 	}
 }

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define EVENT_MAX 16
+#define EVENT_MAX	16
 #define EVENT_FIELD_LEN 256
 
 enum event_kind {
@@ -38,8 +38,8 @@ struct event_spec {
 	char target2[EVENT_FIELD_LEN]; /* tracepoints, usdt: the name */
 	uint32_t perf_type;	       /* EVENT_PERF: PERF_TYPE_* and config */
 	uint64_t perf_config;
-	bool hardware;		       /* needs a PMU */
-	bool time_weighted;	       /* weights are nanoseconds (cpu-clock, task-clock, off-CPU) */
+	bool hardware;	    /* needs a PMU */
+	bool time_weighted; /* weights are nanoseconds (cpu-clock, task-clock, off-CPU) */
 };
 
 struct event_list {
