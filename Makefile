@@ -255,7 +255,7 @@ docdir        ?= $(datarootdir)/doc/cfiprof
 sysconfdir    ?= /etc
 bashcompdir   ?= $(datarootdir)/bash-completion/completions
 systemdunitdir ?= $(prefix)/lib/systemd/system
-MAN_PAGES := cfiprof cfiprof-record cfiprof-report cfiprof-top cfiprof-tables cfiprof-agent
+MAN_PAGES := cfiprof cfiprof-record cfiprof-report cfiprof-top cfiprof-tables cfiprof-agent cfiprof-list
 
 # generated from the binary's --help, so they list exactly its options
 $(OUT)/man/cfiprof.1: $(OUT)/cfiprof contrib/man/gen-man.sh $(wildcard contrib/man/*.h2m)
