@@ -21,9 +21,6 @@ struct loader_opts {
 	bool explicit_events;  /* -e: its perf events pass the event budget too */
 	uint64_t min_block_ns; /* off-CPU: shorter blocks are counted, not sampled */
 	uint32_t event_budget; /* probe / tracepoint / off-CPU hits per process per second */
-	/* usdt: attach in these processes (their semaphores set); none: every process */
-	const int *usdt_pids;
-	int nr_usdt_pids;
 	uint32_t rows_max;     /* capacity of the rows map */
 	uint32_t ringbuf_bytes;
 	uint32_t defer_stack_bytes;    /* stack copied per tables-pending sample (0: off) */

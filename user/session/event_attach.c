@@ -245,25 +245,22 @@ static int attach_uprobe(struct loader *l, const struct event_spec *e, int idx)
 }
 
 /*
- * A probe guarded by a semaphore (Python's) runs only where the semaphore is
- * set, which libbpf does in the processes named: -p's and the command's.
+ * Attached in every process (the filter is in BPF, and the processes a command
+ * forks are probed too): a probe guarded by a semaphore (Python's) does not
+ * fire, since libbpf sets semaphores only in the processes it is given.
  */
-static int attach_usdt(struct loader *l, const struct event_spec *e, int idx,
-		       const struct loader_opts *o)
+static int attach_usdt(struct loader *l, const struct event_spec *e, int idx)
 {
 	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = (__u64)idx);
 	char path[PATH_MAX];
-	int err = resolve_path(e->path, path, sizeof(path)), i = 0;
+	int err = resolve_path(e->path, path, sizeof(path));
 
 	if (err) {
 		fprintf(stderr, "cfiprof: %s: no file %s\n", e->name, e->path);
 		return err;
 	}
-	do {
-		err = keep_link(l, bpf_program__attach_usdt(l->skel->progs.on_usdt,
-							    o->nr_usdt_pids ? o->usdt_pids[i] : -1,
-							    path, e->target, e->target2, &uo));
-	} while (!err && ++i < o->nr_usdt_pids);
+	err = keep_link(l, bpf_program__attach_usdt(l->skel->progs.on_usdt, -1, path, e->target,
+						    e->target2, &uo));
 	if (err == -ENOENT)
 		fprintf(stderr, "cfiprof: %s: no USDT probe %s:%s in %s\n", e->name, e->target,
 			e->target2, path);
@@ -393,7 +390,7 @@ int events_attach(struct loader *l, const struct loader_opts *o)
 			err = attach_tracepoint(l, e, tp_slot++);
 			break;
 		case EVENT_USDT:
-			err = attach_usdt(l, e, i, o);
+			err = attach_usdt(l, e, i);
 			break;
 		case EVENT_OFF_CPU:
 			err = attach_off_cpu(l);

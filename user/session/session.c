@@ -263,7 +263,6 @@ int session_start(struct session *s, const struct session_opts *o)
 {
 	struct loader_opts lo = {0};
 	struct walk_maps maps;
-	int usdt_pids[SESSION_MAX_PIDS + 1], nr_usdt = 0;
 	int err, i;
 
 	memset(s, 0, sizeof(*s));
@@ -394,13 +393,6 @@ int session_start(struct session *s, const struct session_opts *o)
 	if (err)
 		return -err;
 	s->consumer_started = true;
-	/* usdt probes in the processes asked for, where their semaphores can be set */
-	if (s->child > 0)
-		usdt_pids[nr_usdt++] = s->child;
-	for (i = 0; i < o->nr_pids && nr_usdt < SESSION_MAX_PIDS + 1; i++)
-		usdt_pids[nr_usdt++] = (int)o->pids[i];
-	lo.usdt_pids = usdt_pids;
-	lo.nr_usdt_pids = nr_usdt;
 	err = loader_attach_perf(&s->ld, &lo);
 	if (err)
 		return err;
