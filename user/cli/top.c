@@ -126,7 +126,7 @@ static void account(struct top_state *t, const struct profile *p)
 		const struct prof_sample *ps = &p->samples[i];
 		struct fn_stat *st;
 
-		t->samples += (double)ps->value;
+		t->samples += (double)prof_value(p, ps);
 		for (k = 0; k < ps->nr_locs; k++) {
 			const struct prof_location *l = &p->locs[ps->locs[k]];
 
@@ -134,10 +134,10 @@ static void account(struct top_state *t, const struct profile *p)
 			if (!st)
 				continue;
 			if (k == 0)
-				st->self += (double)ps->value;
+				st->self += (double)prof_value(p, ps);
 			/* recursion: a function counts once per sample in its total */
 			if (!st->seen) {
-				st->total += (double)ps->value;
+				st->total += (double)prof_value(p, ps);
 				st->seen = true;
 			}
 		}

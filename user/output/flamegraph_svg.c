@@ -234,7 +234,7 @@ static void put_frames(struct svg *g, const size_t *order, size_t n, uint64_t *s
 		}
 		for (j = keep; j <= s->nr_locs; j++)
 			start[j + 1] = x;
-		x += s->value;
+		x += prof_value(g->p, s);
 		prev = s;
 	}
 	if (prev) {
@@ -470,10 +470,10 @@ int svg_write(FILE *f, const struct profile *p, const char *title)
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 
-		if (!s->value)
+		if (!prof_value(p, s))
 			continue;
 		order[n++] = i;
-		g.total += s->value;
+		g.total += prof_value(p, s);
 		if (s->nr_locs > max_locs)
 			max_locs = s->nr_locs;
 	}

@@ -82,7 +82,7 @@ int folded_write_profile(FILE *f, const struct profile *p)
 	if (!lines)
 		return -1;
 	for (i = 0; i < nr; i++) {
-		lines[i].count = p->samples[i].value;
+		lines[i].count = prof_value(p, &p->samples[i]);
 		lines[i].text = sample_text(p, &p->samples[i]);
 		if (!lines[i].text)
 			err = -1;

@@ -183,7 +183,7 @@ static void put_profile(FILE *f, const struct scope *sc, const size_t *order, co
 	}
 	fputs("],\n\"weights\":[", f);
 	for (i = g->lo; i < g->hi; i++)
-		fprintf(f, i > g->lo ? ",%" PRIu64 : "%" PRIu64, sc->p->samples[order[i]].value);
+		fprintf(f, i > g->lo ? ",%" PRIu64 : "%" PRIu64, prof_value(sc->p, &sc->p->samples[order[i]]));
 	fputs("]}", f);
 }
 
@@ -203,7 +203,7 @@ int speedscope_write(FILE *f, const struct profile *p, const char *name)
 	if (!order || !groups || make_frames(&sc))
 		goto out;
 	for (i = 0; i < p->nr_samples; i++)
-		if (p->samples[i].value)
+		if (prof_value(p, &p->samples[i]))
 			order[n++] = i;
 	qsort_r(order, n, sizeof(*order), by_process, (void *)p);
 	for (i = 0; i < n; i++) {
@@ -212,7 +212,7 @@ int speedscope_write(FILE *f, const struct profile *p, const char *name)
 			ng++;
 		}
 		groups[ng - 1].hi = i + 1;
-		groups[ng - 1].weight += p->samples[order[i]].value;
+		groups[ng - 1].weight += prof_value(p, &p->samples[order[i]]);
 	}
 	qsort(groups, ng, sizeof(*groups), by_weight);
 

@@ -129,16 +129,16 @@ static void count_functions(struct report *r)
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 
-		if (!s->value || !s->nr_locs)
+		if (!prof_value(p, s) || !s->nr_locs)
 			continue;
-		r->funcs[r->loc_func[s->locs[0]]].self += s->value;
+		r->funcs[r->loc_func[s->locs[0]]].self += prof_value(p, s);
 		for (k = 0; k < s->nr_locs; k++) {
 			struct func *fn = &r->funcs[r->loc_func[s->locs[k]]];
 
 			if (fn->last == i + 1)
 				continue;
 			fn->last = i + 1;
-			fn->total += s->value;
+			fn->total += prof_value(p, s);
 		}
 	}
 }
@@ -305,9 +305,9 @@ static int put_children(struct report *r, const size_t *order, size_t lo, size_t
 		groups[ng].hi = run_end(r, order, i, hi, j);
 		for (k = i; k < groups[ng].hi; k++) {
 			s = &r->p->samples[order[k]];
-			groups[ng].count += s->value;
+			groups[ng].count += prof_value(r->p, s);
 			if (path_len(s) == j + 1)
-				groups[ng].self += s->value;
+				groups[ng].self += prof_value(r->p, s);
 		}
 	}
 	qsort(groups, ng, sizeof(*groups), by_count);
@@ -359,7 +359,7 @@ static int put_tree(struct report *r)
 	if (!order)
 		return -1;
 	for (i = 0; i < p->nr_samples; i++) {
-		if (!p->samples[i].value)
+		if (!prof_value(p, &p->samples[i]))
 			continue;
 		order[n++] = i;
 		if (p->samples[i].nr_locs > max_locs)
@@ -393,7 +393,7 @@ static void put_header(struct report *r)
 	/* the same test folded uses to add an [incomplete] frame */
 	for (i = 0; i < p->nr_samples; i++)
 		if (p->samples[i].reason != STOP_COMPLETE && p->samples[i].reason != STOP_NO_USER)
-			incomplete += p->samples[i].value;
+			incomplete += prof_value(p, &p->samples[i]);
 	fprintf(f, "# cfiprof report\n");
 	fputs("# Event: ", f);
 	put_text(f, p->event ? p->event : "unknown");
@@ -413,7 +413,7 @@ static void put_header(struct report *r)
 	prof_format_value(p, incomplete, total, sizeof(total));
 	fprintf(f, "# Incomplete stacks: %s (%.2f%%)\n", total, pct(r, incomplete));
 	fprintf(f, "# Stack table overflow: %" PRIu64 " samples (%.2f%%)\n\n", p->overflow,
-		pct(r, p->nr_samples && p->overflow ? p->samples[p->nr_samples - 1].value : 0));
+		pct(r, p->nr_samples && p->overflow ? prof_value(p, &p->samples[p->nr_samples - 1]) : 0));
 }
 
 int text_report_write(FILE *f, const struct profile *p, int max_rows)
@@ -425,7 +425,7 @@ int text_report_write(FILE *f, const struct profile *p, int max_rows)
 	if (profile_check(p))
 		return -1;
 	for (i = 0; i < p->nr_samples; i++)
-		r.total += p->samples[i].value;
+		r.total += prof_value(p, &p->samples[i]);
 	if (make_functions(&r))
 		goto out;
 	count_functions(&r);

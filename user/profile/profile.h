@@ -160,6 +160,12 @@ int profile_check(const struct profile *p);
 /* The name a frame shows in flame graphs: the function, kernel ones suffixed "_[k]"; malloc'd. */
 char *prof_loc_label(const struct prof_location *l);
 
+/* What outputs show of a sample: its count in the default CPU profile, else its value. */
+static inline uint64_t prof_value(const struct profile *p, const struct prof_sample *s)
+{
+	return p->nr_events ? s->value : s->count;
+}
+
 /* "12.3 ms", "45 samples", "1200 events": a value in the profile's unit. */
 void prof_format_value(const struct profile *p, uint64_t v, char *buf, size_t len);
 
