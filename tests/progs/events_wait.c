@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Known waits and known calls, for tests/e2e/test_events.c:
- *   events_wait sleep      runs 200 ms in burn_cpu, then blocks 300 ms in block_long, 150 ms in
- *                          block_short, 300 ms in block_long
+ *   events_wait sleep      runs 200 ms of CPU time in burn_cpu, then blocks 300 ms in
+ *                          block_long, 150 ms in block_short, 300 ms in block_long
  *   events_wait malloc N   calls malloc N times from alloc_leaf <- alloc_mid <- main
  *   events_wait open N     opens /dev/null N times from open_leaf <- main
  *   events_wait usdt N     fires the USDT probe cfiprof_test:tick N times from usdt_leaf <- main
@@ -41,10 +41,10 @@ __attribute__((noinline)) void burn_cpu(long ms)
 {
 	struct timespec t0, t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	do {
 		sink++;
-		clock_gettime(CLOCK_MONOTONIC, &t);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }
 
