@@ -9,13 +9,16 @@
 set -eu
 cd "$(dirname "$0")/../.."
 CFIPROF=${CFIPROF:-build/cfiprof}
-RUNS=${RUNS:-7}
+RUNS=${RUNS:-5}
 LOOPS=${LOOPS:-50000}
 W=build/progs/events_wait
 out=build/bench/events
 mkdir -p "$out"
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-[ "$(sysctl -n kernel.bpf_stats_enabled)" = 1 ] || { echo "events.sh: needs kernel.bpf_stats_enabled=1" >&2; exit 1; }
+# run-time statistics for the run, the setting as it was afterwards
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+trap 'sysctl -qw kernel.bpf_stats_enabled=$stats_was' EXIT
 
 # kind | cfiprof options | the workload (a few thousand hits, within the event budgets)
 kinds=(
