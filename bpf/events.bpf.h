@@ -7,6 +7,7 @@
  * blocks take them from the task's pt_regs, with the kernel stack.  Each hit passes
  * the event budget (per process, then per CPU) before any walk.  These
  * programs need bpf_loop: user space refuses -e / --off-cpu without it.
+ * SEC("?..."): not loaded unless user space asks (user/session/event_attach.c).
  */
 #ifndef CFIPROF_EVENTS_BPF_H
 #define CFIPROF_EVENTS_BPF_H
@@ -116,13 +117,13 @@ static __always_inline int sample_event(void *ctx, struct pt_regs *ctx_regs, boo
 }
 
 /* uprobe: and uretprobe: (the same program, attached as a return probe); the cookie is the event */
-SEC("uprobe")
+SEC("?uprobe")
 int on_uprobe(struct pt_regs *ctx)
 {
 	return sample_event(ctx, ctx, true, (__u32)bpf_get_attach_cookie(ctx), 1);
 }
 
-SEC("usdt")
+SEC("?usdt")
 int on_usdt(struct pt_regs *ctx)
 {
 	return sample_event(ctx, ctx, true, (__u32)bpf_usdt_cookie(ctx), 1);
@@ -133,12 +134,12 @@ int on_usdt(struct pt_regs *ctx)
  * kernels built without kprobes), one program per slot, its target set before the load.
  */
 #define FUNC_SLOT(n)                                                                               \
-	SEC("fentry")                                                                              \
+	SEC("?fentry")                                                                             \
 	int on_fentry##n(void *ctx)                                                                \
 	{                                                                                          \
 		return sample_event(ctx, NULL, false, func_event[n], 1);                           \
 	}                                                                                          \
-	SEC("fexit")                                                                               \
+	SEC("?fexit")                                                                              \
 	int on_fexit##n(void *ctx)                                                                 \
 	{                                                                                          \
 		return sample_event(ctx, NULL, false, func_event[n], 1);                           \
@@ -150,7 +151,7 @@ FUNC_SLOT(3)
 
 /* tracepoint:CATEGORY:NAME, attached as a raw tracepoint: no tracefs needed */
 #define TP_SLOT(n)                                                                                 \
-	SEC("raw_tp")                                                                              \
+	SEC("?raw_tp")                                                                             \
 	int on_tp##n(void *ctx)                                                                    \
 	{                                                                                          \
 		return sample_event(ctx, NULL, false, tp_event[n], 1);                             \
@@ -225,7 +226,7 @@ static __always_inline void offcpu_in(struct task_struct *next)
 	bpf_map_delete_elem(&offcpu_pending, &tid);
 }
 
-SEC("tp_btf/sched_switch")
+SEC("?tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	if (!preempt)
