@@ -17,8 +17,8 @@
  *     the blocked time within 10% and its cpu values the 200 ms burn_cpu ran
  *     within 25%, folded stacks start [cpu-clock] or [off-cpu];
  *  6. budget: a process calling malloc in a tight loop (uprobe on malloc)
- *     beside one calling it 500 times: the second's 500 are all there, the
- *     first is refused past its share (counted in the summary);
+ *     beside one calling it 50 times: the second's 50 are all there with
+ *     their whole stacks, the first is refused past its share (counted);
  *  7. errors: an unknown event, a symbol not in the file, a tracepoint that
  *     does not exist, a hardware event without a PMU, a kprobe where the
  *     kernel refuses one (each as bpftrace finds the machine): exit status and
@@ -117,7 +117,8 @@ static void exact_chain(const char *name, const char *spec, const char *mode, co
 			const char *chain, const char *leaf)
 {
 	char bin[PATH_MAX + 16], path[PATH_MAX], line[512], *log;
-	char *opts[] = {"-e", (char *)spec, NULL};
+	/* a burst of n hits at once: over the default share of a process (counted, not sampled) */
+	char *opts[] = {"-e", (char *)spec, "--event-budget", "100000", NULL};
 	char *cmd[] = {prog(bin, sizeof(bin)), (char *)mode, (char *)n, NULL};
 	const char *whole[] = {line, NULL}, *any[] = {leaf, NULL};
 	int nwhole, nany;
@@ -148,7 +149,7 @@ static void test_uprobe(void)
 static void test_tracepoint(void)
 {
 	char bin[PATH_MAX + 16], path[PATH_MAX], *log;
-	char *opts[] = {"-e", "tracepoint:raw_syscalls:sys_enter", NULL};
+	char *opts[] = {"-e", "tracepoint:raw_syscalls:sys_enter", "--event-budget", "100000", NULL};
 	char *cmd[] = {prog(bin, sizeof(bin)), "open", "200", NULL};
 	const char *chain[] = {"_start;__libc_start_main;__libc_start_call_main;main;open_leaf;",
 			       NULL};
@@ -249,9 +250,13 @@ static void test_budget(void)
 	/* the ordinary program under a name of its own: its comm tells its stacks apart */
 	tpath(ord, sizeof(ord), "ordinary_proc");
 	CHECK(run(cp, NULL, NULL, 10) == 0, "cp %s %s", bin, ord);
-	/* the hog: 2,000,000 mallocs in a loop; the ordinary process runs while it does */
-	snprintf(script, sizeof(script), "%s malloc 2000000 & sleep 0.3; %s malloc 500; wait", bin,
-		 ord);
+	/*
+	 * The hog: 2,000,000 mallocs in a loop.  The ordinary process, started while
+	 * it runs, waits 300 ms (its tables are loaded by then) and calls malloc 50
+	 * times, within its share.
+	 */
+	snprintf(script, sizeof(script), "%s malloc 2000000 & sleep 0.3; %s malloc 50 300; wait",
+		 bin, ord);
 	if (e2e_record("budget.folded", "99", opts, cmd, &log))
 		goto out;
 	tpath(path, sizeof(path), "budget.folded");
@@ -262,19 +267,16 @@ static void test_budget(void)
 	if (line)
 		sscanf(strstr(line, "refused: ") ? strstr(line, "refused: ") : "", "refused: %llu",
 		       &refused);
-	printf("  budget: ordinary %" PRIu64 " of 500 calls (%" PRIu64
+	printf("  budget: ordinary %" PRIu64 " of 50 calls (%" PRIu64
 	       " on the whole chain), hog %" PRIu64 " sampled, %llu refused\n",
 	       all, hits, hog_hits, refused);
-	/*
-	 * Every call of the ordinary process is sampled; a few of its first, taken
-	 * before its tables were loaded, may keep [incomplete: tables-pending] when
-	 * their stack copies find no ring-buffer room (counted in the summary).
-	 */
-	CHECK(all == 500 && hits >= 450,
-	      "the ordinary process's 500 calls beside the hog: %" PRIu64 " (%" PRIu64
+	/* every call of the ordinary process is sampled, with its whole stack */
+	CHECK(all == 50 && hits == 50,
+	      "the ordinary process's 50 calls beside the hog: %" PRIu64 " (%" PRIu64
 	      " complete)\n%s",
 	      all, hits, log);
-	CHECK(refused > 0 && hog_hits + refused <= 2000000 && hog_hits < 2000000,
+	/* each of its calls sampled or refused (its start-up's mallocs are refused too) */
+	CHECK(hog_hits + refused >= 2000000 && hog_hits <= 5000,
 	      "the hog is refused past its share and counted: %" PRIu64 " sampled, %llu refused",
 	      hog_hits, refused);
 out:

@@ -3,7 +3,8 @@
  * Known waits and known calls, for tests/e2e/test_events.c:
  *   events_wait sleep      runs 200 ms of CPU time in burn_cpu, then blocks 300 ms in
  *                          block_long, 150 ms in block_short, 300 ms in block_long
- *   events_wait malloc N   calls malloc N times from alloc_leaf <- alloc_mid <- main
+ *   events_wait malloc N [MS]  calls malloc N times from alloc_leaf <- alloc_mid <- main
+ *                          (after sleeping MS milliseconds)
  *   events_wait open N     opens /dev/null N times from open_leaf <- main
  *   events_wait usdt N     fires the USDT probe cfiprof_test:tick N times from usdt_leaf <- main
  * No function ends in a tail call, so each frame stays on the stack.
@@ -86,6 +87,8 @@ int main(int argc, char **argv)
 	int n = argc > 2 ? atoi(argv[2]) : 100, i;
 
 	if (argc > 1 && !strcmp(argv[1], "malloc")) {
+		if (argc > 3)
+			block_for(atol(argv[3]));
 		alloc_mid(n);
 	} else if (argc > 1 && !strcmp(argv[1], "usdt")) {
 		for (i = 0; i < n; i++)

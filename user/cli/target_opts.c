@@ -53,7 +53,7 @@ static const struct argp_option target_options[] = {
 	 "off-CPU: blocks shorter than TIME are counted, not sampled (default 0; 10us, 1ms...)", 2},
 	{"event-budget", OPT_EVENT_BUDGET, "N", 0,
 	 "probe, tracepoint, off-CPU and -e hits sampled per process per second at most; "
-	 "the rest are counted (default 10000)",
+	 "the rest are counted (default 1000; all processes together: 10000, or 5 shares)",
 	 2},
 	{NULL, 0, NULL, 0, "Samples taken before a process's tables are loaded:", 4},
 	{"defer-stack", OPT_DEFER_STACK, "SIZE", 0,

@@ -24,11 +24,13 @@
 
 /*
  * Hits of probes, tracepoints and off-CPU blocks: each process's share (a
- * setting) and all processes' together, per second.  A process calling a
- * probed function in a tight loop is refused past its share (counted), and
- * the others keep theirs.
+ * setting) and all processes' together, per second: this many, or five
+ * processes' shares if more.  A process calling a probed function in a tight
+ * loop is refused past its share (counted), and the others keep theirs: a
+ * sample reserves ~2 KiB of ring buffer, so ten thousand a second is what a
+ * consumer on a busy machine keeps up with.
  */
-#define EVENT_HITS_PER_SEC 50000
+#define EVENT_HITS_PER_SEC 10000
 
 static uint32_t per_slot(uint64_t per_sec, uint64_t share)
 {

@@ -35,7 +35,7 @@
 #define SESSION_TABLE_CACHE_BYTES (256ull << 20)
 
 /* probe / tracepoint / off-CPU hits one process may have sampled per second */
-#define SESSION_EVENT_BUDGET 10000
+#define SESSION_EVENT_BUDGET 1000
 
 struct session_opts {
 	uint32_t pids[SESSION_MAX_PIDS];
