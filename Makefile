@@ -34,7 +34,7 @@ TEST_PKGS  := binutils elfutils libcap2-bin linux-perf bpftrace libclang-rt-14-d
               python3.11 python3.11-dev \
               nodejs default-jdk-headless \
               chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion \
-              debuginfod
+              debuginfod systemtap-sdt-dev
 
 # the plain C libraries: helpers, ELF access, the CFI compiler (no BPF, no user/)
 LIB_SRC    := $(sort $(wildcard common/*.c elf/*.c tables/*.c))
@@ -116,10 +116,13 @@ $(OUT)/cfiprof_version.h: FORCE
 	@echo '#define CFIPROF_VERSION "$(VERSION)"' > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 
-# BPF: compile with clang -target bpf, then generate the skeleton.
+# BPF: compile with clang -target bpf, then generate the skeleton.  libbpf's usdt.bpf.h
+# includes <linux/errno.h>, whose <asm/errno.h> is in the multiarch directory.
+BPF_MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 $(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux.h
 	@mkdir -p $(OUT)
-	$(CLANG) -g -O2 -target bpf $(ARCH_FLAGS) -I. -Wall -Werror -c $< -o $@
+	$(CLANG) -g -O2 -target bpf $(ARCH_FLAGS) -I. $(if $(BPF_MULTIARCH),-idirafter /usr/include/$(BPF_MULTIARCH)) \
+		-Wall -Werror -c $< -o $@
 	llvm-strip -g $@ 2>/dev/null || true
 
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
@@ -235,6 +238,7 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols $(O
 	@tests/bench/build_under_a.sh
 	@tests/bench/agent_churn.sh
 	@tests/bench/source_lines.sh
+	@tests/bench/events.sh
 
 # Every tests/fuzz/fuzz_NAME.c is a libFuzzer target build/fuzz/fuzz_NAME,
 # linked with the libraries of the fuzz build (coverage + ASan + UBSan).  make
@@ -268,7 +272,7 @@ docdir        ?= $(datarootdir)/doc/cfiprof
 sysconfdir    ?= /etc
 bashcompdir   ?= $(datarootdir)/bash-completion/completions
 systemdunitdir ?= $(prefix)/lib/systemd/system
-MAN_PAGES := cfiprof cfiprof-record cfiprof-report cfiprof-top cfiprof-tables cfiprof-agent
+MAN_PAGES := cfiprof cfiprof-record cfiprof-report cfiprof-top cfiprof-tables cfiprof-agent cfiprof-list
 
 # generated from the binary's --help, so they list exactly its options
 $(OUT)/man/cfiprof.1: $(OUT)/cfiprof contrib/man/gen-man.sh $(wildcard contrib/man/*.h2m)

@@ -37,6 +37,15 @@ const volatile __u64 wakeup_bytes = 256 * 1024;
  */
 const volatile __u32 defer_stack_bytes = 0;
 const volatile __u64 defer_bytes_per_sec = 0;
+/*
+ * Stacks on other events (bpf/events.bpf.h): hits per process and per CPU in
+ * each EVENT_SLOT_NS slot (0: no bound); the perf events of -e pass it too.
+ */
+const volatile __u32 event_proc_budget = 0;
+const volatile __u32 event_cpu_budget = 0;
+const volatile __u8 budget_perf_events = 0;
+/* off-CPU: blocks shorter than this are counted, not sampled */
+const volatile __u64 offcpu_min_ns = 0;
 
 /* ---- maps ---- */
 struct {
@@ -321,16 +330,31 @@ static __always_inline void walk_finished(struct walker_state *st, bool deferred
 	} while (0)
 
 /* Its own function: inlined, the compiler merges both copies into loads off a moved ctx pointer. */
-static __noinline void leaf_regs_from_ctx(struct bpf_perf_event_data *ctx, struct walker_state *st)
+static __noinline void leaf_regs_from_ctx(struct pt_regs *regs, struct walker_state *st)
 {
-	LEAF_REGS(st, ctx->regs);
+	LEAF_REGS(st, *regs);
 }
+
+/*
+ * Where a sample's user registers are: in the program's context (a perf event
+ * that interrupted user mode, a uprobe: ctx_regs), or in the task's pt_regs
+ * (any event in kernel mode: its kernel stack is taken too).  ctx is the
+ * program's context, for bpf_get_stack.
+ */
+struct sample_src {
+	void *ctx;
+	struct pt_regs *ctx_regs;
+	bool user_in_ctx;
+	__u32 event;  /* the record's event */
+	__u64 weight; /* and weight */
+	__u32 kernel_skip; /* kernel frames of the BPF program's own call chain */
+};
 
 /*
  * Fill the record header and the kernel stack; set up st for the user walk.
  * Returns the number of kernel frames written into rec->pcs.
  */
-static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
+static __always_inline __u32 sample_begin(const struct sample_src *src,
 					  struct cfi_sample_record *rec, struct walker_state *st,
 					  __u32 tgid, __u32 tid)
 {
@@ -349,14 +373,10 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
 	rec->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 
-	/*
-	 * User addresses are the lower canonical half.  (perf_event contexts only
-	 * allow 8-byte loads, so regs.cs cannot be read directly.)
-	 */
-	if ((__s64)ctx->regs.ip >= 0) {
-		ip = ctx->regs.ip;
-		sp = ctx->regs.sp;
-		bp = ctx->regs.bp;
+	if (src->user_in_ctx) {
+		ip = src->ctx_regs->ip;
+		sp = src->ctx_regs->sp;
+		bp = src->ctx_regs->bp;
 		regs = NULL;
 	} else {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -365,7 +385,8 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
 		sp = regs->sp;
 		bp = regs->bp;
 		if (collect_kernel) {
-			n = bpf_get_stack(ctx, rec->pcs, MAX_KERNEL_FRAMES * sizeof(__u64), 0);
+			n = bpf_get_stack(src->ctx, rec->pcs, MAX_KERNEL_FRAMES * sizeof(__u64),
+					  src->kernel_skip & BPF_F_SKIP_FIELD_MASK);
 			if (n > 0)
 				nr_kernel = (__u32)n / sizeof(__u64);
 		}
@@ -374,11 +395,13 @@ static __always_inline __u32 sample_begin(struct bpf_perf_event_data *ctx,
 		nr_kernel = MAX_KERNEL_FRAMES;
 
 	walker_init(st, tgid, ip, sp, bp);
-	if (regs)
+	if (!src->user_in_ctx)
 		LEAF_REGS(st, *regs);
 	else
-		leaf_regs_from_ctx(ctx, st);
+		leaf_regs_from_ctx(src->ctx_regs, st);
 	st->flags = flags;
+	rec->event = src->event;
+	rec->weight = src->weight;
 	if (task->flags & PF_KTHREAD)
 		walker_stop(st, STOP_NO_USER);
 	/*
@@ -450,6 +473,7 @@ static __always_inline void sample_end(struct cfi_sample_record *rec, struct wal
 	rec->nr_python = 0;
 	rec->py_status = PY_STATUS_NONE;
 	rec->pad = 0;
+	rec->pad2 = 0;
 }
 
 /* ---- deferred unwinding: bpf/defer.bpf.h ---- */
@@ -479,13 +503,29 @@ static long walk_frames(__u32 index, void *data)
 	return 0;
 }
 
-static __always_inline int sample_with_loop(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
+/* The whole walk into rec: a ring-buffer reservation, or a map value kept for later. */
+static __always_inline void sample_fill(const struct sample_src *src, struct cfi_sample_record *rec,
+					struct loop_ctx *lc, __u32 tgid, __u32 tid)
+{
+	__u32 nr_kernel;
+
+	nr_kernel = sample_begin(src, rec, &lc->st, tgid, tid);
+	if (nr_kernel > MAX_KERNEL_FRAMES)
+		nr_kernel = MAX_KERNEL_FRAMES;
+	lc->out = rec->pcs + nr_kernel;
+	/* every frame, plus one to notice truncation */
+	bpf_loop(max_user_frames / FRAMES_PER_CALLBACK + 1, walk_frames, lc, 0);
+	if (!lc->st.done)
+		walker_stop(&lc->st, STOP_TRUNCATED);
+	sample_end(rec, &lc->st, nr_kernel);
+}
+
+static __always_inline int sample_with_loop(const struct sample_src *src, __u32 tgid, __u32 tid)
 {
 	const __u64 size = sizeof(struct cfi_sample_record) +
 			   (MAX_KERNEL_FRAMES + max_user_frames) * sizeof(__u64);
 	struct cfi_sample_record *rec;
 	struct loop_ctx lc;
-	__u32 nr_kernel;
 	bool deferred, python = python_proc(tgid);
 
 	if (python)
@@ -496,18 +536,10 @@ static __always_inline int sample_with_loop(struct bpf_perf_event_data *ctx, __u
 		walker_count(CNT_LOST_RINGBUF, 1);
 		return 0;
 	}
-	nr_kernel = sample_begin(ctx, rec, &lc.st, tgid, tid);
-	if (nr_kernel > MAX_KERNEL_FRAMES)
-		nr_kernel = MAX_KERNEL_FRAMES;
-	lc.out = rec->pcs + nr_kernel;
-	/* every frame, plus one to notice truncation */
-	bpf_loop(max_user_frames / FRAMES_PER_CALLBACK + 1, walk_frames, &lc, 0);
-	if (!lc.st.done)
-		walker_stop(&lc.st, STOP_TRUNCATED);
-	sample_end(rec, &lc.st, nr_kernel);
+	sample_fill(src, rec, &lc, tgid, tid);
 	deferred = defer_wanted(&lc.st) && emit_deferred(rec, &lc.st);
 	if (python && !deferred)
-		python_append(rec, nr_kernel + lc.st.nr, MAX_KERNEL_FRAMES + max_user_frames);
+		python_append(rec, rec->nr_kernel + lc.st.nr, MAX_KERNEL_FRAMES + max_user_frames);
 	if (deferred)
 		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
 	else
@@ -583,8 +615,8 @@ int walk_tc(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-static __always_inline int sample_with_tail_calls(struct bpf_perf_event_data *ctx, __u32 tgid,
-						  __u32 tid)
+static __always_inline int sample_with_tail_calls(struct bpf_perf_event_data *ctx,
+						  const struct sample_src *src, __u32 tgid, __u32 tid)
 {
 	struct tc_scratch *s;
 	struct cfi_sample_record *rec;
@@ -594,7 +626,7 @@ static __always_inline int sample_with_tail_calls(struct bpf_perf_event_data *ct
 	if (!s)
 		return 0;
 	rec = (struct cfi_sample_record *)s->record;
-	rec->nr_kernel = sample_begin(ctx, rec, &s->st, tgid, tid);
+	rec->nr_kernel = sample_begin(src, rec, &s->st, tgid, tid);
 	if (!s->st.done)
 		bpf_tail_call(ctx, &walk_progs, 0);
 	tc_output(s);
@@ -609,11 +641,22 @@ static __always_inline int wanted(__u32 tgid)
 	return !filter_enabled || bpf_map_lookup_elem(&target_pids, &tgid);
 }
 
+/* ---- stacks on other events: probes, tracepoints, off-CPU time: bpf/events.bpf.h ---- */
+#include "events.bpf.h"
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	/* user addresses are the lower canonical half (ctx allows only 8-byte loads: no cs) */
+	struct sample_src src = {
+	    .ctx = ctx,
+	    .ctx_regs = (struct pt_regs *)&ctx->regs,
+	    .user_in_ctx = (__s64)ctx->regs.ip >= 0,
+	    .event = (__u32)bpf_get_attach_cookie(ctx),
+	    .weight = ctx->sample_period,
+	};
 
 	if (tgid == 0 && skip_idle)
 		return 0;
@@ -621,10 +664,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		walker_count(CNT_FILTERED, 1);
 		return 0;
 	}
+	/* -e events go through the same budget as probes (bpf/events.bpf.h) */
+	if (budget_perf_events && !event_budget_left(tgid))
+		return 0;
 	walker_count(CNT_SAMPLES, 1);
 	if (use_bpf_loop)
-		return sample_with_loop(ctx, tgid, tid);
-	return sample_with_tail_calls(ctx, tgid, tid);
+		return sample_with_loop(&src, tgid, tid);
+	return sample_with_tail_calls(ctx, &src, tgid, tid);
 }
 
 /* ---- process lifecycle for the tracker: bpf/lifecycle.bpf.h ---- */

@@ -254,6 +254,10 @@ struct cfi_sample_record {
 	__u16 nr_python;  /* struct cfi_python_frame after the PCs (bpf/python.bpf.h) */
 	__u8 py_status;	  /* enum cfi_python_status */
 	__u8 pad;
+	__u32 event;	  /* which of the session's events (0: the sampling event, see EVENT_*) */
+	__u32 pad2;
+	/* what the sample weighs: the perf event's period, a probe hit's 1, off-CPU nanoseconds */
+	__u64 weight;
 	/*
 	 * nr_kernel kernel PCs (leaf first), then nr_user user PCs, then
 	 * nr_python struct cfi_python_frame (leaf first)
@@ -376,6 +380,27 @@ struct cfi_request_slot {
 	__u32 pad;
 };
 
+/*
+ * Stacks on other events (bpf/events.bpf.h): every hit of a probe, tracepoint
+ * or off-CPU block passes a budget first, per process and per CPU, in slots of
+ * this length, so a process calling a probed function in a tight loop spends
+ * its own share and no one else's.
+ */
+#define EVENT_SLOT_NS 100000000ull
+
+struct cfi_event_slot {
+	__u64 slot; /* time / EVENT_SLOT_NS */
+	__u32 used;
+	__u32 pad;
+};
+
+/*
+ * Raw tracepoints take no cookie before Linux 6.10, fentry / fexit none
+ * before 6.4: one program per slot, its event index a setting.
+ */
+#define EVENT_TP_SLOTS 4
+#define EVENT_FUNC_SLOTS 4
+
 /* -------- per-CPU counters -------- */
 
 enum cfi_counter_id {
@@ -395,6 +420,11 @@ enum cfi_counter_id {
 	CNT_DEFER_BUDGET,     /* ... sent without one: over the bytes-per-second budget */
 	CNT_DEFER_LOST,	      /* ... sent without one: no ring-buffer room for the copy */
 	CNT_DEFER_BYTES,      /* stack bytes copied */
+	CNT_EVENT_HITS,	      /* probe / tracepoint / off-CPU hits that passed the filter */
+	CNT_EVENT_PROC_LIMITED, /* ... refused: the process used its share of the slot */
+	CNT_EVENT_THROTTLED,  /* ... refused: this CPU used its share of the slot, all processes */
+	CNT_OFFCPU_SHORT,     /* blocks shorter than the minimum block time */
+	CNT_OFFCPU_FULL,      /* blocks not sampled: too many threads blocked at once */
 	CNT_PY_FRAMES,	      /* Python frames recorded */
 	CNT_PY_STATUS_BASE,   /* + enum cfi_python_status: samples of Python processes */
 	/* + enum cfi_stop_reason */

@@ -20,6 +20,7 @@ static const struct {
 	{"top", cmd_top, "live view of the hottest functions"},
 	{"tables", cmd_tables, "compile an ELF file's DWARF CFI into unwind tables"},
 	{"agent", cmd_agent, "continuous whole-host profiling: pprof per interval, push"},
+	{"list", cmd_list, "the events record -e takes: perf events, probes, off-CPU"},
 };
 
 static void usage(FILE *f)

@@ -2,7 +2,8 @@
 /*
  * The BPF program must load on this kernel in every configuration the loader
  * may pick: bpf_loop or bounded loops + tail calls, at 127, 512 and 1024 user
- * frames.  A load failure is a test failure (never a skip): it prints the
+ * frames; with bpf_loop also the programs of other events (uprobe, usdt, raw tracepoint,
+ * off-CPU).  A load failure is a test failure (never a skip): it prints the
  * tail of the verifier log.
  */
 #include <errno.h>
@@ -85,6 +86,13 @@ static void try_load(int use_loop, unsigned int frames)
 	if (!skel)
 		return;
 	skel->rodata->use_bpf_loop = use_loop;
+	/* with bpf_loop, the programs of other events too (not fentry: its target is the user's) */
+	if (use_loop) {
+		bpf_program__set_autoload(skel->progs.on_uprobe, true);
+		bpf_program__set_autoload(skel->progs.on_usdt, true);
+		bpf_program__set_autoload(skel->progs.on_tp0, true);
+		bpf_program__set_autoload(skel->progs.on_switch, true);
+	}
 	skel->rodata->max_user_frames = frames;
 	skel->rodata->collect_kernel = 1;
 	/* what the loader does: rows sized to the tables, a smaller ring for the test */
@@ -96,6 +104,11 @@ static void try_load(int use_loop, unsigned int frames)
 	if (!err) {
 		prog_stats(skel->progs.on_sample, cfg);
 		prog_stats(skel->progs.walk_tc, cfg);
+		if (use_loop) {
+			prog_stats(skel->progs.on_uprobe, cfg);
+			prog_stats(skel->progs.on_tp0, cfg);
+			prog_stats(skel->progs.on_switch, cfg);
+		}
 		CHECK(bpf_map__max_entries(skel->maps.rows) == 1 << 20, "%s: rows resized", cfg);
 	}
 	cfiprof_bpf__destroy(skel);

@@ -24,7 +24,7 @@
 
 #define PATHBUF (PATH_MAX + 256)
 
-static const char *const commands[] = {"record", "report", "top", "tables", "agent"};
+static const char *const commands[] = {"record", "report", "top", "tables", "agent", "list"};
 static const char *bin, *out_dir;
 static char dest[64];
 

@@ -141,6 +141,12 @@ const struct agent_option agent_options[] = {
      OPT_STR, OFF(container), true, 0, 0},
     {"hostname", 1016, "NAME", "hostname label (default: gethostname)", OPT_STR, OFF(hostname),
      false, 0, 0},
+    {"off-cpu", 1050, NULL,
+     "off-CPU time too: each profile has cpu/nanoseconds and off_cpu/nanoseconds (the stacks "
+     "threads blocked in, weighted by the time until they ran again)",
+     OPT_FLAG, OFF(off_cpu), true, 0, 0},
+    {"min-block", 1051, "DURATION", "off-CPU blocks shorter than this are counted, not sampled "
+     "(default 0)", OPT_SECONDS, OFF(min_block), true, 0, 3600},
 };
 const size_t agent_nr_options = sizeof(agent_options) / sizeof(agent_options[0]);
 

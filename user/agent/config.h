@@ -25,6 +25,8 @@ struct agent_config {
 	/* sampling: fixed once the BPF side is loaded (a change needs a restart) */
 	uint32_t freq;
 	bool user_only;
+	bool off_cpu;	  /* off-CPU time beside CPU time */
+	double min_block; /* off-CPU: shorter blocks are counted, not sampled */
 	bool bpf_stats; /* BPF_ENABLE_STATS while the agent runs: BPF run time in the metrics */
 	uint32_t max_frames;
 	uint64_t max_stacks; /* distinct stacks per interval */

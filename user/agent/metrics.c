@@ -364,6 +364,20 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "Table load requests refused by the global budget (all processes together); "
 	       "the process's next sample asks again.",
 	       (double)c[CNT_REQUESTS_THROTTLED]);
+	header(f, "cfiprof_event_hits_total", "counter",
+	       "Off-CPU blocks (--off-cpu): sampled, or refused by the process's share or all "
+	       "processes' budget.");
+	fprintf(f, "cfiprof_event_hits_total{outcome=\"sampled\"} %" PRIu64 "\n", c[CNT_EVENT_HITS]);
+	fprintf(f, "cfiprof_event_hits_total{outcome=\"process_share\"} %" PRIu64 "\n",
+		c[CNT_EVENT_PROC_LIMITED]);
+	fprintf(f, "cfiprof_event_hits_total{outcome=\"all_processes\"} %" PRIu64 "\n",
+		c[CNT_EVENT_THROTTLED]);
+	header(f, "cfiprof_offcpu_blocks_unsampled_total", "counter",
+	       "Off-CPU blocks not sampled: shorter than min-block, or too many threads blocked.");
+	fprintf(f, "cfiprof_offcpu_blocks_unsampled_total{cause=\"short\"} %" PRIu64 "\n",
+		c[CNT_OFFCPU_SHORT]);
+	fprintf(f, "cfiprof_offcpu_blocks_unsampled_total{cause=\"full\"} %" PRIu64 "\n",
+		c[CNT_OFFCPU_FULL]);
 	header(f, "cfiprof_walks_total", "counter", "Stack walks by the reason they stopped.");
 	for (i = 0; i < STOP_REASON_MAX; i++)
 		fprintf(f, "cfiprof_walks_total{reason=\"%s\"} %" PRIu64 "\n", stop_reason_name(i),

@@ -325,6 +325,7 @@ static void lines_interval_done(struct agent *a, const struct src_lines_stats *b
 static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t until_ns)
 {
 	struct profile_info info = {0};
+	struct prof_event pevents[PROF_MAX_EVENTS];
 	struct host_labels hl;
 	struct agent_retention ret;
 	struct frame_namer fn;
@@ -347,6 +348,8 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	info.start_unix_ns = a->from_ns;
 	info.duration_ns = until_ns > a->from_ns ? until_ns - a->from_ns : 0;
 	info.event = "cpu-clock";
+	info.nr_events = session_prof_events(&a->s, pevents);
+	info.events = pevents;
 	host_labels(a, &hl);
 	info.labels = hl.labels;
 	info.nr_labels = hl.n;
@@ -717,6 +720,14 @@ int cmd_agent(int argc, char **argv)
 	so.freq = a.cfg.freq;
 	so.max_frames = a.cfg.max_frames;
 	so.kernel = !a.cfg.user_only;
+	/* off-CPU beside CPU: the CPU profile keeps its series, off_cpu is one more type */
+	if (a.cfg.off_cpu) {
+		char perr[128];
+
+		event_list_parse(&so.events, "cpu-clock", perr, sizeof(perr));
+		event_list_add_off_cpu(&so.events);
+		so.min_block_ns = (uint64_t)(a.cfg.min_block * 1e9);
+	}
 	so.rows_max = a.cfg.table_rows;
 	so.max_table_bytes = a.cfg.max_table_bytes;
 	so.max_procs = a.cfg.max_processes;

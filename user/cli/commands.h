@@ -8,5 +8,6 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 #endif

@@ -57,7 +57,6 @@ enum {
 	OPT_TAIL_CALLS,
 	OPT_ROWS,
 	OPT_MAX_STACKS,
-	OPT_EVENT,
 	OPT_SAVE,
 	OPT_RING,
 	OPT_NO_INHERIT,
@@ -67,7 +66,6 @@ static const struct argp_option opts[] = {
 	{"no-inherit", OPT_NO_INHERIT, NULL, 0,
 	 "only the -p processes or COMMAND, not the processes they start", 0},
 	{"max-frames", OPT_MAX_FRAMES, "N", 0, "user frames per sample (default 512, at most 1024)", 0},
-	{"event", OPT_EVENT, "EVENT", 0, "cpu-clock (default) or cycles", 0},
 	{"tail-calls", OPT_TAIL_CALLS, NULL, 0, "walk with tail calls even if bpf_loop exists", 0},
 	{"rows", OPT_ROWS, "N", 0, "capacity of the unwind-rows map (default 4194304)", 0},
 	{"max-stacks", OPT_MAX_STACKS, "N", 0, "distinct stacks kept (default 1048576)", 0},
@@ -94,12 +92,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (parse_u32(arg, 1, MAX_USER_FRAMES_LIMIT, &args.so.max_frames))
 			argp_error(state, "invalid --max-frames '%s' (1..%d)", arg,
 				   MAX_USER_FRAMES_LIMIT);
-		break;
-	case OPT_EVENT:
-		if (!strcmp(arg, "cycles"))
-			args.so.cycles = true;
-		else if (strcmp(arg, "cpu-clock"))
-			argp_error(state, "unknown event '%s' (cpu-clock or cycles)", arg);
 		break;
 	case OPT_NO_INHERIT:
 		args.so.no_inherit = true;
@@ -195,6 +187,7 @@ int cmd_record(int argc, char **argv)
 		children, NULL, NULL};
 	struct recording_meta meta = {0};
 	struct profile_info info = {0};
+	struct prof_event pevents[PROF_MAX_EVENTS];
 	struct profile prof;
 	struct session s;
 	struct frame_namer fn;
@@ -231,7 +224,8 @@ int cmd_record(int argc, char **argv)
 	/* sampling is over: the debug files still coming are worth a bounded wait */
 	sym_fetch_settle(s.fetch, stderr);
 	meta.freq = args.so.freq;
-	snprintf(meta.event, sizeof(meta.event), "%s", args.so.cycles ? "cycles" : "cpu-clock");
+	snprintf(meta.event, sizeof(meta.event), "%.31s",
+		 args.so.events.nr ? args.so.events.ev[0].name : args.so.cycles ? "cycles" : "cpu-clock");
 	meta.start_unix_ns = s.start_unix_ns;
 	meta.duration_ns = (uint64_t)((mono_sec() - s.start) * 1e9);
 	ks = args.so.kernel ? session_kernel_symbols(&s, kerr, sizeof(kerr)) : NULL;
@@ -244,6 +238,10 @@ int cmd_record(int argc, char **argv)
 	info.start_unix_ns = meta.start_unix_ns;
 	info.duration_ns = meta.duration_ns;
 	info.event = meta.event;
+	info.nr_events = session_prof_events(&s, pevents);
+	info.events = pevents;
+	if (info.nr_events)
+		meta.events = &s.opts.events;
 	info.cgroups = cgroup_names_new();
 	info.group_by_container = args.out.group_by_container;
 	if (profile_build(&prof, &s.agg, &fn, &info)) {

@@ -69,6 +69,9 @@ int cmd_report(int argc, char **argv)
 		children, NULL, NULL};
 	struct recording_meta meta = {0};
 	struct profile_info info = {0};
+	struct prof_event pevents[PROF_MAX_EVENTS];
+	struct event_list events = {0};
+	int i;
 	struct aggregator agg;
 	struct sym_cache *syms = NULL;
 	struct sym_fetch *fetch = NULL;
@@ -141,6 +144,19 @@ int cmd_report(int argc, char **argv)
 	info.start_unix_ns = meta.start_unix_ns;
 	info.duration_ns = meta.duration_ns;
 	info.event = meta.event[0] ? meta.event : "cpu-clock";
+	/* the recording's events, parsed again for their pprof types and units */
+	for (i = 0; i < meta.nr_events; i++) {
+		char perr[256];
+
+		if (!strcmp(meta.event_names[i], "off-cpu") ? event_list_add_off_cpu(&events)
+		    : event_list_parse(&events, meta.event_names[i], perr, sizeof(perr)))
+			break;
+	}
+	if (meta.nr_events && events.nr == meta.nr_events) {
+		event_list_describe(&events, pevents);
+		info.events = pevents;
+		info.nr_events = (size_t)events.nr;
+	}
 	if (profile_build(&prof, &agg, &fn, &info)) {
 		fprintf(stderr, "cfiprof: out of memory while symbolizing\n");
 		goto out_fn;

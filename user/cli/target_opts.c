@@ -2,6 +2,7 @@
 /* The target and rate options of record and top; see target_opts.h. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/parse.h"
@@ -14,6 +15,11 @@ enum {
 	OPT_TABLE_CACHE,
 	OPT_TABLE_CACHE_SIZE,
 	OPT_BUILD_WORKERS,
+	OPT_PERIOD,
+	OPT_OFF_CPU,
+	OPT_ON_AND_OFF_CPU,
+	OPT_MIN_BLOCK,
+	OPT_EVENT_BUDGET,
 };
 
 static const struct argp_option target_options[] = {
@@ -31,6 +37,24 @@ static const struct argp_option target_options[] = {
 	 "stop after SECONDS (also 500ms, 2m, 1h; default: until stopped)", 1},
 	{"kernel", 'k', NULL, 0, "kernel stacks too (default)", 1},
 	{"user-only", 'u', NULL, 0, "no kernel stacks", 1},
+	{NULL, 0, NULL, 0, "What to take stacks on (default: cpu-clock, -F times a second):", 2},
+	{"event", 'e', "EVENT[,EVENT...]", 0,
+	 "perf events (cpu-clock, page-faults, cycles...) and probes in bpftrace's names "
+	 "(uprobe:PATH:SYMBOL, uretprobe:, kprobe:FUNC, kretprobe:, tracepoint:CATEGORY:NAME, "
+	 "usdt:PATH:PROVIDER:NAME); 'help' or 'cfiprof list' lists them",
+	 2},
+	{"period", OPT_PERIOD, "N", 0,
+	 "perf events: a stack every N events, each weighing N (default: -F times a second)", 2},
+	{"off-cpu", OPT_OFF_CPU, NULL, 0,
+	 "off-CPU time: the stack each thread blocked in, weighted by the time until it ran again", 2},
+	{"on-and-off-cpu", OPT_ON_AND_OFF_CPU, NULL, 0,
+	 "CPU time (cpu-clock) and off-CPU time in one profile, both in nanoseconds", 2},
+	{"min-block", OPT_MIN_BLOCK, "TIME", 0,
+	 "off-CPU: blocks shorter than TIME are counted, not sampled (default 0; 10us, 1ms...)", 2},
+	{"event-budget", OPT_EVENT_BUDGET, "N", 0,
+	 "probe, tracepoint, off-CPU and -e hits sampled per process per second at most; "
+	 "the rest are counted (default 1000; all processes together: 10000, or 5 shares)",
+	 2},
 	{NULL, 0, NULL, 0, "Samples taken before a process's tables are loaded:", 4},
 	{"defer-stack", OPT_DEFER_STACK, "SIZE", 0,
 	 "bytes of user stack such a sample carries, so that its walk is finished once the tables "
@@ -51,12 +75,38 @@ static const struct argp_option target_options[] = {
 	{},
 };
 
+int target_events_finish(struct target_opts *t, char *err, size_t errlen)
+{
+	struct session_opts *so = t->so;
+	struct event_list *l = &t->events;
+
+	if (t->off_cpu && t->on_and_off_cpu) {
+		snprintf(err, errlen, "give --off-cpu or --on-and-off-cpu, not both");
+		return -1;
+	}
+	/* one cpu-clock or cycles event, sampled -F times a second: the default profile */
+	if (l->nr == 1 && event_is_cpu_sampling(&l->ev[0]) && !so->period && !t->off_cpu &&
+	    !t->on_and_off_cpu) {
+		so->cycles = l->ev[0].hardware;
+		return 0;
+	}
+	if (t->on_and_off_cpu && !l->nr)
+		event_list_parse(l, "cpu-clock", err, errlen);
+	if ((t->off_cpu || t->on_and_off_cpu) && event_list_add_off_cpu(l)) {
+		snprintf(err, errlen, "too many events");
+		return -1;
+	}
+	so->events = *l;
+	so->explicit_events = l->nr && !t->on_and_off_cpu && !t->off_cpu;
+	return 0;
+}
+
 static error_t parse_target(int key, char *arg, struct argp_state *state)
 {
 	struct target_opts *t = state->input;
 	struct session_opts *so = t->so;
-	char *tok, *save = NULL;
-	double size;
+	char *tok, *save = NULL, err[256];
+	double size, secs;
 	uint32_t v;
 
 	switch (key) {
@@ -118,6 +168,38 @@ static error_t parse_target(int key, char *arg, struct argp_state *state)
 		break;
 	case 'u':
 		so->kernel = false;
+		break;
+	case 'e':
+		if (!strcmp(arg, "help")) {
+			event_print_list(stdout);
+			exit(0);
+		}
+		if (event_list_parse(&t->events, arg, err, sizeof(err)))
+			argp_failure(state, 2, 0, "%s", err);
+		break;
+	case OPT_PERIOD:
+		if (parse_u32(arg, 1, UINT32_MAX, &v))
+			argp_error(state, "invalid --period '%s'", arg);
+		so->period = v;
+		break;
+	case OPT_OFF_CPU:
+		t->off_cpu = true;
+		break;
+	case OPT_ON_AND_OFF_CPU:
+		t->on_and_off_cpu = true;
+		break;
+	case OPT_MIN_BLOCK:
+		if (parse_seconds(arg, &secs) || secs > 3600)
+			argp_error(state, "invalid --min-block '%s'", arg);
+		so->min_block_ns = (uint64_t)(secs * 1e9);
+		break;
+	case OPT_EVENT_BUDGET:
+		if (parse_u32(arg, 1, 10000000, &so->event_budget))
+			argp_error(state, "invalid --event-budget '%s' (1..10000000)", arg);
+		break;
+	case ARGP_KEY_END:
+		if (target_events_finish(t, err, sizeof(err)))
+			argp_error(state, "%s", err);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

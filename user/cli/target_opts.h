@@ -14,7 +14,12 @@
 struct target_opts {
 	struct session_opts *so;
 	double duration; /* -d in seconds; 0: until stopped */
+	struct event_list events; /* -e as given */
+	bool off_cpu, on_and_off_cpu;
 };
+
+/* The session's event list from -e, --off-cpu and --on-and-off-cpu; -1 and why in err. */
+int target_events_finish(struct target_opts *t, char *err, size_t errlen);
 
 extern const struct argp target_argp;
 

@@ -129,7 +129,7 @@ static void account(struct top_state *t, const struct profile *p)
 		const struct prof_sample *ps = &p->samples[i];
 		struct fn_stat *st;
 
-		t->samples += (double)ps->count;
+		t->samples += (double)prof_value(p, ps);
 		for (k = 0; k < ps->nr_locs; k++) {
 			const struct prof_location *l = &p->locs[ps->locs[k]];
 
@@ -137,10 +137,10 @@ static void account(struct top_state *t, const struct profile *p)
 			if (!st)
 				continue;
 			if (k == 0)
-				st->self += (double)ps->count;
+				st->self += (double)prof_value(p, ps);
 			/* recursion: a function counts once per sample in its total */
 			if (!st->seen) {
-				st->total += (double)ps->count;
+				st->total += (double)prof_value(p, ps);
 				st->seen = true;
 			}
 		}
@@ -193,6 +193,8 @@ static void tick(struct session *s, void *ctx)
 	struct aggregator fresh, interval;
 	struct frame_namer fn;
 	struct profile p;
+	struct profile_info info = {0};
+	struct prof_event events[PROF_MAX_EVENTS];
 	char c;
 
 	while (t->tty_in && poll(&(struct pollfd){.fd = STDIN_FILENO, .events = POLLIN}, 1, 0) > 0 &&
@@ -209,7 +211,9 @@ static void tick(struct session *s, void *ctx)
 	pthread_mutex_unlock(&s->agg_lock);
 	frame_namer_init(&fn, s->pt, t->ks);
 	fn.python = s->python_names;
-	if (!profile_build(&p, &interval, &fn, NULL)) {
+	info.nr_events = session_prof_events(s, events);
+	info.events = events;
+	if (!profile_build(&p, &interval, &fn, &info)) {
 		account(t, &p);
 		profile_free(&p);
 	}

@@ -184,6 +184,7 @@ static void put_frame(struct svg *g, const char *name, uint32_t kind, uint32_t d
 	double x = XPAD + start * scale, w = count * scale;
 	double y = g->height - BOTTOM_PAD - (depth + 1.0) * ROW;
 	FILE *f = g->f;
+	char value[64];
 
 	/* a child is never wider than its parent, so skipping one drops its whole subtree */
 	if (w < MIN_WIDTH) {
@@ -194,7 +195,8 @@ static void put_frame(struct svg *g, const char *name, uint32_t kind, uint32_t d
 		start, count, depth);
 	fputs("<title>", f);
 	put_xml(f, name, SIZE_MAX);
-	fprintf(f, " (%" PRIu64 " samples, %.2f%%)</title>", count, 100.0 * count / g->total);
+	prof_format_value(g->p, count, value, sizeof(value));
+	fprintf(f, " (%s, %.2f%%)</title>", value, 100.0 * count / g->total);
 	fprintf(f, "<rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%d\"", x, y, w, FRAME_H);
 	fputs(" rx=\"2\" ry=\"2\" fill=\"", f);
 	frame_color(f, name, kind);
@@ -232,7 +234,7 @@ static void put_frames(struct svg *g, const size_t *order, size_t n, uint64_t *s
 		}
 		for (j = keep; j <= s->nr_locs; j++)
 			start[j + 1] = x;
-		x += s->count;
+		x += prof_value(g->p, s);
 		prev = s;
 	}
 	if (prev) {
@@ -256,7 +258,7 @@ static const char script[] =
     "function num(g, a) { return +g.getAttribute(\"data-\" + a); }\n"
     "function rect(g) { return g.getElementsByTagName(\"rect\")[0]; }\n"
     "function title(g) { return g.getElementsByTagName(\"title\")[0].textContent; }\n"
-    "function fname(g) { return title(g).replace(/ \\([0-9]+ samples, [0-9.]+%\\)$/, \"\"); }\n"
+    "function fname(g) { return title(g).replace(/ \\([^()]*, [0-9.]+%\\)$/, \"\"); }\n"
     "function frame_of(e) {\n"
     "\tfor (; e && e !== frames; e = e.parentNode)\n"
     "\t\tif (e.nodeName === \"g\" && e.getAttribute(\"class\") !== null)\n"
@@ -430,8 +432,12 @@ static void put_subtitle(struct svg *g)
 	fprintf(f, "<text id=\"subtitle\" x=\"%d\" y=\"42\">", IMG_WIDTH / 2);
 	if (!g->total)
 		fputs("No samples", f);
-	else
-		fprintf(f, "%" PRIu64 " samples", g->total);
+	else {
+		char value[64];
+
+		prof_format_value(p, g->total, value, sizeof(value));
+		fputs(value, f);
+	}
 	if (p->event) {
 		fputs(" of ", f);
 		put_xml(f, p->event, SIZE_MAX);
@@ -464,10 +470,10 @@ int svg_write(FILE *f, const struct profile *p, const char *title)
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 
-		if (!s->count)
+		if (!prof_value(p, s))
 			continue;
 		order[n++] = i;
-		g.total += s->count;
+		g.total += prof_value(p, s);
 		if (s->nr_locs > max_locs)
 			max_locs = s->nr_locs;
 	}

@@ -82,7 +82,7 @@ int folded_write_profile(FILE *f, const struct profile *p)
 	if (!lines)
 		return -1;
 	for (i = 0; i < nr; i++) {
-		lines[i].count = p->samples[i].count;
+		lines[i].count = prof_value(p, &p->samples[i]);
 		lines[i].text = sample_text(p, &p->samples[i]);
 		if (!lines[i].text)
 			err = -1;
@@ -102,6 +102,10 @@ int folded_write_profile(FILE *f, const struct profile *p)
 		}
 		lines[n++] = cur;
 	}
+	/* times are written in microseconds (rounded): flame graph tools take integers */
+	if (p->unit == PROF_UNIT_NANOSECONDS)
+		for (i = 0; i < n; i++)
+			lines[i].count = (lines[i].count + 500) / 1000;
 	qsort(lines, n, sizeof(*lines), by_count);
 	for (i = 0; i < n; i++)
 		fprintf(f, "%s %" PRIu64 "\n", lines[i].text, lines[i].count);

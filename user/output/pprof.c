@@ -276,7 +276,11 @@ static int write_sample(struct writer *w, const struct profile *p, const struct 
 		pb_msg(&w->msg, SAMPLE_LOCATION_ID, &w->sub);
 	/* packed, so zeros stay: the values are positional */
 	pb_varint(&w->sub, s->count);
-	pb_varint(&w->sub, s->count * p->period_ns);
+	if (!p->nr_events)
+		pb_varint(&w->sub, s->count * p->period_ns);
+	/* one value per event: this sample's in its event's, zeros in the others */
+	for (i = 0; i < p->nr_events; i++)
+		pb_varint(&w->sub, i == s->event ? s->value : 0);
 	pb_msg(&w->msg, SAMPLE_VALUE, &w->sub);
 	if (!(p->labels_omitted & PROF_LABEL_PID))
 		num_label(w, "pid", s->pid);
@@ -544,7 +548,10 @@ int pprof_write(FILE *f, const struct profile *p)
 	str_index(&w->st, "");
 
 	value_type(w, PROFILE_SAMPLE_TYPE, "samples", "count");
-	value_type(w, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+	if (!p->nr_events)
+		value_type(w, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+	for (i = 0; i < p->nr_events; i++)
+		value_type(w, PROFILE_SAMPLE_TYPE, p->events[i].type, p->events[i].unit);
 	for (i = 0; i < p->nr_samples; i++)
 		if (write_sample(w, p, &p->samples[i]))
 			goto out;
@@ -563,15 +570,20 @@ int pprof_write(FILE *f, const struct profile *p)
 
 	pb_uint(&w->out, PROFILE_TIME_NANOS, p->start_unix_ns);
 	pb_uint(&w->out, PROFILE_DURATION_NANOS, p->duration_ns);
-	value_type(w, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
-	pb_uint(&w->out, PROFILE_PERIOD, p->period_ns);
+	if (p->nr_events) {
+		value_type(w, PROFILE_PERIOD_TYPE, p->events[0].type, p->events[0].unit);
+	} else {
+		value_type(w, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+		pb_uint(&w->out, PROFILE_PERIOD, p->period_ns);
+	}
 	pb_varint(&w->sub, str_index(&w->st, "cfiprof"));
 	if (p->event && p->event[0])
 		pb_varint(&w->sub, str_index(&w->st, p->event));
 	for (i = 0; i < p->nr_comments; i++)
 		pb_varint(&w->sub, str_index(&w->st, p->comments[i]));
 	pb_msg(&w->out, PROFILE_COMMENT, &w->sub);
-	pb_uint(&w->out, PROFILE_DEFAULT_SAMPLE_TYPE, str_index(&w->st, "cpu"));
+	pb_uint(&w->out, PROFILE_DEFAULT_SAMPLE_TYPE,
+		str_index(&w->st, p->nr_events ? p->events[0].type : "cpu"));
 
 	/* every string is interned by now */
 	for (i = 0; i < w->st.nr; i++) {

@@ -170,9 +170,9 @@ static void put_profile(FILE *f, const struct scope *sc, const size_t *order, co
 	fputs("{\"type\":\"sampled\",\"name\":\"", f);
 	put_json_chars(f, comm_name(s));
 	fprintf(f,
-		" (pid %" PRIu32 ")\",\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64
+		" (pid %" PRIu32 ")\",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64
 		",\n\"samples\":[",
-		s->pid, g->weight);
+		s->pid, sc->p->unit == PROF_UNIT_NANOSECONDS ? "nanoseconds" : "none", g->weight);
 	for (i = g->lo; i < g->hi; i++) {
 		s = &sc->p->samples[order[i]];
 		fputs(i > g->lo ? ",\n[" : "\n[", f);
@@ -183,7 +183,7 @@ static void put_profile(FILE *f, const struct scope *sc, const size_t *order, co
 	}
 	fputs("],\n\"weights\":[", f);
 	for (i = g->lo; i < g->hi; i++)
-		fprintf(f, i > g->lo ? ",%" PRIu64 : "%" PRIu64, sc->p->samples[order[i]].count);
+		fprintf(f, i > g->lo ? ",%" PRIu64 : "%" PRIu64, prof_value(sc->p, &sc->p->samples[order[i]]));
 	fputs("]}", f);
 }
 
@@ -203,7 +203,7 @@ int speedscope_write(FILE *f, const struct profile *p, const char *name)
 	if (!order || !groups || make_frames(&sc))
 		goto out;
 	for (i = 0; i < p->nr_samples; i++)
-		if (p->samples[i].count)
+		if (prof_value(p, &p->samples[i]))
 			order[n++] = i;
 	qsort_r(order, n, sizeof(*order), by_process, (void *)p);
 	for (i = 0; i < n; i++) {
@@ -212,7 +212,7 @@ int speedscope_write(FILE *f, const struct profile *p, const char *name)
 			ng++;
 		}
 		groups[ng - 1].hi = i + 1;
-		groups[ng - 1].weight += p->samples[order[i]].count;
+		groups[ng - 1].weight += prof_value(p, &p->samples[order[i]]);
 	}
 	qsort(groups, ng, sizeof(*groups), by_weight);
 

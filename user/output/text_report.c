@@ -129,16 +129,16 @@ static void count_functions(struct report *r)
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 
-		if (!s->count || !s->nr_locs)
+		if (!prof_value(p, s) || !s->nr_locs)
 			continue;
-		r->funcs[r->loc_func[s->locs[0]]].self += s->count;
+		r->funcs[r->loc_func[s->locs[0]]].self += prof_value(p, s);
 		for (k = 0; k < s->nr_locs; k++) {
 			struct func *fn = &r->funcs[r->loc_func[s->locs[k]]];
 
 			if (fn->last == i + 1)
 				continue;
 			fn->last = i + 1;
-			fn->total += s->count;
+			fn->total += prof_value(p, s);
 		}
 	}
 }
@@ -195,15 +195,23 @@ static int put_table(struct report *r, bool self, int max_rows)
 		idx[i] = i;
 	qsort_r(idx, r->nr_funcs, sizeof(*idx), self ? by_self : by_total, r->funcs);
 	fprintf(f, "Top functions by %s samples:\n", self ? "self" : "total (inclusive)");
-	fprintf(f, "%8s %8s %10s  %s\n", "Self%", "Total%", "Samples", "Function [object]");
+	fprintf(f, "%8s %8s %10s  %s\n", "Self%", "Total%",
+		r->p->unit == PROF_UNIT_NANOSECONDS ? "Time(ms)"
+		: r->p->unit == PROF_UNIT_EVENTS    ? "Events"
+						    : "Samples",
+		"Function [object]");
 	for (i = 0; i < r->nr_funcs && (max_rows <= 0 || i < (uint32_t)max_rows); i++) {
 		const struct func *fn = &r->funcs[idx[i]];
 		uint64_t n = self ? fn->self : fn->total;
 
 		if (!n)
 			break;
-		fprintf(f, "%7.2f%% %7.2f%% %10" PRIu64 "  ", pct(r, fn->self), pct(r, fn->total),
-			n);
+		if (r->p->unit == PROF_UNIT_NANOSECONDS)
+			fprintf(f, "%7.2f%% %7.2f%% %10.2f  ", pct(r, fn->self), pct(r, fn->total),
+				(double)n / 1e6);
+		else
+			fprintf(f, "%7.2f%% %7.2f%% %10" PRIu64 "  ", pct(r, fn->self),
+				pct(r, fn->total), n);
 		put_function(f, fn->name, fn->object);
 	}
 	fputc('\n', f);
@@ -297,9 +305,9 @@ static int put_children(struct report *r, const size_t *order, size_t lo, size_t
 		groups[ng].hi = run_end(r, order, i, hi, j);
 		for (k = i; k < groups[ng].hi; k++) {
 			s = &r->p->samples[order[k]];
-			groups[ng].count += s->count;
+			groups[ng].count += prof_value(r->p, s);
 			if (path_len(s) == j + 1)
-				groups[ng].self += s->count;
+				groups[ng].self += prof_value(r->p, s);
 		}
 	}
 	qsort(groups, ng, sizeof(*groups), by_count);
@@ -351,7 +359,7 @@ static int put_tree(struct report *r)
 	if (!order)
 		return -1;
 	for (i = 0; i < p->nr_samples; i++) {
-		if (!p->samples[i].count)
+		if (!prof_value(p, &p->samples[i]))
 			continue;
 		order[n++] = i;
 		if (p->samples[i].nr_locs > max_locs)
@@ -378,24 +386,34 @@ static void put_header(struct report *r)
 {
 	const struct profile *p = r->p;
 	uint64_t incomplete = 0;
+	char total[64];
 	size_t i;
 	FILE *f = r->f;
 
 	/* the same test folded uses to add an [incomplete] frame */
 	for (i = 0; i < p->nr_samples; i++)
 		if (p->samples[i].reason != STOP_COMPLETE && p->samples[i].reason != STOP_NO_USER)
-			incomplete += p->samples[i].count;
+			incomplete += prof_value(p, &p->samples[i]);
 	fprintf(f, "# cfiprof report\n");
 	fputs("# Event: ", f);
 	put_text(f, p->event ? p->event : "unknown");
 	if (p->period_ns)
 		fprintf(f, ", %.0f Hz (period %" PRIu64 " ns)", 1e9 / p->period_ns, p->period_ns);
-	fprintf(f, "\n# Samples: %" PRIu64 "\n", r->total);
+	prof_format_value(p, r->total, total, sizeof(total));
+	fprintf(f, "\n# Samples: %" PRIu64 "\n", p->total);
+	if (p->nr_events) {
+		fprintf(f, "# Total: %s (", total);
+		for (i = 0; i < p->nr_events; i++) {
+			fputs(i ? ", " : "", f);
+			put_text(f, p->events[i].name);
+		}
+		fputs(")\n", f);
+	}
 	fprintf(f, "# Duration: %.3f s\n", p->duration_ns / 1e9);
-	fprintf(f, "# Incomplete stacks: %" PRIu64 " samples (%.2f%%)\n", incomplete,
-		pct(r, incomplete));
+	prof_format_value(p, incomplete, total, sizeof(total));
+	fprintf(f, "# Incomplete stacks: %s (%.2f%%)\n", total, pct(r, incomplete));
 	fprintf(f, "# Stack table overflow: %" PRIu64 " samples (%.2f%%)\n\n", p->overflow,
-		pct(r, p->overflow));
+		pct(r, p->nr_samples && p->overflow ? prof_value(p, &p->samples[p->nr_samples - 1]) : 0));
 }
 
 int text_report_write(FILE *f, const struct profile *p, int max_rows)
@@ -407,7 +425,7 @@ int text_report_write(FILE *f, const struct profile *p, int max_rows)
 	if (profile_check(p))
 		return -1;
 	for (i = 0; i < p->nr_samples; i++)
-		r.total += p->samples[i].count;
+		r.total += prof_value(p, &p->samples[i]);
 	if (make_functions(&r))
 		goto out;
 	count_functions(&r);

@@ -11,6 +11,8 @@
 struct agg_stack {
 	struct agg_stack *next;
 	uint64_t count;
+	uint64_t weight; /* the records' weights summed (periods, hits, off-CPU ns) */
+	uint32_t event;	 /* which of the session's events: part of the key */
 	uint64_t hash;
 	uint32_t pid, tid;
 	uint64_t cgroup_id;
@@ -29,6 +31,7 @@ struct aggregator {
 	uint64_t nr_stacks, max_stacks;
 	uint64_t samples;		   /* records accepted (counted or overflowed) */
 	uint64_t overflow;		   /* samples of new stacks beyond max_stacks */
+	uint64_t overflow_weight;	   /* ... their weights */
 	uint64_t malformed;		   /* records shorter than they claim */
 	uint64_t by_reason[STOP_REASON_MAX];
 	uint64_t user_frames, user_samples; /* for frames per sample */
@@ -39,7 +42,7 @@ int agg_init(struct aggregator *a, uint64_t max_stacks);
 void agg_free(struct aggregator *a);
 /* Adds one ring-buffer sample record of size bytes; returns 0 or -1 if malformed. */
 int agg_add(struct aggregator *a, const struct cfi_sample_record *r, size_t size);
-/* The same stack seen count times (re-reading a saved recording). */
+/* The same stack seen count times, weighing r->weight together (re-reading a saved recording). */
 int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t size, uint64_t count);
 /* All stacks, most samples first; the array is malloc'd, the stacks stay owned by a. */
 struct agg_stack **agg_sorted(struct aggregator *a, uint64_t *nr);

@@ -528,7 +528,7 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	ps = &p->samples[p->nr_samples];
 	memset(ps, 0, sizeof(*ps));
 	ps->locs =
-	    malloc(((size_t)s->nr_kernel + s->nr_user + s->nr_python + 1) * sizeof(*ps->locs));
+	    malloc(((size_t)s->nr_kernel + s->nr_user + s->nr_python + 2) * sizeof(*ps->locs));
 	ps->comm = profile_intern(p, s->comm[0] ? s->comm : "[unknown]");
 	if (!ps->locs || !ps->comm) {
 		free(ps->locs);
@@ -536,6 +536,8 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	}
 	p->nr_samples++;
 	ps->count = s->count;
+	ps->value = p->nr_events ? s->weight : s->count;
+	ps->event = s->event < p->nr_events ? s->event : 0;
 	ps->pid = s->pid;
 	ps->tid = s->tid;
 	ps->reason = s->reason;
@@ -559,9 +561,53 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 			return -1;
 		ps->locs[n++] = (uint32_t)id;
 	}
+	/* several events in one profile: each stack starts with its event, "[off-cpu]" */
+	if (p->nr_events > 1) {
+		snprintf(buf, sizeof(buf), "[%s]", p->events[ps->event].name);
+		id = synthetic_location(p, buf);
+		if (id < 0)
+			return -1;
+		ps->locs[n++] = (uint32_t)id;
+	}
 	ps->nr_locs = n;
 	p->total += s->count;
+	p->total_value += ps->value;
 	return 0;
+}
+
+/* The values are nanoseconds when every event is a time, else events (hits, periods). */
+static int copy_events(struct profile *p, const struct profile_info *info)
+{
+	size_t i, ns = 0;
+
+	for (i = 0; i < info->nr_events && i < PROF_MAX_EVENTS; i++) {
+		const struct prof_event *e = &info->events[i];
+
+		p->events[i].name = profile_intern(p, e->name);
+		p->events[i].type = profile_intern(p, e->type);
+		p->events[i].unit = profile_intern(p, e->unit);
+		if (!p->events[i].name || !p->events[i].type || !p->events[i].unit)
+			return -1;
+		ns += !strcmp(e->unit, "nanoseconds");
+	}
+	p->nr_events = i;
+	p->unit = !i ? PROF_UNIT_SAMPLES : ns == i ? PROF_UNIT_NANOSECONDS : PROF_UNIT_EVENTS;
+	return 0;
+}
+
+void prof_format_value(const struct profile *p, uint64_t v, char *buf, size_t len)
+{
+	if (p->unit == PROF_UNIT_NANOSECONDS) {
+		if (v >= 1000000000ull)
+			snprintf(buf, len, "%.2f s", (double)v / 1e9);
+		else if (v >= 1000000ull)
+			snprintf(buf, len, "%.2f ms", (double)v / 1e6);
+		else
+			snprintf(buf, len, "%.2f us", (double)v / 1e3);
+	} else {
+		snprintf(buf, len, "%" PRIu64 " %s", v,
+			 p->unit == PROF_UNIT_SAMPLES ? "samples" : "events");
+	}
 }
 
 int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *fn,
@@ -587,6 +633,10 @@ int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *f
 		p->comments = info->comments;
 		p->nr_comments = info->nr_comments;
 		p->labels_omitted = info->labels_omitted;
+		if (copy_events(p, info)) {
+			profile_free(p);
+			return -1;
+		}
 	}
 	if (!p->event)
 		p->event = "cpu-clock";
@@ -615,6 +665,8 @@ int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *f
 				ps->locs[0] = (uint32_t)id;
 				ps->nr_locs = 1;
 				ps->count = a->overflow;
+				ps->value = p->nr_events ? a->overflow_weight : a->overflow;
+				p->total_value += ps->value;
 				ps->reason = STOP_COMPLETE; /* not a walk failure */
 				p->nr_samples++;
 				p->overflow = a->overflow;

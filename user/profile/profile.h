@@ -88,8 +88,31 @@ struct prof_label {
 	const char *key, *value;
 };
 
+/*
+ * What a profile's values are.  SAMPLES: the default CPU profile, a count of
+ * samples (pprof adds cpu/nanoseconds = count * period).  EVENTS: -e hits
+ * (1 each) or perf event periods.  NANOSECONDS: off-CPU time, and CPU time
+ * beside it (--on-and-off-cpu).
+ */
+enum prof_unit {
+	PROF_UNIT_SAMPLES = 0,
+	PROF_UNIT_EVENTS,
+	PROF_UNIT_NANOSECONDS,
+};
+
+/* One of the session's events: a pprof sample type of its own. */
+struct prof_event {
+	const char *name; /* "off-cpu", "uprobe:/lib/...:malloc", "page-faults" */
+	const char *type; /* pprof sample type: "off_cpu", "cpu", or the name */
+	const char *unit; /* "nanoseconds" or "count" */
+};
+
+#define PROF_MAX_EVENTS 16
+
 struct prof_sample {
 	uint64_t count;
+	uint64_t value;	 /* what outputs show: count, hits / periods, or nanoseconds (unit) */
+	uint32_t event;	 /* index into the profile's events */
 	uint32_t pid, tid;
 	uint32_t ns_pid;	 /* pid inside its PID namespace (== pid on the host) */
 	const char *comm;
@@ -111,6 +134,10 @@ struct profile {
 	struct prof_mapping *maps;
 	size_t nr_maps;
 	uint64_t total;	       /* samples, overflow included */
+	uint64_t total_value;  /* values, overflow included */
+	enum prof_unit unit;   /* of the values */
+	struct prof_event events[PROF_MAX_EVENTS]; /* nr_events 0: the default CPU profile */
+	size_t nr_events;
 	uint64_t overflow;     /* samples in the [overflow] sample */
 	uint64_t period_ns;    /* sampling period: 1e9 / frequency */
 	uint64_t start_unix_ns;
@@ -128,6 +155,9 @@ struct profile {
 struct profile_info {
 	uint64_t period_ns, start_unix_ns, duration_ns;
 	const char *event;
+	/* the session's events (none: the default CPU profile), the caller's, as names */
+	const struct prof_event *events;
+	size_t nr_events;
 	struct cgroup_names *cgroups; /* cgroup id -> path; NULL: no cgroup labels */
 	bool group_by_container;
 	const struct prof_label *labels; /* see struct profile */
@@ -188,6 +218,15 @@ int profile_apply_view(struct profile *p, const struct prof_view *v);
 
 /* The name a frame shows in flame graphs: the function, kernel ones suffixed "_[k]"; malloc'd. */
 char *prof_loc_label(const struct prof_location *l);
+
+/* What outputs show of a sample: its count in the default CPU profile, else its value. */
+static inline uint64_t prof_value(const struct profile *p, const struct prof_sample *s)
+{
+	return p->nr_events ? s->value : s->count;
+}
+
+/* "12.3 ms", "45 samples", "1200 events": a value in the profile's unit. */
+void prof_format_value(const struct profile *p, uint64_t v, char *buf, size_t len);
 
 /* Interned copy of s, owned by the profile (for writers that make new names). */
 const char *profile_intern(struct profile *p, const char *s);

@@ -100,6 +100,8 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 	fprintf(f, "# cfiprof recording v1\n");
 	fprintf(f, "meta %u %s %" PRIu64 " %" PRIu64 "\n", meta->freq,
 		meta->event[0] ? meta->event : "cpu-clock", meta->start_unix_ns, meta->duration_ns);
+	for (i = 0; meta->events && i < (uint64_t)meta->events->nr; i++)
+		fprintf(f, "event %s\n", meta->events->ev[i].name);
 	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b)) {
 		uint32_t h;
 
@@ -167,9 +169,13 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			fprintf(f, " c %" PRIx64, s->cgroup_id);
 		if (s->generation)
 			fprintf(f, " g %u", s->generation);
+		if (meta->events)
+			fprintf(f, " w %" PRIu64 " e %u", s->weight, s->event);
 		fputc('\n', f);
 	}
-	if (a->overflow)
+	if (a->overflow && meta->events)
+		fprintf(f, "overflow %" PRIu64 " %" PRIu64 "\n", a->overflow, a->overflow_weight);
+	else if (a->overflow)
 		fprintf(f, "overflow %" PRIu64 "\n", a->overflow);
 	free(v);
 	return ferror(f) ? -1 : 0;
@@ -241,6 +247,11 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			if (sscanf(line, "meta %u %31s %" SCNu64 " %" SCNu64, &meta->freq, meta->event,
 				   &meta->start_unix_ns, &meta->duration_ns) != 4)
 				note_bad(bad, err, errlen, lineno, "malformed meta line");
+		} else if (!strncmp(line, "event ", 6)) {
+			line[strcspn(line, "\n")] = 0;
+			if (meta->nr_events < 16)
+				snprintf(meta->event_names[meta->nr_events++], sizeof(meta->event_names[0]),
+					 "%s", line + 6);
 		} else if (!strncmp(line, "map ", 4)) {
 			struct proc_mapping m;
 			unsigned int pid;
@@ -353,8 +364,15 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			}
 			{
 				const char *c = strstr(line + used, " c "), *g = strstr(line + used, " g ");
-				unsigned int gen = 0;
+				const char *w = strstr(line + used, " w ");
+				unsigned long long weight = 0;
+				unsigned int gen = 0, event = 0;
 
+				/* without events a stack weighs its count */
+				if (!w || sscanf(w, " w %llu e %u", &weight, &event) != 2)
+					weight = count, event = 0;
+				r->weight = weight;
+				r->event = event;
 				if (!c || sscanf(c, " c %llx", &cgroup_id) != 1)
 					cgroup_id = 0;
 				if (g && sscanf(g, " g %u", &gen) == 1)
@@ -375,8 +393,13 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		} else if (!strncmp(line, "overflow ", 9)) {
 			unsigned long long n;
 
-			if (sscanf(line, "overflow %llu", &n) == 1)
+			unsigned long long w = 0;
+			int got = sscanf(line, "overflow %llu %llu", &n, &w);
+
+			if (got >= 1) {
 				a->overflow += n;
+				a->overflow_weight += got == 2 ? w : n;
+			}
 			else
 				note_bad(bad, err, errlen, lineno, "malformed overflow line");
 		} else if (line[0] != '#' && line[0] != '\n') {

@@ -14,7 +14,10 @@
  *                               (a user location as record named it: one line per
  *                               level of its frame model, profile.h, innermost 0 first;
  *                               MAP-START 0 when unmapped; FILE empty when unknown)
+ *   event NAME                  (the profile's events in order, with -e / --off-cpu)
  *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID] [g GENERATION]
+ *         [w WEIGHT] [e EVENT]  (with events: the weights summed, the event's index)
+ *   overflow COUNT [WEIGHT]
  *
  * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS; an empty list is "-";
  * COMM has spaces replaced by '_'.  PCs are leaf first, as the walker emits them.
@@ -32,6 +35,7 @@
 #include "user/profile/aggregate.h"
 #include "user/profile/profile.h"
 #include "user/profile/saved_frames.h"
+#include "user/session/event_spec.h"
 #include "user/track/cgroups.h"
 #include "user/symbolize/frame_names.h"
 #include "user/track/proc_tracker.h"
@@ -41,6 +45,10 @@ struct recording_meta {
 	char event[32];
 	uint64_t start_unix_ns, duration_ns;
 	const struct ksyms *ks;	   /* write: names of BPF program frames are saved */
+	/* write: the events (NULL: the default CPU profile); read: event names, in order */
+	const struct event_list *events;
+	char event_names[16][512];
+	int nr_events;
 	struct kernel_names knames; /* read: those names (kernel_names_free when done) */
 	const struct profile *prof; /* write: its user locations are saved (NULL: none) */
 	struct saved_frames *frames; /* read: where uframe lines go (NULL: skipped) */

@@ -15,6 +15,7 @@
 
 #include "cfiprof.skel.h"
 #include "user/session/bpf_program.h"
+#include "user/session/event_attach.h"
 #include "user/session/privileges.h"
 #include "user/symbolize/kallsyms.h"
 
@@ -130,7 +131,16 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	 */
 	if (l->uses_bpf_loop)
 		bpf_program__set_autoload(skel->progs.walk_tc, false);
+	err = events_configure(skel, o, l->uses_bpf_loop);
+	if (err)
+		goto fail;
 	err = cfiprof_bpf__load(skel);
+	if (err && event_list_has(o->events, EVENT_KPROBE) + event_list_has(o->events, EVENT_KRETPROBE)) {
+		fprintf(stderr, "cfiprof: kprobe / kretprobe: this kernel refused a BPF program on a "
+				"kernel function (fentry / fexit: %s); tracepoints and uprobes may still "
+				"work\n", strerror(-err));
+		goto fail;
+	}
 	if (err) {
 		fprintf(stderr, "cfiprof: loading the BPF program failed: %s\n", strerror(-err));
 		explain_privilege(err);
@@ -196,67 +206,16 @@ int loader_attach_tracepoints(struct loader *l)
 
 int loader_attach_perf(struct loader *l, const struct loader_opts *o)
 {
-	struct perf_event_attr attr;
-	int cpu, attached = 0, err = 0;
+	int err = events_attach(l, o);
 
-	l->perf_fds = calloc((size_t)l->nr_cpus, sizeof(*l->perf_fds));
-	l->links = calloc((size_t)l->nr_cpus, sizeof(*l->links));
-	if (!l->perf_fds || !l->links)
-		return -ENOMEM;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = o->use_cycles ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
-	attr.config = o->use_cycles ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK;
-	attr.freq = 1;
-	attr.sample_freq = o->freq;
-	for (cpu = 0; cpu < l->nr_cpus; cpu++) {
-		int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-
-		l->perf_fds[cpu] = -1;
-		if (fd < 0) {
-			if (errno == ENODEV)
-				continue; /* offline CPU */
-			err = -errno;
-			if (o->use_cycles && (errno == ENOENT || errno == EOPNOTSUPP))
-				fprintf(stderr, "cfiprof: hardware cycles are not available on this "
-						"machine; use the default cpu-clock event\n");
-			else
-				fprintf(stderr, "cfiprof: perf_event_open on CPU %d: %s\n", cpu,
-					strerror(errno));
-			if (errno == EACCES || errno == EPERM)
-				explain_privilege(-EPERM);
-			return err;
-		}
-		l->perf_fds[cpu] = fd;
-		l->links[cpu] = bpf_program__attach_perf_event(l->skel->progs.on_sample, fd);
-		if (!l->links[cpu]) {
-			err = -errno;
-			fprintf(stderr, "cfiprof: attaching to the perf event on CPU %d: %s\n", cpu,
-				strerror(errno));
-			return err;
-		}
-		attached++;
-	}
-	return attached ? 0 : -ENODEV;
+	if (err == -EACCES || err == -EPERM)
+		explain_privilege(-EPERM);
+	return err;
 }
 
 void loader_detach_perf(struct loader *l)
 {
-	int cpu;
-
-	for (cpu = 0; l->links && cpu < l->nr_cpus; cpu++) {
-		bpf_link__destroy(l->links[cpu]);
-		l->links[cpu] = NULL;
-	}
-	for (cpu = 0; l->perf_fds && cpu < l->nr_cpus; cpu++) {
-		if (l->perf_fds[cpu] >= 0)
-			close(l->perf_fds[cpu]);
-		l->perf_fds[cpu] = -1;
-	}
-	free(l->links);
-	free(l->perf_fds);
-	l->links = NULL;
-	l->perf_fds = NULL;
+	events_detach(l);
 }
 
 void loader_close(struct loader *l)
@@ -298,7 +257,12 @@ int loader_add_target(struct loader *l, uint32_t pid)
 
 int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt)
 {
-	struct bpf_program *progs[] = {l->skel->progs.on_sample, l->skel->progs.walk_tc};
+	__typeof__(l->skel->progs) *p = &l->skel->progs;
+	/* sched_switch runs on every switch: its time counts, its runs are not samples */
+	struct bpf_program *progs[] = {
+	    p->on_sample,  p->walk_tc,	  p->on_uprobe,	 p->on_usdt,	p->on_tp0,    p->on_tp1,
+	    p->on_tp2,	   p->on_tp3,	  p->on_fentry0, p->on_fentry1, p->on_fentry2, p->on_fentry3,
+	    p->on_fexit0,  p->on_fexit1, p->on_fexit2,	 p->on_fexit3,	p->on_switch};
 	size_t i;
 
 	*run_ns = *run_cnt = 0;
@@ -313,7 +277,7 @@ int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt)
 			return -errno;
 		*run_ns += info.run_time_ns;
 		/* a tail call is part of the sample that started in on_sample */
-		if (progs[i] == l->skel->progs.on_sample)
+		if (progs[i] != p->walk_tc && progs[i] != p->on_switch)
 			*run_cnt += info.run_cnt;
 	}
 	return 0;

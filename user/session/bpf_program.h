@@ -7,15 +7,20 @@
 #include <stdint.h>
 
 #include "bpf/cfiprof_abi.h"
+#include "user/session/event_spec.h"
 
 struct loader_opts {
 	bool filter_pids;      /* only tgids in target_pids */
 	bool follow_children;  /* ... and the processes they fork */
 	bool collect_kernel;   /* kernel stacks */
 	bool force_tail_calls; /* do not use bpf_loop even if the kernel has it */
-	bool use_cycles;       /* hardware cycles instead of cpu-clock */
 	uint32_t max_frames;   /* user frames per sample */
-	uint32_t freq;	       /* samples per second per CPU */
+	uint32_t freq;	       /* samples per second per CPU (perf events without a period) */
+	uint64_t period;       /* perf events: a sample every this many events (0: freq) */
+	const struct event_list *events; /* what to sample stacks on; index = record's event */
+	bool explicit_events;  /* -e: its perf events pass the event budget too */
+	uint64_t min_block_ns; /* off-CPU: shorter blocks are counted, not sampled */
+	uint32_t event_budget; /* probe / tracepoint / off-CPU hits per process per second */
 	uint32_t rows_max;     /* capacity of the rows map */
 	uint32_t ringbuf_bytes;
 	uint32_t defer_stack_bytes;    /* stack copied per tables-pending sample (0: off) */
@@ -28,8 +33,10 @@ struct ksyms;
 struct loader {
 	struct cfiprof_bpf *skel;
 	int nr_cpus;
-	int *perf_fds;
-	struct bpf_link **links;
+	int *perf_fds; /* every event's, on every CPU */
+	int nr_perf_fds;
+	struct bpf_link **ev_links;
+	int nr_ev_links;
 	struct cfi_row *rows_mem;
 	struct cfi_rule *rules_mem;
 	size_t rows_len, rules_len;
@@ -41,7 +48,7 @@ struct loader {
 
 /* Opens and loads; on failure prints a clear reason (privilege, verifier) and returns < 0. */
 int loader_open(struct loader *l, const struct loader_opts *o);
-/* Tracepoints (exec/exit) now; perf events on every online CPU. */
+/* Tracepoints (exec/exit) now; the events (perf events on every online CPU, probes) next. */
 int loader_attach_tracepoints(struct loader *l);
 int loader_attach_perf(struct loader *l, const struct loader_opts *o);
 void loader_detach_perf(struct loader *l);

@@ -26,6 +26,7 @@
 #include "user/symbolize/sym_cache.h"
 #include "user/session/launch.h"
 #include "user/session/privileges.h"
+#include "user/profile/profile.h"
 #include "user/session/session.h"
 
 volatile sig_atomic_t session_stop_requested;
@@ -341,7 +342,17 @@ int session_start(struct session *s, const struct session_opts *o)
 	lo.follow_children = !o->no_inherit;
 	lo.collect_kernel = o->kernel;
 	lo.force_tail_calls = o->tail_calls;
-	lo.use_cycles = o->cycles;
+	if (!s->opts.events.nr) {
+		char perr[128];
+
+		event_list_parse(&s->opts.events, o->cycles ? "cycles" : "cpu-clock", perr,
+				 sizeof(perr));
+	}
+	lo.events = &s->opts.events;
+	lo.explicit_events = o->explicit_events;
+	lo.period = o->period;
+	lo.min_block_ns = o->min_block_ns;
+	lo.event_budget = o->event_budget ? o->event_budget : SESSION_EVENT_BUDGET;
 	lo.max_frames = o->max_frames;
 	lo.freq = o->freq;
 	lo.rows_max = o->rows_max;
@@ -574,4 +585,14 @@ void session_free(struct session *s)
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
 	pthread_mutex_destroy(&s->agg_lock);
+}
+
+size_t session_prof_events(const struct session *s, struct prof_event *out)
+{
+	const struct event_list *l = &s->opts.events;
+
+	if (!l->nr || (!s->opts.explicit_events && !event_list_has(l, EVENT_OFF_CPU)))
+		return 0;
+	event_list_describe(l, out);
+	return (size_t)l->nr;
 }

@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "user/profile/aggregate.h"
 #include "user/session/bpf_program.h"
+#include "user/session/event_spec.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/sym_fetch.h"
 #include "user/track/proc_tracker.h"
@@ -34,6 +35,9 @@
 /* Table cache bound: libLLVM's tables take ~3.5 MB, a distribution's libraries ~100 MB. */
 #define SESSION_TABLE_CACHE_BYTES (256ull << 20)
 
+/* probe / tracepoint / off-CPU hits one process may have sampled per second */
+#define SESSION_EVENT_BUDGET 1000
+
 struct session_opts {
 	uint32_t pids[SESSION_MAX_PIDS];
 	int nr_pids;
@@ -45,6 +49,12 @@ struct session_opts {
 	bool kernel;
 	bool tail_calls;
 	bool cycles;
+	/* -e, --off-cpu, --on-and-off-cpu (empty: cpu-clock, or cycles) */
+	struct event_list events;
+	bool explicit_events; /* -e was given */
+	uint64_t period;      /* perf events: every this many events (0: -F) */
+	uint64_t min_block_ns;
+	uint32_t event_budget; /* hits per process per second (0: SESSION_EVENT_BUDGET) */
 	uint32_t rows_max;
 	uint64_t max_table_bytes; /* 0: the rows map bounds the tables */
 	double table_idle_ttl;	  /* seconds an unused object's tables stay loaded */
@@ -151,6 +161,12 @@ uint64_t session_interval_end(struct session *s, struct aggregator *late);
  * it drained in time (samples that come later are counted in samples_late).
  */
 bool session_interval_close(struct session *s, double timeout);
+struct prof_event;
+/*
+ * The profile's events (user/profile/profile.h) of a session with -e or
+ * off-CPU; 0 for the default CPU profile, whose values are sample counts.
+ */
+size_t session_prof_events(const struct session *s, struct prof_event *out);
 /* Sums the counters: samples taken, complete, lost (for progress lines). */
 void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, uint64_t *lost);
 

@@ -231,6 +231,14 @@ void session_print_summary(struct session *s, FILE *f)
 			" load requests (queue full), %" PRIu64 " samples in [overflow], %" PRIu64
 			" malformed records\n",
 			c[CNT_EVENTS_LOST], tr.queue_dropped, s->agg.overflow, s->agg.malformed);
+	if (c[CNT_EVENT_HITS] || c[CNT_EVENT_PROC_LIMITED] || c[CNT_EVENT_THROTTLED])
+		fprintf(f,
+			"cfiprof: event hits: %" PRIu64 " sampled, refused: %" PRIu64
+			" over their process's share (--event-budget), %" PRIu64
+			" over all processes' budget; off-CPU: %" PRIu64 " blocks under --min-block, %" PRIu64
+			" not sampled (too many threads blocked at once)\n",
+			c[CNT_EVENT_HITS], c[CNT_EVENT_PROC_LIMITED], c[CNT_EVENT_THROTTLED],
+			c[CNT_OFFCPU_SHORT], c[CNT_OFFCPU_FULL]);
 	if (!loader_prog_stats(&s->ld, &run_ns, &run_cnt) && run_ns && c[CNT_SAMPLES]) {
 		double per_sample = (double)run_ns / (double)c[CNT_SAMPLES];
 		double frames = (double)c[CNT_FRAMES] / (double)c[CNT_SAMPLES];

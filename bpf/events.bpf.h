@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Part of cfiprof.bpf.c (its maps, walker and sample_with_loop come first):
+ * stacks on events other than the sampling perf event, as bpftrace puts
+ * `ustack` on any probe.  uprobes, uretprobes and USDT probes have the user
+ * registers in their context; kprobes (fentry), tracepoints and off-CPU
+ * blocks take them from the task's pt_regs, with the kernel stack.  Each hit passes
+ * the event budget (per process, then per CPU) before any walk.  These
+ * programs need bpf_loop: user space refuses -e / --off-cpu without it.
+ * SEC("?..."): not loaded unless user space asks (user/session/event_attach.c).
+ */
+#ifndef CFIPROF_EVENTS_BPF_H
+#define CFIPROF_EVENTS_BPF_H
+
+#include <bpf/usdt.bpf.h>
+
+/* the event index of each raw tracepoint slot, of off-CPU samples */
+const volatile __u32 tp_event[EVENT_TP_SLOTS] = {};
+const volatile __u32 func_event[EVENT_FUNC_SLOTS] = {};
+const volatile __u32 offcpu_event = 0;
+/* the size of an offcpu_pending value: a whole record at --max-frames */
+const volatile __u32 offcpu_value_bytes = RECORD_MAX_BYTES;
+
+/* Each process's hits in the current slot (approximate across CPUs by design). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, struct cfi_event_slot);
+} event_proc_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cfi_event_slot);
+} event_cpu_slots SEC(".maps");
+
+/*
+ * Each blocked thread's sample, walked when it was switched out, sent with
+ * its weight when it is switched in.  No BTF value type: user space sizes the
+ * value to a record at --max-frames (and the map to 1 entry without --off-cpu).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__uint(key_size, sizeof(__u32)); /* tid */
+	__uint(value_size, RECORD_MAX_BYTES);
+} offcpu_pending SEC(".maps");
+
+static __always_inline bool slot_full(struct cfi_event_slot *s, __u64 slot, __u32 budget)
+{
+	if (s->slot != slot) {
+		s->slot = slot;
+		s->used = 0;
+	}
+	if (s->used >= budget)
+		return true;
+	__sync_fetch_and_add(&s->used, 1);
+	return false;
+}
+
+/*
+ * The process's own share first: a process over it is refused without using
+ * the CPU's share, which bounds the cost of all processes together.
+ */
+static __always_inline bool event_budget_left(__u32 tgid)
+{
+	__u64 slot = bpf_ktime_get_ns() / EVENT_SLOT_NS;
+	struct cfi_event_slot *s, fresh = {.slot = slot, .used = 1};
+	__u32 zero = 0;
+
+	if (event_proc_budget) {
+		s = bpf_map_lookup_elem(&event_proc_slots, &tgid);
+		if (!s)
+			bpf_map_update_elem(&event_proc_slots, &tgid, &fresh, BPF_ANY);
+		else if (slot_full(s, slot, event_proc_budget)) {
+			walker_count(CNT_EVENT_PROC_LIMITED, 1);
+			return false;
+		}
+	}
+	if (event_cpu_budget) {
+		s = bpf_map_lookup_elem(&event_cpu_slots, &zero);
+		if (s && slot_full(s, slot, event_cpu_budget)) {
+			walker_count(CNT_EVENT_THROTTLED, 1);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* One hit: filter, budget, then the same sample as a perf event's (sample_with_loop). */
+static __always_inline int sample_event(void *ctx, struct pt_regs *ctx_regs, bool user_in_ctx,
+					__u32 event, __u64 weight)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct sample_src src = {
+	    .ctx = ctx,
+	    .ctx_regs = ctx_regs,
+	    .user_in_ctx = user_in_ctx,
+	    .event = event,
+	    .weight = weight,
+	};
+
+	if (tgid == 0)
+		return 0;
+	if (!wanted(tgid)) {
+		walker_count(CNT_FILTERED, 1);
+		return 0;
+	}
+	if (!event_budget_left(tgid))
+		return 0;
+	walker_count(CNT_EVENT_HITS, 1);
+	walker_count(CNT_SAMPLES, 1);
+	return sample_with_loop(&src, tgid, tid);
+}
+
+/* uprobe: and uretprobe: (the same program, attached as a return probe); the cookie is the event */
+SEC("?uprobe")
+int on_uprobe(struct pt_regs *ctx)
+{
+	return sample_event(ctx, ctx, true, (__u32)bpf_get_attach_cookie(ctx), 1);
+}
+
+SEC("?usdt")
+int on_usdt(struct pt_regs *ctx)
+{
+	return sample_event(ctx, ctx, true, (__u32)bpf_usdt_cookie(ctx), 1);
+}
+
+/*
+ * kprobe:FUNC and kretprobe:FUNC, as fentry / fexit (BTF trampolines: also on
+ * kernels built without kprobes), one program per slot, its target set before the load.
+ */
+#define FUNC_SLOT(n)                                                                               \
+	SEC("?fentry")                                                                             \
+	int on_fentry##n(void *ctx)                                                                \
+	{                                                                                          \
+		return sample_event(ctx, NULL, false, func_event[n], 1);                           \
+	}                                                                                          \
+	SEC("?fexit")                                                                              \
+	int on_fexit##n(void *ctx)                                                                 \
+	{                                                                                          \
+		return sample_event(ctx, NULL, false, func_event[n], 1);                           \
+	}
+FUNC_SLOT(0)
+FUNC_SLOT(1)
+FUNC_SLOT(2)
+FUNC_SLOT(3)
+
+/* tracepoint:CATEGORY:NAME, attached as a raw tracepoint: no tracefs needed */
+#define TP_SLOT(n)                                                                                 \
+	SEC("?raw_tp")                                                                             \
+	int on_tp##n(void *ctx)                                                                    \
+	{                                                                                          \
+		return sample_event(ctx, NULL, false, tp_event[n], 1);                             \
+	}
+TP_SLOT(0)
+TP_SLOT(1)
+TP_SLOT(2)
+TP_SLOT(3)
+
+/* ---- off-CPU time: a blocked thread's stack, weighted by the time until it runs again ---- */
+
+#define TASK_DEAD_STATE 0x80
+
+/*
+ * A thread that blocks (not one preempted while runnable, not one exiting):
+ * current is still prev, so its stacks are walked now, into offcpu_pending,
+ * through the filter and the budget like any event.
+ */
+static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
+{
+	unsigned int state = prev->__state;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	/* the kernel stack from __schedule: not this program and bpf_trace_run4 */
+	struct sample_src src = {
+	    .ctx = ctx, .user_in_ctx = false, .event = offcpu_event, .kernel_skip = 2};
+	struct cfi_sample_record *rec;
+	struct tc_scratch *s;
+	struct loop_ctx lc;
+	__u32 zero = 0;
+
+	if (!state || (state & TASK_DEAD_STATE) || (prev->flags & PF_KTHREAD) || !tgid)
+		return;
+	if (!wanted(tgid) || !event_budget_left(tgid))
+		return;
+	/* walked into this CPU's scratch record, then kept as the thread's pending sample */
+	s = bpf_map_lookup_elem(&tc_scratch, &zero);
+	if (!s)
+		return;
+	rec = (struct cfi_sample_record *)s->record;
+	walker_count(CNT_EVENT_HITS, 1);
+	sample_fill(&src, rec, &lc, tgid, tid);
+	walk_finished(&lc.st, false);
+	walk_requests(&lc.st);
+	if (bpf_map_update_elem(&offcpu_pending, &tid, rec, BPF_ANY))
+		walker_count(CNT_OFFCPU_FULL, 1);
+}
+
+/* The thread that runs now was blocked since its sample was taken: send it, weighted. */
+static __always_inline void offcpu_in(struct task_struct *next)
+{
+	__u32 tid = next->pid, size;
+	struct cfi_sample_record *rec = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	__u64 delta;
+
+	if (!rec)
+		return;
+	delta = bpf_ktime_get_ns() - rec->time_ns;
+	if (delta < offcpu_min_ns) {
+		walker_count(CNT_OFFCPU_SHORT, 1);
+	} else {
+		rec->weight = delta;
+		size = sizeof(*rec) + ((__u32)rec->nr_kernel + rec->nr_user) * sizeof(__u64);
+		if (size > offcpu_value_bytes)
+			size = offcpu_value_bytes;
+		walker_count(CNT_SAMPLES, 1);
+		if (bpf_ringbuf_output(&events, rec, size, sample_wakeup_flags()))
+			walker_count(CNT_LOST_RINGBUF, 1);
+		else
+			walker_count(CNT_WRITTEN, 1);
+	}
+	bpf_map_delete_elem(&offcpu_pending, &tid);
+}
+
+SEC("?tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	if (!preempt)
+		offcpu_out(ctx, prev);
+	offcpu_in(next);
+	return 0;
+}
+
+#endif

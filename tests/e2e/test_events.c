@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Stacks on other events than CPU samples (issue 17), with progs/events_wait:
+ *  1. off_cpu: --off-cpu on a program blocked 300 + 150 + 300 ms in known
+ *     functions: block_long's stacks weigh 600 ms and block_short's 150 ms
+ *     within 10%, through block_for and the kernel's schedule; the folded
+ *     output is in microseconds, the text report and the SVG in time units,
+ *     a recording reports the same;
+ *  2. uprobe: -e uprobe:libc:malloc on 500 calls from alloc_leaf <- alloc_mid
+ *     <- main: exactly 500 hits, all on that chain;
+ *  3. tracepoint: -e tracepoint:raw_syscalls:sys_enter on 200 open + close
+ *     from open_leaf: exactly 400 hits there, with kernel and user frames;
+ *  4. usdt: a USDT probe (no semaphore) fired 300 times from usdt_leaf <- main:
+ *     exactly 300 hits on that chain;
+ *  5. on_and_off: --on-and-off-cpu: the pprof has samples/count,
+ *     cpu/nanoseconds and off_cpu/nanoseconds, its off_cpu values add up to
+ *     the blocked time within 10% and its cpu values the 200 ms burn_cpu ran
+ *     within 25%, folded stacks start [cpu-clock] or [off-cpu];
+ *  6. budget: a process calling malloc in a tight loop (uprobe on malloc)
+ *     beside one calling it 50 times: the second's 50 are all there with
+ *     their whole stacks, the first is refused past its share (counted);
+ *  7. errors: an unknown event, a symbol not in the file, a tracepoint that
+ *     does not exist, a hardware event without a PMU, a kprobe where the
+ *     kernel refuses one (each as bpftrace finds the machine): exit status and
+ *     a message that says which and why.
+ * Environment: CFIPROF (default build/cfiprof), OUT (default build).
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/lib/cli_util.h"
+#include "tests/lib/e2e.h"
+#include "tests/lib/harness.h"
+#include "tests/lib/pprof_read.h"
+
+/* Sums the folded lines of comm that contain every one of the parts; *lines gets how many. */
+static uint64_t folded_sum(const char *path, const char *comm, const char *const *parts, int *lines,
+			   int *kernel_lines)
+{
+	char *s = slurp(path), *line, *save = NULL;
+	uint64_t sum = 0;
+	size_t clen = strlen(comm);
+
+	*lines = 0;
+	if (kernel_lines)
+		*kernel_lines = 0;
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' ');
+		int i;
+
+		if (!sp || strncmp(line, comm, clen) || line[clen] != ';')
+			continue;
+		for (i = 0; parts[i] && strstr(line, parts[i]); i++)
+			;
+		if (parts[i])
+			continue;
+		sum += strtoull(sp + 1, NULL, 10);
+		(*lines)++;
+		if (kernel_lines && strstr(line, "_[k]"))
+			(*kernel_lines)++;
+	}
+	free(s);
+	return sum;
+}
+
+static char *prog(char *buf, size_t len)
+{
+	snprintf(buf, len, "%.4000s/events_wait", progs_dir);
+	return buf;
+}
+
+static void test_off_cpu(void)
+{
+	char bin[PATH_MAX + 16], path[PATH_MAX], rec[PATH_MAX], txt[PATH_MAX], *log, *text;
+	char *opts[] = {"--off-cpu", "--save", rec, NULL};
+	char *cmd[] = {prog(bin, sizeof(bin)), "sleep", NULL};
+	const char *longp[] = {"main;block_long;block_for;", "schedule_[k]", NULL};
+	const char *shortp[] = {"main;block_short;block_for;", "schedule_[k]", NULL};
+	char *rep[] = {(char *)cfiprof_bin, "report", rec, "-o", txt, NULL};
+	uint64_t l, s;
+	int nl, ns;
+
+	tpath(rec, sizeof(rec), "off.rec");
+	tpath(txt, sizeof(txt), "off.txt");
+	if (e2e_record("off.folded", "99", opts, cmd, &log))
+		goto out;
+	tpath(path, sizeof(path), "off.folded");
+	l = folded_sum(path, "events_wait", longp, &nl, NULL);
+	s = folded_sum(path, "events_wait", shortp, &ns, NULL);
+	printf("  off-CPU: block_long %" PRIu64 " us in %d stacks, block_short %" PRIu64
+	       " us in %d stacks\n",
+	       l, nl, s, ns);
+	CHECK(l >= 540000 && l <= 660000, "block_long blocked 600 ms, profile says %" PRIu64 " us",
+	      l);
+	CHECK(s >= 135000 && s <= 165000, "block_short blocked 150 ms, profile says %" PRIu64 " us",
+	      s);
+	CHECK(run(rep, NULL, NULL, 30) == 0, "report %s", rec);
+	text = slurp(txt);
+	CHECK(strstr(text, "Time(ms)") && strstr(text, "(off-cpu)") && strstr(text, "block_long"),
+	      "text report in time units:\n%.2000s", text);
+	free(text);
+out:
+	free(log);
+}
+
+/*
+ * record -e SPEC -- events_wait MODE N: every stack through leaf is the one
+ * whole line "_start;...;main;CHAIN N" (count included): exactly N hits.
+ */
+static void exact_chain(const char *name, const char *spec, const char *mode, const char *n,
+			const char *chain, const char *leaf)
+{
+	char bin[PATH_MAX + 16], path[PATH_MAX], line[512], *log;
+	/* a burst of n hits at once: over the default share of a process (counted, not sampled) */
+	char *opts[] = {"-e", (char *)spec, "--event-budget", "100000", NULL};
+	char *cmd[] = {prog(bin, sizeof(bin)), (char *)mode, (char *)n, NULL};
+	const char *whole[] = {line, NULL}, *any[] = {leaf, NULL};
+	int nwhole, nany;
+	uint64_t hits, all;
+
+	snprintf(line, sizeof(line), "_start;__libc_start_main;__libc_start_call_main;main;%s %s",
+		 chain, n);
+	if (e2e_record(name, "99", opts, cmd, &log))
+		goto out;
+	tpath(path, sizeof(path), name);
+	hits = folded_sum(path, "events_wait", whole, &nwhole, NULL);
+	all = folded_sum(path, "events_wait", any, &nany, NULL);
+	printf("  %s: %d lines on the chain, %d through %s (%" PRIu64 " hits)\n", spec, nwhole,
+	       nany, leaf, all);
+	CHECK(nwhole == 1 && nany == 1 && hits == all && hits == strtoull(n, NULL, 10),
+	      "%s hits from main;%s: %d lines, %d through %s, %" PRIu64 " hits:\n%s", n, chain,
+	      nwhole, nany, leaf, all, log);
+out:
+	free(log);
+}
+
+static void test_uprobe(void)
+{
+	exact_chain("uprobe.folded", "uprobe:libc:malloc", "malloc", "500",
+		    "alloc_mid;alloc_leaf;malloc", "alloc_leaf");
+}
+
+static void test_tracepoint(void)
+{
+	char bin[PATH_MAX + 16], path[PATH_MAX], *log;
+	char *opts[] = {"-e", "tracepoint:raw_syscalls:sys_enter", "--event-budget", "100000", NULL};
+	char *cmd[] = {prog(bin, sizeof(bin)), "open", "200", NULL};
+	const char *chain[] = {"_start;__libc_start_main;__libc_start_call_main;main;open_leaf;",
+			       NULL};
+	uint64_t hits;
+	int n, nk;
+
+	if (e2e_record("tp.folded", "99", opts, cmd, &log))
+		goto out;
+	tpath(path, sizeof(path), "tp.folded");
+	hits = folded_sum(path, "events_wait", chain, &n, &nk);
+	printf("  tracepoint: %" PRIu64 " hits in open_leaf, %d stacks, %d with kernel frames\n",
+	       hits, n, nk);
+	CHECK(hits == 400, "200 open + close from open_leaf: %" PRIu64 " hits", hits);
+	CHECK(n > 0 && nk == n, "every stack has kernel frames: %d of %d", nk, n);
+out:
+	free(log);
+}
+
+static void test_usdt(void)
+{
+	char bin[PATH_MAX + 16], spec[PATH_MAX + 64];
+
+	snprintf(spec, sizeof(spec), "usdt:%s:cfiprof_test:tick", prog(bin, sizeof(bin)));
+	exact_chain("usdt.folded", spec, "usdt", "300", "usdt_leaf", "usdt_leaf");
+}
+
+static void test_on_and_off(void)
+{
+	char bin[PATH_MAX + 16], path[PATH_MAX], pb[PATH_MAX], *log, *folded;
+	char *opts[] = {"--on-and-off-cpu", NULL};
+	char *cmd[] = {prog(bin, sizeof(bin)), "sleep", NULL};
+	const char *offp[] = {"events_wait;[off-cpu];", "main;block_", NULL};
+	char *rep[] = {(char *)cfiprof_bin, "report", path, "-o", pb, NULL};
+	struct decoded d = {0};
+	uint64_t off_us, off_ns = 0, cpu_ns = 0;
+	uint8_t *buf;
+	size_t len;
+	int n, i;
+	char rec[PATH_MAX], *opts2[] = {"--on-and-off-cpu", "--save", rec, NULL};
+
+	tpath(rec, sizeof(rec), "both.rec");
+	if (e2e_record("both.folded", "999", opts2, cmd, &log))
+		goto out;
+	(void)opts;
+	tpath(path, sizeof(path), "both.folded");
+	off_us = folded_sum(path, "events_wait", offp, &n, NULL);
+	folded = slurp(path);
+	CHECK(off_us >= 675000 && off_us <= 825000 && strstr(folded, ";[cpu-clock];") &&
+		  strstr(folded, "main;burn_cpu"),
+	      "750 ms blocked in block_*: %" PRIu64 " us off-CPU; cpu-clock stacks %s", off_us,
+	      strstr(folded, ";[cpu-clock];") ? "there" : "missing");
+	free(folded);
+	/* the recording reported as pprof: three sample types, the weights kept */
+	snprintf(path, sizeof(path), "%s", rec);
+	tpath(pb, sizeof(pb), "both.pb.gz");
+	CHECK(run(rep, NULL, NULL, 30) == 0, "report %s -o %s", rec, pb);
+	buf = gunzip_file(pb, &len);
+	CHECK(buf && !decode(buf, len, &d) && d.nr_sample_types == 3 &&
+		  !strcmp(d.sample_type[0][0], "samples") && !strcmp(d.sample_type[1][0], "cpu") &&
+		  !strcmp(d.sample_type[1][1], "nanoseconds") &&
+		  !strcmp(d.sample_type[2][0], "off_cpu") &&
+		  !strcmp(d.sample_type[2][1], "nanoseconds"),
+	      "pprof sample types: %d", d.nr_sample_types);
+	for (i = 0; i < d.nr_samples; i++) {
+		if (d.samples[i].nr_vals == 3 && d.samples[i].comm &&
+		    !strcmp(d.samples[i].comm, "events_wait")) {
+			cpu_ns += d.samples[i].vals[1];
+			off_ns += d.samples[i].vals[2];
+		}
+	}
+	printf("  on-and-off: events_wait %.1f ms off-CPU, %.1f ms on-CPU in the pprof\n",
+	       off_ns / 1e6, cpu_ns / 1e6);
+	CHECK(off_ns >= 675000000ull && off_ns <= 900000000ull,
+	      "off_cpu values %" PRIu64 " ns, blocked 750 ms", off_ns);
+	CHECK(cpu_ns >= 150000000ull && cpu_ns <= 300000000ull,
+	      "cpu values %" PRIu64 " ns, burn_cpu ran 200 ms", cpu_ns);
+	decoded_free(&d);
+	free(buf);
+out:
+	free(log);
+}
+
+static void test_budget(void)
+{
+	char bin[PATH_MAX + 16], ord[PATH_MAX], path[PATH_MAX], script[3 * PATH_MAX], *log;
+	char *opts[] = {"-e", "uprobe:libc:malloc", NULL};
+	char *cmd[] = {"/bin/sh", "-c", script, NULL};
+	char *cp[] = {"cp", bin, ord, NULL};
+	const char *ordinary[] = {"main;alloc_mid;alloc_leaf;malloc", NULL};
+	const char *hog[] = {"main;alloc_mid;alloc_leaf;malloc", NULL};
+	const char *anywhere[] = {";malloc", NULL};
+	unsigned long long refused = 0;
+	const char *line;
+	uint64_t hits, all, hog_hits;
+	int n, nh, nall;
+
+	prog(bin, sizeof(bin));
+	/* the ordinary program under a name of its own: its comm tells its stacks apart */
+	tpath(ord, sizeof(ord), "ordinary_proc");
+	CHECK(run(cp, NULL, NULL, 10) == 0, "cp %s %s", bin, ord);
+	/*
+	 * The hog: 2,000,000 mallocs in a loop.  The ordinary process, started while
+	 * it runs, waits 300 ms (its tables are loaded by then) and calls malloc 50
+	 * times, within its share.
+	 */
+	snprintf(script, sizeof(script), "%s malloc 2000000 & sleep 0.3; %s malloc 50 300; wait",
+		 bin, ord);
+	if (e2e_record("budget.folded", "99", opts, cmd, &log))
+		goto out;
+	tpath(path, sizeof(path), "budget.folded");
+	hits = folded_sum(path, "ordinary_proc", ordinary, &n, NULL);
+	all = folded_sum(path, "ordinary_proc", anywhere, &nall, NULL);
+	hog_hits = folded_sum(path, "events_wait", hog, &nh, NULL);
+	line = strstr(log, "event hits:");
+	if (line)
+		sscanf(strstr(line, "refused: ") ? strstr(line, "refused: ") : "", "refused: %llu",
+		       &refused);
+	printf("  budget: ordinary %" PRIu64 " of 50 calls (%" PRIu64
+	       " on the whole chain), hog %" PRIu64 " sampled, %llu refused\n",
+	       all, hits, hog_hits, refused);
+	/* every call of the ordinary process is sampled, with its whole stack */
+	CHECK(all == 50 && hits == 50,
+	      "the ordinary process's 50 calls beside the hog: %" PRIu64 " (%" PRIu64
+	      " complete)\n%s",
+	      all, hits, log);
+	/* each of its calls sampled or refused (its start-up's mallocs are refused too) */
+	CHECK(hog_hits + refused >= 2000000 && hog_hits <= 5000,
+	      "the hog is refused past its share and counted: %" PRIu64 " sampled, %llu refused",
+	      hog_hits, refused);
+out:
+	free(log);
+}
+
+/* record -e SPEC -- true: the exit status and whether stderr says what was wanted. */
+static void expect_error(const char *spec, int want_rc, const char *says)
+{
+	char err[PATH_MAX], *log;
+	char *argv[] = {(char *)cfiprof_bin, "record", "-e",	    (char *)spec, "-o",
+			"/dev/null",	     "--",     "/bin/true", NULL};
+	int rc;
+
+	tpath(err, sizeof(err), "error.err");
+	rc = run(argv, NULL, err, 30);
+	log = slurp(err);
+	CHECK(rc == want_rc && strstr(log, says), "-e %s: exit %d (wanted %d), stderr:\n%s", spec,
+	      rc, want_rc, log);
+	free(log);
+}
+
+/* What bpftrace (an independent tool) finds on this machine: 0 if the probe attaches. */
+static int bpftrace_can(const char *probe)
+{
+	char prog_text[256];
+	char *argv[] = {"bpftrace", "-e", prog_text, NULL};
+
+	snprintf(prog_text, sizeof(prog_text), "%s { exit(); }", probe);
+	return run(argv, "/dev/null", "/dev/null", 30);
+}
+
+static void test_errors(void)
+{
+	struct stat st;
+
+	expect_error("nosuchevent", 2, "unknown event 'nosuchevent'");
+	expect_error("uprobe:libc:no_such_function_xyz", 1, "no function no_such_function_xyz in");
+	expect_error("uprobe:/no/such/file:main", 1, "no file /no/such/file");
+	expect_error("tracepoint:sched:no_such_tracepoint", 1, "no such tracepoint");
+	/* a hardware event: fails clearly without a PMU (this VM has none), else samples */
+	if (stat("/sys/bus/event_source/devices/cpu", &st))
+		expect_error("cycles", 1, "no hardware PMU");
+	else
+		expect_error("cycles", 0, "");
+	/* kprobe: as fentry; where bpftrace cannot attach either, a clear refusal */
+	if (bpftrace_can("kfunc:vfs_read") && bpftrace_can("kprobe:vfs_read"))
+		expect_error("kprobe:vfs_read", 1,
+			     "this kernel refused a BPF program on a kernel function");
+	else
+		expect_error("kprobe:vfs_read", 0, "");
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	if (!e2e_setup("events"))
+		return HARNESS_DONE();
+	RUN_TEST(test_off_cpu);
+	RUN_TEST(test_uprobe);
+	RUN_TEST(test_tracepoint);
+	RUN_TEST(test_usdt);
+	RUN_TEST(test_on_and_off);
+	RUN_TEST(test_budget);
+	RUN_TEST(test_errors);
+	e2e_finish();
+	return HARNESS_DONE();
+}
