@@ -144,7 +144,13 @@ static void test_pairing_linear(struct tracker_world *w, int exe_fd)
 		  proc_find_mapping(proc_tracker_find(w->pt, self()),
 				    (uintptr_t)base + 2 * PAGE + 8) != NULL,
 	      "unmapped ones gone, the others kept");
-	munmap(base, 2 * nr * PAGE);
+	/*
+	 * Only what is still ours: a page given back above may hold someone
+	 * else's memory by now (the allocator put the tracker's own map set
+	 * there, and a munmap of the whole range took it away under ASan).
+	 */
+	for (i = 0; i < 2 * nr; i += 4)
+		munmap(base + (i + 1) * PAGE, 3 * PAGE);
 	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "reload after the last munmap");
 }
 
