@@ -16,8 +16,10 @@ trap 'rm -rf "$tmp"; kill "$pid" 2> /dev/null || true' EXIT
 pid=$!
 # until half a second before the command ends: bpftrace takes up to a second to attach
 ms=$(awk -v s="$secs" 'BEGIN {printf "%d", s * 1000 - 500}')
+# bpftrace's stack map cannot be deeper than the kernel allows perf callchains
+depth=$(sysctl -n kernel.perf_event_max_stack)
 bpftrace --unsafe -q -e "
-profile:hz:$hz /pid == $pid/ { @n = count(); @s[ustack(perf, 1024)] = count(); }
+profile:hz:$hz /pid == $pid/ { @n = count(); @s[ustack(perf, $depth)] = count(); }
 interval:ms:$ms { system(\"bpftool prog show > $tmp/progs\"); exit(); }" > "$tmp/out" 2>&1
 wait "$pid" 2> /dev/null || true
 # the profile program (bpftrace names it after its rate): run time over the samples it kept (the command's), frames from its stacks
