@@ -123,14 +123,20 @@ static void spool_path(char *buf, size_t len, const char *spool, uint64_t from, 
 		 until * 1000000000u);
 }
 
+/* The pusher's settings of these tests: application "t", quick retries, a 1 MiB spool. */
+static struct agent_push_config push_config(const char *spool)
+{
+	return (struct agent_push_config){.app_name = "t",
+					  .spool_dir = spool,
+					  .timeout = 2,
+					  .backoff_max = 0.5,
+					  .spool_max_bytes = 1 << 20};
+}
+
 static void test_spool_symlink(void)
 {
 	char spool[PATH_MAX], secret[PATH_MAX], path[PATH_MAX + 64], url[64];
-	struct agent_push_config cfg = {.app_name = "t",
-					.spool_dir = spool,
-					.timeout = 2,
-					.backoff_max = 0.5,
-					.spool_max_bytes = 1 << 20};
+	struct agent_push_config cfg = push_config(spool);
 	struct receiver rv = {0};
 	struct agent_push_stats st = {0};
 	struct agent_push *ap;
@@ -184,11 +190,7 @@ static void test_spool_symlink(void)
 static void test_spool_services(void)
 {
 	char spool[PATH_MAX], path[PATH_MAX + 64], url[64];
-	struct agent_push_config cfg = {.app_name = "t",
-					.spool_dir = spool,
-					.timeout = 2,
-					.backoff_max = 0.5,
-					.spool_max_bytes = 1 << 20};
+	struct agent_push_config cfg = push_config(spool);
 	struct receiver rv = {0};
 	struct agent_push_stats st = {0};
 	struct agent_push *ap;

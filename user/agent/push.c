@@ -20,17 +20,19 @@
 #include "user/agent/log.h"
 #include "user/agent/interval_files.h"
 #include "user/agent/push.h"
+#include "user/output/pprof.h"
+#include "user/profile/profile.h"
 
 #define SPOOL_SUFFIX	".pb.gz"
 #define BACKOFF_FIRST	1.0 /* seconds */
 #define CONNECT_TIMEOUT 5.0
 /* "FROM-UNTIL@SERVICE.pb.gz" */
-#define SPOOL_NAME_MAX (2 * 20 + 2 + AGENT_SERVICE_MAX + sizeof(SPOOL_SUFFIX))
+#define SPOOL_NAME_MAX (2 * 20 + 2 + PROF_SERVICE_MAX + sizeof(SPOOL_SUFFIX))
 
 struct spool_entry {
 	uint64_t from_ns, until_ns, bytes;
 	bool inflight; /* being sent: the bound drops others first */
-	char service[AGENT_SERVICE_MAX]; /* pushed under this name; "": the configured one */
+	char service[PROF_SERVICE_MAX]; /* pushed under this name; "": the configured one */
 };
 
 struct agent_push {
@@ -57,9 +59,9 @@ static void spool_name(const struct spool_entry *e, char *buf, size_t len)
 
 bool agent_service_name_ok(const char *s)
 {
-	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+	size_t n = strspn(s, PROF_SERVICE_CHARS);
 
-	return n && n == strlen(s) && n < AGENT_SERVICE_MAX;
+	return n && !s[n] && n < PROF_SERVICE_MAX;
 }
 
 /* "FROM-UNTIL.pb.gz" or "FROM-UNTIL@SERVICE.pb.gz" into e; false for any other name. */
@@ -621,4 +623,49 @@ void agent_push_stop(struct agent_push *ap, double grace, struct agent_push_stat
 	pthread_cond_destroy(&ap->cond);
 	pthread_mutex_destroy(&ap->lock);
 	free(ap);
+}
+
+int agent_push_profile(struct agent_push *ap, const struct profile *p, bool by_service,
+		       uint64_t from_ns, uint64_t until_ns, const void *gz, size_t gz_len)
+{
+	const char **services;
+	struct profile sub;
+	size_t nr, i, len;
+	int failed = 0;
+	char *data;
+	FILE *f;
+
+	if (!by_service) {
+		agent_push_enqueue(ap, from_ns, until_ns, NULL, gz, gz_len);
+		return 0;
+	}
+	services = profile_services(p, &nr);
+	if (!services) {
+		alog(ALOG_ERROR, "out of memory while splitting the interval by service", NULL);
+		return 1;
+	}
+	for (i = 0; i < nr; i++) {
+		int err;
+
+		data = NULL;
+		len = 0;
+		err = profile_subset(p, services[i], &sub);
+		if (!err) {
+			f = open_memstream(&data, &len);
+			err = !f || pprof_write(f, &sub);
+			if (f)
+				fclose(f);
+			profile_free(&sub);
+		}
+		if (err) {
+			alog(ALOG_ERROR, "cannot encode a service's profile", "service=%s",
+			     services[i] ? services[i] : "-");
+			failed++;
+		} else {
+			agent_push_enqueue(ap, from_ns, until_ns, services[i], data, len);
+		}
+		free(data);
+	}
+	free(services);
+	return failed;
 }

@@ -30,10 +30,7 @@ struct agent_push_stats {
 
 struct agent_push;
 
-/* Longest service name a push carries, NUL included */
-#define AGENT_SERVICE_MAX 128
-
-/* A service name the spool and Pyroscope's name syntax take: 1..127 of [A-Za-z0-9._-]. */
+/* A service name the spool and Pyroscope's name syntax take: 1..PROF_SERVICE_MAX - 1 of PROF_SERVICE_CHARS. */
 bool agent_service_name_ok(const char *s);
 
 /* Longest application name with its labels, "APP{hostname=H,k=v}", NUL included. */
@@ -64,6 +61,16 @@ int agent_push_configure(struct agent_push *ap, const struct agent_push_config *
  */
 int agent_push_enqueue(struct agent_push *ap, uint64_t from_ns, uint64_t until_ns,
 		       const char *service, const void *data, size_t len);
+struct profile;
+/*
+ * Spools an interval: gz (p encoded) whole under the configured name, or, by
+ * service, one profile per service of p's samples under that service's name:
+ * Pyroscope files a push under the service its name gives, whatever the
+ * samples' service_name labels say.  Returns the profiles that could not be
+ * encoded (logged).
+ */
+int agent_push_profile(struct agent_push *ap, const struct profile *p, bool by_service,
+		       uint64_t from_ns, uint64_t until_ns, const void *gz, size_t gz_len);
 void agent_push_get_stats(struct agent_push *ap, struct agent_push_stats *out);
 /*
  * Keeps delivering for at most grace seconds, then stops and frees ap; what is

@@ -203,55 +203,6 @@ static void add(uint64_t *p, uint64_t v)
 	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
-/*
- * Spools the interval for the pusher: whole (gz) under the configured name,
- * or, when each process names its service, one profile per service under
- * that service's name, since Pyroscope files a push under the service its
- * name gives whatever the samples' service_name labels say.
- */
-static void push_interval(struct agent *a, const struct profile *p, bool by_service,
-			  uint64_t until_ns, const char *gz, size_t gz_len)
-{
-	const char **services;
-	struct profile sub;
-	size_t nr, i, len;
-	char *data;
-	FILE *f;
-	int err;
-
-	if (!by_service) {
-		agent_push_enqueue(a->push, a->from_ns, until_ns, NULL, gz, gz_len);
-		return;
-	}
-	services = profile_services(p, &nr);
-	if (!services) {
-		alog(ALOG_ERROR, "out of memory while splitting the interval by service", NULL);
-		add(&a->ctr.write_errors, 1);
-		return;
-	}
-	for (i = 0; i < nr; i++) {
-		data = NULL;
-		len = 0;
-		err = profile_subset(p, services[i], &sub);
-		if (!err) {
-			f = open_memstream(&data, &len);
-			err = !f || pprof_write(f, &sub);
-			if (f)
-				fclose(f);
-			profile_free(&sub);
-		}
-		if (err) {
-			alog(ALOG_ERROR, "cannot encode a service's profile", "service=%s",
-			     services[i] ? services[i] : "-");
-			add(&a->ctr.write_errors, 1);
-		} else {
-			agent_push_enqueue(a->push, a->from_ns, until_ns, services[i], data, len);
-		}
-		free(data);
-	}
-	free(services);
-}
-
 /* The first refusal of each cause by the symbol sources of stripped objects, logged once. */
 static void log_symbol_refusals(struct agent *a)
 {
@@ -388,7 +339,9 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	if (f)
 		fclose(f);
 	if (!err && a->push)
-		push_interval(a, &p, info.service_by_process, until_ns, gz, gz_len);
+		add(&a->ctr.write_errors,
+		    agent_push_profile(a->push, &p, info.service_by_process, a->from_ns, until_ns, gz,
+				       gz_len));
 	profile_free(&p);
 	/* symbolized: processes that exited can go, so churn does not grow memory */
 	proc_tracker_forget_exited(a->s.pt);

@@ -249,22 +249,16 @@ static int64_t synthetic_location(struct profile *p, const char *name)
 }
 
 /* Labels from the sample's cgroup; grouping by container when asked. */
-/*
- * A process names its own service (its comm, its unit): the agent pushes each
- * service under that name and spools it under a file name, so only
- * [A-Za-z0-9._-] stay, others become '_'.
- */
+/* A service name a process chose for itself, cleaned (see PROF_SERVICE_CHARS). */
 static const char *service_name_clean(char *s)
 {
-	char *c;
+	size_t n;
 
-	for (c = s; *c; c++)
-		if (!(*c >= 'a' && *c <= 'z') && !(*c >= 'A' && *c <= 'Z') &&
-		    !(*c >= '0' && *c <= '9') && *c != '.' && *c != '_' && *c != '-')
-			*c = '_';
-	/* the agent's AGENT_SERVICE_MAX */
-	if (c - s > 127)
-		s[127] = 0;
+	for (n = 0; s[n]; n++)
+		if (!strchr(PROF_SERVICE_CHARS, s[n]))
+			s[n] = '_';
+	if (n >= PROF_SERVICE_MAX)
+		s[PROF_SERVICE_MAX - 1] = 0;
 	return *s ? s : "_";
 }
 
@@ -735,105 +729,13 @@ char *prof_loc_label(const struct prof_location *l)
 	return s;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s && s[1] ? s + 1 : path;
-}
-
-/* Level @j of @l as the view names it; interned. */
-static const char *view_name(struct profile *p, const struct prof_location *l, uint32_t j,
-			     const struct prof_view *v)
-{
-	const struct prof_line *pl = &l->lines[j];
-	char *s;
-	const char *r;
-
-	if (!v->lines || !pl->file || !pl->line)
-		return pl->function;
-	if (asprintf(&s, "%s %s:%u", pl->function, base_name(pl->file), pl->line) < 0)
-		return NULL;
-	r = profile_intern(p, s);
-	free(s);
-	return r;
-}
-
-int profile_apply_view(struct profile *p, const struct prof_view *v)
+int profile_reserve_loc(struct profile *p)
 {
 	struct priv *pv = p->priv;
-	size_t nr_orig = p->nr_locs, i;
-	uint32_t *first, *count;
-	int err = -1;
 
-	/* profiles without lines (or made by hand, without a pool) show as they are */
-	for (i = 0; i < nr_orig && !p->locs[i].nr_lines; i++)
-		;
-	if (i == nr_orig)
-		return 0;
 	if (!pv) {
 		errno = EINVAL;
 		return -1;
 	}
-	first = calloc(nr_orig ? nr_orig : 1, sizeof(*first));
-	count = calloc(nr_orig ? nr_orig : 1, sizeof(*count));
-	if (!first || !count)
-		goto out;
-	for (i = 0; i < nr_orig; i++) {
-		uint32_t n = p->locs[i].nr_lines, lo = v->no_inline && n ? n - 1 : 0, j;
-
-		first[i] = (uint32_t)i;
-		count[i] = 1;
-		if (!n || (n == 1 && !(v->lines && p->locs[i].lines[0].line)) ||
-		    (lo == n - 1 && !v->lines))
-			continue;
-		/* one new location per level shown, innermost first */
-		first[i] = (uint32_t)p->nr_locs;
-		count[i] = n - lo;
-		for (j = lo; j < n; j++) {
-			struct prof_location *l;
-			const char *name;
-
-			if (VEC_RESERVE(p->locs, p->nr_locs, pv->cap_locs, 256))
-				goto out;
-			name = view_name(p, &p->locs[i], j, v);
-			if (!name)
-				goto out;
-			l = &p->locs[p->nr_locs++];
-			*l = p->locs[i];
-			l->function = name;
-			l->nr_lines = 0;
-			l->lines = NULL;
-			l->inlined = j < n - 1;
-		}
-	}
-	for (i = 0; i < p->nr_samples; i++) {
-		struct prof_sample *s = &p->samples[i];
-		uint32_t k, total = 0, at = 0, *locs;
-
-		for (k = 0; k < s->nr_locs; k++)
-			total += count[s->locs[k]];
-		if (total == s->nr_locs) {
-			for (k = 0; k < s->nr_locs; k++)
-				s->locs[k] = first[s->locs[k]];
-			continue;
-		}
-		locs = malloc(total * sizeof(*locs));
-		if (!locs)
-			goto out;
-		for (k = 0; k < s->nr_locs; k++) {
-			uint32_t j, o = s->locs[k];
-
-			for (j = 0; j < count[o]; j++)
-				locs[at++] = first[o] + j;
-		}
-		free(s->locs);
-		s->locs = locs;
-		s->nr_locs = total;
-	}
-	err = 0;
-out:
-	free(first);
-	free(count);
-	return err;
+	return VEC_RESERVE(p->locs, p->nr_locs, pv->cap_locs, 256) ? -1 : 0;
 }

@@ -152,6 +152,14 @@ struct profile {
 	void *priv;	       /* string pool and lookup tables */
 };
 
+/*
+ * A service name a process gives itself (its unit, its comm) is cleaned to these
+ * characters and at most PROF_SERVICE_MAX - 1 bytes: the agent pushes each
+ * service under its name and spools it under a file name (user/agent/push.c).
+ */
+#define PROF_SERVICE_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
+#define PROF_SERVICE_MAX   128
+
 struct profile_info {
 	uint64_t period_ns, start_unix_ns, duration_ns;
 	const char *event;
@@ -215,6 +223,8 @@ struct prof_view {
  * 0).  Not for pprof, which carries the lines themselves. Returns 0 or -1.
  */
 int profile_apply_view(struct profile *p, const struct prof_view *v);
+/* Room for more locations in a built profile (profile_view.c); -1 (errno) if none. */
+int profile_reserve_loc(struct profile *p);
 
 /* The name a frame shows in flame graphs: the function, kernel ones suffixed "_[k]"; malloc'd. */
 char *prof_loc_label(const struct prof_location *l);

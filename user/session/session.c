@@ -46,7 +46,7 @@ static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size
 	/* while the process lives: its code objects are named from its memory */
 	python_names_note(s->python_names, r, size);
 	pthread_mutex_lock(&s->agg_lock);
-	if (s->late_agg && r->time_ns < s->late_before_ns) {
+	if (s->late_agg && r->time_ns < s->last_boundary_ns) {
 		ok = agg_add(s->late_agg, r, size) == 0;
 	} else {
 		/* taken before an interval that is already written: it lands in this one */
@@ -129,23 +129,21 @@ static void *consumer_main(void *arg)
 			break;
 		}
 		deferred_queue_run(&s->deferred, mono_ns(), false);
-		__atomic_store_n(&s->deferred_oldest_ns, deferred_queue_oldest_ns(&s->deferred),
+		__atomic_store_n(&s->deferred_oldest_ns, s->deferred.stats.oldest_ns,
 				 __ATOMIC_RELEASE);
 		__atomic_add_fetch(&s->consumer_passes, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
 
-uint64_t session_interval_end(struct session *s, struct aggregator *late)
+void session_interval_end(struct session *s, struct aggregator *late)
 {
 	uint64_t now = mono_ns();
 
 	pthread_mutex_lock(&s->agg_lock);
 	s->late_agg = late;
-	s->late_before_ns = now;
 	s->last_boundary_ns = now;
 	pthread_mutex_unlock(&s->agg_lock);
-	return now;
 }
 
 bool session_interval_close(struct session *s, double timeout)
@@ -157,7 +155,7 @@ bool session_interval_close(struct session *s, double timeout)
 	/* two passes: the one under way may have polled before the boundary */
 	while (s->consumer_started && mono_sec() < deadline) {
 		if (__atomic_load_n(&s->consumer_passes, __ATOMIC_ACQUIRE) >= passes + 2 &&
-		    __atomic_load_n(&s->deferred_oldest_ns, __ATOMIC_ACQUIRE) >= s->late_before_ns) {
+		    __atomic_load_n(&s->deferred_oldest_ns, __ATOMIC_ACQUIRE) >= s->last_boundary_ns) {
 			drained = true;
 			break;
 		}

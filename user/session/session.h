@@ -96,13 +96,12 @@ struct session {
 	struct ksyms *ksyms;
 	char ksyms_err[256];
 	/*
-	 * Samples taken before late_before_ns (bpf clock) that arrive while
-	 * late_agg is set (the agent, between its interval's end and the
-	 * interval's flush) join that interval; under agg_lock.  Those that
-	 * arrive after it was flushed are counted in samples_late.
+	 * Samples taken before last_boundary_ns (bpf clock, the last interval's
+	 * end) that arrive while late_agg is set (the agent, between that end
+	 * and the interval's flush) join that interval; under agg_lock.  Those
+	 * that arrive after it was flushed are counted in samples_late.
 	 */
 	struct aggregator *late_agg;
-	uint64_t late_before_ns;
 	uint64_t last_boundary_ns;
 	uint64_t samples_late;
 	/* published by the consumer after each pass: its count, and the oldest deferred sample */
@@ -151,9 +150,9 @@ void session_free(struct session *s);
  * The end of an interval for a caller that swaps aggregators (the agent): the
  * samples taken before now go to late (the interval just swapped out) as
  * they arrive, the ring buffer's backlog and the deferred samples finished
- * late alike, until session_interval_close.  Returns now (bpf clock).
+ * late alike, until session_interval_close.
  */
-uint64_t session_interval_end(struct session *s, struct aggregator *late);
+void session_interval_end(struct session *s, struct aggregator *late);
 /*
  * Waits (at most timeout seconds) until the consumer has drained what was
  * sampled before the interval's end and no deferred sample of it waits,

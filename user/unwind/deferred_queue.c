@@ -120,8 +120,11 @@ void deferred_queue_run(struct deferred_queue *q, uint64_t now_ns, bool final)
 {
 	struct deferred_item **pp = &q->head, *it;
 
+	q->stats.oldest_ns = UINT64_MAX;
 	while ((it = *pp)) {
 		if (!try_item(q, it, now_ns, final)) {
+			if (it->v.rec->time_ns < q->stats.oldest_ns)
+				q->stats.oldest_ns = it->v.rec->time_ns;
 			pp = &it->next;
 			continue;
 		}
@@ -145,16 +148,4 @@ void deferred_queue_free(struct deferred_queue *q)
 	}
 	free(q->out);
 	memset(q, 0, sizeof(*q));
-}
-
-uint64_t deferred_queue_oldest_ns(const struct deferred_queue *q)
-{
-	const struct deferred_item *it;
-	uint64_t oldest = UINT64_MAX;
-
-	/* a few hundred at most, bounded by max_bytes: arrival order is nearly time order */
-	for (it = q->head; it; it = it->next)
-		if (it->v.rec->time_ns < oldest)
-			oldest = it->v.rec->time_ns;
-	return oldest;
 }

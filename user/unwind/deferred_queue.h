@@ -23,6 +23,7 @@ struct deferred_stats {
 	uint64_t gave_up_full;		     /* queue over its byte bound */
 	uint64_t malformed;
 	uint64_t waiting, bytes; /* now */
+	uint64_t oldest_ns;	 /* when the oldest still waiting was taken, after a run (UINT64_MAX: none) */
 	uint64_t bytes_peak;
 	uint64_t latency_ns_max; /* sample taken -> finished */
 };
@@ -55,7 +56,5 @@ void deferred_queue_add(struct deferred_queue *q, const void *data, size_t size)
  * or on all that cannot be finished now when final.
  */
 void deferred_queue_run(struct deferred_queue *q, uint64_t now_ns, bool final);
-/* When the oldest waiting sample was taken (bpf clock); UINT64_MAX when none waits. */
-uint64_t deferred_queue_oldest_ns(const struct deferred_queue *q);
 
 #endif
