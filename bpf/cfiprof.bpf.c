@@ -649,14 +649,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	/* user addresses are the lower canonical half (ctx allows only 8-byte loads: no cs) */
-	struct sample_src src = {
-	    .ctx = ctx,
-	    .ctx_regs = (struct pt_regs *)&ctx->regs,
-	    .user_in_ctx = (__s64)ctx->regs.ip >= 0,
-	    .event = (__u32)bpf_get_attach_cookie(ctx),
-	    .weight = ctx->sample_period,
-	};
+	struct sample_src src;
 
 	if (tgid == 0 && skip_idle)
 		return 0;
@@ -668,6 +661,15 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (budget_perf_events && !event_budget_left(tgid))
 		return 0;
 	walker_count(CNT_SAMPLES, 1);
+	/* after the filter: other tasks' samples are the common early exit */
+	src = (struct sample_src){
+	    .ctx = ctx,
+	    .ctx_regs = (struct pt_regs *)&ctx->regs,
+	    /* user addresses are the lower canonical half (ctx allows only 8-byte loads: no cs) */
+	    .user_in_ctx = (__s64)ctx->regs.ip >= 0,
+	    .event = (__u32)bpf_get_attach_cookie(ctx),
+	    .weight = ctx->sample_period,
+	};
 	if (use_bpf_loop)
 		return sample_with_loop(&src, tgid, tid);
 	return sample_with_tail_calls(ctx, &src, tgid, tid);
