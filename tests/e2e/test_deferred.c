@@ -98,8 +98,8 @@ static uint64_t folded_total(const char *path)
  * record EXTRA -- CMD: the samples of comm (its known chain), the summary's
  * counts; *log_out (if not NULL) gets the summary.
  */
-static bool record_cmd(const char *name, char *const extra[], char *const cmd[],
-		       const char *comm, struct run_result *r, char **log_out)
+static bool record_cmd(const char *name, char *const extra[], char *const cmd[], const char *comm,
+		       struct run_result *r, char **log_out)
 {
 	char folded[PATH_MAX], *log;
 
@@ -121,8 +121,7 @@ static bool record_cmd(const char *name, char *const extra[], char *const cmd[],
 	       " tables-pending, %" PRIu64 " with the chain (%" PRIu64 " not); deferred %" PRIu64
 	       ", finished %" PRIu64 ", over budget %" PRIu64 "\n",
 	       name, r->st.samples, comm, r->st.complete, r->pending, r->st.chain_ok,
-	       r->st.chain_bad,
-	       r->deferred, r->finished, r->over_budget);
+	       r->st.chain_bad, r->deferred, r->finished, r->over_budget);
 	if (r->st.chain_bad)
 		printf("  first wrong chain: %s\n", r->st.first_bad);
 	/* nothing is lost on the way: every sample received is in the profile */
@@ -299,9 +298,15 @@ static void test_short_process_gone(void)
 {
 	char libs[4][PATH_MAX], prog[PATH_MAX + 32], gone[PATH_MAX];
 	char *extra[] = {"--build-workers", "1", NULL};
-	char *cmd[] = {"sh",	"-c",	 "\"$0\" 1 \"$2\" \"$3\" \"$4\" & sleep 0.03; \"$1\" 0.03 \"$5\"; wait",
-		       prog,	gone,	 libs[0],
-		       libs[1], libs[2], libs[3],
+	char *cmd[] = {"sh",
+		       "-c",
+		       "\"$0\" 1 \"$2\" \"$3\" \"$4\" & sleep 0.03; \"$1\" 0.03 \"$5\"; wait",
+		       prog,
+		       gone,
+		       libs[0],
+		       libs[1],
+		       libs[2],
+		       libs[3],
 		       NULL};
 	struct run_result r;
 	char *log = NULL;
@@ -403,31 +408,64 @@ static double unix_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The late= count of the interval file named name, from the agent's log line for it. */
+static uint64_t interval_late(const char *log, const char *name)
+{
+	char key[256];
+	const char *p, *late;
+
+	snprintf(key, sizeof(key), "file=%s ", name);
+	p = log ? strstr(log, key) : NULL;
+	late = p ? strstr(p, " late=") : NULL;
+	return late ? strtoull(late + 6, NULL, 10) : 0;
+}
+
+#define INTV_TRIES 3
+
+/*
+ * Issue 13: samples taken just before an agent interval's end whose tables
+ * are built after it belong to that interval: its end waits for them, a
+ * bounded time.  Those that come later still (a loaded host) join the next
+ * interval and are counted late, in its log line and the metrics.
+ */
 static void test_agent_interval(void)
 {
 	char out[PATH_MAX], err[PATH_MAX], prog[PATH_MAX + 32], name[16];
-	char libs[4][PATH_MAX], files[16][PATH_MAX], start_at[64];
-	char *argv[] = {(char *)cfiprof_bin, "agent", "-F", "999", "--interval", "2s",
-			"--table-cache", "off", "--build-workers", "1", "--metrics-addr", "off",
-			"-o", out, NULL};
-	char *pargv[] = {prog, "0.03", libs[0], libs[1], libs[2], libs[3], NULL};
+	char libs[4][PATH_MAX], files[16][PATH_MAX], start_at[64], comm[INTV_TRIES][16];
+	char *argv[] = {(char *)cfiprof_bin,
+			"agent",
+			"-F",
+			"999",
+			"--interval",
+			"3s",
+			"--table-cache",
+			"off",
+			"--build-workers",
+			"1",
+			"--metrics-addr",
+			"off",
+			"-o",
+			out,
+			NULL};
+	char *pargv[] = {prog, "0.03", libs[0], libs[1], NULL};
 	char *penv[] = {start_at, NULL};
-	double b1 = 0, t0[3], t1[3], end[3], wait;
-	uint64_t in_window = 0, elsewhere = 0;
-	bool timed_out = false;
+	double b1 = 0, t0[INTV_TRIES], t1[INTV_TRIES], end[INTV_TRIES], wait;
+	uint64_t own[INTV_TRIES] = {0}, later[INTV_TRIES] = {0}, before = 0, late_logged = 0;
+	uint64_t late_seen = 0;
+	bool timed_out = false, overran[INTV_TRIES];
 	struct decoded d;
-	int i, n = 0, clean = 0, tries;
+	int i, n = 0, clean = 0;
+	char *log;
 	pid_t agent, p;
 
 	tpath(out, sizeof(out), "agent-interval");
 	tpath(err, sizeof(err), "agent-interval.err");
-	copy_big_libs("defer_intv", "intv", prog, sizeof(prog), libs);
 	agent = spawn(argv, NULL, err);
 	CHECK(agent > 0, "agent did not start");
 	if (agent <= 0)
 		return;
-	/* the first interval's end, from its file: the others follow every 2 s */
-	for (i = 0; i < 200 && !(n = interval_files(out, files, 16)); i++)
+	/* the first interval's end, from its file: the others follow every 3 s */
+	for (i = 0; i < 300 && !(n = interval_files(out, files, 16)); i++)
 		usleep(50 * 1000);
 	if (n) {
 		uint8_t *raw;
@@ -440,44 +478,47 @@ static void test_agent_interval(void)
 		}
 		free(raw);
 	}
-	CHECK(b1 > 0, "no interval file in %s within 10 s", out);
+	CHECK(b1 > 0, "no interval file in %s within 15 s", out);
+	if (b1 <= 0)
+		goto stop;
 	/*
-	 * Before each of the next ends, it dlopen()s four fresh copies from 0.4 s
-	 * before and spins in the last one from 60 ms to 30 ms before: the copy's
-	 * tables, asked for by its first sample there, are built after that, so
-	 * those samples are finished around the end.  A run that overran the end
-	 * (a loaded machine) proves nothing: up to three tries for one that did not.
+	 * Before each of the next three ends, a fresh copy of the program (its
+	 * own comm) starts 0.4 s before, dlopen()s two fresh copies of a
+	 * library 60 ms before and spins 30 ms in the second.  Its loads build
+	 * both (~65 ms each on this VM idle) after its first samples, so those
+	 * are finished after the end, within the 300 ms the end waits (a tenth
+	 * of the interval) unless the host is ~2.5 times slower than this VM.
 	 */
-	for (tries = 0; tries < 3 && clean < 1 && b1 > 0; tries++) {
-		end[tries] = b1 + 2.0 * (tries + 1);
-		snprintf(start_at, sizeof(start_at), "DEFER_START_AT=%.3f", end[tries] - 0.06);
-		wait = end[tries] - 0.4 - unix_now();
+	for (int k = 0; k < INTV_TRIES; k++) {
+		snprintf(comm[k], sizeof(comm[k]), "defer_intv%d", k);
+		snprintf(name, sizeof(name), "intv%d_", k);
+		copy_big_libs(comm[k], name, prog, sizeof(prog), libs);
+		end[k] = b1 + 3.0 * (k + 1);
+		snprintf(start_at, sizeof(start_at), "DEFER_START_AT=%.3f", end[k] - 0.06);
+		wait = end[k] - 0.4 - unix_now();
 		if (wait > 0)
 			usleep((useconds_t)(wait * 1e6));
-		t0[tries] = unix_now();
+		t0[k] = unix_now();
 		p = spawn_env(pargv, penv, NULL, NULL);
 		CHECK(p > 0 && exit_code(wait_timeout(p, 30, &timed_out), timed_out) == 0,
-		      "defer_intv failed");
-		t1[tries] = unix_now();
-		clean += t1[tries] < end[tries] - 0.005;
-		/* fresh objects, so the next try's tables are built again */
-		snprintf(name, sizeof(name), "intv%d_", tries);
-		copy_big_libs(NULL, name, NULL, 0, libs);
+		      "%s failed", comm[k]);
+		t1[k] = unix_now();
+		overran[k] = t1[k] >= end[k] - 0.005;
 	}
-	CHECK(clean >= 1, "defer_intv overran the interval's end in all %d tries", tries);
 	/* the interval after the last try's end is written too */
-	for (i = 0; i < 200 && unix_now() < end[tries - 1] + 2.6; i++)
+	for (i = 0; i < 300 && unix_now() < end[INTV_TRIES - 1] + 3.6; i++)
 		usleep(50 * 1000);
+stop:
 	kill(agent, SIGTERM);
 	wait_timeout(agent, 15, &timed_out);
 	CHECK(!timed_out, "agent did not stop on SIGTERM");
+	log = slurp(err);
 	n = interval_files(out, files, 16);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && b1 > 0; i++) {
 		uint8_t *raw;
 		size_t len;
 		double from, until;
-		uint64_t mine = 0;
-		bool overlaps = false;
+		uint64_t here = 0;
 
 		raw = gunzip_file(files[i], &len);
 		if (!raw || decode(raw, len, &d)) {
@@ -485,32 +526,49 @@ static void test_agent_interval(void)
 			free(raw);
 			continue;
 		}
-		for (int k = 0; k < d.nr_samples; k++)
-			if (d.samples[k].comm && !strcmp(d.samples[k].comm, "defer_intv"))
-				mine += d.samples[k].nr_vals ? d.samples[k].vals[0] : 0;
 		from = (double)d.time_nanos / 1e9;
 		until = from + (double)d.duration_nanos / 1e9;
-		/* an interval that overlaps none of its runs has none of its samples */
-		for (int k = 0; k < tries; k++)
-			overlaps |= until > t0[k] - 0.005 && from < t1[k] + 0.005;
-		if (overlaps)
-			in_window += mine;
-		else
-			elsewhere += mine;
-		if (mine)
-			printf("agent_interval: [%.3f, %.3f]: %" PRIu64 " samples of defer_intv\n",
-			       from, until, mine);
+		for (int k = 0; k < INTV_TRIES; k++) {
+			uint64_t mine = 0;
+
+			for (int j = 0; j < d.nr_samples; j++)
+				if (d.samples[j].comm && !strcmp(d.samples[j].comm, comm[k]))
+					mine += d.samples[j].nr_vals ? d.samples[j].vals[0] : 0;
+			/* its own: the one it ran in (two, if it overran the end) */
+			if (from < t1[k] && until > t0[k])
+				own[k] += mine;
+			else if (from >= t1[k])
+				later[k] += mine, here += mine;
+			else
+				before += mine;
+		}
+		late_logged += interval_late(log, strrchr(files[i], '/') + 1);
+		late_seen += here;
+		printf("agent_interval: [%.3f, %.3f]: late=%" PRIu64
+		       ", of the runs before: %" PRIu64 "\n",
+		       from, until, interval_late(log, strrchr(files[i], '/') + 1), here);
 		decoded_free(&d);
 		free(raw);
 	}
-	for (i = 0; i < tries; i++)
-		printf("agent_interval: try %d ran [%.3f, %.3f], the interval ended at %.3f\n", i,
-		       t0[i], t1[i], end[i]);
-	CHECK(in_window >= 5, "only %" PRIu64 " samples of defer_intv in its intervals", in_window);
-	CHECK(elsewhere == 0,
-	      "%" PRIu64 " samples of defer_intv in an interval after it exited (%" PRIu64
-	      " in its own)",
-	      elsewhere, in_window);
+	for (int k = 0; k < INTV_TRIES && b1 > 0; k++) {
+		bool ok = !overran[k] && own[k] >= 5 && later[k] == 0;
+
+		printf("agent_interval: %s ran [%.3f, %.3f], its interval ended at %.3f: %" PRIu64
+		       " samples in it, %" PRIu64 " later%s\n",
+		       comm[k], t0[k], t1[k], end[k], own[k], later[k],
+		       overran[k] ? " (overran the end: proves nothing)" : "");
+		clean += ok;
+	}
+	/* one in time proves the wait; the other tries may meet a loaded host */
+	CHECK(clean >= 1, "no run of %d had all its samples in its interval", INTV_TRIES);
+	CHECK(before == 0, "%" PRIu64 " samples in an interval before their run's", before);
+	/* every sample in a later interval is counted late there (late also counts others') */
+	CHECK(late_logged >= late_seen,
+	      "%" PRIu64 " samples in intervals after their run's, %" PRIu64 " counted late",
+	      late_seen, late_logged);
+	if (!clean || late_logged < late_seen)
+		printf("agent_interval: the agent's log:\n%s\n", log ? log : "(none)");
+	free(log);
 }
 
 int main(int argc, char **argv)

@@ -7,8 +7,8 @@
  *
  * defer_late SECONDS [LIB...]: dlopen()s each LIB (copies of libdefer_big.so,
  * each an object of its own) instead, and spins in the last one.
- * DEFER_START_AT=T (CLOCK_REALTIME seconds): the spin starts at T, however
- * long the dlopen()s took.
+ * DEFER_START_AT=T (CLOCK_REALTIME seconds): the dlopen()s and the spin
+ * start at T, so no sample of the process before T asks for their tables.
  */
 #include <dlfcn.h>
 #include <libgen.h>
@@ -31,18 +31,18 @@ int main(int argc, char **argv)
 		return 1;
 	exe[n] = 0;
 	snprintf(lib, sizeof(lib), "%s/libdefer_big.so", dirname(exe));
+	if (getenv("DEFER_START_AT")) {
+		double t = atof(getenv("DEFER_START_AT"));
+		struct timespec at = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+
+		clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, NULL);
+	}
 	for (i = 2; i < argc || (i == 2 && argc <= 2); i++) {
 		h = dlopen(i < argc ? argv[i] : lib, RTLD_NOW);
 		if (!h) {
 			fprintf(stderr, "defer_late: %s\n", dlerror());
 			return 1;
 		}
-	}
-	if (getenv("DEFER_START_AT")) {
-		double t = atof(getenv("DEFER_START_AT"));
-		struct timespec at = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
-
-		clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, NULL);
 	}
 	/* spin_init reads SECONDS only */
 	if (argc > 2)

@@ -377,9 +377,9 @@ static void flush_interval(struct agent *a, struct aggregator *iv, uint64_t unti
 	add(&a->ctr.intervals, 1);
 	__atomic_store_n(&a->ctr.last_interval_unix, until_ns / 1000000000ull, __ATOMIC_RELAXED);
 	alog(ALOG_INFO, "interval",
-	     "file=%s samples=%" PRIu64 " stacks=%" PRIu64 " overflow=%" PRIu64
+	     "file=%s samples=%" PRIu64 " late=%" PRIu64 " stacks=%" PRIu64 " overflow=%" PRIu64
 	     " bytes=%zu duration=%.3fs build_ms=%.1f symbolize_ms=%.1f%s",
-	     name[0] ? name : "-", iv->samples, iv->nr_stacks, iv->overflow, gz_len,
+	     name[0] ? name : "-", iv->samples, iv->late, iv->nr_stacks, iv->overflow, gz_len,
 	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3, symbolize_ms, lines_cost);
 out:
 	free(gz);

@@ -33,6 +33,7 @@ struct aggregator {
 	uint64_t overflow;		   /* samples of new stacks beyond max_stacks */
 	uint64_t overflow_weight;	   /* ... their weights */
 	uint64_t malformed;		   /* records shorter than they claim */
+	uint64_t late;			   /* taken before the previous interval's end (agent) */
 	uint64_t by_reason[STOP_REASON_MAX];
 	uint64_t user_frames, user_samples; /* for frames per sample */
 	uint64_t in_kernel;

@@ -50,8 +50,10 @@ static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size
 		ok = agg_add(s->late_agg, r, size) == 0;
 	} else {
 		/* taken before an interval that is already written: it lands in this one */
-		if (r->time_ns < s->last_boundary_ns)
+		if (r->time_ns < s->last_boundary_ns) {
 			s->samples_late++;
+			s->agg.late++;
+		}
 		ok = agg_add(&s->agg, r, size) == 0;
 	}
 	pthread_mutex_unlock(&s->agg_lock);
