@@ -45,10 +45,12 @@ struct cfi_table_cache {
 	pthread_mutex_t lock;
 	int dirfd;
 	uint64_t max_bytes;
+	uint64_t min_build_ns, max_entries;
 	struct cfi_table_cache_stats stats;
 };
 
-static uint64_t dir_bytes(int dirfd)
+/* The bytes of the entries in the directory; *entries: how many. */
+static uint64_t dir_bytes(int dirfd, uint64_t *entries)
 {
 	uint64_t total = 0;
 	struct dirent *e;
@@ -62,10 +64,13 @@ static uint64_t dir_bytes(int dirfd)
 		return 0;
 	}
 	rewinddir(d);
+	*entries = 0;
 	while ((e = readdir(d))) {
 		if (strstr(e->d_name, CACHE_SUFFIX) &&
-		    !fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode))
+		    !fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode)) {
 			total += (uint64_t)st.st_size;
+			(*entries)++;
+		}
 	}
 	closedir(d);
 	return total;
@@ -101,7 +106,9 @@ struct cfi_table_cache *cfi_table_cache_open(const char *dir, uint64_t max_bytes
 	pthread_mutex_init(&c->lock, NULL);
 	c->dirfd = fd;
 	c->max_bytes = max_bytes;
-	c->stats.bytes = dir_bytes(fd);
+	c->min_build_ns = CFI_TABLE_CACHE_MIN_BUILD_NS;
+	c->max_entries = CFI_TABLE_CACHE_MAX_ENTRIES;
+	c->stats.bytes = dir_bytes(fd, &c->stats.entries);
 	return c;
 }
 
@@ -164,8 +171,21 @@ static bool table_valid(const struct cfi_table *t)
 
 static void drop_entry(struct cfi_table_cache *c, const char *name, uint64_t size)
 {
-	if (!unlinkat(c->dirfd, name, 0) && c->stats.bytes >= size)
+	if (unlinkat(c->dirfd, name, 0))
+		return;
+	if (c->stats.bytes >= size)
 		c->stats.bytes -= size;
+	if (c->stats.entries)
+		c->stats.entries--;
+}
+
+void cfi_table_cache_set_limits(struct cfi_table_cache *c, uint64_t min_build_ns,
+				uint64_t max_entries)
+{
+	pthread_mutex_lock(&c->lock);
+	c->min_build_ns = min_build_ns;
+	c->max_entries = max_entries;
+	pthread_mutex_unlock(&c->lock);
 }
 
 enum entry_check { ENTRY_OK, ENTRY_OTHER_KEY, ENTRY_BAD };
@@ -296,7 +316,12 @@ static int oldest_first(const void *a, const void *b)
 	return x->used.tv_nsec < y->used.tv_nsec ? -1 : x->used.tv_nsec > y->used.tv_nsec;
 }
 
-/* Removes the least recently used entries until need more bytes fit.  Lock held. */
+static bool full(const struct cfi_table_cache *c, uint64_t need)
+{
+	return c->stats.bytes + need > c->max_bytes || c->stats.entries >= c->max_entries;
+}
+
+/* Removes the least recently used entries until one more of need bytes fits.  Lock held. */
 static void make_room(struct cfi_table_cache *c, uint64_t need)
 {
 	struct entry_age *v = NULL;
@@ -307,10 +332,10 @@ static void make_room(struct cfi_table_cache *c, uint64_t need)
 	int fd;
 
 	/* the running count is enough until it says full: then what is really there */
-	if (c->stats.bytes + need <= c->max_bytes)
+	if (!full(c, need))
 		return;
-	c->stats.bytes = dir_bytes(c->dirfd);
-	if (c->stats.bytes + need <= c->max_bytes)
+	c->stats.bytes = dir_bytes(c->dirfd, &c->stats.entries);
+	if (!full(c, need))
 		return;
 	fd = dup(c->dirfd);
 	if (fd < 0 || !(d = fdopendir(fd))) {
@@ -331,7 +356,7 @@ static void make_room(struct cfi_table_cache *c, uint64_t need)
 	}
 	closedir(d);
 	qsort(v, n, sizeof(*v), oldest_first);
-	for (i = 0; i < n && c->stats.bytes + need > c->max_bytes; i++) {
+	for (i = 0; i < n && full(c, need); i++) {
 		drop_entry(c, v[i].name, v[i].size);
 		c->stats.evicted++;
 	}
@@ -366,6 +391,22 @@ void cfi_table_cache_store(struct cfi_table_cache *c, const char *key, const str
 
 	if (key_len > CACHE_KEY_MAX || size > c->max_bytes)
 		return;
+	/*
+	 * Reading an entry costs a file open and a checksum: a table built faster
+	 * than that is not kept.  It would only take a file (and disk blocks) in
+	 * the cache, and a process mapping thousands of small files would fill
+	 * the directory until every lookup and eviction scan is slow.
+	 */
+	pthread_mutex_lock(&c->lock);
+	if (t->stats.build_ns < c->min_build_ns) {
+		/* the lookup before this build was a miss: it is counted as this instead */
+		c->stats.cheap++;
+		if (c->stats.misses)
+			c->stats.misses--;
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	pthread_mutex_unlock(&c->lock);
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, CACHE_MAGIC, 8);
 	h.version = CFI_TABLE_FORMAT_VERSION;
@@ -404,6 +445,7 @@ void cfi_table_cache_store(struct cfi_table_cache *c, const char *key, const str
 	} else {
 		c->stats.stores++;
 		c->stats.bytes += size;
+		c->stats.entries++;
 	}
 	pthread_mutex_unlock(&c->lock);
 }

@@ -7,7 +7,9 @@
  * when read: a corrupt, truncated, stale or planted file is refused (counted),
  * removed and rebuilt, never trusted.  The directory is the profiler's own:
  * owned by it, writable by nobody else, never reached through a symlink.
- * Entries beyond the byte bound go, least recently used first.
+ * Entries beyond the byte bound (or CFI_TABLE_CACHE_MAX_ENTRIES) go, least
+ * recently used first.  Tables that build faster than an entry is read are
+ * not kept.
  */
 #ifndef CFIPROF_TABLE_CACHE_H
 #define CFIPROF_TABLE_CACHE_H
@@ -19,12 +21,19 @@
 /* Bumped whenever what the compiler produces for the same input changes. */
 #define CFI_TABLE_FORMAT_VERSION 2
 
+/* A table that took less to build is not stored (a read costs ~0.1 ms). */
+#define CFI_TABLE_CACHE_MIN_BUILD_NS (1000 * 1000ull)
+/* Entries at most, whatever their bytes: every eviction scan reads them all. */
+#define CFI_TABLE_CACHE_MAX_ENTRIES 16384
+
 struct cfi_table_cache_stats {
-	uint64_t hits, misses;
+	uint64_t hits, misses; /* misses: built, then stored (cheap ones are not misses) */
 	uint64_t refused; /* entries that failed a check: removed */
 	uint64_t stores, store_errors;
-	uint64_t evicted; /* removed to stay within the byte bound */
+	uint64_t evicted; /* removed to stay within the byte or entry bound */
+	uint64_t cheap;	  /* not found, then not stored: built faster than the minimum */
 	uint64_t bytes;	  /* on disk now (as far as this process knows) */
+	uint64_t entries; /* ... in that many files */
 };
 
 struct cfi_table_cache;
@@ -40,5 +49,8 @@ int cfi_table_cache_load(struct cfi_table_cache *c, const char *key, struct cfi_
 /* Keeps t under key (atomically: readers see the old entry or the new one). */
 void cfi_table_cache_store(struct cfi_table_cache *c, const char *key, const struct cfi_table *t);
 void cfi_table_cache_stats(struct cfi_table_cache *c, struct cfi_table_cache_stats *out);
+/* Defaults CFI_TABLE_CACHE_MIN_BUILD_NS and CFI_TABLE_CACHE_MAX_ENTRIES; for tests. */
+void cfi_table_cache_set_limits(struct cfi_table_cache *c, uint64_t min_build_ns,
+				uint64_t max_entries);
 
 #endif

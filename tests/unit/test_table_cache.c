@@ -241,6 +241,74 @@ static void test_byte_bound(void)
 	cfi_table_free(t);
 }
 
+/*
+ * A table built faster than an entry is read is not kept: a process mapping
+ * 2,000 small files left 2,000 entries in the agent's cache (one disk block
+ * each), and every lookup and eviction scan of the directory grew slower.
+ */
+static void test_cheap_not_kept(void)
+{
+	struct cfi_table *t = build(LIBC_PATH), *back = NULL;
+	struct cfi_table_cache *c = fresh(1ull << 30);
+	struct cfi_table_cache_stats st;
+
+	if (!t || !c)
+		return;
+	t->stats.build_ns = CFI_TABLE_CACHE_MIN_BUILD_NS - 1;
+	/* a miss, then the build: a cheap one, not a miss */
+	CHECK(cfi_table_cache_load(c, "cheap", &back) == -1, "hit in an empty cache");
+	cfi_table_cache_store(c, "cheap", t);
+	CHECK(cfi_table_cache_load(c, "cheap", &back) == -1 && !back,
+	      "a table built in under %llu ns was kept",
+	      (unsigned long long)CFI_TABLE_CACHE_MIN_BUILD_NS);
+	t->stats.build_ns = CFI_TABLE_CACHE_MIN_BUILD_NS;
+	cfi_table_cache_store(c, "dear", t);
+	CHECK(cfi_table_cache_load(c, "dear", &back) == 0 && back,
+	      "a table built in 1 ms was not kept");
+	cfi_table_free(back);
+	cfi_table_cache_stats(c, &st);
+	CHECK(st.cheap == 1 && st.misses == 1 && st.stores == 1 && st.entries == 1,
+	      "stats: %lu cheap, %lu misses, %lu stores, %lu entries", (unsigned long)st.cheap,
+	      (unsigned long)st.misses, (unsigned long)st.stores, (unsigned long)st.entries);
+	cfi_table_cache_close(c);
+	cfi_table_free(t);
+}
+
+/* However small the entries, their number is bounded: the oldest go. */
+static void test_entry_bound(void)
+{
+	struct cfi_table *t = build("/bin/true"), *back = NULL;
+	struct cfi_table_cache *c = fresh(1ull << 30);
+	struct cfi_table_cache_stats st;
+	char key[32];
+	int i;
+
+	if (!t || !c)
+		return;
+	cfi_table_cache_set_limits(c, 0, 8);
+	for (i = 0; i < 12; i++) {
+		snprintf(key, sizeof(key), "e%d", i);
+		cfi_table_cache_store(c, key, t);
+		/* mtimes are the order: keep them apart */
+		usleep(10 * 1000);
+	}
+	cfi_table_cache_stats(c, &st);
+	CHECK(st.entries <= 8 && st.evicted >= 4, "%lu entries (bound 8), %lu evicted",
+	      (unsigned long)st.entries, (unsigned long)st.evicted);
+	CHECK(cfi_table_cache_load(c, "e11", &back) == 0, "the newest entry was evicted");
+	cfi_table_free(back);
+	back = NULL;
+	CHECK(cfi_table_cache_load(c, "e0", &back) == -1, "the oldest entry was kept");
+	cfi_table_cache_close(c);
+	/* a cache reopened counts what is there */
+	c = cfi_table_cache_open(dir, 1ull << 30);
+	cfi_table_cache_stats(c, &st);
+	CHECK(st.entries <= 8 && st.entries >= 7, "reopened: %lu entries",
+	      (unsigned long)st.entries);
+	cfi_table_cache_close(c);
+	cfi_table_free(t);
+}
+
 /* The figure the cache is for: libLLVM's tables built vs read back. */
 static void test_llvm_figure(void)
 {
@@ -274,6 +342,8 @@ int main(int argc, char **argv)
 	RUN_TEST(test_refuses_bad_entries);
 	RUN_TEST(test_refuses_shared_dir);
 	RUN_TEST(test_byte_bound);
+	RUN_TEST(test_cheap_not_kept);
+	RUN_TEST(test_entry_bound);
 	RUN_TEST(test_llvm_figure);
 	{
 		char cmd[96];

@@ -315,7 +315,10 @@ static void render_table_cache(struct cfi_table_cache *tc, FILE *f)
 	metric(f, "cfiprof_table_cache_hits_total", "counter",
 	       "Objects whose tables were read from the table cache.", (double)cs.hits);
 	metric(f, "cfiprof_table_cache_misses_total", "counter",
-	       "Objects not in the table cache: built, then kept.", (double)cs.misses);
+	       "Objects not in the table cache: built, then kept unless cheap.", (double)cs.misses);
+	metric(f, "cfiprof_table_cache_cheap_total", "counter",
+	       "Tables not kept: built in under 1 ms, faster than an entry is read.",
+	       (double)cs.cheap);
 	metric(f, "cfiprof_table_cache_refused_total", "counter",
 	       "Table cache entries that failed a check (damaged, other version): removed.",
 	       (double)cs.refused);
@@ -323,6 +326,8 @@ static void render_table_cache(struct cfi_table_cache *tc, FILE *f)
 	       "Table cache entries removed to stay within --table-cache-size.", (double)cs.evicted);
 	metric(f, "cfiprof_table_cache_bytes", "gauge", "Bytes in the table cache.",
 	       (double)cs.bytes);
+	metric(f, "cfiprof_table_cache_entries", "gauge", "Entries (files) in the table cache.",
+	       (double)cs.entries);
 }
 
 int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
