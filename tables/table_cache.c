@@ -45,7 +45,7 @@ struct cfi_table_cache {
 	pthread_mutex_t lock;
 	int dirfd;
 	uint64_t max_bytes;
-	uint64_t min_build_ns, max_entries;
+	uint64_t min_bytes, max_entries;
 	struct cfi_table_cache_stats stats;
 };
 
@@ -106,7 +106,7 @@ struct cfi_table_cache *cfi_table_cache_open(const char *dir, uint64_t max_bytes
 	pthread_mutex_init(&c->lock, NULL);
 	c->dirfd = fd;
 	c->max_bytes = max_bytes;
-	c->min_build_ns = CFI_TABLE_CACHE_MIN_BUILD_NS;
+	c->min_bytes = CFI_TABLE_CACHE_MIN_BYTES;
 	c->max_entries = CFI_TABLE_CACHE_MAX_ENTRIES;
 	c->stats.bytes = dir_bytes(fd, &c->stats.entries);
 	return c;
@@ -179,11 +179,11 @@ static void drop_entry(struct cfi_table_cache *c, const char *name, uint64_t siz
 		c->stats.entries--;
 }
 
-void cfi_table_cache_set_limits(struct cfi_table_cache *c, uint64_t min_build_ns,
+void cfi_table_cache_set_limits(struct cfi_table_cache *c, uint64_t min_bytes,
 				uint64_t max_entries)
 {
 	pthread_mutex_lock(&c->lock);
-	c->min_build_ns = min_build_ns;
+	c->min_bytes = min_bytes;
 	c->max_entries = max_entries;
 	pthread_mutex_unlock(&c->lock);
 }
@@ -392,13 +392,13 @@ void cfi_table_cache_store(struct cfi_table_cache *c, const char *key, const str
 	if (key_len > CACHE_KEY_MAX || size > c->max_bytes)
 		return;
 	/*
-	 * Reading an entry costs a file open and a checksum: a table built faster
-	 * than that is not kept.  It would only take a file (and disk blocks) in
-	 * the cache, and a process mapping thousands of small files would fill
-	 * the directory until every lookup and eviction scan is slow.
+	 * Reading an entry costs a file open and a checksum: a small table,
+	 * rebuilt about as fast, is not kept.  It would only take a file (and
+	 * disk blocks) in the cache, and a process mapping thousands of small
+	 * files would fill the directory until every lookup and scan is slow.
 	 */
 	pthread_mutex_lock(&c->lock);
-	if (t->stats.build_ns < c->min_build_ns) {
+	if (size < c->min_bytes) {
 		/* the lookup before this build was a miss: it is counted as this instead */
 		c->stats.cheap++;
 		if (c->stats.misses)

@@ -8,8 +8,8 @@
  * removed and rebuilt, never trusted.  The directory is the profiler's own:
  * owned by it, writable by nobody else, never reached through a symlink.
  * Entries beyond the byte bound (or CFI_TABLE_CACHE_MAX_ENTRIES) go, least
- * recently used first.  Tables that build faster than an entry is read are
- * not kept.
+ * recently used first.  Tables small enough to build about as fast as an
+ * entry is read are not kept.
  */
 #ifndef CFIPROF_TABLE_CACHE_H
 #define CFIPROF_TABLE_CACHE_H
@@ -21,8 +21,13 @@
 /* Bumped whenever what the compiler produces for the same input changes. */
 #define CFI_TABLE_FORMAT_VERSION 2
 
-/* A table that took less to build is not stored (a read costs ~0.1 ms). */
-#define CFI_TABLE_CACHE_MIN_BUILD_NS (1000 * 1000ull)
+/*
+ * A smaller table is not stored: it builds in about a millisecond or less
+ * (libc's 117 KiB in ~6 ms here), not much more than reading an entry back.
+ * Its size, not its build time, decides: the same file is kept or not
+ * whatever the host's load.
+ */
+#define CFI_TABLE_CACHE_MIN_BYTES (64 * 1024ull)
 /* Entries at most, whatever their bytes: every eviction scan reads them all. */
 #define CFI_TABLE_CACHE_MAX_ENTRIES 16384
 
@@ -31,7 +36,7 @@ struct cfi_table_cache_stats {
 	uint64_t refused; /* entries that failed a check: removed */
 	uint64_t stores, store_errors;
 	uint64_t evicted; /* removed to stay within the byte or entry bound */
-	uint64_t cheap;	  /* not found, then not stored: built faster than the minimum */
+	uint64_t cheap;	  /* not found, then not stored: smaller than the minimum */
 	uint64_t bytes;	  /* on disk now (as far as this process knows) */
 	uint64_t entries; /* ... in that many files */
 };
@@ -49,8 +54,8 @@ int cfi_table_cache_load(struct cfi_table_cache *c, const char *key, struct cfi_
 /* Keeps t under key (atomically: readers see the old entry or the new one). */
 void cfi_table_cache_store(struct cfi_table_cache *c, const char *key, const struct cfi_table *t);
 void cfi_table_cache_stats(struct cfi_table_cache *c, struct cfi_table_cache_stats *out);
-/* Defaults CFI_TABLE_CACHE_MIN_BUILD_NS and CFI_TABLE_CACHE_MAX_ENTRIES; for tests. */
-void cfi_table_cache_set_limits(struct cfi_table_cache *c, uint64_t min_build_ns,
+/* Defaults CFI_TABLE_CACHE_MIN_BYTES and CFI_TABLE_CACHE_MAX_ENTRIES; for tests. */
+void cfi_table_cache_set_limits(struct cfi_table_cache *c, uint64_t min_bytes,
 				uint64_t max_entries);
 
 #endif

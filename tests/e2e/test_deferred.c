@@ -222,8 +222,9 @@ static void test_budget(void)
 }
 
 /*
- * The table cache: a cold run builds and keeps every table, a warm run takes
- * them all from the cache, and its samples are as complete.
+ * The table cache: a cold run builds every table and keeps those worth
+ * keeping (libc's and the big library's; small ones are rebuilt), a warm run
+ * takes those from the cache, and its samples are as complete.
  */
 static void test_table_cache(void)
 {
@@ -238,7 +239,7 @@ static void test_table_cache(void)
 	tpath(err, sizeof(err), "warm.err");
 	log = slurp(err);
 	line = strstr(log, "cfiprof: table cache");
-	CHECK(line && number_before(line, "hits,") >= 3 && number_before(line, "misses") == 0 &&
+	CHECK(line && number_before(line, "hits,") >= 2 && number_before(line, "misses") == 0 &&
 		  number_before(line, "entries refused") == 0,
 	      "warm run: want every table from the cache: %s", line ? line : log);
 	CHECK(warm.pending == 0 && warm.st.complete * 1000 >= warm.st.samples * 995,

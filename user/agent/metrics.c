@@ -317,7 +317,7 @@ static void render_table_cache(struct cfi_table_cache *tc, FILE *f)
 	metric(f, "cfiprof_table_cache_misses_total", "counter",
 	       "Objects not in the table cache: built, then kept unless cheap.", (double)cs.misses);
 	metric(f, "cfiprof_table_cache_cheap_total", "counter",
-	       "Tables not kept: built in under 1 ms, faster than an entry is read.",
+	       "Tables not kept: under 64 KiB, rebuilt about as fast as an entry is read.",
 	       (double)cs.cheap);
 	metric(f, "cfiprof_table_cache_refused_total", "counter",
 	       "Table cache entries that failed a check (damaged, other version): removed.",

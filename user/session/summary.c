@@ -214,7 +214,7 @@ void session_print_summary(struct session *s, FILE *f)
 		cfi_table_cache_stats(s->table_cache, &cs);
 		fprintf(f,
 			"cfiprof: table cache %s: %" PRIu64 " hits, %" PRIu64 " misses (%" PRIu64
-			" tables kept, %" PRIu64 " built too fast to keep), %" PRIu64
+			" tables kept, %" PRIu64 " too small to keep), %" PRIu64
 			" entries refused, %" PRIu64 " evicted, %.1f MiB on disk\n",
 			s->opts.table_cache, cs.hits, cs.misses, cs.stores, cs.cheap, cs.refused,
 			cs.evicted, (double)cs.bytes / (1 << 20));
