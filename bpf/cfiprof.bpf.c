@@ -168,6 +168,17 @@ struct {
 	__type(value, __u64);
 } changed_at SEC(".maps");
 
+/*
+ * When each process last sent a deferred sample: one that exits with such a
+ * sample newer than its last load sends its mappings (lifecycle.bpf.h).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} deferred_at SEC(".maps");
+
 /* Stack bytes copied in the current one-second window, across CPUs (approximate by design). */
 struct defer_window {
 	__u64 start_ns;

@@ -217,6 +217,7 @@ enum cfi_record_type {
 	RECORD_EXEC = 3,
 	RECORD_EXIT = 4,
 	RECORD_DEFERRED = 5, /* struct cfi_deferred_record: user space finishes the walk */
+	RECORD_MAPS = 6,     /* struct cfi_maps_record: an exiting process's code mappings */
 };
 
 enum cfi_sample_flags {
@@ -369,6 +370,33 @@ struct cfi_deferred_record {
 };
 
 /*
+ * The executable file mappings of a process exiting with deferred samples its
+ * mappings were never read for (a build's as, sh, mkdir: gone before the
+ * consumer saw their first deferred sample).  Taken at sched_process_exit,
+ * where the address space is still whole, so user space can load the process
+ * from it with the files it already holds for the same inodes.
+ */
+#define CFI_MAPS_MAX 64
+
+struct cfi_maps_entry {
+	__u64 start, end;
+	__u64 pgoff; /* bytes */
+	__u64 ino;
+	__u32 dev; /* the kernel's encoding: major << 20 | minor */
+	__u32 pad;
+};
+
+struct cfi_maps_record {
+	__u32 type; /* RECORD_MAPS */
+	__u32 pid;
+	__u64 time_ns;
+	__u64 start_boottime_ns; /* /proc/PID/stat's start time, in ns: a reused pid is another */
+	__u32 nr;
+	__u32 truncated; /* more than CFI_MAPS_MAX executable file mappings */
+	struct cfi_maps_entry ents[CFI_MAPS_MAX];
+};
+
+/*
  * Table load requests, all processes together: each CPU sends at most
  * request_budget (a setting) per slot of this length.
  */
@@ -426,6 +454,8 @@ enum cfi_counter_id {
 	CNT_OFFCPU_SHORT,     /* blocks shorter than the minimum block time */
 	CNT_OFFCPU_FULL,      /* blocks not sampled: too many threads blocked at once */
 	CNT_PY_FRAMES,	      /* Python frames recorded */
+	CNT_EXIT_MAPS,	      /* exiting processes' mappings sent (RECORD_MAPS) */
+	CNT_EXIT_MAPS_LOST,   /* ... not sent: no ring-buffer room, or no address space */
 	CNT_PY_STATUS_BASE,   /* + enum cfi_python_status: samples of Python processes */
 	/* + enum cfi_stop_reason */
 	CNT_STOP_BASE = CNT_PY_STATUS_BASE + PY_STATUS_MAX,

@@ -118,6 +118,12 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	 * the copy budget).
 	 */
 	bpf_ringbuf_submit(d, BPF_RB_FORCE_WAKEUP);
+	{
+		__u32 pid = rec->pid;
+		__u64 at = rec->time_ns;
+
+		bpf_map_update_elem(&deferred_at, &pid, &at, BPF_ANY);
+	}
 	walker_count(CNT_DEFERRED, 1);
 	defer_budget_return(w, window, stack_max - len);
 	walker_count(CNT_DEFER_BYTES, len);

@@ -108,6 +108,86 @@ int BPF_PROG(on_exit, struct task_struct *p)
 }
 
 /*
+ * A process exiting with deferred samples newer than its last load (or never
+ * loaded): user space will find /proc/PID gone when it reads them, and could
+ * not finish them.  Its executable file mappings go out now, while the
+ * address space is still whole (sched_process_exit comes before exit_mm() on
+ * the kernels that have the VMA iterator).  Loaded only where the kernel has
+ * bpf_iter_task_vma (6.7+): user space turns autoload on.
+ */
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
+				 __u64 addr) __weak __ksym;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __weak __ksym;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksym;
+
+#define VM_EXEC_BIT 0x4
+
+SEC("?tp_btf/sched_process_exit")
+int BPF_PROG(on_exit_maps, struct task_struct *p)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = pid_tgid >> 32, n = 0, truncated = 0;
+	struct cfi_maps_record *rec;
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	struct cfi_proc_val *proc;
+	__u64 *at;
+
+	if ((__u32)pid_tgid != tgid)
+		return 0;
+	at = bpf_map_lookup_elem(&deferred_at, &tgid);
+	if (!at)
+		return 0;
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	if (proc && proc->loaded_ns >= *at && !(proc->flags & CFI_PROC_UPDATING)) {
+		bpf_map_delete_elem(&deferred_at, &tgid);
+		return 0;
+	}
+	bpf_map_delete_elem(&deferred_at, &tgid);
+	if (!task->mm) {
+		walker_count(CNT_EXIT_MAPS_LOST, 1);
+		return 0;
+	}
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		walker_count(CNT_EXIT_MAPS_LOST, 1);
+		return 0;
+	}
+	bpf_iter_task_vma_new(&it, task, 0);
+	while ((vma = bpf_iter_task_vma_next(&it))) {
+		struct cfi_maps_entry *e;
+		struct inode *inode;
+
+		if (!(vma->vm_flags & VM_EXEC_BIT) || !vma->vm_file)
+			continue;
+		if (n >= CFI_MAPS_MAX) {
+			truncated = 1;
+			break;
+		}
+		e = &rec->ents[n & (CFI_MAPS_MAX - 1)];
+		inode = vma->vm_file->f_inode;
+		e->start = vma->vm_start;
+		e->end = vma->vm_end;
+		e->pgoff = (__u64)vma->vm_pgoff << 12;
+		e->ino = inode->i_ino;
+		e->dev = inode->i_sb->s_dev;
+		e->pad = 0;
+		n++;
+	}
+	bpf_iter_task_vma_destroy(&it);
+	rec->type = RECORD_MAPS;
+	rec->pid = tgid;
+	rec->time_ns = bpf_ktime_get_ns();
+	rec->start_boottime_ns = task->start_boottime;
+	rec->nr = n;
+	rec->truncated = truncated;
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	walker_count(CNT_EXIT_MAPS, 1);
+	return 0;
+}
+
+/*
  * The pid may be reused by a process that is none of ours: it leaves the
  * filter when the process is freed, not at sched_process_exit, which comes
  * before exit_mm(): the exit itself (freeing the memory) is the process's

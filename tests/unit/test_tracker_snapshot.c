@@ -158,8 +158,8 @@ static void test_load_gone_from_snapshot(void)
 	CHECK(proc_tracker_load_now(w.pt, pid) == 0, "load of the reaped child");
 	proc_tracker_stats(w.pt, &st);
 	CHECK(st.snapshots_used == 1 && nr_snaps(w.pt) == 0 && w.pt->snap_fds == 0,
-	      "snapshots used %" PRIu64 ", %u left, %u fds held", st.snapshots_used,
-	      nr_snaps(w.pt), w.pt->snap_fds);
+	      "snapshots used %" PRIu64 ", %u left, %u fds held", st.snapshots_used, nr_snaps(w.pt),
+	      w.pt->snap_fds);
 	CHECK(!bpf_map_lookup_elem(w.procs_fd, &pid, &pv) && pv.loaded_ns == taken_ns,
 	      "procs entry with the snapshot's time (%" PRIu64 ", want %" PRIu64 ")",
 	      (uint64_t)pv.loaded_ns, taken_ns);
@@ -182,7 +182,8 @@ static void test_load_gone_from_snapshot(void)
 	pthread_mutex_lock(&w.pt->load_lock);
 	unload_due_procs(w.pt, UINT64_MAX);
 	pthread_mutex_unlock(&w.pt->load_lock);
-	CHECK(entries_of(&w, pid) == 0, "%d BPF entries left after the unload", entries_of(&w, pid));
+	CHECK(entries_of(&w, pid) == 0, "%d BPF entries left after the unload",
+	      entries_of(&w, pid));
 	proc_tracker_forget_exited(w.pt);
 	proc_tracker_forget_exited(w.pt);
 	CHECK(proc_tracker_find(w.pt, pid) == NULL, "the gone child still in the registry");
@@ -385,6 +386,122 @@ static void test_snapshots_beside_loads(void)
 	tracker_world_free(&w);
 }
 
+/* What the BPF side sends as pid exits: its executable file mappings, read from /proc here. */
+static bool exit_list_of(pid_t pid, struct cfi_maps_record *rec)
+{
+	struct proc_stat_info stat;
+	struct maps_entry *ents;
+	int n, i;
+
+	memset(rec, 0, sizeof(*rec));
+	n = proc_maps_read(pid, true, &ents);
+	if (n <= 0 || proc_stat_read((uint32_t)pid, &stat)) {
+		if (n > 0)
+			free(ents);
+		return false;
+	}
+	rec->type = RECORD_MAPS;
+	rec->pid = (uint32_t)pid;
+	rec->time_ns = mono_ns();
+	rec->start_boottime_ns = stat.start_time * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+	for (i = 0; i < n && rec->nr < CFI_MAPS_MAX; i++) {
+		struct cfi_maps_entry *k = &rec->ents[rec->nr];
+
+		/* the kernel lists file mappings only: the vDSO has no file */
+		if (!ents[i].inode)
+			continue;
+		k->start = ents[i].start;
+		k->end = ents[i].end;
+		k->pgoff = ents[i].offset;
+		k->ino = ents[i].inode;
+		k->dev = ents[i].dev_major << 20 | ents[i].dev_minor;
+		rec->nr++;
+	}
+	free(ents);
+	return rec->nr > 0;
+}
+
+/*
+ * Issue 13: a short process gone before the consumer read its maps (a
+ * build's as, sh) had its deferred samples kept tables-pending.  The kernel
+ * now sends its mappings as it exits; with the files an earlier load of the
+ * same program opened, it is loaded like one from a snapshot: its entry
+ * published with the exit's time, its frames named.  A file no load opened
+ * leaves its mapping without tables (counted); a snapshot the consumer took
+ * in time is kept over the kernel's list.
+ */
+static void test_load_gone_from_exit_list(void)
+{
+	struct cfi_maps_record rec, other;
+	struct tracker_world w;
+	struct tracker_stats st;
+	struct cfi_proc_val pv;
+	struct frame_namer fn;
+	pid_t first, kid, third;
+	const char *name;
+	uint32_t pid;
+	char buf[256];
+
+	if (tracker_world_init(&w)) {
+		CHECK(0, "tracker over BPF maps (root?)");
+		return;
+	}
+	/* an earlier process of the same program, loaded: its files are held */
+	first = spawn_child(0);
+	CHECK(first > 0 && proc_tracker_load_now(w.pt, (uint32_t)first) == 0, "first child's load");
+	kid = spawn_child(0);
+	CHECK(kid > 0 && exit_list_of(kid, &rec), "the child's exit list");
+	pid = (uint32_t)kid;
+	reap(&kid);
+	proc_tracker_snapshot_at_exit(w.pt, &rec, sizeof(rec));
+	proc_tracker_stats(w.pt, &st);
+	CHECK(st.snapshots_at_exit == 1 && st.exit_files_unknown == 0 && nr_snaps(w.pt) == 1,
+	      "%" PRIu64 " snapshots from exit lists, %" PRIu64 " files unknown, %u held",
+	      st.snapshots_at_exit, st.exit_files_unknown, nr_snaps(w.pt));
+	CHECK(proc_tracker_load_now(w.pt, pid) == 0, "load of the gone child");
+	proc_tracker_stats(w.pt, &st);
+	CHECK(st.snapshots_used == 1 && nr_snaps(w.pt) == 0, "snapshots used %" PRIu64,
+	      st.snapshots_used);
+	CHECK(!bpf_map_lookup_elem(w.procs_fd, &pid, &pv) && pv.loaded_ns == rec.time_ns,
+	      "procs entry with the exit's time (%" PRIu64 ", want %" PRIu64 ")",
+	      (uint64_t)pv.loaded_ns, (uint64_t)rec.time_ns);
+	CHECK(entries_of(&w, pid) > 1, "%d BPF entries for the gone child", entries_of(&w, pid));
+	frame_namer_init(&fn, w.pt, NULL);
+	name = frame_name_user(&fn, pid, 0, (uintptr_t)&snap_marker, true, buf, sizeof(buf));
+	CHECK(!strcmp(name, "snap_marker"), "the gone child's frame named '%s'", name);
+	frame_namer_free(&fn);
+
+	/* a file no load opened: that mapping goes without tables, counted */
+	third = spawn_child(0);
+	CHECK(third > 0 && exit_list_of(third, &other), "third child's exit list");
+	other.ents[0].ino ^= 0x5a5a5a;
+	reap(&third);
+	proc_tracker_snapshot_at_exit(w.pt, &other, sizeof(other));
+	proc_tracker_stats(w.pt, &st);
+	CHECK(st.snapshots_at_exit == 2 && st.exit_files_unknown == 1,
+	      "%" PRIu64 " files unknown (want 1)", st.exit_files_unknown);
+	/* malformed: out of order, or short */
+	other.pid++;
+	other.ents[1].start = other.ents[0].start;
+	proc_tracker_snapshot_at_exit(w.pt, &other, sizeof(other));
+	proc_tracker_snapshot_at_exit(w.pt, &rec, sizeof(rec) - 1);
+	proc_tracker_stats(w.pt, &st);
+	CHECK(st.snapshots_at_exit == 2, "a malformed exit list was taken");
+
+	/* the consumer's own snapshot, taken in time, stays */
+	kid = spawn_child(0);
+	if (kid > 0 && exit_list_of(kid, &rec)) {
+		proc_tracker_snapshot(w.pt, (uint32_t)kid, 0);
+		proc_tracker_snapshot_at_exit(w.pt, &rec, sizeof(rec));
+		proc_tracker_stats(w.pt, &st);
+		CHECK(st.snapshots_at_exit == 2, "the exit list replaced the consumer's snapshot");
+	}
+	reap(&kid);
+	reap(&first);
+	CHECK(snap_marker(1) == 7, "marker");
+	tracker_world_free(&w);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -393,5 +510,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_budget_refusals);
 	RUN_TEST(test_per_process_cap);
 	RUN_TEST(test_snapshots_beside_loads);
+	RUN_TEST(test_load_gone_from_exit_list);
 	return HARNESS_DONE();
 }

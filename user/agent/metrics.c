@@ -225,15 +225,15 @@ static void render_python(struct session *s, const uint64_t *c, FILE *f)
 /* Processes' mappings read early, for loads that find the process gone. */
 static void render_snapshots(const struct tracker_stats *tr, FILE *f)
 {
-	const char *const outcome[] = {"taken", "used", "refused", "late"};
+	const char *const outcome[] = {"taken", "used", "refused", "late", "at_exit"};
 	const uint64_t n[] = {tr->snapshots_taken, tr->snapshots_used, tr->snapshots_refused,
-			      tr->snapshots_late};
+			      tr->snapshots_late, tr->snapshots_at_exit};
 	size_t i;
 
 	header(f, "cfiprof_process_snapshots_total", "counter",
 	       "Executable mappings of processes with waiting samples read early by the consumer: "
 	       "taken, loaded from (the process gone before its load), refused by their budget, "
-	       "too late (the process gone already).");
+	       "too late (the process gone already), from the kernel's list as it exited.");
 	for (i = 0; i < sizeof(n) / sizeof(n[0]); i++)
 		fprintf(f, "cfiprof_process_snapshots_total{outcome=\"%s\"} %" PRIu64 "\n",
 			outcome[i], n[i]);

@@ -4,6 +4,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/btf.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +72,49 @@ static uint32_t request_budget_per_cpu(void)
 	return per_slot / (uint64_t)cpus ? (uint32_t)(per_slot / (uint64_t)cpus) : 1;
 }
 
+/*
+ * Whether the kernel's BTF names name (a kfunc, say): its string section is
+ * searched, without parsing the types, since this runs at every start.
+ */
+static bool kernel_btf_has(const char *name)
+{
+	struct btf_header h;
+	size_t nlen = strlen(name);
+	bool found = false;
+	char *strs = NULL;
+	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (pread(fd, &h, sizeof(h), 0) != sizeof(h) || h.magic != BTF_MAGIC || !h.str_len ||
+	    h.str_len > (256u << 20))
+		goto cleanup;
+	strs = malloc(h.str_len);
+	if (!strs)
+		goto cleanup;
+	/* sysfs hands out a page or so per read */
+	for (size_t got = 0; got < h.str_len;) {
+		ssize_t n = pread(fd, strs + got, h.str_len - got, (off_t)(h.hdr_len + h.str_off + got));
+
+		if (n <= 0)
+			goto cleanup;
+		got += (size_t)n;
+	}
+	for (const char *p = strs; p < strs + h.str_len && !found;) {
+		const char *hit = memmem(p, (size_t)(strs + h.str_len - p), name, nlen + 1);
+
+		if (!hit)
+			break;
+		/* a whole string, not the tail of a longer one */
+		found = hit == strs || hit[-1] == 0;
+		p = hit + 1;
+	}
+cleanup:
+	free(strs);
+	close(fd);
+	return found;
+}
+
 int loader_open(struct loader *l, const struct loader_opts *o)
 {
 	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
@@ -131,6 +176,9 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	 */
 	if (l->uses_bpf_loop)
 		bpf_program__set_autoload(skel->progs.walk_tc, false);
+	/* an exiting process's mappings, for its deferred samples: needs the VMA iterator */
+	l->exit_maps = o->defer_stack_bytes && kernel_btf_has("bpf_iter_task_vma_new");
+	bpf_program__set_autoload(skel->progs.on_exit_maps, l->exit_maps);
 	err = events_configure(skel, o, l->uses_bpf_loop);
 	if (err)
 		goto fail;

@@ -42,6 +42,7 @@ struct loader {
 	size_t rows_len, rules_len;
 	uint32_t rows_max, rules_max, pages_max;
 	bool uses_bpf_loop;
+	bool exit_maps; /* on_exit_maps loaded: exiting processes send their mappings */
 	int procs_fd, mappings_fd, pages_fd, target_pids_fd, events_fd, counters_fd;
 	int python_procs_fd;
 };

@@ -27,6 +27,9 @@ static void set_keys_quota(struct proc_tracker *pt)
 	pt->keys_per_pid = info.max_entries / 16;
 }
 
+/* Files held for processes gone before their maps were read (file_index.h). */
+#define FILES_HELD 256
+
 struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *syms, int procs_fd,
 				      int mappings_fd)
 {
@@ -53,6 +56,13 @@ struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *
 	pthread_mutex_init(&pt->load_lock, NULL);
 	pthread_cond_init(&pt->work_cond, NULL);
 	pthread_cond_init(&pt->idle_cond, NULL);
+	/* a quarter of one load's files: a process with thousands keeps the others' */
+	if (file_index_init(&pt->files, fds_per_load() / 4 < FILES_HELD ? fds_per_load() / 4
+									 : FILES_HELD)) {
+		free(pt->queue);
+		free(pt);
+		return NULL;
+	}
 	return pt;
 }
 
@@ -328,6 +338,7 @@ void proc_tracker_free(struct proc_tracker *pt)
 		}
 	}
 	snapshots_free_all(pt);
+	file_index_free(&pt->files);
 	free(pt->queue);
 	pthread_mutex_destroy(&pt->lock);
 	pthread_mutex_destroy(&pt->load_lock);

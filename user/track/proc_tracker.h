@@ -117,6 +117,8 @@ struct tracker_stats {
 	uint64_t snapshots_used;	/* ... loaded from: the process was gone at its load */
 	uint64_t snapshots_refused;	/* not taken: over their budget (count, time, fds) */
 	uint64_t snapshots_late;	/* not taken: the process was gone (or its memory) already */
+	uint64_t snapshots_at_exit;	/* from the kernel's list of an exiting process's mappings */
+	uint64_t exit_files_unknown;	/* ... mappings of a file no load had opened: no tables */
 };
 
 struct proc_tracker;
@@ -162,6 +164,12 @@ void proc_tracker_note_waiting(struct proc_tracker *pt, uint32_t pid, uint64_t p
  * (count and time) and in snapshots and fds held; refusals are counted.
  */
 void proc_tracker_snapshot(struct proc_tracker *pt, uint32_t pid, uint64_t changed_ns);
+/*
+ * The kernel's list of a process's executable mappings, sent as it exited
+ * (struct cfi_maps_record, size bytes): a snapshot of it, with the files
+ * earlier loads opened for the same inodes, unless one was taken in time.
+ */
+void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const void *rec, size_t size);
 /* Loads pid synchronously on the caller's thread (load_lock: also while the load thread runs). */
 int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid);
 /* Waits until the queue is empty. */

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/sysmacros.h>
@@ -280,6 +281,88 @@ void proc_tracker_snapshot(struct proc_tracker *pt, uint32_t pid, uint64_t chang
 	/* its load may have been refused by the request budget: it is gone after that */
 	if (s)
 		tracker_request_unqueued(pt, pid);
+}
+
+/*
+ * The paths of a snapshot made from the kernel's list: one block after the
+ * entries, as proc_maps_read lays them out, so snapshot_free frees both.
+ */
+struct exit_block {
+	struct maps_entry ents[CFI_MAPS_MAX];
+	char paths[CFI_MAPS_MAX][256];
+};
+
+void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const void *data, size_t size)
+{
+	const struct cfi_maps_record *rec = data;
+	struct proc_snapshot *s, *gone = NULL;
+	struct exit_block *blk;
+	uint32_t i, unknown = 0;
+	bool have;
+	long tick = sysconf(_SC_CLK_TCK);
+
+	if (size < sizeof(*rec) || rec->nr > CFI_MAPS_MAX || !rec->nr)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	expire_locked(pt, mono_ns(), &gone);
+	/* the consumer read its maps in time: that snapshot holds every file */
+	s = *find_locked(pt, rec->pid);
+	have = s && !s->exit_seen;
+	pthread_mutex_unlock(&pt->lock);
+	free_list(pt, gone);
+	if (have)
+		return;
+	s = calloc(1, sizeof(*s));
+	blk = calloc(1, sizeof(*blk));
+	if (!s || !blk || !(s->fds = malloc(rec->nr * sizeof(*s->fds)))) {
+		free(blk);
+		snapshot_free(pt, s);
+		return;
+	}
+	s->pid = rec->pid;
+	/* gone: nothing is read of the pid in /proc, which may be another process's now */
+	s->only_source = true;
+	/* the mappings as they were at the exit: later than any change before it */
+	s->taken_ns = rec->time_ns;
+	s->start_time = rec->start_boottime_ns / (uint64_t)(1000000000 / (tick > 0 ? tick : 100));
+	s->ents = blk->ents;
+	s->nr = rec->nr;
+	for (i = 0; i < rec->nr; i++)
+		s->fds[i] = -1;
+	for (i = 0; i < rec->nr; i++) {
+		const struct cfi_maps_entry *k = &rec->ents[i];
+		struct maps_entry *e = &blk->ents[i];
+
+		/* the kernel walks them in address order: anything else is not its list */
+		if (k->start >= k->end || (i && k->start < rec->ents[i - 1].end)) {
+			s->nr = i;
+			snapshot_free(pt, s);
+			return;
+		}
+
+		e->start = k->start;
+		e->end = k->end;
+		e->offset = k->pgoff;
+		e->inode = k->ino;
+		e->dev_major = k->dev >> 20;
+		e->dev_minor = k->dev & 0xfffff;
+		e->read = e->exec = e->priv = true;
+		s->fds[i] = file_index_open(&pt->files, e->dev_major, e->dev_minor, e->inode,
+					    blk->paths[i], sizeof(blk->paths[i]));
+		/* no load opened it: a path of its own, so it is not taken for anonymous code */
+		if (s->fds[i] < 0) {
+			snprintf(blk->paths[i], sizeof(blk->paths[i]), "[inode %u:%u:%" PRIu64 "]",
+				 e->dev_major, e->dev_minor, e->inode);
+			unknown++;
+		} else {
+			s->nr_fds++;
+		}
+		e->path = blk->paths[i];
+	}
+	TRACKER_COUNT(pt, snapshots_at_exit, 1);
+	TRACKER_COUNT(pt, exit_files_unknown, unknown);
+	insert(pt, s, 0);
+	tracker_request_unqueued(pt, rec->pid);
 }
 
 struct proc_snapshot *snapshot_take(struct proc_tracker *pt, uint32_t pid)

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "user/track/file_index.h"
 #include "user/track/proc_maps.h"
 #include "user/track/proc_stat.h"
 #include "user/track/proc_tracker.h"
@@ -102,6 +103,8 @@ struct proc_tracker {
 	struct wait_hint hints[WAIT_HINTS]; /* lock: the newest first */
 	/* lock: snapshots of processes whose samples wait, and their budget */
 	struct proc_snapshot *snaps;
+	/* files loads opened, held for processes gone before their maps were read */
+	struct file_index files;
 	uint32_t nr_snaps, snap_fds;
 	uint64_t snap_window_ns, snap_window_spent_ns;
 	uint32_t snap_window_taken;
