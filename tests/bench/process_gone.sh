@@ -31,23 +31,27 @@ for r in $(seq "$rounds"); do
 			kill -INT $rec
 			wait $rec || true' _ "$bin" "$out/$way.$r" "$src"
 		awk -v way="$way" -v r="$r" -v err="$out/$way.$r.err" '
-			{ n = $NF; total += n; if ($0 ~ /\[incomplete: tables-pending\]/) pend += n }
+			{ n = $NF; total += n; if ($0 ~ /\[incomplete: tables-pending\]/) pend += n
+			  else if ($0 ~ /\[incomplete: (exiting|in-execve)\]/) none += n
+			  else if ($0 !~ /\[incomplete:/) comp += n }
 			END {
-				gone = 0; used = 0
+				gone = 0; late = 0; atexit = 0
 				while ((getline l < err) > 0) {
 					if (l ~ /kept tables-pending: /) { split(l, a, "kept tables-pending: "); split(a[2], b, " "); gone = b[1] }
-					if (l ~ /process snapshots: /) { split(l, a, "taken, "); split(a[2], b, " "); used = b[1] }
+					if (l ~ /too late/) { split(l, a, " refused, "); split(a[2], b, " "); late = b[1] }
+					if (l ~ /from the kernel at exit/) { split(l, a, "too late \\(gone before its first deferred sample was read\\), "); split(a[2], b, " "); atexit = b[1] }
 				}
-				printf "%s %d %d %d %.3f %d\n", way, r, total, pend, 100 * pend / total, gone
+				printf "%s %d %d %d %.3f %d %.2f %d %d\n", way, r, total, pend, 100 * pend / total, gone, 100 * comp / (total - none), late, atexit
 			}' "$out/$way.$r.folded" | tee -a "$runs"
 	done
 done
-echo "# way round samples tables-pending pending% process-gone"
+echo "# way round samples tables-pending pending% process-gone complete%-of-walkable too-late exit-lists"
 cat "$runs"
 for way in old new; do
 	n=$(awk -v w="$way" '$1 == w' "$runs" | wc -l)
 	m=$(( (n + 1) / 2 ))
 	p=$(awk -v w="$way" '$1 == w { print $5 }' "$runs" | sort -g | sed -n "${m}p")
 	g=$(awk -v w="$way" '$1 == w { print $6 }' "$runs" | sort -g | sed -n "${m}p")
-	echo "$way: median over $n runs: tables-pending $p%, process gone $g"
+	c=$(awk -v w="$way" '$1 == w { print $7 }' "$runs" | sort -g | sed -n "${m}p")
+	echo "$way: median over $n runs: tables-pending $p%, process gone $g, complete $c% of the walkable"
 done
