@@ -117,6 +117,16 @@ struct {
 	__uint(max_entries, 8 * 1024 * 1024);
 } events SEC(".maps");
 
+/*
+ * Exiting processes' mapping lists (RECORD_MAPS), apart from the samples: a
+ * swarm of new processes fills events with deferred stack copies, and a list
+ * lost there loses every waiting sample of its process.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} exit_maps SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);

@@ -455,7 +455,8 @@ enum cfi_counter_id {
 	CNT_OFFCPU_FULL,      /* blocks not sampled: too many threads blocked at once */
 	CNT_PY_FRAMES,	      /* Python frames recorded */
 	CNT_EXIT_MAPS,	      /* exiting processes' mappings sent (RECORD_MAPS) */
-	CNT_EXIT_MAPS_LOST,   /* ... not sent: no ring-buffer room, or no address space */
+	CNT_EXIT_MAPS_LOST,   /* ... not sent: no ring-buffer room */
+	CNT_EXIT_MAPS_NO_MM,  /* ... not sent: the address space was gone already */
 	CNT_PY_STATUS_BASE,   /* + enum cfi_python_status: samples of Python processes */
 	/* + enum cfi_stop_reason */
 	CNT_STOP_BASE = CNT_PY_STATUS_BASE + PY_STATUS_MAX,

@@ -146,10 +146,10 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 	}
 	bpf_map_delete_elem(&deferred_at, &tgid);
 	if (!task->mm) {
-		walker_count(CNT_EXIT_MAPS_LOST, 1);
+		walker_count(CNT_EXIT_MAPS_NO_MM, 1);
 		return 0;
 	}
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	rec = bpf_ringbuf_reserve(&exit_maps, sizeof(*rec), 0);
 	if (!rec) {
 		walker_count(CNT_EXIT_MAPS_LOST, 1);
 		return 0;

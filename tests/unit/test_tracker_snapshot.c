@@ -488,13 +488,28 @@ static void test_load_gone_from_exit_list(void)
 	proc_tracker_stats(w.pt, &st);
 	CHECK(st.snapshots_at_exit == 2, "a malformed exit list was taken");
 
-	/* the consumer's own snapshot, taken in time, stays */
+	/*
+	 * The consumer's own snapshot, taken in time, lends its files: a process
+	 * whose program no load opened still gets them all.
+	 */
+	reap(&first);
+	file_index_free(&w.pt->files);
+	file_index_init(&w.pt->files, 0);
 	kid = spawn_child(0);
 	if (kid > 0 && exit_list_of(kid, &rec)) {
+		struct proc_snapshot *snap;
+		uint64_t unknown = st.exit_files_unknown;
+
 		proc_tracker_snapshot(w.pt, (uint32_t)kid, 0);
 		proc_tracker_snapshot_at_exit(w.pt, &rec, sizeof(rec));
 		proc_tracker_stats(w.pt, &st);
-		CHECK(st.snapshots_at_exit == 2, "the exit list replaced the consumer's snapshot");
+		snap = snapshot_take(w.pt, (uint32_t)kid);
+		CHECK(st.snapshots_at_exit == 3 && st.exit_files_unknown == unknown && snap &&
+			  snap->nr == rec.nr && snap->nr_fds == rec.nr,
+		      "exit list beside the consumer's snapshot: %u of %u files, %" PRIu64
+		      " unknown",
+		      snap ? snap->nr_fds : 0, rec.nr, st.exit_files_unknown - unknown);
+		snapshot_free(w.pt, snap);
 	}
 	reap(&kid);
 	reap(&first);

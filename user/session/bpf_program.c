@@ -228,6 +228,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	l->pages_fd = bpf_map__fd(skel->maps.pages);
 	l->target_pids_fd = bpf_map__fd(skel->maps.target_pids);
 	l->events_fd = bpf_map__fd(skel->maps.events);
+	l->exit_maps_fd = bpf_map__fd(skel->maps.exit_maps);
 	l->counters_fd = bpf_map__fd(skel->maps.counters);
 	l->nr_cpus = libbpf_num_possible_cpus();
 	if (l->nr_cpus <= 0) {

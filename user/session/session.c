@@ -416,6 +416,11 @@ int session_start(struct session *s, const struct session_opts *o)
 		proc_tracker_set_table_cache(s->pt, s->table_cache);
 	}
 	s->rb = ring_buffer__new(s->ld.events_fd, handle_record, s, NULL);
+	/* one poll serves both; records of the second need no order with the samples */
+	if (s->rb && ring_buffer__add(s->rb, s->ld.exit_maps_fd, handle_record, s)) {
+		ring_buffer__free(s->rb);
+		s->rb = NULL;
+	}
 	if (!s->rb) {
 		err = -errno;
 		fprintf(stderr, "cfiprof: cannot open the ring buffer: %s\n", strerror(errno));

@@ -62,10 +62,11 @@ static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f
 		"cfiprof: deferred: process snapshots: %" PRIu64 " taken, %" PRIu64
 		" loaded from (the process gone before its load), %" PRIu64
 		" refused, %" PRIu64 " too late (gone before its first deferred sample was read), %" PRIu64
-		" from the kernel at exit (%" PRIu64 " exits not sent, %" PRIu64
-		" of their mappings of files no load had opened)\n",
+		" from the kernel at exit (%" PRIu64 " not sent: %" PRIu64 " no ring-buffer room, %" PRIu64
+		" address space gone; %" PRIu64 " of their mappings of files no load had opened)\n",
 		tr.snapshots_taken, tr.snapshots_used, tr.snapshots_refused, tr.snapshots_late,
-		tr.snapshots_at_exit, c[CNT_EXIT_MAPS_LOST], tr.exit_files_unknown);
+		tr.snapshots_at_exit, c[CNT_EXIT_MAPS_LOST] + c[CNT_EXIT_MAPS_NO_MM],
+		c[CNT_EXIT_MAPS_LOST], c[CNT_EXIT_MAPS_NO_MM], tr.exit_files_unknown);
 }
 
 struct first_complete {

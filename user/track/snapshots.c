@@ -292,25 +292,35 @@ struct exit_block {
 	char paths[CFI_MAPS_MAX][256];
 };
 
+/* The entry of snap for the very mapping e (same range, offset and file): its index, or -1. */
+static int find_entry(const struct proc_snapshot *snap, const struct maps_entry *e);
+
+/*
+ * lock held: for each entry of s, the file the consumer's snapshot of the
+ * same process (old) holds for the very same mapping, if any.
+ */
+static void files_from_snapshot_locked(struct proc_snapshot *s, struct exit_block *blk,
+				       const struct proc_snapshot *old)
+{
+	for (uint32_t i = 0; old && old->start_time == s->start_time && i < s->nr; i++) {
+		int k = find_entry(old, &s->ents[i]);
+
+		if (k < 0 || old->fds[k] < 0)
+			continue;
+		s->fds[i] = fcntl(old->fds[k], F_DUPFD_CLOEXEC, 0);
+		snprintf(blk->paths[i], sizeof(blk->paths[i]), "%s", old->ents[k].path);
+	}
+}
+
 void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const void *data, size_t size)
 {
 	const struct cfi_maps_record *rec = data;
 	struct proc_snapshot *s, *gone = NULL;
 	struct exit_block *blk;
 	uint32_t i, unknown = 0;
-	bool have;
 	long tick = sysconf(_SC_CLK_TCK);
 
 	if (size < sizeof(*rec) || rec->nr > CFI_MAPS_MAX || !rec->nr)
-		return;
-	pthread_mutex_lock(&pt->lock);
-	expire_locked(pt, mono_ns(), &gone);
-	/* the consumer read its maps in time: that snapshot holds every file */
-	s = *find_locked(pt, rec->pid);
-	have = s && !s->exit_seen;
-	pthread_mutex_unlock(&pt->lock);
-	free_list(pt, gone);
-	if (have)
 		return;
 	s = calloc(1, sizeof(*s));
 	blk = calloc(1, sizeof(*blk));
@@ -327,19 +337,17 @@ void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const void *data, si
 	s->start_time = rec->start_boottime_ns / (uint64_t)(1000000000 / (tick > 0 ? tick : 100));
 	s->ents = blk->ents;
 	s->nr = rec->nr;
-	for (i = 0; i < rec->nr; i++)
-		s->fds[i] = -1;
 	for (i = 0; i < rec->nr; i++) {
 		const struct cfi_maps_entry *k = &rec->ents[i];
 		struct maps_entry *e = &blk->ents[i];
 
+		s->fds[i] = -1;
 		/* the kernel walks them in address order: anything else is not its list */
 		if (k->start >= k->end || (i && k->start < rec->ents[i - 1].end)) {
 			s->nr = i;
 			snapshot_free(pt, s);
 			return;
 		}
-
 		e->start = k->start;
 		e->end = k->end;
 		e->offset = k->pgoff;
@@ -347,8 +355,20 @@ void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const void *data, si
 		e->dev_major = k->dev >> 20;
 		e->dev_minor = k->dev & 0xfffff;
 		e->read = e->exec = e->priv = true;
-		s->fds[i] = file_index_open(&pt->files, e->dev_major, e->dev_minor, e->inode,
-					    blk->paths[i], sizeof(blk->paths[i]));
+		e->path = blk->paths[i];
+	}
+	/* the consumer's snapshot, if it came in time, holds the process's own files */
+	pthread_mutex_lock(&pt->lock);
+	expire_locked(pt, mono_ns(), &gone);
+	files_from_snapshot_locked(s, blk, *find_locked(pt, rec->pid));
+	pthread_mutex_unlock(&pt->lock);
+	free_list(pt, gone);
+	for (i = 0; i < s->nr; i++) {
+		struct maps_entry *e = &blk->ents[i];
+
+		if (s->fds[i] < 0)
+			s->fds[i] = file_index_open(&pt->files, e->dev_major, e->dev_minor,
+						    e->inode, blk->paths[i], sizeof(blk->paths[i]));
 		/* no load opened it: a path of its own, so it is not taken for anonymous code */
 		if (s->fds[i] < 0) {
 			snprintf(blk->paths[i], sizeof(blk->paths[i]), "[inode %u:%u:%" PRIu64 "]",
@@ -357,7 +377,6 @@ void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const void *data, si
 		} else {
 			s->nr_fds++;
 		}
-		e->path = blk->paths[i];
 	}
 	TRACKER_COUNT(pt, snapshots_at_exit, 1);
 	TRACKER_COUNT(pt, exit_files_unknown, unknown);
