@@ -118,7 +118,7 @@ struct {
 } events SEC(".maps");
 
 /*
- * Exiting processes' mapping lists (RECORD_MAPS), apart from the samples: a
+ * Exiting processes' mapping lists (RECORD_MAPS_*), apart from the samples: a
  * swarm of new processes fills events with deferred stack copies, and a list
  * lost there loses every waiting sample of its process.
  */
@@ -126,6 +126,18 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } exit_maps SEC(".maps");
+
+/*
+ * Mappings sent of the process exiting on this CPU: a count in a map, which
+ * the verifier does not follow through the VMA loop (a stack counter made it
+ * verify the loop once per value, a second at every start).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} exit_maps_sent SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -217,7 +217,8 @@ enum cfi_record_type {
 	RECORD_EXEC = 3,
 	RECORD_EXIT = 4,
 	RECORD_DEFERRED = 5, /* struct cfi_deferred_record: user space finishes the walk */
-	RECORD_MAPS = 6,     /* struct cfi_maps_record: an exiting process's code mappings */
+	RECORD_MAPS_ENTRY = 6, /* an exiting process's code mapping (struct cfi_maps_entry_record) */
+	RECORD_MAPS_END = 7,   /* ... the last one came (struct cfi_maps_end_record) */
 };
 
 enum cfi_sample_flags {
@@ -373,10 +374,13 @@ struct cfi_deferred_record {
  * The executable file mappings of a process exiting with deferred samples its
  * mappings were never read for (a build's as, sh, mkdir: gone before the
  * consumer saw their first deferred sample).  Taken at sched_process_exit,
- * where the address space is still whole, so user space can load the process
- * from it with the files it already holds for the same inodes.
+ * where the address space is still whole: one RECORD_MAPS_ENTRY per mapping,
+ * in address order, then one RECORD_MAPS_END.  User space loads the process
+ * from them with the files it already holds for the same inodes.  (One record
+ * per mapping: a count indexing one big record made the verifier follow each
+ * of its values through the VMA loop.)
  */
-#define CFI_MAPS_MAX 64
+#define CFI_MAPS_MAX 64 /* entries user space takes of one process */
 
 struct cfi_maps_entry {
 	__u64 start, end;
@@ -386,14 +390,19 @@ struct cfi_maps_entry {
 	__u32 pad;
 };
 
-struct cfi_maps_record {
-	__u32 type; /* RECORD_MAPS */
+struct cfi_maps_entry_record {
+	__u32 type; /* RECORD_MAPS_ENTRY */
+	__u32 pid;
+	struct cfi_maps_entry e;
+};
+
+struct cfi_maps_end_record {
+	__u32 type; /* RECORD_MAPS_END */
 	__u32 pid;
 	__u64 time_ns;
 	__u64 start_boottime_ns; /* /proc/PID/stat's start time, in ns: a reused pid is another */
-	__u32 nr;
-	__u32 truncated; /* more than CFI_MAPS_MAX executable file mappings */
-	struct cfi_maps_entry ents[CFI_MAPS_MAX];
+	__u32 lost; /* some entries found no ring-buffer room: the list is not whole */
+	__u32 pad;
 };
 
 /*
@@ -454,8 +463,8 @@ enum cfi_counter_id {
 	CNT_OFFCPU_SHORT,     /* blocks shorter than the minimum block time */
 	CNT_OFFCPU_FULL,      /* blocks not sampled: too many threads blocked at once */
 	CNT_PY_FRAMES,	      /* Python frames recorded */
-	CNT_EXIT_MAPS,	      /* exiting processes' mappings sent (RECORD_MAPS) */
-	CNT_EXIT_MAPS_LOST,   /* ... not sent: no ring-buffer room */
+	CNT_EXIT_MAPS,	      /* exiting processes' mappings sent (RECORD_MAPS_*) */
+	CNT_EXIT_MAPS_LOST,   /* ... some not sent: no ring-buffer room */
 	CNT_EXIT_MAPS_NO_MM,  /* ... not sent: the address space was gone already */
 	CNT_PY_STATUS_BASE,   /* + enum cfi_python_status: samples of Python processes */
 	/* + enum cfi_stop_reason */

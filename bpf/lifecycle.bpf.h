@@ -127,8 +127,9 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tgid = pid_tgid >> 32, n = 0, truncated = 0;
-	struct cfi_maps_record *rec;
+	__u32 tgid = pid_tgid >> 32, zero = 0, lost = 0, *sent;
+	struct cfi_maps_entry_record r = {.type = RECORD_MAPS_ENTRY};
+	struct cfi_maps_end_record end = {.type = RECORD_MAPS_END};
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
 	struct cfi_proc_val *proc;
@@ -149,41 +150,39 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 		walker_count(CNT_EXIT_MAPS_NO_MM, 1);
 		return 0;
 	}
-	rec = bpf_ringbuf_reserve(&exit_maps, sizeof(*rec), 0);
-	if (!rec) {
-		walker_count(CNT_EXIT_MAPS_LOST, 1);
+	sent = bpf_map_lookup_elem(&exit_maps_sent, &zero);
+	if (!sent)
 		return 0;
-	}
+	*sent = 0;
+	r.pid = tgid;
 	bpf_iter_task_vma_new(&it, task, 0);
 	while ((vma = bpf_iter_task_vma_next(&it))) {
-		struct cfi_maps_entry *e;
 		struct inode *inode;
 
 		if (!(vma->vm_flags & VM_EXEC_BIT) || !vma->vm_file)
 			continue;
-		if (n >= CFI_MAPS_MAX) {
-			truncated = 1;
+		/* a process mapping code thousands of times: what user space takes, and one more */
+		if (*sent > CFI_MAPS_MAX)
 			break;
-		}
-		e = &rec->ents[n & (CFI_MAPS_MAX - 1)];
+		*sent += 1;
 		inode = vma->vm_file->f_inode;
-		e->start = vma->vm_start;
-		e->end = vma->vm_end;
-		e->pgoff = (__u64)vma->vm_pgoff << 12;
-		e->ino = inode->i_ino;
-		e->dev = inode->i_sb->s_dev;
-		e->pad = 0;
-		n++;
+		r.e.start = vma->vm_start;
+		r.e.end = vma->vm_end;
+		r.e.pgoff = (__u64)vma->vm_pgoff << 12;
+		r.e.ino = inode->i_ino;
+		r.e.dev = inode->i_sb->s_dev;
+		if (bpf_ringbuf_output(&exit_maps, &r, sizeof(r), 0))
+			lost = 1;
 	}
 	bpf_iter_task_vma_destroy(&it);
-	rec->type = RECORD_MAPS;
-	rec->pid = tgid;
-	rec->time_ns = bpf_ktime_get_ns();
-	rec->start_boottime_ns = task->start_boottime;
-	rec->nr = n;
-	rec->truncated = truncated;
-	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
-	walker_count(CNT_EXIT_MAPS, 1);
+	end.pid = tgid;
+	end.time_ns = bpf_ktime_get_ns();
+	end.start_boottime_ns = task->start_boottime;
+	end.lost = lost;
+	if (bpf_ringbuf_output(&exit_maps, &end, sizeof(end), BPF_RB_FORCE_WAKEUP) || lost)
+		walker_count(CNT_EXIT_MAPS_LOST, 1);
+	else
+		walker_count(CNT_EXIT_MAPS, 1);
 	return 0;
 }
 

@@ -387,25 +387,24 @@ static void test_snapshots_beside_loads(void)
 }
 
 /* What the BPF side sends as pid exits: its executable file mappings, read from /proc here. */
-static bool exit_list_of(pid_t pid, struct cfi_maps_record *rec)
+static bool exit_list_of(pid_t pid, struct exit_list *l)
 {
 	struct proc_stat_info stat;
 	struct maps_entry *ents;
 	int n, i;
 
-	memset(rec, 0, sizeof(*rec));
+	memset(l, 0, sizeof(*l));
 	n = proc_maps_read(pid, true, &ents);
 	if (n <= 0 || proc_stat_read((uint32_t)pid, &stat)) {
 		if (n > 0)
 			free(ents);
 		return false;
 	}
-	rec->type = RECORD_MAPS;
-	rec->pid = (uint32_t)pid;
-	rec->time_ns = mono_ns();
-	rec->start_boottime_ns = stat.start_time * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
-	for (i = 0; i < n && rec->nr < CFI_MAPS_MAX; i++) {
-		struct cfi_maps_entry *k = &rec->ents[rec->nr];
+	l->pid = (uint32_t)pid;
+	l->time_ns = mono_ns();
+	l->start_boottime_ns = stat.start_time * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+	for (i = 0; i < n && l->nr < CFI_MAPS_MAX; i++) {
+		struct cfi_maps_entry *k = &l->ents[l->nr];
 
 		/* the kernel lists file mappings only: the vDSO has no file */
 		if (!ents[i].inode)
@@ -415,10 +414,27 @@ static bool exit_list_of(pid_t pid, struct cfi_maps_record *rec)
 		k->pgoff = ents[i].offset;
 		k->ino = ents[i].inode;
 		k->dev = ents[i].dev_major << 20 | ents[i].dev_minor;
-		rec->nr++;
+		l->nr++;
 	}
 	free(ents);
-	return rec->nr > 0;
+	return l->nr > 0;
+}
+
+/* l as the BPF side sends it: one record per entry, then the end. */
+static void send_exit_list(struct proc_tracker *pt, const struct exit_list *l)
+{
+	struct cfi_maps_end_record end = {.type = RECORD_MAPS_END,
+					  .pid = l->pid,
+					  .time_ns = l->time_ns,
+					  .start_boottime_ns = l->start_boottime_ns};
+
+	for (uint32_t i = 0; i < l->nr; i++) {
+		struct cfi_maps_entry_record r = {
+		    .type = RECORD_MAPS_ENTRY, .pid = l->pid, .e = l->ents[i]};
+
+		proc_tracker_exit_record(pt, &r, sizeof(r));
+	}
+	proc_tracker_exit_record(pt, &end, sizeof(end));
 }
 
 /*
@@ -427,12 +443,12 @@ static bool exit_list_of(pid_t pid, struct cfi_maps_record *rec)
  * now sends its mappings as it exits; with the files an earlier load of the
  * same program opened, it is loaded like one from a snapshot: its entry
  * published with the exit's time, its frames named.  A file no load opened
- * leaves its mapping without tables (counted); a snapshot the consumer took
- * in time is kept over the kernel's list.
+ * leaves its mapping without tables (counted); the consumer's own snapshot
+ * of the process, taken in time, lends its files.
  */
 static void test_load_gone_from_exit_list(void)
 {
-	struct cfi_maps_record rec, other;
+	struct exit_list rec, other;
 	struct tracker_world w;
 	struct tracker_stats st;
 	struct cfi_proc_val pv;
@@ -453,7 +469,7 @@ static void test_load_gone_from_exit_list(void)
 	CHECK(kid > 0 && exit_list_of(kid, &rec), "the child's exit list");
 	pid = (uint32_t)kid;
 	reap(&kid);
-	proc_tracker_snapshot_at_exit(w.pt, &rec, sizeof(rec));
+	send_exit_list(w.pt, &rec);
 	proc_tracker_stats(w.pt, &st);
 	CHECK(st.snapshots_at_exit == 1 && st.exit_files_unknown == 0 && nr_snaps(w.pt) == 1,
 	      "%" PRIu64 " snapshots from exit lists, %" PRIu64 " files unknown, %u held",
@@ -476,15 +492,14 @@ static void test_load_gone_from_exit_list(void)
 	CHECK(third > 0 && exit_list_of(third, &other), "third child's exit list");
 	other.ents[0].ino ^= 0x5a5a5a;
 	reap(&third);
-	proc_tracker_snapshot_at_exit(w.pt, &other, sizeof(other));
+	proc_tracker_snapshot_at_exit(w.pt, &other);
 	proc_tracker_stats(w.pt, &st);
 	CHECK(st.snapshots_at_exit == 2 && st.exit_files_unknown == 1,
 	      "%" PRIu64 " files unknown (want 1)", st.exit_files_unknown);
-	/* malformed: out of order, or short */
+	/* out of order: not the kernel's list */
 	other.pid++;
 	other.ents[1].start = other.ents[0].start;
-	proc_tracker_snapshot_at_exit(w.pt, &other, sizeof(other));
-	proc_tracker_snapshot_at_exit(w.pt, &rec, sizeof(rec) - 1);
+	proc_tracker_snapshot_at_exit(w.pt, &other);
 	proc_tracker_stats(w.pt, &st);
 	CHECK(st.snapshots_at_exit == 2, "a malformed exit list was taken");
 
@@ -501,7 +516,7 @@ static void test_load_gone_from_exit_list(void)
 		uint64_t unknown = st.exit_files_unknown;
 
 		proc_tracker_snapshot(w.pt, (uint32_t)kid, 0);
-		proc_tracker_snapshot_at_exit(w.pt, &rec, sizeof(rec));
+		proc_tracker_snapshot_at_exit(w.pt, &rec);
 		proc_tracker_stats(w.pt, &st);
 		snap = snapshot_take(w.pt, (uint32_t)kid);
 		CHECK(st.snapshots_at_exit == 3 && st.exit_files_unknown == unknown && snap &&
@@ -512,8 +527,72 @@ static void test_load_gone_from_exit_list(void)
 		snapshot_free(w.pt, snap);
 	}
 	reap(&kid);
-	reap(&first);
 	CHECK(snap_marker(1) == 7, "marker");
+	tracker_world_free(&w);
+}
+
+/*
+ * Exit lists arrive one record per mapping, interleaved between processes
+ * exiting on other CPUs: each is gathered by pid and taken at its end; past
+ * 64 mappings the rest is left out (counted), more lists at once than kept
+ * drop the oldest (counted).
+ */
+static void test_exit_list_records(void)
+{
+	struct tracker_world w;
+	struct tracker_stats st;
+	struct proc_snapshot *a, *b;
+	uint32_t i;
+
+	if (tracker_world_init(&w)) {
+		CHECK(0, "tracker over BPF maps (root?)");
+		return;
+	}
+	for (i = 0; i < 70; i++) {
+		struct cfi_maps_entry_record r = {.type = RECORD_MAPS_ENTRY,
+						  .e = {.start = 0x10000 + i * 0x2000,
+							.end = 0x11000 + i * 0x2000,
+							.ino = 1000 + i,
+							.dev = 8 << 20 | 1}};
+
+		r.pid = 4000001;
+		proc_tracker_exit_record(w.pt, &r, sizeof(r));
+		/* the other process's entries come between */
+		if (i < 3) {
+			r.pid = 4000002;
+			proc_tracker_exit_record(w.pt, &r, sizeof(r));
+		}
+	}
+	{
+		struct cfi_maps_end_record end = {
+		    .type = RECORD_MAPS_END, .pid = 4000002, .time_ns = mono_ns()};
+
+		proc_tracker_exit_record(w.pt, &end, sizeof(end));
+		end.pid = 4000001;
+		proc_tracker_exit_record(w.pt, &end, sizeof(end));
+		/* short: ignored */
+		proc_tracker_exit_record(w.pt, &end, sizeof(end) - 1);
+	}
+	a = snapshot_take(w.pt, 4000001);
+	b = snapshot_take(w.pt, 4000002);
+	proc_tracker_stats(w.pt, &st);
+	CHECK(a && a->nr == CFI_MAPS_MAX && b && b->nr == 3 && st.exit_lists_partial == 1,
+	      "gathered %u and %u entries (want 64, 3), %" PRIu64 " partial", a ? a->nr : 0,
+	      b ? b->nr : 0, st.exit_lists_partial);
+	snapshot_free(w.pt, a);
+	snapshot_free(w.pt, b);
+	/* ends lost: the oldest lists go */
+	for (i = 0; i < EXIT_LISTS_GATHERED + 2; i++) {
+		struct cfi_maps_entry_record r = {
+		    .type = RECORD_MAPS_ENTRY,
+		    .pid = 5000000 + i,
+		    .e = {.start = 0x10000, .end = 0x11000, .ino = 7}};
+
+		proc_tracker_exit_record(w.pt, &r, sizeof(r));
+	}
+	proc_tracker_stats(w.pt, &st);
+	CHECK(st.exit_lists_dropped == 2, "%" PRIu64 " lists dropped (want 2)",
+	      st.exit_lists_dropped);
 	tracker_world_free(&w);
 }
 
@@ -526,5 +605,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_per_process_cap);
 	RUN_TEST(test_snapshots_beside_loads);
 	RUN_TEST(test_load_gone_from_exit_list);
+	RUN_TEST(test_exit_list_records);
 	return HARNESS_DONE();
 }

@@ -44,7 +44,7 @@ struct loader {
 	bool uses_bpf_loop;
 	bool exit_maps; /* on_exit_maps loaded: exiting processes send their mappings */
 	int procs_fd, mappings_fd, pages_fd, target_pids_fd, events_fd, counters_fd;
-	int exit_maps_fd; /* ring buffer of RECORD_MAPS */
+	int exit_maps_fd; /* ring buffer of RECORD_MAPS_ENTRY / _END */
 	int python_procs_fd;
 };
 

@@ -92,9 +92,10 @@ static int handle_record(void *ctx, void *data, size_t size)
 		note_waiting(s, data, size);
 		deferred_queue_add(&s->deferred, data, size);
 		break;
-	case RECORD_MAPS:
+	case RECORD_MAPS_ENTRY:
+	case RECORD_MAPS_END:
 		s->events++;
-		proc_tracker_snapshot_at_exit(s->pt, data, size);
+		proc_tracker_exit_record(s->pt, data, size);
 		break;
 	case RECORD_REQUEST:
 	case RECORD_EXEC:

@@ -2,7 +2,7 @@
 /*
  * The files recent loads opened, by device and inode, each held open: a
  * process gone before anyone read /proc/PID/maps is loaded from the kernel's
- * list of its mappings (RECORD_MAPS, inodes only) with the very files other
+ * list of its mappings (RECORD_MAPS_*, inodes only) with the very files other
  * processes of the same program had mapped.  Bounded in entries and in the
  * file descriptors it holds; the least recently noted go first.
  */

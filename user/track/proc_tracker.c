@@ -57,8 +57,11 @@ struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *
 	pthread_cond_init(&pt->work_cond, NULL);
 	pthread_cond_init(&pt->idle_cond, NULL);
 	/* a quarter of one load's files: a process with thousands keeps the others' */
-	if (file_index_init(&pt->files, fds_per_load() / 4 < FILES_HELD ? fds_per_load() / 4
-									 : FILES_HELD)) {
+	pt->exit_lists = calloc(EXIT_LISTS_GATHERED, sizeof(*pt->exit_lists));
+	if (!pt->exit_lists ||
+	    file_index_init(&pt->files, fds_per_load() / 4 < FILES_HELD ? fds_per_load() / 4
+									: FILES_HELD)) {
+		free(pt->exit_lists);
 		free(pt->queue);
 		free(pt);
 		return NULL;
@@ -339,6 +342,7 @@ void proc_tracker_free(struct proc_tracker *pt)
 	}
 	snapshots_free_all(pt);
 	file_index_free(&pt->files);
+	free(pt->exit_lists);
 	free(pt->queue);
 	pthread_mutex_destroy(&pt->lock);
 	pthread_mutex_destroy(&pt->load_lock);

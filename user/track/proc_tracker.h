@@ -119,6 +119,8 @@ struct tracker_stats {
 	uint64_t snapshots_late;	/* not taken: the process was gone (or its memory) already */
 	uint64_t snapshots_at_exit;	/* from the kernel's list of an exiting process's mappings */
 	uint64_t exit_files_unknown;	/* ... mappings of a file no load had opened: no tables */
+	uint64_t exit_lists_partial;	/* ... lists with mappings missing (over 64, or lost) */
+	uint64_t exit_lists_dropped;	/* ... lists never ended (more exiting at once than kept) */
 };
 
 struct proc_tracker;
@@ -164,12 +166,28 @@ void proc_tracker_note_waiting(struct proc_tracker *pt, uint32_t pid, uint64_t p
  * (count and time) and in snapshots and fds held; refusals are counted.
  */
 void proc_tracker_snapshot(struct proc_tracker *pt, uint32_t pid, uint64_t changed_ns);
+/* Exit lists gathered at once: more than processes exit at the same instant on all CPUs. */
+#define EXIT_LISTS_GATHERED 16
+
+/* The kernel's list of a process's executable mappings as it exited, gathered. */
+struct exit_list {
+	uint32_t pid, nr;
+	bool truncated; /* more than CFI_MAPS_MAX, or some lost on the way */
+	uint64_t time_ns, start_boottime_ns;
+	struct cfi_maps_entry ents[CFI_MAPS_MAX];
+};
+
 /*
- * The kernel's list of a process's executable mappings, sent as it exited
- * (struct cfi_maps_record, size bytes): a snapshot of it, with the files
- * earlier loads opened for the same inodes, unless one was taken in time.
+ * A snapshot of the exit list (the consumer's own snapshot of the process, if
+ * any, and the files earlier loads opened for the same inodes provide the
+ * files); the process's load is asked for.
  */
-void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const void *rec, size_t size);
+void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const struct exit_list *l);
+/*
+ * One RECORD_MAPS_ENTRY or RECORD_MAPS_END (size bytes), on the consumer
+ * thread only: a list is gathered per pid and taken at its end.
+ */
+void proc_tracker_exit_record(struct proc_tracker *pt, const void *rec, size_t size);
 /* Loads pid synchronously on the caller's thread (load_lock: also while the load thread runs). */
 int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid);
 /* Waits until the queue is empty. */

@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -312,38 +313,37 @@ static void files_from_snapshot_locked(struct proc_snapshot *s, struct exit_bloc
 	}
 }
 
-void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const void *data, size_t size)
+void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const struct exit_list *l)
 {
-	const struct cfi_maps_record *rec = data;
 	struct proc_snapshot *s, *gone = NULL;
 	struct exit_block *blk;
 	uint32_t i, unknown = 0;
 	long tick = sysconf(_SC_CLK_TCK);
 
-	if (size < sizeof(*rec) || rec->nr > CFI_MAPS_MAX || !rec->nr)
+	if (!l->nr || l->nr > CFI_MAPS_MAX)
 		return;
 	s = calloc(1, sizeof(*s));
 	blk = calloc(1, sizeof(*blk));
-	if (!s || !blk || !(s->fds = malloc(rec->nr * sizeof(*s->fds)))) {
+	if (!s || !blk || !(s->fds = malloc(l->nr * sizeof(*s->fds)))) {
 		free(blk);
 		snapshot_free(pt, s);
 		return;
 	}
-	s->pid = rec->pid;
+	s->pid = l->pid;
 	/* gone: nothing is read of the pid in /proc, which may be another process's now */
 	s->only_source = true;
 	/* the mappings as they were at the exit: later than any change before it */
-	s->taken_ns = rec->time_ns;
-	s->start_time = rec->start_boottime_ns / (uint64_t)(1000000000 / (tick > 0 ? tick : 100));
+	s->taken_ns = l->time_ns;
+	s->start_time = l->start_boottime_ns / (uint64_t)(1000000000 / (tick > 0 ? tick : 100));
 	s->ents = blk->ents;
-	s->nr = rec->nr;
-	for (i = 0; i < rec->nr; i++) {
-		const struct cfi_maps_entry *k = &rec->ents[i];
+	s->nr = l->nr;
+	for (i = 0; i < l->nr; i++) {
+		const struct cfi_maps_entry *k = &l->ents[i];
 		struct maps_entry *e = &blk->ents[i];
 
 		s->fds[i] = -1;
 		/* the kernel walks them in address order: anything else is not its list */
-		if (k->start >= k->end || (i && k->start < rec->ents[i - 1].end)) {
+		if (k->start >= k->end || (i && k->start < l->ents[i - 1].end)) {
 			s->nr = i;
 			snapshot_free(pt, s);
 			return;
@@ -360,7 +360,7 @@ void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const void *data, si
 	/* the consumer's snapshot, if it came in time, holds the process's own files */
 	pthread_mutex_lock(&pt->lock);
 	expire_locked(pt, mono_ns(), &gone);
-	files_from_snapshot_locked(s, blk, *find_locked(pt, rec->pid));
+	files_from_snapshot_locked(s, blk, *find_locked(pt, l->pid));
 	pthread_mutex_unlock(&pt->lock);
 	free_list(pt, gone);
 	for (i = 0; i < s->nr; i++) {
@@ -381,7 +381,62 @@ void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const void *data, si
 	TRACKER_COUNT(pt, snapshots_at_exit, 1);
 	TRACKER_COUNT(pt, exit_files_unknown, unknown);
 	insert(pt, s, 0);
-	tracker_request_unqueued(pt, rec->pid);
+	tracker_request_unqueued(pt, l->pid);
+}
+
+/* The list being gathered for pid (a free slot if none, the oldest one's if all are taken). */
+static struct exit_list *gathering(struct proc_tracker *pt, uint32_t pid)
+{
+	struct exit_list *free_slot = NULL;
+	uint32_t i, oldest = 0;
+
+	for (i = 0; i < EXIT_LISTS_GATHERED; i++) {
+		struct exit_list *l = &pt->exit_lists[i];
+
+		if (l->pid == pid)
+			return l;
+		if (!l->pid && !free_slot)
+			free_slot = l;
+		if (l->time_ns < pt->exit_lists[oldest].time_ns)
+			oldest = i;
+	}
+	if (!free_slot) {
+		/* more processes exiting at once than CPUs: an end was lost */
+		free_slot = &pt->exit_lists[oldest];
+		TRACKER_COUNT(pt, exit_lists_dropped, 1);
+	}
+	memset(free_slot, 0, sizeof(*free_slot));
+	free_slot->pid = pid;
+	/* the order of arrival, for the slot to give up first */
+	free_slot->time_ns = mono_ns();
+	return free_slot;
+}
+
+void proc_tracker_exit_record(struct proc_tracker *pt, const void *data, size_t size)
+{
+	const struct cfi_maps_entry_record *er = data;
+	const struct cfi_maps_end_record *end = data;
+	struct exit_list *l;
+
+	if (size < sizeof(*end) || !end->pid || !pt->exit_lists ||
+	    (er->type == RECORD_MAPS_ENTRY && size < sizeof(*er)))
+		return;
+	l = gathering(pt, er->pid);
+	if (er->type == RECORD_MAPS_ENTRY) {
+		if (l->nr < CFI_MAPS_MAX)
+			l->ents[l->nr++] = er->e;
+		else
+			l->truncated = true;
+		return;
+	}
+	l->time_ns = end->time_ns;
+	l->start_boottime_ns = end->start_boottime_ns;
+	l->truncated |= end->lost != 0;
+	/* what came still serves: a mapping missing from it is walked with frame pointers */
+	if (l->truncated)
+		TRACKER_COUNT(pt, exit_lists_partial, 1);
+	proc_tracker_snapshot_at_exit(pt, l);
+	l->pid = 0;
 }
 
 struct proc_snapshot *snapshot_take(struct proc_tracker *pt, uint32_t pid)

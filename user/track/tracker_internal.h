@@ -105,6 +105,8 @@ struct proc_tracker {
 	struct proc_snapshot *snaps;
 	/* files loads opened, held for processes gone before their maps were read */
 	struct file_index files;
+	/* the consumer's: exit lists being gathered, one per process exiting at once */
+	struct exit_list *exit_lists; /* EXIT_LISTS_GATHERED */
 	uint32_t nr_snaps, snap_fds;
 	uint64_t snap_window_ns, snap_window_spent_ns;
 	uint32_t snap_window_taken;
