@@ -7,6 +7,7 @@
 #ifndef CFIPROF_TESTS_CLI_UTIL_H
 #define CFIPROF_TESTS_CLI_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -150,6 +151,21 @@ static inline int run(char *const argv[], const char *out, const char *err, doub
 }
 
 /* A whole file, NUL-terminated ("" if it cannot be read); *len (if given) gets its size. */
+/* File descriptors this process has open now. */
+static inline int open_fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
 static inline char *slurp_len(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "re");

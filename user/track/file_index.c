@@ -86,13 +86,11 @@ static void unlink_locked(struct file_index *fi, uint32_t k)
 		*link = e->next;
 }
 
-/* lock held: a free slot, closing the least recently noted file when full. */
-static uint32_t slot_locked(struct file_index *fi)
+/* lock held: closes the least recently noted file; the last entry takes its slot. */
+static void drop_oldest_locked(struct file_index *fi)
 {
-	uint32_t oldest = 0;
+	uint32_t oldest = 0, last = fi->nr - 1, b;
 
-	if (fi->nr < fi->max)
-		return fi->nr++;
 	for (uint32_t i = 1; i < fi->nr; i++) {
 		if (fi->ents[i].stamp < fi->ents[oldest].stamp)
 			oldest = i;
@@ -100,18 +98,39 @@ static uint32_t slot_locked(struct file_index *fi)
 	unlink_locked(fi, oldest);
 	close(fi->ents[oldest].fd);
 	fi->evicted++;
-	return oldest;
+	if (oldest != last) {
+		unlink_locked(fi, last);
+		fi->ents[oldest] = fi->ents[last];
+		b = bucket_of(fi, fi->ents[oldest].dev, fi->ents[oldest].ino);
+		fi->ents[oldest].next = fi->buckets[b];
+		fi->buckets[b] = oldest + 1;
+	}
+	fi->nr--;
 }
 
-void file_index_note(struct file_index *fi, const struct stat *st, int fd, const char *path)
+/* lock held: a free slot, within cap entries. */
+static uint32_t slot_locked(struct file_index *fi, uint32_t cap)
+{
+	while (fi->nr && fi->nr >= cap)
+		drop_oldest_locked(fi);
+	return fi->nr++;
+}
+
+void file_index_note(struct file_index *fi, const struct stat *st, int fd, const char *path,
+		     uint32_t cap)
 {
 	struct file_index_entry *e;
 	uint32_t k, b;
 	int dup_fd;
 
-	if (!fi->max || !S_ISREG(st->st_mode))
+	if (cap > fi->max)
+		cap = fi->max;
+	if (!cap || !S_ISREG(st->st_mode))
 		return;
 	pthread_mutex_lock(&fi->lock);
+	/* the limit went down: give files back first */
+	while (fi->nr > cap)
+		drop_oldest_locked(fi);
 	e = find_locked(fi, st->st_dev, st->st_ino);
 	if (e) {
 		e->stamp = ++fi->clock;
@@ -123,7 +142,7 @@ void file_index_note(struct file_index *fi, const struct stat *st, int fd, const
 		pthread_mutex_unlock(&fi->lock);
 		return;
 	}
-	k = slot_locked(fi);
+	k = slot_locked(fi, cap);
 	e = &fi->ents[k];
 	e->dev = st->st_dev;
 	e->ino = st->st_ino;

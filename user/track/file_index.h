@@ -25,11 +25,15 @@ struct file_index {
 	uint64_t hits, misses, evicted;
 };
 
-/* max entries (fds held); 0 disables the index.  -ENOMEM on failure. */
+/* max entries (fds held) at most; 0 disables the index.  -ENOMEM on failure. */
 int file_index_init(struct file_index *fi, uint32_t max);
 void file_index_free(struct file_index *fi);
-/* fd was opened for path and fstat()ed as *st: keeps a duplicate (once per file). */
-void file_index_note(struct file_index *fi, const struct stat *st, int fd, const char *path);
+/*
+ * fd was opened for path and fstat()ed as *st: keeps a duplicate (once per
+ * file), holding at most cap (the file limit may have been lowered since).
+ */
+void file_index_note(struct file_index *fi, const struct stat *st, int fd, const char *path,
+		     uint32_t cap);
 /*
  * A new descriptor of the file (major:minor, ino), with the path it was mapped
  * under copied to path (len bytes); -1 if not held.

@@ -63,6 +63,11 @@ struct proc_load {
  * output files, /metrics).  Past it, files are closed and opened again for
  * their symbols.
  */
+uint32_t files_held_now(void)
+{
+	return fds_per_load() / 4 < FILES_HELD ? fds_per_load() / 4 : FILES_HELD;
+}
+
 uint32_t fds_per_load(void)
 {
 	struct rlimit rl;

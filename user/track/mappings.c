@@ -237,7 +237,7 @@ int mapping_identify(struct proc_tracker *pt, uint32_t pid, const struct maps_en
 	if (fd < 0)
 		return -1;
 	if (!vdso)
-		file_index_note(&pt->files, st, fd, e->path);
+		file_index_note(&pt->files, st, fd, e->path, files_held_now());
 	/* one ELF handle for the build-id and the load bias */
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

@@ -27,9 +27,6 @@ static void set_keys_quota(struct proc_tracker *pt)
 	pt->keys_per_pid = info.max_entries / 16;
 }
 
-/* Files held for processes gone before their maps were read (file_index.h). */
-#define FILES_HELD 256
-
 struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *syms, int procs_fd,
 				      int mappings_fd)
 {
@@ -59,8 +56,7 @@ struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *
 	/* a quarter of one load's files: a process with thousands keeps the others' */
 	pt->exit_lists = calloc(EXIT_LISTS_GATHERED, sizeof(*pt->exit_lists));
 	if (!pt->exit_lists ||
-	    file_index_init(&pt->files, fds_per_load() / 4 < FILES_HELD ? fds_per_load() / 4
-									: FILES_HELD)) {
+	    file_index_init(&pt->files, FILES_HELD)) {
 		free(pt->exit_lists);
 		free(pt->queue);
 		free(pt);

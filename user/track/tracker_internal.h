@@ -258,6 +258,10 @@ void tracker_request_unqueued(struct proc_tracker *pt, uint32_t pid);
 
 /* Files one load keeps open at once (a quarter of RLIMIT_NOFILE, 16 to 1,024). */
 uint32_t fds_per_load(void);
+/* Files the index holds at most (file_index.h); fewer under a low RLIMIT_NOFILE. */
+#define FILES_HELD 256
+/* ... a quarter of one load's files, as the limit is now. */
+uint32_t files_held_now(void);
 
 /* ---- table_builds.c: the tables of one load, built concurrently ---- */
 
