@@ -284,6 +284,92 @@ void proc_tracker_snapshot(struct proc_tracker *pt, uint32_t pid, uint64_t chang
 		tracker_request_unqueued(pt, pid);
 }
 
+struct proc_snapshot *snapshot_take(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc_snapshot **pp, *s = NULL;
+
+	pthread_mutex_lock(&pt->lock);
+	pp = find_locked(pt, pid);
+	if (*pp)
+		s = unlink_locked(pt, pp);
+	pthread_mutex_unlock(&pt->lock);
+	return s;
+}
+
+struct proc_snapshot *snapshot_check(struct proc_tracker *pt, struct proc_snapshot *s,
+				     const struct proc_stat_info *stat)
+{
+	if (s && (stat ? s->start_time != stat->start_time
+		       : mono_ns() - s->taken_ns >= SNAPSHOT_TTL_NS)) {
+		snapshot_free(pt, s);
+		return NULL;
+	}
+	return s;
+}
+
+/* The entry of snap for the very mapping e (same range, offset and file): its index, or -1. */
+static int find_entry(const struct proc_snapshot *snap, const struct maps_entry *e)
+{
+	uint32_t lo = 0, hi = snap->nr;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct maps_entry *x = &snap->ents[mid];
+
+		if (x->start < e->start) {
+			lo = mid + 1;
+		} else if (x->start > e->start) {
+			hi = mid;
+		} else {
+			bool same = x->end == e->end && x->offset == e->offset &&
+				    x->inode == e->inode && x->dev_major == e->dev_major &&
+				    x->dev_minor == e->dev_minor;
+
+			return same ? (int)mid : -1;
+		}
+	}
+	return -1;
+}
+
+int snapshot_mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+			  struct stat *st, const struct proc_snapshot *snap)
+{
+	int k, fd;
+
+	if (!snap)
+		return mapping_open(pt, pid, e, st);
+	k = find_entry(snap, e);
+	if (k >= 0 && snap->fds[k] >= 0) {
+		fd = fcntl(snap->fds[k], F_DUPFD_CLOEXEC, 0);
+		if (fd >= 0 && !fstat(fd, st))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	/* the pid may be another process's by now: nothing of it is opened */
+	if (snap->only_source)
+		return -1;
+	return mapping_open(pt, pid, e, st);
+}
+
+void snapshot_note_exit_locked(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc_snapshot *s = *find_locked(pt, pid);
+
+	if (s)
+		s->exit_seen = true;
+}
+
+void snapshots_free_all(struct proc_tracker *pt)
+{
+	struct proc_snapshot *all = pt->snaps;
+
+	pt->snaps = NULL;
+	pt->nr_snaps = 0;
+	pt->snap_fds = 0;
+	free_list(pt, all);
+}
+
 /*
  * The paths of a snapshot made from the kernel's list: one block after the
  * entries, as proc_maps_read lays them out, so snapshot_free frees both.
@@ -292,9 +378,6 @@ struct exit_block {
 	struct maps_entry ents[CFI_MAPS_MAX];
 	char paths[CFI_MAPS_MAX][256];
 };
-
-/* The entry of snap for the very mapping e (same range, offset and file): its index, or -1. */
-static int find_entry(const struct proc_snapshot *snap, const struct maps_entry *e);
 
 /*
  * lock held: for each entry of s, the file the consumer's snapshot of the
@@ -437,90 +520,4 @@ void proc_tracker_exit_record(struct proc_tracker *pt, const void *data, size_t 
 		TRACKER_COUNT(pt, exit_lists_partial, 1);
 	proc_tracker_snapshot_at_exit(pt, l);
 	l->pid = 0;
-}
-
-struct proc_snapshot *snapshot_take(struct proc_tracker *pt, uint32_t pid)
-{
-	struct proc_snapshot **pp, *s = NULL;
-
-	pthread_mutex_lock(&pt->lock);
-	pp = find_locked(pt, pid);
-	if (*pp)
-		s = unlink_locked(pt, pp);
-	pthread_mutex_unlock(&pt->lock);
-	return s;
-}
-
-struct proc_snapshot *snapshot_check(struct proc_tracker *pt, struct proc_snapshot *s,
-				     const struct proc_stat_info *stat)
-{
-	if (s && (stat ? s->start_time != stat->start_time
-		       : mono_ns() - s->taken_ns >= SNAPSHOT_TTL_NS)) {
-		snapshot_free(pt, s);
-		return NULL;
-	}
-	return s;
-}
-
-/* The entry of snap for the very mapping e (same range, offset and file): its index, or -1. */
-static int find_entry(const struct proc_snapshot *snap, const struct maps_entry *e)
-{
-	uint32_t lo = 0, hi = snap->nr;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		const struct maps_entry *x = &snap->ents[mid];
-
-		if (x->start < e->start) {
-			lo = mid + 1;
-		} else if (x->start > e->start) {
-			hi = mid;
-		} else {
-			bool same = x->end == e->end && x->offset == e->offset &&
-				    x->inode == e->inode && x->dev_major == e->dev_major &&
-				    x->dev_minor == e->dev_minor;
-
-			return same ? (int)mid : -1;
-		}
-	}
-	return -1;
-}
-
-int snapshot_mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
-			  struct stat *st, const struct proc_snapshot *snap)
-{
-	int k, fd;
-
-	if (!snap)
-		return mapping_open(pt, pid, e, st);
-	k = find_entry(snap, e);
-	if (k >= 0 && snap->fds[k] >= 0) {
-		fd = fcntl(snap->fds[k], F_DUPFD_CLOEXEC, 0);
-		if (fd >= 0 && !fstat(fd, st))
-			return fd;
-		if (fd >= 0)
-			close(fd);
-	}
-	/* the pid may be another process's by now: nothing of it is opened */
-	if (snap->only_source)
-		return -1;
-	return mapping_open(pt, pid, e, st);
-}
-
-void snapshot_note_exit_locked(struct proc_tracker *pt, uint32_t pid)
-{
-	struct proc_snapshot *s = *find_locked(pt, pid);
-
-	if (s)
-		s->exit_seen = true;
-}
-
-void snapshots_free_all(struct proc_tracker *pt)
-{
-	struct proc_snapshot *all = pt->snaps;
-
-	pt->snaps = NULL;
-	pt->nr_snaps = 0;
-	pt->snap_fds = 0;
-	free_list(pt, all);
 }
