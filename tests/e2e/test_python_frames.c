@@ -7,8 +7,9 @@
  * of the process's samples have Python frames, and every group of Python
  * frames sits right above a _PyEval_EvalFrameDefault frame.  Also: a
  * process in its own PID and mount namespaces (its interpreter visible only
- * there), pprof's file:line, and an interpreter of an unsupported version
- * (plain native stacks, counted).
+ * there), pprof's file:line, an interpreter of an unsupported version
+ * (plain native stacks, counted), and a --save recording's report (the same
+ * folded output as the live run; an older recording: plain native stacks).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -80,21 +81,13 @@ static void python_chain(const char *line, char *out, size_t len, bool *misplace
 	}
 }
 
-/* Records PROG (tests/progs/python/PROG.py) run as CMD...; reads its folded output. */
-static bool record_py(const char *name, char *const cmd[], struct py_run *r)
+/* Reads the folded output r->folded: the python3.11 samples, with Python frames, misplaced. */
+static bool read_py_folded(const char *name, struct py_run *r)
 {
-	char folded[128], line[16384], chain[8192];
+	char line[16384], chain[8192];
 	bool misplaced;
-	FILE *f;
-	int rc;
+	FILE *f = fopen(r->folded, "re");
 
-	memset(r, 0, sizeof(*r));
-	snprintf(folded, sizeof(folded), "%s.folded", name);
-	tpath(r->folded, sizeof(r->folded), folded);
-	rc = e2e_record(folded, "299", NULL, cmd, &r->log);
-	if (rc)
-		return false;
-	f = fopen(r->folded, "re");
 	if (!f) {
 		CHECK(0, "%s: no %s", name, r->folded);
 		return false;
@@ -121,6 +114,25 @@ static bool record_py(const char *name, char *const cmd[], struct py_run *r)
 	       (unsigned long)r->samples, (unsigned long)r->with_python,
 	       r->samples ? 100.0 * (double)r->with_python / (double)r->samples : 0.0);
 	return true;
+}
+
+/* Records PROG (tests/progs/python/PROG.py) run as CMD... with OPTS; reads its folded output. */
+static bool record_py_opts(const char *name, char *const opts[], char *const cmd[],
+			   struct py_run *r)
+{
+	char folded[128];
+
+	memset(r, 0, sizeof(*r));
+	snprintf(folded, sizeof(folded), "%s.folded", name);
+	tpath(r->folded, sizeof(r->folded), folded);
+	if (e2e_record(folded, "299", opts, cmd, &r->log))
+		return false;
+	return read_py_folded(name, r);
+}
+
+static bool record_py(const char *name, char *const cmd[], struct py_run *r)
+{
+	return record_py_opts(name, NULL, cmd, r);
 }
 
 /*
@@ -351,6 +363,135 @@ out:
 	free(log);
 }
 
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of text, sorted (split in place; free the array); their number in *n. */
+static char **sorted_lines(char *text, size_t *n)
+{
+	char **v = NULL, *save = NULL, *line;
+	size_t cap = 0;
+
+	*n = 0;
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v)
+				abort();
+		}
+		v[(*n)++] = line;
+	}
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_line);
+	return v;
+}
+
+/* Whether two folded files hold the same stacks and counts (in any order). */
+static bool same_folded(const char *a_path, const char *b_path)
+{
+	char *a = slurp(a_path), *b = slurp(b_path), **la, **lb;
+	size_t na, nb, i;
+	bool same;
+
+	la = sorted_lines(a, &na);
+	lb = sorted_lines(b, &nb);
+	same = a && b && na == nb && na > 0;
+	for (i = 0; same && i < na; i++)
+		same = !strcmp(la[i], lb[i]);
+	if (!same)
+		printf("  %s: %zu lines, %s: %zu lines; first difference at line %zu:\n  %.600s\n  "
+		       "%.600s\n",
+		       a_path, na, b_path, nb, i ? i - 1 : 0, i && i <= na ? la[i - 1] : "",
+		       i && i <= nb ? lb[i - 1] : "");
+	free(la);
+	free(lb);
+	free(a);
+	free(b);
+	return same;
+}
+
+/* A recording as cfiprof wrote it before Python frames were saved: no pyframe, no " py". */
+static bool strip_python(const char *in_path, const char *out_path)
+{
+	char line[65536], *py;
+	FILE *in = fopen(in_path, "re"), *out = fopen(out_path, "we");
+	bool ok = in && out;
+
+	while (ok && fgets(line, sizeof(line), in)) {
+		if (!strncmp(line, "pyframe ", 8))
+			continue;
+		if (!strncmp(line, "stack ", 6) && (py = strstr(line, " py ")))
+			strcpy(py, "\n");
+		ok = fputs(line, out) >= 0;
+	}
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		ok = false;
+	return ok;
+}
+
+/* cfiprof report REC -o OUT (T/NAME), its stderr in *log; its exit status. */
+static int report_to(const char *rec, const char *name, char *out, size_t len, char **log)
+{
+	char err[PATH_MAX + 8];
+	char *argv[] = {(char *)cfiprof_bin, "report", (char *)rec, "-o", out, NULL};
+	int rc;
+
+	tpath(out, len, name);
+	snprintf(err, sizeof(err), "%s.err", out);
+	rc = run(argv, NULL, err, 60);
+	*log = slurp(err);
+	return rc;
+}
+
+/*
+ * record --save, then report: the recording renders what the live run did,
+ * Python frames included (their code objects lived in a process that is
+ * gone).  A recording without Python data (an older cfiprof's) still loads:
+ * the same samples, plain native stacks.
+ */
+static void test_save_report(void)
+{
+	char rec[PATH_MAX], old[PATH_MAX], out[PATH_MAX], *log = NULL;
+	char *opts[] = {"--save", rec, NULL}, *cmd[] = {PYTHON, prog("threads"), "1", NULL};
+	struct py_run live, rep = {0}, plain = {0};
+	int rc;
+
+	tpath(rec, sizeof(rec), "save.rec");
+	if (!record_py_opts("save_live", opts, cmd, &live))
+		goto out;
+	judge("save_live", &live);
+	rc = report_to(rec, "save_report.folded", out, sizeof(out), &log);
+	CHECK(rc == 0 && log && !strstr(log, "malformed"), "report %s: exit %d: %s", rec, rc,
+	      log ? log : "");
+	snprintf(rep.folded, sizeof(rep.folded), "%s", out);
+	if (read_py_folded("save_report", &rep))
+		CHECK(rep.samples == live.samples && rep.with_python == live.with_python &&
+			  same_folded(live.folded, rep.folded),
+		      "report of the recording differs from the live run's folded output");
+	free(log);
+	tpath(old, sizeof(old), "save_old.rec");
+	CHECK(strip_python(rec, old), "cannot write %s", old);
+	rc = report_to(old, "save_old.folded", out, sizeof(out), &log);
+	CHECK(rc == 0 && log && !strstr(log, "malformed"), "report %s: exit %d: %s", old, rc,
+	      log ? log : "");
+	snprintf(plain.folded, sizeof(plain.folded), "%s", out);
+	if (read_py_folded("save_old", &plain))
+		CHECK(plain.samples == live.samples && plain.with_python == 0,
+		      "a recording without Python data: %lu samples (%lu live), %lu with Python "
+		      "frames",
+		      (unsigned long)plain.samples, (unsigned long)live.samples,
+		      (unsigned long)plain.with_python);
+out:
+	free(log);
+	free(live.log);
+}
+
 /* Writes hex as the value of the copy's Py_Version (its .dynsym symbol, in .rodata). */
 static bool patch_py_version(const char *path, uint32_t hex)
 {
@@ -431,6 +572,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_asyncio);
 	RUN_TEST(test_namespaces);
 	RUN_TEST(test_pprof_lines);
+	RUN_TEST(test_save_report);
 	RUN_TEST(test_unsupported_version);
 	e2e_finish();
 	return HARNESS_DONE();

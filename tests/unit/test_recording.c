@@ -22,6 +22,7 @@
 #include "elf/build_id.h"
 #include "user/output/folded.h"
 #include "user/profile/recording.h"
+#include "user/symbolize/python_names.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/frame_names.h"
 #include "user/track/proc_maps.h"
@@ -261,7 +262,7 @@ static void test_recording_no_procs(void)
 	      "empty tracker output:\n%s", buf);
 	/* and back: the reader rebuilds the same stack and meta */
 	{
-		struct recording_meta meta;
+		struct recording_meta meta = {0};
 		struct aggregator back;
 		struct sym_cache *sc = sym_cache_new();
 		struct proc_tracker *pt2 = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
@@ -380,6 +381,90 @@ static void test_recording_kernel_names(void)
 	free(r);
 }
 
+/* Occurrences of what in s. */
+static int count_of(const char *s, const char *what)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
+/*
+ * Python frames: pyframe lines and a stack's "py" list read back into the
+ * stack, and report splices them above the evaluation loop as record did
+ * (the names are the recording's: their process is gone).  Malformed ones
+ * are counted, not taken.  The writer saves each distinct frame once.
+ */
+static void test_recording_python(void)
+{
+	static const char text[] =
+	    "# cfiprof recording v1\n"
+	    "meta 99 cpu-clock 0 0\n"
+	    "uframe 7 0 1000 0 0 0\tleaf_c\tleaf_c\t\n"
+	    "uframe 7 0 2000 0 0 0\t_PyEval_EvalFrameDefault\t_PyEval_EvalFrameDefault\t\n"
+	    "uframe 7 0 3000 0 0 0\tmain\tmain\t\n"
+	    "pyframe 7 4 10 20 0 0 0 5\tinner\tapp.py\n"
+	    "pyframe 7 4 30 40 1 0 2 9\touter\tapp.py\n"
+	    "pyframe 7 4 50 60 0 0 1 3\tnot_running\tapp.py\n"
+	    "pyframe 7 4 70 80 0 0 9 3\tbad_role\tapp.py\n"
+	    "pyframe 7 4 70 80 0 0 0 3\n"
+	    "stack 3 7 7 0 0 app k - u 1000,2001,3001 g 4 py 10:20:0:0,50:60:0:0,30:40:1:0\n"
+	    "stack 1 7 7 0 0 app k - u 1000,2001,3001 g 4 py 10:20:0:zz\n";
+	struct recording_meta meta = {0}, wmeta = {.freq = 99, .event = "cpu-clock"};
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+	struct python_names *pn = python_names_new(NULL);
+	struct aggregator a;
+	struct frame_namer fn;
+	char err[128], *out = NULL, *buf = NULL;
+	size_t olen = 0, len = 0;
+	uint64_t bad = 0;
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+
+	meta.frames = saved_frames_new();
+	meta.py_frames = saved_python_new();
+	agg_init(&a, 10);
+	CHECK(f && pt && pn && meta.frames && meta.py_frames &&
+		  recording_read(f, &a, pt, &meta, NULL, &bad, err, sizeof(err)) == 0,
+	      "recording_read: %s", err);
+	if (f)
+		fclose(f);
+	CHECK(bad == 3, "%" PRIu64 " malformed lines (want the 2 pyframe and 1 stack): %s", bad,
+	      err);
+	frame_namer_init(&fn, pt, NULL);
+	fn.saved_user = meta.frames;
+	fn.saved_python = meta.py_frames;
+	f = open_memstream(&out, &olen);
+	CHECK(f && folded_write(f, &a, &fn) == 0, "folded_write");
+	if (f)
+		fclose(f);
+	CHECK(out && streq(out, "app;main;_PyEval_EvalFrameDefault;outer (app.py:9);"
+				"inner (app.py:5);leaf_c 3\n"),
+	      "report's folded output:\n%s", out ? out : "");
+	frame_namer_free(&fn);
+	/* written again: each frame once, named as the process showed it (here: not read) */
+	wmeta.python = pn;
+	f = open_memstream(&buf, &len);
+	CHECK(f && recording_write(f, &a, pt, &wmeta, NULL) == 0, "recording_write");
+	if (f)
+		fclose(f);
+	CHECK(buf && strstr(buf, "pyframe 7 4 10 20 0 0 0 0\t[python]\t\n") &&
+		  strstr(buf, "pyframe 7 4 30 40 1 0 2 0\t[python]\t\n") &&
+		  strstr(buf, " g 4 py 10:20:0:0,50:60:0:0,30:40:1:0\n") &&
+		  count_of(buf, "pyframe ") == 3,
+	      "written:\n%s", buf ? buf : "");
+	free(buf);
+	free(out);
+	saved_frames_free(meta.frames);
+	saved_python_free(meta.py_frames);
+	python_names_free(pn);
+	agg_free(&a);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -388,6 +473,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_recording);
 	RUN_TEST(test_recording_no_procs);
 	RUN_TEST(test_recording_kernel_names);
+	RUN_TEST(test_recording_python);
 	table_mem_free();
 	return HARNESS_DONE();
 }

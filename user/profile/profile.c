@@ -15,6 +15,7 @@
 #include "user/profile/profile.h"
 #include "user/symbolize/python_names.h"
 #include "user/profile/saved_frames.h"
+#include "user/profile/saved_python.h"
 #include "user/symbolize/sym_cache.h"
 
 struct key3 {
@@ -295,24 +296,22 @@ static struct prof_line *alloc_lines(struct profile *p, uint32_t n)
 	return pool_alloc_aligned(p->priv, n * sizeof(struct prof_line));
 }
 
-/* One Python frame: keyed by process, code object and line (the instruction's own line). */
-static int64_t python_location(struct profile *p, const struct agg_stack *s, struct frame_namer *fn,
-			       const struct cfi_python_frame *f)
+/* One Python frame as shown: keyed by process, code object and its instruction's line. */
+static int64_t python_location(struct profile *p, const struct agg_stack *s,
+			       const struct cfi_python_frame *f,
+			       const struct python_frame_shown *how)
 {
-	const char *name, *file;
 	struct prof_location *l;
 	char buf[1024];
-	uint32_t line;
 	int64_t id;
 	bool is_new;
 
-	python_frame_name(fn->python, s->pid, s->generation, f, &name, &file, &line);
-	if (*file)
-		snprintf(buf, sizeof(buf), "%s (%s:%u)", name, file, line);
+	if (*how->file)
+		snprintf(buf, sizeof(buf), "%s (%s:%u)", how->name, how->file, how->line);
 	else
-		snprintf(buf, sizeof(buf), "%s", name);
-	id = add_location(p, PROF_LOC_PYTHON, s->pid, f->code << 16 | (line & 0xffff), 0, 0, buf,
-			  &is_new);
+		snprintf(buf, sizeof(buf), "%s", how->name);
+	id = add_location(p, PROF_LOC_PYTHON, s->pid, f->code << 16 | (how->line & 0xffff), 0, 0,
+			  buf, &is_new);
 	if (id < 0 || !is_new)
 		return id;
 	/* one line: pprof's Function is the Python function in its own source file */
@@ -320,13 +319,30 @@ static int64_t python_location(struct profile *p, const struct agg_stack *s, str
 	l->lines = alloc_lines(p, 1);
 	if (!l->lines)
 		return -1;
-	l->lines[0] = (struct prof_line){.function = profile_intern(p, name), .line = line};
+	l->lines[0] =
+	    (struct prof_line){.function = profile_intern(p, how->name), .line = how->line};
 	l->lines[0].system_name = l->lines[0].function;
-	l->lines[0].file = *file ? profile_intern(p, file) : NULL;
-	if (!l->lines[0].function || (*file && !l->lines[0].file))
+	l->lines[0].file = *how->file ? profile_intern(p, how->file) : NULL;
+	if (!l->lines[0].function || (*how->file && !l->lines[0].file))
 		return -1;
 	l->nr_lines = 1;
 	return id;
+}
+
+/*
+ * How Python frame f of s is shown: as the recording kept it (report), else
+ * named from its process's code objects.
+ */
+static void python_shown(struct frame_namer *fn, const struct agg_stack *s,
+			 const struct cfi_python_frame *f, struct python_frame_shown *how)
+{
+	const struct python_frame_shown *saved =
+	    saved_python_find(fn->saved_python, s->pid, s->generation, f);
+
+	if (saved)
+		*how = *saved;
+	else
+		python_frame_show(fn->python, s->pid, s->generation, f, how);
 }
 
 /*
@@ -339,20 +355,20 @@ static int add_python_frames(struct profile *p, struct prof_sample *ps, const st
 {
 	const struct cfi_python_frame *py =
 	    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
-	unsigned int role;
+	struct python_frame_shown how;
 	int64_t id;
 
 	while (*next < s->nr_python) {
 		const struct cfi_python_frame *f = &py[(*next)++];
 
-		role = python_frame_role(fn->python, s->pid, s->generation, f);
-		if (!(role & PY_FRAME_SKIP)) {
-			id = python_location(p, s, fn, f);
+		python_shown(fn, s, f, &how);
+		if (!(how.role & PY_FRAME_SKIP)) {
+			id = python_location(p, s, f, &how);
 			if (id < 0)
 				return -1;
 			ps->locs[(*n)++] = (uint32_t)id;
 		}
-		if ((role & PY_FRAME_LAST) && !rest)
+		if ((how.role & PY_FRAME_LAST) && !rest)
 			break;
 	}
 	return 0;
@@ -460,7 +476,7 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 	struct map_set *maps = fn->pt ? proc_tracker_get_maps(fn->pt, s->pid, s->generation) : NULL;
 	char buf[512];
 	int64_t id = 0;
-	uint32_t py_next = fn->python ? 0 : s->nr_python;
+	uint32_t py_next = fn->python || fn->saved_python ? 0 : s->nr_python;
 	int k;
 
 	ps->ns_pid = maps && maps->ns_pid ? maps->ns_pid : s->pid;
@@ -484,7 +500,9 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 					       &nr_saved);
 		named = frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf)) &&
 			pm && pm->sym && !sym_obj_lookup(pm->sym, lookup - pm->bias, NULL, NULL);
-		if (py_next < s->nr_python && python_is_eval_frame(buf) &&
+		/* the name the location gets: a recording's own on a host without the file */
+		if (py_next < s->nr_python &&
+		    python_is_eval_frame(sv ? sv[nr_saved - 1].function : buf) &&
 		    add_python_frames(p, ps, s, fn, &py_next, false, n))
 			id = -1;
 		if (id >= 0)

@@ -402,6 +402,20 @@ bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 	return e != NULL;
 }
 
+void python_frame_show(struct python_names *pn, uint32_t pid, uint32_t gen,
+		       const struct cfi_python_frame *f, struct python_frame_shown *out)
+{
+	if (!pn) {
+		*out =
+		    (struct python_frame_shown){.role = f->is_entry ? PY_FRAME_LAST : PY_FRAME_SHOW,
+						.name = "[python]",
+						.file = ""};
+		return;
+	}
+	out->role = python_frame_role(pn, pid, gen, f);
+	python_frame_name(pn, pid, gen, f, &out->name, &out->file, &out->line);
+}
+
 bool python_is_eval_frame(const char *native_name)
 {
 	static const char eval[] = "_PyEval_EvalFrameDefault";

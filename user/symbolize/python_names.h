@@ -63,6 +63,18 @@ unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t g
 bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 		       const struct cfi_python_frame *f, const char **name, const char **file,
 		       uint32_t *line);
+/* How one recorded frame is shown: python_frame_role and python_frame_name together. */
+struct python_frame_shown {
+	unsigned int role; /* enum python_frame_role */
+	uint32_t line;	   /* 0 when unknown */
+	const char *name;  /* "[python]" when its code object was not read */
+	const char *file;  /* "" when unknown */
+};
+
+/* The same for pn NULL (no code object read): "[python]", placed by 3.11's is_entry. */
+void python_frame_show(struct python_names *pn, uint32_t pid, uint32_t gen,
+		       const struct cfi_python_frame *f, struct python_frame_shown *out);
+
 /* Whether a native frame's name is CPython's evaluation loop, where Python frames go. */
 bool python_is_eval_frame(const char *native_name);
 
