@@ -394,7 +394,8 @@ static int count_of(const char *s, const char *what)
 /*
  * Python frames: pyframe lines and a stack's "py" list read back into the
  * stack, and report splices them above the evaluation loop as record did
- * (the names are the recording's: their process is gone).  Malformed ones
+ * (the names are the recording's: their process is gone; a frame of another
+ * module at the same code address is another frame).  Malformed ones
  * are counted, not taken.  The writer saves each distinct frame once.
  */
 static void test_recording_python(void)
@@ -405,13 +406,15 @@ static void test_recording_python(void)
 	    "uframe 7 0 1000 0 0 0\tleaf_c\tleaf_c\t\n"
 	    "uframe 7 0 2000 0 0 0\t_PyEval_EvalFrameDefault\t_PyEval_EvalFrameDefault\t\n"
 	    "uframe 7 0 3000 0 0 0\tmain\tmain\t\n"
-	    "pyframe 7 4 10 20 0 0 0 5\tinner\tapp.py\n"
-	    "pyframe 7 4 30 40 1 0 2 9\touter\tapp.py\n"
-	    "pyframe 7 4 50 60 0 0 1 3\tnot_running\tapp.py\n"
-	    "pyframe 7 4 70 80 0 0 9 3\tbad_role\tapp.py\n"
-	    "pyframe 7 4 70 80 0 0 0 3\n"
-	    "stack 3 7 7 0 0 app k - u 1000,2001,3001 g 4 py 10:20:0:0,50:60:0:0,30:40:1:0\n"
-	    "stack 1 7 7 0 0 app k - u 1000,2001,3001 g 4 py 10:20:0:zz\n";
+	    "pyframe 7 4 10 20 0 0 ab 0 5\tinner\tapp.py\n"
+	    "pyframe 7 4 10 20 0 0 cd 0 7\tother_module\tlib.py\n"
+	    "pyframe 7 4 30 40 1 0 ab 2 9\touter\tapp.py\n"
+	    "pyframe 7 4 50 60 0 0 ab 1 3\tnot_running\tapp.py\n"
+	    "pyframe 7 4 70 80 0 0 ab 9 3\tbad_role\tapp.py\n"
+	    "pyframe 7 4 70 80 0 0 ab 0 3\n"
+	    "stack 3 7 7 0 0 app k - u 1000,2001,3001 g 4 py "
+	    "10:20:0:0:ab,50:60:0:0:ab,30:40:1:0:ab\n"
+	    "stack 1 7 7 0 0 app k - u 1000,2001,3001 g 4 py 10:20:0:zz:ab\n";
 	struct recording_meta meta = {0}, wmeta = {.freq = 99, .event = "cpu-clock"};
 	struct sym_cache *sc = sym_cache_new();
 	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
@@ -450,9 +453,9 @@ static void test_recording_python(void)
 	CHECK(f && recording_write(f, &a, pt, &wmeta, NULL) == 0, "recording_write");
 	if (f)
 		fclose(f);
-	CHECK(buf && strstr(buf, "pyframe 7 4 10 20 0 0 0 0\t[python]\t\n") &&
-		  strstr(buf, "pyframe 7 4 30 40 1 0 2 0\t[python]\t\n") &&
-		  strstr(buf, " g 4 py 10:20:0:0,50:60:0:0,30:40:1:0\n") &&
+	CHECK(buf && strstr(buf, "pyframe 7 4 10 20 0 0 ab 0 0\t[python]\t\n") &&
+		  strstr(buf, "pyframe 7 4 30 40 1 0 ab 2 0\t[python]\t\n") &&
+		  strstr(buf, " g 4 py 10:20:0:0:ab,50:60:0:0:ab,30:40:1:0:ab\n") &&
 		  count_of(buf, "pyframe ") == 3,
 	      "written:\n%s", buf ? buf : "");
 	free(buf);

@@ -109,9 +109,9 @@ static int write_pyframes(FILE *f, struct agg_stack *const *v, uint64_t nr, stru
 				ret = -1;
 				break;
 			}
-			fprintf(f, "pyframe %u %u %" PRIx64 " %x %u %u %u %u", s->pid,
+			fprintf(f, "pyframe %u %u %" PRIx64 " %x %u %u %x %u %u", s->pid,
 				s->generation, (uint64_t)py[k].code, py[k].instr, py[k].is_entry,
-				py[k].owner, how.role, how.line);
+				py[k].owner, py[k].scope, how.role, how.line);
 			put_field(f, how.name);
 			put_field(f, how.file);
 			fputc('\n', f);
@@ -121,7 +121,7 @@ static int write_pyframes(FILE *f, struct agg_stack *const *v, uint64_t nr, stru
 	return ret;
 }
 
-/* " py CODE:INSTR:ENTRY:OWNER,..": the stack's Python frames, innermost first. */
+/* " py CODE:INSTR:ENTRY:OWNER:SCOPE,..": the stack's Python frames, innermost first. */
 static void write_python_list(FILE *f, const struct agg_stack *s)
 {
 	const struct cfi_python_frame *py =
@@ -129,8 +129,8 @@ static void write_python_list(FILE *f, const struct agg_stack *s)
 	uint32_t k;
 
 	for (k = 0; k < s->nr_python; k++)
-		fprintf(f, "%s%" PRIx64 ":%x:%x:%x", k ? "," : " py ", (uint64_t)py[k].code,
-			py[k].instr, py[k].is_entry, py[k].owner);
+		fprintf(f, "%s%" PRIx64 ":%x:%x:%x:%x", k ? "," : " py ", (uint64_t)py[k].code,
+			py[k].instr, py[k].is_entry, py[k].owner, py[k].scope);
 }
 
 int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
@@ -253,21 +253,25 @@ static int parse_pcs(const char *s, uint64_t *pcs, int max)
 	}
 }
 
-/* Parses a "py" list ("CODE:INSTR:ENTRY:OWNER,..", up to a blank) into py; the count or -1. */
+/* Parses a "py" list ("CODE:INSTR:ENTRY:OWNER:SCOPE,..", up to a blank); the count or -1. */
 static int parse_python(const char *s, struct cfi_python_frame *py, int max)
 {
 	unsigned long long code;
-	unsigned int instr, entry, owner;
+	unsigned int instr, entry, owner, scope;
 	int n = 0, at;
 
 	for (;;) {
 		at = 0;
 		if (n == max ||
-		    sscanf(s, "%llx:%x:%x:%x%n", &code, &instr, &entry, &owner, &at) != 4 || !at ||
-		    entry > 255 || owner > 255)
+		    sscanf(s, "%llx:%x:%x:%x:%x%n", &code, &instr, &entry, &owner, &scope, &at) !=
+			5 ||
+		    !at || entry > 255 || owner > 255 || scope > 0xffff)
 			return -1;
-		py[n++] = (struct cfi_python_frame){
-		    .code = code, .instr = instr, .is_entry = (__u8)entry, .owner = (__u8)owner};
+		py[n++] = (struct cfi_python_frame){.code = code,
+						    .instr = instr,
+						    .is_entry = (__u8)entry,
+						    .owner = (__u8)owner,
+						    .scope = (__u16)scope};
 		s += at;
 		if (*s != ',')
 			return *s == 0 || *s == ' ' || *s == '\n' ? n : -1;
@@ -280,14 +284,14 @@ static int read_pyframe(char *line, struct saved_python *sp, bool *oom)
 {
 	struct python_frame_shown how = {0};
 	struct cfi_python_frame f = {0};
-	unsigned int pid, gen, entry, owner;
+	unsigned int pid, gen, entry, owner, scope;
 	unsigned long long code;
 	char *fields[2], *t;
 	int at = 0, nf;
 
-	if (sscanf(line, "%u %u %llx %x %u %u %u %u%n", &pid, &gen, &code, &f.instr, &entry, &owner,
-		   &how.role, &how.line, &at) != 8 ||
-	    line[at] != '\t' || entry > 255 || owner > 255 ||
+	if (sscanf(line, "%u %u %llx %x %u %u %x %u %u%n", &pid, &gen, &code, &f.instr, &entry,
+		   &owner, &scope, &how.role, &how.line, &at) != 9 ||
+	    line[at] != '\t' || entry > 255 || owner > 255 || scope > 0xffff ||
 	    how.role > (PY_FRAME_SKIP | PY_FRAME_LAST))
 		return -1;
 	line[strcspn(line, "\n")] = 0;
@@ -299,6 +303,7 @@ static int read_pyframe(char *line, struct saved_python *sp, bool *oom)
 	f.code = code;
 	f.is_entry = (__u8)entry;
 	f.owner = (__u8)owner;
+	f.scope = (__u16)scope;
 	how.name = fields[0];
 	how.file = fields[1];
 	if (sp && saved_python_add(sp, pid, gen, &f, &how) < 0)

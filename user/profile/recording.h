@@ -14,7 +14,7 @@
  *                               (a user location as record named it: one line per
  *                               level of its frame model, profile.h, innermost 0 first;
  *                               MAP-START 0 when unmapped; FILE empty when unknown)
- *   pyframe PID GENERATION CODE INSTR ENTRY OWNER ROLE LINE<TAB>NAME<TAB>FILE
+ *   pyframe PID GENERATION CODE INSTR ENTRY OWNER SCOPE ROLE LINE<TAB>NAME<TAB>FILE
  *                               (a Python frame of the stacks as record showed it, each
  *                               distinct one once: the kernel's struct cfi_python_frame,
  *                               its enum python_frame_role, line, qualified name, file;
@@ -22,11 +22,12 @@
  *   event NAME                  (the profile's events in order, with -e / --off-cpu)
  *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID] [g GENERATION]
  *         [w WEIGHT] [e EVENT]  (with events: the weights summed, the event's index)
- *         [py CODE:INSTR:ENTRY:OWNER,..]  (its Python frames, innermost first)
+ *         [py CODE:INSTR:ENTRY:OWNER:SCOPE,..]  (its Python frames, innermost first)
  *   overflow COUNT [WEIGHT]
  *
  * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS and pyframe's
- * GENERATION, ENTRY, OWNER, ROLE, LINE; an empty list is "-";
+ * GENERATION, ENTRY, OWNER, ROLE, LINE; an empty list is "-"; a stack's FLAGS are
+ * its first sample's, but deferred samples (SAMPLE_DEFERRED) have stacks of their own;
  * COMM has spaces replaced by '_'.  PCs are leaf first, as the walker emits them.
  * Tabs and newlines inside uframe strings become spaces.
  *

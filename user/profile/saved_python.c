@@ -12,7 +12,7 @@ struct py_key {
 	uint64_t code;
 	uint32_t instr;
 	uint8_t is_entry, owner;
-	uint16_t zero;
+	uint16_t scope;
 };
 
 struct py_entry {
@@ -59,6 +59,7 @@ static struct py_key key_of(uint32_t pid, uint32_t gen, const struct cfi_python_
 	k.instr = f->instr;
 	k.is_entry = f->is_entry;
 	k.owner = f->owner;
+	k.scope = f->scope;
 	return k;
 }
 

@@ -32,6 +32,14 @@ void python_names_free(struct python_names *pn);
  * of its Python frames not read yet are read now, while the process lives.
  */
 void python_names_note(struct python_names *pn, const struct cfi_sample_record *r, size_t size);
+/*
+ * The same for a deferred sample finished in user space (r), whose code
+ * objects were read when it arrived, under the generation the kernel saw
+ * (taken_gen): those are carried over to r's generation, not read again
+ * (one freed meanwhile, a module's body, would read as another or none).
+ */
+void python_names_carry(struct python_names *pn, const struct cfi_sample_record *r, size_t size,
+			uint32_t taken_gen);
 /* Forgets the code objects of processes that no longer exist (after a profile is written). */
 void python_names_sweep(struct python_names *pn);
 void python_names_stats(struct python_names *pn, struct python_names_stats *out);
