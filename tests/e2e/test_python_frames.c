@@ -634,6 +634,40 @@ out:
 	free(r.log);
 }
 
+/* The number just before key in s ("12 of threads" -> 12 for " of threads"); -1 if absent. */
+static long number_before(const char *s, const char *key)
+{
+	const char *p = s ? strstr(s, key) : NULL;
+
+	if (!p)
+		return -1;
+	while (p > s && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return strtol(p, NULL, 10);
+}
+
+/*
+ * record's own command, held at its entry until its tables are in: its
+ * first samples come before the interpreter made its main thread's thread
+ * state.  Searched for again as soon as there is one, not 50 ms later: the
+ * samples of its only thread without a frame chain are those first few.
+ */
+static void test_first_samples(void)
+{
+	char *cmd[] = {PYTHON, prog("early"), "0.3", "0.4", NULL};
+	struct py_run r;
+	long none;
+
+	if (!record_py_opts("first", "999", NULL, cmd, &r))
+		goto out;
+	none = number_before(r.log, " of threads without one");
+	CHECK(none >= 0 && none <= 10,
+	      "%ld samples of its only thread without a frame chain (want <= 10)", none);
+	judge("first", &r);
+out:
+	free(r.log);
+}
+
 /* Writes hex as the value of the copy's Py_Version (its .dynsym symbol, in .rodata). */
 static bool patch_py_version(const char *path, uint32_t hex)
 {
@@ -716,6 +750,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_pprof_lines);
 	RUN_TEST(test_save_report);
 	RUN_TEST(test_deferred);
+	RUN_TEST(test_first_samples);
 	RUN_TEST(test_unsupported_version);
 	e2e_finish();
 	return HARNESS_DONE();
