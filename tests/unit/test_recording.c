@@ -468,6 +468,65 @@ static void test_recording_python(void)
 	sym_cache_free(sc);
 }
 
+/*
+ * A sample in the evaluation loop's prologue (or epilogue): the innermost
+ * native frame is _PyEval_EvalFrameDefault, but the frame it will run is not
+ * linked yet, so the chain's innermost group is its caller's.  It goes above
+ * the outer evaluation loop, not above the innermost.  A sample with the
+ * frame linked (a group per evaluation loop) is spliced as always.
+ */
+static void test_recording_python_prologue(void)
+{
+	static const char text[] =
+	    "# cfiprof recording v1\n"
+	    "meta 99 cpu-clock 0 0\n"
+	    "uframe 7 0 2000 0 0 0\t_PyEval_EvalFrameDefault\t_PyEval_EvalFrameDefault\t\n"
+	    "uframe 7 0 3000 0 0 0\tPyObject_Vectorcall\tPyObject_Vectorcall\t\n"
+	    "uframe 7 0 4000 0 0 0\tmain\tmain\t\n"
+	    "pyframe 7 4 10 20 1 0 ab 2 5\tcaller\tapp.py\n"
+	    "pyframe 7 4 30 40 1 0 ab 2 9\tcallee\tapp.py\n"
+	    "stack 3 7 7 0 0 app k - u 2000,3001,2001,4001 g 4 py 10:20:1:0:ab\n"
+	    "stack 2 7 7 0 0 app k - u 2000,3001,2001,4001 g 4 py 30:40:1:0:ab,10:20:1:0:ab\n";
+	struct recording_meta meta = {0};
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+	struct aggregator a;
+	struct frame_namer fn;
+	char err[128], *out = NULL;
+	size_t olen = 0;
+	uint64_t bad = 0;
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+
+	meta.frames = saved_frames_new();
+	meta.py_frames = saved_python_new();
+	agg_init(&a, 10);
+	CHECK(f && pt && meta.frames && meta.py_frames &&
+		  recording_read(f, &a, pt, &meta, NULL, &bad, err, sizeof(err)) == 0 && !bad,
+	      "recording_read: %s", err);
+	if (f)
+		fclose(f);
+	frame_namer_init(&fn, pt, NULL);
+	fn.saved_user = meta.frames;
+	fn.saved_python = meta.py_frames;
+	f = open_memstream(&out, &olen);
+	CHECK(f && folded_write(f, &a, &fn) == 0, "folded_write");
+	if (f)
+		fclose(f);
+	CHECK(out && strstr(out, "app;main;_PyEval_EvalFrameDefault;caller (app.py:5);"
+				 "PyObject_Vectorcall;_PyEval_EvalFrameDefault 3\n"),
+	      "prologue sample:\n%s", out ? out : "");
+	CHECK(out && strstr(out, "app;main;_PyEval_EvalFrameDefault;caller (app.py:5);"
+				 "PyObject_Vectorcall;_PyEval_EvalFrameDefault;callee (app.py:9) 2\n"),
+	      "linked sample:\n%s", out ? out : "");
+	frame_namer_free(&fn);
+	free(out);
+	saved_frames_free(meta.frames);
+	saved_python_free(meta.py_frames);
+	agg_free(&a);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -477,6 +536,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_recording_no_procs);
 	RUN_TEST(test_recording_kernel_names);
 	RUN_TEST(test_recording_python);
+	RUN_TEST(test_recording_python_prologue);
 	table_mem_free();
 	return HARNESS_DONE();
 }
