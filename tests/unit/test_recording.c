@@ -381,6 +381,37 @@ static void test_recording_kernel_names(void)
 	free(r);
 }
 
+/*
+ * report of a recording text: read into a (meta gets the saved frames, for
+ * the caller to free), then folded with the recording's names; malloc'd.
+ */
+static char *report_folded(const char *text, struct aggregator *a, struct proc_tracker *pt,
+			   struct recording_meta *meta, uint64_t *bad)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct frame_namer fn;
+	char err[128], *out = NULL;
+	size_t olen = 0;
+
+	meta->frames = saved_frames_new();
+	meta->py_frames = saved_python_new();
+	agg_init(a, 10);
+	CHECK(f && pt && meta->frames && meta->py_frames &&
+		  recording_read(f, a, pt, meta, NULL, bad, err, sizeof(err)) == 0,
+	      "recording_read: %s", err);
+	if (f)
+		fclose(f);
+	frame_namer_init(&fn, pt, NULL);
+	fn.saved_user = meta->frames;
+	fn.saved_python = meta->py_frames;
+	f = open_memstream(&out, &olen);
+	CHECK(f && folded_write(f, a, &fn) == 0, "folded_write");
+	if (f)
+		fclose(f);
+	frame_namer_free(&fn);
+	return out;
+}
+
 /* Occurrences of what in s. */
 static int count_of(const char *s, const char *what)
 {
@@ -420,33 +451,17 @@ static void test_recording_python(void)
 	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
 	struct python_names *pn = python_names_new(NULL);
 	struct aggregator a;
-	struct frame_namer fn;
-	char err[128], *out = NULL, *buf = NULL;
-	size_t olen = 0, len = 0;
+	char *out, *buf = NULL;
+	size_t len = 0;
 	uint64_t bad = 0;
-	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	FILE *f;
 
-	meta.frames = saved_frames_new();
-	meta.py_frames = saved_python_new();
-	agg_init(&a, 10);
-	CHECK(f && pt && pn && meta.frames && meta.py_frames &&
-		  recording_read(f, &a, pt, &meta, NULL, &bad, err, sizeof(err)) == 0,
-	      "recording_read: %s", err);
-	if (f)
-		fclose(f);
-	CHECK(bad == 3, "%" PRIu64 " malformed lines (want the 2 pyframe and 1 stack): %s", bad,
-	      err);
-	frame_namer_init(&fn, pt, NULL);
-	fn.saved_user = meta.frames;
-	fn.saved_python = meta.py_frames;
-	f = open_memstream(&out, &olen);
-	CHECK(f && folded_write(f, &a, &fn) == 0, "folded_write");
-	if (f)
-		fclose(f);
-	CHECK(out && streq(out, "app;main;_PyEval_EvalFrameDefault;outer (app.py:9);"
-				"inner (app.py:5);leaf_c 3\n"),
+	out = report_folded(text, &a, pt, &meta, &bad);
+	CHECK(bad == 3, "%" PRIu64 " malformed lines (want the 2 pyframe and 1 stack)", bad);
+	CHECK(pn && out &&
+		  streq(out, "app;main;_PyEval_EvalFrameDefault;outer (app.py:9);"
+			     "inner (app.py:5);leaf_c 3\n"),
 	      "report's folded output:\n%s", out ? out : "");
-	frame_namer_free(&fn);
 	/* written again: each frame once, named as the process showed it (here: not read) */
 	wmeta.python = pn;
 	f = open_memstream(&buf, &len);
@@ -491,34 +506,16 @@ static void test_recording_python_prologue(void)
 	struct sym_cache *sc = sym_cache_new();
 	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
 	struct aggregator a;
-	struct frame_namer fn;
-	char err[128], *out = NULL;
-	size_t olen = 0;
 	uint64_t bad = 0;
-	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	char *out = report_folded(text, &a, pt, &meta, &bad);
 
-	meta.frames = saved_frames_new();
-	meta.py_frames = saved_python_new();
-	agg_init(&a, 10);
-	CHECK(f && pt && meta.frames && meta.py_frames &&
-		  recording_read(f, &a, pt, &meta, NULL, &bad, err, sizeof(err)) == 0 && !bad,
-	      "recording_read: %s", err);
-	if (f)
-		fclose(f);
-	frame_namer_init(&fn, pt, NULL);
-	fn.saved_user = meta.frames;
-	fn.saved_python = meta.py_frames;
-	f = open_memstream(&out, &olen);
-	CHECK(f && folded_write(f, &a, &fn) == 0, "folded_write");
-	if (f)
-		fclose(f);
+	CHECK(!bad, "%" PRIu64 " malformed lines", bad);
 	CHECK(out && strstr(out, "app;main;_PyEval_EvalFrameDefault;caller (app.py:5);"
 				 "PyObject_Vectorcall;_PyEval_EvalFrameDefault 3\n"),
 	      "prologue sample:\n%s", out ? out : "");
 	CHECK(out && strstr(out, "app;main;_PyEval_EvalFrameDefault;caller (app.py:5);"
 				 "PyObject_Vectorcall;_PyEval_EvalFrameDefault;callee (app.py:9) 2\n"),
 	      "linked sample:\n%s", out ? out : "");
-	frame_namer_free(&fn);
 	free(out);
 	saved_frames_free(meta.frames);
 	saved_python_free(meta.py_frames);
