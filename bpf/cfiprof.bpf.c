@@ -570,9 +570,10 @@ static __always_inline int sample_with_loop(const struct sample_src *src, __u32 
 		return 0;
 	}
 	sample_fill(src, rec, &lc, tgid, tid);
-	deferred = defer_wanted(&lc.st) && emit_deferred(rec, &lc.st);
-	if (python && !deferred)
+	/* before a deferral: the frame chain is read now, the native walk ends now or later */
+	if (python)
 		python_append(rec, rec->nr_kernel + lc.st.nr, MAX_KERNEL_FRAMES + max_user_frames);
+	deferred = defer_wanted(&lc.st) && emit_deferred(rec, &lc.st);
 	if (deferred)
 		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
 	else
@@ -603,13 +604,11 @@ static __always_inline void tc_output(struct tc_scratch *s)
 	size = sizeof(*rec) + (nr_kernel + nr) * sizeof(__u64);
 	if (size > RECORD_MAX_BYTES)
 		size = RECORD_MAX_BYTES;
+	python_append(rec, nr_kernel + nr, MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT);
+	size += rec->nr_python * sizeof(struct cfi_python_frame);
+	if (size > RECORD_MAX_BYTES + PY_RECORD_BYTES)
+		size = RECORD_MAX_BYTES + PY_RECORD_BYTES;
 	deferred = defer_wanted(&s->st) && emit_deferred(rec, &s->st);
-	if (!deferred) {
-		python_append(rec, nr_kernel + nr, MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT);
-		size += rec->nr_python * sizeof(struct cfi_python_frame);
-		if (size > RECORD_MAX_BYTES + PY_RECORD_BYTES)
-			size = RECORD_MAX_BYTES + PY_RECORD_BYTES;
-	}
 	/* one copy: a reservation cannot be held across tail calls */
 	if (!deferred && bpf_ringbuf_output(&events, s->record, size, sample_wakeup_flags())) {
 		walker_count(CNT_LOST_RINGBUF, 1);

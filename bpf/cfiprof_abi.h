@@ -286,7 +286,13 @@ struct cfi_python_frame {
 	__u32 instr; /* instruction pointer - code, 0xffffffff: below it or too far */
 	__u8 is_entry;
 	__u8 owner;
-	__u16 pad;
+	/*
+	 * A digest of the frame's globals (its module's dict), 0 when unknown.
+	 * A freed code object's address is soon another's (a module's body
+	 * after its import, a line site.py exec()s): one of another module is
+	 * told apart from the code object that was there before.
+	 */
+	__u16 scope;
 };
 
 #define PY_RECORD_BYTES (PY_MAX_FRAMES * sizeof(struct cfi_python_frame))
@@ -325,7 +331,8 @@ struct cfi_python_proc {
 	__u16 frame_instr;    /* .prev_instr (instr_ptr) */
 	__u16 frame_is_entry; /* PY_OFF_NONE from 3.12 on (shim frames instead) */
 	__u16 frame_owner;
-	__u16 pad[2];
+	__u16 frame_globals; /* .f_globals: struct cfi_python_frame's scope */
+	__u16 pad;
 };
 
 struct cfi_event_record {

@@ -53,8 +53,9 @@ static __always_inline void defer_budget_return(struct defer_window *w, __u64 wi
 }
 
 /*
- * Sends rec (already complete) with the walker state and a copy of the user
- * stack from the page holding sp upwards, as one RECORD_DEFERRED.  Returns
+ * Sends rec (already complete, its Python frames too) with the walker state
+ * and a copy of the user stack from the page holding sp upwards, as one
+ * RECORD_DEFERRED.  Returns
  * true when it went out; then rec itself must not be sent.
  */
 static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
@@ -74,7 +75,13 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 		walker_count(CNT_DEFER_BUDGET, 1);
 		return false;
 	}
-	d = bpf_ringbuf_reserve(&events, sizeof(*d) + stack_max + RECORD_MAX_BYTES, 0);
+	/*
+	 * Room for a Python process's frame chain (bpf/python.bpf.h) in every
+	 * copy: 2 KiB beside the stack's 64 KiB, and one size the verifier
+	 * can bound the sample's copy by.
+	 */
+	d = bpf_ringbuf_reserve(&events,
+				sizeof(*d) + stack_max + RECORD_MAX_BYTES + PY_RECORD_BYTES, 0);
 	if (!d) {
 		defer_budget_return(w, window, stack_max);
 		walker_count(CNT_DEFER_LOST, 1);
@@ -109,6 +116,10 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	rec_size = sizeof(*rec) + ((__u64)rec->nr_kernel + rec->nr_user) * sizeof(__u64);
 	if (rec_size > RECORD_MAX_BYTES)
 		rec_size = RECORD_MAX_BYTES;
+	if (rec->nr_python <= PY_MAX_FRAMES)
+		rec_size += rec->nr_python * sizeof(struct cfi_python_frame);
+	if (rec_size > RECORD_MAX_BYTES + PY_RECORD_BYTES)
+		rec_size = RECORD_MAX_BYTES + PY_RECORD_BYTES;
 	bpf_probe_read_kernel(stack + stack_max, rec_size, rec);
 	/*
 	 * Woken at once, unlike plain samples: user space reads the process's

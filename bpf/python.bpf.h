@@ -26,6 +26,7 @@ struct {
 struct python_thread {
 	__u64 tstate;	/* 0: none found */
 	__u64 retry_ns; /* none found: the lists are searched again after this */
+	__u64 head;	/* none found: the first interpreter's first thread state then */
 	__u32 pid;
 	__u32 pad;
 };
@@ -144,23 +145,38 @@ static __always_inline __u32 py_ns_tid(__u32 tid)
 	return (__u32)nr;
 }
 
-/* The thread state of thread tid (ns_tid in its PID namespace), or 0. */
+/* The first thread state of the first interpreter (0: none): a new one goes first. */
+static __always_inline __u64 py_threads_head(const struct cfi_python_proc *py)
+{
+	__u64 interp = py_read_ptr(py->runtime + py->runtime_interp_head);
+
+	return interp ? py_read_ptr(interp + py->interp_threads_head) : 0;
+}
+
+/*
+ * The thread state of thread tid (ns_tid in its PID namespace), or 0.  A
+ * thread found without one is searched for again after PY_THREAD_RETRY_NS,
+ * or at once when a thread state was added: the main thread's, made while
+ * the interpreter starts (its first samples come before it), or a thread's.
+ */
 static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, struct python_scratch *s,
 				       __u32 pid, __u32 tid, __u32 ns_tid)
 {
 	struct python_thread *t = bpf_map_lookup_elem(&python_threads, &tid), *nt = &s->thread;
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), head;
 
 	if (t && t->pid == pid) {
 		/* a thread state is freed when its thread ends: its tid must still be in it */
 		if (t->tstate && py_read_ptr(t->tstate + py->tstate_native_tid) == ns_tid)
 			return t->tstate;
-		if (!t->tstate && now < t->retry_ns)
+		if (!t->tstate && now < t->retry_ns && py_threads_head(py) == t->head)
 			return 0;
 	}
+	head = py_threads_head(py);
 	nt->pid = pid;
 	nt->pad = 0;
 	nt->tstate = py_find_tstate(py, ns_tid);
+	nt->head = head;
 	nt->retry_ns = now + PY_THREAD_RETRY_NS;
 	bpf_map_update_elem(&python_threads, &tid, nt, BPF_ANY);
 	return nt->tstate;
@@ -180,11 +196,12 @@ static long py_walk_step(__u32 index, void *data)
 	struct py_walk_ctx *c = data;
 	const struct cfi_python_proc *py = c->py;
 	struct python_scratch *s = c->s;
-	__u64 code, instr, off_code = py->frame_code, off_prev = py->frame_previous,
+	__u64 code, instr, globals = 0, off_code = py->frame_code, off_prev = py->frame_previous,
 			   off_instr = py->frame_instr, off_entry = py->frame_is_entry,
-			   off_owner = py->frame_owner;
+			   off_owner = py->frame_owner, off_globals = py->frame_globals;
 	__u32 n = c->n;
 	bool has_entry = off_entry <= PY_FRAME_READ - 1;
+	bool has_globals = off_globals <= PY_FRAME_READ - 8;
 
 	if (!c->frame || n >= PY_MAX_FRAMES)
 		return 1;
@@ -196,12 +213,15 @@ static long py_walk_step(__u32 index, void *data)
 	}
 	if (!has_entry)
 		off_entry = 0;
+	if (!has_globals)
+		off_globals = 0;
 	/* the bounds checked above, on the registers the accesses use */
 	barrier_var(off_code);
 	barrier_var(off_prev);
 	barrier_var(off_instr);
 	barrier_var(off_owner);
 	barrier_var(off_entry);
+	barrier_var(off_globals);
 	barrier_var(n);
 	code = *(__u64 *)(s->frame + off_code);
 	instr = *(__u64 *)(s->frame + off_instr);
@@ -209,7 +229,9 @@ static long py_walk_step(__u32 index, void *data)
 	s->f[n].instr = instr >= code && instr - code < 0xffffffffull ? instr - code : 0xffffffff;
 	s->f[n].is_entry = has_entry ? s->frame[off_entry] : 0;
 	s->f[n].owner = s->frame[off_owner];
-	s->f[n].pad = 0;
+	if (has_globals)
+		globals = *(__u64 *)(s->frame + off_globals) >> 4; /* objects are 16-byte aligned */
+	s->f[n].scope = (__u16)(globals ^ globals >> 16 ^ globals >> 32);
 	c->frame = *(__u64 *)(s->frame + off_prev);
 	c->n = n + 1;
 	return 0;

@@ -7,8 +7,10 @@
  * of the process's samples have Python frames, and every group of Python
  * frames sits right above a _PyEval_EvalFrameDefault frame.  Also: a
  * process in its own PID and mount namespaces (its interpreter visible only
- * there), pprof's file:line, and an interpreter of an unsupported version
- * (plain native stacks, counted).
+ * there), pprof's file:line, an interpreter of an unsupported version
+ * (plain native stacks, counted), a --save recording's report (the same
+ * folded output as the live run; an older recording: plain native stacks),
+ * and samples deferred for lack of tables, which keep their Python frames.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -80,21 +82,13 @@ static void python_chain(const char *line, char *out, size_t len, bool *misplace
 	}
 }
 
-/* Records PROG (tests/progs/python/PROG.py) run as CMD...; reads its folded output. */
-static bool record_py(const char *name, char *const cmd[], struct py_run *r)
+/* Reads the folded output r->folded: the python3.11 samples, with Python frames, misplaced. */
+static bool read_py_folded(const char *name, struct py_run *r)
 {
-	char folded[128], line[16384], chain[8192];
+	char line[16384], chain[8192];
 	bool misplaced;
-	FILE *f;
-	int rc;
+	FILE *f = fopen(r->folded, "re");
 
-	memset(r, 0, sizeof(*r));
-	snprintf(folded, sizeof(folded), "%s.folded", name);
-	tpath(r->folded, sizeof(r->folded), folded);
-	rc = e2e_record(folded, "299", NULL, cmd, &r->log);
-	if (rc)
-		return false;
-	f = fopen(r->folded, "re");
 	if (!f) {
 		CHECK(0, "%s: no %s", name, r->folded);
 		return false;
@@ -121,6 +115,25 @@ static bool record_py(const char *name, char *const cmd[], struct py_run *r)
 	       (unsigned long)r->samples, (unsigned long)r->with_python,
 	       r->samples ? 100.0 * (double)r->with_python / (double)r->samples : 0.0);
 	return true;
+}
+
+/* Records CMD... at FREQ Hz with OPTS; reads its folded output. */
+static bool record_py_opts(const char *name, const char *freq, char *const opts[],
+			   char *const cmd[], struct py_run *r)
+{
+	char folded[128];
+
+	memset(r, 0, sizeof(*r));
+	snprintf(folded, sizeof(folded), "%s.folded", name);
+	tpath(r->folded, sizeof(r->folded), folded);
+	if (e2e_record(folded, freq, opts, cmd, &r->log))
+		return false;
+	return read_py_folded(name, r);
+}
+
+static bool record_py(const char *name, char *const cmd[], struct py_run *r)
+{
+	return record_py_opts(name, "299", NULL, cmd, r);
 }
 
 /*
@@ -351,6 +364,310 @@ out:
 	free(log);
 }
 
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of text, sorted (split in place; free the array); their number in *n. */
+static char **sorted_lines(char *text, size_t *n)
+{
+	char **v = NULL, *save = NULL, *line;
+	size_t cap = 0;
+
+	*n = 0;
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v)
+				abort();
+		}
+		v[(*n)++] = line;
+	}
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_line);
+	return v;
+}
+
+/* Whether two folded files hold the same stacks and counts (in any order). */
+static bool same_folded(const char *a_path, const char *b_path)
+{
+	char *a = slurp(a_path), *b = slurp(b_path), **la, **lb;
+	size_t na, nb, i;
+	bool same;
+
+	la = sorted_lines(a, &na);
+	lb = sorted_lines(b, &nb);
+	same = a && b && na == nb && na > 0;
+	for (i = 0; same && i < na; i++)
+		same = !strcmp(la[i], lb[i]);
+	if (!same)
+		printf("  %s: %zu lines, %s: %zu lines; first difference at line %zu:\n  %.600s\n  "
+		       "%.600s\n",
+		       a_path, na, b_path, nb, i ? i - 1 : 0, i && i <= na ? la[i - 1] : "",
+		       i && i <= nb ? lb[i - 1] : "");
+	free(la);
+	free(lb);
+	free(a);
+	free(b);
+	return same;
+}
+
+/* A recording as cfiprof wrote it before Python frames were saved: no pyframe, no " py". */
+static bool strip_python(const char *in_path, const char *out_path)
+{
+	char line[65536], *py;
+	FILE *in = fopen(in_path, "re"), *out = fopen(out_path, "we");
+	bool ok = in && out;
+
+	while (ok && fgets(line, sizeof(line), in)) {
+		if (!strncmp(line, "pyframe ", 8))
+			continue;
+		if (!strncmp(line, "stack ", 6) && (py = strstr(line, " py ")))
+			strcpy(py, "\n");
+		ok = fputs(line, out) >= 0;
+	}
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		ok = false;
+	return ok;
+}
+
+/* cfiprof report REC -o OUT (T/NAME), its stderr in *log; its exit status. */
+static int report_to(const char *rec, const char *name, char *out, size_t len, char **log)
+{
+	char err[PATH_MAX + 8];
+	char *argv[] = {(char *)cfiprof_bin, "report", (char *)rec, "-o", out, NULL};
+	int rc;
+
+	tpath(out, len, name);
+	snprintf(err, sizeof(err), "%s.err", out);
+	rc = run(argv, NULL, err, 60);
+	*log = slurp(err);
+	return rc;
+}
+
+/*
+ * record --save, then report: the recording renders what the live run did,
+ * Python frames included (their code objects lived in a process that is
+ * gone).  A recording without Python data (an older cfiprof's) still loads:
+ * the same samples, plain native stacks.
+ */
+static void test_save_report(void)
+{
+	char rec[PATH_MAX], old[PATH_MAX], out[PATH_MAX], *log = NULL;
+	char *opts[] = {"--save", rec, NULL}, *cmd[] = {PYTHON, prog("threads"), "1", NULL};
+	struct py_run live, rep = {0}, plain = {0};
+	int rc;
+
+	tpath(rec, sizeof(rec), "save.rec");
+	if (!record_py_opts("save_live", "299", opts, cmd, &live))
+		goto out;
+	judge("save_live", &live);
+	rc = report_to(rec, "save_report.folded", out, sizeof(out), &log);
+	CHECK(rc == 0 && log && !strstr(log, "malformed"), "report %s: exit %d: %s", rec, rc,
+	      log ? log : "");
+	snprintf(rep.folded, sizeof(rep.folded), "%s", out);
+	if (read_py_folded("save_report", &rep))
+		CHECK(rep.samples == live.samples && rep.with_python == live.with_python &&
+			  same_folded(live.folded, rep.folded),
+		      "report of the recording differs from the live run's folded output");
+	free(log);
+	tpath(old, sizeof(old), "save_old.rec");
+	CHECK(strip_python(rec, old), "cannot write %s", old);
+	rc = report_to(old, "save_old.folded", out, sizeof(out), &log);
+	CHECK(rc == 0 && log && !strstr(log, "malformed"), "report %s: exit %d: %s", old, rc,
+	      log ? log : "");
+	snprintf(plain.folded, sizeof(plain.folded), "%s", out);
+	if (read_py_folded("save_old", &plain))
+		CHECK(plain.samples == live.samples && plain.with_python == 0,
+		      "a recording without Python data: %lu samples (%lu live), %lu with Python "
+		      "frames",
+		      (unsigned long)plain.samples, (unsigned long)live.samples,
+		      (unsigned long)plain.with_python);
+out:
+	free(log);
+	free(live.log);
+}
+
+/* What a recording says of the deferred samples of python3.11 (recording.h). */
+struct deferred_count {
+	uint64_t deferred;    /* samples finished in user space (FLAGS has SAMPLE_DEFERRED) */
+	uint64_t in_python;   /* ... whose native stack passes the evaluation loop */
+	uint64_t with_python; /* ... of those, with Python frames */
+	uint64_t with_fn;     /* ... deferred samples with a Python frame named fn */
+};
+
+#define MAX_KEYS 4096
+
+/*
+ * Counts the deferred samples of python3.11 in recording path: the native
+ * frames named _PyEval_EvalFrameDefault come from its uframe lines, the
+ * Python frames named fn from its pyframe lines (keys: "PID ADDR" and
+ * "PID GEN CODE:INSTR:ENTRY:OWNER:SCOPE").
+ */
+static bool count_deferred(const char *path, const char *fn, struct deferred_count *c)
+{
+	static char evals[MAX_KEYS][48], fns[MAX_KEYS][96];
+	int nr_evals = 0, nr_fns = 0, i;
+	char line[65536], key[128];
+	FILE *f = fopen(path, "re");
+
+	memset(c, 0, sizeof(*c));
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned int pid, gen, level, entry, owner, scope, role, lno, ln, sl;
+		unsigned long long start, addr, code;
+		unsigned int instr;
+		int at = 0;
+
+		if (sscanf(line, "uframe %u %llx %llx %u %u %u%n", &pid, &start, &addr, &level, &ln,
+			   &sl, &at) == 6 &&
+		    !strncmp(line + at, "\t_PyEval_EvalFrameDefault\t", 26) && nr_evals < MAX_KEYS)
+			snprintf(evals[nr_evals++], sizeof(evals[0]), "%u %llx", pid, addr);
+		if (sscanf(line, "pyframe %u %u %llx %x %u %u %x %u %u%n", &pid, &gen, &code,
+			   &instr, &entry, &owner, &scope, &role, &lno, &at) == 9 &&
+		    !strncmp(line + at + 1, fn, strlen(fn)) && line[at + 1 + strlen(fn)] == '\t' &&
+		    nr_fns < MAX_KEYS)
+			snprintf(fns[nr_fns++], sizeof(fns[0]), "%u %u %llx:%x:%x:%x:%x", pid, gen,
+				 code, instr, entry, owner, scope);
+	}
+	if (!f)
+		return false;
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long count;
+		unsigned int pid, tid, reason, flags, gen = 0;
+		char comm[64], *u, *py, *g, *tok, *save = NULL;
+		bool in_py = false, has_fn = false;
+		int k = 0;
+
+		if (sscanf(line, "stack %llu %u %u %u %u %63s", &count, &pid, &tid, &reason, &flags,
+			   comm) != 6 ||
+		    strcmp(comm, "python3.11") || !(flags & 8 /* SAMPLE_DEFERRED */))
+			continue;
+		c->deferred += count;
+		line[strcspn(line, "\n")] = 0;
+		g = strstr(line, " g ");
+		if (g)
+			gen = (unsigned int)strtoul(g + 3, NULL, 10);
+		py = strstr(line, " py ");
+		if (py) {
+			*py = 0;
+			for (tok = strtok_r(py + 4, ",", &save); tok && !has_fn;
+			     tok = strtok_r(NULL, ",", &save)) {
+				snprintf(key, sizeof(key), "%u %u %s", pid, gen, tok);
+				for (i = 0; i < nr_fns && !has_fn; i++)
+					has_fn = !strcmp(fns[i], key);
+			}
+		}
+		/* "u PC,PC,..": one word */
+		u = strstr(line, " u ");
+		if (u)
+			u[3 + strcspn(u + 3, " ")] = 0;
+		for (tok = u ? strtok_r(u + 3, ",", &save) : NULL; tok && !in_py;
+		     tok = strtok_r(NULL, ",", &save), k++) {
+			unsigned long long pc = strtoull(tok, NULL, 16);
+
+			/* return addresses are looked up (and saved) at pc - 1 */
+			snprintf(key, sizeof(key), "%u %llx", pid, k ? pc - 1 : pc);
+			for (i = 0; i < nr_evals && !in_py; i++)
+				in_py = !strcmp(evals[i], key);
+		}
+		c->in_python += in_py ? count : 0;
+		c->with_python += in_py && py ? count : 0;
+		c->with_fn += has_fn ? count : 0;
+	}
+	fclose(f);
+	return true;
+}
+
+/*
+ * A Python process's samples taken before its tables are in (deferred, then
+ * finished in user space) keep their Python frames: the kernel reads the
+ * frame chain at sample time, the interpreter being known before the tables
+ * are built.  The process is exec'd by a shell (not held at its entry as
+ * record's own command is) and preloads three fresh copies of a library
+ * whose tables take ~70 ms each to build on one worker (one copy left the
+ * window to chance: its build sometimes ended before the program's own code
+ * ran); its first 0.6 s are in early_work.  >= 95% of its deferred
+ * samples inside Python code must show Python frames, many early_work.
+ */
+static void test_deferred(void)
+{
+	char rec[PATH_MAX], big[PATH_MAX + 32], script[4 * PATH_MAX];
+	char *opts[] = {"--save", rec, "--table-cache", "off", "--build-workers", "1", NULL};
+	char *cmd[] = {"sh", "-c", script, NULL};
+	struct deferred_count c;
+	struct py_run r;
+
+	tpath(rec, sizeof(rec), "deferred.rec");
+	snprintf(big, sizeof(big), "%s/libdefer_big.so", progs_dir);
+	CHECK(copy_file_n(big, tmpdir, 3), "copy %s into %s", big, tmpdir);
+	snprintf(script, sizeof(script),
+		 "LD_PRELOAD=%s/c0.so:%s/c1.so:%s/c2.so exec " PYTHON " %s 0.6 1", tmpdir, tmpdir,
+		 tmpdir, prog("early"));
+	/* 999 Hz: ~100 deferred samples */
+	if (!record_py_opts("deferred", "999", opts, cmd, &r))
+		goto out;
+	CHECK(count_deferred(rec, "early_work", &c), "cannot read %s", rec);
+	printf("  deferred: %lu samples, %lu in Python code, %lu of those with Python frames, "
+	       "%lu in early_work\n",
+	       (unsigned long)c.deferred, (unsigned long)c.in_python, (unsigned long)c.with_python,
+	       (unsigned long)c.with_fn);
+	/* 25-200 here, with the load of the machine: how long the tables took */
+	CHECK(c.in_python >= 10, "only %lu deferred samples in Python code: no window to test",
+	      (unsigned long)c.in_python);
+	CHECK(c.with_python * 100 >= c.in_python * 95,
+	      "%lu of %lu deferred samples in Python code with Python frames",
+	      (unsigned long)c.with_python, (unsigned long)c.in_python);
+	/* the interpreter's start (site.py, imports) comes first */
+	CHECK(c.with_fn * 3 >= c.in_python && c.with_fn >= 5,
+	      "%lu of %lu deferred samples in early_work", (unsigned long)c.with_fn,
+	      (unsigned long)c.in_python);
+	/* and all of them, deferred or not, in the folded output */
+	judge("deferred", &r);
+	expect_chain(&r, "deferred", "<module> (*;main (*;early_work (*;spin (*");
+out:
+	free(r.log);
+}
+
+/* The number just before key in s ("12 of threads" -> 12 for " of threads"); -1 if absent. */
+static long number_before(const char *s, const char *key)
+{
+	const char *p = s ? strstr(s, key) : NULL;
+
+	if (!p)
+		return -1;
+	while (p > s && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return strtol(p, NULL, 10);
+}
+
+/*
+ * record's own command, held at its entry until its tables are in: its
+ * first samples come before the interpreter made its main thread's thread
+ * state.  Searched for again as soon as there is one, not 50 ms later: the
+ * samples of its only thread without a frame chain are those first few.
+ */
+static void test_first_samples(void)
+{
+	char *cmd[] = {PYTHON, prog("early"), "0.3", "0.4", NULL};
+	struct py_run r;
+	long none;
+
+	if (!record_py_opts("first", "999", NULL, cmd, &r))
+		goto out;
+	none = number_before(r.log, " of threads without one");
+	CHECK(none >= 0 && none <= 10,
+	      "%ld samples of its only thread without a frame chain (want <= 10)", none);
+	judge("first", &r);
+out:
+	free(r.log);
+}
+
 /* Writes hex as the value of the copy's Py_Version (its .dynsym symbol, in .rodata). */
 static bool patch_py_version(const char *path, uint32_t hex)
 {
@@ -431,6 +748,9 @@ int main(int argc, char **argv)
 	RUN_TEST(test_asyncio);
 	RUN_TEST(test_namespaces);
 	RUN_TEST(test_pprof_lines);
+	RUN_TEST(test_save_report);
+	RUN_TEST(test_deferred);
+	RUN_TEST(test_first_samples);
 	RUN_TEST(test_unsupported_version);
 	e2e_finish();
 	return HARNESS_DONE();

@@ -42,6 +42,8 @@ static void rec_render(struct aggregator *agg, struct proc_tracker *pt, struct c
 
 	frame_namer_init(&fn, pt, NULL);
 	fn.saved_kernel = &meta->knames;
+	fn.saved_user = meta->frames;
+	fn.saved_python = meta->py_frames;
 	info.cgroups = cg;
 	info.group_by_container = by_container;
 	info.period_ns = meta->freq ? 1000000000ull / meta->freq : 0;
@@ -78,8 +80,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	syms = sym_cache_new();
 	pt = syms ? proc_tracker_new(NULL, syms, -1, -1) : NULL;
 	cg = cgroup_names_new_saved();
-	if (!f || !rec_null || !pt || !cg || sym_cache_set_debug_root(syms, NULL) ||
-	    agg_init(&agg, 4096))
+	meta.frames = saved_frames_new();
+	meta.py_frames = saved_python_new();
+	if (!f || !rec_null || !pt || !cg || !meta.frames || !meta.py_frames ||
+	    sym_cache_set_debug_root(syms, NULL) || agg_init(&agg, 4096))
 		abort();
 	err[0] = '\0';
 	if (recording_read(f, &agg, pt, &meta, cg, &bad, err, sizeof(err)) == 0) {
@@ -91,6 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	agg_free(&agg);
 	kernel_names_free(&meta.knames);
+	saved_frames_free(meta.frames);
+	saved_python_free(meta.py_frames);
 	cgroup_names_free(cg);
 	proc_tracker_free(pt);
 	sym_cache_free(syms);

@@ -23,16 +23,25 @@
 
 struct emitted {
 	int n, deferred, pending, complete;
-	uint16_t nr_user;
+	uint16_t nr_user, nr_python;
 	uint64_t kernel_pc;
+	struct cfi_python_frame py[2]; /* the first two */
+	uint32_t taken_gen;
 };
 
-static void emit(void *ctx, const struct cfi_sample_record *r, size_t size)
+static void emit(void *ctx, const struct cfi_sample_record *r, size_t size,
+		 const struct cfi_sample_record *taken)
 {
 	struct emitted *e = ctx;
 
-	CHECK(size == sizeof(*r) + (r->nr_kernel + r->nr_user) * sizeof(__u64),
-	      "emitted record size %zu for %u+%u pcs", size, r->nr_kernel, r->nr_user);
+	CHECK(size == sizeof(*r) + (r->nr_kernel + r->nr_user) * sizeof(__u64) +
+			  r->nr_python * sizeof(struct cfi_python_frame),
+	      "emitted record size %zu for %u+%u pcs, %u Python frames", size, r->nr_kernel,
+	      r->nr_user, r->nr_python);
+	e->nr_python = r->nr_python;
+	memcpy(e->py, r->pcs + r->nr_kernel + r->nr_user,
+	       (r->nr_python < 2 ? r->nr_python : 2) * sizeof(struct cfi_python_frame));
+	e->taken_gen = taken->generation;
 	e->n++;
 	e->deferred += !!(r->flags & SAMPLE_DEFERRED);
 	e->pending += r->reason == STOP_TABLES_PENDING;
@@ -143,6 +152,47 @@ static void test_finished_once_mappings_read(void)
 	replay_env_free(&env);
 }
 
+/*
+ * A Python process's sample: the frames the kernel read at sample time
+ * follow the PCs of the finished walk (one more PC than the kernel emitted
+ * here), and the emitter learns the generation they were named under.
+ */
+static void test_python_frames_follow(void)
+{
+	static const struct cfi_python_frame py[2] = {{0x7f0000001000ull, 0x50, 0, 0, 0},
+						      {0x7f0000002000ull, 0x90, 1, 0, 0}};
+	static struct replay_env env;
+	struct cfi_sample_record *r;
+	struct deferred_queue q;
+	struct emitted e;
+	size_t size;
+
+	setup(&q, &env, &e, 1 << 20);
+	size = record(buf, 100 * NS);
+	r = (struct cfi_sample_record *)((char *)buf + sizeof(struct cfi_deferred_record) +
+					 DEFER_CHUNK);
+	/* the kernel emitted no user PC; its Python frames follow the kernel PC */
+	r->nr_user = 0;
+	r->generation = 3;
+	r->nr_python = 2;
+	memcpy(r->pcs + 1, py, sizeof(py));
+	size = size - sizeof(__u64) + sizeof(py);
+	deferred_queue_add(&q, buf, size - 1);
+	CHECK(q.stats.malformed == 1, "a record short of its Python frames is taken");
+	deferred_queue_add(&q, buf, size);
+	env.proc_known = 1;
+	env.proc.loaded_ns = 100 * NS;
+	env.proc.generation = 5;
+	deferred_queue_run(&q, 101 * NS, false);
+	CHECK(e.n == 1 && e.complete == 1 && e.nr_user == 1 && e.nr_python == 2 &&
+		  !memcmp(e.py, py, sizeof(py)) && e.taken_gen == 3,
+	      "finished: %d emitted, %u user PCs, %u Python frames (%s), taken in generation %u",
+	      e.n, e.nr_user, e.nr_python, memcmp(e.py, py, sizeof(py)) ? "changed" : "intact",
+	      e.taken_gen);
+	deferred_queue_free(&q);
+	replay_env_free(&env);
+}
+
 static void test_gives_up_by_cause(void)
 {
 	static struct replay_env env;
@@ -216,6 +266,7 @@ int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_finished_once_mappings_read);
+	RUN_TEST(test_python_frames_follow);
 	RUN_TEST(test_gives_up_by_cause);
 	RUN_TEST(test_malformed);
 	return HARNESS_DONE();

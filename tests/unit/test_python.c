@@ -57,6 +57,7 @@ static void test_offsets_table(void)
 	SAME(bpf.frame_instr, offsetof(_PyInterpreterFrame, prev_instr));
 	SAME(bpf.frame_is_entry, offsetof(_PyInterpreterFrame, is_entry));
 	SAME(bpf.frame_owner, offsetof(_PyInterpreterFrame, owner));
+	SAME(bpf.frame_globals, offsetof(_PyInterpreterFrame, f_globals));
 	SAME(owner_generator, FRAME_OWNED_BY_GENERATOR);
 	SAME(code_type, offsetof(PyObject, ob_type));
 	SAME(code_bytecode, offsetof(PyCodeObject, co_code_adaptive));
@@ -82,7 +83,7 @@ static void test_offsets_table(void)
 		CHECK(b->frame_code <= PY_FRAME_READ - 8 &&
 			  b->frame_previous <= PY_FRAME_READ - 8 &&
 			  b->frame_instr <= PY_FRAME_READ - 8 && b->frame_owner < PY_FRAME_READ &&
-			  b->version == all[i].version,
+			  b->frame_globals <= PY_FRAME_READ - 8 && b->version == all[i].version,
 		      "entry %s", all[i].name);
 	}
 	CHECK(!python_offsets_find(0x030a) && !python_offsets_find(0x0300),

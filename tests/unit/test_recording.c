@@ -22,6 +22,7 @@
 #include "elf/build_id.h"
 #include "user/output/folded.h"
 #include "user/profile/recording.h"
+#include "user/symbolize/python_names.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/frame_names.h"
 #include "user/track/proc_maps.h"
@@ -261,7 +262,7 @@ static void test_recording_no_procs(void)
 	      "empty tracker output:\n%s", buf);
 	/* and back: the reader rebuilds the same stack and meta */
 	{
-		struct recording_meta meta;
+		struct recording_meta meta = {0};
 		struct aggregator back;
 		struct sym_cache *sc = sym_cache_new();
 		struct proc_tracker *pt2 = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
@@ -380,6 +381,149 @@ static void test_recording_kernel_names(void)
 	free(r);
 }
 
+/*
+ * report of a recording text: read into a (meta gets the saved frames, for
+ * the caller to free), then folded with the recording's names; malloc'd.
+ */
+static char *report_folded(const char *text, struct aggregator *a, struct proc_tracker *pt,
+			   struct recording_meta *meta, uint64_t *bad)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct frame_namer fn;
+	char err[128], *out = NULL;
+	size_t olen = 0;
+
+	meta->frames = saved_frames_new();
+	meta->py_frames = saved_python_new();
+	agg_init(a, 10);
+	CHECK(f && pt && meta->frames && meta->py_frames &&
+		  recording_read(f, a, pt, meta, NULL, bad, err, sizeof(err)) == 0,
+	      "recording_read: %s", err);
+	if (f)
+		fclose(f);
+	frame_namer_init(&fn, pt, NULL);
+	fn.saved_user = meta->frames;
+	fn.saved_python = meta->py_frames;
+	f = open_memstream(&out, &olen);
+	CHECK(f && folded_write(f, a, &fn) == 0, "folded_write");
+	if (f)
+		fclose(f);
+	frame_namer_free(&fn);
+	return out;
+}
+
+/* Occurrences of what in s. */
+static int count_of(const char *s, const char *what)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
+/*
+ * Python frames: pyframe lines and a stack's "py" list read back into the
+ * stack, and report splices them above the evaluation loop as record did
+ * (the names are the recording's: their process is gone; a frame of another
+ * module at the same code address is another frame).  Malformed ones
+ * are counted, not taken.  The writer saves each distinct frame once.
+ */
+static void test_recording_python(void)
+{
+	static const char text[] =
+	    "# cfiprof recording v1\n"
+	    "meta 99 cpu-clock 0 0\n"
+	    "uframe 7 0 1000 0 0 0\tleaf_c\tleaf_c\t\n"
+	    "uframe 7 0 2000 0 0 0\t_PyEval_EvalFrameDefault\t_PyEval_EvalFrameDefault\t\n"
+	    "uframe 7 0 3000 0 0 0\tmain\tmain\t\n"
+	    "pyframe 7 4 10 20 0 0 ab 0 5\tinner\tapp.py\n"
+	    "pyframe 7 4 10 20 0 0 cd 0 7\tother_module\tlib.py\n"
+	    "pyframe 7 4 30 40 1 0 ab 2 9\touter\tapp.py\n"
+	    "pyframe 7 4 50 60 0 0 ab 1 3\tnot_running\tapp.py\n"
+	    "pyframe 7 4 70 80 0 0 ab 9 3\tbad_role\tapp.py\n"
+	    "pyframe 7 4 70 80 0 0 ab 0 3\n"
+	    "stack 3 7 7 0 0 app k - u 1000,2001,3001 g 4 py "
+	    "10:20:0:0:ab,50:60:0:0:ab,30:40:1:0:ab\n"
+	    "stack 1 7 7 0 0 app k - u 1000,2001,3001 g 4 py 10:20:0:zz:ab\n";
+	struct recording_meta meta = {0}, wmeta = {.freq = 99, .event = "cpu-clock"};
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+	struct python_names *pn = python_names_new(NULL);
+	struct aggregator a;
+	char *out, *buf = NULL;
+	size_t len = 0;
+	uint64_t bad = 0;
+	FILE *f;
+
+	out = report_folded(text, &a, pt, &meta, &bad);
+	CHECK(bad == 3, "%" PRIu64 " malformed lines (want the 2 pyframe and 1 stack)", bad);
+	CHECK(pn && out &&
+		  streq(out, "app;main;_PyEval_EvalFrameDefault;outer (app.py:9);"
+			     "inner (app.py:5);leaf_c 3\n"),
+	      "report's folded output:\n%s", out ? out : "");
+	/* written again: each frame once, named as the process showed it (here: not read) */
+	wmeta.python = pn;
+	f = open_memstream(&buf, &len);
+	CHECK(f && recording_write(f, &a, pt, &wmeta, NULL) == 0, "recording_write");
+	if (f)
+		fclose(f);
+	CHECK(buf && strstr(buf, "pyframe 7 4 10 20 0 0 ab 0 0\t[python]\t\n") &&
+		  strstr(buf, "pyframe 7 4 30 40 1 0 ab 2 0\t[python]\t\n") &&
+		  strstr(buf, " g 4 py 10:20:0:0:ab,50:60:0:0:ab,30:40:1:0:ab\n") &&
+		  count_of(buf, "pyframe ") == 3,
+	      "written:\n%s", buf ? buf : "");
+	free(buf);
+	free(out);
+	saved_frames_free(meta.frames);
+	saved_python_free(meta.py_frames);
+	python_names_free(pn);
+	agg_free(&a);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+}
+
+/*
+ * A sample in the evaluation loop's prologue (or epilogue): the innermost
+ * native frame is _PyEval_EvalFrameDefault, but the frame it will run is not
+ * linked yet, so the chain's innermost group is its caller's.  It goes above
+ * the outer evaluation loop, not above the innermost.  A sample with the
+ * frame linked (a group per evaluation loop) is spliced as always.
+ */
+static void test_recording_python_prologue(void)
+{
+	static const char text[] =
+	    "# cfiprof recording v1\n"
+	    "meta 99 cpu-clock 0 0\n"
+	    "uframe 7 0 2000 0 0 0\t_PyEval_EvalFrameDefault\t_PyEval_EvalFrameDefault\t\n"
+	    "uframe 7 0 3000 0 0 0\tPyObject_Vectorcall\tPyObject_Vectorcall\t\n"
+	    "uframe 7 0 4000 0 0 0\tmain\tmain\t\n"
+	    "pyframe 7 4 10 20 1 0 ab 2 5\tcaller\tapp.py\n"
+	    "pyframe 7 4 30 40 1 0 ab 2 9\tcallee\tapp.py\n"
+	    "stack 3 7 7 0 0 app k - u 2000,3001,2001,4001 g 4 py 10:20:1:0:ab\n"
+	    "stack 2 7 7 0 0 app k - u 2000,3001,2001,4001 g 4 py 30:40:1:0:ab,10:20:1:0:ab\n";
+	struct recording_meta meta = {0};
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+	struct aggregator a;
+	uint64_t bad = 0;
+	char *out = report_folded(text, &a, pt, &meta, &bad);
+
+	CHECK(!bad, "%" PRIu64 " malformed lines", bad);
+	CHECK(out && strstr(out, "app;main;_PyEval_EvalFrameDefault;caller (app.py:5);"
+				 "PyObject_Vectorcall;_PyEval_EvalFrameDefault 3\n"),
+	      "prologue sample:\n%s", out ? out : "");
+	CHECK(out && strstr(out, "app;main;_PyEval_EvalFrameDefault;caller (app.py:5);"
+				 "PyObject_Vectorcall;_PyEval_EvalFrameDefault;callee (app.py:9) 2\n"),
+	      "linked sample:\n%s", out ? out : "");
+	free(out);
+	saved_frames_free(meta.frames);
+	saved_python_free(meta.py_frames);
+	agg_free(&a);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -388,6 +532,8 @@ int main(int argc, char **argv)
 	RUN_TEST(test_recording);
 	RUN_TEST(test_recording_no_procs);
 	RUN_TEST(test_recording_kernel_names);
+	RUN_TEST(test_recording_python);
+	RUN_TEST(test_recording_python_prologue);
 	table_mem_free();
 	return HARNESS_DONE();
 }

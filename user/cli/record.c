@@ -254,6 +254,7 @@ int cmd_record(int argc, char **argv)
 			FILE *sf = to_stdout ? stdout : output_create(args.save, args.out.mode);
 
 			meta.prof = &prof;
+			meta.python = s.python_names;
 			if (!sf || recording_write(sf, &s.agg, s.pt, &meta, info.cgroups) ||
 			    (to_stdout ? fflush(sf) : fclose(sf))) {
 				fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.save,

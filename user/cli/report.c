@@ -121,7 +121,8 @@ int cmd_report(int argc, char **argv)
 		sym_cache_set_lines(syms, output_needs_lines(&args.out));
 	pt = syms ? proc_tracker_new(NULL, syms, -1, -1) : NULL;
 	meta.frames = saved_frames_new();
-	if (!pt || !meta.frames || agg_init(&agg, UINT64_MAX)) {
+	meta.py_frames = saved_python_new();
+	if (!pt || !meta.frames || !meta.py_frames || agg_init(&agg, UINT64_MAX)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		goto out;
 	}
@@ -139,6 +140,7 @@ int cmd_report(int argc, char **argv)
 	frame_namer_init(&fn, pt, ks);
 	fn.saved_kernel = &meta.knames;
 	fn.saved_user = meta.frames;
+	fn.saved_python = meta.py_frames;
 	fn.perfmaps_by_path = true;
 	info.period_ns = meta.freq ? 1000000000ull / meta.freq : 0;
 	info.start_unix_ns = meta.start_unix_ns;
@@ -192,6 +194,7 @@ out:
 	sym_cache_free(syms);
 	sym_fetch_free(fetch);
 	saved_frames_free(meta.frames);
+	saved_python_free(meta.py_frames);
 	fclose(in);
 	return ret;
 }

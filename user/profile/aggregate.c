@@ -97,16 +97,18 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 	h = mix(h, r->generation);
 	h = mix(h, r->reason);
 	h = mix(h, r->event);
+	/* a deferred sample's stack is kept apart: a recording's FLAGS say which were */
+	h = mix(h, r->flags & SAMPLE_DEFERRED);
 	h = mix(h, (uint64_t)r->nr_python << 32 | (uint64_t)r->nr_kernel << 16 | r->nr_user);
 	for (i = 0; i < nr; i++)
 		h = mix(h, r->pcs[i]);
 	for (s = a->buckets[h & (a->nr_buckets - 1)]; s; s = s->next) {
 		if (s->hash == h && s->pid == r->pid && s->cgroup_id == r->cgroup_id &&
-		    s->generation == r->generation &&
-		    s->reason == r->reason && s->event == r->event &&
+		    s->generation == r->generation && s->reason == r->reason &&
+		    s->event == r->event &&
+		    (s->flags & SAMPLE_DEFERRED) == (r->flags & SAMPLE_DEFERRED) &&
 		    s->nr_kernel == r->nr_kernel && s->nr_user == r->nr_user &&
-		    s->nr_python == r->nr_python &&
-		    !memcmp(s->comm, r->comm, COMM_LEN) &&
+		    s->nr_python == r->nr_python && !memcmp(s->comm, r->comm, COMM_LEN) &&
 		    !memcmp(s->pcs, r->pcs, nr * sizeof(uint64_t))) {
 			s->count += count;
 			s->weight += r->weight;

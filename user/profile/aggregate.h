@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Counting identical stacks: (pid, comm, stop reason, kernel PCs, user PCs) -> count. */
+/*
+ * Counting identical stacks: (pid, comm, stop reason, deferred or not, kernel
+ * PCs, user PCs, Python frames) -> count.
+ */
 #ifndef CFIPROF_AGGREGATE_H
 #define CFIPROF_AGGREGATE_H
 

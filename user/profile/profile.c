@@ -13,6 +13,7 @@
 #include "common/hash.h"
 #include "common/vec.h"
 #include "user/profile/profile.h"
+#include "user/profile/profile_internal.h"
 #include "user/symbolize/python_names.h"
 #include "user/profile/saved_frames.h"
 #include "user/symbolize/sym_cache.h"
@@ -203,8 +204,8 @@ static uint32_t mapping_id(struct profile *p, uint32_t pid, const struct proc_ma
 	return *slot;
 }
 
-static int64_t add_location(struct profile *p, uint32_t kind, uint32_t pid, uint64_t addr,
-			    uint32_t map, uint64_t rel, const char *name, bool *is_new)
+int64_t profile_add_location(struct profile *p, uint32_t kind, uint32_t pid, uint64_t addr,
+			     uint32_t map, uint64_t rel, const char *name, bool *is_new)
 {
 	struct priv *pv = p->priv;
 	/* without a mapping, the same address in two processes is two different frames */
@@ -245,7 +246,7 @@ static int64_t add_location(struct profile *p, uint32_t kind, uint32_t pid, uint
 /* Synthetic locations are keyed by their name's hash, not an address. */
 static int64_t synthetic_location(struct profile *p, const char *name)
 {
-	return add_location(p, PROF_LOC_SYNTHETIC, 0, hash_str(name), 0, 0, name, NULL);
+	return profile_add_location(p, PROF_LOC_SYNTHETIC, 0, hash_str(name), 0, 0, name, NULL);
 }
 
 /* Labels from the sample's cgroup; grouping by container when asked. */
@@ -290,86 +291,18 @@ static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgro
 	return ps->root ? 0 : -1;
 }
 
-static struct prof_line *alloc_lines(struct profile *p, uint32_t n)
+struct prof_line *profile_alloc_lines(struct profile *p, uint32_t n)
 {
 	return pool_alloc_aligned(p->priv, n * sizeof(struct prof_line));
 }
 
-/* One Python frame: keyed by process, code object and line (the instruction's own line). */
-static int64_t python_location(struct profile *p, const struct agg_stack *s, struct frame_namer *fn,
-			       const struct cfi_python_frame *f)
-{
-	const char *name, *file;
-	struct prof_location *l;
-	char buf[1024];
-	uint32_t line;
-	int64_t id;
-	bool is_new;
-
-	python_frame_name(fn->python, s->pid, s->generation, f, &name, &file, &line);
-	if (*file)
-		snprintf(buf, sizeof(buf), "%s (%s:%u)", name, file, line);
-	else
-		snprintf(buf, sizeof(buf), "%s", name);
-	id = add_location(p, PROF_LOC_PYTHON, s->pid, f->code << 16 | (line & 0xffff), 0, 0, buf,
-			  &is_new);
-	if (id < 0 || !is_new)
-		return id;
-	/* one line: pprof's Function is the Python function in its own source file */
-	l = &p->locs[id];
-	l->lines = alloc_lines(p, 1);
-	if (!l->lines)
-		return -1;
-	l->lines[0] = (struct prof_line){.function = profile_intern(p, name), .line = line};
-	l->lines[0].system_name = l->lines[0].function;
-	l->lines[0].file = *file ? profile_intern(p, file) : NULL;
-	if (!l->lines[0].function || (*file && !l->lines[0].file))
-		return -1;
-	l->nr_lines = 1;
-	return id;
-}
-
-/*
- * The Python frames one call of the evaluation loop runs, innermost first,
- * from *next on: up to the one it was entered with (all that are left when
- * rest).  Frames not running yet (incomplete, shims) are not shown.
- */
-static int add_python_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
-			     struct frame_namer *fn, uint32_t *next, bool rest, uint32_t *n)
-{
-	const struct cfi_python_frame *py =
-	    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
-	unsigned int role;
-	int64_t id;
-
-	while (*next < s->nr_python) {
-		const struct cfi_python_frame *f = &py[(*next)++];
-
-		role = python_frame_role(fn->python, s->pid, s->generation, f);
-		if (!(role & PY_FRAME_SKIP)) {
-			id = python_location(p, s, fn, f);
-			if (id < 0)
-				return -1;
-			ps->locs[(*n)++] = (uint32_t)id;
-		}
-		if ((role & PY_FRAME_LAST) && !rest)
-			break;
-	}
-	return 0;
-}
-
-/*
- * The user frames of s, named with the mappings of the generation it was
- * taken in; its Python frames above the evaluation loop's native frames
- * that run them.
- */
 /* The lines a recording kept for a location (report): names of a host that may lack the file. */
 static int saved_lines(struct profile *p, struct prof_location *l, const struct saved_level *sv,
 		       uint32_t n)
 {
 	uint32_t i;
 
-	l->lines = alloc_lines(p, n);
+	l->lines = profile_alloc_lines(p, n);
 	if (!l->lines)
 		return -1;
 	for (i = 0; i < n; i++) {
@@ -417,7 +350,7 @@ static int object_lines(struct profile *p, struct prof_location *l, struct sym_o
 		return 0;
 	if (n <= 0)
 		n = 0;
-	l->lines = alloc_lines(p, n ? (uint32_t)n : 1);
+	l->lines = profile_alloc_lines(p, n ? (uint32_t)n : 1);
 	if (!l->lines)
 		return -1;
 	for (i = 0; i < n; i++) {
@@ -451,7 +384,11 @@ static int object_lines(struct profile *p, struct prof_location *l, struct sym_o
 	return 0;
 }
 
-/* The user frames of s, named with the mappings of the generation it was taken in. */
+/*
+ * The user frames of s, named with the mappings of the generation it was
+ * taken in; its Python frames above the evaluation loop's native frames
+ * that run them (profile_python.c).
+ */
 static int add_user_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
 			   struct frame_namer *fn, uint32_t *n)
 {
@@ -460,7 +397,8 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 	struct map_set *maps = fn->pt ? proc_tracker_get_maps(fn->pt, s->pid, s->generation) : NULL;
 	char buf[512];
 	int64_t id = 0;
-	uint32_t py_next = fn->python ? 0 : s->nr_python;
+	uint32_t py_next = fn->python || fn->saved_python ? 0 : s->nr_python;
+	bool leaf_unlinked = py_next < s->nr_python && profile_leaf_eval_unlinked(fn, s, maps);
 	int k;
 
 	ps->ns_pid = maps && maps->ns_pid ? maps->ns_pid : s->pid;
@@ -484,13 +422,15 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 					       &nr_saved);
 		named = frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf)) &&
 			pm && pm->sym && !sym_obj_lookup(pm->sym, lookup - pm->bias, NULL, NULL);
-		if (py_next < s->nr_python && python_is_eval_frame(buf) &&
-		    add_python_frames(p, ps, s, fn, &py_next, false, n))
+		/* the name the location gets: a recording's own on a host without the file */
+		if (py_next < s->nr_python && !(k == 0 && leaf_unlinked) &&
+		    python_is_eval_frame(sv ? sv[nr_saved - 1].function : buf) &&
+		    profile_python_frames(p, ps, s, fn, &py_next, false, n))
 			id = -1;
 		if (id >= 0)
-			id = add_location(p, PROF_LOC_USER, s->pid, lookup, map,
-					  pm ? lookup - pm->bias : 0,
-					  sv ? sv[nr_saved - 1].function : buf, &is_new);
+			id = profile_add_location(p, PROF_LOC_USER, s->pid, lookup, map,
+						  pm ? lookup - pm->bias : 0,
+						  sv ? sv[nr_saved - 1].function : buf, &is_new);
 		if (id >= 0 && is_new && sv && saved_lines(p, &p->locs[id], sv, nr_saved))
 			id = -1;
 		else if (id >= 0 && is_new && !sv && pm && pm->sym &&
@@ -502,7 +442,8 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 	}
 	map_set_put(maps);
 	/* the native walk stopped below the evaluation loops that ran these: the root side */
-	if (id >= 0 && py_next < s->nr_python && add_python_frames(p, ps, s, fn, &py_next, true, n))
+	if (id >= 0 && py_next < s->nr_python &&
+	    profile_python_frames(p, ps, s, fn, &py_next, true, n))
 		id = -1;
 	return id < 0 ? -1 : 0;
 }
@@ -541,7 +482,8 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 		uint32_t map = mapping_id(p, 0, NULL);
 
 		frame_name_kernel(fn, s->pcs[k], buf, sizeof(buf));
-		id = add_location(p, PROF_LOC_KERNEL, 0, s->pcs[k], map, s->pcs[k], buf, NULL);
+		id = profile_add_location(p, PROF_LOC_KERNEL, 0, s->pcs[k], map, s->pcs[k], buf,
+					  NULL);
 		if (id < 0)
 			return -1;
 		ps->locs[n++] = (uint32_t)id;

@@ -87,6 +87,52 @@ static int write_uframes(FILE *f, const struct profile *p)
 	return 0;
 }
 
+/* Each distinct Python frame of the stacks v[0, nr), as record shows it. */
+static int write_pyframes(FILE *f, struct agg_stack *const *v, uint64_t nr, struct python_names *pn)
+{
+	struct saved_python *seen = saved_python_new();
+	struct python_frame_shown how;
+	uint64_t i;
+	uint32_t k;
+	int ret = seen ? 0 : -1;
+
+	for (i = 0; !ret && i < nr; i++) {
+		const struct agg_stack *s = v[i];
+		const struct cfi_python_frame *py =
+		    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
+
+		for (k = 0; !ret && k < s->nr_python; k++) {
+			if (saved_python_find(seen, s->pid, s->generation, &py[k]))
+				continue;
+			python_frame_show(pn, s->pid, s->generation, &py[k], &how);
+			if (saved_python_add(seen, s->pid, s->generation, &py[k], &how) < 0) {
+				ret = -1;
+				break;
+			}
+			fprintf(f, "pyframe %u %u %" PRIx64 " %x %u %u %x %u %u", s->pid,
+				s->generation, (uint64_t)py[k].code, py[k].instr, py[k].is_entry,
+				py[k].owner, py[k].scope, how.role, how.line);
+			put_field(f, how.name);
+			put_field(f, how.file);
+			fputc('\n', f);
+		}
+	}
+	saved_python_free(seen);
+	return ret;
+}
+
+/* " py CODE:INSTR:ENTRY:OWNER:SCOPE,..": the stack's Python frames, innermost first. */
+static void write_python_list(FILE *f, const struct agg_stack *s)
+{
+	const struct cfi_python_frame *py =
+	    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
+	uint32_t k;
+
+	for (k = 0; k < s->nr_python; k++)
+		fprintf(f, "%s%" PRIx64 ":%x:%x:%x:%x", k ? "," : " py ", (uint64_t)py[k].code,
+			py[k].instr, py[k].is_entry, py[k].owner, py[k].scope);
+}
+
 int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		    const struct recording_meta *meta, struct cgroup_names *cgroups)
 {
@@ -148,7 +194,8 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		}
 	}
 	kernel_names_free(&knames);
-	if (meta->prof && write_uframes(f, meta->prof)) {
+	if ((meta->prof && write_uframes(f, meta->prof)) ||
+	    (meta->python && write_pyframes(f, v, nr, meta->python))) {
 		free(v);
 		return -1;
 	}
@@ -171,6 +218,8 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			fprintf(f, " g %u", s->generation);
 		if (meta->events)
 			fprintf(f, " w %" PRIu64 " e %u", s->weight, s->event);
+		if (meta->python)
+			write_python_list(f, s);
 		fputc('\n', f);
 	}
 	if (a->overflow && meta->events)
@@ -204,6 +253,64 @@ static int parse_pcs(const char *s, uint64_t *pcs, int max)
 	}
 }
 
+/* Parses a "py" list ("CODE:INSTR:ENTRY:OWNER:SCOPE,..", up to a blank); the count or -1. */
+static int parse_python(const char *s, struct cfi_python_frame *py, int max)
+{
+	unsigned long long code;
+	unsigned int instr, entry, owner, scope;
+	int n = 0, at;
+
+	for (;;) {
+		at = 0;
+		if (n == max ||
+		    sscanf(s, "%llx:%x:%x:%x:%x%n", &code, &instr, &entry, &owner, &scope, &at) !=
+			5 ||
+		    !at || entry > 255 || owner > 255 || scope > 0xffff)
+			return -1;
+		py[n++] = (struct cfi_python_frame){.code = code,
+						    .instr = instr,
+						    .is_entry = (__u8)entry,
+						    .owner = (__u8)owner,
+						    .scope = (__u16)scope};
+		s += at;
+		if (*s != ',')
+			return *s == 0 || *s == ' ' || *s == '\n' ? n : -1;
+		s++;
+	}
+}
+
+/* A pyframe line (after "pyframe "): 0, or -1 when malformed; out of memory in *oom. */
+static int read_pyframe(char *line, struct saved_python *sp, bool *oom)
+{
+	struct python_frame_shown how = {0};
+	struct cfi_python_frame f = {0};
+	unsigned int pid, gen, entry, owner, scope;
+	unsigned long long code;
+	char *fields[2], *t;
+	int at = 0, nf;
+
+	if (sscanf(line, "%u %u %llx %x %u %u %x %u %u%n", &pid, &gen, &code, &f.instr, &entry,
+		   &owner, &scope, &how.role, &how.line, &at) != 9 ||
+	    line[at] != '\t' || entry > 255 || owner > 255 || scope > 0xffff ||
+	    how.role > (PY_FRAME_SKIP | PY_FRAME_LAST))
+		return -1;
+	line[strcspn(line, "\n")] = 0;
+	t = line + at + 1;
+	for (nf = 0; nf < 2 && t; nf++)
+		fields[nf] = strsep(&t, "\t");
+	if (nf != 2 || !fields[0][0])
+		return -1;
+	f.code = code;
+	f.is_entry = (__u8)entry;
+	f.owner = (__u8)owner;
+	f.scope = (__u16)scope;
+	how.name = fields[0];
+	how.file = fields[1];
+	if (sp && saved_python_add(sp, pid, gen, &f, &how) < 0)
+		*oom = true;
+	return 0;
+}
+
 static void note_bad(uint64_t *bad, char *err, size_t errlen, unsigned long line, const char *why)
 {
 	if (!(*bad)++)
@@ -216,7 +323,7 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 {
 	/* a record buffer big enough for any stack the walker can produce */
 	static uint64_t rec_buf[(sizeof(struct cfi_sample_record) / 8) + MAX_KERNEL_FRAMES +
-				MAX_USER_FRAMES_LIMIT + 1];
+				MAX_USER_FRAMES_LIMIT + PY_RECORD_BYTES / 8 + 1];
 	struct cfi_sample_record *r = (struct cfi_sample_record *)rec_buf;
 	char *line = NULL, kl[16384], ul[32768], comm[64], path[4096], bid[160];
 	unsigned long lineno = 0;
@@ -225,9 +332,12 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 	int ret = 0;
 
 	struct saved_frames *frames = meta->frames;
+	struct saved_python *py_frames = meta->py_frames;
+	bool oom = false;
 
 	memset(meta, 0, sizeof(*meta));
 	meta->frames = frames;
+	meta->py_frames = py_frames;
 	*bad = 0;
 	err[0] = 0;
 	len = getline(&line, &cap, f);
@@ -318,6 +428,13 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 				}
 				note_bad(bad, err, errlen, lineno, "uframe level out of order");
 			}
+		} else if (!strncmp(line, "pyframe ", 8)) {
+			if (read_pyframe(line + 8, meta->py_frames, &oom))
+				note_bad(bad, err, errlen, lineno, "malformed pyframe line");
+			if (oom) {
+				ret = -1;
+				break;
+			}
 		} else if (!strncmp(line, "proc ", 5)) {
 			unsigned int pid, ns_pid;
 
@@ -346,7 +463,7 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		} else if (!strncmp(line, "stack ", 6)) {
 			unsigned long long count, cgroup_id = 0;
 			unsigned int pid, tid, reason, flags;
-			int nk, nu, used = 0;
+			int nk, nu, np = 0, used = 0;
 
 			if (sscanf(line, "stack %llu %u %u %u %u %63s k %16383s u %32767s%n", &count,
 				   &pid, &tid, &reason, &flags, comm, kl, ul, &used) != 8 ||
@@ -364,7 +481,8 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			}
 			{
 				const char *c = strstr(line + used, " c "), *g = strstr(line + used, " g ");
-				const char *w = strstr(line + used, " w ");
+				const char *w = strstr(line + used, " w "),
+					   *py = strstr(line + used, " py ");
 				unsigned long long weight = 0;
 				unsigned int gen = 0, event = 0;
 
@@ -379,6 +497,14 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 					r->generation = gen;
 				else
 					r->generation = 0;
+				if (py)
+					np = parse_python(
+					    py + 4, (struct cfi_python_frame *)(r->pcs + nk + nu),
+					    PY_MAX_FRAMES);
+			}
+			if (np < 0) {
+				note_bad(bad, err, errlen, lineno, "malformed Python frame list");
+				continue;
 			}
 			r->type = RECORD_SAMPLE;
 			r->cgroup_id = cgroup_id;
@@ -388,8 +514,12 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			r->flags = (uint8_t)flags;
 			r->nr_kernel = (uint16_t)nk;
 			r->nr_user = (uint16_t)nu;
+			r->nr_python = (uint16_t)np;
 			snprintf(r->comm, sizeof(r->comm), "%.15s", strcmp(comm, "-") ? comm : "");
-			agg_add_n(a, r, sizeof(*r) + (size_t)(nk + nu) * sizeof(uint64_t), count);
+			agg_add_n(a, r,
+				  sizeof(*r) + (size_t)(nk + nu) * sizeof(uint64_t) +
+				      (size_t)np * sizeof(struct cfi_python_frame),
+				  count);
 		} else if (!strncmp(line, "overflow ", 9)) {
 			unsigned long long n;
 

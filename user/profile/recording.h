@@ -14,18 +14,29 @@
  *                               (a user location as record named it: one line per
  *                               level of its frame model, profile.h, innermost 0 first;
  *                               MAP-START 0 when unmapped; FILE empty when unknown)
+ *   pyframe PID GENERATION CODE INSTR ENTRY OWNER SCOPE ROLE LINE<TAB>NAME<TAB>FILE
+ *                               (a Python frame of the stacks as record showed it, each
+ *                               distinct one once: the kernel's struct cfi_python_frame,
+ *                               its enum python_frame_role, line, qualified name, file;
+ *                               FILE empty when its code object was not read)
  *   event NAME                  (the profile's events in order, with -e / --off-cpu)
  *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID] [g GENERATION]
  *         [w WEIGHT] [e EVENT]  (with events: the weights summed, the event's index)
+ *         [py CODE:INSTR:ENTRY:OWNER:SCOPE,..]  (its Python frames, innermost first)
  *   overflow COUNT [WEIGHT]
  *
- * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS; an empty list is "-";
+ * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS and pyframe's
+ * GENERATION, ENTRY, OWNER, ROLE, LINE; an empty list is "-"; a stack's FLAGS are
+ * its first sample's, but deferred samples (SAMPLE_DEFERRED) have stacks of their own;
  * COMM has spaces replaced by '_'.  PCs are leaf first, as the walker emits them.
  * Tabs and newlines inside uframe strings become spaces.
  *
  * uframe lines make a recording render the same in `report` on a host without
  * the binaries, their debug files or perf maps: names, inline levels, lines.
  * A recording without them is named again from the files it names.
+ * pyframe lines do the same for Python frames, whose code objects lived in
+ * the recorded processes only: a recording without them (older ones) shows
+ * plain native stacks.
  */
 #ifndef CFIPROF_RECORDING_H
 #define CFIPROF_RECORDING_H
@@ -35,6 +46,7 @@
 #include "user/profile/aggregate.h"
 #include "user/profile/profile.h"
 #include "user/profile/saved_frames.h"
+#include "user/profile/saved_python.h"
 #include "user/session/event_spec.h"
 #include "user/track/cgroups.h"
 #include "user/symbolize/frame_names.h"
@@ -52,6 +64,9 @@ struct recording_meta {
 	struct kernel_names knames; /* read: those names (kernel_names_free when done) */
 	const struct profile *prof; /* write: its user locations are saved (NULL: none) */
 	struct saved_frames *frames; /* read: where uframe lines go (NULL: skipped) */
+	/* write: names of the stacks' Python frames (NULL: none saved, as none were shown) */
+	struct python_names *python;
+	struct saved_python *py_frames; /* read: where pyframe lines go (NULL: skipped) */
 };
 
 int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,

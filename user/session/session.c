@@ -61,9 +61,21 @@ static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size
 		proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
 }
 
+/* A deferred sample handed on: its code objects were read when it arrived (note_waiting). */
+static void add_deferred(void *ctx, const struct cfi_sample_record *r, size_t size,
+			 const struct cfi_sample_record *taken)
+{
+	struct session *s = ctx;
+
+	if (r != taken && r->generation != taken->generation)
+		python_names_carry(s->python_names, r, size, taken->generation);
+	add_sample(ctx, r, size);
+}
+
 /*
  * The tables a deferred sample waits for: its process's load and that object
- * go first, and its mappings are read now in case it exits before that load.
+ * go first, and its mappings are read now in case it exits before that load;
+ * so are its code objects, which may be freed before its walk is finished.
  */
 static void note_waiting(struct session *s, const void *data, size_t size)
 {
@@ -73,6 +85,7 @@ static void note_waiting(struct session *s, const void *data, size_t size)
 		return;
 	proc_tracker_note_waiting(s->pt, v.rec->pid, v.d->ip);
 	proc_tracker_snapshot(s->pt, v.rec->pid, v.d->changed_ns);
+	python_names_note(s->python_names, v.rec, v.rec_size);
 }
 
 static int handle_record(void *ctx, void *data, size_t size)
@@ -385,7 +398,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	s->walk_fds.mappings_fd = s->ld.mappings_fd;
 	s->walk_fds.pages_fd = s->ld.pages_fd;
 	if (deferred_queue_init(&s->deferred, &maps, o->max_frames, DEFERRED_QUEUE_BYTES,
-				DEFERRED_TIMEOUT_NS, add_sample, s)) {
+				DEFERRED_TIMEOUT_NS, add_deferred, s)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}

@@ -13,6 +13,7 @@ struct ksyms;
 struct perfmap;
 struct python_names;
 struct saved_frames;
+struct saved_python;
 
 /*
  * Kernel frames named when they were recorded: BPF programs come and go, so
@@ -44,7 +45,9 @@ struct frame_namer {
 	 * through the process's root, owned by its user (perfmap_new_proc)
 	 */
 	bool perfmaps_by_path;
-	struct python_names *python; /* NULL: Python frames are not shown */
+	struct python_names *python; /* NULL: Python frames are not shown (unless saved_python) */
+	/* report: Python frames as the recording showed them (saved_python.h) */
+	const struct saved_python *saved_python;
 	struct {
 		uint32_t pid;
 		struct perfmap *pm;

@@ -31,6 +31,7 @@ struct pn_entry {
 	struct pn_entry *next;
 	uint32_t pid, gen;
 	uint64_t code;
+	uint16_t scope; /* struct cfi_python_frame's: a code object of another module at code */
 	const struct python_offsets *off;
 	bool ok;
 	char *name, *file; /* one allocation with linetable */
@@ -92,11 +93,13 @@ static uint32_t bucket_of(uint32_t pid, uint32_t gen, uint64_t code)
 	return (uint32_t)(hash_bytes(HASH_FNV_OFFSET, k, sizeof(k)) % PN_BUCKETS);
 }
 
-static struct pn_entry *find(struct python_names *pn, uint32_t pid, uint32_t gen, uint64_t code)
+/* The entry of frame f's code object in (pid, gen). */
+static struct pn_entry *find(struct python_names *pn, uint32_t pid, uint32_t gen,
+			     const struct cfi_python_frame *f)
 {
-	struct pn_entry *e = pn->buckets[bucket_of(pid, gen, code)];
+	struct pn_entry *e = pn->buckets[bucket_of(pid, gen, f->code)];
 
-	while (e && (e->pid != pid || e->gen != gen || e->code != code))
+	while (e && (e->pid != pid || e->gen != gen || e->code != f->code || e->scope != f->scope))
 		e = e->next;
 	return e;
 }
@@ -251,11 +254,35 @@ static bool read_allowed(struct python_names *pn)
 	return pn->window_reads++ < PN_READS_PER_SEC;
 }
 
-void python_names_note(struct python_names *pn, const struct cfi_sample_record *r, size_t size)
+/* A copy of e under generation gen; NULL when out of memory. */
+static struct pn_entry *entry_copy(const struct pn_entry *e, uint32_t gen)
+{
+	struct pn_entry *c = malloc(sizeof(*c));
+
+	if (!c)
+		return NULL;
+	*c = *e;
+	c->gen = gen;
+	if (!e->name)
+		return c;
+	c->name = malloc(e->bytes);
+	if (!c->name) {
+		free(c);
+		return NULL;
+	}
+	memcpy(c->name, e->name, e->bytes);
+	c->file = c->name + (e->file - e->name);
+	c->linetable = (uint8_t *)c->name + ((char *)e->linetable - e->name);
+	return c;
+}
+
+/* The code objects of r's frames kept under r's generation: from taken_gen's entries, or read. */
+static void note(struct python_names *pn, const struct cfi_sample_record *r, size_t size,
+		 bool carry, uint32_t taken_gen)
 {
 	const struct cfi_python_frame *f;
 	const struct python_offsets *off;
-	struct pn_entry *e;
+	struct pn_entry *e, *from;
 	uint32_t i, b;
 
 	if (!pn || !r->nr_python || r->nr_python > PY_MAX_FRAMES ||
@@ -267,24 +294,36 @@ void python_names_note(struct python_names *pn, const struct cfi_sample_record *
 	f = python_frames_of(r);
 	pthread_mutex_lock(&pn->lock);
 	for (i = 0; i < r->nr_python; i++) {
-		if (!f[i].code || find(pn, r->pid, r->generation, f[i].code))
+		if (!f[i].code || find(pn, r->pid, r->generation, &f[i]))
 			continue;
-		if (!read_allowed(pn)) {
+		from = carry ? find(pn, r->pid, taken_gen, &f[i]) : NULL;
+		if (from && (pn->nr >= PN_MAX_ENTRIES || pn->bytes >= PN_MAX_BYTES)) {
 			pn->stats.refused++;
-			continue; /* named "[python]"; a later sample may read it */
+			continue;
+		} else if (from) {
+			e = entry_copy(from, r->generation);
+			if (!e)
+				break;
+		} else {
+			if (!read_allowed(pn)) {
+				pn->stats.refused++;
+				continue; /* named "[python]"; a later sample may read it */
+			}
+			e = calloc(1, sizeof(*e));
+			if (!e)
+				break;
+			e->pid = r->pid;
+			e->gen = r->generation;
+			e->code = f[i].code;
+			e->scope = f[i].scope;
+			e->off = off;
+			/* a read of a few hundred bytes: done under the lock, the namer waits that
+			 * long */
+			read_code(e);
+			pn->stats.read++;
+			if (!e->ok)
+				pn->stats.unreadable++;
 		}
-		e = calloc(1, sizeof(*e));
-		if (!e)
-			break;
-		e->pid = r->pid;
-		e->gen = r->generation;
-		e->code = f[i].code;
-		e->off = off;
-		/* a read of a few hundred bytes: done under the lock, the namer waits that long */
-		read_code(e);
-		pn->stats.read++;
-		if (!e->ok)
-			pn->stats.unreadable++;
 		b = bucket_of(e->pid, e->gen, e->code);
 		e->next = pn->buckets[b];
 		pn->buckets[b] = e;
@@ -292,6 +331,17 @@ void python_names_note(struct python_names *pn, const struct cfi_sample_record *
 		pn->bytes += e->bytes;
 	}
 	pthread_mutex_unlock(&pn->lock);
+}
+
+void python_names_note(struct python_names *pn, const struct cfi_sample_record *r, size_t size)
+{
+	note(pn, r, size, false, 0);
+}
+
+void python_names_carry(struct python_names *pn, const struct cfi_sample_record *r, size_t size,
+			uint32_t taken_gen)
+{
+	note(pn, r, size, true, taken_gen);
 }
 
 void python_names_sweep(struct python_names *pn)
@@ -356,7 +406,7 @@ unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t g
 	int64_t unit;
 
 	pthread_mutex_lock(&pn->lock);
-	e = find(pn, pid, gen, f->code);
+	e = find(pn, pid, gen, f);
 	o = e ? e->off : NULL;
 	if (o && o->entry == PY_ENTRY_SHIM_FRAME && f->owner == o->owner_cstack) {
 		role = PY_FRAME_SKIP | PY_FRAME_LAST;
@@ -386,7 +436,7 @@ bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 	*file = "";
 	*line = 0;
 	pthread_mutex_lock(&pn->lock);
-	e = find(pn, pid, gen, f->code);
+	e = find(pn, pid, gen, f);
 	if (e && !frame_fits(e, f))
 		e = NULL;
 	if (e) {
@@ -400,6 +450,20 @@ bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 	pthread_mutex_unlock(&pn->lock);
 	/* entries are freed only by python_names_sweep, after the profile is written */
 	return e != NULL;
+}
+
+void python_frame_show(struct python_names *pn, uint32_t pid, uint32_t gen,
+		       const struct cfi_python_frame *f, struct python_frame_shown *out)
+{
+	if (!pn) {
+		*out =
+		    (struct python_frame_shown){.role = f->is_entry ? PY_FRAME_LAST : PY_FRAME_SHOW,
+						.name = "[python]",
+						.file = ""};
+		return;
+	}
+	out->role = python_frame_role(pn, pid, gen, f);
+	python_frame_name(pn, pid, gen, f, &out->name, &out->file, &out->line);
 }
 
 bool python_is_eval_frame(const char *native_name)

@@ -32,6 +32,14 @@ void python_names_free(struct python_names *pn);
  * of its Python frames not read yet are read now, while the process lives.
  */
 void python_names_note(struct python_names *pn, const struct cfi_sample_record *r, size_t size);
+/*
+ * The same for a deferred sample finished in user space (r), whose code
+ * objects were read when it arrived, under the generation the kernel saw
+ * (taken_gen): those are carried over to r's generation, not read again
+ * (one freed meanwhile, a module's body, would read as another or none).
+ */
+void python_names_carry(struct python_names *pn, const struct cfi_sample_record *r, size_t size,
+			uint32_t taken_gen);
 /* Forgets the code objects of processes that no longer exist (after a profile is written). */
 void python_names_sweep(struct python_names *pn);
 void python_names_stats(struct python_names *pn, struct python_names_stats *out);
@@ -63,6 +71,18 @@ unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t g
 bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 		       const struct cfi_python_frame *f, const char **name, const char **file,
 		       uint32_t *line);
+/* How one recorded frame is shown: python_frame_role and python_frame_name together. */
+struct python_frame_shown {
+	unsigned int role; /* enum python_frame_role */
+	uint32_t line;	   /* 0 when unknown */
+	const char *name;  /* "[python]" when its code object was not read */
+	const char *file;  /* "" when unknown */
+};
+
+/* The same for pn NULL (no code object read): "[python]", placed by 3.11's is_entry. */
+void python_frame_show(struct python_names *pn, uint32_t pid, uint32_t gen,
+		       const struct cfi_python_frame *f, struct python_frame_shown *out);
+
 /* Whether a native frame's name is CPython's evaluation loop, where Python frames go. */
 bool python_is_eval_frame(const char *native_name);
 

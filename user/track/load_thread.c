@@ -258,6 +258,8 @@ static void prepare_tables(struct proc_tracker *pt, struct proc_load *l)
 		add_job(pt, l, i, (uint64_t)st.st_size);
 	}
 	l->nr_named = i;
+	/* an interpreter among the new mappings (kept ones get their keys later: known already) */
+	python_detect_early(pt->python, l->pid, l->set->maps, l->ents, l->fds, l->nr_named);
 	table_builds_run(pt, l->jobs, l->nr_jobs, l->deadline);
 }
 

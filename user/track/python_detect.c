@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/hash.h"
+#include "user/track/proc_maps.h"
 #include "user/track/proc_tracker.h"
 #include "user/track/python_detect.h"
 
@@ -209,8 +210,9 @@ static struct py_proc **find_proc(struct python_detect *pd, uint32_t pid)
 	return pp;
 }
 
-void python_detect_proc(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
-			uint32_t nr)
+/* early: nothing is removed when the mappings hold no interpreter. */
+static void detect_proc(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
+			uint32_t nr, bool early)
 {
 	const struct python_offsets *off = NULL;
 	struct cfi_python_proc val;
@@ -230,6 +232,10 @@ void python_detect_proc(struct python_detect *pd, uint32_t pid, const struct pro
 			found = o;
 			bias = maps[i].bias;
 		}
+	}
+	if (!found && early) {
+		pthread_mutex_unlock(&pd->lock);
+		return;
 	}
 	if (found && found->runtime_vaddr)
 		off = python_offsets_find(found->version);
@@ -271,6 +277,26 @@ void python_detect_proc(struct python_detect *pd, uint32_t pid, const struct pro
 		bpf_map_update_elem(pd->map_fd, &pid, &val, BPF_ANY);
 	else
 		bpf_map_delete_elem(pd->map_fd, &pid);
+}
+
+void python_detect_proc(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
+			uint32_t nr)
+{
+	detect_proc(pd, pid, maps, nr, false);
+}
+
+void python_detect_early(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
+			 const struct maps_entry *ents, const int *fds, uint32_t nr)
+{
+	uint32_t i;
+
+	if (!pd)
+		return;
+	for (i = 0; i < nr; i++)
+		if (fds[i] >= 0)
+			python_detect_object(pd, maps[i].key, ents[i].path, fds[i]);
+	/* a kept mapping's key is still "": it matches no interpreter */
+	detect_proc(pd, pid, maps, nr, true);
 }
 
 void python_detect_unload(struct python_detect *pd, uint32_t pid)

@@ -13,6 +13,7 @@
 
 #include "user/track/python_offsets.h"
 
+struct maps_entry;
 struct proc_mapping;
 struct python_detect;
 
@@ -34,6 +35,16 @@ void python_detect_object(struct python_detect *pd, const char *key, const char 
 /* A process's new mappings: its python_procs entry is written, or removed. */
 void python_detect_proc(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
 			uint32_t nr);
+/*
+ * A process's new mappings as its load opened and named them (nr of them,
+ * fds[i] -1 when not open: kept from the last load, or not named), before it
+ * builds their tables: the BPF side reads its Python frames from then on, so
+ * its samples taken meanwhile (the deferred ones) carry them.  Written when
+ * they hold an interpreter; the load's end (python_detect_proc) decides
+ * otherwise.
+ */
+void python_detect_early(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
+			 const struct maps_entry *ents, const int *fds, uint32_t nr);
 /* The process's tables went (exit, eviction): the kernel stops reading its frames. */
 void python_detect_unload(struct python_detect *pd, uint32_t pid);
 /* The process left the tracker: user space forgets it too. */

@@ -32,6 +32,7 @@ static const struct python_offsets versions[] = {
 		.frame_instr = 56,	   /* .prev_instr */
 		.frame_is_entry = 68,	   /* .is_entry */
 		.frame_owner = 69,	   /* .owner */
+		.frame_globals = 8,	   /* .f_globals */
 	    },
 	.entry = PY_ENTRY_IS_ENTRY,
 	.owner_generator = 1, /* FRAME_OWNED_BY_GENERATOR */

@@ -28,17 +28,18 @@ int deferred_queue_init(struct deferred_queue *q, const struct walk_maps *m, uin
 	return q->out ? 0 : -ENOMEM;
 }
 
-static void hand_on(struct deferred_queue *q, const struct cfi_sample_record *r, size_t size)
+static void hand_on(struct deferred_queue *q, const struct cfi_sample_record *r, size_t size,
+		    const struct cfi_sample_record *taken)
 {
 	q->stats.by_reason[r->reason < STOP_REASON_MAX ? r->reason : 0]++;
-	q->emit(q->emit_ctx, r, size);
+	q->emit(q->emit_ctx, r, size, taken);
 }
 
 /* The sample as the kernel left it: its walk stays tables-pending. */
 static void give_up(struct deferred_queue *q, const struct deferred_view *v, uint64_t *cause)
 {
 	(*cause)++;
-	hand_on(q, v->rec, v->rec_size);
+	hand_on(q, v->rec, v->rec_size, v->rec);
 }
 
 void deferred_queue_add(struct deferred_queue *q, const void *data, size_t size)
@@ -107,7 +108,7 @@ static bool try_item(struct deferred_queue *q, struct deferred_item *it, uint64_
 		q->stats.finished++;
 		if (now_ns > r->time_ns && now_ns - r->time_ns > q->stats.latency_ns_max)
 			q->stats.latency_ns_max = now_ns - r->time_ns;
-		hand_on(q, q->out, size);
+		hand_on(q, q->out, size, it->v.rec);
 		return true;
 	}
 	if (!expired)

@@ -28,7 +28,13 @@ struct deferred_stats {
 	uint64_t latency_ns_max; /* sample taken -> finished */
 };
 
-typedef void (*deferred_emit_fn)(void *ctx, const struct cfi_sample_record *r, size_t size);
+/*
+ * A sample handed on: finished (r is the queue's own copy) or given up (r is
+ * the kernel's sample).  taken: the sample as the kernel sent it (r itself
+ * when given up), whose generation its Python frames were named under.
+ */
+typedef void (*deferred_emit_fn)(void *ctx, const struct cfi_sample_record *r, size_t size,
+				 const struct cfi_sample_record *taken);
 
 struct deferred_item;
 

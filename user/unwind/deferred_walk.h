@@ -28,7 +28,7 @@ bool deferred_parse(const void *data, size_t size, struct deferred_view *v);
 /* Bytes of the finished sample record: room for every pc a walk may emit. */
 #define DEFERRED_RECORD_MAX                                                                        \
 	(sizeof(struct cfi_sample_record) +                                                        \
-	 (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64))
+	 (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64) + PY_RECORD_BYTES)
 
 enum deferred_outcome {
 	DEFERRED_FINISHED, /* out holds the whole sample */
@@ -38,8 +38,9 @@ enum deferred_outcome {
 /*
  * Carries on the walk of v with the tables in m, up to max_frames user frames,
  * into out (DEFERRED_RECORD_MAX bytes, 8-byte aligned): kernel pcs, the user
- * pcs the kernel walked, then the rest.  The finished sample is flagged
- * SAMPLE_DEFERRED and names its pcs with the process's current generation.
+ * pcs the kernel walked, then the rest, then the Python frames the kernel
+ * read.  The finished sample is flagged SAMPLE_DEFERRED and names its pcs
+ * (and Python frames) with the process's current generation.
  */
 enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct deferred_view *v,
 				    __u32 max_frames, struct cfi_sample_record *out,

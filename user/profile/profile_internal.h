@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* What profile.c shares with the files that build parts of a profile: profile_python.c. */
+#ifndef CFIPROF_PROFILE_INTERNAL_H
+#define CFIPROF_PROFILE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "user/profile/aggregate.h"
+#include "user/profile/profile.h"
+#include "user/symbolize/frame_names.h"
+
+/*
+ * The location of (kind, mapping index + 1 or 0, pid when unmapped, addr),
+ * added named name when new (*is_new, if not NULL, says so): its index, or -1.
+ */
+int64_t profile_add_location(struct profile *p, uint32_t kind, uint32_t pid, uint64_t addr,
+			     uint32_t map, uint64_t rel, const char *name, bool *is_new);
+/* Room for n lines of a location, owned by the profile; NULL when out of memory. */
+struct prof_line *profile_alloc_lines(struct profile *p, uint32_t n);
+
+/*
+ * The Python frames one call of the evaluation loop runs, innermost first,
+ * from *next on, appended to ps->locs[*n..]: up to the one it was entered
+ * with (all that are left when rest).  0, or -1 when out of memory.
+ */
+int profile_python_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
+			  struct frame_namer *fn, uint32_t *next, bool rest, uint32_t *n);
+/*
+ * Whether s was taken in the evaluation loop's prologue or epilogue: its
+ * innermost native frame then runs no Python frame yet (or any more).
+ * maps: s's mapping set.
+ */
+bool profile_leaf_eval_unlinked(struct frame_namer *fn, const struct agg_stack *s,
+				struct map_set *maps);
+
+#endif

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Python frames in a profile's samples (profile_internal.h): each group of
+ * a sample's Python frames goes above the native frame of the evaluation
+ * loop call that runs it, named from the process's code objects (record) or
+ * as a recording kept them (report).
+ */
+#include <stdio.h>
+
+#include "user/profile/profile.h"
+#include "user/profile/profile_internal.h"
+#include "user/profile/saved_frames.h"
+#include "user/profile/saved_python.h"
+#include "user/symbolize/python_names.h"
+
+/* One Python frame as shown: keyed by process, code object and its instruction's line. */
+static int64_t python_location(struct profile *p, const struct agg_stack *s,
+			       const struct cfi_python_frame *f,
+			       const struct python_frame_shown *how)
+{
+	struct prof_location *l;
+	char buf[1024];
+	int64_t id;
+	bool is_new;
+
+	if (*how->file)
+		snprintf(buf, sizeof(buf), "%s (%s:%u)", how->name, how->file, how->line);
+	else
+		snprintf(buf, sizeof(buf), "%s", how->name);
+	id = profile_add_location(p, PROF_LOC_PYTHON, s->pid, f->code << 16 | (how->line & 0xffff),
+				  0, 0, buf, &is_new);
+	if (id < 0 || !is_new)
+		return id;
+	/* one line: pprof's Function is the Python function in its own source file */
+	l = &p->locs[id];
+	l->lines = profile_alloc_lines(p, 1);
+	if (!l->lines)
+		return -1;
+	l->lines[0] =
+	    (struct prof_line){.function = profile_intern(p, how->name), .line = how->line};
+	l->lines[0].system_name = l->lines[0].function;
+	l->lines[0].file = *how->file ? profile_intern(p, how->file) : NULL;
+	if (!l->lines[0].function || (*how->file && !l->lines[0].file))
+		return -1;
+	l->nr_lines = 1;
+	return id;
+}
+
+/*
+ * How Python frame f of s is shown: as the recording kept it (report), else
+ * named from its process's code objects.
+ */
+static void python_shown(struct frame_namer *fn, const struct agg_stack *s,
+			 const struct cfi_python_frame *f, struct python_frame_shown *how)
+{
+	const struct python_frame_shown *saved =
+	    saved_python_find(fn->saved_python, s->pid, s->generation, f);
+
+	if (saved)
+		*how = *saved;
+	else
+		python_frame_show(fn->python, s->pid, s->generation, f, how);
+}
+
+/*
+ * The Python frames one call of the evaluation loop runs, innermost first,
+ * from *next on: up to the one it was entered with (all that are left when
+ * rest).  Frames not running yet (incomplete, shims) are not shown.
+ */
+int profile_python_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
+			  struct frame_namer *fn, uint32_t *next, bool rest, uint32_t *n)
+{
+	const struct cfi_python_frame *py =
+	    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
+	struct python_frame_shown how;
+	int64_t id;
+
+	while (*next < s->nr_python) {
+		const struct cfi_python_frame *f = &py[(*next)++];
+
+		python_shown(fn, s, f, &how);
+		if (!(how.role & PY_FRAME_SKIP)) {
+			id = python_location(p, s, f, &how);
+			if (id < 0)
+				return -1;
+			ps->locs[(*n)++] = (uint32_t)id;
+		}
+		if ((how.role & PY_FRAME_LAST) && !rest)
+			break;
+	}
+	return 0;
+}
+
+/* Whether user frame k of s is CPython's evaluation loop (named as add_user_frames names it). */
+static bool frame_is_eval(struct frame_namer *fn, const struct agg_stack *s, struct map_set *maps,
+			  int k)
+{
+	uint64_t pc = s->pcs[s->nr_kernel + k], lookup = k == 0 || pc == 0 ? pc : pc - 1;
+	const struct proc_mapping *pm = map_set_find(maps, lookup);
+	const struct saved_level *sv = NULL;
+	struct map_set *other = NULL;
+	uint32_t nr_saved = 0;
+	char buf[512];
+	bool eval;
+
+	if (!pm && fn->pt) {
+		other = proc_tracker_get_maps_at(fn->pt, s->pid, s->generation, lookup);
+		pm = map_set_find(other, lookup);
+	}
+	if (fn->saved_user)
+		sv = saved_frames_find(fn->saved_user, s->pid, pm ? pm->start : 0, lookup,
+				       &nr_saved);
+	frame_name_mapped(fn, s->pid, pm, pc, k == 0, buf, sizeof(buf));
+	eval = python_is_eval_frame(sv ? sv[nr_saved - 1].function : buf);
+	map_set_put(other);
+	return eval;
+}
+
+/*
+ * Whether the sample was taken in the evaluation loop before it linked the
+ * frame it runs (its prologue) or after it unlinked it (its epilogue): the
+ * innermost native frame is the evaluation loop, and the native stack has
+ * one evaluation loop more than the Python chain has calls of it (groups
+ * ending in PY_FRAME_LAST).  The innermost group is then its caller's.  Not
+ * for a chain cut at PY_MAX_FRAMES, which lacks its outermost groups.
+ */
+bool profile_leaf_eval_unlinked(struct frame_namer *fn, const struct agg_stack *s,
+				struct map_set *maps)
+{
+	const struct cfi_python_frame *py =
+	    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
+	struct python_frame_shown how;
+	uint32_t evals = 0, groups = 0, i;
+	int k;
+
+	if (!s->nr_user || !s->nr_python || s->nr_python >= PY_MAX_FRAMES ||
+	    !frame_is_eval(fn, s, maps, 0))
+		return false;
+	for (k = 0; k < s->nr_user; k++)
+		evals += frame_is_eval(fn, s, maps, k);
+	for (i = 0; i < s->nr_python; i++) {
+		python_shown(fn, s, &py[i], &how);
+		groups += !!(how.role & PY_FRAME_LAST);
+	}
+	return evals == groups + 1;
+}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Python frames kept by a recording; see saved_python.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+#include "user/profile/saved_python.h"
+
+/* What identifies a frame: every field the kernel recorded, and whose process image. */
+struct py_key {
+	uint32_t pid, gen;
+	uint64_t code;
+	uint32_t instr;
+	uint8_t is_entry, owner;
+	uint16_t scope;
+};
+
+struct py_entry {
+	struct py_entry *next;
+	struct py_key key;
+	struct python_frame_shown how;
+	char strings[]; /* name, then file */
+};
+
+struct saved_python {
+	struct py_entry **buckets;
+	size_t nr, nr_buckets;
+};
+
+struct saved_python *saved_python_new(void)
+{
+	return calloc(1, sizeof(struct saved_python));
+}
+
+void saved_python_free(struct saved_python *sp)
+{
+	struct py_entry *e, *n;
+	size_t b;
+
+	if (!sp)
+		return;
+	for (b = 0; b < sp->nr_buckets; b++)
+		for (e = sp->buckets[b]; e; e = n) {
+			n = e->next;
+			free(e);
+		}
+	free(sp->buckets);
+	free(sp);
+}
+
+static struct py_key key_of(uint32_t pid, uint32_t gen, const struct cfi_python_frame *f)
+{
+	struct py_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.pid = pid;
+	k.gen = gen;
+	k.code = f->code;
+	k.instr = f->instr;
+	k.is_entry = f->is_entry;
+	k.owner = f->owner;
+	k.scope = f->scope;
+	return k;
+}
+
+static size_t bucket_of(const struct saved_python *sp, const struct py_key *k)
+{
+	return (size_t)(hash_bytes(HASH_FNV_OFFSET, k, sizeof(*k)) & (sp->nr_buckets - 1));
+}
+
+static struct py_entry *find(const struct saved_python *sp, const struct py_key *k)
+{
+	struct py_entry *e;
+
+	if (!sp->nr_buckets)
+		return NULL;
+	for (e = sp->buckets[bucket_of(sp, k)]; e; e = e->next)
+		if (!memcmp(&e->key, k, sizeof(*k)))
+			return e;
+	return NULL;
+}
+
+/* Twice the buckets once there are more entries than buckets: chains stay short. */
+static int grow(struct saved_python *sp)
+{
+	struct saved_python n = {.nr = sp->nr,
+				 .nr_buckets = sp->nr_buckets ? sp->nr_buckets * 2 : 256};
+	struct py_entry *e, *next;
+	size_t b, nb;
+
+	n.buckets = calloc(n.nr_buckets, sizeof(*n.buckets));
+	if (!n.buckets)
+		return -1;
+	for (b = 0; b < sp->nr_buckets; b++)
+		for (e = sp->buckets[b]; e; e = next) {
+			next = e->next;
+			nb = bucket_of(&n, &e->key);
+			e->next = n.buckets[nb];
+			n.buckets[nb] = e;
+		}
+	free(sp->buckets);
+	*sp = n;
+	return 0;
+}
+
+int saved_python_add(struct saved_python *sp, uint32_t pid, uint32_t gen,
+		     const struct cfi_python_frame *f, const struct python_frame_shown *how)
+{
+	struct py_key k = key_of(pid, gen, f);
+	size_t nl = strlen(how->name) + 1, fl = strlen(how->file) + 1, b;
+	struct py_entry *e;
+
+	if (find(sp, &k))
+		return 0;
+	if (sp->nr >= sp->nr_buckets && grow(sp))
+		return -1;
+	e = malloc(sizeof(*e) + nl + fl);
+	if (!e)
+		return -1;
+	e->key = k;
+	e->how = *how;
+	memcpy(e->strings, how->name, nl);
+	memcpy(e->strings + nl, how->file, fl);
+	e->how.name = e->strings;
+	e->how.file = e->strings + nl;
+	b = bucket_of(sp, &k);
+	e->next = sp->buckets[b];
+	sp->buckets[b] = e;
+	sp->nr++;
+	return 1;
+}
+
+const struct python_frame_shown *saved_python_find(const struct saved_python *sp, uint32_t pid,
+						   uint32_t gen, const struct cfi_python_frame *f)
+{
+	struct py_key k = key_of(pid, gen, f);
+	const struct py_entry *e = sp ? find(sp, &k) : NULL;
+
+	return e ? &e->how : NULL;
+}
