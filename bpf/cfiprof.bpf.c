@@ -295,18 +295,27 @@ static __always_inline __u64 sample_wakeup_flags(void)
 									     : BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void walk_finished(struct walker_state *st, bool deferred)
+/* A walk's stop reason (and unsupported rule), counted for each sample sent. */
+static __always_inline void walk_stopped(__u8 reason, __u8 unsup)
+{
+	walker_count(CNT_STOP_BASE + (reason < STOP_REASON_MAX ? reason : 0), 1);
+	if (reason == STOP_UNSUPPORTED)
+		walker_count(CNT_UNSUP_BASE + (unsup < CFI_UNSUP_MAX ? unsup : 0), 1);
+}
+
+/*
+ * A walk's work, and its stop reason unless the sample is sent later:
+ * deferred walks are counted by user space under the reason they finally stop
+ * with, off-CPU walks when their block ends (bpf/events.bpf.h).
+ */
+static __always_inline void walk_finished(struct walker_state *st, bool sent_later)
 {
 	walker_count(CNT_CACHE_HIT, st->cache_hits);
 	walker_count(CNT_CACHE_MISS, st->cache_misses);
 	walker_count(CNT_FRAMES, st->nr);
 	walker_count(CNT_FP_FRAMES, st->nr_fp);
-	/* a deferred walk is counted by user space, under the reason it finally stops with */
-	if (deferred)
-		return;
-	walker_count(CNT_STOP_BASE + (st->reason < STOP_REASON_MAX ? st->reason : 0), 1);
-	if (st->reason == STOP_UNSUPPORTED)
-		walker_count(CNT_UNSUP_BASE + (st->unsup < CFI_UNSUP_MAX ? st->unsup : 0), 1);
+	if (!sent_later)
+		walk_stopped(st->reason, st->unsup);
 }
 
 /* The sample's registers by DWARF number, for rules with the CFA in one of them (leaf only). */

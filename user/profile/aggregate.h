@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Counting identical stacks: (pid, comm, stop reason, kernel PCs, user PCs) -> count. */
+/*
+ * Counting identical stacks: (pid, comm, stop reason, event, off-CPU sum's cause, kernel PCs,
+ * user PCs) -> count and weight.
+ */
 #ifndef CFIPROF_AGGREGATE_H
 #define CFIPROF_AGGREGATE_H
 

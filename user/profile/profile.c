@@ -522,7 +522,7 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	ps = &p->samples[p->nr_samples];
 	memset(ps, 0, sizeof(*ps));
 	ps->locs =
-	    malloc(((size_t)s->nr_kernel + s->nr_user + s->nr_python + 2) * sizeof(*ps->locs));
+	    malloc(((size_t)s->nr_kernel + s->nr_user + s->nr_python + 3) * sizeof(*ps->locs));
 	ps->comm = profile_intern(p, s->comm[0] ? s->comm : "[unknown]");
 	if (!ps->locs || !ps->comm) {
 		free(ps->locs);
@@ -548,6 +548,14 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	}
 	if (add_user_frames(p, ps, s, fn, &n))
 		return -1;
+	/* off-CPU time whose stack was not walked: one frame saying why */
+	if (s->flags & SAMPLE_UNWALKED_MASK) {
+		id = synthetic_location(
+		    p, unwalked_frame_name((s->flags & SAMPLE_UNWALKED_MASK) >> SAMPLE_UNWALKED_SHIFT));
+		if (id < 0)
+			return -1;
+		ps->locs[n++] = (uint32_t)id;
+	}
 	if (s->reason != STOP_COMPLETE && s->reason != STOP_NO_USER) {
 		snprintf(buf, sizeof(buf), "[incomplete: %s]", stop_reason_name(s->reason));
 		id = synthetic_location(p, buf);

@@ -181,6 +181,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	l->target_pids_fd = bpf_map__fd(skel->maps.target_pids);
 	l->events_fd = bpf_map__fd(skel->maps.events);
 	l->counters_fd = bpf_map__fd(skel->maps.counters);
+	l->offcpu_unwalked_fd = bpf_map__fd(skel->maps.offcpu_unwalked);
 	l->nr_cpus = libbpf_num_possible_cpus();
 	if (l->nr_cpus <= 0) {
 		err = -EINVAL;

@@ -44,6 +44,7 @@ struct loader {
 	bool uses_bpf_loop;
 	int procs_fd, mappings_fd, pages_fd, target_pids_fd, events_fd, counters_fd;
 	int python_procs_fd;
+	int offcpu_unwalked_fd; /* off-CPU time without a stack (user/session/offcpu_unwalked.h) */
 };
 
 /* Opens and loads; on failure prints a clear reason (privilege, verifier) and returns < 0. */

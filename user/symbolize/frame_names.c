@@ -32,6 +32,19 @@ const char *stop_reason_name(int reason)
 	return names[reason];
 }
 
+const char *unwalked_frame_name(int cause)
+{
+	static const char *const names[UNWALKED_MAX] = {
+		[UNWALKED_BUDGET] = "[not walked: event budget]",
+		[UNWALKED_FULL] = "[not walked: too many threads blocked]",
+		[UNWALKED_LOST] = "[not sent: ring buffer full]",
+	};
+
+	if (cause <= 0 || cause >= UNWALKED_MAX)
+		return "[not walked]";
+	return names[cause];
+}
+
 void frame_namer_init(struct frame_namer *fn, struct proc_tracker *pt, struct ksyms *ks)
 {
 	memset(fn, 0, sizeof(*fn));
