@@ -275,10 +275,15 @@ static __always_inline void walker_count(__u32 counter_id, __u64 n)
 #define RECORD_MAX_BYTES                                                                           \
 	(sizeof(struct cfi_sample_record) + (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64))
 
-/* The tail-call path cannot hold a reservation across calls, so it builds the record here. */
+/*
+ * The tail-call path cannot hold a reservation across calls, so it builds the
+ * record here; the off-CPU program walks into it too.
+ */
 struct tc_scratch {
 	struct walker_state st;
 	__u64 record[(RECORD_MAX_BYTES + PY_RECORD_BYTES) / sizeof(__u64)];
+	/* off-CPU: a blocked thread's entry, built here, off the stack (bpf/events.bpf.h) */
+	struct cfi_offcpu_block block;
 };
 
 /* ---- Python frames after the native ones: bpf/python.bpf.h ---- */
@@ -369,7 +374,6 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs;
-	__u64 ip, sp, bp;
 	__u32 nr_kernel = 0;
 	__u8 flags = 0;
 	long n;
@@ -382,32 +386,28 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 	rec->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 
+	/*
+	 * Each branch sets up the walk from its own registers: a second test of
+	 * user_in_ctx (a byte in the caller's stack) is unknown to the 6.1
+	 * verifier, which then follows a NULL regs into LEAF_REGS.
+	 */
 	if (src->user_in_ctx) {
-		ip = src->ctx_regs->ip;
-		sp = src->ctx_regs->sp;
-		bp = src->ctx_regs->bp;
-		regs = NULL;
+		walker_init(st, tgid, src->ctx_regs->ip, src->ctx_regs->sp, src->ctx_regs->bp);
+		leaf_regs_from_ctx(src->ctx_regs, st);
 	} else {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		flags |= SAMPLE_IN_KERNEL;
-		ip = regs->ip;
-		sp = regs->sp;
-		bp = regs->bp;
 		if (collect_kernel) {
 			n = bpf_get_stack(src->ctx, rec->pcs, MAX_KERNEL_FRAMES * sizeof(__u64),
 					  src->kernel_skip & BPF_F_SKIP_FIELD_MASK);
 			if (n > 0)
 				nr_kernel = (__u32)n / sizeof(__u64);
 		}
+		walker_init(st, tgid, regs->ip, regs->sp, regs->bp);
+		LEAF_REGS(st, *regs);
 	}
 	if (nr_kernel > MAX_KERNEL_FRAMES)
 		nr_kernel = MAX_KERNEL_FRAMES;
-
-	walker_init(st, tgid, ip, sp, bp);
-	if (!src->user_in_ctx)
-		LEAF_REGS(st, *regs);
-	else
-		leaf_regs_from_ctx(src->ctx_regs, st);
 	st->flags = flags;
 	rec->event = src->event;
 	rec->weight = src->weight;

@@ -185,10 +185,22 @@ struct {
 	__type(value, struct cfi_unwalked_val);
 } offcpu_unwalked SEC(".maps");
 
+/* The blocked thread's entry; its pending sample goes too when there is no room for it. */
+static __always_inline void offcpu_track(__u32 tid, const struct cfi_offcpu_block *b)
+{
+	if (bpf_map_update_elem(&offcpu_blocked, &tid, b, BPF_ANY)) {
+		walker_count(CNT_OFFCPU_UNTRACKED, 1);
+		if (b->cause == UNWALKED_NONE)
+			bpf_map_delete_elem(&offcpu_pending, &tid);
+	}
+}
+
 /*
  * A thread that blocks (not one preempted while runnable, not one exiting):
  * current is still prev, so its stacks are walked now, into offcpu_pending,
- * when the event budget allows.
+ * when the event budget allows.  Its entry is built in the per-CPU scratch:
+ * on the stack, the 6.1 verifier's 512 bytes would not hold this frame, the
+ * loop callback's and walker_step's.
  */
 static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 {
@@ -198,7 +210,7 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	/* the kernel stack from __schedule: not this program and bpf_trace_run4 */
 	struct sample_src src = {
 	    .ctx = ctx, .user_in_ctx = false, .event = offcpu_event, .kernel_skip = 2};
-	struct cfi_offcpu_block b = {.tgid = tgid};
+	struct cfi_offcpu_block *b;
 	struct cfi_sample_record *rec;
 	struct tc_scratch *s;
 	struct loop_ctx lc;
@@ -208,36 +220,40 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 		return;
 	if (!wanted(tgid))
 		return;
-	if (!event_budget_left(tgid)) {
-		b.start_ns = bpf_ktime_get_ns();
-		b.cgroup_id = bpf_get_current_cgroup_id();
-		b.cause = UNWALKED_BUDGET;
-		bpf_get_current_comm(b.comm, sizeof(b.comm));
-		goto track;
-	}
-	/* walked into this CPU's scratch record, then kept as the thread's pending sample */
 	s = bpf_map_lookup_elem(&tc_scratch, &zero);
 	if (!s)
 		return;
+	b = &s->block;
+	b->tgid = tgid;
+	b->reason = b->unsup = b->pad = 0;
+	if (!event_budget_left(tgid)) {
+		b->start_ns = bpf_ktime_get_ns();
+		b->cgroup_id = bpf_get_current_cgroup_id();
+		b->cause = UNWALKED_BUDGET;
+		bpf_get_current_comm(b->comm, sizeof(b->comm));
+		goto track;
+	}
+	/* walked into this CPU's scratch record, then kept as the thread's pending sample */
 	rec = (struct cfi_sample_record *)s->record;
 	walker_count(CNT_EVENT_HITS, 1);
 	sample_fill(&src, rec, &lc, tgid, tid);
 	/* its stop reason is counted when it is sent: a short block never is */
 	walk_finished(&lc.st, true);
 	walk_requests(&lc.st);
-	b.start_ns = rec->time_ns;
-	b.cgroup_id = rec->cgroup_id;
-	b.reason = lc.st.reason;
-	b.unsup = lc.st.unsup;
-	__builtin_memcpy(b.comm, rec->comm, sizeof(b.comm));
+	b->start_ns = rec->time_ns;
+	b->cgroup_id = rec->cgroup_id;
+	b->cause = UNWALKED_NONE;
+	b->reason = lc.st.reason;
+	b->unsup = lc.st.unsup;
+	__builtin_memcpy(b->comm, rec->comm, sizeof(b->comm));
 	if (bpf_map_update_elem(&offcpu_pending, &tid, rec, BPF_ANY)) {
 		walker_count(CNT_OFFCPU_FULL, 1);
-		b.cause = UNWALKED_FULL;
+		b->cause = UNWALKED_FULL;
 	}
 track:
-	if (bpf_map_update_elem(&offcpu_blocked, &tid, &b, BPF_ANY)) {
+	if (bpf_map_update_elem(&offcpu_blocked, &tid, b, BPF_ANY)) {
 		walker_count(CNT_OFFCPU_UNTRACKED, 1);
-		if (b.cause == UNWALKED_NONE)
+		if (b->cause == UNWALKED_NONE)
 			bpf_map_delete_elem(&offcpu_pending, &tid);
 	}
 }
