@@ -362,6 +362,7 @@ struct sample_src {
 	__u32 event;  /* the record's event */
 	__u64 weight; /* and weight */
 	__u32 kernel_skip; /* kernel frames of the BPF program's own call chain */
+	bool probe;	   /* a program on kernel code: SAMPLE_PROBE_STACK */
 };
 
 /*
@@ -396,7 +397,7 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 		leaf_regs_from_ctx(src->ctx_regs, st);
 	} else {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
-		flags |= SAMPLE_IN_KERNEL;
+		flags |= SAMPLE_IN_KERNEL | (src->probe ? SAMPLE_PROBE_STACK : 0);
 		if (collect_kernel) {
 			n = bpf_get_stack(src->ctx, rec->pcs, MAX_KERNEL_FRAMES * sizeof(__u64),
 					  src->kernel_skip & BPF_F_SKIP_FIELD_MASK);

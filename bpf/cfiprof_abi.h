@@ -231,6 +231,13 @@ enum cfi_sample_flags {
 	 */
 	SAMPLE_UNWALKED_SHIFT = 5,
 	SAMPLE_UNWALKED_MASK = 3 << 5,
+	/*
+	 * Taken by a program on a kernel function, tracepoint or sched_switch: its
+	 * kernel stack starts in that program, and the frames up to the probed code
+	 * (the program, bpf_trace_run*, a trampoline: more or fewer by kernel
+	 * version) are dropped by name in user space (frame_is_bpf_glue).
+	 */
+	SAMPLE_PROBE_STACK = 1 << 7,
 };
 
 #define MAX_KERNEL_FRAMES 127

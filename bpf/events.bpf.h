@@ -101,6 +101,7 @@ static __always_inline int sample_event(void *ctx, struct pt_regs *ctx_regs, boo
 	    .user_in_ctx = user_in_ctx,
 	    .event = event,
 	    .weight = weight,
+	    .probe = !user_in_ctx,
 	};
 
 	if (tgid == 0)
@@ -209,7 +210,7 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	/* the kernel stack from __schedule: not this program and bpf_trace_run4 */
 	struct sample_src src = {
-	    .ctx = ctx, .user_in_ctx = false, .event = offcpu_event, .kernel_skip = 2};
+	    .ctx = ctx, .user_in_ctx = false, .event = offcpu_event, .kernel_skip = 2, .probe = true};
 	struct cfi_offcpu_block *b;
 	struct cfi_sample_record *rec;
 	struct tc_scratch *s;

@@ -9,7 +9,8 @@
  *  2. uprobe: -e uprobe:libc:malloc on 500 calls from alloc_leaf <- alloc_mid
  *     <- main: exactly 500 hits, all on that chain;
  *  3. tracepoint: -e tracepoint:raw_syscalls:sys_enter on 200 open + close
- *     from open_leaf: exactly 400 hits there, with kernel and user frames;
+ *     from open_leaf: exactly 400 hits there, with kernel and user frames, the
+ *     kernel ones ending in the traced code (no BPF program frame);
  *  4. usdt: a USDT probe (no semaphore) fired 300 times from usdt_leaf <- main:
  *     exactly 300 hits on that chain;
  *  5. on_and_off: --on-and-off-cpu: the pprof has samples/count,
@@ -160,8 +161,9 @@ static void test_tracepoint(void)
 	char *cmd[] = {prog(bin, sizeof(bin)), "open", "200", NULL};
 	const char *chain[] = {"_start;__libc_start_main;__libc_start_call_main;main;open_leaf;",
 			       NULL};
+	const char *glue[] = {"main;open_leaf;", "[bpf]_[k] ", NULL};
 	uint64_t hits;
-	int n, nk;
+	int n, nk, ng;
 
 	if (e2e_record("tp.folded", "99", opts, cmd, &log))
 		goto out;
@@ -171,6 +173,9 @@ static void test_tracepoint(void)
 	       hits, n, nk);
 	CHECK(hits == 400, "200 open + close from open_leaf: %" PRIu64 " hits", hits);
 	CHECK(n > 0 && nk == n, "every stack has kernel frames: %d of %d", nk, n);
+	/* they end in the traced code, not in the probe's own frames (as perf's and bpftrace's) */
+	folded_sum(path, "events_wait", glue, &ng, NULL);
+	CHECK(ng == 0, "%d stacks end in the BPF program or the tracepoint's glue", ng);
 out:
 	free(log);
 }

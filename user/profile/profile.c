@@ -541,6 +541,10 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 		uint32_t map = mapping_id(p, 0, NULL);
 
 		frame_name_kernel(fn, s->pcs[k], buf, sizeof(buf));
+		/* a probe's stack starts at the probed code, as perf's and bpftrace's */
+		if ((s->flags & SAMPLE_PROBE_STACK) && n == 0 && k + 1 < s->nr_kernel &&
+		    frame_is_bpf_glue(buf))
+			continue;
 		id = add_location(p, PROF_LOC_KERNEL, 0, s->pcs[k], map, s->pcs[k], buf, NULL);
 		if (id < 0)
 			return -1;
