@@ -282,7 +282,7 @@ static __always_inline void walker_count(__u32 counter_id, __u64 n)
 struct tc_scratch {
 	struct walker_state st;
 	__u64 record[(RECORD_MAX_BYTES + PY_RECORD_BYTES) / sizeof(__u64)];
-	/* off-CPU: a blocked thread's entry, built here, off the stack (bpf/events.bpf.h) */
+	/* off-CPU: a thread's first entry, made from here, off the stack (bpf/events.bpf.h) */
 	struct cfi_offcpu_block block;
 };
 

@@ -18,6 +18,7 @@
 const volatile __u32 tp_event[EVENT_TP_SLOTS] = {};
 const volatile __u32 func_event[EVENT_FUNC_SLOTS] = {};
 const volatile __u32 offcpu_event = 0;
+const volatile __u8 offcpu_enabled = 0;
 /* the size of an offcpu_pending value: a whole record at --max-frames */
 const volatile __u32 offcpu_value_bytes = RECORD_MAX_BYTES;
 
@@ -167,9 +168,10 @@ TP_SLOT(3)
 #define TASK_DEAD_STATE 0x80
 
 /*
- * Every blocked thread of the profile (walked or not): when and why, so that
- * its time is in the profile at its switch-in either way.  User space sizes
- * it (1 entry without --off-cpu).
+ * Every thread of the profile that has blocked, while it lives: when its
+ * current block began (0: none) and why its stack was not walked, if so, so
+ * that its time is in the profile at its switch-in either way.  User space
+ * sizes it (1 entry without --off-cpu).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -186,22 +188,12 @@ struct {
 	__type(value, struct cfi_unwalked_val);
 } offcpu_unwalked SEC(".maps");
 
-/* The blocked thread's entry; its pending sample goes too when there is no room for it. */
-static __always_inline void offcpu_track(__u32 tid, const struct cfi_offcpu_block *b)
-{
-	if (bpf_map_update_elem(&offcpu_blocked, &tid, b, BPF_ANY)) {
-		walker_count(CNT_OFFCPU_UNTRACKED, 1);
-		if (b->cause == UNWALKED_NONE)
-			bpf_map_delete_elem(&offcpu_pending, &tid);
-	}
-}
-
 /*
  * A thread that blocks (not one preempted while runnable, not one exiting):
  * current is still prev, so its stacks are walked now, into offcpu_pending,
- * when the event budget allows.  Its entry is built in the per-CPU scratch:
- * on the stack, the 6.1 verifier's 512 bytes would not hold this frame, the
- * loop callback's and walker_step's.
+ * when the event budget allows.  Its entry in offcpu_blocked is made at its
+ * first block and written in place after that (a map update and delete per
+ * block cost ~200 ns more); on_exit removes it.
  */
 static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 {
@@ -224,15 +216,25 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	s = bpf_map_lookup_elem(&tc_scratch, &zero);
 	if (!s)
 		return;
-	b = &s->block;
+	b = bpf_map_lookup_elem(&offcpu_blocked, &tid);
+	if (!b) {
+		/* an empty entry from the scratch: on the stack it would not fit 6.1's 512 bytes */
+		__builtin_memset(&s->block, 0, sizeof(s->block));
+		bpf_map_update_elem(&offcpu_blocked, &tid, &s->block, BPF_NOEXIST);
+		b = bpf_map_lookup_elem(&offcpu_blocked, &tid);
+		if (!b) {
+			walker_count(CNT_OFFCPU_UNTRACKED, 1);
+			return;
+		}
+	}
 	b->tgid = tgid;
-	b->reason = b->unsup = b->pad = 0;
+	b->reason = b->unsup = 0;
 	if (!event_budget_left(tgid)) {
-		b->start_ns = bpf_ktime_get_ns();
 		b->cgroup_id = bpf_get_current_cgroup_id();
 		b->cause = UNWALKED_BUDGET;
 		bpf_get_current_comm(b->comm, sizeof(b->comm));
-		goto track;
+		b->start_ns = bpf_ktime_get_ns();
+		return;
 	}
 	/* walked into this CPU's scratch record, then kept as the thread's pending sample */
 	rec = (struct cfi_sample_record *)s->record;
@@ -241,7 +243,6 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	/* its stop reason is counted when it is sent: a short block never is */
 	walk_finished(&lc.st, true);
 	walk_requests(&lc.st);
-	b->start_ns = rec->time_ns;
 	b->cgroup_id = rec->cgroup_id;
 	b->cause = UNWALKED_NONE;
 	b->reason = lc.st.reason;
@@ -251,12 +252,7 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 		walker_count(CNT_OFFCPU_FULL, 1);
 		b->cause = UNWALKED_FULL;
 	}
-track:
-	if (bpf_map_update_elem(&offcpu_blocked, &tid, b, BPF_ANY)) {
-		walker_count(CNT_OFFCPU_UNTRACKED, 1);
-		if (b->cause == UNWALKED_NONE)
-			bpf_map_delete_elem(&offcpu_pending, &tid);
-	}
+	b->start_ns = rec->time_ns;
 }
 
 /* A block with no stack: its time joins its process's sum for the cause. */
@@ -319,7 +315,8 @@ static __always_inline void offcpu_in(struct task_struct *next)
 	struct cfi_offcpu_block *b = bpf_map_lookup_elem(&offcpu_blocked, &tid);
 	__u64 delta;
 
-	if (!b)
+	/* start_ns 0: the thread's last block is accounted already */
+	if (!b || !b->start_ns)
 		return;
 	delta = bpf_ktime_get_ns() - b->start_ns;
 	if (delta < offcpu_min_ns) {
@@ -332,7 +329,14 @@ static __always_inline void offcpu_in(struct task_struct *next)
 	}
 	if (b->cause == UNWALKED_NONE)
 		bpf_map_delete_elem(&offcpu_pending, &tid);
-	bpf_map_delete_elem(&offcpu_blocked, &tid);
+	b->start_ns = 0;
+}
+
+/* A thread's exit ends its entry (bpf/lifecycle.bpf.h). */
+static __always_inline void offcpu_thread_exit(__u32 tid)
+{
+	if (offcpu_enabled)
+		bpf_map_delete_elem(&offcpu_blocked, &tid);
 }
 
 SEC("?tp_btf/sched_switch")

@@ -150,6 +150,7 @@ int events_configure(struct cfiprof_bpf *skel, const struct loader_opts *o, bool
 		bpf_map__set_max_entries(skel->maps.offcpu_unwalked, 1);
 	}
 	skel->rodata->offcpu_min_ns = o->min_block_ns;
+	skel->rodata->offcpu_enabled = event_list_has(ev, EVENT_OFF_CPU);
 	skel->rodata->event_proc_budget = per_slot(o->event_budget, 1);
 	skel->rodata->event_cpu_budget =
 	    per_slot(EVENT_HITS_PER_SEC, (uint64_t)(cpus > 0 ? cpus : 1));
