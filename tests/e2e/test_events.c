@@ -328,8 +328,10 @@ static void test_offcpu_budget(void)
 	       " us in %d stacks (%" PRIu64 " us not walked, %d stacks), block_long %" PRIu64
 	       " us in %d stacks, %" PRIu64 " blocks refused\n",
 	       measured, total, n, nw, nu, l, nl, refused);
-	CHECK(refused > 1000, "8,000 blocks in ~1.3 s are past the share of 1,000 a second: %" PRIu64
-	      " refused\n%s", refused, log);
+	CHECK(refused > 1000,
+	      "8,000 blocks in ~1.3 s are past the share of 1,000 a second: %" PRIu64
+	      " refused\n%s",
+	      refused, log);
 	/*
 	 * The kernel's switch-out to switch-in is ~10 us a block longer than the
 	 * program's wall time less its CPU time (the scheduler's work at each end is

@@ -554,8 +554,8 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 		return -1;
 	/* off-CPU time whose stack was not walked: one frame saying why */
 	if (s->flags & SAMPLE_UNWALKED_MASK) {
-		id = synthetic_location(
-		    p, unwalked_frame_name((s->flags & SAMPLE_UNWALKED_MASK) >> SAMPLE_UNWALKED_SHIFT));
+		id = synthetic_location(p, unwalked_frame_name((s->flags & SAMPLE_UNWALKED_MASK) >>
+							       SAMPLE_UNWALKED_SHIFT));
 		if (id < 0)
 			return -1;
 		ps->locs[n++] = (uint32_t)id;

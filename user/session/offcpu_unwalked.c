@@ -78,8 +78,7 @@ static void take_one(struct offcpu_unwalked *u, const struct cfi_unwalked_key *k
  * its growth is added, and a new entry is taken only once it has its room,
  * so running out of memory delays a sum, never counts one twice.
  */
-int offcpu_unwalked_take(struct offcpu_unwalked *u, uint64_t now_ns, unwalked_add_fn add,
-			 void *ctx)
+int offcpu_unwalked_take(struct offcpu_unwalked *u, uint64_t now_ns, unwalked_add_fn add, void *ctx)
 {
 	struct unwalked_seen *was, probe;
 	struct cfi_unwalked_key k, next, *gone_keys = NULL;

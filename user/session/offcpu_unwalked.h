@@ -19,8 +19,8 @@
 struct unwalked_seen;
 
 struct offcpu_unwalked {
-	int fd;		/* the map; -1: no off-CPU profile */
-	uint32_t event; /* the off-CPU event's index in the session's events */
+	int fd;			    /* the map; -1: no off-CPU profile */
+	uint32_t event;		    /* the off-CPU event's index in the session's events */
 	struct unwalked_seen *seen; /* each entry's sums when last taken, by key */
 	uint64_t nr_seen, cap_seen;
 	/* taken so far, by cause (read by other threads: __atomic) */

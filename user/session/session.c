@@ -395,10 +395,10 @@ int session_start(struct session *s, const struct session_opts *o)
 	err = loader_open(&s->ld, &lo);
 	if (err)
 		return err;
-	err = offcpu_unwalked_init(&s->unwalked,
-				   event_list_has(&s->opts.events, EVENT_OFF_CPU) ? s->ld.offcpu_unwalked_fd
-										: -1,
-				   (uint32_t)event_list_find(&s->opts.events, EVENT_OFF_CPU));
+	err = offcpu_unwalked_init(
+	    &s->unwalked,
+	    event_list_has(&s->opts.events, EVENT_OFF_CPU) ? s->ld.offcpu_unwalked_fd : -1,
+	    (uint32_t)event_list_find(&s->opts.events, EVENT_OFF_CPU));
 	if (err) {
 		fprintf(stderr, "cfiprof: cannot set up the off-CPU sums: %s\n", strerror(-err));
 		return err;

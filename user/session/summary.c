@@ -159,8 +159,8 @@ static void print_unwalked(struct session *s, const uint64_t *c, FILE *f)
 	fprintf(f,
 		"cfiprof: off-CPU time without its stack: %.1f ms in %" PRIu64
 		" blocks over the budget, %.1f ms in %" PRIu64
-		" (too many threads blocked), %.1f ms in %" PRIu64
-		" (ring buffer full); %" PRIu64 " blocks not in the profile at all (maps full)\n",
+		" (too many threads blocked), %.1f ms in %" PRIu64 " (ring buffer full); %" PRIu64
+		" blocks not in the profile at all (maps full)\n",
 		(double)ns[UNWALKED_BUDGET] / 1e6, blocks[UNWALKED_BUDGET],
 		(double)ns[UNWALKED_FULL] / 1e6, blocks[UNWALKED_FULL],
 		(double)ns[UNWALKED_LOST] / 1e6, blocks[UNWALKED_LOST], c[CNT_OFFCPU_UNTRACKED]);

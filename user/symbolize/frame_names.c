@@ -34,7 +34,7 @@ const char *stop_reason_name(int reason)
 
 bool frame_is_bpf_glue(const char *name)
 {
-	static const char *const prefixes[] = {"bpf_prog_", "bpf_trace_run", "__bpf_trace_",
+	static const char *const prefixes[] = {"bpf_prog_",    "bpf_trace_run",	  "__bpf_trace_",
 					       "__traceiter_", "bpf_trampoline_", "0x"};
 	size_t i;
 
@@ -47,9 +47,9 @@ bool frame_is_bpf_glue(const char *name)
 const char *unwalked_frame_name(int cause)
 {
 	static const char *const names[UNWALKED_MAX] = {
-		[UNWALKED_BUDGET] = "[not walked: event budget]",
-		[UNWALKED_FULL] = "[not walked: too many threads blocked]",
-		[UNWALKED_LOST] = "[not sent: ring buffer full]",
+	    [UNWALKED_BUDGET] = "[not walked: event budget]",
+	    [UNWALKED_FULL] = "[not walked: too many threads blocked]",
+	    [UNWALKED_LOST] = "[not sent: ring buffer full]",
 	};
 
 	if (cause <= 0 || cause >= UNWALKED_MAX)
