@@ -308,10 +308,15 @@ static __always_inline void walker_count(__u32 counter_id, __u64 n)
 #define RECORD_MAX_BYTES                                                                           \
 	(sizeof(struct cfi_sample_record) + (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64))
 
-/* The tail-call path cannot hold a reservation across calls, so it builds the record here. */
+/*
+ * The tail-call path cannot hold a reservation across calls, so it builds the
+ * record here; the off-CPU program walks into it too.
+ */
 struct tc_scratch {
 	struct walker_state st;
 	__u64 record[(RECORD_MAX_BYTES + PY_RECORD_BYTES) / sizeof(__u64)];
+	/* off-CPU: a thread's first entry, made from here, off the stack (bpf/events.bpf.h) */
+	struct cfi_offcpu_block block;
 };
 
 /* ---- Python frames after the native ones: bpf/python.bpf.h ---- */
@@ -328,18 +333,27 @@ static __always_inline __u64 sample_wakeup_flags(void)
 									     : BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void walk_finished(struct walker_state *st, bool deferred)
+/* A walk's stop reason (and unsupported rule), counted for each sample sent. */
+static __always_inline void walk_stopped(__u8 reason, __u8 unsup)
+{
+	walker_count(CNT_STOP_BASE + (reason < STOP_REASON_MAX ? reason : 0), 1);
+	if (reason == STOP_UNSUPPORTED)
+		walker_count(CNT_UNSUP_BASE + (unsup < CFI_UNSUP_MAX ? unsup : 0), 1);
+}
+
+/*
+ * A walk's work, and its stop reason unless the sample is sent later:
+ * deferred walks are counted by user space under the reason they finally stop
+ * with, off-CPU walks when their block ends (bpf/events.bpf.h).
+ */
+static __always_inline void walk_finished(struct walker_state *st, bool sent_later)
 {
 	walker_count(CNT_CACHE_HIT, st->cache_hits);
 	walker_count(CNT_CACHE_MISS, st->cache_misses);
 	walker_count(CNT_FRAMES, st->nr);
 	walker_count(CNT_FP_FRAMES, st->nr_fp);
-	/* a deferred walk is counted by user space, under the reason it finally stops with */
-	if (deferred)
-		return;
-	walker_count(CNT_STOP_BASE + (st->reason < STOP_REASON_MAX ? st->reason : 0), 1);
-	if (st->reason == STOP_UNSUPPORTED)
-		walker_count(CNT_UNSUP_BASE + (st->unsup < CFI_UNSUP_MAX ? st->unsup : 0), 1);
+	if (!sent_later)
+		walk_stopped(st->reason, st->unsup);
 }
 
 /* The sample's registers by DWARF number, for rules with the CFA in one of them (leaf only). */
@@ -381,6 +395,7 @@ struct sample_src {
 	__u32 event;  /* the record's event */
 	__u64 weight; /* and weight */
 	__u32 kernel_skip; /* kernel frames of the BPF program's own call chain */
+	bool probe;	   /* a program on kernel code: SAMPLE_PROBE_STACK */
 };
 
 /*
@@ -393,7 +408,6 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs;
-	__u64 ip, sp, bp;
 	__u32 nr_kernel = 0;
 	__u8 flags = 0;
 	long n;
@@ -406,32 +420,28 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 	rec->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 
+	/*
+	 * Each branch sets up the walk from its own registers: a second test of
+	 * user_in_ctx (a byte in the caller's stack) is unknown to the 6.1
+	 * verifier, which then follows a NULL regs into LEAF_REGS.
+	 */
 	if (src->user_in_ctx) {
-		ip = src->ctx_regs->ip;
-		sp = src->ctx_regs->sp;
-		bp = src->ctx_regs->bp;
-		regs = NULL;
+		walker_init(st, tgid, src->ctx_regs->ip, src->ctx_regs->sp, src->ctx_regs->bp);
+		leaf_regs_from_ctx(src->ctx_regs, st);
 	} else {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
-		flags |= SAMPLE_IN_KERNEL;
-		ip = regs->ip;
-		sp = regs->sp;
-		bp = regs->bp;
+		flags |= SAMPLE_IN_KERNEL | (src->probe ? SAMPLE_PROBE_STACK : 0);
 		if (collect_kernel) {
 			n = bpf_get_stack(src->ctx, rec->pcs, MAX_KERNEL_FRAMES * sizeof(__u64),
 					  src->kernel_skip & BPF_F_SKIP_FIELD_MASK);
 			if (n > 0)
 				nr_kernel = (__u32)n / sizeof(__u64);
 		}
+		walker_init(st, tgid, regs->ip, regs->sp, regs->bp);
+		LEAF_REGS(st, *regs);
 	}
 	if (nr_kernel > MAX_KERNEL_FRAMES)
 		nr_kernel = MAX_KERNEL_FRAMES;
-
-	walker_init(st, tgid, ip, sp, bp);
-	if (!src->user_in_ctx)
-		LEAF_REGS(st, *regs);
-	else
-		leaf_regs_from_ctx(src->ctx_regs, st);
 	st->flags = flags;
 	rec->event = src->event;
 	rec->weight = src->weight;

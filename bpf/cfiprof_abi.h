@@ -227,6 +227,19 @@ enum cfi_sample_flags {
 	SAMPLE_IN_EXECVE = 1 << 2, /* inside execve: the registers may be the old image's */
 	SAMPLE_DEFERRED = 1 << 3,  /* finished in user space from a stack copy */
 	SAMPLE_EXITING = 1 << 4,   /* the task had released its address space (in do_exit) */
+	/*
+	 * Bits 5-6: an off-CPU time sum with no stack (enum cfi_unwalked_cause),
+	 * made by user space from offcpu_unwalked; 0 in records the kernel walked.
+	 */
+	SAMPLE_UNWALKED_SHIFT = 5,
+	SAMPLE_UNWALKED_MASK = 3 << 5,
+	/*
+	 * Taken by a program on a kernel function, tracepoint or sched_switch: its
+	 * kernel stack starts in that program, and the frames up to the probed code
+	 * (the program, bpf_trace_run*, a trampoline: more or fewer by kernel
+	 * version) are dropped by name in user space (frame_is_bpf_glue).
+	 */
+	SAMPLE_PROBE_STACK = 1 << 7,
 };
 
 #define MAX_KERNEL_FRAMES 127
@@ -439,6 +452,46 @@ struct cfi_event_slot {
 };
 
 /*
+ * Off-CPU blocks whose stack is not in the profile still have their time
+ * there: each blocked thread's entry (offcpu_blocked, by tid) says when it
+ * blocked and why its stack was not walked or sent, and at its switch-in
+ * the block's nanoseconds are added to its process's sum for that cause
+ * (offcpu_unwalked), which user space turns into a stack of one frame,
+ * "[not walked: CAUSE]" under the process.  A process that finds that map
+ * full adds to the entry of tgid 0, which user space creates for each cause.
+ */
+enum cfi_unwalked_cause {
+	UNWALKED_NONE = 0,   /* walked: its sample waits in offcpu_pending */
+	UNWALKED_BUDGET = 1, /* over the event budget: its process's share or all processes' */
+	UNWALKED_FULL = 2,   /* too many threads blocked at once for a pending sample each */
+	UNWALKED_LOST = 3,   /* walked, but no ring-buffer room at the switch-in */
+	UNWALKED_MAX,
+};
+
+struct cfi_offcpu_block {
+	__u64 start_ns;
+	__u64 cgroup_id;
+	__u32 tgid;
+	__u8 cause;  /* enum cfi_unwalked_cause */
+	__u8 reason; /* the walk's stop reason and unsupported rule, counted when it is sent */
+	__u8 unsup;
+	__u8 pad;
+	char comm[COMM_LEN];
+};
+
+struct cfi_unwalked_key {
+	__u32 tgid;
+	__u32 cause; /* enum cfi_unwalked_cause */
+};
+
+struct cfi_unwalked_val {
+	__u64 ns;     /* blocked time, never reset: user space takes the growth */
+	__u64 blocks;
+	__u64 cgroup_id; /* of the thread that made the entry */
+	char comm[COMM_LEN];
+};
+
+/*
  * Raw tracepoints take no cookie before Linux 6.10, fentry / fexit none
  * before 6.4: one program per slot, its event index a setting.
  */
@@ -469,6 +522,7 @@ enum cfi_counter_id {
 	CNT_EVENT_THROTTLED,  /* ... refused: this CPU used its share of the slot, all processes */
 	CNT_OFFCPU_SHORT,     /* blocks shorter than the minimum block time */
 	CNT_OFFCPU_FULL,      /* blocks not sampled: too many threads blocked at once */
+	CNT_OFFCPU_UNTRACKED, /* blocks whose time is not in the profile either (maps full) */
 	CNT_PY_FRAMES,	      /* Python frames recorded */
 	CNT_EXIT_MAPS,	      /* exiting processes' mappings sent (RECORD_MAPS_*) */
 	CNT_EXIT_MAPS_LOST,   /* ... some not sent: no ring-buffer room */

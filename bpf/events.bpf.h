@@ -18,6 +18,7 @@
 const volatile __u32 tp_event[EVENT_TP_SLOTS] = {};
 const volatile __u32 func_event[EVENT_FUNC_SLOTS] = {};
 const volatile __u32 offcpu_event = 0;
+const volatile __u8 offcpu_enabled = 0;
 /* the size of an offcpu_pending value: a whole record at --max-frames */
 const volatile __u32 offcpu_value_bytes = RECORD_MAX_BYTES;
 
@@ -101,6 +102,7 @@ static __always_inline int sample_event(void *ctx, struct pt_regs *ctx_regs, boo
 	    .user_in_ctx = user_in_ctx,
 	    .event = event,
 	    .weight = weight,
+	    .probe = !user_in_ctx,
 	};
 
 	if (tgid == 0)
@@ -166,9 +168,32 @@ TP_SLOT(3)
 #define TASK_DEAD_STATE 0x80
 
 /*
+ * Every thread of the profile that has blocked, while it lives: when its
+ * current block began (0: none) and why its stack was not walked, if so, so
+ * that its time is in the profile at its switch-in either way.  User space
+ * sizes it (1 entry without --off-cpu).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32); /* tid */
+	__type(value, struct cfi_offcpu_block);
+} offcpu_blocked SEC(".maps");
+
+/* The time of blocks with no stack, per process and cause (struct cfi_unwalked_key). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct cfi_unwalked_key);
+	__type(value, struct cfi_unwalked_val);
+} offcpu_unwalked SEC(".maps");
+
+/*
  * A thread that blocks (not one preempted while runnable, not one exiting):
  * current is still prev, so its stacks are walked now, into offcpu_pending,
- * through the filter and the budget like any event.
+ * when the event budget allows.  Its entry in offcpu_blocked is made at its
+ * first block and written in place after that (a map update and delete per
+ * block cost ~200 ns more); on_exit removes it.
  */
 static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 {
@@ -177,7 +202,8 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	/* the kernel stack from __schedule: not this program and bpf_trace_run4 */
 	struct sample_src src = {
-	    .ctx = ctx, .user_in_ctx = false, .event = offcpu_event, .kernel_skip = 2};
+	    .ctx = ctx, .user_in_ctx = false, .event = offcpu_event, .kernel_skip = 2, .probe = true};
+	struct cfi_offcpu_block *b;
 	struct cfi_sample_record *rec;
 	struct tc_scratch *s;
 	struct loop_ctx lc;
@@ -185,45 +211,132 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 
 	if (!state || (state & TASK_DEAD_STATE) || (prev->flags & PF_KTHREAD) || !tgid)
 		return;
-	if (!wanted(tgid) || !event_budget_left(tgid))
+	if (!wanted(tgid))
 		return;
-	/* walked into this CPU's scratch record, then kept as the thread's pending sample */
 	s = bpf_map_lookup_elem(&tc_scratch, &zero);
 	if (!s)
 		return;
+	b = bpf_map_lookup_elem(&offcpu_blocked, &tid);
+	if (!b) {
+		/* an empty entry from the scratch: on the stack it would not fit 6.1's 512 bytes */
+		__builtin_memset(&s->block, 0, sizeof(s->block));
+		bpf_map_update_elem(&offcpu_blocked, &tid, &s->block, BPF_NOEXIST);
+		b = bpf_map_lookup_elem(&offcpu_blocked, &tid);
+		if (!b) {
+			walker_count(CNT_OFFCPU_UNTRACKED, 1);
+			return;
+		}
+	}
+	b->tgid = tgid;
+	b->reason = b->unsup = 0;
+	if (!event_budget_left(tgid)) {
+		b->cgroup_id = bpf_get_current_cgroup_id();
+		b->cause = UNWALKED_BUDGET;
+		bpf_get_current_comm(b->comm, sizeof(b->comm));
+		b->start_ns = bpf_ktime_get_ns();
+		return;
+	}
+	/* walked into this CPU's scratch record, then kept as the thread's pending sample */
 	rec = (struct cfi_sample_record *)s->record;
 	walker_count(CNT_EVENT_HITS, 1);
 	sample_fill(&src, rec, &lc, tgid, tid);
-	walk_finished(&lc.st, false);
+	/* its stop reason is counted when it is sent: a short block never is */
+	walk_finished(&lc.st, true);
 	walk_requests(&lc.st);
-	if (bpf_map_update_elem(&offcpu_pending, &tid, rec, BPF_ANY))
+	b->cgroup_id = rec->cgroup_id;
+	b->cause = UNWALKED_NONE;
+	b->reason = lc.st.reason;
+	b->unsup = lc.st.unsup;
+	__builtin_memcpy(b->comm, rec->comm, sizeof(b->comm));
+	if (bpf_map_update_elem(&offcpu_pending, &tid, rec, BPF_ANY)) {
 		walker_count(CNT_OFFCPU_FULL, 1);
+		b->cause = UNWALKED_FULL;
+	}
+	b->start_ns = rec->time_ns;
 }
 
-/* The thread that runs now was blocked since its sample was taken: send it, weighted. */
-static __always_inline void offcpu_in(struct task_struct *next)
+/* A block with no stack: its time joins its process's sum for the cause. */
+static __always_inline void offcpu_unwalked_add(const struct cfi_offcpu_block *b, __u32 cause,
+						__u64 delta)
 {
-	__u32 tid = next->pid, size;
+	struct cfi_unwalked_key key = {.tgid = b->tgid, .cause = cause};
+	struct cfi_unwalked_val *v = bpf_map_lookup_elem(&offcpu_unwalked, &key), fresh = {
+	    .ns = delta, .blocks = 1, .cgroup_id = b->cgroup_id};
+
+	if (!v) {
+		__builtin_memcpy(fresh.comm, b->comm, sizeof(fresh.comm));
+		if (!bpf_map_update_elem(&offcpu_unwalked, &key, &fresh, BPF_NOEXIST))
+			return;
+		/* another CPU made it meanwhile, or the map is full: tgid 0's entry */
+		v = bpf_map_lookup_elem(&offcpu_unwalked, &key);
+		if (!v) {
+			key.tgid = 0;
+			v = bpf_map_lookup_elem(&offcpu_unwalked, &key);
+		}
+		if (!v) {
+			walker_count(CNT_OFFCPU_UNTRACKED, 1);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->ns, delta);
+	__sync_fetch_and_add(&v->blocks, 1);
+}
+
+/* The walked block's sample, weighted; false if the ring buffer had no room for it. */
+static __always_inline bool offcpu_send(const struct cfi_offcpu_block *b, __u32 tid, __u64 delta)
+{
 	struct cfi_sample_record *rec = bpf_map_lookup_elem(&offcpu_pending, &tid);
-	__u64 delta;
+	__u32 size;
 
 	if (!rec)
-		return;
-	delta = bpf_ktime_get_ns() - rec->time_ns;
-	if (delta < offcpu_min_ns) {
-		walker_count(CNT_OFFCPU_SHORT, 1);
-	} else {
-		rec->weight = delta;
-		size = sizeof(*rec) + ((__u32)rec->nr_kernel + rec->nr_user) * sizeof(__u64);
-		if (size > offcpu_value_bytes)
-			size = offcpu_value_bytes;
-		walker_count(CNT_SAMPLES, 1);
-		if (bpf_ringbuf_output(&events, rec, size, sample_wakeup_flags()))
-			walker_count(CNT_LOST_RINGBUF, 1);
-		else
-			walker_count(CNT_WRITTEN, 1);
+		return false;
+	rec->weight = delta;
+	size = sizeof(*rec) + ((__u32)rec->nr_kernel + rec->nr_user) * sizeof(__u64);
+	if (size > offcpu_value_bytes)
+		size = offcpu_value_bytes;
+	walker_count(CNT_SAMPLES, 1);
+	if (bpf_ringbuf_output(&events, rec, size, sample_wakeup_flags())) {
+		walker_count(CNT_LOST_RINGBUF, 1);
+		return false;
 	}
-	bpf_map_delete_elem(&offcpu_pending, &tid);
+	walker_count(CNT_WRITTEN, 1);
+	walk_stopped(b->reason, b->unsup);
+	return true;
+}
+
+/*
+ * The thread that runs now was blocked since its entry was made: its sample
+ * is sent, weighted, or its time added to its process's sum for the cause.
+ * Blocks under --min-block are neither (those walked are counted).
+ */
+static __always_inline void offcpu_in(struct task_struct *next)
+{
+	__u32 tid = next->pid;
+	struct cfi_offcpu_block *b = bpf_map_lookup_elem(&offcpu_blocked, &tid);
+	__u64 delta;
+
+	/* start_ns 0: the thread's last block is accounted already */
+	if (!b || !b->start_ns)
+		return;
+	delta = bpf_ktime_get_ns() - b->start_ns;
+	if (delta < offcpu_min_ns) {
+		if (b->cause == UNWALKED_NONE)
+			walker_count(CNT_OFFCPU_SHORT, 1);
+	} else if (b->cause != UNWALKED_NONE) {
+		offcpu_unwalked_add(b, b->cause, delta);
+	} else if (!offcpu_send(b, tid, delta)) {
+		offcpu_unwalked_add(b, UNWALKED_LOST, delta);
+	}
+	if (b->cause == UNWALKED_NONE)
+		bpf_map_delete_elem(&offcpu_pending, &tid);
+	b->start_ns = 0;
+}
+
+/* A thread's exit ends its entry (bpf/lifecycle.bpf.h). */
+static __always_inline void offcpu_thread_exit(__u32 tid)
+{
+	if (offcpu_enabled)
+		bpf_map_delete_elem(&offcpu_blocked, &tid);
 }
 
 SEC("?tp_btf/sched_switch")

@@ -97,6 +97,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
 
+	offcpu_thread_exit((__u32)pid_tgid);
 	/* a thread exiting is not a process exiting */
 	if ((__u32)pid_tgid != tgid)
 		return 0;

@@ -38,9 +38,17 @@ struct {
 	__type(value, struct python_thread);
 } python_threads SEC(".maps");
 
+/*
+ * Offsets into frame[] are masked with PY_FRAME_OFF_MASK after their bounds
+ * check: older verifiers (6.1) lose the check's bound on the register the
+ * access uses, the mask gives it again.  frame[] has room for the mask's
+ * largest offset plus 8.
+ */
+#define PY_FRAME_OFF_MASK 127
+
 struct python_scratch {
 	struct cfi_python_frame f[PY_MAX_FRAMES];
-	__u8 frame[PY_FRAME_READ];
+	__u8 frame[PY_FRAME_OFF_MASK + 1 + 8];
 	struct python_thread thread; /* a python_threads update: off the stack, which is full */
 };
 
@@ -223,6 +231,11 @@ static long py_walk_step(__u32 index, void *data)
 	barrier_var(off_entry);
 	barrier_var(off_globals);
 	barrier_var(n);
+	off_code &= PY_FRAME_OFF_MASK;
+	off_prev &= PY_FRAME_OFF_MASK;
+	off_instr &= PY_FRAME_OFF_MASK;
+	off_owner &= PY_FRAME_OFF_MASK;
+	off_entry &= PY_FRAME_OFF_MASK;
 	code = *(__u64 *)(s->frame + off_code);
 	instr = *(__u64 *)(s->frame + off_instr);
 	s->f[n].code = code;
@@ -245,14 +258,18 @@ static long py_walk_step(__u32 index, void *data)
 __noinline int python_walk(__u32 pid, __u32 tid, __u32 ns_tid)
 {
 	struct py_walk_ctx c = {.status = PY_STATUS_OK};
-	__u32 zero = 0;
 	__u64 ts;
 	int i;
 
 	c.py = bpf_map_lookup_elem(&python_procs, &pid);
 	if (!c.py)
 		return 0;
-	c.s = bpf_map_lookup_elem(&python_scratch, &zero);
+	/*
+	 * c.n, still 0, is the scratch's key: a key of its own made this frame
+	 * 72 bytes, and on_sample -> python_walk -> py_find_tstate -> its loop
+	 * callback past the 6.1 verifier's 512 (each frame rounded up to 32).
+	 */
+	c.s = bpf_map_lookup_elem(&python_scratch, &c.n);
 	if (!c.s)
 		return 0;
 	ts = py_tstate(c.py, c.s, pid, tid, ns_tid);

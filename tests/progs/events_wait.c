@@ -7,9 +7,13 @@
  *                          (after sleeping MS milliseconds)
  *   events_wait open N     opens /dev/null N times from open_leaf <- main
  *   events_wait usdt N     fires the USDT probe cfiprof_test:tick N times from usdt_leaf <- main
+ *   events_wait churn N    blocks 300 ms in block_long, then N times ~100-150 us in block_tiny, and
+ *                          prints on stderr how long it was off the CPU meanwhile (wall time
+ *                          less its CPU time): "churn: off-CPU NS ns"
  * No function ends in a tail call, so each frame stays on the stack.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/sdt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +40,36 @@ __attribute__((noinline)) void block_short(void)
 {
 	block_for(150);
 	sink++;
+}
+
+__attribute__((noinline)) void block_tiny(void)
+{
+	struct timespec ts = {0, 100000};
+
+	nanosleep(&ts, NULL);
+	sink++;
+}
+
+static long long ns_of(clockid_t clk)
+{
+	struct timespec t;
+
+	clock_gettime(clk, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Off the CPU: the wall time less the thread's CPU time (blocked, then waiting for a CPU). */
+__attribute__((noinline)) static void churn(int n)
+{
+	long long wall = ns_of(CLOCK_MONOTONIC), cpu = ns_of(CLOCK_THREAD_CPUTIME_ID);
+	int i;
+
+	block_long();
+	for (i = 0; i < n; i++)
+		block_tiny();
+	wall = ns_of(CLOCK_MONOTONIC) - wall;
+	cpu = ns_of(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	fprintf(stderr, "churn: off-CPU %lld ns in %d blocks\n", wall - cpu, n + 1);
 }
 
 __attribute__((noinline)) void burn_cpu(long ms)
@@ -93,6 +127,8 @@ int main(int argc, char **argv)
 	} else if (argc > 1 && !strcmp(argv[1], "usdt")) {
 		for (i = 0; i < n; i++)
 			usdt_leaf(i);
+	} else if (argc > 1 && !strcmp(argv[1], "churn")) {
+		churn(n);
 	} else if (argc > 1 && !strcmp(argv[1], "open")) {
 		for (i = 0; i < n; i++)
 			open_leaf();

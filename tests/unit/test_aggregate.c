@@ -176,6 +176,47 @@ static void test_aggregate_cap(void)
 	agg_free(&a);
 }
 
+/*
+ * Off-CPU time without a stack: a sum per process and cause is a stack of its
+ * own (not merged with an empty walked stack, nor with another cause), weighs
+ * its nanoseconds, and is not counted among the samples received.
+ */
+static void test_aggregate_unwalked(void)
+{
+	const uint8_t budget = UNWALKED_BUDGET << SAMPLE_UNWALKED_SHIFT;
+	const uint8_t lost = UNWALKED_LOST << SAMPLE_UNWALKED_SHIFT;
+	struct aggregator a;
+	struct agg_stack **v;
+	uint64_t nr, i, weight = 0, count = 0;
+	size_t sz;
+
+	agg_init(&a, 100);
+	sz = mkrec(7, 7, "w", STOP_COMPLETE, budget, 0, NULL, 0, NULL);
+	recbuf.r.weight = 5000;
+	CHECK(agg_add_n(&a, rec(), sz, 40) == 0, "a sum of 40 blocks");
+	recbuf.r.weight = 700;
+	agg_add_n(&a, rec(), sz, 3);
+	sz = mkrec(7, 7, "w", STOP_COMPLETE, lost, 0, NULL, 0, NULL);
+	recbuf.r.weight = 90;
+	agg_add_n(&a, rec(), sz, 1);
+	sz = mkrec(7, 7, "w", STOP_COMPLETE, 0, 0, NULL, 0, NULL);
+	recbuf.r.weight = 11;
+	agg_add(&a, rec(), sz);
+	v = agg_sorted(&a, &nr);
+	for (i = 0; v && i < nr; i++) {
+		if ((v[i]->flags & SAMPLE_UNWALKED_MASK) == budget)
+			weight = v[i]->weight, count = v[i]->count;
+	}
+	CHECK(nr == 3 && weight == 5700 && count == 43,
+	      "budget, lost and a walked empty stack apart: %" PRIu64 " stacks, budget %" PRIu64
+	      " ns in %" PRIu64 " blocks",
+	      nr, weight, count);
+	CHECK(a.samples == 1 && a.by_reason[STOP_COMPLETE] == 1,
+	      "only the walked sample is received: %" PRIu64, a.samples);
+	free(v);
+	agg_free(&a);
+}
+
 static void test_aggregate_growth(void)
 {
 	const uint32_t n = 45000;
@@ -229,6 +270,7 @@ int main(int argc, char **argv)
 	harness_init(argc, argv);
 	RUN_TEST(test_aggregate_basic);
 	RUN_TEST(test_aggregate_cap);
+	RUN_TEST(test_aggregate_unwalked);
 	RUN_TEST(test_aggregate_growth);
 	return HARNESS_DONE();
 }

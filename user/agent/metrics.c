@@ -158,6 +158,33 @@ static void render_process(const struct agent_metrics_src *src, FILE *f)
 	fprintf(f, "cfiprof_build_info{version=\"%s\"} 1\n", cfiprof_version);
 }
 
+/* Off-CPU time in the profile without its stack (user/session/offcpu_unwalked.h). */
+static void render_unwalked(struct session *s, const uint64_t *c, FILE *f)
+{
+	static const char *const causes[UNWALKED_MAX] = {
+	    [UNWALKED_BUDGET] = "event_budget",
+	    [UNWALKED_FULL] = "too_many_blocked",
+	    [UNWALKED_LOST] = "ring_buffer_full",
+	};
+	uint64_t ns[UNWALKED_MAX], blocks[UNWALKED_MAX];
+	int i;
+
+	fprintf(f, "cfiprof_offcpu_blocks_unsampled_total{cause=\"untracked\"} %" PRIu64 "\n",
+		c[CNT_OFFCPU_UNTRACKED]);
+	offcpu_unwalked_totals(&s->unwalked, ns, blocks);
+	header(f, "cfiprof_offcpu_unwalked_seconds_total", "counter",
+	       "Off-CPU time in the profile under a [not walked: ...] frame instead of its stack, "
+	       "by why.");
+	for (i = UNWALKED_NONE + 1; i < UNWALKED_MAX; i++)
+		fprintf(f, "cfiprof_offcpu_unwalked_seconds_total{cause=\"%s\"} %.9f\n", causes[i],
+			(double)ns[i] / 1e9);
+	header(f, "cfiprof_offcpu_unwalked_blocks_total", "counter",
+	       "Off-CPU blocks in the profile under a [not walked: ...] frame, by why.");
+	for (i = UNWALKED_NONE + 1; i < UNWALKED_MAX; i++)
+		fprintf(f, "cfiprof_offcpu_unwalked_blocks_total{cause=\"%s\"} %" PRIu64 "\n",
+			causes[i], blocks[i]);
+}
+
 static void render_deferred(struct session *s, const uint64_t *c, FILE *f)
 {
 	/* plain counters of the consumer thread: a torn read is off by one sample at worst */
@@ -378,11 +405,13 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	fprintf(f, "cfiprof_event_hits_total{outcome=\"all_processes\"} %" PRIu64 "\n",
 		c[CNT_EVENT_THROTTLED]);
 	header(f, "cfiprof_offcpu_blocks_unsampled_total", "counter",
-	       "Off-CPU blocks not sampled: shorter than min-block, or too many threads blocked.");
+	       "Off-CPU blocks not sampled: shorter than min-block, too many threads blocked (their "
+	       "time still in the profile), or more than its maps hold (untracked: time not in it).");
 	fprintf(f, "cfiprof_offcpu_blocks_unsampled_total{cause=\"short\"} %" PRIu64 "\n",
 		c[CNT_OFFCPU_SHORT]);
 	fprintf(f, "cfiprof_offcpu_blocks_unsampled_total{cause=\"full\"} %" PRIu64 "\n",
 		c[CNT_OFFCPU_FULL]);
+	render_unwalked(s, c, f);
 	header(f, "cfiprof_walks_total", "counter", "Stack walks by the reason they stopped.");
 	for (i = 0; i < STOP_REASON_MAX; i++)
 		fprintf(f, "cfiprof_walks_total{reason=\"%s\"} %" PRIu64 "\n", stop_reason_name(i),

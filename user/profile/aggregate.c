@@ -84,15 +84,19 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 		a->malformed++;
 		return -1;
 	}
-	a->samples += count;
-	a->by_reason[r->reason < STOP_REASON_MAX ? r->reason : 0] += count;
-	if (r->flags & SAMPLE_IN_KERNEL)
-		a->in_kernel += count;
-	if (r->reason != STOP_NO_USER) {
-		a->user_frames += r->nr_user * count;
-		a->user_samples += count;
+	/* an off-CPU time sum (no stack) is no sample received */
+	if (!(r->flags & SAMPLE_UNWALKED_MASK)) {
+		a->samples += count;
+		a->by_reason[r->reason < STOP_REASON_MAX ? r->reason : 0] += count;
+		if (r->flags & SAMPLE_IN_KERNEL)
+			a->in_kernel += count;
+		if (r->reason != STOP_NO_USER) {
+			a->user_frames += r->nr_user * count;
+			a->user_samples += count;
+		}
 	}
 	h = mix(h, r->pid);
+	h = mix(h, r->flags & SAMPLE_UNWALKED_MASK);
 	h = mix(h, r->cgroup_id);
 	h = mix(h, r->generation);
 	h = mix(h, r->reason);
@@ -106,7 +110,7 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 		if (s->hash == h && s->pid == r->pid && s->cgroup_id == r->cgroup_id &&
 		    s->generation == r->generation && s->reason == r->reason &&
 		    s->event == r->event &&
-		    (s->flags & SAMPLE_DEFERRED) == (r->flags & SAMPLE_DEFERRED) &&
+		    !((s->flags ^ r->flags) & (SAMPLE_DEFERRED | SAMPLE_UNWALKED_MASK)) &&
 		    s->nr_kernel == r->nr_kernel && s->nr_user == r->nr_user &&
 		    s->nr_python == r->nr_python && !memcmp(s->comm, r->comm, COMM_LEN) &&
 		    !memcmp(s->pcs, r->pcs, nr * sizeof(uint64_t))) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Counting identical stacks: (pid, comm, stop reason, deferred or not, kernel
- * PCs, user PCs, Python frames) -> count.
+ * Counting identical stacks: (pid, comm, stop reason, event, deferred or
+ * not, off-CPU sum's cause, kernel PCs, user PCs, Python frames) -> count and
+ * weight.
  */
 #ifndef CFIPROF_AGGREGATE_H
 #define CFIPROF_AGGREGATE_H

@@ -463,7 +463,7 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	ps = &p->samples[p->nr_samples];
 	memset(ps, 0, sizeof(*ps));
 	ps->locs =
-	    malloc(((size_t)s->nr_kernel + s->nr_user + s->nr_python + 2) * sizeof(*ps->locs));
+	    malloc(((size_t)s->nr_kernel + s->nr_user + s->nr_python + 3) * sizeof(*ps->locs));
 	ps->comm = profile_intern(p, s->comm[0] ? s->comm : "[unknown]");
 	if (!ps->locs || !ps->comm) {
 		free(ps->locs);
@@ -482,6 +482,10 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 		uint32_t map = mapping_id(p, 0, NULL);
 
 		frame_name_kernel(fn, s->pcs[k], buf, sizeof(buf));
+		/* a probe's stack starts at the probed code, as perf's and bpftrace's */
+		if ((s->flags & SAMPLE_PROBE_STACK) && n == 0 && k + 1 < s->nr_kernel &&
+		    frame_is_bpf_glue(buf))
+			continue;
 		id = profile_add_location(p, PROF_LOC_KERNEL, 0, s->pcs[k], map, s->pcs[k], buf,
 					  NULL);
 		if (id < 0)
@@ -490,6 +494,14 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	}
 	if (add_user_frames(p, ps, s, fn, &n))
 		return -1;
+	/* off-CPU time whose stack was not walked: one frame saying why */
+	if (s->flags & SAMPLE_UNWALKED_MASK) {
+		id = synthetic_location(p, unwalked_frame_name((s->flags & SAMPLE_UNWALKED_MASK) >>
+							       SAMPLE_UNWALKED_SHIFT));
+		if (id < 0)
+			return -1;
+		ps->locs[n++] = (uint32_t)id;
+	}
 	if (s->reason != STOP_COMPLETE && s->reason != STOP_NO_USER) {
 		snprintf(buf, sizeof(buf), "[incomplete: %s]", stop_reason_name(s->reason));
 		id = synthetic_location(p, buf);

@@ -230,6 +230,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	l->events_fd = bpf_map__fd(skel->maps.events);
 	l->exit_maps_fd = bpf_map__fd(skel->maps.exit_maps);
 	l->counters_fd = bpf_map__fd(skel->maps.counters);
+	l->offcpu_unwalked_fd = bpf_map__fd(skel->maps.offcpu_unwalked);
 	l->nr_cpus = libbpf_num_possible_cpus();
 	if (l->nr_cpus <= 0) {
 		err = -EINVAL;

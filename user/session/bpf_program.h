@@ -46,6 +46,7 @@ struct loader {
 	int procs_fd, mappings_fd, pages_fd, target_pids_fd, events_fd, counters_fd;
 	int exit_maps_fd; /* ring buffer of RECORD_MAPS_ENTRY / _END */
 	int python_procs_fd;
+	int offcpu_unwalked_fd; /* off-CPU time without a stack (user/session/offcpu_unwalked.h) */
 };
 
 /* Opens and loads; on failure prints a clear reason (privilege, verifier) and returns < 0. */

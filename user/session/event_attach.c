@@ -144,9 +144,13 @@ int events_configure(struct cfiprof_bpf *skel, const struct loader_opts *o, bool
 	skel->rodata->offcpu_value_bytes =
 	    sizeof(struct cfi_sample_record) + (MAX_KERNEL_FRAMES + o->max_frames) * sizeof(__u64);
 	bpf_map__set_value_size(skel->maps.offcpu_pending, skel->rodata->offcpu_value_bytes);
-	if (!event_list_has(ev, EVENT_OFF_CPU))
+	if (!event_list_has(ev, EVENT_OFF_CPU)) {
 		bpf_map__set_max_entries(skel->maps.offcpu_pending, 1);
+		bpf_map__set_max_entries(skel->maps.offcpu_blocked, 1);
+		bpf_map__set_max_entries(skel->maps.offcpu_unwalked, 1);
+	}
 	skel->rodata->offcpu_min_ns = o->min_block_ns;
+	skel->rodata->offcpu_enabled = event_list_has(ev, EVENT_OFF_CPU);
 	skel->rodata->event_proc_budget = per_slot(o->event_budget, 1);
 	skel->rodata->event_cpu_budget =
 	    per_slot(EVENT_HITS_PER_SEC, (uint64_t)(cpus > 0 ? cpus : 1));

@@ -205,14 +205,19 @@ int event_list_add_off_cpu(struct event_list *l)
 	return 0;
 }
 
-bool event_list_has(const struct event_list *l, enum event_kind kind)
+int event_list_find(const struct event_list *l, enum event_kind kind)
 {
 	int i;
 
 	for (i = 0; i < l->nr; i++)
 		if (l->ev[i].kind == kind)
-			return true;
-	return false;
+			return i;
+	return -1;
+}
+
+bool event_list_has(const struct event_list *l, enum event_kind kind)
+{
+	return event_list_find(l, kind) >= 0;
 }
 
 bool event_is_cpu_sampling(const struct event_spec *e)

@@ -55,6 +55,8 @@ int event_list_parse(struct event_list *l, const char *arg, char *err, size_t er
 /* Appends off-CPU time; -1 if the list is full. */
 int event_list_add_off_cpu(struct event_list *l);
 bool event_list_has(const struct event_list *l, enum event_kind kind);
+/* The index of the first event of that kind, -1 if none. */
+int event_list_find(const struct event_list *l, enum event_kind kind);
 /* Whether an event is the default sampling one (cpu-clock or cycles, weighted by count). */
 bool event_is_cpu_sampling(const struct event_spec *e);
 struct prof_event;

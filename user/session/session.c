@@ -37,27 +37,38 @@ static void on_signal(int sig)
 	session_stop_requested = 1;
 }
 
-/* A sample walked by the kernel, or finished in user space: the same from here on. */
-static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size)
+/*
+ * Into the interval it was taken in: the agent's previous one while its end
+ * waits for late samples (late_agg), else the current one.
+ */
+static int agg_route(struct session *s, const struct cfi_sample_record *r, size_t size,
+		     uint64_t count)
 {
-	struct session *s = ctx;
-	int ok;
+	int err;
 
-	/* while the process lives: its code objects are named from its memory */
-	python_names_note(s->python_names, r, size);
 	pthread_mutex_lock(&s->agg_lock);
 	if (s->late_agg && r->time_ns < s->last_boundary_ns) {
-		ok = agg_add(s->late_agg, r, size) == 0;
+		err = agg_add_n(s->late_agg, r, size, count);
 	} else {
 		/* taken before an interval that is already written: it lands in this one */
 		if (r->time_ns < s->last_boundary_ns) {
 			s->samples_late++;
 			s->agg.late++;
 		}
-		ok = agg_add(&s->agg, r, size) == 0;
+		err = agg_add_n(&s->agg, r, size, count);
 	}
 	pthread_mutex_unlock(&s->agg_lock);
-	if (ok)
+	return err;
+}
+
+/* A sample walked by the kernel, or finished in user space: the same from here on. */
+static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size)
+{
+	struct session *s = ctx;
+
+	/* while the process lives: its code objects are named from its memory */
+	python_names_note(s->python_names, r, size);
+	if (!agg_route(s, r, size, 1))
 		proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
 }
 
@@ -70,6 +81,25 @@ static void add_deferred(void *ctx, const struct cfi_sample_record *r, size_t si
 	if (r != taken && r->generation != taken->generation)
 		python_names_carry(s->python_names, r, size, taken->generation);
 	add_sample(ctx, r, size);
+}
+
+/* Off-CPU time without a stack: a sum of count blocks (user/session/offcpu_unwalked.h). */
+static void add_unwalked(void *ctx, const struct cfi_sample_record *r, uint64_t count)
+{
+	agg_route(ctx, r, sizeof(*r), count);
+}
+
+/* The sums grow with every block: taken a few times a second, and at the end. */
+#define UNWALKED_TAKE_NS (250ull * 1000 * 1000)
+
+static void take_unwalked(struct session *s, bool now)
+{
+	uint64_t t = mono_ns();
+
+	if (!now && t - s->unwalked_taken_ns < UNWALKED_TAKE_NS)
+		return;
+	s->unwalked_taken_ns = t;
+	offcpu_unwalked_take(&s->unwalked, t, add_unwalked, s);
 }
 
 /*
@@ -149,6 +179,7 @@ static void *consumer_main(void *arg)
 			break;
 		}
 		deferred_queue_run(&s->deferred, mono_ns(), false);
+		take_unwalked(s, false);
 		__atomic_store_n(&s->deferred_oldest_ns, s->deferred.stats.oldest_ns,
 				 __ATOMIC_RELEASE);
 		__atomic_add_fetch(&s->consumer_passes, 1, __ATOMIC_RELEASE);
@@ -346,6 +377,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	s->child = -1;
 	s->cgroup_fd = -1;
 	s->go_fd = -1;
+	s->unwalked.fd = -1;
 	pthread_mutex_init(&s->agg_lock, NULL);
 	raise_nofile_limit(&s->nofile_orig);
 	/* a binary installed with +p holds its capabilities as permitted only */
@@ -392,6 +424,14 @@ int session_start(struct session *s, const struct session_opts *o)
 	err = loader_open(&s->ld, &lo);
 	if (err)
 		return err;
+	err = offcpu_unwalked_init(
+	    &s->unwalked,
+	    event_list_has(&s->opts.events, EVENT_OFF_CPU) ? s->ld.offcpu_unwalked_fd : -1,
+	    (uint32_t)event_list_find(&s->opts.events, EVENT_OFF_CPU));
+	if (err) {
+		fprintf(stderr, "cfiprof: cannot set up the off-CPU sums: %s\n", strerror(-err));
+		return err;
+	}
 	walk_maps_from_bpf(&maps, &s->walk_fds, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
 			   s->ld.rules_max);
 	s->walk_fds.procs_fd = s->ld.procs_fd;
@@ -573,6 +613,7 @@ void session_stop(struct session *s)
 	/* everything sampled before detaching is still in the ring buffer */
 	if (s->rb)
 		ring_buffer__consume(s->rb);
+	take_unwalked(s, true);
 	if (s->pt) {
 		/* a flood of queued loads must not hold up a stop (SIGTERM) */
 		bool drained = proc_tracker_drain_for(s->pt, SESSION_STOP_DRAIN_S);
@@ -611,6 +652,7 @@ void session_free(struct session *s)
 	python_detect_free(s->python);
 	cfi_table_cache_close(s->table_cache);
 	agg_free(&s->agg);
+	offcpu_unwalked_free(&s->unwalked);
 	if (s->ts_ready)
 		table_store_destroy(&s->ts);
 	sym_cache_free(s->syms); /* puts its fetched tables... */

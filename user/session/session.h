@@ -20,6 +20,7 @@
 #include "user/profile/aggregate.h"
 #include "user/session/bpf_program.h"
 #include "user/session/event_spec.h"
+#include "user/session/offcpu_unwalked.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/sym_fetch.h"
 #include "user/track/proc_tracker.h"
@@ -108,6 +109,8 @@ struct session {
 	uint64_t consumer_passes;
 	uint64_t deferred_oldest_ns;
 	struct deferred_queue deferred; /* consumer thread only (until it is joined) */
+	struct offcpu_unwalked unwalked; /* consumer thread only (until it is joined) */
+	uint64_t unwalked_taken_ns;
 	bool deferred_ready;
 	pthread_t consumer;
 	bool consumer_started;

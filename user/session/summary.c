@@ -151,6 +151,25 @@ static void print_python(struct session *s, const uint64_t *c, FILE *f)
 		n.unreadable, n.refused);
 }
 
+/* Off-CPU time in the profile without its stack, by why. */
+static void print_unwalked(struct session *s, const uint64_t *c, FILE *f)
+{
+	uint64_t ns[UNWALKED_MAX], blocks[UNWALKED_MAX];
+
+	offcpu_unwalked_totals(&s->unwalked, ns, blocks);
+	if (!blocks[UNWALKED_BUDGET] && !blocks[UNWALKED_FULL] && !blocks[UNWALKED_LOST] &&
+	    !c[CNT_OFFCPU_UNTRACKED])
+		return;
+	fprintf(f,
+		"cfiprof: off-CPU time without its stack: %.1f ms in %" PRIu64
+		" blocks over the budget, %.1f ms in %" PRIu64
+		" (too many threads blocked), %.1f ms in %" PRIu64 " (ring buffer full); %" PRIu64
+		" blocks not in the profile at all (maps full)\n",
+		(double)ns[UNWALKED_BUDGET] / 1e6, blocks[UNWALKED_BUDGET],
+		(double)ns[UNWALKED_FULL] / 1e6, blocks[UNWALKED_FULL],
+		(double)ns[UNWALKED_LOST] / 1e6, blocks[UNWALKED_LOST], c[CNT_OFFCPU_UNTRACKED]);
+}
+
 void session_print_summary(struct session *s, FILE *f)
 {
 	uint64_t c[CNT_MAX] = {0};
@@ -243,6 +262,7 @@ void session_print_summary(struct session *s, FILE *f)
 			" not sampled (too many threads blocked at once)\n",
 			c[CNT_EVENT_HITS], c[CNT_EVENT_PROC_LIMITED], c[CNT_EVENT_THROTTLED],
 			c[CNT_OFFCPU_SHORT], c[CNT_OFFCPU_FULL]);
+	print_unwalked(s, c, f);
 	if (!loader_prog_stats(&s->ld, &run_ns, &run_cnt) && run_ns && c[CNT_SAMPLES]) {
 		double per_sample = (double)run_ns / (double)c[CNT_SAMPLES];
 		double frames = (double)c[CNT_FRAMES] / (double)c[CNT_SAMPLES];

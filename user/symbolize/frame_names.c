@@ -32,6 +32,31 @@ const char *stop_reason_name(int reason)
 	return names[reason];
 }
 
+bool frame_is_bpf_glue(const char *name)
+{
+	static const char *const prefixes[] = {"bpf_prog_",    "bpf_trace_run",	  "__bpf_trace_",
+					       "__traceiter_", "bpf_trampoline_", "0x"};
+	size_t i;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+const char *unwalked_frame_name(int cause)
+{
+	static const char *const names[UNWALKED_MAX] = {
+	    [UNWALKED_BUDGET] = "[not walked: event budget]",
+	    [UNWALKED_FULL] = "[not walked: too many threads blocked]",
+	    [UNWALKED_LOST] = "[not sent: ring buffer full]",
+	};
+
+	if (cause <= 0 || cause >= UNWALKED_MAX)
+		return "[not walked]";
+	return names[cause];
+}
+
 void frame_namer_init(struct frame_namer *fn, struct proc_tracker *pt, struct ksyms *ks)
 {
 	memset(fn, 0, sizeof(*fn));

@@ -66,6 +66,13 @@ const char *frame_name_mapped(struct frame_namer *fn, uint32_t pid, const struct
 			      uint64_t pc, bool leaf, char *buf, size_t len);
 const char *frame_name_kernel(struct frame_namer *fn, uint64_t pc, char *buf, size_t len);
 const char *stop_reason_name(int reason);
+/*
+ * A kernel frame of a probe's own call chain (SAMPLE_PROBE_STACK): the BPF
+ * program, the tracepoint glue, a trampoline (unnamed: an address).
+ */
+bool frame_is_bpf_glue(const char *name);
+/* The one frame of an off-CPU time sum of that cause (enum cfi_unwalked_cause). */
+const char *unwalked_frame_name(int cause);
 
 /*
  * Formats one frame: @name when known, else "obj+0xOFF" when the object is
