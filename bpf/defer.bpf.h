@@ -53,6 +53,16 @@ static __always_inline void defer_budget_return(struct defer_window *w, __u64 wi
 }
 
 /*
+ * When pid last sent a deferred sample (on_exit_maps).  Not inlined: its key
+ * and value on on_sample's own stack would take 32 bytes (6.1 rounds) that
+ * the deepest call chain, through python_walk, does not have.
+ */
+static __noinline void defer_note_time(__u32 pid, __u64 at)
+{
+	bpf_map_update_elem(&deferred_at, &pid, &at, BPF_ANY);
+}
+
+/*
  * Sends rec (already complete, its Python frames too) with the walker state
  * and a copy of the user stack from the page holding sp upwards, as one
  * RECORD_DEFERRED.  Returns
@@ -129,12 +139,7 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	 * the copy budget).
 	 */
 	bpf_ringbuf_submit(d, BPF_RB_FORCE_WAKEUP);
-	{
-		__u32 pid = rec->pid;
-		__u64 at = rec->time_ns;
-
-		bpf_map_update_elem(&deferred_at, &pid, &at, BPF_ANY);
-	}
+	defer_note_time(rec->pid, rec->time_ns);
 	walker_count(CNT_DEFERRED, 1);
 	defer_budget_return(w, window, stack_max - len);
 	walker_count(CNT_DEFER_BYTES, len);

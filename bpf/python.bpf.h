@@ -171,7 +171,7 @@ static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, struct 
 				       __u32 pid, __u32 tid, __u32 ns_tid)
 {
 	struct python_thread *t = bpf_map_lookup_elem(&python_threads, &tid), *nt = &s->thread;
-	__u64 now = bpf_ktime_get_ns(), head;
+	__u64 now = bpf_ktime_get_ns();
 
 	if (t && t->pid == pid) {
 		/* a thread state is freed when its thread ends: its tid must still be in it */
@@ -180,11 +180,11 @@ static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, struct 
 		if (!t->tstate && now < t->retry_ns && py_threads_head(py) == t->head)
 			return 0;
 	}
-	head = py_threads_head(py);
+	/* in the scratch, not on python_walk's stack: 6.1 allows on_sample's chain 512 bytes */
+	nt->head = py_threads_head(py);
 	nt->pid = pid;
 	nt->pad = 0;
 	nt->tstate = py_find_tstate(py, ns_tid);
-	nt->head = head;
 	nt->retry_ns = now + PY_THREAD_RETRY_NS;
 	bpf_map_update_elem(&python_threads, &tid, nt, BPF_ANY);
 	return nt->tstate;

@@ -250,6 +250,16 @@ static void queue_all_pids(struct proc_tracker *pt)
 	closedir(d);
 }
 
+/* Events other than perf events (probes, tracepoints, off-CPU time): the command waits its tables. */
+static bool held_for_events(const struct event_list *ev)
+{
+	for (int i = 0; i < ev->nr; i++) {
+		if (ev->ev[i].kind != EVENT_PERF)
+			return true;
+	}
+	return false;
+}
+
 /*
  * The child stops with SIGTRAP after a successful exec (PTRACE_TRACEME).  Run
  * it to its entry point, load its mappings, then let it go: its first
@@ -276,11 +286,13 @@ static bool release_after_exec(struct session *s)
 	 */
 	loader_add_target(&s->ld, (uint32_t)s->child);
 	/*
-	 * With deferred unwinding its first samples wait for their tables and
+	 * With deferred unwinding its first CPU samples wait for their tables and
 	 * are finished then, as every new process's under -a: it starts at once,
 	 * its load queued (holding it cost 10-35 ms of every run's wall time).
+	 * Probes and off-CPU events come in bursts (200 opens in a row) that the
+	 * stack-copy budget cannot carry: such a command is held as before.
 	 */
-	if (s->opts.defer_stack) {
+	if (s->opts.defer_stack && !held_for_events(&s->opts.events)) {
 		proc_tracker_request(s->pt, (uint32_t)s->child, WORK_EXEC, exec_ns);
 		proc_tracker_note_exec(s->pt, (uint32_t)s->child, exec_ns);
 		launch_release(s->child);
