@@ -37,6 +37,7 @@ const volatile __u64 wakeup_bytes = 256 * 1024;
  */
 const volatile __u32 defer_stack_bytes = 0;
 const volatile __u64 defer_bytes_per_sec = 0;
+const volatile __u8 exit_maps_on = 0; /* on_exit_maps is loaded: deferred_at is kept */
 /*
  * Stacks on other events (bpf/events.bpf.h): hits per process and per CPU in
  * each EVENT_SLOT_NS slot (0: no bound); the perf events of -e pass it too.

@@ -139,7 +139,9 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	 * the copy budget).
 	 */
 	bpf_ringbuf_submit(d, BPF_RB_FORCE_WAKEUP);
-	defer_note_time(rec->pid, rec->time_ns);
+	/* only on_exit_maps reads it: not kept on kernels without the VMA iterator */
+	if (exit_maps_on)
+		defer_note_time(rec->pid, rec->time_ns);
 	walker_count(CNT_DEFERRED, 1);
 	defer_budget_return(w, window, stack_max - len);
 	walker_count(CNT_DEFER_BYTES, len);

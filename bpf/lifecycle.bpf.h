@@ -129,24 +129,23 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = pid_tgid >> 32, zero = 0, lost = 0, *sent;
+	__u64 *at, deferred;
 	struct cfi_maps_entry_record r = {.type = RECORD_MAPS_ENTRY};
 	struct cfi_maps_end_record end = {.type = RECORD_MAPS_END};
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
 	struct cfi_proc_val *proc;
-	__u64 *at;
 
 	if ((__u32)pid_tgid != tgid)
 		return 0;
 	at = bpf_map_lookup_elem(&deferred_at, &tgid);
 	if (!at)
 		return 0;
-	proc = bpf_map_lookup_elem(&procs, &tgid);
-	if (proc && proc->loaded_ns >= *at && !(proc->flags & CFI_PROC_UPDATING)) {
-		bpf_map_delete_elem(&deferred_at, &tgid);
-		return 0;
-	}
+	deferred = *at;
 	bpf_map_delete_elem(&deferred_at, &tgid);
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	if (proc && proc->loaded_ns >= deferred && !(proc->flags & CFI_PROC_UPDATING))
+		return 0;
 	if (!task->mm) {
 		walker_count(CNT_EXIT_MAPS_NO_MM, 1);
 		return 0;

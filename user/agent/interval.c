@@ -146,6 +146,7 @@ void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until
 	FILE *f;
 
 	add(&a->ctr.profile_samples, iv->samples);
+	add(&a->ctr.profile_late, iv->late);
 	add(&a->ctr.profile_overflow, iv->overflow);
 	add(&a->ctr.profile_malformed, iv->malformed);
 	frame_namer_init(&fn, a->s.pt, a->ks);

@@ -360,7 +360,7 @@ static void render_table_cache(struct cfi_table_cache *tc, FILE *f)
 int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 {
 	struct session *s = src->s;
-	uint64_t c[CNT_MAX] = {0}, run_ns = 0, run_cnt = 0, hits, misses, agg_stacks, late;
+	uint64_t c[CNT_MAX] = {0}, run_ns = 0, run_cnt = 0, hits, misses, agg_stacks;
 	/* plain counters of the loader thread: a torn read is off by one event at worst */
 	struct table_store_stats ts = s->ts.stats;
 	struct tracker_stats tr;
@@ -373,7 +373,6 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	proc_tracker_counts(s->pt, &tracked, &retained);
 	pthread_mutex_lock(&s->agg_lock);
 	agg_stacks = s->agg.nr_stacks;
-	late = s->samples_late;
 	pthread_mutex_unlock(&s->agg_lock);
 
 	metric(f, "cfiprof_samples_total", "counter",
@@ -589,7 +588,7 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_samples_late_total", "counter",
 	       "Samples that arrived after the interval they were taken in was written "
 	       "(finished later than the interval's end waits); they are in the next one.",
-	       (double)late);
+	       (double)rd(&src->ctr->profile_late));
 	metric(f, "cfiprof_interval_stacks", "gauge", "Distinct stacks in the current interval.",
 	       (double)agg_stacks);
 	metric(f, "cfiprof_output_errors_total", "counter",

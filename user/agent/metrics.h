@@ -17,6 +17,7 @@
 /* Written by the main loop with __atomic stores, read by the metrics thread. */
 struct agent_counters {
 	uint64_t intervals, profile_samples, profile_overflow, profile_malformed;
+	uint64_t profile_late; /* samples in an interval after the one they were taken in */
 	uint64_t write_errors, files_removed, last_interval_unix;
 };
 

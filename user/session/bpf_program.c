@@ -178,6 +178,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 		bpf_program__set_autoload(skel->progs.walk_tc, false);
 	/* an exiting process's mappings, for its deferred samples: needs the VMA iterator */
 	l->exit_maps = o->defer_stack_bytes && kernel_btf_has("bpf_iter_task_vma_new");
+	skel->rodata->exit_maps_on = l->exit_maps;
 	bpf_program__set_autoload(skel->progs.on_exit_maps, l->exit_maps);
 	err = events_configure(skel, o, l->uses_bpf_loop);
 	if (err)

@@ -51,10 +51,8 @@ static int agg_route(struct session *s, const struct cfi_sample_record *r, size_
 		err = agg_add_n(s->late_agg, r, size, count);
 	} else {
 		/* taken before an interval that is already written: it lands in this one */
-		if (r->time_ns < s->last_boundary_ns) {
-			s->samples_late++;
+		if (r->time_ns < s->last_boundary_ns)
 			s->agg.late++;
-		}
 		err = agg_add_n(&s->agg, r, size, count);
 	}
 	pthread_mutex_unlock(&s->agg_lock);

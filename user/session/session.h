@@ -100,11 +100,10 @@ struct session {
 	 * Samples taken before last_boundary_ns (bpf clock, the last interval's
 	 * end) that arrive while late_agg is set (the agent, between that end
 	 * and the interval's flush) join that interval; under agg_lock.  Those
-	 * that arrive after it was flushed are counted in samples_late.
+	 * that arrive after it was flushed are counted in the next one's late.
 	 */
 	struct aggregator *late_agg;
 	uint64_t last_boundary_ns;
-	uint64_t samples_late;
 	/* published by the consumer after each pass: its count, and the oldest deferred sample */
 	uint64_t consumer_passes;
 	uint64_t deferred_oldest_ns;
@@ -160,7 +159,7 @@ void session_interval_end(struct session *s, struct aggregator *late);
  * Waits (at most timeout seconds) until the consumer has drained what was
  * sampled before the interval's end and no deferred sample of it waits,
  * then routes new samples to the current aggregator only.  Returns whether
- * it drained in time (samples that come later are counted in samples_late).
+ * it drained in time (samples that come later are counted in agg.late).
  */
 bool session_interval_close(struct session *s, double timeout);
 struct prof_event;
