@@ -412,14 +412,8 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 		if (l->fds[i] == FD_REOPEN)
 			l->fds[i] = snapshot_mapping_open(pt, l->pid, &l->ents[i], &st, l->snap);
 		if (l->fds[i] >= 0) {
-			/*
-			 * A gone process has no root to search for debug files in:
-			 * ours (a build-id names the same file).  With its dead
-			 * root, the names every later process shares were the
-			 * symbol table's alone.
-			 */
-			mapping_load_symbols(pt, l->from_snapshot ? 0 : l->pid, &l->set->maps[i],
-					     l->ents[i].path, l->fds[i]);
+			mapping_load_symbols(pt, l->pid, &l->set->maps[i], l->ents[i].path,
+					     l->fds[i]);
 			python_detect_object(pt->python, l->set->maps[i].key, l->ents[i].path,
 					     l->fds[i]);
 			close(l->fds[i]);
