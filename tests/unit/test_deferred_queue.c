@@ -153,6 +153,57 @@ static void test_finished_once_mappings_read(void)
 }
 
 /*
+ * The load after the sample read the maps while its library was unmapped
+ * (dlclose, then dlopen again): the walk ends at no mapping and is repeated
+ * after a later load, not in the same one, and finishes once the library is
+ * back.  A pc no load covers is handed on at no mapping after a few loads.
+ */
+static void test_no_mapping_walked_again(void)
+{
+	static struct replay_env env;
+	struct deferred_queue q;
+	struct emitted e;
+	size_t nr_maps;
+	uint32_t i;
+
+	setup(&q, &env, &e, 1 << 20);
+	nr_maps = env.nr_maps;
+	env.nr_maps = 0;
+	env.proc_known = 1;
+	env.proc.loaded_ns = 100 * NS;
+	env.proc.generation = 5;
+	deferred_queue_add(&q, buf, record(buf, 100 * NS));
+	deferred_queue_run(&q, 101 * NS, false);
+	CHECK(e.n == 0 && q.stats.waiting == 1 && q.stats.rewalked == 1,
+	      "no mapping in the first load: %d handed on, %lu walked again", e.n,
+	      (unsigned long)q.stats.rewalked);
+	deferred_queue_run(&q, 102 * NS, false);
+	CHECK(e.n == 0 && q.stats.rewalked == 1, "walked again in the same load (%lu walks)",
+	      (unsigned long)q.stats.rewalked);
+	env.nr_maps = nr_maps;
+	env.proc.generation = 6;
+	deferred_queue_run(&q, 103 * NS, false);
+	CHECK(e.n == 1 && e.complete == 1 && e.deferred == 1,
+	      "library back in the next load: %d handed on, %d complete", e.n, e.complete);
+
+	/* never covered: handed on at no mapping once the tries are spent, before the timeout */
+	env.nr_maps = 0;
+	env.proc.loaded_ns = 200 * NS;
+	deferred_queue_add(&q, buf, record(buf, 200 * NS));
+	for (i = 0; i < 10 && e.n == 1; i++) {
+		env.proc.generation++;
+		deferred_queue_run(&q, (201 + i) * NS, false);
+	}
+	CHECK(e.n == 2 && q.stats.by_reason[STOP_NO_MAPPING] == 1 && i < 10,
+	      "a pc no load covers: %d handed on, %lu at no mapping after %u loads", e.n,
+	      (unsigned long)q.stats.by_reason[STOP_NO_MAPPING], i);
+	CHECK(q.stats.waiting == 0, "%lu still waiting", (unsigned long)q.stats.waiting);
+	env.nr_maps = nr_maps;
+	deferred_queue_free(&q);
+	replay_env_free(&env);
+}
+
+/*
  * A Python process's sample: the frames the kernel read at sample time
  * follow the PCs of the finished walk (one more PC than the kernel emitted
  * here), and the emitter learns the generation they were named under.
@@ -266,6 +317,7 @@ int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_finished_once_mappings_read);
+	RUN_TEST(test_no_mapping_walked_again);
 	RUN_TEST(test_python_frames_follow);
 	RUN_TEST(test_gives_up_by_cause);
 	RUN_TEST(test_malformed);

@@ -6,9 +6,19 @@
 
 #include "user/unwind/deferred_queue.h"
 
+/*
+ * Loads a walk that ended at no mapping waits for: the library it was in may
+ * have been unmapped when the load read the maps, and mapped again since
+ * (dlopen / dlclose in a loop).  A pc no load will ever cover (JIT code)
+ * costs at most this many walks.
+ */
+#define NO_MAPPING_TRIES 4
+
 struct deferred_item {
 	struct deferred_item *next;
 	size_t bytes;
+	uint32_t tried_gen; /* the generation its last walk ended at no mapping in */
+	uint32_t tries;
 	struct deferred_view v; /* into data */
 	__u64 data[];		/* header, stack_len stack bytes, the kernel's sample */
 };
@@ -72,6 +82,8 @@ void deferred_queue_add(struct deferred_queue *q, const void *data, size_t size)
 	it->v.rec = (const struct cfi_sample_record *)p;
 	it->v.rec_size = v.rec_size;
 	it->bytes = bytes;
+	it->tries = 0;
+	it->tried_gen = 0;
 	it->next = NULL;
 	*q->tailp = it;
 	q->tailp = &it->next;
@@ -87,12 +99,24 @@ void deferred_queue_add(struct deferred_queue *q, const void *data, size_t size)
  * the walk needs be in the maps (or never come).
  */
 static bool mappings_read_after(struct deferred_queue *q, const struct deferred_view *v,
-				bool *known)
+				bool *known, uint32_t *generation)
 {
 	struct cfi_proc_val pv;
 
 	*known = q->maps.ops->proc(q->maps.ctx, v->rec->pid, &pv);
+	*generation = *known ? pv.generation : 0;
 	return *known && !(pv.flags & CFI_PROC_UPDATING) && pv.loaded_ns >= v->d->changed_ns;
+}
+
+/* A walk that ended at no mapping is repeated against a later load, a few times. */
+static bool wait_for_later_load(struct deferred_queue *q, struct deferred_item *it, bool expired)
+{
+	if (expired || q->out->reason != STOP_NO_MAPPING || it->tries >= NO_MAPPING_TRIES)
+		return false;
+	it->tries++;
+	it->tried_gen = q->out->generation;
+	q->stats.rewalked++;
+	return true;
 }
 
 /* true when the item is done with (handed on). */
@@ -101,10 +125,14 @@ static bool try_item(struct deferred_queue *q, struct deferred_item *it, uint64_
 {
 	const struct cfi_sample_record *r = it->v.rec;
 	bool known, expired = final || now_ns - r->time_ns >= q->timeout_ns;
+	uint32_t generation;
 	size_t size;
 
-	if (mappings_read_after(q, &it->v, &known) &&
+	if (mappings_read_after(q, &it->v, &known, &generation) &&
+	    (expired || !it->tries || generation != it->tried_gen) &&
 	    deferred_walk(&q->maps, &it->v, q->max_frames, q->out, &size) == DEFERRED_FINISHED) {
+		if (wait_for_later_load(q, it, expired))
+			return false;
 		q->stats.finished++;
 		if (now_ns > r->time_ns && now_ns - r->time_ns > q->stats.latency_ns_max)
 			q->stats.latency_ns_max = now_ns - r->time_ns;

@@ -2,8 +2,10 @@
 /*
  * Samples waiting for their tables: RECORD_DEFERRED records held (bounded in
  * bytes) until the process's mappings have been read after they last changed
- * before the sample (its exec, the mmap of a library), then finished with deferred_walk() and handed on as if the kernel
- * had walked them.  Those that cannot be finished (the process is gone, its
+ * before the sample (its exec, the mmap of a library), then finished with
+ * deferred_walk() and handed on as if the kernel had walked them.  A walk
+ * that ends at no mapping is repeated after later loads, a few times: the
+ * load may have read the maps while the library was briefly unmapped.  Those that cannot be finished (the process is gone, its
  * tables never came, the queue is full) are handed on as the kernel left them,
  * tables-pending, and counted by cause.  Nothing is dropped.
  */
@@ -22,6 +24,7 @@ struct deferred_stats {
 	uint64_t gave_up_timeout;	     /* mappings read, tables not ready in time */
 	uint64_t gave_up_full;		     /* queue over its byte bound */
 	uint64_t malformed;
+	uint64_t rewalked; /* walks that ended at no mapping, repeated after a later load */
 	uint64_t waiting, bytes; /* now */
 	uint64_t oldest_ns;	 /* when the oldest still waiting was taken, after a run (UINT64_MAX: none) */
 	uint64_t bytes_peak;
