@@ -15,7 +15,8 @@ ARCH_FLAGS := -D__TARGET_ARCH_x86
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 BASE_FLAGS := $(WARN) -std=gnu11 -I. -I$(OUT) -D_GNU_SOURCE
-LDLIBS   := -lbpf -ldw -lelf -lz -llzma -ldebuginfod -ldl -liberty -lcurl -lpthread
+# libdebuginfod and libcurl are dlopen()ed on first use (common/dynlib.h)
+LDLIBS   := -lbpf -ldw -lelf -lz -llzma -ldl -liberty -lpthread
 
 # The one version string (common/version.h): a release tag vX.Y... if HEAD has one, else the
 # base version and the commit; outside git just the base version.

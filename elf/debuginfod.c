@@ -12,7 +12,25 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/dynlib.h"
 #include "elf/build_id.h"
+
+/* libdebuginfod, loaded by the first dbgd_new() (common/dynlib.h) */
+static const char *const dbgd_names[] = {
+    "debuginfod_begin",	      "debuginfod_end",		"debuginfod_find_debuginfo",
+    "debuginfod_get_url",     "debuginfod_get_user_data", "debuginfod_set_progressfn",
+    "debuginfod_set_user_data", NULL,
+};
+static struct {
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *c);
+	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *id, int len, char **path);
+	const char *(*get_url)(debuginfod_client *c);
+	void *(*get_user_data)(debuginfod_client *c);
+	void (*set_progressfn)(debuginfod_client *c, debuginfod_progressfn_t fn);
+	void (*set_user_data)(debuginfod_client *c, void *data);
+} dbgd_fn;
+static struct dynlib dbgd_lib = DYNLIB_INIT("libdebuginfod.so.1", dbgd_names, &dbgd_fn);
 
 #define MAX_WORKERS 16
 
@@ -61,7 +79,7 @@ const char *dbgd_outcome_name(enum dbgd_outcome o)
  */
 static int progress(debuginfod_client *c, long done, long total)
 {
-	struct worker *w = debuginfod_get_user_data(c);
+	struct worker *w = dbgd_fn.get_user_data(c);
 
 	if (__atomic_load_n(&w->d->stopping, __ATOMIC_RELAXED))
 		return 1;
@@ -86,7 +104,7 @@ static enum dbgd_outcome fetch(struct worker *w, const char *build_id, int *fd, 
 	*path = NULL;
 	w->over_time = w->over_size = false;
 	w->deadline_ns = mono_ns() + w->d->o.timeout_ns;
-	r = debuginfod_find_debuginfo(w->client, (const unsigned char *)build_id, 0, path);
+	r = dbgd_fn.find_debuginfo(w->client, (const unsigned char *)build_id, 0, path);
 	if (r < 0) {
 		free(*path);
 		*path = NULL;
@@ -110,7 +128,7 @@ static enum dbgd_outcome fetch(struct worker *w, const char *build_id, int *fd, 
 	w->d->stats.bytes += (uint64_t)st.st_size;
 	pthread_mutex_unlock(&w->d->lock);
 	/* libdebuginfod names the server it downloaded from; none for its cache */
-	return debuginfod_get_url(w->client) ? DBGD_FETCHED : DBGD_CACHED;
+	return dbgd_fn.get_url(w->client) ? DBGD_FETCHED : DBGD_CACHED;
 }
 
 static void *worker_main(void *arg)
@@ -162,6 +180,11 @@ struct dbgd *dbgd_new(const struct dbgd_opts *o)
 
 	if (!d)
 		return NULL;
+	if (!dynlib_load(&dbgd_lib)) {
+		fprintf(stderr, "cfiprof: debuginfod: %s (Debian: libdebuginfod1)\n", dbgd_lib.err);
+		free(d);
+		return NULL;
+	}
 	d->o = o ? *o : (struct dbgd_opts){0};
 	if (!d->o.timeout_ns)
 		d->o.timeout_ns = DBGD_TIMEOUT_DEFAULT;
@@ -190,14 +213,14 @@ struct dbgd *dbgd_new(const struct dbgd_opts *o)
 
 		w->d = d;
 		/* one client per thread: a client is not shared between fetches at once */
-		w->client = debuginfod_begin();
+		w->client = dbgd_fn.begin();
 		if (w->client) {
-			debuginfod_set_user_data(w->client, w);
-			debuginfod_set_progressfn(w->client, progress);
+			dbgd_fn.set_user_data(w->client, w);
+			dbgd_fn.set_progressfn(w->client, progress);
 		}
 		if (pthread_create(&w->thread, NULL, worker_main, w)) {
 			if (w->client)
-				debuginfod_end(w->client);
+				dbgd_fn.end(w->client);
 			break;
 		}
 		d->nr_workers++;
@@ -263,7 +286,7 @@ void dbgd_free(struct dbgd *d)
 		pthread_join(d->workers[i].thread, NULL);
 	for (i = 0; i < d->o.workers; i++)
 		if (d->workers[i].client)
-			debuginfod_end(d->workers[i].client);
+			dbgd_fn.end(d->workers[i].client);
 	/* the workers are gone: whoever is still waiting hears it now */
 	for (; d->len; d->len--, d->head = (d->head + 1) % d->o.max_queue) {
 		struct request *rq = &d->queue[d->head];

@@ -16,12 +16,47 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/dynlib.h"
 #include "elf/safe_open.h"
 #include "user/agent/log.h"
 #include "user/agent/interval_files.h"
 #include "user/agent/push.h"
 #include "user/output/pprof.h"
 #include "user/profile/profile.h"
+
+/* libcurl, loaded by the first agent_push_start() (common/dynlib.h) */
+static const char *const curl_names[] = {
+    "curl_easy_cleanup",
+    "curl_easy_escape",
+    "curl_easy_getinfo",
+    "curl_easy_init",
+    "curl_easy_perform",
+    "curl_easy_reset",
+    "curl_easy_setopt",
+    "curl_easy_strerror",
+    "curl_free",
+    "curl_global_cleanup",
+    "curl_global_init",
+    "curl_slist_append",
+    "curl_slist_free_all",
+    NULL,
+};
+static struct {
+	void (*easy_cleanup)(CURL *h);
+	char *(*easy_escape)(CURL *h, const char *s, int len);
+	CURLcode (*easy_getinfo)(CURL *h, CURLINFO info, ...);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_perform)(CURL *h);
+	void (*easy_reset)(CURL *h);
+	CURLcode (*easy_setopt)(CURL *h, CURLoption opt, ...);
+	const char *(*easy_strerror)(CURLcode code);
+	void (*free)(void *p);
+	void (*global_cleanup)(void);
+	CURLcode (*global_init)(long flags);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+} curl;
+static struct dynlib curl_lib = DYNLIB_INIT("libcurl.so.4", curl_names, &curl);
 
 #define SPOOL_SUFFIX	".pb.gz"
 #define BACKOFF_FIRST	1.0 /* seconds */
@@ -321,7 +356,7 @@ static enum push_result push_one(CURL *h, const struct agent_push_config *c,
 		snprintf(why, whylen, "name too long");
 		return PUSH_DROP;
 	}
-	esc = curl_easy_escape(h, name, 0);
+	esc = curl.easy_escape(h, name, 0);
 	if (!esc) {
 		snprintf(why, whylen, "out of memory");
 		return PUSH_RETRY;
@@ -333,11 +368,11 @@ static enum push_result push_one(CURL *h, const struct agent_push_config *c,
 		 (int)ul, c->url,
 		 ul >= 7 && !strncmp(c->url + ul - 7, "/ingest", 7) ? "" : "/ingest", esc, from,
 		 until);
-	curl_free(esc);
-	hdrs = curl_slist_append(hdrs, "Content-Type: application/octet-stream");
+	curl.free(esc);
+	hdrs = curl.slist_append(hdrs, "Content-Type: application/octet-stream");
 	if (c->tenant) {
 		snprintf(hdr, sizeof(hdr), "X-Scope-OrgID: %s", c->tenant);
-		hdrs = curl_slist_append(hdrs, hdr);
+		hdrs = curl.slist_append(hdrs, hdr);
 	}
 	if (c->token_file) {
 		int err = agent_push_read_token(c->token_file, token, sizeof(token));
@@ -348,31 +383,31 @@ static enum push_result push_one(CURL *h, const struct agent_push_config *c,
 			goto out;
 		}
 		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", token);
-		hdrs = curl_slist_append(hdrs, hdr);
+		hdrs = curl.slist_append(hdrs, hdr);
 	}
 	/* no "Expect: 100-continue" round trip for bodies over 1 KiB */
-	hdrs = curl_slist_append(hdrs, "Expect:");
-	curl_easy_reset(h);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_POST, 1L);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, data);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "cfiprof-agent/0.1");
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->timeout * 1000));
-	curl_easy_setopt(
+	hdrs = curl.slist_append(hdrs, "Expect:");
+	curl.easy_reset(h);
+	curl.easy_setopt(h, CURLOPT_URL, url);
+	curl.easy_setopt(h, CURLOPT_POST, 1L);
+	curl.easy_setopt(h, CURLOPT_POSTFIELDS, data);
+	curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl.easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl.easy_setopt(h, CURLOPT_USERAGENT, "cfiprof-agent/0.1");
+	curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->timeout * 1000));
+	curl.easy_setopt(
 	    h, CURLOPT_CONNECTTIMEOUT_MS,
 	    (long)((c->timeout < CONNECT_TIMEOUT ? c->timeout : CONNECT_TIMEOUT) * 1000));
 	/* threads: no SIGALRM-based DNS timeouts */
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-	cc = curl_easy_perform(h);
+	curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl.easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+	cc = curl.easy_perform(h);
 	if (cc != CURLE_OK) {
-		snprintf(why, whylen, "%s", curl_easy_strerror(cc));
+		snprintf(why, whylen, "%s", curl.easy_strerror(cc));
 		goto out;
 	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
 	if (*status >= 200 && *status < 300) {
 		r = PUSH_OK;
 		goto out;
@@ -386,7 +421,7 @@ static enum push_result push_one(CURL *h, const struct agent_push_config *c,
 	if (*status == 400 || *status == 413 || *status == 415 || *status == 422)
 		r = PUSH_DROP;
 out:
-	curl_slist_free_all(hdrs);
+	curl.slist_free_all(hdrs);
 	return r;
 }
 
@@ -428,9 +463,9 @@ static void *pusher_main(void *arg)
 	struct spool_entry e;
 	char name[SPOOL_NAME_MAX], path[PATH_MAX], why[256];
 	enum push_result r;
-	CURL *h = curl_easy_init();
+	CURL *h = curl.easy_init();
 	char *data;
-	size_t len;
+	size_t len = 0;
 	long status;
 	int err;
 
@@ -509,7 +544,7 @@ static void *pusher_main(void *arg)
 		enforce_bound(ap);
 	}
 	pthread_mutex_unlock(&ap->lock);
-	curl_easy_cleanup(h);
+	curl.easy_cleanup(h);
 	return NULL;
 }
 
@@ -532,7 +567,12 @@ struct agent_push *agent_push_start(const struct agent_push_config *cfg)
 		goto fail;
 	}
 	agent_remove_temporaries(ap->spool_dir);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+	if (!dynlib_load(&curl_lib)) {
+		alog(ALOG_ERROR, "cannot push: libcurl is missing", "error=%s package=libcurl4",
+		     alog_quote(curl_lib.err, (char[300]){0}, 300));
+		goto fail;
+	}
+	if (curl.global_init(CURL_GLOBAL_DEFAULT))
 		goto fail;
 	scan_spool(ap);
 	if (pthread_create(&ap->thread, NULL, pusher_main, ap))
@@ -616,7 +656,7 @@ void agent_push_stop(struct agent_push *ap, double grace, struct agent_push_stat
 		     ap->st.spool_bytes);
 	if (final)
 		*final = ap->st;
-	curl_global_cleanup();
+	curl.global_cleanup();
 	cfg_free(&ap->cfg);
 	free(ap->spool_dir);
 	free(ap->q);
