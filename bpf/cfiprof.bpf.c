@@ -453,7 +453,7 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 	 * The leaf (the exit_group call) is still known; the walk stops at its
 	 * first read, and settle_reason() names why.
 	 */
-	else if (!task->mm)
+	else if (!BPF_CORE_READ(task, mm))
 		st->flags |= SAMPLE_EXITING;
 	/*
 	 * Inside execve the saved user registers may belong to the image being
