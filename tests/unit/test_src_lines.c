@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "tests/lib/harness.h"
 #include "user/output/format.h"
 #include "user/output/pprof.h"
@@ -287,6 +288,46 @@ static void test_oracle_libc(void)
 	/* its DWARF is in libc6-dbg's debug file, found by build-id by both */
 	CHECK(check_against_oracle(c, real, addrs, n, &inlined) == n, "every address agrees");
 	CHECK(inlined >= 50, "inline chains seen: %d", inlined);
+	sym_cache_free(c);
+}
+
+/*
+ * With warming (record's way): libc's DWARF is opened on the warm thread as
+ * the object is loaded, the lookups after find it open (no second open) and
+ * answer as without.  An object removed while queued, and a cache freed with
+ * the thread still busy, leave nothing behind (asan, tsan).
+ */
+static void test_warm(void)
+{
+	struct sym_cache *c = sym_cache_new();
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	static uint64_t addrs[300];
+	char real[PATH_MAX], inl[PATH_MAX];
+	uint64_t t0;
+	int n, inlined;
+
+	sym_cache_set_lines(c, true);
+	sym_cache_warm_lines(c);
+	CHECK(realpath(libc, real) != NULL, "%s", libc);
+	n = instructions(real, 211, addrs, 300);
+	CHECK(sym_cache_get(c, NULL, real, -1, 0) != NULL, "%s loaded", real);
+	t0 = mono_ns();
+	while (sym_cache_lines_warmed(c) < 1 && mono_ns() - t0 < 10000000000ull)
+		usleep(1000);
+	CHECK(sym_cache_lines_warmed(c) == 1, "libc's DWARF not opened ahead: %lu opened",
+	      (unsigned long)sym_cache_lines_warmed(c));
+	CHECK(check_against_oracle(c, real, addrs, n, &inlined) == n, "every address agrees");
+	CHECK(sym_cache_lines_ctx(c)->st.opens == 1, "DWARF opened %lu times (want once, ahead)",
+	      (unsigned long)sym_cache_lines_ctx(c)->st.opens);
+	sym_cache_free(c);
+
+	c = sym_cache_new();
+	sym_cache_set_lines(c, true);
+	sym_cache_warm_lines(c);
+	snprintf(inl, sizeof(inl), "%s/progs/inlines", out_dir());
+	CHECK(sym_cache_get(c, NULL, real, -1, 0) && sym_cache_get(c, NULL, inl, -1, 0),
+	      "loaded");
+	CHECK(sym_cache_remove(c, inl) == 0, "%s removed while queued or open", inl);
 	sym_cache_free(c);
 }
 
@@ -700,6 +741,7 @@ int main(int argc, char **argv)
 	harness_init(argc, argv);
 	RUN_TEST(test_oracle_inlines);
 	RUN_TEST(test_oracle_libc);
+	RUN_TEST(test_warm);
 	RUN_TEST(test_debug_file);
 	RUN_TEST(test_budgets);
 	RUN_TEST(test_recorded_frames);

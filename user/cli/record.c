@@ -73,7 +73,7 @@ static const struct argp_option opts[] = {
 	 "ring buffer size, a power of two from 16384 (default 8388608)", 0},
 	{"save", OPT_SAVE, "FILE", 0,
 	 "also save the raw stacks and mappings to FILE (-: standard output, with -o FILE)", 0},
-	{"verbose", 'v', NULL, 0, "report each object's tables", 0},
+	{"verbose", 'v', NULL, 0, "report each object's tables and where the start went", 0},
 	{},
 };
 
@@ -212,6 +212,11 @@ int cmd_record(int argc, char **argv)
 		args.out.format = output_format_from_path(args.out.path);
 	/* a recording keeps the lines, for a report in any view */
 	args.so.lines = output_needs_lines(&args.out) || args.save;
+	/*
+	 * A command's or a few processes' objects: their DWARF opened while they
+	 * run, not after (-a would open every debug file on the host).
+	 */
+	args.so.warm_lines = args.so.lines && !args.so.all && !args.so.cgroup[0];
 	err = session_start(&s, &args.so);
 	if (err)
 		goto out;

@@ -471,6 +471,8 @@ int session_start(struct session *s, const struct session_opts *o)
 	}
 	if (s->syms)
 		sym_cache_set_lines(s->syms, o->lines);
+	if (s->syms && o->warm_lines)
+		sym_cache_warm_lines(s->syms);
 	s->pt = s->syms ? proc_tracker_new(&s->ts, s->syms, s->ld.procs_fd, s->ld.mappings_fd)
 			: NULL;
 	if (err || !s->pt || agg_init(&s->agg, o->max_stacks)) {

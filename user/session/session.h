@@ -72,6 +72,7 @@ struct session_opts {
 	struct sym_fetch_opts fetch;
 	bool no_inherit; /* -p / COMMAND only, not the processes they fork */
 	bool lines;	 /* objects keep their DWARF: source lines and inline frames */
+	bool warm_lines; /* open DWARF while sampling: lookups come only at the end (record) */
 	bool verbose;
 };
 

@@ -395,6 +395,15 @@ static int handle_open(struct src_lines_ctx *ctx, struct src_lines *sl)
 	return 0;
 }
 
+int src_lines_prepare(struct src_lines_ctx *ctx, struct src_lines *sl)
+{
+	uint64_t t0 = mono_ns();
+	int ret = handle_open(ctx, sl);
+
+	ctx->st.ns += mono_ns() - t0;
+	return ret;
+}
+
 /* The unit covering @vaddr, or -1. */
 static long find_unit(const struct src_lines *sl, uint64_t vaddr)
 {

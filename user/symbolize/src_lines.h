@@ -105,6 +105,12 @@ struct src_lines *src_lines_attach(struct src_lines_ctx *ctx, Elf *e, int fd,
 int src_lines_lookup(struct src_lines_ctx *ctx, struct src_lines *sl, uint64_t vaddr,
 		     const struct src_frame **frames);
 
+/*
+ * Opens @sl's DWARF and lists its units now, as its first lookup would
+ * (src_lines_warm.h does it ahead of the lookups). 0 when open.
+ */
+int src_lines_prepare(struct src_lines_ctx *ctx, struct src_lines *sl);
+
 /* Path of the file the DWARF is read from. */
 const char *src_lines_path(const struct src_lines *sl);
 

@@ -22,6 +22,7 @@
 #include "user/symbolize/elf_symbols.h"
 #include "user/symbolize/sym_fetch.h"
 #include "user/symbolize/src_lines.h"
+#include "user/symbolize/src_lines_warm.h"
 #include "user/symbolize/sym_table.h"
 
 struct sym_obj {
@@ -50,6 +51,7 @@ struct sym_cache {
 	struct sym_cache_stats stats;
 	bool lines_on;
 	struct src_lines_ctx lines;
+	struct src_lines_warm *warm; /* NULL: each object's DWARF opens at its first lookup */
 };
 
 static bool elf_ready(void)
@@ -84,7 +86,10 @@ err:
 
 static void obj_free(struct sym_obj *o)
 {
-	src_lines_free(&o->cache->lines, o->lines);
+	if (o->cache->warm)
+		src_lines_warm_free(o->cache->warm, o->lines);
+	else
+		src_lines_free(&o->cache->lines, o->lines);
 	sym_dem_cache_free(&o->dem);
 	sym_fetched_put(o->fetched);
 	sym_table_release(&o->fde);
@@ -101,6 +106,7 @@ void sym_cache_free(struct sym_cache *c)
 
 	if (!c)
 		return;
+	src_lines_warm_stop(c->warm);
 	for (i = 0; i < c->nbuckets; i++) {
 		struct sym_obj *o = c->buckets[i], *next;
 
@@ -109,6 +115,7 @@ void sym_cache_free(struct sym_cache *c)
 			obj_free(o);
 		}
 	}
+	src_lines_warm_destroy(c->warm);
 	free(c->buckets);
 	free(c->debug_root);
 	free(c);
@@ -257,6 +264,8 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 
 		/* now, while the process and its root exist: lookups come later */
 		o->lines = src_lines_attach(&c->lines, e, fd, &s);
+		if (o->lines && c->warm)
+			src_lines_warm_add(c->warm, o->lines);
 	}
 out:
 	if (e)
@@ -417,6 +426,17 @@ void sym_cache_set_lines(struct sym_cache *c, bool on)
 	c->lines_on = on;
 }
 
+void sym_cache_warm_lines(struct sym_cache *c)
+{
+	if (c->lines_on && !c->warm)
+		c->warm = src_lines_warm_start(&c->lines);
+}
+
+uint64_t sym_cache_lines_warmed(struct sym_cache *c)
+{
+	return src_lines_warm_opened(c->warm);
+}
+
 bool sym_cache_lines_on(const struct sym_cache *c)
 {
 	return c->lines_on;
@@ -432,6 +452,8 @@ int sym_obj_lines(struct sym_obj *o, uint64_t elf_vaddr, const struct src_frame 
 	*frames = NULL;
 	if (!o->lines)
 		return 0;
+	/* the lookups have begun: they alone use the handles from now on */
+	src_lines_warm_stop(o->cache->warm);
 	return src_lines_lookup(&o->cache->lines, o->lines, elf_vaddr, frames);
 }
 

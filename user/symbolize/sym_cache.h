@@ -117,6 +117,14 @@ int sym_obj_offset_to_vaddr(const struct sym_obj *o, uint64_t file_offset, uint6
  */
 void sym_cache_set_lines(struct sym_cache *c, bool on);
 bool sym_cache_lines_on(const struct sym_cache *c);
+/*
+ * With lines on: each object's DWARF is opened on a thread of its own as the
+ * object is loaded, not at its first lookup (which stops the thread).  For
+ * record, whose lookups all come after the command.
+ */
+void sym_cache_warm_lines(struct sym_cache *c);
+/* Objects whose DWARF the thread opened. */
+uint64_t sym_cache_lines_warmed(struct sym_cache *c);
 /* The limits, the interval's time allowance (ns_left) and the counters of every lookup. */
 struct src_lines_ctx *sym_cache_lines_ctx(struct sym_cache *c);
 
