@@ -69,7 +69,10 @@ void sym_table_finish(struct sym_table *t)
 	uint64_t max_end = 0;
 	size_t i, w = 0;
 
-	if (t->n)
+	/* kallsyms (122k symbols) and most symbol tables come sorted: a check is O(n) */
+	for (i = 1; i < t->n && range_cmp(&t->r[i - 1], &t->r[i]) <= 0; i++)
+		;
+	if (i < t->n)
 		qsort(t->r, t->n, sizeof(*t->r), range_cmp);
 	/* Same start: the first (lowest rank) wins, the others could never be returned. */
 	for (i = 0; i < t->n; i++) {
