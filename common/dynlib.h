@@ -26,7 +26,9 @@ struct dynlib {
 };
 
 #define DYNLIB_INIT(soname, names, fns)                                                            \
-	{ (soname), (names), (void **)(fns), PTHREAD_MUTEX_INITIALIZER, false, false, "" }
+	{                                                                                          \
+		(soname), (names), (void **)(fns), PTHREAD_MUTEX_INITIALIZER, false, false, ""     \
+	}
 
 /* Loads the library and all its names once (thread-safe); false when any is missing. */
 bool dynlib_load(struct dynlib *l);
