@@ -490,6 +490,29 @@ static void test_kallsyms(void)
 		ksyms_free(k);
 	}
 
+	/* Out of address order (not root's kallsyms, but a file may be): sorted, same answers. */
+	write_file(path, "ffffffffc0001080 T mod_fn2\t[mymod]\n"
+			 "ffffffff81000300 T after_data\n"
+			 "ffffffff81000100 t do_one\n"
+			 "ffffffff81000000 T _stext\n"
+			 "ffffffff81000200 D some_data\n"
+			 "ffffffff81000100 T do_one_alias\n"
+			 "ffffffffc0001000 t mod_fn\t[mymod]\n"
+			 "1ffffffff81000400 T too_wide\n");
+	k = ksyms_load(path, err, sizeof(err));
+	CHECK(k != NULL, "ksyms_load (unsorted): %s", err);
+	if (k) {
+		CHECK(ksyms_count(k) == 5, "unsorted: count %zu", ksyms_count(k));
+		CHECK(ksyms_lookup(k, 0xffffffff81000150, &n, &off) == 0 &&
+			  streq(n, "do_one_alias") && off == 0x50,
+		      "unsorted: alias -> %s+%" PRIx64, n, off);
+		CHECK(ksyms_lookup(k, 0xffffffff81000250, &n, NULL) < 0, "unsorted: data -> %s", n);
+		CHECK(ksyms_lookup(k, 0xffffffffc0001010, &n, &off) == 0 &&
+			  streq(n, "mod_fn [mymod]") && off == 0x10,
+		      "unsorted: module -> %s", n);
+		ksyms_free(k);
+	}
+
 	/* kptr_restrict: every address reads as zero. */
 	write_file(path, "0000000000000000 T _stext\n0000000000000000 t foo\t[m]\n");
 	err[0] = '\0';
