@@ -162,9 +162,8 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 	r.pid = tgid;
 	bpf_iter_task_vma_new(&it, task, 0);
 	while ((vma = bpf_iter_task_vma_next(&it))) {
-		struct inode *inode;
-
 		struct file *file = BPF_CORE_READ(vma, vm_file);
+		struct inode *inode;
 
 		if (!(BPF_CORE_READ(vma, vm_flags) & VM_EXEC_BIT) || !file)
 			continue;

@@ -4,7 +4,7 @@
  * response and with the token file.  libcurl parses the HTTP itself; the
  * agent's own code sees the body through its write callback (on_body, which
  * keeps the first bytes for the log) and reads the bearer token from a file
- * at every push (agent_push_read_token).  on_body is static in push.c, so the file
+ * at every push (agent_push_read_token).  on_body is static in ingest.c, so the file
  * is included here.  Input: byte 0 picks the token buffer size, the rest is
  * the response body delivered in chunks whose sizes come from the body.
  */
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "user/agent/push.c"
+#include "user/agent/ingest.c"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -378,12 +378,13 @@ struct ksyms *session_kernel_symbols(struct session *s, char *err, size_t errlen
 
 int session_start(struct session *s, const struct session_opts *o)
 {
+	/* where the start went, said by -v: monotonic seconds at each step */
+	double t_begin = mono_sec(), t_loaded, t_ready, t_traced;
 	struct loader_opts lo = {0};
 	struct walk_maps maps;
 	int err, i;
 
 	memset(s, 0, sizeof(*s));
-	s->t_begin = mono_sec();
 	s->opts = *o;
 	s->child = -1;
 	s->cgroup_fd = -1;
@@ -435,7 +436,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	err = loader_open(&s->ld, &lo);
 	if (err)
 		return err;
-	s->t_loaded = mono_sec();
+	t_loaded = mono_sec();
 	err = offcpu_unwalked_init(
 	    &s->unwalked,
 	    event_list_has(&s->opts.events, EVENT_OFF_CPU) ? s->ld.offcpu_unwalked_fd : -1,
@@ -524,7 +525,7 @@ int session_start(struct session *s, const struct session_opts *o)
 			proc_tracker_load_now(s->pt, pids[i]);
 		free(pids);
 	}
-	s->t_ready = mono_sec();
+	t_ready = mono_sec();
 	if (o->cmd) {
 		s->child = launch_stopped(o->cmd, &s->nofile_orig, &s->go_fd);
 		if (s->child < 0) {
@@ -536,7 +537,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	err = loader_attach_tracepoints(&s->ld);
 	if (err)
 		return err;
-	s->t_traced = mono_sec();
+	t_traced = mono_sec();
 	if (proc_tracker_start(s->pt))
 		return -1;
 	if (o->all)
@@ -551,15 +552,16 @@ int session_start(struct session *s, const struct session_opts *o)
 		return err;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	s->start = s->t_sampling = mono_sec();
+	s->start = mono_sec();
 	if (o->verbose)
-		fprintf(stderr,
-			"cfiprof: start: %.1f ms: BPF programs loaded and verified %.1f ms, unwind and "
-			"symbol state %.1f ms, tracepoints attached %.1f ms (the pids given loaded, "
-			"the command forked), sampling attached %.1f ms\n",
-			(s->t_sampling - s->t_begin) * 1e3, (s->t_loaded - s->t_begin) * 1e3,
-			(s->t_ready - s->t_loaded) * 1e3, (s->t_traced - s->t_ready) * 1e3,
-			(s->t_sampling - s->t_traced) * 1e3);
+		fprintf(
+		    stderr,
+		    "cfiprof: start: %.1f ms: BPF programs loaded and verified %.1f ms, unwind and "
+		    "symbol state %.1f ms, tracepoints attached %.1f ms (the pids given loaded, "
+		    "the command forked), sampling attached %.1f ms\n",
+		    (s->start - t_begin) * 1e3, (t_loaded - t_begin) * 1e3,
+		    (t_ready - t_loaded) * 1e3, (t_traced - t_ready) * 1e3,
+		    (s->start - t_traced) * 1e3);
 	s->start_unix_ns = unix_ns();
 	if (s->go_fd >= 0) {
 		if (write(s->go_fd, "g", 1) != 1)

@@ -124,8 +124,6 @@ struct session {
 	bool exec_failed;
 	int child_status;
 	double start; /* monotonic seconds */
-	/* where the start went (said by -v): monotonic seconds at each step */
-	double t_begin, t_loaded, t_ready, t_traced, t_sampling;
 	uint64_t start_unix_ns;
 };
 

@@ -49,15 +49,16 @@ static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f
 	    f,
 	    "cfiprof: deferred: %" PRIu64
 	    " samples waited for their tables with a stack copy (%.1f "
-	    "KiB each on average), %" PRIu64 " finished in user space (slowest after %.0f ms, %" PRIu64
+	    "KiB each on average), %" PRIu64
+	    " finished in user space (slowest after %.0f ms, %" PRIu64
 	    " walks repeated after a later load); "
 	    "kept tables-pending: %" PRIu64 " process gone, %" PRIu64 " tables not ready in time, "
 	    "%" PRIu64 " queue full, %" PRIu64 " over the copy budget, %" PRIu64
 	    " no ring-buffer room\n",
 	    c[CNT_DEFERRED],
 	    c[CNT_DEFERRED] ? (double)c[CNT_DEFER_BYTES] / 1024.0 / (double)c[CNT_DEFERRED] : 0.0,
-	    d->finished, (double)d->latency_ns_max / 1e6, d->rewalked, d->gave_up_gone, d->gave_up_timeout,
-	    d->gave_up_full, c[CNT_DEFER_BUDGET], c[CNT_DEFER_LOST]);
+	    d->finished, (double)d->latency_ns_max / 1e6, d->rewalked, d->gave_up_gone,
+	    d->gave_up_timeout, d->gave_up_full, c[CNT_DEFER_BUDGET], c[CNT_DEFER_LOST]);
 	proc_tracker_stats(s->pt, &tr);
 	fprintf(f,
 		"cfiprof: deferred: process snapshots: %" PRIu64 " taken, %" PRIu64

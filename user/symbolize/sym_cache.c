@@ -211,10 +211,12 @@ static void read_function_starts(struct sym_cache *c, struct sym_obj *o, int fd)
 
 static bool proc_root_alive(uint32_t pid)
 {
-	char root[32];
+	int fd = open_proc_root(pid);
 
-	snprintf(root, sizeof(root), "/proc/%u/root/", pid);
-	return access(root, F_OK) == 0;
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, int fd, uint32_t pid)

@@ -5,8 +5,9 @@
  * before the sample (its exec, the mmap of a library), then finished with
  * deferred_walk() and handed on as if the kernel had walked them.  A walk
  * that ends at no mapping is repeated after later loads, a few times: the
- * load may have read the maps while the library was briefly unmapped.  Those that cannot be finished (the process is gone, its
- * tables never came, the queue is full) are handed on as the kernel left them,
+ * load may have read the maps while the library was briefly unmapped.
+ * Those that cannot be finished (the process is gone, its tables never
+ * came, the queue is full) are handed on as the kernel left them,
  * tables-pending, and counted by cause.  Nothing is dropped.
  */
 #ifndef CFIPROF_DEFERRED_QUEUE_H
