@@ -58,6 +58,19 @@ static uint64_t reason_count(const struct stats *st, const char *name)
 	return 0;
 }
 
+/* "REASON N REASON N ..." of st, for a failure's message. */
+static const char *reasons_text(const struct stats *st, char *buf, size_t len)
+{
+	size_t at = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < st->nr_reasons && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, " %s %" PRIu64, st->reason_names[i],
+				       st->reasons[i]);
+	return buf;
+}
+
 /* The number after key in s (0 if absent). */
 static uint64_t number_after(const char *s, const char *key)
 {
@@ -334,8 +347,8 @@ static void test_short_process_gone(void)
 	CHECK(r.st.complete + reason_count(&r.st, "exiting") + reason_count(&r.st, "in-execve") +
 		      reason_count(&r.st, "no-rule") ==
 		  r.st.samples,
-	      "gone: %" PRIu64 " of %" PRIu64 " samples of defer_gone complete", r.st.complete,
-	      r.st.samples);
+	      "gone: %" PRIu64 " of %" PRIu64 " samples of defer_gone complete (stops:%s)",
+	      r.st.complete, r.st.samples, reasons_text(&r.st, (char[256]){0}, 256));
 	CHECK(r.st.chain_bad == 0 && r.st.chain_ok >= 3,
 	      "gone: %" PRIu64 " samples with the chain, %" PRIu64 " with a wrong one, of %" PRIu64,
 	      r.st.chain_ok, r.st.chain_bad, r.st.samples);

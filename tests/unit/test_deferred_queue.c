@@ -198,6 +198,25 @@ static void test_no_mapping_walked_again(void)
 	      "a pc no load covers: %d handed on, %lu at no mapping after %u loads", e.n,
 	      (unsigned long)q.stats.by_reason[STOP_NO_MAPPING], i);
 	CHECK(q.stats.waiting == 0, "%lu still waiting", (unsigned long)q.stats.waiting);
+
+	/*
+	 * The process exits while its walk waits for a later load: the walk it
+	 * had is handed on at once (no-mapping, its frames), not kept
+	 * tables-pending as "process gone".
+	 */
+	env.proc.loaded_ns = 300 * NS;
+	deferred_queue_add(&q, buf, record(buf, 300 * NS));
+	deferred_queue_run(&q, 301 * NS, false);
+	CHECK(e.n == 2 && q.stats.waiting == 1, "no mapping, waiting: %d handed on", e.n);
+	env.proc_known = 0;
+	deferred_queue_run(&q, 302 * NS, false);
+	CHECK(e.n == 3 && q.stats.by_reason[STOP_NO_MAPPING] == 2 && q.stats.gave_up_gone == 0 &&
+		  e.deferred == 3,
+	      "process gone while waiting: %d handed on, %lu at no mapping, %lu given up gone",
+	      e.n, (unsigned long)q.stats.by_reason[STOP_NO_MAPPING],
+	      (unsigned long)q.stats.gave_up_gone);
+	CHECK(q.stats.waiting == 0 && q.stats.bytes == 0, "%lu still waiting, %lu bytes",
+	      (unsigned long)q.stats.waiting, (unsigned long)q.stats.bytes);
 	env.nr_maps = nr_maps;
 	deferred_queue_free(&q);
 	replay_env_free(&env);

@@ -19,6 +19,9 @@ struct deferred_item {
 	size_t bytes;
 	uint32_t tried_gen; /* the generation its last walk ended at no mapping in */
 	uint32_t tries;
+	/* that walk, handed on if no later load comes (the process exits, time runs out) */
+	struct cfi_sample_record *walked;
+	size_t walked_size;
 	struct deferred_view v; /* into data */
 	__u64 data[];		/* header, stack_len stack bytes, the kernel's sample */
 };
@@ -84,6 +87,8 @@ void deferred_queue_add(struct deferred_queue *q, const void *data, size_t size)
 	it->bytes = bytes;
 	it->tries = 0;
 	it->tried_gen = 0;
+	it->walked = NULL;
+	it->walked_size = 0;
 	it->next = NULL;
 	*q->tailp = it;
 	q->tailp = &it->next;
@@ -108,15 +113,39 @@ static bool mappings_read_after(struct deferred_queue *q, const struct deferred_
 	return *known && !(pv.flags & CFI_PROC_UPDATING) && pv.loaded_ns >= v->d->changed_ns;
 }
 
-/* A walk that ended at no mapping is repeated against a later load, a few times. */
-static bool wait_for_later_load(struct deferred_queue *q, struct deferred_item *it, bool expired)
+/*
+ * A walk that ended at no mapping is repeated against a later load, a few
+ * times; meanwhile the item keeps that walk (in the queue's byte bound).
+ */
+static bool wait_for_later_load(struct deferred_queue *q, struct deferred_item *it, size_t size,
+				bool expired)
 {
-	if (expired || q->out->reason != STOP_NO_MAPPING || it->tries >= NO_MAPPING_TRIES)
+	struct cfi_sample_record *w;
+
+	if (expired || q->out->reason != STOP_NO_MAPPING || it->tries >= NO_MAPPING_TRIES ||
+	    q->stats.bytes - it->walked_size + size > q->max_bytes)
 		return false;
+	w = realloc(it->walked, size);
+	if (!w)
+		return false;
+	memcpy(w, q->out, size);
+	q->stats.bytes += size - it->walked_size;
+	it->bytes += size - it->walked_size;
+	it->walked = w;
+	it->walked_size = size;
 	it->tries++;
 	it->tried_gen = q->out->generation;
 	q->stats.rewalked++;
 	return true;
+}
+
+static void walk_done(struct deferred_queue *q, const struct cfi_sample_record *out, size_t size,
+		      const struct cfi_sample_record *r, uint64_t now_ns)
+{
+	q->stats.finished++;
+	if (now_ns > r->time_ns && now_ns - r->time_ns > q->stats.latency_ns_max)
+		q->stats.latency_ns_max = now_ns - r->time_ns;
+	hand_on(q, out, size, r);
 }
 
 /* true when the item is done with (handed on). */
@@ -131,12 +160,14 @@ static bool try_item(struct deferred_queue *q, struct deferred_item *it, uint64_
 	if (mappings_read_after(q, &it->v, &known, &generation) &&
 	    (expired || !it->tries || generation != it->tried_gen) &&
 	    deferred_walk(&q->maps, &it->v, q->max_frames, q->out, &size) == DEFERRED_FINISHED) {
-		if (wait_for_later_load(q, it, expired))
+		if (wait_for_later_load(q, it, size, expired))
 			return false;
-		q->stats.finished++;
-		if (now_ns > r->time_ns && now_ns - r->time_ns > q->stats.latency_ns_max)
-			q->stats.latency_ns_max = now_ns - r->time_ns;
-		hand_on(q, q->out, size, it->v.rec);
+		walk_done(q, q->out, size, r, now_ns);
+		return true;
+	}
+	/* its process gone (no later load will come), or out of time: the walk it had */
+	if (it->walked && (!known || expired)) {
+		walk_done(q, it->walked, it->walked_size, r, now_ns);
 		return true;
 	}
 	if (!expired)
@@ -162,6 +193,7 @@ void deferred_queue_run(struct deferred_queue *q, uint64_t now_ns, bool final)
 			q->tailp = pp;
 		q->stats.waiting--;
 		q->stats.bytes -= it->bytes;
+		free(it->walked);
 		free(it);
 	}
 }
@@ -173,6 +205,7 @@ void deferred_queue_free(struct deferred_queue *q)
 	/* deferred_queue_run(final) hands everything on; this is for error paths */
 	for (it = q->head; it; it = n) {
 		n = it->next;
+		free(it->walked);
 		free(it);
 	}
 	free(q->out);
