@@ -4,12 +4,15 @@
  * case, named after it; each sets rsp / rbp to something hostile in a
  * hand-written leaf and spins there forever (the process exits after SECS by
  * exit_group, which kills them).  Expected stop reason (see bpf/walker.h):
- *   bs_garbage   CFI leaf, rsp = non-canonical garbage        unreadable-memory
+ *   bs_garbage   CFI leaf, rsp = garbage in the kernel's half  unreadable-memory
  *   bs_unmapped  CFI leaf, rsp in an unmapped hole           unreadable-memory
  *   bs_guard     CFI leaf, rsp in the thread's guard page    unreadable-memory
  *   bs_rbpcycle  CFI leaf with CFA = rbp+16, rbp -> a 2-cycle of frames on the
  *                stack: the CFA stops rising                 unreadable-memory
  *   bs_nocfi     leaf without CFI, rsp garbage               no-rule
+ * The garbage is canonical: some CPUs (AMD EPYC under Firecracker, seen here)
+ * fault the first return to user mode with a non-canonical rsp, which killed
+ * the process before anything was sampled.
  *   bs_fpcycle   anonymous executable code (frame pointers), rbp -> 2-cycle
  *                                                            fp-chain-broken
  *   bs_fpunmap   anonymous code, rsp and rbp 4 KiB apart in unmapped memory
@@ -36,6 +39,9 @@ void bs_rbp_spin(unsigned long new_rbp);
 void bs_nocfi_spin(unsigned long new_rsp);
 void bs_enter(unsigned long rsp, unsigned long rbp, void *code);
 extern char bs_rbp_loop[];
+
+/* canonical (bits 63..47 equal) yet in the kernel's half: never readable from user space */
+#define GARBAGE_RSP 0xffffdeadbeefbee8ul
 
 /* rsp / rbp are clobbered for good: none of these return */
 __asm__(".text\n"
@@ -123,7 +129,7 @@ static void *thread_main(void *arg)
 	pthread_barrier_wait(&barrier);
 
 	if (!strcmp(name, "bs_garbage")) {
-		bs_rsp_spin(0xdeadbeefdeadbee8ul);
+		bs_rsp_spin(GARBAGE_RSP);
 	} else if (!strcmp(name, "bs_unmapped")) {
 		unsigned long a = unmapped_hole();
 
@@ -149,7 +155,7 @@ static void *thread_main(void *arg)
 		cyc[3] = (unsigned long)bs_rbp_loop + 1;
 		bs_rbp_spin((unsigned long)&cyc[0]);
 	} else if (!strcmp(name, "bs_nocfi")) {
-		bs_nocfi_spin(0xdeadbeefdeadbee8ul);
+		bs_nocfi_spin(GARBAGE_RSP);
 	} else if (!strcmp(name, "bs_fpcycle")) {
 		buf = aligned_alloc(64, 64 * sizeof(*buf));
 		memset(buf, 0, 64 * sizeof(*buf));
