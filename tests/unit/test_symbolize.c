@@ -28,6 +28,7 @@
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/perfmap.h"
 #include "user/symbolize/sym_cache.h"
+#include "user/symbolize/sym_table.h"
 
 static char tmpdir[64];
 
@@ -900,6 +901,67 @@ static void test_plt_names(void)
 	sym_cache_free(c);
 }
 
+/*
+ * A sorted run followed by symbols out of order (kallsyms, then the BPF
+ * programs' names): the table sorts the tail and merges it; the result must
+ * be what a whole sort gives, ties and same-start duplicates included.
+ */
+static int ref_range_cmp(const void *pa, const void *pb)
+{
+	const struct sym_range *x = pa, *y = pb;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static void test_sorted_tail(void)
+{
+	static const size_t prefix[] = {0, 1, 1000, 5000};
+	static const size_t tails[] = {1, 7, 300, 5000};
+	unsigned int seed = 12345;
+	size_t pi, ti, i;
+
+	for (pi = 0; pi < sizeof(prefix) / sizeof(prefix[0]); pi++) {
+		for (ti = 0; ti < sizeof(tails) / sizeof(tails[0]); ti++) {
+			struct sym_table a = {0}, b = {0};
+			size_t n = prefix[pi] + tails[ti];
+			bool same = true;
+
+			for (i = 0; i < n; i++) {
+				/* the prefix ascends; the tail lands anywhere, often on a start */
+				uint64_t st =
+				    i < prefix[pi]
+					? 0x1000 + 16 * i
+					: 0x1000 + 8 * (uint64_t)(rand_r(&seed) % (2 * n));
+				uint64_t len = 1 + (uint64_t)(rand_r(&seed) % 64);
+				uint32_t rank = (uint32_t)(rand_r(&seed) % 3), name = (uint32_t)i;
+
+				sym_table_add(&a, st, st + len, name, rank);
+				sym_table_add(&b, st, st + len, name, rank);
+			}
+			sym_table_finish(&a);
+			/* the reference: the whole table sorted here, in the order sym_table.h
+			 * names */
+			qsort(b.r, b.n, sizeof(*b.r), ref_range_cmp);
+			sym_table_finish(&b);
+			same = a.n == b.n;
+			for (i = 0; same && i < a.n; i++)
+				same = !memcmp(&a.r[i], &b.r[i], sizeof(a.r[i]));
+			CHECK(
+			    same,
+			    "%zu sorted + %zu unsorted: %zu ranges, want %zu as a whole sort gives",
+			    prefix[pi], tails[ti], a.n, b.n);
+			sym_table_release(&a);
+			sym_table_release(&b);
+		}
+	}
+}
+
 static void test_format(void)
 {
 	char buf[128];
@@ -929,6 +991,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_separate_debug);
 	RUN_TEST(test_cxx);
 	RUN_TEST(test_kallsyms);
+	RUN_TEST(test_sorted_tail);
 	RUN_TEST(test_perfmap);
 	RUN_TEST(test_system_libs);
 	RUN_TEST(test_plt_names);
