@@ -30,6 +30,7 @@ struct edge_counts {
 	uint64_t execve_kernel;	   /* kernel stack inside load_elf_binary */
 	uint64_t execve_other;	   /* ... with a reason other than in-execve or complete */
 	uint64_t unreadable;	   /* unreadable-memory or no-mapping */
+	uint64_t cow_window;	   /* unreadable while a copy-on-write fault swaps a page */
 	char first_bad[512];
 };
 
@@ -53,7 +54,8 @@ static int count_edges(const char *path, struct edge_counts *c)
 		char *sp = strrchr(line, ' '), *f, *fs = NULL, copy[512];
 		const char *reason = NULL;
 		int nuser = 0;
-		bool in_exec_kernel = false, do_exit = false, leaf_exit = false;
+		bool in_exec_kernel = false, do_exit = false, leaf_exit = false,
+		     pte_cleared = false;
 		uint64_t n;
 
 		if (!sp || strncmp(line, PROG ";", strlen(PROG) + 1))
@@ -76,6 +78,7 @@ static int count_edges(const char *path, struct edge_counts *c)
 				 */
 				in_exec_kernel |= !strcmp(f, "load_elf_binary_[k]");
 				do_exit |= !strcmp(f, "do_exit_[k]");
+				pte_cleared |= !strcmp(f, "ptep_clear_flush_[k]");
 			} else {
 				nuser++;
 				leaf_exit = !strcmp(f, "_exit");
@@ -93,7 +96,17 @@ static int count_edges(const char *path, struct edge_counts *c)
 		}
 		if (reason && !strcmp(reason, "in-execve]"))
 			c->in_execve += n;
-		if (reason && (!strcmp(reason, "unreadable-memory]") || !strcmp(reason, "no-mapping]"))) {
+		/*
+		 * A copy-on-write fault (the parent writing after a fork) clears the
+		 * old page's entry and flushes the TLB before the copy is mapped: a
+		 * sample in that window cannot read the stack page being copied.  The
+		 * flush's IPIs are slow on a paravirtualised guest (PVM), which made
+		 * the window big enough to be sampled now and then.
+		 */
+		if (reason && !strcmp(reason, "unreadable-memory]") && pte_cleared)
+			c->cow_window += n;
+		else if (reason && (!strcmp(reason, "unreadable-memory]") ||
+				    !strcmp(reason, "no-mapping]"))) {
 			c->unreadable += n;
 			note_bad(c, copy);
 		}
@@ -131,8 +144,9 @@ static void test_exit(void)
 	tpath(path, sizeof(path), "exit");
 	CHECK(count_edges(path, &c) == 0, "cannot read %s", path);
 	printf("exit: %" PRIu64 " samples of " PROG ", %" PRIu64 " complete, %" PRIu64
-	       " exiting (%" PRIu64 " with _exit under do_exit), %" PRIu64 " unreadable/no-mapping\n",
-	       c.samples, c.complete, c.exiting, c.exiting_ok, c.unreadable);
+	       " exiting (%" PRIu64 " with _exit under do_exit), %" PRIu64
+	       " unreadable/no-mapping, %" PRIu64 " inside a copy-on-write page swap\n",
+	       c.samples, c.complete, c.exiting, c.exiting_ok, c.unreadable, c.cow_window);
 	/* six 256 MiB address spaces freed: tens of ms each at 999 Hz */
 	CHECK(c.exiting >= 20,
 	      "only %" PRIu64 " samples in do_exit after exit_mm (the exit's CPU time is lost)",
@@ -141,6 +155,9 @@ static void test_exit(void)
 	      c.first_bad);
 	CHECK(c.unreadable == 0, "%" PRIu64 " samples unreadable or in no mapping: %s",
 	      c.unreadable, c.first_bad);
+	CHECK(c.cow_window * 200 <= c.samples,
+	      "%" PRIu64 " of %" PRIu64 " samples unreadable inside a copy-on-write fault",
+	      c.cow_window, c.samples);
 	/* (the lazy-binding trampoline, CFA in rbx, is issue 14's) */
 	CHECK((c.complete + c.exiting) * 100 >= c.samples * 99, "other incomplete samples: %" PRIu64,
 	      c.samples - c.complete - c.exiting);
