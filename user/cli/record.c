@@ -22,6 +22,7 @@
 
 #include "user/profile/aggregate.h"
 #include "user/track/cgroups.h"
+#include "common/heap.h"
 #include "common/parse.h"
 #include "user/cli/commands.h"
 #include "user/cli/output_opts.h"
@@ -197,6 +198,7 @@ int cmd_record(int argc, char **argv)
 	bool tty = isatty(STDERR_FILENO);
 	int err;
 
+	heap_prefer_huge_pages(HEAP_RESERVE);
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		return 2;
 	args.so.debuginfod = args.sym.debuginfod;

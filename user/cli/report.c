@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/heap.h"
 #include "user/profile/aggregate.h"
 #include "user/track/cgroups.h"
 #include "user/cli/commands.h"
@@ -84,6 +85,7 @@ int cmd_report(int argc, char **argv)
 	uint64_t bad = 0;
 	int ret = 1;
 
+	heap_prefer_huge_pages(HEAP_RESERVE);
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
 	if (args.out.path && args.out.format == OUT_UNKNOWN)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "user/track/cgroups.h"
+#include "common/heap.h"
 #include "common/parse.h"
 #include "common/vec.h"
 #include "user/cli/commands.h"
@@ -238,6 +239,7 @@ int cmd_top(int argc, char **argv)
 	size_t i;
 	int err;
 
+	heap_prefer_huge_pages(HEAP_RESERVE);
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
 	/* names of stripped objects appear in the view as their debug files arrive */
