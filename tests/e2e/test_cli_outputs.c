@@ -19,7 +19,9 @@
  * programs are OUT/progs/P).
  */
 #include <ctype.h>
+#include <elf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1244,18 +1247,107 @@ static void test_inherit(const char *chain)
 }
 
 /*
- * Most of vdso_spin's samples are in the vDSO: named __vdso_clock_gettime
- * live, and the same from the saved recording (report reads this kernel's
- * vDSO when the build-id matches; the recorded process's copy is gone).
+ * The names cfiprof may give a pc of this kernel's vDSO, read from our own
+ * copy (vdso_spin runs on the same kernel): its .dynsym functions, and
+ * [vdso]+0xSTART for each FDE (from .eh_frame_hdr's table) whose start no
+ * symbol covers, as "grouped by function" names them.
+ */
+struct vdso_names {
+	char name[64][64];
+	size_t n, unnamed;
+};
+
+static bool vdso_names_has(const struct vdso_names *vn, const char *name, size_t len)
+{
+	for (size_t i = 0; i < vn->n; i++)
+		if (strlen(vn->name[i]) == len && !strncmp(vn->name[i], name, len))
+			return true;
+	return false;
+}
+
+static void vdso_names_add(struct vdso_names *vn, const char *name)
+{
+	if (vn->n < sizeof(vn->name) / sizeof(vn->name[0]) &&
+	    !vdso_names_has(vn, name, strlen(name)))
+		snprintf(vn->name[vn->n++], sizeof(vn->name[0]), "%s", name);
+}
+
+static bool vdso_names_read(struct vdso_names *vn)
+{
+	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR), *h;
+	const Elf64_Shdr *sh, *dynsym = NULL, *hdr = NULL;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+	const Elf64_Sym *sym;
+	const char *shstr, *str;
+	size_t nsym, i, j;
+	uint32_t count;
+
+	memset(vn, 0, sizeof(*vn));
+	if (!base || !eh->e_shoff || eh->e_shstrndx >= eh->e_shnum)
+		return false;
+	sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+	shstr = (const char *)base + sh[eh->e_shstrndx].sh_offset;
+	for (i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type == SHT_DYNSYM)
+			dynsym = &sh[i];
+		else if (!strcmp(shstr + sh[i].sh_name, ".eh_frame_hdr"))
+			hdr = &sh[i];
+	}
+	if (!dynsym || !hdr || dynsym->sh_link >= eh->e_shnum)
+		return false;
+	sym = (const Elf64_Sym *)(base + dynsym->sh_offset);
+	nsym = dynsym->sh_size / sizeof(*sym);
+	str = (const char *)base + sh[dynsym->sh_link].sh_offset;
+	for (i = 0; i < nsym; i++)
+		if (ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC)
+			vdso_names_add(vn, str + sym[i].st_name);
+	/* version 1, eh_frame_ptr pcrel|sdata4, fde_count udata4, table datarel|sdata4 */
+	h = base + hdr->sh_offset;
+	if (h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
+		return false;
+	memcpy(&count, h + 8, sizeof(count));
+	for (i = 0; i < count; i++) {
+		int32_t loc;
+		uint64_t start;
+		bool covered = false;
+		char name[64];
+
+		memcpy(&loc, h + 12 + 8 * i, sizeof(loc));
+		start = hdr->sh_addr + (int64_t)loc;
+		for (j = 0; j < nsym; j++)
+			covered |= ELF64_ST_TYPE(sym[j].st_info) == STT_FUNC &&
+				   start >= sym[j].st_value &&
+				   start < sym[j].st_value + sym[j].st_size;
+		if (covered)
+			continue;
+		snprintf(name, sizeof(name), "[vdso]+0x%" PRIx64, start);
+		vdso_names_add(vn, name);
+		vn->unnamed++;
+	}
+	return true;
+}
+
+/*
+ * Most of vdso_spin's samples have their user leaf in the vDSO, each vDSO
+ * frame named by this kernel's vDSO (the entry __vdso_clock_gettime, then
+ * what it calls), live and the same from the saved recording (report reads
+ * this kernel's vDSO when the build-id matches; the recorded process's copy
+ * is gone).  Which vDSO code runs depends on the clocksource: with tsc the
+ * clock is read inside __vdso_clock_gettime, with kvm-clock in vread_pvclock,
+ * a function of its own that has an FDE but no symbol ([vdso]+0xSTART).
  */
 static void test_vdso(void)
 {
-	char prog[PATHBUF], path[PATHBUF], *live_text, *rep_text;
+	char prog[PATHBUF], path[PATHBUF], *live_text, *rep_text, bad[256] = "";
+	static const char entry[] = ";vs_loop;clock_gettime;";
+	unsigned long in_vdso = 0, in_unnamed = 0, misnamed = 0;
 	struct stack_map live = {0}, rep = {0};
+	struct vdso_names vn;
 	struct lines ll, rl;
-	unsigned long in_vdso = 0;
 	size_t i;
 
+	CHECK(vdso_names_read(&vn) && vdso_names_has(&vn, "__vdso_clock_gettime", 20),
+	      "cannot read this process's vDSO (its .dynsym and .eh_frame_hdr)");
 	snprintf(prog, sizeof(prog), "%s/vdso_spin", progs_dir);
 	if (!record("vdso.folded", "vdso.rec", prog, "1") ||
 	    !report("vdso.rec", "folded", "vdso.report.folded"))
@@ -1265,16 +1357,54 @@ static void test_vdso(void)
 	ll = split_lines(live_text, false);
 	rl = split_lines(rep_text, false);
 	for (i = 0; i < ll.n; i++) {
+		const char *f, *end, *vdso_leaf = NULL;
+		unsigned long count;
+		bool ok = true;
 		size_t len;
+		int depth;
 
-		if (strstr(ll.v[i], ";__vdso_clock_gettime "))
-			in_vdso += folded_count(ll.v[i], &len);
+		count = folded_count(ll.v[i], &len);
+		f = strstr(ll.v[i], entry);
+		if (!f || f >= ll.v[i] + len)
+			continue;
+		/* libc's clock_gettime calls into the vDSO or the kernel, nothing else */
+		f += strlen(entry);
+		for (depth = 0; f < ll.v[i] + len; depth++, f = end + 1) {
+			size_t flen;
+
+			end = memchr(f, ';', (size_t)(ll.v[i] + len - f));
+			if (!end)
+				end = ll.v[i] + len;
+			flen = (size_t)(end - f);
+			if (flen > 4 && !strncmp(end - 4, "_[k]", 4))
+				break;
+			if (depth == 0 ? flen != 20 || strncmp(f, "__vdso_clock_gettime", 20)
+				       : !vdso_names_has(&vn, f, flen))
+				ok = false;
+			vdso_leaf = f;
+		}
+		if (!ok) {
+			misnamed += count;
+			if (!bad[0])
+				snprintf(bad, sizeof(bad), "%.*s", (int)len, ll.v[i]);
+		} else if (vdso_leaf) {
+			in_vdso += count;
+			if (!strncmp(vdso_leaf, "[vdso]+0x", 9))
+				in_unnamed += count;
+		}
 	}
 	map_from_folded(&live, &ll);
 	map_from_folded(&rep, &rl);
-	printf("vdso: %lu of %lu samples in __vdso_clock_gettime\n", in_vdso, folded_total(&ll));
-	CHECK(in_vdso * 2 >= folded_total(&ll), "vdso: %lu of %lu samples named __vdso_clock_gettime",
-	      in_vdso, folded_total(&ll));
+	printf("vdso: %lu of %lu samples with their user leaf in the vDSO, %lu in its functions "
+	       "without a symbol (%zu of them: %s); %lu misnamed\n",
+	       in_vdso, folded_total(&ll), in_unnamed, vn.unnamed,
+	       vn.unnamed ? vn.name[vn.n - vn.unnamed] : "none", misnamed);
+	CHECK(misnamed == 0,
+	      "vdso: %lu samples with a vDSO frame not named as this vDSO's, e.g. %s", misnamed,
+	      bad);
+	CHECK(in_vdso * 2 >= folded_total(&ll),
+	      "vdso: %lu of %lu samples with their user leaf in the vDSO", in_vdso,
+	      folded_total(&ll));
 	CHECK(live.n > 0 && maps_equal(&live, &rep, "live", "report"),
 	      "vdso: report names the vDSO frames differently from the live output");
 	map_free(&live);

@@ -4,8 +4,8 @@
  * debug information): known programs (tests/progs/python/) recorded with
  * cfiprof record -- python3.11 PROG.  In each, the exact Python chains appear
  * (the Python frames of a stack, root first, ignoring native ones), >= 95%
- * of the process's samples have Python frames, and every group of Python
- * frames sits right above a _PyEval_EvalFrameDefault frame.  Also: a
+ * of the process's samples in Python code have Python frames, and every
+ * group of Python frames sits right above a _PyEval_EvalFrameDefault frame.  Also: a
  * process in its own PID and mount namespaces (its interpreter visible only
  * there), pprof's file:line, an interpreter of an unsupported version
  * (plain native stacks, counted), a --save recording's report (the same
@@ -34,6 +34,15 @@ struct py_run {
 	char folded[PATH_MAX];
 	char *log;
 	uint64_t samples, with_python;
+	/*
+	 * Samples in Python code: with Python frames, or a native stack passing
+	 * the evaluation loop.  In 3.11 a thread's frame chain is empty unless a
+	 * _PyEval_EvalFrameDefault runs (it sets cframe->current_frame on entry,
+	 * restores it on return): the interpreter's start before importlib's
+	 * first frame, compiling the script, finalization have none to show.
+	 */
+	uint64_t in_python;
+	char missing_example[1024]; /* a sample in Python code without Python frames */
 	uint64_t misplaced; /* Python groups not right above _PyEval_EvalFrameDefault */
 	char misplaced_example[1024];
 };
@@ -55,13 +64,22 @@ static bool is_python_frame(const char *f, size_t len)
 	return i < len - 2 && f[i] == ':' && memmem(f, len, " (", 2);
 }
 
-/* The Python frames of one folded line, root first, joined by ';' into out. */
-static void python_chain(const char *line, char *out, size_t len, bool *misplaced)
+static bool is_eval_loop(const char *f, size_t len)
+{
+	return len >= 24 && !strncmp(f, "_PyEval_EvalFrameDefault", 24);
+}
+
+/*
+ * The Python frames of one folded line, root first, joined by ';' into out;
+ * whether a native frame of the line is the evaluation loop in *in_eval.
+ */
+static void python_chain(const char *line, char *out, size_t len, bool *misplaced, bool *in_eval)
 {
 	const char *f = line, *end = line + strcspn(line, " "), *prev = NULL;
 	size_t n = 0, prev_len = 0;
 
 	*misplaced = false;
+	*in_eval = false;
 	out[0] = 0;
 	end = strrchr(line, ' ') ? strrchr(line, ' ') : end;
 	while (f < end) {
@@ -71,10 +89,12 @@ static void python_chain(const char *line, char *out, size_t len, bool *misplace
 		if (is_python_frame(f, flen)) {
 			/* the first of a group: its caller is the evaluation loop */
 			if (prev && !is_python_frame(prev, prev_len) &&
-			    !(prev_len >= 24 && !strncmp(prev, "_PyEval_EvalFrameDefault", 24)))
+			    !is_eval_loop(prev, prev_len))
 				*misplaced = true;
 			n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%.*s",
 					      n ? ";" : "", (int)flen, f);
+		} else if (is_eval_loop(f, flen)) {
+			*in_eval = true;
 		}
 		prev = f;
 		prev_len = flen;
@@ -82,11 +102,14 @@ static void python_chain(const char *line, char *out, size_t len, bool *misplace
 	}
 }
 
-/* Reads the folded output r->folded: the python3.11 samples, with Python frames, misplaced. */
+/*
+ * Reads the folded output r->folded: the python3.11 samples, in Python code,
+ * with Python frames, misplaced.
+ */
 static bool read_py_folded(const char *name, struct py_run *r)
 {
 	char line[16384], chain[8192];
-	bool misplaced;
+	bool misplaced, in_eval;
 	FILE *f = fopen(r->folded, "re");
 
 	if (!f) {
@@ -100,9 +123,13 @@ static bool read_py_folded(const char *name, struct py_run *r)
 		if (strncmp(line, "python3.11;", 11))
 			continue;
 		r->samples += n;
-		python_chain(line, chain, sizeof(chain), &misplaced);
+		python_chain(line, chain, sizeof(chain), &misplaced, &in_eval);
 		if (chain[0])
 			r->with_python += n;
+		if (chain[0] || in_eval)
+			r->in_python += n;
+		if (!chain[0] && in_eval && !r->missing_example[0])
+			snprintf(r->missing_example, sizeof(r->missing_example), "%.1000s", line);
 		if (misplaced && !strstr(line, "[incomplete")) {
 			if (!r->misplaced)
 				snprintf(r->misplaced_example, sizeof(r->misplaced_example),
@@ -111,9 +138,10 @@ static bool read_py_folded(const char *name, struct py_run *r)
 		}
 	}
 	fclose(f);
-	printf("  %s: %lu samples, %lu with Python frames (%.1f%%)\n", name,
-	       (unsigned long)r->samples, (unsigned long)r->with_python,
-	       r->samples ? 100.0 * (double)r->with_python / (double)r->samples : 0.0);
+	printf("  %s: %lu samples, %lu in Python code, %lu with Python frames (%.1f%%)\n", name,
+	       (unsigned long)r->samples, (unsigned long)r->in_python,
+	       (unsigned long)r->with_python,
+	       r->in_python ? 100.0 * (double)r->with_python / (double)r->in_python : 0.0);
 	return true;
 }
 
@@ -144,7 +172,7 @@ static uint64_t chain_count(const struct py_run *r, const char *want)
 {
 	char line[16384], chain[8192];
 	uint64_t total = 0;
-	bool misplaced;
+	bool misplaced, in_eval;
 	FILE *f = fopen(r->folded, "re");
 
 	while (f && fgets(line, sizeof(line), f)) {
@@ -153,7 +181,7 @@ static uint64_t chain_count(const struct py_run *r, const char *want)
 
 		if (strncmp(line, "python3.11;", 11))
 			continue;
-		python_chain(line, chain, sizeof(chain), &misplaced);
+		python_chain(line, chain, sizeof(chain), &misplaced, &in_eval);
 		while (ok && *w) {
 			size_t wl = strcspn(w, ";"), cl = strcspn(c, ";");
 
@@ -179,12 +207,20 @@ static void expect_chain(const struct py_run *r, const char *what, const char *w
 	CHECK(n >= 3, "%s: chain %s in %lu samples (want >= 3)", what, want, (unsigned long)n);
 }
 
-/* >= 95% of the samples show Python frames, each group above the evaluation loop. */
+/*
+ * Most samples are in Python code, >= 95% of those show Python frames, each
+ * group above the evaluation loop.  The interpreter's own start is not
+ * counted: 3-8% of a short run's samples on machines whose copy-on-write
+ * faults are slow (interning its static strings writes to its .data).
+ */
 static void judge(const char *name, const struct py_run *r)
 {
 	CHECK(r->samples >= 100, "%s: %lu samples", name, (unsigned long)r->samples);
-	CHECK(r->with_python * 100 >= r->samples * 95, "%s: %lu of %lu samples with Python frames",
-	      name, (unsigned long)r->with_python, (unsigned long)r->samples);
+	CHECK(r->in_python * 2 >= r->samples, "%s: %lu of %lu samples in Python code", name,
+	      (unsigned long)r->in_python, (unsigned long)r->samples);
+	CHECK(r->with_python * 100 >= r->in_python * 95,
+	      "%s: %lu of %lu samples in Python code with Python frames; one without: %s", name,
+	      (unsigned long)r->with_python, (unsigned long)r->in_python, r->missing_example);
 	CHECK(r->misplaced == 0, "%s: %lu samples with Python frames not above the eval loop: %s",
 	      name, (unsigned long)r->misplaced, r->misplaced_example);
 	/* ctypes.util.find_library runs a second python briefly: processes, not one */
@@ -654,22 +690,29 @@ static long number_before(const char *s, const char *key)
 }
 
 /*
- * record's own command, held at its entry until its tables are in: its
- * first samples come before the interpreter made its main thread's thread
- * state.  Searched for again as soon as there is one, not 50 ms later: the
- * samples of its only thread without a frame chain are those first few.
+ * record's own command: it starts at once, its first load queued at the
+ * exec finds the interpreter while ld.so still runs.  Its first samples
+ * come before the interpreter made its main thread's thread state (ld.so,
+ * the runtime's pre-initialization: 10-20 samples here, counted as threads
+ * without a frame chain), then its start runs native code only until
+ * importlib's first frame.  Searched for again as soon as the thread state
+ * is made, not 50 ms later: then every sample whose native stack passes the
+ * evaluation loop, importlib's bootstrap in the interpreter's start
+ * included, has its Python frames.
  */
 static void test_first_samples(void)
 {
 	char *cmd[] = {PYTHON, prog("early"), "0.3", "0.4", NULL};
 	struct py_run r;
-	long none;
 
 	if (!record_py_opts("first", "999", NULL, cmd, &r))
 		goto out;
-	none = number_before(r.log, " of threads without one");
-	CHECK(none >= 0 && none <= 10,
-	      "%ld samples of its only thread without a frame chain (want <= 10)", none);
+	printf("  first: %ld samples of threads without a frame chain\n",
+	       number_before(r.log, " of threads without one"));
+	CHECK(r.in_python - r.with_python <= 2,
+	      "%lu of %lu samples in Python code without Python frames (want <= 2); one: %s",
+	      (unsigned long)(r.in_python - r.with_python), (unsigned long)r.in_python,
+	      r.missing_example);
 	judge("first", &r);
 out:
 	free(r.log);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * main -> vs_loop calls clock_gettime without pause, so most samples land in
- * the vDSO (__vdso_clock_gettime): its frames must be named the same live
- * and from a saved recording (tests/e2e/test_cli_outputs.c).
+ * the vDSO (__vdso_clock_gettime, and with kvm-clock the symbol-less
+ * vread_pvclock it calls): its frames must be named the same live and from a
+ * saved recording (tests/e2e/test_cli_outputs.c).
  */
 #include <stdlib.h>
 #include <time.h>
