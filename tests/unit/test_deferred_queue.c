@@ -156,7 +156,8 @@ static void test_finished_once_mappings_read(void)
  * The load after the sample read the maps while its library was unmapped
  * (dlclose, then dlopen again): the walk ends at no mapping and is repeated
  * after a later load, not in the same one, and finishes once the library is
- * back.  A pc no load covers is handed on at no mapping after a few loads.
+ * back.  A pc no load covers is handed on at no mapping at the timeout,
+ * walked once.
  */
 static void test_no_mapping_walked_again(void)
 {
@@ -186,17 +187,21 @@ static void test_no_mapping_walked_again(void)
 	CHECK(e.n == 1 && e.complete == 1 && e.deferred == 1,
 	      "library back in the next load: %d handed on, %d complete", e.n, e.complete);
 
-	/* never covered: handed on at no mapping once the tries are spent, before the timeout */
+	/* never covered: walked once, handed on at no mapping at the timeout */
 	env.nr_maps = 0;
 	env.proc.loaded_ns = 200 * NS;
 	deferred_queue_add(&q, buf, record(buf, 200 * NS));
-	for (i = 0; i < 10 && e.n == 1; i++) {
+	for (i = 0; i < 10; i++) {
 		env.proc.generation++;
 		deferred_queue_run(&q, (201 + i) * NS, false);
 	}
-	CHECK(e.n == 2 && q.stats.by_reason[STOP_NO_MAPPING] == 1 && i < 10,
-	      "a pc no load covers: %d handed on, %lu at no mapping after %u loads", e.n,
-	      (unsigned long)q.stats.by_reason[STOP_NO_MAPPING], i);
+	CHECK(e.n == 1 && q.stats.waiting == 1 && q.stats.rewalked == 2,
+	      "a pc no load covers, 10 loads: %d handed on, %lu walks at no mapping", e.n,
+	      (unsigned long)q.stats.rewalked);
+	deferred_queue_run(&q, 1200 * NS, false);
+	CHECK(e.n == 2 && q.stats.by_reason[STOP_NO_MAPPING] == 1,
+	      "a pc no load covers, at the timeout: %d handed on, %lu at no mapping", e.n,
+	      (unsigned long)q.stats.by_reason[STOP_NO_MAPPING]);
 	CHECK(q.stats.waiting == 0, "%lu still waiting", (unsigned long)q.stats.waiting);
 
 	/*
@@ -218,6 +223,60 @@ static void test_no_mapping_walked_again(void)
 	CHECK(q.stats.waiting == 0 && q.stats.bytes == 0, "%lu still waiting, %lu bytes",
 	      (unsigned long)q.stats.waiting, (unsigned long)q.stats.bytes);
 	env.nr_maps = nr_maps;
+	deferred_queue_free(&q);
+	replay_env_free(&env);
+}
+
+static void count_reload(void *ctx, uint32_t pid, uint64_t now_ns)
+{
+	(void)now_ns;
+	CHECK(pid == PID, "load asked for pid %u", pid);
+	(*(int *)ctx)++;
+}
+
+/*
+ * A process mapping and unmapping its library in a loop asks for loads by
+ * its own changes, and they read the maps while the library is unmapped,
+ * many times over (lazybind: 4 in 40 ms, the sample handed on at no
+ * mapping).  The walk waits for a load that maps its pc, however many come
+ * first, asking for loads meanwhile; and is repeated only then.
+ */
+static void test_no_mapping_waits_for_its_pc(void)
+{
+	static struct replay_env env;
+	struct deferred_queue q;
+	struct emitted e;
+	int asked = 0;
+	size_t nr_maps;
+	uint32_t i;
+
+	setup(&q, &env, &e, 1 << 20);
+	deferred_queue_set_reload(&q, count_reload, &asked);
+	nr_maps = env.nr_maps;
+	env.nr_maps = 0;
+	env.proc_known = 1;
+	env.proc.loaded_ns = 100 * NS;
+	env.proc.generation = 5;
+	deferred_queue_add(&q, buf, record(buf, 100 * NS));
+	deferred_queue_run(&q, 101 * NS, false);
+	CHECK(e.n == 0 && asked == 1, "no mapping in the first load: %d handed on, %d loads asked",
+	      e.n, asked);
+	for (i = 0; i < 20; i++) {
+		env.proc.generation += 2;
+		deferred_queue_run(&q, (102 + i) * NS, false);
+	}
+	CHECK(e.n == 0 && q.stats.waiting == 1,
+	      "20 loads without its library: %d handed on (%lu at no mapping)", e.n,
+	      (unsigned long)q.stats.by_reason[STOP_NO_MAPPING]);
+	CHECK(q.stats.rewalked == 1, "%lu walks while its pc was in no mapping",
+	      (unsigned long)q.stats.rewalked);
+	CHECK(asked == 21, "%d loads asked for in 21 passes", asked);
+	env.nr_maps = nr_maps;
+	env.proc.generation += 2;
+	deferred_queue_run(&q, 130 * NS, false);
+	CHECK(e.n == 1 && e.complete == 1 && e.deferred == 1 && q.stats.waiting == 0,
+	      "library back: %d handed on, %d complete", e.n, e.complete);
+	CHECK(asked == 21, "%d loads asked for, one after it finished", asked);
 	deferred_queue_free(&q);
 	replay_env_free(&env);
 }
@@ -337,6 +396,7 @@ int main(int argc, char **argv)
 	harness_init(argc, argv);
 	RUN_TEST(test_finished_once_mappings_read);
 	RUN_TEST(test_no_mapping_walked_again);
+	RUN_TEST(test_no_mapping_waits_for_its_pc);
 	RUN_TEST(test_python_frames_follow);
 	RUN_TEST(test_gives_up_by_cause);
 	RUN_TEST(test_malformed);

@@ -291,6 +291,53 @@ static void test_waiting_process_first(void)
 	tracker_world_free(&w);
 }
 
+/*
+ * Loads asked for by deferred walks waiting at no mapping: one per process
+ * per RELOAD_FOR_WALKS_GAP_NS, none for a process not loaded, none while a
+ * load is queued (its own reads the maps anyway; others' go first), and
+ * RELOADS_FOR_WALKS_PER_SLOT per slot for all.
+ */
+static void test_reload_for_walk_bounded(void)
+{
+	const uint64_t t = 1000 * RELOAD_SLOT_NS, gap = RELOAD_FOR_WALKS_GAP_NS;
+	struct tracker_world w;
+	struct tracker_stats st;
+	struct proc_tracker *pt;
+
+	if (!world_open(&w, 1, NULL))
+		return;
+	pt = w.pt; /* the load thread is not started: the queue stays as set */
+	CHECK(proc_tracker_load_now(pt, self()) == 0, "load");
+	proc_tracker_reload_for_walk(pt, 1u << 30, t);
+	CHECK(pt->q_len == 0, "a load queued for an unknown pid");
+	proc_tracker_reload_for_walk(pt, self(), t);
+	CHECK(pt->q_len == 1 && pt->queue[pt->q_head].pid == self(), "%u loads queued", pt->q_len);
+	/* as if the load thread had taken it */
+	pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
+	pt->q_len = 0;
+	proc_tracker_reload_for_walk(pt, self(), t + gap - 1);
+	CHECK(pt->q_len == 0, "a second load within %" PRIu64 " ns", gap);
+	proc_tracker_request(pt, 1u << 30, WORK_LOAD, 0);
+	proc_tracker_reload_for_walk(pt, self(), t + gap);
+	CHECK(pt->q_len == 1, "asked ahead of another process's queued load");
+	pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
+	pt->q_len = 0;
+	proc_tracker_reload_for_walk(pt, self(), t + gap);
+	CHECK(pt->q_len == 1, "none after a gap, the queue empty");
+	pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
+	pt->q_len = 0;
+	/* all processes' share of the slot spent: none more until the next slot */
+	pt->reload_slot_used = RELOADS_FOR_WALKS_PER_SLOT;
+	proc_tracker_reload_for_walk(pt, self(), t + 3 * gap);
+	CHECK(pt->q_len == 0, "asked over the bound for all");
+	proc_tracker_reload_for_walk(pt, self(), t + RELOAD_SLOT_NS);
+	proc_tracker_stats(pt, &st);
+	CHECK(pt->q_len == 1 && st.reloads_for_walks == 3,
+	      "%u queued in the next slot, %" PRIu64 " asked in all", pt->q_len,
+	      st.reloads_for_walks);
+	tracker_world_free(&w);
+}
+
 /* Signals the first build's start, then lets it run. */
 static void note_start(void *ctx, const char *name, bool start)
 {
@@ -351,6 +398,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_fd_budget);
 	RUN_TEST(test_waited_for_first);
 	RUN_TEST(test_waiting_process_first);
+	RUN_TEST(test_reload_for_walk_bounded);
 	RUN_TEST(test_stop_cancels_build);
 	tmpdir_done(dir, false);
 	return HARNESS_DONE();

@@ -893,7 +893,7 @@ static void deferred_check(const char *name, const struct snapshot *s,
 	size = make_deferred(buf, s, stack_len, &part.st, part.pcs);
 	CHECK(deferred_parse(buf, size, &v), "%s: the deferred record does not parse", name);
 	replay_walk_maps(&w.env, &maps);
-	CHECK(deferred_walk(&maps, &v, MAX_FRAMES, fin, &fin_size) == DEFERRED_FINISHED,
+	CHECK(deferred_walk(&maps, &v, MAX_FRAMES, fin, &fin_size, NULL) == DEFERRED_FINISHED,
 	      "%s: the deferred walk did not finish", name);
 	CHECK(fin->nr_user == full->nr && fin->reason == full->st.reason &&
 		  !memcmp(fin->pcs, full->pcs, full->nr * sizeof(__u64)),
@@ -907,7 +907,7 @@ static void deferred_check(const char *name, const struct snapshot *s,
 	/* tables pending again (a reload in progress, a new generation): wait, do not finish */
 	m->flags |= CFI_MAPPING_PENDING;
 	w.env.proc.generation++;
-	CHECK(deferred_walk(&maps, &v, MAX_FRAMES, fin, &fin_size) == DEFERRED_WAIT,
+	CHECK(deferred_walk(&maps, &v, MAX_FRAMES, fin, &fin_size, NULL) == DEFERRED_WAIT,
 	      "%s: finished a walk whose tables are still pending", name);
 	m->flags &= ~CFI_MAPPING_PENDING;
 
@@ -915,7 +915,8 @@ static void deferred_check(const char *name, const struct snapshot *s,
 	if (!strcmp(name, "recurse")) {
 		size = make_deferred(buf, s, DEFER_CHUNK, &part.st, part.pcs);
 		CHECK(deferred_parse(buf, size, &v), "%s: the short record does not parse", name);
-		CHECK(deferred_walk(&maps, &v, MAX_FRAMES, fin, &fin_size) == DEFERRED_FINISHED &&
+		CHECK(deferred_walk(&maps, &v, MAX_FRAMES, fin, &fin_size, NULL) ==
+			      DEFERRED_FINISHED &&
 			  fin->reason == STOP_STACK_COPY && fin->nr_user < full->nr &&
 			  !memcmp(fin->pcs, full->pcs, fin->nr_user * sizeof(__u64)),
 		      "%s: a short copy gives reason %d with %u frames, want stack-copy-short and "

@@ -116,6 +116,14 @@ static void note_waiting(struct session *s, const void *data, size_t size)
 	python_names_note(s->python_names, v.rec, v.rec_size);
 }
 
+static void reload_for_walk(void *ctx, uint32_t pid, uint64_t now_ns)
+{
+	struct session *s = ctx;
+
+	if (s->pt)
+		proc_tracker_reload_for_walk(s->pt, pid, now_ns);
+}
+
 static int handle_record(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -469,6 +477,7 @@ int session_start(struct session *s, const struct session_opts *o)
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
+	deferred_queue_set_reload(&s->deferred, reload_for_walk, s);
 	s->deferred_ready = true;
 	err = table_store_init(&s->ts, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
 			       s->ld.rules_max, s->ld.pages_fd, s->ld.pages_max);

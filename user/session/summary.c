@@ -45,21 +45,23 @@ static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f
 	const struct deferred_stats *d = &s->deferred.stats;
 	struct tracker_stats tr;
 
+	proc_tracker_stats(s->pt, &tr);
 	fprintf(
 	    f,
 	    "cfiprof: deferred: %" PRIu64
 	    " samples waited for their tables with a stack copy (%.1f "
 	    "KiB each on average), %" PRIu64
 	    " finished in user space (slowest after %.0f ms, %" PRIu64
-	    " walks repeated after a later load); "
+	    " walks repeated after a later load mapped their pc, %" PRIu64
+	    " loads asked for them); "
 	    "kept tables-pending: %" PRIu64 " process gone, %" PRIu64 " tables not ready in time, "
 	    "%" PRIu64 " queue full, %" PRIu64 " over the copy budget, %" PRIu64
 	    " no ring-buffer room\n",
 	    c[CNT_DEFERRED],
 	    c[CNT_DEFERRED] ? (double)c[CNT_DEFER_BYTES] / 1024.0 / (double)c[CNT_DEFERRED] : 0.0,
-	    d->finished, (double)d->latency_ns_max / 1e6, d->rewalked, d->gave_up_gone,
-	    d->gave_up_timeout, d->gave_up_full, c[CNT_DEFER_BUDGET], c[CNT_DEFER_LOST]);
-	proc_tracker_stats(s->pt, &tr);
+	    d->finished, (double)d->latency_ns_max / 1e6, d->rewalked, tr.reloads_for_walks,
+	    d->gave_up_gone, d->gave_up_timeout, d->gave_up_full, c[CNT_DEFER_BUDGET],
+	    c[CNT_DEFER_LOST]);
 	fprintf(f,
 		"cfiprof: deferred: process snapshots: %" PRIu64 " taken, %" PRIu64
 		" loaded from (the process gone before its load), %" PRIu64

@@ -74,6 +74,7 @@ struct proc {
 	uint64_t exec_ns;	    /* bpf clock time of the exec event, 0 if not seen */
 	uint64_t first_complete_ns; /* first complete stack after exec */
 	uint64_t tables_loaded_ns; /* its mappings (and their tables) last loaded, after a change */
+	uint64_t reload_asked_ns;  /* bpf clock: the last load a deferred walk asked for */
 	uint64_t maps_read_ns;	   /* mono clock: when the mappings it has loaded were read */
 	/* replaced under both locks: readers hold the lock or a reference */
 	struct map_set *cur;		       /* NULL until loaded */
@@ -113,6 +114,7 @@ struct tracker_stats {
 	uint64_t tables_prebuilt;    /* tables a load built before swapping its mappings in */
 	uint64_t tables_built_parallel; /* ... of those, built while other workers built too */
 	uint64_t loads_hurried;		/* queued loads moved to the front: deferred samples wait */
+	uint64_t reloads_for_walks;	/* loads asked by deferred walks waiting at no mapping */
 	uint64_t snapshots_taken;	/* processes' mappings read early: their samples wait */
 	uint64_t snapshots_used;	/* ... loaded from: the process was gone at its load */
 	uint64_t snapshots_refused;	/* not taken: over their budget (count, time, fds) */
@@ -158,6 +160,13 @@ void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_wo
  * load moves to the front, and that object is built first.  Any thread.
  */
 void proc_tracker_note_waiting(struct proc_tracker *pt, uint32_t pid, uint64_t pc);
+/*
+ * A deferred walk of pid ended at a pc in none of its mappings as last read:
+ * they are read again, at most once per RELOAD_FOR_WALKS_GAP_NS per process
+ * and RELOADS_FOR_WALKS_PER_SLOT per RELOAD_SLOT_NS for all (now_ns: bpf
+ * clock), when no other process's load is queued.  Any thread.
+ */
+void proc_tracker_reload_for_walk(struct proc_tracker *pt, uint32_t pid, uint64_t now_ns);
 /*
  * Deferred samples of pid wait for mappings that changed at changed_ns (bpf
  * clock): unless the tracker read them since, its executable mappings and

@@ -101,6 +101,8 @@ struct proc_tracker {
 	uint64_t next_expire_ns; /* next check of idle tables past their ttl */
 	uint32_t loading_pid;	 /* never the one unloaded to make room for its own tables */
 	struct wait_hint hints[WAIT_HINTS]; /* lock: the newest first */
+	uint64_t reload_slot;		    /* lock: proc_tracker_reload_for_walk's bound for all */
+	uint32_t reload_slot_used;
 	/* lock: snapshots of processes whose samples wait, and their budget */
 	struct proc_snapshot *snaps;
 	/* files loads opened, held for processes gone before their maps were read */
@@ -116,6 +118,21 @@ struct proc_tracker {
 	uint64_t pair_steps;	 /* old and new mappings compared while pairing them */
 	uint64_t forget_lock_ns; /* how long the last proc_tracker_forget_exited held lock */
 };
+
+/*
+ * Loads for deferred walks that ended at no mapping (proc_tracker_reload_for_walk).
+ * A process mapping and unmapping libraries in a loop asks for loads by its
+ * own changes, so they read its maps in the middle of one (lazybind: most
+ * saw liblazy.so without liblazyext.so), and the kernel holds back its other
+ * requests (10 ms per process for its samples', 1 ms for its changes').  One
+ * load per 20 ms per process reads them at other moments, well within what
+ * that limit lets a process ask for; all processes together get 200 a
+ * second, a fifth of the kernel's global budget, and only while no other
+ * process's load waits.
+ */
+#define RELOAD_FOR_WALKS_GAP_NS	   (20ull * 1000 * 1000)
+#define RELOAD_SLOT_NS		   (100ull * 1000 * 1000)
+#define RELOADS_FOR_WALKS_PER_SLOT 20
 
 static inline bool is_live(const struct proc *p)
 {

@@ -61,6 +61,34 @@ void tracker_request_unqueued(struct proc_tracker *pt, uint32_t pid)
 	pthread_mutex_unlock(&pt->lock);
 }
 
+void proc_tracker_reload_for_walk(struct proc_tracker *pt, uint32_t pid, uint64_t now_ns)
+{
+	struct proc *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = tracker_find_locked(pt, pid);
+	if (!p || !is_live(p) || now_ns - p->reload_asked_ns < RELOAD_FOR_WALKS_GAP_NS)
+		goto out;
+	/*
+	 * A load of pid queued reads its maps anyway; others' go first: a swarm of
+	 * new processes would be gone before their loads.
+	 */
+	if (pt->q_len)
+		goto out;
+	if (pt->reload_slot != now_ns / RELOAD_SLOT_NS) {
+		pt->reload_slot = now_ns / RELOAD_SLOT_NS;
+		pt->reload_slot_used = 0;
+	}
+	if (pt->reload_slot_used >= RELOADS_FOR_WALKS_PER_SLOT)
+		goto out;
+	pt->reload_slot_used++;
+	p->reload_asked_ns = now_ns;
+	TRACKER_COUNT(pt, reloads_for_walks, 1);
+	enqueue_locked(pt, pid, WORK_LOAD, 0);
+out:
+	pthread_mutex_unlock(&pt->lock);
+}
+
 /* Queued items looked at for a waiting process's load: its first samples come early. */
 #define HURRY_SCAN 256
 

@@ -7,10 +7,13 @@
 #include "user/unwind/deferred_queue.h"
 
 /*
- * Loads a walk that ended at no mapping waits for: the library it was in may
- * have been unmapped when the load read the maps, and mapped again since
- * (dlopen / dlclose in a loop).  A pc no load will ever cover (JIT code)
- * costs at most this many walks.
+ * Walks of one sample that end at no mapping: the library it was in may have
+ * been unmapped when the load read the maps, and mapped again since (dlopen /
+ * dlclose in a loop).  A walk is repeated only once every pc where an earlier
+ * one stopped is mapped again, so each gets further than the last; the loads
+ * in between (asked for by the loop's own changes, so read in the middle of
+ * one) cost no walk.  A pc no load covers costs one walk, and waits until the
+ * timeout.
  */
 #define NO_MAPPING_TRIES 4
 
@@ -19,6 +22,7 @@ struct deferred_item {
 	size_t bytes;
 	uint32_t tried_gen; /* the generation its last walk ended at no mapping in */
 	uint32_t tries;
+	uint64_t missing[NO_MAPPING_TRIES]; /* where each of those walks found no mapping */
 	/* that walk, handed on if no later load comes (the process exits, time runs out) */
 	struct cfi_sample_record *walked;
 	size_t walked_size;
@@ -39,6 +43,12 @@ int deferred_queue_init(struct deferred_queue *q, const struct walk_maps *m, uin
 	q->emit_ctx = ctx;
 	q->out = malloc(DEFERRED_RECORD_MAX);
 	return q->out ? 0 : -ENOMEM;
+}
+
+void deferred_queue_set_reload(struct deferred_queue *q, deferred_reload_fn fn, void *ctx)
+{
+	q->reload = fn;
+	q->reload_ctx = ctx;
 }
 
 static void hand_on(struct deferred_queue *q, const struct cfi_sample_record *r, size_t size,
@@ -113,12 +123,28 @@ static bool mappings_read_after(struct deferred_queue *q, const struct deferred_
 	return *known && !(pv.flags & CFI_PROC_UPDATING) && pv.loaded_ns >= v->d->changed_ns;
 }
 
+/* Whether a load since the item's last walk maps every pc where its walks found no mapping. */
+static bool missing_mapped_now(struct deferred_queue *q, const struct deferred_item *it,
+			       uint32_t generation)
+{
+	struct cfi_mapping_val mv;
+	uint32_t i;
+
+	if (generation == it->tried_gen)
+		return false;
+	for (i = 0; i < it->tries; i++) {
+		if (!q->maps.ops->mapping(q->maps.ctx, it->v.rec->pid, it->missing[i], &mv))
+			return false;
+	}
+	return true;
+}
+
 /*
  * A walk that ended at no mapping is repeated against a later load, a few
  * times; meanwhile the item keeps that walk (in the queue's byte bound).
  */
 static bool wait_for_later_load(struct deferred_queue *q, struct deferred_item *it, size_t size,
-				bool expired)
+				uint64_t missing_pc, bool expired)
 {
 	struct cfi_sample_record *w;
 
@@ -133,7 +159,7 @@ static bool wait_for_later_load(struct deferred_queue *q, struct deferred_item *
 	it->bytes += size - it->walked_size;
 	it->walked = w;
 	it->walked_size = size;
-	it->tries++;
+	it->missing[it->tries++] = missing_pc;
 	it->tried_gen = q->out->generation;
 	q->stats.rewalked++;
 	return true;
@@ -155,25 +181,33 @@ static bool try_item(struct deferred_queue *q, struct deferred_item *it, uint64_
 	const struct cfi_sample_record *r = it->v.rec;
 	bool known, expired = final || now_ns - r->time_ns >= q->timeout_ns;
 	uint32_t generation;
+	__u64 missing_pc;
 	size_t size;
 
 	if (mappings_read_after(q, &it->v, &known, &generation) &&
-	    (expired || !it->tries || generation != it->tried_gen) &&
-	    deferred_walk(&q->maps, &it->v, q->max_frames, q->out, &size) == DEFERRED_FINISHED) {
-		if (wait_for_later_load(q, it, size, expired))
-			return false;
-		walk_done(q, q->out, size, r, now_ns);
-		return true;
-	}
-	/* its process gone (no later load will come), or out of time: the walk it had */
-	if (it->walked && (!known || expired)) {
+	    (expired || !it->tries || missing_mapped_now(q, it, generation)) &&
+	    deferred_walk(&q->maps, &it->v, q->max_frames, q->out, &size, &missing_pc) ==
+		DEFERRED_FINISHED) {
+		if (!wait_for_later_load(q, it, size, missing_pc, expired)) {
+			walk_done(q, q->out, size, r, now_ns);
+			return true;
+		}
+	} else if (it->walked && (!known || expired)) {
+		/* its process gone (no later load will come), or out of time: the walk it had */
 		walk_done(q, it->walked, it->walked_size, r, now_ns);
 		return true;
+	} else if (expired) {
+		give_up(q, &it->v, known ? &q->stats.gave_up_timeout : &q->stats.gave_up_gone);
+		return true;
 	}
-	if (!expired)
-		return false;
-	give_up(q, &it->v, known ? &q->stats.gave_up_timeout : &q->stats.gave_up_gone);
-	return true;
+	/*
+	 * The loads a process's own mapping changes ask for read its maps in the
+	 * middle of a change, and the kernel's per-process limit holds back the
+	 * rest: loads at other moments are asked for (the tracker bounds them).
+	 */
+	if (it->walked && q->reload)
+		q->reload(q->reload_ctx, r->pid, now_ns);
+	return false;
 }
 
 void deferred_queue_run(struct deferred_queue *q, uint64_t now_ns, bool final)

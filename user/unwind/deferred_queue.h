@@ -4,8 +4,9 @@
  * bytes) until the process's mappings have been read after they last changed
  * before the sample (its exec, the mmap of a library), then finished with
  * deferred_walk() and handed on as if the kernel had walked them.  A walk
- * that ends at no mapping is repeated after later loads, a few times: the
- * load may have read the maps while the library was briefly unmapped.
+ * that ends at no mapping is repeated after a later load maps the pc it
+ * stopped at (a few times, until the timeout), and meanwhile asks for loads:
+ * the load may have read the maps while the library was briefly unmapped.
  * Those that cannot be finished (the process is gone, its tables never
  * came, the queue is full) are handed on as the kernel left them,
  * tables-pending, and counted by cause.  Nothing is dropped.
@@ -25,7 +26,7 @@ struct deferred_stats {
 	uint64_t gave_up_timeout;	     /* mappings read, tables not ready in time */
 	uint64_t gave_up_full;		     /* queue over its byte bound */
 	uint64_t malformed;
-	uint64_t rewalked; /* walks that ended at no mapping, repeated after a later load */
+	uint64_t rewalked;	 /* walks at no mapping, repeated once a later load maps the pc */
 	uint64_t waiting, bytes; /* now */
 	uint64_t oldest_ns;	 /* when the oldest still waiting was taken, after a run (UINT64_MAX: none) */
 	uint64_t bytes_peak;
@@ -39,6 +40,8 @@ struct deferred_stats {
  */
 typedef void (*deferred_emit_fn)(void *ctx, const struct cfi_sample_record *r, size_t size,
 				 const struct cfi_sample_record *taken);
+/* A walk of pid waits for its maps to be read again (now_ns: bpf clock); the callee bounds it. */
+typedef void (*deferred_reload_fn)(void *ctx, uint32_t pid, uint64_t now_ns);
 
 struct deferred_item;
 
@@ -50,12 +53,16 @@ struct deferred_queue {
 	uint64_t timeout_ns;
 	deferred_emit_fn emit;
 	void *emit_ctx;
+	deferred_reload_fn reload; /* NULL: none asked for */
+	void *reload_ctx;
 	struct cfi_sample_record *out; /* DEFERRED_RECORD_MAX bytes */
 	struct deferred_stats stats;
 };
 
 int deferred_queue_init(struct deferred_queue *q, const struct walk_maps *m, uint32_t max_frames,
 			uint64_t max_bytes, uint64_t timeout_ns, deferred_emit_fn emit, void *ctx);
+/* Who reads a process's mappings again for a walk waiting at no mapping. */
+void deferred_queue_set_reload(struct deferred_queue *q, deferred_reload_fn fn, void *ctx);
 /* Frees; call deferred_queue_run(final) first to hand everything on. */
 void deferred_queue_free(struct deferred_queue *q);
 /* A RECORD_DEFERRED of size bytes from the ring buffer (copied). */

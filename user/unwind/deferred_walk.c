@@ -104,7 +104,7 @@ bool deferred_parse(const void *data, size_t size, struct deferred_view *v)
 
 enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct deferred_view *v,
 				    __u32 max_frames, struct cfi_sample_record *out,
-				    size_t *out_size)
+				    size_t *out_size, __u64 *missing_pc)
 {
 	const struct cfi_deferred_record *d = v->d;
 	const struct cfi_sample_record *r = v->rec;
@@ -156,6 +156,9 @@ enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct defe
 	/* a walk that needed more than the copy holds, not memory that was unreadable */
 	if (st.reason == STOP_UNREADABLE && env.past_copy && d->stack_len == d->stack_max)
 		st.reason = STOP_STACK_COPY;
+	/* the walker keeps the frame's pc; a return address was looked up a byte before it */
+	if (missing_pc)
+		*missing_pc = st.reason == STOP_NO_MAPPING ? st.missing_pc - st.ip_is_ra : 0;
 	out->reason = st.reason;
 	out->flags = st.flags | SAMPLE_DEFERRED;
 	out->nr_fp = st.nr_fp;

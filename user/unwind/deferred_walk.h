@@ -40,10 +40,11 @@ enum deferred_outcome {
  * into out (DEFERRED_RECORD_MAX bytes, 8-byte aligned): kernel pcs, the user
  * pcs the kernel walked, then the rest, then the Python frames the kernel
  * read.  The finished sample is flagged SAMPLE_DEFERRED and names its pcs
- * (and Python frames) with the process's current generation.
+ * (and Python frames) with the process's current generation.  missing_pc
+ * (NULL: not wanted): the address a walk ending at no mapping looked up, else 0.
  */
 enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct deferred_view *v,
 				    __u32 max_frames, struct cfi_sample_record *out,
-				    size_t *out_size);
+				    size_t *out_size, __u64 *missing_pc);
 
 #endif
