@@ -462,10 +462,14 @@ static void test_lazy_binding(void)
 	/*
 	 * liblazy.so is mapped afresh every round, so its keys are rewritten
 	 * under running walks: a walk that met them half-written waits for
-	 * them (deferred), it does not end at no-mapping.
+	 * them (deferred) until a load maps its pc, it does not end at
+	 * no-mapping.  One sample may: taken in the last round, whose dlclose
+	 * and exit came before any load read the maps with the library in them
+	 * (1 run of 11 here under a load average of 13-35).  No later read of
+	 * /proc can finish it; the kernel would have to send the pc's VMA.
 	 */
 	for (int i = 0; i < r.st.nr_reasons; i++)
-		CHECK(strcmp(r.st.reason_names[i], "no-mapping") != 0,
+		CHECK(strcmp(r.st.reason_names[i], "no-mapping") != 0 || r.st.reasons[i] <= 1,
 		      "lazy: %lu samples stopped at no-mapping", (unsigned long)r.st.reasons[i]);
 	scan_needle(r.folded, "lazybind", "_dl_runtime_resolve", exp, N(exp), &res);
 	printf("  lazy: %lu samples inside lazy binding, %lu complete, %lu rooted "
