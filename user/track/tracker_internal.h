@@ -228,6 +228,10 @@ int map_file_open(uint32_t pid, uint64_t start, uint64_t end);
 
 /* ---- snapshots.c: mappings read early, for processes gone before their load ---- */
 
+/* Per second: snapshots, and the consumer's CPU time spent taking them (refused ones too). */
+#define SNAPSHOTS_PER_SEC   64
+#define SNAPSHOT_NS_PER_SEC (20ull * 1000 * 1000)
+
 /* The load thread takes pid's snapshot off the list (before it reads /proc); NULL: none. */
 struct proc_snapshot *snapshot_take(struct proc_tracker *pt, uint32_t pid);
 /*
