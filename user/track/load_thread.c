@@ -242,12 +242,22 @@ static void add_job(struct proc_tracker *pt, struct proc_load *l, uint32_t i, ui
  * resolves the rest one by one, as it always did.  Before mark_updating:
  * samples taken meanwhile still walk with the old keys.
  */
+/*
+ * Past its time, or a discarding stop under way (nothing of the load will be
+ * used: the stop must not wait for the rest of its builds and names, which
+ * for a process mapping libLLVM are seconds on a loaded machine).
+ */
+static bool load_cut_short(struct proc_tracker *pt, const struct proc_load *l)
+{
+	return mono_ns() > l->deadline || builds_cancelled(pt);
+}
+
 static void prepare_tables(struct proc_tracker *pt, struct proc_load *l)
 {
 	uint32_t i, max_fds = fds_per_load();
 	struct stat st;
 
-	for (i = 0; pt->ts && i < l->nr && l->nr_fds < max_fds && mono_ns() <= l->deadline; i++) {
+	for (i = 0; pt->ts && i < l->nr && l->nr_fds < max_fds && !load_cut_short(pt, l); i++) {
 		if (l->reuse[i])
 			continue;
 		l->fds[i] = mapping_identify(pt, l->pid, &l->ents[i], &l->set->maps[i], &st,
@@ -320,7 +330,7 @@ static void resolve_new(struct proc_tracker *pt, struct proc_load *l, uint32_t i
 	bool named = i < l->nr_named;
 
 	/* past its time, a process's other mappings go by frame pointers, unnamed */
-	if (mono_ns() > l->deadline && (!named || (job && !job->done))) {
+	if (load_cut_short(pt, l) && (!named || (job && !job->done))) {
 		if (l->fds[i] >= 0) {
 			close(l->fds[i]);
 			l->nr_fds--;
@@ -402,7 +412,7 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 
 	for (i = 0; i < l->nr; i++) {
 		/* names count against the load's time too: thousands of files must not stall it */
-		if (l->fds[i] != -1 && mono_ns() > l->deadline) {
+		if (l->fds[i] != -1 && load_cut_short(pt, l)) {
 			if (l->fds[i] >= 0)
 				close(l->fds[i]);
 			l->fds[i] = -1;
@@ -420,7 +430,8 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 			l->fds[i] = -1;
 		}
 	}
-	if (l->over) {
+	/* a discarding stop cut it short: nothing of it is kept, nothing is over its time */
+	if (l->over && !builds_cancelled(pt)) {
 		TRACKER_COUNT(pt, over_load_time, l->over);
 		fprintf(stderr,
 			"cfiprof: pid %u: %u of its %u mappings without tables or names: its load "

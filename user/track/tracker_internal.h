@@ -117,6 +117,12 @@ struct proc_tracker {
 	uint64_t forget_lock_ns; /* how long the last proc_tracker_forget_exited held lock */
 };
 
+/* A discarding stop is under way: what a load has not built or read yet is not needed. */
+static inline bool builds_cancelled(struct proc_tracker *pt)
+{
+	return __atomic_load_n(&pt->cancel_builds, __ATOMIC_RELAXED) != 0;
+}
+
 static inline bool is_live(const struct proc *p)
 {
 	return p->loaded && !p->exited;
