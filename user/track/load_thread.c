@@ -37,6 +37,7 @@ struct proc_load {
 	const struct map_set *old; /* the current set (NULL: none): changes only under load_lock */
 	uint32_t nr_old;
 	uint32_t nr_kept;
+	uint32_t nr_names_due;	/* kept ones an earlier load left without names */
 	bool *kept;		/* per old mapping: carried over to the new set */
 	uint32_t *reuse;	/* per new mapping: index + 1 of the old one it keeps */
 	struct map_set *set;	/* the new set, one mapping per entry */
@@ -48,6 +49,7 @@ struct proc_load {
 	uint32_t *job_of;  /* per new mapping: index + 1 of the job building its object */
 	uint64_t deadline; /* LOAD_TIME_BUDGET_NS after the load began */
 	uint32_t over;	   /* mappings left unresolved or unnamed past it */
+	uint32_t done;	   /* tables resolved and objects named within it */
 	bool stat_read;	   /* stat holds what /proc/PID/stat says now */
 	/* the consumer's early read of the process: its files, or all of it when it is gone */
 	struct proc_snapshot *snap;
@@ -176,6 +178,8 @@ static struct proc *claim_entry(struct proc_tracker *pt, struct proc_load *l)
 /* Which mappings carry over: none after an exec, or when the old tables are gone. */
 static int pair_mappings(struct proc_tracker *pt, struct proc_load *l)
 {
+	uint32_t i;
+
 	l->kept = calloc(l->nr_old + 1, sizeof(*l->kept));
 	l->reuse = calloc(l->nr, sizeof(*l->reuse));
 	if (!l->kept || !l->reuse)
@@ -183,6 +187,8 @@ static int pair_mappings(struct proc_tracker *pt, struct proc_load *l)
 	if (!l->exec && l->p->tables_held && l->old)
 		l->nr_kept = mappings_pair(l->old->maps, l->nr_old, l->ents, l->nr, l->reuse,
 					   l->kept, &pt->pair_steps);
+	for (i = 0; l->nr_kept && i < l->nr; i++)
+		l->nr_names_due += l->reuse[i] && l->old->maps[l->reuse[i] - 1].names_cut;
 	return 0;
 }
 
@@ -336,10 +342,12 @@ static void resolve_new(struct proc_tracker *pt, struct proc_load *l, uint32_t i
 			l->nr_fds--;
 		}
 		mapping_init(&l->ents[i], &l->set->maps[i]);
+		l->set->maps[i].table_cut = true;
 		l->fds[i] = -1;
 		l->over++;
 		return;
 	}
+	l->done++;
 	if (named) {
 		/* opened and named up front (its fd counted), its table built if it lacked one */
 		if (l->fds[i] >= 0)
@@ -377,6 +385,11 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 		if (!l->reuse[i])
 			continue;
 		l->set->maps[i] = old[l->reuse[i] - 1];
+		/* its names, which an earlier load ran out of time for: read with the new ones */
+		if (l->set->maps[i].names_cut) {
+			l->set->maps[i].names_cut = false;
+			l->fds[i] = FD_REOPEN;
+		}
 		pid_keys += l->set->maps[i].nr_keys;
 		if (charged)
 			table_charge_keep(pt->ts, &charge, l->set->maps[i].obj);
@@ -416,6 +429,7 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 			if (l->fds[i] >= 0)
 				close(l->fds[i]);
 			l->fds[i] = -1;
+			l->set->maps[i].names_cut = true;
 			l->over++;
 			continue;
 		}
@@ -428,15 +442,28 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 					     l->fds[i]);
 			close(l->fds[i]);
 			l->fds[i] = -1;
+			l->done++;
 		}
 	}
 	/* a discarding stop cut it short: nothing of it is kept, nothing is over its time */
-	if (l->over && !builds_cancelled(pt)) {
-		TRACKER_COUNT(pt, over_load_time, l->over);
-		fprintf(stderr,
-			"cfiprof: pid %u: %u of its %u mappings without tables or names: its load "
-			"took over %.1f s (frame pointers used)\n",
-			l->pid, l->over, l->nr, LOAD_TIME_BUDGET_NS / 1e9);
+	if (!l->over || builds_cancelled(pt))
+		return;
+	TRACKER_COUNT(pt, over_load_time, l->over);
+	fprintf(stderr,
+		"cfiprof: pid %u: %u of its %u mappings without tables or names: its load took "
+		"over %.1f s (frame pointers used until a later load resolves them)\n",
+		l->pid, l->over, l->nr, LOAD_TIME_BUDGET_NS / 1e9);
+	/*
+	 * The cut ones wait for a load of their own, behind the work queued
+	 * meanwhile: unchanged mappings are not reloaded, so without it a
+	 * process mapping thousands of files would keep the last ones (its own
+	 * library, mapped above them all) unnamed for good on a slow machine.
+	 * Only after progress: a load that got nothing done in its time would
+	 * only take that time again.
+	 */
+	if (l->done && !l->from_snapshot) {
+		tracker_request_unqueued(pt, l->pid);
+		TRACKER_COUNT(pt, loads_resumed, 1);
 	}
 }
 
@@ -551,7 +578,7 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 		evict_for_new_proc(pt);
 	if (pair_mappings(pt, &l))
 		goto cleanup;
-	if (l.nr_kept == l.nr && l.nr == l.nr_old) {
+	if (l.nr_kept == l.nr && l.nr == l.nr_old && !l.nr_names_due) {
 		/* BPF learns the mappings were read again: a change before now is not pending */
 		l.pv.generation = l.p->generation;
 		publish_generation(pt, &l);
