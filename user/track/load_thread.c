@@ -327,6 +327,8 @@ static void log_over_quota(struct proc_tracker *pt, struct proc_load *l,
  * waiting.  Real processes take milliseconds; clang's cold libLLVM ~120 ms.
  */
 #define LOAD_TIME_BUDGET_NS (1500ull * 1000 * 1000)
+/* Loads in a row for what the ones before ran out of time for. */
+#define LOADS_RESUMED_MAX 3
 
 /* New mapping i gets its object; its fd stays open for its symbols while fds_per_load() allows. */
 static void resolve_new(struct proc_tracker *pt, struct proc_load *l, uint32_t i,
@@ -398,7 +400,13 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 		if (l->reuse[i])
 			continue;
 		resolve_new(pt, l, i, charged ? &charge : NULL, max_fds);
-		keys_refused += mapping_add_keys(pt, l->pid, &l->set->maps[i], &pid_keys);
+		/*
+		 * Discarded: the rest get no keys (nr_keys 0, as if refused).  A
+		 * process with 18,000 mappings is 18,000 map updates, seconds on
+		 * a loaded host, that the agent's stop would wait for.
+		 */
+		if (!builds_cancelled(pt))
+			keys_refused += mapping_add_keys(pt, l->pid, &l->set->maps[i], &pid_keys);
 	}
 	/* objects are released after the new ones are acquired: shared tables stay loaded */
 	for (j = 0; held && j < l->nr_old; j++) {
@@ -445,6 +453,8 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 			l->done++;
 		}
 	}
+	if (!l->over)
+		l->p->loads_resumed = 0;
 	/* a discarding stop cut it short: nothing of it is kept, nothing is over its time */
 	if (!l->over || builds_cancelled(pt))
 		return;
@@ -459,9 +469,12 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 	 * process mapping thousands of files would keep the last ones (its own
 	 * library, mapped above them all) unnamed for good on a slow machine.
 	 * Only after progress: a load that got nothing done in its time would
-	 * only take that time again.
+	 * only take that time again; and a few times in a row: a hostile
+	 * process (big objects over their quota, rebuilt each time) must not
+	 * take the load thread's time from the others load after load.
 	 */
-	if (l->done && !l->from_snapshot) {
+	if (l->done && !l->from_snapshot && l->p->loads_resumed < LOADS_RESUMED_MAX) {
+		l->p->loads_resumed++;
 		tracker_request_unqueued(pt, l->pid);
 		TRACKER_COUNT(pt, loads_resumed, 1);
 	}

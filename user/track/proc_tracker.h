@@ -71,6 +71,7 @@ struct proc {
 	bool evicted;		    /* unloaded to respect a cap: loaded again when it is sampled */
 	bool quota_logged;	    /* its first refusal by a per-process quota was logged */
 	bool tables_held;	    /* the objects of cur are held, its keys in BPF (load_lock) */
+	uint8_t loads_resumed;	    /* loads resumed in a row (load_lock) */
 	uint64_t start_time;	    /* from /proc/PID/stat: a reused pid is another process */
 	uint64_t last_sample_ns;    /* newest sample (bpf clock): the eviction order */
 	uint64_t exec_ns;	    /* bpf clock time of the exec event, 0 if not seen */
