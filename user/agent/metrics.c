@@ -325,6 +325,8 @@ static void render_source_lines(struct sym_cache *syms, FILE *f)
 		st.refused[SRC_REFUSED_CU]);
 	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"files\"} %" PRIu64 "\n",
 		st.refused[SRC_REFUSED_FILES]);
+	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"opening\"} %" PRIu64 "\n",
+		st.refused[SRC_REFUSED_OPENING]);
 	metric(f, "cfiprof_source_lines_seconds_total", "counter",
 	       "Time spent opening DWARF and looking up lines.", (double)st.ns / 1e9);
 	metric(f, "cfiprof_source_lines_open_bytes", "gauge",
