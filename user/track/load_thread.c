@@ -464,19 +464,30 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 		"over %.1f s (frame pointers used until a later load resolves them)\n",
 		l->pid, l->over, l->nr, LOAD_TIME_BUDGET_NS / 1e9);
 	/*
-	 * The cut ones wait for a load of their own, behind the work queued
-	 * meanwhile: unchanged mappings are not reloaded, so without it a
-	 * process mapping thousands of files would keep the last ones (its own
-	 * library, mapped above them all) unnamed for good on a slow machine.
-	 * Only after progress: a load that got nothing done in its time would
-	 * only take that time again; and a few times in a row: a hostile
-	 * process (big objects over their quota, rebuilt each time) must not
-	 * take the load thread's time from the others load after load.
+	 * The cut ones get a load of their own once no other work is queued:
+	 * unchanged mappings are not reloaded, so without it a process mapping
+	 * thousands of files would keep the last ones (its own library, mapped
+	 * above them all) unnamed for good on a slow machine.  Only after
+	 * progress (a load that got nothing done in its time would only take
+	 * that time again), a few times in a row, and never before another
+	 * process's work: a hostile process must not take the load thread's
+	 * time from the others load after load.
 	 */
 	if (l->done && !l->from_snapshot && l->p->loads_resumed < LOADS_RESUMED_MAX) {
-		l->p->loads_resumed++;
-		tracker_request_unqueued(pt, l->pid);
-		TRACKER_COUNT(pt, loads_resumed, 1);
+		bool held = false;
+
+		pthread_mutex_lock(&pt->lock);
+		for (uint32_t k = 0; k < pt->nr_resumes && !held; k++)
+			held = pt->resume_pids[k] == l->pid;
+		if (!held && pt->nr_resumes < RESUMES_HELD) {
+			pt->resume_pids[pt->nr_resumes++] = l->pid;
+			held = true;
+		}
+		pthread_mutex_unlock(&pt->lock);
+		if (held) {
+			l->p->loads_resumed++;
+			TRACKER_COUNT(pt, loads_resumed, 1);
+		}
 	}
 }
 
@@ -644,6 +655,15 @@ static void *load_thread_main(void *arg)
 		bool timed_out = false;
 
 		while (!pt->q_len && !pt->stopping && !timed_out) {
+			/* nothing else to do: a load cut short earlier goes on */
+			if (pt->nr_resumes && !pt->draining) {
+				pt->queue[pt->q_head] = (struct work_item){
+				    .pid = pt->resume_pids[0], .kind = WORK_LOAD, .yielded = 1};
+				pt->q_len = 1;
+				memmove(pt->resume_pids, pt->resume_pids + 1,
+					--pt->nr_resumes * sizeof(pt->resume_pids[0]));
+				break;
+			}
 			if (!pt->nr_unload_due) {
 				pthread_cond_wait(&pt->work_cond, &pt->lock);
 			} else {
@@ -716,8 +736,10 @@ int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid)
 void proc_tracker_drain(struct proc_tracker *pt)
 {
 	pthread_mutex_lock(&pt->lock);
+	pt->draining++;
 	while (pt->started && (pt->q_len || pt->busy))
 		pthread_cond_wait(&pt->idle_cond, &pt->lock);
+	pt->draining--;
 	pthread_mutex_unlock(&pt->lock);
 }
 
@@ -727,9 +749,11 @@ bool proc_tracker_drain_for(struct proc_tracker *pt, double timeout)
 	bool idle;
 
 	pthread_mutex_lock(&pt->lock);
+	pt->draining++;
 	while (pt->started && (pt->q_len || pt->busy) &&
 	       pthread_cond_timedwait(&pt->idle_cond, &pt->lock, &until) != ETIMEDOUT)
 		;
+	pt->draining--;
 	idle = !pt->started || (!pt->q_len && !pt->busy);
 	pthread_mutex_unlock(&pt->lock);
 	return idle;

@@ -35,6 +35,9 @@
 #define QUEUE_CAP  65536
 #define NR_BUCKETS 4096
 
+/* Processes waiting for a load of what their last one ran out of time for. */
+#define RESUMES_HELD 16
+
 struct work_item {
 	uint32_t pid;
 	uint16_t kind;	  /* enum tracker_work */
@@ -101,6 +104,10 @@ struct proc_tracker {
 	uint64_t next_expire_ns; /* next check of idle tables past their ttl */
 	uint32_t loading_pid;	 /* never the one unloaded to make room for its own tables */
 	struct wait_hint hints[WAIT_HINTS]; /* lock: the newest first */
+	/* lock: processes whose last load ran out of time, loaded again when the queue is empty */
+	uint32_t resume_pids[RESUMES_HELD];
+	uint32_t nr_resumes;
+	uint32_t draining; /* lock: callers waiting for the queue to empty: no resumes then */
 	/* lock: snapshots of processes whose samples wait, and their budget */
 	struct proc_snapshot *snaps;
 	/* files loads opened, held for processes gone before their maps were read */
