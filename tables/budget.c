@@ -39,13 +39,18 @@ int budget_exceeded(struct diag_ctx *diag, const char *section, uint64_t offset,
 
 int budget_tick(struct build_budget *b, struct diag_ctx *diag)
 {
-	if (++b->ticks % TICKS_PER_CLOCK_READ)
-		return 0;
-	/* a stopping profiler must not wait out a big build */
+	/*
+	 * A stopping profiler must not wait out a big build.  The flag is read
+	 * every tick: 4096 ticks of a big object are tens of ms, and under a
+	 * sanitizer or on a loaded machine hundreds, for every build still to
+	 * come (the first tick is the build's first check).
+	 */
 	if (b->cancel && __atomic_load_n(b->cancel, __ATOMIC_RELAXED)) {
 		diag_add(diag, "ELF", 0, "over the build budget: cancelled (stopping)");
 		return CFI_ERR_BUDGET;
 	}
+	if (++b->ticks % TICKS_PER_CLOCK_READ)
+		return 0;
 	if (mono_ns() <= b->deadline_ns)
 		return 0;
 	return budget_exceeded(diag, "ELF", 0, "ms of build time", b->max_ns / 1000000);

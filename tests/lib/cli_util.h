@@ -294,12 +294,17 @@ static inline bool frame_is(const char *actual, const char *expected)
 	       (!strncmp(actual, expected, n) && !strcmp(actual + n, ".cold"));
 }
 
-/* What a spinning leaf itself may call: spin_done -> clock_gettime (libc, vDSO). */
+/*
+ * What a spinning leaf itself may call: spin_done -> clock_gettime (libc,
+ * vDSO).  spin_now is inlined: with source lines it is "spin_now (inline)".
+ */
 static inline bool leaf_callee_ok(const char *name, int depth_below_leaf)
 {
+	bool spin_now = !strcmp(name, "spin_now") || !strcmp(name, "spin_now (inline)");
+
 	if (depth_below_leaf == 0)
-		return !strcmp(name, "spin_done") || !strcmp(name, "spin_now");
-	return strstr(name, "clock_gettime") || strstr(name, "vdso") || !strcmp(name, "spin_now");
+		return !strcmp(name, "spin_done") || spin_now;
+	return strstr(name, "clock_gettime") || strstr(name, "vdso") || spin_now;
 }
 
 /*

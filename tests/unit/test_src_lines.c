@@ -331,6 +331,71 @@ static void test_warm(void)
 	sym_cache_free(c);
 }
 
+/*
+ * With the opener (the agent's way): a lookup never opens DWARF itself; the
+ * first ones are refused as opening (named without lines) while libc's
+ * DWARF is opened apart, the later ones answer as without, from one open.
+ * An object removed while queued or being opened, and a cache freed with
+ * the thread busy, leave nothing behind (asan, tsan).
+ */
+static void test_opener(void)
+{
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	static uint64_t addrs[300];
+	char real[PATH_MAX], inl[PATH_MAX];
+	const struct src_frame *f;
+	struct src_lines_ctx *ctx;
+	struct sym_cache *c = sym_cache_new();
+	struct sym_obj *o;
+	uint64_t t0, refused;
+	int n, inlined, r;
+
+	sym_cache_set_lines(c, true);
+	ctx = sym_cache_lines_ctx(c);
+	CHECK(src_lines_opener_start(ctx) == 0, "opener thread");
+	CHECK(realpath(libc, real) != NULL, "%s", libc);
+	n = instructions(real, 211, addrs, 300);
+	o = sym_cache_get(c, NULL, real, -1, 0);
+	CHECK(o != NULL && n > 0, "%s loaded", real);
+	if (!o || n <= 0) {
+		sym_cache_free(c);
+		return;
+	}
+	r = sym_obj_lines(o, addrs[0], &f);
+	CHECK(r == -1 && ctx->st.refused[SRC_REFUSED_OPENING] == 1 && ctx->st.opens == 0,
+	      "first lookup: %d, %" PRIu64 " refused as opening, %" PRIu64 " opens (want -1, 1, 0)",
+	      r, ctx->st.refused[SRC_REFUSED_OPENING], ctx->st.opens);
+	t0 = mono_ns();
+	while ((r = sym_obj_lines(o, addrs[0], &f)) < 0 && mono_ns() - t0 < 10000000000ull)
+		usleep(1000);
+	refused = ctx->st.refused[SRC_REFUSED_OPENING];
+	CHECK(r >= 0 && ctx->st.opens == 1,
+	      "libc's DWARF taken from the opener: %d, %" PRIu64 " opens", r, ctx->st.opens);
+	CHECK(check_against_oracle(c, real, addrs, n, &inlined) == n, "every address agrees");
+	CHECK(ctx->st.opens == 1 && ctx->st.refused[SRC_REFUSED_OPENING] == refused,
+	      "open once: %" PRIu64 " opens, %" PRIu64 " more refused", ctx->st.opens,
+	      ctx->st.refused[SRC_REFUSED_OPENING] - refused);
+	/* closed as idle, then looked up again: opened apart again */
+	src_lines_close_idle(ctx);
+	src_lines_close_idle(ctx);
+	CHECK(ctx->st.open_bytes == 0, "%" PRIu64 " bytes open after two idle intervals",
+	      ctx->st.open_bytes);
+	sym_cache_free(c);
+
+	c = sym_cache_new();
+	sym_cache_set_lines(c, true);
+	ctx = sym_cache_lines_ctx(c);
+	CHECK(src_lines_opener_start(ctx) == 0, "opener thread");
+	snprintf(inl, sizeof(inl), "%s/progs/inlines", out_dir());
+	o = sym_cache_get(c, NULL, real, -1, 0);
+	CHECK(o && sym_obj_lines(o, addrs[1], &f) == -1, "libc queued");
+	o = sym_cache_get(c, NULL, inl, -1, 0);
+	CHECK(instructions(inl, 97, addrs, 1) == 1 && o && sym_obj_lines(o, addrs[0], &f) == -1,
+	      "%s queued", inl);
+	CHECK(sym_cache_remove(c, inl) == 0, "%s removed while queued or open", inl);
+	sym_cache_free(c);
+}
+
 /* A stripped program: its DWARF from the build-id debug file, the same chains. */
 static void test_debug_file(void)
 {
@@ -742,6 +807,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_oracle_inlines);
 	RUN_TEST(test_oracle_libc);
 	RUN_TEST(test_warm);
+	RUN_TEST(test_opener);
 	RUN_TEST(test_debug_file);
 	RUN_TEST(test_budgets);
 	RUN_TEST(test_recorded_frames);

@@ -95,7 +95,8 @@ static void lines_interval_done(struct agent *a, const struct src_lines_stats *b
 	static const char *const cause[SRC_REFUSED_MAX] = {[SRC_REFUSED_TIME] = "time",
 							   [SRC_REFUSED_OBJECT] = "object_size",
 							   [SRC_REFUSED_CU] = "unit_size",
-							   [SRC_REFUSED_FILES] = "files"};
+							   [SRC_REFUSED_FILES] = "files",
+							   [SRC_REFUSED_OPENING] = "opening"};
 	static const char *const why[SRC_REFUSED_MAX] = {
 	    [SRC_REFUSED_TIME] = "the interval's --source-lines-time was spent: the other frames "
 				 "keep their names and are looked up in the next interval",
@@ -104,7 +105,10 @@ static void lines_interval_done(struct agent *a, const struct src_lines_stats *b
 	    [SRC_REFUSED_CU] = "a compile unit is over 16 MiB",
 	    [SRC_REFUSED_FILES] = "objects holding their DWARF file open are at their bound (256, "
 				  "at most an eighth of the fd limit): others are named without "
-				  "lines until some go"};
+				  "lines until some go",
+	    [SRC_REFUSED_OPENING] =
+		"an object's DWARF is opened apart, not on the interval's time: "
+		"its frames are named without lines until it is open"};
 	static bool logged[SRC_REFUSED_MAX];
 	const struct src_lines_stats *st = &sym_cache_lines_ctx(a->s.syms)->st;
 	uint64_t lookups = st->lookups - before->lookups, refused = 0;

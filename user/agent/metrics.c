@@ -325,6 +325,8 @@ static void render_source_lines(struct sym_cache *syms, FILE *f)
 		st.refused[SRC_REFUSED_CU]);
 	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"files\"} %" PRIu64 "\n",
 		st.refused[SRC_REFUSED_FILES]);
+	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"opening\"} %" PRIu64 "\n",
+		st.refused[SRC_REFUSED_OPENING]);
 	metric(f, "cfiprof_source_lines_seconds_total", "counter",
 	       "Time spent opening DWARF and looking up lines.", (double)st.ns / 1e9);
 	metric(f, "cfiprof_source_lines_open_bytes", "gauge",
@@ -519,6 +521,9 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "Mappings left unresolved (frame pointers, no names): their process's load took "
 	       "over its time budget (1.5 s).",
 	       (double)tr.over_load_time);
+	metric(f, "cfiprof_loads_resumed_total", "counter",
+	       "Loads queued again for the mappings a load left unresolved past its time.",
+	       (double)tr.loads_resumed);
 	metric(f, "cfiprof_big_loads_yielded_total", "counter",
 	       "Loads of processes with over 1024 executable mappings sent behind the queued ones.",
 	       (double)tr.big_loads_yielded);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,40 @@ struct src_lines {
 	uint64_t nr_frames, cap_frames;
 	char **strs; /* interned copies, open addressing */
 	uint64_t nr_strs, cap_strs;
+	bool held;		     /* the handle is open and charged: the lookups' side only */
+	uint8_t open_state;	     /* enum open_state, under the opener's lock */
+	struct src_lines *open_next; /* the opener's queue, or its ready list */
+	uint64_t ready_epoch;	     /* the opener's epoch when it became ready */
+};
+
+/*
+ * An object's way through the opener: queued, opened there (its handle
+ * fields are the opener's alone until then), then taken by a lookup.
+ */
+enum open_state {
+	OPEN_NONE,
+	OPEN_QUEUED,
+	OPEN_RUNNING,
+	OPEN_READY,   /* dw, elf, units listed: not charged, not in the lru yet */
+	OPEN_FAILED,  /* no DWARF after all */
+	OPEN_REFUSED, /* over a limit */
+};
+
+/*
+ * Handles it read and no lookup took yet are not charged to max_open_bytes:
+ * together they stay under a quarter of it (one at least, so a big object
+ * is opened too), and one not taken within the interval after the one it
+ * was read in is dropped (its process gone, say).
+ */
+struct src_opener {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* work queued; an open done; a ready one taken or dropped */
+	pthread_t thread;
+	bool stopping;
+	struct src_lines *head, *tail;
+	struct src_lines *ready; /* OPEN_READY, not taken */
+	uint64_t ready_bytes, max_ready_bytes, max_object_bytes;
+	uint64_t epoch; /* src_lines_close_idle calls, for the ready ones' age */
 };
 
 void src_lines_ctx_init(struct src_lines_ctx *ctx)
@@ -227,17 +262,16 @@ static void lru_front(struct src_lines_ctx *ctx, struct src_lines *sl)
 	ctx->lru = sl;
 }
 
-static void handle_close(struct src_lines_ctx *ctx, struct src_lines *sl)
+/* The handle's memory, whoever opened it. */
+static void handle_drop(struct src_lines *sl)
 {
-	if (!sl->dw)
-		return;
-	dwarf_end(sl->dw);
+	if (sl->dw)
+		dwarf_end(sl->dw);
 	sl->dw = NULL;
 	/* the sections libelf read and libdw inflated go with the Elf */
-	elf_end(sl->elf);
+	if (sl->elf)
+		elf_end(sl->elf);
 	sl->elf = NULL;
-	ctx->st.open_bytes -= sl->cost;
-	sl->cost = 0;
 	for (uint64_t i = 0; i < sl->nr_cus; i++)
 		fn_index_free(sl->cus[i].fns);
 	free(sl->cus);
@@ -245,6 +279,16 @@ static void handle_close(struct src_lines_ctx *ctx, struct src_lines *sl)
 	sl->cus = NULL;
 	sl->ranges = NULL;
 	sl->nr_cus = sl->cap_cus = sl->nr_ranges = sl->cap_ranges = 0;
+}
+
+static void handle_close(struct src_lines_ctx *ctx, struct src_lines *sl)
+{
+	if (!sl->dw)
+		return;
+	handle_drop(sl);
+	ctx->st.open_bytes -= sl->cost;
+	sl->cost = 0;
+	sl->held = false;
 	lru_unlink(ctx, sl);
 }
 
@@ -355,8 +399,45 @@ static int list_units(struct src_lines *sl)
 	return 0;
 }
 
+/*
+ * Reads the sections, opens libdw and lists the units into sl's handle,
+ * touching nothing of the ctx (the opener runs it beside the lookups).
+ */
+static enum open_state handle_read(struct src_lines *sl, uint64_t max_object_bytes)
+{
+	bool has, refused = false;
+
+	sl->elf = elf_begin(sl->fd, ELF_C_READ, NULL);
+	if (sl->elf && elf_kind(sl->elf) == ELF_K_ELF) {
+		/* measured again: the file's owner may have rewritten it since */
+		sl->section_bytes = debug_bytes(sl->elf, &has);
+		refused = sl->section_bytes > max_object_bytes;
+		if (!refused)
+			sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
+	}
+	if (sl->dw && list_units(sl))
+		refused = true;
+	if (sl->dw && !refused)
+		return OPEN_READY;
+	handle_drop(sl);
+	return refused ? OPEN_REFUSED : OPEN_FAILED;
+}
+
+/* A handle read (here or by the opener) becomes an open one: counted, charged, in the lru. */
+static void handle_adopt(struct src_lines_ctx *ctx, struct src_lines *sl)
+{
+	sl->held = true;
+	ctx->st.opens++;
+	lru_front(ctx, sl);
+	charge(ctx, sl, sl->section_bytes);
+	/* the lists themselves */
+	charge(ctx, sl, sl->cap_cus * sizeof(*sl->cus) + sl->cap_ranges * sizeof(*sl->ranges));
+}
+
 static int handle_open(struct src_lines_ctx *ctx, struct src_lines *sl)
 {
+	enum open_state st;
+
 	sl->epoch = ctx->epoch;
 	if (sl->dw) {
 		lru_front(ctx, sl);
@@ -366,32 +447,11 @@ static int handle_open(struct src_lines_ctx *ctx, struct src_lines *sl)
 		sl->refused = true;
 		return -1;
 	}
-	sl->elf = elf_begin(sl->fd, ELF_C_READ, NULL);
-	if (sl->elf && elf_kind(sl->elf) == ELF_K_ELF) {
-		bool has;
-
-		/* measured again: the file's owner may have rewritten it since */
-		sl->section_bytes = debug_bytes(sl->elf, &has);
-		sl->refused = sl->section_bytes > ctx->max_object_bytes;
-		if (!sl->refused)
-			sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
-	}
-	if (!sl->dw) {
-		if (sl->elf)
-			elf_end(sl->elf);
-		sl->elf = NULL;
+	st = handle_read(sl, ctx->max_object_bytes);
+	sl->refused = st == OPEN_REFUSED;
+	if (st != OPEN_READY)
 		return -1;
-	}
-	ctx->st.opens++;
-	lru_front(ctx, sl);
-	charge(ctx, sl, sl->section_bytes);
-	if (list_units(sl)) {
-		handle_close(ctx, sl);
-		sl->refused = true;
-		return -1;
-	}
-	/* the lists themselves */
-	charge(ctx, sl, sl->cap_cus * sizeof(*sl->cus) + sl->cap_ranges * sizeof(*sl->ranges));
+	handle_adopt(ctx, sl);
 	return 0;
 }
 
@@ -402,6 +462,180 @@ int src_lines_prepare(struct src_lines_ctx *ctx, struct src_lines *sl)
 
 	ctx->st.ns += mono_ns() - t0;
 	return ret;
+}
+
+/* ---- the opener ---- */
+
+/* op->lock held: a ready handle leaves the list (taken: the caller has it). */
+static void ready_unlink(struct src_opener *op, struct src_lines *sl)
+{
+	struct src_lines **pp = &op->ready;
+
+	while (*pp && *pp != sl)
+		pp = &(*pp)->open_next;
+	if (*pp)
+		*pp = sl->open_next;
+	sl->open_next = NULL;
+	op->ready_bytes -= sl->section_bytes;
+	sl->open_state = OPEN_NONE;
+	pthread_cond_broadcast(&op->cond);
+}
+
+/* op->lock held: a ready handle no lookup took goes. */
+static void ready_drop(struct src_opener *op, struct src_lines *sl)
+{
+	ready_unlink(op, sl);
+	handle_drop(sl);
+}
+
+static void *opener_main(void *arg)
+{
+	struct src_opener *op = arg;
+	enum open_state st;
+	struct src_lines *sl;
+
+	pthread_mutex_lock(&op->lock);
+	while (!op->stopping) {
+		sl = op->head;
+		if (!sl || (op->ready && op->ready_bytes >= op->max_ready_bytes)) {
+			pthread_cond_wait(&op->cond, &op->lock);
+			continue;
+		}
+		op->head = sl->open_next;
+		if (!op->head)
+			op->tail = NULL;
+		sl->open_next = NULL;
+		sl->open_state = OPEN_RUNNING;
+		pthread_mutex_unlock(&op->lock);
+		st = handle_read(sl, op->max_object_bytes);
+		pthread_mutex_lock(&op->lock);
+		sl->open_state = (uint8_t)st;
+		if (st == OPEN_READY) {
+			sl->open_next = op->ready;
+			op->ready = sl;
+			op->ready_bytes += sl->section_bytes;
+			sl->ready_epoch = op->epoch;
+		}
+		pthread_cond_broadcast(&op->cond);
+	}
+	pthread_mutex_unlock(&op->lock);
+	return NULL;
+}
+
+int src_lines_opener_start(struct src_lines_ctx *ctx)
+{
+	struct src_opener *op;
+
+	if (ctx->opener)
+		return 0;
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return -1;
+	op->max_object_bytes = ctx->max_object_bytes;
+	op->max_ready_bytes = ctx->max_open_bytes / 4;
+	pthread_mutex_init(&op->lock, NULL);
+	pthread_cond_init(&op->cond, NULL);
+	if (pthread_create(&op->thread, NULL, opener_main, op)) {
+		pthread_mutex_destroy(&op->lock);
+		pthread_cond_destroy(&op->cond);
+		free(op);
+		return -1;
+	}
+	ctx->opener = op;
+	return 0;
+}
+
+void src_lines_opener_stop(struct src_lines_ctx *ctx)
+{
+	struct src_opener *op = ctx->opener;
+
+	if (!op)
+		return;
+	pthread_mutex_lock(&op->lock);
+	op->stopping = true;
+	pthread_cond_broadcast(&op->cond);
+	pthread_mutex_unlock(&op->lock);
+	pthread_join(op->thread, NULL);
+	/* what is still queued or not taken opens at its next lookup, as without the opener */
+	for (struct src_lines *sl = op->head, *next; sl; sl = next) {
+		next = sl->open_next;
+		sl->open_next = NULL;
+		sl->open_state = OPEN_NONE;
+	}
+	while (op->ready)
+		ready_drop(op, op->ready);
+	pthread_mutex_destroy(&op->lock);
+	pthread_cond_destroy(&op->cond);
+	free(op);
+	ctx->opener = NULL;
+}
+
+/*
+ * The lookup side of an object without an open handle: 0 when the opener
+ * has its handle ready (taken now), 1 while it is queued or being opened
+ * (queued now if it was not), -1 when it could not be opened.
+ */
+static int opener_take(struct src_lines_ctx *ctx, struct src_lines *sl)
+{
+	struct src_opener *op = ctx->opener;
+	enum open_state st;
+
+	pthread_mutex_lock(&op->lock);
+	st = (enum open_state)sl->open_state;
+	if (st == OPEN_NONE) {
+		sl->open_state = OPEN_QUEUED;
+		if (op->tail)
+			op->tail->open_next = sl;
+		else
+			op->head = sl;
+		op->tail = sl;
+		pthread_cond_broadcast(&op->cond);
+		st = OPEN_QUEUED;
+	} else if (st == OPEN_READY) {
+		ready_unlink(op, sl);
+	} else if (st != OPEN_QUEUED && st != OPEN_RUNNING) {
+		sl->open_state = OPEN_NONE;
+	}
+	pthread_mutex_unlock(&op->lock);
+	switch (st) {
+	case OPEN_READY:
+		sl->epoch = ctx->epoch;
+		handle_adopt(ctx, sl);
+		return 0;
+	case OPEN_QUEUED:
+	case OPEN_RUNNING:
+		return 1;
+	default:
+		sl->refused = st == OPEN_REFUSED;
+		return -1;
+	}
+}
+
+/* sl leaves the opener's queue, after the open under way if it is sl's. */
+static void opener_forget(struct src_opener *op, struct src_lines *sl)
+{
+	struct src_lines *prev = NULL, *cur;
+
+	pthread_mutex_lock(&op->lock);
+	while (sl->open_state == OPEN_RUNNING)
+		pthread_cond_wait(&op->cond, &op->lock);
+	for (cur = op->head; sl->open_state == OPEN_QUEUED && cur;
+	     prev = cur, cur = cur->open_next) {
+		if (cur != sl)
+			continue;
+		if (prev)
+			prev->open_next = sl->open_next;
+		else
+			op->head = sl->open_next;
+		if (op->tail == sl)
+			op->tail = prev;
+		sl->open_next = NULL;
+		break;
+	}
+	if (sl->open_state == OPEN_READY)
+		ready_unlink(op, sl); /* its handle goes with it (src_lines_free) */
+	sl->open_state = OPEN_NONE;
+	pthread_mutex_unlock(&op->lock);
 }
 
 /* The unit covering @vaddr, or -1. */
@@ -646,6 +880,16 @@ int src_lines_lookup(struct src_lines_ctx *ctx, struct src_lines *sl, uint64_t v
 		return -1;
 	}
 	t0 = mono_ns();
+	if (ctx->opener && !sl->held) {
+		int r = opener_take(ctx, sl);
+
+		if (r > 0)
+			ctx->st.refused[SRC_REFUSED_OPENING]++;
+		else if (r < 0 && sl->refused)
+			ctx->st.refused[SRC_REFUSED_OBJECT]++;
+		if (r)
+			goto out;
+	}
 	if (handle_open(ctx, sl)) {
 		if (sl->refused)
 			ctx->st.refused[SRC_REFUSED_OBJECT]++;
@@ -690,6 +934,18 @@ out:
 void src_lines_close_idle(struct src_lines_ctx *ctx)
 {
 	struct src_lines *sl = ctx->lru, *next;
+	struct src_opener *op = ctx->opener;
+
+	if (op) {
+		pthread_mutex_lock(&op->lock);
+		for (struct src_lines *r = op->ready, *rn; r; r = rn) {
+			rn = r->open_next;
+			if (r->ready_epoch != op->epoch)
+				ready_drop(op, r);
+		}
+		op->epoch++;
+		pthread_mutex_unlock(&op->lock);
+	}
 
 	for (; sl; sl = next) {
 		next = sl->next;
@@ -707,6 +963,9 @@ void src_lines_free(struct src_lines_ctx *ctx, struct src_lines *sl)
 
 	if (!sl)
 		return;
+	if (ctx->opener)
+		opener_forget(ctx->opener, sl);
+	/* one the opener read and no lookup took: not charged, not in the lru */
 	handle_close(ctx, sl);
 	answers_clear(ctx, sl);
 	free(sl->frames);

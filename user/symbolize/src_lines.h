@@ -42,10 +42,11 @@ struct src_frame {
 };
 
 enum src_refusal {
-	SRC_REFUSED_TIME,   /* the interval's time allowance was spent */
-	SRC_REFUSED_OBJECT, /* debug sections too big, too many units or ranges */
-	SRC_REFUSED_CU,	    /* one compile unit too big */
-	SRC_REFUSED_FILES,  /* max_attached objects hold their DWARF file already */
+	SRC_REFUSED_TIME,    /* the interval's time allowance was spent */
+	SRC_REFUSED_OBJECT,  /* debug sections too big, too many units or ranges */
+	SRC_REFUSED_CU,	     /* one compile unit too big */
+	SRC_REFUSED_FILES,   /* max_attached objects hold their DWARF file already */
+	SRC_REFUSED_OPENING, /* its DWARF is being opened apart (src_lines_opener_start) */
 	SRC_REFUSED_MAX,
 };
 
@@ -80,6 +81,7 @@ struct src_lines_ctx {
 	uint64_t ns_left; /* this interval's allowance; UINT64_MAX: none */
 	struct src_lines_stats st;
 	struct src_lines *lru; /* open handles, most recently used first */
+	struct src_opener *opener; /* NULL: a lookup opens its object's DWARF itself */
 };
 
 /*
@@ -110,6 +112,18 @@ int src_lines_lookup(struct src_lines_ctx *ctx, struct src_lines *sl, uint64_t v
  * (src_lines_warm.h does it ahead of the lookups). 0 when open.
  */
 int src_lines_prepare(struct src_lines_ctx *ctx, struct src_lines *sl);
+
+/*
+ * From now on a lookup never opens DWARF itself: an object's DWARF (its
+ * sections read and inflated, its units listed: seconds for a big one on a
+ * loaded host, and not interruptible) is opened on a thread of its own, and
+ * until then its lookups are refused (SRC_REFUSED_OPENING), its frames named
+ * without lines; the lookups after it are done take the handle.  The agent's
+ * interval then never waits for an open.  0, or -1 (lookups open as before).
+ */
+int src_lines_opener_start(struct src_lines_ctx *ctx);
+/* Ends the thread after the open under way; idempotent.  Before the objects are freed. */
+void src_lines_opener_stop(struct src_lines_ctx *ctx);
 
 /* Path of the file the DWARF is read from. */
 const char *src_lines_path(const struct src_lines *sl);

@@ -107,6 +107,7 @@ void sym_cache_free(struct sym_cache *c)
 	if (!c)
 		return;
 	src_lines_warm_stop(c->warm);
+	src_lines_opener_stop(&c->lines);
 	for (i = 0; i < c->nbuckets; i++) {
 		struct sym_obj *o = c->buckets[i], *next;
 

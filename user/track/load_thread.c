@@ -37,6 +37,7 @@ struct proc_load {
 	const struct map_set *old; /* the current set (NULL: none): changes only under load_lock */
 	uint32_t nr_old;
 	uint32_t nr_kept;
+	uint32_t nr_names_due;	/* kept ones an earlier load left without names */
 	bool *kept;		/* per old mapping: carried over to the new set */
 	uint32_t *reuse;	/* per new mapping: index + 1 of the old one it keeps */
 	struct map_set *set;	/* the new set, one mapping per entry */
@@ -48,6 +49,7 @@ struct proc_load {
 	uint32_t *job_of;  /* per new mapping: index + 1 of the job building its object */
 	uint64_t deadline; /* LOAD_TIME_BUDGET_NS after the load began */
 	uint32_t over;	   /* mappings left unresolved or unnamed past it */
+	uint32_t done;	   /* tables resolved and objects named within it */
 	bool stat_read;	   /* stat holds what /proc/PID/stat says now */
 	/* the consumer's early read of the process: its files, or all of it when it is gone */
 	struct proc_snapshot *snap;
@@ -176,6 +178,8 @@ static struct proc *claim_entry(struct proc_tracker *pt, struct proc_load *l)
 /* Which mappings carry over: none after an exec, or when the old tables are gone. */
 static int pair_mappings(struct proc_tracker *pt, struct proc_load *l)
 {
+	uint32_t i;
+
 	l->kept = calloc(l->nr_old + 1, sizeof(*l->kept));
 	l->reuse = calloc(l->nr, sizeof(*l->reuse));
 	if (!l->kept || !l->reuse)
@@ -183,6 +187,8 @@ static int pair_mappings(struct proc_tracker *pt, struct proc_load *l)
 	if (!l->exec && l->p->tables_held && l->old)
 		l->nr_kept = mappings_pair(l->old->maps, l->nr_old, l->ents, l->nr, l->reuse,
 					   l->kept, &pt->pair_steps);
+	for (i = 0; l->nr_kept && i < l->nr; i++)
+		l->nr_names_due += l->reuse[i] && l->old->maps[l->reuse[i] - 1].names_cut;
 	return 0;
 }
 
@@ -242,12 +248,22 @@ static void add_job(struct proc_tracker *pt, struct proc_load *l, uint32_t i, ui
  * resolves the rest one by one, as it always did.  Before mark_updating:
  * samples taken meanwhile still walk with the old keys.
  */
+/*
+ * Past its time, or a discarding stop under way (nothing of the load will be
+ * used: the stop must not wait for the rest of its builds and names, which
+ * for a process mapping libLLVM are seconds on a loaded machine).
+ */
+static bool load_cut_short(struct proc_tracker *pt, const struct proc_load *l)
+{
+	return mono_ns() > l->deadline || builds_cancelled(pt);
+}
+
 static void prepare_tables(struct proc_tracker *pt, struct proc_load *l)
 {
 	uint32_t i, max_fds = fds_per_load();
 	struct stat st;
 
-	for (i = 0; pt->ts && i < l->nr && l->nr_fds < max_fds && mono_ns() <= l->deadline; i++) {
+	for (i = 0; pt->ts && i < l->nr && l->nr_fds < max_fds && !load_cut_short(pt, l); i++) {
 		if (l->reuse[i])
 			continue;
 		l->fds[i] = mapping_identify(pt, l->pid, &l->ents[i], &l->set->maps[i], &st,
@@ -311,6 +327,8 @@ static void log_over_quota(struct proc_tracker *pt, struct proc_load *l,
  * waiting.  Real processes take milliseconds; clang's cold libLLVM ~120 ms.
  */
 #define LOAD_TIME_BUDGET_NS (1500ull * 1000 * 1000)
+/* Loads in a row for what the ones before ran out of time for. */
+#define LOADS_RESUMED_MAX 3
 
 /* New mapping i gets its object; its fd stays open for its symbols while fds_per_load() allows. */
 static void resolve_new(struct proc_tracker *pt, struct proc_load *l, uint32_t i,
@@ -320,16 +338,18 @@ static void resolve_new(struct proc_tracker *pt, struct proc_load *l, uint32_t i
 	bool named = i < l->nr_named;
 
 	/* past its time, a process's other mappings go by frame pointers, unnamed */
-	if (mono_ns() > l->deadline && (!named || (job && !job->done))) {
+	if (load_cut_short(pt, l) && (!named || (job && !job->done))) {
 		if (l->fds[i] >= 0) {
 			close(l->fds[i]);
 			l->nr_fds--;
 		}
 		mapping_init(&l->ents[i], &l->set->maps[i]);
+		l->set->maps[i].table_cut = true;
 		l->fds[i] = -1;
 		l->over++;
 		return;
 	}
+	l->done++;
 	if (named) {
 		/* opened and named up front (its fd counted), its table built if it lacked one */
 		if (l->fds[i] >= 0)
@@ -367,6 +387,11 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 		if (!l->reuse[i])
 			continue;
 		l->set->maps[i] = old[l->reuse[i] - 1];
+		/* its names, which an earlier load ran out of time for: read with the new ones */
+		if (l->set->maps[i].names_cut) {
+			l->set->maps[i].names_cut = false;
+			l->fds[i] = FD_REOPEN;
+		}
 		pid_keys += l->set->maps[i].nr_keys;
 		if (charged)
 			table_charge_keep(pt->ts, &charge, l->set->maps[i].obj);
@@ -375,7 +400,13 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 		if (l->reuse[i])
 			continue;
 		resolve_new(pt, l, i, charged ? &charge : NULL, max_fds);
-		keys_refused += mapping_add_keys(pt, l->pid, &l->set->maps[i], &pid_keys);
+		/*
+		 * Discarded: the rest get no keys (nr_keys 0, as if refused).  A
+		 * process with 18,000 mappings is 18,000 map updates, seconds on
+		 * a loaded host, that the agent's stop would wait for.
+		 */
+		if (!builds_cancelled(pt))
+			keys_refused += mapping_add_keys(pt, l->pid, &l->set->maps[i], &pid_keys);
 	}
 	/* objects are released after the new ones are acquired: shared tables stay loaded */
 	for (j = 0; held && j < l->nr_old; j++) {
@@ -402,10 +433,11 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 
 	for (i = 0; i < l->nr; i++) {
 		/* names count against the load's time too: thousands of files must not stall it */
-		if (l->fds[i] != -1 && mono_ns() > l->deadline) {
+		if (l->fds[i] != -1 && load_cut_short(pt, l)) {
 			if (l->fds[i] >= 0)
 				close(l->fds[i]);
 			l->fds[i] = -1;
+			l->set->maps[i].names_cut = true;
 			l->over++;
 			continue;
 		}
@@ -418,14 +450,44 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 					     l->fds[i]);
 			close(l->fds[i]);
 			l->fds[i] = -1;
+			l->done++;
 		}
 	}
-	if (l->over) {
-		TRACKER_COUNT(pt, over_load_time, l->over);
-		fprintf(stderr,
-			"cfiprof: pid %u: %u of its %u mappings without tables or names: its load "
-			"took over %.1f s (frame pointers used)\n",
-			l->pid, l->over, l->nr, LOAD_TIME_BUDGET_NS / 1e9);
+	if (!l->over)
+		l->p->loads_resumed = 0;
+	/* a discarding stop cut it short: nothing of it is kept, nothing is over its time */
+	if (!l->over || builds_cancelled(pt))
+		return;
+	TRACKER_COUNT(pt, over_load_time, l->over);
+	fprintf(stderr,
+		"cfiprof: pid %u: %u of its %u mappings without tables or names: its load took "
+		"over %.1f s (frame pointers used until a later load resolves them)\n",
+		l->pid, l->over, l->nr, LOAD_TIME_BUDGET_NS / 1e9);
+	/*
+	 * The cut ones get a load of their own once no other work is queued:
+	 * unchanged mappings are not reloaded, so without it a process mapping
+	 * thousands of files would keep the last ones (its own library, mapped
+	 * above them all) unnamed for good on a slow machine.  Only after
+	 * progress (a load that got nothing done in its time would only take
+	 * that time again), a few times in a row, and never before another
+	 * process's work: a hostile process must not take the load thread's
+	 * time from the others load after load.
+	 */
+	if (l->done && !l->from_snapshot && l->p->loads_resumed < LOADS_RESUMED_MAX) {
+		bool held = false;
+
+		pthread_mutex_lock(&pt->lock);
+		for (uint32_t k = 0; k < pt->nr_resumes && !held; k++)
+			held = pt->resume_pids[k] == l->pid;
+		if (!held && pt->nr_resumes < RESUMES_HELD) {
+			pt->resume_pids[pt->nr_resumes++] = l->pid;
+			held = true;
+		}
+		pthread_mutex_unlock(&pt->lock);
+		if (held) {
+			l->p->loads_resumed++;
+			TRACKER_COUNT(pt, loads_resumed, 1);
+		}
 	}
 }
 
@@ -540,7 +602,7 @@ static void load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t
 		evict_for_new_proc(pt);
 	if (pair_mappings(pt, &l))
 		goto cleanup;
-	if (l.nr_kept == l.nr && l.nr == l.nr_old) {
+	if (l.nr_kept == l.nr && l.nr == l.nr_old && !l.nr_names_due) {
 		/* BPF learns the mappings were read again: a change before now is not pending */
 		l.pv.generation = l.p->generation;
 		publish_generation(pt, &l);
@@ -593,6 +655,15 @@ static void *load_thread_main(void *arg)
 		bool timed_out = false;
 
 		while (!pt->q_len && !pt->stopping && !timed_out) {
+			/* nothing else to do: a load cut short earlier goes on */
+			if (pt->nr_resumes && !pt->draining) {
+				pt->queue[pt->q_head] = (struct work_item){
+				    .pid = pt->resume_pids[0], .kind = WORK_LOAD, .yielded = 1};
+				pt->q_len = 1;
+				memmove(pt->resume_pids, pt->resume_pids + 1,
+					--pt->nr_resumes * sizeof(pt->resume_pids[0]));
+				break;
+			}
 			if (!pt->nr_unload_due) {
 				pthread_cond_wait(&pt->work_cond, &pt->lock);
 			} else {
@@ -665,8 +736,10 @@ int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid)
 void proc_tracker_drain(struct proc_tracker *pt)
 {
 	pthread_mutex_lock(&pt->lock);
+	pt->draining++;
 	while (pt->started && (pt->q_len || pt->busy))
 		pthread_cond_wait(&pt->idle_cond, &pt->lock);
+	pt->draining--;
 	pthread_mutex_unlock(&pt->lock);
 }
 
@@ -676,9 +749,11 @@ bool proc_tracker_drain_for(struct proc_tracker *pt, double timeout)
 	bool idle;
 
 	pthread_mutex_lock(&pt->lock);
+	pt->draining++;
 	while (pt->started && (pt->q_len || pt->busy) &&
 	       pthread_cond_timedwait(&pt->idle_cond, &pt->lock, &until) != ETIMEDOUT)
 		;
+	pt->draining--;
 	idle = !pt->started || (!pt->q_len && !pt->busy);
 	pthread_mutex_unlock(&pt->lock);
 	return idle;

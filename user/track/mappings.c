@@ -296,11 +296,15 @@ void mapping_load_symbols(struct proc_tracker *pt, uint32_t pid, struct proc_map
 	m->sym = sym_cache_get(pt->syms, m->key, vdso ? NULL : path, fd, pid);
 }
 
-/* The same range of the same file: its object and keys carry over to a reload. */
+/*
+ * The same range of the same file: its object and keys carry over to a
+ * reload.  One its load left without a table is resolved anew (one left
+ * without names carries over: the reload reads them).
+ */
 static bool mapping_unchanged(const struct proc_mapping *m, const struct maps_entry *e)
 {
 	return m->start == e->start && m->end == e->end && m->offset == e->offset &&
-	       m->inode == e->inode;
+	       m->inode == e->inode && !m->table_cut;
 }
 
 uint32_t mappings_pair(const struct proc_mapping *old, uint32_t nr_old,

@@ -28,6 +28,8 @@ struct proc_mapping {
 	uint64_t bias;	  /* pc - bias = ELF virtual address */
 	uint32_t flags;	  /* enum cfi_mapping_flags */
 	uint32_t nr_keys; /* its LPM keys in the BPF map (0: refused, or none added) */
+	/* its load ran out of time before its table, or its names: a later load does them */
+	bool table_cut, names_cut;
 	/*
 	 * NULL for anonymous memory.  The tables are held by the current set of a
 	 * process with tables loaded (proc->tables_held); load thread only.
@@ -69,6 +71,7 @@ struct proc {
 	bool evicted;		    /* unloaded to respect a cap: loaded again when it is sampled */
 	bool quota_logged;	    /* its first refusal by a per-process quota was logged */
 	bool tables_held;	    /* the objects of cur are held, its keys in BPF (load_lock) */
+	uint8_t loads_resumed;	    /* loads resumed in a row (load_lock) */
 	uint64_t start_time;	    /* from /proc/PID/stat: a reused pid is another process */
 	uint64_t last_sample_ns;    /* newest sample (bpf clock): the eviction order */
 	uint64_t exec_ns;	    /* bpf clock time of the exec event, 0 if not seen */
@@ -109,6 +112,7 @@ struct tracker_stats {
 	uint64_t procs_over_quota;   /* processes refused something by a per-process quota */
 	uint64_t no_fds;	     /* mapped file not opened: out of file descriptors (EMFILE) */
 	uint64_t over_load_time;     /* mappings left unresolved: their load took over its time */
+	uint64_t loads_resumed;	     /* loads queued again for the mappings one left unresolved */
 	uint64_t forgets_deferred;   /* forget passes put off while a load ran */
 	uint64_t big_loads_yielded;  /* loads of many mappings sent behind the queued ones */
 	uint64_t tables_prebuilt;    /* tables a load built before swapping its mappings in */

@@ -30,9 +30,6 @@
 
 /* A snapshot unused this long is dropped: its samples have been given up by then. */
 #define SNAPSHOT_TTL_NS (5000ull * 1000 * 1000)
-/* Per second: snapshots, and the consumer's CPU time spent taking them. */
-#define SNAPSHOTS_PER_SEC   64
-#define SNAPSHOT_NS_PER_SEC (20ull * 1000 * 1000)
 /*
  * Snapshots of one process (each mapping change after the last asks for one):
  * ld.so maps a handful of objects; one process mapping code in a loop must

@@ -45,7 +45,7 @@ static void *build_worker(void *arg)
 
 	while ((i = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED)) < r->n) {
 		/* past the load's time, the rest of its mappings go by frame pointers */
-		if (mono_ns() > r->deadline)
+		if (mono_ns() > r->deadline || builds_cancelled(r->pt))
 			continue;
 		j = r->order[i];
 		j->table = mapping_build_table(r->pt, j->pid, j->name, j->key, j->fd, &j->err);

@@ -35,6 +35,9 @@
 #define QUEUE_CAP  65536
 #define NR_BUCKETS 4096
 
+/* Processes waiting for a load of what their last one ran out of time for. */
+#define RESUMES_HELD 16
+
 struct work_item {
 	uint32_t pid;
 	uint16_t kind;	  /* enum tracker_work */
@@ -103,6 +106,10 @@ struct proc_tracker {
 	struct wait_hint hints[WAIT_HINTS]; /* lock: the newest first */
 	uint64_t reload_slot;		    /* lock: proc_tracker_reload_for_walk's bound for all */
 	uint32_t reload_slot_used;
+	/* lock: processes whose last load ran out of time, loaded again when the queue is empty */
+	uint32_t resume_pids[RESUMES_HELD];
+	uint32_t nr_resumes;
+	uint32_t draining; /* lock: callers waiting for the queue to empty: no resumes then */
 	/* lock: snapshots of processes whose samples wait, and their budget */
 	struct proc_snapshot *snaps;
 	/* files loads opened, held for processes gone before their maps were read */
@@ -133,6 +140,11 @@ struct proc_tracker {
 #define RELOAD_FOR_WALKS_GAP_NS	   (20ull * 1000 * 1000)
 #define RELOAD_SLOT_NS		   (100ull * 1000 * 1000)
 #define RELOADS_FOR_WALKS_PER_SLOT 20
+/* A discarding stop is under way: what a load has not built or read yet is not needed. */
+static inline bool builds_cancelled(struct proc_tracker *pt)
+{
+	return __atomic_load_n(&pt->cancel_builds, __ATOMIC_RELAXED) != 0;
+}
 
 static inline bool is_live(const struct proc *p)
 {
@@ -244,6 +256,10 @@ int vdso_copy_fd(uint32_t pid, uint64_t start, uint64_t end);
 int map_file_open(uint32_t pid, uint64_t start, uint64_t end);
 
 /* ---- snapshots.c: mappings read early, for processes gone before their load ---- */
+
+/* Per second: snapshots, and the consumer's CPU time spent taking them (refused ones too). */
+#define SNAPSHOTS_PER_SEC   64
+#define SNAPSHOT_NS_PER_SEC (20ull * 1000 * 1000)
 
 /* The load thread takes pid's snapshot off the list (before it reads /proc); NULL: none. */
 struct proc_snapshot *snapshot_take(struct proc_tracker *pt, uint32_t pid);
