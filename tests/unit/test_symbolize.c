@@ -906,19 +906,6 @@ static void test_plt_names(void)
  * programs' names): the table sorts the tail and merges it; the result must
  * be what a whole sort gives, ties and same-start duplicates included.
  */
-static int ref_range_cmp(const void *pa, const void *pb)
-{
-	const struct sym_range *x = pa, *y = pb;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	return x->name < y->name ? -1 : x->name > y->name;
-}
-
 static void test_sorted_tail(void)
 {
 	static const size_t prefix[] = {0, 1, 1000, 5000};
@@ -947,7 +934,7 @@ static void test_sorted_tail(void)
 			sym_table_finish(&a);
 			/* the reference: the whole table sorted here, in the order sym_table.h
 			 * names */
-			qsort(b.r, b.n, sizeof(*b.r), ref_range_cmp);
+			qsort(b.r, b.n, sizeof(*b.r), sym_range_cmp);
 			sym_table_finish(&b);
 			same = a.n == b.n;
 			for (i = 0; same && i < a.n; i++)

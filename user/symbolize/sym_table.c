@@ -50,7 +50,7 @@ int sym_table_add(struct sym_table *t, uint64_t start, uint64_t end, uint32_t na
 	return 0;
 }
 
-static int range_cmp(const void *a, const void *b)
+int sym_range_cmp(const void *a, const void *b)
 {
 	const struct sym_range *x = a, *y = b;
 
@@ -75,16 +75,16 @@ static void sort_tail(struct sym_table *t, size_t sorted)
 	size_t m = t->n - sorted, a = sorted, b = m, w = t->n;
 	struct sym_range *tail;
 
-	qsort(t->r + sorted, m, sizeof(*t->r), range_cmp);
+	qsort(t->r + sorted, m, sizeof(*t->r), sym_range_cmp);
 	tail = malloc(m * sizeof(*tail));
 	if (!tail) {
-		qsort(t->r, t->n, sizeof(*t->r), range_cmp);
+		qsort(t->r, t->n, sizeof(*t->r), sym_range_cmp);
 		return;
 	}
 	memcpy(tail, t->r + sorted, m * sizeof(*tail));
 	/* from the end: the slots written are those the tail left or already merged */
 	while (b) {
-		if (a && range_cmp(&t->r[a - 1], &tail[b - 1]) > 0)
+		if (a && sym_range_cmp(&t->r[a - 1], &tail[b - 1]) > 0)
 			t->r[--w] = t->r[--a];
 		else
 			t->r[--w] = tail[--b];
@@ -98,7 +98,7 @@ void sym_table_finish(struct sym_table *t)
 	size_t i, w = 0;
 
 	/* kallsyms (122k symbols) and most symbol tables come sorted: a check is O(n) */
-	for (i = 1; i < t->n && range_cmp(&t->r[i - 1], &t->r[i]) <= 0; i++)
+	for (i = 1; i < t->n && sym_range_cmp(&t->r[i - 1], &t->r[i]) <= 0; i++)
 		;
 	if (i < t->n)
 		sort_tail(t, i);

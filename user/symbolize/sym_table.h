@@ -39,6 +39,9 @@ int64_t sym_table_intern(struct sym_table *t, const char *s, size_t len);
 /* Adds [start, end) named by arena offset @name. Returns 0 or -1 (ENOMEM). */
 int sym_table_add(struct sym_table *t, uint64_t start, uint64_t end, uint32_t name, uint32_t rank);
 
+/* The order of a finished table: start, rank, end, name (a total order, for qsort). */
+int sym_range_cmp(const void *a, const void *b);
+
 /* Sorts and indexes the ranges; call once after the last add, before lookups. */
 void sym_table_finish(struct sym_table *t);
 
