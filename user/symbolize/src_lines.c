@@ -28,81 +28,7 @@
 #include "common/vec.h"
 #include "elf/sections.h"
 #include "user/symbolize/dwarf_fn_index.h"
-
-struct cu_range {
-	uint64_t start, end;
-	uint32_t cu;
-};
-
-struct cu_info {
-	Dwarf_Off die_off;
-	uint64_t bytes;
-	struct fn_index *fns; /* built on the unit's first lookup; counted in the handle's cost */
-};
-
-struct answer {
-	uint64_t vaddr;
-	uint32_t first, n; /* into frames */
-	bool used;
-};
-
-struct src_lines {
-	int fd;
-	Elf *elf;
-	char *path;
-	uint64_t section_bytes; /* debug sections, inflated */
-	bool refused;		/* too big: never opened */
-	uint64_t epoch;		/* ctx->epoch when last looked up in */
-	/* open libdw handle and what came of listing its units */
-	Dwarf *dw;
-	uint64_t cost;
-	struct src_lines *prev, *next; /* ctx->lru */
-	struct cu_info *cus;
-	uint64_t nr_cus, cap_cus;
-	struct cu_range *ranges;
-	uint64_t nr_ranges, cap_ranges;
-	/* answers, kept across handle closes */
-	struct answer *ans;
-	uint64_t nr_ans, cap_ans; /* cap_ans: a power of two */
-	struct src_frame *frames;
-	uint64_t nr_frames, cap_frames;
-	char **strs; /* interned copies, open addressing */
-	uint64_t nr_strs, cap_strs;
-	bool held;		     /* the handle is open and charged: the lookups' side only */
-	uint8_t open_state;	     /* enum open_state, under the opener's lock */
-	struct src_lines *open_next; /* the opener's queue, or its ready list */
-	uint64_t ready_epoch;	     /* the opener's epoch when it became ready */
-};
-
-/*
- * An object's way through the opener: queued, opened there (its handle
- * fields are the opener's alone until then), then taken by a lookup.
- */
-enum open_state {
-	OPEN_NONE,
-	OPEN_QUEUED,
-	OPEN_RUNNING,
-	OPEN_READY,   /* dw, elf, units listed: not charged, not in the lru yet */
-	OPEN_FAILED,  /* no DWARF after all */
-	OPEN_REFUSED, /* over a limit */
-};
-
-/*
- * Handles it read and no lookup took yet are not charged to max_open_bytes:
- * together they stay under a quarter of it (one at least, so a big object
- * is opened too), and one not taken within the interval after the one it
- * was read in is dropped (its process gone, say).
- */
-struct src_opener {
-	pthread_mutex_t lock;
-	pthread_cond_t cond; /* work queued; an open done; a ready one taken or dropped */
-	pthread_t thread;
-	bool stopping;
-	struct src_lines *head, *tail;
-	struct src_lines *ready; /* OPEN_READY, not taken */
-	uint64_t ready_bytes, max_ready_bytes, max_object_bytes;
-	uint64_t epoch; /* src_lines_close_idle calls, for the ready ones' age */
-};
+#include "user/symbolize/src_lines_internal.h"
 
 void src_lines_ctx_init(struct src_lines_ctx *ctx)
 {
@@ -263,7 +189,7 @@ static void lru_front(struct src_lines_ctx *ctx, struct src_lines *sl)
 }
 
 /* The handle's memory, whoever opened it. */
-static void handle_drop(struct src_lines *sl)
+void src_lines_handle_drop(struct src_lines *sl)
 {
 	if (sl->dw)
 		dwarf_end(sl->dw);
@@ -285,7 +211,7 @@ static void handle_close(struct src_lines_ctx *ctx, struct src_lines *sl)
 {
 	if (!sl->dw)
 		return;
-	handle_drop(sl);
+	src_lines_handle_drop(sl);
 	ctx->st.open_bytes -= sl->cost;
 	sl->cost = 0;
 	sl->held = false;
@@ -403,7 +329,7 @@ static int list_units(struct src_lines *sl)
  * Reads the sections, opens libdw and lists the units into sl's handle,
  * touching nothing of the ctx (the opener runs it beside the lookups).
  */
-static enum open_state handle_read(struct src_lines *sl, uint64_t max_object_bytes)
+enum open_state src_lines_handle_read(struct src_lines *sl, uint64_t max_object_bytes)
 {
 	bool has, refused = false;
 
@@ -419,12 +345,12 @@ static enum open_state handle_read(struct src_lines *sl, uint64_t max_object_byt
 		refused = true;
 	if (sl->dw && !refused)
 		return OPEN_READY;
-	handle_drop(sl);
+	src_lines_handle_drop(sl);
 	return refused ? OPEN_REFUSED : OPEN_FAILED;
 }
 
 /* A handle read (here or by the opener) becomes an open one: counted, charged, in the lru. */
-static void handle_adopt(struct src_lines_ctx *ctx, struct src_lines *sl)
+void src_lines_handle_adopt(struct src_lines_ctx *ctx, struct src_lines *sl)
 {
 	sl->held = true;
 	ctx->st.opens++;
@@ -447,11 +373,11 @@ static int handle_open(struct src_lines_ctx *ctx, struct src_lines *sl)
 		sl->refused = true;
 		return -1;
 	}
-	st = handle_read(sl, ctx->max_object_bytes);
+	st = src_lines_handle_read(sl, ctx->max_object_bytes);
 	sl->refused = st == OPEN_REFUSED;
 	if (st != OPEN_READY)
 		return -1;
-	handle_adopt(ctx, sl);
+	src_lines_handle_adopt(ctx, sl);
 	return 0;
 }
 
@@ -462,180 +388,6 @@ int src_lines_prepare(struct src_lines_ctx *ctx, struct src_lines *sl)
 
 	ctx->st.ns += mono_ns() - t0;
 	return ret;
-}
-
-/* ---- the opener ---- */
-
-/* op->lock held: a ready handle leaves the list (taken: the caller has it). */
-static void ready_unlink(struct src_opener *op, struct src_lines *sl)
-{
-	struct src_lines **pp = &op->ready;
-
-	while (*pp && *pp != sl)
-		pp = &(*pp)->open_next;
-	if (*pp)
-		*pp = sl->open_next;
-	sl->open_next = NULL;
-	op->ready_bytes -= sl->section_bytes;
-	sl->open_state = OPEN_NONE;
-	pthread_cond_broadcast(&op->cond);
-}
-
-/* op->lock held: a ready handle no lookup took goes. */
-static void ready_drop(struct src_opener *op, struct src_lines *sl)
-{
-	ready_unlink(op, sl);
-	handle_drop(sl);
-}
-
-static void *opener_main(void *arg)
-{
-	struct src_opener *op = arg;
-	enum open_state st;
-	struct src_lines *sl;
-
-	pthread_mutex_lock(&op->lock);
-	while (!op->stopping) {
-		sl = op->head;
-		if (!sl || (op->ready && op->ready_bytes >= op->max_ready_bytes)) {
-			pthread_cond_wait(&op->cond, &op->lock);
-			continue;
-		}
-		op->head = sl->open_next;
-		if (!op->head)
-			op->tail = NULL;
-		sl->open_next = NULL;
-		sl->open_state = OPEN_RUNNING;
-		pthread_mutex_unlock(&op->lock);
-		st = handle_read(sl, op->max_object_bytes);
-		pthread_mutex_lock(&op->lock);
-		sl->open_state = (uint8_t)st;
-		if (st == OPEN_READY) {
-			sl->open_next = op->ready;
-			op->ready = sl;
-			op->ready_bytes += sl->section_bytes;
-			sl->ready_epoch = op->epoch;
-		}
-		pthread_cond_broadcast(&op->cond);
-	}
-	pthread_mutex_unlock(&op->lock);
-	return NULL;
-}
-
-int src_lines_opener_start(struct src_lines_ctx *ctx)
-{
-	struct src_opener *op;
-
-	if (ctx->opener)
-		return 0;
-	op = calloc(1, sizeof(*op));
-	if (!op)
-		return -1;
-	op->max_object_bytes = ctx->max_object_bytes;
-	op->max_ready_bytes = ctx->max_open_bytes / 4;
-	pthread_mutex_init(&op->lock, NULL);
-	pthread_cond_init(&op->cond, NULL);
-	if (pthread_create(&op->thread, NULL, opener_main, op)) {
-		pthread_mutex_destroy(&op->lock);
-		pthread_cond_destroy(&op->cond);
-		free(op);
-		return -1;
-	}
-	ctx->opener = op;
-	return 0;
-}
-
-void src_lines_opener_stop(struct src_lines_ctx *ctx)
-{
-	struct src_opener *op = ctx->opener;
-
-	if (!op)
-		return;
-	pthread_mutex_lock(&op->lock);
-	op->stopping = true;
-	pthread_cond_broadcast(&op->cond);
-	pthread_mutex_unlock(&op->lock);
-	pthread_join(op->thread, NULL);
-	/* what is still queued or not taken opens at its next lookup, as without the opener */
-	for (struct src_lines *sl = op->head, *next; sl; sl = next) {
-		next = sl->open_next;
-		sl->open_next = NULL;
-		sl->open_state = OPEN_NONE;
-	}
-	while (op->ready)
-		ready_drop(op, op->ready);
-	pthread_mutex_destroy(&op->lock);
-	pthread_cond_destroy(&op->cond);
-	free(op);
-	ctx->opener = NULL;
-}
-
-/*
- * The lookup side of an object without an open handle: 0 when the opener
- * has its handle ready (taken now), 1 while it is queued or being opened
- * (queued now if it was not), -1 when it could not be opened.
- */
-static int opener_take(struct src_lines_ctx *ctx, struct src_lines *sl)
-{
-	struct src_opener *op = ctx->opener;
-	enum open_state st;
-
-	pthread_mutex_lock(&op->lock);
-	st = (enum open_state)sl->open_state;
-	if (st == OPEN_NONE) {
-		sl->open_state = OPEN_QUEUED;
-		if (op->tail)
-			op->tail->open_next = sl;
-		else
-			op->head = sl;
-		op->tail = sl;
-		pthread_cond_broadcast(&op->cond);
-		st = OPEN_QUEUED;
-	} else if (st == OPEN_READY) {
-		ready_unlink(op, sl);
-	} else if (st != OPEN_QUEUED && st != OPEN_RUNNING) {
-		sl->open_state = OPEN_NONE;
-	}
-	pthread_mutex_unlock(&op->lock);
-	switch (st) {
-	case OPEN_READY:
-		sl->epoch = ctx->epoch;
-		handle_adopt(ctx, sl);
-		return 0;
-	case OPEN_QUEUED:
-	case OPEN_RUNNING:
-		return 1;
-	default:
-		sl->refused = st == OPEN_REFUSED;
-		return -1;
-	}
-}
-
-/* sl leaves the opener's queue, after the open under way if it is sl's. */
-static void opener_forget(struct src_opener *op, struct src_lines *sl)
-{
-	struct src_lines *prev = NULL, *cur;
-
-	pthread_mutex_lock(&op->lock);
-	while (sl->open_state == OPEN_RUNNING)
-		pthread_cond_wait(&op->cond, &op->lock);
-	for (cur = op->head; sl->open_state == OPEN_QUEUED && cur;
-	     prev = cur, cur = cur->open_next) {
-		if (cur != sl)
-			continue;
-		if (prev)
-			prev->open_next = sl->open_next;
-		else
-			op->head = sl->open_next;
-		if (op->tail == sl)
-			op->tail = prev;
-		sl->open_next = NULL;
-		break;
-	}
-	if (sl->open_state == OPEN_READY)
-		ready_unlink(op, sl); /* its handle goes with it (src_lines_free) */
-	sl->open_state = OPEN_NONE;
-	pthread_mutex_unlock(&op->lock);
 }
 
 /* The unit covering @vaddr, or -1. */
@@ -881,7 +633,7 @@ int src_lines_lookup(struct src_lines_ctx *ctx, struct src_lines *sl, uint64_t v
 	}
 	t0 = mono_ns();
 	if (ctx->opener && !sl->held) {
-		int r = opener_take(ctx, sl);
+		int r = src_opener_take(ctx, sl);
 
 		if (r > 0)
 			ctx->st.refused[SRC_REFUSED_OPENING]++;
@@ -934,19 +686,9 @@ out:
 void src_lines_close_idle(struct src_lines_ctx *ctx)
 {
 	struct src_lines *sl = ctx->lru, *next;
-	struct src_opener *op = ctx->opener;
 
-	if (op) {
-		pthread_mutex_lock(&op->lock);
-		for (struct src_lines *r = op->ready, *rn; r; r = rn) {
-			rn = r->open_next;
-			if (r->ready_epoch != op->epoch)
-				ready_drop(op, r);
-		}
-		op->epoch++;
-		pthread_mutex_unlock(&op->lock);
-	}
-
+	if (ctx->opener)
+		src_opener_age(ctx->opener);
 	for (; sl; sl = next) {
 		next = sl->next;
 		if (sl->epoch != ctx->epoch) {
@@ -964,7 +706,7 @@ void src_lines_free(struct src_lines_ctx *ctx, struct src_lines *sl)
 	if (!sl)
 		return;
 	if (ctx->opener)
-		opener_forget(ctx->opener, sl);
+		src_opener_forget(ctx->opener, sl);
 	/* one the opener read and no lookup took: not charged, not in the lru */
 	handle_close(ctx, sl);
 	answers_clear(ctx, sl);
