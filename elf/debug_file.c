@@ -241,11 +241,25 @@ int debug_file_find(Elf *e, const struct debug_file_search *s, struct debug_file
 	out->path[0] = '\0';
 	if (elf_build_id_hex(e, w.build_id, sizeof(w.build_id)) < 0)
 		w.build_id[0] = '\0';
-	/* a process gone (or its root out of reach) has no debug file: never ours instead */
 	if (s->pid) {
 		w.root_fd = open_proc_root(s->pid);
-		if (w.root_fd < 0)
-			return -1;
+		/*
+		 * A process gone (or its root out of reach) has no directories of
+		 * its own any more: only its build-id still names a debug file, and
+		 * it names the same one in our tree (candidates are checked against
+		 * it).  Its debuglink is a path of its root: never followed in ours.
+		 * A short process often goes between its load and its names: had its
+		 * objects kept their .dynsym names, every later process sharing
+		 * them would have too (libc.so.6+0x271d0, __libc_start_call_main).
+		 */
+		if (w.root_fd < 0) {
+			if (!w.build_id[0])
+				return -1;
+			in_root = *s;
+			in_root.pid = 0;
+			in_root.obj_path = NULL;
+			return find_in(e, &in_root, &w, out);
+		}
 		if (s->obj_path) {
 			in_root = *s;
 			in_root.obj_path = path_in_proc_root(s->pid, s->obj_path);

@@ -398,7 +398,7 @@ static void test_agent_metrics(void)
 
 /*
  * Issue 13: a swarm of short processes (a build's as, sh, mkdir) mapping a
- * library whose tables take ~65 ms to build, on one build worker: their loads
+ * library whose tables take ~106 ms to build, on one build worker: their loads
  * queue behind that build, and the consumer's snapshots stop at 64 a second,
  * so many are gone before anyone read their maps.  Their samples were kept
  * tables-pending ("process gone"); the kernel now sends each one's mappings
@@ -539,7 +539,7 @@ static void test_agent_interval(void)
 	 * Before each of the next three ends, a fresh copy of the program (its
 	 * own comm) starts 0.4 s before, dlopen()s two fresh copies of a
 	 * library 60 ms before and spins 30 ms in the second.  Its loads build
-	 * both (~65 ms each on this VM idle) after its first samples, so those
+	 * both (~106 ms each here idle) after its first samples, so those
 	 * are finished after the end, within the 300 ms the end waits (a tenth
 	 * of the interval) unless the host is ~2.5 times slower than this VM.
 	 */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/lib/cli_util.h"
@@ -299,6 +300,71 @@ static void test_debuglink_symlink(void)
 	check_refused("debuglink through a symlink", tpath("ln/obj.linked"), none, "symbolic link");
 }
 
+/* A pid that named a process a moment ago: a child, reaped. */
+static pid_t gone_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return pid;
+}
+
+/*
+ * An object of a process gone before its names were read (a short process):
+ * its root went with it, its build-id still names the debug file, in our
+ * tree; its debuglink, a path of the dead root, is never followed in ours.
+ */
+static void test_process_gone(void)
+{
+	char root[256], dbg[256];
+	struct debug_file_search s = {.root = root};
+	struct debug_file out = {.fd = -1};
+	struct sym_cache *c;
+	struct sym_obj *o;
+	const char *name = NULL;
+	Elf *e;
+	int fd;
+
+	snprintf(root, sizeof(root), "%s/root", tmpdir);
+	snprintf(dbg, sizeof(dbg), "%s/root/.build-id/%.2s/%s.debug", tmpdir, BUILD_ID_32,
+		 BUILD_ID_32 + 2);
+	s.pid = (uint32_t)gone_pid();
+	s.obj_path = tpath("stripped");
+	fd = open(tpath("stripped"), O_RDONLY);
+	elf_version(EV_CURRENT);
+	e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	CHECK(e && debug_file_find(e, &s, &out) == 0 && !strcmp(out.path, dbg),
+	      "process gone: no debug file by build-id (got '%s')", out.path);
+	debug_file_close(&out);
+	if (e)
+		elf_end(e);
+	/* the symbolizer, as a load of the gone process calls it (its fd, its pid) */
+	c = sym_cache_new();
+	CHECK(c && sym_cache_set_debug_root(c, root) == 0, "sym_cache");
+	o = c && fd >= 0 ? sym_cache_get(c, "gone", tpath("stripped"), fd, s.pid) : NULL;
+	CHECK(o && sym_obj_lookup(o, funcs[1].addr + 1, &name, NULL) == 0 && name &&
+		  !strcmp(name, "nonleaf"),
+	      "process gone: nonleaf -> %s", name ? name : "(none)");
+	sym_cache_free(c);
+	if (fd >= 0)
+		close(fd);
+
+	/* no build-id: the debuglink is the dead root's, not to be followed in ours */
+	s.obj_path = tpath("noid.linked");
+	fd = open(tpath("noid.linked"), O_RDONLY);
+	e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	CHECK(e && debug_file_find(e, &s, &out) < 0,
+	      "process gone: its debuglink was followed in our tree (%s)", out.path);
+	debug_file_close(&out);
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+}
+
 int main(void)
 {
 	FILE *f;
@@ -316,6 +382,7 @@ int main(void)
 	test_build_id_32();
 	test_debuglink_crc();
 	test_debuglink_symlink();
+	test_process_gone();
 	if (!getenv("KEEP"))
 		shell_ok("rm -rf %s", tmpdir);
 	return HARNESS_DONE();

@@ -210,16 +210,6 @@ static void read_function_starts(struct sym_cache *c, struct sym_obj *o, int fd)
 	__atomic_fetch_add(&c->stats.fde_ns, mono_ns() - t0, __ATOMIC_RELAXED);
 }
 
-static bool proc_root_alive(uint32_t pid)
-{
-	int fd = open_proc_root(pid);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
 static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, int fd, uint32_t pid)
 {
 	struct elf_symbols_info info;
@@ -229,15 +219,6 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 
 	if (!elf_ready())
 		return -1;
-	/*
-	 * Gone by now (a short process: its load reads names after building its
-	 * tables, or loads it from a snapshot): its root went with it.  Debug
-	 * files are searched in ours, where a build-id names the same file;
-	 * searched in the dead root, the names every later process shares were
-	 * the symbol table's alone.
-	 */
-	if (pid && fd >= 0 && !proc_root_alive(pid))
-		pid = 0;
 	if (fd < 0) {
 		if (!path)
 			return -1;
