@@ -687,8 +687,9 @@ void src_lines_close_idle(struct src_lines_ctx *ctx)
 {
 	struct src_lines *sl = ctx->lru, *next;
 
+	/* a handle the opener read and no lookup took is closed idle too (the agent trims) */
 	if (ctx->opener)
-		src_opener_age(ctx->opener);
+		ctx->st.closes += src_opener_age(ctx->opener);
 	for (; sl; sl = next) {
 		next = sl->next;
 		if (sl->epoch != ctx->epoch) {

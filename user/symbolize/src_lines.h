@@ -57,7 +57,7 @@ struct src_lines_stats {
 	uint64_t refused[SRC_REFUSED_MAX];
 	uint64_t ns;		/* time spent opening DWARF and looking up */
 	uint64_t opens;		/* libdw handles opened (again, after being closed) */
-	uint64_t closes;	/* ... closed to stay within max_open_bytes */
+	uint64_t closes; /* ... closed: idle, over max_open_bytes, or read ahead and not taken */
 	uint64_t open_bytes;	/* now: estimated bytes behind open handles */
 	uint64_t cache_entries; /* now: answers cached, all objects */
 };

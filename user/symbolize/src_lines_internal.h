@@ -112,7 +112,7 @@ int src_opener_take(struct src_lines_ctx *ctx, struct src_lines *sl);
 /* sl leaves the opener's queue, after the open under way if it is sl's. */
 void src_opener_forget(struct src_opener *op, struct src_lines *sl);
 
-/* An interval's end: ready handles no lookup took since the last one are dropped. */
-void src_opener_age(struct src_opener *op);
+/* An interval's end: ready handles no lookup took since the last one are dropped (how many). */
+uint64_t src_opener_age(struct src_opener *op);
 
 #endif

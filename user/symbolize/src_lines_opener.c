@@ -187,14 +187,19 @@ void src_opener_forget(struct src_opener *op, struct src_lines *sl)
  * At each interval's end (src_lines_close_idle): a ready handle that no
  * lookup took since the previous end is dropped.
  */
-void src_opener_age(struct src_opener *op)
+uint64_t src_opener_age(struct src_opener *op)
 {
+	uint64_t dropped = 0;
+
 	pthread_mutex_lock(&op->lock);
 	for (struct src_lines *r = op->ready, *rn; r; r = rn) {
 		rn = r->open_next;
-		if (r->ready_epoch != op->epoch)
+		if (r->ready_epoch != op->epoch) {
 			ready_drop(op, r);
+			dropped++;
+		}
 	}
 	op->epoch++;
 	pthread_mutex_unlock(&op->lock);
+	return dropped;
 }
