@@ -41,15 +41,7 @@
 #define RSS_MAX_MB  300.0 /* generous: a regression, not noise, fails */
 #define CPU_MAX_PCT 50.0  /* of one core, over the suite */
 #define MAX_PROCS   32
-/*
- * Intervals until the agent has loaded every process it found.  The attackers
- * are started first, so their loads come before the ordinary program's, each
- * up to the 1.5 s a load may take (LOAD_TIME_BUDGET_NS).  On this VM kind (a
- * PVM guest: page faults ~30 us) three or four reach it: runs caught up from
- * interval 2-3 alone, 6 and 8 in clean-clone make test runs.  Loads sliced
- * while others wait would bring this back down (stop note of 2026-11-27).
- */
-#define CATCH_UP_MAX 9
+#define CATCH_UP_MAX 5 /* intervals until the agent has loaded every process it found */
 
 static pid_t procs[MAX_PROCS];
 static int nr_procs;
