@@ -153,6 +153,24 @@ static void test_finished_once_mappings_read(void)
 }
 
 /*
+ * A sample whose first load saw none of the process's mappings (its library
+ * unmapped at that moment): it is queued and run once at that load.  Returns
+ * how many mappings env had, to put back when "a later load" maps them.
+ */
+static size_t add_before_mapped(struct deferred_queue *q, struct replay_env *env)
+{
+	size_t nr_maps = env->nr_maps;
+
+	env->nr_maps = 0;
+	env->proc_known = 1;
+	env->proc.loaded_ns = 100 * NS;
+	env->proc.generation = 5;
+	deferred_queue_add(q, buf, record(buf, 100 * NS));
+	deferred_queue_run(q, 101 * NS, false);
+	return nr_maps;
+}
+
+/*
  * The load after the sample read the maps while its library was unmapped
  * (dlclose, then dlopen again): the walk ends at no mapping and is repeated
  * after a later load, not in the same one, and finishes once the library is
@@ -168,13 +186,7 @@ static void test_no_mapping_walked_again(void)
 	uint32_t i;
 
 	setup(&q, &env, &e, 1 << 20);
-	nr_maps = env.nr_maps;
-	env.nr_maps = 0;
-	env.proc_known = 1;
-	env.proc.loaded_ns = 100 * NS;
-	env.proc.generation = 5;
-	deferred_queue_add(&q, buf, record(buf, 100 * NS));
-	deferred_queue_run(&q, 101 * NS, false);
+	nr_maps = add_before_mapped(&q, &env);
 	CHECK(e.n == 0 && q.stats.waiting == 1 && q.stats.rewalked == 1,
 	      "no mapping in the first load: %d handed on, %lu walked again", e.n,
 	      (unsigned long)q.stats.rewalked);
@@ -252,13 +264,7 @@ static void test_no_mapping_waits_for_its_pc(void)
 
 	setup(&q, &env, &e, 1 << 20);
 	deferred_queue_set_reload(&q, count_reload, &asked);
-	nr_maps = env.nr_maps;
-	env.nr_maps = 0;
-	env.proc_known = 1;
-	env.proc.loaded_ns = 100 * NS;
-	env.proc.generation = 5;
-	deferred_queue_add(&q, buf, record(buf, 100 * NS));
-	deferred_queue_run(&q, 101 * NS, false);
+	nr_maps = add_before_mapped(&q, &env);
 	CHECK(e.n == 0 && asked == 1, "no mapping in the first load: %d handed on, %d loads asked",
 	      e.n, asked);
 	for (i = 0; i < 20; i++) {

@@ -188,7 +188,6 @@ static void lru_front(struct src_lines_ctx *ctx, struct src_lines *sl)
 	ctx->lru = sl;
 }
 
-/* The handle's memory, whoever opened it. */
 void src_lines_handle_drop(struct src_lines *sl)
 {
 	if (sl->dw)
@@ -325,10 +324,6 @@ static int list_units(struct src_lines *sl)
 	return 0;
 }
 
-/*
- * Reads the sections, opens libdw and lists the units into sl's handle,
- * touching nothing of the ctx (the opener runs it beside the lookups).
- */
 enum open_state src_lines_handle_read(struct src_lines *sl, uint64_t max_object_bytes)
 {
 	bool has, refused = false;
@@ -349,7 +344,6 @@ enum open_state src_lines_handle_read(struct src_lines *sl, uint64_t max_object_
 	return refused ? OPEN_REFUSED : OPEN_FAILED;
 }
 
-/* A handle read (here or by the opener) becomes an open one: counted, charged, in the lru. */
 void src_lines_handle_adopt(struct src_lines_ctx *ctx, struct src_lines *sl)
 {
 	sl->held = true;

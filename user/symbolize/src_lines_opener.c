@@ -115,11 +115,6 @@ void src_lines_opener_stop(struct src_lines_ctx *ctx)
 	ctx->opener = NULL;
 }
 
-/*
- * The lookup side of an object without an open handle: 0 when the opener
- * has its handle ready (taken now), 1 while it is queued or being opened
- * (queued now if it was not), -1 when it could not be opened.
- */
 int src_opener_take(struct src_lines_ctx *ctx, struct src_lines *sl)
 {
 	struct src_opener *op = ctx->opener;
@@ -156,7 +151,6 @@ int src_opener_take(struct src_lines_ctx *ctx, struct src_lines *sl)
 	}
 }
 
-/* sl leaves the opener's queue, after the open under way if it is sl's. */
 void src_opener_forget(struct src_opener *op, struct src_lines *sl)
 {
 	struct src_lines *prev = NULL, *cur;
