@@ -184,8 +184,11 @@ $(OUT)/tsan/test_%: $$(call test_src,test_$$*) $(OUT)/tsan/libcfiuser.a \
 	@mkdir -p $(dir $@)
 	$(CC) $(TSAN_FLAGS) $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT)/tsan)
 
+# The three builds (plain, ASan, TSan) side by side on every CPU even when make test runs
+# without -j, as CI does: 2 m 36 s one at a time here, 1 m 29 s on 2 CPUs.
 test: test-deps $(TEST_PROGS)
-	@$(MAKE) --no-print-directory all $(OUT)/asan/cfiprof $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
+	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
+		all $(OUT)/asan/cfiprof $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
 	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
 
 # The README's run command: profile the bundled demo (built without frame

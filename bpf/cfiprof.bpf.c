@@ -37,7 +37,7 @@ const volatile __u64 wakeup_bytes = 256 * 1024;
  */
 const volatile __u32 defer_stack_bytes = 0;
 const volatile __u64 defer_bytes_per_sec = 0;
-const volatile __u8 exit_maps_on = 0; /* on_exit_maps is loaded: deferred_at is kept */
+const volatile __u8 exit_maps_on = 0; /* on_exit_maps is loaded: PT_DEFERRED is kept */
 /*
  * Stacks on other events (bpf/events.bpf.h): hits per process and per CPU in
  * each EVENT_SLOT_NS slot (0: no bound); the perf events of -e pass it too.
@@ -64,9 +64,10 @@ struct {
 	__type(value, struct cfi_mapping_val);
 } mappings SEC(".maps");
 
+/* sized by user space from the rows map (bpf_program.c) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 262144);
+	__uint(max_entries, 65536);
 	__type(key, struct cfi_page_key);
 	__type(value, struct cfi_page_val);
 } pages SEC(".maps");
@@ -163,44 +164,65 @@ struct {
 	__type(value, struct cfi_request_slot);
 } request_slots SEC(".maps");
 
-/* Last RECORD_REQUEST per pid, for the rate limit. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u64);
-} request_times SEC(".maps");
+/*
+ * Per process (tgid), the times its requests and changes were last seen, one
+ * LRU entry for all four: a preallocated LRU map costs its creation ~0.2 us
+ * an element on this VM kind, and four maps of 8,192 were 5-7 ms of every
+ * start.
+ *   PT_REQUEST         the last RECORD_REQUEST for its tables (rate limit)
+ *   PT_CHANGE_REQUEST  the last mapping-change request: at most one a
+ *                      millisecond, loads are deduplicated in user space
+ *   PT_CHANGED         when it last changed its executable mappings (exec,
+ *                      mmap of code, munmap of a known mapping), whether or
+ *                      not a request went out: a pc in no known mapping after
+ *                      that is one the loader has not read yet
+ *   PT_DEFERRED        when it last sent a deferred sample: one that exits
+ *                      with such a sample newer than its last load sends its
+ *                      mappings (lifecycle.bpf.h)
+ */
+enum pid_time {
+	PT_REQUEST,
+	PT_CHANGE_REQUEST,
+	PT_CHANGED,
+	PT_DEFERRED,
+	PT_MAX,
+};
 
-/* Last mapping-change request per pid: at most one per millisecond, loads are deduplicated. */
+struct pid_times {
+	__u64 ns[PT_MAX];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
 	__type(key, __u32);
-	__type(value, __u64);
-} change_times SEC(".maps");
+	__type(value, struct pid_times);
+} pid_times SEC(".maps");
 
 /*
- * When each process last changed its executable mappings (exec, mmap of
- * code, munmap of a known mapping), whether or not a request went out:
- * a pc in no known mapping after that is one the loader has not read yet.
+ * Sets one of pid's times.  Not inlined: a fresh entry on the caller's
+ * stack would take 40 bytes the deepest call chain (through python_walk)
+ * does not have.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u64);
-} changed_at SEC(".maps");
+static __noinline void pid_time_set(__u32 pid, __u32 which, __u64 ns)
+{
+	struct pid_times fresh = {}, *t;
 
-/*
- * When each process last sent a deferred sample: one that exits with such a
- * sample newer than its last load sends its mappings (lifecycle.bpf.h).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u64);
-} deferred_at SEC(".maps");
+	if (which >= PT_MAX)
+		return;
+	t = bpf_map_lookup_elem(&pid_times, &pid);
+	if (t) {
+		t->ns[which] = ns;
+		return;
+	}
+	fresh.ns[which] = ns;
+	/* another CPU may have made the entry since the lookup: keep its times */
+	if (!bpf_map_update_elem(&pid_times, &pid, &fresh, BPF_NOEXIST))
+		return;
+	t = bpf_map_lookup_elem(&pid_times, &pid);
+	if (t)
+		t->ns[which] = ns;
+}
 
 /* Stack bytes copied in the current one-second window, across CPUs (approximate by design). */
 struct defer_window {
@@ -320,6 +342,24 @@ struct tc_scratch {
 	struct cfi_offcpu_block block;
 };
 
+/*
+ * A perf event's sample is walked here, then only the frames it has go to the
+ * ring (sample_from_scratch).  Perf event programs never nest on a CPU (the
+ * kernel's bpf_prog_active turns the inner one away), so this CPU's scratch is
+ * theirs alone: probes and off-CPU programs, which can run under one, do not
+ * use it.
+ */
+struct sample_scratch {
+	__u64 record[(RECORD_MAX_BYTES + PY_RECORD_BYTES) / sizeof(__u64)];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_scratch);
+} sample_scratch SEC(".maps");
+
 /* ---- Python frames after the native ones: bpf/python.bpf.h ---- */
 #include "python.bpf.h"
 
@@ -356,9 +396,10 @@ static long walk_frames(__u32 index, void *data)
 	return 0;
 }
 
-/* The whole walk into rec: a ring-buffer reservation, or a map value kept for later. */
-static __always_inline void sample_fill(const struct sample_src *src, struct cfi_sample_record *rec,
-					struct loop_ctx *lc, __u32 tgid, __u32 tid)
+/* The whole walk into rec: a ring-buffer reservation, or a per-CPU scratch record. */
+static __always_inline __u32 sample_fill(const struct sample_src *src,
+					 struct cfi_sample_record *rec, struct loop_ctx *lc, __u32 tgid,
+					 __u32 tid)
 {
 	__u32 nr_kernel;
 
@@ -371,6 +412,7 @@ static __always_inline void sample_fill(const struct sample_src *src, struct cfi
 	if (!lc->st.done)
 		walker_stop(&lc->st, STOP_TRUNCATED);
 	sample_end(rec, &lc->st, nr_kernel);
+	return nr_kernel;
 }
 
 static __always_inline int sample_with_loop(const struct sample_src *src, __u32 tgid, __u32 tid)
@@ -404,39 +446,73 @@ static __always_inline int sample_with_loop(const struct sample_src *src, __u32 
 	return 0;
 }
 
+/*
+ * A record walked into a per-CPU scratch, ended by sample_end (nr_kernel: at
+ * most MAX_KERNEL_FRAMES): to the ring with the frames it has (one copy), or
+ * deferred.
+ */
+static __always_inline void sample_emit(struct cfi_sample_record *rec, struct walker_state *st,
+					__u32 nr_kernel, bool python)
+{
+	__u32 nr = st->nr;
+	bool deferred;
+	__u64 size;
+
+	if (nr > MAX_USER_FRAMES_LIMIT)
+		nr = MAX_USER_FRAMES_LIMIT;
+	size = sizeof(*rec) + (nr_kernel + nr) * sizeof(__u64);
+	if (size > RECORD_MAX_BYTES)
+		size = RECORD_MAX_BYTES;
+	if (python)
+		python_append(rec, nr_kernel + nr, MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT);
+	size += rec->nr_python * sizeof(struct cfi_python_frame);
+	if (size > RECORD_MAX_BYTES + PY_RECORD_BYTES)
+		size = RECORD_MAX_BYTES + PY_RECORD_BYTES;
+	deferred = defer_wanted(st) && emit_deferred(rec, st);
+	if (!deferred && bpf_ringbuf_output(&events, rec, size, sample_wakeup_flags())) {
+		walker_count(CNT_LOST_RINGBUF, 1);
+		return;
+	}
+	walker_count(CNT_WRITTEN, 1);
+	walk_finished(st, deferred);
+	walk_requests(st);
+}
+
+/*
+ * A perf event's sample with bpf_loop.  Walked in place, a ring reservation
+ * had to hold the most frames a sample may have (5.2 KB at --max-frames 512)
+ * whatever it had, and the cost grew with it: 8.2-8.7 us a sample against
+ * 2.0-2.3 us with this copy (bpf_stats, a 5-frame loop at 999 Hz, a PVM
+ * guest); an 8 MB ring held 1,600 samples.
+ */
+static __always_inline int sample_from_scratch(const struct sample_src *src, __u32 tgid, __u32 tid)
+{
+	struct cfi_sample_record *rec;
+	struct loop_ctx lc;
+	__u32 zero = 0, nr_kernel;
+
+	rec = bpf_map_lookup_elem(&sample_scratch, &zero);
+	if (!rec)
+		return 0;
+	nr_kernel = sample_fill(src, rec, &lc, tgid, tid);
+	sample_emit(rec, &lc.st, nr_kernel, python_proc(tgid));
+	return 0;
+}
+
 /* ---- tail-call strategy: FRAMES_PER_TAIL_CALL frames per program, state per CPU ---- */
 
 static __always_inline void tc_output(struct tc_scratch *s)
 {
 	struct cfi_sample_record *rec = (struct cfi_sample_record *)s->record;
-	__u64 size;
-	__u32 nr_kernel = rec->nr_kernel, nr;
-	bool deferred;
+	__u32 nr_kernel = rec->nr_kernel;
 
 	if (nr_kernel > MAX_KERNEL_FRAMES)
 		nr_kernel = MAX_KERNEL_FRAMES;
 	if (!s->st.done)
 		walker_stop(&s->st, STOP_TRUNCATED);
 	sample_end(rec, &s->st, nr_kernel);
-	nr = s->st.nr;
-	if (nr > MAX_USER_FRAMES_LIMIT)
-		nr = MAX_USER_FRAMES_LIMIT;
-	size = sizeof(*rec) + (nr_kernel + nr) * sizeof(__u64);
-	if (size > RECORD_MAX_BYTES)
-		size = RECORD_MAX_BYTES;
-	python_append(rec, nr_kernel + nr, MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT);
-	size += rec->nr_python * sizeof(struct cfi_python_frame);
-	if (size > RECORD_MAX_BYTES + PY_RECORD_BYTES)
-		size = RECORD_MAX_BYTES + PY_RECORD_BYTES;
-	deferred = defer_wanted(&s->st) && emit_deferred(rec, &s->st);
 	/* one copy: a reservation cannot be held across tail calls */
-	if (!deferred && bpf_ringbuf_output(&events, s->record, size, sample_wakeup_flags())) {
-		walker_count(CNT_LOST_RINGBUF, 1);
-		return;
-	}
-	walker_count(CNT_WRITTEN, 1);
-	walk_finished(&s->st, deferred);
-	walk_requests(&s->st);
+	sample_emit(rec, &s->st, nr_kernel, true);
 }
 
 SEC("perf_event")
@@ -496,8 +572,21 @@ static __always_inline int wanted(__u32 tgid)
 /* ---- stacks on other events: probes, tracepoints, off-CPU time: bpf/events.bpf.h ---- */
 #include "events.bpf.h"
 
+/*
+ * What on_sample reads of its context, UAPI's struct bpf_perf_event_data
+ * (x86-64's struct pt_regs, then sample_period): a fixed layout, read without
+ * CO-RE, whose first relocation of a type searches the whole of the kernel's
+ * BTF (~2 ms of every start, a type).
+ */
+struct perf_sample_ctx {
+	__u64 regs[21];
+	__u64 sample_period;
+};
+
+#define PERF_CTX_IP 16 /* pt_regs: r15..r8, ax, cx, dx, si, di, orig_ax, then ip */
+
 SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+int on_sample(struct perf_sample_ctx *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
@@ -516,15 +605,15 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	/* after the filter: other tasks' samples are the common early exit */
 	src = (struct sample_src){
 	    .ctx = ctx,
-	    .ctx_regs = (struct pt_regs *)&ctx->regs,
+	    .ctx_regs = (struct pt_regs *)ctx->regs,
 	    /* user addresses are the lower canonical half (ctx allows only 8-byte loads: no cs) */
-	    .user_in_ctx = (__s64)ctx->regs.ip >= 0,
+	    .user_in_ctx = (__s64)ctx->regs[PERF_CTX_IP] >= 0,
 	    .event = (__u32)bpf_get_attach_cookie(ctx),
 	    .weight = ctx->sample_period,
 	};
 	if (use_bpf_loop)
-		return sample_with_loop(&src, tgid, tid);
-	return sample_with_tail_calls(ctx, &src, tgid, tid);
+		return sample_from_scratch(&src, tgid, tid);
+	return sample_with_tail_calls((struct bpf_perf_event_data *)ctx, &src, tgid, tid);
 }
 
 /* ---- process lifecycle for the tracker: bpf/lifecycle.bpf.h ---- */

@@ -146,6 +146,12 @@ struct cfi_mapping_val {
 enum cfi_proc_flags {
 	/* user space is rewriting this pid's mapping keys: a missing one may be on its way */
 	CFI_PROC_UPDATING = 1 << 0,
+	/*
+	 * keys of its mappings were refused by the per-process quota: a walk
+	 * stopping at no mapping does not ask for its maps again (they would be
+	 * refused again); a change of its mappings still does
+	 */
+	CFI_PROC_KEYS_QUOTA = 1 << 1,
 };
 
 struct cfi_proc_val {
@@ -346,6 +352,13 @@ struct cfi_python_proc {
 	__u16 frame_owner;
 	__u16 frame_globals; /* .f_globals: struct cfi_python_frame's scope */
 	__u16 pad;
+	/*
+	 * Its PID namespace, /proc/PID/ns/pid's inode and device (the kernel's
+	 * dev_t: major << 20 | minor), for its threads' ids as it sees them
+	 * (bpf_get_ns_current_pid_tgid); 0: the global ids.
+	 */
+	__u64 pidns_dev;
+	__u64 pidns_ino;
 };
 
 struct cfi_event_record {
@@ -367,12 +380,14 @@ struct cfi_event_record {
  */
 #define DEFER_CHUNK 4096		 /* stack bytes are copied a page at a time */
 #define DEFER_STACK_MAX (256 * 1024) /* upper bound for --defer-stack */
+/* Chunks from the copy's start that may be holes; past them the first unreadable one ends it. */
+#define DEFER_HOLE_CHUNKS 16
 
 struct cfi_deferred_record {
 	__u32 type; /* RECORD_DEFERRED */
 	__u32 stack_max;
 	__u64 stack_base; /* user address of stack[0], page aligned, <= sp */
-	__u32 stack_len;  /* bytes copied: a multiple of DEFER_CHUNK, 0 if none */
+	__u32 stack_len;  /* bytes copied (holes too): a multiple of DEFER_CHUNK, 0 if none */
 	__u16 nr_signal;  /* walker state where the kernel stopped ... */
 	__u8 bp_valid;
 	__u8 ip_is_ra;
@@ -387,6 +402,12 @@ struct cfi_deferred_record {
 	__u8 at_leaf;
 	__u8 ip_from_fp;
 	__u8 pad[5];
+	/*
+	 * Bit i: the chunk at stack_base + i * DEFER_CHUNK could not be read (its
+	 * bytes are zero): a page the stack is growing into, its fault under way
+	 * (only in the first DEFER_HOLE_CHUNKS).
+	 */
+	__u64 stack_holes;
 	__u64 leaf[CFI_DW_NR_REGS]; /* the sample's registers, when at_leaf */
 };
 
@@ -402,12 +423,16 @@ struct cfi_deferred_record {
  */
 #define CFI_MAPS_MAX 64 /* entries user space takes of one process */
 
+enum cfi_maps_entry_flags {
+	CFI_MAPS_ENTRY_VDSO = 1 << 0, /* the process's vDSO: no file (ino, dev, pgoff 0) */
+};
+
 struct cfi_maps_entry {
 	__u64 start, end;
 	__u64 pgoff; /* bytes */
 	__u64 ino;
-	__u32 dev; /* the kernel's encoding: major << 20 | minor */
-	__u32 pad;
+	__u32 dev;   /* the kernel's encoding: major << 20 | minor */
+	__u32 flags; /* enum cfi_maps_entry_flags */
 };
 
 struct cfi_maps_entry_record {

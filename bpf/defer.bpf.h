@@ -53,16 +53,6 @@ static __always_inline void defer_budget_return(struct defer_window *w, __u64 wi
 }
 
 /*
- * When pid last sent a deferred sample (on_exit_maps).  Not inlined: its key
- * and value on on_sample's own stack would take 32 bytes (6.1 rounds) that
- * the deepest call chain, through python_walk, does not have.
- */
-static __noinline void defer_note_time(__u32 pid, __u64 at)
-{
-	bpf_map_update_elem(&deferred_at, &pid, &at, BPF_ANY);
-}
-
-/*
  * Sends rec (already complete, its Python frames too) with the walker state
  * and a copy of the user stack from the page holding sp upwards, as one
  * RECORD_DEFERRED.  Returns
@@ -128,12 +118,22 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 		rec_size = RECORD_MAX_BYTES + PY_RECORD_BYTES;
 	bpf_probe_read_kernel(stack + stack_max, rec_size, rec);
 	d->stack_len = 0;
+	d->stack_holes = 0;
 	for (i = 0; i < DEFER_STACK_MAX / DEFER_CHUNK; i++) {
 		if (len >= stack_max)
 			break;
-		/* the stack ends at its mapping's top: keep what was readable */
-		if (bpf_probe_read_user(stack + len, DEFER_CHUNK, (const void *)(base + len)))
-			break;
+		if (bpf_probe_read_user(stack + len, DEFER_CHUNK, (const void *)(base + len))) {
+			/*
+			 * Near sp, a page the stack grows into whose fault is under way
+			 * (the sample interrupted it): the frames above are still
+			 * there.  Further up, the stack's top: keep what was readable.
+			 */
+			if (i >= DEFER_HOLE_CHUNKS)
+				break;
+			d->stack_holes |= 1ull << i;
+			len += DEFER_CHUNK;
+			continue;
+		}
 		len += DEFER_CHUNK;
 		d->stack_len = len;
 	}
@@ -149,7 +149,7 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	bpf_ringbuf_submit(d, BPF_RB_FORCE_WAKEUP);
 	/* only on_exit_maps reads it: not kept on kernels without the VMA iterator */
 	if (exit_maps_on)
-		defer_note_time(rec->pid, rec->time_ns);
+		pid_time_set(rec->pid, PT_DEFERRED, rec->time_ns); /* for on_exit_maps */
 	walker_count(CNT_DEFERRED, 1);
 	defer_budget_return(w, window, stack_max - len);
 	walker_count(CNT_DEFER_BYTES, len);

@@ -23,11 +23,14 @@ int BPF_PROG(on_exec, struct task_struct *p)
 /*
  * Mapping changes the walker cannot see: a library dlclose()d and another
  * mapped at the same address would otherwise be unwound and named with the
- * old one's tables.  munmap of a range we have a mapping for, and mmap with
- * PROT_EXEC, ask user space to re-read the process's mappings.  Every syscall
+ * old one's tables.  munmap of a range we have a mapping for, mmap with
+ * PROT_EXEC, and mprotect adding PROT_EXEC to a range no known mapping
+ * covers (a JIT's code written, then made executable: V8, HotSpot's code
+ * heap), ask user space to re-read the process's mappings.  Every syscall
  * passes here, so the syscall number is checked first.
  */
 #define NR_MMAP 9
+#define NR_MPROTECT   10
 #define NR_MUNMAP 11
 #define PROT_EXEC_BIT 4
 
@@ -48,13 +51,19 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
+	__u64 nr = regs->orig_ax, addr;
 	__u32 tgid;
 
-	if (regs->orig_ax != NR_MMAP || ret < 0 || !(regs->dx & PROT_EXEC_BIT))
+	if ((nr != NR_MMAP && nr != NR_MPROTECT) || ret < 0 || !(regs->dx & PROT_EXEC_BIT))
 		return 0;
+	addr = nr == NR_MMAP ? (__u64)ret : regs->di;
 	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (bpf_map_lookup_elem(&procs, &tgid))
-		mapping_changed(tgid, (__u64)ret);
+	if (bpf_map_lookup_elem(&procs, &tgid)) {
+		/* a JIT flipping known code between writable and executable changes nothing */
+		if (nr == NR_MPROTECT && walker_lookup_mapping(tgid, addr))
+			return 0;
+		mapping_changed(tgid, addr);
+	}
 	/*
 	 * No entry yet, but a load may be under way: one that read the maps
 	 * before this mmap must not pass for one that saw it (its first sample
@@ -98,20 +107,35 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	__u32 tgid = pid_tgid >> 32;
 
 	offcpu_thread_exit((__u32)pid_tgid);
+	bpf_map_delete_elem(&python_threads, &(__u32){(__u32)pid_tgid});
 	/* a thread exiting is not a process exiting */
 	if ((__u32)pid_tgid != tgid)
 		return 0;
 	if (wanted(tgid))
 		emit_event(RECORD_EXIT, tgid, 0);
-	bpf_map_delete_elem(&request_times, &tgid);
-	bpf_map_delete_elem(&changed_at, &tgid);
+	/*
+	 * on_exit_maps, on the same tracepoint in no set order, reads its
+	 * deferred time and removes the entry; without it the entry goes now.
+	 * A pid used again starts without the old process's times.
+	 */
+	if (!exit_maps_on) {
+		bpf_map_delete_elem(&pid_times, &tgid);
+	} else {
+		struct pid_times *t = bpf_map_lookup_elem(&pid_times, &tgid);
+
+		if (t) {
+			t->ns[PT_REQUEST] = 0;
+			t->ns[PT_CHANGE_REQUEST] = 0;
+			t->ns[PT_CHANGED] = 0;
+		}
+	}
 	return 0;
 }
 
 /*
  * A process exiting with deferred samples newer than its last load (or never
  * loaded): user space will find /proc/PID gone when it reads them, and could
- * not finish them.  Its executable file mappings go out now, while the
+ * not finish them.  Its executable file mappings and its vDSO go out now, while the
  * address space is still whole (sched_process_exit comes before exit_mm() on
  * the kernels that have the VMA iterator).  Loaded only where the kernel has
  * bpf_iter_task_vma (6.7+): user space turns autoload on.
@@ -129,20 +153,24 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = pid_tgid >> 32, zero = 0, lost = 0, *sent;
-	__u64 *at, deferred;
+	struct pid_times *times;
+	__u64 deferred;
 	struct cfi_maps_entry_record r = {.type = RECORD_MAPS_ENTRY};
 	struct cfi_maps_end_record end = {.type = RECORD_MAPS_END};
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
 	struct cfi_proc_val *proc;
+	__u64 vdso;
 
 	if ((__u32)pid_tgid != tgid)
 		return 0;
-	at = bpf_map_lookup_elem(&deferred_at, &tgid);
-	if (!at)
+	times = bpf_map_lookup_elem(&pid_times, &tgid);
+	if (!times)
 		return 0;
-	deferred = *at;
-	bpf_map_delete_elem(&deferred_at, &tgid);
+	deferred = times->ns[PT_DEFERRED];
+	bpf_map_delete_elem(&pid_times, &tgid);
+	if (!deferred)
+		return 0;
 	proc = bpf_map_lookup_elem(&procs, &tgid);
 	if (proc && proc->loaded_ns >= deferred && !(proc->flags & CFI_PROC_UPDATING))
 		return 0;
@@ -155,6 +183,8 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 		walker_count(CNT_EXIT_MAPS_NO_MM, 1);
 		return 0;
 	}
+	/* its code has no file, and samples land in it (clock_gettime) */
+	vdso = (__u64)BPF_CORE_READ(task, mm, context.vdso);
 	sent = bpf_map_lookup_elem(&exit_maps_sent, &zero);
 	if (!sent)
 		return 0;
@@ -163,20 +193,28 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 	bpf_iter_task_vma_new(&it, task, 0);
 	while ((vma = bpf_iter_task_vma_next(&it))) {
 		struct file *file = BPF_CORE_READ(vma, vm_file);
+		__u64 start = BPF_CORE_READ(vma, vm_start);
 		struct inode *inode;
 
-		if (!(BPF_CORE_READ(vma, vm_flags) & VM_EXEC_BIT) || !file)
+		if (!(BPF_CORE_READ(vma, vm_flags) & VM_EXEC_BIT) || (!file && start != vdso))
 			continue;
 		/* a process mapping code thousands of times: what user space takes, and one more */
 		if (*sent > CFI_MAPS_MAX)
 			break;
 		*sent += 1;
-		inode = BPF_CORE_READ(file, f_inode);
-		r.e.start = BPF_CORE_READ(vma, vm_start);
+		r.e.start = start;
 		r.e.end = BPF_CORE_READ(vma, vm_end);
-		r.e.pgoff = (__u64)BPF_CORE_READ(vma, vm_pgoff) << 12;
-		r.e.ino = BPF_CORE_READ(inode, i_ino);
-		r.e.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		r.e.pgoff = 0;
+		r.e.ino = 0;
+		r.e.dev = 0;
+		r.e.flags = CFI_MAPS_ENTRY_VDSO;
+		if (file) {
+			inode = BPF_CORE_READ(file, f_inode);
+			r.e.pgoff = (__u64)BPF_CORE_READ(vma, vm_pgoff) << 12;
+			r.e.ino = BPF_CORE_READ(inode, i_ino);
+			r.e.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+			r.e.flags = 0;
+		}
 		if (bpf_ringbuf_output(&exit_maps, &r, sizeof(r), 0))
 			lost = 1;
 	}

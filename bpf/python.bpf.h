@@ -31,9 +31,16 @@ struct python_thread {
 	__u32 pad;
 };
 
+/*
+ * Threads of Python processes only, each removed when it exits (on_exit):
+ * not preallocated, since a preallocated map's 16,384 elements (LRU or not)
+ * were ~4 ms of every start.  Full, a thread goes uncached: searched again
+ * at each sample, at most PY_MAX_THREAD_STEPS thread states.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32); /* tid */
 	__type(value, struct python_thread);
 } python_threads SEC(".maps");
@@ -50,6 +57,9 @@ struct python_scratch {
 	struct cfi_python_frame f[PY_MAX_FRAMES];
 	__u8 frame[PY_FRAME_OFF_MASK + 1 + 8];
 	struct python_thread thread; /* a python_threads update: off the stack, which is full */
+	struct {
+		__u32 pid, tgid; /* UAPI's struct bpf_pidns_info, without CO-RE */
+	} ns;
 };
 
 struct {
@@ -128,29 +138,22 @@ static __noinline __u64 py_find_tstate(const struct cfi_python_proc *py, __u32 t
 }
 
 /*
- * The current thread's id in its own PID namespace: what CPython stores as
- * native_thread_id (gettid()), which differs from the kernel's global tid in
- * a container.  task->thread_pid->numbers[level].nr; the global tid if unreadable.
+ * The current thread's id in its process's PID namespace: what CPython stores
+ * as native_thread_id (gettid()), which differs from the kernel's global tid
+ * in a container.  The namespace comes from user space, not from reading
+ * task->thread_pid with CO-RE: each type CO-RE relocates searches all of the
+ * kernel's BTF at load (struct pid and struct upid: ~4 ms of every start).
+ * The global tid when it cannot be had.
  */
-static __always_inline __u32 py_ns_tid(__u32 tid)
+static __always_inline __u32 py_ns_tid(const struct cfi_python_proc *py, struct python_scratch *s,
+				       __u32 tid)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 pid_addr = 0;
-	unsigned int level = 0;
-	int nr = 0;
-
-	if (bpf_probe_read_kernel(&pid_addr, sizeof(pid_addr), &task->thread_pid) || !pid_addr ||
-	    bpf_probe_read_kernel(&level, sizeof(level),
-				  (void *)(pid_addr + bpf_core_field_offset(struct pid, level))) ||
-	    level > 32)
+	if (!py->pidns_ino ||
+	    bpf_get_ns_current_pid_tgid(py->pidns_dev, py->pidns_ino, (void *)&s->ns,
+					sizeof(s->ns)) ||
+	    !s->ns.pid)
 		return tid;
-	if (bpf_probe_read_kernel(&nr, sizeof(nr),
-				  (void *)(pid_addr + bpf_core_field_offset(struct pid, numbers) +
-					   level * bpf_core_type_size(struct upid) +
-					   bpf_core_field_offset(struct upid, nr))) ||
-	    nr <= 0)
-		return tid;
-	return (__u32)nr;
+	return s->ns.pid;
 }
 
 /* The first thread state of the first interpreter (0: none): a new one goes first. */
@@ -255,7 +258,7 @@ static long py_walk_step(__u32 index, void *data)
  * returns nr_frames | status << 16 (status 0: not a Python process).  A
  * global function: verified once, whichever program and state calls it.
  */
-__noinline int python_walk(__u32 pid, __u32 tid, __u32 ns_tid)
+__noinline int python_walk(__u32 pid, __u32 tid)
 {
 	struct py_walk_ctx c = {.status = PY_STATUS_OK};
 	__u64 ts;
@@ -272,7 +275,7 @@ __noinline int python_walk(__u32 pid, __u32 tid, __u32 ns_tid)
 	c.s = bpf_map_lookup_elem(&python_scratch, &c.n);
 	if (!c.s)
 		return 0;
-	ts = py_tstate(c.py, c.s, pid, tid, ns_tid);
+	ts = py_tstate(c.py, c.s, pid, tid, py_ns_tid(c.py, c.s, tid));
 	if (!ts)
 		return PY_STATUS_NO_THREAD << 16;
 	c.frame = py_read_ptr(ts + c.py->tstate_frame);
@@ -301,7 +304,7 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 	struct python_scratch *s;
 	__u32 zero = 0, status;
 	__u64 n;
-	int r = python_walk(rec->pid, rec->tid, py_ns_tid(rec->tid));
+	int r = python_walk(rec->pid, rec->tid);
 
 	n = (__u32)r & 0xffff;
 	status = (__u32)r >> 16;

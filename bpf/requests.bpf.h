@@ -56,22 +56,22 @@ static __always_inline bool request_budget_left(__u64 now)
 }
 
 /*
- * At most one request per pid per interval: @times holds each pid's last one.
- * Returns true when this one is within the interval, or over the global
- * budget, and must not go out.  Only a request that goes out restarts the
- * pid's interval: one refused by the budget may ask again at once.
+ * At most one request per pid per interval: pid_times' @which holds each
+ * pid's last one.  Returns true when this one is within the interval, or over
+ * the global budget, and must not go out.  Only a request that goes out
+ * restarts the pid's interval: one refused by the budget may ask again at once.
  */
-static __always_inline bool request_limited(void *times, __u32 pid, __u64 now, __u64 interval)
+static __always_inline bool request_limited(__u32 which, __u32 pid, __u64 now, __u64 interval)
 {
-	__u64 *last = bpf_map_lookup_elem(times, &pid);
+	struct pid_times *t = bpf_map_lookup_elem(&pid_times, &pid);
 
-	if (last && now - *last < interval) {
+	if (t && now - t->ns[which] < interval) {
 		walker_count(CNT_REQUESTS_LIMITED, 1);
 		return true;
 	}
 	if (!request_budget_left(now))
 		return true;
-	bpf_map_update_elem(times, &pid, &now, BPF_ANY);
+	pid_time_set(pid, which, now);
 	walker_count(CNT_REQUESTS, 1);
 	return false;
 }
@@ -79,13 +79,13 @@ static __always_inline bool request_limited(void *times, __u32 pid, __u64 now, _
 /* Ask user space to load a pid (addr 0) or a new mapping, at most once per interval per pid. */
 static __always_inline void request_tables(__u32 pid, __u64 addr)
 {
-	if (!request_limited(&request_times, pid, bpf_ktime_get_ns(), request_interval_ns))
+	if (!request_limited(PT_REQUEST, pid, bpf_ktime_get_ns(), request_interval_ns))
 		emit_event(RECORD_REQUEST, pid, addr);
 }
 
 static __always_inline void note_change(__u32 pid, __u64 now)
 {
-	bpf_map_update_elem(&changed_at, &pid, &now, BPF_ANY);
+	pid_time_set(pid, PT_CHANGED, now);
 }
 
 static __always_inline void mapping_changed(__u32 pid, __u64 addr)
@@ -94,7 +94,7 @@ static __always_inline void mapping_changed(__u32 pid, __u64 addr)
 
 	note_change(pid, now);
 	/* loads are deduplicated in user space: a millisecond apart is enough */
-	if (!request_limited(&change_times, pid, now, 1000000))
+	if (!request_limited(PT_CHANGE_REQUEST, pid, now, 1000000))
 		emit_event(RECORD_REQUEST, pid, addr);
 }
 
@@ -108,9 +108,10 @@ static __always_inline void walk_requests(struct walker_state *st)
 	/*
 	 * A change whose own request was rate-limited or over the budget still
 	 * gets the mappings read: also when the walk did not notice it (a
-	 * library replaced by another at the same address).
+	 * library replaced by another at the same address).  A pc whose keys the
+	 * process's quota refused would only be refused again.
 	 */
-	else if (st->reason == STOP_NO_MAPPING || st->change_pending)
+	else if ((st->reason == STOP_NO_MAPPING && !st->keys_quota) || st->change_pending)
 		request_tables(st->pid, st->missing_pc);
 }
 

@@ -159,7 +159,7 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
  */
 static __always_inline void settle_reason(struct walker_state *st)
 {
-	__u64 *changed;
+	struct pid_times *times;
 	struct cfi_proc_val *proc;
 
 	if (st->reason == STOP_NO_USER || st->reason == STOP_IN_EXECVE)
@@ -168,12 +168,12 @@ static __always_inline void settle_reason(struct walker_state *st)
 		st->reason = STOP_EXITING;
 		return;
 	}
-	changed = bpf_map_lookup_elem(&changed_at, &st->pid);
+	times = bpf_map_lookup_elem(&pid_times, &st->pid);
 	/*
 	 * One lookup per sample serves three: the request for a change whose own
 	 * request was refused (walk_requests), this reason, a deferred record.
 	 */
-	st->changed_ns = changed ? *changed : 0;
+	st->changed_ns = times ? times->ns[PT_CHANGED] : 0;
 	st->change_pending = st->proc_known && st->changed_ns > st->loaded_ns;
 	if (st->reason != STOP_NO_MAPPING)
 		return;
@@ -182,6 +182,8 @@ static __always_inline void settle_reason(struct walker_state *st)
 	if (proc && ((proc->flags & CFI_PROC_UPDATING) || st->changed_ns > proc->loaded_ns)) {
 		st->reason = STOP_TABLES_PENDING;
 		st->change_pending = 1;
+	} else if (proc && (proc->flags & CFI_PROC_KEYS_QUOTA)) {
+		st->keys_quota = 1;
 	}
 }
 

@@ -70,6 +70,7 @@ struct walker_state {
 	__u8 flags;  /* enum cfi_sample_flags */
 	__u8 done;
 	__u8 change_pending; /* the mappings changed after the last load: ask for them again */
+	__u8 keys_quota;     /* stopped at no mapping in a process over its keys quota */
 	__u8 nr_signal;	     /* signal frames crossed */
 	__u16 cache_hits; /* counted once per walk by the includer, not per frame */
 	__u16 cache_misses;

@@ -9,6 +9,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 CFIPROF=${CFIPROF:-build/cfiprof}
+FPWALK=${FPWALK:-build/bench/fpwalk}
 RUNS=${RUNS:-7}
 XZ_MB=${XZ_MB:-9}
 WORK_STEPS=${WORK_STEPS:-3600000000}
@@ -47,6 +48,48 @@ for i in $(seq "$RUNS"); do
 		echo "$w diff-perf $((p - b))" >> "$out/raw.txt"
 	done
 done
+# The fixed loop's overhead by parts, each with little noise of its own (the loop's wall time
+# here spreads more than the 2% to be shown): the start (the command held until BPF is
+# ready: record -v), the stop (the command's exit to record's), and the sampling BPF
+# program's run time (kernel.bpf_stats_enabled, its own pass: the stats cost a little).
+# Not in it: the timer interrupt around each sample, which any sampling profiler pays.
+stats_old=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+: > "$out/parts.txt"
+# The loop's own run time (inside sh) bare, under the cheapest 999 Hz sampler there is (the
+# kernel's frame-pointer walk, tests/bench/fpwalk: what sampling itself costs here) and under
+# cfiprof, in the same round.
+inner() {
+	settle
+	"$@" sh -c 'a=$(date +%s%N); "$0" "$1" > /dev/null; b=$(date +%s%N); echo $(((b - a) / 1000000)) > "$2"' \
+		"$out/fixed_work" "$WORK_STEPS" "$out/inner" > /dev/null 2>&1 || true
+	cat "$out/inner"
+}
+for i in $(seq "$RUNS"); do
+	b=$(inner)
+	f=$(inner "$FPWALK" -F 999 --)
+	echo "inner-bare $b" >> "$out/parts.txt"
+	echo "inner-fpwalk $((f - b))" >> "$out/parts.txt"
+	settle
+	t=$(date +%s%N)
+	"$CFIPROF" record -v -F 999 -o "$out/out.folded" -- sh -c \
+		'date +%s%N > "$0.t0"; "$1" "$2" > /dev/null; date +%s%N > "$0.t1"' \
+		"$out/parts" "$out/fixed_work" "$WORK_STEPS" > /dev/null 2> "$out/err.txt" || true
+	e=$(date +%s%N)
+	t0=$(cat "$out/parts.t0")
+	t1=$(cat "$out/parts.t1")
+	ns=$(grep -o 'BPF run time [0-9]* ns per sample' "$out/err.txt" | awk '{print $4}')
+	n=$(grep -o '[0-9]* samples (' "$out/err.txt" | head -1 | awk '{print $1}')
+	echo "start $(( (t0 - t) / 1000000 ))" >> "$out/parts.txt"
+	echo "stop $(( (e - t1) / 1000000 ))" >> "$out/parts.txt"
+	echo "stopv $(grep -o 'stop: [0-9.]* ms' "$out/err.txt" | awk '{print $2}')" >> "$out/parts.txt"
+	echo "run $(( (t1 - t0) / 1000000 ))" >> "$out/parts.txt"
+	echo "inner-cfiprof $(( (t1 - t0) / 1000000 - b ))" >> "$out/parts.txt"
+	echo "bpf $(awk -v n="${n:-0}" -v ns="${ns:-0}" 'BEGIN {printf "%.0f", n * ns / 1e6}')" >> "$out/parts.txt"
+	echo "nsps ${ns:-0}" >> "$out/parts.txt"
+done
+sysctl -qw kernel.bpf_stats_enabled="$stats_old"
+part() { awk -v k="$1" '$1 == k {print $2}' "$out/parts.txt" | median; }
 get() { awk -v w="$1" -v k="$2" '$1 == w && $2 == k {print $3}' "$out/raw.txt" | median; }
 report=$out/startup.md
 {
@@ -66,6 +109,16 @@ report=$out/startup.md
 	fw=$(get work diff-cfiprof)
 	echo "Fixed cost (record -- /bin/true over bare): $ft ms; the rest of the fixed loop's"
 	echo "difference (sampling, table builds and naming during and after its run): $(awk -v a="$fw" -v b="$ft" 'BEGIN {print a - b}') ms."
+	echo
+	echo "The fixed loop's overhead by parts (medians of $RUNS runs, bpf_stats on): start"
+	echo "$(part start) ms (sh included), stop $(part stop) ms (record -v: $(part stopv) ms), the sampling program $(part bpf) ms"
+	echo "($(part nsps) ns per sample) over a $(part run) ms run: $(awk -v a="$(part start)" \
+		-v b="$(part stop)" -v c="$(part bpf)" -v r="$(part run)" \
+		'BEGIN {printf "%d ms, %+.1f%%", a + b + c, 100 * (a + b + c) / r}') of the command's time."
+	echo
+	echo "The loop's own run time: $(part inner-bare) ms bare; over it (paired), $(part inner-fpwalk) ms"
+	echo "under the kernel's frame-pointer walk at 999 Hz (fpwalk: sampling's own cost here),"
+	echo "$(part inner-cfiprof) ms under cfiprof (bpf_stats on)."
 	echo
 	echo "Each round's difference, xz: $(awk '$1 == "xz" && $2 == "diff-cfiprof" {printf "%s ", $3}' "$out/raw.txt")"
 	echo "Each round's difference, loop: $(awk '$1 == "work" && $2 == "diff-cfiprof" {printf "%s ", $3}' "$out/raw.txt")"

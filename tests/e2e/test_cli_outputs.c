@@ -1210,13 +1210,19 @@ static void leaf_counts(const char *name, unsigned long *leaf, unsigned long *co
  */
 static void test_inherit(const char *chain)
 {
-	char cmd[PATHBUF + 128], opath[PATHBUF], epath[PATHBUF];
+	char cmd[3 * PATHBUF + 128], opath[PATHBUF], epath[PATHBUF], done[PATHBUF];
 	unsigned long leaf, complete, shell;
 	int rc;
 
-	/* ~0.5 s of the shell's own CPU time while chain spins */
-	snprintf(cmd, sizeof(cmd),
-		 "%s 0.5 & i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; wait", chain);
+	/*
+	 * The shell's own CPU time while chain spins 0.5 s: a loop until chain
+	 * is done, not a count (300,000 rounds were 0.5 s of this machine's CPU
+	 * once, and 64 ms on a faster day: 32 samples)
+	 */
+	tpath(done, sizeof(done), "inherit.done");
+	unlink(done);
+	snprintf(cmd, sizeof(cmd), "(%s 0.5; : > %s) & while [ ! -e %s ]; do :; done; wait", chain,
+		 done, done);
 	{
 		char *argv[] = {(char *)cfiprof_bin, "record", "-F", "499", "-o",
 				tpath(opath, sizeof(opath), "inherit.folded"), "--", "/bin/sh",
@@ -1231,6 +1237,7 @@ static void test_inherit(const char *chain)
 	CHECK(leaf >= 100, "the child of the command was not profiled: %lu leaf samples", leaf);
 	CHECK(complete * 100 >= leaf * 95, "child: %lu of %lu leaf samples complete", complete, leaf);
 	CHECK(shell >= 50, "the command itself (sh) was not profiled: %lu samples", shell);
+	unlink(done);
 	{
 		char *argv[] = {(char *)cfiprof_bin, "record", "-F", "499", "--no-inherit", "-o",
 				tpath(opath, sizeof(opath), "noinherit.folded"), "--", "/bin/sh",

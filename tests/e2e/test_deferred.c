@@ -45,6 +45,7 @@ struct run_result {
 	uint64_t pending;	     /* samples of PROG left tables-pending */
 	uint64_t deferred, finished; /* from the summary */
 	uint64_t over_budget;
+	uint64_t no_room;		/* deferred copies that found no ring-buffer room */
 	uint64_t all_samples, received; /* every comm in the folded file; the summary's count */
 };
 
@@ -128,6 +129,7 @@ static bool record_cmd(const char *name, char *const extra[], char *const cmd[],
 	r->deferred = number_after(log, "deferred: ");
 	r->finished = number_before(log, "finished in user space");
 	r->over_budget = number_before(log, "over the copy budget");
+	r->no_room = number_before(log, "no ring-buffer room");
 	r->received = number_before(log, "received");
 	r->all_samples = folded_total(folded);
 	printf("%s: %" PRIu64 " samples of %s, %" PRIu64 " complete, %" PRIu64
@@ -216,6 +218,54 @@ static void test_tail_calls(void)
 
 	if (record("tail-calls", tc, &r))
 		check_all_finished("tail-calls", &r);
+}
+
+/*
+ * Deferred samples taken in the page faults of a stack growing into pages
+ * not there yet: the page holding sp, and those above it up to the return
+ * address, cannot be read from BPF.  The copy stopped at the first of them
+ * and the walk ended "unreadable-memory" (a clean-clone run of
+ * short_process_gone: "[incomplete: unreadable-memory];_dl_lookup_symbol_x;
+ * asm_exc_page_fault").  The kernel's own walk never reads those pages.
+ */
+static void test_stack_faults(void)
+{
+	static const char *const in_fault[] = {
+	    "_start", "__libc_start_main", "__libc_start_call_main",
+	    "main",   "big_entry",	   "big_b",
+	    "big_c",  "big_leaf",	   "big_fault"};
+	char *none[] = {NULL}, folded[PATH_MAX];
+	struct run_result r;
+	struct stats f;
+	bool ok;
+
+	setenv("DEFER_STACK_FAULTS", "1", 1);
+	ok = record("faults", none, &r);
+	unsetenv("DEFER_STACK_FAULTS");
+	if (!ok)
+		return;
+	CHECK(folded_stats_read(tpath(folded, sizeof(folded), "faults"), PROG, "big_fault",
+				in_fault, 9, &f) == 0,
+	      "faults: cannot read %s", folded);
+	printf("faults: %" PRIu64 " samples in big_fault, %" PRIu64 " with its chain\n",
+	       f.with_leaf, f.chain_ok);
+	/* copies with no ring-buffer room stay tables-pending, counted (short_process_gone) */
+	CHECK(r.deferred > 0 && r.finished == r.deferred && r.pending <= r.no_room,
+	      "faults: %" PRIu64 " deferred, %" PRIu64 " finished, %" PRIu64
+	      " tables-pending (%" PRIu64 " copies without ring-buffer room)",
+	      r.deferred, r.finished, r.pending, r.no_room);
+	CHECK(reason_count(&r.st, "unreadable-memory") == 0 &&
+		  reason_count(&r.st, "stack-copy-short") == 0,
+	      "faults: %" PRIu64 " of %" PRIu64 " samples ended short (stops:%s)",
+	      r.st.samples - r.st.complete, r.st.samples, reasons_text(&r.st, (char[256]){0}, 256));
+	CHECK((r.st.complete + r.pending) * 1000 >= r.st.samples * 995,
+	      "faults: %" PRIu64 " of %" PRIu64 " samples complete (%" PRIu64 " tables-pending)",
+	      r.st.complete, r.st.samples, r.pending);
+	/* much of its time: big_fault, in its faults or between them (36-73% here) */
+	CHECK(f.chain_bad == 0 && f.chain_ok >= 100,
+	      "faults: %" PRIu64 " samples in big_fault with its chain, %" PRIu64
+	      " with a wrong one (first: %s), of %" PRIu64,
+	      f.chain_ok, f.chain_bad, f.first_bad, r.st.samples);
 }
 
 /* A budget of two copies a second: the rest are refused, counted, and kept tables-pending. */
@@ -324,7 +374,7 @@ static void test_short_process_gone(void)
 		       NULL};
 	struct run_result r;
 	char *log = NULL;
-	uint64_t used, gone_count;
+	uint64_t used, gone_count, no_room;
 
 	snprintf(prog, sizeof(prog), "%s/" PROG, progs_dir);
 	copy_big_libs("defer_gone", "lib", gone, sizeof(gone), libs);
@@ -332,20 +382,28 @@ static void test_short_process_gone(void)
 		return;
 	used = number_before(log, "loaded from");
 	gone_count = number_before(log, "process gone");
-	printf("gone: %" PRIu64 " snapshots loaded from, %" PRIu64 " samples process gone\n", used,
-	       gone_count);
+	/*
+	 * A copy with no ring-buffer room (~110 copies of 72 KiB fill the 8 MiB
+	 * ring: a consumer pass of 58 ms did it once in a clean-clone run) is
+	 * kept tables-pending and counted as such: not this test's matter.
+	 */
+	no_room = number_before(log, "no ring-buffer room");
+	printf("gone: %" PRIu64 " snapshots loaded from, %" PRIu64 " samples process gone, %" PRIu64
+	       " copies without ring-buffer room\n",
+	       used, gone_count, no_room);
 	CHECK(r.st.samples >= 5, "gone: only %" PRIu64 " samples of defer_gone", r.st.samples);
-	CHECK(r.pending == 0 && gone_count == 0,
-	      "gone: %" PRIu64 " samples of defer_gone tables-pending, %" PRIu64
+	CHECK(r.pending <= no_room && gone_count == 0,
+	      "gone: %" PRIu64 " samples of defer_gone tables-pending (%" PRIu64
+	      " copies counted without ring-buffer room), %" PRIu64
 	      " deferred samples kept for their process was gone",
-	      r.pending, gone_count);
+	      r.pending, no_room, gone_count);
 	CHECK(used >= 1, "gone: no process loaded from its snapshot: %s", log);
 	/*
 	 * samples in its exit or its execve have no stack to walk; every other
 	 * one is complete, but for the code no FDE covers (_init, _fini: issue 14)
 	 */
 	CHECK(r.st.complete + reason_count(&r.st, "exiting") + reason_count(&r.st, "in-execve") +
-		      reason_count(&r.st, "no-rule") ==
+		      reason_count(&r.st, "no-rule") + r.pending ==
 		  r.st.samples,
 	      "gone: %" PRIu64 " of %" PRIu64 " samples of defer_gone complete (stops:%s)",
 	      r.st.complete, r.st.samples, reasons_text(&r.st, (char[256]){0}, 256));
@@ -433,6 +491,115 @@ static void test_exit_lists(void)
 	      "swarm: %" PRIu64 " of %" PRIu64 " samples kept tables-pending for their process was "
 	      "gone: want at most 1%%",
 	      gone, r.st.samples);
+	free(log);
+}
+
+/*
+ * A JIT's code written into memory mapped writable, then made executable with
+ * mprotect (progs/jit_frames with JIT_FRAMES_LATE_MS, after its load): the
+ * walker met the new code in no known mapping and stopped "no-mapping" until
+ * a sample's own request had the mappings read again (a clean clone's node:
+ * 14 such samples; here 8 of ~3,000).  mprotect adding PROT_EXEC outside the
+ * known mappings is a change now: those samples wait for the new maps,
+ * deferred, and are finished.
+ */
+static void test_jit_mprotect(void)
+{
+	static const char *const jit_chain[] = {"_start",
+						"__libc_start_main",
+						"__libc_start_call_main",
+						"main",
+						"jf_run",
+						"jf_nocfi",
+						"[anon]+0xf",
+						"jf_leaf"};
+	char prog[PATH_MAX + 32], folded[PATH_MAX], *log = NULL, why[256];
+	char *none[] = {NULL}, *cmd[] = {prog, "1.5", NULL};
+	uint64_t deferred, finished, pending, nomap;
+	struct stats st;
+	int err;
+
+	snprintf(prog, sizeof(prog), "%s/jit_frames", progs_dir);
+	setenv("JIT_FRAMES_LATE_MS", "300", 1);
+	err = e2e_record("jit_mprotect", "1999", none, cmd, &log);
+	unsetenv("JIT_FRAMES_LATE_MS");
+	if (err) {
+		free(log);
+		return;
+	}
+	CHECK(folded_stats_read(tpath(folded, sizeof(folded), "jit_mprotect"), "jit_frames",
+				"jf_leaf", jit_chain, 8, &st) == 0,
+	      "jit_mprotect: cannot read %s", folded);
+	deferred = number_after(log, "deferred: ");
+	finished = number_before(log, "finished in user space");
+	pending = stats_reason(&st, "tables-pending");
+	nomap = stats_reason(&st, "no-mapping");
+	printf("jit_mprotect: %" PRIu64 " samples in jf_leaf, %" PRIu64 " with the chain through "
+	       "the JIT page; %" PRIu64 " no-mapping, %" PRIu64 " tables-pending; deferred %" PRIu64
+	       ", finished %" PRIu64 "\n",
+	       st.with_leaf, st.chain_ok, nomap, pending, deferred, finished);
+	CHECK(nomap == 0 && pending == 0,
+	      "jit_mprotect: %" PRIu64 " samples no-mapping, %" PRIu64 " tables-pending (stops:%s)",
+	      nomap, pending, reasons_text(&st, why, sizeof(why)));
+	CHECK(finished == deferred, "jit_mprotect: %" PRIu64 " of %" PRIu64 " deferred finished",
+	      finished, deferred);
+	CHECK(st.with_leaf > 500 && st.chain_bad == 0 && st.chain_ok * 1000 >= st.with_leaf * 995,
+	      "jit_mprotect: %" PRIu64 " samples in jf_leaf, %" PRIu64 " with the chain, %" PRIu64
+	      " with a wrong one (first: %s)",
+	      st.with_leaf, st.chain_ok, st.chain_bad, st.first_bad);
+	free(log);
+}
+
+/*
+ * The same swarm spending its time in the vDSO: a process loaded from its
+ * exit list had no [vdso] among its mappings (the kernel sent file mappings
+ * only), so its samples there ended "no-mapping" with no frame at all (a
+ * clean-clone run of short_process_gone: "[incomplete: no-mapping];[unknown];
+ * asm_exc_page_fault;...;vvar_fault").
+ */
+static void test_exit_lists_vdso(void)
+{
+	char libs[4][PATH_MAX], prog[PATH_MAX + 32], folded[PATH_MAX];
+	char *extra[] = {"--build-workers", "1", NULL};
+	char *cmd[] = {"sh", "-c",    "for i in $(seq 100); do \"$0\" 0.01 \"$1\" & done; wait",
+		       prog, libs[0], NULL};
+	struct run_result r;
+	uint64_t at_exit, vdso;
+	char *log = NULL, *text;
+	bool ok;
+
+	copy_big_libs("defer_vdso", "vdso", prog, sizeof(prog), libs);
+	setenv("DEFER_VDSO", "1", 1);
+	ok = record_cmd("vdso", extra, cmd, "defer_vdso", &r, &log);
+	unsetenv("DEFER_VDSO");
+	if (!ok)
+		return;
+	at_exit = number_before(log, "from the kernel at exit");
+	text = slurp(tpath(folded, sizeof(folded), "vdso"));
+	vdso = 0;
+	for (char *l = text; l && *l;) {
+		char *nl = strchr(l, '\n'), *sp;
+
+		if (nl)
+			*nl = 0;
+		sp = strrchr(l, ' ');
+		if (!strncmp(l, "defer_vdso;", 11) && sp && strstr(l, "__vdso_"))
+			vdso += strtoull(sp + 1, NULL, 10);
+		l = nl ? nl + 1 : NULL;
+	}
+	free(text);
+	printf("vdso: %" PRIu64 " exit lists, %" PRIu64 " samples in the vDSO\n", at_exit, vdso);
+	CHECK(at_exit >= 1, "vdso: no process was loaded from its exit list: %s", log);
+	/* most of a 10 ms process is its start: the old code named 0-3 of ~1,800 */
+	CHECK(vdso * 10 >= r.st.samples, "vdso: %" PRIu64 " of %" PRIu64 " samples in the vDSO",
+	      vdso, r.st.samples);
+	/* one at most in a hundred: a sample in the exit path (the exit list's own program) */
+	CHECK(reason_count(&r.st, "no-mapping") * 100 <= r.st.samples,
+	      "vdso: %" PRIu64 " of %" PRIu64 " samples no-mapping (stops:%s)",
+	      reason_count(&r.st, "no-mapping"), r.st.samples,
+	      reasons_text(&r.st, (char[256]){0}, 256));
+	CHECK(r.st.chain_bad == 0, "vdso: %" PRIu64 " samples with a wrong chain: %s",
+	      r.st.chain_bad, r.st.first_bad);
 	free(log);
 }
 
@@ -632,11 +799,14 @@ int main(int argc, char **argv)
 		return HARNESS_DONE();
 	RUN_TEST(test_defer_on_and_off);
 	RUN_TEST(test_tail_calls);
+	RUN_TEST(test_stack_faults);
 	RUN_TEST(test_budget);
 	RUN_TEST(test_table_cache);
 	RUN_TEST(test_agent_metrics);
 	RUN_TEST(test_short_process_gone);
 	RUN_TEST(test_exit_lists);
+	RUN_TEST(test_exit_lists_vdso);
+	RUN_TEST(test_jit_mprotect);
 	RUN_TEST(test_agent_interval);
 	e2e_finish();
 	return HARNESS_DONE();

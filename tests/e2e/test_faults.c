@@ -1151,7 +1151,11 @@ static void test_sigstop(void)
 
 	ppath(threads, sizeof(threads), "threads");
 	run_init(&r, "sigstop", 0);
-	const char *extra[] = {"-F", "4999", NULL};
+	/*
+	 * 1 MiB: a sample takes only the frames it has (~150 bytes here), so the
+	 * default 8 MiB holds the ~30,000 samples of the stall
+	 */
+	const char *extra[] = {"-F", "4999", "--ring-buffer", "1048576", NULL};
 	const char *cmd[] = {threads, "5", NULL};
 
 	/* only cfiprof stops: the target keeps running and sampling */
@@ -1159,7 +1163,7 @@ static void test_sigstop(void)
 		return;
 	check_accounting(&r, &s, &ft, &rs);
 	CHECK(s.lost > 0, "sigstop: 3 s stalled at -F 4999 (4 spinning threads) lost nothing (the "
-			  "ring buffer is 8 MiB, ~2 KiB a sample: losses expected)");
+			  "ring buffer is 1 MiB, ~150 bytes a sample: losses expected)");
 	CHECK(s.written > 0 && s.received == s.written,
 	      "sigstop: %lu written, %lu received after the stall", s.written, s.received);
 	CHECK(chain_check(r.folded, "threads", th_exp, N(th_exp), &cs) == 0, "sigstop: no folded");

@@ -760,6 +760,29 @@ static bool patch_py_version(const char *path, uint32_t hex)
 	return done;
 }
 
+/* Samples stopped at no-rule anywhere but in _init or _fini. */
+static uint64_t no_rule_outside_crt(const struct py_run *r)
+{
+	static const char tag[] = "[incomplete: no-rule];";
+	char line[16384];
+	uint64_t n = 0;
+	FILE *f = fopen(r->folded, "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *at = strstr(line, tag), *cnt = strrchr(line, ' ');
+
+		if (!at || !cnt)
+			continue;
+		at += sizeof(tag) - 1;
+		if (strncmp(at, "_init;", 6) && strncmp(at, "_init ", 6) &&
+		    strncmp(at, "_fini;", 6) && strncmp(at, "_fini ", 6))
+			n += strtoull(cnt + 1, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /*
  * An interpreter whose Py_Version says 3.12 (a copy of python3.11, patched):
  * no table entry, so plain native stacks, complete, and counted.
@@ -779,7 +802,11 @@ static void test_unsupported_version(void)
 	      (unsigned long)r.samples, (unsigned long)r.with_python);
 	CHECK(r.log && strstr(r.log, "cfiprof: python: 0 processes (1 more with an unsupported"),
 	      "counted unsupported: %s", r.log ? r.log : "");
-	CHECK(r.log && strstr(r.log, "stop reasons: complete") && !strstr(r.log, "no-rule"),
+	/*
+	 * complete but for code no FDE covers: crt's _init and _fini (issue 14; a
+	 * clean-clone run met one sample in a page fault at libz's _init)
+	 */
+	CHECK(r.log && strstr(r.log, "stop reasons: complete") && no_rule_outside_crt(&r) == 0,
 	      "native stacks unchanged: %s", r.log ? r.log : "");
 out:
 	free(r.log);

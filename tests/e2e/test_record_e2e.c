@@ -14,7 +14,7 @@
  *
  * Environment: CFIPROF (default build/cfiprof), OUT (default build: the test
  * programs are OUT/progs/P), E2E_SECONDS (default 4), E2E_PEER_SECONDS
- * (default 2.5).
+ * (default 1: the peers only have to produce samples; make bench compares them).
  */
 #include <ctype.h>
 #include <elf.h>
@@ -375,9 +375,15 @@ static void test_prog(const struct prog *p, struct result *r)
 		printf("; %lu samples of other comms ignored", r->st.other_comm);
 	printf("\n");
 	CHECK(r->st.samples > 0, "%s: no samples of comm '%s'", p->name, comm);
-	CHECK(r->st.samples && r->st.complete * 1000 >= r->st.samples * 999,
-	      "%s: only %lu/%lu samples complete (%.2f%% < 99.9%%)", p->name, r->st.complete,
-	      r->st.samples, pct(r->st.complete, r->st.samples));
+	/*
+	 * Of those with a stack to walk: a sample in the program's exit_mmap
+	 * (slow on a PVM guest, whose TLB flushes go through the hypervisor)
+	 * has none left, and was one of two misses of a 1,997-sample run here.
+	 */
+	CHECK(stats_walkable(&r->st) && r->st.complete * 1000 >= stats_walkable(&r->st) * 999,
+	      "%s: only %lu/%lu samples with a stack to walk complete (%.2f%% < 99.9%%)", p->name,
+	      r->st.complete, stats_walkable(&r->st),
+	      pct(r->st.complete, stats_walkable(&r->st)));
 	CHECK(r->st.complete_rootless == 0,
 	      "%s: %lu samples called complete whose root frame is no entry point, e.g. %s",
 	      p->name, r->st.complete_rootless, r->st.first_rootless);
@@ -414,6 +420,46 @@ static void test_prog(const struct prog *p, struct result *r)
 	CHECK(r->perf.ran && r->perf.samples > 0, "%s: perf produced no samples", p->name);
 	run_bpftrace(p, prog_path, &r->bt);
 	CHECK(r->bt.ran && r->bt.samples > 0, "%s: bpftrace produced no samples", p->name);
+}
+
+/*
+ * ptrace refused to the command (a seccomp filter here; also Yama's
+ * ptrace_scope 3, or record itself under strace -f or gdb): it cannot be held
+ * at its exec.  record took the exit of the unheld command for a failed exec
+ * and exited 127, nothing profiled; now the command runs unheld, a target
+ * from the start, and is profiled like any other.
+ */
+static void test_unheld(void)
+{
+	const struct prog *p = &progs[0];
+	char prog_path[PATHBUF], noptrace[PATHBUF], folded[PATHBUF], err[PATHBUF];
+	char *argv[] = {noptrace, (char *)cfiprof_bin, "record", "-F", "499", "-o", folded, "--",
+			prog_path, (char *)seconds_arg, NULL};
+	struct stats st;
+	char *s;
+	int rc;
+
+	snprintf(prog_path, sizeof(prog_path), "%s/%s", progs_dir, p->name);
+	snprintf(noptrace, sizeof(noptrace), "%s/noptrace", progs_dir);
+	snprintf(folded, sizeof(folded), "%s/unheld.folded", tmpdir);
+	snprintf(err, sizeof(err), "%s/unheld.err", tmpdir);
+	rc = run(argv, NULL, err, 90);
+	s = slurp(err);
+	CHECK(rc == 0, "record with ptrace refused: exit %d: %s", rc, s);
+	CHECK(strstr(s, "cannot be held at its exec"), "no word that the command runs unheld: %s",
+	      s);
+	free(s);
+	if (rc)
+		return;
+	CHECK(parse_folded(p, folded, p->name, &st) == 0, "cannot read %s", folded);
+	printf("unheld %s: %lu/%lu complete (%.2f%%), %lu with the expected chain, %lu not\n",
+	       p->name, st.complete, st.samples, pct(st.complete, st.samples), st.chain_ok,
+	       st.chain_bad);
+	CHECK(stats_walkable(&st) && st.complete * 1000 >= stats_walkable(&st) * 999,
+	      "unheld %s: only %lu/%lu samples with a stack to walk complete", p->name, st.complete,
+	      stats_walkable(&st));
+	CHECK(st.chain_ok > 0 && st.chain_bad == 0, "unheld %s: %lu with the chain, %lu not: %s",
+	      p->name, st.chain_ok, st.chain_bad, st.first_bad);
 }
 
 /* ---- CLI error paths ---- */
@@ -466,7 +512,7 @@ int main(int argc, char **argv)
 
 	harness_init(argc, argv);
 	seconds_arg = getenv("E2E_SECONDS") ? getenv("E2E_SECONDS") : "4";
-	peer_seconds_arg = getenv("E2E_PEER_SECONDS") ? getenv("E2E_PEER_SECONDS") : "2.5";
+	peer_seconds_arg = getenv("E2E_PEER_SECONDS") ? getenv("E2E_PEER_SECONDS") : "1";
 	if (!e2e_setup("e2e"))
 		return HARNESS_DONE();
 	if (!tool_exists("perf"))
@@ -477,6 +523,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "  peer tools missing: peer checks will fail\n");
 
 	RUN_TEST(test_cli);
+	RUN_TEST(test_unheld);
 
 	/* each program's figures come back for the table below */
 	res = harness_shared(NR_PROGS * sizeof(*res));

@@ -204,12 +204,15 @@ static inline char *slurp(const char *path)
 	return slurp_len(path, NULL);
 }
 
-/* A test's scratch directory: removed after a passing run, kept (and named) after a failing one. */
+/*
+ * A test's scratch directory: removed after a passing run, kept (and named)
+ * after a failing one, or whenever CFIPROF_KEEP_TMP is set (to compare with a failure).
+ */
 static inline void tmpdir_done(const char *dir, bool failed)
 {
 	char cmd[PATH_MAX + 16];
 
-	if (failed) {
+	if (failed || getenv("CFIPROF_KEEP_TMP")) {
 		fprintf(stderr, "logs and files kept in %s\n", dir);
 		return;
 	}

@@ -35,6 +35,26 @@ struct stats {
 	char first_bad[1024], first_rootless[1024];
 };
 
+/* Incomplete samples of st stopped for reason name. */
+static inline uint64_t stats_reason(const struct stats *st, const char *name)
+{
+	for (int i = 0; i < st->nr_reasons; i++)
+		if (!strcmp(st->reason_names[i], name))
+			return st->reasons[i];
+	return 0;
+}
+
+/*
+ * Samples of st that had a user stack to walk, as cfiprof's summary counts
+ * them: not those taken in do_exit after the address space went ("exiting")
+ * or inside execve between two images ("in-execve"), which no unwinder can
+ * walk (tests/e2e/test_process_edges.c checks those).
+ */
+static inline uint64_t stats_walkable(const struct stats *st)
+{
+	return st->samples - stats_reason(st, "exiting") - stats_reason(st, "in-execve");
+}
+
 static inline void add_reason(struct stats *st, const char *name, uint64_t count)
 {
 	int i;

@@ -2,7 +2,8 @@
 // What speedscope's own importer made of a profile: the rows of its sandwich view
 // (total, self and name of every function), as headless Chromium's --dump-dom
 // printed them, against the same figures worked out from the folded output of the
-// same recording. Prints the rows; exits 1 if any differs, or fewer than 15 (or all) were read.
+// same recording. Prints the rows; exits 1 if any differs, or fewer than 15 (or all) were read;
+// exits 2 if the page has no row of the table at all (dumped before the app drew it: try again).
 // Usage: node speedscope_view.js DOM.html PROFILE.folded
 'use strict';
 const fs = require('fs');
@@ -20,6 +21,12 @@ for (const m of dom.matchAll(row)) {
   const prev = shown.get(name) || { total: 0, self: 0, rows: 0 };
   shown.set(name, { total: prev.total + number(m[1]), self: prev.self + number(m[2]),
     rows: prev.rows + 1 });
+}
+
+if (shown.size === 0) {
+  const trs = (dom.match(/<tr[\s>]/g) || []).length;
+  console.log(`no row of the sandwich table read: ${trs} <tr> in the page (drawn yet?)`);
+  process.exit(2);
 }
 
 // folded: "comm;root;...;leaf COUNT"; kernel frames are "name_[k]" in both

@@ -9,8 +9,12 @@
 #define CFIPROF_TESTS_TRACKER_WORLD_H
 
 #include <bpf/bpf.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bpf/cfiprof_abi.h"
@@ -78,6 +82,43 @@ static inline int tracker_world_init(struct tracker_world *w)
 fail:
 	tracker_world_free(w);
 	return -1;
+}
+
+/*
+ * A child that (after mapping extra executable pages of its own binary, one
+ * vma each, if asked) says so and waits to be killed; -1 on failure.
+ */
+static inline pid_t spawn_mapping_child(int extra_maps)
+{
+	int pipefd[2], i;
+	pid_t pid;
+	char c;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+		/* same file, same offset, one page each: the kernel keeps them apart */
+		for (i = 0; i < extra_maps; i++) {
+			if (fd < 0 || mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) ==
+					  MAP_FAILED)
+				_exit(1);
+		}
+		if (write(pipefd[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pipefd[1]);
+	if (pid > 0 && read(pipefd[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(pipefd[0]);
+	return pid;
 }
 
 #endif

@@ -4,10 +4,16 @@
  * main -> jf_run -> jf_nocfi (hand-written, a frame pointer, no CFI) ->
  * [code copied into anonymous executable memory, a frame pointer, no CFI]
  * -> jf_leaf, which spins.  Usage: jit_frames SECONDS
+ *
+ * JIT_FRAMES_LATE_MS=N (test_deferred): the code is placed as JITs with W^X
+ * place it (V8, HotSpot's code heap): N ms after the start, when the
+ * profiler has loaded the process, into memory mapped writable, then made
+ * executable with mprotect.
  */
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "spin.h"
 
@@ -45,10 +51,24 @@ int main(int argc, char **argv)
 	unsigned char code[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0xb8, 0, 0, 0, 0,
 				0,    0,    0,    0,    0xff, 0xd0, 0x5d, 0xc3};
 	uint64_t leaf = (uint64_t)(uintptr_t)jf_leaf;
+	const char *late = getenv("JIT_FRAMES_LATE_MS");
 	unsigned char *jit;
 
 	spin_init(argc, argv);
 	memcpy(code + 6, &leaf, sizeof(leaf));
+	if (late) {
+		struct timespec ts = {atoi(late) / 1000, atoi(late) % 1000 * 1000000L};
+
+		nanosleep(&ts, NULL);
+		spin_init(argc, argv);
+		jit = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (jit == MAP_FAILED)
+			return 3;
+		memcpy(jit, code, sizeof(code));
+		if (mprotect(jit, 4096, PROT_READ | PROT_EXEC))
+			return 3;
+		return jf_run((int (*)(void))jit) == 1 ? 0 : 1;
+	}
 	jit = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
 		   -1, 0);
 	if (jit == MAP_FAILED)

@@ -7,7 +7,7 @@ PROGS_CFLAGS := -O2 -fomit-frame-pointer -g -Wall -Wno-unused-function -D_GNU_SO
 PROGS_DEPS   := tests/progs/spin.h tests/progs/progs.mk
 
 TEST_PROGS := $(addprefix $(PROGS_OUT)/,chain recurse threads signal plt libpltlib.so \
-	dlopen libdl_target.so drap cxx_throw demo cxx_names vdso_spin jit_frames events_wait)
+	dlopen libdl_target.so drap cxx_throw demo cxx_names vdso_spin jit_frames events_wait noptrace)
 
 # tests/e2e/test_faults.c: lifecycle, churn, corrupted stacks, corrupted CFI
 FAULTS_PROGS := $(addprefix $(PROGS_OUT)/,faults_life faults_churn faults_badstack faults_badcfi \

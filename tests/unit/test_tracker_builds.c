@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -338,6 +340,88 @@ static void test_reload_for_walk_bounded(void)
 	tracker_world_free(&w);
 }
 
+/* Queued items of pid, and how many of them were sent behind the others. */
+static int queued_of(struct proc_tracker *pt, uint32_t pid, int *yielded)
+{
+	int n = 0;
+
+	*yielded = 0;
+	for (uint32_t k = 0; k < pt->q_len; k++) {
+		const struct work_item *q = &pt->queue[(pt->q_head + k) % QUEUE_CAP];
+
+		n += q->pid == pid;
+		*yielded += q->pid == pid && q->yielded;
+	}
+	return n;
+}
+
+/* Takes the head of the queue and runs it as the load thread would. */
+static void run_head(struct proc_tracker *pt)
+{
+	struct work_item w = pt->queue[pt->q_head];
+
+	pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
+	pt->q_len--;
+	pthread_mutex_lock(&pt->load_lock);
+	tracker_load_proc(pt, w.pid, w.kind == WORK_EXEC, w.time_ns, &w);
+	pthread_mutex_unlock(&pt->load_lock);
+}
+
+/*
+ * A process with thousands of mappings is loaded behind the others, and stays
+ * there: its samples waiting do not hurry it back to the front, and a request
+ * for it while its load waits at the back costs no read of its maps.  Seen
+ * in the hostile suite: a process mapping one file 18,000 times was hurried
+ * back four times in a row at the agent's start (600-3,400 ms each, its maps
+ * read each time) while 130 other loads waited, the ordinary program's among them.
+ */
+static void test_big_load_stays_behind(void)
+{
+	struct tracker_world w;
+	struct tracker_stats st;
+	struct proc_tracker *pt;
+	pid_t big = spawn_mapping_child(1100);
+	int n, yielded;
+
+	CHECK(big > 0, "a child with 1100 executable mappings");
+	if (big <= 0 || !world_open(&w, 1, NULL))
+		goto out;
+	pt = w.pt; /* the load thread is not started: the queue stays as set */
+	/* two requests for it, further apart than the merge scan, others between */
+	proc_tracker_request(pt, (uint32_t)big, WORK_LOAD, 0);
+	for (uint32_t i = 0; i < 80; i++)
+		proc_tracker_request(pt, (1u << 30) + i, WORK_LOAD, 0);
+	proc_tracker_request(pt, (uint32_t)big, WORK_LOAD, 0);
+	run_head(pt);
+	proc_tracker_stats(pt, &st);
+	n = queued_of(pt, (uint32_t)big, &yielded);
+	CHECK(st.big_loads_yielded == 1 && n == 2 && yielded == 1 &&
+		  pt->queue[(pt->q_head + pt->q_len - 1) % QUEUE_CAP].yielded,
+	      "the big load sent to the back: %" PRIu64 " yielded, %d queued", st.big_loads_yielded,
+	      n);
+	/* its samples wait: the other request comes first, and is sent back unread */
+	proc_tracker_note_waiting(pt, (uint32_t)big, 0x1000);
+	CHECK(pt->queue[pt->q_head].pid == (uint32_t)big && !pt->queue[pt->q_head].yielded,
+	      "the request not sent back is hurried: head pid %u", pt->queue[pt->q_head].pid);
+	run_head(pt);
+	proc_tracker_stats(pt, &st);
+	n = queued_of(pt, (uint32_t)big, &yielded);
+	CHECK(n == 1 && yielded == 1 && st.big_loads_yielded == 1,
+	      "%d loads of the big process queued (%d sent back); its maps read and sent back "
+	      "%" PRIu64 " times",
+	      n, yielded, st.big_loads_yielded);
+	/* the one sent back stays behind, however its samples wait */
+	proc_tracker_note_waiting(pt, (uint32_t)big, 0x1000);
+	CHECK(pt->queue[pt->q_head].pid == 1u << 30, "the big load hurried to the front: pid %u",
+	      pt->queue[pt->q_head].pid);
+	tracker_world_free(&w);
+out:
+	if (big > 0) {
+		kill(big, SIGKILL);
+		waitpid(big, NULL, 0);
+	}
+}
+
 /* Signals the first build's start, then lets it run. */
 static void note_start(void *ctx, const char *name, bool start)
 {
@@ -398,6 +482,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_fd_budget);
 	RUN_TEST(test_waited_for_first);
 	RUN_TEST(test_waiting_process_first);
+	RUN_TEST(test_big_load_stays_behind);
 	RUN_TEST(test_reload_for_walk_bounded);
 	RUN_TEST(test_stop_cancels_build);
 	tmpdir_done(dir, false);

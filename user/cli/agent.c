@@ -283,7 +283,15 @@ static void log_started(struct agent *a, const char *metrics)
 	     a->s.ld.uses_bpf_loop ? "true" : "false");
 }
 
-static void log_stopped(struct agent *a, const char *reason, const struct agent_push_stats *ps)
+/* Where a stop's time went (seconds): what a unit's stop timeout has to cover. */
+struct stop_times {
+	double session; /* sampling detached, the ring drained, queued loads waited for */
+	double flush;	/* the last, partial interval named and written */
+	double push;	/* the spool delivered (--push-url) */
+};
+
+static void log_stopped(struct agent *a, const char *reason, const struct agent_push_stats *ps,
+			const struct stop_times *st)
 {
 	uint64_t c[CNT_MAX] = {0};
 
@@ -294,11 +302,14 @@ static void log_stopped(struct agent *a, const char *reason, const struct agent_
 	     " bpf_samples=%" PRIu64 " bpf_written=%" PRIu64 " lost=%" PRIu64 " malformed=%" PRIu64
 	     " events_lost=%" PRIu64 " push_successes=%" PRIu64 " push_failures=%" PRIu64
 	     " push_dropped=%" PRIu64 " spool_files=%" PRIu64 " rss_bytes=%" PRIu64
-	     " cpu_seconds=%.3f uptime=%.3fs",
+	     " cpu_seconds=%.3f uptime=%.3fs stop_ms=%.1f stop_session_ms=%.1f stop_flush_ms=%.1f"
+	     " stop_push_ms=%.1f",
 	     reason, a->ctr.intervals, a->ctr.profile_samples, a->ctr.profile_overflow,
 	     c[CNT_SAMPLES], c[CNT_WRITTEN], c[CNT_LOST_RINGBUF], a->ctr.profile_malformed,
 	     c[CNT_EVENTS_LOST], ps->successes, ps->failures, ps->dropped, ps->spool_files,
-	     agent_rss_bytes(), agent_cpu_seconds(), mono_sec() - a->s.start);
+	     agent_rss_bytes(), agent_cpu_seconds(), mono_sec() - a->s.start,
+	     (st->session + st->flush + st->push) * 1e3, st->session * 1e3, st->flush * 1e3,
+	     st->push * 1e3);
 }
 
 static void build_argp_options(void)
@@ -345,6 +356,8 @@ int cmd_agent(int argc, char **argv)
 	struct session_opts so = {0};
 	struct agent_push_config pc;
 	struct agent_push_stats ps = {0};
+	struct stop_times st = {0};
+	double t;
 	struct sigaction sa = {0};
 	char err[512], q[600], sbuf[PATH_MAX], bound[160] = "off", kerr[256];
 	double started_unix = (double)unix_ns() / 1e9;
@@ -490,17 +503,23 @@ int cmd_agent(int argc, char **argv)
 stop:
 	reason = session_stop_requested ? "signal" : ret ? "error" : "duration";
 	agent_sd_notify("STOPPING=1");
+	t = mono_sec();
 	/* detaches and drains: everything sampled lands in the final, partial interval */
 	session_stop(&a.s);
+	st.session = mono_sec() - t;
+	t = mono_sec();
 	agent_flush_interval(&a, &a.s.agg, unix_ns());
 	agent_metrics_stop(a.metrics);
 	a.metrics = NULL;
+	st.flush = mono_sec() - t;
+	t = mono_sec();
 	agent_push_stop(a.push,
 			a.cfg.push_timeout < STOP_PUSH_GRACE_MAX ? a.cfg.push_timeout
 								 : STOP_PUSH_GRACE_MAX,
 			&ps);
 	a.push = NULL;
-	log_stopped(&a, reason, &ps);
+	st.push = mono_sec() - t;
+	log_stopped(&a, reason, &ps, &st);
 out:
 	agent_metrics_stop(a.metrics);
 	agent_push_stop(a.push, 0, NULL);

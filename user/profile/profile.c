@@ -404,14 +404,11 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 	ps->ns_pid = maps && maps->ns_pid ? maps->ns_pid : s->pid;
 	for (k = 0; k < s->nr_user && id >= 0; k++) {
 		uint64_t lookup = k == 0 || user[k] == 0 ? user[k] : user[k] - 1;
-		const struct proc_mapping *pm = map_set_find(maps, lookup);
-		struct map_set *other = NULL;
+		struct map_set *other;
+		const struct proc_mapping *pm =
+		    proc_tracker_mapping_for(fn->pt, s->pid, s->generation, maps, lookup, &other);
 		uint32_t map;
 
-		if (!pm && fn->pt) {
-			other = proc_tracker_get_maps_at(fn->pt, s->pid, s->generation, lookup);
-			pm = map_set_find(other, lookup);
-		}
 		const struct saved_level *sv = NULL;
 		uint32_t nr_saved = 0;
 		bool is_new, named;

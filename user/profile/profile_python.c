@@ -96,17 +96,14 @@ static bool frame_is_eval(struct frame_namer *fn, const struct agg_stack *s, str
 			  int k)
 {
 	uint64_t pc = s->pcs[s->nr_kernel + k], lookup = k == 0 || pc == 0 ? pc : pc - 1;
-	const struct proc_mapping *pm = map_set_find(maps, lookup);
+	struct map_set *other;
+	const struct proc_mapping *pm =
+	    proc_tracker_mapping_for(fn->pt, s->pid, s->generation, maps, lookup, &other);
 	const struct saved_level *sv = NULL;
-	struct map_set *other = NULL;
 	uint32_t nr_saved = 0;
 	char buf[512];
 	bool eval;
 
-	if (!pm && fn->pt) {
-		other = proc_tracker_get_maps_at(fn->pt, s->pid, s->generation, lookup);
-		pm = map_set_find(other, lookup);
-	}
 	if (fn->saved_user)
 		sv = saved_frames_find(fn->saved_user, s->pid, pm ? pm->start : 0, lookup,
 				       &nr_saved);

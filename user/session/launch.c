@@ -14,30 +14,56 @@
 
 #include "user/session/launch.h"
 
-pid_t launch_stopped(char **cmd, const struct rlimit *nofile, int *go_fd)
+pid_t launch_stopped(char **cmd, const struct rlimit *nofile, int *go_fd, bool *held)
 {
-	int p[2];
+	int p[2], st[2];
 	pid_t pid;
-	char c;
+	char c = 0;
 
 	if (pipe2(p, O_CLOEXEC))
 		return -1;
-	pid = fork();
-	if (pid < 0)
+	if (pipe2(st, O_CLOEXEC)) {
+		close(p[0]);
+		close(p[1]);
 		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		close(st[0]);
+		close(st[1]);
+		return -1;
+	}
 	if (pid == 0) {
 		close(p[1]);
+		close(st[0]);
+		/* stop right after exec, so its tables are in place before it runs */
+		c = ptrace(PTRACE_TRACEME, 0, NULL, NULL) ? 'n' : 'y';
+		if (write(st[1], &c, 1) != 1)
+			_exit(127);
+		close(st[1]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
 		/* the command gets the limit it would have had without cfiprof */
 		setrlimit(RLIMIT_NOFILE, nofile);
-		/* stop right after exec, so its tables are in place before it runs */
-		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "cfiprof: cannot run '%s': %s\n", cmd[0], strerror(errno));
 		_exit(127);
 	}
 	close(p[0]);
+	close(st[1]);
+	/* the child answers at once; EOF: it died before */
+	while (read(st[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(st[0]);
+	if (c != 'y' && c != 'n') {
+		close(p[1]);
+		waitpid(pid, NULL, 0);
+		errno = ECHILD;
+		return -1;
+	}
+	*held = c == 'y';
 	*go_fd = p[1];
 	return pid;
 }

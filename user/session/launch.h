@@ -13,10 +13,12 @@
 
 /*
  * Forks a child that runs cmd once a byte is written to *go_fd (so profiling
- * is armed first); it stops with SIGTRAP right after the exec, with nofile as
- * its RLIMIT_NOFILE.  -1 on failure.
+ * is armed first), with nofile as its RLIMIT_NOFILE.  *held: it stops with
+ * SIGTRAP right after the exec.  It cannot when ptrace is refused to it (a
+ * process traced already, under strace -f or gdb; Yama's ptrace_scope 3; a
+ * seccomp filter): then it runs straight through its exec.  -1 on failure.
  */
-pid_t launch_stopped(char **cmd, const struct rlimit *nofile, int *go_fd);
+pid_t launch_stopped(char **cmd, const struct rlimit *nofile, int *go_fd, bool *held);
 /*
  * Runs the child, stopped after its exec, on to its entry point with a
  * one-shot breakpoint, so that the dynamic loader has mapped every needed

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The profiling session shared by record and top; see session.h. */
+/* The profiling session shared by record and top (its start, wait and stop); see session.h. */
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +24,7 @@
 #include "tables/cfi_table.h"
 #include "user/symbolize/frame_names.h"
 #include "user/symbolize/sym_cache.h"
+#include "user/session/consumer.h"
 #include "user/session/launch.h"
 #include "user/session/privileges.h"
 #include "user/profile/profile.h"
@@ -38,196 +39,9 @@ static void on_signal(int sig)
 }
 
 /*
- * Into the interval it was taken in: the agent's previous one while its end
- * waits for late samples (late_agg), else the current one.
- */
-static int agg_route(struct session *s, const struct cfi_sample_record *r, size_t size,
-		     uint64_t count)
-{
-	int err;
-
-	pthread_mutex_lock(&s->agg_lock);
-	if (s->late_agg && r->time_ns < s->last_boundary_ns) {
-		err = agg_add_n(s->late_agg, r, size, count);
-	} else {
-		/* taken before an interval that is already written: it lands in this one */
-		if (r->time_ns < s->last_boundary_ns)
-			s->agg.late++;
-		err = agg_add_n(&s->agg, r, size, count);
-	}
-	pthread_mutex_unlock(&s->agg_lock);
-	return err;
-}
-
-/* A sample walked by the kernel, or finished in user space: the same from here on. */
-static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size)
-{
-	struct session *s = ctx;
-
-	/* while the process lives: its code objects are named from its memory */
-	python_names_note(s->python_names, r, size);
-	if (!agg_route(s, r, size, 1))
-		proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
-}
-
-/* A deferred sample handed on: its code objects were read when it arrived (note_waiting). */
-static void add_deferred(void *ctx, const struct cfi_sample_record *r, size_t size,
-			 const struct cfi_sample_record *taken)
-{
-	struct session *s = ctx;
-
-	if (r != taken && r->generation != taken->generation)
-		python_names_carry(s->python_names, r, size, taken->generation);
-	add_sample(ctx, r, size);
-}
-
-/* Off-CPU time without a stack: a sum of count blocks (user/session/offcpu_unwalked.h). */
-static void add_unwalked(void *ctx, const struct cfi_sample_record *r, uint64_t count)
-{
-	agg_route(ctx, r, sizeof(*r), count);
-}
-
-/* The sums grow with every block: taken a few times a second, and at the end. */
-#define UNWALKED_TAKE_NS (250ull * 1000 * 1000)
-
-static void take_unwalked(struct session *s, bool now)
-{
-	uint64_t t = mono_ns();
-
-	if (!now && t - s->unwalked_taken_ns < UNWALKED_TAKE_NS)
-		return;
-	s->unwalked_taken_ns = t;
-	offcpu_unwalked_take(&s->unwalked, t, add_unwalked, s);
-}
-
-/*
- * The tables a deferred sample waits for: its process's load and that object
- * go first, and its mappings are read now in case it exits before that load;
- * so are its code objects, which may be freed before its walk is finished.
- */
-static void note_waiting(struct session *s, const void *data, size_t size)
-{
-	struct deferred_view v;
-
-	if (!deferred_parse(data, size, &v))
-		return;
-	proc_tracker_note_waiting(s->pt, v.rec->pid, v.d->ip);
-	proc_tracker_snapshot(s->pt, v.rec->pid, v.d->changed_ns);
-	python_names_note(s->python_names, v.rec, v.rec_size);
-}
-
-static void reload_for_walk(void *ctx, uint32_t pid, uint64_t now_ns)
-{
-	struct session *s = ctx;
-
-	if (s->pt)
-		proc_tracker_reload_for_walk(s->pt, pid, now_ns);
-}
-
-static int handle_record(void *ctx, void *data, size_t size)
-{
-	struct session *s = ctx;
-	const struct cfi_event_record *ev = data;
-
-	if (size < sizeof(uint32_t))
-		return 0;
-	switch (ev->type) {
-	case RECORD_SAMPLE:
-		s->records++;
-		add_sample(s, data, size);
-		break;
-	case RECORD_DEFERRED:
-		s->records++;
-		note_waiting(s, data, size);
-		deferred_queue_add(&s->deferred, data, size);
-		break;
-	case RECORD_MAPS_ENTRY:
-	case RECORD_MAPS_END:
-		s->events++;
-		proc_tracker_exit_record(s->pt, data, size);
-		break;
-	case RECORD_REQUEST:
-	case RECORD_EXEC:
-	case RECORD_EXIT:
-		s->events++;
-		if (size >= sizeof(*ev))
-			proc_tracker_request(s->pt, ev->pid,
-					     ev->type == RECORD_REQUEST ? WORK_LOAD
-					     : ev->type == RECORD_EXEC  ? WORK_EXEC
-									: WORK_EXIT,
-					     ev->time_ns);
-		break;
-	default:
-		pthread_mutex_lock(&s->agg_lock);
-		s->agg.malformed++;
-		pthread_mutex_unlock(&s->agg_lock);
-		break;
-	}
-	return 0;
-}
-
-/* The consumer never waits on table builds: those run on the tracker's table load thread. */
-static void *consumer_main(void *arg)
-{
-	struct session *s = arg;
-	int err;
-
-	/* requests for unknown mappings pass through here: do not queue behind the workload */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
-	while (!s->consumer_stop) {
-		/* samples waiting for their tables are finished within ~10 ms of them */
-		err = ring_buffer__poll(s->rb, s->deferred.stats.waiting ? 10 : 100);
-		/* samples are submitted without a wakeup until enough are pending */
-		if (err >= 0)
-			err = ring_buffer__consume(s->rb);
-		if (err < 0 && err != -EINTR) {
-			fprintf(stderr, "cfiprof: ring buffer: %s\n", strerror(-err));
-			break;
-		}
-		deferred_queue_run(&s->deferred, mono_ns(), false);
-		take_unwalked(s, false);
-		__atomic_store_n(&s->deferred_oldest_ns, s->deferred.stats.oldest_ns,
-				 __ATOMIC_RELEASE);
-		__atomic_add_fetch(&s->consumer_passes, 1, __ATOMIC_RELEASE);
-	}
-	return NULL;
-}
-
-void session_interval_end(struct session *s, struct aggregator *late)
-{
-	uint64_t now = mono_ns();
-
-	pthread_mutex_lock(&s->agg_lock);
-	s->late_agg = late;
-	s->last_boundary_ns = now;
-	pthread_mutex_unlock(&s->agg_lock);
-}
-
-bool session_interval_close(struct session *s, double timeout)
-{
-	uint64_t passes = __atomic_load_n(&s->consumer_passes, __ATOMIC_ACQUIRE);
-	double deadline = mono_sec() + timeout;
-	bool drained = false;
-
-	/* two passes: the one under way may have polled before the boundary */
-	while (s->consumer_started && mono_sec() < deadline) {
-		if (__atomic_load_n(&s->consumer_passes, __ATOMIC_ACQUIRE) >= passes + 2 &&
-		    __atomic_load_n(&s->deferred_oldest_ns, __ATOMIC_ACQUIRE) >= s->last_boundary_ns) {
-			drained = true;
-			break;
-		}
-		usleep(5000);
-	}
-	pthread_mutex_lock(&s->agg_lock);
-	s->late_agg = NULL;
-	pthread_mutex_unlock(&s->agg_lock);
-	return drained;
-}
-
-/*
  * Raises the soft limit on open files to the hard one, as systemd services
  * and perf do: the soft default (1024) only protects programs using select(),
- * and a load holds files open (user/track/load_thread.c).  *orig keeps the
+ * and a load holds files open (user/track/proc_load.c).  *orig keeps the
  * limit a launched command gets back.
  */
 static void raise_nofile_limit(struct rlimit *orig)
@@ -411,7 +225,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	 * copy grows with the BPF object, kallsyms and the unwind state.
 	 */
 	if (o->cmd) {
-		s->child = launch_stopped(o->cmd, &s->nofile_orig, &s->go_fd);
+		s->child = launch_stopped(o->cmd, &s->nofile_orig, &s->go_fd, &s->child_held);
 		if (s->child < 0) {
 			err = -errno;
 			fprintf(stderr, "cfiprof: fork: %s\n", strerror(errno));
@@ -473,11 +287,11 @@ int session_start(struct session *s, const struct session_opts *o)
 	s->walk_fds.mappings_fd = s->ld.mappings_fd;
 	s->walk_fds.pages_fd = s->ld.pages_fd;
 	if (deferred_queue_init(&s->deferred, &maps, o->max_frames, DEFERRED_QUEUE_BYTES,
-				DEFERRED_TIMEOUT_NS, add_deferred, s)) {
+				DEFERRED_TIMEOUT_NS, session_add_deferred, s)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
-	deferred_queue_set_reload(&s->deferred, reload_for_walk, s);
+	deferred_queue_set_reload(&s->deferred, session_reload_for_walk, s);
 	s->deferred_ready = true;
 	err = table_store_init(&s->ts, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
 			       s->ld.rules_max, s->ld.pages_fd, s->ld.pages_max);
@@ -518,9 +332,9 @@ int session_start(struct session *s, const struct session_opts *o)
 		    o->table_cache, o->table_cache_bytes ? o->table_cache_bytes : SESSION_TABLE_CACHE_BYTES);
 		proc_tracker_set_table_cache(s->pt, s->table_cache);
 	}
-	s->rb = ring_buffer__new(s->ld.events_fd, handle_record, s, NULL);
+	s->rb = ring_buffer__new(s->ld.events_fd, session_handle_record, s, NULL);
 	/* one poll serves both; records of the second need no order with the samples */
-	if (s->rb && ring_buffer__add(s->rb, s->ld.exit_maps_fd, handle_record, s)) {
+	if (s->rb && ring_buffer__add(s->rb, s->ld.exit_maps_fd, session_handle_record, s)) {
 		ring_buffer__free(s->rb);
 		s->rb = NULL;
 	}
@@ -558,7 +372,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	if (o->all)
 		queue_all_pids(s->pt);
 
-	err = pthread_create(&s->consumer, NULL, consumer_main, s);
+	err = pthread_create(&s->consumer, NULL, session_consumer_main, s);
 	if (err)
 		return -err;
 	s->consumer_started = true;
@@ -579,11 +393,21 @@ int session_start(struct session *s, const struct session_opts *o)
 		    (s->start - t_traced) * 1e3);
 	s->start_unix_ns = unix_ns();
 	if (s->go_fd >= 0) {
+		/*
+		 * Not held at its exec: a target already, so its exec reaches
+		 * BPF (on_exec) and queues its load as any target's would; its
+		 * first samples wait for their tables (deferred) or are counted.
+		 */
+		if (!s->child_held) {
+			fprintf(stderr, "cfiprof: the command cannot be held at its exec (ptrace "
+					"refused: traced already?): it starts unheld\n");
+			loader_add_target(&s->ld, (uint32_t)s->child);
+		}
 		if (write(s->go_fd, "g", 1) != 1)
 			fprintf(stderr, "cfiprof: cannot start the command\n");
 		close(s->go_fd);
 		s->go_fd = -1;
-		if (!release_after_exec(s)) {
+		if (s->child_held && !release_after_exec(s)) {
 			s->child_done = true;
 			if (s->exec_failed)
 				return -ENOEXEC; /* the child said why */
@@ -622,39 +446,15 @@ void session_wait(struct session *s, double deadline, void (*tick)(struct sessio
 		close(pidfd);
 }
 
-static void wake_noop(int sig)
-{
-	(void)sig;
-}
-
-/*
- * The consumer sleeps in epoll_wait up to 100 ms between records: a signal
- * makes it return (EINTR) and see consumer_stop at once.
- */
-static void stop_consumer(struct session *s)
-{
-	struct sigaction sa = {.sa_handler = wake_noop};
-	struct timespec until;
-
-	s->consumer_stop = true;
-	sigaction(SIGURG, &sa, NULL);
-	/* a signal just before it enters epoll_wait is missed: send another */
-	do {
-		pthread_kill(s->consumer, SIGURG);
-		until = realtime_after_ms(10);
-	} while (pthread_timedjoin_np(s->consumer, NULL, &until) == ETIMEDOUT);
-	s->consumer_started = false;
-}
-
 void session_stop(struct session *s)
 {
 	loader_detach_perf(&s->ld);
 	if (s->consumer_started)
-		stop_consumer(s);
+		session_consumer_stop(s);
 	/* everything sampled before detaching is still in the ring buffer */
 	if (s->rb)
 		ring_buffer__consume(s->rb);
-	take_unwalked(s, true);
+	session_take_unwalked(s, true);
 	if (s->pt) {
 		/* a flood of queued loads must not hold up a stop (SIGTERM) */
 		bool drained = proc_tracker_drain_for(s->pt, SESSION_STOP_DRAIN_S);
@@ -674,7 +474,7 @@ void session_stop(struct session *s)
 void session_free(struct session *s)
 {
 	if (s->consumer_started)
-		stop_consumer(s);
+		session_consumer_stop(s);
 	if (s->child > 0 && !s->child_done) {
 		if (s->go_fd >= 0)
 			close(s->go_fd); /* the child exits without running the command */

@@ -105,6 +105,18 @@ struct session {
 	 */
 	struct aggregator *late_agg;
 	uint64_t last_boundary_ns;
+	/*
+	 * Where the consumer's time went, for a run whose records waited (ring
+	 * full, deferred samples too late): its longest pass's parts, each the
+	 * longest seen (ns); consumer thread only until it is joined.
+	 */
+	struct {
+		uint64_t records_ns;  /* handling the records of one pass (not waiting for them) */
+		uint64_t snapshot_ns; /* one process's mappings read at its first deferred sample */
+		uint64_t deferred_ns; /* one deferred_queue_run */
+		uint64_t unwalked_ns; /* one session_take_unwalked */
+		uint64_t pass_records_ns; /* the pass under way's, so far */
+	} consumer_longest;
 	/* published by the consumer after each pass: its count, and the oldest deferred sample */
 	uint64_t consumer_passes;
 	uint64_t deferred_oldest_ns;
@@ -122,6 +134,7 @@ struct session {
 	int cgroup_fd;
 	bool child_done;
 	bool exec_failed;
+	bool child_held; /* it stops after its exec (ptrace was not refused it) */
 	int child_status;
 	double start; /* monotonic seconds */
 	uint64_t start_unix_ns;

@@ -71,6 +71,16 @@ static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f
 		tr.snapshots_taken, tr.snapshots_used, tr.snapshots_refused, tr.snapshots_late,
 		tr.snapshots_at_exit, c[CNT_EXIT_MAPS_LOST] + c[CNT_EXIT_MAPS_NO_MM],
 		c[CNT_EXIT_MAPS_LOST], c[CNT_EXIT_MAPS_NO_MM], tr.exit_files_unknown);
+	/* a consumer late by hundreds of ms fills the ring: which of its parts was it? */
+	fprintf(
+	    f,
+	    "cfiprof: deferred: the consumer's longest pass parts: %.1f ms handling records "
+	    "(%.1f ms one process's mappings read), %.1f ms finishing deferred samples, %.1f ms "
+	    "off-CPU blocks\n",
+	    (double)s->consumer_longest.records_ns / 1e6,
+	    (double)s->consumer_longest.snapshot_ns / 1e6,
+	    (double)s->consumer_longest.deferred_ns / 1e6,
+	    (double)s->consumer_longest.unwalked_ns / 1e6);
 }
 
 struct first_complete {

@@ -158,24 +158,52 @@ static int collect(Elf *e, Elf64_Word type, struct cands *cs)
 	return found;
 }
 
-/* The section named name, or NULL. */
+#define PLT_ENTRY    16
+#define GOT_RESERVED 3	/* .got.plt's first slots: _DYNAMIC, the link map, the lazy resolver */
+#define R_JUMP_SLOT  7	/* R_X86_64_JUMP_SLOT */
+#define R_IRELATIVE  37 /* R_X86_64_IRELATIVE: an ifunc called through the PLT */
 
-#define PLT_ENTRY   16
-#define R_JUMP_SLOT 7 /* R_X86_64_JUMP_SLOT */
+/* The name of a function symbol of syms at addr (an ifunc's resolver), global first; or NULL. */
+static const char *func_at(Elf *e, Elf_Data *syms, const GElf_Shdr *sh, GElf_Addr addr)
+{
+	const char *best = NULL;
+	GElf_Sym sym;
+
+	for (int k = 1; sh->sh_entsize && (size_t)k < sh->sh_size / sh->sh_entsize; k++) {
+		int type;
+
+		if (!gelf_getsym(syms, k, &sym) || sym.st_value != addr ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_GNU_IFUNC && type != STT_FUNC)
+			continue;
+		if (!best || GELF_ST_BIND(sym.st_info) == STB_GLOBAL)
+			best = elf_strptr(e, sh->sh_link, sym.st_name);
+		if (best && GELF_ST_BIND(sym.st_info) == STB_GLOBAL)
+			break;
+	}
+	return best;
+}
 
 /*
  * PLT stubs have no symbols; name them "func@plt" as perf and objdump do.
- * Relocation i of .rela.plt belongs to stub i of .plt.sec (IBT) or to stub
- * i + 1 of .plt (entry 0 calls the lazy resolver).  The names are allocated
- * in *arena (freed by the caller after the table is built); local binding,
- * so a real symbol at the same address wins.  Returns -1 on ENOMEM only.
+ * Stub k of .plt.sec (IBT), or k + 1 of .plt (entry 0 calls the lazy
+ * resolver), jumps through slot k of .got.plt past its reserved ones: the
+ * slot a .rela.plt entry names by its offset.  The entries are not in slot
+ * order where ifunc (IRELATIVE) ones are among them (libc: "realloc@plt" was
+ * put on strnlen's stub), so the slot, not the index, places the name; an
+ * ifunc's stub is named after the ifunc whose resolver is its addend.  The
+ * names are allocated in *arena (freed by the caller after the table is
+ * built); local binding, so a real symbol at the same address wins.
+ * Returns -1 on ENOMEM only.
  */
 static int collect_plt(Elf *e, struct cands *cs, char **arena)
 {
-	GElf_Shdr rela_sh, plt_sh, sym_sh;
-	Elf_Scn *rela = elf_section_by_name(e, ".rela.plt", &rela_sh), *plt, *syms;
+	GElf_Shdr rela_sh, plt_sh, sym_sh, got_sh;
+	Elf_Scn *rela = elf_section_by_name(e, ".rela.plt", &rela_sh), *plt, *syms, *got;
 	Elf_Data *rdata, *sdata;
-	size_t n, i, used = 0, cap = 0, first = 0;
+	size_t n, i, used = 0, cap = 0, first = 0, nr_stubs;
 	char *names = NULL;
 
 	*arena = NULL;
@@ -189,24 +217,38 @@ static int collect_plt(Elf *e, struct cands *cs, char **arena)
 	syms = elf_getscn(e, rela_sh.sh_link);
 	if (!plt || !syms || !gelf_getshdr(syms, &sym_sh) || sym_sh.sh_type != SHT_DYNSYM)
 		return 0;
+	got = elf_section_by_name(e, ".got.plt", &got_sh);
 	rdata = elf_getdata(rela, NULL);
 	sdata = elf_getdata(syms, NULL);
 	n = rela_sh.sh_size / rela_sh.sh_entsize;
 	/* a PLT that does not hold one stub per relocation is not one we understand */
 	if (!rdata || !sdata || (n + first) * PLT_ENTRY > plt_sh.sh_size)
 		return 0;
+	nr_stubs = plt_sh.sh_size / PLT_ENTRY - first;
 	for (i = 0; i < n; i++) {
+		const char *name = NULL;
+		size_t slot = i, len;
 		GElf_Rela r;
 		GElf_Sym sym;
-		const char *name;
 		struct cand cd;
-		size_t len;
 
-		if (!gelf_getrela(rdata, (int)i, &r) || GELF_R_TYPE(r.r_info) != R_JUMP_SLOT ||
-		    !gelf_getsym(sdata, (int)GELF_R_SYM(r.r_info), &sym))
+		if (!gelf_getrela(rdata, (int)i, &r))
 			continue;
-		name = elf_strptr(e, sym_sh.sh_link, sym.st_name);
+		if (GELF_R_TYPE(r.r_info) == R_JUMP_SLOT &&
+		    gelf_getsym(sdata, (int)GELF_R_SYM(r.r_info), &sym))
+			name = elf_strptr(e, sym_sh.sh_link, sym.st_name);
+		else if (GELF_R_TYPE(r.r_info) == R_IRELATIVE)
+			name = func_at(e, sdata, &sym_sh, (GElf_Addr)r.r_addend);
 		if (!name || !name[0])
+			continue;
+		/* without .got.plt (none seen yet), the index as before */
+		if (got) {
+			if (r.r_offset < got_sh.sh_addr + GOT_RESERVED * 8 ||
+			    (r.r_offset - got_sh.sh_addr) % 8)
+				continue;
+			slot = (r.r_offset - got_sh.sh_addr) / 8 - GOT_RESERVED;
+		}
+		if (slot >= nr_stubs)
 			continue;
 		len = strlen(name) + sizeof("@plt");
 		if (used + len > cap) {
@@ -220,7 +262,7 @@ static int collect_plt(Elf *e, struct cands *cs, char **arena)
 			names = p;
 		}
 		snprintf(names + used, len, "%s@plt", name);
-		cd.addr = plt_sh.sh_addr + (i + first) * PLT_ENTRY;
+		cd.addr = plt_sh.sh_addr + (slot + first) * PLT_ENTRY;
 		cd.size = PLT_ENTRY;
 		cd.sec_end = plt_sh.sh_addr + plt_sh.sh_size;
 		cd.name = (const char *)(uintptr_t)used;

@@ -130,10 +130,11 @@ const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint32_t gen, 
 			    char *buf, size_t len)
 {
 	uint64_t lookup = leaf || pc == 0 ? pc : pc - 1;
-	struct map_set *maps = fn->pt ? proc_tracker_get_maps_at(fn->pt, pid, gen, lookup) : NULL;
-	const char *name = frame_name_mapped(fn, pid, map_set_find(maps, lookup), pc, leaf, buf, len);
+	struct map_set *ref;
+	const struct proc_mapping *m = proc_tracker_mapping_for(fn->pt, pid, gen, NULL, lookup, &ref);
+	const char *name = frame_name_mapped(fn, pid, m, pc, leaf, buf, len);
 
-	map_set_put(maps);
+	map_set_put(ref);
 	return name;
 }
 

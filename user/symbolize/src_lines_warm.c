@@ -10,13 +10,22 @@
 
 struct src_lines_warm {
 	struct src_lines_ctx *ctx;
-	/* held while an object is opened: the ctx's list of open handles is shared */
+	/*
+	 * The queue's lock, held only briefly: the table load thread adds to the
+	 * queue, and waited here for seconds while this nice-19 thread, holding
+	 * one lock for both, decompressed a debug file on a busy host (every
+	 * sample of a process's new JIT page went unwound meanwhile:
+	 * test_faults:badstack).
+	 */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	/* held while an object is opened or freed: the ctx's list of open handles is shared */
+	pthread_mutex_t open_lock;
 	pthread_t thread;
 	bool stopping, joined;
 	struct src_lines **q; /* FIFO; NULL: freed while queued */
 	size_t head, n, cap;
+	struct src_lines *current; /* being opened (lock held to read or change) */
 	uint64_t opened;
 };
 
@@ -24,6 +33,7 @@ static void *warm_main(void *arg)
 {
 	struct src_lines_warm *w = arg;
 	struct src_lines *sl;
+	bool ok;
 
 	/* spare CPU only: the workload and the table loads come first */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
@@ -35,8 +45,17 @@ static void *warm_main(void *arg)
 			continue;
 		}
 		sl = w->q[w->head++];
-		if (sl && !src_lines_prepare(w->ctx, sl))
-			w->opened++;
+		if (!sl)
+			continue;
+		w->current = sl;
+		pthread_mutex_unlock(&w->lock);
+		pthread_mutex_lock(&w->open_lock);
+		ok = !src_lines_prepare(w->ctx, sl);
+		pthread_mutex_unlock(&w->open_lock);
+		pthread_mutex_lock(&w->lock);
+		w->current = NULL;
+		w->opened += ok;
+		pthread_cond_broadcast(&w->cond);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -50,9 +69,11 @@ struct src_lines_warm *src_lines_warm_start(struct src_lines_ctx *ctx)
 		return NULL;
 	w->ctx = ctx;
 	pthread_mutex_init(&w->lock, NULL);
+	pthread_mutex_init(&w->open_lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	if (pthread_create(&w->thread, NULL, warm_main, w)) {
 		pthread_mutex_destroy(&w->lock);
+		pthread_mutex_destroy(&w->open_lock);
 		pthread_cond_destroy(&w->cond);
 		free(w);
 		return NULL;
@@ -92,8 +113,13 @@ void src_lines_warm_free(struct src_lines_warm *w, struct src_lines *sl)
 	for (i = w->head; i < w->n; i++)
 		if (w->q[i] == sl)
 			w->q[i] = NULL;
-	src_lines_free(w->ctx, sl);
+	/* not freed under the thread opening it */
+	while (w->current == sl)
+		pthread_cond_wait(&w->cond, &w->lock);
 	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_lock(&w->open_lock);
+	src_lines_free(w->ctx, sl);
+	pthread_mutex_unlock(&w->open_lock);
 }
 
 void src_lines_warm_stop(struct src_lines_warm *w)
@@ -114,6 +140,7 @@ void src_lines_warm_destroy(struct src_lines_warm *w)
 		return;
 	src_lines_warm_stop(w);
 	pthread_mutex_destroy(&w->lock);
+	pthread_mutex_destroy(&w->open_lock);
 	pthread_cond_destroy(&w->cond);
 	free(w->q);
 	free(w);

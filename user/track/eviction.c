@@ -52,6 +52,7 @@ void exit_proc(struct proc_tracker *pt, uint32_t pid)
 	struct proc *p;
 	bool live;
 
+	tracker_forget_big(pt, pid);
 	pthread_mutex_lock(&pt->lock);
 	p = tracker_find_locked(pt, pid);
 	if (!p || (p->exited && !p->evicted)) {

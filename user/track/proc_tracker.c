@@ -200,6 +200,59 @@ struct map_set *proc_tracker_get_maps_at(struct proc_tracker *pt, uint32_t pid, 
 	return s;
 }
 
+/* n is m as a later load saw it, names read. */
+static bool same_mapping_named(const struct proc_mapping *n, const struct proc_mapping *m)
+{
+	return n && n->sym && n->start == m->start && n->end == m->end && n->offset == m->offset &&
+	       n->inode == m->inode && !strcmp(n->path, m->path);
+}
+
+/* m, or the same mapping named in a later set (*ref: that set, referenced). */
+static const struct proc_mapping *named_mapping(struct proc_tracker *pt, uint32_t pid,
+						const struct proc_mapping *m, struct map_set **ref)
+{
+	const struct proc_mapping *n = NULL;
+	struct map_set *s = NULL;
+	struct proc *p;
+	uint32_t i;
+
+	*ref = NULL;
+	if (!pt || !m || m->sym || !(m->names_cut || m->table_cut))
+		return m;
+	pthread_mutex_lock(&pt->lock);
+	p = tracker_find_locked(pt, pid);
+	if (p && same_mapping_named(map_set_find(p->cur, m->start), m))
+		s = p->cur;
+	for (i = p ? p->nr_history : 0; !s && i > 0; i--)
+		if (same_mapping_named(map_set_find(p->history[i - 1], m->start), m))
+			s = p->history[i - 1];
+	if (s) {
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+		n = map_set_find(s, m->start);
+	}
+	pthread_mutex_unlock(&pt->lock);
+	*ref = s;
+	return s ? n : m;
+}
+
+const struct proc_mapping *proc_tracker_mapping_for(struct proc_tracker *pt, uint32_t pid,
+						    uint32_t gen, const struct map_set *maps,
+						    uint64_t pc, struct map_set **ref)
+{
+	const struct proc_mapping *m = map_set_find(maps, pc), *n;
+	struct map_set *other = NULL, *named;
+
+	if (!m && pt) {
+		other = proc_tracker_get_maps_at(pt, pid, gen, pc);
+		m = map_set_find(other, pc);
+	}
+	n = named_mapping(pt, pid, m, &named);
+	if (named)
+		map_set_put(other);
+	*ref = named ? named : other;
+	return n;
+}
+
 struct map_set *proc_tracker_get_maps(struct proc_tracker *pt, uint32_t pid, uint32_t gen)
 {
 	struct map_set *s = NULL;

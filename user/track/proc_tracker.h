@@ -70,6 +70,7 @@ struct proc {
 	bool loaded;
 	bool evicted;		    /* unloaded to respect a cap: loaded again when it is sampled */
 	bool quota_logged;	    /* its first refusal by a per-process quota was logged */
+	bool keys_quota;	    /* keys of its set refused by the quota (load_lock) */
 	bool tables_held;	    /* the objects of cur are held, its keys in BPF (load_lock) */
 	uint8_t loads_resumed;	    /* loads resumed in a row (load_lock) */
 	uint64_t start_time;	    /* from /proc/PID/stat: a reused pid is another process */
@@ -233,6 +234,19 @@ struct map_set *proc_tracker_get_maps_at(struct proc_tracker *pt, uint32_t pid, 
 					 uint64_t pc);
 void map_set_put(struct map_set *s);
 const struct proc_mapping *map_set_find(const struct map_set *s, uint64_t pc);
+/*
+ * The mapping that names pc in a sample of pid's taken in generation gen:
+ * maps' (gen's set, from proc_tracker_get_maps; NULL: none taken), else the
+ * newest retained set's that maps pc.  One whose load ran out of time before
+ * its names (table_cut, names_cut) comes from the newest retained set that
+ * has the same mapping named: a later load read them, and the samples taken
+ * under the cut set are named like the others.  *ref: the set holding what
+ * is returned when it is not maps, referenced (drop it with map_set_put), or
+ * NULL.
+ */
+const struct proc_mapping *proc_tracker_mapping_for(struct proc_tracker *pt, uint32_t pid,
+						    uint32_t gen, const struct map_set *maps,
+						    uint64_t pc, struct map_set **ref);
 /*
  * The entry of pid and its current mappings, for whoever runs alone with the
  * tracker: report mode, after proc_tracker_stop, tests.  The entry stays

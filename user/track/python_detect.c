@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/hash.h"
@@ -210,6 +212,19 @@ static struct py_proc **find_proc(struct python_detect *pd, uint32_t pid)
 	return pp;
 }
 
+/* Its PID namespace, for its threads' ids as it sees them; left 0 if unreadable. */
+static void pidns_of(uint32_t pid, struct cfi_python_proc *val)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%u/ns/pid", pid);
+	if (stat(path, &st))
+		return;
+	val->pidns_dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev);
+	val->pidns_ino = st.st_ino;
+}
+
 /* early: nothing is removed when the mappings hold no interpreter. */
 static void detect_proc(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
 			uint32_t nr, bool early)
@@ -273,9 +288,10 @@ static void detect_proc(struct python_detect *pd, uint32_t pid, const struct pro
 	pthread_mutex_unlock(&pd->lock);
 	if (pd->map_fd < 0)
 		return;
-	if (off)
+	if (off) {
+		pidns_of(pid, &val);
 		bpf_map_update_elem(pd->map_fd, &pid, &val, BPF_ANY);
-	else
+	} else
 		bpf_map_delete_elem(pd->map_fd, &pid);
 }
 

@@ -393,6 +393,23 @@ static void files_from_snapshot_locked(struct proc_snapshot *s, struct exit_bloc
 	}
 }
 
+/*
+ * A copy of the profiler's own vDSO when it is as big as the one a gone
+ * process mapped (a 64-bit process of the same kernel: the same image), or -1.
+ */
+static int own_vdso_copy(uint64_t size)
+{
+	struct maps_entry *ents = NULL;
+	int n = proc_maps_read(getpid(), true, &ents), fd = -1;
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(ents[i].path, "[vdso]") && ents[i].end - ents[i].start == size)
+			fd = vdso_copy_fd((uint32_t)getpid(), ents[i].start, ents[i].end);
+	}
+	free(ents);
+	return fd;
+}
+
 void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const struct exit_list *l)
 {
 	struct proc_snapshot *s, *gone = NULL;
@@ -436,6 +453,8 @@ void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const struct exit_li
 		e->dev_minor = k->dev & 0xfffff;
 		e->read = e->exec = e->priv = true;
 		e->path = blk->paths[i];
+		if (k->flags & CFI_MAPS_ENTRY_VDSO)
+			snprintf(blk->paths[i], sizeof(blk->paths[i]), "[vdso]");
 	}
 	/* the consumer's snapshot, if it came in time, holds the process's own files */
 	pthread_mutex_lock(&pt->lock);
@@ -446,15 +465,17 @@ void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const struct exit_li
 	for (i = 0; i < s->nr; i++) {
 		struct maps_entry *e = &blk->ents[i];
 
-		if (s->fds[i] < 0)
+		if (s->fds[i] < 0 && (l->ents[i].flags & CFI_MAPS_ENTRY_VDSO))
+			s->fds[i] = own_vdso_copy(e->end - e->start);
+		else if (s->fds[i] < 0)
 			s->fds[i] = file_index_open(&pt->files, e->dev_major, e->dev_minor,
 						    e->inode, blk->paths[i], sizeof(blk->paths[i]));
 		/* no load opened it: a path of its own, so it is not taken for anonymous code */
-		if (s->fds[i] < 0) {
+		if (s->fds[i] < 0 && !(l->ents[i].flags & CFI_MAPS_ENTRY_VDSO)) {
 			snprintf(blk->paths[i], sizeof(blk->paths[i]), "[inode %u:%u:%" PRIu64 "]",
 				 e->dev_major, e->dev_minor, e->inode);
 			unknown++;
-		} else {
+		} else if (s->fds[i] >= 0) {
 			s->nr_fds++;
 		}
 	}

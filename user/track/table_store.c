@@ -53,8 +53,8 @@ static bool is_process_refusal(enum table_refusal r)
  * 909,530 (libclang-cpp-14); clang-14 maps libclang-cpp and libLLVM, 1.8M
  * rows and ~6k distinct rules together.  An object may take 1/8 of the
  * dictionary (8,192 of 65,536: 3x the largest), 1/16 of the page index
- * (16,384 pages, 1 GiB of code: 20x) and half the rows map (2M of the
- * default 4M: 2.2x); a process's objects together 1/4 of the dictionary and
+ * (4,096 of the default 65,536 pages, 256 MiB of code: 5x) and half the rows
+ * map (2M of the default 4M: 2.2x); a process's objects together 1/4 of the dictionary and
  * of the page index and 3/4 of the rows: whatever one process holds, the
  * others keep at least a quarter of every map.
  */

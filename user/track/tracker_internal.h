@@ -5,7 +5,8 @@
  *   proc_tracker.c  the pid registry: lookup, generation history, iteration, stats
  *   mappings.c      /proc/PID/maps entries resolved to objects, their BPF keys
  *   work_queue.c    the load thread's queue: requests, and loads moved ahead for waiting samples
- *   load_thread.c   the table load thread (load_proc)
+ *   load_thread.c   the table load thread: its queue's loop, start, drain, stop
+ *   proc_load.c     one load of a process (tracker_load_proc), within its time
  *   table_builds.c  the tables one load lacks, built on a bounded set of workers
  *   eviction.c      exits, delayed unloads, caps and least-recently-sampled eviction
  *   forget.c        dropping exited processes and sweeping gone ones
@@ -37,6 +38,9 @@
 
 /* Processes waiting for a load of what their last one ran out of time for. */
 #define RESUMES_HELD 16
+
+/* Processes known to map more than BIG_LOAD_MAPPINGS: their loads wait behind the others'. */
+#define BIG_PIDS_HELD 64
 
 struct work_item {
 	uint32_t pid;
@@ -85,6 +89,7 @@ struct proc_tracker {
 	struct python_detect *python; /* NULL: no Python frames */
 	uint32_t keys_per_pid;	/* LPM keys one process may hold (0: no quota) */
 	uint32_t build_workers; /* tables one load builds at once */
+	uint64_t load_budget_ns; /* a load's time (0: LOAD_TIME_BUDGET_NS; tests shorten it) */
 	build_hook_fn build_hook;
 	void *build_hook_ctx;
 
@@ -109,6 +114,9 @@ struct proc_tracker {
 	/* lock: processes whose last load ran out of time, loaded again when the queue is empty */
 	uint32_t resume_pids[RESUMES_HELD];
 	uint32_t nr_resumes;
+	/* lock: processes whose last maps read was big, newest first (proc_load.c) */
+	uint32_t big_pids[BIG_PIDS_HELD];
+	uint32_t nr_big;
 	uint32_t draining; /* lock: callers waiting for the queue to empty: no resumes then */
 	/* lock: snapshots of processes whose samples wait, and their budget */
 	struct proc_snapshot *snaps;
@@ -287,7 +295,25 @@ void snapshots_free_all(struct proc_tracker *pt);
 /* A load of pid, unless work of pid is queued already (among the newest items). */
 void tracker_request_unqueued(struct proc_tracker *pt, uint32_t pid);
 
-/* ---- load_thread.c ---- */
+/* ---- proc_load.c ---- */
+
+/* Executable mappings past which a load goes behind the queued work (work_queue.c). */
+#define BIG_LOAD_MAPPINGS 1024
+
+/*
+ * w's load goes behind the queued work when big: nr mappings read, or -1
+ * before the read (a process known to be big).  True when it was sent back.
+ */
+bool tracker_yield_big_load(struct proc_tracker *pt, const struct work_item *w, int64_t nr);
+/* pid is gone: it is no longer known to map many files. */
+void tracker_forget_big(struct proc_tracker *pt, uint32_t pid);
+
+/*
+ * Loads (or reloads) pid's mappings and their tables; load_lock held.  w: the
+ * queued work this load is (NULL: a synchronous load, never sent back).
+ */
+void tracker_load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t time_ns,
+		       const struct work_item *w);
 
 /* Files one load keeps open at once (a quarter of RLIMIT_NOFILE, 16 to 1,024). */
 uint32_t fds_per_load(void);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The table load thread's queue, fed by the ring-buffer consumer: requests
- * for a pid already waiting are merged, and a process whose samples wait for
- * their tables moves ahead of the others.
+ * for a pid already waiting are merged, a process whose samples wait for
+ * their tables moves ahead of the others, and a big one goes behind them.
  */
 #include <string.h>
 
@@ -117,7 +117,8 @@ void proc_tracker_note_waiting(struct proc_tracker *pt, uint32_t pid, uint64_t p
 	for (k = 0; k < n && pt->queue[(pt->q_head + k) % QUEUE_CAP].pid != pid; k++)
 		;
 	w = pt->queue[(pt->q_head + k) % QUEUE_CAP];
-	if (k > 0 && k < n && w.kind != WORK_EXIT) {
+	/* a big load was sent behind the others on purpose: its samples waiting change nothing */
+	if (k > 0 && k < n && w.kind != WORK_EXIT && !w.yielded) {
 		for (; k > 0; k--)
 			pt->queue[(pt->q_head + k) % QUEUE_CAP] =
 			    pt->queue[(pt->q_head + k - 1) % QUEUE_CAP];
@@ -125,4 +126,91 @@ void proc_tracker_note_waiting(struct proc_tracker *pt, uint32_t pid, uint64_t p
 		TRACKER_COUNT(pt, loads_hurried, 1);
 	}
 	pthread_mutex_unlock(&pt->lock);
+}
+
+/*
+ * A process with more than BIG_LOAD_MAPPINGS executable mappings is loaded
+ * after the work queued behind it: a process mapping thousands of files (or
+ * one file thousands of times) must not make every ordinary process wait its
+ * load.  big_pids remembers who those are.
+ */
+
+/* lock held: the index of pid in big_pids, or -1. */
+static int big_pid_at(const struct proc_tracker *pt, uint32_t pid)
+{
+	for (uint32_t k = 0; k < pt->nr_big; k++)
+		if (pt->big_pids[k] == pid)
+			return (int)k;
+	return -1;
+}
+
+/* lock held: pid's maps were read big (newest first, the oldest forgotten) or not. */
+static void note_big_locked(struct proc_tracker *pt, uint32_t pid, bool big)
+{
+	int at = big_pid_at(pt, pid);
+
+	if (at >= 0)
+		memmove(&pt->big_pids[at], &pt->big_pids[at + 1],
+			(--pt->nr_big - (uint32_t)at) * sizeof(pt->big_pids[0]));
+	if (!big)
+		return;
+	if (pt->nr_big == BIG_PIDS_HELD)
+		pt->nr_big--;
+	memmove(&pt->big_pids[1], &pt->big_pids[0], pt->nr_big++ * sizeof(pt->big_pids[0]));
+	pt->big_pids[0] = pid;
+}
+
+void tracker_forget_big(struct proc_tracker *pt, uint32_t pid)
+{
+	pthread_mutex_lock(&pt->lock);
+	note_big_locked(pt, pid, false);
+	pthread_mutex_unlock(&pt->lock);
+}
+
+/* lock held: whether a load of pid already waits at the back. */
+static bool yielded_queued_locked(const struct proc_tracker *pt, uint32_t pid)
+{
+	for (uint32_t k = 0; k < pt->q_len; k++) {
+		const struct work_item *q = &pt->queue[(pt->q_head + k) % QUEUE_CAP];
+
+		if (q->pid == pid && q->yielded)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Sends a big load behind the queued work, once; true when it did (or when
+ * one already waits there).  nr is the mappings read, or -1 before any read:
+ * a process known to be big goes back unread, since reading 18,000 mappings
+ * is itself most of a second on a loaded host, and hurrying its load (its
+ * samples wait too) would otherwise bring it to the front read after read.
+ */
+bool tracker_yield_big_load(struct proc_tracker *pt, const struct work_item *w, int64_t nr)
+{
+	bool queued = false, known;
+
+	if (!w)
+		return false;
+	pthread_mutex_lock(&pt->lock);
+	known = big_pid_at(pt, w->pid) >= 0;
+	if (nr >= 0)
+		note_big_locked(pt, w->pid, nr > BIG_LOAD_MAPPINGS);
+	if (w->yielded || (nr >= 0 ? nr <= BIG_LOAD_MAPPINGS : !known))
+		goto out;
+	if (yielded_queued_locked(pt, w->pid)) {
+		queued = true;
+		TRACKER_COUNT(pt, loads_merged, 1);
+	} else if (pt->q_len > 0 && pt->q_len < QUEUE_CAP) {
+		pt->queue[(pt->q_head + pt->q_len) % QUEUE_CAP] = (struct work_item){
+		    .pid = w->pid, .kind = w->kind, .yielded = 1, .time_ns = w->time_ns};
+		pt->q_len++;
+		queued = true;
+		/* counted once per maps read: a known one sent back unread is not */
+		if (nr >= 0)
+			TRACKER_COUNT(pt, big_loads_yielded, 1);
+	}
+out:
+	pthread_mutex_unlock(&pt->lock);
+	return queued;
 }

@@ -14,6 +14,7 @@ struct walk_env {
 	const __u8 *stack;
 	__u64 base;
 	__u32 len;
+	__u64 holes;	/* chunks the kernel could not read (struct cfi_deferred_record) */
 	bool past_copy; /* a read above the copied bytes failed */
 	struct cfi_proc_val proc;
 	struct cfi_mapping_val mapping;
@@ -30,6 +31,9 @@ static inline int walker_read_user(void *dst, __u32 size, __u64 addr)
 	__u64 off = addr - env.base;
 
 	if (addr >= env.base && off <= env.len && size <= env.len - off) {
+		for (__u64 c = off / DEFER_CHUNK; size && c <= (off + size - 1) / DEFER_CHUNK; c++)
+			if (c < 64 && (env.holes >> c & 1))
+				return -1;
 		memcpy(dst, env.stack + off, size);
 		return 0;
 	}
@@ -118,6 +122,7 @@ enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct defe
 	env.stack = v->stack;
 	env.base = d->stack_base;
 	env.len = d->stack_len;
+	env.holes = d->stack_holes;
 	env.past_copy = false;
 	if (!walker_lookup_proc(r->pid))
 		return DEFERRED_WAIT;
