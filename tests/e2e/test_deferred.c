@@ -590,9 +590,19 @@ static void test_exit_lists_vdso(void)
 	free(text);
 	printf("vdso: %" PRIu64 " exit lists, %" PRIu64 " samples in the vDSO\n", at_exit, vdso);
 	CHECK(at_exit >= 1, "vdso: no process was loaded from its exit list: %s", log);
-	/* most of a 10 ms process is its start: the old code named 0-3 of ~1,800 */
-	CHECK(vdso * 10 >= r.st.samples, "vdso: %" PRIu64 " of %" PRIu64 " samples in the vDSO",
-	      vdso, r.st.samples);
+	/*
+	 * Judged against the complete samples, not all of them: a sample whose
+	 * walk never ran (tables-pending: its copy found the ring full while the
+	 * consumer was behind, 234 of 315 in a CI run) names no vDSO frame
+	 * whether the fix works or not, and how many there are depends on how
+	 * fast the machine drains the ring.  Complete samples are the ones a
+	 * loaded process's walk finished; here 31-98% of them are in the vDSO
+	 * (the loop's share against start and exit), and the old code named
+	 * 0-3 of ~1,800: a tenth separates the two.
+	 */
+	CHECK(vdso >= 1 && vdso * 10 >= r.st.complete,
+	      "vdso: %" PRIu64 " samples in the vDSO, of %" PRIu64 " complete (%" PRIu64 " in all)",
+	      vdso, r.st.complete, r.st.samples);
 	/* one at most in a hundred: a sample in the exit path (the exit list's own program) */
 	CHECK(reason_count(&r.st, "no-mapping") * 100 <= r.st.samples,
 	      "vdso: %" PRIu64 " of %" PRIu64 " samples no-mapping (stops:%s)",
