@@ -199,19 +199,33 @@ struct walker_window {
 
 /* -------- walker results -------- */
 
+/*
+ * The one list of stop reasons: X(ENUM, VALUE, NAME, WALKABLE).  NAME is what
+ * every output, summary, metric label and recording says; WALKABLE 0 marks
+ * samples with no user stack any profiler could walk (kernel threads, a
+ * process past exit_mm() or inside execve), which the summary leaves out of
+ * its completeness figure.  Values are part of the recording format: a new
+ * reason takes the next value, none is reused; a reader that meets a value
+ * it does not know calls it "unknown(N)" (stop_reason_name).
+ */
+#define CFI_STOP_REASONS(X)                                                                        \
+	X(STOP_COMPLETE, 0, "complete", 1)	      /* reached the outermost frame */            \
+	X(STOP_TRUNCATED, 1, "truncated", 1)	      /* depth limit reached; stack kept */        \
+	X(STOP_NO_MAPPING, 2, "no-mapping", 1)	      /* pc in no known mapping */                 \
+	X(STOP_NO_RULE, 3, "no-rule", 1)	      /* pc in an object but not covered by CFI */ \
+	X(STOP_UNSUPPORTED, 4, "unsupported-rule", 1) /* rule kind the walker cannot evaluate */   \
+	X(STOP_UNREADABLE, 5, "unreadable-memory", 1) /* user memory read failed */                \
+	X(STOP_FP_BROKEN, 6, "fp-chain-broken", 1)    /* frame-pointer chain left the stack */     \
+	X(STOP_TABLES_PENDING, 7, "tables-pending", 1) /* tables not loaded yet */                 \
+	X(STOP_NO_USER, 8, "kernel-thread", 0)	       /* kernel thread: no user stack */          \
+	X(STOP_STACK_COPY, 9, "stack-copy-short", 1)   /* deferred walk left the copied bytes */   \
+	X(STOP_EXITING, 10, "exiting", 0)     /* exit_mm() has run: only the leaf is known */      \
+	X(STOP_IN_EXECVE, 11, "in-execve", 0) /* the image is being replaced */
+
 enum cfi_stop_reason {
-	STOP_COMPLETE = 0,	  /* reached the outermost frame */
-	STOP_TRUNCATED = 1,	  /* depth limit reached; stack kept */
-	STOP_NO_MAPPING = 2,	  /* pc in no known mapping */
-	STOP_NO_RULE = 3,	  /* pc in an object but not covered by CFI */
-	STOP_UNSUPPORTED = 4,	  /* rule kind the walker cannot evaluate */
-	STOP_UNREADABLE = 5,	  /* user memory read failed */
-	STOP_FP_BROKEN = 6,	  /* frame-pointer chain left the stack */
-	STOP_TABLES_PENDING = 7,  /* process or object tables not loaded yet */
-	STOP_NO_USER = 8,	  /* kernel thread: no user stack */
-	STOP_STACK_COPY = 9,	  /* deferred walk went past the copied stack bytes */
-	STOP_EXITING = 10,	  /* exit_mm() has run: the user memory is gone, only the leaf is known */
-	STOP_IN_EXECVE = 11,	  /* inside execve: the image is being replaced, nothing to walk */
+#define CFI_STOP_ENUM(e, v, name, walkable) e = v,
+	CFI_STOP_REASONS(CFI_STOP_ENUM)
+#undef CFI_STOP_ENUM
 	STOP_REASON_MAX,
 };
 

@@ -22,6 +22,7 @@
 #include "elf/build_id.h"
 #include "user/output/folded.h"
 #include "user/profile/recording.h"
+#include "user/symbolize/frame_names.h"
 #include "user/symbolize/python_names.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/frame_names.h"
@@ -294,6 +295,64 @@ static void test_recording_no_procs(void)
 	proc_tracker_free(pt);
 }
 
+/*
+ * A recording written by a newer cfiprof, with a stop reason this one does
+ * not list: read, not refused, and the reason kept and named "unknown(N)".
+ */
+static void test_recording_unknown_reason(void)
+{
+	static const char text[] = "# cfiprof recording v1\nmeta 99 cycles 12 34\n"
+				   "stack 3 7 7 200 0 newer k - u abc\n"
+				   "stack 2 7 7 1 0 newer k - u abd\n";
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+	struct recording_meta meta = {0};
+	struct agg_stack **v = NULL;
+	uint64_t bad = 0, nr = 0;
+	struct aggregator a;
+	char err[128] = "";
+	FILE *in = fmemopen((void *)text, strlen(text), "r");
+
+	agg_init(&a, 10);
+	CHECK(in && pt && recording_read(in, &a, pt, &meta, NULL, &bad, err, sizeof(err)) == 0,
+	      "recording_read: %s", err);
+	v = agg_sorted(&a, &nr);
+	CHECK(bad == 0 && nr == 2 && v, "read %" PRIu64 " stacks, %" PRIu64 " malformed", nr, bad);
+	for (uint64_t i = 0; v && i < nr; i++)
+		if (v[i]->count == 3)
+			CHECK(v[i]->reason == 200 && streq(stop_reason_name(v[i]->reason),
+							   "unknown(200)"),
+			      "the newer reason: %u, named %s", v[i]->reason,
+			      stop_reason_name(v[i]->reason));
+	CHECK(a.unknown_reason == 3 && a.by_reason[STOP_COMPLETE] == 0 &&
+		  a.by_reason[STOP_TRUNCATED] == 2,
+	      "counted apart: %" PRIu64 " unknown, %" PRIu64 " complete", a.unknown_reason,
+	      a.by_reason[STOP_COMPLETE]);
+	free(v);
+	if (in)
+		fclose(in);
+	agg_free(&a);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+}
+
+/* Every stop reason has one distinct name, and the walkable set is the list's. */
+static void test_stop_reason_list(void)
+{
+	for (int i = 0; i < STOP_REASON_MAX; i++) {
+		const char *n = stop_reason_name(i);
+
+		CHECK(n && *n && strncmp(n, "unknown", 7), "reason %d has no name: %s", i, n);
+		for (int j = 0; j < i; j++)
+			CHECK(strcmp(n, stop_reason_name(j)), "reasons %d and %d are both %s", j, i,
+			      n);
+	}
+	CHECK(!stop_reason_walkable(STOP_NO_USER) && !stop_reason_walkable(STOP_EXITING) &&
+		  !stop_reason_walkable(STOP_IN_EXECVE) && stop_reason_walkable(STOP_COMPLETE) &&
+		  stop_reason_walkable(STOP_NO_MAPPING) && stop_reason_walkable(200),
+	      "walkable set");
+}
+
 /* BPF program frames keep the name they had when recorded (kname lines). */
 static void test_recording_kernel_names(void)
 {
@@ -531,6 +590,8 @@ int main(int argc, char **argv)
 		return 2;
 	RUN_TEST(test_recording);
 	RUN_TEST(test_recording_no_procs);
+	RUN_TEST(test_recording_unknown_reason);
+	RUN_TEST(test_stop_reason_list);
 	RUN_TEST(test_recording_kernel_names);
 	RUN_TEST(test_recording_python);
 	RUN_TEST(test_recording_python_prologue);

@@ -87,7 +87,11 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 	/* an off-CPU time sum (no stack) is no sample received */
 	if (!(r->flags & SAMPLE_UNWALKED_MASK)) {
 		a->samples += count;
-		a->by_reason[r->reason < STOP_REASON_MAX ? r->reason : 0] += count;
+		/* a newer recording's reason: carried by the sample, counted apart */
+		if (r->reason < STOP_REASON_MAX)
+			a->by_reason[r->reason] += count;
+		else
+			a->unknown_reason += count;
 		if (r->flags & SAMPLE_IN_KERNEL)
 			a->in_kernel += count;
 		if (r->reason != STOP_NO_USER) {

@@ -467,7 +467,7 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 
 			if (sscanf(line, "stack %llu %u %u %u %u %63s k %16383s u %32767s%n", &count,
 				   &pid, &tid, &reason, &flags, comm, kl, ul, &used) != 8 ||
-			    reason >= STOP_REASON_MAX || count == 0) {
+			    reason > UINT8_MAX || count == 0) {
 				note_bad(bad, err, errlen, lineno, "malformed stack line");
 				continue;
 			}

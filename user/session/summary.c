@@ -217,8 +217,10 @@ void session_print_summary(struct session *s, FILE *f)
 	}
 	fprintf(f, "\n");
 	/* samples no profiler can walk: say how the others fared */
-	unwalkable = c[CNT_STOP_BASE + STOP_NO_USER] + c[CNT_STOP_BASE + STOP_EXITING] +
-		     c[CNT_STOP_BASE + STOP_IN_EXECVE];
+	unwalkable = 0;
+	for (i = 0; i < STOP_REASON_MAX; i++)
+		if (!stop_reason_walkable(i))
+			unwalkable += c[CNT_STOP_BASE + i];
 	if (unwalkable && stops > unwalkable)
 		fprintf(f,
 			"cfiprof: user stacks: %.2f%% complete of the %" PRIu64

@@ -13,23 +13,32 @@
 const char *stop_reason_name(int reason)
 {
 	static const char *const names[STOP_REASON_MAX] = {
-		[STOP_COMPLETE] = "complete",
-		[STOP_TRUNCATED] = "truncated",
-		[STOP_NO_MAPPING] = "no-mapping",
-		[STOP_NO_RULE] = "no-rule",
-		[STOP_UNSUPPORTED] = "unsupported-rule",
-		[STOP_UNREADABLE] = "unreadable-memory",
-		[STOP_FP_BROKEN] = "fp-chain-broken",
-		[STOP_TABLES_PENDING] = "tables-pending",
-		[STOP_NO_USER] = "kernel-thread",
-		[STOP_STACK_COPY] = "stack-copy-short",
-		[STOP_EXITING] = "exiting",
-		[STOP_IN_EXECVE] = "in-execve",
+#define CFI_STOP_NAME(e, v, name, walkable) [e] = name,
+	    CFI_STOP_REASONS(CFI_STOP_NAME)
+#undef CFI_STOP_NAME
+	};
+	/* a few at once: one message may name two reasons */
+	static __thread char unknown[4][24];
+	static __thread unsigned int next;
+	char *buf;
+
+	if (reason >= 0 && reason < STOP_REASON_MAX)
+		return names[reason];
+	/* a recording of a newer cfiprof: its reason is carried, not refused */
+	buf = unknown[next++ % 4];
+	snprintf(buf, sizeof(unknown[0]), "unknown(%d)", reason);
+	return buf;
+}
+
+bool stop_reason_walkable(int reason)
+{
+	static const bool walkable[STOP_REASON_MAX] = {
+#define CFI_STOP_WALKABLE(e, v, name, w) [e] = w,
+	    CFI_STOP_REASONS(CFI_STOP_WALKABLE)
+#undef CFI_STOP_WALKABLE
 	};
 
-	if (reason < 0 || reason >= STOP_REASON_MAX || !names[reason])
-		return "unknown";
-	return names[reason];
+	return reason < 0 || reason >= STOP_REASON_MAX || walkable[reason];
 }
 
 bool frame_is_bpf_glue(const char *name)

@@ -65,7 +65,10 @@ const char *frame_name_user(struct frame_namer *fn, uint32_t pid, uint32_t gen, 
 const char *frame_name_mapped(struct frame_namer *fn, uint32_t pid, const struct proc_mapping *m,
 			      uint64_t pc, bool leaf, char *buf, size_t len);
 const char *frame_name_kernel(struct frame_namer *fn, uint64_t pc, char *buf, size_t len);
+/* The name CFI_STOP_REASONS gives reason; "unknown(N)" for a value it does not list. */
 const char *stop_reason_name(int reason);
+/* False for the reasons a sample had no user stack to walk; true for unknown ones. */
+bool stop_reason_walkable(int reason);
 /*
  * A kernel frame of a probe's own call chain (SAMPLE_PROBE_STACK): the BPF
  * program, the tracepoint glue, a trampoline (unnamed: an address).
