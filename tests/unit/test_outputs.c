@@ -18,6 +18,7 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "user/output/flamegraph_svg.h"
+#include "user/output/format.h"
 #include "user/output/output_file.h"
 #include "user/output/utf8.h"
 #include "user/profile/profile.h"
@@ -693,6 +694,43 @@ static void check_terminal_and_links(void)
 		fclose(f);
 }
 
+/* The format list: every name parses back, every extension chooses its format, help lists all. */
+static void check_format_list(void)
+{
+	static const struct {
+		const char *path;
+		enum out_format fmt;
+	} paths[] = {
+	    {"a.folded", OUT_FOLDED},	{"a.collapsed", OUT_FOLDED},
+	    {"a.pb.gz", OUT_PPROF},	{"a.pprof", OUT_PPROF},
+	    {"a.pb", OUT_PPROF},	{"a.svg", OUT_SVG},
+	    {"a.txt", OUT_TEXT},	{"a.speedscope.json", OUT_SPEEDSCOPE},
+	    {"a.json", OUT_SPEEDSCOPE}, {"a.perf-script", OUT_PERF_SCRIPT},
+	    {"a.gz", OUT_UNKNOWN},	{"svg", OUT_UNKNOWN},
+	    {"a.txt.bak", OUT_UNKNOWN},
+	};
+	char help[] = OUT_FORMAT_NAMES;
+	int n = 0;
+
+	for (int i = OUT_UNKNOWN + 1; i < OUT_FORMAT_MAX; i++) {
+		const char *name = output_format_name((enum out_format)i);
+
+		CHECK(name && (int)output_format_parse(name) == i, "format %d: %s", i,
+		      name ? name : "-");
+		CHECK(name && strstr(output_format_names(), name) && strstr(help, name),
+		      "%s missing from the names: '%s' / '%s'", name ? name : "-",
+		      output_format_names(), help);
+		n++;
+	}
+	CHECK(n == 6 && output_format_parse("bogus") == OUT_UNKNOWN &&
+		  !output_format_name(OUT_UNKNOWN) && !output_format_name(OUT_FORMAT_MAX),
+	      "%d formats", n);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		CHECK(output_format_from_path(paths[i].path) == paths[i].fmt,
+		      "%s: format %d, want %d", paths[i].path,
+		      output_format_from_path(paths[i].path), paths[i].fmt);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -706,6 +744,7 @@ int main(int argc, char **argv)
 	RUN_TEST(check_speedscope);
 	RUN_TEST(check_empty);
 	RUN_TEST(check_terminal_and_links);
+	RUN_TEST(check_format_list);
 	/* CFIPROF_KEEP_OUTPUTS=1 keeps the files to look at */
 	if (getenv("CFIPROF_KEEP_OUTPUTS"))
 		printf("outputs kept in %s\n", tmpdir);

@@ -11,8 +11,7 @@ static const struct argp_option output_options[] = {
 	{NULL, 0, NULL, 0, "Output:", 2},
 	{"output", 'o', "FILE", 0, "write the profile to FILE (default, or -: standard output)", 2},
 	{"format", 'f', "FORMAT", 0,
-	 "folded, pprof, svg, text, speedscope or perf-script (default: by the extension of -o, else "
-	 "folded)", 2},
+	 "one of:" OUT_FORMAT_NAMES " (default: by the extension of -o, else folded)", 2},
 	{"group-by", 'g', "container", 0,
 	 "group stacks by container (or cgroup): the first frame of folded / flame graph stacks, "
 	 "the text report's call tree",

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Dispatch to the writer of each output format. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "user/output/flamegraph_svg.h"
@@ -14,58 +16,69 @@
 
 static const struct {
 	const char *name;
-	enum out_format fmt;
-} formats[] = {
-	{"folded", OUT_FOLDED},
-	{"pprof", OUT_PPROF},
-	{"svg", OUT_SVG},
-	{"text", OUT_TEXT},
-	{"speedscope", OUT_SPEEDSCOPE},
-	{"perf-script", OUT_PERF_SCRIPT},
-};
-
-static const struct {
-	const char *suffix;
-	enum out_format fmt;
-} extensions[] = {
-	{".folded", OUT_FOLDED}, {".collapsed", OUT_FOLDED}, {".pb.gz", OUT_PPROF},
-	{".pprof", OUT_PPROF},	 {".pb", OUT_PPROF},	     {".svg", OUT_SVG},
-	{".txt", OUT_TEXT},	 {".speedscope.json", OUT_SPEEDSCOPE}, {".json", OUT_SPEEDSCOPE},
-	{".perf-script", OUT_PERF_SCRIPT},
+	const char *extensions;
+} formats[OUT_FORMAT_MAX] = {
+#define OUT_FORMAT_ENTRY(e, n, ext) [e] = {n, ext},
+    CFI_OUT_FORMATS(OUT_FORMAT_ENTRY)
+#undef OUT_FORMAT_ENTRY
 };
 
 enum out_format output_format_parse(const char *name)
 {
-	size_t i;
+	int i;
 
-	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+	for (i = OUT_UNKNOWN + 1; i < OUT_FORMAT_MAX; i++) {
 		if (!strcmp(name, formats[i].name))
-			return formats[i].fmt;
+			return (enum out_format)i;
 	}
 	return OUT_UNKNOWN;
 }
 
-static int ends_with(const char *s, const char *suffix)
+const char *output_format_name(enum out_format fmt)
 {
-	size_t n = strlen(s), m = strlen(suffix);
+	return fmt > OUT_UNKNOWN && fmt < OUT_FORMAT_MAX ? formats[fmt].name : NULL;
+}
 
-	return n >= m && !strcmp(s + n - m, suffix);
+/* Whether path ends with one of the space-separated suffixes in list. */
+static bool ends_with_one_of(const char *path, const char *list)
+{
+	size_t n = strlen(path);
+
+	while (*list) {
+		size_t m = strcspn(list, " ");
+
+		if (m && n >= m && !memcmp(path + n - m, list, m))
+			return true;
+		list += m;
+		list += strspn(list, " ");
+	}
+	return false;
 }
 
 enum out_format output_format_from_path(const char *path)
 {
-	size_t i;
+	int i;
 
-	for (i = 0; i < sizeof(extensions) / sizeof(extensions[0]); i++) {
-		if (ends_with(path, extensions[i].suffix))
-			return extensions[i].fmt;
+	for (i = OUT_UNKNOWN + 1; i < OUT_FORMAT_MAX; i++) {
+		if (ends_with_one_of(path, formats[i].extensions))
+			return (enum out_format)i;
 	}
 	return OUT_UNKNOWN;
 }
 
 const char *output_format_names(void)
 {
-	return "folded, pprof, svg, text, speedscope, perf-script";
+	static char names[128];
+	size_t at = 0;
+	int i;
+
+	/* written once, at the first call (argp's parse, before any thread) */
+	if (names[0])
+		return names;
+	for (i = OUT_UNKNOWN + 1; i < OUT_FORMAT_MAX; i++)
+		at += (size_t)snprintf(names + at, sizeof(names) - at, "%s%s", at ? ", " : "",
+				       formats[i].name);
+	return names;
 }
 
 int output_write(FILE *f, struct profile *p, enum out_format fmt, const char *title,
