@@ -439,23 +439,6 @@ static long proc_status_kb(pid_t pid, const char *field)
 	return kb;
 }
 
-/* utime + stime of pid in seconds, or -1. */
-static double proc_cpu_s(pid_t pid)
-{
-	char path[64], *s, *p;
-	unsigned long ut, st;
-	double r = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	s = slurp(path);
-	p = strrchr(s, ')');
-	if (p &&
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
-		r = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-	free(s);
-	return r;
-}
-
 static int interval_files(const char *dir, char names[][96], int max)
 {
 	struct dirent *e;

@@ -208,6 +208,23 @@ static inline char *slurp(const char *path)
  * A test's scratch directory: removed after a passing run, kept (and named)
  * after a failing one, or whenever CFIPROF_KEEP_TMP is set (to compare with a failure).
  */
+/* utime + stime of pid in seconds (of its threads, not its reaped children), or -1. */
+static inline double proc_cpu_s(pid_t pid)
+{
+	char path[64], *s, *p;
+	unsigned long ut, st;
+	double r = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	s = slurp(path);
+	p = strrchr(s, ')');
+	if (p &&
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+		r = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	free(s);
+	return r;
+}
+
 static inline void tmpdir_done(const char *dir, bool failed)
 {
 	char cmd[PATH_MAX + 16];
