@@ -378,9 +378,22 @@ static void test_short_process_gone(void)
 
 	snprintf(prog, sizeof(prog), "%s/" PROG, progs_dir);
 	copy_big_libs("defer_gone", "lib", gone, sizeof(gone), libs);
-	if (!record_cmd("gone", extra, cmd, "defer_gone", &r, &log))
-		return;
-	used = number_before(log, "loaded from");
+	/*
+	 * The path under test runs only when defer_gone is gone before its load's
+	 * turn; when the machine gives the load thread its turn sooner (a clean
+	 * clone beside other builds: 9 samples, all complete, loaded alive), the
+	 * run tests nothing, so it is run again, three times at most.
+	 */
+	for (int attempt = 1;; attempt++) {
+		if (!record_cmd("gone", extra, cmd, "defer_gone", &r, &log))
+			return;
+		used = number_before(log, "loaded from");
+		if (used >= 1 || attempt == 3)
+			break;
+		printf("gone: run %d: defer_gone was loaded before it exited; again\n", attempt);
+		free(log);
+		log = NULL;
+	}
 	gone_count = number_before(log, "process gone");
 	/*
 	 * A copy with no ring-buffer room (~110 copies of 72 KiB fill the 8 MiB
