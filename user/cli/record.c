@@ -250,8 +250,10 @@ int cmd_record(int argc, char **argv)
 	info.event = meta.event;
 	info.nr_events = session_prof_events(&s, pevents);
 	info.events = pevents;
-	if (info.nr_events)
-		meta.events = &s.opts.events;
+	_Static_assert(RECORDING_MAX_EVENTS >= EVENT_MAX, "a recording holds every -e event");
+	for (int i = 0; info.nr_events && i < s.opts.events.nr && i < RECORDING_MAX_EVENTS; i++)
+		snprintf(meta.event_names[meta.nr_events++], sizeof(meta.event_names[0]), "%s",
+			 s.opts.events.ev[i].name);
 	info.cgroups = cgroup_names_new();
 	info.group_by_container = args.out.group_by_container;
 	t_stop[2] = mono_sec();

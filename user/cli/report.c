@@ -21,6 +21,7 @@
 #include "user/output/output_file.h"
 #include "user/track/proc_tracker.h"
 #include "user/profile/recording.h"
+#include "user/session/event_spec.h"
 
 static struct report_args {
 	const char *input;

@@ -146,8 +146,8 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 	fprintf(f, "# cfiprof recording v1\n");
 	fprintf(f, "meta %u %s %" PRIu64 " %" PRIu64 "\n", meta->freq,
 		meta->event[0] ? meta->event : "cpu-clock", meta->start_unix_ns, meta->duration_ns);
-	for (i = 0; meta->events && i < (uint64_t)meta->events->nr; i++)
-		fprintf(f, "event %s\n", meta->events->ev[i].name);
+	for (i = 0; i < (uint64_t)meta->nr_events; i++)
+		fprintf(f, "event %s\n", meta->event_names[i]);
 	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b)) {
 		uint32_t h;
 
@@ -216,13 +216,13 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			fprintf(f, " c %" PRIx64, s->cgroup_id);
 		if (s->generation)
 			fprintf(f, " g %u", s->generation);
-		if (meta->events)
+		if (meta->nr_events)
 			fprintf(f, " w %" PRIu64 " e %u", s->weight, s->event);
 		if (meta->python)
 			write_python_list(f, s);
 		fputc('\n', f);
 	}
-	if (a->overflow && meta->events)
+	if (a->overflow && meta->nr_events)
 		fprintf(f, "overflow %" PRIu64 " %" PRIu64 "\n", a->overflow, a->overflow_weight);
 	else if (a->overflow)
 		fprintf(f, "overflow %" PRIu64 "\n", a->overflow);
@@ -359,7 +359,7 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 				note_bad(bad, err, errlen, lineno, "malformed meta line");
 		} else if (!strncmp(line, "event ", 6)) {
 			line[strcspn(line, "\n")] = 0;
-			if (meta->nr_events < 16)
+			if (meta->nr_events < RECORDING_MAX_EVENTS)
 				snprintf(meta->event_names[meta->nr_events++], sizeof(meta->event_names[0]),
 					 "%s", line + 6);
 		} else if (!strncmp(line, "map ", 4)) {

@@ -47,19 +47,20 @@
 #include "user/profile/profile.h"
 #include "user/profile/saved_frames.h"
 #include "user/profile/saved_python.h"
-#include "user/session/event_spec.h"
 #include "user/track/cgroups.h"
 #include "user/symbolize/frame_names.h"
 #include "user/track/proc_tracker.h"
+
+/* as many as -e takes (EVENT_MAX) */
+#define RECORDING_MAX_EVENTS 16
 
 struct recording_meta {
 	uint32_t freq;
 	char event[32];
 	uint64_t start_unix_ns, duration_ns;
 	const struct ksyms *ks;	   /* write: names of BPF program frames are saved */
-	/* write: the events (NULL: the default CPU profile); read: event names, in order */
-	const struct event_list *events;
-	char event_names[16][512];
+	/* the events' names, in order, written and read (none: the default CPU profile) */
+	char event_names[RECORDING_MAX_EVENTS][512];
 	int nr_events;
 	struct kernel_names knames; /* read: those names (kernel_names_free when done) */
 	const struct profile *prof; /* write: its user locations are saved (NULL: none) */
