@@ -2,6 +2,7 @@
 #   make deps    install the Debian packages the build needs
 #   make         build build/cfiprof
 #   make test    deps + test deps + build + every test (ends with "N passed, N failed")
+#   make test-stress  the end-to-end suites beside CPU hogs, each test's pass rate over 10 runs
 #   make bench   benchmarks (figures for the notes; not part of make test)
 #   make fuzz    libFuzzer campaigns (FUZZ_SECONDS per target)
 #   tests/run.sh NAME...   one test binary (or one test inside it: NAME:TEST), see README
@@ -73,7 +74,7 @@ SAN_FLAGS  := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 include tests/progs/progs.mk
 
-.PHONY: all deps test-deps npm-dep test bench fuzz clean format run demo kernel-matrix FORCE man install \
+.PHONY: all deps test-deps npm-dep test test-stress bench fuzz clean format run demo kernel-matrix FORCE man install \
 	uninstall
 .SECONDARY:
 .DELETE_ON_ERROR:
@@ -190,6 +191,15 @@ test: test-deps $(TEST_PROGS)
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
 		all $(OUT)/asan/cfiprof $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
 	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
+
+# The end-to-end suites beside two CPU hogs per CPU, STRESS_RUNS times (default 10),
+# with each test's pass rate; STRESS_SUITES="test_x test_y" runs only those.
+STRESS_RUNS ?= 10
+E2E_TESTS := $(notdir $(basename $(wildcard tests/e2e/test_*.c)))
+test-stress: test-deps $(TEST_PROGS)
+	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
+		all $(addprefix $(OUT)/tests/,$(E2E_TESTS))
+	@OUT=$(OUT) tests/stress.sh $(STRESS_RUNS) $(or $(STRESS_SUITES),$(E2E_TESTS))
 
 # The README's run command: profile the bundled demo (built without frame
 # pointers) and write demo.svg (flame graph) and demo.txt (report).
