@@ -646,10 +646,24 @@ static void test_deferred(void)
 	snprintf(script, sizeof(script),
 		 "LD_PRELOAD=%s/c0.so:%s/c1.so:%s/c2.so:%s/c3.so:%s/c4.so exec " PYTHON " %s 0.6 1",
 		 tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, prog("early"));
-	/* 999 Hz: ~100 deferred samples */
-	if (!record_py_opts("deferred", "999", opts, cmd, &r))
-		goto out;
-	CHECK(count_deferred(rec, "early_work", &c), "cannot read %s", rec);
+	/*
+	 * 999 Hz: ~100 deferred samples.  The window is the builds' time against
+	 * the program's: a machine that gives the program little CPU while the
+	 * worker builds (a clean clone beside other builds: 6 samples), or the
+	 * builds little against the interpreter's start (none in early_work),
+	 * leaves nothing to judge, so the run is repeated, three times at most.
+	 */
+	for (int attempt = 1;; attempt++) {
+		if (!record_py_opts("deferred", "999", opts, cmd, &r))
+			goto out;
+		CHECK(count_deferred(rec, "early_work", &c), "cannot read %s", rec);
+		if ((c.in_python >= 10 && c.with_fn >= 5) || attempt == 3)
+			break;
+		printf("  deferred: run %d: %lu deferred samples in Python code, %lu in early_work; "
+		       "again\n",
+		       attempt, (unsigned long)c.in_python, (unsigned long)c.with_fn);
+		free(r.log);
+	}
 	printf("  deferred: %lu samples, %lu in Python code, %lu of those with Python frames, "
 	       "%lu in early_work\n",
 	       (unsigned long)c.deferred, (unsigned long)c.in_python, (unsigned long)c.with_python,
