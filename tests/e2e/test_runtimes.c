@@ -284,7 +284,7 @@ static void judge(const char *name, const char *comm, struct run *r, double min_
 	       reasons[0] ? reasons : " none", (unsigned long)r->no_cfi, r->user_frames,
 	       r->st.samples ? r->fp_frames / (double)(r->st.samples + r->st.other_comm) : 0,
 	       (unsigned long)r->cs.checked, (unsigned long)r->cs.failed, (unsigned long)r->cs.jit);
-	CHECK(r->st.samples >= 300, "%s: only %lu samples of %s", name,
+	CHECK(r->st.samples >= ENOUGH_TO_JUDGE, "%s: only %lu samples of %s", name,
 	      (unsigned long)r->st.samples, comm);
 	CHECK(pct(r->st.complete, walkable) >= min_pct,
 	      "%s: %.2f%% of %s's walkable samples complete, want >= %.1f%% (incomplete:%s)", name,
