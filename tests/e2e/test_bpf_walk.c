@@ -238,7 +238,7 @@ static void live(const char *name, const char *prog, const char *arg2, const str
 		if (r.reasons[key])
 			printf(" %u=%u", key, r.reasons[key]);
 	printf("\n");
-	CHECK(r.samples >= 100, "%s: only %u samples", cfg, r.samples);
+	CHECK(r.samples >= ENOUGH_TO_JUDGE, "%s: only %u samples", cfg, r.samples);
 	/* a sample now and then lands in clock_gettime (vdso, not loaded here) */
 	CHECK(r.exact * 10 >= r.samples * 9, "%s: %u of %u samples exact; e.g. %s", cfg, r.exact,
 	      r.samples, r.last_bad);

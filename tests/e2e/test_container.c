@@ -1189,10 +1189,10 @@ static void test_jit_map_in_root(pid_t work)
 	printf("ctrjit (pid %d, %u inside): %lu samples, %lu with the JIT frame named from the "
 	       "container's perf map\n",
 	       (int)jit, ns, samples, named);
-	CHECK(samples >= 200 && named * 100 >= samples * 99,
+	CHECK(samples >= ENOUGH_TO_JUDGE && named * 100 >= samples * 99,
 	      "ctrjit: %lu of %lu samples name the JIT code from ROOT/tmp/perf-%u.map", named,
 	      samples, ns);
-	if (samples < 200 || named * 100 < samples * 99)
+	if (samples < ENOUGH_TO_JUDGE || named * 100 < samples * 99)
 		dump_tail("jit.folded", folded);
 	kill(jit, SIGKILL);
 	wait_child(sh, 10);

@@ -162,7 +162,7 @@ static bool record(const char *name, char *const extra[], struct run_result *r)
 /* Every sample of the program complete, with the known chain, after some were deferred. */
 static void check_all_finished(const char *name, const struct run_result *r)
 {
-	CHECK(r->st.samples > 100, "%s: only %" PRIu64 " samples of " PROG, name, r->st.samples);
+	CHECK(r->st.samples >= ENOUGH_TO_JUDGE, "%s: only %" PRIu64 " samples of " PROG, name, r->st.samples);
 	CHECK(r->deferred > 0,
 	      "%s: no sample was deferred: the tables were ready before the "
 	      "program ran in the library (the test shows nothing)",
@@ -262,7 +262,7 @@ static void test_stack_faults(void)
 	      "faults: %" PRIu64 " of %" PRIu64 " samples complete (%" PRIu64 " tables-pending)",
 	      r.st.complete, r.st.samples, r.pending);
 	/* much of its time: big_fault, in its faults or between them (36-73% here) */
-	CHECK(f.chain_bad == 0 && f.chain_ok >= 100,
+	CHECK(f.chain_bad == 0 && f.chain_ok >= ENOUGH_TO_JUDGE,
 	      "faults: %" PRIu64 " samples in big_fault with its chain, %" PRIu64
 	      " with a wrong one (first: %s), of %" PRIu64,
 	      f.chain_ok, f.chain_bad, f.first_bad, r.st.samples);
@@ -494,7 +494,7 @@ static void test_exit_lists(void)
 	printf("swarm: %" PRIu64 " exit lists, %" PRIu64 " snapshots refused, %" PRIu64
 	       " samples process gone\n",
 	       at_exit, refused, gone);
-	CHECK(r.st.samples >= 100, "swarm: only %" PRIu64 " samples", r.st.samples);
+	CHECK(r.st.samples >= ENOUGH_TO_JUDGE, "swarm: only %" PRIu64 " samples", r.st.samples);
 	CHECK(at_exit >= 1, "swarm: no process was loaded from its exit list: %s", log);
 	/* names too: libc's first load may be of a process gone by its names' turn */
 	CHECK(r.st.chain_bad == 0, "swarm: %" PRIu64 " samples with a wrong chain: %s",
@@ -556,7 +556,7 @@ static void test_jit_mprotect(void)
 	      nomap, pending, reasons_text(&st, why, sizeof(why)));
 	CHECK(finished == deferred, "jit_mprotect: %" PRIu64 " of %" PRIu64 " deferred finished",
 	      finished, deferred);
-	CHECK(st.with_leaf > 500 && st.chain_bad == 0 && st.chain_ok * 1000 >= st.with_leaf * 995,
+	CHECK(st.with_leaf >= ENOUGH_TO_JUDGE && st.chain_bad == 0 && st.chain_ok * 1000 >= st.with_leaf * 995,
 	      "jit_mprotect: %" PRIu64 " samples in jf_leaf, %" PRIu64 " with the chain, %" PRIu64
 	      " with a wrong one (first: %s)",
 	      st.with_leaf, st.chain_ok, st.chain_bad, st.first_bad);

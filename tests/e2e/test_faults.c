@@ -802,7 +802,7 @@ static void test_dlclose(void)
 	if (c2.chain_bad) {
 		fprintf(stderr, "  dlclose: a wrong pltlib_leaf chain: %s\n", c2.first_bad);
 	}
-	CHECK(c2.with_leaf > 100 && c2.chain_bad == 0,
+	CHECK(c2.with_leaf >= ENOUGH_TO_JUDGE && c2.chain_bad == 0,
 	      "dlclose: libpltlib (mapped where libdl_target was): %lu reach pltlib_leaf, %lu with "
 	      "a wrong chain",
 	      c2.with_leaf, c2.chain_bad);
@@ -938,7 +938,7 @@ static void test_thread_churn(void)
 	       cs.complete, cs.samples, cs.with_leaf, cs.chain_bad);
 	if (cs.chain_bad)
 		fprintf(stderr, "  thread-churn: a wrong chain: %s\n", cs.first_bad);
-	CHECK(cs.samples > 100 && cs.chain_bad == 0,
+	CHECK(cs.samples >= ENOUGH_TO_JUDGE && cs.chain_bad == 0,
 	      "thread-churn: %lu samples, %lu with a wrong worker chain", cs.samples, cs.chain_bad);
 	chain_stats_free(&cs);
 }

@@ -215,7 +215,7 @@ static void expect_chain(const struct py_run *r, const char *what, const char *w
  */
 static void judge(const char *name, const struct py_run *r)
 {
-	CHECK(r->samples >= 100, "%s: %lu samples", name, (unsigned long)r->samples);
+	CHECK(r->samples >= ENOUGH_TO_JUDGE, "%s: %lu samples", name, (unsigned long)r->samples);
 	CHECK(r->in_python * 2 >= r->samples, "%s: %lu of %lu samples in Python code", name,
 	      (unsigned long)r->in_python, (unsigned long)r->samples);
 	CHECK(r->with_python * 100 >= r->in_python * 95,

@@ -18,15 +18,6 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 
-/*
- * The fewest samples a share check ("95% of the samples are X") is judged
- * on, whatever the machine's speed gave: at a working run's share of 99.5%
- * the chance that 50 samples show under 95% (3 or more misses) is 0.2%; a
- * broken feature's share is near 0 at any count.  A count the run could not reach on
- * a loaded machine (">= 300") is a check of the machine, not of cfiprof.
- */
-#define ENOUGH_TO_JUDGE 50
-
 static const char *cfiprof_bin;
 static char cfiprof_abs[PATH_MAX];
 static char progs_dir[PATH_MAX];
