@@ -278,8 +278,10 @@ bashcompdir   ?= $(datarootdir)/bash-completion/completions
 systemdunitdir ?= $(prefix)/lib/systemd/system
 MAN_PAGES := cfiprof cfiprof-record cfiprof-report cfiprof-top cfiprof-tables cfiprof-agent cfiprof-list
 
-# generated from the binary's --help, so they list exactly its options
-$(OUT)/man/cfiprof.1: $(OUT)/cfiprof contrib/man/gen-man.sh $(wildcard contrib/man/*.h2m)
+# generated from the binary's --help, so they list exactly its options, and from
+# the pages of docs/ (contrib/man/pages), so they say what the docs say
+$(OUT)/man/cfiprof.1: $(OUT)/cfiprof contrib/man/gen-man.sh contrib/man/md2roff.awk \
+		contrib/man/pages $(wildcard contrib/man/*.h2m docs/*.md)
 	contrib/man/gen-man.sh $(OUT)/cfiprof $(OUT)/man $(VERSION)
 $(addprefix $(OUT)/man/,$(addsuffix .1,$(filter-out cfiprof,$(MAN_PAGES)))): $(OUT)/man/cfiprof.1
 
