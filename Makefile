@@ -288,7 +288,7 @@ $(addprefix $(OUT)/man/,$(addsuffix .1,$(filter-out cfiprof,$(MAN_PAGES)))): $(O
 man: $(OUT)/man/cfiprof.1
 
 install: all man
-	install -d -m 0755 $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(docdir) \
+	install -d -m 0755 $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(docdir)/docs \
 		$(DESTDIR)$(bashcompdir) $(DESTDIR)$(systemdunitdir) $(DESTDIR)$(sysconfdir)/cfiprof
 	install -m 0755 $(OUT)/cfiprof $(DESTDIR)$(bindir)/cfiprof
 	install -m 0644 $(addprefix $(OUT)/man/,$(addsuffix .1,$(MAN_PAGES))) $(DESTDIR)$(mandir)/man1/
@@ -298,6 +298,7 @@ install: all man
 		contrib/cfiprof-agent.service > $(DESTDIR)$(systemdunitdir)/cfiprof-agent.service
 	chmod 0644 $(DESTDIR)$(systemdunitdir)/cfiprof-agent.service
 	install -m 0644 README.md contrib/agent.conf $(DESTDIR)$(docdir)/
+	install -m 0644 $(wildcard docs/*.md) $(DESTDIR)$(docdir)/docs/
 	@# the example config, unless one is there already: make install never overwrites settings
 	@[ -e $(DESTDIR)$(sysconfdir)/cfiprof/agent.conf ] || \
 		install -m 0644 contrib/agent.conf $(DESTDIR)$(sysconfdir)/cfiprof/agent.conf
