@@ -154,20 +154,18 @@ function cells(s, a,    n, i, c, cur, code) {
 
 # a table as tagged paragraphs: the first cell the tag, the others below it,
 # each after its column's name when there are more than two
-function table(    r, n, k, c, body) {
+function table(    r, n, k, c) {
 	for (r = 2; r <= nrows; r++) {
 		if (rows[r] ~ /^[ \t]*\|[ \t:|-]*$/)
 			continue
 		n = cells(rows[r], c)
 		print ".TP"
 		put(inl(c[1]))
-		body = ""
 		for (k = 2; k <= n; k++) {
 			if (k > 2)
-				body = body "\n.br\n"
-			body = body (ncols > 2 ? "*" head[k] "*: " : "") c[k]
+				print ".br"
+			put(inl((ncols > 2 ? "*" head[k] "*: " : "") c[k]))
 		}
-		put(inl(body))
 	}
 	print ".PP"
 	nrows = 0
