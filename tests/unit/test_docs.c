@@ -283,12 +283,16 @@ static void test_links(void)
 
 int main(int argc, char **argv)
 {
+	static const char *const tools[] = {"make", "help2man", "man", "col"};
+
 	harness_init(argc, argv);
 	bin = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";
 	out_dir = getenv("OUT") ? getenv("OUT") : "build";
 	snprintf(dir, sizeof(dir), "/tmp/cfiprof-docs.XXXXXX");
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	CHECK(access("contrib/man/pages", R_OK) == 0, "run from the source tree");
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		CHECK(tool_exists(tools[i]), "%s is missing (make deps)", tools[i]);
 
 	RUN_TEST(test_options);
 	RUN_TEST(test_agent_signals);
