@@ -288,15 +288,17 @@ bashcompdir   ?= $(datarootdir)/bash-completion/completions
 systemdunitdir ?= $(prefix)/lib/systemd/system
 MAN_PAGES := cfiprof cfiprof-record cfiprof-report cfiprof-top cfiprof-tables cfiprof-agent cfiprof-list
 
-# generated from the binary's --help, so they list exactly its options
-$(OUT)/man/cfiprof.1: $(OUT)/cfiprof contrib/man/gen-man.sh $(wildcard contrib/man/*.h2m)
+# generated from the binary's --help, so they list exactly its options, and from
+# the pages of docs/ (contrib/man/pages), so they say what the docs say
+$(OUT)/man/cfiprof.1: $(OUT)/cfiprof contrib/man/gen-man.sh contrib/man/md2roff.awk \
+		contrib/man/pages $(wildcard contrib/man/*.h2m docs/*.md)
 	contrib/man/gen-man.sh $(OUT)/cfiprof $(OUT)/man $(VERSION)
 $(addprefix $(OUT)/man/,$(addsuffix .1,$(filter-out cfiprof,$(MAN_PAGES)))): $(OUT)/man/cfiprof.1
 
 man: $(OUT)/man/cfiprof.1
 
 install: all man
-	install -d -m 0755 $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(docdir) \
+	install -d -m 0755 $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(docdir)/docs \
 		$(DESTDIR)$(bashcompdir) $(DESTDIR)$(systemdunitdir) $(DESTDIR)$(sysconfdir)/cfiprof
 	install -m 0755 $(OUT)/cfiprof $(DESTDIR)$(bindir)/cfiprof
 	install -m 0644 $(addprefix $(OUT)/man/,$(addsuffix .1,$(MAN_PAGES))) $(DESTDIR)$(mandir)/man1/
@@ -306,6 +308,7 @@ install: all man
 		contrib/cfiprof-agent.service > $(DESTDIR)$(systemdunitdir)/cfiprof-agent.service
 	chmod 0644 $(DESTDIR)$(systemdunitdir)/cfiprof-agent.service
 	install -m 0644 README.md contrib/agent.conf $(DESTDIR)$(docdir)/
+	install -m 0644 $(wildcard docs/*.md) $(DESTDIR)$(docdir)/docs/
 	@# the example config, unless one is there already: make install never overwrites settings
 	@[ -e $(DESTDIR)$(sysconfdir)/cfiprof/agent.conf ] || \
 		install -m 0644 contrib/agent.conf $(DESTDIR)$(sysconfdir)/cfiprof/agent.conf

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Writes the man pages cfiprof.1 and cfiprof-COMMAND.1 into OUTDIR from the
 # binary's own --help (argp), through help2man, so they never drift from the
-# options.  contrib/man/NAME.h2m adds what --help does not say (exit status,
-# files, see also).  Usage: gen-man.sh CFIPROF OUTDIR VERSION
+# options, and from the pages of docs/ (contrib/man/pages says which), through
+# md2roff.awk, so they say what the docs say.  contrib/man/NAME.h2m adds what
+# neither has (see also).  Usage: gen-man.sh CFIPROF OUTDIR VERSION
 set -eu
 bin=$1 out=$2 version=$3
 here=$(dirname "$0")
@@ -32,20 +33,56 @@ polish() {
 	END { if (ex) print ".fi\n.RE" }'
 }
 
+# the docs pages of PAGE as roff: DESCRIPTION's text, a mark, the sections
+docs_roff() {
+	root=$here/../..
+	pages=$(awk -v p="$1" '$1 == p { $1 = ""; print }' "$here/pages")
+	for md in $pages; do
+		base=${md##*/}
+		primary=0
+		[ "cfiprof-${base%.md}" = "$1" ] && primary=1
+		awk -v primary=$primary -f "$here/md2roff.awk" "$root/$md" || return 1
+	done
+}
+
+# help2man's page with the docs put in: their DESCRIPTION text before OPTIONS,
+# their sections after it (before FILES, EXAMPLES, SEE ALSO)
+merge() { # DOCS_ROFF
+	awk -v docs="$1" '
+	BEGIN {
+		while ((getline l < docs) > 0) {
+			if (l == ".\\\" md2roff: sections") { s = 1; continue }
+			if (s) sec = sec l "\n"; else intro = intro l "\n"
+		}
+	}
+	/^\.SH / {
+		n = $0; sub(/^\.SH "?/, "", n); sub(/"$/, "", n)
+		if (n == "OPTIONS" && !i) { printf "%s", intro; i = 1 }
+		else if (n != "NAME" && n != "SYNOPSIS" && n != "DESCRIPTION" && n != "OPTIONS" && !d) {
+			if (!i) printf "%s", intro
+			printf "%s", sec; i = d = 1
+		}
+	}
+	{ print }
+	END { if (!i) printf "%s", intro; if (!d) printf "%s", sec }'
+}
+
 gen() { # PAGE NAME DESCRIPTION COMMAND...
 	page=$1 name=$2 desc=$3
 	shift 3
 	inc=
 	[ -f "$here/$page.h2m" ] && inc="--include=$here/$page.h2m"
 	# help2man runs "$*" through the shell: a wrapper keeps the subcommand one word
+	docs=$(mktemp)
+	docs_roff "$page" >"$docs"
 	wrap=$(mktemp)
 	printf '#!/bin/sh\nexec %s "$@"\n' "$*" >"$wrap"
 	chmod +x "$wrap"
 	ARGP_HELP_FMT=rmargin=79 help2man --no-info --no-discard-stderr --section=1 \
 		--source="cfiprof $version" --manual="cfiprof manual" \
-		--version-string="$version" --name="$desc" $inc "$wrap" | polish "$page" "$name" \
-		>"$out/$page.1.tmp"
-	rm -f "$wrap"
+		--version-string="$version" --name="$desc" $inc "$wrap" | polish "$page" "$name" |
+		merge "$docs" >"$out/$page.1.tmp"
+	rm -f "$wrap" "$docs"
 	mv "$out/$page.1.tmp" "$out/$page.1"
 }
 

@@ -3,8 +3,9 @@
  * What a packager or a new user gets (no kernel needed):
  *  1. install: `make install DESTDIR=D PREFIX=/usr` puts the binary (0755), a
  *     man page per command, the bash completion, the systemd unit (pointing at
- *     the installed binary, Type=notify) and the example config (0644) where
- *     they belong, and a second install keeps an edited config;
+ *     the installed binary, Type=notify), the example config (0644), README.md
+ *     and the pages of docs/ where they belong, and a second install keeps an
+ *     edited config;
  *  2. man: every page renders with `man -l` (and groff -ww) without a warning;
  *  3. version: `cfiprof --version` and `cfiprof COMMAND --version` print one
  *     string;
@@ -75,6 +76,8 @@ static void test_install(void)
 	}
 	has_mode("/usr/share/bash-completion/completions/cfiprof", 0644);
 	has_mode("/usr/share/doc/cfiprof/README.md", 0644);
+	has_mode("/usr/share/doc/cfiprof/docs/record.md", 0644);
+	has_mode("/usr/share/doc/cfiprof/docs/agent.md", 0644);
 	has_mode("/etc/cfiprof/agent.conf", 0644);
 	if (has_mode("/usr/lib/systemd/system/cfiprof-agent.service", 0644)) {
 		snprintf(path, sizeof(path), "%s/usr/lib/systemd/system/cfiprof-agent.service",
@@ -107,7 +110,9 @@ static void test_install(void)
 
 static void test_man(void)
 {
-	char script[4 * PATHBUF], buf[16384], page[PATHBUF];
+	/* the rendered page whole: cfiprof-record(1) holds five docs pages, ~70 KB */
+	static char buf[1 << 18];
+	char script[4 * PATHBUF], page[PATHBUF];
 
 	for (size_t i = 0; i <= sizeof(commands) / sizeof(commands[0]); i++) {
 		if (i == sizeof(commands) / sizeof(commands[0]))
