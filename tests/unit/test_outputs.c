@@ -729,6 +729,18 @@ static void check_format_list(void)
 		CHECK(output_format_from_path(paths[i].path) == paths[i].fmt,
 		      "%s: format %d, want %d", paths[i].path,
 		      output_format_from_path(paths[i].path), paths[i].fmt);
+	/* the users' page names every format the list has (run from the tree) */
+	{
+		char *doc = slurp("docs/outputs.md");
+
+		for (int i = OUT_UNKNOWN + 1; i < OUT_FORMAT_MAX; i++) {
+			char quoted[64];
+
+			snprintf(quoted, sizeof(quoted), "`%s`", output_format_name((enum out_format)i));
+			CHECK(doc && strstr(doc, quoted), "docs/outputs.md does not name %s", quoted);
+		}
+		free(doc);
+	}
 }
 
 int main(int argc, char **argv)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/agg_samples.h"
 #include "tests/lib/table_mem.h"
@@ -346,6 +347,18 @@ static void test_stop_reason_list(void)
 		for (int j = 0; j < i; j++)
 			CHECK(strcmp(n, stop_reason_name(j)), "reasons %d and %d are both %s", j, i,
 			      n);
+	}
+	/* and the users' page names each (run from the tree) */
+	{
+		char *doc = slurp("docs/record.md");
+
+		for (int i = 0; i < STOP_REASON_MAX; i++) {
+			char quoted[64];
+
+			snprintf(quoted, sizeof(quoted), "`%s`", stop_reason_name(i));
+			CHECK(doc && strstr(doc, quoted), "docs/record.md does not name %s", quoted);
+		}
+		free(doc);
 	}
 	CHECK(!stop_reason_walkable(STOP_NO_USER) && !stop_reason_walkable(STOP_EXITING) &&
 		  !stop_reason_walkable(STOP_IN_EXECVE) && stop_reason_walkable(STOP_COMPLETE) &&
