@@ -10,14 +10,24 @@
 #
 # A binary under asan/ or tsan/ is the same source as its twin: it is reported
 # as NAME[asan] / NAME[tsan] and adds its failures to the total but not its passes.
+#
+# UNIT_JOBS (default: the number of CPUs) unit suites (tests/unit, and every
+# asan/ and tsan/ build, which are of unit suites) run side by side first: they
+# take no samples and measure no time of each other's.  The end-to-end suites
+# (tests/e2e) then run one at a time: they sample the machine.  Each suite
+# writes only into its own mkdtemp() directories and files named by its pid.
 set -u
 OUT=${OUT:-build}
+UNIT_JOBS=${UNIT_JOBS:-$(nproc)}
 total_pass=0
 total_fail=0
 failed_tests=()
-for arg in "$@"; do
-	bin=$arg
-	only=
+logs=$(mktemp -d /tmp/cfiprof-run.XXXXXX)
+trap 'rm -rf "$logs"' EXIT
+
+# arg -> "bin only" (made first when given by name), or nothing when it cannot be made
+resolve() {
+	local arg=$1 bin=$1 only= name
 	if [ ! -x "$arg" ]; then
 		# NAME[:TEST], NAME[asan][:TEST], NAME[tsan][:TEST]
 		name=${arg%%:*}
@@ -29,38 +39,67 @@ for arg in "$@"; do
 		else
 			bin=$OUT/tests/$name
 		fi
-		make --no-print-directory -s OUT="$OUT" "$bin" || {
-			echo "--- $arg: cannot make $bin: counted as 1 failure"
-			total_fail=$((total_fail + 1))
-			failed_tests+=("$arg")
-			continue
-		}
+		make --no-print-directory -s OUT="$OUT" "$bin" >&2 || return 1
 	fi
-	name=$(basename "$bin")
-	asan=0
-	case "$bin" in
-	*/asan/*) asan=1 name="$name[asan]" ;;
-	*/tsan/*) asan=1 name="$name[tsan]" ;;
+	printf '%s\n%s\n' "$bin" "$only"
+}
+
+is_unit() {
+	case "$1" in
+	*/asan/* | */tsan/*) return 0 ;;
 	esac
-	echo "=== $name${only:+ ($only)}"
-	out=$(mktemp)
+	[ -f "tests/unit/$(basename "$1").c" ]
+}
+
+# unit suites that run make in this tree (the man pages, make install): two makes of
+# the same target at once would write the same files, so these run one at a time
+SERIAL_UNITS=" test_docs test_packaging "
+is_serial() {
+	case "$1" in
+	*/asan/* | */tsan/*) return 1 ;;
+	esac
+	[ "${SERIAL_UNITS#* $(basename "$1") }" != "$SERIAL_UNITS" ]
+}
+
+display_name() {
+	case "$1" in
+	*/asan/*) echo "$(basename "$1")[asan]" ;;
+	*/tsan/*) echo "$(basename "$1")[tsan]" ;;
+	*) basename "$1" ;;
+	esac
+}
+
+# runs bin (only its tests "only") into log; its exit code and time into log.rc, log.ms
+run_one() {
+	local bin=$1 only=$2 log=$3 start rc
 	start=$(date +%s%N)
-	CFIPROF_TESTS=$only "$bin" 2>&1 | tee "$out"
-	rc=${PIPESTATUS[0]}
-	ms=$((($(date +%s%N) - start) / 1000000))
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1)
+	CFIPROF_TESTS=$only "$bin" >"$log" 2>&1
+	rc=$?
+	echo "$rc" >"$log.rc"
+	echo $((($(date +%s%N) - start) / 1000000)) >"$log.ms"
+}
+
+# adds a finished run (its log) to the totals and prints its result line
+tally() {
+	local bin=$1 only=$2 log=$3 name asan=0 line rc ms p f nr_named t
+	name=$(display_name "$bin")
+	case "$bin" in
+	*/asan/* | */tsan/*) asan=1 ;;
+	esac
+	rc=$(cat "$log.rc")
+	ms=$(cat "$log.ms")
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
 	# the named tests that failed, to run again one by one ("main": the binary's own checks)
 	nr_named=${#failed_tests[@]}
 	while read -r t; do
 		[ "$t" = main ] && t= || t=:$t
 		failed_tests+=("$name$t")
-	done < <(sed -n 's/^\[FAIL\] \([^:]*\): .*/\1/p' "$out")
-	rm -f "$out"
+	done < <(sed -n 's/^\[FAIL\] \([^:]*\): .*/\1/p' "$log")
 	if [ -z "$line" ]; then
 		echo "--- $name: exited $rc without a result line: counted as 1 failure"
 		total_fail=$((total_fail + 1))
 		failed_tests+=("$name")
-		continue
+		return
 	fi
 	p=${line%% passed*}
 	f=${line#*, }
@@ -79,7 +118,57 @@ for arg in "$@"; do
 	fi
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
+}
+
+units=()
+e2e=()
+n=0
+for arg in "$@"; do
+	if ! spec=$(resolve "$arg"); then
+		echo "--- $arg: cannot make it: counted as 1 failure"
+		total_fail=$((total_fail + 1))
+		failed_tests+=("$arg")
+		continue
+	fi
+	n=$((n + 1))
+	if is_unit "${spec%%$'\n'*}" && ! is_serial "${spec%%$'\n'*}"; then
+		units+=("$n")
+	else
+		e2e+=("$n")
+	fi
+	printf '%s\n' "$spec" >"$logs/$n.spec"
 done
+
+# the unit suites, UNIT_JOBS at a time; each one's output shown whole when it ends
+running=0
+for i in ${units[@]+"${units[@]}"}; do
+	{ read -r bin; read -r only; } <"$logs/$i.spec"
+	if [ "$running" -ge "$UNIT_JOBS" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	run_one "$bin" "$only" "$logs/$i.log" &
+	running=$((running + 1))
+done
+wait
+for i in ${units[@]+"${units[@]}"}; do
+	{ read -r bin; read -r only; } <"$logs/$i.spec"
+	echo "=== $(display_name "$bin")${only:+ ($only)}"
+	cat "$logs/$i.log"
+	tally "$bin" "$only" "$logs/$i.log"
+done
+
+# the end-to-end suites (and the serial unit ones), one at a time, their output as it comes
+for i in ${e2e[@]+"${e2e[@]}"}; do
+	{ read -r bin; read -r only; } <"$logs/$i.spec"
+	echo "=== $(display_name "$bin")${only:+ ($only)}"
+	: >"$logs/$i.log"
+	run_one "$bin" "$only" "$logs/$i.log" &
+	tail -n +1 -s 0.1 --pid=$! -f "$logs/$i.log" 2>/dev/null
+	wait
+	tally "$bin" "$only" "$logs/$i.log"
+done
+
 if [ ${#failed_tests[@]} -gt 0 ]; then
 	echo "failed (run one again with tests/run.sh NAME:TEST):"
 	printf '  %s\n' "${failed_tests[@]}"
