@@ -539,34 +539,66 @@ struct cfi_unwalked_val {
 
 /* -------- per-CPU counters -------- */
 
+/*
+ * The one list of the BPF side's counters: X(ENUM, METRIC, LABEL, HELP).  The
+ * agent's /metrics renders each as METRIC{LABEL} (user/agent/metrics.c), those
+ * of one METRIC next to each other under the first one's HELP; METRIC "" is a
+ * counter user space renders in a family beside values of its own (the
+ * deferred samples' outcomes).  A new counter is one line here and its
+ * increment (walker_count) in bpf/; tests/unit/test_counters.c checks the list.
+ */
+#define CFI_COUNTERS(X)                                                                            \
+	X(CNT_SAMPLES, "cfiprof_samples_total", "",                                                \
+	  "Samples taken by the BPF program (perf events that passed the filter).")                \
+	X(CNT_WRITTEN, "cfiprof_samples_written_total", "",                                        \
+	  "Sample records written to the ring buffer.")                                            \
+	X(CNT_LOST_RINGBUF, "cfiprof_samples_lost_total", "",                                      \
+	  "Samples lost because the ring buffer was full.")                                        \
+	X(CNT_EVENTS_LOST, "cfiprof_events_lost_total", "",                                        \
+	  "Exec, exit and table requests lost because the ring buffer was full.")                  \
+	X(CNT_CACHE_HIT, "cfiprof_rule_cache_hits_total", "", "Per-CPU rule cache hits.")          \
+	X(CNT_CACHE_MISS, "cfiprof_rule_cache_misses_total", "", "Per-CPU rule cache misses.")     \
+	X(CNT_FRAMES, "cfiprof_user_frames_total", "", "User frames unwound.")                     \
+	X(CNT_FP_FRAMES, "cfiprof_fp_frames_total", "", "User frames unwound with frame pointers.") \
+	X(CNT_REQUESTS, "cfiprof_table_requests_total", "",                                        \
+	  "Table load requests the BPF side sent: unknown processes, new or changed mappings.")    \
+	X(CNT_REQUESTS_LIMITED, "cfiprof_table_requests_limited_total", "",                        \
+	  "Table load requests held back by the per-process rate limit.")                          \
+	X(CNT_REQUESTS_THROTTLED, "cfiprof_table_requests_throttled_total", "",                    \
+	  "Table load requests refused by the global budget (all processes together); the "        \
+	  "process's next sample asks again.")                                                     \
+	X(CNT_FILTERED, "cfiprof_samples_filtered_total", "",                                      \
+	  "Perf events of processes outside the target (pid, cgroup): not sampled.")               \
+	X(CNT_DEFERRED, "cfiprof_deferred_copies_total", "",                                       \
+	  "Tables-pending samples sent with a copy of their user stack, to be finished later.")    \
+	X(CNT_DEFER_BUDGET, "", "outcome=\"over_budget\"",                                         \
+	  "... sent without one: over the bytes-per-second budget (cfiprof_deferred_samples_total)") \
+	X(CNT_DEFER_LOST, "", "outcome=\"no_ring_room\"",                                          \
+	  "... sent without one: no ring-buffer room (cfiprof_deferred_samples_total)")            \
+	X(CNT_DEFER_BYTES, "cfiprof_deferred_stack_bytes_total", "",                               \
+	  "User stack bytes copied for deferred samples.")                                         \
+	X(CNT_EVENT_HITS, "cfiprof_event_hits_total", "outcome=\"sampled\"",                       \
+	  "Probe, tracepoint, off-CPU and -e hits: sampled, or refused by the process's share or " \
+	  "all processes' budget.")                                                                \
+	X(CNT_EVENT_PROC_LIMITED, "cfiprof_event_hits_total", "outcome=\"process_share\"", "")     \
+	X(CNT_EVENT_THROTTLED, "cfiprof_event_hits_total", "outcome=\"all_processes\"", "")        \
+	X(CNT_OFFCPU_SHORT, "cfiprof_offcpu_blocks_unsampled_total", "cause=\"short\"",            \
+	  "Off-CPU blocks not sampled: shorter than min-block, too many threads blocked (their "   \
+	  "time still in the profile), or more than its maps hold (untracked: time not in it).")   \
+	X(CNT_OFFCPU_FULL, "cfiprof_offcpu_blocks_unsampled_total", "cause=\"full\"", "")          \
+	X(CNT_OFFCPU_UNTRACKED, "cfiprof_offcpu_blocks_unsampled_total", "cause=\"untracked\"", "") \
+	X(CNT_PY_FRAMES, "cfiprof_python_frames_total", "", "Python frames recorded.")             \
+	X(CNT_EXIT_MAPS, "cfiprof_exit_mappings_total", "outcome=\"sent\"",                        \
+	  "Exiting processes' code mappings sent from the kernel: all sent, some not (no "          \
+	  "ring-buffer room), none (the address space was gone).")                                 \
+	X(CNT_EXIT_MAPS_LOST, "cfiprof_exit_mappings_total", "outcome=\"incomplete\"", "")         \
+	X(CNT_EXIT_MAPS_NO_MM, "cfiprof_exit_mappings_total", "outcome=\"no_address_space\"", "")
+
 enum cfi_counter_id {
-	CNT_SAMPLES = 0,      /* program invocations that passed the filter */
-	CNT_WRITTEN,	      /* sample records committed */
-	CNT_LOST_RINGBUF,     /* ring buffer full: sample lost */
-	CNT_EVENTS_LOST,      /* ring buffer full: request / exec / exit lost */
-	CNT_CACHE_HIT,
-	CNT_CACHE_MISS,
-	CNT_FRAMES,	      /* user frames emitted */
-	CNT_FP_FRAMES,
-	CNT_REQUESTS,
-	CNT_REQUESTS_LIMITED, /* suppressed by the rate limit */
-	CNT_REQUESTS_THROTTLED, /* over the global budget (all processes together) */
-	CNT_FILTERED,	      /* not the target pid / cgroup */
-	CNT_DEFERRED,	      /* tables-pending samples sent with a stack copy */
-	CNT_DEFER_BUDGET,     /* ... sent without one: over the bytes-per-second budget */
-	CNT_DEFER_LOST,	      /* ... sent without one: no ring-buffer room for the copy */
-	CNT_DEFER_BYTES,      /* stack bytes copied */
-	CNT_EVENT_HITS,	      /* probe / tracepoint / off-CPU hits that passed the filter */
-	CNT_EVENT_PROC_LIMITED, /* ... refused: the process used its share of the slot */
-	CNT_EVENT_THROTTLED,  /* ... refused: this CPU used its share of the slot, all processes */
-	CNT_OFFCPU_SHORT,     /* blocks shorter than the minimum block time */
-	CNT_OFFCPU_FULL,      /* blocks not sampled: too many threads blocked at once */
-	CNT_OFFCPU_UNTRACKED, /* blocks whose time is not in the profile either (maps full) */
-	CNT_PY_FRAMES,	      /* Python frames recorded */
-	CNT_EXIT_MAPS,	      /* exiting processes' mappings sent (RECORD_MAPS_*) */
-	CNT_EXIT_MAPS_LOST,   /* ... some not sent: no ring-buffer room */
-	CNT_EXIT_MAPS_NO_MM,  /* ... not sent: the address space was gone already */
-	CNT_PY_STATUS_BASE,   /* + enum cfi_python_status: samples of Python processes */
+#define CFI_COUNTER_ENUM(e, metric, label, help) e,
+	CFI_COUNTERS(CFI_COUNTER_ENUM)
+#undef CFI_COUNTER_ENUM
+	CNT_PY_STATUS_BASE, /* + enum cfi_python_status: samples of Python processes */
 	/* + enum cfi_stop_reason */
 	CNT_STOP_BASE = CNT_PY_STATUS_BASE + PY_STATUS_MAX,
 	/* + enum cfi_unsupported_reason: why STOP_UNSUPPORTED walks stopped */

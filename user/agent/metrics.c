@@ -158,8 +158,34 @@ static void render_process(const struct agent_metrics_src *src, FILE *f)
 	fprintf(f, "cfiprof_build_info{version=\"%s\"} 1\n", cfiprof_version);
 }
 
+/* The BPF side's counters, each as CFI_COUNTERS (bpf/cfiprof_abi.h) names it. */
+static void render_counters(const uint64_t *c, FILE *f)
+{
+	static const struct {
+		const char *metric, *label, *help;
+	} list[] = {
+#define CFI_COUNTER_METRIC(e, metric, label, help) [e] = {metric, label, help},
+	    CFI_COUNTERS(CFI_COUNTER_METRIC)
+#undef CFI_COUNTER_METRIC
+	};
+	const char *family = "";
+	size_t i;
+
+	for (i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
+		/* "": rendered in a family of user space's (render_deferred) */
+		if (!list[i].metric[0])
+			continue;
+		if (strcmp(list[i].metric, family)) {
+			header(f, list[i].metric, "counter", list[i].help);
+			family = list[i].metric;
+		}
+		fprintf(f, "%s%s%s%s %" PRIu64 "\n", list[i].metric, list[i].label[0] ? "{" : "",
+			list[i].label, list[i].label[0] ? "}" : "", c[i]);
+	}
+}
+
 /* Off-CPU time in the profile without its stack (user/session/offcpu_unwalked.h). */
-static void render_unwalked(struct session *s, const uint64_t *c, FILE *f)
+static void render_unwalked(struct session *s, FILE *f)
 {
 	static const char *const causes[UNWALKED_MAX] = {
 	    [UNWALKED_BUDGET] = "event_budget",
@@ -169,8 +195,6 @@ static void render_unwalked(struct session *s, const uint64_t *c, FILE *f)
 	uint64_t ns[UNWALKED_MAX], blocks[UNWALKED_MAX];
 	int i;
 
-	fprintf(f, "cfiprof_offcpu_blocks_unsampled_total{cause=\"untracked\"} %" PRIu64 "\n",
-		c[CNT_OFFCPU_UNTRACKED]);
 	offcpu_unwalked_totals(&s->unwalked, ns, blocks);
 	header(f, "cfiprof_offcpu_unwalked_seconds_total", "counter",
 	       "Off-CPU time in the profile under a [not walked: ...] frame instead of its stack, "
@@ -205,8 +229,6 @@ static void render_deferred(struct session *s, const uint64_t *c, FILE *f)
 		c[CNT_DEFER_BUDGET]);
 	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"no_ring_room\"} %" PRIu64 "\n",
 		c[CNT_DEFER_LOST]);
-	metric(f, "cfiprof_deferred_stack_bytes_total", "counter",
-	       "User stack bytes copied for deferred samples.", (double)c[CNT_DEFER_BYTES]);
 	metric(f, "cfiprof_deferred_waiting", "gauge", "Deferred samples waiting for their tables.",
 	       (double)d.waiting);
 	metric(f, "cfiprof_deferred_waiting_bytes", "gauge",
@@ -235,8 +257,6 @@ static void render_python(struct session *s, const uint64_t *c, FILE *f)
 	for (i = 1; i < PY_STATUS_MAX; i++)
 		fprintf(f, "cfiprof_python_samples_total{status=\"%s\"} %" PRIu64 "\n", status[i],
 			c[CNT_PY_STATUS_BASE + i]);
-	metric(f, "cfiprof_python_frames_total", "counter", "Python frames recorded.",
-	       (double)c[CNT_PY_FRAMES]);
 	header(
 	    f, "cfiprof_python_code_objects_total", "counter",
 	    "Python code objects read from their process to name frames: read, unreadable (not "
@@ -359,60 +379,11 @@ static void render_table_cache(struct cfi_table_cache *tc, FILE *f)
 	       (double)cs.entries);
 }
 
-int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
+/* Walks by why they stopped, and the rules the walker could not evaluate by why. */
+static void render_walks(const uint64_t *c, FILE *f)
 {
-	struct session *s = src->s;
-	uint64_t c[CNT_MAX] = {0}, run_ns = 0, run_cnt = 0, hits, misses, agg_stacks;
-	/* plain counters of the loader thread: a torn read is off by one event at worst */
-	struct table_store_stats ts = s->ts.stats;
-	struct tracker_stats tr;
-	struct agent_push_stats ps;
-	uint32_t tracked, retained;
 	int i;
 
-	session_read_counters(s, c);
-	proc_tracker_stats(s->pt, &tr);
-	proc_tracker_counts(s->pt, &tracked, &retained);
-	pthread_mutex_lock(&s->agg_lock);
-	agg_stacks = s->agg.nr_stacks;
-	pthread_mutex_unlock(&s->agg_lock);
-
-	metric(f, "cfiprof_samples_total", "counter",
-	       "Samples taken by the BPF program (perf events that passed the filter).",
-	       (double)c[CNT_SAMPLES]);
-	metric(f, "cfiprof_samples_written_total", "counter",
-	       "Sample records written to the ring buffer.", (double)c[CNT_WRITTEN]);
-	metric(f, "cfiprof_samples_lost_total", "counter",
-	       "Samples lost because the ring buffer was full.", (double)c[CNT_LOST_RINGBUF]);
-	metric(f, "cfiprof_events_lost_total", "counter",
-	       "Exec, exit and table requests lost because the ring buffer was full.",
-	       (double)c[CNT_EVENTS_LOST]);
-	metric(f, "cfiprof_table_requests_total", "counter",
-	       "Table load requests the BPF side sent: unknown processes, new or changed mappings.",
-	       (double)c[CNT_REQUESTS]);
-	metric(f, "cfiprof_table_requests_limited_total", "counter",
-	       "Table load requests held back by the per-process rate limit.",
-	       (double)c[CNT_REQUESTS_LIMITED]);
-	metric(f, "cfiprof_table_requests_throttled_total", "counter",
-	       "Table load requests refused by the global budget (all processes together); "
-	       "the process's next sample asks again.",
-	       (double)c[CNT_REQUESTS_THROTTLED]);
-	header(f, "cfiprof_event_hits_total", "counter",
-	       "Off-CPU blocks (--off-cpu): sampled, or refused by the process's share or all "
-	       "processes' budget.");
-	fprintf(f, "cfiprof_event_hits_total{outcome=\"sampled\"} %" PRIu64 "\n", c[CNT_EVENT_HITS]);
-	fprintf(f, "cfiprof_event_hits_total{outcome=\"process_share\"} %" PRIu64 "\n",
-		c[CNT_EVENT_PROC_LIMITED]);
-	fprintf(f, "cfiprof_event_hits_total{outcome=\"all_processes\"} %" PRIu64 "\n",
-		c[CNT_EVENT_THROTTLED]);
-	header(f, "cfiprof_offcpu_blocks_unsampled_total", "counter",
-	       "Off-CPU blocks not sampled: shorter than min-block, too many threads blocked (their "
-	       "time still in the profile), or more than its maps hold (untracked: time not in it).");
-	fprintf(f, "cfiprof_offcpu_blocks_unsampled_total{cause=\"short\"} %" PRIu64 "\n",
-		c[CNT_OFFCPU_SHORT]);
-	fprintf(f, "cfiprof_offcpu_blocks_unsampled_total{cause=\"full\"} %" PRIu64 "\n",
-		c[CNT_OFFCPU_FULL]);
-	render_unwalked(s, c, f);
 	header(f, "cfiprof_walks_total", "counter", "Stack walks by the reason they stopped.");
 	for (i = 0; i < STOP_REASON_MAX; i++)
 		fprintf(f, "cfiprof_walks_total{reason=\"%s\"} %" PRIu64 "\n", stop_reason_name(i),
@@ -422,22 +393,15 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	for (i = 1; i < CFI_UNSUP_MAX; i++)
 		fprintf(f, "cfiprof_unsupported_walks_total{reason=\"%s\"} %" PRIu64 "\n",
 			cfi_unsupported_name(i), c[CNT_UNSUP_BASE + i]);
-	render_deferred(s, c, f);
-	render_python(s, c, f);
-	if (s->table_cache)
-		render_table_cache(s->table_cache, f);
-	if (s->syms)
-		render_source_lines(s->syms, f);
-	metric(f, "cfiprof_user_frames_total", "counter", "User frames unwound.",
-	       (double)c[CNT_FRAMES]);
-	metric(f, "cfiprof_fp_frames_total", "counter", "User frames unwound with frame pointers.",
-	       (double)c[CNT_FP_FRAMES]);
-	hits = c[CNT_CACHE_HIT];
-	misses = c[CNT_CACHE_MISS];
-	metric(f, "cfiprof_rule_cache_hits_total", "counter", "Per-CPU rule cache hits.",
-	       (double)hits);
-	metric(f, "cfiprof_rule_cache_misses_total", "counter", "Per-CPU rule cache misses.",
-	       (double)misses);
+}
+
+/* The unwind tables in the maps: objects, bytes, refusals, the dictionary, pages and rows. */
+static void render_tables(struct session *s, FILE *f)
+{
+	/* plain counters of the loader thread: a torn read is off by one event at worst */
+	struct table_store_stats ts = s->ts.stats;
+	int i;
+
 	metric(f, "cfiprof_tables_loaded", "gauge", "Objects whose unwind tables are in the maps.",
 	       (double)(ts.objects_loaded - ts.objects_unloaded));
 	metric(f, "cfiprof_tables_idle", "gauge",
@@ -470,21 +434,6 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	for (i = 0; i < REFUSED_MAX; i++)
 		fprintf(f, "cfiprof_tables_refused_total{cause=\"%s\"} %" PRIu64 "\n",
 			table_refusal_name(i), ts.refused[i]);
-	header(f, "cfiprof_mapping_keys_refused_total", "counter",
-	       "LPM keys of executable mappings not added (the mapping walks with frame pointers "
-	       "or not at all): the process's share of the trie, or the trie full.");
-	fprintf(f, "cfiprof_mapping_keys_refused_total{cause=\"process_quota\"} %" PRIu64 "\n",
-		tr.keys_refused_quota);
-	fprintf(f, "cfiprof_mapping_keys_refused_total{cause=\"trie_full\"} %" PRIu64 "\n",
-		tr.keys_refused_full);
-	metric(f, "cfiprof_mapping_keys", "gauge", "LPM keys in the mappings trie.",
-	       (double)tr.keys_in_map);
-	metric(f, "cfiprof_mapping_keys_capacity", "gauge", "Capacity of the mappings trie.",
-	       (double)tr.keys_capacity);
-	metric(f, "cfiprof_processes_over_quota_total", "counter",
-	       "Processes refused an object or mapping keys by a per-process quota (logged once "
-	       "each).",
-	       (double)tr.procs_over_quota);
 	metric(f, "cfiprof_table_rules", "gauge",
 	       "Rule dictionary ids used by loaded tables (id 0 included).", (double)ts.rules_used);
 	metric(f, "cfiprof_table_rules_capacity", "gauge", "Capacity of the rule dictionary.",
@@ -500,6 +449,35 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_table_rows_quarantined", "gauge",
 	       "Rows freed less than the quarantine (100 ms) ago: not reused yet.",
 	       (double)ts.rows_quarantined);
+	metric(f, "cfiprof_table_rows", "gauge", "Rows in use in the rows map.",
+	       (double)ts.rows_used);
+	metric(f, "cfiprof_table_rows_capacity", "gauge", "Capacity of the rows map.",
+	       (double)ts.rows_total);
+}
+
+/* The process tracker: mapping keys, processes, loads and what they refused. */
+static void render_tracker(struct session *s, FILE *f)
+{
+	struct tracker_stats tr;
+	uint32_t tracked, retained;
+
+	proc_tracker_stats(s->pt, &tr);
+	proc_tracker_counts(s->pt, &tracked, &retained);
+	header(f, "cfiprof_mapping_keys_refused_total", "counter",
+	       "LPM keys of executable mappings not added (the mapping walks with frame pointers "
+	       "or not at all): the process's share of the trie, or the trie full.");
+	fprintf(f, "cfiprof_mapping_keys_refused_total{cause=\"process_quota\"} %" PRIu64 "\n",
+		tr.keys_refused_quota);
+	fprintf(f, "cfiprof_mapping_keys_refused_total{cause=\"trie_full\"} %" PRIu64 "\n",
+		tr.keys_refused_full);
+	metric(f, "cfiprof_mapping_keys", "gauge", "LPM keys in the mappings trie.",
+	       (double)tr.keys_in_map);
+	metric(f, "cfiprof_mapping_keys_capacity", "gauge", "Capacity of the mappings trie.",
+	       (double)tr.keys_capacity);
+	metric(f, "cfiprof_processes_over_quota_total", "counter",
+	       "Processes refused an object or mapping keys by a per-process quota (logged once "
+	       "each).",
+	       (double)tr.procs_over_quota);
 	header(f, "cfiprof_evictions_total", "counter",
 	       "Least recently sampled processes unloaded to respect a cap (loaded again when "
 	       "sampled again).");
@@ -537,7 +515,7 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "Queued loads moved to the front because deferred samples of the process waited.",
 	       (double)tr.loads_hurried);
 	render_snapshots(&tr, f);
-	render_symbols(src->s, f);
+	render_symbols(s, f);
 	metric(f, "cfiprof_process_forgets_deferred_total", "counter",
 	       "Passes over exited processes put off to the next interval while a load ran.",
 	       (double)tr.forgets_deferred);
@@ -552,10 +530,6 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 		http_conns_timed_out_total());
 	fprintf(f, "cfiprof_metrics_connections_dropped_total{reason=\"displaced\"} %" PRIu64 "\n",
 		http_conns_displaced_total());
-	metric(f, "cfiprof_table_rows", "gauge", "Rows in use in the rows map.",
-	       (double)ts.rows_used);
-	metric(f, "cfiprof_table_rows_capacity", "gauge", "Capacity of the rows map.",
-	       (double)ts.rows_total);
 	metric(f, "cfiprof_processes_tracked", "gauge", "Live processes the tracker follows.",
 	       (double)tracked);
 	metric(f, "cfiprof_processes_retained", "gauge",
@@ -576,13 +550,18 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_tracker_queue_dropped_total", "counter",
 	       "Load requests dropped because the tracker's queue was full.",
 	       (double)tr.queue_dropped);
-	if (!loader_prog_stats(&s->ld, &run_ns, &run_cnt)) {
-		metric(f, "cfiprof_bpf_run_seconds_total", "counter",
-		       "Run time of the sampling BPF programs (needs kernel.bpf_stats_enabled=1).",
-		       (double)run_ns / 1e9);
-		metric(f, "cfiprof_bpf_runs_total", "counter", "Runs of the sampling BPF program.",
-		       (double)run_cnt);
-	}
+}
+
+/* The agent's own work: intervals written and pushed. */
+static void render_intervals(const struct agent_metrics_src *src, FILE *f)
+{
+	struct session *s = src->s;
+	struct agent_push_stats ps;
+	uint64_t agg_stacks;
+
+	pthread_mutex_lock(&s->agg_lock);
+	agg_stacks = s->agg.nr_stacks;
+	pthread_mutex_unlock(&s->agg_lock);
 	metric(f, "cfiprof_intervals_total", "counter", "Interval profiles written.",
 	       (double)rd(&src->ctr->intervals));
 	metric(f, "cfiprof_profile_samples_total", "counter",
@@ -618,6 +597,33 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	}
 	metric(f, "cfiprof_kernel_map_bytes", "gauge", "Kernel memory of the agent's BPF maps.",
 	       (double)agent_kernel_map_bytes());
+}
+
+int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
+{
+	struct session *s = src->s;
+	uint64_t c[CNT_MAX] = {0}, run_ns = 0, run_cnt = 0;
+
+	session_read_counters(s, c);
+	render_counters(c, f);
+	render_unwalked(s, f);
+	render_walks(c, f);
+	render_deferred(s, c, f);
+	render_python(s, c, f);
+	if (s->table_cache)
+		render_table_cache(s->table_cache, f);
+	if (s->syms)
+		render_source_lines(s->syms, f);
+	render_tables(s, f);
+	render_tracker(s, f);
+	if (!loader_prog_stats(&s->ld, &run_ns, &run_cnt)) {
+		metric(f, "cfiprof_bpf_run_seconds_total", "counter",
+		       "Run time of the sampling BPF programs (needs kernel.bpf_stats_enabled=1).",
+		       (double)run_ns / 1e9);
+		metric(f, "cfiprof_bpf_runs_total", "counter", "Runs of the sampling BPF program.",
+		       (double)run_cnt);
+	}
+	render_intervals(src, f);
 	render_process(src, f);
 	return ferror(f) ? -1 : 0;
 }
