@@ -155,6 +155,39 @@ static void test_version(void)
 	}
 }
 
+/*
+ * A letter means one thing in every command, and perf's habits work: -g and
+ * --call-graph are taken (with a note), -G is the cgroup, the agent's push
+ * has no -p (record's pid) and record no -c (the agent's config).
+ */
+static void test_letters(void)
+{
+	static const struct {
+		const char *args, *want; /* want: a piece of the output (stdout and stderr) */
+		int status;
+	} cases[] = {
+	    {"record -g --help", "always recorded", 0},
+	    {"record --call-graph=dwarf --help", "always recorded", 0},
+	    {"top -g --help", "always recorded", 0},
+	    {"record --help", "-G, --cgroup", 0},
+	    {"record -c x -- true", "invalid option", 2},
+	    {"record -k -- true", "invalid option", 2},
+	    {"agent -p http://127.0.0.1:1 --help", "invalid option", 2},
+	    {"agent --help", "--push=URL", 0},
+	};
+	char script[PATHBUF], buf[16384];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc;
+
+		snprintf(script, sizeof(script), "%s %s 2>&1", bin, cases[i].args);
+		rc = sh_out(script, buf, sizeof(buf));
+		CHECK(rc == cases[i].status && strstr(buf, cases[i].want),
+		      "cfiprof %s: exit %d (want %d), output without '%s': %.300s", cases[i].args, rc,
+		      cases[i].status, cases[i].want, buf);
+	}
+}
+
 static void test_completion(void)
 {
 	char script[4 * PATHBUF], buf[4096];
@@ -192,6 +225,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_man);
 	RUN_TEST(test_version);
 	RUN_TEST(test_completion);
+	RUN_TEST(test_letters);
 
 	tmpdir_done(dest, harness_failed);
 	return HARNESS_DONE();

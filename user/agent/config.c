@@ -102,7 +102,8 @@ const struct agent_option agent_options[] = {
     {"retain-bytes", 1008, "SIZE",
      "keep at most SIZE bytes of profiles in --output-dir, oldest go first (default 1G)", OPT_SIZE,
      OFF(retain_bytes), false, 0, 1e18},
-    {"push", 'p', "URL", "push each interval to this Pyroscope-compatible server (URL/ingest)",
+    /* no -p: record's and top's -p is a pid */
+    {"push", 1100, "URL", "push each interval to this Pyroscope-compatible server (URL/ingest)",
      OPT_STR, OFF(push_url), false, 0, 0},
     {"service-name", 1041, "NAME",
      "Pyroscope service_name of every sample and the push's application name (default: each "

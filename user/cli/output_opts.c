@@ -5,23 +5,23 @@
 #include "user/cli/output_opts.h"
 #include "user/output/output_file.h"
 
-enum { OPT_NO_INLINE = 0x300, OPT_LINES };
+enum { OPT_NO_INLINE = 0x300, OPT_LINES, OPT_GROUP_BY };
 
 static const struct argp_option output_options[] = {
-	{NULL, 0, NULL, 0, "Output:", 2},
-	{"output", 'o', "FILE", 0, "write the profile to FILE (default, or -: standard output)", 2},
+	{NULL, 0, NULL, 0, "Output:", 3},
+	{"output", 'o', "FILE", 0, "write the profile to FILE (default, or -: standard output)", 3},
 	{"format", 'f', "FORMAT", 0,
-	 "one of:" OUT_FORMAT_NAMES " (default: by the extension of -o, else folded)", 2},
-	{"group-by", 'g', "container", 0,
+	 "one of:" OUT_FORMAT_NAMES " (default: by the extension of -o, else folded)", 3},
+	{"group-by", OPT_GROUP_BY, "container", 0,
 	 "group stacks by container (or cgroup): the first frame of folded / flame graph stacks, "
 	 "the text report's call tree",
-	 2},
-	{"mode", 'm', "OCTAL", 0, "permissions of the files written (default 0600)", 2},
+	 3},
+	{"mode", 'm', "OCTAL", 0, "permissions of the files written (default 0600)", 3},
 	{"no-inline", OPT_NO_INLINE, NULL, 0,
 	 "show inlined functions as part of their caller, not as frames of their own (pprof keeps "
 	 "them as lines of the location)",
-	 2},
-	{"lines", OPT_LINES, NULL, 0, "add the source FILE:LINE of each frame to its name", 2},
+	 3},
+	{"lines", OPT_LINES, NULL, 0, "add the source FILE:LINE of each frame to its name", 3},
 	{},
 };
 
@@ -39,7 +39,7 @@ static error_t parse_output(int key, char *arg, struct argp_state *state)
 		if (o->format == OUT_UNKNOWN)
 			argp_error(state, "unknown format '%s' (%s)", arg, output_format_names());
 		break;
-	case 'g':
+	case OPT_GROUP_BY:
 		if (strcmp(arg, "container"))
 			argp_error(state, "--group-by: only 'container' is supported");
 		o->group_by_container = true;

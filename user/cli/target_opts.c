@@ -20,13 +20,15 @@ enum {
 	OPT_ON_AND_OFF_CPU,
 	OPT_MIN_BLOCK,
 	OPT_EVENT_BUDGET,
+	OPT_KERNEL,
+	OPT_CALL_GRAPH,
 };
 
 static const struct argp_option target_options[] = {
 	{NULL, 0, NULL, 0, "What to sample:", 1},
 	{"pid", 'p', "PID[,PID...]", 0, "these processes (all their threads)", 1},
 	{"all-cpus", 'a', NULL, 0, "the whole system", 1},
-	{"cgroup", 'c', "PATH", 0,
+	{"cgroup", 'G', "PATH", 0,
 	 "every process in this cgroup v2 directory and below (absolute, or relative to the cgroup2 "
 	 "mount)",
 	 1},
@@ -35,7 +37,7 @@ static const struct argp_option target_options[] = {
 	{"freq", 'F', "HZ", 0, "samples per second per CPU (default 99)", 1},
 	{"duration", 'd', "SECONDS", 0,
 	 "stop after SECONDS (also 500ms, 2m, 1h; default: until stopped)", 1},
-	{"kernel", 'k', NULL, 0, "kernel stacks too (default)", 1},
+	{"kernel", OPT_KERNEL, NULL, 0, "kernel stacks too (default)", 1},
 	{"user-only", 'u', NULL, 0, "no kernel stacks", 1},
 	{NULL, 0, NULL, 0, "What to take stacks on (default: cpu-clock, -F times a second):", 2},
 	{"event", 'e', "EVENT[,EVENT...]", 0,
@@ -55,6 +57,12 @@ static const struct argp_option target_options[] = {
 	 "probe, tracepoint, off-CPU and -e hits sampled per process per second at most; "
 	 "the rest are counted (default 1000; all processes together: 10000, or 5 shares)",
 	 2},
+	/* perf's habits: a perf user's record -g or --call-graph dwarf works and is told why */
+	{"call-graph", OPT_CALL_GRAPH, "MODE", OPTION_ARG_OPTIONAL,
+	 "accepted for perf's sake, as -g is: call stacks are always recorded, unwound from DWARF "
+	 "CFI (frame pointers where there is none)",
+	 2},
+	{NULL, 'g', NULL, 0, "the same as --call-graph", 2},
 	{NULL, 0, NULL, 0, "Samples taken before a process's tables are loaded:", 4},
 	{"defer-stack", OPT_DEFER_STACK, "SIZE", 0,
 	 "bytes of user stack such a sample carries, so that its walk is finished once the tables "
@@ -122,7 +130,7 @@ static error_t parse_target(int key, char *arg, struct argp_state *state)
 	case 'a':
 		so->all = true;
 		break;
-	case 'c':
+	case 'G':
 		if (cgroup_resolve(arg, so->cgroup, sizeof(so->cgroup)))
 			argp_failure(state, 2, 0, "cannot use cgroup '%s'", arg);
 		break;
@@ -138,8 +146,16 @@ static error_t parse_target(int key, char *arg, struct argp_state *state)
 		if (parse_seconds(arg, &t->duration) || t->duration <= 0)
 			argp_error(state, "invalid duration '%s'", arg);
 		break;
-	case 'k':
+	case OPT_KERNEL:
 		so->kernel = true;
+		break;
+	case 'g':
+	case OPT_CALL_GRAPH:
+		if (!t->call_graph_noted)
+			fprintf(stderr, "cfiprof: %s: call stacks are always recorded, unwound from "
+					"DWARF CFI; nothing to choose\n",
+				key == 'g' ? "-g" : "--call-graph");
+		t->call_graph_noted = true;
 		break;
 	case OPT_DEFER_STACK:
 		if (parse_size(arg, &size) || size > DEFER_STACK_MAX)

@@ -16,6 +16,7 @@ struct target_opts {
 	double duration; /* -d in seconds; 0: until stopped */
 	struct event_list events; /* -e as given */
 	bool off_cpu, on_and_off_cpu;
+	bool call_graph_noted; /* -g / --call-graph said once why it changes nothing */
 };
 
 /* The session's event list from -e, --off-cpu and --on-and-off-cpu; -1 and why in err. */
