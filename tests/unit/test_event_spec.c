@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "user/session/event_catalog.h"
 #include "user/session/event_spec.h"
 
 static int parse(struct event_list *l, const char *arg, char *err)
@@ -126,6 +128,51 @@ static void test_list(void)
 	      "list:\n%s", buf);
 }
 
+/* What list PATTERN prints, in out (freed by the caller); how many matched. */
+static long catalog(const char *pattern, char **out)
+{
+	char err[256] = "";
+	size_t len = 0;
+	FILE *f;
+	long n;
+
+	*out = NULL;
+	f = open_memstream(out, &len);
+	n = f ? event_catalog_print(f, pattern, err, sizeof(err)) : -1;
+	if (f)
+		fclose(f);
+	if (n < 0)
+		printf("catalog %s: %s\n", pattern, err);
+	return n;
+}
+
+/* list PATTERN: this machine's events matching a glob, as -e takes them */
+static void test_catalog(void)
+{
+	char *out;
+	long n;
+
+	/* the kernel's BTF (every kernel cfiprof runs on has it) names vfs_write */
+	n = catalog("kprobe:vfs_write", &out);
+	CHECK(n == 1 && out && !strcmp(out, "kprobe:vfs_write\n"), "kprobe:vfs_write: %ld: %s", n,
+	      out ? out : "");
+	free(out);
+	n = catalog("*-faults", &out);
+	CHECK(n >= 5 && out && strstr(out, "page-faults\n") && strstr(out, "major-faults\n"),
+	      "*-faults: %ld: %s", n, out ? out : "");
+	free(out);
+	/* tracefs mounted or not, the tracepoint is named so that -e takes it */
+	n = catalog("tracepoint:sched:sched_switch", &out);
+	CHECK(n == 1 && out &&
+		  (!strcmp(out, "tracepoint:sched:sched_switch\n") ||
+		   !strcmp(out, "tracepoint:*:sched_switch\n")),
+	      "tracepoint:sched:sched_switch: %ld: %s", n, out ? out : "");
+	free(out);
+	n = catalog("nosuch_event_*", &out);
+	CHECK(n == 0, "nosuch_event_*: %ld", n);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -133,5 +180,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_probes);
 	RUN_TEST(test_errors);
 	RUN_TEST(test_list);
+	RUN_TEST(test_catalog);
 	return HARNESS_DONE();
 }

@@ -6,6 +6,7 @@
 
 #include "user/cli/commands.h"
 #include "user/output/format.h"
+#include "user/session/event_catalog.h"
 #include "user/session/event_spec.h"
 
 enum { OPT_FORMATS = 0x400 };
@@ -15,12 +16,27 @@ static const struct argp_option list_options[] = {
     {},
 };
 
+struct list_args {
+	bool formats;
+	const char *pattern;
+};
+
 static error_t parse_list(int key, char *arg, struct argp_state *state)
 {
-	(void)arg;
-	if (key != OPT_FORMATS)
+	struct list_args *a = state->input;
+
+	switch (key) {
+	case OPT_FORMATS:
+		a->formats = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (a->pattern)
+			argp_error(state, "one PATTERN at most");
+		a->pattern = arg;
+		break;
+	default:
 		return ARGP_ERR_UNKNOWN;
-	*(bool *)state->input = true;
+	}
 	return 0;
 }
 
@@ -28,18 +44,32 @@ int cmd_list(int argc, char **argv)
 {
 	static const struct argp argp = {list_options,
 					 parse_list,
-					 NULL,
+					 "[PATTERN]",
 					 "List the perf events and explain the probe syntax that "
-					 "record -e and top -e take; with "
-					 "--formats, the output formats.",
+					 "record -e and top -e take; with PATTERN (a glob, as "
+					 "perf list and bpftrace -l take), the events of this machine "
+					 "that match it: perf events, tracepoints, kprobes; with "
+					 "--formats, the output formats.\v"
+					 "Examples:\n  cfiprof list 'tracepoint:sched:*'\n"
+					 "  cfiprof list 'kprobe:vfs_*'\n  cfiprof list '*faults'",
 					 NULL,
 					 NULL,
 					 NULL};
-	bool formats = false;
+	struct list_args a = {0};
+	char err[256];
+	long n;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, &formats))
+	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return 2;
-	if (formats) {
+	if (a.pattern) {
+		n = event_catalog_print(stdout, a.pattern, err, sizeof(err));
+		if (n < 0)
+			fprintf(stderr, "cfiprof list: %s\n", err);
+		else if (n == 0)
+			fprintf(stderr, "cfiprof list: no event matches '%s'\n", a.pattern);
+		return n > 0 ? 0 : 1;
+	}
+	if (a.formats) {
 		/* what the bash completion offers after -f */
 		for (int i = OUT_UNKNOWN + 1; i < OUT_FORMAT_MAX; i++)
 			printf("%s\n", output_format_name((enum out_format)i));

@@ -227,6 +227,15 @@ bool event_is_cpu_sampling(const struct event_spec *e)
 		(e->perf_type == PERF_TYPE_HARDWARE && e->perf_config == PERF_COUNT_HW_CPU_CYCLES));
 }
 
+const char *event_perf_name(size_t i, const char **alias, const char **what)
+{
+	if (i >= NR_PERF_NAMES)
+		return NULL;
+	*alias = perf_names[i].alias;
+	*what = perf_names[i].what;
+	return perf_names[i].name;
+}
+
 void event_print_list(FILE *f)
 {
 	size_t i;

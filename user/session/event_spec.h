@@ -64,5 +64,7 @@ struct prof_event;
 void event_list_describe(const struct event_list *l, struct prof_event *out);
 /* `cfiprof list`: the perf events by name and the probe syntax. */
 void event_print_list(FILE *f);
+/* The i-th perf event name, its alias (or NULL) and what it counts; NULL past the last. */
+const char *event_perf_name(size_t i, const char **alias, const char **what);
 
 #endif
