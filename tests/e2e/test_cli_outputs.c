@@ -1167,6 +1167,26 @@ static void test_errors(const char *chain)
 	    rc, s);
 	free(s);
 
+	/*
+	 * A run with no sample says so, not an empty "stop reasons:" line: a
+	 * process asleep for the whole run (a command would run at its exec,
+	 * and a tick may land there) is never on a CPU to be sampled.
+	 */
+	char *sleeper[] = {"sleep", "30", NULL}, pid_arg[16];
+	pid_t sleeping = spawn(sleeper, NULL, NULL);
+
+	sleep_s(0.2);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)sleeping);
+	char *nothing[] = {(char *)cfiprof_bin, "record", "-p", pid_arg, "-d", "0.5", "-o", out,
+			   NULL};
+	rc = run(nothing, NULL, err, 30);
+	s = slurp(err);
+	CHECK(rc == 0 && strstr(s, "no samples") && !strstr(s, "stop reasons:\n"),
+	      "record -p (asleep): exit %d, stderr '%s' (want 0 and 'no samples')", rc, s);
+	free(s);
+	kill(sleeping, SIGKILL);
+	waitpid(sleeping, NULL, 0);
+
 	char *notrec[] = {(char *)cfiprof_bin, "report", "/etc/hostname", NULL};
 	rc = run(notrec, out, err, 30);
 	s = slurp(err);

@@ -22,12 +22,32 @@
 #include "user/session/privileges.h"
 #include "user/symbolize/kallsyms.h"
 
+/*
+ * libbpf's advice that is not true here: since Linux 5.11 BPF memory is
+ * charged to the memory cgroup, not RLIMIT_MEMLOCK, so "try raising 'ulimit
+ * -l'" after a refused map sends the user the wrong way (explain_privilege
+ * says what is).
+ */
+static bool libbpf_misleading(const char *msg)
+{
+	return strstr(msg, "ulimit -l") || strstr(msg, "RLIMIT_MEMLOCK");
+}
+
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
 {
+	char *msg = NULL;
+	int n;
+
 	/* verifier logs arrive at WARN level: keep them, drop debug chatter */
 	if (level == LIBBPF_DEBUG || getenv("CFIPROF_QUIET_LIBBPF"))
 		return 0;
-	return vfprintf(stderr, fmt, args);
+	n = vasprintf(&msg, fmt, args);
+	if (n < 0)
+		return 0;
+	if (!libbpf_misleading(msg))
+		fputs(msg, stderr);
+	free(msg);
+	return n;
 }
 
 static void explain_privilege(int err)

@@ -203,19 +203,25 @@ void session_print_summary(struct session *s, FILE *f)
 	fprintf(f, "cfiprof: %.1f s, %" PRIu64 " samples (%" PRIu64 " written, %" PRIu64
 			" lost: ring buffer full), %" PRIu64 " received\n",
 		secs, c[CNT_SAMPLES], c[CNT_WRITTEN], lost, s->agg.samples);
-	fprintf(f, "cfiprof: stop reasons:");
-	for (i = 0; i < STOP_REASON_MAX; i++) {
+	/* no walk at all: no empty list, but what to look at */
+	if (!stops)
+		fprintf(f, "cfiprof: no samples: the target ran no code on a CPU, or exited before "
+			   "sampling began\n");
+	else
+		fprintf(f, "cfiprof: stop reasons:");
+	for (i = 0; stops && i < STOP_REASON_MAX; i++) {
 		if (c[CNT_STOP_BASE + i])
 			fprintf(f, " %s %" PRIu64 " (%.2f%%)", stop_reason_name(i),
 				c[CNT_STOP_BASE + i], pct(c[CNT_STOP_BASE + i], stops));
 	}
 	/* which rules the walker could not evaluate (deferred walks not included) */
-	for (i = 1; i < CFI_UNSUP_MAX; i++) {
+	for (i = 1; stops && i < CFI_UNSUP_MAX; i++) {
 		if (c[CNT_UNSUP_BASE + i])
 			fprintf(f, " [unsupported %s %" PRIu64 "]", cfi_unsupported_name(i),
 				c[CNT_UNSUP_BASE + i]);
 	}
-	fprintf(f, "\n");
+	if (stops)
+		fprintf(f, "\n");
 	/* samples no profiler can walk: say how the others fared */
 	unwalkable = 0;
 	for (i = 0; i < STOP_REASON_MAX; i++)
