@@ -49,7 +49,7 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/harness.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 
 #define MAX_FRAMES    2048
 #define PATHBUF	      (PATH_MAX + 256)

@@ -16,7 +16,7 @@
 
 #include "user/profile/aggregate.h"
 #include "user/track/cgroups.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/symbolize/sym_cache.h"
 #include "user/output/format.h"
 #include "user/track/proc_tracker.h"

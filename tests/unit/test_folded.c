@@ -15,7 +15,7 @@
 #include "tests/lib/agg_samples.h"
 #include "user/output/folded.h"
 #include "user/symbolize/kallsyms.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 
 static uint64_t folded_count(struct parsed_line *l, int n, const char *text)
 {

@@ -10,7 +10,7 @@
 
 #include "tests/lib/harness.h"
 #include "tests/lib/agg_samples.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 
 /* frame_name_user with no tracker falls back to perf-PID.map, then "[unknown]". */
 static void test_frame_names_perfmap(void)

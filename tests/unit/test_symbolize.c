@@ -24,7 +24,7 @@
 #include "tests/lib/harness.h"
 #include "elf/build_id.h"
 #include "user/symbolize/demangle.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/perfmap.h"
 #include "user/symbolize/sym_cache.h"

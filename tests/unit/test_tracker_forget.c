@@ -24,7 +24,7 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/tracker_world.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/track/tracker_internal.h"
 
 #define NR_CHILDREN 48

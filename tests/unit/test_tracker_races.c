@@ -28,7 +28,7 @@
 #include "tests/lib/tracker_world.h"
 #include "user/profile/aggregate.h"
 #include "user/profile/profile.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 
 #define RUN_SECONDS 2.0
 #define PAGE	    4096ul

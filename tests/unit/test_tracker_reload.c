@@ -14,7 +14,7 @@
 
 #include "tests/lib/harness.h"
 #include "tests/lib/tracker_world.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/track/proc_maps.h"
 #include "user/track/tracker_internal.h"
 

@@ -16,7 +16,7 @@
 #include "user/agent/log.h"
 #include "user/output/pprof.h"
 #include "user/profile/profile.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/symbolize/python_names.h"
 
 /*

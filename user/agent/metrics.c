@@ -17,7 +17,7 @@
 #include "user/agent/http_server.h"
 #include "user/agent/log.h"
 #include "user/agent/metrics.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "elf/minidebuginfo.h"
 #include "user/symbolize/perfmap.h"
 #include "user/symbolize/sym_refusals.h"

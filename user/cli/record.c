@@ -29,7 +29,7 @@
 #include "user/cli/symbol_opts.h"
 #include "user/cli/target_opts.h"
 #include "user/output/folded.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/session/bpf_program.h"
 #include "user/session/session.h"

@@ -14,7 +14,7 @@
 #include "user/cli/symbol_opts.h"
 #include "user/session/privileges.h"
 #include "elf/safe_open.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/sym_cache.h"
 #include "user/output/format.h"

@@ -24,7 +24,7 @@
 #include "user/cli/symbol_opts.h"
 #include "user/cli/target_opts.h"
 #include "user/output/utf8.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/profile/profile.h"
 #include "user/session/session.h"

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "user/profile/aggregate.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/profile/profile.h"
 
 int folded_write_profile(FILE *f, const struct profile *p);

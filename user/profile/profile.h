@@ -31,7 +31,7 @@
 
 #include "user/profile/aggregate.h"
 #include "user/track/cgroups.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 
 struct prof_mapping {
 	uint64_t start, limit, offset; /* runtime range and file offset */

@@ -8,7 +8,7 @@
 
 #include "user/profile/aggregate.h"
 #include "user/profile/profile.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 
 /*
  * The location of (kind, mapping index + 1 or 0, pid when unmapped, addr),

@@ -48,7 +48,7 @@
 #include "user/profile/saved_frames.h"
 #include "user/profile/saved_python.h"
 #include "user/track/cgroups.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/track/proc_tracker.h"
 
 /* as many as -e takes (EVENT_MAX) */

@@ -22,7 +22,7 @@
 #include "common/parse.h"
 #include "common/vec.h"
 #include "tables/cfi_table.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/symbolize/sym_cache.h"
 #include "user/session/consumer.h"
 #include "user/session/launch.h"

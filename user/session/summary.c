@@ -8,7 +8,7 @@
 #include "common/clock.h"
 #include "common/vec.h"
 #include "user/session/session.h"
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/symbolize/python_names.h"
 #include "user/track/python_detect.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/symbolize/frame_names.h"
+#include "user/profile/frame_names.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/perfmap.h"
 #include "user/symbolize/sym_cache.h"
