@@ -52,6 +52,7 @@
 #include "tests/lib/harness.h"
 #include "tests/lib/http_client.h"
 #include "tests/lib/pprof_read.h"
+#include "tests/lib/test_cgroup.h"
 
 #define PATHBUF (PATH_MAX + 256)
 
@@ -701,81 +702,6 @@ static bool read_gauges(const char *addr, struct gauges *g)
 	g->loads = metric_value(r, "cfiprof_process_loads_total");
 	free(r);
 	return g->rss > 0 && g->table_bytes >= 0 && g->processes >= 0;
-}
-
-/* ---- a cgroup of our own: caps and short processes without the rest of the host ---- */
-
-static char cg_dir[PATH_MAX];
-
-static void cgroup_kill_all(void)
-{
-	char path[PATH_MAX + 32], *procs, *line, *save = NULL;
-
-	if (!cg_dir[0])
-		return;
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cg_dir);
-	procs = slurp(path);
-	for (line = procs ? strtok_r(procs, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save))
-		kill(atoi(line), SIGKILL);
-	free(procs);
-}
-
-static void cgroup_remove(void)
-{
-	int i;
-
-	if (!cg_dir[0])
-		return;
-	cgroup_kill_all();
-	for (i = 0; i < 100 && rmdir(cg_dir) && errno == EBUSY; i++)
-		usleep(20000);
-	cg_dir[0] = '\0';
-}
-
-static bool cgroup_make(void)
-{
-	static const char *const mounts[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
-	char probe[PATH_MAX];
-	size_t i;
-
-	for (i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
-		/* only the cgroup v2 hierarchy has cgroup.controllers */
-		snprintf(probe, sizeof(probe), "%s/cgroup.controllers", mounts[i]);
-		if (access(probe, F_OK))
-			continue;
-		snprintf(cg_dir, sizeof(cg_dir), "%s/cfiprof-agent-test-%d", mounts[i],
-			 (int)getpid());
-		if (!mkdir(cg_dir, 0755))
-			return true;
-		fprintf(stderr, "mkdir %s: %s\n", cg_dir, strerror(errno));
-	}
-	cg_dir[0] = '\0';
-	return false;
-}
-
-/* Like spawn, but the child joins our cgroup before it execs. */
-static pid_t spawn_in_cgroup(char *const argv[])
-{
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char path[PATH_MAX + 32];
-		int fd, null = open("/dev/null", O_WRONLY);
-
-		snprintf(path, sizeof(path), "%s/cgroup.procs", cg_dir);
-		fd = open(path, O_WRONLY);
-		if (fd < 0 || write(fd, "0", 1) != 1 || null < 0)
-			_exit(126);
-		close(fd);
-		dup2(null, 1);
-		dup2(null, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
 }
 
 struct walk_counts {
