@@ -6,6 +6,15 @@
 #include <gelf.h>
 #include <string.h>
 
+#include "elf/elf_read.h"
+
+/*
+ * Note bytes read per object: a build-id note is 36 bytes, and the other
+ * notes of a linked object (ABI tag, properties, SystemTap probes) are a few
+ * KiB; a file declaring more must not make libelf allocate it.
+ */
+#define NOTES_MAX (1u << 20)
+
 static int note_build_id(Elf_Data *data, unsigned char *out, size_t cap)
 {
 	GElf_Nhdr nhdr;
@@ -27,6 +36,7 @@ static int note_build_id(Elf_Data *data, unsigned char *out, size_t cap)
 
 int elf_build_id(Elf *e, unsigned char *out, size_t cap)
 {
+	uint64_t left = NOTES_MAX;
 	Elf_Scn *scn = NULL;
 	size_t nphdr, i;
 	int n;
@@ -43,7 +53,7 @@ int elf_build_id(Elf *e, unsigned char *out, size_t cap)
 
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
 			continue;
-		n = note_build_id(elf_getdata(scn, NULL), out, cap);
+		n = note_build_id(elf_read_section(scn, &left, NULL), out, cap);
 		if (n > 0)
 			return n;
 	}
@@ -55,6 +65,11 @@ int elf_build_id(Elf *e, unsigned char *out, size_t cap)
 
 		if (!gelf_getphdr(e, (int)i, &phdr) || phdr.p_type != PT_NOTE)
 			continue;
+		if (phdr.p_filesz > left) {
+			elf_read_refused(ELF_READ_OVER_BUDGET);
+			return -1;
+		}
+		left -= phdr.p_filesz;
 		n = note_build_id(
 		    elf_getdata_rawchunk(e, (int64_t)phdr.p_offset, phdr.p_filesz, ELF_T_NHDR), out,
 		    cap);
@@ -86,9 +101,7 @@ int elf_build_id_hex_fd(int fd, char *out, size_t len)
 	Elf *e;
 	int ret;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -1;
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	e = elf_read_begin(fd);
 	if (!e)
 		return -1;
 	ret = elf_build_id_hex(e, out, len);

@@ -7,11 +7,14 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/clock.h"
 #include "elf/build_id.h"
+#include "elf/elf_read.h"
 #include "elf/safe_open.h"
 #include "elf/sections.h"
 
@@ -44,21 +47,44 @@ static void refuse(const struct debug_file_search *s, const struct want *w, cons
 		s->refused(s->ctx, w->via, path, why);
 }
 
-/* zlib's CRC-32 of the whole file, as objcopy --add-gnu-debuglink computes it. */
-static int image_crc32(Elf *e, uint32_t *out)
-{
-	size_t len, n;
-	const char *p = elf_rawfile(e, &len);
-	uLong crc = crc32(0, Z_NULL, 0);
+#define CRC_CHUNK (1u << 20)
 
-	if (!p)
-		return -1;
-	for (; len; p += n, len -= n) {
-		n = len < (1u << 30) ? len : (1u << 30);
-		crc = crc32(crc, (const Bytef *)p, (uInt)n);
+/*
+ * zlib's CRC-32 of the whole file (@size bytes), as objcopy --add-gnu-debuglink
+ * computes it: read with pread in chunks, never mapped (a file truncated under
+ * a mapping is SIGBUS), the deadline checked between chunks. NULL, or why not.
+ */
+static const char *file_crc32(const struct debug_file_search *s, int fd, uint64_t size,
+			      uint32_t *out)
+{
+	uint64_t deadline = s->deadline_ns ? s->deadline_ns : mono_ns() + DEBUG_FILE_CRC_NS_DEFAULT;
+	uLong crc = crc32(0, Z_NULL, 0);
+	const char *why = NULL;
+	uint64_t off = 0;
+	unsigned char *buf = malloc(CRC_CHUNK);
+
+	if (!buf)
+		return "cannot be read: out of memory";
+	while (off < size) {
+		size_t want = size - off < CRC_CHUNK ? (size_t)(size - off) : CRC_CHUNK;
+		ssize_t n = pread(fd, buf, want, (off_t)off);
+
+		if (n <= 0) {
+			/* counted truncated by the caller, which checks the size */
+			why = "was cut short while its CRC was read";
+			break;
+		}
+		crc = crc32(crc, buf, (uInt)n);
+		off += (uint64_t)n;
+		if ((s->cancel && __atomic_load_n(s->cancel, __ATOMIC_RELAXED)) ||
+		    mono_ns() > deadline) {
+			why = "took past the deadline to check its CRC";
+			break;
+		}
 	}
+	free(buf);
 	*out = (uint32_t)crc;
-	return 0;
+	return why;
 }
 
 /* Takes @fd (@path) into @out if it is the debug file @w describes; 0, or -1 with fd closed. */
@@ -83,7 +109,7 @@ static int check_candidate(const struct debug_file_search *s, const struct want 
 		why = "is the object itself";
 		goto refused;
 	}
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	e = elf_read_begin(fd);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		why = "is not an ELF file";
 		goto refused;
@@ -96,17 +122,21 @@ static int check_candidate(const struct debug_file_search *s, const struct want 
 		/* the CRC reads the whole file: a candidate planted huge must not cost that */
 		if (st.st_size > DEBUG_FILE_CRC_MAX)
 			why = "is too large to check its CRC";
-		else if (image_crc32(e, &crc) < 0 || crc != w->crc)
+		else if (!(why = file_crc32(s, fd, (uint64_t)st.st_size, &crc)) && crc != w->crc)
 			why = "does not match the .gnu_debuglink CRC";
 	} else if (w->build_id[0]) {
 		why = "has no build-id";
 	}
 	if (!why && s->unusable)
 		why = s->unusable(e, s->ctx);
+	/* whatever it was refused for, a short read may be why (counted there) */
+	if (why && elf_read_truncated(fd, (uint64_t)st.st_size))
+		why = "was truncated while it was read";
 	if (why)
 		goto refused;
 	out->fd = fd;
 	out->elf = e;
+	out->size = (uint64_t)st.st_size;
 	snprintf(out->path, sizeof(out->path), "%s", path);
 	return 0;
 refused:
@@ -146,6 +176,8 @@ static int try_candidate(const struct debug_file_search *s, const struct want *w
  */
 static int read_debuglink(Elf *e, const char **name, uint32_t *crc)
 {
+	/* a file name, padding and a CRC: anything larger is not a debuglink */
+	uint64_t left = PATH_MAX + 8;
 	Elf_Scn *scn;
 	GElf_Shdr sh;
 	Elf_Data *d;
@@ -154,7 +186,7 @@ static int read_debuglink(Elf *e, const char **name, uint32_t *crc)
 	scn = elf_section_by_name(e, VIA_DEBUGLINK, &sh);
 	if (!scn || sh.sh_type != SHT_PROGBITS)
 		return -1;
-	d = elf_getdata(scn, NULL);
+	d = elf_read_section(scn, &left, NULL);
 	if (!d || !d->d_buf)
 		return -1;
 	len = strnlen(d->d_buf, d->d_size);

@@ -26,8 +26,15 @@
 #include <sys/stat.h>
 
 #define DEBUG_ROOT_DEFAULT "/usr/lib/debug"
-/* A debuglink candidate is CRC-checked (read whole) only up to this size. */
-#define DEBUG_FILE_CRC_MAX (4ll << 30)
+/*
+ * A debuglink candidate is CRC-checked (read whole, with pread) only up to
+ * this size, and within the search's deadline: only objects without a
+ * build-id are matched by CRC, and those are small (a 4 GiB sparse file
+ * planted as a candidate would be seconds of reads per new inode).
+ */
+#define DEBUG_FILE_CRC_MAX (256ll << 20)
+/* The CRC's time when the search has no deadline of its own. */
+#define DEBUG_FILE_CRC_NS_DEFAULT (2ull * 1000 * 1000 * 1000)
 
 struct debug_file_search {
 	const char *root;	 /* debug root; NULL or "": neither build-id nor ROOT/DIR */
@@ -45,11 +52,15 @@ struct debug_file_search {
 	 */
 	void (*refused)(void *ctx, const char *via, const char *path, const char *why);
 	void *ctx;
+	/* CLOCK_MONOTONIC time a CRC must be done by (0: DEBUG_FILE_CRC_NS_DEFAULT from now) */
+	uint64_t deadline_ns;
+	const int *cancel; /* non-zero (read atomically): stop reading a CRC; may be NULL */
 };
 
 struct debug_file {
-	int fd;	  /* -1 when not found */
-	Elf *elf; /* ELF_C_READ_MMAP over fd */
+	int fd;	       /* -1 when not found */
+	Elf *elf;      /* ELF_C_READ over fd (elf/elf_read.h): never mapped */
+	uint64_t size; /* the file's size when opened: elf_read_truncated */
 	char path[PATH_MAX];
 };
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf/elf_read.h"
 #include "elf/sections.h"
 
 static uint64_t refused_total, read_total;
@@ -69,12 +70,14 @@ int minidebuginfo_open(Elf *e, uint64_t max, struct minidebuginfo *out)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = elf_section_by_name(e, ".gnu_debugdata", &sh);
+	/* the section is xz: more compressed bytes than it may inflate to is no MiniDebugInfo */
+	uint64_t left = max ? max : MINIDEBUGINFO_MAX_DEFAULT;
 	Elf_Data *d;
 
 	memset(out, 0, sizeof(*out));
 	if (!scn || sh.sh_type != SHT_PROGBITS)
 		return -1;
-	d = elf_getdata(scn, NULL);
+	d = elf_read_section(scn, &left, NULL);
 	if (!d || !d->d_buf || !d->d_size)
 		goto refused;
 	if (xz_decode(d->d_buf, d->d_size, max ? max : MINIDEBUGINFO_MAX_DEFAULT, &out->buf,

@@ -84,10 +84,17 @@ struct cfi_budget {
 	uint64_t max_raw_rows; /* rows the CFA programs produce */
 	/* non-zero (read atomically) while it runs: give up now, the caller is stopping */
 	const int *cancel;
+	/*
+	 * bytes of sections read (declared sizes, and inflated ones for
+	 * SHF_COMPRESSED), charged before they are read or inflated
+	 */
+	uint64_t max_bytes;
 };
 #define CFI_BUDGET_NS_DEFAULT	    (10ull * 1000 * 1000 * 1000)
 #define CFI_BUDGET_FDES_DEFAULT	    (1ull << 20)
 #define CFI_BUDGET_RAW_ROWS_DEFAULT (8ull << 20)
+/* 12 times libLLVM's .eh_frame with its .eh_frame_hdr (5.9 MiB) */
+#define CFI_BUDGET_BYTES_DEFAULT (64ull << 20)
 
 struct cfi_build_opts {
 	int no_debug_frame;	  /* ignore .debug_frame */

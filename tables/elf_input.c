@@ -4,8 +4,10 @@
 
 #include <gelf.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elf/build_id.h"
+#include "elf/elf_read.h"
 #include "elf/sections.h"
 #include "tables/diag.h"
 
@@ -29,8 +31,15 @@ int elf_input_open(struct elf_input *in, int fd, void *mem, size_t len, struct d
 
 	memset(in, 0, sizeof(*in));
 	in->dbg.fd = -1;
+	in->dbg_obj.fd = -1;
+	in->bytes_left = CFI_BUDGET_BYTES_DEFAULT;
+	in->obj.bytes_left = in->dbg_obj.bytes_left = &in->bytes_left;
+	in->obj.fd = mem ? -1 : fd;
+	in->obj.image = mem;
+	in->obj.image_len = len;
 	elf_version(EV_CURRENT);
-	in->obj.elf = mem ? elf_memory(mem, len) : elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* never mapped: a file truncated under a mapping is SIGBUS (elf/elf_read.h) */
+	in->obj.elf = mem ? elf_memory(mem, len) : elf_read_begin(fd);
 	if (!in->obj.elf) {
 		diag_add(dc, "ELF", 0, "%s", elf_errmsg(-1));
 		return CFI_ERR_ELF;
@@ -53,47 +62,60 @@ void elf_input_close(struct elf_input *in)
 	in->obj.elf = NULL;
 }
 
-/* Section bytes, decompressed if needed; NULL for SHT_NOBITS or unreadable. */
-static Elf_Data *section_data(Elf_Scn *scn, GElf_Shdr *sh, const char *name, struct diag_ctx *dc)
+/*
+ * The bytes of @scn, inflated if compressed, charged to the build's byte
+ * budget first: *@out NULL for SHT_NOBITS or unreadable; CFI_ERR_BUDGET past
+ * the budget.
+ */
+static int section_data(struct elf_obj *o, Elf_Scn *scn, GElf_Shdr *sh, const char *name,
+			struct diag_ctx *dc, Elf_Data **out)
 {
+	uint64_t before = *o->bytes_left;
+	const char *why;
 	Elf_Data *d;
 
+	*out = NULL;
 	if (sh->sh_type == SHT_NOBITS)
-		return NULL;
-	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
-		diag_add(dc, name, 0, "cannot decompress: %s", elf_errmsg(-1));
-		return NULL;
+		return 0;
+	d = elf_read_section(scn, o->bytes_left, &why);
+	if (!d) {
+		if (elf_read_why_budget(why))
+			return budget_exceeded(dc, name, 0, "bytes of sections read or inflated",
+					       before);
+		diag_add(dc, name, 0, "unreadable section: %s", why ? why : elf_errmsg(-1));
+		return 0;
 	}
-	d = elf_getdata(scn, NULL);
-	if (!d || !d->d_buf) {
-		if (!d)
-			diag_add(dc, name, 0, "unreadable section: %s", elf_errmsg(-1));
-		return NULL;
-	}
+	if (!d->d_buf)
+		return 0;
 	gelf_getshdr(scn, sh);
-	return d;
+	*out = d;
+	return 0;
 }
 
-/* DW_EH_PE_indirect: 8 bytes at a virtual address of the object. */
+/* DW_EH_PE_indirect: 8 bytes at a virtual address of the object, read alone. */
 static int read_vaddr(void *ctx, uint64_t vaddr, uint64_t *out)
 {
 	struct elf_obj *o = ctx;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	uint64_t off;
 
 	while ((scn = elf_nextscn(o->elf, scn))) {
-		Elf_Data *d;
-
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(sh.sh_flags & SHF_ALLOC))
+		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_COMPRESSED))
 			continue;
 		/* subtract, never add: vaddr - sh_addr + 8 wraps for a vaddr just below 2^64 */
 		if (vaddr < sh.sh_addr || sh.sh_size < 8 || vaddr - sh.sh_addr > sh.sh_size - 8)
 			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size < 8 || vaddr - sh.sh_addr > d->d_size - 8)
+		off = sh.sh_offset + (vaddr - sh.sh_addr);
+		if (off < sh.sh_offset)
 			return -1;
-		memcpy(out, (const char *)d->d_buf + (vaddr - sh.sh_addr), 8);
+		/* 8 bytes, not the section: a whole .data read for a pointer would be its size */
+		if (o->fd >= 0)
+			return pread(o->fd, out, 8, (off_t)off) == 8 ? 0 : -1;
+		if (!o->image || off > o->image_len || o->image_len - off < 8)
+			return -1;
+		memcpy(out, o->image + off, 8);
 		return 0;
 	}
 	return -1;
@@ -124,30 +146,45 @@ static int add_eh_frame(struct cfi_parse *p, struct elf_input *in, struct cfi_ta
 	GElf_Shdr sh, hsh;
 	Elf_Scn *scn, *hscn;
 	Elf_Data *d, *hd;
+	int err;
 
 	scn = elf_section_by_name(in->obj.elf, ".eh_frame", &sh);
-	if (!scn || !(d = section_data(scn, &sh, ".eh_frame", p->diag)))
+	if (!scn)
 		return 0;
+	err = section_data(&in->obj, scn, &sh, ".eh_frame", p->diag, &d);
+	if (err || !d)
+		return err;
 	fill_section(&in->eh, &in->obj, d, &sh, ".eh_frame", CFI_SRC_EH_FRAME);
 	t->stats.sources |= 1 << CFI_SRC_EH_FRAME;
 	hscn = elf_section_by_name(in->obj.elf, ".eh_frame_hdr", &hsh);
-	hd = hscn ? section_data(hscn, &hsh, ".eh_frame_hdr", p->diag) : NULL;
+	hd = NULL;
+	if (hscn) {
+		err = section_data(&in->obj, hscn, &hsh, ".eh_frame_hdr", p->diag, &hd);
+		if (err)
+			return err;
+	}
 	if (hd)
 		return cfi_parse_eh_frame_hdr(p, &in->eh, hd->d_buf, hd->d_size, hsh.sh_addr);
 	return cfi_parse_section(p, &in->eh);
 }
 
-/* Returns 1 when @o has no usable .debug_frame, else what the parser returns. */
+/*
+ * Returns 1 when @o has no usable .debug_frame, else what the parser returns
+ * (CFI_ERR_BUDGET when the section is past the byte budget).
+ */
 static int add_debug_frame(struct cfi_parse *p, struct elf_obj *o, enum cfi_source src,
 			   struct cfi_section *cs, struct cfi_table *t)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = elf_section_by_name(o->elf, ".debug_frame", &sh);
 	Elf_Data *d;
+	int err;
 
 	if (!scn)
 		return 1;
-	d = section_data(scn, &sh, ".debug_frame", p->diag);
+	err = section_data(o, scn, &sh, ".debug_frame", p->diag, &d);
+	if (err)
+		return err;
 	if (!d)
 		return 1;
 	fill_section(cs, o, d, &sh, ".debug_frame", src);
@@ -169,8 +206,9 @@ static void debug_file_refused(void *ctx, const char *via, const char *path, con
 }
 
 static bool find_debug_file(struct elf_input *in, const char *path, const struct stat *self,
-			    const struct cfi_build_opts *opts, struct diag_ctx *dc)
+			    const struct cfi_build_opts *opts, struct cfi_parse *p)
 {
+	struct diag_ctx *dc = p->diag;
 	struct debug_file_search s = {
 	    .root = opts && opts->debug_root ? opts->debug_root : DEBUG_ROOT_DEFAULT,
 	    .obj_path = path,
@@ -179,11 +217,15 @@ static bool find_debug_file(struct elf_input *in, const char *path, const struct
 	    .unusable = debug_file_unusable,
 	    .refused = debug_file_refused,
 	    .ctx = dc,
+	    /* a debuglink CRC reads the whole candidate: within the build's time */
+	    .deadline_ns = p->budget.deadline_ns,
+	    .cancel = p->budget.cancel,
 	};
 
 	if (debug_file_find(in->obj.elf, &s, &in->dbg))
 		return false;
 	in->dbg_obj.elf = in->dbg.elf;
+	in->dbg_obj.fd = in->dbg.fd;
 	elf_getshdrstrndx(in->dbg.elf, &in->dbg_obj.shstrndx);
 	return true;
 }
@@ -196,6 +238,7 @@ int elf_input_parse(struct elf_input *in, const char *path, const struct stat *s
 	GElf_Ehdr eh;
 	int err, missing = 1;
 
+	in->bytes_left = p->budget.max_bytes;
 	if (gelf_getehdr(in->obj.elf, &eh) && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) &&
 	    eh.e_entry < CFI_MAX_ADDR)
 		p->entry = eh.e_entry;
@@ -209,7 +252,7 @@ int elf_input_parse(struct elf_input *in, const char *path, const struct stat *s
 		if (missing < 0)
 			return missing;
 	}
-	if (missing && separate && find_debug_file(in, path, self, opts, p->diag)) {
+	if (missing && separate && find_debug_file(in, path, self, opts, p)) {
 		err = add_debug_frame(p, &in->dbg_obj, CFI_SRC_DEBUG_FRAME_SEP, &in->dbg_sep, t);
 		if (err < 0)
 			return err;

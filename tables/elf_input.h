@@ -17,6 +17,10 @@
 struct elf_obj {
 	Elf *elf;
 	size_t shstrndx;
+	int fd;		   /* read with pread (ELF_C_READ); -1: the image below */
+	const char *image; /* the object in memory (cfi_table_build_mem) */
+	size_t image_len;
+	uint64_t *bytes_left; /* the build's byte budget, shared with the debug file */
 };
 
 /* Everything the parsed FDEs point into: keep it open until the table is built. */
@@ -25,6 +29,7 @@ struct elf_input {
 	struct debug_file dbg; /* the separate debug file; fd -1 when none */
 	struct elf_obj dbg_obj;
 	struct cfi_section eh, dbg_own, dbg_sep;
+	uint64_t bytes_left; /* what the build may still read: cfi_budget.max_bytes */
 };
 
 /*

@@ -98,7 +98,7 @@ struct fde {
 /* ---- the build's budget: struct cfi_budget with its defaults applied ---- */
 struct build_budget {
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC */
-	uint64_t max_ns, max_fdes, max_raw_rows;
+	uint64_t max_ns, max_fdes, max_raw_rows, max_bytes;
 	const int *cancel;
 	uint32_t ticks;
 };

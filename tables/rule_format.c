@@ -46,7 +46,7 @@ const char *cfi_strerror(int err)
 	case CFI_ERR_TOO_BIG:
 		return "too many rules or rows for the table encoding";
 	case CFI_ERR_BUDGET:
-		return "over the build budget (time, FDEs or rows)";
+		return "over the build budget (time, FDEs, rows or section bytes)";
 	default:
 		return "unknown error";
 	}

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "elf/elf_read.h"
 #include "elf/safe_open.h"
 #include "tables/diag.h"
 #include "tables/elf_input.h"
@@ -84,6 +85,17 @@ int cfi_table_build_fd(int fd, const struct cfi_build_opts *opts, struct cfi_tab
 	if (err)
 		return err;
 	err = build(&in, opts ? opts->display_name : NULL, &st, opts, out, &dc);
+	/*
+	 * Cut while read (counted, elf/elf_read.h): a short read failed the build,
+	 * or the rows came from bytes the file no longer has.
+	 */
+	if (elf_read_truncated(fd, (uint64_t)st.st_size) ||
+	    elf_read_truncated(in.dbg.fd, in.dbg.size)) {
+		diag_add(&dc, "ELF", 0, "truncated while it was read");
+		cfi_table_free(*out);
+		*out = NULL;
+		err = CFI_ERR_IO;
+	}
 	elf_input_close(&in);
 	return err;
 }

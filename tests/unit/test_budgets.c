@@ -447,19 +447,21 @@ static void test_budget_limits(void)
 		int rc;
 		const char *says;
 	} cases[] = {
-	    {"defaults", {0, 0, 0, NULL}, CFI_OK, ""},
-	    {"1000 FDEs", {0, 1000, 0, NULL}, CFI_ERR_BUDGET, "more than 1000 FDEs"},
-	    {"1000 raw rows", {0, 0, 1000, NULL}, CFI_ERR_BUDGET, "more than 1000 raw rows"},
-	    {"1 ns", {1, 0, 0, NULL}, CFI_ERR_BUDGET, "ms of build time"},
-	    {"room to spare", {60ull * 1000000000, 50000, 100000, NULL}, CFI_OK, ""},
-	    {"cancelled", {0, 0, 0, &cancelled}, CFI_ERR_BUDGET, "cancelled (stopping)"},
-	    {"not cancelled", {0, 0, 0, &not_cancelled}, CFI_OK, ""},
+	    {"defaults", {0, 0, 0, NULL, 0}, CFI_OK, ""},
+	    {"1000 FDEs", {0, 1000, 0, NULL, 0}, CFI_ERR_BUDGET, "more than 1000 FDEs"},
+	    {"1000 raw rows", {0, 0, 1000, NULL, 0}, CFI_ERR_BUDGET, "more than 1000 raw rows"},
+	    {"1 ns", {1, 0, 0, NULL, 0}, CFI_ERR_BUDGET, "ms of build time"},
+	    {"room to spare", {60ull * 1000000000, 50000, 100000, NULL, 0}, CFI_OK, ""},
+	    {"cancelled", {0, 0, 0, &cancelled, 0}, CFI_ERR_BUDGET, "cancelled (stopping)"},
+	    {"not cancelled", {0, 0, 0, &not_cancelled, 0}, CFI_OK, ""},
+	    {"64 section bytes", {0, 0, 0, NULL, 64}, CFI_ERR_BUDGET, "bytes of sections read"},
 	};
 	char msg[256];
 	size_t len, i;
 	uint8_t *img = many_fdes(50000, INSNS(0x41, 0x0e, 0x10), &len);
 
-	CHECK(!strcmp(cfi_strerror(CFI_ERR_BUDGET), "over the build budget (time, FDEs or rows)"),
+	CHECK(!strcmp(cfi_strerror(CFI_ERR_BUDGET),
+		      "over the build budget (time, FDEs, rows or section bytes)"),
 	      "CFI_ERR_BUDGET text: %s", cfi_strerror(CFI_ERR_BUDGET));
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int rc = build_with(img, len, &cases[i].b, msg, sizeof(msg));

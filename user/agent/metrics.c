@@ -13,6 +13,7 @@
 
 #include "common/version.h"
 #include "elf/debug_file.h"
+#include "elf/elf_read.h"
 #include "tables/cfi_table.h"
 #include "user/agent/http_server.h"
 #include "user/agent/log.h"
@@ -417,7 +418,8 @@ static void render_tables(struct session *s, FILE *f)
 	       "Objects whose tables could not be built or loaded (frame pointers used).",
 	       (double)ts.objects_failed);
 	metric(f, "cfiprof_tables_over_budget_total", "counter",
-	       "Objects refused by the table build budget: time, FDEs or rows (frame pointers used).",
+	       "Objects refused by the table build budget: time, FDEs, rows or section bytes "
+	       "(frame pointers used).",
 	       (double)ts.objects_over_budget);
 	metric(f, "cfiprof_tables_rows_full_total", "counter",
 	       "Objects that did not fit the rows map (--table-rows).", (double)ts.refused[REFUSED_ROWS_FULL]);
@@ -523,6 +525,13 @@ static void render_tracker(struct session *s, FILE *f)
 	       "Separate debug file candidates refused: another build-id or CRC, a symlink next to "
 	       "the object, not a regular file, or a .gnu_debuglink that is a path.",
 	       (double)debug_file_refused_total());
+	header(f, "cfiprof_elf_reads_refused_total", "counter",
+	       "Reads of the ELF files of processes refused, by cause: truncated (the file shrank "
+	       "while read), over_budget (a section or the section headers past the object's "
+	       "byte budget), inflate_over_budget (a compressed section declaring more).");
+	for (int i = 0; i < ELF_READ_REFUSALS; i++)
+		fprintf(f, "cfiprof_elf_reads_refused_total{cause=\"%s\"} %" PRIu64 "\n",
+			elf_read_refusal_name(i), elf_read_refused_total(i));
 	header(f, "cfiprof_metrics_connections_dropped_total", "counter",
 	       "Connections to this endpoint closed unserved: past their deadline (slow or idle "
 	       "clients), or the oldest replaced when every slot was taken.");

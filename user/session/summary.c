@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/vec.h"
+#include "elf/elf_read.h"
 #include "user/session/session.h"
 #include "user/profile/frame_names.h"
 #include "user/symbolize/python_names.h"
@@ -16,6 +17,23 @@ static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
+/* Reads of processes' ELF files refused (elf/elf_read.h): the object fell back to less. */
+static void print_elf_refusals(FILE *f)
+{
+	const char *sep = "cfiprof: ELF reads refused:";
+	int i;
+
+	for (i = 0; i < ELF_READ_REFUSALS; i++) {
+		if (!elf_read_refused_total(i))
+			continue;
+		fprintf(f, "%s %s %" PRIu64, sep, elf_read_refusal_name(i),
+			elf_read_refused_total(i));
+		sep = ",";
+	}
+	if (sep[0] == ',')
+		fprintf(f, "\n");
+}
+
 /* Tables refused by a quota or a full map, by cause, and mapping keys refused: only when any were. */
 static void print_refusals(FILE *f, const struct table_store_stats *ts,
 			   const struct tracker_stats *tr)
@@ -265,6 +283,7 @@ void session_print_summary(struct session *s, FILE *f)
 			cs.evicted, (double)cs.bytes / (1 << 20));
 	}
 	print_refusals(f, &ts, &tr);
+	print_elf_refusals(f);
 	print_python(s, c, f);
 	fprintf(f,
 		"cfiprof: table requests: %" PRIu64 " sent, %" PRIu64

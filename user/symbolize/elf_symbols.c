@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "elf/debug_file.h"
+#include "elf/elf_read.h"
 #include "elf/minidebuginfo.h"
 #include "elf/sections.h"
 
@@ -31,6 +32,13 @@ struct cand {
  * ~200 MB; an object past it keeps the first ones read.
  */
 #define ELF_SYMBOLS_MAX (4u << 20)
+/*
+ * Section bytes read per object (symbol tables, their strings, PLT
+ * relocations; its debug file's or MiniDebugInfo's included), charged before
+ * libelf allocates them (elf/elf_read.h): ELF_SYMBOLS_MAX symbols with names
+ * of 40 bytes on average.
+ */
+#define ELF_SYMBOLS_READ_MAX (256ull << 20)
 
 struct cands {
 	struct cand *v;
@@ -76,7 +84,7 @@ static int bind_rank(unsigned char bind)
  * can only be copies (read again, each would multiply the symbols).
  * Returns 1 when such a section was read, 0 when there is none, -1 on ENOMEM.
  */
-static int collect(Elf *e, Elf64_Word type, struct cands *cs)
+static int collect(Elf *e, Elf64_Word type, struct cands *cs, uint64_t *left)
 {
 	uint64_t *sec_end = NULL;
 	Elf_Scn *scn = NULL;
@@ -92,8 +100,9 @@ static int collect(Elf *e, Elf64_Word type, struct cands *cs)
 
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != type || !shdr.sh_entsize)
 			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
+		/* the names too: elf_strptr reads the whole string table */
+		data = elf_read_section(scn, left, NULL);
+		if (!data || !elf_read_section(elf_getscn(e, shdr.sh_link), left, NULL))
 			continue;
 		found = 1;
 		/* Section ends, indexed by section number, for the zero-size rule. */
@@ -115,7 +124,7 @@ static int collect(Elf *e, Elf64_Word type, struct cands *cs)
 
 				if (gelf_getshdr(x, &xs) && xs.sh_type == SHT_SYMTAB_SHNDX &&
 				    xs.sh_link == elf_ndxscn(scn)) {
-					xdata = elf_getdata(x, NULL);
+					xdata = elf_read_section(x, left, NULL);
 					break;
 				}
 			}
@@ -198,7 +207,7 @@ static const char *func_at(Elf *e, Elf_Data *syms, const GElf_Shdr *sh, GElf_Add
  * built); local binding, so a real symbol at the same address wins.
  * Returns -1 on ENOMEM only.
  */
-static int collect_plt(Elf *e, struct cands *cs, char **arena)
+static int collect_plt(Elf *e, struct cands *cs, char **arena, uint64_t *left)
 {
 	GElf_Shdr rela_sh, plt_sh, sym_sh, got_sh;
 	Elf_Scn *rela = elf_section_by_name(e, ".rela.plt", &rela_sh), *plt, *syms, *got;
@@ -218,8 +227,11 @@ static int collect_plt(Elf *e, struct cands *cs, char **arena)
 	if (!plt || !syms || !gelf_getshdr(syms, &sym_sh) || sym_sh.sh_type != SHT_DYNSYM)
 		return 0;
 	got = elf_section_by_name(e, ".got.plt", &got_sh);
-	rdata = elf_getdata(rela, NULL);
-	sdata = elf_getdata(syms, NULL);
+	rdata = elf_read_section(rela, left, NULL);
+	sdata = elf_read_section(syms, left, NULL);
+	/* elf_strptr reads the whole string table */
+	if (!elf_read_section(elf_getscn(e, sym_sh.sh_link), left, NULL))
+		return 0;
 	n = rela_sh.sh_size / rela_sh.sh_entsize;
 	/* a PLT that does not hold one stub per relocation is not one we understand */
 	if (!rdata || !sdata || (n + first) * PLT_ENTRY > plt_sh.sh_size)
@@ -374,10 +386,11 @@ static const char *no_symtab(Elf *e, void *ctx)
 
 int elf_symbols_read_symtab(struct sym_table *t, Elf *e)
 {
+	uint64_t left = ELF_SYMBOLS_READ_MAX;
 	struct cands cs = {0};
 	int ret = -1;
 
-	if (collect(e, SHT_SYMTAB, &cs) >= 0)
+	if (collect(e, SHT_SYMTAB, &cs, &left) >= 0)
 		ret = build_table(t, &cs);
 	free(cs.v);
 	return ret;
@@ -396,23 +409,26 @@ int elf_symbols_read(struct sym_table *t, Elf *e, const char *path, const struct
 	struct debug_file dbg = {.fd = -1};
 	struct minidebuginfo mini = {0};
 	struct cands cs = {0};
+	uint64_t left = ELF_SYMBOLS_READ_MAX;
 	char *plt_names = NULL;
 	int ret = -1, nsymtab;
 
 	memset(info, 0, sizeof(*info));
-	nsymtab = collect(e, SHT_SYMTAB, &cs);
-	if (nsymtab < 0 || collect(e, SHT_DYNSYM, &cs) < 0 || collect_plt(e, &cs, &plt_names) < 0)
+	nsymtab = collect(e, SHT_SYMTAB, &cs, &left);
+	if (nsymtab < 0 || collect(e, SHT_DYNSYM, &cs, &left) < 0 ||
+	    collect_plt(e, &cs, &plt_names, &left) < 0)
 		goto out;
 	info->symtab = nsymtab > 0;
 	/* Only a stripped object needs its debug file: .symtab is all we read there. */
 	if (nsymtab == 0 && !debug_file_find(e, &s, &dbg)) {
 		info->debug_file = strdup(dbg.path);
-		if (!info->debug_file || collect(dbg.elf, SHT_SYMTAB, &cs) < 0)
+		if (!info->debug_file || collect(dbg.elf, SHT_SYMTAB, &cs, &left) < 0 ||
+		    elf_read_truncated(dbg.fd, dbg.size))
 			goto out;
 		info->symtab = true;
 	} else if (nsymtab == 0 && !minidebuginfo_open(e, 0, &mini)) {
 		/* Fedora's: the static functions .dynsym lacks, beside it */
-		if ((nsymtab = collect(mini.elf, SHT_SYMTAB, &cs)) < 0)
+		if ((nsymtab = collect(mini.elf, SHT_SYMTAB, &cs, &left)) < 0)
 			goto out;
 		info->symtab = info->minidebuginfo = nsymtab > 0;
 	}

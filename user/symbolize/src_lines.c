@@ -26,6 +26,7 @@
 #include "common/clock.h"
 #include "common/hash.h"
 #include "common/vec.h"
+#include "elf/elf_read.h"
 #include "elf/sections.h"
 #include "user/symbolize/dwarf_fn_index.h"
 #include "user/symbolize/src_lines_internal.h"
@@ -74,12 +75,16 @@ static uint64_t debug_bytes(Elf *e, bool *has_info)
 			continue;
 		size = sh.sh_size;
 		if (sh.sh_flags & SHF_COMPRESSED) {
-			GElf_Chdr ch;
-			Elf_Data *d = elf_rawdata(scn, NULL);
+			Elf64_Chdr ch;
+			/* the header alone: its raw bytes (sh_size) are not measured yet */
+			Elf_Data *d = sh.sh_size >= sizeof(ch)
+					  ? elf_getdata_rawchunk(e, (int64_t)sh.sh_offset,
+								 sizeof(ch), ELF_T_BYTE)
+					  : NULL;
 
 			/* the header says what it inflates to: what libdw will allocate */
-			if (d && d->d_size >= sizeof(Elf64_Chdr)) {
-				memcpy(&ch, d->d_buf, sizeof(Elf64_Chdr));
+			if (d && d->d_size >= sizeof(ch)) {
+				memcpy(&ch, d->d_buf, sizeof(ch));
 				size = ch.ch_size;
 			}
 		}
@@ -110,7 +115,7 @@ static struct src_lines *attach_fd(int fd, const char *path)
 	sl->path = strdup(path ? path : "");
 	if (sl->fd < 0 || !sl->path)
 		goto err;
-	sl->elf = elf_begin(sl->fd, ELF_C_READ, NULL);
+	sl->elf = elf_read_begin(sl->fd);
 	if (!sl->elf || elf_kind(sl->elf) != ELF_K_ELF)
 		goto err;
 	sl->section_bytes = debug_bytes(sl->elf, &has);
@@ -328,7 +333,7 @@ enum open_state src_lines_handle_read(struct src_lines *sl, uint64_t max_object_
 {
 	bool has, refused = false;
 
-	sl->elf = elf_begin(sl->fd, ELF_C_READ, NULL);
+	sl->elf = elf_read_begin(sl->fd);
 	if (sl->elf && elf_kind(sl->elf) == ELF_K_ELF) {
 		/* measured again: the file's owner may have rewritten it since */
 		sl->section_bytes = debug_bytes(sl->elf, &has);

@@ -16,6 +16,7 @@
 #include "common/hash.h"
 #include "elf/build_id.h"
 #include "elf/debug_file.h"
+#include "elf/elf_read.h"
 #include "elf/safe_open.h"
 #include "elf/segments.h"
 #include "tables/cfi_table.h"
@@ -226,8 +227,12 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 		if (fd < 0)
 			return -1;
 	}
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF || fstat(fd, &self) < 0)
+	/* the size first: a file cut after it is one read short (elf_read_truncated) */
+	if (fstat(fd, &self) < 0)
+		goto out;
+	/* never mapped: a file truncated under a mapping is SIGBUS (elf/elf_read.h) */
+	e = elf_read_begin(fd);
+	if (!e || elf_kind(e) != ELF_K_ELF)
 		goto out;
 	if (elf_build_id_hex(e, o->build_id, sizeof(o->build_id)) < 0)
 		o->build_id[0] = '\0';
@@ -235,6 +240,9 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 		goto out;
 	ret = elf_symbols_read(&o->tab, e, path, &self, c->debug_root, pid, &info);
 	o->debug_file = info.debug_file;
+	/* cut while read: what was read may be the start of anything */
+	if (ret >= 0 && elf_read_truncated(fd, (uint64_t)self.st_size))
+		ret = -1;
 	if (ret < 0)
 		goto out;
 	/* no .symtab anywhere local: ask debuginfod (never waits), group by FDE meanwhile */

@@ -20,6 +20,7 @@
 
 #include "elf/segments.h"
 #include "elf/build_id.h"
+#include "elf/elf_read.h"
 #include "elf/safe_open.h"
 #include "common/clock.h"
 #include "user/track/mapping_keys.h"
@@ -244,8 +245,7 @@ int mapping_identify(struct proc_tracker *pt, uint32_t pid, const struct maps_en
 	 * threads, and for a process mapping one file 18,000 times those were 83%
 	 * of its load (1.16 s of swap_mappings; 0.58 s read, this PVM guest).
 	 */
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
+	elf = elf_read_begin(fd);
 	/*
 	 * Tables and names are shared by key.  A build-id alone is a claim the
 	 * file makes about itself: a fake library carrying a real one's id would

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/hash.h"
+#include "elf/elf_read.h"
 #include "user/track/proc_maps.h"
 #include "user/track/proc_tracker.h"
 #include "user/track/python_detect.h"
@@ -114,8 +115,16 @@ static int read_u32_at(Elf *e, int fd, uint64_t vaddr, uint32_t *out)
 	return -1;
 }
 
+/*
+ * Symbol bytes read from one object (tables and their strings): python3.11's
+ * .dynsym and .dynstr are 0.3 MiB, a debug build's .symtab a few MiB.
+ */
+#define PY_READ_MAX (64ull << 20)
+
 int python_elf_info(int fd, const char *path, uint16_t *version, uint64_t *runtime_vaddr)
 {
+	uint64_t left = PY_READ_MAX;
+	struct stat st;
 	Elf *e;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -125,8 +134,8 @@ int python_elf_info(int fd, const char *path, uint16_t *version, uint64_t *runti
 
 	*version = 0;
 	*runtime_vaddr = 0;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* never mapped: a file truncated under a mapping is SIGBUS (elf/elf_read.h) */
+	e = fstat(fd, &st) < 0 ? NULL : elf_read_begin(fd);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		elf_end(e);
 		return -1;
@@ -141,7 +150,10 @@ int python_elf_info(int fd, const char *path, uint16_t *version, uint64_t *runti
 			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (uint32_t)type ||
 			    !sh.sh_entsize)
 				continue;
-			d = elf_getdata(scn, NULL);
+			/* the names too: elf_strptr reads the whole string table */
+			d = elf_read_section(scn, &left, NULL);
+			if (!elf_read_section(elf_getscn(e, sh.sh_link), &left, NULL))
+				d = NULL;
 			n = d ? d->d_size / sh.sh_entsize : 0;
 			for (i = 0; i < n; i++) {
 				GElf_Sym sym;
@@ -167,6 +179,11 @@ int python_elf_info(int fd, const char *path, uint16_t *version, uint64_t *runti
 	else
 		*version = version_from_name(path);
 	elf_end(e);
+	/* cut while read: the symbols found may be anything's */
+	if (elf_read_truncated(fd, (uint64_t)st.st_size)) {
+		*runtime_vaddr = 0;
+		return -1;
+	}
 	return 0;
 }
 
