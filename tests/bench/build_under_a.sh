@@ -29,7 +29,7 @@ for way in off on; do
 	[ $way = off ] && opts="--defer-stack 0"
 	(cd "$src" && make clean > /dev/null 2>&1 || true)
 	# shellcheck disable=SC2086
-	"$CFIPROF" record -a -F 199 $opts -o "$out/$way.folded" 2> "$out/$way.err" &
+	"$CFIPROF" record -v -a -F 199 $opts -o "$out/$way.folded" 2> "$out/$way.err" &
 	rec=$!
 	sleep 2
 	t0=$(date +%s%N)

@@ -48,11 +48,11 @@ pipe() { "$@" taskset -c 1 perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '
 : > "$out/pipe.txt"
 for i in $(seq "$RUNS"); do
 	echo "bare $(pipe)" >> "$out/pipe.txt"
-	echo "cfiprof $(pipe "$CFIPROF" record --off-cpu -o "$out/pipe.folded" --)" >> "$out/pipe.txt" 2>/dev/null
-	echo "cfiprof-nocap $(pipe "$CFIPROF" record --off-cpu --event-budget 10000000 -o "$out/pipe.folded" --)" >> "$out/pipe.txt"
+	echo "cfiprof $(pipe "$CFIPROF" record -v --off-cpu -o "$out/pipe.folded" --)" >> "$out/pipe.txt" 2>/dev/null
+	echo "cfiprof-nocap $(pipe "$CFIPROF" record -v --off-cpu --event-budget 10000000 -o "$out/pipe.folded" --)" >> "$out/pipe.txt"
 	echo "perf $(unshare -m sh -c "mount -t tracefs nodev /sys/kernel/tracing && perf bench sched pipe -l 1 >/dev/null 2>&1; perf record -q -e sched:sched_switch -g -o $out/perf.data -- taskset -c 1 perf bench sched pipe -l $LOOPS 2>/dev/null" | awk '/usecs\/op/ {print $1}')" >> "$out/pipe.txt"
 done
-"$CFIPROF" record --off-cpu -o "$out/pipe.folded" -- taskset -c 1 perf bench sched pipe -l "$LOOPS" > /dev/null 2> "$out/pipe.err" || true
+"$CFIPROF" record -v --off-cpu -o "$out/pipe.folded" -- taskset -c 1 perf bench sched pipe -l "$LOOPS" > /dev/null 2> "$out/pipe.err" || true
 
 report=$out/events.md
 {

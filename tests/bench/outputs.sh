@@ -7,7 +7,7 @@ CFIPROF=${CFIPROF:-build/cfiprof}
 out=build/bench
 mkdir -p "$out"
 report=$out/outputs.md
-"$CFIPROF" record -a -F 99 -d 5 --save "$out/system.rec" -o /dev/null 2> "$out/system.log"
+"$CFIPROF" record -v -a -F 99 -d 5 --save "$out/system.rec" -o /dev/null 2> "$out/system.log"
 {
 	echo "# Outputs of a whole-system profile, $(date -u +%Y-%m-%d), $(uname -r), $(nproc) CPUs"
 	echo

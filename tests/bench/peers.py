@@ -437,7 +437,7 @@ def run(prof, argv, freq, tag, analyze=True, extra=()):
         cmd = argv
     elif prof == "cfiprof":
         outp = base + ".rec"
-        cmd = [CFIPROF, "record", "-F", str(freq), "--max-frames", "1024", *extra, "--save", outp,
+        cmd = [CFIPROF, "record", "-v", "-F", str(freq), "--max-frames", "1024", *extra, "--save", outp,
                "-o", base + ".folded", "--"] + argv
     elif prof.startswith("perf"):
         outp = base + ".data"

@@ -24,7 +24,7 @@ for r in $(seq "$rounds"); do
 		[ $way = new ] && bin=$new
 		(cd "$src" && make clean > /dev/null 2>&1 || true)
 		flock /tmp/cfiprof-e2e.lock bash -c '
-			"$1" record -a -F 199 -o "$2.folded" 2> "$2.err" &
+			"$1" record -v -a -F 199 -o "$2.folded" 2> "$2.err" &
 			rec=$!
 			sleep 2
 			(cd "$3" && make -j2 all > /dev/null 2>&1)

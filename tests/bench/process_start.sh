@@ -72,7 +72,7 @@ run_one() {
 		perf record -q --call-graph dwarf -F 999 -p $pid -o "$base.perf.data" 2> "$base.err" &
 	else
 		# shellcheck disable=SC2086
-		"$CFIPROF" record -F 999 -p $pid $opts -o "$base.folded" 2> "$base.err" &
+		"$CFIPROF" record -v -F 999 -p $pid $opts -o "$base.folded" 2> "$base.err" &
 	fi
 	rec=$!
 	# attached once the summary's progress would start: the BPF programs are in

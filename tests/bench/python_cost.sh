@@ -40,7 +40,7 @@ for prog in recurse threads; do
 		for py in /usr/bin/python3.11 "$out/python3.11"; do
 			tag=$(basename "$(dirname "$py")")
 			log=$out/$prog-$tag-$i.log
-			"$CFIPROF" record -F 999 -o /dev/null -- "$py" tests/progs/python/$prog.py 3 2> "$log" || true
+			"$CFIPROF" record -v -F 999 -o /dev/null -- "$py" tests/progs/python/$prog.py 3 2> "$log" || true
 			sed -n 's/.*BPF run time \([0-9]*\) ns per sample.*/\1/p' "$log" >> "$out/$prog-$tag.ns"
 		done
 	done

@@ -66,7 +66,7 @@ for name in node java lazybind drap_loop; do
 		log=$out/runtime-$name-$i.log
 		# in $out: V8 under --perf-basic-prof writes isolate-*-v8.log into its working directory
 		# shellcheck disable=SC2086
-		(cd "$out" && exec "$CFIPROF" record -F 499 -o /dev/null -- ${cmds[$name]}) > /dev/null 2> "$log" || true
+		(cd "$out" && exec "$CFIPROF" record -v -F 499 -o /dev/null -- ${cmds[$name]}) > /dev/null 2> "$log" || true
 		pc+=("$(sed -n 's/.*stop reasons: complete [0-9]* (\([0-9.]*\)%).*/\1/p' "$log")")
 		uf+=("$(sed -n 's/.*, \([0-9.]*\) user frames per sample.*/\1/p' "$log")")
 		fp+=("$(sed -n 's/.*frame-pointer frames (\([0-9.]*\) per sample).*/\1/p' "$log")")

@@ -96,7 +96,7 @@ for r in $(seq "$RUNS"); do
 				for mode in $MODES; do
 					flag=
 					[ "$mode" = tail-calls ] && flag=--tail-calls
-					one "$r" "$name $mode" "$prog" "$depth" "$bin" record -F "$HZ" \
+					one "$r" "$name $mode" "$prog" "$depth" "$bin" record -v -F "$HZ" \
 						--user-only --max-frames 1024 $flag -o /dev/null --
 				done
 			done

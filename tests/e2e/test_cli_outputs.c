@@ -57,6 +57,7 @@ static bool record(const char *out, const char *save, const char *prog, const ch
 
 	argv[n++] = (char *)cfiprof_bin;
 	argv[n++] = "record";
+	argv[n++] = "-v";
 	argv[n++] = "-F";
 	argv[n++] = "499";
 	if (out) {
@@ -1122,7 +1123,7 @@ static void test_errors(const char *chain)
 	tpath(err, sizeof(err), "err.err");
 
 	char *c = (char *)chain;
-	char *bogus[] = {(char *)cfiprof_bin, "record", "-f", "bogus", "--", c, "1", NULL};
+	char *bogus[] = {(char *)cfiprof_bin, "record", "-v", "-f", "bogus", "--", c, "1", NULL};
 	rc = run(bogus, out, err, 30);
 	s = slurp(err);
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]) && strstr(s, formats[i]); i++)
@@ -1144,7 +1145,7 @@ static void test_errors(const char *chain)
 
 	/* before profiling: the program would spin 8 s */
 	char *unwritable[] = {
-	    (char *)cfiprof_bin, "record", "-o", "/proc/nope/x.svg", "--", c, "8", NULL};
+	    (char *)cfiprof_bin, "record", "-v", "-o", "/proc/nope/x.svg", "--", c, "8", NULL};
 	rc = run_env(unwritable, NULL, out, err, 30, &took);
 	s = slurp(err);
 	CHECK(rc != 0 && rc != -1 && strstr(s, "/proc/nope/x.svg"),
@@ -1156,7 +1157,7 @@ static void test_errors(const char *chain)
 	      took, s);
 	free(s);
 
-	char *noprog[] = {(char *)cfiprof_bin, "record", "--", "/nonexistent/prog", NULL};
+	char *noprog[] = {(char *)cfiprof_bin, "record", "-v", "--", "/nonexistent/prog", NULL};
 	rc = run_env(noprog, NULL, out, err, 30, &took);
 	s = slurp(err);
 	CHECK(
@@ -1177,7 +1178,7 @@ static void test_errors(const char *chain)
 
 	sleep_s(0.2);
 	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)sleeping);
-	char *nothing[] = {(char *)cfiprof_bin, "record", "-p", pid_arg, "-d", "0.5", "-o", out,
+	char *nothing[] = {(char *)cfiprof_bin, "record", "-v", "-p", pid_arg, "-d", "0.5", "-o", out,
 			   NULL};
 	rc = run(nothing, NULL, err, 30);
 	s = slurp(err);
@@ -1194,6 +1195,53 @@ static void test_errors(const char *chain)
 		  strstr(s, "recording"),
 	      "report /etc/hostname: exit %d, stderr '%s' (want non-zero, 'not a ... recording')",
 	      rc, s);
+	free(s);
+}
+
+/*
+ * What record says on stderr: by default what a user acts on, in a few lines;
+ * with -q nothing at all on success, while the command's own stderr still
+ * comes through, and cfiprof's reasons when it fails.
+ */
+static void test_quiet(const char *chain)
+{
+	char out[PATHBUF], err[PATHBUF], script[PATHBUF + 64], *s;
+	int rc, lines = 0;
+
+	tpath(out, sizeof(out), "quiet.folded");
+	tpath(err, sizeof(err), "quiet.err");
+	snprintf(script, sizeof(script), "echo from-the-command >&2; exec %s 0.5", chain);
+	char *quiet[] = {(char *)cfiprof_bin, "record", "-q", "-o", out, "--", "sh", "-c", script,
+			 NULL};
+	rc = run(quiet, NULL, err, 30);
+	s = slurp(err);
+	CHECK(rc == 0 && s && !strcmp(s, "from-the-command\n"),
+	      "record -q: exit %d, stderr '%s' (want only the command's line)", rc, s);
+	free(s);
+	{
+		char *folded = slurp(out);
+
+		CHECK(folded && strstr(folded, "leaf"), "record -q wrote no samples of %s to %s",
+		      chain, out);
+		free(folded);
+	}
+
+	char *failing[] = {(char *)cfiprof_bin, "record", "-q", "-p", "999999999", NULL};
+	rc = run(failing, NULL, err, 30);
+	s = slurp(err);
+	CHECK(rc != 0 && s && strstr(s, "999999999"),
+	      "record -q -p 999999999: exit %d, stderr '%s' (want a failure naming the pid)", rc, s);
+	free(s);
+
+	char *plain[] = {(char *)cfiprof_bin, "record", "-o", out, "--", (char *)chain, "0.5", NULL};
+	rc = run(plain, NULL, err, 30);
+	s = slurp(err);
+	for (char *p = s; p && *p; p++)
+		lines += *p == '\n';
+	/* the sample count and completeness, a loss or a refusal if any, the pointer to -v */
+	CHECK(rc == 0 && s && strstr(s, "of the user stacks complete") && strstr(s, "-v") &&
+		  lines <= 4,
+	      "record: exit %d, %d lines on stderr (want at most 4):\n%s", rc, lines, s);
 	free(s);
 }
 
@@ -1244,7 +1292,7 @@ static void test_inherit(const char *chain)
 	snprintf(cmd, sizeof(cmd), "(%s 0.5; : > %s) & while [ ! -e %s ]; do :; done; wait", chain,
 		 done, done);
 	{
-		char *argv[] = {(char *)cfiprof_bin, "record", "-F", "499", "-o",
+		char *argv[] = {(char *)cfiprof_bin, "record", "-v", "-F", "499", "-o",
 				tpath(opath, sizeof(opath), "inherit.folded"), "--", "/bin/sh",
 				"-c", cmd, NULL};
 
@@ -1259,7 +1307,7 @@ static void test_inherit(const char *chain)
 	CHECK(shell >= 50, "the command itself (sh) was not profiled: %lu samples", shell);
 	unlink(done);
 	{
-		char *argv[] = {(char *)cfiprof_bin, "record", "-F", "499", "--no-inherit", "-o",
+		char *argv[] = {(char *)cfiprof_bin, "record", "-v", "-F", "499", "--no-inherit", "-o",
 				tpath(opath, sizeof(opath), "noinherit.folded"), "--", "/bin/sh",
 				"-c", cmd, NULL};
 
@@ -1457,6 +1505,7 @@ int main(int argc, char **argv)
 	go_env_setup(tmpdir, go_env);
 
 	RUN_TEST_AS("errors", test_errors(chain));
+	RUN_TEST_AS("quiet", test_quiet(chain));
 	RUN_TEST_AS("pprof", test_pprof(chain));
 	RUN_TEST(test_cxx);
 	RUN_TEST_AS("stripped", test_stripped(chain));

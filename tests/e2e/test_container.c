@@ -646,7 +646,7 @@ static void test_cgroup(pid_t work)
 	char folded[PATHBUF], rec[PATHBUF], pb[PATHBUF], ea[PATHBUF], eb[PATHBUF], grp[PATHBUF];
 	char vals[1024], nsstr[32], *tags;
 	char *rec_args[] = {(char *)cfiprof_bin,
-			    "record",
+			    "record", "-v",
 			    "--cgroup",
 			    cg_abs,
 			    "-F",
@@ -659,7 +659,7 @@ static void test_cgroup(pid_t work)
 			    tpath(rec, sizeof(rec), "ctr.rec"),
 			    NULL};
 	char *pb_args[] = {(char *)cfiprof_bin,
-			   "record",
+			   "record", "-v",
 			   "--cgroup",
 			   cg_abs,
 			   "-F",
@@ -786,7 +786,7 @@ static void test_container_id(void)
 	}
 	check_invisible(work, "ctrdock");
 
-	char *args[] = {"record",
+	char *args[] = {"record", "-v",
 			"--container",
 			id12,
 			"-F",
@@ -933,7 +933,7 @@ static void test_late(pid_t work)
 {
 	char folded[PATHBUF], err[PATHBUF];
 	char *args[] = {(char *)cfiprof_bin,
-			"record",
+			"record", "-v",
 			"--cgroup",
 			cg_abs,
 			"-F",
@@ -1140,7 +1140,7 @@ static void test_jit_map_in_root(pid_t work)
 	char prog[PATHBUF], tstr[32], err[PATHBUF], folded[PATHBUF], rerr[PATHBUF], hostmap[64];
 	char *argv[] = {"sh", "-c", (char *)script, "sh", cg_abs, tstr, rootdir, prog, NULL};
 	char *args[] = {(char *)cfiprof_bin,
-			"record",
+			"record", "-v",
 			"--cgroup",
 			cg_abs,
 			"-F",
@@ -1240,7 +1240,7 @@ static void test_debug_in_root(void)
 				host_dbg,
 				bid + 2,
 				(char *)cfiprof_bin,
-				"record",
+				"record", "-v",
 				"-p",
 				pids,
 				"-F",

@@ -415,7 +415,7 @@ out:
 static void expect_error(const char *spec, int want_rc, const char *says)
 {
 	char err[PATH_MAX], *log;
-	char *argv[] = {(char *)cfiprof_bin, "record", "-e",	    (char *)spec, "-o",
+	char *argv[] = {(char *)cfiprof_bin, "record", "-v", "-e",	    (char *)spec, "-o",
 			"/dev/null",	     "--",     "/bin/true", NULL};
 	int rc;
 

@@ -145,6 +145,7 @@ static int record_argv(char **argv, int cap, const struct run *r, const char *co
 
 	argv[a++] = (char *)cfiprof_bin;
 	argv[a++] = "record";
+	argv[a++] = "-v";
 	argv[a++] = "-o";
 	argv[a++] = (char *)r->folded;
 	argv[a++] = "--save";

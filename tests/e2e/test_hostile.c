@@ -345,7 +345,7 @@ static void test_build_id_poisoning(void)
 	char out[PATH_MAX], err[PATH_MAX], fake[PATH_MAX], real[PATH_MAX];
 	char *fake_argv[] = {fake, "6", NULL}, *real_argv[] = {real, "6", NULL};
 	char pids[64];
-	char *rec[] = {(char *)cfiprof, "record", "-p", pids, "-d", "2.5", "-F", "499", "-o", out,
+	char *rec[] = {(char *)cfiprof, "record", "-v", "-p", pids, "-d", "2.5", "-F", "499", "-o", out,
 		       NULL};
 	pid_t f, r, c;
 	bool timed_out = false;
@@ -402,7 +402,7 @@ static void test_build_id_poisoning(void)
 static char *record_pid(pid_t pid, const char *out)
 {
 	char pids[32];
-	char *rec[] = {(char *)cfiprof, "record", "-p", pids, "-d", "1.5", "-F", "199", "-o",
+	char *rec[] = {(char *)cfiprof, "record", "-v", "-p", pids, "-d", "1.5", "-F", "199", "-o",
 		       (char *)out, NULL};
 	bool timed_out = false;
 	int rc;
@@ -613,7 +613,7 @@ static void test_quota_no_reload_loop(void)
 {
 	char hog[PATHBUF], mout[PATHBUF], pid[16], err[PATHBUF];
 	char *mmap_argv[] = {hog, "10", "mmap", hog, "18000", NULL};
-	char *rec[] = {(char *)cfiprof, "record", "-p", pid, "-d", "3", "-o", "/dev/null", NULL};
+	char *rec[] = {(char *)cfiprof, "record", "-v", "-p", pid, "-d", "3", "-o", "/dev/null", NULL};
 	unsigned long loaded = 0, reloaded = ~0ul;
 	pid_t hm;
 	char *text, *m;

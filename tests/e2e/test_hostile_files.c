@@ -81,7 +81,7 @@ static void test_debuglink_cut(void)
 {
 	char dbg[PATH_MAX], pidbuf[16], *log, *prof;
 	char *spin_argv[] = {(char *)tpath("spin"), NULL};
-	char *rec_argv[] = {cfiprof, "record", "-p", pidbuf,	   "-d", "3",
+	char *rec_argv[] = {cfiprof, "record", "-v", "-p", pidbuf,	   "-d", "3",
 			    "-f",    "folded", "-o", (char *)NULL, NULL};
 	pid_t spin, rec;
 	bool cut = false, timed_out;

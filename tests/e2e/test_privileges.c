@@ -26,7 +26,7 @@ static void test_capabilities_only(void)
 	char out[PATH_MAX + 32], log[PATH_MAX + 32];
 	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
 			"--inh-caps=+bpf,+perfmon", "--ambient-caps=+bpf,+perfmon", (char *)cfiprof,
-			"record", "-F", "499", "-o", out, "--", chain, "1", NULL};
+			"record", "-v", "-F", "499", "-o", out, "--", chain, "1", NULL};
 	char *text;
 
 	snprintf(out, sizeof(out), "%s/nobody.folded", tmp);
@@ -47,7 +47,7 @@ static void test_permitted_install(void)
 {
 	char bin[300], out[300], log[300], cmd[3 * PATH_MAX];
 	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin,
-			"record",  "-F",	    "499",	     "-o",	       out,
+			"record", "-v",  "-F",	    "499",	     "-o",	       out,
 			"--",	   chain,	    "1",	     NULL};
 
 	snprintf(bin, sizeof(bin), "%s/cfiprof-p", tmp);
@@ -89,7 +89,7 @@ static void test_missing_capabilities(void)
 {
 	char log[PATH_MAX + 32];
 	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-			"--inh-caps=-all", (char *)cfiprof, "record", "-d", "1", "--", chain, "1",
+			"--inh-caps=-all", (char *)cfiprof, "record", "-v", "-d", "1", "--", chain, "1",
 			NULL};
 	char *text;
 	int rc;
@@ -106,8 +106,8 @@ static void test_missing_capabilities(void)
 static void test_modes(void)
 {
 	char out[PATH_MAX + 32], log[PATH_MAX + 32];
-	char *def[] = {(char *)cfiprof, "record", "-F", "99", "-o", out, "--", chain, "0.3", NULL};
-	char *wide[] = {(char *)cfiprof, "record", "-F", "99", "--mode", "0644", "-o", out, "--",
+	char *def[] = {(char *)cfiprof, "record", "-v", "-F", "99", "-o", out, "--", chain, "0.3", NULL};
+	char *wide[] = {(char *)cfiprof, "record", "-v", "-F", "99", "--mode", "0644", "-o", out, "--",
 			chain, "0.3", NULL};
 	struct stat st;
 

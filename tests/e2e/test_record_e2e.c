@@ -330,6 +330,7 @@ static void test_prog(const struct prog *p, struct result *r)
 	/* ---- cfiprof ---- */
 	argv[a++] = (char *)cfiprof_bin;
 	argv[a++] = "record";
+	argv[a++] = "-v";
 	argv[a++] = "-F";
 	argv[a++] = "499";
 	if (p->big_frames) {
@@ -433,7 +434,7 @@ static void test_unheld(void)
 {
 	const struct prog *p = &progs[0];
 	char prog_path[PATHBUF], noptrace[PATHBUF], folded[PATHBUF], err[PATHBUF];
-	char *argv[] = {noptrace, (char *)cfiprof_bin, "record", "-F", "499", "-o", folded, "--",
+	char *argv[] = {noptrace, (char *)cfiprof_bin, "record", "-v", "-F", "499", "-o", folded, "--",
 			prog_path, (char *)seconds_arg, NULL};
 	struct stats st;
 	char *s;
@@ -473,21 +474,21 @@ static void test_cli(void)
 	snprintf(out, sizeof(out), "%s/cli.out", tmpdir);
 	snprintf(err, sizeof(err), "%s/cli.err", tmpdir);
 
-	char *nopid[] = {(char *)cfiprof_bin, "record", "-p", "999999999", NULL};
+	char *nopid[] = {(char *)cfiprof_bin, "record", "-v", "-p", "999999999", NULL};
 	rc = run(nopid, out, err, 30);
 	s = slurp(err);
 	CHECK(rc != 0 && rc != -1 && strstr(s, "no process"),
 	      "record -p 999999999: exit %d, stderr '%s' (want non-zero, 'no process')", rc, s);
 	free(s);
 
-	char *notarget[] = {(char *)cfiprof_bin, "record", NULL};
+	char *notarget[] = {(char *)cfiprof_bin, "record", "-v", NULL};
 	rc = run(notarget, out, err, 30);
 	s = slurp(err);
 	CHECK(rc == 2 && strstr(s, "-p PID") && strstr(s, "COMMAND"),
 	      "record without a target: exit %d (want 2), stderr '%s'", rc, s);
 	free(s);
 
-	char *frames0[] = {(char *)cfiprof_bin, "record", "--max-frames", "0", "-a", NULL};
+	char *frames0[] = {(char *)cfiprof_bin, "record", "-v", "--max-frames", "0", "-a", NULL};
 	rc = run(frames0, out, err, 30);
 	s = slurp(err);
 	CHECK(rc != 0 && rc != -1 && strstr(s, "max-frames"),

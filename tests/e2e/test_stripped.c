@@ -65,7 +65,7 @@ static int record(const char *name, const char *prog, const char *urls, const ch
 	char out[PATHBUF], rec[PATHBUF + 8], err[PATHBUF + 8], exe[PATHBUF], env_urls[PATHBUF],
 	    env_cache[PATHBUF];
 	char *env[] = {env_cache, urls ? env_urls : NULL, NULL};
-	char *argv[] = {(char *)cfiprof_bin,	  "record", "-F", "499", "-o", out, "--save", rec,
+	char *argv[] = {(char *)cfiprof_bin,	  "record", "-v", "-F", "499", "-o", out, "--save", rec,
 			opt ? (char *)opt : "-u", "--",	    exe,  SPIN,	 NULL};
 	int rc;
 

@@ -54,7 +54,7 @@ echo "KMATRIX kernel $(cat /proc/sys/kernel/osrelease)"
 run() {
 	name=$1
 	shift
-	if cfiprof record -F 499 -o /tmp/$name.folded "$@" 2> /tmp/$name.err; then
+	if cfiprof record -v -F 499 -o /tmp/$name.folded "$@" 2> /tmp/$name.err; then
 		echo "KMATRIX $name loaded=yes"
 	else
 		echo "KMATRIX $name loaded=no"
@@ -74,7 +74,7 @@ run recurse-tailcalls --tail-calls --max-frames 512 -- /progs/recurse 3 300
 event() {
 	name=$1 want=$2 kframe=$3
 	shift 3
-	if cfiprof record -o /tmp/$name.folded "$@" 2> /tmp/$name.err; then
+	if cfiprof record -v -o /tmp/$name.folded "$@" 2> /tmp/$name.err; then
 		loaded=yes
 	else
 		loaded=no
@@ -97,7 +97,7 @@ event kretprobe 200 'do_sys_openat2' -e kretprobe:do_sys_openat2 --event-budget 
 event tracepoint 400 'syscall_trace_enter' -e tracepoint:raw_syscalls:sys_enter --event-budget 100000 \
 	-- /progs/events_wait open 200
 # off-CPU: 300 + 150 + 300 ms blocked in block_long / block_short (microseconds in folded)
-if cfiprof record --off-cpu -o /tmp/offcpu.folded -- /progs/events_wait sleep 2> /tmp/offcpu.err; then
+if cfiprof record -v --off-cpu -o /tmp/offcpu.folded -- /progs/events_wait sleep 2> /tmp/offcpu.err; then
 	loaded=yes
 else
 	loaded=no

@@ -73,6 +73,7 @@ static inline int e2e_record(const char *name, const char *freq, char *const opt
 	snprintf(err, sizeof(err), "%s.err", folded);
 	argv[a++] = (char *)cfiprof_bin;
 	argv[a++] = "record";
+	argv[a++] = "-v";
 	argv[a++] = "-F";
 	argv[a++] = (char *)freq;
 	argv[a++] = "-o";

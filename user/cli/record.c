@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@ static struct record_args {
 	struct output_opts out;
 	struct symbol_opts sym;
 	const char *save;
+	bool quiet;
 } args = {
 	.out = {.mode = OUTPUT_DEFAULT_MODE},
 	.so = {.freq = 99, .max_frames = DEFAULT_USER_FRAMES, .kernel = true, .rows_max = 4u << 20,
@@ -74,7 +76,11 @@ static const struct argp_option opts[] = {
 	 "ring buffer size, a power of two from 16384 (default 8388608)", 0},
 	{"save", OPT_SAVE, "FILE", 0,
 	 "also save the raw stacks and mappings to FILE (-: standard output, with -o FILE)", 0},
-	{"verbose", 'v', NULL, 0, "report each object's tables and where the start went", 0},
+	{"verbose", 'v', NULL, 0,
+	 "the whole summary: why stacks stopped, the tables, deferred samples, refusals; each "
+	 "object's tables and where the start went",
+	 0},
+	{"quiet", 'q', NULL, 0, "print nothing but errors (and the command's own output)", 0},
 	{},
 };
 
@@ -121,6 +127,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		args.so.verbose = true;
 		break;
+	case 'q':
+		args.quiet = true;
+		break;
 	case ARGP_KEY_ARG:
 		/* everything from the first non-option on is the command */
 		args.so.cmd = &state->argv[state->next - 1];
@@ -130,6 +139,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (target_opts_count(&args.so) + (args.so.cmd != NULL) != 1)
 			argp_error(state, "give exactly one of -p PID, -a, --cgroup PATH, --container ID "
 					  "or -- COMMAND");
+		if (args.quiet && args.so.verbose)
+			argp_error(state, "-q and -v: one or the other");
 		if (args.save && !strcmp(args.save, "-") && !args.out.path)
 			argp_error(state, "--save - needs -o FILE: the profile goes to standard output");
 		break;
@@ -173,6 +184,45 @@ static void progress(struct session *s, void *ctx)
 	fflush(stderr);
 }
 
+/*
+ * record -q: cfiprof's own stderr goes to a memory file until the end, and is
+ * shown only if record fails (its reasons are there).  The command keeps the
+ * real stderr (session_opts.cmd_stderr).  Returns the real stderr's copy, or
+ * -1 (then nothing is held back).
+ */
+static int quiet_begin(void)
+{
+	int held = memfd_create("cfiprof-stderr", MFD_CLOEXEC);
+	int real = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+
+	if (held < 0 || real < 0 || dup2(held, STDERR_FILENO) < 0) {
+		if (held >= 0)
+			close(held);
+		if (real >= 0)
+			close(real);
+		return -1;
+	}
+	close(held);
+	return real;
+}
+
+/* Puts the real stderr back; on failure, with what was held back written to it first. */
+static void quiet_end(int real, bool failed)
+{
+	char buf[8192];
+	ssize_t n;
+
+	if (real < 0)
+		return;
+	fflush(stderr);
+	if (failed && lseek(STDERR_FILENO, 0, SEEK_SET) == 0)
+		while ((n = read(STDERR_FILENO, buf, sizeof(buf))) > 0)
+			if (write(real, buf, (size_t)n) != n)
+				break;
+	dup2(real, STDERR_FILENO);
+	close(real);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct argp_child children[] = {
@@ -197,7 +247,7 @@ int cmd_record(int argc, char **argv)
 	char kerr[256];
 	FILE *out = stdout;
 	bool tty = isatty(STDERR_FILENO);
-	int err;
+	int err, real_stderr = -1, status;
 
 	heap_prefer_huge_pages(HEAP_RESERVE);
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
@@ -220,6 +270,11 @@ int cmd_record(int argc, char **argv)
 	 * run, not after (-a would open every debug file on the host).
 	 */
 	args.so.warm_lines = args.so.lines && !args.so.all && !args.so.cgroup[0];
+	if (args.quiet) {
+		real_stderr = quiet_begin();
+		args.so.cmd_stderr = real_stderr;
+		tty = false;
+	}
 	err = session_start(&s, &args.so);
 	if (err)
 		goto out;
@@ -230,7 +285,10 @@ int cmd_record(int argc, char **argv)
 	t_stop[0] = mono_sec();
 	session_stop(&s);
 	t_stop[1] = mono_sec();
-	session_print_summary(&s, stderr);
+	session_print_summary(&s, stderr,
+			      args.quiet	    ? SUMMARY_QUIET
+			      : args.so.verbose ? SUMMARY_FULL
+						: SUMMARY_SHORT);
 	/* sampling is over: the debug files still coming are worth a bounded wait */
 	sym_fetch_settle(s.fetch, stderr);
 	meta.freq = args.so.freq;
@@ -300,5 +358,8 @@ out:
 		err = -EIO;
 	if (out == stdout && fflush(out))
 		err = -EIO;
-	return exit_status(&s, err);
+	status = exit_status(&s, err);
+	/* cfiprof's own failure: its reasons, held back by -q, are shown */
+	quiet_end(real_stderr, err != 0);
+	return status;
 }

@@ -14,7 +14,8 @@
 
 #include "user/session/launch.h"
 
-pid_t launch_stopped(char **cmd, const struct rlimit *nofile, int *go_fd, bool *held)
+pid_t launch_stopped(char **cmd, const struct rlimit *nofile, int stderr_fd, int *go_fd,
+		     bool *held)
 {
 	int p[2], st[2];
 	pid_t pid;
@@ -38,6 +39,9 @@ pid_t launch_stopped(char **cmd, const struct rlimit *nofile, int *go_fd, bool *
 	if (pid == 0) {
 		close(p[1]);
 		close(st[0]);
+		/* record -q holds its own stderr back, never the command's */
+		if (stderr_fd > STDERR_FILENO)
+			dup2(stderr_fd, STDERR_FILENO);
 		/* stop right after exec, so its tables are in place before it runs */
 		c = ptrace(PTRACE_TRACEME, 0, NULL, NULL) ? 'n' : 'y';
 		if (write(st[1], &c, 1) != 1)

@@ -18,7 +18,8 @@
  * process traced already, under strace -f or gdb; Yama's ptrace_scope 3; a
  * seccomp filter): then it runs straight through its exec.  -1 on failure.
  */
-pid_t launch_stopped(char **cmd, const struct rlimit *nofile, int *go_fd, bool *held);
+pid_t launch_stopped(char **cmd, const struct rlimit *nofile, int stderr_fd, int *go_fd,
+		     bool *held);
 /*
  * Runs the child, stopped after its exec, on to its entry point with a
  * one-shot breakpoint, so that the dynamic loader has mapped every needed

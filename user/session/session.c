@@ -225,7 +225,8 @@ int session_start(struct session *s, const struct session_opts *o)
 	 * copy grows with the BPF object, kallsyms and the unwind state.
 	 */
 	if (o->cmd) {
-		s->child = launch_stopped(o->cmd, &s->nofile_orig, &s->go_fd, &s->child_held);
+		s->child = launch_stopped(o->cmd, &s->nofile_orig, o->cmd_stderr, &s->go_fd,
+					  &s->child_held);
 		if (s->child < 0) {
 			err = -errno;
 			fprintf(stderr, "cfiprof: fork: %s\n", strerror(errno));

@@ -45,6 +45,8 @@ struct session_opts {
 	bool all;
 	char cgroup[PATH_MAX]; /* resolved cgroup v2 directory ("" = none) */
 	char **cmd;
+	/* the command's stderr when cfiprof's own is held back (record -q); <= 2: inherit it */
+	int cmd_stderr;
 	uint32_t freq;
 	uint32_t max_frames;
 	bool kernel;
@@ -152,7 +154,10 @@ void session_wait(struct session *s, double deadline, void (*tick)(struct sessio
 		  void *ctx);
 /* Detaches the perf events and drains everything that was sampled. */
 void session_stop(struct session *s);
-void session_print_summary(struct session *s, FILE *f);
+/* How much of the run the summary says: nothing, what a user acts on, or all of it (-v). */
+enum summary_level { SUMMARY_QUIET, SUMMARY_SHORT, SUMMARY_FULL };
+
+void session_print_summary(struct session *s, FILE *f, enum summary_level level);
 /*
  * The kernel symbols the session started reading at its start (NULL, and why
  * in err, when they are unavailable or kernel stacks are off); the caller

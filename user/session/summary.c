@@ -202,7 +202,68 @@ static void print_unwalked(struct session *s, const uint64_t *c, FILE *f)
 		(double)ns[UNWALKED_LOST] / 1e6, blocks[UNWALKED_LOST], c[CNT_OFFCPU_UNTRACKED]);
 }
 
-void session_print_summary(struct session *s, FILE *f)
+static void print_full(struct session *s, FILE *f);
+
+/*
+ * What a user acts on, in two or three lines: how many samples and how complete
+ * their stacks are, then whatever lost or thinned some of them and the
+ * setting that would not have.  -v prints the rest (print_full).
+ */
+static void print_short(struct session *s, const uint64_t *c, FILE *f)
+{
+	uint64_t stops = 0, unwalkable = 0, lost = c[CNT_LOST_RINGBUF];
+	uint64_t refused = c[CNT_EVENT_PROC_LIMITED] + c[CNT_EVENT_THROTTLED];
+	double secs = mono_sec() - s->start;
+	int i;
+
+	for (i = 0; i < STOP_REASON_MAX; i++) {
+		stops += c[CNT_STOP_BASE + i];
+		if (!stop_reason_walkable(i))
+			unwalkable += c[CNT_STOP_BASE + i];
+	}
+	if (!stops) {
+		fprintf(f, "cfiprof: %.1f s, no samples: the target ran no code on a CPU, or exited "
+			   "before sampling began\n",
+			secs);
+	} else {
+		fprintf(f, "cfiprof: %.1f s, %" PRIu64 " samples, %.2f%% of the user stacks complete",
+			secs, s->agg.samples,
+			pct(c[CNT_STOP_BASE + STOP_COMPLETE], stops > unwalkable ? stops - unwalkable : 0));
+		if (unwalkable)
+			fprintf(f, " (%" PRIu64 " had none to walk)", unwalkable);
+		fprintf(f, "\n");
+	}
+	if (lost || c[CNT_EVENTS_LOST] || s->agg.overflow)
+		fprintf(f,
+			"cfiprof: lost: %" PRIu64 " samples and %" PRIu64
+			" events with the ring buffer full (--ring-buffer), %" PRIu64
+			" samples of stacks past --max-stacks in [overflow]\n",
+			lost, c[CNT_EVENTS_LOST], s->agg.overflow);
+	if (refused)
+		fprintf(f,
+			"cfiprof: %" PRIu64 " event hits counted but not sampled (--event-budget)\n",
+			refused);
+	if (stops)
+		fprintf(f, "cfiprof: -v for why stacks stopped, the tables, deferred samples and "
+			   "refusals\n");
+}
+
+void session_print_summary(struct session *s, FILE *f, enum summary_level level)
+{
+	uint64_t cs[CNT_MAX] = {0};
+
+	if (level == SUMMARY_QUIET)
+		return;
+	if (level == SUMMARY_SHORT) {
+		session_read_counters(s, cs);
+		print_short(s, cs, f);
+		return;
+	}
+	print_full(s, f);
+}
+
+/* Everything the run counted: record -v. */
+static void print_full(struct session *s, FILE *f)
 {
 	uint64_t c[CNT_MAX] = {0};
 	struct table_store_stats ts = s->ts.stats;
