@@ -22,6 +22,7 @@
 #include "elf/build_id.h"
 #include "elf/safe_open.h"
 #include "common/clock.h"
+#include "common/escape.h"
 #include "user/track/mapping_keys.h"
 #include "user/track/tracker_internal.h"
 
@@ -98,8 +99,8 @@ struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, con
 	for (i = 0; i < diag.count && i < 2; i++)
 		fprintf(stderr, "cfiprof: warning: %s\n", diag.msg[i]);
 	if (diag.count > 2)
-		fprintf(stderr, "cfiprof: warning: %s: %u more CFI problems\n", name,
-			diag.count - 2);
+		fprintf(stderr, "cfiprof: warning: %s: %u more CFI problems\n",
+			str_escape((char[512]){0}, 512, name, NULL), diag.count - 2);
 out:
 	if (hook)
 		hook(pt->build_hook_ctx, name, false);
@@ -158,12 +159,13 @@ int vdso_copy_fd(uint32_t pid, uint64_t start, uint64_t end)
 }
 
 /* map_files works for deleted files and files in other mount namespaces (needs CAP_SYS_ADMIN). */
-int map_file_open(uint32_t pid, uint64_t start, uint64_t end)
+int map_file_open(uint32_t pid, uint64_t start, uint64_t end, const struct file_id *want)
 {
 	char path[96];
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
-	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* a device can be mapped too: its handle is looked at before any open */
+	return open_regular_as(path, want);
 }
 
 static bool is_vdso(const struct maps_entry *e)
@@ -173,6 +175,8 @@ static bool is_vdso(const struct maps_entry *e)
 
 int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e, struct stat *st)
 {
+	/* the path may name another file by now (renamed over, replaced): only the mapped one */
+	const struct file_id want = {makedev(e->dev_major, e->dev_minor), (ino_t)e->inode};
 	bool vdso = is_vdso(e);
 	int fd;
 
@@ -184,14 +188,13 @@ int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry 
 		if (fd < 0)
 			fd = errno ? -errno : -1;
 	} else {
-		fd = map_file_open(pid, e->start, e->end);
+		fd = map_file_open(pid, e->start, e->end, &want);
 		/* without map_files (no CAP_SYS_ADMIN): the path as the process sees it */
-		if (fd < 0) {
-			fd = open_in_proc_root(pid, e->path);
-			/* a FIFO, device or symlink where the library was: planted */
-			if (fd == -EINVAL || fd == -ELOOP)
-				TRACKER_COUNT(pt, files_refused, 1);
-		}
+		if (fd < 0)
+			fd = open_in_proc_root_as(pid, e->path, &want);
+		/* a FIFO, device, symlink or another file where the library was: planted */
+		if (fd == -EINVAL || fd == -ELOOP || fd == -ESTALE)
+			TRACKER_COUNT(pt, files_refused, 1);
 	}
 	/* out of file descriptors: this mapping goes without tables and names */
 	if (fd == -EMFILE || fd == -ENFILE)
@@ -199,13 +202,6 @@ int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry 
 	if (fd < 0 || fstat(fd, st)) {
 		if (fd >= 0)
 			close(fd);
-		return -1;
-	}
-	/* the path may name another file by now (renamed over, replaced): only the mapped one */
-	if (!vdso && (st->st_ino != e->inode || major(st->st_dev) != e->dev_major ||
-		      minor(st->st_dev) != e->dev_minor)) {
-		close(fd);
-		TRACKER_COUNT(pt, files_refused, 1);
 		return -1;
 	}
 	return fd;
