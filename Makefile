@@ -35,7 +35,7 @@ TEST_PKGS  := binutils elfutils libcap2-bin linux-perf bpftrace libclang-rt-14-d
               python3.11 python3.11-dev \
               nodejs default-jdk-headless \
               chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion \
-              debuginfod systemtap-sdt-dev
+              debuginfod systemtap-sdt-dev systemd
 
 # the plain C libraries: helpers, ELF access, the CFI compiler (no BPF, no user/)
 LIB_SRC    := $(sort $(wildcard common/*.c elf/*.c tables/*.c))
