@@ -65,7 +65,11 @@ static int check_path_fd(int pfd, const struct file_id *want, struct stat *st)
 	return 0;
 }
 
-int open_path_fd(int pfd, const struct file_id *want)
+/*
+ * @pfd (an O_PATH fd, taken over; or -errno, returned) opened for reading
+ * when it holds a regular file (@want's, if not NULL), else refused, counted.
+ */
+static int open_path_fd(int pfd, const struct file_id *want)
 {
 	char self[48];
 	struct stat st;

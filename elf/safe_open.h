@@ -77,11 +77,5 @@ const char *path_in_proc_root(uint32_t pid, const char *path);
 /* open_in_root inside /proc/PID/root, i.e. the process's mount namespace and chroot. */
 int open_in_proc_root(uint32_t pid, const char *path);
 int open_in_proc_root_as(uint32_t pid, const char *path, const struct file_id *want);
-/*
- * The check and reopen behind every open above: @pfd (an O_PATH fd, taken
- * over; or -errno, returned) opened for reading when it holds a regular file
- * (@want's, if not NULL), else refused and counted.
- */
-int open_path_fd(int pfd, const struct file_id *want);
 
 #endif
