@@ -8,14 +8,16 @@
  * Opening a device runs its driver's open: an idle /dev/watchdog arms (and
  * the close that follows reboots the host), a tty's lines change.  The
  * device here is a fresh node with /dev/null's numbers, made for the test,
- * so nothing else on the host opens it, and an inotify IN_OPEN watch on it
- * (the kernel's count, not cfiprof's) sees every open:
+ * and a fanotify FAN_OPEN watch on it (the kernel's word, not cfiprof's)
+ * sees every open and who made it (another profiler on the host may too):
  *  - agent_as_unit: the agent as its systemd unit runs it (nobody with
  *    CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH: no
  *    CAP_SYS_ADMIN, so even the library goes through /proc/PID/root) beside
- *    progs/hostile_devices (nobody, in its own user and mount namespaces).
+ *    progs/hostile_devices (nobody, in its own user and mount namespaces;
+ *    the agent profiles its cgroup only: a shared host runs other attacks).
  *    The device is never opened; the three refusals are counted, each by
- *    its own path's counter and by cause "device".
+ *    its own path's counter and by cause "device", and the library's is
+ *    logged.
  *  - record_root: `cfiprof record -p PID` as root (its libraries come
  *    through map_files, the perf map and the debug file through the
  *    process's root): never opened either, and the summary counts it.
@@ -28,7 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
+#include <sys/fanotify.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -42,19 +44,42 @@
 
 static char dev[PATHBUF], victim[PATHBUF];
 
-/* IN_OPEN events queued on the inotify fd since the last call. */
-static int opens_seen(int ifd)
+/*
+ * A fanotify watch for opens of path.  Not inotify: another profiler on the
+ * host (another agent sampling every process) may open the device too, and
+ * fanotify says who opened; FAN_REPORT_FID, so no event opens it again.
+ */
+static int watch_opens(const char *path)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int fd =
+	    fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_NONBLOCK | FAN_CLOEXEC, O_RDONLY);
+
+	if (fd >= 0 && fanotify_mark(fd, FAN_MARK_ADD, FAN_OPEN, AT_FDCWD, path)) {
+		close(fd);
+		fd = -1;
+	}
+	CHECK(fd >= 0, "fanotify on %s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* Opens by process pid (any thread) seen since the last call; *others: by anyone else. */
+static int opens_by(int fan, pid_t pid, int *others)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
 	int n = 0;
 	ssize_t len;
 
-	while ((len = read(ifd, buf, sizeof(buf))) > 0) {
-		for (char *p = buf; p < buf + len;) {
-			const struct inotify_event *ev = (const struct inotify_event *)p;
+	*others = 0;
+	while (fan >= 0 && (len = read(fan, buf, sizeof(buf))) > 0) {
+		const struct fanotify_event_metadata *m = (const void *)buf;
 
-			n += (ev->mask & IN_OPEN) != 0;
-			p += sizeof(*ev) + ev->len;
+		for (; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
+			if (!(m->mask & FAN_OPEN))
+				continue;
+			if (m->pid == pid)
+				n++;
+			else
+				(*others)++;
 		}
 	}
 	return n;
@@ -106,6 +131,27 @@ static pid_t start_hostile(const char *name)
 	return h;
 }
 
+/*
+ * A cgroup v2 of its own for pid, into cg: the agent profiles the attacker
+ * alone, not whatever else a shared host runs (other tests' attacks).
+ */
+static bool cgroup_of_its_own(pid_t pid, char *cg, size_t len)
+{
+	const char *base = access("/sys/fs/cgroup/unified/cgroup.procs", F_OK)
+			       ? "/sys/fs/cgroup"
+			       : "/sys/fs/cgroup/unified";
+	char procs[PATHBUF + 16];
+	bool ok;
+	FILE *f;
+
+	snprintf(cg, len, "%s/cfiprof-hostile-opens.%d", base, (int)getpid());
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+	ok = (!mkdir(cg, 0755) || errno == EEXIST) && (f = fopen(procs, "w")) &&
+	     fprintf(f, "%d\n", (int)pid) > 0 && !fclose(f);
+	CHECK(ok, "moving pid %d into %s: %s", (int)pid, cg, strerror(errno));
+	return ok;
+}
+
 static void stop(pid_t h)
 {
 	char map[64];
@@ -146,37 +192,43 @@ static void test_agent_as_unit(void)
 	};
 	/* one path each: the library, the perf map, the debuglink candidate; three devices */
 	static const double want[] = {1, 1, 1, 3};
-	char out[PATHBUF], log[PATHBUF], addr[64];
-	char *agent[] = {ncfiprof, "agent", "--output-dir", out,  "--interval",	    "1",
-			 "-d",	   "60",    "-F",	    "99", "--metrics-addr", "127.0.0.1:0",
-			 NULL};
+	char out[PATHBUF], log[PATHBUF], addr[64], cg[PATHBUF];
+	char *agent[] = {
+	    ncfiprof, "agent", "--output-dir",	 out,		"--interval", "1", "-d", "60",
+	    "-F",     "99",    "--metrics-addr", "127.0.0.1:0", "--cgroup",   cg,  NULL};
 	double got[4] = {-1, -1, -1, -1};
-	int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), rc, opened;
+	int fan, rc, opened, others;
 	bool timed_out = false;
 	pid_t h, a;
+	char *text;
 
 	snprintf(out, sizeof(out), "%s/profiles", tmp);
 	snprintf(log, sizeof(log), "%s/agent.log", tmp);
 	CHECK(!mkdir(out, 0755) && !chown(out, 65534, 65534), "%s for nobody", out);
-	CHECK(ifd >= 0 && inotify_add_watch(ifd, dev, IN_OPEN) >= 0, "inotify on %s: %s", dev,
-	      strerror(errno));
+	fan = watch_opens(dev);
 	h = start_hostile("unit");
+	cgroup_of_its_own(h, cg, sizeof(cg));
 	a = spawn_as_nobody(agent, true, NULL, log);
 	wait_metrics_addr(log, addr);
 	CHECK(addr[0], "the agent's metrics address is in its log");
 	poll_metrics(addr, names, want, got, 4);
 	kill(a, SIGTERM);
 	rc = exit_code(wait_timeout(a, 15, &timed_out), timed_out);
-	opened = opens_seen(ifd);
-	CHECK(opened == 0, "the device was opened %d times (IN_OPEN) by the agent", opened);
+	opened = opens_by(fan, a, &others);
+	CHECK(opened == 0, "the device was opened %d times (FAN_OPEN) by the agent", opened);
 	for (int i = 0; i < 4; i++)
 		CHECK(got[i] >= want[i], "%s = %.0f (want >= %.0f)", names[i], got[i], want[i]);
 	CHECK(rc == 0, "the agent exits %d%s", rc, timed_out ? " (hung)" : "");
-	printf("agent beside a bind-mounted device: %d opens; refused: %.0f mapped, %.0f perf "
-	       "map, %.0f debug file, %.0f as a device\n",
-	       opened, got[0], got[1], got[2], got[3]);
+	text = slurp(log);
+	CHECK(strstr(text, "/libvictim.so is now not a regular file: refused"),
+	      "the agent's log names the planted library");
+	free(text);
+	printf("agent beside a bind-mounted device: %d opens (%d by other processes); refused: "
+	       "%.0f mapped, %.0f perf map, %.0f debug file, %.0f as a device\n",
+	       opened, others, got[0], got[1], got[2], got[3]);
 	stop(h);
-	close(ifd);
+	rmdir(cg);
+	close(fan);
 	if (harness_failed)
 		dump_tail("agent log", log);
 }
@@ -186,31 +238,33 @@ static void test_record_root(void)
 	char pid[16], err[PATHBUF];
 	char *rec[] = {cfiprof, "record", "-p", pid,	     "-d", "2",
 		       "-F",	"99",	  "-o", "/dev/null", NULL};
-	int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), rc, opened;
+	int fan = watch_opens(dev), rc, opened, others;
 	unsigned long devices = 0;
+	bool timed_out = false;
 	char *text, *line;
-	pid_t h;
+	pid_t h, r;
 
 	snprintf(err, sizeof(err), "%s/record.err", tmp);
-	CHECK(ifd >= 0 && inotify_add_watch(ifd, dev, IN_OPEN) >= 0, "inotify on %s", dev);
 	h = start_hostile("record");
 	snprintf(pid, sizeof(pid), "%d", (int)h);
-	rc = run(rec, NULL, err, 30);
-	opened = opens_seen(ifd);
+	r = spawn(rec, NULL, err);
+	rc = exit_code(wait_timeout(r, 30, &timed_out), timed_out);
+	opened = opens_by(fan, r, &others);
 	text = slurp(err);
 	line = strstr(text, "files refused unopened: ");
 	if (line && (line = strstr(line, "device ")))
 		devices = strtoul(line + 7, NULL, 10);
 	CHECK(rc == 0, "record -p %s exits %d: %s", pid, rc, text);
-	CHECK(opened == 0, "the device was opened %d times (IN_OPEN) by record", opened);
+	CHECK(opened == 0, "the device was opened %d times (FAN_OPEN) by record", opened);
 	/* the perf map and the debuglink candidate: the library comes through map_files */
 	CHECK(devices >= 2, "the summary counts %lu devices refused (want >= 2): %s", devices,
 	      text);
-	printf("record -p beside a bind-mounted device: %d opens, %lu refused as devices\n", opened,
-	       devices);
+	printf("record -p beside a bind-mounted device: %d opens (%d by other processes), %lu "
+	       "refused as devices\n",
+	       opened, others, devices);
 	free(text);
 	stop(h);
-	close(ifd);
+	close(fan);
 }
 
 int main(int argc, char **argv)

@@ -168,6 +168,26 @@ int map_file_open(uint32_t pid, uint64_t start, uint64_t end, const struct file_
 	return open_regular_as(path, want);
 }
 
+/*
+ * A device, FIFO or symlink where a library was is planted: said, at most once
+ * a second (a process can make one a reload).  Another file there is not: an
+ * upgrade replaces libraries under running processes.
+ */
+static void log_planted(uint32_t pid, const char *path, int err)
+{
+	static uint64_t next_ns;
+	uint64_t now = mono_ns(), next = __atomic_load_n(&next_ns, __ATOMIC_RELAXED);
+
+	if (now < next || !__atomic_compare_exchange_n(&next_ns, &next, now + 1000000000ull, false,
+						       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	fprintf(stderr,
+		"cfiprof: pid %u: its mapped %s is now %s: refused, frame pointers used (logged "
+		"at most once a second; counted by cause)\n",
+		pid, str_escape((char[512]){0}, 512, path, NULL),
+		err == -ELOOP ? "a symlink" : "not a regular file");
+}
+
 static bool is_vdso(const struct maps_entry *e)
 {
 	return !strcmp(e->path, "[vdso]");
@@ -195,6 +215,8 @@ int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry 
 		/* a FIFO, device, symlink or another file where the library was: planted */
 		if (fd == -EINVAL || fd == -ELOOP || fd == -ESTALE)
 			TRACKER_COUNT(pt, files_refused, 1);
+		if (fd == -EINVAL || fd == -ELOOP)
+			log_planted(pid, e->path, fd);
 	}
 	/* out of file descriptors: this mapping goes without tables and names */
 	if (fd == -EMFILE || fd == -ENFILE)
