@@ -533,8 +533,8 @@ struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, c
 		else
 			ts->stats.objects_failed++;
 		if (o->state == OBJ_FAILED || ts->verbose)
-			fprintf(stderr, "cfiprof: %s: %s: using frame pointers\n", name,
-				cfi_strerror(err));
+			fprintf(stderr, "cfiprof: %s: %s: using frame pointers\n",
+				str_escape((char[512]){0}, 512, name, NULL), cfi_strerror(err));
 	} else {
 		err = table_store_load_table(ts, o, t, charge);
 		cfi_table_free(t);
