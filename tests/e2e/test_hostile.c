@@ -206,36 +206,6 @@ static double metric(const char *addr, const char *name)
 	return v;
 }
 
-/* Waits up to 10 s for "ready" in a program's output file; true when it came. */
-static bool wait_ready(const char *out)
-{
-	for (int i = 0; i < 200; i++) {
-		char *text = slurp(out);
-		bool ready = strstr(text, "ready") != NULL;
-
-		free(text);
-		if (ready)
-			return true;
-		sleep_s(0.05);
-	}
-	return false;
-}
-
-/* The agent's metrics address ("metrics=A.B.C.D:PORT" in its log) into addr[64]; "" if none. */
-static void wait_metrics_addr(const char *log, char *addr)
-{
-	addr[0] = 0;
-	for (int i = 0; i < 200 && !addr[0]; i++) {
-		char *l = slurp(log), *m = strstr(l, "metrics=");
-
-		if (m)
-			sscanf(m + 8, "%63[0-9.:]", addr);
-		free(l);
-		if (!addr[0])
-			sleep_s(0.05);
-	}
-}
-
 /*
  * Samples of comm in a profile, by go tool pprof -traces (an independent
  * reader): *complete gets those whose trace has no [incomplete: ...] frame.

@@ -85,4 +85,34 @@ static inline pid_t spawn_as_nobody(char **argv, bool caps, const char *out, con
 	return spawn(full, out, err);
 }
 
+/* Waits up to 10 s for "ready" in a program's output file; true when it came. */
+static inline bool wait_ready(const char *out)
+{
+	for (int i = 0; i < 200; i++) {
+		char *text = slurp(out);
+		bool ready = strstr(text, "ready") != NULL;
+
+		free(text);
+		if (ready)
+			return true;
+		sleep_s(0.05);
+	}
+	return false;
+}
+
+/* The agent's metrics address ("metrics=A.B.C.D:PORT" in its log) into addr[64]; "" if none. */
+static inline void wait_metrics_addr(const char *log, char *addr)
+{
+	addr[0] = 0;
+	for (int i = 0; i < 200 && !addr[0]; i++) {
+		char *l = slurp(log), *m = strstr(l, "metrics=");
+
+		if (m)
+			sscanf(m + 8, "%63[0-9.:]", addr);
+		free(l);
+		if (!addr[0])
+			sleep_s(0.05);
+	}
+}
+
 #endif

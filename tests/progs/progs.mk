@@ -63,6 +63,8 @@ $(PROGS_OUT)/liblazy.so: $(PROGS_OUT)/lazycall.c $(PROGS_OUT)/liblazyext.so
 # tests/e2e/test_hostile.c: processes that attack the agent
 HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin quota_hog hostile_storm)
 TEST_PROGS += $(HOSTILE_PROGS)
+# tests/e2e/test_hostile_opens.c: a device bind-mounted over what the agent opens
+TEST_PROGS += $(PROGS_OUT)/hostile_devices
 
 # ... and objects crafted to fill the shared maps (tests/progs/gen_cfi_rules.sh):
 # 3 with 30,000 distinct rules each (over the per-object quota, 90,000 together

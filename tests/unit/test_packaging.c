@@ -3,9 +3,10 @@
  * What a packager or a new user gets (no kernel needed):
  *  1. install: `make install DESTDIR=D PREFIX=/usr` puts the binary (0755), a
  *     man page per command, the bash completion, the systemd unit (pointing at
- *     the installed binary, Type=notify), the example config (0644), README.md
- *     and the pages of docs/ where they belong, and a second install keeps an
- *     edited config;
+ *     the installed binary, Type=notify, no devices, systemd-analyze's
+ *     exposure at most 3.5), the example config (0644), README.md and the
+ *     pages of docs/ where they belong, and a second install keeps an edited
+ *     config;
  *  2. man: every page renders with `man -l` (and groff -ww) without a warning;
  *  3. version: `cfiprof --version` and `cfiprof COMMAND --version` print one
  *     string;
@@ -87,7 +88,21 @@ static void test_install(void)
 					   "/etc/cfiprof/agent.conf\n"),
 		      "the unit does not run the installed binary with the installed config");
 		CHECK(unit && strstr(unit, "\nType=notify\n"), "the unit is not Type=notify");
+		CHECK(unit && strstr(unit, "\nPrivateDevices=yes\n") &&
+			  strstr(unit, "\nDevicePolicy=closed\n"),
+		      "the unit lets the agent open devices (issue 26)");
 		free(unit);
+		/* systemd ignores a misspelt directive with a warning only this shows */
+		snprintf(script, sizeof(script),
+			 "systemd-analyze verify %s 2>&1 | grep -v 'is not executable'", path);
+		sh_out(script, buf, sizeof(buf));
+		CHECK(!buf[0], "systemd-analyze verify: %.500s", buf);
+		/* 3.1 with systemd 252 (4.9 before PrivateDevices= and the rest, issue 26) */
+		snprintf(script, sizeof(script),
+			 "systemd-analyze security --offline=yes --threshold=35 %s >/dev/null 2>&1",
+			 path);
+		CHECK(sh_out(script, buf, sizeof(buf)) == 0,
+		      "systemd-analyze security: the unit's exposure is over 3.5");
 	}
 	/* an edited config survives the next install */
 	snprintf(path, sizeof(path), "%s/etc/cfiprof/agent.conf", dest);
@@ -208,7 +223,8 @@ static void test_completion(void)
 
 int main(int argc, char **argv)
 {
-	static const char *const tools[] = {"make", "help2man", "man", "groff", "bash"};
+	static const char *const tools[] = {"make",  "help2man", "man",
+					    "groff", "bash",	 "systemd-analyze"};
 
 	harness_init(argc, argv);
 	bin = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";

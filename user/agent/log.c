@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/escape.h"
 #include "user/agent/log.h"
 
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
@@ -73,35 +74,21 @@ int alog_open(const char *path)
 
 const char *alog_quote(const char *s, char *buf, unsigned long len)
 {
-	size_t o = 0;
-	const char *p;
-
 	if (!s)
 		s = "";
-	if (*s && !strpbrk(s, " \t\"=\\\n"))
+	if (*s && !strpbrk(s, " \"=\\") && !str_has_control(s))
 		return s;
 	if (len < 3)
 		return "\"\"";
-	buf[o++] = '"';
-	for (p = s; *p && o + 3 < len; p++) {
-		if (*p == '"' || *p == '\\') {
-			buf[o++] = '\\';
-			buf[o++] = *p;
-		} else if (*p == '\n') {
-			buf[o++] = '\\';
-			buf[o++] = 'n';
-		} else {
-			buf[o++] = *p;
-		}
-	}
-	buf[o++] = '"';
-	buf[o] = 0;
+	buf[0] = '"';
+	str_escape(buf + 1, len - 2, s, "\"\\");
+	strcat(buf, "\"");
 	return buf;
 }
 
 void alog(enum alog_level l, const char *msg, const char *kv, ...)
 {
-	char line[2048], ts[40], q[512];
+	char line[2048], pairs[2048], ts[40], q[512];
 	struct timespec now;
 	struct tm tm;
 	va_list ap;
@@ -121,8 +108,11 @@ void alog(enum alog_level l, const char *msg, const char *kv, ...)
 	if (kv && *kv && n < (int)sizeof(line) - 2) {
 		line[n++] = ' ';
 		va_start(ap, kv);
-		n += vsnprintf(line + n, sizeof(line) - (size_t)n, kv, ap);
+		vsnprintf(pairs, sizeof(pairs), kv, ap);
 		va_end(ap);
+		/* a value printed unquoted still cannot end the line or start another */
+		str_escape(line + n, sizeof(line) - (size_t)n, pairs, NULL);
+		n += (int)strlen(line + n);
 	}
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;

@@ -14,6 +14,7 @@
 #include "common/version.h"
 #include "elf/debug_file.h"
 #include "elf/elf_read.h"
+#include "elf/safe_open.h"
 #include "tables/cfi_table.h"
 #include "user/agent/http_server.h"
 #include "user/agent/log.h"
@@ -497,6 +498,12 @@ static void render_tracker(struct session *s, FILE *f)
 	       "perf-PID.map files refused: owned by another user than the process's, a symlink, "
 	       "not a regular file, or over 64 MiB.",
 	       (double)perfmap_refused_total());
+	header(f, "cfiprof_outside_files_refused_total", "counter",
+	       "Files named by processes (mapped paths, perf maps, debug files) refused on a "
+	       "path handle before any open for reading, by what they were.");
+	for (int i = 0; i < SAFE_OPEN_REFUSAL_CAUSES; i++)
+		fprintf(f, "cfiprof_outside_files_refused_total{cause=\"%s\"} %" PRIu64 "\n",
+			safe_open_refusal_name(i), safe_open_refused(i));
 	metric(f, "cfiprof_mappings_over_load_time_total", "counter",
 	       "Mappings left unresolved (frame pointers, no names): their process's load took "
 	       "over its time budget (1.5 s).",

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/escape.h"
 #include "common/heap.h"
 #include "user/profile/aggregate.h"
 #include "user/track/cgroups.h"
@@ -137,7 +138,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (bad)
 		fprintf(stderr, "cfiprof: %s: %" PRIu64 " malformed lines skipped (first: %s)\n",
-			args.input, bad, err);
+			args.input, bad, str_escape((char[512]){0}, 512, err, NULL));
 	/* the objects were read with the recording: their fetches are under way */
 	sym_fetch_settle(fetch, stderr);
 	frame_namer_init(&fn, pt, ks);

@@ -2,6 +2,9 @@
 /* Creating output files with a fixed mode; see output_file.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,21 +12,45 @@
 
 #include "user/output/output_file.h"
 
+/*
+ * Whether a symlink in @path's directory can only be root's: /dev/stdout and
+ * /dev/fd/N are links on purpose, but anyone may plant one in /dev/shm or
+ * /dev/mqueue.
+ */
+static bool link_dir_trusted(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path),
+			  path) >= (int)sizeof(dir))
+		return false;
+	return !stat(dir, &st) && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
 FILE *output_create(const char *path, mode_t mode)
 {
+	const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY;
 	/*
-	 * A symlink planted where the profile goes (in /tmp, say) must not send
-	 * a privileged profiler's output over another file; /dev/stdout and
-	 * friends are links on purpose.
+	 * A symlink planted where the profile goes must not send a privileged
+	 * profiler's output over another file.
 	 */
-	int nofollow = strncmp(path, "/dev/", 5) ? O_NOFOLLOW : 0;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | nofollow, mode);
+	int fd = open(path, flags | O_NOFOLLOW, mode);
+	struct stat st;
 	FILE *f;
 
+	if (fd < 0 && errno == ELOOP && !strncmp(path, "/dev/", 5) && link_dir_trusted(path))
+		fd = open(path, flags, mode);
 	if (fd < 0)
 		return NULL;
-	/* an existing file keeps its old mode through O_CREAT; the umask narrows a new one */
-	if (fchmod(fd, mode)) {
+	/*
+	 * An existing file keeps its old mode through O_CREAT; the umask narrows a
+	 * new one.  Not a device or a pipe: -o /dev/null would make it root's only.
+	 */
+	if (fstat(fd, &st) || (S_ISREG(st.st_mode) && fchmod(fd, mode))) {
 		int e = errno;
 
 		close(fd);

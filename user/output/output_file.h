@@ -9,8 +9,10 @@
 #define OUTPUT_DEFAULT_MODE 0600
 
 /*
- * Creates (or truncates) path with exactly mode, whatever the umask; a symlink
- * is not followed (ELOOP) unless the path is under /dev.  NULL + errno on failure.
+ * Creates (or truncates) path with exactly mode, whatever the umask (a device
+ * or pipe keeps its own); a symlink as the last component is followed only
+ * under /dev, in a directory no one but root can write (/dev/stdout, not
+ * /dev/shm), else ELOOP.  NULL + errno on failure.
  */
 FILE *output_create(const char *path, mode_t mode);
 /* Parses an octal mode such as "0644"; -1 if invalid. */

@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/vec.h"
 #include "elf/elf_read.h"
+#include "elf/safe_open.h"
 #include "user/session/session.h"
 #include "user/profile/frame_names.h"
 #include "user/symbolize/python_names.h"
@@ -56,7 +57,23 @@ static void print_refusals(FILE *f, const struct table_store_stats *ts,
 	fprintf(f, "\n");
 }
 
+/* Files named by processes refused on their path handle, by cause: only when any were. */
+static void print_outside_refusals(FILE *f)
+{
+	const char *sep = "";
+	int i;
 
+	for (i = 0; i < SAFE_OPEN_REFUSAL_CAUSES; i++) {
+		if (!safe_open_refused(i))
+			continue;
+		fprintf(f, "%s%s %" PRIu64,
+			*sep ? sep : "cfiprof: files refused unopened: ", safe_open_refusal_name(i),
+			safe_open_refused(i));
+		sep = ", ";
+	}
+	if (*sep)
+		fprintf(f, "\n");
+}
 
 static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f)
 {
@@ -345,6 +362,7 @@ static void print_full(struct session *s, FILE *f)
 	}
 	print_refusals(f, &ts, &tr);
 	print_elf_refusals(f);
+	print_outside_refusals(f);
 	print_python(s, c, f);
 	fprintf(f,
 		"cfiprof: table requests: %" PRIu64 " sent, %" PRIu64

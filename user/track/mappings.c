@@ -23,6 +23,7 @@
 #include "elf/elf_read.h"
 #include "elf/safe_open.h"
 #include "common/clock.h"
+#include "common/escape.h"
 #include "user/track/mapping_keys.h"
 #include "user/track/tracker_internal.h"
 
@@ -99,8 +100,8 @@ struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, con
 	for (i = 0; i < diag.count && i < 2; i++)
 		fprintf(stderr, "cfiprof: warning: %s\n", diag.msg[i]);
 	if (diag.count > 2)
-		fprintf(stderr, "cfiprof: warning: %s: %u more CFI problems\n", name,
-			diag.count - 2);
+		fprintf(stderr, "cfiprof: warning: %s: %u more CFI problems\n",
+			str_escape((char[512]){0}, 512, name, NULL), diag.count - 2);
 out:
 	if (hook)
 		hook(pt->build_hook_ctx, name, false);
@@ -159,12 +160,33 @@ int vdso_copy_fd(uint32_t pid, uint64_t start, uint64_t end)
 }
 
 /* map_files works for deleted files and files in other mount namespaces (needs CAP_SYS_ADMIN). */
-int map_file_open(uint32_t pid, uint64_t start, uint64_t end)
+int map_file_open(uint32_t pid, uint64_t start, uint64_t end, const struct file_id *want)
 {
 	char path[96];
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
-	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* a device can be mapped too: its handle is looked at before any open */
+	return open_regular_as(path, want);
+}
+
+/*
+ * A device, FIFO or symlink where a library was is planted: said, at most once
+ * a second (a process can make one a reload).  Another file there is not: an
+ * upgrade replaces libraries under running processes.
+ */
+static void log_planted(uint32_t pid, const char *path, int err)
+{
+	static uint64_t next_ns;
+	uint64_t now = mono_ns(), next = __atomic_load_n(&next_ns, __ATOMIC_RELAXED);
+
+	if (now < next || !__atomic_compare_exchange_n(&next_ns, &next, now + 1000000000ull, false,
+						       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	fprintf(stderr,
+		"cfiprof: pid %u: its mapped %s is now %s: refused, frame pointers used (logged "
+		"at most once a second; counted by cause)\n",
+		pid, str_escape((char[512]){0}, 512, path, NULL),
+		err == -ELOOP ? "a symlink" : "not a regular file");
 }
 
 static bool is_vdso(const struct maps_entry *e)
@@ -174,6 +196,8 @@ static bool is_vdso(const struct maps_entry *e)
 
 int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e, struct stat *st)
 {
+	/* the path may name another file by now (renamed over, replaced): only the mapped one */
+	const struct file_id want = {makedev(e->dev_major, e->dev_minor), (ino_t)e->inode};
 	bool vdso = is_vdso(e);
 	int fd;
 
@@ -185,14 +209,15 @@ int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry 
 		if (fd < 0)
 			fd = errno ? -errno : -1;
 	} else {
-		fd = map_file_open(pid, e->start, e->end);
+		fd = map_file_open(pid, e->start, e->end, &want);
 		/* without map_files (no CAP_SYS_ADMIN): the path as the process sees it */
-		if (fd < 0) {
-			fd = open_in_proc_root(pid, e->path);
-			/* a FIFO, device or symlink where the library was: planted */
-			if (fd == -EINVAL || fd == -ELOOP)
-				TRACKER_COUNT(pt, files_refused, 1);
-		}
+		if (fd < 0)
+			fd = open_in_proc_root_as(pid, e->path, &want);
+		/* a FIFO, device, symlink or another file where the library was: planted */
+		if (fd == -EINVAL || fd == -ELOOP || fd == -ESTALE)
+			TRACKER_COUNT(pt, files_refused, 1);
+		if (fd == -EINVAL || fd == -ELOOP)
+			log_planted(pid, e->path, fd);
 	}
 	/* out of file descriptors: this mapping goes without tables and names */
 	if (fd == -EMFILE || fd == -ENFILE)
@@ -200,13 +225,6 @@ int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry 
 	if (fd < 0 || fstat(fd, st)) {
 		if (fd >= 0)
 			close(fd);
-		return -1;
-	}
-	/* the path may name another file by now (renamed over, replaced): only the mapped one */
-	if (!vdso && (st->st_ino != e->inode || major(st->st_dev) != e->dev_major ||
-		      minor(st->st_dev) != e->dev_minor)) {
-		close(fd);
-		TRACKER_COUNT(pt, files_refused, 1);
 		return -1;
 	}
 	return fd;

@@ -54,7 +54,7 @@ static struct sym_obj *saved_file_symbols(struct proc_tracker *pt, uint32_t pid,
 	if (!m->key[0])
 		return NULL;
 	/* a file only in a container's mount namespace: still there if the process is */
-	fd = map_file_open(pid, m->start, m->end);
+	fd = map_file_open(pid, m->start, m->end, NULL);
 	if (fd >= 0 && !elf_build_id_hex_fd(fd, bid, sizeof(bid)) && !strcmp(bid, m->key))
 		o = sym_cache_get(pt->syms, m->key, m->path, fd, pid);
 	if (fd >= 0)

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/escape.h"
 #include "common/hash.h"
 #include "user/track/table_store.h"
 
@@ -348,33 +349,36 @@ static void log_refusal(const struct table_store *ts, const struct obj_entry *o,
 			const struct cfi_table *t, enum table_refusal why)
 {
 	const struct table_quotas *q = &ts->quotas;
+	char name[512];
+
+	/* the object's path is the process's to choose */
+	str_escape(name, sizeof(name), o->name, NULL);
 
 	switch (why) {
 	case REFUSED_ROWS_FULL:
 		fprintf(stderr, "cfiprof: %s: rows map full (%u rows needed, %u of %u in use)\n",
-			o->name, t->nr_rows, ts->alloc.used, ts->alloc.total);
+			name, t->nr_rows, ts->alloc.used, ts->alloc.total);
 		break;
 	case REFUSED_BYTES_FULL:
 		fprintf(stderr,
 			"cfiprof: %s: table bytes cap reached (%llu bytes needed, %llu of %llu in "
 			"use)\n",
-			o->name, (unsigned long long)table_bytes(t->nr_rows, 0, t->nr_pages),
+			name, (unsigned long long)table_bytes(t->nr_rows, 0, t->nr_pages),
 			(unsigned long long)table_store_bytes(ts),
 			(unsigned long long)ts->max_bytes);
 		break;
 	case REFUSED_DICTIONARY_FULL:
-		fprintf(stderr, "cfiprof: %s: rule dictionary full (%u rules)\n", o->name,
-			ts->gr.max);
+		fprintf(stderr, "cfiprof: %s: rule dictionary full (%u rules)\n", name, ts->gr.max);
 		break;
 	case REFUSED_PAGES_FULL:
-		fprintf(stderr, "cfiprof: %s: page index map full (%u pages needed)\n", o->name,
+		fprintf(stderr, "cfiprof: %s: page index map full (%u pages needed)\n", name,
 			t->nr_pages);
 		break;
 	default:
 		fprintf(stderr,
 			"cfiprof: %s: over the per-object quota (%s: %u rules, %u pages, %u rows; "
 			"quotas %u, %u, %u): using frame pointers\n",
-			o->name, table_refusal_name(why), t->nr_rules, t->nr_pages, t->nr_rows,
+			name, table_refusal_name(why), t->nr_rules, t->nr_pages, t->nr_rows,
 			q->obj_rules, q->obj_pages, q->obj_rows);
 	}
 }
@@ -529,8 +533,8 @@ struct obj_entry *table_store_acquire(struct table_store *ts, const char *key, c
 		else
 			ts->stats.objects_failed++;
 		if (o->state == OBJ_FAILED || ts->verbose)
-			fprintf(stderr, "cfiprof: %s: %s: using frame pointers\n", name,
-				cfi_strerror(err));
+			fprintf(stderr, "cfiprof: %s: %s: using frame pointers\n",
+				str_escape((char[512]){0}, 512, name, NULL), cfi_strerror(err));
 	} else {
 		err = table_store_load_table(ts, o, t, charge);
 		cfi_table_free(t);

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "elf/safe_open.h"
 #include "user/track/file_index.h"
 #include "user/track/proc_maps.h"
 #include "user/track/proc_stat.h"
@@ -261,7 +262,7 @@ uint32_t mappings_pair(const struct proc_mapping *old, uint32_t nr_old,
 /* A copy of the vDSO mapped at [start, end) in pid, in a memfd; -1 on failure. */
 int vdso_copy_fd(uint32_t pid, uint64_t start, uint64_t end);
 /* Opens /proc/PID/map_files/START-END: the mapped file, whatever mount namespace it is in. */
-int map_file_open(uint32_t pid, uint64_t start, uint64_t end);
+int map_file_open(uint32_t pid, uint64_t start, uint64_t end, const struct file_id *want);
 
 /* ---- snapshots.c: mappings read early, for processes gone before their load ---- */
 
