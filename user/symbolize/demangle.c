@@ -9,6 +9,8 @@
 
 #include <libiberty/demangle.h>
 
+#include "user/symbolize/elf_symbols.h"
+
 /* Rust legacy names end in "::h" + 16 hex digits: a hash, noise in a profile. */
 static void strip_rust_hash(char *s)
 {
@@ -41,6 +43,16 @@ char *sym_demangle(const char *mangled, enum sym_demangle_mode mode)
 	out = cplus_demangle(mangled, flags | DMGL_AUTO);
 	if (out && mangled[1] == 'Z')
 		strip_rust_hash(out);
+	/* back-references let a short mangled name expand a thousandfold: cut, as raw names are */
+	if (out && strnlen(out, SYM_DEMANGLED_MAX + 1) > SYM_DEMANGLED_MAX) {
+		size_t cut = sizeof(ELF_SYMBOL_NAME_CUT) - 1;
+		char *p;
+
+		memcpy(out + SYM_DEMANGLED_MAX - cut, ELF_SYMBOL_NAME_CUT, cut + 1);
+		p = realloc(out, SYM_DEMANGLED_MAX + 1);
+		if (p)
+			out = p;
+	}
 	return out;
 }
 
