@@ -84,6 +84,12 @@ struct cfi_budget {
 	uint64_t max_raw_rows; /* rows the CFA programs produce */
 	/* non-zero (read atomically) while it runs: give up now, the caller is stopping */
 	const int *cancel;
+	/*
+	 * Bytes of rows and page index the table may hold, as the table store
+	 * counts them (0: no bound): a table it could never load is given up as
+	 * it grows past them, not once built.
+	 */
+	uint64_t max_bytes;
 };
 #define CFI_BUDGET_NS_DEFAULT	    (10ull * 1000 * 1000 * 1000)
 #define CFI_BUDGET_FDES_DEFAULT	    (1ull << 20)

@@ -11,6 +11,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -310,13 +311,17 @@ static void test_budget_limits(void)
 		int rc;
 		const char *says;
 	} cases[] = {
-	    {"defaults", {0, 0, 0, NULL}, CFI_OK, ""},
-	    {"1000 FDEs", {0, 1000, 0, NULL}, CFI_ERR_BUDGET, "more than 1000 FDEs"},
-	    {"1000 raw rows", {0, 0, 1000, NULL}, CFI_ERR_BUDGET, "more than 1000 raw rows"},
-	    {"1 ns", {1, 0, 0, NULL}, CFI_ERR_BUDGET, "ms of build time"},
-	    {"room to spare", {60ull * 1000000000, 50000, 100000, NULL}, CFI_OK, ""},
-	    {"cancelled", {0, 0, 0, &cancelled}, CFI_ERR_BUDGET, "cancelled (stopping)"},
-	    {"not cancelled", {0, 0, 0, &not_cancelled}, CFI_OK, ""},
+	    {"defaults", {0, 0, 0, NULL, 0}, CFI_OK, ""},
+	    {"1000 FDEs", {0, 1000, 0, NULL, 0}, CFI_ERR_BUDGET, "more than 1000 FDEs"},
+	    {"1000 raw rows", {0, 0, 1000, NULL, 0}, CFI_ERR_BUDGET, "more than 1000 raw rows"},
+	    {"1 ns", {1, 0, 0, NULL, 0}, CFI_ERR_BUDGET, "ms of build time"},
+	    {"room to spare", {60ull * 1000000000, 50000, 100000, NULL, 0}, CFI_OK, ""},
+	    {"cancelled", {0, 0, 0, &cancelled, 0}, CFI_ERR_BUDGET, "cancelled (stopping)"},
+	    {"not cancelled", {0, 0, 0, &not_cancelled, 0}, CFI_OK, ""},
+	    {"64 KiB of table",
+	     {0, 0, 0, NULL, 65536},
+	     CFI_ERR_BUDGET,
+	     "more than 65536 bytes of table"},
 	};
 	char msg[256];
 	size_t len, i;
@@ -331,6 +336,43 @@ static void test_budget_limits(void)
 		      "budget %s: %s (want %s), message '%s' (want '%s')", cases[i].name,
 		      cfi_strerror(rc), cfi_strerror(cases[i].rc), msg, cases[i].says);
 	}
+	free(img);
+}
+
+/* The table store's bytes of a table (user/track/table_store.c: rows and page index). */
+static uint64_t store_bytes(const struct cfi_table *t)
+{
+	return (uint64_t)t->nr_rows * sizeof(struct cfi_row) +
+	       (uint64_t)t->nr_pages * (sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val));
+}
+
+/*
+ * max_bytes (the agent's max_table_bytes) bounds the build itself: a table
+ * of exactly that many bytes is built, one byte less and it is given up
+ * while it grows, as the store would have refused it once built.
+ */
+static void test_budget_bytes(void)
+{
+	struct cfi_budget b = {0};
+	struct cfi_table *t = NULL;
+	char msg[256];
+	uint64_t bytes;
+	size_t len;
+	uint8_t *img = many_fdes(50000, INSNS(0x41, 0x0e, 0x10), &len);
+	int rc = cfi_table_build_mem(img, len, NULL, &t, NULL);
+
+	bytes = t ? store_bytes(t) : 0;
+	CHECK(rc == CFI_OK && bytes > 65536, "unbounded build: %s, %" PRIu64 " bytes",
+	      cfi_strerror(rc), bytes);
+	cfi_table_free(t);
+	b.max_bytes = bytes;
+	rc = build_with(img, len, &b, msg, sizeof(msg));
+	CHECK(rc == CFI_OK, "max_bytes = its %" PRIu64 " bytes: %s (%s)", bytes, cfi_strerror(rc),
+	      msg);
+	b.max_bytes = bytes - 1;
+	rc = build_with(img, len, &b, msg, sizeof(msg));
+	CHECK(rc == CFI_ERR_BUDGET && strstr(msg, "bytes of table"),
+	      "max_bytes one short of %" PRIu64 ": %s, '%s'", bytes, cfi_strerror(rc), msg);
 	free(img);
 }
 
@@ -585,6 +627,7 @@ int main(void)
 	test_cie_program();
 	test_debug_frame_span();
 	test_budget_limits();
+	test_budget_bytes();
 	test_budget_defaults();
 	test_symtab_copies();
 	test_maps_many();
