@@ -209,10 +209,26 @@ static int add_line(struct sym_table *t, uint64_t start, uint64_t size, const ch
 	return 1;
 }
 
+/* Lines left in @f, counted without parsing them. */
+static uint64_t lines_left(FILE *f)
+{
+	char buf[65536];
+	uint64_t n = 0;
+	bool partial = false;
+	size_t len;
+
+	while ((len = fread(buf, 1, sizeof(buf), f)) > 0) {
+		for (char *p = buf; (p = memchr(p, '\n', (size_t)(buf + len - p))); p++)
+			n++;
+		partial = buf[len - 1] != '\n';
+	}
+	return n + partial;
+}
+
 /*
- * Parses the whole file into @t, holding at most @max_bytes: a line past the
- * bound is counted in *@refused, not kept.  Returns the malformed line count,
- * or -1.
+ * Parses the whole file into @t, holding at most @max_bytes: the lines from
+ * the first past the bound on (room never grows back) are counted in
+ * *@refused, not parsed.  Returns the malformed line count, or -1.
  */
 static long load(FILE *f, struct sym_table *t, size_t max_bytes, uint64_t *refused)
 {
@@ -242,7 +258,10 @@ static long load(FILE *f, struct sym_table *t, size_t max_bytes, uint64_t *refus
 			bad = -1;
 			break;
 		}
-		*refused += ret == 0;
+		if (ret == 0) {
+			*refused += 1 + lines_left(f);
+			break;
+		}
 	}
 	free(line);
 	return bad;
