@@ -425,20 +425,6 @@ static bool check_poisoning(const char *traces)
 
 /* ---- the agent ---- */
 
-static long proc_status_kb(pid_t pid, const char *field)
-{
-	char path[64], *s, *p;
-	long kb = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	s = slurp(path);
-	p = strstr(s, field);
-	if (p)
-		kb = strtol(p + strlen(field) + 1, NULL, 10);
-	free(s);
-	return kb;
-}
-
 /* utime + stime of pid in seconds, or -1. */
 static double proc_cpu_s(pid_t pid)
 {
@@ -454,21 +440,6 @@ static double proc_cpu_s(pid_t pid)
 		r = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 	free(s);
 	return r;
-}
-
-static int interval_files(const char *dir, char names[][96], int max)
-{
-	struct dirent *e;
-	DIR *d = opendir(dir);
-	int n = 0;
-
-	while (d && (e = readdir(d)))
-		if (!strncmp(e->d_name, "cfiprof-", 8) && strstr(e->d_name, ".pb.gz") && n < max)
-			snprintf(names[n++], 96, "%.95s", e->d_name);
-	if (d)
-		closedir(d);
-	qsort(names, (size_t)n, 96, (int (*)(const void *, const void *))strcmp);
-	return n;
 }
 
 static void stop_attacks(void)

@@ -9,6 +9,7 @@
 #ifndef CFIPROF_TESTS_NOBODY_H
 #define CFIPROF_TESTS_NOBODY_H
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -83,6 +84,37 @@ static inline pid_t spawn_as_nobody(char **argv, bool caps, const char *out, con
 		full[n++] = argv[i];
 	full[n] = NULL;
 	return spawn(full, out, err);
+}
+
+/* A "Field:" of /proc/PID/status in kB (VmHWM: the kernel's peak RSS), or -1. */
+static inline long proc_status_kb(pid_t pid, const char *field)
+{
+	char path[64], *s, *p;
+	long kb = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	s = slurp(path);
+	p = strstr(s, field);
+	if (p)
+		kb = strtol(p + strlen(field) + 1, NULL, 10);
+	free(s);
+	return kb;
+}
+
+/* The agent's interval files in @dir ("cfiprof-*.pb.gz"), sorted, at most @max. */
+static inline int interval_files(const char *dir, char names[][96], int max)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "cfiprof-", 8) && strstr(e->d_name, ".pb.gz") && n < max)
+			snprintf(names[n++], 96, "%.95s", e->d_name);
+	if (d)
+		closedir(d);
+	qsort(names, (size_t)n, 96, (int (*)(const void *, const void *))strcmp);
+	return n;
 }
 
 #endif
