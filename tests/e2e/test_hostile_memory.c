@@ -154,15 +154,8 @@ static void test_small_files_large_memory(void)
 	CHECK(start_big_map(), "starting the JIT with a 63 MiB perf map");
 
 	agent = spawn_as_nobody(agent_argv, true, NULL, log);
-	for (int i = 0; i < 100 && !addr[0]; i++) {
-		char *l = slurp(log), *m = strstr(l, "metrics=");
-
-		if (m)
-			sscanf(m + 8, "%63[0-9.:]", addr);
-		free(l);
-		sleep_s(0.05);
-	}
-	CHECK(addr[0], "the agent did not say where /metrics is");
+	CHECK(agent_metrics_addr(log, addr, sizeof(addr)),
+	      "the agent did not say where /metrics is");
 	/* until both files were read (else the bound below proves nothing), their excess counted */
 	for (double t0 = mono_sec(); addr[0] && mono_sec() - t0 < READ_MAX_S; sleep_s(0.25)) {
 		free(body);

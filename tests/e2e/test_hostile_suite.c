@@ -492,15 +492,8 @@ static void test_all_attacks_at_once(void)
 
 	t0 = mono_sec();
 	agent = spawn_nobody(agent_argv, true, NULL, log);
-	for (int i = 0; i < 100 && !addr[0]; i++) {
-		char *l = slurp(log), *m = strstr(l, "metrics=");
-
-		if (m)
-			sscanf(m + 8, "%63[0-9.:]", addr);
-		free(l);
-		sleep_s(0.05);
-	}
-	CHECK(addr[0], "the agent did not say where /metrics is");
+	CHECK(agent_metrics_addr(log, addr, sizeof(addr)),
+	      "the agent did not say where /metrics is");
 	/* intervals are counted from its start (BPF loaded, attached), not from its exec */
 	started = mono_sec();
 	for (size_t i = 0; i < NR_ATTACKS; i++)

@@ -117,4 +117,23 @@ static inline int interval_files(const char *dir, char names[][96], int max)
 	return n;
 }
 
+/* The agent's /metrics address from its log's "metrics=" (5 s at most); false without one. */
+static inline bool agent_metrics_addr(const char *log, char *addr, size_t len)
+{
+	char fmt[32];
+
+	snprintf(fmt, sizeof(fmt), "%%%zu[0-9.:]", len - 1);
+	addr[0] = '\0';
+	for (int i = 0; i < 100 && !addr[0]; i++) {
+		char *l = slurp(log), *m = strstr(l, "metrics=");
+
+		if (m)
+			sscanf(m + 8, fmt, addr);
+		free(l);
+		if (!addr[0])
+			sleep_s(0.05);
+	}
+	return addr[0] != '\0';
+}
+
 #endif
