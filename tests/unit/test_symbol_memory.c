@@ -19,6 +19,7 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/long_names_elf.h"
+#include "user/symbolize/demangle.h"
 #include "user/symbolize/elf_symbols.h"
 #include "user/symbolize/perfmap.h"
 #include "user/symbolize/sym_cache.h"
@@ -135,6 +136,72 @@ static void test_symbol_bytes_bound(void)
 	      "peak RSS +%ld MB for a bound of %llu MB", o.peak_kb >> 10,
 	      ELF_SYMBOLS_BYTES_MAX / MB);
 	unlink(path);
+}
+
+/* ---- demangled names ---- */
+
+/* "_Z1f" + B<A,A>, then @levels arguments each B<previous, previous>: 2^levels output. */
+static void expanding_name(char *buf, size_t len, int levels)
+{
+	size_t n = (size_t)snprintf(buf, len, "_Z1fI1BI1AS1_E");
+
+	/* substitutions: f S_, B S0_, A S1_, B<A,A> S2_, each new argument the next (base 36) */
+	for (int k = 0; k < levels && n < len; k++) {
+		static const char d36[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+		char id[4] = {0};
+		int v = k + 2;
+
+		if (v >= 36)
+			snprintf(id, sizeof(id), "%c%c", d36[v / 36], d36[v % 36]);
+		else
+			id[0] = d36[v];
+		n += (size_t)snprintf(buf + n, len - n, "S0_IS%s_S%s_E", id, id);
+	}
+	snprintf(buf + n, len - n, "Evv");
+}
+
+static void demangle_case(void *arg, struct outcome *o)
+{
+	const char *want = "void f<B<A, A>, B<B<A, A>, B<A, A> >";
+	size_t mark = sizeof(ELF_SYMBOL_NAME_CUT) - 1;
+	char *out;
+	double t0;
+
+	bound_start();
+	t0 = now_ms();
+	out = sym_demangle(arg, SYM_DEMANGLE_FULL);
+	o->ms = now_ms() - t0;
+	o->rc = out ? 0 : -1;
+	o->val[0] = out ? strlen(out) : 0;
+	o->val[1] = out && !strncmp(out, want, strlen(want)) &&
+		    !strcmp(out + strlen(out) - mark, ELF_SYMBOL_NAME_CUT);
+	free(out);
+}
+
+/*
+ * A 200-byte name whose back-references double the output at each level:
+ * 40 levels print a terabyte.  It is cut at SYM_DEMANGLED_MAX, in time and
+ * memory, and a name that fits is printed whole (libiberty's own output).
+ */
+static void test_demangle_expansion(void)
+{
+	char name[512];
+	struct outcome o;
+	char *small;
+
+	expanding_name(name, sizeof(name), 2);
+	small = sym_demangle(name, SYM_DEMANGLE_FULL);
+	CHECK(small && !strcmp(small, "void f<B<A, A>, B<B<A, A>, B<A, A> >, B<B<B<A, A>, "
+				      "B<A, A> >, B<B<A, A>, B<A, A> > > >()"),
+	      "two levels: %s", small ? small : "(null)");
+	free(small);
+	expanding_name(name, sizeof(name), 40);
+	o = run_bounded("a 40-level expanding mangled name", demangle_case, name, 256, 20);
+	CHECK(o.rc == 0 && o.val[0] == SYM_DEMANGLED_MAX && o.val[1] == 1,
+	      "demangled: %" PRIu64 " bytes (want %u, cut and marked: %s)", o.val[0],
+	      SYM_DEMANGLED_MAX, o.val[1] ? "yes" : "no");
+	/* the 16 KiB kept, and what libiberty's parse holds: nothing near the output's size */
+	CHECK(o.peak_kb < 8 * 1024, "peak RSS +%ld KB", o.peak_kb);
 }
 
 /* ---- perf maps ---- */
@@ -310,6 +377,7 @@ int main(int argc, char **argv)
 	}
 	RUN_TEST(test_shared_long_name);
 	RUN_TEST(test_symbol_bytes_bound);
+	RUN_TEST(test_demangle_expansion);
 	RUN_TEST(test_perfmap_bytes);
 	RUN_TEST(test_perfmap_total);
 	RUN_TEST(test_perfmap_unchanged);
