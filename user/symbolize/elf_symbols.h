@@ -22,15 +22,17 @@
  * A name is kept whole up to ELF_SYMBOL_NAME_MAX bytes (mangled; the longest
  * in libLLVM is 613, a demangled C++ name a few KB), longer ones cut to that
  * and ending in ELF_SYMBOL_NAME_CUT.  An object keeps at most
- * ELF_SYMBOLS_MAX symbols (6 times rustc driver's 165k) holding at most
- * ELF_SYMBOLS_BYTES_MAX bytes of ranges and names (libLLVM's: 2 MB); past
- * either, the rest of its symbols are dropped.  Both are counted
- * (elf_symbols_refused).
+ * ELF_SYMBOLS_MAX symbols (3 times rustc driver's 165k) holding at most
+ * ELF_SYMBOLS_BYTES_MAX bytes of ranges and names (libLLVM's: 2 MB, libjvm's
+ * 3 MB); past either, the rest of its symbols are dropped.  Both are counted
+ * (elf_symbols_refused).  A crafted object then costs the agent (MemoryMax
+ * 256M, ~150 MB of its own on a busy host) at most ~70 MB while it is read:
+ * 40 bytes per symbol read, the table, and its file's pages.
  */
 #define ELF_SYMBOL_NAME_MAX   4096
 #define ELF_SYMBOL_NAME_CUT   "[...]"
-#define ELF_SYMBOLS_MAX	      (1u << 20)
-#define ELF_SYMBOLS_BYTES_MAX (64ull << 20)
+#define ELF_SYMBOLS_MAX	      (512u << 10)
+#define ELF_SYMBOLS_BYTES_MAX (32ull << 20)
 
 enum elf_symbols_refusal {
 	ELF_SYMBOLS_NAME_CUT, /* names cut to ELF_SYMBOL_NAME_MAX */
