@@ -58,7 +58,7 @@ ASAN_TESTS := test_tables_malformed test_tables_rules test_symbolize test_fuzz_r
               test_debug_file test_agent_limits test_agent_spool test_http_server test_budgets \
               test_tracker_reload test_tracker_forget test_tracker_races test_deferred_queue \
               test_table_cache test_tracker_builds test_tracker_snapshot test_debuginfo \
-              test_python test_src_lines test_hostile_reads test_safe_open
+              test_python test_src_lines test_hostile_reads test_safe_open test_symbol_memory
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
 # the tracker's tests run once more under ThreadSanitizer: the load thread, the symbolizer
 # and the consumer share its state

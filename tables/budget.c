@@ -25,7 +25,9 @@ void budget_start(struct build_budget *b, const struct cfi_budget *want)
 	b->max_fdes = want && want->max_fdes ? want->max_fdes : CFI_BUDGET_FDES_DEFAULT;
 	b->max_raw_rows =
 	    want && want->max_raw_rows ? want->max_raw_rows : CFI_BUDGET_RAW_ROWS_DEFAULT;
-	b->max_bytes = want && want->max_bytes ? want->max_bytes : CFI_BUDGET_BYTES_DEFAULT;
+	b->max_section_bytes = want && want->max_section_bytes ? want->max_section_bytes
+							       : CFI_BUDGET_BYTES_DEFAULT;
+	b->max_bytes = want ? want->max_bytes : 0;
 	b->cancel = want ? want->cancel : NULL;
 	b->ticks = 0;
 }

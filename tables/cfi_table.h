@@ -88,6 +88,12 @@ struct cfi_budget {
 	 * bytes of sections read (declared sizes, and inflated ones for
 	 * SHF_COMPRESSED), charged before they are read or inflated
 	 */
+	uint64_t max_section_bytes;
+	/*
+	 * Bytes of rows and page index the table may hold, as the table store
+	 * counts them (0: no bound): a table it could never load is given up as
+	 * it grows past them, not once built.
+	 */
 	uint64_t max_bytes;
 };
 #define CFI_BUDGET_NS_DEFAULT	    (10ull * 1000 * 1000 * 1000)

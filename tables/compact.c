@@ -215,6 +215,8 @@ static int sink_put(struct row_sink *s, uint64_t addr, uint16_t rule)
 		return 0; /* identical neighbours merge */
 	if (!s->nr && rule == CFI_RULE_NONE)
 		return 0;
+	if (s->max && s->nr >= s->max)
+		return CFI_ERR_BUDGET;
 	n = vec_grow(s->v, sizeof(*s->v), s->nr, &s->cap, 4096);
 	if (!n)
 		return CFI_ERR_NOMEM;
@@ -298,7 +300,19 @@ static int emit_pieces(struct cfi_parse *p, struct pieces *ps, struct rule_dict 
 struct page_builder {
 	struct cfi_table *t;
 	uint64_t cap_rows, cap_pages;
+	uint64_t max_bytes; /* 0: any */
 };
+
+/* Whether one more row (and page) keeps the table within its bytes. */
+static bool pb_fits(const struct page_builder *pb, uint64_t rows, uint64_t pages)
+{
+	const struct cfi_table *t = pb->t;
+	uint64_t page = sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val);
+	uint64_t bytes =
+	    (t->nr_rows + rows) * sizeof(struct cfi_row) + (t->nr_pages + pages) * page;
+
+	return !pb->max_bytes || bytes <= pb->max_bytes;
+}
 
 static int pb_row(struct page_builder *pb, uint16_t off, uint16_t rule)
 {
@@ -307,6 +321,8 @@ static int pb_row(struct page_builder *pb, uint16_t off, uint16_t rule)
 
 	if (t->nr_rows == pb->cap_rows && pb->cap_rows * 2 > UINT32_MAX)
 		return CFI_ERR_TOO_BIG;
+	if (!pb_fits(pb, 1, 0))
+		return CFI_ERR_BUDGET;
 	n = vec_grow(t->rows, sizeof(*t->rows), t->nr_rows, &pb->cap_rows, 4096);
 	if (!n)
 		return CFI_ERR_NOMEM;
@@ -340,6 +356,8 @@ static int pb_page(struct page_builder *pb, uint64_t page)
 	pb_drop_empty_last(t);
 	if (t->nr_pages == pb->cap_pages && pb->cap_pages * 2 > MAX_PAGES * 2ull)
 		return CFI_ERR_TOO_BIG;
+	if (!pb_fits(pb, 0, 1))
+		return CFI_ERR_BUDGET;
 	n = vec_grow(t->pages, sizeof(*t->pages), t->nr_pages, &pb->cap_pages, 64);
 	if (!n)
 		return CFI_ERR_NOMEM;
@@ -509,9 +527,10 @@ static int without_hole(struct rule_dict *dict, uint16_t id)
 	return rule_dict_intern(dict, &r);
 }
 
-static int build_pages(const struct row_sink *s, struct rule_dict *dict, struct cfi_table *t)
+static int build_pages(const struct row_sink *s, struct rule_dict *dict, struct cfi_table *t,
+		       uint64_t max_bytes)
 {
-	struct page_builder pb = {.t = t};
+	struct page_builder pb = {.t = t, .max_bytes = max_bytes};
 	uint64_t i, cur = UINT64_MAX, pg;
 	uint16_t in_force = CFI_RULE_NONE;
 	int err = 0;
@@ -614,20 +633,33 @@ static int mark_entry(struct row_sink *s, struct rule_dict *dict, uint64_t entry
 int build_compact(struct cfi_parse *p, struct rule_dict *dict, struct cfi_table *t,
 		  struct diag_ctx *diag)
 {
+	uint64_t max_bytes = p->budget.max_bytes;
 	struct pieces acc = {0};
 	struct row_sink sink = {0};
 	int err = 0, src;
 
+	/*
+	 * A table keeps at least half its sink's rows (a folded gap takes one
+	 * row with it, and gaps never follow each other): a sink twice what
+	 * max_bytes holds in rows is a table past it.
+	 */
+	if (max_bytes)
+		sink.max = 2 * (max_bytes / sizeof(struct cfi_row)) + 2;
 	for (src = 0; src < CFI_SRC_MAX && !err; src++)
 		err = add_source(p, (enum cfi_source)src, &acc, p->stats);
 	if (!err)
 		err = emit_pieces(p, &acc, dict, &sink, diag);
+	if (err == CFI_ERR_BUDGET && sink.max && sink.nr >= sink.max)
+		budget_exceeded(diag, "ELF", 0, "bytes of table", max_bytes);
 	if (!err)
 		err = mark_entry(&sink, dict, p->entry);
 	if (!err)
 		err = fold_gaps(&sink, dict);
-	if (!err)
-		err = build_pages(&sink, dict, t);
+	if (!err) {
+		err = build_pages(&sink, dict, t, max_bytes);
+		if (err == CFI_ERR_BUDGET)
+			budget_exceeded(diag, "ELF", 0, "bytes of table", max_bytes);
+	}
 	if (!err && sink.nr) {
 		t->min_addr = sink.v[0].addr;
 		t->max_addr = sink.v[sink.nr - 1].addr;

@@ -238,7 +238,7 @@ int elf_input_parse(struct elf_input *in, const char *path, const struct stat *s
 	GElf_Ehdr eh;
 	int err, missing = 1;
 
-	in->bytes_left = p->budget.max_bytes;
+	in->bytes_left = p->budget.max_section_bytes;
 	if (gelf_getehdr(in->obj.elf, &eh) && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) &&
 	    eh.e_entry < CFI_MAX_ADDR)
 		p->entry = eh.e_entry;

@@ -29,7 +29,7 @@ struct elf_input {
 	struct debug_file dbg; /* the separate debug file; fd -1 when none */
 	struct elf_obj dbg_obj;
 	struct cfi_section eh, dbg_own, dbg_sep;
-	uint64_t bytes_left; /* what the build may still read: cfi_budget.max_bytes */
+	uint64_t bytes_left; /* what the build may still read: cfi_budget.max_section_bytes */
 };
 
 /*

@@ -98,7 +98,7 @@ struct fde {
 /* ---- the build's budget: struct cfi_budget with its defaults applied ---- */
 struct build_budget {
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC */
-	uint64_t max_ns, max_fdes, max_raw_rows, max_bytes;
+	uint64_t max_ns, max_fdes, max_raw_rows, max_section_bytes, max_bytes;
 	const int *cancel;
 	uint32_t ticks;
 };
@@ -163,6 +163,7 @@ struct row_sink {
 		uint16_t rule;
 	} *v;
 	uint64_t nr, cap;
+	uint64_t max; /* rows it may hold (0: any): twice what max_bytes keeps */
 };
 int build_compact(struct cfi_parse *p, struct rule_dict *dict, struct cfi_table *t,
 		  struct diag_ctx *diag);

@@ -275,7 +275,7 @@ static void test_fifo_over_library(void)
 	CHECK(wait_ready(hout), "hostile_fifo did not get ready: '%s'", slurp(hout));
 	o = spawn_as_nobody(ordinary, false, NULL, NULL);
 	a = spawn_as_nobody(agent, true, NULL, log);
-	wait_metrics_addr(log, addr);
+	agent_metrics_addr(log, addr, sizeof(addr));
 	sleep_s(atof(SECONDS) - 1.5);
 	if (addr[0])
 		replaced = metric(addr, "cfiprof_mapped_files_refused_total");
@@ -628,7 +628,7 @@ static void start_beside(char **attack, const char *aout, char **agent, const ch
 	CHECK(wait_ready(aout), "%s did not get ready: '%s'", attack[0], slurp(aout));
 	b->ordinary = spawn(ordinary, NULL, NULL);
 	b->agent = spawn(agent, NULL, log);
-	wait_metrics_addr(log, b->addr);
+	agent_metrics_addr(log, b->addr, sizeof(b->addr));
 	CHECK(b->addr[0], "the agent's metrics address is in its log");
 }
 

@@ -209,7 +209,7 @@ static void test_agent_as_unit(void)
 	h = start_hostile("unit");
 	cgroup_of_its_own(h, cg, sizeof(cg));
 	a = spawn_as_nobody(agent, true, NULL, log);
-	wait_metrics_addr(log, addr);
+	agent_metrics_addr(log, addr, sizeof(addr));
 	CHECK(addr[0], "the agent's metrics address is in its log");
 	poll_metrics(addr, names, want, got, 4);
 	kill(a, SIGTERM);

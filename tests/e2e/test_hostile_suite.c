@@ -425,35 +425,6 @@ static bool check_poisoning(const char *traces)
 
 /* ---- the agent ---- */
 
-static long proc_status_kb(pid_t pid, const char *field)
-{
-	char path[64], *s, *p;
-	long kb = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	s = slurp(path);
-	p = strstr(s, field);
-	if (p)
-		kb = strtol(p + strlen(field) + 1, NULL, 10);
-	free(s);
-	return kb;
-}
-
-static int interval_files(const char *dir, char names[][96], int max)
-{
-	struct dirent *e;
-	DIR *d = opendir(dir);
-	int n = 0;
-
-	while (d && (e = readdir(d)))
-		if (!strncmp(e->d_name, "cfiprof-", 8) && strstr(e->d_name, ".pb.gz") && n < max)
-			snprintf(names[n++], 96, "%.95s", e->d_name);
-	if (d)
-		closedir(d);
-	qsort(names, (size_t)n, 96, (int (*)(const void *, const void *))strcmp);
-	return n;
-}
-
 static void stop_attacks(void)
 {
 	for (int i = 0; i < nr_procs; i++)
@@ -504,15 +475,8 @@ static void test_all_attacks_at_once(void)
 
 	t0 = mono_sec();
 	agent = spawn_nobody(agent_argv, true, NULL, log);
-	for (int i = 0; i < 100 && !addr[0]; i++) {
-		char *l = slurp(log), *m = strstr(l, "metrics=");
-
-		if (m)
-			sscanf(m + 8, "%63[0-9.:]", addr);
-		free(l);
-		sleep_s(0.05);
-	}
-	CHECK(addr[0], "the agent did not say where /metrics is");
+	CHECK(agent_metrics_addr(log, addr, sizeof(addr)),
+	      "the agent did not say where /metrics is");
 	/* intervals are counted from its start (BPF loaded, attached), not from its exec */
 	started = mono_sec();
 	for (size_t i = 0; i < NR_ATTACKS; i++)

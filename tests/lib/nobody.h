@@ -9,6 +9,7 @@
 #ifndef CFIPROF_TESTS_NOBODY_H
 #define CFIPROF_TESTS_NOBODY_H
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -100,19 +101,57 @@ static inline bool wait_ready(const char *out)
 	return false;
 }
 
-/* The agent's metrics address ("metrics=A.B.C.D:PORT" in its log) into addr[64]; "" if none. */
-static inline void wait_metrics_addr(const char *log, char *addr)
+/* A "Field:" of /proc/PID/status in kB (VmHWM: the kernel's peak RSS), or -1. */
+static inline long proc_status_kb(pid_t pid, const char *field)
 {
-	addr[0] = 0;
+	char path[64], *s, *p;
+	long kb = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	s = slurp(path);
+	p = strstr(s, field);
+	if (p)
+		kb = strtol(p + strlen(field) + 1, NULL, 10);
+	free(s);
+	return kb;
+}
+
+/* The agent's interval files in @dir ("cfiprof-*.pb.gz"), sorted, at most @max. */
+static inline int interval_files(const char *dir, char names[][96], int max)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "cfiprof-", 8) && strstr(e->d_name, ".pb.gz") && n < max)
+			snprintf(names[n++], 96, "%.95s", e->d_name);
+	if (d)
+		closedir(d);
+	qsort(names, (size_t)n, 96, (int (*)(const void *, const void *))strcmp);
+	return n;
+}
+
+/*
+ * The agent's /metrics address from its log's "metrics=A.B.C.D:PORT", waited
+ * for 10 s at most (a loaded host starts it slowly); false without one.
+ */
+static inline bool agent_metrics_addr(const char *log, char *addr, size_t len)
+{
+	char fmt[32];
+
+	snprintf(fmt, sizeof(fmt), "%%%zu[0-9.:]", len - 1);
+	addr[0] = '\0';
 	for (int i = 0; i < 200 && !addr[0]; i++) {
 		char *l = slurp(log), *m = strstr(l, "metrics=");
 
 		if (m)
-			sscanf(m + 8, "%63[0-9.:]", addr);
+			sscanf(m + 8, fmt, addr);
 		free(l);
 		if (!addr[0])
 			sleep_s(0.05);
 	}
+	return addr[0] != '\0';
 }
 
 #endif

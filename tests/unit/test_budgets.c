@@ -5,16 +5,13 @@
  * forked child under RLIMIT_AS (what the child already uses plus a bound) and
  * an alarm, so an allocation blow-up shows as a failed build and a blow-up in
  * time as a killed child; counters that grew with the square of the input
- * are checked as well.  BUDGETS_UNBOUNDED=1 in the environment lifts both
- * bounds (5 minutes instead), to measure what an input costs.
- *
- * Under ASan the bound holds as well (its shadow is reserved before the
- * limit is set; its heap is mapped as it grows), given a small quarantine (freed
- * memory it holds counts) and malloc returning NULL instead of aborting.
+ * are checked as well (tests/lib/bounded.h: BUDGETS_UNBOUNDED=1 measures what
+ * an input costs).
  */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -30,144 +27,11 @@
 
 #include "tables/cfi_table.h"
 #include "tests/lib/cfi_bytes.h"
+#include "tests/lib/bounded.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/mini_elf.h"
 #include "user/symbolize/sym_cache.h"
 #include "user/track/proc_maps.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
-#if UNDER_ASAN
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-	return "quarantine_size_mb=16:allocator_may_return_null=1";
-}
-#endif
-
-/* ---- one bounded run ---- */
-
-/* What a case reports from its child. */
-struct outcome {
-	int rc;		 /* the case's return code (a cfi_err, a count, ...) */
-	uint64_t val[4]; /* counters the case wants checked */
-	double ms;	 /* time of the step under test */
-	long peak_kb;	 /* peak RSS above what the child started with */
-	bool timeout;	 /* killed by the alarm */
-	bool crashed;	 /* died otherwise */
-};
-
-typedef void (*case_fn)(void *arg, struct outcome *o);
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* A "Name:   N kB" line of /proc/self/status, or -1. */
-static long status_kb(const char *name)
-{
-	char line[256];
-	size_t len = strlen(name);
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, name, len) && line[len] == ':') {
-			v = strtol(line + len + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return v;
-}
-
-/*
- * Runs @fn in a child whose address space may grow by @as_mb beyond what it
- * holds when @fn starts (after @fn's own set-up, which it does before calling
- * bound_start) and which is killed after @secs seconds.
- */
-static size_t cur_as_mb;
-
-static void bound_start(void)
-{
-	struct rlimit rl;
-	long vm = status_kb("VmSize");
-
-	if (vm < 0 || getenv("BUDGETS_UNBOUNDED"))
-		return;
-	rl.rlim_cur = rl.rlim_max = ((rlim_t)vm << 10) + ((rlim_t)cur_as_mb << 20);
-	if (setrlimit(RLIMIT_AS, &rl))
-		perror("setrlimit");
-}
-
-static struct outcome run_bounded(const char *name, case_fn fn, void *arg, size_t as_mb,
-				  unsigned int secs)
-{
-	struct outcome o = {0};
-	int fds[2], status;
-	pid_t pid;
-
-	fflush(NULL);
-	if (pipe(fds)) {
-		perror("pipe");
-		exit(2);
-	}
-	cur_as_mb = as_mb;
-	pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		exit(2);
-	}
-	if (pid == 0) {
-		long rss0;
-
-		/* what the parent freed stays resident: give it back so the peak is this case's */
-		malloc_trim(0);
-		rss0 = status_kb("VmRSS");
-
-		close(fds[0]);
-		alarm(getenv("BUDGETS_UNBOUNDED") ? 300 : secs);
-		fn(arg, &o);
-		o.peak_kb = status_kb("VmHWM") - rss0;
-		if (write(fds[1], &o, sizeof(o)) != sizeof(o))
-			_exit(2);
-		_exit(0);
-	}
-	close(fds[1]);
-	if (read(fds[0], &o, sizeof(o)) != sizeof(o))
-		memset(&o, 0, sizeof(o));
-	close(fds[0]);
-	waitpid(pid, &status, 0);
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-		o.timeout = true;
-	else if (!WIFEXITED(status) || WEXITSTATUS(status))
-		o.crashed = true;
-	printf(
-	    "budgets: %s: %s, rc %d, %.1f ms, peak +%ld MB, counters %llu %llu %llu %llu\n", name,
-	    o.timeout	? "TIMEOUT"
-	    : o.crashed ? "CRASHED"
-			: "done",
-	    o.rc, o.ms, o.peak_kb >> 10, (unsigned long long)o.val[0], (unsigned long long)o.val[1],
-	    (unsigned long long)o.val[2], (unsigned long long)o.val[3]);
-	CHECK(!o.timeout, "%s: over %u s", name, secs);
-	CHECK(!o.crashed, "%s: the child died (status 0x%x)", name, status);
-	return o;
-}
 
 /* ---- tables ---- */
 
@@ -447,14 +311,15 @@ static void test_budget_limits(void)
 		int rc;
 		const char *says;
 	} cases[] = {
-	    {"defaults", {0, 0, 0, NULL, 0}, CFI_OK, ""},
-	    {"1000 FDEs", {0, 1000, 0, NULL, 0}, CFI_ERR_BUDGET, "more than 1000 FDEs"},
-	    {"1000 raw rows", {0, 0, 1000, NULL, 0}, CFI_ERR_BUDGET, "more than 1000 raw rows"},
-	    {"1 ns", {1, 0, 0, NULL, 0}, CFI_ERR_BUDGET, "ms of build time"},
-	    {"room to spare", {60ull * 1000000000, 50000, 100000, NULL, 0}, CFI_OK, ""},
-	    {"cancelled", {0, 0, 0, &cancelled, 0}, CFI_ERR_BUDGET, "cancelled (stopping)"},
-	    {"not cancelled", {0, 0, 0, &not_cancelled, 0}, CFI_OK, ""},
-	    {"64 section bytes", {0, 0, 0, NULL, 64}, CFI_ERR_BUDGET, "bytes of sections read"},
+	    {"defaults", {0, 0, 0, NULL, 0, 0}, CFI_OK, ""},
+	    {"1000 FDEs", {0, 1000, 0, NULL, 0, 0}, CFI_ERR_BUDGET, "more than 1000 FDEs"},
+	    {"1000 raw rows", {0, 0, 1000, NULL, 0, 0}, CFI_ERR_BUDGET, "more than 1000 raw rows"},
+	    {"1 ns", {1, 0, 0, NULL, 0, 0}, CFI_ERR_BUDGET, "ms of build time"},
+	    {"room to spare", {60ull * 1000000000, 50000, 100000, NULL, 0, 0}, CFI_OK, ""},
+	    {"cancelled", {0, 0, 0, &cancelled, 0, 0}, CFI_ERR_BUDGET, "cancelled (stopping)"},
+	    {"not cancelled", {0, 0, 0, &not_cancelled, 0, 0}, CFI_OK, ""},
+	    {"64 section bytes", {.max_section_bytes = 64}, CFI_ERR_BUDGET, "bytes of sections read"},
+	    {"64 KiB of table", {.max_bytes = 65536}, CFI_ERR_BUDGET, "more than 65536 bytes of table"},
 	};
 	char msg[256];
 	size_t len, i;
@@ -470,6 +335,43 @@ static void test_budget_limits(void)
 		      "budget %s: %s (want %s), message '%s' (want '%s')", cases[i].name,
 		      cfi_strerror(rc), cfi_strerror(cases[i].rc), msg, cases[i].says);
 	}
+	free(img);
+}
+
+/* The table store's bytes of a table (user/track/table_store.c: rows and page index). */
+static uint64_t store_bytes(const struct cfi_table *t)
+{
+	return (uint64_t)t->nr_rows * sizeof(struct cfi_row) +
+	       (uint64_t)t->nr_pages * (sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val));
+}
+
+/*
+ * max_bytes (the agent's max_table_bytes) bounds the build itself: a table
+ * of exactly that many bytes is built, one byte less and it is given up
+ * while it grows, as the store would have refused it once built.
+ */
+static void test_budget_bytes(void)
+{
+	struct cfi_budget b = {0};
+	struct cfi_table *t = NULL;
+	char msg[256];
+	uint64_t bytes;
+	size_t len;
+	uint8_t *img = many_fdes(50000, INSNS(0x41, 0x0e, 0x10), &len);
+	int rc = cfi_table_build_mem(img, len, NULL, &t, NULL);
+
+	bytes = t ? store_bytes(t) : 0;
+	CHECK(rc == CFI_OK && bytes > 65536, "unbounded build: %s, %" PRIu64 " bytes",
+	      cfi_strerror(rc), bytes);
+	cfi_table_free(t);
+	b.max_bytes = bytes;
+	rc = build_with(img, len, &b, msg, sizeof(msg));
+	CHECK(rc == CFI_OK, "max_bytes = its %" PRIu64 " bytes: %s (%s)", bytes, cfi_strerror(rc),
+	      msg);
+	b.max_bytes = bytes - 1;
+	rc = build_with(img, len, &b, msg, sizeof(msg));
+	CHECK(rc == CFI_ERR_BUDGET && strstr(msg, "bytes of table"),
+	      "max_bytes one short of %" PRIu64 ": %s, '%s'", bytes, cfi_strerror(rc), msg);
 	free(img);
 }
 
@@ -724,6 +626,7 @@ int main(void)
 	test_cie_program();
 	test_debug_frame_span();
 	test_budget_limits();
+	test_budget_bytes();
 	test_budget_defaults();
 	test_symtab_copies();
 	test_maps_many();

@@ -298,8 +298,9 @@ static void render_symbols(struct session *s, FILE *f)
 
 	sym_refusals(s->syms, s->fetch, r);
 	header(f, "cfiprof_symbols_refused_total", "counter",
-	       "Symbol sources of stripped objects refused, by cause (MiniDebugInfo corrupt or too "
-	       "big, FDEs over the bound, debuginfod fetches over a bound or invalid).");
+	       "Symbol sources refused, by cause (MiniDebugInfo corrupt or too big, FDEs over the "
+	       "bound, names cut, an object's symbols or a perf map's lines over their bound, "
+	       "debuginfod fetches over a bound or invalid).");
 	for (i = 0; i < SYM_REFUSAL_CAUSES; i++)
 		fprintf(f, "cfiprof_symbols_refused_total{cause=\"%s\"} %" PRIu64 "\n", r[i].cause,
 			r[i].n);

@@ -32,6 +32,7 @@
 #include "user/output/folded.h"
 #include "user/profile/frame_names.h"
 #include "user/symbolize/kallsyms.h"
+#include "user/symbolize/sym_refusals.h"
 #include "user/session/bpf_program.h"
 #include "user/session/session.h"
 #include "user/track/proc_tracker.h"
@@ -340,6 +341,8 @@ int cmd_record(int argc, char **argv)
 		}
 		profile_free(&prof);
 	}
+	/* after naming: the symbol sources are read as frames are named */
+	sym_refusals_print(s.syms, s.fetch, stderr);
 	t_stop[3] = mono_sec();
 	frame_namer_free(&fn);
 	ksyms_free(ks);

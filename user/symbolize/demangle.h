@@ -9,6 +9,9 @@ enum sym_demangle_mode {
 	SYM_DEMANGLE_NO_PARAMS, /* ns::f<int> */
 };
 
+/* A demangled name longer than this is cut to it, ending in ELF_SYMBOL_NAME_CUT. */
+#define SYM_DEMANGLED_MAX (16u << 10)
+
 /*
  * Demangles an Itanium C++ (_Z...), Rust legacy (_ZN...17h<hash>E, hash
  * dropped) or Rust v0 (_R...) name. Returns a malloc'd string, or NULL when

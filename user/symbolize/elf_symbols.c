@@ -27,19 +27,32 @@ struct cand {
 };
 
 /*
- * Symbols kept per object: 25 times the largest .symtab on a development
- * machine (rustc's driver, 165k), so a crafted symbol table costs at most
- * ~200 MB; an object past it keeps the first ones read.
- */
-#define ELF_SYMBOLS_MAX (4u << 20)
-/*
  * Section bytes read per object (symbol tables, their strings, PLT
  * relocations; its debug file's or MiniDebugInfo's included), charged before
  * libelf allocates them (elf/elf_read.h): ELF_SYMBOLS_MAX symbols with names
- * of 40 bytes on average.
+ * of 40 bytes on average, many times over.
  */
 #define ELF_SYMBOLS_READ_MAX (256ull << 20)
 
+static uint64_t refused[ELF_SYMBOLS_REFUSAL_MAX];
+
+uint64_t elf_symbols_refused(enum elf_symbols_refusal r)
+{
+	return r < ELF_SYMBOLS_REFUSAL_MAX ? __atomic_load_n(&refused[r], __ATOMIC_RELAXED) : 0;
+}
+
+static void count_refusal(enum elf_symbols_refusal r, uint64_t n)
+{
+	__atomic_fetch_add(&refused[r], n, __ATOMIC_RELAXED);
+}
+
+/* A name's length as kept: never scanned past the bound, whatever its real length. */
+static size_t name_len(const char *s)
+{
+	return strnlen(s, ELF_SYMBOL_NAME_MAX + 1);
+}
+
+/* An object past ELF_SYMBOLS_MAX keeps the first ones read. */
 struct cands {
 	struct cand *v;
 	size_t n, cap;
@@ -262,7 +275,11 @@ static int collect_plt(Elf *e, struct cands *cs, char **arena, uint64_t *left)
 		}
 		if (slot >= nr_stubs)
 			continue;
-		len = strlen(name) + sizeof("@plt");
+		/* cut like any name (build_table), so the arena is bounded by the count */
+		len = name_len(name);
+		if (len > ELF_SYMBOL_NAME_MAX)
+			len = ELF_SYMBOL_NAME_MAX;
+		len += sizeof("@plt");
 		if (used + len > cap) {
 			/* names are found again by offset: cands hold offsets until the end */
 			char *p = realloc(names, cap = (cap + len) * 2);
@@ -273,7 +290,7 @@ static int collect_plt(Elf *e, struct cands *cs, char **arena, uint64_t *left)
 			}
 			names = p;
 		}
-		snprintf(names + used, len, "%s@plt", name);
+		snprintf(names + used, len, "%.*s@plt", (int)(len - sizeof("@plt")), name);
 		cd.addr = plt_sh.sh_addr + (slot + first) * PLT_ENTRY;
 		cd.size = PLT_ENTRY;
 		cd.sec_end = plt_sh.sh_addr + plt_sh.sh_size;
@@ -299,7 +316,7 @@ static size_t leading_underscores(const char *s)
 {
 	size_t n = 0;
 
-	while (s[n] == '_')
+	while (n < ELF_SYMBOL_NAME_MAX && s[n] == '_')
 		n++;
 	return n;
 }
@@ -323,48 +340,125 @@ static int cand_cmp(const void *a, const void *b)
 	uy = leading_underscores(y->name);
 	if (ux != uy)
 		return ux < uy ? -1 : 1;
-	lx = strlen(x->name);
-	ly = strlen(y->name);
+	/* names compare as kept (cut): a 400 KB name is never scanned whole */
+	lx = name_len(x->name);
+	ly = name_len(y->name);
 	if (lx != ly)
 		return lx < ly ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return strncmp(x->name, y->name, lx);
 }
 
-static int build_table(struct sym_table *t, struct cands *cs)
+/* The end of the symbol at cs->v[i], first of its address, whose group ends at j. */
+static uint64_t group_end(const struct cands *cs, size_t i, size_t j)
 {
-	size_t i = 0, j;
+	uint64_t addr = cs->v[i].addr, end = 0, sec_end = 0;
+	size_t k;
+
+	for (k = i; k < j; k++) {
+		if (cs->v[k].size && addr + cs->v[k].size > end)
+			end = addr + cs->v[k].size;
+		if (cs->v[k].sec_end > sec_end)
+			sec_end = cs->v[k].sec_end;
+	}
+	if (end)
+		return end;
+	/*
+	 * Zero-sized (hand-written assembly without .size): assume it runs to
+	 * the next function but never out of its section.
+	 */
+	end = j < cs->n ? cs->v[j].addr : UINT64_MAX;
+	if (sec_end && sec_end < end)
+		end = sec_end;
+	return end == UINT64_MAX ? addr + 1 : end;
+}
+
+static size_t group_next(const struct cands *cs, size_t i)
+{
+	size_t j = i;
+
+	while (j < cs->n && cs->v[j].addr == cs->v[i].addr)
+		j++;
+	return j;
+}
+
+/* The name kept for @name: its length, cut to the bound with its mark. */
+static size_t kept_len(const char *name)
+{
+	size_t len = name_len(name);
+
+	return len > ELF_SYMBOL_NAME_MAX ? ELF_SYMBOL_NAME_MAX : len;
+}
+
+/*
+ * How many addresses (groups, from the first) fit in @max_bytes of ranges and
+ * names, and the names' bytes: sized before anything is allocated.
+ */
+static size_t fit_groups(const struct cands *cs, uint64_t max_bytes, size_t *str_bytes)
+{
+	uint64_t bytes = 0;
+	size_t i = 0, groups = 0;
+
+	*str_bytes = 0;
+	while (i < cs->n) {
+		uint64_t need = sizeof(struct sym_range) + kept_len(cs->v[i].name) + 1;
+
+		if (bytes + need > max_bytes)
+			break;
+		bytes += need;
+		*str_bytes += need - sizeof(struct sym_range);
+		groups++;
+		i = group_next(cs, i);
+	}
+	return groups;
+}
+
+static int add_group(struct sym_table *t, const struct cands *cs, size_t i, size_t j)
+{
+	const char *name = cs->v[i].name;
+	size_t len = kept_len(name);
+	int64_t off;
+
+	if (name_len(name) > ELF_SYMBOL_NAME_MAX) {
+		size_t cut = sizeof(ELF_SYMBOL_NAME_CUT) - 1;
+		char buf[ELF_SYMBOL_NAME_MAX];
+
+		memcpy(buf, name, len - cut);
+		memcpy(buf + len - cut, ELF_SYMBOL_NAME_CUT, cut);
+		off = sym_table_intern(t, buf, len);
+		count_refusal(ELF_SYMBOLS_NAME_CUT, 1);
+	} else {
+		off = sym_table_intern(t, name, len);
+	}
+	if (off < 0)
+		return -1;
+	return sym_table_add(t, cs->v[i].addr, group_end(cs, i, j), (uint32_t)off, 0);
+}
+
+/*
+ * One range per address, named by the alias rule, in at most @max_bytes:
+ * the table is sized first and allocated once.  Returns 0, 1 when symbols
+ * past the bound were dropped (counted), -1 on ENOMEM.
+ */
+static int build_table(struct sym_table *t, struct cands *cs, uint64_t max_bytes)
+{
+	size_t i = 0, j, groups, str_bytes, kept = 0;
+	bool over = cs->full;
 
 	if (cs->n)
 		qsort(cs->v, cs->n, sizeof(*cs->v), cand_cmp);
-	while (i < cs->n) {
-		const struct cand *best = &cs->v[i];
-		uint64_t end = 0, sec_end = 0;
-		int64_t name;
-
-		for (j = i; j < cs->n && cs->v[j].addr == best->addr; j++) {
-			if (cs->v[j].size && best->addr + cs->v[j].size > end)
-				end = best->addr + cs->v[j].size;
-			if (cs->v[j].sec_end > sec_end)
-				sec_end = cs->v[j].sec_end;
-		}
-		if (!end) {
-			/*
-			 * Zero-sized (hand-written assembly without .size): assume it
-			 * runs to the next function but never out of its section.
-			 */
-			end = j < cs->n ? cs->v[j].addr : UINT64_MAX;
-			if (sec_end && sec_end < end)
-				end = sec_end;
-			if (end == UINT64_MAX)
-				end = best->addr + 1;
-		}
-		name = sym_table_intern(t, best->name, strlen(best->name));
-		if (name < 0 || sym_table_add(t, best->addr, end, (uint32_t)name, 0) < 0)
+	groups = fit_groups(cs, max_bytes, &str_bytes);
+	if (groups && sym_table_reserve(t, groups, str_bytes) < 0)
+		return -1;
+	for (; i < cs->n && kept < groups; i = j, kept++) {
+		j = group_next(cs, i);
+		if (add_group(t, cs, i, j) < 0)
 			return -1;
-		i = j;
 	}
+	over |= i < cs->n;
+	if (over)
+		count_refusal(ELF_SYMBOLS_BUDGET, 1);
 	sym_table_finish(t);
-	return 0;
+	return over;
 }
 
 bool elf_has_symtab(Elf *e)
@@ -384,14 +478,16 @@ static const char *no_symtab(Elf *e, void *ctx)
 	return elf_has_symtab(e) ? NULL : "has no .symtab";
 }
 
-int elf_symbols_read_symtab(struct sym_table *t, Elf *e)
+int elf_symbols_read_symtab(struct sym_table *t, Elf *e, uint64_t max_bytes)
 {
 	uint64_t left = ELF_SYMBOLS_READ_MAX;
 	struct cands cs = {0};
 	int ret = -1;
 
+	if (!max_bytes || max_bytes > ELF_SYMBOLS_BYTES_MAX)
+		max_bytes = ELF_SYMBOLS_BYTES_MAX;
 	if (collect(e, SHT_SYMTAB, &cs, &left) >= 0)
-		ret = build_table(t, &cs);
+		ret = build_table(t, &cs, max_bytes);
 	free(cs.v);
 	return ret;
 }
@@ -433,7 +529,7 @@ int elf_symbols_read(struct sym_table *t, Elf *e, const char *path, const struct
 		info->symtab = info->minidebuginfo = nsymtab > 0;
 	}
 	/* Names point into the mapped files: build before elf_end. */
-	ret = build_table(t, &cs);
+	ret = build_table(t, &cs, ELF_SYMBOLS_BYTES_MAX) < 0 ? -1 : 0;
 out:
 	if (ret < 0) {
 		free(info->debug_file);

@@ -9,6 +9,22 @@
 
 struct perfmap;
 
+/*
+ * What perf maps may hold, applied as they are read (a 6-byte line is a
+ * 32-byte range plus its name: a 63 MiB map of short lines took 430 MB): per
+ * map, PERFMAP_MAX_ENTRIES lines and PERFMAP_MAX_TABLE_BYTES of ranges and
+ * names (a big Java service's map, ~200k methods, is ~20 MB); across every
+ * map held, pooled ones included, PERFMAP_TOTAL_BYTES (a load also holds
+ * the table it replaces: PERFMAP_MAX_TABLE_BYTES more at most).  Lines past
+ * a bound are refused and counted (perfmap_lines_refused_total).  Maps of
+ * processes are kept, PERFMAP_POOL_MAX at most, after their namer frees
+ * them: a map unchanged (dev, inode, size, mtime) is not read again.
+ */
+#define PERFMAP_MAX_ENTRIES	(1u << 20)
+#define PERFMAP_MAX_TABLE_BYTES (32ull << 20)
+#define PERFMAP_TOTAL_BYTES	(96ull << 20)
+#define PERFMAP_POOL_MAX	64
+
 /* Writes "<dir>/perf-<pid>.map" (@dir NULL: "/tmp"). Returns snprintf's result. */
 int perfmap_path(char *buf, size_t len, const char *dir, int pid);
 
@@ -34,6 +50,12 @@ struct perfmap_owner {
 struct perfmap *perfmap_new_proc(const char *path, const struct perfmap_owner *o);
 /* Maps refused so far: planted by another user, a symlink, a FIFO, too large. */
 uint64_t perfmap_refused_total(void);
+/* Lines refused so far past a map's bounds or the bound across maps. */
+uint64_t perfmap_lines_refused_total(void);
+/* Bytes the maps' tables hold now, pooled ones included. */
+uint64_t perfmap_held_bytes(void);
+/* Frees the maps kept for reuse. */
+void perfmap_pool_clear(void);
 
 /*
  * Re-reads the file when its size or mtime changed. Returns 1 when
@@ -52,6 +74,7 @@ int perfmap_lookup(struct perfmap *pm, uint64_t addr, const char **name, uint64_
 size_t perfmap_count(const struct perfmap *pm);
 /* Lines of the last load skipped as malformed. */
 size_t perfmap_malformed(const struct perfmap *pm);
+/* Frees @pm; a process's map already read is kept in the pool instead. */
 void perfmap_free(struct perfmap *pm);
 
 #endif

@@ -155,21 +155,28 @@ static void fetch_done(void *ctx, const char *build_id, enum dbgd_outcome outcom
 	struct sym_fetch *f = e->f;
 	struct debug_file dbg = {.fd = -1};
 	struct sym_table t = {0};
-	bool built = false, invalid = false;
+	bool built = false, invalid = false, over = false;
 	uint64_t bytes = 0;
+	int ret;
 
 	(void)outcome; /* counted by dbgd; only the file matters here */
 	if (fd >= 0) {
-		if (debug_file_take(fd, path, build_id, &s, &dbg) == 0)
-			built = elf_symbols_read_symtab(&t, dbg.elf) == 0;
-		else
+		if (debug_file_take(fd, path, build_id, &s, &dbg) == 0) {
+			/* bounded as it is built: no table past the whole bound is ever held */
+			ret = elf_symbols_read_symtab(&t, dbg.elf, f->o.max_table_bytes);
+			built = ret == 0;
+			over = ret == 1;
+		} else {
 			invalid = true;
+		}
 		debug_file_close(&dbg);
 	}
-	bytes = t.cap * sizeof(*t.r) + t.str_cap;
+	bytes = sym_table_bytes(&t);
 	pthread_mutex_lock(&f->lock);
 	if (invalid)
 		f->stats.refused[SYM_FETCH_REFUSED_INVALID]++;
+	if (over)
+		f->stats.refused[SYM_FETCH_REFUSED_MEMORY]++;
 	while (built && f->stats.table_bytes + bytes > f->o.max_table_bytes && evict_one(f, true))
 		;
 	if (built && f->stats.table_bytes + bytes > f->o.max_table_bytes) {

@@ -2,9 +2,12 @@
 /* The symbol sources' refusals by cause; see sym_refusals.h. */
 #include "user/symbolize/sym_refusals.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "elf/minidebuginfo.h"
+#include "user/symbolize/elf_symbols.h"
+#include "user/symbolize/perfmap.h"
 
 void sym_refusals(const struct sym_cache *c, struct sym_fetch *f,
 		  struct sym_refusal out[SYM_REFUSAL_CAUSES])
@@ -32,7 +35,36 @@ void sym_refusals(const struct sym_cache *c, struct sym_fetch *f,
 				      "an object's FDEs over the bound: code no symbol covers "
 				      "is not grouped by function",
 				      cs.fde_refused};
+	out[2] = (struct sym_refusal){"symbol-name",
+				      "names over 4 KiB: cut, ending in " ELF_SYMBOL_NAME_CUT,
+				      elf_symbols_refused(ELF_SYMBOLS_NAME_CUT)};
+	out[3] = (struct sym_refusal){"symbol-budget",
+				      "an object's symbols over the count or bytes bound: the rest "
+				      "dropped",
+				      elf_symbols_refused(ELF_SYMBOLS_BUDGET)};
+	out[4] = (struct sym_refusal){"perfmap-lines",
+				      "perf-PID.map lines over a map's bound or the bound across "
+				      "maps: not kept",
+				      perfmap_lines_refused_total()};
 	for (i = 0; i < SYM_FETCH_REFUSED_MAX; i++)
-		out[2 + i] =
+		out[5 + i] =
 		    (struct sym_refusal){sym_fetch_refusal_name(i), fetch_what[i], fs.refused[i]};
+}
+
+void sym_refusals_print(const struct sym_cache *c, struct sym_fetch *f, FILE *out)
+{
+	struct sym_refusal r[SYM_REFUSAL_CAUSES];
+	bool any = false;
+	int i;
+
+	sym_refusals(c, f, r);
+	for (i = 0; i < SYM_REFUSAL_CAUSES; i++) {
+		if (!r[i].n)
+			continue;
+		fprintf(out, "%s %s %" PRIu64, any ? "," : "cfiprof: symbols refused:", r[i].cause,
+			r[i].n);
+		any = true;
+	}
+	if (any)
+		fprintf(out, "\n");
 }

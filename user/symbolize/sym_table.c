@@ -6,6 +6,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+int sym_table_reserve(struct sym_table *t, size_t n, size_t str_bytes)
+{
+	t->r = malloc((n ? n : 1) * sizeof(*t->r));
+	t->str = malloc(str_bytes ? str_bytes : 1);
+	if (!t->r || !t->str) {
+		free(t->r);
+		free(t->str);
+		t->r = NULL;
+		t->str = NULL;
+		return -1;
+	}
+	t->cap = n ? n : 1;
+	t->str_cap = str_bytes ? str_bytes : 1;
+	return 0;
+}
+
+/* The new capacity for @need within @limit: doubled when it fits, else what is left. */
+static size_t grown(size_t cap, size_t need, size_t first, size_t limit)
+{
+	size_t want = cap ? 2 * cap : first;
+
+	if (want < need)
+		want = need;
+	return want > limit ? limit : want;
+}
+
+int sym_table_room(struct sym_table *t, size_t str_bytes, size_t max_bytes)
+{
+	size_t need = t->str_len + str_bytes, cap;
+	void *p;
+
+	if (t->n == t->cap) {
+		/* ranges leave names the room their average so far asks for */
+		size_t avg = (need + t->n) / (t->n + 1), limit;
+
+		if (max_bytes < t->str_cap + (t->n + 1) * sizeof(*t->r))
+			return 0;
+		limit = (max_bytes - t->str_cap) / sizeof(*t->r);
+		if (limit > max_bytes / (sizeof(*t->r) + avg))
+			limit = max_bytes / (sizeof(*t->r) + avg);
+		cap = grown(t->cap, t->n + 1, 256, limit < t->n + 1 ? t->n + 1 : limit);
+		p = realloc(t->r, cap * sizeof(*t->r));
+		if (!p)
+			return -1;
+		t->r = p;
+		t->cap = cap;
+	}
+	if (need > t->str_cap) {
+		size_t ranges = t->cap * sizeof(*t->r);
+
+		if (max_bytes < ranges + need)
+			return 0;
+		cap = grown(t->str_cap, need, 4096, max_bytes - ranges);
+		p = realloc(t->str, cap);
+		if (!p)
+			return -1;
+		t->str = p;
+		t->str_cap = cap;
+	}
+	return 1;
+}
+
 int64_t sym_table_intern(struct sym_table *t, const char *s, size_t len)
 {
 	size_t off = t->str_len;
@@ -64,6 +126,44 @@ int sym_range_cmp(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
+static void sift_down(struct sym_range *r, size_t root, size_t n)
+{
+	for (;;) {
+		size_t child = 2 * root + 1;
+		struct sym_range tmp;
+
+		if (child >= n)
+			return;
+		if (child + 1 < n && sym_range_cmp(&r[child], &r[child + 1]) < 0)
+			child++;
+		if (sym_range_cmp(&r[root], &r[child]) >= 0)
+			return;
+		tmp = r[root];
+		r[root] = r[child];
+		r[child] = tmp;
+		root = child;
+	}
+}
+
+/*
+ * In place, no scratch: glibc's qsort takes a copy of the array, and a
+ * perf-PID.map's table is as large as its byte bound lets it be.
+ */
+static void heap_sort(struct sym_range *r, size_t n)
+{
+	size_t i;
+
+	for (i = n / 2; i-- > 0;)
+		sift_down(r, i, n);
+	while (n > 1) {
+		struct sym_range tmp = r[0];
+
+		r[0] = r[--n];
+		r[n] = tmp;
+		sift_down(r, 0, n);
+	}
+}
+
 /*
  * r[0, sorted) is in order, the rest is not: symbols added after a sorted
  * source, such as the BPF programs' names after kallsyms.  Sorting the tail
@@ -75,10 +175,14 @@ static void sort_tail(struct sym_table *t, size_t sorted)
 	size_t m = t->n - sorted, a = sorted, b = m, w = t->n;
 	struct sym_range *tail;
 
+	if (m > SYM_SORT_SCRATCH_MAX) {
+		heap_sort(t->r, t->n);
+		return;
+	}
 	qsort(t->r + sorted, m, sizeof(*t->r), sym_range_cmp);
 	tail = malloc(m * sizeof(*tail));
 	if (!tail) {
-		qsort(t->r, t->n, sizeof(*t->r), sym_range_cmp);
+		heap_sort(t->r, t->n);
 		return;
 	}
 	memcpy(tail, t->r + sorted, m * sizeof(*tail));

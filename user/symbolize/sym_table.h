@@ -33,6 +33,26 @@ struct sym_table {
 	bool ranked;
 };
 
+/*
+ * Allocates room for exactly @n ranges and @str_bytes of names (NULs
+ * included), so a table whose size is known first never grows past it.
+ * Returns 0 or -1 (ENOMEM). On an empty table only.
+ */
+int sym_table_reserve(struct sym_table *t, size_t n, size_t str_bytes);
+
+/*
+ * Makes room for one more range and @str_bytes more of names without the
+ * allocations going past @max_bytes in all (sym_table_bytes). Returns 1 when
+ * there is room, 0 when the bound leaves none, -1 on ENOMEM.
+ */
+int sym_table_room(struct sym_table *t, size_t str_bytes, size_t max_bytes);
+
+/* Bytes the table holds (allocated, not used). */
+static inline size_t sym_table_bytes(const struct sym_table *t)
+{
+	return t->cap * sizeof(*t->r) + t->str_cap;
+}
+
 /* Appends a NUL-terminated copy of @s (@len bytes) to the arena; returns its offset or -1. */
 int64_t sym_table_intern(struct sym_table *t, const char *s, size_t len);
 
@@ -42,7 +62,12 @@ int sym_table_add(struct sym_table *t, uint64_t start, uint64_t end, uint32_t na
 /* The order of a finished table: start, rank, end, name (a total order, for qsort). */
 int sym_range_cmp(const void *a, const void *b);
 
-/* Sorts and indexes the ranges; call once after the last add, before lookups. */
+/*
+ * Sorts and indexes the ranges; call once after the last add, before lookups.
+ * Its scratch is at most twice SYM_SORT_SCRATCH_MAX ranges: a longer unsorted
+ * tail is sorted in place.
+ */
+#define SYM_SORT_SCRATCH_MAX (64u << 10)
 void sym_table_finish(struct sym_table *t);
 
 /* Returns the index of the range covering @addr, or -1. */

@@ -76,9 +76,11 @@ struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, con
 				      const char *key, int fd, int *err)
 {
 	/* display_name is the path in the process's root: its debug files are there too */
-	struct cfi_build_opts opts = {.display_name = name,
-				      .root_pid = pid,
-				      .budget = {.cancel = &pt->cancel_builds}};
+	struct cfi_build_opts opts = {
+	    .display_name = name,
+	    .root_pid = pid,
+	    /* a table the store could never hold is given up as it grows */
+	    .budget = {.cancel = &pt->cancel_builds, .max_bytes = pt->ts ? pt->ts->max_bytes : 0}};
 	build_hook_fn hook = pt->build_hook;
 	struct cfi_diag diag = {0};
 	struct cfi_table *t = NULL;
