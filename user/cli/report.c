@@ -51,8 +51,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		args.input = arg;
 		break;
 	case ARGP_KEY_END:
+		/* as perf report reads perf.data: what record keeps by default */
 		if (!args.input)
-			argp_error(state, "the recording FILE (from record --save) is required");
+			args.input = RECORDING_DEFAULT_PATH;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -65,9 +66,9 @@ int cmd_report(int argc, char **argv)
 	static const struct argp_child children[] = {
 		{&output_argp, 0, NULL, 0}, {&symbol_argp, 0, NULL, 0}, {0}};
 	static const struct argp argp = {
-		opts, parse_opt, "FILE",
-		"Render a recording saved by 'cfiprof record --save FILE' (FILE -: standard input), "
-		"symbolizing it again from the files it names.",
+		opts, parse_opt, "[FILE]",
+		"Render a recording kept by 'cfiprof record' (FILE, default " RECORDING_DEFAULT_PATH
+		"; -: standard input), symbolizing it again from the files it names.",
 		children, NULL, NULL};
 	struct recording_meta meta = {0};
 	struct profile_info info = {0};
@@ -82,25 +83,36 @@ int cmd_report(int argc, char **argv)
 	struct frame_namer fn;
 	struct profile prof;
 	char err[256], kerr[256];
-	FILE *in = NULL, *out = stdout;
+	FILE *in = NULL;
+	struct output_file of = {.f = stdout};
+	struct output_owner owner = {0};
 	uint64_t bad = 0;
 	int ret = 1;
 
 	heap_prefer_huge_pages(HEAP_RESERVE);
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
-	if (args.out.path && args.out.format == OUT_UNKNOWN)
-		args.out.format = output_format_from_path(args.out.path);
+	/*
+	 * Opened (under a temporary name) while root may still give it to the
+	 * user who ran sudo; removed if the report fails.
+	 */
+	if (!args.out.mode_set)
+		owner = output_owner_from_env();
+	if (args.out.path && output_open(&of, args.out.path, args.out.mode, &owner)) {
+		fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.out.path, strerror(errno));
+		return 2;
+	}
 	/* kernel symbols need CAP_SYSLOG; nothing after them needs any privilege */
 	if (!args.no_kernel_symbols) {
 		ks = ksyms_load(NULL, kerr, sizeof(kerr));
 		if (!ks)
-			fprintf(stderr, "cfiprof: kernel symbols unavailable (%s): addresses shown\n",
-				kerr);
+			fprintf(stderr, "cfiprof: %s: addresses shown\n", kerr);
 	}
 	if (privileges_drop_all()) {
 		fprintf(stderr, "cfiprof: cannot drop capabilities: %s\n", strerror(errno));
 		ksyms_free(ks);
+		if (args.out.path)
+			output_abort(&of);
 		return 1;
 	}
 	/*
@@ -113,6 +125,8 @@ int cmd_report(int argc, char **argv)
 	if (!in) {
 		fprintf(stderr, "cfiprof: cannot read %s: %s\n", args.input, strerror(errno));
 		ksyms_free(ks);
+		if (args.out.path)
+			output_abort(&of);
 		return 1;
 	}
 	syms = sym_cache_new();
@@ -166,24 +180,17 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "cfiprof: out of memory while symbolizing\n");
 		goto out_fn;
 	}
-	if (args.out.path) {
-		out = output_create(args.out.path, args.out.mode);
-		if (!out) {
-			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.out.path, strerror(errno));
-			out = stdout;
-			goto out_prof;
-		}
-	}
-	if (output_write(out, &prof, args.out.format, args.input, &args.out.view))
+	if (output_write(of.f, &prof, args.out.format, args.input, &args.out.view)) {
 		fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
-	else
+		if (args.out.path)
+			output_abort(&of);
+	} else if (args.out.path ? output_commit(&of, false) : fflush(stdout)) {
+		fprintf(stderr, "cfiprof: writing %s failed: %s\n",
+			args.out.path ? args.out.path : "standard output", strerror(errno));
+	} else {
 		ret = 0;
-	if (out != stdout && fclose(out)) {
-		fprintf(stderr, "cfiprof: writing %s failed: %s\n", args.out.path, strerror(errno));
-		ret = 1;
 	}
 	fprintf(stderr, "cfiprof: %" PRIu64 " samples, %zu stacks\n", prof.total, prof.nr_samples);
-out_prof:
 	profile_free(&prof);
 out_fn:
 	frame_namer_free(&fn);
@@ -191,6 +198,8 @@ out_agg:
 	agg_free(&agg);
 	kernel_names_free(&meta.knames);
 out:
+	if (args.out.path && of.f)
+		output_abort(&of); /* the report failed: the previous output stays */
 	ksyms_free(ks);
 	cgroup_names_free(info.cgroups);
 	proc_tracker_free(pt);
