@@ -35,6 +35,8 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+static const char default_input[] = RECORDING_DEFAULT_PATH;
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
@@ -53,7 +55,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		/* as perf report reads perf.data: what record keeps by default */
 		if (!args.input)
-			args.input = RECORDING_DEFAULT_PATH;
+			args.input = default_input;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -123,7 +125,8 @@ int cmd_report(int argc, char **argv)
 	if (in == stdin)
 		args.input = "standard input"; /* in messages and as the profile's title */
 	if (!in) {
-		fprintf(stderr, "cfiprof: cannot read %s: %s\n", args.input, strerror(errno));
+		fprintf(stderr, "cfiprof: cannot read %s: %s%s\n", args.input, strerror(errno),
+			args.input == default_input ? " (record keeps it when run without -o)" : "");
 		ksyms_free(ks);
 		if (args.out.path)
 			output_abort(&of);
