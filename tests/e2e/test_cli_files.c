@@ -10,7 +10,8 @@
  * - `record` keeps cfiprof.data (the previous one as cfiprof.data.old) and
  *   `report` with no argument renders it;
  * - `record -p` and `top -p` end when their target exits;
- * - under sudo (SUDO_UID / SUDO_GID, as root) the files are the user's.
+ * - under sudo (SUDO_UID / SUDO_GID, as root) the files are the user's,
+ *   report's too, written into the user's own directory.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -394,6 +395,54 @@ static void test_sudo_owner(void)
 	      so.st_mode & 07777);
 }
 
+/*
+ * report under sudo writes into the user's own directory (0755, theirs),
+ * though it reads the recording without any capability; a report that
+ * fails leaves the previous output.
+ */
+static void test_report_output(void)
+{
+	char rec[PATH_MAX], udir[PATH_MAX], out[PATH_MAX + 16], err[PATH_MAX], prev[PATH_MAX];
+	char missing[PATH_MAX];
+	char *env[] = {"SUDO_UID=65534", "SUDO_GID=65534", NULL};
+	char *record[] = {(char *)cfiprof_bin,
+			  "record",
+			  "-F",
+			  "99",
+			  "-o",
+			  "/dev/null",
+			  "--save",
+			  rec,
+			  "--",
+			  chain,
+			  "0.2",
+			  NULL};
+	char *report[] = {(char *)cfiprof_bin, "report", rec, "-o", out, NULL};
+	char *failing[] = {(char *)cfiprof_bin, "report", missing, "-o", prev, NULL};
+	struct stat st;
+	char *text;
+
+	tpath(rec, sizeof(rec), "rep.rec");
+	tpath(udir, sizeof(udir), "user");
+	tpath(err, sizeof(err), "rep.err");
+	tpath(prev, sizeof(prev), "rep.folded");
+	tpath(missing, sizeof(missing), "missing.rec");
+	snprintf(out, sizeof(out), "%s/rep.folded", udir);
+	CHECK(run(record, NULL, err, 60) == 0, "record: %s", slurp(err));
+	CHECK(!mkdir(udir, 0755) && !chown(udir, 65534, 65534), "a directory of 65534's");
+	CHECK(run_env(report, env, NULL, err, 60, NULL) == 0, "report into 65534's directory: %s",
+	      slurp(err));
+	text = slurp(out);
+	CHECK(strstr(text, "main;a;b;c;d;leaf"), "report's output:\n%.300s", text);
+	free(text);
+	CHECK(!stat(out, &st) && st.st_uid == 65534 && st.st_gid == 65534,
+	      "report under sudo: the file is %u:%u (want 65534:65534)", st.st_uid, st.st_gid);
+	CHECK(entries_starting(udir, ".") == 2, "a temporary file left in %s", udir); /* . and .. */
+	put_previous(prev);
+	CHECK(run(failing, NULL, err, 60) == 1, "report of a missing recording: %s", slurp(err));
+	CHECK(is_previous(prev), "a failed report changed its -o file:\n%.300s", slurp(prev));
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -406,6 +455,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_record_then_report);
 	RUN_TEST(test_p_ends_with_target);
 	RUN_TEST(test_sudo_owner);
+	RUN_TEST(test_report_output);
 	e2e_finish();
 	return HARNESS_DONE();
 }

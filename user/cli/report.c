@@ -3,8 +3,11 @@
 #include <argp.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common/heap.h"
 #include "user/profile/aggregate.h"
@@ -36,6 +39,8 @@ static const struct argp_option opts[] = {
 };
 
 static const char default_input[] = RECORDING_DEFAULT_PATH;
+/* this process is the child that writes the output for its parent to put in place */
+static bool output_child;
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -61,6 +66,51 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
+}
+
+/*
+ * The recording and the files it names are read without any capability,
+ * but the rename that puts the output in place (in the user's directory,
+ * under sudo) needs root's rights: a child reports into the temporary file,
+ * this process only renames it, or removes it if the child failed.
+ * Returns -1 to go on reporting here (the child, or no child to be had),
+ * else the exit status.
+ */
+static int report_in_child(struct output_file *of)
+{
+	pid_t child;
+	int st;
+
+	fflush(NULL); /* nothing buffered is written twice */
+	child = fork();
+	if (child <= 0) {
+		output_child = child == 0;
+		return -1;
+	}
+	/* Ctrl-C is the child's to act on; this process then cleans up */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	while (waitpid(child, &st, 0) < 0)
+		if (errno != EINTR) {
+			output_abort(of);
+			return 1;
+		}
+	if (WIFEXITED(st) && !WEXITSTATUS(st)) {
+		if (!output_commit(of, false))
+			return 0;
+		fprintf(stderr, "cfiprof: writing %s failed: %s\n", of->path, strerror(errno));
+		return 1;
+	}
+	output_abort(of);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Puts the written output in place, or leaves it to the parent that can. */
+static int output_done(struct output_file *of)
+{
+	if (!args.out.path)
+		return fflush(stdout);
+	return output_child ? output_finish(of) : output_commit(of, false);
 }
 
 int cmd_report(int argc, char **argv)
@@ -110,6 +160,11 @@ int cmd_report(int argc, char **argv)
 		if (!ks)
 			fprintf(stderr, "cfiprof: %s: addresses shown\n", kerr);
 	}
+	if (of.tmp && (ret = report_in_child(&of)) >= 0) {
+		ksyms_free(ks);
+		return ret;
+	}
+	ret = 1;
 	if (privileges_drop_all()) {
 		fprintf(stderr, "cfiprof: cannot drop capabilities: %s\n", strerror(errno));
 		ksyms_free(ks);
@@ -187,7 +242,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
 		if (args.out.path)
 			output_abort(&of);
-	} else if (args.out.path ? output_commit(&of, false) : fflush(stdout)) {
+	} else if (output_done(&of)) {
 		fprintf(stderr, "cfiprof: writing %s failed: %s\n",
 			args.out.path ? args.out.path : "standard output", strerror(errno));
 	} else {

@@ -207,13 +207,8 @@ int output_open(struct output_file *o, const char *path, mode_t mode,
 int output_commit(struct output_file *o, bool keep_old)
 {
 	char old[PATH_MAX];
-	int err = 0;
+	int err = output_finish(o) ? errno : 0;
 
-	if (fflush(o->f) || ferror(o->f))
-		err = errno ? errno : EIO;
-	if (fclose(o->f) && !err)
-		err = errno;
-	o->f = NULL;
 	if (o->tmp && !err && keep_old) {
 		if (snprintf(old, sizeof(old), "%s.old", o->path) >= (int)sizeof(old))
 			err = ENAMETOOLONG;
@@ -226,6 +221,19 @@ int output_commit(struct output_file *o, bool keep_old)
 		unlink(o->tmp);
 	free(o->tmp);
 	o->tmp = NULL;
+	errno = err;
+	return err ? -1 : 0;
+}
+
+int output_finish(struct output_file *o)
+{
+	int err = 0;
+
+	if (fflush(o->f) || ferror(o->f))
+		err = errno ? errno : EIO;
+	if (fclose(o->f) && !err)
+		err = errno;
+	o->f = NULL;
 	errno = err;
 	return err ? -1 : 0;
 }

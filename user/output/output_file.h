@@ -56,6 +56,12 @@ int output_open(struct output_file *o, const char *path, mode_t mode,
  * write failed, the temporary file removed.
  */
 int output_commit(struct output_file *o, bool keep_old);
+/*
+ * Flushes and closes o, its temporary file left for output_commit in the
+ * process that opened it (report's, which keeps the rights to the
+ * directory).  -1 + errno if a write failed.
+ */
+int output_finish(struct output_file *o);
 /* Closes o and removes its temporary file: the previous output stays. */
 void output_abort(struct output_file *o);
 
