@@ -1178,8 +1178,9 @@ static void test_errors(const char *chain)
 
 	sleep_s(0.2);
 	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)sleeping);
-	char *nothing[] = {(char *)cfiprof_bin, "record", "-v", "-p", pid_arg, "-d", "0.5", "-o", out,
-			   NULL};
+	char nothing_out[PATHBUF];
+	char *nothing[] = {(char *)cfiprof_bin, "record", "-v", "-p", pid_arg, "-d", "0.5", "-o",
+			   tpath(nothing_out, sizeof(nothing_out), "nothing.folded"), NULL};
 	rc = run(nothing, NULL, err, 30);
 	s = slurp(err);
 	CHECK(rc == 0 && strstr(s, "no samples") && !strstr(s, "stop reasons:\n"),

@@ -164,7 +164,7 @@ static void test_perf_script(void)
 	int rc;
 
 	snprintf(script, sizeof(script),
-		 "\"$CFIPROF\" record -F 499 --save \"$T/ps.rec\" -o \"$T/ps.live\" -- %s 1 && "
+		 "\"$CFIPROF\" record -F 499 --save \"$T/ps.rec\" -o \"$T/ps.live.folded\" -- %s 1 && "
 		 "\"$CFIPROF\" report \"$T/ps.rec\" -f perf-script -o \"$T/out.perf-script\" && "
 		 "\"$CFIPROF\" report \"$T/ps.rec\" -o \"$T/out.folded\"",
 		 chain);
@@ -194,7 +194,7 @@ static void test_pprof_reader(void)
 		return;
 	/* kernel frames are "name_[k]" in folded output, "name" in a pprof */
 	snprintf(script, sizeof(script),
-		 "\"$CFIPROF\" record -F 499 --save \"$T/pp.rec\" -o \"$T/pp.live\" -- %s 1 && "
+		 "\"$CFIPROF\" record -F 499 --save \"$T/pp.rec\" -o \"$T/pp.live.folded\" -- %s 1 && "
 		 "\"$CFIPROF\" report \"$T/pp.rec\" -o \"$T/pp.pb.gz\" && "
 		 "\"$CFIPROF\" report \"$T/pp.rec\" -o \"$T/pp.folded\" && "
 		 "node '%s' '%s' \"$T/pp.pb.gz\" > \"$T/pp.decoded\" && "
@@ -226,7 +226,7 @@ static void test_speedscope_importer(void)
 		return;
 	/* the app fetches profileURL, which file:// pages may not: both come from one origin */
 	snprintf(script, sizeof(script),
-		 "\"$CFIPROF\" record -F 499 --save \"$T/ss.rec\" -o \"$T/ss.live\" -- %s 1 && "
+		 "\"$CFIPROF\" record -F 499 --save \"$T/ss.rec\" -o \"$T/ss.live.folded\" -- %s 1 && "
 		 "mkdir -p \"$T/www\" && ln -s '%s' \"$T/www/app\" && "
 		 "\"$CFIPROF\" report \"$T/ss.rec\" -f speedscope -o \"$T/www/prof.json\" && "
 		 "\"$CFIPROF\" report \"$T/ss.rec\" -o \"$T/ss.folded\" || exit 10; "

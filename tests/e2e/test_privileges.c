@@ -122,6 +122,56 @@ static void test_modes(void)
 	      st.st_mode & 07777);
 }
 
+/* Whether the kernel shows nobody kernel addresses (the first /proc/kallsyms line not zero). */
+static bool nobody_sees_kernel_addresses(void)
+{
+	char log[PATH_MAX + 32], *text;
+	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			"head",	   "-n1",	    "/proc/kallsyms", NULL};
+	bool seen;
+
+	snprintf(log, sizeof(log), "%s/kallsyms.head", tmp);
+	run(argv, log, NULL, 10);
+	text = slurp(log);
+	seen = *text && strncmp(text, "0000000000000000 ", 17);
+	free(text);
+	return seen;
+}
+
+/*
+ * report, run by a user the kernel hides its addresses from, says so once
+ * and gives advice that would help: not "set kernel.kptr_restrict=0" when it
+ * is 0 already (perf_event_paranoid > 1 hides them then).
+ */
+static void test_report_kernel_symbols_message(void)
+{
+	char rec[PATH_MAX + 32], log[PATH_MAX + 32], *text, *kptr;
+	char *record[] = {(char *)cfiprof, "record", "-F", "99", "--save", rec, "-o", "/dev/null",
+			  "--", chain, "0.2", NULL};
+	char *report[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			  (char *)cfiprof, "report", rec, NULL};
+	bool hidden = !nobody_sees_kernel_addresses();
+
+	snprintf(rec, sizeof(rec), "%s/ksyms.rec", tmp);
+	snprintf(log, sizeof(log), "%s/ksyms.log", tmp);
+	CHECK(run(record, NULL, log, 60) == 0, "record: %s", slurp(log));
+	chmod(rec, 0644);
+	CHECK(run(report, NULL, log, 60) == 0, "report as nobody: %s", slurp(log));
+	text = slurp(log);
+	kptr = slurp("/proc/sys/kernel/kptr_restrict");
+	printf("  kernel addresses %s nobody, kptr_restrict=%.1s\n",
+	       hidden ? "hidden from" : "shown to", kptr);
+	CHECK(!strstr(text, "unavailable (kernel symbols unavailable"),
+	      "report's message says it twice:\n%s", text);
+	CHECK(hidden == (strstr(text, "kernel symbols unavailable") != NULL),
+	      "addresses %s nobody, yet report says:\n%s", hidden ? "hidden from" : "shown to",
+	      text);
+	CHECK(kptr[0] != '0' || !strstr(text, "set kernel.kptr_restrict=0"),
+	      "kernel.kptr_restrict is 0, yet report advises setting it to 0:\n%s", text);
+	free(kptr);
+	free(text);
+}
+
 static void test_metrics_loopback(void)
 {
 	char dir[PATH_MAX + 32], log[PATH_MAX + 32];
@@ -172,6 +222,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_tables_drops_capabilities);
 	RUN_TEST(test_missing_capabilities);
 	RUN_TEST(test_modes);
+	RUN_TEST(test_report_kernel_symbols_message);
 	RUN_TEST(test_metrics_loopback);
 	if (!harness_failed) {
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);

@@ -375,7 +375,10 @@ out:
 	free(r.log);
 }
 
-/* pprof: a Python frame is a function in its source file, its location on the line. */
+/*
+ * pprof: a Python frame is a function in its source file, its location on the
+ * line, and its name shown by go tool pprof as it is.
+ */
 static void test_pprof_lines(void)
 {
 	char out[PATH_MAX], *o, *cmd[] = {PYTHON, prog("recurse"), "1", NULL}, want[PATH_MAX + 64];
@@ -395,6 +398,15 @@ static void test_pprof_lines(void)
 	      o ? o : "");
 	snprintf(want, sizeof(want), " rec %s:15\n", prog("recurse"));
 	CHECK(o && strstr(o, want), "go tool pprof -lines: '%s' expected", want);
+	free(o);
+	/*
+	 * pprof's default "demangling" strips <...> from a name that is its own
+	 * system name and looks like C++: the script's top level, <module>,
+	 * must show as it is, not as <unknown>.
+	 */
+	o = go_pprof(go, tmpdir, "-top -nodecount=500", out, &st);
+	CHECK(st == 0 && o && strstr(o, " <module>\n") && !strstr(o, "<unknown>"),
+	      "go tool pprof -top: '<module>' expected, '<unknown>' not, in:\n%s", o ? o : "");
 	free(o);
 out:
 	free(log);

@@ -16,9 +16,11 @@
 
 struct output_opts {
 	const char *path; /* NULL: stdout */
+	bool set;	  /* -o was given (- included) */
 	enum out_format format;
 	bool group_by_container;
 	mode_t mode;
+	bool mode_set;	       /* -m: the files stay root's under sudo */
 	struct prof_view view; /* --no-inline, --lines */
 };
 

@@ -48,6 +48,7 @@ static struct record_args {
 	struct symbol_opts sym;
 	const char *save;
 	bool quiet;
+	bool no_save;
 } args = {
 	.out = {.mode = OUTPUT_DEFAULT_MODE},
 	.so = {.freq = 99, .max_frames = DEFAULT_USER_FRAMES, .kernel = true, .rows_max = 4u << 20,
@@ -64,6 +65,7 @@ enum {
 	OPT_SAVE,
 	OPT_RING,
 	OPT_NO_INHERIT,
+	OPT_NO_SAVE,
 };
 
 static const struct argp_option opts[] = {
@@ -76,7 +78,11 @@ static const struct argp_option opts[] = {
 	{"ring-buffer", OPT_RING, "BYTES", 0,
 	 "ring buffer size, a power of two from 16384 (default 8388608)", 0},
 	{"save", OPT_SAVE, "FILE", 0,
-	 "also save the raw stacks and mappings to FILE (-: standard output, with -o FILE)", 0},
+	 "keep the recording (raw stacks and mappings, for report) in FILE, the previous one as "
+	 "FILE.old (default without -o: " RECORDING_DEFAULT_PATH
+	 "; -: standard output, with -o FILE)",
+	 0},
+	{"no-save", OPT_NO_SAVE, NULL, 0, "keep no recording", 0},
 	{"verbose", 'v', NULL, 0,
 	 "the whole summary: why stacks stopped, the tables, deferred samples, refusals; each "
 	 "object's tables and where the start went",
@@ -119,6 +125,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SAVE:
 		args.save = arg;
 		break;
+	case OPT_NO_SAVE:
+		args.no_save = true;
+		break;
 	case OPT_RING:
 		if (parse_u32(arg, 16384, 1u << 30, &v) || (v & (v - 1)))
 			argp_error(state, "invalid --ring-buffer '%s' (a power of two, 16384..1073741824)",
@@ -144,6 +153,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-q and -v: one or the other");
 		if (args.save && !strcmp(args.save, "-") && !args.out.path)
 			argp_error(state, "--save - needs -o FILE: the profile goes to standard output");
+		if (args.save && args.no_save)
+			argp_error(state, "--save and --no-save exclude each other");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -168,6 +179,92 @@ static int exit_status(const struct session *s, int err)
 		return WEXITSTATUS(s->child_status);
 	if (WIFSIGNALED(s->child_status))
 		return 128 + WTERMSIG(s->child_status);
+	return 0;
+}
+
+/*
+ * Every file the run will write, checked before the workload starts: a run
+ * that cannot keep its results is refused (2) rather than run for nothing.
+ * Without -o (the profile to standard output) a recording is kept by default,
+ * as perf keeps perf.data, for `cfiprof report`; a directory it cannot be
+ * written to only says so.
+ */
+static int check_outputs(void)
+{
+	const char *save = args.save && strcmp(args.save, "-") ? args.save : NULL;
+
+	if (!args.save && !args.no_save && !args.out.set) {
+		if (!output_check(RECORDING_DEFAULT_PATH))
+			args.save = RECORDING_DEFAULT_PATH;
+		else
+			fprintf(stderr,
+				"cfiprof: no recording kept: cannot write %s: %s (--save FILE "
+				"chooses where, --no-save keeps none)\n",
+				RECORDING_DEFAULT_PATH, strerror(errno));
+	}
+	if (args.out.path && save && output_same_path(args.out.path, save)) {
+		fprintf(stderr, "cfiprof: -o and --save are the same file (%s): give two\n", save);
+		return 2;
+	}
+	if (args.out.path && output_check(args.out.path)) {
+		fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.out.path, strerror(errno));
+		return 2;
+	}
+	if (save && output_check(save)) {
+		fprintf(stderr, "cfiprof: cannot write %s: %s\n", save, strerror(errno));
+		return 2;
+	}
+	return 0;
+}
+
+/* The recording, to --save's file (renamed into place, the last one kept as .old) or stdout. */
+static int write_recording(struct session *s, struct recording_meta *meta, struct cgroup_names *cg,
+			   const struct output_owner *owner)
+{
+	bool to_stdout = !strcmp(args.save, "-");
+	struct output_file of = {.f = stdout};
+	int e;
+
+	if (!to_stdout && output_open(&of, args.save, args.out.mode, owner))
+		goto fail;
+	if (recording_write(of.f, &s->agg, s->pt, meta, cg)) {
+		e = errno;
+		if (!to_stdout)
+			output_abort(&of);
+		errno = e;
+		goto fail;
+	}
+	if (to_stdout ? fflush(stdout) : output_commit(&of, true))
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.save, strerror(errno));
+	return -EIO;
+}
+
+/* The profile, to -o's file (renamed into place once complete) or stdout. */
+static int write_profile(struct profile *prof, const struct output_owner *owner)
+{
+	struct output_file of = {.f = stdout};
+	const char *title = args.so.cmd ? args.so.cmd[0] : "cfiprof";
+	int e;
+
+	if (args.out.path && output_open(&of, args.out.path, args.out.mode, owner)) {
+		fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.out.path, strerror(errno));
+		return -EIO;
+	}
+	if (output_write(of.f, prof, args.out.format, title, &args.out.view)) {
+		e = errno;
+		if (args.out.path)
+			output_abort(&of);
+		fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(e));
+		return -EIO;
+	}
+	if (args.out.path ? output_commit(&of, false) : fflush(stdout)) {
+		fprintf(stderr, "cfiprof: writing %s failed: %s\n",
+			args.out.path ? args.out.path : "standard output", strerror(errno));
+		return -EIO;
+	}
 	return 0;
 }
 
@@ -246,7 +343,7 @@ int cmd_record(int argc, char **argv)
 	struct ksyms *ks = NULL;
 	double t_stop[4] = {0};
 	char kerr[256];
-	FILE *out = stdout;
+	struct output_owner owner = {0};
 	bool tty = isatty(STDERR_FILENO);
 	int err, real_stderr = -1, status;
 
@@ -255,15 +352,11 @@ int cmd_record(int argc, char **argv)
 		return 2;
 	args.so.debuginfod = args.sym.debuginfod;
 	args.so.fetch = args.sym.fetch;
-	if (args.out.path) {
-		out = output_create(args.out.path, args.out.mode);
-		if (!out) {
-			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.out.path, strerror(errno));
-			return 1;
-		}
-	}
-	if (args.out.path && args.out.format == OUT_UNKNOWN)
-		args.out.format = output_format_from_path(args.out.path);
+	if (check_outputs())
+		return 2;
+	/* under sudo the files are the user's, unless -m chose who may read them */
+	if (!args.out.mode_set)
+		owner = output_owner_from_env();
 	/* a recording keeps the lines, for a report in any view */
 	args.so.lines = output_needs_lines(&args.out) || args.save;
 	/*
@@ -322,23 +415,12 @@ int cmd_record(int argc, char **argv)
 	} else {
 		/* first: the output's view rewrites the profile's stacks */
 		if (args.save) {
-			bool to_stdout = !strcmp(args.save, "-");
-			FILE *sf = to_stdout ? stdout : output_create(args.save, args.out.mode);
-
 			meta.prof = &prof;
 			meta.python = s.python_names;
-			if (!sf || recording_write(sf, &s.agg, s.pt, &meta, info.cgroups) ||
-			    (to_stdout ? fflush(sf) : fclose(sf))) {
-				fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.save,
-					strerror(errno));
-				err = -EIO;
-			}
+			err = write_recording(&s, &meta, info.cgroups, &owner);
 		}
-		if (output_write(out, &prof, args.out.format, args.so.cmd ? args.so.cmd[0] : "cfiprof",
-				 &args.out.view)) {
-			fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
+		if (write_profile(&prof, &owner))
 			err = -EIO;
-		}
 		profile_free(&prof);
 	}
 	/* after naming: the symbol sources are read as frames are named */
@@ -357,10 +439,6 @@ out:
 			(mono_sec() - t_stop[0]) * 1e3, (t_stop[1] - t_stop[0]) * 1e3,
 			(t_stop[2] - t_stop[1]) * 1e3, (t_stop[3] - t_stop[2]) * 1e3,
 			(mono_sec() - t_stop[3]) * 1e3);
-	if (out != stdout && fclose(out))
-		err = -EIO;
-	if (out == stdout && fflush(out))
-		err = -EIO;
 	status = exit_status(&s, err);
 	/* cfiprof's own failure: its reasons, held back by -q, are shown */
 	quiet_end(real_stderr, err != 0);

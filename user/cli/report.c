@@ -3,8 +3,11 @@
 #include <argp.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common/escape.h"
 #include "common/heap.h"
@@ -36,6 +39,10 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+static const char default_input[] = RECORDING_DEFAULT_PATH;
+/* this process is the child that writes the output for its parent to put in place */
+static bool output_child;
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
@@ -52,8 +59,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		args.input = arg;
 		break;
 	case ARGP_KEY_END:
+		/* as perf report reads perf.data: what record keeps by default */
 		if (!args.input)
-			argp_error(state, "the recording FILE (from record --save) is required");
+			args.input = default_input;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -61,14 +69,59 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/*
+ * The recording and the files it names are read without any capability,
+ * but the rename that puts the output in place (in the user's directory,
+ * under sudo) needs root's rights: a child reports into the temporary file,
+ * this process only renames it, or removes it if the child failed.
+ * Returns -1 to go on reporting here (the child, or no child to be had),
+ * else the exit status.
+ */
+static int report_in_child(struct output_file *of)
+{
+	pid_t child;
+	int st;
+
+	fflush(NULL); /* nothing buffered is written twice */
+	child = fork();
+	if (child <= 0) {
+		output_child = child == 0;
+		return -1;
+	}
+	/* Ctrl-C is the child's to act on; this process then cleans up */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	while (waitpid(child, &st, 0) < 0)
+		if (errno != EINTR) {
+			output_abort(of);
+			return 1;
+		}
+	if (WIFEXITED(st) && !WEXITSTATUS(st)) {
+		if (!output_commit(of, false))
+			return 0;
+		fprintf(stderr, "cfiprof: writing %s failed: %s\n", of->path, strerror(errno));
+		return 1;
+	}
+	output_abort(of);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Puts the written output in place, or leaves it to the parent that can. */
+static int output_done(struct output_file *of)
+{
+	if (!args.out.path)
+		return fflush(stdout);
+	return output_child ? output_finish(of) : output_commit(of, false);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct argp_child children[] = {
 		{&output_argp, 0, NULL, 0}, {&symbol_argp, 0, NULL, 0}, {0}};
 	static const struct argp argp = {
-		opts, parse_opt, "FILE",
-		"Render a recording saved by 'cfiprof record --save FILE' (FILE -: standard input), "
-		"symbolizing it again from the files it names.",
+		opts, parse_opt, "[FILE]",
+		"Render a recording kept by 'cfiprof record' (FILE, default " RECORDING_DEFAULT_PATH
+		"; -: standard input), symbolizing it again from the files it names.",
 		children, NULL, NULL};
 	struct recording_meta meta = {0};
 	struct profile_info info = {0};
@@ -83,25 +136,41 @@ int cmd_report(int argc, char **argv)
 	struct frame_namer fn;
 	struct profile prof;
 	char err[256], kerr[256];
-	FILE *in = NULL, *out = stdout;
+	FILE *in = NULL;
+	struct output_file of = {.f = stdout};
+	struct output_owner owner = {0};
 	uint64_t bad = 0;
 	int ret = 1;
 
 	heap_prefer_huge_pages(HEAP_RESERVE);
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
-	if (args.out.path && args.out.format == OUT_UNKNOWN)
-		args.out.format = output_format_from_path(args.out.path);
+	/*
+	 * Opened (under a temporary name) while root may still give it to the
+	 * user who ran sudo; removed if the report fails.
+	 */
+	if (!args.out.mode_set)
+		owner = output_owner_from_env();
+	if (args.out.path && output_open(&of, args.out.path, args.out.mode, &owner)) {
+		fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.out.path, strerror(errno));
+		return 2;
+	}
 	/* kernel symbols need CAP_SYSLOG; nothing after them needs any privilege */
 	if (!args.no_kernel_symbols) {
 		ks = ksyms_load(NULL, kerr, sizeof(kerr));
 		if (!ks)
-			fprintf(stderr, "cfiprof: kernel symbols unavailable (%s): addresses shown\n",
-				kerr);
+			fprintf(stderr, "cfiprof: %s: addresses shown\n", kerr);
 	}
+	if (of.tmp && (ret = report_in_child(&of)) >= 0) {
+		ksyms_free(ks);
+		return ret;
+	}
+	ret = 1;
 	if (privileges_drop_all()) {
 		fprintf(stderr, "cfiprof: cannot drop capabilities: %s\n", strerror(errno));
 		ksyms_free(ks);
+		if (args.out.path)
+			output_abort(&of);
 		return 1;
 	}
 	/*
@@ -112,8 +181,11 @@ int cmd_report(int argc, char **argv)
 	if (in == stdin)
 		args.input = "standard input"; /* in messages and as the profile's title */
 	if (!in) {
-		fprintf(stderr, "cfiprof: cannot read %s: %s\n", args.input, strerror(errno));
+		fprintf(stderr, "cfiprof: cannot read %s: %s%s\n", args.input, strerror(errno),
+			args.input == default_input ? " (record keeps it when run without -o)" : "");
 		ksyms_free(ks);
+		if (args.out.path)
+			output_abort(&of);
 		return 1;
 	}
 	syms = sym_cache_new();
@@ -167,24 +239,17 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "cfiprof: out of memory while symbolizing\n");
 		goto out_fn;
 	}
-	if (args.out.path) {
-		out = output_create(args.out.path, args.out.mode);
-		if (!out) {
-			fprintf(stderr, "cfiprof: cannot write %s: %s\n", args.out.path, strerror(errno));
-			out = stdout;
-			goto out_prof;
-		}
-	}
-	if (output_write(out, &prof, args.out.format, args.input, &args.out.view))
+	if (output_write(of.f, &prof, args.out.format, args.input, &args.out.view)) {
 		fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
-	else
+		if (args.out.path)
+			output_abort(&of);
+	} else if (output_done(&of)) {
+		fprintf(stderr, "cfiprof: writing %s failed: %s\n",
+			args.out.path ? args.out.path : "standard output", strerror(errno));
+	} else {
 		ret = 0;
-	if (out != stdout && fclose(out)) {
-		fprintf(stderr, "cfiprof: writing %s failed: %s\n", args.out.path, strerror(errno));
-		ret = 1;
 	}
 	fprintf(stderr, "cfiprof: %" PRIu64 " samples, %zu stacks\n", prof.total, prof.nr_samples);
-out_prof:
 	profile_free(&prof);
 out_fn:
 	frame_namer_free(&fn);
@@ -192,6 +257,8 @@ out_agg:
 	agg_free(&agg);
 	kernel_names_free(&meta.knames);
 out:
+	if (args.out.path && of.f)
+		output_abort(&of); /* the report failed: the previous output stays */
 	ksyms_free(ks);
 	cgroup_names_free(info.cgroups);
 	proc_tracker_free(pt);

@@ -38,9 +38,17 @@ static int64_t python_location(struct profile *p, const struct agg_stack *s,
 		return -1;
 	l->lines[0] =
 	    (struct prof_line){.function = profile_intern(p, how->name), .line = how->line};
-	l->lines[0].system_name = l->lines[0].function;
+	/*
+	 * Not the name itself: pprof "demangles" a function whose system name is
+	 * its name, and strips <...> from one that looks like C++, so that
+	 * <module>, <lambda>, <listcomp> became <unknown>.  A system name of its
+	 * own (its file and qualified name, unique as a linker name is) keeps
+	 * the name as it is.
+	 */
+	snprintf(buf, sizeof(buf), "%s:%s", *how->file ? how->file : "python", how->name);
+	l->lines[0].system_name = profile_intern(p, buf);
 	l->lines[0].file = *how->file ? profile_intern(p, how->file) : NULL;
-	if (!l->lines[0].function || (*how->file && !l->lines[0].file))
+	if (!l->lines[0].function || !l->lines[0].system_name || (*how->file && !l->lines[0].file))
 		return -1;
 	l->nr_lines = 1;
 	return id;

@@ -53,6 +53,8 @@
 
 /* as many as -e takes (EVENT_MAX) */
 #define RECORDING_MAX_EVENTS 16
+/* record keeps, and report reads, this recording by default (as perf.data) */
+#define RECORDING_DEFAULT_PATH "cfiprof.data"
 
 struct recording_meta {
 	uint32_t freq;

@@ -418,18 +418,66 @@ int session_start(struct session *s, const struct session_opts *o)
 	return 0;
 }
 
+/*
+ * The -p processes, watched for their exit as perf's -p is: a pidfd each in
+ * fds (-1 for one already gone).  Returns how many fds there are; 0 (never
+ * ends on its own) when one of them cannot be watched (a thread's id before
+ * Linux 6.9, no pidfd_open).
+ */
+static int watch_targets(const struct session *s, struct pollfd *fds)
+{
+	int i, n = s->opts.nr_pids;
+
+	for (i = 0; i < n; i++) {
+		int fd = (int)syscall(SYS_pidfd_open, (pid_t)s->opts.pids[i], 0);
+
+		if (fd < 0 && errno != ESRCH)
+			break;
+		fds[i] = (struct pollfd){.fd = fd, .events = POLLIN};
+	}
+	if (i == n)
+		return n;
+	while (i-- > 0)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	return 0;
+}
+
+/* Closes the pidfds of the targets that exited; whether none is left. */
+static bool targets_gone(struct pollfd *fds, int n)
+{
+	int i, left = 0;
+
+	for (i = 0; i < n; i++) {
+		if (fds[i].fd >= 0 && fds[i].revents) {
+			close(fds[i].fd);
+			fds[i].fd = -1; /* poll skips it */
+		}
+		left += fds[i].fd >= 0;
+	}
+	return !left;
+}
+
 void session_wait(struct session *s, double deadline, void (*tick)(struct session *, void *),
 		  void *ctx)
 {
 	double next_tick = mono_sec() + 1.0;
-	/* the command's exit wakes the wait at once, not at the next 50 ms tick */
-	int pidfd = s->child > 0 ? (int)syscall(SYS_pidfd_open, s->child, 0) : -1;
+	struct pollfd fds[SESSION_MAX_PIDS];
+	int nfds = 0, i;
 
+	/* the command's or the last target's exit wakes the wait at once, not at the next tick */
+	if (s->child > 0) {
+		fds[0] = (struct pollfd){.fd = (int)syscall(SYS_pidfd_open, s->child, 0),
+					 .events = POLLIN};
+		nfds = fds[0].fd >= 0;
+	} else if (s->opts.nr_pids) {
+		nfds = watch_targets(s, fds);
+	}
 	while (!session_stop_requested && !s->child_done) {
 		struct timespec ts = {0, 50 * 1000 * 1000};
 
-		if (pidfd >= 0)
-			poll(&(struct pollfd){.fd = pidfd, .events = POLLIN}, 1, 50);
+		if (nfds)
+			poll(fds, (nfds_t)nfds, 50);
 		else
 			nanosleep(&ts, NULL);
 		if (deadline && mono_sec() >= deadline)
@@ -438,13 +486,16 @@ void session_wait(struct session *s, double deadline, void (*tick)(struct sessio
 			s->child_done = true;
 			break;
 		}
+		if (s->child <= 0 && nfds && targets_gone(fds, nfds))
+			break;
 		if (tick && mono_sec() >= next_tick) {
 			tick(s, ctx);
 			next_tick += 1.0;
 		}
 	}
-	if (pidfd >= 0)
-		close(pidfd);
+	for (i = 0; i < nfds; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
 }
 
 void session_stop(struct session *s)

@@ -147,8 +147,8 @@ extern volatile sig_atomic_t session_stop_requested;
 /* Loads, attaches and starts everything; the command (if any) starts running. */
 int session_start(struct session *s, const struct session_opts *o);
 /*
- * Waits until Ctrl-C / SIGTERM, the deadline (monotonic seconds, 0 = none) or
- * the command's exit, calling tick about once a second.
+ * Waits until Ctrl-C / SIGTERM, the deadline (monotonic seconds, 0 = none),
+ * the command's exit or every -p process's, calling tick about once a second.
  */
 void session_wait(struct session *s, double deadline, void (*tick)(struct session *, void *),
 		  void *ctx);

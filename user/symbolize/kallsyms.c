@@ -115,17 +115,45 @@ static void set_err(char *err, size_t errlen, const char *fmt, const char *a, co
 		snprintf(err, errlen, fmt, a, b);
 }
 
-static void kptr_hint(char *buf, size_t len)
+static int read_sysctl(const char *path)
 {
-	FILE *f = fopen(KPTR_RESTRICT, "re");
-	int v;
+	FILE *f = fopen(path, "re");
+	int v = -1;
 
-	if (f && fscanf(f, "%d", &v) == 1)
-		snprintf(buf, len, "kernel.kptr_restrict=%d", v);
-	else
-		snprintf(buf, len, "kernel.kptr_restrict");
+	if (f && fscanf(f, "%d", &v) != 1)
+		v = -1;
 	if (f)
 		fclose(f);
+	return v;
+}
+
+/*
+ * Why the kernel hid the addresses, and what would show them: the kernel's
+ * rule (kallsyms_show_value) is kptr_restrict 0 shows them to CAP_SYSLOG or
+ * when perf_event_paranoid <= 1, 1 to CAP_SYSLOG only, 2 to no one.
+ */
+static void kptr_hint(char *buf, size_t len)
+{
+	int v = read_sysctl(KPTR_RESTRICT);
+	int paranoid = read_sysctl("/proc/sys/kernel/perf_event_paranoid");
+
+	if (v == 0)
+		snprintf(
+		    buf, len,
+		    "kernel.kptr_restrict=0 and kernel.perf_event_paranoid=%d show them only to "
+		    "CAP_SYSLOG: run as root or set kernel.perf_event_paranoid=1",
+		    paranoid);
+	else if (v == 1)
+		snprintf(buf, len,
+			 "kernel.kptr_restrict=1 shows them only to CAP_SYSLOG: run as root or set "
+			 "kernel.kptr_restrict=0 with kernel.perf_event_paranoid<=1");
+	else if (v >= 2)
+		snprintf(buf, len,
+			 "kernel.kptr_restrict=%d hides them even from root: set "
+			 "kernel.kptr_restrict=1 (or 0)",
+			 v);
+	else
+		snprintf(buf, len, "hidden by kernel.kptr_restrict or missing CAP_SYSLOG");
 }
 
 struct ksyms *ksyms_load(const char *path, char *err, size_t errlen)
@@ -133,7 +161,7 @@ struct ksyms *ksyms_load(const char *path, char *err, size_t errlen)
 	struct kline *lines = NULL, *tmp;
 	size_t n = 0, cap = 0, i, j, linecap = 0;
 	struct ksyms *k = NULL;
-	char *line = NULL, *buf = NULL, hint[64];
+	char *line = NULL, *buf = NULL, hint[160];
 	bool nonzero = false;
 	FILE *f;
 
@@ -203,9 +231,7 @@ struct ksyms *ksyms_load(const char *path, char *err, size_t errlen)
 	buf = NULL;
 	if (n && !nonzero) {
 		kptr_hint(hint, sizeof(hint));
-		set_err(err, errlen,
-			"kernel symbols unavailable: every address in %s is zero (hidden by %s or "
-			"missing CAP_SYSLOG; run as root or set kernel.kptr_restrict=0)",
+		set_err(err, errlen, "kernel symbols unavailable: every address in %s is zero (%s)",
 			path, hint);
 		errno = EPERM;
 		goto fail;
