@@ -198,90 +198,41 @@ struct ksyms *session_kernel_symbols(struct session *s, char *err, size_t errlen
 	return k;
 }
 
-int session_start(struct session *s, const struct session_opts *o)
+/* What the loader is opened with, from the session's options (the cgroup fd is set apart). */
+static void loader_opts_from(struct session *s, const struct session_opts *o,
+			     struct loader_opts *lo)
 {
-	/* where the start went, said by -v: monotonic seconds at each step */
-	double t_begin = mono_sec(), t_loaded, t_ready, t_traced;
-	struct loader_opts lo = {0};
-	struct walk_maps maps;
-	int err, i;
-
-	memset(s, 0, sizeof(*s));
-	s->opts = *o;
-	s->child = -1;
-	s->cgroup_fd = -1;
-	s->go_fd = -1;
-	s->unwalked.fd = -1;
-	pthread_mutex_init(&s->agg_lock, NULL);
-	raise_nofile_limit(&s->nofile_orig);
-	/* a binary installed with +p holds its capabilities as permitted only */
-	privileges_raise();
-	if (!privileges_check(o->all || o->nr_pids || o->cgroup[0]))
-		return -EPERM;
-	/*
-	 * The command's process is forked first, while this one is small: every
-	 * page written after a fork is a copy-on-write fault until the child has
-	 * exec'd (and a fault is ~20 us on this VM kind), and a fork's page-table
-	 * copy grows with the BPF object, kallsyms and the unwind state.
-	 */
-	if (o->cmd) {
-		s->child = launch_stopped(o->cmd, &s->nofile_orig, o->cmd_stderr, &s->go_fd,
-					  &s->child_held);
-		if (s->child < 0) {
-			err = -errno;
-			fprintf(stderr, "cfiprof: fork: %s\n", strerror(errno));
-			return err;
-		}
-	}
-	/* /proc/kallsyms takes tens of ms to read: meanwhile the verifier checks the programs */
-	if (o->kernel && !pthread_create(&s->ksyms_thread, NULL, read_kernel_symbols, s))
-		s->ksyms_started = true;
-	lo.cgroup_fd = -1;
-	if (o->cgroup[0]) {
-		s->cgroup_fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (s->cgroup_fd < 0) {
-			err = -errno;
-			fprintf(stderr, "cfiprof: cannot open cgroup %s: %s\n", o->cgroup,
-				strerror(errno));
-			return err;
-		}
-		lo.cgroup_fd = s->cgroup_fd;
-	}
 	/* a cgroup filter alone: every process in it, whenever it arrives */
-	lo.filter_pids = !o->all && !o->cgroup[0];
-	lo.follow_children = !o->no_inherit;
-	lo.collect_kernel = o->kernel;
-	lo.force_tail_calls = o->tail_calls;
+	lo->filter_pids = !o->all && !o->cgroup[0];
+	lo->follow_children = !o->no_inherit;
+	lo->collect_kernel = o->kernel;
+	lo->force_tail_calls = o->tail_calls;
 	if (!s->opts.events.nr) {
 		char perr[128];
 
 		event_list_parse(&s->opts.events, o->cycles ? "cycles" : "cpu-clock", perr,
 				 sizeof(perr));
 	}
-	lo.events = &s->opts.events;
-	lo.explicit_events = o->explicit_events;
-	lo.period = o->period;
-	lo.min_block_ns = o->min_block_ns;
-	lo.event_budget = o->event_budget ? o->event_budget : SESSION_EVENT_BUDGET;
-	lo.max_frames = o->max_frames;
-	lo.freq = o->freq;
-	lo.rows_max = o->rows_max;
-	lo.ringbuf_bytes = o->ringbuf_bytes;
+	lo->events = &s->opts.events;
+	lo->explicit_events = o->explicit_events;
+	lo->period = o->period;
+	lo->min_block_ns = o->min_block_ns;
+	lo->event_budget = o->event_budget ? o->event_budget : SESSION_EVENT_BUDGET;
+	lo->max_frames = o->max_frames;
+	lo->freq = o->freq;
+	lo->rows_max = o->rows_max;
+	lo->ringbuf_bytes = o->ringbuf_bytes;
 	/* whole pages: the copy is made a page at a time */
-	lo.defer_stack_bytes = (o->defer_stack + DEFER_CHUNK - 1) & ~(uint32_t)(DEFER_CHUNK - 1);
-	lo.defer_bytes_per_sec = o->defer_budget ? o->defer_budget : defer_budget_default(o);
-	err = loader_open(&s->ld, &lo);
-	if (err)
-		return err;
-	t_loaded = mono_sec();
-	err = offcpu_unwalked_init(
-	    &s->unwalked,
-	    event_list_has(&s->opts.events, EVENT_OFF_CPU) ? s->ld.offcpu_unwalked_fd : -1,
-	    (uint32_t)event_list_find(&s->opts.events, EVENT_OFF_CPU));
-	if (err) {
-		fprintf(stderr, "cfiprof: cannot set up the off-CPU sums: %s\n", strerror(-err));
-		return err;
-	}
+	lo->defer_stack_bytes = (o->defer_stack + DEFER_CHUNK - 1) & ~(uint32_t)(DEFER_CHUNK - 1);
+	lo->defer_bytes_per_sec = o->defer_budget ? o->defer_budget : defer_budget_default(o);
+}
+
+/* The state user space unwinds and names with: deferred walks, tables, symbols, tracker. */
+static int start_unwind_state(struct session *s, const struct session_opts *o)
+{
+	struct walk_maps maps;
+	int err;
+
 	walk_maps_from_bpf(&maps, &s->walk_fds, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
 			   s->ld.rules_max);
 	s->walk_fds.procs_fd = s->ld.procs_fd;
@@ -333,17 +284,14 @@ int session_start(struct session *s, const struct session_opts *o)
 		    o->table_cache, o->table_cache_bytes ? o->table_cache_bytes : SESSION_TABLE_CACHE_BYTES);
 		proc_tracker_set_table_cache(s->pt, s->table_cache);
 	}
-	s->rb = ring_buffer__new(s->ld.events_fd, session_handle_record, s, NULL);
-	/* one poll serves both; records of the second need no order with the samples */
-	if (s->rb && ring_buffer__add(s->rb, s->ld.exit_maps_fd, session_handle_record, s)) {
-		ring_buffer__free(s->rb);
-		s->rb = NULL;
-	}
-	if (!s->rb) {
-		err = -errno;
-		fprintf(stderr, "cfiprof: cannot open the ring buffer: %s\n", strerror(errno));
-		return err;
-	}
+	return 0;
+}
+
+/* -p's processes and the cgroup's, loaded before sampling so that their first samples unwind. */
+static int load_targets(struct session *s, const struct session_opts *o)
+{
+	int i;
+
 	for (i = 0; i < o->nr_pids; i++) {
 		if (kill((pid_t)o->pids[i], 0) && errno == ESRCH) {
 			fprintf(stderr, "cfiprof: no process with pid %u\n", o->pids[i]);
@@ -363,6 +311,115 @@ int session_start(struct session *s, const struct session_opts *o)
 			proc_tracker_load_now(s->pt, pids[i]);
 		free(pids);
 	}
+	return 0;
+}
+
+/* The command, stopped since its fork, let go: at its exec, or unheld. */
+static int release_command(struct session *s)
+{
+	if (s->go_fd < 0)
+		return 0;
+	/*
+	 * Not held at its exec: a target already, so its exec reaches
+	 * BPF (on_exec) and queues its load as any target's would; its
+	 * first samples wait for their tables (deferred) or are counted.
+	 */
+	if (!s->child_held) {
+		fprintf(stderr, "cfiprof: the command cannot be held at its exec (ptrace "
+				"refused: traced already?): it starts unheld\n");
+		loader_add_target(&s->ld, (uint32_t)s->child);
+	}
+	if (write(s->go_fd, "g", 1) != 1)
+		fprintf(stderr, "cfiprof: cannot start the command\n");
+	close(s->go_fd);
+	s->go_fd = -1;
+	if (s->child_held && !release_after_exec(s)) {
+		s->child_done = true;
+		if (s->exec_failed)
+			return -ENOEXEC; /* the child said why */
+		waitpid(s->child, &s->child_status, WNOHANG);
+	}
+	return 0;
+}
+
+int session_start(struct session *s, const struct session_opts *o)
+{
+	/* where the start went, said by -v: monotonic seconds at each step */
+	double t_begin = mono_sec(), t_loaded, t_ready, t_traced;
+	struct loader_opts lo = {0};
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->opts = *o;
+	s->child = -1;
+	s->cgroup_fd = -1;
+	s->go_fd = -1;
+	s->unwalked.fd = -1;
+	pthread_mutex_init(&s->agg_lock, NULL);
+	raise_nofile_limit(&s->nofile_orig);
+	/* a binary installed with +p holds its capabilities as permitted only */
+	privileges_raise();
+	if (!privileges_check(o->all || o->nr_pids || o->cgroup[0]))
+		return -EPERM;
+	/*
+	 * The command's process is forked first, while this one is small: every
+	 * page written after a fork is a copy-on-write fault until the child has
+	 * exec'd (and a fault is ~20 us on this VM kind), and a fork's page-table
+	 * copy grows with the BPF object, kallsyms and the unwind state.
+	 */
+	if (o->cmd) {
+		s->child = launch_stopped(o->cmd, &s->nofile_orig, o->cmd_stderr, &s->go_fd,
+					  &s->child_held);
+		if (s->child < 0) {
+			err = -errno;
+			fprintf(stderr, "cfiprof: fork: %s\n", strerror(errno));
+			return err;
+		}
+	}
+	/* /proc/kallsyms takes tens of ms to read: meanwhile the verifier checks the programs */
+	if (o->kernel && !pthread_create(&s->ksyms_thread, NULL, read_kernel_symbols, s))
+		s->ksyms_started = true;
+	lo.cgroup_fd = -1;
+	if (o->cgroup[0]) {
+		s->cgroup_fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (s->cgroup_fd < 0) {
+			err = -errno;
+			fprintf(stderr, "cfiprof: cannot open cgroup %s: %s\n", o->cgroup,
+				strerror(errno));
+			return err;
+		}
+		lo.cgroup_fd = s->cgroup_fd;
+	}
+	loader_opts_from(s, o, &lo);
+	err = loader_open(&s->ld, &lo);
+	if (err)
+		return err;
+	t_loaded = mono_sec();
+	err = offcpu_unwalked_init(
+	    &s->unwalked,
+	    event_list_has(&s->opts.events, EVENT_OFF_CPU) ? s->ld.offcpu_unwalked_fd : -1,
+	    (uint32_t)event_list_find(&s->opts.events, EVENT_OFF_CPU));
+	if (err) {
+		fprintf(stderr, "cfiprof: cannot set up the off-CPU sums: %s\n", strerror(-err));
+		return err;
+	}
+	err = start_unwind_state(s, o);
+	if (err)
+		return err;
+	s->rb = ring_buffer__new(s->ld.events_fd, session_handle_record, s, NULL);
+	/* one poll serves both; records of the second need no order with the samples */
+	if (s->rb && ring_buffer__add(s->rb, s->ld.exit_maps_fd, session_handle_record, s)) {
+		ring_buffer__free(s->rb);
+		s->rb = NULL;
+	}
+	if (!s->rb) {
+		err = -errno;
+		fprintf(stderr, "cfiprof: cannot open the ring buffer: %s\n", strerror(errno));
+		return err;
+	}
+	err = load_targets(s, o);
+	if (err)
+		return err;
 	t_ready = mono_sec();
 	err = loader_attach_tracepoints(&s->ld);
 	if (err)
@@ -393,29 +450,7 @@ int session_start(struct session *s, const struct session_opts *o)
 		    (t_ready - t_loaded) * 1e3, (t_traced - t_ready) * 1e3,
 		    (s->start - t_traced) * 1e3);
 	s->start_unix_ns = unix_ns();
-	if (s->go_fd >= 0) {
-		/*
-		 * Not held at its exec: a target already, so its exec reaches
-		 * BPF (on_exec) and queues its load as any target's would; its
-		 * first samples wait for their tables (deferred) or are counted.
-		 */
-		if (!s->child_held) {
-			fprintf(stderr, "cfiprof: the command cannot be held at its exec (ptrace "
-					"refused: traced already?): it starts unheld\n");
-			loader_add_target(&s->ld, (uint32_t)s->child);
-		}
-		if (write(s->go_fd, "g", 1) != 1)
-			fprintf(stderr, "cfiprof: cannot start the command\n");
-		close(s->go_fd);
-		s->go_fd = -1;
-		if (s->child_held && !release_after_exec(s)) {
-			s->child_done = true;
-			if (s->exec_failed)
-				return -ENOEXEC; /* the child said why */
-			waitpid(s->child, &s->child_status, WNOHANG);
-		}
-	}
-	return 0;
+	return release_command(s);
 }
 
 /*
