@@ -97,7 +97,7 @@ static void test_debuglink_cut(void)
 		CHECK(0, "cannot build the stripped program and its 200 MiB debug file");
 		return;
 	}
-	rec_argv[9] = strdup(tpath("out.folded"));
+	rec_argv[10] = strdup(tpath("out.folded"));
 	spin = spawn(spin_argv, NULL, NULL);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)spin);
 	sleep_s(0.1);
@@ -118,7 +118,7 @@ static void test_debuglink_cut(void)
 	kill(spin, SIGKILL);
 	waitpid(spin, NULL, 0);
 	log = slurp(tpath("record.log"));
-	prof = slurp(rec_argv[9]);
+	prof = slurp(rec_argv[10]);
 	CHECK(cut, "cfiprof never had %s open for its CRC", dbg);
 	CHECK(code == 0, "cfiprof record -p exited %d (135: SIGBUS): %s", code, log ? log : "");
 	CHECK(truncated_count(log) >= 1, "the truncation is not counted in the summary: %s",
@@ -128,7 +128,7 @@ static void test_debuglink_cut(void)
 	      prof ? strlen(prof) : 0);
 	free(log);
 	free(prof);
-	free(rec_argv[9]);
+	free(rec_argv[10]);
 }
 
 int main(int argc, char **argv)
