@@ -144,6 +144,13 @@ static int advance_by(struct interp *in, uint64_t delta)
 		}                                                                                  \
 	} while (0)
 
+/*
+ * The DW_CFA interpreter: one case per opcode of the DWARF 5 table (6.4.2),
+ * each a few lines, in the standard's order.  It stays one switch, as
+ * readelf's and libunwind's do: split by opcode family, every case would
+ * still need the interpreter's whole state, and the order against the
+ * standard is what a reader checks.
+ */
 static int run(struct interp *in, const uint8_t *p, const uint8_t *end)
 {
 	const int64_t da = in->cie->data_align;
