@@ -375,69 +375,6 @@ static void test_java(void)
 	      (unsigned long)fib.with, (unsigned long)r.st.samples);
 }
 
-/*
- * The startup and teardown code gcc links into every shared object: crti.o's
- * _init and crtn.o's _fini, crtstuff.c's functions.  None has an FDE (see
- * readelf --debug-frames: the libraries' CFI starts at the PLT) and none
- * keeps a frame pointer: a sample there stops at no-rule, whatever the
- * profiler.
- */
-static bool is_crt_function(const char *f, size_t len)
-{
-	static const char *const crt[] = {"_init",
-					  "_fini",
-					  "frame_dummy",
-					  "register_tm_clones",
-					  "deregister_tm_clones",
-					  "__do_global_dtors_aux"};
-
-	for (size_t i = 0; i < N(crt); i++)
-		if (len == strlen(crt[i]) && !strncmp(f, crt[i], len))
-			return true;
-	return false;
-}
-
-/*
- * Samples of comm stopped at no-rule in one of those functions, and of those
- * how many inside a page fault: their only user frame (the leaf) is the crt
- * function, kernel frames ("_[k]") may follow.
- */
-static uint64_t count_crt_no_rule(const char *path, const char *comm, uint64_t *in_fault)
-{
-	FILE *f = fopen(path, "re");
-	char *line = NULL, prefix[128];
-	size_t cap = 0;
-	uint64_t count = 0;
-
-	*in_fault = 0;
-	snprintf(prefix, sizeof(prefix), "%s;[incomplete: no-rule];", comm);
-	while (f && getline(&line, &cap, f) > 0) {
-		char *leaf = line + strlen(prefix), *cnt = strrchr(line, ' ');
-		size_t len;
-
-		if (strncmp(line, prefix, strlen(prefix)))
-			continue;
-		len = strcspn(leaf, "; ");
-		if (!is_crt_function(leaf, len) || !cnt)
-			continue;
-		if (leaf[len] == ';') {
-			const char *k = leaf + len + 1;
-			size_t kl = strcspn(k, "; ");
-
-			/* more user frames: the walk got past the leaf, so not this stop */
-			if (kl < 4 || strncmp(k + kl - 4, "_[k]", 4))
-				continue;
-		}
-		count += strtoull(cnt + 1, NULL, 10);
-		if (leaf[len] == ';' && strstr(leaf, "exc_page_fault_[k]"))
-			*in_fault += strtoull(cnt + 1, NULL, 10);
-	}
-	free(line);
-	if (f)
-		fclose(f);
-	return count;
-}
-
 static void test_lazy_binding(void)
 {
 	static const char *const exp[] = {LIBC_ROOT, "lz_round", "lz_all",
