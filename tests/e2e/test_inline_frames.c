@@ -135,8 +135,8 @@ static void check_oracle(const struct uframe *uf, int n, uint64_t bias)
 			 * sampled now and then): eu-addr2line says "??", cfiprof names it by
 			 * its object's offset; both must agree that there is no line.
 			 */
-			if (!strcmp(name, "??") && i + k < j && !uf[i + k].line &&
-			    !uf[i + k].file[0] && strstr(uf[i + k].name, "+0x"))
+			if (!strcmp(name, "??") && !line[0] && ln == 0 && i + k < j &&
+			    !uf[i + k].line && !uf[i + k].file[0] && strstr(uf[i + k].name, "+0x"))
 				;
 			else if (i + k >= j || strcmp(uf[i + k].name, name) ||
 				 uf[i + k].line != ln || strcmp(uf[i + k].file, line))
