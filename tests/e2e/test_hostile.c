@@ -369,17 +369,21 @@ static void test_build_id_poisoning(void)
 }
 
 /* Folded stacks of `record -p pid` for 1.5 s into out; the text, malloc'd. */
-static char *record_pid(pid_t pid, const char *out)
+/* record -p pid into out; its profile, and its summary (-v) in *log when log is not NULL. */
+static char *record_pid(pid_t pid, const char *out, char **log)
 {
-	char pids[32];
+	char pids[32], err[PATH_MAX + 8];
 	char *rec[] = {(char *)cfiprof, "record", "-v", "-p", pids, "-d", "1.5", "-F", "199", "-o",
 		       (char *)out, NULL};
 	bool timed_out = false;
 	int rc;
 
 	snprintf(pids, sizeof(pids), "%d", (int)pid);
-	rc = exit_code(wait_timeout(spawn(rec, NULL, NULL), 20, &timed_out), timed_out);
+	snprintf(err, sizeof(err), "%s.err", out);
+	rc = exit_code(wait_timeout(spawn(rec, NULL, err), 20, &timed_out), timed_out);
 	CHECK(rc == 0, "record -p %d exits %d", (int)pid, rc);
+	if (log)
+		*log = slurp(err);
 	return slurp(out);
 }
 
@@ -393,8 +397,8 @@ static void test_perfmap_owner(void)
 {
 	char jit[PATH_MAX], out[PATH_MAX], map[64], outf[PATH_MAX];
 	char *own[] = {jit, "4", "own_jit_code", NULL};
+	char *text, *addr, *log = NULL;
 	pid_t p;
-	char *text;
 	FILE *f;
 
 	snprintf(jit, sizeof(jit), "%s/jit_spin", nprogs);
@@ -418,7 +422,7 @@ static void test_perfmap_owner(void)
 		unlink(outf);
 	}
 	snprintf(out, sizeof(out), "%s/jit_own.folded", tmp);
-	text = record_pid(p, out);
+	text = record_pid(p, out, NULL);
 	CHECK(strstr(text, ";own_jit_code "), "a JIT's own perf map names its code:\n%.300s", text);
 	kill(p, SIGKILL);
 	wait_timeout(p, 2, NULL);
@@ -431,19 +435,29 @@ static void test_perfmap_owner(void)
 	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)p);
 	for (int i = 0; i < 100 && !slurp(outf)[0]; i++)
 		sleep_s(0.02);
-	/* jit_spin printed its code address: plant a name for exactly it, in a file of root's */
+	/*
+	 * jit_spin printed its code address: plant a name for exactly it, in a
+	 * file of root's (no address printed: nothing to plant, and the check
+	 * below would pass for the wrong reason)
+	 */
 	unlink(map);
-	f = fopen(map, "wx");
+	addr = strtok(slurp(outf), "\n");
+	CHECK(addr && strtoull(addr, NULL, 16) != 0, "jit_spin printed no code address");
+	f = addr ? fopen(map, "wx") : NULL;
 	CHECK(f != NULL, "planting %s", map);
 	if (f) {
-		fprintf(f, "%s 2 planted_by_root\n", strtok(slurp(outf), "\n"));
+		fprintf(f, "%s 2 planted_by_root\n", addr);
 		fclose(f);
 	}
 	snprintf(out, sizeof(out), "%s/jit_planted.folded", tmp);
-	text = record_pid(p, out);
+	text = record_pid(p, out, &log);
 	CHECK(!strstr(text, "planted_by_root") && !strstr(text, "its_own_name") &&
 		  strstr(text, "jit_spin;"),
 	      "a perf map owned by another user than the process's is not used:\n%.300s", text);
+	/* and the refusal is counted, not silent */
+	CHECK(log && strstr(log, "perf maps refused: "),
+	      "the planted map's refusal is not in the summary:\n%s", log ? log : "");
+	free(log);
 	kill(p, SIGKILL);
 	wait_timeout(p, 2, NULL);
 	unlink(map);

@@ -32,6 +32,7 @@
 #include "user/output/folded.h"
 #include "user/profile/frame_names.h"
 #include "user/symbolize/kallsyms.h"
+#include "user/symbolize/perfmap.h"
 #include "user/symbolize/sym_refusals.h"
 #include "user/session/bpf_program.h"
 #include "user/session/session.h"
@@ -425,6 +426,12 @@ int cmd_record(int argc, char **argv)
 	}
 	/* after naming: the symbol sources are read as frames are named */
 	sym_refusals_print(s.syms, s.fetch, stderr);
+	/* a JIT's map another user wrote, a link, or too big: its frames stay unnamed */
+	if (perfmap_refused_total())
+		fprintf(stderr,
+			"cfiprof: perf maps refused: %" PRIu64
+			" (another user's than the process's, a link, not a regular file, or too big)\n",
+			perfmap_refused_total());
 	t_stop[3] = mono_sec();
 	frame_namer_free(&fn);
 	ksyms_free(ks);
