@@ -399,7 +399,7 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       (double)c[CNT_REQUESTS_THROTTLED]);
 	header(f, "cfiprof_event_hits_total", "counter",
 	       "Off-CPU blocks (--off-cpu): sampled, or refused by the process's share or all "
-	       "processes' budget.");
+	       "processes' budget (their time summed without a stack).");
 	fprintf(f, "cfiprof_event_hits_total{outcome=\"sampled\"} %" PRIu64 "\n", c[CNT_EVENT_HITS]);
 	fprintf(f, "cfiprof_event_hits_total{outcome=\"process_share\"} %" PRIu64 "\n",
 		c[CNT_EVENT_PROC_LIMITED]);

@@ -148,6 +148,8 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		meta->event[0] ? meta->event : "cpu-clock", meta->start_unix_ns, meta->duration_ns);
 	for (i = 0; i < (uint64_t)meta->nr_events; i++)
 		fprintf(f, "event %s\n", meta->event_names[i]);
+	if (meta->nr_events && a->estimated_events)
+		fprintf(f, "estimated %x\n", a->estimated_events);
 	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b)) {
 		uint32_t h;
 
@@ -362,6 +364,9 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			if (meta->nr_events < RECORDING_MAX_EVENTS)
 				snprintf(meta->event_names[meta->nr_events++], sizeof(meta->event_names[0]),
 					 "%s", line + 6);
+		} else if (!strncmp(line, "estimated ", 10)) {
+			if (sscanf(line, "estimated %x", &a->estimated_events) != 1)
+				note_bad(bad, err, errlen, lineno, "malformed estimated line");
 		} else if (!strncmp(line, "map ", 4)) {
 			struct proc_mapping m;
 			unsigned int pid;

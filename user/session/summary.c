@@ -272,9 +272,11 @@ void session_print_summary(struct session *s, FILE *f)
 			c[CNT_EVENTS_LOST], tr.queue_dropped, s->agg.overflow, s->agg.malformed);
 	if (c[CNT_EVENT_HITS] || c[CNT_EVENT_PROC_LIMITED] || c[CNT_EVENT_THROTTLED])
 		fprintf(f,
-			"cfiprof: event hits: %" PRIu64 " sampled, refused: %" PRIu64
-			" over their process's share (--event-budget), %" PRIu64
-			" over all processes' budget; off-CPU: %" PRIu64 " blocks under --min-block, %" PRIu64
+			"cfiprof: event hits: %" PRIu64 " sampled, not sampled: %" PRIu64
+			" past their process's share (--event-budget), %" PRIu64
+			" past all processes' budget (probe hits: the sampled weigh for them, counts "
+			"estimated; off-CPU blocks: their time summed); off-CPU: %" PRIu64
+			" blocks under --min-block, %" PRIu64
 			" not sampled (too many threads blocked at once)\n",
 			c[CNT_EVENT_HITS], c[CNT_EVENT_PROC_LIMITED], c[CNT_EVENT_THROTTLED],
 			c[CNT_OFFCPU_SHORT], c[CNT_OFFCPU_FULL]);
