@@ -20,7 +20,7 @@ const volatile __u32 tp_event[EVENT_TP_SLOTS] = {};
 const volatile __u32 func_event[EVENT_FUNC_SLOTS] = {};
 const volatile __u32 offcpu_event = 0;
 const volatile __u8 offcpu_enabled = 0;
-/* the size of an offcpu_pending value: a whole record at --max-frames */
+/* the size of an offcpu_pending value: a whole record at --max-frames, Python frames too */
 const volatile __u32 offcpu_value_bytes = RECORD_MAX_BYTES;
 
 /* Each process's hits in the current slot (approximate across CPUs by design). */
@@ -259,6 +259,12 @@ TP_SLOT(3)
 /* ---- off-CPU time: a blocked thread's stack, weighted by the time until it runs again ---- */
 
 #define TASK_DEAD_STATE 0x80
+/*
+ * __TASK_TRACED: stopped by a tracer (cfiprof's own hold of a command at its
+ * entry while its tables load, a debugger, strace): the tracer's time, not
+ * the program's blocking.
+ */
+#define TASK_TRACED_STATE 0x08
 
 /*
  * Every thread of the profile that has blocked, while it lives: when its
@@ -302,7 +308,8 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	struct loop_ctx lc;
 	__u32 zero = 0;
 
-	if (!state || (state & TASK_DEAD_STATE) || (prev->flags & PF_KTHREAD) || !tgid)
+	if (!state || (state & (TASK_DEAD_STATE | TASK_TRACED_STATE)) || (prev->flags & PF_KTHREAD) ||
+	    !tgid)
 		return;
 	if (!wanted(tgid))
 		return;
@@ -333,6 +340,9 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	rec = (struct cfi_sample_record *)s->record;
 	walker_count(CNT_EVENT_HITS, 1);
 	sample_fill(&src, rec, &lc, tgid, tid);
+	/* the interpreter's frames too: the scratch and the pending value have room for them */
+	if (python_proc(tgid))
+		python_append(rec, rec->nr_kernel + lc.st.nr, MAX_KERNEL_FRAMES + max_user_frames);
 	/* its stop reason is counted when it is sent: a short block never is */
 	walk_finished(&lc.st, true);
 	walk_requests(&lc.st);
@@ -384,7 +394,8 @@ static __always_inline bool offcpu_send(const struct cfi_offcpu_block *b, __u32 
 	if (!rec)
 		return false;
 	rec->weight = delta;
-	size = sizeof(*rec) + ((__u32)rec->nr_kernel + rec->nr_user) * sizeof(__u64);
+	size = sizeof(*rec) + ((__u32)rec->nr_kernel + rec->nr_user) * sizeof(__u64) +
+	       (__u32)rec->nr_python * sizeof(struct cfi_python_frame);
 	if (size > offcpu_value_bytes)
 		size = offcpu_value_bytes;
 	walker_count(CNT_SAMPLES, 1);

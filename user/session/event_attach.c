@@ -159,9 +159,10 @@ int events_configure(struct cfiprof_bpf *skel, const struct loader_opts *o, bool
 	bpf_program__set_autoattach(skel->progs.on_uprobe, false);
 	bpf_program__set_autoattach(skel->progs.on_usdt, false);
 	bpf_program__set_autoattach(skel->progs.on_switch, false);
-	/* a pending sample per blocked thread, as big as a record at --max-frames */
-	skel->rodata->offcpu_value_bytes =
-	    sizeof(struct cfi_sample_record) + (MAX_KERNEL_FRAMES + o->max_frames) * sizeof(__u64);
+	/* a pending sample per blocked thread, as big as a record at --max-frames with Python's */
+	skel->rodata->offcpu_value_bytes = sizeof(struct cfi_sample_record) +
+					   (MAX_KERNEL_FRAMES + o->max_frames) * sizeof(__u64) +
+					   PY_RECORD_BYTES;
 	bpf_map__set_value_size(skel->maps.offcpu_pending, skel->rodata->offcpu_value_bytes);
 	if (!event_list_has(ev, EVENT_OFF_CPU)) {
 		bpf_map__set_max_entries(skel->maps.offcpu_pending, 1);
