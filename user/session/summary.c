@@ -143,6 +143,7 @@ static void print_python(struct session *s, const uint64_t *c, FILE *f)
 	struct python_detect_stats d;
 	struct python_names_stats n;
 	uint64_t samples = 0;
+	char unsup[160];
 	int i;
 
 	python_detect_stats(s->python, &d);
@@ -151,14 +152,18 @@ static void print_python(struct session *s, const uint64_t *c, FILE *f)
 		return;
 	for (i = 1; i < PY_STATUS_MAX; i++)
 		samples += c[CNT_PY_STATUS_BASE + i];
+	python_detect_describe_unsupported(&d, unsup, sizeof(unsup));
+	if (d.unsupported)
+		fprintf(f, "cfiprof: python: %s: native stacks only\n", unsup);
+	if (!d.procs)
+		return;
 	fprintf(f,
-		"cfiprof: python: %" PRIu64 " process%s (%" PRIu64
-		" more with an unsupported version: native stacks only), %" PRIu64
+		"cfiprof: python: %" PRIu64 " process%s, %" PRIu64
 		" samples: %" PRIu64 " with their frame chain, %" PRIu64
 		" of threads without one, %" PRIu64 " truncated, %" PRIu64 " unreadable; %" PRIu64
 		" Python frames; code objects %" PRIu64 " read (%" PRIu64 " unreadable), %" PRIu64
 		" refused\n",
-		d.procs, d.procs == 1 ? "" : "es", d.unsupported, samples,
+		d.procs, d.procs == 1 ? "" : "es", samples,
 		c[CNT_PY_STATUS_BASE + PY_STATUS_OK], c[CNT_PY_STATUS_BASE + PY_STATUS_NO_THREAD],
 		c[CNT_PY_STATUS_BASE + PY_STATUS_TRUNCATED],
 		c[CNT_PY_STATUS_BASE + PY_STATUS_UNREADABLE], c[CNT_PY_FRAMES], n.read,
