@@ -10,7 +10,8 @@
  * there), pprof's file:line, an interpreter of an unsupported version
  * (plain native stacks, counted), a --save recording's report (the same
  * folded output as the live run; an older recording: plain native stacks),
- * and samples deferred for lack of tables, which keep their Python frames.
+ * samples deferred for lack of tables, which keep their Python frames, and
+ * off-CPU stacks (--off-cpu), which carry Python frames too.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -814,6 +815,33 @@ out:
 	free(r.log);
 }
 
+/*
+ * --off-cpu on a program that naps 4 x 100 ms in nap_leaf: its blocks carry
+ * their Python frames, and the chain's time is what the program measured off
+ * the CPU (within 10%: the kernel's switch-out to switch-in is ~10 us a block
+ * longer than the program's wall time less its CPU time).
+ */
+static void test_off_cpu(void)
+{
+	char *cmd[] = {PYTHON, prog("sleeper"), NULL}, *opts[] = {"--off-cpu", NULL};
+	const char *at;
+	struct py_run r = {0};
+	uint64_t us, measured;
+
+	if (!record_py_opts("offcpu", "99", opts, cmd, &r))
+		goto out;
+	us = chain_count(&r, "<module> (*;main (*;nap_outer (*;nap_leaf (*");
+	at = r.log ? strstr(r.log, "naps: off-CPU ") : NULL;
+	measured = at ? strtoull(at + 14, NULL, 10) / 1000 : 0;
+	printf("  off-CPU: %lu us under <module>;main;nap_outer;nap_leaf, %lu us measured\n",
+	       (unsigned long)us, (unsigned long)measured);
+	CHECK(measured >= 400000 && us >= measured * 9 / 10 && us <= measured * 11 / 10,
+	      "the naps' Python chain: %lu us of %lu us off the CPU", (unsigned long)us,
+	      (unsigned long)measured);
+out:
+	free(r.log);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -832,6 +860,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_deferred);
 	RUN_TEST(test_first_samples);
 	RUN_TEST(test_unsupported_version);
+	RUN_TEST(test_off_cpu);
 	e2e_finish();
 	return HARNESS_DONE();
 }
