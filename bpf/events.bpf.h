@@ -107,7 +107,8 @@ static __always_inline bool slot_toss(struct cfi_event_slot *s, __u64 slot, __u3
  */
 static __always_inline __u64 event_thin(__u32 tgid, __u32 *thinned)
 {
-	__u64 slot = bpf_ktime_get_ns() / EVENT_SLOT_NS, pn = 1, pd = 1, cn = 1, cd = 1, num, den, w;
+	__u64 slot = bpf_ktime_get_ns() / EVENT_SLOT_NS, pn = 1, pd = 1, cn = 1, cd = 1, num, den,
+	      w;
 	struct cfi_event_slot *s, fresh = {.slot = slot, .used = 1, .hits = 1};
 	__u32 zero = 0;
 
@@ -308,8 +309,8 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	struct loop_ctx lc;
 	__u32 zero = 0;
 
-	if (!state || (state & (TASK_DEAD_STATE | TASK_TRACED_STATE)) || (prev->flags & PF_KTHREAD) ||
-	    !tgid)
+	if (!state || (state & (TASK_DEAD_STATE | TASK_TRACED_STATE)) ||
+	    (prev->flags & PF_KTHREAD) || !tgid)
 		return;
 	if (!wanted(tgid))
 		return;

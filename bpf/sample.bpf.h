@@ -77,7 +77,7 @@ struct sample_src {
 	bool user_in_ctx;
 	__u32 event;  /* the record's event */
 	__u64 weight; /* and weight */
-	__u32 thinned; /* 1: the weight stands for hits the budget did not sample too */
+	__u32 thinned;	   /* 1: the weight stands for hits the budget did not sample too */
 	__u32 kernel_skip; /* kernel frames of the BPF program's own call chain */
 	bool probe;	   /* a program on kernel code: SAMPLE_PROBE_STACK */
 };

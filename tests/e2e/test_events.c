@@ -311,8 +311,8 @@ static void test_budget(void)
 	 */
 	share = BUDGET_PER_SLOT * (ns / BUDGET_SLOT_NS + 3);
 	printf("  budget: ordinary %" PRIu64 " of 50 calls (%" PRIu64
-	       " on the whole chain), hog %llu calls in %.2f s, estimated %" PRIu64
-	       "; %" PRIu64 " sampled in all (hog's share %llu), %" PRIu64 " not\n",
+	       " on the whole chain), hog %llu calls in %.2f s, estimated %" PRIu64 "; %" PRIu64
+	       " sampled in all (hog's share %llu), %" PRIu64 " not\n",
 	       all, hits, calls, ns / 1e9, hog_est, sampled, share, refused);
 	/* every call of the ordinary process is sampled, with its whole stack, weighing 1 */
 	CHECK(all == 50 && hits == 50,
@@ -409,8 +409,8 @@ static void test_estimate(void)
 	char bin[PATH_MAX + 16], path[PATH_MAX], *log, *text = NULL;
 	char *opts[] = {"-e", "uprobe:libc:malloc", "--event-budget", "40000", NULL};
 	char *cmd[] = {prog(bin, sizeof(bin)), "mallocfor", "1000", NULL};
-	const char *chain[] = {"[uprobe:libc:malloc, estimated];_start;", "main;alloc_mid;alloc_leaf;malloc",
-			       NULL};
+	const char *chain[] = {"[uprobe:libc:malloc, estimated];_start;",
+			       "main;alloc_mid;alloc_leaf;malloc", NULL};
 	uint64_t est, calls, sampled;
 	int n;
 

@@ -412,9 +412,10 @@ static void put_event_totals(struct report *r)
 		prof_format_unit(unit, sum, total, sizeof(total));
 		fprintf(f, "# Total: %s%s (", p->events[i].estimated ? "~" : "", total);
 		put_text(f, p->events[i].name);
-		fputs(p->events[i].estimated ? "; estimated: sampled past --event-budget, each sample "
-					       "weighted by the hits it stands for)\n"
-					     : ")\n",
+		fputs(p->events[i].estimated
+			  ? "; estimated: sampled past --event-budget, each sample "
+			    "weighted by the hits it stands for)\n"
+			  : ")\n",
 		      f);
 	}
 }
@@ -457,9 +458,9 @@ static int put_section(struct report *r, int max_rows)
 		if (p->samples[i].reason != STOP_COMPLETE && p->samples[i].reason != STOP_NO_USER)
 			incomplete += val(r, &p->samples[i]);
 	}
-	r->unit = r->event < 0 ? p->unit
+	r->unit = r->event < 0					     ? p->unit
 		  : !strcmp(p->events[r->event].unit, "nanoseconds") ? PROF_UNIT_NANOSECONDS
-								      : PROF_UNIT_EVENTS;
+								     : PROF_UNIT_EVENTS;
 	count_functions(r);
 	if (r->event >= 0) {
 		prof_format_unit(r->unit, r->total, total, sizeof(total));

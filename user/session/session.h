@@ -57,7 +57,8 @@ struct session_opts {
 	bool explicit_events; /* -e was given */
 	uint64_t period;      /* perf events: every this many events (0: -F) */
 	uint64_t min_block_ns;
-	uint32_t event_budget; /* hits per process per second (0: SESSION_EVENT_BUDGET; or _EXACT) */
+	uint32_t
+	    event_budget; /* hits per process per second (0: SESSION_EVENT_BUDGET; or _EXACT) */
 	uint32_t rows_max;
 	uint64_t max_table_bytes; /* 0: the rows map bounds the tables */
 	double table_idle_ttl;	  /* seconds an unused object's tables stay loaded */

@@ -158,13 +158,13 @@ static void print_python(struct session *s, const uint64_t *c, FILE *f)
 	if (!d.procs)
 		return;
 	fprintf(f,
-		"cfiprof: python: %" PRIu64 " process%s, %" PRIu64
-		" samples: %" PRIu64 " with their frame chain, %" PRIu64
-		" of threads without one, %" PRIu64 " truncated, %" PRIu64 " unreadable; %" PRIu64
+		"cfiprof: python: %" PRIu64 " process%s, %" PRIu64 " samples: %" PRIu64
+		" with their frame chain, %" PRIu64 " of threads without one, %" PRIu64
+		" truncated, %" PRIu64 " unreadable; %" PRIu64
 		" Python frames; code objects %" PRIu64 " read (%" PRIu64 " unreadable), %" PRIu64
 		" refused\n",
-		d.procs, d.procs == 1 ? "" : "es", samples,
-		c[CNT_PY_STATUS_BASE + PY_STATUS_OK], c[CNT_PY_STATUS_BASE + PY_STATUS_NO_THREAD],
+		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_PY_STATUS_BASE + PY_STATUS_OK],
+		c[CNT_PY_STATUS_BASE + PY_STATUS_NO_THREAD],
 		c[CNT_PY_STATUS_BASE + PY_STATUS_TRUNCATED],
 		c[CNT_PY_STATUS_BASE + PY_STATUS_UNREADABLE], c[CNT_PY_FRAMES], n.read,
 		n.unreadable, n.refused);
@@ -276,15 +276,16 @@ void session_print_summary(struct session *s, FILE *f)
 			" malformed records\n",
 			c[CNT_EVENTS_LOST], tr.queue_dropped, s->agg.overflow, s->agg.malformed);
 	if (c[CNT_EVENT_HITS] || c[CNT_EVENT_PROC_LIMITED] || c[CNT_EVENT_THROTTLED])
-		fprintf(f,
-			"cfiprof: event hits: %" PRIu64 " sampled, not sampled: %" PRIu64
-			" past their process's share (--event-budget), %" PRIu64
-			" past all processes' budget (probe hits: the sampled weigh for them, counts "
-			"estimated; off-CPU blocks: their time summed); off-CPU: %" PRIu64
-			" blocks under --min-block, %" PRIu64
-			" not sampled (too many threads blocked at once)\n",
-			c[CNT_EVENT_HITS], c[CNT_EVENT_PROC_LIMITED], c[CNT_EVENT_THROTTLED],
-			c[CNT_OFFCPU_SHORT], c[CNT_OFFCPU_FULL]);
+		fprintf(
+		    f,
+		    "cfiprof: event hits: %" PRIu64 " sampled, not sampled: %" PRIu64
+		    " past their process's share (--event-budget), %" PRIu64
+		    " past all processes' budget (probe hits: the sampled weigh for them, counts "
+		    "estimated; off-CPU blocks: their time summed); off-CPU: %" PRIu64
+		    " blocks under --min-block, %" PRIu64
+		    " not sampled (too many threads blocked at once)\n",
+		    c[CNT_EVENT_HITS], c[CNT_EVENT_PROC_LIMITED], c[CNT_EVENT_THROTTLED],
+		    c[CNT_OFFCPU_SHORT], c[CNT_OFFCPU_FULL]);
 	print_unwalked(s, c, f);
 	if (!loader_prog_stats(&s->ld, &run_ns, &run_cnt) && run_ns && c[CNT_SAMPLES]) {
 		double per_sample = (double)run_ns / (double)c[CNT_SAMPLES];

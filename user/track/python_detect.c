@@ -243,8 +243,7 @@ static void count_unsupported(struct python_detect_stats *st, uint16_t version)
 	st->unsup_procs[i]++;
 }
 
-void python_detect_describe_unsupported(const struct python_detect_stats *st, char *buf,
-					size_t len)
+void python_detect_describe_unsupported(const struct python_detect_stats *st, char *buf, size_t len)
 {
 	size_t n = 0;
 	uint32_t i;
@@ -259,7 +258,8 @@ void python_detect_describe_unsupported(const struct python_detect_stats *st, ch
 		n += (size_t)snprintf(buf + n, len - n, "%s %u.%u", i ? "," : "",
 				      st->unsup_version[i] >> 8, st->unsup_version[i] & 0xff);
 		if (st->nr_unsup_versions > 1 && n < len)
-			n += (size_t)snprintf(buf + n, len - n, " (%" PRIu64 ")", st->unsup_procs[i]);
+			n += (size_t)snprintf(buf + n, len - n, " (%" PRIu64 ")",
+					      st->unsup_procs[i]);
 	}
 }
 
