@@ -6,21 +6,23 @@
  *     within 10%, through block_for and the kernel's schedule; the folded
  *     output is in microseconds, the text report and the SVG in time units,
  *     a recording reports the same;
- *  2. uprobe: -e uprobe:libc:malloc on 500 calls from alloc_leaf <- alloc_mid
- *     <- main: exactly 500 hits, all on that chain;
- *  3. tracepoint: -e tracepoint:raw_syscalls:sys_enter on 200 open + close
- *     from open_leaf: exactly 400 hits there, with kernel and user frames, the
- *     kernel ones ending in the traced code (no BPF program frame);
+ *  2. uprobe: -e uprobe:libc:malloc on 10,000 calls from alloc_leaf <-
+ *     alloc_mid <- main, no --event-budget: exactly 10,000 hits, all on that chain;
+ *  3. tracepoint: -e tracepoint:raw_syscalls:sys_enter on 5,000 open + close
+ *     from open_leaf: exactly 10,000 hits there, with kernel and user frames, the
+ *     kernel ones ending in the traced code (no BPF program frame); the text
+ *     report names the event whole, with no sampling rate;
  *  4. usdt: a USDT probe (no semaphore) fired 300 times from usdt_leaf <- main:
  *     exactly 300 hits on that chain;
  *  5. on_and_off: --on-and-off-cpu: the pprof has samples/count,
  *     cpu/nanoseconds and off_cpu/nanoseconds, its off_cpu values add up to
  *     the blocked time within 10% and its cpu values the 200 ms burn_cpu ran
  *     within 25%, folded stacks start [cpu-clock] or [off-cpu];
- *  6. budget: a process calling malloc in a tight loop for 2 s (uprobe on
- *     malloc) beside one calling it 50 times: the second's 50 are all there
- *     with their whole stacks, the first is sampled at most at its share (100
- *     hits per 100 ms slot it ran in) and refused past it (counted);
+ *  6. budget: --event-budget 1000, a process calling malloc in a tight loop
+ *     for 2 s (uprobe on malloc) beside one calling it 50 times: the second's
+ *     50 are all there with their whole stacks, the first is sampled near its
+ *     share (100 hits per 100 ms slot it ran in), the rest counted, and its
+ *     weighted stacks estimate its calls;
  *  7. offcpu_budget: --off-cpu on a program blocking 300 ms once and then
  *     ~150 us 8,000 times, far past its share of walked blocks: the profile's
  *     total is the time it measured off the CPU within 10% (the blocks not
@@ -28,7 +30,12 @@
  *     long block is a stack of its own of 300 ms;
  *  8. offcpu_counts: with --min-block 100ms, the stop reasons count the
  *     samples written, not the blocks walked and then dropped as short;
- *  9. errors: an unknown event, a symbol not in the file, a tracepoint that
+ *  9. estimate: past --event-budget the weighted stacks estimate the calls
+ *     within 5%, marked estimated (the folded root frame, pprof's comment);
+ * 10. units: -e cpu-clock,page-faults: a pprof sample type and a text report
+ *     section per event, each in its unit;
+ * 11. offcpu_hold: the command's hold at its entry is not its off-CPU time;
+ * 12. errors: an unknown event, a symbol not in the file, a tracepoint that
  *     does not exist, a hardware event without a PMU, a kprobe where the
  *     kernel refuses one (each as bpftrace finds the machine): exit status and
  *     a message that says which and why.
@@ -406,14 +413,20 @@ out:
  */
 static void test_estimate(void)
 {
-	char bin[PATH_MAX + 16], path[PATH_MAX], *log, *text = NULL;
-	char *opts[] = {"-e", "uprobe:libc:malloc", "--event-budget", "40000", NULL};
+	char bin[PATH_MAX + 16], path[PATH_MAX], rec[PATH_MAX], pb[PATH_MAX], *log;
+	char *opts[] = {"-e", "uprobe:libc:malloc", "--event-budget", "40000", "--save", rec, NULL};
 	char *cmd[] = {prog(bin, sizeof(bin)), "mallocfor", "1000", NULL};
+	char *rep[] = {(char *)cfiprof_bin, "report", rec, "-o", pb, NULL};
 	const char *chain[] = {"[uprobe:libc:malloc, estimated];_start;",
 			       "main;alloc_mid;alloc_leaf;malloc", NULL};
+	struct decoded d = {0};
 	uint64_t est, calls, sampled;
-	int n;
+	uint8_t *buf = NULL;
+	size_t len;
+	int n, i, noted = 0;
 
+	tpath(rec, sizeof(rec), "estimate.rec");
+	tpath(pb, sizeof(pb), "estimate.pb.gz");
 	if (e2e_record("estimate.folded", "99", opts, cmd, &log))
 		goto out;
 	tpath(path, sizeof(path), "estimate.folded");
@@ -429,8 +442,16 @@ static void test_estimate(void)
 	CHECK(n == 1 && est * 20 >= calls * 19 && est * 20 <= calls * 21,
 	      "the weighted total %" PRIu64 " in %d stacks, the program's %" PRIu64 " calls", est,
 	      n, calls);
+	/* the recording keeps the mark: its pprof says the event's values are estimates */
+	CHECK(run(rep, NULL, NULL, 30) == 0, "report %s -o %s", rec, pb);
+	buf = gunzip_file(pb, &len);
+	CHECK(buf && !decode(buf, len, &d), "decoding %s", pb);
+	for (i = 0; buf && i < d.nr_comments; i++)
+		noted += !strncmp(str_at(&d, d.comments[i]), "uprobe:libc:malloc: estimated", 29);
+	CHECK(noted == 1, "pprof comments on the estimate: %d", noted);
 out:
-	free(text);
+	decoded_free(&d);
+	free(buf);
 	free(log);
 }
 
