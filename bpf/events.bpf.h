@@ -128,7 +128,7 @@ static __always_inline __u64 event_thin(__u32 tgid, __u32 *thinned)
 			return 0;
 		}
 	}
-	/* each chance's numerator is a budget (<= 1,000,000): num < 2^40, den < 2^64 */
+	/* numerators are budgets a slot (< 2^23 each): num < 2^46; den < 2^64 */
 	num = pn * cn;
 	den = pd * cd;
 	*thinned = num != den;
