@@ -392,6 +392,11 @@ out:
 	return err;
 }
 
+static enum prof_unit event_unit(const struct profile *p, size_t i)
+{
+	return !strcmp(p->events[i].unit, "nanoseconds") ? PROF_UNIT_NANOSECONDS : PROF_UNIT_EVENTS;
+}
+
 /* The events, each with its total in its own unit: "~" and a note on estimates. */
 static void put_event_totals(struct report *r)
 {
@@ -402,14 +407,11 @@ static void put_event_totals(struct report *r)
 
 	for (i = 0; i < p->nr_events; i++) {
 		uint64_t sum = 0;
-		enum prof_unit unit = !strcmp(p->events[i].unit, "nanoseconds")
-					  ? PROF_UNIT_NANOSECONDS
-					  : PROF_UNIT_EVENTS;
 
 		for (k = 0; k < p->nr_samples; k++)
 			if (p->samples[k].event == i)
 				sum += prof_value(p, &p->samples[k]);
-		prof_format_unit(unit, sum, total, sizeof(total));
+		prof_format_unit(event_unit(p, i), sum, total, sizeof(total));
 		fprintf(f, "# Total: %s%s (", p->events[i].estimated ? "~" : "", total);
 		put_text(f, p->events[i].name);
 		fputs(p->events[i].estimated
@@ -458,9 +460,7 @@ static int put_section(struct report *r, int max_rows)
 		if (p->samples[i].reason != STOP_COMPLETE && p->samples[i].reason != STOP_NO_USER)
 			incomplete += val(r, &p->samples[i]);
 	}
-	r->unit = r->event < 0					     ? p->unit
-		  : !strcmp(p->events[r->event].unit, "nanoseconds") ? PROF_UNIT_NANOSECONDS
-								     : PROF_UNIT_EVENTS;
+	r->unit = r->event < 0 ? p->unit : event_unit(p, (size_t)r->event);
 	count_functions(r);
 	if (r->event >= 0) {
 		prof_format_unit(r->unit, r->total, total, sizeof(total));
