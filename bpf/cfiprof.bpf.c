@@ -39,8 +39,8 @@ const volatile __u32 defer_stack_bytes = 0;
 const volatile __u64 defer_bytes_per_sec = 0;
 const volatile __u8 exit_maps_on = 0; /* on_exit_maps is loaded: PT_DEFERRED is kept */
 /*
- * Stacks on other events (bpf/events.bpf.h): hits per process and per CPU in
- * each EVENT_SLOT_NS slot (0: no bound); the perf events of -e pass it too.
+ * Stacks on other events (bpf/events.bpf.h): hits sampled per process and per
+ * CPU in each EVENT_SLOT_NS slot (0: every hit); the perf events of -e pass it too.
  */
 const volatile __u32 event_proc_budget = 0;
 const volatile __u32 event_cpu_budget = 0;
@@ -589,8 +589,9 @@ SEC("perf_event")
 int on_sample(struct perf_sample_ctx *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, thinned = 0;
 	struct sample_src src;
+	__u64 w = 1;
 
 	if (tgid == 0 && skip_idle)
 		return 0;
@@ -599,8 +600,11 @@ int on_sample(struct perf_sample_ctx *ctx)
 		return 0;
 	}
 	/* -e events go through the same budget as probes (bpf/events.bpf.h) */
-	if (budget_perf_events && !event_budget_left(tgid))
-		return 0;
+	if (budget_perf_events) {
+		w = event_thin(tgid, &thinned);
+		if (!w)
+			return 0;
+	}
 	walker_count(CNT_SAMPLES, 1);
 	/* after the filter: other tasks' samples are the common early exit */
 	src = (struct sample_src){
@@ -609,7 +613,8 @@ int on_sample(struct perf_sample_ctx *ctx)
 	    /* user addresses are the lower canonical half (ctx allows only 8-byte loads: no cs) */
 	    .user_in_ctx = (__s64)ctx->regs[PERF_CTX_IP] >= 0,
 	    .event = (__u32)bpf_get_attach_cookie(ctx),
-	    .weight = ctx->sample_period,
+	    .weight = ctx->sample_period * w,
+	    .thinned = thinned,
 	};
 	if (use_bpf_loop)
 		return sample_from_scratch(&src, tgid, tid);

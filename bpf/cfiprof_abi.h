@@ -290,7 +290,7 @@ struct cfi_sample_record {
 	__u8 py_status;	  /* enum cfi_python_status */
 	__u8 pad;
 	__u32 event;	  /* which of the session's events (0: the sampling event, see EVENT_*) */
-	__u32 pad2;
+	__u32 thinned;	  /* 1: weight estimates hits past the event budget (bpf/events.bpf.h) */
 	/* what the sample weighs: the perf event's period, a probe hit's 1, off-CPU nanoseconds */
 	__u64 weight;
 	/*
@@ -485,8 +485,10 @@ struct cfi_request_slot {
 #define EVENT_SLOT_NS 100000000ull
 
 struct cfi_event_slot {
-	__u64 slot; /* time / EVENT_SLOT_NS */
-	__u32 used;
+	__u64 slot;	 /* time / EVENT_SLOT_NS */
+	__u32 used;	 /* hits sampled in this slot */
+	__u32 hits;	 /* hits in this slot, sampled or not */
+	__u32 prev_hits; /* hits in the slot before (0 if it had none) */
 	__u32 pad;
 };
 
@@ -579,7 +581,7 @@ struct cfi_unwalked_val {
 	  "User stack bytes copied for deferred samples.")                                         \
 	X(CNT_EVENT_HITS, "cfiprof_event_hits_total", "outcome=\"sampled\"",                       \
 	  "Probe, tracepoint, off-CPU and -e hits: sampled, or refused by the process's share or " \
-	  "all processes' budget.")                                                                \
+	  "all processes' budget (counted; off-CPU time summed without a stack).")                 \
 	X(CNT_EVENT_PROC_LIMITED, "cfiprof_event_hits_total", "outcome=\"process_share\"", "")     \
 	X(CNT_EVENT_THROTTLED, "cfiprof_event_hits_total", "outcome=\"all_processes\"", "")        \
 	X(CNT_OFFCPU_SHORT, "cfiprof_offcpu_blocks_unsampled_total", "cause=\"short\"",            \

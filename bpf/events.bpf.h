@@ -5,7 +5,8 @@
  * `ustack` on any probe.  uprobes, uretprobes and USDT probes have the user
  * registers in their context; kprobes (fentry), tracepoints and off-CPU
  * blocks take them from the task's pt_regs, with the kernel stack.  Each hit passes
- * the event budget (per process, then per CPU) before any walk.  These
+ * the event budget (per process and per CPU) before any walk: past it, hits
+ * are sampled and the sampled ones weighted (event_thin).  These
  * programs need bpf_loop: user space refuses -e / --off-cpu without it.
  * SEC("?..."): not loaded unless user space asks (user/session/event_attach.c).
  */
@@ -19,7 +20,7 @@ const volatile __u32 tp_event[EVENT_TP_SLOTS] = {};
 const volatile __u32 func_event[EVENT_FUNC_SLOTS] = {};
 const volatile __u32 offcpu_event = 0;
 const volatile __u8 offcpu_enabled = 0;
-/* the size of an offcpu_pending value: a whole record at --max-frames */
+/* the size of an offcpu_pending value: a whole record at --max-frames, Python frames too */
 const volatile __u32 offcpu_value_bytes = RECORD_MAX_BYTES;
 
 /* Each process's hits in the current slot (approximate across CPUs by design). */
@@ -49,12 +50,103 @@ struct {
 	__uint(value_size, RECORD_MAX_BYTES);
 } offcpu_pending SEC(".maps");
 
+/* A new slot: its counts start again, the last one's hits kept if it was the slot before. */
+static __always_inline void slot_roll(struct cfi_event_slot *s, __u64 slot)
+{
+	if (s->slot == slot)
+		return;
+	s->prev_hits = s->slot + 1 == slot ? s->hits : 0;
+	s->slot = slot;
+	s->used = s->hits = 0;
+}
+
+/*
+ * A hit's chance of being sampled under a budget of per-slot samples:
+ * budget / max(this slot's hits so far, the last slot's hits), as
+ * num / den (1 / 1: every hit).  A steady rate is sampled at the budget;
+ * a burst from nothing at budget * (1 + ln(hits / budget)) at most.
+ */
+static __always_inline void slot_chance(struct cfi_event_slot *s, __u32 budget, __u64 *num,
+					__u64 *den)
+{
+	__u64 seen = s->hits > s->prev_hits ? s->hits : s->prev_hits;
+
+	*num = *den = 1;
+	if (seen > budget) {
+		*num = budget;
+		*den = seen;
+	}
+}
+
+/*
+ * One stage of the budget: the hit counted in s, then sampled with a chance
+ * (slot_chance) known before the coin is tossed; false if not sampled.
+ */
+static __always_inline bool slot_toss(struct cfi_event_slot *s, __u64 slot, __u32 budget,
+				      __u64 *num, __u64 *den)
+{
+	slot_roll(s, slot);
+	__sync_fetch_and_add(&s->hits, 1);
+	slot_chance(s, budget, num, den);
+	/* num, den < 2^32: no product overflows */
+	if (*num != *den && (__u64)bpf_get_prandom_u32() * *den >= *num << 32)
+		return false;
+	__sync_fetch_and_add(&s->used, 1);
+	return true;
+}
+
+/*
+ * Past the budget each hit is sampled with a chance p known before the coin
+ * is tossed, and a sampled hit weighs 1/p (rounded up or down at random, so
+ * that its expected weight is exactly 1/p): each stack's summed weight is an
+ * unbiased estimate of its hits (Horvitz-Thompson).  The process's share
+ * first; the hits it samples then pass the CPU's share of all processes'
+ * budget (a process in a tight loop takes no other's share), p the product
+ * of the two chances.  Returns the weight, 0 for a hit not sampled (counted
+ * as refused by the share whose coin refused it).
+ */
+static __always_inline __u64 event_thin(__u32 tgid, __u32 *thinned)
+{
+	__u64 slot = bpf_ktime_get_ns() / EVENT_SLOT_NS, pn = 1, pd = 1, cn = 1, cd = 1, num, den,
+	      w;
+	struct cfi_event_slot *s, fresh = {.slot = slot, .used = 1, .hits = 1};
+	__u32 zero = 0;
+
+	if (event_proc_budget) {
+		s = bpf_map_lookup_elem(&event_proc_slots, &tgid);
+		if (!s) {
+			bpf_map_update_elem(&event_proc_slots, &tgid, &fresh, BPF_ANY);
+		} else if (!slot_toss(s, slot, event_proc_budget, &pn, &pd)) {
+			walker_count(CNT_EVENT_PROC_LIMITED, 1);
+			return 0;
+		}
+	}
+	if (event_cpu_budget) {
+		s = bpf_map_lookup_elem(&event_cpu_slots, &zero);
+		if (s && !slot_toss(s, slot, event_cpu_budget, &cn, &cd)) {
+			walker_count(CNT_EVENT_THROTTLED, 1);
+			return 0;
+		}
+	}
+	/* numerators are budgets a slot (< 2^23 each): num < 2^46; den < 2^64 */
+	num = pn * cn;
+	den = pd * cd;
+	*thinned = num != den;
+	w = den / num;
+	if (den % num &&
+	    ((__u64)bpf_get_prandom_u32() << 32 | bpf_get_prandom_u32()) % num < den % num)
+		w++;
+	return w;
+}
+
+/*
+ * Off-CPU blocks are sampled up to the budget and no further: the time of
+ * those not walked is summed apart ("[not walked: event budget]"), exactly.
+ */
 static __always_inline bool slot_full(struct cfi_event_slot *s, __u64 slot, __u32 budget)
 {
-	if (s->slot != slot) {
-		s->slot = slot;
-		s->used = 0;
-	}
+	slot_roll(s, slot);
+	s->hits++;
 	if (s->used >= budget)
 		return true;
 	__sync_fetch_and_add(&s->used, 1);
@@ -68,7 +160,7 @@ static __always_inline bool slot_full(struct cfi_event_slot *s, __u64 slot, __u3
 static __always_inline bool event_budget_left(__u32 tgid)
 {
 	__u64 slot = bpf_ktime_get_ns() / EVENT_SLOT_NS;
-	struct cfi_event_slot *s, fresh = {.slot = slot, .used = 1};
+	struct cfi_event_slot *s, fresh = {.slot = slot, .used = 1, .hits = 1};
 	__u32 zero = 0;
 
 	if (event_proc_budget) {
@@ -101,9 +193,9 @@ static __always_inline int sample_event(void *ctx, struct pt_regs *ctx_regs, boo
 	    .ctx_regs = ctx_regs,
 	    .user_in_ctx = user_in_ctx,
 	    .event = event,
-	    .weight = weight,
 	    .probe = !user_in_ctx,
 	};
+	__u64 w;
 
 	if (tgid == 0)
 		return 0;
@@ -111,8 +203,10 @@ static __always_inline int sample_event(void *ctx, struct pt_regs *ctx_regs, boo
 		walker_count(CNT_FILTERED, 1);
 		return 0;
 	}
-	if (!event_budget_left(tgid))
+	w = event_thin(tgid, &src.thinned);
+	if (!w)
 		return 0;
+	src.weight = weight * w;
 	walker_count(CNT_EVENT_HITS, 1);
 	walker_count(CNT_SAMPLES, 1);
 	return sample_with_loop(&src, tgid, tid);
@@ -166,6 +260,12 @@ TP_SLOT(3)
 /* ---- off-CPU time: a blocked thread's stack, weighted by the time until it runs again ---- */
 
 #define TASK_DEAD_STATE 0x80
+/*
+ * __TASK_TRACED: stopped by a tracer (cfiprof's own hold of a command at its
+ * entry while its tables load, a debugger, strace): the tracer's time, not
+ * the program's blocking.
+ */
+#define TASK_TRACED_STATE 0x08
 
 /*
  * Every thread of the profile that has blocked, while it lives: when its
@@ -209,7 +309,8 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	struct loop_ctx lc;
 	__u32 zero = 0;
 
-	if (!state || (state & TASK_DEAD_STATE) || (prev->flags & PF_KTHREAD) || !tgid)
+	if (!state || (state & (TASK_DEAD_STATE | TASK_TRACED_STATE)) ||
+	    (prev->flags & PF_KTHREAD) || !tgid)
 		return;
 	if (!wanted(tgid))
 		return;
@@ -240,6 +341,9 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	rec = (struct cfi_sample_record *)s->record;
 	walker_count(CNT_EVENT_HITS, 1);
 	sample_fill(&src, rec, &lc, tgid, tid);
+	/* the interpreter's frames too: the scratch and the pending value have room for them */
+	if (python_proc(tgid))
+		python_append(rec, rec->nr_kernel + lc.st.nr, MAX_KERNEL_FRAMES + max_user_frames);
 	/* its stop reason is counted when it is sent: a short block never is */
 	walk_finished(&lc.st, true);
 	walk_requests(&lc.st);
@@ -291,7 +395,8 @@ static __always_inline bool offcpu_send(const struct cfi_offcpu_block *b, __u32 
 	if (!rec)
 		return false;
 	rec->weight = delta;
-	size = sizeof(*rec) + ((__u32)rec->nr_kernel + rec->nr_user) * sizeof(__u64);
+	size = sizeof(*rec) + ((__u32)rec->nr_kernel + rec->nr_user) * sizeof(__u64) +
+	       (__u32)rec->nr_python * sizeof(struct cfi_python_frame);
 	if (size > offcpu_value_bytes)
 		size = offcpu_value_bytes;
 	walker_count(CNT_SAMPLES, 1);

@@ -77,6 +77,7 @@ struct sample_src {
 	bool user_in_ctx;
 	__u32 event;  /* the record's event */
 	__u64 weight; /* and weight */
+	__u32 thinned;	   /* 1: the weight stands for hits the budget did not sample too */
 	__u32 kernel_skip; /* kernel frames of the BPF program's own call chain */
 	bool probe;	   /* a program on kernel code: SAMPLE_PROBE_STACK */
 };
@@ -128,6 +129,7 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 	st->flags = flags;
 	rec->event = src->event;
 	rec->weight = src->weight;
+	rec->thinned = src->thinned;
 	if (task->flags & PF_KTHREAD)
 		walker_stop(st, STOP_NO_USER);
 	/*
@@ -201,7 +203,6 @@ static __always_inline void sample_end(struct cfi_sample_record *rec, struct wal
 	rec->nr_python = 0;
 	rec->py_status = PY_STATUS_NONE;
 	rec->pad = 0;
-	rec->pad2 = 0;
 }
 
 #endif

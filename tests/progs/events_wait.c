@@ -9,6 +9,8 @@
  *                          on stderr how many and how long: "mallocfor: N calls in NS ns"
  *   events_wait open N     opens /dev/null N times from open_leaf <- main
  *   events_wait usdt N     fires the USDT probe cfiprof_test:tick N times from usdt_leaf <- main
+ *   events_wait faults N   runs 200 ms of CPU time in burn_cpu, then touches N fresh pages
+ *                          from fault_leaf (N page faults)
  *   events_wait churn N    blocks 300 ms in block_long, then N times ~100-150 us in block_tiny, and
  *                          prints on stderr how long it was off the CPU meanwhile (wall time
  *                          less its CPU time): "churn: off-CPU NS ns"
@@ -16,6 +18,7 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/sdt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +114,21 @@ __attribute__((noinline)) void open_leaf(void)
 	sink++;
 }
 
+/* Each page written once: a fault each (anonymous memory, not populated by mmap). */
+__attribute__((noinline)) void fault_leaf(long pages)
+{
+	long i, psz = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, (size_t)(pages * psz), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return;
+	for (i = 0; i < pages; i++)
+		p[i * psz] = 1;
+	munmap(p, (size_t)(pages * psz));
+	sink++;
+}
+
 __attribute__((noinline)) void usdt_leaf(int i)
 {
 	/* no semaphore: the probe fires in every process, as -a attaches it */
@@ -145,6 +163,9 @@ int main(int argc, char **argv)
 			usdt_leaf(i);
 	} else if (argc > 1 && !strcmp(argv[1], "churn")) {
 		churn(n);
+	} else if (argc > 1 && !strcmp(argv[1], "faults")) {
+		burn_cpu(200);
+		fault_leaf(n);
 	} else if (argc > 1 && !strcmp(argv[1], "open")) {
 		for (i = 0; i < n; i++)
 			open_leaf();

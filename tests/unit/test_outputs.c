@@ -504,6 +504,54 @@ static void check_text(void)
 	free(r);
 }
 
+/*
+ * Two events of different units (cpu-clock in nanoseconds, page-faults
+ * counted and estimated): a section each, in its own unit, nanoseconds never
+ * added to faults; the header names both events whole with no sampling rate.
+ */
+static void check_text_events(void)
+{
+	struct fixture fx;
+	char *r, *cpu, *pf;
+	double self, total;
+	uint64_t n;
+
+	fixture_init(&fx);
+	ADD(&fx, 3, 100, "app", STOP_COMPLETE, L_MAIN, L_COMPUTE, L_LEAF);
+	ADD(&fx, 2, 100, "app", STOP_COMPLETE, L_MAIN, L_WORKER);
+	fx.samples[0].value = 3000000; /* 3 ms of cpu-clock */
+	fx.samples[1].value = 40;      /* 40 faults (estimated) */
+	fx.samples[1].event = 1;
+	fx.p.events[0] = (struct prof_event){"cpu-clock", "cpu", "nanoseconds", false};
+	fx.p.events[1] = (struct prof_event){"page-faults", "page-faults", "count", true};
+	fx.p.nr_events = 2;
+	fx.p.unit = PROF_UNIT_EVENTS;
+	r = render(W_TEXT, &fx.p, path("events.txt"), 0);
+	CHECK(r, "text_report_write failed");
+	if (!r)
+		return;
+	cpu = strstr(r, "\n## cpu-clock: 3.00 ms\n");
+	pf = strstr(r, "\n## page-faults: ~40 events\n");
+	CHECK(strstr(r, "# Events: cpu-clock, page-faults\n") && !strstr(r, " Hz"),
+	      "header:\n%.300s", r);
+	CHECK(strstr(r, "# Total: 3.00 ms (cpu-clock)\n") &&
+		  strstr(r, "# Total: ~40 events (page-faults; estimated"),
+	      "a total per event:\n%.500s", r);
+	CHECK(cpu && pf && cpu < pf, "a section per event:\n%s", r);
+	if (!cpu || !pf || cpu > pf)
+		goto out;
+	*pf++ = 0; /* the cpu-clock section ends where the page-faults one starts */
+	/* each section's tables in its unit: leaf_work 3.00 ms, worker_loop 40 faults, 100% each */
+	CHECK(strstr(cpu, " 100.00%  100.00%       3.00  leaf_work [app]\n") &&
+		  strstr(cpu, "Time(ms)") && !strstr(cpu, "worker_loop"),
+	      "cpu-clock section:\n%s", cpu);
+	CHECK(find_row(pf, SELF_TABLE, "worker_loop [worker]", &self, &total, &n) && n == 40 &&
+		  near(self, "100.00"),
+	      "page-faults section:\n%s", pf);
+out:
+	free(r);
+}
+
 static void hex(char *out, const char *s)
 {
 	for (; *s; s++, out += 2)
@@ -753,6 +801,7 @@ int main(int argc, char **argv)
 	write_reader();
 	RUN_TEST(check_svg);
 	RUN_TEST(check_text);
+	RUN_TEST(check_text_events);
 	RUN_TEST(check_speedscope);
 	RUN_TEST(check_empty);
 	RUN_TEST(check_terminal_and_links);

@@ -312,6 +312,57 @@ static void test_name_code_object(void)
 		close(fd);
 }
 
+/*
+ * Processes of interpreters without a table entry are counted by version,
+ * and the summary's text names it: a copy of /bin/true named python3.12
+ * (no Py_Version: the version is its name's) stands in for one.
+ */
+static void test_unsupported_named(void)
+{
+	struct python_detect *pd = python_detect_new(-1);
+	struct python_detect_stats st;
+	struct proc_mapping m[2];
+	char dir[] = "/tmp/cfiprof-pyver.XXXXXX", p312[64], p313[64], text[160];
+	const char *names[2] = {p312, p313};
+	int i, fd;
+
+	CHECK(pd && mkdtemp(dir), "setup");
+	snprintf(p312, sizeof(p312), "%s/python3.12", dir);
+	snprintf(p313, sizeof(p313), "%s/libpython3.13.so.1.0", dir);
+	memset(m, 0, sizeof(m));
+	for (i = 0; i < 2; i++) {
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd), "cp /bin/true %s", names[i]);
+		CHECK(system(cmd) == 0, "%s", cmd);
+		snprintf(m[i].key, sizeof(m[i].key), "key-%d", i);
+		fd = open(names[i], O_RDONLY | O_CLOEXEC);
+		python_detect_object(pd, m[i].key, names[i], fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	/* pid 1001 runs 3.12; 1002 and 1003 3.13 */
+	python_detect_proc(pd, 1001, &m[0], 1);
+	python_detect_stats(pd, &st);
+	python_detect_describe_unsupported(&st, text, sizeof(text));
+	CHECK(!strcmp(text, "1 Python process of unsupported version 3.12"), "one: '%s'", text);
+	python_detect_proc(pd, 1002, &m[1], 1);
+	python_detect_proc(pd, 1003, &m[1], 1);
+	python_detect_stats(pd, &st);
+	python_detect_describe_unsupported(&st, text, sizeof(text));
+	CHECK(st.procs == 0 && st.unsupported == 3 &&
+		  !strcmp(text, "3 Python processes of unsupported versions 3.12 (1), 3.13 (2)"),
+	      "three: %lu supported, %lu not: '%s'", (unsigned long)st.procs,
+	      (unsigned long)st.unsupported, text);
+	st.unsupported = 0;
+	python_detect_describe_unsupported(&st, text, sizeof(text));
+	CHECK(!text[0], "none: '%s'", text);
+	unlink(p312);
+	unlink(p313);
+	rmdir(dir);
+	python_detect_free(pd);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -319,5 +370,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_linetable);
 	RUN_TEST(test_detect_binary);
 	RUN_TEST(test_name_code_object);
+	RUN_TEST(test_unsupported_named);
 	return HARNESS_DONE();
 }

@@ -55,7 +55,9 @@ static struct record_args {
 	.so = {.freq = 99, .max_frames = DEFAULT_USER_FRAMES, .kernel = true, .rows_max = 4u << 20,
 	       .defer_stack = SESSION_DEFER_STACK,
 	       .table_idle_ttl = SESSION_TABLE_IDLE_TTL,
-	       .max_stacks = 1u << 20},
+	       .max_stacks = 1u << 20,
+	       /* one-shot: every probe and tracepoint hit counted unless --event-budget */
+	       .event_budget = SESSION_EVENT_EXACT},
 };
 
 enum {

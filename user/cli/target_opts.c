@@ -54,8 +54,9 @@ static const struct argp_option target_options[] = {
 	{"min-block", OPT_MIN_BLOCK, "TIME", 0,
 	 "off-CPU: blocks shorter than TIME are counted, not sampled (default 0; 10us, 1ms...)", 2},
 	{"event-budget", OPT_EVENT_BUDGET, "N", 0,
-	 "probe, tracepoint, off-CPU and -e hits sampled per process per second at most; "
-	 "the rest are counted (default 1000; all processes together: 10000, or 5 shares)",
+	 "probe, tracepoint, off-CPU and -e hits sampled per process per second at most (all "
+	 "processes: 5 N, at least 10000); past it the samples are weighted to estimate every hit "
+	 "(marked estimated). Default: record counts every hit, top samples 1000",
 	 2},
 	/* perf's habits: a perf user's record -g or --call-graph dwarf works and is told why */
 	{"call-graph", OPT_CALL_GRAPH, "MODE", OPTION_ARG_OPTIONAL,

@@ -214,6 +214,7 @@ struct writer {
 	struct pbuf sub; /* a message or packed field nested in msg */
 	struct strtab st;
 	uint8_t zbuf[FLUSH_AT];
+	char notes[PROF_MAX_EVENTS][600]; /* comments on estimated events: st keeps pointers */
 };
 
 static int gz_feed(struct writer *w, int flush)
@@ -581,6 +582,18 @@ int pprof_write(FILE *f, const struct profile *p)
 		pb_varint(&w->sub, str_index(&w->st, p->event));
 	for (i = 0; i < p->nr_comments; i++)
 		pb_varint(&w->sub, str_index(&w->st, p->comments[i]));
+	/* values past --event-budget are weighted estimates: the reader is told which */
+	for (i = 0; i < p->nr_events; i++) {
+		char *note = w->notes[i];
+
+		if (!p->events[i].estimated || i >= PROF_MAX_EVENTS)
+			continue;
+		snprintf(note, sizeof(w->notes[i]),
+			 "%s: estimated (sampled past --event-budget, each sample weighted by the "
+			 "hits it stands for)",
+			 p->events[i].name);
+		pb_varint(&w->sub, str_index(&w->st, note));
+	}
 	pb_msg(&w->out, PROFILE_COMMENT, &w->sub);
 	pb_uint(&w->out, PROFILE_DEFAULT_SAMPLE_TYPE,
 		str_index(&w->st, p->nr_events ? p->events[0].type : "cpu"));

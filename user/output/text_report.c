@@ -36,12 +36,20 @@ struct report {
 	size_t nr_funcs;
 	uint64_t total;
 	char *prefix; /* call tree guides, 3 characters per branch level */
+	int event;    /* the section's event (-1: the whole profile) */
+	enum prof_unit unit;
 };
 
 struct group {
 	size_t lo, hi;
 	uint64_t count, self;
 };
+
+/* A sample's value in the section: events of other units are never added together. */
+static uint64_t val(const struct report *r, const struct prof_sample *s)
+{
+	return r->event < 0 || s->event == (uint32_t)r->event ? prof_value(r->p, s) : 0;
+}
 
 static double pct(const struct report *r, uint64_t n)
 {
@@ -126,19 +134,21 @@ static void count_functions(struct report *r)
 	size_t i;
 	uint32_t k;
 
+	for (i = 0; i < r->nr_funcs; i++)
+		r->funcs[i].self = r->funcs[i].total = r->funcs[i].last = 0;
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 
-		if (!prof_value(p, s) || !s->nr_locs)
+		if (!val(r, s) || !s->nr_locs)
 			continue;
-		r->funcs[r->loc_func[s->locs[0]]].self += prof_value(p, s);
+		r->funcs[r->loc_func[s->locs[0]]].self += val(r, s);
 		for (k = 0; k < s->nr_locs; k++) {
 			struct func *fn = &r->funcs[r->loc_func[s->locs[k]]];
 
 			if (fn->last == i + 1)
 				continue;
 			fn->last = i + 1;
-			fn->total += prof_value(p, s);
+			fn->total += val(r, s);
 		}
 	}
 }
@@ -196,9 +206,9 @@ static int put_table(struct report *r, bool self, int max_rows)
 	qsort_r(idx, r->nr_funcs, sizeof(*idx), self ? by_self : by_total, r->funcs);
 	fprintf(f, "Top functions by %s samples:\n", self ? "self" : "total (inclusive)");
 	fprintf(f, "%8s %8s %10s  %s\n", "Self%", "Total%",
-		r->p->unit == PROF_UNIT_NANOSECONDS ? "Time(ms)"
-		: r->p->unit == PROF_UNIT_EVENTS    ? "Events"
-						    : "Samples",
+		r->unit == PROF_UNIT_NANOSECONDS ? "Time(ms)"
+		: r->unit == PROF_UNIT_EVENTS	 ? "Events"
+						 : "Samples",
 		"Function [object]");
 	for (i = 0; i < r->nr_funcs && (max_rows <= 0 || i < (uint32_t)max_rows); i++) {
 		const struct func *fn = &r->funcs[idx[i]];
@@ -206,7 +216,7 @@ static int put_table(struct report *r, bool self, int max_rows)
 
 		if (!n)
 			break;
-		if (r->p->unit == PROF_UNIT_NANOSECONDS)
+		if (r->unit == PROF_UNIT_NANOSECONDS)
 			fprintf(f, "%7.2f%% %7.2f%% %10.2f  ", pct(r, fn->self), pct(r, fn->total),
 				(double)n / 1e6);
 		else
@@ -305,9 +315,9 @@ static int put_children(struct report *r, const size_t *order, size_t lo, size_t
 		groups[ng].hi = run_end(r, order, i, hi, j);
 		for (k = i; k < groups[ng].hi; k++) {
 			s = &r->p->samples[order[k]];
-			groups[ng].count += prof_value(r->p, s);
+			groups[ng].count += val(r, s);
 			if (path_len(s) == j + 1)
-				groups[ng].self += prof_value(r->p, s);
+				groups[ng].self += val(r, s);
 		}
 	}
 	qsort(groups, ng, sizeof(*groups), by_count);
@@ -359,7 +369,7 @@ static int put_tree(struct report *r)
 	if (!order)
 		return -1;
 	for (i = 0; i < p->nr_samples; i++) {
-		if (!prof_value(p, &p->samples[i]))
+		if (!val(r, &p->samples[i]))
 			continue;
 		order[n++] = i;
 		if (p->samples[i].nr_locs > max_locs)
@@ -382,56 +392,111 @@ out:
 	return err;
 }
 
+static enum prof_unit event_unit(const struct profile *p, size_t i)
+{
+	return !strcmp(p->events[i].unit, "nanoseconds") ? PROF_UNIT_NANOSECONDS : PROF_UNIT_EVENTS;
+}
+
+/* The events, each with its total in its own unit: "~" and a note on estimates. */
+static void put_event_totals(struct report *r)
+{
+	const struct profile *p = r->p;
+	char total[64];
+	size_t i, k;
+	FILE *f = r->f;
+
+	for (i = 0; i < p->nr_events; i++) {
+		uint64_t sum = 0;
+
+		for (k = 0; k < p->nr_samples; k++)
+			if (p->samples[k].event == i)
+				sum += prof_value(p, &p->samples[k]);
+		prof_format_unit(event_unit(p, i), sum, total, sizeof(total));
+		fprintf(f, "# Total: %s%s (", p->events[i].estimated ? "~" : "", total);
+		put_text(f, p->events[i].name);
+		fputs(p->events[i].estimated
+			  ? "; estimated: sampled past --event-budget, each sample "
+			    "weighted by the hits it stands for)\n"
+			  : ")\n",
+		      f);
+	}
+}
+
 static void put_header(struct report *r)
+{
+	const struct profile *p = r->p;
+	size_t i;
+	FILE *f = r->f;
+
+	fprintf(f, "# cfiprof report\n");
+	fputs(p->nr_events > 1 ? "# Events: " : "# Event: ", f);
+	for (i = 0; i < p->nr_events; i++) {
+		fputs(i ? ", " : "", f);
+		put_text(f, p->events[i].name);
+	}
+	if (!p->nr_events)
+		put_text(f, p->event ? p->event : "unknown");
+	/* the sampling rate of the default CPU profile; -e events are counted, or several */
+	if (p->period_ns && !p->nr_events)
+		fprintf(f, ", %.0f Hz (period %" PRIu64 " ns)", 1e9 / p->period_ns, p->period_ns);
+	fprintf(f, "\n# Samples: %" PRIu64 "\n", p->total);
+	put_event_totals(r);
+	fprintf(f, "# Duration: %.3f s\n", p->duration_ns / 1e9);
+	fprintf(f, "# Stack table overflow: %" PRIu64 " samples\n", p->overflow);
+}
+
+/* The tables and the tree of the section's event (r->event, -1: all of them). */
+static int put_section(struct report *r, int max_rows)
 {
 	const struct profile *p = r->p;
 	uint64_t incomplete = 0;
 	char total[64];
 	size_t i;
-	FILE *f = r->f;
 
-	/* the same test folded uses to add an [incomplete] frame */
-	for (i = 0; i < p->nr_samples; i++)
+	r->total = 0;
+	for (i = 0; i < p->nr_samples; i++) {
+		r->total += val(r, &p->samples[i]);
+		/* the same test folded uses to add an [incomplete] frame */
 		if (p->samples[i].reason != STOP_COMPLETE && p->samples[i].reason != STOP_NO_USER)
-			incomplete += prof_value(p, &p->samples[i]);
-	fprintf(f, "# cfiprof report\n");
-	fputs("# Event: ", f);
-	put_text(f, p->event ? p->event : "unknown");
-	if (p->period_ns)
-		fprintf(f, ", %.0f Hz (period %" PRIu64 " ns)", 1e9 / p->period_ns, p->period_ns);
-	prof_format_value(p, r->total, total, sizeof(total));
-	fprintf(f, "\n# Samples: %" PRIu64 "\n", p->total);
-	if (p->nr_events) {
-		fprintf(f, "# Total: %s (", total);
-		for (i = 0; i < p->nr_events; i++) {
-			fputs(i ? ", " : "", f);
-			put_text(f, p->events[i].name);
-		}
-		fputs(")\n", f);
+			incomplete += val(r, &p->samples[i]);
 	}
-	fprintf(f, "# Duration: %.3f s\n", p->duration_ns / 1e9);
-	prof_format_value(p, incomplete, total, sizeof(total));
-	fprintf(f, "# Incomplete stacks: %s (%.2f%%)\n", total, pct(r, incomplete));
-	fprintf(f, "# Stack table overflow: %" PRIu64 " samples (%.2f%%)\n\n", p->overflow,
-		pct(r, p->nr_samples && p->overflow ? prof_value(p, &p->samples[p->nr_samples - 1]) : 0));
+	r->unit = r->event < 0 ? p->unit : event_unit(p, (size_t)r->event);
+	count_functions(r);
+	if (r->event >= 0) {
+		prof_format_unit(r->unit, r->total, total, sizeof(total));
+		fputs("\n## ", r->f);
+		put_text(r->f, p->events[r->event].name);
+		fprintf(r->f, ": %s%s\n", p->events[r->event].estimated ? "~" : "", total);
+	}
+	prof_format_unit(r->unit, incomplete, total, sizeof(total));
+	fprintf(r->f, "# Incomplete stacks: %s (%.2f%%)\n\n", total, pct(r, incomplete));
+	if (put_table(r, true, max_rows) || put_table(r, false, max_rows) || put_tree(r))
+		return -1;
+	return 0;
 }
 
+/*
+ * A profile of several events: a section each, in the event's own unit
+ * (nanoseconds of cpu-clock are not added to page faults).
+ */
 int text_report_write(FILE *f, const struct profile *p, int max_rows)
 {
-	struct report r = {.f = f, .p = p};
+	struct report r = {.f = f, .p = p, .event = -1};
 	size_t i;
 	int err = -1;
 
 	if (profile_check(p))
 		return -1;
-	for (i = 0; i < p->nr_samples; i++)
-		r.total += prof_value(p, &p->samples[i]);
 	if (make_functions(&r))
 		goto out;
-	count_functions(&r);
 	put_header(&r);
-	if (put_table(&r, true, max_rows) || put_table(&r, false, max_rows) || put_tree(&r))
+	if (p->nr_events <= 1 && put_section(&r, max_rows))
 		goto out;
+	for (i = 0; p->nr_events > 1 && i < p->nr_events; i++) {
+		r.event = (int)i;
+		if (put_section(&r, max_rows))
+			goto out;
+	}
 	err = ferror(f) ? -1 : 0;
 out:
 	free(r.loc_func);

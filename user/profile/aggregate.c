@@ -99,6 +99,8 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 			a->user_samples += count;
 		}
 	}
+	if (r->thinned && r->event < 32)
+		a->estimated_events |= 1u << r->event;
 	h = mix(h, r->pid);
 	h = mix(h, r->flags & SAMPLE_UNWALKED_MASK);
 	h = mix(h, r->cgroup_id);

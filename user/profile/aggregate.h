@@ -42,6 +42,8 @@ struct aggregator {
 	uint64_t unknown_reason; /* samples whose reason CFI_STOP_REASONS does not list */
 	uint64_t user_frames, user_samples; /* for frames per sample */
 	uint64_t in_kernel;
+	/* bit per event index (< 32): its samples' weights estimate hits past a budget */
+	uint32_t estimated_events;
 };
 
 int agg_init(struct aggregator *a, uint64_t max_stacks);

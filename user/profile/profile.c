@@ -506,9 +506,13 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 			return -1;
 		ps->locs[n++] = (uint32_t)id;
 	}
-	/* several events in one profile: each stack starts with its event, "[off-cpu]" */
-	if (p->nr_events > 1) {
-		snprintf(buf, sizeof(buf), "[%s]", p->events[ps->event].name);
+	/*
+	 * Several events in one profile: each stack starts with its event,
+	 * "[off-cpu]"; an event sampled past its budget says so in every output.
+	 */
+	if (p->nr_events > 1 || (p->nr_events && p->events[ps->event].estimated)) {
+		snprintf(buf, sizeof(buf), "[%s%s]", p->events[ps->event].name,
+			 p->events[ps->event].estimated ? ", estimated" : "");
 		id = synthetic_location(p, buf);
 		if (id < 0)
 			return -1;
@@ -521,7 +525,8 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 }
 
 /* The values are nanoseconds when every event is a time, else events (hits, periods). */
-static int copy_events(struct profile *p, const struct profile_info *info)
+static int copy_events(struct profile *p, const struct profile_info *info,
+		       const struct aggregator *a)
 {
 	size_t i, ns = 0;
 
@@ -531,6 +536,7 @@ static int copy_events(struct profile *p, const struct profile_info *info)
 		p->events[i].name = profile_intern(p, e->name);
 		p->events[i].type = profile_intern(p, e->type);
 		p->events[i].unit = profile_intern(p, e->unit);
+		p->events[i].estimated = e->estimated || (i < 32 && (a->estimated_events >> i & 1));
 		if (!p->events[i].name || !p->events[i].type || !p->events[i].unit)
 			return -1;
 		ns += !strcmp(e->unit, "nanoseconds");
@@ -542,7 +548,12 @@ static int copy_events(struct profile *p, const struct profile_info *info)
 
 void prof_format_value(const struct profile *p, uint64_t v, char *buf, size_t len)
 {
-	if (p->unit == PROF_UNIT_NANOSECONDS) {
+	prof_format_unit(p->unit, v, buf, len);
+}
+
+void prof_format_unit(enum prof_unit unit, uint64_t v, char *buf, size_t len)
+{
+	if (unit == PROF_UNIT_NANOSECONDS) {
 		if (v >= 1000000000ull)
 			snprintf(buf, len, "%.2f s", (double)v / 1e9);
 		else if (v >= 1000000ull)
@@ -551,7 +562,7 @@ void prof_format_value(const struct profile *p, uint64_t v, char *buf, size_t le
 			snprintf(buf, len, "%.2f us", (double)v / 1e3);
 	} else {
 		snprintf(buf, len, "%" PRIu64 " %s", v,
-			 p->unit == PROF_UNIT_SAMPLES ? "samples" : "events");
+			 unit == PROF_UNIT_SAMPLES ? "samples" : "events");
 	}
 }
 
@@ -578,7 +589,7 @@ int profile_build(struct profile *p, struct aggregator *a, struct frame_namer *f
 		p->comments = info->comments;
 		p->nr_comments = info->nr_comments;
 		p->labels_omitted = info->labels_omitted;
-		if (copy_events(p, info)) {
+		if (copy_events(p, info, a)) {
 			profile_free(p);
 			return -1;
 		}

@@ -105,6 +105,7 @@ struct prof_event {
 	const char *name; /* "off-cpu", "uprobe:/lib/...:malloc", "page-faults" */
 	const char *type; /* pprof sample type: "off_cpu", "cpu", or the name */
 	const char *unit; /* "nanoseconds" or "count" */
+	bool estimated;	  /* sampled past --event-budget: its values are weighted estimates */
 };
 
 #define PROF_MAX_EVENTS 16
@@ -237,6 +238,8 @@ static inline uint64_t prof_value(const struct profile *p, const struct prof_sam
 
 /* "12.3 ms", "45 samples", "1200 events": a value in the profile's unit. */
 void prof_format_value(const struct profile *p, uint64_t v, char *buf, size_t len);
+/* The same in a unit of its own (one event's, in a profile of several). */
+void prof_format_unit(enum prof_unit unit, uint64_t v, char *buf, size_t len);
 
 /* Interned copy of s, owned by the profile (for writers that make new names). */
 const char *profile_intern(struct profile *p, const char *s);

@@ -148,6 +148,8 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		meta->event[0] ? meta->event : "cpu-clock", meta->start_unix_ns, meta->duration_ns);
 	for (i = 0; i < (uint64_t)meta->nr_events; i++)
 		fprintf(f, "event %s\n", meta->event_names[i]);
+	if (meta->nr_events && a->estimated_events)
+		fprintf(f, "estimated %x\n", a->estimated_events);
 	for (p = proc_tracker_first(pt, &b); p; p = proc_tracker_next(pt, p, &b)) {
 		uint32_t h;
 

@@ -20,6 +20,7 @@
  *                               its enum python_frame_role, line, qualified name, file;
  *                               FILE empty when its code object was not read)
  *   event NAME                  (the profile's events in order, with -e / --off-cpu)
+ *   estimated MASK              (bit i: event i's weights estimate hits past --event-budget)
  *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID] [g GENERATION]
  *         [w WEIGHT] [e EVENT]  (with events: the weights summed, the event's index)
  *         [py CODE:INSTR:ENTRY:OWNER:SCOPE,..]  (its Python frames, innermost first)

@@ -130,6 +130,14 @@ static const char *read_event(struct reader *rd, char *line)
 	return LINE_OK;
 }
 
+/* estimated MASK: the events whose weights estimate hits past --event-budget */
+static const char *read_estimated(struct reader *rd, char *line)
+{
+	if (sscanf(line, "estimated %x", &rd->a->estimated_events) != 1)
+		return "malformed estimated line";
+	return LINE_OK;
+}
+
 static const char *read_map(struct reader *rd, char *line)
 {
 	char path[4096], bid[160];
@@ -304,7 +312,7 @@ static const struct {
 	const char *prefix;
 	const char *(*read)(struct reader *rd, char *line);
 } line_kinds[] = {
-    {"meta ", read_meta},   {"event ", read_event},	  {"map ", read_map},
+    {"meta ", read_meta},	  {"estimated ", read_estimated},   {"event ", read_event},	  {"map ", read_map},
     {"kname ", read_kname}, {"uframe ", read_uframe},	  {"pyframe ", read_pyframe_line},
     {"proc ", read_proc},   {"gen ", read_gen},		  {"cgroup ", read_cgroup},
     {"stack ", read_stack}, {"overflow ", read_overflow},

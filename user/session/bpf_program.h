@@ -20,7 +20,8 @@ struct loader_opts {
 	const struct event_list *events; /* what to sample stacks on; index = record's event */
 	bool explicit_events;  /* -e: its perf events pass the event budget too */
 	uint64_t min_block_ns; /* off-CPU: shorter blocks are counted, not sampled */
-	uint32_t event_budget; /* probe / tracepoint / off-CPU hits per process per second */
+	uint32_t event_budget; /* probe / tracepoint / off-CPU hits sampled per process per second
+				  (0: all) */
 	uint32_t rows_max;     /* capacity of the rows map */
 	uint32_t ringbuf_bytes;
 	uint32_t defer_stack_bytes;    /* stack copied per tables-pending sample (0: off) */

@@ -23,12 +23,13 @@
 #include "user/session/event_attach.h"
 
 /*
- * Hits of probes, tracepoints and off-CPU blocks: each process's share (a
- * setting) and all processes' together, per second: this many, or five
- * processes' shares if more.  A process calling a probed function in a tight
- * loop is refused past its share (counted), and the others keep theirs: a
- * sample reserves ~2 KiB of ring buffer, so ten thousand a second is what a
- * consumer on a busy machine keeps up with.
+ * Hits of probes, tracepoints and off-CPU blocks sampled under a budget: each
+ * process's share (--event-budget) and all processes' together, per second:
+ * this many, or five processes' shares if more, split among the CPUs.  A
+ * process calling a probed function in a tight loop is sampled at its share
+ * (the samples weighted for the rest), and the others keep theirs: a sample
+ * reserves ~2 KiB of ring buffer, so ten thousand a second is what a consumer
+ * on a busy machine keeps up with.
  */
 #define EVENT_HITS_PER_SEC 10000
 
@@ -37,6 +38,25 @@ static uint32_t per_slot(uint64_t per_sec, uint64_t share)
 	uint64_t n = per_sec * EVENT_SLOT_NS / 1000000000ull / (share ? share : 1);
 
 	return n ? (uint32_t)n : 1;
+}
+
+/* Budget 0: every hit sampled (record's default), no share of either kind. */
+static void set_budgets(struct cfiprof_bpf *skel, uint32_t budget)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t all = (uint64_t)budget * 5;
+	uint32_t proc, cpu;
+
+	if (!budget) {
+		skel->rodata->event_proc_budget = skel->rodata->event_cpu_budget = 0;
+		return;
+	}
+	proc = per_slot(budget, 1);
+	cpu = per_slot(all > EVENT_HITS_PER_SEC ? all : EVENT_HITS_PER_SEC,
+		       (uint64_t)(cpus > 0 ? cpus : 1));
+	/* a single process on one CPU keeps its whole share however many CPUs share the rest */
+	skel->rodata->event_proc_budget = proc;
+	skel->rodata->event_cpu_budget = cpu > proc ? cpu : proc;
 }
 
 static bool needs_program(const struct event_list *ev, enum event_kind a, enum event_kind b)
@@ -104,7 +124,6 @@ int events_configure(struct cfiprof_bpf *skel, const struct loader_opts *o, bool
 	const struct event_list *ev = o->events;
 	struct bpf_program *tps[EVENT_TP_SLOTS] = TP_PROGS(&skel->progs);
 	bool probes = false;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int i, slot = 0, err;
 
 	if (count_kind(ev, EVENT_TRACEPOINT, EVENT_TRACEPOINT) > EVENT_TP_SLOTS ||
@@ -140,9 +159,10 @@ int events_configure(struct cfiprof_bpf *skel, const struct loader_opts *o, bool
 	bpf_program__set_autoattach(skel->progs.on_uprobe, false);
 	bpf_program__set_autoattach(skel->progs.on_usdt, false);
 	bpf_program__set_autoattach(skel->progs.on_switch, false);
-	/* a pending sample per blocked thread, as big as a record at --max-frames */
-	skel->rodata->offcpu_value_bytes =
-	    sizeof(struct cfi_sample_record) + (MAX_KERNEL_FRAMES + o->max_frames) * sizeof(__u64);
+	/* a pending sample per blocked thread, as big as a record at --max-frames with Python's */
+	skel->rodata->offcpu_value_bytes = sizeof(struct cfi_sample_record) +
+					   (MAX_KERNEL_FRAMES + o->max_frames) * sizeof(__u64) +
+					   PY_RECORD_BYTES;
 	bpf_map__set_value_size(skel->maps.offcpu_pending, skel->rodata->offcpu_value_bytes);
 	if (!event_list_has(ev, EVENT_OFF_CPU)) {
 		bpf_map__set_max_entries(skel->maps.offcpu_pending, 1);
@@ -151,9 +171,7 @@ int events_configure(struct cfiprof_bpf *skel, const struct loader_opts *o, bool
 	}
 	skel->rodata->offcpu_min_ns = o->min_block_ns;
 	skel->rodata->offcpu_enabled = event_list_has(ev, EVENT_OFF_CPU);
-	skel->rodata->event_proc_budget = per_slot(o->event_budget, 1);
-	skel->rodata->event_cpu_budget =
-	    per_slot(EVENT_HITS_PER_SEC, (uint64_t)(cpus > 0 ? cpus : 1));
+	set_budgets(skel, o->event_budget);
 	/* the perf events of -e pass the budget too; the default sampling is bounded by -F */
 	skel->rodata->budget_perf_events = o->explicit_events;
 	/*

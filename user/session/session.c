@@ -217,7 +217,9 @@ static void loader_opts_from(struct session *s, const struct session_opts *o,
 	lo->explicit_events = o->explicit_events;
 	lo->period = o->period;
 	lo->min_block_ns = o->min_block_ns;
-	lo->event_budget = o->event_budget ? o->event_budget : SESSION_EVENT_BUDGET;
+	lo->event_budget = o->event_budget == SESSION_EVENT_EXACT ? 0
+			   : o->event_budget			  ? o->event_budget
+								  : SESSION_EVENT_BUDGET;
 	lo->max_frames = o->max_frames;
 	lo->freq = o->freq;
 	lo->rows_max = o->rows_max;

@@ -38,6 +38,8 @@
 
 /* probe / tracepoint / off-CPU hits one process may have sampled per second */
 #define SESSION_EVENT_BUDGET 1000
+/* event_budget: every hit sampled, no budget (record's default: exact counts) */
+#define SESSION_EVENT_EXACT UINT32_MAX
 
 struct session_opts {
 	uint32_t pids[SESSION_MAX_PIDS];
@@ -57,7 +59,8 @@ struct session_opts {
 	bool explicit_events; /* -e was given */
 	uint64_t period;      /* perf events: every this many events (0: -F) */
 	uint64_t min_block_ns;
-	uint32_t event_budget; /* hits per process per second (0: SESSION_EVENT_BUDGET) */
+	uint32_t
+	    event_budget; /* hits per process per second (0: SESSION_EVENT_BUDGET; or _EXACT) */
 	uint32_t rows_max;
 	uint64_t max_table_bytes; /* 0: the rows map bounds the tables */
 	double table_idle_ttl;	  /* seconds an unused object's tables stay loaded */

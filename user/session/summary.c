@@ -178,6 +178,7 @@ static void print_python(struct session *s, const uint64_t *c, FILE *f)
 	struct python_detect_stats d;
 	struct python_names_stats n;
 	uint64_t samples = 0;
+	char unsup[160];
 	int i;
 
 	python_detect_stats(s->python, &d);
@@ -186,15 +187,19 @@ static void print_python(struct session *s, const uint64_t *c, FILE *f)
 		return;
 	for (i = 1; i < PY_STATUS_MAX; i++)
 		samples += c[CNT_PY_STATUS_BASE + i];
+	python_detect_describe_unsupported(&d, unsup, sizeof(unsup));
+	if (d.unsupported)
+		fprintf(f, "cfiprof: python: %s: native stacks only\n", unsup);
+	if (!d.procs)
+		return;
 	fprintf(f,
-		"cfiprof: python: %" PRIu64 " process%s (%" PRIu64
-		" more with an unsupported version: native stacks only), %" PRIu64
-		" samples: %" PRIu64 " with their frame chain, %" PRIu64
-		" of threads without one, %" PRIu64 " truncated, %" PRIu64 " unreadable; %" PRIu64
+		"cfiprof: python: %" PRIu64 " process%s, %" PRIu64 " samples: %" PRIu64
+		" with their frame chain, %" PRIu64 " of threads without one, %" PRIu64
+		" truncated, %" PRIu64 " unreadable; %" PRIu64
 		" Python frames; code objects %" PRIu64 " read (%" PRIu64 " unreadable), %" PRIu64
 		" refused\n",
-		d.procs, d.procs == 1 ? "" : "es", d.unsupported, samples,
-		c[CNT_PY_STATUS_BASE + PY_STATUS_OK], c[CNT_PY_STATUS_BASE + PY_STATUS_NO_THREAD],
+		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_PY_STATUS_BASE + PY_STATUS_OK],
+		c[CNT_PY_STATUS_BASE + PY_STATUS_NO_THREAD],
 		c[CNT_PY_STATUS_BASE + PY_STATUS_TRUNCATED],
 		c[CNT_PY_STATUS_BASE + PY_STATUS_UNREADABLE], c[CNT_PY_FRAMES], n.read,
 		n.unreadable, n.refused);
@@ -375,13 +380,16 @@ static void print_full(struct session *s, FILE *f)
 			" malformed records\n",
 			c[CNT_EVENTS_LOST], tr.queue_dropped, s->agg.overflow, s->agg.malformed);
 	if (c[CNT_EVENT_HITS] || c[CNT_EVENT_PROC_LIMITED] || c[CNT_EVENT_THROTTLED])
-		fprintf(f,
-			"cfiprof: event hits: %" PRIu64 " sampled, refused: %" PRIu64
-			" over their process's share (--event-budget), %" PRIu64
-			" over all processes' budget; off-CPU: %" PRIu64 " blocks under --min-block, %" PRIu64
-			" not sampled (too many threads blocked at once)\n",
-			c[CNT_EVENT_HITS], c[CNT_EVENT_PROC_LIMITED], c[CNT_EVENT_THROTTLED],
-			c[CNT_OFFCPU_SHORT], c[CNT_OFFCPU_FULL]);
+		fprintf(
+		    f,
+		    "cfiprof: event hits: %" PRIu64 " sampled, not sampled: %" PRIu64
+		    " past their process's share (--event-budget), %" PRIu64
+		    " past all processes' budget (probe hits: the sampled weigh for them, counts "
+		    "estimated; off-CPU blocks: their time summed); off-CPU: %" PRIu64
+		    " blocks under --min-block, %" PRIu64
+		    " not sampled (too many threads blocked at once)\n",
+		    c[CNT_EVENT_HITS], c[CNT_EVENT_PROC_LIMITED], c[CNT_EVENT_THROTTLED],
+		    c[CNT_OFFCPU_SHORT], c[CNT_OFFCPU_FULL]);
 	print_unwalked(s, c, f);
 	if (!loader_prog_stats(&s->ld, &run_ns, &run_cnt) && run_ns && c[CNT_SAMPLES]) {
 		double per_sample = (double)run_ns / (double)c[CNT_SAMPLES];

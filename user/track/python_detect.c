@@ -10,6 +10,7 @@
  */
 #include <bpf/bpf.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -242,6 +243,43 @@ static void pidns_of(uint32_t pid, struct cfi_python_proc *val)
 	val->pidns_ino = st.st_ino;
 }
 
+/* A process of an unsupported version: its version kept for the summary (the first few). */
+static void count_unsupported(struct python_detect_stats *st, uint16_t version)
+{
+	uint32_t i;
+
+	st->unsupported++;
+	for (i = 0; i < st->nr_unsup_versions && st->unsup_version[i] != version; i++)
+		;
+	if (i == PY_UNSUPPORTED_VERSIONS)
+		return;
+	if (i == st->nr_unsup_versions) {
+		st->unsup_version[i] = version;
+		st->nr_unsup_versions++;
+	}
+	st->unsup_procs[i]++;
+}
+
+void python_detect_describe_unsupported(const struct python_detect_stats *st, char *buf, size_t len)
+{
+	size_t n = 0;
+	uint32_t i;
+
+	buf[0] = 0;
+	if (!st->unsupported || !len)
+		return;
+	n += (size_t)snprintf(buf, len, "%" PRIu64 " Python process%s of unsupported version%s",
+			      st->unsupported, st->unsupported == 1 ? "" : "es",
+			      st->nr_unsup_versions > 1 ? "s" : "");
+	for (i = 0; i < st->nr_unsup_versions && n < len; i++) {
+		n += (size_t)snprintf(buf + n, len - n, "%s %u.%u", i ? "," : "",
+				      st->unsup_version[i] >> 8, st->unsup_version[i] & 0xff);
+		if (st->nr_unsup_versions > 1 && n < len)
+			n += (size_t)snprintf(buf + n, len - n, " (%" PRIu64 ")",
+					      st->unsup_procs[i]);
+	}
+}
+
 /* early: nothing is removed when the mappings hold no interpreter. */
 static void detect_proc(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
 			uint32_t nr, bool early)
@@ -293,7 +331,7 @@ static void detect_proc(struct python_detect *pd, uint32_t pid, const struct pro
 			if (off)
 				pd->stats.procs++;
 			else
-				pd->stats.unsupported++;
+				count_unsupported(&pd->stats, found->version);
 		}
 		if (p)
 			p->off = off;

@@ -17,10 +17,16 @@ struct maps_entry;
 struct proc_mapping;
 struct python_detect;
 
+#define PY_UNSUPPORTED_VERSIONS 4
+
 struct python_detect_stats {
 	uint64_t procs; /* processes found running a supported interpreter */
 	uint64_t
 	    unsupported; /* ... an interpreter of a version without an entry, or no _PyRuntime */
+	/* the first versions of those (major << 8 | minor), each with its processes */
+	uint16_t unsup_version[PY_UNSUPPORTED_VERSIONS];
+	uint64_t unsup_procs[PY_UNSUPPORTED_VERSIONS];
+	uint32_t nr_unsup_versions;
 };
 
 /* python_procs_fd: the BPF map (-1: none, user space only: tests). */
@@ -52,6 +58,13 @@ void python_detect_forget(struct python_detect *pd, uint32_t pid);
 /* The offsets of pid's interpreter, NULL when it has none supported. */
 const struct python_offsets *python_detect_lookup(struct python_detect *pd, uint32_t pid);
 void python_detect_stats(struct python_detect *pd, struct python_detect_stats *out);
+/*
+ * The processes of unsupported versions, for a user: "1 Python process of
+ * unsupported version 3.12", "3 Python processes of unsupported versions
+ * 3.12 (2), 3.13 (1)"; "" when none.
+ */
+void python_detect_describe_unsupported(const struct python_detect_stats *st, char *buf,
+					size_t len);
 
 /*
  * What an ELF file says of CPython: the version from Py_Version (0 if none,
