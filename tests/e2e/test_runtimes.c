@@ -286,6 +286,14 @@ static void judge(const char *name, const char *comm, struct run *r, double min_
 	       (unsigned long)r->cs.checked, (unsigned long)r->cs.failed, (unsigned long)r->cs.jit);
 	CHECK(r->st.samples >= ENOUGH_TO_JUDGE, "%s: only %lu samples of %s", name,
 	      (unsigned long)r->st.samples, comm);
+	/*
+	 * Samples labelled exiting or in-execve leave the denominator: they must be
+	 * the few of those moments (milliseconds of a run of seconds: 0-1 here),
+	 * not walks a regression mislabels to pass.  A twentieth is the bound.
+	 */
+	CHECK((r->st.samples - walkable - r->no_cfi) * 20 <= r->st.samples,
+	      "%s: %lu of %lu samples left out as exiting or in-execve", name,
+	      (unsigned long)(r->st.samples - walkable - r->no_cfi), (unsigned long)r->st.samples);
 	CHECK(pct(r->st.complete, walkable) >= min_pct,
 	      "%s: %.2f%% of %s's walkable samples complete, want >= %.1f%% (incomplete:%s)", name,
 	      pct(r->st.complete, walkable), comm, min_pct, reasons);
