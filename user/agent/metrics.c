@@ -241,12 +241,16 @@ static void render_python(struct session *s, const uint64_t *c, FILE *f)
 	    f, "cfiprof_python_code_objects_total", "counter",
 	    "Python code objects read from their process to name frames: read, unreadable (not "
 	    "a code object, or the process gone first), refused (over the reads per second or the "
-	    "cache's bounds).");
+	    "cache's bounds, or the process's memory blocked a read).");
 	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"read\"} %" PRIu64 "\n", n.read);
 	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"unreadable\"} %" PRIu64 "\n",
 		n.unreadable);
 	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"refused\"} %" PRIu64 "\n",
 		n.refused);
+	metric(f, "cfiprof_python_reads_stalled_total", "counter",
+	       "Reads of a code object blocked over 200 ms by the process's memory (a FUSE file, a "
+	       "userfaultfd region): left to their reader thread, the process read no more.",
+	       (double)n.stalled);
 }
 
 /* Processes' mappings read early, for loads that find the process gone. */
