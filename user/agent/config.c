@@ -13,6 +13,7 @@
 #include "common/parse.h"
 #include "elf/safe_open.h"
 #include "user/agent/config.h"
+#include "user/agent/http_server.h"
 #include "user/agent/log.h"
 #include "user/agent/push.h"
 #include "user/profile/profile.h"
@@ -495,6 +496,10 @@ int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 			 c->table_cache);
 		return -1;
 	}
+	/* a bad address is a mistake to refuse now; a taken port is retried while sampling */
+	if (c->metrics_addr && *c->metrics_addr && strcmp(c->metrics_addr, "off") &&
+	    http_addr_check(c->metrics_addr, err, errlen))
+		return -1;
 	return c->push_url && *c->push_url ? check_push(c, err, errlen) : 0;
 }
 

@@ -606,6 +606,10 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_output_removed_total", "counter",
 	       "Interval files removed by retention (age or size).",
 	       (double)rd(&src->ctr->files_removed));
+	metric(f, "cfiprof_metrics_bind_failures_total", "counter",
+	       "Attempts to listen on --metrics-addr that failed (the address taken): profiling "
+	       "went on, the agent retried each interval.",
+	       (double)rd(&src->ctr->metrics_bind_failures));
 	if (src->push) {
 		agent_push_get_stats(src->push, &ps);
 		metric(f, "cfiprof_push_successes_total", "counter", "Profiles pushed.",
@@ -632,19 +636,18 @@ static int render(void *ctx, FILE *f)
 }
 
 struct agent_metrics *agent_metrics_start(const char *addr, const struct agent_metrics_src *src,
-					  char *bound, size_t bound_len)
+					  char *bound, size_t bound_len, char *err, size_t errlen)
 {
 	struct agent_metrics *m = calloc(1, sizeof(*m));
-	char err[256];
 
-	if (!m)
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
 		return NULL;
+	}
 	m->src = *src;
 	m->http = http_server_start(addr, "/metrics", "text/plain; version=0.0.4; charset=utf-8",
-				    render, &m->src, bound, bound_len, err, sizeof(err));
+				    render, &m->src, bound, bound_len, err, errlen);
 	if (!m->http) {
-		alog(ALOG_ERROR, "cannot serve metrics", "addr=%s error=%s", addr,
-		     alog_quote(err, (char[320]){0}, 320));
 		free(m);
 		return NULL;
 	}
