@@ -61,7 +61,8 @@ $(PROGS_OUT)/liblazy.so: $(PROGS_OUT)/lazycall.c $(PROGS_OUT)/liblazyext.so
 		-Wl,-rpath,'$$ORIGIN'
 
 # tests/e2e/test_hostile.c: processes that attack the agent
-HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin quota_hog hostile_storm)
+HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin quota_hog hostile_storm \
+	hostile_rename)
 TEST_PROGS += $(HOSTILE_PROGS)
 
 # ... and objects crafted to fill the shared maps (tests/progs/gen_cfi_rules.sh):

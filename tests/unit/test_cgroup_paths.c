@@ -5,7 +5,9 @@
  *    process's service_name by (the innermost ".service" component);
  *  - container_id: cgroup_container_id, the container a path belongs to, by
  *    the runtimes' naming (docker, containerd, CRI-O, podman, machined, and
- *    docker's cgroupfs driver), never a runtime's own monitor (conmon).
+ *    docker's cgroupfs driver), never a runtime's own monitor (conmon);
+ *  - service_name: cgroup_service_name, the service name the agent gives a
+ *    process from its cgroup (container, unit, a user's unit, the cgroup).
  */
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +51,41 @@ static void test_unit_name(void)
 	      "a unit name that just fits is lost");
 }
 
+/*
+ * The service a process is named by comes from names whoever started it
+ * chose, never from the process; NULL (the caller falls back to comm) only
+ * for the root cgroup.
+ */
+static void test_service_name(void)
+{
+	static const struct {
+		const char *path, *want;
+	} cases[] = {
+	    {"/system.slice/nginx.service", "nginx"},
+	    {"/system.slice/docker-" HEX64 ".scope", "container-0123456789ab"},
+	    /* a unit inside a container is the container's */
+	    {"/machine.slice/docker-" HEX64 ".scope/system.slice/nginx.service",
+	     "container-0123456789ab"},
+	    /* a user's manager names its own units: never a system service's name */
+	    {"/user.slice/user-1000.slice/user@1000.service/app.slice/nginx.service",
+	     "user@1000.nginx"},
+	    {"/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope", "user@1000"},
+	    {"/user.slice/user-1000.slice/session-3.scope", "session-3.scope"},
+	    {"/cfiprof-web-42", "cfiprof-web-42"},
+	    {"/", NULL},
+	    {"", NULL},
+	};
+	char out[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = cgroup_service_name(cases[i].path, out, sizeof(out));
+
+		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got,
+		      "cgroup_service_name(\"%s\") = %s, want %s", cases[i].path,
+		      got ? got : "NULL", cases[i].want ? cases[i].want : "NULL");
+	}
+}
+
 static void test_container_id(void)
 {
 	static const struct {
@@ -86,5 +123,6 @@ int main(int argc, char **argv)
 	harness_init(argc, argv);
 	RUN_TEST(test_unit_name);
 	RUN_TEST(test_container_id);
+	RUN_TEST(test_service_name);
 	return HARNESS_DONE();
 }

@@ -610,6 +610,13 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	       "Attempts to listen on --metrics-addr that failed (the address taken): profiling "
 	       "went on, the agent retried each interval.",
 	       (double)rd(&src->ctr->metrics_bind_failures));
+	metric(f, "cfiprof_services_folded_total", "counter",
+	       "Services of an interval past --max-services (the fewest samples), their samples "
+	       "pushed and labelled as service \"other\".",
+	       (double)rd(&src->ctr->services_folded));
+	metric(f, "cfiprof_services_folded_samples_total", "counter",
+	       "Samples of the services folded into \"other\".",
+	       (double)rd(&src->ctr->services_folded_samples));
 	if (src->push) {
 		agent_push_get_stats(src->push, &ps);
 		metric(f, "cfiprof_push_successes_total", "counter", "Profiles pushed.",

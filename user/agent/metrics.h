@@ -20,6 +20,8 @@ struct agent_counters {
 	uint64_t profile_late; /* samples in an interval after the one they were taken in */
 	uint64_t write_errors, files_removed, last_interval_unix;
 	uint64_t metrics_bind_failures; /* attempts to listen on --metrics-addr that failed */
+	uint64_t services_folded;	/* services past --max-services, merged into "other" */
+	uint64_t services_folded_samples;
 };
 
 struct agent_metrics_src {

@@ -130,6 +130,47 @@ const char *cgroup_unit_name(const char *path, char *out, size_t len)
 	return found;
 }
 
+/* "user@UID" when path lies in a user's own service manager (user@UID.service), else NULL. */
+static const char *user_manager(const char *path, char *out, size_t len)
+{
+	const char *p = strstr(path, "/user@");
+	size_t digits;
+
+	for (; p; p = strstr(p + 1, "/user@")) {
+		digits = strspn(p + 6, "0123456789");
+		if (digits && !strncmp(p + 6 + digits, ".service", 8) &&
+		    (p[14 + digits] == '/' || !p[14 + digits])) {
+			snprintf(out, len, "%.*s", (int)(5 + digits), p + 1);
+			return out;
+		}
+	}
+	return NULL;
+}
+
+const char *cgroup_service_name(const char *path, char *out, size_t len)
+{
+	char id[256], unit[256], user[64];
+	const char *leaf;
+
+	if (cgroup_container_id(path, id, sizeof(id))) {
+		snprintf(out, len, "container-%.12s", id);
+		return out;
+	}
+	if (cgroup_unit_name(path, unit, sizeof(unit))) {
+		/* a user's manager names its units as the user likes: never as the system's */
+		if (user_manager(path, user, sizeof(user)) && strcmp(unit, user))
+			snprintf(out, len, "%s.%s", user, unit);
+		else
+			snprintf(out, len, "%s", unit);
+		return out;
+	}
+	leaf = strrchr(path, '/');
+	if (!leaf || !leaf[1])
+		return NULL; /* the root cgroup: no one named it */
+	snprintf(out, len, "%s", leaf + 1);
+	return out;
+}
+
 static struct {
 	const char *want;
 	char match[PATH_MAX];
