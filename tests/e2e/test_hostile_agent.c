@@ -73,21 +73,6 @@ static void stop_procs(void)
 	nr_procs = 0;
 }
 
-/* Waits until file has text containing needle; false past 5 s. */
-static bool wait_output(const char *file, const char *needle)
-{
-	for (int i = 0; i < 100; i++) {
-		char *s = slurp(file);
-		bool ok = strstr(s, needle) != NULL;
-
-		free(s);
-		if (ok)
-			return true;
-		sleep_s(0.05);
-	}
-	return false;
-}
-
 /* The agent as nobody with the unit's capabilities, args after "agent"; its log in log. */
 static pid_t start_agent(char **args, const char *log)
 {
