@@ -58,21 +58,6 @@ static pid_t spawn_nobody(char **argv, bool caps, const char *out, const char *e
 	return pid;
 }
 
-/* Waits until file has text containing needle (a program's "ready" line); false past 5 s. */
-static bool wait_output(const char *file, const char *needle)
-{
-	for (int i = 0; i < 100; i++) {
-		char *s = slurp(file);
-		bool ok = strstr(s, needle) != NULL;
-
-		free(s);
-		if (ok)
-			return true;
-		sleep_s(0.05);
-	}
-	return false;
-}
-
 /* ---- the attacks ---- */
 
 /* A FIFO renamed over a mapped library (item 1). */

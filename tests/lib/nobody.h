@@ -69,6 +69,21 @@ static inline bool nobody_setup(const char *name, const char *const copied[], si
 	return ok;
 }
 
+/* Waits until file has text containing needle (a program's "ready" line); false past 5 s. */
+static inline bool wait_output(const char *file, const char *needle)
+{
+	for (int i = 0; i < 100; i++) {
+		char *s = slurp(file);
+		bool ok = strstr(s, needle) != NULL;
+
+		free(s);
+		if (ok)
+			return true;
+		sleep_s(0.05);
+	}
+	return false;
+}
+
 /* argv run as nobody with the unit's capabilities (or none at all). */
 static inline pid_t spawn_as_nobody(char **argv, bool caps, const char *out, const char *err)
 {

@@ -61,7 +61,8 @@ $(PROGS_OUT)/liblazy.so: $(PROGS_OUT)/lazycall.c $(PROGS_OUT)/liblazyext.so
 		-Wl,-rpath,'$$ORIGIN'
 
 # tests/e2e/test_hostile.c: processes that attack the agent
-HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin quota_hog hostile_storm)
+HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin quota_hog hostile_storm \
+	hostile_rename)
 TEST_PROGS += $(HOSTILE_PROGS)
 # tests/e2e/test_hostile_opens.c: a device bind-mounted over what the agent opens
 TEST_PROGS += $(PROGS_OUT)/hostile_devices

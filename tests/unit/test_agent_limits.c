@@ -126,6 +126,20 @@ static void test_config_bounds(void)
 			 err, sizeof(err)) == -1 &&
 		  strstr(err, "push name"),
 	      "labels that make the push name too long are refused: '%s'", err);
+	/* a mistake, refused at start; a port another process holds is retried instead */
+	CHECK(check_with(
+		  (const char *[]){"output-dir", "/tmp/x", "metrics-addr", "localhost9491", NULL},
+		  err, sizeof(err)) == -1 &&
+		  strstr(err, "address"),
+	      "a metrics address without a port is refused: '%s'", err);
+	CHECK(check_with(
+		  (const char *[]){"output-dir", "/tmp/x", "metrics-addr", "127.0.0.1:9491", NULL},
+		  err, sizeof(err)) == 0,
+	      "a metrics address is accepted: '%s'", err);
+	CHECK(check_with((const char *[]){"output-dir", "/tmp/x", "max-services", "1", NULL}, err,
+			 sizeof(err)) != 0 &&
+		  strstr(err, "max-services"),
+	      "--max-services 1 is refused (the busiest and other at least): '%s'", err);
 	free(long_app);
 	free(long_value);
 	free(long_url);

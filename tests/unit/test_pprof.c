@@ -633,6 +633,45 @@ static void check_by_service(const char *file)
 	free(services);
 }
 
+/*
+ * The agent's bound on services an interval: past max, the services with the
+ * fewest samples become one ("other"); the busiest keep their names, samples
+ * without a service keep none, and no sample is lost.
+ */
+static void check_fold_services(void)
+{
+	struct prof_sample svc[sizeof(samples) / sizeof(samples[0])];
+	struct prof_fold f;
+	struct profile p;
+	const char **services;
+	uint64_t other = 0, app = 0;
+	size_t nr = 0, i;
+
+	fill_profile(&p);
+	memcpy(svc, samples, sizeof(svc));
+	/* app 92 samples, kworker/0:1 3, app-worker 3, [overflow] none */
+	for (i = 0; i < p.nr_samples; i++)
+		svc[i].service = svc[i].pid ? svc[i].comm : NULL;
+	p.samples = svc;
+	CHECK(profile_fold_services(&p, 3, "other", &f) == 0 && f.services == 3 && !f.folded,
+	      "3 services under a bound of 3: %" PRIu64 " folded", f.folded);
+	CHECK(profile_fold_services(&p, 2, "other", &f) == 0 && f.services == 3 && f.folded == 2 &&
+		  f.samples == 6,
+	      "bound 2: %" PRIu64 " services, %" PRIu64 " folded, %" PRIu64
+	      " samples (want 3, 2, 6)",
+	      f.services, f.folded, f.samples);
+	for (i = 0; i < p.nr_samples; i++) {
+		other += svc[i].service && !strcmp(svc[i].service, "other") ? svc[i].count : 0;
+		app += svc[i].service && !strcmp(svc[i].service, "app") ? svc[i].count : 0;
+	}
+	CHECK(app == 92 && other == 6 && !svc[p.nr_samples - 1].service,
+	      "app %" PRIu64 " other %" PRIu64 " (want 92, 6; the overflow without a service)", app,
+	      other);
+	services = profile_services(&p, &nr);
+	CHECK(services && nr == 3, "%zu services after the fold (want app, other, none)", nr);
+	free(services);
+}
+
 int main(int argc, char **argv)
 {
 	char file[sizeof(tmpdir) + 32], cmd[sizeof(tmpdir) + 16];
@@ -663,6 +702,7 @@ int main(int argc, char **argv)
 	RUN_TEST_AS("large", check_large(go, file));
 	RUN_TEST_AS("dangling", check_dangling(file));
 	RUN_TEST_AS("by_service", check_by_service(file));
+	RUN_TEST_AS("fold_services", check_fold_services());
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd))

@@ -15,11 +15,19 @@
 #include <internal/pycore_runtime.h>
 
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/lib/harness.h"
@@ -277,6 +285,8 @@ static void test_name_code_object(void)
 	f[1] = (struct cfi_python_frame){.code = (uint64_t)junk, .instr = 200};
 	f[2] = (struct cfi_python_frame){.code = 8, .instr = 0}; /* unmapped */
 	python_names_note(pn, r, sizeof(*r) + 3 * sizeof(*f));
+	/* read by a reader thread: the consumer only queues */
+	CHECK(python_names_wait(pn, 5.0), "the reads are done");
 	CHECK(python_frame_name(pn, r->pid, 0, &f[0], &name, &fname, &line) &&
 		  !strcmp(name, "Handler.parse") && !strcmp(fname, "/srv/app.py") && line == 42,
 	      "named %s (%s:%u)", name, fname, line);
@@ -299,6 +309,7 @@ static void test_name_code_object(void)
 	/* a record whose size does not hold its frames is not read */
 	r->nr_python = 20;
 	python_names_note(pn, r, sizeof(*r) + 3 * sizeof(*f));
+	python_names_wait(pn, 5.0);
 	python_names_stats(pn, &st);
 	CHECK(st.read == 3, "a short record read %lu", (unsigned long)st.read);
 	CHECK(python_is_eval_frame("_PyEval_EvalFrameDefault") &&
@@ -363,6 +374,149 @@ static void test_unsupported_named(void)
 	python_detect_free(pd);
 }
 
+/* A child whose page at *addr blocks every read (userfaultfd, never resolved); its pid or -1. */
+static pid_t blocking_child(uint64_t *addr)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct uffdio_api api = {.api = UFFD_API};
+		long uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+		char *m =
+		    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct uffdio_register reg = {.range = {(uint64_t)m, 4096},
+					      .mode = UFFDIO_REGISTER_MODE_MISSING};
+		uint64_t a = (uint64_t)m;
+
+		if (uffd < 0 || ioctl((int)uffd, UFFDIO_API, &api) ||
+		    ioctl((int)uffd, UFFDIO_REGISTER, &reg))
+			a = 0;
+		if (write(p[1], &a, sizeof(a)) != sizeof(a))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid < 0 || read(p[0], addr, sizeof(*addr)) != sizeof(*addr) || !*addr) {
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		pid = -1;
+	}
+	close(p[0]);
+	return pid;
+}
+
+struct call {
+	struct python_names *pn;
+	const struct cfi_sample_record *r;
+	size_t size;
+};
+
+static void *note_call(void *arg)
+{
+	struct call *c = arg;
+
+	python_names_note(c->pn, c->r, c->size);
+	return NULL;
+}
+
+static void *free_call(void *arg)
+{
+	python_names_free(((struct call *)arg)->pn);
+	return NULL;
+}
+
+/* fn(c) on a thread of its own: false if it has not returned after secs. */
+static bool returns_within(void *(*fn)(void *), struct call *c, double secs)
+{
+	struct timespec until;
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, fn, c))
+		return false;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)secs;
+	if (pthread_timedjoin_np(t, NULL, &until)) {
+		pthread_detach(t);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A code object in memory that blocks every read (a userfaultfd region its
+ * process never resolves, as a FUSE file a user serves would block it):
+ * python_names_note returns at once (the consumer calls it, its reads are
+ * the reader threads'), another process's code object is still read, the
+ * blocked process gets no more reads, and python_names_free returns.
+ */
+static void test_blocked_read(void)
+{
+	static uint8_t junk[256];
+	uint64_t rec_buf[32] = {0}, addr = 0;
+	struct cfi_sample_record *r = (struct cfi_sample_record *)rec_buf;
+	struct cfi_python_frame *f = (struct cfi_python_frame *)r->pcs;
+	struct python_detect *pd = python_detect_new(-1);
+	struct python_names *pn = python_names_new(pd);
+	struct call c = {pn, r, sizeof(*r) + sizeof(*f)};
+	struct python_names_stats st;
+	struct proc_mapping m;
+	pid_t child = blocking_child(&addr);
+	int fd = open(PYTHON, O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	CHECK(child > 0, "a child with a userfaultfd region (needs CAP_SYS_PTRACE)");
+	if (child <= 0)
+		return;
+	memset(&m, 0, sizeof(m));
+	snprintf(m.key, sizeof(m.key), "test-key");
+	python_detect_object(pd, m.key, PYTHON, fd);
+	python_detect_proc(pd, (uint32_t)child, &m, 1);
+	python_detect_proc(pd, (uint32_t)getpid(), &m, 1);
+	r->type = RECORD_SAMPLE;
+	r->pid = (uint32_t)child;
+	r->nr_python = 1;
+	f[0] = (struct cfi_python_frame){.code = addr + 64, .instr = 200};
+	/* a bound far above a queueing's microseconds, far below for ever */
+	ok = returns_within(note_call, &c, 2.0);
+	CHECK(ok, "python_names_note blocked over 2 s on the child's memory");
+	if (!ok)
+		goto out; /* the blocked thread holds pn: leave it to the child's death */
+	/* the stalled read is not waited for: past PN_STALL_NS (200 ms) it is counted */
+	CHECK(python_names_wait(pn, 2.0), "python_names_wait waits for a blocked read");
+	python_names_stats(pn, &st);
+	CHECK(st.stalled == 1 && st.read == 0, "stalled %lu, read %lu (want 1, 0)",
+	      (unsigned long)st.stalled, (unsigned long)st.read);
+	/* this process's code object: another reader reads it */
+	r->pid = (uint32_t)getpid();
+	f[0].code = (uint64_t)junk;
+	CHECK(returns_within(note_call, &c, 2.0) && python_names_wait(pn, 2.0),
+	      "another process's read waits for the blocked one");
+	python_names_stats(pn, &st);
+	CHECK(st.read == 1, "read %lu (want 1: this process's, beside the blocked one)",
+	      (unsigned long)st.read);
+	/* the blocked process's other code objects are not read: they would block too */
+	r->pid = (uint32_t)child;
+	f[0].code = addr + 128;
+	CHECK(returns_within(note_call, &c, 2.0), "python_names_note blocked");
+	python_names_stats(pn, &st);
+	CHECK(st.refused == 1 && st.read == 1, "refused %lu, read %lu (want 1, 1)",
+	      (unsigned long)st.refused, (unsigned long)st.read);
+	CHECK(returns_within(free_call, &c, 2.0), "python_names_free waits for the blocked read");
+out:
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	python_detect_free(pd);
+	if (fd >= 0)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -371,5 +525,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_detect_binary);
 	RUN_TEST(test_name_code_object);
 	RUN_TEST(test_unsupported_named);
+	RUN_TEST(test_blocked_read);
 	return HARNESS_DONE();
 }

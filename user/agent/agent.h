@@ -29,6 +29,9 @@ struct agent {
 	int stats_fd; /* BPF_ENABLE_STATS: stats stay on only while this is open */
 	char hostname[256];
 	uint64_t from_ns; /* unix time the current interval started */
+	double started_unix;
+	char metrics_bound[160]; /* the address /metrics listens on; "-" while it cannot */
+	double metrics_retry_at; /* monotonic; 0: /metrics is off or listening */
 	bool sym_refusal_logged[SYM_REFUSAL_CAUSES];
 };
 

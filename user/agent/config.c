@@ -13,6 +13,7 @@
 #include "common/parse.h"
 #include "elf/safe_open.h"
 #include "user/agent/config.h"
+#include "user/agent/http_server.h"
 #include "user/agent/log.h"
 #include "user/agent/push.h"
 #include "user/profile/profile.h"
@@ -107,8 +108,13 @@ const struct agent_option agent_options[] = {
      OPT_STR, OFF(push_url), false, 0, 0},
     {"service-name", 1041, "NAME",
      "Pyroscope service_name of every sample and the push's application name (default: each "
-     "process's systemd service, else its program name; the push's name is then cfiprof)",
+     "process's container, systemd service or cgroup, else its comm; the push's name is then "
+     "cfiprof)",
      OPT_STR, OFF(app_name), false, 0, 0},
+    {"max-services", 1052, "N",
+     "distinct services an interval pushes at most (without --service-name): those with the "
+     "fewest samples become one, \"other\", counted (default 32)",
+     OPT_U32, OFF(max_services), false, 2, 4096},
     {"app-name", 1009, "NAME", "the former name of --service-name", OPT_STR, OFF(app_name), false,
      0, 0},
     {"sample-labels", 1042, "LIST",
@@ -168,6 +174,7 @@ void agent_config_defaults(struct agent_config *c)
 	c->backoff_max = 300;
 	c->spool_max_bytes = 256ull << 20;
 	c->source_lines_time = 0.2;
+	c->max_services = AGENT_MAX_SERVICES_DEFAULT;
 }
 
 static char **str_field(struct agent_config *c, const struct agent_option *o)
@@ -496,6 +503,10 @@ int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 			 c->table_cache);
 		return -1;
 	}
+	/* a bad address is a mistake to refuse now; a taken port is retried while sampling */
+	if (c->metrics_addr && *c->metrics_addr && strcmp(c->metrics_addr, "off") &&
+	    http_addr_check(c->metrics_addr, err, errlen))
+		return -1;
 	return c->push_url && *c->push_url ? check_push(c, err, errlen) : 0;
 }
 

@@ -20,6 +20,8 @@
 #define AGENT_URL_MAX	 2048
 #define AGENT_TABLE_CACHE_DEFAULT "/var/lib/cfiprof-agent/tables"
 #define AGENT_DEBUGINFOD_CACHE_DEFAULT "/var/lib/cfiprof-agent/debuginfod"
+#define AGENT_MAX_SERVICES_DEFAULT     32
+#define AGENT_OTHER_SERVICE	       "other" /* where services past --max-services go */
 
 struct agent_config {
 	/* sampling: fixed once the BPF side is loaded (a change needs a restart) */
@@ -54,6 +56,7 @@ struct agent_config {
 	uint64_t retain_bytes;
 	char *push_url, *app_name, *labels, *tenant, *token_file, *spool_dir;
 	char *sample_labels; /* --sample-labels; NULL: AGENT_SAMPLE_LABELS_DEFAULT */
+	uint32_t max_services; /* distinct services an interval pushes; the rest are "other" */
 	double push_timeout, backoff_max;
 	uint64_t spool_max_bytes;
 	char *hostname;

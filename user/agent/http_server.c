@@ -278,6 +278,27 @@ static void server_free(struct http_server *h)
 	free(h);
 }
 
+int http_addr_check(const char *addr, char *err, size_t errlen)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_NUMERICHOST};
+	struct addrinfo *ai = NULL;
+	char host[128], port[16];
+	int rc;
+
+	if (split_addr(addr, host, sizeof(host), port, sizeof(port))) {
+		snprintf(err, errlen, "invalid address '%.64s' (want HOST:PORT)", addr);
+		return -1;
+	}
+	rc = getaddrinfo(*host ? host : NULL, port, &hints, &ai);
+	if (rc) {
+		snprintf(err, errlen, "invalid address '%.64s': %s", addr, gai_strerror(rc));
+		return -1;
+	}
+	freeaddrinfo(ai);
+	return 0;
+}
+
 struct http_server *http_server_start(const char *addr, const char *path,
 				      const char *content_type, http_render_fn render, void *ctx,
 				      char *bound, size_t bound_len, char *err, size_t errlen)

@@ -32,6 +32,8 @@ struct http_server *http_server_start(const char *addr, const char *path,
 				      const char *content_type, http_render_fn render, void *ctx,
 				      char *bound, size_t bound_len, char *err, size_t errlen);
 void http_server_stop(struct http_server *h);
+/* 0 if addr is a numeric HOST:PORT http_server_start can listen on, else -1 with err set. */
+int http_addr_check(const char *addr, char *err, size_t errlen);
 
 /* Connections closed unserved (process-wide): past their deadline, or replaced by a new one. */
 uint64_t http_conns_timed_out_total(void);

@@ -131,6 +131,38 @@ static void lines_interval_done(struct agent *a, const struct src_lines_stats *b
 		 st->opens - before->opens, st->open_bytes, st->cache_entries);
 }
 
+/*
+ * At most --max-services an interval: services named by a process's comm
+ * (any thread renames itself at will) or by cgroups a user creates would
+ * otherwise each cost a pprof, a spool file and a push, and the spool's
+ * bound would then drop other services' profiles.  The busiest keep their
+ * names.  Counted, the first fold logged; the interval line says how many.
+ */
+static void fold_services(struct agent *a, struct profile *p, char *note, size_t len)
+{
+	static bool logged;
+	struct prof_fold f;
+
+	if (profile_fold_services(p, a->cfg.max_services, AGENT_OTHER_SERVICE, &f)) {
+		alog(ALOG_ERROR, "out of memory while counting services: none folded", NULL);
+		return;
+	}
+	snprintf(note, len, " services=%" PRIu64 " services_folded=%" PRIu64, f.services, f.folded);
+	if (!f.folded)
+		return;
+	add(&a->ctr.services_folded, f.folded);
+	add(&a->ctr.services_folded_samples, f.samples);
+	if (!logged) {
+		logged = true;
+		alog(ALOG_WARN,
+		     "more services than --max-services: the ones with the fewest samples are "
+		     "pushed as one (logged once; cfiprof_services_folded_total counts)",
+		     "services=%" PRIu64 " max_services=%u folded=%" PRIu64
+		     " folded_samples=%" PRIu64 " as=" AGENT_OTHER_SERVICE,
+		     f.services, a->cfg.max_services, f.folded, f.samples);
+	}
+}
+
 /* Symbolizes one interval and writes / spools it.  iv is the interval's aggregator. */
 void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until_ns)
 {
@@ -140,7 +172,7 @@ void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until
 	struct agent_retention ret;
 	struct frame_namer fn;
 	struct profile p;
-	char name[128], q[256], lines_cost[256] = "";
+	char name[128], q[256], lines_cost[256] = "", services[96] = "";
 	struct src_lines_stats lines_before;
 	uint64_t closes;
 	char *gz = NULL;
@@ -177,6 +209,8 @@ void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until
 	info.cgroups = cgroup_names_new();
 	lines_before = lines_interval_start(a);
 	err = profile_build(&p, iv, &fn, &info);
+	if (!err && info.service_by_process)
+		fold_services(a, &p, services, sizeof(services));
 	symbolize_ms = (mono_sec() - t0) * 1e3;
 	/* before the counters: a handle this interval did not use gives its memory back */
 	closes = sym_cache_lines_ctx(a->s.syms)->st.closes;
@@ -237,9 +271,10 @@ void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until
 	__atomic_store_n(&a->ctr.last_interval_unix, until_ns / 1000000000ull, __ATOMIC_RELAXED);
 	alog(ALOG_INFO, "interval",
 	     "file=%s samples=%" PRIu64 " late=%" PRIu64 " stacks=%" PRIu64 " overflow=%" PRIu64
-	     " bytes=%zu duration=%.3fs build_ms=%.1f symbolize_ms=%.1f%s",
+	     " bytes=%zu duration=%.3fs build_ms=%.1f symbolize_ms=%.1f%s%s",
 	     name[0] ? name : "-", iv->samples, iv->late, iv->nr_stacks, iv->overflow, gz_len,
-	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3, symbolize_ms, lines_cost);
+	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3, symbolize_ms, services,
+	     lines_cost);
 out:
 	free(gz);
 	a->from_ns = until_ns;

@@ -263,12 +263,16 @@ static void render_python(struct session *s, const uint64_t *c, FILE *f)
 	    f, "cfiprof_python_code_objects_total", "counter",
 	    "Python code objects read from their process to name frames: read, unreadable (not "
 	    "a code object, or the process gone first), refused (over the reads per second or the "
-	    "cache's bounds).");
+	    "cache's bounds, or the process's memory blocked a read).");
 	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"read\"} %" PRIu64 "\n", n.read);
 	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"unreadable\"} %" PRIu64 "\n",
 		n.unreadable);
 	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"refused\"} %" PRIu64 "\n",
 		n.refused);
+	metric(f, "cfiprof_python_reads_stalled_total", "counter",
+	       "Reads of a code object blocked over 200 ms by the process's memory (a FUSE file, a "
+	       "userfaultfd region): left to their reader thread, the process read no more.",
+	       (double)n.stalled);
 }
 
 /* Processes' mappings read early, for loads that find the process gone. */
@@ -598,6 +602,17 @@ static void render_intervals(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_output_removed_total", "counter",
 	       "Interval files removed by retention (age or size).",
 	       (double)rd(&src->ctr->files_removed));
+	metric(f, "cfiprof_metrics_bind_failures_total", "counter",
+	       "Attempts to listen on --metrics-addr that failed (the address taken): profiling "
+	       "went on, the agent retried each interval.",
+	       (double)rd(&src->ctr->metrics_bind_failures));
+	metric(f, "cfiprof_services_folded_total", "counter",
+	       "Services of an interval past --max-services (the fewest samples), their samples "
+	       "pushed and labelled as service \"other\".",
+	       (double)rd(&src->ctr->services_folded));
+	metric(f, "cfiprof_services_folded_samples_total", "counter",
+	       "Samples of the services folded into \"other\".",
+	       (double)rd(&src->ctr->services_folded_samples));
 	if (src->push) {
 		agent_push_get_stats(src->push, &ps);
 		metric(f, "cfiprof_push_successes_total", "counter", "Profiles pushed.",
@@ -651,19 +666,18 @@ static int render(void *ctx, FILE *f)
 }
 
 struct agent_metrics *agent_metrics_start(const char *addr, const struct agent_metrics_src *src,
-					  char *bound, size_t bound_len)
+					  char *bound, size_t bound_len, char *err, size_t errlen)
 {
 	struct agent_metrics *m = calloc(1, sizeof(*m));
-	char err[256];
 
-	if (!m)
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
 		return NULL;
+	}
 	m->src = *src;
 	m->http = http_server_start(addr, "/metrics", "text/plain; version=0.0.4; charset=utf-8",
-				    render, &m->src, bound, bound_len, err, sizeof(err));
+				    render, &m->src, bound, bound_len, err, errlen);
 	if (!m->http) {
-		alog(ALOG_ERROR, "cannot serve metrics", "addr=%s error=%s", addr,
-		     alog_quote(err, (char[320]){0}, 320));
 		free(m);
 		return NULL;
 	}

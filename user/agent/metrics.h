@@ -19,6 +19,9 @@ struct agent_counters {
 	uint64_t intervals, profile_samples, profile_overflow, profile_malformed;
 	uint64_t profile_late; /* samples in an interval after the one they were taken in */
 	uint64_t write_errors, files_removed, last_interval_unix;
+	uint64_t metrics_bind_failures; /* attempts to listen on --metrics-addr that failed */
+	uint64_t services_folded;	/* services past --max-services, merged into "other" */
+	uint64_t services_folded_samples;
 };
 
 struct agent_metrics_src {
@@ -31,9 +34,12 @@ struct agent_metrics_src {
 
 struct agent_metrics;
 
-/* Listens on addr ("HOST:PORT", "[V6]:PORT"; port 0 picks one, written to bound). */
+/*
+ * Listens on addr ("HOST:PORT", "[V6]:PORT"; port 0 picks one, written to
+ * bound).  NULL with the reason in err: the caller logs and retries.
+ */
 struct agent_metrics *agent_metrics_start(const char *addr, const struct agent_metrics_src *src,
-					  char *bound, size_t bound_len);
+					  char *bound, size_t bound_len, char *err, size_t errlen);
 void agent_metrics_stop(struct agent_metrics *m);
 /* The /metrics body. */
 int agent_metrics_render(const struct agent_metrics_src *src, FILE *f);

@@ -37,7 +37,7 @@
 #define DEFAULT_METRICS	    "127.0.0.1:9491"
 #define DEFAULT_SPOOL	    "/var/lib/cfiprof-agent/spool"
 #define STOP_PUSH_GRACE_MAX 10.0 /* seconds SIGTERM may spend delivering the spool */
-
+#define METRICS_RETRY_MAX   10.0 /* seconds between tries to listen, at most */
 
 /* Flags as given, re-applied over the config file at start and on every SIGHUP. */
 static struct {
@@ -222,6 +222,38 @@ static void reload(struct agent *a)
 	     a->cfg.labels ? a->cfg.labels : "-");
 }
 
+/*
+ * /metrics on its address, else another try an interval later (10 s at
+ * most): a port another process holds, taken in a restart window, must not
+ * keep the host from being profiled.
+ */
+static void metrics_try(struct agent *a)
+{
+	struct agent_metrics_src src = {&a->s, a->push, &a->ctr, a->s.start, a->started_unix};
+	double wait = a->cfg.interval < METRICS_RETRY_MAX ? a->cfg.interval : METRICS_RETRY_MAX;
+	char err[256], q[320];
+	uint64_t n;
+
+	a->metrics = agent_metrics_start(a->cfg.metrics_addr, &src, a->metrics_bound,
+					 sizeof(a->metrics_bound), err, sizeof(err));
+	if (a->metrics) {
+		if (a->metrics_retry_at)
+			alog(ALOG_INFO, "serving metrics", "metrics=%s failed_attempts=%" PRIu64,
+			     a->metrics_bound, a->ctr.metrics_bind_failures);
+		a->metrics_retry_at = 0;
+		return;
+	}
+	n = __atomic_add_fetch(&a->ctr.metrics_bind_failures, 1, __ATOMIC_RELAXED);
+	/* the first, then one in 100: a port held for days must not fill the log */
+	if (n == 1 || n % 100 == 0)
+		alog(ALOG_ERROR, "cannot serve metrics: profiling goes on, retrying",
+		     "addr=%s error=%s attempts=%" PRIu64 " retry_s=%.1f",
+		     alog_quote(a->cfg.metrics_addr, q, sizeof(q)),
+		     alog_quote(err, (char[320]){0}, 320), n, wait);
+	snprintf(a->metrics_bound, sizeof(a->metrics_bound), "-");
+	a->metrics_retry_at = mono_sec() + wait;
+}
+
 static void sleep_until(double t)
 {
 	double d = t - mono_sec();
@@ -252,6 +284,8 @@ static void run(struct agent *a)
 		now = mono_sec();
 		if (end && now >= end)
 			break;
+		if (a->metrics_retry_at && now >= a->metrics_retry_at)
+			metrics_try(a);
 		if (now >= next) {
 			agent_end_interval(a);
 			last = next;
@@ -359,11 +393,12 @@ int cmd_agent(int argc, char **argv)
 	struct stop_times st = {0};
 	double t;
 	struct sigaction sa = {0};
-	char err[512], q[600], sbuf[PATH_MAX], bound[160] = "off", kerr[256];
-	double started_unix = (double)unix_ns() / 1e9;
+	char err[512], q[600], sbuf[PATH_MAX], kerr[256];
 	const char *reason;
 	int lerr, ret = 1;
 
+	a.started_unix = (double)unix_ns() / 1e9;
+	snprintf(a.metrics_bound, sizeof(a.metrics_bound), "off");
 	build_argp_options();
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
@@ -485,23 +520,17 @@ int cmd_agent(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	/* a backend or a metrics client that hangs up must not kill the agent */
 	signal(SIGPIPE, SIG_IGN);
-	if (strcmp(a.cfg.metrics_addr, "off") && *a.cfg.metrics_addr) {
-		struct agent_metrics_src src = {&a.s, a.push, &a.ctr, a.s.start, started_unix};
-
-		a.metrics = agent_metrics_start(a.cfg.metrics_addr, &src, bound, sizeof(bound));
-		if (!a.metrics)
-			goto stop;
-	}
-	log_started(&a, bound);
-	/* sampling, with /metrics up: what a Type=notify unit waits for */
+	if (strcmp(a.cfg.metrics_addr, "off") && *a.cfg.metrics_addr)
+		metrics_try(&a);
+	log_started(&a, a.metrics_bound);
+	/* sampling (with /metrics up, or being retried): what a Type=notify unit waits for */
 	lerr = agent_sd_notify("READY=1\nSTATUS=sampling");
 	if (lerr < 0)
 		alog(ALOG_WARN, "cannot notify systemd", "error=%s",
 		     alog_quote(strerror(-lerr), q, sizeof(q)));
 	run(&a);
 	ret = 0;
-stop:
-	reason = session_stop_requested ? "signal" : ret ? "error" : "duration";
+	reason = session_stop_requested ? "signal" : "duration";
 	agent_sd_notify("STOPPING=1");
 	t = mono_sec();
 	/* detaches and drains: everything sampled lands in the final, partial interval */

@@ -249,7 +249,6 @@ static int64_t synthetic_location(struct profile *p, const char *name)
 	return profile_add_location(p, PROF_LOC_SYNTHETIC, 0, hash_str(name), 0, 0, name, NULL);
 }
 
-/* Labels from the sample's cgroup; grouping by container when asked. */
 /* A service name a process chose for itself, cleaned (see PROF_SERVICE_CHARS). */
 static const char *service_name_clean(char *s)
 {
@@ -263,6 +262,7 @@ static const char *service_name_clean(char *s)
 	return *s ? s : "_";
 }
 
+/* Labels from the sample's cgroup; grouping by container when asked. */
 static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgroup_id,
 			const struct profile_info *info)
 {
@@ -277,7 +277,8 @@ static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgro
 	if (info && info->service_name) {
 		ps->service = profile_intern(p, info->service_name);
 	} else if (info && info->service_by_process) {
-		if (!path || !cgroup_unit_name(path, id, sizeof(id)))
+		/* comm is the process's choice, any thread's, changed at will: the last resort */
+		if (!path || !cgroup_service_name(path, id, sizeof(id)))
 			snprintf(id, sizeof(id), "%s", ps->comm ? ps->comm : "");
 		ps->service = profile_intern(p, service_name_clean(id));
 	}

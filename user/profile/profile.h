@@ -176,7 +176,7 @@ struct profile_info {
 	uint32_t labels_omitted; /* see struct profile; 0: every label */
 	/*
 	 * A service_name label on every sample: this one, or (service_by_process)
-	 * the process's systemd unit from its cgroup, else its program name.
+	 * from the process's cgroup (cgroup_service_name), else its comm.
 	 */
 	const char *service_name;
 	bool service_by_process;
@@ -192,6 +192,18 @@ void profile_free(struct profile *p);
  * samples in first-seen order, malloc'd, their number in *nr; NULL if out of memory.
  */
 const char **profile_services(const struct profile *p, size_t *nr);
+struct prof_fold {
+	uint64_t services; /* distinct before */
+	uint64_t folded;   /* of them, now other */
+	uint64_t samples;  /* theirs */
+};
+
+/*
+ * At most max distinct services (NULL left out, max >= 2): the max - 1 with
+ * the most samples keep their names, the others' samples become service
+ * other (a string that outlives p).  0, or -1 when out of memory (p unchanged).
+ */
+int profile_fold_services(struct profile *p, size_t max, const char *other, struct prof_fold *out);
 /*
  * The samples of service (NULL: those without one, the [overflow] sample
  * among them) as a profile of their own: the locations and mappings they use,

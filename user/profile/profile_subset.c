@@ -4,6 +4,7 @@
  * service its name gives and lets that override the samples' own
  * service_name labels, so the agent pushes each service's samples apart.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,4 +98,99 @@ out:
 	if (err)
 		profile_free(sub);
 	return err;
+}
+
+struct svc_count {
+	const char *name;
+	uint64_t samples;
+	size_t first; /* index of its first sample: ties keep the first seen */
+};
+
+static int cmp_name(const char *a, const char *b)
+{
+	return a == b ? 0 : !a ? -1 : !b ? 1 : strcmp(a, b);
+}
+
+static int by_service(const void *a, const void *b, void *ctx)
+{
+	const struct profile *p = ctx;
+	const size_t *x = a, *y = b;
+	int c = cmp_name(p->samples[*x].service, p->samples[*y].service);
+
+	return c ? c : *x < *y ? -1 : *x > *y;
+}
+
+static int by_samples(const void *a, const void *b)
+{
+	const struct svc_count *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int by_svc_name(const void *a, const void *b)
+{
+	return cmp_name(((const struct svc_count *)a)->name, ((const struct svc_count *)b)->name);
+}
+
+/* The distinct services of p (NULL left out) with their samples; NULL if out of memory. */
+static struct svc_count *service_counts(const struct profile *p, size_t *nr)
+{
+	size_t *idx = malloc((p->nr_samples + 1) * sizeof(*idx)), i;
+	struct svc_count *v = calloc(p->nr_samples + 1, sizeof(*v));
+
+	*nr = 0;
+	if (!idx || !v) {
+		free(idx);
+		free(v);
+		return NULL;
+	}
+	for (i = 0; i < p->nr_samples; i++)
+		idx[i] = i;
+	/* sorted, not searched: an attacker's thousands of names cost n log n */
+	qsort_r(idx, p->nr_samples, sizeof(*idx), by_service, (void *)p);
+	for (i = 0; i < p->nr_samples; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+
+		if (!s->service)
+			continue;
+		if (!*nr || cmp_name(v[*nr - 1].name, s->service))
+			v[(*nr)++] = (struct svc_count){s->service, 0, idx[i]};
+		v[*nr - 1].samples += s->count;
+	}
+	free(idx);
+	return v;
+}
+
+int profile_fold_services(struct profile *p, size_t max, const char *other, struct prof_fold *out)
+{
+	struct svc_count *v, key;
+	size_t nr, keep, i;
+
+	memset(out, 0, sizeof(*out));
+	v = service_counts(p, &nr);
+	if (!v)
+		return -1;
+	out->services = nr;
+	if (nr <= max || max < 2) {
+		free(v);
+		return 0;
+	}
+	/* the busiest max - 1 keep their names, the others are one: other */
+	keep = max - 1;
+	qsort(v, nr, sizeof(*v), by_samples);
+	out->folded = nr - keep;
+	qsort(v, keep, sizeof(*v), by_svc_name);
+	for (i = 0; i < p->nr_samples; i++) {
+		struct prof_sample *s = &p->samples[i];
+
+		key.name = s->service;
+		if (!s->service || bsearch(&key, v, keep, sizeof(*v), by_svc_name))
+			continue;
+		out->samples += s->count;
+		s->service = other;
+	}
+	free(v);
+	return 0;
 }

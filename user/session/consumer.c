@@ -230,6 +230,8 @@ bool session_interval_close(struct session *s, double timeout)
 		}
 		usleep(5000);
 	}
+	/* the code objects its samples queued, named in the profile that follows */
+	python_names_wait(s->python_names, deadline - mono_sec() > 0 ? deadline - mono_sec() : 0);
 	pthread_mutex_lock(&s->agg_lock);
 	s->late_agg = NULL;
 	pthread_mutex_unlock(&s->agg_lock);

@@ -157,6 +157,7 @@ void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, 
 #define DEFERRED_QUEUE_BYTES (64ull << 20)
 /* At stop, queued table loads get this long (one load is bounded by the tracker's budget). */
 #define SESSION_STOP_DRAIN_S 2.0
+#define SESSION_PYTHON_WAIT_S 1.0 /* for code objects still being read at stop */
 
 /*
  * Stack-copy bytes per second when not set: a quarter of all samples at full
@@ -558,6 +559,8 @@ void session_stop(struct session *s)
 			deferred_queue_run(&s->deferred, mono_ns(), true);
 		proc_tracker_stop(s->pt, !drained);
 	}
+	/* the last samples' code objects, read before the profile names them */
+	python_names_wait(s->python_names, SESSION_PYTHON_WAIT_S);
 }
 
 void session_free(struct session *s)

@@ -197,12 +197,12 @@ static void print_python(struct session *s, const uint64_t *c, FILE *f)
 		" with their frame chain, %" PRIu64 " of threads without one, %" PRIu64
 		" truncated, %" PRIu64 " unreadable; %" PRIu64
 		" Python frames; code objects %" PRIu64 " read (%" PRIu64 " unreadable), %" PRIu64
-		" refused\n",
+		" refused, %" PRIu64 " stalled\n",
 		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_PY_STATUS_BASE + PY_STATUS_OK],
 		c[CNT_PY_STATUS_BASE + PY_STATUS_NO_THREAD],
 		c[CNT_PY_STATUS_BASE + PY_STATUS_TRUNCATED],
 		c[CNT_PY_STATUS_BASE + PY_STATUS_UNREADABLE], c[CNT_PY_FRAMES], n.read,
-		n.unreadable, n.refused);
+		n.unreadable, n.refused, n.stalled);
 }
 
 /* Off-CPU time in the profile without its stack, by why. */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Python code objects read from their process (process_vm_readv), once per
- * (pid, generation, address).  The process may be hostile: every pointer is
- * only an address to try, every length is bounded before use, a string that
- * is not a compact str object or a table that is not a bytes object is
- * refused, and reads are limited per second and in bytes kept.
+ * Python code objects read from their process, once per (pid, generation,
+ * address), limited per second and in bytes kept.  The consumer only queues
+ * a code object it has not seen; reader threads read it (python_code.c), off
+ * the lock: memory the process controls may block a read for ever (a FUSE
+ * mount's file, a userfaultfd region), and with it no more than the thread
+ * reading it.  A read stalled past PN_STALL_NS gets another thread for the
+ * others (PN_MAX_READERS at most), and its process no more reads.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -12,10 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
+#include <time.h>
 
 #include "common/clock.h"
 #include "common/hash.h"
+#include "user/symbolize/python_code.h"
 #include "user/symbolize/python_names.h"
 #include "user/track/python_detect.h"
 
@@ -23,30 +26,43 @@
 #define PN_MAX_ENTRIES	 65536	     /* code objects remembered, all processes */
 #define PN_MAX_BYTES	 (64u << 20) /* their strings and location tables */
 #define PN_READS_PER_SEC 4096	     /* code objects read per second */
-#define PN_MAX_NAME	 512	     /* characters of a name or file kept */
-#define PN_MAX_LINETABLE (64u << 10) /* bytes of a location table kept */
-#define PN_HEADER_MAX	 256	     /* bytes of a code object read at once */
+#define PN_MAX_QUEUED	 1024	     /* code objects waiting for a reader */
+#define PN_MAX_READERS	 4	     /* threads reading; each stalled read holds one */
+/* a read of a few hundred bytes takes microseconds: one this long is blocked */
+#define PN_STALL_NS	(200ull * 1000 * 1000)
+#define PN_FREE_WAIT_MS 500 /* python_names_free waits this long for a stalled read */
+
+enum pn_state { PN_READY, PN_QUEUED, PN_READING };
 
 struct pn_entry {
-	struct pn_entry *next;
+	struct pn_entry *next, *qnext;
 	uint32_t pid, gen;
 	uint64_t code;
 	uint16_t scope; /* struct cfi_python_frame's: a code object of another module at code */
+	uint8_t state;	/* enum pn_state: only a READY entry names a frame or is freed */
 	const struct python_offsets *off;
-	bool ok;
-	char *name, *file; /* one allocation with linetable */
-	uint8_t *linetable;
-	uint32_t linetable_len;
-	int32_t firstlineno;
-	uint32_t firsttraceable;
-	uint64_t nr_units; /* of bytecode (ob_size) */
-	size_t bytes;
+	struct python_code c;
+};
+
+struct pn_reader {
+	struct python_names *pn;
+	pthread_t thread;
+	bool busy, stalled, done;
+	uint32_t pid;	   /* of the read under way */
+	uint64_t since_ns; /* its start */
 };
 
 struct python_names {
 	struct python_detect *pd;
 	pthread_mutex_t lock;
+	pthread_cond_t work, progress;
 	struct pn_entry *buckets[PN_BUCKETS];
+	struct pn_entry *qhead, *qtail;
+	uint32_t queued;
+	struct pn_reader readers[PN_MAX_READERS];
+	uint32_t nr_readers;
+	bool stopping;
+	bool orphaned; /* python_names_free returned: the last stalled reader frees pn */
 	uint64_t nr, bytes;
 	uint64_t window_start_ns;
 	uint32_t window_reads;
@@ -56,34 +72,229 @@ struct python_names {
 struct python_names *python_names_new(struct python_detect *pd)
 {
 	struct python_names *pn = calloc(1, sizeof(*pn));
+	pthread_condattr_t ca;
 
 	if (!pn)
 		return NULL;
 	pn->pd = pd;
 	pthread_mutex_init(&pn->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&pn->work, &ca);
+	pthread_cond_init(&pn->progress, &ca);
+	pthread_condattr_destroy(&ca);
 	return pn;
 }
 
 static void entry_free(struct pn_entry *e)
 {
-	free(e->name);
+	free(e->c.name);
 	free(e);
 }
 
-void python_names_free(struct python_names *pn)
+/* The stalled reads past PN_STALL_NS marked and counted, once each; lock held. */
+static void mark_stalled(struct python_names *pn, uint64_t now)
+{
+	for (uint32_t i = 0; i < pn->nr_readers; i++) {
+		struct pn_reader *r = &pn->readers[i];
+
+		if (r->busy && !r->stalled && now - r->since_ns > PN_STALL_NS) {
+			r->stalled = true;
+			pn->stats.stalled++;
+		}
+	}
+}
+
+/* Whether a read of pid's memory is stalled: its process gets no more.  lock held. */
+static bool pid_stalled(const struct python_names *pn, uint32_t pid)
+{
+	for (uint32_t i = 0; i < pn->nr_readers; i++)
+		if (pn->readers[i].busy && pn->readers[i].stalled && pn->readers[i].pid == pid)
+			return true;
+	return false;
+}
+
+static struct pn_entry *dequeue(struct python_names *pn)
+{
+	struct pn_entry *e = pn->qhead;
+
+	pn->qhead = e->qnext;
+	if (!pn->qhead)
+		pn->qtail = NULL;
+	pn->queued--;
+	e->qnext = NULL;
+	return e;
+}
+
+/* Every entry, and pn; no reader runs any more. */
+static void names_destroy(struct python_names *pn)
 {
 	struct pn_entry *e, *n;
-	uint32_t b;
 
-	if (!pn)
-		return;
-	for (b = 0; b < PN_BUCKETS; b++)
+	for (uint32_t b = 0; b < PN_BUCKETS; b++)
 		for (e = pn->buckets[b]; e; e = n) {
 			n = e->next;
 			entry_free(e);
 		}
+	pthread_cond_destroy(&pn->work);
+	pthread_cond_destroy(&pn->progress);
 	pthread_mutex_destroy(&pn->lock);
 	free(pn);
+}
+
+static void *reader_main(void *arg)
+{
+	struct pn_reader *r = arg;
+	struct python_names *pn = r->pn;
+	struct python_code c;
+	struct pn_entry *e;
+	bool last;
+
+	pthread_mutex_lock(&pn->lock);
+	for (;;) {
+		while (!pn->qhead && !pn->stopping)
+			pthread_cond_wait(&pn->work, &pn->lock);
+		if (pn->stopping)
+			break;
+		e = dequeue(pn);
+		e->state = PN_READING;
+		r->busy = true;
+		r->pid = e->pid;
+		r->since_ns = mono_ns();
+		pthread_mutex_unlock(&pn->lock);
+		/* the entry stays: nothing frees one that is not READY */
+		python_code_read(e->pid, e->off, e->code, &c);
+		pthread_mutex_lock(&pn->lock);
+		r->busy = r->stalled = false;
+		e->c = c;
+		e->state = PN_READY;
+		pn->bytes += c.bytes;
+		pn->stats.read++;
+		if (!c.ok)
+			pn->stats.unreadable++;
+		pthread_cond_broadcast(&pn->progress);
+	}
+	r->done = true;
+	pthread_cond_broadcast(&pn->progress);
+	last = pn->orphaned;
+	for (uint32_t i = 0; i < pn->nr_readers; i++)
+		last &= pn->readers[i].done;
+	pthread_mutex_unlock(&pn->lock);
+	/* python_names_free left pn to the stalled readers: the last one out frees it */
+	if (last)
+		names_destroy(pn);
+	return NULL;
+}
+
+/*
+ * Another reader when every one is busy and the longest-running has
+ * stalled (or none runs yet); lock held.  Signals are left to the threads
+ * that handle them.
+ */
+static void readers_grow(struct python_names *pn)
+{
+	struct pn_reader *r;
+	sigset_t all, old;
+	uint32_t i;
+
+	for (i = 0; i < pn->nr_readers; i++)
+		if (!pn->readers[i].busy || !pn->readers[i].stalled)
+			return;
+	if (pn->nr_readers == PN_MAX_READERS)
+		return;
+	r = &pn->readers[pn->nr_readers];
+	memset(r, 0, sizeof(*r));
+	r->pn = pn;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (!pthread_create(&r->thread, NULL, reader_main, r))
+		pn->nr_readers++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * Every reader stopped (joined), or, past a bound, the stalled ones left
+ * behind (detached, pn theirs to free: orphaned); true if all stopped.
+ */
+static bool readers_stop(struct python_names *pn)
+{
+	pthread_t threads[PN_MAX_READERS];
+	bool done[PN_MAX_READERS], all = true;
+	struct timespec until;
+	uint32_t i, n;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += PN_FREE_WAIT_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&pn->lock);
+	pn->stopping = true;
+	pthread_cond_broadcast(&pn->work);
+	for (i = 0; i < pn->nr_readers; i++)
+		while (!pn->readers[i].done &&
+		       pthread_cond_timedwait(&pn->progress, &pn->lock, &until) != ETIMEDOUT)
+			;
+	/* once unlocked, a reader left behind may free pn: only copies from here */
+	n = pn->nr_readers;
+	for (i = 0; i < n; i++) {
+		threads[i] = pn->readers[i].thread;
+		done[i] = pn->readers[i].done;
+		all &= done[i];
+	}
+	pn->orphaned = !all;
+	pthread_mutex_unlock(&pn->lock);
+	for (i = 0; i < n; i++) {
+		if (done[i])
+			pthread_join(threads[i], NULL);
+		else
+			pthread_detach(threads[i]);
+	}
+	return all;
+}
+
+void python_names_free(struct python_names *pn)
+{
+	if (!pn)
+		return;
+	/*
+	 * A read blocked for ever would block this too: pn is left to the
+	 * stalled reader, which frees it if its read ever ends (the process's
+	 * exit ends it otherwise), so a stop takes PN_FREE_WAIT_MS at most.
+	 */
+	if (readers_stop(pn))
+		names_destroy(pn);
+}
+
+bool python_names_wait(struct python_names *pn, double timeout)
+{
+	uint64_t deadline = mono_ns() + (uint64_t)(timeout * 1e9), now;
+	struct timespec until;
+	bool pending = true, can_read;
+
+	if (!pn)
+		return true;
+	pthread_mutex_lock(&pn->lock);
+	while ((now = mono_ns()) < deadline) {
+		mark_stalled(pn, now);
+		/* a stalled read does not end: not waited for, nor what only it could take */
+		can_read = pn->nr_readers < PN_MAX_READERS;
+		pending = false;
+		for (uint32_t i = 0; i < pn->nr_readers; i++) {
+			pending |= pn->readers[i].busy && !pn->readers[i].stalled;
+			can_read |= !pn->readers[i].stalled;
+		}
+		pending |= pn->qhead && can_read && !pn->stopping;
+		if (!pending)
+			break;
+		readers_grow(pn);
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += 20 * 1000000L; /* to see a read stall */
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&pn->progress, &pn->lock, &until);
+	}
+	pthread_mutex_unlock(&pn->lock);
+	return !pending;
 }
 
 static uint32_t bucket_of(uint32_t pid, uint32_t gen, uint64_t code)
@@ -102,142 +313,6 @@ static struct pn_entry *find(struct python_names *pn, uint32_t pid, uint32_t gen
 	while (e && (e->pid != pid || e->gen != gen || e->code != f->code || e->scope != f->scope))
 		e = e->next;
 	return e;
-}
-
-/* Exactly len bytes of the process at addr. */
-static int read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = {buf, len}, remote = {(void *)addr, len};
-
-	if (!addr || addr + len < addr)
-		return -1;
-	return process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
-}
-
-static uint64_t get_u64(const uint8_t *b, uint16_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
-
-/* Appends code point c as UTF-8; returns the bytes written (0: no room). */
-static size_t put_utf8(char *out, size_t room, uint32_t c)
-{
-	if (c < 0x80 && room >= 1) {
-		out[0] = (char)c;
-		return 1;
-	}
-	if (c < 0x800 && room >= 2) {
-		out[0] = (char)(0xc0 | c >> 6);
-		out[1] = (char)(0x80 | (c & 0x3f));
-		return 2;
-	}
-	if (c < 0x10000 && room >= 3) {
-		out[0] = (char)(0xe0 | c >> 12);
-		out[1] = (char)(0x80 | (c >> 6 & 0x3f));
-		out[2] = (char)(0x80 | (c & 0x3f));
-		return 3;
-	}
-	if (c < 0x110000 && room >= 4) {
-		out[0] = (char)(0xf0 | c >> 18);
-		out[1] = (char)(0x80 | (c >> 12 & 0x3f));
-		out[2] = (char)(0x80 | (c >> 6 & 0x3f));
-		out[3] = (char)(0x80 | (c & 0x3f));
-		return 4;
-	}
-	return 0;
-}
-
-/*
- * A str object at addr as UTF-8 into out (len bytes, NUL-terminated), at most
- * PN_MAX_NAME characters: compact strings only (what the compiler makes of
- * names and file names).  -1 when it is not one.
- */
-static int read_str(uint32_t pid, const struct python_offsets *o, uint64_t addr, char *out,
-		    size_t len)
-{
-	uint8_t hdr[80], data[PN_MAX_NAME * 4];
-	uint64_t chars;
-	uint32_t kind, state, i;
-	size_t n = 0;
-	uint16_t data_off;
-
-	/* the header every str has; a compact non-ASCII one's data follows a longer one */
-	if (o->str_ascii_data > sizeof(hdr) || read_mem(pid, addr, hdr, o->str_ascii_data))
-		return -1;
-	chars = get_u64(hdr, o->str_length);
-	state = hdr[o->str_state];
-	kind = state >> 2 & 7;
-	/* state: interned:2 kind:3 compact:1 ascii:1 ready:1 */
-	if (!(state & 1u << 5) || !(state & 1u << 7) || (kind != 1 && kind != 2 && kind != 4))
-		return -1;
-	if ((state & 1u << 6) && kind != 1)
-		return -1;
-	if (chars > PN_MAX_NAME)
-		chars = PN_MAX_NAME;
-	data_off = state & 1u << 6 ? o->str_ascii_data : o->str_compact_data;
-	if (chars && read_mem(pid, addr + data_off, data, chars * kind))
-		return -1;
-	for (i = 0; i < chars; i++) {
-		uint32_t c = kind == 1	 ? data[i]
-			     : kind == 2 ? ((uint16_t *)data)[i]
-					 : ((uint32_t *)data)[i];
-		size_t w = put_utf8(out + n, len - 1 - n, c ? c : '?');
-
-		if (!w)
-			break;
-		n += w;
-	}
-	out[n] = 0;
-	return 0;
-}
-
-/* Reads the code object e->code of e->pid into e; e->ok says whether it was one. */
-static void read_code(struct pn_entry *e)
-{
-	const struct python_offsets *o = e->off;
-	uint8_t hdr[PN_HEADER_MAX], bhdr[40];
-	char name[PN_MAX_NAME * 4 + 1], file[PN_MAX_NAME * 4 + 1];
-	uint64_t tab, tab_len;
-	size_t nl, fl;
-	int32_t first;
-
-	e->ok = false;
-	if (!o || o->code_bytecode > sizeof(hdr) ||
-	    read_mem(e->pid, e->code, hdr, o->code_bytecode))
-		return;
-	memcpy(&first, hdr + o->code_firstlineno, sizeof(first));
-	memcpy(&e->firsttraceable, hdr + o->code_firsttraceable, sizeof(e->firsttraceable));
-	e->nr_units = get_u64(hdr, o->bytes_size); /* a code object is a PyVarObject too */
-	if (first < 0 || e->firsttraceable > (1u << 24) || e->nr_units > (1u << 24))
-		return;
-	if (read_str(e->pid, o, get_u64(hdr, o->code_qualname), name, sizeof(name)) ||
-	    read_str(e->pid, o, get_u64(hdr, o->code_filename), file, sizeof(file)))
-		return;
-	tab = get_u64(hdr, o->code_linetable);
-	tab_len = 0;
-	if (o->bytes_data <= sizeof(bhdr) && !read_mem(e->pid, tab, bhdr, o->bytes_data)) {
-		tab_len = get_u64(bhdr, o->bytes_size);
-		if (tab_len > PN_MAX_LINETABLE)
-			tab_len = PN_MAX_LINETABLE; /* lines past it read as the first line */
-	}
-	nl = strlen(name) + 1;
-	fl = strlen(file) + 1;
-	e->name = malloc(nl + fl + tab_len);
-	if (!e->name)
-		return;
-	memcpy(e->name, name, nl);
-	e->file = e->name + nl;
-	memcpy(e->file, file, fl);
-	e->linetable = (uint8_t *)e->file + fl;
-	if (tab_len && read_mem(e->pid, tab + o->bytes_data, e->linetable, tab_len))
-		tab_len = 0;
-	e->linetable_len = (uint32_t)tab_len;
-	e->firstlineno = first;
-	e->bytes = nl + fl + tab_len;
-	e->ok = true;
 }
 
 /* May another code object be read now?  lock held. */
@@ -263,26 +338,56 @@ static struct pn_entry *entry_copy(const struct pn_entry *e, uint32_t gen)
 		return NULL;
 	*c = *e;
 	c->gen = gen;
-	if (!e->name)
+	c->qnext = NULL;
+	if (!e->c.name)
 		return c;
-	c->name = malloc(e->bytes);
-	if (!c->name) {
+	c->c.name = malloc(e->c.bytes);
+	if (!c->c.name) {
 		free(c);
 		return NULL;
 	}
-	memcpy(c->name, e->name, e->bytes);
-	c->file = c->name + (e->file - e->name);
-	c->linetable = (uint8_t *)c->name + ((char *)e->linetable - e->name);
+	memcpy(c->c.name, e->c.name, e->c.bytes);
+	c->c.file = c->c.name + (e->c.file - e->c.name);
+	c->c.linetable = (uint8_t *)c->c.name + ((char *)e->c.linetable - e->c.name);
 	return c;
 }
 
-/* The code objects of r's frames kept under r's generation: from taken_gen's entries, or read. */
+/* A new entry for frame f of r, queued for a reader; NULL when out of memory.  lock held. */
+static struct pn_entry *entry_queue(struct python_names *pn, const struct cfi_sample_record *r,
+				    const struct cfi_python_frame *f,
+				    const struct python_offsets *off)
+{
+	struct pn_entry *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->pid = r->pid;
+	e->gen = r->generation;
+	e->code = f->code;
+	e->scope = f->scope;
+	e->off = off;
+	e->state = PN_QUEUED;
+	if (pn->qtail)
+		pn->qtail->qnext = e;
+	else
+		pn->qhead = e;
+	pn->qtail = e;
+	pn->queued++;
+	return e;
+}
+
+/*
+ * The code objects of r's frames kept under r's generation: from
+ * taken_gen's entries, or queued for a reader.  Never reads memory itself:
+ * the consumer calls this.
+ */
 static void note(struct python_names *pn, const struct cfi_sample_record *r, size_t size,
 		 bool carry, uint32_t taken_gen)
 {
 	const struct cfi_python_frame *f;
 	const struct python_offsets *off;
 	struct pn_entry *e, *from;
+	bool queued = false;
 	uint32_t i, b;
 
 	if (!pn || !r->nr_python || r->nr_python > PY_MAX_FRAMES ||
@@ -293,10 +398,13 @@ static void note(struct python_names *pn, const struct cfi_sample_record *r, siz
 	off = python_detect_lookup(pn->pd, r->pid);
 	f = python_frames_of(r);
 	pthread_mutex_lock(&pn->lock);
+	mark_stalled(pn, mono_ns());
 	for (i = 0; i < r->nr_python; i++) {
 		if (!f[i].code || find(pn, r->pid, r->generation, &f[i]))
 			continue;
 		from = carry ? find(pn, r->pid, taken_gen, &f[i]) : NULL;
+		if (from && from->state != PN_READY)
+			from = NULL; /* still being read: read again for this generation */
 		if (from && (pn->nr >= PN_MAX_ENTRIES || pn->bytes >= PN_MAX_BYTES)) {
 			pn->stats.refused++;
 			continue;
@@ -304,31 +412,27 @@ static void note(struct python_names *pn, const struct cfi_sample_record *r, siz
 			e = entry_copy(from, r->generation);
 			if (!e)
 				break;
+			pn->bytes += e->c.bytes;
 		} else {
-			if (!read_allowed(pn)) {
+			/* a process whose memory blocked a read: its others would block too */
+			if (pid_stalled(pn, r->pid) || pn->queued >= PN_MAX_QUEUED ||
+			    !read_allowed(pn)) {
 				pn->stats.refused++;
 				continue; /* named "[python]"; a later sample may read it */
 			}
-			e = calloc(1, sizeof(*e));
+			e = entry_queue(pn, r, &f[i], off);
 			if (!e)
 				break;
-			e->pid = r->pid;
-			e->gen = r->generation;
-			e->code = f[i].code;
-			e->scope = f[i].scope;
-			e->off = off;
-			/* a read of a few hundred bytes: done under the lock, the namer waits that
-			 * long */
-			read_code(e);
-			pn->stats.read++;
-			if (!e->ok)
-				pn->stats.unreadable++;
+			queued = true;
 		}
 		b = bucket_of(e->pid, e->gen, e->code);
 		e->next = pn->buckets[b];
 		pn->buckets[b] = e;
 		pn->nr++;
-		pn->bytes += e->bytes;
+	}
+	if (queued) {
+		readers_grow(pn);
+		pthread_cond_signal(&pn->work);
 	}
 	pthread_mutex_unlock(&pn->lock);
 }
@@ -354,10 +458,11 @@ void python_names_sweep(struct python_names *pn)
 	pthread_mutex_lock(&pn->lock);
 	for (b = 0; b < PN_BUCKETS; b++) {
 		for (pp = &pn->buckets[b]; (e = *pp);) {
-			if (kill((pid_t)e->pid, 0) && errno == ESRCH) {
+			/* one queued or being read is the readers' until they are done */
+			if (e->state == PN_READY && kill((pid_t)e->pid, 0) && errno == ESRCH) {
 				*pp = e->next;
 				pn->nr--;
-				pn->bytes -= e->bytes;
+				pn->bytes -= e->c.bytes;
 				entry_free(e);
 			} else {
 				pp = &e->next;
@@ -394,7 +499,7 @@ static bool frame_fits(const struct pn_entry *e, const struct cfi_python_frame *
 {
 	int64_t unit = code_unit(e, f);
 
-	return e->ok && (unit < 0 || (uint64_t)unit < e->nr_units);
+	return e->c.ok && (unit < 0 || (uint64_t)unit < e->c.nr_units);
 }
 
 unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t gen,
@@ -407,6 +512,8 @@ unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t g
 
 	pthread_mutex_lock(&pn->lock);
 	e = find(pn, pid, gen, f);
+	if (e && e->state != PN_READY)
+		e = NULL; /* not read yet: as if not read */
 	o = e ? e->off : NULL;
 	if (o && o->entry == PY_ENTRY_SHIM_FRAME && f->owner == o->owner_cstack) {
 		role = PY_FRAME_SKIP | PY_FRAME_LAST;
@@ -414,8 +521,8 @@ unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t g
 		if (o->entry == PY_ENTRY_IS_ENTRY && f->is_entry)
 			role |= PY_FRAME_LAST;
 		/* _PyFrame_IsIncomplete: set up, but its first instruction not reached yet */
-		unit = e->ok ? code_unit(e, f) : 0;
-		if (f->owner != o->owner_generator && unit < (int64_t)e->firsttraceable)
+		unit = e->c.ok ? code_unit(e, f) : 0;
+		if (f->owner != o->owner_generator && unit < (int64_t)e->c.firsttraceable)
 			role |= PY_FRAME_SKIP;
 	} else if (f->is_entry) {
 		/* not read: 3.11's flag is the best guess there is */
@@ -437,15 +544,15 @@ bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 	*line = 0;
 	pthread_mutex_lock(&pn->lock);
 	e = find(pn, pid, gen, f);
-	if (e && !frame_fits(e, f))
+	if (e && (e->state != PN_READY || !frame_fits(e, f)))
 		e = NULL;
 	if (e) {
-		*name = e->name;
-		*file = e->file;
+		*name = e->c.name;
+		*file = e->c.file;
 		unit = code_unit(e, f);
-		*line = unit < 0 ? (uint32_t)e->firstlineno
-				 : python_linetable_line(e->linetable, e->linetable_len,
-							 e->firstlineno, (uint32_t)unit);
+		*line = unit < 0 ? (uint32_t)e->c.firstlineno
+				 : python_linetable_line(e->c.linetable, e->c.linetable_len,
+							 e->c.firstlineno, (uint32_t)unit);
 	}
 	pthread_mutex_unlock(&pn->lock);
 	/* entries are freed only by python_names_sweep, after the profile is written */

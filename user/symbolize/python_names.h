@@ -21,7 +21,9 @@ struct python_names;
 struct python_names_stats {
 	uint64_t read;	     /* code objects read */
 	uint64_t unreadable; /* ... whose memory or fields were not what a code object holds */
-	uint64_t refused;    /* not read: over the reads per second or the cache's bounds */
+	uint64_t refused;    /* not read: over the reads per second or the cache's bounds, or
+				their process's memory blocked a read */
+	uint64_t stalled;    /* reads blocked over 200 ms (a FUSE file, a userfaultfd region) */
 };
 
 struct python_names *python_names_new(struct python_detect *pd);
@@ -29,7 +31,8 @@ void python_names_free(struct python_names *pn);
 
 /*
  * The consumer saw sample r (its size bytes are checked): the code objects
- * of its Python frames not read yet are read now, while the process lives.
+ * of its Python frames not read yet are queued for the reader threads, read
+ * at once, while the process lives.  Never reads target memory itself.
  */
 void python_names_note(struct python_names *pn, const struct cfi_sample_record *r, size_t size);
 /*
@@ -40,6 +43,12 @@ void python_names_note(struct python_names *pn, const struct cfi_sample_record *
  */
 void python_names_carry(struct python_names *pn, const struct cfi_sample_record *r, size_t size,
 			uint32_t taken_gen);
+/*
+ * Waits (timeout seconds at most) for the code objects queued so far to be
+ * read, before a profile names them; a stalled read is not waited for.
+ * true if none is left.
+ */
+bool python_names_wait(struct python_names *pn, double timeout);
 /* Forgets the code objects of processes that no longer exist (after a profile is written). */
 void python_names_sweep(struct python_names *pn);
 void python_names_stats(struct python_names *pn, struct python_names_stats *out);

@@ -130,6 +130,47 @@ const char *cgroup_unit_name(const char *path, char *out, size_t len)
 	return found;
 }
 
+/* "user@UID" when path lies in a user's own service manager (user@UID.service), else NULL. */
+static const char *user_manager(const char *path, char *out, size_t len)
+{
+	const char *p = strstr(path, "/user@");
+	size_t digits;
+
+	for (; p; p = strstr(p + 1, "/user@")) {
+		digits = strspn(p + 6, "0123456789");
+		if (digits && !strncmp(p + 6 + digits, ".service", 8) &&
+		    (p[14 + digits] == '/' || !p[14 + digits])) {
+			snprintf(out, len, "%.*s", (int)(5 + digits), p + 1);
+			return out;
+		}
+	}
+	return NULL;
+}
+
+const char *cgroup_service_name(const char *path, char *out, size_t len)
+{
+	char id[256], unit[256], user[64];
+	const char *leaf;
+
+	if (cgroup_container_id(path, id, sizeof(id))) {
+		snprintf(out, len, "container-%.12s", id);
+		return out;
+	}
+	if (cgroup_unit_name(path, unit, sizeof(unit))) {
+		/* a user's manager names its units as the user likes: never as the system's */
+		if (user_manager(path, user, sizeof(user)) && strcmp(unit, user))
+			snprintf(out, len, "%s.%s", user, unit);
+		else
+			snprintf(out, len, "%s", unit);
+		return out;
+	}
+	leaf = strrchr(path, '/');
+	if (!leaf || !leaf[1])
+		return NULL; /* the root cgroup: no one named it */
+	snprintf(out, len, "%s", leaf + 1);
+	return out;
+}
+
 static struct {
 	const char *want;
 	char match[PATH_MAX];
@@ -240,11 +281,19 @@ struct cgroup_entry {
 
 struct cgroup_names {
 	char mnt[PATH_MAX];
-	bool saved; /* entries come from a recording: never walk */
+	bool saved;  /* entries come from a recording: never walk */
+	bool sorted; /* v by id: a user's delegated cgroups cost a lookup log n, not n */
 	struct cgroup_entry *v;
 	size_t nr, cap;
 	int rebuilds;
 };
+
+static int by_id(const void *a, const void *b)
+{
+	const struct cgroup_entry *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
 
 static struct cgroup_names *walk_target;
 
@@ -282,6 +331,7 @@ static void names_rebuild(struct cgroup_names *cn)
 	cn->nr = 0;
 	walk_target = cn;
 	nftw(cn->mnt, names_cb, 32, FTW_PHYS | FTW_MOUNT);
+	cn->sorted = false;
 	cn->rebuilds++;
 }
 
@@ -321,22 +371,27 @@ int cgroup_names_add(struct cgroup_names *cn, uint64_t id, const char *path)
 	if (!cn->v[cn->nr].path)
 		return -1;
 	cn->nr++;
+	cn->sorted = false;
 	return 0;
 }
 
 const char *cgroup_names_get(struct cgroup_names *cn, uint64_t id)
 {
-	size_t i;
+	struct cgroup_entry key = {.id = id}, *e;
 	int pass;
 
 	if (!cn || (!cn->mnt[0] && !cn->saved) || !id)
 		return NULL;
 	/* a cgroup created after the last walk: walk again, but not for every sample */
 	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < cn->nr; i++) {
-			if (cn->v[i].id == id)
-				return cn->v[i].path;
+		/* none yet: no array to sort (qsort and bsearch want one) */
+		if (cn->nr && !cn->sorted) {
+			qsort(cn->v, cn->nr, sizeof(*cn->v), by_id);
+			cn->sorted = true;
 		}
+		e = cn->nr ? bsearch(&key, cn->v, cn->nr, sizeof(*cn->v), by_id) : NULL;
+		if (e)
+			return e->path;
 		if (pass || cn->saved || cn->rebuilds > 64)
 			break;
 		names_rebuild(cn);

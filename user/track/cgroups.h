@@ -32,6 +32,13 @@ const char *cgroup_container_id(const char *path, char *out, size_t len);
  * suffix); NULL if none.
  */
 const char *cgroup_unit_name(const char *path, char *out, size_t len);
+/*
+ * The service name of a process in cgroup path, from names whoever started
+ * it chose, not the process: "container-" and the container id's first 12
+ * characters; else its systemd service (a unit of a user's own manager as
+ * "user@UID.UNIT"); else the cgroup's own name.  NULL for the root cgroup.
+ */
+const char *cgroup_service_name(const char *path, char *out, size_t len);
 
 /* cgroup id -> path (relative to the mount), rebuilt when an unknown id shows up. */
 struct cgroup_names;
