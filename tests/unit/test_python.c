@@ -34,7 +34,7 @@
 #include "user/symbolize/python_names.h"
 #include "user/track/proc_tracker.h"
 #include "user/track/python_detect.h"
-#include "user/track/python_offsets.h"
+#include "user/symbolize/python_offsets.h"
 
 #define PYTHON "/usr/bin/python3.11"
 
@@ -244,7 +244,7 @@ static void test_name_code_object(void)
 	static uint8_t bytes[32 + sizeof(table)], code[256], junk[256];
 	struct proc_mapping m;
 	struct python_detect *pd = python_detect_new(-1);
-	struct python_names *pn = python_names_new(pd);
+	struct python_names *pn = python_names_new(python_detect_offsets, pd);
 	struct python_names_stats st;
 	uint64_t rec_buf[32] = {0}, v;
 	struct cfi_sample_record *r = (struct cfi_sample_record *)rec_buf;
@@ -463,7 +463,7 @@ static void test_blocked_read(void)
 	struct cfi_sample_record *r = (struct cfi_sample_record *)rec_buf;
 	struct cfi_python_frame *f = (struct cfi_python_frame *)r->pcs;
 	struct python_detect *pd = python_detect_new(-1);
-	struct python_names *pn = python_names_new(pd);
+	struct python_names *pn = python_names_new(python_detect_offsets, pd);
 	struct call c = {pn, r, sizeof(*r) + sizeof(*f)};
 	struct python_names_stats st;
 	struct proc_mapping m;

@@ -521,7 +521,7 @@ static void test_recording_python(void)
 	struct recording_meta meta = {0}, wmeta = {.freq = 99, .event = "cpu-clock"};
 	struct sym_cache *sc = sym_cache_new();
 	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
-	struct python_names *pn = python_names_new(NULL);
+	struct python_names *pn = python_names_new(NULL, NULL);
 	struct aggregator a;
 	char *out, *buf = NULL;
 	size_t len = 0;

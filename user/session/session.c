@@ -273,7 +273,7 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 		return -ENOMEM;
 	}
 	s->python = python_detect_new(s->ld.python_procs_fd);
-	s->python_names = python_names_new(s->python);
+	s->python_names = python_names_new(python_detect_offsets, s->python);
 	if (!s->python || !s->python_names) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;

@@ -10,7 +10,7 @@
 #include <sys/uio.h>
 
 #include "user/symbolize/python_code.h"
-#include "user/track/python_offsets.h"
+#include "user/symbolize/python_offsets.h"
 
 #define PN_MAX_NAME	 512	     /* characters of a name or file kept */
 #define PN_MAX_LINETABLE (64u << 10) /* bytes of a location table kept */

@@ -20,7 +20,7 @@
 #include "common/hash.h"
 #include "user/symbolize/python_code.h"
 #include "user/symbolize/python_names.h"
-#include "user/track/python_detect.h"
+#include "user/symbolize/python_offsets.h"
 
 #define PN_BUCKETS	 4096
 #define PN_MAX_ENTRIES	 65536	     /* code objects remembered, all processes */
@@ -53,7 +53,8 @@ struct pn_reader {
 };
 
 struct python_names {
-	struct python_detect *pd;
+	python_offsets_of offsets_of;
+	void *offsets_ctx;
 	pthread_mutex_t lock;
 	pthread_cond_t work, progress;
 	struct pn_entry *buckets[PN_BUCKETS];
@@ -69,14 +70,15 @@ struct python_names {
 	struct python_names_stats stats;
 };
 
-struct python_names *python_names_new(struct python_detect *pd)
+struct python_names *python_names_new(python_offsets_of offsets_of, void *ctx)
 {
 	struct python_names *pn = calloc(1, sizeof(*pn));
 	pthread_condattr_t ca;
 
 	if (!pn)
 		return NULL;
-	pn->pd = pd;
+	pn->offsets_of = offsets_of;
+	pn->offsets_ctx = ctx;
 	pthread_mutex_init(&pn->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -395,7 +397,7 @@ static void note(struct python_names *pn, const struct cfi_sample_record *r, siz
 	    size < sizeof(*r) + ((size_t)r->nr_kernel + r->nr_user) * sizeof(__u64) +
 		       (size_t)r->nr_python * sizeof(*f))
 		return;
-	off = python_detect_lookup(pn->pd, r->pid);
+	off = pn->offsets_of ? pn->offsets_of(pn->offsets_ctx, r->pid) : NULL;
 	f = python_frames_of(r);
 	pthread_mutex_lock(&pn->lock);
 	mark_stalled(pn, mono_ns());

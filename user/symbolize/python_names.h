@@ -15,8 +15,15 @@
 
 #include "bpf/cfiprof_abi.h"
 
-struct python_detect;
 struct python_names;
+struct python_offsets;
+
+/*
+ * Where a process's CPython keeps what a code object's name is read from:
+ * its version's offsets, or NULL (not Python, or a version without an
+ * entry).  The tracker's python_detect answers it (python_detect_offsets).
+ */
+typedef const struct python_offsets *(*python_offsets_of)(void *ctx, uint32_t pid);
 
 struct python_names_stats {
 	uint64_t read;	     /* code objects read */
@@ -26,7 +33,7 @@ struct python_names_stats {
 	uint64_t stalled;    /* reads blocked over 200 ms (a FUSE file, a userfaultfd region) */
 };
 
-struct python_names *python_names_new(struct python_detect *pd);
+struct python_names *python_names_new(python_offsets_of offsets_of, void *ctx);
 void python_names_free(struct python_names *pn);
 
 /*

@@ -391,6 +391,11 @@ void python_detect_forget(struct python_detect *pd, uint32_t pid)
 	free(p);
 }
 
+const struct python_offsets *python_detect_offsets(void *pd, uint32_t pid)
+{
+	return python_detect_lookup(pd, pid);
+}
+
 const struct python_offsets *python_detect_lookup(struct python_detect *pd, uint32_t pid)
 {
 	const struct python_offsets *off = NULL;

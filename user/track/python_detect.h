@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "user/track/python_offsets.h"
+#include "user/symbolize/python_offsets.h"
 
 struct maps_entry;
 struct proc_mapping;
@@ -57,6 +57,8 @@ void python_detect_unload(struct python_detect *pd, uint32_t pid);
 void python_detect_forget(struct python_detect *pd, uint32_t pid);
 /* The offsets of pid's interpreter, NULL when it has none supported. */
 const struct python_offsets *python_detect_lookup(struct python_detect *pd, uint32_t pid);
+/* The same, in the form python_names_new takes (ctx: the python_detect). */
+const struct python_offsets *python_detect_offsets(void *pd, uint32_t pid);
 void python_detect_stats(struct python_detect *pd, struct python_detect_stats *out);
 /*
  * The processes of unsupported versions, for a user: "1 Python process of

@@ -10,7 +10,7 @@
  */
 #include <stddef.h>
 
-#include "user/track/python_offsets.h"
+#include "user/symbolize/python_offsets.h"
 
 static const struct python_offsets versions[] = {
     {
