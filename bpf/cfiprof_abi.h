@@ -346,7 +346,7 @@ enum cfi_python_flags {
 
 /*
  * A process running a supported CPython, keyed by tgid: where its runtime
- * state is and the field offsets of its version (user/track/python_offsets.c).
+ * state is and the field offsets of its version (user/symbolize/python_offsets.c).
  */
 struct cfi_python_proc {
 	__u64 runtime;		    /* address of _PyRuntime */
