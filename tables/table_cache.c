@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/hash.h"
@@ -24,6 +25,10 @@
 #define CACHE_MAX_ROWS	(1u << 28)
 #define CACHE_MAX_PAGES (1u << 24)
 #define CACHE_KEY_MAX	1024
+/* linux/stat.h from 6.8; older kernels ignore the bit and answer STATX_MNT_ID */
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
 
 struct cache_header {
 	char magic[8];
@@ -126,6 +131,31 @@ void cfi_table_cache_stats(struct cfi_table_cache *c, struct cfi_table_cache_sta
 	pthread_mutex_lock(&c->lock);
 	*out = c->stats;
 	pthread_mutex_unlock(&c->lock);
+}
+
+int cfi_file_key(int fd, const char *build_id, char *buf, size_t len)
+{
+	struct statx sx;
+	uint64_t mnt = 0;
+	char kind = 'm';
+	int n;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID | STATX_MNT_ID_UNIQUE,
+		  &sx))
+		return -errno;
+	if (sx.stx_mask & (STATX_MNT_ID | STATX_MNT_ID_UNIQUE))
+		mnt = sx.stx_mnt_id;
+	/* the two ids are numbered apart: never let one stand for the other */
+	if (sx.stx_mask & STATX_MNT_ID_UNIQUE)
+		kind = 'u';
+	n = snprintf(buf, len,
+		     "%s@%" PRIu64 ":%" PRIu64 ":%" PRId64 ":%" PRId64 ":%" PRId64
+		     ".%09u:%c%" PRIu64,
+		     build_id, (uint64_t)makedev(sx.stx_dev_major, sx.stx_dev_minor),
+		     (uint64_t)sx.stx_ino, (int64_t)sx.stx_size, (int64_t)sx.stx_mtime.tv_sec,
+		     (int64_t)sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec, kind, mnt);
+	/* a key cut short would leave out the parts that tell files apart */
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 static void entry_name(const char *key, char *buf, size_t len)

@@ -14,6 +14,7 @@
 #ifndef CFIPROF_TABLE_CACHE_H
 #define CFIPROF_TABLE_CACHE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tables/cfi_table.h"
@@ -30,6 +31,19 @@
 #define CFI_TABLE_CACHE_MIN_BYTES (64 * 1024ull)
 /* Entries at most, whatever their bytes: every eviction scan reads them all. */
 #define CFI_TABLE_CACHE_MAX_ENTRIES 16384
+
+/*
+ * A file's key: its build-id (hex, may be ""), '@', then what identifies the
+ * file opened: dev:inode:size:mtime, which an owner can repeat (utimes sets
+ * mtime, and a tmpfs or overlay mounted again numbers its inodes from the
+ * start), then what the owner cannot set and a new mount changes: the inode's
+ * change time in nanoseconds and the mount's id (unique for the boot where the
+ * kernel has STATX_MNT_ID_UNIQUE, else the reusable one, else 0).  Entries are
+ * matched by the whole key they hold, so one of an older key format misses.
+ */
+#define CFI_FILE_KEY_LEN 272
+/* The key of the file open at fd into buf (CFI_FILE_KEY_LEN bytes); 0 or -errno. */
+int cfi_file_key(int fd, const char *build_id, char *buf, size_t len);
 
 struct cfi_table_cache_stats {
 	uint64_t hits, misses; /* misses: built, then stored (cheap ones are not misses) */

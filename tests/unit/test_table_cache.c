@@ -4,7 +4,8 @@
  * identical; entries that are damaged, truncated, of another format version,
  * structurally invalid behind a correct checksum, symlinks or FIFOs are never
  * used (refused and removed, or a miss, without blocking); a directory others
- * can write is refused; the byte bound evicts the least recently used.
+ * can write is refused; the byte bound evicts the least recently used.  A
+ * file's key (cfi_file_key) changes with what its owner cannot set back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -343,11 +344,114 @@ static void test_llvm_figure(void)
 	cfi_table_cache_close(c);
 }
 
+/* Waits until a change made now gets a later ctime than t, whatever the clock's grain. */
+static void after_ctime(const struct timespec *t)
+{
+	struct timespec now;
+
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		if (now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec > t->tv_nsec))
+			return;
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+}
+
+/*
+ * A file's owner can give another file (or the same one, rewritten) the
+ * dev:inode:size:mtime of a cached one: utimes sets mtime, and a tmpfs
+ * mounted again numbers its inodes from the start.  Not its ctime.
+ */
+static void test_file_key(void)
+{
+	const struct timespec mtime[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+	char path[96], k1[CFI_FILE_KEY_LEN], k2[CFI_FILE_KEY_LEN], again[CFI_FILE_KEY_LEN];
+	char buf[4096];
+	struct stat s1, s2;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s.file", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0, "create %s", path);
+	if (fd < 0)
+		return;
+	memset(buf, 'a', sizeof(buf));
+	CHECK(pwrite(fd, buf, sizeof(buf), 0) == sizeof(buf), "write");
+	CHECK(futimens(fd, mtime) == 0 && fstat(fd, &s1) == 0, "futimens");
+	CHECK(cfi_file_key(fd, "abcd", k1, sizeof(k1)) == 0, "no key for %s", path);
+	CHECK(cfi_file_key(fd, "abcd", again, sizeof(again)) == 0 && !strcmp(k1, again),
+	      "the same file, unchanged, keyed %s then %s", k1, again);
+	CHECK(!strncmp(k1, "abcd@", 5), "the key %s does not start with the build-id", k1);
+	/* other contents, the same size, the mtime set back */
+	after_ctime(&s1.st_ctim);
+	memset(buf, 'b', sizeof(buf));
+	CHECK(pwrite(fd, buf, sizeof(buf), 0) == sizeof(buf), "write");
+	CHECK(futimens(fd, mtime) == 0 && fstat(fd, &s2) == 0, "futimens");
+	/* the kernel's view: the identity the old key had repeats, the ctime does not */
+	CHECK(s1.st_dev == s2.st_dev && s1.st_ino == s2.st_ino && s1.st_size == s2.st_size &&
+		  s1.st_mtim.tv_sec == s2.st_mtim.tv_sec &&
+		  (s1.st_ctim.tv_sec != s2.st_ctim.tv_sec ||
+		   s1.st_ctim.tv_nsec != s2.st_ctim.tv_nsec),
+	      "the rewrite did not repeat dev:inode:size:mtime with another ctime");
+	CHECK(cfi_file_key(fd, "abcd", k2, sizeof(k2)) == 0, "no key for %s", path);
+	CHECK(strcmp(k1, k2) != 0, "rewritten, its mtime set back, the file keeps its key %s", k1);
+	/* a build-id of the largest size leaves room for the whole identity */
+	memset(buf, 'f', 128);
+	buf[128] = 0;
+	CHECK(cfi_file_key(fd, buf, k2, sizeof(k2)) == 0, "a 64-byte build-id's key is cut");
+	CHECK(cfi_file_key(fd, buf, k2, 64) == -ENAMETOOLONG, "a key cut short is given");
+	close(fd);
+	unlink(path);
+}
+
+/*
+ * An object's key from the file itself goes in and out; an entry an older
+ * version stored under the old key format (no ctime, no mount) is a miss,
+ * not refused and not read as this one.
+ */
+static void test_file_key_round_trip(void)
+{
+	struct cfi_table_cache *c = fresh(1ull << 30);
+	struct cfi_table *t = build(LIBC_PATH), *back = NULL;
+	struct cfi_table_cache_stats before, after;
+	char key[CFI_FILE_KEY_LEN], old[CFI_FILE_KEY_LEN];
+	struct stat st;
+	int fd = open(LIBC_PATH, O_RDONLY);
+
+	CHECK(fd >= 0 && c && t, "setup");
+	if (fd < 0 || !c || !t)
+		goto out;
+	CHECK(cfi_file_key(fd, t->build_id, key, sizeof(key)) == 0 && fstat(fd, &st) == 0,
+	      "no key for %s", LIBC_PATH);
+	snprintf(old, sizeof(old), "%s@%lu:%lu:%ld:%ld", t->build_id, (unsigned long)st.st_dev,
+		 (unsigned long)st.st_ino, (long)st.st_size, (long)st.st_mtime);
+	cfi_table_cache_store(c, old, t);
+	cfi_table_cache_stats(c, &before);
+	CHECK(cfi_table_cache_load(c, key, &back) == -1 && !back,
+	      "an entry of the old key format is used under %s", key);
+	cfi_table_cache_stats(c, &after);
+	CHECK(after.refused == before.refused && after.misses == before.misses + 1,
+	      "the old format's entry: %lu refused, %lu misses (want a miss)",
+	      (unsigned long)(after.refused - before.refused),
+	      (unsigned long)(after.misses - before.misses));
+	cfi_table_cache_store(c, key, t);
+	CHECK(cfi_table_cache_load(c, key, &back) == 0 && back && same_table(t, back),
+	      "the table stored under %s does not come back", key);
+out:
+	if (fd >= 0)
+		close(fd);
+	cfi_table_free(back);
+	cfi_table_free(t);
+	cfi_table_cache_close(c);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	snprintf(dir, sizeof(dir), "/tmp/cfiprof-tcache.%d", getpid());
 	RUN_TEST(test_round_trip);
+	RUN_TEST(test_file_key);
+	RUN_TEST(test_file_key_round_trip);
 	RUN_TEST(test_refuses_bad_entries);
 	RUN_TEST(test_refuses_shared_dir);
 	RUN_TEST(test_byte_bound);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * A process's executable mappings resolved to the objects behind them: the
- * file (or the vDSO), its key (build-id, or dev:inode:size:mtime), its load
+ * file (or the vDSO), its key (cfi_file_key: build-id and file identity), its load
  * bias, its tables in the table store, and the LPM keys that let the BPF
  * walker find them.
  */
@@ -277,14 +277,17 @@ int mapping_identify(struct proc_tracker *pt, uint32_t pid, const struct maps_en
 		bid[0] = '\0';
 	if (vdso && bid[0])
 		snprintf(m->key, sizeof(m->key), "vdso:%s", bid);
-	else
-		snprintf(m->key, sizeof(m->key), "%s@%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%" PRId64,
-			 bid, (uint64_t)st->st_dev, (uint64_t)st->st_ino, (int64_t)st->st_size,
-			 (int64_t)st->st_mtime);
+	else if (cfi_file_key(fd, bid, m->key, sizeof(m->key)))
+		m->key[0] = '\0';
 	if (elf && !elf_offset_to_vaddr(elf, e->offset, &vaddr))
 		m->bias = e->start - vaddr;
 	if (elf)
 		elf_end(elf);
+	/* no key, nothing to share it by: frame pointers */
+	if (!m->key[0]) {
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 

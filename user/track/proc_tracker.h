@@ -19,8 +19,8 @@
 
 struct python_detect;
 
-/* A 64-byte build-id in hex, '@', and four 64-bit numbers. */
-#define PROC_MAPPING_KEY_LEN 224
+/* cfi_file_key's: a 64-byte build-id in hex, '@', the file's identity. */
+#define PROC_MAPPING_KEY_LEN CFI_FILE_KEY_LEN
 
 struct proc_mapping {
 	uint64_t start, end, offset;
@@ -36,7 +36,7 @@ struct proc_mapping {
 	 */
 	struct obj_entry *obj;
 	struct sym_obj *sym;		/* NULL if not an ELF we could read */
-	char key[PROC_MAPPING_KEY_LEN]; /* BUILDID@dev:inode:size:mtime, or vdso:BUILDID */
+	char key[PROC_MAPPING_KEY_LEN]; /* cfi_file_key, or vdso:BUILDID */
 	char path[256];
 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Unwind tables per object, shared by every process that maps the object:
- * keyed by build-id (or dev:inode:size:mtime), built once, reference-counted,
+ * keyed by build-id and file identity (cfi_file_key), built once, reference-counted,
  * written into the BPF maps (rows, rules, pages) and removed with the last user.
  */
 #ifndef CFIPROF_TABLE_STORE_H
@@ -14,6 +14,7 @@
 #include "user/track/global_rules.h"
 #include "user/track/row_alloc.h"
 #include "tables/cfi_table.h"
+#include "tables/table_cache.h"
 
 enum obj_state {
 	OBJ_LOADED = 0, /* tables in the maps: walk with CFI */
@@ -22,7 +23,7 @@ enum obj_state {
 };
 
 struct obj_entry {
-	char key[224]; /* the proc_mapping key: PROC_MAPPING_KEY_LEN */
+	char key[CFI_FILE_KEY_LEN]; /* the proc_mapping key: PROC_MAPPING_KEY_LEN */
 	char name[256];
 	uint32_t id;
 	int refs;		/* 0: idle, kept for the next process that maps it */
