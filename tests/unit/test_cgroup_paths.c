@@ -8,12 +8,20 @@
  *    docker's cgroupfs driver), never a runtime's own monitor (conmon);
  *  - service_name: cgroup_service_name, the service name the agent gives a
  *    process from its cgroup (container, unit, a user's unit, the cgroup);
- *  - names_many: cgroup id -> path among 50,000 cgroups, a million times.
+ *  - names_many: cgroup id -> path among 50,000 cgroups, a million times;
+ *  - names_walk_once, names_walk_bound: the table of a live hierarchy (here
+ *    a directory tree standing in for the mount) walks it once however many
+ *    unknown ids come, and no further than its bound, counted.
  */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tests/lib/harness.h"
 #include "user/track/cgroups.h"
@@ -128,6 +136,180 @@ static void test_names_many(void)
 	cgroup_names_free(cn);
 }
 
+/* A stand-in for the cgroup mount: n directories d<i>, each with a file (a cgroup has dozens). */
+struct fake_tree {
+	char root[64];
+	int n;
+	uint64_t *ids; /* of d<i>: on cgroup v2 a cgroup's id is its directory's inode */
+};
+
+static bool fake_tree_make(struct fake_tree *t, int n, bool nested)
+{
+	char path[128];
+	struct stat st;
+
+	snprintf(t->root, sizeof(t->root), "/tmp/cfiprof-cg.XXXXXX");
+	t->n = n;
+	t->ids = calloc((size_t)n, sizeof(*t->ids));
+	if (!t->ids || !mkdtemp(t->root))
+		return false;
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/d%d", t->root, i);
+		if (mkdir(path, 0755) || stat(path, &st))
+			return false;
+		t->ids[i] = st.st_ino;
+		snprintf(path, sizeof(path), "%s/d%d/cgroup.procs", t->root, i);
+		if (close(open(path, O_CREAT | O_WRONLY, 0644)))
+			return false;
+		snprintf(path, sizeof(path), "%s/d%d/sub", t->root, i);
+		if (nested && mkdir(path, 0755))
+			return false;
+	}
+	return true;
+}
+
+static void fake_tree_free(struct fake_tree *t)
+{
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", t->root);
+	if (t->root[0] && system(cmd))
+		fprintf(stderr, "cannot remove %s\n", t->root);
+	free(t->ids);
+}
+
+/* IN_OPEN events read from fd: of the watched directory itself, and of its entries. */
+static void count_opens(int fd, int *self, int *entries)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	ssize_t len;
+
+	while ((len = read(fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + len; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if (ev->mask & IN_OPEN)
+				(*(ev->len ? entries : self))++;
+		}
+	}
+}
+
+static bool known(const struct fake_tree *t, uint64_t id)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->ids[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * Every unknown id used to walk the whole hierarchy again (up to 65 times a
+ * table): a user who creates and removes cgroups in a delegated subtree made
+ * every interval walk a large tree that often.  One walk, whatever comes.
+ */
+static void test_names_walk_once(void)
+{
+	enum { DIRS = 300, LOOKUPS = 1000 };
+	struct fake_tree t = {0};
+	struct cgroup_names *cn = NULL;
+	int ino_fd = -1, self = 0, entries = 0, wrong = 0, unknown_named = 0;
+	char path[64], late[128];
+	const char *got;
+
+	bool ok = fake_tree_make(&t, DIRS, true);
+
+	CHECK(ok, "cannot make a tree under %s", t.root);
+	/* the kernel's count of directory opens: a walk opens the root once */
+	ino_fd = ok ? inotify_init1(IN_NONBLOCK | IN_CLOEXEC) : -1;
+	ok = ino_fd >= 0 && inotify_add_watch(ino_fd, t.root, IN_OPEN) >= 0 &&
+	     (cn = cgroup_names_new_at(t.root, CGROUP_NAMES_MAX_ENTRIES));
+	CHECK(ok, "inotify, or no table");
+	if (!ok)
+		goto out;
+	for (int k = 0; k < LOOKUPS; k++) {
+		uint64_t id = UINT64_MAX - (uint64_t)k;
+
+		if (k % 10 == 0) {
+			/* the cgroups there are named among the unknown ids */
+			got = cgroup_names_get(cn, t.ids[k % DIRS]);
+			snprintf(path, sizeof(path), "/d%d", k % DIRS);
+			wrong += !got || strcmp(got, path);
+		} else if (!known(&t, id)) {
+			unknown_named += cgroup_names_get(cn, id) != NULL;
+		}
+		/* read as they come: the kernel merges an event with an identical one queued */
+		count_opens(ino_fd, &self, &entries);
+	}
+	/* a cgroup made after the walk waits for the next interval's table */
+	snprintf(late, sizeof(late), "%s/late", t.root);
+	CHECK(mkdir(late, 0755) == 0, "mkdir %s", late);
+	{
+		struct stat st;
+
+		CHECK(stat(late, &st) == 0 && !cgroup_names_get(cn, st.st_ino),
+		      "a cgroup made after the walk is named");
+	}
+	count_opens(ino_fd, &self, &entries);
+	CHECK(wrong == 0, "%d of %d lookups of known cgroups wrong", wrong, LOOKUPS / 10);
+	CHECK(unknown_named == 0, "%d unknown ids named", unknown_named);
+	CHECK(cgroup_names_walks(cn) == 1 && self == 1,
+	      "%d unknown ids: %d walks, the root opened %d times (want 1)", LOOKUPS - LOOKUPS / 10,
+	      cgroup_names_walks(cn), self);
+	/* the one walk reached every directory: DIRS entries of the root opened (late: after it) */
+	CHECK(entries == DIRS, "the walk opened %d of the root's %d directories", entries, DIRS);
+out:
+	if (ino_fd >= 0)
+		close(ino_fd);
+	cgroup_names_free(cn);
+	fake_tree_free(&t);
+}
+
+/*
+ * A walk stops at its bound of entries (directories and files), counted: a
+ * user's delegated subtree may hold as many cgroups as it likes.
+ */
+static void test_names_walk_bound(void)
+{
+	/* 300 directories and 300 files under the root: 601 entries, six times the bound */
+	enum { DIRS = 300, BOUND = 100 };
+	struct fake_tree t = {0};
+	struct cgroup_names *cn = NULL, *whole = NULL;
+	int ino_fd = -1, self = 0, entries = 0, named = 0, whole_named = 0;
+	uint64_t cut0 = cgroup_names_cut_total();
+
+	bool ok = fake_tree_make(&t, DIRS, false);
+
+	CHECK(ok, "cannot make a tree under %s", t.root);
+	ino_fd = ok ? inotify_init1(IN_NONBLOCK | IN_CLOEXEC) : -1;
+	cn = cgroup_names_new_at(t.root, BOUND);
+	whole = cgroup_names_new_at(t.root, CGROUP_NAMES_MAX_ENTRIES);
+	ok = ino_fd >= 0 && inotify_add_watch(ino_fd, t.root, IN_OPEN) >= 0 && cn && whole;
+	CHECK(ok, "inotify, or no table");
+	if (!ok)
+		goto out;
+	for (int i = 0; i < DIRS; i++)
+		named += cgroup_names_get(cn, t.ids[i]) != NULL;
+	count_opens(ino_fd, &self, &entries);
+	CHECK(cgroup_names_cut_total() == cut0 + 1, "the cut walk counted %llu times (want 1)",
+	      (unsigned long long)(cgroup_names_cut_total() - cut0));
+	/* a directory is opened after its entry is visited: at most BOUND of them */
+	CHECK(self == 1 && entries <= BOUND, "the cut walk opened %d directories (bound %d)",
+	      entries, BOUND);
+	CHECK(named > 0 && named < BOUND, "the cut walk named %d of %d cgroups (bound %d entries)",
+	      named, DIRS, BOUND);
+	for (int i = 0; i < DIRS; i++)
+		whole_named += cgroup_names_get(whole, t.ids[i]) != NULL;
+	CHECK(whole_named == DIRS && cgroup_names_cut_total() == cut0 + 1,
+	      "under the default bound: %d of %d named, %llu cut", whole_named, DIRS,
+	      (unsigned long long)(cgroup_names_cut_total() - cut0));
+out:
+	if (ino_fd >= 0)
+		close(ino_fd);
+	cgroup_names_free(cn);
+	cgroup_names_free(whole);
+	fake_tree_free(&t);
+}
+
 static void test_container_id(void)
 {
 	static const struct {
@@ -167,5 +349,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_container_id);
 	RUN_TEST(test_service_name);
 	RUN_TEST(test_names_many);
+	RUN_TEST(test_names_walk_once);
+	RUN_TEST(test_names_walk_bound);
 	return HARNESS_DONE();
 }

@@ -33,6 +33,7 @@ struct agent {
 	char metrics_bound[160]; /* the address /metrics listens on; "-" while it cannot */
 	double metrics_retry_at; /* monotonic; 0: /metrics is off or listening */
 	bool sym_refusal_logged[SYM_REFUSAL_CAUSES];
+	bool cgroup_cut_logged;
 };
 
 /* Bytes behind the agent's open DWARF handles, and so the largest object it reads lines of. */

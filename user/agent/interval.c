@@ -18,6 +18,7 @@
 #include "user/profile/profile.h"
 #include "user/profile/frame_names.h"
 #include "user/symbolize/python_names.h"
+#include "user/track/cgroups.h"
 
 /*
  * hostname plus --labels k=v,k=v: labels on every sample, so a fleet store
@@ -74,6 +75,20 @@ static void log_symbol_refusals(struct agent *a)
 		     "symbols refused (logged once; cfiprof_symbols_refused_total counts)",
 		     "cause=%s why=\"%s\" count=%" PRIu64, r[i].cause, r[i].what, r[i].n);
 	}
+}
+
+/* A cgroup walk cut at its bound: logged the first time, counted always. */
+static void log_cgroup_walk_cut(struct agent *a)
+{
+	uint64_t n = cgroup_names_cut_total();
+
+	if (!n || a->cgroup_cut_logged)
+		return;
+	a->cgroup_cut_logged = true;
+	alog(ALOG_WARN,
+	     "cgroup names walk cut short (logged once; cfiprof_cgroup_walks_cut_total counts): "
+	     "samples of cgroups past it have no cgroup label",
+	     "max_entries=%d count=%" PRIu64, CGROUP_NAMES_MAX_ENTRIES, n);
 }
 
 /*
@@ -220,6 +235,7 @@ void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until
 		malloc_trim(0);
 	lines_interval_done(a, &lines_before, lines_cost, sizeof(lines_cost));
 	cgroup_names_free(info.cgroups);
+	log_cgroup_walk_cut(a);
 	log_symbol_refusals(a);
 	if (err) {
 		frame_namer_free(&fn);

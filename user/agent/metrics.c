@@ -24,6 +24,7 @@
 #include "user/symbolize/perfmap.h"
 #include "user/symbolize/sym_refusals.h"
 #include "user/symbolize/python_names.h"
+#include "user/track/cgroups.h"
 #include "user/track/python_detect.h"
 #include "user/symbolize/sym_cache.h"
 
@@ -503,6 +504,10 @@ static void render_tracker(struct session *s, FILE *f)
 	       "perf-PID.map files refused: owned by another user than the process's, a symlink, "
 	       "not a regular file, or over 64 MiB.",
 	       (double)perfmap_refused_total());
+	metric(f, "cfiprof_cgroup_walks_cut_total", "counter",
+	       "Walks of the cgroup hierarchy for cgroup names stopped at their bound (100,000 "
+	       "entries, cgroups and their files): cgroups past it go without a cgroup label.",
+	       (double)cgroup_names_cut_total());
 	header(f, "cfiprof_outside_files_refused_total", "counter",
 	       "Files named by processes (mapped paths, perf maps, debug files) refused on a "
 	       "path handle before any open for reading, by what they were.");

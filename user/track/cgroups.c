@@ -285,8 +285,21 @@ struct cgroup_names {
 	bool sorted; /* v by id: a user's delegated cgroups cost a lookup log n, not n */
 	struct cgroup_entry *v;
 	size_t nr, cap;
-	int rebuilds;
+	int walks;
+	uint64_t max_entries, seen; /* the walk's bound, and entries it visited */
 };
+
+static uint64_t walks_cut;
+
+uint64_t cgroup_names_cut_total(void)
+{
+	return __atomic_load_n(&walks_cut, __ATOMIC_RELAXED);
+}
+
+int cgroup_names_walks(const struct cgroup_names *cn)
+{
+	return cn->walks;
+}
 
 static int by_id(const void *a, const void *b)
 {
@@ -303,6 +316,11 @@ static int names_cb(const char *path, const struct stat *st, int flag, struct FT
 	size_t mlen = strlen(cn->mnt);
 
 	(void)ftw;
+	/* every entry costs its stat, a cgroup's files (dozens each) too */
+	if (++cn->seen > cn->max_entries) {
+		__atomic_fetch_add(&walks_cut, 1, __ATOMIC_RELAXED);
+		return FTW_STOP;
+	}
 	if (flag != FTW_D)
 		return 0;
 	if (cn->nr == cn->cap) {
@@ -322,28 +340,32 @@ static int names_cb(const char *path, const struct stat *st, int flag, struct FT
 	return 0;
 }
 
-static void names_rebuild(struct cgroup_names *cn)
+static void names_walk(struct cgroup_names *cn)
 {
-	size_t i;
-
-	for (i = 0; i < cn->nr; i++)
-		free(cn->v[i].path);
-	cn->nr = 0;
 	walk_target = cn;
+	cn->seen = 0;
 	nftw(cn->mnt, names_cb, 32, FTW_PHYS | FTW_MOUNT);
 	cn->sorted = false;
-	cn->rebuilds++;
+	cn->walks++;
 }
 
-struct cgroup_names *cgroup_names_new(void)
+struct cgroup_names *cgroup_names_new_at(const char *mnt, uint64_t max_entries)
 {
 	struct cgroup_names *cn = calloc(1, sizeof(*cn));
 
 	if (!cn)
 		return NULL;
-	if (cgroup_mount(cn->mnt, sizeof(cn->mnt)))
-		cn->mnt[0] = 0;
+	snprintf(cn->mnt, sizeof(cn->mnt), "%s", mnt ? mnt : "");
+	cn->max_entries = max_entries;
 	return cn;
+}
+
+struct cgroup_names *cgroup_names_new(void)
+{
+	char mnt[PATH_MAX];
+
+	return cgroup_names_new_at(cgroup_mount(mnt, sizeof(mnt)) ? NULL : mnt,
+				   CGROUP_NAMES_MAX_ENTRIES);
 }
 
 struct cgroup_names *cgroup_names_new_saved(void)
@@ -382,7 +404,12 @@ const char *cgroup_names_get(struct cgroup_names *cn, uint64_t id)
 
 	if (!cn || (!cn->mnt[0] && !cn->saved) || !id)
 		return NULL;
-	/* a cgroup created after the last walk: walk again, but not for every sample */
+	/*
+	 * One walk per table, at the first lookup: the samples named were taken
+	 * before it, so their cgroups are in it unless removed since (or past
+	 * the walk's bound).  Unknown ids walking again made a user's churn of
+	 * delegated cgroups cost a walk of the whole tree per new id.
+	 */
 	for (pass = 0; pass < 2; pass++) {
 		/* none yet: no array to sort (qsort and bsearch want one) */
 		if (cn->nr && !cn->sorted) {
@@ -392,9 +419,9 @@ const char *cgroup_names_get(struct cgroup_names *cn, uint64_t id)
 		e = cn->nr ? bsearch(&key, cn->v, cn->nr, sizeof(*cn->v), by_id) : NULL;
 		if (e)
 			return e->path;
-		if (pass || cn->saved || cn->rebuilds > 64)
+		if (pass || cn->saved || cn->walks)
 			break;
-		names_rebuild(cn);
+		names_walk(cn);
 	}
 	return NULL;
 }

@@ -40,9 +40,23 @@ const char *cgroup_unit_name(const char *path, char *out, size_t len);
  */
 const char *cgroup_service_name(const char *path, char *out, size_t len);
 
-/* cgroup id -> path (relative to the mount), rebuilt when an unknown id shows up. */
+/*
+ * cgroup id -> path (relative to the mount), walked once, at the first
+ * lookup (the agent makes a table per interval).  The walk stops after
+ * CGROUP_NAMES_MAX_ENTRIES entries (cgroups and their files: a user with a
+ * delegated subtree makes as many as it likes), counted in
+ * cgroup_names_cut_total; ids it did not reach have no name, as those of
+ * cgroups removed before it.
+ */
+#define CGROUP_NAMES_MAX_ENTRIES 100000
 struct cgroup_names;
 struct cgroup_names *cgroup_names_new(void);
+/* The same over a directory standing in for the mount (tests), walking at most max_entries. */
+struct cgroup_names *cgroup_names_new_at(const char *mnt, uint64_t max_entries);
+/* Walks of the hierarchy the table made: 0 or 1. */
+int cgroup_names_walks(const struct cgroup_names *cn);
+/* Walks cut short at their bound, in this process. */
+uint64_t cgroup_names_cut_total(void);
 /* For saved recordings: only what cgroup_names_add gives, never the live hierarchy. */
 struct cgroup_names *cgroup_names_new_saved(void);
 int cgroup_names_add(struct cgroup_names *cn, uint64_t id, const char *path);
