@@ -13,6 +13,8 @@
  * Environment: CFIPROF (default build/cfiprof).
  */
 #include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/http_client.h"
 
 static char tmpdir[64];
 static char *cfiprof;
@@ -77,17 +80,9 @@ static long truncated_count(const char *log)
 	return strtol(t + strlen(" truncated "), NULL, 10);
 }
 
-static void test_debuglink_cut(void)
+/* spin, stripped, its .gnu_debuglink naming a 200 MiB spin.debug; that file's path in dbg. */
+static bool build_spin(char *dbg)
 {
-	char dbg[PATH_MAX], pidbuf[16], *log, *prof;
-	char *spin_argv[] = {(char *)tpath("spin"), NULL};
-	char *rec_argv[] = {cfiprof, "record", "-v", "-p", pidbuf,	   "-d", "3",
-			    "-f",    "folded", "-o", (char *)NULL, NULL};
-	pid_t spin, rec;
-	bool cut = false, timed_out;
-	double deadline;
-	int st, code;
-
 	if (!shell_ok("cd %s && gcc -O2 -g -Wl,--build-id=none -o spin.full spin.c && "
 		      "objcopy --only-keep-debug spin.full spin.debug && "
 		      "objcopy --strip-all --add-gnu-debuglink=spin.debug spin.full spin && "
@@ -95,24 +90,49 @@ static void test_debuglink_cut(void)
 		      tmpdir) ||
 	    !realpath(tpath("spin.debug"), dbg)) {
 		CHECK(0, "cannot build the stripped program and its 200 MiB debug file");
-		return;
+		return false;
 	}
+	return true;
+}
+
+/*
+ * Cuts dbg to 64 bytes the moment process @reader has it open (for its CRC:
+ * tables, then names), bounded by the reader's own run and 30 s; whether it
+ * was cut.  *st is the reader's wait status if it ended meanwhile.
+ */
+static bool cut_when_open(pid_t reader, const char *dbg, int *st)
+{
+	double deadline = mono_sec() + 30;
+	bool cut = false;
+
+	*st = -1;
+	while (!cut && waitpid(reader, st, WNOHANG) == 0 && mono_sec() < deadline) {
+		if (has_open(reader, dbg))
+			cut = !truncate(dbg, 64);
+		else
+			usleep(100);
+	}
+	return cut;
+}
+
+static void test_debuglink_cut(void)
+{
+	char dbg[PATH_MAX], pidbuf[16], *log, *prof;
+	char *spin_argv[] = {(char *)tpath("spin"), NULL};
+	char *rec_argv[] = {cfiprof, "record", "-v", "-p", pidbuf,	   "-d", "3",
+			    "-f",    "folded", "-o", (char *)NULL, NULL};
+	pid_t spin, rec;
+	bool cut, timed_out;
+	int st, code;
+
+	if (!build_spin(dbg))
+		return;
 	rec_argv[10] = strdup(tpath("out.folded"));
 	spin = spawn(spin_argv, NULL, NULL);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)spin);
 	sleep_s(0.1);
 	rec = spawn(rec_argv, NULL, tpath("record.log"));
-	/*
-	 * cfiprof opens the debug file for its CRC (tables, then names): cut it
-	 * the moment it is open. Bounded by cfiprof's own run (-d 3) and 30 s.
-	 */
-	deadline = mono_sec() + 30;
-	while (!cut && waitpid(rec, &st, WNOHANG) == 0 && mono_sec() < deadline) {
-		if (has_open(rec, dbg))
-			cut = !truncate(dbg, 64);
-		else
-			usleep(100);
-	}
+	cut = cut_when_open(rec, dbg, &st);
 	st = wait_timeout(rec, cut ? 30 : 0.01, &timed_out);
 	code = exit_code(st, timed_out);
 	kill(spin, SIGKILL);
@@ -131,6 +151,64 @@ static void test_debuglink_cut(void)
 	free(rec_argv[10]);
 }
 
+/*
+ * The same cut under the agent, which reads the debug file when it loads
+ * and names the program, and must live on: it keeps writing intervals,
+ * counts the truncation in /metrics and stops at its duration with 0.
+ */
+static void test_debuglink_cut_agent(void)
+{
+	char dbg[PATH_MAX], out[PATH_MAX], log[PATH_MAX], addr[64] = "", *text, *body = NULL;
+	char *spin_argv[] = {(char *)tpath("spin"), NULL};
+	char *agent_argv[] = {cfiprof,	       "agent",	      "--interval",	     "1s",
+			      "--duration",    "6s",	      "--metrics-addr", "127.0.0.1:0",
+			      "-o",	       out,	      NULL};
+	double truncated = -1;
+	pid_t spin, agent;
+	bool cut, alive, timed_out;
+	int st, code, files = 0;
+
+	if (!build_spin(dbg))
+		return;
+	snprintf(out, sizeof(out), "%s", tpath("agent-out"));
+	snprintf(log, sizeof(log), "%s", tpath("agent.log"));
+	CHECK(mkdir(out, 0700) == 0, "mkdir %s", out);
+	spin = spawn(spin_argv, NULL, NULL);
+	sleep_s(0.1);
+	agent = spawn(agent_argv, NULL, log);
+	cut = cut_when_open(agent, dbg, &st);
+	alive = kill(agent, 0) == 0 && st == -1;
+	/* one interval at least after the cut, then /metrics */
+	sleep_s(2);
+	for (double t0 = mono_sec(); alive && !addr[0] && mono_sec() - t0 < 5; sleep_s(0.1)) {
+		char *l = slurp(log), *m = l ? strstr(l, "metrics=") : NULL;
+
+		if (m)
+			sscanf(m + 8, "%63[0-9.:]", addr);
+		free(l);
+	}
+	body = addr[0] ? http_get(addr, "/metrics") : NULL;
+	if (body)
+		truncated = metric_value(
+		    body, "cfiprof_elf_reads_refused_total{cause=\"truncated\"}");
+	st = wait_timeout(agent, 30, &timed_out);
+	code = exit_code(st, timed_out);
+	kill(spin, SIGKILL);
+	waitpid(spin, NULL, 0);
+	text = slurp(log);
+	for (const char *p = text; p && (p = strstr(p, "msg=interval ")); p++)
+		files++;
+	CHECK(cut, "the agent never had %s open for its CRC", dbg);
+	CHECK(alive && code == 0, "the agent after the cut: %s, exit %d (135: SIGBUS): %s",
+	      alive ? "alive" : "gone", code, text ? text : "");
+	CHECK(truncated >= 1, "cfiprof_elf_reads_refused_total{cause=\"truncated\"} = %.0f",
+	      truncated);
+	/* 6 s at 1 s: intervals went on after the cut (2 s in at the latest) */
+	CHECK(files >= 4, "%d intervals written in the agent's 6 s", files);
+	free(text);
+	free(body);
+}
+
 int main(int argc, char **argv)
 {
 	FILE *f;
@@ -145,6 +223,8 @@ int main(int argc, char **argv)
 	f = fopen(tpath("spin.c"), "w");
 	CHECK(f && fputs(spin_c, f) >= 0 && !fclose(f), "cannot write spin.c");
 	RUN_TEST(test_debuglink_cut);
+	/* the same spin.debug, built anew */
+	RUN_TEST(test_debuglink_cut_agent);
 	if (!getenv("KEEP"))
 		shell_ok("rm -rf %s", tmpdir);
 	return HARNESS_DONE();
