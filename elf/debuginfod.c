@@ -3,7 +3,10 @@
 #include "elf/debuginfod.h"
 
 #include <elfutils/debuginfod.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,13 +47,15 @@ struct worker {
 	struct dbgd *d;
 	pthread_t thread;
 	debuginfod_client *client;
-	/* the fetch under way: when it must end, and why it was stopped */
+	/* the fetch under way: its build-id, when it must end, and why it was stopped */
+	const char *build_id;
 	uint64_t deadline_ns;
 	bool over_time, over_size;
 };
 
 struct dbgd {
 	struct dbgd_opts o;
+	char cache_dir[PATH_MAX]; /* libdebuginfod's, where a fetch is written ("": unknown) */
 	pthread_mutex_t lock;
 	pthread_cond_t work_cond, idle_cond;
 	struct request *queue;
@@ -77,6 +82,32 @@ const char *dbgd_outcome_name(enum dbgd_outcome o)
  * libdebuginfod calls this at least once a second while a transfer runs
  * (also while it connects or the server stalls); non-zero aborts the fetch.
  */
+/*
+ * Bytes written so far of the fetch under way: libdebuginfod writes it into
+ * CACHE/BUILD-ID/debuginfo.XXXXXX, decompressed (it asks for gzip and curl
+ * inflates), while the progress it reports counts the bytes received.
+ */
+static uint64_t bytes_written(const struct worker *w)
+{
+	char dir[PATH_MAX];
+	struct dirent *e;
+	uint64_t sum = 0;
+	struct stat st;
+	DIR *d;
+
+	if (!w->d->cache_dir[0] || !w->build_id ||
+	    snprintf(dir, sizeof(dir), "%s/%s", w->d->cache_dir, w->build_id) >= (int)sizeof(dir))
+		return 0;
+	d = opendir(dir);
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "debuginfo.", 10) &&
+		    !fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	if (d)
+		closedir(d);
+	return sum;
+}
+
 static int progress(debuginfod_client *c, long done, long total)
 {
 	struct worker *w = dbgd_fn.get_user_data(c);
@@ -87,8 +118,10 @@ static int progress(debuginfod_client *c, long done, long total)
 		w->over_time = true;
 		return 1;
 	}
+	/* the bytes received, declared, and written (a compressed body inflates on disk) */
 	if ((done > 0 && (uint64_t)done > w->d->o.max_bytes) ||
-	    (total > 0 && (uint64_t)total > w->d->o.max_bytes)) {
+	    (total > 0 && (uint64_t)total > w->d->o.max_bytes) ||
+	    bytes_written(w) > w->d->o.max_bytes) {
 		w->over_size = true;
 		return 1;
 	}
@@ -103,6 +136,7 @@ static enum dbgd_outcome fetch(struct worker *w, const char *build_id, int *fd, 
 	*fd = -1;
 	*path = NULL;
 	w->over_time = w->over_size = false;
+	w->build_id = build_id;
 	w->deadline_ns = mono_ns() + w->d->o.timeout_ns;
 	r = dbgd_fn.find_debuginfo(w->client, (const unsigned char *)build_id, 0, path);
 	if (r < 0) {
@@ -172,6 +206,35 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The cache directory libdebuginfod uses, found as it finds it:
+ * $DEBUGINFOD_CACHE_PATH, else an existing ~/.debuginfod_client_cache, else
+ * $XDG_CACHE_HOME/debuginfod_client, else ~/.cache/debuginfod_client.
+ */
+static void cache_dir_of_client(char *buf, size_t len)
+{
+	const char *env = getenv("DEBUGINFOD_CACHE_PATH"), *home = getenv("HOME");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	struct stat st;
+
+	buf[0] = 0;
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+	if (home && *home) {
+		snprintf(buf, len, "%s/.debuginfod_client_cache", home);
+		if (!stat(buf, &st) && S_ISDIR(st.st_mode))
+			return;
+	}
+	if (xdg && *xdg)
+		snprintf(buf, len, "%s/debuginfod_client", xdg);
+	else if (home && *home)
+		snprintf(buf, len, "%s/.cache/debuginfod_client", home);
+	else
+		buf[0] = 0;
+}
+
 struct dbgd *dbgd_new(const struct dbgd_opts *o)
 {
 	struct dbgd *d = calloc(1, sizeof(*d));
@@ -186,6 +249,7 @@ struct dbgd *dbgd_new(const struct dbgd_opts *o)
 		return NULL;
 	}
 	d->o = o ? *o : (struct dbgd_opts){0};
+	cache_dir_of_client(d->cache_dir, sizeof(d->cache_dir));
 	if (!d->o.timeout_ns)
 		d->o.timeout_ns = DBGD_TIMEOUT_DEFAULT;
 	if (!d->o.max_bytes)

@@ -104,6 +104,61 @@ static inline pid_t fake_server_start(int *port, const char *file)
 	}
 }
 
+/*
+ * A server on @port answering each request with @gz, a gzip file, as a
+ * compressed body (Content-Encoding: gzip: curl inflates it as it writes),
+ * 16 KiB every 10 ms; the body bytes it got to send in all its answers so
+ * far are in @sent (a number), written after each chunk.  Returns its pid.
+ */
+static inline pid_t gzip_server_start(int *port, const char *gz, const char *sent)
+{
+	int lfd = listen_loopback(port);
+	pid_t pid;
+
+	if (lfd < 0)
+		return -1;
+	pid = fork();
+	if (pid != 0) {
+		close(lfd);
+		return pid;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	for (size_t total = 0;;) {
+		int c = accept(lfd, NULL, NULL), n;
+		size_t len = 0, off = 0;
+		char buf[4096], *body;
+		FILE *f;
+
+		if (c < 0)
+			continue;
+		body = read(c, buf, sizeof(buf)) > 0 ? slurp_len(gz, &len) : NULL;
+		n = snprintf(buf, sizeof(buf),
+			     "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %zu\r\n"
+			     "Connection: close\r\n\r\n",
+			     len);
+		if (body && write(c, buf, (size_t)n) == n) {
+			while (off < len) {
+				size_t chunk = len - off < 16384 ? len - off : 16384;
+				ssize_t w = write(c, body + off, chunk);
+
+				if (w <= 0)
+					break;
+				off += (size_t)w;
+				/* as it goes: the test may stop this server at any time */
+				f = fopen(sent, "w");
+				if (f) {
+					fprintf(f, "%zu\n", total + off);
+					fclose(f);
+				}
+				usleep(10 * 1000);
+			}
+		}
+		free(body);
+		close(c);
+		total += off;
+	}
+}
+
 static inline void server_stop(pid_t pid)
 {
 	if (pid > 0) {

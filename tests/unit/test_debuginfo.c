@@ -416,6 +416,63 @@ static void test_debuginfod_unavailable(void)
 	free(f);
 }
 
+/*
+ * A server's compressed answer that inflates past the size bound (a gzip of
+ * 256 MiB of zeros, 256 KiB on the wire): libdebuginfod asks for gzip and
+ * curl inflates as it writes, while the progress it reports counts the
+ * bytes received, which stayed under the bound.  The fetch must stop once
+ * what it wrote passes the bound, not once the whole file is on disk: the
+ * server gets to send only part of its body.
+ */
+static void test_debuginfod_inflated(void)
+{
+	char urls[64], gz[PATH_MAX + 16], sent_path[PATH_MAX + 16];
+	struct sym_fetch_opts o = {.dbgd = {.max_bytes = 8ull << 20}};
+	size_t n, named, gz_len = 0;
+	unsigned long long sent = 0;
+	struct sym_fetch *sf;
+	struct func *f;
+	double waited = 0;
+	char *text;
+	int port = 0;
+	pid_t srv;
+
+	CHECK(build_chain("z"), "cannot build chain");
+	snprintf(gz, sizeof(gz), "%s", tpath("bomb.gz"));
+	snprintf(sent_path, sizeof(sent_path), "%s", tpath("bomb.sent"));
+	CHECK(shell_ok("head -c 256M /dev/zero | gzip -1 > %s", gz), "cannot make %s", gz);
+	free(slurp_len(gz, &gz_len));
+	f = nm_funcs(tpath("z"), &n);
+	srv = gzip_server_start(&port, gz, sent_path);
+	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
+	setenv("DEBUGINFOD_URLS", urls, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", tpath("cache-inflated"), 1);
+	sf = sym_fetch_new(&o);
+	named = sf ? named_after(sf, tpath("z.stripped"), f, n, &waited, NULL) : 0;
+	server_stop(srv);
+	text = slurp(sent_path);
+	if (text)
+		sent = strtoull(text, NULL, 10);
+	printf("FIGURE: a 256 MiB answer in %zu bytes of gzip, bound 8 MiB: %llu bytes of it "
+	       "sent before the fetch stopped, after %.2f s\n",
+	       gz_len, sent, waited);
+	CHECK(sf && named == 0 && outcome(sf, DBGD_TOO_LARGE) == 1,
+	      "inflated answer: %zu named, too large %" PRIu64, named,
+	      sf ? outcome(sf, DBGD_TOO_LARGE) : 0);
+	/*
+	 * At 1000:1, 8 MiB written is ~8 KiB received; the check runs at each of
+	 * libdebuginfod's polls (a 16 KiB chunk every 10 ms here): stopping within
+	 * a quarter of the body leaves room for many polls' slack, and a fetch
+	 * that stops only once the file is whole sends all of it.
+	 */
+	CHECK(gz_len > 0 && sent * 4 < gz_len,
+	      "the fetch stopped after %llu of %zu compressed bytes (want under a quarter)", sent,
+	      gz_len);
+	sym_fetch_free(sf);
+	free(text);
+	free(f);
+}
+
 /* The bounds: build-ids per minute, bytes of tables held; each refusal counted by cause. */
 static void test_fetch_bounds(void)
 {
@@ -474,6 +531,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_debuginfod_served);
 	RUN_TEST(test_debuginfod_unavailable);
 	RUN_TEST(test_fetch_bounds);
+	RUN_TEST(test_debuginfod_inflated);
 	if (!getenv("KEEP"))
 		shell_ok("rm -rf %s", tmpdir);
 	return HARNESS_DONE();
