@@ -176,16 +176,16 @@ static const char *label(const struct dec_sample *s, const char *key)
 	return NULL;
 }
 
-struct chain_count {
+struct chain_tally {
 	int all, ok; /* samples; their known chain */
 	int total;   /* every process's samples in the interval */
 };
 
 /* chain's samples in d, and those whose frames run main, a, b, c, d, leaf. */
-static struct chain_count chain_samples(const struct decoded *d)
+static struct chain_tally chain_samples(const struct decoded *d)
 {
 	static const char *const exp[] = {"leaf", "d", "c", "b", "a", "main"};
-	struct chain_count c = {0};
+	struct chain_tally c = {0};
 
 	for (int i = 0; i < d->nr_samples; i++) {
 		const struct dec_sample *s = &d->samples[i];
@@ -257,7 +257,7 @@ static void check_intervals_chain(const char *out)
 
 	CHECK(n >= CATCH_UP_MAX + 2, "%d interval files (want >= %d)", n, CATCH_UP_MAX + 2);
 	for (int i = CATCH_UP_MAX; i < n - 1; i++) {
-		struct chain_count c;
+		struct chain_tally c;
 		struct decoded d;
 
 		CHECK(read_profile(out, names[i], &d), "%s does not decode", names[i]);

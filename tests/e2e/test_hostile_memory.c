@@ -6,8 +6,10 @@
  * 400 KB name (382 MB of names once read), and a pretend JIT's
  * /tmp/perf-PID.map is 63 MiB of short lines (430 MB once read).  Asserted:
  * the agent's peak RSS (the kernel's VmHWM) stays under the unit's
- * MemoryMax, it keeps writing an interval file every interval, and both
- * files were read and their excess counted (so the run is not vacuous).
+ * MemoryMax, it keeps writing an interval file every interval, both files
+ * were read and their excess counted (so the run is not vacuous), and an
+ * ordinary program beside the attacks (progs/chain, as nobody) keeps its
+ * samples complete with its known chain in those intervals.
  *
  * Environment: CFIPROF (default build/cfiprof), OUT (default build).
  */
@@ -34,7 +36,7 @@
 #define LINES_METRIC "cfiprof_symbols_refused_total{cause=\"perfmap-lines\"}"
 #define UNIT_FILE    "contrib/cfiprof-agent.service"
 
-static pid_t procs[2];
+static pid_t procs[3];
 static char map_path[64];
 
 /* The unit's MemoryMax= in bytes (K/M/G suffixes), or 0 when the unit has none. */
@@ -152,6 +154,14 @@ static void test_small_files_large_memory(void)
 	      strerror(errno));
 	CHECK(start_long_names(), "starting the process that maps the crafted ELF");
 	CHECK(start_big_map(), "starting the JIT with a 63 MiB perf map");
+	{
+		char chain[PATHBUF];
+		char *chain_argv[] = {chain, "60", NULL};
+
+		snprintf(chain, sizeof(chain), "%s/chain", nprogs);
+		procs[2] = spawn_as_nobody(chain_argv, false, NULL, NULL);
+		CHECK(procs[2] > 0, "starting the ordinary program");
+	}
 
 	agent = spawn_as_nobody(agent_argv, true, NULL, log);
 	CHECK(agent_metrics_addr(log, addr, sizeof(addr)),
@@ -179,6 +189,27 @@ static void test_small_files_large_memory(void)
 	     sleep_s(0.25))
 		files = interval_files(out, names, 64);
 	hwm = proc_status_kb(agent, "VmHWM:");
+	/*
+	 * Nothing else loses samples meanwhile: in each interval after both
+	 * files were read, chain's samples are complete with its chain (the
+	 * last may be partial, and hold none)
+	 */
+	for (int i = files0; i < files; i++) {
+		char path[PATHBUF + 96], *traces;
+		struct chain_count cc;
+
+		snprintf(path, sizeof(path), "%s/%s", out, names[i]);
+		traces = pprof_traces(path);
+		cc = count_chain(traces, "chain");
+		printf("interval %s: the ordinary program's %d stacks: %d its chain, %d incomplete\n",
+		       names[i], cc.samples, cc.chain_ok, cc.incomplete);
+		CHECK((cc.samples > 0 || i == files - 1) && cc.chain_ok == cc.samples &&
+			  cc.incomplete == 0,
+		      "interval %s: the ordinary program's %d stacks: %d its chain, %d incomplete "
+		      "(want all, none); first other: %s",
+		      names[i], cc.samples, cc.chain_ok, cc.incomplete, cc.first_bad);
+		free(traces);
+	}
 	CHECK(files >= files0 + AFTER,
 	      "%d interval files in the %.0f s after both were read "
 	      "(want %d)",
@@ -212,7 +243,7 @@ static void test_small_files_large_memory(void)
 	free(body);
 	if (harness_failed)
 		dump_tail("agent log", log);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		if (procs[i] > 0) {
 			kill(procs[i], SIGKILL);
 			wait_timeout(procs[i], 2, NULL);
@@ -224,15 +255,15 @@ static void test_small_files_large_memory(void)
 
 int main(int argc, char **argv)
 {
-	static const char *const copied[] = {"quota_hog", "jit_spin"};
-	static const char *const tools[] = {"setpriv", NULL};
+	static const char *const copied[] = {"quota_hog", "jit_spin", "chain"};
+	static const char *const tools[] = {"setpriv", "go", NULL};
 
 	harness_init(argc, argv);
 	if (geteuid() != 0) {
 		CHECK(0, "needs root (BPF, and setpriv to run the agent as nobody)");
 		return HARNESS_DONE();
 	}
-	if (nobody_setup("hostile_memory", copied, 2, tools))
+	if (nobody_setup("hostile_memory", copied, 3, tools))
 		RUN_TEST(test_small_files_large_memory);
 	shell_ok("rm -rf %s", tmp);
 	return HARNESS_DONE();

@@ -169,4 +169,106 @@ static inline bool agent_metrics_addr(const char *log, char *addr, size_t len)
 	return addr[0] != '\0';
 }
 
+/* ---- what an agent's interval files hold ---- */
+
+/* `go tool pprof -traces FILE`, malloc'd ("" on failure). */
+static inline char *pprof_traces(const char *file)
+{
+	char out[PATH_MAX + 64];
+
+	snprintf(out, sizeof(out), "%s/traces.txt", tmp);
+	if (!shell_ok("HOME=%s/go GOCACHE=%s/go/cache GOPATH=%s/go/gopath GOTOOLCHAIN=local "
+		      "GOPROXY=off go tool pprof -traces %s > %s 2>/dev/null",
+		      tmp, tmp, tmp, file, out))
+		return strdup("");
+	return slurp(out);
+}
+
+struct chain_count {
+	int samples, chain_ok, incomplete, pending; /* distinct stacks */
+	char first_bad[512];
+};
+
+/*
+ * The samples of comm in -traces output: each block lists its labels
+ * ("comm:  chain") and its frames leaf first; chain_ok counts those whose
+ * frames, root first, are chain's known chain.  Kernel frames below the
+ * leaf are addresses: the agent runs as nobody, kallsyms hides them.
+ */
+static inline struct chain_count count_chain(const char *traces, const char *comm)
+{
+	static const char *const exp[] = {
+	    "_start", "__libc_start_main", "__libc_start_call_main", "main", "a", "b", "c", "d",
+	    "leaf"};
+	struct chain_count cc = {0};
+	char *copy = strdup(traces), *save = NULL, *line, *frames[256], want[64];
+	int n = 0;
+	bool ours = false, bad = false, pending = false;
+
+	snprintf(want, sizeof(want), "comm:  %s", comm);
+	for (line = strtok_r(copy, "\n", &save);; line = strtok_r(NULL, "\n", &save)) {
+		if (!line || !strncmp(line, "-----------+", 12)) {
+			if (ours) {
+				char *rev[256];
+				int leaf_at = -1, root = 0;
+
+				cc.samples++;
+				for (int i = 0; i < n; i++)
+					rev[i] = frames[n - 1 - i];
+				for (int i = 0; i < n; i++)
+					if (!strcmp(rev[i], "leaf"))
+						leaf_at = i;
+				/* libc names its start differently across versions: match from main
+				 */
+				while (root < n && strcmp(rev[root], "main"))
+					root++;
+				cc.incomplete += bad;
+				cc.pending += pending;
+				/* below the leaf only what it calls, then the kernel's */
+				while (n > leaf_at + 1 && !strncmp(rev[n - 1], "0xffff", 6))
+					n--;
+				if (!bad && root < n && n - root >= 6 && leaf_at >= root &&
+				    chain_is(rev + root, n - root, leaf_at - root, exp + 3, 6))
+					cc.chain_ok++;
+				else if (!cc.first_bad[0])
+					join_frames(cc.first_bad, sizeof(cc.first_bad), rev, n);
+			}
+			if (!line)
+				break;
+			ours = bad = pending = false;
+			n = 0;
+			continue;
+		}
+		if (strstr(line, want)) {
+			ours = true;
+			continue;
+		}
+		if (strstr(line, "[incomplete: ")) {
+			bad = true;
+			pending |= strstr(line, "tables-pending") != NULL;
+			continue;
+		}
+		if (strchr(line, ':'))
+			continue; /* another label */
+		{
+			char *f = line;
+
+			while (*f == ' ')
+				f++;
+			/* the first frame follows the sample's count */
+			if (n == 0 && *f >= '0' && *f <= '9') {
+				f = strchr(f, ' ');
+				while (f && *f == ' ')
+					f++;
+			}
+			if (!f || !*f)
+				continue;
+			if (n < 256)
+				frames[n++] = f;
+		}
+	}
+	free(copy);
+	return cc;
+}
+
 #endif
