@@ -532,10 +532,15 @@ static void test_exit_lists(void)
 	CHECK(r.st.chain_ok >= 1,
 	      "swarm: none of %" PRIu64 " samples with the chain, %" PRIu64 " complete (stops:%s)",
 	      r.st.samples, r.st.complete, reasons_text(&r.st, (char[256]){0}, 256));
-	/* the others left tables-pending are counted by cause: 64 KiB copies fill the ring */
-	CHECK(gone * 100 <= r.st.samples,
+	/*
+	 * The others left tables-pending are counted by cause: 64 KiB copies fill
+	 * the ring.  Without exit lists 5% and 31% of the samples were kept
+	 * "process gone" (9acff84's runs); with them 0-1.2% (a clean clone: 11 of
+	 * 955, 352 snapshots refused by their per-second budget): 3% between.
+	 */
+	CHECK(gone * 100 <= r.st.samples * 3,
 	      "swarm: %" PRIu64 " of %" PRIu64 " samples kept tables-pending for their process was "
-	      "gone: want at most 1%%",
+	      "gone: want at most 3%%",
 	      gone, r.st.samples);
 	free(log);
 }
