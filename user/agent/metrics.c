@@ -75,7 +75,6 @@ static uint64_t open_fds(void)
 	return n - 1; /* the directory's own fd */
 }
 
-
 double agent_cpu_seconds(void)
 {
 	struct rusage ru;
@@ -135,7 +134,12 @@ static void header(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* Samples taken before their tables were loaded, by what became of them. */
+/* One sample of a family under header(): name{key="value"} v */
+static void labelled(FILE *f, const char *name, const char *key, const char *value, uint64_t v)
+{
+	fprintf(f, "%s{%s=\"%s\"} %" PRIu64 "\n", name, key, value, v);
+}
+
 /*
  * The standard process_* metrics every Prometheus client library exports
  * (dashboards and alerts for any process use them), and the build.
@@ -208,10 +212,10 @@ static void render_unwalked(struct session *s, FILE *f)
 	header(f, "cfiprof_offcpu_unwalked_blocks_total", "counter",
 	       "Off-CPU blocks in the profile under a [not walked: ...] frame, by why.");
 	for (i = UNWALKED_NONE + 1; i < UNWALKED_MAX; i++)
-		fprintf(f, "cfiprof_offcpu_unwalked_blocks_total{cause=\"%s\"} %" PRIu64 "\n",
-			causes[i], blocks[i]);
+		labelled(f, "cfiprof_offcpu_unwalked_blocks_total", "cause", causes[i], blocks[i]);
 }
 
+/* Samples taken before their tables were loaded, by what became of them. */
 static void render_deferred(struct session *s, const uint64_t *c, FILE *f)
 {
 	/* plain counters of the consumer thread: a torn read is off by one sample at worst */
@@ -220,18 +224,13 @@ static void render_deferred(struct session *s, const uint64_t *c, FILE *f)
 	header(f, "cfiprof_deferred_samples_total", "counter",
 	       "Tables-pending samples: finished in user space from a stack copy, or kept "
 	       "tables-pending and why.");
-	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"finished\"} %" PRIu64 "\n",
-		d.finished);
-	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"process_gone\"} %" PRIu64 "\n",
-		d.gave_up_gone);
-	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"timeout\"} %" PRIu64 "\n",
-		d.gave_up_timeout);
-	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"queue_full\"} %" PRIu64 "\n",
-		d.gave_up_full);
-	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"over_budget\"} %" PRIu64 "\n",
-		c[CNT_DEFER_BUDGET]);
-	fprintf(f, "cfiprof_deferred_samples_total{outcome=\"no_ring_room\"} %" PRIu64 "\n",
-		c[CNT_DEFER_LOST]);
+	labelled(f, "cfiprof_deferred_samples_total", "outcome", "finished", d.finished);
+	labelled(f, "cfiprof_deferred_samples_total", "outcome", "process_gone", d.gave_up_gone);
+	labelled(f, "cfiprof_deferred_samples_total", "outcome", "timeout", d.gave_up_timeout);
+	labelled(f, "cfiprof_deferred_samples_total", "outcome", "queue_full", d.gave_up_full);
+	labelled(f, "cfiprof_deferred_samples_total", "outcome", "over_budget",
+		 c[CNT_DEFER_BUDGET]);
+	labelled(f, "cfiprof_deferred_samples_total", "outcome", "no_ring_room", c[CNT_DEFER_LOST]);
 	metric(f, "cfiprof_deferred_waiting", "gauge", "Deferred samples waiting for their tables.",
 	       (double)d.waiting);
 	metric(f, "cfiprof_deferred_waiting_bytes", "gauge",
@@ -252,24 +251,21 @@ static void render_python(struct session *s, const uint64_t *c, FILE *f)
 	header(f, "cfiprof_python_processes_total", "counter",
 	       "Processes found running CPython: with a supported version (Python frames), or "
 	       "unsupported (native stacks only).");
-	fprintf(f, "cfiprof_python_processes_total{version=\"supported\"} %" PRIu64 "\n", d.procs);
-	fprintf(f, "cfiprof_python_processes_total{version=\"unsupported\"} %" PRIu64 "\n",
-		d.unsupported);
+	labelled(f, "cfiprof_python_processes_total", "version", "supported", d.procs);
+	labelled(f, "cfiprof_python_processes_total", "version", "unsupported", d.unsupported);
 	header(f, "cfiprof_python_samples_total", "counter",
 	       "Samples of supported Python processes by how their thread's frame chain was read.");
 	for (i = 1; i < PY_STATUS_MAX; i++)
-		fprintf(f, "cfiprof_python_samples_total{status=\"%s\"} %" PRIu64 "\n", status[i],
-			c[CNT_PY_STATUS_BASE + i]);
+		labelled(f, "cfiprof_python_samples_total", "status", status[i],
+			 c[CNT_PY_STATUS_BASE + i]);
 	header(
 	    f, "cfiprof_python_code_objects_total", "counter",
 	    "Python code objects read from their process to name frames: read, unreadable (not "
 	    "a code object, or the process gone first), refused (over the reads per second or the "
 	    "cache's bounds, or the process's memory blocked a read).");
-	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"read\"} %" PRIu64 "\n", n.read);
-	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"unreadable\"} %" PRIu64 "\n",
-		n.unreadable);
-	fprintf(f, "cfiprof_python_code_objects_total{outcome=\"refused\"} %" PRIu64 "\n",
-		n.refused);
+	labelled(f, "cfiprof_python_code_objects_total", "outcome", "read", n.read);
+	labelled(f, "cfiprof_python_code_objects_total", "outcome", "unreadable", n.unreadable);
+	labelled(f, "cfiprof_python_code_objects_total", "outcome", "refused", n.refused);
 	metric(f, "cfiprof_python_reads_stalled_total", "counter",
 	       "Reads of a code object blocked over 200 ms by the process's memory (a FUSE file, a "
 	       "userfaultfd region): left to their reader thread, the process read no more.",
@@ -289,8 +285,7 @@ static void render_snapshots(const struct tracker_stats *tr, FILE *f)
 	       "taken, loaded from (the process gone before its load), refused by their budget, "
 	       "too late (the process gone already), from the kernel's list as it exited.");
 	for (i = 0; i < sizeof(n) / sizeof(n[0]); i++)
-		fprintf(f, "cfiprof_process_snapshots_total{outcome=\"%s\"} %" PRIu64 "\n",
-			outcome[i], n[i]);
+		labelled(f, "cfiprof_process_snapshots_total", "outcome", outcome[i], n[i]);
 }
 
 /* Names of stripped objects: refusals, debuginfod, and what grouping by FDE costs. */
@@ -307,8 +302,7 @@ static void render_symbols(struct session *s, FILE *f)
 	       "bound, names cut, an object's symbols or a perf map's lines over their bound, "
 	       "debuginfod fetches over a bound or invalid).");
 	for (i = 0; i < SYM_REFUSAL_CAUSES; i++)
-		fprintf(f, "cfiprof_symbols_refused_total{cause=\"%s\"} %" PRIu64 "\n", r[i].cause,
-			r[i].n);
+		labelled(f, "cfiprof_symbols_refused_total", "cause", r[i].cause, r[i].n);
 	metric(f, "cfiprof_minidebuginfo_read_total", "counter",
 	       "Objects named from their MiniDebugInfo (.gnu_debugdata).",
 	       (double)minidebuginfo_read_total());
@@ -323,8 +317,8 @@ static void render_symbols(struct session *s, FILE *f)
 	header(f, "cfiprof_debuginfod_fetches_total", "counter",
 	       "Debug files asked from debuginfod (--debuginfod), by outcome.");
 	for (i = 0; i < DBGD_OUTCOME_MAX; i++)
-		fprintf(f, "cfiprof_debuginfod_fetches_total{outcome=\"%s\"} %" PRIu64 "\n",
-			dbgd_outcome_name(i), fs.dbgd.outcomes[i]);
+		labelled(f, "cfiprof_debuginfod_fetches_total", "outcome", dbgd_outcome_name(i),
+			 fs.dbgd.outcomes[i]);
 	metric(f, "cfiprof_debuginfod_fetch_seconds_total", "counter",
 	       "Time the fetch threads spent fetching (never the consumer's).",
 	       (double)fs.dbgd.busy_ns / 1e9);
@@ -342,19 +336,20 @@ static void render_source_lines(struct sym_cache *syms, FILE *f)
 	       "Frames looked up for source lines and inline frames (DWARF).", (double)st.lookups);
 	metric(f, "cfiprof_source_line_cache_hits_total", "counter",
 	       "Of those, answered from the per-object cache of earlier answers.", (double)st.hits);
-	header(f, "cfiprof_source_lines_refused_total", "counter",
-	       "Lookups refused by a budget: the interval's time (--source-lines-time), an object's "
-	       "size, a compile unit's size; objects not given their DWARF file: too many open.");
-	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"time\"} %" PRIu64 "\n",
-		st.refused[SRC_REFUSED_TIME]);
-	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"object_size\"} %" PRIu64 "\n",
-		st.refused[SRC_REFUSED_OBJECT]);
-	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"unit_size\"} %" PRIu64 "\n",
-		st.refused[SRC_REFUSED_CU]);
-	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"files\"} %" PRIu64 "\n",
-		st.refused[SRC_REFUSED_FILES]);
-	fprintf(f, "cfiprof_source_lines_refused_total{cause=\"opening\"} %" PRIu64 "\n",
-		st.refused[SRC_REFUSED_OPENING]);
+	header(
+	    f, "cfiprof_source_lines_refused_total", "counter",
+	    "Lookups refused by a budget: the interval's time (--source-lines-time), an object's "
+	    "size, a compile unit's size; objects not given their DWARF file: too many open.");
+	labelled(f, "cfiprof_source_lines_refused_total", "cause", "time",
+		 st.refused[SRC_REFUSED_TIME]);
+	labelled(f, "cfiprof_source_lines_refused_total", "cause", "object_size",
+		 st.refused[SRC_REFUSED_OBJECT]);
+	labelled(f, "cfiprof_source_lines_refused_total", "cause", "unit_size",
+		 st.refused[SRC_REFUSED_CU]);
+	labelled(f, "cfiprof_source_lines_refused_total", "cause", "files",
+		 st.refused[SRC_REFUSED_FILES]);
+	labelled(f, "cfiprof_source_lines_refused_total", "cause", "opening",
+		 st.refused[SRC_REFUSED_OPENING]);
 	metric(f, "cfiprof_source_lines_seconds_total", "counter",
 	       "Time spent opening DWARF and looking up lines.", (double)st.ns / 1e9);
 	metric(f, "cfiprof_source_lines_open_bytes", "gauge",
@@ -380,7 +375,8 @@ static void render_table_cache(struct cfi_table_cache *tc, FILE *f)
 	       "Table cache entries that failed a check (damaged, other version): removed.",
 	       (double)cs.refused);
 	metric(f, "cfiprof_table_cache_evicted_total", "counter",
-	       "Table cache entries removed to stay within --table-cache-size.", (double)cs.evicted);
+	       "Table cache entries removed to stay within --table-cache-size.",
+	       (double)cs.evicted);
 	metric(f, "cfiprof_table_cache_bytes", "gauge", "Bytes in the table cache.",
 	       (double)cs.bytes);
 	metric(f, "cfiprof_table_cache_entries", "gauge", "Entries (files) in the table cache.",
@@ -394,13 +390,13 @@ static void render_walks(const uint64_t *c, FILE *f)
 
 	header(f, "cfiprof_walks_total", "counter", "Stack walks by the reason they stopped.");
 	for (i = 0; i < STOP_REASON_MAX; i++)
-		fprintf(f, "cfiprof_walks_total{reason=\"%s\"} %" PRIu64 "\n", stop_reason_name(i),
-			c[CNT_STOP_BASE + i]);
+		labelled(f, "cfiprof_walks_total", "reason", stop_reason_name(i),
+			 c[CNT_STOP_BASE + i]);
 	header(f, "cfiprof_unsupported_walks_total", "counter",
 	       "Walks that stopped at a rule the walker cannot evaluate, by why.");
 	for (i = 1; i < CFI_UNSUP_MAX; i++)
-		fprintf(f, "cfiprof_unsupported_walks_total{reason=\"%s\"} %" PRIu64 "\n",
-			cfi_unsupported_name(i), c[CNT_UNSUP_BASE + i]);
+		labelled(f, "cfiprof_unsupported_walks_total", "reason", cfi_unsupported_name(i),
+			 c[CNT_UNSUP_BASE + i]);
 }
 
 /* The unwind tables in the maps: objects, bytes, refusals, the dictionary, pages and rows. */
@@ -412,9 +408,10 @@ static void render_tables(struct session *s, FILE *f)
 
 	metric(f, "cfiprof_tables_loaded", "gauge", "Objects whose unwind tables are in the maps.",
 	       (double)(ts.objects_loaded - ts.objects_unloaded));
-	metric(f, "cfiprof_tables_idle", "gauge",
-	       "Objects no process maps, kept loaded for --table-idle-ttl (counted in tables_loaded).",
-	       (double)ts.idle_now);
+	metric(
+	    f, "cfiprof_tables_idle", "gauge",
+	    "Objects no process maps, kept loaded for --table-idle-ttl (counted in tables_loaded).",
+	    (double)ts.idle_now);
 	metric(f, "cfiprof_tables_idle_reused_total", "counter",
 	       "Idle objects mapped again by a new process: tables ready, nothing rebuilt.",
 	       (double)ts.idle_reused);
@@ -429,7 +426,8 @@ static void render_tables(struct session *s, FILE *f)
 	       "(frame pointers used).",
 	       (double)ts.objects_over_budget);
 	metric(f, "cfiprof_tables_rows_full_total", "counter",
-	       "Objects that did not fit the rows map (--table-rows).", (double)ts.refused[REFUSED_ROWS_FULL]);
+	       "Objects that did not fit the rows map (--table-rows).",
+	       (double)ts.refused[REFUSED_ROWS_FULL]);
 	metric(f, "cfiprof_table_bytes", "gauge",
 	       "Bytes of unwind tables in the maps (rows, rules and page index).",
 	       (double)table_store_bytes(&s->ts));
@@ -441,8 +439,8 @@ static void render_tables(struct session *s, FILE *f)
 	       "pages_quota, rows_quota), a per-process quota (process_*_quota: counted per "
 	       "mapping refused to that process), or a full map (frame pointers used).");
 	for (i = 0; i < REFUSED_MAX; i++)
-		fprintf(f, "cfiprof_tables_refused_total{cause=\"%s\"} %" PRIu64 "\n",
-			table_refusal_name(i), ts.refused[i]);
+		labelled(f, "cfiprof_tables_refused_total", "cause", table_refusal_name(i),
+			 ts.refused[i]);
 	metric(f, "cfiprof_table_rules", "gauge",
 	       "Rule dictionary ids used by loaded tables (id 0 included).", (double)ts.rules_used);
 	metric(f, "cfiprof_table_rules_capacity", "gauge", "Capacity of the rule dictionary.",
@@ -475,10 +473,10 @@ static void render_tracker(struct session *s, FILE *f)
 	header(f, "cfiprof_mapping_keys_refused_total", "counter",
 	       "LPM keys of executable mappings not added (the mapping walks with frame pointers "
 	       "or not at all): the process's share of the trie, or the trie full.");
-	fprintf(f, "cfiprof_mapping_keys_refused_total{cause=\"process_quota\"} %" PRIu64 "\n",
-		tr.keys_refused_quota);
-	fprintf(f, "cfiprof_mapping_keys_refused_total{cause=\"trie_full\"} %" PRIu64 "\n",
-		tr.keys_refused_full);
+	labelled(f, "cfiprof_mapping_keys_refused_total", "cause", "process_quota",
+		 tr.keys_refused_quota);
+	labelled(f, "cfiprof_mapping_keys_refused_total", "cause", "trie_full",
+		 tr.keys_refused_full);
 	metric(f, "cfiprof_mapping_keys", "gauge", "LPM keys in the mappings trie.",
 	       (double)tr.keys_in_map);
 	metric(f, "cfiprof_mapping_keys_capacity", "gauge", "Capacity of the mappings trie.",
@@ -490,8 +488,8 @@ static void render_tracker(struct session *s, FILE *f)
 	header(f, "cfiprof_evictions_total", "counter",
 	       "Least recently sampled processes unloaded to respect a cap (loaded again when "
 	       "sampled again).");
-	fprintf(f, "cfiprof_evictions_total{cap=\"max_processes\"} %" PRIu64 "\n", tr.evicted_procs);
-	fprintf(f, "cfiprof_evictions_total{cap=\"table_bytes\"} %" PRIu64 "\n", tr.evicted_tables);
+	labelled(f, "cfiprof_evictions_total", "cap", "max_processes", tr.evicted_procs);
+	labelled(f, "cfiprof_evictions_total", "cap", "table_bytes", tr.evicted_tables);
 	metric(f, "cfiprof_mapped_files_refused_total", "counter",
 	       "Mapped paths that name a FIFO, a device, a symlink or another file than the one "
 	       "mapped (planted by the process): refused, walked with frame pointers.",
@@ -512,8 +510,8 @@ static void render_tracker(struct session *s, FILE *f)
 	       "Files named by processes (mapped paths, perf maps, debug files) refused on a "
 	       "path handle before any open for reading, by what they were.");
 	for (int i = 0; i < SAFE_OPEN_REFUSAL_CAUSES; i++)
-		fprintf(f, "cfiprof_outside_files_refused_total{cause=\"%s\"} %" PRIu64 "\n",
-			safe_open_refusal_name(i), safe_open_refused(i));
+		labelled(f, "cfiprof_outside_files_refused_total", "cause",
+			 safe_open_refusal_name(i), safe_open_refused(i));
 	metric(f, "cfiprof_mappings_over_load_time_total", "counter",
 	       "Mappings left unresolved (frame pointers, no names): their process's load took "
 	       "over its time budget (1.5 s).",
@@ -547,15 +545,15 @@ static void render_tracker(struct session *s, FILE *f)
 	       "while read), over_budget (a section or the section headers past the object's "
 	       "byte budget), inflate_over_budget (a compressed section declaring more).");
 	for (int i = 0; i < ELF_READ_REFUSALS; i++)
-		fprintf(f, "cfiprof_elf_reads_refused_total{cause=\"%s\"} %" PRIu64 "\n",
-			elf_read_refusal_name(i), elf_read_refused_total(i));
+		labelled(f, "cfiprof_elf_reads_refused_total", "cause", elf_read_refusal_name(i),
+			 elf_read_refused_total(i));
 	header(f, "cfiprof_metrics_connections_dropped_total", "counter",
 	       "Connections to this endpoint closed unserved: past their deadline (slow or idle "
 	       "clients), or the oldest replaced when every slot was taken.");
-	fprintf(f, "cfiprof_metrics_connections_dropped_total{reason=\"deadline\"} %" PRIu64 "\n",
-		http_conns_timed_out_total());
-	fprintf(f, "cfiprof_metrics_connections_dropped_total{reason=\"displaced\"} %" PRIu64 "\n",
-		http_conns_displaced_total());
+	labelled(f, "cfiprof_metrics_connections_dropped_total", "reason", "deadline",
+		 http_conns_timed_out_total());
+	labelled(f, "cfiprof_metrics_connections_dropped_total", "reason", "displaced",
+		 http_conns_displaced_total());
 	metric(f, "cfiprof_processes_tracked", "gauge", "Live processes the tracker follows.",
 	       (double)tracked);
 	metric(f, "cfiprof_processes_retained", "gauge",
