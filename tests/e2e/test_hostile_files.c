@@ -23,9 +23,9 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/tmpdir.h"
 #include "tests/lib/http_client.h"
 
-static char tmpdir[64];
 static char *cfiprof;
 
 static const char spin_c[] =
@@ -33,16 +33,6 @@ static const char spin_c[] =
     "F unsigned long work(unsigned long x)\n"
     "{ for (int i = 0; i < 1000; i++) x = x * 6364136223846793005ul + 1; return x; }\n"
     "int main(void) { volatile unsigned long x = 1; for (;;) x = work(x); }\n";
-
-static const char *tpath(const char *name)
-{
-	static char buf[4][PATH_MAX];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", tmpdir, name);
-	return buf[i];
-}
 
 /* Whether process @pid has @path open now. */
 static bool has_open(pid_t pid, const char *path)

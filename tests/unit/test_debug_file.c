@@ -18,6 +18,7 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/tmpdir.h"
 #include "elf/build_id.h"
 #include "elf/debug_file.h"
 #include "tables/cfi_table.h"
@@ -35,19 +36,6 @@ static const char prog_c[] =
 
 /* Only .debug_frame describes the program's functions: stripping it loses their CFI. */
 #define CC "gcc -O2 -g -fno-asynchronous-unwind-tables -fno-unwind-tables"
-
-static char tmpdir[64];
-
-/* tmpdir/name, in one of 4 buffers used in turn: for arguments, not to keep */
-static const char *tpath(const char *name)
-{
-	static char buf[4][256];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", tmpdir, name);
-	return buf[i];
-}
 
 struct func {
 	const char *name;

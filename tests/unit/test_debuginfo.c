@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "tests/lib/harness.h"
+#include "tests/lib/tmpdir.h"
 #include "tests/lib/debuginfod_server.h"
 #include "common/clock.h"
 #include "elf/build_id.h"
@@ -26,18 +27,6 @@
 #include "user/symbolize/sym_fetch.h"
 
 #define PROG_CFLAGS "-O2 -fomit-frame-pointer -g -Wall -D_GNU_SOURCE -Itests/progs"
-
-static char tmpdir[64];
-
-static const char *tpath(const char *name)
-{
-	static char buf[8][512];
-	static int i;
-
-	i = (i + 1) % 8;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", tmpdir, name);
-	return buf[i];
-}
 
 struct func {
 	char name[256];

@@ -29,6 +29,7 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/tmpdir.h"
 #include "elf/build_id.h"
 #include "elf/debug_file.h"
 #include "elf/elf_read.h"
@@ -46,18 +47,6 @@ static const char prog_c[] =
     "F int leaf(int x) { return x * 3; }\n"
     "F int nonleaf(int x) { return leaf(x) + leaf(x + 1) + 1; }\n"
     "int main(int argc, char **argv) { (void)argv; return nonleaf(argc); }\n";
-
-static char tmpdir[64];
-
-static const char *tpath(const char *name)
-{
-	static char buf[4][256];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", tmpdir, name);
-	return buf[i];
-}
 
 /* ---- truncation the moment a reader opens the file ---- */
 

@@ -27,20 +27,9 @@
 #include "tables/diag.h"
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/tmpdir.h"
 #include "user/agent/log.h"
 #include "user/output/output_file.h"
-
-static char tmp[64];
-
-static const char *tpath(const char *name)
-{
-	static char buf[4][128];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", tmp, name);
-	return buf[i];
-}
 
 /* An inotify fd watching path for IN_OPEN; -1 when it cannot. */
 static int watch_opens(const char *path)
@@ -78,7 +67,7 @@ struct counted {
 };
 
 /*
- * name (in tmp) refused by every opener of safe_open.h, watched (what it
+ * name (in tmpdir) refused by every opener of safe_open.h, watched (what it
  * leads to) never opened, the refusals counted as want[nr_want] says.
  */
 static void check_refused(int rootfd, const char *name, const char *watched,
@@ -116,7 +105,7 @@ static void test_refused_unopened(void)
 {
 	struct stat st_a;
 	struct file_id id_a;
-	int rootfd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC), fd, ifd, flags, r[3];
+	int rootfd = open(tmpdir, O_PATH | O_DIRECTORY | O_CLOEXEC), fd, ifd, flags, r[3];
 	uint64_t before;
 	char buf[8] = "";
 
@@ -275,14 +264,14 @@ int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	/* under /dev for output_links; /dev/shm is not mounted nodev here, for the device */
-	snprintf(tmp, sizeof(tmp), "/dev/shm/test_safe_open.XXXXXX");
-	if (!mkdtemp(tmp)) {
+	snprintf(tmpdir, sizeof(tmpdir), "/dev/shm/test_safe_open.XXXXXX");
+	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
 	}
 	RUN_TEST(test_refused_unopened);
 	RUN_TEST(test_log_escaping);
 	RUN_TEST(test_output_links);
-	tmpdir_done(tmp, harness_failed);
+	tmpdir_done(tmpdir, harness_failed);
 	return HARNESS_DONE();
 }

@@ -24,21 +24,9 @@
 
 #include "tables/cfi_table.h"
 #include "tests/lib/harness.h"
-
-static char tmpdir[64];
+#include "tests/lib/tmpdir.h"
 
 /* ---- small utilities ---- */
-
-static const char *tpath(const char *name)
-{
-	static char buf[8][PATH_MAX];
-	static int i;
-
-	i = (i + 1) % 8;
-	if (snprintf(buf[i], sizeof(buf[i]), "%s/%s", tmpdir, name) >= (int)sizeof(buf[i]))
-		abort();
-	return buf[i];
-}
 
 static int write_file(const char *name, const char *text)
 {
