@@ -18,24 +18,42 @@ static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
-/* Reads of processes' ELF files refused (elf/elf_read.h): the object fell back to less. */
-static void print_elf_refusals(FILE *f)
+
+struct cause_count {
+	const char *name;
+	uint64_t n;
+};
+
+/* "cfiprof: WHAT: name n, name n" of the causes that counted any; nothing when none did. */
+static void print_causes(FILE *f, const char *what, const struct cause_count *c, int nr)
 {
-	const char *sep = "cfiprof: ELF reads refused:";
+	const char *sep = "";
 	int i;
 
-	for (i = 0; i < ELF_READ_REFUSALS; i++) {
-		if (!elf_read_refused_total(i))
+	for (i = 0; i < nr; i++) {
+		if (!c[i].n)
 			continue;
-		fprintf(f, "%s %s %" PRIu64, sep, elf_read_refusal_name(i),
-			elf_read_refused_total(i));
+		if (!*sep)
+			fprintf(f, "cfiprof: %s:", what);
+		fprintf(f, "%s %s %" PRIu64, sep, c[i].name, c[i].n);
 		sep = ",";
 	}
-	if (sep[0] == ',')
+	if (*sep)
 		fprintf(f, "\n");
 }
 
-/* Tables refused by a quota or a full map, by cause, and mapping keys refused: only when any were. */
+/* Reads of processes' ELF files refused (elf/elf_read.h): the object fell back to less. */
+static void print_elf_refusals(FILE *f)
+{
+	struct cause_count c[ELF_READ_REFUSALS];
+	int i;
+
+	for (i = 0; i < ELF_READ_REFUSALS; i++)
+		c[i] = (struct cause_count){elf_read_refusal_name(i), elf_read_refused_total(i)};
+	print_causes(f, "ELF reads refused", c, ELF_READ_REFUSALS);
+}
+
+/* Tables refused by a quota or a full map, by cause, and mapping keys refused: when any were. */
 static void print_refusals(FILE *f, const struct table_store_stats *ts,
 			   const struct tracker_stats *tr)
 {
@@ -60,19 +78,12 @@ static void print_refusals(FILE *f, const struct table_store_stats *ts,
 /* Files named by processes refused on their path handle, by cause: only when any were. */
 static void print_outside_refusals(FILE *f)
 {
-	const char *sep = "";
+	struct cause_count c[SAFE_OPEN_REFUSAL_CAUSES];
 	int i;
 
-	for (i = 0; i < SAFE_OPEN_REFUSAL_CAUSES; i++) {
-		if (!safe_open_refused(i))
-			continue;
-		fprintf(f, "%s%s %" PRIu64,
-			*sep ? sep : "cfiprof: files refused unopened: ", safe_open_refusal_name(i),
-			safe_open_refused(i));
-		sep = ", ";
-	}
-	if (*sep)
-		fprintf(f, "\n");
+	for (i = 0; i < SAFE_OPEN_REFUSAL_CAUSES; i++)
+		c[i] = (struct cause_count){safe_open_refusal_name(i), safe_open_refused(i)};
+	print_causes(f, "files refused unopened", c, SAFE_OPEN_REFUSAL_CAUSES);
 }
 
 static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f)
@@ -99,10 +110,11 @@ static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f
 	    c[CNT_DEFER_LOST]);
 	fprintf(f,
 		"cfiprof: deferred: process snapshots: %" PRIu64 " taken, %" PRIu64
-		" loaded from (the process gone before its load), %" PRIu64
-		" refused, %" PRIu64 " too late (gone before its first deferred sample was read), %" PRIu64
-		" from the kernel at exit (%" PRIu64 " not sent: %" PRIu64 " no ring-buffer room, %" PRIu64
-		" address space gone; %" PRIu64 " of their mappings of files no load had opened)\n",
+		" loaded from (the process gone before its load), %" PRIu64 " refused, %" PRIu64
+		" too late (gone before its first deferred sample was read), %" PRIu64
+		" from the kernel at exit (%" PRIu64 " not sent: %" PRIu64
+		" no ring-buffer room, %" PRIu64 " address space gone; %" PRIu64
+		" of their mappings of files no load had opened)\n",
 		tr.snapshots_taken, tr.snapshots_used, tr.snapshots_refused, tr.snapshots_late,
 		tr.snapshots_at_exit, c[CNT_EXIT_MAPS_LOST] + c[CNT_EXIT_MAPS_NO_MM],
 		c[CNT_EXIT_MAPS_LOST], c[CNT_EXIT_MAPS_NO_MM], tr.exit_files_unknown);
@@ -160,7 +172,8 @@ static void print_first_complete(struct session *s, FILE *f)
 	if (n) {
 		qsort(v, n, sizeof(*v), by_latency_desc);
 		fprintf(f,
-			"cfiprof: exec -> first complete stack: %" PRIu64 " process%s, median %.1f ms, "
+			"cfiprof: exec -> first complete stack: %" PRIu64
+			" process%s, median %.1f ms, "
 			"p90 %.1f ms, max %.1f ms; slowest:",
 			n, n == 1 ? "" : "es", (double)v[n / 2].ns / 1e6,
 			(double)v[n / 10].ns / 1e6, (double)v[0].ns / 1e6);
@@ -244,13 +257,16 @@ static void print_short(struct session *s, const uint64_t *c, FILE *f)
 			unwalkable += c[CNT_STOP_BASE + i];
 	}
 	if (!stops) {
-		fprintf(f, "cfiprof: %.1f s, no samples: the target ran no code on a CPU, or exited "
-			   "before sampling began\n",
+		fprintf(f,
+			"cfiprof: %.1f s, no samples: the target ran no code on a CPU, or exited "
+			"before sampling began\n",
 			secs);
 	} else {
-		fprintf(f, "cfiprof: %.1f s, %" PRIu64 " samples, %.2f%% of the user stacks complete",
+		fprintf(f,
+			"cfiprof: %.1f s, %" PRIu64 " samples, %.2f%% of the user stacks complete",
 			secs, s->agg.samples,
-			pct(c[CNT_STOP_BASE + STOP_COMPLETE], stops > unwalkable ? stops - unwalkable : 0));
+			pct(c[CNT_STOP_BASE + STOP_COMPLETE],
+			    stops > unwalkable ? stops - unwalkable : 0));
 		if (unwalkable)
 			fprintf(f, " (%" PRIu64 " had none to walk)", unwalkable);
 		fprintf(f, "\n");
@@ -262,9 +278,9 @@ static void print_short(struct session *s, const uint64_t *c, FILE *f)
 			" samples of stacks past --max-stacks in [overflow]\n",
 			lost, c[CNT_EVENTS_LOST], s->agg.overflow);
 	if (refused)
-		fprintf(f,
-			"cfiprof: %" PRIu64 " event hits counted but not sampled (--event-budget)\n",
-			refused);
+		fprintf(
+		    f, "cfiprof: %" PRIu64 " event hits counted but not sampled (--event-budget)\n",
+		    refused);
 	if (stops)
 		fprintf(f, "cfiprof: -v for why stacks stopped, the tables, deferred samples and "
 			   "refusals\n");
@@ -301,8 +317,9 @@ static void print_full(struct session *s, FILE *f)
 	lost = c[CNT_LOST_RINGBUF];
 	for (i = 0; i < STOP_REASON_MAX; i++)
 		stops += c[CNT_STOP_BASE + i];
-	fprintf(f, "cfiprof: %.1f s, %" PRIu64 " samples (%" PRIu64 " written, %" PRIu64
-			" lost: ring buffer full), %" PRIu64 " received\n",
+	fprintf(f,
+		"cfiprof: %.1f s, %" PRIu64 " samples (%" PRIu64 " written, %" PRIu64
+		" lost: ring buffer full), %" PRIu64 " received\n",
 		secs, c[CNT_SAMPLES], c[CNT_WRITTEN], lost, s->agg.samples);
 	/* no walk at all: no empty list, but what to look at */
 	if (!stops)
@@ -333,14 +350,15 @@ static void print_full(struct session *s, FILE *f)
 			"cfiprof: user stacks: %.2f%% complete of the %" PRIu64
 			" samples that had one to walk (%" PRIu64
 			" had none: kernel threads, processes exiting, inside execve)\n",
-			pct(c[CNT_STOP_BASE + STOP_COMPLETE], stops - unwalkable), stops - unwalkable,
-			unwalkable);
+			pct(c[CNT_STOP_BASE + STOP_COMPLETE], stops - unwalkable),
+			stops - unwalkable, unwalkable);
 	fprintf(f,
 		"cfiprof: rule cache hit rate %.1f%% (%" PRIu64 " hits, %" PRIu64
 		" misses), %.1f user frames per sample, %" PRIu64
 		" frame-pointer frames (%.2f per sample)\n",
 		pct(hits, hits + misses), hits, misses,
-		s->agg.user_samples ? (double)s->agg.user_frames / (double)s->agg.user_samples : 0.0,
+		s->agg.user_samples ? (double)s->agg.user_frames / (double)s->agg.user_samples
+				    : 0.0,
 		c[CNT_FP_FRAMES], stops ? (double)c[CNT_FP_FRAMES] / (double)stops : 0.0);
 	fprintf(f,
 		"cfiprof: tables: %" PRIu64 " objects loaded (%" PRIu64 " without CFI, %" PRIu64
@@ -349,9 +367,8 @@ static void print_full(struct session *s, FILE *f)
 		" rows and %" PRIu64 " pages in use, %" PRIu64 " rules; processes: %" PRIu64
 		" loaded, %" PRIu64 " reloaded, %" PRIu64 " exited, %" PRIu64 " vanished\n",
 		ts.objects_loaded, ts.objects_no_cfi, ts.objects_failed, ts.objects_over_budget,
-		ts.idle_reused, ts.rows_peak,
-		ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads, tr.reloads, tr.exits,
-		tr.vanished);
+		ts.idle_reused, ts.rows_peak, ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads,
+		tr.reloads, tr.exits, tr.vanished);
 	if (c[CNT_DEFERRED] || c[CNT_DEFER_BUDGET] || c[CNT_DEFER_LOST])
 		session_print_deferred(s, c, f);
 	if (s->table_cache) {
@@ -398,7 +415,8 @@ static void print_full(struct session *s, FILE *f)
 		fprintf(f,
 			"cfiprof: BPF run time %.0f ns per sample, %.1f ns per user frame (%" PRIu64
 			" runs, %" PRIu64 " sampled, kernel.bpf_stats_enabled)\n",
-			per_sample, frames > 0 ? per_sample / frames : 0.0, run_cnt, c[CNT_SAMPLES]);
+			per_sample, frames > 0 ? per_sample / frames : 0.0, run_cnt,
+			c[CNT_SAMPLES]);
 	}
 	print_first_complete(s, f);
 }
