@@ -64,21 +64,35 @@ static inline pid_t debuginfod_start(const char *dir, int port, const char *buil
 }
 
 /*
+ * Listens on @port, then forks: the parent gets the child's pid (or -1) in
+ * @pid and -1 back; the child, which serves until killed, gets the socket.
+ */
+static inline int server_fork(int *port, pid_t *pid)
+{
+	int lfd = listen_loopback(port);
+
+	*pid = -1;
+	if (lfd < 0)
+		return -1;
+	*pid = fork();
+	if (*pid != 0) {
+		close(lfd);
+		return -1;
+	}
+	return lfd;
+}
+
+/*
  * A server on @port that reads each request, then sends @file whole as a 200
  * (NULL: sends nothing and holds the connection open: stalled). Returns its pid.
  */
 static inline pid_t fake_server_start(int *port, const char *file)
 {
-	int lfd = listen_loopback(port);
 	pid_t pid;
+	int lfd = server_fork(port, &pid);
 
 	if (lfd < 0)
-		return -1;
-	pid = fork();
-	if (pid != 0) {
-		close(lfd);
 		return pid;
-	}
 	for (;;) {
 		int c = accept(lfd, NULL, NULL);
 		char buf[4096];
@@ -112,16 +126,11 @@ static inline pid_t fake_server_start(int *port, const char *file)
  */
 static inline pid_t gzip_server_start(int *port, const char *gz, const char *sent)
 {
-	int lfd = listen_loopback(port);
 	pid_t pid;
+	int lfd = server_fork(port, &pid);
 
 	if (lfd < 0)
-		return -1;
-	pid = fork();
-	if (pid != 0) {
-		close(lfd);
 		return pid;
-	}
 	signal(SIGPIPE, SIG_IGN);
 	for (size_t total = 0;;) {
 		int c = accept(lfd, NULL, NULL), n;
