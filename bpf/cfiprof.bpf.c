@@ -166,9 +166,9 @@ struct {
 
 /*
  * Per process (tgid), the times its requests and changes were last seen, one
- * LRU entry for all four: a preallocated LRU map costs its creation ~0.2 us
- * an element on this VM kind, and four maps of 8,192 were 5-7 ms of every
- * start.
+ * LRU entry for all four: a preallocated LRU map's creation costs time in
+ * proportion to its elements, at every start, and four maps paid it four
+ * times.
  *   PT_REQUEST         the last RECORD_REQUEST for its tables (rate limit)
  *   PT_CHANGE_REQUEST  the last mapping-change request: at most one a
  *                      millisecond, loads are deduplicated in user space
@@ -481,9 +481,9 @@ static __always_inline void sample_emit(struct cfi_sample_record *rec, struct wa
 /*
  * A perf event's sample with bpf_loop.  Walked in place, a ring reservation
  * had to hold the most frames a sample may have (5.2 KB at --max-frames 512)
- * whatever it had, and the cost grew with it: 8.2-8.7 us a sample against
- * 2.0-2.3 us with this copy (bpf_stats, a 5-frame loop at 999 Hz, a PVM
- * guest); an 8 MB ring held 1,600 samples.
+ * whatever it had, and its cost grew with that size, not with the frames
+ * walked; a walk into scratch and one copy of what it holds costs less, and
+ * the ring holds as many samples as their real sizes allow.
  */
 static __always_inline int sample_from_scratch(const struct sample_src *src, __u32 tgid, __u32 tid)
 {
@@ -576,7 +576,7 @@ static __always_inline int wanted(__u32 tgid)
  * What on_sample reads of its context, UAPI's struct bpf_perf_event_data
  * (x86-64's struct pt_regs, then sample_period): a fixed layout, read without
  * CO-RE, whose first relocation of a type searches the whole of the kernel's
- * BTF (~2 ms of every start, a type).
+ * BTF, a type, at every start.
  */
 struct perf_sample_ctx {
 	__u64 regs[21];

@@ -33,8 +33,9 @@ struct python_thread {
 
 /*
  * Threads of Python processes only, each removed when it exits (on_exit):
- * not preallocated, since a preallocated map's 16,384 elements (LRU or not)
- * were ~4 ms of every start.  Full, a thread goes uncached: searched again
+ * not preallocated, since creating a preallocated map (LRU or not) costs
+ * every start time in proportion to its elements.  Full, a thread goes
+ * uncached: searched again
  * at each sample, at most PY_MAX_THREAD_STEPS thread states.
  */
 struct {
@@ -142,7 +143,7 @@ static __noinline __u64 py_find_tstate(const struct cfi_python_proc *py, __u32 t
  * as native_thread_id (gettid()), which differs from the kernel's global tid
  * in a container.  The namespace comes from user space, not from reading
  * task->thread_pid with CO-RE: each type CO-RE relocates searches all of the
- * kernel's BTF at load (struct pid and struct upid: ~4 ms of every start).
+ * kernel's BTF at load (struct pid and struct upid), at every start.
  * The global tid when it cannot be had.
  */
 static __always_inline __u32 py_ns_tid(const struct cfi_python_proc *py, struct python_scratch *s,

@@ -114,7 +114,7 @@ static bool strings_have(const char *strs, size_t len, const char *name)
  * Whether the kernel's BTF names name (a kfunc, say): its string section is
  * searched, without parsing the types, since this runs at every start.
  * Mapped where the kernel allows it (6.16 on): sysfs reads a page per call,
- * and the 1,400 reads and the copy's page faults were 3-6 ms of every start.
+ * and reading it whole was a read and a copy's page faults per page.
  */
 static bool kernel_btf_has(const char *name)
 {
@@ -190,7 +190,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	l->rules_max = bpf_map__max_entries(skel->maps.rules);
 	/*
 	 * A hash map's creation initializes a bucket per element whether or not
-	 * it is preallocated: 262,144 were ~10 ms of every start.  A page index
+	 * it is preallocated, a cost paid at every start.  A page index
 	 * entry covers 64 KiB of code and objects hold hundreds to thousands of
 	 * rows a page (libz 565, libLLVM 1,110, libstdc++ 1,799: cfiprof tables
 	 * --json), so one entry per 64 rows is 9-28 times what full rows need.

@@ -367,7 +367,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	/*
 	 * The command's process is forked first, while this one is small: every
 	 * page written after a fork is a copy-on-write fault until the child has
-	 * exec'd (and a fault is ~20 us on this VM kind), and a fork's page-table
+	 * exec'd (slow where faults trap to a hypervisor), and a fork's page-table
 	 * copy grows with the BPF object, kallsyms and the unwind state.
 	 */
 	if (o->cmd) {

@@ -262,8 +262,8 @@ int mapping_identify(struct proc_tracker *pt, uint32_t pid, const struct maps_en
 	/*
 	 * One ELF handle for the build-id and the load bias, read with pread, not
 	 * mapped: each munmap at elf_end is a TLB shootdown across the agent's
-	 * threads, and for a process mapping one file 18,000 times those were 83%
-	 * of its load (1.16 s of swap_mappings; 0.58 s read, this PVM guest).
+	 * threads, and for a process mapping one file 18,000 times those were
+	 * most of its load.
 	 */
 	elf = elf_read_begin(fd);
 	/*

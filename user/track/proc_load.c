@@ -321,7 +321,8 @@ static void log_over_quota(struct proc_tracker *pt, struct proc_load *l,
 /*
  * What one process's load may take, files opened and tables built: thousands
  * of mapped files must not keep every other process (and the agent's stop)
- * waiting.  Real processes take milliseconds; clang's cold libLLVM ~120 ms.
+ * waiting.  Real processes take far less; the largest objects (a cold
+ * libLLVM) a small fraction of it.
  */
 #define LOAD_TIME_BUDGET_NS (1500ull * 1000 * 1000)
 
