@@ -548,6 +548,7 @@ struct deferred_count {
 	uint64_t in_python;   /* ... whose native stack passes the evaluation loop */
 	uint64_t with_python; /* ... of those, with Python frames */
 	uint64_t with_fn;     /* ... deferred samples with a Python frame named fn */
+	uint64_t all;	      /* every sample of python3.11, deferred or not */
 };
 
 #define MAX_KEYS 4096
@@ -595,7 +596,10 @@ static bool count_deferred(const char *path, const char *fn, struct deferred_cou
 
 		if (sscanf(line, "stack %llu %u %u %u %u %63s", &count, &pid, &tid, &reason, &flags,
 			   comm) != 6 ||
-		    strcmp(comm, "python3.11") || !(flags & 8 /* SAMPLE_DEFERRED */))
+		    strcmp(comm, "python3.11"))
+			continue;
+		c->all += count;
+		if (!(flags & 8 /* SAMPLE_DEFERRED */))
 			continue;
 		c->deferred += count;
 		line[strcspn(line, "\n")] = 0;
@@ -633,6 +637,18 @@ static bool count_deferred(const char *path, const char *fn, struct deferred_cou
 	return true;
 }
 
+/* The samples the python summary line of log counts ("N samples:"); -1 if absent. */
+static long python_summary_samples(const char *log)
+{
+	const char *p = log ? strstr(log, "cfiprof: python: ") : NULL;
+	unsigned long samples;
+
+	p = p ? strchr(p, ',') : NULL;
+	if (!p || sscanf(p, ", %lu samples:", &samples) != 1)
+		return -1;
+	return (long)samples;
+}
+
 /*
  * A Python process's samples taken before its tables are in (deferred, then
  * finished in user space) keep their Python frames: the kernel reads the
@@ -650,7 +666,9 @@ static void test_deferred(void)
 	char *opts[] = {"--save", rec, "--table-cache", "off", "--build-workers", "1", NULL};
 	char *cmd[] = {"sh", "-c", script, NULL};
 	struct deferred_count c;
+	uint64_t before;
 	struct py_run r;
+	long known;
 
 	tpath(rec, sizeof(rec), "deferred.rec");
 	snprintf(big, sizeof(big), "%s/libdefer_big.so", progs_dir);
@@ -686,13 +704,24 @@ static void test_deferred(void)
 	      (unsigned long)c.in_python);
 	/*
 	 * Samples taken before the first load after the exec found the
-	 * interpreter cannot have Python frames, deferred or not: 2-4 ms of the
-	 * interpreter's start here (Py_InitializeFromConfig's imports), 8 samples
-	 * on a CI machine.  10 at 999 Hz is that window, not a lost share.
+	 * interpreter cannot have Python frames, deferred or not: how many
+	 * depends on how long that load waited (behind the shell's own builds
+	 * on the one worker), 0-20 at 999 Hz.  The python summary counts the
+	 * samples taken once it was known; python3.11's other samples are that
+	 * window, and it must have closed before the early_work samples (the
+	 * check below).  Of the rest, 5% may lack their frames.
 	 */
-	CHECK(c.with_python * 100 >= c.in_python * 95 || c.in_python - c.with_python <= 10,
-	      "%lu of %lu deferred samples in Python code with Python frames; %s",
-	      (unsigned long)c.with_python, (unsigned long)c.in_python,
+	known = python_summary_samples(r.log);
+	CHECK(known >= 0 && (uint64_t)known <= c.all,
+	      "python summary names %ld samples of the %lu python3.11 took", known,
+	      (unsigned long)c.all);
+	before = known >= 0 && (uint64_t)known <= c.all ? c.all - (uint64_t)known : 0;
+	printf("  deferred: %lu of python3.11's samples taken before its interpreter was known\n",
+	       (unsigned long)before);
+	CHECK(c.in_python - c.with_python <= before + c.in_python / 20,
+	      "%lu of %lu deferred samples in Python code with Python frames, %lu taken before the "
+	      "interpreter was known; %s",
+	      (unsigned long)c.with_python, (unsigned long)c.in_python, (unsigned long)before,
 	      r.log && strstr(r.log, "cfiprof: python:") ? strstr(r.log, "cfiprof: python:") : "");
 	/* the interpreter's start (site.py, imports) comes first */
 	CHECK(c.with_fn * 3 >= c.in_python && c.with_fn >= 5,
