@@ -7,14 +7,14 @@
  *     the call chain the program's source says it has, root first;
  *  3. from the saved raw stacks: every non-leaf user pc of a complete stack is a
  *     return address, i.e. the bytes before it in the mapped file are a call;
- *  4. the same programs under perf --call-graph dwarf and bpftrace ustack, for a
- *     comparison table (peers must run and produce samples; their figures are
- *     not asserted);
+ *  4. with E2E_PEERS=1, the same programs under perf --call-graph dwarf and
+ *     bpftrace ustack, for a comparison table (peers must run and produce
+ *     samples; their figures are not asserted: make bench compares them);
  * plus a few CLI error paths.  A BPF load failure is a failure, never a skip.
  *
  * Environment: CFIPROF (default build/cfiprof), OUT (default build: the test
- * programs are OUT/progs/P), E2E_SECONDS (default 4), E2E_PEER_SECONDS
- * (default 1: the peers only have to produce samples; make bench compares them).
+ * programs are OUT/progs/P), E2E_SECONDS (default 4), E2E_PEERS (default 0)
+ * and E2E_PEER_SECONDS (default 1: the peers only have to produce samples).
  */
 #include <ctype.h>
 #include <elf.h>
@@ -46,6 +46,7 @@
 static const char *seconds_arg;
 static char dl_seconds[32];
 static const char *peer_seconds_arg;
+static bool peers;
 
 /* ---- the programs and their expected chains (from the sources in tests/progs) ---- */
 
@@ -417,6 +418,8 @@ static void test_prog(const struct prog *p, struct result *r)
 	      p->name, r->cs.failed, r->cs.checked + r->cs.unmapped);
 
 	/* 4: peers */
+	if (!peers)
+		return;
 	run_perf(p, prog_path, comm, &r->perf);
 	CHECK(r->perf.ran && r->perf.samples > 0, "%s: perf produced no samples", p->name);
 	run_bpftrace(p, prog_path, &r->bt);
@@ -516,11 +519,12 @@ int main(int argc, char **argv)
 	peer_seconds_arg = getenv("E2E_PEER_SECONDS") ? getenv("E2E_PEER_SECONDS") : "1";
 	if (!e2e_setup("e2e"))
 		return HARNESS_DONE();
-	if (!tool_exists("perf"))
+	peers = getenv("E2E_PEERS") && !strcmp(getenv("E2E_PEERS"), "1");
+	if (peers && !tool_exists("perf"))
 		missing = "perf";
-	CHECK(tool_exists("perf"), "perf is missing (make deps installs linux-perf)");
-	CHECK(tool_exists("bpftrace"), "bpftrace is missing (make deps)");
-	if (missing || !tool_exists("bpftrace"))
+	CHECK(!peers || tool_exists("perf"), "perf is missing (make deps installs linux-perf)");
+	CHECK(!peers || tool_exists("bpftrace"), "bpftrace is missing (make deps)");
+	if (peers && (missing || !tool_exists("bpftrace")))
 		fprintf(stderr, "  peer tools missing: peer checks will fail\n");
 
 	RUN_TEST(test_cli);
@@ -532,19 +536,27 @@ int main(int argc, char **argv)
 		RUN_TEST_AS(progs[i].name, test_prog(&progs[i], &res[i]));
 
 	printf("\n%-10s | %-22s | %-10s | %-22s | %-22s | %s\n", "program", "cfiprof complete",
-	       "cfi->root", "perf dwarf ->root", "bpftrace ustack ->root", "call sites ok/checked");
+	       "cfi->root", peers ? "perf dwarf ->root" : "", peers ? "bpftrace ustack ->root" : "",
+	       "call sites ok/checked");
 	for (i = 0; i < NR_PROGS; i++) {
 		const struct result *r = &res[i];
+		char perf_col[32] = "", bt_col[32] = "";
 
-		printf("%-10s | %6.2f%% of %6lu     | %6.2f%%   | %6.2f%% of %6lu     | %6.2f%% of %6lu     | "
-		       "%lu/%lu\n",
+		if (peers) {
+			snprintf(perf_col, sizeof(perf_col), "%6.2f%% of %6lu",
+				 pct(r->perf.complete, r->perf.samples), r->perf.samples);
+			snprintf(bt_col, sizeof(bt_col), "%6.2f%% of %6lu",
+				 pct(r->bt.complete, r->bt.samples), r->bt.samples);
+		}
+		printf("%-10s | %6.2f%% of %6lu     | %6.2f%%   | %-22s | %-22s | %lu/%lu\n",
 		       progs[i].name, pct(r->st.complete, r->st.samples), r->st.samples,
-		       pct(r->st.reach_root, r->st.samples), pct(r->perf.complete, r->perf.samples),
-		       r->perf.samples, pct(r->bt.complete, r->bt.samples), r->bt.samples,
+		       pct(r->st.reach_root, r->st.samples), perf_col, bt_col,
 		       r->cs.checked - r->cs.failed + r->cs.unmapped, r->cs.checked + r->cs.unmapped);
 	}
 	printf("(->root: samples whose user stack reaches main and __libc_start_call_main/_start, "
 	       "or start_thread/clone3)\n");
+	if (!peers)
+		printf("(peers not run: E2E_PEERS=1 runs them; make bench compares them)\n");
 	/* keep the evidence of a failure, minus the bulky perf files */
 	snprintf(path, sizeof(path), "rm -f %s/*.perf.data %s/*.perf.txt", tmpdir, tmpdir);
 	if (harness_failed && system(path))
