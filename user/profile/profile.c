@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/strset.h"
 #include "common/vec.h"
 #include "user/profile/profile.h"
 #include "user/profile/profile_internal.h"
@@ -35,9 +36,8 @@ struct pool_block {
 };
 
 struct priv {
-	struct table locs, maps, strs;
-	const char **str_by_id;
-	uint32_t nr_strs, cap_strs;
+	struct table locs, maps;
+	struct strset strs;
 	struct pool_block *pool;
 	size_t cap_locs, cap_maps, cap_samples;
 };
@@ -131,38 +131,7 @@ static void *pool_alloc_aligned(struct priv *pv, size_t len)
 
 const char *profile_intern(struct profile *p, const char *s)
 {
-	struct priv *pv = p->priv;
-	struct key3 k = {hash_str(s), strlen(s), 0};
-	uint32_t *slot;
-	char *copy;
-
-	/* collisions on (hash, length) are told apart by c, a probe counter */
-	for (;; k.c++) {
-		slot = table_get(&pv->strs, &k);
-		if (!slot)
-			return NULL;
-		if (!*slot)
-			break;
-		if (!strcmp(pv->str_by_id[*slot - 1], s))
-			return pv->str_by_id[*slot - 1];
-	}
-	copy = pool_alloc(pv, k.b + 1);
-	if (!copy)
-		return NULL;
-	memcpy(copy, s, k.b + 1);
-	if (pv->nr_strs == pv->cap_strs) {
-		uint32_t ncap = pv->cap_strs ? pv->cap_strs * 2 : 1024;
-		const char **n = realloc(pv->str_by_id, ncap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		pv->str_by_id = n;
-		pv->cap_strs = ncap;
-	}
-	pv->str_by_id[pv->nr_strs++] = copy;
-	*slot = pv->nr_strs;
-	pv->strs.nr++;
-	return copy;
+	return strset_intern(&((struct priv *)p->priv)->strs, s);
 }
 
 /* Mapping index + 1 for a process mapping (or the kernel when pm is NULL). */
@@ -659,8 +628,7 @@ void profile_free(struct profile *p)
 		}
 		table_free(&pv->locs);
 		table_free(&pv->maps);
-		table_free(&pv->strs);
-		free(pv->str_by_id);
+		strset_free(&pv->strs);
 		free(pv);
 	}
 	memset(p, 0, sizeof(*p));

@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "common/hash.h"
 #include "common/vec.h"
 #include "elf/elf_read.h"
 #include "elf/sections.h"
@@ -410,39 +409,6 @@ static long find_unit(const struct src_lines *sl, uint64_t vaddr)
 
 /* ---- answers ---- */
 
-static const char *intern(struct src_lines *sl, const char *s)
-{
-	uint64_t i, mask;
-
-	if (!s)
-		return NULL;
-	if ((sl->nr_strs + 1) * 2 > sl->cap_strs) {
-		uint64_t cap = sl->cap_strs ? sl->cap_strs * 2 : 256, k;
-		char **n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (k = 0; k < sl->cap_strs; k++) {
-			if (!sl->strs[k])
-				continue;
-			for (i = hash_str(sl->strs[k]) & (cap - 1); n[i]; i = (i + 1) & (cap - 1))
-				;
-			n[i] = sl->strs[k];
-		}
-		free(sl->strs);
-		sl->strs = n;
-		sl->cap_strs = cap;
-	}
-	mask = sl->cap_strs - 1;
-	for (i = hash_str(s) & mask; sl->strs[i]; i = (i + 1) & mask)
-		if (!strcmp(sl->strs[i], s))
-			return sl->strs[i];
-	sl->strs[i] = strdup(s);
-	if (sl->strs[i])
-		sl->nr_strs++;
-	return sl->strs[i];
-}
-
 static void answers_clear(struct src_lines_ctx *ctx, struct src_lines *sl)
 {
 	ctx->st.cache_entries -= sl->nr_ans;
@@ -502,8 +468,9 @@ static int add_frame(struct src_lines *sl, struct answer *a, const struct src_fr
 	if (!v)
 		return -1;
 	sl->frames = v;
-	v[sl->nr_frames] = (struct src_frame){intern(sl, f->system_name), intern(sl, f->file),
-					      f->line, f->start_line};
+	v[sl->nr_frames] =
+	    (struct src_frame){strset_intern(&sl->strs, f->system_name),
+			       strset_intern(&sl->strs, f->file), f->line, f->start_line};
 	sl->nr_frames++;
 	a->n++;
 	return 0;
@@ -701,8 +668,6 @@ void src_lines_close_idle(struct src_lines_ctx *ctx)
 
 void src_lines_free(struct src_lines_ctx *ctx, struct src_lines *sl)
 {
-	uint64_t i;
-
 	if (!sl)
 		return;
 	if (ctx->opener)
@@ -711,9 +676,7 @@ void src_lines_free(struct src_lines_ctx *ctx, struct src_lines *sl)
 	handle_close(ctx, sl);
 	answers_clear(ctx, sl);
 	free(sl->frames);
-	for (i = 0; i < sl->cap_strs; i++)
-		free(sl->strs[i]);
-	free(sl->strs);
+	strset_free(&sl->strs);
 	close(sl->fd);
 	free(sl->path);
 	free(sl);

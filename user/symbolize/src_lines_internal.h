@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/strset.h"
 #include "user/symbolize/src_lines.h"
 
 struct cu_range {
@@ -52,8 +53,7 @@ struct src_lines {
 	uint64_t nr_ans, cap_ans; /* cap_ans: a power of two */
 	struct src_frame *frames;
 	uint64_t nr_frames, cap_frames;
-	char **strs; /* interned copies, open addressing */
-	uint64_t nr_strs, cap_strs;
+	struct strset strs;	     /* the frames' names and files */
 	bool held;		     /* the handle is open and charged: the lookups' side only */
 	uint8_t open_state;	     /* enum open_state, under the opener's lock */
 	struct src_lines *open_next; /* the opener's queue, or its ready list */
