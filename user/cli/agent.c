@@ -369,6 +369,96 @@ static error_t parse_opt_c(int key, char *arg, struct argp_state *state)
 	return parse_opt(key == 'c' ? AGENT_OPT_CONFIG : key, arg, state);
 }
 
+/*
+ * Stops in the order that loses nothing: sampling detached and drained into
+ * the final, partial interval, that interval written, then the pushes given
+ * a bounded grace; each step's time in the last log line.
+ */
+static void agent_stop(struct agent *a)
+{
+	struct agent_push_stats ps = {0};
+	struct stop_times st = {0};
+	const char *reason = session_stop_requested ? "signal" : "duration";
+	double t;
+
+	agent_sd_notify("STOPPING=1");
+	t = mono_sec();
+	session_stop(&a->s);
+	st.session = mono_sec() - t;
+	t = mono_sec();
+	agent_flush_interval(a, &a->s.agg, unix_ns());
+	agent_metrics_stop(a->metrics);
+	a->metrics = NULL;
+	st.flush = mono_sec() - t;
+	t = mono_sec();
+	agent_push_stop(a->push,
+			a->cfg.push_timeout < STOP_PUSH_GRACE_MAX ? a->cfg.push_timeout
+								  : STOP_PUSH_GRACE_MAX,
+			&ps);
+	a->push = NULL;
+	st.push = mono_sec() - t;
+	log_stopped(a, reason, &ps, &st);
+}
+
+/*
+ * The session the configuration asks for; -1 (logged) when its cgroup or
+ * container cannot be found or the debuginfod environment cannot be set.
+ */
+static int session_opts_from_config(struct agent *a, struct session_opts *so)
+{
+	so->all = !a->cfg.cgroup && !a->cfg.container;
+	if ((a->cfg.cgroup && cgroup_resolve(a->cfg.cgroup, so->cgroup, sizeof(so->cgroup))) ||
+	    (a->cfg.container &&
+	     cgroup_find_container(a->cfg.container, so->cgroup, sizeof(so->cgroup)))) {
+		alog(ALOG_ERROR, "cannot resolve --cgroup / --container (see the line above)",
+		     NULL);
+		return -1;
+	}
+	so->freq = a->cfg.freq;
+	so->max_frames = a->cfg.max_frames;
+	so->kernel = !a->cfg.user_only;
+	/* off-CPU beside CPU: the CPU profile keeps its series, off_cpu is one more type */
+	if (a->cfg.off_cpu) {
+		char perr[128];
+
+		event_list_parse(&so->events, "cpu-clock", perr, sizeof(perr));
+		event_list_add_off_cpu(&so->events);
+		so->min_block_ns = (uint64_t)(a->cfg.min_block * 1e9);
+	}
+	so->rows_max = a->cfg.table_rows;
+	so->max_table_bytes = a->cfg.max_table_bytes;
+	so->max_procs = a->cfg.max_processes;
+	so->table_idle_ttl = a->cfg.table_idle_ttl;
+	so->max_stacks = a->cfg.max_stacks;
+	so->defer_stack = (uint32_t)a->cfg.defer_stack;
+	so->defer_budget = a->cfg.defer_budget;
+	so->table_cache_bytes = a->cfg.table_cache_size;
+	so->build_workers = a->cfg.build_workers;
+	so->lines = !a->cfg.no_source_lines;
+	if (!a->cfg.table_cache || strcmp(a->cfg.table_cache, "off"))
+		snprintf(so->table_cache, sizeof(so->table_cache), "%s",
+			 a->cfg.table_cache ? a->cfg.table_cache : AGENT_TABLE_CACHE_DEFAULT);
+	/*
+	 * debuginfod only when asked: libdebuginfod (and libdw) read the servers and
+	 * the cache from the environment, set here before any thread starts
+	 */
+	so->debuginfod =
+	    a->cfg.debuginfod && *a->cfg.debuginfod && strcmp(a->cfg.debuginfod, "off");
+	if (!so->debuginfod) {
+		unsetenv("DEBUGINFOD_URLS");
+	} else if (setenv("DEBUGINFOD_URLS", a->cfg.debuginfod, 1) ||
+		   setenv("DEBUGINFOD_CACHE_PATH",
+			  a->cfg.debuginfod_cache ? a->cfg.debuginfod_cache
+						  : AGENT_DEBUGINFOD_CACHE_DEFAULT,
+			  1)) {
+		alog(ALOG_ERROR, "cannot set the debuginfod environment", NULL);
+		return -1;
+	}
+	so->fetch.dbgd.timeout_ns = (uint64_t)(a->cfg.debuginfod_timeout * 1e9);
+	so->fetch.dbgd.max_bytes = a->cfg.debuginfod_max_size;
+	return 0;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -389,12 +479,8 @@ int cmd_agent(int argc, char **argv)
 	static struct agent a;
 	struct session_opts so = {0};
 	struct agent_push_config pc;
-	struct agent_push_stats ps = {0};
-	struct stop_times st = {0};
-	double t;
 	struct sigaction sa = {0};
 	char err[512], q[600], sbuf[PATH_MAX], kerr[256];
-	const char *reason;
 	int lerr, ret = 1;
 
 	a.started_unix = (double)unix_ns() / 1e9;
@@ -434,54 +520,8 @@ int cmd_agent(int argc, char **argv)
 		if (!a.push)
 			goto out;
 	}
-	so.all = !a.cfg.cgroup && !a.cfg.container;
-	if ((a.cfg.cgroup && cgroup_resolve(a.cfg.cgroup, so.cgroup, sizeof(so.cgroup))) ||
-	    (a.cfg.container &&
-	     cgroup_find_container(a.cfg.container, so.cgroup, sizeof(so.cgroup)))) {
-		alog(ALOG_ERROR, "cannot resolve --cgroup / --container (see the line above)", NULL);
+	if (session_opts_from_config(&a, &so))
 		goto out;
-	}
-	so.freq = a.cfg.freq;
-	so.max_frames = a.cfg.max_frames;
-	so.kernel = !a.cfg.user_only;
-	/* off-CPU beside CPU: the CPU profile keeps its series, off_cpu is one more type */
-	if (a.cfg.off_cpu) {
-		char perr[128];
-
-		event_list_parse(&so.events, "cpu-clock", perr, sizeof(perr));
-		event_list_add_off_cpu(&so.events);
-		so.min_block_ns = (uint64_t)(a.cfg.min_block * 1e9);
-	}
-	so.rows_max = a.cfg.table_rows;
-	so.max_table_bytes = a.cfg.max_table_bytes;
-	so.max_procs = a.cfg.max_processes;
-	so.table_idle_ttl = a.cfg.table_idle_ttl;
-	so.max_stacks = a.cfg.max_stacks;
-	so.defer_stack = (uint32_t)a.cfg.defer_stack;
-	so.defer_budget = a.cfg.defer_budget;
-	so.table_cache_bytes = a.cfg.table_cache_size;
-	so.build_workers = a.cfg.build_workers;
-	so.lines = !a.cfg.no_source_lines;
-	if (!a.cfg.table_cache || strcmp(a.cfg.table_cache, "off"))
-		snprintf(so.table_cache, sizeof(so.table_cache), "%s",
-			 a.cfg.table_cache ? a.cfg.table_cache : AGENT_TABLE_CACHE_DEFAULT);
-	/*
-	 * debuginfod only when asked: libdebuginfod (and libdw) read the servers and
-	 * the cache from the environment, set here before any thread starts
-	 */
-	so.debuginfod = a.cfg.debuginfod && *a.cfg.debuginfod && strcmp(a.cfg.debuginfod, "off");
-	if (!so.debuginfod) {
-		unsetenv("DEBUGINFOD_URLS");
-	} else if (setenv("DEBUGINFOD_URLS", a.cfg.debuginfod, 1) ||
-		   setenv("DEBUGINFOD_CACHE_PATH",
-			  a.cfg.debuginfod_cache ? a.cfg.debuginfod_cache
-						 : AGENT_DEBUGINFOD_CACHE_DEFAULT,
-			  1)) {
-		alog(ALOG_ERROR, "cannot set the debuginfod environment", NULL);
-		goto out;
-	}
-	so.fetch.dbgd.timeout_ns = (uint64_t)(a.cfg.debuginfod_timeout * 1e9);
-	so.fetch.dbgd.max_bytes = a.cfg.debuginfod_max_size;
 	if (session_start(&a.s, &so)) {
 		alog(ALOG_ERROR, "cannot start profiling (see the lines above)", NULL);
 		a.session_started = true; /* partly started: session_free cleans up */
@@ -530,25 +570,7 @@ int cmd_agent(int argc, char **argv)
 		     alog_quote(strerror(-lerr), q, sizeof(q)));
 	run(&a);
 	ret = 0;
-	reason = session_stop_requested ? "signal" : "duration";
-	agent_sd_notify("STOPPING=1");
-	t = mono_sec();
-	/* detaches and drains: everything sampled lands in the final, partial interval */
-	session_stop(&a.s);
-	st.session = mono_sec() - t;
-	t = mono_sec();
-	agent_flush_interval(&a, &a.s.agg, unix_ns());
-	agent_metrics_stop(a.metrics);
-	a.metrics = NULL;
-	st.flush = mono_sec() - t;
-	t = mono_sec();
-	agent_push_stop(a.push,
-			a.cfg.push_timeout < STOP_PUSH_GRACE_MAX ? a.cfg.push_timeout
-								 : STOP_PUSH_GRACE_MAX,
-			&ps);
-	a.push = NULL;
-	st.push = mono_sec() - t;
-	log_stopped(&a, reason, &ps, &st);
+	agent_stop(&a);
 out:
 	agent_metrics_stop(a.metrics);
 	agent_push_stop(a.push, 0, NULL);

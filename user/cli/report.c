@@ -35,8 +35,8 @@ static struct report_args {
 } args = {.out = {.mode = OUTPUT_DEFAULT_MODE}};
 
 static const struct argp_option opts[] = {
-	{"no-kernel-symbols", 'K', NULL, 0, "print kernel frames as addresses", 0},
-	{},
+    {"no-kernel-symbols", 'K', NULL, 0, "print kernel frames as addresses", 0},
+    {},
 };
 
 static const char default_input[] = RECORDING_DEFAULT_PATH;
@@ -114,20 +114,66 @@ static int output_done(struct output_file *of)
 	return output_child ? output_finish(of) : output_commit(of, false);
 }
 
+/* The profile's period, times and event types, from what the recording says. */
+static void info_from_recording(struct profile_info *info, const struct recording_meta *meta,
+				struct event_list *events, struct prof_event *pevents)
+{
+	int i;
+
+	info->period_ns = meta->freq ? 1000000000ull / meta->freq : 0;
+	info->start_unix_ns = meta->start_unix_ns;
+	info->duration_ns = meta->duration_ns;
+	info->event = meta->event[0] ? meta->event : "cpu-clock";
+	/* the recording's events, parsed again for their pprof types and units */
+	for (i = 0; i < meta->nr_events; i++) {
+		char perr[256];
+
+		if (!strcmp(meta->event_names[i], "off-cpu")
+			? event_list_add_off_cpu(events)
+			: event_list_parse(events, meta->event_names[i], perr, sizeof(perr)))
+			break;
+	}
+	if (meta->nr_events && events->nr == meta->nr_events) {
+		event_list_describe(events, pevents);
+		info->events = pevents;
+		info->nr_events = (size_t)events->nr;
+	}
+}
+
+/* Writes the profile to of; 0 when it is all out (else the output is removed). */
+static int write_report(struct output_file *of, struct profile *prof)
+{
+	if (output_write(of->f, prof, args.out.format, args.input, &args.out.view)) {
+		fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
+		if (args.out.path)
+			output_abort(of);
+		return -1;
+	}
+	if (output_done(of)) {
+		fprintf(stderr, "cfiprof: writing %s failed: %s\n",
+			args.out.path ? args.out.path : "standard output", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct argp_child children[] = {
-		{&output_argp, 0, NULL, 0}, {&symbol_argp, 0, NULL, 0}, {0}};
+	    {&output_argp, 0, NULL, 0}, {&symbol_argp, 0, NULL, 0}, {0}};
 	static const struct argp argp = {
-		opts, parse_opt, "[FILE]",
-		"Render a recording kept by 'cfiprof record' (FILE, default " RECORDING_DEFAULT_PATH
-		"; -: standard input), symbolizing it again from the files it names.",
-		children, NULL, NULL};
+	    opts,
+	    parse_opt,
+	    "[FILE]",
+	    "Render a recording kept by 'cfiprof record' (FILE, default " RECORDING_DEFAULT_PATH
+	    "; -: standard input), symbolizing it again from the files it names.",
+	    children,
+	    NULL,
+	    NULL};
 	struct recording_meta meta = {0};
 	struct profile_info info = {0};
 	struct prof_event pevents[PROF_MAX_EVENTS];
 	struct event_list events = {0};
-	int i;
 	struct aggregator agg;
 	struct sym_cache *syms = NULL;
 	struct sym_fetch *fetch = NULL;
@@ -182,7 +228,8 @@ int cmd_report(int argc, char **argv)
 		args.input = "standard input"; /* in messages and as the profile's title */
 	if (!in) {
 		fprintf(stderr, "cfiprof: cannot read %s: %s%s\n", args.input, strerror(errno),
-			args.input == default_input ? " (record keeps it when run without -o)" : "");
+			args.input == default_input ? " (record keeps it when run without -o)"
+						    : "");
 		ksyms_free(ks);
 		if (args.out.path)
 			output_abort(&of);
@@ -218,37 +265,12 @@ int cmd_report(int argc, char **argv)
 	fn.saved_user = meta.frames;
 	fn.saved_python = meta.py_frames;
 	fn.perfmaps_by_path = true;
-	info.period_ns = meta.freq ? 1000000000ull / meta.freq : 0;
-	info.start_unix_ns = meta.start_unix_ns;
-	info.duration_ns = meta.duration_ns;
-	info.event = meta.event[0] ? meta.event : "cpu-clock";
-	/* the recording's events, parsed again for their pprof types and units */
-	for (i = 0; i < meta.nr_events; i++) {
-		char perr[256];
-
-		if (!strcmp(meta.event_names[i], "off-cpu") ? event_list_add_off_cpu(&events)
-		    : event_list_parse(&events, meta.event_names[i], perr, sizeof(perr)))
-			break;
-	}
-	if (meta.nr_events && events.nr == meta.nr_events) {
-		event_list_describe(&events, pevents);
-		info.events = pevents;
-		info.nr_events = (size_t)events.nr;
-	}
+	info_from_recording(&info, &meta, &events, pevents);
 	if (profile_build(&prof, &agg, &fn, &info)) {
 		fprintf(stderr, "cfiprof: out of memory while symbolizing\n");
 		goto out_fn;
 	}
-	if (output_write(of.f, &prof, args.out.format, args.input, &args.out.view)) {
-		fprintf(stderr, "cfiprof: writing the output failed: %s\n", strerror(errno));
-		if (args.out.path)
-			output_abort(&of);
-	} else if (output_done(&of)) {
-		fprintf(stderr, "cfiprof: writing %s failed: %s\n",
-			args.out.path ? args.out.path : "standard output", strerror(errno));
-	} else {
-		ret = 0;
-	}
+	ret = write_report(&of, &prof) ? 1 : 0;
 	fprintf(stderr, "cfiprof: %" PRIu64 " samples, %zu stacks\n", prof.total, prof.nr_samples);
 	profile_free(&prof);
 out_fn:
