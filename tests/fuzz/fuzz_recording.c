@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = fuzz_memfd("recording", data, size, path, sizeof(path));
 	f = fdopen(fd, "r");
 	syms = sym_cache_new();
-	pt = syms ? proc_tracker_new(NULL, syms, -1, -1) : NULL;
+	pt = syms ? proc_tracker_new_names(syms) : NULL;
 	cg = cgroup_names_new_saved();
 	meta.frames = saved_frames_new();
 	meta.py_frames = saved_python_new();

@@ -75,7 +75,8 @@ static inline int tracker_world_init(struct tracker_world *w)
 			     w->pages_fd, 65536))
 		goto fail;
 	w->ts_ready = true;
-	w->pt = proc_tracker_new(&w->ts, w->syms, w->procs_fd, w->maps_fd);
+	w->pt = proc_tracker_new(&(struct proc_tracker_opts){
+	    .ts = &w->ts, .syms = w->syms, .procs_fd = w->procs_fd, .mappings_fd = w->maps_fd});
 	if (!w->pt)
 		goto fail;
 	return 0;

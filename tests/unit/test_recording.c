@@ -74,7 +74,8 @@ static void test_recording(void)
 		CHECK(0, "BPF maps: %d %d %d", pages_fd, procs_fd, maps_fd);
 	table_store_init(&ts, rows_mem, ROWS_MAX, rules_mem, RULES_MAX, pages_fd, 65536);
 	syms = sym_cache_new();
-	pt = proc_tracker_new(&ts, syms, procs_fd, maps_fd);
+	pt = proc_tracker_new(&(struct proc_tracker_opts){
+	    .ts = &ts, .syms = syms, .procs_fd = procs_fd, .mappings_fd = maps_fd});
 	CHECK(pt && syms, "tracker");
 	if (!pt || !syms)
 		return;
@@ -242,7 +243,7 @@ static void test_recording(void)
 /* An empty tracker writes only the header and the stacks. */
 static void test_recording_no_procs(void)
 {
-	struct proc_tracker *pt = proc_tracker_new(NULL, NULL, -1, -1);
+	struct proc_tracker *pt = proc_tracker_new_names(NULL);
 	static const uint64_t u[] = {0xabc};
 	struct aggregator a;
 	char *buf = NULL;
@@ -267,7 +268,7 @@ static void test_recording_no_procs(void)
 		struct recording_meta meta = {0};
 		struct aggregator back;
 		struct sym_cache *sc = sym_cache_new();
-		struct proc_tracker *pt2 = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+		struct proc_tracker *pt2 = sc ? proc_tracker_new_names(sc) : NULL;
 		struct agg_stack **v;
 		uint64_t bad = 0, nr = 0;
 		char err[128];
@@ -306,7 +307,7 @@ static void test_recording_unknown_reason(void)
 				   "stack 3 7 7 200 0 newer k - u abc\n"
 				   "stack 2 7 7 1 0 newer k - u abd\n";
 	struct sym_cache *sc = sym_cache_new();
-	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+	struct proc_tracker *pt = sc ? proc_tracker_new_names(sc) : NULL;
 	struct recording_meta meta = {0};
 	struct agg_stack **v = NULL;
 	uint64_t bad = 0, nr = 0;
@@ -321,8 +322,8 @@ static void test_recording_unknown_reason(void)
 	CHECK(bad == 0 && nr == 2 && v, "read %" PRIu64 " stacks, %" PRIu64 " malformed", nr, bad);
 	for (uint64_t i = 0; v && i < nr; i++)
 		if (v[i]->count == 3)
-			CHECK(v[i]->reason == 200 && streq(stop_reason_name(v[i]->reason),
-							   "unknown(200)"),
+			CHECK(v[i]->reason == 200 &&
+				  streq(stop_reason_name(v[i]->reason), "unknown(200)"),
 			      "the newer reason: %u, named %s", v[i]->reason,
 			      stop_reason_name(v[i]->reason));
 	CHECK(a.unknown_reason == 3 && a.by_reason[STOP_COMPLETE] == 0 &&
@@ -356,7 +357,8 @@ static void test_stop_reason_list(void)
 			char quoted[64];
 
 			snprintf(quoted, sizeof(quoted), "`%s`", stop_reason_name(i));
-			CHECK(doc && strstr(doc, quoted), "docs/record.md does not name %s", quoted);
+			CHECK(doc && strstr(doc, quoted), "docs/record.md does not name %s",
+			      quoted);
 		}
 		free(doc);
 	}
@@ -374,7 +376,7 @@ static void test_recording_kernel_names(void)
 	struct recording_meta wmeta = {.freq = 99, .event = "cpu-clock"}, meta = {0};
 	struct aggregator a, back;
 	struct sym_cache *sc = sym_cache_new();
-	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+	struct proc_tracker *pt = sc ? proc_tracker_new_names(sc) : NULL;
 	struct frame_namer fn;
 	struct ksyms *ks;
 	size_t len = 0;
@@ -520,7 +522,7 @@ static void test_recording_python(void)
 	    "stack 1 7 7 0 0 app k - u 1000,2001,3001 g 4 py 10:20:0:zz:ab\n";
 	struct recording_meta meta = {0}, wmeta = {.freq = 99, .event = "cpu-clock"};
 	struct sym_cache *sc = sym_cache_new();
-	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+	struct proc_tracker *pt = sc ? proc_tracker_new_names(sc) : NULL;
 	struct python_names *pn = python_names_new(NULL, NULL);
 	struct aggregator a;
 	char *out, *buf = NULL;
@@ -576,7 +578,7 @@ static void test_recording_python_prologue(void)
 	    "stack 2 7 7 0 0 app k - u 2000,3001,2001,4001 g 4 py 30:40:1:0:ab,10:20:1:0:ab\n";
 	struct recording_meta meta = {0};
 	struct sym_cache *sc = sym_cache_new();
-	struct proc_tracker *pt = sc ? proc_tracker_new(NULL, sc, -1, -1) : NULL;
+	struct proc_tracker *pt = sc ? proc_tracker_new_names(sc) : NULL;
 	struct aggregator a;
 	uint64_t bad = 0;
 	char *out = report_folded(text, &a, pt, &meta, &bad);
@@ -585,8 +587,9 @@ static void test_recording_python_prologue(void)
 	CHECK(out && strstr(out, "app;main;_PyEval_EvalFrameDefault;caller (app.py:5);"
 				 "PyObject_Vectorcall;_PyEval_EvalFrameDefault 3\n"),
 	      "prologue sample:\n%s", out ? out : "");
-	CHECK(out && strstr(out, "app;main;_PyEval_EvalFrameDefault;caller (app.py:5);"
-				 "PyObject_Vectorcall;_PyEval_EvalFrameDefault;callee (app.py:9) 2\n"),
+	CHECK(out &&
+		  strstr(out, "app;main;_PyEval_EvalFrameDefault;caller (app.py:5);"
+			      "PyObject_Vectorcall;_PyEval_EvalFrameDefault;callee (app.py:9) 2\n"),
 	      "linked sample:\n%s", out ? out : "");
 	free(out);
 	saved_frames_free(meta.frames);

@@ -325,8 +325,7 @@ static void test_warm(void)
 	sym_cache_set_lines(c, true);
 	sym_cache_warm_lines(c);
 	snprintf(inl, sizeof(inl), "%s/progs/inlines", out_dir());
-	CHECK(sym_cache_get(c, NULL, real, -1, 0) && sym_cache_get(c, NULL, inl, -1, 0),
-	      "loaded");
+	CHECK(sym_cache_get(c, NULL, real, -1, 0) && sym_cache_get(c, NULL, inl, -1, 0), "loaded");
 	CHECK(sym_cache_remove(c, inl) == 0, "%s removed while queued or open", inl);
 	sym_cache_free(c);
 }
@@ -607,7 +606,7 @@ static int render_to(FILE *out, const char *rec, enum out_format fmt, const stru
 {
 	struct recording_meta meta = {0};
 	struct sym_cache *sc = sym_cache_new();
-	struct proc_tracker *pt = proc_tracker_new(NULL, sc, -1, -1);
+	struct proc_tracker *pt = proc_tracker_new_names(sc);
 	struct profile_info info = {.period_ns = 10000000};
 	struct aggregator a;
 	struct frame_namer fn;

@@ -89,7 +89,7 @@ static bool world_open(struct tracker_world *w, uint32_t workers, struct observe
 		CHECK(0, "tracker over BPF maps (root?)");
 		return false;
 	}
-	proc_tracker_set_build_workers(w->pt, workers);
+	w->pt->opts.build_workers = workers;
 	if (o) {
 		w->pt->build_hook = observe;
 		w->pt->build_hook_ctx = o;
@@ -217,12 +217,12 @@ static void test_fd_budget(void)
 	CHECK(proc_tracker_load_now(serial.pt, self()) == 0, "serial load");
 	CHECK(proc_tracker_load_now(parallel.pt, self()) == 0, "parallel load");
 	fds_after = open_fd_count();
-	CHECK(serial.pt->files.nr <= 4 && parallel.pt->files.nr <= 4,
+	CHECK(serial.pt->snap.files.nr <= 4 && parallel.pt->snap.files.nr <= 4,
 	      "the file indexes hold %u and %u files (16 fds a load: 4 at most)",
-	      serial.pt->files.nr, parallel.pt->files.nr);
-	CHECK(fds_after == fds_before + (int)(serial.pt->files.nr + parallel.pt->files.nr),
+	      serial.pt->snap.files.nr, parallel.pt->snap.files.nr);
+	CHECK(fds_after == fds_before + (int)(serial.pt->snap.files.nr + parallel.pt->snap.files.nr),
 	      "%d fds open before, %d after, %u held by the file indexes", fds_before, fds_after,
-	      serial.pt->files.nr + parallel.pt->files.nr);
+	      serial.pt->snap.files.nr + parallel.pt->snap.files.nr);
 	proc_tracker_stats(parallel.pt, &st);
 	CHECK(st.tables_prebuilt > 0 && st.tables_prebuilt <= 16,
 	      "%" PRIu64 " tables built up front (16 fds)", st.tables_prebuilt);
@@ -276,20 +276,20 @@ static void test_waiting_process_first(void)
 	proc_tracker_request(pt, 103, WORK_LOAD, 0);
 	proc_tracker_request(pt, 104, WORK_EXEC, 0);
 	proc_tracker_note_waiting(pt, 104, 0x1000);
-	CHECK(pt->queue[pt->q_head].pid == 104 && pt->queue[pt->q_head].kind == WORK_EXEC,
-	      "head: pid %u", pt->queue[pt->q_head].pid);
-	CHECK(pt->queue[pt->q_head + 1].pid == 101 && pt->queue[pt->q_head + 2].pid == 102,
+	CHECK(pt->work.queue[pt->work.q_head].pid == 104 && pt->work.queue[pt->work.q_head].kind == WORK_EXEC,
+	      "head: pid %u", pt->work.queue[pt->work.q_head].pid);
+	CHECK(pt->work.queue[pt->work.q_head + 1].pid == 101 && pt->work.queue[pt->work.q_head + 2].pid == 102,
 	      "the others keep their order");
 	/* an exit queued before its load is a pid reused: the new process's load stays behind it */
 	proc_tracker_note_waiting(pt, 103, 0x1000);
-	CHECK(pt->queue[pt->q_head].pid == 104, "head: pid %u", pt->queue[pt->q_head].pid);
-	CHECK(pt->queue[pt->q_head + 3].kind == WORK_EXIT && pt->queue[pt->q_head + 4].pid == 103,
+	CHECK(pt->work.queue[pt->work.q_head].pid == 104, "head: pid %u", pt->work.queue[pt->work.q_head].pid);
+	CHECK(pt->work.queue[pt->work.q_head + 3].kind == WORK_EXIT && pt->work.queue[pt->work.q_head + 4].pid == 103,
 	      "103's exit, then its load");
 	/* the head itself stays */
 	proc_tracker_note_waiting(pt, 104, 0x2000);
 	proc_tracker_stats(pt, &st);
 	CHECK(st.loads_hurried == 1, "%" PRIu64 " loads hurried", st.loads_hurried);
-	CHECK(pt->q_len == 5, "%u queued", pt->q_len);
+	CHECK(pt->work.q_len == 5, "%u queued", pt->work.q_len);
 	tracker_world_free(&w);
 }
 
@@ -311,31 +311,31 @@ static void test_reload_for_walk_bounded(void)
 	pt = w.pt; /* the load thread is not started: the queue stays as set */
 	CHECK(proc_tracker_load_now(pt, self()) == 0, "load");
 	proc_tracker_reload_for_walk(pt, 1u << 30, t);
-	CHECK(pt->q_len == 0, "a load queued for an unknown pid");
+	CHECK(pt->work.q_len == 0, "a load queued for an unknown pid");
 	proc_tracker_reload_for_walk(pt, self(), t);
-	CHECK(pt->q_len == 1 && pt->queue[pt->q_head].pid == self(), "%u loads queued", pt->q_len);
+	CHECK(pt->work.q_len == 1 && pt->work.queue[pt->work.q_head].pid == self(), "%u loads queued", pt->work.q_len);
 	/* as if the load thread had taken it */
-	pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
-	pt->q_len = 0;
+	pt->work.q_head = (pt->work.q_head + 1) % QUEUE_CAP;
+	pt->work.q_len = 0;
 	proc_tracker_reload_for_walk(pt, self(), t + gap - 1);
-	CHECK(pt->q_len == 0, "a second load within %" PRIu64 " ns", gap);
+	CHECK(pt->work.q_len == 0, "a second load within %" PRIu64 " ns", gap);
 	proc_tracker_request(pt, 1u << 30, WORK_LOAD, 0);
 	proc_tracker_reload_for_walk(pt, self(), t + gap);
-	CHECK(pt->q_len == 1, "asked ahead of another process's queued load");
-	pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
-	pt->q_len = 0;
+	CHECK(pt->work.q_len == 1, "asked ahead of another process's queued load");
+	pt->work.q_head = (pt->work.q_head + 1) % QUEUE_CAP;
+	pt->work.q_len = 0;
 	proc_tracker_reload_for_walk(pt, self(), t + gap);
-	CHECK(pt->q_len == 1, "none after a gap, the queue empty");
-	pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
-	pt->q_len = 0;
+	CHECK(pt->work.q_len == 1, "none after a gap, the queue empty");
+	pt->work.q_head = (pt->work.q_head + 1) % QUEUE_CAP;
+	pt->work.q_len = 0;
 	/* all processes' share of the slot spent: none more until the next slot */
-	pt->reload_slot_used = RELOADS_FOR_WALKS_PER_SLOT;
+	pt->reload.reload_slot_used = RELOADS_FOR_WALKS_PER_SLOT;
 	proc_tracker_reload_for_walk(pt, self(), t + 3 * gap);
-	CHECK(pt->q_len == 0, "asked over the bound for all");
+	CHECK(pt->work.q_len == 0, "asked over the bound for all");
 	proc_tracker_reload_for_walk(pt, self(), t + RELOAD_SLOT_NS);
 	proc_tracker_stats(pt, &st);
-	CHECK(pt->q_len == 1 && st.reloads_for_walks == 3,
-	      "%u queued in the next slot, %" PRIu64 " asked in all", pt->q_len,
+	CHECK(pt->work.q_len == 1 && st.reloads_for_walks == 3,
+	      "%u queued in the next slot, %" PRIu64 " asked in all", pt->work.q_len,
 	      st.reloads_for_walks);
 	tracker_world_free(&w);
 }
@@ -346,8 +346,8 @@ static int queued_of(struct proc_tracker *pt, uint32_t pid, int *yielded)
 	int n = 0;
 
 	*yielded = 0;
-	for (uint32_t k = 0; k < pt->q_len; k++) {
-		const struct work_item *q = &pt->queue[(pt->q_head + k) % QUEUE_CAP];
+	for (uint32_t k = 0; k < pt->work.q_len; k++) {
+		const struct work_item *q = &pt->work.queue[(pt->work.q_head + k) % QUEUE_CAP];
 
 		n += q->pid == pid;
 		*yielded += q->pid == pid && q->yielded;
@@ -358,10 +358,10 @@ static int queued_of(struct proc_tracker *pt, uint32_t pid, int *yielded)
 /* Takes the head of the queue and runs it as the load thread would. */
 static void run_head(struct proc_tracker *pt)
 {
-	struct work_item w = pt->queue[pt->q_head];
+	struct work_item w = pt->work.queue[pt->work.q_head];
 
-	pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
-	pt->q_len--;
+	pt->work.q_head = (pt->work.q_head + 1) % QUEUE_CAP;
+	pt->work.q_len--;
 	pthread_mutex_lock(&pt->load_lock);
 	tracker_load_proc(pt, w.pid, w.kind == WORK_EXEC, w.time_ns, &w);
 	pthread_mutex_unlock(&pt->load_lock);
@@ -396,13 +396,13 @@ static void test_big_load_stays_behind(void)
 	proc_tracker_stats(pt, &st);
 	n = queued_of(pt, (uint32_t)big, &yielded);
 	CHECK(st.big_loads_yielded == 1 && n == 2 && yielded == 1 &&
-		  pt->queue[(pt->q_head + pt->q_len - 1) % QUEUE_CAP].yielded,
+		  pt->work.queue[(pt->work.q_head + pt->work.q_len - 1) % QUEUE_CAP].yielded,
 	      "the big load sent to the back: %" PRIu64 " yielded, %d queued", st.big_loads_yielded,
 	      n);
 	/* its samples wait: the other request comes first, and is sent back unread */
 	proc_tracker_note_waiting(pt, (uint32_t)big, 0x1000);
-	CHECK(pt->queue[pt->q_head].pid == (uint32_t)big && !pt->queue[pt->q_head].yielded,
-	      "the request not sent back is hurried: head pid %u", pt->queue[pt->q_head].pid);
+	CHECK(pt->work.queue[pt->work.q_head].pid == (uint32_t)big && !pt->work.queue[pt->work.q_head].yielded,
+	      "the request not sent back is hurried: head pid %u", pt->work.queue[pt->work.q_head].pid);
 	run_head(pt);
 	proc_tracker_stats(pt, &st);
 	n = queued_of(pt, (uint32_t)big, &yielded);
@@ -412,8 +412,8 @@ static void test_big_load_stays_behind(void)
 	      n, yielded, st.big_loads_yielded);
 	/* the one sent back stays behind, however its samples wait */
 	proc_tracker_note_waiting(pt, (uint32_t)big, 0x1000);
-	CHECK(pt->queue[pt->q_head].pid == 1u << 30, "the big load hurried to the front: pid %u",
-	      pt->queue[pt->q_head].pid);
+	CHECK(pt->work.queue[pt->work.q_head].pid == 1u << 30, "the big load hurried to the front: pid %u",
+	      pt->work.queue[pt->work.q_head].pid);
 	tracker_world_free(&w);
 out:
 	if (big > 0) {
@@ -440,7 +440,8 @@ static void test_stop_cancels_build(void)
 	const char *big = "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1";
 	struct tracker_world w;
 	int fd = open(big, O_RDONLY | O_CLOEXEC), started = 0;
-	void *at = fd < 0 ? MAP_FAILED : mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	void *at =
+	    fd < 0 ? MAP_FAILED : mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 	uint64_t t0, until;
 	double stop_ms;
 

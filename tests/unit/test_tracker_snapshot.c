@@ -62,7 +62,7 @@ static uint32_t nr_snaps(struct proc_tracker *pt)
 	uint32_t n;
 
 	pthread_mutex_lock(&pt->lock);
-	n = pt->nr_snaps;
+	n = pt->snap.nr_snaps;
 	pthread_mutex_unlock(&pt->lock);
 	return n;
 }
@@ -111,9 +111,9 @@ static void test_load_gone_from_snapshot(void)
 	CHECK(st.snapshots_taken == 1 && nr_snaps(w.pt) == 1, "%" PRIu64 " snapshots taken",
 	      st.snapshots_taken);
 	pthread_mutex_lock(&w.pt->lock);
-	if (w.pt->snaps)
-		taken_ns = w.pt->snaps->taken_ns;
-	CHECK(w.pt->snap_fds > 0, "the snapshot holds %u files", w.pt->snap_fds);
+	if (w.pt->snap.snaps)
+		taken_ns = w.pt->snap.snaps->taken_ns;
+	CHECK(w.pt->snap.snap_fds > 0, "the snapshot holds %u files", w.pt->snap.snap_fds);
 	pthread_mutex_unlock(&w.pt->lock);
 	/* asked again for mappings it has read since: nothing new */
 	proc_tracker_snapshot(w.pt, pid, taken_ns);
@@ -123,9 +123,9 @@ static void test_load_gone_from_snapshot(void)
 
 	CHECK(proc_tracker_load_now(w.pt, pid) == 0, "load of the reaped child");
 	proc_tracker_stats(w.pt, &st);
-	CHECK(st.snapshots_used == 1 && nr_snaps(w.pt) == 0 && w.pt->snap_fds == 0,
+	CHECK(st.snapshots_used == 1 && nr_snaps(w.pt) == 0 && w.pt->snap.snap_fds == 0,
 	      "snapshots used %" PRIu64 ", %u left, %u fds held", st.snapshots_used, nr_snaps(w.pt),
-	      w.pt->snap_fds);
+	      w.pt->snap.snap_fds);
 	CHECK(!bpf_map_lookup_elem(w.procs_fd, &pid, &pv) && pv.loaded_ns == taken_ns,
 	      "procs entry with the snapshot's time (%" PRIu64 ", want %" PRIu64 ")",
 	      (uint64_t)pv.loaded_ns, taken_ns);
@@ -178,9 +178,9 @@ static void test_pid_reuse(void)
 		return;
 	}
 	pthread_mutex_lock(&w.pt->lock);
-	if (w.pt->snaps) {
-		real_start = w.pt->snaps->start_time;
-		w.pt->snaps->start_time += 1000; /* as if an earlier process had the pid */
+	if (w.pt->snap.snaps) {
+		real_start = w.pt->snap.snaps->start_time;
+		w.pt->snap.snaps->start_time += 1000; /* as if an earlier process had the pid */
 	}
 	pthread_mutex_unlock(&w.pt->lock);
 	CHECK(real_start > 0, "snapshot taken");
@@ -192,26 +192,26 @@ static void test_pid_reuse(void)
 	 * snapshot alone spent the 20 ms a second (a clean-clone run: 1 taken)
 	 */
 	pthread_mutex_lock(&w.pt->lock);
-	w.pt->snap_window_spent_ns = 0;
-	w.pt->snap_window_taken = 0;
+	w.pt->snap.snap_window_spent_ns = 0;
+	w.pt->snap.snap_window_taken = 0;
 	pthread_mutex_unlock(&w.pt->lock);
 	proc_tracker_snapshot(w.pt, pid, 0);
 	proc_tracker_stats(w.pt, &st);
 	pthread_mutex_lock(&w.pt->lock);
-	CHECK(st.snapshots_taken == 2 && w.pt->nr_snaps == 1 && w.pt->snaps &&
-		  w.pt->snaps->start_time == real_start && !w.pt->snaps->exit_seen,
+	CHECK(st.snapshots_taken == 2 && w.pt->snap.nr_snaps == 1 && w.pt->snap.snaps &&
+		  w.pt->snap.snaps->start_time == real_start && !w.pt->snap.snaps->exit_seen,
 	      "after an exit, the new process under the pid snapshotted anew (%" PRIu64 " taken)",
 	      st.snapshots_taken);
 	/* the other way round: a stale snapshot meets the live process at its load */
-	if (w.pt->snaps)
-		w.pt->snaps->start_time += 1000;
+	if (w.pt->snap.snaps)
+		w.pt->snap.snaps->start_time += 1000;
 	pthread_mutex_unlock(&w.pt->lock);
 	CHECK(proc_tracker_load_now(w.pt, pid) == 0, "load of the live child");
 	proc_tracker_stats(w.pt, &st);
 	p = proc_tracker_find(w.pt, pid);
-	CHECK(st.snapshots_used == 0 && nr_snaps(w.pt) == 0 && w.pt->snap_fds == 0,
+	CHECK(st.snapshots_used == 0 && nr_snaps(w.pt) == 0 && w.pt->snap.snap_fds == 0,
 	      "a snapshot of another start time: used %" PRIu64 ", %u left, %u fds",
-	      st.snapshots_used, nr_snaps(w.pt), w.pt->snap_fds);
+	      st.snapshots_used, nr_snaps(w.pt), w.pt->snap.snap_fds);
 	CHECK(p && !p->exited && p->start_time == real_start && p->cur && p->cur->ns_pid,
 	      "the live process loaded from /proc");
 	reap(&kid);
@@ -225,8 +225,8 @@ static void test_pid_reuse(void)
 static void pin_window(struct proc_tracker *pt, uint64_t spent_ns)
 {
 	pthread_mutex_lock(&pt->lock);
-	pt->snap_window_ns = mono_ns();
-	pt->snap_window_spent_ns = spent_ns;
+	pt->snap.snap_window_ns = mono_ns();
+	pt->snap.snap_window_spent_ns = spent_ns;
 	pthread_mutex_unlock(&pt->lock);
 }
 
@@ -272,22 +272,22 @@ static void test_budget_refusals(void)
 	}
 	proc_tracker_stats(w.pt, &st);
 	taken = st.snapshots_taken;
-	per_kid = taken ? w.pt->snap_fds / (uint32_t)taken : 0;
+	per_kid = taken ? w.pt->snap.snap_fds / (uint32_t)taken : 0;
 	printf("%d processes: %" PRIu64 " snapshots taken, %" PRIu64 " refused, %u fds held "
 	       "(at most %u)\n",
-	       KIDS, taken, st.snapshots_refused - 1, w.pt->snap_fds, fds_per_load() / 2);
+	       KIDS, taken, st.snapshots_refused - 1, w.pt->snap.snap_fds, fds_per_load() / 2);
 	/* 64, unless the files held came first: then one more would be over them */
 	CHECK(taken <= SNAPSHOTS_PER_SEC &&
 		  (taken == SNAPSHOTS_PER_SEC ||
-		   (per_kid && w.pt->snap_fds + per_kid > fds_per_load() / 2)),
+		   (per_kid && w.pt->snap.snap_fds + per_kid > fds_per_load() / 2)),
 	      "%" PRIu64 " snapshots taken in a window (want %d, or as many as %u files allow)",
 	      taken, SNAPSHOTS_PER_SEC, fds_per_load() / 2);
 	CHECK(taken + st.snapshots_refused - 1 == KIDS,
 	      "%" PRIu64 " taken + %" PRIu64 " refused of %d", taken, st.snapshots_refused - 1,
 	      KIDS);
-	CHECK(w.pt->snap_fds <= fds_per_load() / 2 && w.pt->nr_snaps == taken,
-	      "%u fds held (at most %u), %u snapshots", w.pt->snap_fds, fds_per_load() / 2,
-	      w.pt->nr_snaps);
+	CHECK(w.pt->snap.snap_fds <= fds_per_load() / 2 && w.pt->snap.nr_snaps == taken,
+	      "%u fds held (at most %u), %u snapshots", w.pt->snap.snap_fds, fds_per_load() / 2,
+	      w.pt->snap.nr_snaps);
 	for (i = 0; i < KIDS; i++)
 		reap(&kids[i]);
 	tracker_world_free(&w);
@@ -318,7 +318,7 @@ static void test_window_budget(void)
 		goto out;
 	pin_window(w.pt, 0);
 	pthread_mutex_lock(&w.pt->lock);
-	w.pt->snap_window_taken = SNAPSHOTS_PER_SEC - 1;
+	w.pt->snap.snap_window_taken = SNAPSHOTS_PER_SEC - 1;
 	pthread_mutex_unlock(&w.pt->lock);
 	proc_tracker_snapshot(w.pt, (uint32_t)kid, 0);
 	pin_window(w.pt, 0);
@@ -331,7 +331,7 @@ static void test_window_budget(void)
 	/* the count far from its budget, the CPU time at it */
 	pin_window(w.pt, SNAPSHOT_NS_PER_SEC);
 	pthread_mutex_lock(&w.pt->lock);
-	w.pt->snap_window_taken = 1;
+	w.pt->snap.snap_window_taken = 1;
 	pthread_mutex_unlock(&w.pt->lock);
 	proc_tracker_snapshot(w.pt, (uint32_t)kid2, 0);
 	proc_tracker_stats(w.pt, &st);
@@ -343,7 +343,7 @@ static void test_window_budget(void)
 	pin_window(w.pt, 0);
 	proc_tracker_snapshot(w.pt, (uint32_t)many, 0);
 	pthread_mutex_lock(&w.pt->lock);
-	spent = w.pt->snap_window_spent_ns;
+	spent = w.pt->snap.snap_window_spent_ns;
 	pthread_mutex_unlock(&w.pt->lock);
 	proc_tracker_stats(w.pt, &st);
 	CHECK(st.snapshots_refused == 3 && spent > 0,
@@ -352,15 +352,15 @@ static void test_window_budget(void)
 
 	/* a second later: the window starts again, whatever the last one took and spent */
 	pthread_mutex_lock(&w.pt->lock);
-	w.pt->snap_window_ns = mono_ns() - 1000000000ull;
-	w.pt->snap_window_spent_ns = SNAPSHOT_NS_PER_SEC;
-	w.pt->snap_window_taken = SNAPSHOTS_PER_SEC;
+	w.pt->snap.snap_window_ns = mono_ns() - 1000000000ull;
+	w.pt->snap.snap_window_spent_ns = SNAPSHOT_NS_PER_SEC;
+	w.pt->snap.snap_window_taken = SNAPSHOTS_PER_SEC;
 	pthread_mutex_unlock(&w.pt->lock);
 	proc_tracker_snapshot(w.pt, (uint32_t)kid2, 0);
 	proc_tracker_stats(w.pt, &st);
 	pthread_mutex_lock(&w.pt->lock);
-	taken = w.pt->snap_window_taken;
-	spent = w.pt->snap_window_spent_ns;
+	taken = w.pt->snap.snap_window_taken;
+	spent = w.pt->snap.snap_window_spent_ns;
 	pthread_mutex_unlock(&w.pt->lock);
 	CHECK(st.snapshots_taken == 2 && taken == 1 && spent > 0,
 	      "the next window: %" PRIu64 " taken (%" PRIu64 " in it), %" PRIu64 " ns spent",
@@ -387,7 +387,7 @@ static void test_per_process_cap(void)
 	for (i = 0; i < 11; i++) {
 		/* only this cap: the time one takes under a sanitizer is not the point here */
 		pthread_mutex_lock(&w.pt->lock);
-		w.pt->snap_window_spent_ns = 0;
+		w.pt->snap.snap_window_spent_ns = 0;
 		pthread_mutex_unlock(&w.pt->lock);
 		proc_tracker_snapshot(w.pt, (uint32_t)kid, mono_ns());
 	}
@@ -451,9 +451,9 @@ static void test_snapshots_beside_loads(void)
 	proc_tracker_drain(w.pt);
 	proc_tracker_stop(w.pt, false);
 	pthread_mutex_lock(&w.pt->lock);
-	for (s = w.pt->snaps; s; s = s->next)
+	for (s = w.pt->snap.snaps; s; s = s->next)
 		fds += s->nr_fds;
-	CHECK(fds == w.pt->snap_fds, "%u fds in the snapshots, %u counted", fds, w.pt->snap_fds);
+	CHECK(fds == w.pt->snap.snap_fds, "%u fds in the snapshots, %u counted", fds, w.pt->snap.snap_fds);
 	pthread_mutex_unlock(&w.pt->lock);
 	/* the live ones; a reaped one may have gone before its first snapshot */
 	for (i = 1; i < KIDS; i += 2) {
@@ -588,8 +588,8 @@ static void test_load_gone_from_exit_list(void)
 	 * whose program no load opened still gets them all.
 	 */
 	reap(&first);
-	file_index_free(&w.pt->files);
-	file_index_init(&w.pt->files, 0);
+	file_index_free(&w.pt->snap.files);
+	file_index_init(&w.pt->snap.files, 0);
 	kid = spawn_mapping_child(0);
 	if (kid > 0 && exit_list_of(kid, &rec)) {
 		struct proc_snapshot *snap;

@@ -242,7 +242,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (syms)
 		sym_cache_set_lines(syms, output_needs_lines(&args.out));
-	pt = syms ? proc_tracker_new(NULL, syms, -1, -1) : NULL;
+	pt = syms ? proc_tracker_new_names(syms) : NULL;
 	meta.frames = saved_frames_new();
 	meta.py_frames = saved_python_new();
 	if (!pt || !meta.frames || !meta.py_frames || agg_init(&agg, UINT64_MAX)) {

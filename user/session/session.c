@@ -70,7 +70,8 @@ static void queue_all_pids(struct proc_tracker *pt)
 	closedir(d);
 }
 
-/* Events other than perf events (probes, tracepoints, off-CPU time): the command waits its tables. */
+/* Events other than perf events (probes, tracepoints, off-CPU time): the command waits its tables.
+ */
 static bool held_for_events(const struct event_list *ev)
 {
 	for (int i = 0; i < ev->nr; i++) {
@@ -138,7 +139,6 @@ void session_read_counters(struct session *s, uint64_t c[CNT_MAX])
 		c[CNT_STOP_BASE + i] += s->deferred.stats.by_reason[i];
 }
 
-
 void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, uint64_t *lost)
 {
 	uint64_t c[CNT_MAX] = {0};
@@ -156,7 +156,7 @@ void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, 
 #define DEFERRED_TIMEOUT_NS  (5ull * 1000 * 1000 * 1000)
 #define DEFERRED_QUEUE_BYTES (64ull << 20)
 /* At stop, queued table loads get this long (one load is bounded by the tracker's budget). */
-#define SESSION_STOP_DRAIN_S 2.0
+#define SESSION_STOP_DRAIN_S  2.0
 #define SESSION_PYTHON_WAIT_S 1.0 /* for code objects still being read at stop */
 
 /*
@@ -266,9 +266,7 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 		sym_cache_set_lines(s->syms, o->lines);
 	if (s->syms && o->warm_lines)
 		sym_cache_warm_lines(s->syms);
-	s->pt = s->syms ? proc_tracker_new(&s->ts, s->syms, s->ld.procs_fd, s->ld.mappings_fd)
-			: NULL;
-	if (err || !s->pt || agg_init(&s->agg, o->max_stacks)) {
+	if (err || !s->syms || agg_init(&s->agg, o->max_stacks)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
@@ -278,14 +276,22 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
-	proc_tracker_set_python(s->pt, s->python);
-	proc_tracker_set_max_procs(s->pt, o->max_procs);
-	proc_tracker_set_build_workers(s->pt, o->build_workers);
 	/* a cache that cannot be used safely is said so and skipped: tables are built */
-	if (o->table_cache[0]) {
+	if (o->table_cache[0])
 		s->table_cache = cfi_table_cache_open(
-		    o->table_cache, o->table_cache_bytes ? o->table_cache_bytes : SESSION_TABLE_CACHE_BYTES);
-		proc_tracker_set_table_cache(s->pt, s->table_cache);
+		    o->table_cache,
+		    o->table_cache_bytes ? o->table_cache_bytes : SESSION_TABLE_CACHE_BYTES);
+	s->pt = proc_tracker_new(&(struct proc_tracker_opts){.ts = &s->ts,
+							     .syms = s->syms,
+							     .procs_fd = s->ld.procs_fd,
+							     .mappings_fd = s->ld.mappings_fd,
+							     .table_cache = s->table_cache,
+							     .python = s->python,
+							     .max_procs = o->max_procs,
+							     .build_workers = o->build_workers});
+	if (!s->pt) {
+		fprintf(stderr, "cfiprof: out of memory\n");
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -551,7 +557,8 @@ void session_stop(struct session *s)
 
 		if (!drained)
 			fprintf(stderr,
-				"cfiprof: table loads still queued after %.0f s at stop: dropped (their "
+				"cfiprof: table loads still queued after %.0f s at stop: dropped "
+				"(their "
 				"samples keep what was loaded)\n",
 				SESSION_STOP_DRAIN_S);
 		/* the loads the last deferred samples asked for are done: finish them */
@@ -588,7 +595,7 @@ void session_free(struct session *s)
 	offcpu_unwalked_free(&s->unwalked);
 	if (s->ts_ready)
 		table_store_destroy(&s->ts);
-	sym_cache_free(s->syms); /* puts its fetched tables... */
+	sym_cache_free(s->syms);  /* puts its fetched tables... */
 	sym_fetch_free(s->fetch); /* ...before they go */
 	loader_close(&s->ld);
 	if (s->cgroup_fd >= 0)

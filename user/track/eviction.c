@@ -18,8 +18,8 @@
 
 void drop_kernel_state(struct proc_tracker *pt, struct proc *p)
 {
-	bpf_map_delete_elem(pt->procs_fd, &p->pid);
-	python_detect_unload(pt->python, p->pid);
+	bpf_map_delete_elem(pt->opts.procs_fd, &p->pid);
+	python_detect_unload(pt->opts.python, p->pid);
 	if (p->tables_held && p->cur)
 		mappings_release(pt, p->pid, p->cur->maps, p->cur->nr_maps, true);
 	p->tables_held = false;
@@ -65,7 +65,7 @@ void exit_proc(struct proc_tracker *pt, uint32_t pid)
 
 		pthread_mutex_unlock(&pt->lock);
 		if (!due)
-			bpf_map_delete_elem(pt->procs_fd, &pid);
+			bpf_map_delete_elem(pt->opts.procs_fd, &pid);
 		return;
 	}
 	live = is_live(p);
@@ -130,26 +130,11 @@ bool tracker_reclaim_for_tables(void *ctx)
 	return true;
 }
 
-void proc_tracker_set_table_cache(struct proc_tracker *pt, struct cfi_table_cache *c)
-{
-	pt->table_cache = c;
-}
-
-void proc_tracker_set_python(struct proc_tracker *pt, struct python_detect *pd)
-{
-	pt->python = pd;
-}
-
-void proc_tracker_set_max_procs(struct proc_tracker *pt, uint32_t max_procs)
-{
-	pt->max_procs = max_procs;
-}
-
 void evict_for_new_proc(struct proc_tracker *pt)
 {
-	if (!pt->max_procs)
+	if (!pt->opts.max_procs)
 		return;
-	while (pt->nr_live >= pt->max_procs) {
+	while (pt->nr_live >= pt->opts.max_procs) {
 		struct proc *victim = least_recently_sampled(pt);
 
 		if (!victim)

@@ -118,7 +118,7 @@ static void drop_symbols(struct proc_tracker *pt, struct proc *gone)
 	}
 	for (k = 0; k < n; k++) {
 		if (!kept[k])
-			sym_cache_remove(pt->syms, keys[k]);
+			sym_cache_remove(pt->opts.syms, keys[k]);
 	}
 cleanup:
 	free(keys);
@@ -174,8 +174,8 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 		return 0;
 	}
 	sweep_gone(pt);
-	if (pt->ts)
-		table_store_expire(pt->ts, mono_ns());
+	if (pt->opts.ts)
+		table_store_expire(pt->opts.ts, mono_ns());
 	pthread_mutex_lock(&pt->lock);
 	t0 = mono_ns();
 	gone = unlink_exited(pt, &n);
@@ -186,11 +186,11 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 		if (p->tables_held)
 			drop_kernel_state(pt, p);
 	}
-	if (gone && pt->syms)
+	if (gone && pt->opts.syms)
 		drop_symbols(pt, gone);
 	for (p = gone; p; p = next) {
 		next = p->next;
-		python_detect_forget(pt->python, p->pid);
+		python_detect_forget(pt->opts.python, p->pid);
 		proc_destroy(p);
 	}
 	pthread_mutex_unlock(&pt->load_lock);

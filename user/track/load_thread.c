@@ -34,34 +34,34 @@ static void *load_thread_main(void *arg)
 		struct work_item w = {0};
 		bool timed_out = false;
 
-		while (!pt->q_len && !pt->stopping && !timed_out) {
+		while (!pt->work.q_len && !pt->work.stopping && !timed_out) {
 			/* nothing else to do: a load cut short earlier goes on */
-			if (pt->nr_resumes && !pt->draining) {
-				pt->queue[pt->q_head] = (struct work_item){
-				    .pid = pt->resume_pids[0], .kind = WORK_LOAD, .yielded = 1};
-				pt->q_len = 1;
-				memmove(pt->resume_pids, pt->resume_pids + 1,
-					--pt->nr_resumes * sizeof(pt->resume_pids[0]));
+			if (pt->work.nr_resumes && !pt->work.draining) {
+				pt->work.queue[pt->work.q_head] = (struct work_item){
+				    .pid = pt->work.resume_pids[0], .kind = WORK_LOAD, .yielded = 1};
+				pt->work.q_len = 1;
+				memmove(pt->work.resume_pids, pt->work.resume_pids + 1,
+					--pt->work.nr_resumes * sizeof(pt->work.resume_pids[0]));
 				break;
 			}
 			if (!pt->nr_unload_due) {
-				pthread_cond_wait(&pt->work_cond, &pt->lock);
+				pthread_cond_wait(&pt->work.work_cond, &pt->lock);
 			} else {
 				/* exited processes wait for their unload: wake for them */
 				struct timespec until = realtime_after_ms(50);
 
-				timed_out = pthread_cond_timedwait(&pt->work_cond, &pt->lock,
+				timed_out = pthread_cond_timedwait(&pt->work.work_cond, &pt->lock,
 								   &until) == ETIMEDOUT;
 			}
 		}
-		if (pt->stopping && (!pt->q_len || pt->discard))
+		if (pt->work.stopping && (!pt->work.q_len || pt->work.discard))
 			break;
-		if (pt->q_len) {
-			w = pt->queue[pt->q_head];
-			pt->q_head = (pt->q_head + 1) % QUEUE_CAP;
-			pt->q_len--;
+		if (pt->work.q_len) {
+			w = pt->work.queue[pt->work.q_head];
+			pt->work.q_head = (pt->work.q_head + 1) % QUEUE_CAP;
+			pt->work.q_len--;
 		}
-		pt->busy = true;
+		pt->work.busy = true;
 		pthread_mutex_unlock(&pt->lock);
 		pthread_mutex_lock(&pt->load_lock);
 		if (w.kind == WORK_EXIT)
@@ -71,18 +71,18 @@ static void *load_thread_main(void *arg)
 		if (pt->nr_unload_due)
 			unload_due_procs(pt, mono_ns());
 		/* idle tables past their ttl: checked at most once a second */
-		if (pt->ts && pt->ts->stats.idle_now && mono_ns() >= pt->next_expire_ns) {
-			table_store_expire(pt->ts, mono_ns());
+		if (pt->opts.ts && pt->opts.ts->stats.idle_now && mono_ns() >= pt->next_expire_ns) {
+			table_store_expire(pt->opts.ts, mono_ns());
 			pt->next_expire_ns = mono_ns() + 1000000000ull;
 		}
 		pthread_mutex_unlock(&pt->load_lock);
 		pthread_mutex_lock(&pt->lock);
-		pt->busy = false;
-		if (!pt->q_len)
-			pthread_cond_broadcast(&pt->idle_cond);
+		pt->work.busy = false;
+		if (!pt->work.q_len)
+			pthread_cond_broadcast(&pt->work.idle_cond);
 	}
-	pt->busy = false;
-	pthread_cond_broadcast(&pt->idle_cond);
+	pt->work.busy = false;
+	pthread_cond_broadcast(&pt->work.idle_cond);
 	pthread_mutex_unlock(&pt->lock);
 	return NULL;
 }
@@ -92,8 +92,8 @@ int proc_tracker_start(struct proc_tracker *pt)
 	int err;
 
 	pthread_mutex_lock(&pt->lock);
-	err = pthread_create(&pt->thread, NULL, load_thread_main, pt);
-	pt->started = !err;
+	err = pthread_create(&pt->work.thread, NULL, load_thread_main, pt);
+	pt->work.started = !err;
 	pthread_mutex_unlock(&pt->lock);
 	return -err;
 }
@@ -116,10 +116,10 @@ int proc_tracker_load_now(struct proc_tracker *pt, uint32_t pid)
 void proc_tracker_drain(struct proc_tracker *pt)
 {
 	pthread_mutex_lock(&pt->lock);
-	pt->draining++;
-	while (pt->started && (pt->q_len || pt->busy))
-		pthread_cond_wait(&pt->idle_cond, &pt->lock);
-	pt->draining--;
+	pt->work.draining++;
+	while (pt->work.started && (pt->work.q_len || pt->work.busy))
+		pthread_cond_wait(&pt->work.idle_cond, &pt->lock);
+	pt->work.draining--;
 	pthread_mutex_unlock(&pt->lock);
 }
 
@@ -129,12 +129,12 @@ bool proc_tracker_drain_for(struct proc_tracker *pt, double timeout)
 	bool idle;
 
 	pthread_mutex_lock(&pt->lock);
-	pt->draining++;
-	while (pt->started && (pt->q_len || pt->busy) &&
-	       pthread_cond_timedwait(&pt->idle_cond, &pt->lock, &until) != ETIMEDOUT)
+	pt->work.draining++;
+	while (pt->work.started && (pt->work.q_len || pt->work.busy) &&
+	       pthread_cond_timedwait(&pt->work.idle_cond, &pt->lock, &until) != ETIMEDOUT)
 		;
-	pt->draining--;
-	idle = !pt->started || (!pt->q_len && !pt->busy);
+	pt->work.draining--;
+	idle = !pt->work.started || (!pt->work.q_len && !pt->work.busy);
 	pthread_mutex_unlock(&pt->lock);
 	return idle;
 }
@@ -142,23 +142,23 @@ bool proc_tracker_drain_for(struct proc_tracker *pt, double timeout)
 void proc_tracker_stop(struct proc_tracker *pt, bool discard)
 {
 	pthread_mutex_lock(&pt->lock);
-	if (!pt->started) {
+	if (!pt->work.started) {
 		pthread_mutex_unlock(&pt->lock);
 		return;
 	}
-	pt->stopping = true;
-	pt->discard = discard;
+	pt->work.stopping = true;
+	pt->work.discard = discard;
 	/* what is discarded need not be built: the builds on the workers end within ms */
 	if (discard)
-		__atomic_store_n(&pt->cancel_builds, 1, __ATOMIC_RELAXED);
-	pthread_cond_broadcast(&pt->work_cond);
+		__atomic_store_n(&pt->work.cancel_builds, 1, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&pt->work.work_cond);
 	pthread_mutex_unlock(&pt->lock);
-	pthread_join(pt->thread, NULL);
+	pthread_join(pt->work.thread, NULL);
 	pthread_mutex_lock(&pt->lock);
-	__atomic_store_n(&pt->cancel_builds, 0, __ATOMIC_RELAXED);
-	pt->started = false;
-	pt->stopping = false;
+	__atomic_store_n(&pt->work.cancel_builds, 0, __ATOMIC_RELAXED);
+	pt->work.started = false;
+	pt->work.stopping = false;
 	/* whoever drains now: what was discarded will never be done */
-	pthread_cond_broadcast(&pt->idle_cond);
+	pthread_cond_broadcast(&pt->work.idle_cond);
 	pthread_mutex_unlock(&pt->lock);
 }

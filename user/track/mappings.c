@@ -41,7 +41,7 @@ uint32_t mapping_add_keys(struct proc_tracker *pt, uint32_t pid, struct proc_map
 		return (uint32_t)n;
 	}
 	for (i = 0; i < n; i++) {
-		if (!bpf_map_update_elem(pt->mappings_fd, &keys[i], &val, BPF_ANY))
+		if (!bpf_map_update_elem(pt->opts.mappings_fd, &keys[i], &val, BPF_ANY))
 			continue;
 		if (errno == ENOSPC || errno == E2BIG)
 			TRACKER_COUNT(pt, keys_refused_full, n);
@@ -49,7 +49,7 @@ uint32_t mapping_add_keys(struct proc_tracker *pt, uint32_t pid, struct proc_map
 			TRACKER_COUNT(pt, map_update_errors, 1);
 		/* a mapping covered in part would unwind some pcs and not others */
 		while (i-- > 0)
-			bpf_map_delete_elem(pt->mappings_fd, &keys[i]);
+			bpf_map_delete_elem(pt->opts.mappings_fd, &keys[i]);
 		return (uint32_t)n;
 	}
 	m->nr_keys = (uint32_t)n;
@@ -68,7 +68,7 @@ void mapping_del_keys(struct proc_tracker *pt, uint32_t pid, const struct proc_m
 		return;
 	n = mapping_keys_for_range(pid, m->start, m->end, keys);
 	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(pt->mappings_fd, &keys[i]);
+		bpf_map_delete_elem(pt->opts.mappings_fd, &keys[i]);
 	__atomic_fetch_sub(&pt->stats.keys_in_map, (uint64_t)m->nr_keys, __ATOMIC_RELAXED);
 }
 
@@ -80,7 +80,7 @@ struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, con
 	    .display_name = name,
 	    .root_pid = pid,
 	    /* a table the store could never hold is given up as it grows */
-	    .budget = {.cancel = &pt->cancel_builds, .max_bytes = pt->ts ? pt->ts->max_bytes : 0}};
+	    .budget = {.cancel = &pt->work.cancel_builds, .max_bytes = pt->opts.ts ? pt->opts.ts->max_bytes : 0}};
 	build_hook_fn hook = pt->build_hook;
 	struct cfi_diag diag = {0};
 	struct cfi_table *t = NULL;
@@ -90,14 +90,14 @@ struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, con
 	if (hook)
 		hook(pt->build_hook_ctx, name, true);
 	/* the key names the very file opened: an entry under it is this file's table */
-	if (pt->table_cache && !cfi_table_cache_load(pt->table_cache, key, &t)) {
+	if (pt->opts.table_cache && !cfi_table_cache_load(pt->opts.table_cache, key, &t)) {
 		t->stats.build_ns = mono_ns() - t0;
 		*err = 0;
 		goto out;
 	}
 	*err = cfi_table_build_fd(fd, &opts, &t, &diag);
-	if (t && pt->table_cache)
-		cfi_table_cache_store(pt->table_cache, key, t);
+	if (t && pt->opts.table_cache)
+		cfi_table_cache_store(pt->opts.table_cache, key, t);
 	/* malformed FDEs are skipped; say so once per object, not per FDE */
 	for (i = 0; i < diag.count && i < 2; i++)
 		fprintf(stderr, "cfiprof: warning: %s\n", diag.msg[i]);
@@ -258,7 +258,7 @@ int mapping_identify(struct proc_tracker *pt, uint32_t pid, const struct maps_en
 	if (fd < 0)
 		return -1;
 	if (!vdso)
-		file_index_note(&pt->files, st, fd, e->path, files_held_now());
+		file_index_note(&pt->snap.files, st, fd, e->path, files_held_now());
 	/*
 	 * One ELF handle for the build-id and the load bias, read with pread, not
 	 * mapped: each munmap at elf_end is a TLB shootdown across the agent's
@@ -299,7 +299,7 @@ void mapping_acquire(struct proc_tracker *pt, uint32_t pid, const struct maps_en
 	struct build_ctx bc = {
 	    .pt = pt, .fd = fd, .pid = pid, .name = e->path, .key = m->key, .job = job};
 
-	m->obj = table_store_acquire(pt->ts, m->key, m->path, build_or_take, &bc, charge);
+	m->obj = table_store_acquire(pt->opts.ts, m->key, m->path, build_or_take, &bc, charge);
 	if (m->obj && m->obj->state == OBJ_LOADED)
 		m->flags = CFI_MAPPING_CFI | (m->flags & CFI_MAPPING_VDSO);
 }
@@ -321,7 +321,7 @@ void mapping_load_symbols(struct proc_tracker *pt, uint32_t pid, struct proc_map
 {
 	bool vdso = (m->flags & CFI_MAPPING_VDSO) != 0;
 
-	m->sym = sym_cache_get(pt->syms, m->key, vdso ? NULL : path, fd, pid);
+	m->sym = sym_cache_get(pt->opts.syms, m->key, vdso ? NULL : path, fd, pid);
 }
 
 /*
@@ -368,6 +368,6 @@ void mappings_release(struct proc_tracker *pt, uint32_t pid, const struct proc_m
 	for (i = 0; i < n; i++) {
 		if (bpf_too)
 			mapping_del_keys(pt, pid, &maps[i]);
-		table_store_release(pt->ts, maps[i].obj);
+		table_store_release(pt->opts.ts, maps[i].obj);
 	}
 }

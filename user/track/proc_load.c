@@ -164,7 +164,7 @@ static struct proc *claim_entry(struct proc_tracker *pt, struct proc_load *l)
 	stale_entry = p && clear_unload_due(pt, p);
 	pthread_mutex_unlock(&pt->lock);
 	if (stale_entry)
-		bpf_map_delete_elem(pt->procs_fd, &l->pid);
+		bpf_map_delete_elem(pt->opts.procs_fd, &l->pid);
 	if (p) {
 		l->old = p->cur;
 		l->nr_old = p->cur ? p->cur->nr_maps : 0;
@@ -221,7 +221,7 @@ static void add_job(struct proc_tracker *pt, struct proc_load *l, uint32_t i, ui
 	uint32_t hash = hash_str(m->key);
 	struct build_job *j;
 
-	if (table_store_has(pt->ts, m->key))
+	if (table_store_has(pt->opts.ts, m->key))
 		return;
 	l->job_of[i] = find_job(l, m->key, hash);
 	if (l->job_of[i])
@@ -260,7 +260,7 @@ static void prepare_tables(struct proc_tracker *pt, struct proc_load *l)
 	uint32_t i, max_fds = fds_per_load();
 	struct stat st;
 
-	for (i = 0; pt->ts && i < l->nr && l->nr_fds < max_fds && !load_cut_short(pt, l); i++) {
+	for (i = 0; pt->opts.ts && i < l->nr && l->nr_fds < max_fds && !load_cut_short(pt, l); i++) {
 		if (l->reuse[i])
 			continue;
 		l->fds[i] = mapping_identify(pt, l->pid, &l->ents[i], &l->set->maps[i], &st,
@@ -272,7 +272,7 @@ static void prepare_tables(struct proc_tracker *pt, struct proc_load *l)
 	}
 	l->nr_named = i;
 	/* an interpreter among the new mappings (kept ones get their keys later: known already) */
-	python_detect_early(pt->python, l->pid, l->set->maps, l->ents, l->fds, l->nr_named);
+	python_detect_early(pt->opts.python, l->pid, l->set->maps, l->ents, l->fds, l->nr_named);
 	table_builds_run(pt, l->jobs, l->nr_jobs, l->deadline);
 }
 
@@ -287,7 +287,7 @@ static void mark_updating(struct proc_tracker *pt, struct proc_load *l)
 		return;
 	l->pv.generation = ++pt->generation;
 	l->pv.flags = CFI_PROC_UPDATING;
-	bpf_map_update_elem(pt->procs_fd, &l->pid, &l->pv, BPF_ANY);
+	bpf_map_update_elem(pt->opts.procs_fd, &l->pid, &l->pv, BPF_ANY);
 	l->pv.flags = 0;
 }
 
@@ -377,7 +377,7 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 	uint32_t i, j, pid_keys = 0, keys_refused = 0, max_fds = fds_per_load();
 	uint64_t quota_refused = __atomic_load_n(&pt->stats.keys_refused_quota, __ATOMIC_RELAXED);
 
-	charged = pt->ts && !table_charge_begin(pt->ts, &charge);
+	charged = pt->opts.ts && !table_charge_begin(pt->opts.ts, &charge);
 	/* refusals carry over with the mappings kept (their keys are not asked for again) */
 	if (!l->nr_kept)
 		l->p->keys_quota = false;
@@ -401,7 +401,7 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 		}
 		pid_keys += l->set->maps[i].nr_keys;
 		if (charged)
-			table_charge_keep(pt->ts, &charge, l->set->maps[i].obj);
+			table_charge_keep(pt->opts.ts, &charge, l->set->maps[i].obj);
 	}
 	for (i = 0; i < l->nr; i++) {
 		if (l->reuse[i])
@@ -433,7 +433,7 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 static void publish_generation(struct proc_tracker *pt, struct proc_load *l)
 {
 	l->pv.flags = l->p->keys_quota ? CFI_PROC_KEYS_QUOTA : 0;
-	if (bpf_map_update_elem(pt->procs_fd, &l->pid, &l->pv, BPF_ANY))
+	if (bpf_map_update_elem(pt->opts.procs_fd, &l->pid, &l->pv, BPF_ANY))
 		TRACKER_COUNT(pt, map_update_errors, 1);
 }
 
@@ -457,7 +457,7 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 		if (l->fds[i] >= 0) {
 			mapping_load_symbols(pt, l->pid, &l->set->maps[i], l->ents[i].path,
 					     l->fds[i]);
-			python_detect_object(pt->python, l->set->maps[i].key, l->ents[i].path,
+			python_detect_object(pt->opts.python, l->set->maps[i].key, l->ents[i].path,
 					     l->fds[i]);
 			close(l->fds[i]);
 			l->fds[i] = -1;
@@ -488,10 +488,10 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 		bool held = false;
 
 		pthread_mutex_lock(&pt->lock);
-		for (uint32_t k = 0; k < pt->nr_resumes && !held; k++)
-			held = pt->resume_pids[k] == l->pid;
-		if (!held && pt->nr_resumes < RESUMES_HELD) {
-			pt->resume_pids[pt->nr_resumes++] = l->pid;
+		for (uint32_t k = 0; k < pt->work.nr_resumes && !held; k++)
+			held = pt->work.resume_pids[k] == l->pid;
+		if (!held && pt->work.nr_resumes < RESUMES_HELD) {
+			pt->work.resume_pids[pt->work.nr_resumes++] = l->pid;
 			held = true;
 		}
 		pthread_mutex_unlock(&pt->lock);
@@ -603,7 +603,7 @@ void tracker_load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_
 	l.set->generation = l.pv.generation = ++pt->generation;
 	publish_generation(pt, &l);
 	load_new_symbols(pt, &l);
-	python_detect_proc(pt->python, pid, l.set->maps, l.set->nr_maps);
+	python_detect_proc(pt->opts.python, pid, l.set->maps, l.set->nr_maps);
 	commit_load(pt, &l);
 cleanup:
 	pt->loading_pid = 0;

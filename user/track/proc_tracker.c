@@ -21,44 +21,45 @@ static void set_keys_quota(struct proc_tracker *pt)
 	struct bpf_map_info info = {0};
 	uint32_t len = sizeof(info);
 
-	if (pt->mappings_fd < 0 || bpf_obj_get_info_by_fd(pt->mappings_fd, &info, &len))
+	if (pt->opts.mappings_fd < 0 || bpf_obj_get_info_by_fd(pt->opts.mappings_fd, &info, &len))
 		return;
 	pt->stats.keys_capacity = info.max_entries;
 	pt->keys_per_pid = info.max_entries / 16;
 }
 
-struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *syms, int procs_fd,
-				      int mappings_fd)
+struct proc_tracker *proc_tracker_new(const struct proc_tracker_opts *o)
 {
 	struct proc_tracker *pt = calloc(1, sizeof(*pt));
 
 	if (!pt)
 		return NULL;
-	pt->queue = calloc(QUEUE_CAP, sizeof(*pt->queue));
-	if (!pt->queue) {
+	pt->work.queue = calloc(QUEUE_CAP, sizeof(*pt->work.queue));
+	if (!pt->work.queue) {
 		free(pt);
 		return NULL;
 	}
-	pt->ts = ts;
-	if (ts) { /* report mode has no tables */
-		ts->reclaim = tracker_reclaim_for_tables;
-		ts->reclaim_ctx = pt;
+	pt->opts.ts = o->ts;
+	if (pt->opts.ts) { /* report mode has no tables */
+		pt->opts.ts->reclaim = tracker_reclaim_for_tables;
+		pt->opts.ts->reclaim_ctx = pt;
 	}
-	pt->syms = syms;
-	pt->procs_fd = procs_fd;
-	pt->mappings_fd = mappings_fd;
+	pt->opts.syms = o->syms;
+	pt->opts.procs_fd = o->procs_fd;
+	pt->opts.mappings_fd = o->mappings_fd;
+	pt->opts.table_cache = o->table_cache;
+	pt->opts.python = o->python;
+	pt->opts.max_procs = o->max_procs;
 	set_keys_quota(pt);
-	pt->build_workers = build_workers_default();
+	pt->opts.build_workers = o->build_workers ? o->build_workers : build_workers_default();
 	pthread_mutex_init(&pt->lock, NULL);
 	pthread_mutex_init(&pt->load_lock, NULL);
-	pthread_cond_init(&pt->work_cond, NULL);
-	pthread_cond_init(&pt->idle_cond, NULL);
+	pthread_cond_init(&pt->work.work_cond, NULL);
+	pthread_cond_init(&pt->work.idle_cond, NULL);
 	/* a quarter of one load's files: a process with thousands keeps the others' */
-	pt->exit_lists = calloc(EXIT_LISTS_GATHERED, sizeof(*pt->exit_lists));
-	if (!pt->exit_lists ||
-	    file_index_init(&pt->files, FILES_HELD)) {
-		free(pt->exit_lists);
-		free(pt->queue);
+	pt->snap.exit_lists = calloc(EXIT_LISTS_GATHERED, sizeof(*pt->snap.exit_lists));
+	if (!pt->snap.exit_lists || file_index_init(&pt->snap.files, FILES_HELD)) {
+		free(pt->snap.exit_lists);
+		free(pt->work.queue);
 		free(pt);
 		return NULL;
 	}
@@ -390,12 +391,12 @@ void proc_tracker_free(struct proc_tracker *pt)
 		}
 	}
 	snapshots_free_all(pt);
-	file_index_free(&pt->files);
-	free(pt->exit_lists);
-	free(pt->queue);
+	file_index_free(&pt->snap.files);
+	free(pt->snap.exit_lists);
+	free(pt->work.queue);
 	pthread_mutex_destroy(&pt->lock);
 	pthread_mutex_destroy(&pt->load_lock);
-	pthread_cond_destroy(&pt->work_cond);
-	pthread_cond_destroy(&pt->idle_cond);
+	pthread_cond_destroy(&pt->work.work_cond);
+	pthread_cond_destroy(&pt->work.idle_cond);
 	free(pt);
 }

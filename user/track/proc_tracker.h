@@ -123,34 +123,48 @@ struct tracker_stats {
 	uint64_t snapshots_taken;	/* processes' mappings read early: their samples wait */
 	uint64_t snapshots_used;	/* ... loaded from: the process was gone at its load */
 	uint64_t snapshots_refused;	/* not taken: over their budget (count, time, fds) */
-	uint64_t snapshots_late;	/* not taken: the process was gone (or its memory) already */
-	uint64_t snapshots_at_exit;	/* from the kernel's list of an exiting process's mappings */
-	uint64_t exit_files_unknown;	/* ... mappings of a file no load had opened: no tables */
-	uint64_t exit_lists_partial;	/* ... lists with mappings missing (over 64, or lost) */
-	uint64_t exit_lists_dropped;	/* ... lists never ended (more exiting at once than kept) */
+	uint64_t snapshots_late;     /* not taken: the process was gone (or its memory) already */
+	uint64_t snapshots_at_exit;  /* from the kernel's list of an exiting process's mappings */
+	uint64_t exit_files_unknown; /* ... mappings of a file no load had opened: no tables */
+	uint64_t exit_lists_partial; /* ... lists with mappings missing (over 64, or lost) */
+	uint64_t exit_lists_dropped; /* ... lists never ended (more exiting at once than kept) */
 };
 
 struct proc_tracker;
 
-struct proc_tracker *proc_tracker_new(struct table_store *ts, struct sym_cache *syms, int procs_fd,
-				      int mappings_fd);
 /*
- * Caps (0 = none): at most max_procs live processes have tables loaded; when a
- * new one arrives, or a new table does not fit the table store's bounds, the
- * least recently sampled process is unloaded first (counted).  An unloaded
- * process that is sampled again is loaded again.
+ * What a tracker works with and its caps, all given at its creation.  A
+ * tracker of names only (report: no BPF maps, no tables) has ts NULL and
+ * both fds -1.
  */
-void proc_tracker_set_max_procs(struct proc_tracker *pt, uint32_t max_procs);
-/* Tables are read from and kept in this cache (NULL: none); set before the start. */
-void proc_tracker_set_table_cache(struct proc_tracker *pt, struct cfi_table_cache *c);
-/*
- * The tables one load builds at once, each on its own thread (0: the online
- * CPUs, at most 4; 1: one after the other); set before the start.
- */
-void proc_tracker_set_build_workers(struct proc_tracker *pt, uint32_t n);
-/* Processes running CPython are found at their loads and told to pd (NULL: none); before the start.
- */
-void proc_tracker_set_python(struct proc_tracker *pt, struct python_detect *pd);
+struct proc_tracker_opts {
+	struct table_store *ts;
+	struct sym_cache *syms;
+	int procs_fd, mappings_fd;
+	/* tables are read from and kept in this cache (NULL: every table is built) */
+	struct cfi_table_cache *table_cache;
+	/* processes running CPython are found at their loads and told to it (NULL: none) */
+	struct python_detect *python;
+	/*
+	 * At most max_procs live processes have tables loaded (0: no cap); when
+	 * a new one arrives, or a new table does not fit the table store's
+	 * bounds, the least recently sampled process is unloaded first
+	 * (counted).  An unloaded process that is sampled again is loaded again.
+	 */
+	uint32_t max_procs;
+	/* the tables one load builds at once, each on its own thread (0: the online CPUs, at most
+	 * 4) */
+	uint32_t build_workers;
+};
+
+struct proc_tracker *proc_tracker_new(const struct proc_tracker_opts *o);
+
+/* A tracker of names only: what report and the tests of recordings use. */
+static inline struct proc_tracker *proc_tracker_new_names(struct sym_cache *syms)
+{
+	return proc_tracker_new(
+	    &(struct proc_tracker_opts){.syms = syms, .procs_fd = -1, .mappings_fd = -1});
+}
 /* Starts the table load thread. */
 int proc_tracker_start(struct proc_tracker *pt);
 /* Stops the load thread after the queued work is done (or dropped when discard). */

@@ -35,7 +35,7 @@ static struct sym_obj *saved_vdso_symbols(struct proc_tracker *pt, const char *b
 		return NULL;
 	if (!elf_build_id_hex_fd(fd, bid, sizeof(bid)) && !strcmp(bid, build_id)) {
 		snprintf(key, sizeof(key), "vdso:%s", bid);
-		o = sym_cache_get(pt->syms, key, NULL, fd, 0);
+		o = sym_cache_get(pt->opts.syms, key, NULL, fd, 0);
 	}
 	close(fd);
 	return o;
@@ -50,13 +50,13 @@ static struct sym_obj *saved_file_symbols(struct proc_tracker *pt, uint32_t pid,
 	int fd;
 
 	if (!access(m->path, R_OK))
-		return sym_cache_get(pt->syms, m->key[0] ? m->key : m->path, m->path, -1, 0);
+		return sym_cache_get(pt->opts.syms, m->key[0] ? m->key : m->path, m->path, -1, 0);
 	if (!m->key[0])
 		return NULL;
 	/* a file only in a container's mount namespace: still there if the process is */
 	fd = map_file_open(pid, m->start, m->end, NULL);
 	if (fd >= 0 && !elf_build_id_hex_fd(fd, bid, sizeof(bid)) && !strcmp(bid, m->key))
-		o = sym_cache_get(pt->syms, m->key, m->path, fd, pid);
+		o = sym_cache_get(pt->opts.syms, m->key, m->path, fd, pid);
 	if (fd >= 0)
 		close(fd);
 	return o;

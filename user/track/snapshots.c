@@ -57,7 +57,7 @@ static int by_start(const void *a, const void *b)
 /* pt->lock held: the link to pid's snapshot (*link NULL: none). */
 static struct proc_snapshot **find_locked(struct proc_tracker *pt, uint32_t pid)
 {
-	struct proc_snapshot **pp = &pt->snaps;
+	struct proc_snapshot **pp = &pt->snap.snaps;
 
 	while (*pp && (*pp)->pid != pid)
 		pp = &(*pp)->next;
@@ -71,8 +71,8 @@ static struct proc_snapshot *unlink_locked(struct proc_tracker *pt, struct proc_
 
 	*pp = s->next;
 	s->next = NULL;
-	pt->nr_snaps--;
-	pt->snap_fds -= s->nr_fds;
+	pt->snap.nr_snaps--;
+	pt->snap.snap_fds -= s->nr_fds;
 	return s;
 }
 
@@ -95,7 +95,7 @@ void snapshot_free(struct proc_tracker *pt, struct proc_snapshot *s)
 /* pt->lock held: snapshots past their time move to *gone (freed without the lock). */
 static void expire_locked(struct proc_tracker *pt, uint64_t now, struct proc_snapshot **gone)
 {
-	struct proc_snapshot **pp = &pt->snaps, *s;
+	struct proc_snapshot **pp = &pt->snap.snaps, *s;
 
 	while (*pp) {
 		if (now - (*pp)->taken_ns < SNAPSHOT_TTL_NS) {
@@ -136,17 +136,17 @@ static enum admission admit_locked(struct proc_tracker *pt, uint32_t pid, uint64
 		return SNAP_SKIP;
 	if (p && is_live(p) && p->maps_read_ns >= changed_ns)
 		return SNAP_SKIP;
-	if (now - pt->snap_window_ns >= 1000000000ull) {
-		pt->snap_window_ns = now;
-		pt->snap_window_taken = 0;
-		pt->snap_window_spent_ns = 0;
+	if (now - pt->snap.snap_window_ns >= 1000000000ull) {
+		pt->snap.snap_window_ns = now;
+		pt->snap.snap_window_taken = 0;
+		pt->snap.snap_window_spent_ns = 0;
 	}
 	if ((s && !s->exit_seen && s->nr_taken >= SNAPSHOTS_PER_PROCESS) ||
-	    pt->snap_window_taken >= SNAPSHOTS_PER_SEC ||
-	    pt->snap_window_spent_ns >= SNAPSHOT_NS_PER_SEC ||
-	    (!s && pt->nr_snaps >= SNAPSHOTS_HELD))
+	    pt->snap.snap_window_taken >= SNAPSHOTS_PER_SEC ||
+	    pt->snap.snap_window_spent_ns >= SNAPSHOT_NS_PER_SEC ||
+	    (!s && pt->snap.nr_snaps >= SNAPSHOTS_HELD))
 		return SNAP_REFUSED;
-	pt->snap_window_taken++;
+	pt->snap.snap_window_taken++;
 	if (s && s->taken_ns >= changed_ns) {
 		*existing_start = s->start_time;
 		return SNAP_RECHECK;
@@ -160,8 +160,8 @@ static void count_refusal(struct proc_tracker *pt, uint32_t pid, const char *why
 
 	TRACKER_COUNT(pt, snapshots_refused, 1);
 	pthread_mutex_lock(&pt->lock);
-	first = !pt->snap_refusal_logged;
-	pt->snap_refusal_logged = true;
+	first = !pt->snap.snap_refusal_logged;
+	pt->snap.snap_refusal_logged = true;
 	pthread_mutex_unlock(&pt->lock);
 	if (first)
 		fprintf(stderr,
@@ -216,7 +216,7 @@ static struct proc_snapshot *snapshot_read(struct proc_tracker *pt, uint32_t pid
 		s->fds[i] = -1;
 	/* only this thread adds snapshots: the fds held can only go down until it inserts */
 	pthread_mutex_lock(&pt->lock);
-	fds_ok = pt->snap_fds + s->nr <= snapshot_fds_max();
+	fds_ok = pt->snap.snap_fds + s->nr <= snapshot_fds_max();
 	pthread_mutex_unlock(&pt->lock);
 	if (!fds_ok) {
 		count_refusal(pt, pid, "the files snapshots hold");
@@ -239,16 +239,16 @@ static void insert(struct proc_tracker *pt, struct proc_snapshot *s, uint64_t sp
 	struct proc_snapshot **pp, *old = NULL;
 
 	pthread_mutex_lock(&pt->lock);
-	pt->snap_window_spent_ns += spent_ns;
+	pt->snap.snap_window_spent_ns += spent_ns;
 	if (s) {
 		pp = find_locked(pt, s->pid);
 		if (*pp)
 			old = unlink_locked(pt, pp);
 		s->nr_taken = old && old->start_time == s->start_time ? old->nr_taken + 1 : 1;
-		s->next = pt->snaps;
-		pt->snaps = s;
-		pt->nr_snaps++;
-		pt->snap_fds += s->nr_fds;
+		s->next = pt->snap.snaps;
+		pt->snap.snaps = s;
+		pt->snap.nr_snaps++;
+		pt->snap.snap_fds += s->nr_fds;
 	}
 	pthread_mutex_unlock(&pt->lock);
 	snapshot_free(pt, old);
@@ -359,11 +359,11 @@ void snapshot_note_exit_locked(struct proc_tracker *pt, uint32_t pid)
 
 void snapshots_free_all(struct proc_tracker *pt)
 {
-	struct proc_snapshot *all = pt->snaps;
+	struct proc_snapshot *all = pt->snap.snaps;
 
-	pt->snaps = NULL;
-	pt->nr_snaps = 0;
-	pt->snap_fds = 0;
+	pt->snap.snaps = NULL;
+	pt->snap.nr_snaps = 0;
+	pt->snap.snap_fds = 0;
 	free_list(pt, all);
 }
 
@@ -468,7 +468,7 @@ void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const struct exit_li
 		if (s->fds[i] < 0 && (l->ents[i].flags & CFI_MAPS_ENTRY_VDSO))
 			s->fds[i] = own_vdso_copy(e->end - e->start);
 		else if (s->fds[i] < 0)
-			s->fds[i] = file_index_open(&pt->files, e->dev_major, e->dev_minor,
+			s->fds[i] = file_index_open(&pt->snap.files, e->dev_major, e->dev_minor,
 						    e->inode, blk->paths[i], sizeof(blk->paths[i]));
 		/* no load opened it: a path of its own, so it is not taken for anonymous code */
 		if (s->fds[i] < 0 && !(l->ents[i].flags & CFI_MAPS_ENTRY_VDSO)) {
@@ -492,18 +492,18 @@ static struct exit_list *gathering(struct proc_tracker *pt, uint32_t pid)
 	uint32_t i, oldest = 0;
 
 	for (i = 0; i < EXIT_LISTS_GATHERED; i++) {
-		struct exit_list *l = &pt->exit_lists[i];
+		struct exit_list *l = &pt->snap.exit_lists[i];
 
 		if (l->pid == pid)
 			return l;
 		if (!l->pid && !free_slot)
 			free_slot = l;
-		if (l->time_ns < pt->exit_lists[oldest].time_ns)
+		if (l->time_ns < pt->snap.exit_lists[oldest].time_ns)
 			oldest = i;
 	}
 	if (!free_slot) {
 		/* more processes exiting at once than CPUs: an end was lost */
-		free_slot = &pt->exit_lists[oldest];
+		free_slot = &pt->snap.exit_lists[oldest];
 		TRACKER_COUNT(pt, exit_lists_dropped, 1);
 	}
 	memset(free_slot, 0, sizeof(*free_slot));
@@ -519,7 +519,7 @@ void proc_tracker_exit_record(struct proc_tracker *pt, const void *data, size_t 
 	const struct cfi_maps_end_record *end = data;
 	struct exit_list *l;
 
-	if (size < sizeof(*end) || !end->pid || !pt->exit_lists ||
+	if (size < sizeof(*end) || !end->pid || !pt->snap.exit_lists ||
 	    (er->type == RECORD_MAPS_ENTRY && size < sizeof(*er)))
 		return;
 	l = gathering(pt, er->pid);

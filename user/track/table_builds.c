@@ -72,7 +72,7 @@ static void mark_waited_for(struct proc_tracker *pt, struct build_job *jobs, uin
 
 	pthread_mutex_lock(&pt->lock);
 	for (k = 0; k < WAIT_HINTS; k++) {
-		const struct wait_hint *h = &pt->hints[k];
+		const struct wait_hint *h = &pt->reload.hints[k];
 
 		for (i = 0; h->pid && i < n; i++) {
 			if (h->pid == jobs[i].pid && h->pc >= jobs[i].start && h->pc < jobs[i].end)
@@ -86,7 +86,7 @@ void table_builds_run(struct proc_tracker *pt, struct build_job *jobs, uint32_t 
 		      uint64_t deadline)
 {
 	struct build_run r = {.pt = pt, .n = n, .deadline = deadline};
-	uint32_t i, done = 0, started = 0, nr_threads = pt->build_workers ? pt->build_workers : 1;
+	uint32_t i, done = 0, started = 0, nr_threads = pt->opts.build_workers ? pt->opts.build_workers : 1;
 	pthread_t *threads = NULL;
 
 	if (!n)
@@ -118,9 +118,4 @@ void table_builds_run(struct proc_tracker *pt, struct build_job *jobs, uint32_t 
 	TRACKER_COUNT(pt, tables_prebuilt, done);
 	if (started)
 		TRACKER_COUNT(pt, tables_built_parallel, done);
-}
-
-void proc_tracker_set_build_workers(struct proc_tracker *pt, uint32_t n)
-{
-	pt->build_workers = n ? n : build_workers_default();
 }

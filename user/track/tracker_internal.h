@@ -82,44 +82,25 @@ struct proc_snapshot {
 	int *fds;		 /* per entry: the mapped file (a vDSO copy), or -1 */
 };
 
-struct proc_tracker {
-	struct table_store *ts;
-	struct sym_cache *syms;
-	struct cfi_table_cache *table_cache; /* NULL: every table is built */
-	int procs_fd, mappings_fd;
-	struct python_detect *python; /* NULL: no Python frames */
-	uint32_t keys_per_pid;	/* LPM keys one process may hold (0: no quota) */
-	uint32_t build_workers; /* tables one load builds at once */
-	uint64_t load_budget_ns; /* a load's time (0: LOAD_TIME_BUDGET_NS; tests shorten it) */
-	build_hook_fn build_hook;
-	void *build_hook_ctx;
-
-	pthread_mutex_t lock;
-	pthread_mutex_t load_lock; /* one load / exit at a time, whichever thread asks */
+/* The load thread's queue and state (work_queue.c, load_thread.c); under lock unless said. */
+struct tracker_load_queue {
 	pthread_cond_t work_cond, idle_cond;
 	struct work_item *queue;
 	uint32_t q_head, q_len;
 	bool stopping, discard, busy, started;
 	int cancel_builds; /* atomic: a discarding stop ends the builds under way */
 	pthread_t thread;
-
-	struct proc *buckets[NR_BUCKETS];
-	uint32_t generation;
-	uint32_t nr_procs, nr_live, max_procs;
-	uint32_t nr_unload_due;	 /* exited processes whose tables are still loaded */
-	uint64_t next_expire_ns; /* next check of idle tables past their ttl */
-	uint32_t loading_pid;	 /* never the one unloaded to make room for its own tables */
-	struct wait_hint hints[WAIT_HINTS]; /* lock: the newest first */
-	uint64_t reload_slot;		    /* lock: proc_tracker_reload_for_walk's bound for all */
-	uint32_t reload_slot_used;
-	/* lock: processes whose last load ran out of time, loaded again when the queue is empty */
+	/* processes whose last load ran out of time, loaded again when the queue is empty */
 	uint32_t resume_pids[RESUMES_HELD];
 	uint32_t nr_resumes;
-	/* lock: processes whose last maps read was big, newest first (proc_load.c) */
+	/* processes whose last maps read was big, newest first (proc_load.c) */
 	uint32_t big_pids[BIG_PIDS_HELD];
 	uint32_t nr_big;
-	uint32_t draining; /* lock: callers waiting for the queue to empty: no resumes then */
-	/* lock: snapshots of processes whose samples wait, and their budget */
+	uint32_t draining; /* callers waiting for the queue to empty: no resumes then */
+};
+
+/* Snapshots of processes whose samples wait, and their budget (snapshots.c); under lock. */
+struct tracker_snapshots {
 	struct proc_snapshot *snaps;
 	/* files loads opened, held for processes gone before their maps were read */
 	struct file_index files;
@@ -129,6 +110,34 @@ struct proc_tracker {
 	uint64_t snap_window_ns, snap_window_spent_ns;
 	uint32_t snap_window_taken;
 	bool snap_refusal_logged;
+};
+
+/* Loads for deferred walks that ended at no mapping (proc_tracker_reload_for_walk); lock. */
+struct tracker_reloads {
+	struct wait_hint hints[WAIT_HINTS]; /* the newest first */
+	uint64_t reload_slot;		    /* the bound for all processes */
+	uint32_t reload_slot_used;
+};
+
+struct proc_tracker {
+	struct proc_tracker_opts opts; /* as given to proc_tracker_new */
+	uint32_t keys_per_pid;	       /* LPM keys one process may hold (0: no quota) */
+	uint64_t load_budget_ns;       /* a load's time (0: LOAD_TIME_BUDGET_NS; tests shorten it) */
+	build_hook_fn build_hook;
+	void *build_hook_ctx;
+
+	pthread_mutex_t lock;
+	pthread_mutex_t load_lock; /* one load / exit at a time, whichever thread asks */
+	struct tracker_load_queue work;
+
+	struct proc *buckets[NR_BUCKETS];
+	uint32_t generation;
+	uint32_t nr_procs, nr_live;
+	uint32_t nr_unload_due;	 /* exited processes whose tables are still loaded */
+	uint64_t next_expire_ns; /* next check of idle tables past their ttl */
+	uint32_t loading_pid;	 /* never the one unloaded to make room for its own tables */
+	struct tracker_reloads reload;
+	struct tracker_snapshots snap;
 	struct tracker_stats stats;
 	/* what the tests measure: work done by reloads, and the lock time of forgets */
 	uint64_t pair_steps;	 /* old and new mappings compared while pairing them */
@@ -152,7 +161,7 @@ struct proc_tracker {
 /* A discarding stop is under way: what a load has not built or read yet is not needed. */
 static inline bool builds_cancelled(struct proc_tracker *pt)
 {
-	return __atomic_load_n(&pt->cancel_builds, __ATOMIC_RELAXED) != 0;
+	return __atomic_load_n(&pt->work.cancel_builds, __ATOMIC_RELAXED) != 0;
 }
 
 static inline bool is_live(const struct proc *p)
@@ -326,13 +335,13 @@ uint32_t files_held_now(void);
 /* ---- table_builds.c: the tables of one load, built concurrently ---- */
 
 /*
- * Builds the n jobs on up to pt->build_workers threads (the caller's among
+ * Builds the n jobs on up to pt->opts.build_workers threads (the caller's among
  * them), those deferred samples wait for first, then the biggest; jobs not
  * started by deadline are left undone.  load_lock held.
  */
 void table_builds_run(struct proc_tracker *pt, struct build_job *jobs, uint32_t n,
 		      uint64_t deadline);
-/* The online CPUs, at most 4: the default of pt->build_workers. */
+/* The online CPUs, at most 4: the default of pt->opts.build_workers. */
 uint32_t build_workers_default(void);
 
 /* ---- eviction.c: exits, unloads and caps ---- */

@@ -14,10 +14,10 @@
 /* lock held: whether work of pid is queued among the newest items (of kind, 0: any). */
 static bool queued_locked(struct proc_tracker *pt, uint32_t pid, uint16_t kind)
 {
-	uint32_t k, n = pt->q_len < MERGE_SCAN ? pt->q_len : MERGE_SCAN;
+	uint32_t k, n = pt->work.q_len < MERGE_SCAN ? pt->work.q_len : MERGE_SCAN;
 
 	for (k = 0; k < n; k++) {
-		const struct work_item *q = &pt->queue[(pt->q_head + pt->q_len - 1 - k) % QUEUE_CAP];
+		const struct work_item *q = &pt->work.queue[(pt->work.q_head + pt->work.q_len - 1 - k) % QUEUE_CAP];
 
 		if (q->pid == pid && (!kind || q->kind == kind))
 			return true;
@@ -29,13 +29,13 @@ static bool queued_locked(struct proc_tracker *pt, uint32_t pid, uint16_t kind)
 static void enqueue_locked(struct proc_tracker *pt, uint32_t pid, enum tracker_work w,
 			   uint64_t time_ns)
 {
-	if (pt->q_len == QUEUE_CAP) {
+	if (pt->work.q_len == QUEUE_CAP) {
 		TRACKER_COUNT(pt, queue_dropped, 1);
 	} else {
-		pt->queue[(pt->q_head + pt->q_len) % QUEUE_CAP] =
+		pt->work.queue[(pt->work.q_head + pt->work.q_len) % QUEUE_CAP] =
 		    (struct work_item){.pid = pid, .kind = w, .time_ns = time_ns};
-		pt->q_len++;
-		pthread_cond_signal(&pt->work_cond);
+		pt->work.q_len++;
+		pthread_cond_signal(&pt->work.work_cond);
 	}
 }
 
@@ -73,15 +73,15 @@ void proc_tracker_reload_for_walk(struct proc_tracker *pt, uint32_t pid, uint64_
 	 * A load of pid queued reads its maps anyway; others' go first: a swarm of
 	 * new processes would be gone before their loads.
 	 */
-	if (pt->q_len)
+	if (pt->work.q_len)
 		goto out;
-	if (pt->reload_slot != now_ns / RELOAD_SLOT_NS) {
-		pt->reload_slot = now_ns / RELOAD_SLOT_NS;
-		pt->reload_slot_used = 0;
+	if (pt->reload.reload_slot != now_ns / RELOAD_SLOT_NS) {
+		pt->reload.reload_slot = now_ns / RELOAD_SLOT_NS;
+		pt->reload.reload_slot_used = 0;
 	}
-	if (pt->reload_slot_used >= RELOADS_FOR_WALKS_PER_SLOT)
+	if (pt->reload.reload_slot_used >= RELOADS_FOR_WALKS_PER_SLOT)
 		goto out;
-	pt->reload_slot_used++;
+	pt->reload.reload_slot_used++;
 	p->reload_asked_ns = now_ns;
 	TRACKER_COUNT(pt, reloads_for_walks, 1);
 	enqueue_locked(pt, pid, WORK_LOAD, 0);
@@ -98,11 +98,11 @@ static void add_wait_hint(struct proc_tracker *pt, uint32_t pid, uint64_t pc)
 	uint32_t k;
 
 	for (k = 0; k < WAIT_HINTS; k++) {
-		if (pt->hints[k].pid == pid && pt->hints[k].pc >> 12 == pc >> 12)
+		if (pt->reload.hints[k].pid == pid && pt->reload.hints[k].pc >> 12 == pc >> 12)
 			return;
 	}
-	memmove(&pt->hints[1], &pt->hints[0], (WAIT_HINTS - 1) * sizeof(pt->hints[0]));
-	pt->hints[0] = (struct wait_hint){.pid = pid, .pc = pc};
+	memmove(&pt->reload.hints[1], &pt->reload.hints[0], (WAIT_HINTS - 1) * sizeof(pt->reload.hints[0]));
+	pt->reload.hints[0] = (struct wait_hint){.pid = pid, .pc = pc};
 }
 
 void proc_tracker_note_waiting(struct proc_tracker *pt, uint32_t pid, uint64_t pc)
@@ -112,17 +112,17 @@ void proc_tracker_note_waiting(struct proc_tracker *pt, uint32_t pid, uint64_t p
 
 	pthread_mutex_lock(&pt->lock);
 	add_wait_hint(pt, pid, pc);
-	n = pt->q_len < HURRY_SCAN ? pt->q_len : HURRY_SCAN;
+	n = pt->work.q_len < HURRY_SCAN ? pt->work.q_len : HURRY_SCAN;
 	/* pid's first queued item, if it is a load: the items before it are other pids' */
-	for (k = 0; k < n && pt->queue[(pt->q_head + k) % QUEUE_CAP].pid != pid; k++)
+	for (k = 0; k < n && pt->work.queue[(pt->work.q_head + k) % QUEUE_CAP].pid != pid; k++)
 		;
-	w = pt->queue[(pt->q_head + k) % QUEUE_CAP];
+	w = pt->work.queue[(pt->work.q_head + k) % QUEUE_CAP];
 	/* a big load was sent behind the others on purpose: its samples waiting change nothing */
 	if (k > 0 && k < n && w.kind != WORK_EXIT && !w.yielded) {
 		for (; k > 0; k--)
-			pt->queue[(pt->q_head + k) % QUEUE_CAP] =
-			    pt->queue[(pt->q_head + k - 1) % QUEUE_CAP];
-		pt->queue[pt->q_head] = w;
+			pt->work.queue[(pt->work.q_head + k) % QUEUE_CAP] =
+			    pt->work.queue[(pt->work.q_head + k - 1) % QUEUE_CAP];
+		pt->work.queue[pt->work.q_head] = w;
 		TRACKER_COUNT(pt, loads_hurried, 1);
 	}
 	pthread_mutex_unlock(&pt->lock);
@@ -138,8 +138,8 @@ void proc_tracker_note_waiting(struct proc_tracker *pt, uint32_t pid, uint64_t p
 /* lock held: the index of pid in big_pids, or -1. */
 static int big_pid_at(const struct proc_tracker *pt, uint32_t pid)
 {
-	for (uint32_t k = 0; k < pt->nr_big; k++)
-		if (pt->big_pids[k] == pid)
+	for (uint32_t k = 0; k < pt->work.nr_big; k++)
+		if (pt->work.big_pids[k] == pid)
 			return (int)k;
 	return -1;
 }
@@ -150,14 +150,14 @@ static void note_big_locked(struct proc_tracker *pt, uint32_t pid, bool big)
 	int at = big_pid_at(pt, pid);
 
 	if (at >= 0)
-		memmove(&pt->big_pids[at], &pt->big_pids[at + 1],
-			(--pt->nr_big - (uint32_t)at) * sizeof(pt->big_pids[0]));
+		memmove(&pt->work.big_pids[at], &pt->work.big_pids[at + 1],
+			(--pt->work.nr_big - (uint32_t)at) * sizeof(pt->work.big_pids[0]));
 	if (!big)
 		return;
-	if (pt->nr_big == BIG_PIDS_HELD)
-		pt->nr_big--;
-	memmove(&pt->big_pids[1], &pt->big_pids[0], pt->nr_big++ * sizeof(pt->big_pids[0]));
-	pt->big_pids[0] = pid;
+	if (pt->work.nr_big == BIG_PIDS_HELD)
+		pt->work.nr_big--;
+	memmove(&pt->work.big_pids[1], &pt->work.big_pids[0], pt->work.nr_big++ * sizeof(pt->work.big_pids[0]));
+	pt->work.big_pids[0] = pid;
 }
 
 void tracker_forget_big(struct proc_tracker *pt, uint32_t pid)
@@ -170,8 +170,8 @@ void tracker_forget_big(struct proc_tracker *pt, uint32_t pid)
 /* lock held: whether a load of pid already waits at the back. */
 static bool yielded_queued_locked(const struct proc_tracker *pt, uint32_t pid)
 {
-	for (uint32_t k = 0; k < pt->q_len; k++) {
-		const struct work_item *q = &pt->queue[(pt->q_head + k) % QUEUE_CAP];
+	for (uint32_t k = 0; k < pt->work.q_len; k++) {
+		const struct work_item *q = &pt->work.queue[(pt->work.q_head + k) % QUEUE_CAP];
 
 		if (q->pid == pid && q->yielded)
 			return true;
@@ -201,10 +201,10 @@ bool tracker_yield_big_load(struct proc_tracker *pt, const struct work_item *w, 
 	if (yielded_queued_locked(pt, w->pid)) {
 		queued = true;
 		TRACKER_COUNT(pt, loads_merged, 1);
-	} else if (pt->q_len > 0 && pt->q_len < QUEUE_CAP) {
-		pt->queue[(pt->q_head + pt->q_len) % QUEUE_CAP] = (struct work_item){
+	} else if (pt->work.q_len > 0 && pt->work.q_len < QUEUE_CAP) {
+		pt->work.queue[(pt->work.q_head + pt->work.q_len) % QUEUE_CAP] = (struct work_item){
 		    .pid = w->pid, .kind = w->kind, .yielded = 1, .time_ns = w->time_ns};
-		pt->q_len++;
+		pt->work.q_len++;
 		queued = true;
 		/* counted once per maps read: a known one sent back unread is not */
 		if (nr >= 0)
