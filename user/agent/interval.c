@@ -252,8 +252,13 @@ void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until
 		add(&a->ctr.write_errors, agent_push_profile(a->push, &p, info.service_by_process,
 							     a->from_ns, until_ns, gz, gz_len));
 	profile_free(&p);
-	/* symbolized: processes that exited can go, so churn does not grow memory */
-	proc_tracker_forget_exited(a->s.pt);
+	/*
+	 * symbolized: processes that exited can go, so churn does not grow
+	 * memory; what their loads and names took goes back to the system,
+	 * else malloc keeps the high-water mark of a burst of loads for good
+	 */
+	if (proc_tracker_forget_exited(a->s.pt))
+		malloc_trim(0);
 	python_names_sweep(a->s.python_names);
 	frame_namer_free(&fn);
 	if (err) {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -141,6 +142,17 @@ static void labelled(FILE *f, const char *name, const char *key, const char *val
 }
 
 /*
+ * The heap in use, apart from what malloc keeps free in its arenas: the
+ * resident size moves with fragmentation, this only with what is held.
+ */
+static double heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return (double)(mi.uordblks + mi.hblkhd);
+}
+
+/*
  * The standard process_* metrics every Prometheus client library exports
  * (dashboards and alerts for any process use them), and the build.
  */
@@ -152,6 +164,9 @@ static void render_process(const struct agent_metrics_src *src, FILE *f)
 	       "Total user and system CPU time spent in seconds.", agent_cpu_seconds());
 	metric(f, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
 	       (double)agent_rss_bytes());
+	metric(f, "cfiprof_heap_bytes", "gauge",
+	       "Bytes malloc has given out and not got back (in use, not what it keeps free).",
+	       heap_bytes());
 	metric(f, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
 	       (double)status_bytes("VmSize"));
 	metric(f, "process_start_time_seconds", "gauge",
