@@ -11,11 +11,15 @@
 # A binary under asan/ or tsan/ is the same source as its twin: it is reported
 # as NAME[asan] / NAME[tsan] and adds its failures to the total but not its passes.
 #
-# UNIT_JOBS (default: the number of CPUs) unit suites (tests/unit, and every
-# asan/ and tsan/ build, which are of unit suites) run side by side first: they
-# take no samples and measure no time of each other's.  The end-to-end suites
-# (tests/e2e) then run one at a time: they sample the machine.  Each suite
-# writes only into its own mkdtemp() directories and files named by its pid.
+# UNIT_JOBS (default: the number of CPUs) suites run side by side first: the
+# unit suites (tests/unit, and every asan/ and tsan/ build, which are of unit
+# suites), which take no samples and measure no time of each other's, and the
+# end-to-end suites whose source says "run.sh: samples apart" (they sample only
+# the commands they start, and judge nothing by how fast the machine is, so
+# other suites beside them are no worse than make test-stress's CPU hogs).  The
+# other end-to-end suites (tests/e2e: an agent or -a sampling the whole host,
+# global probes, a time limit) then run one at a time.  Each suite writes only
+# into its own mkdtemp() directories and files named by its pid.
 set -u
 OUT=${OUT:-build}
 UNIT_JOBS=${UNIT_JOBS:-$(nproc)}
@@ -49,6 +53,11 @@ is_unit() {
 	*/asan/* | */tsan/*) return 0 ;;
 	esac
 	[ -f "tests/unit/$(basename "$1").c" ]
+}
+
+# an end-to-end suite that samples only its own commands: it runs beside others
+samples_apart() {
+	grep -q 'run.sh: samples apart' "tests/e2e/$(basename "$1").c" 2>/dev/null
 }
 
 # unit suites that run make in this tree (the man pages, make install): two makes of
@@ -120,6 +129,7 @@ tally() {
 	total_fail=$((total_fail + f))
 }
 
+apart=()
 units=()
 e2e=()
 n=0
@@ -131,15 +141,20 @@ for arg in "$@"; do
 		continue
 	fi
 	n=$((n + 1))
-	if is_unit "${spec%%$'\n'*}" && ! is_serial "${spec%%$'\n'*}"; then
+	if samples_apart "${spec%%$'\n'*}"; then
+		apart+=("$n")
+	elif is_unit "${spec%%$'\n'*}" && ! is_serial "${spec%%$'\n'*}"; then
 		units+=("$n")
 	else
 		e2e+=("$n")
 	fi
 	printf '%s\n' "$spec" >"$logs/$n.spec"
 done
+# the longer end-to-end suites start first: the pool ends sooner
+units=(${apart[@]+"${apart[@]}"} ${units[@]+"${units[@]}"})
 
-# the unit suites, UNIT_JOBS at a time; each one's output shown whole when it ends
+# the unit suites and those sampling apart, UNIT_JOBS at a time; each one's output
+# shown whole when it ends
 running=0
 for i in ${units[@]+"${units[@]}"}; do
 	{ read -r bin; read -r only; } <"$logs/$i.spec"

@@ -6,6 +6,7 @@
  * off-CPU).  A load failure is a test failure (never a skip): it prints the
  * tail of the verifier log.
  */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

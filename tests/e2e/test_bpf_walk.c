@@ -6,6 +6,7 @@
  * in the ring buffer carry the program's exact chain.  Both loop strategies.
  * Then forget the pid: samples must stop with TABLES_PENDING and ask for it.
  */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <sys/syscall.h>

@@ -18,6 +18,7 @@
  * Environment: CFIPROF (default build/cfiprof), OUT (default build: the test
  * programs are OUT/progs/P).
  */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <ctype.h>
 #include <elf.h>
 #include <errno.h>

@@ -14,6 +14,7 @@
  *
  * Environment: CFIPROF (default build/cfiprof), OUT (default build).
  */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>

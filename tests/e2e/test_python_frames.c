@@ -13,6 +13,7 @@
  * samples deferred for lack of tables, which keep their Python frames, and
  * off-CPU stacks (--off-cpu), which carry Python frames too.
  */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

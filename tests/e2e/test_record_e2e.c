@@ -16,6 +16,7 @@
  * programs are OUT/progs/P), E2E_SECONDS (default 4), E2E_PEERS (default 0)
  * and E2E_PEER_SECONDS (default 1: the peers only have to produce samples).
  */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <ctype.h>
 #include <elf.h>
 #include <errno.h>

@@ -21,6 +21,7 @@
  * Environment: CFIPROF (default build/cfiprof), OUT (default build),
  * E2E_SECONDS (default 3).
  */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
