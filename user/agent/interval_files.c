@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/vec.h"
 #include "common/mkdirs.h"
 #include "user/agent/interval_files.h"
 
@@ -130,7 +131,7 @@ static bool is_profile(const char *name)
 
 int agent_retain(const char *dir, double max_age, uint64_t max_bytes, struct agent_retention *r)
 {
-	struct kept *v = NULL, *nv;
+	struct kept *v = NULL;
 	size_t nr = 0, cap = 0, i;
 	time_t now = time(NULL);
 	struct dirent *e;
@@ -148,14 +149,9 @@ int agent_retain(const char *dir, double max_age, uint64_t max_bytes, struct age
 		if (!is_profile(e->d_name) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				err = -ENOMEM;
-				goto out;
-			}
-			v = nv;
+		if (VEC_RESERVE(v, nr, cap, 64)) {
+			err = -ENOMEM;
+			goto out;
 		}
 		v[nr].name = strdup(e->d_name);
 		if (!v[nr].name) {

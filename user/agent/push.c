@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/vec.h"
 #include "common/clock.h"
 #include "elf/safe_open.h"
 #include "user/agent/log.h"
@@ -131,15 +132,8 @@ static int queue_add(struct agent_push *ap, const struct spool_entry *e)
 {
 	size_t i;
 
-	if (ap->nr == ap->cap) {
-		size_t cap = ap->cap ? ap->cap * 2 : 64;
-		struct spool_entry *q = realloc(ap->q, cap * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		ap->q = q;
-		ap->cap = cap;
-	}
+	if (VEC_RESERVE(ap->q, ap->nr, ap->cap, 64))
+		return -ENOMEM;
 	/* almost always the newest: insert from the back */
 	for (i = ap->nr; i > 0 && by_from(&ap->q[i - 1], e) > 0; i--)
 		ap->q[i] = ap->q[i - 1];

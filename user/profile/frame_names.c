@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "user/profile/frame_names.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/perfmap.h"
@@ -198,15 +199,8 @@ int kernel_names_add(struct kernel_names *kn, uint64_t pc, const char *name)
 {
 	if (kernel_names_find(kn, pc))
 		return 0;
-	if (kn->n == kn->cap) {
-		size_t cap = kn->cap ? kn->cap * 2 : 16;
-		struct kernel_name *v = realloc(kn->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		kn->v = v;
-		kn->cap = cap;
-	}
+	if (VEC_RESERVE(kn->v, kn->n, kn->cap, 16))
+		return -1;
 	kn->v[kn->n].name = strdup(name);
 	if (!kn->v[kn->n].name)
 		return -1;

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 
+#include "common/vec.h"
 #include "user/track/cgroups.h"
 
 /* How deep container cgroups sit: kubepods.slice/.../cri-containerd-ID.scope is about 5. */
@@ -323,15 +324,8 @@ static int names_cb(const char *path, const struct stat *st, int flag, struct FT
 	}
 	if (flag != FTW_D)
 		return 0;
-	if (cn->nr == cn->cap) {
-		size_t ncap = cn->cap ? cn->cap * 2 : 256;
-		struct cgroup_entry *n = realloc(cn->v, ncap * sizeof(*n));
-
-		if (!n)
-			return 1;
-		cn->v = n;
-		cn->cap = ncap;
-	}
+	if (VEC_RESERVE(cn->v, cn->nr, cn->cap, 256))
+		return 1;
 	/* on cgroup v2 a cgroup's id is the inode number of its directory */
 	cn->v[cn->nr].id = st->st_ino;
 	cn->v[cn->nr].path = strdup(path[mlen] ? path + mlen : "/");
@@ -379,15 +373,8 @@ struct cgroup_names *cgroup_names_new_saved(void)
 
 int cgroup_names_add(struct cgroup_names *cn, uint64_t id, const char *path)
 {
-	if (cn->nr == cn->cap) {
-		size_t ncap = cn->cap ? cn->cap * 2 : 64;
-		struct cgroup_entry *n = realloc(cn->v, ncap * sizeof(*n));
-
-		if (!n)
-			return -1;
-		cn->v = n;
-		cn->cap = ncap;
-	}
+	if (VEC_RESERVE(cn->v, cn->nr, cn->cap, 64))
+		return -1;
 	cn->v[cn->nr].id = id;
 	cn->v[cn->nr].path = strdup(path);
 	if (!cn->v[cn->nr].path)

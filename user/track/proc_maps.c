@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "user/track/proc_maps.h"
 
 static const char deleted_suffix[] = " (deleted)";
@@ -67,16 +68,9 @@ int proc_maps_read(int pid, bool exec_only, struct maps_entry **out)
 
 		if (proc_maps_parse_line(line, &e) || (exec_only && !e.exec))
 			continue;
-		if (nr == cap) {
-			size_t ncap = cap ? cap * 2 : 32;
-			struct maps_entry *n = realloc(v, ncap * sizeof(*n));
-
-			if (!n) {
-				err = -ENOMEM;
-				goto out;
-			}
-			v = n;
-			cap = ncap;
+		if (VEC_RESERVE(v, nr, cap, 32)) {
+			err = -ENOMEM;
+			goto out;
 		}
 		at = ftell(ps);
 		if (at < 0 || fputs(e.path, ps) == EOF || fputc(0, ps) == EOF) {
