@@ -1274,53 +1274,116 @@ static void leaf_counts(const char *name, unsigned long *leaf, unsigned long *co
 }
 
 /*
+ * The CPU seconds the shell of test_inherit wrote with `times` (its own, and
+ * its waited-for children's: user + system each); false when unreadable.
+ */
+static bool read_times(const char *path, double *self, double *children)
+{
+	FILE *f = fopen(path, "re");
+	double us, ss, uc, sc;
+	int mus, mss, muc, msc;
+	bool ok;
+
+	ok = f && fscanf(f, "%dm%lfs %dm%lfs %dm%lfs %dm%lfs", &mus, &us, &mss, &ss, &muc, &uc,
+			 &msc, &sc) == 8;
+	if (f)
+		fclose(f);
+	if (ok) {
+		*self = mus * 60 + us + mss * 60 + ss;
+		*children = muc * 60 + uc + msc * 60 + sc;
+	}
+	return ok;
+}
+
+/* At 499 Hz, the cpu-clock samples a task's CPU time should give. */
+#define INHERIT_HZ 499
+
+/*
+ * Half of what a task's CPU time should give at INHERIT_HZ, less 5: a
+ * cpu-clock sample lands on whatever runs when a CPU's timer fires, so a
+ * task's count is its CPU time over the period, give or take the ticks it
+ * shared; half is far below that and far above a task not profiled (0).
+ */
+static double inherit_floor(double cpu_s)
+{
+	return cpu_s * INHERIT_HZ / 2 - 5;
+}
+
+/*
  * `record -- sh -c "chain & <busy loop>; wait"`: the shell forks chain, and
  * chain is profiled like perf's inherit; --no-inherit keeps only the shell,
- * whose own loop must still be there.
+ * whose own loop must still be there.  chain spins 0.5 s of its own CPU time
+ * and the shell loops until it is done, then writes its and its children's
+ * CPU time (`times`): the samples each should have follow from those, not
+ * from how much of the machine they got.
  */
+static void inherit_run(const char *chain, bool inherit, unsigned long *leaf,
+			unsigned long *complete, unsigned long *shell, double *self, double *children)
+{
+	char cmd[4 * PATHBUF + 128], opath[PATHBUF], epath[PATHBUF], done[PATHBUF], times[PATHBUF];
+	const char *name = inherit ? "inherit" : "noinherit";
+	char file[64], *argv[16];
+	int rc, a = 0;
+
+	snprintf(file, sizeof(file), "%s.done", name);
+	tpath(done, sizeof(done), file);
+	snprintf(file, sizeof(file), "%s.times", name);
+	tpath(times, sizeof(times), file);
+	unlink(done);
+	snprintf(cmd, sizeof(cmd),
+		 "(%s 0.5c; : > %s) & while [ ! -e %s ]; do :; done; wait; times > %s", chain,
+		 done, done, times);
+	snprintf(file, sizeof(file), "%s.err", name);
+	tpath(epath, sizeof(epath), file);
+	snprintf(file, sizeof(file), "%s.folded", name);
+	tpath(opath, sizeof(opath), file);
+	argv[a++] = (char *)cfiprof_bin;
+	argv[a++] = "record";
+	argv[a++] = "-v";
+	argv[a++] = "-F";
+	argv[a++] = "499";
+	if (!inherit)
+		argv[a++] = "--no-inherit";
+	argv[a++] = "-o";
+	argv[a++] = opath;
+	argv[a++] = "--";
+	argv[a++] = "/bin/sh";
+	argv[a++] = "-c";
+	argv[a++] = cmd;
+	argv[a] = NULL;
+	rc = run(argv, NULL, epath, 60);
+	CHECK(rc == 0, "record %s-- sh -c '%s': exit %d", inherit ? "" : "--no-inherit ", cmd, rc);
+	leaf_counts(file, leaf, complete, shell);
+	*self = *children = 0;
+	CHECK(read_times(times, self, children), "%s: no CPU times from the shell in %s", name,
+	      times);
+	unlink(done);
+}
+
 static void test_inherit(const char *chain)
 {
-	char cmd[3 * PATHBUF + 128], opath[PATHBUF], epath[PATHBUF], done[PATHBUF];
 	unsigned long leaf, complete, shell;
-	int rc;
+	double self, children;
 
-	/*
-	 * The shell's own CPU time while chain spins 0.5 s: a loop until chain
-	 * is done, not a count (300,000 rounds were 0.5 s of this machine's CPU
-	 * once, and 64 ms on a faster day: 32 samples)
-	 */
-	tpath(done, sizeof(done), "inherit.done");
-	unlink(done);
-	snprintf(cmd, sizeof(cmd), "(%s 0.5; : > %s) & while [ ! -e %s ]; do :; done; wait", chain,
-		 done, done);
-	{
-		char *argv[] = {(char *)cfiprof_bin, "record", "-v", "-F", "499", "-o",
-				tpath(opath, sizeof(opath), "inherit.folded"), "--", "/bin/sh",
-				"-c", cmd, NULL};
-
-		rc = run(argv, NULL, tpath(epath, sizeof(epath), "inherit.err"), 60);
-	}
-	CHECK(rc == 0, "record -- sh -c '%s': exit %d", cmd, rc);
-	leaf_counts("inherit.folded", &leaf, &complete, &shell);
-	printf("inherit: %lu samples of the forked chain's leaf, %lu complete; %lu of the shell\n",
-	       leaf, complete, shell);
-	CHECK(leaf >= 100, "the child of the command was not profiled: %lu leaf samples", leaf);
+	inherit_run(chain, true, &leaf, &complete, &shell, &self, &children);
+	printf("inherit: %lu samples of the forked chain's leaf (%.2f s CPU), %lu complete; %lu of "
+	       "the shell (%.2f s CPU)\n",
+	       leaf, children, complete, shell, self);
+	/* chain spins 0.5 s of its CPU; times() may say a little less (its accounting) */
+	CHECK(children >= 0.4 && leaf >= inherit_floor(children),
+	      "the child of the command was not profiled: %lu leaf samples for %.2f s of CPU",
+	      leaf, children);
 	CHECK(complete * 100 >= leaf * 95, "child: %lu of %lu leaf samples complete", complete, leaf);
-	CHECK(shell >= 50, "the command itself (sh) was not profiled: %lu samples", shell);
-	unlink(done);
-	{
-		char *argv[] = {(char *)cfiprof_bin, "record", "-v", "-F", "499", "--no-inherit", "-o",
-				tpath(opath, sizeof(opath), "noinherit.folded"), "--", "/bin/sh",
-				"-c", cmd, NULL};
-
-		rc = run(argv, NULL, tpath(epath, sizeof(epath), "noinherit.err"), 60);
-	}
-	CHECK(rc == 0, "record --no-inherit -- sh -c '%s': exit %d", cmd, rc);
-	leaf_counts("noinherit.folded", &leaf, &complete, &shell);
-	printf("no-inherit: %lu samples of the child's leaf, %lu of the shell\n", leaf, shell);
+	CHECK(shell >= inherit_floor(self) && shell > 0,
+	      "the command itself (sh) was not profiled: %lu samples for %.2f s of CPU", shell,
+	      self);
+	inherit_run(chain, false, &leaf, &complete, &shell, &self, &children);
+	printf("no-inherit: %lu samples of the child's leaf, %lu of the shell (%.2f s CPU)\n", leaf,
+	       shell, self);
 	CHECK(leaf == 0, "--no-inherit: %lu samples of the child", leaf);
-	CHECK(shell >= 50, "--no-inherit: the command itself (sh) has %lu samples (want >= 50)",
-	      shell);
+	CHECK(shell >= inherit_floor(self) && shell > 0,
+	      "--no-inherit: the command itself (sh) has %lu samples for %.2f s of CPU", shell,
+	      self);
 }
 
 /*

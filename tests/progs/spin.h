@@ -3,6 +3,8 @@
  * Shared by the test programs: spin until argv[1] seconds (default 30) have
  * passed, then let the whole chain return so the program exits 0.  The clock
  * is read rarely so that nearly every sample lands in the leaf itself.
+ * "0.5c" is 0.5 s of the process's own CPU time, not of the wall: a test
+ * then knows how many cpu-clock samples to expect however busy the machine.
  */
 #ifndef SPIN_H
 #define SPIN_H
@@ -13,18 +15,24 @@
 #define NOINLINE __attribute__((noinline, noclone, used))
 
 static double spin_deadline;
+static clockid_t spin_clock = CLOCK_MONOTONIC;
 
 static double spin_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(spin_clock, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void spin_init(int argc, char **argv)
 {
-	spin_deadline = spin_now() + (argc > 1 ? atof(argv[1]) : 30.0);
+	char *end = NULL;
+	double secs = argc > 1 ? strtod(argv[1], &end) : 30.0;
+
+	if (end && *end == 'c')
+		spin_clock = CLOCK_PROCESS_CPUTIME_ID;
+	spin_deadline = spin_now() + secs;
 }
 
 /* Not inlined, so the leaf's own loop is the hot code. */
