@@ -365,10 +365,11 @@ static void print_full(struct session *s, FILE *f)
 		" failed, %" PRIu64 " over the build budget, %" PRIu64
 		" reused after their last process), at most %" PRIu64 " of %" PRIu64
 		" rows and %" PRIu64 " pages in use, %" PRIu64 " rules; processes: %" PRIu64
-		" loaded, %" PRIu64 " reloaded, %" PRIu64 " exited, %" PRIu64 " vanished\n",
+		" loaded, %" PRIu64 " reloaded, %" PRIu64 " exited, %" PRIu64 " vanished, %" PRIu64
+		" reloads finding nothing changed\n",
 		ts.objects_loaded, ts.objects_no_cfi, ts.objects_failed, ts.objects_over_budget,
 		ts.idle_reused, ts.rows_peak, ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads,
-		tr.reloads, tr.exits, tr.vanished);
+		tr.reloads, tr.exits, tr.vanished, tr.reloads_unchanged);
 	if (c[CNT_DEFERRED] || c[CNT_DEFER_BUDGET] || c[CNT_DEFER_LOST])
 		session_print_deferred(s, c, f);
 	if (s->table_cache) {

@@ -380,7 +380,7 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 	charged = pt->opts.ts && !table_charge_begin(pt->opts.ts, &charge);
 	/* refusals carry over with the mappings kept (their keys are not asked for again) */
 	if (!l->nr_kept)
-		l->p->keys_quota = false;
+		__atomic_store_n(&l->p->keys_quota, false, __ATOMIC_RELAXED);
 	/*
 	 * Stale keys go first: a new mapping (dlopen after dlclose, an exec) often
 	 * reuses the same range, hence the same LPM prefixes, and deleting the old
@@ -417,7 +417,7 @@ static void swap_mappings(struct proc_tracker *pt, struct proc_load *l)
 	}
 	/* the load thread alone adds keys: a change of the count is this load's */
 	if (__atomic_load_n(&pt->stats.keys_refused_quota, __ATOMIC_RELAXED) != quota_refused)
-		l->p->keys_quota = true;
+		__atomic_store_n(&l->p->keys_quota, true, __ATOMIC_RELAXED);
 	/* objects are released after the new ones are acquired: shared tables stay loaded */
 	for (j = 0; held && j < l->nr_old; j++) {
 		if (!l->kept[j])

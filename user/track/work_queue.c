@@ -70,6 +70,14 @@ void proc_tracker_reload_for_walk(struct proc_tracker *pt, uint32_t pid, uint64_
 	if (!p || !is_live(p) || now_ns - p->reload_asked_ns < RELOAD_FOR_WALKS_GAP_NS)
 		goto out;
 	/*
+	 * Its keys were refused by its quota: the pcs left without a mapping
+	 * would be refused again, and reading thousands of unchanged mappings
+	 * each time is the loop the BPF side avoids the same way
+	 * (CFI_PROC_KEYS_QUOTA); a change of its mappings still asks there.
+	 */
+	if (__atomic_load_n(&p->keys_quota, __ATOMIC_RELAXED))
+		goto out;
+	/*
 	 * A load of pid queued reads its maps anyway; others' go first: a swarm of
 	 * new processes would be gone before their loads.
 	 */
