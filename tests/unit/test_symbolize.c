@@ -899,8 +899,8 @@ static void check_plt(struct sym_cache *c, const char *path, const char *what, i
 		if (streq(name, want) && off == 4)
 			ok++;
 		else if (labels - ok == 1)
-			CHECK(0, "%s: 0x%llx is %s, got %s+%llu", what, addr, want, name ? name : "(none)",
-			      (unsigned long long)off);
+			CHECK(0, "%s: 0x%llx is %s, got %s+%llu", what, addr, want,
+			      name ? name : "(none)", (unsigned long long)off);
 	}
 	if (p)
 		pclose(p);
@@ -931,6 +931,90 @@ static void test_plt_names(void)
 		CHECK(0, "building an IBT PLT library");
 	snprintf(path, sizeof(path), "%s/libibt.so", tmpdir);
 	check_plt(c, path, "IBT .plt.sec", 3);
+	sym_cache_free(c);
+}
+
+/* readelf's value of the symbol name of type type in path (0: none): the oracle's view. */
+static uint64_t readelf_sym(const char *path, const char *want, const char *want_type)
+{
+	char cmd[4096], line[8192];
+	uint64_t found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -sW '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		char type[32], bind[32], vis[32], ndx[32], name[4096];
+		unsigned long long value, size;
+		unsigned num;
+
+		if (sscanf(line, " %u: %llx %llu %31s %31s %31s %31s %4095s", &num, &value, &size,
+			   type, bind, vis, ndx, name) == 8 &&
+		    !strcmp(name, want) && !strcmp(type, want_type) && !found)
+			found = value;
+	}
+	if (p)
+		pclose(p);
+	return found;
+}
+
+static const char labels_s[] = "\t.text\n"
+			       "\t.globl fn_sized\n\t.type fn_sized,@function\n\t.p2align 4\n"
+			       "fn_sized:\n\tnop\n"
+			       "\t.globl inner_label\ninner_label:\n\tnop\n\tret\n"
+			       "\t.size fn_sized, .-fn_sized\n"
+			       "\t.p2align 4\n\t.globl asm_label\nasm_label:\n\tnop\n\tnop\n"
+			       "\tret\n";
+
+/*
+ * Untyped labels of size 0 in code name it up to the next symbol, as perf
+ * names it (issue 34): ld.so's _start and _dl_start_user, hand-written
+ * assembly.  A label inside a sized function leaves the function's name.
+ * The addresses come from readelf.
+ */
+static void test_code_labels(void)
+{
+	struct sym_cache *c = sym_cache_new();
+	char src[PATH_MAX], lib[PATH_MAX];
+	const char *ld = "/lib64/ld-linux-x86-64.so.2", *n;
+	uint64_t fn, inner, label, start, user;
+	struct sym_obj *o;
+
+	snprintf(src, sizeof(src), "%s/labels.s", tmpdir);
+	snprintf(lib, sizeof(lib), "%s/liblabels.so", tmpdir);
+	write_file(src, labels_s);
+	if (!shell_ok("cc -shared -nostdlib -o %s %s", lib, src))
+		CHECK(0, "assembling %s", src);
+	fn = readelf_sym(lib, "fn_sized", "FUNC");
+	inner = readelf_sym(lib, "inner_label", "NOTYPE");
+	label = readelf_sym(lib, "asm_label", "NOTYPE");
+	CHECK(fn && inner && label, "readelf: fn_sized %lx, inner_label %lx, asm_label %lx",
+	      (unsigned long)fn, (unsigned long)inner, (unsigned long)label);
+	o = sym_cache_get(c, NULL, lib, -1, 0);
+	CHECK(o != NULL, "cannot load %s", lib);
+	if (o && fn && inner && label) {
+		n = lookup_name(o, inner, NULL);
+		CHECK(n && !strcmp(n, "fn_sized"), "inside fn_sized, at inner_label: %s",
+		      n ? n : "(none)");
+		n = lookup_name(o, label + 1, NULL);
+		CHECK(n && !strcmp(n, "asm_label"), "asm_label+1: %s", n ? n : "(none)");
+	}
+	/* ld.so's entry labels, from its debug file (libc6-dbg), as perf names them */
+	o = sym_cache_get(c, NULL, ld, -1, 0);
+	start =
+	    o && sym_obj_debug_file(o) ? readelf_sym(sym_obj_debug_file(o), "_start", "NOTYPE") : 0;
+	user = o && sym_obj_debug_file(o)
+		   ? readelf_sym(sym_obj_debug_file(o), "_dl_start_user", "NOTYPE")
+		   : 0;
+	CHECK(o && start && user, "%s: no debug file or no _start / _dl_start_user labels in it",
+	      ld);
+	if (o && start && user) {
+		n = lookup_name(o, start, NULL);
+		CHECK(n && !strcmp(n, "_start"), "ld.so at _start: %s", n ? n : "(none)");
+		n = lookup_name(o, user + 1, NULL);
+		CHECK(n && !strcmp(n, "_dl_start_user"), "ld.so at _dl_start_user+1: %s",
+		      n ? n : "(none)");
+	}
 	sym_cache_free(c);
 }
 
@@ -1015,6 +1099,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_perfmap);
 	RUN_TEST(test_system_libs);
 	RUN_TEST(test_plt_names);
+	RUN_TEST(test_code_labels);
 	shell_ok("rm -rf %s", tmpdir);
 	return HARNESS_DONE();
 }

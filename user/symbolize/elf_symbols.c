@@ -23,7 +23,8 @@ struct cand {
 	uint64_t sec_end;
 	const char *name;
 	int bind_rank;
-	bool plt; /* synthesized for a PLT stub */
+	bool plt;   /* synthesized for a PLT stub */
+	bool label; /* STT_NOTYPE in code: named only where no function is */
 };
 
 /*
@@ -92,6 +93,23 @@ static int bind_rank(unsigned char bind)
 }
 
 /*
+ * A label perf names code by: an untyped symbol of size 0 in an executable
+ * section, visible (not an assembler's local label), not an AArch64 or ARM
+ * mapping symbol ($x, $d); ld.so's _start and _dl_start_user, hand-written
+ * assembly.  Where a function covers it, the function names it (the labels
+ * inside functions are dropped once all are read: drop_covered_labels).
+ */
+static bool is_code_label(const GElf_Sym *sym, const char *name, size_t ndx, const bool *sec_code,
+			  size_t shnum)
+{
+	unsigned char vis = GELF_ST_VISIBILITY(sym->st_other);
+
+	return sym->st_size == 0 && ndx < shnum && ndx < SHN_LORESERVE && sec_code[ndx] &&
+	       name[0] != '$' && strncmp(name, ".L", 2) && vis != STV_HIDDEN &&
+	       vis != STV_INTERNAL;
+}
+
+/*
  * Appends the defined function symbols of the first usable section of @type:
  * an object has one .symtab and one .dynsym, and more headers of either type
  * can only be copies (read again, each would multiply the symbols).
@@ -100,6 +118,7 @@ static int bind_rank(unsigned char bind)
 static int collect(Elf *e, Elf64_Word type, struct cands *cs, uint64_t *left)
 {
 	uint64_t *sec_end = NULL;
+	bool *sec_code = NULL;
 	Elf_Scn *scn = NULL;
 	size_t shnum, i;
 	int found = 0;
@@ -122,11 +141,18 @@ static int collect(Elf *e, Elf64_Word type, struct cands *cs, uint64_t *left)
 		sec_end = calloc(shnum ? shnum : 1, sizeof(*sec_end));
 		if (!sec_end)
 			return -1;
+		sec_code = calloc(shnum ? shnum : 1, sizeof(*sec_code));
+		if (!sec_code) {
+			free(sec_end);
+			return -1;
+		}
 		for (i = 1; i < shnum; i++) {
 			GElf_Shdr s;
 
-			if (gelf_getshdr(elf_getscn(e, i), &s) && (s.sh_flags & SHF_ALLOC))
+			if (gelf_getshdr(elf_getscn(e, i), &s) && (s.sh_flags & SHF_ALLOC)) {
 				sec_end[i] = s.sh_addr + s.sh_size;
+				sec_code[i] = (s.sh_flags & SHF_EXECINSTR) != 0;
+			}
 		}
 		/* Symbols whose section index does not fit in st_shndx keep it here. */
 		{
@@ -153,13 +179,16 @@ static int collect(Elf *e, Elf64_Word type, struct cands *cs, uint64_t *left)
 			if (!gelf_getsymshndx(data, xdata, (int)i, &sym, &xndx))
 				break;
 			st = GELF_ST_TYPE(sym.st_info);
-			if ((st != STT_FUNC && st != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-			    sym.st_value == 0)
+			if ((st != STT_FUNC && st != STT_GNU_IFUNC && st != STT_NOTYPE) ||
+			    sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
 				continue;
 			cd.name = elf_strptr(e, shdr.sh_link, sym.st_name);
 			if (!cd.name || !cd.name[0])
 				continue;
 			ndx = sym.st_shndx == SHN_XINDEX ? xndx : sym.st_shndx;
+			cd.label = st == STT_NOTYPE;
+			if (cd.label && !is_code_label(&sym, cd.name, ndx, sec_code, shnum))
+				continue;
 			cd.addr = sym.st_value;
 			cd.size = sym.st_size;
 			cd.sec_end = 0;
@@ -168,15 +197,18 @@ static int collect(Elf *e, Elf64_Word type, struct cands *cs, uint64_t *left)
 				cd.sec_end = sec_end[ndx];
 			if (cd.sec_end <= cd.addr)
 				cd.sec_end = 0;
-			cd.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info));
+			/* a function at the same address names it first */
+			cd.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info)) + (cd.label ? 3 : 0);
 			cd.plt = false;
 			if (cands_push(cs, &cd) < 0) {
 				free(sec_end);
+				free(sec_code);
 				return -1;
 			}
 		}
 	}
 	free(sec_end);
+	free(sec_code);
 	return found;
 }
 
@@ -297,6 +329,7 @@ static int collect_plt(Elf *e, struct cands *cs, char **arena, uint64_t *left)
 		cd.name = (const char *)(uintptr_t)used;
 		cd.bind_rank = 2;
 		cd.plt = true;
+		cd.label = false;
 		if (cands_push(cs, &cd) < 0) {
 			free(names);
 			return -1;
@@ -346,6 +379,30 @@ static int cand_cmp(const void *a, const void *b)
 	if (lx != ly)
 		return lx < ly ? -1 : 1;
 	return strncmp(x->name, y->name, lx);
+}
+
+/*
+ * Labels inside a function (the sorted candidates' sized ones) or at its
+ * address go: there the function's name is the one perf and the debug info
+ * give, and a label would cut the function's range short.
+ */
+static void drop_covered_labels(struct cands *cs)
+{
+	uint64_t covered_to = 0;
+	size_t i, n = 0;
+
+	for (i = 0; i < cs->n; i++) {
+		const struct cand *c = &cs->v[i];
+
+		if (c->label && c->addr < covered_to)
+			continue;
+		if (c->label && n && cs->v[n - 1].addr == c->addr && !cs->v[n - 1].label)
+			continue;
+		if (!c->label && c->size && c->addr + c->size > covered_to)
+			covered_to = c->addr + c->size;
+		cs->v[n++] = *c;
+	}
+	cs->n = n;
 }
 
 /* The end of the symbol at cs->v[i], first of its address, whose group ends at j. */
@@ -446,6 +503,7 @@ static int build_table(struct sym_table *t, struct cands *cs, uint64_t max_bytes
 
 	if (cs->n)
 		qsort(cs->v, cs->n, sizeof(*cs->v), cand_cmp);
+	drop_covered_labels(cs);
 	groups = fit_groups(cs, max_bytes, &str_bytes);
 	if (groups && sym_table_reserve(t, groups, str_bytes) < 0)
 		return -1;
