@@ -18,7 +18,7 @@
  *  4. tiny caps at -F 4999: --rows 2048, --max-stacks 5, --ring-buffer 16384
  *     (cfiprof stopped 0.3 s: samples must be lost, and counted), and
  *     everything tiny at once on the tail-call walker;
- *  5. cfiprof SIGSTOPped for 3 s while recording 4 threads at -F 4999, then SIGCONT:
+ *  5. cfiprof SIGSTOPped while the 4 threads it records at -F 4999 run 3 s of CPU, then SIGCONT:
  *     the losses are counted as "ring buffer full";
  *  6. two copies of a library with corrupted .eh_frame (CIE, FDE lengths and
  *     opcodes) dlopen()ed: cfiprof names each file in a warning and the main
@@ -171,6 +171,54 @@ static int record_argv(char **argv, int cap, const struct run *r, const char *co
  * cfiprof alone is stopped (SIGSTOP) for stall seconds, after seconds into
  * the recording: the target keeps running and being sampled meanwhile.
  */
+/* The command cfiprof started: its first child, or 0. */
+static pid_t first_child(pid_t pid)
+{
+	char path[64], *text;
+	long child;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	text = slurp(path);
+	child = text ? strtol(text, NULL, 10) : 0;
+	free(text);
+	return (pid_t)child;
+}
+
+/* Whether pid still runs: not gone, not a zombie its stopped parent cannot reap. */
+static bool still_running(pid_t pid)
+{
+	char path[64], *text, *p;
+	bool running;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = slurp(path);
+	p = text ? strrchr(text, ')') : NULL;
+	running = p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	free(text);
+	return running;
+}
+
+/*
+ * Keeps cfiprof (pid) stopped while its command runs stall seconds of its
+ * own CPU time: the samples taken meanwhile follow the command's CPU time,
+ * not the wall, so the test knows how many there are however busy the
+ * machine.  Ends early when the command is gone; 30 s at most.
+ */
+static void stall_for_cpu(pid_t pid, double stall)
+{
+	pid_t cmd = first_child(pid);
+	double cpu0 = cmd > 0 ? proc_cpu_s(cmd) : -1, t0 = mono_sec(), cpu;
+
+	if (cpu0 < 0) {
+		usleep((useconds_t)(stall * 1e6));
+		return;
+	}
+	do {
+		usleep(20000);
+		cpu = proc_cpu_s(cmd);
+	} while (cpu >= 0 && cpu - cpu0 < stall && still_running(cmd) && mono_sec() - t0 < 30);
+}
+
 static int record_stalled(struct run *r, const char *const *extra, const char *const *cmd,
 			  double timeout, double after, double stall)
 {
@@ -192,7 +240,7 @@ static int record_stalled(struct run *r, const char *const *extra, const char *c
 		usleep((useconds_t)(after * 1e6));
 		if (kill(pid, SIGSTOP))
 			CHECK(0, "%s: SIGSTOP: %s", r->tag, strerror(errno));
-		usleep((useconds_t)(stall * 1e6));
+		stall_for_cpu(pid, stall);
 		if (kill(pid, SIGCONT))
 			CHECK(0, "%s: SIGCONT: %s", r->tag, strerror(errno));
 	}
@@ -700,8 +748,11 @@ static void test_exit(void)
 
 	ppath(life, sizeof(life), "faults_life");
 	ppath(chain, sizeof(chain), "chain");
-	/* a spins until SIGUSR1, then 1 s more and exits; b outlives the recording */
-	char *aargv[] = {life, "exit", "1.0", NULL};
+	/*
+	 * a spins until SIGUSR1, then 0.3 s more of its CPU (~300 samples) and
+	 * exits; b outlives the recording
+	 */
+	char *aargv[] = {life, "exit", "0.3c", NULL};
 	char *bargv[] = {chain, "60", NULL};
 
 	pa = spawn(aargv, NULL, NULL);
@@ -741,9 +792,9 @@ static void test_exit(void)
 	CHECK(s.procs_exited >= 1, "exit: the summary counts %lu exited processes", s.procs_exited);
 	expect_chain(&r, "faults_life", fl_exp, N(fl_exp), 50, 99.0, &a);
 	expect_chain(&r, "chain", chain_exp, N(chain_exp), 100, 99.0, &b);
-	/* a ran ~1 s of the 3, b all of it: b's samples after a's exit are there */
+	/* a ran 0.3 s of CPU (and its wait), b all 3 s beside it: b's samples after a's exit */
 	CHECK(b.samples > a.samples * 3 / 2,
-	      "exit: %lu samples of the survivor, %lu of the one that exited after ~1 s", b.samples,
+	      "exit: %lu samples of the survivor, %lu of the one that exited after 0.3 s of CPU", b.samples,
 	      a.samples);
 	chain_stats_free(&a);
 	chain_stats_free(&b);
@@ -761,7 +812,8 @@ static void test_exec(void)
 	ppath(chain, sizeof(chain), "chain");
 	run_init(&r, "exec", 0);
 	const char *extra[] = {"-F", "999", NULL};
-	const char *cmd[] = {life, "exec", "0.8", chain, "1.2", NULL};
+	/* CPU seconds: ~800 and ~1200 samples at 999 Hz however busy the machine */
+	const char *cmd[] = {life, "exec", "0.8c", chain, "1.2c", NULL};
 
 	if (record(&r, extra, cmd, 30))
 		return;
@@ -1114,8 +1166,9 @@ static void test_tiny_caps(void)
 
 	/*
 	 * a 16 KiB ring buffer at 4999 Hz: losses, each counted as "ring buffer
-	 * full".  A consumer that keeps up loses nothing, so cfiprof stops for
-	 * 0.3 s: ~1500 samples, which the default 8 MiB would hold, this not.
+	 * full".  A consumer that keeps up loses nothing, so cfiprof stops while
+	 * the command runs 0.3 s of CPU: ~1500 samples, which the default 8 MiB
+	 * would hold, this not.
 	 */
 	run_init(&r, "tiny-ring", 0);
 	const char *ring[] = {"-F", "4999", "--ring-buffer", "16384", NULL};
@@ -1158,14 +1211,16 @@ static void test_sigstop(void)
 	 * default 8 MiB holds the ~30,000 samples of the stall
 	 */
 	const char *extra[] = {"-F", "4999", "--ring-buffer", "1048576", NULL};
-	const char *cmd[] = {threads, "5", NULL};
+	/* of its CPU: the 3 s of the stall are there however busy the machine */
+	const char *cmd[] = {threads, "8c", NULL};
 
 	/* only cfiprof stops: the target keeps running and sampling */
 	if (record_stalled(&r, extra, cmd, 40, 0.7, 3))
 		return;
 	check_accounting(&r, &s, &ft, &rs);
-	CHECK(s.lost > 0, "sigstop: 3 s stalled at -F 4999 (4 spinning threads) lost nothing (the "
-			  "ring buffer is 1 MiB, ~150 bytes a sample: losses expected)");
+	CHECK(s.lost > 0, "sigstop: stalled for 3 s of the command's CPU at -F 4999 (4 spinning "
+			  "threads) lost nothing (the ring buffer is 1 MiB, ~150 bytes a sample: "
+			  "~15,000 samples, losses expected)");
 	CHECK(s.written > 0 && s.received == s.written,
 	      "sigstop: %lu written, %lu received after the stall", s.written, s.received);
 	CHECK(chain_check(r.folded, "threads", th_exp, N(th_exp), &cs) == 0, "sigstop: no folded");

@@ -58,7 +58,7 @@ static void on_usr1(int sig)
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 2 ? atof(argv[2]) : 1.0;
+	double secs = argc > 2 ? spin_secs(argv[2]) : 1.0;
 
 	if (argc > 2 && !strcmp(argv[1], "exit")) {
 		exit_secs = secs;

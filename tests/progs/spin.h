@@ -25,13 +25,22 @@ static double spin_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void spin_init(int argc, char **argv)
+/* The seconds of arg ("0.5", or "0.5c" for the process's CPU time: the clock then spins on it). */
+static double spin_secs(const char *arg)
 {
 	char *end = NULL;
-	double secs = argc > 1 ? strtod(argv[1], &end) : 30.0;
+	double secs = strtod(arg, &end);
 
 	if (end && *end == 'c')
 		spin_clock = CLOCK_PROCESS_CPUTIME_ID;
+	return secs;
+}
+
+static void spin_init(int argc, char **argv)
+{
+	/* the clock first: spin_now must read the one the deadline is on */
+	double secs = argc > 1 ? spin_secs(argv[1]) : 30.0;
+
 	spin_deadline = spin_now() + secs;
 }
 
