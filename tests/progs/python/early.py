@@ -1,12 +1,14 @@
 # Known function from the start, for test_python_frames:deferred: the first
 # EARLY seconds in early_work (while the process's tables are still being
 # built, its samples deferred), then late_work until SECONDS, all on the CPU.
+# Seconds of the process's CPU time: the samples it gives at a rate are the
+# same however busy the machine is.
 import sys, time
 
 
 def spin(until):
     s = 0
-    while time.monotonic() < until:
+    while time.process_time() < until:
         s += 1
     return s
 
@@ -20,7 +22,7 @@ def late_work(until):
 
 
 def main():
-    t0 = time.monotonic()
+    t0 = time.process_time()
     early_work(t0 + float(sys.argv[1]))
     late_work(t0 + float(sys.argv[2]))
 
