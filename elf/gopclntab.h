@@ -42,6 +42,7 @@ enum gopclntab_refusal {
 	GOPCLNTAB_LOOKUP,      /* a lookup over its steps, or through bad data */
 	GOPCLNTAB_REFUSALS,
 };
+void gopclntab_refused(enum gopclntab_refusal why);
 uint64_t gopclntab_refused_total(enum gopclntab_refusal why);
 /* "malformed", "over_budget", "lookup" */
 const char *gopclntab_refusal_name(enum gopclntab_refusal why);

@@ -30,8 +30,6 @@ struct gopclntab {
 	bool inline_ok;	 /* funcdata can be followed inside buf */
 };
 
-void gopclntab_refused(enum gopclntab_refusal why);
-
 /* @n bytes at address @a inside @s and inside the bytes held; NULL otherwise. */
 static inline const uint8_t *gop_at(const struct gopclntab *g, struct gop_span s, uint64_t a,
 				    uint64_t n)
