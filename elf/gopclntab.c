@@ -335,8 +335,11 @@ static int scan_segments(const struct gop_src *s, struct gopclntab **out, const 
 			for (at = 0; at < sg->filesz && ret > 0; at += chunk - GOP_HDR_MAX) {
 				uint64_t n = sg->filesz - at < chunk ? sg->filesz - at : chunk;
 
-				if (src_read(s, sg->vaddr + at, b, n))
+				if (src_read(s, sg->vaddr + at, b, n)) {
+					*why = "has a segment that cannot be read (truncated?)";
+					ret = -1;
 					break;
+				}
 				for (k = (8 - (sg->vaddr + at) % 8) % 8; k + 8 <= n && ret > 0;
 				     k += 8) {
 					struct gop_hdr h;
@@ -361,6 +364,10 @@ static int scan_segments(const struct gop_src *s, struct gopclntab **out, const 
 		}
 	}
 	free(b);
+	if (!b) {
+		*why = "cannot be searched (out of memory)";
+		return -1;
+	}
 	if (ret > 0 && tried)
 		return -1; /* *why: the last candidate's */
 	return ret;

@@ -21,12 +21,15 @@
  *    never end, and 3,000 random corruptions: each refused with a reason and
  *    counted, never a crash (this suite also runs under ASan + UBSan).
  */
+#include <gelf.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "elf/gopclntab.h"
+#include "elf/sections.h"
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/tmpdir.h"
@@ -156,12 +159,15 @@ static void test_gosym(void)
 {
 	struct oracle o = gosym(prog("gofib_stripped"), tpath("stripped.txt"));
 	struct oracle u = gosym(prog("gofib"), tpath("unstripped.txt"));
+	char *a = slurp(tpath("stripped.txt")), *b = slurp(tpath("unstripped.txt"));
 	size_t ok;
 
 	CHECK(o.n >= 3000, "debug/gosym gave %zu pcs for gofib_stripped", o.n);
 	/* -s -w drops .symtab and DWARF, not code: the same table, the same pcs */
-	CHECK(u.n == o.n && !strcmp(slurp(tpath("stripped.txt")), slurp(tpath("unstripped.txt"))),
+	CHECK(u.n == o.n && !strcmp(a, b),
 	      "the stripped and unstripped builds differ (%zu, %zu pcs)", o.n, u.n);
+	free(a);
+	free(b);
 	ok = compare(prog("gofib_stripped"), &o, "gofib");
 	printf("  gofib_stripped: %zu of %zu pcs as debug/gosym names them\n", ok, o.n);
 	CHECK(ok == o.n && o.n, "%zu of %zu", ok, o.n);
@@ -358,6 +364,276 @@ static void test_inlines(void)
 	oracle_free(&o);
 }
 
+/* A file image and where its .gopclntab is. */
+struct image {
+	uint8_t *b;
+	size_t len;
+	uint64_t pcln_off, pcln_size; /* in the file */
+	uint64_t shdr_off;	      /* .gopclntab's section header, in the file */
+};
+
+static bool image_read(const char *path, struct image *im)
+{
+	GElf_Shdr sh;
+	GElf_Ehdr eh;
+	Elf_Scn *scn;
+	Elf *e;
+
+	memset(im, 0, sizeof(*im));
+	im->b = (uint8_t *)slurp_len(path, &im->len);
+	elf_version(EV_CURRENT);
+	e = elf_memory((char *)im->b, im->len);
+	scn = e ? elf_section_by_name(e, ".gopclntab", &sh) : NULL;
+	if (scn && gelf_getehdr(e, &eh)) {
+		im->pcln_off = sh.sh_offset;
+		im->pcln_size = sh.sh_size;
+		im->shdr_off = eh.e_shoff + elf_ndxscn(scn) * sizeof(Elf64_Shdr);
+	}
+	if (e)
+		elf_end(e);
+	return scn != NULL;
+}
+
+/* A copy of @im for one case to corrupt. */
+static uint8_t *image_copy(const struct image *im)
+{
+	uint8_t *c = malloc(im->len);
+
+	if (!c)
+		abort();
+	memcpy(c, im->b, im->len);
+	return c;
+}
+
+/* @b without section headers, as a binary stripped of them ships. */
+static void drop_section_headers(uint8_t *b)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)b;
+
+	eh->e_shoff = 0;
+	eh->e_shnum = 0;
+	eh->e_shstrndx = 0;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* Whether @a and @b give the same chain at @pc. */
+static bool same_frames(const struct gopclntab *a, const struct gopclntab *b, uint64_t pc)
+{
+	struct gopclntab_frame fa[8], fb[8];
+	int na = gopclntab_frames(a, pc, fa, 8), nb = gopclntab_frames(b, pc, fb, 8), i;
+
+	if (na != nb || na < 1)
+		return false;
+	for (i = 0; i < na; i++)
+		if (strcmp(fa[i].name, fb[i].name) || fa[i].line != fb[i].line ||
+		    !fa[i].file != !fb[i].file || (fa[i].file && strcmp(fa[i].file, fb[i].file)))
+			return false;
+	return true;
+}
+
+static void test_no_headers(void)
+{
+	struct oracle o = gosym(prog("gofib_stripped"), tpath("stripped.txt"));
+	struct gopclntab *with = NULL, *without = NULL;
+	struct image im;
+	uint8_t *nh;
+	size_t i, same = 0, inl = 0;
+	const char *why = NULL, *name = NULL;
+	struct sym_cache *c = sym_cache_new();
+	struct sym_obj *so;
+	FILE *f;
+
+	CHECK(image_read(prog("gofib_stripped"), &im), "no .gopclntab in gofib_stripped");
+	nh = image_copy(&im);
+	drop_section_headers(nh);
+	CHECK(gopclntab_read_mem(im.b, im.len, &with, &why) == 0, "with headers: %s", why);
+	CHECK(gopclntab_read_mem(nh, im.len, &without, &why) == 0, "without: %s", why);
+	CHECK(without && gopclntab_has_inline(without), "no inline trees without headers");
+	for (i = 0; with && without && i < o.n; i++) {
+		struct gopclntab_frame fr[8];
+
+		same += same_frames(with, without, o.v[i].pc);
+		inl += gopclntab_frames(without, o.v[i].pc, fr, 8) > 1;
+	}
+	CHECK(o.n >= 3000 && same == o.n && inl >= 100, "%zu of %zu pcs alike, %zu inlined", same,
+	      o.n, inl);
+	/* and from a file, read with pread by the symbolizer */
+	f = fopen(tpath("noheaders"), "w");
+	CHECK(f && fwrite(nh, 1, im.len, f) == im.len && !fclose(f), "write");
+	so = sym_cache_get(c, "noheaders", tpath("noheaders"), -1, 0);
+	for (i = 0; so && i < o.n && !name; i++)
+		if (!strcmp(o.v[i].name, "main.fib"))
+			sym_obj_lookup(so, o.v[i].pc, &name, NULL);
+	CHECK(name && !strcmp(name, "main.fib"), "main.fib without section headers: %s",
+	      name ? name : "(none)");
+	sym_cache_free(c);
+	gopclntab_free(with);
+	gopclntab_free(without);
+	free(nh);
+	free(im.b);
+	oracle_free(&o);
+}
+
+/* Reads @b (@len bytes): refused, with a reason, and counted as @why. */
+static void refused(const uint8_t *b, size_t len, enum gopclntab_refusal cause, const char *what)
+{
+	uint64_t before = gopclntab_refused_total(cause);
+	struct gopclntab *g = NULL;
+	const char *why = NULL;
+	int r = gopclntab_read_mem(b, len, &g, &why);
+
+	CHECK(r == -1 && !g && why && gopclntab_refused_total(cause) == before + 1,
+	      "%s: read %d, why %s, %s refusals %" PRIu64 " -> %" PRIu64, what, r,
+	      why ? why : "(none)", gopclntab_refusal_name(cause), before,
+	      gopclntab_refused_total(cause));
+	if (why)
+		printf("  %s: refused, %s\n", what, why);
+	gopclntab_free(g);
+}
+
+/* Lookups in a table whose pc-value streams are @fill: every one refused and counted. */
+static void lookups_refused(const struct image *im, const struct oracle *o, const uint8_t *fill,
+			    size_t fill_len, const char *what)
+{
+	uint8_t *b = image_copy(im), *h = b + im->pcln_off;
+	uint64_t pctab = 0, pcln = 0, nfunc = 0, t0;
+	uint64_t before = gopclntab_refused_total(GOPCLNTAB_LOOKUP);
+	struct gopclntab *g = NULL;
+	size_t i, bad = 0, n = o->n < 200 ? o->n : 200;
+
+	memcpy(&pctab, h + 8 + 6 * 8, 8); /* 1.18 header: pctabOffset, then pclnOffset */
+	memcpy(&pcln, h + 8 + 7 * 8, 8);
+	memcpy(&nfunc, h + 8, 8);
+	/* every function's file and line tables at pctab + 2, its stream @fill to the end */
+	for (i = pctab + 2; i + fill_len <= pcln; i += fill_len)
+		memcpy(h + i, fill, fill_len);
+	for (i = 0; i < nfunc; i++) {
+		uint32_t funcoff, two = 2;
+
+		memcpy(&funcoff, h + pcln + i * 8 + 4, 4); /* 1.18 functab: entryoff, funcoff */
+		memcpy(h + pcln + funcoff + 20, &two, 4);  /* _func.pcfile */
+		memcpy(h + pcln + funcoff + 24, &two, 4);  /* _func.pcln */
+	}
+	CHECK(gopclntab_read_mem(b, im->len, &g, NULL) == 0, "%s: not read", what);
+	t0 = mono_ns();
+	for (i = 0; g && i < n; i++) {
+		struct gopclntab_frame fr[8];
+
+		bad += gopclntab_frames(g, o->v[i * (o->n / n)].pc, fr, 8) == -1;
+	}
+	printf("  %s: %zu of %zu lookups refused in %.1f ms\n", what, bad, n,
+	       (double)(mono_ns() - t0) / 1e6);
+	CHECK(g && bad == n && gopclntab_refused_total(GOPCLNTAB_LOOKUP) == before + n,
+	      "%s: %zu of %zu refused", what, bad, n);
+	gopclntab_free(g);
+	free(b);
+}
+
+static void test_malformed(void)
+{
+	struct oracle o = gosym(prog("gofib_stripped"), tpath("stripped.txt"));
+	struct image im;
+	uint8_t *b, *h;
+	uint32_t e10, e11;
+
+	CHECK(image_read(prog("gofib_stripped"), &im) && im.pcln_size > 4096, "no .gopclntab");
+	if (!im.pcln_size)
+		return;
+	/* the section cut short: its tables' offsets past its end */
+	b = image_copy(&im);
+	put64(b + im.shdr_off + offsetof(Elf64_Shdr, sh_size), 100);
+	refused(b, im.len, GOPCLNTAB_MALFORMED, "section cut to 100 bytes");
+	/* the section longer than its segment's bytes in the file */
+	put64(b + im.shdr_off + offsetof(Elf64_Shdr, sh_size), im.pcln_size + (1u << 20));
+	refused(b, im.len, GOPCLNTAB_MALFORMED, "section past its segment");
+	free(b);
+	/* the file cut in the middle of the table (no section headers: found by scanning) */
+	b = image_copy(&im);
+	drop_section_headers(b);
+	refused(b, im.pcln_off + im.pcln_size / 2, GOPCLNTAB_MALFORMED, "file truncated");
+	free(b);
+	/* offsets past the end, nfunc huge, the function table past the end */
+	b = image_copy(&im);
+	h = b + im.pcln_off;
+	put64(h + 8 + 7 * 8, 0x7fffffff);
+	refused(b, im.len, GOPCLNTAB_MALFORMED, "pclnOffset past the end");
+	free(b);
+	b = image_copy(&im);
+	h = b + im.pcln_off;
+	put64(h + 8, 1ull << 40);
+	refused(b, im.len, GOPCLNTAB_MALFORMED, "nfunc 2^40");
+	put64(h + 8, GOPCLNTAB_MAX_FUNCS - 1);
+	refused(b, im.len, GOPCLNTAB_MALFORMED, "nfunc past the function table");
+	free(b);
+	/* two entries swapped: the binary search would lie */
+	b = image_copy(&im);
+	h = b + im.pcln_off;
+	{
+		uint64_t ft = 0;
+
+		memcpy(&ft, h + 8 + 7 * 8, 8);
+		memcpy(&e10, h + ft + 10 * 8, 4);
+		memcpy(&e11, h + ft + 11 * 8, 4);
+		memcpy(h + ft + 10 * 8, &e11, 4);
+		memcpy(h + ft + 11 * 8, &e10, 4);
+	}
+	refused(b, im.len, GOPCLNTAB_MALFORMED, "function table out of order");
+	free(b);
+	/* varints that never end, and a stream that never reaches the pc */
+	lookups_refused(&im, &o, (const uint8_t[]){0xff}, 1, "varints of 0xff");
+	lookups_refused(&im, &o, (const uint8_t[]){0x02, 0x00}, 2,
+			"pc deltas of 0 (never reaching the pc)");
+	free(im.b);
+	oracle_free(&o);
+}
+
+/* Random bytes over the header, function table and records: refused or answered, never a crash. */
+static void test_corrupt(void)
+{
+	struct image im;
+	size_t round, ok = 0, refusals = 0;
+	uint64_t t0 = mono_ns();
+
+	CHECK(image_read(prog("gofib_stripped"), &im) && im.pcln_size > 4096, "no .gopclntab");
+	for (round = 0; im.pcln_size && round < 2000; round++) {
+		uint8_t *b = image_copy(&im);
+		struct gopclntab *g = NULL;
+		int r, k, flips = 1 + (int)rnd_below(8);
+
+		for (k = 0; k < flips; k++) {
+			/* half the time the header and the tables' first bytes */
+			uint64_t span = rnd_below(2) ? 256 : im.pcln_size;
+
+			b[im.pcln_off + rnd_below(span)] = (uint8_t)rnd();
+		}
+		if (round % 2)
+			drop_section_headers(b);
+		r = gopclntab_read_mem(b, im.len, &g, NULL);
+		refusals += r != 0;
+		for (k = 0; g && k < 50; k++) {
+			struct gopclntab_frame fr[8];
+			uint64_t start = 0, end = 0, i = rnd_below(gopclntab_nfunc(g));
+			const char *name;
+
+			if (!gopclntab_func(g, i, &start, &end, &name) && end > start)
+				gopclntab_frames(g, start + rnd_below(end - start), fr, 8);
+			gopclntab_frames(g, rnd(), fr, 8);
+		}
+		ok += g != NULL;
+		gopclntab_free(g);
+		free(b);
+	}
+	printf("  2000 corruptions: %zu read, %zu refused, %.0f ms\n", ok, refusals,
+	       (double)(mono_ns() - t0) / 1e6);
+	CHECK(ok + refusals == 2000 && refusals > 0 && ok > 0, "%zu read, %zu refused", ok,
+	      refusals);
+	free(im.b);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -366,6 +642,9 @@ int main(int argc, char **argv)
 	RUN_TEST(test_gosym);
 	RUN_TEST(test_gofmt);
 	RUN_TEST(test_inlines);
+	RUN_TEST(test_no_headers);
+	RUN_TEST(test_malformed);
+	RUN_TEST(test_corrupt);
 	tmpdir_done(tmpdir, harness_failed != 0);
 	return HARNESS_DONE();
 }
