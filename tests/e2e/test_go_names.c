@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A stripped Go program named from .gopclntab through record (issue 29, part A):
+ * progs/gofib_stripped (-ldflags='-s -w': no .symtab, no DWARF) runs
+ * main.main -> main.work -> main.fib with main.sumSquares inlined into
+ * main.work, and goroutines main.spin -> main.fib.
+ *  - folded: those exact chains, the inlined function as its own frame, and
+ *    >= 99% of the program's user frames named (not gofib_stripped+0x...),
+ *    though the process exited before the profile was named.
+ *  - lines: --lines gives main.fib's frames as "main.fib gofib.go:N".
+ *  - deleted: report of a --save recording, the binary deleted, prints the
+ *    same names.
+ * The walk itself still ends fp-chain-broken at goroutine stack bottoms (part
+ * B): completeness is not checked here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/e2e.h"
+
+#define PATHBUF (PATH_MAX + 64)
+
+/* Samples of @folded whose stack holds @chain, and all samples. */
+static uint64_t samples_with(const char *folded, const char *chain, uint64_t *total)
+{
+	const char *line = folded;
+	uint64_t n = 0;
+
+	*total = 0;
+	while (line && *line) {
+		const char *nl = strchr(line, '\n'), *sp;
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char *l = strndup(line, len);
+		uint64_t c;
+
+		sp = l ? strrchr(l, ' ') : NULL;
+		c = sp ? strtoull(sp + 1, NULL, 10) : 0;
+		*total += c;
+		if (l && strstr(l, chain))
+			n += c;
+		free(l);
+		line = nl ? nl + 1 : NULL;
+	}
+	return n;
+}
+
+/* The program's user frames (not kernel, not markers), and how many are named. */
+static void named_frames(const char *folded, uint64_t *frames, uint64_t *named)
+{
+	char *copy = strdup(folded), *line, *save = NULL;
+
+	*frames = *named = 0;
+	for (line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' '), *f, *s2 = NULL;
+		uint64_t c = sp ? strtoull(sp + 1, NULL, 10) : 0;
+		int k = 0;
+
+		if (sp)
+			*sp = '\0';
+		for (f = strtok_r(line, ";", &s2); f; f = strtok_r(NULL, ";", &s2), k++) {
+			size_t l = strlen(f);
+
+			if (k == 0 || f[0] == '[' || (l > 4 && !strcmp(f + l - 4, "_[k]")))
+				continue;
+			*frames += c;
+			if (strncmp(f, "gofib_stripped+0x", 17))
+				*named += c;
+		}
+	}
+	free(copy);
+}
+
+static char *record(const char *name, const char *exe, char *const opts[])
+{
+	char out[PATHBUF], *log = NULL;
+	char *cmd[] = {(char *)exe, "1.5", "2", NULL};
+
+	e2e_record(name, "499", opts, cmd, &log);
+	free(log);
+	return slurp(tpath(out, sizeof(out), name));
+}
+
+static void test_folded(void)
+{
+	char exe[PATHBUF], *folded;
+	uint64_t total, work, inl, spin, frames, named;
+
+	snprintf(exe, sizeof(exe), "%s/gofib_stripped", progs_dir);
+	folded = record("go.folded", exe, NULL);
+	work = samples_with(folded, ";runtime.main;main.main;main.work;main.fib", &total);
+	inl = samples_with(folded, ";main.main;main.work;main.sumSquares ", &total);
+	spin = samples_with(folded, ";main.spin;main.fib", &total);
+	named_frames(folded, &frames, &named);
+	printf("  %lu samples: %lu in main.main;main.work;main.fib, %lu in main.sumSquares "
+	       "(inlined), %lu in main.spin;main.fib; %lu of %lu user frames named\n",
+	       (unsigned long)total, (unsigned long)work, (unsigned long)inl, (unsigned long)spin,
+	       (unsigned long)named, (unsigned long)frames);
+	/* one goroutine in work (fib, then sumSquares), two in spin: each well sampled */
+	CHECK(total >= 300 && work * 10 >= total && inl * 20 >= total && spin * 4 >= total,
+	      "chains: %lu total, %lu work, %lu inlined, %lu spin", (unsigned long)total,
+	      (unsigned long)work, (unsigned long)inl, (unsigned long)spin);
+	CHECK(frames && named * 100 >= frames * 99, "%lu of %lu frames named", (unsigned long)named,
+	      (unsigned long)frames);
+	free(folded);
+}
+
+static void test_lines(void)
+{
+	char exe[PATHBUF], *folded;
+	char *opts[] = {"--lines", NULL};
+	uint64_t total, fib;
+
+	snprintf(exe, sizeof(exe), "%s/gofib_stripped", progs_dir);
+	folded = record("go_lines.folded", exe, opts);
+	fib = samples_with(folded, ";main.work gofib.go:37;main.fib gofib.go:", &total);
+	CHECK(total >= 300 && fib * 10 >= total,
+	      "%lu of %lu samples in main.work gofib.go:37 -> "
+	      "main.fib gofib.go:N",
+	      (unsigned long)fib, (unsigned long)total);
+	CHECK(samples_with(folded, ";main.work gofib.go:38;main.sumSquares gofib.go:2", &total),
+	      "no main.sumSquares line inlined at main.work gofib.go:38");
+	free(folded);
+}
+
+static void test_deleted(void)
+{
+	char exe[PATHBUF], rec[PATHBUF], out[PATHBUF], err[PATHBUF], *rep, *log = NULL;
+	char *opts[] = {"--save", rec, NULL};
+	char *cmd[] = {exe, "1", "1", NULL};
+	char *argv[] = {(char *)cfiprof_bin, "report", rec, "-f", "folded", "-o", out, NULL};
+	uint64_t total;
+
+	tpath(exe, sizeof(exe), "gofib_copy");
+	tpath(rec, sizeof(rec), "go.rec");
+	tpath(out, sizeof(out), "go.report");
+	tpath(err, sizeof(err), "go.report.err");
+	CHECK(shell_ok("cp %s/gofib_stripped %s", progs_dir, exe), "copy");
+	e2e_record("go_deleted.folded", "499", opts, cmd, &log);
+	free(log);
+	CHECK(unlink(exe) == 0, "unlink");
+	CHECK(run(argv, NULL, err, 60) == 0, "report exited non-zero");
+	rep = slurp(out);
+	CHECK(samples_with(rep, ";main.main;main.work;main.fib", &total) * 10 >= total && total,
+	      "report without the binary: %s", rep);
+	free(rep);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	if (!e2e_setup("go_names"))
+		return HARNESS_DONE();
+	RUN_TEST(test_folded);
+	RUN_TEST(test_lines);
+	RUN_TEST(test_deleted);
+	e2e_finish();
+	return HARNESS_DONE();
+}
