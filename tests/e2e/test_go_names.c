@@ -3,7 +3,7 @@
  * A stripped Go program named from .gopclntab through record (issue 29, part A):
  * progs/gofib_stripped (-ldflags='-s -w': no .symtab, no DWARF) runs
  * main.main -> main.work -> main.fib with main.sumSquares inlined into
- * main.work, and goroutines main.spin -> main.fib.
+ * main.work, and a goroutine main.spin -> main.fib.
  *  - folded: those exact chains, the inlined function as its own frame, and
  *    >= 99% of the program's user frames named (not gofib_stripped+0x...),
  *    though the process exited before the profile was named.
@@ -75,7 +75,7 @@ static void named_frames(const char *folded, uint64_t *frames, uint64_t *named)
 static char *record(const char *name, const char *exe, char *const opts[])
 {
 	char out[PATHBUF], *log = NULL;
-	char *cmd[] = {(char *)exe, "1.5", "2", NULL};
+	char *cmd[] = {(char *)exe, "1.5", "1", NULL};
 
 	e2e_record(name, "499", opts, cmd, &log);
 	free(log);
@@ -97,8 +97,8 @@ static void test_folded(void)
 	       "(inlined), %lu in main.spin;main.fib; %lu of %lu user frames named\n",
 	       (unsigned long)total, (unsigned long)work, (unsigned long)inl, (unsigned long)spin,
 	       (unsigned long)named, (unsigned long)frames);
-	/* one goroutine in work (fib, then sumSquares), two in spin: each well sampled */
-	CHECK(total >= 300 && work * 10 >= total && inl * 20 >= total && spin * 4 >= total,
+	/* a goroutine in work (fib, then sumSquares), one in spin: counts, not shares */
+	CHECK(total >= 100 && work >= 10 && inl >= 5 && spin >= 10,
 	      "chains: %lu total, %lu work, %lu inlined, %lu spin", (unsigned long)total,
 	      (unsigned long)work, (unsigned long)inl, (unsigned long)spin);
 	CHECK(frames && named * 100 >= frames * 99, "%lu of %lu frames named", (unsigned long)named,
@@ -115,9 +115,8 @@ static void test_lines(void)
 	snprintf(exe, sizeof(exe), "%s/gofib_stripped", progs_dir);
 	folded = record("go_lines.folded", exe, opts);
 	fib = samples_with(folded, ";main.work gofib.go:37;main.fib gofib.go:", &total);
-	CHECK(total >= 300 && fib * 10 >= total,
-	      "%lu of %lu samples in main.work gofib.go:37 -> "
-	      "main.fib gofib.go:N",
+	CHECK(total >= 100 && fib >= 10,
+	      "%lu of %lu samples in main.work gofib.go:37 -> main.fib gofib.go:N",
 	      (unsigned long)fib, (unsigned long)total);
 	CHECK(samples_with(folded, ";main.work gofib.go:38;main.sumSquares gofib.go:2", &total),
 	      "no main.sumSquares line inlined at main.work gofib.go:38");
