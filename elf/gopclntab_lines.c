@@ -114,7 +114,8 @@ static int pcvalue(const struct gopclntab *g, const struct gop_func *f, uint32_t
 			return 1;
 		if (varint(&p, end, &dpc))
 			return -1;
-		v += (int32_t)(-(uv & 1) ^ (uv >> 1));
+		/* Go's int32 arithmetic wraps; C's signed overflow would be undefined */
+		v = (int32_t)((uint32_t)v + (-(uv & 1) ^ (uv >> 1)));
 		at += (uint64_t)dpc * g->minlc;
 		if (pc < at) {
 			*val = v;

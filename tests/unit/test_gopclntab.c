@@ -18,7 +18,8 @@
  *    levels included (moduledata found by its fields).
  *  - malformed: a table cut short, a section past its segment, offsets past
  *    the end, nfunc huge, a function table out of order, varint streams that
- *    never end, and 3,000 random corruptions: each refused with a reason and
+ *    never end, value deltas that overflow an int32 (fuzz_gopclntab found
+ *    it), and 2,000 random corruptions: each refused with a reason and
  *    counted, never a crash (this suite also runs under ASan + UBSan).
  */
 #include <gelf.h>
@@ -511,6 +512,7 @@ static void lookups_refused(const struct image *im, const struct oracle *o, cons
 	/* every function's file and line tables at pctab + 2, its stream @fill to the end */
 	for (i = pctab + 2; i + fill_len <= pcln; i += fill_len)
 		memcpy(h + i, fill, fill_len);
+	memset(h + i, 0xff, pcln - i); /* the last bytes: a varint cut by the table's end */
 	for (i = 0; i < nfunc; i++) {
 		uint32_t funcoff, two = 2;
 
@@ -587,6 +589,9 @@ static void test_malformed(void)
 	lookups_refused(&im, &o, (const uint8_t[]){0xff}, 1, "varints of 0xff");
 	lookups_refused(&im, &o, (const uint8_t[]){0x02, 0x00}, 2,
 			"pc deltas of 0 (never reaching the pc)");
+	/* value deltas of -2^31 (fuzz_gopclntab found the signed overflow this once was) */
+	lookups_refused(&im, &o, (const uint8_t[]){0xff, 0xff, 0xff, 0xff, 0x0f, 0x00}, 6,
+			"value deltas of -2^31");
 	free(im.b);
 	oracle_free(&o);
 }
