@@ -12,6 +12,20 @@ import (
 	"os"
 )
 
+// Where Go's code starts, as the runtime takes it (moduledata.text): the
+// pclntab header's textStart (Go 1.18+) when the linker set it. debug/gosym
+// 1.19 takes the address given instead, and .text's is wrong where an
+// external linker put C start code before Go's (cgo binaries: prometheus).
+func textStart(f *elf.File, pcln []byte) uint64 {
+	text := f.Section(".text").Addr
+	if len(pcln) >= 8+3*8 && pcln[7] == 8 && (pcln[0] == 0xf0 || pcln[0] == 0xf1) {
+		if v := f.ByteOrder.Uint64(pcln[8+2*8:]); v != 0 {
+			return v
+		}
+	}
+	return text
+}
+
 func main() {
 	f, err := elf.Open(os.Args[1])
 	if err != nil {
@@ -23,7 +37,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	tab, err := gosym.NewTable(nil, gosym.NewLineTable(pcln, f.Section(".text").Addr))
+	tab, err := gosym.NewTable(nil, gosym.NewLineTable(pcln, textStart(f, pcln)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
