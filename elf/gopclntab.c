@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf/gopclntab_internal.h"
@@ -38,7 +39,7 @@ struct gop_src {
 	Elf *e;
 	int fd;
 	const uint8_t *mem;
-	uint64_t size;
+	uint64_t size; /* of the file (the image, or the fd at open) */
 	struct elf_segments segs;
 };
 
@@ -335,11 +336,17 @@ static int scan_segments(const struct gop_src *s, struct gopclntab **out, const 
 			for (at = 0; at < sg->filesz && ret > 0; at += chunk - GOP_HDR_MAX) {
 				uint64_t n = sg->filesz - at < chunk ? sg->filesz - at : chunk;
 
-				if (src_read(s, sg->vaddr + at, b, n)) {
-					*why = "has a segment that cannot be read (truncated?)";
-					ret = -1;
+				/*
+				 * A file cut short is searched as far as it goes: a
+				 * table found in it is then refused as truncated, and
+				 * an object with none stays "not Go".
+				 */
+				if (sg->offset + at >= s->size)
 					break;
-				}
+				if (n > s->size - (sg->offset + at))
+					n = s->size - (sg->offset + at);
+				if (src_read(s, sg->vaddr + at, b, n))
+					break;
 				for (k = (8 - (sg->vaddr + at) % 8) % 8; k + 8 <= n && ret > 0;
 				     k += 8) {
 					struct gop_hdr h;
@@ -418,6 +425,10 @@ static int read_common(struct gop_src *s, struct gopclntab **out, const char **w
 int gopclntab_read(Elf *e, int fd, struct gopclntab **out, const char **why)
 {
 	struct gop_src s = {.e = e, .fd = fd};
+	struct stat st;
+
+	/* the scan reads no further than the file goes */
+	s.size = fstat(fd, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
 
 	return read_common(&s, out, why);
 }

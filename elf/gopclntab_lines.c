@@ -17,7 +17,7 @@
 /* One function's record, the fields lookups use. */
 struct gop_func {
 	uint64_t entry, end, addr; /* addr: of the record */
-	uint32_t pcfile, pcln, npcdata, cu;
+	uint32_t pcsp, pcfile, pcln, npcdata, cu;
 	int32_t nameoff, start_line;
 	uint8_t nfuncdata;
 };
@@ -57,7 +57,8 @@ static int read_func(const struct gopclntab *g, uint64_t i, struct gop_func *f)
 	if (!p)
 		return -1;
 	f->nameoff = (int32_t)gop_u32(p + name);
-	/* then args, deferreturn, pcsp */
+	/* then args, deferreturn */
+	f->pcsp = gop_u32(p + name + 12);
 	f->pcfile = gop_u32(p + name + 16);
 	f->pcln = gop_u32(p + name + 20);
 	f->npcdata = gop_u32(p + name + 24);
@@ -259,6 +260,47 @@ int gopclntab_frames(const struct gopclntab *g, uint64_t pc, struct gopclntab_fr
 		at = f.entry + (uint64_t)parent_pc;
 	}
 refused:
+	gopclntab_refused(GOPCLNTAB_LOOKUP);
+	return -1;
+}
+
+int gopclntab_pcsp(const struct gopclntab *g, uint64_t i,
+		   int (*emit)(void *ctx, uint64_t pc, int32_t sp), void *ctx)
+{
+	struct gop_func f;
+	const uint8_t *p, *end;
+	uint64_t at;
+	int32_t v = -1;
+	unsigned step;
+
+	if (i >= g->nfunc || read_func(g, i, &f) || !f.pcsp)
+		goto bad;
+	p = gop_at(g, g->pctab, g->pctab.lo + f.pcsp, 1);
+	if (!p)
+		goto bad;
+	end = p + (g->pctab.hi - (g->pctab.lo + f.pcsp));
+	at = f.entry;
+	/* as pcvalue, but every run: (value from here, up to the next pc) */
+	for (step = 0; step < GOPCLNTAB_MAX_STEPS && at < f.end; step++) {
+		uint32_t uv, dpc;
+		uint64_t from = at;
+		int r;
+
+		if (varint(&p, end, &uv))
+			goto bad;
+		if (uv == 0 && step)
+			return 0;
+		if (varint(&p, end, &dpc))
+			goto bad;
+		v = (int32_t)((uint32_t)v + (-(uv & 1) ^ (uv >> 1)));
+		at += (uint64_t)dpc * g->minlc;
+		r = dpc ? emit(ctx, from, v) : 0;
+		if (r)
+			return r;
+	}
+	if (at >= f.end)
+		return 0;
+bad:
 	gopclntab_refused(GOPCLNTAB_LOOKUP);
 	return -1;
 }

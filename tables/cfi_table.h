@@ -30,6 +30,7 @@ enum cfi_source {
 	CFI_SRC_EH_FRAME = 0,
 	CFI_SRC_DEBUG_FRAME = 1,	/* in the file itself */
 	CFI_SRC_DEBUG_FRAME_SEP = 2,	/* in a separate debug file */
+	CFI_SRC_GOPCLNTAB = 3,		/* Go's pc -> SP-delta tables, where no CFI covers */
 	CFI_SRC_MAX,
 };
 
@@ -105,6 +106,7 @@ struct cfi_budget {
 struct cfi_build_opts {
 	int no_debug_frame;	  /* ignore .debug_frame */
 	int no_separate_debug;	  /* do not look for a separate debug file */
+	int no_gopclntab;	  /* ignore Go's .gopclntab (DWARF CFI only) */
 	const char *debug_root;	  /* default "/usr/lib/debug" */
 	const char *display_name; /* name used in messages (default: path) */
 	uint32_t root_pid; /* the object is a process's: its debug files are in /proc/PID/root */

@@ -32,6 +32,7 @@
 
 #include "elf/gopclntab.h"
 #include "elf/sections.h"
+#include "tables/cfi_table.h"
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/tmpdir.h"
@@ -661,6 +662,94 @@ static void test_corrupt(void)
 	free(im.b);
 }
 
+/* The function at @pc as the table names it (the outermost level); "" if none. */
+static const char *func_at(const struct gopclntab *g, uint64_t pc)
+{
+	struct gopclntab_frame fr[8];
+	int n = gopclntab_frames(g, pc, fr, 8);
+
+	return n > 0 ? fr[n - 1].name : "";
+}
+
+/* Whether @r says CFA = rsp + @cfa and the return address at CFA - 8 (undefined for a bottom). */
+static bool rule_is(const struct cfi_rule *r, long cfa, bool bottom)
+{
+	return r->cfa_kind == CFI_CFA_RSP && r->cfa_off == cfa &&
+	       (bottom ? r->ra_kind == CFI_REG_UNDEFINED
+		       : r->ra_kind == CFI_REG_AT_CFA && r->ra_off == -8);
+}
+
+/*
+ * The rows compiled from the stripped build's pcsp tables against the
+ * .debug_frame Go's linker wrote into the unstripped build, as readelf
+ * interprets it: the rule at the first and the last byte of every row.
+ */
+static void test_pcsp_rows(void)
+{
+	char *argv[] = {"readelf", "--debug-dump=frames-interp", (char *)prog("gofib"), NULL};
+	struct cfi_table *t = NULL;
+	struct gopclntab *g = NULL;
+	struct image im;
+	char *text, *line, *save = NULL;
+	uint64_t fde_end = 0, prev = 0;
+	long prev_cfa = -1;
+	size_t rows = 0, ok = 0, bottoms = 0;
+
+	CHECK(run(argv, tpath("frames.txt"), tpath("frames.err"), 120) == 0, "readelf");
+	CHECK(cfi_table_build_file(prog("gofib_stripped"), NULL, &t, NULL) == 0 && t &&
+		  t->stats.sources == 1 << CFI_SRC_GOPCLNTAB,
+	      "no table from .gopclntab alone");
+	CHECK(image_read(prog("gofib_stripped"), &im) &&
+		  gopclntab_read_mem(im.b, im.len, &g, NULL) == 0,
+	      "no .gopclntab");
+	text = slurp(tpath("frames.txt"));
+	for (line = strtok_r(text, "\n", &save); t && g; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a = 0, b = 0, loc;
+		long cfa;
+		/* a row ends where the next starts, or at its FDE's end */
+		bool fde = line && strstr(line, " FDE ") &&
+			   sscanf(strstr(line, "pc="), "pc=%llx..%llx", &a, &b) == 2;
+
+		bool row = line && !fde && sscanf(line, "%llx rsp+%ld c-8", &loc, &cfa) == 2;
+		uint64_t end = row ? (uint64_t)loc : fde_end;
+
+		/* readelf repeats a row at an FDE's last byte: empty, nothing to compare */
+		if ((!line || fde || row) && prev_cfa >= 0 && end > prev) {
+			bool bottom = false;
+			const char *fn = func_at(g, prev);
+
+			bottom = !strcmp(fn, "runtime.goexit") || !strcmp(fn, "runtime.mstart") ||
+				 !strcmp(fn, "runtime.rt0_go");
+			rows++;
+			bottoms += bottom;
+			if (rule_is(cfi_table_lookup(t, prev), prev_cfa, bottom) &&
+			    rule_is(cfi_table_lookup(t, end - 1), prev_cfa, bottom))
+				ok++;
+			else if (rows - ok <= 5)
+				printf("  0x%" PRIx64 "..0x%" PRIx64 " (%s): readelf rsp+%ld\n",
+				       prev, end, fn, prev_cfa);
+			prev_cfa = -1;
+		}
+		if (!line)
+			break;
+		if (fde) {
+			fde_end = b;
+			prev_cfa = -1;
+		} else if (sscanf(line, "%llx rsp+%ld c-8", &loc, &cfa) == 2) {
+			prev = loc;
+			prev_cfa = cfa;
+		}
+	}
+	printf("  pcsp rows: %zu of %zu .debug_frame rows alike at their first and last byte "
+	       "(%zu in stack bottoms, RA undefined)\n",
+	       ok, rows, bottoms);
+	CHECK(rows >= 5000 && ok == rows && bottoms >= 3, "%zu of %zu rows", ok, rows);
+	free(text);
+	free(im.b);
+	gopclntab_free(g);
+	cfi_table_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -673,6 +762,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_no_headers);
 	RUN_TEST(test_malformed);
 	RUN_TEST(test_corrupt);
+	RUN_TEST(test_pcsp_rows);
 	tmpdir_done(tmpdir, harness_failed != 0);
 	return HARNESS_DONE();
 }

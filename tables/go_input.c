@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Go's .gopclntab as an unwind source: a stripped Go binary has no CFI, but
+ * every Go function has a pc -> SP-delta table (pcsp) for the runtime's own
+ * unwinder.  Each function becomes an FDE of source CFI_SRC_GOPCLNTAB whose
+ * rows are the rules that table implies on amd64:
+ *  - CFA = rsp + delta + 8, the return address at CFA - 8 (a call pushed it);
+ *  - rbp saved at CFA - 16 wherever the frame has room (delta > 0): Go's
+ *    prologue stores the caller's BP at the top of every frame it allocates
+ *    (SUBQ $n, SP; MOVQ BP, n-8(SP)), else unchanged.  The instruction between
+ *    SUBQ and the store is the one pc where that is not yet so;
+ *  - the bottoms of goroutine and thread stacks (runtime.goexit, under every
+ *    goroutine's first function; runtime.mstart and runtime.rt0_go, under
+ *    every thread's) have no caller: the walk ends there complete, as at _start.
+ * Go's linker writes the same CFA and return-address rules into the
+ * .debug_frame of an unstripped build (test_gopclntab's oracle); it says
+ * nothing of rbp.
+ */
+#include <string.h>
+
+#include "elf/gopclntab.h"
+#include "tables/diag.h"
+#include "tables/elf_input.h"
+
+/* Every Go FDE's CIE: no signal frames, nothing else read from it. */
+static struct cie go_cie;
+
+static const char *const bottoms[] = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go"};
+
+int go_input_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t)
+{
+	const char *why = NULL;
+	uint64_t i, n;
+	int r, err = 0;
+
+	r = in->obj.image ? gopclntab_read_mem(in->obj.image, in->obj.image_len, &in->go, &why)
+			  : gopclntab_read(in->obj.elf, in->obj.fd, &in->go, &why);
+	if (r < 0)
+		diag_add(p->diag, ".gopclntab", 0, "%s: not used", why ? why : "refused");
+	if (r)
+		return 0;
+	in->go_sec = (struct cfi_section){
+	    .source = CFI_SRC_GOPCLNTAB, .name = ".gopclntab", .read_ctx = in->go};
+	n = gopclntab_nfunc(in->go);
+	for (i = 0; i < n && !err; i++) {
+		struct fde f = {.cie = &go_cie, .sec = &in->go_sec, .offset = i};
+		const char *name;
+
+		/* a record that does not read is skipped: a gap, as a bad FDE leaves */
+		if (gopclntab_func(in->go, i, &f.pc_begin, &f.pc_end, &name) ||
+		    f.pc_end <= f.pc_begin || f.pc_end > CFI_MAX_ADDR ||
+		    f.pc_end - f.pc_begin > CFI_MAX_FDE_RANGE)
+			continue;
+		err = cfi_push_fde(p, &f);
+	}
+	if (!err)
+		t->stats.sources |= 1 << CFI_SRC_GOPCLNTAB;
+	return err;
+}
+
+struct go_rows {
+	row_fn emit;
+	void *ctx;
+	bool bottom;
+};
+
+static int go_row(void *ctx, uint64_t pc, int32_t sp)
+{
+	struct go_rows *gr = ctx;
+	struct cfa_state st = {0};
+
+	if (sp < 0)
+		return -1; /* a frame below its return address: not a Go table */
+	st.cfa = (struct reg_rule){.kind = RR_OFFSET, .reg = DW_REG_RSP, .off = (int64_t)sp + 8};
+	st.ra = gr->bottom ? (struct reg_rule){.kind = RR_UNDEFINED}
+			   : (struct reg_rule){.kind = RR_OFFSET, .off = -8};
+	if (sp > 0)
+		st.rbp = (struct reg_rule){.kind = RR_OFFSET, .off = -16};
+	return gr->emit(gr->ctx, pc, &st);
+}
+
+int go_run_fde(const struct fde *f, row_fn emit, void *ctx)
+{
+	const struct gopclntab *g = f->sec->read_ctx;
+	struct go_rows gr = {.emit = emit, .ctx = ctx};
+	uint64_t start, end;
+	const char *name;
+	size_t k;
+
+	if (gopclntab_func(g, f->offset, &start, &end, &name))
+		return -1;
+	for (k = 0; k < sizeof(bottoms) / sizeof(bottoms[0]); k++)
+		gr.bottom |= !strcmp(name, bottoms[k]);
+	return gopclntab_pcsp(g, f->offset, go_row, &gr) ? -1 : 0;
+}
