@@ -12,6 +12,10 @@
  *  - the bottoms of goroutine and thread stacks (runtime.goexit, under every
  *    goroutine's first function; runtime.mstart and runtime.rt0_go, under
  *    every thread's) have no caller: the walk ends there complete, as at _start.
+ *    So do the switches to the system stack (runtime.systemstack, mcall,
+ *    morestack): their frame there is a call on g0, above it nothing but what
+ *    an earlier switch left (the goroutine's frames are found through g.sched,
+ *    which Go's traceback reads and these rules cannot).
  * Go's linker writes the same CFA and return-address rules into the
  * .debug_frame of an unstripped build (test_gopclntab's oracle); it says
  * nothing of rbp.
@@ -25,7 +29,8 @@
 /* Every Go FDE's CIE: no signal frames, nothing else read from it. */
 static struct cie go_cie;
 
-static const char *const bottoms[] = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go"};
+static const char *const bottoms[] = {"runtime.goexit",	     "runtime.mstart", "runtime.rt0_go",
+				      "runtime.systemstack", "runtime.mcall",  "runtime.morestack"};
 
 int go_input_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t)
 {

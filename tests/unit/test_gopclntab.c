@@ -719,7 +719,8 @@ static void test_pcsp_rows(void)
 			const char *fn = func_at(g, prev);
 
 			bottom = !strcmp(fn, "runtime.goexit") || !strcmp(fn, "runtime.mstart") ||
-				 !strcmp(fn, "runtime.rt0_go");
+				 !strcmp(fn, "runtime.rt0_go") || !strcmp(fn, "runtime.systemstack") ||
+				 !strcmp(fn, "runtime.mcall") || !strcmp(fn, "runtime.morestack");
 			rows++;
 			bottoms += bottom;
 			if (rule_is(cfi_table_lookup(t, prev), prev_cfa, bottom) &&
