@@ -4,7 +4,9 @@
  * progs/gofib_stripped (-ldflags='-s -w': no .symtab, no DWARF) runs
  * main.main -> main.work -> main.fib with main.sumSquares inlined into
  * main.work, and a goroutine main.spin -> main.fib.
- *  - folded: those exact chains from their goroutine's bottom
+ *  - folded: those exact chains from their goroutine's bottom, every return
+ *    address of a complete stack right after a call (tests/lib/callsites.h;
+ *    goroutines' bottoms, runtime.goexit + 1, follow none by Go's design),
  *    (gofib_stripped;runtime.goexit;runtime.main;main.main;...), the inlined
  *    function as its own frame, >= 99% of the samples complete and of the
  *    program's user frames named (not gofib_stripped+0x...), though the
@@ -21,8 +23,8 @@
 #include <string.h>
 
 #include "tests/lib/e2e.h"
-
-#define PATHBUF (PATH_MAX + 64)
+#include "tests/lib/callsites.h"
+#include "elf/gopclntab.h"
 
 /* Samples of @folded whose stack holds @chain, and all samples. */
 static uint64_t samples_with(const char *folded, const char *chain, uint64_t *total)
@@ -75,6 +77,42 @@ static void named_frames(const char *folded, const char *unnamed, uint64_t *fram
 	free(copy);
 }
 
+/*
+ * Complete stacks of @rec whose outermost pc is runtime.goexit + 1 in @exe:
+ * the return address Go gives every goroutine's first function, as if goexit
+ * had called it (runtime.newproc1), which follows no call instruction.
+ */
+static uint64_t goexit_bottoms(const char *rec, const char *exe)
+{
+	size_t len = 0;
+	char *img = slurp_len(exe, &len), *text = slurp(rec), *line, *save = NULL;
+	struct gopclntab *g = NULL;
+	uint64_t goexit = 0, n = 0, i, start, end;
+	const char *name;
+
+	if (gopclntab_read_mem(img, len, &g, NULL) == 0)
+		for (i = 0; i < gopclntab_nfunc(g) && !goexit; i++)
+			if (!gopclntab_func(g, i, &start, &end, &name) &&
+			    !strcmp(name, "runtime.goexit"))
+				goexit = start;
+	for (line = strtok_r(text, "\n", &save); goexit && line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned reason = 1;
+		char *u = strstr(line, " u "), *last;
+
+		if (strncmp(line, "stack ", 6) || !u ||
+		    sscanf(line, "stack %*u %*u %*u %u", &reason) != 1 || reason)
+			continue;
+		last = strrchr(u, ',');
+		n += last && strtoull(last + 1, NULL, 16) == goexit + 1;
+	}
+	CHECK(goexit != 0, "no runtime.goexit in %s", exe);
+	gopclntab_free(g);
+	free(img);
+	free(text);
+	return n;
+}
+
 static char *record(const char *name, const char *exe, char *const opts[])
 {
 	char out[PATHBUF], *log = NULL;
@@ -87,11 +125,14 @@ static char *record(const char *name, const char *exe, char *const opts[])
 
 static void test_folded(void)
 {
-	char exe[PATHBUF], *folded;
-	uint64_t total, work, inl, spin, frames, named, incomplete;
+	char exe[PATHBUF], rec[PATHBUF], *folded;
+	char *opts[] = {"--save", rec, NULL};
+	uint64_t total, work, inl, spin, frames, named, incomplete, complete = 0, bottoms;
+	struct callsite_stats cs = {0};
 
 	snprintf(exe, sizeof(exe), "%s/gofib_stripped", progs_dir);
-	folded = record("go.folded", exe, NULL);
+	tpath(rec, sizeof(rec), "go.rec");
+	folded = record("go.folded", exe, opts);
 	work = samples_with(
 	    folded, "gofib_stripped;runtime.goexit;runtime.main;main.main;main.work;main.fib",
 	    &total);
@@ -112,6 +153,16 @@ static void test_folded(void)
 	      (unsigned long)frames);
 	CHECK(total && incomplete * 100 <= total, "%lu of %lu samples incomplete",
 	      (unsigned long)incomplete, (unsigned long)total);
+	/*
+	 * Every return address of a complete stack right after a call (no made-up
+	 * frame), but the goroutines' bottoms, goexit + 1 by Go's design.
+	 */
+	CHECK(check_callsites(rec, &cs, &complete) == 0, "cannot read %s", rec);
+	bottoms = goexit_bottoms(rec, exe);
+	printf("  call sites: %lu return addresses after a call, %lu not, of them %lu goexit + 1\n",
+	       (unsigned long)cs.checked, (unsigned long)cs.failed, (unsigned long)bottoms);
+	CHECK(cs.checked >= 1000 && cs.failed == bottoms, "%lu of %lu call sites wrong: %s",
+	      (unsigned long)(cs.failed - bottoms), (unsigned long)cs.checked, cs.first_fail);
 	free(folded);
 }
 
