@@ -94,8 +94,9 @@ int gopclntab_frames(const struct gopclntab *g, uint64_t pc, struct gopclntab_fr
 /*
  * Function @i's pc -> SP-delta table (pcsp: bytes the function's frame holds
  * below the return address at each pc), one call of @emit per run from its
- * first pc.  0; -1 when malformed or over GOPCLNTAB_MAX_STEPS (counted);
- * or @emit's non-zero return.
+ * first pc (none for a function without one: C code in a cgo binary).  0;
+ * -1 when malformed or over GOPCLNTAB_MAX_STEPS (counted); or @emit's
+ * non-zero return.
  */
 int gopclntab_pcsp(const struct gopclntab *g, uint64_t i,
 		   int (*emit)(void *ctx, uint64_t pc, int32_t sp), void *ctx);

@@ -273,8 +273,11 @@ int gopclntab_pcsp(const struct gopclntab *g, uint64_t i,
 	int32_t v = -1;
 	unsigned step;
 
-	if (i >= g->nfunc || read_func(g, i, &f) || !f.pcsp)
+	if (i >= g->nfunc || read_func(g, i, &f))
 		goto bad;
+	/* no table: C code a cgo binary's linker listed (its CFI is in .eh_frame) */
+	if (!f.pcsp)
+		return 0;
 	p = gop_at(g, g->pctab, g->pctab.lo + f.pcsp, 1);
 	if (!p)
 		goto bad;

@@ -74,8 +74,12 @@ static int go_row(void *ctx, uint64_t pc, int32_t sp)
 	struct go_rows *gr = ctx;
 	struct cfa_state st = {0};
 
+	/*
+	 * Below its own return address (syscall.rawVforkSyscall pops it around
+	 * vfork): no rule says where the caller is, an unsupported row, counted
+	 */
 	if (sp < 0)
-		return -1; /* a frame below its return address: not a Go table */
+		return gr->emit(gr->ctx, pc, &st);
 	st.cfa = (struct reg_rule){.kind = RR_OFFSET, .reg = DW_REG_RSP, .off = (int64_t)sp + 8};
 	st.ra = gr->bottom ? (struct reg_rule){.kind = RR_UNDEFINED}
 			   : (struct reg_rule){.kind = RR_OFFSET, .off = -8};
