@@ -7,6 +7,7 @@
 #ifndef CFI_TABLE_H
 #define CFI_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -135,6 +136,12 @@ struct cfi_range {
  */
 int cfi_fde_ranges_fd(int fd, const struct cfi_budget *budget, struct cfi_range **out,
 		      uint64_t *nr, struct cfi_diag *diag);
+
+/*
+ * Whether Go function @name ends a walk: the bottom of a goroutine's or a
+ * thread's stack, or a switch to the system stack (tables/go_input.c).
+ */
+bool cfi_go_bottom(const char *name);
 
 /* The rule in force at addr (ELF virtual address), or rules[0] if none. */
 const struct cfi_rule *cfi_table_lookup(const struct cfi_table *t, uint64_t addr);

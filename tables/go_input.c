@@ -13,7 +13,8 @@
  *    goroutine's first function; runtime.mstart and runtime.rt0_go, under
  *    every thread's) have no caller: the walk ends there complete, as at _start.
  *    So do the switches to the system stack (runtime.systemstack, mcall,
- *    morestack): their frame there is a call on g0, above it nothing but what
+ *    morestack, and asmcgocall, which runs a cgo binary's C code there): their
+ *    frame there is a call on g0, above it nothing but what
  *    an earlier switch left (the goroutine's frames are found through g.sched,
  *    which Go's traceback reads and these rules cannot).
  * Go's linker writes the same CFA and return-address rules into the
@@ -29,8 +30,19 @@
 /* Every Go FDE's CIE: no signal frames, nothing else read from it. */
 static struct cie go_cie;
 
-static const char *const bottoms[] = {"runtime.goexit",	     "runtime.mstart", "runtime.rt0_go",
-				      "runtime.systemstack", "runtime.mcall",  "runtime.morestack"};
+static const char *const bottoms[] = {
+    "runtime.goexit", "runtime.mstart",	   "runtime.rt0_go",	 "runtime.systemstack",
+    "runtime.mcall",  "runtime.morestack", "runtime.asmcgocall", "runtime.asmcgocall_no_g"};
+
+bool cfi_go_bottom(const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(bottoms) / sizeof(bottoms[0]); k++)
+		if (!strcmp(name, bottoms[k]))
+			return true;
+	return false;
+}
 
 int go_input_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t)
 {
@@ -94,11 +106,9 @@ int go_run_fde(const struct fde *f, row_fn emit, void *ctx)
 	struct go_rows gr = {.emit = emit, .ctx = ctx};
 	uint64_t start, end;
 	const char *name;
-	size_t k;
 
 	if (gopclntab_func(g, f->offset, &start, &end, &name))
 		return -1;
-	for (k = 0; k < sizeof(bottoms) / sizeof(bottoms[0]); k++)
-		gr.bottom |= !strcmp(name, bottoms[k]);
+	gr.bottom = cfi_go_bottom(name);
 	return gopclntab_pcsp(g, f->offset, go_row, &gr) ? -1 : 0;
 }
