@@ -14,6 +14,8 @@
  *  - gofmt: Debian's gofmt -l over the compiler's ssa sources (the issue's first try):
  *    >= 99.5% of its walkable samples complete (not those taken while it
  *    exits), >= 99% of its user frames named.
+ *  - cgo: progs/gocgo_stripped, C code (.eh_frame) and Go code (pcsp) in one
+ *    binary, >= 99% complete, the C frames under runtime.asmcgocall.
  *  - lines: --lines gives main.fib's frames as "main.fib gofib.go:N".
  *  - deleted: report of a --save recording, the binary deleted, prints the
  *    same names.
@@ -192,6 +194,37 @@ static void test_gofmt(void)
 	free(folded);
 }
 
+/*
+ * cgo: C code (its .eh_frame) runs on the system stack through
+ * runtime.asmcgocall, Go code (its pcsp rows) on the goroutine's: both walked
+ * complete, the C side ending at the switch (no goroutine frames below it).
+ */
+static void test_cgo(void)
+{
+	char exe[PATHBUF], out[PATHBUF], *folded, *log = NULL;
+	char *cmd[] = {exe, "1.5", NULL};
+	uint64_t total, incomplete, c, fib;
+
+	snprintf(exe, sizeof(exe), "%s/gocgo_stripped", progs_dir);
+	e2e_record("cgo.folded", "499", NULL, cmd, &log);
+	free(log);
+	folded = slurp(tpath(out, sizeof(out), "cgo.folded"));
+	incomplete = samples_with(folded, ";[incomplete", &total) -
+		     samples_with(folded, ";[incomplete: exiting]", &total);
+	c = samples_with(folded, "gocgo_stripped;runtime.asmcgocall;_cgo_", &total);
+	fib = samples_with(
+	    folded, "gocgo_stripped;runtime.goexit;runtime.main;main.main;main.work;main.fib",
+	    &total);
+	printf("  cgo: %lu samples, %lu in C under runtime.asmcgocall, %lu in main.fib, %lu "
+	       "incomplete\n",
+	       (unsigned long)total, (unsigned long)c, (unsigned long)fib,
+	       (unsigned long)incomplete);
+	CHECK(total >= 100 && c >= 10 && fib >= 1 && incomplete * 100 <= total,
+	      "cgo: %lu samples, %lu in C, %lu in fib, %lu incomplete", (unsigned long)total,
+	      (unsigned long)c, (unsigned long)fib, (unsigned long)incomplete);
+	free(folded);
+}
+
 static void test_lines(void)
 {
 	char exe[PATHBUF], *folded;
@@ -239,6 +272,7 @@ int main(int argc, char **argv)
 		return HARNESS_DONE();
 	RUN_TEST(test_folded);
 	RUN_TEST(test_gofmt);
+	RUN_TEST(test_cgo);
 	RUN_TEST(test_lines);
 	RUN_TEST(test_deleted);
 	e2e_finish();
