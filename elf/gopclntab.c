@@ -41,6 +41,7 @@ struct gop_src {
 	const uint8_t *mem;
 	uint64_t size; /* of the file (the image, or the fd at open) */
 	struct elf_segments segs;
+	bool inline_trees; /* hold the funcdata before the table too */
 };
 
 /* [@vaddr, @vaddr + @len) from one segment's file bytes; 0, or -1. */
@@ -244,7 +245,8 @@ static uint64_t held_from(const struct gop_src *s, struct gopclntab *g, uint64_t
 	uint64_t off, lo;
 	size_t seg;
 
-	if (elf_segments_vaddr_to_offset(&s->segs, pcln, end - pcln, &off, &seg))
+	if (!s->inline_trees ||
+	    elf_segments_vaddr_to_offset(&s->segs, pcln, end - pcln, &off, &seg))
 		return pcln;
 	lo = s->segs.v[seg].vaddr;
 	if (g->version >= 118) {
@@ -422,20 +424,29 @@ static int read_common(struct gop_src *s, struct gopclntab **out, const char **w
 	return ret < 0 ? -1 : ret;
 }
 
-int gopclntab_read(Elf *e, int fd, struct gopclntab **out, const char **why)
+static int read_fd(Elf *e, int fd, bool inline_trees, struct gopclntab **out, const char **why)
 {
-	struct gop_src s = {.e = e, .fd = fd};
+	struct gop_src s = {.e = e, .fd = fd, .inline_trees = inline_trees};
 	struct stat st;
 
 	/* the scan reads no further than the file goes */
 	s.size = fstat(fd, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
-
 	return read_common(&s, out, why);
+}
+
+int gopclntab_read(Elf *e, int fd, struct gopclntab **out, const char **why)
+{
+	return read_fd(e, fd, true, out, why);
+}
+
+int gopclntab_read_names(Elf *e, int fd, struct gopclntab **out, const char **why)
+{
+	return read_fd(e, fd, false, out, why);
 }
 
 int gopclntab_read_mem(const void *file, uint64_t size, struct gopclntab **out, const char **why)
 {
-	struct gop_src s = {.fd = -1, .mem = file, .size = size};
+	struct gop_src s = {.fd = -1, .mem = file, .size = size, .inline_trees = true};
 	int ret;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)

@@ -61,6 +61,12 @@ int gopclntab_has_inline(const struct gopclntab *g);
  */
 int gopclntab_read(Elf *e, int fd, struct gopclntab **out, const char **why);
 
+/*
+ * The same without the inline trees' funcdata (names, lines and pcsp only:
+ * gopclntab_frames gives no inline levels), which holds the table alone.
+ */
+int gopclntab_read_names(Elf *e, int fd, struct gopclntab **out, const char **why);
+
 /* Same on bytes in memory (a file's image; the fuzz target and tests). */
 int gopclntab_read_mem(const void *file, uint64_t size, struct gopclntab **out, const char **why);
 

@@ -51,7 +51,7 @@ int go_input_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t)
 	int r, err = 0;
 
 	r = in->obj.image ? gopclntab_read_mem(in->obj.image, in->obj.image_len, &in->go, &why)
-			  : gopclntab_read(in->obj.elf, in->obj.fd, &in->go, &why);
+			  : gopclntab_read_names(in->obj.elf, in->obj.fd, &in->go, &why);
 	if (r < 0)
 		diag_add(p->diag, ".gopclntab", 0, "%s: not used", why ? why : "refused");
 	if (r)

@@ -33,7 +33,9 @@ int go_names_read(struct go_names *gn, Elf *e, int fd, bool lines)
 {
 	struct gopclntab *g = NULL;
 	uint64_t i, n;
-	int ret = gopclntab_read(e, fd, &g, NULL), r = 0;
+	/* the inline trees' funcdata only for lines */
+	int ret = lines ? gopclntab_read(e, fd, &g, NULL) : gopclntab_read_names(e, fd, &g, NULL);
+	int r = 0;
 
 	memset(gn, 0, sizeof(*gn));
 	if (ret)
