@@ -147,8 +147,11 @@ static void test_folded(void)
 	       "(inlined), %lu in main.spin;main.fib; %lu of %lu user frames named\n",
 	       (unsigned long)total, (unsigned long)work, (unsigned long)inl, (unsigned long)spin,
 	       (unsigned long)named, (unsigned long)frames);
-	/* a goroutine in work (fib, then sumSquares), one in spin: counts, not shares */
-	CHECK(total >= 100 && work >= 10 && inl >= 5 && spin >= 10,
+	/*
+	 * a goroutine in work (fib, then sumSquares), one in spin, for 1.5 s of wall
+	 * time: counts, not shares, and few (a host busy with other tests starves it)
+	 */
+	CHECK(total >= 40 && work >= 5 && inl >= 3 && spin >= 5,
 	      "chains: %lu total, %lu work, %lu inlined, %lu spin", (unsigned long)total,
 	      (unsigned long)work, (unsigned long)inl, (unsigned long)spin);
 	CHECK(frames && named * 100 >= frames * 99, "%lu of %lu frames named", (unsigned long)named,
@@ -219,7 +222,7 @@ static void test_cgo(void)
 	       "incomplete\n",
 	       (unsigned long)total, (unsigned long)c, (unsigned long)fib,
 	       (unsigned long)incomplete);
-	CHECK(total >= 100 && c >= 10 && fib >= 1 && incomplete * 100 <= total,
+	CHECK(total >= 40 && c >= 10 && fib >= 1 && incomplete * 100 <= total,
 	      "cgo: %lu samples, %lu in C, %lu in fib, %lu incomplete", (unsigned long)total,
 	      (unsigned long)c, (unsigned long)fib, (unsigned long)incomplete);
 	free(folded);
@@ -234,7 +237,7 @@ static void test_lines(void)
 	snprintf(exe, sizeof(exe), "%s/gofib_stripped", progs_dir);
 	folded = record("go_lines.folded", exe, opts);
 	fib = samples_with(folded, ";main.work gofib.go:37;main.fib gofib.go:", &total);
-	CHECK(total >= 100 && fib >= 10,
+	CHECK(total >= 40 && fib >= 5,
 	      "%lu of %lu samples in main.work gofib.go:37 -> main.fib gofib.go:N",
 	      (unsigned long)fib, (unsigned long)total);
 	CHECK(samples_with(folded, ";main.work gofib.go:38;main.sumSquares gofib.go:2", &total),
