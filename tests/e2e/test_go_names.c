@@ -216,14 +216,14 @@ static void test_cgo(void)
 		     samples_with(folded, ";[incomplete: exiting]", &total);
 	c = samples_with(folded, "gocgo_stripped;runtime.asmcgocall;_cgo_", &total);
 	fib = samples_with(
-	    folded, "gocgo_stripped;runtime.goexit;runtime.main;main.main;main.work;main.fib",
+	    folded, "gocgo_stripped;runtime.goexit;runtime.main;main.main;main.work;main.mixGo",
 	    &total);
-	printf("  cgo: %lu samples, %lu in C under runtime.asmcgocall, %lu in main.fib, %lu "
+	printf("  cgo: %lu samples, %lu in C under runtime.asmcgocall, %lu in main.mixGo, %lu "
 	       "incomplete\n",
 	       (unsigned long)total, (unsigned long)c, (unsigned long)fib,
 	       (unsigned long)incomplete);
 	CHECK(total >= 40 && c >= 10 && fib >= 1 && incomplete * 100 <= total,
-	      "cgo: %lu samples, %lu in C, %lu in fib, %lu incomplete", (unsigned long)total,
+	      "cgo: %lu samples, %lu in C, %lu in mixGo, %lu incomplete", (unsigned long)total,
 	      (unsigned long)c, (unsigned long)fib, (unsigned long)incomplete);
 	free(folded);
 }

@@ -1,6 +1,6 @@
 // A cgo test program (test_go_names): main.main -> main.work calls C (c_spin ->
 // c_leaf, C code with .eh_frame, run on the system stack through runtime.asmcgocall)
-// and main.fib. Usage: gocgo SECONDS
+// and main.mixGo. Usage: gocgo SECONDS
 package main
 
 /*
@@ -18,19 +18,22 @@ import (
 
 var sink uint64
 
+// Go code beside the C: its frames are walked by their pcsp rows
+//
 //go:noinline
-func fib(n int) int {
-	if n < 2 {
-		return n
+func mixGo(n uint64) uint64 {
+	var s uint64
+	for i := uint64(0); i < n; i++ {
+		s += i ^ (s >> 2)
 	}
-	return fib(n-1) + fib(n-2)
+	return s
 }
 
 //go:noinline
 func work(deadline time.Time) {
 	for time.Now().Before(deadline) {
 		sink += uint64(C.c_spin(2000000))
-		sink += uint64(fib(20))
+		sink += mixGo(200000)
 	}
 }
 
