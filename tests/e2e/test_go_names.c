@@ -52,6 +52,17 @@ static uint64_t samples_with(const char *folded, const char *chain, uint64_t *to
 	return n;
 }
 
+/*
+ * Samples whose walk ended incomplete, and all samples: not those taken while
+ * the process tears its address space down (exiting), which have no stack
+ * left to walk.
+ */
+static uint64_t walk_incomplete(const char *folded, uint64_t *total)
+{
+	return samples_with(folded, ";[incomplete", total) -
+	       samples_with(folded, ";[incomplete: exiting]", total);
+}
+
 /* The program's user frames (not kernel, not markers), and how many are named. */
 static void named_frames(const char *folded, const char *unnamed, uint64_t *frames, uint64_t *named)
 {
@@ -141,7 +152,7 @@ static void test_folded(void)
 	inl = samples_with(folded, ";main.main;main.work;main.sumSquares ", &total);
 	spin = samples_with(
 	    folded, "gofib_stripped;runtime.goexit;main.main.func1;main.spin;main.fib", &total);
-	incomplete = samples_with(folded, ";[incomplete", &total);
+	incomplete = walk_incomplete(folded, &total);
 	named_frames(folded, "gofib_stripped+0x", &frames, &named);
 	printf("  %lu samples: %lu in main.main;main.work;main.fib, %lu in main.sumSquares "
 	       "(inlined), %lu in main.spin;main.fib; %lu of %lu user frames named\n",
@@ -183,9 +194,7 @@ static void test_gofmt(void)
 	e2e_record("gofmt.folded", "499", opts, cmd, &log);
 	free(log);
 	folded = slurp(tpath(out, sizeof(out), "gofmt.folded"));
-	/* a sample in a process tearing its address space down has no stack left to walk */
-	incomplete = samples_with(folded, ";[incomplete", &total) -
-		     samples_with(folded, ";[incomplete: exiting]", &total);
+	incomplete = walk_incomplete(folded, &total);
 	named_frames(folded, "gofmt+0x", &frames, &named);
 	printf("  gofmt: %lu of %lu samples complete, %lu of %lu user frames named\n",
 	       (unsigned long)(total - incomplete), (unsigned long)total, (unsigned long)named,
@@ -212,8 +221,7 @@ static void test_cgo(void)
 	e2e_record("cgo.folded", "499", NULL, cmd, &log);
 	free(log);
 	folded = slurp(tpath(out, sizeof(out), "cgo.folded"));
-	incomplete = samples_with(folded, ";[incomplete", &total) -
-		     samples_with(folded, ";[incomplete: exiting]", &total);
+	incomplete = walk_incomplete(folded, &total);
 	c = samples_with(folded, "gocgo_stripped;runtime.asmcgocall;_cgo_", &total);
 	fib = samples_with(
 	    folded, "gocgo_stripped;runtime.goexit;runtime.main;main.main;main.work;main.mixGo",
