@@ -27,27 +27,58 @@
 #include "tables/diag.h"
 #include "tables/elf_input.h"
 
-/* Every Go FDE's CIE: no signal frames, nothing else read from it. */
-static struct cie go_cie;
+/* Every Go FDE's CIE: nothing is read from it but signal_frame. */
+static struct cie go_cie, go_signal_cie = {.signal_frame = true};
+
+/*
+ * Go's own signal return trampoline (the sa_restorer of its handlers: SIGURG
+ * preempts goroutines, SIGPROF): the kernel pushed its address as the
+ * handler's return address and the interrupted registers above it, as for
+ * glibc's __restore_rt, whose FDE starts a byte early for the walker's
+ * return-address lookup at pc - 1.
+ */
+static const char *const sigreturns[] = {"runtime.sigreturn", "runtime.sigreturn__sigaction"};
 
 static const char *const bottoms[] = {
     "runtime.goexit", "runtime.mstart",	   "runtime.rt0_go",	 "runtime.systemstack",
     "runtime.mcall",  "runtime.morestack", "runtime.asmcgocall", "runtime.asmcgocall_no_g"};
 
-bool cfi_go_bottom(const char *name)
+static bool listed(const char *name, const char *const *list, size_t n)
 {
 	size_t k;
 
-	for (k = 0; k < sizeof(bottoms) / sizeof(bottoms[0]); k++)
-		if (!strcmp(name, bottoms[k]))
+	for (k = 0; k < n; k++)
+		if (!strcmp(name, list[k]))
 			return true;
 	return false;
+}
+
+bool cfi_go_bottom(const char *name)
+{
+	return listed(name, bottoms, sizeof(bottoms) / sizeof(bottoms[0]));
+}
+
+bool cfi_go_sigreturn(const char *name)
+{
+	return listed(name, sigreturns, sizeof(sigreturns) / sizeof(sigreturns[0]));
+}
+
+/* The entry of the signal trampoline; 0 when there is none. */
+static uint64_t sigreturn_entry(const struct gopclntab *g)
+{
+	uint64_t i, start, end;
+	const char *name;
+
+	for (i = 0; i < gopclntab_nfunc(g); i++)
+		if (!gopclntab_func(g, i, &start, &end, &name) && cfi_go_sigreturn(name))
+			return start;
+	return 0;
 }
 
 int go_input_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t)
 {
 	const char *why = NULL;
-	uint64_t i, n;
+	uint64_t i, n, sig;
 	int r, err = 0;
 
 	r = in->obj.image ? gopclntab_read_mem(in->obj.image, in->obj.image_len, &in->go, &why)
@@ -59,6 +90,7 @@ int go_input_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t)
 	in->go_sec = (struct cfi_section){
 	    .source = CFI_SRC_GOPCLNTAB, .name = ".gopclntab", .read_ctx = in->go};
 	n = gopclntab_nfunc(in->go);
+	sig = sigreturn_entry(in->go);
 	for (i = 0; i < n && !err; i++) {
 		struct fde f = {.cie = &go_cie, .sec = &in->go_sec, .offset = i};
 		const char *name;
@@ -68,6 +100,13 @@ int go_input_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t)
 		    f.pc_end <= f.pc_begin || f.pc_end > CFI_MAX_ADDR ||
 		    f.pc_end - f.pc_begin > CFI_MAX_FDE_RANGE)
 			continue;
+		/* the byte before the trampoline (alignment padding) is the trampoline's */
+		if (sig && f.pc_begin == sig) {
+			f.pc_begin--;
+			f.cie = &go_signal_cie;
+		} else if (sig && f.pc_end == sig && f.pc_end - f.pc_begin > 1) {
+			f.pc_end--;
+		}
 		err = cfi_push_fde(p, &f);
 	}
 	if (!err)

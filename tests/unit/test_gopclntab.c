@@ -18,7 +18,9 @@
  *    tables against the .debug_frame Go's linker wrote into the unstripped
  *    build (readelf --debug-dump=frames-interp): CFA and return address at
  *    the first and last byte of every row; the functions that end a walk
- *    (cfi_go_bottom) with their return address undefined instead.
+ *    (cfi_go_bottom) with their return address undefined instead, the
+ *    signal trampoline (cfi_go_sigreturn) a signal frame from the byte
+ *    before it.
  *  - no_headers: the stripped build with its section headers removed is
  *    found by its magic in a segment and answers as with them, inline
  *    levels included (moduledata found by its fields).
@@ -676,9 +678,14 @@ static const char *func_at(const struct gopclntab *g, uint64_t pc)
 	return n > 0 ? fr[n - 1].name : "";
 }
 
-/* Whether @r says CFA = rsp + @cfa and the return address at CFA - 8 (undefined for a bottom). */
-static bool rule_is(const struct cfi_rule *r, long cfa, bool bottom)
+/*
+ * Whether @r says CFA = rsp + @cfa and the return address at CFA - 8
+ * (undefined for a bottom); for the signal trampoline, a signal frame.
+ */
+static bool rule_is(const struct cfi_rule *r, long cfa, bool bottom, bool sig)
 {
+	if (sig)
+		return r->cfa_kind == CFI_CFA_SIGNAL;
 	return r->cfa_kind == CFI_CFA_RSP && r->cfa_off == cfa &&
 	       (bottom ? r->ra_kind == CFI_REG_UNDEFINED
 		       : r->ra_kind == CFI_REG_AT_CFA && r->ra_off == -8);
@@ -698,7 +705,7 @@ static void test_pcsp_rows(void)
 	char *text, *line, *save = NULL;
 	uint64_t fde_end = 0, prev = 0;
 	long prev_cfa = -1;
-	size_t rows = 0, ok = 0, bottoms = 0;
+	size_t rows = 0, ok = 0, bottoms = 0, sigs = 0;
 
 	CHECK(run(argv, tpath("frames.txt"), tpath("frames.err"), 120) == 0, "readelf");
 	CHECK(cfi_table_build_file(prog("gofib_stripped"), NULL, &t, NULL) == 0 && t &&
@@ -721,12 +728,16 @@ static void test_pcsp_rows(void)
 		/* readelf repeats a row at an FDE's last byte: empty, nothing to compare */
 		if ((!line || fde || row) && prev_cfa >= 0 && end > prev) {
 			const char *fn = func_at(g, prev);
-			bool bottom = cfi_go_bottom(fn);
+			bool bottom = cfi_go_bottom(fn), sig = cfi_go_sigreturn(fn);
+			/* the byte before the trampoline is the trampoline's */
+			uint64_t last =
+			    cfi_go_sigreturn(func_at(g, end)) && end - 1 > prev ? end - 2 : end - 1;
 
 			rows++;
 			bottoms += bottom;
-			if (rule_is(cfi_table_lookup(t, prev), prev_cfa, bottom) &&
-			    rule_is(cfi_table_lookup(t, end - 1), prev_cfa, bottom))
+			sigs += sig;
+			if (rule_is(cfi_table_lookup(t, prev), prev_cfa, bottom, sig) &&
+			    rule_is(cfi_table_lookup(t, last), prev_cfa, bottom, sig))
 				ok++;
 			else if (rows - ok <= 5)
 				printf("  0x%" PRIx64 "..0x%" PRIx64 " (%s): readelf rsp+%ld\n",
@@ -744,9 +755,18 @@ static void test_pcsp_rows(void)
 		}
 	}
 	printf("  pcsp rows: %zu of %zu .debug_frame rows alike at their first and last byte "
-	       "(%zu in stack bottoms, RA undefined)\n",
-	       ok, rows, bottoms);
-	CHECK(rows >= 5000 && ok == rows && bottoms >= 3, "%zu of %zu rows", ok, rows);
+	       "(%zu in stack bottoms, RA undefined; %zu of the signal trampoline, a signal frame "
+	       "from the byte before it)\n",
+	       ok, rows, bottoms, sigs);
+	CHECK(rows >= 5000 && ok == rows && bottoms >= 3 && sigs >= 1, "%zu of %zu rows", ok, rows);
+	/* the kernel's return address is the trampoline's first byte: looked up at pc - 1 */
+	for (uint64_t i = 0, start, fend; g && t && i < gopclntab_nfunc(g); i++) {
+		const char *name;
+
+		if (!gopclntab_func(g, i, &start, &fend, &name) && cfi_go_sigreturn(name))
+			CHECK(cfi_table_lookup(t, start - 1)->cfa_kind == CFI_CFA_SIGNAL,
+			      "%s - 1 is no signal frame", name);
+	}
 	free(text);
 	free(im.b);
 	gopclntab_free(g);
