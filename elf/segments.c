@@ -12,7 +12,7 @@ static int load_segment(Elf *e, size_t i, struct elf_segment *out)
 
 	if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
 		return -1;
-	*out = (struct elf_segment){ph.p_offset, ph.p_vaddr, ph.p_filesz};
+	*out = (struct elf_segment){ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_flags};
 	return 0;
 }
 
@@ -56,6 +56,26 @@ int elf_segments_offset_to_vaddr(const struct elf_segments *s, uint64_t offset, 
 	for (i = 0; i < s->n; i++)
 		if (segment_maps(&s->v[i], offset, vaddr))
 			return 0;
+	return -1;
+}
+
+int elf_segments_vaddr_to_offset(const struct elf_segments *s, uint64_t vaddr, uint64_t len,
+				 uint64_t *offset, size_t *seg)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct elf_segment *g = &s->v[i];
+
+		/* differences only: a hostile header's sums may wrap */
+		if (vaddr < g->vaddr || vaddr - g->vaddr > g->filesz ||
+		    len > g->filesz - (vaddr - g->vaddr))
+			continue;
+		*offset = g->offset + (vaddr - g->vaddr);
+		if (seg)
+			*seg = i;
+		return 0;
+	}
 	return -1;
 }
 

@@ -12,6 +12,7 @@
 
 struct elf_segment {
 	uint64_t offset, vaddr, filesz;
+	uint32_t flags; /* PF_R, PF_W, PF_X */
 };
 
 /* The PT_LOAD segments of one object, kept after its Elf handle is gone. */
@@ -29,6 +30,13 @@ void elf_segments_free(struct elf_segments *s);
  * hold it. Returns 0, or -1 when no segment maps that offset.
  */
 int elf_segments_offset_to_vaddr(const struct elf_segments *s, uint64_t offset, uint64_t *vaddr);
+
+/*
+ * File offset of [@vaddr, @vaddr + @len) when one segment's file bytes hold
+ * all of it (and its index in *@seg, may be NULL). Returns 0, or -1.
+ */
+int elf_segments_vaddr_to_offset(const struct elf_segments *s, uint64_t vaddr, uint64_t len,
+				 uint64_t *offset, size_t *seg);
 
 /* The same straight from the program headers, for a caller with a one-off question. */
 int elf_offset_to_vaddr(Elf *e, uint64_t offset, uint64_t *vaddr);

@@ -7,6 +7,7 @@
 #ifndef CFI_TABLE_H
 #define CFI_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,7 @@ enum cfi_source {
 	CFI_SRC_EH_FRAME = 0,
 	CFI_SRC_DEBUG_FRAME = 1,	/* in the file itself */
 	CFI_SRC_DEBUG_FRAME_SEP = 2,	/* in a separate debug file */
+	CFI_SRC_GOPCLNTAB = 3,		/* Go's pc -> SP-delta tables, where no CFI covers */
 	CFI_SRC_MAX,
 };
 
@@ -105,6 +107,7 @@ struct cfi_budget {
 struct cfi_build_opts {
 	int no_debug_frame;	  /* ignore .debug_frame */
 	int no_separate_debug;	  /* do not look for a separate debug file */
+	int no_gopclntab;	  /* ignore Go's .gopclntab (DWARF CFI only) */
 	const char *debug_root;	  /* default "/usr/lib/debug" */
 	const char *display_name; /* name used in messages (default: path) */
 	uint32_t root_pid; /* the object is a process's: its debug files are in /proc/PID/root */
@@ -133,6 +136,14 @@ struct cfi_range {
  */
 int cfi_fde_ranges_fd(int fd, const struct cfi_budget *budget, struct cfi_range **out,
 		      uint64_t *nr, struct cfi_diag *diag);
+
+/*
+ * Whether Go function @name ends a walk: the bottom of a goroutine's or a
+ * thread's stack, or a switch to the system stack (tables/go_input.c).
+ */
+bool cfi_go_bottom(const char *name);
+/* Whether Go function @name is the runtime's signal return trampoline: a signal frame. */
+bool cfi_go_sigreturn(const char *name);
 
 /* The rule in force at addr (ELF virtual address), or rules[0] if none. */
 const struct cfi_rule *cfi_table_lookup(const struct cfi_table *t, uint64_t addr);

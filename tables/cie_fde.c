@@ -351,7 +351,7 @@ static const struct cie *get_cie(struct cfi_parse *p, const struct cfi_section *
 	return cached && !cached->bad ? cached : NULL;
 }
 
-static int push_fde(struct cfi_parse *p, const struct fde *f)
+int cfi_push_fde(struct cfi_parse *p, const struct fde *f)
 {
 	if (p->nr_fdes >= p->budget.max_fdes)
 		return budget_exceeded(p->diag, f->sec->name, f->offset, "FDEs",
@@ -411,7 +411,7 @@ static int parse_fde(struct cfi_parse *p, const struct cfi_section *sec, uint64_
 	f.pc_end = f.pc_begin + range;
 	f.insns = q;
 	f.insns_len = (uint64_t)(end - q);
-	return push_fde(p, &f);
+	return cfi_push_fde(p, &f);
 bad:
 	p->stats->fdes_bad++;
 	diag_add(p->diag, sec->name, off, "FDE: %s", why);

@@ -4,7 +4,8 @@
  * sequence of (address, rule id) rows, then 4-byte rows grouped in 64 KiB pages.
  *
  * Overlaps are resolved deterministically: .eh_frame beats .debug_frame, which
- * beats a separate debug file; within one source the FDE that starts first
+ * beats a separate debug file, which beats Go's .gopclntab (tables/go_input.c:
+ * rows where no CFI covers); within one source the FDE that starts first
  * wins (ties: lower section offset).  An address between FDEs gets an explicit
  * "no info" row so it never inherits the previous function's rule.
  */
@@ -263,7 +264,10 @@ static int emit_pieces(struct cfi_parse *p, struct pieces *ps, struct rule_dict 
 			fr->fde = f;
 			run->fde = pc->fde;
 			run->next = 0;
-			run->ok = cfa_run_fde(f, collect_row, fr, diag) == 0;
+			if (f->sec->source == CFI_SRC_GOPCLNTAB)
+				run->ok = go_run_fde(f, collect_row, fr) == 0;
+			else
+				run->ok = cfa_run_fde(f, collect_row, fr, diag) == 0;
 			if (fr->err == CFI_ERR_NOMEM || fr->err == CFI_ERR_TOO_BIG ||
 			    fr->err == CFI_ERR_BUDGET) {
 				err = fr->err;

@@ -8,6 +8,7 @@
 
 #include "elf/build_id.h"
 #include "elf/elf_read.h"
+#include "elf/gopclntab.h"
 #include "elf/sections.h"
 #include "tables/diag.h"
 
@@ -56,6 +57,8 @@ int elf_input_open(struct elf_input *in, int fd, void *mem, size_t len, struct d
 
 void elf_input_close(struct elf_input *in)
 {
+	gopclntab_free(in->go);
+	in->go = NULL;
 	debug_file_close(&in->dbg);
 	if (in->obj.elf)
 		elf_end(in->obj.elf);
@@ -257,5 +260,5 @@ int elf_input_parse(struct elf_input *in, const char *path, const struct stat *s
 		if (err < 0)
 			return err;
 	}
-	return 0;
+	return opts && opts->no_gopclntab ? 0 : go_input_add(in, p, t);
 }

@@ -14,6 +14,8 @@
 #include "elf/debug_file.h"
 #include "tables/internal.h"
 
+struct gopclntab;
+
 struct elf_obj {
 	Elf *elf;
 	size_t shstrndx;
@@ -28,7 +30,8 @@ struct elf_input {
 	struct elf_obj obj;
 	struct debug_file dbg; /* the separate debug file; fd -1 when none */
 	struct elf_obj dbg_obj;
-	struct cfi_section eh, dbg_own, dbg_sep;
+	struct cfi_section eh, dbg_own, dbg_sep, go_sec;
+	struct gopclntab *go; /* Go's own table, when the object has one */
 	uint64_t bytes_left; /* what the build may still read: cfi_budget.max_section_bytes */
 };
 
@@ -47,6 +50,14 @@ int elf_input_open(struct elf_input *in, int fd, void *mem, size_t len, struct d
  */
 int elf_input_parse(struct elf_input *in, const char *path, const struct stat *self,
 		    const struct cfi_build_opts *opts, struct cfi_parse *p, struct cfi_table *t);
+
+/*
+ * Hands the object's Go functions (elf/gopclntab.h) to @p as FDEs of source
+ * CFI_SRC_GOPCLNTAB, the last: code CFI covers keeps its CFI (a cgo binary's
+ * C code).  A table refused is a message in @p's diagnostics, not an error.
+ * Returns 0 or a negative cfi_err (budget, memory).
+ */
+int go_input_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t);
 
 void elf_input_close(struct elf_input *in);
 

@@ -126,6 +126,8 @@ struct cfi_parse {
 };
 
 int cfi_parse_section(struct cfi_parse *p, const struct cfi_section *sec);
+/* Adds one FDE to the parse, within the FDE budget: 0 or a negative cfi_err. */
+int cfi_push_fde(struct cfi_parse *p, const struct fde *f);
 int cfi_parse_eh_frame_hdr(struct cfi_parse *p, const struct cfi_section *eh,
 			   const uint8_t *hdr, uint64_t hdr_size, uint64_t hdr_vaddr);
 void cfi_parse_free(struct cfi_parse *p);
@@ -152,6 +154,8 @@ typedef int (*row_fn)(void *ctx, uint64_t addr, const struct cfa_state *st);
 /* Runs the CIE's initial instructions into c->init (or sets c->init_why). */
 void cfa_run_cie(struct cie *c, const struct cfi_section *sec);
 int cfa_run_fde(const struct fde *f, row_fn emit, void *ctx, struct diag_ctx *diag);
+/* The rows of a Go function (an FDE of .gopclntab, tables/go_input.c): 0, or -1. */
+int go_run_fde(const struct fde *f, row_fn emit, void *ctx);
 
 /* Turns the DWARF state into the compact rule; signal_frame from the CIE. */
 void rule_classify(const struct cfa_state *st, bool signal_frame, struct cfi_rule *out);

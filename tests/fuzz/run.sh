@@ -165,6 +165,14 @@ CONF
 	printf 'labels = 1bad={x}\npush = ftp://x\noutput-dir=\n' >"$d/bad-check"
 }
 
+seed_fuzz_gopclntab() {
+	local d=$1 f
+	# stripped Go programs: the test program and Debian's smallest Go binary
+	for f in "$OUT"/progs/gofib_stripped /usr/lib/go-1.19/bin/gofmt; do
+		[ -f "$f" ] && cp "$f" "$d/go-$(basename "$f")"
+	done
+}
+
 seed_fuzz_http() {
 	local d=$1
 	printf '\x05{"code":"invalid_argument","message":"profile too large"}' >"$d/json"

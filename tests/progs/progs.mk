@@ -121,6 +121,34 @@ $(PROGS_OUT)/inlines_stripped: $(PROGS_OUT)/inlines
 	objcopy --strip-all $< $@
 
 
+# Go (test_gopclntab): main.main -> main.work -> main.fib with main.sumSquares inlined,
+# built -s -w (only .gopclntab names it) and unstripped (DWARF: the inline oracle), and
+# debug/gosym's view of any Go binary.  Offline: std only, caches under the build dir.
+GO	 ?= go
+GO_ENV	 := HOME=$(abspath $(PROGS_OUT))/go GOCACHE=$(abspath $(PROGS_OUT))/go/cache \
+	GOPATH=$(abspath $(PROGS_OUT))/go/path GOTOOLCHAIN=local GOFLAGS= GOPROXY=off CGO_ENABLED=0
+GO_PROGS := $(addprefix $(PROGS_OUT)/,gofib gofib_stripped gosym_oracle gocgo_stripped)
+TEST_PROGS += $(GO_PROGS)
+
+$(PROGS_OUT)/gofib: tests/progs/go/gofib.go tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(GO_ENV) $(GO) build -o $@ $<
+
+$(PROGS_OUT)/gofib_stripped: tests/progs/go/gofib.go tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<
+
+# cgo: Go and C in one stripped binary (C code keeps its .eh_frame)
+$(PROGS_OUT)/gocgo_stripped: tests/progs/go/gocgo.go tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(GO_ENV) CGO_ENABLED=1 $(GO) build -ldflags='-s -w' -o $@ $<
+
+$(PROGS_OUT)/gosym_oracle: tests/progs/go/gosym_oracle.go tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(GO_ENV) $(GO) build -o $@ $<
+
+$(OUT)/tests/test_gopclntab $(OUT)/asan/test_gopclntab $(OUT)/tests/test_go_names: $(GO_PROGS)
+
 # Benchmark-only programs (make bench, not make test): a 2-thread variant of
 # threads, and recurse's frame-pointer twin for the frame-pointer peers and the
 # kernel's own frame-pointer walk (tests/bench/fpwalk).

@@ -21,6 +21,7 @@
 #include "elf/segments.h"
 #include "tables/cfi_table.h"
 #include "user/symbolize/elf_symbols.h"
+#include "user/symbolize/go_names.h"
 #include "user/symbolize/sym_fetch.h"
 #include "user/symbolize/src_lines.h"
 #include "user/symbolize/src_lines_warm.h"
@@ -41,6 +42,9 @@ struct sym_obj {
 	char *debug_file;
 	char build_id[ELF_BUILD_ID_HEX_LEN];
 	struct src_lines *lines; /* NULL: no DWARF, or lines were off when loaded */
+	/* no .symtab: Go's functions from .gopclntab (empty when it has none) */
+	struct go_names go;
+	struct sym_dem_cache go_dem;
 };
 
 struct sym_cache {
@@ -92,6 +96,8 @@ static void obj_free(struct sym_obj *o)
 	else
 		src_lines_free(&o->cache->lines, o->lines);
 	sym_dem_cache_free(&o->dem);
+	sym_dem_cache_free(&o->go_dem);
+	go_names_free(&o->go);
 	sym_fetched_put(o->fetched);
 	sym_table_release(&o->fde);
 	sym_table_release(&o->tab);
@@ -152,6 +158,7 @@ void sym_cache_set_demangle(struct sym_cache *c, enum sym_demangle_mode mode)
 			struct sym_dem_cache *dem;
 
 			sym_dem_cache_free(&o->dem);
+			sym_dem_cache_free(&o->go_dem);
 			if (sym_fetched_table(o->fetched, &dem))
 				sym_dem_cache_free(dem);
 		}
@@ -250,6 +257,9 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 		o->fetched = sym_fetch_want(c->fetch, o->build_id);
 	if (!info.symtab)
 		read_function_starts(c, o, fd);
+	/* a stripped Go binary: its own table names it (a refusal is counted, not fatal) */
+	if (!info.symtab)
+		go_names_read(&o->go, e, fd, c->lines_on);
 	if (c->lines_on) {
 		struct debug_file_search s = {
 		    .root = c->debug_root, .obj_path = path, .pid = pid, .self = &self};
@@ -323,6 +333,7 @@ struct sym_obj *sym_cache_get(struct sym_cache *c, const char *key, const char *
 		/* Keep only the verdict: a failed object costs one attempt. */
 		sym_table_release(&o->tab);
 		sym_table_release(&o->fde);
+		go_names_free(&o->go);
 		elf_segments_free(&o->segs);
 		sym_fetched_put(o->fetched);
 		o->fetched = NULL;
@@ -355,9 +366,8 @@ int sym_cache_remove(struct sym_cache *c, const char *key)
 /* ---- lookups ---- */
 
 /* The symbol of @t covering @addr, as the cache's mode shows it; -1 when none. */
-static int table_lookup(struct sym_table *t, struct sym_dem_cache *dem,
-			enum sym_demangle_mode mode, uint64_t addr, const char **name,
-			uint64_t *offset)
+static int table_lookup(struct sym_table *t, struct sym_dem_cache *dem, enum sym_demangle_mode mode,
+			uint64_t addr, const char **name, uint64_t *offset)
 {
 	long i = sym_table_find(t, addr);
 
@@ -378,7 +388,9 @@ int sym_obj_lookup(struct sym_obj *o, uint64_t elf_vaddr, const char **name, uin
 	/* a fetched .symtab knows every function; the object's own, its PLT stubs too */
 	if (fetched && !table_lookup(fetched, dem, o->cache->demangle, elf_vaddr, name, offset))
 		return 0;
-	return table_lookup(&o->tab, &o->dem, o->cache->demangle, elf_vaddr, name, offset);
+	if (!table_lookup(&o->tab, &o->dem, o->cache->demangle, elf_vaddr, name, offset))
+		return 0;
+	return table_lookup(&o->go.fns, &o->go_dem, o->cache->demangle, elf_vaddr, name, offset);
 }
 
 int sym_obj_function_start(const struct sym_obj *o, uint64_t elf_vaddr, uint64_t *start)
@@ -393,7 +405,7 @@ int sym_obj_function_start(const struct sym_obj *o, uint64_t elf_vaddr, uint64_t
 
 size_t sym_obj_count(const struct sym_obj *o)
 {
-	return o->tab.n;
+	return o->tab.n + o->go.fns.n;
 }
 
 const char *sym_obj_build_id(const struct sym_obj *o)
@@ -441,26 +453,35 @@ struct src_lines_ctx *sym_cache_lines_ctx(struct sym_cache *c)
 
 int sym_obj_lines(struct sym_obj *o, uint64_t elf_vaddr, const struct src_frame **frames)
 {
+	int n;
+
 	*frames = NULL;
 	if (!o->lines)
-		return 0;
+		return go_names_lines(&o->go, elf_vaddr, frames);
 	/* the lookups have begun: they alone use the handles from now on */
 	src_lines_warm_stop(o->cache->warm);
-	return src_lines_lookup(&o->cache->lines, o->lines, elf_vaddr, frames);
+	n = src_lines_lookup(&o->cache->lines, o->lines, elf_vaddr, frames);
+	/* DWARF that does not cover Go's code (a cgo binary's C parts only) */
+	return n == 0 ? go_names_lines(&o->go, elf_vaddr, frames) : n;
 }
 
 bool sym_obj_has_lines(const struct sym_obj *o)
 {
-	return o->lines != NULL;
+	return o->lines != NULL || o->go.tab != NULL;
 }
 
 int sym_obj_lookup_raw(struct sym_obj *o, uint64_t elf_vaddr, const char **raw)
 {
-	long i = sym_table_find(&o->tab, elf_vaddr);
+	const struct sym_table *t = &o->tab;
+	long i = sym_table_find(t, elf_vaddr);
 
+	if (i < 0) {
+		t = &o->go.fns;
+		i = sym_table_find(t, elf_vaddr);
+	}
 	if (i < 0)
 		return -1;
-	*raw = sym_table_name(&o->tab, i);
+	*raw = sym_table_name(t, i);
 	return 0;
 }
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The symbolizer's ELF objects: function symbols of .symtab, .dynsym and PLT
- * stubs, or of the object's separate debug file (elf/debug_file.h), loaded
- * once per object key (build-id, or dev:ino:size:mtime) and cached.
+ * stubs, or of the object's separate debug file (elf/debug_file.h), and for
+ * an object without .symtab Go's own .gopclntab (go_names.h: names, and with
+ * lines on file:line and inline frames), loaded once per object key
+ * (build-id, or dev:ino:size:mtime) and cached.
  *
  * A lookup returns 0 with the name of the symbol that covers the address and
  * the offset into it, or -1 when no symbol covers it: an address past a

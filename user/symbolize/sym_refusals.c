@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "elf/gopclntab.h"
 #include "elf/minidebuginfo.h"
 #include "user/symbolize/elf_symbols.h"
 #include "user/symbolize/perfmap.h"
@@ -46,8 +47,20 @@ void sym_refusals(const struct sym_cache *c, struct sym_fetch *f,
 				      "perf-PID.map lines over a map's bound or the bound across "
 				      "maps: not kept",
 				      perfmap_lines_refused_total()};
+	out[5] = (struct sym_refusal){"gopclntab-malformed",
+				      "a Go .gopclntab that does not hold together: its functions "
+				      "not named",
+				      gopclntab_refused_total(GOPCLNTAB_MALFORMED)};
+	out[6] = (struct sym_refusal){"gopclntab-budget",
+				      "a Go .gopclntab over its byte or function bound: not read, "
+				      "or its last names dropped",
+				      gopclntab_refused_total(GOPCLNTAB_OVER_BUDGET)};
+	out[7] = (struct sym_refusal){"gopclntab-lookup",
+				      "a Go function's names or lines over the decoding bound or "
+				      "malformed: that frame named without them",
+				      gopclntab_refused_total(GOPCLNTAB_LOOKUP)};
 	for (i = 0; i < SYM_FETCH_REFUSED_MAX; i++)
-		out[5 + i] =
+		out[8 + i] =
 		    (struct sym_refusal){sym_fetch_refusal_name(i), fetch_what[i], fs.refused[i]};
 }
 

@@ -12,11 +12,12 @@
 #include "user/symbolize/sym_cache.h"
 #include "user/symbolize/sym_fetch.h"
 
-#define SYM_REFUSAL_CAUSES (5 + SYM_FETCH_REFUSED_MAX)
+#define SYM_REFUSAL_CAUSES (8 + SYM_FETCH_REFUSED_MAX)
 
 struct sym_refusal {
-	const char *cause; /* "minidebuginfo", "fde-budget", "symbol-name", "fetch-..." */
-	const char *what;  /* for a log line */
+	const char
+	    *cause; /* "minidebuginfo", "fde-budget", "symbol-name", "gopclntab-...", "fetch-..." */
+	const char *what; /* for a log line */
 	uint64_t n;
 };
 

@@ -1,0 +1,67 @@
+// A pure Go test program with known call chains (test_gopclntab, docs/runtimes.md):
+// main.main -> main.work -> main.fib (deep recursion), main.sumSquares inlined into
+// main.work, and goroutines running main.spin -> main.fib beside it.
+// Usage: gofib SECONDS [GOROUTINES]
+package main
+
+import (
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+var sink int
+
+//go:noinline
+func fib(n int) int {
+	if n < 2 {
+		return n
+	}
+	return fib(n-1) + fib(n-2)
+}
+
+// small enough for the compiler to inline into work: its loop runs as main.work's code
+func sumSquares(n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += i * i
+	}
+	return s
+}
+
+//go:noinline
+func work(deadline time.Time) int {
+	s := 0
+	for time.Now().Before(deadline) {
+		s += fib(22)
+		s += sumSquares(200000)
+	}
+	return s
+}
+
+//go:noinline
+func spin(deadline time.Time, wg *sync.WaitGroup) {
+	defer wg.Done()
+	for time.Now().Before(deadline) {
+		sink += fib(20)
+	}
+}
+
+func main() {
+	secs, goroutines := 1.0, 2
+	if len(os.Args) > 1 {
+		secs, _ = strconv.ParseFloat(os.Args[1], 64)
+	}
+	if len(os.Args) > 2 {
+		goroutines, _ = strconv.Atoi(os.Args[2])
+	}
+	deadline := time.Now().Add(time.Duration(secs * float64(time.Second)))
+	var wg sync.WaitGroup
+	for i := 0; i < goroutines; i++ {
+		wg.Add(1)
+		go spin(deadline, &wg)
+	}
+	sink += work(deadline)
+	wg.Wait()
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Go function names and lines from .gopclntab; see go_names.h. */
+#include "user/symbolize/go_names.h"
+
+#include <string.h>
+
+#include "elf/gopclntab.h"
+#include "user/symbolize/elf_symbols.h"
+
+/* Adds function @i of @g; 1 when the byte bound leaves no room, -1 on ENOMEM or bad data. */
+static int add_func(struct sym_table *t, const struct gopclntab *g, uint64_t i)
+{
+	uint64_t start, end;
+	const char *name;
+	size_t len;
+	int64_t off;
+	int room;
+
+	if (gopclntab_func(g, i, &start, &end, &name))
+		return 0; /* one bad record: counted, the others still named */
+	/* Go names are short; a longer one is cut like an ELF symbol's */
+	len = strnlen(name, ELF_SYMBOL_NAME_MAX);
+	room = sym_table_room(t, len + 1, ELF_SYMBOLS_BYTES_MAX);
+	if (room <= 0)
+		return room < 0 ? -1 : 1;
+	off = sym_table_intern(t, name, len);
+	if (off < 0 || (start < end && sym_table_add(t, start, end, (uint32_t)off, 0) < 0))
+		return -1;
+	return 0;
+}
+
+int go_names_read(struct go_names *gn, Elf *e, int fd, bool lines)
+{
+	struct gopclntab *g = NULL;
+	uint64_t i, n;
+	/* the inline trees' funcdata only for lines */
+	int ret = lines ? gopclntab_read(e, fd, &g, NULL) : gopclntab_read_names(e, fd, &g, NULL);
+	int r = 0;
+
+	memset(gn, 0, sizeof(*gn));
+	if (ret)
+		return ret;
+	n = gopclntab_nfunc(g);
+	for (i = 0; i < n && r == 0; i++)
+		r = add_func(&gn->fns, g, i);
+	if (r > 0)
+		gopclntab_refused(GOPCLNTAB_OVER_BUDGET);
+	if (r < 0) {
+		gopclntab_free(g);
+		sym_table_release(&gn->fns);
+		return -1;
+	}
+	sym_table_finish(&gn->fns);
+	if (lines)
+		gn->tab = g;
+	else
+		gopclntab_free(g);
+	return 0;
+}
+
+int go_names_lines(struct go_names *gn, uint64_t vaddr, const struct src_frame **frames)
+{
+	struct gopclntab_frame fr[SRC_FRAMES_MAX];
+	int n, i;
+
+	*frames = NULL;
+	if (!gn->tab)
+		return 0;
+	n = gopclntab_frames(gn->tab, vaddr, fr, SRC_FRAMES_MAX);
+	for (i = 0; i < n; i++)
+		gn->frames[i] = (struct src_frame){.system_name = fr[i].name,
+						   .file = fr[i].file,
+						   .line = fr[i].line,
+						   .start_line = fr[i].start_line};
+	if (n > 0)
+		*frames = gn->frames;
+	return n;
+}
+
+void go_names_free(struct go_names *gn)
+{
+	gopclntab_free(gn->tab);
+	gn->tab = NULL;
+	sym_table_release(&gn->fns);
+}

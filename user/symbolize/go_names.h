@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * An object's Go functions from its .gopclntab (elf/gopclntab.h): names for
+ * the code its symbol tables do not cover (a stripped Go binary has none),
+ * and with lines on, file:line and Go's inline tree as src_frame chains, as
+ * DWARF gives them for C.  Private to the symbolizer (sym_cache.c).
+ */
+#ifndef CFIPROF_GO_NAMES_H
+#define CFIPROF_GO_NAMES_H
+
+#include <libelf.h>
+#include <stdbool.h>
+
+#include "user/symbolize/src_lines.h"
+#include "user/symbolize/sym_table.h"
+
+struct gopclntab;
+
+struct go_names {
+	struct sym_table fns;  /* every function: [entry, next entry), its Go name */
+	struct gopclntab *tab; /* kept for lines; NULL when lines are off */
+	struct src_frame frames[SRC_FRAMES_MAX];
+};
+
+/*
+ * Reads @e's pclntab (open on @fd) into @gn, names within ELF_SYMBOLS_BYTES_MAX
+ * (the rest dropped, counted as gopclntab over_budget), keeping the table for
+ * go_names_lines when @lines.  Returns 0, 1 when the object has no pclntab,
+ * -1 when it was refused or memory ran out (@gn then empty).
+ */
+int go_names_read(struct go_names *gn, Elf *e, int fd, bool lines);
+
+/*
+ * The chain at @vaddr, innermost first, the last level the function the
+ * others were inlined into; *@frames valid until the next call.  The number
+ * of levels, 0 when unknown (no table kept, no function there), -1 refused.
+ */
+int go_names_lines(struct go_names *gn, uint64_t vaddr, const struct src_frame **frames);
+
+void go_names_free(struct go_names *gn);
+
+#endif
