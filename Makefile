@@ -213,11 +213,7 @@ demo: deps
 
 run: demo
 
-$(OUT)/bench/bench_aggregate: tests/bench/bench_aggregate.c $(OUT)/libcfiuser.a $(OUT)/libcfitables.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT))
-
-$(OUT)/bench/bench_symbols: tests/bench/bench_symbols.c $(OUT)/libcfiuser.a $(OUT)/libcfitables.a
+$(OUT)/bench/bench_%: tests/bench/bench_%.c $(OUT)/libcfiuser.a $(OUT)/libcfitables.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT))
 
@@ -236,7 +232,8 @@ $(OUT)/bench/fpwalk: tests/bench/fpwalk.c $(OUT)/bench/fpwalk.skel.h
 
 # make bench: about 20 minutes; tests/bench/peers.py writes tests/bench/RESULTS.md (with
 # walker_cost.sh's per-frame table, so that runs first)
-bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols $(OUT)/bench/fpwalk $(TEST_PROGS) $(BENCH_PROGS)
+bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols \
+		$(OUT)/bench/bench_gopclntab $(OUT)/bench/fpwalk $(TEST_PROGS) $(BENCH_PROGS)
 	@tests/bench/walker_cost.sh
 	@tests/bench/peers.py
 	@tests/bench/run.sh
@@ -254,6 +251,7 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols $(O
 	@tests/bench/agent_churn.sh
 	@tests/bench/source_lines.sh
 	@tests/bench/events.sh
+	@tests/bench/go.sh
 
 # Every tests/fuzz/fuzz_NAME.c is a libFuzzer target build/fuzz/fuzz_NAME,
 # linked with the libraries of the fuzz build (coverage + ASan + UBSan).  make
