@@ -486,6 +486,11 @@ uint64_t gopclntab_nfunc(const struct gopclntab *g)
 	return g->nfunc;
 }
 
+uint64_t gopclntab_bytes(const struct gopclntab *g)
+{
+	return g ? g->len : 0;
+}
+
 /* A NUL-terminated string at @a inside @s; NULL when it runs past it. */
 const char *gop_string(const struct gopclntab *g, struct gop_span s, uint64_t a)
 {

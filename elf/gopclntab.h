@@ -74,6 +74,8 @@ void gopclntab_free(struct gopclntab *g);
 
 /* Number of functions. */
 uint64_t gopclntab_nfunc(const struct gopclntab *g);
+/* Bytes the table holds (a copy of the object's bytes it reads from). */
+uint64_t gopclntab_bytes(const struct gopclntab *g);
 
 /*
  * Function @i: [*@start, *@end) and its name (NUL-terminated inside the

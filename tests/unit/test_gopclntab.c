@@ -44,9 +44,11 @@
 #include "tests/lib/harness.h"
 #include "tests/lib/tmpdir.h"
 #include "tests/lib/xorshift.h"
+#include "user/symbolize/go_names.h"
 #include "user/symbolize/sym_cache.h"
 
-#define GOFMT "/usr/lib/go-1.19/bin/gofmt"
+#define GOFMT  "/usr/lib/go-1.19/bin/gofmt"
+#define GO_BIN "/usr/lib/go-1.19/bin/go"
 
 static const char *out_dir(void)
 {
@@ -216,7 +218,7 @@ static void test_gofmt(void)
  */
 static void test_debian_go(void)
 {
-	debian_binary("/usr/lib/go-1.19/bin/go", "go", 20000);
+	debian_binary(GO_BIN, "go", 20000);
 	debian_binary("/usr/bin/prometheus", "prometheus", 100000);
 }
 
@@ -773,6 +775,82 @@ static void test_pcsp_rows(void)
 	cfi_table_free(t);
 }
 
+/* Bytes path's table holds with its inline trees; 0 when unreadable. */
+static uint64_t table_bytes(const char *path)
+{
+	int fd = elf_version(EV_CURRENT) != EV_NONE ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	struct gopclntab *g = NULL;
+	uint64_t n = e && !gopclntab_read(e, fd, &g, NULL) ? gopclntab_bytes(g) : 0;
+
+	gopclntab_free(g);
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+/*
+ * At a function in the middle of path's table, in c: 1 with a name and a
+ * file:line chain, 0 with a name and no lines, -1 without a name.
+ */
+static int go_lines_mid(struct sym_cache *c, const char *path)
+{
+	struct sym_obj *o = sym_cache_get(c, NULL, path, -1, 0);
+	const struct src_frame *fr = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	const char *name, *got = NULL;
+	struct gopclntab *g = NULL;
+	uint64_t start, end, off;
+	int n = -1;
+
+	if (o && e && !gopclntab_read_names(e, fd, &g, NULL) &&
+	    !gopclntab_func(g, gopclntab_nfunc(g) / 2, &start, &end, &name) &&
+	    !sym_obj_lookup(o, start, &got, &off) && got && !strcmp(got, name))
+		n = sym_obj_lines(o, start, &fr) > 0 && fr && fr[0].file && fr[0].line ? 1 : 0;
+	gopclntab_free(g);
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+/*
+ * The tables kept for lines are bounded together (GO_LINES_HELD_MAX): with a
+ * bound that holds gofmt's or go's, not both, the second gets names and no
+ * lines (an over_budget refusal counted); once the first is freed, both.
+ */
+static void test_lines_held(void)
+{
+	struct sym_cache *a = sym_cache_new(), *b = sym_cache_new();
+	uint64_t over = gopclntab_refused_total(GOPCLNTAB_OVER_BUDGET), old;
+	uint64_t x = table_bytes(GOFMT), y = table_bytes(GO_BIN);
+	uint64_t bound = (x > y ? x : y) + (x < y ? x : y) / 2;
+	int la, lb;
+
+	CHECK(x && y, "tables: gofmt %" PRIu64 " bytes, go %" PRIu64, x, y);
+	sym_cache_set_lines(a, true);
+	sym_cache_set_lines(b, true);
+	old = go_names_set_lines_max(bound);
+	la = go_lines_mid(a, GOFMT);
+	lb = go_lines_mid(b, GO_BIN);
+	CHECK(la == 1, "gofmt: no lines with the bound empty (%d)", la);
+	CHECK(lb == 0, "go: lines past the bound, or no name (%d)", lb);
+	CHECK(gopclntab_refused_total(GOPCLNTAB_OVER_BUDGET) > over,
+	      "the table left without lines is not counted");
+	sym_cache_free(a);
+	sym_cache_free(b);
+	b = sym_cache_new();
+	sym_cache_set_lines(b, true);
+	lb = go_lines_mid(b, GO_BIN);
+	CHECK(lb == 1, "go: no lines once gofmt's table was freed (%d)", lb);
+	sym_cache_free(b);
+	go_names_set_lines_max(old);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -786,6 +864,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_malformed);
 	RUN_TEST(test_corrupt);
 	RUN_TEST(test_pcsp_rows);
+	RUN_TEST(test_lines_held);
 	tmpdir_done(tmpdir, harness_failed != 0);
 	return HARNESS_DONE();
 }

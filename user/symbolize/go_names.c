@@ -7,6 +7,28 @@
 #include "elf/gopclntab.h"
 #include "user/symbolize/elf_symbols.h"
 
+/* bytes of the tables every go_names keeps, in whichever symbolizer thread */
+static uint64_t lines_held, lines_max = GO_LINES_HELD_MAX;
+
+uint64_t go_names_set_lines_max(uint64_t max)
+{
+	return __atomic_exchange_n(&lines_max, max, __ATOMIC_RELAXED);
+}
+
+/* Whether n more bytes fit the bound: taken if so. */
+static bool take_lines_bytes(uint64_t n)
+{
+	uint64_t cur = __atomic_load_n(&lines_held, __ATOMIC_RELAXED);
+	uint64_t max = __atomic_load_n(&lines_max, __ATOMIC_RELAXED);
+
+	do {
+		if (n > max || cur > max - n)
+			return false;
+	} while (!__atomic_compare_exchange_n(&lines_held, &cur, cur + n, false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
 /* Adds function @i of @g; 1 when the byte bound leaves no room, -1 on ENOMEM or bad data. */
 static int add_func(struct sym_table *t, const struct gopclntab *g, uint64_t i)
 {
@@ -51,10 +73,14 @@ int go_names_read(struct go_names *gn, Elf *e, int fd, bool lines)
 		return -1;
 	}
 	sym_table_finish(&gn->fns);
-	if (lines)
+	if (lines && take_lines_bytes(gopclntab_bytes(g))) {
 		gn->tab = g;
-	else
-		gopclntab_free(g);
+		gn->held = gopclntab_bytes(g);
+		return 0;
+	}
+	if (lines)
+		gopclntab_refused(GOPCLNTAB_OVER_BUDGET);
+	gopclntab_free(g);
 	return 0;
 }
 
@@ -79,6 +105,8 @@ int go_names_lines(struct go_names *gn, uint64_t vaddr, const struct src_frame *
 
 void go_names_free(struct go_names *gn)
 {
+	__atomic_fetch_sub(&lines_held, gn->held, __ATOMIC_RELAXED);
+	gn->held = 0;
 	gopclntab_free(gn->tab);
 	gn->tab = NULL;
 	sym_table_release(&gn->fns);

@@ -19,14 +19,25 @@ struct gopclntab;
 struct go_names {
 	struct sym_table fns;  /* every function: [entry, next entry), its Go name */
 	struct gopclntab *tab; /* kept for lines; NULL when lines are off */
+	uint64_t held;	       /* tab's bytes, counted in GO_LINES_HELD_MAX */
 	struct src_frame frames[SRC_FRAMES_MAX];
 };
 
 /*
+ * The tables all objects keep for lines, together: as many different Go
+ * binaries as a host runs may each hold up to GOPCLNTAB_MAX_BYTES, and the
+ * agent must not grow with them.  Past this, an object keeps its names and
+ * gives no lines (counted as gopclntab over_budget).
+ */
+#define GO_LINES_HELD_MAX (256ull << 20)
+/* Another bound than GO_LINES_HELD_MAX (tests); returns the one before. */
+uint64_t go_names_set_lines_max(uint64_t max);
+
+/*
  * Reads @e's pclntab (open on @fd) into @gn, names within ELF_SYMBOLS_BYTES_MAX
  * (the rest dropped, counted as gopclntab over_budget), keeping the table for
- * go_names_lines when @lines.  Returns 0, 1 when the object has no pclntab,
- * -1 when it was refused or memory ran out (@gn then empty).
+ * go_names_lines when @lines and GO_LINES_HELD_MAX has room.  Returns 0, 1 when the object has no
+ * pclntab, -1 when it was refused or memory ran out (@gn then empty).
  */
 int go_names_read(struct go_names *gn, Elf *e, int fd, bool lines);
 
