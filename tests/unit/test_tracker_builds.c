@@ -544,16 +544,29 @@ static void test_names_cut_resolved_later(void)
 	struct tracker_world w;
 	struct tracker_stats st;
 	const struct proc_mapping *m;
+	uint64_t resumed0;
 	void *at;
 
 	if (!world_open(&w, 1, NULL))
 		return;
-	CHECK(proc_tracker_load_now(w.pt, self()) == 0, "a complete first load");
+	/* complete: a load cut short on a loaded host leaves work the cut load below would do */
+	for (int i = 0; i < 8; i++) {
+		uint64_t over;
+
+		proc_tracker_stats(w.pt, &st);
+		over = st.over_load_time;
+		CHECK(proc_tracker_load_now(w.pt, self()) == 0, "a first load");
+		proc_tracker_stats(w.pt, &st);
+		if (st.over_load_time == over)
+			break;
+	}
 	/* the one new mapping: its table is built (then the stall), its names are past the time */
 	at = map_copy(20);
 	CHECK(at != MAP_FAILED, "map c20");
 	if (at == MAP_FAILED)
 		goto out;
+	proc_tracker_stats(w.pt, &st);
+	resumed0 = st.loads_resumed;
 	w.pt->build_hook = stall_after_build;
 	w.pt->build_hook_ctx = &s;
 	w.pt->load_budget_ns = CUT_BUDGET_NS;
@@ -572,7 +585,8 @@ static void test_names_cut_resolved_later(void)
 	CHECK(resume_held(w.pt, self()),
 	      "no load asked for the names the load ran out of time for");
 	proc_tracker_stats(w.pt, &st);
-	CHECK(st.loads_resumed == 1, "%" PRIu64 " loads resumed (want 1)", st.loads_resumed);
+	CHECK(st.loads_resumed == resumed0 + 1, "%" PRIu64 " loads resumed (want %" PRIu64 ")",
+	      st.loads_resumed, resumed0 + 1);
 
 	/* the maps are the same as the cut load saw them: only its names are due */
 	CHECK(proc_tracker_load_now(w.pt, self()) == 0, "the later load");
