@@ -799,12 +799,11 @@ static void test_agent_interval(void)
 	 * own comm, in the cgroup, at nice -10) starts 0.4 s before, dlopen()s
 	 * three fresh copies of a library 100 ms before and spins in the last
 	 * until 40 ms before, by its own clock however long the dlopen()s took
-	 * (a spin of a set length, at nice 0, ran past the end in 9 of 15 runs
-	 * beside CPU hogs, which then proved nothing).  Its loads build the
-	 * three (~70 ms each here idle, one build worker) from the dlopen()s
-	 * on, so its samples are finished after the end if the builds take
-	 * over 100 ms, and within the 500 ms the end waits (a tenth of the 5 s
-	 * interval) if they take under 600 ms.
+	 * (a spin of a set length, at nice 0, ran past the end beside CPU hogs,
+	 * and then proved nothing).  Its loads build the three, on one build
+	 * worker, from the dlopen()s on, so its samples are finished after the
+	 * end if the builds take over 100 ms, and within the 500 ms the end
+	 * waits (a tenth of the 5 s interval) if they take under 600 ms.
 	 */
 	for (int k = 0; k < INTV_TRIES; k++) {
 		snprintf(comm[k], sizeof(comm[k]), "defer_intv%d", k);
