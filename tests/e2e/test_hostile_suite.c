@@ -8,7 +8,9 @@
  *   - in each, the ordinary program's samples are all complete and its
  *     known chain (chain_is), none incomplete;
  *   - every attack's /metrics counters are > 0 in the last scrape, and its
- *     own check (if any) holds;
+ *     own check (if any) holds on what it noted in every interval: an
+ *     attack whose refusals share one counter is judged by the frames of
+ *     the process each refusal protects, which must have samples;
  *   - /metrics still answers, and SIGTERM stops the agent within 5 s;
  *   - the agent's peak RSS (VmHWM) and CPU (utime + stime) over the suite
  *     stay under generous bounds, printed as a FIGURE: line.
@@ -35,17 +37,17 @@
 #include "tests/lib/http_client.h"
 #include "tests/lib/nobody.h"
 
-#define PATHBUF	    (PATH_MAX + 64)
-#define SUITE_S	    12.0  /* the agent's run beside the attacks */
-#define INTERVAL_S  1.0	  /* --interval */
-#define RSS_MAX_MB  300.0 /* generous: a regression, not noise, fails */
-#define CPU_MAX_PCT 50.0  /* of one core, over the suite */
-#define MAX_PROCS   32
+#define PATHBUF	     (PATH_MAX + 64)
+#define SUITE_S	     12.0  /* the agent's run beside the attacks */
+#define INTERVAL_S   1.0   /* --interval */
+#define RSS_MAX_MB   300.0 /* generous: a regression, not noise, fails */
+#define CPU_MAX_PCT  50.0  /* of one core, over the suite */
+#define MAX_PROCS    32
 #define CATCH_UP_MAX 5 /* intervals until the agent has loaded every process it found */
 
 static pid_t procs[MAX_PROCS];
 static int nr_procs;
-static char maps[3][64]; /* planted perf maps, removed at the end */
+static char maps[4][64]; /* planted perf maps, removed at the end */
 static int nr_maps;
 
 /* argv as nobody with the unit's capabilities (or none); those without are killed at the end. */
@@ -110,39 +112,73 @@ static bool start_poisoning(void)
 }
 
 /*
- * perf-PID.map files the JIT did not write as it should (item 9): one of
- * another user's (root's), a symlink to a map the process could not write, one
- * over 64 MiB.
+ * perf-PID.map files the JIT did not write as it should (item 9), each
+ * covering the code its JIT really runs, so that a map wrongly trusted would
+ * name that JIT's frames, and each breaking one rule alone: one of another
+ * user's (root's), a symlink (to a map of the process's own user), one over
+ * 64 MiB (its own user's, its first line a good one).
+ * A fourth JIT keeps the map it wrote itself: its frames must be named from
+ * it, so the three names missing is their refusal, not maps never read.
+ * Each JIT is a copy of jit_spin of its own name: its samples are its comm's.
  */
+static const struct jit_map {
+	const char *comm, *name; /* the JIT's comm; the name its map gives its code */
+	bool trusted;		 /* its own map, written by itself */
+} jit_maps[] = {
+    {"jit_root", "planted_by_root", false},
+    {"jit_link", "through_a_link", false},
+    {"jit_huge", "oversized_map", false},
+    {"jit_own", "jit_own_code", true},
+};
+#define NR_JITS (sizeof(jit_maps) / sizeof(jit_maps[0]))
+
 static bool start_perfmaps(void)
 {
-	char prog[PATHBUF], out[PATHBUF], map[64], name[32];
+	char prog[PATHBUF], out[PATHBUF], map[64], code[32];
 	bool ok = true;
 
-	snprintf(prog, sizeof(prog), "%s/jit_spin", nprogs);
-	for (int i = 0; i < 3 && ok; i++) {
-		char *argv[] = {prog, "60", name, NULL};
+	for (size_t i = 0; i < NR_JITS && ok; i++) {
+		const struct jit_map *j = &jit_maps[i];
+		char *argv[] = {prog, "60", (char *)j->name, NULL};
+		char *line;
 		pid_t p;
 
-		snprintf(name, sizeof(name), "jit_%d", i);
-		snprintf(out, sizeof(out), "%s/jit%d.out", tmp, i);
+		snprintf(prog, sizeof(prog), "%s/%s", nprogs, j->comm);
+		snprintf(out, sizeof(out), "%s/%s.out", tmp, j->comm);
+		if (!shell_ok("cp %s/jit_spin %s && chmod a+rx %s", nprogs, prog, prog))
+			return false;
 		p = spawn_nobody(argv, false, out, NULL);
+		/*
+		 * Four spinning JITs at nice 5 weigh less than the three at nice 0
+		 * before them, beside the ordinary program and the agent; each
+		 * still has a third of a nice-0 task's share for 12 s, so its
+		 * stacks are there to judge.
+		 */
+		if (p > 0)
+			setpriority(PRIO_PROCESS, (id_t)p, 5);
 		/* it writes its own map, then prints its code's address: replace the map */
 		ok = p > 0 && wait_output(out, "\n");
+		line = ok ? slurp(out) : NULL;
+		snprintf(code, sizeof(code), "%.16s", line ? line : "");
+		code[strcspn(code, "\n")] = 0;
+		free(line);
+		ok = ok && code[0];
 		snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)p);
-		unlink(map);
-		if (ok && nr_maps < 3)
+		if (ok && nr_maps < (int)NR_JITS)
 			snprintf(maps[nr_maps++], sizeof(maps[0]), "%s", map);
-		if (!ok)
-			break;
+		if (!ok || j->trusted)
+			continue;
+		unlink(map);
 		if (i == 0)
-			ok = shell_ok("echo '0 100000 planted_by_root' > %s", map);
+			ok = shell_ok("echo '%s 2 %s' > %s", code, j->name, map);
 		else if (i == 1)
-			ok = shell_ok("echo '0 100000 through_a_link' > %s/linked.map && "
-				      "ln -s %s/linked.map %s && chown -h 65534:65534 %s",
-				      tmp, tmp, map, map);
+			ok = shell_ok("echo '%s 2 %s' > %s/linked.map && ln -s %s/linked.map %s && "
+				      "chown 65534:65534 %s/linked.map && chown -h 65534:65534 %s",
+				      code, j->name, tmp, tmp, map, tmp, map);
 		else
-			ok = shell_ok("truncate -s 65M %s && chown 65534:65534 %s", map, map);
+			ok = shell_ok("echo '%s 2 %s' > %s && truncate -s 65M %s && "
+				      "chown 65534:65534 %s",
+				      code, j->name, map, map, map);
 	}
 	return ok;
 }
@@ -247,63 +283,152 @@ static bool start_many_files(void)
 }
 
 /* poisoned_leaf must name only the fake library's process (checked in every interval) */
-static bool check_poisoning(const char *profile_text);
+static void note_poisoning(const char *profile_text);
+static void check_poisoning(void);
+/* each JIT's frames named by its map only when the map is its own */
+static void note_perfmaps(const char *profile_text);
+static void check_perfmaps(void);
 
 struct attack {
 	const char *name;
-	bool (*start)(void);			 /* before the agent */
-	bool (*start_live)(const char *addr);	 /* once its /metrics address is known */
-	const char *counters[3];		 /* /metrics lines that must be > 0 at the end */
-	bool (*check)(const char *profile_text); /* on `go tool pprof -traces` of each interval */
+	bool (*start)(void);			/* before the agent */
+	bool (*start_live)(const char *addr);	/* once its /metrics address is known */
+	const char *counters[3];		/* /metrics lines that must be > 0 at the end */
+	void (*note)(const char *profile_text); /* on `go tool pprof -traces` of each interval */
+	void (*check)(void);			/* on what note saw in all of them */
 };
 
 static const struct attack attacks[] = {
-    {"fifo_over_library", start_fifo, NULL, {"cfiprof_mapped_files_refused_total"}, NULL},
-    {"mapping_churn", start_churn, NULL, {"cfiprof_process_reloads_total"}, NULL},
-    {"build_id_poisoning", start_poisoning, NULL, {NULL}, check_poisoning},
-    {"perfmaps", start_perfmaps, NULL, {"cfiprof_perfmaps_refused_total"}, NULL},
-    {"debuglink_escape", start_debuglink, NULL, {"cfiprof_debug_files_refused_total"}, NULL},
+    {"fifo_over_library", start_fifo, NULL, {"cfiprof_mapped_files_refused_total"}, NULL, NULL},
+    {"mapping_churn", start_churn, NULL, {"cfiprof_process_reloads_total"}, NULL, NULL},
+    {"build_id_poisoning", start_poisoning, NULL, {NULL}, note_poisoning, check_poisoning},
+    /* one counter for the three refusals: each is judged by its own JIT's frames */
+    {"perfmaps",
+     start_perfmaps,
+     NULL,
+     {"cfiprof_perfmaps_refused_total"},
+     note_perfmaps,
+     check_perfmaps},
+    {"debuglink_escape", start_debuglink, NULL, {"cfiprof_debug_files_refused_total"}, NULL, NULL},
     {"shared_map_quotas",
      start_quota_hogs,
      NULL,
      {"cfiprof_tables_refused_total{cause=\"rules_quota\"}",
       "cfiprof_mapping_keys_refused_total{cause=\"process_quota\"}"},
+     NULL,
      NULL},
-    {"request_storm", start_request_storm, NULL, {"cfiprof_table_requests_throttled_total"}, NULL},
+    {"request_storm",
+     start_request_storm,
+     NULL,
+     {"cfiprof_table_requests_throttled_total"},
+     NULL,
+     NULL},
     /*
      * No refusal to count: one load holds at most a quarter of the agent's 256
      * fds, so nothing runs out; the suite-wide checks (every interval written,
      * the ordinary program complete, /metrics answering) are what it must keep.
      */
-    {"many_files_few_fds", start_many_files, NULL, {NULL}, NULL},
+    {"many_files_few_fds", start_many_files, NULL, {NULL}, NULL, NULL},
     {"slow_metrics_clients",
      NULL,
      start_slow_clients,
      {"cfiprof_metrics_connections_dropped_total{reason=\"deadline\"}",
       "cfiprof_metrics_connections_dropped_total{reason=\"displaced\"}"},
+     NULL,
      NULL},
 };
 #define NR_ATTACKS (sizeof(attacks) / sizeof(attacks[0]))
 
-static bool check_poisoning(const char *traces)
+/*
+ * In -traces output, the stacks of the process named comm, and how many of
+ * them name frame (a whole frame line, not a part of one).
+ */
+struct comm_frames {
+	int stacks, naming;
+};
+
+static void count_comm_frames(const char *traces, const char *comm, const char *frame,
+			      struct comm_frames *cf)
 {
-	/* the real library's process: a block with comm dlopen_real never names poisoned_leaf */
+	char label[64];
 	const char *p = traces;
-	int poisoned = 0;
 
-	while ((p = strstr(p, "comm:  dlopen_real"))) {
-		const char *end = strstr(p, "-----------+");
-		const char *hit = strstr(p, "poisoned_leaf");
+	snprintf(label, sizeof(label), "comm:  %s\n", comm);
+	while ((p = strstr(p, label))) {
+		const char *end = strstr(p, "-----------+"), *f = p;
+		size_t n = strlen(frame);
+		bool named = false;
 
-		if (hit && (!end || hit < end))
-			poisoned++;
-		p += 18;
+		while (!named && (f = strstr(f + 1, frame)) && (!end || f < end))
+			named = (f[-1] == ' ') && (f[n] == '\n' || f[n] == 0);
+		cf->stacks++;
+		cf->naming += named;
+		p += strlen(label);
 	}
-	CHECK(poisoned == 0,
-	      "build_id_poisoning: %d samples of the real library's process named "
-	      "from the fake one",
-	      poisoned);
-	return poisoned == 0;
+}
+
+/* each process's stacks naming its own leaf, and the other library's */
+static struct comm_frames real_leaf, real_poisoned, fake_leaf, fake_real, jit_named[NR_JITS];
+
+static void note_poisoning(const char *traces)
+{
+	count_comm_frames(traces, "dlopen_real", "dl_leaf", &real_leaf);
+	count_comm_frames(traces, "dlopen_real", "poisoned_leaf", &real_poisoned);
+	count_comm_frames(traces, "dlopen_fake", "poisoned_leaf", &fake_leaf);
+	count_comm_frames(traces, "dlopen_fake", "dl_leaf", &fake_real);
+}
+
+/*
+ * Each library named in its own process only, whichever the agent read
+ * first, and each process's own frames seen: both spin the whole suite, so
+ * at -F 99 even a share of a CPU a hundred times below a fair one over 12 s
+ * leaves a dozen samples expected (none: e^-12).
+ */
+static void check_poisoning(void)
+{
+	printf("build_id_poisoning: dlopen_real %d stacks, %d with dl_leaf, %d with "
+	       "poisoned_leaf; dlopen_fake %d stacks, %d with poisoned_leaf, %d with dl_leaf\n",
+	       real_leaf.stacks, real_leaf.naming, real_poisoned.naming, fake_leaf.stacks,
+	       fake_leaf.naming, fake_real.naming);
+	CHECK(real_leaf.naming > 0 && fake_leaf.naming > 0,
+	      "build_id_poisoning: %d of the real library's process's %d stacks name its dl_leaf, "
+	      "%d of the fake's %d its poisoned_leaf (want some of each: else nothing to judge)",
+	      real_leaf.naming, real_leaf.stacks, fake_leaf.naming, fake_leaf.stacks);
+	CHECK(real_poisoned.naming == 0 && fake_real.naming == 0,
+	      "build_id_poisoning: %d stacks of the real library's process named from the fake "
+	      "one, %d of the fake's from the real one",
+	      real_poisoned.naming, fake_real.naming);
+}
+
+static void note_perfmaps(const char *traces)
+{
+	for (size_t i = 0; i < NR_JITS; i++)
+		count_comm_frames(traces, jit_maps[i].comm, jit_maps[i].name, &jit_named[i]);
+}
+
+/*
+ * Each JIT spins in the code its map covers the whole suite (samples: as
+ * check_poisoning's); the maps refused name none of its stacks, the trusted
+ * one names them (a JIT's frame is always its one loop).
+ */
+static void check_perfmaps(void)
+{
+	for (size_t i = 0; i < NR_JITS; i++) {
+		const struct jit_map *j = &jit_maps[i];
+		const struct comm_frames *cf = &jit_named[i];
+
+		printf("perfmaps: %s %d stacks, %d named %s\n", j->comm, cf->stacks, cf->naming,
+		       j->name);
+		CHECK(cf->stacks > 0, "perfmaps: no stack of %s: nothing to judge", j->comm);
+		if (j->trusted)
+			CHECK(cf->naming > 0,
+			      "perfmaps: %s's own map named none of its %d stacks (maps not read?)",
+			      j->comm, cf->stacks);
+		else
+			CHECK(cf->naming == 0,
+			      "perfmaps: %d of %s's %d stacks named %s from a map it did not write",
+			      cf->naming, j->comm, cf->stacks, j->name);
+	}
 }
 
 /* ---- the agent ---- */
@@ -324,17 +449,25 @@ static void test_all_attacks_at_once(void)
 	char out[256], log[PATHBUF], chain[PATHBUF], addr[64] = "", path[PATHBUF];
 	char interval[16], names[64][96];
 	/* few file descriptors, as a host whose limit is low (many_files_few_fds) */
-	char *agent_argv[] = {"prlimit", "--nofile=256:256",
-			      ncfiprof,	 "agent",
-			      "--output-dir", out,
-			      "--interval", interval,
-			      "-d",	 "60",
-			      "--metrics-addr", "127.0.0.1:0",
-			      "-F",	 "99",
+	char *agent_argv[] = {"prlimit",
+			      "--nofile=256:256",
+			      ncfiprof,
+			      "agent",
+			      "--output-dir",
+			      out,
+			      "--interval",
+			      interval,
+			      "-d",
+			      "60",
+			      "--metrics-addr",
+			      "127.0.0.1:0",
+			      "-F",
+			      "99",
 			      NULL};
 	char *ordinary[] = {chain, "60", NULL};
 	char *body = NULL, *traces = NULL;
-	double t0, elapsed, started = 0, running, cpu0 = 0, cpu1 = -1, stop_s; /* CPU from its start: loads included */
+	double t0, elapsed, started = 0, running, cpu0 = 0, cpu1 = -1,
+			    stop_s; /* CPU from its start: loads included */
 	long hwm = -1;
 	bool timed_out = false;
 	pid_t agent, victim;
@@ -411,8 +544,8 @@ static void test_all_attacks_at_once(void)
 		traces = pprof_traces(path);
 		cc = count_chain(traces, "chain");
 		for (size_t k = 0; k < NR_ATTACKS; k++)
-			if (attacks[k].check)
-				attacks[k].check(traces);
+			if (attacks[k].note)
+				attacks[k].note(traces);
 		/*
 		 * At its start the agent loads every process it finds, one after
 		 * another, the attackers' (each up to its load time budget) among
@@ -437,6 +570,9 @@ static void test_all_attacks_at_once(void)
 		      names[i], cc.samples, cc.chain_ok, cc.incomplete, cc.first_bad);
 	}
 
+	for (size_t k = 0; k < NR_ATTACKS; k++)
+		if (attacks[k].check)
+			attacks[k].check();
 	printf("FIGURE: hostile suite: %zu attacks at once, %.1f s, agent peak RSS %.1f MB, CPU "
 	       "%.2f s (%.1f%% of one core), %d interval files, stopped %.2f s after SIGTERM, the "
 	       "ordinary program complete from interval %d on\n",
@@ -459,12 +595,25 @@ static void test_all_attacks_at_once(void)
 
 int main(int argc, char **argv)
 {
-	static const char *const copied[] = {
-	    "chain",	      "hostile_fifo",	   "faults_churn",	"jit_spin",
-	    "dlopen",	      "libdl_target.so",   "quota_hog",		"hostile_storm",
-	    "librules_big0.so", "librules_big1.so", "librules_big2.so", "librules_mid0.so",
-	    "librules_mid1.so", "librules_mid2.so", "librules_mid3.so", "librules_mid4.so",
-	    "librules_mid5.so", "librules_mid6.so", "librules_mid7.so"};
+	static const char *const copied[] = {"chain",
+					     "hostile_fifo",
+					     "faults_churn",
+					     "jit_spin",
+					     "dlopen",
+					     "libdl_target.so",
+					     "quota_hog",
+					     "hostile_storm",
+					     "librules_big0.so",
+					     "librules_big1.so",
+					     "librules_big2.so",
+					     "librules_mid0.so",
+					     "librules_mid1.so",
+					     "librules_mid2.so",
+					     "librules_mid3.so",
+					     "librules_mid4.so",
+					     "librules_mid5.so",
+					     "librules_mid6.so",
+					     "librules_mid7.so"};
 	static const char *const tools[] = {"setpriv", "go", "objcopy", "gcc", NULL};
 
 	harness_init(argc, argv);

@@ -23,6 +23,7 @@
  */
 /* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -226,7 +227,7 @@ static void scan_needle(const char *path, const char *comm, const char *needle,
 	fclose(f);
 }
 
-/* Complete samples of comm whose root frame starts with prefix. */
+/* Complete samples of comm whose stack, root first, starts with prefix. */
 static uint64_t count_roots(const char *path, const char *comm, const char *prefix)
 {
 	FILE *f = fopen(path, "re");
@@ -254,7 +255,7 @@ static double pct(uint64_t a, uint64_t b)
 
 /*
  * What every runtime must show: completeness, complete stacks rooted at an
- * entry point (or at a frame starting with other_root), call sites.
+ * entry point (or starting with other_root: frames, root first), call sites.
  */
 static void judge(const char *name, const char *comm, struct run *r, double min_pct,
 		  const char *other_root)
@@ -349,6 +350,9 @@ static void test_java(void)
 		       NULL};
 	static struct run r;
 	struct needle_stats fib, work;
+	char launcher[PATH_MAX] = "", root[PATH_MAX + 64];
+	uint64_t entry = 0;
+	FILE *which;
 
 	bool ok = tool_exists("java") && tool_exists("javac");
 
@@ -356,13 +360,26 @@ static void test_java(void)
 	tpath(src, sizeof(src), "Busy.java");
 	ok = ok && write_text(src, busy_java) && run(javac, NULL, "-", 60) == 0;
 	CHECK(ok, "cannot write or compile %s", src);
-	if (!ok || !record("java", cmd, &r))
-		return;
 	/*
-	 * The JVM's other threads (compilers, GC) have comms of their own.  The
-	 * launcher is stripped: its _start is "java+0xOFF".
+	 * The launcher is stripped: its _start is named by its FDE's start,
+	 * "java+0xOFF", which must be the ELF entry its header gives (not any
+	 * offset in it: a walk gone astray in the launcher would pass), then
+	 * libc's __libc_start_main.  The thread running Busy is rooted at
+	 * libc's clone3, an entry for judge as for every program.
 	 */
-	judge("java", "java", &r, 99.0, "java+0x");
+	which = popen("readlink -f \"$(command -v java)\"", "r");
+	if (which && fgets(launcher, sizeof(launcher), which))
+		launcher[strcspn(launcher, "\n")] = 0;
+	if (which)
+		pclose(which);
+	entry = launcher[0] ? elf_entry(launcher) : 0;
+	CHECK(entry, "java's launcher (%s): no ELF entry point", launcher);
+	if (!ok || !entry || !record("java", cmd, &r))
+		return;
+	snprintf(root, sizeof(root), "%s+0x%" PRIx64 ";__libc_start_main;",
+		 strrchr(launcher, '/') + 1, entry);
+	/* the JVM's other threads (compilers, GC) have comms of their own */
+	judge("java", "java", &r, 99.0, root);
 	/*
 	 * Both names come from the perf map: interpreted frames are named
 	 * "Interpreter".  How much of the loop's time C2 leaves in fib's own

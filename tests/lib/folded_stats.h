@@ -23,14 +23,13 @@
 #endif
 #define LD_SO "/lib64/ld-linux-x86-64.so.2"
 
-
 struct stats {
 	uint64_t samples, complete;
 	uint64_t reasons[16]; /* incomplete samples by reason, names below */
 	char reason_names[16][40];
 	int nr_reasons;
 	uint64_t with_leaf, chain_ok, chain_bad, other_comm;
-	uint64_t reach_root; /* same "reaches the root" test as the peers */
+	uint64_t reach_root;	    /* same "reaches the root" test as the peers */
 	uint64_t complete_rootless; /* called complete, yet the root frame is no entry point */
 	char first_bad[1024], first_rootless[1024];
 };
@@ -80,7 +79,8 @@ static inline bool reaches_root(char **frames, int n)
 	for (i = 0; i < n; i++) {
 		if (!strcmp(frames[i], "main"))
 			has_main = true;
-		else if (!strcmp(frames[i], "__libc_start_call_main") || !strcmp(frames[i], "_start"))
+		else if (!strcmp(frames[i], "__libc_start_call_main") ||
+			 !strcmp(frames[i], "_start"))
 			has_libc = true;
 		else if (!strcmp(frames[i], "start_thread") || !strcmp(frames[i], "clone3"))
 			has_thread = true;
@@ -88,22 +88,28 @@ static inline bool reaches_root(char **frames, int n)
 	return (has_main && has_libc) || has_thread;
 }
 
-/* The ELF entry point of the dynamic loader, read from its header; 0 if unreadable. */
-static inline uint64_t ld_so_entry(void)
+/* The ELF entry point of the file at path, read from its header; 0 if unreadable. */
+static inline uint64_t elf_entry(const char *path)
 {
-	static uint64_t entry = 1;
+	uint64_t entry = 0;
 	Elf64_Ehdr eh;
-	int fd;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (entry != 1)
-		return entry;
-	entry = 0;
-	fd = open(LD_SO, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
 	    !memcmp(eh.e_ident, ELFMAG, SELFMAG))
 		entry = eh.e_entry;
 	if (fd >= 0)
 		close(fd);
+	return entry;
+}
+
+/* The ELF entry point of the dynamic loader; 0 if unreadable. */
+static inline uint64_t ld_so_entry(void)
+{
+	static uint64_t entry = 1;
+
+	if (entry == 1)
+		entry = elf_entry(LD_SO);
 	return entry;
 }
 
@@ -191,8 +197,8 @@ static inline int folded_stats_read(const char *path, const char *comm, const ch
 		if (!n || !is_entry_frame(frames[0])) {
 			st->complete_rootless += count;
 			if (!st->first_rootless[0])
-				join_frames(st->first_rootless, sizeof(st->first_rootless),
-					       frames, n);
+				join_frames(st->first_rootless, sizeof(st->first_rootless), frames,
+					    n);
 		}
 		for (i = 0; i < n; i++) {
 			if (!strcmp(frames[i], leaf)) {

@@ -13,7 +13,10 @@
  *                          from fault_leaf (N page faults)
  *   events_wait churn N    blocks 300 ms in block_long, then N times ~100-150 us in block_tiny, and
  *                          prints on stderr how long it was off the CPU meanwhile (wall time
- *                          less its CPU time): "churn: off-CPU NS ns"
+ *                          less its CPU time) and how many blocks took 100 ms or more:
+ *                          "churn: off-CPU NS ns in N blocks, L of 100 ms or more"
+ * The sleep mode prints what it measured the same way: "sleep: burn_cpu NS ns on-CPU,
+ * block_long NS ns off-CPU, block_short NS ns off-CPU".
  * No function ends in a tail call, so each frame stays on the stack.
  */
 #include <fcntl.h>
@@ -63,18 +66,36 @@ static long long ns_of(clockid_t clk)
 	return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* Off the CPU: the wall time less the thread's CPU time (blocked, then waiting for a CPU). */
+/*
+ * Off the CPU during stmt: the wall time less the thread's CPU time (blocked,
+ * then waiting for a CPU).  A macro, not a function: an inlined one is a
+ * frame of its own in the stacks (DWARF inline info), between the caller
+ * and the block.
+ */
+#define OFF_CPU_NS(stmt, out)                                                                      \
+	do {                                                                                       \
+		long long w_ = ns_of(CLOCK_MONOTONIC), c_ = ns_of(CLOCK_THREAD_CPUTIME_ID);        \
+		stmt;                                                                              \
+		(out) = ns_of(CLOCK_MONOTONIC) - w_ - (ns_of(CLOCK_THREAD_CPUTIME_ID) - c_);       \
+	} while (0)
+
 __attribute__((noinline)) static void churn(int n)
 {
 	long long wall = ns_of(CLOCK_MONOTONIC), cpu = ns_of(CLOCK_THREAD_CPUTIME_ID);
-	int i;
+	long long off;
+	int i, long_blocks = 0;
 
-	block_long();
-	for (i = 0; i < n; i++)
-		block_tiny();
+	/* the whole time off the CPU, preemptions between the blocks too; each block's apart */
+	OFF_CPU_NS(block_long(), off);
+	long_blocks += off >= 100000000LL;
+	for (i = 0; i < n; i++) {
+		OFF_CPU_NS(block_tiny(), off);
+		long_blocks += off >= 100000000LL;
+	}
 	wall = ns_of(CLOCK_MONOTONIC) - wall;
 	cpu = ns_of(CLOCK_THREAD_CPUTIME_ID) - cpu;
-	fprintf(stderr, "churn: off-CPU %lld ns in %d blocks\n", wall - cpu, n + 1);
+	fprintf(stderr, "churn: off-CPU %lld ns in %d blocks, %d of 100 ms or more\n", wall - cpu,
+		n + 1, long_blocks);
 }
 
 __attribute__((noinline)) void burn_cpu(long ms)
@@ -170,10 +191,18 @@ int main(int argc, char **argv)
 		for (i = 0; i < n; i++)
 			open_leaf();
 	} else {
+		long long cpu = ns_of(CLOCK_THREAD_CPUTIME_ID), off_long, off_short, off2;
+
 		burn_cpu(200);
-		block_long();
-		block_short();
-		block_long();
+		cpu = ns_of(CLOCK_THREAD_CPUTIME_ID) - cpu;
+		OFF_CPU_NS(block_long(), off_long);
+		OFF_CPU_NS(block_short(), off_short);
+		OFF_CPU_NS(block_long(), off2);
+		off_long += off2;
+		fprintf(stderr,
+			"sleep: burn_cpu %lld ns on-CPU, block_long %lld ns off-CPU, block_short "
+			"%lld ns off-CPU\n",
+			cpu, off_long, off_short);
 	}
 	sink++;
 	return 0;
