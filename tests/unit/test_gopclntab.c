@@ -775,19 +775,29 @@ static void test_pcsp_rows(void)
 	cfi_table_free(t);
 }
 
-/* Bytes path's table holds with its inline trees; 0 when unreadable. */
-static uint64_t table_bytes(const char *path)
+/* path's table, with its inline trees or names only; NULL when unreadable. */
+static struct gopclntab *read_table(const char *path, bool inl)
 {
 	int fd = elf_version(EV_CURRENT) != EV_NONE ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	struct gopclntab *g = NULL;
-	uint64_t n = e && !gopclntab_read(e, fd, &g, NULL) ? gopclntab_bytes(g) : 0;
 
-	gopclntab_free(g);
+	if (e && (inl ? gopclntab_read(e, fd, &g, NULL) : gopclntab_read_names(e, fd, &g, NULL)))
+		g = NULL;
 	if (e)
 		elf_end(e);
 	if (fd >= 0)
 		close(fd);
+	return g;
+}
+
+/* Bytes path's table holds with its inline trees; 0 when unreadable. */
+static uint64_t table_bytes(const char *path)
+{
+	struct gopclntab *g = read_table(path, true);
+	uint64_t n = gopclntab_bytes(g);
+
+	gopclntab_free(g);
 	return n;
 }
 
@@ -798,23 +808,16 @@ static uint64_t table_bytes(const char *path)
 static int go_lines_mid(struct sym_cache *c, const char *path)
 {
 	struct sym_obj *o = sym_cache_get(c, NULL, path, -1, 0);
+	struct gopclntab *g = read_table(path, false);
 	const struct src_frame *fr = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	const char *name, *got = NULL;
-	struct gopclntab *g = NULL;
 	uint64_t start, end, off;
 	int n = -1;
 
-	if (o && e && !gopclntab_read_names(e, fd, &g, NULL) &&
-	    !gopclntab_func(g, gopclntab_nfunc(g) / 2, &start, &end, &name) &&
+	if (o && g && !gopclntab_func(g, gopclntab_nfunc(g) / 2, &start, &end, &name) &&
 	    !sym_obj_lookup(o, start, &got, &off) && got && !strcmp(got, name))
 		n = sym_obj_lines(o, start, &fr) > 0 && fr && fr[0].file && fr[0].line ? 1 : 0;
 	gopclntab_free(g);
-	if (e)
-		elf_end(e);
-	if (fd >= 0)
-		close(fd);
 	return n;
 }
 
