@@ -8,7 +8,9 @@
 #ifndef CFIPROF_TESTS_DEBUGINFOD_SERVER_H
 #define CFIPROF_TESTS_DEBUGINFOD_SERVER_H
 
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,10 +121,32 @@ static inline pid_t fake_server_start(int *port, const char *file)
 }
 
 /*
+ * Whether the peer of connection c closed it within ms (read returns 0 or
+ * fails; anything it sends is read and dropped).
+ */
+static inline bool peer_closed_within(int c, int ms)
+{
+	struct pollfd p = {.fd = c, .events = POLLIN | POLLRDHUP};
+	char buf[256];
+
+	while (poll(&p, 1, ms) > 0) {
+		if (p.revents & (POLLRDHUP | POLLHUP | POLLERR))
+			return true;
+		if (read(c, buf, sizeof(buf)) <= 0)
+			return true;
+	}
+	return false;
+}
+
+/*
  * A server on @port answering each request with @gz, a gzip file, as a
  * compressed body (Content-Encoding: gzip: curl inflates it as it writes),
  * 16 KiB every 10 ms; the body bytes it got to send in all its answers so
- * far are in @sent (a number), written after each chunk.  Returns its pid.
+ * far are in @sent (a number), written after each chunk.  Past an eighth of
+ * the body, it waits for the client to hang up (30 s at most, once) before
+ * it sends more: a client that stops where it should is not outrun however
+ * little CPU it gets, and one that does not stop gets all of it.  Returns
+ * its pid.
  */
 static inline pid_t gzip_server_start(int *port, const char *gz, const char *sent)
 {
@@ -146,9 +170,18 @@ static inline pid_t gzip_server_start(int *port, const char *gz, const char *sen
 			     "Connection: close\r\n\r\n",
 			     len);
 		if (body && write(c, buf, (size_t)n) == n) {
+			bool waited = false;
+
 			while (off < len) {
 				size_t chunk = len - off < 16384 ? len - off : 16384;
-				ssize_t w = write(c, body + off, chunk);
+				ssize_t w;
+
+				if (off >= len / 8 && !waited) {
+					waited = true;
+					if (peer_closed_within(c, 30000))
+						break;
+				}
+				w = write(c, body + off, chunk);
 
 				if (w <= 0)
 					break;
