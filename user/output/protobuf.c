@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The protobuf wire format and string table of the protobuf outputs; see protobuf.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+#include "user/output/protobuf.h"
+
+void pb_put(struct pbuf *b, const void *src, size_t n)
+{
+	if (b->oom || !n)
+		return;
+	if (n > b->cap - b->len) {
+		size_t cap = b->cap ? b->cap : 256;
+		uint8_t *d;
+
+		while (cap - b->len < n)
+			cap *= 2;
+		d = realloc(b->data, cap);
+		if (!d) {
+			b->oom = true;
+			return;
+		}
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, src, n);
+	b->len += n;
+}
+
+void pb_varint(struct pbuf *b, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		tmp[n++] = (uint8_t)v | 0x80;
+		v >>= 7;
+	}
+	tmp[n++] = (uint8_t)v;
+	pb_put(b, tmp, n);
+}
+
+void pb_key(struct pbuf *b, int field, int wire)
+{
+	pb_varint(b, (uint64_t)field << 3 | wire);
+}
+
+void pb_uint(struct pbuf *b, int field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_key(b, field, PB_WIRE_VARINT);
+	pb_varint(b, v);
+}
+
+void pb_fixed64(struct pbuf *b, int field, uint64_t v)
+{
+	uint8_t le[8];
+
+	if (!v)
+		return;
+	/* little-endian whatever the host's order */
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	pb_key(b, field, PB_WIRE_I64);
+	pb_put(b, le, sizeof(le));
+}
+
+void pb_bytes(struct pbuf *b, int field, const void *data, size_t n)
+{
+	pb_key(b, field, PB_WIRE_LEN);
+	pb_varint(b, n);
+	pb_put(b, data, n);
+}
+
+void pb_str(struct pbuf *b, int field, const char *s)
+{
+	pb_bytes(b, field, s ? s : "", s ? strlen(s) : 0);
+}
+
+void pb_msg(struct pbuf *b, int field, struct pbuf *sub)
+{
+	if (sub->oom)
+		b->oom = true;
+	else
+		pb_bytes(b, field, sub->data, sub->len);
+	sub->len = 0;
+	sub->oom = false;
+}
+
+void pb_free(struct pbuf *b)
+{
+	free(b->data);
+	memset(b, 0, sizeof(*b));
+}
+
+static uint32_t *strtab_slot(struct strtab *t, const char *s)
+{
+	size_t mask = t->nr_slots - 1, i;
+
+	for (i = hash_str(s) & mask; t->slots[i]; i = (i + 1) & mask)
+		if (!strcmp(t->strs[t->slots[i] - 1], s))
+			break;
+	return &t->slots[i];
+}
+
+static int strtab_grow(struct strtab *t)
+{
+	size_t nr_slots = t->nr_slots ? t->nr_slots * 2 : 1024, i;
+	uint32_t *old = t->slots;
+	const char **strs;
+
+	strs = realloc(t->strs, nr_slots / 2 * sizeof(*strs));
+	if (!strs)
+		return -1;
+	t->strs = strs;
+	t->cap = nr_slots / 2;
+	t->slots = calloc(nr_slots, sizeof(*t->slots));
+	if (!t->slots) {
+		t->slots = old;
+		return -1;
+	}
+	t->nr_slots = nr_slots;
+	for (i = 0; i < t->nr; i++)
+		*strtab_slot(t, t->strs[i]) = i + 1;
+	free(old);
+	return 0;
+}
+
+uint64_t str_index(struct strtab *t, const char *s)
+{
+	uint32_t *slot;
+
+	if (!s)
+		s = "";
+	if (t->oom)
+		return 0;
+	/* both protos reserve index 0 for "" */
+	if (!t->nr && *s) {
+		str_index(t, "");
+		if (t->oom)
+			return 0;
+	}
+	if (t->nr >= t->cap && strtab_grow(t)) {
+		t->oom = true;
+		return 0;
+	}
+	slot = strtab_slot(t, s);
+	if (!*slot) {
+		t->strs[t->nr++] = s;
+		*slot = t->nr;
+	}
+	return *slot - 1;
+}
+
+void strtab_free(struct strtab *t)
+{
+	free(t->strs);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The protobuf wire format, written by hand for the two protobuf outputs
+ * (pprof's profile.proto, OpenTelemetry's profiles.proto): both need only
+ * varints, fixed64 and length-delimited fields, which is not worth a
+ * protobuf runtime as a build dependency.  A length prefix precedes its
+ * body, so a nested message is encoded into a scratch buffer first and
+ * appended whole (pb_msg).
+ */
+#ifndef CFIPROF_OUTPUT_PROTOBUF_H
+#define CFIPROF_OUTPUT_PROTOBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { PB_WIRE_VARINT = 0, PB_WIRE_I64 = 1, PB_WIRE_LEN = 2 };
+
+struct pbuf {
+	uint8_t *data;
+	size_t len, cap;
+	bool oom; /* sticky, so encoders check once at the end rather than per field */
+};
+
+void pb_put(struct pbuf *b, const void *src, size_t n);
+void pb_varint(struct pbuf *b, uint64_t v);
+void pb_key(struct pbuf *b, int field, int wire);
+/* A varint field; left out when 0, as proto3 decoders expect of a default. */
+void pb_uint(struct pbuf *b, int field, uint64_t v);
+/* A fixed64 field (timestamps); left out when 0. */
+void pb_fixed64(struct pbuf *b, int field, uint64_t v);
+/* A length-delimited field: bytes, a string, or an encoded message. */
+void pb_bytes(struct pbuf *b, int field, const void *data, size_t n);
+/* The same for a NUL-terminated string (NULL: ""). */
+void pb_str(struct pbuf *b, int field, const char *s);
+/*
+ * Appends sub as a length-delimited field of b (a nested message or a packed
+ * repeated field) and empties sub for the next one.
+ */
+void pb_msg(struct pbuf *b, int field, struct pbuf *sub);
+void pb_free(struct pbuf *b);
+
+/*
+ * A string table: index 0 is "", each string appears once.  Strings are
+ * borrowed (the profile outlives the write).
+ */
+struct strtab {
+	const char **strs;
+	size_t nr, cap;
+	uint32_t *slots; /* open addressing; index + 1 into strs, 0 = free */
+	size_t nr_slots; /* a power of two, kept at least twice nr */
+	bool oom;	 /* sticky, as struct pbuf's */
+};
+
+/* The index of s (NULL: ""), added if new; 0 once out of memory (oom set). */
+uint64_t str_index(struct strtab *t, const char *s);
+void strtab_free(struct strtab *t);
+
+#endif
