@@ -6,6 +6,8 @@
  *  - container_id: cgroup_container_id, the container a path belongs to, by
  *    the runtimes' naming (docker, containerd, CRI-O, podman, machined, and
  *    docker's cgroupfs driver), never a runtime's own monitor (conmon);
+ *  - pod_uid: cgroup_pod_uid, the Kubernetes pod of a path, as the kubelet
+ *    names pod cgroups with the cgroupfs and with the systemd driver;
  *  - service_name: cgroup_service_name, the service name the agent gives a
  *    process from its cgroup (container, unit, a user's unit, the cgroup);
  *  - names_many: cgroup id -> path among 50,000 cgroups, a million times;
@@ -342,11 +344,50 @@ static void test_container_id(void)
 	}
 }
 
+#define UID  "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+#define UIDS "0f1e2d3c_4b5a_6978_8796_a5b4c3d2e1f0" /* the systemd driver's spelling */
+
+static void test_pod_uid(void)
+{
+	static const struct {
+		const char *path, *want;
+	} cases[] = {
+	    {"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDS ".slice/"
+	     "cri-containerd-" HEX64 ".scope",
+	     UID},
+	    {"/kubepods.slice/kubepods-pod" UIDS ".slice/crio-" HEX64 ".scope", UID},
+	    {"/kubepods/besteffort/pod" UID "/" HEX64, UID},
+	    {"/kubepods/pod" UID "/" HEX64, UID},
+	    {"/kubepods/pod" UID, UID},
+	    {"/kubepods.slice/kubepods-pod" UIDS ".slice", UID},
+	    /* not the kubelet's: no kubepods above it, or not a UID */
+	    {"/system.slice/pod" UID, NULL},
+	    {"/user.slice/x-pod" UIDS ".slice", NULL},
+	    {"/kubepods/pod1234", NULL},
+	    {"/kubepods/pod" UID "x", NULL},
+	    {"/kubepods.slice/kubepods-pod2.slice/crio-" HEX64 ".scope", NULL},
+	    {"/kubepods/podzf1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", NULL},
+	    {"/docker/" HEX64, NULL},
+	};
+	char out[64], small[36];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = cgroup_pod_uid(cases[i].path, out, sizeof(out));
+
+		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got,
+		      "cgroup_pod_uid(\"%s\") = %s, want %s", cases[i].path, got ? got : "NULL",
+		      cases[i].want ? cases[i].want : "NULL");
+	}
+	CHECK(!cgroup_pod_uid("/kubepods/pod" UID, small, sizeof(small)),
+	      "a buffer too small for the UID gets none");
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_unit_name);
 	RUN_TEST(test_container_id);
+	RUN_TEST(test_pod_uid);
 	RUN_TEST(test_service_name);
 	RUN_TEST(test_names_many);
 	RUN_TEST(test_names_walk_once);
