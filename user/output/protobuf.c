@@ -5,6 +5,7 @@
 
 #include "common/hash.h"
 #include "user/output/protobuf.h"
+#include "user/output/utf8.h"
 
 void pb_put(struct pbuf *b, const void *src, size_t n)
 {
@@ -76,7 +77,29 @@ void pb_bytes(struct pbuf *b, int field, const void *data, size_t n)
 
 void pb_str(struct pbuf *b, int field, const char *s)
 {
-	pb_bytes(b, field, s ? s : "", s ? strlen(s) : 0);
+	static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
+	const unsigned char *u = (const unsigned char *)(s ? s : "");
+	size_t len = 0, bad = 0, n;
+	uint32_t cp;
+
+	for (size_t i = 0; u[i]; i += n, len += n) {
+		n = utf8_next(u + i, &cp);
+		/* utf8_next reads an invalid byte as one byte of U+FFFD; a real one is 3 */
+		bad += cp == 0xfffd && n == 1;
+	}
+	pb_key(b, field, PB_WIRE_LEN);
+	pb_varint(b, len + 2 * bad);
+	if (!bad) {
+		pb_put(b, u, len);
+		return;
+	}
+	for (size_t i = 0; u[i]; i += n) {
+		n = utf8_next(u + i, &cp);
+		if (cp == 0xfffd && n == 1)
+			pb_put(b, replacement, 3);
+		else
+			pb_put(b, u + i, n);
+	}
 }
 
 void pb_msg(struct pbuf *b, int field, struct pbuf *sub)

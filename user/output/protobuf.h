@@ -31,7 +31,11 @@ void pb_uint(struct pbuf *b, int field, uint64_t v);
 void pb_fixed64(struct pbuf *b, int field, uint64_t v);
 /* A length-delimited field: bytes, a string, or an encoded message. */
 void pb_bytes(struct pbuf *b, int field, const void *data, size_t n);
-/* The same for a NUL-terminated string (NULL: ""). */
+/*
+ * A string field from a NUL-terminated string (NULL: ""): proto3 decoders
+ * refuse a message whose string is not UTF-8, and names come from any
+ * process's files, so each invalid byte is written as U+FFFD.
+ */
 void pb_str(struct pbuf *b, int field, const char *s);
 /*
  * Appends sub as a length-delimited field of b (a nested message or a packed
