@@ -10,9 +10,17 @@
  *     the CPU profile is samples/count with period cpu/nanoseconds at -F's
  *     period, chain's frames are native with chain's build id as readelf
  *     reads it.
+ *  2. agent: `agent --otlp` to a loopback receiver (tests/lib/otlp_receiver.py)
+ *     that is killed once it has a profile and started again on the same port
+ *     once the agent has spooled 3 profiles it could not send: every request is POST
+ *     /v1development/profiles, gzip, x-protobuf, with the tenant and the
+ *     token; every body gunzips and decodes as an ExportProfilesServiceRequest;
+ *     the chain's stacks are there; every interval the agent wrote was received
+ *     (or is still spooled): the outage lost nothing.
  * Environment: CFIPROF (default build/cfiprof), OUT (default build).
  */
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,9 +98,170 @@ static void test_record(void)
 	      rc, tmpdir);
 }
 
+/* Waits (up to timeout s) until path exists, or holds needle when needle is given. */
+static bool wait_for(const char *path, const char *needle, double timeout)
+{
+	double end = mono_sec() + timeout;
+
+	for (;;) {
+		char *t = needle ? slurp(path) : NULL; /* "" for a file that is not there */
+		bool ok = needle ? strstr(t, needle) != NULL : access(path, F_OK) == 0;
+
+		free(t);
+		if (ok)
+			return true;
+		if (mono_sec() >= end)
+			return false;
+		sleep_s(0.1);
+	}
+}
+
+/* Waits (up to timeout s) until the agent's log says min profiles or more wait in the spool. */
+static bool wait_spooled(const char *log, int min, double timeout)
+{
+	double end = mono_sec() + timeout;
+
+	for (;;) {
+		char *t = slurp(log);
+		int most = 0;
+
+		for (const char *p = strstr(t, "spool_files="); p;
+		     p = strstr(p + 1, "spool_files="))
+			if (atoi(p + 12) > most)
+				most = atoi(p + 12);
+		free(t);
+		if (most >= min)
+			return true;
+		if (mono_sec() >= end)
+			return false;
+		sleep_s(0.1);
+	}
+}
+
+/* The receiver on port ("0": any), keeping requests in T/rx; its pid, or -1. */
+static pid_t receiver_start(const char *port)
+{
+	char dir[PATHBUF], script[PATHBUF], log[PATHBUF];
+	char *argv[] = {"python3", script, dir, (char *)port, NULL};
+
+	snprintf(script, sizeof(script), "%s/tests/lib/otlp_receiver.py", root);
+	tpath(dir, sizeof(dir), "rx");
+	return spawn(argv, NULL, tpath(log, sizeof(log), "rx.log"));
+}
+
+static void stop(pid_t pid, int sig)
+{
+	if (pid > 0) {
+		kill(-pid, sig);
+		wait_timeout(pid, 15, NULL);
+	}
+}
+
+/* What the receivers kept, against the agent's log: see the top of the file. */
+static void check_received(void)
+{
+	char script[8 * PATHBUF];
+	int rc;
+
+	snprintf(
+	    script, sizeof(script),
+	    "cd \"$T/rx\" && n=0; for r in *.req; do i=${r%%.req}; n=$((n + 1)); "
+	    "head -1 $r | grep -qx 'POST /v1development/profiles' || exit 30; "
+	    "grep -qix 'content-encoding: gzip' $r || exit 31; "
+	    "grep -qix 'content-type: application/x-protobuf' $r || exit 32; "
+	    "grep -qx 'authorization: Bearer s3cret' $r || exit 33; "
+	    "grep -qx 'x-scope-orgid: t1' $r || exit 34; "
+	    "gzip -dc < $i.body > $i.pb || exit 35; "
+	    "protoc -I \"$R/tests/proto\" "
+	    "--decode=opentelemetry.proto.collector.profiles.v1development."
+	    "ExportProfilesServiceRequest "
+	    "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto "
+	    "< $i.pb > $i.txt || exit 36; "
+	    "python3 \"$R/tests/lib/otlp_read.py\" < $i.txt > $i.out || exit 37; done; "
+	    "[ $n -ge 2 ] || exit 38; "
+	    "cat *.out | grep -q '^S samples/count .*;main;a;b;c;d;leaf ' || exit 39; "
+	    "distinct=$(for r in *.req; do sha256sum < ${r%%.req}.body; done | sort -u | wc -l); "
+	    "left=$(ls \"$T/spool/otlp\" | grep -c '\\.pb\\.gz$'); "
+	    "written=$(sed -n 's/.*msg=\"agent stopped\".* intervals=\\([0-9]*\\).*/\\1/p' "
+	    "\"$T/agent.log\"); echo \"received $distinct, spooled $left, written $written\" >&2; "
+	    "[ -n \"$written\" ] && [ $((distinct + left)) -eq \"$written\" ] || exit 41");
+	rc = sh(script, "check.err");
+	CHECK(rc == 0,
+	      "the OTLP requests are not as sent, or profiles were lost (exit %d: 30 path, 31 "
+	      "gzip, 32 type, 33 token, 34 tenant, 35 gunzip, 36 protoc, 37 otlp_read, 38 fewer "
+	      "than 2, 39 no chain stack, 41 lost; see %s/rx, check.err, agent.log)",
+	      rc, tmpdir);
+}
+
+static void test_agent(void)
+{
+	char dir[PATHBUF], url[128], port[16] = "", tok[PATHBUF], spool[PATHBUF], log[PATHBUF];
+	char rxport[PATHBUF], rxreq[PATHBUF], *p;
+	char *agent_argv[] = {(char *)cfiprof_bin,
+			      "agent",
+			      "-F",
+			      "99",
+			      "-i",
+			      "1",
+			      "--otlp",
+			      url,
+			      "--tenant",
+			      "t1",
+			      "--token-file",
+			      tok,
+			      "--spool-dir",
+			      spool,
+			      "--push-backoff-max",
+			      "0.5",
+			      "--metrics-addr",
+			      "off",
+			      "--log-file",
+			      log,
+			      NULL};
+	char *chain_argv[] = {chain, "60", NULL};
+	pid_t rx, agent = -1, busy;
+	FILE *f;
+
+	sh_fmt("mkdir -p %s", tpath(dir, sizeof(dir), "rx"));
+	f = fopen(tpath(tok, sizeof(tok), "token"), "w");
+	if (f) {
+		fputs("s3cret\n", f);
+		fclose(f);
+	}
+	tpath(spool, sizeof(spool), "spool");
+	tpath(log, sizeof(log), "agent.log");
+	tpath(rxport, sizeof(rxport), "rx/port");
+	tpath(rxreq, sizeof(rxreq), "rx/0.req");
+	busy = spawn(chain_argv, NULL, NULL);
+	rx = receiver_start("0");
+	CHECK(wait_for(rxport, NULL, 30), "the receiver did not start (see %s/rx.log)", tmpdir);
+	p = slurp(rxport);
+	if (p)
+		snprintf(port, sizeof(port), "%d", atoi(p));
+	free(p);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	if (port[0])
+		agent = spawn(agent_argv, NULL, tpath(dir, sizeof(dir), "agent.err"));
+	/* the receiver goes once it has a profile; the agent must fail, then find the new one */
+	CHECK(agent > 0 && wait_for(rxreq, NULL, 60), "no profile received (see %s/agent.log)",
+	      tmpdir);
+	stop(rx, SIGKILL);
+	CHECK(wait_spooled(log, 3, 60),
+	      "the agent did not spool 3 profiles while the receiver was down (see %s/agent.log)",
+	      tmpdir);
+	rx = receiver_start(port);
+	CHECK(wait_for(log, "push recovered", 60),
+	      "the agent did not deliver to the receiver started again (see %s/agent.log)", tmpdir);
+	stop(agent, SIGTERM);
+	stop(rx, SIGKILL);
+	stop(busy, SIGKILL);
+	check_received();
+}
+
 int main(int argc, char **argv)
 {
-	static const char *const tools[] = {"protoc", "python3", "readelf", "hostname"};
+	static const char *const tools[] = {"protoc",	"python3", "readelf",
+					    "hostname", "gzip",	   "sha256sum"};
 
 	harness_init(argc, argv);
 	if (!e2e_setup("otlp") || !getcwd(root, sizeof(root)))
@@ -103,6 +272,7 @@ int main(int argc, char **argv)
 		CHECK(tool_exists(tools[i]), "%s is missing (make test-deps)", tools[i]);
 
 	RUN_TEST(test_record);
+	RUN_TEST(test_agent);
 
 	e2e_finish();
 	return HARNESS_DONE();

@@ -317,8 +317,10 @@ static void *pusher_main(void *arg)
 			snprintf(why, sizeof(why), "cannot read %s: %s", name,
 				 err == -EINVAL ? "not a regular file" : strerror(-err));
 		} else {
-			r = ingest_post(h, &cfg, e.service, e.from_ns, e.until_ns, data, len,
-					&status, why, sizeof(why));
+			r = cfg.kind == AGENT_PUSH_OTLP
+				? otlp_post(h, &cfg, data, len, &status, why, sizeof(why))
+				: ingest_post(h, &cfg, e.service, e.from_ns, e.until_ns, data, len,
+					      &status, why, sizeof(why));
 			free(data);
 		}
 		cfg_free(&cfg);
@@ -455,15 +457,24 @@ void agent_push_get_stats(struct agent_push *ap, struct agent_push_stats *out)
 	pthread_mutex_unlock(&ap->lock);
 }
 
-void agent_push_stop(struct agent_push *ap, double grace, struct agent_push_stats *final)
+void agent_push_begin_stop(struct agent_push *ap, double grace)
 {
 	if (!ap)
 		return;
 	pthread_mutex_lock(&ap->lock);
-	ap->stopping = true;
-	ap->stop_deadline = mono_sec() + grace;
+	if (!ap->stopping) {
+		ap->stopping = true;
+		ap->stop_deadline = mono_sec() + grace;
+	}
 	pthread_cond_broadcast(&ap->cond);
 	pthread_mutex_unlock(&ap->lock);
+}
+
+void agent_push_stop(struct agent_push *ap, double grace, struct agent_push_stats *final)
+{
+	if (!ap)
+		return;
+	agent_push_begin_stop(ap, grace);
 	if (ap->started)
 		pthread_join(ap->thread, NULL);
 	if (ap->nr)
