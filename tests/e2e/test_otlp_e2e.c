@@ -184,12 +184,13 @@ static void check_received(void)
 	    "left=$(ls \"$T/spool/otlp\" | grep -c '\\.pb\\.gz$'); "
 	    "written=$(sed -n 's/.*msg=\"agent stopped\".* intervals=\\([0-9]*\\).*/\\1/p' "
 	    "\"$T/agent.log\"); echo \"received $distinct, spooled $left, written $written\" >&2; "
-	    "[ -n \"$written\" ] && [ $((distinct + left)) -eq \"$written\" ] || exit 41");
+	    "[ -n \"$written\" ] && [ $((distinct + left)) -eq \"$written\" ] || exit 41; "
+	    "grep -q 'msg=\"agent stopped\".* otlp_dropped=0 ' \"$T/agent.log\" || exit 42");
 	rc = sh(script, "check.err");
 	CHECK(rc == 0,
 	      "the OTLP requests are not as sent, or profiles were lost (exit %d: 30 path, 31 "
 	      "gzip, 32 type, 33 token, 34 tenant, 35 gunzip, 36 protoc, 37 otlp_read, 38 fewer "
-	      "than 2, 39 no chain stack, 41 lost; see %s/rx, check.err, agent.log)",
+	      "than 2, 39 no chain stack, 41 lost, 42 dropped; see %s/rx, check.err, agent.log)",
 	      rc, tmpdir);
 }
 

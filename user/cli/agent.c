@@ -352,7 +352,7 @@ struct stop_times {
 };
 
 static void log_stopped(struct agent *a, const char *reason, const struct agent_push_stats *ps,
-			const struct stop_times *st)
+			const struct agent_push_stats *os, const struct stop_times *st)
 {
 	uint64_t c[CNT_MAX] = {0};
 
@@ -362,13 +362,16 @@ static void log_stopped(struct agent *a, const char *reason, const struct agent_
 	     "reason=%s intervals=%" PRIu64 " profile_samples=%" PRIu64 " overflow=%" PRIu64
 	     " bpf_samples=%" PRIu64 " bpf_written=%" PRIu64 " lost=%" PRIu64 " malformed=%" PRIu64
 	     " events_lost=%" PRIu64 " push_successes=%" PRIu64 " push_failures=%" PRIu64
-	     " push_dropped=%" PRIu64 " spool_files=%" PRIu64 " rss_bytes=%" PRIu64
+	     " push_dropped=%" PRIu64 " spool_files=%" PRIu64 " otlp_successes=%" PRIu64
+	     " otlp_failures=%" PRIu64 " otlp_dropped=%" PRIu64 " otlp_spool_files=%" PRIu64
+	     " rss_bytes=%" PRIu64
 	     " cpu_seconds=%.3f uptime=%.3fs stop_ms=%.1f stop_session_ms=%.1f stop_flush_ms=%.1f"
 	     " stop_push_ms=%.1f",
 	     reason, a->ctr.intervals, a->ctr.profile_samples, a->ctr.profile_overflow,
 	     c[CNT_SAMPLES], c[CNT_WRITTEN], c[CNT_LOST_RINGBUF], a->ctr.profile_malformed,
 	     c[CNT_EVENTS_LOST], ps->successes, ps->failures, ps->dropped, ps->spool_files,
-	     agent_rss_bytes(), agent_cpu_seconds(), mono_sec() - a->s.start,
+	     os->successes, os->failures, os->dropped, os->spool_files, agent_rss_bytes(),
+	     agent_cpu_seconds(), mono_sec() - a->s.start,
 	     (st->session + st->flush + st->push) * 1e3, st->session * 1e3, st->flush * 1e3,
 	     st->push * 1e3);
 }
@@ -403,7 +406,7 @@ static error_t parse_opt_c(int key, char *arg, struct argp_state *state)
  */
 static void agent_stop(struct agent *a)
 {
-	struct agent_push_stats ps = {0};
+	struct agent_push_stats ps = {0}, os = {0};
 	struct stop_times st = {0};
 	const char *reason = session_stop_requested ? "signal" : "duration";
 	double t, grace;
@@ -420,15 +423,15 @@ static void agent_stop(struct agent *a)
 	t = mono_sec();
 	grace =
 	    a->cfg.push_timeout < STOP_PUSH_GRACE_MAX ? a->cfg.push_timeout : STOP_PUSH_GRACE_MAX;
-	/* both deliver within one grace; the last line reports the Pyroscope pusher's stats */
+	/* both deliver within one grace */
 	agent_push_begin_stop(a->otlp, grace);
 	agent_push_begin_stop(a->push, grace);
-	agent_push_stop(a->otlp, grace, NULL);
+	agent_push_stop(a->otlp, grace, &os);
 	a->otlp = NULL;
 	agent_push_stop(a->push, grace, &ps);
 	a->push = NULL;
 	st.push = mono_sec() - t;
-	log_stopped(a, reason, &ps, &st);
+	log_stopped(a, reason, &ps, &os, &st);
 }
 
 /*
