@@ -9,7 +9,7 @@
  *     host.name as hostname(1) says, process.pid, process.executable.name),
  *     the CPU profile is samples/count with period cpu/nanoseconds at -F's
  *     period, chain's frames are native with chain's build id as readelf
- *     reads it.
+ *     reads it; `report x.otlp.pb` gives the folded output back.
  *  2. agent: `agent --otlp` to a loopback receiver (tests/lib/otlp_receiver.py)
  *     that is killed once it has a profile and started again on the same port
  *     once the agent has spooled 3 profiles it could not send: every request is POST
@@ -71,13 +71,18 @@ static void test_record(void)
 		 "awk '{v = $NF; $NF = \"\"; sub(/ $/, \"\"); a[$0] += v} "
 		 "END {for (k in a) print k \" \" a[k]}' | LC_ALL=C sort > \"$T/r.b\"; "
 		 "[ -s \"$T/r.a\" ] && grep -q ';leaf ' \"$T/r.a\" || exit 14; "
-		 "diff \"$T/r.a\" \"$T/r.b\" > \"$T/r.diff\" || exit 15",
+		 "diff \"$T/r.a\" \"$T/r.b\" > \"$T/r.diff\" || exit 15; "
+		 "\"$CFIPROF\" report \"$T/r.otlp.pb\" -o \"$T/back.folded\" || exit 16; "
+		 "LC_ALL=C sort \"$T/back.folded\" > \"$T/back.s\"; "
+		 "LC_ALL=C sort \"$T/r.folded\" > \"$T/r.s\"; "
+		 "diff \"$T/r.s\" \"$T/back.s\" > \"$T/back.diff\" || exit 17",
 		 chain);
 	rc = sh(script, "r.err");
 	CHECK(rc == 0,
 	      "the OTLP of a recording differs from its folded output, or a step failed (exit "
 	      "%d: 10 record, 11 report, 12 protoc, 13 otlp_read.py, 14 no chain stacks, 15 "
-	      "differ; see %s/r.err, r.diff)",
+	      "differ, 16 report of the .otlp.pb, 17 its folded differs; see %s/r.err, r.diff, "
+	      "back.diff)",
 	      rc, tmpdir);
 	/* the conventions, against what tools other than cfiprof say */
 	snprintf(script, sizeof(script),

@@ -15,7 +15,12 @@
  *  - omitted: with the pid left out (the agent's default) one resource per
  *    service, without process attributes;
  *  - fuzz: 300 random profiles (names of any bytes, dangling events, any
- *    labels) each decode, pass the checks and keep every sample's value.
+ *    labels) each decode, pass the checks and keep every sample's value;
+ *  - read_back: otlp_read (report's reader) gives the hand-built profile's
+ *    folded output back, and an events profile's values;
+ *  - read_hostile: every truncation and thousands of byte flips of real
+ *    messages are read without a fault (ASan in make test), and what is
+ *    read encodes and decodes again.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -29,7 +34,9 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/xorshift.h"
+#include "user/output/format.h"
 #include "user/output/otlp.h"
+#include "user/output/otlp_read.h"
 #include "user/profile/profile.h"
 
 #define PERIOD_NS 10000000ULL
@@ -467,6 +474,118 @@ static void test_fuzz(void)
 	free(out);
 }
 
+/* p as folded text (the default view), malloc'd; NULL if it could not be written. */
+static char *folded_of(struct profile *p)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int err = !f || output_write(f, p, OUT_FOLDED, "t", NULL);
+
+	if (f)
+		fclose(f);
+	if (err) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* p encoded and read back by otlp_read into *back; 0 or -1. */
+static int round_trip(const struct profile *p, struct profile *back, char *err, size_t errlen)
+{
+	struct pbuf msg = {0};
+	int ret = otlp_encode(p, &msg) ? -1 : otlp_read(msg.data, msg.len, back, err, errlen);
+
+	pb_free(&msg);
+	return ret;
+}
+
+static void test_read_back(void)
+{
+	static struct prof_sample ok[4];
+	/* as folded writes the hand-built profile (inline levels as frames, kernel _[k]) */
+	static const char want[] = "app;main;leaf;inlined_helper 6\n"
+				   "python3;libc.so.6+0x1234;work (w.py:3) 4\n"
+				   "app-worker;main;leaf;inlined_helper;do_syscall_64_[k] 3\n";
+	struct profile p, back, ev;
+	char err[256] = "", *got;
+
+	/* the name that is not UTF-8 comes back as U+FFFD: all samples but its own */
+	fill_profile(&p);
+	memcpy(ok, samples, sizeof(ok[0]) * 3);
+	ok[3] = samples[4];
+	p.samples = ok;
+	p.nr_samples = 4;
+	CHECK(round_trip(&p, &back, err, sizeof(err)) == 0, "read back: %s", err);
+	got = folded_of(&back);
+	CHECK(got && !strcmp(want, got), "read back, folded:\n%s\nwant:\n%s", got ? got : "", want);
+	CHECK(back.nr_events == 0 && back.period_ns == PERIOD_NS && back.total == 13,
+	      "read back: %zu events, period %" PRIu64 ", total %" PRIu64, back.nr_events,
+	      back.period_ns, back.total);
+	free(got);
+	profile_free(&back);
+
+	/* events: each type an event again, values kept */
+	fill_profile(&ev);
+	ev.samples = ok;
+	ev.nr_samples = 2;
+	ev.nr_events = 2;
+	ok[0].event = 0, ok[0].value = 5000;
+	ok[1].event = 1, ok[1].value = 7;
+	ev.events[0] = (struct prof_event){"off-cpu", "off_cpu", "nanoseconds", false};
+	ev.events[1] = (struct prof_event){"page-faults", "page-faults", "count", false};
+	CHECK(round_trip(&ev, &back, err, sizeof(err)) == 0, "events read back: %s", err);
+	CHECK(back.nr_events == 2 && !strcmp(back.events[0].type, "off_cpu") &&
+		  !strcmp(back.events[1].unit, "count") && back.nr_samples == 2 &&
+		  back.samples[0].value + back.samples[1].value == 5007,
+	      "events read back: %zu events, %zu samples", back.nr_events, back.nr_samples);
+	profile_free(&back);
+}
+
+static void test_read_hostile(void)
+{
+	static struct fuzz z;
+	struct pbuf msg = {0}, again = {0};
+	struct profile back;
+	size_t read = 0, refused = 0, bad_again = 0;
+	char err[256];
+	uint64_t total;
+
+	for (int round = 0; round < 40; round++) {
+		fuzz_profile(&z, &total);
+		msg.len = 0;
+		if (otlp_encode(&z.p, &msg))
+			continue;
+		for (size_t cut = 0; cut <= msg.len; cut += 1 + msg.len / 64) {
+			for (int flip = 0; flip < 16; flip++) {
+				uint8_t *copy = malloc(msg.len + 1);
+
+				memcpy(copy, msg.data, msg.len);
+				if (flip && cut)
+					copy[rnd_below(cut)] ^= (uint8_t)(1u << rnd_below(8));
+				if (otlp_read(copy, cut, &back, err, sizeof(err))) {
+					refused++;
+				} else {
+					read++;
+					again.len = 0;
+					bad_again +=
+					    profile_check(&back) || otlp_encode(&back, &again);
+					profile_free(&back);
+				}
+				free(copy);
+			}
+		}
+	}
+	printf("hostile: %zu read, %zu refused\n", read, refused);
+	CHECK(read && refused, "truncated and flipped messages: %zu read, %zu refused", read,
+	      refused);
+	CHECK(bad_again == 0, "%zu profiles read from damaged messages do not encode again",
+	      bad_again);
+	pb_free(&msg);
+	pb_free(&again);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -480,6 +599,8 @@ int main(int argc, char **argv)
 	RUN_TEST(test_events);
 	RUN_TEST(test_omitted);
 	RUN_TEST(test_fuzz);
+	RUN_TEST(test_read_back);
+	RUN_TEST(test_read_hostile);
 	if (!harness_failed)
 		sh_fmt("rm -rf %s", tmpdir);
 	else

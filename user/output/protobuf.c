@@ -118,6 +118,113 @@ void pb_free(struct pbuf *b)
 	memset(b, 0, sizeof(*b));
 }
 
+bool pb_next(struct pb_reader *r, int *field, int *wire)
+{
+	uint64_t key;
+
+	if (r->bad || r->p >= r->end)
+		return false;
+	key = pb_read_varint(r);
+	*field = (int)(key >> 3 & 0x1fffffff);
+	*wire = (int)(key & 7);
+	return !r->bad;
+}
+
+uint64_t pb_read_varint(struct pb_reader *r)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; !r->bad && shift < 70; shift += 7) {
+		uint8_t b;
+
+		if (r->p >= r->end)
+			break;
+		b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << (shift < 64 ? shift : 63);
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = true;
+	return 0;
+}
+
+uint64_t pb_read_fixed64(struct pb_reader *r)
+{
+	uint64_t v = 0;
+
+	if (r->bad || r->end - r->p < 8) {
+		r->bad = true;
+		return 0;
+	}
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | r->p[i];
+	r->p += 8;
+	return v;
+}
+
+struct pb_reader pb_read_len(struct pb_reader *r)
+{
+	struct pb_reader sub = {.bad = true};
+	uint64_t n = pb_read_varint(r);
+
+	if (r->bad || n > (uint64_t)(r->end - r->p)) {
+		r->bad = true;
+		return sub;
+	}
+	sub = (struct pb_reader){r->p, r->p + n, false};
+	r->p += n;
+	return sub;
+}
+
+void pb_skip(struct pb_reader *r, int wire)
+{
+	switch (wire) {
+	case PB_WIRE_VARINT:
+		pb_read_varint(r);
+		break;
+	case PB_WIRE_I64:
+		pb_read_fixed64(r);
+		break;
+	case PB_WIRE_LEN:
+		pb_read_len(r);
+		break;
+	case 5: /* I32 */
+		if (r->end - r->p < 4)
+			r->bad = true;
+		else
+			r->p += 4;
+		break;
+	default: /* groups (3, 4) are proto2's, long gone: refused */
+		r->bad = true;
+	}
+}
+
+void pb_read_ints(struct pb_reader *r, int wire, void (*fn)(void *ctx, uint64_t v), void *ctx)
+{
+	struct pb_reader packed;
+
+	if (wire == PB_WIRE_VARINT) {
+		uint64_t v = pb_read_varint(r);
+
+		if (!r->bad)
+			fn(ctx, v);
+		return;
+	}
+	if (wire != PB_WIRE_LEN) {
+		pb_skip(r, wire);
+		return;
+	}
+	packed = pb_read_len(r);
+	while (!packed.bad && packed.p < packed.end) {
+		uint64_t v = pb_read_varint(&packed);
+
+		if (!packed.bad)
+			fn(ctx, v);
+	}
+	if (packed.bad)
+		r->bad = true;
+}
+
 static uint32_t *strtab_slot(struct strtab *t, const char *s)
 {
 	size_t mask = t->nr_slots - 1, i;

@@ -45,6 +45,30 @@ void pb_msg(struct pbuf *b, int field, struct pbuf *sub);
 void pb_free(struct pbuf *b);
 
 /*
+ * Reading: a message is a span of bytes; each field read moves past it.  Any
+ * malformed input (a varint past 10 bytes, a length past the end, a wire
+ * type protobuf does not have) sets bad, after which every read gives 0.
+ */
+struct pb_reader {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+/* The next field's number and wire type; false at the end or once bad. */
+bool pb_next(struct pb_reader *r, int *field, int *wire);
+uint64_t pb_read_varint(struct pb_reader *r);
+uint64_t pb_read_fixed64(struct pb_reader *r);
+/* A length-delimited field's body as a reader of its own. */
+struct pb_reader pb_read_len(struct pb_reader *r);
+/* Moves past a field of wire type wire that is not read. */
+void pb_skip(struct pb_reader *r, int wire);
+/*
+ * A repeated integer field, packed (PB_WIRE_LEN) or not: calls fn for each
+ * value.  Decoders must take both spellings.
+ */
+void pb_read_ints(struct pb_reader *r, int wire, void (*fn)(void *ctx, uint64_t v), void *ctx);
+
+/*
  * A string table: index 0 is "", each string appears once.  Strings are
  * borrowed (the profile outlives the write).
  */
