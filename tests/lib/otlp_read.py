@@ -23,7 +23,7 @@ TOKEN = re.compile(r'\s*(?:(\})|([A-Za-z_][A-Za-z0-9_]*)\s*(\{|:\s*("(?:[^"\\]|\
 
 
 def unescape(s):
-    # protoc's C escapes (\n, \", \\, \ooo octal bytes) back into bytes, then UTF-8
+    # protoc's C escapes (\n, \", \\, \ooo octal and \xhh hex bytes) back into bytes, then UTF-8
     out = bytearray()
     i = 0
     b = s.encode('utf-8')
@@ -34,18 +34,14 @@ def unescape(s):
             i += 1
             continue
         n = chr(b[i + 1])
-        if n in '01234567':
-            j = i + 1
-            while j < len(b) and j < i + 4 and chr(b[j]) in '01234567':
+        # a byte by number: up to 3 octal digits, or x and up to 2 hex digits
+        base, digits, start = (8, '01234567', i + 1) if n in '01234567' else \
+            (16, '0123456789abcdefABCDEF', i + 2) if n == 'x' else (0, '', 0)
+        if base:
+            j = start
+            while j < len(b) and j < start + (3 if base == 8 else 2) and chr(b[j]) in digits:
                 j += 1
-            out.append(int(b[i + 1:j], 8))
-            i = j
-            continue
-        if n == 'x':
-            j = i + 2
-            while j < len(b) and j < i + 4 and chr(b[j]) in '0123456789abcdefABCDEF':
-                j += 1
-            out.append(int(b[i + 2:j], 16))
+            out.append(int(b[start:j], base))
             i = j
             continue
         out.append({'n': 10, 't': 9, 'r': 13, '"': 34, "'": 39, '\\': 92}.get(n, ord(n)))

@@ -30,11 +30,29 @@
 
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
+/* A path and what a function of cgroups.h should make of it (NULL: nothing). */
+struct path_case {
+	const char *path, *want;
+};
+
+/* fn (named what) on each case's path, against its want. */
+static void check_paths(const char *what, const char *(*fn)(const char *, char *, size_t),
+			const struct path_case *cases, size_t n)
+{
+	char out[256];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *got = fn(cases[i].path, out, sizeof(out));
+
+		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got,
+		      "%s(\"%s\") = %s, want %s", what, cases[i].path, got ? got : "NULL",
+		      cases[i].want ? cases[i].want : "NULL");
+	}
+}
+
 static void test_unit_name(void)
 {
-	static const struct {
-		const char *path, *want; /* want NULL: no service */
-	} cases[] = {
+	static const struct path_case cases[] = {
 	    {"/system.slice/nginx.service", "nginx"},
 	    {"/system.slice/nginx.service/worker", "nginx"},
 	    /* the innermost: a service started inside another's cgroup */
@@ -43,19 +61,13 @@ static void test_unit_name(void)
 	    {"/user.slice/user-1000.slice/session-3.scope", NULL},
 	    {"/", NULL},
 	    {"", NULL},
-	    {"/.service", NULL},	   /* no name before the suffix */
+	    {"/.service", NULL},		/* no name before the suffix */
 	    {"/system.slice/x.services", NULL}, /* not the suffix */
 	    {"/system.slice/my-app@2.service", "my-app@2"},
 	};
-	char out[256], small[4];
+	char small[4];
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *got = cgroup_unit_name(cases[i].path, out, sizeof(out));
-
-		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got,
-		      "cgroup_unit_name(\"%s\") = %s, want %s", cases[i].path, got ? got : "NULL",
-		      cases[i].want ? cases[i].want : "NULL");
-	}
+	check_paths("cgroup_unit_name", cgroup_unit_name, cases, sizeof(cases) / sizeof(cases[0]));
 	/* a name longer than the buffer is no name, never a cut one */
 	CHECK(!cgroup_unit_name("/system.slice/longname.service", small, sizeof(small)),
 	      "a unit name that does not fit is returned cut");
@@ -314,9 +326,7 @@ out:
 
 static void test_container_id(void)
 {
-	static const struct {
-		const char *path, *want;
-	} cases[] = {
+	static const struct path_case cases[] = {
 	    {"/system.slice/docker-" HEX64 ".scope", HEX64},
 	    {"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/"
 	     "cri-containerd-" HEX64 ".scope",
@@ -333,15 +343,8 @@ static void test_container_id(void)
 	    {"/system.slice/docker-" HEX64 ".scope.x", NULL},
 	    {"/system.slice/nginx.service", NULL},
 	};
-	char out[256];
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *got = cgroup_container_id(cases[i].path, out, sizeof(out));
-
-		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got,
-		      "cgroup_container_id(\"%s\") = %s, want %s", cases[i].path,
-		      got ? got : "NULL", cases[i].want ? cases[i].want : "NULL");
-	}
+	check_paths("cgroup_container_id", cgroup_container_id, cases,
+		    sizeof(cases) / sizeof(cases[0]));
 }
 
 #define UID  "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
@@ -349,9 +352,7 @@ static void test_container_id(void)
 
 static void test_pod_uid(void)
 {
-	static const struct {
-		const char *path, *want;
-	} cases[] = {
+	static const struct path_case cases[] = {
 	    {"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDS ".slice/"
 	     "cri-containerd-" HEX64 ".scope",
 	     UID},
@@ -369,15 +370,9 @@ static void test_pod_uid(void)
 	    {"/kubepods/podzf1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", NULL},
 	    {"/docker/" HEX64, NULL},
 	};
-	char out[64], small[36];
+	char small[36];
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *got = cgroup_pod_uid(cases[i].path, out, sizeof(out));
-
-		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got,
-		      "cgroup_pod_uid(\"%s\") = %s, want %s", cases[i].path, got ? got : "NULL",
-		      cases[i].want ? cases[i].want : "NULL");
-	}
+	check_paths("cgroup_pod_uid", cgroup_pod_uid, cases, sizeof(cases) / sizeof(cases[0]));
 	CHECK(!cgroup_pod_uid("/kubepods/pod" UID, small, sizeof(small)),
 	      "a buffer too small for the UID gets none");
 }
