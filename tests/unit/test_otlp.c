@@ -51,17 +51,18 @@
 static char tmpdir[] = "/tmp/test_otlp.XXXXXX";
 static char root[PATH_MAX];
 
+/* p encoded (otlp_encode: otlp_write's encoder) into the file path; 0 or -1. */
 static int write_otlp(const char *path, const struct profile *p)
 {
-	FILE *f = fopen(path, "w");
-	int err;
+	struct pbuf msg = {0};
+	int err = otlp_encode(p, &msg);
+	FILE *f = err ? NULL : fopen(path, "w");
 
-	if (!f)
-		return -1;
-	err = otlp_write(f, p);
-	if (fclose(f))
-		err = -1;
-	return err;
+	err = !f || (msg.len && fwrite(msg.data, 1, msg.len, f) != msg.len);
+	if (f && fclose(f))
+		err = 1;
+	pb_free(&msg);
+	return err ? -1 : 0;
 }
 
 /* p written as NAME.otlp.pb, decoded by protoc and read by otlp_read.py; its lines, or NULL. */
