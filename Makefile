@@ -33,6 +33,7 @@ BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw
               liblzma-dev libdebuginfod-dev
 # what only the tests need: oracles, peers, viewers, test workloads
 TEST_PKGS  := binutils elfutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
+              protobuf-compiler \
               python3.11 python3.11-dev \
               nodejs default-jdk-headless \
               chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion \
@@ -242,6 +243,7 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols \
 	@$(OUT)/bench/bench_symbols | tee $(OUT)/bench/symbols.md
 	@tests/bench/outputs.sh
 	@tests/bench/agent_overhead.sh
+	@tests/bench/agent_send.sh
 	@tests/bench/process_start.sh
 	@WORKLOADS=clang WAYS="copy8k copy16k copy32k copy64k" OUTDIR=$(OUT)/bench/stack_copy \
 		tests/bench/process_start.sh

@@ -33,8 +33,8 @@ static FILE *rec_null;
 static void rec_render(struct aggregator *agg, struct proc_tracker *pt, struct cgroup_names *cg,
 		       const struct recording_meta *meta, bool by_container)
 {
-	static const enum out_format fmts[] = {OUT_FOLDED, OUT_PPROF, OUT_SVG, OUT_TEXT,
-					       OUT_SPEEDSCOPE};
+	static const enum out_format fmts[] = {OUT_FOLDED, OUT_PPROF, OUT_SVG,
+					       OUT_TEXT,   OUT_SPEEDSCOPE, OUT_OTLP};
 	struct profile_info info = {0};
 	struct frame_namer fn;
 	struct profile prof;

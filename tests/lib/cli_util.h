@@ -24,6 +24,21 @@
 
 #include "common/clock.h"
 
+/* sh -c of a printf-formatted command line; its exit status (128: killed by a signal). */
+static inline int sh_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int sh_fmt(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
 static inline void sleep_s(double s)
 {
 	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};

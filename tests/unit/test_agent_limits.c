@@ -117,6 +117,22 @@ static void test_config_bounds(void)
 	CHECK(check_with((const char *[]){"push", url, NULL}, err, sizeof(err)) == -1 &&
 		  strstr(err, "URL"),
 	      "a 3000-byte push URL is refused: '%s'", err);
+	/* --otlp: the same bounds as --push, and enough alone */
+	CHECK(check_with((const char *[]){"otlp", url, NULL}, err, sizeof(err)) == -1 &&
+		  strstr(err, "otlp URL"),
+	      "a 3000-byte otlp URL is refused: '%s'", err);
+	CHECK(check_with((const char *[]){"otlp", "grpc://127.0.0.1:4317", NULL}, err,
+			 sizeof(err)) == -1 &&
+		  strstr(err, "otlp URL"),
+	      "an otlp URL that is not http(s) is refused: '%s'", err);
+	CHECK(check_with((const char *[]){"otlp", "http://127.0.0.1:4318", "tenant", "a\r\nX: y",
+					  NULL},
+			 err, sizeof(err)) == -1 &&
+		  strstr(err, "tenant"),
+	      "a tenant that would add a header to the OTLP request is refused: '%s'", err);
+	CHECK(check_with((const char *[]){"otlp", "http://127.0.0.1:4318", NULL}, err,
+			 sizeof(err)) == 0,
+	      "--otlp alone is something to do: '%s'", err);
 	/* each part fits alone, together they pass the push name's buffer */
 	n = 0;
 	for (int i = 0; i < 6; i++)

@@ -6,6 +6,8 @@
  *  - container_id: cgroup_container_id, the container a path belongs to, by
  *    the runtimes' naming (docker, containerd, CRI-O, podman, machined, and
  *    docker's cgroupfs driver), never a runtime's own monitor (conmon);
+ *  - pod_uid: cgroup_pod_uid, the Kubernetes pod of a path, as the kubelet
+ *    names pod cgroups with the cgroupfs and with the systemd driver;
  *  - service_name: cgroup_service_name, the service name the agent gives a
  *    process from its cgroup (container, unit, a user's unit, the cgroup);
  *  - names_many: cgroup id -> path among 50,000 cgroups, a million times;
@@ -28,11 +30,29 @@
 
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
+/* A path and what a function of cgroups.h should make of it (NULL: nothing). */
+struct path_case {
+	const char *path, *want;
+};
+
+/* fn (named what) on each case's path, against its want. */
+static void check_paths(const char *what, const char *(*fn)(const char *, char *, size_t),
+			const struct path_case *cases, size_t n)
+{
+	char out[256];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *got = fn(cases[i].path, out, sizeof(out));
+
+		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got,
+		      "%s(\"%s\") = %s, want %s", what, cases[i].path, got ? got : "NULL",
+		      cases[i].want ? cases[i].want : "NULL");
+	}
+}
+
 static void test_unit_name(void)
 {
-	static const struct {
-		const char *path, *want; /* want NULL: no service */
-	} cases[] = {
+	static const struct path_case cases[] = {
 	    {"/system.slice/nginx.service", "nginx"},
 	    {"/system.slice/nginx.service/worker", "nginx"},
 	    /* the innermost: a service started inside another's cgroup */
@@ -41,19 +61,13 @@ static void test_unit_name(void)
 	    {"/user.slice/user-1000.slice/session-3.scope", NULL},
 	    {"/", NULL},
 	    {"", NULL},
-	    {"/.service", NULL},	   /* no name before the suffix */
+	    {"/.service", NULL},		/* no name before the suffix */
 	    {"/system.slice/x.services", NULL}, /* not the suffix */
 	    {"/system.slice/my-app@2.service", "my-app@2"},
 	};
-	char out[256], small[4];
+	char small[4];
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *got = cgroup_unit_name(cases[i].path, out, sizeof(out));
-
-		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got,
-		      "cgroup_unit_name(\"%s\") = %s, want %s", cases[i].path, got ? got : "NULL",
-		      cases[i].want ? cases[i].want : "NULL");
-	}
+	check_paths("cgroup_unit_name", cgroup_unit_name, cases, sizeof(cases) / sizeof(cases[0]));
 	/* a name longer than the buffer is no name, never a cut one */
 	CHECK(!cgroup_unit_name("/system.slice/longname.service", small, sizeof(small)),
 	      "a unit name that does not fit is returned cut");
@@ -312,9 +326,7 @@ out:
 
 static void test_container_id(void)
 {
-	static const struct {
-		const char *path, *want;
-	} cases[] = {
+	static const struct path_case cases[] = {
 	    {"/system.slice/docker-" HEX64 ".scope", HEX64},
 	    {"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/"
 	     "cri-containerd-" HEX64 ".scope",
@@ -331,15 +343,38 @@ static void test_container_id(void)
 	    {"/system.slice/docker-" HEX64 ".scope.x", NULL},
 	    {"/system.slice/nginx.service", NULL},
 	};
-	char out[256];
+	check_paths("cgroup_container_id", cgroup_container_id, cases,
+		    sizeof(cases) / sizeof(cases[0]));
+}
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *got = cgroup_container_id(cases[i].path, out, sizeof(out));
+#define UID  "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+#define UIDS "0f1e2d3c_4b5a_6978_8796_a5b4c3d2e1f0" /* the systemd driver's spelling */
 
-		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got,
-		      "cgroup_container_id(\"%s\") = %s, want %s", cases[i].path,
-		      got ? got : "NULL", cases[i].want ? cases[i].want : "NULL");
-	}
+static void test_pod_uid(void)
+{
+	static const struct path_case cases[] = {
+	    {"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDS ".slice/"
+	     "cri-containerd-" HEX64 ".scope",
+	     UID},
+	    {"/kubepods.slice/kubepods-pod" UIDS ".slice/crio-" HEX64 ".scope", UID},
+	    {"/kubepods/besteffort/pod" UID "/" HEX64, UID},
+	    {"/kubepods/pod" UID "/" HEX64, UID},
+	    {"/kubepods/pod" UID, UID},
+	    {"/kubepods.slice/kubepods-pod" UIDS ".slice", UID},
+	    /* not the kubelet's: no kubepods above it, or not a UID */
+	    {"/system.slice/pod" UID, NULL},
+	    {"/user.slice/x-pod" UIDS ".slice", NULL},
+	    {"/kubepods/pod1234", NULL},
+	    {"/kubepods/pod" UID "x", NULL},
+	    {"/kubepods.slice/kubepods-pod2.slice/crio-" HEX64 ".scope", NULL},
+	    {"/kubepods/podzf1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", NULL},
+	    {"/docker/" HEX64, NULL},
+	};
+	char small[36];
+
+	check_paths("cgroup_pod_uid", cgroup_pod_uid, cases, sizeof(cases) / sizeof(cases[0]));
+	CHECK(!cgroup_pod_uid("/kubepods/pod" UID, small, sizeof(small)),
+	      "a buffer too small for the UID gets none");
 }
 
 int main(int argc, char **argv)
@@ -347,6 +382,7 @@ int main(int argc, char **argv)
 	harness_init(argc, argv);
 	RUN_TEST(test_unit_name);
 	RUN_TEST(test_container_id);
+	RUN_TEST(test_pod_uid);
 	RUN_TEST(test_service_name);
 	RUN_TEST(test_names_many);
 	RUN_TEST(test_names_walk_once);

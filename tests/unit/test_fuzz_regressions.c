@@ -43,6 +43,9 @@
 #define LLVMFuzzerTestOneInput fuzz_gopclntab_one
 #include "tests/fuzz/fuzz_gopclntab.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_otlp_read_one
+#include "tests/fuzz/fuzz_otlp_read.c"
+#undef LLVMFuzzerTestOneInput
 
 #define REGRESSIONS    "tests/fuzz/regressions"
 #define REPLAY_TIMEOUT 30 /* seconds per input, as libFuzzer's -timeout=25 */
@@ -62,6 +65,7 @@ static const struct {
     {"fuzz_agent_config", fuzz_agent_config_one},
     {"fuzz_http", fuzz_http_one},
     {"fuzz_gopclntab", fuzz_gopclntab_one},
+    {"fuzz_otlp_read", fuzz_otlp_read_one},
 };
 #define NR_TARGETS (sizeof(targets) / sizeof(targets[0]))
 

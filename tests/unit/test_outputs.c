@@ -191,19 +191,6 @@ static const char *path(const char *name)
 	return b;
 }
 
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
 enum writer { W_SVG, W_TEXT, W_SPEEDSCOPE };
 
 /* Runs one writer into file and returns its output (malloc'd), or NULL if it failed. */
@@ -282,9 +269,9 @@ static void check_svg(void)
 	CHECK(svg, "svg_write failed");
 	if (!svg)
 		return;
-	if (sh("command -v xmllint >/dev/null"))
+	if (sh_fmt("command -v xmllint >/dev/null"))
 		CHECK(0, "xmllint not installed (make deps)");
-	CHECK(sh("xmllint --noout %s", path("main.svg")) == 0, "SVG is not well-formed XML");
+	CHECK(sh_fmt("xmllint --noout %s", path("main.svg")) == 0, "SVG is not well-formed XML");
 	CHECK(strstr(svg, "<script type=\"text/ecmascript\"><![CDATA["), "no inline script");
 	CHECK(strstr(svg, "function zoom(") && strstr(svg, "function unzoom("), "no zoom");
 	CHECK(strstr(svg, "function search(") && strstr(svg, "prompt("), "no search");
@@ -335,7 +322,7 @@ static void check_svg(void)
 
 	fixture_tiny(&fx);
 	svg = render(W_SVG, &fx.p, path("tiny.svg"), 0);
-	CHECK(svg && sh("xmllint --noout %s", path("tiny.svg")) == 0, "tiny SVG");
+	CHECK(svg && sh_fmt("xmllint --noout %s", path("tiny.svg")) == 0, "tiny SVG");
 	CHECK(svg && !strstr(svg, "<title>tiny ("), "0.001 px frame drawn");
 	CHECK(svg && strstr(svg, "3 frames narrower than 0.1 px omitted"),
 	      "omitted frames not counted");
@@ -624,7 +611,7 @@ static void write_reader(void)
 	/* setup: a failure counts, a success is no check of cfiprof */
 	if (!f || fputs(reader, f) < 0 || fclose(f))
 		CHECK(0, "writing reader.py");
-	if (sh("command -v python3 >/dev/null"))
+	if (sh_fmt("command -v python3 >/dev/null"))
 		CHECK(0, "python3 not installed (make deps)");
 }
 
@@ -644,7 +631,7 @@ static void check_speedscope(void)
 	CHECK(strstr(json, "\"name\":\"operator<<(std::ostream&, \\\"x\\\")\""), "quote escaping");
 	CHECK(strstr(json, "\\u0001"), "control character escaping");
 	CHECK(strstr(json, "\"file\":\"/usr/bin/app\""), "frame file");
-	CHECK(sh("python3 %s %s %s", path("reader.py"), path("main.json"), path("main.out")) == 0,
+	CHECK(sh_fmt("python3 %s %s %s", path("reader.py"), path("main.json"), path("main.out")) == 0,
 	      "speedscope JSON does not parse or misses schema fields");
 	out = slurp(path("main.out"));
 	CHECK(out && strstr(out, "\nok\n"), "reader output");
@@ -689,14 +676,14 @@ static void check_empty(void)
 
 	out = render(W_SVG, &p, path("empty.svg"), 0);
 	CHECK(out && strstr(out, "No samples"), "empty SVG");
-	CHECK(sh("xmllint --noout %s", path("empty.svg")) == 0, "empty SVG not well-formed");
+	CHECK(sh_fmt("xmllint --noout %s", path("empty.svg")) == 0, "empty SVG not well-formed");
 	free(out);
 	out = render(W_TEXT, &p, path("empty.txt"), 10);
 	CHECK(out && strstr(out, "# Samples: 0\n") && strstr(out, "Call tree"), "empty report");
 	free(out);
 	out = render(W_SPEEDSCOPE, &p, path("empty.json"), 0);
 	CHECK(out, "empty speedscope");
-	CHECK(sh("python3 %s %s %s", path("reader.py"), path("empty.json"), path("empty.out")) == 0,
+	CHECK(sh_fmt("python3 %s %s %s", path("reader.py"), path("empty.json"), path("empty.out")) == 0,
 	      "empty speedscope JSON");
 	free(out);
 	out = slurp(path("empty.out"));
@@ -759,6 +746,7 @@ static void check_format_list(void)
 	    {"a.pb", OUT_PPROF},	{"a.svg", OUT_SVG},
 	    {"a.txt", OUT_TEXT},	{"a.speedscope.json", OUT_SPEEDSCOPE},
 	    {"a.json", OUT_SPEEDSCOPE}, {"a.perf-script", OUT_PERF_SCRIPT},
+	    {"a.otlp.pb", OUT_OTLP},	{"a.otlp", OUT_UNKNOWN},
 	    {"a.gz", OUT_UNKNOWN},	{"svg", OUT_UNKNOWN},
 	    {"a.txt.bak", OUT_UNKNOWN},
 	};
@@ -775,7 +763,7 @@ static void check_format_list(void)
 		      output_format_names(), help);
 		n++;
 	}
-	CHECK(n == 6 && output_format_parse("bogus") == OUT_UNKNOWN &&
+	CHECK(n == 7 && output_format_parse("bogus") == OUT_UNKNOWN &&
 		  !output_format_name(OUT_UNKNOWN) && !output_format_name(OUT_FORMAT_MAX),
 	      "%d formats", n);
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
@@ -815,6 +803,6 @@ int main(int argc, char **argv)
 	if (getenv("CFIPROF_KEEP_OUTPUTS"))
 		printf("outputs kept in %s\n", tmpdir);
 	else
-		sh("rm -rf %s", tmpdir);
+		sh_fmt("rm -rf %s", tmpdir);
 	return HARNESS_DONE();
 }

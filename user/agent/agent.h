@@ -23,7 +23,8 @@ struct agent {
 	struct session s;
 	bool session_started;
 	struct ksyms *ks;
-	struct agent_push *push;
+	struct agent_push *push; /* --push: Pyroscope's /ingest */
+	struct agent_push *otlp; /* --otlp: an OTLP/HTTP receiver */
 	struct agent_metrics *metrics;
 	struct agent_counters ctr;
 	int stats_fd; /* BPF_ENABLE_STATS: stats stay on only while this is open */

@@ -106,6 +106,11 @@ const struct agent_option agent_options[] = {
     /* no -p: record's and top's -p is a pid */
     {"push", 1100, "URL", "push each interval to this Pyroscope-compatible server (URL/ingest)",
      OPT_STR, OFF(push_url), false, 0, 0},
+    {"otlp", 1053, "URL",
+     "send each interval as OTLP profiles to this OpenTelemetry receiver: POST "
+     "URL/v1development/profiles, gzipped protobuf (a Collector's OTLP/HTTP port, Pyroscope's "
+     "HTTP port), with the spool, retries, --tenant and --token-file of --push",
+     OPT_STR, OFF(otlp_url), false, 0, 0},
     {"service-name", 1041, "NAME",
      "Pyroscope service_name of every sample and the push's application name (default: each "
      "process's container, systemd service or cgroup, else its comm; the push's name is then "
@@ -382,36 +387,34 @@ bad:
 	return -1;
 }
 
-/* What the push sends must fit its buffers: refuse at start, not drop every profile later. */
-static int check_push(const struct agent_config *c, char *err, size_t errlen)
+/* A push or OTLP URL (NULL or "": none): http(s), within its buffers. */
+static int check_url(const char *url, const char *what, char *err, size_t errlen)
 {
-	char host[256] = "", name[AGENT_PUSH_NAME_MAX];
-	const char *app = c->app_name && *c->app_name ? c->app_name : "cfiprof";
+	if (!url || !*url)
+		return 0;
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+		snprintf(err, errlen, "invalid %s URL '%.64s' (http:// or https://)", what, url);
+		return -1;
+	}
+	if (strlen(url) > AGENT_URL_MAX) {
+		snprintf(err, errlen, "%s URL longer than %d bytes", what, AGENT_URL_MAX);
+		return -1;
+	}
+	return 0;
+}
 
-	if (strlen(c->push_url) > AGENT_URL_MAX) {
-		snprintf(err, errlen, "push URL longer than %d bytes", AGENT_URL_MAX);
-		return -1;
-	}
-	if (!plain_value(app, AGENT_LABEL_MAX)) {
-		snprintf(err, errlen, "invalid service-name '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
-			 app, AGENT_LABEL_MAX);
-		return -1;
-	}
+/*
+ * The tenant and token of a push or OTLP send: a header value each, so no
+ * control characters; a missing, empty or non-regular token file (a FIFO) is
+ * an error now, not at each push.
+ */
+static int check_auth(const struct agent_config *c, char *err, size_t errlen)
+{
 	if (c->tenant && !plain_value(c->tenant, AGENT_LABEL_MAX)) {
 		snprintf(err, errlen, "invalid tenant '%.64s' (1..%d bytes, no quotes or control characters)",
 			 c->tenant, AGENT_LABEL_MAX);
 		return -1;
 	}
-	if (c->hostname && *c->hostname)
-		snprintf(host, sizeof(host), "%s", c->hostname);
-	else
-		gethostname(host, sizeof(host) - 1);
-	if (agent_push_name(app, host, c->labels, name, sizeof(name))) {
-		snprintf(err, errlen, "service-name, hostname and labels make a push name over %d bytes",
-			 AGENT_PUSH_NAME_MAX - 1);
-		return -1;
-	}
-	/* a missing, empty or non-regular token file (a FIFO) is an error now, not at each push */
 	if (c->token_file && *c->token_file) {
 		char token[4096];
 		int e = agent_push_read_token(c->token_file, token, sizeof(token));
@@ -423,6 +426,29 @@ static int check_push(const struct agent_config *c, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* What the push sends must fit its buffers: refuse at start, not drop every profile later. */
+static int check_push(const struct agent_config *c, char *err, size_t errlen)
+{
+	char host[256] = "", name[AGENT_PUSH_NAME_MAX];
+	const char *app = c->app_name && *c->app_name ? c->app_name : "cfiprof";
+
+	if (!plain_value(app, AGENT_LABEL_MAX)) {
+		snprintf(err, errlen, "invalid service-name '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
+			 app, AGENT_LABEL_MAX);
+		return -1;
+	}
+	if (c->hostname && *c->hostname)
+		snprintf(host, sizeof(host), "%s", c->hostname);
+	else
+		gethostname(host, sizeof(host) - 1);
+	if (agent_push_name(app, host, c->labels, name, sizeof(name))) {
+		snprintf(err, errlen, "service-name, hostname and labels make a push name over %d bytes",
+			 AGENT_PUSH_NAME_MAX - 1);
+		return -1;
+	}
+	return check_auth(c, err, errlen);
 }
 
 int agent_labels_omitted(const char *list, uint32_t *omitted)
@@ -459,19 +485,18 @@ int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 {
 	uint32_t omitted;
 
-	if (!(c->output_dir && *c->output_dir) && !(c->push_url && *c->push_url)) {
-		snprintf(err, errlen, "nothing to do: give --output-dir, --push or both");
+	if (!(c->output_dir && *c->output_dir) && !(c->push_url && *c->push_url) &&
+	    !(c->otlp_url && *c->otlp_url)) {
+		snprintf(err, errlen, "nothing to do: give --output-dir, --push, --otlp or several");
 		return -1;
 	}
 	if (c->log_level && alog_parse_level(c->log_level) < 0) {
 		snprintf(err, errlen, "invalid log-level '%s'", c->log_level);
 		return -1;
 	}
-	if (c->push_url && *c->push_url && strncmp(c->push_url, "http://", 7) &&
-	    strncmp(c->push_url, "https://", 8)) {
-		snprintf(err, errlen, "invalid push URL '%s' (http:// or https://)", c->push_url);
+	if (check_url(c->push_url, "push", err, errlen) ||
+	    check_url(c->otlp_url, "otlp", err, errlen))
 		return -1;
-	}
 	if (c->hostname && *c->hostname && !plain_value(c->hostname, AGENT_LABEL_MAX)) {
 		snprintf(err, errlen, "invalid hostname '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
 			 c->hostname, AGENT_LABEL_MAX);
@@ -506,6 +531,8 @@ int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 	/* a bad address is a mistake to refuse now; a taken port is retried while sampling */
 	if (c->metrics_addr && *c->metrics_addr && strcmp(c->metrics_addr, "off") &&
 	    http_addr_check(c->metrics_addr, err, errlen))
+		return -1;
+	if (c->otlp_url && *c->otlp_url && check_auth(c, err, errlen))
 		return -1;
 	return c->push_url && *c->push_url ? check_push(c, err, errlen) : 0;
 }

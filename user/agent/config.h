@@ -54,6 +54,7 @@ struct agent_config {
 	char *output_dir;
 	double retain_age;
 	uint64_t retain_bytes;
+	char *otlp_url; /* --otlp: OTLP/HTTP receiver */
 	char *push_url, *app_name, *labels, *tenant, *token_file, *spool_dir;
 	char *sample_labels; /* --sample-labels; NULL: AGENT_SAMPLE_LABELS_DEFAULT */
 	uint32_t max_services; /* distinct services an interval pushes; the rest are "other" */

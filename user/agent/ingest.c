@@ -112,45 +112,19 @@ int agent_push_name(const char *app_name, const char *hostname, const char *labe
 	return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
-enum push_result ingest_post(CURL *h, const struct agent_push_config *c, const char *service,
-			     uint64_t from_ns, uint64_t until_ns, const char *data, size_t len,
-			     long *status, char *why, size_t whylen)
+/*
+ * Adds the tenant (X-Scope-OrgID, as Pyroscope, Mimir and the Collector's
+ * headers_setter take it) and the bearer token of c to hdrs; false with why
+ * when the token file cannot be read.
+ */
+static bool auth_headers(const struct agent_push_config *c, struct curl_slist **hdrs, char *why,
+			 size_t whylen)
 {
-	struct curl_slist *hdrs = NULL;
-	char name[AGENT_PUSH_NAME_MAX], url[4096], hdr[4352], token[4096];
-	struct response resp = {0};
-	uint64_t from = from_ns / 1000000000ull, until = until_ns / 1000000000ull;
-	size_t ul = strlen(c->url);
-	enum push_result r = PUSH_RETRY;
-	char *esc = NULL;
-	CURLcode cc;
+	char hdr[4352], token[4096];
 
-	*status = 0;
-	why[0] = 0;
-	if (until <= from)
-		until = from + 1;
-	if (agent_push_name(service[0] ? service : c->app_name, c->hostname, c->labels, name,
-			    sizeof(name))) {
-		snprintf(why, whylen, "name too long");
-		return PUSH_DROP;
-	}
-	esc = curl.easy_escape(h, name, 0);
-	if (!esc) {
-		snprintf(why, whylen, "out of memory");
-		return PUSH_RETRY;
-	}
-	while (ul && c->url[ul - 1] == '/')
-		ul--;
-	/* a URL that already ends in /ingest is taken as the endpoint itself */
-	snprintf(url, sizeof(url), "%.*s%s?name=%s&from=%" PRIu64 "&until=%" PRIu64 "&format=pprof",
-		 (int)ul, c->url,
-		 ul >= 7 && !strncmp(c->url + ul - 7, "/ingest", 7) ? "" : "/ingest", esc, from,
-		 until);
-	curl.free(esc);
-	hdrs = curl.slist_append(hdrs, "Content-Type: application/octet-stream");
 	if (c->tenant) {
 		snprintf(hdr, sizeof(hdr), "X-Scope-OrgID: %s", c->tenant);
-		hdrs = curl.slist_append(hdrs, hdr);
+		*hdrs = curl.slist_append(*hdrs, hdr);
 	}
 	if (c->token_file) {
 		int err = agent_push_read_token(c->token_file, token, sizeof(token));
@@ -158,13 +132,25 @@ enum push_result ingest_post(CURL *h, const struct agent_push_config *c, const c
 		if (err) {
 			snprintf(why, whylen, "cannot read token file %s: %s", c->token_file,
 				 strerror(-err));
-			goto out;
+			return false;
 		}
 		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", token);
-		hdrs = curl.slist_append(hdrs, hdr);
+		*hdrs = curl.slist_append(*hdrs, hdr);
 	}
 	/* no "Expect: 100-continue" round trip for bodies over 1 KiB */
-	hdrs = curl.slist_append(hdrs, "Expect:");
+	*hdrs = curl.slist_append(*hdrs, "Expect:");
+	return true;
+}
+
+/* POSTs data to url with hdrs (freed here); see ingest_post. */
+static enum push_result post(CURL *h, const struct agent_push_config *c, const char *url,
+			     struct curl_slist *hdrs, const char *data, size_t len, long *status,
+			     char *why, size_t whylen)
+{
+	struct response resp = {0};
+	enum push_result r = PUSH_RETRY;
+	CURLcode cc;
+
 	curl.easy_reset(h);
 	curl.easy_setopt(h, CURLOPT_URL, url);
 	curl.easy_setopt(h, CURLOPT_POST, 1L);
@@ -201,4 +187,75 @@ enum push_result ingest_post(CURL *h, const struct agent_push_config *c, const c
 out:
 	curl.slist_free_all(hdrs);
 	return r;
+}
+
+/* The URL without its trailing slashes: its length. */
+static size_t url_len(const char *url)
+{
+	size_t ul = strlen(url);
+
+	while (ul && url[ul - 1] == '/')
+		ul--;
+	return ul;
+}
+
+enum push_result ingest_post(CURL *h, const struct agent_push_config *c, const char *service,
+			     uint64_t from_ns, uint64_t until_ns, const char *data, size_t len,
+			     long *status, char *why, size_t whylen)
+{
+	struct curl_slist *hdrs = NULL;
+	char name[AGENT_PUSH_NAME_MAX], url[4096];
+	uint64_t from = from_ns / 1000000000ull, until = until_ns / 1000000000ull;
+	size_t ul = url_len(c->url);
+	char *esc = NULL;
+
+	*status = 0;
+	why[0] = 0;
+	if (until <= from)
+		until = from + 1;
+	if (agent_push_name(service[0] ? service : c->app_name, c->hostname, c->labels, name,
+			    sizeof(name))) {
+		snprintf(why, whylen, "name too long");
+		return PUSH_DROP;
+	}
+	esc = curl.easy_escape(h, name, 0);
+	if (!esc) {
+		snprintf(why, whylen, "out of memory");
+		return PUSH_RETRY;
+	}
+	/* a URL that already ends in /ingest is taken as the endpoint itself */
+	snprintf(url, sizeof(url), "%.*s%s?name=%s&from=%" PRIu64 "&until=%" PRIu64 "&format=pprof",
+		 (int)ul, c->url,
+		 ul >= 7 && !strncmp(c->url + ul - 7, "/ingest", 7) ? "" : "/ingest", esc, from,
+		 until);
+	curl.free(esc);
+	hdrs = curl.slist_append(hdrs, "Content-Type: application/octet-stream");
+	if (!auth_headers(c, &hdrs, why, whylen)) {
+		curl.slist_free_all(hdrs);
+		return PUSH_RETRY;
+	}
+	return post(h, c, url, hdrs, data, len, status, why, whylen);
+}
+
+enum push_result otlp_post(CURL *h, const struct agent_push_config *c, const char *data, size_t len,
+			   long *status, char *why, size_t whylen)
+{
+	static const char path[] = "/v1development/profiles";
+	struct curl_slist *hdrs = NULL;
+	size_t ul = url_len(c->url), pl = sizeof(path) - 1;
+	char url[4096];
+
+	*status = 0;
+	why[0] = 0;
+	/* a URL that already ends in the signal's path is taken as the endpoint itself */
+	snprintf(url, sizeof(url), "%.*s%s", (int)ul, c->url,
+		 ul >= pl && !strncmp(c->url + ul - pl, path, pl) ? "" : path);
+	/* OTLP/HTTP's binary encoding, gzip'd as its receivers all accept */
+	hdrs = curl.slist_append(hdrs, "Content-Type: application/x-protobuf");
+	hdrs = curl.slist_append(hdrs, "Content-Encoding: gzip");
+	if (!auth_headers(c, &hdrs, why, whylen)) {
+		curl.slist_free_all(hdrs);
+		return PUSH_RETRY;
+	}
+	return post(h, c, url, hdrs, data, len, status, why, whylen);
 }

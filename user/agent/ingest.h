@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * One profile sent to a Pyroscope-compatible backend's /ingest over HTTP
- * (libcurl, loaded on first use: common/dynlib.h), and what the request is
- * made of: the application name with its labels, the bearer token.  The
- * pusher thread and its spool are push.c's.
+ * One profile sent over HTTP (libcurl, loaded on first use:
+ * common/dynlib.h): to a Pyroscope-compatible backend's /ingest, or to an
+ * OTLP/HTTP receiver; and what the request is made of: the application name
+ * with its labels, the tenant, the bearer token.  The pusher thread and its
+ * spool are push.c's.
  */
 #ifndef CFIPROF_AGENT_INGEST_H
 #define CFIPROF_AGENT_INGEST_H
@@ -37,5 +38,12 @@ void ingest_handle_free(CURL *h);
 enum push_result ingest_post(CURL *h, const struct agent_push_config *c, const char *service,
 			     uint64_t from_ns, uint64_t until_ns, const char *data, size_t len,
 			     long *status, char *why, size_t whylen);
+
+/*
+ * POSTs an OTLP ExportProfilesServiceRequest (data, len bytes, gzipped) to
+ * c->url/v1development/profiles, with c's tenant and token; as ingest_post.
+ */
+enum push_result otlp_post(CURL *h, const struct agent_push_config *c, const char *data, size_t len,
+			   long *status, char *why, size_t whylen);
 
 #endif

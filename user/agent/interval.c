@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "user/agent/agent.h"
 #include "user/agent/interval_files.h"
 #include "user/agent/log.h"
+#include "user/output/otlp.h"
 #include "user/output/pprof.h"
 #include "user/profile/profile.h"
 #include "user/profile/frame_names.h"
@@ -178,6 +180,62 @@ static void fold_services(struct agent *a, struct profile *p, char *note, size_t
 	}
 }
 
+/* data gzipped into *out (malloc'd); 0 or -1. */
+static int gzip_buffer(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len)
+{
+	z_stream zs = {0};
+	size_t cap;
+	int ret;
+
+	/* windowBits 15 + 16: a gzip header and trailer, what Content-Encoding: gzip means */
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return -1;
+	/* deflateBound leaves out the gzip header and trailer: 18 bytes */
+	cap = deflateBound(&zs, len) + 18;
+	*out = malloc(cap);
+	if (!*out) {
+		deflateEnd(&zs);
+		return -1;
+	}
+	zs.next_in = (uint8_t *)data;
+	zs.avail_in = (uInt)len;
+	zs.next_out = *out;
+	zs.avail_out = (uInt)cap;
+	ret = deflate(&zs, Z_FINISH);
+	*out_len = cap - zs.avail_out;
+	deflateEnd(&zs);
+	if (ret != Z_STREAM_END) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The interval as one OTLP message (every service a resource of its own,
+ * so no split by service), gzipped and spooled for --otlp; 1 when it cannot
+ * be encoded (logged), else 0.
+ */
+static int otlp_enqueue(struct agent *a, const struct profile *p, uint64_t until_ns)
+{
+	struct pbuf msg = {0};
+	uint8_t *gz = NULL;
+	size_t gz_len = 0;
+	int err;
+
+	err = otlp_encode(p, &msg) || gzip_buffer(msg.data, msg.len, &gz, &gz_len);
+	pb_free(&msg);
+	if (err) {
+		alog(ALOG_ERROR, "cannot encode the interval as OTLP", NULL);
+		return 1;
+	}
+	agent_push_enqueue(a->otlp, a->from_ns, until_ns, NULL, gz, gz_len);
+	free(gz);
+	return 0;
+}
+
 /* Symbolizes one interval and writes / spools it.  iv is the interval's aggregator. */
 void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until_ns)
 {
@@ -251,6 +309,8 @@ void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until
 	if (!err && a->push)
 		add(&a->ctr.write_errors, agent_push_profile(a->push, &p, info.service_by_process,
 							     a->from_ns, until_ns, gz, gz_len));
+	if (!err && a->otlp)
+		add(&a->ctr.write_errors, (uint64_t)otlp_enqueue(a, &p, until_ns));
 	profile_free(&p);
 	/*
 	 * symbolized: processes that exited can go, so churn does not grow

@@ -591,11 +591,37 @@ static void render_tracker(struct session *s, FILE *f)
 	       (double)tr.queue_dropped);
 }
 
+/*
+ * A pusher's delivery: cfiprof_PREFIXpush_* and cfiprof_PREFIXspool_*
+ * ("" for --push, "otlp_" for --otlp); nothing when it is off.
+ */
+static void render_push(FILE *f, struct agent_push *ap, const char *prefix, const char *sent)
+{
+	struct agent_push_stats ps;
+	char name[64];
+
+	if (!ap)
+		return;
+	agent_push_get_stats(ap, &ps);
+	snprintf(name, sizeof(name), "cfiprof_%spush_successes_total", prefix);
+	metric(f, name, "counter", sent, (double)ps.successes);
+	snprintf(name, sizeof(name), "cfiprof_%spush_failures_total", prefix);
+	metric(f, name, "counter", "Push attempts that failed (retried or dropped).",
+	       (double)ps.failures);
+	snprintf(name, sizeof(name), "cfiprof_%spush_dropped_total", prefix);
+	metric(f, name, "counter",
+	       "Profiles dropped: spool bound, write error or rejected by the backend.",
+	       (double)ps.dropped);
+	snprintf(name, sizeof(name), "cfiprof_%sspool_bytes", prefix);
+	metric(f, name, "gauge", "Bytes of profiles waiting in the spool.", (double)ps.spool_bytes);
+	snprintf(name, sizeof(name), "cfiprof_%sspool_files", prefix);
+	metric(f, name, "gauge", "Profiles waiting in the spool.", (double)ps.spool_files);
+}
+
 /* The agent's own work: intervals written and pushed. */
 static void render_intervals(const struct agent_metrics_src *src, FILE *f)
 {
 	struct session *s = src->s;
-	struct agent_push_stats ps;
 	uint64_t agg_stacks;
 
 	pthread_mutex_lock(&s->agg_lock);
@@ -631,20 +657,8 @@ static void render_intervals(const struct agent_metrics_src *src, FILE *f)
 	metric(f, "cfiprof_services_folded_samples_total", "counter",
 	       "Samples of the services folded into \"other\".",
 	       (double)rd(&src->ctr->services_folded_samples));
-	if (src->push) {
-		agent_push_get_stats(src->push, &ps);
-		metric(f, "cfiprof_push_successes_total", "counter", "Profiles pushed.",
-		       (double)ps.successes);
-		metric(f, "cfiprof_push_failures_total", "counter",
-		       "Push attempts that failed (retried or dropped).", (double)ps.failures);
-		metric(f, "cfiprof_push_dropped_total", "counter",
-		       "Profiles dropped: spool bound, write error or rejected by the backend.",
-		       (double)ps.dropped);
-		metric(f, "cfiprof_spool_bytes", "gauge", "Bytes of profiles waiting in the spool.",
-		       (double)ps.spool_bytes);
-		metric(f, "cfiprof_spool_files", "gauge", "Profiles waiting in the spool.",
-		       (double)ps.spool_files);
-	}
+	render_push(f, src->push, "", "Profiles pushed.");
+	render_push(f, src->otlp, "otlp_", "Profiles sent to the OTLP receiver (--otlp).");
 	metric(f, "cfiprof_kernel_map_bytes", "gauge", "Kernel memory of the agent's BPF maps.",
 	       (double)agent_kernel_map_bytes());
 }

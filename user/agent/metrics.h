@@ -27,6 +27,7 @@ struct agent_counters {
 struct agent_metrics_src {
 	struct session *s;
 	struct agent_push *push; /* NULL when not pushing */
+	struct agent_push *otlp; /* NULL without --otlp */
 	struct agent_counters *ctr;
 	double start;	   /* monotonic seconds */
 	double start_unix; /* process_start_time_seconds: when the agent started */

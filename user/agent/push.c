@@ -50,6 +50,12 @@ struct agent_push {
 	unsigned int seed;
 };
 
+/* Where this pusher sends, for its log lines: both may run at once. */
+static const char *push_to(const struct agent_push *ap)
+{
+	return ap->cfg.kind == AGENT_PUSH_OTLP ? "otlp" : "pyroscope";
+}
+
 static void spool_name(const struct spool_entry *e, char *buf, size_t len)
 {
 	/* zero-padded: the directory listing sorts in delivery order */
@@ -317,8 +323,10 @@ static void *pusher_main(void *arg)
 			snprintf(why, sizeof(why), "cannot read %s: %s", name,
 				 err == -EINVAL ? "not a regular file" : strerror(-err));
 		} else {
-			r = ingest_post(h, &cfg, e.service, e.from_ns, e.until_ns, data, len,
-					&status, why, sizeof(why));
+			r = cfg.kind == AGENT_PUSH_OTLP
+				? otlp_post(h, &cfg, data, len, &status, why, sizeof(why))
+				: ingest_post(h, &cfg, e.service, e.from_ns, e.until_ns, data, len,
+					      &status, why, sizeof(why));
 			free(data);
 		}
 		cfg_free(&cfg);
@@ -330,8 +338,8 @@ static void *pusher_main(void *arg)
 			ap->st.last_success_unix = (uint64_t)time(NULL);
 			if (ap->consecutive_failures)
 				alog(ALOG_INFO, "push recovered",
-				     "after_failures=%u spool_files=%" PRIu64,
-				     ap->consecutive_failures, ap->st.spool_files - 1);
+				     "after_failures=%u spool_files=%" PRIu64 " to=%s",
+				     ap->consecutive_failures, ap->st.spool_files - 1, push_to(ap));
 			ap->consecutive_failures = 0;
 			alog(ALOG_DEBUG, "pushed", "file=%s bytes=%" PRIu64 " status=%ld", name,
 			     e.bytes, status);
@@ -341,8 +349,8 @@ static void *pusher_main(void *arg)
 		if (r == PUSH_DROP) {
 			ap->st.dropped++;
 			ap->st.dropped_bytes += e.bytes;
-			alog(ALOG_ERROR, "push rejected, profile dropped", "file=%s why=%s", name,
-			     alog_quote(why, (char[300]){0}, 300));
+			alog(ALOG_ERROR, "push rejected, profile dropped", "file=%s why=%s to=%s",
+			     name, alog_quote(why, (char[300]){0}, 300), push_to(ap));
 		}
 		if (r != PUSH_RETRY) {
 			unlink(path);
@@ -356,9 +364,9 @@ static void *pusher_main(void *arg)
 
 			alog(ALOG_WARN, "push failed, will retry",
 			     "why=%s retry_in=%.2fs failures=%u spool_files=%" PRIu64
-			     " spool_bytes=%" PRIu64,
+			     " spool_bytes=%" PRIu64 " to=%s",
 			     alog_quote(why, (char[300]){0}, 300), d, ap->consecutive_failures,
-			     ap->st.spool_files, ap->st.spool_bytes);
+			     ap->st.spool_files, ap->st.spool_bytes, push_to(ap));
 			wait_until(ap, mono_sec() + d);
 		}
 		/* the bound may have been passed while this one was in flight */
@@ -455,15 +463,24 @@ void agent_push_get_stats(struct agent_push *ap, struct agent_push_stats *out)
 	pthread_mutex_unlock(&ap->lock);
 }
 
-void agent_push_stop(struct agent_push *ap, double grace, struct agent_push_stats *final)
+void agent_push_begin_stop(struct agent_push *ap, double grace)
 {
 	if (!ap)
 		return;
 	pthread_mutex_lock(&ap->lock);
-	ap->stopping = true;
-	ap->stop_deadline = mono_sec() + grace;
+	if (!ap->stopping) {
+		ap->stopping = true;
+		ap->stop_deadline = mono_sec() + grace;
+	}
 	pthread_cond_broadcast(&ap->cond);
 	pthread_mutex_unlock(&ap->lock);
+}
+
+void agent_push_stop(struct agent_push *ap, double grace, struct agent_push_stats *final)
+{
+	if (!ap)
+		return;
+	agent_push_begin_stop(ap, grace);
 	if (ap->started)
 		pthread_join(ap->thread, NULL);
 	if (ap->nr)

@@ -6,7 +6,9 @@
  * spool first and one thread delivers the spool oldest first, so profiles
  * reach the backend in order, survive a restart, and a backend outage costs
  * only disk space up to --spool-max-bytes; beyond that the oldest profiles
- * are dropped, counted and logged.
+ * are dropped, counted and logged.  The same thread and spool deliver OTLP
+ * (agent_push_config's kind): POST URL/v1development/profiles, one gzipped
+ * ExportProfilesServiceRequest per interval (ingest.h).
  */
 #ifndef CFIPROF_AGENT_PUSH_H
 #define CFIPROF_AGENT_PUSH_H
@@ -15,7 +17,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Where a pusher sends: Pyroscope's /ingest (pprof), or an OTLP/HTTP receiver. */
+enum agent_push_kind { AGENT_PUSH_PYROSCOPE = 0, AGENT_PUSH_OTLP };
+
 struct agent_push_config {
+	enum agent_push_kind kind;
 	const char *url, *app_name, *labels, *hostname, *tenant, *token_file, *spool_dir;
 	double timeout, backoff_max;
 	uint64_t spool_max_bytes;
@@ -73,9 +79,12 @@ int agent_push_profile(struct agent_push *ap, const struct profile *p, bool by_s
 		       uint64_t from_ns, uint64_t until_ns, const void *gz, size_t gz_len);
 void agent_push_get_stats(struct agent_push *ap, struct agent_push_stats *out);
 /*
- * Keeps delivering for at most grace seconds, then stops and frees ap; what is
- * left stays spooled for the next start.  final (if not NULL) gets the last stats.
+ * Keeps delivering for at most grace seconds (from agent_push_begin_stop's
+ * call, if that came first), then stops and frees ap; what is left stays
+ * spooled for the next start.  final (if not NULL) gets the last stats.
  */
 void agent_push_stop(struct agent_push *ap, double grace, struct agent_push_stats *final);
+/* Starts the grace of a stop without waiting: two pushers stopped at once share it. */
+void agent_push_begin_stop(struct agent_push *ap, double grace);
 
 #endif

@@ -130,16 +130,31 @@ static const char *spool_dir(const struct agent_config *c, char *buf, size_t len
 	return DEFAULT_SPOOL;
 }
 
-static struct agent_push_config push_config(const struct agent *a, char *buf, size_t len)
+/*
+ * The settings of the Pyroscope pusher, or of the OTLP one: the same spool
+ * bounds and retries, its own directory (OTLP's in the spool's otlp/, which
+ * the other's listing passes over) so that neither sends the other's files.
+ */
+static struct agent_push_config push_config(const struct agent *a, enum agent_push_kind kind,
+					    char *buf, size_t len)
 {
+	const char *dir = spool_dir(&a->cfg, buf, len);
+
+	if (kind == AGENT_PUSH_OTLP) {
+		if (dir != buf)
+			snprintf(buf, len, "%s", dir);
+		snprintf(buf + strlen(buf), len - strlen(buf), "/otlp");
+		dir = buf;
+	}
 	return (struct agent_push_config){
-	    .url = a->cfg.push_url,
+	    .kind = kind,
+	    .url = kind == AGENT_PUSH_OTLP ? a->cfg.otlp_url : a->cfg.push_url,
 	    .app_name = a->cfg.app_name,
 	    .labels = a->cfg.labels,
 	    .hostname = a->hostname,
 	    .tenant = a->cfg.tenant,
 	    .token_file = a->cfg.token_file,
-	    .spool_dir = spool_dir(&a->cfg, buf, len),
+	    .spool_dir = dir,
 	    .timeout = a->cfg.push_timeout,
 	    .backoff_max = a->cfg.backoff_max,
 	    .spool_max_bytes = a->cfg.spool_max_bytes,
@@ -199,6 +214,12 @@ static void reload(struct agent *a)
 		n.push_url = a->cfg.push_url;
 		a->cfg.push_url = NULL;
 	}
+	if (!!(n.otlp_url && *n.otlp_url) != !!a->otlp) {
+		alog(ALOG_WARN, "turning otlp on or off needs a restart", NULL);
+		free(n.otlp_url);
+		n.otlp_url = a->cfg.otlp_url;
+		a->cfg.otlp_url = NULL;
+	}
 	if (n.log_file != a->cfg.log_file &&
 	    strcmp(n.log_file ? n.log_file : "", a->cfg.log_file ? a->cfg.log_file : ""))
 		alog_open(n.log_file);
@@ -212,8 +233,12 @@ static void reload(struct agent *a)
 	if (a->cfg.hostname && *a->cfg.hostname)
 		snprintf(a->hostname, sizeof(a->hostname), "%s", a->cfg.hostname);
 	if (a->push) {
-		pc = push_config(a, sbuf, sizeof(sbuf));
+		pc = push_config(a, AGENT_PUSH_PYROSCOPE, sbuf, sizeof(sbuf));
 		agent_push_configure(a->push, &pc);
+	}
+	if (a->otlp) {
+		pc = push_config(a, AGENT_PUSH_OTLP, sbuf, sizeof(sbuf));
+		agent_push_configure(a->otlp, &pc);
 	}
 	alog(ALOG_INFO, "config reloaded",
 	     "config=%s interval=%.3fs output_dir=%s push=%s labels=%s",
@@ -229,7 +254,8 @@ static void reload(struct agent *a)
  */
 static void metrics_try(struct agent *a)
 {
-	struct agent_metrics_src src = {&a->s, a->push, &a->ctr, a->s.start, a->started_unix};
+	struct agent_metrics_src src = {&a->s,	 a->push,    a->otlp,
+					&a->ctr, a->s.start, a->started_unix};
 	double wait = a->cfg.interval < METRICS_RETRY_MAX ? a->cfg.interval : METRICS_RETRY_MAX;
 	char err[256], q[320];
 	uint64_t n;
@@ -308,12 +334,13 @@ static void log_started(struct agent *a, const char *metrics)
 	alog(ALOG_INFO, "agent started",
 	     "pid=%d hostname=%s freq=%u interval=%.3fs kernel=%s max_stacks=%" PRIu64
 	     " table_rows=%u max_table_bytes=%" PRIu64 " max_processes=%u output_dir=%s push=%s"
-	     " spool_dir=%s metrics=%s bpf_loop=%s",
+	     " otlp=%s spool_dir=%s metrics=%s bpf_loop=%s",
 	     getpid(), a->hostname, a->cfg.freq, a->cfg.interval,
 	     a->cfg.user_only ? "false" : "true", a->cfg.max_stacks, a->cfg.table_rows,
 	     a->cfg.max_table_bytes, a->cfg.max_processes,
 	     a->cfg.output_dir ? a->cfg.output_dir : "-", a->cfg.push_url ? a->cfg.push_url : "-",
-	     a->push ? spool_dir(&a->cfg, sbuf, sizeof(sbuf)) : "-", metrics,
+	     a->cfg.otlp_url ? a->cfg.otlp_url : "-",
+	     a->push || a->otlp ? spool_dir(&a->cfg, sbuf, sizeof(sbuf)) : "-", metrics,
 	     a->s.ld.uses_bpf_loop ? "true" : "false");
 }
 
@@ -325,7 +352,7 @@ struct stop_times {
 };
 
 static void log_stopped(struct agent *a, const char *reason, const struct agent_push_stats *ps,
-			const struct stop_times *st)
+			const struct agent_push_stats *os, const struct stop_times *st)
 {
 	uint64_t c[CNT_MAX] = {0};
 
@@ -335,13 +362,16 @@ static void log_stopped(struct agent *a, const char *reason, const struct agent_
 	     "reason=%s intervals=%" PRIu64 " profile_samples=%" PRIu64 " overflow=%" PRIu64
 	     " bpf_samples=%" PRIu64 " bpf_written=%" PRIu64 " lost=%" PRIu64 " malformed=%" PRIu64
 	     " events_lost=%" PRIu64 " push_successes=%" PRIu64 " push_failures=%" PRIu64
-	     " push_dropped=%" PRIu64 " spool_files=%" PRIu64 " rss_bytes=%" PRIu64
+	     " push_dropped=%" PRIu64 " spool_files=%" PRIu64 " otlp_successes=%" PRIu64
+	     " otlp_failures=%" PRIu64 " otlp_dropped=%" PRIu64 " otlp_spool_files=%" PRIu64
+	     " rss_bytes=%" PRIu64
 	     " cpu_seconds=%.3f uptime=%.3fs stop_ms=%.1f stop_session_ms=%.1f stop_flush_ms=%.1f"
 	     " stop_push_ms=%.1f",
 	     reason, a->ctr.intervals, a->ctr.profile_samples, a->ctr.profile_overflow,
 	     c[CNT_SAMPLES], c[CNT_WRITTEN], c[CNT_LOST_RINGBUF], a->ctr.profile_malformed,
 	     c[CNT_EVENTS_LOST], ps->successes, ps->failures, ps->dropped, ps->spool_files,
-	     agent_rss_bytes(), agent_cpu_seconds(), mono_sec() - a->s.start,
+	     os->successes, os->failures, os->dropped, os->spool_files, agent_rss_bytes(),
+	     agent_cpu_seconds(), mono_sec() - a->s.start,
 	     (st->session + st->flush + st->push) * 1e3, st->session * 1e3, st->flush * 1e3,
 	     st->push * 1e3);
 }
@@ -376,10 +406,10 @@ static error_t parse_opt_c(int key, char *arg, struct argp_state *state)
  */
 static void agent_stop(struct agent *a)
 {
-	struct agent_push_stats ps = {0};
+	struct agent_push_stats ps = {0}, os = {0};
 	struct stop_times st = {0};
 	const char *reason = session_stop_requested ? "signal" : "duration";
-	double t;
+	double t, grace;
 
 	agent_sd_notify("STOPPING=1");
 	t = mono_sec();
@@ -391,13 +421,17 @@ static void agent_stop(struct agent *a)
 	a->metrics = NULL;
 	st.flush = mono_sec() - t;
 	t = mono_sec();
-	agent_push_stop(a->push,
-			a->cfg.push_timeout < STOP_PUSH_GRACE_MAX ? a->cfg.push_timeout
-								  : STOP_PUSH_GRACE_MAX,
-			&ps);
+	grace =
+	    a->cfg.push_timeout < STOP_PUSH_GRACE_MAX ? a->cfg.push_timeout : STOP_PUSH_GRACE_MAX;
+	/* both deliver within one grace */
+	agent_push_begin_stop(a->otlp, grace);
+	agent_push_begin_stop(a->push, grace);
+	agent_push_stop(a->otlp, grace, &os);
+	a->otlp = NULL;
+	agent_push_stop(a->push, grace, &ps);
 	a->push = NULL;
 	st.push = mono_sec() - t;
-	log_stopped(a, reason, &ps, &st);
+	log_stopped(a, reason, &ps, &os, &st);
 }
 
 /*
@@ -515,9 +549,15 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (a.cfg.push_url && *a.cfg.push_url) {
 		/* before sampling starts: what a previous run spooled goes out first */
-		pc = push_config(&a, sbuf, sizeof(sbuf));
+		pc = push_config(&a, AGENT_PUSH_PYROSCOPE, sbuf, sizeof(sbuf));
 		a.push = agent_push_start(&pc);
 		if (!a.push)
+			goto out;
+	}
+	if (a.cfg.otlp_url && *a.cfg.otlp_url) {
+		pc = push_config(&a, AGENT_PUSH_OTLP, sbuf, sizeof(sbuf));
+		a.otlp = agent_push_start(&pc);
+		if (!a.otlp)
 			goto out;
 	}
 	if (session_opts_from_config(&a, &so))
@@ -574,6 +614,7 @@ int cmd_agent(int argc, char **argv)
 out:
 	agent_metrics_stop(a.metrics);
 	agent_push_stop(a.push, 0, NULL);
+	agent_push_stop(a.otlp, 0, NULL);
 	if (a.session_started)
 		session_free(&a.s);
 	if (a.stats_fd > 0)

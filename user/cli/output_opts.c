@@ -96,7 +96,8 @@ static error_t parse_output(int key, char *arg, struct argp_state *state)
 
 bool output_needs_lines(const struct output_opts *o)
 {
-	return o->format == OUT_PPROF || !o->view.no_inline || o->view.lines;
+	return o->format == OUT_PPROF || o->format == OUT_OTLP || !o->view.no_inline ||
+	       o->view.lines;
 }
 
 const struct argp output_argp = {output_options, parse_output, NULL, NULL, NULL, NULL, NULL};

@@ -22,6 +22,7 @@
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/sym_cache.h"
 #include "user/output/format.h"
+#include "user/output/otlp_read.h"
 #include "user/output/output_file.h"
 #include "user/track/proc_tracker.h"
 #include "user/profile/recording.h"
@@ -157,6 +158,28 @@ static int write_report(struct output_file *of, struct profile *prof)
 	return 0;
 }
 
+/*
+ * An OTLP profiles file (.otlp.pb, what record -f otlp writes) in any
+ * format: its names are resolved already, nothing is symbolized again.
+ */
+static int report_otlp(FILE *in, struct output_file *of)
+{
+	struct profile prof;
+	char err[256];
+	int ret;
+
+	if (otlp_read_file(in, &prof, err, sizeof(err))) {
+		fprintf(stderr, "cfiprof: %s: %s\n", args.input, err);
+		if (args.out.path)
+			output_abort(of);
+		return 1;
+	}
+	ret = write_report(of, &prof) ? 1 : 0;
+	fprintf(stderr, "cfiprof: %" PRIu64 " samples, %zu stacks\n", prof.total, prof.nr_samples);
+	profile_free(&prof);
+	return ret;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct argp_child children[] = {
@@ -166,7 +189,8 @@ int cmd_report(int argc, char **argv)
 	    parse_opt,
 	    "[FILE]",
 	    "Render a recording kept by 'cfiprof record' (FILE, default " RECORDING_DEFAULT_PATH
-	    "; -: standard input), symbolizing it again from the files it names.",
+	    "; -: standard input), symbolizing it again from the files it names; or an OTLP "
+	    "profiles file (FILE.otlp.pb, as -f otlp writes it).",
 	    children,
 	    NULL,
 	    NULL};
@@ -234,6 +258,12 @@ int cmd_report(int argc, char **argv)
 		if (args.out.path)
 			output_abort(&of);
 		return 1;
+	}
+	if (in != stdin && output_format_from_path(args.input) == OUT_OTLP) {
+		ret = report_otlp(in, &of);
+		fclose(in);
+		ksyms_free(ks);
+		return ret;
 	}
 	syms = sym_cache_new();
 	if (syms && args.sym.debuginfod) {

@@ -8,6 +8,7 @@
 #include "user/output/folded.h"
 #include "user/output/perf_script.h"
 #include "user/output/format.h"
+#include "user/output/otlp.h"
 #include "user/output/pprof.h"
 #include "user/output/speedscope.h"
 #include "user/output/text_report.h"
@@ -86,11 +87,13 @@ int output_write(FILE *f, struct profile *p, enum out_format fmt, const char *ti
 {
 	static const struct prof_view shown;
 
-	if (fmt != OUT_PPROF && profile_apply_view(p, v ? v : &shown))
+	if (fmt != OUT_PPROF && fmt != OUT_OTLP && profile_apply_view(p, v ? v : &shown))
 		return -1;
 	switch (fmt) {
 	case OUT_PPROF:
 		return pprof_write(f, p);
+	case OUT_OTLP:
+		return otlp_write(f, p);
 	case OUT_SVG:
 		return svg_write(f, p, title);
 	case OUT_TEXT:

@@ -12,10 +12,12 @@
  * suffixes of -o that choose it, space-separated, longest first where one
  * ends another.  The enum, -f's parser and help, the extension rule, `cfiprof
  * list --formats` (which the bash completion reads) and the error for an
- * unknown name all come from it; each format's writer is in format.c.
+ * unknown name all come from it; each format's writer is in format.c.  An
+ * extension another format's ends (".otlp.pb", ".pb") comes first.
  */
 #define CFI_OUT_FORMATS(X)                                                                         \
 	X(OUT_FOLDED, "folded", ".folded .collapsed")                                              \
+	X(OUT_OTLP, "otlp", ".otlp.pb")                                                            \
 	X(OUT_PPROF, "pprof", ".pb.gz .pprof .pb")                                                 \
 	X(OUT_SVG, "svg", ".svg")                                                                  \
 	X(OUT_TEXT, "text", ".txt")                                                                \
@@ -43,7 +45,7 @@ const char *output_format_name(enum out_format fmt);
 /* "folded, pprof, ...": every name, for messages. */
 const char *output_format_names(void);
 /*
- * Writes @p as @fmt; every format but pprof shows it through @v (NULL: the
+ * Writes @p as @fmt; every format but pprof and otlp shows it through @v (NULL: the
  * default view), which rewrites @p's samples (profile_apply_view).
  */
 int output_write(FILE *f, struct profile *p, enum out_format fmt, const char *title,

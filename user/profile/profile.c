@@ -660,6 +660,13 @@ char *prof_loc_label(const struct prof_location *l)
 	return s;
 }
 
+int profile_init(struct profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->priv = calloc(1, sizeof(struct priv));
+	return p->priv ? 0 : -1;
+}
+
 int profile_reserve_loc(struct profile *p)
 {
 	struct priv *pv = p->priv;

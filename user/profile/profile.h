@@ -255,5 +255,15 @@ void prof_format_unit(enum prof_unit unit, uint64_t v, char *buf, size_t len);
 
 /* Interned copy of s, owned by the profile (for writers that make new names). */
 const char *profile_intern(struct profile *p, const char *s);
+/*
+ * An empty profile with a pool of its own, for a reader that fills it from
+ * a file (user/output/otlp_read.c): strings through profile_intern, lines
+ * through profile_alloc_lines, locations through profile_reserve_loc;
+ * samples (each one's locs) and maps malloc'd, as profile_free frees them.
+ * 0 or -1.
+ */
+int profile_init(struct profile *p);
+/* Room for n lines of a location, owned by the profile; NULL when out of memory. */
+struct prof_line *profile_alloc_lines(struct profile *p, uint32_t n);
 
 #endif

@@ -16,8 +16,6 @@
  */
 int64_t profile_add_location(struct profile *p, uint32_t kind, uint32_t pid, uint64_t addr,
 			     uint32_t map, uint64_t rel, const char *name, bool *is_new);
-/* Room for n lines of a location, owned by the profile; NULL when out of memory. */
-struct prof_line *profile_alloc_lines(struct profile *p, uint32_t n);
 
 /*
  * The Python frames one call of the evaluation loop runs, innermost first,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* cgroup v2 lookups for container-wide sampling; see cgroups.h. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -109,6 +110,49 @@ const char *cgroup_container_id(const char *path, char *out, size_t len)
 			found = out;
 		}
 		parent = tok;
+	}
+	return found;
+}
+
+/* Whether s (n bytes) is a UID, '-' or (systemd) '_' between its 8-4-4-4-12 hex digits. */
+static bool pod_uid_ok(const char *s, size_t n)
+{
+	if (n != 36)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		bool sep = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (sep ? s[i] != '-' && s[i] != '_' : !isxdigit((unsigned char)s[i]))
+			return false;
+	}
+	return true;
+}
+
+const char *cgroup_pod_uid(const char *path, char *out, size_t len)
+{
+	const char *p = path, *end, *uid, *found = NULL;
+	bool kubepods = false;
+	size_t n;
+
+	for (; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, '/');
+		n = (size_t)(end - p);
+		if (n >= 8 && !memcmp(p, "kubepods", 8))
+			kubepods = true;
+		if (!kubepods)
+			continue;
+		/* cgroupfs: "pod" UID; systemd: "...-pod" UID ".slice" */
+		uid = NULL;
+		if (n == 39 && !memcmp(p, "pod", 3))
+			uid = p + 3;
+		else if (n >= 46 && !memcmp(end - 6, ".slice", 6) && !memcmp(end - 46, "-pod", 4))
+			uid = end - 42;
+		if (!uid || !pod_uid_ok(uid, 36) || len <= 36)
+			continue;
+		for (size_t i = 0; i < 36; i++)
+			out[i] = uid[i] == '_' ? '-' : (char)tolower((unsigned char)uid[i]);
+		out[36] = 0;
+		found = out;
 	}
 	return found;
 }

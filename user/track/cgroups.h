@@ -27,6 +27,13 @@ int cgroup_pids(const char *path, uint32_t **pids);
 /* The container id in a cgroup path, or NULL; out receives it. */
 const char *cgroup_container_id(const char *path, char *out, size_t len);
 /*
+ * The Kubernetes pod UID in a cgroup path, as the kubelet names its cgroups:
+ * kubepods/[QOS/]podUID (cgroupfs driver) or kubepods.slice/...
+ * kubepods[-QOS]-podUID.slice with '_' for '-' (systemd driver); NULL if
+ * none.  out receives it in its usual spelling (8-4-4-4-12 hex digits).
+ */
+const char *cgroup_pod_uid(const char *path, char *out, size_t len);
+/*
  * The systemd service a cgroup path belongs to: "nginx" for
  * /system.slice/nginx.service (the innermost .service component, without the
  * suffix); NULL if none.
