@@ -115,13 +115,13 @@ static inline uint64_t ld_so_entry(void)
 
 /*
  * Is the root frame of a stack an entry point: _start (the program's, or
- * ld.so's), a thread's clone?  ld.so's _start is a NOTYPE symbol, which
- * cfiprof does not name: there it is "ld-linux-x86-64.so.2+0xOFF" just past
- * the ELF entry, or a little further: RTLD_START's _dl_start_user, whose CFI
- * also ends the stack, calls _dl_init 48 bytes in (glibc 2.36), so a sample
- * in a library constructor is rooted there.  Such samples are complete since
- * deferred unwinding: before, they were taken while those libraries' tables
- * were still pending.
+ * ld.so's), a thread's clone?  ld.so's _start and RTLD_START's
+ * _dl_start_user, whose CFI also ends the stack and which calls _dl_init 48
+ * bytes in (glibc 2.36), are NOTYPE labels: cfiprof names them as perf does
+ * when ld.so's debug file is there, else they are "ld-linux-x86-64.so.2+0xOFF"
+ * just past the ELF entry.  A sample in a library constructor is rooted
+ * there; such samples are complete since deferred unwinding: before, they
+ * were taken while those libraries' tables were still pending.
  */
 #define RTLD_START_BYTES 64
 
@@ -129,7 +129,8 @@ static inline bool is_entry_frame(const char *f)
 {
 	unsigned long off;
 
-	if (!strcmp(f, "_start") || !strcmp(f, "clone3") || !strcmp(f, "clone"))
+	if (!strcmp(f, "_start") || !strcmp(f, "clone3") || !strcmp(f, "clone") ||
+	    !strcmp(f, "_dl_start_user"))
 		return true;
 	return sscanf(f, "ld-linux-x86-64.so.2+0x%lx", &off) == 1 && ld_so_entry() &&
 	       off - ld_so_entry() < RTLD_START_BYTES;
