@@ -41,6 +41,7 @@ function esc(s) {
 	gsub(/≈/, "\\(~~", s)
 	gsub(/≤/, "\\(<=", s)
 	gsub(/≥/, "\\(>=", s)
+	gsub(/−/, "\\-", s)
 	gsub(/─/, "\\(hy", s)
 	gsub(/►/, ">", s)
 	return s
