@@ -11,7 +11,6 @@
  *   address space is the new one: "in-execve", never tables-pending (which
  *   says the tables will come, and they cannot help).
  */
-/* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
