@@ -7,7 +7,6 @@
 #ifndef CFIPROF_AGGREGATE_H
 #define CFIPROF_AGGREGATE_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,8 +38,6 @@ struct aggregator {
 	uint64_t overflow_weight;	   /* ... their weights */
 	uint64_t malformed;		   /* records shorter than they claim */
 	uint64_t late;			   /* taken before the previous interval's end (agent) */
-	uint64_t waited;		   /* added while this interval's end waited for them */
-	bool end_timed_out;		   /* that wait ran out with samples still due (agent) */
 	uint64_t by_reason[STOP_REASON_MAX];
 	uint64_t unknown_reason; /* samples whose reason CFI_STOP_REASONS does not list */
 	uint64_t user_frames, user_samples; /* for frames per sample */
