@@ -1,15 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Prometheus self-metrics and the HTTP thread serving them; see agent_metrics.h. */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/version.h"
@@ -20,6 +16,7 @@
 #include "user/agent/http_server.h"
 #include "user/agent/log.h"
 #include "user/agent/metrics.h"
+#include "user/agent/self_stats.h"
 #include "user/profile/frame_names.h"
 #include "elf/minidebuginfo.h"
 #include "user/symbolize/perfmap.h"
@@ -39,92 +36,6 @@ static uint64_t rd(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-/* A "Name:   N kB" line of /proc/self/status, in bytes. */
-static uint64_t status_bytes(const char *field)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	size_t n = strlen(field);
-	char line[256];
-	uint64_t kb = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n) && line[n] == ':' &&
-		    sscanf(line + n + 1, "%" SCNu64, &kb) == 1)
-			break;
-	fclose(f);
-	return kb * 1024;
-}
-
-uint64_t agent_rss_bytes(void)
-{
-	return status_bytes("VmRSS");
-}
-
-static uint64_t open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	uint64_t n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1; /* the directory's own fd */
-}
-
-double agent_cpu_seconds(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-/* The kernel charges each BPF map's memory to the fd holding it ("memlock:" in fdinfo). */
-uint64_t agent_kernel_map_bytes(void)
-{
-	DIR *d = opendir("/proc/self/fdinfo");
-	struct dirent *e;
-	uint64_t total = 0, v;
-	char line[256];
-	bool is_map;
-	FILE *f;
-	int fd;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		f = fdopen(fd, "re");
-		if (!f) {
-			close(fd);
-			continue;
-		}
-		is_map = false;
-		v = 0;
-		while (fgets(line, sizeof(line), f)) {
-			if (!strncmp(line, "map_type:", 9))
-				is_map = true;
-			sscanf(line, "memlock: %" SCNu64, &v);
-		}
-		fclose(f);
-		if (is_map)
-			total += v;
-	}
-	closedir(d);
-	return total;
-}
-
 static void metric(FILE *f, const char *name, const char *type, const char *help, double v)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
@@ -142,17 +53,6 @@ static void labelled(FILE *f, const char *name, const char *key, const char *val
 }
 
 /*
- * The heap in use, apart from what malloc keeps free in its arenas: the
- * resident size moves with fragmentation, this only with what is held.
- */
-static double heap_bytes(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-
-	return (double)(mi.uordblks + mi.hblkhd);
-}
-
-/*
  * The standard process_* metrics every Prometheus client library exports
  * (dashboards and alerts for any process use them), and the build.
  */
@@ -166,13 +66,13 @@ static void render_process(const struct agent_metrics_src *src, FILE *f)
 	       (double)agent_rss_bytes());
 	metric(f, "cfiprof_heap_bytes", "gauge",
 	       "Bytes malloc has given out and not got back (in use, not what it keeps free).",
-	       heap_bytes());
+	       (double)agent_heap_bytes());
 	metric(f, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
-	       (double)status_bytes("VmSize"));
+	       (double)agent_virtual_bytes());
 	metric(f, "process_start_time_seconds", "gauge",
 	       "Start time of the process since unix epoch in seconds.", src->start_unix);
 	metric(f, "process_open_fds", "gauge", "Number of open file descriptors.",
-	       (double)open_fds());
+	       (double)agent_open_fds());
 	if (!getrlimit(RLIMIT_NOFILE, &rl))
 		metric(f, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
 		       (double)rl.rlim_cur);

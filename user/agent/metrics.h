@@ -45,9 +45,4 @@ void agent_metrics_stop(struct agent_metrics *m);
 /* The /metrics body. */
 int agent_metrics_render(const struct agent_metrics_src *src, FILE *f);
 
-/* Figures the final log line also reports. */
-uint64_t agent_rss_bytes(void);
-double agent_cpu_seconds(void);
-uint64_t agent_kernel_map_bytes(void);
-
 #endif

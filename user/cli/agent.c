@@ -24,6 +24,7 @@
 #include "user/agent/config.h"
 #include "user/agent/log.h"
 #include "user/agent/metrics.h"
+#include "user/agent/self_stats.h"
 #include "user/agent/interval_files.h"
 #include "user/agent/push.h"
 #include "user/agent/sd_notify.h"
