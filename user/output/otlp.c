@@ -14,26 +14,10 @@
 #include "common/version.h"
 #include "user/output/otlp.h"
 #include "user/output/otlp_dict.h"
+#include "user/output/otlp_fields.h"
 #include "user/track/cgroups.h"
 
 /* Field numbers from profiles.proto (v1development), resource.proto and common.proto. */
-enum { DATA_RESOURCE_PROFILES = 1, DATA_DICTIONARY = 2 };
-enum { RP_RESOURCE = 1, RP_SCOPE_PROFILES = 2 };
-enum { RESOURCE_ATTRIBUTES = 1 };
-enum { KV_KEY = 1, KV_VALUE = 2 };
-enum { ANY_STRING = 1, ANY_INT = 3 };
-enum { SP_SCOPE = 1, SP_PROFILES = 2 };
-enum { SCOPE_NAME = 1, SCOPE_VERSION = 2 };
-enum {
-	PROFILE_SAMPLE_TYPE = 1,
-	PROFILE_SAMPLES = 2,
-	PROFILE_TIME = 3,
-	PROFILE_DURATION = 4,
-	PROFILE_PERIOD_TYPE = 5,
-	PROFILE_PERIOD = 6,
-};
-enum { VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2 };
-enum { SAMPLE_STACK = 1, SAMPLE_ATTRIBUTES = 2, SAMPLE_VALUES = 4 };
 
 #define POD_UID_LEN 40 /* 36 characters and the NUL, rounded */
 

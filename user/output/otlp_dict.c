@@ -6,36 +6,9 @@
 #include "common/hash.h"
 #include "common/vec.h"
 #include "user/output/otlp_dict.h"
+#include "user/output/otlp_fields.h"
 
 /* Field numbers from profiles.proto (v1development) and common.proto. */
-enum {
-	DICT_MAPPING = 1,
-	DICT_LOCATION = 2,
-	DICT_FUNCTION = 3,
-	DICT_LINK = 4,
-	DICT_STRING = 5,
-	DICT_ATTRIBUTE = 6,
-	DICT_STACK = 7,
-};
-enum {
-	MAPPING_MEMORY_START = 1,
-	MAPPING_MEMORY_LIMIT = 2,
-	MAPPING_FILE_OFFSET = 3,
-	MAPPING_FILENAME = 4,
-	MAPPING_ATTRIBUTES = 5,
-};
-enum { LOCATION_MAPPING = 1, LOCATION_ADDRESS = 2, LOCATION_LINE = 3, LOCATION_ATTRIBUTES = 4 };
-enum { LINE_FUNCTION = 1, LINE_LINE = 2 };
-enum {
-	FUNCTION_NAME = 1,
-	FUNCTION_SYSTEM_NAME = 2,
-	FUNCTION_FILENAME = 3,
-	FUNCTION_START_LINE = 4
-};
-enum { LINK_TRACE_ID = 1, LINK_SPAN_ID = 2 };
-enum { STACK_LOCATIONS = 1 };
-enum { KVU_KEY = 1, KVU_VALUE = 2 };
-enum { ANY_STRING = 1, ANY_INT = 3 };
 
 /* The semantic conventions' names (profile.frame.type: the registry's values). */
 #define ATTR_FRAME_TYPE "profile.frame.type"

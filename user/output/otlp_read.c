@@ -15,6 +15,7 @@
 #include "common/vec.h"
 #include "user/output/otlp_read.h"
 #include "user/output/otlp_read_dict.h"
+#include "user/output/otlp_fields.h"
 #include "user/output/protobuf.h"
 
 /* What a resource says of its samples' process. */
@@ -32,18 +33,18 @@ static void read_resource(struct rd *r, struct pb_reader m, struct rres *res)
 		struct rattr a = {0};
 		int kf, kw;
 
-		if (f != 1 || w != PB_WIRE_LEN) {
+		if (f != RESOURCE_ATTRIBUTES || w != PB_WIRE_LEN) {
 			pb_skip(&m, w);
 			continue;
 		}
 		kv = pb_read_len(&m);
 		a.key = "";
 		while (pb_next(&kv, &kf, &kw)) {
-			if (kf == 1 && kw == PB_WIRE_LEN)
+			if (kf == KV_KEY && kw == PB_WIRE_LEN)
 				a.key = rd_read_str(r, &kv);
-			else if (kf == 2 && kw == PB_WIRE_LEN)
+			else if (kf == KV_VALUE && kw == PB_WIRE_LEN)
 				rd_read_any(r, pb_read_len(&kv), &a);
-			else if (kf == 3 && kw == PB_WIRE_VARINT)
+			else if (kf == KV_KEY_STRINDEX && kw == PB_WIRE_VARINT)
 				a.key = rd_str_at(r, pb_read_varint(&kv));
 			else
 				pb_skip(&kv, kw);
@@ -97,20 +98,20 @@ static void read_sample(struct rd *r, struct pb_reader m, const struct rres *res
 	int f, w;
 
 	while (pb_next(&m, &f, &w)) {
-		if (f == 1 && w == PB_WIRE_VARINT) {
+		if (f == SAMPLE_STACK && w == PB_WIRE_VARINT) {
 			uint64_t v = pb_read_varint(&m);
 
 			st = v && v < r->nr_stacks ? &r->stacks[v] : NULL;
-		} else if (f == 2) {
+		} else if (f == SAMPLE_ATTRIBUTES) {
 			pb_read_ints(&m, w, rd_idx_add, &attrs);
-		} else if (f == 4) {
+		} else if (f == SAMPLE_VALUES) {
 			pb_read_ints(&m, w, value_add, &values);
-		} else if (f == 5 && w == PB_WIRE_LEN) {
+		} else if (f == SAMPLE_TIMESTAMPS && w == PB_WIRE_LEN) {
 			/* packed fixed64: 8 bytes each */
 			struct pb_reader t = pb_read_len(&m);
 
 			stamps.n += (uint64_t)(t.end - t.p) / 8;
-		} else if (f == 5 && w == PB_WIRE_I64) {
+		} else if (f == SAMPLE_TIMESTAMPS && w == PB_WIRE_I64) {
 			pb_read_fixed64(&m);
 			stamps.n++;
 		} else {
@@ -158,8 +159,8 @@ static void read_value_type(struct rd *r, struct pb_reader m, const char **type,
 	int f, w;
 
 	while (pb_next(&m, &f, &w)) {
-		if ((f == 1 || f == 2) && w == PB_WIRE_VARINT)
-			*(f == 1 ? type : unit) = rd_str_at(r, pb_read_varint(&m));
+		if ((f == VALUE_TYPE_TYPE || f == VALUE_TYPE_UNIT) && w == PB_WIRE_VARINT)
+			*(f == VALUE_TYPE_TYPE ? type : unit) = rd_str_at(r, pb_read_varint(&m));
 		else
 			pb_skip(&m, w);
 	}
@@ -172,15 +173,15 @@ static void read_profile(struct rd *r, struct pb_reader m, const struct rres *re
 	int f, w, t;
 
 	while (pb_next(&m, &f, &w)) {
-		if (f == 1 && w == PB_WIRE_LEN)
+		if (f == PROFILE_SAMPLE_TYPE && w == PB_WIRE_LEN)
 			read_value_type(r, pb_read_len(&m), &type, &unit);
-		else if (f == 3 && w == PB_WIRE_I64 && !r->p->start_unix_ns)
+		else if (f == PROFILE_TIME && w == PB_WIRE_I64 && !r->p->start_unix_ns)
 			r->p->start_unix_ns = pb_read_fixed64(&m);
-		else if (f == 4 && w == PB_WIRE_VARINT && !r->p->duration_ns)
+		else if (f == PROFILE_DURATION && w == PB_WIRE_VARINT && !r->p->duration_ns)
 			r->p->duration_ns = pb_read_varint(&m);
-		else if (f == 5 && w == PB_WIRE_LEN)
+		else if (f == PROFILE_PERIOD_TYPE && w == PB_WIRE_LEN)
 			read_value_type(r, pb_read_len(&m), &ptype, &(const char *){""});
-		else if (f == 6 && w == PB_WIRE_VARINT && !strcmp(ptype, "cpu"))
+		else if (f == PROFILE_PERIOD && w == PB_WIRE_VARINT && !strcmp(ptype, "cpu"))
 			r->p->period_ns = pb_read_varint(&m);
 		else
 			pb_skip(&m, w);
@@ -188,7 +189,7 @@ static void read_profile(struct rd *r, struct pb_reader m, const struct rres *re
 	/* the samples once the type is known, wherever the field sat */
 	t = type_index(r, type, unit);
 	while (t >= 0 && pb_next(&samples, &f, &w) && !r->oom) {
-		if (f == 2 && w == PB_WIRE_LEN)
+		if (f == PROFILE_SAMPLES && w == PB_WIRE_LEN)
 			read_sample(r, pb_read_len(&samples), res, t);
 		else
 			pb_skip(&samples, w);
@@ -202,7 +203,7 @@ static void read_resource_profiles(struct rd *r, struct pb_reader m)
 	int f, w;
 
 	while (pb_next(&m, &f, &w)) {
-		if (f == 1 && w == PB_WIRE_LEN)
+		if (f == RP_RESOURCE && w == PB_WIRE_LEN)
 			read_resource(r, pb_read_len(&m), &res);
 		else
 			pb_skip(&m, w);
@@ -211,13 +212,13 @@ static void read_resource_profiles(struct rd *r, struct pb_reader m)
 		struct pb_reader sp;
 		int sf, sw;
 
-		if (f != 2 || w != PB_WIRE_LEN) {
+		if (f != RP_SCOPE_PROFILES || w != PB_WIRE_LEN) {
 			pb_skip(&scopes, w);
 			continue;
 		}
 		sp = pb_read_len(&scopes);
 		while (pb_next(&sp, &sf, &sw) && !r->oom) {
-			if (sf == 2 && sw == PB_WIRE_LEN)
+			if (sf == SP_PROFILES && sw == PB_WIRE_LEN)
 				read_profile(r, pb_read_len(&sp), &res);
 			else
 				pb_skip(&sp, sw);
@@ -270,7 +271,7 @@ int otlp_read(const uint8_t *data, size_t len, struct profile *p, char *err, siz
 	r->p = p;
 	/* the dictionary first: the profiles name everything through it */
 	while (pb_next(&top, &f, &w)) {
-		if (f == 2 && w == PB_WIRE_LEN)
+		if (f == DATA_DICTIONARY && w == PB_WIRE_LEN)
 			dict = pb_read_len(&top);
 		else
 			pb_skip(&top, w);
@@ -284,7 +285,7 @@ int otlp_read(const uint8_t *data, size_t len, struct profile *p, char *err, siz
 		goto out;
 	}
 	while (pb_next(&msg, &f, &w) && !r->oom) {
-		if (f == 1 && w == PB_WIRE_LEN)
+		if (f == DATA_RESOURCE_PROFILES && w == PB_WIRE_LEN)
 			read_resource_profiles(r, pb_read_len(&msg));
 		else
 			pb_skip(&msg, w);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "user/output/otlp_read_dict.h"
+#include "user/output/otlp_fields.h"
 
 void rd_idx_add(void *ctx, uint64_t v)
 {
@@ -72,11 +73,11 @@ void rd_read_any(struct rd *r, struct pb_reader v, struct rattr *a)
 
 	a->str = "";
 	while (pb_next(&v, &f, &w)) {
-		if (f == 1 && w == PB_WIRE_LEN)
+		if (f == ANY_STRING && w == PB_WIRE_LEN)
 			a->str = rd_read_str(r, &v);
-		else if (f == 3 && w == PB_WIRE_VARINT)
+		else if (f == ANY_INT && w == PB_WIRE_VARINT)
 			a->num = (int64_t)pb_read_varint(&v), a->str = NULL;
-		else if (f == 8 && w == PB_WIRE_VARINT)
+		else if (f == ANY_STRING_STRINDEX && w == PB_WIRE_VARINT)
 			a->str = rd_str_at(r, pb_read_varint(&v));
 		else
 			pb_skip(&v, w);
@@ -90,9 +91,9 @@ static void read_attr(struct rd *r, struct pb_reader m, struct rattr *a)
 	a->key = "";
 	a->str = "";
 	while (pb_next(&m, &f, &w)) {
-		if (f == 1 && w == PB_WIRE_VARINT)
+		if (f == KVU_KEY && w == PB_WIRE_VARINT)
 			a->key = rd_str_at(r, pb_read_varint(&m));
-		else if (f == 2 && w == PB_WIRE_LEN)
+		else if (f == KVU_VALUE && w == PB_WIRE_LEN)
 			rd_read_any(r, pb_read_len(&m), a);
 		else
 			pb_skip(&m, w);
@@ -131,18 +132,18 @@ static void read_mapping(struct rd *r, struct pb_reader m, struct prof_mapping *
 
 	pm->path = "";
 	while (pb_next(&m, &f, &w)) {
-		if (f >= 1 && f <= 4 && w == PB_WIRE_VARINT) {
+		if (f >= MAPPING_MEMORY_START && f <= MAPPING_FILENAME && w == PB_WIRE_VARINT) {
 			uint64_t v = pb_read_varint(&m);
 
-			if (f == 1)
+			if (f == MAPPING_MEMORY_START)
 				pm->start = v;
-			else if (f == 2)
+			else if (f == MAPPING_MEMORY_LIMIT)
 				pm->limit = v;
-			else if (f == 3)
+			else if (f == MAPPING_FILE_OFFSET)
 				pm->offset = v;
 			else
 				pm->path = rd_str_at(r, v);
-		} else if (f == 5) {
+		} else if (f == MAPPING_ATTRIBUTES) {
 			pb_read_ints(&m, w, rd_idx_add, &attrs);
 		} else {
 			pb_skip(&m, w);
@@ -166,13 +167,13 @@ static void read_function(struct rd *r, struct pb_reader m, struct rfunc *fn)
 			continue;
 		}
 		v = pb_read_varint(&m);
-		if (f == 1)
+		if (f == FUNCTION_NAME)
 			fn->name = rd_str_at(r, v);
-		else if (f == 2)
+		else if (f == FUNCTION_SYSTEM_NAME)
 			fn->system_name = rd_str_at(r, v);
-		else if (f == 3)
+		else if (f == FUNCTION_FILENAME)
 			fn->file = rd_str_at(r, v);
-		else if (f == 4)
+		else if (f == FUNCTION_START_LINE)
 			fn->start_line = (uint32_t)v;
 	}
 }
@@ -183,8 +184,8 @@ static void read_line(struct pb_reader m, uint64_t *func, uint64_t *line)
 	int f, w;
 
 	while (pb_next(&m, &f, &w)) {
-		if ((f == 1 || f == 2) && w == PB_WIRE_VARINT)
-			*(f == 1 ? func : line) = pb_read_varint(&m);
+		if ((f == LINE_FUNCTION || f == LINE_LINE) && w == PB_WIRE_VARINT)
+			*(f == LINE_FUNCTION ? func : line) = pb_read_varint(&m);
 		else
 			pb_skip(&m, w);
 	}
@@ -203,19 +204,19 @@ static void read_location(struct rd *r, struct pb_reader m, struct prof_location
 	int f, w;
 
 	while (pb_next(&m, &f, &w)) {
-		if (f == 1 && w == PB_WIRE_VARINT) {
+		if (f == LOCATION_MAPPING && w == PB_WIRE_VARINT) {
 			uint64_t v = pb_read_varint(&m);
 
 			l->mapping = v <= r->p->nr_maps ? (uint32_t)v : 0;
-		} else if (f == 2 && w == PB_WIRE_VARINT) {
+		} else if (f == LOCATION_ADDRESS && w == PB_WIRE_VARINT) {
 			l->addr = pb_read_varint(&m);
-		} else if (f == 3 && w == PB_WIRE_LEN && fn.n < LINES_MAX) {
+		} else if (f == LOCATION_LINE && w == PB_WIRE_LEN && fn.n < LINES_MAX) {
 			uint64_t func = 0, line = 0;
 
 			read_line(pb_read_len(&m), &func, &line);
 			rd_idx_add(&fn, func);
 			rd_idx_add(&no, line);
-		} else if (f == 4) {
+		} else if (f == LOCATION_ATTRIBUTES) {
 			pb_read_ints(&m, w, rd_idx_add, &attrs);
 		} else {
 			pb_skip(&m, w);
@@ -275,7 +276,7 @@ static void read_stack(struct rd *r, struct pb_reader m, struct rstack *s)
 	int f, w;
 
 	while (pb_next(&m, &f, &w)) {
-		if (f == 1)
+		if (f == STACK_LOCATIONS)
 			pb_read_ints(&m, w, stack_add, (void *[]){r, s});
 		else
 			pb_skip(&m, w);
@@ -351,12 +352,12 @@ static void entry_stack(struct rd *r, struct pb_reader m, size_t i)
 /* The tables, strings first: every other entry names its strings by index. */
 int rd_read_dictionary(struct rd *r, struct pb_reader dict)
 {
-	size_t nr_maps = count_fields(dict, 1);
+	size_t nr_maps = count_fields(dict, DICT_MAPPING);
 
-	r->nr_strs = count_fields(dict, 5);
-	r->nr_attrs = count_fields(dict, 6);
-	r->nr_funcs = count_fields(dict, 3);
-	r->nr_stacks = count_fields(dict, 7);
+	r->nr_strs = count_fields(dict, DICT_STRING);
+	r->nr_attrs = count_fields(dict, DICT_ATTRIBUTE);
+	r->nr_funcs = count_fields(dict, DICT_FUNCTION);
+	r->nr_stacks = count_fields(dict, DICT_STACK);
 	r->strs = calloc(r->nr_strs + 1, sizeof(*r->strs));
 	r->attrs = calloc(r->nr_attrs + 1, sizeof(*r->attrs));
 	r->funcs = calloc(r->nr_funcs + 1, sizeof(*r->funcs));
@@ -374,11 +375,11 @@ int rd_read_dictionary(struct rd *r, struct pb_reader dict)
 		r->funcs[i] = (struct rfunc){"", "", "", 0};
 	for (size_t i = 0; i <= nr_maps; i++)
 		r->p->maps[i] = (struct prof_mapping){.path = "", .build_id = ""};
-	each_entry(r, dict, 5, entry_string);
-	each_entry(r, dict, 6, entry_attr);
-	each_entry(r, dict, 3, entry_func);
-	each_entry(r, dict, 1, entry_mapping);
-	each_entry(r, dict, 2, entry_location);
-	each_entry(r, dict, 7, entry_stack);
+	each_entry(r, dict, DICT_STRING, entry_string);
+	each_entry(r, dict, DICT_ATTRIBUTE, entry_attr);
+	each_entry(r, dict, DICT_FUNCTION, entry_func);
+	each_entry(r, dict, DICT_MAPPING, entry_mapping);
+	each_entry(r, dict, DICT_LOCATION, entry_location);
+	each_entry(r, dict, DICT_STACK, entry_stack);
 	return r->oom ? -1 : 0;
 }
