@@ -75,7 +75,6 @@ int go_names_read(struct go_names *gn, Elf *e, int fd, bool lines)
 	sym_table_finish(&gn->fns);
 	if (lines && take_lines_bytes(gopclntab_bytes(g))) {
 		gn->tab = g;
-		gn->held = gopclntab_bytes(g);
 		return 0;
 	}
 	if (lines)
@@ -105,8 +104,8 @@ int go_names_lines(struct go_names *gn, uint64_t vaddr, const struct src_frame *
 
 void go_names_free(struct go_names *gn)
 {
-	__atomic_fetch_sub(&lines_held, gn->held, __ATOMIC_RELAXED);
-	gn->held = 0;
+	/* what take_lines_bytes took for it: the table kept is the one counted */
+	__atomic_fetch_sub(&lines_held, gopclntab_bytes(gn->tab), __ATOMIC_RELAXED);
 	gopclntab_free(gn->tab);
 	gn->tab = NULL;
 	sym_table_release(&gn->fns);

@@ -19,7 +19,6 @@ struct gopclntab;
 struct go_names {
 	struct sym_table fns;  /* every function: [entry, next entry), its Go name */
 	struct gopclntab *tab; /* kept for lines; NULL when lines are off */
-	uint64_t held;	       /* tab's bytes, counted in GO_LINES_HELD_MAX */
 	struct src_frame frames[SRC_FRAMES_MAX];
 };
 
