@@ -1295,19 +1295,8 @@ static bool read_times(const char *path, double *self, double *children)
 	return ok;
 }
 
-/* At 499 Hz, the cpu-clock samples a task's CPU time should give. */
+/* test_inherit's rate: its bounds are cpu_samples_floor of each task's CPU time at it */
 #define INHERIT_HZ 499
-
-/*
- * Half of what a task's CPU time should give at INHERIT_HZ, less 5: a
- * cpu-clock sample lands on whatever runs when a CPU's timer fires, so a
- * task's count is its CPU time over the period, give or take the ticks it
- * shared; half is far below that and far above a task not profiled (0).
- */
-static double inherit_floor(double cpu_s)
-{
-	return cpu_s * INHERIT_HZ / 2 - 5;
-}
 
 /*
  * `record -- sh -c "chain & <busy loop>; wait"`: the shell forks chain, and
@@ -1370,18 +1359,18 @@ static void test_inherit(const char *chain)
 	       "the shell (%.2f s CPU)\n",
 	       leaf, children, complete, shell, self);
 	/* chain spins 0.5 s of its CPU; times() may say a little less (its accounting) */
-	CHECK(children >= 0.4 && leaf >= inherit_floor(children),
+	CHECK(children >= 0.4 && leaf >= cpu_samples_floor(children, INHERIT_HZ),
 	      "the child of the command was not profiled: %lu leaf samples for %.2f s of CPU",
 	      leaf, children);
 	CHECK(complete * 100 >= leaf * 95, "child: %lu of %lu leaf samples complete", complete, leaf);
-	CHECK(shell >= inherit_floor(self) && shell > 0,
+	CHECK(shell >= cpu_samples_floor(self, INHERIT_HZ) && shell > 0,
 	      "the command itself (sh) was not profiled: %lu samples for %.2f s of CPU", shell,
 	      self);
 	inherit_run(chain, false, &leaf, &complete, &shell, &self, &children);
 	printf("no-inherit: %lu samples of the child's leaf, %lu of the shell (%.2f s CPU)\n", leaf,
 	       shell, self);
 	CHECK(leaf == 0, "--no-inherit: %lu samples of the child", leaf);
-	CHECK(shell >= inherit_floor(self) && shell > 0,
+	CHECK(shell >= cpu_samples_floor(self, INHERIT_HZ) && shell > 0,
 	      "--no-inherit: the command itself (sh) has %lu samples for %.2f s of CPU", shell,
 	      self);
 }

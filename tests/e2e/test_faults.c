@@ -806,11 +806,10 @@ static void test_exit(void)
 	expect_chain(&r, "chain", chain_exp, N(chain_exp), 100, 99.0, &b);
 	/*
 	 * b ran all the recording, after a's exit too: its samples follow its
-	 * CPU time from the attach to SIGINT (at least half of what 999 Hz
-	 * gives, less 5, as test_cli_outputs:inherit reasons), not stopping
-	 * where a's did
+	 * CPU time from the attach to SIGINT (cpu_samples_floor at 999 Hz), not
+	 * stopping where a's did
 	 */
-	CHECK(b_cpu > 0 && b.samples >= b_cpu * 999 / 2 - 5,
+	CHECK(b_cpu > 0 && b.samples >= cpu_samples_floor(b_cpu, 999),
 	      "exit: %lu samples of the survivor for %.2f s of its CPU while recorded (%lu of the "
 	      "one that exited)",
 	      b.samples, b_cpu, a.samples);

@@ -223,6 +223,18 @@ static inline char *slurp(const char *path)
  * A test's scratch directory: removed after a passing run, kept (and named)
  * after a failing one, or whenever CFIPROF_KEEP_TMP is set (to compare with a failure).
  */
+/*
+ * The fewest cpu-clock samples at hz that cpu_s seconds of a task's CPU time
+ * may give: half of what they should, less 5.  A sample lands on whatever
+ * runs when a CPU's timer fires, so a task's count is its CPU time over the
+ * period, give or take the ticks it shared; half is far below that and far
+ * above a task not profiled (0), however busy the machine.
+ */
+static inline double cpu_samples_floor(double cpu_s, double hz)
+{
+	return cpu_s * hz / 2 - 5;
+}
+
 /* utime + stime of pid in seconds (of its threads, not its reaped children), or -1. */
 static inline double proc_cpu_s(pid_t pid)
 {
