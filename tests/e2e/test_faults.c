@@ -29,7 +29,6 @@
  * Environment: CFIPROF (default build/cfiprof), OUT (default build: the test
  * programs are OUT/progs/P; `make build/tests/test_faults` builds them).
  */
-/* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
