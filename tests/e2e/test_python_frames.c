@@ -236,7 +236,10 @@ static void judge_excusing(const char *name, const struct py_run *r, uint64_t ex
 	      r->log ? r->log : "");
 }
 
-/* judge_excusing for a process held at its exec: its interpreter is known before it runs. */
+/*
+ * judge_excusing for record's own command: its first load most often finds
+ * the interpreter before its script runs; the 5% covers a late one.
+ */
 static void judge(const char *name, const struct py_run *r)
 {
 	judge_excusing(name, r, 0);
@@ -759,29 +762,50 @@ static long number_before(const char *s, const char *key)
 
 /*
  * record's own command: it starts at once, its first load queued at the
- * exec finds the interpreter while ld.so still runs.  Its first samples
- * come before the interpreter made its main thread's thread state (ld.so,
- * the runtime's pre-initialization: 10-20 samples here, counted as threads
- * without a frame chain), then its start runs native code only until
- * importlib's first frame.  Searched for again as soon as the thread state
- * is made, not 50 ms later: then every sample whose native stack passes the
- * evaluation loop, importlib's bootstrap in the interpreter's start
- * included, has its Python frames.
+ * exec finds the interpreter, most often while ld.so still runs.  Its first
+ * samples come before the interpreter made its main thread's thread state
+ * (ld.so, the runtime's pre-initialization: 0-3 samples at 999 Hz, counted
+ * as threads without a frame chain), then its start runs native code only
+ * until importlib's first frame.  Searched for again as soon as the thread
+ * state is made, not 50 ms later (~50 samples without a frame chain at 999
+ * Hz): then every sample whose native stack passes the evaluation loop,
+ * importlib's bootstrap in the interpreter's start included, has its Python
+ * frames.
+ *
+ * The load races the interpreter's start (7 ms of CPU time to its script):
+ * beside other suites it found the interpreter 12 samples late once, 7 of
+ * them in Python code already.  Samples taken before it was known (all
+ * python3.11 took less those the python summary counts) are excused, as in
+ * test_deferred; of the rest, 2 may be in a frame not running yet (its
+ * first instruction's page fault).
  */
 static void test_first_samples(void)
 {
 	char *cmd[] = {PYTHON, prog("early"), "0.3", "0.4", NULL};
 	struct py_run r;
+	long known, without;
+	uint64_t before;
 
 	if (!record_py_opts("first", "999", NULL, cmd, &r))
 		goto out;
-	printf("  first: %ld samples of threads without a frame chain\n",
-	       number_before(r.log, " of threads without one"));
-	CHECK(r.in_python - r.with_python <= 2,
-	      "%lu of %lu samples in Python code without Python frames (want <= 2); one: %s",
+	without = number_before(r.log, " of threads without one");
+	known = python_summary_samples(r.log);
+	printf("  first: %ld samples of threads without a frame chain\n", without);
+	CHECK(known >= 0 && (uint64_t)known <= r.samples,
+	      "python summary names %ld samples of the %lu python3.11 took", known,
+	      (unsigned long)r.samples);
+	before = known >= 0 && (uint64_t)known <= r.samples ? r.samples - (uint64_t)known : 0;
+	printf("  first: %lu samples taken before the interpreter was known\n",
+	       (unsigned long)before);
+	CHECK(without >= 0 && without <= 10,
+	      "%ld samples of threads without a frame chain (want <= 10: searched again at once)",
+	      without);
+	CHECK(r.in_python - r.with_python <= before + 2,
+	      "%lu of %lu samples in Python code without Python frames, %lu taken before the "
+	      "interpreter was known (want <= that + 2); one: %s",
 	      (unsigned long)(r.in_python - r.with_python), (unsigned long)r.in_python,
-	      r.missing_example);
-	judge("first", &r);
+	      (unsigned long)before, r.missing_example);
+	judge_excusing("first", &r, before);
 out:
 	free(r.log);
 }
