@@ -26,6 +26,8 @@ struct edge_counts {
 	uint64_t samples;	     /* of PROG */
 	uint64_t complete;	     /* no [incomplete: ...] frame */
 	uint64_t exiting, exiting_ok; /* ... whose user part is exactly _exit, do_exit above */
+	uint64_t exiting_unnamed;     /* ... exactly one user frame, [unknown], do_exit above */
+	uint64_t pending;	      /* tables-pending */
 	uint64_t in_execve;
 	uint64_t execve_kernel;	   /* kernel stack inside load_elf_binary */
 	uint64_t execve_other;	   /* ... with a reason other than in-execve or complete */
@@ -55,7 +57,7 @@ static int count_edges(const char *path, struct edge_counts *c)
 		const char *reason = NULL;
 		int nuser = 0;
 		bool in_exec_kernel = false, do_exit = false, leaf_exit = false,
-		     pte_cleared = false;
+		     leaf_unknown = false, pte_cleared = false;
 		uint64_t n;
 
 		if (!sp || strncmp(line, PROG ";", strlen(PROG) + 1))
@@ -82,6 +84,7 @@ static int count_edges(const char *path, struct edge_counts *c)
 			} else {
 				nuser++;
 				leaf_exit = !strcmp(f, "_exit");
+				leaf_unknown = !strcmp(f, "[unknown]");
 			}
 		}
 		c->samples += n;
@@ -91,11 +94,15 @@ static int count_edges(const char *path, struct edge_counts *c)
 			c->exiting += n;
 			if (nuser == 1 && leaf_exit && do_exit)
 				c->exiting_ok += n;
+			else if (nuser == 1 && leaf_unknown && do_exit)
+				c->exiting_unnamed += n;
 			else
 				note_bad(c, copy);
 		}
 		if (reason && !strcmp(reason, "in-execve]"))
 			c->in_execve += n;
+		if (reason && !strcmp(reason, "tables-pending]"))
+			c->pending += n;
 		/*
 		 * A copy-on-write fault (the parent writing after a fork) clears the
 		 * old page's entry and flushes the TLB before the copy is mapped: a
@@ -133,11 +140,42 @@ static bool record_prog(const char *name, char *const mode[], char **log)
 	return e2e_record(name, "999", NULL, cmd, log) == 0;
 }
 
+/* The number after key in s ("3 exited, 1 vanished" -> 1 for " exited, "); -1 if absent. */
+static long number_after(const char *s, const char *key)
+{
+	const char *p = s ? strstr(s, key) : NULL;
+
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+/* The sum of the summary's "kept tables-pending: N cause, M cause, ..." counts. */
+static uint64_t kept_pending(const char *log)
+{
+	const char *p = log ? strstr(log, "kept tables-pending: ") : NULL;
+	uint64_t sum = 0;
+	char *end;
+
+	if (!p)
+		return 0;
+	p += strlen("kept tables-pending: ");
+	while (*p && *p != '\n') {
+		if (*p >= '0' && *p <= '9') {
+			sum += strtoull(p, &end, 10);
+			p = end;
+		} else {
+			p++;
+		}
+	}
+	return sum;
+}
+
 static void test_exit(void)
 {
 	char *mode[] = {"exit", "6", "256", NULL}, path[PATH_MAX], *log = NULL;
 	const char *us;
 	struct edge_counts c;
+	uint64_t pending_causes;
+	long vanished;
 
 	if (!record_prog("exit", mode, &log))
 		goto cleanup;
@@ -151,18 +189,45 @@ static void test_exit(void)
 	CHECK(c.exiting >= 20,
 	      "only %" PRIu64 " samples in do_exit after exit_mm (the exit's CPU time is lost)",
 	      c.exiting);
-	CHECK(c.exiting_ok == c.exiting, "exiting samples without their _exit leaf: %s",
-	      c.first_bad);
+	/*
+	 * A child that exits before its load, with no snapshot of its mappings
+	 * (over the snapshot budget beside CPU hogs), keeps its exit_group call
+	 * unnamed: the one user frame is still there, and the summary says why.
+	 */
+	vanished = number_after(log, " exited, ");
+	CHECK(c.exiting_ok + c.exiting_unnamed == c.exiting,
+	      "exiting samples without their _exit leaf: %s", c.first_bad);
+	CHECK(c.exiting_unnamed == 0 || vanished > 0 || strstr(log, "no snapshot of its mappings"),
+	      "%" PRIu64 " exiting samples with an unnamed leaf, no process vanished or without a "
+	      "snapshot:\n%s",
+	      c.exiting_unnamed, log);
+	CHECK(c.exiting_ok * 2 >= c.exiting, "%" PRIu64 " of %" PRIu64 " exiting samples name _exit",
+	      c.exiting_ok, c.exiting);
 	CHECK(c.unreadable == 0, "%" PRIu64 " samples unreadable or in no mapping: %s",
 	      c.unreadable, c.first_bad);
 	CHECK(c.cow_window * 200 <= c.samples,
 	      "%" PRIu64 " of %" PRIu64 " samples unreadable inside a copy-on-write fault",
 	      c.cow_window, c.samples);
-	/* (the lazy-binding trampoline, CFA in rbx, is issue 14's) */
-	CHECK((c.complete + c.exiting) * 100 >= c.samples * 99, "other incomplete samples: %" PRIu64,
-	      c.samples - c.complete - c.exiting);
+	/*
+	 * tables-pending: the children's samples wait for their loads with a
+	 * stack copy; a consumer starved by CPU hogs leaves no ring room for them
+	 * (none on an idle machine).  Each must be counted by its cause, and the
+	 * children, which do most of the work, must still be walked mostly: half
+	 * of all samples complete (69% beside four hogs; ~0% were they never
+	 * loaded).  The rest: <= 1% (the lazy-binding trampoline, CFA in rbx, is
+	 * issue 14's).
+	 */
+	pending_causes = kept_pending(log);
+	CHECK(c.pending <= pending_causes,
+	      "%" PRIu64 " tables-pending samples, %" PRIu64 " of them counted by cause:\n%s",
+	      c.pending, pending_causes, log);
+	CHECK(c.complete * 2 >= c.samples, "%" PRIu64 " of %" PRIu64 " samples complete",
+	      c.complete, c.samples);
+	CHECK((c.complete + c.exiting + c.pending) * 100 >= c.samples * 99,
+	      "other incomplete samples: %" PRIu64, c.samples - c.complete - c.exiting - c.pending);
 	us = strstr(log, "user stacks: ");
-	CHECK(strstr(log, " exiting ") && us && atof(us + 13) >= 99.0,
+	CHECK(strstr(log, " exiting ") && us && atof(us + 13) * (double)(c.samples - c.exiting) >=
+						    99.0 * (double)(c.samples - c.exiting - c.pending),
 	      "the summary does not set the exiting samples apart:\n%s", log);
 cleanup:
 	free(log);

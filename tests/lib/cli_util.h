@@ -220,10 +220,6 @@ static inline char *slurp(const char *path)
 }
 
 /*
- * A test's scratch directory: removed after a passing run, kept (and named)
- * after a failing one, or whenever CFIPROF_KEEP_TMP is set (to compare with a failure).
- */
-/*
  * The fewest cpu-clock samples at hz that cpu_s seconds of a task's CPU time
  * may give: half of what they should, less 5.  A sample lands on whatever
  * runs when a CPU's timer fires, so a task's count is its CPU time over the
@@ -252,6 +248,10 @@ static inline double proc_cpu_s(pid_t pid)
 	return r;
 }
 
+/*
+ * A test's scratch directory: removed after a passing run, kept (and named)
+ * after a failing one, or whenever CFIPROF_KEEP_TMP is set (to compare with a failure).
+ */
 static inline void tmpdir_done(const char *dir, bool failed)
 {
 	char cmd[PATH_MAX + 16];

@@ -121,6 +121,44 @@ static inline pid_t fake_server_start(int *port, const char *file)
 }
 
 /*
+ * A stalled server on @port: reads each request and never answers; when the
+ * client hangs up, appends how long it held the connection (seconds, one
+ * line per connection) to @log.  What a client's timeout did, seen from the
+ * other end of the connection however slowly the client ran.  Returns its pid.
+ */
+static inline pid_t stalled_server_start(int *port, const char *log)
+{
+	pid_t pid;
+	int lfd = server_fork(port, &pid);
+
+	if (lfd < 0)
+		return pid;
+	signal(SIGCHLD, SIG_IGN); /* one child per connection, none waited for */
+	for (;;) {
+		int c = accept(lfd, NULL, NULL);
+		double t0 = mono_sec();
+		char buf[4096];
+		FILE *f;
+
+		if (c < 0)
+			continue;
+		if (fork() != 0) {
+			close(c);
+			continue;
+		}
+		close(lfd);
+		while (read(c, buf, sizeof(buf)) > 0)
+			; /* the request, then nothing until the client hangs up */
+		f = fopen(log, "ae");
+		if (f) {
+			fprintf(f, "%.3f\n", mono_sec() - t0);
+			fclose(f);
+		}
+		_exit(0);
+	}
+}
+
+/*
  * Whether the peer of connection c closed it within ms (read returns 0 or
  * fails; anything it sends is read and dropped).
  */
