@@ -20,6 +20,7 @@
  *  - deleted: report of a --save recording, the binary deleted, prints the
  *    same names.
  */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,6 +8,7 @@
  * report) and record ends within the fetch timeout; a MiniDebugInfo build is
  * named without any server.
  */
+/* run.sh: samples apart (its commands, its agents' own cgroup), beside other suites */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -347,8 +348,8 @@ static double metric_sum(const char *body, const char *name)
  * whether the interval file written last holds the program and leaves frames
  * of it unnamed.
  */
-static char *agent_run(const char *name, const char *urls, const char *opt, bool *has_prog,
-		       bool *unnamed)
+static char *agent_run(const char *name, const char *urls, const char *opt,
+		       const char *duration, bool *has_prog, bool *unnamed)
 {
 	char dir[PATHBUF], log[PATHBUF + 8], exe[PATHBUF], cache[PATHBUF + 8], env_urls[PATHBUF],
 	    addr[64] = "", cmd[PATHBUF + 128];
@@ -366,13 +367,13 @@ static char *agent_run(const char *name, const char *urls, const char *opt, bool
 			"--metrics-addr",
 			"127.0.0.1:0",
 			"--duration",
-			"6s",
+			(char *)duration,
 			"--debuginfod-cache",
 			cache,
 			"-u",
 			opt ? (char *)opt : NULL,
 			NULL};
-	char *busy_argv[] = {exe, "8", NULL};
+	char *busy_argv[] = {exe, "30", NULL};
 	char *body = NULL, *l, *m;
 	double t0;
 	pid_t pid, busy;
@@ -394,7 +395,7 @@ static char *agent_run(const char *name, const char *urls, const char *opt, bool
 			sscanf(m + 8, "%63[^ \n]", addr);
 		free(l);
 	}
-	/* with --debuginfod, until the fetch is counted (the agent ends at 6 s) */
+	/* with --debuginfod, until the fetch is counted (before the agent ends), else 2 s */
 	for (t0 = mono_sec(); addr[0] && mono_sec() - t0 < 5; sleep_s(0.2)) {
 		bool fetched;
 
@@ -409,6 +410,8 @@ static char *agent_run(const char *name, const char *urls, const char *opt, bool
 	      name, addr);
 	st = wait_timeout(pid, 20, &to);
 	CHECK(exit_code(st, to) == 0, "%s: agent exit %d", name, exit_code(st, to));
+	/* it ran beyond the agent, whatever the agent's start took: ended now */
+	kill(busy, SIGKILL);
 	wait_timeout(busy, 10, NULL);
 	/*
 	 * The newest interval, gunzipped: it must hold the program's samples (its
@@ -441,7 +444,7 @@ static void test_agent(void)
 	srv = serve_progs("agent-debuginfod.log", urls, sizeof(urls));
 	if (srv <= 0)
 		return;
-	body = agent_run("agent-off", urls, NULL, &prog, &unnamed);
+	body = agent_run("agent-off", urls, NULL, "3s", &prog, &unnamed);
 	CHECK(body && metric_sum(body, "cfiprof_debuginfod_fetches_total") == 0,
 	      "agent without --debuginfod asked debuginfod: %.0f",
 	      body ? metric_sum(body, "cfiprof_debuginfod_fetches_total") : -1);
@@ -450,7 +453,7 @@ static void test_agent(void)
 	      prog ? "has" : "lacks", unnamed ? "unnamed" : "all named");
 	free(body);
 	snprintf(opt, sizeof(opt), "--debuginfod=%s", urls);
-	body = agent_run("agent-on", "", opt, &prog, &unnamed);
+	body = agent_run("agent-on", "", opt, "6s", &prog, &unnamed);
 	CHECK(body && strstr(body, "cfiprof_debuginfod_fetches_total{outcome=\"fetched\"} 1\n"),
 	      "agent --debuginfod: prog's debug file not fetched once");
 	CHECK(prog && !unnamed,
