@@ -31,6 +31,7 @@
 #include "tests/lib/harness.h"
 #include "tests/lib/http_client.h"
 #include "tests/lib/pprof_read.h"
+#include "tests/lib/test_cgroup.h"
 
 #define PROG	"defer_late"
 #define SECONDS "1.2"
@@ -690,36 +691,45 @@ static double unix_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The late= count of the interval file named name, from the agent's log line for it. */
-static uint64_t interval_late(const char *log, const char *name)
+/* The KEY=N count (" late=", " waited=") of the agent's log line for interval file name. */
+static uint64_t interval_count(const char *log, const char *name, const char *key)
 {
-	char key[256];
-	const char *p, *late;
+	char file[256];
+	const char *p, *v, *eol;
 
-	snprintf(key, sizeof(key), "file=%s ", name);
-	p = log ? strstr(log, key) : NULL;
-	late = p ? strstr(p, " late=") : NULL;
-	return late ? strtoull(late + 6, NULL, 10) : 0;
+	snprintf(file, sizeof(file), "file=%s ", name);
+	p = log ? strstr(log, file) : NULL;
+	eol = p ? strchr(p, '\n') : NULL;
+	v = p ? strstr(p, key) : NULL;
+	return v && (!eol || v < eol) ? strtoull(v + strlen(key), NULL, 10) : 0;
 }
 
 #define INTV_TRIES 3
+#define INTV_LIBS  8
 
 /*
  * Issue 13: samples taken just before an agent interval's end whose tables
  * are built after it belong to that interval: its end waits for them, a
- * bounded time.  Those that come later still (a loaded host) join the next
- * interval and are counted late, in its log line and the metrics.
+ * bounded time (--interval-wait).  Those that come later still (a loaded
+ * host) join the next interval and are counted late, in its log line and the
+ * metrics.  The agent samples the test's own cgroup only: its log's counts
+ * are the test's programs'.
  */
 static void test_agent_interval(void)
 {
 	char out[PATH_MAX], err[PATH_MAX], prog[PATH_MAX + 32], name[16];
-	char libs[4][PATH_MAX], files[16][PATH_MAX], start_at[64], comm[INTV_TRIES][16];
+	char libs[INTV_LIBS][PATH_MAX], files[16][PATH_MAX], start_at[64], end_at[64];
+	char comm[INTV_TRIES][16], src[PATH_MAX + 32], file[64];
 	char *argv[] = {(char *)cfiprof_bin,
 			"agent",
 			"-F",
 			"999",
 			"--interval",
 			"3s",
+			"--interval-wait",
+			"2s",
+			"--cgroup",
+			cg_dir,
 			"--table-cache",
 			"off",
 			"--build-workers",
@@ -729,23 +739,28 @@ static void test_agent_interval(void)
 			"-o",
 			out,
 			NULL};
-	char *pargv[] = {prog, "0.03", libs[0], libs[1], NULL};
-	char *penv[] = {start_at, NULL};
+	char *pargv[] = {prog,	  "0.03",  libs[0], libs[1], libs[2],
+			 libs[3], libs[4], libs[5], libs[6], libs[7], NULL};
 	double b1 = 0, t0[INTV_TRIES], t1[INTV_TRIES], end[INTV_TRIES], wait;
-	uint64_t own[INTV_TRIES] = {0}, later[INTV_TRIES] = {0}, before = 0, late_logged = 0;
-	uint64_t late_seen = 0;
+	uint64_t own[INTV_TRIES] = {0}, later[INTV_TRIES] = {0}, waited[INTV_TRIES] = {0};
+	uint64_t before = 0, late_logged = 0, late_seen = 0, others = 0, overran_own = 0;
 	bool timed_out = false, overran[INTV_TRIES];
 	struct decoded d;
-	int i, n = 0, clean = 0;
+	int i, n = 0, clean = 0, ended_in_time = 0;
+	uint64_t waited_in_time = 0;
 	char *log;
 	pid_t agent, p;
 
+	if (!cgroup_make()) {
+		CHECK(0, "cannot make a cgroup v2 directory for the agent");
+		return;
+	}
 	tpath(out, sizeof(out), "agent-interval");
 	tpath(err, sizeof(err), "agent-interval.err");
 	agent = spawn(argv, NULL, err);
 	CHECK(agent > 0, "agent did not start");
 	if (agent <= 0)
-		return;
+		goto out;
 	/* the first interval's end, from its file: the others follow every 3 s */
 	for (i = 0; i < 300 && !(n = interval_files(out, files, 16)); i++)
 		usleep(50 * 1000);
@@ -765,27 +780,43 @@ static void test_agent_interval(void)
 		goto stop;
 	/*
 	 * Before each of the next three ends, a fresh copy of the program (its
-	 * own comm) starts 0.4 s before, dlopen()s two fresh copies of a
-	 * library 60 ms before and spins 30 ms in the second.  Its loads build
-	 * both (~106 ms each here idle) after its first samples, so those
-	 * are finished after the end, within the 300 ms the end waits (a tenth
-	 * of the interval) unless the host is ~2.5 times slower than this VM.
+	 * own comm) starts 0.4 s before, dlopen()s eight fresh copies of a
+	 * library 80 ms before and spins in the last until 40 ms before (its
+	 * samples all taken before the end, however loaded the host; its exit,
+	 * unmapping them, takes ~15 ms).  Its loads build the eight (~270 ms
+	 * together here idle, on one worker) as they are mapped, the last after
+	 * its first samples, so those are finished after the end (~190 ms after
+	 * it here; after it still on a machine 3 times faster), within the 2 s
+	 * the end waits unless the host is 7 times slower than this VM idle.  A
+	 * try whose exit comes after the end (a loaded host) has samples after
+	 * it: not judged.
 	 */
+	snprintf(src, sizeof(src), "%s/libdefer_big.so", progs_dir);
 	for (int k = 0; k < INTV_TRIES; k++) {
 		snprintf(comm[k], sizeof(comm[k]), "defer_intv%d", k);
 		snprintf(name, sizeof(name), "intv%d_", k);
 		copy_big_libs(comm[k], name, prog, sizeof(prog), libs);
+		for (int j = 4; j < INTV_LIBS; j++) {
+			snprintf(file, sizeof(file), "%s%d.so", name, j);
+			tpath(libs[j], PATH_MAX, file);
+			CHECK(copy_file(src, libs[j]), "copy %s to %s", src, libs[j]);
+		}
 		end[k] = b1 + 3.0 * (k + 1);
-		snprintf(start_at, sizeof(start_at), "DEFER_START_AT=%.3f", end[k] - 0.06);
+		snprintf(start_at, sizeof(start_at), "%.3f", end[k] - 0.08);
+		snprintf(end_at, sizeof(end_at), "%.3f", end[k] - 0.04);
 		wait = end[k] - 0.4 - unix_now();
 		if (wait > 0)
 			usleep((useconds_t)(wait * 1e6));
 		t0[k] = unix_now();
-		p = spawn_env(pargv, penv, NULL, NULL);
+		setenv("DEFER_START_AT", start_at, 1);
+		setenv("DEFER_END_AT", end_at, 1);
+		p = spawn_in_cgroup(pargv);
+		unsetenv("DEFER_START_AT");
+		unsetenv("DEFER_END_AT");
 		CHECK(p > 0 && exit_code(wait_timeout(p, 30, &timed_out), timed_out) == 0,
 		      "%s failed", comm[k]);
 		t1[k] = unix_now();
-		overran[k] = t1[k] >= end[k] - 0.005;
+		overran[k] = t1[k] >= end[k];
 	}
 	/* the interval after the last try's end is written too */
 	for (i = 0; i < 300 && unix_now() < end[INTV_TRIES - 1] + 3.6; i++)
@@ -797,10 +828,11 @@ stop:
 	log = slurp(err);
 	n = interval_files(out, files, 16);
 	for (i = 0; i < n && b1 > 0; i++) {
+		const char *file = strrchr(files[i], '/') + 1;
+		uint64_t here = 0, all = 0, tries = 0;
 		uint8_t *raw;
 		size_t len;
 		double from, until;
-		uint64_t here = 0;
 
 		raw = gunzip_file(files[i], &len);
 		if (!raw || decode(raw, len, &d)) {
@@ -810,47 +842,80 @@ stop:
 		}
 		from = (double)d.time_nanos / 1e9;
 		until = from + (double)d.duration_nanos / 1e9;
+		for (int j = 0; j < d.nr_samples; j++)
+			all += d.samples[j].nr_vals ? d.samples[j].vals[0] : 0;
 		for (int k = 0; k < INTV_TRIES; k++) {
 			uint64_t mine = 0;
 
 			for (int j = 0; j < d.nr_samples; j++)
 				if (d.samples[j].comm && !strcmp(d.samples[j].comm, comm[k]))
 					mine += d.samples[j].nr_vals ? d.samples[j].vals[0] : 0;
+			tries += mine;
 			/* its own: the one it ran in (two, if it overran the end) */
-			if (from < t1[k] && until > t0[k])
+			if (from < t1[k] && until > t0[k]) {
 				own[k] += mine;
-			else if (from >= t1[k])
+				waited[k] += interval_count(log, file, " waited=");
+				overran_own += overran[k] ? mine : 0;
+			} else if (from >= t1[k]) {
 				later[k] += mine, here += mine;
-			else
+			} else {
 				before += mine;
+			}
 		}
-		late_logged += interval_late(log, strrchr(files[i], '/') + 1);
+		others += all - tries;
+		late_logged += interval_count(log, file, " late=");
 		late_seen += here;
-		printf("agent_interval: [%.3f, %.3f]: late=%" PRIu64
+		printf("agent_interval: [%.3f, %.3f]: late=%" PRIu64 " waited=%" PRIu64
 		       ", of the runs before: %" PRIu64 "\n",
-		       from, until, interval_late(log, strrchr(files[i], '/') + 1), here);
+		       from, until, interval_count(log, file, " late="),
+		       interval_count(log, file, " waited="), here);
 		decoded_free(&d);
 		free(raw);
 	}
 	for (int k = 0; k < INTV_TRIES && b1 > 0; k++) {
-		bool ok = !overran[k] && own[k] >= 5 && later[k] == 0;
+		bool ok = !overran[k] && own[k] >= 1 && later[k] == 0;
 
 		printf("agent_interval: %s ran [%.3f, %.3f], its interval ended at %.3f: %" PRIu64
-		       " samples in it, %" PRIu64 " later%s\n",
-		       comm[k], t0[k], t1[k], end[k], own[k], later[k],
+		       " samples in it (%" PRIu64 " came while its end waited), %" PRIu64
+		       " later%s\n",
+		       comm[k], t0[k], t1[k], end[k], own[k], waited[k], later[k],
 		       overran[k] ? " (overran the end: proves nothing)" : "");
+		ended_in_time += !overran[k];
 		clean += ok;
+		waited_in_time += overran[k] ? 0 : waited[k];
 	}
-	/* one in time proves the wait; the other tries may meet a loaded host */
-	CHECK(clean >= 1, "no run of %d had all its samples in its interval", INTV_TRIES);
+	/*
+	 * Every try that ended before its interval's end: all its samples in
+	 * that interval, and some of those having come while the end waited
+	 * (the agent's count beside where the samples are): the wait was
+	 * tested.  A try that overran has samples after the end, rightly in
+	 * the next interval.
+	 */
+	CHECK(ended_in_time >= 1, "every one of %d tries overran its interval's end", INTV_TRIES);
+	CHECK(clean == ended_in_time,
+	      "%d of the %d tries that ended in time had all their samples in their interval",
+	      clean, ended_in_time);
+	CHECK(waited_in_time >= 1,
+	      "no sample of the %d tries that ended in time came while their interval's end "
+	      "waited: the wait was not tested",
+	      ended_in_time);
 	CHECK(before == 0, "%" PRIu64 " samples in an interval before their run's", before);
-	/* every sample in a later interval is counted late there (late also counts others') */
-	CHECK(late_logged >= late_seen,
-	      "%" PRIu64 " samples in intervals after their run's, %" PRIu64 " counted late",
-	      late_seen, late_logged);
-	if (!clean || late_logged < late_seen)
+	/*
+	 * Every sample in a later interval is counted late there; late counts
+	 * nothing else but a try's own that overran (late there if finished
+	 * after the end) or another process of the cgroup (the programs' forks
+	 * before their exec).
+	 */
+	CHECK(late_logged >= late_seen && late_logged <= late_seen + overran_own + others,
+	      "%" PRIu64 " samples in intervals after their run's, %" PRIu64 " counted late (%" PRIu64
+	      " of overrun tries' own, %" PRIu64 " of other processes)",
+	      late_seen, late_logged, overran_own, others);
+	if (clean != ended_in_time || !waited_in_time || late_logged < late_seen)
 		printf("agent_interval: the agent's log:\n%s\n", log ? log : "(none)");
 	free(log);
+out:
+	cgroup_kill_all();
+	cgroup_remove();
 }
 
 int main(int argc, char **argv)

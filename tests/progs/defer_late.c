@@ -9,6 +9,8 @@
  * each an object of its own) instead, and spins in the last one.
  * DEFER_START_AT=T (CLOCK_REALTIME seconds): the dlopen()s and the spin
  * start at T, so no sample of the process before T asks for their tables.
+ * DEFER_END_AT=T: the spin ends at T, however long the dlopen()s took (its
+ * samples all taken before T), instead of after SECONDS.
  */
 #include <dlfcn.h>
 #include <libgen.h>
@@ -21,7 +23,7 @@
 
 int main(int argc, char **argv)
 {
-	char exe[PATH_MAX], lib[PATH_MAX + 32];
+	char exe[PATH_MAX], lib[PATH_MAX + 32], secs[32];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int (*entry)(int, char **);
 	void *h = NULL;
@@ -43,6 +45,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, "defer_late: %s\n", dlerror());
 			return 1;
 		}
+	}
+	if (getenv("DEFER_END_AT") && argc > 1) {
+		struct timespec now;
+		double left;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		left = atof(getenv("DEFER_END_AT")) - ((double)now.tv_sec + now.tv_nsec / 1e9);
+		snprintf(secs, sizeof(secs), "%.6f", left > 0.001 ? left : 0.001);
+		argv[1] = secs;
 	}
 	/* spin_init reads SECONDS only */
 	if (argc > 2)

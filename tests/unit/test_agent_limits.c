@@ -156,6 +156,16 @@ static void test_config_bounds(void)
 			 sizeof(err)) != 0 &&
 		  strstr(err, "max-services"),
 	      "--max-services 1 is refused (the busiest and other at least): '%s'", err);
+	/* an interval's end cannot wait past the next one */
+	CHECK(check_with((const char *[]){"output-dir", "/tmp/x", "interval", "3s", "interval-wait",
+					  "3s", NULL},
+			 err, sizeof(err)) == -1 &&
+		  strstr(err, "interval-wait"),
+	      "--interval-wait as long as the interval is refused: '%s'", err);
+	CHECK(check_with((const char *[]){"output-dir", "/tmp/x", "interval", "3s", "interval-wait",
+					  "2s", NULL},
+			 err, sizeof(err)) == 0,
+	      "--interval-wait 2s with --interval 3s is accepted: '%s'", err);
 	free(long_app);
 	free(long_value);
 	free(long_url);

@@ -94,6 +94,11 @@ const struct agent_option agent_options[] = {
      false, 0, 0},
     {"interval", 'i', "DURATION", "one profile per DURATION (default 60s)", OPT_SECONDS,
      OFF(interval), false, 0.1, 86400},
+    {"interval-wait", 1054, "DURATION",
+     "how long an interval's end waits for samples taken before it that are still being "
+     "unwound, such as a new process's waiting for its tables (default: a tenth of the "
+     "interval, at most 1s)",
+     OPT_SECONDS, OFF(interval_wait), false, 0, 86400},
     {"duration", 'd', "DURATION", "exit after DURATION (default: run until SIGTERM)", OPT_SECONDS,
      OFF(duration), true, 0, 1e9},
     {"output-dir", 'o', "DIR", "write each interval's pprof here (atomically)", OPT_STR,
@@ -488,6 +493,12 @@ int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 	if (!(c->output_dir && *c->output_dir) && !(c->push_url && *c->push_url) &&
 	    !(c->otlp_url && *c->otlp_url)) {
 		snprintf(err, errlen, "nothing to do: give --output-dir, --push, --otlp or several");
+		return -1;
+	}
+	if (c->interval_wait >= c->interval) {
+		snprintf(err, errlen,
+			 "invalid interval-wait %gs (it must be shorter than the interval, %gs)",
+			 c->interval_wait, c->interval);
 		return -1;
 	}
 	if (c->log_level && alog_parse_level(c->log_level) < 0) {

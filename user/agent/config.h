@@ -51,6 +51,7 @@ struct agent_config {
 	char *log_file;	     /* NULL: stderr */
 	/* changeable by SIGHUP */
 	double interval, duration;
+	double interval_wait; /* an interval's end waits this for its samples; 0: a tenth */
 	char *output_dir;
 	double retain_age;
 	uint64_t retain_bytes;

@@ -351,9 +351,10 @@ void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until
 	add(&a->ctr.intervals, 1);
 	__atomic_store_n(&a->ctr.last_interval_unix, until_ns / 1000000000ull, __ATOMIC_RELAXED);
 	alog(ALOG_INFO, "interval",
-	     "file=%s samples=%" PRIu64 " late=%" PRIu64 " stacks=%" PRIu64 " overflow=%" PRIu64
-	     " bytes=%zu duration=%.3fs build_ms=%.1f symbolize_ms=%.1f%s%s",
-	     name[0] ? name : "-", iv->samples, iv->late, iv->nr_stacks, iv->overflow, gz_len,
+	     "file=%s samples=%" PRIu64 " late=%" PRIu64 " waited=%" PRIu64 " stacks=%" PRIu64
+	     " overflow=%" PRIu64 " bytes=%zu duration=%.3fs build_ms=%.1f symbolize_ms=%.1f%s%s",
+	     name[0] ? name : "-", iv->samples, iv->late, iv->waited, iv->nr_stacks, iv->overflow,
+	     gz_len,
 	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3, symbolize_ms, services,
 	     lines_cost);
 out:
@@ -369,9 +370,11 @@ out:
  * falls behind its schedule (test_hostile_suite: 10 files in 12 s at 1 s with
  * a fifth).
  */
-static double interval_close_wait(double interval)
+static double interval_close_wait(const struct agent_config *c)
 {
-	return interval / 10 < 1.0 ? interval / 10 : 1.0;
+	if (c->interval_wait > 0)
+		return c->interval_wait;
+	return c->interval / 10 < 1.0 ? c->interval / 10 : 1.0;
 }
 
 /* Swaps the consumer's aggregator for an empty one, then flushes the full one. */
@@ -396,7 +399,7 @@ void agent_end_interval(struct agent *a)
 	 * a bounded time.
 	 */
 	session_interval_end(&a->s, &iv);
-	session_interval_close(&a->s, interval_close_wait(a->cfg.interval));
+	session_interval_close(&a->s, interval_close_wait(&a->cfg));
 	agent_flush_interval(a, &iv, until_ns);
 	agg_free(&iv);
 }

@@ -38,6 +38,7 @@ struct aggregator {
 	uint64_t overflow_weight;	   /* ... their weights */
 	uint64_t malformed;		   /* records shorter than they claim */
 	uint64_t late;			   /* taken before the previous interval's end (agent) */
+	uint64_t waited;		   /* arrived while this interval's end waited (agent) */
 	uint64_t by_reason[STOP_REASON_MAX];
 	uint64_t unknown_reason; /* samples whose reason CFI_STOP_REASONS does not list */
 	uint64_t user_frames, user_samples; /* for frames per sample */

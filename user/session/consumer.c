@@ -37,6 +37,7 @@ static int agg_route(struct session *s, const struct cfi_sample_record *r, size_
 	pthread_mutex_lock(&s->agg_lock);
 	if (s->late_agg && r->time_ns < s->last_boundary_ns) {
 		err = agg_add_n(s->late_agg, r, size, count);
+		s->late_agg->waited += count;
 	} else {
 		/* taken before an interval that is already written: it lands in this one */
 		if (r->time_ns < s->last_boundary_ns)
