@@ -103,6 +103,40 @@ static void test_record(void)
 	      rc, tmpdir);
 }
 
+/*
+ * Go code typed "go", the rest of the same binary "native": a cgo program
+ * (stripped: its functions from .gopclntab) whose C functions run under
+ * runtime.asmcgocall, and an unstripped one (its names from .symtab, where
+ * Go's code is from .gopclntab).  Decoded by protoc, not by cfiprof.
+ */
+static void test_go_frames(void)
+{
+	char script[4 * PATHBUF];
+	int rc;
+
+	snprintf(script, sizeof(script),
+		 "for p in gocgo_stripped gofib; do "
+		 "\"$CFIPROF\" record -F 499 -o \"$T/$p.otlp.pb\" -- \"%s/$p\" 1 || exit 30; "
+		 "" DECODE " < \"$T/$p.otlp.pb\" > \"$T/$p.txt\" || exit 31; "
+		 "python3 \"$R/tests/lib/otlp_read.py\" < \"$T/$p.txt\" > \"$T/$p.out\" || exit 32; "
+		 "done; o=\"$T/gocgo_stripped.out\"; "
+		 "for f in main.main main.work main.mixGo runtime.asmcgocall; do "
+		 "grep -q \"^F $f go \" \"$o\" || exit 33; done; "
+		 "grep -q '^F _cgo_[0-9a-f]*_Cfunc_c_spin native ' \"$o\" || exit 34; "
+		 "grep -q '^F main[.][^ ]* native ' \"$o\" && exit 35; "
+		 "o=\"$T/gofib.out\"; "
+		 "for f in main.main main.work main.fib; do "
+		 "grep -q \"^F $f go \" \"$o\" || exit 36; done; "
+		 "grep -q '^F main[.][^ ]* native ' \"$o\" && exit 37; exit 0",
+		 progs_dir);
+	rc = sh(script, "go.err");
+	CHECK(rc == 0,
+	      "Go frames are not typed go, or C frames not native (exit %d: 30 record, 31 protoc, "
+	      "32 otlp_read.py, 33 a Go function of the cgo program, 34 its C function, 35 a main. "
+	      "function native, 36 a Go function of gofib, 37 one native; see %s/go.err, *.out)",
+	      rc, tmpdir);
+}
+
 /* Waits (up to timeout s) until path exists, or holds needle when needle is given. */
 static bool wait_for(const char *path, const char *needle, double timeout)
 {
@@ -278,6 +312,7 @@ int main(int argc, char **argv)
 		CHECK(tool_exists(tools[i]), "%s is missing (make test-deps)", tools[i]);
 
 	RUN_TEST(test_record);
+	RUN_TEST(test_go_frames);
 	RUN_TEST(test_agent);
 
 	e2e_finish();

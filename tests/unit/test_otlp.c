@@ -587,6 +587,30 @@ static void test_read_hostile(void)
 	pb_free(&again);
 }
 
+/*
+ * The one list of frame types: every kind of code has one, no two the same,
+ * read back as the kind it was written for; an unknown type is native code.
+ */
+static void test_frame_types(void)
+{
+	for (uint32_t k = 0; k < PROF_LOC_KINDS; k++) {
+		const char *t = prof_loc_frame_type(k);
+
+		if (k == PROF_LOC_SYNTHETIC) {
+			CHECK(!t, "[incomplete: ...] is no code, typed %s", t);
+			continue;
+		}
+		CHECK(t && prof_loc_kind_of(t) == k, "kind %u: type %s, read back as %u", k,
+		      t ? t : "(none)", t ? prof_loc_kind_of(t) : 0);
+	}
+	CHECK(!strcmp(prof_loc_frame_type(PROF_LOC_GO), "go") &&
+		  !strcmp(prof_loc_frame_type(PROF_LOC_PYTHON), "cpython"),
+	      "the conventions' names: go %s, cpython %s", prof_loc_frame_type(PROF_LOC_GO),
+	      prof_loc_frame_type(PROF_LOC_PYTHON));
+	CHECK(prof_loc_kind_of("jvm") == PROF_LOC_USER, "a type not listed is native code");
+	CHECK(!prof_loc_frame_type(PROF_LOC_KINDS), "a kind past the list has no type");
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -602,6 +626,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_fuzz);
 	RUN_TEST(test_read_back);
 	RUN_TEST(test_read_hostile);
+	RUN_TEST(test_frame_types);
 	if (!harness_failed)
 		sh_fmt("rm -rf %s", tmpdir);
 	else

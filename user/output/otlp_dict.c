@@ -160,16 +160,7 @@ uint32_t otlp_stack(struct otlp_dict *d, const struct prof_sample *s)
 /* The interpreter or compiler of a location's frames, as the conventions name it. */
 static const char *frame_type(const struct prof_location *l)
 {
-	switch (l->kind) {
-	case PROF_LOC_USER:
-		return "native";
-	case PROF_LOC_KERNEL:
-		return "kernel";
-	case PROF_LOC_PYTHON:
-		return "cpython";
-	default:
-		return NULL; /* [incomplete: ...] and [overflow: ...] are no code */
-	}
+	return prof_loc_frame_type(l->kind);
 }
 
 int otlp_dict_init(struct otlp_dict *d, const struct profile *p)

@@ -223,10 +223,7 @@ static void read_location(struct rd *r, struct pb_reader m, struct prof_location
 		}
 	}
 	type = rd_attr_str(r, &attrs, "profile.frame.type");
-	l->kind = !type			     ? PROF_LOC_SYNTHETIC
-		  : !strcmp(type, "kernel")  ? PROF_LOC_KERNEL
-		  : !strcmp(type, "cpython") ? PROF_LOC_PYTHON
-					     : PROF_LOC_USER;
+	l->kind = type ? prof_loc_kind_of(type) : PROF_LOC_SYNTHETIC;
 	l->function = "[unknown]";
 	if (!fn.n)
 		return;

@@ -173,6 +173,26 @@ static uint32_t mapping_id(struct profile *p, uint32_t pid, const struct proc_ma
 	return *slot;
 }
 
+static const char *const frame_types[PROF_LOC_KINDS] = {
+    [PROF_LOC_USER] = "native",
+    [PROF_LOC_KERNEL] = "kernel",
+    [PROF_LOC_PYTHON] = "cpython",
+    [PROF_LOC_GO] = "go",
+};
+
+const char *prof_loc_frame_type(uint32_t kind)
+{
+	return kind < PROF_LOC_KINDS ? frame_types[kind] : NULL;
+}
+
+uint32_t prof_loc_kind_of(const char *frame_type)
+{
+	for (uint32_t k = 0; k < PROF_LOC_KINDS; k++)
+		if (frame_types[k] && !strcmp(frame_types[k], frame_type))
+			return k;
+	return PROF_LOC_USER;
+}
+
 int64_t profile_add_location(struct profile *p, uint32_t kind, uint32_t pid, uint64_t addr,
 			     uint32_t map, uint64_t rel, const char *name, bool *is_new)
 {
@@ -395,7 +415,11 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 		    profile_python_frames(p, ps, s, fn, &py_next, false, n))
 			id = -1;
 		if (id >= 0)
-			id = profile_add_location(p, PROF_LOC_USER, s->pid, lookup, map,
+			id = profile_add_location(p,
+						  pm && pm->sym && sym_obj_is_go(pm->sym, lookup - pm->bias)
+						      ? PROF_LOC_GO
+						      : PROF_LOC_USER,
+						  s->pid, lookup, map,
 						  pm ? lookup - pm->bias : 0,
 						  sv ? sv[nr_saved - 1].function : buf, &is_new);
 		if (id >= 0 && is_new && sv && saved_lines(p, &p->locs[id], sv, nr_saved))

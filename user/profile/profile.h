@@ -45,7 +45,23 @@ enum prof_loc_kind {
 	PROF_LOC_KERNEL,
 	PROF_LOC_SYNTHETIC, /* [incomplete: ...] / [overflow: ...] */
 	PROF_LOC_PYTHON,    /* a Python frame: name, file, line */
+	PROF_LOC_GO,	    /* machine code of a Go function (its pclntab's) */
+	PROF_LOC_KINDS,
 };
+
+/* Machine code in a process: a user frame, Go's or not. */
+static inline bool prof_loc_is_user(uint32_t kind)
+{
+	return kind == PROF_LOC_USER || kind == PROF_LOC_GO;
+}
+
+/*
+ * A kind's profile.frame.type (OpenTelemetry's semantic conventions: native,
+ * kernel, cpython, go), NULL for one that is no code ([incomplete: ...]);
+ * and back, PROF_LOC_USER for a type not listed.
+ */
+const char *prof_loc_frame_type(uint32_t kind);
+uint32_t prof_loc_kind_of(const char *frame_type);
 
 /* One frame of a location: see "The frame model" above. */
 struct prof_line {

@@ -67,7 +67,7 @@ static int write_uframes(FILE *f, const struct profile *p)
 					     ? p->maps[l->mapping - 1].start
 					     : 0;
 
-			if (l->kind != PROF_LOC_USER || done[s->locs[k]])
+			if (!prof_loc_is_user(l->kind) || done[s->locs[k]])
 				continue;
 			done[s->locs[k]] = true;
 			for (j = 0; j < (l->nr_lines ? l->nr_lines : 1); j++) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "elf/gopclntab.h"
+#include "elf/sections.h"
 #include "user/symbolize/elf_symbols.h"
 
 /* bytes of the tables every go_names keeps, in whichever symbolizer thread */
@@ -51,6 +52,37 @@ static int add_func(struct sym_table *t, const struct gopclntab *g, uint64_t i)
 	return 0;
 }
 
+/* From the first function's start to the last one's end: functions are sorted by address. */
+static void text_range(struct go_names *gn, const struct gopclntab *g)
+{
+	uint64_t n = gopclntab_nfunc(g), start, end, s2, e2;
+	const char *name;
+
+	if (n && !gopclntab_func(g, 0, &start, &end, &name) &&
+	    !gopclntab_func(g, n - 1, &s2, &e2, &name) && start < e2) {
+		gn->text_start = start;
+		gn->text_end = e2;
+	}
+}
+
+void go_names_read_text(struct go_names *gn, Elf *e, int fd)
+{
+	struct gopclntab *g;
+	GElf_Shdr sh;
+
+	if (!elf_section_by_name(e, ".gopclntab", &sh) || gopclntab_read_names(e, fd, &g, NULL))
+		return;
+	text_range(gn, g);
+	gopclntab_free(g);
+}
+
+bool go_names_is_go(const struct go_names *gn, uint64_t vaddr)
+{
+	if (gn->fns.n)
+		return sym_table_find(&gn->fns, vaddr) >= 0;
+	return vaddr >= gn->text_start && vaddr < gn->text_end;
+}
+
 int go_names_read(struct go_names *gn, Elf *e, int fd, bool lines)
 {
 	struct gopclntab *g = NULL;
@@ -63,6 +95,7 @@ int go_names_read(struct go_names *gn, Elf *e, int fd, bool lines)
 	if (ret)
 		return ret;
 	n = gopclntab_nfunc(g);
+	text_range(gn, g);
 	for (i = 0; i < n && r == 0; i++)
 		r = add_func(&gn->fns, g, i);
 	if (r > 0)

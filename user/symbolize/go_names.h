@@ -18,6 +18,8 @@ struct gopclntab;
 
 struct go_names {
 	struct sym_table fns;  /* every function: [entry, next entry), its Go name */
+	/* Go's code, [first function, end of the last) (0, 0: not Go); fns may be empty */
+	uint64_t text_start, text_end;
 	struct gopclntab *tab; /* kept for lines; NULL when lines are off */
 	struct src_frame frames[SRC_FRAMES_MAX];
 };
@@ -39,6 +41,19 @@ uint64_t go_names_set_lines_max(uint64_t max);
  * pclntab, -1 when it was refused or memory ran out (@gn then empty).
  */
 int go_names_read(struct go_names *gn, Elf *e, int fd, bool lines);
+
+/*
+ * Only where Go's code is (text_start, text_end), for an object whose
+ * symbols come from elsewhere (.symtab): the table is read, then dropped.
+ * Nothing for an object without a .gopclntab section.
+ */
+void go_names_read_text(struct go_names *gn, Elf *e, int fd);
+
+/*
+ * Whether @vaddr is in a Go function: by the functions when they were read,
+ * else by where Go's code is (cgo's C code outside it).
+ */
+bool go_names_is_go(const struct go_names *gn, uint64_t vaddr);
 
 /*
  * The chain at @vaddr, innermost first, the last level the function the

@@ -260,6 +260,8 @@ static int load_obj(struct sym_cache *c, struct sym_obj *o, const char *path, in
 	/* a stripped Go binary: its own table names it (a refusal is counted, not fatal) */
 	if (!info.symtab)
 		go_names_read(&o->go, e, fd, c->lines_on);
+	else
+		go_names_read_text(&o->go, e, fd); /* which of its frames are Go's */
 	if (c->lines_on) {
 		struct debug_file_search s = {
 		    .root = c->debug_root, .obj_path = path, .pid = pid, .self = &self};
@@ -463,6 +465,11 @@ int sym_obj_lines(struct sym_obj *o, uint64_t elf_vaddr, const struct src_frame 
 	n = src_lines_lookup(&o->cache->lines, o->lines, elf_vaddr, frames);
 	/* DWARF that does not cover Go's code (a cgo binary's C parts only) */
 	return n == 0 ? go_names_lines(&o->go, elf_vaddr, frames) : n;
+}
+
+bool sym_obj_is_go(const struct sym_obj *o, uint64_t elf_vaddr)
+{
+	return go_names_is_go(&o->go, elf_vaddr);
 }
 
 bool sym_obj_has_lines(const struct sym_obj *o)

@@ -139,6 +139,8 @@ struct src_lines_ctx *sym_cache_lines_ctx(struct sym_cache *c);
 int sym_obj_lines(struct sym_obj *o, uint64_t elf_vaddr, const struct src_frame **frames);
 /* Whether @o has DWARF lines to look up. */
 bool sym_obj_has_lines(const struct sym_obj *o);
+/* Whether @elf_vaddr is in a Go function (its frame is typed "go", not "native"). */
+bool sym_obj_is_go(const struct sym_obj *o, uint64_t elf_vaddr);
 /* The raw (mangled) name of the symbol covering @elf_vaddr, as sym_obj_lookup; -1 if none. */
 int sym_obj_lookup_raw(struct sym_obj *o, uint64_t elf_vaddr, const char **raw);
 /* @raw demangled per @o's cache's mode (malloc'd), or NULL when it stays as it is. */
