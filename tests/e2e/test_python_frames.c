@@ -664,6 +664,20 @@ static long python_summary_samples(const char *log)
 }
 
 /*
+ * Of all the samples python3.11 took (log: record's), those taken before
+ * its interpreter was known: the ones the python summary does not count.
+ */
+static uint64_t taken_before_known(const char *log, uint64_t all)
+{
+	long known = python_summary_samples(log);
+
+	CHECK(known >= 0 && (uint64_t)known <= all,
+	      "python summary names %ld samples of the %lu python3.11 took", known,
+	      (unsigned long)all);
+	return known >= 0 && (uint64_t)known <= all ? all - (uint64_t)known : 0;
+}
+
+/*
  * A Python process's samples taken before its tables are in (deferred, then
  * finished in user space) keep their Python frames: the kernel reads the
  * frame chain at sample time, the interpreter being known before the tables
@@ -682,7 +696,6 @@ static void test_deferred(void)
 	struct deferred_count c;
 	uint64_t before;
 	struct py_run r;
-	long known;
 
 	tpath(rec, sizeof(rec), "deferred.rec");
 	snprintf(big, sizeof(big), "%s/libdefer_big.so", progs_dir);
@@ -725,11 +738,7 @@ static void test_deferred(void)
 	 * window, and it must have closed before the early_work samples (the
 	 * check below).  Of the rest, 5% may lack their frames.
 	 */
-	known = python_summary_samples(r.log);
-	CHECK(known >= 0 && (uint64_t)known <= c.all,
-	      "python summary names %ld samples of the %lu python3.11 took", known,
-	      (unsigned long)c.all);
-	before = known >= 0 && (uint64_t)known <= c.all ? c.all - (uint64_t)known : 0;
+	before = taken_before_known(r.log, c.all);
 	printf("  deferred: %lu of python3.11's samples taken before its interpreter was known\n",
 	       (unsigned long)before);
 	CHECK(c.in_python - c.with_python <= before + c.in_python / 20,
@@ -783,18 +792,14 @@ static void test_first_samples(void)
 {
 	char *cmd[] = {PYTHON, prog("early"), "0.3", "0.4", NULL};
 	struct py_run r;
-	long known, without;
+	long without;
 	uint64_t before;
 
 	if (!record_py_opts("first", "999", NULL, cmd, &r))
 		goto out;
 	without = number_before(r.log, " of threads without one");
-	known = python_summary_samples(r.log);
 	printf("  first: %ld samples of threads without a frame chain\n", without);
-	CHECK(known >= 0 && (uint64_t)known <= r.samples,
-	      "python summary names %ld samples of the %lu python3.11 took", known,
-	      (unsigned long)r.samples);
-	before = known >= 0 && (uint64_t)known <= r.samples ? r.samples - (uint64_t)known : 0;
+	before = taken_before_known(r.log, r.samples);
 	printf("  first: %lu samples taken before the interpreter was known\n",
 	       (unsigned long)before);
 	CHECK(without >= 0 && without <= 10,
