@@ -75,14 +75,16 @@ static void test_record(void)
 		 "\"$CFIPROF\" report \"$T/r.otlp.pb\" -o \"$T/back.folded\" || exit 16; "
 		 "LC_ALL=C sort \"$T/back.folded\" > \"$T/back.s\"; "
 		 "LC_ALL=C sort \"$T/r.folded\" > \"$T/r.s\"; "
-		 "diff \"$T/r.s\" \"$T/back.s\" > \"$T/back.diff\" || exit 17",
+		 "diff \"$T/r.s\" \"$T/back.s\" > \"$T/back.diff\" || exit 17; "
+		 "\"$CFIPROF\" report - -f folded < \"$T/r.otlp.pb\" > \"$T/piped.folded\" || "
+		 "exit 18; cmp -s \"$T/back.folded\" \"$T/piped.folded\" || exit 19",
 		 chain);
 	rc = sh(script, "r.err");
 	CHECK(rc == 0,
 	      "the OTLP of a recording differs from its folded output, or a step failed (exit "
 	      "%d: 10 record, 11 report, 12 protoc, 13 otlp_read.py, 14 no chain stacks, 15 "
-	      "differ, 16 report of the .otlp.pb, 17 its folded differs; see %s/r.err, r.diff, "
-	      "back.diff)",
+	      "differ, 16 report of the .otlp.pb, 17 its folded differs, 18 report - of it piped "
+	      "in, 19 its folded differs; see %s/r.err, r.diff, back.diff)",
 	      rc, tmpdir);
 	/* the conventions, against what tools other than cfiprof say */
 	snprintf(script, sizeof(script),

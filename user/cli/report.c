@@ -169,7 +169,11 @@ static int report_otlp(FILE *in, struct output_file *of)
 	int ret;
 
 	if (otlp_read_file(in, &prof, err, sizeof(err))) {
-		fprintf(stderr, "cfiprof: %s: %s\n", args.input, err);
+		fprintf(stderr, "cfiprof: %s: %s%s\n", args.input,
+			in == stdin ? "not a cfiprof recording (no '# cfiprof recording v1' "
+				      "header), and "
+				    : "",
+			err);
 		if (args.out.path)
 			output_abort(of);
 		return 1;
@@ -178,6 +182,21 @@ static int report_otlp(FILE *in, struct output_file *of)
 	fprintf(stderr, "cfiprof: %" PRIu64 " samples, %zu stacks\n", prof.total, prof.nr_samples);
 	profile_free(&prof);
 	return ret;
+}
+
+/*
+ * Whether standard input holds an OTLP message, not a recording: a recording
+ * begins with its "# cfiprof recording" line, a ProfilesData message with a
+ * field's tag (0x0a, 0x12: its first fields are messages), never '#'.
+ */
+static bool stdin_is_otlp(void)
+{
+	int c = getc(stdin);
+
+	if (c == EOF)
+		return false;
+	ungetc(c, stdin);
+	return c != '#';
 }
 
 int cmd_report(int argc, char **argv)
@@ -190,7 +209,7 @@ int cmd_report(int argc, char **argv)
 	    "[FILE]",
 	    "Render a recording kept by 'cfiprof record' (FILE, default " RECORDING_DEFAULT_PATH
 	    "; -: standard input), symbolizing it again from the files it names; or an OTLP "
-	    "profiles file (FILE.otlp.pb, as -f otlp writes it).",
+	    "profiles file (FILE.otlp.pb, as -f otlp writes it, or one piped in).",
 	    children,
 	    NULL,
 	    NULL};
@@ -259,7 +278,7 @@ int cmd_report(int argc, char **argv)
 			output_abort(&of);
 		return 1;
 	}
-	if (in != stdin && output_format_from_path(args.input) == OUT_OTLP) {
+	if (in == stdin ? stdin_is_otlp() : output_format_from_path(args.input) == OUT_OTLP) {
 		ret = report_otlp(in, &of);
 		fclose(in);
 		ksyms_free(ks);
