@@ -173,26 +173,6 @@ static uint32_t mapping_id(struct profile *p, uint32_t pid, const struct proc_ma
 	return *slot;
 }
 
-static const char *const frame_types[PROF_LOC_KINDS] = {
-    [PROF_LOC_USER] = "native",
-    [PROF_LOC_KERNEL] = "kernel",
-    [PROF_LOC_PYTHON] = "cpython",
-    [PROF_LOC_GO] = "go",
-};
-
-const char *prof_loc_frame_type(uint32_t kind)
-{
-	return kind < PROF_LOC_KINDS ? frame_types[kind] : NULL;
-}
-
-uint32_t prof_loc_kind_of(const char *frame_type)
-{
-	for (uint32_t k = 0; k < PROF_LOC_KINDS; k++)
-		if (frame_types[k] && !strcmp(frame_types[k], frame_type))
-			return k;
-	return PROF_LOC_USER;
-}
-
 int64_t profile_add_location(struct profile *p, uint32_t kind, uint32_t pid, uint64_t addr,
 			     uint32_t map, uint64_t rel, const char *name, bool *is_new)
 {
