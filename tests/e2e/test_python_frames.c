@@ -21,10 +21,12 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <glob.h>
 #include <sys/stat.h>
 
 #include "tests/lib/e2e.h"
 #include "tests/lib/pprof_read.h"
+#include "user/symbolize/python_offsets.h"
 
 #define PYTHON	"/usr/bin/python3.11"
 #define SECONDS "2"
@@ -108,6 +110,17 @@ static void python_chain(const char *line, char *out, size_t len, bool *misplace
  * Reads the folded output r->folded: the python3.11 samples, in Python code,
  * with Python frames, misplaced.
  */
+/* The comm of the interpreter under test: Debian's python3.11, or another version's. */
+static char py_comm[16] = "python3.11";
+
+/* Whether a folded line is a sample of py_comm ("python3.11;..."). */
+static bool py_comm_line(const char *line)
+{
+	size_t n = strlen(py_comm);
+
+	return !strncmp(line, py_comm, n) && line[n] == ';';
+}
+
 static bool read_py_folded(const char *name, struct py_run *r)
 {
 	char line[16384], chain[8192];
@@ -122,7 +135,7 @@ static bool read_py_folded(const char *name, struct py_run *r)
 		const char *cnt = strrchr(line, ' ');
 		uint64_t n = cnt ? strtoull(cnt + 1, NULL, 10) : 0;
 
-		if (strncmp(line, "python3.11;", 11))
+		if (!py_comm_line(line))
 			continue;
 		r->samples += n;
 		python_chain(line, chain, sizeof(chain), &misplaced, &in_eval);
@@ -181,7 +194,7 @@ static uint64_t chain_count(const struct py_run *r, const char *want)
 		const char *cnt = strrchr(line, ' '), *w = want, *c = chain;
 		bool ok = true;
 
-		if (strncmp(line, "python3.11;", 11))
+		if (!py_comm_line(line))
 			continue;
 		python_chain(line, chain, sizeof(chain), &misplaced, &in_eval);
 		while (ok && *w) {
@@ -890,15 +903,15 @@ static void test_unsupported_version(void)
 	struct py_run r = {0};
 
 	tpath(bin, sizeof(bin), "python3.11");
-	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_py_version(bin, 0x030c00f0),
-	      "a copy of " PYTHON " claiming 3.12");
+	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_py_version(bin, 0x030e00f0),
+	      "a copy of " PYTHON " claiming 3.14");
 	if (!record_py("unsupported", cmd, &r))
 		goto out;
 	CHECK(r.samples >= 50 && r.with_python == 0, "%lu samples, %lu with Python frames",
 	      (unsigned long)r.samples, (unsigned long)r.with_python);
 	/* the version named: the user knows which interpreter is not supported */
 	CHECK(r.log && strstr(r.log, "cfiprof: python: 1 Python process of unsupported version "
-				     "3.12: native stacks only"),
+				     "3.14: native stacks only"),
 	      "counted unsupported: %s", r.log ? r.log : "");
 	/*
 	 * complete but for code no FDE covers: crt's _init and _fini (issue 14; a
@@ -937,6 +950,60 @@ out:
 	free(r.log);
 }
 
+/*
+ * The other versions the offsets table has, each as pyenv builds it on this
+ * machine kind (/root/.pyenv/versions/3.N.*: the interpreter in
+ * libpython3.N.so, not in the program as Debian's): the recursion's and the
+ * ctypes callback's exact chains, and 95% of the samples in Python code with
+ * their frames (those before the interpreter was known excused).  Every
+ * version present runs; which did is printed.
+ */
+static void test_other_versions(void)
+{
+	char ran[512] = "", name[32];
+	glob_t g = {0};
+
+	glob("/root/.pyenv/versions/3.*/bin/python3.*", 0, NULL, &g);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *base = strrchr(g.gl_pathv[i], '/') + 1;
+		const char *rp = prog("recurse"), *cp = prog("ctypes_cb");
+		char *rec[] = {g.gl_pathv[i], (char *)rp, SECONDS, NULL};
+		char *cb[] = {g.gl_pathv[i], (char *)cp, SECONDS, NULL};
+		unsigned int minor;
+		char want[2048], tail;
+		struct py_run r;
+
+		/* python3.N itself, not python3.N-config, and a version the table has */
+		if (sscanf(base, "python3.%u%c", &minor, &tail) != 1 ||
+		    !python_offsets_find((uint16_t)(0x0300 | minor)))
+			continue;
+		snprintf(py_comm, sizeof(py_comm), "%s", base);
+		snprintf(name, sizeof(name), "recurse-3.%u", minor);
+		if (record_py(name, rec, &r)) {
+			judge_excusing(name, &r, taken_before_known(r.log, r.samples));
+			snprintf(want, sizeof(want),
+				 "<module> (%s:28);main (%s:24);outer (%s:20);rec (%s:15);rec "
+				 "(%s:15);rec (%s:15);rec (%s:15);rec (%s:15);rec (%s:14);leaf (%s:*",
+				 rp, rp, rp, rp, rp, rp, rp, rp, rp, rp);
+			expect_chain(&r, name, want);
+		}
+		free(r.log);
+		snprintf(name, sizeof(name), "ctypes-3.%u", minor);
+		if (record_py(name, cb, &r)) {
+			judge_excusing(name, &r, taken_before_known(r.log, r.samples));
+			snprintf(want, sizeof(want),
+				 "<module> (%s:25);sort_with_callback (%s:21);compare (%s:*", cp, cp,
+				 cp);
+			expect_chain(&r, name, want);
+		}
+		free(r.log);
+		snprintf(ran + strlen(ran), sizeof(ran) - strlen(ran), " %s", g.gl_pathv[i]);
+	}
+	globfree(&g);
+	snprintf(py_comm, sizeof(py_comm), "python3.11");
+	printf("  other versions:%s\n", ran[0] ? ran : " none installed (/root/.pyenv/versions)");
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -956,6 +1023,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_first_samples);
 	RUN_TEST(test_unsupported_version);
 	RUN_TEST(test_off_cpu);
+	RUN_TEST(test_other_versions);
 	e2e_finish();
 	return HARNESS_DONE();
 }

@@ -15,6 +15,8 @@
 #include <internal/pycore_runtime.h>
 
 #include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
 #include <linux/userfaultfd.h>
 #include <pthread.h>
 #include <signal.h>
@@ -325,26 +327,31 @@ static void test_name_code_object(void)
 
 /*
  * Processes of interpreters without a table entry are counted by version,
- * and the summary's text names it: a copy of /bin/true named python3.12
- * (no Py_Version: the version is its name's) stands in for one.
+ * and the summary's text names it: a shared object with a _PyRuntime, named
+ * python3.14 (no Py_Version: the version is its name's), stands in for one.
+ * A program named python3.N without _PyRuntime (pyenv's, whose interpreter
+ * is its libpython) is none: not counted, before its libpython is mapped
+ * (it was: 3.12 named unsupported, then supported).
  */
 static void test_unsupported_named(void)
 {
 	struct python_detect *pd = python_detect_new(-1);
 	struct python_detect_stats st;
 	struct proc_mapping m[2];
-	char dir[] = "/tmp/cfiprof-pyver.XXXXXX", p312[64], p313[64], text[160];
-	const char *names[2] = {p312, p313};
+	char dir[] = "/tmp/cfiprof-pyver.XXXXXX", p314[64], p315[64], text[160];
+	const char *names[2] = {p314, p315};
 	int i, fd;
 
 	CHECK(pd && mkdtemp(dir), "setup");
-	snprintf(p312, sizeof(p312), "%s/python3.12", dir);
-	snprintf(p313, sizeof(p313), "%s/libpython3.13.so.1.0", dir);
+	snprintf(p314, sizeof(p314), "%s/python3.14", dir);
+	snprintf(p315, sizeof(p315), "%s/libpython3.15.so.1.0", dir);
 	memset(m, 0, sizeof(m));
 	for (i = 0; i < 2; i++) {
 		char cmd[256];
 
-		snprintf(cmd, sizeof(cmd), "cp /bin/true %s", names[i]);
+		/* an interpreter has its runtime: a python3.N without one is not one */
+		snprintf(cmd, sizeof(cmd),
+			 "echo 'char _PyRuntime[64];' | cc -x c -shared -o %s -", names[i]);
 		CHECK(system(cmd) == 0, "%s", cmd);
 		snprintf(m[i].key, sizeof(m[i].key), "key-%d", i);
 		fd = open(names[i], O_RDONLY | O_CLOEXEC);
@@ -352,25 +359,42 @@ static void test_unsupported_named(void)
 		if (fd >= 0)
 			close(fd);
 	}
-	/* pid 1001 runs 3.12; 1002 and 1003 3.13 */
+	/* pid 1001 runs 3.14; 1002 and 1003 3.15 */
 	python_detect_proc(pd, 1001, &m[0], 1);
 	python_detect_stats(pd, &st);
 	python_detect_describe_unsupported(&st, text, sizeof(text));
-	CHECK(!strcmp(text, "1 Python process of unsupported version 3.12"), "one: '%s'", text);
+	CHECK(!strcmp(text, "1 Python process of unsupported version 3.14"), "one: '%s'", text);
 	python_detect_proc(pd, 1002, &m[1], 1);
 	python_detect_proc(pd, 1003, &m[1], 1);
 	python_detect_stats(pd, &st);
 	python_detect_describe_unsupported(&st, text, sizeof(text));
 	CHECK(st.procs == 0 && st.unsupported == 3 &&
-		  !strcmp(text, "3 Python processes of unsupported versions 3.12 (1), 3.13 (2)"),
+		  !strcmp(text, "3 Python processes of unsupported versions 3.14 (1), 3.15 (2)"),
 	      "three: %lu supported, %lu not: '%s'", (unsigned long)st.procs,
 	      (unsigned long)st.unsupported, text);
+	{
+		char prog[80], cmd[128];
+		struct proc_mapping pm = {.key = "key-prog"};
+
+		snprintf(prog, sizeof(prog), "%s/python3.16", dir);
+		snprintf(cmd, sizeof(cmd), "cp /bin/true %s", prog);
+		CHECK(system(cmd) == 0, "%s", cmd);
+		fd = open(prog, O_RDONLY | O_CLOEXEC);
+		python_detect_object(pd, pm.key, prog, fd);
+		if (fd >= 0)
+			close(fd);
+		python_detect_proc(pd, 1004, &pm, 1);
+		python_detect_stats(pd, &st);
+		CHECK(st.procs == 0 && st.unsupported == 3,
+		      "a python3.16 without _PyRuntime: %lu supported, %lu not (want 0, 3)",
+		      (unsigned long)st.procs, (unsigned long)st.unsupported);
+	}
 	st.unsupported = 0;
 	python_detect_describe_unsupported(&st, text, sizeof(text));
 	CHECK(!text[0], "none: '%s'", text);
-	unlink(p312);
-	unlink(p313);
-	rmdir(dir);
+	snprintf(text, sizeof(text), "rm -rf '%s'", dir);
+	if (system(text))
+		fprintf(stderr, "could not remove %s\n", dir);
 	python_detect_free(pd);
 }
 
@@ -517,10 +541,157 @@ out:
 		close(fd);
 }
 
+/* The value of the field an entry's line of tests/progs/python/layout.c names; -1 if none. */
+static long entry_field(const struct python_offsets *o, const char *name)
+{
+	const struct {
+		const char *name;
+		long value;
+	} f[] = {
+	    {"version", o->version},
+	    {"bpf.runtime_interp_head", o->bpf.runtime_interp_head},
+	    {"bpf.interp_next", o->bpf.interp_next},
+	    {"bpf.interp_threads_head", o->bpf.interp_threads_head},
+	    {"bpf.tstate_next", o->bpf.tstate_next},
+	    {"bpf.tstate_native_tid", o->bpf.tstate_native_tid},
+	    {"bpf.tstate_frame", o->bpf.tstate_frame},
+	    {"bpf.cframe_current_frame", o->bpf.cframe_current_frame},
+	    {"bpf.frame_code", o->bpf.frame_code},
+	    {"bpf.frame_instr", o->bpf.frame_instr},
+	    {"bpf.frame_is_entry", o->bpf.frame_is_entry},
+	    {"bpf.frame_previous", o->bpf.frame_previous},
+	    {"bpf.frame_owner", o->bpf.frame_owner},
+	    {"bpf.frame_globals", o->bpf.frame_globals},
+	    {"owner_generator", o->owner_generator},
+	    {"owner_cstack", o->owner_cstack},
+	    {"code_type", o->code_type},
+	    {"code_bytecode", o->code_bytecode},
+	    {"code_firstlineno", o->code_firstlineno},
+	    {"code_firsttraceable", o->code_firsttraceable},
+	    {"code_filename", o->code_filename},
+	    {"code_qualname", o->code_qualname},
+	    {"code_linetable", o->code_linetable},
+	    {"str_length", o->str_length},
+	    {"str_state", o->str_state},
+	    {"str_ascii_data", o->str_ascii_data},
+	    {"str_compact_data", o->str_compact_data},
+	    {"bytes_size", o->bytes_size},
+	    {"bytes_data", o->bytes_data},
+	    {"str_ready_bit", o->str_ready_bit},
+	};
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (!strcmp(f[i].name, name))
+			return f[i].value;
+	return -1;
+}
+
+/*
+ * One interpreter's headers (include: the directory holding Python.h)
+ * against its table entry, through tests/progs/python/layout.c built with
+ * them.  The version the headers are; 0 when they could not be built.
+ */
+static unsigned int check_layout(const char *include, const char *dir)
+{
+	char cmd[2 * PATH_MAX + 256], line[256], name[128];
+	const struct python_offsets *o = NULL;
+	unsigned int version = 0, fields = 0;
+	bool cframe = false, is_entry = false;
+	unsigned long v;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "cc -w -I'%s' tests/progs/python/layout.c -o '%s/layout' && '%s/layout'", include,
+		 dir, dir);
+	f = popen(cmd, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%127s %lu", name, &v) != 2)
+			continue;
+		if (!strcmp(name, "version")) {
+			version = (unsigned int)v;
+			o = python_offsets_find((uint16_t)v);
+			if (!o)
+				break;
+		}
+		if (!o)
+			continue;
+		fields++;
+		cframe |= !strcmp(name, "bpf.cframe_current_frame");
+		is_entry |= !strcmp(name, "bpf.frame_is_entry");
+		CHECK(entry_field(o, name) == (long)v, "%s: %s is %lu in its headers, %ld in the table",
+		      o->name, name, v, entry_field(o, name));
+	}
+	if (f && pclose(f) && o)
+		CHECK(0, "building or running layout.c against %s failed", include);
+	if (!o)
+		return version;
+	CHECK(fields >= 28, "%s: %u fields compared", o->name, fields);
+	/* what the headers lack, the table must not use */
+	CHECK(cframe == !!(o->bpf.flags & PY_FLAG_CFRAME) &&
+		      (cframe || o->bpf.cframe_current_frame == PY_OFF_NONE),
+	      "%s: _PyCFrame %s in the headers, the table's flag %d", o->name,
+	      cframe ? "present" : "absent", o->bpf.flags & PY_FLAG_CFRAME);
+	CHECK(is_entry ? o->entry == PY_ENTRY_IS_ENTRY
+		       : o->entry == PY_ENTRY_SHIM_FRAME && o->bpf.frame_is_entry == PY_OFF_NONE,
+	      "%s: is_entry %s in the headers, the table's entry kind %d", o->name,
+	      is_entry ? "present" : "absent", o->entry);
+	return version;
+}
+
+/*
+ * Every entry of the table against the headers of the interpreters here:
+ * Debian's 3.11 always, and each pyenv build this machine kind carries
+ * (/root/.pyenv/versions); a version without an entry is named unsupported.
+ */
+static void test_layouts(void)
+{
+	char dir[] = "/tmp/cfiprof-layout.XXXXXX", ran[1024] = "", none[512] = "", rm[64];
+	const struct python_offsets *all;
+	unsigned int n, seen = 0, version;
+	glob_t g = {0};
+
+	CHECK(mkdtemp(dir), "mkdtemp");
+	version = check_layout("/usr/include/python3.11", dir);
+	CHECK(version == 0x030b, "Debian's 3.11 headers: version %x", version);
+	snprintf(ran, sizeof(ran), "3.11 (Debian)");
+	seen |= 1u << 11;
+	glob("/root/.pyenv/versions/3.*/include/python3.*", 0, NULL, &g);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char file[PATH_MAX + 16];
+
+		/* before 3.11 no _PyInterpreterFrame (pycore_frame.h): no entry is possible */
+		snprintf(file, sizeof(file), "%s/internal/pycore_frame.h", g.gl_pathv[i]);
+		if (access(file, R_OK)) {
+			snprintf(none + strlen(none), sizeof(none) - strlen(none), " %s",
+				 strrchr(g.gl_pathv[i], '/') + 7);
+			continue;
+		}
+		version = check_layout(g.gl_pathv[i], dir);
+		if (!python_offsets_find((uint16_t)version)) {
+			snprintf(none + strlen(none), sizeof(none) - strlen(none), " 3.%u",
+				 version & 0xff);
+			continue;
+		}
+		seen |= 1u << (version & 31);
+		snprintf(ran + strlen(ran), sizeof(ran) - strlen(ran), ", %s (%s)",
+			 python_offsets_find((uint16_t)version)->name, g.gl_pathv[i]);
+	}
+	globfree(&g);
+	printf("  layouts checked: %s; no entry:%s\n", ran, none[0] ? none : " none");
+	all = python_offsets_all(&n);
+	for (unsigned int k = 0; k < n; k++)
+		if (!(seen & 1u << (all[k].version & 31)))
+			printf("  no headers here for the %s entry\n", all[k].name);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	if (system(rm))
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_offsets_table);
+	RUN_TEST(test_layouts);
 	RUN_TEST(test_linetable);
 	RUN_TEST(test_detect_binary);
 	RUN_TEST(test_name_code_object);

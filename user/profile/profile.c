@@ -173,12 +173,16 @@ static uint32_t mapping_id(struct profile *p, uint32_t pid, const struct proc_ma
 	return *slot;
 }
 
-int64_t profile_add_location(struct profile *p, uint32_t kind, uint32_t pid, uint64_t addr,
-			     uint32_t map, uint64_t rel, const char *name, bool *is_new)
+/* profile_add_location, parts of one location (PART_*) apart by their key */
+enum { PART_WHOLE, PART_OUTER, PART_INNER };
+
+static int64_t add_location_part(struct profile *p, uint32_t kind, uint32_t part, uint32_t pid,
+				 uint64_t addr, uint32_t map, uint64_t rel, const char *name,
+				 bool *is_new)
 {
 	struct priv *pv = p->priv;
 	/* without a mapping, the same address in two processes is two different frames */
-	struct key3 k = {(uint64_t)kind << 32 | map, map ? 0 : pid, addr};
+	struct key3 k = {(uint64_t)(kind | part << 16) << 32 | map, map ? 0 : pid, addr};
 	struct prof_location *l;
 	uint32_t *slot = table_get(&pv->locs, &k);
 
@@ -202,6 +206,8 @@ int64_t profile_add_location(struct profile *p, uint32_t kind, uint32_t pid, uin
 	l->nr_lines = 0;
 	l->inlined = 0;
 	l->lines = NULL;
+	l->whole = 0;
+	l->inline_part = false;
 	l->function = profile_intern(p, name);
 	if (!l->function)
 		return -1;
@@ -210,6 +216,37 @@ int64_t profile_add_location(struct profile *p, uint32_t kind, uint32_t pid, uin
 		pv->locs.nr++;
 	}
 	return (int64_t)p->nr_locs++;
+}
+
+int64_t profile_add_location(struct profile *p, uint32_t kind, uint32_t pid, uint64_t addr,
+			     uint32_t map, uint64_t rel, const char *name, bool *is_new)
+{
+	return add_location_part(p, kind, PART_WHOLE, pid, addr, map, rel, name, is_new);
+}
+
+/*
+ * Location @id's function alone (PART_OUTER) or its inlined levels alone
+ * (PART_INNER), for an interpreter's frames to go between; @id has at least
+ * two lines.  The parts share its lines.
+ */
+static int64_t location_part(struct profile *p, uint32_t pid, int64_t id, uint32_t part)
+{
+	const struct prof_location w = p->locs[id];
+	const struct prof_line *outer = &w.lines[w.nr_lines - 1];
+	bool is_new;
+	int64_t part_id = add_location_part(p, w.kind, part, pid, w.addr, w.mapping, w.rel_addr,
+					   part == PART_OUTER ? outer->function : outer[-1].function,
+					   &is_new);
+	struct prof_location *l;
+
+	if (part_id < 0 || !is_new)
+		return part_id;
+	l = &p->locs[part_id];
+	l->whole = (uint32_t)id + 1;
+	l->inline_part = part == PART_INNER;
+	l->lines = part == PART_OUTER ? w.lines + w.nr_lines - 1 : w.lines;
+	l->nr_lines = part == PART_OUTER ? 1 : w.nr_lines - 1;
+	return part_id;
 }
 
 /* Synthetic locations are keyed by their name's hash, not an address. */
@@ -381,7 +418,7 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 
 		const struct saved_level *sv = NULL;
 		uint32_t nr_saved = 0;
-		bool is_new, named;
+		bool is_new, named, splice;
 
 		map = pm ? mapping_id(p, s->pid, pm) : 0;
 		if (fn->saved_user)
@@ -390,10 +427,8 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 		named = frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf)) &&
 			pm && pm->sym && !sym_obj_lookup(pm->sym, lookup - pm->bias, NULL, NULL);
 		/* the name the location gets: a recording's own on a host without the file */
-		if (py_next < s->nr_python && !(k == 0 && leaf_unlinked) &&
-		    python_is_eval_frame(sv ? sv[nr_saved - 1].function : buf) &&
-		    profile_python_frames(p, ps, s, fn, &py_next, false, n))
-			id = -1;
+		splice = py_next < s->nr_python && !(k == 0 && leaf_unlinked) &&
+			 python_is_eval_frame(sv ? sv[nr_saved - 1].function : buf);
 		if (id >= 0)
 			id = profile_add_location(p,
 						  pm && pm->sym && sym_obj_is_go(pm->sym, lookup - pm->bias)
@@ -406,6 +441,16 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 			id = -1;
 		else if (id >= 0 && is_new && !sv && pm && pm->sym &&
 			 object_lines(p, &p->locs[id], pm->sym, lookup - pm->bias, named))
+			id = -1;
+		/* the interpreter's frames go between the loop and what is inlined into it here */
+		if (id >= 0 && splice && p->locs[id].nr_lines > 1) {
+			int64_t inner = location_part(p, s->pid, id, PART_INNER);
+
+			id = inner < 0 ? -1 : location_part(p, s->pid, id, PART_OUTER);
+			if (id >= 0)
+				ps->locs[(*n)++] = (uint32_t)inner;
+		}
+		if (id >= 0 && splice && profile_python_frames(p, ps, s, fn, &py_next, false, n))
 			id = -1;
 		map_set_put(other);
 		if (id >= 0)
@@ -434,7 +479,7 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	ps = &p->samples[p->nr_samples];
 	memset(ps, 0, sizeof(*ps));
 	ps->locs =
-	    malloc(((size_t)s->nr_kernel + s->nr_user + s->nr_python + 3) * sizeof(*ps->locs));
+	    malloc(((size_t)s->nr_kernel + 2 * s->nr_user + s->nr_python + 3) * sizeof(*ps->locs));
 	ps->comm = profile_intern(p, s->comm[0] ? s->comm : "[unknown]");
 	if (!ps->locs || !ps->comm) {
 		free(ps->locs);

@@ -81,6 +81,13 @@ struct prof_location {
 	uint32_t nr_lines;    /* 0: function alone */
 	uint32_t inlined;     /* after profile_apply_view: a frame inlined into the one below */
 	struct prof_line *lines; /* innermost first; lines[nr_lines - 1].function == function */
+	/*
+	 * A part of location whole - 1, split where an interpreter's frames go
+	 * between the function and what is inlined into it at that address:
+	 * the function alone, or (inline_part) the inlined levels alone.
+	 */
+	uint32_t whole;
+	bool inline_part;
 };
 
 /*

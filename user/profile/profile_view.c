@@ -60,6 +60,11 @@ int profile_apply_view(struct profile *p, const struct prof_view *v)
 
 		first[i] = (uint32_t)i;
 		count[i] = 1;
+		/* inlined levels split from their function (an interpreter's frames between) */
+		if (p->locs[i].inline_part && v->no_inline) {
+			count[i] = 0;
+			continue;
+		}
 		if (!n || (n == 1 && !(v->lines && p->locs[i].lines[0].line)) ||
 		    (lo == n - 1 && !v->lines))
 			continue;
@@ -86,15 +91,18 @@ int profile_apply_view(struct profile *p, const struct prof_view *v)
 	for (i = 0; i < p->nr_samples; i++) {
 		struct prof_sample *s = &p->samples[i];
 		uint32_t k, total = 0, at = 0, *locs;
+		bool one_each = true;
 
-		for (k = 0; k < s->nr_locs; k++)
+		for (k = 0; k < s->nr_locs; k++) {
 			total += count[s->locs[k]];
-		if (total == s->nr_locs) {
+			one_each &= count[s->locs[k]] == 1;
+		}
+		if (one_each) {
 			for (k = 0; k < s->nr_locs; k++)
 				s->locs[k] = first[s->locs[k]];
 			continue;
 		}
-		locs = malloc(total * sizeof(*locs));
+		locs = malloc((total ? total : 1) * sizeof(*locs));
 		if (!locs)
 			goto out;
 		for (k = 0; k < s->nr_locs; k++) {

@@ -62,14 +62,17 @@ static int write_uframes(FILE *f, const struct profile *p)
 		const struct prof_sample *s = &p->samples[i];
 
 		for (k = 0; k < s->nr_locs; k++) {
-			const struct prof_location *l = &p->locs[s->locs[k]];
+			/* a part split off a location (profile.h): the whole's levels are kept */
+			uint32_t id = p->locs[s->locs[k]].whole ? p->locs[s->locs[k]].whole - 1
+								 : s->locs[k];
+			const struct prof_location *l = &p->locs[id];
 			uint64_t start = l->mapping && l->mapping <= p->nr_maps
 					     ? p->maps[l->mapping - 1].start
 					     : 0;
 
-			if (!prof_loc_is_user(l->kind) || done[s->locs[k]])
+			if (!prof_loc_is_user(l->kind) || done[id])
 				continue;
-			done[s->locs[k]] = true;
+			done[id] = true;
 			for (j = 0; j < (l->nr_lines ? l->nr_lines : 1); j++) {
 				const struct prof_line *pl = l->nr_lines ? &l->lines[j] : NULL;
 

@@ -82,8 +82,9 @@ static int read_str(uint32_t pid, const struct python_offsets *o, uint64_t addr,
 	chars = get_u64(hdr, o->str_length);
 	state = hdr[o->str_state];
 	kind = state >> 2 & 7;
-	/* state: interned:2 kind:3 compact:1 ascii:1 ready:1 */
-	if (!(state & 1u << 5) || !(state & 1u << 7) || (kind != 1 && kind != 2 && kind != 4))
+	/* state: interned:2 kind:3 compact:1 ascii:1, then 3.11's ready:1 */
+	if (!(state & 1u << 5) || (o->str_ready_bit && !(state & 1u << 7)) ||
+	    (kind != 1 && kind != 2 && kind != 4))
 		return -1;
 	if ((state & 1u << 6) && kind != 1)
 		return -1;

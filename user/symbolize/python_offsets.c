@@ -48,6 +48,83 @@ static const struct python_offsets versions[] = {
 	.str_state = 32,
 	.str_ascii_data = 48,	/* sizeof(PyASCIIObject) */
 	.str_compact_data = 72, /* sizeof(PyCompactUnicodeObject) */
+	.str_ready_bit = true,
+	.bytes_size = 16,
+	.bytes_data = 32,
+    },
+    {
+	.version = 0x030c,
+	.name = "3.12",
+	.bpf =
+	    {
+		.version = 0x030c,
+		.flags = PY_FLAG_CFRAME,
+		.runtime_interp_head = 40, /* _PyRuntimeState.interpreters.head */
+		.interp_next = 0,	   /* PyInterpreterState.next */
+		.interp_threads_head = 72, /* .threads.head */
+		.tstate_next = 8,	   /* PyThreadState.next */
+		.tstate_native_tid = 144,  /* .native_thread_id */
+		.tstate_frame = 56,	   /* .cframe */
+		.cframe_current_frame = 0, /* _PyCFrame.current_frame */
+		.frame_code = 0,	   /* _PyInterpreterFrame.f_code */
+		.frame_previous = 8,	   /* .previous */
+		.frame_instr = 56,	   /* .prev_instr */
+		.frame_is_entry = PY_OFF_NONE,
+		.frame_owner = 70,   /* .owner */
+		.frame_globals = 24, /* .f_globals */
+	    },
+	.entry = PY_ENTRY_SHIM_FRAME,
+	.owner_generator = 1, /* FRAME_OWNED_BY_GENERATOR */
+	.owner_cstack = 3,    /* FRAME_OWNED_BY_CSTACK */
+	.code_type = 8,
+	.code_bytecode = 192,
+	.code_firstlineno = 68,
+	.code_firsttraceable = 176,
+	.code_filename = 112,
+	.code_qualname = 128,
+	.code_linetable = 136,
+	.str_length = 16,
+	.str_state = 32,
+	.str_ascii_data = 40,	/* sizeof(PyASCIIObject): no wstr since 3.12 */
+	.str_compact_data = 56, /* sizeof(PyCompactUnicodeObject) */
+	.bytes_size = 16,
+	.bytes_data = 32,
+    },
+    {
+	.version = 0x030d,
+	.name = "3.13",
+	.bpf =
+	    {
+		.version = 0x030d,
+		.flags = 0,			 /* no _PyCFrame: the thread state holds the frame */
+		.runtime_interp_head = 632,	 /* _PyRuntimeState.interpreters.head */
+		.interp_next = 7264,		 /* PyInterpreterState.next */
+		.interp_threads_head = 7344,	 /* .threads.head */
+		.tstate_next = 8,		 /* PyThreadState.next */
+		.tstate_native_tid = 160,	 /* .native_thread_id */
+		.tstate_frame = 72,		 /* .current_frame */
+		.cframe_current_frame = PY_OFF_NONE,
+		.frame_code = 0,		 /* _PyInterpreterFrame.f_executable */
+		.frame_previous = 8,		 /* .previous */
+		.frame_instr = 56,		 /* .instr_ptr */
+		.frame_is_entry = PY_OFF_NONE,
+		.frame_owner = 70,   /* .owner */
+		.frame_globals = 24, /* .f_globals */
+	    },
+	.entry = PY_ENTRY_SHIM_FRAME,
+	.owner_generator = 1, /* FRAME_OWNED_BY_GENERATOR */
+	.owner_cstack = 3,    /* FRAME_OWNED_BY_CSTACK */
+	.code_type = 8,
+	.code_bytecode = 200,
+	.code_firstlineno = 68,
+	.code_firsttraceable = 184,
+	.code_filename = 112,
+	.code_qualname = 128,
+	.code_linetable = 136,
+	.str_length = 16,
+	.str_state = 32,
+	.str_ascii_data = 40,
+	.str_compact_data = 56,
 	.bytes_size = 16,
 	.bytes_data = 32,
     },

@@ -7,6 +7,7 @@
 #ifndef CFIPROF_PYTHON_OFFSETS_H
 #define CFIPROF_PYTHON_OFFSETS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "bpf/cfiprof_abi.h"
@@ -35,6 +36,7 @@ struct python_offsets {
 	uint16_t code_filename, code_qualname, code_linetable;
 	/* PyUnicodeObject (compact) and PyBytesObject */
 	uint16_t str_length, str_state, str_ascii_data, str_compact_data;
+	bool str_ready_bit; /* state's bit 7 is "ready" (set on every str), not 3.12's static */
 	uint16_t bytes_size, bytes_data;
 };
 

@@ -303,6 +303,13 @@ static void detect_proc(struct python_detect *pd, uint32_t pid, const struct pro
 			bias = maps[i].bias;
 		}
 	}
+	/*
+	 * A program named python3.N without _PyRuntime runs an interpreter of
+	 * a libpython (pyenv's, --enable-shared): that one, once it is mapped,
+	 * is the interpreter; the program alone is none, supported or not.
+	 */
+	if (found && !found->runtime_vaddr)
+		found = NULL;
 	if (!found && early) {
 		pthread_mutex_unlock(&pd->lock);
 		return;
