@@ -200,7 +200,7 @@ STRESS_RUNS ?= 10
 E2E_TESTS := $(notdir $(basename $(wildcard tests/e2e/test_*.c)))
 test-stress: test-deps $(TEST_PROGS)
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
-		all $(addprefix $(OUT)/tests/,$(E2E_TESTS))
+		all $(OUT)/asan/cfiprof $(addprefix $(OUT)/tests/,$(E2E_TESTS))
 	@OUT=$(OUT) tests/stress.sh $(STRESS_RUNS) $(or $(STRESS_SUITES),$(E2E_TESTS))
 
 # The README's run command: profile the bundled demo (built without frame

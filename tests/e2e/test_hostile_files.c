@@ -131,7 +131,16 @@ static void test_debuglink_cut(void)
 	prof = slurp(rec_argv[10]);
 	CHECK(cut, "cfiprof never had %s open for its CRC", dbg);
 	CHECK(code == 0, "cfiprof record -p exited %d (135: SIGBUS): %s", code, log ? log : "");
-	CHECK(truncated_count(log) >= 1, "the truncation is not counted in the summary: %s",
+	/*
+	 * Cut while cfiprof read it: the truncation is counted.  Cut between
+	 * its open and its first read (a test slowed by CPU hogs notices the
+	 * open late): a 64-byte file from the start, refused by its CRC.
+	 * Either way no SIGBUS, and the profile is written.
+	 */
+	CHECK(truncated_count(log) >= 1 ||
+		  (log && strstr(log, "spin.debug does not match the .gnu_debuglink CRC")),
+	      "the truncation is neither counted in the summary nor the file refused by its "
+	      "CRC: %s",
 	      log ? log : "");
 	/* the profile of the program is still written: its samples, folded under its name */
 	CHECK(prof && strstr(prof, "spin"), "no samples of spin in the profile (%zu bytes)",
