@@ -342,6 +342,14 @@ enum cfi_python_status {
 enum cfi_python_flags {
 	/* current frame: tstate->cframe->current_frame (3.11, 3.12), else tstate->current_frame */
 	PY_FLAG_CFRAME = 1 << 0,
+	/*
+	 * 3.10 and older: a chain of PyFrameObjects (f_back), each run by a
+	 * call of its own of the evaluation loop, its instruction an int index
+	 * (f_lasti) out of the bytes read at once
+	 */
+	PY_FLAG_FRAME_OBJECT = 1 << 1,
+	/* the thread state's id is pthread_self() (thread_id, 3.10 and older): the fs base */
+	PY_FLAG_PTHREAD_ID = 1 << 2,
 };
 
 /*

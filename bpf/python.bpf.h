@@ -88,7 +88,7 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
 struct py_find_ctx {
 	const struct cfi_python_proc *py;
 	__u64 interp, ts; /* found: ts, with interp 0 */
-	__u32 tid;
+	__u64 id;	  /* the thread's id as its thread state holds it */
 };
 
 /* One thread state visited (or the next interpreter's list begun); 1 ends the search. */
@@ -104,7 +104,7 @@ static long py_find_step(__u32 index, void *data)
 		c->ts = c->interp ? py_read_ptr(c->interp + py->interp_threads_head) : 0;
 		return 0;
 	}
-	if (py_read_ptr(c->ts + py->tstate_native_tid) == c->tid) {
+	if (py_read_ptr(c->ts + py->tstate_native_tid) == c->id) {
 		c->interp = 0;
 		return 1;
 	}
@@ -113,14 +113,14 @@ static long py_find_step(__u32 index, void *data)
 }
 
 /*
- * The thread state whose native thread id is tid, or 0: the interpreters'
- * thread lists.  Not inlined: its search state would sit in python_walk's
- * frame beside the walk's, and on_sample -> python_walk -> a bpf_loop
- * callback must fit BPF's 512 bytes of stack.
+ * The thread state whose thread id is id, or 0: the interpreters' thread
+ * lists.  Not inlined: its search state would sit in python_walk's frame
+ * beside the walk's, and on_sample -> python_walk -> a bpf_loop callback
+ * must fit BPF's 512 bytes of stack.
  */
-static __noinline __u64 py_find_tstate(const struct cfi_python_proc *py, __u32 tid)
+static __noinline __u64 py_find_tstate(const struct cfi_python_proc *py, __u64 id)
 {
-	struct py_find_ctx c = {.py = py, .tid = tid};
+	struct py_find_ctx c = {.py = py, .id = id};
 	int i;
 
 	c.interp = py_read_ptr(py->runtime + py->runtime_interp_head);
@@ -157,6 +157,21 @@ static __always_inline __u32 py_ns_tid(const struct cfi_python_proc *py, struct 
 	return s->ns.pid;
 }
 
+/*
+ * pthread_self() of the current thread, what CPython 3.10 and older keep as a
+ * thread state's thread_id: glibc's thread pointer, the fs base on x86-64.
+ */
+static __always_inline __u64 py_pthread_self(void)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(t, thread.fsbase);
+#else
+	return 0;
+#endif
+}
+
 /* The first thread state of the first interpreter (0: none): a new one goes first. */
 static __always_inline __u64 py_threads_head(const struct cfi_python_proc *py)
 {
@@ -166,20 +181,21 @@ static __always_inline __u64 py_threads_head(const struct cfi_python_proc *py)
 }
 
 /*
- * The thread state of thread tid (ns_tid in its PID namespace), or 0.  A
- * thread found without one is searched for again after PY_THREAD_RETRY_NS,
- * or at once when a thread state was added: the main thread's, made while
- * the interpreter starts (its first samples come before it), or a thread's.
+ * The thread state of thread tid (id: as its thread state knows it), or 0.
+ * A thread found without one is searched for again after
+ * PY_THREAD_RETRY_NS, or at once when a thread state was added: the main
+ * thread's, made while the interpreter starts (its first samples come
+ * before it), or a thread's.
  */
 static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, struct python_scratch *s,
-				       __u32 pid, __u32 tid, __u32 ns_tid)
+				       __u32 pid, __u32 tid, __u64 id)
 {
 	struct python_thread *t = bpf_map_lookup_elem(&python_threads, &tid), *nt = &s->thread;
 	__u64 now = bpf_ktime_get_ns();
 
 	if (t && t->pid == pid) {
 		/* a thread state is freed when its thread ends: its tid must still be in it */
-		if (t->tstate && py_read_ptr(t->tstate + py->tstate_native_tid) == ns_tid)
+		if (t->tstate && py_read_ptr(t->tstate + py->tstate_native_tid) == id)
 			return t->tstate;
 		if (!t->tstate && now < t->retry_ns && py_threads_head(py) == t->head)
 			return 0;
@@ -188,7 +204,7 @@ static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, struct 
 	nt->head = py_threads_head(py);
 	nt->pid = pid;
 	nt->pad = 0;
-	nt->tstate = py_find_tstate(py, ns_tid);
+	nt->tstate = py_find_tstate(py, id);
 	nt->retry_ns = now + PY_THREAD_RETRY_NS;
 	bpf_map_update_elem(&python_threads, &tid, nt, BPF_ANY);
 	return nt->tstate;
@@ -211,15 +227,20 @@ static long py_walk_step(__u32 index, void *data)
 	__u64 code, instr, globals = 0, off_code = py->frame_code, off_prev = py->frame_previous,
 			   off_instr = py->frame_instr, off_entry = py->frame_is_entry,
 			   off_owner = py->frame_owner, off_globals = py->frame_globals;
-	__u32 n = c->n;
+	__u32 n = c->n, lasti = 0;
 	bool has_entry = off_entry <= PY_FRAME_READ - 1;
 	bool has_globals = off_globals <= PY_FRAME_READ - 8;
+	bool has_owner = off_owner <= PY_FRAME_READ - 1;
+	/* 3.10 and older: f_lasti, an int past the bytes read at once */
+	bool frame_object = py->flags & PY_FLAG_FRAME_OBJECT;
 
 	if (!c->frame || n >= PY_MAX_FRAMES)
 		return 1;
 	if (off_code > PY_FRAME_READ - 8 || off_prev > PY_FRAME_READ - 8 ||
-	    off_instr > PY_FRAME_READ - 8 || off_owner > PY_FRAME_READ - 1 ||
-	    bpf_probe_read_user(s->frame, PY_FRAME_READ, (const void *)c->frame)) {
+	    (!frame_object && off_instr > PY_FRAME_READ - 8) ||
+	    bpf_probe_read_user(s->frame, PY_FRAME_READ, (const void *)c->frame) ||
+	    (frame_object &&
+	     bpf_probe_read_user(&lasti, sizeof(lasti), (const void *)(c->frame + off_instr)))) {
 		c->status = PY_STATUS_UNREADABLE;
 		return 1;
 	}
@@ -227,6 +248,8 @@ static long py_walk_step(__u32 index, void *data)
 		off_entry = 0;
 	if (!has_globals)
 		off_globals = 0;
+	if (!has_owner)
+		off_owner = 0;
 	/* the bounds checked above, on the registers the accesses use */
 	barrier_var(off_code);
 	barrier_var(off_prev);
@@ -241,11 +264,18 @@ static long py_walk_step(__u32 index, void *data)
 	off_owner &= PY_FRAME_OFF_MASK;
 	off_entry &= PY_FRAME_OFF_MASK;
 	code = *(__u64 *)(s->frame + off_code);
-	instr = *(__u64 *)(s->frame + off_instr);
 	s->f[n].code = code;
-	s->f[n].instr = instr >= code && instr - code < 0xffffffffull ? instr - code : 0xffffffff;
-	s->f[n].is_entry = has_entry ? s->frame[off_entry] : 0;
-	s->f[n].owner = s->frame[off_owner];
+	if (frame_object) {
+		/* the index itself (-1: not started) */
+		s->f[n].instr = lasti;
+	} else {
+		instr = *(__u64 *)(s->frame + off_instr);
+		s->f[n].instr =
+		    instr >= code && instr - code < 0xffffffffull ? instr - code : 0xffffffff;
+	}
+	/* a frame object is the only frame of its evaluation-loop call */
+	s->f[n].is_entry = frame_object ? 1 : has_entry ? s->frame[off_entry] : 0;
+	s->f[n].owner = has_owner ? s->frame[off_owner] : 0;
 	if (has_globals)
 		globals = *(__u64 *)(s->frame + off_globals) >> 4; /* objects are 16-byte aligned */
 	s->f[n].scope = (__u16)(globals ^ globals >> 16 ^ globals >> 32);
@@ -276,7 +306,9 @@ __noinline int python_walk(__u32 pid, __u32 tid)
 	c.s = bpf_map_lookup_elem(&python_scratch, &c.n);
 	if (!c.s)
 		return 0;
-	ts = py_tstate(c.py, c.s, pid, tid, py_ns_tid(c.py, c.s, tid));
+	ts = py_tstate(c.py, c.s, pid, tid,
+		       c.py->flags & PY_FLAG_PTHREAD_ID ? py_pthread_self()
+							: py_ns_tid(c.py, c.s, tid));
 	if (!ts)
 		return PY_STATUS_NO_THREAD << 16;
 	c.frame = py_read_ptr(ts + c.py->tstate_frame);

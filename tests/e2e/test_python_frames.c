@@ -953,10 +953,11 @@ out:
 /*
  * The other versions the offsets table has, each as pyenv builds it on this
  * machine kind (/root/.pyenv/versions/3.N.*: the interpreter in
- * libpython3.N.so, not in the program as Debian's): the recursion's and the
- * ctypes callback's exact chains, and 95% of the samples in Python code with
- * their frames (those before the interpreter was known excused).  Every
- * version present runs; which did is printed.
+ * libpython3.N.so, not in the program as Debian's; 3.8-3.10's frames are
+ * PyFrameObjects, each run by a call of the evaluation loop of its own):
+ * the recursion's and the ctypes callback's exact chains, and 95% of the
+ * samples in Python code with their frames (those before the interpreter
+ * was known excused).  Every version present runs; which did is printed.
  */
 static void test_other_versions(void)
 {
@@ -967,8 +968,9 @@ static void test_other_versions(void)
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *base = strrchr(g.gl_pathv[i], '/') + 1;
 		const char *rp = prog("recurse"), *cp = prog("ctypes_cb");
-		char *rec[] = {g.gl_pathv[i], (char *)rp, SECONDS, NULL};
-		char *cb[] = {g.gl_pathv[i], (char *)cp, SECONDS, NULL};
+		/* a second each: ~300 samples at 299 Hz, six versions */
+		char *rec[] = {g.gl_pathv[i], (char *)rp, "1", NULL};
+		char *cb[] = {g.gl_pathv[i], (char *)cp, "1", NULL};
 		unsigned int minor;
 		char want[2048], tail;
 		struct py_run r;
@@ -997,6 +999,27 @@ static void test_other_versions(void)
 			expect_chain(&r, name, want);
 		}
 		free(r.log);
+		/* thread states known by pthread_self() (3.10 and older): each worker's own */
+		if (python_offsets_find((uint16_t)(0x0300 | minor))->bpf.flags & PY_FLAG_PTHREAD_ID) {
+			const char *tp = prog("threads");
+			char *th[] = {g.gl_pathv[i], (char *)tp, "1", NULL};
+
+			snprintf(name, sizeof(name), "threads-3.%u", minor);
+			if (record_py(name, th, &r)) {
+				judge_excusing(name, &r, taken_before_known(r.log, r.samples));
+				/* co_name, not the qualified name, before 3.11 */
+				snprintf(want, sizeof(want),
+					 "_bootstrap (*;_bootstrap_inner (*;run (*;beta_work (%s:18);"
+					 "spin (%s:*",
+					 tp, tp);
+				expect_chain(&r, name, want);
+				snprintf(want, sizeof(want),
+					 "<module> (%s:40);main (%s:34);main_work (%s:26);spin (%s:*", tp,
+					 tp, tp, tp);
+				expect_chain(&r, name, want);
+			}
+			free(r.log);
+		}
 		snprintf(ran + strlen(ran), sizeof(ran) - strlen(ran), " %s", g.gl_pathv[i]);
 	}
 	globfree(&g);

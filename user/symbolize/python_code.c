@@ -117,11 +117,21 @@ void python_code_read(uint32_t pid, const struct python_offsets *o, uint64_t cod
 	int32_t first;
 
 	memset(c, 0, sizeof(*c));
-	if (!o || o->code_bytecode > sizeof(hdr) || read_mem(pid, code, hdr, o->code_bytecode))
+	if (!o || o->code_read > sizeof(hdr) || read_mem(pid, code, hdr, o->code_read))
 		return;
 	memcpy(&first, hdr + o->code_firstlineno, sizeof(first));
-	memcpy(&c->firsttraceable, hdr + o->code_firsttraceable, sizeof(c->firsttraceable));
-	c->nr_units = get_u64(hdr, o->bytes_size); /* a code object is a PyVarObject too */
+	if (o->code_firsttraceable != PY_OFF_NONE)
+		memcpy(&c->firsttraceable, hdr + o->code_firsttraceable,
+		       sizeof(c->firsttraceable));
+	if (o->code_code == PY_OFF_NONE) {
+		c->nr_units = get_u64(hdr, o->bytes_size); /* a code object is a PyVarObject too */
+	} else {
+		/* 3.10 and older: the instructions are a bytes object of their own */
+		if (o->bytes_data > sizeof(bhdr) ||
+		    read_mem(pid, get_u64(hdr, o->code_code), bhdr, o->bytes_data))
+			return;
+		c->nr_units = get_u64(bhdr, o->bytes_size) / 2;
+	}
 	if (first < 0 || c->firsttraceable > (1u << 24) || c->nr_units > (1u << 24))
 		return;
 	if (read_str(pid, o, get_u64(hdr, o->code_qualname), name, sizeof(name)) ||

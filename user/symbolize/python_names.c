@@ -487,9 +487,20 @@ void python_names_stats(struct python_names *pn, struct python_names_stats *out)
 /* The code unit the frame runs, or -1 (before its first instruction, or no offsets). */
 static int64_t code_unit(const struct pn_entry *e, const struct cfi_python_frame *f)
 {
-	if (!e->off || f->instr == 0xffffffff || f->instr < e->off->code_bytecode)
+	const struct python_offsets *o = e->off;
+
+	if (!o || f->instr == 0xffffffff || (int32_t)f->instr < 0)
 		return -1;
-	return (f->instr - e->off->code_bytecode) / 2;
+	switch (o->code_kind) {
+	case PY_CODE_LINETABLE_310: /* f_lasti in code units */
+		return f->instr;
+	case PY_CODE_LNOTAB: /* f_lasti in bytes */
+		return f->instr / 2;
+	default: /* the instruction pointer less the code object */
+		if (f->instr < o->code_bytecode)
+			return -1;
+		return (f->instr - o->code_bytecode) / 2;
+	}
 }
 
 /*
@@ -520,7 +531,8 @@ unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t g
 	if (o && o->entry == PY_ENTRY_SHIM_FRAME && f->owner == o->owner_cstack) {
 		role = PY_FRAME_SKIP | PY_FRAME_LAST;
 	} else if (o) {
-		if (o->entry == PY_ENTRY_IS_ENTRY && f->is_entry)
+		if ((o->entry == PY_ENTRY_IS_ENTRY && f->is_entry) ||
+		    o->entry == PY_ENTRY_EVERY_FRAME)
 			role |= PY_FRAME_LAST;
 		/* _PyFrame_IsIncomplete: set up, but its first instruction not reached yet */
 		unit = e->c.ok ? code_unit(e, f) : 0;
@@ -553,7 +565,7 @@ bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 		*file = e->c.file;
 		unit = code_unit(e, f);
 		*line = unit < 0 ? (uint32_t)e->c.firstlineno
-				 : python_linetable_line(e->c.linetable, e->c.linetable_len,
+				 : python_code_line(e->off->code_kind, e->c.linetable, e->c.linetable_len,
 							 e->c.firstlineno, (uint32_t)unit);
 	}
 	pthread_mutex_unlock(&pn->lock);
@@ -582,76 +594,4 @@ bool python_is_eval_frame(const char *native_name)
 	/* LTO may split it: _PyEval_EvalFrameDefault.cold */
 	return !strncmp(native_name, eval, sizeof(eval) - 1) &&
 	       (!native_name[sizeof(eval) - 1] || native_name[sizeof(eval) - 1] == '.');
-}
-
-/* 6-bit groups, least significant first, 0x40 set on all but the last (Objects/locations.md). */
-static bool read_varint(const uint8_t *t, size_t len, size_t *i, uint32_t *out)
-{
-	uint32_t v = 0, shift = 0;
-	uint8_t b;
-
-	do {
-		if (*i >= len || shift > 30)
-			return false;
-		b = t[(*i)++];
-		v |= (uint32_t)(b & 63) << shift;
-		shift += 6;
-	} while (b & 64);
-	*out = v;
-	return true;
-}
-
-static bool read_svarint(const uint8_t *t, size_t len, size_t *i, int32_t *out)
-{
-	uint32_t u;
-
-	if (!read_varint(t, len, i, &u))
-		return false;
-	*out = u & 1 ? -(int32_t)(u >> 1) : (int32_t)(u >> 1);
-	return true;
-}
-
-uint32_t python_linetable_line(const uint8_t *t, size_t len, int32_t firstlineno, uint32_t unit)
-{
-	int64_t line = firstlineno;
-	uint32_t at = 0, skip;
-	size_t i = 0;
-
-	while (i < len) {
-		uint8_t first = t[i++];
-		uint32_t code = first >> 3 & 15, units = (first & 7) + 1;
-		int32_t delta = 0;
-		bool none = false;
-
-		if (!(first & 0x80))
-			return 0; /* not the first byte of an entry: not a location table */
-		switch (code) {
-		case 15: /* no location */
-			none = true;
-			break;
-		case 14: /* long form: line delta, end line delta, columns */
-			if (!read_svarint(t, len, &i, &delta) || !read_varint(t, len, &i, &skip) ||
-			    !read_varint(t, len, &i, &skip) || !read_varint(t, len, &i, &skip))
-				return 0;
-			break;
-		case 13: /* no columns */
-			if (!read_svarint(t, len, &i, &delta))
-				return 0;
-			break;
-		case 10:
-		case 11:
-		case 12: /* one line: delta code - 10, two column bytes */
-			delta = (int32_t)code - 10;
-			i += 2;
-			break;
-		default: /* short form: same line, one column byte */
-			i += 1;
-			break;
-		}
-		line += delta;
-		if (unit < at + units)
-			return none || line <= 0 || line > UINT32_MAX ? 0 : (uint32_t)line;
-		at += units;
-	}
-	return 0;
 }

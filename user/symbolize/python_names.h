@@ -9,6 +9,7 @@
 #ifndef CFIPROF_PYTHON_NAMES_H
 #define CFIPROF_PYTHON_NAMES_H
 
+#include "user/symbolize/python_lines.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -101,13 +102,5 @@ void python_frame_show(struct python_names *pn, uint32_t pid, uint32_t gen,
 
 /* Whether a native frame's name is CPython's evaluation loop, where Python frames go. */
 bool python_is_eval_frame(const char *native_name);
-
-/*
- * CPython 3.11's location table (co_linetable, Objects/locations.md): the
- * line of the code unit at index unit, starting from firstlineno; 0 when it
- * has none or the table ends before it.  For tests too.
- */
-uint32_t python_linetable_line(const uint8_t *table, size_t len, int32_t firstlineno,
-			       uint32_t unit);
 
 #endif

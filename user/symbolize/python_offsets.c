@@ -12,7 +12,51 @@
 
 #include "user/symbolize/python_offsets.h"
 
+/* 3.8 to 3.10: PyFrameObjects, thread states known by pthread_self() */
+#define PY_FRAME_OBJECT_BPF(v, lasti)                                                              \
+	{                                                                                          \
+	    .version = (v),                                                                        \
+	    .flags = PY_FLAG_FRAME_OBJECT | PY_FLAG_PTHREAD_ID,                                    \
+	    .runtime_interp_head = 32, /* _PyRuntimeState.interpreters.head */                    \
+	    .interp_next = 0,	       /* PyInterpreterState.next */                                \
+	    .interp_threads_head = 8,  /* .tstate_head */                                         \
+	    .tstate_next = 8,	       /* PyThreadState.next */                                     \
+	    .tstate_native_tid = 176,  /* .thread_id: pthread_self() */                           \
+	    .tstate_frame = 24,	       /* .frame */                                                 \
+	    .cframe_current_frame = PY_OFF_NONE,                                                   \
+	    .frame_code = 32,	   /* PyFrameObject.f_code */                                       \
+	    .frame_previous = 24,  /* .f_back */                                                   \
+	    .frame_instr = (lasti), /* .f_lasti */                                                 \
+	    .frame_is_entry = PY_OFF_NONE,                                                         \
+	    .frame_owner = PY_OFF_NONE,                                                            \
+	    .frame_globals = 48, /* .f_globals */                                                  \
+	}
+
+/* The code object's fields from 3.8 to 3.10, and their str and bytes objects */
+#define PY_FRAME_OBJECT_CODE                                                                       \
+	.entry = PY_ENTRY_EVERY_FRAME, .owner_generator = 0xff, .owner_cstack = 0xff,              \
+	.code_type = 8, .code_bytecode = PY_OFF_NONE, .code_code = 48, .code_read = 128,          \
+	.code_firstlineno = 40, .code_firsttraceable = PY_OFF_NONE, .code_filename = 104,         \
+	.code_qualname = 112 /* co_name: no co_qualname */, .code_linetable = 120,               \
+	.str_length = 16, .str_state = 32, .str_ascii_data = 48, .str_compact_data = 72,         \
+	.str_ready_bit = true, .bytes_size = 16, .bytes_data = 32
+
 static const struct python_offsets versions[] = {
+    {.version = 0x0308,
+     .name = "3.8",
+     .bpf = PY_FRAME_OBJECT_BPF(0x0308, 104),
+     .code_kind = PY_CODE_LNOTAB,
+     PY_FRAME_OBJECT_CODE},
+    {.version = 0x0309,
+     .name = "3.9",
+     .bpf = PY_FRAME_OBJECT_BPF(0x0309, 104),
+     .code_kind = PY_CODE_LNOTAB,
+     PY_FRAME_OBJECT_CODE},
+    {.version = 0x030a,
+     .name = "3.10",
+     .bpf = PY_FRAME_OBJECT_BPF(0x030a, 96),
+     .code_kind = PY_CODE_LINETABLE_310,
+     PY_FRAME_OBJECT_CODE},
     {
 	.version = 0x030b,
 	.name = "3.11",
@@ -39,6 +83,8 @@ static const struct python_offsets versions[] = {
 	.owner_cstack = 0xff, /* none in 3.11 */
 	.code_type = 8,
 	.code_bytecode = 184,
+	.code_code = PY_OFF_NONE,
+	.code_read = 184,
 	.code_firstlineno = 72,
 	.code_firsttraceable = 168,
 	.code_filename = 112,
@@ -78,6 +124,8 @@ static const struct python_offsets versions[] = {
 	.owner_cstack = 3,    /* FRAME_OWNED_BY_CSTACK */
 	.code_type = 8,
 	.code_bytecode = 192,
+	.code_code = PY_OFF_NONE,
+	.code_read = 192,
 	.code_firstlineno = 68,
 	.code_firsttraceable = 176,
 	.code_filename = 112,
@@ -116,6 +164,8 @@ static const struct python_offsets versions[] = {
 	.owner_cstack = 3,    /* FRAME_OWNED_BY_CSTACK */
 	.code_type = 8,
 	.code_bytecode = 200,
+	.code_code = PY_OFF_NONE,
+	.code_read = 200,
 	.code_firstlineno = 68,
 	.code_firsttraceable = 184,
 	.code_filename = 112,
