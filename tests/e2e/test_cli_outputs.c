@@ -158,6 +158,21 @@ static unsigned long folded_total(const struct lines *l)
 	return total;
 }
 
+/* The samples of l whose leaf frame (the last) is fn. */
+static unsigned long folded_leaf_total(const struct lines *l, const char *fn)
+{
+	unsigned long total = 0;
+	size_t len, fl = strlen(fn);
+
+	for (size_t i = 0; i < l->n; i++) {
+		unsigned long n = folded_count(l->v[i], &len);
+
+		if (len > fl && l->v[i][len - fl - 1] == ';' && !strncmp(l->v[i] + len - fl, fn, fl))
+			total += n;
+	}
+	return total;
+}
+
 /* ---- stack maps: (stack key, count), merged by key ---- */
 
 struct stack_count {
@@ -1029,10 +1044,17 @@ static void test_report_same(const char *chain)
 			CHECK(rt.samples == total && total > 0,
 			      "report -f text: %lu samples, the folded output %lu", rt.samples,
 			      total);
-			CHECK(
-			    !strcmp(rt.top, "leaf") && rt.top_self * 10 >= total * 9,
-			    "report -f text: top function '%s' with %lu of %lu (want leaf >= 90%%)",
-			    rt.top, rt.top_self, total);
+			/*
+			 * leaf's self samples are the folded stacks ending in it, exactly;
+			 * the rest (interrupts, preemption, start and exit) grow with the
+			 * machine's load: 89.8% beside CPU hogs once
+			 */
+			CHECK(!strcmp(rt.top, "leaf") &&
+				  rt.top_self == folded_leaf_total(&live, "leaf") &&
+				  rt.top_self * 2 >= total,
+			      "report -f text: top function '%s' with %lu of %lu, the folded "
+			      "output's stacks ending in leaf %lu (want leaf, those, >= half)",
+			      rt.top, rt.top_self, total, folded_leaf_total(&live, "leaf"));
 			free_text(&rt);
 		}
 		free(live.v);
