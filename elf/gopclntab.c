@@ -225,12 +225,50 @@ static uint64_t find_gofunc(const struct gop_src *s, const struct gopclntab *g, 
 	return gofunc;
 }
 
+/*
+ * The section holding the table: .gopclntab, or a PIE's .data.rel.ro.gopclntab
+ * (its table has pointers the loader relocates).
+ */
+Elf_Scn *gopclntab_section(Elf *e, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = elf_section_by_name(e, ".gopclntab", sh);
+
+	return scn ? scn : elf_section_by_name(e, ".data.rel.ro.gopclntab", sh);
+}
+
 /* The .text section's address, for a PIE whose header's textStart is left to relocation. */
 static uint64_t text_section(Elf *e)
 {
 	GElf_Shdr sh;
 
 	return e && elf_section_by_name(e, ".text", &sh) ? sh.sh_addr : 0;
+}
+
+/*
+ * A PIE's funcdata, in another segment than its table (go:func.* in .rodata,
+ * the table in the relro segment): held from gofunc to its segment's end,
+ * the two within GOPCLNTAB_MAX_BYTES (@table: the table's bytes).
+ */
+static void hold_funcdata(const struct gop_src *s, struct gopclntab *g, uint64_t table)
+{
+	uint64_t off, n;
+	size_t seg;
+
+	if (elf_segments_vaddr_to_offset(&s->segs, g->gofunc, 1, &off, &seg) ||
+	    table >= GOPCLNTAB_MAX_BYTES)
+		return;
+	n = s->segs.v[seg].vaddr + s->segs.v[seg].filesz - g->gofunc;
+	if (n > GOPCLNTAB_MAX_BYTES - table)
+		n = GOPCLNTAB_MAX_BYTES - table;
+	g->fd_buf = n ? malloc(n) : NULL;
+	if (g->fd_buf && !src_read(s, g->gofunc, g->fd_buf, n)) {
+		g->fd_base = g->gofunc;
+		g->fd_len = n;
+		g->inline_ok = true;
+		return;
+	}
+	free(g->fd_buf);
+	g->fd_buf = NULL;
 }
 
 /*
@@ -251,6 +289,10 @@ static uint64_t held_from(const struct gop_src *s, struct gopclntab *g, uint64_t
 	lo = s->segs.v[seg].vaddr;
 	if (g->version >= 118) {
 		g->gofunc = find_gofunc(s, g, pcln, h);
+		if (g->gofunc && (g->gofunc < lo || g->gofunc > pcln)) {
+			hold_funcdata(s, g, end - pcln);
+			return pcln;
+		}
 		if (g->gofunc < lo || g->gofunc > pcln)
 			return pcln;
 		lo = g->gofunc;
@@ -318,8 +360,9 @@ err:
 
 /*
  * No section headers: a header that holds together at an 8-byte boundary of a
- * read-only segment, read-only-not-executable ones first (where Go's linker
- * puts it).  At most GOPCLNTAB_MAX_CANDIDATES are tried in full.
+ * segment, read-only-not-executable ones first (where Go's linker puts it),
+ * then executable ones, then writable ones (a PIE's: its relro segment).  At
+ * most GOPCLNTAB_MAX_CANDIDATES are tried in full.
  */
 static int scan_segments(const struct gop_src *s, struct gopclntab **out, const char **why)
 {
@@ -328,12 +371,14 @@ static int scan_segments(const struct gop_src *s, struct gopclntab **out, const 
 	uint8_t *b = malloc(chunk);
 	int ret = 1;
 
-	for (pass = 0; b && pass < 2 && ret > 0 && tried < GOPCLNTAB_MAX_CANDIDATES; pass++) {
+	for (pass = 0; b && pass < 3 && ret > 0 && tried < GOPCLNTAB_MAX_CANDIDATES; pass++) {
 		for (size_t i = 0; i < s->segs.n && ret > 0; i++) {
 			const struct elf_segment *sg = &s->segs.v[i];
 			uint64_t at, k, end = sg->vaddr + sg->filesz;
+			unsigned seg_pass = sg->flags & PF_W ? 2 : sg->flags & PF_X ? 1 : 0;
 
-			if ((sg->flags & PF_W) || !!(sg->flags & PF_X) != pass || end < sg->vaddr)
+			if (seg_pass != pass || ((sg->flags & PF_W) && (sg->flags & PF_X)) ||
+			    end < sg->vaddr)
 				continue;
 			for (at = 0; at < sg->filesz && ret > 0; at += chunk - GOP_HDR_MAX) {
 				uint64_t n = sg->filesz - at < chunk ? sg->filesz - at : chunk;
@@ -408,7 +453,7 @@ static int read_common(struct gop_src *s, struct gopclntab **out, const char **w
 	}
 	if (has_section_headers(s->e)) {
 		ret = 1;
-		if (elf_section_by_name(s->e, ".gopclntab", &sh) && sh.sh_type != SHT_NOBITS) {
+		if (gopclntab_section(s->e, &sh) && sh.sh_type != SHT_NOBITS) {
 			ret = sh.sh_addr + sh.sh_size < sh.sh_addr
 				  ? -1
 				  : load(s, sh.sh_addr, sh.sh_addr + sh.sh_size, out, why);
@@ -468,6 +513,7 @@ void gopclntab_free(struct gopclntab *g)
 	if (!g)
 		return;
 	free(g->buf);
+	free(g->fd_buf);
 	free(g);
 }
 
@@ -488,7 +534,7 @@ uint64_t gopclntab_nfunc(const struct gopclntab *g)
 
 uint64_t gopclntab_bytes(const struct gopclntab *g)
 {
-	return g ? g->len : 0;
+	return g ? g->len + g->fd_len : 0;
 }
 
 /* A NUL-terminated string at @a inside @s; NULL when it runs past it. */

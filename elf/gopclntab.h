@@ -67,6 +67,9 @@ int gopclntab_read(Elf *e, int fd, struct gopclntab **out, const char **why);
  */
 int gopclntab_read_names(Elf *e, int fd, struct gopclntab **out, const char **why);
 
+/* The section holding the table (.gopclntab, a PIE's .data.rel.ro.gopclntab), or NULL. */
+Elf_Scn *gopclntab_section(Elf *e, GElf_Shdr *sh);
+
 /* Same on bytes in memory (a file's image; the fuzz target and tests). */
 int gopclntab_read_mem(const void *file, uint64_t size, struct gopclntab **out, const char **why);
 

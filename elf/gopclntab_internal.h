@@ -27,17 +27,27 @@ struct gopclntab {
 	struct gop_span names, cutab, files, pctab,
 	    pcln;	 /* pcln: functab, then the _func records */
 	uint64_t gofunc; /* funcdata offsets are from it (1.18+) */
-	bool inline_ok;	 /* funcdata can be followed inside buf */
+	bool inline_ok;	 /* funcdata can be followed inside buf (or fd_buf) */
+	/*
+	 * A PIE's funcdata, [fd_base, fd_base + fd_len): go:func.* stays in
+	 * .rodata while its table moves to the relro segment.  NULL otherwise.
+	 */
+	uint8_t *fd_buf;
+	uint64_t fd_base, fd_len;
 };
 
 /* @n bytes at address @a inside @s and inside the bytes held; NULL otherwise. */
 static inline const uint8_t *gop_at(const struct gopclntab *g, struct gop_span s, uint64_t a,
 				    uint64_t n)
 {
-	if (a < s.lo || a > s.hi || n > s.hi - a || a < g->base || a - g->base > g->len ||
-	    n > g->len - (a - g->base))
+	if (a < s.lo || a > s.hi || n > s.hi - a)
 		return NULL;
-	return g->buf + (a - g->base);
+	if (a >= g->base && a - g->base <= g->len && n <= g->len - (a - g->base))
+		return g->buf + (a - g->base);
+	if (g->fd_buf && a >= g->fd_base && a - g->fd_base <= g->fd_len &&
+	    n <= g->fd_len - (a - g->fd_base))
+		return g->fd_buf + (a - g->fd_base);
+	return NULL;
 }
 
 static inline uint32_t gop_u32(const uint8_t *p)

@@ -193,7 +193,7 @@ static int inline_entry(const struct gopclntab *g, uint64_t tree, int32_t ix, in
 	/* 1.16-1.19: parent, funcID, file, line, func_, parentPc; 1.20: funcID, nameOff, parentPc,
 	 * startLine */
 	uint64_t size = g->version >= 120 ? 16 : 20;
-	struct gop_span all = {g->base, g->base + g->len};
+	struct gop_span all = {0, UINT64_MAX}; /* wherever it is held */
 	const uint8_t *p = gop_at(g, all, tree + (uint64_t)ix * size, size);
 
 	if (!p)

@@ -254,6 +254,35 @@ static void test_lines(void)
 	free(folded);
 }
 
+/*
+ * A stripped PIE (-buildmode=pie: the table in .data.rel.ro.gopclntab, the
+ * funcdata in another segment): walked by its pcsp rows and named with lines
+ * and inline frames as the plain build is.  Before, no table was found: 0%
+ * complete, every frame gofib_pie+0x....
+ */
+static void test_pie(void)
+{
+	char exe[PATHBUF], *folded;
+	char *opts[] = {"--lines", NULL};
+	uint64_t total, incomplete, fib, inl;
+
+	snprintf(exe, sizeof(exe), "%s/gofib_pie", progs_dir);
+	folded = record("pie.folded", exe, opts);
+	incomplete = walk_incomplete(folded, &total);
+	fib = samples_with(folded, ";main.work gofib.go:37;main.fib gofib.go:", &total);
+	inl = samples_with(folded, ";main.work gofib.go:38;main.sumSquares gofib.go:2", &total);
+	printf("  pie: %lu samples, %lu incomplete, %lu in main.work -> main.fib, %lu in the "
+	       "inlined main.sumSquares\n",
+	       (unsigned long)total, (unsigned long)incomplete, (unsigned long)fib,
+	       (unsigned long)inl);
+	CHECK(total >= 40 && incomplete * 100 <= total && fib >= 5 && inl >= 1 &&
+		  !strstr(folded, "gofib_pie+0x"),
+	      "pie: %lu samples, %lu incomplete, %lu main.fib, %lu inlined, unnamed frames: %s",
+	      (unsigned long)total, (unsigned long)incomplete, (unsigned long)fib,
+	      (unsigned long)inl, strstr(folded, "gofib_pie+0x") ? "some" : "none");
+	free(folded);
+}
+
 static void test_deleted(void)
 {
 	char exe[PATHBUF], rec[PATHBUF], out[PATHBUF], err[PATHBUF], *rep, *log = NULL;
@@ -286,6 +315,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_gofmt);
 	RUN_TEST(test_cgo);
 	RUN_TEST(test_lines);
+	RUN_TEST(test_pie);
 	RUN_TEST(test_deleted);
 	e2e_finish();
 	return HARNESS_DONE();

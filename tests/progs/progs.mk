@@ -127,7 +127,7 @@ $(PROGS_OUT)/inlines_stripped: $(PROGS_OUT)/inlines
 GO	 ?= go
 GO_ENV	 := HOME=$(abspath $(PROGS_OUT))/go GOCACHE=$(abspath $(PROGS_OUT))/go/cache \
 	GOPATH=$(abspath $(PROGS_OUT))/go/path GOTOOLCHAIN=local GOFLAGS= GOPROXY=off CGO_ENABLED=0
-GO_PROGS := $(addprefix $(PROGS_OUT)/,gofib gofib_stripped gosym_oracle gocgo_stripped)
+GO_PROGS := $(addprefix $(PROGS_OUT)/,gofib gofib_stripped gofib_pie gosym_oracle gocgo_stripped)
 TEST_PROGS += $(GO_PROGS)
 
 $(PROGS_OUT)/gofib: tests/progs/go/gofib.go tests/progs/progs.mk
@@ -137,6 +137,11 @@ $(PROGS_OUT)/gofib: tests/progs/go/gofib.go tests/progs/progs.mk
 $(PROGS_OUT)/gofib_stripped: tests/progs/go/gofib.go tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<
+
+# a stripped PIE: its table in .data.rel.ro.gopclntab, its funcdata in .rodata
+$(PROGS_OUT)/gofib_pie: tests/progs/go/gofib.go tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(GO_ENV) $(GO) build -buildmode=pie -ldflags='-s -w' -o $@ $<
 
 # cgo: Go and C in one stripped binary (C code keeps its .eh_frame)
 $(PROGS_OUT)/gocgo_stripped: tests/progs/go/gocgo.go tests/progs/progs.mk

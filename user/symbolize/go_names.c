@@ -70,7 +70,7 @@ void go_names_read_text(struct go_names *gn, Elf *e, int fd)
 	struct gopclntab *g;
 	GElf_Shdr sh;
 
-	if (!elf_section_by_name(e, ".gopclntab", &sh) || gopclntab_read_names(e, fd, &g, NULL))
+	if (!gopclntab_section(e, &sh) || gopclntab_read_names(e, fd, &g, NULL))
 		return;
 	text_range(gn, g);
 	gopclntab_free(g);

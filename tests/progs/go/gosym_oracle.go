@@ -32,7 +32,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	pcln, err := f.Section(".gopclntab").Data()
+	// a PIE's table is in its relro segment, as cmd/internal/objfile looks for it
+	sect := f.Section(".gopclntab")
+	if sect == nil {
+		sect = f.Section(".data.rel.ro.gopclntab")
+	}
+	if sect == nil {
+		fmt.Fprintln(os.Stderr, "no .gopclntab")
+		os.Exit(1)
+	}
+	pcln, err := sect.Data()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
