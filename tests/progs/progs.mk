@@ -153,6 +153,7 @@ $(PROGS_OUT)/gosym_oracle: tests/progs/go/gosym_oracle.go tests/progs/progs.mk
 	$(GO_ENV) $(GO) build -o $@ $<
 
 $(OUT)/tests/test_gopclntab $(OUT)/asan/test_gopclntab $(OUT)/tests/test_go_names: $(GO_PROGS)
+$(OUT)/tests/test_walker_replay $(OUT)/asan/test_walker_replay: $(GO_PROGS)
 
 # Benchmark-only programs (make bench, not make test): a 2-thread variant of
 # threads, and recurse's frame-pointer twin for the frame-pointer peers and the

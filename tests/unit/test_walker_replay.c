@@ -1067,6 +1067,18 @@ static const struct replay_case cases[] = {
      0,
      {TOKS("x_leaf", "x_b", "x_a", "main", "@libc", "@libc", "_start")},
      0},
+    /*
+     * Go: the main goroutine, its frames by their pcsp rows down to the
+     * goroutine's bottom, whose return address (runtime.goexit + 1, pushed
+     * by newproc) follows no call by Go's design
+     */
+    {"go",
+     "gofib",
+     {"20", "0"},
+     "main.work",
+     0,
+     {TOKS("main.work", "main.main", "runtime.main", "!runtime.goexit.abi0")},
+     0},
 };
 
 int main(int argc, char **argv)
