@@ -167,7 +167,8 @@ static unsigned long folded_leaf_total(const struct lines *l, const char *fn)
 	for (size_t i = 0; i < l->n; i++) {
 		unsigned long n = folded_count(l->v[i], &len);
 
-		if (len > fl && l->v[i][len - fl - 1] == ';' && !strncmp(l->v[i] + len - fl, fn, fl))
+		if (len > fl && l->v[i][len - fl - 1] == ';' &&
+		    !strncmp(l->v[i] + len - fl, fn, fl))
 			total += n;
 	}
 	return total;

@@ -648,9 +648,8 @@ static int cfiprof(char **args, const char *out, const char *errname, double tim
  */
 static double workload_floor(pid_t work, double cpu0)
 {
-	double cpu = proc_cpu_s(work), floor = cpu0 >= 0 && cpu >= cpu0
-						    ? cpu_samples_floor(cpu - cpu0, 499)
-						    : 50;
+	double cpu = proc_cpu_s(work),
+	       floor = cpu0 >= 0 && cpu >= cpu0 ? cpu_samples_floor(cpu - cpu0, 499) : 50;
 
 	return floor > 50 ? 50 : floor < 1 ? 1 : floor;
 }
@@ -712,8 +711,9 @@ static void test_cgroup(pid_t work)
 		printf("record --cgroup: %lu samples, %lu ctrwork, %lu complete, %lu with the "
 		       "chain\n",
 		       st.total, st.comm, st.complete, st.chain);
-		CHECK(st.total >= floor, "record --cgroup: %lu samples in 3 s at 499 Hz (want >= %.0f)",
-		      st.total, floor);
+		CHECK(st.total >= floor,
+		      "record --cgroup: %lu samples in 3 s at 499 Hz (want >= %.0f)", st.total,
+		      floor);
 		CHECK(st.comm == st.total && st.other == 0 && st.noisy == 0,
 		      "record --cgroup: %lu of %lu samples are ctrwork's (want 100%%), %lu of "
 		      "others (first: %s), %lu with recurse frames",

@@ -739,8 +739,8 @@ static void test_agent_interval(void)
 			"-o",
 			out,
 			NULL};
-	char *pargv[] = {prog,	  "0.03",  libs[0], libs[1], libs[2],
-			 libs[3], libs[4], libs[5], libs[6], libs[7], NULL};
+	char *pargv[] = {prog,	  "0.03",  libs[0], libs[1], libs[2], libs[3],
+			 libs[4], libs[5], libs[6], libs[7], NULL};
 	double b1 = 0, t0[INTV_TRIES], t1[INTV_TRIES], end[INTV_TRIES], wait;
 	uint64_t own[INTV_TRIES] = {0}, later[INTV_TRIES] = {0}, waited[INTV_TRIES] = {0};
 	uint64_t before = 0, late_logged = 0, late_seen = 0, others = 0, overran_own = 0;
@@ -907,8 +907,8 @@ stop:
 	 * before their exec).
 	 */
 	CHECK(late_logged >= late_seen && late_logged <= late_seen + overran_own + others,
-	      "%" PRIu64 " samples in intervals after their run's, %" PRIu64 " counted late (%" PRIu64
-	      " of overrun tries' own, %" PRIu64 " of other processes)",
+	      "%" PRIu64 " samples in intervals after their run's, %" PRIu64
+	      " counted late (%" PRIu64 " of overrun tries' own, %" PRIu64 " of other processes)",
 	      late_seen, late_logged, overran_own, others);
 	if (clean != ended_in_time || !waited_in_time || late_logged < late_seen)
 		printf("agent_interval: the agent's log:\n%s\n", log ? log : "(none)");

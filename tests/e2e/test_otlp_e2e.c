@@ -116,21 +116,22 @@ static void test_go_frames(void)
 	char script[4 * PATHBUF];
 	int rc;
 
-	snprintf(script, sizeof(script),
-		 "for p in gocgo_stripped gofib; do "
-		 "\"$CFIPROF\" record -F 499 -o \"$T/$p.otlp.pb\" -- \"%s/$p\" 1 || exit 30; "
-		 "" DECODE " < \"$T/$p.otlp.pb\" > \"$T/$p.txt\" || exit 31; "
-		 "python3 \"$R/tests/lib/otlp_read.py\" < \"$T/$p.txt\" > \"$T/$p.out\" || exit 32; "
-		 "done; o=\"$T/gocgo_stripped.out\"; "
-		 "for f in main.main main.work main.mixGo runtime.asmcgocall; do "
-		 "grep -q \"^F $f go \" \"$o\" || exit 33; done; "
-		 "grep -q '^F _cgo_[0-9a-f]*_Cfunc_c_spin native ' \"$o\" || exit 34; "
-		 "grep -q '^F main[.][^ ]* native ' \"$o\" && exit 35; "
-		 "o=\"$T/gofib.out\"; "
-		 "for f in main.main main.work main.fib; do "
-		 "grep -q \"^F $f go \" \"$o\" || exit 36; done; "
-		 "grep -q '^F main[.][^ ]* native ' \"$o\" && exit 37; exit 0",
-		 progs_dir);
+	snprintf(
+	    script, sizeof(script),
+	    "for p in gocgo_stripped gofib; do "
+	    "\"$CFIPROF\" record -F 499 -o \"$T/$p.otlp.pb\" -- \"%s/$p\" 1 || exit 30; "
+	    "" DECODE " < \"$T/$p.otlp.pb\" > \"$T/$p.txt\" || exit 31; "
+	    "python3 \"$R/tests/lib/otlp_read.py\" < \"$T/$p.txt\" > \"$T/$p.out\" || exit 32; "
+	    "done; o=\"$T/gocgo_stripped.out\"; "
+	    "for f in main.main main.work main.mixGo runtime.asmcgocall; do "
+	    "grep -q \"^F $f go \" \"$o\" || exit 33; done; "
+	    "grep -q '^F _cgo_[0-9a-f]*_Cfunc_c_spin native ' \"$o\" || exit 34; "
+	    "grep -q '^F main[.][^ ]* native ' \"$o\" && exit 35; "
+	    "o=\"$T/gofib.out\"; "
+	    "for f in main.main main.work main.fib; do "
+	    "grep -q \"^F $f go \" \"$o\" || exit 36; done; "
+	    "grep -q '^F main[.][^ ]* native ' \"$o\" && exit 37; exit 0",
+	    progs_dir);
 	rc = sh(script, "go.err");
 	CHECK(rc == 0,
 	      "Go frames are not typed go, or C frames not native (exit %d: 30 record, 31 protoc, "

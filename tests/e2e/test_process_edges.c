@@ -201,8 +201,8 @@ static void test_exit(void)
 	      "%" PRIu64 " exiting samples with an unnamed leaf, no process vanished or without a "
 	      "snapshot:\n%s",
 	      c.exiting_unnamed, log);
-	CHECK(c.exiting_ok * 2 >= c.exiting, "%" PRIu64 " of %" PRIu64 " exiting samples name _exit",
-	      c.exiting_ok, c.exiting);
+	CHECK(c.exiting_ok * 2 >= c.exiting,
+	      "%" PRIu64 " of %" PRIu64 " exiting samples name _exit", c.exiting_ok, c.exiting);
 	CHECK(c.unreadable == 0, "%" PRIu64 " samples unreadable or in no mapping: %s",
 	      c.unreadable, c.first_bad);
 	CHECK(c.cow_window * 200 <= c.samples,
@@ -226,8 +226,9 @@ static void test_exit(void)
 	CHECK((c.complete + c.exiting + c.pending) * 100 >= c.samples * 99,
 	      "other incomplete samples: %" PRIu64, c.samples - c.complete - c.exiting - c.pending);
 	us = strstr(log, "user stacks: ");
-	CHECK(strstr(log, " exiting ") && us && atof(us + 13) * (double)(c.samples - c.exiting) >=
-						    99.0 * (double)(c.samples - c.exiting - c.pending),
+	CHECK(strstr(log, " exiting ") && us &&
+		  atof(us + 13) * (double)(c.samples - c.exiting) >=
+		      99.0 * (double)(c.samples - c.exiting - c.pending),
 	      "the summary does not set the exiting samples apart:\n%s", log);
 cleanup:
 	free(log);

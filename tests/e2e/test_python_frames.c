@@ -985,10 +985,11 @@ static void test_other_versions(void)
 		snprintf(name, sizeof(name), "recurse-3.%u", minor);
 		if (record_py(name, rec, &r)) {
 			judge_excusing(name, &r, taken_before_known(r.log, r.samples, false));
-			snprintf(want, sizeof(want),
-				 "<module> (%s:28);main (%s:24);outer (%s:20);rec (%s:15);rec "
-				 "(%s:15);rec (%s:15);rec (%s:15);rec (%s:15);rec (%s:14);leaf (%s:*",
-				 rp, rp, rp, rp, rp, rp, rp, rp, rp, rp);
+			snprintf(
+			    want, sizeof(want),
+			    "<module> (%s:28);main (%s:24);outer (%s:20);rec (%s:15);rec "
+			    "(%s:15);rec (%s:15);rec (%s:15);rec (%s:15);rec (%s:14);leaf (%s:*",
+			    rp, rp, rp, rp, rp, rp, rp, rp, rp, rp);
 			expect_chain(&r, name, want);
 		}
 		free(r.log);
@@ -996,28 +997,32 @@ static void test_other_versions(void)
 		if (record_py(name, cb, &r)) {
 			judge_excusing(name, &r, taken_before_known(r.log, r.samples, false));
 			snprintf(want, sizeof(want),
-				 "<module> (%s:25);sort_with_callback (%s:21);compare (%s:*", cp, cp,
-				 cp);
+				 "<module> (%s:25);sort_with_callback (%s:21);compare (%s:*", cp,
+				 cp, cp);
 			expect_chain(&r, name, want);
 		}
 		free(r.log);
 		/* thread states known by pthread_self() (3.10 and older): each worker's own */
-		if (python_offsets_find((uint16_t)(0x0300 | minor))->bpf.flags & PY_FLAG_PTHREAD_ID) {
+		if (python_offsets_find((uint16_t)(0x0300 | minor))->bpf.flags &
+		    PY_FLAG_PTHREAD_ID) {
 			const char *tp = prog("threads");
 			char *th[] = {g.gl_pathv[i], (char *)tp, "1", NULL};
 
 			snprintf(name, sizeof(name), "threads-3.%u", minor);
 			if (record_py(name, th, &r)) {
-				judge_excusing(name, &r, taken_before_known(r.log, r.samples, false));
+				judge_excusing(name, &r,
+					       taken_before_known(r.log, r.samples, false));
 				/* co_name, not the qualified name, before 3.11 */
-				snprintf(want, sizeof(want),
-					 "_bootstrap (*;_bootstrap_inner (*;run (*;beta_work (%s:18);"
-					 "spin (%s:*",
-					 tp, tp);
+				snprintf(
+				    want, sizeof(want),
+				    "_bootstrap (*;_bootstrap_inner (*;run (*;beta_work (%s:18);"
+				    "spin (%s:*",
+				    tp, tp);
 				expect_chain(&r, name, want);
-				snprintf(want, sizeof(want),
-					 "<module> (%s:40);main (%s:34);main_work (%s:26);spin (%s:*", tp,
-					 tp, tp, tp);
+				snprintf(
+				    want, sizeof(want),
+				    "<module> (%s:40);main (%s:34);main_work (%s:26);spin (%s:*",
+				    tp, tp, tp, tp);
 				expect_chain(&r, name, want);
 			}
 			free(r.log);

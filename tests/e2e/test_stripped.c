@@ -295,8 +295,9 @@ static void test_server_unavailable(void)
 	      "stalled server: %d connections, the first held %.2f s (want one, 2 s)", nr_held,
 	      nr_held ? held[0] : 0.0);
 	/* the fetch started when the program was loaded, so it ends 2 s later at most */
-	CHECK(elapsed < 2 * base + 2 + 2, "stalled server, 2 s timeout: record took %.1f s, %.1f s "
-					  "without debuginfod",
+	CHECK(elapsed < 2 * base + 2 + 2,
+	      "stalled server, 2 s timeout: record took %.1f s, %.1f s "
+	      "without debuginfod",
 	      elapsed, base);
 	printf("FIGURE: record of a %s s program, debuginfod stalled, 2 s timeout: %.2f s (%.2f s "
 	       "without debuginfod; the server held the connection %.2f s)\n",
@@ -348,8 +349,8 @@ static double metric_sum(const char *body, const char *name)
  * whether the interval file written last holds the program and leaves frames
  * of it unnamed.
  */
-static char *agent_run(const char *name, const char *urls, const char *opt,
-		       const char *duration, bool *has_prog, bool *unnamed)
+static char *agent_run(const char *name, const char *urls, const char *opt, const char *duration,
+		       bool *has_prog, bool *unnamed)
 {
 	char dir[PATHBUF], log[PATHBUF + 8], exe[PATHBUF], cache[PATHBUF + 8], env_urls[PATHBUF],
 	    addr[64] = "", cmd[PATHBUF + 128];

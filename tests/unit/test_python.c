@@ -355,8 +355,8 @@ static void test_unsupported_named(void)
 		char cmd[256];
 
 		/* an interpreter has its runtime: a python3.N without one is not one */
-		snprintf(cmd, sizeof(cmd),
-			 "echo 'char _PyRuntime[64];' | cc -x c -shared -o %s -", names[i]);
+		snprintf(cmd, sizeof(cmd), "echo 'char _PyRuntime[64];' | cc -x c -shared -o %s -",
+			 names[i]);
 		CHECK(system(cmd) == 0, "%s", cmd);
 		snprintf(m[i].key, sizeof(m[i].key), "key-%d", i);
 		fd = open(names[i], O_RDONLY | O_CLOEXEC);
@@ -625,8 +625,9 @@ static unsigned int check_layout(const char *include, const char *dir)
 		cframe |= !strcmp(name, "bpf.cframe_current_frame");
 		is_entry |= !strcmp(name, "bpf.frame_is_entry");
 		frame_object |= !strcmp(name, "code_code");
-		CHECK(entry_field(o, name) == (long)v, "%s: %s is %lu in its headers, %ld in the table",
-		      o->name, name, v, entry_field(o, name));
+		CHECK(entry_field(o, name) == (long)v,
+		      "%s: %s is %lu in its headers, %ld in the table", o->name, name, v,
+		      entry_field(o, name));
 	}
 	if (f && pclose(f) && o)
 		CHECK(0, "building or running layout.c against %s failed", include);
@@ -635,7 +636,7 @@ static unsigned int check_layout(const char *include, const char *dir)
 	CHECK(fields >= 22, "%s: %u fields compared", o->name, fields);
 	/* what the headers lack, the table must not use */
 	CHECK(cframe == !!(o->bpf.flags & PY_FLAG_CFRAME) &&
-		      (cframe || o->bpf.cframe_current_frame == PY_OFF_NONE),
+		  (cframe || o->bpf.cframe_current_frame == PY_OFF_NONE),
 	      "%s: _PyCFrame %s in the headers, the table's flag %d", o->name,
 	      cframe ? "present" : "absent", o->bpf.flags & PY_FLAG_CFRAME);
 	CHECK(is_entry ? o->entry == PY_ENTRY_IS_ENTRY
@@ -643,11 +644,12 @@ static unsigned int check_layout(const char *include, const char *dir)
 		  ? o->entry == PY_ENTRY_EVERY_FRAME && o->code_kind != PY_CODE_LOCATIONS &&
 			(o->bpf.flags & PY_FLAG_FRAME_OBJECT) && (o->bpf.flags & PY_FLAG_PTHREAD_ID)
 		  : o->entry == PY_ENTRY_SHIM_FRAME && o->bpf.frame_is_entry == PY_OFF_NONE,
-	      "%s: is_entry %s, PyFrameObject %s in the headers; the table's entry kind %d", o->name,
-	      is_entry ? "present" : "absent", frame_object ? "used" : "not used", o->entry);
+	      "%s: is_entry %s, PyFrameObject %s in the headers; the table's entry kind %d",
+	      o->name, is_entry ? "present" : "absent", frame_object ? "used" : "not used",
+	      o->entry);
 	/* 3.10's co_linetable, 3.8's and 3.9's co_lnotab: the formats their headers name */
-	CHECK(!frame_object || o->code_kind == (version >= 0x030a ? PY_CODE_LINETABLE_310
-								  : PY_CODE_LNOTAB),
+	CHECK(!frame_object ||
+		  o->code_kind == (version >= 0x030a ? PY_CODE_LINETABLE_310 : PY_CODE_LNOTAB),
 	      "%s: line table kind %d", o->name, o->code_kind);
 	return version;
 }

@@ -354,9 +354,8 @@ void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until
 	     "file=%s samples=%" PRIu64 " late=%" PRIu64 " waited=%" PRIu64 " stacks=%" PRIu64
 	     " overflow=%" PRIu64 " bytes=%zu duration=%.3fs build_ms=%.1f symbolize_ms=%.1f%s%s",
 	     name[0] ? name : "-", iv->samples, iv->late, iv->waited, iv->nr_stacks, iv->overflow,
-	     gz_len,
-	     (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3, symbolize_ms, services,
-	     lines_cost);
+	     gz_len, (double)info.duration_ns / 1e9, (mono_sec() - t0) * 1e3, symbolize_ms,
+	     services, lines_cost);
 out:
 	free(gz);
 	a->from_ns = until_ns;

@@ -234,9 +234,9 @@ static int64_t location_part(struct profile *p, uint32_t pid, int64_t id, uint32
 	const struct prof_location w = p->locs[id];
 	const struct prof_line *outer = &w.lines[w.nr_lines - 1];
 	bool is_new;
-	int64_t part_id = add_location_part(p, w.kind, part, pid, w.addr, w.mapping, w.rel_addr,
-					   part == PART_OUTER ? outer->function : outer[-1].function,
-					   &is_new);
+	int64_t part_id =
+	    add_location_part(p, w.kind, part, pid, w.addr, w.mapping, w.rel_addr,
+			      part == PART_OUTER ? outer->function : outer[-1].function, &is_new);
 	struct prof_location *l;
 
 	if (part_id < 0 || !is_new)
@@ -431,11 +431,11 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 			 python_is_eval_frame(sv ? sv[nr_saved - 1].function : buf);
 		if (id >= 0)
 			id = profile_add_location(p,
-						  pm && pm->sym && sym_obj_is_go(pm->sym, lookup - pm->bias)
+						  pm && pm->sym &&
+							  sym_obj_is_go(pm->sym, lookup - pm->bias)
 						      ? PROF_LOC_GO
 						      : PROF_LOC_USER,
-						  s->pid, lookup, map,
-						  pm ? lookup - pm->bias : 0,
+						  s->pid, lookup, map, pm ? lookup - pm->bias : 0,
 						  sv ? sv[nr_saved - 1].function : buf, &is_new);
 		if (id >= 0 && is_new && sv && saved_lines(p, &p->locs[id], sv, nr_saved))
 			id = -1;

@@ -63,8 +63,8 @@ static int write_uframes(FILE *f, const struct profile *p)
 
 		for (k = 0; k < s->nr_locs; k++) {
 			/* a part split off a location (profile.h): the whole's levels are kept */
-			uint32_t id = p->locs[s->locs[k]].whole ? p->locs[s->locs[k]].whole - 1
-								 : s->locs[k];
+			uint32_t id =
+			    p->locs[s->locs[k]].whole ? p->locs[s->locs[k]].whole - 1 : s->locs[k];
 			const struct prof_location *l = &p->locs[id];
 			uint64_t start = l->mapping && l->mapping <= p->nr_maps
 					     ? p->maps[l->mapping - 1].start

@@ -121,8 +121,7 @@ void python_code_read(uint32_t pid, const struct python_offsets *o, uint64_t cod
 		return;
 	memcpy(&first, hdr + o->code_firstlineno, sizeof(first));
 	if (o->code_firsttraceable != PY_OFF_NONE)
-		memcpy(&c->firsttraceable, hdr + o->code_firsttraceable,
-		       sizeof(c->firsttraceable));
+		memcpy(&c->firsttraceable, hdr + o->code_firsttraceable, sizeof(c->firsttraceable));
 	if (o->code_code == PY_OFF_NONE) {
 		c->nr_units = get_u64(hdr, o->bytes_size); /* a code object is a PyVarObject too */
 	} else {

@@ -565,8 +565,9 @@ bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 		*file = e->c.file;
 		unit = code_unit(e, f);
 		*line = unit < 0 ? (uint32_t)e->c.firstlineno
-				 : python_code_line(e->off->code_kind, e->c.linetable, e->c.linetable_len,
-							 e->c.firstlineno, (uint32_t)unit);
+				 : python_code_line(e->off->code_kind, e->c.linetable,
+						    e->c.linetable_len, e->c.firstlineno,
+						    (uint32_t)unit);
 	}
 	pthread_mutex_unlock(&pn->lock);
 	/* entries are freed only by python_names_sweep, after the profile is written */

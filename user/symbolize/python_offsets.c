@@ -35,10 +35,10 @@
 /* The code object's fields from 3.8 to 3.10, and their str and bytes objects */
 #define PY_FRAME_OBJECT_CODE                                                                       \
 	.entry = PY_ENTRY_EVERY_FRAME, .owner_generator = 0xff, .owner_cstack = 0xff,              \
-	.code_type = 8, .code_bytecode = PY_OFF_NONE, .code_code = 48, .code_read = 128,          \
-	.code_firstlineno = 40, .code_firsttraceable = PY_OFF_NONE, .code_filename = 104,         \
-	.code_qualname = 112 /* co_name: no co_qualname */, .code_linetable = 120,               \
-	.str_length = 16, .str_state = 32, .str_ascii_data = 48, .str_compact_data = 72,         \
+	.code_type = 8, .code_bytecode = PY_OFF_NONE, .code_code = 48, .code_read = 128,           \
+	.code_firstlineno = 40, .code_firsttraceable = PY_OFF_NONE, .code_filename = 104,          \
+	.code_qualname = 112 /* co_name: no co_qualname */, .code_linetable = 120,                 \
+	.str_length = 16, .str_state = 32, .str_ascii_data = 48, .str_compact_data = 72,           \
 	.str_ready_bit = true, .bytes_size = 16, .bytes_data = 32
 
 static const struct python_offsets versions[] = {
