@@ -112,7 +112,7 @@ static int output_done(struct output_file *of)
 {
 	if (!args.out.path)
 		return fflush(stdout);
-	return output_child ? output_finish(of) : output_commit(of, false);
+	return output_child ? output_finish_for_parent(of) : output_commit(of, false);
 }
 
 /* The profile's period, times and event types, from what the recording says. */

@@ -265,6 +265,15 @@ int output_finish(struct output_file *o)
 	return err ? -1 : 0;
 }
 
+int output_finish_for_parent(struct output_file *o)
+{
+	int ret = output_finish(o);
+
+	free(o->tmp);
+	o->tmp = NULL;
+	return ret;
+}
+
 void output_abort(struct output_file *o)
 {
 	if (o->f)

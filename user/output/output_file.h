@@ -66,5 +66,10 @@ int output_commit(struct output_file *o, bool keep_old);
 int output_finish(struct output_file *o);
 /* Closes o and removes its temporary file: the previous output stays. */
 void output_abort(struct output_file *o);
+/*
+ * In a child that wrote @o for its parent (report's output child): closes it
+ * and forgets the temporary's name, the parent's to rename or remove.
+ */
+int output_finish_for_parent(struct output_file *o);
 
 #endif
