@@ -381,6 +381,12 @@ struct cfi_python_proc {
 	 */
 	__u64 pidns_dev;
 	__u64 pidns_ino;
+	/*
+	 * When user space read the mappings this was found in (bpf clock): an
+	 * exec of the process after it (pid_times PT_EXEC) makes it the old
+	 * image's, whatever a load finishing late wrote.
+	 */
+	__u64 maps_read_ns;
 };
 
 struct cfi_event_record {

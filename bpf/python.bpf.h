@@ -292,11 +292,16 @@ static long py_walk_step(__u32 index, void *data)
 __noinline int python_walk(__u32 pid, __u32 tid)
 {
 	struct py_walk_ctx c = {.status = PY_STATUS_OK};
+	struct pid_times *times;
 	__u64 ts;
 	int i;
 
 	c.py = bpf_map_lookup_elem(&python_procs, &pid);
 	if (!c.py)
+		return 0;
+	/* written by a load that read the mappings before the process exec'd */
+	times = bpf_map_lookup_elem(&pid_times, &pid);
+	if (times && times->ns[PT_EXEC] > c.py->maps_read_ns)
 		return 0;
 	/*
 	 * c.n, still 0, is the scratch's key: a key of its own made this frame
@@ -337,7 +342,14 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 	struct python_scratch *s;
 	__u32 zero = 0, status;
 	__u64 n;
-	int r = python_walk(rec->pid, rec->tid);
+	int r;
+
+	/* inside execve (the image being replaced) or exiting (no address space): none to read */
+	if (rec->flags & (SAMPLE_IN_EXECVE | SAMPLE_EXITING)) {
+		rec->py_status = PY_STATUS_NONE;
+		return;
+	}
+	r = python_walk(rec->pid, rec->tid);
 
 	n = (__u32)r & 0xffff;
 	status = (__u32)r >> 16;

@@ -15,7 +15,7 @@ FAULTS_PROGS := $(addprefix $(PROGS_OUT)/,faults_life faults_churn faults_badsta
 TEST_PROGS += $(FAULTS_PROGS)
 
 # tests/e2e/test_deferred.c: a library mapped while the program runs, slow to build tables for
-DEFER_PROGS := $(addprefix $(PROGS_OUT)/,defer_late libdefer_big.so)
+DEFER_PROGS := $(addprefix $(PROGS_OUT)/,defer_late libdefer_big.so chain_big)
 TEST_PROGS += $(DEFER_PROGS)
 # One tiny function with its own FDE per line.  The tests that use the library
 # are timed around its build: 200,000 took ~65 ms on the first VMs and 273 ms on
@@ -32,6 +32,10 @@ $(PROGS_OUT)/defer_filler.S: tests/progs/progs.mk
 
 $(PROGS_OUT)/libdefer_big.so: tests/progs/defer_big.c $(PROGS_OUT)/defer_filler.S $(PROGS_DEPS)
 	$(CC) $(PROGS_CFLAGS) -fPIC -shared $< $(PROGS_OUT)/defer_filler.S -o $@
+
+# chain with the filler's FDEs: a program whose own tables take ~100 ms to build at its exec
+$(PROGS_OUT)/chain_big: tests/progs/chain.c $(PROGS_OUT)/defer_filler.S $(PROGS_DEPS)
+	$(CC) $(PROGS_CFLAGS) $< $(PROGS_OUT)/defer_filler.S -o $@ -lpthread -ldl
 
 # tests/e2e/test_process_edges.c: samples taken in do_exit and inside execve
 TEST_PROGS += $(PROGS_OUT)/exit_exec

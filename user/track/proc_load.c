@@ -25,6 +25,7 @@ struct proc_load {
 	uint32_t pid;
 	bool exec; /* the address space was replaced: nothing carries over */
 	uint64_t time_ns;
+	uint64_t read_ns; /* when /proc was read (bpf clock), 0 for a snapshot */
 	struct proc_stat_info stat;
 	struct cfi_proc_val pv;
 	struct maps_entry *ents; /* sorted by start */
@@ -272,7 +273,8 @@ static void prepare_tables(struct proc_tracker *pt, struct proc_load *l)
 	}
 	l->nr_named = i;
 	/* an interpreter among the new mappings (kept ones get their keys later: known already) */
-	python_detect_early(pt->opts.python, l->pid, l->set->maps, l->ents, l->fds, l->nr_named);
+	python_detect_early(pt->opts.python, l->pid, l->set->maps, l->ents, l->fds, l->nr_named,
+			    l->read_ns);
 	table_builds_run(pt, l->jobs, l->nr_jobs, l->deadline);
 }
 
@@ -573,10 +575,14 @@ void tracker_load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_
 		return;
 	/* taken before /proc is read: a snapshot newer than that read stays for the next load */
 	l.snap = snapshot_take(pt, pid);
+	/* an exec after this is one these mappings may predate (0: a snapshot's, older) */
+	l.read_ns = mono_ns();
 	if (read_proc(pt, &l))
 		l.snap = snapshot_check(pt, l.snap, &l.stat);
 	else if (!read_snapshot(pt, &l))
 		goto cleanup;
+	if (l.from_snapshot)
+		l.read_ns = 0;
 	if (tracker_yield_big_load(pt, w, (int64_t)l.nr))
 		goto cleanup;
 	l.p = claim_entry(pt, &l);
@@ -603,7 +609,7 @@ void tracker_load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_
 	l.set->generation = l.pv.generation = ++pt->generation;
 	publish_generation(pt, &l);
 	load_new_symbols(pt, &l);
-	python_detect_proc(pt->opts.python, pid, l.set->maps, l.set->nr_maps);
+	python_detect_proc_read_at(pt->opts.python, pid, l.set->maps, l.set->nr_maps, l.read_ns);
 	commit_load(pt, &l);
 cleanup:
 	pt->loading_pid = 0;

@@ -282,7 +282,7 @@ void python_detect_describe_unsupported(const struct python_detect_stats *st, ch
 
 /* early: nothing is removed when the mappings hold no interpreter. */
 static void detect_proc(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
-			uint32_t nr, bool early)
+			uint32_t nr, bool early, uint64_t read_ns)
 {
 	const struct python_offsets *off = NULL;
 	struct cfi_python_proc val;
@@ -346,6 +346,7 @@ static void detect_proc(struct python_detect *pd, uint32_t pid, const struct pro
 	if (off) {
 		val = off->bpf;
 		val.runtime = bias + found->runtime_vaddr;
+		val.maps_read_ns = read_ns;
 	}
 	pthread_mutex_unlock(&pd->lock);
 	if (pd->map_fd < 0)
@@ -360,11 +361,17 @@ static void detect_proc(struct python_detect *pd, uint32_t pid, const struct pro
 void python_detect_proc(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
 			uint32_t nr)
 {
-	detect_proc(pd, pid, maps, nr, false);
+	detect_proc(pd, pid, maps, nr, false, UINT64_MAX);
+}
+
+void python_detect_proc_read_at(struct python_detect *pd, uint32_t pid,
+				const struct proc_mapping *maps, uint32_t nr, uint64_t read_ns)
+{
+	detect_proc(pd, pid, maps, nr, false, read_ns);
 }
 
 void python_detect_early(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
-			 const struct maps_entry *ents, const int *fds, uint32_t nr)
+			 const struct maps_entry *ents, const int *fds, uint32_t nr, uint64_t read_ns)
 {
 	uint32_t i;
 
@@ -374,7 +381,7 @@ void python_detect_early(struct python_detect *pd, uint32_t pid, const struct pr
 		if (fds[i] >= 0)
 			python_detect_object(pd, maps[i].key, ents[i].path, fds[i]);
 	/* a kept mapping's key is still "": it matches no interpreter */
-	detect_proc(pd, pid, maps, nr, true);
+	detect_proc(pd, pid, maps, nr, true, read_ns);
 }
 
 void python_detect_unload(struct python_detect *pd, uint32_t pid)

@@ -42,6 +42,12 @@ void python_detect_object(struct python_detect *pd, const char *key, const char 
 void python_detect_proc(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
 			uint32_t nr);
 /*
+ * The same for mappings read at read_ns (bpf clock): the kernel ignores the
+ * entry if the process exec'd after that (a load that finished late).
+ */
+void python_detect_proc_read_at(struct python_detect *pd, uint32_t pid,
+				const struct proc_mapping *maps, uint32_t nr, uint64_t read_ns);
+/*
  * A process's new mappings as its load opened and named them (nr of them,
  * fds[i] -1 when not open: kept from the last load, or not named), before it
  * builds their tables: the BPF side reads its Python frames from then on, so
@@ -50,7 +56,7 @@ void python_detect_proc(struct python_detect *pd, uint32_t pid, const struct pro
  * otherwise.
  */
 void python_detect_early(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
-			 const struct maps_entry *ents, const int *fds, uint32_t nr);
+			 const struct maps_entry *ents, const int *fds, uint32_t nr, uint64_t read_ns);
 /* The process's tables went (exit, eviction): the kernel stops reading its frames. */
 void python_detect_unload(struct python_detect *pd, uint32_t pid);
 /* The process left the tracker: user space forgets it too. */
