@@ -1025,7 +1025,8 @@ out:
  * PyFrameObjects, each run by a call of the evaluation loop of its own):
  * the recursion's and the ctypes callback's exact chains, and 95% of the
  * samples in Python code with their frames (those before the interpreter
- * was known excused).  Every version present runs; which did is printed.
+ * was known excused).  Every version present but 3.11 (Debian's is every
+ * other test's) runs, threads under 3.8 and 3.10; which did is printed.
  */
 static void test_other_versions(void)
 {
@@ -1043,9 +1044,12 @@ static void test_other_versions(void)
 		char want[2048], tail;
 		struct py_run r;
 
-		/* python3.N itself, not python3.N-config, and a version the table has */
+		/*
+		 * python3.N itself, not python3.N-config, and a version the table
+		 * has; 3.11 is Debian's in every other test (its entry is the same)
+		 */
 		if (sscanf(base, "python3.%u%c", &minor, &tail) != 1 ||
-		    !python_offsets_find((uint16_t)(0x0300 | minor)))
+		    !python_offsets_find((uint16_t)(0x0300 | minor)) || minor == 11)
 			continue;
 		snprintf(py_comm, sizeof(py_comm), "%s", base);
 		snprintf(name, sizeof(name), "recurse-3.%u", minor);
@@ -1068,9 +1072,13 @@ static void test_other_versions(void)
 			expect_chain(&r, name, want);
 		}
 		free(r.log);
-		/* thread states known by pthread_self() (3.10 and older): each worker's own */
-		if (python_offsets_find((uint16_t)(0x0300 | minor))->bpf.flags &
-		    PY_FLAG_PTHREAD_ID) {
+		/*
+		 * thread states known by pthread_self() (3.10 and older): each
+		 * worker's own; 3.9's layout is 3.8's
+		 */
+		if ((python_offsets_find((uint16_t)(0x0300 | minor))->bpf.flags &
+		     PY_FLAG_PTHREAD_ID) &&
+		    minor != 9) {
 			const char *tp = prog("threads");
 			char *th[] = {g.gl_pathv[i], (char *)tp, "1", NULL};
 
