@@ -1275,11 +1275,11 @@ static void test_quiet(const char *chain)
  * chains, and the samples of the shell (comm "sh") that started it.
  */
 static void leaf_counts(const char *name, unsigned long *leaf, unsigned long *complete,
-			unsigned long *shell)
+			unsigned long *pending, unsigned long *shell)
 {
 	char path[PATHBUF], *text = slurp(tpath(path, sizeof(path), name)), *line, *save = NULL;
 
-	*leaf = *complete = *shell = 0;
+	*leaf = *complete = *pending = *shell = 0;
 	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		size_t len;
@@ -1292,6 +1292,8 @@ static void leaf_counts(const char *name, unsigned long *leaf, unsigned long *co
 		*leaf += n;
 		if (strstr(line, "main;a;b;c;d;leaf"))
 			*complete += n;
+		if (strstr(line, "[incomplete: tables-pending]"))
+			*pending += n;
 	}
 	free(text);
 }
@@ -1330,7 +1332,8 @@ static bool read_times(const char *path, double *self, double *children)
  * from how much of the machine they got.
  */
 static void inherit_run(const char *chain, bool inherit, unsigned long *leaf,
-			unsigned long *complete, unsigned long *shell, double *self, double *children)
+			unsigned long *complete, unsigned long *pending, unsigned long *shell,
+			double *self, double *children, uint64_t *kept_pending)
 {
 	char cmd[4 * PATHBUF + 128], opath[PATHBUF], epath[PATHBUF], done[PATHBUF], times[PATHBUF];
 	const char *name = inherit ? "inherit" : "noinherit";
@@ -1365,7 +1368,13 @@ static void inherit_run(const char *chain, bool inherit, unsigned long *leaf,
 	argv[a] = NULL;
 	rc = run(argv, NULL, epath, 60);
 	CHECK(rc == 0, "record %s-- sh -c '%s': exit %d", inherit ? "" : "--no-inherit ", cmd, rc);
-	leaf_counts(file, leaf, complete, shell);
+	leaf_counts(file, leaf, complete, pending, shell);
+	{
+		char *log = slurp(epath);
+
+		*kept_pending = summary_kept_pending(log);
+		free(log);
+	}
 	*self = *children = 0;
 	CHECK(read_times(times, self, children), "%s: no CPU times from the shell in %s", name,
 	      times);
@@ -1374,10 +1383,11 @@ static void inherit_run(const char *chain, bool inherit, unsigned long *leaf,
 
 static void test_inherit(const char *chain)
 {
-	unsigned long leaf, complete, shell;
+	unsigned long leaf, complete, pending, shell;
 	double self, children;
+	uint64_t kept;
 
-	inherit_run(chain, true, &leaf, &complete, &shell, &self, &children);
+	inherit_run(chain, true, &leaf, &complete, &pending, &shell, &self, &children, &kept);
 	printf("inherit: %lu samples of the forked chain's leaf (%.2f s CPU), %lu complete; %lu of "
 	       "the shell (%.2f s CPU)\n",
 	       leaf, children, complete, shell, self);
@@ -1385,11 +1395,18 @@ static void test_inherit(const char *chain)
 	CHECK(children >= 0.4 && leaf >= cpu_samples_floor(children, INHERIT_HZ),
 	      "the child of the command was not profiled: %lu leaf samples for %.2f s of CPU",
 	      leaf, children);
-	CHECK(complete * 100 >= leaf * 95, "child: %lu of %lu leaf samples complete", complete, leaf);
+	/*
+	 * Complete but for samples kept tables-pending and counted by cause: a
+	 * consumer stalled by the load beside it (0.5 s in a clean clone's pool)
+	 * leaves no ring room for their stack copies (15 of 245 once).
+	 */
+	CHECK(pending <= kept && (complete + pending) * 100 >= leaf * 95,
+	      "child: %lu of %lu leaf samples complete, %lu tables-pending (%lu counted by cause)",
+	      complete, leaf, pending, (unsigned long)kept);
 	CHECK(shell >= cpu_samples_floor(self, INHERIT_HZ) && shell > 0,
 	      "the command itself (sh) was not profiled: %lu samples for %.2f s of CPU", shell,
 	      self);
-	inherit_run(chain, false, &leaf, &complete, &shell, &self, &children);
+	inherit_run(chain, false, &leaf, &complete, &pending, &shell, &self, &children, &kept);
 	printf("no-inherit: %lu samples of the child's leaf, %lu of the shell (%.2f s CPU)\n", leaf,
 	       shell, self);
 	CHECK(leaf == 0, "--no-inherit: %lu samples of the child", leaf);

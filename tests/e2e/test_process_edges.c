@@ -148,27 +148,6 @@ static long number_after(const char *s, const char *key)
 	return p ? strtol(p + strlen(key), NULL, 10) : -1;
 }
 
-/* The sum of the summary's "kept tables-pending: N cause, M cause, ..." counts. */
-static uint64_t kept_pending(const char *log)
-{
-	const char *p = log ? strstr(log, "kept tables-pending: ") : NULL;
-	uint64_t sum = 0;
-	char *end;
-
-	if (!p)
-		return 0;
-	p += strlen("kept tables-pending: ");
-	while (*p && *p != '\n') {
-		if (*p >= '0' && *p <= '9') {
-			sum += strtoull(p, &end, 10);
-			p = end;
-		} else {
-			p++;
-		}
-	}
-	return sum;
-}
-
 static void test_exit(void)
 {
 	char *mode[] = {"exit", "6", "256", NULL}, path[PATH_MAX], *log = NULL;
@@ -217,7 +196,7 @@ static void test_exit(void)
 	 * loaded).  The rest: <= 1% (the lazy-binding trampoline, CFA in rbx, is
 	 * issue 14's).
 	 */
-	pending_causes = kept_pending(log);
+	pending_causes = summary_kept_pending(log);
 	CHECK(c.pending <= pending_causes,
 	      "%" PRIu64 " tables-pending samples, %" PRIu64 " of them counted by cause:\n%s",
 	      c.pending, pending_causes, log);

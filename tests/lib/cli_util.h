@@ -231,6 +231,32 @@ static inline double cpu_samples_floor(double cpu_s, double hz)
 	return cpu_s * hz / 2 - 5;
 }
 
+/*
+ * The samples record's -v summary says it kept tables-pending, by cause
+ * ("kept tables-pending: N process gone, M tables not ready in time, ...":
+ * their sum), 0 without that line.  A consumer starved by the machine's
+ * load leaves no ring room for stack copies: those samples are counted
+ * there, not lost.
+ */
+static inline uint64_t summary_kept_pending(const char *log)
+{
+	const char *p = log ? strstr(log, "kept tables-pending: ") : NULL;
+	uint64_t sum = 0;
+	char *end;
+
+	if (!p)
+		return 0;
+	for (p += strlen("kept tables-pending: "); *p && *p != '\n';) {
+		if (*p >= '0' && *p <= '9') {
+			sum += strtoull(p, &end, 10);
+			p = end;
+		} else {
+			p++;
+		}
+	}
+	return sum;
+}
+
 /* utime + stime of pid in seconds (of its threads, not its reaped children), or -1. */
 static inline double proc_cpu_s(pid_t pid)
 {
