@@ -289,12 +289,11 @@ static uint64_t held_from(const struct gop_src *s, struct gopclntab *g, uint64_t
 	lo = s->segs.v[seg].vaddr;
 	if (g->version >= 118) {
 		g->gofunc = find_gofunc(s, g, pcln, h);
-		if (g->gofunc && (g->gofunc < lo || g->gofunc > pcln)) {
-			hold_funcdata(s, g, end - pcln);
+		if (g->gofunc < lo || g->gofunc > pcln) {
+			if (g->gofunc)
+				hold_funcdata(s, g, end - pcln);
 			return pcln;
 		}
-		if (g->gofunc < lo || g->gofunc > pcln)
-			return pcln;
 		lo = g->gofunc;
 	}
 	if (end - lo > GOPCLNTAB_MAX_BYTES)

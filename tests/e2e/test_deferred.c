@@ -326,12 +326,12 @@ static bool copy_file(const char *src, const char *dst)
 }
 
 /*
- * PROG copied as NAME and four copies of libdefer_big.so as PREFIX0.so ..
- * PREFIX3.so into this run's directory (objects of their own: their tables
- * are built anew); paths in prog and libs.
+ * PROG copied as NAME and n copies of libdefer_big.so as PREFIX0.so ..
+ * PREFIX{n-1}.so into this run's directory (objects of their own: their
+ * tables are built anew); paths in prog and libs.
  */
-static void copy_big_libs(const char *name, const char *prefix, char *prog, size_t len,
-			  char libs[4][PATH_MAX])
+static void copy_big_libs_n(const char *name, const char *prefix, char *prog, size_t len,
+			    char libs[][PATH_MAX], int n)
 {
 	char src[PATH_MAX + 32], file[64];
 
@@ -341,11 +341,18 @@ static void copy_big_libs(const char *name, const char *prefix, char *prog, size
 		CHECK(copy_file(src, prog), "copy %s to %s", src, prog);
 	}
 	snprintf(src, sizeof(src), "%s/libdefer_big.so", progs_dir);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < n; i++) {
 		snprintf(file, sizeof(file), "%s%d.so", prefix, i);
 		tpath(libs[i], PATH_MAX, file);
 		CHECK(copy_file(src, libs[i]), "copy %s to %s", src, libs[i]);
 	}
+}
+
+/* copy_big_libs_n with four copies, what most tests here preload */
+static void copy_big_libs(const char *name, const char *prefix, char *prog, size_t len,
+			  char libs[4][PATH_MAX])
+{
+	copy_big_libs_n(name, prefix, prog, len, libs, 4);
 }
 
 /*
@@ -719,7 +726,7 @@ static void test_agent_interval(void)
 {
 	char out[PATH_MAX], err[PATH_MAX], prog[PATH_MAX + 32], name[16];
 	char libs[INTV_LIBS][PATH_MAX], files[16][PATH_MAX], start_at[64], end_at[64];
-	char comm[INTV_TRIES][16], src[PATH_MAX + 32], file[64];
+	char comm[INTV_TRIES][16];
 	char *argv[] = {(char *)cfiprof_bin,
 			"agent",
 			"-F",
@@ -791,16 +798,10 @@ static void test_agent_interval(void)
 	 * try whose exit comes after the end (a loaded host) has samples after
 	 * it: not judged.
 	 */
-	snprintf(src, sizeof(src), "%s/libdefer_big.so", progs_dir);
 	for (int k = 0; k < INTV_TRIES; k++) {
 		snprintf(comm[k], sizeof(comm[k]), "defer_intv%d", k);
 		snprintf(name, sizeof(name), "intv%d_", k);
-		copy_big_libs(comm[k], name, prog, sizeof(prog), libs);
-		for (int j = 4; j < INTV_LIBS; j++) {
-			snprintf(file, sizeof(file), "%s%d.so", name, j);
-			tpath(libs[j], PATH_MAX, file);
-			CHECK(copy_file(src, libs[j]), "copy %s to %s", src, libs[j]);
-		}
+		copy_big_libs_n(comm[k], name, prog, sizeof(prog), libs, INTV_LIBS);
 		end[k] = b1 + 3.0 * (k + 1);
 		snprintf(start_at, sizeof(start_at), "%.3f", end[k] - 0.08);
 		snprintf(end_at, sizeof(end_at), "%.3f", end[k] - 0.04);

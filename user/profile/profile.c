@@ -173,12 +173,9 @@ static uint32_t mapping_id(struct profile *p, uint32_t pid, const struct proc_ma
 	return *slot;
 }
 
-/* profile_add_location, parts of one location (PART_*) apart by their key */
-enum { PART_WHOLE, PART_OUTER, PART_INNER };
-
-static int64_t add_location_part(struct profile *p, uint32_t kind, uint32_t part, uint32_t pid,
-				 uint64_t addr, uint32_t map, uint64_t rel, const char *name,
-				 bool *is_new)
+int64_t profile_add_location_part(struct profile *p, uint32_t kind, uint32_t part, uint32_t pid,
+				  uint64_t addr, uint32_t map, uint64_t rel, const char *name,
+				  bool *is_new)
 {
 	struct priv *pv = p->priv;
 	/* without a mapping, the same address in two processes is two different frames */
@@ -221,33 +218,10 @@ static int64_t add_location_part(struct profile *p, uint32_t kind, uint32_t part
 int64_t profile_add_location(struct profile *p, uint32_t kind, uint32_t pid, uint64_t addr,
 			     uint32_t map, uint64_t rel, const char *name, bool *is_new)
 {
-	return add_location_part(p, kind, PART_WHOLE, pid, addr, map, rel, name, is_new);
+	return profile_add_location_part(p, kind, PROF_PART_WHOLE, pid, addr, map, rel, name,
+					 is_new);
 }
 
-/*
- * Location @id's function alone (PART_OUTER) or its inlined levels alone
- * (PART_INNER), for an interpreter's frames to go between; @id has at least
- * two lines.  The parts share its lines.
- */
-static int64_t location_part(struct profile *p, uint32_t pid, int64_t id, uint32_t part)
-{
-	const struct prof_location w = p->locs[id];
-	const struct prof_line *outer = &w.lines[w.nr_lines - 1];
-	bool is_new;
-	int64_t part_id =
-	    add_location_part(p, w.kind, part, pid, w.addr, w.mapping, w.rel_addr,
-			      part == PART_OUTER ? outer->function : outer[-1].function, &is_new);
-	struct prof_location *l;
-
-	if (part_id < 0 || !is_new)
-		return part_id;
-	l = &p->locs[part_id];
-	l->whole = (uint32_t)id + 1;
-	l->inline_part = part == PART_INNER;
-	l->lines = part == PART_OUTER ? w.lines + w.nr_lines - 1 : w.lines;
-	l->nr_lines = part == PART_OUTER ? 1 : w.nr_lines - 1;
-	return part_id;
-}
 
 /* Synthetic locations are keyed by their name's hash, not an address. */
 static int64_t synthetic_location(struct profile *p, const char *name)
@@ -442,16 +416,8 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 		else if (id >= 0 && is_new && !sv && pm && pm->sym &&
 			 object_lines(p, &p->locs[id], pm->sym, lookup - pm->bias, named))
 			id = -1;
-		/* the interpreter's frames go between the loop and what is inlined into it here */
-		if (id >= 0 && splice && p->locs[id].nr_lines > 1) {
-			int64_t inner = location_part(p, s->pid, id, PART_INNER);
-
-			id = inner < 0 ? -1 : location_part(p, s->pid, id, PART_OUTER);
-			if (id >= 0)
-				ps->locs[(*n)++] = (uint32_t)inner;
-		}
-		if (id >= 0 && splice && profile_python_frames(p, ps, s, fn, &py_next, false, n))
-			id = -1;
+		if (id >= 0 && splice)
+			id = profile_python_splice(p, ps, s, fn, &py_next, id, n);
 		map_set_put(other);
 		if (id >= 0)
 			ps->locs[(*n)++] = (uint32_t)id;

@@ -17,6 +17,24 @@
 int64_t profile_add_location(struct profile *p, uint32_t kind, uint32_t pid, uint64_t addr,
 			     uint32_t map, uint64_t rel, const char *name, bool *is_new);
 
+/* Parts of one location (struct prof_location's whole), apart by their key. */
+enum prof_part { PROF_PART_WHOLE, PROF_PART_OUTER, PROF_PART_INNER };
+/* profile_add_location of one part of a location (profile_python_splice's). */
+int64_t profile_add_location_part(struct profile *p, uint32_t kind, uint32_t part, uint32_t pid,
+				  uint64_t addr, uint32_t map, uint64_t rel, const char *name,
+				  bool *is_new);
+
+/*
+ * At the evaluation loop's location @id (user frame of s): the Python frames
+ * its call runs, appended to ps->locs[*n..] (profile_python_frames), between
+ * what is inlined into the loop at that address and the loop itself when
+ * DWARF gave it inline levels.  The location to append after them, or -1
+ * when out of memory.
+ */
+int64_t profile_python_splice(struct profile *p, struct prof_sample *ps,
+			      const struct agg_stack *s, struct frame_namer *fn, uint32_t *next,
+			      int64_t id, uint32_t *n);
+
 /*
  * The Python frames one call of the evaluation loop runs, innermost first,
  * from *next on, appended to ps->locs[*n..]: up to the one it was entered

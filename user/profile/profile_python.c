@@ -99,6 +99,46 @@ int profile_python_frames(struct profile *p, struct prof_sample *ps, const struc
 	return 0;
 }
 
+/*
+ * Location @id's function alone (PROF_PART_OUTER) or its inlined levels
+ * alone (PROF_PART_INNER); @id has at least two lines.  The parts share its
+ * lines.
+ */
+static int64_t location_part(struct profile *p, uint32_t pid, int64_t id, uint32_t part)
+{
+	const struct prof_location w = p->locs[id];
+	const struct prof_line *outer = &w.lines[w.nr_lines - 1];
+	bool is_new;
+	int64_t part_id = profile_add_location_part(
+	    p, w.kind, part, pid, w.addr, w.mapping, w.rel_addr,
+	    part == PROF_PART_OUTER ? outer->function : outer[-1].function, &is_new);
+	struct prof_location *l;
+
+	if (part_id < 0 || !is_new)
+		return part_id;
+	l = &p->locs[part_id];
+	l->whole = (uint32_t)id + 1;
+	l->inline_part = part == PROF_PART_INNER;
+	l->lines = part == PROF_PART_OUTER ? w.lines + w.nr_lines - 1 : w.lines;
+	l->nr_lines = part == PROF_PART_OUTER ? 1 : w.nr_lines - 1;
+	return part_id;
+}
+
+int64_t profile_python_splice(struct profile *p, struct prof_sample *ps,
+			      const struct agg_stack *s, struct frame_namer *fn, uint32_t *next,
+			      int64_t id, uint32_t *n)
+{
+	if (p->locs[id].nr_lines > 1) {
+		int64_t inner = location_part(p, s->pid, id, PROF_PART_INNER);
+
+		id = inner < 0 ? -1 : location_part(p, s->pid, id, PROF_PART_OUTER);
+		if (id < 0)
+			return -1;
+		ps->locs[(*n)++] = (uint32_t)inner;
+	}
+	return profile_python_frames(p, ps, s, fn, next, false, n) ? -1 : id;
+}
+
 /* Whether user frame k of s is CPython's evaluation loop (named as add_user_frames names it). */
 static bool frame_is_eval(struct frame_namer *fn, const struct agg_stack *s, struct map_set *maps,
 			  int k)
