@@ -186,6 +186,14 @@ static inline void harness_setup(void)
 	harness.test_res = harness_shared(sizeof(*harness.test_res));
 	harness.res = harness.main_res;
 	pthread_atfork(NULL, NULL, harness_forked);
+	/*
+	 * Signals the tests send are not ignored in what they start, whatever the
+	 * suite was started under (nohup ignores SIGHUP; a shell's background job
+	 * SIGINT): an ignored disposition is inherited across exec.
+	 */
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
 	/* a crash must not swallow the progress printed before it */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 }
