@@ -96,19 +96,29 @@ static void named_frames(const char *folded, const char *unnamed, uint64_t *fram
  * the return address Go gives every goroutine's first function, as if goexit
  * had called it (runtime.newproc1), which follows no call instruction.
  */
-static uint64_t goexit_bottoms(const char *rec, const char *exe)
+/* [*start, *end) of the function name in exe's .gopclntab; false if none */
+static bool go_func_range(const char *exe, const char *want, uint64_t *start, uint64_t *end)
 {
 	size_t len = 0;
-	char *img = slurp_len(exe, &len), *text = slurp(rec), *line, *save = NULL;
+	char *img = slurp_len(exe, &len);
 	struct gopclntab *g = NULL;
-	uint64_t goexit = 0, n = 0, i, start, end;
 	const char *name;
+	bool found = false;
 
-	if (gopclntab_read_mem(img, len, &g, NULL) == 0)
-		for (i = 0; i < gopclntab_nfunc(g) && !goexit; i++)
-			if (!gopclntab_func(g, i, &start, &end, &name) &&
-			    !strcmp(name, "runtime.goexit"))
-				goexit = start;
+	if (img && gopclntab_read_mem(img, len, &g, NULL) == 0)
+		for (uint64_t i = 0; i < gopclntab_nfunc(g) && !found; i++)
+			found = !gopclntab_func(g, i, start, end, &name) && !strcmp(name, want);
+	gopclntab_free(g);
+	free(img);
+	return found;
+}
+
+static uint64_t goexit_bottoms(const char *rec, const char *exe)
+{
+	char *text = slurp(rec), *line, *save = NULL;
+	uint64_t goexit = 0, n = 0, end;
+
+	CHECK(go_func_range(exe, "runtime.goexit", &goexit, &end), "no runtime.goexit in %s", exe);
 	for (line = strtok_r(text, "\n", &save); goexit && line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		unsigned reason = 1;
@@ -120,9 +130,6 @@ static uint64_t goexit_bottoms(const char *rec, const char *exe)
 		last = strrchr(u, ',');
 		n += last && strtoull(last + 1, NULL, 16) == goexit + 1;
 	}
-	CHECK(goexit != 0, "no runtime.goexit in %s", exe);
-	gopclntab_free(g);
-	free(img);
 	free(text);
 	return n;
 }
@@ -172,12 +179,17 @@ static void test_folded(void)
 	      (unsigned long)incomplete, (unsigned long)total);
 	/*
 	 * Every return address of a complete stack right after a call (no made-up
-	 * frame), but the goroutines' bottoms, goexit + 1 by Go's design.
+	 * frame), but the goroutines' bottoms, goexit + 1 by Go's design, and the
+	 * pc a preemption signal interrupted, above runtime.asyncPreempt.
 	 */
+	CHECK(go_func_range(exe, "runtime.asyncPreempt", &cs.resumed_start, &cs.resumed_end),
+	      "no runtime.asyncPreempt in %s", exe);
 	CHECK(check_callsites(rec, &cs, &complete) == 0, "cannot read %s", rec);
 	bottoms = goexit_bottoms(rec, exe);
-	printf("  call sites: %lu return addresses after a call, %lu not, of them %lu goexit + 1\n",
-	       (unsigned long)cs.checked, (unsigned long)cs.failed, (unsigned long)bottoms);
+	printf("  call sites: %lu return addresses after a call, %lu not, of them %lu goexit + 1; "
+	       "%lu preempted\n",
+	       (unsigned long)cs.checked, (unsigned long)cs.failed, (unsigned long)bottoms,
+	       (unsigned long)cs.preempted);
 	CHECK(cs.checked >= 1000 && cs.failed == bottoms, "%lu of %lu call sites wrong: %s",
 	      (unsigned long)(cs.failed - bottoms), (unsigned long)cs.checked, cs.first_fail);
 	free(folded);

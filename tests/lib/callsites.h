@@ -29,6 +29,12 @@ struct map_ent {
 
 struct callsite_stats {
 	uint64_t checked, failed, vdso, sigframes, unmapped, jit;
+	/*
+	 * In: [resumed_start, resumed_end), a function entered by a signal handler
+	 * that pushed the pc it interrupted as its "return address" (Go's
+	 * runtime.asyncPreempt); the frame above it is counted as preempted.
+	 */
+	uint64_t resumed_start, resumed_end, preempted;
 	char first_fail[PATHBUF];
 };
 
@@ -195,16 +201,37 @@ static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t
 		bool next_interrupted = false;
 		int idx = 0;
 		char *tok, *save = NULL;
+		uint64_t prev = 0;
 
-		for (tok = strtok_r(u, ",", &save); tok; tok = strtok_r(NULL, ",", &save), idx++) {
+		for (tok = strtok_r(u, ",", &save); tok;
+		     prev = strtoull(tok, NULL, 16), tok = strtok_r(NULL, ",", &save), idx++) {
 			uint64_t pc = strtoull(tok, NULL, 16), off;
 			const struct map_ent *m;
 			uint8_t before[8], here[sizeof(sigreturn_code)];
 			ssize_t got;
 			int fd, nb;
 
-			if (idx == 0)
-				continue; /* the leaf: the interrupted pc itself */
+			if (idx == 0) {
+				/*
+				 * The leaf: the interrupted pc itself.  Right after the
+				 * restorer's syscall, the kernel was in rt_sigreturn: the
+				 * signal frame is still there and above it is the pc it
+				 * interrupted.
+				 */
+				m = find_map(maps, nr_maps, pid, pc);
+				off = m ? pc - m->start + m->offset : 0;
+				fd = m && m->path[0] == '/' ? cached_fd(m->path) : -1;
+				next_interrupted =
+				    fd >= 0 && off >= sizeof(here) &&
+				    pread(fd, here, sizeof(here), (off_t)(off - sizeof(here))) ==
+					(ssize_t)sizeof(here) &&
+				    !memcmp(here, sigreturn_code, sizeof(here));
+				continue;
+			}
+			if (prev >= cs->resumed_start && prev < cs->resumed_end) {
+				cs->preempted++;
+				continue;
+			}
 			if (next_interrupted) {
 				/* the pc the signal interrupted: not a return address */
 				next_interrupted = false;
