@@ -189,18 +189,18 @@ $(OUT)/tsan/test_%: $$(call test_src,test_$$*) $(OUT)/tsan/libcfiuser.a \
 
 # The three builds (plain, ASan, TSan) side by side on every CPU even when make test runs
 # without -j, as CI does: 2 m 36 s one at a time here, 1 m 29 s on 2 CPUs.
-test: test-deps $(TEST_PROGS)
+test: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
-		all $(OUT)/asan/cfiprof $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
+		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
 	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
 
 # The end-to-end suites beside two CPU hogs per CPU, STRESS_RUNS times (default 10),
 # with each test's pass rate; STRESS_SUITES="test_x test_y" runs only those.
 STRESS_RUNS ?= 10
 E2E_TESTS := $(notdir $(basename $(wildcard tests/e2e/test_*.c)))
-test-stress: test-deps $(TEST_PROGS)
+test-stress: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
-		all $(OUT)/asan/cfiprof $(addprefix $(OUT)/tests/,$(E2E_TESTS))
+		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(addprefix $(OUT)/tests/,$(E2E_TESTS))
 	@OUT=$(OUT) tests/stress.sh $(STRESS_RUNS) $(or $(STRESS_SUITES),$(E2E_TESTS))
 
 # The README's run command: profile the bundled demo (built without frame

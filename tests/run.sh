@@ -11,18 +11,24 @@
 # A binary under asan/ or tsan/ is the same source as its twin: it is reported
 # as NAME[asan] / NAME[tsan] and adds its failures to the total but not its passes.
 #
-# UNIT_JOBS (default: the number of CPUs) suites run side by side first: the
-# unit suites (tests/unit, and every asan/ and tsan/ build, which are of unit
-# suites), which take no samples and measure no time of each other's, and the
-# end-to-end suites whose source says "run.sh: samples apart" (they sample only
-# the commands they start, and judge nothing by how fast the machine is, so
-# other suites beside them are no worse than make test-stress's CPU hogs).  The
-# other end-to-end suites (tests/e2e: an agent or -a sampling the whole host,
-# global probes, a time limit) then run one at a time.  Each suite writes only
-# into its own mkdtemp() directories and files named by its pid.
+# Suites run in three groups.  Two at once first: the pool, POOL_JOBS suites at
+# a time (default: the number of CPUs): the unit suites (tests/unit, and every
+# asan/ and tsan/ build, which are of unit suites), which take no samples and
+# measure no time of each other's, and the end-to-end suites whose source says
+# "run.sh: samples apart" (they sample only the commands they start, and judge
+# nothing by how fast the machine is, so other suites beside them are no worse
+# than make test-stress's CPU hogs); beside it, one at a time, the lane: the
+# end-to-end suites whose source says "run.sh: beside others" (global probes,
+# an agent on the whole host whose checks look only at their own processes:
+# the pool's are other processes of the host to them, as a production host
+# has) and the unit suites that run make in this tree.  Then the other
+# end-to-end suites, which judge what an agent on the whole host did (its
+# memory, its CPU, every process named like theirs), each with the host to
+# itself.  Each suite writes only into its own mkdtemp() directories and files
+# named by its pid; each one's output is shown whole when it ends.
 set -u
 OUT=${OUT:-build}
-UNIT_JOBS=${UNIT_JOBS:-$(nproc)}
+POOL_JOBS=${POOL_JOBS:-$(nproc)}
 total_pass=0
 total_fail=0
 failed_tests=()
@@ -55,13 +61,18 @@ is_unit() {
 	[ -f "tests/unit/$(basename "$1").c" ]
 }
 
-# an end-to-end suite that samples only its own commands: it runs beside others
+# an end-to-end suite that samples only its own commands: it runs in the pool
 samples_apart() {
 	grep -q 'run.sh: samples apart' "tests/e2e/$(basename "$1").c" 2>/dev/null
 }
 
+# an end-to-end suite whose checks hold with other processes on the host: the lane
+beside_others() {
+	grep -q 'run.sh: beside others' "tests/e2e/$(basename "$1").c" 2>/dev/null
+}
+
 # unit suites that run make in this tree (the man pages, make install): two makes of
-# the same target at once would write the same files, so these run one at a time
+# the same target at once would write the same files, so these run in the lane
 SERIAL_UNITS=" test_docs test_packaging "
 is_serial() {
 	case "$1" in
@@ -129,9 +140,10 @@ tally() {
 	total_fail=$((total_fail + f))
 }
 
-apart=()
+pool=()
 units=()
-e2e=()
+lane=()
+alone=()
 n=0
 for arg in "$@"; do
 	if ! spec=$(resolve "$arg"); then
@@ -141,47 +153,66 @@ for arg in "$@"; do
 		continue
 	fi
 	n=$((n + 1))
-	if samples_apart "${spec%%$'\n'*}"; then
-		apart+=("$n")
-	elif is_unit "${spec%%$'\n'*}" && ! is_serial "${spec%%$'\n'*}"; then
+	bin=${spec%%$'\n'*}
+	if samples_apart "$bin"; then
+		pool+=("$n")
+	elif is_unit "$bin" && ! is_serial "$bin"; then
 		units+=("$n")
+	elif is_unit "$bin" || beside_others "$bin"; then
+		lane+=("$n")
 	else
-		e2e+=("$n")
+		alone+=("$n")
 	fi
 	printf '%s\n' "$spec" >"$logs/$n.spec"
 done
-# the longer end-to-end suites start first: the pool ends sooner
-units=(${apart[@]+"${apart[@]}"} ${units[@]+"${units[@]}"})
+# the end-to-end suites of the pool start first (they take longest): it ends sooner
+pool+=(${units[@]+"${units[@]}"})
 
-# the unit suites and those sampling apart, UNIT_JOBS at a time; each one's output
-# shown whole when it ends
-running=0
-for i in ${units[@]+"${units[@]}"}; do
-	{ read -r bin; read -r only; } <"$logs/$i.spec"
-	if [ "$running" -ge "$UNIT_JOBS" ]; then
-		wait -n
-		running=$((running - 1))
+declare -A started=() # index -> pool, lane or alone, while it runs
+next_pool=0
+next_lane=0
+next_alone=0
+pool_running=0
+lane_running=
+start_suite() {
+	local bin only
+	{ read -r bin; read -r only; } <"$logs/$1.spec"
+	run_one "$bin" "$only" "$logs/$1.log" &
+	started[$1]=$2
+}
+# the pool and the lane until both are done, then the suites alone, one by one
+start_more() {
+	if [ -z "$lane_running" ] && [ "$next_lane" -lt ${#lane[@]} ]; then
+		lane_running=${lane[$next_lane]}
+		next_lane=$((next_lane + 1))
+		start_suite "$lane_running" lane
 	fi
-	run_one "$bin" "$only" "$logs/$i.log" &
-	running=$((running + 1))
-done
-wait
-for i in ${units[@]+"${units[@]}"}; do
-	{ read -r bin; read -r only; } <"$logs/$i.spec"
-	echo "=== $(display_name "$bin")${only:+ ($only)}"
-	cat "$logs/$i.log"
-	tally "$bin" "$only" "$logs/$i.log"
-done
-
-# the end-to-end suites (and the serial unit ones), one at a time, their output as it comes
-for i in ${e2e[@]+"${e2e[@]}"}; do
-	{ read -r bin; read -r only; } <"$logs/$i.spec"
-	echo "=== $(display_name "$bin")${only:+ ($only)}"
-	: >"$logs/$i.log"
-	run_one "$bin" "$only" "$logs/$i.log" &
-	tail -n +1 -s 0.1 --pid=$! -f "$logs/$i.log" 2>/dev/null
-	wait
-	tally "$bin" "$only" "$logs/$i.log"
+	while [ "$pool_running" -lt "$POOL_JOBS" ] && [ "$next_pool" -lt ${#pool[@]} ]; do
+		start_suite "${pool[$next_pool]}" pool
+		next_pool=$((next_pool + 1))
+		pool_running=$((pool_running + 1))
+	done
+	if [ ${#started[@]} -eq 0 ] && [ "$next_alone" -lt ${#alone[@]} ]; then
+		start_suite "${alone[$next_alone]}" alone
+		next_alone=$((next_alone + 1))
+	fi
+}
+start_more
+while [ ${#started[@]} -gt 0 ]; do
+	wait -n
+	for i in "${!started[@]}"; do
+		[ -f "$logs/$i.log.ms" ] || continue # still running
+		case ${started[$i]} in
+		lane) lane_running= ;;
+		pool) pool_running=$((pool_running - 1)) ;;
+		esac
+		unset "started[$i]"
+		{ read -r bin; read -r only; } <"$logs/$i.spec"
+		echo "=== $(display_name "$bin")${only:+ ($only)}"
+		cat "$logs/$i.log"
+		tally "$bin" "$only" "$logs/$i.log"
+	done
+	start_more
 done
 
 if [ ${#failed_tests[@]} -gt 0 ]; then

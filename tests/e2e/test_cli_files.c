@@ -13,6 +13,7 @@
  * - under sudo (SUDO_UID / SUDO_GID, as root) the files are the user's,
  *   report's too, written into the user's own directory.
  */
+/* run.sh: beside others (only the commands it starts) */
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>

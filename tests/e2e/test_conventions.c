@@ -30,6 +30,7 @@
  *     gauge; its profiles carry service_name, not pid.
  * Environment: CFIPROF (default build/cfiprof), OUT (default build).
  */
+/* run.sh: beside others (its agents' checks look at their own services only) */
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>

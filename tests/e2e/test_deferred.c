@@ -14,6 +14,7 @@
  * program that spins in four fresh copies of the library until just before
  * an interval's end: before, its samples landed in the next interval).
  */
+/* run.sh: beside others (its agents' checks look at their own processes only) */
 #include <dirent.h>
 #include <inttypes.h>
 #include <signal.h>

@@ -45,6 +45,7 @@
  *     a message that says which and why.
  * Environment: CFIPROF (default build/cfiprof), OUT (default build).
  */
+/* run.sh: beside others (global probes: hits of other processes are filtered before the budget) */
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>

@@ -29,6 +29,7 @@
  * Environment: CFIPROF (default build/cfiprof), OUT (default build: the test
  * programs are OUT/progs/P; `make build/tests/test_faults` builds them).
  */
+/* run.sh: beside others (only the commands it starts, under tiny caps) */
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>

@@ -23,6 +23,7 @@
  *    process's root): never opened either, and the summary counts it.
  * Environment: CFIPROF (default build/cfiprof), OUT (default build).
  */
+/* run.sh: beside others (its agent in its own cgroup, record -p) */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -19,6 +19,7 @@
  *     (or is still spooled): the outage lost nothing.
  * Environment: CFIPROF (default build/cfiprof), OUT (default build).
  */
+/* run.sh: beside others (its agent's checks count intervals and messages, not processes) */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>

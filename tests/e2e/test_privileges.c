@@ -4,6 +4,7 @@
  * names the capability that is missing, creates its files 0600 unless --mode
  * says otherwise, and the agent's metrics listen on loopback by default.
  */
+/* run.sh: beside others (its agent's checks read exit codes and addresses only) */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

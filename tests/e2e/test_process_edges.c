@@ -11,6 +11,7 @@
  *   address space is the new one: "in-execve", never tables-pending (which
  *   says the tables will come, and they cannot help).
  */
+/* run.sh: beside others (only the commands it starts) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
