@@ -281,11 +281,12 @@ static void judge(const char *name, const char *comm, struct run *r, double min_
 	printf("  %s: %lu samples of %s, %.2f%% of the walkable complete (incomplete:%s; "
 	       "%lu of them in code without CFI, not walkable), %.1f user frames and "
 	       "%.1f frame-pointer frames per sample; call sites: %lu checked, %lu failed, %lu in "
-	       "JIT code\n",
+	       "JIT code, %lu a runtime's entry by design\n",
 	       name, (unsigned long)r->st.samples, comm, pct(r->st.complete, walkable),
 	       reasons[0] ? reasons : " none", (unsigned long)r->no_cfi, r->user_frames,
 	       r->st.samples ? r->fp_frames / (double)(r->st.samples + r->st.other_comm) : 0,
-	       (unsigned long)r->cs.checked, (unsigned long)r->cs.failed, (unsigned long)r->cs.jit);
+	       (unsigned long)r->cs.checked, (unsigned long)r->cs.failed, (unsigned long)r->cs.jit,
+	       (unsigned long)r->cs.entry_returns);
 	CHECK(r->st.samples >= ENOUGH_TO_JUDGE, "%s: only %lu samples of %s", name,
 	      (unsigned long)r->st.samples, comm);
 	/*
@@ -322,6 +323,15 @@ static void test_node(void)
 	/* V8 under --perf-basic-prof also writes isolate-*-v8.log into its working directory */
 	ok = ok && chdir(tmpdir) == 0;
 	CHECK(ok, "cannot enter %s", tmpdir);
+	/*
+	 * V8's deoptimizer continues an interpreted frame at these builtins' entries,
+	 * pushed as its return address: no call before them, by design.
+	 */
+	r.cs.entries[0] = nm_symbol("node", "Builtins_InterpreterEnterAtBytecode");
+	r.cs.entries[1] = nm_symbol("node", "Builtins_InterpreterEnterAtNextBytecode");
+	r.cs.nr_entries = 2;
+	CHECK(r.cs.entries[0] && r.cs.entries[1],
+	      "node: no Builtins_InterpreterEnterAt(Next)Bytecode in its symbols (nm)");
 	if (!ok || !record("node", cmd, &r))
 		return;
 	judge("node", "node", &r, 99.0, NULL);

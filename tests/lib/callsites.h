@@ -35,8 +35,35 @@ struct callsite_stats {
 	 * runtime.asyncPreempt); the frame above it is counted as preempted.
 	 */
 	uint64_t resumed_start, resumed_end, preempted;
+	/*
+	 * In: function entries a runtime pushes as return addresses by design (V8's
+	 * deoptimizer continues an interpreted frame at InterpreterEnterAtBytecode);
+	 * counted as entry_returns, unchecked.
+	 */
+	uint64_t entries[4], entry_returns;
+	int nr_entries;
 	char first_fail[PATHBUF];
 };
+
+/*
+ * The value of symbol name in the symbol table of path (a path, or a command
+ * found in PATH), as nm (binutils) reads it; 0 if none.
+ */
+static inline uint64_t nm_symbol(const char *path, const char *name)
+{
+	char cmd[PATH_MAX + 32], line[4096], sym[4096], type;
+	uint64_t value = 0, v;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -- \"$(command -v '%s')\" 2>/dev/null", path);
+	p = popen(cmd, "re");
+	while (p && fgets(line, sizeof(line), p))
+		if (sscanf(line, "%lx %c %4095s", &v, &type, sym) == 3 && !strcmp(sym, name))
+			value = v;
+	if (p)
+		pclose(p);
+	return value;
+}
 
 struct file_cache {
 	char path[PATH_MAX];
@@ -230,6 +257,14 @@ static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t
 			}
 			if (prev >= cs->resumed_start && prev < cs->resumed_end) {
 				cs->preempted++;
+				continue;
+			}
+			bool entry = false;
+
+			for (int e = 0; e < cs->nr_entries; e++)
+				entry |= pc == cs->entries[e];
+			if (entry) {
+				cs->entry_returns++;
 				continue;
 			}
 			if (next_interrupted) {
