@@ -5,6 +5,7 @@
 #   make test-stress  the end-to-end suites beside CPU hogs, each test's pass rate over 10 runs
 #   make bench   benchmarks (figures for the notes; not part of make test)
 #   make fuzz    libFuzzer campaigns (FUZZ_SECONDS per target)
+#   make go-versions-test  the Go tests on Go 1.21-1.23 from bookworm-backports
 #   tests/run.sh NAME...   one test binary (or one test inside it: NAME:TEST), see README
 
 OUT      := build
@@ -77,6 +78,7 @@ TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 include tests/progs/progs.mk
 
 .PHONY: all deps test-deps npm-dep test test-stress bench fuzz clean format run demo kernel-matrix FORCE man install \
+	go-versions-test \
 	uninstall
 .SECONDARY:
 .DELETE_ON_ERROR:
@@ -269,6 +271,11 @@ $(OUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(OUT)/fuzz/libcfiuser.a $(OUT)/fuzz/lib
 
 fuzz: test-deps all $(FUZZ_BIN) $(OUT)/progs/chain
 	@OUT=$(OUT) tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The Go tests on binaries of newer Go toolchains from bookworm-backports (not in make test).
+GO_VERSIONS ?= 1.21 1.22 1.23
+go-versions-test: test-deps all $(OUT)/tests/test_gopclntab $(OUT)/tests/test_go_names
+	@OUT=$(OUT) GO_VERSIONS="$(GO_VERSIONS)" tests/go_versions.sh
 
 # Boots Debian's packaged kernel under qemu and runs cfiprof inside (not in make test).
 KMATRIX_PKGS := qemu-system-x86 busybox-static cpio

@@ -53,6 +53,23 @@ static uint64_t samples_with(const char *folded, const char *chain, uint64_t *to
 	return n;
 }
 
+/* Dynamic symbols of path whose name holds part, as binutils' nm -D lists them; -1 if it fails. */
+static int nm_dynamic_count(const char *path, const char *part)
+{
+	char cmd[2 * PATH_MAX], line[4096], sym[4096], type;
+	unsigned long v;
+	int n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -D -- '%s' 2>/dev/null", path);
+	p = popen(cmd, "re");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		n += sscanf(line, "%lx %c %4095s", &v, &type, sym) == 3 && strstr(sym, part);
+	return pclose(p) == 0 ? n : -1;
+}
+
 /*
  * Samples whose walk ended incomplete, and all samples: not those taken while
  * the process tears its address space down (exiting), which have no stack
@@ -158,8 +175,13 @@ static void test_folded(void)
 	    folded, "gofib_stripped;runtime.goexit;runtime.main;main.main;main.work;main.fib",
 	    &total);
 	inl = samples_with(folded, ";main.main;main.work;main.sumSquares ", &total);
-	spin = samples_with(
-	    folded, "gofib_stripped;runtime.goexit;main.main.func1;main.spin;main.fib", &total);
+	/* `go spin(...)`'s wrapper: main.main.func1 up to Go 1.21, main.main.gowrap1 since 1.22 */
+	spin =
+	    samples_with(folded, "gofib_stripped;runtime.goexit;main.main.func1;main.spin;main.fib",
+			 &total) +
+	    samples_with(folded,
+			 "gofib_stripped;runtime.goexit;main.main.gowrap1;main.spin;main.fib",
+			 &total);
 	incomplete = walk_incomplete(folded, &total);
 	named_frames(folded, "gofib_stripped+0x", &frames, &named);
 	printf("  %lu samples: %lu in main.main;main.work;main.fib, %lu in main.sumSquares "
@@ -228,21 +250,33 @@ static void test_cgo(void)
 {
 	char exe[PATHBUF], out[PATHBUF], *folded, *log = NULL;
 	char *cmd[] = {exe, "1.5", NULL};
-	uint64_t total, incomplete, c, fib;
+	uint64_t total, incomplete, c, fib, named;
+	int exported;
 
 	snprintf(exe, sizeof(exe), "%s/gocgo_stripped", progs_dir);
 	e2e_record("cgo.folded", "499", NULL, cmd, &log);
 	free(log);
 	folded = slurp(tpath(out, sizeof(out), "cgo.folded"));
 	incomplete = walk_incomplete(folded, &total);
-	c = samples_with(folded, "gocgo_stripped;runtime.asmcgocall;_cgo_", &total);
+	c = samples_with(folded, "gocgo_stripped;runtime.asmcgocall;", &total);
+	/*
+	 * The C side's names come from the cgo call wrappers the binary exports (Go
+	 * 1.19 puts _cgo_*_Cfunc_* in .dynsym; 1.21 no longer does), as binutils'
+	 * nm reads them
+	 */
+	exported = nm_dynamic_count(exe, "_Cfunc_");
+	named = samples_with(folded, "gocgo_stripped;runtime.asmcgocall;_cgo_", &total);
 	fib = samples_with(
 	    folded, "gocgo_stripped;runtime.goexit;runtime.main;main.main;main.work;main.mixGo",
 	    &total);
-	printf("  cgo: %lu samples, %lu in C under runtime.asmcgocall, %lu in main.mixGo, %lu "
-	       "incomplete\n",
-	       (unsigned long)total, (unsigned long)c, (unsigned long)fib,
-	       (unsigned long)incomplete);
+	printf("  cgo: %lu samples, %lu in C under runtime.asmcgocall (%lu named _cgo_*: %d "
+	       "_Cfunc_ symbols exported), %lu in main.mixGo, %lu incomplete\n",
+	       (unsigned long)total, (unsigned long)c, (unsigned long)named, exported,
+	       (unsigned long)fib, (unsigned long)incomplete);
+	CHECK(exported >= 0, "nm -D %s failed", exe);
+	CHECK(exported == 0 || named == c,
+	      "cgo: %lu of %lu C samples named, with %d _Cfunc_ exported", (unsigned long)named,
+	      (unsigned long)c, exported);
 	CHECK(total >= 40 && c >= 10 && fib >= 1 && incomplete * 100 <= total,
 	      "cgo: %lu samples, %lu in C, %lu in mixGo, %lu incomplete", (unsigned long)total,
 	      (unsigned long)c, (unsigned long)fib, (unsigned long)incomplete);
