@@ -53,8 +53,6 @@
 
 #define PATHBUF (PATH_MAX + 256)
 
-static char chain_bin[PATHBUF];
-
 static uint64_t dir_bytes(const char *dir, int *files)
 {
 	char **v, path[PATHBUF];
@@ -702,23 +700,12 @@ static void test_spool_and_restart(void)
 
 int main(int argc, char **argv)
 {
-	const char *go;
 	char *chain_argv[3];
 	pid_t chain;
 
 	harness_init(argc, argv);
-	if (!e2e_setup("agent-test"))
+	if (!agent_suite_setup("agent-test"))
 		return HARNESS_DONE();
-	snprintf(chain_bin, sizeof(chain_bin), "%s/chain", progs_dir);
-	if (access(cfiprof_bin, X_OK) || access(chain_bin, X_OK)) {
-		CHECK(0, "setup: %s and %s must be built (make, make %s)", cfiprof_bin, chain_bin,
-		      chain_bin);
-		return HARNESS_DONE();
-	}
-	go = find_go();
-	CHECK(go != NULL, "go not found (golang-go)");
-	snprintf(go_bin, sizeof(go_bin), "%s", go ? go : "go");
-	signal(SIGPIPE, SIG_IGN);
 	/* one test program for the whole run: leaf spins on one core */
 	chain_argv[0] = chain_bin;
 	chain_argv[1] = "60";

@@ -44,11 +44,9 @@
 
 #define PATHBUF (PATH_MAX + 256)
 
-static char chain_bin[PATHBUF];
 
 #define PATHBUF (PATH_MAX + 256)
 
-static char chain_bin[PATHBUF];
 
 /* ---- what the interval files hold ---- */
 
@@ -617,21 +615,9 @@ static void test_short_lived(void)
 
 int main(int argc, char **argv)
 {
-	const char *go;
-
 	harness_init(argc, argv);
-	if (!e2e_setup("agent-caps"))
+	if (!agent_suite_setup("agent-caps"))
 		return HARNESS_DONE();
-	snprintf(chain_bin, sizeof(chain_bin), "%s/chain", progs_dir);
-	if (access(cfiprof_bin, X_OK) || access(chain_bin, X_OK)) {
-		CHECK(0, "setup: %s and %s must be built (make, make %s)", cfiprof_bin, chain_bin,
-		      chain_bin);
-		return HARNESS_DONE();
-	}
-	go = find_go();
-	CHECK(go != NULL, "go not found (golang-go)");
-	snprintf(go_bin, sizeof(go_bin), "%s", go ? go : "go");
-	signal(SIGPIPE, SIG_IGN);
 	if (cgroup_make()) {
 		atexit(cgroup_remove);
 		RUN_TEST(test_churn);

@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,8 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* the go command, for go tool pprof (set by main) */
+/* the go command, for go tool pprof, and build/progs/chain (agent_suite_setup) */
 static char go_bin[PATH_MAX];
+static char chain_bin[PATH_MAX + 256];
 
 /* ---- processes ---- */
 
@@ -206,5 +208,24 @@ static bool agent_exited_cleanly(pid_t pid, double timeout, const char *log)
 	return ok;
 }
 
+/* e2e_setup(name), chain and go found; false (a failed check) if something is missing */
+static bool agent_suite_setup(const char *name)
+{
+	const char *go;
+
+	if (!e2e_setup(name))
+		return false;
+	snprintf(chain_bin, sizeof(chain_bin), "%s/chain", progs_dir);
+	if (access(cfiprof_bin, X_OK) || access(chain_bin, X_OK)) {
+		CHECK(0, "setup: %s and %s must be built (make, make %s)", cfiprof_bin, chain_bin,
+		      chain_bin);
+		return false;
+	}
+	go = find_go();
+	CHECK(go != NULL, "go not found (golang-go)");
+	snprintf(go_bin, sizeof(go_bin), "%s", go ? go : "go");
+	signal(SIGPIPE, SIG_IGN);
+	return true;
+}
 
 #endif /* CFIPROF_TEST_AGENT_RUN_H */
