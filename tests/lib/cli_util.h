@@ -370,11 +370,16 @@ static inline bool frame_is(const char *actual, const char *expected)
 /*
  * What a spinning leaf itself may call: spin_done -> clock_gettime (libc,
  * vDSO).  spin_now is inlined: with source lines it is "spin_now (inline)".
+ * On top of any of them a signal may be handled (faults_life's SIGUSR1): glibc's
+ * trampoline __restore_rt, in which the kernel returns from the handler, then
+ * the handler on_usr1 and what it calls (spin_now, clock_gettime).
  */
 static inline bool leaf_callee_ok(const char *name, int depth_below_leaf)
 {
 	bool spin_now = !strcmp(name, "spin_now") || !strcmp(name, "spin_now (inline)");
 
+	if (!strcmp(name, "__restore_rt") || !strcmp(name, "on_usr1"))
+		return true;
 	if (depth_below_leaf == 0)
 		return !strcmp(name, "spin_done") || spin_now;
 	return strstr(name, "clock_gettime") || strstr(name, "vdso") || spin_now;
