@@ -519,8 +519,24 @@ static void test_exit_lists(void)
 	char *log = NULL;
 
 	copy_big_libs("defer_swarm", "swarm", prog, sizeof(prog), libs);
-	if (!record_cmd("swarm", extra, cmd, "defer_swarm", &r, &log))
-		return;
+	/*
+	 * A consumer starved of the CPU by the swarm and other load (a 625 ms
+	 * pass under make test-stress) leaves the copies no ring room: every
+	 * walk of the swarm's own code kept tables-pending, counted, and none
+	 * complete.  Such a run is repeated, three times at most.
+	 */
+	for (int attempt = 1;; attempt++) {
+		if (!record_cmd("swarm", extra, cmd, "defer_swarm", &r, &log))
+			return;
+		if (r.st.chain_ok >= 1 || number_before(log, "no ring-buffer room") == 0 ||
+		    attempt == 3)
+			break;
+		printf("swarm: run %d: no walk finished, %" PRIu64
+		       " copies found no ring room; again\n",
+		       attempt, number_before(log, "no ring-buffer room"));
+		free(log);
+		log = NULL;
+	}
 	at_exit = number_before(log, "from the kernel at exit");
 	refused = number_before(log, "refused, ");
 	gone = number_before(log, "process gone");
