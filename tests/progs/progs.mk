@@ -64,7 +64,7 @@ $(PROGS_OUT)/liblazy.so: $(PROGS_OUT)/lazycall.c $(PROGS_OUT)/liblazyext.so
 	$(CC) $(PROGS_CFLAGS) -fPIC -shared -Wl,-z,lazy $< -o $@ -L$(PROGS_OUT) -llazyext \
 		-Wl,-rpath,'$$ORIGIN'
 
-# tests/e2e/test_hostile.c: processes that attack the agent
+# tests/e2e/test_hostile.c, test_hostile_record.c: processes that attack the profiler
 HOSTILE_PROGS := $(addprefix $(PROGS_OUT)/,hostile_fifo jit_spin quota_hog hostile_storm \
 	hostile_rename)
 TEST_PROGS += $(HOSTILE_PROGS)
