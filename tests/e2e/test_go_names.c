@@ -53,23 +53,6 @@ static uint64_t samples_with(const char *folded, const char *chain, uint64_t *to
 	return n;
 }
 
-/* Dynamic symbols of path whose name holds part, as binutils' nm -D lists them; -1 if it fails. */
-static int nm_dynamic_count(const char *path, const char *part)
-{
-	char cmd[2 * PATH_MAX], line[4096], sym[4096], type;
-	unsigned long v;
-	int n = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm -D -- '%s' 2>/dev/null", path);
-	p = popen(cmd, "re");
-	if (!p)
-		return -1;
-	while (fgets(line, sizeof(line), p))
-		n += sscanf(line, "%lx %c %4095s", &v, &type, sym) == 3 && strstr(sym, part);
-	return pclose(p) == 0 ? n : -1;
-}
-
 /*
  * Samples whose walk ended incomplete, and all samples: not those taken while
  * the process tears its address space down (exiting), which have no stack
@@ -108,11 +91,6 @@ static void named_frames(const char *folded, const char *unnamed, uint64_t *fram
 	free(copy);
 }
 
-/*
- * Complete stacks of @rec whose outermost pc is runtime.goexit + 1 in @exe:
- * the return address Go gives every goroutine's first function, as if goexit
- * had called it (runtime.newproc1), which follows no call instruction.
- */
 /* [*start, *end) of the function name in exe's .gopclntab; false if none */
 static bool go_func_range(const char *exe, const char *want, uint64_t *start, uint64_t *end)
 {
@@ -130,6 +108,11 @@ static bool go_func_range(const char *exe, const char *want, uint64_t *start, ui
 	return found;
 }
 
+/*
+ * Complete stacks of @rec whose outermost pc is runtime.goexit + 1 in @exe:
+ * the return address Go gives every goroutine's first function, as if goexit
+ * had called it (runtime.newproc1), which follows no call instruction.
+ */
 static uint64_t goexit_bottoms(const char *rec, const char *exe)
 {
 	char *text = slurp(rec), *line, *save = NULL;
@@ -264,7 +247,7 @@ static void test_cgo(void)
 	 * 1.19 puts _cgo_*_Cfunc_* in .dynsym; 1.21 no longer does), as binutils'
 	 * nm reads them
 	 */
-	exported = nm_dynamic_count(exe, "_Cfunc_");
+	exported = nm_find(exe, true, "_Cfunc_", false, NULL);
 	named = samples_with(folded, "gocgo_stripped;runtime.asmcgocall;_cgo_", &total);
 	fib = samples_with(
 	    folded, "gocgo_stripped;runtime.goexit;runtime.main;main.main;main.work;main.mixGo",

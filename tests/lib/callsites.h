@@ -46,23 +46,39 @@ struct callsite_stats {
 };
 
 /*
- * The value of symbol name in the symbol table of path (a path, or a command
- * found in PATH), as nm (binutils) reads it; 0 if none.
+ * The symbols of path (a path, or a command found in PATH) as binutils' nm
+ * lists them (-D: the dynamic ones): how many are named name (exact) or hold
+ * it (!exact), the value of the last in *value; -1 if nm fails.
  */
-static inline uint64_t nm_symbol(const char *path, const char *name)
+static inline int nm_find(const char *path, bool dynamic, const char *name, bool exact,
+			  uint64_t *value)
 {
-	char cmd[PATH_MAX + 32], line[4096], sym[4096], type;
-	uint64_t value = 0, v;
+	char cmd[2 * PATH_MAX], line[4096], sym[4096], type;
+	uint64_t v;
+	int n = 0;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "nm -- \"$(command -v '%s')\" 2>/dev/null", path);
+	snprintf(cmd, sizeof(cmd), "nm %s -- \"$(command -v '%s')\" 2>/dev/null",
+		 dynamic ? "-D" : "", path);
 	p = popen(cmd, "re");
-	while (p && fgets(line, sizeof(line), p))
-		if (sscanf(line, "%lx %c %4095s", &v, &type, sym) == 3 && !strcmp(sym, name))
-			value = v;
-	if (p)
-		pclose(p);
-	return value;
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%lx %c %4095s", &v, &type, sym) == 3 &&
+		    (exact ? !strcmp(sym, name) : strstr(sym, name) != NULL)) {
+			n++;
+			if (value)
+				*value = v;
+		}
+	return pclose(p) == 0 ? n : -1;
+}
+
+/* The value of symbol name in path's symbol table (nm); 0 if none. */
+static inline uint64_t nm_symbol(const char *path, const char *name)
+{
+	uint64_t value = 0;
+
+	return nm_find(path, false, name, true, &value) > 0 ? value : 0;
 }
 
 struct file_cache {
