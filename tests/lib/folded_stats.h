@@ -22,6 +22,11 @@
 #define MAX_FRAMES 2048
 #endif
 #define LD_SO "/lib64/ld-linux-x86-64.so.2"
+#if defined(__aarch64__)
+#define MULTIARCH "aarch64-linux-gnu"
+#else
+#define MULTIARCH "x86_64-linux-gnu"
+#endif
 
 struct stats {
 	uint64_t samples, complete;
@@ -247,6 +252,50 @@ static inline bool is_crt_function(const char *f, size_t len)
 }
 
 /*
+ * The same code in a stripped library, whose frame reads OBJ+0xADDRESS: the
+ * address in the object's .init or .fini, as readelf -S of the library in the
+ * system's library folders gives them.
+ */
+static inline bool is_crt_address(const char *f, size_t len)
+{
+	static const char *const dirs[] = {"/lib/" MULTIARCH, "/usr/lib/" MULTIARCH};
+	char name[256], cmd[600], line[512], *plus;
+	unsigned long long at, start, size;
+	bool in = false;
+
+	if (len >= sizeof(name))
+		return false;
+	memcpy(name, f, len);
+	name[len] = 0;
+	plus = strstr(name, "+0x");
+	if (!plus || sscanf(plus + 3, "%llx", &at) != 1)
+		return false;
+	*plus = 0;
+	if (strchr(name, '/') || strchr(name, '\'') || !name[0])
+		return false;
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !in; d++) {
+		FILE *p;
+
+		snprintf(cmd, sizeof(cmd), "readelf -SW '%s/%s' 2>/dev/null", dirs[d], name);
+		p = popen(cmd, "re");
+		while (p && fgets(line, sizeof(line), p)) {
+			const char *sec = strstr(line, "] .");
+
+			/* [Nr] Name Type Address Off Size ...: .init and .fini only */
+			if (!sec ||
+			    (strncmp(sec + 2, ".init ", 6) && strncmp(sec + 2, ".fini ", 6)))
+				continue;
+			if (sscanf(sec + 8, "%*s %llx %*x %llx", &start, &size) == 2 &&
+			    at >= start && at < start + size)
+				in = true;
+		}
+		if (p)
+			pclose(p);
+	}
+	return in;
+}
+
+/*
  * Samples of comm stopped at no-rule in one of those functions, and of those
  * how many inside a page fault: their only user frame (the leaf) is the crt
  * function, kernel frames ("_[k]") may follow.
@@ -267,7 +316,7 @@ static inline uint64_t count_crt_no_rule(const char *path, const char *comm, uin
 		if (strncmp(line, prefix, strlen(prefix)))
 			continue;
 		len = strcspn(leaf, "; ");
-		if (!is_crt_function(leaf, len) || !cnt)
+		if (!(is_crt_function(leaf, len) || is_crt_address(leaf, len)) || !cnt)
 			continue;
 		if (leaf[len] == ';') {
 			const char *k = leaf + len + 1;
