@@ -189,9 +189,11 @@ static bool record_py(const char *name, char *const cmd[], struct py_run *r)
 
 /*
  * Samples whose Python chain is exactly want: ';'-separated frames, each
- * compared whole, or as a prefix when it ends in '*' (a line that varies).
+ * compared whole, or as a prefix when it ends in '*' (a line that varies);
+ * with unread_ok, "[python]" (a code object not read) stands for any frame
+ * but the first.
  */
-static uint64_t chain_count(const struct py_run *r, const char *want)
+static uint64_t chain_count_ex(const struct py_run *r, const char *want, bool unread_ok)
 {
 	char line[16384], chain[8192];
 	uint64_t total = 0;
@@ -208,7 +210,9 @@ static uint64_t chain_count(const struct py_run *r, const char *want)
 		while (ok && *w) {
 			size_t wl = strcspn(w, ";"), cl = strcspn(c, ";");
 
-			if (wl && w[wl - 1] == '*')
+			if (unread_ok && c != chain && cl == 8 && !strncmp(c, "[python]", 8))
+				ok = true;
+			else if (wl && w[wl - 1] == '*')
 				ok = cl >= wl - 1 && !strncmp(c, w, wl - 1);
 			else
 				ok = cl == wl && !strncmp(c, w, wl);
@@ -239,6 +243,11 @@ static void print_lines(const struct py_run *r, const char *log)
 	if (f)
 		fclose(f);
 	printf("%s", log ? log : "");
+}
+
+static uint64_t chain_count(const struct py_run *r, const char *want)
+{
+	return chain_count_ex(r, want, false);
 }
 
 static void expect_chain(const struct py_run *r, const char *what, const char *want)
@@ -966,16 +975,28 @@ static void test_off_cpu(void)
 	char *cmd[] = {PYTHON, prog("sleeper"), NULL}, *opts[] = {"--off-cpu", NULL};
 	const char *at;
 	struct py_run r = {0};
-	uint64_t us, measured;
+	uint64_t us, measured, unread;
 	bool ok;
 
 	if (!record_py_opts("offcpu", "99", opts, cmd, &r))
 		goto out;
-	us = chain_count(&r, "<module> (*;main (*;nap_outer (*;nap_leaf (*");
+	/*
+	 * A block's sample reaches the consumer at its switch-in, and the last
+	 * comes just before the program exits: a consumer starved of CPU may
+	 * queue nap_leaf's code object once the process is gone, and the frame
+	 * prints [python], counted unreadable (docs/runtimes.md, Limits).  Only
+	 * then does [python] stand for a frame of the chain.
+	 */
+	at = r.log ? strstr(r.log, " unreadable), ") : NULL;
+	while (at && at > r.log && at[-1] >= '0' && at[-1] <= '9')
+		at--;
+	unread = at ? strtoull(at, NULL, 10) : 0;
+	us = chain_count_ex(&r, "<module> (*;main (*;nap_outer (*;nap_leaf (*", unread > 0);
 	at = r.log ? strstr(r.log, "naps: off-CPU ") : NULL;
 	measured = at ? strtoull(at + 14, NULL, 10) / 1000 : 0;
-	printf("  off-CPU: %lu us under <module>;main;nap_outer;nap_leaf, %lu us measured\n",
-	       (unsigned long)us, (unsigned long)measured);
+	printf("  off-CPU: %lu us under <module>;main;nap_outer;nap_leaf, %lu us measured, "
+	       "%lu code objects unreadable\n",
+	       (unsigned long)us, (unsigned long)measured, (unsigned long)unread);
 	ok = measured >= 400000 && us >= measured * 9 / 10 && us <= measured * 11 / 10;
 	CHECK(ok, "the naps' Python chain: %lu us of %lu us off the CPU", (unsigned long)us,
 	      (unsigned long)measured);
