@@ -274,7 +274,8 @@ fuzz: test-deps all $(FUZZ_BIN) $(OUT)/progs/chain
 
 # The Go tests on binaries of newer Go toolchains from bookworm-backports (not in make test).
 GO_VERSIONS ?= 1.21 1.22 1.23
-go-versions-test: test-deps all $(OUT)/tests/test_gopclntab $(OUT)/tests/test_go_names
+go-versions-test: test-deps all $(OUT)/tests/test_gopclntab $(OUT)/tests/test_go_names \
+	$(OUT)/tests/test_go_labels
 	@OUT=$(OUT) GO_VERSIONS="$(GO_VERSIONS)" tests/go_versions.sh
 
 # Boots Debian's packaged kernel under qemu and runs cfiprof inside (not in make test).

@@ -340,7 +340,7 @@ static __always_inline void walker_count(__u32 counter_id, __u64 n)
  */
 struct tc_scratch {
 	struct walker_state st;
-	__u64 record[(RECORD_MAX_BYTES + PY_RECORD_BYTES) / sizeof(__u64)];
+	__u64 record[(RECORD_MAX_BYTES + RT_RECORD_BYTES) / sizeof(__u64)];
 	/* off-CPU: a thread's first entry, made from here, off the stack (bpf/events.bpf.h) */
 	struct cfi_offcpu_block block;
 };
@@ -353,7 +353,7 @@ struct tc_scratch {
  * use it.
  */
 struct sample_scratch {
-	__u64 record[(RECORD_MAX_BYTES + PY_RECORD_BYTES) / sizeof(__u64)];
+	__u64 record[(RECORD_MAX_BYTES + RT_RECORD_BYTES) / sizeof(__u64)];
 };
 
 struct {
@@ -364,7 +364,7 @@ struct {
 } sample_scratch SEC(".maps");
 
 /* ---- Python frames after the native ones: bpf/python.bpf.h ---- */
-#include "python.bpf.h"
+#include "runtimes.bpf.h"
 
 /* ---- what user space is asked for: bpf/requests.bpf.h ---- */
 #include "requests.bpf.h"
@@ -424,10 +424,11 @@ static __always_inline int sample_with_loop(const struct sample_src *src, __u32 
 			   (MAX_KERNEL_FRAMES + max_user_frames) * sizeof(__u64);
 	struct cfi_sample_record *rec;
 	struct loop_ctx lc;
-	bool deferred, python = python_proc(tgid);
+	__u8 rt = runtime_of(tgid);
+	bool deferred;
 
-	if (python)
-		rec = bpf_ringbuf_reserve(&events, size + PY_RECORD_BYTES, 0);
+	if (rt)
+		rec = bpf_ringbuf_reserve(&events, size + RT_RECORD_BYTES, 0);
 	else
 		rec = bpf_ringbuf_reserve(&events, size, 0);
 	if (!rec) {
@@ -436,8 +437,7 @@ static __always_inline int sample_with_loop(const struct sample_src *src, __u32 
 	}
 	sample_fill(src, rec, &lc, tgid, tid);
 	/* before a deferral: the frame chain is read now, the native walk ends now or later */
-	if (python)
-		python_append(rec, rec->nr_kernel + lc.st.nr, MAX_KERNEL_FRAMES + max_user_frames);
+	runtime_append(rt, rec, rec->nr_kernel + lc.st.nr, MAX_KERNEL_FRAMES + max_user_frames);
 	deferred = defer_wanted(&lc.st) && emit_deferred(rec, &lc.st);
 	if (deferred)
 		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
@@ -455,7 +455,7 @@ static __always_inline int sample_with_loop(const struct sample_src *src, __u32 
  * deferred.
  */
 static __always_inline void sample_emit(struct cfi_sample_record *rec, struct walker_state *st,
-					__u32 nr_kernel, bool python)
+					__u32 nr_kernel, __u8 rt)
 {
 	__u32 nr = st->nr;
 	bool deferred;
@@ -466,11 +466,10 @@ static __always_inline void sample_emit(struct cfi_sample_record *rec, struct wa
 	size = sizeof(*rec) + (nr_kernel + nr) * sizeof(__u64);
 	if (size > RECORD_MAX_BYTES)
 		size = RECORD_MAX_BYTES;
-	if (python)
-		python_append(rec, nr_kernel + nr, MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT);
-	size += rec->nr_python * sizeof(struct cfi_python_frame);
-	if (size > RECORD_MAX_BYTES + PY_RECORD_BYTES)
-		size = RECORD_MAX_BYTES + PY_RECORD_BYTES;
+	runtime_append(rt, rec, nr_kernel + nr, MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT);
+	size += rec->nr_rt * RT_UNIT_BYTES;
+	if (size > RECORD_MAX_BYTES + RT_RECORD_BYTES)
+		size = RECORD_MAX_BYTES + RT_RECORD_BYTES;
 	deferred = defer_wanted(st) && emit_deferred(rec, st);
 	if (!deferred && bpf_ringbuf_output(&events, rec, size, sample_wakeup_flags())) {
 		walker_count(CNT_LOST_RINGBUF, 1);
@@ -498,7 +497,7 @@ static __always_inline int sample_from_scratch(const struct sample_src *src, __u
 	if (!rec)
 		return 0;
 	nr_kernel = sample_fill(src, rec, &lc, tgid, tid);
-	sample_emit(rec, &lc.st, nr_kernel, python_proc(tgid));
+	sample_emit(rec, &lc.st, nr_kernel, runtime_of(tgid));
 	return 0;
 }
 
@@ -515,7 +514,7 @@ static __always_inline void tc_output(struct tc_scratch *s)
 		walker_stop(&s->st, STOP_TRUNCATED);
 	sample_end(rec, &s->st, nr_kernel);
 	/* one copy: a reservation cannot be held across tail calls */
-	sample_emit(rec, &s->st, nr_kernel, true);
+	sample_emit(rec, &s->st, nr_kernel, runtime_of(rec->pid));
 }
 
 SEC("perf_event")

@@ -286,19 +286,33 @@ struct cfi_sample_record {
 	__u16 nr_kernel;
 	__u16 nr_user;
 	__u32 generation; /* the pid's mapping generation the walk used (0: unknown pid) */
-	__u16 nr_python;  /* struct cfi_python_frame after the PCs (bpf/python.bpf.h) */
-	__u8 py_status;	  /* enum cfi_python_status */
-	__u8 pad;
+	__u16 nr_rt;	  /* runtime units after the PCs: RT_UNIT_BYTES each, runtime's format */
+	__u8 rt_status;	  /* the runtime's own status of this sample (enum cfi_python_status...) */
+	__u8 runtime;	  /* enum cfi_runtime: whose units follow the PCs */
 	__u32 event;	  /* which of the session's events (0: the sampling event, see EVENT_*) */
 	__u32 thinned;	  /* 1: weight estimates hits past the event budget (bpf/events.bpf.h) */
 	/* what the sample weighs: the perf event's period, a probe hit's 1, off-CPU nanoseconds */
 	__u64 weight;
 	/*
 	 * nr_kernel kernel PCs (leaf first), then nr_user user PCs, then
-	 * nr_python struct cfi_python_frame (leaf first)
+	 * nr_rt units of the runtime's (Python: struct cfi_python_frame, leaf
+	 * first; Go: struct cfi_go_label)
 	 */
 	__u64 pcs[];
 };
+
+/*
+ * Language runtimes whose own data a sample carries after its PCs: one
+ * runtime per process, its units RT_UNIT_BYTES each, at most RT_RECORD_BYTES.
+ */
+enum cfi_runtime {
+	RT_NONE = 0,
+	RT_PYTHON = 1, /* bpf/python.bpf.h: the thread's Python frames */
+	RT_GO = 2,     /* bpf/go.bpf.h: the goroutine's profiler labels */
+	RT_MAX,
+};
+
+#define RT_UNIT_BYTES 16
 
 /* -------- CPython frames (bpf/python.bpf.h, user/track/python_detect.c) -------- */
 
@@ -388,6 +402,54 @@ struct cfi_python_proc {
 	 */
 	__u64 maps_read_ns;
 };
+
+/* -------- Go profiler labels (bpf/go.bpf.h, user/track/go_detect.c) -------- */
+
+#define GO_MAX_LABELS	   8
+#define GO_LABEL_KEY_MAX   40
+#define GO_LABEL_VALUE_MAX 48
+
+/*
+ * One label of the sampled goroutine (pprof.Do, pprof.SetGoroutineLabels):
+ * its key and value, cut to the arrays; the lengths are Go's, so a cut one
+ * is known.
+ */
+struct cfi_go_label {
+	__u16 key_len;
+	__u16 value_len;
+	__u32 pad;
+	char key[GO_LABEL_KEY_MAX];
+	char value[GO_LABEL_VALUE_MAX];
+};
+
+#define GO_LABEL_UNITS	(sizeof(struct cfi_go_label) / RT_UNIT_BYTES)
+#define GO_RECORD_BYTES (GO_MAX_LABELS * sizeof(struct cfi_go_label))
+
+enum cfi_go_status {
+	GO_STATUS_NONE = 0,	  /* no goroutine labels read (not a Go process, no g) */
+	GO_STATUS_OK = 1,	  /* the goroutine's labels, all of them (maybe none) */
+	GO_STATUS_TRUNCATED = 2,  /* more than GO_MAX_LABELS, or in a bucket not read */
+	GO_STATUS_UNREADABLE = 3, /* a pointer on the way could not be read */
+	GO_STATUS_MAX,
+};
+
+/*
+ * A Go process, keyed by tgid: where its g is (the TLS slot below the
+ * thread pointer) and its version's field offsets (user/track/go_detect.c).
+ */
+struct cfi_go_proc {
+	__s32 tls_g;	/* g's offset from the thread pointer (fs base) */
+	__u16 g_m;	/* runtime.g.m */
+	__u16 m_curg;	/* runtime.m.curg: the user goroutine, also on the system stack */
+	__u16 g_labels; /* runtime.g.labels: a *labelMap (map[string]string up to 1.23) */
+	__u16 version;	/* major << 8 | minor */
+	__u32 pad;
+	__u64 maps_read_ns; /* as struct cfi_python_proc's */
+};
+
+/* the most any runtime appends to a record */
+#define RT_RECORD_BYTES (PY_RECORD_BYTES > GO_RECORD_BYTES ? PY_RECORD_BYTES : GO_RECORD_BYTES)
+#define RT_MAX_UNITS	(RT_RECORD_BYTES / RT_UNIT_BYTES)
 
 struct cfi_event_record {
 	__u32 type; /* RECORD_REQUEST, RECORD_EXEC, RECORD_EXIT */
@@ -575,7 +637,8 @@ struct cfi_unwalked_val {
 	X(CNT_CACHE_HIT, "cfiprof_rule_cache_hits_total", "", "Per-CPU rule cache hits.")          \
 	X(CNT_CACHE_MISS, "cfiprof_rule_cache_misses_total", "", "Per-CPU rule cache misses.")     \
 	X(CNT_FRAMES, "cfiprof_user_frames_total", "", "User frames unwound.")                     \
-	X(CNT_FP_FRAMES, "cfiprof_fp_frames_total", "", "User frames unwound with frame pointers.") \
+	X(CNT_FP_FRAMES, "cfiprof_fp_frames_total", "",                                            \
+	  "User frames unwound with frame pointers.")                                              \
 	X(CNT_REQUESTS, "cfiprof_table_requests_total", "",                                        \
 	  "Table load requests the BPF side sent: unknown processes, new or changed mappings.")    \
 	X(CNT_REQUESTS_LIMITED, "cfiprof_table_requests_limited_total", "",                        \
@@ -588,7 +651,8 @@ struct cfi_unwalked_val {
 	X(CNT_DEFERRED, "cfiprof_deferred_copies_total", "",                                       \
 	  "Tables-pending samples sent with a copy of their user stack, to be finished later.")    \
 	X(CNT_DEFER_BUDGET, "", "outcome=\"over_budget\"",                                         \
-	  "... sent without one: over the bytes-per-second budget (cfiprof_deferred_samples_total)") \
+	  "... sent without one: over the bytes-per-second budget "                                \
+	  "(cfiprof_deferred_samples_total)")                                                      \
 	X(CNT_DEFER_LOST, "", "outcome=\"no_ring_room\"",                                          \
 	  "... sent without one: no ring-buffer room (cfiprof_deferred_samples_total)")            \
 	X(CNT_DEFER_BYTES, "cfiprof_deferred_stack_bytes_total", "",                               \
@@ -602,10 +666,12 @@ struct cfi_unwalked_val {
 	  "Off-CPU blocks not sampled: shorter than min-block, too many threads blocked (their "   \
 	  "time still in the profile), or more than its maps hold (untracked: time not in it).")   \
 	X(CNT_OFFCPU_FULL, "cfiprof_offcpu_blocks_unsampled_total", "cause=\"full\"", "")          \
-	X(CNT_OFFCPU_UNTRACKED, "cfiprof_offcpu_blocks_unsampled_total", "cause=\"untracked\"", "") \
+	X(CNT_OFFCPU_UNTRACKED, "cfiprof_offcpu_blocks_unsampled_total", "cause=\"untracked\"",    \
+	  "")                                                                                      \
 	X(CNT_PY_FRAMES, "cfiprof_python_frames_total", "", "Python frames recorded.")             \
+	X(CNT_GO_LABELS, "cfiprof_go_labels_total", "", "Go goroutine labels recorded.")           \
 	X(CNT_EXIT_MAPS, "cfiprof_exit_mappings_total", "outcome=\"sent\"",                        \
-	  "Exiting processes' code mappings sent from the kernel: all sent, some not (no "          \
+	  "Exiting processes' code mappings sent from the kernel: all sent, some not (no "         \
 	  "ring-buffer room), none (the address space was gone).")                                 \
 	X(CNT_EXIT_MAPS_LOST, "cfiprof_exit_mappings_total", "outcome=\"incomplete\"", "")         \
 	X(CNT_EXIT_MAPS_NO_MM, "cfiprof_exit_mappings_total", "outcome=\"no_address_space\"", "")
@@ -614,9 +680,11 @@ enum cfi_counter_id {
 #define CFI_COUNTER_ENUM(e, metric, label, help) e,
 	CFI_COUNTERS(CFI_COUNTER_ENUM)
 #undef CFI_COUNTER_ENUM
-	CNT_PY_STATUS_BASE, /* + enum cfi_python_status: samples of Python processes */
+	    CNT_PY_STATUS_BASE, /* + enum cfi_python_status: samples of Python processes */
+	/* + enum cfi_go_status: samples of Go processes */
+	CNT_GO_STATUS_BASE = CNT_PY_STATUS_BASE + PY_STATUS_MAX,
 	/* + enum cfi_stop_reason */
-	CNT_STOP_BASE = CNT_PY_STATUS_BASE + PY_STATUS_MAX,
+	CNT_STOP_BASE = CNT_GO_STATUS_BASE + GO_STATUS_MAX,
 	/* + enum cfi_unsupported_reason: why STOP_UNSUPPORTED walks stopped */
 	CNT_UNSUP_BASE = CNT_STOP_BASE + STOP_REASON_MAX,
 	CNT_MAX = CNT_UNSUP_BASE + CFI_UNSUP_MAX,

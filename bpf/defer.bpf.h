@@ -81,7 +81,7 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	 * can bound the sample's copy by.
 	 */
 	d = bpf_ringbuf_reserve(&events,
-				sizeof(*d) + stack_max + RECORD_MAX_BYTES + PY_RECORD_BYTES, 0);
+				sizeof(*d) + stack_max + RECORD_MAX_BYTES + RT_RECORD_BYTES, 0);
 	if (!d) {
 		defer_budget_return(w, window, stack_max);
 		walker_count(CNT_DEFER_LOST, 1);
@@ -112,10 +112,10 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	rec_size = sizeof(*rec) + ((__u64)rec->nr_kernel + rec->nr_user) * sizeof(__u64);
 	if (rec_size > RECORD_MAX_BYTES)
 		rec_size = RECORD_MAX_BYTES;
-	if (rec->nr_python <= PY_MAX_FRAMES)
-		rec_size += rec->nr_python * sizeof(struct cfi_python_frame);
-	if (rec_size > RECORD_MAX_BYTES + PY_RECORD_BYTES)
-		rec_size = RECORD_MAX_BYTES + PY_RECORD_BYTES;
+	if (rec->nr_rt <= RT_MAX_UNITS)
+		rec_size += rec->nr_rt * RT_UNIT_BYTES;
+	if (rec_size > RECORD_MAX_BYTES + RT_RECORD_BYTES)
+		rec_size = RECORD_MAX_BYTES + RT_RECORD_BYTES;
 	bpf_probe_read_kernel(stack + stack_max, rec_size, rec);
 	d->stack_len = 0;
 	d->stack_holes = 0;

@@ -341,9 +341,9 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	rec = (struct cfi_sample_record *)s->record;
 	walker_count(CNT_EVENT_HITS, 1);
 	sample_fill(&src, rec, &lc, tgid, tid);
-	/* the interpreter's frames too: the scratch and the pending value have room for them */
-	if (python_proc(tgid))
-		python_append(rec, rec->nr_kernel + lc.st.nr, MAX_KERNEL_FRAMES + max_user_frames);
+	/* the runtime's units too: the scratch and the pending value have room for them */
+	runtime_append(runtime_of(tgid), rec, rec->nr_kernel + lc.st.nr,
+		       MAX_KERNEL_FRAMES + max_user_frames);
 	/* its stop reason is counted when it is sent: a short block never is */
 	walk_finished(&lc.st, true);
 	walk_requests(&lc.st);
@@ -396,7 +396,7 @@ static __always_inline bool offcpu_send(const struct cfi_offcpu_block *b, __u32 
 		return false;
 	rec->weight = delta;
 	size = sizeof(*rec) + ((__u32)rec->nr_kernel + rec->nr_user) * sizeof(__u64) +
-	       (__u32)rec->nr_python * sizeof(struct cfi_python_frame);
+	       (__u32)rec->nr_rt * RT_UNIT_BYTES;
 	if (size > offcpu_value_bytes)
 		size = offcpu_value_bytes;
 	walker_count(CNT_SAMPLES, 1);

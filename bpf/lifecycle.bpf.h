@@ -14,10 +14,10 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	/*
-	 * Its interpreter's addresses were the old image's: the new one's are
-	 * found by the load its exec asks for (none if it runs no Python).
+	 * Its runtime's addresses were the old image's: the new one's are
+	 * found by the load its exec asks for (none if it runs none).
 	 */
-	if (!bpf_map_delete_elem(&python_procs, &tgid))
+	if (runtime_exec(tgid))
 		pid_time_set(tgid, PT_EXEC, bpf_ktime_get_ns());
 	if (wanted(tgid)) {
 		note_change(tgid, bpf_ktime_get_ns());

@@ -333,7 +333,7 @@ __noinline int python_walk(__u32 pid, __u32 tid)
 
 /*
  * Appends the Python frames of the sampled thread to rec, whose native PCs
- * fill pcs[0, nr_pcs) and whose buffer has PY_RECORD_BYTES of room after
+ * fill pcs[0, nr_pcs) and whose buffer has RT_RECORD_BYTES of room after
  * max_pcs PCs.  Counts the outcome.
  */
 static __always_inline void python_append(struct cfi_sample_record *rec, __u64 nr_pcs,
@@ -346,17 +346,17 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 
 	/* inside execve (the image being replaced) or exiting (no address space): none to read */
 	if (rec->flags & (SAMPLE_IN_EXECVE | SAMPLE_EXITING)) {
-		rec->py_status = PY_STATUS_NONE;
 		return;
 	}
 	r = python_walk(rec->pid, rec->tid);
 
 	n = (__u32)r & 0xffff;
 	status = (__u32)r >> 16;
-	rec->py_status = status < PY_STATUS_MAX ? status : PY_STATUS_UNREADABLE;
+	rec->runtime = RT_PYTHON;
+	rec->rt_status = status < PY_STATUS_MAX ? status : PY_STATUS_UNREADABLE;
 	if (!status)
 		return;
-	walker_count(CNT_PY_STATUS_BASE + rec->py_status, 1);
+	walker_count(CNT_PY_STATUS_BASE + rec->rt_status, 1);
 	s = bpf_map_lookup_elem(&python_scratch, &zero);
 	if (!s || n == 0 || n > PY_MAX_FRAMES || nr_pcs > max_pcs)
 		return;
@@ -365,11 +365,11 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 	barrier_var(n);
 	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * sizeof(struct cfi_python_frame), s->f))
 		return;
-	rec->nr_python = n;
+	rec->nr_rt = n;
 	walker_count(CNT_PY_FRAMES, n);
 }
 
-/* Whether tgid runs a supported interpreter: its records need PY_RECORD_BYTES more. */
+/* Whether tgid runs a supported interpreter (bpf/runtimes.bpf.h). */
 static __always_inline bool python_proc(__u32 tgid)
 {
 	return bpf_map_lookup_elem(&python_procs, &tgid) != NULL;

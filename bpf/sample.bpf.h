@@ -200,9 +200,9 @@ static __always_inline void sample_end(struct cfi_sample_record *rec, struct wal
 	rec->nr_user = st->nr;
 	/* user space names the PCs with the mappings of this generation, not the latest */
 	rec->generation = st->generation;
-	rec->nr_python = 0;
-	rec->py_status = PY_STATUS_NONE;
-	rec->pad = 0;
+	rec->nr_rt = 0;
+	rec->rt_status = 0;
+	rec->runtime = RT_NONE;
 }
 
 #endif

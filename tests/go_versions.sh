@@ -5,9 +5,10 @@
 # apt state of its own under OUT/go-versions and unpacked there (the system's
 # sources and packages are not touched, the archive's signature is checked
 # with debian-archive-keyring); the Go test programs are built with it into
-# OUT/go-versions/1.N/progs and test_gopclntab and test_go_names run on them:
-# names and lines against that version's own debug/gosym, rows against its
-# linker's .debug_frame, inline frames against its DWARF.
+# OUT/go-versions/1.N/progs and test_gopclntab, test_go_names and test_go_labels
+# run on them: names and lines against that version's own debug/gosym, rows
+# against its linker's .debug_frame, inline frames against its DWARF, goroutine
+# labels as go tool pprof reads them.
 set -u
 OUT=${OUT:-build}
 dir=$(realpath -m "$OUT/go-versions") # apt reads relative paths from /etc/apt
@@ -38,9 +39,10 @@ for v in $versions; do
 	o=$dir/$v
 	make --no-print-directory -s OUT="$o" GO="GOROOT=$root $root/bin/go" \
 		"$o/progs/gofib" "$o/progs/gofib_stripped" "$o/progs/gofib_pie" \
-		"$o/progs/gosym_oracle" "$o/progs/gocgo_stripped" || { status=1; continue; }
+		"$o/progs/gosym_oracle" "$o/progs/gocgo_stripped" "$o/progs/golabels_stripped" \
+		"$o/progs/golabels_cgo" || { status=1; continue; }
 	echo "=== $("$root/bin/go" version)"
-	for t in test_gopclntab test_go_names; do
+	for t in test_gopclntab test_go_names test_go_labels; do
 		OUT=$o CFIPROF=$cfiprof "$tests/$t" | sed "s/^/go$v $t: /"
 		[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 	done

@@ -10,6 +10,7 @@ value per its Profile's sample type.  Then prints, one per line:
   R <resource attributes as k=v, sorted, joined by ','>
   P <type>/<unit> <period type>/<unit> <period>
   S <type>/<unit> <frames root first, ';'> <value>
+  A <the sample's attributes as k=v, sorted, joined by ','> <frames> <value>
   F <frame name> <profile.frame.type or '-'> <mapping file or '-'> <build id or '-'>
 
 Frames are a Location's lines, the function a line's caller inlined last.
@@ -164,7 +165,7 @@ def check(text):
                                          s(one(pt, 'unit_strindex'), 'period unit'),
                                          one(p, 'period')))
                 for smp in p.get('samples', []):
-                    attrs(smp.get('attribute_indices', []), 'sample')
+                    sa = attrs(smp.get('attribute_indices', []), 'sample')
                     vals = smp.get('values', [])
                     if len(vals) != 1:
                         fail('a sample of %s has %d values' % (t, len(vals)))
@@ -173,6 +174,8 @@ def check(text):
                     for li in reversed(stack.get('location_indices', [])):
                         names += frames[li]
                     print('S %s %s %d' % (t, ';'.join(names), vals[0]))
+                    print('A %s %s %d' % (','.join('%s=%s' % kv for kv in sorted(sa.items())),
+                                          ';'.join(names), vals[0]))
 
 
 def main():

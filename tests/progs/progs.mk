@@ -131,7 +131,8 @@ $(PROGS_OUT)/inlines_stripped: $(PROGS_OUT)/inlines
 GO	 ?= go
 GO_ENV	 := HOME=$(abspath $(PROGS_OUT))/go GOCACHE=$(abspath $(PROGS_OUT))/go/cache \
 	GOPATH=$(abspath $(PROGS_OUT))/go/path GOTOOLCHAIN=local GOFLAGS= GOPROXY=off CGO_ENABLED=0
-GO_PROGS := $(addprefix $(PROGS_OUT)/,gofib gofib_stripped gofib_pie gosym_oracle gocgo_stripped)
+GO_PROGS := $(addprefix $(PROGS_OUT)/,gofib gofib_stripped gofib_pie gosym_oracle gocgo_stripped \
+	golabels_stripped golabels_cgo)
 TEST_PROGS += $(GO_PROGS)
 
 $(PROGS_OUT)/gofib: tests/progs/go/gofib.go tests/progs/progs.mk
@@ -152,11 +153,22 @@ $(PROGS_OUT)/gocgo_stripped: tests/progs/go/gocgo.go tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(GO_ENV) CGO_ENABLED=1 $(GO) build -ldflags='-s -w' -o $@ $<
 
+# goroutine labels (test_go_labels): internal linking (no PT_TLS), and cgo's external
+# link (a PT_TLS of g's 8 bytes)
+$(PROGS_OUT)/golabels_stripped: tests/progs/go/golabels.go tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<
+
+$(PROGS_OUT)/golabels_cgo: tests/progs/go/golabels.go tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(GO_ENV) CGO_ENABLED=1 $(GO) build -ldflags='-s -w -linkmode=external' -o $@ $<
+
 $(PROGS_OUT)/gosym_oracle: tests/progs/go/gosym_oracle.go tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(GO_ENV) $(GO) build -o $@ $<
 
 $(OUT)/tests/test_gopclntab $(OUT)/asan/test_gopclntab $(OUT)/tests/test_go_names: $(GO_PROGS)
+$(OUT)/tests/test_go_labels: $(GO_PROGS)
 $(OUT)/tests/test_walker_replay $(OUT)/asan/test_walker_replay: $(GO_PROGS)
 
 # Benchmark-only programs (make bench, not make test): a 2-thread variant of

@@ -23,7 +23,7 @@
 
 struct emitted {
 	int n, deferred, pending, complete;
-	uint16_t nr_user, nr_python;
+	uint16_t nr_user, nr_rt;
 	uint64_t kernel_pc;
 	struct cfi_python_frame py[2]; /* the first two */
 	uint32_t taken_gen;
@@ -35,12 +35,12 @@ static void emit(void *ctx, const struct cfi_sample_record *r, size_t size,
 	struct emitted *e = ctx;
 
 	CHECK(size == sizeof(*r) + (r->nr_kernel + r->nr_user) * sizeof(__u64) +
-			  r->nr_python * sizeof(struct cfi_python_frame),
+			  r->nr_rt * sizeof(struct cfi_python_frame),
 	      "emitted record size %zu for %u+%u pcs, %u Python frames", size, r->nr_kernel,
-	      r->nr_user, r->nr_python);
-	e->nr_python = r->nr_python;
+	      r->nr_user, r->nr_rt);
+	e->nr_rt = r->nr_rt;
 	memcpy(e->py, r->pcs + r->nr_kernel + r->nr_user,
-	       (r->nr_python < 2 ? r->nr_python : 2) * sizeof(struct cfi_python_frame));
+	       (r->nr_rt < 2 ? r->nr_rt : 2) * sizeof(struct cfi_python_frame));
 	e->taken_gen = taken->generation;
 	e->n++;
 	e->deferred += !!(r->flags & SAMPLE_DEFERRED);
@@ -309,7 +309,8 @@ static void test_python_frames_follow(void)
 	/* the kernel emitted no user PC; its Python frames follow the kernel PC */
 	r->nr_user = 0;
 	r->generation = 3;
-	r->nr_python = 2;
+	r->nr_rt = 2;
+	r->runtime = RT_PYTHON;
 	memcpy(r->pcs + 1, py, sizeof(py));
 	size = size - sizeof(__u64) + sizeof(py);
 	deferred_queue_add(&q, buf, size - 1);
@@ -319,10 +320,10 @@ static void test_python_frames_follow(void)
 	env.proc.loaded_ns = 100 * NS;
 	env.proc.generation = 5;
 	deferred_queue_run(&q, 101 * NS, false);
-	CHECK(e.n == 1 && e.complete == 1 && e.nr_user == 1 && e.nr_python == 2 &&
+	CHECK(e.n == 1 && e.complete == 1 && e.nr_user == 1 && e.nr_rt == 2 &&
 		  !memcmp(e.py, py, sizeof(py)) && e.taken_gen == 3,
 	      "finished: %d emitted, %u user PCs, %u Python frames (%s), taken in generation %u",
-	      e.n, e.nr_user, e.nr_python, memcmp(e.py, py, sizeof(py)) ? "changed" : "intact",
+	      e.n, e.nr_user, e.nr_rt, memcmp(e.py, py, sizeof(py)) ? "changed" : "intact",
 	      e.taken_gen);
 	deferred_queue_free(&q);
 	replay_env_free(&env);

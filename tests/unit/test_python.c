@@ -285,7 +285,8 @@ static void test_name_code_object(void)
 	      "this process is seen running 3.11");
 	r->type = RECORD_SAMPLE;
 	r->pid = (uint32_t)getpid();
-	r->nr_python = 3;
+	r->nr_rt = 3;
+	r->runtime = RT_PYTHON;
 	/* unit 3: the third entry's line (39 + 0 + 2 + 1) */
 	f[0] =
 	    (struct cfi_python_frame){.code = (uint64_t)code, .instr = 184 + 3 * 2, .is_entry = 1};
@@ -314,7 +315,8 @@ static void test_name_code_object(void)
 	CHECK(st.read == 3 && st.unreadable == 2, "read %lu, unreadable %lu",
 	      (unsigned long)st.read, (unsigned long)st.unreadable);
 	/* a record whose size does not hold its frames is not read */
-	r->nr_python = 20;
+	r->nr_rt = 20;
+	r->runtime = RT_PYTHON;
 	python_names_note(pn, r, sizeof(*r) + 3 * sizeof(*f));
 	python_names_wait(pn, 5.0);
 	python_names_stats(pn, &st);
@@ -510,7 +512,8 @@ static void test_blocked_read(void)
 	python_detect_proc(pd, (uint32_t)getpid(), &m, 1);
 	r->type = RECORD_SAMPLE;
 	r->pid = (uint32_t)child;
-	r->nr_python = 1;
+	r->nr_rt = 1;
+	r->runtime = RT_PYTHON;
 	f[0] = (struct cfi_python_frame){.code = addr + 64, .instr = 200};
 	/* a bound far above a queueing's microseconds, far below for ever */
 	ok = returns_within(note_call, &c, 2.0);

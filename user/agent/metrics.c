@@ -23,6 +23,7 @@
 #include "user/symbolize/sym_refusals.h"
 #include "user/symbolize/python_names.h"
 #include "user/track/cgroups.h"
+#include "user/track/go_detect.h"
 #include "user/track/python_detect.h"
 #include "user/symbolize/sym_cache.h"
 
@@ -185,6 +186,26 @@ static void render_python(struct session *s, const uint64_t *c, FILE *f)
 	       "Reads of a code object blocked over 200 ms by the process's memory (a FUSE file, a "
 	       "userfaultfd region): left to their reader thread, the process read no more.",
 	       (double)n.stalled);
+}
+
+/* Go's goroutine labels: processes found, samples by how their labels were read. */
+static void render_go(struct session *s, const uint64_t *c, FILE *f)
+{
+	const char *const status[GO_STATUS_MAX] = {"", "ok", "truncated", "unreadable"};
+	struct go_detect_stats d;
+	int i;
+
+	go_detect_stats(s->go, &d);
+	header(f, "cfiprof_go_processes_total", "counter",
+	       "Processes found running a Go program: of a version whose goroutine labels are read "
+	       "(supported), or not (no offsets for the version, or g not found in its TLS).");
+	labelled(f, "cfiprof_go_processes_total", "version", "supported", d.procs);
+	labelled(f, "cfiprof_go_processes_total", "version", "unsupported", d.unsupported);
+	header(f, "cfiprof_go_samples_total", "counter",
+	       "Samples of goroutines of supported Go processes by how their labels were read.");
+	for (i = 1; i < GO_STATUS_MAX; i++)
+		labelled(f, "cfiprof_go_samples_total", "status", status[i],
+			 c[CNT_GO_STATUS_BASE + i]);
 }
 
 /* Processes' mappings read early, for loads that find the process gone. */
@@ -574,6 +595,7 @@ int agent_metrics_render(const struct agent_metrics_src *src, FILE *f)
 	render_walks(c, f);
 	render_deferred(s, c, f);
 	render_python(s, c, f);
+	render_go(s, c, f);
 	if (s->table_cache)
 		render_table_cache(s->table_cache, f);
 	if (s->syms)

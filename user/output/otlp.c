@@ -94,6 +94,12 @@ static int by_identity(const struct enc *e, uint32_t x, uint32_t y)
 		return c;
 	if (!(omit & PROF_LABEL_STOP_REASON) && (c = cmp_u32(a->reason, b->reason)))
 		return c;
+	if ((c = cmp_u32(a->nr_rt_labels, b->nr_rt_labels)))
+		return c;
+	for (uint32_t i = 0; i < a->nr_rt_labels; i++)
+		if ((c = strcmp(a->rt_labels[i].key, b->rt_labels[i].key)) ||
+		    (c = strcmp(a->rt_labels[i].value, b->rt_labels[i].value)))
+			return c;
 	return 0;
 }
 
@@ -258,6 +264,8 @@ static void encode_sample(struct enc *e, const struct prof_sample *s, uint64_t v
 	    !(omit & PROF_LABEL_STOP_REASON))
 		packed_attr(e, otlp_attr_str(&e->d, "cfiprof.stop_reason",
 					     stop_reason_name((int)s->reason)));
+	for (uint32_t i = 0; i < s->nr_rt_labels; i++)
+		packed_attr(e, otlp_attr_str(&e->d, s->rt_labels[i].key, s->rt_labels[i].value));
 	if (packed->len)
 		pb_msg(smp, SAMPLE_ATTRIBUTES, packed);
 	pb_varint(packed, value);

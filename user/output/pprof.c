@@ -157,6 +157,9 @@ static int write_sample(struct writer *w, const struct profile *p, const struct 
 		str_label(w, "stop_reason", stop_reason_name(s->reason));
 	if (s->service && s->service[0])
 		str_label(w, "service_name", s->service);
+	/* Go's goroutine labels, keyed as Go's own profiler keys them */
+	for (i = 0; i < s->nr_rt_labels; i++)
+		str_label(w, s->rt_labels[i].key, s->rt_labels[i].value);
 	for (i = 0; i < p->nr_labels; i++)
 		str_label(w, p->labels[i].key, p->labels[i].value);
 	pb_msg(&w->out, PROFILE_SAMPLE, &w->msg);

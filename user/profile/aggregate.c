@@ -76,11 +76,12 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 		a->malformed++;
 		return -1;
 	}
-	/* a Python frame is two words after the PCs: one key with them */
+	/* a runtime's unit is two words after the PCs: one key with them */
 	nr = (uint32_t)r->nr_kernel + r->nr_user +
-	     r->nr_python * (uint32_t)(sizeof(struct cfi_python_frame) / sizeof(uint64_t));
+	     r->nr_rt * (uint32_t)(RT_UNIT_BYTES / sizeof(uint64_t));
 	if (r->nr_kernel > MAX_KERNEL_FRAMES || r->nr_user > MAX_USER_FRAMES_LIMIT ||
-	    r->nr_python > PY_MAX_FRAMES || size < sizeof(*r) + nr * sizeof(uint64_t)) {
+	    r->nr_rt > RT_MAX_UNITS || r->runtime >= RT_MAX ||
+	    size < sizeof(*r) + nr * sizeof(uint64_t)) {
 		a->malformed++;
 		return -1;
 	}
@@ -109,7 +110,8 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 	h = mix(h, r->event);
 	/* a deferred sample's stack is kept apart: a recording's FLAGS say which were */
 	h = mix(h, r->flags & SAMPLE_DEFERRED);
-	h = mix(h, (uint64_t)r->nr_python << 32 | (uint64_t)r->nr_kernel << 16 | r->nr_user);
+	h = mix(h, (uint64_t)r->runtime << 48 | (uint64_t)r->nr_rt << 32 |
+		       (uint64_t)r->nr_kernel << 16 | r->nr_user);
 	for (i = 0; i < nr; i++)
 		h = mix(h, r->pcs[i]);
 	for (s = a->buckets[h & (a->nr_buckets - 1)]; s; s = s->next) {
@@ -118,7 +120,8 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 		    s->event == r->event &&
 		    !((s->flags ^ r->flags) & (SAMPLE_DEFERRED | SAMPLE_UNWALKED_MASK)) &&
 		    s->nr_kernel == r->nr_kernel && s->nr_user == r->nr_user &&
-		    s->nr_python == r->nr_python && !memcmp(s->comm, r->comm, COMM_LEN) &&
+		    s->nr_rt == r->nr_rt && s->runtime == r->runtime &&
+		    !memcmp(s->comm, r->comm, COMM_LEN) &&
 		    !memcmp(s->pcs, r->pcs, nr * sizeof(uint64_t))) {
 			s->count += count;
 			s->weight += r->weight;
@@ -150,8 +153,9 @@ int agg_add_n(struct aggregator *a, const struct cfi_sample_record *r, size_t si
 	s->flags = r->flags;
 	s->nr_kernel = r->nr_kernel;
 	s->nr_user = r->nr_user;
-	s->nr_python = r->nr_python;
-	s->py_status = r->py_status;
+	s->nr_rt = r->nr_rt;
+	s->rt_status = r->rt_status;
+	s->runtime = r->runtime;
 	memcpy(s->pcs, r->pcs, nr * sizeof(uint64_t));
 	s->next = a->buckets[h & (a->nr_buckets - 1)];
 	a->buckets[h & (a->nr_buckets - 1)] = s;

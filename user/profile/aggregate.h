@@ -24,9 +24,9 @@ struct agg_stack {
 	char comm[COMM_LEN];
 	uint8_t reason, flags;
 	uint16_t nr_kernel, nr_user;
-	uint16_t nr_python; /* struct cfi_python_frame after the PCs */
-	uint8_t py_status;
-	uint64_t pcs[]; /* kernel PCs leaf first, then user PCs leaf first, then Python frames */
+	uint16_t nr_rt; /* the runtime's units after the PCs (struct cfi_sample_record's) */
+	uint8_t rt_status, runtime;
+	uint64_t pcs[]; /* kernel PCs leaf first, then user PCs leaf first, then runtime units */
 };
 
 struct aggregator {

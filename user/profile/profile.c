@@ -277,6 +277,11 @@ struct prof_line *profile_alloc_lines(struct profile *p, uint32_t n)
 	return pool_alloc_aligned(p->priv, n * sizeof(struct prof_line));
 }
 
+struct prof_label *profile_alloc_labels(struct profile *p, uint32_t n)
+{
+	return pool_alloc_aligned(p->priv, n * sizeof(struct prof_label));
+}
+
 /* The lines a recording kept for a location (report): names of a host that may lack the file. */
 static int saved_lines(struct profile *p, struct prof_location *l, const struct saved_level *sv,
 		       uint32_t n)
@@ -378,8 +383,8 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 	struct map_set *maps = fn->pt ? proc_tracker_get_maps(fn->pt, s->pid, s->generation) : NULL;
 	char buf[512];
 	int64_t id = 0;
-	uint32_t py_next = fn->python || fn->saved_python ? 0 : s->nr_python;
-	bool leaf_unlinked = py_next < s->nr_python && profile_leaf_eval_unlinked(fn, s, maps);
+	uint32_t nr_py = python_nr_frames(s), py_next = fn->python || fn->saved_python ? 0 : nr_py;
+	bool leaf_unlinked = py_next < nr_py && profile_leaf_eval_unlinked(fn, s, maps);
 	int k;
 
 	ps->ns_pid = maps && maps->ns_pid ? maps->ns_pid : s->pid;
@@ -401,7 +406,7 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 		named = frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf)) &&
 			pm && pm->sym && !sym_obj_lookup(pm->sym, lookup - pm->bias, NULL, NULL);
 		/* the name the location gets: a recording's own on a host without the file */
-		splice = py_next < s->nr_python && !(k == 0 && leaf_unlinked) &&
+		splice = py_next < nr_py && !(k == 0 && leaf_unlinked) &&
 			 python_is_eval_frame(sv ? sv[nr_saved - 1].function : buf);
 		if (id >= 0)
 			id = profile_add_location(p,
@@ -424,8 +429,7 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 	}
 	map_set_put(maps);
 	/* the native walk stopped below the evaluation loops that ran these: the root side */
-	if (id >= 0 && py_next < s->nr_python &&
-	    profile_python_frames(p, ps, s, fn, &py_next, true, n))
+	if (id >= 0 && py_next < nr_py && profile_python_frames(p, ps, s, fn, &py_next, true, n))
 		id = -1;
 	return id < 0 ? -1 : 0;
 }
@@ -445,7 +449,7 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	ps = &p->samples[p->nr_samples];
 	memset(ps, 0, sizeof(*ps));
 	ps->locs =
-	    malloc(((size_t)s->nr_kernel + 2 * s->nr_user + s->nr_python + 3) * sizeof(*ps->locs));
+	    malloc(((size_t)s->nr_kernel + 2 * s->nr_user + s->nr_rt + 3) * sizeof(*ps->locs));
 	ps->comm = profile_intern(p, s->comm[0] ? s->comm : "[unknown]");
 	if (!ps->locs || !ps->comm) {
 		free(ps->locs);
@@ -459,6 +463,8 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	ps->tid = s->tid;
 	ps->reason = s->reason;
 	if (label_sample(p, ps, s->cgroup_id, info))
+		return -1;
+	if (s->runtime == RT_GO && profile_go_labels(p, ps, s))
 		return -1;
 	for (k = 0; k < s->nr_kernel; k++) {
 		uint32_t map = mapping_id(p, 0, NULL);

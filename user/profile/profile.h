@@ -148,6 +148,9 @@ struct prof_sample {
 	uint32_t reason; /* enum cfi_stop_reason */
 	uint32_t nr_locs;
 	uint32_t *locs; /* indices into locs, leaf first */
+	/* labels the program gave the running code (Go's goroutine labels), interned */
+	const struct prof_label *rt_labels;
+	uint32_t nr_rt_labels;
 };
 
 struct profile {

@@ -24,6 +24,21 @@ int64_t profile_add_location_part(struct profile *p, uint32_t kind, uint32_t par
 				  uint64_t addr, uint32_t map, uint64_t rel, const char *name,
 				  bool *is_new);
 
+/* n labels from the profile's pool, freed with it; NULL when out of memory. */
+struct prof_label *profile_alloc_labels(struct profile *p, uint32_t n);
+
+/*
+ * The labels s's runtime read with it (Go's goroutine labels) onto ps,
+ * interned: 0, or -1 when out of memory (profile_go.c).
+ */
+int profile_go_labels(struct profile *p, struct prof_sample *ps, const struct agg_stack *s);
+
+/* How many Python frames s carries: its runtime's units when they are Python's. */
+static inline uint32_t python_nr_frames(const struct agg_stack *s)
+{
+	return s->runtime == RT_PYTHON ? s->nr_rt : 0;
+}
+
 /*
  * At the evaluation loop's location @id (user frame of s): the Python frames
  * its call runs, appended to ps->locs[*n..] (profile_python_frames), between

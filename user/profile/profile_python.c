@@ -83,7 +83,7 @@ int profile_python_frames(struct profile *p, struct prof_sample *ps, const struc
 	struct python_frame_shown how;
 	int64_t id;
 
-	while (*next < s->nr_python) {
+	while (*next < python_nr_frames(s)) {
 		const struct cfi_python_frame *f = &py[(*next)++];
 
 		python_shown(fn, s, f, &how);
@@ -178,12 +178,12 @@ bool profile_leaf_eval_unlinked(struct frame_namer *fn, const struct agg_stack *
 	uint32_t evals = 0, groups = 0, i;
 	int k;
 
-	if (!s->nr_user || !s->nr_python || s->nr_python >= PY_MAX_FRAMES ||
+	if (!s->nr_user || !python_nr_frames(s) || python_nr_frames(s) >= PY_MAX_FRAMES ||
 	    !frame_is_eval(fn, s, maps, 0))
 		return false;
 	for (k = 0; k < s->nr_user; k++)
 		evals += frame_is_eval(fn, s, maps, k);
-	for (i = 0; i < s->nr_python; i++) {
+	for (i = 0; i < python_nr_frames(s); i++) {
 		python_shown(fn, s, &py[i], &how);
 		groups += !!(how.role & PY_FRAME_LAST);
 	}

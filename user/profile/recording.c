@@ -104,7 +104,7 @@ static int write_pyframes(FILE *f, struct agg_stack *const *v, uint64_t nr, stru
 		const struct cfi_python_frame *py =
 		    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
 
-		for (k = 0; !ret && k < s->nr_python; k++) {
+		for (k = 0; !ret && s->runtime == RT_PYTHON && k < s->nr_rt; k++) {
 			if (saved_python_find(seen, s->pid, s->generation, &py[k]))
 				continue;
 			python_frame_show(pn, s->pid, s->generation, &py[k], &how);
@@ -124,6 +124,18 @@ static int write_pyframes(FILE *f, struct agg_stack *const *v, uint64_t nr, stru
 	return ret;
 }
 
+/* " rt RUNTIME:STATUS:HEX": another runtime's units as they came (Go's labels). */
+static void write_rt_units(FILE *f, const struct agg_stack *s)
+{
+	const uint8_t *b = (const uint8_t *)(s->pcs + s->nr_kernel + s->nr_user);
+
+	if (s->runtime == RT_NONE || !s->nr_rt)
+		return;
+	fprintf(f, " rt %u:%u:", s->runtime, s->rt_status);
+	for (size_t i = 0; i < (size_t)s->nr_rt * RT_UNIT_BYTES; i++)
+		fprintf(f, "%02x", b[i]);
+}
+
 /* " py CODE:INSTR:ENTRY:OWNER:SCOPE,..": the stack's Python frames, innermost first. */
 static void write_python_list(FILE *f, const struct agg_stack *s)
 {
@@ -131,7 +143,7 @@ static void write_python_list(FILE *f, const struct agg_stack *s)
 	    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
 	uint32_t k;
 
-	for (k = 0; k < s->nr_python; k++)
+	for (k = 0; k < s->nr_rt; k++)
 		fprintf(f, "%s%" PRIx64 ":%x:%x:%x:%x", k ? "," : " py ", (uint64_t)py[k].code,
 			py[k].instr, py[k].is_entry, py[k].owner, py[k].scope);
 }
@@ -223,8 +235,10 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			fprintf(f, " g %u", s->generation);
 		if (meta->nr_events)
 			fprintf(f, " w %" PRIu64 " e %u", s->weight, s->event);
-		if (meta->python)
+		if (s->runtime == RT_PYTHON && meta->python)
 			write_python_list(f, s);
+		else if (s->runtime != RT_PYTHON)
+			write_rt_units(f, s);
 		fputc('\n', f);
 	}
 	if (a->overflow && meta->nr_events)

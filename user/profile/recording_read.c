@@ -77,6 +77,25 @@ static int parse_python(const char *s, struct cfi_python_frame *py, int max)
 	}
 }
 
+/* "RUNTIME:STATUS:HEX", a runtime's units as bytes, into r and out: their number, or -1. */
+static int parse_rt_units(const char *s, struct cfi_sample_record *r, uint8_t *out)
+{
+	unsigned int rt, status, byte;
+	size_t n = 0;
+	int at = 0;
+
+	if (sscanf(s, "%u:%u:%n", &rt, &status, &at) != 2 || !at || rt == RT_NONE || rt >= RT_MAX ||
+	    status > UINT8_MAX)
+		return -1;
+	for (s += at; n < RT_RECORD_BYTES && sscanf(s, "%2x", &byte) == 1; s += 2)
+		out[n++] = (uint8_t)byte;
+	if ((*s && *s != ' ' && *s != '\n') || !n || n % RT_UNIT_BYTES)
+		return -1;
+	r->runtime = (uint8_t)rt;
+	r->rt_status = (uint8_t)status;
+	return (int)(n / RT_UNIT_BYTES);
+}
+
 /* A pyframe line (after "pyframe "): 0, or -1 when malformed; out of memory in *oom. */
 static int read_pyframe(char *line, struct saved_python *sp, bool *oom)
 {
@@ -232,12 +251,16 @@ static const char *read_cgroup(struct reader *rd, char *line)
 	return LINE_OK;
 }
 
-/* The optional fields after a stack's PC lists: c CGROUP, g GEN, w WEIGHT e EVENT, py LIST. */
+/*
+ * The optional fields after a stack's PC lists: c CGROUP, g GEN, w WEIGHT e
+ * EVENT, py LIST (Python frames) or rt RUNTIME:STATUS:HEX (another runtime's
+ * units).  The number of runtime units, or -1 when malformed.
+ */
 static int read_stack_extras(const char *rest, struct cfi_sample_record *r, uint64_t count, int nk,
 			     int nu)
 {
 	const char *c = strstr(rest, " c "), *g = strstr(rest, " g ");
-	const char *w = strstr(rest, " w "), *py = strstr(rest, " py ");
+	const char *w = strstr(rest, " w "), *py = strstr(rest, " py "), *rt = strstr(rest, " rt ");
 	unsigned long long weight = 0, cgroup_id = 0;
 	unsigned int gen = 0, event = 0;
 
@@ -250,16 +273,19 @@ static int read_stack_extras(const char *rest, struct cfi_sample_record *r, uint
 		r->cgroup_id = cgroup_id;
 	if (g && sscanf(g, " g %u", &gen) == 1)
 		r->generation = gen;
-	if (!py)
-		return 0;
-	return parse_python(py + 4, (struct cfi_python_frame *)(r->pcs + nk + nu), PY_MAX_FRAMES);
+	if (py) {
+		r->runtime = RT_PYTHON;
+		return parse_python(py + 4, (struct cfi_python_frame *)(r->pcs + nk + nu),
+				    PY_MAX_FRAMES);
+	}
+	return rt ? parse_rt_units(rt + 4, r, (uint8_t *)(r->pcs + nk + nu)) : 0;
 }
 
 static const char *read_stack(struct reader *rd, char *line)
 {
 	/* a record buffer big enough for any stack the walker can produce */
 	static uint64_t rec_buf[(sizeof(struct cfi_sample_record) / 8) + MAX_KERNEL_FRAMES +
-				MAX_USER_FRAMES_LIMIT + PY_RECORD_BYTES / 8 + 1];
+				MAX_USER_FRAMES_LIMIT + RT_RECORD_BYTES / 8 + 1];
 	char kl[16384], ul[32768];
 	struct cfi_sample_record *r = (struct cfi_sample_record *)rec_buf;
 	unsigned int pid, tid, reason, flags;
@@ -278,7 +304,7 @@ static const char *read_stack(struct reader *rd, char *line)
 		return "malformed PC list";
 	np = read_stack_extras(line + used, r, count, nk, nu);
 	if (np < 0)
-		return "malformed Python frame list";
+		return "malformed Python frame or runtime list";
 	r->type = RECORD_SAMPLE;
 	r->pid = pid;
 	r->tid = tid;
@@ -287,11 +313,10 @@ static const char *read_stack(struct reader *rd, char *line)
 	r->flags = (uint8_t)flags;
 	r->nr_kernel = (uint16_t)nk;
 	r->nr_user = (uint16_t)nu;
-	r->nr_python = (uint16_t)np;
+	r->nr_rt = (uint16_t)np;
 	snprintf(r->comm, sizeof(r->comm), "%.15s", strcmp(comm, "-") ? comm : "");
 	agg_add_n(rd->a, r,
-		  sizeof(*r) + (size_t)(nk + nu) * sizeof(uint64_t) +
-		      (size_t)np * sizeof(struct cfi_python_frame),
+		  sizeof(*r) + (size_t)(nk + nu) * sizeof(uint64_t) + (size_t)np * RT_UNIT_BYTES,
 		  count);
 	return LINE_OK;
 }

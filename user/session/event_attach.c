@@ -162,7 +162,7 @@ int events_configure(struct cfiprof_bpf *skel, const struct loader_opts *o, bool
 	/* a pending sample per blocked thread, as big as a record at --max-frames with Python's */
 	skel->rodata->offcpu_value_bytes = sizeof(struct cfi_sample_record) +
 					   (MAX_KERNEL_FRAMES + o->max_frames) * sizeof(__u64) +
-					   PY_RECORD_BYTES;
+					   RT_RECORD_BYTES;
 	bpf_map__set_value_size(skel->maps.offcpu_pending, skel->rodata->offcpu_value_bytes);
 	if (!event_list_has(ev, EVENT_OFF_CPU)) {
 		bpf_map__set_max_entries(skel->maps.offcpu_pending, 1);

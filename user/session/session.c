@@ -17,6 +17,7 @@
 
 #include "user/symbolize/python_names.h"
 #include "user/track/cgroups.h"
+#include "user/track/go_detect.h"
 #include "user/track/python_detect.h"
 #include "common/clock.h"
 #include "common/parse.h"
@@ -272,7 +273,8 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 	}
 	s->python = python_detect_new(s->ld.python_procs_fd);
 	s->python_names = python_names_new(python_detect_offsets, s->python);
-	if (!s->python || !s->python_names) {
+	s->go = go_detect_new(s->ld.go_procs_fd);
+	if (!s->python || !s->python_names || !s->go) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
@@ -287,6 +289,7 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 							     .mappings_fd = s->ld.mappings_fd,
 							     .table_cache = s->table_cache,
 							     .python = s->python,
+							     .go = s->go,
 							     .max_procs = o->max_procs,
 							     .build_workers = o->build_workers});
 	if (!s->pt) {
@@ -590,6 +593,7 @@ void session_free(struct session *s)
 	proc_tracker_free(s->pt);
 	python_names_free(s->python_names);
 	python_detect_free(s->python);
+	go_detect_free(s->go);
 	cfi_table_cache_close(s->table_cache);
 	agg_free(&s->agg);
 	offcpu_unwalked_free(&s->unwalked);

@@ -91,6 +91,7 @@ struct session {
 	struct proc_tracker *pt;
 	struct python_detect *python;	   /* processes running CPython */
 	struct python_names *python_names; /* their code objects' names */
+	struct go_detect *go;		   /* processes running Go: their goroutine labels */
 	/* the consumer thread adds; readers (top, the end of record) swap or lock */
 	pthread_mutex_t agg_lock;
 	struct aggregator agg;

@@ -12,6 +12,7 @@
 #include "user/session/session.h"
 #include "user/profile/frame_names.h"
 #include "user/symbolize/python_names.h"
+#include "user/track/go_detect.h"
 #include "user/track/python_detect.h"
 
 static double pct(uint64_t a, uint64_t b)
@@ -218,6 +219,34 @@ static void print_python(struct session *s, const uint64_t *c, FILE *f)
 		n.unreadable, n.refused, n.stalled);
 }
 
+/* Go's goroutine labels: only when a Go program was seen. */
+static void print_go(struct session *s, const uint64_t *c, FILE *f)
+{
+	struct go_detect_stats d;
+	uint64_t samples = 0;
+	int i;
+
+	go_detect_stats(s->go, &d);
+	if (d.unsupported)
+		fprintf(f,
+			"cfiprof: go: %" PRIu64
+			" Go process%s without goroutine labels (the last of "
+			"version %u.%u): no offsets for it, or its g not found in its TLS\n",
+			d.unsupported, d.unsupported == 1 ? "" : "es", d.unsup_version >> 8,
+			d.unsup_version & 0xff);
+	if (!d.procs)
+		return;
+	for (i = 1; i < GO_STATUS_MAX; i++)
+		samples += c[CNT_GO_STATUS_BASE + i];
+	fprintf(f,
+		"cfiprof: go: %" PRIu64 " process%s, %" PRIu64 " samples of goroutines: %" PRIu64
+		" with all their labels, %" PRIu64 " truncated, %" PRIu64 " unreadable; %" PRIu64
+		" labels\n",
+		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_GO_STATUS_BASE + GO_STATUS_OK],
+		c[CNT_GO_STATUS_BASE + GO_STATUS_TRUNCATED],
+		c[CNT_GO_STATUS_BASE + GO_STATUS_UNREADABLE], c[CNT_GO_LABELS]);
+}
+
 /* Off-CPU time in the profile without its stack, by why. */
 static void print_unwalked(struct session *s, const uint64_t *c, FILE *f)
 {
@@ -387,6 +416,7 @@ static void print_full(struct session *s, FILE *f)
 	print_elf_refusals(f);
 	print_outside_refusals(f);
 	print_python(s, c, f);
+	print_go(s, c, f);
 	fprintf(f,
 		"cfiprof: table requests: %" PRIu64 " sent, %" PRIu64
 		" held back by the per-process limit, %" PRIu64 " over the global budget\n",

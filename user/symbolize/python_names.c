@@ -392,16 +392,16 @@ static void note(struct python_names *pn, const struct cfi_sample_record *r, siz
 	bool queued = false;
 	uint32_t i, b;
 
-	if (!pn || !r->nr_python || r->nr_python > PY_MAX_FRAMES ||
+	if (!pn || r->runtime != RT_PYTHON || !r->nr_rt || r->nr_rt > PY_MAX_FRAMES ||
 	    r->nr_kernel > MAX_KERNEL_FRAMES || r->nr_user > MAX_USER_FRAMES_LIMIT ||
 	    size < sizeof(*r) + ((size_t)r->nr_kernel + r->nr_user) * sizeof(__u64) +
-		       (size_t)r->nr_python * sizeof(*f))
+		       (size_t)r->nr_rt * sizeof(*f))
 		return;
 	off = pn->offsets_of ? pn->offsets_of(pn->offsets_ctx, r->pid) : NULL;
 	f = python_frames_of(r);
 	pthread_mutex_lock(&pn->lock);
 	mark_stalled(pn, mono_ns());
-	for (i = 0; i < r->nr_python; i++) {
+	for (i = 0; i < r->nr_rt; i++) {
 		if (!f[i].code || find(pn, r->pid, r->generation, &f[i]))
 			continue;
 		from = carry ? find(pn, r->pid, taken_gen, &f[i]) : NULL;

@@ -71,8 +71,9 @@ enum python_frame_role {
 /* The frames of r after its PCs; NULL when none (sizes checked by the aggregator). */
 static inline const struct cfi_python_frame *python_frames_of(const struct cfi_sample_record *r)
 {
-	return r->nr_python ? (const struct cfi_python_frame *)(r->pcs + r->nr_kernel + r->nr_user)
-			    : NULL;
+	return r->runtime == RT_PYTHON && r->nr_rt
+		   ? (const struct cfi_python_frame *)(r->pcs + r->nr_kernel + r->nr_user)
+		   : NULL;
 }
 
 /* enum python_frame_role of frame f of process pid (generation gen). */

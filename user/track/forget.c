@@ -191,6 +191,7 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 	for (p = gone; p; p = next) {
 		next = p->next;
 		python_detect_forget(pt->opts.python, p->pid);
+		go_detect_forget(pt->opts.go, p->pid);
 		proc_destroy(p);
 	}
 	pthread_mutex_unlock(&pt->load_lock);

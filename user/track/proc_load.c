@@ -461,6 +461,7 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 					     l->fds[i]);
 			python_detect_object(pt->opts.python, l->set->maps[i].key, l->ents[i].path,
 					     l->fds[i]);
+			go_detect_object(pt->opts.go, l->set->maps[i].key, l->fds[i]);
 			close(l->fds[i]);
 			l->fds[i] = -1;
 			l->done++;
@@ -610,6 +611,7 @@ void tracker_load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_
 	publish_generation(pt, &l);
 	load_new_symbols(pt, &l);
 	python_detect_proc_read_at(pt->opts.python, pid, l.set->maps, l.set->nr_maps, l.read_ns);
+	go_detect_proc_read_at(pt->opts.go, pid, l.set->maps, l.set->nr_maps, l.read_ns);
 	commit_load(pt, &l);
 cleanup:
 	pt->loading_pid = 0;

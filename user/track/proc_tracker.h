@@ -18,6 +18,7 @@
 #include "user/track/table_store.h"
 
 struct python_detect;
+struct go_detect;
 
 /* cfi_file_key's: a 64-byte build-id in hex, '@', the file's identity. */
 #define PROC_MAPPING_KEY_LEN CFI_FILE_KEY_LEN
@@ -145,6 +146,7 @@ struct proc_tracker_opts {
 	struct cfi_table_cache *table_cache;
 	/* processes running CPython are found at their loads and told to it (NULL: none) */
 	struct python_detect *python;
+	struct go_detect *go; /* Go programs' goroutine labels (NULL: none) */
 	/*
 	 * At most max_procs live processes have tables loaded (0: no cap); when
 	 * a new one arrives, or a new table does not fit the table store's

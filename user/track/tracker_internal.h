@@ -32,6 +32,7 @@
 #include "user/track/proc_maps.h"
 #include "user/track/proc_stat.h"
 #include "user/track/proc_tracker.h"
+#include "user/track/go_detect.h"
 #include "user/track/python_detect.h"
 
 #define QUEUE_CAP  65536

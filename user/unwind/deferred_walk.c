@@ -93,11 +93,11 @@ bool deferred_parse(const void *data, size_t size, struct deferred_view *v)
 		return false;
 	r = (const struct cfi_sample_record *)((const char *)data + at);
 	if (r->type != RECORD_SAMPLE || r->nr_kernel > MAX_KERNEL_FRAMES ||
-	    r->nr_user > MAX_USER_FRAMES_LIMIT || r->nr_python > PY_MAX_FRAMES)
+	    r->nr_user > MAX_USER_FRAMES_LIMIT || r->nr_rt > RT_MAX_UNITS)
 		return false;
-	/* the PCs, then the Python frames (bpf/python.bpf.h) */
+	/* the PCs, then the runtime's units (bpf/runtimes.bpf.h) */
 	v->rec_size = sizeof(*r) + ((size_t)r->nr_kernel + r->nr_user) * sizeof(__u64) +
-		      (size_t)r->nr_python * sizeof(struct cfi_python_frame);
+		      (size_t)r->nr_rt * RT_UNIT_BYTES;
 	if (size - at < v->rec_size)
 		return false;
 	v->d = d;
@@ -172,7 +172,7 @@ enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct defe
 	*out_size = sizeof(*out) + ((size_t)r->nr_kernel + st.nr) * sizeof(__u64);
 	/* the kernel read them at sample time; they follow the PCs, whose number grew */
 	memcpy((char *)out + *out_size, r->pcs + r->nr_kernel + r->nr_user,
-	       (size_t)r->nr_python * sizeof(struct cfi_python_frame));
-	*out_size += (size_t)r->nr_python * sizeof(struct cfi_python_frame);
+	       (size_t)r->nr_rt * RT_UNIT_BYTES);
+	*out_size += (size_t)r->nr_rt * RT_UNIT_BYTES;
 	return DEFERRED_FINISHED;
 }

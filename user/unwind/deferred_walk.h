@@ -28,7 +28,7 @@ bool deferred_parse(const void *data, size_t size, struct deferred_view *v);
 /* Bytes of the finished sample record: room for every pc a walk may emit. */
 #define DEFERRED_RECORD_MAX                                                                        \
 	(sizeof(struct cfi_sample_record) +                                                        \
-	 (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64) + PY_RECORD_BYTES)
+	 (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64) + RT_RECORD_BYTES)
 
 enum deferred_outcome {
 	DEFERRED_FINISHED, /* out holds the whole sample */

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Go's profiler labels (pprof.Do, pprof.SetGoroutineLabels) of the sampled
+ * goroutine, appended to its sample record after the native PCs (struct
+ * cfi_go_label).  Only processes user space found a supported Go runtime in
+ * (go_procs, user/track/go_detect.c) pay anything; the field offsets come
+ * from that map, never from here.
+ *
+ * The goroutine is the one Go's own profiler charges (runtime.sigprof):
+ * g.m.curg of the thread's g, so a sample on the system stack (GC work,
+ * systemstack) carries the labels of the goroutine it runs for.  g is in the
+ * thread's TLS at a fixed offset from the thread pointer.  The labels are a
+ * *labelMap, a map[string]string up to Go 1.23: the hash map's first two
+ * buckets are read, which hold every label of a map of up to 13.
+ */
+#ifndef CFIPROF_GO_BPF_H
+#define CFIPROF_GO_BPF_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, struct cfi_go_proc);
+} go_procs SEC(".maps");
+
+/* runtime.hmap and runtime.bmap of a map[string]string, Go 1.12-1.23 */
+#define GO_HMAP_READ	   32 /* count, flags, B, noverflow, hash0, buckets, oldbuckets */
+#define GO_HMAP_B	   9
+#define GO_HMAP_BUCKETS	   16
+#define GO_HMAP_OLDBUCKETS 24
+#define GO_BUCKET_SLOTS	   8
+#define GO_BUCKET_KEYS	   8			     /* after tophash[8] */
+#define GO_BUCKET_VALUES   (8 + GO_BUCKET_SLOTS * 16) /* after the keys, strings of 16 bytes */
+#define GO_BUCKET_BYTES	   (GO_BUCKET_VALUES + GO_BUCKET_SLOTS * 16 + 8)
+#define GO_MIN_TOPHASH	   5 /* below: an empty or evacuated slot */
+#define GO_BUCKETS_READ	   2
+
+struct go_scratch {
+	struct cfi_go_label l[GO_MAX_LABELS];
+	__u8 bucket[GO_BUCKET_BYTES];
+	__u8 hmap[GO_HMAP_READ];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct go_scratch);
+} go_scratch SEC(".maps");
+
+static __always_inline __u64 go_read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (!addr || bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return 0;
+	return v;
+}
+
+/* The thread pointer: the fs base on x86-64 (0 elsewhere for now: no labels). */
+static __always_inline __u64 go_thread_pointer(void)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(t, thread.fsbase);
+#else
+	return 0;
+#endif
+}
+
+/* One string of a label: its length as Go has it, the bytes that fit copied. */
+static __always_inline int go_read_string(const __u8 *hdr, char *dst, __u32 room, __u16 *len_out)
+{
+	__u64 ptr = *(const __u64 *)hdr, len = *(const __u64 *)(hdr + 8);
+	__u32 n = len < room ? (__u32)len : room;
+
+	*len_out = len > 0xffff ? 0xffff : (__u16)len;
+	if (!n)
+		return 0;
+	return bpf_probe_read_user(dst, n, (const void *)ptr) ? -1 : 0;
+}
+
+/*
+ * The labels of one bucket's slots into s->l from *n on; false once a
+ * label was unreadable.
+ */
+static __always_inline bool go_bucket_labels(struct go_scratch *s, __u32 *n, bool *cut)
+{
+	for (int i = 0; i < GO_BUCKET_SLOTS; i++) {
+		struct cfi_go_label *l;
+		__u32 k = *n;
+
+		if (s->bucket[i] < GO_MIN_TOPHASH)
+			continue;
+		if (k >= GO_MAX_LABELS) {
+			*cut = true;
+			return true;
+		}
+		l = &s->l[k & (GO_MAX_LABELS - 1)];
+		/* bytes past a string are part of the sample's key in user space: zeroed */
+		__builtin_memset(l, 0, sizeof(*l));
+		if (go_read_string(&s->bucket[GO_BUCKET_KEYS + i * 16], l->key, GO_LABEL_KEY_MAX,
+				   &l->key_len) ||
+		    go_read_string(&s->bucket[GO_BUCKET_VALUES + i * 16], l->value,
+				   GO_LABEL_VALUE_MAX, &l->value_len))
+			return false;
+		*n = k + 1;
+	}
+	return true;
+}
+
+/*
+ * The sampled goroutine's labels into the per-CPU scratch: (enum
+ * cfi_go_status << 16) | labels read; 0 for a process without an entry.  A
+ * global function: verified once, whichever program calls it.
+ */
+__noinline int go_labels_read(__u32 pid)
+{
+	const struct cfi_go_proc *gp = bpf_map_lookup_elem(&go_procs, &pid);
+	__u64 tp, g, m, curg, lp, h, buckets, count;
+	struct go_scratch *s;
+	struct pid_times *times;
+	__u32 zero = 0, n = 0, nb;
+	bool cut = false;
+
+	if (!gp)
+		return 0;
+	/* written by a load that read the mappings before the process exec'd */
+	times = bpf_map_lookup_elem(&pid_times, &pid);
+	if (times && times->ns[PT_EXEC] > gp->maps_read_ns)
+		return 0;
+	s = bpf_map_lookup_elem(&go_scratch, &zero);
+	tp = go_thread_pointer();
+	if (!s || !tp)
+		return GO_STATUS_NONE << 16;
+	/* a thread Go did not start (a C thread of a cgo program) has no g */
+	g = go_read_ptr(tp + (__s64)gp->tls_g);
+	m = go_read_ptr(g ? g + gp->g_m : 0);
+	curg = go_read_ptr(m ? m + gp->m_curg : 0);
+	if (!curg)
+		return GO_STATUS_NONE << 16;
+	lp = go_read_ptr(curg + gp->g_labels);
+	if (!lp)
+		return GO_STATUS_OK << 16;
+	h = go_read_ptr(lp);
+	if (!h)
+		return GO_STATUS_OK << 16;
+	if (bpf_probe_read_user(s->hmap, sizeof(s->hmap), (const void *)h))
+		return GO_STATUS_UNREADABLE << 16;
+	count = *(__u64 *)s->hmap;
+	buckets = *(__u64 *)&s->hmap[GO_HMAP_BUCKETS];
+	nb = s->hmap[GO_HMAP_B] < 8 ? 1u << s->hmap[GO_HMAP_B] : 256;
+	/* labels are made once and never written again: a map still growing is not expected */
+	if (*(__u64 *)&s->hmap[GO_HMAP_OLDBUCKETS] || nb > GO_BUCKETS_READ)
+		cut = true;
+	for (__u32 b = 0; b < GO_BUCKETS_READ && b < nb && count; b++) {
+		if (bpf_probe_read_user(s->bucket, sizeof(s->bucket),
+					(const void *)(buckets + b * GO_BUCKET_BYTES)))
+			return GO_STATUS_UNREADABLE << 16 | n;
+		/* an overflow bucket (more than 8 labels hashed alike) is not followed */
+		if (*(__u64 *)&s->bucket[GO_BUCKET_BYTES - 8])
+			cut = true;
+		if (!go_bucket_labels(s, &n, &cut))
+			return GO_STATUS_UNREADABLE << 16 | n;
+	}
+	if (n < count)
+		cut = true;
+	return (cut ? GO_STATUS_TRUNCATED : GO_STATUS_OK) << 16 | n;
+}
+
+/*
+ * Appends the goroutine's labels to rec, a record whose frames fill
+ * pcs[0, nr_pcs) and whose buffer has RT_RECORD_BYTES of room after
+ * max_pcs of them.
+ */
+static __always_inline void go_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
+{
+	struct go_scratch *s;
+	__u32 zero = 0, status;
+	__u64 n;
+	int r;
+
+	if (rec->flags & (SAMPLE_IN_EXECVE | SAMPLE_EXITING))
+		return;
+	r = go_labels_read(rec->pid);
+	n = (__u32)r & 0xffff;
+	status = (__u32)r >> 16;
+	if (!status)
+		return;
+	rec->runtime = RT_GO;
+	rec->rt_status = status < GO_STATUS_MAX ? status : GO_STATUS_UNREADABLE;
+	walker_count(CNT_GO_STATUS_BASE + rec->rt_status, 1);
+	s = bpf_map_lookup_elem(&go_scratch, &zero);
+	if (!s || n == 0 || n > GO_MAX_LABELS || nr_pcs > max_pcs)
+		return;
+	barrier_var(nr_pcs);
+	barrier_var(n);
+	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * sizeof(struct cfi_go_label), s->l))
+		return;
+	rec->nr_rt = n * GO_LABEL_UNITS;
+	walker_count(CNT_GO_LABELS, n);
+}
+
+/* Whether tgid runs a supported Go runtime: its records need GO_RECORD_BYTES more. */
+static __always_inline bool go_proc(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&go_procs, &tgid) != NULL;
+}
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The language runtimes whose data a sample carries after its PCs (enum
+ * cfi_runtime): which one a process runs, and its part of the record.  A
+ * runtime is one BPF file with a per-process map, a *_proc test and an
+ * *_append; this file is the only place that lists them.
+ */
+#ifndef CFIPROF_RUNTIMES_BPF_H
+#define CFIPROF_RUNTIMES_BPF_H
+
+#include "python.bpf.h"
+#include "go.bpf.h"
+
+/* The runtime of tgid (RT_NONE: none): its records need RT_RECORD_BYTES more. */
+static __always_inline __u8 runtime_of(__u32 tgid)
+{
+	if (python_proc(tgid))
+		return RT_PYTHON;
+	if (go_proc(tgid))
+		return RT_GO;
+	return RT_NONE;
+}
+
+/*
+ * The runtime's units appended to rec, whose frames fill pcs[0, nr_pcs) and
+ * whose buffer has RT_RECORD_BYTES of room after max_pcs of them.
+ */
+static __always_inline void runtime_append(__u8 rt, struct cfi_sample_record *rec, __u64 nr_pcs,
+					   __u64 max_pcs)
+{
+	if (rt == RT_PYTHON)
+		python_append(rec, nr_pcs, max_pcs);
+	else if (rt == RT_GO)
+		go_append(rec, nr_pcs, max_pcs);
+}
+
+/* tgid exec'd: its runtimes' entries were the old image's; true if it had one. */
+static __always_inline bool runtime_exec(__u32 tgid)
+{
+	bool had = !bpf_map_delete_elem(&python_procs, &tgid);
+
+	return !bpf_map_delete_elem(&go_procs, &tgid) || had;
+}
+
+#endif

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Go's goroutine labels (issue 29): progs/golabels_* run main.labelled in two
+ * goroutines under pprof.Do(worker=alpha|beta, kind=spin, note=60 x's) and
+ * main.bare in the main goroutine, without labels.  The profile is read by
+ * Go's own `go tool pprof -traces`, not by cfiprof:
+ *  - every sample in main.labelled carries worker (alpha or beta), kind=spin
+ *    and note cut to its 48 bytes and "..."; none in main.bare carries one;
+ *  - both workers are there;
+ *  - the same for a cgo program (its external link gives g a PT_TLS), and
+ *    for report of a --save recording of the stripped program;
+ *  - OTLP: protoc --decode of the OTLP output holds the labels as attributes.
+ */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/e2e.h"
+#include "tests/lib/pprof_read.h"
+
+#define PATHBUF (PATH_MAX + 256)
+
+#define NOTE_CUT "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..." /* 48 x's */
+
+struct label_counts {
+	uint64_t labelled, labelled_ok, bare, bare_labelled, alpha, beta, all;
+	char first_bad[512];
+};
+
+/* One -traces block ended: its labels and frames judged. */
+static void block_done(struct label_counts *c, uint64_t value, bool in_labelled, bool in_bare,
+		       const char *worker, const char *kind, const char *note)
+{
+	bool ok = (!strcmp(worker, "alpha") || !strcmp(worker, "beta")) && !strcmp(kind, "spin") &&
+		  !strcmp(note, NOTE_CUT);
+
+	c->all += value;
+	if (in_labelled) {
+		c->labelled += value;
+		c->labelled_ok += ok ? value : 0;
+		c->alpha += !strcmp(worker, "alpha") ? value : 0;
+		c->beta += !strcmp(worker, "beta") ? value : 0;
+		if (!ok && !c->first_bad[0])
+			snprintf(c->first_bad, sizeof(c->first_bad),
+				 "main.labelled with worker '%s' kind '%s' note '%s'", worker, kind,
+				 note);
+	}
+	if (in_bare) {
+		c->bare += value;
+		c->bare_labelled += worker[0] || kind[0] || note[0] ? value : 0;
+	}
+}
+
+/* go tool pprof -traces -sample_index=samples of path, counted; false if pprof failed. */
+static bool count_labels(const char *path, struct label_counts *c)
+{
+	char *out, *line, *save = NULL, worker[64] = "", kind[64] = "", note[128] = "";
+	uint64_t value = 0;
+	bool in_block = false, have_value = false, in_labelled = false, in_bare = false;
+	int status;
+
+	memset(c, 0, sizeof(*c));
+	out = go_pprof("go", tmpdir, "-traces -sample_index=samples", path, &status);
+	if (status || !out) {
+		CHECK(0, "go tool pprof -traces %s: exit %d\n%.1000s", path, status, out ? out : "");
+		free(out);
+		return false;
+	}
+	/* one extra separator at the end ends the last block */
+	for (line = strtok_r(out, "\n", &save);; line = strtok_r(NULL, "\n", &save)) {
+		const char *p = line ? line : "-----------+";
+		char *end;
+
+		if (!strncmp(p, "-----------+", 12)) {
+			if (in_block && have_value)
+				block_done(c, value, in_labelled, in_bare, worker, kind, note);
+			in_block = true;
+			have_value = in_labelled = in_bare = false;
+			worker[0] = kind[0] = note[0] = 0;
+			if (!line)
+				break;
+			continue;
+		}
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!in_block || !*p)
+			continue;
+		if (!have_value) {
+			/* label lines ("key:  value") come before the value line */
+			if (!isdigit((unsigned char)*p)) {
+				const char *colon = strstr(p, ":  ");
+
+				if (colon && !strncmp(p, "worker:", 7))
+					snprintf(worker, sizeof(worker), "%s", colon + 3);
+				else if (colon && !strncmp(p, "kind:", 5))
+					snprintf(kind, sizeof(kind), "%s", colon + 3);
+				else if (colon && !strncmp(p, "note:", 5))
+					snprintf(note, sizeof(note), "%s", colon + 3);
+				continue;
+			}
+			value = strtoull(p, &end, 10);
+			if (*end != ' ' && *end != '\t')
+				continue;
+			have_value = true;
+			for (p = end; *p == ' ' || *p == '\t'; p++)
+				;
+		}
+		in_labelled |= !strcmp(p, "main.labelled");
+		in_bare |= !strcmp(p, "main.bare");
+	}
+	free(out);
+	printf("  %s: %lu samples, main.labelled %lu (%lu with their labels: alpha %lu, beta "
+	       "%lu), main.bare %lu (%lu with labels)\n",
+	       path + strlen(tmpdir) + 1, (unsigned long)c->all, (unsigned long)c->labelled,
+	       (unsigned long)c->labelled_ok, (unsigned long)c->alpha, (unsigned long)c->beta,
+	       (unsigned long)c->bare, (unsigned long)c->bare_labelled);
+	return true;
+}
+
+/*
+ * The checks of one profile.  Each goroutine runs burn() for the whole run,
+ * so main.labelled and main.bare have samples in proportion to the CPU they
+ * got: >= 20 of each (of hundreds at 499 Hz, also on a starved host) is the
+ * floor of a run that sampled at all, and the labels are checked on every one.
+ */
+static void check_counts(const char *what, const struct label_counts *c, bool loaded_late)
+{
+	CHECK(c->labelled >= 20 && c->bare >= 20, "%s: %lu samples in main.labelled, %lu in main.bare",
+	      what, (unsigned long)c->labelled, (unsigned long)c->bare);
+	/*
+	 * A sample before the load told the kernel of the Go runtime has no
+	 * labels: the program sleeps 300 ms first, so none is expected unless
+	 * the load ended later than that (a starved host).
+	 */
+	if (loaded_late && c->labelled_ok < c->labelled)
+		printf("  %s: %lu of %lu samples of main.labelled without labels: the tables were "
+		       "loaded after the program's first 300 ms\n",
+		       what, (unsigned long)(c->labelled - c->labelled_ok), (unsigned long)c->labelled);
+	else
+		CHECK(c->labelled_ok == c->labelled,
+		      "%s: %lu of %lu samples of main.labelled without their labels; first: %s", what,
+		      (unsigned long)(c->labelled - c->labelled_ok), (unsigned long)c->labelled,
+		      c->first_bad);
+	CHECK(c->bare_labelled == 0, "%s: %lu samples of main.bare with labels", what,
+	      (unsigned long)c->bare_labelled);
+	CHECK(c->alpha && c->beta, "%s: alpha %lu, beta %lu", what, (unsigned long)c->alpha,
+	      (unsigned long)c->beta);
+}
+
+/* Whether the log says the tables (and so the Go entry) came after 300 ms from exec. */
+static bool loaded_late(const char *log)
+{
+	const char *at = log ? strstr(log, ", tables loaded ") : NULL;
+
+	return !at || strtod(at + 16, NULL) >= 300.0;
+}
+
+static bool last_loaded_late;
+
+static void record_labels(const char *prog, const char *name, char *const opts[])
+{
+	char exe[PATHBUF], out[PATH_MAX], *log = NULL;
+	char *cmd[] = {exe, "1.5", NULL};
+	struct label_counts c;
+
+	snprintf(exe, sizeof(exe), "%s/%s", progs_dir, prog);
+	if (e2e_record(name, "499", opts, cmd, &log))
+		goto out;
+	CHECK(log && strstr(log, "cfiprof: go: 1 process, ") && strstr(log, " 0 unreadable;"),
+	      "%s: go summary: %s", name, log ? log : "");
+	last_loaded_late = loaded_late(log);
+	if (count_labels(tpath(out, sizeof(out), name), &c))
+		check_counts(name, &c, last_loaded_late);
+out:
+	free(log);
+}
+
+static void test_pprof(void)
+{
+	record_labels("golabels_stripped", "stripped.pb.gz", NULL);
+}
+
+static void test_cgo(void)
+{
+	record_labels("golabels_cgo", "cgo.pb.gz", NULL);
+}
+
+/* report of a --save recording: the labels kept with its stacks */
+static void test_report(void)
+{
+	char rec[PATH_MAX], out[PATH_MAX], err[PATH_MAX];
+	char *opts[] = {"--save", rec, NULL};
+	char *argv[] = {(char *)cfiprof_bin, "report", rec, "-o", out, NULL};
+	struct label_counts c;
+	int rc;
+
+	tpath(rec, sizeof(rec), "saved.rec");
+	tpath(out, sizeof(out), "report.pb.gz");
+	record_labels("golabels_stripped", "saved.pb.gz", opts);
+	rc = run(argv, NULL, tpath(err, sizeof(err), "report.err"), 60);
+	CHECK(rc == 0, "report exited %d", rc);
+	if (!rc && count_labels(out, &c))
+		check_counts("report", &c, last_loaded_late);
+}
+
+/*
+ * OTLP: the labels as sample attributes, decoded by protoc with OpenTelemetry's
+ * protos and read by tests/lib/otlp_read.py ("A ATTRS FRAMES VALUE" lines):
+ * each sample of main.labelled with its worker and kind, none of main.bare.
+ */
+static void test_otlp(void)
+{
+	char out[PATH_MAX], txt[PATHBUF], cmd[4 * PATHBUF], *log = NULL, *text, *line, *save = NULL;
+	char exe[PATHBUF], *args[] = {exe, "1", NULL};
+	uint64_t labelled = 0, labelled_ok = 0, bare = 0, bare_labelled = 0;
+
+	snprintf(exe, sizeof(exe), "%s/golabels_stripped", progs_dir);
+	tpath(out, sizeof(out), "labels.otlp.pb");
+	snprintf(txt, sizeof(txt), "%s.out", out);
+	if (e2e_record("labels.otlp.pb", "499", NULL, args, &log))
+		goto out;
+	snprintf(cmd, sizeof(cmd),
+		 "protoc -I tests/proto "
+		 "--decode=opentelemetry.proto.profiles.v1development.ProfilesData "
+		 "opentelemetry/proto/profiles/v1development/profiles.proto < %s | "
+		 "python3 tests/lib/otlp_read.py > %s",
+		 out, txt);
+	CHECK(system(cmd) == 0, "protoc --decode or otlp_read.py of %s failed", out);
+	text = slurp(txt);
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *sp = strrchr(line, ' ');
+		uint64_t v = sp ? strtoull(sp + 1, NULL, 10) : 0;
+		bool has_worker = strstr(line, "worker=alpha,") || strstr(line, "worker=beta,") ||
+				  strstr(line, "worker=alpha ") || strstr(line, "worker=beta ");
+
+		if (strncmp(line, "A ", 2))
+			continue;
+		if (strstr(line, ";main.labelled;")) {
+			labelled += v;
+			labelled_ok += has_worker && strstr(line, "kind=spin") ? v : 0;
+		} else if (strstr(line, ";main.bare;")) {
+			bare += v;
+			bare_labelled += strstr(line, "worker=") ? v : 0;
+		}
+	}
+	free(text);
+	printf("  otlp: main.labelled %lu (%lu with worker and kind), main.bare %lu (%lu with a "
+	       "worker)\n",
+	       (unsigned long)labelled, (unsigned long)labelled_ok, (unsigned long)bare,
+	       (unsigned long)bare_labelled);
+	/* samples/count values: >= 20 and all labelled as check_counts says */
+	CHECK(labelled >= 20 && (labelled_ok == labelled || loaded_late(log)) && bare_labelled == 0,
+	      "otlp: main.labelled %lu, %lu with their labels; main.bare with a worker %lu",
+	      (unsigned long)labelled, (unsigned long)labelled_ok, (unsigned long)bare_labelled);
+out:
+	free(log);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	if (!e2e_setup("go_labels"))
+		return HARNESS_DONE();
+	RUN_TEST(test_pprof);
+	RUN_TEST(test_cgo);
+	RUN_TEST(test_report);
+	RUN_TEST(test_otlp);
+	e2e_finish();
+	return HARNESS_DONE();
+}
