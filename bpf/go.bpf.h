@@ -57,18 +57,6 @@ static __always_inline __u64 go_read_ptr(__u64 addr)
 	return v;
 }
 
-/* The thread pointer: the fs base on x86-64 (0 elsewhere for now: no labels). */
-static __always_inline __u64 go_thread_pointer(void)
-{
-#if defined(__TARGET_ARCH_x86)
-	struct task_struct *t = bpf_get_current_task_btf();
-
-	return BPF_CORE_READ(t, thread.fsbase);
-#else
-	return 0;
-#endif
-}
-
 /* One string of a label: its length as Go has it, the bytes that fit copied. */
 static __always_inline int go_read_string(const __u8 *hdr, char *dst, __u32 room, __u16 *len_out)
 {
@@ -131,7 +119,7 @@ __noinline int go_labels_read(__u32 pid)
 	if (times && times->ns[PT_EXEC] > gp->maps_read_ns)
 		return 0;
 	s = bpf_map_lookup_elem(&go_scratch, &zero);
-	tp = go_thread_pointer();
+	tp = current_thread_pointer();
 	if (!s || !tp)
 		return GO_STATUS_NONE << 16;
 	/* a thread Go did not start (a C thread of a cgo program) has no g */

@@ -159,17 +159,11 @@ static __always_inline __u32 py_ns_tid(const struct cfi_python_proc *py, struct 
 
 /*
  * pthread_self() of the current thread, what CPython 3.10 and older keep as a
- * thread state's thread_id: glibc's thread pointer, the fs base on x86-64.
+ * thread state's thread_id: glibc's thread pointer.
  */
 static __always_inline __u64 py_pthread_self(void)
 {
-#if defined(__TARGET_ARCH_x86)
-	struct task_struct *t = bpf_get_current_task_btf();
-
-	return BPF_CORE_READ(t, thread.fsbase);
-#else
-	return 0;
-#endif
+	return current_thread_pointer();
 }
 
 /* The first thread state of the first interpreter (0: none): a new one goes first. */

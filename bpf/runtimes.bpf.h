@@ -8,6 +8,18 @@
 #ifndef CFIPROF_RUNTIMES_BPF_H
 #define CFIPROF_RUNTIMES_BPF_H
 
+/* The current thread's thread pointer (TLS base): the fs base on x86-64, 0 elsewhere for now. */
+static __always_inline __u64 current_thread_pointer(void)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(t, thread.fsbase);
+#else
+	return 0;
+#endif
+}
+
 #include "python.bpf.h"
 #include "go.bpf.h"
 
