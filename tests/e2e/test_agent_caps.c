@@ -50,6 +50,36 @@
 
 /* ---- what the interval files hold ---- */
 
+/* Counts of profile_chain_samples. */
+struct chain_counts {
+	uint64_t all, chain;
+};
+
+/* One -traces block: complete (no [incomplete: ...] frame) with leaf;d;c;b;a;main? */
+static void chain_block(const struct traces_block *b, void *ctx)
+{
+	static const char *const want[] = {"leaf", "d", "c", "b", "a", "main"};
+	const size_t nwant = sizeof(want) / sizeof(want[0]);
+	struct chain_counts *c = ctx;
+	bool incomplete = false;
+	size_t matched = 0;
+
+	for (int i = 0; i < b->nr_frames; i++) {
+		const char *p = b->frame[i];
+
+		if (!strncmp(p, "[incomplete", 11))
+			incomplete = true;
+		/* the chain, consecutive, leaf first */
+		if (matched < nwant && !strcmp(p, want[matched]))
+			matched++;
+		else if (matched < nwant)
+			matched = !strcmp(p, want[0]);
+	}
+	c->all += b->count;
+	if (!incomplete && matched == nwant)
+		c->chain += b->count;
+}
+
 /*
  * From `go tool pprof -traces -sample_index=samples` of each interval file
  * names[from..n) in dir: every sample, and those whose stack is complete with
@@ -59,17 +89,13 @@
 static bool profile_chain_samples(const char *dir, char **names, int from, int n, uint64_t *all,
 				  uint64_t *chain)
 {
-	static const char *const want[] = {"leaf", "d", "c", "b", "a", "main"};
-	const size_t nwant = sizeof(want) / sizeof(want[0]);
+	struct chain_counts c = {0};
 	char path[PATHBUF * 2];
 	int f, status;
 
 	*all = *chain = 0;
 	for (f = from; f < n; f++) {
-		char *out, *line, *save = NULL;
-		uint64_t value = 0;
-		bool in_block = false, have_value = false, incomplete = false;
-		size_t matched = 0;
+		char *out;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[f]);
 		out = run_pprof("-traces -sample_index=samples", path, &status);
@@ -79,49 +105,11 @@ static bool profile_chain_samples(const char *dir, char **names, int from, int n
 			free(out);
 			return false;
 		}
-		/* one extra separator at the end flushes the last block */
-		for (line = strtok_r(out, "\n", &save);; line = strtok_r(NULL, "\n", &save)) {
-			const char *p = line ? line : "-----------+";
-			char *end;
-
-			if (!strncmp(p, "-----------+", 12)) {
-				if (in_block && have_value) {
-					*all += value;
-					if (!incomplete && matched == nwant)
-						*chain += value;
-				}
-				in_block = true;
-				have_value = incomplete = false;
-				matched = 0;
-				if (!line)
-					break;
-				continue;
-			}
-			while (*p == ' ' || *p == '\t')
-				p++;
-			if (!in_block || !*p)
-				continue;
-			if (!have_value) {
-				/* label lines ("key: value") come before the value line */
-				if (!isdigit((unsigned char)*p))
-					continue;
-				value = strtoull(p, &end, 10);
-				if (*end != ' ' && *end != '\t')
-					continue;
-				have_value = true;
-				for (p = end; *p == ' ' || *p == '\t'; p++)
-					;
-			}
-			if (!strncmp(p, "[incomplete", 11))
-				incomplete = true;
-			/* the chain, consecutive, leaf first */
-			if (matched < nwant && !strcmp(p, want[matched]))
-				matched++;
-			else if (matched < nwant)
-				matched = !strcmp(p, want[0]);
-		}
+		traces_each(out, chain_block, &c);
 		free(out);
 	}
+	*all = c.all;
+	*chain = c.chain;
 	return true;
 }
 

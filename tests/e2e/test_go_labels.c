@@ -12,7 +12,6 @@
  *  - OTLP: protoc --decode of the OTLP output holds the labels as attributes.
  */
 /* run.sh: samples apart (only the commands it starts), beside other suites */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,36 +28,41 @@ struct label_counts {
 	char first_bad[512];
 };
 
-/* One -traces block ended: its labels and frames judged. */
-static void block_done(struct label_counts *c, uint64_t value, bool in_labelled, bool in_bare,
-		       const char *worker, const char *kind, const char *note)
+/* One -traces block: its labels and frames judged. */
+static void block_done(const struct traces_block *b, void *ctx)
 {
+	struct label_counts *c = ctx;
+	const char *worker = traces_label(b, "worker"), *kind = traces_label(b, "kind");
+	const char *note = traces_label(b, "note");
 	bool ok = (!strcmp(worker, "alpha") || !strcmp(worker, "beta")) && !strcmp(kind, "spin") &&
 		  !strcmp(note, NOTE_CUT);
+	bool in_labelled = false, in_bare = false;
 
-	c->all += value;
+	for (int i = 0; i < b->nr_frames; i++) {
+		in_labelled |= !strcmp(b->frame[i], "main.labelled");
+		in_bare |= !strcmp(b->frame[i], "main.bare");
+	}
+	c->all += b->count;
 	if (in_labelled) {
-		c->labelled += value;
-		c->labelled_ok += ok ? value : 0;
-		c->alpha += !strcmp(worker, "alpha") ? value : 0;
-		c->beta += !strcmp(worker, "beta") ? value : 0;
+		c->labelled += b->count;
+		c->labelled_ok += ok ? b->count : 0;
+		c->alpha += !strcmp(worker, "alpha") ? b->count : 0;
+		c->beta += !strcmp(worker, "beta") ? b->count : 0;
 		if (!ok && !c->first_bad[0])
 			snprintf(c->first_bad, sizeof(c->first_bad),
 				 "main.labelled with worker '%s' kind '%s' note '%s'", worker, kind,
 				 note);
 	}
 	if (in_bare) {
-		c->bare += value;
-		c->bare_labelled += worker[0] || kind[0] || note[0] ? value : 0;
+		c->bare += b->count;
+		c->bare_labelled += worker[0] || kind[0] || note[0] ? b->count : 0;
 	}
 }
 
 /* go tool pprof -traces -sample_index=samples of path, counted; false if pprof failed. */
 static bool count_labels(const char *path, struct label_counts *c)
 {
-	char *out, *line, *save = NULL, worker[64] = "", kind[64] = "", note[128] = "";
-	uint64_t value = 0;
-	bool in_block = false, have_value = false, in_labelled = false, in_bare = false;
+	char *out;
 	int status;
 
 	memset(c, 0, sizeof(*c));
@@ -68,48 +72,7 @@ static bool count_labels(const char *path, struct label_counts *c)
 		free(out);
 		return false;
 	}
-	/* one extra separator at the end ends the last block */
-	for (line = strtok_r(out, "\n", &save);; line = strtok_r(NULL, "\n", &save)) {
-		const char *p = line ? line : "-----------+";
-		char *end;
-
-		if (!strncmp(p, "-----------+", 12)) {
-			if (in_block && have_value)
-				block_done(c, value, in_labelled, in_bare, worker, kind, note);
-			in_block = true;
-			have_value = in_labelled = in_bare = false;
-			worker[0] = kind[0] = note[0] = 0;
-			if (!line)
-				break;
-			continue;
-		}
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (!in_block || !*p)
-			continue;
-		if (!have_value) {
-			/* label lines ("key:  value") come before the value line */
-			if (!isdigit((unsigned char)*p)) {
-				const char *colon = strstr(p, ":  ");
-
-				if (colon && !strncmp(p, "worker:", 7))
-					snprintf(worker, sizeof(worker), "%s", colon + 3);
-				else if (colon && !strncmp(p, "kind:", 5))
-					snprintf(kind, sizeof(kind), "%s", colon + 3);
-				else if (colon && !strncmp(p, "note:", 5))
-					snprintf(note, sizeof(note), "%s", colon + 3);
-				continue;
-			}
-			value = strtoull(p, &end, 10);
-			if (*end != ' ' && *end != '\t')
-				continue;
-			have_value = true;
-			for (p = end; *p == ' ' || *p == '\t'; p++)
-				;
-		}
-		in_labelled |= !strcmp(p, "main.labelled");
-		in_bare |= !strcmp(p, "main.bare");
-	}
+	traces_each(out, block_done, c);
 	free(out);
 	printf("  %s: %lu samples, main.labelled %lu (%lu with their labels: alpha %lu, beta "
 	       "%lu), main.bare %lu (%lu with labels)\n",

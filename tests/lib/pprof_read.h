@@ -7,6 +7,7 @@
 #ifndef CFIPROF_TESTS_PPROF_READ_H
 #define CFIPROF_TESTS_PPROF_READ_H
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -604,6 +605,81 @@ static inline char *go_pprof(const char *go, const char *dir, const char *args, 
 	fclose(m);
 	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	return out;
+}
+
+/*
+ * One sample block of `go tool pprof -traces` output: its labels ("key:  value"
+ * lines before the value), its value and its frames, leaf first (pointers into
+ * the text being read, valid during the callback).
+ */
+#define TRACES_MAX_LABELS 16
+#define TRACES_MAX_FRAMES 512
+struct traces_block {
+	const char *key[TRACES_MAX_LABELS], *value[TRACES_MAX_LABELS];
+	int nr_labels;
+	uint64_t count;
+	const char *frame[TRACES_MAX_FRAMES];
+	int nr_frames;
+};
+
+/* The value of label key in b, "" when it has none. */
+static inline const char *traces_label(const struct traces_block *b, const char *key)
+{
+	for (int i = 0; i < b->nr_labels; i++)
+		if (!strcmp(b->key[i], key))
+			return b->value[i];
+	return "";
+}
+
+/* Each block of -traces text (written into: labels and frames cut out of it) to fn. */
+static inline void traces_each(char *text, void (*fn)(const struct traces_block *, void *),
+			       void *ctx)
+{
+	struct traces_block b = {0};
+	char *line, *save = NULL;
+	bool in_block = false, have_value = false;
+
+	/* one extra separator at the end ends the last block */
+	for (line = strtok_r(text, "\n", &save);; line = strtok_r(NULL, "\n", &save)) {
+		char *p = line ? line : "-----------+", *end, *colon;
+
+		if (!strncmp(p, "-----------+", 12)) {
+			if (in_block && have_value)
+				fn(&b, ctx);
+			memset(&b, 0, sizeof(b));
+			in_block = true;
+			have_value = false;
+			if (!line)
+				break;
+			continue;
+		}
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!in_block || !*p)
+			continue;
+		if (!have_value) {
+			/* label lines ("key:  value") come before the value line */
+			if (!isdigit((unsigned char)*p)) {
+				colon = strstr(p, ":  ");
+				if (colon && b.nr_labels < TRACES_MAX_LABELS) {
+					*colon = 0;
+					for (end = colon + 3; *end == ' '; end++)
+						;
+					b.key[b.nr_labels] = p;
+					b.value[b.nr_labels++] = end;
+				}
+				continue;
+			}
+			b.count = strtoull(p, &end, 10);
+			if (*end != ' ' && *end != '\t')
+				continue;
+			have_value = true;
+			for (p = end; *p == ' ' || *p == '\t'; p++)
+				;
+		}
+		if (b.nr_frames < TRACES_MAX_FRAMES)
+			b.frame[b.nr_frames++] = p;
+	}
 }
 
 #endif
