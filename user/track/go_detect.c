@@ -220,8 +220,9 @@ static struct go_proc **find_proc(struct go_detect *gd, uint32_t pid)
 	return pp;
 }
 
-void go_detect_proc_read_at(struct go_detect *gd, uint32_t pid, const struct proc_mapping *maps,
-			    uint32_t nr, uint64_t read_ns)
+/* early: nothing is removed or counted when the mappings hold no Go program. */
+static void detect_proc(struct go_detect *gd, uint32_t pid, const struct proc_mapping *maps,
+			uint32_t nr, uint64_t read_ns, bool early)
 {
 	struct cfi_go_proc val;
 	const struct go_obj *found = NULL;
@@ -233,6 +234,10 @@ void go_detect_proc_read_at(struct go_detect *gd, uint32_t pid, const struct pro
 	pthread_mutex_lock(&gd->lock);
 	for (uint32_t i = 0; gd->nr_objs && i < nr && !found; i++)
 		found = find_obj(gd, maps[i].key);
+	if (!found && early) {
+		pthread_mutex_unlock(&gd->lock);
+		return;
+	}
 	pp = find_proc(gd, pid);
 	p = *pp;
 	if (found && found->g_found && go_offsets_find(found->version, &val)) {
@@ -258,6 +263,24 @@ void go_detect_proc_read_at(struct go_detect *gd, uint32_t pid, const struct pro
 		}
 	}
 	pthread_mutex_unlock(&gd->lock);
+}
+
+void go_detect_proc_read_at(struct go_detect *gd, uint32_t pid, const struct proc_mapping *maps,
+			    uint32_t nr, uint64_t read_ns)
+{
+	detect_proc(gd, pid, maps, nr, read_ns, false);
+}
+
+void go_detect_early(struct go_detect *gd, uint32_t pid, const struct proc_mapping *maps,
+		     const int *fds, uint32_t nr, uint64_t read_ns)
+{
+	if (!gd)
+		return;
+	for (uint32_t i = 0; i < nr; i++)
+		if (fds[i] >= 0)
+			go_detect_object(gd, maps[i].key, fds[i]);
+	/* a kept mapping's key is still "": it matches no program */
+	detect_proc(gd, pid, maps, nr, read_ns, true);
 }
 
 void go_detect_unload(struct go_detect *gd, uint32_t pid)

@@ -35,6 +35,14 @@ void go_detect_object(struct go_detect *gd, const char *key, int fd);
  */
 void go_detect_proc_read_at(struct go_detect *gd, uint32_t pid, const struct proc_mapping *maps,
 			    uint32_t nr, uint64_t read_ns);
+/*
+ * A process's new mappings as its load opened them (fds[i] -1 when not
+ * open), before it builds their tables: the BPF side reads labels from then
+ * on, so its samples taken meanwhile (the deferred ones) carry them.
+ * Written when they hold a Go program; the load's end decides otherwise.
+ */
+void go_detect_early(struct go_detect *gd, uint32_t pid, const struct proc_mapping *maps,
+		     const int *fds, uint32_t nr, uint64_t read_ns);
 /* The process's tables went (exit, eviction): the kernel stops reading its labels. */
 void go_detect_unload(struct go_detect *gd, uint32_t pid);
 /* The process left the tracker: user space forgets it too. */

@@ -275,6 +275,7 @@ static void prepare_tables(struct proc_tracker *pt, struct proc_load *l)
 	/* an interpreter among the new mappings (kept ones get their keys later: known already) */
 	python_detect_early(pt->opts.python, l->pid, l->set->maps, l->ents, l->fds, l->nr_named,
 			    l->read_ns);
+	go_detect_early(pt->opts.go, l->pid, l->set->maps, l->fds, l->nr_named, l->read_ns);
 	table_builds_run(pt, l->jobs, l->nr_jobs, l->deadline);
 }
 
