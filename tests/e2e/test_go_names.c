@@ -195,8 +195,15 @@ static void test_folded(void)
 	       "%lu preempted\n",
 	       (unsigned long)cs.checked, (unsigned long)cs.failed, (unsigned long)bottoms,
 	       (unsigned long)cs.preempted);
-	CHECK(cs.checked >= 1000 && cs.failed == bottoms, "%lu of %lu call sites wrong: %s",
-	      (unsigned long)(cs.failed - bottoms), (unsigned long)cs.checked, cs.first_fail);
+	/*
+	 * as many return addresses as the run had complete stacks at least (each
+	 * has one past its leaf; 1,000 was a count a starved run fell short of,
+	 * 977 from 77 samples), and 20 of those stacks, as the chains above
+	 */
+	CHECK(complete >= 20 && cs.checked >= complete && cs.failed == bottoms,
+	      "%lu of %lu call sites wrong (%lu complete stacks): %s",
+	      (unsigned long)(cs.failed - bottoms), (unsigned long)cs.checked,
+	      (unsigned long)complete, cs.first_fail);
 	free(folded);
 }
 
