@@ -338,6 +338,53 @@ static void test_recording_unknown_reason(void)
 	sym_cache_free(sc);
 }
 
+/*
+ * Another runtime's units (Go's labels) on a stack line, " rt RUNTIME:STATUS:HEX":
+ * read back byte for byte, also when another field follows (the old reader's
+ * %2x skipped the blank into it and refused the line); an odd or partial unit
+ * is malformed.
+ */
+static void test_recording_runtime_units(void)
+{
+	struct cfi_go_label l = {.key_len = 6, .value_len = 5, .key = "worker", .value = "alpha"};
+	char text[1024], hex[2 * sizeof(l) + 1];
+	const uint8_t *b = (const uint8_t *)&l;
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = sc ? proc_tracker_new_names(sc) : NULL;
+	struct recording_meta meta = {0};
+	struct agg_stack **v = NULL;
+	uint64_t bad = 0, nr = 0;
+	struct aggregator a;
+	char err[128] = "";
+	FILE *in;
+
+	for (size_t i = 0; i < sizeof(l); i++)
+		snprintf(hex + 2 * i, 3, "%02x", b[i]);
+	snprintf(text, sizeof(text),
+		 "# cfiprof recording v1\nmeta 99 cpu-clock 0 0\n"
+		 "stack 3 7 7 0 0 app k - u abc rt 2:1:%s c 1f\n"
+		 "stack 1 7 7 0 0 app k - u abd rt 2:1:%.30s\n",
+		 hex, hex);
+	in = fmemopen(text, strlen(text), "r");
+	agg_init(&a, 10);
+	CHECK(in && pt && recording_read(in, &a, pt, &meta, NULL, &bad, err, sizeof(err)) == 0,
+	      "recording_read: %s", err);
+	v = agg_sorted(&a, &nr);
+	CHECK(bad == 1 && nr == 1 && v, "read %" PRIu64 " stacks, %" PRIu64 " malformed", nr, bad);
+	if (v && nr == 1)
+		CHECK(v[0]->runtime == RT_GO && v[0]->rt_status == 1 &&
+			  v[0]->nr_rt == GO_LABEL_UNITS && v[0]->cgroup_id == 0x1f &&
+			  !memcmp(v[0]->pcs + v[0]->nr_kernel + v[0]->nr_user, &l, sizeof(l)),
+		      "runtime %u status %u, %u units, cgroup %" PRIx64, v[0]->runtime,
+		      v[0]->rt_status, v[0]->nr_rt, v[0]->cgroup_id);
+	free(v);
+	if (in)
+		fclose(in);
+	agg_free(&a);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+}
+
 /* Every stop reason has one distinct name, and the walkable set is the list's. */
 static void test_stop_reason_list(void)
 {
@@ -607,6 +654,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_recording);
 	RUN_TEST(test_recording_no_procs);
 	RUN_TEST(test_recording_unknown_reason);
+	RUN_TEST(test_recording_runtime_units);
 	RUN_TEST(test_stop_reason_list);
 	RUN_TEST(test_recording_kernel_names);
 	RUN_TEST(test_recording_python);

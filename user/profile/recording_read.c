@@ -5,6 +5,7 @@
  * mappings or the meta.  A malformed line is counted and skipped; only out of
  * memory ends the read.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -80,15 +81,22 @@ static int parse_python(const char *s, struct cfi_python_frame *py, int max)
 /* "RUNTIME:STATUS:HEX", a runtime's units as bytes, into r and out: their number, or -1. */
 static int parse_rt_units(const char *s, struct cfi_sample_record *r, uint8_t *out)
 {
-	unsigned int rt, status, byte;
+	unsigned int rt, status;
 	size_t n = 0;
 	int at = 0;
 
 	if (sscanf(s, "%u:%u:%n", &rt, &status, &at) != 2 || !at || rt == RT_NONE || rt >= RT_MAX ||
 	    status > UINT8_MAX)
 		return -1;
-	for (s += at; n < RT_RECORD_BYTES && sscanf(s, "%2x", &byte) == 1; s += 2)
-		out[n++] = (uint8_t)byte;
+	/* two hex digits a byte, nothing else (sscanf's %2x would skip blanks into the next field)
+	 */
+	for (s += at;
+	     n < RT_RECORD_BYTES && isxdigit((unsigned char)s[0]) && isxdigit((unsigned char)s[1]);
+	     s += 2) {
+		char hex[3] = {s[0], s[1], 0};
+
+		out[n++] = (uint8_t)strtoul(hex, NULL, 16);
+	}
 	if ((*s && *s != ' ' && *s != '\n') || !n || n % RT_UNIT_BYTES)
 		return -1;
 	r->runtime = (uint8_t)rt;
