@@ -278,6 +278,9 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
+	/* the runtimes the tracker tells of its loads: one line each */
+	python_detect_hooks(s->python, &s->runtime_hooks[0]);
+	go_detect_hooks(s->go, &s->runtime_hooks[1]);
 	/* a cache that cannot be used safely is said so and skipped: tables are built */
 	if (o->table_cache[0])
 		s->table_cache = cfi_table_cache_open(
@@ -288,8 +291,8 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 							     .procs_fd = s->ld.procs_fd,
 							     .mappings_fd = s->ld.mappings_fd,
 							     .table_cache = s->table_cache,
-							     .python = s->python,
-							     .go = s->go,
+							     .runtimes = s->runtime_hooks,
+							     .nr_runtimes = SESSION_RUNTIMES,
 							     .max_procs = o->max_procs,
 							     .build_workers = o->build_workers});
 	if (!s->pt) {

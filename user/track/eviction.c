@@ -19,8 +19,9 @@
 void drop_kernel_state(struct proc_tracker *pt, struct proc *p)
 {
 	bpf_map_delete_elem(pt->opts.procs_fd, &p->pid);
-	python_detect_unload(pt->opts.python, p->pid);
-	go_detect_unload(pt->opts.go, p->pid);
+	FOR_EACH_RUNTIME(pt, h)
+	if (h->unload)
+		h->unload(h->ctx, p->pid);
 	if (p->tables_held && p->cur)
 		mappings_release(pt, p->pid, p->cur->maps, p->cur->nr_maps, true);
 	p->tables_held = false;

@@ -190,8 +190,9 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 		drop_symbols(pt, gone);
 	for (p = gone; p; p = next) {
 		next = p->next;
-		python_detect_forget(pt->opts.python, p->pid);
-		go_detect_forget(pt->opts.go, p->pid);
+		FOR_EACH_RUNTIME(pt, h)
+		if (h->forget)
+			h->forget(h->ctx, p->pid);
 		proc_destroy(p);
 	}
 	pthread_mutex_unlock(&pt->load_lock);

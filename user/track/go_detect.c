@@ -22,6 +22,7 @@
 #include "elf/elf_read.h"
 #include "user/track/go_detect.h"
 #include "user/track/proc_tracker.h"
+#include "user/track/runtime_hooks.h"
 
 #define GO_OBJS	   256 /* Go executables remembered, a ring of the newest */
 #define GO_BUCKETS 1024
@@ -315,4 +316,43 @@ void go_detect_stats(struct go_detect *gd, struct go_detect_stats *out)
 	pthread_mutex_lock(&gd->lock);
 	*out = gd->stats;
 	pthread_mutex_unlock(&gd->lock);
+}
+
+static void hook_object(void *ctx, const char *key, const char *path, int fd)
+{
+	(void)path;
+	go_detect_object(ctx, key, fd);
+}
+
+static void hook_early(void *ctx, uint32_t pid, const struct proc_mapping *maps,
+		       const struct maps_entry *ents, const int *fds, uint32_t nr, uint64_t read_ns)
+{
+	(void)ents;
+	go_detect_early(ctx, pid, maps, fds, nr, read_ns);
+}
+
+static void hook_proc(void *ctx, uint32_t pid, const struct proc_mapping *maps, uint32_t nr,
+		      uint64_t read_ns)
+{
+	go_detect_proc_read_at(ctx, pid, maps, nr, read_ns);
+}
+
+static void hook_unload(void *ctx, uint32_t pid)
+{
+	go_detect_unload(ctx, pid);
+}
+
+static void hook_forget(void *ctx, uint32_t pid)
+{
+	go_detect_forget(ctx, pid);
+}
+
+void go_detect_hooks(struct go_detect *gd, struct runtime_hooks *out)
+{
+	*out = (struct runtime_hooks){.ctx = gd,
+				      .object = hook_object,
+				      .early = hook_early,
+				      .proc = hook_proc,
+				      .unload = hook_unload,
+				      .forget = hook_forget};
 }

@@ -14,8 +14,10 @@
 
 #include "bpf/cfiprof_abi.h"
 
+struct maps_entry;
 struct proc_mapping;
 struct go_detect;
+struct runtime_hooks;
 
 struct go_detect_stats {
 	uint64_t procs;	      /* processes found running a Go version with offsets */
@@ -48,6 +50,8 @@ void go_detect_unload(struct go_detect *gd, uint32_t pid);
 /* The process left the tracker: user space forgets it too. */
 void go_detect_forget(struct go_detect *gd, uint32_t pid);
 void go_detect_stats(struct go_detect *gd, struct go_detect_stats *out);
+/* gd's hooks for the tracker (user/track/runtime_hooks.h). */
+void go_detect_hooks(struct go_detect *gd, struct runtime_hooks *out);
 
 /*
  * What an ELF file says of Go: its version (major << 8 | minor) from

@@ -273,9 +273,9 @@ static void prepare_tables(struct proc_tracker *pt, struct proc_load *l)
 	}
 	l->nr_named = i;
 	/* an interpreter among the new mappings (kept ones get their keys later: known already) */
-	python_detect_early(pt->opts.python, l->pid, l->set->maps, l->ents, l->fds, l->nr_named,
-			    l->read_ns);
-	go_detect_early(pt->opts.go, l->pid, l->set->maps, l->fds, l->nr_named, l->read_ns);
+	FOR_EACH_RUNTIME(pt, h)
+	if (h->early)
+		h->early(h->ctx, l->pid, l->set->maps, l->ents, l->fds, l->nr_named, l->read_ns);
 	table_builds_run(pt, l->jobs, l->nr_jobs, l->deadline);
 }
 
@@ -460,9 +460,9 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 		if (l->fds[i] >= 0) {
 			mapping_load_symbols(pt, l->pid, &l->set->maps[i], l->ents[i].path,
 					     l->fds[i]);
-			python_detect_object(pt->opts.python, l->set->maps[i].key, l->ents[i].path,
-					     l->fds[i]);
-			go_detect_object(pt->opts.go, l->set->maps[i].key, l->fds[i]);
+			FOR_EACH_RUNTIME(pt, h)
+			if (h->object)
+				h->object(h->ctx, l->set->maps[i].key, l->ents[i].path, l->fds[i]);
 			close(l->fds[i]);
 			l->fds[i] = -1;
 			l->done++;
@@ -611,8 +611,9 @@ void tracker_load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_
 	l.set->generation = l.pv.generation = ++pt->generation;
 	publish_generation(pt, &l);
 	load_new_symbols(pt, &l);
-	python_detect_proc_read_at(pt->opts.python, pid, l.set->maps, l.set->nr_maps, l.read_ns);
-	go_detect_proc_read_at(pt->opts.go, pid, l.set->maps, l.set->nr_maps, l.read_ns);
+	FOR_EACH_RUNTIME(pt, h)
+	if (h->proc)
+		h->proc(h->ctx, pid, l.set->maps, l.set->nr_maps, l.read_ns);
 	commit_load(pt, &l);
 cleanup:
 	pt->loading_pid = 0;

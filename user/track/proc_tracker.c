@@ -47,8 +47,8 @@ struct proc_tracker *proc_tracker_new(const struct proc_tracker_opts *o)
 	pt->opts.procs_fd = o->procs_fd;
 	pt->opts.mappings_fd = o->mappings_fd;
 	pt->opts.table_cache = o->table_cache;
-	pt->opts.python = o->python;
-	pt->opts.go = o->go;
+	pt->opts.runtimes = o->runtimes;
+	pt->opts.nr_runtimes = o->nr_runtimes;
 	pt->opts.max_procs = o->max_procs;
 	set_keys_quota(pt);
 	pt->opts.build_workers = o->build_workers ? o->build_workers : build_workers_default();

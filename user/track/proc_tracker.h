@@ -17,8 +17,7 @@
 #include "tables/table_cache.h"
 #include "user/track/table_store.h"
 
-struct python_detect;
-struct go_detect;
+struct runtime_hooks;
 
 /* cfi_file_key's: a 64-byte build-id in hex, '@', the file's identity. */
 #define PROC_MAPPING_KEY_LEN CFI_FILE_KEY_LEN
@@ -145,8 +144,9 @@ struct proc_tracker_opts {
 	/* tables are read from and kept in this cache (NULL: every table is built) */
 	struct cfi_table_cache *table_cache;
 	/* processes running CPython are found at their loads and told to it (NULL: none) */
-	struct python_detect *python;
-	struct go_detect *go; /* Go programs' goroutine labels (NULL: none) */
+	/* the language runtimes' detectors, told of every load (user/track/runtime_hooks.h) */
+	const struct runtime_hooks *runtimes;
+	uint32_t nr_runtimes;
 	/*
 	 * At most max_procs live processes have tables loaded (0: no cap); when
 	 * a new one arrives, or a new table does not fit the table store's

@@ -24,6 +24,7 @@
 #include "elf/elf_read.h"
 #include "user/track/proc_maps.h"
 #include "user/track/proc_tracker.h"
+#include "user/track/runtime_hooks.h"
 #include "user/track/python_detect.h"
 
 #define PY_OBJS	   64 /* objects remembered: interpreters are few */
@@ -433,4 +434,41 @@ void python_detect_stats(struct python_detect *pd, struct python_detect_stats *o
 	pthread_mutex_lock(&pd->lock);
 	*out = pd->stats;
 	pthread_mutex_unlock(&pd->lock);
+}
+
+static void hook_object(void *ctx, const char *key, const char *path, int fd)
+{
+	python_detect_object(ctx, key, path, fd);
+}
+
+static void hook_early(void *ctx, uint32_t pid, const struct proc_mapping *maps,
+		       const struct maps_entry *ents, const int *fds, uint32_t nr, uint64_t read_ns)
+{
+	python_detect_early(ctx, pid, maps, ents, fds, nr, read_ns);
+}
+
+static void hook_proc(void *ctx, uint32_t pid, const struct proc_mapping *maps, uint32_t nr,
+		      uint64_t read_ns)
+{
+	python_detect_proc_read_at(ctx, pid, maps, nr, read_ns);
+}
+
+static void hook_unload(void *ctx, uint32_t pid)
+{
+	python_detect_unload(ctx, pid);
+}
+
+static void hook_forget(void *ctx, uint32_t pid)
+{
+	python_detect_forget(ctx, pid);
+}
+
+void python_detect_hooks(struct python_detect *pd, struct runtime_hooks *out)
+{
+	*out = (struct runtime_hooks){.ctx = pd,
+				      .object = hook_object,
+				      .early = hook_early,
+				      .proc = hook_proc,
+				      .unload = hook_unload,
+				      .forget = hook_forget};
 }

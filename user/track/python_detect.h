@@ -29,6 +29,8 @@ struct python_detect_stats {
 	uint32_t nr_unsup_versions;
 };
 
+struct runtime_hooks;
+
 /* python_procs_fd: the BPF map (-1: none, user space only: tests). */
 struct python_detect *python_detect_new(int python_procs_fd);
 void python_detect_free(struct python_detect *pd);
@@ -66,6 +68,8 @@ const struct python_offsets *python_detect_lookup(struct python_detect *pd, uint
 /* The same, in the form python_names_new takes (ctx: the python_detect). */
 const struct python_offsets *python_detect_offsets(void *pd, uint32_t pid);
 void python_detect_stats(struct python_detect *pd, struct python_detect_stats *out);
+/* pd's hooks for the tracker (user/track/runtime_hooks.h). */
+void python_detect_hooks(struct python_detect *pd, struct runtime_hooks *out);
 /*
  * The processes of unsupported versions, for a user: "1 Python process of
  * unsupported version 3.12", "3 Python processes of unsupported versions

@@ -32,8 +32,12 @@
 #include "user/track/proc_maps.h"
 #include "user/track/proc_stat.h"
 #include "user/track/proc_tracker.h"
-#include "user/track/go_detect.h"
-#include "user/track/python_detect.h"
+#include "user/track/runtime_hooks.h"
+
+/* Each runtime's hook h of the tracker (user/track/runtime_hooks.h), when it has one. */
+#define FOR_EACH_RUNTIME(pt, h)                                                                    \
+	for (const struct runtime_hooks *h = (pt)->opts.runtimes;                                  \
+	     h && h < (pt)->opts.runtimes + (pt)->opts.nr_runtimes; h++)
 
 #define QUEUE_CAP  65536
 #define NR_BUCKETS 4096
