@@ -248,30 +248,34 @@ static int held_seconds(const char *log, double *held, int max)
 
 /*
  * The server down, then stalled: grouped names, and no wait past the
- * timeout.  Wall times are judged against a run of the same program without
- * debuginfod just before (base): beside CPU hogs cfiprof's own start and stop
- * take seconds, on an idle machine ~0.3 s.  Waiting out the default 10 s
- * timeout instead of failing or timing out shows as 10 s more than base.
- * The stalled server also says how long the connection was held: the
- * 2 s timeout from the other end, whatever the machine's load.
+ * timeout.  Down: a port held bound and not listening refuses at once, and
+ * the run is given a 120 s timeout: waiting it out instead of failing would
+ * outlast record's 60 s limit, whatever the machine's load (a bound of twice
+ * a run without debuginfod failed beside CPU hogs and a parallel make test:
+ * 14.7 s against 5.6 s).  Stalled: the server says how long the connection
+ * was held, the 2 s timeout from the other end.  Wall times are figures.
  */
 static void test_server_unavailable(void)
 {
 	char urls[64], path[PATHBUF], held_log[PATHBUF], *log, *folded, *rep;
 	double elapsed, base, held[4];
-	int port = free_port(), nr_held;
+	int hold_fd = -1, port = closed_port(&hold_fd), nr_held;
 	pid_t srv;
 
 	CHECK(build_progs(), "cannot build the programs");
 	record("base.folded", "prog.stripped", NULL, "cache-base", NULL, &base, &log);
 	free(log);
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
-	record("down.folded", "prog.stripped", urls, "cache-down", NULL, &elapsed, &log);
+	CHECK(port > 0, "no loopback port to hold");
+	record("down.folded", "prog.stripped", urls, "cache-down", "--debuginfod-timeout=120",
+	       &elapsed, &log);
+	if (hold_fd >= 0)
+		close(hold_fd);
 	folded = slurp(tpath(path, sizeof(path), "down.folded"));
 	check_grouped("server down", folded);
 	CHECK(strstr(log, "1 failed"), "server down: the summary does not say it failed: %s", log);
-	CHECK(elapsed < 2 * base + 2, "server down: record took %.1f s, %.1f s without debuginfod",
-	      elapsed, base);
+	printf("FIGURE: record of a %s s program, debuginfod down: %.2f s (%.2f s without)\n", SPIN,
+	       elapsed, base);
 	free(log);
 	/* report names it the same way from the same file */
 	rep = report("down.folded", NULL, "cache-down");
@@ -294,11 +298,6 @@ static void test_server_unavailable(void)
 	CHECK(nr_held == 1 && held[0] > 1 && held[0] < 4,
 	      "stalled server: %d connections, the first held %.2f s (want one, 2 s)", nr_held,
 	      nr_held ? held[0] : 0.0);
-	/* the fetch started when the program was loaded, so it ends 2 s later at most */
-	CHECK(elapsed < 2 * base + 2 + 2,
-	      "stalled server, 2 s timeout: record took %.1f s, %.1f s "
-	      "without debuginfod",
-	      elapsed, base);
 	printf("FIGURE: record of a %s s program, debuginfod stalled, 2 s timeout: %.2f s (%.2f s "
 	       "without debuginfod; the server held the connection %.2f s)\n",
 	       SPIN, elapsed, base, nr_held ? held[0] : 0.0);

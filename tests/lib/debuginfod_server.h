@@ -32,6 +32,29 @@ static inline int free_port(void)
 }
 
 /*
+ * A loopback port held bound and not listening (*fd, close it after): a
+ * connection to it is refused at once, and no other process can take it
+ * meanwhile (a port free_port found free can be, by a parallel suite's
+ * server).  The port, or -1.
+ */
+static inline int closed_port(int *fd)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+
+	*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*fd < 0)
+		return -1;
+	if (bind(*fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(*fd, (struct sockaddr *)&sa, &sl)) {
+		close(*fd);
+		*fd = -1;
+		return -1;
+	}
+	return ntohs(sa.sin_port);
+}
+
+/*
  * Starts `debuginfod -F DIR -p PORT` (its database in DIR/../db.sqlite, its
  * log in @log) and waits until it serves @build_id (it scans DIR at start),
  * at most @timeout seconds. Returns its pid (kill it with server_stop), or -1.
