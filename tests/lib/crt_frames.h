@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Samples that stop no-rule in crt code (_init, _fini and crtstuff.c's
+ * functions, which no FDE covers): by name, or by address in a stripped
+ * library's .init / .fini as readelf -S gives them.
+ */
+#ifndef CFIPROF_TEST_CRT_FRAMES_H
+#define CFIPROF_TEST_CRT_FRAMES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__aarch64__)
+#define MULTIARCH "aarch64-linux-gnu"
+#else
+#define MULTIARCH "x86_64-linux-gnu"
+#endif
+
+/*
+ * The startup and teardown code gcc links into every shared object: crti.o's
+ * _init and crtn.o's _fini, crtstuff.c's functions.  None has an FDE (see
+ * readelf --debug-frames: the libraries' CFI starts at the PLT) and none
+ * keeps a frame pointer: a sample there stops at no-rule, whatever the
+ * profiler.
+ */
+static inline bool is_crt_function(const char *f, size_t len)
+{
+	static const char *const crt[] = {"_init",
+					  "_fini",
+					  "frame_dummy",
+					  "register_tm_clones",
+					  "deregister_tm_clones",
+					  "__do_global_dtors_aux"};
+
+	for (size_t i = 0; i < sizeof(crt) / sizeof(crt[0]); i++)
+		if (len == strlen(crt[i]) && !strncmp(f, crt[i], len))
+			return true;
+	return false;
+}
+
+/*
+ * The same code in a stripped library, whose frame reads OBJ+0xADDRESS: the
+ * address in the object's .init or .fini, as readelf -S of the library in the
+ * system's library folders gives them.
+ */
+static inline bool is_crt_address(const char *f, size_t len)
+{
+	static const char *const dirs[] = {"/lib/" MULTIARCH, "/usr/lib/" MULTIARCH};
+	char name[256], cmd[600], line[512], *plus;
+	unsigned long long at, start, size;
+	bool in = false;
+
+	if (len >= sizeof(name))
+		return false;
+	memcpy(name, f, len);
+	name[len] = 0;
+	plus = strstr(name, "+0x");
+	if (!plus || sscanf(plus + 3, "%llx", &at) != 1)
+		return false;
+	*plus = 0;
+	if (strchr(name, '/') || strchr(name, '\'') || !name[0])
+		return false;
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !in; d++) {
+		FILE *p;
+
+		snprintf(cmd, sizeof(cmd), "readelf -SW '%s/%s' 2>/dev/null", dirs[d], name);
+		p = popen(cmd, "re");
+		while (p && fgets(line, sizeof(line), p)) {
+			const char *sec = strstr(line, "] .");
+
+			/* [Nr] Name Type Address Off Size ...: .init and .fini only */
+			if (!sec ||
+			    (strncmp(sec + 2, ".init ", 6) && strncmp(sec + 2, ".fini ", 6)))
+				continue;
+			if (sscanf(sec + 8, "%*s %llx %*x %llx", &start, &size) == 2 &&
+			    at >= start && at < start + size)
+				in = true;
+		}
+		if (p)
+			pclose(p);
+	}
+	return in;
+}
+
+/*
+ * Samples of comm stopped at no-rule in one of those functions, and of those
+ * how many inside a page fault: their only user frame (the leaf) is the crt
+ * function, kernel frames ("_[k]") may follow.
+ */
+static inline uint64_t count_crt_no_rule(const char *path, const char *comm, uint64_t *in_fault)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL, prefix[128];
+	size_t cap = 0;
+	uint64_t count = 0;
+
+	*in_fault = 0;
+	snprintf(prefix, sizeof(prefix), "%s;[incomplete: no-rule];", comm);
+	while (f && getline(&line, &cap, f) > 0) {
+		char *leaf = line + strlen(prefix), *cnt = strrchr(line, ' ');
+		size_t len;
+
+		if (strncmp(line, prefix, strlen(prefix)))
+			continue;
+		len = strcspn(leaf, "; ");
+		if (!(is_crt_function(leaf, len) || is_crt_address(leaf, len)) || !cnt)
+			continue;
+		if (leaf[len] == ';') {
+			const char *k = leaf + len + 1;
+			size_t kl = strcspn(k, "; ");
+
+			/* more user frames: the walk got past the leaf, so not this stop */
+			if (kl < 4 || strncmp(k + kl - 4, "_[k]", 4))
+				continue;
+		}
+		count += strtoull(cnt + 1, NULL, 10);
+		if (leaf[len] == ';' && strstr(leaf, "exc_page_fault_[k]"))
+			*in_fault += strtoull(cnt + 1, NULL, 10);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return count;
+}
+
+#endif
