@@ -298,6 +298,31 @@ static void test_recording_no_procs(void)
 }
 
 /*
+ * A recording's text read into a (agg_init'ed here; agg_free it), with a
+ * tracker of its own: the stacks sorted (free them), their number in *nr,
+ * malformed lines in *bad.
+ */
+static struct agg_stack **read_text(const char *text, struct aggregator *a, uint64_t *nr,
+				    uint64_t *bad)
+{
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = sc ? proc_tracker_new_names(sc) : NULL;
+	struct recording_meta meta = {0};
+	char err[128] = "";
+	FILE *in = fmemopen((void *)text, strlen(text), "r");
+
+	*bad = *nr = 0;
+	agg_init(a, 10);
+	CHECK(in && pt && recording_read(in, a, pt, &meta, NULL, bad, err, sizeof(err)) == 0,
+	      "recording_read: %s", err);
+	if (in)
+		fclose(in);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+	return agg_sorted(a, nr);
+}
+
+/*
  * A recording written by a newer cfiprof, with a stop reason this one does
  * not list: read, not refused, and the reason kept and named "unknown(N)".
  */
@@ -306,19 +331,11 @@ static void test_recording_unknown_reason(void)
 	static const char text[] = "# cfiprof recording v1\nmeta 99 cycles 12 34\n"
 				   "stack 3 7 7 200 0 newer k - u abc\n"
 				   "stack 2 7 7 1 0 newer k - u abd\n";
-	struct sym_cache *sc = sym_cache_new();
-	struct proc_tracker *pt = sc ? proc_tracker_new_names(sc) : NULL;
-	struct recording_meta meta = {0};
-	struct agg_stack **v = NULL;
-	uint64_t bad = 0, nr = 0;
+	struct agg_stack **v;
+	uint64_t bad, nr;
 	struct aggregator a;
-	char err[128] = "";
-	FILE *in = fmemopen((void *)text, strlen(text), "r");
 
-	agg_init(&a, 10);
-	CHECK(in && pt && recording_read(in, &a, pt, &meta, NULL, &bad, err, sizeof(err)) == 0,
-	      "recording_read: %s", err);
-	v = agg_sorted(&a, &nr);
+	v = read_text(text, &a, &nr, &bad);
 	CHECK(bad == 0 && nr == 2 && v, "read %" PRIu64 " stacks, %" PRIu64 " malformed", nr, bad);
 	for (uint64_t i = 0; v && i < nr; i++)
 		if (v[i]->count == 3)
@@ -331,11 +348,7 @@ static void test_recording_unknown_reason(void)
 	      "counted apart: %" PRIu64 " unknown, %" PRIu64 " complete", a.unknown_reason,
 	      a.by_reason[STOP_COMPLETE]);
 	free(v);
-	if (in)
-		fclose(in);
 	agg_free(&a);
-	proc_tracker_free(pt);
-	sym_cache_free(sc);
 }
 
 /*
@@ -349,14 +362,9 @@ static void test_recording_runtime_units(void)
 	struct cfi_go_label l = {.key_len = 6, .value_len = 5, .key = "worker", .value = "alpha"};
 	char text[1024], hex[2 * sizeof(l) + 1];
 	const uint8_t *b = (const uint8_t *)&l;
-	struct sym_cache *sc = sym_cache_new();
-	struct proc_tracker *pt = sc ? proc_tracker_new_names(sc) : NULL;
-	struct recording_meta meta = {0};
-	struct agg_stack **v = NULL;
-	uint64_t bad = 0, nr = 0;
+	struct agg_stack **v;
+	uint64_t bad, nr;
 	struct aggregator a;
-	char err[128] = "";
-	FILE *in;
 
 	for (size_t i = 0; i < sizeof(l); i++)
 		snprintf(hex + 2 * i, 3, "%02x", b[i]);
@@ -365,11 +373,7 @@ static void test_recording_runtime_units(void)
 		 "stack 3 7 7 0 0 app k - u abc rt 2:1:%s c 1f\n"
 		 "stack 1 7 7 0 0 app k - u abd rt 2:1:%.30s\n",
 		 hex, hex);
-	in = fmemopen(text, strlen(text), "r");
-	agg_init(&a, 10);
-	CHECK(in && pt && recording_read(in, &a, pt, &meta, NULL, &bad, err, sizeof(err)) == 0,
-	      "recording_read: %s", err);
-	v = agg_sorted(&a, &nr);
+	v = read_text(text, &a, &nr, &bad);
 	CHECK(bad == 1 && nr == 1 && v, "read %" PRIu64 " stacks, %" PRIu64 " malformed", nr, bad);
 	if (v && nr == 1)
 		CHECK(v[0]->runtime == RT_GO && v[0]->rt_status == 1 &&
@@ -378,11 +382,7 @@ static void test_recording_runtime_units(void)
 		      "runtime %u status %u, %u units, cgroup %" PRIx64, v[0]->runtime,
 		      v[0]->rt_status, v[0]->nr_rt, v[0]->cgroup_id);
 	free(v);
-	if (in)
-		fclose(in);
 	agg_free(&a);
-	proc_tracker_free(pt);
-	sym_cache_free(sc);
 }
 
 /* Every stop reason has one distinct name, and the walkable set is the list's. */
