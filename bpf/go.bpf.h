@@ -10,8 +10,10 @@
  * g.m.curg of the thread's g, so a sample on the system stack (GC work,
  * systemstack) carries the labels of the goroutine it runs for.  g is in the
  * thread's TLS at a fixed offset from the thread pointer.  The labels are a
- * *labelMap, a map[string]string up to Go 1.23: the hash map's first two
- * buckets are read, which hold every label of a map of up to 13.
+ * *labelMap, a map[string]string up to Go 1.23: the hash map's first bucket
+ * is read, which holds every label of a map of up to 8 (Go grows a map past
+ * one bucket at its ninth key).  A second bucket's loop cost a third more
+ * BPF verification time at every start, for labels past the 8 kept anyway.
  */
 #ifndef CFIPROF_GO_BPF_H
 #define CFIPROF_GO_BPF_H
@@ -33,7 +35,6 @@ struct {
 #define GO_BUCKET_VALUES   (8 + GO_BUCKET_SLOTS * 16) /* after the keys, strings of 16 bytes */
 #define GO_BUCKET_BYTES	   (GO_BUCKET_VALUES + GO_BUCKET_SLOTS * 16 + 8)
 #define GO_MIN_TOPHASH	   5 /* below: an empty or evacuated slot */
-#define GO_BUCKETS_READ	   2
 
 struct go_scratch {
 	struct cfi_go_label l[GO_MAX_LABELS];
@@ -109,7 +110,7 @@ __noinline int go_labels_read(__u32 pid)
 	__u64 tp, g, m, curg, lp, h, buckets, count;
 	struct go_scratch *s;
 	struct pid_times *times;
-	__u32 zero = 0, n = 0, nb;
+	__u32 zero = 0, n = 0;
 	bool cut = false;
 
 	if (!gp)
@@ -138,20 +139,21 @@ __noinline int go_labels_read(__u32 pid)
 		return GO_STATUS_UNREADABLE << 16;
 	count = *(__u64 *)s->hmap;
 	buckets = *(__u64 *)&s->hmap[GO_HMAP_BUCKETS];
-	nb = s->hmap[GO_HMAP_B] < 8 ? 1u << s->hmap[GO_HMAP_B] : 256;
-	/* labels are made once and never written again: a map still growing is not expected */
-	if (*(__u64 *)&s->hmap[GO_HMAP_OLDBUCKETS] || nb > GO_BUCKETS_READ)
+	if (!count)
+		return GO_STATUS_OK << 16;
+	/*
+	 * More buckets than one (B > 0), or a map still growing: labels are made
+	 * once and never written again, so neither is expected below 9 labels
+	 */
+	if (s->hmap[GO_HMAP_B] || *(__u64 *)&s->hmap[GO_HMAP_OLDBUCKETS])
 		cut = true;
-	for (__u32 b = 0; b < GO_BUCKETS_READ && b < nb && count; b++) {
-		if (bpf_probe_read_user(s->bucket, sizeof(s->bucket),
-					(const void *)(buckets + b * GO_BUCKET_BYTES)))
-			return GO_STATUS_UNREADABLE << 16 | n;
-		/* an overflow bucket (more than 8 labels hashed alike) is not followed */
-		if (*(__u64 *)&s->bucket[GO_BUCKET_BYTES - 8])
-			cut = true;
-		if (!go_bucket_labels(s, &n, &cut))
-			return GO_STATUS_UNREADABLE << 16 | n;
-	}
+	if (bpf_probe_read_user(s->bucket, sizeof(s->bucket), (const void *)buckets))
+		return GO_STATUS_UNREADABLE << 16;
+	/* an overflow bucket is not followed */
+	if (*(__u64 *)&s->bucket[GO_BUCKET_BYTES - 8])
+		cut = true;
+	if (!go_bucket_labels(s, &n, &cut))
+		return GO_STATUS_UNREADABLE << 16 | n;
 	if (n < count)
 		cut = true;
 	return (cut ? GO_STATUS_TRUNCATED : GO_STATUS_OK) << 16 | n;
