@@ -44,13 +44,14 @@ static inline bool is_crt_function(const char *f, size_t len)
 /*
  * The same code in a stripped library, whose frame reads OBJ+0xADDRESS: the
  * address in the object's .init or .fini, as readelf -S of the library in the
- * system's library folders gives them.
+ * system's library folders gives them, or in its .text below the first FDE
+ * there (crtstuff.c's functions, as readelf --debug-dump=frames lists them).
  */
 static inline bool is_crt_address(const char *f, size_t len)
 {
 	static const char *const dirs[] = {"/lib/" MULTIARCH, "/usr/lib/" MULTIARCH};
 	char name[256], cmd[600], line[512], *plus;
-	unsigned long long at, start, size;
+	unsigned long long at, start, size, text = 0, first_fde = ~0ull, pc;
 	bool in = false;
 
 	if (len >= sizeof(name))
@@ -71,7 +72,9 @@ static inline bool is_crt_address(const char *f, size_t len)
 		while (p && fgets(line, sizeof(line), p)) {
 			const char *sec = strstr(line, "] .");
 
-			/* [Nr] Name Type Address Off Size ...: .init and .fini only */
+			if (sec && !strncmp(sec + 2, ".text ", 6))
+				sscanf(sec + 8, "%*s %llx", &text);
+			/* [Nr] Name Type Address Off Size ...: .init and .fini */
 			if (!sec ||
 			    (strncmp(sec + 2, ".init ", 6) && strncmp(sec + 2, ".fini ", 6)))
 				continue;
@@ -81,6 +84,25 @@ static inline bool is_crt_address(const char *f, size_t len)
 		}
 		if (p)
 			pclose(p);
+		if (in || !text || at < text)
+			continue;
+		/*
+		 * and crtstuff.c's functions, where .text begins: below the
+		 * first FDE in it (readelf's pc=START..END of each FDE)
+		 */
+		snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames '%s/%s' 2>/dev/null",
+			 dirs[d], name);
+		p = popen(cmd, "re");
+		while (p && fgets(line, sizeof(line), p)) {
+			const char *at_pc = strstr(line, " pc=");
+
+			if (at_pc && sscanf(at_pc + 4, "%llx", &pc) == 1 && pc >= text &&
+			    pc < first_fde)
+				first_fde = pc;
+		}
+		if (p)
+			pclose(p);
+		in = at < first_fde;
 	}
 	return in;
 }
