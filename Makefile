@@ -43,7 +43,7 @@ TEST_PKGS  := binutils elfutils libcap2-bin linux-perf bpftrace libclang-rt-14-d
 # the plain C libraries: helpers, ELF access, the CFI compiler (no BPF, no user/)
 LIB_SRC    := $(sort $(wildcard common/*.c elf/*.c tables/*.c))
 # user space but the CLI (main + subcommands): what tests and fuzz targets link
-USERLIB_SRC := $(sort $(wildcard user/*/*.c))
+USERLIB_SRC := $(sort $(wildcard user/*/*.c user/runtimes/*/*.c))
 USERLIB_SRC := $(filter-out user/cli/%,$(USERLIB_SRC))
 CLI_SRC    := user/main.c $(sort $(wildcard user/cli/*.c))
 BPF_SRC    := $(sort $(wildcard bpf/*.bpf.c))
@@ -330,7 +330,7 @@ uninstall:
 
 format:
 	clang-format -i $(wildcard bpf/*.[ch] common/*.[ch] elf/*.[ch] tables/*.[ch] user/*.c \
-		user/*/*.[ch] tests/*/*.[ch])
+		user/*/*.[ch] user/runtimes/*/*.[ch] tests/*/*.[ch])
 
 clean:
 	rm -rf $(OUT) demo.svg demo.txt demo.rec

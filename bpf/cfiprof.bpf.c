@@ -177,7 +177,7 @@ struct {
  *                      not a request went out: a pc in no known mapping after
  *                      that is one the loader has not read yet
  *   PT_EXEC            when a process with a Python interpreter exec'd (its
- *                      python_procs entry is the old image's: python.bpf.h)
+ *                      runtime_procs entry is the old image's: python.bpf.h)
  *   PT_DEFERRED        when it last sent a deferred sample: one that exits
  *                      with such a sample newer than its last load sends its
  *                      mappings (lifecycle.bpf.h)

@@ -295,7 +295,7 @@ struct cfi_sample_record {
 	__u64 weight;
 	/*
 	 * nr_kernel kernel PCs (leaf first), then nr_user user PCs, then
-	 * nr_rt units of the runtime's (Python: struct cfi_python_frame, leaf
+	 * nr_rt units of the runtime's (Python: struct cfi_interp_frame, leaf
 	 * first; Go: struct cfi_go_label)
 	 */
 	__u64 pcs[];
@@ -304,17 +304,65 @@ struct cfi_sample_record {
 /*
  * Language runtimes whose own data a sample carries after its PCs: one
  * runtime per process, its units RT_UNIT_BYTES each, at most RT_RECORD_BYTES.
+ * The one list of them, X(ID, VALUE, NAME, TAG, FRAMES, FRAME_TYPE): NAME
+ * as the summary and metrics show it; TAG what a recording's lines of its
+ * frames start with ("pyframe", " py LIST"); FRAMES, when its units are
+ * struct cfi_interp_frame (an interpreter's frames), the most a sample
+ * holds (a chain that long was cut at its root side), 0 when they are its
+ * own; FRAME_TYPE its frames' profile.frame.type (OpenTelemetry's names).
+ * Each runtime's BPF file is listed in bpf/runtimes.bpf.h, its user-space
+ * folder in user/session/runtimes.c.
  */
+#define CFI_RUNTIMES(X)                                                                            \
+	/* the thread's Python frames */                                                           \
+	X(RT_PYTHON, 1, "python", "py", PY_MAX_FRAMES, "cpython")                                  \
+	/* the goroutine's profiler labels */                                                      \
+	X(RT_GO, 2, "go", "go", 0, NULL)
+
 enum cfi_runtime {
 	RT_NONE = 0,
-	RT_PYTHON = 1, /* bpf/python.bpf.h: the thread's Python frames */
-	RT_GO = 2,     /* bpf/go.bpf.h: the goroutine's profiler labels */
-	RT_MAX,
+#define CFI_RUNTIME_ENUM(id, value, name, tag, frames, type) id = value,
+	CFI_RUNTIMES(CFI_RUNTIME_ENUM)
+#undef CFI_RUNTIME_ENUM
+	    RT_MAX,
 };
 
 #define RT_UNIT_BYTES 16
 
-/* -------- CPython frames (bpf/python.bpf.h, user/track/python_detect.c) -------- */
+/*
+ * One frame of an interpreted language as the kernel saw it: the units of
+ * a runtime whose FRAMES is 1, leaf first.  What each field holds is the
+ * runtime's (its BPF file fills them, its user-space folder names them).
+ */
+struct cfi_interp_frame {
+	__u64 code;    /* the code it runs (Python: its code object) */
+	__u32 instr;   /* where in it (Python: instruction pointer - code, 0xffffffff: unknown) */
+	__u8 is_entry; /* raw: whether an evaluation-loop call began with it (per version) */
+	__u8 owner;    /* raw: who owns the frame (Python: generator, C stack...) */
+	/*
+	 * A digest of what the code belongs to (Python: its module's globals),
+	 * 0 when unknown.  A freed code object's address is soon another's:
+	 * one of another module is told apart from the one that was there before.
+	 */
+	__u16 scope;
+};
+
+/* bytes of a runtime's own part of its runtime_procs entries */
+#define RT_PROC_BYTES 96
+
+/*
+ * A process that runs one of the runtimes, keyed by tgid
+ * (bpf/runtimes.bpf.h's runtime_procs): which one, and that runtime's own
+ * per-process struct in data (Python's struct cfi_python_proc...).  One
+ * lookup tells any sample whether it needs a runtime's part.
+ */
+struct cfi_runtime_proc {
+	__u8 runtime; /* enum cfi_runtime */
+	__u8 pad[7];
+	__u64 data[RT_PROC_BYTES / 8];
+};
+
+/* -------- CPython frames (bpf/python.bpf.h, user/runtimes/python/python_detect.c) -------- */
 
 #define PY_MAX_FRAMES 128
 /* bytes of an interpreter frame read at once: every field the walk needs lies in them */
@@ -322,27 +370,7 @@ enum cfi_runtime {
 /* field offsets of PY_OFF_NONE: the version has no such field */
 #define PY_OFF_NONE 0xffff
 
-/*
- * One Python frame as the kernel saw it: the code object and how far its
- * instruction pointer is from it (user space subtracts the offset of the
- * bytecode in the code object).  is_entry / owner: raw, interpreted per
- * version in user space.
- */
-struct cfi_python_frame {
-	__u64 code;
-	__u32 instr; /* instruction pointer - code, 0xffffffff: below it or too far */
-	__u8 is_entry;
-	__u8 owner;
-	/*
-	 * A digest of the frame's globals (its module's dict), 0 when unknown.
-	 * A freed code object's address is soon another's (a module's body
-	 * after its import, a line site.py exec()s): one of another module is
-	 * told apart from the code object that was there before.
-	 */
-	__u16 scope;
-};
-
-#define PY_RECORD_BYTES (PY_MAX_FRAMES * sizeof(struct cfi_python_frame))
+#define PY_RECORD_BYTES (PY_MAX_FRAMES * sizeof(struct cfi_interp_frame))
 
 enum cfi_python_status {
 	PY_STATUS_NONE = 0,	  /* not a process with a supported interpreter */
@@ -368,7 +396,7 @@ enum cfi_python_flags {
 
 /*
  * A process running a supported CPython, keyed by tgid: where its runtime
- * state is and the field offsets of its version (user/symbolize/python_offsets.c).
+ * state is and the field offsets of its version (user/runtimes/python/python_offsets.c).
  */
 struct cfi_python_proc {
 	__u64 runtime;		    /* address of _PyRuntime */
@@ -386,7 +414,7 @@ struct cfi_python_proc {
 	__u16 frame_instr;    /* .prev_instr (instr_ptr) */
 	__u16 frame_is_entry; /* PY_OFF_NONE from 3.12 on (shim frames instead) */
 	__u16 frame_owner;
-	__u16 frame_globals; /* .f_globals: struct cfi_python_frame's scope */
+	__u16 frame_globals; /* .f_globals: struct cfi_interp_frame's scope */
 	__u16 pad;
 	/*
 	 * Its PID namespace, /proc/PID/ns/pid's inode and device (the kernel's
@@ -403,7 +431,7 @@ struct cfi_python_proc {
 	__u64 maps_read_ns;
 };
 
-/* -------- Go profiler labels (bpf/go.bpf.h, user/track/go_detect.c) -------- */
+/* -------- Go profiler labels (bpf/go.bpf.h, user/runtimes/go/go_detect.c) -------- */
 
 #define GO_MAX_LABELS	   8
 #define GO_LABEL_KEY_MAX   40
@@ -435,7 +463,7 @@ enum cfi_go_status {
 
 /*
  * A Go process, keyed by tgid: where its g is (the TLS slot below the
- * thread pointer) and its version's field offsets (user/track/go_detect.c).
+ * thread pointer) and its version's field offsets (user/runtimes/go/go_detect.c).
  */
 struct cfi_go_proc {
 	__s32 tls_g;	/* g's offset from the thread pointer (fs base) */

@@ -3,7 +3,7 @@
  * Go's profiler labels (pprof.Do, pprof.SetGoroutineLabels) of the sampled
  * goroutine, appended to its sample record after the native PCs (struct
  * cfi_go_label).  Only processes user space found a supported Go runtime in
- * (go_procs, user/track/go_detect.c) pay anything; the field offsets come
+ * (runtime_procs, user/runtimes/go/go_detect.c) pay anything; the field offsets come
  * from that map, never from here.
  *
  * The goroutine is the one Go's own profiler charges (runtime.sigprof):
@@ -18,12 +18,7 @@
 #ifndef CFIPROF_GO_BPF_H
 #define CFIPROF_GO_BPF_H
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32); /* tgid */
-	__type(value, struct cfi_go_proc);
-} go_procs SEC(".maps");
+_Static_assert(sizeof(struct cfi_go_proc) <= RT_PROC_BYTES, "runtime_procs entry too small");
 
 /* runtime.hmap and runtime.bmap of a map[string]string, Go 1.12-1.23 */
 #define GO_HMAP_READ	   32 /* count, flags, B, noverflow, hash0, buckets, oldbuckets */
@@ -106,7 +101,7 @@ static __always_inline bool go_bucket_labels(struct go_scratch *s, __u32 *n, boo
  */
 __noinline int go_labels_read(__u32 pid)
 {
-	const struct cfi_go_proc *gp = bpf_map_lookup_elem(&go_procs, &pid);
+	const struct cfi_go_proc *gp = runtime_proc(pid, RT_GO);
 	__u64 tp, g, m, curg, lp, h, buckets, count;
 	struct go_scratch *s;
 	struct pid_times *times;
@@ -190,12 +185,6 @@ static __always_inline void go_append(struct cfi_sample_record *rec, __u64 nr_pc
 		return;
 	rec->nr_rt = n * GO_LABEL_UNITS;
 	walker_count(CNT_GO_LABELS, n);
-}
-
-/* Whether tgid runs a supported Go runtime: its records need GO_RECORD_BYTES more. */
-static __always_inline bool go_proc(__u32 tgid)
-{
-	return bpf_map_lookup_elem(&go_procs, &tgid) != NULL;
 }
 
 #endif

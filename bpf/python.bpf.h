@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * CPython frames of the sampled thread, appended to its sample record after
- * the native PCs (struct cfi_python_frame, leaf first).  User space splices
+ * the native PCs (struct cfi_interp_frame, leaf first).  User space splices
  * them in at the evaluation loop's native frames.  Only processes user space
- * found a supported interpreter in (python_procs, user/track/python_detect.c)
+ * found a supported interpreter in (runtime_procs, user/runtimes/python/python_detect.c)
  * pay anything; the field offsets come from that map, never from here.
  *
  * The thread state is found by the kernel's thread id: each PyThreadState
@@ -16,12 +16,7 @@
 #ifndef CFIPROF_PYTHON_BPF_H
 #define CFIPROF_PYTHON_BPF_H
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32); /* tgid */
-	__type(value, struct cfi_python_proc);
-} python_procs SEC(".maps");
+_Static_assert(sizeof(struct cfi_python_proc) <= RT_PROC_BYTES, "runtime_procs entry too small");
 
 struct python_thread {
 	__u64 tstate;	/* 0: none found */
@@ -55,7 +50,7 @@ struct {
 #define PY_FRAME_OFF_MASK 127
 
 struct python_scratch {
-	struct cfi_python_frame f[PY_MAX_FRAMES];
+	struct cfi_interp_frame f[PY_MAX_FRAMES];
 	__u8 frame[PY_FRAME_OFF_MASK + 1 + 8];
 	struct python_thread thread; /* a python_threads update: off the stack, which is full */
 	struct {
@@ -290,7 +285,7 @@ __noinline int python_walk(__u32 pid, __u32 tid)
 	__u64 ts;
 	int i;
 
-	c.py = bpf_map_lookup_elem(&python_procs, &pid);
+	c.py = runtime_proc(pid, RT_PYTHON);
 	if (!c.py)
 		return 0;
 	/* written by a load that read the mappings before the process exec'd */
@@ -357,16 +352,10 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 	/* the bounds checked above, on the registers the access uses */
 	barrier_var(nr_pcs);
 	barrier_var(n);
-	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * sizeof(struct cfi_python_frame), s->f))
+	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * sizeof(struct cfi_interp_frame), s->f))
 		return;
 	rec->nr_rt = n;
 	walker_count(CNT_PY_FRAMES, n);
-}
-
-/* Whether tgid runs a supported interpreter (bpf/runtimes.bpf.h). */
-static __always_inline bool python_proc(__u32 tgid)
-{
-	return bpf_map_lookup_elem(&python_procs, &tgid) != NULL;
 }
 
 #endif

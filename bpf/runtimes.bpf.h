@@ -2,8 +2,8 @@
 /*
  * The language runtimes whose data a sample carries after its PCs (enum
  * cfi_runtime): which one a process runs, and its part of the record.  A
- * runtime is one BPF file with a per-process map, a *_proc test and an
- * *_append; this file is the only place that lists them.
+ * runtime is one BPF file with an *_append that starts from its
+ * runtime_procs entry; this file is the only place that lists them.
  */
 #ifndef CFIPROF_RUNTIMES_BPF_H
 #define CFIPROF_RUNTIMES_BPF_H
@@ -20,17 +20,36 @@ static __always_inline __u64 current_thread_pointer(void)
 #endif
 }
 
+/*
+ * The processes running a runtime user space found, one entry each
+ * (user/track/runtime_procs.c writes them): not preallocated, as python's
+ * threads map, so that an empty map costs no start time.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32); /* tgid */
+	__type(value, struct cfi_runtime_proc);
+} runtime_procs SEC(".maps");
+
+/* tgid's entry's own part when it runs runtime rt, else NULL. */
+static __always_inline const void *runtime_proc(__u32 tgid, __u8 rt)
+{
+	const struct cfi_runtime_proc *p = bpf_map_lookup_elem(&runtime_procs, &tgid);
+
+	return p && p->runtime == rt ? p->data : NULL;
+}
+
 #include "python.bpf.h"
 #include "go.bpf.h"
 
 /* The runtime of tgid (RT_NONE: none): its records need RT_RECORD_BYTES more. */
 static __always_inline __u8 runtime_of(__u32 tgid)
 {
-	if (python_proc(tgid))
-		return RT_PYTHON;
-	if (go_proc(tgid))
-		return RT_GO;
-	return RT_NONE;
+	const struct cfi_runtime_proc *p = bpf_map_lookup_elem(&runtime_procs, &tgid);
+
+	return p ? p->runtime : RT_NONE;
 }
 
 /*
@@ -46,12 +65,10 @@ static __always_inline void runtime_append(__u8 rt, struct cfi_sample_record *re
 		go_append(rec, nr_pcs, max_pcs);
 }
 
-/* tgid exec'd: its runtimes' entries were the old image's; true if it had one. */
+/* tgid exec'd: its runtime's entry was the old image's; true if it had one. */
 static __always_inline bool runtime_exec(__u32 tgid)
 {
-	bool had = !bpf_map_delete_elem(&python_procs, &tgid);
-
-	return !bpf_map_delete_elem(&go_procs, &tgid) || had;
+	return !bpf_map_delete_elem(&runtime_procs, &tgid);
 }
 
 #endif

@@ -27,7 +27,7 @@
 #include "tests/lib/e2e.h"
 #include "tests/lib/folded_stats.h"
 #include "tests/lib/pprof_read.h"
-#include "user/symbolize/python_offsets.h"
+#include "user/runtimes/python/python_offsets.h"
 
 #define PYTHON	"/usr/bin/python3.11"
 #define SECONDS "2"

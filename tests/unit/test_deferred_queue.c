@@ -25,7 +25,7 @@ struct emitted {
 	int n, deferred, pending, complete;
 	uint16_t nr_user, nr_rt;
 	uint64_t kernel_pc;
-	struct cfi_python_frame py[2]; /* the first two */
+	struct cfi_interp_frame py[2]; /* the first two */
 	uint32_t taken_gen;
 };
 
@@ -35,12 +35,12 @@ static void emit(void *ctx, const struct cfi_sample_record *r, size_t size,
 	struct emitted *e = ctx;
 
 	CHECK(size == sizeof(*r) + (r->nr_kernel + r->nr_user) * sizeof(__u64) +
-			  r->nr_rt * sizeof(struct cfi_python_frame),
+			  r->nr_rt * sizeof(struct cfi_interp_frame),
 	      "emitted record size %zu for %u+%u pcs, %u Python frames", size, r->nr_kernel,
 	      r->nr_user, r->nr_rt);
 	e->nr_rt = r->nr_rt;
 	memcpy(e->py, r->pcs + r->nr_kernel + r->nr_user,
-	       (r->nr_rt < 2 ? r->nr_rt : 2) * sizeof(struct cfi_python_frame));
+	       (r->nr_rt < 2 ? r->nr_rt : 2) * sizeof(struct cfi_interp_frame));
 	e->taken_gen = taken->generation;
 	e->n++;
 	e->deferred += !!(r->flags & SAMPLE_DEFERRED);
@@ -294,7 +294,7 @@ static void test_no_mapping_waits_for_its_pc(void)
  */
 static void test_python_frames_follow(void)
 {
-	static const struct cfi_python_frame py[2] = {{0x7f0000001000ull, 0x50, 0, 0, 0},
+	static const struct cfi_interp_frame py[2] = {{0x7f0000001000ull, 0x50, 0, 0, 0},
 						      {0x7f0000002000ull, 0x90, 1, 0, 0}};
 	static struct replay_env env;
 	struct cfi_sample_record *r;

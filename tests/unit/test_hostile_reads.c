@@ -35,7 +35,7 @@
 #include "elf/elf_read.h"
 #include "tables/cfi_table.h"
 #include "user/symbolize/sym_cache.h"
-#include "user/track/python_detect.h"
+#include "user/runtimes/python/python_detect.h"
 
 #define BUILD_ID "5a0123456789abcdef0123456789abcdef012345"
 #define CC	 "gcc -O2 -g -fno-asynchronous-unwind-tables -fno-unwind-tables"

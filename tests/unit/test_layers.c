@@ -4,7 +4,9 @@
  * folders below it, never one beside or above, so no two folders include
  * each other.  From the bottom: bpf/ (the one boundary header and the walker)
  * and common/, elf/, tables/, then user/'s pipeline: unwind/ and symbolize/,
- * track/, profile/, output/, session/, agent/, cli/ (and user/main.c).
+ * track/, profile/, output/ and runtimes/ (the runtimes' interface), each
+ * runtime's folder runtimes/NAME/ (none includes another's), session/,
+ * agent/, cli/ (and user/main.c).
  * Every #include "DIR/FILE" of every .c and .h in those folders is checked.
  * Run from the source tree.
  */
@@ -19,10 +21,22 @@ static const struct {
 	const char *dir;
 	int rank;
 } layers[] = {
-    {"bpf", 0},		{"common", 0},	       {"elf", 1},	  {"tables", 2},
-    {"user/unwind", 3}, {"user/symbolize", 3}, {"user/track", 4}, {"user/profile", 5},
-    {"user/output", 6}, {"user/session", 7},   {"user/agent", 8}, {"user/cli", 9},
-    {"user", 10}, /* user/main.c */
+    {"bpf", 0},
+    {"common", 0},
+    {"elf", 1},
+    {"tables", 2},
+    {"user/unwind", 3},
+    {"user/symbolize", 3},
+    {"user/track", 4},
+    {"user/profile", 5},
+    {"user/output", 6},
+    {"user/runtimes", 6},
+    {"user/runtimes/python", 7},
+    {"user/runtimes/go", 7},
+    {"user/session", 8},
+    {"user/agent", 9},
+    {"user/cli", 10},
+    {"user", 11}, /* user/main.c */
 };
 #define NR_LAYERS (sizeof(layers) / sizeof(layers[0]))
 

@@ -38,6 +38,7 @@
 #include "user/output/otlp.h"
 #include "user/output/otlp_read.h"
 #include "user/profile/profile.h"
+#include "user/symbolize/runtime_units.h"
 
 #define PERIOD_NS 10000000ULL
 #define HEX64	  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -132,7 +133,7 @@ static struct prof_line py_line[] = {{"work", "work", "w.py", 3, 1}};
 static struct prof_location locs[NR_LOCS] = {
     [L_LEAF] = {0x401100, 0x1100, 1, PROF_LOC_USER, "leaf", 2, 0, leaf_lines},
     [L_MAIN] = {0x401400, 0x1400, 1, PROF_LOC_USER, "main"},
-    [L_PY] = {0x7f00000011, 0, 0, PROF_LOC_PYTHON, "work (w.py:3)", 1, 0, py_line},
+    [L_PY] = {0x7f00000011, 0, 0, PROF_LOC_INTERP + RT_PYTHON, "work (w.py:3)", 1, 0, py_line},
     [L_SYSCALL] = {0xffffffff81e00100, 0, 0, PROF_LOC_KERNEL, "do_syscall_64"},
     [L_UNRESOLVED] = {0x7f0000001234, 0x1234, 2, PROF_LOC_USER, "libc.so.6+0x1234"},
     [L_INCOMPLETE] = {0, 0, 0, PROF_LOC_SYNTHETIC, "[incomplete: no-rule]"},
@@ -588,7 +589,8 @@ static void test_read_hostile(void)
 }
 
 /*
- * The one list of frame types: every kind of code has one, no two the same,
+ * The one list of frame types (with each runtime's from CFI_RUNTIMES):
+ * every kind of code has one, no two the same,
  * read back as the kind it was written for; an unknown type is native code.
  */
 static void test_frame_types(void)
@@ -596,17 +598,20 @@ static void test_frame_types(void)
 	for (uint32_t k = 0; k < PROF_LOC_KINDS; k++) {
 		const char *t = prof_loc_frame_type(k);
 
-		if (k == PROF_LOC_SYNTHETIC) {
-			CHECK(!t, "[incomplete: ...] is no code, typed %s", t);
+		/* [incomplete: ...], and a runtime's kind when its units are no frames (Go's
+		 * labels) */
+		if (k == PROF_LOC_SYNTHETIC ||
+		    (k >= PROF_LOC_INTERP && !runtime_max_frames(k - PROF_LOC_INTERP))) {
+			CHECK(!t, "kind %u is no code, typed %s", k, t);
 			continue;
 		}
 		CHECK(t && prof_loc_kind_of(t) == k, "kind %u: type %s, read back as %u", k,
 		      t ? t : "(none)", t ? prof_loc_kind_of(t) : 0);
 	}
 	CHECK(!strcmp(prof_loc_frame_type(PROF_LOC_GO), "go") &&
-		  !strcmp(prof_loc_frame_type(PROF_LOC_PYTHON), "cpython"),
+		  !strcmp(prof_loc_frame_type(PROF_LOC_INTERP + RT_PYTHON), "cpython"),
 	      "the conventions' names: go %s, cpython %s", prof_loc_frame_type(PROF_LOC_GO),
-	      prof_loc_frame_type(PROF_LOC_PYTHON));
+	      prof_loc_frame_type(PROF_LOC_INTERP + RT_PYTHON));
 	CHECK(prof_loc_kind_of("jvm") == PROF_LOC_USER, "a type not listed is native code");
 	CHECK(!prof_loc_frame_type(PROF_LOC_KINDS), "a kind past the list has no type");
 }

@@ -33,10 +33,10 @@
 #include <unistd.h>
 
 #include "tests/lib/harness.h"
-#include "user/symbolize/python_names.h"
+#include "user/runtimes/python/python_names.h"
 #include "user/track/proc_tracker.h"
-#include "user/track/python_detect.h"
-#include "user/symbolize/python_offsets.h"
+#include "user/runtimes/python/python_detect.h"
+#include "user/runtimes/python/python_offsets.h"
 
 #define PYTHON "/usr/bin/python3.11"
 
@@ -255,7 +255,7 @@ static void test_name_code_object(void)
 	struct python_names_stats st;
 	uint64_t rec_buf[32] = {0}, v;
 	struct cfi_sample_record *r = (struct cfi_sample_record *)rec_buf;
-	struct cfi_python_frame *f = (struct cfi_python_frame *)r->pcs;
+	struct cfi_interp_frame *f = (struct cfi_interp_frame *)r->pcs;
 	const char *name, *fname;
 	uint32_t line, first = 39, i;
 	int fd = open(PYTHON, O_RDONLY | O_CLOEXEC);
@@ -289,9 +289,9 @@ static void test_name_code_object(void)
 	r->runtime = RT_PYTHON;
 	/* unit 3: the third entry's line (39 + 0 + 2 + 1) */
 	f[0] =
-	    (struct cfi_python_frame){.code = (uint64_t)code, .instr = 184 + 3 * 2, .is_entry = 1};
-	f[1] = (struct cfi_python_frame){.code = (uint64_t)junk, .instr = 200};
-	f[2] = (struct cfi_python_frame){.code = 8, .instr = 0}; /* unmapped */
+	    (struct cfi_interp_frame){.code = (uint64_t)code, .instr = 184 + 3 * 2, .is_entry = 1};
+	f[1] = (struct cfi_interp_frame){.code = (uint64_t)junk, .instr = 200};
+	f[2] = (struct cfi_interp_frame){.code = 8, .instr = 0}; /* unmapped */
 	python_names_note(pn, r, sizeof(*r) + 3 * sizeof(*f));
 	/* read by a reader thread: the consumer only queues */
 	CHECK(python_names_wait(pn, 5.0), "the reads are done");
@@ -301,7 +301,7 @@ static void test_name_code_object(void)
 	f[0].instr = 184 + 1 * 2;
 	python_frame_name(pn, r->pid, 0, &f[0], &name, &fname, &line);
 	CHECK(line == 41, "unit 1: line %u", line);
-	CHECK(python_frame_role(pn, r->pid, 0, &f[0]) == PY_FRAME_LAST,
+	CHECK(python_frame_role(pn, r->pid, 0, &f[0]) == INTERP_FRAME_LAST,
 	      "an entry frame ends its group");
 	/* an instruction past its bytecode: the object was freed and its memory reused */
 	f[0].instr = 184 + 8 * 2;
@@ -492,7 +492,7 @@ static void test_blocked_read(void)
 	static uint8_t junk[256];
 	uint64_t rec_buf[32] = {0}, addr = 0;
 	struct cfi_sample_record *r = (struct cfi_sample_record *)rec_buf;
-	struct cfi_python_frame *f = (struct cfi_python_frame *)r->pcs;
+	struct cfi_interp_frame *f = (struct cfi_interp_frame *)r->pcs;
 	struct python_detect *pd = python_detect_new(-1);
 	struct python_names *pn = python_names_new(python_detect_offsets, pd);
 	struct call c = {pn, r, sizeof(*r) + sizeof(*f)};
@@ -514,7 +514,7 @@ static void test_blocked_read(void)
 	r->pid = (uint32_t)child;
 	r->nr_rt = 1;
 	r->runtime = RT_PYTHON;
-	f[0] = (struct cfi_python_frame){.code = addr + 64, .instr = 200};
+	f[0] = (struct cfi_interp_frame){.code = addr + 64, .instr = 200};
 	/* a bound far above a queueing's microseconds, far below for ever */
 	ok = returns_within(note_call, &c, 2.0);
 	CHECK(ok, "python_names_note blocked over 2 s on the child's memory");

@@ -24,7 +24,8 @@
 #include "user/output/folded.h"
 #include "user/profile/recording.h"
 #include "user/profile/frame_names.h"
-#include "user/symbolize/python_names.h"
+#include "user/runtimes/python/python_names.h"
+#include "user/session/runtimes.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/profile/frame_names.h"
 #include "user/track/proc_maps.h"
@@ -515,16 +516,17 @@ static char *report_folded(const char *text, struct aggregator *a, struct proc_t
 	size_t olen = 0;
 
 	meta->frames = saved_frames_new();
-	meta->py_frames = saved_python_new();
+	meta->interp_frames = saved_interp_new();
 	agg_init(a, 10);
-	CHECK(f && pt && meta->frames && meta->py_frames &&
+	CHECK(f && pt && meta->frames && meta->interp_frames &&
 		  recording_read(f, a, pt, meta, NULL, bad, err, sizeof(err)) == 0,
 	      "recording_read: %s", err);
 	if (f)
 		fclose(f);
 	frame_namer_init(&fn, pt, NULL);
 	fn.saved_user = meta->frames;
-	fn.saved_python = meta->py_frames;
+	fn.saved_interp = meta->interp_frames;
+	session_runtimes_namers(NULL, &fn, NULL); /* as report's */
 	f = open_memstream(&out, &olen);
 	CHECK(f && folded_write(f, a, &fn) == 0, "folded_write");
 	if (f)
@@ -568,6 +570,7 @@ static void test_recording_python(void)
 	    "10:20:0:0:ab,50:60:0:0:ab,30:40:1:0:ab\n"
 	    "stack 1 7 7 0 0 app k - u 1000,2001,3001 g 4 py 10:20:0:zz:ab\n";
 	struct recording_meta meta = {0}, wmeta = {.freq = 99, .event = "cpu-clock"};
+	struct interp_namer namer;
 	struct sym_cache *sc = sym_cache_new();
 	struct proc_tracker *pt = sc ? proc_tracker_new_names(sc) : NULL;
 	struct python_names *pn = python_names_new(NULL, NULL);
@@ -584,7 +587,8 @@ static void test_recording_python(void)
 			     "inner (app.py:5);leaf_c 3\n"),
 	      "report's folded output:\n%s", out ? out : "");
 	/* written again: each frame once, named as the process showed it (here: not read) */
-	wmeta.python = pn;
+	python_names_namer(pn, &namer);
+	wmeta.interp[RT_PYTHON] = &namer;
 	f = open_memstream(&buf, &len);
 	CHECK(f && recording_write(f, &a, pt, &wmeta, NULL) == 0, "recording_write");
 	if (f)
@@ -597,7 +601,7 @@ static void test_recording_python(void)
 	free(buf);
 	free(out);
 	saved_frames_free(meta.frames);
-	saved_python_free(meta.py_frames);
+	saved_interp_free(meta.interp_frames);
 	python_names_free(pn);
 	agg_free(&a);
 	proc_tracker_free(pt);
@@ -640,7 +644,7 @@ static void test_recording_python_prologue(void)
 	      "linked sample:\n%s", out ? out : "");
 	free(out);
 	saved_frames_free(meta.frames);
-	saved_python_free(meta.py_frames);
+	saved_interp_free(meta.interp_frames);
 	agg_free(&a);
 	proc_tracker_free(pt);
 	sym_cache_free(sc);

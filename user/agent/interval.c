@@ -19,7 +19,6 @@
 #include "user/output/pprof.h"
 #include "user/profile/profile.h"
 #include "user/profile/frame_names.h"
-#include "user/symbolize/python_names.h"
 #include "user/track/cgroups.h"
 
 /*
@@ -259,7 +258,7 @@ void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until
 	add(&a->ctr.profile_overflow, iv->overflow);
 	add(&a->ctr.profile_malformed, iv->malformed);
 	frame_namer_init(&fn, a->s.pt, a->ks);
-	fn.python = a->s.python_names;
+	session_runtimes_namers(&a->s.runtimes, &fn, NULL);
 	info.period_ns = 1000000000ull / a->cfg.freq;
 	info.start_unix_ns = a->from_ns;
 	info.duration_ns = until_ns > a->from_ns ? until_ns - a->from_ns : 0;
@@ -319,7 +318,7 @@ void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until
 	 */
 	if (proc_tracker_forget_exited(a->s.pt))
 		malloc_trim(0);
-	python_names_sweep(a->s.python_names);
+	session_runtimes_sweep(&a->s.runtimes);
 	frame_namer_free(&fn);
 	if (err) {
 		alog(ALOG_ERROR, "cannot encode the interval profile", "samples=%" PRIu64,

@@ -398,7 +398,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "cfiprof: %s\n", kerr);
 	meta.ks = ks;
 	frame_namer_init(&fn, s.pt, ks);
-	fn.python = s.python_names;
+	session_runtimes_namers(&s.runtimes, &fn, NULL);
 	info.period_ns = 1000000000ull / args.so.freq;
 	info.start_unix_ns = meta.start_unix_ns;
 	info.duration_ns = meta.duration_ns;
@@ -419,7 +419,7 @@ int cmd_record(int argc, char **argv)
 		/* first: the output's view rewrites the profile's stacks */
 		if (args.save) {
 			meta.prof = &prof;
-			meta.python = s.python_names;
+			session_runtimes_namers(&s.runtimes, NULL, meta.interp);
 			err = write_recording(&s, &meta, info.cgroups, &owner);
 		}
 		if (write_profile(&prof, &owner))

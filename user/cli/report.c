@@ -27,6 +27,7 @@
 #include "user/track/proc_tracker.h"
 #include "user/profile/recording.h"
 #include "user/session/event_spec.h"
+#include "user/session/runtimes.h"
 
 static struct report_args {
 	const char *input;
@@ -293,8 +294,8 @@ int cmd_report(int argc, char **argv)
 		sym_cache_set_lines(syms, output_needs_lines(&args.out));
 	pt = syms ? proc_tracker_new_names(syms) : NULL;
 	meta.frames = saved_frames_new();
-	meta.py_frames = saved_python_new();
-	if (!pt || !meta.frames || !meta.py_frames || agg_init(&agg, UINT64_MAX)) {
+	meta.interp_frames = saved_interp_new();
+	if (!pt || !meta.frames || !meta.interp_frames || agg_init(&agg, UINT64_MAX)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		goto out;
 	}
@@ -312,7 +313,8 @@ int cmd_report(int argc, char **argv)
 	frame_namer_init(&fn, pt, ks);
 	fn.saved_kernel = &meta.knames;
 	fn.saved_user = meta.frames;
-	fn.saved_python = meta.py_frames;
+	fn.saved_interp = meta.interp_frames;
+	session_runtimes_namers(NULL, &fn, NULL);
 	fn.perfmaps_by_path = true;
 	info_from_recording(&info, &meta, &events, pevents);
 	if (profile_build(&prof, &agg, &fn, &info)) {
@@ -336,7 +338,7 @@ out:
 	sym_cache_free(syms);
 	sym_fetch_free(fetch);
 	saved_frames_free(meta.frames);
-	saved_python_free(meta.py_frames);
+	saved_interp_free(meta.interp_frames);
 	fclose(in);
 	return ret;
 }

@@ -211,7 +211,7 @@ static void tick(struct session *s, void *ctx)
 	s->agg = fresh;
 	pthread_mutex_unlock(&s->agg_lock);
 	frame_namer_init(&fn, s->pt, t->ks);
-	fn.python = s->python_names;
+	session_runtimes_namers(&s->runtimes, &fn, NULL);
 	info.nr_events = session_prof_events(s, events);
 	info.events = events;
 	if (!profile_build(&p, &interval, &fn, &info)) {

@@ -247,7 +247,7 @@ static void read_location(struct rd *r, struct pb_reader m, struct prof_location
 			    fu ? fu->start_line : 0};
 		l->function = name;
 	}
-	if (l->kind == PROF_LOC_PYTHON && l->nr_lines == 1 && l->lines[0].file) {
+	if (prof_loc_is_interp(l->kind) && l->nr_lines == 1 && l->lines[0].file) {
 		char buf[NAME_MAX_BYTES + 64];
 
 		snprintf(buf, sizeof(buf), "%s (%s:%u)", l->function, l->lines[0].file,

@@ -7,13 +7,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/cfiprof_abi.h"
+#include "user/symbolize/runtime_units.h"
 #include "user/track/proc_tracker.h"
 
 struct ksyms;
 struct perfmap;
-struct python_names;
+struct interp_namer;
 struct saved_frames;
-struct saved_python;
+struct saved_interp;
 
 /*
  * Kernel frames named when they were recorded: BPF programs come and go, so
@@ -45,9 +47,15 @@ struct frame_namer {
 	 * through the process's root, owned by its user (perfmap_new_proc)
 	 */
 	bool perfmaps_by_path;
-	struct python_names *python; /* NULL: Python frames are not shown (unless saved_python) */
-	/* report: Python frames as the recording showed them (saved_python.h) */
-	const struct saved_python *saved_python;
+	/*
+	 * Each runtime's namer of its interpreter frames (runtime_units.h), by
+	 * enum cfi_runtime; NULL: its frames are not shown (unless saved_interp)
+	 */
+	const struct interp_namer *interp[RT_MAX];
+	/* each runtime's decoder of its units into labels (NULL: they are none) */
+	runtime_labels_fn labels[RT_MAX];
+	/* report: interpreter frames as the recording showed them (saved_interp.h) */
+	const struct saved_interp *saved_interp;
 	struct {
 		uint32_t pid;
 		struct perfmap *pm;

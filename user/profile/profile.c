@@ -15,7 +15,6 @@
 #include "common/vec.h"
 #include "user/profile/profile.h"
 #include "user/profile/profile_internal.h"
-#include "user/symbolize/python_names.h"
 #include "user/profile/saved_frames.h"
 #include "user/symbolize/sym_cache.h"
 
@@ -373,7 +372,7 @@ static int object_lines(struct profile *p, struct prof_location *l, struct sym_o
 /*
  * The user frames of s, named with the mappings of the generation it was
  * taken in; its Python frames above the evaluation loop's native frames
- * that run them (profile_python.c).
+ * that run them (profile_interp.c).
  */
 static int add_user_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
 			   struct frame_namer *fn, uint32_t *n)
@@ -383,7 +382,10 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 	struct map_set *maps = fn->pt ? proc_tracker_get_maps(fn->pt, s->pid, s->generation) : NULL;
 	char buf[512];
 	int64_t id = 0;
-	uint32_t nr_py = python_nr_frames(s), py_next = fn->python || fn->saved_python ? 0 : nr_py;
+	uint32_t nr_py = interp_nr_frames(s),
+		 py_next = (s->runtime < RT_MAX && fn->interp[s->runtime]) || fn->saved_interp
+			       ? 0
+			       : nr_py;
 	bool leaf_unlinked = py_next < nr_py && profile_leaf_eval_unlinked(fn, s, maps);
 	int k;
 
@@ -407,7 +409,7 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 			pm && pm->sym && !sym_obj_lookup(pm->sym, lookup - pm->bias, NULL, NULL);
 		/* the name the location gets: a recording's own on a host without the file */
 		splice = py_next < nr_py && !(k == 0 && leaf_unlinked) &&
-			 python_is_eval_frame(sv ? sv[nr_saved - 1].function : buf);
+			 profile_is_eval_frame(fn, s, sv ? sv[nr_saved - 1].function : buf);
 		if (id >= 0)
 			id = profile_add_location(p,
 						  pm && pm->sym &&
@@ -422,14 +424,14 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 			 object_lines(p, &p->locs[id], pm->sym, lookup - pm->bias, named))
 			id = -1;
 		if (id >= 0 && splice)
-			id = profile_python_splice(p, ps, s, fn, &py_next, id, n);
+			id = profile_interp_splice(p, ps, s, fn, &py_next, id, n);
 		map_set_put(other);
 		if (id >= 0)
 			ps->locs[(*n)++] = (uint32_t)id;
 	}
 	map_set_put(maps);
 	/* the native walk stopped below the evaluation loops that ran these: the root side */
-	if (id >= 0 && py_next < nr_py && profile_python_frames(p, ps, s, fn, &py_next, true, n))
+	if (id >= 0 && py_next < nr_py && profile_interp_frames(p, ps, s, fn, &py_next, true, n))
 		id = -1;
 	return id < 0 ? -1 : 0;
 }
@@ -464,7 +466,7 @@ static int add_sample(struct profile *p, const struct agg_stack *s, struct frame
 	ps->reason = s->reason;
 	if (label_sample(p, ps, s->cgroup_id, info))
 		return -1;
-	if (s->runtime == RT_GO && profile_go_labels(p, ps, s))
+	if (s->runtime < RT_MAX && profile_runtime_labels(p, ps, s, fn->labels[s->runtime]))
 		return -1;
 	for (k = 0; k < s->nr_kernel; k++) {
 		uint32_t map = mapping_id(p, 0, NULL);

@@ -44,10 +44,17 @@ enum prof_loc_kind {
 	PROF_LOC_USER = 0,
 	PROF_LOC_KERNEL,
 	PROF_LOC_SYNTHETIC, /* [incomplete: ...] / [overflow: ...] */
-	PROF_LOC_PYTHON,    /* a Python frame: name, file, line */
 	PROF_LOC_GO,	    /* machine code of a Go function (its pclntab's) */
-	PROF_LOC_KINDS,
+	/* + enum cfi_runtime: a frame of that runtime's interpreter: name, file, line */
+	PROF_LOC_INTERP,
+	PROF_LOC_KINDS = PROF_LOC_INTERP + RT_MAX,
 };
+
+/* A frame of an interpreted language (any runtime's). */
+static inline bool prof_loc_is_interp(uint32_t kind)
+{
+	return kind > PROF_LOC_INTERP && kind < PROF_LOC_KINDS;
+}
 
 /* Machine code in a process: a user frame, Go's or not. */
 static inline bool prof_loc_is_user(uint32_t kind)
@@ -57,7 +64,8 @@ static inline bool prof_loc_is_user(uint32_t kind)
 
 /*
  * A kind's profile.frame.type (OpenTelemetry's semantic conventions: native,
- * kernel, cpython, go), NULL for one that is no code ([incomplete: ...]);
+ * kernel, go, and each runtime's: cpython...), NULL for one that is no code
+ * ([incomplete: ...]);
  * and back, PROF_LOC_USER for a type not listed.
  */
 const char *prof_loc_frame_type(uint32_t kind);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* What profile.c shares with the files that build parts of a profile: profile_python.c. */
+/* What profile.c shares with the files that build parts of a profile: profile_interp.c. */
 #ifndef CFIPROF_PROFILE_INTERNAL_H
 #define CFIPROF_PROFILE_INTERNAL_H
 
@@ -9,6 +9,7 @@
 #include "user/profile/aggregate.h"
 #include "user/profile/profile.h"
 #include "user/profile/frame_names.h"
+#include "user/symbolize/runtime_units.h"
 
 /*
  * The location of (kind, mapping index + 1 or 0, pid when unmapped, addr),
@@ -19,7 +20,7 @@ int64_t profile_add_location(struct profile *p, uint32_t kind, uint32_t pid, uin
 
 /* Parts of one location (struct prof_location's whole), apart by their key. */
 enum prof_part { PROF_PART_WHOLE, PROF_PART_OUTER, PROF_PART_INNER };
-/* profile_add_location of one part of a location (profile_python_splice's). */
+/* profile_add_location of one part of a location (profile_interp_splice's). */
 int64_t profile_add_location_part(struct profile *p, uint32_t kind, uint32_t part, uint32_t pid,
 				  uint64_t addr, uint32_t map, uint64_t rel, const char *name,
 				  bool *is_new);
@@ -28,38 +29,42 @@ int64_t profile_add_location_part(struct profile *p, uint32_t kind, uint32_t par
 struct prof_label *profile_alloc_labels(struct profile *p, uint32_t n);
 
 /*
- * The labels s's runtime read with it (Go's goroutine labels) onto ps,
- * interned: 0, or -1 when out of memory (profile_go.c).
+ * The labels s's runtime read with it (Go's goroutine labels), decoded by
+ * decode (NULL: none), onto ps, interned: 0, or -1 when out of memory
+ * (profile_labels.c).
  */
-int profile_go_labels(struct profile *p, struct prof_sample *ps, const struct agg_stack *s);
+int profile_runtime_labels(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
+			   runtime_labels_fn decode);
 
-/* How many Python frames s carries: its runtime's units when they are Python's. */
-static inline uint32_t python_nr_frames(const struct agg_stack *s)
+/* How many interpreter frames s carries: its runtime's units when they are frames. */
+static inline uint32_t interp_nr_frames(const struct agg_stack *s)
 {
-	return s->runtime == RT_PYTHON ? s->nr_rt : 0;
+	return runtime_max_frames(s->runtime) ? s->nr_rt : 0;
 }
 
-/*
- * At the evaluation loop's location @id (user frame of s): the Python frames
- * its call runs, appended to ps->locs[*n..] (profile_python_frames), between
- * what is inlined into the loop at that address and the loop itself when
- * DWARF gave it inline levels.  The location to append after them, or -1
- * when out of memory.
- */
-int64_t profile_python_splice(struct profile *p, struct prof_sample *ps,
-			      const struct agg_stack *s, struct frame_namer *fn, uint32_t *next,
-			      int64_t id, uint32_t *n);
+/* Whether a native frame of s named name is its runtime's evaluation loop. */
+bool profile_is_eval_frame(struct frame_namer *fn, const struct agg_stack *s, const char *name);
 
 /*
- * The Python frames one call of the evaluation loop runs, innermost first,
- * from *next on, appended to ps->locs[*n..]: up to the one it was entered
- * with (all that are left when rest).  0, or -1 when out of memory.
+ * At the evaluation loop's location @id (user frame of s): the interpreter
+ * frames its call runs, appended to ps->locs[*n..] (profile_interp_frames),
+ * between what is inlined into the loop at that address and the loop itself
+ * when DWARF gave it inline levels.  The location to append after them, or
+ * -1 when out of memory.
  */
-int profile_python_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
+int64_t profile_interp_splice(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
+			      struct frame_namer *fn, uint32_t *next, int64_t id, uint32_t *n);
+
+/*
+ * The interpreter frames one call of the evaluation loop runs, innermost
+ * first, from *next on, appended to ps->locs[*n..]: up to the one it was
+ * entered with (all that are left when rest).  0, or -1 when out of memory.
+ */
+int profile_interp_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
 			  struct frame_namer *fn, uint32_t *next, bool rest, uint32_t *n);
 /*
  * Whether s was taken in the evaluation loop's prologue or epilogue: its
- * innermost native frame then runs no Python frame yet (or any more).
+ * innermost native frame then runs no interpreter frame yet (or any more).
  * maps: s's mapping set.
  */
 bool profile_leaf_eval_unlinked(struct frame_namer *fn, const struct agg_stack *s,

@@ -90,37 +90,45 @@ static int write_uframes(FILE *f, const struct profile *p)
 	return 0;
 }
 
-/* Each distinct Python frame of the stacks v[0, nr), as record shows it. */
-static int write_pyframes(FILE *f, struct agg_stack *const *v, uint64_t nr, struct python_names *pn)
+/*
+ * Each distinct interpreter frame of the stacks v[0, nr), as record shows it:
+ * a TAG "frame" line each (recording.h), for the runtimes meta names.
+ */
+static int write_interp_frames(FILE *f, struct agg_stack *const *v, uint64_t nr,
+			       const struct recording_meta *meta)
 {
-	struct saved_python *seen = saved_python_new();
-	struct python_frame_shown how;
+	struct saved_interp *seen = saved_interp_new();
+	struct interp_frame_shown how;
 	uint64_t i;
 	uint32_t k;
 	int ret = seen ? 0 : -1;
 
 	for (i = 0; !ret && i < nr; i++) {
 		const struct agg_stack *s = v[i];
-		const struct cfi_python_frame *py =
-		    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
+		const struct cfi_interp_frame *fr =
+		    (const struct cfi_interp_frame *)(s->pcs + s->nr_kernel + s->nr_user);
+		const struct interp_namer *in =
+		    s->runtime < RT_MAX ? meta->interp[s->runtime] : NULL;
 
-		for (k = 0; !ret && s->runtime == RT_PYTHON && k < s->nr_rt; k++) {
-			if (saved_python_find(seen, s->pid, s->generation, &py[k]))
+		for (k = 0; !ret && in && runtime_max_frames(s->runtime) && k < s->nr_rt; k++) {
+			if (saved_interp_find(seen, s->runtime, s->pid, s->generation, &fr[k]))
 				continue;
-			python_frame_show(pn, s->pid, s->generation, &py[k], &how);
-			if (saved_python_add(seen, s->pid, s->generation, &py[k], &how) < 0) {
+			in->show(in->ctx, s->pid, s->generation, &fr[k], &how);
+			if (saved_interp_add(seen, s->runtime, s->pid, s->generation, &fr[k],
+					     &how) < 0) {
 				ret = -1;
 				break;
 			}
-			fprintf(f, "pyframe %u %u %" PRIx64 " %x %u %u %x %u %u", s->pid,
-				s->generation, (uint64_t)py[k].code, py[k].instr, py[k].is_entry,
-				py[k].owner, py[k].scope, how.role, how.line);
+			fprintf(f, "%sframe %u %u %" PRIx64 " %x %u %u %x %u %u",
+				runtime_tag(s->runtime), s->pid, s->generation,
+				(uint64_t)fr[k].code, fr[k].instr, fr[k].is_entry, fr[k].owner,
+				fr[k].scope, how.role, how.line);
 			put_field(f, how.name);
 			put_field(f, how.file);
 			fputc('\n', f);
 		}
 	}
-	saved_python_free(seen);
+	saved_interp_free(seen);
 	return ret;
 }
 
@@ -136,16 +144,21 @@ static void write_rt_units(FILE *f, const struct agg_stack *s)
 		fprintf(f, "%02x", b[i]);
 }
 
-/* " py CODE:INSTR:ENTRY:OWNER:SCOPE,..": the stack's Python frames, innermost first. */
-static void write_python_list(FILE *f, const struct agg_stack *s)
+/* " TAG CODE:INSTR:ENTRY:OWNER:SCOPE,..": the stack's interpreter frames, innermost first. */
+static void write_interp_list(FILE *f, const struct agg_stack *s)
 {
-	const struct cfi_python_frame *py =
-	    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
+	const struct cfi_interp_frame *fr =
+	    (const struct cfi_interp_frame *)(s->pcs + s->nr_kernel + s->nr_user);
 	uint32_t k;
 
-	for (k = 0; k < s->nr_rt; k++)
-		fprintf(f, "%s%" PRIx64 ":%x:%x:%x:%x", k ? "," : " py ", (uint64_t)py[k].code,
-			py[k].instr, py[k].is_entry, py[k].owner, py[k].scope);
+	for (k = 0; k < s->nr_rt; k++) {
+		if (k)
+			fputc(',', f);
+		else
+			fprintf(f, " %s ", runtime_tag(s->runtime));
+		fprintf(f, "%" PRIx64 ":%x:%x:%x:%x", (uint64_t)fr[k].code, fr[k].instr,
+			fr[k].is_entry, fr[k].owner, fr[k].scope);
+	}
 }
 
 int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
@@ -211,8 +224,7 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 		}
 	}
 	kernel_names_free(&knames);
-	if ((meta->prof && write_uframes(f, meta->prof)) ||
-	    (meta->python && write_pyframes(f, v, nr, meta->python))) {
+	if ((meta->prof && write_uframes(f, meta->prof)) || write_interp_frames(f, v, nr, meta)) {
 		free(v);
 		return -1;
 	}
@@ -235,9 +247,11 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			fprintf(f, " g %u", s->generation);
 		if (meta->nr_events)
 			fprintf(f, " w %" PRIu64 " e %u", s->weight, s->event);
-		if (s->runtime == RT_PYTHON && meta->python)
-			write_python_list(f, s);
-		else if (s->runtime != RT_PYTHON)
+		/* a runtime's frames as a list when they were named, else as its units */
+		if (runtime_max_frames(s->runtime) && s->runtime < RT_MAX &&
+		    meta->interp[s->runtime])
+			write_interp_list(f, s);
+		else if (!runtime_max_frames(s->runtime))
 			write_rt_units(f, s);
 		fputc('\n', f);
 	}

@@ -14,19 +14,22 @@
  *                               (a user location as record named it: one line per
  *                               level of its frame model, profile.h, innermost 0 first;
  *                               MAP-START 0 when unmapped; FILE empty when unknown)
- *   pyframe PID GENERATION CODE INSTR ENTRY OWNER SCOPE ROLE LINE<TAB>NAME<TAB>FILE
- *                               (a Python frame of the stacks as record showed it, each
- *                               distinct one once: the kernel's struct cfi_python_frame,
- *                               its enum python_frame_role, line, qualified name, file;
- *                               FILE empty when its code object was not read)
+ *   TAGframe PID GENERATION CODE INSTR ENTRY OWNER SCOPE ROLE LINE<TAB>NAME<TAB>FILE
+ *                               (an interpreter frame of the stacks as record showed it,
+ *                               each distinct one once, TAG its runtime's (CFI_RUNTIMES:
+ *                               "pyframe" for Python): the kernel's struct
+ *                               cfi_interp_frame, its enum interp_frame_role, line,
+ *                               qualified name, file; FILE empty when its code was not read)
  *   event NAME                  (the profile's events in order, with -e / --off-cpu)
  *   estimated MASK              (bit i: event i's weights estimate hits past --event-budget)
  *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID] [g GENERATION]
  *         [w WEIGHT] [e EVENT]  (with events: the weights summed, the event's index)
- *         [py CODE:INSTR:ENTRY:OWNER:SCOPE,..]  (its Python frames, innermost first)
+ *         [TAG CODE:INSTR:ENTRY:OWNER:SCOPE,..]  (its interpreter frames, innermost
+ *                               first: "py" for Python's)
+ *         [rt RUNTIME:STATUS:HEX]  (another runtime's units as they came: Go's labels)
  *   overflow COUNT [WEIGHT]
  *
- * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS and pyframe's
+ * Numbers are hex except FREQ, *-NS, COUNT, PID, TID, REASON, FLAGS and TAGframe's
  * GENERATION, ENTRY, OWNER, ROLE, LINE; an empty list is "-"; a stack's FLAGS are
  * its first sample's, but deferred samples (SAMPLE_DEFERRED) have stacks of their own;
  * COMM has spaces replaced by '_'.  PCs are leaf first, as the walker emits them.
@@ -35,7 +38,7 @@
  * uframe lines make a recording render the same in `report` on a host without
  * the binaries, their debug files or perf maps: names, inline levels, lines.
  * A recording without them is named again from the files it names.
- * pyframe lines do the same for Python frames, whose code objects lived in
+ * TAGframe lines do the same for interpreter frames, whose code lived in
  * the recorded processes only: a recording without them (older ones) shows
  * plain native stacks.
  */
@@ -47,7 +50,7 @@
 #include "user/profile/aggregate.h"
 #include "user/profile/profile.h"
 #include "user/profile/saved_frames.h"
-#include "user/profile/saved_python.h"
+#include "user/profile/saved_interp.h"
 #include "user/track/cgroups.h"
 #include "user/profile/frame_names.h"
 #include "user/track/proc_tracker.h"
@@ -68,9 +71,12 @@ struct recording_meta {
 	struct kernel_names knames; /* read: those names (kernel_names_free when done) */
 	const struct profile *prof; /* write: its user locations are saved (NULL: none) */
 	struct saved_frames *frames; /* read: where uframe lines go (NULL: skipped) */
-	/* write: names of the stacks' Python frames (NULL: none saved, as none were shown) */
-	struct python_names *python;
-	struct saved_python *py_frames; /* read: where pyframe lines go (NULL: skipped) */
+	/*
+	 * write: each runtime's namer of its interpreter frames, by enum
+	 * cfi_runtime (NULL: its frames are not saved, as none were shown)
+	 */
+	const struct interp_namer *interp[RT_MAX];
+	struct saved_interp *interp_frames; /* read: where TAGframe lines go (NULL: skipped) */
 };
 
 int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,

@@ -52,8 +52,8 @@ static int parse_pcs(const char *s, uint64_t *pcs, int max)
 	}
 }
 
-/* Parses a "py" list ("CODE:INSTR:ENTRY:OWNER:SCOPE,..", up to a blank); the count or -1. */
-static int parse_python(const char *s, struct cfi_python_frame *py, int max)
+/* Parses a TAG list ("CODE:INSTR:ENTRY:OWNER:SCOPE,..", up to a blank); the count or -1. */
+static int parse_interp_list(const char *s, struct cfi_interp_frame *py, int max)
 {
 	unsigned long long code;
 	unsigned int instr, entry, owner, scope;
@@ -66,7 +66,7 @@ static int parse_python(const char *s, struct cfi_python_frame *py, int max)
 			5 ||
 		    !at || entry > 255 || owner > 255 || scope > 0xffff)
 			return -1;
-		py[n++] = (struct cfi_python_frame){.code = code,
+		py[n++] = (struct cfi_interp_frame){.code = code,
 						    .instr = instr,
 						    .is_entry = (__u8)entry,
 						    .owner = (__u8)owner,
@@ -104,11 +104,11 @@ static int parse_rt_units(const char *s, struct cfi_sample_record *r, uint8_t *o
 	return (int)(n / RT_UNIT_BYTES);
 }
 
-/* A pyframe line (after "pyframe "): 0, or -1 when malformed; out of memory in *oom. */
-static int read_pyframe(char *line, struct saved_python *sp, bool *oom)
+/* A TAGframe line of runtime rt (after "TAGframe "): 0, or -1 when malformed; oom in *oom. */
+static int read_interp_frame(char *line, uint8_t rt, struct saved_interp *sp, bool *oom)
 {
-	struct python_frame_shown how = {0};
-	struct cfi_python_frame f = {0};
+	struct interp_frame_shown how = {0};
+	struct cfi_interp_frame f = {0};
 	unsigned int pid, gen, entry, owner, scope;
 	unsigned long long code;
 	char *fields[2], *t;
@@ -117,7 +117,7 @@ static int read_pyframe(char *line, struct saved_python *sp, bool *oom)
 	if (sscanf(line, "%u %u %llx %x %u %u %x %u %u%n", &pid, &gen, &code, &f.instr, &entry,
 		   &owner, &scope, &how.role, &how.line, &at) != 9 ||
 	    line[at] != '\t' || entry > 255 || owner > 255 || scope > 0xffff ||
-	    how.role > (PY_FRAME_SKIP | PY_FRAME_LAST))
+	    how.role > (INTERP_FRAME_SKIP | INTERP_FRAME_LAST))
 		return -1;
 	line[strcspn(line, "\n")] = 0;
 	t = line + at + 1;
@@ -131,7 +131,7 @@ static int read_pyframe(char *line, struct saved_python *sp, bool *oom)
 	f.scope = (__u16)scope;
 	how.name = fields[0];
 	how.file = fields[1];
-	if (sp && saved_python_add(sp, pid, gen, &f, &how) < 0)
+	if (sp && saved_interp_add(sp, rt, pid, gen, &f, &how) < 0)
 		*oom = true;
 	return 0;
 }
@@ -220,10 +220,29 @@ static const char *read_uframe(struct reader *rd, char *line)
 	return LINE_OK;
 }
 
-static const char *read_pyframe_line(struct reader *rd, char *line)
+/* The runtime whose TAGframe line (first word, into *skip with its blank) line is; RT_NONE: none.
+ */
+static uint8_t interp_line_runtime(const char *line, size_t *skip)
 {
-	if (read_pyframe(line + 8, rd->meta->py_frames, &rd->oom))
-		return rd->oom ? LINE_FATAL : "malformed pyframe line";
+	size_t n = strcspn(line, " ");
+
+	for (unsigned int rt = RT_NONE + 1; rt < RT_MAX; rt++) {
+		const char *tag = runtime_tag(rt);
+		size_t tl = tag ? strlen(tag) : 0;
+
+		if (runtime_max_frames(rt) && tl && n == tl + 5 && !strncmp(line, tag, tl) &&
+		    !strncmp(line + tl, "frame", 5)) {
+			*skip = n + 1;
+			return (uint8_t)rt;
+		}
+	}
+	return RT_NONE;
+}
+
+static const char *read_interp_frame_line(struct reader *rd, char *line, uint8_t rt, size_t skip)
+{
+	if (read_interp_frame(line + skip, rt, rd->meta->interp_frames, &rd->oom))
+		return rd->oom ? LINE_FATAL : "malformed interpreter frame line";
 	return rd->oom ? LINE_FATAL : LINE_OK;
 }
 
@@ -261,14 +280,14 @@ static const char *read_cgroup(struct reader *rd, char *line)
 
 /*
  * The optional fields after a stack's PC lists: c CGROUP, g GEN, w WEIGHT e
- * EVENT, py LIST (Python frames) or rt RUNTIME:STATUS:HEX (another runtime's
- * units).  The number of runtime units, or -1 when malformed.
+ * EVENT, TAG LIST (a runtime's interpreter frames) or rt RUNTIME:STATUS:HEX
+ * (another runtime's units).  The number of runtime units, or -1 when malformed.
  */
 static int read_stack_extras(const char *rest, struct cfi_sample_record *r, uint64_t count, int nk,
 			     int nu)
 {
 	const char *c = strstr(rest, " c "), *g = strstr(rest, " g ");
-	const char *w = strstr(rest, " w "), *py = strstr(rest, " py "), *rt = strstr(rest, " rt ");
+	const char *w = strstr(rest, " w "), *rt = strstr(rest, " rt ");
 	unsigned long long weight = 0, cgroup_id = 0;
 	unsigned int gen = 0, event = 0;
 
@@ -281,10 +300,20 @@ static int read_stack_extras(const char *rest, struct cfi_sample_record *r, uint
 		r->cgroup_id = cgroup_id;
 	if (g && sscanf(g, " g %u", &gen) == 1)
 		r->generation = gen;
-	if (py) {
-		r->runtime = RT_PYTHON;
-		return parse_python(py + 4, (struct cfi_python_frame *)(r->pcs + nk + nu),
-				    PY_MAX_FRAMES);
+	for (unsigned int id = RT_NONE + 1; id < RT_MAX; id++) {
+		char key[16];
+		const char *list;
+
+		if (!runtime_max_frames(id) || !runtime_tag(id))
+			continue;
+		snprintf(key, sizeof(key), " %s ", runtime_tag(id));
+		list = strstr(rest, key);
+		if (list) {
+			r->runtime = (uint8_t)id;
+			return parse_interp_list(list + strlen(key),
+						 (struct cfi_interp_frame *)(r->pcs + nk + nu),
+						 (int)runtime_max_frames(id));
+		}
 	}
 	return rt ? parse_rt_units(rt + 4, r, (uint8_t *)(r->pcs + nk + nu)) : 0;
 }
@@ -345,20 +374,26 @@ static const struct {
 	const char *prefix;
 	const char *(*read)(struct reader *rd, char *line);
 } line_kinds[] = {
-    {"meta ", read_meta},	  {"estimated ", read_estimated},   {"event ", read_event},	  {"map ", read_map},
-    {"kname ", read_kname}, {"uframe ", read_uframe},	  {"pyframe ", read_pyframe_line},
-    {"proc ", read_proc},   {"gen ", read_gen},		  {"cgroup ", read_cgroup},
-    {"stack ", read_stack}, {"overflow ", read_overflow},
+    {"meta ", read_meta},	  {"estimated ", read_estimated},
+    {"event ", read_event},	  {"map ", read_map},
+    {"kname ", read_kname},	  {"uframe ", read_uframe},
+    {"proc ", read_proc},	  {"gen ", read_gen},
+    {"cgroup ", read_cgroup},	  {"stack ", read_stack},
+    {"overflow ", read_overflow},
 };
 
 /* The line's handler; NULL for a comment, an empty line or a kind this version does not know. */
 static const char *read_line(struct reader *rd, char *line)
 {
-	size_t i;
+	size_t i, skip = 0;
+	uint8_t rt;
 
 	for (i = 0; i < sizeof(line_kinds) / sizeof(line_kinds[0]); i++)
 		if (!strncmp(line, line_kinds[i].prefix, strlen(line_kinds[i].prefix)))
 			return line_kinds[i].read(rd, line);
+	rt = interp_line_runtime(line, &skip);
+	if (rt != RT_NONE)
+		return read_interp_frame_line(rd, line, rt, skip);
 	return line[0] != '#' && line[0] != '\n' ? "unknown line" : LINE_OK;
 }
 
@@ -368,7 +403,7 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 {
 	struct reader rd = {a, pt, meta, cgroups, false};
 	struct saved_frames *frames = meta->frames;
-	struct saved_python *py_frames = meta->py_frames;
+	struct saved_interp *interp_frames = meta->interp_frames;
 	unsigned long lineno = 1;
 	const char *why;
 	char *line = NULL;
@@ -378,7 +413,7 @@ int recording_read(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 
 	memset(meta, 0, sizeof(*meta));
 	meta->frames = frames;
-	meta->py_frames = py_frames;
+	meta->interp_frames = interp_frames;
 	*bad = 0;
 	err[0] = 0;
 	len = getline(&line, &cap, f);

@@ -216,10 +216,6 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 			       bpf_map__map_flags(skel->maps.procs) | BPF_F_NO_PREALLOC);
 	bpf_map__set_map_flags(skel->maps.target_pids,
 			       bpf_map__map_flags(skel->maps.target_pids) | BPF_F_NO_PREALLOC);
-	bpf_map__set_map_flags(skel->maps.python_procs,
-			       bpf_map__map_flags(skel->maps.python_procs) | BPF_F_NO_PREALLOC);
-	bpf_map__set_map_flags(skel->maps.go_procs,
-			       bpf_map__map_flags(skel->maps.go_procs) | BPF_F_NO_PREALLOC);
 	if (o->ringbuf_bytes) {
 		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
 		/* a wakeup must come before the ring is full */
@@ -280,8 +276,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 		}
 	}
 	l->procs_fd = bpf_map__fd(skel->maps.procs);
-	l->python_procs_fd = bpf_map__fd(skel->maps.python_procs);
-	l->go_procs_fd = bpf_map__fd(skel->maps.go_procs);
+	l->runtime_procs_fd = bpf_map__fd(skel->maps.runtime_procs);
 	l->mappings_fd = bpf_map__fd(skel->maps.mappings);
 	l->pages_fd = bpf_map__fd(skel->maps.pages);
 	l->target_pids_fd = bpf_map__fd(skel->maps.target_pids);

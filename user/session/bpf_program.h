@@ -46,7 +46,7 @@ struct loader {
 	bool exit_maps; /* on_exit_maps loaded: exiting processes send their mappings */
 	int procs_fd, mappings_fd, pages_fd, target_pids_fd, events_fd, counters_fd;
 	int exit_maps_fd; /* ring buffer of RECORD_MAPS_ENTRY / _END */
-	int python_procs_fd, go_procs_fd;
+	int runtime_procs_fd;	/* the processes running a language runtime (bpf/runtimes.bpf.h) */
 	int offcpu_unwalked_fd; /* off-CPU time without a stack (user/session/offcpu_unwalked.h) */
 };
 

@@ -17,7 +17,6 @@
 #include "common/clock.h"
 #include "user/session/consumer.h"
 #include "user/session/session.h"
-#include "user/symbolize/python_names.h"
 
 static void longest(uint64_t *was, uint64_t ns)
 {
@@ -54,7 +53,7 @@ static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size
 	struct session *s = ctx;
 
 	/* while the process lives: its code objects are named from its memory */
-	python_names_note(s->python_names, r, size);
+	session_runtimes_note(&s->runtimes, r, size);
 	if (!agg_route(s, r, size, 1))
 		proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
 }
@@ -66,7 +65,7 @@ void session_add_deferred(void *ctx, const struct cfi_sample_record *r, size_t s
 	struct session *s = ctx;
 
 	if (r != taken && r->generation != taken->generation)
-		python_names_carry(s->python_names, r, size, taken->generation);
+		session_runtimes_carry(&s->runtimes, r, size, taken->generation);
 	add_sample(ctx, r, size);
 }
 
@@ -105,7 +104,7 @@ static void note_waiting(struct session *s, const void *data, size_t size)
 	t0 = mono_ns();
 	proc_tracker_snapshot(s->pt, v.rec->pid, v.d->changed_ns);
 	longest(&s->consumer_longest.snapshot_ns, mono_ns() - t0);
-	python_names_note(s->python_names, v.rec, v.rec_size);
+	session_runtimes_note(&s->runtimes, v.rec, v.rec_size);
 }
 
 void session_reload_for_walk(void *ctx, uint32_t pid, uint64_t now_ns)
@@ -232,7 +231,7 @@ bool session_interval_close(struct session *s, double timeout)
 		usleep(5000);
 	}
 	/* the code objects its samples queued, named in the profile that follows */
-	python_names_wait(s->python_names, deadline - mono_sec() > 0 ? deadline - mono_sec() : 0);
+	session_runtimes_wait(&s->runtimes, deadline - mono_sec() > 0 ? deadline - mono_sec() : 0);
 	pthread_mutex_lock(&s->agg_lock);
 	s->late_agg = NULL;
 	pthread_mutex_unlock(&s->agg_lock);

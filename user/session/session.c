@@ -15,10 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "user/symbolize/python_names.h"
 #include "user/track/cgroups.h"
-#include "user/track/go_detect.h"
-#include "user/track/python_detect.h"
 #include "common/clock.h"
 #include "common/parse.h"
 #include "common/vec.h"
@@ -158,7 +155,7 @@ void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, 
 #define DEFERRED_QUEUE_BYTES (64ull << 20)
 /* At stop, queued table loads get this long (one load is bounded by the tracker's budget). */
 #define SESSION_STOP_DRAIN_S  2.0
-#define SESSION_PYTHON_WAIT_S 1.0 /* for code objects still being read at stop */
+#define SESSION_RUNTIMES_WAIT_S 1.0 /* for code objects still being read at stop */
 
 /*
  * Stack-copy bytes per second when not set: a quarter of all samples at full
@@ -271,16 +268,10 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
-	s->python = python_detect_new(s->ld.python_procs_fd);
-	s->python_names = python_names_new(python_detect_offsets, s->python);
-	s->go = go_detect_new(s->ld.go_procs_fd);
-	if (!s->python || !s->python_names || !s->go) {
+	if (session_runtimes_start(&s->runtimes, s->ld.runtime_procs_fd)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
-	/* the runtimes the tracker tells of its loads: one line each */
-	python_detect_hooks(s->python, &s->runtime_hooks[0]);
-	go_detect_hooks(s->go, &s->runtime_hooks[1]);
 	/* a cache that cannot be used safely is said so and skipped: tables are built */
 	if (o->table_cache[0])
 		s->table_cache = cfi_table_cache_open(
@@ -291,8 +282,8 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 							     .procs_fd = s->ld.procs_fd,
 							     .mappings_fd = s->ld.mappings_fd,
 							     .table_cache = s->table_cache,
-							     .runtimes = s->runtime_hooks,
-							     .nr_runtimes = SESSION_RUNTIMES,
+							     .runtimes = s->runtimes.hooks,
+							     .nr_runtimes = s->runtimes.nr_hooks,
 							     .max_procs = o->max_procs,
 							     .build_workers = o->build_workers});
 	if (!s->pt) {
@@ -573,7 +564,7 @@ void session_stop(struct session *s)
 		proc_tracker_stop(s->pt, !drained);
 	}
 	/* the last samples' code objects, read before the profile names them */
-	python_names_wait(s->python_names, SESSION_PYTHON_WAIT_S);
+	session_runtimes_wait(&s->runtimes, SESSION_RUNTIMES_WAIT_S);
 }
 
 void session_free(struct session *s)
@@ -594,9 +585,7 @@ void session_free(struct session *s)
 	if (s->deferred_ready)
 		deferred_queue_free(&s->deferred);
 	proc_tracker_free(s->pt);
-	python_names_free(s->python_names);
-	python_detect_free(s->python);
-	go_detect_free(s->go);
+	session_runtimes_free(&s->runtimes);
 	cfi_table_cache_close(s->table_cache);
 	agg_free(&s->agg);
 	offcpu_unwalked_free(&s->unwalked);

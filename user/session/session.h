@@ -24,13 +24,11 @@
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/sym_fetch.h"
 #include "user/track/proc_tracker.h"
-#include "user/track/runtime_hooks.h"
+#include "user/session/runtimes.h"
 #include "user/unwind/deferred_queue.h"
 #include "user/track/table_store.h"
 
 #define SESSION_MAX_PIDS 256
-/* language runtimes whose processes the tracker finds: CPython, Go (session.c lists them) */
-#define SESSION_RUNTIMES 2
 /* seconds the tables of an object no process maps stay loaded (record, top; agent default) */
 #define SESSION_TABLE_IDLE_TTL 30.0
 
@@ -92,10 +90,7 @@ struct session {
 	struct sym_cache *syms;
 	struct sym_fetch *fetch; /* NULL: no debuginfod */
 	struct proc_tracker *pt;
-	struct python_detect *python;	   /* processes running CPython */
-	struct python_names *python_names; /* their code objects' names */
-	struct go_detect *go;		   /* processes running Go: their goroutine labels */
-	struct runtime_hooks runtime_hooks[SESSION_RUNTIMES]; /* theirs, for the tracker */
+	struct session_runtimes runtimes; /* the language runtimes (runtimes.c lists them) */
 	/* the consumer thread adds; readers (top, the end of record) swap or lock */
 	pthread_mutex_t agg_lock;
 	struct aggregator agg;

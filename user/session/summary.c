@@ -11,9 +11,6 @@
 #include "elf/safe_open.h"
 #include "user/session/session.h"
 #include "user/profile/frame_names.h"
-#include "user/symbolize/python_names.h"
-#include "user/track/go_detect.h"
-#include "user/track/python_detect.h"
 
 static double pct(uint64_t a, uint64_t b)
 {
@@ -186,67 +183,6 @@ static void print_first_complete(struct session *s, FILE *f)
 	free(v);
 }
 
-/* Python frames: only when a Python process was seen. */
-static void print_python(struct session *s, const uint64_t *c, FILE *f)
-{
-	struct python_detect_stats d;
-	struct python_names_stats n;
-	uint64_t samples = 0;
-	char unsup[160];
-	int i;
-
-	python_detect_stats(s->python, &d);
-	python_names_stats(s->python_names, &n);
-	if (!d.procs && !d.unsupported)
-		return;
-	for (i = 1; i < PY_STATUS_MAX; i++)
-		samples += c[CNT_PY_STATUS_BASE + i];
-	python_detect_describe_unsupported(&d, unsup, sizeof(unsup));
-	if (d.unsupported)
-		fprintf(f, "cfiprof: python: %s: native stacks only\n", unsup);
-	if (!d.procs)
-		return;
-	fprintf(f,
-		"cfiprof: python: %" PRIu64 " process%s, %" PRIu64 " samples: %" PRIu64
-		" with their frame chain, %" PRIu64 " of threads without one, %" PRIu64
-		" truncated, %" PRIu64 " unreadable; %" PRIu64
-		" Python frames; code objects %" PRIu64 " read (%" PRIu64 " unreadable), %" PRIu64
-		" refused, %" PRIu64 " stalled\n",
-		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_PY_STATUS_BASE + PY_STATUS_OK],
-		c[CNT_PY_STATUS_BASE + PY_STATUS_NO_THREAD],
-		c[CNT_PY_STATUS_BASE + PY_STATUS_TRUNCATED],
-		c[CNT_PY_STATUS_BASE + PY_STATUS_UNREADABLE], c[CNT_PY_FRAMES], n.read,
-		n.unreadable, n.refused, n.stalled);
-}
-
-/* Go's goroutine labels: only when a Go program was seen. */
-static void print_go(struct session *s, const uint64_t *c, FILE *f)
-{
-	struct go_detect_stats d;
-	uint64_t samples = 0;
-	int i;
-
-	go_detect_stats(s->go, &d);
-	if (d.unsupported)
-		fprintf(f,
-			"cfiprof: go: %" PRIu64
-			" Go process%s without goroutine labels (the last of "
-			"version %u.%u): no offsets for it, or its g not found in its TLS\n",
-			d.unsupported, d.unsupported == 1 ? "" : "es", d.unsup_version >> 8,
-			d.unsup_version & 0xff);
-	if (!d.procs)
-		return;
-	for (i = 1; i < GO_STATUS_MAX; i++)
-		samples += c[CNT_GO_STATUS_BASE + i];
-	fprintf(f,
-		"cfiprof: go: %" PRIu64 " process%s, %" PRIu64 " samples of goroutines: %" PRIu64
-		" with all their labels, %" PRIu64 " truncated, %" PRIu64 " unreadable; %" PRIu64
-		" labels\n",
-		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_GO_STATUS_BASE + GO_STATUS_OK],
-		c[CNT_GO_STATUS_BASE + GO_STATUS_TRUNCATED],
-		c[CNT_GO_STATUS_BASE + GO_STATUS_UNREADABLE], c[CNT_GO_LABELS]);
-}
-
 /* Off-CPU time in the profile without its stack, by why. */
 static void print_unwalked(struct session *s, const uint64_t *c, FILE *f)
 {
@@ -415,8 +351,7 @@ static void print_full(struct session *s, FILE *f)
 	print_refusals(f, &ts, &tr);
 	print_elf_refusals(f);
 	print_outside_refusals(f);
-	print_python(s, c, f);
-	print_go(s, c, f);
+	session_runtimes_summary(&s->runtimes, c, f);
 	fprintf(f,
 		"cfiprof: table requests: %" PRIu64 " sent, %" PRIu64
 		" held back by the per-process limit, %" PRIu64 " over the global budget\n",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * What the tracker tells the language runtimes' detectors (python_detect,
- * go_detect) as it loads processes: the objects a load opens, a process's
+ * What the tracker tells the language runtimes' detectors (user/runtimes/,
+ * runtime.h) as it loads processes: the objects a load opens, a process's
  * mappings early and at the load's end, its unload and its exit.  The
  * tracker calls every hook of the list it was given and knows no runtime.
  */

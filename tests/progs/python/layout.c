@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * CPython's layout as its own headers give it, printed as "field value" per
- * line with the names of struct python_offsets (user/symbolize/python_offsets.h):
+ * line with the names of struct python_offsets (user/runtimes/python/python_offsets.h):
  * test_python builds this against each interpreter's installed headers
  * (cc -I PREFIX/include/python3.N) and compares with the table's entry.
  */

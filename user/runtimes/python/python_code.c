@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "user/symbolize/python_code.h"
-#include "user/symbolize/python_offsets.h"
+#include "user/runtimes/python/python_code.h"
+#include "user/runtimes/python/python_offsets.h"
 
 #define PN_MAX_NAME	 512	     /* characters of a name or file kept */
 #define PN_MAX_LINETABLE (64u << 10) /* bytes of a location table kept */

@@ -22,7 +22,7 @@ enum python_entry_kind {
 	PY_ENTRY_EVERY_FRAME = 3,
 };
 
-/* What a frame's instr is (struct cfi_python_frame) and how its line is found. */
+/* What a frame's instr is (struct cfi_interp_frame) and how its line is found. */
 enum python_code_kind {
 	/* 3.11 on: the instruction pointer less the code object, a location table */
 	PY_CODE_LOCATIONS = 0,

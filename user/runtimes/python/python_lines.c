@@ -6,7 +6,7 @@
  */
 #include <stdbool.h>
 
-#include "user/symbolize/python_lines.h"
+#include "user/runtimes/python/python_lines.h"
 
 /* 6-bit groups, least significant first, 0x40 set on all but the last (Objects/locations.md). */
 static bool read_varint(const uint8_t *t, size_t len, size_t *i, uint32_t *out)

@@ -18,9 +18,9 @@
 
 #include "common/clock.h"
 #include "common/hash.h"
-#include "user/symbolize/python_code.h"
-#include "user/symbolize/python_names.h"
-#include "user/symbolize/python_offsets.h"
+#include "user/runtimes/python/python_code.h"
+#include "user/runtimes/python/python_names.h"
+#include "user/runtimes/python/python_offsets.h"
 
 #define PN_BUCKETS	 4096
 #define PN_MAX_ENTRIES	 65536	     /* code objects remembered, all processes */
@@ -38,7 +38,7 @@ struct pn_entry {
 	struct pn_entry *next, *qnext;
 	uint32_t pid, gen;
 	uint64_t code;
-	uint16_t scope; /* struct cfi_python_frame's: a code object of another module at code */
+	uint16_t scope; /* struct cfi_interp_frame's: a code object of another module at code */
 	uint8_t state;	/* enum pn_state: only a READY entry names a frame or is freed */
 	const struct python_offsets *off;
 	struct python_code c;
@@ -308,7 +308,7 @@ static uint32_t bucket_of(uint32_t pid, uint32_t gen, uint64_t code)
 
 /* The entry of frame f's code object in (pid, gen). */
 static struct pn_entry *find(struct python_names *pn, uint32_t pid, uint32_t gen,
-			     const struct cfi_python_frame *f)
+			     const struct cfi_interp_frame *f)
 {
 	struct pn_entry *e = pn->buckets[bucket_of(pid, gen, f->code)];
 
@@ -356,7 +356,7 @@ static struct pn_entry *entry_copy(const struct pn_entry *e, uint32_t gen)
 
 /* A new entry for frame f of r, queued for a reader; NULL when out of memory.  lock held. */
 static struct pn_entry *entry_queue(struct python_names *pn, const struct cfi_sample_record *r,
-				    const struct cfi_python_frame *f,
+				    const struct cfi_interp_frame *f,
 				    const struct python_offsets *off)
 {
 	struct pn_entry *e = calloc(1, sizeof(*e));
@@ -386,7 +386,7 @@ static struct pn_entry *entry_queue(struct python_names *pn, const struct cfi_sa
 static void note(struct python_names *pn, const struct cfi_sample_record *r, size_t size,
 		 bool carry, uint32_t taken_gen)
 {
-	const struct cfi_python_frame *f;
+	const struct cfi_interp_frame *f;
 	const struct python_offsets *off;
 	struct pn_entry *e, *from;
 	bool queued = false;
@@ -485,7 +485,7 @@ void python_names_stats(struct python_names *pn, struct python_names_stats *out)
 }
 
 /* The code unit the frame runs, or -1 (before its first instruction, or no offsets). */
-static int64_t code_unit(const struct pn_entry *e, const struct cfi_python_frame *f)
+static int64_t code_unit(const struct pn_entry *e, const struct cfi_interp_frame *f)
 {
 	const struct python_offsets *o = e->off;
 
@@ -508,7 +508,7 @@ static int64_t code_unit(const struct pn_entry *e, const struct cfi_python_frame
  * module's body after its import) may hold another one now.  Its frame's
  * instruction must at least lie inside its bytecode.
  */
-static bool frame_fits(const struct pn_entry *e, const struct cfi_python_frame *f)
+static bool frame_fits(const struct pn_entry *e, const struct cfi_interp_frame *f)
 {
 	int64_t unit = code_unit(e, f);
 
@@ -516,11 +516,11 @@ static bool frame_fits(const struct pn_entry *e, const struct cfi_python_frame *
 }
 
 unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t gen,
-			       const struct cfi_python_frame *f)
+			       const struct cfi_interp_frame *f)
 {
 	const struct python_offsets *o;
 	const struct pn_entry *e;
-	unsigned int role = PY_FRAME_SHOW;
+	unsigned int role = INTERP_FRAME_SHOW;
 	int64_t unit;
 
 	pthread_mutex_lock(&pn->lock);
@@ -529,25 +529,25 @@ unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t g
 		e = NULL; /* not read yet: as if not read */
 	o = e ? e->off : NULL;
 	if (o && o->entry == PY_ENTRY_SHIM_FRAME && f->owner == o->owner_cstack) {
-		role = PY_FRAME_SKIP | PY_FRAME_LAST;
+		role = INTERP_FRAME_SKIP | INTERP_FRAME_LAST;
 	} else if (o) {
 		if ((o->entry == PY_ENTRY_IS_ENTRY && f->is_entry) ||
 		    o->entry == PY_ENTRY_EVERY_FRAME)
-			role |= PY_FRAME_LAST;
+			role |= INTERP_FRAME_LAST;
 		/* _PyFrame_IsIncomplete: set up, but its first instruction not reached yet */
 		unit = e->c.ok ? code_unit(e, f) : 0;
 		if (f->owner != o->owner_generator && unit < (int64_t)e->c.firsttraceable)
-			role |= PY_FRAME_SKIP;
+			role |= INTERP_FRAME_SKIP;
 	} else if (f->is_entry) {
 		/* not read: 3.11's flag is the best guess there is */
-		role |= PY_FRAME_LAST;
+		role |= INTERP_FRAME_LAST;
 	}
 	pthread_mutex_unlock(&pn->lock);
 	return role;
 }
 
 bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
-		       const struct cfi_python_frame *f, const char **name, const char **file,
+		       const struct cfi_interp_frame *f, const char **name, const char **file,
 		       uint32_t *line)
 {
 	const struct pn_entry *e;
@@ -575,13 +575,13 @@ bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 }
 
 void python_frame_show(struct python_names *pn, uint32_t pid, uint32_t gen,
-		       const struct cfi_python_frame *f, struct python_frame_shown *out)
+		       const struct cfi_interp_frame *f, struct interp_frame_shown *out)
 {
 	if (!pn) {
-		*out =
-		    (struct python_frame_shown){.role = f->is_entry ? PY_FRAME_LAST : PY_FRAME_SHOW,
-						.name = "[python]",
-						.file = ""};
+		*out = (struct interp_frame_shown){.role = f->is_entry ? INTERP_FRAME_LAST
+								       : INTERP_FRAME_SHOW,
+						   .name = "[python]",
+						   .file = ""};
 		return;
 	}
 	out->role = python_frame_role(pn, pid, gen, f);
@@ -595,4 +595,16 @@ bool python_is_eval_frame(const char *native_name)
 	/* LTO may split it: _PyEval_EvalFrameDefault.cold */
 	return !strncmp(native_name, eval, sizeof(eval) - 1) &&
 	       (!native_name[sizeof(eval) - 1] || native_name[sizeof(eval) - 1] == '.');
+}
+
+static void python_namer_show(void *ctx, uint32_t pid, uint32_t gen,
+			      const struct cfi_interp_frame *f, struct interp_frame_shown *out)
+{
+	python_frame_show(ctx, pid, gen, f, out);
+}
+
+void python_names_namer(struct python_names *pn, struct interp_namer *out)
+{
+	*out = (struct interp_namer){
+	    .ctx = pn, .show = python_namer_show, .is_eval_frame = python_is_eval_frame};
 }

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "user/symbolize/python_offsets.h"
+#include "user/runtimes/python/python_offsets.h"
 
 /*
  * CPython 3.11's location table (co_linetable, Objects/locations.md): the

@@ -10,26 +10,24 @@
  */
 #include <stddef.h>
 
-#include "user/symbolize/python_offsets.h"
+#include "user/runtimes/python/python_offsets.h"
 
 /* 3.8 to 3.10: PyFrameObjects, thread states known by pthread_self() */
 #define PY_FRAME_OBJECT_BPF(v, lasti)                                                              \
 	{                                                                                          \
-	    .version = (v),                                                                        \
-	    .flags = PY_FLAG_FRAME_OBJECT | PY_FLAG_PTHREAD_ID,                                    \
-	    .runtime_interp_head = 32, /* _PyRuntimeState.interpreters.head */                    \
-	    .interp_next = 0,	       /* PyInterpreterState.next */                                \
-	    .interp_threads_head = 8,  /* .tstate_head */                                         \
-	    .tstate_next = 8,	       /* PyThreadState.next */                                     \
-	    .tstate_native_tid = 176,  /* .thread_id: pthread_self() */                           \
-	    .tstate_frame = 24,	       /* .frame */                                                 \
-	    .cframe_current_frame = PY_OFF_NONE,                                                   \
-	    .frame_code = 32,	   /* PyFrameObject.f_code */                                       \
-	    .frame_previous = 24,  /* .f_back */                                                   \
-	    .frame_instr = (lasti), /* .f_lasti */                                                 \
-	    .frame_is_entry = PY_OFF_NONE,                                                         \
-	    .frame_owner = PY_OFF_NONE,                                                            \
-	    .frame_globals = 48, /* .f_globals */                                                  \
+		.version = (v), .flags = PY_FLAG_FRAME_OBJECT | PY_FLAG_PTHREAD_ID,                \
+		.runtime_interp_head = 32,    /* _PyRuntimeState.interpreters.head */              \
+		    .interp_next = 0,	      /* PyInterpreterState.next */                        \
+		    .interp_threads_head = 8, /* .tstate_head */                                   \
+		    .tstate_next = 8,	      /* PyThreadState.next */                             \
+		    .tstate_native_tid = 176, /* .thread_id: pthread_self() */                     \
+		    .tstate_frame = 24,	      /* .frame */                                         \
+		    .cframe_current_frame = PY_OFF_NONE,                                           \
+		.frame_code = 32,	    /* PyFrameObject.f_code */                             \
+		    .frame_previous = 24,   /* .f_back */                                          \
+		    .frame_instr = (lasti), /* .f_lasti */                                         \
+		    .frame_is_entry = PY_OFF_NONE, .frame_owner = PY_OFF_NONE,                     \
+		.frame_globals = 48, /* .f_globals */                                              \
 	}
 
 /* The code object's fields from 3.8 to 3.10, and their str and bytes objects */
@@ -144,17 +142,17 @@ static const struct python_offsets versions[] = {
 	.bpf =
 	    {
 		.version = 0x030d,
-		.flags = 0,			 /* no _PyCFrame: the thread state holds the frame */
-		.runtime_interp_head = 632,	 /* _PyRuntimeState.interpreters.head */
-		.interp_next = 7264,		 /* PyInterpreterState.next */
-		.interp_threads_head = 7344,	 /* .threads.head */
-		.tstate_next = 8,		 /* PyThreadState.next */
-		.tstate_native_tid = 160,	 /* .native_thread_id */
-		.tstate_frame = 72,		 /* .current_frame */
+		.flags = 0,		     /* no _PyCFrame: the thread state holds the frame */
+		.runtime_interp_head = 632,  /* _PyRuntimeState.interpreters.head */
+		.interp_next = 7264,	     /* PyInterpreterState.next */
+		.interp_threads_head = 7344, /* .threads.head */
+		.tstate_next = 8,	     /* PyThreadState.next */
+		.tstate_native_tid = 160,    /* .native_thread_id */
+		.tstate_frame = 72,	     /* .current_frame */
 		.cframe_current_frame = PY_OFF_NONE,
-		.frame_code = 0,		 /* _PyInterpreterFrame.f_executable */
-		.frame_previous = 8,		 /* .previous */
-		.frame_instr = 56,		 /* .instr_ptr */
+		.frame_code = 0,     /* _PyInterpreterFrame.f_executable */
+		.frame_previous = 8, /* .previous */
+		.frame_instr = 56,   /* .instr_ptr */
 		.frame_is_entry = PY_OFF_NONE,
 		.frame_owner = 70,   /* .owner */
 		.frame_globals = 24, /* .f_globals */

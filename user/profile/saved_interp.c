@@ -1,40 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Python frames kept by a recording; see saved_python.h. */
+/* Interpreter frames kept by a recording; see saved_interp.h. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/hash.h"
-#include "user/profile/saved_python.h"
+#include "user/profile/saved_interp.h"
 
 /* What identifies a frame: every field the kernel recorded, and whose process image. */
-struct py_key {
-	uint32_t pid, gen;
+struct frame_key {
+	uint32_t runtime, pid, gen;
 	uint64_t code;
 	uint32_t instr;
 	uint8_t is_entry, owner;
 	uint16_t scope;
 };
 
-struct py_entry {
-	struct py_entry *next;
-	struct py_key key;
-	struct python_frame_shown how;
+struct frame_entry {
+	struct frame_entry *next;
+	struct frame_key key;
+	struct interp_frame_shown how;
 	char strings[]; /* name, then file */
 };
 
-struct saved_python {
-	struct py_entry **buckets;
+struct saved_interp {
+	struct frame_entry **buckets;
 	size_t nr, nr_buckets;
 };
 
-struct saved_python *saved_python_new(void)
+struct saved_interp *saved_interp_new(void)
 {
-	return calloc(1, sizeof(struct saved_python));
+	return calloc(1, sizeof(struct saved_interp));
 }
 
-void saved_python_free(struct saved_python *sp)
+void saved_interp_free(struct saved_interp *sp)
 {
-	struct py_entry *e, *n;
+	struct frame_entry *e, *n;
 	size_t b;
 
 	if (!sp)
@@ -48,11 +48,13 @@ void saved_python_free(struct saved_python *sp)
 	free(sp);
 }
 
-static struct py_key key_of(uint32_t pid, uint32_t gen, const struct cfi_python_frame *f)
+static struct frame_key key_of(uint8_t rt, uint32_t pid, uint32_t gen,
+			       const struct cfi_interp_frame *f)
 {
-	struct py_key k;
+	struct frame_key k;
 
 	memset(&k, 0, sizeof(k));
+	k.runtime = rt;
 	k.pid = pid;
 	k.gen = gen;
 	k.code = f->code;
@@ -63,14 +65,14 @@ static struct py_key key_of(uint32_t pid, uint32_t gen, const struct cfi_python_
 	return k;
 }
 
-static size_t bucket_of(const struct saved_python *sp, const struct py_key *k)
+static size_t bucket_of(const struct saved_interp *sp, const struct frame_key *k)
 {
 	return (size_t)(hash_bytes(HASH_FNV_OFFSET, k, sizeof(*k)) & (sp->nr_buckets - 1));
 }
 
-static struct py_entry *find(const struct saved_python *sp, const struct py_key *k)
+static struct frame_entry *find(const struct saved_interp *sp, const struct frame_key *k)
 {
-	struct py_entry *e;
+	struct frame_entry *e;
 
 	if (!sp->nr_buckets)
 		return NULL;
@@ -81,11 +83,11 @@ static struct py_entry *find(const struct saved_python *sp, const struct py_key 
 }
 
 /* Twice the buckets once there are more entries than buckets: chains stay short. */
-static int grow(struct saved_python *sp)
+static int grow(struct saved_interp *sp)
 {
-	struct saved_python n = {.nr = sp->nr,
+	struct saved_interp n = {.nr = sp->nr,
 				 .nr_buckets = sp->nr_buckets ? sp->nr_buckets * 2 : 256};
-	struct py_entry *e, *next;
+	struct frame_entry *e, *next;
 	size_t b, nb;
 
 	n.buckets = calloc(n.nr_buckets, sizeof(*n.buckets));
@@ -103,12 +105,12 @@ static int grow(struct saved_python *sp)
 	return 0;
 }
 
-int saved_python_add(struct saved_python *sp, uint32_t pid, uint32_t gen,
-		     const struct cfi_python_frame *f, const struct python_frame_shown *how)
+int saved_interp_add(struct saved_interp *sp, uint8_t rt, uint32_t pid, uint32_t gen,
+		     const struct cfi_interp_frame *f, const struct interp_frame_shown *how)
 {
-	struct py_key k = key_of(pid, gen, f);
+	struct frame_key k = key_of(rt, pid, gen, f);
 	size_t nl = strlen(how->name) + 1, fl = strlen(how->file) + 1, b;
-	struct py_entry *e;
+	struct frame_entry *e;
 
 	if (find(sp, &k))
 		return 0;
@@ -130,11 +132,12 @@ int saved_python_add(struct saved_python *sp, uint32_t pid, uint32_t gen,
 	return 1;
 }
 
-const struct python_frame_shown *saved_python_find(const struct saved_python *sp, uint32_t pid,
-						   uint32_t gen, const struct cfi_python_frame *f)
+const struct interp_frame_shown *saved_interp_find(const struct saved_interp *sp, uint8_t rt,
+						   uint32_t pid, uint32_t gen,
+						   const struct cfi_interp_frame *f)
 {
-	struct py_key k = key_of(pid, gen, f);
-	const struct py_entry *e = sp ? find(sp, &k) : NULL;
+	struct frame_key k = key_of(rt, pid, gen, f);
+	const struct frame_entry *e = sp ? find(sp, &k) : NULL;
 
 	return e ? &e->how : NULL;
 }

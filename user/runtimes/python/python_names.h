@@ -9,7 +9,8 @@
 #ifndef CFIPROF_PYTHON_NAMES_H
 #define CFIPROF_PYTHON_NAMES_H
 
-#include "user/symbolize/python_lines.h"
+#include "user/symbolize/runtime_units.h"
+#include "user/runtimes/python/python_lines.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,24 +62,17 @@ bool python_names_wait(struct python_names *pn, double timeout);
 void python_names_sweep(struct python_names *pn);
 void python_names_stats(struct python_names *pn, struct python_names_stats *out);
 
-/* How one recorded frame is shown where the native stack passes through the evaluation loop. */
-enum python_frame_role {
-	PY_FRAME_SHOW = 0,
-	PY_FRAME_SKIP = 1 << 0, /* not (yet) a running frame: incomplete, or a shim */
-	PY_FRAME_LAST = 1 << 1, /* the first frame its _PyEval_EvalFrameDefault call ran */
-};
-
 /* The frames of r after its PCs; NULL when none (sizes checked by the aggregator). */
-static inline const struct cfi_python_frame *python_frames_of(const struct cfi_sample_record *r)
+static inline const struct cfi_interp_frame *python_frames_of(const struct cfi_sample_record *r)
 {
 	return r->runtime == RT_PYTHON && r->nr_rt
-		   ? (const struct cfi_python_frame *)(r->pcs + r->nr_kernel + r->nr_user)
+		   ? (const struct cfi_interp_frame *)(r->pcs + r->nr_kernel + r->nr_user)
 		   : NULL;
 }
 
-/* enum python_frame_role of frame f of process pid (generation gen). */
+/* enum interp_frame_role of frame f of process pid (generation gen). */
 unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t gen,
-			       const struct cfi_python_frame *f);
+			       const struct cfi_interp_frame *f);
 /*
  * The name of one Python frame: qualified name, file and line of the
  * instruction it runs (0 when unknown).  false when the code object was not
@@ -87,21 +81,16 @@ unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t g
  * from here.)
  */
 bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
-		       const struct cfi_python_frame *f, const char **name, const char **file,
+		       const struct cfi_interp_frame *f, const char **name, const char **file,
 		       uint32_t *line);
-/* How one recorded frame is shown: python_frame_role and python_frame_name together. */
-struct python_frame_shown {
-	unsigned int role; /* enum python_frame_role */
-	uint32_t line;	   /* 0 when unknown */
-	const char *name;  /* "[python]" when its code object was not read */
-	const char *file;  /* "" when unknown */
-};
-
 /* The same for pn NULL (no code object read): "[python]", placed by 3.11's is_entry. */
 void python_frame_show(struct python_names *pn, uint32_t pid, uint32_t gen,
-		       const struct cfi_python_frame *f, struct python_frame_shown *out);
+		       const struct cfi_interp_frame *f, struct interp_frame_shown *out);
 
 /* Whether a native frame's name is CPython's evaluation loop, where Python frames go. */
 bool python_is_eval_frame(const char *native_name);
+
+/* What the profile names pn's frames with (pn NULL: "[python]" only). */
+void python_names_namer(struct python_names *pn, struct interp_namer *out);
 
 #endif

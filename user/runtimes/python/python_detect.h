@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "user/symbolize/python_offsets.h"
+#include "user/runtimes/python/python_offsets.h"
 
 struct maps_entry;
 struct proc_mapping;
@@ -58,7 +58,8 @@ void python_detect_proc_read_at(struct python_detect *pd, uint32_t pid,
  * otherwise.
  */
 void python_detect_early(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
-			 const struct maps_entry *ents, const int *fds, uint32_t nr, uint64_t read_ns);
+			 const struct maps_entry *ents, const int *fds, uint32_t nr,
+			 uint64_t read_ns);
 /* The process's tables went (exit, eviction): the kernel stops reading its frames. */
 void python_detect_unload(struct python_detect *pd, uint32_t pid);
 /* The process left the tracker: user space forgets it too. */

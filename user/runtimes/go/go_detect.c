@@ -20,9 +20,10 @@
 #include <unistd.h>
 
 #include "elf/elf_read.h"
-#include "user/track/go_detect.h"
+#include "user/runtimes/go/go_detect.h"
 #include "user/track/proc_tracker.h"
 #include "user/track/runtime_hooks.h"
+#include "user/track/runtime_procs.h"
 
 #define GO_OBJS	   256 /* Go executables remembered, a ring of the newest */
 #define GO_BUCKETS 1024
@@ -244,10 +245,10 @@ static void detect_proc(struct go_detect *gd, uint32_t pid, const struct proc_ma
 	if (found && found->g_found && go_offsets_find(found->version, &val)) {
 		val.tls_g = found->tls_g;
 		val.maps_read_ns = read_ns;
-		ok = gd->map_fd < 0 || !bpf_map_update_elem(gd->map_fd, &pid, &val, BPF_ANY);
+		ok = !runtime_procs_put(gd->map_fd, pid, RT_GO, &val, sizeof(val));
 	}
-	if (!ok && gd->map_fd >= 0)
-		bpf_map_delete_elem(gd->map_fd, &pid);
+	if (!ok)
+		runtime_procs_drop(gd->map_fd, pid, RT_GO);
 	/* counted once per process, found or refused */
 	if (found && !p) {
 		p = calloc(1, sizeof(*p));
@@ -286,8 +287,8 @@ void go_detect_early(struct go_detect *gd, uint32_t pid, const struct proc_mappi
 
 void go_detect_unload(struct go_detect *gd, uint32_t pid)
 {
-	if (gd && gd->map_fd >= 0)
-		bpf_map_delete_elem(gd->map_fd, &pid);
+	if (gd)
+		runtime_procs_drop(gd->map_fd, pid, RT_GO);
 }
 
 void go_detect_forget(struct go_detect *gd, uint32_t pid)
@@ -304,8 +305,7 @@ void go_detect_forget(struct go_detect *gd, uint32_t pid)
 		free(p);
 	}
 	pthread_mutex_unlock(&gd->lock);
-	if (gd->map_fd >= 0)
-		bpf_map_delete_elem(gd->map_fd, &pid);
+	runtime_procs_drop(gd->map_fd, pid, RT_GO);
 }
 
 void go_detect_stats(struct go_detect *gd, struct go_detect_stats *out)

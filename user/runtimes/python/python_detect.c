@@ -25,7 +25,8 @@
 #include "user/track/proc_maps.h"
 #include "user/track/proc_tracker.h"
 #include "user/track/runtime_hooks.h"
-#include "user/track/python_detect.h"
+#include "user/track/runtime_procs.h"
+#include "user/runtimes/python/python_detect.h"
 
 #define PY_OBJS	   64 /* objects remembered: interpreters are few */
 #define PY_BUCKETS 1024
@@ -354,9 +355,9 @@ static void detect_proc(struct python_detect *pd, uint32_t pid, const struct pro
 		return;
 	if (off) {
 		pidns_of(pid, &val);
-		bpf_map_update_elem(pd->map_fd, &pid, &val, BPF_ANY);
+		runtime_procs_put(pd->map_fd, pid, RT_PYTHON, &val, sizeof(val));
 	} else
-		bpf_map_delete_elem(pd->map_fd, &pid);
+		runtime_procs_drop(pd->map_fd, pid, RT_PYTHON);
 }
 
 void python_detect_proc(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
@@ -372,7 +373,8 @@ void python_detect_proc_read_at(struct python_detect *pd, uint32_t pid,
 }
 
 void python_detect_early(struct python_detect *pd, uint32_t pid, const struct proc_mapping *maps,
-			 const struct maps_entry *ents, const int *fds, uint32_t nr, uint64_t read_ns)
+			 const struct maps_entry *ents, const int *fds, uint32_t nr,
+			 uint64_t read_ns)
 {
 	uint32_t i;
 
@@ -388,7 +390,7 @@ void python_detect_early(struct python_detect *pd, uint32_t pid, const struct pr
 void python_detect_unload(struct python_detect *pd, uint32_t pid)
 {
 	if (pd && pd->map_fd >= 0)
-		bpf_map_delete_elem(pd->map_fd, &pid);
+		runtime_procs_drop(pd->map_fd, pid, RT_PYTHON);
 }
 
 void python_detect_forget(struct python_detect *pd, uint32_t pid)

@@ -20,8 +20,8 @@ struct go_detect;
 struct runtime_hooks;
 
 struct go_detect_stats {
-	uint64_t procs;	      /* processes found running a Go version with offsets */
-	uint64_t unsupported; /* ... a Go program without them, or whose g is not found */
+	uint64_t procs;		/* processes found running a Go version with offsets */
+	uint64_t unsupported;	/* ... a Go program without them, or whose g is not found */
 	uint16_t unsup_version; /* the last of those (major << 8 | minor, 0: unknown) */
 };
 

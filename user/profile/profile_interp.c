@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Python frames in a profile's samples (profile_internal.h): each group of
- * a sample's Python frames goes above the native frame of the evaluation
- * loop call that runs it, named from the process's code objects (record) or
- * as a recording kept them (report).
+ * Interpreter frames in a profile's samples (profile_internal.h): each
+ * group of a sample's frames goes above the native frame of the evaluation
+ * loop call that runs it, named by its runtime from the process's memory
+ * (record) or as a recording kept them (report).
  */
 #include <stdio.h>
 
 #include "user/profile/profile.h"
 #include "user/profile/profile_internal.h"
 #include "user/profile/saved_frames.h"
-#include "user/profile/saved_python.h"
-#include "user/symbolize/python_names.h"
+#include "user/profile/saved_interp.h"
+#include "user/symbolize/runtime_units.h"
 
-/* One Python frame as shown: keyed by process, code object and its instruction's line. */
-static int64_t python_location(struct profile *p, const struct agg_stack *s,
-			       const struct cfi_python_frame *f,
-			       const struct python_frame_shown *how)
+/* One interpreter frame as shown: keyed by process, code and its instruction's line. */
+static int64_t interp_location(struct profile *p, const struct agg_stack *s,
+			       const struct cfi_interp_frame *f,
+			       const struct interp_frame_shown *how)
 {
 	struct prof_location *l;
 	char buf[1024];
@@ -27,11 +27,11 @@ static int64_t python_location(struct profile *p, const struct agg_stack *s,
 		snprintf(buf, sizeof(buf), "%s (%s:%u)", how->name, how->file, how->line);
 	else
 		snprintf(buf, sizeof(buf), "%s", how->name);
-	id = profile_add_location(p, PROF_LOC_PYTHON, s->pid, f->code << 16 | (how->line & 0xffff),
-				  0, 0, buf, &is_new);
+	id = profile_add_location(p, PROF_LOC_INTERP + s->runtime, s->pid,
+				  f->code << 16 | (how->line & 0xffff), 0, 0, buf, &is_new);
 	if (id < 0 || !is_new)
 		return id;
-	/* one line: pprof's Function is the Python function in its own source file */
+	/* one line: pprof's Function is the interpreted function in its own source file */
 	l = &p->locs[id];
 	l->lines = profile_alloc_lines(p, 1);
 	if (!l->lines)
@@ -45,7 +45,8 @@ static int64_t python_location(struct profile *p, const struct agg_stack *s,
 	 * own (its file and qualified name, unique as a linker name is) keeps
 	 * the name as it is.
 	 */
-	snprintf(buf, sizeof(buf), "%s:%s", *how->file ? how->file : "python", how->name);
+	snprintf(buf, sizeof(buf), "%s:%s", *how->file ? how->file : runtime_name(s->runtime),
+		 how->name);
 	l->lines[0].system_name = profile_intern(p, buf);
 	l->lines[0].file = *how->file ? profile_intern(p, how->file) : NULL;
 	if (!l->lines[0].function || !l->lines[0].system_name || (*how->file && !l->lines[0].file))
@@ -55,45 +56,51 @@ static int64_t python_location(struct profile *p, const struct agg_stack *s,
 }
 
 /*
- * How Python frame f of s is shown: as the recording kept it (report), else
- * named from its process's code objects.
+ * How interpreter frame f of s is shown: as the recording kept it (report),
+ * else named by its runtime (else "[NAME]", placed by its raw is_entry).
  */
-static void python_shown(struct frame_namer *fn, const struct agg_stack *s,
-			 const struct cfi_python_frame *f, struct python_frame_shown *how)
+static void interp_shown(struct frame_namer *fn, const struct agg_stack *s,
+			 const struct cfi_interp_frame *f, struct interp_frame_shown *how)
 {
-	const struct python_frame_shown *saved =
-	    saved_python_find(fn->saved_python, s->pid, s->generation, f);
+	const struct interp_frame_shown *saved =
+	    saved_interp_find(fn->saved_interp, s->runtime, s->pid, s->generation, f);
+	const struct interp_namer *in = s->runtime < RT_MAX ? fn->interp[s->runtime] : NULL;
 
 	if (saved)
 		*how = *saved;
+	else if (in)
+		in->show(in->ctx, s->pid, s->generation, f, how);
 	else
-		python_frame_show(fn->python, s->pid, s->generation, f, how);
+		*how = (struct interp_frame_shown){.role = f->is_entry ? INTERP_FRAME_LAST
+								       : INTERP_FRAME_SHOW,
+						   .name = "[interpreter]",
+						   .file = ""};
 }
 
 /*
- * The Python frames one call of the evaluation loop runs, innermost first,
- * from *next on: up to the one it was entered with (all that are left when
- * rest).  Frames not running yet (incomplete, shims) are not shown.
+ * The interpreter frames one call of the evaluation loop runs, innermost
+ * first, from *next on: up to the one it was entered with (all that are
+ * left when rest).  Frames not running yet (incomplete, shims) are not shown.
  */
-int profile_python_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
+int profile_interp_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
 			  struct frame_namer *fn, uint32_t *next, bool rest, uint32_t *n)
 {
-	const struct cfi_python_frame *py =
-	    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
-	struct python_frame_shown how;
+	const struct cfi_interp_frame *fr =
+	    (const struct cfi_interp_frame *)(s->pcs + s->nr_kernel + s->nr_user);
+	struct interp_frame_shown how;
 	int64_t id;
 
-	while (*next < python_nr_frames(s)) {
-		const struct cfi_python_frame *f = &py[(*next)++];
+	while (*next < interp_nr_frames(s)) {
+		const struct cfi_interp_frame *f = &fr[(*next)++];
 
-		python_shown(fn, s, f, &how);
-		if (!(how.role & PY_FRAME_SKIP)) {
-			id = python_location(p, s, f, &how);
+		interp_shown(fn, s, f, &how);
+		if (!(how.role & INTERP_FRAME_SKIP)) {
+			id = interp_location(p, s, f, &how);
 			if (id < 0)
 				return -1;
 			ps->locs[(*n)++] = (uint32_t)id;
 		}
-		if ((how.role & PY_FRAME_LAST) && !rest)
+		if ((how.role & INTERP_FRAME_LAST) && !rest)
 			break;
 	}
 	return 0;
@@ -124,9 +131,8 @@ static int64_t location_part(struct profile *p, uint32_t pid, int64_t id, uint32
 	return part_id;
 }
 
-int64_t profile_python_splice(struct profile *p, struct prof_sample *ps,
-			      const struct agg_stack *s, struct frame_namer *fn, uint32_t *next,
-			      int64_t id, uint32_t *n)
+int64_t profile_interp_splice(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
+			      struct frame_namer *fn, uint32_t *next, int64_t id, uint32_t *n)
 {
 	if (p->locs[id].nr_lines > 1) {
 		int64_t inner = location_part(p, s->pid, id, PROF_PART_INNER);
@@ -136,10 +142,18 @@ int64_t profile_python_splice(struct profile *p, struct prof_sample *ps,
 			return -1;
 		ps->locs[(*n)++] = (uint32_t)inner;
 	}
-	return profile_python_frames(p, ps, s, fn, next, false, n) ? -1 : id;
+	return profile_interp_frames(p, ps, s, fn, next, false, n) ? -1 : id;
 }
 
-/* Whether user frame k of s is CPython's evaluation loop (named as add_user_frames names it). */
+bool profile_is_eval_frame(struct frame_namer *fn, const struct agg_stack *s, const char *name)
+{
+	const struct interp_namer *in = s->runtime < RT_MAX ? fn->interp[s->runtime] : NULL;
+
+	return in && in->is_eval_frame(name);
+}
+
+/* Whether user frame k of s is its runtime's evaluation loop (named as add_user_frames names it).
+ */
 static bool frame_is_eval(struct frame_namer *fn, const struct agg_stack *s, struct map_set *maps,
 			  int k)
 {
@@ -156,7 +170,7 @@ static bool frame_is_eval(struct frame_namer *fn, const struct agg_stack *s, str
 		sv = saved_frames_find(fn->saved_user, s->pid, pm ? pm->start : 0, lookup,
 				       &nr_saved);
 	frame_name_mapped(fn, s->pid, pm, pc, k == 0, buf, sizeof(buf));
-	eval = python_is_eval_frame(sv ? sv[nr_saved - 1].function : buf);
+	eval = profile_is_eval_frame(fn, s, sv ? sv[nr_saved - 1].function : buf);
 	map_set_put(other);
 	return eval;
 }
@@ -165,27 +179,28 @@ static bool frame_is_eval(struct frame_namer *fn, const struct agg_stack *s, str
  * Whether the sample was taken in the evaluation loop before it linked the
  * frame it runs (its prologue) or after it unlinked it (its epilogue): the
  * innermost native frame is the evaluation loop, and the native stack has
- * one evaluation loop more than the Python chain has calls of it (groups
- * ending in PY_FRAME_LAST).  The innermost group is then its caller's.  Not
- * for a chain cut at PY_MAX_FRAMES, which lacks its outermost groups.
+ * one evaluation loop more than the interpreter's chain has calls of it
+ * (groups ending in INTERP_FRAME_LAST).  The innermost group is then its
+ * caller's.  Not for a chain cut at the runtime's most frames, which lacks
+ * its outermost groups.
  */
 bool profile_leaf_eval_unlinked(struct frame_namer *fn, const struct agg_stack *s,
 				struct map_set *maps)
 {
-	const struct cfi_python_frame *py =
-	    (const struct cfi_python_frame *)(s->pcs + s->nr_kernel + s->nr_user);
-	struct python_frame_shown how;
+	const struct cfi_interp_frame *fr =
+	    (const struct cfi_interp_frame *)(s->pcs + s->nr_kernel + s->nr_user);
+	struct interp_frame_shown how;
 	uint32_t evals = 0, groups = 0, i;
 	int k;
 
-	if (!s->nr_user || !python_nr_frames(s) || python_nr_frames(s) >= PY_MAX_FRAMES ||
-	    !frame_is_eval(fn, s, maps, 0))
+	if (!s->nr_user || !interp_nr_frames(s) ||
+	    interp_nr_frames(s) >= runtime_max_frames(s->runtime) || !frame_is_eval(fn, s, maps, 0))
 		return false;
 	for (k = 0; k < s->nr_user; k++)
 		evals += frame_is_eval(fn, s, maps, k);
-	for (i = 0; i < python_nr_frames(s); i++) {
-		python_shown(fn, s, &py[i], &how);
-		groups += !!(how.role & PY_FRAME_LAST);
+	for (i = 0; i < interp_nr_frames(s); i++) {
+		interp_shown(fn, s, &fr[i], &how);
+		groups += !!(how.role & INTERP_FRAME_LAST);
 	}
 	return evals == groups + 1;
 }

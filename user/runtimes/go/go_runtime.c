@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Go as a runtime (user/runtimes/runtime.h): the programs found in
+ * processes (go_detect) and the goroutine labels the kernel read with
+ * their samples (struct cfi_go_label units), with what the summary and
+ * /metrics say of them.
+ */
+#include <inttypes.h>
+
+#include "user/output/prom_text.h"
+#include "user/runtimes/go/go_detect.h"
+#include "user/runtimes/go/go_runtime.h"
+
+static void *create(int procs_fd)
+{
+	return go_detect_new(procs_fd);
+}
+
+static void destroy(void *rt)
+{
+	go_detect_free(rt);
+}
+
+static void hooks(void *rt, struct runtime_hooks *out)
+{
+	go_detect_hooks(rt, out);
+}
+
+static uint32_t labels(const void *units, uint32_t nr_units, struct runtime_label *out,
+		       uint32_t max)
+{
+	const struct cfi_go_label *l = units;
+	uint32_t n = nr_units / GO_LABEL_UNITS, i;
+
+	if (n > GO_MAX_LABELS)
+		n = GO_MAX_LABELS;
+	if (n > max)
+		n = max;
+	for (i = 0; i < n; i++)
+		out[i] = (struct runtime_label){.key = l[i].key,
+						.value = l[i].value,
+						.key_room = sizeof(l[i].key),
+						.value_room = sizeof(l[i].value),
+						.key_len = l[i].key_len,
+						.value_len = l[i].value_len};
+	return n;
+}
+
+/* Go's goroutine labels: only when a Go program was seen. */
+static void summary(void *rt, const uint64_t *c, FILE *f)
+{
+	struct go_detect_stats d;
+	uint64_t samples = 0;
+	int i;
+
+	go_detect_stats(rt, &d);
+	if (d.unsupported)
+		fprintf(f,
+			"cfiprof: go: %" PRIu64
+			" Go process%s without goroutine labels (the last of "
+			"version %u.%u): no offsets for it, or its g not found in its TLS\n",
+			d.unsupported, d.unsupported == 1 ? "" : "es", d.unsup_version >> 8,
+			d.unsup_version & 0xff);
+	if (!d.procs)
+		return;
+	for (i = 1; i < GO_STATUS_MAX; i++)
+		samples += c[CNT_GO_STATUS_BASE + i];
+	fprintf(f,
+		"cfiprof: go: %" PRIu64 " process%s, %" PRIu64 " samples of goroutines: %" PRIu64
+		" with all their labels, %" PRIu64 " truncated, %" PRIu64 " unreadable; %" PRIu64
+		" labels\n",
+		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_GO_STATUS_BASE + GO_STATUS_OK],
+		c[CNT_GO_STATUS_BASE + GO_STATUS_TRUNCATED],
+		c[CNT_GO_STATUS_BASE + GO_STATUS_UNREADABLE], c[CNT_GO_LABELS]);
+}
+
+/* Go's goroutine labels: processes found, samples by how their labels were read. */
+static void metrics(void *rt, const uint64_t *c, FILE *f)
+{
+	const char *const status[GO_STATUS_MAX] = {"", "ok", "truncated", "unreadable"};
+	struct go_detect_stats d;
+	int i;
+
+	go_detect_stats(rt, &d);
+	prom_header(
+	    f, "cfiprof_go_processes_total", "counter",
+	    "Processes found running a Go program: of a version whose goroutine labels are read "
+	    "(supported), or not (no offsets for the version, or g not found in its TLS).");
+	prom_labelled(f, "cfiprof_go_processes_total", "version", "supported", d.procs);
+	prom_labelled(f, "cfiprof_go_processes_total", "version", "unsupported", d.unsupported);
+	prom_header(
+	    f, "cfiprof_go_samples_total", "counter",
+	    "Samples of goroutines of supported Go processes by how their labels were read.");
+	for (i = 1; i < GO_STATUS_MAX; i++)
+		prom_labelled(f, "cfiprof_go_samples_total", "status", status[i],
+			      c[CNT_GO_STATUS_BASE + i]);
+}
+
+const struct runtime_ops go_runtime = {
+    .id = RT_GO,
+    .create = create,
+    .destroy = destroy,
+    .hooks = hooks,
+    .labels = labels,
+    .summary = summary,
+    .metrics = metrics,
+};

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * CPython as a runtime (user/runtimes/runtime.h): the interpreters found in
+ * processes (python_detect) and the names of their code objects
+ * (python_names), with what the summary and /metrics say of them.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "user/output/prom_text.h"
+#include "user/runtimes/python/python_detect.h"
+#include "user/runtimes/python/python_names.h"
+#include "user/runtimes/python/python_runtime.h"
+
+struct python_runtime {
+	struct python_detect *detect;
+	struct python_names *names;
+};
+
+static void *create(int procs_fd)
+{
+	struct python_runtime *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->detect = python_detect_new(procs_fd);
+	r->names = r->detect ? python_names_new(python_detect_offsets, r->detect) : NULL;
+	if (!r->names) {
+		python_detect_free(r->detect);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void destroy(void *rt)
+{
+	struct python_runtime *r = rt;
+
+	if (!r)
+		return;
+	/* the names' reader threads ask the detector: they go first */
+	python_names_free(r->names);
+	python_detect_free(r->detect);
+	free(r);
+}
+
+static void hooks(void *rt, struct runtime_hooks *out)
+{
+	python_detect_hooks(((struct python_runtime *)rt)->detect, out);
+}
+
+static void namer(void *rt, struct interp_namer *out)
+{
+	python_names_namer(rt ? ((struct python_runtime *)rt)->names : NULL, out);
+}
+
+static void note(void *rt, const struct cfi_sample_record *r, size_t size)
+{
+	python_names_note(((struct python_runtime *)rt)->names, r, size);
+}
+
+static void carry(void *rt, const struct cfi_sample_record *r, size_t size, uint32_t taken_gen)
+{
+	python_names_carry(((struct python_runtime *)rt)->names, r, size, taken_gen);
+}
+
+static bool wait_names(void *rt, double timeout)
+{
+	return python_names_wait(((struct python_runtime *)rt)->names, timeout);
+}
+
+static void sweep(void *rt)
+{
+	python_names_sweep(((struct python_runtime *)rt)->names);
+}
+
+/* Python frames: only when a Python process was seen. */
+static void summary(void *rt, const uint64_t *c, FILE *f)
+{
+	struct python_runtime *r = rt;
+	struct python_detect_stats d;
+	struct python_names_stats n;
+	uint64_t samples = 0;
+	char unsup[160];
+	int i;
+
+	python_detect_stats(r->detect, &d);
+	python_names_stats(r->names, &n);
+	if (!d.procs && !d.unsupported)
+		return;
+	for (i = 1; i < PY_STATUS_MAX; i++)
+		samples += c[CNT_PY_STATUS_BASE + i];
+	python_detect_describe_unsupported(&d, unsup, sizeof(unsup));
+	if (d.unsupported)
+		fprintf(f, "cfiprof: python: %s: native stacks only\n", unsup);
+	if (!d.procs)
+		return;
+	fprintf(f,
+		"cfiprof: python: %" PRIu64 " process%s, %" PRIu64 " samples: %" PRIu64
+		" with their frame chain, %" PRIu64 " of threads without one, %" PRIu64
+		" truncated, %" PRIu64 " unreadable; %" PRIu64
+		" Python frames; code objects %" PRIu64 " read (%" PRIu64 " unreadable), %" PRIu64
+		" refused, %" PRIu64 " stalled\n",
+		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_PY_STATUS_BASE + PY_STATUS_OK],
+		c[CNT_PY_STATUS_BASE + PY_STATUS_NO_THREAD],
+		c[CNT_PY_STATUS_BASE + PY_STATUS_TRUNCATED],
+		c[CNT_PY_STATUS_BASE + PY_STATUS_UNREADABLE], c[CNT_PY_FRAMES], n.read,
+		n.unreadable, n.refused, n.stalled);
+}
+
+/* Processes found, samples by what their frame chain gave, code objects named. */
+static void metrics(void *rt, const uint64_t *c, FILE *f)
+{
+	const char *const status[PY_STATUS_MAX] = {"", "ok", "no_thread", "truncated",
+						   "unreadable"};
+	struct python_runtime *r = rt;
+	struct python_detect_stats d;
+	struct python_names_stats n;
+	int i;
+
+	python_detect_stats(r->detect, &d);
+	python_names_stats(r->names, &n);
+	prom_header(f, "cfiprof_python_processes_total", "counter",
+		    "Processes found running CPython: with a supported version (Python frames), or "
+		    "unsupported (native stacks only).");
+	prom_labelled(f, "cfiprof_python_processes_total", "version", "supported", d.procs);
+	prom_labelled(f, "cfiprof_python_processes_total", "version", "unsupported", d.unsupported);
+	prom_header(
+	    f, "cfiprof_python_samples_total", "counter",
+	    "Samples of supported Python processes by how their thread's frame chain was read.");
+	for (i = 1; i < PY_STATUS_MAX; i++)
+		prom_labelled(f, "cfiprof_python_samples_total", "status", status[i],
+			      c[CNT_PY_STATUS_BASE + i]);
+	prom_header(
+	    f, "cfiprof_python_code_objects_total", "counter",
+	    "Python code objects read from their process to name frames: read, unreadable (not "
+	    "a code object, or the process gone first), refused (over the reads per second or the "
+	    "cache's bounds, or the process's memory blocked a read).");
+	prom_labelled(f, "cfiprof_python_code_objects_total", "outcome", "read", n.read);
+	prom_labelled(f, "cfiprof_python_code_objects_total", "outcome", "unreadable",
+		      n.unreadable);
+	prom_labelled(f, "cfiprof_python_code_objects_total", "outcome", "refused", n.refused);
+	prom_metric(
+	    f, "cfiprof_python_reads_stalled_total", "counter",
+	    "Reads of a code object blocked over 200 ms by the process's memory (a FUSE file, a "
+	    "userfaultfd region): left to their reader thread, the process read no more.",
+	    (double)n.stalled);
+}
+
+const struct runtime_ops python_runtime = {
+    .id = RT_PYTHON,
+    .create = create,
+    .destroy = destroy,
+    .hooks = hooks,
+    .namer = namer,
+    .note = note,
+    .carry = carry,
+    .wait = wait_names,
+    .sweep = sweep,
+    .summary = summary,
+    .metrics = metrics,
+};

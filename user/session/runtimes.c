@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The runtimes a session runs; see runtimes.h.  Adding a runtime is a
+ * folder user/runtimes/NAME/, a BPF file listed in bpf/runtimes.bpf.h, a
+ * CFI_RUNTIMES line, and one line here.
+ */
+#include <string.h>
+
+#include "common/clock.h"
+#include "user/profile/frame_names.h"
+#include "user/runtimes/go/go_runtime.h"
+#include "user/runtimes/python/python_runtime.h"
+#include "user/session/runtimes.h"
+
+static const struct runtime_ops *const listed[] = {
+    &python_runtime,
+    &go_runtime,
+};
+
+#define NR_LISTED (sizeof(listed) / sizeof(listed[0]))
+
+int session_runtimes_start(struct session_runtimes *sr, int procs_fd)
+{
+	memset(sr, 0, sizeof(*sr));
+	for (size_t i = 0; i < NR_LISTED; i++) {
+		const struct runtime_ops *ops = listed[i];
+		struct session_runtime *r = &sr->by_id[ops->id];
+
+		r->ops = ops;
+		r->rt = ops->create(procs_fd);
+		if (!r->rt)
+			return -1;
+		if (ops->namer)
+			ops->namer(r->rt, &r->namer);
+		ops->hooks(r->rt, &r->hooks);
+		sr->hooks[sr->nr_hooks++] = r->hooks;
+	}
+	return 0;
+}
+
+void session_runtimes_free(struct session_runtimes *sr)
+{
+	for (size_t i = 0; i < RT_MAX; i++)
+		if (sr->by_id[i].ops && sr->by_id[i].rt)
+			sr->by_id[i].ops->destroy(sr->by_id[i].rt);
+	memset(sr, 0, sizeof(*sr));
+}
+
+/* r's runtime when the session runs it, else NULL */
+static const struct session_runtime *runtime_of(struct session_runtimes *sr,
+						const struct cfi_sample_record *r)
+{
+	const struct session_runtime *rt = r->runtime < RT_MAX ? &sr->by_id[r->runtime] : NULL;
+
+	return rt && rt->ops ? rt : NULL;
+}
+
+void session_runtimes_note(struct session_runtimes *sr, const struct cfi_sample_record *r,
+			   size_t size)
+{
+	const struct session_runtime *rt = runtime_of(sr, r);
+
+	if (rt && rt->ops->note)
+		rt->ops->note(rt->rt, r, size);
+}
+
+void session_runtimes_carry(struct session_runtimes *sr, const struct cfi_sample_record *r,
+			    size_t size, uint32_t taken_gen)
+{
+	const struct session_runtime *rt = runtime_of(sr, r);
+
+	if (rt && rt->ops->carry)
+		rt->ops->carry(rt->rt, r, size, taken_gen);
+}
+
+void session_runtimes_wait(struct session_runtimes *sr, double timeout)
+{
+	double deadline = mono_sec() + timeout;
+
+	for (size_t i = 0; i < RT_MAX; i++) {
+		const struct session_runtime *rt = &sr->by_id[i];
+		double left = deadline - mono_sec();
+
+		if (rt->ops && rt->ops->wait)
+			rt->ops->wait(rt->rt, left > 0 ? left : 0);
+	}
+}
+
+void session_runtimes_sweep(struct session_runtimes *sr)
+{
+	for (size_t i = 0; i < RT_MAX; i++)
+		if (sr->by_id[i].ops && sr->by_id[i].ops->sweep)
+			sr->by_id[i].ops->sweep(sr->by_id[i].rt);
+}
+
+void session_runtimes_summary(struct session_runtimes *sr, const uint64_t *counters, FILE *f)
+{
+	for (size_t i = 0; i < RT_MAX; i++)
+		if (sr->by_id[i].ops && sr->by_id[i].ops->summary)
+			sr->by_id[i].ops->summary(sr->by_id[i].rt, counters, f);
+}
+
+void session_runtimes_metrics(struct session_runtimes *sr, const uint64_t *counters, FILE *f)
+{
+	for (size_t i = 0; i < RT_MAX; i++)
+		if (sr->by_id[i].ops && sr->by_id[i].ops->metrics)
+			sr->by_id[i].ops->metrics(sr->by_id[i].rt, counters, f);
+}
+
+void session_runtimes_namers(struct session_runtimes *sr, struct frame_namer *fn,
+			     const struct interp_namer **names)
+{
+	/* a recording's: one reader (report) at a time */
+	static struct interp_namer recorded[RT_MAX];
+
+	for (size_t i = 0; i < NR_LISTED; i++) {
+		const struct runtime_ops *ops = listed[i];
+		const struct interp_namer *in = NULL;
+
+		if (ops->namer && sr) {
+			in = &sr->by_id[ops->id].namer;
+		} else if (ops->namer) {
+			ops->namer(NULL, &recorded[ops->id]);
+			in = &recorded[ops->id];
+		}
+		if (fn) {
+			fn->interp[ops->id] = in;
+			fn->labels[ops->id] = ops->labels;
+		}
+		if (names)
+			names[ops->id] = in;
+	}
+}
