@@ -696,23 +696,31 @@ struct cfi_unwalked_val {
 	X(CNT_OFFCPU_FULL, "cfiprof_offcpu_blocks_unsampled_total", "cause=\"full\"", "")          \
 	X(CNT_OFFCPU_UNTRACKED, "cfiprof_offcpu_blocks_unsampled_total", "cause=\"untracked\"",    \
 	  "")                                                                                      \
-	X(CNT_PY_FRAMES, "cfiprof_python_frames_total", "", "Python frames recorded.")             \
-	X(CNT_GO_LABELS, "cfiprof_go_labels_total", "", "Go goroutine labels recorded.")           \
 	X(CNT_EXIT_MAPS, "cfiprof_exit_mappings_total", "outcome=\"sent\"",                        \
 	  "Exiting processes' code mappings sent from the kernel: all sent, some not (no "         \
 	  "ring-buffer room), none (the address space was gone).")                                 \
 	X(CNT_EXIT_MAPS_LOST, "cfiprof_exit_mappings_total", "outcome=\"incomplete\"", "")         \
 	X(CNT_EXIT_MAPS_NO_MM, "cfiprof_exit_mappings_total", "outcome=\"no_address_space\"", "")
 
+/*
+ * Each runtime's counters: its samples by the status its BPF file gave
+ * them (the runtime's own enum, below RT_STATUS_SLOTS), then what it
+ * recorded (Python's frames, Go's labels).  Its user-space folder names them in the summary and
+ * /metrics.
+ */
+#define RT_STATUS_SLOTS		  7
+#define RT_COUNTERS		  (RT_STATUS_SLOTS + 1)
+#define CNT_RT_STATUS(rt, status) (CNT_RT_BASE + (rt)*RT_COUNTERS + (status))
+#define CNT_RT_UNITS(rt)	  (CNT_RT_BASE + (rt)*RT_COUNTERS + RT_STATUS_SLOTS)
+
 enum cfi_counter_id {
 #define CFI_COUNTER_ENUM(e, metric, label, help) e,
 	CFI_COUNTERS(CFI_COUNTER_ENUM)
 #undef CFI_COUNTER_ENUM
-	    CNT_PY_STATUS_BASE, /* + enum cfi_python_status: samples of Python processes */
-	/* + enum cfi_go_status: samples of Go processes */
-	CNT_GO_STATUS_BASE = CNT_PY_STATUS_BASE + PY_STATUS_MAX,
+	/* each runtime's RT_COUNTERS, by enum cfi_runtime (CNT_RT_STATUS, CNT_RT_UNITS) */
+	CNT_RT_BASE,
 	/* + enum cfi_stop_reason */
-	CNT_STOP_BASE = CNT_GO_STATUS_BASE + GO_STATUS_MAX,
+	CNT_STOP_BASE = CNT_RT_BASE + RT_MAX * RT_COUNTERS,
 	/* + enum cfi_unsupported_reason: why STOP_UNSUPPORTED walks stopped */
 	CNT_UNSUP_BASE = CNT_STOP_BASE + STOP_REASON_MAX,
 	CNT_MAX = CNT_UNSUP_BASE + CFI_UNSUP_MAX,

@@ -19,6 +19,7 @@
 #define CFIPROF_GO_BPF_H
 
 _Static_assert(sizeof(struct cfi_go_proc) <= RT_PROC_BYTES, "runtime_procs entry too small");
+_Static_assert(GO_STATUS_MAX <= RT_STATUS_SLOTS, "a status without its counter");
 
 /* runtime.hmap and runtime.bmap of a map[string]string, Go 1.12-1.23 */
 #define GO_HMAP_READ	   32 /* count, flags, B, noverflow, hash0, buckets, oldbuckets */
@@ -175,7 +176,7 @@ static __always_inline void go_append(struct cfi_sample_record *rec, __u64 nr_pc
 		return;
 	rec->runtime = RT_GO;
 	rec->rt_status = status < GO_STATUS_MAX ? status : GO_STATUS_UNREADABLE;
-	walker_count(CNT_GO_STATUS_BASE + rec->rt_status, 1);
+	walker_count(CNT_RT_STATUS(RT_GO, rec->rt_status), 1);
 	s = bpf_map_lookup_elem(&go_scratch, &zero);
 	if (!s || n == 0 || n > GO_MAX_LABELS || nr_pcs > max_pcs)
 		return;
@@ -184,7 +185,7 @@ static __always_inline void go_append(struct cfi_sample_record *rec, __u64 nr_pc
 	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * sizeof(struct cfi_go_label), s->l))
 		return;
 	rec->nr_rt = n * GO_LABEL_UNITS;
-	walker_count(CNT_GO_LABELS, n);
+	walker_count(CNT_RT_UNITS(RT_GO), n);
 }
 
 #endif

@@ -17,6 +17,7 @@
 #define CFIPROF_PYTHON_BPF_H
 
 _Static_assert(sizeof(struct cfi_python_proc) <= RT_PROC_BYTES, "runtime_procs entry too small");
+_Static_assert(PY_STATUS_MAX <= RT_STATUS_SLOTS, "a status without its counter");
 
 struct python_thread {
 	__u64 tstate;	/* 0: none found */
@@ -345,7 +346,7 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 	rec->rt_status = status < PY_STATUS_MAX ? status : PY_STATUS_UNREADABLE;
 	if (!status)
 		return;
-	walker_count(CNT_PY_STATUS_BASE + rec->rt_status, 1);
+	walker_count(CNT_RT_STATUS(RT_PYTHON, rec->rt_status), 1);
 	s = bpf_map_lookup_elem(&python_scratch, &zero);
 	if (!s || n == 0 || n > PY_MAX_FRAMES || nr_pcs > max_pcs)
 		return;
@@ -355,7 +356,7 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * sizeof(struct cfi_interp_frame), s->f))
 		return;
 	rec->nr_rt = n;
-	walker_count(CNT_PY_FRAMES, n);
+	walker_count(CNT_RT_UNITS(RT_PYTHON), n);
 }
 
 #endif

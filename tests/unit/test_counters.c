@@ -39,8 +39,8 @@ static bool metric_name_ok(const char *m)
 
 static void test_names(void)
 {
-	CHECK(NR_COUNTERS == CNT_PY_STATUS_BASE, "%zu entries, the enum has %d before its ranges",
-	      NR_COUNTERS, (int)CNT_PY_STATUS_BASE);
+	CHECK(NR_COUNTERS == CNT_RT_BASE, "%zu entries, the enum has %d before its ranges",
+	      NR_COUNTERS, (int)CNT_RT_BASE);
 	for (size_t i = 0; i < NR_COUNTERS; i++) {
 		const char *m = counters[i].metric;
 

@@ -64,14 +64,14 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 	if (!d.procs)
 		return;
 	for (i = 1; i < GO_STATUS_MAX; i++)
-		samples += c[CNT_GO_STATUS_BASE + i];
+		samples += c[CNT_RT_STATUS(RT_GO, i)];
 	fprintf(f,
 		"cfiprof: go: %" PRIu64 " process%s, %" PRIu64 " samples of goroutines: %" PRIu64
 		" with all their labels, %" PRIu64 " truncated, %" PRIu64 " unreadable; %" PRIu64
 		" labels\n",
-		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_GO_STATUS_BASE + GO_STATUS_OK],
-		c[CNT_GO_STATUS_BASE + GO_STATUS_TRUNCATED],
-		c[CNT_GO_STATUS_BASE + GO_STATUS_UNREADABLE], c[CNT_GO_LABELS]);
+		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_RT_STATUS(RT_GO, GO_STATUS_OK)],
+		c[CNT_RT_STATUS(RT_GO, GO_STATUS_TRUNCATED)],
+		c[CNT_RT_STATUS(RT_GO, GO_STATUS_UNREADABLE)], c[CNT_RT_UNITS(RT_GO)]);
 }
 
 /* Go's goroutine labels: processes found, samples by how their labels were read. */
@@ -93,7 +93,9 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 	    "Samples of goroutines of supported Go processes by how their labels were read.");
 	for (i = 1; i < GO_STATUS_MAX; i++)
 		prom_labelled(f, "cfiprof_go_samples_total", "status", status[i],
-			      c[CNT_GO_STATUS_BASE + i]);
+			      c[CNT_RT_STATUS(RT_GO, i)]);
+	prom_metric(f, "cfiprof_go_labels_total", "counter", "Go goroutine labels recorded.",
+		    (double)c[CNT_RT_UNITS(RT_GO)]);
 }
 
 const struct runtime_ops go_runtime = {

@@ -90,23 +90,23 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 	if (!d.procs && !d.unsupported)
 		return;
 	for (i = 1; i < PY_STATUS_MAX; i++)
-		samples += c[CNT_PY_STATUS_BASE + i];
+		samples += c[CNT_RT_STATUS(RT_PYTHON, i)];
 	python_detect_describe_unsupported(&d, unsup, sizeof(unsup));
 	if (d.unsupported)
 		fprintf(f, "cfiprof: python: %s: native stacks only\n", unsup);
 	if (!d.procs)
 		return;
-	fprintf(f,
-		"cfiprof: python: %" PRIu64 " process%s, %" PRIu64 " samples: %" PRIu64
-		" with their frame chain, %" PRIu64 " of threads without one, %" PRIu64
-		" truncated, %" PRIu64 " unreadable; %" PRIu64
-		" Python frames; code objects %" PRIu64 " read (%" PRIu64 " unreadable), %" PRIu64
-		" refused, %" PRIu64 " stalled\n",
-		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_PY_STATUS_BASE + PY_STATUS_OK],
-		c[CNT_PY_STATUS_BASE + PY_STATUS_NO_THREAD],
-		c[CNT_PY_STATUS_BASE + PY_STATUS_TRUNCATED],
-		c[CNT_PY_STATUS_BASE + PY_STATUS_UNREADABLE], c[CNT_PY_FRAMES], n.read,
-		n.unreadable, n.refused, n.stalled);
+	fprintf(
+	    f,
+	    "cfiprof: python: %" PRIu64 " process%s, %" PRIu64 " samples: %" PRIu64
+	    " with their frame chain, %" PRIu64 " of threads without one, %" PRIu64
+	    " truncated, %" PRIu64 " unreadable; %" PRIu64 " Python frames; code objects %" PRIu64
+	    " read (%" PRIu64 " unreadable), %" PRIu64 " refused, %" PRIu64 " stalled\n",
+	    d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_RT_STATUS(RT_PYTHON, PY_STATUS_OK)],
+	    c[CNT_RT_STATUS(RT_PYTHON, PY_STATUS_NO_THREAD)],
+	    c[CNT_RT_STATUS(RT_PYTHON, PY_STATUS_TRUNCATED)],
+	    c[CNT_RT_STATUS(RT_PYTHON, PY_STATUS_UNREADABLE)], c[CNT_RT_UNITS(RT_PYTHON)], n.read,
+	    n.unreadable, n.refused, n.stalled);
 }
 
 /* Processes found, samples by what their frame chain gave, code objects named. */
@@ -131,7 +131,7 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 	    "Samples of supported Python processes by how their thread's frame chain was read.");
 	for (i = 1; i < PY_STATUS_MAX; i++)
 		prom_labelled(f, "cfiprof_python_samples_total", "status", status[i],
-			      c[CNT_PY_STATUS_BASE + i]);
+			      c[CNT_RT_STATUS(RT_PYTHON, i)]);
 	prom_header(
 	    f, "cfiprof_python_code_objects_total", "counter",
 	    "Python code objects read from their process to name frames: read, unreadable (not "
