@@ -252,7 +252,7 @@ static void test_name_code_object(void)
 	struct proc_mapping m;
 	struct python_detect *pd = python_detect_new(-1);
 	struct python_names *pn = python_names_new(python_detect_offsets, pd);
-	struct python_names_stats st;
+	struct code_names_stats st;
 	uint64_t rec_buf[32] = {0}, v;
 	struct cfi_sample_record *r = (struct cfi_sample_record *)rec_buf;
 	struct cfi_interp_frame *f = (struct cfi_interp_frame *)r->pcs;
@@ -496,7 +496,7 @@ static void test_blocked_read(void)
 	struct python_detect *pd = python_detect_new(-1);
 	struct python_names *pn = python_names_new(python_detect_offsets, pd);
 	struct call c = {pn, r, sizeof(*r) + sizeof(*f)};
-	struct python_names_stats st;
+	struct code_names_stats st;
 	struct proc_mapping m;
 	pid_t child = blocking_child(&addr);
 	int fd = open(PYTHON, O_RDONLY | O_CLOEXEC);

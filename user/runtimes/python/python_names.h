@@ -9,6 +9,7 @@
 #ifndef CFIPROF_PYTHON_NAMES_H
 #define CFIPROF_PYTHON_NAMES_H
 
+#include "user/runtimes/code_names.h"
 #include "user/symbolize/runtime_units.h"
 #include "user/runtimes/python/python_lines.h"
 #include <stdbool.h>
@@ -26,14 +27,6 @@ struct python_offsets;
  * entry).  The tracker's python_detect answers it (python_detect_offsets).
  */
 typedef const struct python_offsets *(*python_offsets_of)(void *ctx, uint32_t pid);
-
-struct python_names_stats {
-	uint64_t read;	     /* code objects read */
-	uint64_t unreadable; /* ... whose memory or fields were not what a code object holds */
-	uint64_t refused;    /* not read: over the reads per second or the cache's bounds, or
-				their process's memory blocked a read */
-	uint64_t stalled;    /* reads blocked over 200 ms (a FUSE file, a userfaultfd region) */
-};
 
 struct python_names *python_names_new(python_offsets_of offsets_of, void *ctx);
 void python_names_free(struct python_names *pn);
@@ -60,7 +53,7 @@ void python_names_carry(struct python_names *pn, const struct cfi_sample_record 
 bool python_names_wait(struct python_names *pn, double timeout);
 /* Forgets the code objects of processes that no longer exist (after a profile is written). */
 void python_names_sweep(struct python_names *pn);
-void python_names_stats(struct python_names *pn, struct python_names_stats *out);
+void python_names_stats(struct python_names *pn, struct code_names_stats *out);
 
 /* The frames of r after its PCs; NULL when none (sizes checked by the aggregator). */
 static inline const struct cfi_interp_frame *python_frames_of(const struct cfi_sample_record *r)

@@ -80,7 +80,7 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 {
 	struct python_runtime *r = rt;
 	struct python_detect_stats d;
-	struct python_names_stats n;
+	struct code_names_stats n;
 	uint64_t samples = 0;
 	char unsup[160];
 	int i;
@@ -116,7 +116,7 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 						   "unreadable"};
 	struct python_runtime *r = rt;
 	struct python_detect_stats d;
-	struct python_names_stats n;
+	struct code_names_stats n;
 	int i;
 
 	python_detect_stats(r->detect, &d);
