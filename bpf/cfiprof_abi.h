@@ -317,7 +317,9 @@ struct cfi_sample_record {
 	/* the thread's Python frames */                                                           \
 	X(RT_PYTHON, 1, "python", "py", PY_MAX_FRAMES, "cpython")                                  \
 	/* the goroutine's profiler labels */                                                      \
-	X(RT_GO, 2, "go", "go", 0, NULL)
+	X(RT_GO, 2, "go", "go", 0, NULL)                                                           \
+	/* the thread's PHP frames */                                                              \
+	X(RT_PHP, 3, "php", "php", PHP_MAX_FRAMES, "php")
 
 enum cfi_runtime {
 	RT_NONE = 0,
@@ -475,8 +477,46 @@ struct cfi_go_proc {
 	__u64 maps_read_ns; /* as struct cfi_python_proc's */
 };
 
-/* the most any runtime appends to a record */
-#define RT_RECORD_BYTES (PY_RECORD_BYTES > GO_RECORD_BYTES ? PY_RECORD_BYTES : GO_RECORD_BYTES)
+/* -------- PHP frames (bpf/php.bpf.h, user/runtimes/php/) -------- */
+
+#define PHP_MAX_FRAMES	 128
+#define PHP_RECORD_BYTES (PHP_MAX_FRAMES * sizeof(struct cfi_interp_frame))
+/* bytes of a zend_execute_data read at once: opline, func, This, prev_execute_data */
+#define PHP_FRAME_READ 56
+/* bytes of a zend_function read at once: its type and what tells one compile from another */
+#define PHP_FUNC_READ 96
+
+enum cfi_php_status {
+	PHP_STATUS_NONE = 0,	   /* not a process with a supported PHP */
+	PHP_STATUS_OK = 1,	   /* the executor's frame chain was read to its end */
+	PHP_STATUS_IDLE = 2,	   /* no PHP code running (between requests, or starting up) */
+	PHP_STATUS_TRUNCATED = 3,  /* more than PHP_MAX_FRAMES frames: the innermost kept */
+	PHP_STATUS_UNREADABLE = 4, /* a pointer of the chain could not be read */
+	PHP_STATUS_MAX,
+};
+
+/*
+ * A process running a supported PHP (non-thread-safe build), keyed by
+ * tgid: where its executor globals are and its version's field offsets
+ * (user/runtimes/php/php_offsets.c).
+ */
+struct cfi_php_proc {
+	__u64 executor_globals;	       /* address of executor_globals */
+	__u16 version;		       /* major << 8 | minor */
+	__u16 eg_current_execute_data; /* zend_executor_globals.current_execute_data */
+	__u16 ed_opline;	       /* zend_execute_data.opline */
+	__u16 ed_func;		       /* .func */
+	__u16 ed_call_info;	       /* .This.u1.type_info: the call's ZEND_CALL_* flags */
+	__u16 ed_prev;		       /* .prev_execute_data */
+	__u16 op_lineno;	       /* zend_op.lineno */
+	__u16 func_opcodes;	       /* zend_op_array.opcodes: one compile's, not another's */
+	__u32 call_top;		       /* ZEND_CALL_TOP: the frame an executor call began with */
+	__u32 pad;
+	__u64 maps_read_ns; /* as struct cfi_python_proc's */
+};
+
+/* the most any runtime appends to a record (each runtime's BPF file checks its own fits) */
+#define RT_RECORD_BYTES 2048
 #define RT_MAX_UNITS	(RT_RECORD_BYTES / RT_UNIT_BYTES)
 
 struct cfi_event_record {

@@ -20,6 +20,7 @@
 
 _Static_assert(sizeof(struct cfi_go_proc) <= RT_PROC_BYTES, "runtime_procs entry too small");
 _Static_assert(GO_STATUS_MAX <= RT_STATUS_SLOTS, "a status without its counter");
+_Static_assert(GO_RECORD_BYTES <= RT_RECORD_BYTES, "its units past the record's room");
 
 /* runtime.hmap and runtime.bmap of a map[string]string, Go 1.12-1.23 */
 #define GO_HMAP_READ	   32 /* count, flags, B, noverflow, hash0, buckets, oldbuckets */

@@ -18,6 +18,7 @@
 
 _Static_assert(sizeof(struct cfi_python_proc) <= RT_PROC_BYTES, "runtime_procs entry too small");
 _Static_assert(PY_STATUS_MAX <= RT_STATUS_SLOTS, "a status without its counter");
+_Static_assert(PY_RECORD_BYTES <= RT_RECORD_BYTES, "its units past the record's room");
 
 struct python_thread {
 	__u64 tstate;	/* 0: none found */

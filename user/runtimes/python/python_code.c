@@ -7,32 +7,14 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "user/runtimes/python/python_code.h"
+#include "user/runtimes/target_mem.h"
 #include "user/runtimes/python/python_offsets.h"
 
 #define PN_MAX_NAME	 512	     /* characters of a name or file kept */
 #define PN_MAX_LINETABLE (64u << 10) /* bytes of a location table kept */
 #define PN_HEADER_MAX	 256	     /* bytes of a code object read at once */
-
-/* Exactly len bytes of the process at addr. */
-static int read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = {buf, len}, remote = {(void *)addr, len};
-
-	if (!addr || addr + len < addr)
-		return -1;
-	return process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
-}
-
-static uint64_t get_u64(const uint8_t *b, uint16_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
 
 /* Appends code point c as UTF-8; returns the bytes written (0: no room). */
 static size_t put_utf8(char *out, size_t room, uint32_t c)
@@ -77,9 +59,9 @@ static int read_str(uint32_t pid, const struct python_offsets *o, uint64_t addr,
 	uint16_t data_off;
 
 	/* the header every str has; a compact non-ASCII one's data follows a longer one */
-	if (o->str_ascii_data > sizeof(hdr) || read_mem(pid, addr, hdr, o->str_ascii_data))
+	if (o->str_ascii_data > sizeof(hdr) || target_read(pid, addr, hdr, o->str_ascii_data))
 		return -1;
-	chars = get_u64(hdr, o->str_length);
+	chars = target_u64(hdr, o->str_length);
 	state = hdr[o->str_state];
 	kind = state >> 2 & 7;
 	/* state: interned:2 kind:3 compact:1 ascii:1, then 3.11's ready:1 */
@@ -91,7 +73,7 @@ static int read_str(uint32_t pid, const struct python_offsets *o, uint64_t addr,
 	if (chars > PN_MAX_NAME)
 		chars = PN_MAX_NAME;
 	data_off = state & 1u << 6 ? o->str_ascii_data : o->str_compact_data;
-	if (chars && read_mem(pid, addr + data_off, data, chars * kind))
+	if (chars && target_read(pid, addr + data_off, data, chars * kind))
 		return -1;
 	for (i = 0; i < chars; i++) {
 		uint32_t c = kind == 1	 ? data[i]
@@ -117,29 +99,30 @@ void python_code_read(uint32_t pid, const struct python_offsets *o, uint64_t cod
 	int32_t first;
 
 	memset(c, 0, sizeof(*c));
-	if (!o || o->code_read > sizeof(hdr) || read_mem(pid, code, hdr, o->code_read))
+	if (!o || o->code_read > sizeof(hdr) || target_read(pid, code, hdr, o->code_read))
 		return;
 	memcpy(&first, hdr + o->code_firstlineno, sizeof(first));
 	if (o->code_firsttraceable != PY_OFF_NONE)
 		memcpy(&c->firsttraceable, hdr + o->code_firsttraceable, sizeof(c->firsttraceable));
 	if (o->code_code == PY_OFF_NONE) {
-		c->nr_units = get_u64(hdr, o->bytes_size); /* a code object is a PyVarObject too */
+		c->nr_units =
+		    target_u64(hdr, o->bytes_size); /* a code object is a PyVarObject too */
 	} else {
 		/* 3.10 and older: the instructions are a bytes object of their own */
 		if (o->bytes_data > sizeof(bhdr) ||
-		    read_mem(pid, get_u64(hdr, o->code_code), bhdr, o->bytes_data))
+		    target_read(pid, target_u64(hdr, o->code_code), bhdr, o->bytes_data))
 			return;
-		c->nr_units = get_u64(bhdr, o->bytes_size) / 2;
+		c->nr_units = target_u64(bhdr, o->bytes_size) / 2;
 	}
 	if (first < 0 || c->firsttraceable > (1u << 24) || c->nr_units > (1u << 24))
 		return;
-	if (read_str(pid, o, get_u64(hdr, o->code_qualname), name, sizeof(name)) ||
-	    read_str(pid, o, get_u64(hdr, o->code_filename), file, sizeof(file)))
+	if (read_str(pid, o, target_u64(hdr, o->code_qualname), name, sizeof(name)) ||
+	    read_str(pid, o, target_u64(hdr, o->code_filename), file, sizeof(file)))
 		return;
-	tab = get_u64(hdr, o->code_linetable);
+	tab = target_u64(hdr, o->code_linetable);
 	tab_len = 0;
-	if (o->bytes_data <= sizeof(bhdr) && !read_mem(pid, tab, bhdr, o->bytes_data)) {
-		tab_len = get_u64(bhdr, o->bytes_size);
+	if (o->bytes_data <= sizeof(bhdr) && !target_read(pid, tab, bhdr, o->bytes_data)) {
+		tab_len = target_u64(bhdr, o->bytes_size);
 		if (tab_len > PN_MAX_LINETABLE)
 			tab_len = PN_MAX_LINETABLE; /* lines past it read as the first line */
 	}
@@ -152,7 +135,7 @@ void python_code_read(uint32_t pid, const struct python_offsets *o, uint64_t cod
 	c->file = c->name + nl;
 	memcpy(c->file, file, fl);
 	c->linetable = (uint8_t *)c->file + fl;
-	if (tab_len && read_mem(pid, tab + o->bytes_data, c->linetable, tab_len))
+	if (tab_len && target_read(pid, tab + o->bytes_data, c->linetable, tab_len))
 		tab_len = 0;
 	c->linetable_len = (uint32_t)tab_len;
 	c->firstlineno = first;

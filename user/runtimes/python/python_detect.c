@@ -22,6 +22,7 @@
 
 #include "common/hash.h"
 #include "elf/elf_read.h"
+#include "elf/symbol_find.h"
 #include "user/track/proc_maps.h"
 #include "user/track/proc_tracker.h"
 #include "user/track/runtime_hooks.h"
@@ -101,23 +102,6 @@ static bool may_be_python(const char *path)
 	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
 }
 
-/* The 4 bytes at vaddr of the file, from the section holding them. */
-static int read_u32_at(Elf *e, int fd, uint64_t vaddr, uint32_t *out)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(e, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
-			continue;
-		if (vaddr < sh.sh_addr || vaddr + 4 > sh.sh_addr + sh.sh_size)
-			continue;
-		return pread(fd, out, 4, (off_t)(sh.sh_offset + (vaddr - sh.sh_addr))) == 4 ? 0
-											    : -1;
-	}
-	return -1;
-}
-
 /*
  * Symbol bytes read from one object (tables and their strings): python3.11's
  * .dynsym and .dynstr are 0.3 MiB, a debug build's .symtab a few MiB.
@@ -129,11 +113,9 @@ int python_elf_info(int fd, const char *path, uint16_t *version, uint64_t *runti
 	uint64_t left = PY_READ_MAX;
 	struct stat st;
 	Elf *e;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	uint64_t py_version = 0;
+	static const char *const names[] = {"_PyRuntime", "Py_Version"};
+	uint64_t values[2], py_version;
 	uint32_t hex;
-	int type;
 
 	*version = 0;
 	*runtime_vaddr = 0;
@@ -143,41 +125,11 @@ int python_elf_info(int fd, const char *path, uint16_t *version, uint64_t *runti
 		elf_end(e);
 		return -1;
 	}
-	/* .dynsym first: what Debian's stripped binary keeps */
-	for (type = SHT_DYNSYM; type; type = type == SHT_DYNSYM ? SHT_SYMTAB : 0) {
-		scn = NULL;
-		while ((scn = elf_nextscn(e, scn))) {
-			Elf_Data *d;
-			size_t i, n;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (uint32_t)type ||
-			    !sh.sh_entsize)
-				continue;
-			/* the names too: elf_strptr reads the whole string table */
-			d = elf_read_section(scn, &left, NULL);
-			if (!elf_read_section(elf_getscn(e, sh.sh_link), &left, NULL))
-				d = NULL;
-			n = d ? d->d_size / sh.sh_entsize : 0;
-			for (i = 0; i < n; i++) {
-				GElf_Sym sym;
-				const char *name;
-
-				if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-					continue;
-				name = elf_strptr(e, sh.sh_link, sym.st_name);
-				if (!name || (name[0] != '_' && name[0] != 'P'))
-					continue;
-				if (!strcmp(name, "_PyRuntime"))
-					*runtime_vaddr = sym.st_value;
-				else if (!strcmp(name, "Py_Version"))
-					py_version = sym.st_value;
-			}
-		}
-		if (*runtime_vaddr)
-			break;
-	}
+	elf_find_symbols(e, names, values, 2, &left);
+	*runtime_vaddr = values[0];
+	py_version = values[1];
 	/* PY_VERSION_HEX: 0x030b02f0 is 3.11.2 final */
-	if (py_version && !read_u32_at(e, fd, py_version, &hex) && hex >> 24 == 3)
+	if (py_version && !elf_read_vaddr(e, fd, py_version, &hex, sizeof(hex)) && hex >> 24 == 3)
 		*version = (uint16_t)(hex >> 16);
 	else
 		*version = version_from_name(path);

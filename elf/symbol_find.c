@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* A few named symbols of an ELF file; see symbol_find.h. */
+#include <string.h>
+#include <unistd.h>
+
+#include "elf/elf_read.h"
+#include "elf/symbol_find.h"
+
+size_t elf_find_symbols(Elf *e, const char *const *names, uint64_t *values, size_t n,
+			uint64_t *left)
+{
+	size_t found = 0;
+
+	memset(values, 0, n * sizeof(*values));
+	for (int type = SHT_DYNSYM; type && found < n; type = type == SHT_DYNSYM ? SHT_SYMTAB : 0) {
+		Elf_Scn *scn = NULL;
+		GElf_Shdr sh;
+
+		while ((scn = elf_nextscn(e, scn)) && found < n) {
+			Elf_Data *d;
+			size_t nsyms;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (uint32_t)type ||
+			    !sh.sh_entsize)
+				continue;
+			/* the names too: elf_strptr reads the whole string table */
+			d = elf_read_section(scn, left, NULL);
+			if (!elf_read_section(elf_getscn(e, sh.sh_link), left, NULL))
+				d = NULL;
+			nsyms = d ? d->d_size / sh.sh_entsize : 0;
+			for (size_t i = 0; i < nsyms && found < n; i++) {
+				GElf_Sym sym;
+				const char *name;
+
+				if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+				    !sym.st_value)
+					continue;
+				name = elf_strptr(e, sh.sh_link, sym.st_name);
+				for (size_t k = 0; name && k < n; k++)
+					if (!values[k] && !strcmp(name, names[k])) {
+						values[k] = sym.st_value;
+						found++;
+					}
+			}
+		}
+	}
+	return found;
+}
+
+int elf_read_vaddr(Elf *e, int fd, uint64_t vaddr, void *out, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		if (vaddr < sh.sh_addr || vaddr + len > sh.sh_addr + sh.sh_size)
+			continue;
+		return pread(fd, out, len, (off_t)(sh.sh_offset + (vaddr - sh.sh_addr))) ==
+			       (ssize_t)len
+			   ? 0
+			   : -1;
+	}
+	return -1;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* A few named symbols of an ELF file, for telling what a runtime's object holds. */
+#ifndef CFIPROF_SYMBOL_FIND_H
+#define CFIPROF_SYMBOL_FIND_H
+
+#include <gelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The values of the defined symbols names[0, n) into values[] (0: not
+ * found), from .dynsym (what a stripped binary keeps), then .symtab for
+ * those still missing; the tables are charged to *left (elf_read.h).  How
+ * many were found.
+ */
+size_t elf_find_symbols(Elf *e, const char *const *names, uint64_t *values, size_t n,
+			uint64_t *left);
+
+/*
+ * The bytes of the PROGBITS section holding [vaddr, vaddr + len) into out
+ * (read from fd): 0, or -1 when no section holds them or the read fails.
+ */
+int elf_read_vaddr(Elf *e, int fd, uint64_t vaddr, void *out, size_t len);
+
+#endif

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * PHP frames named from their zend_function; see php_names.h.  The process
+ * may be hostile: every pointer is only an address to try, every string is
+ * bounded, a function whose type is none PHP has is refused.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/runtimes/php/php_names.h"
+#include "user/runtimes/php/php_offsets.h"
+#include "user/runtimes/target_mem.h"
+
+#define PHP_MAX_NAME 256 /* bytes of a name or file kept */
+#define PHP_FUNC_MAX 256 /* bytes of a zend_function read */
+
+/* zend_function.type */
+enum { PHP_INTERNAL = 1, PHP_USER = 2, PHP_EVAL = 4 };
+
+struct php_names {
+	struct code_names *cn;
+	struct runtime_detect *rd;
+};
+
+/* A zend_string at addr into out (room bytes, NUL-terminated, control bytes as '?'); -1 if none. */
+static int read_zstr(uint32_t pid, const struct php_offsets *o, uint64_t addr, char *out,
+		     size_t room)
+{
+	uint64_t len;
+	size_t n;
+
+	if (target_read(pid, addr + o->str_len, &len, sizeof(len)))
+		return -1;
+	n = len < room - 1 ? (size_t)len : room - 1;
+	if (target_read(pid, addr + o->str_val, out, n))
+		return -1;
+	out[n] = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+			out[i] = '?';
+	return 0;
+}
+
+void php_function_read(uint32_t pid, const struct php_offsets *o, uint64_t addr,
+		       struct php_function *f)
+{
+	char fname[PHP_MAX_NAME], cname[PHP_MAX_NAME], file[PHP_MAX_NAME], name[2 * PHP_MAX_NAME];
+	uint8_t b[PHP_FUNC_MAX];
+	uint64_t p;
+	size_t nl, fl;
+
+	memset(f, 0, sizeof(*f));
+	if (!o || o->func_read > sizeof(b) || target_read(pid, addr, b, o->func_read))
+		return;
+	f->type = b[0];
+	if (f->type != PHP_INTERNAL && f->type != PHP_USER && f->type != PHP_EVAL)
+		return;
+	fname[0] = cname[0] = file[0] = 0;
+	p = target_u64(b, o->func_name);
+	if (p && read_zstr(pid, o, p, fname, sizeof(fname)))
+		return;
+	p = target_u64(b, o->func_scope);
+	if (p && (target_read(pid, p + o->ce_name, &p, sizeof(p)) ||
+		  read_zstr(pid, o, p, cname, sizeof(cname))))
+		return;
+	if (f->type != PHP_INTERNAL) {
+		p = target_u64(b, o->func_filename);
+		if (p && read_zstr(pid, o, p, file, sizeof(file)))
+			return;
+		f->line_start = target_u32(b, o->func_line_start);
+	}
+	if (fname[0])
+		snprintf(name, sizeof(name), "%s%s%s", cname, cname[0] ? "::" : "", fname);
+	else
+		name[0] = 0;
+	nl = strlen(name) + 1;
+	fl = strlen(file) + 1;
+	f->name = malloc(nl + fl);
+	if (!f->name)
+		return;
+	memcpy(f->name, name, nl);
+	f->file = f->name + nl;
+	memcpy(f->file, file, fl);
+	f->bytes = nl + fl;
+	f->ok = true;
+}
+
+static const void *proc_of(void *ctx, uint32_t pid)
+{
+	struct php_names *pn = ctx;
+	struct cfi_php_proc val;
+
+	return runtime_detect_lookup(pn->rd, pid, &val, sizeof(val)) ? php_offsets_find(val.version)
+								     : NULL;
+}
+
+static bool function_read(const void *proc, uint32_t pid, uint64_t code, void **obj, size_t *bytes)
+{
+	struct php_function *f = malloc(sizeof(*f));
+
+	*obj = f;
+	if (!f)
+		return false;
+	php_function_read(pid, proc, code, f);
+	*bytes = sizeof(*f) + f->bytes;
+	return f->ok;
+}
+
+static void function_free(void *obj)
+{
+	struct php_function *f = obj;
+
+	free(f->name);
+	free(f);
+}
+
+static void *function_copy(const void *obj)
+{
+	const struct php_function *from = obj;
+	struct php_function *f = malloc(sizeof(*f));
+
+	if (!f)
+		return NULL;
+	*f = *from;
+	if (!from->name)
+		return f;
+	f->name = malloc(from->bytes);
+	if (!f->name) {
+		free(f);
+		return NULL;
+	}
+	memcpy(f->name, from->name, from->bytes);
+	f->file = f->name + (from->file - from->name);
+	return f;
+}
+
+struct php_names *php_names_new(struct runtime_detect *rd)
+{
+	static const struct code_names_ops ops = {.runtime = RT_PHP,
+						  .proc_of = proc_of,
+						  .read = function_read,
+						  .copy = function_copy,
+						  .free = function_free};
+	struct php_names *pn = calloc(1, sizeof(*pn));
+
+	if (!pn)
+		return NULL;
+	pn->rd = rd;
+	pn->cn = code_names_new(&ops, pn);
+	if (!pn->cn) {
+		free(pn);
+		return NULL;
+	}
+	return pn;
+}
+
+void php_names_free(struct php_names *pn)
+{
+	if (!pn)
+		return;
+	code_names_free(pn->cn);
+	free(pn);
+}
+
+struct code_names *php_names_reader(struct php_names *pn)
+{
+	return pn ? pn->cn : NULL;
+}
+
+static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_frame *f,
+		 struct interp_frame_shown *out)
+{
+	struct php_names *pn = ctx;
+	const struct php_function *fn = NULL;
+	const void *proc = NULL;
+	bool ok = false;
+
+	*out =
+	    (struct interp_frame_shown){.role = f->is_entry ? INTERP_FRAME_LAST : INTERP_FRAME_SHOW,
+					.name = "[php]",
+					.file = ""};
+	/* no function: nothing runs in the frame */
+	if (!f->code) {
+		out->role |= INTERP_FRAME_SKIP;
+		return;
+	}
+	if (pn)
+		fn = code_names_find(pn->cn, pid, gen, f, &proc, &ok);
+	if (!fn || !ok)
+		return;
+	/* a file's code: its own, or one it includes; its name is the file's */
+	out->name = fn->name[0]		   ? fn->name
+		    : fn->type == PHP_EVAL ? "{eval}"
+		    : f->is_entry	   ? "{main}"
+					   : "{include}";
+	out->file = fn->file;
+	out->line = f->instr ? f->instr : fn->line_start;
+}
+
+bool php_is_eval_frame(const char *native_name)
+{
+	return !strcmp(native_name, "execute_ex");
+}
+
+void php_names_namer(struct php_names *pn, struct interp_namer *out)
+{
+	*out = (struct interp_namer){.ctx = pn, .show = show, .is_eval_frame = php_is_eval_frame};
+}
