@@ -35,7 +35,7 @@ BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw
 # what only the tests need: oracles, peers, viewers, test workloads
 TEST_PKGS  := binutils elfutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
               protobuf-compiler \
-              python3.11 python3.11-dev \
+              python3.11 python3.11-dev php8.2-cli php8.2-dev \
               nodejs default-jdk-headless \
               chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion \
               debuginfod systemtap-sdt-dev systemd
@@ -170,7 +170,10 @@ $(OUT)/asan/cfiprof: $(CLI_SRC:%.c=$(OUT)/asan/obj/%.o) $(OUT)/asan/libcfiuser.a
 
 # ---- tests ----
 # test_python checks the offsets table against CPython's own (internal) headers
-$(OUT)/tests/test_python $(OUT)/asan/test_python: BASE_FLAGS += -isystem /usr/include/python3.11
+$(OUT)/tests/test_python $(OUT)/asan/test_python: private BASE_FLAGS += -isystem /usr/include/python3.11
+# test_php checks the PHP offsets table against PHP's own headers (php8.2-dev)
+PHP_INC := /usr/include/php/20220829
+$(OUT)/tests/test_php $(OUT)/asan/test_php: private BASE_FLAGS += $(foreach d,. main TSRM Zend ext,-isystem $(PHP_INC)/$(d))
 # the source of test NAME, wherever it lives under tests/
 test_src = $(filter %/$(1).c,$(TEST_SRC))
 TEST_HDRS := $(wildcard tests/lib/*.h tests/fuzz/*.h) $(wildcard tests/fuzz/*.c)

@@ -26,6 +26,7 @@
 
 #include "tests/lib/e2e.h"
 #include "tests/lib/folded_stats.h"
+#include "tests/lib/interp_folded.h"
 #include "tests/lib/pprof_read.h"
 #include "user/runtimes/python/python_offsets.h"
 
@@ -34,138 +35,18 @@
 
 static char progs[PATH_MAX];
 
-/* What one recording's folded output says of the python3.11 process. */
-struct py_run {
-	char folded[PATH_MAX];
-	char *log;
-	uint64_t samples, with_python;
-	/*
-	 * Samples in Python code: with Python frames, or a native stack passing
-	 * the evaluation loop.  In 3.11 a thread's frame chain is empty unless a
-	 * _PyEval_EvalFrameDefault runs (it sets cframe->current_frame on entry,
-	 * restores it on return): the interpreter's start before importlib's
-	 * first frame, compiling the script, finalization have none to show.
-	 */
-	uint64_t in_python;
-	char missing_example[1024]; /* a sample in Python code without Python frames */
-	uint64_t misplaced; /* Python groups not right above _PyEval_EvalFrameDefault */
-	char misplaced_example[1024];
-};
+#define py_run interp_run
 
-/*
- * "name (file:line)": a Python frame as every output prints it; "[python]"
- * when its code object could not be read (freed before the consumer read it).
- */
-static bool is_python_frame(const char *f, size_t len)
-{
-	size_t i = len;
+/* Python's frames in folded lines (tests/lib/interp_folded.h); comm: the version under test */
+static struct interp_lang py_lang = {.comm = "python3.11",
+				     .unknown = "[python]",
+				     .eval = "_PyEval_EvalFrameDefault",
+				     .what = "Python"};
+#define py_comm py_lang.comm
 
-	if (len == 8 && !strncmp(f, "[python]", 8))
-		return true;
-	if (len < 5 || f[len - 1] != ')')
-		return false;
-	for (i = len - 2; i > 0 && f[i] >= '0' && f[i] <= '9'; i--)
-		;
-	return i < len - 2 && f[i] == ':' && memmem(f, len, " (", 2);
-}
-
-static bool is_eval_loop(const char *f, size_t len)
-{
-	return len >= 24 && !strncmp(f, "_PyEval_EvalFrameDefault", 24);
-}
-
-/*
- * The Python frames of one folded line, root first, joined by ';' into out;
- * whether a native frame of the line is the evaluation loop in *in_eval.
- */
-static void python_chain(const char *line, char *out, size_t len, bool *misplaced, bool *in_eval)
-{
-	const char *f = line, *end = line + strcspn(line, " "), *prev = NULL;
-	size_t n = 0, prev_len = 0;
-
-	*misplaced = false;
-	*in_eval = false;
-	out[0] = 0;
-	end = strrchr(line, ' ') ? strrchr(line, ' ') : end;
-	while (f < end) {
-		const char *semi = memchr(f, ';', (size_t)(end - f));
-		size_t flen = semi ? (size_t)(semi - f) : (size_t)(end - f);
-
-		if (is_python_frame(f, flen)) {
-			/* the first of a group: its caller is the evaluation loop */
-			if (prev && !is_python_frame(prev, prev_len) &&
-			    !is_eval_loop(prev, prev_len))
-				*misplaced = true;
-			n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%.*s",
-					      n ? ";" : "", (int)flen, f);
-		} else if (is_eval_loop(f, flen)) {
-			*in_eval = true;
-		}
-		prev = f;
-		prev_len = flen;
-		f += flen + 1;
-	}
-	/*
-	 * No evaluation loop named in the native stack (a sample in its cold
-	 * part, which Debian's stripped binary leaves unnamed): the Python
-	 * frames go to the root, by design, not misplaced.
-	 */
-	if (!*in_eval)
-		*misplaced = false;
-}
-
-/* The comm of the interpreter under test: Debian's python3.11, or another version's. */
-static char py_comm[16] = "python3.11";
-
-/* Whether a folded line is a sample of py_comm ("python3.11;..."). */
-static bool py_comm_line(const char *line)
-{
-	size_t n = strlen(py_comm);
-
-	return !strncmp(line, py_comm, n) && line[n] == ';';
-}
-
-/*
- * Reads the folded output r->folded: the python3.11 samples, in Python code,
- * with Python frames, misplaced.
- */
 static bool read_py_folded(const char *name, struct py_run *r)
 {
-	char line[16384], chain[8192];
-	bool misplaced, in_eval;
-	FILE *f = fopen(r->folded, "re");
-
-	if (!f) {
-		CHECK(0, "%s: no %s", name, r->folded);
-		return false;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		const char *cnt = strrchr(line, ' ');
-		uint64_t n = cnt ? strtoull(cnt + 1, NULL, 10) : 0;
-
-		if (!py_comm_line(line))
-			continue;
-		r->samples += n;
-		python_chain(line, chain, sizeof(chain), &misplaced, &in_eval);
-		if (chain[0])
-			r->with_python += n;
-		if (chain[0] || in_eval)
-			r->in_python += n;
-		if (!chain[0] && in_eval && !r->missing_example[0])
-			snprintf(r->missing_example, sizeof(r->missing_example), "%.1000s", line);
-		if (misplaced && !strstr(line, "[incomplete")) {
-			if (!r->misplaced)
-				snprintf(r->misplaced_example, sizeof(r->misplaced_example),
-					 "%.1000s", line);
-			r->misplaced += n;
-		}
-	}
-	fclose(f);
-	printf("  %s: %lu samples, %lu in Python code, %lu with Python frames (%.1f%%)\n", name,
-	       (unsigned long)r->samples, (unsigned long)r->in_python,
-	       (unsigned long)r->with_python,
-	       r->in_python ? 100.0 * (double)r->with_python / (double)r->in_python : 0.0);
-	return true;
+	return interp_read_folded(&py_lang, name, r);
 }
 
 /* Records CMD... at FREQ Hz with OPTS; reads its folded output. */
@@ -187,62 +68,14 @@ static bool record_py(const char *name, char *const cmd[], struct py_run *r)
 	return record_py_opts(name, "299", NULL, cmd, r);
 }
 
-/*
- * Samples whose Python chain is exactly want: ';'-separated frames, each
- * compared whole, or as a prefix when it ends in '*' (a line that varies);
- * with unread_ok, "[python]" (a code object not read) stands for any frame
- * but the first.
- */
 static uint64_t chain_count_ex(const struct py_run *r, const char *want, bool unread_ok)
 {
-	char line[16384], chain[8192];
-	uint64_t total = 0;
-	bool misplaced, in_eval;
-	FILE *f = fopen(r->folded, "re");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		const char *cnt = strrchr(line, ' '), *w = want, *c = chain;
-		bool ok = true;
-
-		if (!py_comm_line(line))
-			continue;
-		python_chain(line, chain, sizeof(chain), &misplaced, &in_eval);
-		while (ok && *w) {
-			size_t wl = strcspn(w, ";"), cl = strcspn(c, ";");
-
-			if (unread_ok && c != chain && cl == 8 && !strncmp(c, "[python]", 8))
-				ok = true;
-			else if (wl && w[wl - 1] == '*')
-				ok = cl >= wl - 1 && !strncmp(c, w, wl - 1);
-			else
-				ok = cl == wl && !strncmp(c, w, wl);
-			w += wl + (w[wl] == ';');
-			c += cl + (c[cl] == ';');
-		}
-		if (ok && !*c && cnt)
-			total += strtoull(cnt + 1, NULL, 10);
-	}
-	if (f)
-		fclose(f);
-	return total;
+	return interp_chain_count(&py_lang, r, want, unread_ok);
 }
 
-/* After a failed count: the process's first lines and the run's log. */
 static void print_lines(const struct py_run *r, const char *log)
 {
-	char line[16384];
-	FILE *f = fopen(r->folded, "re");
-	int shown = 0;
-
-	while (f && fgets(line, sizeof(line), f) && shown < 20) {
-		if (!py_comm_line(line))
-			continue;
-		printf("  %s", line);
-		shown++;
-	}
-	if (f)
-		fclose(f);
-	printf("%s", log ? log : "");
+	interp_print_lines(&py_lang, r, log);
 }
 
 static uint64_t chain_count(const struct py_run *r, const char *want)
@@ -268,12 +101,12 @@ static void expect_chain(const struct py_run *r, const char *what, const char *w
 static void judge_excusing(const char *name, const struct py_run *r, uint64_t excused)
 {
 	CHECK(r->samples >= ENOUGH_TO_JUDGE, "%s: %lu samples", name, (unsigned long)r->samples);
-	CHECK(r->in_python * 2 >= r->samples, "%s: %lu of %lu samples in Python code", name,
-	      (unsigned long)r->in_python, (unsigned long)r->samples);
-	CHECK((r->with_python + excused) * 100 >= r->in_python * 95,
+	CHECK(r->in_code * 2 >= r->samples, "%s: %lu of %lu samples in Python code", name,
+	      (unsigned long)r->in_code, (unsigned long)r->samples);
+	CHECK((r->with_frames + excused) * 100 >= r->in_code * 95,
 	      "%s: %lu of %lu samples in Python code with Python frames (%lu taken before the "
 	      "interpreter was known); one without: %s",
-	      name, (unsigned long)r->with_python, (unsigned long)r->in_python,
+	      name, (unsigned long)r->with_frames, (unsigned long)r->in_code,
 	      (unsigned long)excused, r->missing_example);
 	CHECK(r->misplaced == 0, "%s: %lu samples with Python frames not above the eval loop: %s",
 	      name, (unsigned long)r->misplaced, r->misplaced_example);
@@ -583,7 +416,7 @@ static void test_save_report(void)
 	      log ? log : "");
 	snprintf(rep.folded, sizeof(rep.folded), "%s", out);
 	if (read_py_folded("save_report", &rep))
-		CHECK(rep.samples == live.samples && rep.with_python == live.with_python &&
+		CHECK(rep.samples == live.samples && rep.with_frames == live.with_frames &&
 			  same_folded(live.folded, rep.folded),
 		      "report of the recording differs from the live run's folded output");
 	free(log);
@@ -594,11 +427,11 @@ static void test_save_report(void)
 	      log ? log : "");
 	snprintf(plain.folded, sizeof(plain.folded), "%s", out);
 	if (read_py_folded("save_old", &plain))
-		CHECK(plain.samples == live.samples && plain.with_python == 0,
+		CHECK(plain.samples == live.samples && plain.with_frames == 0,
 		      "a recording without Python data: %lu samples (%lu live), %lu with Python "
 		      "frames",
 		      (unsigned long)plain.samples, (unsigned long)live.samples,
-		      (unsigned long)plain.with_python);
+		      (unsigned long)plain.with_frames);
 out:
 	free(log);
 	free(live.log);
@@ -699,18 +532,6 @@ static bool count_deferred(const char *path, const char *fn, struct deferred_cou
 	return true;
 }
 
-/* The samples the python summary line of log counts ("N samples:"); -1 if absent. */
-static long python_summary_samples(const char *log)
-{
-	const char *p = log ? strstr(log, "cfiprof: python: ") : NULL;
-	unsigned long samples;
-
-	p = p ? strchr(p, ',') : NULL;
-	if (!p || sscanf(p, ", %lu samples:", &samples) != 1)
-		return -1;
-	return (long)samples;
-}
-
 /*
  * Of all the samples python3.11 took (log: record's), those taken before
  * its interpreter was known: the ones the python summary does not count.
@@ -719,7 +540,7 @@ static long python_summary_samples(const char *log)
  */
 static uint64_t taken_before_known(const char *log, uint64_t all, bool strict)
 {
-	long known = python_summary_samples(log);
+	long known = interp_summary_samples(log, "python");
 
 	CHECK(known >= 0 && (!strict || (uint64_t)known <= all),
 	      "python summary names %ld samples of the %lu python3.11 took", known,
@@ -855,10 +676,10 @@ static void test_first_samples(void)
 	CHECK(without >= 0 && without <= 10,
 	      "%ld samples of threads without a frame chain (want <= 10: searched again at once)",
 	      without);
-	CHECK(r.in_python - r.with_python <= before + 2,
+	CHECK(r.in_code - r.with_frames <= before + 2,
 	      "%lu of %lu samples in Python code without Python frames, %lu taken before the "
 	      "interpreter was known (want <= that + 2); one: %s",
-	      (unsigned long)(r.in_python - r.with_python), (unsigned long)r.in_python,
+	      (unsigned long)(r.in_code - r.with_frames), (unsigned long)r.in_code,
 	      (unsigned long)before, r.missing_example);
 	judge_excusing("first", &r, before);
 out:
@@ -947,8 +768,8 @@ static void test_unsupported_version(void)
 	      "a copy of " PYTHON " claiming 3.14");
 	if (!record_py("unsupported", cmd, &r))
 		goto out;
-	CHECK(r.samples >= 50 && r.with_python == 0, "%lu samples, %lu with Python frames",
-	      (unsigned long)r.samples, (unsigned long)r.with_python);
+	CHECK(r.samples >= 50 && r.with_frames == 0, "%lu samples, %lu with Python frames",
+	      (unsigned long)r.samples, (unsigned long)r.with_frames);
 	/* the version named: the user knows which interpreter is not supported */
 	CHECK(r.log && strstr(r.log, "cfiprof: python: 1 Python process of unsupported version "
 				     "3.14: native stacks only"),
@@ -1056,7 +877,7 @@ static void test_exec_away(void)
 	 * a load of the old image that read its mappings before the exec wrote it
 	 * back after it (the kernel now ignores an entry older than the exec).
 	 */
-	known = python_summary_samples(r.log);
+	known = interp_summary_samples(r.log, "python");
 	CHECK(known >= 0 && (uint64_t)known <= r.samples,
 	      "the python summary counts %ld samples, python3.11 took %lu (want no more): "
 	      "chain_big's were walked as Python's",

@@ -1,11 +1,15 @@
 <?php
-// A known chain for cfiprof's PHP frames: main -> Work::run -> recurse x4 -> leaf,
-// the leaf spinning on the line marked LEAF; and a builtin (array_map) calling back.
+// A known chain for cfiprof's PHP frames: {main} -> Work::run -> recurse x5 -> leaf,
+// the leaf spinning on the line marked LEAF; and a builtin (array_map) calling back
+// into a closure.  With PHP_BACKTRACE set it prints both chains as PHP itself sees
+// them (debug_backtrace), in cfiprof's form, root first, and exits: the oracle.
+// PHP_BACKTRACE is the line of the LEAF mark, which the test finds in this file.
+
 function leaf($n) {
+	if (getenv('PHP_BACKTRACE'))
+		trace_chain();
 	$x = 0;
-	for ($i = 0; $i < $n; $i++) {
-		$x += $i * $i; // LEAF
-	}
+	for ($i = 0; $i < $n; $i++) { $x += $i * $i; } // LEAF
 	return $x;
 }
 
@@ -21,15 +25,36 @@ class Work {
 		$sum = 0;
 		while (microtime(true) < $end) {
 			$sum += recurse(4, 20000);
-			$sum += array_sum(array_map(function ($v) { return leaf($v); }, [3000, 3000]));
+			$sum += array_sum(array_map(function ($v) { return leaf($v); }, [5000, 5000]));
 		}
 		return $sum;
 	}
 }
 
-if (getenv('PHP_BACKTRACE')) {
-	function show() { debug_print_backtrace(); }
-	show();
+// "name (file:line)" of each frame with a file, root first: a frame's line is the
+// one it called its callee from; a frame called from C (array_map's callback) has
+// none for its caller, which is C code (shown by cfiprof without a file).
+function trace_chain() {
+	static $seen = [];
+	$bt = debug_backtrace(DEBUG_BACKTRACE_IGNORE_ARGS);
+	array_shift($bt);
+	$out = [];
+	$line = (int)getenv('PHP_BACKTRACE');
+	foreach ($bt as $f) {
+		$name = isset($f['class']) ? $f['class'] . '::' . $f['function'] : $f['function'];
+		if ($line !== null)
+			$out[] = "$name (" . __FILE__ . ":$line)";
+		$line = $f['line'] ?? null;
+	}
+	$out[] = "{main} (" . __FILE__ . ":$line)";
+	$chain = implode(';', array_reverse($out));
+	if (!isset($seen[$chain])) {
+		$seen[$chain] = true;
+		echo $chain, "\n";
+	}
+	if (count($seen) == 2)
+		exit(0);
 }
+
 $w = new Work();
 echo $w->run((float)($argv[1] ?? 2)), "\n";

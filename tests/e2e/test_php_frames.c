@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * PHP frames inside native stacks (issue 32), on Debian's php8.2 (no debug
+ * information): tests/progs/php/recurse.php recorded with cfiprof record --
+ * php8.2 recurse.php.  The oracle is PHP itself: the script run with
+ * PHP_BACKTRACE prints, from debug_backtrace() in its leaf, the chains a
+ * sample there must show (a recursion, and a closure array_map calls back).
+ * Both appear exactly; >= 95% of the samples in PHP code carry PHP frames,
+ * every group right above an execute_ex frame; the callback sits above
+ * array_map's C code (zend_call_function -> execute_ex); pprof has the
+ * leaf's file:line; a --save recording's report shows the same chains.
+ */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/e2e.h"
+#include "tests/lib/interp_folded.h"
+#include "tests/lib/pprof_read.h"
+
+#define PHP	"/usr/bin/php8.2"
+#define SECONDS "2"
+
+static struct interp_lang php_lang = {
+    .comm = "php8.2", .unknown = "[php]", .eval = "execute_ex", .what = "PHP"};
+static char script[PATH_MAX];
+/* the chains PHP's own debug_backtrace gives the leaf: recursion, callback */
+static char want_recursion[4096], want_callback[4096];
+
+/* The line of the script's "// LEAF" mark; 0 if none. */
+static int leaf_line(void)
+{
+	char line[512];
+	FILE *f = fopen(script, "re");
+	int n = 0, found = 0;
+
+	while (f && fgets(line, sizeof(line), f) && !found) {
+		n++;
+		if (strstr(line, "// LEAF"))
+			found = n;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* PHP's own view of the leaf's chains (PHP_BACKTRACE): the oracle. */
+static bool oracle(void)
+{
+	char out[PATH_MAX], env_bt[32], *text, *nl;
+	char *argv[] = {PHP, script, "5", NULL}, *env[] = {env_bt, "PATH=/usr/bin:/bin", NULL};
+	int leaf = leaf_line(), rc;
+
+	snprintf(env_bt, sizeof(env_bt), "PHP_BACKTRACE=%d", leaf);
+	tpath(out, sizeof(out), "oracle.txt");
+	rc = run_env(argv, env, out, NULL, 30, NULL);
+	text = slurp(out);
+	CHECK(leaf > 0 && rc == 0 && text, "php -> debug_backtrace: exit %d, leaf line %d", rc,
+	      leaf);
+	if (!text)
+		return false;
+	/* the first line: the recursion, the leaf called before the callback runs */
+	nl = strchr(text, '\n');
+	if (nl) {
+		*nl = 0;
+		snprintf(want_recursion, sizeof(want_recursion), "%s", text);
+		snprintf(want_callback, sizeof(want_callback), "%.*s", (int)strcspn(nl + 1, "\n"),
+			 nl + 1);
+	}
+	free(text);
+	CHECK(strstr(want_recursion, ";recurse (") && strstr(want_callback, "{closure}"),
+	      "PHP's backtraces: '%s' and '%s'", want_recursion, want_callback);
+	printf("  oracle (debug_backtrace):\n    %s\n    %s\n", want_recursion, want_callback);
+	return want_recursion[0] && want_callback[0];
+}
+
+/*
+ * Most samples are in PHP code, >= 95% of those show PHP frames, each group
+ * above execute_ex.  Samples taken before the process was known to run
+ * PHP (not the summary's) are excused: record holds its command at exec, so
+ * these are few.
+ */
+static void judge(const char *name, const struct interp_run *r)
+{
+	long known = interp_summary_samples(r->log, "php");
+	uint64_t excused =
+	    known >= 0 && (uint64_t)known <= r->samples ? r->samples - (uint64_t)known : 0;
+
+	CHECK(known >= 0, "%s: no php summary line: %s", name, r->log ? r->log : "");
+	CHECK(r->samples >= ENOUGH_TO_JUDGE, "%s: %lu samples", name, (unsigned long)r->samples);
+	CHECK(r->in_code * 2 >= r->samples, "%s: %lu of %lu samples in PHP code", name,
+	      (unsigned long)r->in_code, (unsigned long)r->samples);
+	CHECK((r->with_frames + excused) * 100 >= r->in_code * 95,
+	      "%s: %lu of %lu samples in PHP code with PHP frames (%lu taken before PHP was "
+	      "known); one without: %s",
+	      name, (unsigned long)r->with_frames, (unsigned long)r->in_code,
+	      (unsigned long)excused, r->missing_example);
+	CHECK(r->misplaced == 0, "%s: %lu samples with PHP frames not above execute_ex: %s", name,
+	      (unsigned long)r->misplaced, r->misplaced_example);
+	CHECK(r->log && strstr(r->log, "cfiprof: php: 1 process,") &&
+		  !strstr(r->log, "unsupported version"),
+	      "%s: the summary counts the PHP process, none unsupported: %s", name,
+	      r->log ? r->log : "");
+}
+
+/*
+ * Samples of the callback whose native frames between Work::run and the
+ * closure are array_map's own C code calling back: array_map (its PHP
+ * frame, no file), then zend_call_function and execute_ex.
+ */
+static uint64_t callback_placed(const struct interp_run *r)
+{
+	char line[16384];
+	uint64_t n = 0;
+	FILE *f = fopen(r->folded, "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *am = strstr(line, ";array_map;"), *cf, *ex, *cl;
+
+		if (!interp_comm_line(&php_lang, line) || !am)
+			continue;
+		cf = strstr(am, ";zend_call_function;");
+		ex = cf ? strstr(cf, ";execute_ex;Work::{closure} (") : NULL;
+		cl = strstr(line, "Work::run (");
+		if (cl && cl < am && ex)
+			n += strtoull(strrchr(line, ' ') + 1, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void test_recursion(void)
+{
+	char *cmd[] = {PHP, script, SECONDS, NULL}, *opts[8], rec[PATH_MAX], pb[PATH_MAX];
+	struct interp_run r = {0}, rep = {0};
+	uint64_t n;
+	int st;
+
+	if (!oracle())
+		return;
+	tpath(rec, sizeof(rec), "recurse.rec");
+	opts[0] = "--save";
+	opts[1] = rec;
+	opts[2] = NULL;
+	tpath(r.folded, sizeof(r.folded), "recurse.folded");
+	if (e2e_record("recurse.folded", "299", opts, cmd, &r.log) ||
+	    !interp_read_folded(&php_lang, "recurse", &r))
+		goto out;
+	judge("recurse", &r);
+	/* 2 s at 299 Hz, about half in each path: a few samples of each chain at least */
+	n = interp_chain_count(&php_lang, &r, want_recursion, false);
+	CHECK(n >= 3, "recursion: PHP's chain in %lu samples (want >= 3): %s", (unsigned long)n,
+	      want_recursion);
+	n = interp_chain_count(&php_lang, &r, want_callback, false);
+	CHECK(n >= 3, "callback: PHP's chain in %lu samples (want >= 3): %s", (unsigned long)n,
+	      want_callback);
+	n = callback_placed(&r);
+	CHECK(n >= 3,
+	      "callback: %lu samples with array_map -> zend_call_function -> execute_ex "
+	      "below the closure (want >= 3)",
+	      (unsigned long)n);
+	if (harness_failed)
+		interp_print_lines(&php_lang, &r, r.log);
+	/* the recording's report: the same chains, named as record named them */
+	tpath(rep.folded, sizeof(rep.folded), "report.folded");
+	{
+		char *argv[] = {(char *)cfiprof_bin, "report", "-o", rep.folded, rec, NULL};
+
+		st = run(argv, NULL, NULL, 60);
+	}
+	CHECK(st == 0 && interp_read_folded(&php_lang, "report", &rep) &&
+		  rep.samples == r.samples && rep.with_frames == r.with_frames &&
+		  interp_chain_count(&php_lang, &rep, want_recursion, false) ==
+		      interp_chain_count(&php_lang, &r, want_recursion, false),
+	      "report of the recording: exit %d, %lu samples (%lu with PHP frames), live %lu (%lu)",
+	      st, (unsigned long)rep.samples, (unsigned long)rep.with_frames,
+	      (unsigned long)r.samples, (unsigned long)r.with_frames);
+	/* pprof: the leaf is a function in its file, on its line */
+	tpath(pb, sizeof(pb), "recurse.pb.gz");
+	{
+		char *argv[] = {(char *)cfiprof_bin, "report", "-o", pb, rec, NULL};
+		const char *go = find_go();
+		char want[PATH_MAX + 64], *o = NULL;
+
+		st = run(argv, NULL, NULL, 60);
+		CHECK(go != NULL, "go tool pprof is needed (golang-go)");
+		if (go && st == 0)
+			o = go_pprof(go, tmpdir, "-lines -top -nodecount=200", pb, &st);
+		snprintf(want, sizeof(want), " leaf %s:%d\n", script, leaf_line());
+		CHECK(st == 0 && o && strstr(o, want),
+		      "go tool pprof -lines: '%s' expected in:\n%s", want, o ? o : "");
+		free(o);
+	}
+out:
+	free(r.log);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	if (!e2e_setup("php"))
+		return HARNESS_DONE();
+	if (!realpath("tests/progs/php/recurse.php", script))
+		snprintf(script, sizeof(script), "tests/progs/php/recurse.php");
+	RUN_TEST(test_recursion);
+	e2e_finish();
+	return HARNESS_DONE();
+}

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * An interpreter's frames in cfiprof's folded output, for the runtimes'
+ * end-to-end tests (test_python_frames, test_php_frames): each frame printed
+ * "name (file:line)", or the runtime's "[NAME]" when its code was not read,
+ * in groups right above the runtime's evaluation loop's native frame.
+ */
+#ifndef CFIPROF_TEST_INTERP_FOLDED_H
+#define CFIPROF_TEST_INTERP_FOLDED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/e2e.h"
+
+/* What tells one runtime's samples and frames apart. */
+struct interp_lang {
+	char comm[16];	     /* the process's comm: its folded lines start "COMM;" */
+	const char *unknown; /* the frame of code not read: "[python]" */
+	const char *eval;    /* the evaluation loop's native name (a ".suffix" of it too) */
+	const char *what;    /* "Python", for messages */
+};
+
+/* What one recording's folded output says of the runtime's process. */
+struct interp_run {
+	char folded[PATH_MAX];
+	char *log;
+	uint64_t samples, with_frames;
+	/*
+	 * Samples in the runtime's code: with its frames, or a native stack
+	 * passing the evaluation loop.
+	 */
+	uint64_t in_code;
+	char missing_example[1024]; /* a sample in its code without its frames */
+	uint64_t misplaced;	    /* groups of frames not right above the evaluation loop */
+	char misplaced_example[1024];
+};
+
+/* "name (file:line)": a frame as every output prints it; the runtime's unknown one. */
+static inline bool interp_is_frame(const struct interp_lang *lang, const char *f, size_t len)
+{
+	size_t i = len;
+
+	if (len == strlen(lang->unknown) && !strncmp(f, lang->unknown, len))
+		return true;
+	if (len < 5 || f[len - 1] != ')')
+		return false;
+	for (i = len - 2; i > 0 && f[i] >= '0' && f[i] <= '9'; i--)
+		;
+	return i < len - 2 && f[i] == ':' && memmem(f, len, " (", 2);
+}
+
+static inline bool interp_is_eval(const struct interp_lang *lang, const char *f, size_t len)
+{
+	size_t n = strlen(lang->eval);
+
+	return len >= n && !strncmp(f, lang->eval, n) && (len == n || f[n] == '.');
+}
+
+/*
+ * The runtime's frames of one folded line, root first, joined by ';' into
+ * out; whether a native frame of the line is the evaluation loop in *in_eval.
+ */
+static inline void interp_chain(const struct interp_lang *lang, const char *line, char *out,
+				size_t len, bool *misplaced, bool *in_eval)
+{
+	const char *f = line, *end = line + strcspn(line, " "), *prev = NULL;
+	size_t n = 0, prev_len = 0;
+
+	*misplaced = false;
+	*in_eval = false;
+	out[0] = 0;
+	end = strrchr(line, ' ') ? strrchr(line, ' ') : end;
+	while (f < end) {
+		const char *semi = memchr(f, ';', (size_t)(end - f));
+		size_t flen = semi ? (size_t)(semi - f) : (size_t)(end - f);
+
+		if (interp_is_frame(lang, f, flen)) {
+			/* the first of a group: its caller is the evaluation loop */
+			if (prev && !interp_is_frame(lang, prev, prev_len) &&
+			    !interp_is_eval(lang, prev, prev_len))
+				*misplaced = true;
+			n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%.*s",
+					      n ? ";" : "", (int)flen, f);
+		} else if (interp_is_eval(lang, f, flen)) {
+			*in_eval = true;
+		}
+		prev = f;
+		prev_len = flen;
+		f += flen + 1;
+	}
+	/*
+	 * No evaluation loop named in the native stack (a sample in its cold
+	 * part, which a stripped binary leaves unnamed): the frames go to the
+	 * root, by design, not misplaced.
+	 */
+	if (!*in_eval)
+		*misplaced = false;
+}
+
+/* Whether a folded line is a sample of the runtime's process ("COMM;..."). */
+static inline bool interp_comm_line(const struct interp_lang *lang, const char *line)
+{
+	size_t n = strlen(lang->comm);
+
+	return !strncmp(line, lang->comm, n) && line[n] == ';';
+}
+
+/*
+ * Reads the folded output r->folded: the process's samples, in the
+ * runtime's code, with its frames, misplaced.
+ */
+static inline bool interp_read_folded(const struct interp_lang *lang, const char *name,
+				      struct interp_run *r)
+{
+	char line[16384], chain[8192];
+	bool misplaced, in_eval;
+	FILE *f = fopen(r->folded, "re");
+
+	if (!f) {
+		CHECK(0, "%s: no %s", name, r->folded);
+		return false;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		const char *cnt = strrchr(line, ' ');
+		uint64_t n = cnt ? strtoull(cnt + 1, NULL, 10) : 0;
+
+		if (!interp_comm_line(lang, line))
+			continue;
+		r->samples += n;
+		interp_chain(lang, line, chain, sizeof(chain), &misplaced, &in_eval);
+		if (chain[0])
+			r->with_frames += n;
+		if (chain[0] || in_eval)
+			r->in_code += n;
+		if (!chain[0] && in_eval && !r->missing_example[0])
+			snprintf(r->missing_example, sizeof(r->missing_example), "%.1000s", line);
+		if (misplaced && !strstr(line, "[incomplete")) {
+			if (!r->misplaced)
+				snprintf(r->misplaced_example, sizeof(r->misplaced_example),
+					 "%.1000s", line);
+			r->misplaced += n;
+		}
+	}
+	fclose(f);
+	printf("  %s: %lu samples, %lu in %s code, %lu with %s frames (%.1f%%)\n", name,
+	       (unsigned long)r->samples, (unsigned long)r->in_code, lang->what,
+	       (unsigned long)r->with_frames, lang->what,
+	       r->in_code ? 100.0 * (double)r->with_frames / (double)r->in_code : 0.0);
+	return true;
+}
+
+/*
+ * Samples whose chain is exactly want: ';'-separated frames, each compared
+ * whole, or as a prefix when it ends in '*' (a line that varies); with
+ * unread_ok, the unknown frame (code not read) stands for any frame but
+ * the first.
+ */
+static inline uint64_t interp_chain_count(const struct interp_lang *lang,
+					  const struct interp_run *r, const char *want,
+					  bool unread_ok)
+{
+	char line[16384], chain[8192];
+	uint64_t total = 0;
+	bool misplaced, in_eval;
+	FILE *f = fopen(r->folded, "re");
+	size_t ul = strlen(lang->unknown);
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *cnt = strrchr(line, ' '), *w = want, *c = chain;
+		bool ok = true;
+
+		if (!interp_comm_line(lang, line))
+			continue;
+		interp_chain(lang, line, chain, sizeof(chain), &misplaced, &in_eval);
+		while (ok && *w) {
+			size_t wl = strcspn(w, ";"), cl = strcspn(c, ";");
+
+			if (unread_ok && c != chain && cl == ul && !strncmp(c, lang->unknown, ul))
+				ok = true;
+			else if (wl && w[wl - 1] == '*')
+				ok = cl >= wl - 1 && !strncmp(c, w, wl - 1);
+			else
+				ok = cl == wl && !strncmp(c, w, wl);
+			w += wl + (w[wl] == ';');
+			c += cl + (c[cl] == ';');
+		}
+		if (ok && !*c && cnt)
+			total += strtoull(cnt + 1, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return total;
+}
+
+/* The samples the runtime's summary line of log counts ("cfiprof: NAME: ..., N samples:"); -1. */
+static inline long interp_summary_samples(const char *log, const char *name)
+{
+	char key[64];
+	const char *p;
+	unsigned long samples;
+
+	snprintf(key, sizeof(key), "cfiprof: %s: ", name);
+	p = log ? strstr(log, key) : NULL;
+	p = p ? strchr(p, ',') : NULL;
+	if (!p || sscanf(p, ", %lu samples:", &samples) != 1)
+		return -1;
+	return (long)samples;
+}
+
+/* After a failed count: the process's first lines and the run's log. */
+static inline void interp_print_lines(const struct interp_lang *lang, const struct interp_run *r,
+				      const char *log)
+{
+	char line[16384];
+	FILE *f = fopen(r->folded, "re");
+	int shown = 0;
+
+	while (f && fgets(line, sizeof(line), f) && shown < 20) {
+		if (!interp_comm_line(lang, line))
+			continue;
+		printf("  %s", line);
+		shown++;
+	}
+	if (f)
+		fclose(f);
+	printf("%s", log ? log : "");
+}
+
+#endif
