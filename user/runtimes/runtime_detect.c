@@ -11,7 +11,7 @@
 #include "user/track/proc_tracker.h"
 #include "user/track/runtime_procs.h"
 
-#define DETECT_OBJS    64 /* objects remembered: a host runs a few builds of a runtime */
+#define DETECT_OBJS    256 /* objects remembered, a ring of the newest (Go: one per program) */
 #define DETECT_BUCKETS 1024
 
 struct detect_obj {

@@ -13,17 +13,17 @@
 
 static void *create(int procs_fd)
 {
-	return go_detect_new(procs_fd);
+	return runtime_detect_new(&go_detect_ops, procs_fd);
 }
 
 static void destroy(void *rt)
 {
-	go_detect_free(rt);
+	runtime_detect_free(rt);
 }
 
 static void hooks(void *rt, struct runtime_hooks *out)
 {
-	go_detect_hooks(rt, out);
+	runtime_detect_hooks(rt, out);
 }
 
 static uint32_t labels(const void *units, uint32_t nr_units, struct runtime_label *out,
@@ -49,18 +49,18 @@ static uint32_t labels(const void *units, uint32_t nr_units, struct runtime_labe
 /* Go's goroutine labels: only when a Go program was seen. */
 static void summary(void *rt, const uint64_t *c, FILE *f)
 {
-	struct go_detect_stats d;
+	struct runtime_detect_stats d;
 	uint64_t samples = 0;
+	char unsup[160];
 	int i;
 
-	go_detect_stats(rt, &d);
+	runtime_detect_stats(rt, &d);
+	runtime_detect_describe_unsupported(&d, "Go", unsup, sizeof(unsup));
 	if (d.unsupported)
 		fprintf(f,
-			"cfiprof: go: %" PRIu64
-			" Go process%s without goroutine labels (the last of "
-			"version %u.%u): no offsets for it, or its g not found in its TLS\n",
-			d.unsupported, d.unsupported == 1 ? "" : "es", d.unsup_version >> 8,
-			d.unsup_version & 0xff);
+			"cfiprof: go: %s without goroutine labels: no offsets for the version, or "
+			"its g not found in its TLS\n",
+			unsup);
 	if (!d.procs)
 		return;
 	for (i = 1; i < GO_STATUS_MAX; i++)
@@ -78,10 +78,10 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 static void metrics(void *rt, const uint64_t *c, FILE *f)
 {
 	const char *const status[GO_STATUS_MAX] = {"", "ok", "truncated", "unreadable"};
-	struct go_detect_stats d;
+	struct runtime_detect_stats d;
 	int i;
 
-	go_detect_stats(rt, &d);
+	runtime_detect_stats(rt, &d);
 	prom_header(
 	    f, "cfiprof_go_processes_total", "counter",
 	    "Processes found running a Go program: of a version whose goroutine labels are read "
