@@ -343,7 +343,7 @@ static void test_name_code_object(void)
 static void test_unsupported_named(void)
 {
 	struct python_detect *pd = python_detect_new(-1);
-	struct python_detect_stats st;
+	struct runtime_detect_stats st;
 	struct proc_mapping m[2];
 	char dir[] = "/tmp/cfiprof-pyver.XXXXXX", p314[64], p315[64], text[160];
 	const char *names[2] = {p314, p315};

@@ -72,7 +72,7 @@ static struct detect_obj *find_obj(struct runtime_detect *rd, const char *key)
 	return NULL;
 }
 
-static void detect_object(struct runtime_detect *rd, const char *key, const char *path, int fd)
+void runtime_detect_object(struct runtime_detect *rd, const char *key, const char *path, int fd)
 {
 	struct detect_obj o = {0};
 	bool known;
@@ -120,9 +120,8 @@ static void count_unsupported(struct runtime_detect_stats *st, uint16_t version)
 	st->unsup_procs[i]++;
 }
 
-/* early: nothing is removed or counted when the mappings hold none of the runtime's objects. */
-static void detect_proc(struct runtime_detect *rd, uint32_t pid, const struct proc_mapping *maps,
-			uint32_t nr, uint64_t read_ns, bool early)
+void runtime_detect_proc(struct runtime_detect *rd, uint32_t pid, const struct proc_mapping *maps,
+			 uint32_t nr, uint64_t read_ns, bool early)
 {
 	uint64_t data[RT_PROC_BYTES / 8] = {0};
 	const struct detect_obj *found = NULL;
@@ -229,7 +228,7 @@ void runtime_detect_describe_unsupported(const struct runtime_detect_stats *st, 
 
 static void hook_object(void *ctx, const char *key, const char *path, int fd)
 {
-	detect_object(ctx, key, path, fd);
+	runtime_detect_object(ctx, key, path, fd);
 }
 
 static void hook_early(void *ctx, uint32_t pid, const struct proc_mapping *maps,
@@ -238,14 +237,14 @@ static void hook_early(void *ctx, uint32_t pid, const struct proc_mapping *maps,
 	/* the objects this load opened first: a kept mapping's key is still "" */
 	for (uint32_t i = 0; i < nr; i++)
 		if (fds[i] >= 0)
-			detect_object(ctx, maps[i].key, ents[i].path, fds[i]);
-	detect_proc(ctx, pid, maps, nr, read_ns, true);
+			runtime_detect_object(ctx, maps[i].key, ents[i].path, fds[i]);
+	runtime_detect_proc(ctx, pid, maps, nr, read_ns, true);
 }
 
 static void hook_proc(void *ctx, uint32_t pid, const struct proc_mapping *maps, uint32_t nr,
 		      uint64_t read_ns)
 {
-	detect_proc(ctx, pid, maps, nr, read_ns, false);
+	runtime_detect_proc(ctx, pid, maps, nr, read_ns, false);
 }
 
 static void hook_unload(void *ctx, uint32_t pid)

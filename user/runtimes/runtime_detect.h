@@ -59,6 +59,17 @@ void runtime_detect_free(struct runtime_detect *rd);
 /* rd's hooks for the tracker (user/track/runtime_hooks.h). */
 void runtime_detect_hooks(struct runtime_detect *rd, struct runtime_hooks *out);
 void runtime_detect_stats(struct runtime_detect *rd, struct runtime_detect_stats *out);
+/* An object a load opened (path as mapped): what it says of the runtime, read once per key. */
+void runtime_detect_object(struct runtime_detect *rd, const char *key, const char *path, int fd);
+/*
+ * A process's mappings read at read_ns (bpf clock; the kernel ignores an
+ * entry older than an exec): its entry written, or removed.  early: before
+ * its load builds tables (nothing removed or counted when the mappings hold
+ * none of the runtime's objects).
+ */
+struct proc_mapping;
+void runtime_detect_proc(struct runtime_detect *rd, uint32_t pid, const struct proc_mapping *maps,
+			 uint32_t nr, uint64_t read_ns, bool early);
 /* "2 PHP processes of unsupported versions 8.1 (1), 8.3 (1)" into buf ("" when none). */
 void runtime_detect_describe_unsupported(const struct runtime_detect_stats *st, const char *what,
 					 char *buf, size_t len);

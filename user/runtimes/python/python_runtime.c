@@ -79,7 +79,7 @@ static void sweep(void *rt)
 static void summary(void *rt, const uint64_t *c, FILE *f)
 {
 	struct python_runtime *r = rt;
-	struct python_detect_stats d;
+	struct runtime_detect_stats d;
 	struct code_names_stats n;
 	uint64_t samples = 0;
 	char unsup[160];
@@ -115,7 +115,7 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 	const char *const status[PY_STATUS_MAX] = {"", "ok", "no_thread", "truncated",
 						   "unreadable"};
 	struct python_runtime *r = rt;
-	struct python_detect_stats d;
+	struct runtime_detect_stats d;
 	struct code_names_stats n;
 	int i;
 
