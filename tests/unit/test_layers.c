@@ -4,9 +4,9 @@
  * folders below it, never one beside or above, so no two folders include
  * each other.  From the bottom: bpf/ (the one boundary header and the walker)
  * and common/, elf/, tables/, then user/'s pipeline: unwind/ and symbolize/,
- * track/, profile/, output/ and runtimes/ (the runtimes' interface), each
- * runtime's folder runtimes/NAME/ (none includes another's), session/,
- * agent/, cli/ (and user/main.c).
+ * track/, profile/, output/, runtimes/ (the runtimes' interface and shared
+ * parts), each runtime's folder runtimes/NAME/ (none includes another's),
+ * session/, agent/, cli/ (and user/main.c).
  * Every #include "DIR/FILE" of every .c and .h in those folders is checked.
  * Run from the source tree.
  */
@@ -30,13 +30,14 @@ static const struct {
     {"user/track", 4},
     {"user/profile", 5},
     {"user/output", 6},
-    {"user/runtimes", 6},
-    {"user/runtimes/python", 7},
-    {"user/runtimes/go", 7},
-    {"user/session", 8},
-    {"user/agent", 9},
-    {"user/cli", 10},
-    {"user", 11}, /* user/main.c */
+    {"user/runtimes", 7},
+    {"user/runtimes/python", 8},
+    {"user/runtimes/go", 8},
+    {"user/runtimes/php", 8},
+    {"user/session", 9},
+    {"user/agent", 10},
+    {"user/cli", 11},
+    {"user", 12}, /* user/main.c */
 };
 #define NR_LAYERS (sizeof(layers) / sizeof(layers[0]))
 
@@ -106,9 +107,37 @@ static void test_order(void)
 	CHECK(files > 100 && bad == 0, "%d files, %d includes against the order", files, bad);
 }
 
+/* Every folder of user/ and user/runtimes/ has its place in the order: none goes unchecked. */
+static void test_all_listed(void)
+{
+	static const char *const parents[] = {"user", "user/runtimes"};
+	int seen = 0;
+
+	for (size_t p = 0; p < sizeof(parents) / sizeof(parents[0]); p++) {
+		DIR *d = opendir(parents[p]);
+		struct dirent *e;
+
+		CHECK(d != NULL, "no folder %s (run from the source tree)", parents[p]);
+		while (d && (e = readdir(d))) {
+			char path[1024];
+
+			if (e->d_type != DT_DIR || e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/x.h", parents[p], e->d_name);
+			CHECK(layer_of(path) >= 0, "%s/%s has no place in the layer order",
+			      parents[p], e->d_name);
+			seen++;
+		}
+		if (d)
+			closedir(d);
+	}
+	CHECK(seen >= 10, "%d folders under user/", seen);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_order);
+	RUN_TEST(test_all_listed);
 	return HARNESS_DONE();
 }

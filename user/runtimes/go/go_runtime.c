@@ -7,23 +7,34 @@
  */
 #include <inttypes.h>
 
+#include <stdlib.h>
+
 #include "user/output/prom_text.h"
+#include "user/runtimes/runtime_parts.h"
 #include "user/runtimes/go/go_detect.h"
 #include "user/runtimes/go/go_runtime.h"
 
+/* its detector alone: labels need no reading of the process */
 static void *create(int procs_fd)
 {
-	return runtime_detect_new(&go_detect_ops, procs_fd);
+	struct runtime_parts *r = calloc(1, sizeof(*r));
+
+	if (r)
+		r->detect = runtime_detect_new(&go_detect_ops, procs_fd);
+	if (r && !r->detect) {
+		free(r);
+		return NULL;
+	}
+	return r;
 }
 
 static void destroy(void *rt)
 {
-	runtime_detect_free(rt);
-}
+	struct runtime_parts *r = rt;
 
-static void hooks(void *rt, struct runtime_hooks *out)
-{
-	runtime_detect_hooks(rt, out);
+	if (r)
+		runtime_detect_free(r->detect);
+	free(r);
 }
 
 static uint32_t labels(const void *units, uint32_t nr_units, struct runtime_label *out,
@@ -49,28 +60,19 @@ static uint32_t labels(const void *units, uint32_t nr_units, struct runtime_labe
 /* Go's goroutine labels: only when a Go program was seen. */
 static void summary(void *rt, const uint64_t *c, FILE *f)
 {
-	struct runtime_detect_stats d;
 	uint64_t samples = 0;
-	char unsup[160];
-	int i;
 
-	runtime_detect_stats(rt, &d);
-	runtime_detect_describe_unsupported(&d, "Go", unsup, sizeof(unsup));
-	if (d.unsupported)
-		fprintf(f,
-			"cfiprof: go: %s without goroutine labels: no offsets for the version, or "
-			"its g not found in its TLS\n",
-			unsup);
-	if (!d.procs)
-		return;
-	for (i = 1; i < GO_STATUS_MAX; i++)
+	for (int i = 1; i < GO_STATUS_MAX; i++)
 		samples += c[CNT_RT_STATUS(RT_GO, i)];
+	if (!runtime_parts_summary_head(rt, "go", "Go",
+					"no goroutine labels (no offsets for the version, or its g "
+					"not found in its TLS)",
+					samples, f))
+		return;
 	fprintf(f,
-		"cfiprof: go: %" PRIu64 " process%s, %" PRIu64 " samples of goroutines: %" PRIu64
-		" with all their labels, %" PRIu64 " truncated, %" PRIu64 " unreadable; %" PRIu64
-		" labels\n",
-		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_RT_STATUS(RT_GO, GO_STATUS_OK)],
-		c[CNT_RT_STATUS(RT_GO, GO_STATUS_TRUNCATED)],
+		"%" PRIu64 " with all their labels, %" PRIu64 " truncated, %" PRIu64
+		" unreadable; %" PRIu64 " labels\n",
+		c[CNT_RT_STATUS(RT_GO, GO_STATUS_OK)], c[CNT_RT_STATUS(RT_GO, GO_STATUS_TRUNCATED)],
 		c[CNT_RT_STATUS(RT_GO, GO_STATUS_UNREADABLE)], c[CNT_RT_UNITS(RT_GO)]);
 }
 
@@ -78,16 +80,14 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 static void metrics(void *rt, const uint64_t *c, FILE *f)
 {
 	const char *const status[GO_STATUS_MAX] = {"", "ok", "truncated", "unreadable"};
-	struct runtime_detect_stats d;
 	int i;
 
-	runtime_detect_stats(rt, &d);
-	prom_header(
-	    f, "cfiprof_go_processes_total", "counter",
-	    "Processes found running a Go program: of a version whose goroutine labels are read "
-	    "(supported), or not (no offsets for the version, or g not found in its TLS).");
-	prom_labelled(f, "cfiprof_go_processes_total", "version", "supported", d.procs);
-	prom_labelled(f, "cfiprof_go_processes_total", "version", "unsupported", d.unsupported);
+	runtime_parts_metrics_procs(
+	    rt, "go",
+	    "Processes found running a Go program: of a version whose goroutine "
+	    "labels are read (supported), or not (no offsets for the version, or "
+	    "g not found in its TLS).",
+	    f);
 	prom_header(
 	    f, "cfiprof_go_samples_total", "counter",
 	    "Samples of goroutines of supported Go processes by how their labels were read.");
@@ -102,7 +102,7 @@ const struct runtime_ops go_runtime = {
     .id = RT_GO,
     .create = create,
     .destroy = destroy,
-    .hooks = hooks,
+    .hooks = runtime_parts_hooks,
     .labels = labels,
     .summary = summary,
     .metrics = metrics,

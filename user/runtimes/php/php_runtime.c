@@ -8,12 +8,13 @@
 #include <stdlib.h>
 
 #include "user/output/prom_text.h"
+#include "user/runtimes/runtime_parts.h"
 #include "user/runtimes/php/php_detect.h"
 #include "user/runtimes/php/php_names.h"
 #include "user/runtimes/php/php_runtime.h"
 
 struct php_runtime {
-	struct runtime_detect *detect;
+	struct runtime_parts parts; /* first: runtime_parts.c's calls reach it */
 	struct php_names *names;
 };
 
@@ -23,13 +24,14 @@ static void *create(int procs_fd)
 
 	if (!r)
 		return NULL;
-	r->detect = runtime_detect_new(&php_detect_ops, procs_fd);
-	r->names = r->detect ? php_names_new(r->detect) : NULL;
+	r->parts.detect = runtime_detect_new(&php_detect_ops, procs_fd);
+	r->names = r->parts.detect ? php_names_new(r->parts.detect) : NULL;
 	if (!r->names) {
-		runtime_detect_free(r->detect);
+		runtime_detect_free(r->parts.detect);
 		free(r);
 		return NULL;
 	}
+	r->parts.names = php_names_reader(r->names);
 	return r;
 }
 
@@ -41,13 +43,8 @@ static void destroy(void *rt)
 		return;
 	/* the names' reader threads ask the detector: they go first */
 	php_names_free(r->names);
-	runtime_detect_free(r->detect);
+	runtime_detect_free(r->parts.detect);
 	free(r);
-}
-
-static void hooks(void *rt, struct runtime_hooks *out)
-{
-	runtime_detect_hooks(((struct php_runtime *)rt)->detect, out);
 }
 
 static void namer(void *rt, struct interp_namer *out)
@@ -55,56 +52,23 @@ static void namer(void *rt, struct interp_namer *out)
 	php_names_namer(rt ? ((struct php_runtime *)rt)->names : NULL, out);
 }
 
-static struct code_names *reader(void *rt)
-{
-	return php_names_reader(((struct php_runtime *)rt)->names);
-}
-
-static void note(void *rt, const struct cfi_sample_record *r, size_t size)
-{
-	code_names_note(reader(rt), r, size);
-}
-
-static void carry(void *rt, const struct cfi_sample_record *r, size_t size, uint32_t taken_gen)
-{
-	code_names_carry(reader(rt), r, size, taken_gen);
-}
-
-static bool wait_names(void *rt, double timeout)
-{
-	return code_names_wait(reader(rt), timeout);
-}
-
-static void sweep(void *rt)
-{
-	code_names_sweep(reader(rt));
-}
-
 /* PHP frames: only when a PHP process was seen. */
 static void summary(void *rt, const uint64_t *c, FILE *f)
 {
 	struct php_runtime *r = rt;
-	struct runtime_detect_stats d;
 	struct code_names_stats n;
 	uint64_t samples = 0;
-	char unsup[160];
 
-	runtime_detect_stats(r->detect, &d);
-	code_names_stats(reader(rt), &n);
-	runtime_detect_describe_unsupported(&d, "PHP", unsup, sizeof(unsup));
-	if (d.unsupported)
-		fprintf(f, "cfiprof: php: %s (or thread-safe builds): native stacks only\n", unsup);
-	if (!d.procs)
-		return;
 	for (int i = 1; i < PHP_STATUS_MAX; i++)
 		samples += c[CNT_RT_STATUS(RT_PHP, i)];
+	if (!runtime_parts_summary_head(rt, "php", "PHP", "native stacks only", samples, f))
+		return;
+	code_names_stats(r->parts.names, &n);
 	fprintf(f,
-		"cfiprof: php: %" PRIu64 " process%s, %" PRIu64 " samples: %" PRIu64
-		" with their frame chain, %" PRIu64 " running no PHP code, %" PRIu64
+		"%" PRIu64 " with their frame chain, %" PRIu64 " running no PHP code, %" PRIu64
 		" truncated, %" PRIu64 " unreadable; %" PRIu64 " PHP frames; functions %" PRIu64
 		" read (%" PRIu64 " unreadable), %" PRIu64 " refused, %" PRIu64 " stalled\n",
-		d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_RT_STATUS(RT_PHP, PHP_STATUS_OK)],
-		c[CNT_RT_STATUS(RT_PHP, PHP_STATUS_IDLE)],
+		c[CNT_RT_STATUS(RT_PHP, PHP_STATUS_OK)], c[CNT_RT_STATUS(RT_PHP, PHP_STATUS_IDLE)],
 		c[CNT_RT_STATUS(RT_PHP, PHP_STATUS_TRUNCATED)],
 		c[CNT_RT_STATUS(RT_PHP, PHP_STATUS_UNREADABLE)], c[CNT_RT_UNITS(RT_PHP)], n.read,
 		n.unreadable, n.refused, n.stalled);
@@ -115,16 +79,13 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 {
 	const char *const status[PHP_STATUS_MAX] = {"", "ok", "idle", "truncated", "unreadable"};
 	struct php_runtime *r = rt;
-	struct runtime_detect_stats d;
 	struct code_names_stats n;
 
-	runtime_detect_stats(r->detect, &d);
-	code_names_stats(reader(rt), &n);
-	prom_header(f, "cfiprof_php_processes_total", "counter",
-		    "Processes found running PHP: with a supported version (PHP frames), or "
-		    "unsupported (native stacks only).");
-	prom_labelled(f, "cfiprof_php_processes_total", "version", "supported", d.procs);
-	prom_labelled(f, "cfiprof_php_processes_total", "version", "unsupported", d.unsupported);
+	code_names_stats(r->parts.names, &n);
+	runtime_parts_metrics_procs(rt, "php",
+				    "Processes found running PHP: with a supported version (PHP "
+				    "frames), or unsupported (native stacks only).",
+				    f);
 	prom_header(
 	    f, "cfiprof_php_samples_total", "counter",
 	    "Samples of supported PHP processes by how the executor's frame chain was read.");
@@ -146,12 +107,12 @@ const struct runtime_ops php_runtime = {
     .id = RT_PHP,
     .create = create,
     .destroy = destroy,
-    .hooks = hooks,
+    .hooks = runtime_parts_hooks,
     .namer = namer,
-    .note = note,
-    .carry = carry,
-    .wait = wait_names,
-    .sweep = sweep,
+    .note = runtime_parts_note,
+    .carry = runtime_parts_carry,
+    .wait = runtime_parts_wait,
+    .sweep = runtime_parts_sweep,
     .summary = summary,
     .metrics = metrics,
 };

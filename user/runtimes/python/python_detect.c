@@ -213,3 +213,8 @@ void python_detect_hooks(struct python_detect *pd, struct runtime_hooks *out)
 {
 	runtime_detect_hooks(pd->rd, out);
 }
+
+struct runtime_detect *python_detect_engine(struct python_detect *pd)
+{
+	return pd ? pd->rd : NULL;
+}

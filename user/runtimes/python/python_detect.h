@@ -37,6 +37,8 @@ const struct python_offsets *python_detect_lookup(struct python_detect *pd, uint
 /* The same, in the form python_names_new takes (ctx: the python_detect). */
 const struct python_offsets *python_detect_offsets(void *pd, uint32_t pid);
 void python_detect_stats(struct python_detect *pd, struct runtime_detect_stats *out);
+/* The shared detector under pd (runtime_detect.h). */
+struct runtime_detect *python_detect_engine(struct python_detect *pd);
 /* pd's hooks for the tracker (user/track/runtime_hooks.h). */
 void python_detect_hooks(struct python_detect *pd, struct runtime_hooks *out);
 /*

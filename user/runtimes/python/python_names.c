@@ -88,6 +88,11 @@ struct python_names *python_names_new(python_offsets_of offsets_of, void *ctx)
 	return pn;
 }
 
+struct code_names *python_names_reader(struct python_names *pn)
+{
+	return pn ? pn->cn : NULL;
+}
+
 void python_names_free(struct python_names *pn)
 {
 	if (!pn)

@@ -30,6 +30,8 @@ typedef const struct python_offsets *(*python_offsets_of)(void *ctx, uint32_t pi
 
 struct python_names *python_names_new(python_offsets_of offsets_of, void *ctx);
 void python_names_free(struct python_names *pn);
+/* The reader of code objects under pn (code_names.h). */
+struct code_names *python_names_reader(struct python_names *pn);
 
 /*
  * The consumer saw sample r (its size bytes are checked): the code objects

@@ -8,11 +8,13 @@
 #include <stdlib.h>
 
 #include "user/output/prom_text.h"
+#include "user/runtimes/runtime_parts.h"
 #include "user/runtimes/python/python_detect.h"
 #include "user/runtimes/python/python_names.h"
 #include "user/runtimes/python/python_runtime.h"
 
 struct python_runtime {
+	struct runtime_parts parts; /* first: runtime_parts.c's calls reach it */
 	struct python_detect *detect;
 	struct python_names *names;
 };
@@ -30,6 +32,8 @@ static void *create(int procs_fd)
 		free(r);
 		return NULL;
 	}
+	r->parts.detect = python_detect_engine(r->detect);
+	r->parts.names = python_names_reader(r->names);
 	return r;
 }
 
@@ -45,68 +49,33 @@ static void destroy(void *rt)
 	free(r);
 }
 
-static void hooks(void *rt, struct runtime_hooks *out)
-{
-	python_detect_hooks(((struct python_runtime *)rt)->detect, out);
-}
-
 static void namer(void *rt, struct interp_namer *out)
 {
 	python_names_namer(rt ? ((struct python_runtime *)rt)->names : NULL, out);
-}
-
-static void note(void *rt, const struct cfi_sample_record *r, size_t size)
-{
-	python_names_note(((struct python_runtime *)rt)->names, r, size);
-}
-
-static void carry(void *rt, const struct cfi_sample_record *r, size_t size, uint32_t taken_gen)
-{
-	python_names_carry(((struct python_runtime *)rt)->names, r, size, taken_gen);
-}
-
-static bool wait_names(void *rt, double timeout)
-{
-	return python_names_wait(((struct python_runtime *)rt)->names, timeout);
-}
-
-static void sweep(void *rt)
-{
-	python_names_sweep(((struct python_runtime *)rt)->names);
 }
 
 /* Python frames: only when a Python process was seen. */
 static void summary(void *rt, const uint64_t *c, FILE *f)
 {
 	struct python_runtime *r = rt;
-	struct runtime_detect_stats d;
 	struct code_names_stats n;
 	uint64_t samples = 0;
-	char unsup[160];
-	int i;
 
-	python_detect_stats(r->detect, &d);
-	python_names_stats(r->names, &n);
-	if (!d.procs && !d.unsupported)
-		return;
-	for (i = 1; i < PY_STATUS_MAX; i++)
+	for (int i = 1; i < PY_STATUS_MAX; i++)
 		samples += c[CNT_RT_STATUS(RT_PYTHON, i)];
-	python_detect_describe_unsupported(&d, unsup, sizeof(unsup));
-	if (d.unsupported)
-		fprintf(f, "cfiprof: python: %s: native stacks only\n", unsup);
-	if (!d.procs)
+	if (!runtime_parts_summary_head(rt, "python", "Python", "native stacks only", samples, f))
 		return;
-	fprintf(
-	    f,
-	    "cfiprof: python: %" PRIu64 " process%s, %" PRIu64 " samples: %" PRIu64
-	    " with their frame chain, %" PRIu64 " of threads without one, %" PRIu64
-	    " truncated, %" PRIu64 " unreadable; %" PRIu64 " Python frames; code objects %" PRIu64
-	    " read (%" PRIu64 " unreadable), %" PRIu64 " refused, %" PRIu64 " stalled\n",
-	    d.procs, d.procs == 1 ? "" : "es", samples, c[CNT_RT_STATUS(RT_PYTHON, PY_STATUS_OK)],
-	    c[CNT_RT_STATUS(RT_PYTHON, PY_STATUS_NO_THREAD)],
-	    c[CNT_RT_STATUS(RT_PYTHON, PY_STATUS_TRUNCATED)],
-	    c[CNT_RT_STATUS(RT_PYTHON, PY_STATUS_UNREADABLE)], c[CNT_RT_UNITS(RT_PYTHON)], n.read,
-	    n.unreadable, n.refused, n.stalled);
+	python_names_stats(r->names, &n);
+	fprintf(f,
+		"%" PRIu64 " with their frame chain, %" PRIu64 " of threads without one, %" PRIu64
+		" truncated, %" PRIu64 " unreadable; %" PRIu64
+		" Python frames; code objects %" PRIu64 " read (%" PRIu64 " unreadable), %" PRIu64
+		" refused, %" PRIu64 " stalled\n",
+		c[CNT_RT_STATUS(RT_PYTHON, PY_STATUS_OK)],
+		c[CNT_RT_STATUS(RT_PYTHON, PY_STATUS_NO_THREAD)],
+		c[CNT_RT_STATUS(RT_PYTHON, PY_STATUS_TRUNCATED)],
+		c[CNT_RT_STATUS(RT_PYTHON, PY_STATUS_UNREADABLE)], c[CNT_RT_UNITS(RT_PYTHON)],
+		n.read, n.unreadable, n.refused, n.stalled);
 }
 
 /* Processes found, samples by what their frame chain gave, code objects named. */
@@ -115,17 +84,14 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 	const char *const status[PY_STATUS_MAX] = {"", "ok", "no_thread", "truncated",
 						   "unreadable"};
 	struct python_runtime *r = rt;
-	struct runtime_detect_stats d;
 	struct code_names_stats n;
 	int i;
 
-	python_detect_stats(r->detect, &d);
 	python_names_stats(r->names, &n);
-	prom_header(f, "cfiprof_python_processes_total", "counter",
-		    "Processes found running CPython: with a supported version (Python frames), or "
-		    "unsupported (native stacks only).");
-	prom_labelled(f, "cfiprof_python_processes_total", "version", "supported", d.procs);
-	prom_labelled(f, "cfiprof_python_processes_total", "version", "unsupported", d.unsupported);
+	runtime_parts_metrics_procs(rt, "python",
+				    "Processes found running CPython: with a supported version "
+				    "(Python frames), or unsupported (native stacks only).",
+				    f);
 	prom_header(
 	    f, "cfiprof_python_samples_total", "counter",
 	    "Samples of supported Python processes by how their thread's frame chain was read.");
@@ -152,12 +118,12 @@ const struct runtime_ops python_runtime = {
     .id = RT_PYTHON,
     .create = create,
     .destroy = destroy,
-    .hooks = hooks,
+    .hooks = runtime_parts_hooks,
     .namer = namer,
-    .note = note,
-    .carry = carry,
-    .wait = wait_names,
-    .sweep = sweep,
+    .note = runtime_parts_note,
+    .carry = runtime_parts_carry,
+    .wait = runtime_parts_wait,
+    .sweep = runtime_parts_sweep,
     .summary = summary,
     .metrics = metrics,
 };

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The shared parts of runtimes with interpreter frames; see runtime_parts.h. */
+#include <inttypes.h>
+
+#include "user/output/prom_text.h"
+#include "user/runtimes/runtime_parts.h"
+
+static struct runtime_parts *parts(void *rt)
+{
+	return rt;
+}
+
+void runtime_parts_hooks(void *rt, struct runtime_hooks *out)
+{
+	runtime_detect_hooks(parts(rt)->detect, out);
+}
+
+void runtime_parts_note(void *rt, const struct cfi_sample_record *r, size_t size)
+{
+	code_names_note(parts(rt)->names, r, size);
+}
+
+void runtime_parts_carry(void *rt, const struct cfi_sample_record *r, size_t size,
+			  uint32_t taken_gen)
+{
+	code_names_carry(parts(rt)->names, r, size, taken_gen);
+}
+
+bool runtime_parts_wait(void *rt, double timeout)
+{
+	return code_names_wait(parts(rt)->names, timeout);
+}
+
+void runtime_parts_sweep(void *rt)
+{
+	code_names_sweep(parts(rt)->names);
+}
+
+bool runtime_parts_summary_head(void *rt, const char *name, const char *what, const char *missing,
+				uint64_t samples, FILE *f)
+{
+	struct runtime_detect_stats d;
+	char unsup[160];
+
+	runtime_detect_stats(parts(rt)->detect, &d);
+	runtime_detect_describe_unsupported(&d, what, unsup, sizeof(unsup));
+	if (d.unsupported)
+		fprintf(f, "cfiprof: %s: %s: %s\n", name, unsup, missing);
+	if (!d.procs)
+		return false;
+	fprintf(f, "cfiprof: %s: %" PRIu64 " process%s, %" PRIu64 " samples: ", name, d.procs,
+		d.procs == 1 ? "" : "es", samples);
+	return true;
+}
+
+void runtime_parts_metrics_procs(void *rt, const char *name, const char *help, FILE *f)
+{
+	struct runtime_detect_stats d;
+	char metric[96];
+
+	runtime_detect_stats(parts(rt)->detect, &d);
+	snprintf(metric, sizeof(metric), "cfiprof_%s_processes_total", name);
+	prom_header(f, metric, "counter", help);
+	prom_labelled(f, metric, "version", "supported", d.procs);
+	prom_labelled(f, metric, "version", "unsupported", d.unsupported);
+}

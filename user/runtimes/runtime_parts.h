@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The parts a runtime is made of: its detector (runtime_detect.c) and, for
+ * one with interpreter frames, its reader of code objects (code_names.c;
+ * NULL for Go's labels), and the runtime_ops calls that only reach those.
+ * A runtime's instance starts with a struct runtime_parts; its ops take
+ * these functions for hooks, note, carry, wait and sweep, and keep their
+ * own for naming and reporting.
+ */
+#ifndef CFIPROF_RUNTIME_PARTS_H
+#define CFIPROF_RUNTIME_PARTS_H
+
+#include "user/runtimes/code_names.h"
+#include "user/runtimes/runtime.h"
+#include "user/runtimes/runtime_detect.h"
+
+struct runtime_parts {
+	struct runtime_detect *detect;
+	struct code_names *names;
+};
+
+void runtime_parts_hooks(void *rt, struct runtime_hooks *out);
+void runtime_parts_note(void *rt, const struct cfi_sample_record *r, size_t size);
+void runtime_parts_carry(void *rt, const struct cfi_sample_record *r, size_t size,
+			  uint32_t taken_gen);
+bool runtime_parts_wait(void *rt, double timeout);
+void runtime_parts_sweep(void *rt);
+/*
+ * The summary's first words of a runtime ("cfiprof: php: 1 process, 337
+ * samples: ") into f, with its unsupported processes' line before them when
+ * there are some ("cfiprof: php: 1 PHP process of unsupported version 8.3:
+ * native stacks only": what "PHP", missing what they lack); false (nothing
+ * printed but that line) when no supported process was seen.  samples: its
+ * samples of any status.
+ */
+bool runtime_parts_summary_head(void *rt, const char *name, const char *what, const char *missing,
+				uint64_t samples, FILE *f);
+
+/*
+ * /metrics' cfiprof_NAME_processes_total{version="supported"|"unsupported"}
+ * of such a runtime (help: the family's).
+ */
+void runtime_parts_metrics_procs(void *rt, const char *name, const char *help, FILE *f);
+
+#endif
