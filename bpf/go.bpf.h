@@ -163,30 +163,12 @@ __noinline int go_labels_read(__u32 pid)
  */
 static __always_inline void go_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
 {
-	struct go_scratch *s;
-	__u32 zero = 0, status;
-	__u64 n;
-	int r;
+	int r = go_labels_read(rec->pid);
+	__u32 zero = 0;
+	struct go_scratch *s = bpf_map_lookup_elem(&go_scratch, &zero);
 
-	if (rec->flags & (SAMPLE_IN_EXECVE | SAMPLE_EXITING))
-		return;
-	r = go_labels_read(rec->pid);
-	n = (__u32)r & 0xffff;
-	status = (__u32)r >> 16;
-	if (!status)
-		return;
-	rec->runtime = RT_GO;
-	rec->rt_status = status < GO_STATUS_MAX ? status : GO_STATUS_UNREADABLE;
-	walker_count(CNT_RT_STATUS(RT_GO, rec->rt_status), 1);
-	s = bpf_map_lookup_elem(&go_scratch, &zero);
-	if (!s || n == 0 || n > GO_MAX_LABELS || nr_pcs > max_pcs)
-		return;
-	barrier_var(nr_pcs);
-	barrier_var(n);
-	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * sizeof(struct cfi_go_label), s->l))
-		return;
-	rec->nr_rt = n * GO_LABEL_UNITS;
-	walker_count(CNT_RT_UNITS(RT_GO), n);
+	runtime_emit(rec, nr_pcs, max_pcs, RT_GO, r, s ? s->l : NULL, sizeof(struct cfi_go_label),
+		     GO_MAX_LABELS, GO_STATUS_MAX, GO_STATUS_UNREADABLE);
 }
 
 #endif

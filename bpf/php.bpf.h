@@ -151,30 +151,13 @@ __noinline int php_walk(__u32 pid)
  */
 static __always_inline void php_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
 {
-	struct php_scratch *s;
-	__u32 zero = 0, status;
-	__u64 n;
-	int r;
+	int r = php_walk(rec->pid);
+	__u32 zero = 0;
+	struct php_scratch *s = bpf_map_lookup_elem(&php_scratch, &zero);
 
-	if (rec->flags & (SAMPLE_IN_EXECVE | SAMPLE_EXITING))
-		return;
-	r = php_walk(rec->pid);
-	n = (__u32)r & 0xffff;
-	status = (__u32)r >> 16;
-	if (!status)
-		return;
-	rec->runtime = RT_PHP;
-	rec->rt_status = status < PHP_STATUS_MAX ? status : PHP_STATUS_UNREADABLE;
-	walker_count(CNT_RT_STATUS(RT_PHP, rec->rt_status), 1);
-	s = bpf_map_lookup_elem(&php_scratch, &zero);
-	if (!s || n == 0 || n > PHP_MAX_FRAMES || nr_pcs > max_pcs)
-		return;
-	barrier_var(nr_pcs);
-	barrier_var(n);
-	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * sizeof(struct cfi_interp_frame), s->f))
-		return;
-	rec->nr_rt = n;
-	walker_count(CNT_RT_UNITS(RT_PHP), n);
+	runtime_emit(rec, nr_pcs, max_pcs, RT_PHP, r, s ? s->f : NULL,
+		     sizeof(struct cfi_interp_frame), PHP_MAX_FRAMES, PHP_STATUS_MAX,
+		     PHP_STATUS_UNREADABLE);
 }
 
 #endif

@@ -330,34 +330,13 @@ __noinline int python_walk(__u32 pid, __u32 tid)
 static __always_inline void python_append(struct cfi_sample_record *rec, __u64 nr_pcs,
 					  __u64 max_pcs)
 {
-	struct python_scratch *s;
-	__u32 zero = 0, status;
-	__u64 n;
-	int r;
+	int r = python_walk(rec->pid, rec->tid);
+	__u32 zero = 0;
+	struct python_scratch *s = bpf_map_lookup_elem(&python_scratch, &zero);
 
-	/* inside execve (the image being replaced) or exiting (no address space): none to read */
-	if (rec->flags & (SAMPLE_IN_EXECVE | SAMPLE_EXITING)) {
-		return;
-	}
-	r = python_walk(rec->pid, rec->tid);
-
-	n = (__u32)r & 0xffff;
-	status = (__u32)r >> 16;
-	rec->runtime = RT_PYTHON;
-	rec->rt_status = status < PY_STATUS_MAX ? status : PY_STATUS_UNREADABLE;
-	if (!status)
-		return;
-	walker_count(CNT_RT_STATUS(RT_PYTHON, rec->rt_status), 1);
-	s = bpf_map_lookup_elem(&python_scratch, &zero);
-	if (!s || n == 0 || n > PY_MAX_FRAMES || nr_pcs > max_pcs)
-		return;
-	/* the bounds checked above, on the registers the access uses */
-	barrier_var(nr_pcs);
-	barrier_var(n);
-	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * sizeof(struct cfi_interp_frame), s->f))
-		return;
-	rec->nr_rt = n;
-	walker_count(CNT_RT_UNITS(RT_PYTHON), n);
+	runtime_emit(rec, nr_pcs, max_pcs, RT_PYTHON, r, s ? s->f : NULL,
+		     sizeof(struct cfi_interp_frame), PY_MAX_FRAMES, PY_STATUS_MAX,
+		     PY_STATUS_UNREADABLE);
 }
 
 #endif

@@ -41,6 +41,35 @@ static __always_inline const void *runtime_proc(__u32 tgid, __u8 rt)
 	return p && p->runtime == rt ? p->data : NULL;
 }
 
+/*
+ * A runtime's part of rec, after its nr_pcs PCs (room for RT_RECORD_BYTES
+ * after max_pcs): r is the runtime's read, n items | status << 16 (status
+ * 0: none to append), src its n items of item_bytes each (at most
+ * max_items).  Sets rec's runtime and status and counts both.
+ */
+static __always_inline void runtime_emit(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs,
+					 __u8 rt, int r, const void *src, __u32 item_bytes,
+					 __u32 max_items, __u32 status_max, __u32 unreadable)
+{
+	__u64 n = (__u32)r & 0xffff;
+	__u32 status = (__u32)r >> 16;
+
+	if (!status)
+		return;
+	rec->runtime = rt;
+	rec->rt_status = status < status_max ? status : unreadable;
+	walker_count(CNT_RT_STATUS(rt, rec->rt_status), 1);
+	if (!src || n == 0 || n > max_items || nr_pcs > max_pcs)
+		return;
+	/* the bounds checked above, on the registers the access uses */
+	barrier_var(nr_pcs);
+	barrier_var(n);
+	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * item_bytes, src))
+		return;
+	rec->nr_rt = n * (item_bytes / RT_UNIT_BYTES);
+	walker_count(CNT_RT_UNITS(rt), n);
+}
+
 #include "python.bpf.h"
 #include "go.bpf.h"
 #include "php.bpf.h"
@@ -60,6 +89,9 @@ static __always_inline __u8 runtime_of(__u32 tgid)
 static __always_inline void runtime_append(__u8 rt, struct cfi_sample_record *rec, __u64 nr_pcs,
 					   __u64 max_pcs)
 {
+	/* inside execve (the image being replaced) or exiting (no address space): none to read */
+	if (rec->flags & (SAMPLE_IN_EXECVE | SAMPLE_EXITING))
+		return;
 	if (rt == RT_PYTHON)
 		python_append(rec, nr_pcs, max_pcs);
 	else if (rt == RT_GO)
