@@ -259,6 +259,7 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols \
 	@tests/bench/source_lines.sh
 	@tests/bench/events.sh
 	@tests/bench/go.sh
+	@tests/bench/runtime_cost.sh 5 | tee $(OUT)/bench/runtime_cost.md
 
 # Every tests/fuzz/fuzz_NAME.c is a libFuzzer target build/fuzz/fuzz_NAME,
 # linked with the libraries of the fuzz build (coverage + ASan + UBSan).  make
