@@ -40,15 +40,15 @@ with open(php, "r+b") as fh:
     fh.write(b"API20230831,NTS")
 PY
 
-# RUNTIME NAME BINARY SCRIPT: one line per (program, interpreter)
+# RUNTIME NAME BINARY SCRIPT ARG: one line per (program, interpreter)
 progs=(
-	"python recurse.py /usr/bin/python3.11 tests/progs/python/recurse.py"
-	"python threads.py /usr/bin/python3.11 tests/progs/python/threads.py"
-	"php recurse.php /usr/bin/php8.2 tests/progs/php/recurse.php"
+	"python recurse.py /usr/bin/python3.11 tests/progs/python/recurse.py 3"
+	"python threads.py /usr/bin/python3.11 tests/progs/python/threads.py 3"
+	"php recurse.php /usr/bin/php8.2 tests/progs/php/recurse.php 12000"
 )
 printf "| runtime | program | interpreter | ns/sample | native user frames/sample | complete | its frames/sample |\n|---|---|---|---|---|---|---|\n"
 for p in "${progs[@]}"; do
-	read -r rt name bin script <<< "$p"
+	read -r rt name bin script arg <<< "$p"
 	off=$out/off/$(basename "$bin")
 	: > "$out/$name-on.ns"
 	: > "$out/$name-off.ns"
@@ -57,7 +57,7 @@ for p in "${progs[@]}"; do
 			b=$bin
 			[ "$arm" = off ] && b=$off
 			log=$out/$name-$arm-$i.log
-			"$CFIPROF" record -v -F 999 -o /dev/null -- "$b" "$script" 3 2> "$log" > /dev/null || true
+			"$CFIPROF" record -v -F 999 -o /dev/null -- "$b" "$script" "$arg" 2> "$log" > /dev/null || true
 			sed -n 's/.*BPF run time \([0-9]*\) ns per sample.*/\1/p' "$log" >> "$out/$name-$arm.ns"
 		done
 	done

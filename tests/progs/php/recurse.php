@@ -19,11 +19,12 @@ function recurse($depth, $n) {
 	return recurse($depth - 1, $n);
 }
 
+// a fixed amount of work (not of time): its CPU time, hence a sampler's samples, is the
+// same on a loaded machine
 class Work {
-	public function run($seconds) {
-		$end = microtime(true) + $seconds;
+	public function run($iterations) {
 		$sum = 0;
-		while (microtime(true) < $end) {
+		for ($k = 0; $k < $iterations; $k++) {
 			$sum += recurse(4, 20000);
 			$sum += array_sum(array_map(function ($v) { return leaf($v); }, [5000, 5000]));
 		}
@@ -57,4 +58,4 @@ function trace_chain() {
 }
 
 $w = new Work();
-echo $w->run((float)($argv[1] ?? 2)), "\n";
+echo $w->run((int)($argv[1] ?? 4000)), "\n";
