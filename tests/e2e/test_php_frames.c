@@ -8,7 +8,8 @@
  * Both appear exactly; >= 95% of the samples in PHP code carry PHP frames,
  * every group right above an execute_ex frame; the callback sits above
  * array_map's C code (zend_call_function -> execute_ex); pprof has the
- * leaf's file:line; a --save recording's report shows the same chains.
+ * leaf's file:line, OTLP (decoded by protoc) types them "php"; a --save
+ * recording's report shows the same chains.
  * Also: a process in its own PID and mount namespaces (its php8.2 visible
  * only there), and a build of an unsupported version (plain native stacks,
  * complete, counted with its version named).
@@ -204,6 +205,28 @@ static void test_recursion(void)
 		CHECK(st == 0 && o && strstr(o, want),
 		      "go tool pprof -lines: '%s' expected in:\n%s", want, o ? o : "");
 		free(o);
+	}
+	/* OTLP, decoded by protoc: PHP frames typed "php" (OpenTelemetry's profile.frame.type) */
+	{
+		char otlp[PATH_MAX], txt[PATH_MAX + 8], cmd[4 * PATH_MAX], *text;
+		char *argv[] = {(char *)cfiprof_bin, "report", "-o", otlp, rec, NULL};
+
+		tpath(otlp, sizeof(otlp), "recurse.otlp.pb");
+		snprintf(txt, sizeof(txt), "%s.txt", otlp);
+		st = run(argv, NULL, NULL, 60);
+		snprintf(cmd, sizeof(cmd),
+			 "protoc -I tests/proto "
+			 "--decode=opentelemetry.proto.profiles.v1development.ProfilesData "
+			 "opentelemetry/proto/profiles/v1development/profiles.proto < %s | "
+			 "python3 tests/lib/otlp_read.py > %s",
+			 otlp, txt);
+		CHECK(st == 0 && system(cmd) == 0, "report -o %s, protoc, otlp_read.py", otlp);
+		text = slurp(txt);
+		CHECK(text && strstr(text, "\nF leaf php - -") &&
+			  strstr(text, "\nF Work::{closure} php - -") &&
+			  strstr(text, "\nF {main} php - -") && strstr(text, "\nF execute_ex native "),
+		      "OTLP frames: %s", text ? text : "");
+		free(text);
 	}
 out:
 	free(r.log);
