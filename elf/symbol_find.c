@@ -7,11 +7,14 @@
 #include "elf/symbol_find.h"
 
 size_t elf_find_symbols(Elf *e, const char *const *names, uint64_t *values, size_t n,
-			uint64_t *left)
+			uint64_t *left, uint32_t *found_mask)
 {
+	uint32_t mask = 0;
 	size_t found = 0;
 
 	memset(values, 0, n * sizeof(*values));
+	if (n > 32)
+		n = 32;
 	for (int type = SHT_DYNSYM; type && found < n; type = type == SHT_DYNSYM ? SHT_SYMTAB : 0) {
 		Elf_Scn *scn = NULL;
 		GElf_Shdr sh;
@@ -33,17 +36,20 @@ size_t elf_find_symbols(Elf *e, const char *const *names, uint64_t *values, size
 				const char *name;
 
 				if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-				    !sym.st_value)
+				    (!sym.st_value && GELF_ST_TYPE(sym.st_info) != STT_TLS))
 					continue;
 				name = elf_strptr(e, sh.sh_link, sym.st_name);
 				for (size_t k = 0; name && k < n; k++)
-					if (!values[k] && !strcmp(name, names[k])) {
+					if (!(mask & 1u << k) && !strcmp(name, names[k])) {
 						values[k] = sym.st_value;
+						mask |= 1u << k;
 						found++;
 					}
 			}
 		}
 	}
+	if (found_mask)
+		*found_mask = mask;
 	return found;
 }
 

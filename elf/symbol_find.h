@@ -9,12 +9,14 @@
 
 /*
  * The values of the defined symbols names[0, n) into values[] (0: not
- * found), from .dynsym (what a stripped binary keeps), then .symtab for
- * those still missing; the tables are charged to *left (elf_read.h).  How
- * many were found.
+ * found; a thread-local one's value, its offset in the TLS block, may be 0:
+ * bit k of *found, when not NULL, says symbol k was found), from .dynsym
+ * (what a stripped binary keeps), then .symtab for those still missing; the
+ * tables are charged to *left (elf_read.h).  n at most 32.  How many were
+ * found.
  */
 size_t elf_find_symbols(Elf *e, const char *const *names, uint64_t *values, size_t n,
-			uint64_t *left);
+			uint64_t *left, uint32_t *found);
 
 /*
  * The bytes of the PROGBITS section holding [vaddr, vaddr + len) into out

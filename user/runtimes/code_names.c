@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * A runtime's code objects read from their process, once per (pid,
- * generation, address, scope), limited per second and in bytes kept.  The
+ * generation, address, scope, owner), limited per second and in bytes kept.  The
  * consumer only queues a code object it has not seen; reader threads read
  * it (the runtime's read), off the lock: memory the process controls may
  * block a read for ever (a FUSE mount's file, a userfaultfd region), and
@@ -38,6 +38,7 @@ struct pn_entry {
 	uint32_t pid, gen;
 	uint64_t code;
 	uint16_t scope; /* struct cfi_interp_frame's: a code object of another module at code */
+	uint8_t owner;	/* ... its owner: what kind of object code is, for some runtimes */
 	uint8_t state;	/* enum pn_state: only a READY entry names a frame or is freed */
 	bool ok;	 /* it was a code object */
 	const void *proc; /* what the runtime knew of its process when it was queued */
@@ -169,7 +170,7 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&pn->lock);
 		/* the entry stays: nothing frees one that is not READY */
 		bytes = 0;
-		ok = pn->ops.read(e->proc, e->pid, e->code, &obj, &bytes);
+		ok = pn->ops.read(e->proc, e->pid, e->code, e->owner, &obj, &bytes);
 		pthread_mutex_lock(&pn->lock);
 		r->busy = r->stalled = false;
 		e->obj = obj;
@@ -318,7 +319,8 @@ static struct pn_entry *find(struct code_names *pn, uint32_t pid, uint32_t gen,
 {
 	struct pn_entry *e = pn->buckets[bucket_of(pid, gen, f->code)];
 
-	while (e && (e->pid != pid || e->gen != gen || e->code != f->code || e->scope != f->scope))
+	while (e && (e->pid != pid || e->gen != gen || e->code != f->code || e->scope != f->scope ||
+		     e->owner != f->owner))
 		e = e->next;
 	return e;
 }
@@ -370,6 +372,7 @@ static struct pn_entry *entry_queue(struct code_names *pn, const struct cfi_samp
 	e->gen = r->generation;
 	e->code = f->code;
 	e->scope = f->scope;
+	e->owner = f->owner;
 	e->proc = proc;
 	e->state = PN_QUEUED;
 	if (pn->qtail)

@@ -9,6 +9,7 @@
 #include "common/clock.h"
 #include "user/profile/frame_names.h"
 #include "user/runtimes/go/go_runtime.h"
+#include "user/runtimes/perl/perl_runtime.h"
 #include "user/runtimes/php/php_runtime.h"
 #include "user/runtimes/python/python_runtime.h"
 #include "user/session/runtimes.h"
@@ -17,6 +18,7 @@ static const struct runtime_ops *const listed[] = {
     &python_runtime,
     &go_runtime,
     &php_runtime,
+    &perl_runtime,
 };
 
 #define NR_LISTED (sizeof(listed) / sizeof(listed[0]))

@@ -59,7 +59,7 @@ int php_elf_info(int fd, struct php_object *out)
 		elf_end(e);
 		return -1;
 	}
-	elf_find_symbols(e, names, values, 2, &left);
+	elf_find_symbols(e, names, values, 2, &left, NULL);
 	if (values[1])
 		build_id(e, &left, out);
 	elf_end(e);

@@ -95,10 +95,12 @@ static const void *proc_of(void *ctx, uint32_t pid)
 								     : NULL;
 }
 
-static bool function_read(const void *proc, uint32_t pid, uint64_t code, void **obj, size_t *bytes)
+static bool function_read(const void *proc, uint32_t pid, uint64_t code, uint8_t owner, void **obj,
+			  size_t *bytes)
 {
 	struct php_function *f = malloc(sizeof(*f));
 
+	(void)owner;
 	*obj = f;
 	if (!f)
 		return false;

@@ -70,7 +70,7 @@ int python_elf_info(int fd, const char *path, uint16_t *version, uint64_t *runti
 		elf_end(e);
 		return -1;
 	}
-	elf_find_symbols(e, names, values, 2, &left);
+	elf_find_symbols(e, names, values, 2, &left, NULL);
 	*runtime_vaddr = values[0];
 	py_version = values[1];
 	/* PY_VERSION_HEX: 0x030b02f0 is 3.11.2 final */

@@ -25,10 +25,12 @@ static const void *proc_of(void *ctx, uint32_t pid)
 	return pn->offsets_of ? pn->offsets_of(pn->offsets_ctx, pid) : NULL;
 }
 
-static bool code_read(const void *proc, uint32_t pid, uint64_t code, void **obj, size_t *bytes)
+static bool code_read(const void *proc, uint32_t pid, uint64_t code, uint8_t owner, void **obj,
+		      size_t *bytes)
 {
 	struct python_code *c = malloc(sizeof(*c));
 
+	(void)owner;
 	*obj = c;
 	if (!c)
 		return false;
