@@ -557,7 +557,9 @@ struct cfi_perl_proc {
 	__u16 cx_sub_cv;	   /* .blk_sub.cv */
 	__u16 cop_line;		   /* COP.cop_line */
 	__u16 cxt_sub;		   /* CXt_SUB: a context's type (& CXTYPEMASK) for a sub's call */
-	__u16 pad[3];
+	__u16 interp_phase;	   /* .Iphase: the interpreter's phase, an int */
+	__u16 phase_run;	   /* PERL_PHASE_RUN: the main code runs (not compiles, not ends) */
+	__u16 pad;
 	__u64 maps_read_ns; /* as struct cfi_python_proc's */
 };
 

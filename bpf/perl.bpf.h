@@ -8,7 +8,9 @@
  * the subroutine calls (CXt_SUB) are frames: their CV, and the line they
  * run, which is the line of the COP the next inner call was made from (for
  * the innermost, PL_curcop).  Past the outermost, the program's main code,
- * recorded by the COP it runs (whose file is the program's).
+ * recorded by the COP it runs (whose file is the program's), once it runs
+ * (PL_phase RUN): while perl compiles, BEGIN blocks run in a runops loop of
+ * their own under perl_parse, and no main code runs yet.
  * A stack info other than the main one is a runops loop of its own (sort's
  * comparator, a signal handler, a tie, DESTROY): its outermost frame is
  * where that loop began (is_entry).  Only processes user space found a
@@ -49,6 +51,8 @@ struct perl_walk_ctx {
 	__u32 line;	/* the line the next sub frame runs */
 	__u32 si_first; /* the first frame found in si */
 	__u32 n, status;
+	bool main_runs; /* PL_phase is RUN: the main code has a frame (not while it compiles) */
+	bool done;	/* every stack info read */
 };
 
 static __always_inline __u64 perl_read_ptr(__u64 addr)
@@ -95,6 +99,9 @@ static long perl_walk_step(__u32 index, void *data)
 	}
 	barrier_var(n);
 	if (!c->si) {
+		c->done = true;
+		if (!c->main_runs)
+			return 1;
 		/* past the outermost stack info: the program's main code, where perl began */
 		s->f[n] = (struct cfi_interp_frame){
 		    .code = c->cop, .instr = c->line, .is_entry = 1, .owner = PERL_FRAME_MAIN};
@@ -148,6 +155,7 @@ __noinline int perl_walk(__u32 pid)
 	struct perl_walk_ctx c = {.status = PERL_STATUS_OK};
 	struct pid_times *times;
 	__u64 tp, interp;
+	__u32 phase = 0;
 	int i;
 
 	c.pl = runtime_proc(pid, RT_PERL);
@@ -165,6 +173,8 @@ __noinline int perl_walk(__u32 pid)
 	if (!interp)
 		return PERL_STATUS_NO_THREAD << 16;
 	c.cop = perl_read_ptr(interp + c.pl->interp_curcop);
+	bpf_probe_read_user(&phase, sizeof(phase), (const void *)(interp + c.pl->interp_phase));
+	c.main_runs = phase == c.pl->phase_run;
 	if (c.cop)
 		bpf_probe_read_user(&c.line, sizeof(c.line),
 				    (const void *)(c.cop + c.pl->cop_line));

@@ -85,33 +85,9 @@ static bool oracle(void)
 	return want_recursion[0] && want_callback[0];
 }
 
-/*
- * Most samples are in PHP code, >= 95% of those show PHP frames, each group
- * above execute_ex.  Samples taken before the process was known to run
- * PHP (not the summary's) are excused: record holds its command at exec, so
- * these are few.
- */
 static void judge(const char *name, const struct interp_run *r)
 {
-	long known = interp_summary_samples(r->log, "php");
-	uint64_t excused =
-	    known >= 0 && (uint64_t)known <= r->samples ? r->samples - (uint64_t)known : 0;
-
-	CHECK(known >= 0, "%s: no php summary line: %s", name, r->log ? r->log : "");
-	CHECK(r->samples >= ENOUGH_TO_JUDGE, "%s: %lu samples", name, (unsigned long)r->samples);
-	CHECK(r->in_code * 2 >= r->samples, "%s: %lu of %lu samples in PHP code", name,
-	      (unsigned long)r->in_code, (unsigned long)r->samples);
-	CHECK((r->with_frames + excused) * 100 >= r->in_code * 95,
-	      "%s: %lu of %lu samples in PHP code with PHP frames (%lu taken before PHP was "
-	      "known); one without: %s",
-	      name, (unsigned long)r->with_frames, (unsigned long)r->in_code,
-	      (unsigned long)excused, r->missing_example);
-	CHECK(r->misplaced == 0, "%s: %lu samples with PHP frames not above execute_ex: %s", name,
-	      (unsigned long)r->misplaced, r->misplaced_example);
-	CHECK(r->log && strstr(r->log, "cfiprof: php: 1 process,") &&
-		  !strstr(r->log, "unsupported version"),
-	      "%s: the summary counts the PHP process, none unsupported: %s", name,
-	      r->log ? r->log : "");
+	interp_judge(&php_lang, "php", name, r);
 }
 
 /*

@@ -211,6 +211,39 @@ static inline long interp_summary_samples(const char *log, const char *name)
 	return (long)samples;
 }
 
+/*
+ * Most samples are in the runtime's code, >= 95% of those show its frames,
+ * each group right above the evaluation loop; the summary counts one
+ * process of the runtime (its line "cfiprof: NAME: 1 process,"), none
+ * unsupported.  Samples taken before the process was known to run the
+ * runtime (not the summary's) are excused: record holds its own command at
+ * exec, so these are few.
+ */
+static inline void interp_judge(const struct interp_lang *lang, const char *rt_name,
+				const char *name, const struct interp_run *r)
+{
+	long known = interp_summary_samples(r->log, rt_name);
+	uint64_t excused =
+	    known >= 0 && (uint64_t)known <= r->samples ? r->samples - (uint64_t)known : 0;
+	char one[64];
+
+	snprintf(one, sizeof(one), "cfiprof: %s: 1 process,", rt_name);
+	CHECK(known >= 0, "%s: no %s summary line: %s", name, rt_name, r->log ? r->log : "");
+	CHECK(r->samples >= ENOUGH_TO_JUDGE, "%s: %lu samples", name, (unsigned long)r->samples);
+	CHECK(r->in_code * 2 >= r->samples, "%s: %lu of %lu samples in %s code", name,
+	      (unsigned long)r->in_code, (unsigned long)r->samples, lang->what);
+	CHECK((r->with_frames + excused) * 100 >= r->in_code * 95,
+	      "%s: %lu of %lu samples in %s code with its frames (%lu taken before it was "
+	      "known); one without: %s",
+	      name, (unsigned long)r->with_frames, (unsigned long)r->in_code, lang->what,
+	      (unsigned long)excused, r->missing_example);
+	CHECK(r->misplaced == 0, "%s: %lu samples with %s frames not above %s: %s", name,
+	      (unsigned long)r->misplaced, lang->what, lang->eval, r->misplaced_example);
+	CHECK(r->log && strstr(r->log, one) && !strstr(r->log, "unsupported version"),
+	      "%s: the summary counts the %s process, none unsupported: %s", name, lang->what,
+	      r->log ? r->log : "");
+}
+
 /* After a failed count: the process's first lines and the run's log. */
 static inline void interp_print_lines(const struct interp_lang *lang, const struct interp_run *r,
 				      const char *log)

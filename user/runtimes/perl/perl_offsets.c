@@ -21,6 +21,8 @@ static const struct perl_offsets versions[] = {
 		.cx_sub_cv = 72,	    /* .blk_sub.cv */
 		.cop_line = 36,		    /* COP.cop_line */
 		.cxt_sub = 9,		    /* CXt_SUB */
+		.interp_phase = 2512,	    /* .Iphase */
+		.phase_run = 4,		    /* PERL_PHASE_RUN */
 	    },
 	.cop_file = 48,
 	.sv_any = 0,

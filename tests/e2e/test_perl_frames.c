@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Perl frames inside native stacks (issue 32), on Debian's perl 5.36 (no
+ * debug information): tests/progs/perl/recurse.pl recorded with cfiprof
+ * record -- perl recurse.pl.  The oracle is perl itself: the script run with
+ * PERL_BACKTRACE prints, from caller() in its leaf, the chains a sample
+ * there must show (a recursion, and sort's comparator calling the leaf).
+ * Both appear exactly; >= 95% of the samples in Perl code carry Perl
+ * frames, every group right above a Perl_runops_standard frame; the
+ * comparator's frames sit above pp_sort's C code (its own runops loop);
+ * pprof has the leaf's file:line, OTLP types the frames "perl"; a --save
+ * recording's report shows the same chains.  Also: a process in its own
+ * PID and mount namespaces, and a copy claiming another version (plain
+ * native stacks, counted with its version named).
+ */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tests/lib/e2e.h"
+#include "tests/lib/interp_folded.h"
+#include "tests/lib/pprof_read.h"
+
+#define PERL "/usr/bin/perl"
+/* iterations of the script's loop: about 0.7 s of CPU, ~200 samples at 299 Hz */
+#define WORK "1000"
+
+static struct interp_lang perl_lang = {
+    .comm = "perl", .unknown = "[perl]", .eval = "Perl_runops_standard", .what = "Perl"};
+static char script[PATH_MAX];
+/* the chains perl's own caller() gives the leaf: recursion, sort's comparator */
+static char want_recursion[4096], want_sort[4096];
+
+/* The line of the script's "# LEAF" mark; 0 if none. */
+static int leaf_line(void)
+{
+	char line[512];
+	FILE *f = fopen(script, "re");
+	int n = 0, found = 0;
+
+	while (f && fgets(line, sizeof(line), f) && !found) {
+		n++;
+		if (strstr(line, "# LEAF"))
+			found = n;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* perl's own view of the leaf's chains (PERL_BACKTRACE): the oracle. */
+static bool oracle(void)
+{
+	char out[PATH_MAX], env_bt[32], *text, *nl;
+	char *argv[] = {PERL, script, "5", NULL}, *env[] = {env_bt, "PATH=/usr/bin:/bin", NULL};
+	int leaf = leaf_line(), rc;
+
+	if (want_recursion[0] && want_sort[0])
+		return true;
+	snprintf(env_bt, sizeof(env_bt), "PERL_BACKTRACE=%d", leaf);
+	tpath(out, sizeof(out), "oracle.txt");
+	rc = run_env(argv, env, out, NULL, 30, NULL);
+	text = slurp(out);
+	CHECK(leaf > 0 && rc == 0 && text, "perl -> caller(): exit %d, leaf line %d", rc, leaf);
+	if (!text)
+		return false;
+	nl = strchr(text, '\n');
+	if (nl) {
+		*nl = 0;
+		snprintf(want_recursion, sizeof(want_recursion), "%s", text);
+		snprintf(want_sort, sizeof(want_sort), "%.*s", (int)strcspn(nl + 1, "\n"), nl + 1);
+	}
+	free(text);
+	CHECK(strstr(want_recursion, ";main::recurse (") && strstr(want_sort, ";main::leaf (") &&
+		  !strstr(want_sort, ";main::recurse ("),
+	      "perl's backtraces: '%s' and '%s'", want_recursion, want_sort);
+	printf("  oracle (caller):\n    %s\n    %s\n", want_recursion, want_sort);
+	return want_recursion[0] && want_sort[0];
+}
+
+/* Samples of the comparator whose native frames between Work::run and leaf are pp_sort's. */
+static uint64_t sort_placed(const struct interp_run *r)
+{
+	char line[16384];
+	uint64_t n = 0;
+	FILE *f = fopen(r->folded, "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *run = strstr(line, ";Work::run ("),
+			   *ps = strstr(line, ";Perl_pp_sort;"),
+			   *lf = ps ? strstr(ps, ";Perl_runops_standard;main::leaf (") : NULL;
+
+		if (interp_comm_line(&perl_lang, line) && run && ps && run < ps && lf)
+			n += strtoull(strrchr(line, ' ') + 1, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void test_recursion(void)
+{
+	char *cmd[] = {PERL, script, WORK, NULL}, *opts[] = {"--save", NULL, NULL}, rec[PATH_MAX];
+	struct interp_run r = {0}, rep = {0};
+	uint64_t n;
+	int st;
+
+	if (!oracle())
+		return;
+	tpath(rec, sizeof(rec), "recurse.rec");
+	opts[1] = rec;
+	tpath(r.folded, sizeof(r.folded), "recurse.folded");
+	if (e2e_record("recurse.folded", "299", opts, cmd, &r.log) ||
+	    !interp_read_folded(&perl_lang, "recurse", &r))
+		goto out;
+	interp_judge(&perl_lang, "perl", "recurse", &r);
+	/* ~200 samples, most in the recursion's leaf, a fifth in the comparator's: tens each */
+	n = interp_chain_count(&perl_lang, &r, want_recursion, false);
+	CHECK(n >= 3, "recursion: perl's chain in %lu samples (want >= 3): %s", (unsigned long)n,
+	      want_recursion);
+	n = interp_chain_count(&perl_lang, &r, want_sort, false);
+	CHECK(n >= 3, "sort: perl's chain in %lu samples (want >= 3): %s", (unsigned long)n,
+	      want_sort);
+	n = sort_placed(&r);
+	CHECK(n >= 3, "sort: %lu samples with pp_sort -> Perl_runops_standard below the leaf",
+	      (unsigned long)n);
+	if (harness_failed)
+		interp_print_lines(&perl_lang, &r, r.log);
+	/* the recording's report: the same chains, named as record named them */
+	tpath(rep.folded, sizeof(rep.folded), "report.folded");
+	{
+		char *argv[] = {(char *)cfiprof_bin, "report", "-o", rep.folded, rec, NULL};
+
+		st = run(argv, NULL, NULL, 60);
+	}
+	CHECK(
+	    st == 0 && interp_read_folded(&perl_lang, "report", &rep) && rep.samples == r.samples &&
+		rep.with_frames == r.with_frames &&
+		interp_chain_count(&perl_lang, &rep, want_recursion, false) ==
+		    interp_chain_count(&perl_lang, &r, want_recursion, false),
+	    "report of the recording: exit %d, %lu samples (%lu with Perl frames), live %lu (%lu)",
+	    st, (unsigned long)rep.samples, (unsigned long)rep.with_frames,
+	    (unsigned long)r.samples, (unsigned long)r.with_frames);
+	/* pprof: the leaf a function in its file, on its line; OTLP: frames typed perl */
+	{
+		char pb[PATH_MAX], otlp[PATH_MAX], txt[PATH_MAX + 8], want[PATH_MAX + 64];
+		char sh[4 * PATH_MAX], *o = NULL, *text;
+		char *a1[] = {(char *)cfiprof_bin, "report", "-o", pb, rec, NULL};
+		char *a2[] = {(char *)cfiprof_bin, "report", "-o", otlp, rec, NULL};
+		const char *go = find_go();
+
+		tpath(pb, sizeof(pb), "recurse.pb.gz");
+		tpath(otlp, sizeof(otlp), "recurse.otlp.pb");
+		st = run(a1, NULL, NULL, 60);
+		CHECK(go != NULL, "go tool pprof is needed (golang-go)");
+		if (go && st == 0)
+			o = go_pprof(go, tmpdir, "-lines -top -nodecount=200", pb, &st);
+		snprintf(want, sizeof(want), " main::leaf %s:%d\n", script, leaf_line());
+		CHECK(st == 0 && o && strstr(o, want),
+		      "go tool pprof -lines: '%s' expected in:\n%s", want, o ? o : "");
+		free(o);
+		snprintf(txt, sizeof(txt), "%s.txt", otlp);
+		st = run(a2, NULL, NULL, 60);
+		snprintf(sh, sizeof(sh),
+			 "protoc -I tests/proto "
+			 "--decode=opentelemetry.proto.profiles.v1development.ProfilesData "
+			 "opentelemetry/proto/profiles/v1development/profiles.proto < %s | "
+			 "python3 tests/lib/otlp_read.py > %s",
+			 otlp, txt);
+		CHECK(st == 0 && system(sh) == 0, "report -o %s, protoc, otlp_read.py", otlp);
+		text = slurp(txt);
+		CHECK(text && strstr(text, "\nF main::leaf perl - -") &&
+			  strstr(text, "\nF Work::run perl - -") &&
+			  strstr(text, "\nF <main> perl - -") &&
+			  strstr(text, "\nF Perl_runops_standard native "),
+		      "OTLP frames: %s", text ? text : "");
+		free(text);
+	}
+out:
+	free(r.log);
+}
+
+/* The same chains from a process in its own PID and mount namespaces, its perl only there. */
+static void test_namespaces(void)
+{
+	char dir[512], sh[5 * PATH_MAX];
+	char *cmd[] = {"unshare", "--pid", "--mount", "--fork", "sh", "-c", sh, NULL};
+	struct interp_run r = {0};
+	uint64_t n;
+
+	if (!oracle())
+		return;
+	tpath(dir, sizeof(dir), "ct");
+	mkdir(dir, 0755);
+	snprintf(sh, sizeof(sh),
+		 "mount -t tmpfs none %s && cp " PERL " %s/perl && exec %s/perl %s " WORK, dir, dir,
+		 dir, script);
+	tpath(r.folded, sizeof(r.folded), "namespaces.folded");
+	if (e2e_record("namespaces.folded", "299", NULL, cmd, &r.log) ||
+	    !interp_read_folded(&perl_lang, "namespaces", &r))
+		goto out;
+	interp_judge(&perl_lang, "perl", "namespaces", &r);
+	n = interp_chain_count(&perl_lang, &r, want_recursion, false);
+	CHECK(n >= 3, "namespaces: the recursion's chain in %lu samples (want >= 3)",
+	      (unsigned long)n);
+out:
+	free(r.log);
+}
+
+/* The byte PL_version holds in the file at path becomes version; true if done. */
+static bool patch_perl_version(const char *path, int version)
+{
+	char cmd[PATH_MAX + 256];
+	unsigned long long vaddr = 0, off = 0, addr = 0;
+	FILE *p;
+	bool ok = false;
+
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -W --dyn-syms %s | awk '$8 == \"PL_version\" {print $2}'; "
+		 "readelf -SW %s | awk '$2 == \".rodata\" {print $4, $5}'",
+		 path, path);
+	p = popen(cmd, "r");
+	if (p && fscanf(p, "%llx %llx %llx", &addr, &vaddr, &off) == 3 && addr >= vaddr) {
+		FILE *f = fopen(path, "r+e");
+		unsigned char b = (unsigned char)version;
+
+		ok = f && !fseek(f, (long)(addr - vaddr + off), SEEK_SET) &&
+		     fwrite(&b, 1, 1, f) == 1;
+		if (f)
+			ok &= !fclose(f);
+	}
+	if (p)
+		pclose(p);
+	return ok;
+}
+
+/* A copy of perl whose PL_version says 5.99: no entry, native stacks, the version named. */
+static void test_unsupported_version(void)
+{
+	char bin[512], *cmd[] = {bin, script, WORK, NULL}, *cp[] = {"cp", PERL, bin, NULL};
+	struct interp_run r = {0};
+
+	tpath(bin, sizeof(bin), "perl");
+	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_perl_version(bin, 99),
+	      "a copy of " PERL " claiming 5.99");
+	tpath(r.folded, sizeof(r.folded), "unsupported.folded");
+	if (e2e_record("unsupported.folded", "299", NULL, cmd, &r.log) ||
+	    !interp_read_folded(&perl_lang, "unsupported", &r))
+		goto out;
+	CHECK(r.samples >= ENOUGH_TO_JUDGE && r.with_frames == 0,
+	      "%lu samples, %lu with Perl frames", (unsigned long)r.samples,
+	      (unsigned long)r.with_frames);
+	CHECK(r.log && strstr(r.log, "cfiprof: perl: 1 Perl process of unsupported version 5.99: "
+				     "native stacks only"),
+	      "counted unsupported: %s", r.log ? r.log : "");
+out:
+	free(r.log);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	if (!e2e_setup("perl"))
+		return HARNESS_DONE();
+	if (!realpath("tests/progs/perl/recurse.pl", script))
+		snprintf(script, sizeof(script), "tests/progs/perl/recurse.pl");
+	RUN_TEST(test_recursion);
+	RUN_TEST(test_namespaces);
+	RUN_TEST(test_unsupported_version);
+	e2e_finish();
+	return HARNESS_DONE();
+}
