@@ -3,7 +3,7 @@
 # summary's run time / samples), and the native part's completeness: the same programs run by
 # the real interpreter (its frames read) and by a copy that claims an unsupported version (the
 # same native work, no frame walk): python3.11 whose Py_Version says 3.12, php8.2 whose build
-# id says the Zend API of 8.3.  Interleaved runs, medians.
+# id says the Zend API of 8.3, perl whose PL_version says 5.99.  Interleaved runs, medians.
 #   tests/bench/runtime_cost.sh [RUNS]
 set -eu
 cd "$(dirname "$0")/../.."
@@ -19,9 +19,10 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 # the copies: Py_Version's bytes in .rodata; the first "API20220829,NTS"
 cp /usr/bin/python3.11 "$out/off/python3.11"
 cp /usr/bin/php8.2 "$out/off/php8.2"
-python3 - "$out/off/python3.11" "$out/off/php8.2" <<'PY'
+cp /usr/bin/perl "$out/off/perl"
+python3 - "$out/off/python3.11" "$out/off/php8.2" "$out/off/perl" <<'PY'
 import subprocess, sys, struct
-py, php = sys.argv[1], sys.argv[2]
+py, php, pl = sys.argv[1], sys.argv[2], sys.argv[3]
 nm = subprocess.run(["nm", "-D", py], capture_output=True, text=True).stdout
 addr = int(next(l.split()[0] for l in nm.splitlines() if l.endswith(" Py_Version")), 16)
 for l in subprocess.run(["readelf", "-SW", py], capture_output=True, text=True).stdout.splitlines():
@@ -38,6 +39,15 @@ i = data.index(b"API20220829,NTS")
 with open(php, "r+b") as fh:
     fh.seek(i)
     fh.write(b"API20230831,NTS")
+nm = subprocess.run(["nm", "-D", pl], capture_output=True, text=True).stdout
+addr = int(next(l.split()[0] for l in nm.splitlines() if l.endswith(" PL_version")), 16)
+for l in subprocess.run(["readelf", "-SW", pl], capture_output=True, text=True).stdout.splitlines():
+    f = l.replace("[ ", "[").split()
+    if len(f) > 6 and f[1] == ".rodata":
+        a, o = int(f[3], 16), int(f[4], 16)
+        with open(pl, "r+b") as fh:
+            fh.seek(addr - a + o)
+            fh.write(bytes([99]))
 PY
 
 # RUNTIME NAME BINARY SCRIPT ARG: one line per (program, interpreter)
@@ -45,6 +55,7 @@ progs=(
 	"python recurse.py /usr/bin/python3.11 tests/progs/python/recurse.py 3"
 	"python threads.py /usr/bin/python3.11 tests/progs/python/threads.py 3"
 	"php recurse.php /usr/bin/php8.2 tests/progs/php/recurse.php 12000"
+	"perl recurse.pl /usr/bin/perl tests/progs/perl/recurse.pl 3000"
 )
 printf "| runtime | program | interpreter | ns/sample | native user frames/sample | complete | its frames/sample |\n|---|---|---|---|---|---|---|\n"
 for p in "${progs[@]}"; do
