@@ -22,6 +22,7 @@
 #include "user/track/proc_tracker.h"
 #include "user/profile/profile.h"
 #include "user/profile/recording.h"
+#include "user/session/runtimes.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -43,7 +44,8 @@ static void rec_render(struct aggregator *agg, struct proc_tracker *pt, struct c
 	frame_namer_init(&fn, pt, NULL);
 	fn.saved_kernel = &meta->knames;
 	fn.saved_user = meta->frames;
-	fn.saved_python = meta->py_frames;
+	fn.saved_interp = meta->interp_frames;
+	session_runtimes_namers(NULL, &fn, NULL); /* as report's */
 	info.cgroups = cg;
 	info.group_by_container = by_container;
 	info.period_ns = meta->freq ? 1000000000ull / meta->freq : 0;
@@ -81,8 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pt = syms ? proc_tracker_new_names(syms) : NULL;
 	cg = cgroup_names_new_saved();
 	meta.frames = saved_frames_new();
-	meta.py_frames = saved_python_new();
-	if (!f || !rec_null || !pt || !cg || !meta.frames || !meta.py_frames ||
+	meta.interp_frames = saved_interp_new();
+	if (!f || !rec_null || !pt || !cg || !meta.frames || !meta.interp_frames ||
 	    sym_cache_set_debug_root(syms, NULL) || agg_init(&agg, 4096))
 		abort();
 	err[0] = '\0';
@@ -96,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	agg_free(&agg);
 	kernel_names_free(&meta.knames);
 	saved_frames_free(meta.frames);
-	saved_python_free(meta.py_frames);
+	saved_interp_free(meta.interp_frames);
 	cgroup_names_free(cg);
 	proc_tracker_free(pt);
 	sym_cache_free(syms);
