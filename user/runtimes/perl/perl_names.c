@@ -90,7 +90,8 @@ static int stash_name(uint32_t pid, const struct perl_offsets *o, uint64_t hv, c
 
 void perl_cv_read(uint32_t pid, const struct perl_offsets *o, uint64_t addr, struct perl_cv *cv)
 {
-	char sub[PERL_MAX_NAME], pkg[PERL_MAX_NAME], file[PERL_MAX_NAME], name[2 * PERL_MAX_NAME];
+	char sub[PERL_MAX_NAME], pkg[PERL_MAX_NAME], file[PERL_MAX_NAME],
+	    name[2 * PERL_MAX_NAME + 4];
 	uint8_t b[PERL_BODY_MAX];
 	uint64_t any, gv_u, stash, p, gv;
 	uint32_t flags, cv_flags;

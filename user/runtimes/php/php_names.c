@@ -45,7 +45,8 @@ static int read_zstr(uint32_t pid, const struct php_offsets *o, uint64_t addr, c
 void php_function_read(uint32_t pid, const struct php_offsets *o, uint64_t addr,
 		       struct php_function *f)
 {
-	char fname[PHP_MAX_NAME], cname[PHP_MAX_NAME], file[PHP_MAX_NAME], name[2 * PHP_MAX_NAME];
+	char fname[PHP_MAX_NAME], cname[PHP_MAX_NAME], file[PHP_MAX_NAME],
+	    name[2 * PHP_MAX_NAME + 4];
 	uint8_t b[PHP_FUNC_MAX];
 	uint64_t p;
 	size_t nl, fl;
