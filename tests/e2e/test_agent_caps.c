@@ -348,6 +348,22 @@ static int count_files(const char *dir)
 }
 
 /*
+ * Waits a second, and then until pid has had cpu_s more seconds of CPU time
+ * since the call (20 s at most): the profiles written from here on then
+ * hold about cpu_s x 99 of its samples, however small its share of a loaded
+ * machine (check_profile_complete wants 20; the second alone gave 10 beside
+ * a stress run and a make test).
+ */
+static void wait_cpu(pid_t pid, double cpu_s)
+{
+	double from = proc_cpu_s(pid), t0 = mono_sec();
+
+	sleep_s(1);
+	while (proc_cpu_s(pid) < from + cpu_s && mono_sec() < t0 + 20)
+		sleep_s(0.1);
+}
+
+/*
  * The agent's samples of the busy program between two readings, against the
  * CPU time the program had between them (/proc/PID/stat, the kernel's
  * account): cpu-clock at 99 Hz takes about 99 samples a CPU second of it,
@@ -427,7 +443,7 @@ static void test_cap_processes(void)
 	sleep_s(1);
 	/* the files of the intervals that end from here on start after a */
 	files_from = count_files(dir);
-	sleep_s(1);
+	wait_cpu(busy_pid, 0.4);
 	CHECK(read_walks(addr, &b), "cap: no metrics");
 	cpu_b = proc_cpu_s(busy_pid);
 	printf("cap processes: %.0f evicted, %.0f tracked, busy program %.1f%% complete\n",
@@ -505,7 +521,7 @@ static void test_cap_table_bytes(void)
 	cpu_b = proc_cpu_s(busy_pid);
 	sleep_s(1);
 	files_from = count_files(dir);
-	sleep_s(1);
+	wait_cpu(busy_pid, 0.4);
 	CHECK(read_walks(addr, &c), "cap bytes: no metrics");
 	cpu_c = proc_cpu_s(busy_pid);
 	printf("cap table bytes %.0f: %.0f evicted, %.0f bytes in use, busy program %.1f%% "
