@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tests/lib/crt_frames.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/interp_folded.h"
 #include "tests/lib/pprof_read.h"
@@ -242,6 +243,7 @@ static void test_unsupported_version(void)
 {
 	char bin[512], *cmd[] = {bin, script, WORK, NULL}, *cp[] = {"cp", PERL, bin, NULL};
 	struct interp_run r = {0};
+	uint64_t n;
 
 	tpath(bin, sizeof(bin), "perl");
 	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_perl_version(bin, 99),
@@ -256,6 +258,9 @@ static void test_unsupported_version(void)
 	CHECK(r.log && strstr(r.log, "cfiprof: perl: 1 Perl process of unsupported version 5.99: "
 				     "native stacks only"),
 	      "counted unsupported: %s", r.log ? r.log : "");
+	/* complete but where no FDE covers crt code (issue 14), or the process exiting */
+	n = count_incomplete_outside_crt(r.folded, perl_lang.comm);
+	CHECK(n == 0, "native stacks: %lu samples incomplete outside crt code", (unsigned long)n);
 out:
 	free(r.log);
 }

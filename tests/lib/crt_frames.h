@@ -148,4 +148,40 @@ static inline uint64_t count_crt_no_rule(const char *path, const char *comm, uin
 	return count;
 }
 
+/*
+ * Samples of comm that stopped for another cause than crt code (a no-rule
+ * stop whose frame, the first after the tag, is crt's: is_crt_function or
+ * is_crt_address) or the process's exit (no address space to walk); each
+ * printed.  For a program whose native stacks must be complete.
+ */
+static inline uint64_t count_incomplete_outside_crt(const char *path, const char *comm)
+{
+	static const char no_rule[] = "[incomplete: no-rule];";
+	FILE *f = fopen(path, "re");
+	char *line = NULL, prefix[128];
+	size_t cap = 0, pl;
+	uint64_t n = 0;
+
+	pl = (size_t)snprintf(prefix, sizeof(prefix), "%s;[incomplete: ", comm);
+	while (f && getline(&line, &cap, f) > 0) {
+		const char *at = line + pl - strlen("[incomplete: "), *cnt = strrchr(line, ' ');
+		size_t len;
+
+		if (strncmp(line, prefix, pl) || !cnt || !strncmp(line + pl, "exiting]", 8))
+			continue;
+		if (!strncmp(at, no_rule, sizeof(no_rule) - 1)) {
+			at += sizeof(no_rule) - 1;
+			len = strcspn(at, "; ");
+			if (is_crt_function(at, len) || is_crt_address(at, len))
+				continue;
+		}
+		n += strtoull(cnt + 1, NULL, 10);
+		printf("  incomplete outside crt: %s", line);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return n;
+}
+
 #endif
