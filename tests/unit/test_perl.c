@@ -169,7 +169,7 @@ static void test_cv_read(void)
 	close(pipefd[1]);
 	in = fdopen(pipefd[0], "r");
 	while (in && fgets(line, sizeof(line), in) && strncmp(line, "end", 3)) {
-		struct perl_cv cv;
+		struct code_name cv;
 
 		if (sscanf(line, "%llx %127s", &addr, name) != 2)
 			continue;
@@ -183,7 +183,7 @@ static void test_cv_read(void)
 	CHECK(found == 3, "perl printed %d subs", found);
 	/* garbage: an address in no mapping, one that is not an SV */
 	{
-		struct perl_cv cv;
+		struct code_name cv;
 
 		perl_cv_read((uint32_t)pid, o, 16, &cv);
 		CHECK(!cv.ok && !cv.name, "address 16 read as a CV");

@@ -128,7 +128,7 @@ static void test_function_read(void)
 	zend_function *fn = calloc(1, sizeof(*fn));
 	zend_string *name = fake_str("meth"), *cls = fake_str("Cls"),
 		    *file = fake_str("/srv/a.php");
-	struct php_function f;
+	struct code_name f;
 	void *hole;
 
 	ce->name = cls;
@@ -138,10 +138,10 @@ static void test_function_read(void)
 	fn->op_array.filename = file;
 	fn->op_array.line_start = 42;
 	php_function_read((uint32_t)getpid(), o, (uint64_t)(uintptr_t)fn, &f);
-	CHECK(f.ok && f.type == ZEND_USER_FUNCTION && !strcmp(f.name, "Cls::meth") &&
-		  !strcmp(f.file, "/srv/a.php") && f.line_start == 42,
+	CHECK(f.ok && f.kind == ZEND_USER_FUNCTION && !strcmp(f.name, "Cls::meth") &&
+		  !strcmp(f.file, "/srv/a.php") && f.first_line == 42,
 	      "method: ok %d %s %s:%u", f.ok, f.name ? f.name : "-", f.file ? f.file : "-",
-	      f.line_start);
+	      f.first_line);
 	free(f.name);
 	/* a file's code: no name; a function of C: no file */
 	fn->common.function_name = NULL;

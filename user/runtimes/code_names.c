@@ -72,6 +72,62 @@ struct code_names {
 	struct code_names_stats stats;
 };
 
+int code_name_set(struct code_name *n, const char *name, const char *file)
+{
+	size_t nl = strlen(name) + 1, fl = strlen(file) + 1;
+
+	n->name = malloc(nl + fl);
+	if (!n->name)
+		return -1;
+	memcpy(n->name, name, nl);
+	n->file = n->name + nl;
+	memcpy(n->file, file, fl);
+	n->bytes = nl + fl;
+	n->ok = true;
+	return 0;
+}
+
+static bool name_read(const struct code_names_ops *ops, const void *proc, uint32_t pid,
+		      uint64_t code, uint8_t owner, void **obj, size_t *bytes)
+{
+	struct code_name *n = calloc(1, sizeof(*n));
+
+	*obj = n;
+	if (!n)
+		return false;
+	ops->read_name(proc, pid, code, owner, n);
+	*bytes = sizeof(*n) + n->bytes;
+	return n->ok;
+}
+
+static void *name_copy(const void *obj)
+{
+	const struct code_name *from = obj;
+	struct code_name *n = malloc(sizeof(*n));
+
+	if (!n)
+		return NULL;
+	*n = *from;
+	if (!from->name)
+		return n;
+	n->name = malloc(from->bytes);
+	if (!n->name) {
+		free(n);
+		return NULL;
+	}
+	memcpy(n->name, from->name, from->bytes);
+	n->file = n->name + (from->file - from->name);
+	return n;
+}
+
+static void name_free(void *obj)
+{
+	struct code_name *n = obj;
+
+	free(n->name);
+	free(n);
+}
+
 struct code_names *code_names_new(const struct code_names_ops *ops, void *ctx)
 {
 	struct code_names *pn = calloc(1, sizeof(*pn));
@@ -80,6 +136,10 @@ struct code_names *code_names_new(const struct code_names_ops *ops, void *ctx)
 	if (!pn)
 		return NULL;
 	pn->ops = *ops;
+	if (ops->read_name) {
+		pn->ops.copy = name_copy;
+		pn->ops.free = name_free;
+	}
 	pn->ctx = ctx;
 	pthread_mutex_init(&pn->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -170,7 +230,9 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&pn->lock);
 		/* the entry stays: nothing frees one that is not READY */
 		bytes = 0;
-		ok = pn->ops.read(e->proc, e->pid, e->code, e->owner, &obj, &bytes);
+		ok = pn->ops.read_name
+			 ? name_read(&pn->ops, e->proc, e->pid, e->code, e->owner, &obj, &bytes)
+			 : pn->ops.read(e->proc, e->pid, e->code, e->owner, &obj, &bytes);
 		pthread_mutex_lock(&pn->lock);
 		r->busy = r->stalled = false;
 		e->obj = obj;

@@ -19,6 +19,22 @@
 
 struct code_names;
 
+/*
+ * What most runtimes read of a code object: its name and file (one
+ * allocation, name first), its first line and a kind of the runtime's.
+ */
+struct code_name {
+	bool ok;	     /* it was a code object whose name could be read */
+	uint8_t kind;	     /* the runtime's (PHP: the function's type) */
+	uint32_t first_line; /* 0 when unknown */
+	char *name;	     /* NULL unless ok */
+	char *file;	     /* "" when unknown */
+	size_t bytes;	     /* of the allocation */
+};
+
+/* name and file into n (ok set): 0, or -1 out of memory. */
+int code_name_set(struct code_name *n, const char *name, const char *file);
+
 struct code_names_ops {
 	uint8_t runtime; /* enum cfi_runtime: whose samples' frames are read */
 	/*
@@ -37,6 +53,12 @@ struct code_names_ops {
 		     size_t *bytes);
 	void *(*copy)(const void *obj); /* NULL when out of memory */
 	void (*free)(void *obj);
+	/*
+	 * Instead of read, copy and free: reads the code object into a struct
+	 * code_name, which the reader keeps (out->ok: it was one).
+	 */
+	void (*read_name)(const void *proc, uint32_t pid, uint64_t code, uint8_t owner,
+			  struct code_name *out);
 };
 
 struct code_names_stats {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The shared parts of runtimes with interpreter frames; see runtime_parts.h. */
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "user/output/prom_text.h"
 #include "user/runtimes/runtime_parts.h"
@@ -8,6 +9,35 @@
 static struct runtime_parts *parts(void *rt)
 {
 	return rt;
+}
+
+void *runtime_parts_new(const struct detect_ops *detect_ops, const struct code_names_ops *names_ops,
+			int procs_fd)
+{
+	struct runtime_parts *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->detect = runtime_detect_new(detect_ops, procs_fd);
+	if (r->detect && names_ops)
+		r->names = code_names_new(names_ops, r);
+	if (!r->detect || (names_ops && !r->names)) {
+		runtime_parts_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void runtime_parts_free(void *rt)
+{
+	struct runtime_parts *r = rt;
+
+	if (!r)
+		return;
+	/* the reader's threads ask the detector: they go first */
+	code_names_free(r->names);
+	runtime_detect_free(r->detect);
+	free(r);
 }
 
 void runtime_parts_hooks(void *rt, struct runtime_hooks *out)

@@ -19,6 +19,14 @@ struct runtime_parts {
 	struct code_names *names;
 };
 
+/*
+ * An instance of a runtime made of these parts alone: its detector (ops,
+ * procs_fd) and, with names_ops, its reader (whose ctx is the instance);
+ * NULL when out of memory.  runtime_parts_free frees it, the reader first.
+ */
+void *runtime_parts_new(const struct detect_ops *detect_ops, const struct code_names_ops *names_ops,
+			int procs_fd);
+void runtime_parts_free(void *rt);
 void runtime_parts_hooks(void *rt, struct runtime_hooks *out);
 void runtime_parts_note(void *rt, const struct cfi_sample_record *r, size_t size);
 void runtime_parts_carry(void *rt, const struct cfi_sample_record *r, size_t size,

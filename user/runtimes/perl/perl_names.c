@@ -9,15 +9,11 @@
 
 #include "user/runtimes/perl/perl_names.h"
 #include "user/runtimes/perl/perl_offsets.h"
+#include "user/runtimes/runtime_parts.h"
 #include "user/runtimes/target_mem.h"
 
 #define PERL_MAX_NAME 256 /* bytes of a name or file kept */
 #define PERL_BODY_MAX 128 /* bytes of an SV's body read */
-
-struct perl_names {
-	struct code_names *cn;
-	struct runtime_detect *rd;
-};
 
 /* A HEK's key at addr into out (room bytes, NUL-terminated, control bytes as '?'); -1. */
 static int read_hek(uint32_t pid, const struct perl_offsets *o, uint64_t addr, char *out,
@@ -88,14 +84,13 @@ static int stash_name(uint32_t pid, const struct perl_offsets *o, uint64_t hv, c
 	return read_hek(pid, o, name, out, room);
 }
 
-void perl_cv_read(uint32_t pid, const struct perl_offsets *o, uint64_t addr, struct perl_cv *cv)
+void perl_cv_read(uint32_t pid, const struct perl_offsets *o, uint64_t addr, struct code_name *cv)
 {
 	char sub[PERL_MAX_NAME], pkg[PERL_MAX_NAME], file[PERL_MAX_NAME],
 	    name[2 * PERL_MAX_NAME + 4];
 	uint8_t b[PERL_BODY_MAX];
 	uint64_t any, gv_u, stash, p, gv;
 	uint32_t flags, cv_flags;
-	size_t nl, fl;
 
 	memset(cv, 0, sizeof(*cv));
 	any = o ? sv_body(pid, o, addr, &flags) : 0;
@@ -126,132 +121,49 @@ void perl_cv_read(uint32_t pid, const struct perl_offsets *o, uint64_t addr, str
 	if (stash && stash_name(pid, o, stash, pkg, sizeof(pkg)))
 		pkg[0] = 0;
 	snprintf(name, sizeof(name), "%s%s%s", pkg, pkg[0] ? "::" : "", sub);
-	nl = strlen(name) + 1;
-	fl = strlen(file) + 1;
-	cv->name = malloc(nl + fl);
-	if (!cv->name)
-		return;
-	memcpy(cv->name, name, nl);
-	cv->file = cv->name + nl;
-	memcpy(cv->file, file, fl);
-	cv->bytes = nl + fl;
-	cv->ok = true;
+	code_name_set(cv, name, file);
 }
 
 static const void *proc_of(void *ctx, uint32_t pid)
 {
-	struct perl_names *pn = ctx;
+	const struct runtime_parts *parts = ctx;
 	struct cfi_perl_proc val;
 
-	return runtime_detect_lookup(pn->rd, pid, &val, sizeof(val))
+	return runtime_detect_lookup(parts->detect, pid, &val, sizeof(val))
 		   ? perl_offsets_find(val.version)
 		   : NULL;
 }
 
-/* The main code's frame: named "<main>", its file the COP's. */
-static void main_read(uint32_t pid, const struct perl_offsets *o, uint64_t cop, struct perl_cv *cv)
+/* The main code's frame: its file the COP's (its name is its frame's). */
+static void main_read(uint32_t pid, const struct perl_offsets *o, uint64_t cop,
+		      struct code_name *cv)
 {
 	char file[PERL_MAX_NAME];
 	uint64_t p = 0;
-	size_t fl;
 
 	memset(cv, 0, sizeof(*cv));
-	if (!o || target_read(pid, cop + o->cop_file, &p, sizeof(p)) || !p ||
-	    read_cstr(pid, p, file, sizeof(file)))
-		return;
-	fl = strlen(file) + 1;
-	cv->name = malloc(1 + fl);
-	if (!cv->name)
-		return;
-	cv->name[0] = 0;
-	cv->file = cv->name + 1;
-	memcpy(cv->file, file, fl);
-	cv->bytes = 1 + fl;
-	cv->ok = true;
+	if (o && !target_read(pid, cop + o->cop_file, &p, sizeof(p)) && p &&
+	    !read_cstr(pid, p, file, sizeof(file)))
+		code_name_set(cv, "", file);
 }
 
-static bool cv_read(const void *proc, uint32_t pid, uint64_t code, uint8_t owner, void **obj,
-		    size_t *bytes)
+static void read_name(const void *proc, uint32_t pid, uint64_t code, uint8_t owner,
+		      struct code_name *out)
 {
-	struct perl_cv *cv = malloc(sizeof(*cv));
-
-	*obj = cv;
-	if (!cv)
-		return false;
 	if (owner == PERL_FRAME_MAIN)
-		main_read(pid, proc, code, cv);
+		main_read(pid, proc, code, out);
 	else
-		perl_cv_read(pid, proc, code, cv);
-	*bytes = sizeof(*cv) + cv->bytes;
-	return cv->ok;
+		perl_cv_read(pid, proc, code, out);
 }
 
-static void cv_free(void *obj)
-{
-	struct perl_cv *cv = obj;
-
-	free(cv->name);
-	free(cv);
-}
-
-static void *cv_copy(const void *obj)
-{
-	const struct perl_cv *from = obj;
-	struct perl_cv *cv = malloc(sizeof(*cv));
-
-	if (!cv)
-		return NULL;
-	*cv = *from;
-	if (!from->name)
-		return cv;
-	cv->name = malloc(from->bytes);
-	if (!cv->name) {
-		free(cv);
-		return NULL;
-	}
-	memcpy(cv->name, from->name, from->bytes);
-	cv->file = cv->name + (from->file - from->name);
-	return cv;
-}
-
-struct perl_names *perl_names_new(struct runtime_detect *rd)
-{
-	static const struct code_names_ops ops = {.runtime = RT_PERL,
-						  .proc_of = proc_of,
-						  .read = cv_read,
-						  .copy = cv_copy,
-						  .free = cv_free};
-	struct perl_names *pn = calloc(1, sizeof(*pn));
-
-	if (!pn)
-		return NULL;
-	pn->rd = rd;
-	pn->cn = code_names_new(&ops, pn);
-	if (!pn->cn) {
-		free(pn);
-		return NULL;
-	}
-	return pn;
-}
-
-void perl_names_free(struct perl_names *pn)
-{
-	if (!pn)
-		return;
-	code_names_free(pn->cn);
-	free(pn);
-}
-
-struct code_names *perl_names_reader(struct perl_names *pn)
-{
-	return pn ? pn->cn : NULL;
-}
+const struct code_names_ops perl_name_ops = {
+    .runtime = RT_PERL, .proc_of = proc_of, .read_name = read_name};
 
 static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_frame *f,
 		 struct interp_frame_shown *out)
 {
-	struct perl_names *pn = ctx;
-	const struct perl_cv *cv = NULL;
+	struct code_names *names = ctx;
+	const struct code_name *cv = NULL;
 	const void *proc = NULL;
 	bool ok = false;
 
@@ -262,8 +174,8 @@ static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_
 					.line = f->instr};
 	if (f->owner == PERL_FRAME_MAIN)
 		out->name = "<main>";
-	if (pn && f->code)
-		cv = code_names_find(pn->cn, pid, gen, f, &proc, &ok);
+	if (names && f->code)
+		cv = code_names_find(names, pid, gen, f, &proc, &ok);
 	if (!cv || !cv->file)
 		return;
 	/* the main code's name is its frame's, its file the COP's */
@@ -277,7 +189,8 @@ bool perl_is_eval_frame(const char *native_name)
 	return !strcmp(native_name, "Perl_runops_standard");
 }
 
-void perl_names_namer(struct perl_names *pn, struct interp_namer *out)
+void perl_names_namer(struct code_names *names, struct interp_namer *out)
 {
-	*out = (struct interp_namer){.ctx = pn, .show = show, .is_eval_frame = perl_is_eval_frame};
+	*out =
+	    (struct interp_namer){.ctx = names, .show = show, .is_eval_frame = perl_is_eval_frame};
 }

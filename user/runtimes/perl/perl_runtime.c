@@ -13,49 +13,20 @@
 #include "user/runtimes/perl/perl_runtime.h"
 #include "user/runtimes/runtime_parts.h"
 
-struct perl_runtime {
-	struct runtime_parts parts; /* first: runtime_parts.c's calls reach it */
-	struct perl_names *names;
-};
-
 static void *create(int procs_fd)
 {
-	struct perl_runtime *r = calloc(1, sizeof(*r));
-
-	if (!r)
-		return NULL;
-	r->parts.detect = runtime_detect_new(&perl_detect_ops, procs_fd);
-	r->names = r->parts.detect ? perl_names_new(r->parts.detect) : NULL;
-	if (!r->names) {
-		runtime_detect_free(r->parts.detect);
-		free(r);
-		return NULL;
-	}
-	r->parts.names = perl_names_reader(r->names);
-	return r;
-}
-
-static void destroy(void *rt)
-{
-	struct perl_runtime *r = rt;
-
-	if (!r)
-		return;
-	/* the names' reader threads ask the detector: they go first */
-	perl_names_free(r->names);
-	runtime_detect_free(r->parts.detect);
-	free(r);
+	return runtime_parts_new(&perl_detect_ops, &perl_name_ops, procs_fd);
 }
 
 static void namer(void *rt, struct interp_namer *out)
 {
-	perl_names_namer(rt ? ((struct perl_runtime *)rt)->names : NULL, out);
+	perl_names_namer(rt ? ((struct runtime_parts *)rt)->names : NULL, out);
 }
 
 /* Perl frames: only when a Perl process was seen. */
 static void summary(void *rt, const uint64_t *c, FILE *f)
 {
-	struct perl_runtime *r = rt;
+	struct runtime_parts *r = rt;
 	struct code_names_stats n;
 	uint64_t samples = 0;
 
@@ -63,7 +34,7 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 		samples += c[CNT_RT_STATUS(RT_PERL, i)];
 	if (!runtime_parts_summary_head(rt, "perl", "Perl", "native stacks only", samples, f))
 		return;
-	code_names_stats(r->parts.names, &n);
+	code_names_stats(r->names, &n);
 	fprintf(f,
 		"%" PRIu64 " with their frames, %" PRIu64
 		" of threads without an interpreter, %" PRIu64 " truncated, %" PRIu64
@@ -81,10 +52,10 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 {
 	const char *const status[PERL_STATUS_MAX] = {"", "ok", "no_thread", "truncated",
 						     "unreadable"};
-	struct perl_runtime *r = rt;
+	struct runtime_parts *r = rt;
 	struct code_names_stats n;
 
-	code_names_stats(r->parts.names, &n);
+	code_names_stats(r->names, &n);
 	runtime_parts_metrics_procs(rt, "perl",
 				    "Processes found running perl: with a supported version (Perl "
 				    "frames), or unsupported (native stacks only).",
@@ -108,7 +79,7 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 const struct runtime_ops perl_runtime = {
     .id = RT_PERL,
     .create = create,
-    .destroy = destroy,
+    .destroy = runtime_parts_free,
     .hooks = runtime_parts_hooks,
     .namer = namer,
     .note = runtime_parts_note,

@@ -10,6 +10,7 @@
 
 #include "user/runtimes/php/php_names.h"
 #include "user/runtimes/php/php_offsets.h"
+#include "user/runtimes/runtime_parts.h"
 #include "user/runtimes/target_mem.h"
 
 #define PHP_MAX_NAME 256 /* bytes of a name or file kept */
@@ -17,11 +18,6 @@
 
 /* zend_function.type */
 enum { PHP_INTERNAL = 1, PHP_USER = 2, PHP_EVAL = 4 };
-
-struct php_names {
-	struct code_names *cn;
-	struct runtime_detect *rd;
-};
 
 /* A zend_string at addr into out (room bytes, NUL-terminated, control bytes as '?'); -1 if none. */
 static int read_zstr(uint32_t pid, const struct php_offsets *o, uint64_t addr, char *out,
@@ -43,19 +39,18 @@ static int read_zstr(uint32_t pid, const struct php_offsets *o, uint64_t addr, c
 }
 
 void php_function_read(uint32_t pid, const struct php_offsets *o, uint64_t addr,
-		       struct php_function *f)
+		       struct code_name *f)
 {
 	char fname[PHP_MAX_NAME], cname[PHP_MAX_NAME], file[PHP_MAX_NAME],
 	    name[2 * PHP_MAX_NAME + 4];
 	uint8_t b[PHP_FUNC_MAX];
 	uint64_t p;
-	size_t nl, fl;
 
 	memset(f, 0, sizeof(*f));
 	if (!o || o->func_read > sizeof(b) || target_read(pid, addr, b, o->func_read))
 		return;
-	f->type = b[0];
-	if (f->type != PHP_INTERNAL && f->type != PHP_USER && f->type != PHP_EVAL)
+	f->kind = b[0];
+	if (f->kind != PHP_INTERNAL && f->kind != PHP_USER && f->kind != PHP_EVAL)
 		return;
 	fname[0] = cname[0] = file[0] = 0;
 	p = target_u64(b, o->func_name);
@@ -65,117 +60,44 @@ void php_function_read(uint32_t pid, const struct php_offsets *o, uint64_t addr,
 	if (p && (target_read(pid, p + o->ce_name, &p, sizeof(p)) ||
 		  read_zstr(pid, o, p, cname, sizeof(cname))))
 		return;
-	if (f->type != PHP_INTERNAL) {
+	if (f->kind != PHP_INTERNAL) {
 		p = target_u64(b, o->func_filename);
 		if (p && read_zstr(pid, o, p, file, sizeof(file)))
 			return;
-		f->line_start = target_u32(b, o->func_line_start);
+		f->first_line = target_u32(b, o->func_line_start);
 	}
 	if (fname[0])
 		snprintf(name, sizeof(name), "%s%s%s", cname, cname[0] ? "::" : "", fname);
 	else
 		name[0] = 0;
-	nl = strlen(name) + 1;
-	fl = strlen(file) + 1;
-	f->name = malloc(nl + fl);
-	if (!f->name)
-		return;
-	memcpy(f->name, name, nl);
-	f->file = f->name + nl;
-	memcpy(f->file, file, fl);
-	f->bytes = nl + fl;
-	f->ok = true;
+	code_name_set(f, name, file);
 }
 
 static const void *proc_of(void *ctx, uint32_t pid)
 {
-	struct php_names *pn = ctx;
+	const struct runtime_parts *parts = ctx;
 	struct cfi_php_proc val;
 
-	return runtime_detect_lookup(pn->rd, pid, &val, sizeof(val)) ? php_offsets_find(val.version)
-								     : NULL;
+	return runtime_detect_lookup(parts->detect, pid, &val, sizeof(val))
+		   ? php_offsets_find(val.version)
+		   : NULL;
 }
 
-static bool function_read(const void *proc, uint32_t pid, uint64_t code, uint8_t owner, void **obj,
-			  size_t *bytes)
+static void read_name(const void *proc, uint32_t pid, uint64_t code, uint8_t owner,
+		      struct code_name *out)
 {
-	struct php_function *f = malloc(sizeof(*f));
-
 	(void)owner;
-	*obj = f;
-	if (!f)
-		return false;
-	php_function_read(pid, proc, code, f);
-	*bytes = sizeof(*f) + f->bytes;
-	return f->ok;
+	php_function_read(pid, proc, code, out);
 }
 
-static void function_free(void *obj)
-{
-	struct php_function *f = obj;
-
-	free(f->name);
-	free(f);
-}
-
-static void *function_copy(const void *obj)
-{
-	const struct php_function *from = obj;
-	struct php_function *f = malloc(sizeof(*f));
-
-	if (!f)
-		return NULL;
-	*f = *from;
-	if (!from->name)
-		return f;
-	f->name = malloc(from->bytes);
-	if (!f->name) {
-		free(f);
-		return NULL;
-	}
-	memcpy(f->name, from->name, from->bytes);
-	f->file = f->name + (from->file - from->name);
-	return f;
-}
-
-struct php_names *php_names_new(struct runtime_detect *rd)
-{
-	static const struct code_names_ops ops = {.runtime = RT_PHP,
-						  .proc_of = proc_of,
-						  .read = function_read,
-						  .copy = function_copy,
-						  .free = function_free};
-	struct php_names *pn = calloc(1, sizeof(*pn));
-
-	if (!pn)
-		return NULL;
-	pn->rd = rd;
-	pn->cn = code_names_new(&ops, pn);
-	if (!pn->cn) {
-		free(pn);
-		return NULL;
-	}
-	return pn;
-}
-
-void php_names_free(struct php_names *pn)
-{
-	if (!pn)
-		return;
-	code_names_free(pn->cn);
-	free(pn);
-}
-
-struct code_names *php_names_reader(struct php_names *pn)
-{
-	return pn ? pn->cn : NULL;
-}
+const struct code_names_ops php_name_ops = {
+    .runtime = RT_PHP, .proc_of = proc_of, .read_name = read_name};
 
 static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_frame *f,
 		 struct interp_frame_shown *out)
 {
-	struct php_names *pn = ctx;
-	const struct php_function *fn = NULL;
+	struct code_names *names = ctx;
+	const struct code_name *fn = NULL;
 	const void *proc = NULL;
 	bool ok = false;
 
@@ -188,17 +110,17 @@ static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_
 		out->role |= INTERP_FRAME_SKIP;
 		return;
 	}
-	if (pn)
-		fn = code_names_find(pn->cn, pid, gen, f, &proc, &ok);
+	if (names)
+		fn = code_names_find(names, pid, gen, f, &proc, &ok);
 	if (!fn || !ok)
 		return;
 	/* a file's code: its own, or one it includes; its name is the file's */
 	out->name = fn->name[0]		   ? fn->name
-		    : fn->type == PHP_EVAL ? "{eval}"
+		    : fn->kind == PHP_EVAL ? "{eval}"
 		    : f->is_entry	   ? "{main}"
 					   : "{include}";
 	out->file = fn->file;
-	out->line = f->instr ? f->instr : fn->line_start;
+	out->line = f->instr ? f->instr : fn->first_line;
 }
 
 bool php_is_eval_frame(const char *native_name)
@@ -206,7 +128,8 @@ bool php_is_eval_frame(const char *native_name)
 	return !strcmp(native_name, "execute_ex");
 }
 
-void php_names_namer(struct php_names *pn, struct interp_namer *out)
+void php_names_namer(struct code_names *names, struct interp_namer *out)
 {
-	*out = (struct interp_namer){.ctx = pn, .show = show, .is_eval_frame = php_is_eval_frame};
+	*out =
+	    (struct interp_namer){.ctx = names, .show = show, .is_eval_frame = php_is_eval_frame};
 }

@@ -12,34 +12,28 @@
 #include <stdint.h>
 
 #include "user/runtimes/code_names.h"
-#include "user/runtimes/runtime_detect.h"
 #include "user/symbolize/runtime_units.h"
 
-struct php_names;
+struct php_offsets;
 
-/* rd: the detector whose processes' versions say what to read (NULL: none read). */
-struct php_names *php_names_new(struct runtime_detect *rd);
-void php_names_free(struct php_names *pn);
-struct code_names *php_names_reader(struct php_names *pn);
+/*
+ * How PHP's frames are named (code_names.h): the reader's ctx is the
+ * runtime's struct runtime_parts, whose detector says each process's version.
+ */
+extern const struct code_names_ops php_name_ops;
 
-/* What the profile names pn's frames with (pn NULL: "[php]", placed by ZEND_CALL_TOP). */
-void php_names_namer(struct php_names *pn, struct interp_namer *out);
+/* What the profile names the frames with (names NULL: "[php]", placed by ZEND_CALL_TOP). */
+void php_names_namer(struct code_names *names, struct interp_namer *out);
 /* Whether a native frame's name is PHP's executor loop, where PHP frames go. */
 bool php_is_eval_frame(const char *native_name);
 
-/* One function as read: for tests too. */
-struct php_function {
-	bool ok;      /* it was a function */
-	uint8_t type; /* ZEND_USER_FUNCTION (2), ZEND_INTERNAL_FUNCTION (1), ZEND_EVAL_CODE (4) */
-	uint32_t line_start;
-	char *name; /* "Class::method", "function"; NULL for a file's code */
-	char *file; /* "" for a function of C; one allocation with name */
-	size_t bytes;
-};
-
-struct php_offsets;
-/* The function at addr of process pid (offsets o) into f (f->name: free). */
+/*
+ * The zend_function at addr of process pid (offsets o) into f: its name
+ * ("Class::method", "function"; "" for a file's code), file ("" for a
+ * function of C), first line, kind its type (ZEND_USER_FUNCTION...).
+ * f->name: free.  For tests too.
+ */
 void php_function_read(uint32_t pid, const struct php_offsets *o, uint64_t addr,
-		       struct php_function *f);
+		       struct code_name *f);
 
 #endif

@@ -13,49 +13,20 @@
 #include "user/runtimes/php/php_names.h"
 #include "user/runtimes/php/php_runtime.h"
 
-struct php_runtime {
-	struct runtime_parts parts; /* first: runtime_parts.c's calls reach it */
-	struct php_names *names;
-};
-
 static void *create(int procs_fd)
 {
-	struct php_runtime *r = calloc(1, sizeof(*r));
-
-	if (!r)
-		return NULL;
-	r->parts.detect = runtime_detect_new(&php_detect_ops, procs_fd);
-	r->names = r->parts.detect ? php_names_new(r->parts.detect) : NULL;
-	if (!r->names) {
-		runtime_detect_free(r->parts.detect);
-		free(r);
-		return NULL;
-	}
-	r->parts.names = php_names_reader(r->names);
-	return r;
-}
-
-static void destroy(void *rt)
-{
-	struct php_runtime *r = rt;
-
-	if (!r)
-		return;
-	/* the names' reader threads ask the detector: they go first */
-	php_names_free(r->names);
-	runtime_detect_free(r->parts.detect);
-	free(r);
+	return runtime_parts_new(&php_detect_ops, &php_name_ops, procs_fd);
 }
 
 static void namer(void *rt, struct interp_namer *out)
 {
-	php_names_namer(rt ? ((struct php_runtime *)rt)->names : NULL, out);
+	php_names_namer(rt ? ((struct runtime_parts *)rt)->names : NULL, out);
 }
 
 /* PHP frames: only when a PHP process was seen. */
 static void summary(void *rt, const uint64_t *c, FILE *f)
 {
-	struct php_runtime *r = rt;
+	struct runtime_parts *r = rt;
 	struct code_names_stats n;
 	uint64_t samples = 0;
 
@@ -63,7 +34,7 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 		samples += c[CNT_RT_STATUS(RT_PHP, i)];
 	if (!runtime_parts_summary_head(rt, "php", "PHP", "native stacks only", samples, f))
 		return;
-	code_names_stats(r->parts.names, &n);
+	code_names_stats(r->names, &n);
 	fprintf(f,
 		"%" PRIu64 " with their frame chain, %" PRIu64 " running no PHP code, %" PRIu64
 		" truncated, %" PRIu64 " unreadable; %" PRIu64 " PHP frames; functions %" PRIu64
@@ -78,10 +49,10 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 static void metrics(void *rt, const uint64_t *c, FILE *f)
 {
 	const char *const status[PHP_STATUS_MAX] = {"", "ok", "idle", "truncated", "unreadable"};
-	struct php_runtime *r = rt;
+	struct runtime_parts *r = rt;
 	struct code_names_stats n;
 
-	code_names_stats(r->parts.names, &n);
+	code_names_stats(r->names, &n);
 	runtime_parts_metrics_procs(rt, "php",
 				    "Processes found running PHP: with a supported version (PHP "
 				    "frames), or unsupported (native stacks only).",
@@ -106,7 +77,7 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 const struct runtime_ops php_runtime = {
     .id = RT_PHP,
     .create = create,
-    .destroy = destroy,
+    .destroy = runtime_parts_free,
     .hooks = runtime_parts_hooks,
     .namer = namer,
     .note = runtime_parts_note,
