@@ -35,51 +35,21 @@ static char script[PATH_MAX];
 /* the chains perl's own caller() gives the leaf: recursion, sort's comparator */
 static char want_recursion[4096], want_sort[4096];
 
-/* The line of the script's "# LEAF" mark; 0 if none. */
 static int leaf_line(void)
 {
-	char line[512];
-	FILE *f = fopen(script, "re");
-	int n = 0, found = 0;
-
-	while (f && fgets(line, sizeof(line), f) && !found) {
-		n++;
-		if (strstr(line, "# LEAF"))
-			found = n;
-	}
-	if (f)
-		fclose(f);
-	return found;
+	return interp_mark_line(script, "# LEAF");
 }
 
-/* perl's own view of the leaf's chains (PERL_BACKTRACE): the oracle. */
+/* perl's own view of the leaf's chains (PERL_BACKTRACE: caller()): the oracle. */
 static bool oracle(void)
 {
-	char out[PATH_MAX], env_bt[32], *text, *nl;
-	char *argv[] = {PERL, script, "5", NULL}, *env[] = {env_bt, "PATH=/usr/bin:/bin", NULL};
-	int leaf = leaf_line(), rc;
+	bool ok = interp_oracle(PERL, script, "5", "PERL_BACKTRACE", "# LEAF", want_recursion,
+				want_sort, sizeof(want_recursion));
 
-	if (want_recursion[0] && want_sort[0])
-		return true;
-	snprintf(env_bt, sizeof(env_bt), "PERL_BACKTRACE=%d", leaf);
-	tpath(out, sizeof(out), "oracle.txt");
-	rc = run_env(argv, env, out, NULL, 30, NULL);
-	text = slurp(out);
-	CHECK(leaf > 0 && rc == 0 && text, "perl -> caller(): exit %d, leaf line %d", rc, leaf);
-	if (!text)
-		return false;
-	nl = strchr(text, '\n');
-	if (nl) {
-		*nl = 0;
-		snprintf(want_recursion, sizeof(want_recursion), "%s", text);
-		snprintf(want_sort, sizeof(want_sort), "%.*s", (int)strcspn(nl + 1, "\n"), nl + 1);
-	}
-	free(text);
 	CHECK(strstr(want_recursion, ";main::recurse (") && strstr(want_sort, ";main::leaf (") &&
 		  !strstr(want_sort, ";main::recurse ("),
 	      "perl's backtraces: '%s' and '%s'", want_recursion, want_sort);
-	printf("  oracle (caller):\n    %s\n    %s\n", want_recursion, want_sort);
-	return want_recursion[0] && want_sort[0];
+	return ok;
 }
 
 /* Samples of the comparator whose native frames between Work::run and leaf are pp_sort's. */

@@ -36,53 +36,20 @@ static char script[PATH_MAX];
 /* the chains PHP's own debug_backtrace gives the leaf: recursion, callback */
 static char want_recursion[4096], want_callback[4096];
 
-/* The line of the script's "// LEAF" mark; 0 if none. */
 static int leaf_line(void)
 {
-	char line[512];
-	FILE *f = fopen(script, "re");
-	int n = 0, found = 0;
-
-	while (f && fgets(line, sizeof(line), f) && !found) {
-		n++;
-		if (strstr(line, "// LEAF"))
-			found = n;
-	}
-	if (f)
-		fclose(f);
-	return found;
+	return interp_mark_line(script, "// LEAF");
 }
 
-/* PHP's own view of the leaf's chains (PHP_BACKTRACE): the oracle. */
+/* PHP's own view of the leaf's chains (PHP_BACKTRACE: debug_backtrace()): the oracle. */
 static bool oracle(void)
 {
-	char out[PATH_MAX], env_bt[32], *text, *nl;
-	char *argv[] = {PHP, script, "5", NULL}, *env[] = {env_bt, "PATH=/usr/bin:/bin", NULL};
-	int leaf = leaf_line(), rc;
+	bool ok = interp_oracle(PHP, script, "5", "PHP_BACKTRACE", "// LEAF", want_recursion,
+				want_callback, sizeof(want_recursion));
 
-	if (want_recursion[0] && want_callback[0])
-		return true;
-	snprintf(env_bt, sizeof(env_bt), "PHP_BACKTRACE=%d", leaf);
-	tpath(out, sizeof(out), "oracle.txt");
-	rc = run_env(argv, env, out, NULL, 30, NULL);
-	text = slurp(out);
-	CHECK(leaf > 0 && rc == 0 && text, "php -> debug_backtrace: exit %d, leaf line %d", rc,
-	      leaf);
-	if (!text)
-		return false;
-	/* the first line: the recursion, the leaf called before the callback runs */
-	nl = strchr(text, '\n');
-	if (nl) {
-		*nl = 0;
-		snprintf(want_recursion, sizeof(want_recursion), "%s", text);
-		snprintf(want_callback, sizeof(want_callback), "%.*s", (int)strcspn(nl + 1, "\n"),
-			 nl + 1);
-	}
-	free(text);
 	CHECK(strstr(want_recursion, ";recurse (") && strstr(want_callback, "{closure}"),
 	      "PHP's backtraces: '%s' and '%s'", want_recursion, want_callback);
-	printf("  oracle (debug_backtrace):\n    %s\n    %s\n", want_recursion, want_callback);
-	return want_recursion[0] && want_callback[0];
+	return ok;
 }
 
 static void judge(const char *name, const struct interp_run *r)

@@ -244,6 +244,57 @@ static inline void interp_judge(const struct interp_lang *lang, const char *rt_n
 	      r->log ? r->log : "");
 }
 
+/* The number of the first line of the file at path holding mark; 0 if none. */
+static inline int interp_mark_line(const char *path, const char *mark)
+{
+	char line[512];
+	FILE *f = fopen(path, "re");
+	int n = 0, found = 0;
+
+	while (f && fgets(line, sizeof(line), f) && !found) {
+		n++;
+		if (strstr(line, mark))
+			found = n;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * The runtime's own view of a program's chains, the oracle: interpreter
+ * runs script (arg) with env_var set to the line of its leaf's mark, and
+ * prints two chains in cfiprof's folded form, which go to first and second
+ * (len bytes each).  false (a failed check) when it did not.
+ */
+static inline bool interp_oracle(const char *interpreter, const char *script, const char *arg,
+				 const char *env_var, const char *mark, char *first, char *second,
+				 size_t len)
+{
+	char out[PATH_MAX], env_bt[64], *text, *nl;
+	char *argv[] = {(char *)interpreter, (char *)script, (char *)arg, NULL};
+	char *env[] = {env_bt, "PATH=/usr/bin:/bin", NULL};
+	int leaf = interp_mark_line(script, mark), rc;
+
+	if (first[0] && second[0])
+		return true;
+	snprintf(env_bt, sizeof(env_bt), "%s=%d", env_var, leaf);
+	tpath(out, sizeof(out), "oracle.txt");
+	rc = run_env(argv, env, out, NULL, 30, NULL);
+	text = slurp(out);
+	CHECK(leaf > 0 && rc == 0 && text, "%s's own backtrace: exit %d, leaf line %d", interpreter,
+	      rc, leaf);
+	nl = text ? strchr(text, '\n') : NULL;
+	if (nl) {
+		*nl = 0;
+		snprintf(first, len, "%s", text);
+		snprintf(second, len, "%.*s", (int)strcspn(nl + 1, "\n"), nl + 1);
+	}
+	free(text);
+	printf("  oracle (%s's own):\n    %s\n    %s\n", interpreter, first, second);
+	return first[0] && second[0];
+}
+
 /* After a failed count: the process's first lines and the run's log. */
 static inline void interp_print_lines(const struct interp_lang *lang, const struct interp_run *r,
 				      const char *log)
