@@ -94,3 +94,29 @@ void runtime_parts_metrics_procs(void *rt, const char *name, const char *help, F
 	prom_labelled(f, metric, "version", "supported", d.procs);
 	prom_labelled(f, metric, "version", "unsupported", d.unsupported);
 }
+
+void runtime_parts_metrics_samples(const char *name, const char *help, uint8_t rt_id,
+				   const char *const *status, int nr, const uint64_t *counters,
+				   FILE *f)
+{
+	char metric[96];
+
+	snprintf(metric, sizeof(metric), "cfiprof_%s_samples_total", name);
+	prom_header(f, metric, "counter", help);
+	for (int i = 1; i < nr; i++)
+		prom_labelled(f, metric, "status", status[i], counters[CNT_RT_STATUS(rt_id, i)]);
+}
+
+void runtime_parts_metrics_reads(void *rt, const char *name, const char *what, const char *help,
+				 FILE *f)
+{
+	struct code_names_stats n;
+	char metric[96];
+
+	code_names_stats(parts(rt)->names, &n);
+	snprintf(metric, sizeof(metric), "cfiprof_%s_%s_total", name, what);
+	prom_header(f, metric, "counter", help);
+	prom_labelled(f, metric, "outcome", "read", n.read);
+	prom_labelled(f, metric, "outcome", "unreadable", n.unreadable);
+	prom_labelled(f, metric, "outcome", "refused", n.refused);
+}

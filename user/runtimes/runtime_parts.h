@@ -49,5 +49,15 @@ bool runtime_parts_summary_head(void *rt, const char *name, const char *what, co
  * of such a runtime (help: the family's).
  */
 void runtime_parts_metrics_procs(void *rt, const char *name, const char *help, FILE *f);
+/*
+ * cfiprof_NAME_samples_total{status} of runtime rt_id (enum cfi_runtime):
+ * its counters of statuses 1..nr-1, named status[i].
+ */
+void runtime_parts_metrics_samples(const char *name, const char *help, uint8_t rt_id,
+				   const char *const *status, int nr, const uint64_t *counters,
+				   FILE *f);
+/* cfiprof_NAME_WHAT_total{outcome="read"|"unreadable"|"refused"}: its reader's reads. */
+void runtime_parts_metrics_reads(void *rt, const char *name, const char *what, const char *help,
+				 FILE *f);
 
 #endif

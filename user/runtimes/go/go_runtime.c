@@ -80,7 +80,6 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 static void metrics(void *rt, const uint64_t *c, FILE *f)
 {
 	const char *const status[GO_STATUS_MAX] = {"", "ok", "truncated", "unreadable"};
-	int i;
 
 	runtime_parts_metrics_procs(
 	    rt, "go",
@@ -88,12 +87,9 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 	    "labels are read (supported), or not (no offsets for the version, or "
 	    "g not found in its TLS).",
 	    f);
-	prom_header(
-	    f, "cfiprof_go_samples_total", "counter",
-	    "Samples of goroutines of supported Go processes by how their labels were read.");
-	for (i = 1; i < GO_STATUS_MAX; i++)
-		prom_labelled(f, "cfiprof_go_samples_total", "status", status[i],
-			      c[CNT_RT_STATUS(RT_GO, i)]);
+	runtime_parts_metrics_samples(
+	    "go", "Samples of goroutines of supported Go processes by how their labels were read.",
+	    RT_GO, status, GO_STATUS_MAX, c, f);
 	prom_metric(f, "cfiprof_go_labels_total", "counter", "Go goroutine labels recorded.",
 		    (double)c[CNT_RT_UNITS(RT_GO)]);
 }

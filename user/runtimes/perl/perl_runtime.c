@@ -52,28 +52,22 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 {
 	const char *const status[PERL_STATUS_MAX] = {"", "ok", "no_thread", "truncated",
 						     "unreadable"};
-	struct runtime_parts *r = rt;
-	struct code_names_stats n;
 
-	code_names_stats(r->names, &n);
 	runtime_parts_metrics_procs(rt, "perl",
 				    "Processes found running perl: with a supported version (Perl "
 				    "frames), or unsupported (native stacks only).",
 				    f);
-	prom_header(f, "cfiprof_perl_samples_total", "counter",
-		    "Samples of supported Perl processes by how the context stacks were read.");
-	for (int i = 1; i < PERL_STATUS_MAX; i++)
-		prom_labelled(f, "cfiprof_perl_samples_total", "status", status[i],
-			      c[CNT_RT_STATUS(RT_PERL, i)]);
+	runtime_parts_metrics_samples(
+	    "perl", "Samples of supported Perl processes by how the context stacks were read.",
+	    RT_PERL, status, PERL_STATUS_MAX, c, f);
 	prom_metric(f, "cfiprof_perl_frames_total", "counter", "Perl frames recorded.",
 		    (double)c[CNT_RT_UNITS(RT_PERL)]);
-	prom_header(f, "cfiprof_perl_subs_total", "counter",
-		    "Perl subs (CVs) read from their process to name frames: read, unreadable, "
-		    "refused (over the reads per second or the cache's bounds, or the process's "
-		    "memory blocked a read).");
-	prom_labelled(f, "cfiprof_perl_subs_total", "outcome", "read", n.read);
-	prom_labelled(f, "cfiprof_perl_subs_total", "outcome", "unreadable", n.unreadable);
-	prom_labelled(f, "cfiprof_perl_subs_total", "outcome", "refused", n.refused);
+	runtime_parts_metrics_reads(
+	    rt, "perl", "subs",
+	    "Perl subs (CVs) read from their process to name frames: read, unreadable, refused "
+	    "(over the reads per second or the cache's bounds, or the process's memory blocked "
+	    "a read).",
+	    f);
 }
 
 const struct runtime_ops perl_runtime = {

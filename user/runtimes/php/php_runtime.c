@@ -49,29 +49,22 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 static void metrics(void *rt, const uint64_t *c, FILE *f)
 {
 	const char *const status[PHP_STATUS_MAX] = {"", "ok", "idle", "truncated", "unreadable"};
-	struct runtime_parts *r = rt;
-	struct code_names_stats n;
 
-	code_names_stats(r->names, &n);
 	runtime_parts_metrics_procs(rt, "php",
 				    "Processes found running PHP: with a supported version (PHP "
 				    "frames), or unsupported (native stacks only).",
 				    f);
-	prom_header(
-	    f, "cfiprof_php_samples_total", "counter",
-	    "Samples of supported PHP processes by how the executor's frame chain was read.");
-	for (int i = 1; i < PHP_STATUS_MAX; i++)
-		prom_labelled(f, "cfiprof_php_samples_total", "status", status[i],
-			      c[CNT_RT_STATUS(RT_PHP, i)]);
+	runtime_parts_metrics_samples(
+	    "php", "Samples of supported PHP processes by how the executor's frame chain was read.",
+	    RT_PHP, status, PHP_STATUS_MAX, c, f);
 	prom_metric(f, "cfiprof_php_frames_total", "counter", "PHP frames recorded.",
 		    (double)c[CNT_RT_UNITS(RT_PHP)]);
-	prom_header(f, "cfiprof_php_functions_total", "counter",
-		    "PHP functions read from their process to name frames: read, unreadable, "
-		    "refused (over the reads per second or the cache's bounds, or the process's "
-		    "memory blocked a read).");
-	prom_labelled(f, "cfiprof_php_functions_total", "outcome", "read", n.read);
-	prom_labelled(f, "cfiprof_php_functions_total", "outcome", "unreadable", n.unreadable);
-	prom_labelled(f, "cfiprof_php_functions_total", "outcome", "refused", n.refused);
+	runtime_parts_metrics_reads(
+	    rt, "php", "functions",
+	    "PHP functions read from their process to name frames: read, unreadable, refused "
+	    "(over the reads per second or the cache's bounds, or the process's memory blocked "
+	    "a read).",
+	    f);
 }
 
 const struct runtime_ops php_runtime = {

@@ -83,30 +83,23 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 {
 	const char *const status[PY_STATUS_MAX] = {"", "ok", "no_thread", "truncated",
 						   "unreadable"};
-	struct python_runtime *r = rt;
 	struct code_names_stats n;
-	int i;
 
-	python_names_stats(r->names, &n);
+	code_names_stats(((struct runtime_parts *)rt)->names, &n);
 	runtime_parts_metrics_procs(rt, "python",
 				    "Processes found running CPython: with a supported version "
 				    "(Python frames), or unsupported (native stacks only).",
 				    f);
-	prom_header(
-	    f, "cfiprof_python_samples_total", "counter",
-	    "Samples of supported Python processes by how their thread's frame chain was read.");
-	for (i = 1; i < PY_STATUS_MAX; i++)
-		prom_labelled(f, "cfiprof_python_samples_total", "status", status[i],
-			      c[CNT_RT_STATUS(RT_PYTHON, i)]);
-	prom_header(
-	    f, "cfiprof_python_code_objects_total", "counter",
+	runtime_parts_metrics_samples(
+	    "python",
+	    "Samples of supported Python processes by how their thread's frame chain was read.",
+	    RT_PYTHON, status, PY_STATUS_MAX, c, f);
+	runtime_parts_metrics_reads(
+	    rt, "python", "code_objects",
 	    "Python code objects read from their process to name frames: read, unreadable (not "
 	    "a code object, or the process gone first), refused (over the reads per second or the "
-	    "cache's bounds, or the process's memory blocked a read).");
-	prom_labelled(f, "cfiprof_python_code_objects_total", "outcome", "read", n.read);
-	prom_labelled(f, "cfiprof_python_code_objects_total", "outcome", "unreadable",
-		      n.unreadable);
-	prom_labelled(f, "cfiprof_python_code_objects_total", "outcome", "refused", n.refused);
+	    "cache's bounds, or the process's memory blocked a read).",
+	    f);
 	prom_metric(
 	    f, "cfiprof_python_reads_stalled_total", "counter",
 	    "Reads of a code object blocked over 200 ms by the process's memory (a FUSE file, a "
