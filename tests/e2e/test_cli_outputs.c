@@ -690,9 +690,15 @@ static void test_stripped(const char *chain)
 	CHECK(total > 0, "stripped: no samples");
 	CHECK(own_incomplete == 0, "stripped: %lu samples in the program's own code are incomplete",
 	      own_incomplete);
-	/* ld.so's own _start has no FDE: a sample there may end [incomplete: no-rule] */
-	CHECK(incomplete * 100 <= total, "stripped: %lu of %lu samples incomplete (want <= 1%%)",
-	      incomplete, total);
+	/*
+	 * ld.so's own _start has no FDE: a sample there may end [incomplete:
+	 * no-rule].  Those come from the process's start, a few milliseconds of
+	 * CPU whatever the run's length: at 499 Hz, 2 samples at most, beside 1%
+	 * of the rest (a loaded machine gives the 1.5 s program fewer samples, 56
+	 * in one run, where 1% alone allowed none).
+	 */
+	CHECK(incomplete <= total / 100 + 2,
+	      "stripped: %lu of %lu samples incomplete (want <= 1%% + 2)", incomplete, total);
 	CHECK(!wrong, "stripped: %s in: %s", wrong_why, wrong);
 	CHECK(total > 0 && good * 10 >= total * 9,
 	      "stripped: chain-stripped+0x..;__libc_start_main;__libc_start_call_main;6 x "
