@@ -462,8 +462,15 @@ static void test_lazy_binding(void)
 	printf("  lazy: %lu samples inside lazy binding, %lu complete, %lu rooted "
 	       "main;lz_round;lz_all;_dl_runtime_resolve_xsavec\n",
 	       (unsigned long)res.with, (unsigned long)res.complete, (unsigned long)res.prefix_ok);
-	CHECK(res.with >= 100, "lazy: only %lu samples inside _dl_runtime_resolve",
-	      (unsigned long)res.with);
+	/*
+	 * Lazy binding is 35-41% of the program's samples (its rounds bind
+	 * afresh each time): a quarter at least, and enough to judge.  A fixed
+	 * 100 depended on the program's share of the machine (82 of 233
+	 * beside the stress run and a make test).
+	 */
+	CHECK(res.with * 4 >= r.st.samples && res.with >= ENOUGH_TO_JUDGE,
+	      "lazy: only %lu of %lu samples inside _dl_runtime_resolve (want a quarter, and %d)",
+	      (unsigned long)res.with, (unsigned long)r.st.samples, ENOUGH_TO_JUDGE);
 	CHECK(pct(res.complete, res.with) >= 99.0,
 	      "lazy: %lu of %lu samples inside lazy binding complete", (unsigned long)res.complete,
 	      (unsigned long)res.with);
