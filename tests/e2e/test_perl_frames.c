@@ -18,12 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "tests/lib/crt_frames.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/interp_folded.h"
-#include "tests/lib/pprof_read.h"
 
 #define PERL "/usr/bin/perl"
 /* iterations of the script's loop: about 0.7 s of CPU, ~200 samples at 299 Hz */
@@ -74,18 +72,16 @@ static uint64_t sort_placed(const struct interp_run *r)
 
 static void test_recursion(void)
 {
+	static const char *const otlp_frames[] = {"main::leaf perl", "Work::run perl",
+						  "<main> perl", "Perl_runops_standard native"};
 	char *cmd[] = {PERL, script, WORK, NULL}, *opts[] = {"--save", NULL, NULL}, rec[PATH_MAX];
-	struct interp_run r = {0}, rep = {0};
+	struct interp_run r;
 	uint64_t n;
-	int st;
 
 	if (!oracle())
 		return;
-	tpath(rec, sizeof(rec), "recurse.rec");
-	opts[1] = rec;
-	tpath(r.folded, sizeof(r.folded), "recurse.folded");
-	if (e2e_record("recurse.folded", "299", opts, cmd, &r.log) ||
-	    !interp_read_folded(&perl_lang, "recurse", &r))
+	opts[1] = tpath(rec, sizeof(rec), "recurse.rec");
+	if (!interp_record(&perl_lang, "recurse.folded", opts, cmd, &r))
 		goto out;
 	interp_judge(&perl_lang, "perl", "recurse", &r);
 	/* ~200 samples, most in the recursion's leaf, a fifth in the comparator's: tens each */
@@ -100,56 +96,9 @@ static void test_recursion(void)
 	      (unsigned long)n);
 	if (harness_failed)
 		interp_print_lines(&perl_lang, &r, r.log);
-	/* the recording's report: the same chains, named as record named them */
-	tpath(rep.folded, sizeof(rep.folded), "report.folded");
-	{
-		char *argv[] = {(char *)cfiprof_bin, "report", "-o", rep.folded, rec, NULL};
-
-		st = run(argv, NULL, NULL, 60);
-	}
-	CHECK(
-	    st == 0 && interp_read_folded(&perl_lang, "report", &rep) && rep.samples == r.samples &&
-		rep.with_frames == r.with_frames &&
-		interp_chain_count(&perl_lang, &rep, want_recursion, false) ==
-		    interp_chain_count(&perl_lang, &r, want_recursion, false),
-	    "report of the recording: exit %d, %lu samples (%lu with Perl frames), live %lu (%lu)",
-	    st, (unsigned long)rep.samples, (unsigned long)rep.with_frames,
-	    (unsigned long)r.samples, (unsigned long)r.with_frames);
-	/* pprof: the leaf a function in its file, on its line; OTLP: frames typed perl */
-	{
-		char pb[PATH_MAX], otlp[PATH_MAX], txt[PATH_MAX + 8], want[PATH_MAX + 64];
-		char sh[4 * PATH_MAX], *o = NULL, *text;
-		char *a1[] = {(char *)cfiprof_bin, "report", "-o", pb, rec, NULL};
-		char *a2[] = {(char *)cfiprof_bin, "report", "-o", otlp, rec, NULL};
-		const char *go = find_go();
-
-		tpath(pb, sizeof(pb), "recurse.pb.gz");
-		tpath(otlp, sizeof(otlp), "recurse.otlp.pb");
-		st = run(a1, NULL, NULL, 60);
-		CHECK(go != NULL, "go tool pprof is needed (golang-go)");
-		if (go && st == 0)
-			o = go_pprof(go, tmpdir, "-lines -top -nodecount=200", pb, &st);
-		snprintf(want, sizeof(want), " main::leaf %s:%d\n", script, leaf_line());
-		CHECK(st == 0 && o && strstr(o, want),
-		      "go tool pprof -lines: '%s' expected in:\n%s", want, o ? o : "");
-		free(o);
-		snprintf(txt, sizeof(txt), "%s.txt", otlp);
-		st = run(a2, NULL, NULL, 60);
-		snprintf(sh, sizeof(sh),
-			 "protoc -I tests/proto "
-			 "--decode=opentelemetry.proto.profiles.v1development.ProfilesData "
-			 "opentelemetry/proto/profiles/v1development/profiles.proto < %s | "
-			 "python3 tests/lib/otlp_read.py > %s",
-			 otlp, txt);
-		CHECK(st == 0 && system(sh) == 0, "report -o %s, protoc, otlp_read.py", otlp);
-		text = slurp(txt);
-		CHECK(text && strstr(text, "\nF main::leaf perl - -") &&
-			  strstr(text, "\nF Work::run perl - -") &&
-			  strstr(text, "\nF <main> perl - -") &&
-			  strstr(text, "\nF Perl_runops_standard native "),
-		      "OTLP frames: %s", text ? text : "");
-		free(text);
-	}
+	interp_check_report(&perl_lang, rec, &r, want_recursion);
+	interp_check_pprof(rec, "main::leaf", script, leaf_line());
+	interp_check_otlp(rec, otlp_frames, sizeof(otlp_frames) / sizeof(otlp_frames[0]));
 out:
 	free(r.log);
 }
@@ -157,21 +106,10 @@ out:
 /* The same chains from a process in its own PID and mount namespaces, its perl only there. */
 static void test_namespaces(void)
 {
-	char dir[512], sh[5 * PATH_MAX];
-	char *cmd[] = {"unshare", "--pid", "--mount", "--fork", "sh", "-c", sh, NULL};
-	struct interp_run r = {0};
+	struct interp_run r;
 	uint64_t n;
 
-	if (!oracle())
-		return;
-	tpath(dir, sizeof(dir), "ct");
-	mkdir(dir, 0755);
-	snprintf(sh, sizeof(sh),
-		 "mount -t tmpfs none %s && cp " PERL " %s/perl && exec %s/perl %s " WORK, dir, dir,
-		 dir, script);
-	tpath(r.folded, sizeof(r.folded), "namespaces.folded");
-	if (e2e_record("namespaces.folded", "299", NULL, cmd, &r.log) ||
-	    !interp_read_folded(&perl_lang, "namespaces", &r))
+	if (!oracle() || !interp_record_namespaces(&perl_lang, PERL, "perl", script, WORK, &r))
 		goto out;
 	interp_judge(&perl_lang, "perl", "namespaces", &r);
 	n = interp_chain_count(&perl_lang, &r, want_recursion, false);
@@ -218,9 +156,7 @@ static void test_unsupported_version(void)
 	tpath(bin, sizeof(bin), "perl");
 	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_perl_version(bin, 99),
 	      "a copy of " PERL " claiming 5.99");
-	tpath(r.folded, sizeof(r.folded), "unsupported.folded");
-	if (e2e_record("unsupported.folded", "299", NULL, cmd, &r.log) ||
-	    !interp_read_folded(&perl_lang, "unsupported", &r))
+	if (!interp_record(&perl_lang, "unsupported.folded", NULL, cmd, &r))
 		goto out;
 	CHECK(r.samples >= ENOUGH_TO_JUDGE && r.with_frames == 0,
 	      "%lu samples, %lu with Perl frames", (unsigned long)r.samples,

@@ -19,12 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "tests/lib/crt_frames.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/interp_folded.h"
-#include "tests/lib/pprof_read.h"
 
 #define PHP	"/usr/bin/php8.2"
 /* iterations of the script's loop: about 1 s of CPU, ~300 samples at 299 Hz */
@@ -86,24 +84,20 @@ static uint64_t callback_placed(const struct interp_run *r)
 
 static void test_recursion(void)
 {
-	char *cmd[] = {PHP, script, WORK, NULL}, *opts[8], rec[PATH_MAX], pb[PATH_MAX];
-	struct interp_run r = {0}, rep = {0};
+	static const char *const otlp_frames[] = {"leaf php", "Work::{closure} php", "{main} php",
+						  "execute_ex native"};
+	char *cmd[] = {PHP, script, WORK, NULL}, *opts[] = {"--save", NULL, NULL}, rec[PATH_MAX];
+	struct interp_run r;
 	uint64_t n;
-	int st;
 
 	if (!oracle())
 		return;
-	tpath(rec, sizeof(rec), "recurse.rec");
-	opts[0] = "--save";
-	opts[1] = rec;
-	opts[2] = NULL;
-	tpath(r.folded, sizeof(r.folded), "recurse.folded");
-	if (e2e_record("recurse.folded", "299", opts, cmd, &r.log) ||
-	    !interp_read_folded(&php_lang, "recurse", &r))
+	opts[1] = tpath(rec, sizeof(rec), "recurse.rec");
+	if (!interp_record(&php_lang, "recurse.folded", opts, cmd, &r))
 		goto out;
 	judge("recurse", &r);
 	/*
-	 * ~300 samples, about half in each path (a third of the recursion's in
+	 * ~190 samples, about half in each path (a third of the recursion's in
 	 * its leaf): the chains' samples are tens, 3 is far below
 	 */
 	n = interp_chain_count(&php_lang, &r, want_recursion, false);
@@ -119,58 +113,9 @@ static void test_recursion(void)
 	      (unsigned long)n);
 	if (harness_failed)
 		interp_print_lines(&php_lang, &r, r.log);
-	/* the recording's report: the same chains, named as record named them */
-	tpath(rep.folded, sizeof(rep.folded), "report.folded");
-	{
-		char *argv[] = {(char *)cfiprof_bin, "report", "-o", rep.folded, rec, NULL};
-
-		st = run(argv, NULL, NULL, 60);
-	}
-	CHECK(st == 0 && interp_read_folded(&php_lang, "report", &rep) &&
-		  rep.samples == r.samples && rep.with_frames == r.with_frames &&
-		  interp_chain_count(&php_lang, &rep, want_recursion, false) ==
-		      interp_chain_count(&php_lang, &r, want_recursion, false),
-	      "report of the recording: exit %d, %lu samples (%lu with PHP frames), live %lu (%lu)",
-	      st, (unsigned long)rep.samples, (unsigned long)rep.with_frames,
-	      (unsigned long)r.samples, (unsigned long)r.with_frames);
-	/* pprof: the leaf is a function in its file, on its line */
-	tpath(pb, sizeof(pb), "recurse.pb.gz");
-	{
-		char *argv[] = {(char *)cfiprof_bin, "report", "-o", pb, rec, NULL};
-		const char *go = find_go();
-		char want[PATH_MAX + 64], *o = NULL;
-
-		st = run(argv, NULL, NULL, 60);
-		CHECK(go != NULL, "go tool pprof is needed (golang-go)");
-		if (go && st == 0)
-			o = go_pprof(go, tmpdir, "-lines -top -nodecount=200", pb, &st);
-		snprintf(want, sizeof(want), " leaf %s:%d\n", script, leaf_line());
-		CHECK(st == 0 && o && strstr(o, want),
-		      "go tool pprof -lines: '%s' expected in:\n%s", want, o ? o : "");
-		free(o);
-	}
-	/* OTLP, decoded by protoc: PHP frames typed "php" (OpenTelemetry's profile.frame.type) */
-	{
-		char otlp[PATH_MAX], txt[PATH_MAX + 8], cmd[4 * PATH_MAX], *text;
-		char *argv[] = {(char *)cfiprof_bin, "report", "-o", otlp, rec, NULL};
-
-		tpath(otlp, sizeof(otlp), "recurse.otlp.pb");
-		snprintf(txt, sizeof(txt), "%s.txt", otlp);
-		st = run(argv, NULL, NULL, 60);
-		snprintf(cmd, sizeof(cmd),
-			 "protoc -I tests/proto "
-			 "--decode=opentelemetry.proto.profiles.v1development.ProfilesData "
-			 "opentelemetry/proto/profiles/v1development/profiles.proto < %s | "
-			 "python3 tests/lib/otlp_read.py > %s",
-			 otlp, txt);
-		CHECK(st == 0 && system(cmd) == 0, "report -o %s, protoc, otlp_read.py", otlp);
-		text = slurp(txt);
-		CHECK(text && strstr(text, "\nF leaf php - -") &&
-			  strstr(text, "\nF Work::{closure} php - -") &&
-			  strstr(text, "\nF {main} php - -") && strstr(text, "\nF execute_ex native "),
-		      "OTLP frames: %s", text ? text : "");
-		free(text);
-	}
+	interp_check_report(&php_lang, rec, &r, want_recursion);
+	interp_check_pprof(rec, "leaf", script, leaf_line());
+	interp_check_otlp(rec, otlp_frames, sizeof(otlp_frames) / sizeof(otlp_frames[0]));
 out:
 	free(r.log);
 }
@@ -178,21 +123,10 @@ out:
 /* The same chains from a process in its own PID and mount namespaces, its php8.2 only there. */
 static void test_namespaces(void)
 {
-	char dir[512], sh[5 * PATH_MAX];
-	char *cmd[] = {"unshare", "--pid", "--mount", "--fork", "sh", "-c", sh, NULL};
-	struct interp_run r = {0};
+	struct interp_run r;
 	uint64_t n;
 
-	if (!oracle())
-		return;
-	tpath(dir, sizeof(dir), "ct");
-	mkdir(dir, 0755);
-	snprintf(sh, sizeof(sh),
-		 "mount -t tmpfs none %s && cp " PHP " %s/php8.2 && exec %s/php8.2 %s " WORK,
-		 dir, dir, dir, script);
-	tpath(r.folded, sizeof(r.folded), "namespaces.folded");
-	if (e2e_record("namespaces.folded", "299", NULL, cmd, &r.log) ||
-	    !interp_read_folded(&php_lang, "namespaces", &r))
+	if (!oracle() || !interp_record_namespaces(&php_lang, PHP, "php8.2", script, WORK, &r))
 		goto out;
 	judge("namespaces", &r);
 	n = interp_chain_count(&php_lang, &r, want_recursion, false);
@@ -237,9 +171,7 @@ static void test_unsupported_version(void)
 	tpath(bin, sizeof(bin), "php8.2");
 	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_zend_api(bin, "20230831"),
 	      "a copy of " PHP " claiming 8.3");
-	tpath(r.folded, sizeof(r.folded), "unsupported.folded");
-	if (e2e_record("unsupported.folded", "299", NULL, cmd, &r.log) ||
-	    !interp_read_folded(&php_lang, "unsupported", &r))
+	if (!interp_record(&php_lang, "unsupported.folded", NULL, cmd, &r))
 		goto out;
 	CHECK(r.samples >= ENOUGH_TO_JUDGE && r.with_frames == 0, "%lu samples, %lu with PHP frames",
 	      (unsigned long)r.samples, (unsigned long)r.with_frames);

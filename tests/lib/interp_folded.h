@@ -13,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tests/lib/e2e.h"
+#include "tests/lib/pprof_read.h"
 
 /* What tells one runtime's samples and frames apart. */
 struct interp_lang {
@@ -293,6 +295,106 @@ static inline bool interp_oracle(const char *interpreter, const char *script, co
 	free(text);
 	printf("  oracle (%s's own):\n    %s\n    %s\n", interpreter, first, second);
 	return first[0] && second[0];
+}
+
+/* record -F 299 OPTS -- CMD into NAME (folded) and its reading into r; false when either failed. */
+static inline bool interp_record(const struct interp_lang *lang, const char *name,
+				 char *const opts[], char *const cmd[], struct interp_run *r)
+{
+	memset(r, 0, sizeof(*r));
+	tpath(r->folded, sizeof(r->folded), name);
+	return !e2e_record(name, "299", opts, cmd, &r->log) && interp_read_folded(lang, name, r);
+}
+
+/*
+ * `report` of the recording rec (record --save of the run live): the same
+ * samples, the same with the runtime's frames, the same samples of chain
+ * want: the frames come back as record named them.
+ */
+static inline void interp_check_report(const struct interp_lang *lang, const char *rec,
+				       const struct interp_run *live, const char *want)
+{
+	struct interp_run rep = {0};
+	char *argv[] = {(char *)cfiprof_bin, "report", "-o", rep.folded, (char *)rec, NULL};
+	int st;
+
+	tpath(rep.folded, sizeof(rep.folded), "report.folded");
+	st = run(argv, NULL, NULL, 60);
+	CHECK(st == 0 && interp_read_folded(lang, "report", &rep) && rep.samples == live->samples &&
+		  rep.with_frames == live->with_frames &&
+		  interp_chain_count(lang, &rep, want, false) ==
+		      interp_chain_count(lang, live, want, false),
+	      "report of the recording: exit %d, %lu samples (%lu with %s frames), live %lu (%lu)",
+	      st, (unsigned long)rep.samples, (unsigned long)rep.with_frames, lang->what,
+	      (unsigned long)live->samples, (unsigned long)live->with_frames);
+}
+
+/*
+ * The recording rec's report as OTLP, decoded by protoc with
+ * OpenTelemetry's protos and read by tests/lib/otlp_read.py: each of
+ * frames[] ("F NAME TYPE" lines' first words, "leaf php") is a frame there.
+ */
+static inline void interp_check_otlp(const char *rec, const char *const *frames, size_t n)
+{
+	char otlp[PATH_MAX], txt[PATH_MAX + 8], sh[4 * PATH_MAX], *text, want[256];
+	char *argv[] = {(char *)cfiprof_bin, "report", "-o", otlp, (char *)rec, NULL};
+	int st;
+
+	tpath(otlp, sizeof(otlp), "report.otlp.pb");
+	snprintf(txt, sizeof(txt), "%s.txt", otlp);
+	st = run(argv, NULL, NULL, 60);
+	snprintf(sh, sizeof(sh),
+		 "protoc -I tests/proto "
+		 "--decode=opentelemetry.proto.profiles.v1development.ProfilesData "
+		 "opentelemetry/proto/profiles/v1development/profiles.proto < %s | "
+		 "python3 tests/lib/otlp_read.py > %s",
+		 otlp, txt);
+	CHECK(st == 0 && system(sh) == 0, "report -o %s, protoc, otlp_read.py", otlp);
+	text = slurp(txt);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(want, sizeof(want), "\nF %s ", frames[i]);
+		CHECK(text && strstr(text, want), "OTLP: no frame '%s' in: %s", frames[i],
+		      text ? text : "");
+	}
+	free(text);
+}
+
+/* The recording rec's report as pprof: go tool pprof -lines names fn at file:line. */
+static inline void interp_check_pprof(const char *rec, const char *fn, const char *file, int line)
+{
+	char pb[PATH_MAX], want[PATH_MAX + 64], *o = NULL;
+	char *argv[] = {(char *)cfiprof_bin, "report", "-o", pb, (char *)rec, NULL};
+	const char *go = find_go();
+	int st;
+
+	tpath(pb, sizeof(pb), "report.pb.gz");
+	st = run(argv, NULL, NULL, 60);
+	CHECK(go != NULL, "go tool pprof is needed (golang-go)");
+	if (go && st == 0)
+		o = go_pprof(go, tmpdir, "-lines -top -nodecount=200", pb, &st);
+	snprintf(want, sizeof(want), " %s %s:%d\n", fn, file, line);
+	CHECK(st == 0 && o && strstr(o, want), "go tool pprof -lines: '%s' expected in:\n%s", want,
+	      o ? o : "");
+	free(o);
+}
+
+/*
+ * interpreter (its file name: bin) run on script (arg) in its own PID and
+ * mount namespaces, the interpreter copied into a tmpfs only they see,
+ * recorded into r as NAME.
+ */
+static inline bool interp_record_namespaces(const struct interp_lang *lang, const char *interpreter,
+					    const char *bin, const char *script, const char *arg,
+					    struct interp_run *r)
+{
+	char dir[512], sh[5 * PATH_MAX];
+	char *cmd[] = {"unshare", "--pid", "--mount", "--fork", "sh", "-c", sh, NULL};
+
+	tpath(dir, sizeof(dir), "ct");
+	mkdir(dir, 0755);
+	snprintf(sh, sizeof(sh), "mount -t tmpfs none %s && cp %s %s/%s && exec %s/%s %s %s", dir,
+		 interpreter, dir, bin, dir, bin, script, arg);
+	return interp_record(lang, "namespaces.folded", NULL, cmd, r);
 }
 
 /* After a failed count: the process's first lines and the run's log. */
