@@ -341,7 +341,7 @@ static const char *read_stack(struct reader *rd, char *line)
 		return "malformed PC list";
 	np = read_stack_extras(line + used, r, count, nk, nu);
 	if (np < 0)
-		return "malformed Python frame or runtime list";
+		return "malformed interpreter frame or runtime list";
 	r->type = RECORD_SAMPLE;
 	r->pid = pid;
 	r->tid = tid;
