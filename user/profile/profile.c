@@ -371,7 +371,7 @@ static int object_lines(struct profile *p, struct prof_location *l, struct sym_o
 
 /*
  * The user frames of s, named with the mappings of the generation it was
- * taken in; its Python frames above the evaluation loop's native frames
+ * taken in; its runtime's interpreter frames above the evaluation loop's native frames
  * that run them (profile_interp.c).
  */
 static int add_user_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
