@@ -55,48 +55,45 @@ struct runtime_label {
 typedef uint32_t (*runtime_labels_fn)(const void *units, uint32_t nr_units,
 				      struct runtime_label *out, uint32_t max);
 
-/* CFI_RUNTIMES' TAG of runtime rt ("py"), NULL for none or one it does not list. */
+/* What CFI_RUNTIMES says of one runtime. */
+struct runtime_info {
+	const char *name;    /* "python", as the summary and metrics show it */
+	const char *tag;     /* "py": a recording's frame lines and stack lists */
+	uint32_t max_frames; /* its units are that many interpreter frames at most; 0: not frames */
+	const char *frame_type; /* "cpython": its frames' profile.frame.type */
+};
+
+/* CFI_RUNTIMES' entry of runtime rt; every field NULL or 0 for none or one it does not list. */
+static inline const struct runtime_info *runtime_info(unsigned int rt)
+{
+	static const struct runtime_info infos[RT_MAX] = {
+#define CFI_RUNTIME_INFO(id, value, name, tag, frames, type) [value] = {name, tag, frames, type},
+	    CFI_RUNTIMES(CFI_RUNTIME_INFO)
+#undef CFI_RUNTIME_INFO
+	};
+	static const struct runtime_info none;
+
+	return rt < RT_MAX ? &infos[rt] : &none;
+}
+
 static inline const char *runtime_tag(unsigned int rt)
 {
-#define CFI_RUNTIME_TAG(id, value, name, tag, frames, type)                                        \
-	if (rt == (value))                                                                         \
-		return tag;
-	CFI_RUNTIMES(CFI_RUNTIME_TAG)
-#undef CFI_RUNTIME_TAG
-	return NULL;
+	return runtime_info(rt)->tag;
 }
 
-/* CFI_RUNTIMES' NAME of runtime rt ("python"), NULL for none or one it does not list. */
 static inline const char *runtime_name(unsigned int rt)
 {
-#define CFI_RUNTIME_NAME(id, value, name, tag, frames, type)                                       \
-	if (rt == (value))                                                                         \
-		return name;
-	CFI_RUNTIMES(CFI_RUNTIME_NAME)
-#undef CFI_RUNTIME_NAME
-	return NULL;
+	return runtime_info(rt)->name;
 }
 
-/* CFI_RUNTIMES' FRAME_TYPE of runtime rt's frames ("cpython"), NULL for none. */
 static inline const char *runtime_frame_type(unsigned int rt)
 {
-#define CFI_RUNTIME_TYPE(id, value, name, tag, frames, type)                                       \
-	if (rt == (value))                                                                         \
-		return type;
-	CFI_RUNTIMES(CFI_RUNTIME_TYPE)
-#undef CFI_RUNTIME_TYPE
-	return NULL;
+	return runtime_info(rt)->frame_type;
 }
 
-/* How many struct cfi_interp_frame units runtime rt records at most (0: its units are not). */
 static inline uint32_t runtime_max_frames(unsigned int rt)
 {
-#define CFI_RUNTIME_FRAMES(id, value, name, tag, frames, type)                                     \
-	if (rt == (value))                                                                         \
-		return frames;
-	CFI_RUNTIMES(CFI_RUNTIME_FRAMES)
-#undef CFI_RUNTIME_FRAMES
-	return 0;
+	return runtime_info(rt)->max_frames;
 }
 
 /* The interpreter frames of r after its PCs, *n of them; NULL when none (sizes checked). */

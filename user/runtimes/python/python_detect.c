@@ -209,11 +209,6 @@ void python_detect_describe_unsupported(const struct runtime_detect_stats *st, c
 	runtime_detect_describe_unsupported(st, "Python", buf, len);
 }
 
-void python_detect_hooks(struct python_detect *pd, struct runtime_hooks *out)
-{
-	runtime_detect_hooks(pd->rd, out);
-}
-
 struct runtime_detect *python_detect_engine(struct python_detect *pd)
 {
 	return pd ? pd->rd : NULL;

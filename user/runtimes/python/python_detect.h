@@ -18,7 +18,6 @@ struct maps_entry;
 struct proc_mapping;
 struct python_detect;
 
-struct runtime_hooks;
 
 /* python_procs_fd: the BPF map (-1: none, user space only: tests). */
 struct python_detect *python_detect_new(int python_procs_fd);
@@ -39,8 +38,6 @@ const struct python_offsets *python_detect_offsets(void *pd, uint32_t pid);
 void python_detect_stats(struct python_detect *pd, struct runtime_detect_stats *out);
 /* The shared detector under pd (runtime_detect.h). */
 struct runtime_detect *python_detect_engine(struct python_detect *pd);
-/* pd's hooks for the tracker (user/track/runtime_hooks.h). */
-void python_detect_hooks(struct python_detect *pd, struct runtime_hooks *out);
 /*
  * The processes of unsupported versions, for a user: "1 Python process of
  * unsupported version 3.12", "3 Python processes of unsupported versions

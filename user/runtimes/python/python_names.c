@@ -109,22 +109,9 @@ void python_names_note(struct python_names *pn, const struct cfi_sample_record *
 		code_names_note(pn->cn, r, size);
 }
 
-void python_names_carry(struct python_names *pn, const struct cfi_sample_record *r, size_t size,
-			uint32_t taken_gen)
-{
-	if (pn)
-		code_names_carry(pn->cn, r, size, taken_gen);
-}
-
 bool python_names_wait(struct python_names *pn, double timeout)
 {
 	return !pn || code_names_wait(pn->cn, timeout);
-}
-
-void python_names_sweep(struct python_names *pn)
-{
-	if (pn)
-		code_names_sweep(pn->cn);
 }
 
 void python_names_stats(struct python_names *pn, struct code_names_stats *out)

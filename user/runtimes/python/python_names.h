@@ -40,30 +40,12 @@ struct code_names *python_names_reader(struct python_names *pn);
  */
 void python_names_note(struct python_names *pn, const struct cfi_sample_record *r, size_t size);
 /*
- * The same for a deferred sample finished in user space (r), whose code
- * objects were read when it arrived, under the generation the kernel saw
- * (taken_gen): those are carried over to r's generation, not read again
- * (one freed meanwhile, a module's body, would read as another or none).
- */
-void python_names_carry(struct python_names *pn, const struct cfi_sample_record *r, size_t size,
-			uint32_t taken_gen);
-/*
  * Waits (timeout seconds at most) for the code objects queued so far to be
  * read, before a profile names them; a stalled read is not waited for.
  * true if none is left.
  */
 bool python_names_wait(struct python_names *pn, double timeout);
-/* Forgets the code objects of processes that no longer exist (after a profile is written). */
-void python_names_sweep(struct python_names *pn);
 void python_names_stats(struct python_names *pn, struct code_names_stats *out);
-
-/* The frames of r after its PCs; NULL when none (sizes checked by the aggregator). */
-static inline const struct cfi_interp_frame *python_frames_of(const struct cfi_sample_record *r)
-{
-	return r->runtime == RT_PYTHON && r->nr_rt
-		   ? (const struct cfi_interp_frame *)(r->pcs + r->nr_kernel + r->nr_user)
-		   : NULL;
-}
 
 /* enum interp_frame_role of frame f of process pid (generation gen). */
 unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t gen,
