@@ -91,39 +91,36 @@ static void expect_chain(const struct py_run *r, const char *what, const char *w
 }
 
 /*
- * Most samples are in Python code, >= 95% of those show Python frames, each
- * group above the evaluation loop.  The interpreter's own start is not
- * counted: 3-8% of a short run's samples on machines whose copy-on-write
- * faults are slow (interning its static strings writes to its .data).  A
- * process not held at its exec may have samples taken before its
- * interpreter was known: excused, counted by the caller.
+ * interp_judge_excusing for record's own command: its first load most often
+ * finds the interpreter before its script runs; the 5% covers a late one.
+ * The interpreter's own start is not counted: 3-8% of a short run's samples
+ * on machines whose copy-on-write faults are slow (interning its static
+ * strings writes to its .data).
  */
 static void judge_excusing(const char *name, const struct py_run *r, uint64_t excused)
 {
-	CHECK(r->samples >= ENOUGH_TO_JUDGE, "%s: %lu samples", name, (unsigned long)r->samples);
-	CHECK(r->in_code * 2 >= r->samples, "%s: %lu of %lu samples in Python code", name,
-	      (unsigned long)r->in_code, (unsigned long)r->samples);
-	CHECK((r->with_frames + excused) * 100 >= r->in_code * 95,
-	      "%s: %lu of %lu samples in Python code with Python frames (%lu taken before the "
-	      "interpreter was known); one without: %s",
-	      name, (unsigned long)r->with_frames, (unsigned long)r->in_code,
-	      (unsigned long)excused, r->missing_example);
-	CHECK(r->misplaced == 0, "%s: %lu samples with Python frames not above the eval loop: %s",
-	      name, (unsigned long)r->misplaced, r->misplaced_example);
-	/* ctypes.util.find_library runs a second python briefly: processes, not one */
-	CHECK(r->log && strstr(r->log, "cfiprof: python: ") &&
-		  !strstr(r->log, "unsupported version"),
-	      "%s: the summary counts the Python process, none unsupported: %s", name,
-	      r->log ? r->log : "");
+	interp_judge_excusing(&py_lang, "python", name, r, excused);
 }
 
-/*
- * judge_excusing for record's own command: its first load most often finds
- * the interpreter before its script runs; the 5% covers a late one.
- */
 static void judge(const char *name, const struct py_run *r)
 {
 	judge_excusing(name, r, 0);
+}
+
+/*
+ * Of all the samples python3.11 took (log: record's), those taken before
+ * its interpreter was known: the ones the python summary does not count.
+ * The summary counts every Python process: where the program starts none
+ * but itself, it counts no more than the program took (strict).
+ */
+static uint64_t taken_before_known(const char *log, uint64_t all, bool strict)
+{
+	long known = interp_summary_samples(log, "python");
+
+	CHECK(known >= 0 && (!strict || (uint64_t)known <= all),
+	      "python summary names %ld samples of the %lu python3.11 took", known,
+	      (unsigned long)all);
+	return known >= 0 && (uint64_t)known <= all ? all - (uint64_t)known : 0;
 }
 
 static char *prog(const char *name)
@@ -242,6 +239,8 @@ out:
 /*
  * A container: own PID and mount namespaces, the interpreter copied onto a
  * tmpfs only that namespace sees.  Its threads' ids differ from the host's.
+ * Its samples taken before the first load after its exec are excused: the
+ * load waits behind the copy's tables on a busy machine (81 of 420 once).
  */
 static void test_namespaces(void)
 {
@@ -258,7 +257,8 @@ static void test_namespaces(void)
 		 dir, dir, dir, p);
 	if (!record_py("namespaces", cmd, &r))
 		goto out;
-	judge("namespaces", &r);
+	/* python is exec'd by the namespace's shell, not held at its exec as record's command is */
+	judge_excusing("namespaces", &r, taken_before_known(r.log, r.samples, true));
 	snprintf(want, sizeof(want), "<module> (%s:40);main (%s:34);main_work (%s:26);spin (%s:*",
 		 p, p, p, p);
 	expect_chain(&r, "namespaces: main thread", want);
@@ -530,22 +530,6 @@ static bool count_deferred(const char *path, const char *fn, struct deferred_cou
 	}
 	fclose(f);
 	return true;
-}
-
-/*
- * Of all the samples python3.11 took (log: record's), those taken before
- * its interpreter was known: the ones the python summary does not count.
- * The summary counts every Python process: where the program starts none
- * but itself, it counts no more than the program took (strict).
- */
-static uint64_t taken_before_known(const char *log, uint64_t all, bool strict)
-{
-	long known = interp_summary_samples(log, "python");
-
-	CHECK(known >= 0 && (!strict || (uint64_t)known <= all),
-	      "python summary names %ld samples of the %lu python3.11 took", known,
-	      (unsigned long)all);
-	return known >= 0 && (uint64_t)known <= all ? all - (uint64_t)known : 0;
 }
 
 /*

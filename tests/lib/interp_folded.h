@@ -213,37 +213,67 @@ static inline long interp_summary_samples(const char *log, const char *name)
 	return (long)samples;
 }
 
-/*
- * Most samples are in the runtime's code, >= 95% of those show its frames,
- * each group right above the evaluation loop; the summary counts one
- * process of the runtime (its line "cfiprof: NAME: 1 process,"), none
- * unsupported.  Samples taken before the process was known to run the
- * runtime (not the summary's) are excused: record holds its own command at
- * exec, so these are few.
- */
-static inline void interp_judge(const struct interp_lang *lang, const char *rt_name,
-				const char *name, const struct interp_run *r)
+/* The runtime's summary line of log ("cfiprof: NAME: ..."), to show beside a failed count. */
+static inline const char *interp_summary_line(const char *log, const char *rt_name, char *buf,
+					      size_t size)
 {
-	long known = interp_summary_samples(r->log, rt_name);
-	uint64_t excused =
-	    known >= 0 && (uint64_t)known <= r->samples ? r->samples - (uint64_t)known : 0;
-	char one[64];
+	char key[64];
+	const char *p;
 
-	snprintf(one, sizeof(one), "cfiprof: %s: 1 process,", rt_name);
-	CHECK(known >= 0, "%s: no %s summary line: %s", name, rt_name, r->log ? r->log : "");
+	snprintf(key, sizeof(key), "cfiprof: %s: ", rt_name);
+	p = log ? strstr(log, key) : NULL;
+	snprintf(buf, size, "%.*s", p ? (int)strcspn(p, "\n") : 0, p ? p : "");
+	return p ? buf : "(no summary line)";
+}
+
+/*
+ * Most samples are in the runtime's code, >= 95% of those show its frames
+ * (excused: samples taken before the process was known to run it), each
+ * group right above the evaluation loop; a summary line of the runtime, no
+ * process of an unsupported version.
+ */
+static inline void interp_judge_excusing(const struct interp_lang *lang, const char *rt_name,
+					 const char *name, const struct interp_run *r,
+					 uint64_t excused)
+{
+	char line[512];
+
 	CHECK(r->samples >= ENOUGH_TO_JUDGE, "%s: %lu samples", name, (unsigned long)r->samples);
 	CHECK(r->in_code * 2 >= r->samples, "%s: %lu of %lu samples in %s code", name,
 	      (unsigned long)r->in_code, (unsigned long)r->samples, lang->what);
 	CHECK((r->with_frames + excused) * 100 >= r->in_code * 95,
 	      "%s: %lu of %lu samples in %s code with its frames (%lu taken before it was "
-	      "known); one without: %s",
+	      "known); one without: %s; %s",
 	      name, (unsigned long)r->with_frames, (unsigned long)r->in_code, lang->what,
-	      (unsigned long)excused, r->missing_example);
+	      (unsigned long)excused, r->missing_example,
+	      interp_summary_line(r->log, rt_name, line, sizeof(line)));
 	CHECK(r->misplaced == 0, "%s: %lu samples with %s frames not above %s: %s", name,
 	      (unsigned long)r->misplaced, lang->what, lang->eval, r->misplaced_example);
-	CHECK(r->log && strstr(r->log, one) && !strstr(r->log, "unsupported version"),
-	      "%s: the summary counts the %s process, none unsupported: %s", name, lang->what,
-	      r->log ? r->log : "");
+	CHECK(interp_summary_samples(r->log, rt_name) >= 0 &&
+		  !strstr(r->log, "unsupported version"),
+	      "%s: a %s summary, none unsupported: %s", name, lang->what, r->log ? r->log : "");
+}
+
+/*
+ * The samples the summary does not count are the ones taken before the
+ * process was known to run the runtime, excused: a process record holds at
+ * its exec has few; one exec'd by a shell (a container's), as many as its
+ * first load after that exec took to come.  The summary counts the one
+ * process.
+ */
+static inline void interp_judge(const struct interp_lang *lang, const char *rt_name,
+				const char *name, const struct interp_run *r)
+{
+	long known = interp_summary_samples(r->log, rt_name);
+	char one[64];
+
+	snprintf(one, sizeof(one), "cfiprof: %s: 1 process,", rt_name);
+	CHECK(r->log && strstr(r->log, one), "%s: the summary counts one %s process: %s", name,
+	      lang->what, r->log ? r->log : "");
+	CHECK(known >= 0, "%s: no %s summary line: %s", name, rt_name, r->log ? r->log : "");
+	interp_judge_excusing(
+	    lang, rt_name, name, r,
+	    known >= 0 && (uint64_t)known <= r->samples ? r->samples - (uint64_t)known : 0);
 }
 
 /* The number of the first line of the file at path holding mark; 0 if none. */
