@@ -994,6 +994,50 @@ static void test_mmap_churn(void)
 	      bpf_named, unnamed, first);
 }
 
+/*
+ * Another tool's BPF programs, loaded after cfiprof read kallsyms, in the
+ * stacks it samples: a second cfiprof session started 0.4 s into the first
+ * attaches its own sys_exit program, which runs in each of the churn's
+ * syscalls as the first's does, so about as many samples stop inside it
+ * (tens at 999 Hz over ~1.5 s); the shell waits for it.  The first names
+ * them from the kernel's PERF_RECORD_KSYMBOL records: no unnamed kernel
+ * frame.
+ */
+static void test_foreign_programs(void)
+{
+	char churn[PATHBUF], lib[PATHBUF], script[8 * PATHBUF], second[PATHBUF], first[128] = "";
+	struct summary s;
+	struct folded_totals ft;
+	struct rec_stats rs;
+	struct run r;
+	uint64_t bpf_named, unnamed;
+	struct stat st;
+
+	ppath(churn, sizeof(churn), "faults_churn");
+	ppath(lib, sizeof(lib), "libdl_target.so");
+	tpath(second, sizeof(second), "second.folded");
+	snprintf(script, sizeof(script),
+		 "(sleep 0.4; exec %s record -q -a -F 19 -d 1 -o %s) 2>/dev/null & %s mmap 2 "
+		 "%s %s; wait",
+		 cfiprof_bin, second, churn, churn, lib);
+	run_init(&r, "foreign", 0);
+	const char *extra[] = {"-F", "999", NULL};
+	const char *cmd[] = {"sh", "-c", script, NULL};
+
+	if (record(&r, extra, cmd, 30))
+		return;
+	check_accounting(&r, &s, &ft, &rs);
+	CHECK(stat(second, &st) == 0 && st.st_size > 0, "foreign: the second session wrote no %s",
+	      second);
+	count_kernel_frames(r.folded, &bpf_named, &unnamed, first, sizeof(first));
+	printf("foreign: %lu kernel frames in BPF programs, named; %lu unnamed%s%s\n", bpf_named,
+	       unnamed, unnamed ? ", first " : "", unnamed ? first : "");
+	CHECK(bpf_named > 0 && unnamed == 0,
+	      "foreign: %lu kernel frames named as BPF programs, %lu unnamed (first %s): programs "
+	      "loaded after kallsyms was read are not named",
+	      bpf_named, unnamed, first);
+}
+
 static void test_thread_churn(void)
 {
 	static const char *const tw_exp[] = {"clone3", "start_thread", "fc_worker", "fc_tleaf"};
@@ -1581,6 +1625,7 @@ int main(int argc, char **argv)
 	RUN_TEST_AS("exec", test_exec());
 	RUN_TEST_AS("dlclose", test_dlclose());
 	RUN_TEST_AS("mmap-churn", test_mmap_churn());
+	RUN_TEST_AS("foreign-programs", test_foreign_programs());
 	RUN_TEST_AS("thread-churn", test_thread_churn());
 	RUN_TEST_AS("badstack", test_badstack(false));
 	RUN_TEST_AS("badstack-tailcalls", test_badstack(true));

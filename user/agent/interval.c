@@ -257,6 +257,7 @@ void agent_flush_interval(struct agent *a, struct aggregator *iv, uint64_t until
 	add(&a->ctr.profile_late, iv->late);
 	add(&a->ctr.profile_overflow, iv->overflow);
 	add(&a->ctr.profile_malformed, iv->malformed);
+	session_kernel_symbols_update(&a->s, a->ks);
 	frame_namer_init(&fn, a->s.pt, a->ks);
 	session_runtimes_namers(&a->s.runtimes, &fn, NULL);
 	info.period_ns = 1000000000ull / a->cfg.freq;

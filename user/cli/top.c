@@ -210,6 +210,7 @@ static void tick(struct session *s, void *ctx)
 	interval = s->agg;
 	s->agg = fresh;
 	pthread_mutex_unlock(&s->agg_lock);
+	session_kernel_symbols_update(s, t->ks);
 	frame_namer_init(&fn, s->pt, t->ks);
 	session_runtimes_namers(&s->runtimes, &fn, NULL);
 	info.nr_events = session_prof_events(s, events);

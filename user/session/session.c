@@ -21,6 +21,7 @@
 #include "common/vec.h"
 #include "tables/cfi_table.h"
 #include "user/profile/frame_names.h"
+#include "user/symbolize/ksym_events.h"
 #include "user/symbolize/sym_cache.h"
 #include "user/session/consumer.h"
 #include "user/session/launch.h"
@@ -177,6 +178,18 @@ static void *read_kernel_symbols(void *arg)
 	return NULL;
 }
 
+void session_kernel_symbols_update(struct session *s, struct ksyms *k)
+{
+	uint64_t lost = ksym_events_lost(s->ksym_events);
+
+	ksym_events_drain(s->ksym_events, k);
+	if (ksym_events_lost(s->ksym_events) > lost)
+		fprintf(stderr,
+			"cfiprof: %" PRIu64 " kernel symbol records lost: programs loaded "
+			"meanwhile may show as addresses\n",
+			ksym_events_lost(s->ksym_events) - lost);
+}
+
 struct ksyms *session_kernel_symbols(struct session *s, char *err, size_t errlen)
 {
 	struct ksyms *k;
@@ -192,6 +205,7 @@ struct ksyms *session_kernel_symbols(struct session *s, char *err, size_t errlen
 	/* kallsyms was read while they loaded: cfiprof's programs may be missing */
 	if (k && s->ld.skel)
 		loader_name_programs(&s->ld, k);
+	session_kernel_symbols_update(s, k);
 	if (!k)
 		snprintf(err, errlen, "%s", s->ksyms_err);
 	return k;
@@ -381,6 +395,17 @@ int session_start(struct session *s, const struct session_opts *o)
 			fprintf(stderr, "cfiprof: fork: %s\n", strerror(errno));
 			return err;
 		}
+	}
+	/* first: what loads while kallsyms is read is in one or the other */
+	if (o->kernel) {
+		char kerr[128];
+
+		s->ksym_events = ksym_events_open(kerr, sizeof(kerr));
+		if (!s->ksym_events)
+			fprintf(stderr,
+				"cfiprof: BPF programs loaded from now on will show as "
+				"addresses: %s\n",
+				kerr);
 	}
 	/* /proc/kallsyms takes tens of ms to read: meanwhile the verifier checks the programs */
 	if (o->kernel && !pthread_create(&s->ksyms_thread, NULL, read_kernel_symbols, s))
@@ -581,6 +606,8 @@ void session_free(struct session *s)
 	if (s->ksyms_started)
 		pthread_join(s->ksyms_thread, NULL);
 	ksyms_free(s->ksyms);
+	ksym_events_close(s->ksym_events);
+	s->ksym_events = NULL;
 	ring_buffer__free(s->rb);
 	if (s->deferred_ready)
 		deferred_queue_free(&s->deferred);

@@ -22,6 +22,7 @@
 #include "user/session/event_spec.h"
 #include "user/session/offcpu_unwalked.h"
 #include "user/symbolize/kallsyms.h"
+#include "user/symbolize/ksym_events.h"
 #include "user/symbolize/sym_fetch.h"
 #include "user/track/proc_tracker.h"
 #include "user/session/runtimes.h"
@@ -102,6 +103,7 @@ struct session {
 	bool ksyms_started;
 	struct ksyms *ksyms;
 	char ksyms_err[256];
+	struct ksym_events *ksym_events; /* code loaded after kallsyms was read */
 	/*
 	 * Samples taken before last_boundary_ns (bpf clock, the last interval's
 	 * end) that arrive while late_agg is set (the agent, between that end
@@ -167,6 +169,8 @@ void session_print_summary(struct session *s, FILE *f, enum summary_level level)
  * owns them.  Waits for the read if it is still going.
  */
 struct ksyms *session_kernel_symbols(struct session *s, char *err, size_t errlen);
+/* Names in k the kernel code (other tools' BPF programs) loaded since the last call. */
+void session_kernel_symbols_update(struct session *s, struct ksyms *k);
 /* The BPF counters, walks finished in user space (deferred) counted under their final reason. */
 void session_read_counters(struct session *s, uint64_t c[CNT_MAX]);
 void session_free(struct session *s);
