@@ -61,55 +61,6 @@ static int entries_starting(const char *dir, const char *prefix)
 	return n;
 }
 
-/*
- * Whether pid holds a perf event open: it has attached, the run is under way
- * (the kernel's view, not cfiprof's).
- */
-static bool has_perf_event(pid_t pid)
-{
-	char dir[64], link[PATH_MAX + 300], target[64];
-	struct dirent *e;
-	bool found = false;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
-	d = opendir(dir);
-	while (d && !found && (e = readdir(d))) {
-		ssize_t n;
-
-		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
-		n = readlink(link, target, sizeof(target) - 1);
-		if (n > 0) {
-			target[n] = '\0';
-			found = strstr(target, "perf_event") != NULL;
-		}
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
-/* Whether child pid has exited (not reaped: its status stays for wait_timeout). */
-static bool exited(pid_t pid)
-{
-	siginfo_t si = {0};
-
-	return !waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid == pid;
-}
-
-/*
- * Waits (at most 30 s: a loaded machine's BPF load) until child pid has
- * attached; false if it exits first.
- */
-static bool wait_attached(pid_t pid)
-{
-	double end = mono_sec() + 30;
-
-	while (mono_sec() < end && !has_perf_event(pid) && !exited(pid))
-		usleep(10000);
-	return has_perf_event(pid);
-}
-
 /* A run killed by sig while it samples leaves the previous -o output as it was. */
 static void killed_run(int sig, const char *name)
 {
@@ -122,7 +73,7 @@ static void killed_run(int sig, const char *name)
 	snprintf(err, sizeof(err), "%s.err", out);
 	put_previous(out);
 	pid = spawn(argv, NULL, err);
-	CHECK(pid > 0 && wait_attached(pid), "%s: record did not attach", name);
+	CHECK(pid > 0 && wait_cfiprof_sampling(pid, 30), "%s: record did not attach", name);
 	kill(pid, sig);
 	st = wait_timeout(pid, 30, NULL);
 	kill(-pid, SIGKILL); /* the command, if it outlived record */
@@ -314,7 +265,7 @@ static void p_ends_with_target(const char *cmd, char *const extra[])
 		argv[a++] = extra[i];
 	argv[a] = NULL;
 	prof = spawn(argv, NULL, err);
-	attached = target > 0 && prof > 0 && wait_attached(prof);
+	attached = target > 0 && prof > 0 && wait_cfiprof_sampling(prof, 30);
 	CHECK(attached, "%s -p did not attach: %s", cmd, slurp(err));
 	if (!attached) {
 		kill(target, SIGKILL);

@@ -65,44 +65,6 @@ static char *ppath(char *buf, size_t len, const char *name)
 
 /* ---- running commands ---- */
 
-/*
- * Waits until process pid has a perf_event fd open (cfiprof has attached its
- * sampling events: recording has begun).  Start-up takes seconds on a loaded
- * machine, so timed faults are scheduled from here, not from the fork.
- */
-static bool wait_attached(pid_t pid, double timeout)
-{
-	double deadline = mono_sec() + timeout;
-	char dir[64], link[PATH_MAX + 64], target[256];
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	while (mono_sec() < deadline) {
-		DIR *d = opendir(dir);
-		struct dirent *e;
-		bool found = false;
-
-		if (!d)
-			return false;
-		while (!found && (e = readdir(d))) {
-			ssize_t n;
-
-			snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
-			n = readlink(link, target, sizeof(target) - 1);
-			if (n > 0) {
-				target[n] = 0;
-				found = !strcmp(target, "anon_inode:[perf_event]");
-			}
-		}
-		closedir(d);
-		if (found)
-			return true;
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return false;
-		usleep(20000);
-	}
-	return false;
-}
-
 static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0.0;
@@ -237,7 +199,8 @@ static int record_stalled(struct run *r, const char *const *extra, const char *c
 		return -1;
 	}
 	if (stall > 0) {
-		CHECK(wait_attached(pid, 30), "%s: cfiprof never attached its perf events", r->tag);
+		CHECK(wait_cfiprof_sampling(pid, 30), "%s: cfiprof never attached its perf events",
+		      r->tag);
 		usleep((useconds_t)(after * 1e6));
 		if (kill(pid, SIGSTOP))
 			CHECK(0, "%s: SIGSTOP: %s", r->tag, strerror(errno));
@@ -776,7 +739,7 @@ static void test_exit(void)
 	record_argv(argv, 48, &r, extra, NULL);
 	t0 = mono_sec();
 	pc = spawn(argv, NULL, r.err);
-	ready = pc > 0 && wait_attached(pc, 30);
+	ready = pc > 0 && wait_cfiprof_sampling(pc, 30);
 	CHECK(ready, "exit: cfiprof never attached its perf events");
 	b_cpu = proc_cpu_s(pb);
 	kill(pa, SIGUSR1);

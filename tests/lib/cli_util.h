@@ -165,6 +165,55 @@ static inline int run(char *const argv[], const char *out, const char *err, doub
 	return run_env(argv, NULL, out, err, timeout, NULL);
 }
 
+/* The perf events process pid holds open (-1: not readable). */
+static inline int perf_event_fds(pid_t pid)
+{
+	char dir[64], link[PATH_MAX + 300], target[64];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += !strcmp(target, "anon_inode:[perf_event]");
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Waits (at most timeout seconds: a loaded machine's BPF load) until the
+ * cfiprof of child pid samples: from its start it holds one kernel-symbol
+ * event per CPU (kernel stacks on, the default), and once attached one
+ * sampling event per CPU more.  False if it exits first (not reaped).
+ */
+static inline bool wait_cfiprof_sampling(pid_t pid, double timeout)
+{
+	double end = mono_sec() + timeout;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	while (mono_sec() < end) {
+		siginfo_t si = {0};
+
+		if (perf_event_fds(pid) >= 2 * cpus)
+			return true;
+		if (!waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid == pid)
+			return false;
+		usleep(10000);
+	}
+	return false;
+}
+
 /* A whole file, NUL-terminated ("" if it cannot be read); *len (if given) gets its size. */
 /* File descriptors this process has open now. */
 static inline int open_fd_count(void)
