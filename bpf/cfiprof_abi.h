@@ -321,7 +321,9 @@ struct cfi_sample_record {
 	/* the thread's PHP frames */                                                              \
 	X(RT_PHP, 3, "php", "php", PHP_MAX_FRAMES, "php")                                          \
 	/* the thread's Perl subroutine frames */                                                  \
-	X(RT_PERL, 4, "perl", "pl", PERL_MAX_FRAMES, "perl")
+	X(RT_PERL, 4, "perl", "pl", PERL_MAX_FRAMES, "perl")                                       \
+	/* the thread's Ruby frames */                                                             \
+	X(RT_RUBY, 5, "ruby", "rb", RUBY_MAX_FRAMES, "ruby")
 
 enum cfi_runtime {
 	RT_NONE = 0,
@@ -561,6 +563,46 @@ struct cfi_perl_proc {
 	__u16 phase_run;	   /* PERL_PHASE_RUN: the main code runs (not compiles, not ends) */
 	__u16 pad;
 	__u64 maps_read_ns; /* as struct cfi_python_proc's */
+};
+
+/* -------- Ruby frames (bpf/ruby.bpf.h, user/runtimes/ruby/) -------- */
+
+#define RUBY_MAX_FRAMES 128
+/* bytes of a control frame read at once: pc, sp, iseq, self, ep */
+#define RUBY_CFP_READ 40
+/* struct cfi_interp_frame.owner of Ruby's frames */
+#define RUBY_FRAME_ISEQ 1 /* a Ruby-level frame: code is its iseq, instr its pc's low 32 bits */
+
+enum cfi_ruby_status {
+	RUBY_STATUS_NONE = 0,	    /* not a process with a supported Ruby */
+	RUBY_STATUS_OK = 1,	    /* the control frames were read to the stack's end */
+	RUBY_STATUS_NO_THREAD = 2,  /* no execution context in this thread (not a Ruby thread) */
+	RUBY_STATUS_TRUNCATED = 3,  /* more than RUBY_MAX_FRAMES: the innermost kept */
+	RUBY_STATUS_UNREADABLE = 4, /* a pointer on the way could not be read */
+	RUBY_STATUS_MAX,
+};
+
+/*
+ * A process running a supported libruby, keyed by tgid: where the thread's
+ * execution context is (ruby_current_ec, thread-local in libruby's TLS
+ * block: the module id the dynamic loader wrote in libruby's GOT slot, the
+ * block in the thread's DTV, the variable at tls_offset in it) and its
+ * version's field offsets (user/runtimes/ruby/ruby_offsets.c).
+ */
+struct cfi_ruby_proc {
+	__u64 tls_modid_slot;	/* the GOT slot of ruby_current_ec's module id (DTPMOD64) */
+	__u64 tls_offset;	/* ruby_current_ec's offset in its module's TLS block */
+	__u16 version;		/* major << 8 | minor (3.1: 0x0301) */
+	__u16 ec_vm_stack;	/* rb_execution_context_t.vm_stack */
+	__u16 ec_vm_stack_size; /* .vm_stack_size, in VALUEs */
+	__u16 ec_cfp;		/* .cfp: the innermost control frame */
+	__u16 cfp_size;		/* sizeof(rb_control_frame_t) */
+	__u16 cfp_pc;		/* .pc */
+	__u16 cfp_iseq;		/* .iseq */
+	__u16 cfp_ep;		/* .ep: ep[0] holds the frame's flags */
+	__u32 frame_cframe;	/* VM_FRAME_FLAG_CFRAME: not a Ruby-level frame */
+	__u32 frame_finish;	/* VM_FRAME_FLAG_FINISH: a vm_exec call began with it */
+	__u64 maps_read_ns;	/* as struct cfi_python_proc's */
 };
 
 /* the most any runtime appends to a record (each runtime's BPF file checks its own fits) */

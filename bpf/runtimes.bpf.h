@@ -74,6 +74,7 @@ static __always_inline void runtime_emit(struct cfi_sample_record *rec, __u64 nr
 #include "go.bpf.h"
 #include "php.bpf.h"
 #include "perl.bpf.h"
+#include "ruby.bpf.h"
 
 /* The runtime of tgid (RT_NONE: none): its records need RT_RECORD_BYTES more. */
 static __always_inline __u8 runtime_of(__u32 tgid)
@@ -101,6 +102,8 @@ static __always_inline void runtime_append(__u8 rt, struct cfi_sample_record *re
 		php_append(rec, nr_pcs, max_pcs);
 	else if (rt == RT_PERL)
 		perl_append(rec, nr_pcs, max_pcs);
+	else if (rt == RT_RUBY)
+		ruby_append(rec, nr_pcs, max_pcs);
 }
 
 /* tgid exec'd: its runtime's entry was the old image's; true if it had one. */

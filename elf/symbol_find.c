@@ -70,3 +70,46 @@ int elf_read_vaddr(Elf *e, int fd, uint64_t vaddr, void *out, size_t len)
 	}
 	return -1;
 }
+
+/* R_X86_64_DTPMOD64: elf.h names it, but only on x86-64 hosts' headers does it mean this */
+#define RELOC_DTPMOD64 16
+
+uint64_t elf_tls_module_slot(Elf *e, const char *name, uint64_t *left)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh, symsh;
+
+	if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
+		return 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Scn *symscn;
+		Elf_Data *rel, *syms;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		symscn = elf_getscn(e, sh.sh_link);
+		if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM)
+			continue;
+		rel = elf_read_section(scn, left, NULL);
+		syms = elf_read_section(symscn, left, NULL);
+		if (!rel || !syms || !elf_read_section(elf_getscn(e, symsh.sh_link), left, NULL))
+			continue;
+		n = rel->d_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			const char *sname;
+
+			if (!gelf_getrela(rel, (int)i, &r) ||
+			    GELF_R_TYPE(r.r_info) != RELOC_DTPMOD64 || !GELF_R_SYM(r.r_info) ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym))
+				continue;
+			sname = elf_strptr(e, symsh.sh_link, sym.st_name);
+			if (sname && !strcmp(sname, name))
+				return r.r_offset;
+		}
+	}
+	return 0;
+}

@@ -24,4 +24,12 @@ size_t elf_find_symbols(Elf *e, const char *const *names, uint64_t *values, size
  */
 int elf_read_vaddr(Elf *e, int fd, uint64_t vaddr, void *out, size_t len);
 
+/*
+ * Where a shared object's global-dynamic accesses to its thread-local
+ * symbol name read the symbol's module id from: the GOT slot of its
+ * DTPMOD64 relocation (x86-64), which the dynamic loader fills; 0 when it
+ * has none.  The relocation and symbol tables are charged to *left.
+ */
+uint64_t elf_tls_module_slot(Elf *e, const char *name, uint64_t *left);
+
 #endif

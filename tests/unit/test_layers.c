@@ -35,6 +35,7 @@ static const struct {
     {"user/runtimes/go", 8},
     {"user/runtimes/php", 8},
     {"user/runtimes/perl", 8},
+    {"user/runtimes/ruby", 8},
     {"user/session", 9},
     {"user/agent", 10},
     {"user/cli", 11},

@@ -12,13 +12,11 @@
 #include "user/runtimes/perl/perl_runtime.h"
 #include "user/runtimes/php/php_runtime.h"
 #include "user/runtimes/python/python_runtime.h"
+#include "user/runtimes/ruby/ruby_runtime.h"
 #include "user/session/runtimes.h"
 
 static const struct runtime_ops *const listed[] = {
-    &python_runtime,
-    &go_runtime,
-    &php_runtime,
-    &perl_runtime,
+    &python_runtime, &go_runtime, &php_runtime, &perl_runtime, &ruby_runtime,
 };
 
 #define NR_LISTED (sizeof(listed) / sizeof(listed[0]))

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Ruby frames of the sampled thread, appended to its sample record after
+ * the native PCs (struct cfi_interp_frame, leaf first): the control frames
+ * of the thread's execution context, innermost first.  The context is
+ * ruby_current_ec, thread-local in libruby's TLS block, which a shared
+ * library's global-dynamic access reaches through the thread's DTV: the
+ * thread pointer's dtv (tcbhead_t, 8 bytes in), the module id the dynamic
+ * loader wrote in libruby's GOT, the block at that index (16-byte
+ * entries), the variable in it.  Each thread has its own context, so a
+ * thread that released the GVL (a blocking call) still shows its frames.
+ * A frame is Ruby-level when its flags (ep[0]) lack CFRAME: its iseq and
+ * pc are recorded, named and given a line in user space; a frame whose
+ * flags carry FINISH is where a vm_exec call (rb_vm_exec, the native
+ * frame the group goes above) began.  Only processes user space found a
+ * supported Ruby in (runtime_procs, user/runtimes/ruby/) pay anything.
+ */
+#ifndef CFIPROF_RUBY_BPF_H
+#define CFIPROF_RUBY_BPF_H
+
+_Static_assert(sizeof(struct cfi_ruby_proc) <= RT_PROC_BYTES, "runtime_procs entry too small");
+_Static_assert(RUBY_STATUS_MAX <= RT_STATUS_SLOTS, "a status without its counter");
+_Static_assert(RUBY_MAX_FRAMES * sizeof(struct cfi_interp_frame) <= RT_RECORD_BYTES,
+	       "its units past the record's room");
+
+/* offsets into the bytes read are masked after their bounds check (python.bpf.h says why) */
+#define RUBY_OFF_MASK 63
+/* control frames visited per sample, Ruby-level or not (C methods, ifuncs) */
+#define RUBY_MAX_STEPS 512
+/* module ids past this are not a dynamic loader's (glibc counts them from 1) */
+#define RUBY_MAX_MODID 65536
+
+struct ruby_scratch {
+	struct cfi_interp_frame f[RUBY_MAX_FRAMES];
+	__u8 cfp[RUBY_OFF_MASK + 1 + 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ruby_scratch);
+} ruby_scratch SEC(".maps");
+
+struct ruby_walk_ctx {
+	const struct cfi_ruby_proc *rb;
+	struct ruby_scratch *s;
+	__u64 cfp, end;
+	__u32 n, status;
+};
+
+static __always_inline __u64 ruby_read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	return bpf_probe_read_user(&v, sizeof(v), (const void *)addr) ? 0 : v;
+}
+
+/* One control frame (a frame when Ruby-level); 1 ends the walk. */
+static long ruby_walk_step(__u32 index, void *data)
+{
+	struct ruby_walk_ctx *c = data;
+	const struct cfi_ruby_proc *rb = c->rb;
+	struct ruby_scratch *s = c->s;
+	__u64 off_pc = rb->cfp_pc, off_iseq = rb->cfp_iseq, off_ep = rb->cfp_ep, pc, iseq, flags;
+	__u32 n = c->n;
+
+	if (c->cfp >= c->end)
+		return 1;
+	if (n >= RUBY_MAX_FRAMES) {
+		c->status = RUBY_STATUS_TRUNCATED;
+		return 1;
+	}
+	barrier_var(n);
+	if (off_pc > RUBY_CFP_READ - 8 || off_iseq > RUBY_CFP_READ - 8 ||
+	    off_ep > RUBY_CFP_READ - 8 ||
+	    bpf_probe_read_user(s->cfp, RUBY_CFP_READ, (const void *)c->cfp)) {
+		c->status = RUBY_STATUS_UNREADABLE;
+		return 1;
+	}
+	c->cfp += rb->cfp_size;
+	barrier_var(off_pc);
+	barrier_var(off_iseq);
+	barrier_var(off_ep);
+	off_pc &= RUBY_OFF_MASK;
+	off_iseq &= RUBY_OFF_MASK;
+	off_ep &= RUBY_OFF_MASK;
+	pc = *(__u64 *)(s->cfp + off_pc);
+	iseq = *(__u64 *)(s->cfp + off_iseq);
+	if (!pc || !iseq)
+		return 0;
+	flags = ruby_read_ptr(*(__u64 *)(s->cfp + off_ep));
+	if (flags & rb->frame_cframe)
+		return 0;
+	s->f[n] = (struct cfi_interp_frame){.code = iseq,
+					    .instr = (__u32)pc,
+					    .is_entry = (flags & rb->frame_finish) ? 1 : 0,
+					    .owner = RUBY_FRAME_ISEQ};
+	c->n = n + 1;
+	return 0;
+}
+
+/*
+ * The sampled thread's Ruby frames into the scratch area: returns
+ * nr_frames | status << 16 (status 0: not a Ruby process).  A global
+ * function: verified once, whichever program calls it.
+ */
+__noinline int ruby_walk(__u32 pid)
+{
+	struct ruby_walk_ctx c = {.status = RUBY_STATUS_OK};
+	struct pid_times *times;
+	__u64 tp, dtv, modid, block, ec, stack, size;
+	int i;
+
+	c.rb = runtime_proc(pid, RT_RUBY);
+	if (!c.rb)
+		return 0;
+	/* written by a load that read the mappings before the process exec'd */
+	times = bpf_map_lookup_elem(&pid_times, &pid);
+	if (times && times->ns[PT_EXEC] > c.rb->maps_read_ns)
+		return 0;
+	c.s = bpf_map_lookup_elem(&ruby_scratch, &c.n);
+	tp = current_thread_pointer();
+	if (!c.s || !tp)
+		return 0;
+	/* 0 until the dynamic loader relocated libruby; a block not allocated reads as 0 or -1 */
+	dtv = ruby_read_ptr(tp + 8);
+	modid = ruby_read_ptr(c.rb->tls_modid_slot);
+	if (!dtv || !modid || modid > RUBY_MAX_MODID)
+		return RUBY_STATUS_NO_THREAD << 16;
+	block = ruby_read_ptr(dtv + modid * 16);
+	ec = block && block != ~0ull ? ruby_read_ptr(block + c.rb->tls_offset) : 0;
+	if (!ec)
+		return RUBY_STATUS_NO_THREAD << 16;
+	stack = ruby_read_ptr(ec + c.rb->ec_vm_stack);
+	size = ruby_read_ptr(ec + c.rb->ec_vm_stack_size);
+	c.cfp = ruby_read_ptr(ec + c.rb->ec_cfp);
+	/*
+	 * Control frames grow down from the VM stack's end; the last is a
+	 * thread's dummy (the main thread's holds a stand-in iseq named
+	 * "<main>"), which Ruby's own backtraces skip too.
+	 */
+	c.end = stack + size * 8 - c.rb->cfp_size;
+	if (!stack || !c.cfp || c.cfp < stack || c.cfp >= c.end || !c.rb->cfp_size)
+		return RUBY_STATUS_UNREADABLE << 16;
+	if (use_bpf_loop) {
+		bpf_loop(RUBY_MAX_STEPS, ruby_walk_step, &c, 0);
+	} else {
+		for (i = 0; i < RUBY_MAX_STEPS; i++)
+			if (ruby_walk_step(i, &c))
+				break;
+	}
+	if (c.status == RUBY_STATUS_OK && c.cfp < c.end)
+		c.status = RUBY_STATUS_TRUNCATED;
+	return (c.n & 0xffff) | c.status << 16;
+}
+
+static __always_inline void ruby_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
+{
+	int r = ruby_walk(rec->pid);
+	__u32 zero = 0;
+	struct ruby_scratch *s = bpf_map_lookup_elem(&ruby_scratch, &zero);
+
+	runtime_emit(rec, nr_pcs, max_pcs, RT_RUBY, r, s ? s->f : NULL,
+		     sizeof(struct cfi_interp_frame), RUBY_MAX_FRAMES, RUBY_STATUS_MAX,
+		     RUBY_STATUS_UNREADABLE);
+}
+
+#endif

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Ruby frames without a kernel: the offsets table against Ruby's own
+ * structures (tests/progs/ruby/layout.c built with the MJIT header the
+ * installed Ruby ships, field by field), and detection on Debian's libruby
+ * (its version; ruby_current_ec's module-id GOT slot and offset, checked
+ * against readelf's relocations and symbols).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/cli_util.h"
+#include "tests/lib/harness.h"
+#include "user/runtimes/ruby/ruby_detect.h"
+#include "user/runtimes/ruby/ruby_offsets.h"
+
+#define LIBRUBY "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"
+
+/* The value of the field a line of layout.c names; -1 if none. */
+static long entry_field(const struct ruby_offsets *o, const char *name)
+{
+	const struct {
+		const char *name;
+		long value;
+	} f[] = {
+	    {"version", o->version},
+	    {"bpf.ec_vm_stack", o->bpf.ec_vm_stack},
+	    {"bpf.ec_vm_stack_size", o->bpf.ec_vm_stack_size},
+	    {"bpf.ec_cfp", o->bpf.ec_cfp},
+	    {"bpf.cfp_size", o->bpf.cfp_size},
+	    {"bpf.cfp_pc", o->bpf.cfp_pc},
+	    {"bpf.cfp_iseq", o->bpf.cfp_iseq},
+	    {"bpf.cfp_ep", o->bpf.cfp_ep},
+	    {"bpf.frame_cframe", o->bpf.frame_cframe},
+	    {"bpf.frame_finish", o->bpf.frame_finish},
+	    {"iseq_body", o->iseq_body},
+	    {"body_iseq_size", o->body_iseq_size},
+	    {"body_iseq_encoded", o->body_iseq_encoded},
+	    {"body_path", o->body_path},
+	    {"body_label", o->body_label},
+	    {"body_first_lineno", o->body_first_lineno},
+	    {"body_info_entries", o->body_info_entries},
+	    {"body_info_pos", o->body_info_pos},
+	    {"body_info_size", o->body_info_size},
+	    {"body_info_succ", o->body_info_succ},
+	    {"info_entry_size", o->info_entry_size},
+	    {"info_entry_line", o->info_entry_line},
+	    {"rstring_heap_len", o->rstring_heap_len},
+	    {"rstring_heap_ptr", o->rstring_heap_ptr},
+	    {"rstring_embed", o->rstring_embed},
+	    {"rstring_noembed", o->rstring_noembed},
+	    {"rstring_embed_mask", o->rstring_embed_mask},
+	    {"rstring_embed_shift", o->rstring_embed_shift},
+	    {"rarray_heap_ptr", o->rarray_heap_ptr},
+	    {"rarray_embed", o->rarray_embed},
+	    {"rarray_embed_flag", o->rarray_embed_flag},
+	    {"t_string", o->t_string},
+	    {"t_array", o->t_array},
+	    {"fits", 1},
+	};
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (!strcmp(f[i].name, name))
+			return f[i].value;
+	return -1;
+}
+
+/* The 3.1 entry is the installed Ruby's layout, field by field. */
+static void test_layout(void)
+{
+	char dir[] = "/tmp/cfiprof-ruby-layout.XXXXXX", cmd[2048], name[64];
+	const struct ruby_offsets *o = NULL;
+	unsigned long value;
+	int fields = 0, version = 0;
+	FILE *p;
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	/* the header's inline functions call into libruby: linked against it */
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "ruby -e 'c = RbConfig::CONFIG; print \"-include \", "
+	    "File.join(c[\"rubyarchhdrdir\"], \"rb_mjit_min_header-#{RUBY_VERSION}.h\"), \" \", "
+	    "\"-L\", c[\"archlibdir\"], \" \", c[\"LIBRUBYARG_SHARED\"]' > %s/flags && "
+	    "cc -w -O1 -DRUBY_CFP_READ_CHECK=%d tests/progs/ruby/layout.c $(cat %s/flags) "
+	    "-o %s/layout && %s/layout",
+	    dir, RUBY_CFP_READ, dir, dir, dir);
+	p = popen(cmd, "r");
+	while (p && fscanf(p, "%63s %lu", name, &value) == 2) {
+		long want;
+
+		if (!strcmp(name, "version")) {
+			version = (int)value;
+			o = ruby_offsets_find((uint16_t)value);
+			CHECK(o != NULL, "no entry for the installed Ruby %lu.%lu", value >> 8,
+			      value & 0xff);
+		}
+		if (!o)
+			continue;
+		want = entry_field(o, name);
+		CHECK(want == (long)value, "%s: table %ld, headers %lu", name, want, value);
+		fields++;
+	}
+	CHECK(p && pclose(p) == 0 && fields >= 34, "layout.c: %d fields read", fields);
+	printf("  ruby %d.%d: %d fields checked\n", version >> 8, version & 0xff, fields);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0, "%s", cmd);
+}
+
+/*
+ * Debian's libruby: its version, ruby_current_ec's offset in the TLS block
+ * (its symbol's value) and the GOT slot of its DTPMOD64 relocation, as
+ * readelf gives them; a program without Ruby is not one.
+ */
+static void test_detect(void)
+{
+	struct ruby_object o;
+	unsigned long long slot = 0, value = 0;
+	int fd = open(LIBRUBY, O_RDONLY | O_CLOEXEC), rc;
+	FILE *rd;
+
+	CHECK(fd >= 0, "%s missing", LIBRUBY);
+	if (fd < 0)
+		return;
+	rc = ruby_elf_info(fd, &o);
+	close(fd);
+	rd = popen("readelf -rW " LIBRUBY " | awk '$3 == \"R_X86_64_DTPMOD64\" && "
+		   "$5 == \"ruby_current_ec\" {print $1}'; readelf -sW --dyn-syms " LIBRUBY
+		   " | awk '$8 == \"ruby_current_ec\" {print $2; exit}'",
+		   "r");
+	CHECK(rd && fscanf(rd, "%llx %llx", &slot, &value) == 2,
+	      "readelf found no DTPMOD64 relocation or symbol for ruby_current_ec");
+	if (rd)
+		pclose(rd);
+	CHECK(rc == 0 && o.version == 0x0301 && o.modid_slot == slot && o.tls_offset == value,
+	      "libruby: rc %d, version %#x, module id slot %#llx (readelf %#llx), offset %llu "
+	      "(readelf %llu)",
+	      rc, o.version, (unsigned long long)o.modid_slot, slot,
+	      (unsigned long long)o.tls_offset, value);
+	fd = open("/bin/sh", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && ruby_elf_info(fd, &o) < 0, "/bin/sh taken for a libruby");
+	if (fd >= 0)
+		close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	RUN_TEST(test_layout);
+	RUN_TEST(test_detect);
+	return HARNESS_DONE();
+}
