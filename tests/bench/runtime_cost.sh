@@ -3,8 +3,9 @@
 # summary's run time / samples), and the native part's completeness: the same programs run by
 # the real interpreter (its frames read) and by a copy that claims an unsupported version (the
 # same native work, no frame walk): python3.11 whose Py_Version says 3.12, php8.2 whose build
-# id says the Zend API of 8.3, perl whose PL_version says 5.99.  Interleaved runs, medians.
-#   tests/bench/runtime_cost.sh [RUNS]
+# id says the Zend API of 8.3, perl whose PL_version says 5.99, ruby run on a libruby whose
+# ruby_version says 3.9 (LD_LIBRARY_PATH).  Interleaved runs, medians.
+#   [ONLY=RUNTIME] tests/bench/runtime_cost.sh [RUNS]
 set -eu
 cd "$(dirname "$0")/../.."
 CFIPROF=${CFIPROF:-build/cfiprof}
@@ -20,9 +21,10 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 cp /usr/bin/python3.11 "$out/off/python3.11"
 cp /usr/bin/php8.2 "$out/off/php8.2"
 cp /usr/bin/perl "$out/off/perl"
-python3 - "$out/off/python3.11" "$out/off/php8.2" "$out/off/perl" <<'PY'
+cp /usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1 "$out/off/libruby-3.1.so.3.1"
+python3 - "$out/off/python3.11" "$out/off/php8.2" "$out/off/perl" "$out/off/libruby-3.1.so.3.1" <<'PY'
 import subprocess, sys, struct
-py, php, pl = sys.argv[1], sys.argv[2], sys.argv[3]
+py, php, pl, rb = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 nm = subprocess.run(["nm", "-D", py], capture_output=True, text=True).stdout
 addr = int(next(l.split()[0] for l in nm.splitlines() if l.endswith(" Py_Version")), 16)
 for l in subprocess.run(["readelf", "-SW", py], capture_output=True, text=True).stdout.splitlines():
@@ -48,6 +50,15 @@ for l in subprocess.run(["readelf", "-SW", pl], capture_output=True, text=True).
         with open(pl, "r+b") as fh:
             fh.seek(addr - a + o)
             fh.write(bytes([99]))
+nm = subprocess.run(["nm", "-D", rb], capture_output=True, text=True).stdout
+addr = int(next(l.split()[0] for l in nm.splitlines() if l.endswith(" ruby_version")), 16)
+for l in subprocess.run(["readelf", "-SW", rb], capture_output=True, text=True).stdout.splitlines():
+    f = l.replace("[ ", "[").split()
+    if len(f) > 6 and f[1] == ".rodata":
+        a, o = int(f[3], 16), int(f[4], 16)
+        with open(rb, "r+b") as fh:
+            fh.seek(addr - a + o + 2)
+            fh.write(b"9")
 PY
 
 # RUNTIME NAME BINARY SCRIPT ARG: one line per (program, interpreter)
@@ -56,19 +67,26 @@ progs=(
 	"python threads.py /usr/bin/python3.11 tests/progs/python/threads.py 3"
 	"php recurse.php /usr/bin/php8.2 tests/progs/php/recurse.php 12000"
 	"perl recurse.pl /usr/bin/perl tests/progs/perl/recurse.pl 3000"
+	"ruby recurse.rb /usr/bin/ruby tests/progs/ruby/recurse.rb 6000"
 )
 printf "| runtime | program | interpreter | ns/sample | native user frames/sample | complete | its frames/sample |\n|---|---|---|---|---|---|---|\n"
 for p in "${progs[@]}"; do
 	read -r rt name bin script arg <<< "$p"
+	[ -n "${ONLY:-}" ] && [ "$rt" != "$ONLY" ] && continue
 	off=$out/off/$(basename "$bin")
 	: > "$out/$name-on.ns"
 	: > "$out/$name-off.ns"
 	for i in $(seq "$RUNS"); do
 		for arm in on off; do
 			b=$bin
+			env=()
 			[ "$arm" = off ] && b=$off
+			# ruby's interpreter is its libruby: the copy is found first, the program is ruby;
+			# without rubygems, whose paths follow the version the copy claims
+			[ "$rt" = ruby ] && env=(env RUBYOPT=--disable-gems)
+			[ "$arm" = off ] && [ "$rt" = ruby ] && b=$bin && env+=("LD_LIBRARY_PATH=$out/off")
 			log=$out/$name-$arm-$i.log
-			"$CFIPROF" record -v -F 999 -o /dev/null -- "$b" "$script" "$arg" 2> "$log" > /dev/null || true
+			"$CFIPROF" record -v -F 999 -o /dev/null -- "${env[@]}" "$b" "$script" "$arg" 2> "$log" > /dev/null || true
 			sed -n 's/.*BPF run time \([0-9]*\) ns per sample.*/\1/p' "$log" >> "$out/$name-$arm.ns"
 		done
 	done
