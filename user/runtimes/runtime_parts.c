@@ -12,12 +12,13 @@ static struct runtime_parts *parts(void *rt)
 }
 
 void *runtime_parts_new(const struct detect_ops *detect_ops, const struct code_names_ops *names_ops,
-			int procs_fd)
+			const struct runtime_frames_desc *desc, int procs_fd)
 {
 	struct runtime_parts *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
+	r->desc = desc;
 	r->detect = runtime_detect_new(detect_ops, procs_fd);
 	if (r->detect && names_ops)
 		r->names = code_names_new(names_ops, r);
@@ -119,4 +120,37 @@ void runtime_parts_metrics_reads(void *rt, const char *name, const char *what, c
 	prom_labelled(f, metric, "outcome", "read", n.read);
 	prom_labelled(f, metric, "outcome", "unreadable", n.unreadable);
 	prom_labelled(f, metric, "outcome", "refused", n.refused);
+}
+
+void runtime_parts_summary(void *rt, const uint64_t *c, FILE *f)
+{
+	const struct runtime_frames_desc *d = parts(rt)->desc;
+	struct code_names_stats n;
+	uint64_t samples = 0;
+
+	for (int i = 1; i <= 4; i++)
+		samples += c[CNT_RT_STATUS(d->rt, i)];
+	if (!runtime_parts_summary_head(rt, d->name, d->what, "native stacks only", samples, f))
+		return;
+	code_names_stats(parts(rt)->names, &n);
+	fprintf(f,
+		"%" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64 " truncated, %" PRIu64
+		" unreadable; %" PRIu64 " %s frames; %s %" PRIu64 " read (%" PRIu64
+		" unreadable), %" PRIu64 " refused, %" PRIu64 " stalled\n",
+		c[CNT_RT_STATUS(d->rt, 1)], d->ok_text, c[CNT_RT_STATUS(d->rt, 2)], d->none_text,
+		c[CNT_RT_STATUS(d->rt, 3)], c[CNT_RT_STATUS(d->rt, 4)], c[CNT_RT_UNITS(d->rt)],
+		d->what, d->units, n.read, n.unreadable, n.refused, n.stalled);
+}
+
+void runtime_parts_metrics(void *rt, const uint64_t *c, FILE *f)
+{
+	const struct runtime_frames_desc *d = parts(rt)->desc;
+	char metric[96], help[96];
+
+	runtime_parts_metrics_procs(rt, d->name, d->procs_help, f);
+	runtime_parts_metrics_samples(d->name, d->samples_help, d->rt, d->status, 5, c, f);
+	snprintf(metric, sizeof(metric), "cfiprof_%s_frames_total", d->name);
+	snprintf(help, sizeof(help), "%s frames recorded.", d->what);
+	prom_metric(f, metric, "counter", help, (double)c[CNT_RT_UNITS(d->rt)]);
+	runtime_parts_metrics_reads(rt, d->name, d->units, d->reads_help, f);
 }

@@ -14,18 +14,22 @@
 #include "user/runtimes/runtime.h"
 #include "user/runtimes/runtime_detect.h"
 
+struct runtime_frames_desc;
+
 struct runtime_parts {
 	struct runtime_detect *detect;
 	struct code_names *names;
+	const struct runtime_frames_desc *desc; /* what its summary and metrics say */
 };
 
 /*
  * An instance of a runtime made of these parts alone: its detector (ops,
- * procs_fd) and, with names_ops, its reader (whose ctx is the instance);
- * NULL when out of memory.  runtime_parts_free frees it, the reader first.
+ * procs_fd), its reader (names_ops, whose ctx is the instance) and what
+ * its summary and metrics say (desc, static); NULL when out of memory.
+ * runtime_parts_free frees it, the reader first.
  */
 void *runtime_parts_new(const struct detect_ops *detect_ops, const struct code_names_ops *names_ops,
-			int procs_fd);
+			const struct runtime_frames_desc *desc, int procs_fd);
 void runtime_parts_free(void *rt);
 void runtime_parts_hooks(void *rt, struct runtime_hooks *out);
 void runtime_parts_note(void *rt, const struct cfi_sample_record *r, size_t size);
@@ -59,5 +63,27 @@ void runtime_parts_metrics_samples(const char *name, const char *help, uint8_t r
 /* cfiprof_NAME_WHAT_total{outcome="read"|"unreadable"|"refused"}: its reader's reads. */
 void runtime_parts_metrics_reads(void *rt, const char *name, const char *what, const char *help,
 				 FILE *f);
+
+/*
+ * What the summary and /metrics say of a runtime with interpreter frames
+ * whose statuses are 1 ok, 2 none in this thread (its own words), 3
+ * truncated, 4 unreadable (PHP, Perl, Ruby):
+ * "cfiprof: NAME: 1 process, 226 samples: 226 OK_TEXT, 0 NONE_TEXT, 0
+ * truncated, 0 unreadable; 1802 WHAT frames; UNITS 14 read (...)".
+ */
+struct runtime_frames_desc {
+	uint8_t rt;	       /* enum cfi_runtime */
+	const char *name;      /* "ruby": the summary's and the metrics' */
+	const char *what;      /* "Ruby" */
+	const char *ok_text;   /* "with their frames" */
+	const char *none_text; /* "of threads without an execution context" */
+	const char *status[5]; /* the metrics' status names, 1..4 */
+	const char *units;     /* "iseqs": what the reader reads */
+	const char *samples_help, *procs_help, *reads_help;
+};
+
+/* runtime_ops.summary and .metrics of such a runtime, from its desc */
+void runtime_parts_summary(void *rt, const uint64_t *c, FILE *f);
+void runtime_parts_metrics(void *rt, const uint64_t *c, FILE *f);
 
 #endif
