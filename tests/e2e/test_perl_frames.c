@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/lib/crt_frames.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/interp_folded.h"
 
@@ -119,56 +118,17 @@ out:
 	free(r.log);
 }
 
-/* The byte PL_version holds in the file at path becomes version; true if done. */
-static bool patch_perl_version(const char *path, int version)
-{
-	char cmd[PATH_MAX + 256];
-	unsigned long long vaddr = 0, off = 0, addr = 0;
-	FILE *p;
-	bool ok = false;
-
-	snprintf(cmd, sizeof(cmd),
-		 "readelf -W --dyn-syms %s | awk '$8 == \"PL_version\" {print $2}'; "
-		 "readelf -SW %s | awk '$2 == \".rodata\" {print $4, $5}'",
-		 path, path);
-	p = popen(cmd, "r");
-	if (p && fscanf(p, "%llx %llx %llx", &addr, &vaddr, &off) == 3 && addr >= vaddr) {
-		FILE *f = fopen(path, "r+e");
-		unsigned char b = (unsigned char)version;
-
-		ok = f && !fseek(f, (long)(addr - vaddr + off), SEEK_SET) &&
-		     fwrite(&b, 1, 1, f) == 1;
-		if (f)
-			ok &= !fclose(f);
-	}
-	if (p)
-		pclose(p);
-	return ok;
-}
-
 /* A copy of perl whose PL_version says 5.99: no entry, native stacks, the version named. */
 static void test_unsupported_version(void)
 {
 	char bin[512], *cmd[] = {bin, script, WORK, NULL}, *cp[] = {"cp", PERL, bin, NULL};
-	struct interp_run r = {0};
-	uint64_t n;
+	unsigned char version = 99;
 
 	tpath(bin, sizeof(bin), "perl");
-	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_perl_version(bin, 99),
+	CHECK(run(cp, NULL, NULL, 30) == 0 &&
+		  interp_patch_symbol(bin, "PL_version", 0, &version, 1),
 	      "a copy of " PERL " claiming 5.99");
-	if (!interp_record(&perl_lang, "unsupported.folded", NULL, cmd, &r))
-		goto out;
-	CHECK(r.samples >= ENOUGH_TO_JUDGE && r.with_frames == 0,
-	      "%lu samples, %lu with Perl frames", (unsigned long)r.samples,
-	      (unsigned long)r.with_frames);
-	CHECK(r.log && strstr(r.log, "cfiprof: perl: 1 Perl process of unsupported version 5.99: "
-				     "native stacks only"),
-	      "counted unsupported: %s", r.log ? r.log : "");
-	/* complete but where no FDE covers crt code (issue 14), or the process exiting */
-	n = count_incomplete_outside_crt(r.folded, perl_lang.comm);
-	CHECK(n == 0, "native stacks: %lu samples incomplete outside crt code", (unsigned long)n);
-out:
-	free(r.log);
+	interp_check_unsupported(&perl_lang, "perl", "5.99", cmd);
 }
 
 int main(int argc, char **argv)

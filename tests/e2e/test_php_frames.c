@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/lib/crt_frames.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/interp_folded.h"
 
@@ -165,24 +164,11 @@ static bool patch_zend_api(const char *path, const char *api)
 static void test_unsupported_version(void)
 {
 	char bin[512], *cmd[] = {bin, script, WORK, NULL}, *cp[] = {"cp", PHP, bin, NULL};
-	struct interp_run r = {0};
-	uint64_t n;
 
 	tpath(bin, sizeof(bin), "php8.2");
 	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_zend_api(bin, "20230831"),
 	      "a copy of " PHP " claiming 8.3");
-	if (!interp_record(&php_lang, "unsupported.folded", NULL, cmd, &r))
-		goto out;
-	CHECK(r.samples >= ENOUGH_TO_JUDGE && r.with_frames == 0, "%lu samples, %lu with PHP frames",
-	      (unsigned long)r.samples, (unsigned long)r.with_frames);
-	CHECK(r.log && strstr(r.log, "cfiprof: php: 1 PHP process of unsupported version 8.3: "
-				     "native stacks only"),
-	      "counted unsupported: %s", r.log ? r.log : "");
-	/* complete but where no FDE covers crt code (issue 14), or the process exiting */
-	n = count_incomplete_outside_crt(r.folded, php_lang.comm);
-	CHECK(n == 0, "native stacks: %lu samples incomplete outside crt code", (unsigned long)n);
-out:
-	free(r.log);
+	interp_check_unsupported(&php_lang, "php", "8.3", cmd);
 }
 
 int main(int argc, char **argv)

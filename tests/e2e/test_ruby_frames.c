@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/lib/crt_frames.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/interp_folded.h"
 
@@ -150,58 +149,19 @@ out:
 	free(r.log);
 }
 
-/* The minor digit of the "3.1.2" ruby_version holds in the libruby at path becomes digit. */
-static bool patch_ruby_version(const char *path, char digit)
-{
-	char cmd[PATH_MAX + 256];
-	unsigned long long vaddr = 0, off = 0, addr = 0;
-	FILE *p;
-	bool ok = false;
-
-	snprintf(cmd, sizeof(cmd),
-		 "readelf -W --dyn-syms %s | awk '$8 == \"ruby_version\" {print $2}'; "
-		 "readelf -SW %s | awk '$2 == \".rodata\" {print $4, $5}'",
-		 path, path);
-	p = popen(cmd, "r");
-	if (p && fscanf(p, "%llx %llx %llx", &addr, &vaddr, &off) == 3 && addr >= vaddr) {
-		FILE *f = fopen(path, "r+e");
-
-		ok = f && !fseek(f, (long)(addr - vaddr + off + 2), SEEK_SET) &&
-		     fwrite(&digit, 1, 1, f) == 1;
-		if (f)
-			ok &= !fclose(f);
-	}
-	if (p)
-		pclose(p);
-	return ok;
-}
-
 /* A libruby whose ruby_version says 3.9: no entry, native stacks, the version named. */
 static void test_unsupported_version(void)
 {
 	char dir[512], lib[600], env[600], *cp[] = {"cp", LIBRUBY, lib, NULL};
 	char *cmd[] = {"env", env, RUBY, "--disable-gems", script, WORK, NULL};
-	struct interp_run r = {0};
-	uint64_t n;
 
 	tpath(dir, sizeof(dir), "");
 	snprintf(lib, sizeof(lib), "%s/libruby-3.1.so.3.1", dir);
 	snprintf(env, sizeof(env), "LD_LIBRARY_PATH=%s", dir);
-	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_ruby_version(lib, '9'),
+	/* "3.1.2": its minor digit */
+	CHECK(run(cp, NULL, NULL, 30) == 0 && interp_patch_symbol(lib, "ruby_version", 2, "9", 1),
 	      "a copy of " LIBRUBY " claiming 3.9");
-	if (!interp_record(&ruby_lang, "unsupported.folded", NULL, cmd, &r))
-		goto out;
-	CHECK(r.samples >= ENOUGH_TO_JUDGE && r.with_frames == 0,
-	      "%lu samples, %lu with Ruby frames", (unsigned long)r.samples,
-	      (unsigned long)r.with_frames);
-	CHECK(r.log && strstr(r.log, "cfiprof: ruby: 1 Ruby process of unsupported version 3.9: "
-				     "native stacks only"),
-	      "counted unsupported: %s", r.log ? r.log : "");
-	/* complete but where no FDE covers crt code (issue 14), or the process exiting */
-	n = count_incomplete_outside_crt(r.folded, ruby_lang.comm);
-	CHECK(n == 0, "native stacks: %lu samples incomplete outside crt code", (unsigned long)n);
-out:
-	free(r.log);
+	interp_check_unsupported(&ruby_lang, "ruby", "3.9", cmd);
 }
 
 int main(int argc, char **argv)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tests/lib/crt_frames.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/pprof_read.h"
 
@@ -444,6 +445,66 @@ static inline void interp_print_lines(const struct interp_lang *lang, const stru
 	if (f)
 		fclose(f);
 	printf("%s", log ? log : "");
+}
+
+/*
+ * The len bytes at skip into the data of the dynamic symbol named symbol
+ * (in .rodata) of the ELF file at path become bytes (readelf's addresses):
+ * a copy of an interpreter made to claim another version.  true if done.
+ */
+static inline bool interp_patch_symbol(const char *path, const char *symbol, size_t skip,
+				       const void *bytes, size_t len)
+{
+	char cmd[2 * PATH_MAX + 256];
+	unsigned long long vaddr = 0, off = 0, addr = 0;
+	FILE *p;
+	bool ok = false;
+
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -W --dyn-syms %s | awk '$8 == \"%s\" {print $2; exit}'; "
+		 "readelf -SW %s | awk '$2 == \".rodata\" {print $4, $5}'",
+		 path, symbol, path);
+	p = popen(cmd, "r");
+	if (p && fscanf(p, "%llx %llx %llx", &addr, &vaddr, &off) == 3 && addr >= vaddr) {
+		FILE *f = fopen(path, "r+e");
+
+		ok = f && !fseek(f, (long)(addr - vaddr + off + skip), SEEK_SET) &&
+		     fwrite(bytes, 1, len, f) == len;
+		if (f)
+			ok &= !fclose(f);
+	}
+	if (p)
+		pclose(p);
+	return ok;
+}
+
+/*
+ * cmd runs an interpreter whose version has no entry: its samples keep
+ * plain native stacks (complete, but where no FDE covers crt code, or the
+ * process exiting), none with the runtime's frames, and the summary names
+ * the version ("cfiprof: NAME: 1 WHAT process of unsupported version V:
+ * native stacks only").
+ */
+static inline void interp_check_unsupported(const struct interp_lang *lang, const char *rt_name,
+					    const char *version, char *const cmd[])
+{
+	struct interp_run r = {0};
+	char want[256];
+	uint64_t n;
+
+	if (!interp_record(lang, "unsupported.folded", NULL, cmd, &r))
+		goto out;
+	CHECK(r.samples >= ENOUGH_TO_JUDGE && r.with_frames == 0, "%lu samples, %lu with %s frames",
+	      (unsigned long)r.samples, (unsigned long)r.with_frames, lang->what);
+	snprintf(want, sizeof(want),
+		 "cfiprof: %s: 1 %s process of unsupported version %s: native stacks only", rt_name,
+		 lang->what, version);
+	CHECK(r.log && strstr(r.log, want), "counted unsupported (%s): %s", want,
+	      r.log ? r.log : "");
+	n = count_incomplete_outside_crt(r.folded, lang->comm);
+	CHECK(n == 0, "native stacks: %lu samples incomplete outside crt code", (unsigned long)n);
+out:
+	free(r.log);
 }
 
 #endif
