@@ -18,6 +18,7 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/layout_check.h"
 #include "user/runtimes/perl/perl_detect.h"
 #include "user/runtimes/perl/perl_names.h"
 #include "user/runtimes/perl/perl_offsets.h"
@@ -25,8 +26,10 @@
 #define PERL "/usr/bin/perl"
 
 /* The value of the field a line of layout.c names; -1 if none. */
-static long entry_field(const struct perl_offsets *o, const char *name)
+static long entry_field(const void *entry, const char *name)
 {
+	const struct perl_offsets *o = entry;
+
 	const struct {
 		const char *name;
 		long value;
@@ -72,37 +75,21 @@ static long entry_field(const struct perl_offsets *o, const char *name)
 }
 
 /* The 5.36 entry is the installed perl's layout, field by field. */
+static const void *find_entry(uint16_t version)
+{
+	return perl_offsets_find(version);
+}
+
 static void test_layout(void)
 {
-	char dir[] = "/tmp/cfiprof-perl-layout.XXXXXX", cmd[1024], name[64];
-	const struct perl_offsets *o = NULL;
-	unsigned long value;
-	int fields = 0, version = 0;
-	FILE *p;
+	char dir[] = "/tmp/cfiprof-perl-layout.XXXXXX", cmd[2048];
 
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	snprintf(cmd, sizeof(cmd),
 		 "cc -w $(perl -MExtUtils::Embed -e ccopts) -DPERL_CX_READ_CHECK=%d "
 		 "-DPERL_SI_READ_CHECK=%d tests/progs/perl/layout.c -o %s/layout && %s/layout",
 		 PERL_CX_READ, PERL_SI_READ, dir, dir);
-	p = popen(cmd, "r");
-	while (p && fscanf(p, "%63s %lu", name, &value) == 2) {
-		long want;
-
-		if (!strcmp(name, "version")) {
-			version = (int)value;
-			o = perl_offsets_find((uint16_t)value);
-			CHECK(o != NULL, "no entry for the installed perl %lu.%lu", value >> 8,
-			      value & 0xff);
-		}
-		if (!o)
-			continue;
-		want = entry_field(o, name);
-		CHECK(want == (long)value, "%s: table %ld, headers %lu", name, want, value);
-		fields++;
-	}
-	CHECK(p && pclose(p) == 0 && fields >= 28, "layout.c: %d fields read", fields);
-	printf("  perl %d.%d: %d fields checked\n", version >> 8, version & 0xff, fields);
+	layout_check("perl", cmd, find_entry, entry_field, 28);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0, "%s", cmd);
 }

@@ -14,14 +14,17 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/layout_check.h"
 #include "user/runtimes/ruby/ruby_detect.h"
 #include "user/runtimes/ruby/ruby_offsets.h"
 
 #define LIBRUBY "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"
 
 /* The value of the field a line of layout.c names; -1 if none. */
-static long entry_field(const struct ruby_offsets *o, const char *name)
+static long entry_field(const void *entry, const char *name)
 {
+	const struct ruby_offsets *o = entry;
+
 	const struct {
 		const char *name;
 		long value;
@@ -69,13 +72,14 @@ static long entry_field(const struct ruby_offsets *o, const char *name)
 }
 
 /* The 3.1 entry is the installed Ruby's layout, field by field. */
+static const void *find_entry(uint16_t version)
+{
+	return ruby_offsets_find(version);
+}
+
 static void test_layout(void)
 {
-	char dir[] = "/tmp/cfiprof-ruby-layout.XXXXXX", cmd[2048], name[64];
-	const struct ruby_offsets *o = NULL;
-	unsigned long value;
-	int fields = 0, version = 0;
-	FILE *p;
+	char dir[] = "/tmp/cfiprof-ruby-layout.XXXXXX", cmd[2048];
 
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	/* the header's inline functions call into libruby: linked against it */
@@ -87,24 +91,7 @@ static void test_layout(void)
 	    "cc -w -O1 -DRUBY_CFP_READ_CHECK=%d tests/progs/ruby/layout.c $(cat %s/flags) "
 	    "-o %s/layout && %s/layout",
 	    dir, RUBY_CFP_READ, dir, dir, dir);
-	p = popen(cmd, "r");
-	while (p && fscanf(p, "%63s %lu", name, &value) == 2) {
-		long want;
-
-		if (!strcmp(name, "version")) {
-			version = (int)value;
-			o = ruby_offsets_find((uint16_t)value);
-			CHECK(o != NULL, "no entry for the installed Ruby %lu.%lu", value >> 8,
-			      value & 0xff);
-		}
-		if (!o)
-			continue;
-		want = entry_field(o, name);
-		CHECK(want == (long)value, "%s: table %ld, headers %lu", name, want, value);
-		fields++;
-	}
-	CHECK(p && pclose(p) == 0 && fields >= 34, "layout.c: %d fields read", fields);
-	printf("  ruby %d.%d: %d fields checked\n", version >> 8, version & 0xff, fields);
+	layout_check("ruby", cmd, find_entry, entry_field, 34);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0, "%s", cmd);
 }
