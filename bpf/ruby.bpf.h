@@ -27,6 +27,14 @@ _Static_assert(RUBY_MAX_FRAMES * sizeof(struct cfi_interp_frame) <= RT_RECORD_BY
 #define RUBY_OFF_MASK 63
 /* control frames visited per sample, Ruby-level or not (C methods, ifuncs) */
 #define RUBY_MAX_STEPS 512
+/*
+ * ... without bpf_loop (kernels before 5.17, --tail-calls): the verifier
+ * walks each step of the loop in turn, and the states it keeps grow with
+ * the frames recorded, so its work grows with the square of the steps:
+ * 32 took 830 thousand of its million instructions beside the rest of the
+ * program.  Deeper stacks are truncated there.
+ */
+#define RUBY_MAX_STEPS_UNROLLED 24
 /* module ids past this are not a dynamic loader's (glibc counts them from 1) */
 #define RUBY_MAX_MODID 65536
 
@@ -146,7 +154,7 @@ __noinline int ruby_walk(__u32 pid)
 	if (use_bpf_loop) {
 		bpf_loop(RUBY_MAX_STEPS, ruby_walk_step, &c, 0);
 	} else {
-		for (i = 0; i < RUBY_MAX_STEPS; i++)
+		for (i = 0; i < RUBY_MAX_STEPS_UNROLLED; i++)
 			if (ruby_walk_step(i, &c))
 				break;
 	}
