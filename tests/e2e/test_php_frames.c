@@ -138,6 +138,103 @@ out:
 	free(r.log);
 }
 
+#define PHP_FPM "/usr/sbin/php-fpm8.2"
+
+/* FPM's processes keep the name of their program (their title is their arguments') */
+static struct interp_lang fpm_lang = {
+    .comm = "php-fpm8.2", .unknown = "[php]", .eval = "execute_ex", .what = "PHP"};
+
+/* The pid in FPM's pid file at path, once it is there (30 s); 0 if never. */
+static pid_t fpm_master(const char *path, const char *sock)
+{
+	struct stat st;
+
+	for (double end = mono_sec() + 30; mono_sec() < end; usleep(20000)) {
+		char *s = slurp(path);
+		long pid = strtol(s, NULL, 10);
+
+		free(s);
+		if (pid > 0 && stat(sock, &st) == 0)
+			return (pid_t)pid;
+	}
+	return 0;
+}
+
+/*
+ * A long-running FPM worker (static pool of one, without php.ini) serving
+ * the script twice through FastCGI (cgi-fcgi): record follows FPM from its
+ * start, the requests run in the worker forked at start, and each request's
+ * samples carry the same chains as the CLI's (one request is the script's
+ * 4000 iterations, ~300 samples at 299 Hz: tens in each chain).
+ */
+static void test_fpm(void)
+{
+	char conf[PATH_MAX], sock[PATH_MAX], pidf[PATH_MAX], folded[PATH_MAX], err[PATH_MAX + 8];
+	char *rec[] = {(char *)cfiprof_bin,
+		       "record",
+		       "-v",
+		       "-F",
+		       "299",
+		       "-o",
+		       folded,
+		       "--",
+		       PHP_FPM,
+		       "-n",
+		       "-R",
+		       "-F",
+		       "-y",
+		       conf,
+		       NULL};
+	char *req[] = {"cgi-fcgi", "-bind", "-connect", sock, NULL};
+	char env_script[PATH_MAX + 32], *env[] = {env_script, "REQUEST_METHOD=GET", NULL};
+	struct interp_run r = {0};
+	pid_t prof, master;
+	bool to = false;
+	uint64_t n;
+	FILE *f;
+	int st;
+
+	if (!oracle())
+		return;
+	tpath(conf, sizeof(conf), "fpm.conf");
+	tpath(sock, sizeof(sock), "fpm.sock");
+	tpath(pidf, sizeof(pidf), "fpm.pid");
+	tpath(folded, sizeof(folded), "fpm.folded");
+	snprintf(err, sizeof(err), "%s.err", folded);
+	f = fopen(conf, "we");
+	if (f) {
+		fprintf(f,
+			"[global]\npid = %s\nerror_log = %s.log\ndaemonize = no\n[www]\n"
+			"listen = %s\npm = static\npm.max_children = 1\n",
+			pidf, conf, sock);
+		fclose(f);
+	}
+	snprintf(env_script, sizeof(env_script), "SCRIPT_FILENAME=%s", script);
+	prof = spawn(rec, NULL, err);
+	master = prof > 0 && wait_cfiprof_sampling(prof, 30) ? fpm_master(pidf, sock) : 0;
+	CHECK(master > 0, "php-fpm did not start under record: %s", slurp(err));
+	for (int i = 0; master > 0 && i < 2; i++)
+		CHECK(run_env(req, env, "/dev/null", NULL, 60, NULL) == 0, "request %d failed", i);
+	if (master > 0)
+		kill(master, SIGQUIT); /* FPM's graceful stop: the recording ends with it */
+	st = prof > 0 ? wait_timeout(prof, 60, &to) : -1;
+	CHECK(exit_code(st, to) == 0, "record of php-fpm exited %d", exit_code(st, to));
+	r.log = slurp(err);
+	snprintf(r.folded, sizeof(r.folded), "%s", folded);
+	if (!interp_read_folded(&fpm_lang, "fpm.folded", &r))
+		goto out;
+	/* master and worker: both run PHP, so the summary counts two processes */
+	interp_judge_excusing(&fpm_lang, "php", "fpm", &r, 0);
+	CHECK(r.log && strstr(r.log, "cfiprof: php: 2 processes,"),
+	      "fpm: the summary counts FPM's master and worker: %s", r.log ? r.log : "");
+	n = interp_chain_count(&fpm_lang, &r, want_recursion, false);
+	CHECK(n >= 3, "fpm: the recursion's chain in %lu samples (want >= 3)", (unsigned long)n);
+	n = interp_chain_count(&fpm_lang, &r, want_callback, false);
+	CHECK(n >= 3, "fpm: the callback's chain in %lu samples (want >= 3)", (unsigned long)n);
+out:
+	free(r.log);
+}
+
 /* The first "API20220829,NTS" of the file at path becomes "API<api>,NTS"; true if done. */
 static bool patch_zend_api(const char *path, const char *api)
 {
@@ -180,6 +277,7 @@ int main(int argc, char **argv)
 		snprintf(script, sizeof(script), "tests/progs/php/recurse.php");
 	RUN_TEST(test_recursion);
 	RUN_TEST(test_namespaces);
+	RUN_TEST(test_fpm);
 	RUN_TEST(test_unsupported_version);
 	e2e_finish();
 	return HARNESS_DONE();
