@@ -10,7 +10,7 @@
  * an rb_vm_exec frame; the block's frames sit above Array#each's C code
  * (a vm_exec of its own); pprof has the leaf's file:line, OTLP types the
  * frames "ruby"; a --save recording's report shows the same chains.
- * Also: threads (each its own execution context), a process in its own PID
+ * Also: threads and Ractors (each its own execution context), a process in its own PID
  * and mount namespaces, and a libruby claiming another version (plain
  * native stacks, counted with its version named).
  */
@@ -30,7 +30,7 @@
 
 static struct interp_lang ruby_lang = {
     .comm = "ruby", .unknown = "[ruby]", .eval = "rb_vm_exec", .what = "Ruby"};
-static char script[PATH_MAX], threads[PATH_MAX];
+static char script[PATH_MAX], threads[PATH_MAX], ractors[PATH_MAX];
 /* the chains Ruby's own caller_locations gives the leaf: recursion, a block run by each */
 static char want_recursion[4096], want_block[4096];
 
@@ -133,6 +133,27 @@ out:
 	free(r.log);
 }
 
+/* A Ractor beside the main one: each its own native thread and context, both chains. */
+static void test_ractors(void)
+{
+	char *cmd[] = {RUBY, ractors, "1.5", NULL}, want[2 * PATH_MAX + 128];
+	struct interp_run r;
+	uint64_t n;
+
+	if (!interp_record(&ruby_lang, "ractors.folded", NULL, cmd, &r))
+		goto out;
+	interp_judge(&ruby_lang, "ruby", "ractors", &r);
+	snprintf(want, sizeof(want), "block in <main> (%s:*;spin_r (%s:*", ractors, ractors);
+	n = interp_chain_count(&ruby_lang, &r, want, false);
+	CHECK(n >= 3, "ractors: the Ractor's chain in %lu samples: %s", (unsigned long)n, want);
+	snprintf(want, sizeof(want), "<main> (%s:*;spin_m (%s:*", ractors, ractors);
+	n = interp_chain_count(&ruby_lang, &r, want, false);
+	CHECK(n >= 3, "ractors: the main Ractor's chain in %lu samples: %s", (unsigned long)n,
+	      want);
+out:
+	free(r.log);
+}
+
 /* The same chains from a process in its own PID and mount namespaces, its ruby only there. */
 static void test_namespaces(void)
 {
@@ -173,8 +194,11 @@ int main(int argc, char **argv)
 		snprintf(script, sizeof(script), "tests/progs/ruby/recurse.rb");
 	if (!realpath("tests/progs/ruby/threads.rb", threads))
 		snprintf(threads, sizeof(threads), "tests/progs/ruby/threads.rb");
+	if (!realpath("tests/progs/ruby/ractors.rb", ractors))
+		snprintf(ractors, sizeof(ractors), "tests/progs/ruby/ractors.rb");
 	RUN_TEST(test_recursion);
 	RUN_TEST(test_threads);
+	RUN_TEST(test_ractors);
 	RUN_TEST(test_namespaces);
 	RUN_TEST(test_unsupported_version);
 	e2e_finish();
