@@ -447,7 +447,7 @@ static void test_offcpu_budget(void)
 	char *report[] = {(char *)cfiprof_bin, "report", rec, "-o", rep, NULL};
 	const char *all[] = {NULL}, *longp[] = {"main;churn;block_long;block_for;", NULL};
 	const char *unwalked[] = {";[not walked: event budget]", NULL};
-	uint64_t total, measured, l, nw, refused, nw_rep;
+	uint64_t total, measured, measured_long, l, nw, refused, nw_rep;
 	int n, nl, nu, nu_rep;
 
 	tpath(rec, sizeof(rec), "offbudget.rec");
@@ -459,6 +459,7 @@ static void test_offcpu_budget(void)
 	l = folded_sum(path, "events_wait", longp, &nl, NULL);
 	nw = folded_sum(path, "events_wait", unwalked, &nu, NULL);
 	measured = number_after(log, "churn: off-CPU ") / 1000;
+	measured_long = number_after(log, "block_long off-CPU ") / 1000;
 	refused = number_after(log, "not sampled: ");
 	printf("  off-CPU budget: measured %" PRIu64 " us off-CPU, profile %" PRIu64
 	       " us in %d stacks (%" PRIu64 " us not walked, %d stacks), block_long %" PRIu64
@@ -476,8 +477,16 @@ static void test_offcpu_budget(void)
 	 */
 	CHECK(measured > 300000 && total >= measured * 9 / 10 && total <= measured * 11 / 10,
 	      "the profile's total %" PRIu64 " us, off the CPU %" PRIu64 " us", total, measured);
-	CHECK(nl == 1 && l >= 270000 && l <= 330000,
-	      "block_long blocked 300 ms: %" PRIu64 " us in %d stacks", l, nl);
+	/*
+	 * block_long sleeps 300 ms; off the CPU it is that and its wait for a CPU
+	 * once woken, which follows the machine's load (341 ms once beside a
+	 * stress run): the program's own measure of it is the reference.
+	 */
+	CHECK(nl == 1 && measured_long >= 290000 && l >= measured_long * 9 / 10 &&
+		  l <= measured_long * 11 / 10,
+	      "block_long blocked 300 ms (%" PRIu64 " us off the CPU by its own clocks): %" PRIu64
+	      " us in %d stacks",
+	      measured_long, l, nl);
 	CHECK(nu == 1 && nw > 0, "the blocks not walked: %d stacks, %" PRIu64 " us", nu, nw);
 	/* a recording keeps the sum as it is */
 	CHECK(run(report, NULL, NULL, 30) == 0, "report %s", rec);

@@ -14,7 +14,8 @@
  *   events_wait churn N    blocks 300 ms in block_long, then N times ~100-150 us in block_tiny, and
  *                          prints on stderr how long it was off the CPU meanwhile (wall time
  *                          less its CPU time) and how many blocks took 100 ms or more:
- *                          "churn: off-CPU NS ns in N blocks, L of 100 ms or more"
+ *                          "churn: off-CPU NS ns in N blocks, L of 100 ms or more;
+ *                          block_long off-CPU NS ns"
  * The sleep mode prints what it measured the same way: "sleep: burn_cpu NS ns on-CPU,
  * block_long NS ns off-CPU, block_short NS ns off-CPU".
  * No function ends in a tail call, so each frame stays on the stack.
@@ -82,20 +83,23 @@ static long long ns_of(clockid_t clk)
 __attribute__((noinline)) static void churn(int n)
 {
 	long long wall = ns_of(CLOCK_MONOTONIC), cpu = ns_of(CLOCK_THREAD_CPUTIME_ID);
-	long long off;
+	long long off, off_long;
 	int i, long_blocks = 0;
 
 	/* the whole time off the CPU, preemptions between the blocks too; each block's apart */
-	OFF_CPU_NS(block_long(), off);
-	long_blocks += off >= 100000000LL;
+	OFF_CPU_NS(block_long(), off_long);
+	long_blocks += off_long >= 100000000LL;
 	for (i = 0; i < n; i++) {
 		OFF_CPU_NS(block_tiny(), off);
 		long_blocks += off >= 100000000LL;
 	}
 	wall = ns_of(CLOCK_MONOTONIC) - wall;
 	cpu = ns_of(CLOCK_THREAD_CPUTIME_ID) - cpu;
-	fprintf(stderr, "churn: off-CPU %lld ns in %d blocks, %d of 100 ms or more\n", wall - cpu,
-		n + 1, long_blocks);
+	fprintf(
+	    stderr,
+	    "churn: off-CPU %lld ns in %d blocks, %d of 100 ms or more; block_long off-CPU %lld "
+	    "ns\n",
+	    wall - cpu, n + 1, long_blocks, off_long);
 }
 
 __attribute__((noinline)) void burn_cpu(long ms)
