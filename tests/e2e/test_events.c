@@ -383,11 +383,13 @@ static void test_budget(void)
 	 * The hog: mallocs in a loop for 2 s, as many as the machine makes (a
 	 * uprobe hit costs 6-9 us on the Firecracker VMs: 2,000,000 calls took
 	 * 19-27 s there, sampled at their share for all of it).  The
-	 * ordinary process, started while it runs, waits 300 ms (its tables are
-	 * loaded by then) and calls malloc 50 times, within its share.
+	 * ordinary process, started while it runs, waits 300 ms and calls malloc
+	 * 50 times, within its share, then stays 2 s: a loaded machine's first
+	 * load of it may come late (its samples deferred), and a process gone
+	 * before it leaves them nothing to walk with (issue 34).
 	 */
-	snprintf(script, sizeof(script), "%s mallocfor 2000 & sleep 0.3; %s malloc 50 300; wait",
-		 bin, ord);
+	snprintf(script, sizeof(script),
+		 "%s mallocfor 2000 & sleep 0.3; %s malloc 50 300 2000; wait", bin, ord);
 	if (e2e_record("budget.folded", "99", opts, cmd, &log))
 		goto out;
 	tpath(path, sizeof(path), "budget.folded");

@@ -3,8 +3,8 @@
  * Known waits and known calls, for tests/e2e/test_events.c:
  *   events_wait sleep      runs 200 ms of CPU time in burn_cpu, then blocks 300 ms in
  *                          block_long, 150 ms in block_short, 300 ms in block_long
- *   events_wait malloc N [MS]  calls malloc N times from alloc_leaf <- alloc_mid <- main
- *                          (after sleeping MS milliseconds)
+ *   events_wait malloc N [MS [HOLD]]  calls malloc N times from alloc_leaf <- alloc_mid <- main
+ *                          (after sleeping MS milliseconds; alive HOLD ms after)
  *   events_wait mallocfor MS   the same calls for MS milliseconds of wall time, then prints
  *                          on stderr how many and how long: "mallocfor: N calls in NS ns"
  *   events_wait open N     opens /dev/null N times from open_leaf <- main
@@ -169,6 +169,9 @@ int main(int argc, char **argv)
 		if (argc > 3)
 			block_for(atol(argv[3]));
 		alloc_mid(n);
+		/* alive for HOLD ms more: its samples finished while it still runs */
+		if (argc > 4)
+			block_for(atol(argv[4]));
 	} else if (argc > 1 && !strcmp(argv[1], "mallocfor")) {
 		/*
 		 * Bounded by time, not calls: a probe hit costs several times more on some
