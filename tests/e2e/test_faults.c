@@ -823,8 +823,9 @@ static void test_dlclose(void)
 	/* 3 of 6 rounds in libdl_target, the others in libpltlib, then main's own chain */
 	r.min_leaf_share = 0.25;
 	const char *extra[] = {"-F", "999", NULL};
-	/* 6 rounds of 0.3 s, libdl_target / libpltlib in turn, then 0.3 s in main's chain */
-	const char *cmd[] = {life, "dlclose", "0.3", lib1, lib2, "6", NULL};
+	/* 6 rounds of 0.3 s of CPU time (~300 samples each, however busy the machine),
+	 * libdl_target / libpltlib in turn, then 0.3 s in main's chain */
+	const char *cmd[] = {life, "dlclose", "0.3c", lib1, lib2, "6", NULL};
 
 	if (record(&r, extra, cmd, 40))
 		return;
