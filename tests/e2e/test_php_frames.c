@@ -235,8 +235,8 @@ out:
 	free(r.log);
 }
 
-/* The first "API20220829,NTS" of the file at path becomes "API<api>,NTS"; true if done. */
-static bool patch_zend_api(const char *path, const char *api)
+/* The first "API20220829,NTS" (the build id) of the file at path becomes to (15 bytes). */
+static bool patch_build_id(const char *path, const char *to)
 {
 	size_t len;
 	char *data = slurp_len(path, &len), *at;
@@ -245,8 +245,8 @@ static bool patch_zend_api(const char *path, const char *api)
 
 	at = data ? memmem(data, len, "API20220829,NTS", 15) : NULL;
 	f = at ? fopen(path, "r+e") : NULL;
-	if (f && !fseek(f, (long)(at - data) + 3, SEEK_SET))
-		ok = fwrite(api, 1, 8, f) == 8;
+	if (f && !fseek(f, (long)(at - data), SEEK_SET))
+		ok = fwrite(to, 1, 15, f) == 15;
 	if (f)
 		ok &= !fclose(f);
 	free(data);
@@ -263,9 +263,24 @@ static void test_unsupported_version(void)
 	char bin[512], *cmd[] = {bin, script, WORK, NULL}, *cp[] = {"cp", PHP, bin, NULL};
 
 	tpath(bin, sizeof(bin), "php8.2");
-	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_zend_api(bin, "20230831"),
+	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_build_id(bin, "API20230831,NTS"),
 	      "a copy of " PHP " claiming 8.3");
 	interp_check_unsupported(&php_lang, "php", "8.3", cmd);
+}
+
+/*
+ * A copy whose build id says thread-safe (ZTS: its executor globals are
+ * per thread, not read): native stacks, counted as "8.2 thread-safe", not
+ * as a version 8.2 that would seem supported.
+ */
+static void test_thread_safe(void)
+{
+	char bin[512], *cmd[] = {bin, script, WORK, NULL}, *cp[] = {"cp", PHP, bin, NULL};
+
+	tpath(bin, sizeof(bin), "php8.2");
+	CHECK(run(cp, NULL, NULL, 30) == 0 && patch_build_id(bin, "API20220829,TS\0"),
+	      "a copy of " PHP " claiming a thread-safe build");
+	interp_check_unsupported(&php_lang, "php", "8.2 thread-safe", cmd);
 }
 
 int main(int argc, char **argv)
@@ -279,6 +294,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_namespaces);
 	RUN_TEST(test_fpm);
 	RUN_TEST(test_unsupported_version);
+	RUN_TEST(test_thread_safe);
 	e2e_finish();
 	return HARNESS_DONE();
 }

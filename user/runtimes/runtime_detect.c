@@ -200,6 +200,7 @@ void runtime_detect_stats(struct runtime_detect *rd, struct runtime_detect_stats
 	pthread_mutex_lock(&rd->lock);
 	*out = rd->stats;
 	pthread_mutex_unlock(&rd->lock);
+	out->variant = rd->ops.variant;
 }
 
 void runtime_detect_describe_unsupported(const struct runtime_detect_stats *st, const char *what,
@@ -214,10 +215,13 @@ void runtime_detect_describe_unsupported(const struct runtime_detect_stats *st, 
 			      st->unsupported, what, st->unsupported == 1 ? "" : "es",
 			      st->nr_unsup_versions > 1 ? "s" : "");
 	for (uint32_t i = 0; i < st->nr_unsup_versions && n < len; i++) {
-		if (st->unsup_version[i] > 1)
-			n += (size_t)snprintf(buf + n, len - n, "%s %u.%u", i ? "," : "",
-					      st->unsup_version[i] >> 8,
-					      st->unsup_version[i] & 0xff);
+		uint16_t v = st->unsup_version[i] & (uint16_t)~DETECT_VERSION_VARIANT;
+		bool variant = st->unsup_version[i] & DETECT_VERSION_VARIANT;
+
+		if (v > 1)
+			n += (size_t)snprintf(buf + n, len - n, "%s %u.%u%s%s", i ? "," : "",
+					      v >> 8, v & 0xff, variant ? " " : "",
+					      variant && st->variant ? st->variant : "");
 		else
 			n += (size_t)snprintf(buf + n, len - n, "%s unknown", i ? "," : "");
 		if (st->nr_unsup_versions > 1 && n < len)

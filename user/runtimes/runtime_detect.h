@@ -38,7 +38,15 @@ struct detect_ops {
 	 */
 	int (*entry)(const void *info, uint64_t bias, uint32_t pid, uint64_t read_ns, void *data,
 		     size_t *size, uint16_t *version);
+	/*
+	 * What a build of a version it does not read is called in the summary
+	 * (its *version has DETECT_VERSION_VARIANT set): "thread-safe" for PHP.
+	 */
+	const char *variant;
 };
+
+/* in entry's *version: a build of that version the runtime does not read */
+#define DETECT_VERSION_VARIANT 0x8000
 
 /* the unsupported versions the summary names, with their processes */
 #define DETECT_UNSUPPORTED_VERSIONS 4
@@ -49,6 +57,7 @@ struct runtime_detect_stats {
 	uint32_t nr_unsup_versions;
 	uint16_t unsup_version[DETECT_UNSUPPORTED_VERSIONS]; /* the first ones seen */
 	uint64_t unsup_procs[DETECT_UNSUPPORTED_VERSIONS];
+	const char *variant; /* detect_ops.variant */
 };
 
 struct runtime_detect;
@@ -70,7 +79,10 @@ void runtime_detect_object(struct runtime_detect *rd, const char *key, const cha
 struct proc_mapping;
 void runtime_detect_proc(struct runtime_detect *rd, uint32_t pid, const struct proc_mapping *maps,
 			 uint32_t nr, uint64_t read_ns, bool early);
-/* "2 PHP processes of unsupported versions 8.1 (1), 8.3 (1)" into buf ("" when none). */
+/*
+ * "2 PHP processes of unsupported versions 8.1 (1), 8.2 thread-safe (1)"
+ * into buf ("" when none).
+ */
 void runtime_detect_describe_unsupported(const struct runtime_detect_stats *st, const char *what,
 					 char *buf, size_t len);
 /* pid's runtime_procs part as last written into data (size bytes); false when it has none. */

@@ -86,6 +86,9 @@ static int entry(const void *info, uint64_t bias, uint32_t pid, uint64_t read_ns
 	(void)pid;
 	*version = php_version_of_api(o->api);
 	off = o->executor_globals ? php_offsets_find(*version) : NULL;
+	/* a thread-safe build: its executor globals are per thread, not read yet */
+	if (o->thread_safe && *version > 1)
+		*version |= DETECT_VERSION_VARIANT;
 	if (!off)
 		return -1;
 	*val = off->bpf;
@@ -98,6 +101,7 @@ static int entry(const void *info, uint64_t bias, uint32_t pid, uint64_t read_ns
 const struct detect_ops php_detect_ops = {
     .runtime = RT_PHP,
     .may_be = may_be_php,
+    .variant = "thread-safe",
     .object = object,
     .entry = entry,
 };
