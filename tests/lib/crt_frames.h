@@ -151,7 +151,8 @@ static inline uint64_t count_crt_no_rule(const char *path, const char *comm, uin
 /*
  * Samples of comm that stopped for another cause than crt code (a no-rule
  * stop whose frame, the first after the tag, is crt's: is_crt_function or
- * is_crt_address), the process's exit (no address space to walk) or a
+ * is_crt_address), the process's exit (no address space to walk), its
+ * exec (the image being replaced: a command started through env) or a
  * load's window (no-mapping, tables-pending: code mapped or tables asked
  * for just before the sample, as many as the load took on a busy machine);
  * each printed.  For a program whose native stacks must be complete.
@@ -170,6 +171,7 @@ static inline uint64_t count_incomplete_outside_crt(const char *path, const char
 		size_t len;
 
 		if (strncmp(line, prefix, pl) || !cnt || !strncmp(line + pl, "exiting]", 8) ||
+		    !strncmp(line + pl, "in-execve]", 10) ||
 		    !strncmp(line + pl, "no-mapping]", 11) ||
 		    !strncmp(line + pl, "tables-pending]", 15))
 			continue;
