@@ -41,16 +41,4 @@ static void *create(int procs_fd)
 	return runtime_parts_new(&ruby_detect_ops, &ruby_name_ops, &desc, procs_fd);
 }
 
-const struct runtime_ops ruby_runtime = {
-    .id = RT_RUBY,
-    .create = create,
-    .destroy = runtime_parts_free,
-    .hooks = runtime_parts_hooks,
-    .namer = namer,
-    .note = runtime_parts_note,
-    .carry = runtime_parts_carry,
-    .wait = runtime_parts_wait,
-    .sweep = runtime_parts_sweep,
-    .summary = runtime_parts_summary,
-    .metrics = runtime_parts_metrics,
-};
+const struct runtime_ops ruby_runtime = RUNTIME_PARTS_OPS(RT_RUBY, create, namer);
