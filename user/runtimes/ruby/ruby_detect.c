@@ -29,8 +29,8 @@ int ruby_elf_info(int fd, struct ruby_object *out)
 	uint64_t left = RUBY_READ_MAX, values[3];
 	unsigned int major = 0, minor = 0;
 	char version[16] = "";
-	uint32_t found = 0;
 	struct stat st;
+	bool ruby;
 	Elf *e;
 
 	memset(out, 0, sizeof(*out));
@@ -40,16 +40,16 @@ int ruby_elf_info(int fd, struct ruby_object *out)
 		elf_end(e);
 		return -1;
 	}
-	elf_find_symbols(e, names, values, 3, &left, &found);
-	if ((found & 7) == 7 && !elf_read_vaddr(e, fd, values[2], version, sizeof(version) - 1) &&
-	    sscanf(version, "%u.%u.", &major, &minor) == 2 && major < 256 && minor < 256)
-		out->version = (uint16_t)(major << 8 | minor);
-	if ((found & 7) == 7) {
+	ruby = elf_find_symbols(e, names, values, 3, &left, NULL) == 3;
+	if (ruby) {
 		out->tls_offset = values[0];
 		out->modid_slot = elf_tls_module_slot(e, names[0], &left);
+		if (!elf_read_vaddr(e, fd, values[2], version, sizeof(version) - 1) &&
+		    sscanf(version, "%u.%u.", &major, &minor) == 2 && major < 256 && minor < 256)
+			out->version = (uint16_t)(major << 8 | minor);
 	}
 	elf_end(e);
-	if ((found & 7) != 7 || elf_read_truncated(fd, (uint64_t)st.st_size))
+	if (!ruby || elf_read_truncated(fd, (uint64_t)st.st_size))
 		return -1;
 	return 0;
 }
