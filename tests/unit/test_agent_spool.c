@@ -9,6 +9,10 @@
  *    service's name (name=SERVICE{...}), also when a previous run left it;
  *    spool names whose service is not [A-Za-z0-9._-] are ignored, and
  *    agent_push_enqueue refuses such a service;
+ *  - spool_inflight: a profile spooled while another is being sent, and
+ *    sorting before it (same interval, a service name earlier in order), is
+ *    delivered, and the one in flight is removed once, not dropped (the old
+ *    pusher removed the newcomer unsent and then failed to read the other);
  *  - token_fifo: a FIFO as --token-file or as the config file is refused at
  *    start with exit status 2 (the old agent blocked in open() for good).
  * A loopback receiver stands in for the backend.  Runs under ASan too.
@@ -38,7 +42,7 @@ static char tmp[] = "/tmp/cfiprof-spool.XXXXXX";
 /* Every request body it got, concatenated; answers 200 to each. */
 struct receiver {
 	int fd, port, requests;
-	volatile bool stop;
+	volatile bool stop, hold; /* hold: read requests, answer none until cleared */
 	pthread_mutex_t lock;
 	char got[1 << 16];
 	size_t len;
@@ -73,6 +77,8 @@ static void *receiver_main(void *arg)
 		pthread_mutex_lock(&rv->lock);
 		rv->requests++;
 		pthread_mutex_unlock(&rv->lock);
+		while (rv->hold && !rv->stop)
+			usleep(10 * 1000);
 		if (write(c, ok, sizeof(ok) - 1) < 0)
 			perror("receiver");
 		close(c);
@@ -234,6 +240,54 @@ static void test_spool_services(void)
 	      "agent_service_name_ok");
 }
 
+static int requests(struct receiver *rv)
+{
+	int n;
+
+	pthread_mutex_lock(&rv->lock);
+	n = rv->requests;
+	pthread_mutex_unlock(&rv->lock);
+	return n;
+}
+
+static void test_spool_inflight(void)
+{
+	char spool[PATH_MAX], url[64];
+	struct agent_push_config cfg = push_config(spool);
+	struct receiver rv = {.hold = true};
+	struct agent_push_stats st = {0};
+	struct agent_push *ap;
+
+	snprintf(spool, sizeof(spool), "%s/spool-inflight", tmp);
+	mkdir(spool, 0750);
+	CHECK(receiver_start(&rv) == 0, "receiver");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", rv.port);
+	cfg.url = url;
+	ap = agent_push_start(&cfg);
+	CHECK(ap != NULL, "agent_push_start");
+	if (!ap) {
+		receiver_stop(&rv);
+		return;
+	}
+	CHECK(agent_push_enqueue(ap, 3, 4, "svc-z", "PROFILE-Z", 9) == 0, "enqueue svc-z");
+	/* held unanswered: svc-z stays in flight (a hang guard, not a speed bound) */
+	for (int i = 0; i < 400 && requests(&rv) < 1; i++)
+		sleep_s(0.05);
+	CHECK(requests(&rv) == 1, "svc-z's request reached the receiver");
+	CHECK(agent_push_enqueue(ap, 3, 4, "svc-a", "PROFILE-A", 9) == 0, "enqueue svc-a");
+	rv.hold = false;
+	for (int i = 0; i < 400 && !received(&rv, "PROFILE-A"); i++)
+		sleep_s(0.05);
+	agent_push_stop(ap, 1.0, &st);
+	receiver_stop(&rv);
+	CHECK(received(&rv, "PROFILE-Z") && received(&rv, "PROFILE-A"),
+	      "both profiles delivered (svc-z %d, svc-a %d)", received(&rv, "PROFILE-Z"),
+	      received(&rv, "PROFILE-A"));
+	CHECK(rv.requests == 2 && st.successes == 2 && st.dropped == 0 && st.failures == 0,
+	      "%d requests, %" PRIu64 " successes, %" PRIu64 " failures, %" PRIu64 " dropped",
+	      rv.requests, st.successes, st.failures, st.dropped);
+}
+
 /* argv's exit status (the agent's), with its stderr in *msg; -1 if it hung for 10 s. */
 static int run_agent(char **argv, char **msg)
 {
@@ -290,6 +344,7 @@ int main(int argc, char **argv)
 	}
 	RUN_TEST(test_spool_symlink);
 	RUN_TEST(test_spool_services);
+	RUN_TEST(test_spool_inflight);
 	RUN_TEST(test_token_fifo);
 	tmpdir_done(tmp, harness_failed);
 	return HARNESS_DONE();

@@ -282,6 +282,16 @@ static void wait_until(struct agent_push *ap, double until)
 	}
 }
 
+/* The one entry being sent. Lock held. */
+static size_t inflight_index(const struct agent_push *ap)
+{
+	size_t i = 0;
+
+	while (i + 1 < ap->nr && !ap->q[i].inflight)
+		i++;
+	return i;
+}
+
 static void *pusher_main(void *arg)
 {
 	struct agent_push *ap = arg;
@@ -293,6 +303,7 @@ static void *pusher_main(void *arg)
 	char *data;
 	size_t len = 0;
 	long status;
+	size_t i;
 	int err;
 
 	if (!h) {
@@ -332,7 +343,12 @@ static void *pusher_main(void *arg)
 		cfg_free(&cfg);
 
 		pthread_mutex_lock(&ap->lock);
-		/* only the pusher removes an in-flight entry: it is still the first */
+		/*
+		 * Where the entry is now: a profile of the same interval spooled
+		 * meanwhile may sort before it.  Only the pusher removes an
+		 * in-flight entry and the bound skips it, so it is still queued.
+		 */
+		i = inflight_index(ap);
 		if (r == PUSH_OK) {
 			ap->st.successes++;
 			ap->st.last_success_unix = (uint64_t)time(NULL);
@@ -354,10 +370,10 @@ static void *pusher_main(void *arg)
 		}
 		if (r != PUSH_RETRY) {
 			unlink(path);
-			queue_remove(ap, 0);
+			queue_remove(ap, i);
 			continue;
 		}
-		ap->q[0].inflight = false;
+		ap->q[i].inflight = false;
 		ap->consecutive_failures++;
 		{
 			double d = backoff(ap);
