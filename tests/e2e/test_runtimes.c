@@ -415,10 +415,12 @@ static void test_lazy_binding(void)
 {
 	static const char *const exp[] = {LIBC_ROOT, "lz_round", "lz_all",
 					  "_dl_runtime_resolve_xsavec"};
+	/* main's own first calls through the executable's PLT (strrchr, snprintf) bind too */
+	static const char *const exp_main[] = {LIBC_ROOT, "_dl_runtime_resolve_xsavec"};
 	char prog[PATHBUF];
 	char *cmd[] = {prog, (char *)seconds, NULL};
 	static struct run r;
-	struct needle_stats res;
+	struct needle_stats res, own;
 	uint64_t in_fault;
 
 	snprintf(prog, sizeof(prog), "%s/lazybind", progs_dir);
@@ -459,9 +461,12 @@ static void test_lazy_binding(void)
 		CHECK(strcmp(r.st.reason_names[i], "no-mapping") != 0 || r.st.reasons[i] <= 1,
 		      "lazy: %lu samples stopped at no-mapping", (unsigned long)r.st.reasons[i]);
 	scan_needle(r.folded, "lazybind", "_dl_runtime_resolve", exp, N(exp), &res);
+	scan_needle(r.folded, "lazybind", "_dl_runtime_resolve", exp_main, N(exp_main), &own);
 	printf("  lazy: %lu samples inside lazy binding, %lu complete, %lu rooted "
-	       "main;lz_round;lz_all;_dl_runtime_resolve_xsavec\n",
-	       (unsigned long)res.with, (unsigned long)res.complete, (unsigned long)res.prefix_ok);
+	       "main;lz_round;lz_all;_dl_runtime_resolve_xsavec, %lu "
+	       "main;_dl_runtime_resolve_xsavec\n",
+	       (unsigned long)res.with, (unsigned long)res.complete, (unsigned long)res.prefix_ok,
+	       (unsigned long)own.prefix_ok);
 	/*
 	 * Lazy binding is 35-41% of the program's samples (its rounds bind
 	 * afresh each time): a quarter at least, and enough to judge.  A fixed
@@ -474,8 +479,10 @@ static void test_lazy_binding(void)
 	CHECK(pct(res.complete, res.with) >= 99.0,
 	      "lazy: %lu of %lu samples inside lazy binding complete", (unsigned long)res.complete,
 	      (unsigned long)res.with);
-	CHECK(res.prefix_ok == res.complete, "lazy: %lu complete stacks with another chain: %s",
-	      (unsigned long)(res.complete - res.prefix_ok), res.first_bad);
+	/* main's own bindings happen once per process: a sample there is rare, not wrong */
+	CHECK(res.prefix_ok + own.prefix_ok == res.complete,
+	      "lazy: %lu complete stacks with another chain: %s",
+	      (unsigned long)(res.complete - res.prefix_ok - own.prefix_ok), res.first_bad);
 }
 
 /*
