@@ -69,15 +69,27 @@ static int64_t factored(int64_t v, int64_t factor)
 	return r;
 }
 
+/*
+ * The frame pointer's, the carried register's and the RA's columns in
+ * struct cfa_state order; -1 for any other register.
+ */
+static int column_index(const struct interp *in, uint64_t reg)
+{
+	if (reg == in->sec->regs->fp)
+		return 0;
+	if (reg == in->sec->regs->carried && reg != DW_REG_NONE)
+		return 1;
+	if (reg == in->cie->ra_reg)
+		return 2;
+	return -1;
+}
+
 static struct reg_rule *column(struct interp *in, uint64_t reg)
 {
-	if (reg == DW_REG_RBP)
-		return &in->st.rbp;
-	if (reg == DW_REG_RBX)
-		return &in->st.rbx;
-	if (reg == in->cie->ra_reg)
-		return &in->st.ra;
-	return NULL;
+	struct reg_rule *cols[] = {&in->st.rbp, &in->st.rbx, &in->st.ra};
+	int i = column_index(in, reg);
+
+	return i < 0 ? NULL : cols[i];
 }
 
 static void set_rule(struct interp *in, uint64_t reg, uint8_t kind, int64_t off, uint64_t reg2)
@@ -102,7 +114,9 @@ static void restore_rule(struct interp *in, uint64_t reg)
 		memset(r, 0, sizeof(*r));
 		return;
 	}
-	*r = reg == DW_REG_RBP ? in->init->rbp : reg == DW_REG_RBX ? in->init->rbx : in->init->ra;
+	const struct reg_rule *init[] = {&in->init->rbp, &in->init->rbx, &in->init->ra};
+
+	*r = *init[column_index(in, reg)];
 }
 
 /* Moves to new_loc, emitting the row in force before the move. Returns 1 past the FDE end. */

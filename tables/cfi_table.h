@@ -26,6 +26,24 @@ enum cfi_err {
 	CFI_ERR_BUDGET = -7,	/* over the build budget (struct cfi_budget): skipped */
 };
 
+/*
+ * The instruction set a table's rules are for: which DWARF registers are the
+ * stack and frame pointers, where a return address lives.  A table is built
+ * for its object's machine, whatever the host's (the oracle reads arm64
+ * objects on x86-64); a walker uses only tables of its own (CFI_ARCH_NATIVE).
+ */
+enum cfi_arch {
+	CFI_ARCH_X86_64 = 0,
+	CFI_ARCH_ARM64 = 1,
+	CFI_ARCH_MAX,
+};
+
+#if defined(__aarch64__)
+#define CFI_ARCH_NATIVE CFI_ARCH_ARM64
+#else
+#define CFI_ARCH_NATIVE CFI_ARCH_X86_64
+#endif
+
 /* Where a rule came from, for overlap resolution and statistics. */
 enum cfi_source {
 	CFI_SRC_EH_FRAME = 0,
@@ -62,6 +80,7 @@ struct cfi_table {
 	uint32_t nr_pages;
 	uint64_t min_addr, max_addr; /* covered range [min, max) */
 	char build_id[ELF_BUILD_ID_HEX_LEN]; /* hex, "" when the file has none */
+	uint8_t arch;			     /* enum cfi_arch */
 	struct cfi_stats stats;
 };
 
@@ -111,6 +130,8 @@ struct cfi_build_opts {
 	const char *debug_root;	  /* default "/usr/lib/debug" */
 	const char *display_name; /* name used in messages (default: path) */
 	uint32_t root_pid; /* the object is a process's: its debug files are in /proc/PID/root */
+	/* refuse an object of another machine (CFI_ERR_ELF): a process's, for this walker */
+	int native_only;
 	struct cfi_budget budget;
 };
 
@@ -151,10 +172,15 @@ const struct cfi_rule *cfi_table_lookup(const struct cfi_table *t, uint64_t addr
 /* Text forms shared by --dump, --json and the oracle test. */
 const char *cfi_strerror(int err);
 const char *cfi_unsupported_name(int reason);
-/* readelf-compatible columns: CFA ("rsp+16", "exp"), rbp ("u", "c-16"), ra ("c-8", "u") */
-void cfi_rule_format_cfa(const struct cfi_rule *r, char *buf, size_t len);
+/* "x86-64", "arm64" */
+const char *cfi_arch_name(int arch);
+/*
+ * readelf-compatible columns: CFA ("rsp+16", "sp+16", "exp"), the frame
+ * pointer ("u", "c-16"), ra ("c-8", "u"); registers named as arch names them.
+ */
+void cfi_rule_format_cfa(const struct cfi_rule *r, int arch, char *buf, size_t len);
 void cfi_rule_format_reg(int kind, int off, char *buf, size_t len);
-/* full description, e.g. "cfa=plt(rsp+8,>=11) rbp=same ra=c-8" */
-void cfi_rule_describe(const struct cfi_rule *r, char *buf, size_t len);
+/* full description, e.g. "cfa=plt(rsp+8,>=11) rbp=same ra=c-8" ("fp=" on arm64) */
+void cfi_rule_describe(const struct cfi_rule *r, int arch, char *buf, size_t len);
 
 #endif /* CFI_TABLE_H */

@@ -173,7 +173,7 @@ static int collect_row(void *ctx, uint64_t addr, const struct cfa_state *st)
 	fr->err = budget_tick(&fr->p->budget, fr->p->diag);
 	if (fr->err)
 		return fr->err;
-	rule_classify(st, fr->fde->cie->signal_frame, &r);
+	rule_classify(st, fr->fde->sec->regs, fr->fde->cie->signal_frame, &r);
 	stats->raw_rows++;
 	if (r.reason != CFI_UNSUP_NONE && r.reason < CFI_UNSUP_MAX)
 		stats->unsupported[r.reason]++;

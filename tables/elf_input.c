@@ -12,15 +12,23 @@
 #include "elf/sections.h"
 #include "tables/diag.h"
 
-/* NULL when @e is an object the compiler reads, else why not. */
-static const char *elf_unusable(Elf *e, size_t *shstrndx)
+/*
+ * NULL when @e is an object the compiler reads, else why not; *@regs: its
+ * machine's registers.  @want: the machine it must be (a debug file's is its
+ * object's), or NULL.
+ */
+static const char *elf_unusable(Elf *e, size_t *shstrndx, const struct cfi_arch_regs *want,
+				const struct cfi_arch_regs **regs)
 {
 	GElf_Ehdr eh;
 
 	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
 		return "not an ELF file";
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
-		return "not an x86-64 ELF64 object";
+	*regs = eh.e_ident[EI_CLASS] == ELFCLASS64 ? cfi_arch_regs_of_machine(eh.e_machine) : NULL;
+	if (!*regs)
+		return "not an x86-64 or arm64 ELF64 object";
+	if (want && *regs != want)
+		return "of another machine than its object";
 	if (elf_getshdrstrndx(e, shstrndx))
 		return "no section name table";
 	return NULL;
@@ -45,7 +53,7 @@ int elf_input_open(struct elf_input *in, int fd, void *mem, size_t len, struct d
 		diag_add(dc, "ELF", 0, "%s", elf_errmsg(-1));
 		return CFI_ERR_ELF;
 	}
-	why = elf_unusable(in->obj.elf, &in->obj.shstrndx);
+	why = elf_unusable(in->obj.elf, &in->obj.shstrndx, NULL, &in->obj.regs);
 	if (why) {
 		diag_add(dc, "ELF", 0, "%s", why);
 		elf_end(in->obj.elf);
@@ -134,6 +142,7 @@ static void fill_section(struct cfi_section *cs, struct elf_obj *o, Elf_Data *d,
 	cs->size = d->d_size;
 	cs->vaddr = sh->sh_addr;
 	cs->is_eh = src == CFI_SRC_EH_FRAME;
+	cs->regs = o->regs;
 	cs->source = src;
 	cs->name = name;
 	cs->read_addr = read_vaddr;
@@ -195,23 +204,32 @@ static int add_debug_frame(struct cfi_parse *p, struct elf_obj *o, enum cfi_sour
 	return cfi_parse_section(p, cs);
 }
 
+/* What the debug file search's callbacks need: the object's machine, where to say why. */
+struct debug_search_ctx {
+	const struct cfi_arch_regs *regs;
+	struct diag_ctx *dc;
+};
+
 static const char *debug_file_unusable(Elf *e, void *ctx)
 {
+	const struct debug_search_ctx *sc = ctx;
+	const struct cfi_arch_regs *regs;
 	size_t shstrndx;
 
-	(void)ctx;
-	return elf_unusable(e, &shstrndx);
+	return elf_unusable(e, &shstrndx, sc->regs, &regs);
 }
 
 static void debug_file_refused(void *ctx, const char *via, const char *path, const char *why)
 {
-	diag_add(ctx, via, 0, "%s %s: ignored", path, why);
+	const struct debug_search_ctx *sc = ctx;
+
+	diag_add(sc->dc, via, 0, "%s %s: ignored", path, why);
 }
 
 static bool find_debug_file(struct elf_input *in, const char *path, const struct stat *self,
 			    const struct cfi_build_opts *opts, struct cfi_parse *p)
 {
-	struct diag_ctx *dc = p->diag;
+	struct debug_search_ctx sc = {.regs = in->obj.regs, .dc = p->diag};
 	struct debug_file_search s = {
 	    .root = opts && opts->debug_root ? opts->debug_root : DEBUG_ROOT_DEFAULT,
 	    .obj_path = path,
@@ -219,7 +237,7 @@ static bool find_debug_file(struct elf_input *in, const char *path, const struct
 	    .self = self,
 	    .unusable = debug_file_unusable,
 	    .refused = debug_file_refused,
-	    .ctx = dc,
+	    .ctx = &sc,
 	    /* a debuglink CRC reads the whole candidate: within the build's time */
 	    .deadline_ns = p->budget.deadline_ns,
 	    .cancel = p->budget.cancel,
@@ -229,6 +247,7 @@ static bool find_debug_file(struct elf_input *in, const char *path, const struct
 		return false;
 	in->dbg_obj.elf = in->dbg.elf;
 	in->dbg_obj.fd = in->dbg.fd;
+	in->dbg_obj.regs = in->obj.regs;
 	elf_getshdrstrndx(in->dbg.elf, &in->dbg_obj.shstrndx);
 	return true;
 }
@@ -247,6 +266,7 @@ int elf_input_parse(struct elf_input *in, const char *path, const struct stat *s
 		p->entry = eh.e_entry;
 	if (elf_build_id_hex(in->obj.elf, t->build_id, sizeof(t->build_id)) < 0)
 		t->build_id[0] = '\0';
+	t->arch = in->obj.regs->arch;
 	err = add_eh_frame(p, in, t);
 	if (err)
 		return err;

@@ -23,6 +23,7 @@ struct elf_obj {
 	const char *image; /* the object in memory (cfi_table_build_mem) */
 	size_t image_len;
 	uint64_t *bytes_left; /* the build's byte budget, shared with the debug file */
+	const struct cfi_arch_regs *regs; /* its machine's */
 };
 
 /* Everything the parsed FDEs point into: keep it open until the table is built. */

@@ -81,14 +81,19 @@ int go_input_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t)
 	uint64_t i, n, sig;
 	int r, err = 0;
 
+	/* go_row writes x86-64's frame: arm64's keeps the RA at the frame's bottom */
+	if (in->obj.regs->arch != CFI_ARCH_X86_64)
+		return 0;
 	r = in->obj.image ? gopclntab_read_mem(in->obj.image, in->obj.image_len, &in->go, &why)
 			  : gopclntab_read_names(in->obj.elf, in->obj.fd, &in->go, &why);
 	if (r < 0)
 		diag_add(p->diag, ".gopclntab", 0, "%s: not used", why ? why : "refused");
 	if (r)
 		return 0;
-	in->go_sec = (struct cfi_section){
-	    .source = CFI_SRC_GOPCLNTAB, .name = ".gopclntab", .read_ctx = in->go};
+	in->go_sec = (struct cfi_section){.source = CFI_SRC_GOPCLNTAB,
+					  .name = ".gopclntab",
+					  .read_ctx = in->go,
+					  .regs = in->obj.regs};
 	n = gopclntab_nfunc(in->go);
 	sig = sigreturn_entry(in->go);
 	for (i = 0; i < n && !err; i++) {

@@ -13,6 +13,28 @@
 #define DW_REG_RBP 6
 #define DW_REG_RSP 7
 #define DW_REG_RIP 16
+/* AArch64's (ARM IHI 0057, "DWARF for the Arm 64-bit Architecture") */
+#define DW_REG_A64_FP 29
+#define DW_REG_A64_LR 30
+#define DW_REG_A64_SP 31
+#define DW_REG_NONE   0xffff
+
+/*
+ * The registers of one architecture the rule model gives a column: the CFA's
+ * stack and frame pointers, the register carried through a walk (x86-64's
+ * rbx, for the lazy-binding trampoline; none on arm64) and the pc an
+ * expression may read (x86-64's PLT rule).  ra_in_lr: an RA column no
+ * instruction mentions is the link register's value, not the outermost frame.
+ */
+struct cfi_arch_regs {
+	uint8_t arch; /* enum cfi_arch */
+	uint16_t sp, fp, carried, pc;
+	bool ra_in_lr;
+};
+
+/* NULL for a machine the compiler does not read (e_machine of the ELF header). */
+const struct cfi_arch_regs *cfi_arch_regs_of_machine(unsigned int e_machine);
+const struct cfi_arch_regs *cfi_arch_regs(int arch);
 
 /* Addresses above this cannot be user-space code (and would overflow the page key). */
 #define CFI_MAX_ADDR (1ull << 47)
@@ -30,6 +52,7 @@ struct cfi_section {
 	uint64_t datarel;    /* base for datarel pointers (.got for .eh_frame) */
 	uint64_t textrel;    /* base for textrel pointers (.text) */
 	bool is_eh;	     /* .eh_frame conventions (CIE id 0, relative CIE pointers) */
+	const struct cfi_arch_regs *regs; /* the object's machine */
 	enum cfi_source source;
 	const char *name;
 	/* Reads 8 bytes at a virtual address of the object, for DW_EH_PE_indirect. */
@@ -158,7 +181,8 @@ int cfa_run_fde(const struct fde *f, row_fn emit, void *ctx, struct diag_ctx *di
 int go_run_fde(const struct fde *f, row_fn emit, void *ctx);
 
 /* Turns the DWARF state into the compact rule; signal_frame from the CIE. */
-void rule_classify(const struct cfa_state *st, bool signal_frame, struct cfi_rule *out);
+void rule_classify(const struct cfa_state *st, const struct cfi_arch_regs *regs, bool signal_frame,
+		   struct cfi_rule *out);
 
 /* ---- compaction ---- */
 struct row_sink {
@@ -172,6 +196,6 @@ struct row_sink {
 int build_compact(struct cfi_parse *p, struct rule_dict *dict, struct cfi_table *t,
 		  struct diag_ctx *diag);
 
-const char *dwarf_regname(unsigned int reg);
+const char *dwarf_regname(int arch, unsigned int reg);
 
 #endif

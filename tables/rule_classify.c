@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Maps a DWARF register state onto the walker's rule model (rip, rsp, rbp,
- * rbx; a CFA in any of the 16 general registers).  Whatever the model cannot express becomes an explicit unsupported
- * kind with a reason, never a guess.
+ * Maps a DWARF register state onto the walker's rule model: the pc, the
+ * stack and frame pointers (rsp/rbp, sp/x29), x86-64's rbx, a CFA in any of
+ * the first 16 general registers.  Whatever the model cannot express becomes
+ * an explicit unsupported kind with a reason, never a guess.
  */
 #include <string.h>
 
@@ -114,17 +115,19 @@ static bool fits16(int64_t v)
 }
 
 /* CFA expressions: the PLT stub form and the dereference (DRAP / realigned) forms. */
-static void classify_cfa_expr(const struct reg_rule *cfa, struct cfi_rule *out)
+static void classify_cfa_expr(const struct reg_rule *cfa, const struct cfi_arch_regs *regs,
+			      struct cfi_rule *out)
 {
 	struct xop o[MAX_XOPS];
 	int n = decode_expr(cfa->expr, cfa->expr_len, o);
 
 	out->cfa_kind = CFI_CFA_UNSUPPORTED;
 	out->reason = CFI_UNSUP_CFA_EXPR;
-	if (n == 9 && o[0].op == XOP_BREG && o[0].reg == DW_REG_RSP && o[1].op == XOP_BREG &&
-	    o[1].reg == DW_REG_RIP && o[1].val == 0 && is_const(&o[2], 15) && o[3].op == OP_AND &&
-	    o[4].op == XOP_CONST && o[4].val >= 0 && o[4].val < 16 && o[5].op == OP_GE &&
-	    is_const(&o[6], 3) && o[7].op == OP_SHL && o[8].op == OP_PLUS && fits32(o[0].val)) {
+	if (n == 9 && regs->pc != DW_REG_NONE && o[0].op == XOP_BREG && o[0].reg == regs->sp &&
+	    o[1].op == XOP_BREG && o[1].reg == regs->pc && o[1].val == 0 && is_const(&o[2], 15) &&
+	    o[3].op == OP_AND && o[4].op == XOP_CONST && o[4].val >= 0 && o[4].val < 16 &&
+	    o[5].op == OP_GE && is_const(&o[6], 3) && o[7].op == OP_SHL && o[8].op == OP_PLUS &&
+	    fits32(o[0].val)) {
 		/* rsp + A + (((rip & 15) >= K) << 3): lazy-binding PLT entries */
 		out->cfa_kind = CFI_CFA_PLT;
 		out->cfa_off = (int32_t)o[0].val;
@@ -133,7 +136,7 @@ static void classify_cfa_expr(const struct reg_rule *cfa, struct cfi_rule *out)
 		return;
 	}
 	if (n >= 2 && o[0].op == XOP_BREG && o[1].op == OP_DEREF &&
-	    (o[0].reg == DW_REG_RSP || o[0].reg == DW_REG_RBP) && fits32(o[0].val)) {
+	    (o[0].reg == regs->sp || o[0].reg == regs->fp) && fits32(o[0].val)) {
 		int64_t add = 0;
 
 		if (n == 3 && o[2].op == OP_PLUS_UCONST)
@@ -149,14 +152,15 @@ static void classify_cfa_expr(const struct reg_rule *cfa, struct cfi_rule *out)
 			return;
 		}
 		/* *(reg + off) + k: the CFA saved by a DRAP / stack-realigning prologue */
-		out->cfa_kind = o[0].reg == DW_REG_RSP ? CFI_CFA_DEREF_RSP : CFI_CFA_DEREF_RBP;
+		out->cfa_kind = o[0].reg == regs->sp ? CFI_CFA_DEREF_RSP : CFI_CFA_DEREF_RBP;
 		out->cfa_off = (int32_t)o[0].val;
 		out->aux = (int16_t)add;
 		out->reason = CFI_UNSUP_NONE;
 	}
 }
 
-static void classify_cfa(const struct reg_rule *cfa, struct cfi_rule *out)
+static void classify_cfa(const struct reg_rule *cfa, const struct cfi_arch_regs *regs,
+			 struct cfi_rule *out)
 {
 	switch (cfa->kind) {
 	case RR_OFFSET:
@@ -165,7 +169,7 @@ static void classify_cfa(const struct reg_rule *cfa, struct cfi_rule *out)
 			out->reason = CFI_UNSUP_RANGE;
 			return;
 		}
-		if (cfa->reg != DW_REG_RSP && cfa->reg != DW_REG_RBP) {
+		if (cfa->reg != regs->sp && cfa->reg != regs->fp) {
 			/* beyond the general registers: keep register and offset for printing */
 			out->cfa_kind = cfa->reg < CFI_DW_NR_REGS ? CFI_CFA_REG : CFI_CFA_UNSUPPORTED;
 			out->reason = cfa->reg < CFI_DW_NR_REGS ? CFI_UNSUP_NONE : CFI_UNSUP_CFA_REG;
@@ -173,11 +177,11 @@ static void classify_cfa(const struct reg_rule *cfa, struct cfi_rule *out)
 			out->cfa_off = (int32_t)cfa->off;
 			return;
 		}
-		out->cfa_kind = cfa->reg == DW_REG_RSP ? CFI_CFA_RSP : CFI_CFA_RBP;
+		out->cfa_kind = cfa->reg == regs->sp ? CFI_CFA_RSP : CFI_CFA_RBP;
 		out->cfa_off = (int32_t)cfa->off;
 		return;
 	case RR_EXPR:
-		classify_cfa_expr(cfa, out);
+		classify_cfa_expr(cfa, regs, out);
 		return;
 	default:
 		out->cfa_kind = CFI_CFA_UNSUPPORTED;
@@ -186,18 +190,27 @@ static void classify_cfa(const struct reg_rule *cfa, struct cfi_rule *out)
 	}
 }
 
-/* Returns the kind; *off is set for AT_CFA / VAL_CFA. */
-static uint8_t classify_reg(const struct reg_rule *r, bool is_ra, int16_t *off)
+/*
+ * Returns the kind; *off is set for AT_CFA / VAL_CFA.  self: the column's own
+ * register (DW_CFA_register to itself is a roundabout same value).  An RA of
+ * kind SAME is in the link register (arm64 only: ra_in_lr), which only the
+ * walk's first frame can read.
+ */
+static uint8_t classify_reg(const struct reg_rule *r, bool is_ra, bool ra_in_lr, uint16_t self,
+			    int16_t *off)
 {
 	*off = 0;
 	switch (r->kind) {
 	case RR_UNMENTIONED:
-		/* rbp is callee-saved (same value); an RA nobody described is the outermost frame */
-		return is_ra ? CFI_REG_UNDEFINED : CFI_REG_SAME;
+		/*
+		 * the frame pointer is callee-saved (same value); an RA nobody
+		 * described is the outermost frame on x86-64, still in x30 on arm64
+		 */
+		return is_ra && !ra_in_lr ? CFI_REG_UNDEFINED : CFI_REG_SAME;
 	case RR_UNDEFINED:
 		return CFI_REG_UNDEFINED;
 	case RR_SAME:
-		return is_ra ? CFI_REG_UNSUPPORTED : CFI_REG_SAME;
+		return is_ra && !ra_in_lr ? CFI_REG_UNSUPPORTED : CFI_REG_SAME;
 	case RR_OFFSET:
 	case RR_VAL_OFFSET:
 		if (r->off < INT16_MIN || r->off > INT16_MAX)
@@ -205,7 +218,7 @@ static uint8_t classify_reg(const struct reg_rule *r, bool is_ra, int16_t *off)
 		*off = (int16_t)r->off;
 		return r->kind == RR_OFFSET ? CFI_REG_AT_CFA : CFI_REG_VAL_CFA;
 	case RR_REGISTER:
-		if (!is_ra && r->reg == DW_REG_RBP)
+		if (r->reg == self && (!is_ra || ra_in_lr))
 			return CFI_REG_SAME;
 		return CFI_REG_UNSUPPORTED;
 	default:
@@ -214,21 +227,19 @@ static uint8_t classify_reg(const struct reg_rule *r, bool is_ra, int16_t *off)
 }
 
 /* rbx matters only to a later CFA-in-rbx rule: anything but a stack slot or itself is "lost". */
-static void classify_rbx(const struct reg_rule *r, struct cfi_rule *out)
+static void classify_rbx(const struct reg_rule *r, const struct cfi_arch_regs *regs,
+			 struct cfi_rule *out)
 {
 	int16_t off;
 
-	if (r->kind == RR_REGISTER) {
-		out->rbx_kind = r->reg == DW_REG_RBX ? CFI_REG_SAME : CFI_REG_UNSUPPORTED;
-		return;
-	}
-	out->rbx_kind = classify_reg(r, false, &off);
+	out->rbx_kind = classify_reg(r, false, false, regs->carried, &off);
 	if (out->rbx_kind == CFI_REG_UNDEFINED)
 		out->rbx_kind = CFI_REG_UNSUPPORTED;
 	out->rbx_off = off;
 }
 
-void rule_classify(const struct cfa_state *st, bool signal_frame, struct cfi_rule *out)
+void rule_classify(const struct cfa_state *st, const struct cfi_arch_regs *regs, bool signal_frame,
+		   struct cfi_rule *out)
 {
 	int16_t off;
 
@@ -240,12 +251,12 @@ void rule_classify(const struct cfa_state *st, bool signal_frame, struct cfi_rul
 		out->ra_kind = CFI_REG_UNSUPPORTED;
 		return;
 	}
-	classify_cfa(&st->cfa, out);
-	out->ra_kind = classify_reg(&st->ra, true, &off);
+	classify_cfa(&st->cfa, regs, out);
+	out->ra_kind = classify_reg(&st->ra, true, regs->ra_in_lr, DW_REG_A64_LR, &off);
 	out->ra_off = off;
-	out->rbp_kind = classify_reg(&st->rbp, false, &off);
+	out->rbp_kind = classify_reg(&st->rbp, false, false, regs->fp, &off);
 	out->rbp_off = off;
-	classify_rbx(&st->rbx, out);
+	classify_rbx(&st->rbx, regs, out);
 	/* one reason per rule: the CFA's first, then the RA's, then rbp's */
 	if (out->reason == CFI_UNSUP_NONE) {
 		if (out->ra_kind == CFI_REG_UNSUPPORTED)

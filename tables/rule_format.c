@@ -14,10 +14,17 @@ static const char *const x86_64_regs[] = {
 	"r11", "r12", "r13", "r14", "r15", "rip",
 };
 
-const char *dwarf_regname(unsigned int reg)
+/* readelf's names (binutils dwarf.c): x86-64's by table, arm64's x0..x30, sp */
+const char *dwarf_regname(int arch, unsigned int reg)
 {
 	static __thread char buf[16];
 
+	if (arch == CFI_ARCH_ARM64) {
+		if (reg == DW_REG_A64_SP)
+			return "sp";
+		snprintf(buf, sizeof(buf), reg < DW_REG_A64_SP ? "x%u" : "r%u", reg);
+		return buf;
+	}
 	if (reg < sizeof(x86_64_regs) / sizeof(x86_64_regs[0]))
 		return x86_64_regs[reg];
 	if (reg >= 17 && reg <= 32) {
@@ -36,7 +43,7 @@ const char *cfi_strerror(int err)
 	case CFI_ERR_IO:
 		return "cannot read the file";
 	case CFI_ERR_ELF:
-		return "not a usable x86-64 ELF file";
+		return "not a usable x86-64 or arm64 ELF file";
 	case CFI_ERR_NO_CFI:
 		return "no .eh_frame or .debug_frame";
 	case CFI_ERR_MALFORMED:
@@ -76,24 +83,29 @@ const char *cfi_unsupported_name(int reason)
 	}
 }
 
-void cfi_rule_format_cfa(const struct cfi_rule *r, char *buf, size_t len)
+void cfi_rule_format_cfa(const struct cfi_rule *r, int arch, char *buf, size_t len)
 {
+	const struct cfi_arch_regs *regs = cfi_arch_regs(arch);
+
+	if (!regs)
+		regs = cfi_arch_regs(CFI_ARCH_X86_64);
 	switch (r->cfa_kind) {
 	case CFI_CFA_NONE:
 		snprintf(buf, len, "none");
 		break;
 	case CFI_CFA_RSP:
-		snprintf(buf, len, "rsp%+d", r->cfa_off);
-		break;
 	case CFI_CFA_RBP:
-		snprintf(buf, len, "rbp%+d", r->cfa_off);
+		snprintf(buf, len, "%s%+d",
+			 dwarf_regname(arch, r->cfa_kind == CFI_CFA_RSP ? regs->sp : regs->fp),
+			 r->cfa_off);
 		break;
 	case CFI_CFA_REG:
-		snprintf(buf, len, "%s%+d", dwarf_regname((unsigned int)r->aux), r->cfa_off);
+		snprintf(buf, len, "%s%+d", dwarf_regname(arch, (unsigned int)r->aux), r->cfa_off);
 		break;
 	case CFI_CFA_UNSUPPORTED:
 		if (r->reason == CFI_UNSUP_CFA_REG) {
-			snprintf(buf, len, "%s%+d", dwarf_regname((unsigned int)r->aux), r->cfa_off);
+			snprintf(buf, len, "%s%+d", dwarf_regname(arch, (unsigned int)r->aux),
+				 r->cfa_off);
 			break;
 		}
 		if (r->reason == CFI_UNSUP_CFA_UNDEF) {
@@ -143,30 +155,45 @@ static const char *reg_kind_name(int kind)
 	}
 }
 
-void cfi_rule_describe(const struct cfi_rule *r, char *buf, size_t len)
+void cfi_rule_describe(const struct cfi_rule *r, int arch, char *buf, size_t len)
 {
+	const struct cfi_arch_regs *regs = cfi_arch_regs(arch);
+	bool x86 = arch != CFI_ARCH_ARM64;
 	char cfa[48];
 
+	if (!regs)
+		regs = cfi_arch_regs(CFI_ARCH_X86_64);
 	switch (r->cfa_kind) {
 	case CFI_CFA_PLT:
 		snprintf(cfa, sizeof(cfa), "plt(rsp%+d,>=%d)", r->cfa_off, r->aux);
 		break;
 	case CFI_CFA_DEREF_RSP:
 	case CFI_CFA_DEREF_RBP:
-		snprintf(cfa, sizeof(cfa), "*(%s%+d)%+d",
-			 r->cfa_kind == CFI_CFA_DEREF_RSP ? "rsp" : "rbp", r->cfa_off, r->aux);
+		snprintf(
+		    cfa, sizeof(cfa), "*(%s%+d)%+d",
+		    dwarf_regname(arch, r->cfa_kind == CFI_CFA_DEREF_RSP ? regs->sp : regs->fp),
+		    r->cfa_off, r->aux);
 		break;
 	case CFI_CFA_SIGNAL:
 		snprintf(cfa, sizeof(cfa), "signal-frame");
 		break;
 	default:
-		cfi_rule_format_cfa(r, cfa, sizeof(cfa));
+		cfi_rule_format_cfa(r, arch, cfa, sizeof(cfa));
 		break;
 	}
-	snprintf(buf, len, "cfa=%s rbp=%s%+d ra=%s%+d rbx=%s%+d%s%s", cfa,
-		 reg_kind_name(r->rbp_kind), r->rbp_off, reg_kind_name(r->ra_kind), r->ra_off,
-		 reg_kind_name(r->rbx_kind), r->rbx_off, r->reason ? " unsupported=" : "",
-		 r->reason ? cfi_unsupported_name(r->reason) : "");
+	/* arm64 carries no register through a walk: no rbx part */
+	snprintf(buf, len, "cfa=%s %s=%s%+d ra=%s%+d", cfa, x86 ? "rbp" : "fp",
+		 reg_kind_name(r->rbp_kind), r->rbp_off, reg_kind_name(r->ra_kind), r->ra_off);
+	if (x86) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, len - n, " rbx=%s%+d", reg_kind_name(r->rbx_kind), r->rbx_off);
+	}
+	if (r->reason) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, len - n, " unsupported=%s", cfi_unsupported_name(r->reason));
+	}
 	if (r->hole_len) {
 		size_t n = strlen(buf);
 

@@ -33,6 +33,12 @@ static int build(struct elf_input *in, const char *path, const struct stat *self
 	p.diag = dc;
 	p.stats = &t->stats;
 	budget_start(&p.budget, opts ? &opts->budget : NULL);
+	if (opts && opts->native_only && in->obj.regs->arch != CFI_ARCH_NATIVE) {
+		diag_add(dc, "ELF", 0, "an %s object: this cfiprof walks %s stacks",
+			 cfi_arch_name(in->obj.regs->arch), cfi_arch_name(CFI_ARCH_NATIVE));
+		err = CFI_ERR_ELF;
+		goto out;
+	}
 	err = elf_input_parse(in, path, self, opts, &p, t);
 	if (err)
 		goto out;

@@ -36,6 +36,7 @@ struct cache_header {
 	uint32_t layout; /* the sizes of the stored structs: another build's layout is refused */
 	uint32_t key_len;
 	uint32_t nr_rules, nr_rows, nr_pages;
+	uint32_t arch; /* enum cfi_arch: a table of another machine is refused */
 	uint64_t min_addr, max_addr;
 	uint64_t checksum; /* FNV-1a over everything after the header */
 	char build_id[ELF_BUILD_ID_HEX_LEN];
@@ -232,7 +233,8 @@ static enum entry_check parse_entry(const char *buf, size_t size, const char *ke
 	if (size < sizeof(*h) || memcmp(h->magic, CACHE_MAGIC, 8) ||
 	    h->version != CFI_TABLE_FORMAT_VERSION || h->layout != CACHE_LAYOUT ||
 	    h->nr_rules > CACHE_MAX_RULES || h->nr_rows > CACHE_MAX_ROWS ||
-	    h->nr_pages > CACHE_MAX_PAGES || h->key_len == 0 || h->key_len > CACHE_KEY_MAX)
+	    h->nr_pages > CACHE_MAX_PAGES || h->key_len == 0 || h->key_len > CACHE_KEY_MAX ||
+	    h->arch >= CFI_ARCH_MAX)
 		return ENTRY_BAD;
 	need = sizeof(*h) + h->key_len + (size_t)h->nr_rules * sizeof(struct cfi_rule) +
 	       (size_t)h->nr_rows * sizeof(struct cfi_row) +
@@ -266,6 +268,7 @@ static enum entry_check parse_entry(const char *buf, size_t size, const char *ke
 	memcpy(t->pages, p, (size_t)t->nr_pages * sizeof(*t->pages));
 	t->min_addr = h->min_addr;
 	t->max_addr = h->max_addr;
+	t->arch = (uint8_t)h->arch;
 	memcpy(t->build_id, h->build_id, sizeof(t->build_id));
 	t->stats = h->stats;
 	if (!table_valid(t)) {
@@ -445,6 +448,7 @@ void cfi_table_cache_store(struct cfi_table_cache *c, const char *key, const str
 	h.nr_rules = t->nr_rules;
 	h.nr_rows = t->nr_rows;
 	h.nr_pages = t->nr_pages;
+	h.arch = t->arch;
 	h.min_addr = t->min_addr;
 	h.max_addr = t->max_addr;
 	memcpy(h.build_id, t->build_id, sizeof(h.build_id));

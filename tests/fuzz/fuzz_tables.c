@@ -29,7 +29,7 @@ static void use_table(const struct cfi_table *t)
 	size_t i;
 
 	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		cfi_rule_describe(cfi_table_lookup(t, fixed[i]), buf, sizeof(buf));
+		cfi_rule_describe(cfi_table_lookup(t, fixed[i]), t->arch, buf, sizeof(buf));
 	if (t->max_addr > t->min_addr) {
 		cfi_table_lookup(t, t->min_addr);
 		cfi_table_lookup(t, t->max_addr - 1);
@@ -50,7 +50,7 @@ static void use_table(const struct cfi_table *t)
 		cfi_table_lookup(t, pg->page << CFI_PAGE_SHIFT);
 	}
 	for (i = 0; i < t->nr_rules; i++) {
-		cfi_rule_format_cfa(&t->rules[i], buf, sizeof(buf));
+		cfi_rule_format_cfa(&t->rules[i], t->arch, buf, sizeof(buf));
 		cfi_rule_format_reg(t->rules[i].rbp_kind, t->rules[i].rbp_off, buf, sizeof(buf));
 		cfi_rule_format_reg(t->rules[i].ra_kind, t->rules[i].ra_off, buf, sizeof(buf));
 		cfi_unsupported_name(t->rules[i].reason);

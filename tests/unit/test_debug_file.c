@@ -119,8 +119,8 @@ static void compare_rows(const char *what, const struct cfi_table *want,
 
 		CHECK(r->cfa_kind != CFI_CFA_NONE, "%s: no rule at %s", what, funcs[i].name);
 		for (pc = funcs[i].addr; pc < funcs[i].addr + funcs[i].size; pc++) {
-			cfi_rule_describe(cfi_table_lookup(want, pc), a, sizeof(a));
-			cfi_rule_describe(cfi_table_lookup(got, pc), b, sizeof(b));
+			cfi_rule_describe(cfi_table_lookup(want, pc), want->arch, a, sizeof(a));
+			cfi_rule_describe(cfi_table_lookup(got, pc), got->arch, b, sizeof(b));
 			if (strcmp(a, b) && bad++ < 3)
 				fprintf(stderr, "  %s: %s+0x%" PRIx64 ": want %s, got %s\n", what,
 					funcs[i].name, pc - funcs[i].addr, a, b);

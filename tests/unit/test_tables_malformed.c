@@ -434,7 +434,7 @@ static void expect_rule(const char *name, const struct cfi_table *t, uint64_t ad
 		return;
 	}
 	r = cfi_table_lookup(t, addr);
-	cfi_rule_describe(r, d, sizeof(d));
+	cfi_rule_describe(r, CFI_ARCH_X86_64, d, sizeof(d));
 	CHECK(r->cfa_kind == kind && r->cfa_off == off, "%s at 0x%llx: want kind %d off %d, got %s",
 	      name, (unsigned long long)addr, kind, off, d);
 }

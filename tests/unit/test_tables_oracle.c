@@ -45,6 +45,22 @@
 
 enum sec { SEC_EH = 0, SEC_DEBUG = 1, SEC_OTHER = 2 };
 
+/*
+ * How readelf names the columns of the binary being compared (binutils
+ * dwarf.c), from its ELF header: the stack and frame pointers, the register
+ * carried through a walk (x86-64's rbx; none on arm64), register 0 (what it
+ * prints for a CFA never defined).  Each binary is compared in a worker
+ * process of its own, so one static holds the binary's.
+ */
+struct arch_names {
+	int arch;
+	const char *sp, *fp, *carried, *reg0;
+};
+
+static const struct arch_names x86_64_names = {CFI_ARCH_X86_64, "rsp", "rbp", "rbx", "rax"};
+static const struct arch_names arm64_names = {CFI_ARCH_ARM64, "sp", "x29", NULL, "x0"};
+static const struct arch_names *names = &x86_64_names;
+
 struct range {
 	uint64_t lo, hi;
 };
@@ -69,6 +85,7 @@ struct cie_row {
 struct result {
 	char path[PATH_MAX];
 	int done;	       /* the child got to the end */
+	int arch;	       /* enum cfi_arch, from its ELF header */
 	int build_rc;	       /* cfi_table_build_file() */
 	int readelf_rc;	       /* readelf's worst exit status over both passes */
 	int readelf_nolink_rc; /* without following debug links, when readelf_rc != 0 */
@@ -344,10 +361,10 @@ static int is_offset_token(const char *t, const char *prefix)
 	return 1;
 }
 
-/* CFA forms the rule model can always express: rsp/rbp plus a constant. */
+/* CFA forms the rule model can always express: the stack or frame pointer plus a constant. */
 static int cfa_simple(const char *t)
 {
-	return is_offset_token(t, "rsp") || is_offset_token(t, "rbp");
+	return is_offset_token(t, names->sp) || is_offset_token(t, names->fp);
 }
 
 /* Register forms the rule model can always express. */
@@ -395,7 +412,7 @@ static enum verdict compare_reg(int kind, int off, const char *theirs, int is_rb
 										 : V_MISMATCH;
 	}
 	/* DW_CFA_register rbp, rbp is a roundabout same_value */
-	if (is_rbp && !strcmp(theirs, "rbp") && kind == CFI_REG_SAME)
+	if (is_rbp && !strcmp(theirs, names->fp) && kind == CFI_REG_SAME)
 		return V_OK;
 	/* exp, vexp, another register: nothing the walker can evaluate */
 	return kind == CFI_REG_UNSUPPORTED ? V_UNSUP : V_MISMATCH;
@@ -409,7 +426,8 @@ static enum verdict compare_rbx(const struct cfi_rule *r, const char *theirs)
 {
 	char ours[64];
 
-	if (!strcmp(theirs, "u") || !strcmp(theirs, "s") || !strcmp(theirs, "rbx"))
+	if (!strcmp(theirs, "u") || !strcmp(theirs, "s") ||
+	    (names->carried && !strcmp(theirs, names->carried)))
 		return r->rbx_kind == CFI_REG_SAME ? V_OK : V_MISMATCH;
 	if (reg_simple(theirs) && !reg_offset_too_big(theirs)) {
 		cfi_rule_format_reg(r->rbx_kind, r->rbx_off, ours, sizeof(ours));
@@ -436,12 +454,13 @@ static int cfa_reason_explained(const struct cfi_rule *r, const struct row *w)
 
 	switch (r->reason) {
 	case CFI_UNSUP_CFA_REG:
-		cfi_rule_format_cfa(r, ours, sizeof(ours));
+		cfi_rule_format_cfa(r, names->arch, ours, sizeof(ours));
 		return !strcmp(ours, w->cfa);
 	case CFI_UNSUP_CFA_EXPR:
 		return !strcmp(w->cfa, "exp");
 	case CFI_UNSUP_CFA_UNDEF:
-		return !strcmp(w->cfa, "rax+0");
+		snprintf(ours, sizeof(ours), "%s+0", names->reg0);
+		return !strcmp(w->cfa, ours);
 	case CFI_UNSUP_RANGE:
 		return !strcmp(w->cfa, "exp") || cfa_simple(w->cfa);
 	default:
@@ -456,7 +475,7 @@ static enum verdict compare_row(const struct cfi_rule *r, const struct row *w, i
 	char ours[64];
 
 	*wrong_reason = 0;
-	cfi_rule_format_cfa(r, ours, sizeof(ours));
+	cfi_rule_format_cfa(r, names->arch, ours, sizeof(ours));
 	if (r->cfa_kind == CFI_CFA_UNSUPPORTED) {
 		if (cfa_reason_explained(r, w))
 			return V_UNSUP;
@@ -524,10 +543,10 @@ static void check_addr(struct ctx *c, enum sec s, const struct row *w)
 		if (c->res->mismatches++ < MAX_SHOWN) {
 			char cfa[64], rbp[64], ra[64], desc[256];
 
-			cfi_rule_format_cfa(r, cfa, sizeof(cfa));
+			cfi_rule_format_cfa(r, names->arch, cfa, sizeof(cfa));
 			cfi_rule_format_reg(r->rbp_kind, r->rbp_off, rbp, sizeof(rbp));
 			cfi_rule_format_reg(r->ra_kind, r->ra_off, ra, sizeof(ra));
-			cfi_rule_describe(r, desc, sizeof(desc));
+			cfi_rule_describe(r, names->arch, desc, sizeof(desc));
 			fprintf(c->log,
 				"  MISMATCH %s 0x%llx [%s]: readelf cfa=%s rbp=%s ra=%s rbx=%s; ours "
 				"cfa=%s rbp=%s ra=%s (%s, reason %s)\n",
@@ -550,7 +569,7 @@ static void check_gap(struct ctx *c, uint64_t addr)
 	if (r->cfa_kind != CFI_CFA_NONE) {
 		char desc[256];
 
-		cfi_rule_describe(r, desc, sizeof(desc));
+		cfi_rule_describe(r, names->arch, desc, sizeof(desc));
 		if (c->res->mismatches++ < MAX_SHOWN)
 			fprintf(c->log,
 				"  MISMATCH %s 0x%llx: no FDE covers it, ours %s (want none)\n",
@@ -664,11 +683,11 @@ static void parse_col_header(struct block *b, char *line)
 	for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save), i++) {
 		if (!strcmp(tok, "CFA"))
 			b->cfa_col = i;
-		else if (!strcmp(tok, "rbp"))
+		else if (!strcmp(tok, names->fp))
 			b->rbp_col = i;
 		else if (!strcmp(tok, "ra"))
 			b->ra_col = i;
-		else if (!strcmp(tok, "rbx"))
+		else if (names->carried && !strcmp(tok, names->carried))
 			b->rbx_col = i;
 	}
 	b->ncols = i;
@@ -822,8 +841,8 @@ static int readelf_nolink_status(const char *path)
 	return readelf_close(&re, &scratch);
 }
 
-/* 1: 64-bit x86 ELF, 0: other ELF, -1: not ELF / unreadable */
-static int x86_64_elf_kind(const char *path)
+/* EM_X86_64 or EM_AARCH64 for a 64-bit ELF of those, 0: other ELF, -1: not ELF / unreadable */
+static int elf_machine(const char *path)
 {
 	unsigned char h[20];
 	int fd = open(path, O_RDONLY);
@@ -835,7 +854,9 @@ static int x86_64_elf_kind(const char *path)
 	close(fd);
 	if (n < (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG))
 		return -1;
-	return h[EI_CLASS] == ELFCLASS64 && h[18] == EM_X86_64 && h[19] == 0 ? 1 : 0;
+	if (h[EI_CLASS] != ELFCLASS64 || h[EI_DATA] != ELFDATA2LSB || h[19] != 0)
+		return 0;
+	return h[18] == EM_X86_64 || h[18] == EM_AARCH64 ? h[18] : 0;
 }
 
 /*
@@ -883,6 +904,8 @@ static void run_one(const char *path, struct result *res, FILE *log)
 	int i;
 
 	snprintf(res->path, sizeof(res->path), "%s", path);
+	names = elf_machine(path) == EM_AARCH64 ? &arm64_names : &x86_64_names;
+	res->arch = names->arch;
 	frame_section_bytes(path, res->sec_bytes);
 	/* readelf speaks for DWARF CFI only: Go's pcsp rows have test_gopclntab's oracle */
 	res->build_rc = cfi_table_build_file(path, &cfi_only, &c.t, &diag);
@@ -969,7 +992,7 @@ static struct {
 static size_t nseen;
 static unsigned int skipped_foreign;
 
-/* 1: queued, 0: already queued or not x86-64, -1: not a readable ELF file */
+/* 1: queued, 0: already queued or not x86-64 or arm64, -1: not a readable ELF file */
 static int add_job(const char *path)
 {
 	struct stat st;
@@ -981,7 +1004,7 @@ static int add_job(const char *path)
 	for (i = 0; i < nseen; i++)
 		if (seen[i].dev == st.st_dev && seen[i].ino == st.st_ino)
 			return 0;
-	k = x86_64_elf_kind(path);
+	k = elf_machine(path);
 	if (k < 0)
 		return -1;
 	seen = xrealloc(seen, (nseen + 1) * sizeof(*seen));
@@ -1047,6 +1070,10 @@ static void add_named(void)
 	    "/usr/bin/python3.11",
 	    "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
 	    "/lib64/ld-linux-x86-64.so.2",
+	    /* arm64's, from Debian's cross packages: binutils reads any machine's CFI */
+	    "/usr/aarch64-linux-gnu/lib/libc.so.6",
+	    "/usr/aarch64-linux-gnu/lib/libstdc++.so.6",
+	    "/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1",
 	};
 	size_t i;
 
@@ -1142,12 +1169,79 @@ static const char unsup_asm[] =
     "	ret\n"
     "	.cfi_endproc\n";
 
+/*
+ * arm64's: each reason on AArch64 registers.  A CFA in x20 (past the 16
+ * registers a rule may name), one scaled by the SVE vector granule VG
+ * (DWARF 46, in no register set a sample carries), an RA in x9 or past 16
+ * bits, x29 likewise.
+ */
+static const char unsup_asm_arm64[] =
+    "	.text\n"
+    "u_undef:\n"
+    "	.cfi_startproc simple\n"
+    "	.cfi_offset x30, -8\n"
+    "	nop\n"
+    "	.cfi_def_cfa sp, 16\n"
+    "	ret\n"
+    "	.cfi_endproc\n"
+    "u_cfa_reg:\n"
+    "	.cfi_startproc\n"
+    "	nop\n"
+    "	.cfi_def_cfa x20, 16\n"
+    "	nop\n"
+    "	.cfi_def_cfa sp, 0\n"
+    "	ret\n"
+    "	.cfi_endproc\n"
+    "u_cfa_expr:\n"
+    "	.cfi_startproc\n"
+    "	nop\n"
+    /* DW_CFA_def_cfa_expression: DW_OP_breg31 16; DW_OP_bregx 46 0; DW_OP_plus */
+    "	.cfi_escape 0x0f, 0x06, 0x8f, 0x10, 0x92, 0x2e, 0x00, 0x22\n"
+    "	nop\n"
+    "	.cfi_def_cfa sp, 0\n"
+    "	ret\n"
+    "	.cfi_endproc\n"
+    "u_range:\n"
+    "	.cfi_startproc\n"
+    "	nop\n"
+    /* *(sp) + 32768: the addend does not fit 16 bits */
+    "	.cfi_escape 0x0f, 0x07, 0x8f, 0x00, 0x06, 0x0a, 0x00, 0x80, 0x22\n"
+    "	nop\n"
+    /* DW_CFA_def_cfa_offset 2^32 + 16: past 32 bits */
+    "	.cfi_escape 0x0e, 0x90, 0x80, 0x80, 0x80, 0x10\n"
+    "	nop\n"
+    "	.cfi_def_cfa_offset 0\n"
+    "	ret\n"
+    "	.cfi_endproc\n"
+    "u_ra:\n"
+    "	.cfi_startproc\n"
+    "	nop\n"
+    "	.cfi_register x30, x9\n"
+    "	nop\n"
+    "	.cfi_offset x30, -40000\n"
+    "	nop\n"
+    "	.cfi_same_value x30\n"
+    "	ret\n"
+    "	.cfi_endproc\n"
+    "u_rbp:\n"
+    "	.cfi_startproc\n"
+    "	nop\n"
+    "	.cfi_register x29, x9\n"
+    "	nop\n"
+    "	.cfi_offset x29, -40000\n"
+    "	nop\n"
+    "	.cfi_same_value x29\n"
+    "	ret\n"
+    "	.cfi_endproc\n";
+
 static char extra_dir[64];
 
 static void add_extras(void)
 {
-	char tmpl[] = "/tmp/cfiprof-oracle-XXXXXX", cmd[3 * PATH_MAX + 1024], src[PATH_MAX];
-	const char *names[] = {"x_dbg.so", "x_dbg_O0.so", "x_both.so", "x_sep.so", "x_unsup.so"};
+	char tmpl[] = "/tmp/cfiprof-oracle-XXXXXX", cmd[6 * PATH_MAX + 2048], src[PATH_MAX];
+	const char *objs[] = {"x_dbg.so",   "x_dbg_O0.so",  "x_both.so",
+			      "x_sep.so",   "x_unsup.so",   "a64_eh.so",
+			      "a64_dbg.so", "a64_clang.so", "a64_unsup.so"};
 	char root[PATH_MAX];
 	FILE *f;
 	int i;
@@ -1175,6 +1269,12 @@ static void add_extras(void)
 		fputs(unsup_asm, f);
 		fclose(f);
 	}
+	snprintf(src, sizeof(src), "%s/unsup_arm64.s", extra_dir);
+	f = fopen(src, "w");
+	if (f) {
+		fputs(unsup_asm_arm64, f);
+		fclose(f);
+	}
 	snprintf(
 	    cmd, sizeof(cmd),
 	    "cd %s && S=\"extra.c $(ls %s/tables/*.c | tr '\\n' ' ')\" && "
@@ -1187,15 +1287,31 @@ static void add_extras(void)
 	    "gcc -shared -o x_both.so b*.s && "
 	    "cp x_dbg.so x_sep.so && objcopy --only-keep-debug x_sep.so x_sep.debug && "
 	    "objcopy --strip-debug --add-gnu-debuglink=x_sep.debug x_sep.so && "
-	    "gcc -shared -nostdlib -o x_unsup.so unsup.s",
-	    extra_dir, root, root, root);
+	    "gcc -shared -nostdlib -o x_unsup.so unsup.s && "
+	    /*
+	     * arm64: GCC's sp-based CFA with return addresses signed by the B
+	     * key (CIE augmentation "B", DW_CFA_AARCH64_negate_ra_state), the
+	     * same as .debug_frame alone, and clang's x29-based CFA
+	     */
+	    "A='aarch64-linux-gnu-gcc -shared -fPIC -w -D_GNU_SOURCE -I%s' && "
+	    "$A -O2 -mbranch-protection=pac-ret+b-key -o a64_eh.so $S && "
+	    "$A -O2 -g -mbranch-protection=standard -fno-asynchronous-unwind-tables "
+	    "-fno-unwind-tables -o a64_dbg.so $S && "
+	    "mkdir c && n=0 && for s in $S; do n=$((n+1)); clang --target=aarch64-linux-gnu "
+	    "--sysroot=/usr/aarch64-linux-gnu -idirafter /usr/include -O2 -fPIC -w "
+	    "-D_GNU_SOURCE -I%s -c -o c/$n.o $s || exit 1; done && $A -o a64_clang.so c/*.o && "
+	    "aarch64-linux-gnu-gcc -shared -nostdlib -o a64_unsup.so unsup_arm64.s",
+	    extra_dir, root, root, root, root, root);
 	if (system(cmd)) {
-		CHECK(0, "could not build the test objects in %s (gcc, objcopy): %s", extra_dir,
-		      cmd);
+		CHECK(
+		    0,
+		    "could not build the test objects in %s (gcc, objcopy, aarch64-linux-gnu-gcc, "
+		    "clang): %s",
+		    extra_dir, cmd);
 		return;
 	}
-	for (i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++) {
-		snprintf(src, sizeof(src), "%s/%s", extra_dir, names[i]);
+	for (i = 0; i < (int)(sizeof(objs) / sizeof(objs[0])); i++) {
+		snprintf(src, sizeof(src), "%s/%s", extra_dir, objs[i]);
 		add_expected(src);
 	}
 }
@@ -1216,14 +1332,19 @@ static int is_extra(const char *path, const char *name)
  * UNSUP_MAX_BINARY of them (node: 808) and at most 16 + UNSUP_PERMILLE per
  * mille of its compared rows (local-extract: 361 of 35361, 10 per mille).
  */
-static const uint64_t unsup_total_max[CFI_UNSUP_MAX] = {
-    [CFI_UNSUP_CFA_REG] = 10,	[CFI_UNSUP_CFA_EXPR] = 9,  [CFI_UNSUP_RA] = 100,
-    [CFI_UNSUP_RBP] = 85,	[CFI_UNSUP_CFA_UNDEF] = 0, [CFI_UNSUP_RANGE] = 0,
+#define RA_BOUND_ARM64 100
+static const uint64_t unsup_total_max[CFI_ARCH_MAX][CFI_UNSUP_MAX] = {
+    [CFI_ARCH_X86_64] = {[CFI_UNSUP_CFA_REG] = 10,
+			 [CFI_UNSUP_CFA_EXPR] = 9,
+			 [CFI_UNSUP_RA] = 125,
+			 [CFI_UNSUP_RBP] = 85},
+    /* arm64: RA_BOUND_ARM64 */
+    [CFI_ARCH_ARM64] = {[CFI_UNSUP_RA] = RA_BOUND_ARM64, [CFI_UNSUP_RBP] = RA_BOUND_ARM64},
 };
 #define UNSUP_MAX_BINARY 1000
 #define UNSUP_PERMILLE	 20
 
-static uint64_t unsup_system[CFI_UNSUP_MAX];
+static uint64_t unsup_system[CFI_ARCH_MAX][CFI_UNSUP_MAX];
 
 static int is_any_extra(const char *path)
 {
@@ -1286,14 +1407,15 @@ static void check_result(const struct result *res)
 	for (k = 1; k < CFI_UNSUP_MAX; k++)
 		unsup += res->unsup[k];
 	/* the made-up objects exist to exercise .debug_frame: make sure they did */
-	if (is_extra(res->path, "x_dbg.so") || is_extra(res->path, "x_sep.so"))
+	if (is_extra(res->path, "x_dbg.so") || is_extra(res->path, "x_sep.so") ||
+	    is_extra(res->path, "a64_dbg.so"))
 		CHECK(res->rows_sec[SEC_DEBUG] > 100, "%s: only %llu .debug_frame rows compared",
 		      res->path, (unsigned long long)res->rows_sec[SEC_DEBUG]);
 	if (is_extra(res->path, "x_both.so"))
 		CHECK(res->skipped_shadow > 100,
 		      "%s: only %llu .debug_frame rows shadowed by .eh_frame", res->path,
 		      (unsigned long long)res->skipped_shadow);
-	if (is_extra(res->path, "x_unsup.so")) {
+	if (is_extra(res->path, "x_unsup.so") || is_extra(res->path, "a64_unsup.so")) {
 		/* CFI_UNSUP_REG_LOST is the walker's, never a table's */
 		for (k = 1; k < CFI_UNSUP_REG_LOST; k++)
 			CHECK(res->unsup[k] >= 1, "%s: no %s row", res->path,
@@ -1305,7 +1427,7 @@ static void check_result(const struct result *res)
 		      res->path, (unsigned long long)unsup, (unsigned long long)res->rows,
 		      UNSUP_MAX_BINARY, UNSUP_PERMILLE);
 		for (k = 1; k < CFI_UNSUP_MAX; k++)
-			unsup_system[k] += res->unsup[k];
+			unsup_system[res->arch][k] += res->unsup[k];
 	}
 	for (k = 0; k < nexpected; k++)
 		if (!strcmp(expected[k].path, res->path))
@@ -1314,13 +1436,14 @@ static void check_result(const struct result *res)
 
 static void check_totals(void)
 {
-	int k;
+	int a, k;
 
-	for (k = 1; k < CFI_UNSUP_MAX; k++)
-		CHECK(unsup_system[k] <= unsup_total_max[k],
-		      "system binaries: %llu %s rows (bound %llu)",
-		      (unsigned long long)unsup_system[k], cfi_unsupported_name(k),
-		      (unsigned long long)unsup_total_max[k]);
+	for (a = 0; a < CFI_ARCH_MAX; a++)
+		for (k = 1; k < CFI_UNSUP_MAX; k++)
+			CHECK(unsup_system[a][k] <= unsup_total_max[a][k],
+			      "%s system binaries: %llu %s rows (bound %llu)", cfi_arch_name(a),
+			      (unsigned long long)unsup_system[a][k], cfi_unsupported_name(k),
+			      (unsigned long long)unsup_total_max[a][k]);
 	for (k = 0; k < nexpected; k++)
 		CHECK(expected[k].done, "%s: no result", expected[k].path);
 }
@@ -1408,7 +1531,7 @@ int main(int argc, char **argv)
 		add_extras();
 		add_dir("/usr/bin");
 	}
-	printf("oracle: %zu x86-64 ELF files (%u other ELF skipped), %d workers\n", njobs,
+	printf("oracle: %zu x86-64 and arm64 ELF files (%u other ELF skipped), %d workers\n", njobs,
 	       skipped_foreign, nslots);
 
 	while (next < njobs || running) {

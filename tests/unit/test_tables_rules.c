@@ -3,10 +3,11 @@
  * Hand-made binaries with known unwind shapes: PLT stubs, DRAP, signal
  * trampolines, frameless and rbp-framed code, .debug_frame only (in the file
  * and in separate debug files), the outermost frame, gaps and hand-written
- * .cfi directives.  Each case compiles a few lines with the system gcc at run
- * time and asserts the exact rule the table compiler gives at addresses found
- * from the symbol table and the disassembly, so the expectations come from
- * what the machine does rather than from another CFI reader.
+ * .cfi directives, and AArch64's shapes (the RA in the link register, signed
+ * return addresses, x29-based CFAs) built with the cross assembler.  Each case compiles a few lines
+ * with the system gcc at run time and asserts the exact rule the table compiler gives at addresses
+ * found from the symbol table and the disassembly, so the expectations come from what the machine
+ * does rather than from another CFI reader.
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -271,14 +272,20 @@ static struct cfi_table *build(const char *path, const struct cfi_build_opts *o)
 	return rc == CFI_OK ? t : NULL;
 }
 
-static const char *desc(const struct cfi_rule *r)
+static const char *describe(const struct cfi_rule *r, int arch)
 {
 	static char buf[4][256];
 	static int i;
 
 	i = (i + 1) % 4;
-	cfi_rule_describe(r, buf[i], sizeof(buf[i]));
+	cfi_rule_describe(r, arch, buf[i], sizeof(buf[i]));
 	return buf[i];
+}
+
+/* x86-64's: every case but the arm64 ones */
+static const char *desc(const struct cfi_rule *r)
+{
+	return describe(r, CFI_ARCH_X86_64);
 }
 
 static const struct cfi_rule none_rule;
@@ -1118,6 +1125,35 @@ struct asm_case {
 	int reason;
 };
 
+/* Each case's rule at its label, field by field (-1: any). */
+static void check_cases(const char *bin, const struct cfi_table *t, const struct asm_case *cases,
+			size_t n)
+{
+	size_t i;
+
+	for (i = 0; t && i < n; i++) {
+		const struct asm_case *c = &cases[i];
+		uint64_t a = sym(bin, c->label, NULL);
+		const struct cfi_rule *r = at(t, a);
+		int ok = 1;
+
+		ok &= r->cfa_kind == c->cfa_kind;
+		ok &= c->cfa_off == -1 || r->cfa_off == c->cfa_off;
+		ok &= c->aux == -1 || r->aux == c->aux;
+		ok &= c->rbp_kind == -1 || r->rbp_kind == c->rbp_kind;
+		ok &= c->rbp_off == -1 || r->rbp_off == c->rbp_off;
+		ok &= c->ra_kind == -1 || r->ra_kind == c->ra_kind;
+		ok &= c->ra_off == -1 || r->ra_off == c->ra_off;
+		ok &= r->reason == c->reason;
+		CHECK(ok,
+		      "%s (0x%llx): want cfa %d/%d aux %d rbp %d/%d ra %d/%d reason %d, got %s "
+		      "(reason %s)",
+		      c->label, (unsigned long long)a, c->cfa_kind, c->cfa_off, c->aux, c->rbp_kind,
+		      c->rbp_off, c->ra_kind, c->ra_off, c->reason, describe(r, t->arch),
+		      cfi_unsupported_name(r->reason));
+	}
+}
+
 static void test_asm(void)
 {
 	/* -1: do not care */
@@ -1173,27 +1209,7 @@ static void test_asm(void)
 	}
 	t = build(bin, NULL);
 	check_invariants(bin, t);
-	for (i = 0; t && i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct asm_case *c = &cases[i];
-		uint64_t a = sym(bin, c->label, NULL);
-		const struct cfi_rule *r = at(t, a);
-		int ok = 1;
-
-		ok &= r->cfa_kind == c->cfa_kind;
-		ok &= c->cfa_off == -1 || r->cfa_off == c->cfa_off;
-		ok &= c->aux == -1 || r->aux == c->aux;
-		ok &= c->rbp_kind == -1 || r->rbp_kind == c->rbp_kind;
-		ok &= c->rbp_off == -1 || r->rbp_off == c->rbp_off;
-		ok &= c->ra_kind == -1 || r->ra_kind == c->ra_kind;
-		ok &= c->ra_off == -1 || r->ra_off == c->ra_off;
-		ok &= r->reason == c->reason;
-		CHECK(ok,
-		      "%s (0x%llx): want cfa %d/%d aux %d rbp %d/%d ra %d/%d reason %d, got %s "
-		      "(reason %s)",
-		      c->label, (unsigned long long)a, c->cfa_kind, c->cfa_off, c->aux, c->rbp_kind,
-		      c->rbp_off, c->ra_kind, c->ra_off, c->reason, desc(r),
-		      cfi_unsupported_name(r->reason));
-	}
+	check_cases(bin, t, cases, sizeof(cases) / sizeof(cases[0]));
 	for (i = 0; t && i < sizeof(rbx_cases) / sizeof(rbx_cases[0]); i++) {
 		const struct cfi_rule *r = at(t, sym(bin, rbx_cases[i].label, NULL));
 
@@ -1203,14 +1219,129 @@ static void test_asm(void)
 	}
 	/* the formatter keeps the register of a CFA in another register, as readelf prints it */
 	if (t) {
-		cfi_rule_format_cfa(at(t, sym(bin, "ex_m", NULL)), buf, sizeof(buf));
+		cfi_rule_format_cfa(at(t, sym(bin, "ex_m", NULL)), t->arch, buf, sizeof(buf));
 		CHECK(!strcmp(buf, "xmm0+8"), "ex_m: CFA formats as '%s', want 'xmm0+8'", buf);
-		cfi_rule_format_cfa(at(t, sym(bin, "ex_g", NULL)), buf, sizeof(buf));
+		cfi_rule_format_cfa(at(t, sym(bin, "ex_g", NULL)), t->arch, buf, sizeof(buf));
 		CHECK(!strcmp(buf, "r10+0"), "ex_g: CFA formats as '%s', want 'r10+0'", buf);
-		cfi_rule_format_cfa(at(t, sym(bin, "ex_d", NULL)), buf, sizeof(buf));
+		cfi_rule_format_cfa(at(t, sym(bin, "ex_d", NULL)), t->arch, buf, sizeof(buf));
 		CHECK(!strcmp(buf, "exp"), "ex_d: CFA formats as '%s', want 'exp'", buf);
 	}
 	cfi_table_free(t);
+}
+
+/*
+ * AArch64: the return address is in x30 until a prologue stores it, at
+ * offsets that differ per function; GCC's CFA is sp-based, clang's x29-based;
+ * pac-ret signs x30 (DW_CFA_AARCH64_negate_ra_state, b-key CIE "B"), which
+ * changes no rule.  Assembled with the cross toolchain, read on this host.
+ */
+static const char asm_arm64_src[] = "	.text\n"
+				    "	.globl _start\n"
+				    "_start:\n"
+				    "	.cfi_startproc\n"
+				    "	.cfi_undefined x30\n"
+				    "	mov x29, #0\n"
+				    "	bl a_leaf\n"
+				    "	b .\n"
+				    "	.cfi_endproc\n"
+				    "a_leaf:\n"
+				    "	.cfi_startproc\n"
+				    "	add x0, x0, #1\n"
+				    "	ret\n"
+				    "	.cfi_endproc\n"
+				    "a_frame:\n"
+				    "	.cfi_startproc\n"
+				    "	stp x29, x30, [sp, #-32]!\n"
+				    "	.cfi_def_cfa_offset 32\n"
+				    "	.cfi_offset 29, -32\n"
+				    "	.cfi_offset 30, -24\n"
+				    "a_frame_body:\n"
+				    "	mov x29, sp\n"
+				    "	.cfi_def_cfa_register x29\n"
+				    "a_frame_fp:\n"
+				    "	bl a_leaf\n"
+				    "	ldp x29, x30, [sp], #32\n"
+				    "	.cfi_restore 30\n"
+				    "	.cfi_restore 29\n"
+				    "	.cfi_def_cfa sp, 0\n"
+				    "a_frame_epi:\n"
+				    "	ret\n"
+				    "	.cfi_endproc\n"
+				    "a_pac:\n"
+				    "	.cfi_startproc\n"
+				    "	.cfi_b_key_frame\n"
+				    "	pacibsp\n"
+				    "	.cfi_negate_ra_state\n"
+				    "	stp x29, x30, [sp, #-16]!\n"
+				    "	.cfi_def_cfa_offset 16\n"
+				    "	.cfi_offset 29, -16\n"
+				    "	.cfi_offset 30, -8\n"
+				    "a_pac_body:\n"
+				    "	ldp x29, x30, [sp], #16\n"
+				    "	.cfi_restore 30\n"
+				    "	.cfi_restore 29\n"
+				    "	.cfi_def_cfa_offset 0\n"
+				    "	autibsp\n"
+				    "	.cfi_negate_ra_state\n"
+				    "a_pac_epi:\n"
+				    "	ret\n"
+				    "	.cfi_endproc\n"
+				    "a_ra_reg:\n"
+				    "	.cfi_startproc\n"
+				    "	mov x9, x30\n"
+				    "	.cfi_register x30, x9\n"
+				    "a_ra_reg_body:\n"
+				    "	mov x30, x9\n"
+				    "	.cfi_restore x30\n"
+				    "a_ra_reg_epi:\n"
+				    "	ret\n"
+				    "	.cfi_endproc\n";
+
+static void test_asm_arm64(void)
+{
+	/* RSP/RBP kinds are the stack and frame pointers: sp and x29 here */
+	static const struct asm_case cases[] = {
+	    {"_start", CFI_CFA_RSP, 0, -1, CFI_REG_SAME, 0, CFI_REG_UNDEFINED, 0, 0},
+	    {"a_leaf", CFI_CFA_RSP, 0, -1, CFI_REG_SAME, 0, CFI_REG_SAME, 0, 0},
+	    {"a_frame", CFI_CFA_RSP, 0, -1, CFI_REG_SAME, 0, CFI_REG_SAME, 0, 0},
+	    {"a_frame_body", CFI_CFA_RSP, 32, -1, CFI_REG_AT_CFA, -32, CFI_REG_AT_CFA, -24, 0},
+	    {"a_frame_fp", CFI_CFA_RBP, 32, -1, CFI_REG_AT_CFA, -32, CFI_REG_AT_CFA, -24, 0},
+	    {"a_frame_epi", CFI_CFA_RSP, 0, -1, CFI_REG_SAME, 0, CFI_REG_SAME, 0, 0},
+	    {"a_pac", CFI_CFA_RSP, 0, -1, CFI_REG_SAME, 0, CFI_REG_SAME, 0, 0},
+	    {"a_pac_body", CFI_CFA_RSP, 16, -1, CFI_REG_AT_CFA, -16, CFI_REG_AT_CFA, -8, 0},
+	    {"a_pac_epi", CFI_CFA_RSP, 0, -1, CFI_REG_SAME, 0, CFI_REG_SAME, 0, 0},
+	    {"a_ra_reg_body", CFI_CFA_RSP, 0, -1, CFI_REG_SAME, 0, CFI_REG_UNSUPPORTED, -1,
+	     CFI_UNSUP_RA},
+	    {"a_ra_reg_epi", CFI_CFA_RSP, 0, -1, CFI_REG_SAME, 0, CFI_REG_SAME, 0, 0},
+	};
+	struct cfi_build_opts native = {.native_only = 1};
+	struct cfi_diag diag = {0};
+	const char *bin = tpath("cfi_asm_arm64");
+	struct cfi_table *t, *refused = NULL;
+	char buf[64];
+
+	write_file("cfi_asm_arm64.s", asm_arm64_src);
+	if (sh("aarch64-linux-gnu-gcc -nostdlib -static -Wl,-e,_start -o cfi_asm_arm64 "
+	       "cfi_asm_arm64.s")) {
+		CHECK(0, "cannot assemble cfi_asm_arm64.s (aarch64-linux-gnu-gcc)");
+		return;
+	}
+	t = build(bin, NULL);
+	check_invariants(bin, t);
+	CHECK(t && t->arch == CFI_ARCH_ARM64, "cfi_asm_arm64: table for %s",
+	      t ? cfi_arch_name(t->arch) : "nothing");
+	check_cases(bin, t, cases, sizeof(cases) / sizeof(cases[0]));
+	if (t) {
+		cfi_rule_format_cfa(at(t, sym(bin, "a_frame_fp", NULL)), t->arch, buf, sizeof(buf));
+		CHECK(!strcmp(buf, "x29+32"), "a_frame_fp: CFA formats as '%s', want 'x29+32'",
+		      buf);
+	}
+	cfi_table_free(t);
+	/* a process's object is walked by this machine's walker: another machine's is refused */
+	CHECK(cfi_table_build_file(bin, &native, &refused, &diag) == CFI_ERR_ELF && !refused &&
+		  diag.count && strstr(diag.msg[0], "arm64 object"),
+	      "native_only: an arm64 object gave %s", diag.count ? diag.msg[0] : "no message");
+	cfi_table_free(refused);
 }
 
 int main(int argc, char **argv)
@@ -1235,6 +1366,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_start);
 	RUN_TEST(test_gaps);
 	RUN_TEST(test_asm);
+	RUN_TEST(test_asm_arm64);
 
 	if (getenv("CFIPROF_KEEP_TMP"))
 		printf("rules: kept %s\n", tmpdir);

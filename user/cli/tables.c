@@ -65,7 +65,8 @@ static void dump_rows(const struct cfi_table *t)
 	uint32_t p, i;
 	char cfa[48], rbp[16], ra[16], desc[160];
 
-	printf("%-16s %-8s %-6s %-6s %s\n", "LOC", "CFA", "rbp", "ra", "rule");
+	printf("%-16s %-8s %-6s %-6s %s\n", "LOC", "CFA", t->arch == CFI_ARCH_ARM64 ? "x29" : "rbp",
+	       "ra", "rule");
 	for (p = 0; p < t->nr_pages; p++) {
 		const struct cfi_page *pg = &t->pages[p];
 
@@ -73,10 +74,10 @@ static void dump_rows(const struct cfi_table *t)
 			const struct cfi_row *row = &t->rows[pg->first_row + i];
 			const struct cfi_rule *r = &t->rules[row->rule];
 
-			cfi_rule_format_cfa(r, cfa, sizeof(cfa));
+			cfi_rule_format_cfa(r, t->arch, cfa, sizeof(cfa));
 			cfi_rule_format_reg(r->rbp_kind, r->rbp_off, rbp, sizeof(rbp));
 			cfi_rule_format_reg(r->ra_kind, r->ra_off, ra, sizeof(ra));
-			cfi_rule_describe(r, desc, sizeof(desc));
+			cfi_rule_describe(r, t->arch, desc, sizeof(desc));
 			printf("%016" PRIx64 " %-8s %-6s %-6s %s\n",
 			       (pg->page << CFI_PAGE_SHIFT) | row->off, cfa,
 			       r->cfa_kind == CFI_CFA_NONE ? "-" : rbp,
@@ -101,6 +102,7 @@ static void print_stats(const struct cfi_table *t)
 
 	printf("file:            %s\n", args.file);
 	printf("build-id:        %s\n", t->build_id[0] ? t->build_id : "(none)");
+	printf("architecture:    %s\n", cfi_arch_name(t->arch));
 	printf("sources:        %s%s%s%s\n", s->sources & (1 << CFI_SRC_EH_FRAME) ? " .eh_frame" : "",
 	       s->sources & (1 << CFI_SRC_DEBUG_FRAME) ? " .debug_frame" : "",
 	       s->sources & (1 << CFI_SRC_DEBUG_FRAME_SEP) ? " .debug_frame(separate file)" : "",
@@ -127,15 +129,16 @@ static void print_json(const struct cfi_table *t)
 	const struct cfi_stats *s = &t->stats;
 	int i;
 
-	printf("{\"file\":\"%s\",\"build_id\":\"%s\",\"cies\":%" PRIu64 ",\"fdes\":%" PRIu64
-	       ",\"fdes_bad\":%" PRIu64 ",\"fdes_overlap\":%" PRIu64 ",\"raw_rows\":%" PRIu64
+	printf("{\"file\":\"%s\",\"build_id\":\"%s\",\"arch\":\"%s\",\"cies\":%" PRIu64
+	       ",\"fdes\":%" PRIu64 ",\"fdes_bad\":%" PRIu64 ",\"fdes_overlap\":%" PRIu64
+	       ",\"raw_rows\":%" PRIu64
 	       ",\"compact_rows\":%u,\"pages\":%u,\"rules\":%u,\"bytes\":%" PRIu64
 	       ",\"bytes_rows\":%" PRIu64 ",\"bytes_index\":%" PRIu64 ",\"bytes_rules\":%" PRIu64
 	       ",\"bytes_per_raw_row\":%.4f,\"build_ms\":%.3f,\"unsupported\":{",
-	       args.file, t->build_id, s->cies, s->fdes, s->fdes_bad, s->fdes_overlap, s->raw_rows,
-	       t->nr_rows, t->nr_pages, t->nr_rules, s->bytes_total, s->bytes_rows, s->bytes_index,
-	       s->bytes_rules, s->raw_rows ? (double)s->bytes_total / s->raw_rows : 0.0,
-	       s->build_ns / 1e6);
+	       args.file, t->build_id, cfi_arch_name(t->arch), s->cies, s->fdes, s->fdes_bad,
+	       s->fdes_overlap, s->raw_rows, t->nr_rows, t->nr_pages, t->nr_rules, s->bytes_total,
+	       s->bytes_rows, s->bytes_index, s->bytes_rules,
+	       s->raw_rows ? (double)s->bytes_total / s->raw_rows : 0.0, s->build_ns / 1e6);
 	for (i = 1; i < CFI_UNSUP_MAX; i++)
 		printf("%s\"%s\":%" PRIu64, i > 1 ? "," : "", cfi_unsupported_name(i),
 		       s->unsupported[i]);

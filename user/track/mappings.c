@@ -79,8 +79,10 @@ struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, con
 	struct cfi_build_opts opts = {
 	    .display_name = name,
 	    .root_pid = pid,
+	    .native_only = 1,
 	    /* a table the store could never hold is given up as it grows */
-	    .budget = {.cancel = &pt->work.cancel_builds, .max_bytes = pt->opts.ts ? pt->opts.ts->max_bytes : 0}};
+	    .budget = {.cancel = &pt->work.cancel_builds,
+		       .max_bytes = pt->opts.ts ? pt->opts.ts->max_bytes : 0}};
 	build_hook_fn hook = pt->build_hook;
 	struct cfi_diag diag = {0};
 	struct cfi_table *t = NULL;
@@ -91,9 +93,15 @@ struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, con
 		hook(pt->build_hook_ctx, name, true);
 	/* the key names the very file opened: an entry under it is this file's table */
 	if (pt->opts.table_cache && !cfi_table_cache_load(pt->opts.table_cache, key, &t)) {
-		t->stats.build_ns = mono_ns() - t0;
-		*err = 0;
-		goto out;
+		if (t->arch == CFI_ARCH_NATIVE) {
+			t->stats.build_ns = mono_ns() - t0;
+			*err = 0;
+			goto out;
+		}
+		/* the cache's files are the agent's own, but a table is never walked on another
+		 * machine */
+		cfi_table_free(t);
+		t = NULL;
 	}
 	*err = cfi_table_build_fd(fd, &opts, &t, &diag);
 	if (t && pt->opts.table_cache)
