@@ -40,7 +40,7 @@ TEST_PKGS  := binutils elfutils libcap2-bin linux-perf bpftrace libclang-rt-14-d
               nodejs default-jdk-headless \
               chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion \
               debuginfod systemtap-sdt-dev systemd \
-              gcc-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++6-arm64-cross
+              gcc-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++6-arm64-cross qemu-user
 
 # the plain C libraries: helpers, ELF access, the CFI compiler (no BPF, no user/)
 LIB_SRC    := $(sort $(wildcard common/*.c elf/*.c tables/*.c))

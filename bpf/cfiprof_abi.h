@@ -649,7 +649,9 @@ struct cfi_deferred_record {
 	__u8 rbx_valid;
 	__u8 at_leaf;
 	__u8 ip_from_fp;
-	__u8 pad[5];
+	__u8 lr_valid; /* arm64: lr holds the frame's x30 */
+	__u8 pad[4];
+	__u64 lr;
 	/*
 	 * Bit i: the chunk at stack_base + i * DEFER_CHUNK could not be read (its
 	 * bytes are zero): a page the stack is growing into, its fault under way

@@ -106,6 +106,8 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	d->rbx = st->rbx;
 	d->rbx_at = st->rbx_at;
 	d->rbx_valid = st->rbx_valid;
+	d->lr = st->lr;
+	d->lr_valid = st->lr_valid;
 	d->at_leaf = st->at_leaf;
 	d->ip_from_fp = st->ip_from_fp;
 	__builtin_memcpy(d->leaf, st->leaf, sizeof(d->leaf));

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The user-stack walker: one frame at a time, from (rip, rsp, rbp) to the
- * caller's (rip, rsp, rbp), using the compiled CFI tables of cfiprof_abi.h.
+ * The user-stack walker: one frame at a time, from (pc, stack pointer, frame
+ * pointer) to the caller's, using the compiled CFI tables of cfiprof_abi.h.
+ * x86-64 (rip, rsp, rbp) or AArch64 (pc, sp, x29; the return address in x30
+ * until a prologue stores it): what differs sits in the few accessors under
+ * "The architecture" below; rule kinds named after x86-64 (CFI_CFA_RSP,
+ * rbp_kind) mean the stack and frame pointer on both.
  *
  * This header is compiled twice: by clang -target bpf (from cfiprof.bpf.c)
  * and as ordinary C (from the replay tests), so that captured stacks can be
@@ -29,6 +33,17 @@
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
+#endif
+
+/*
+ * The architecture: the BPF target's (__TARGET_ARCH_arm64), the C compiler's,
+ * or WALKER_ARCH_ARM64 defined by an includer that replays arm64 stacks on
+ * another host.
+ */
+#if defined(__TARGET_ARCH_arm64) || (!defined(__bpf__) && !defined(__BPF__) && defined(__aarch64__))
+#ifndef WALKER_ARCH_ARM64
+#define WALKER_ARCH_ARM64 1
+#endif
 #endif
 
 /*
@@ -81,11 +96,34 @@ struct walker_state {
 	__u64 rbx;	 /* the frame's rbx when rbx_at is 0 */
 	__u64 rbx_at;	 /* else it was saved at this stack address: read only when needed */
 	__u32 win_tag;	 /* this walk's tag in walker_window()->walks; 0: read directly */
-	__u32 pad;
+	__u8 lr_valid;	 /* arm64: lr holds the frame's x30 (the leaf, a signal frame) */
+	__u8 pad[3];
+	__u64 lr;
 	/* the sample's registers by DWARF number, set by the includer; used at the leaf only */
 	__u64 leaf[CFI_DW_NR_REGS];
 };
 
+#ifdef WALKER_ARCH_ARM64
+/*
+ * struct rt_sigframe as arch/arm64/kernel/signal.c pushes it, at the sp the
+ * sigreturn trampoline runs on: siginfo (128), then struct ucontext whose
+ * uc_mcontext (16-aligned: offset 176) is struct sigcontext: fault_address,
+ * regs[31], sp, pc.
+ */
+#define WALKER_SIG_REGS (128 + 176 + 8)
+#define WALKER_SIG_FP	(WALKER_SIG_REGS + 29 * 8)
+#define WALKER_SIG_LR	(WALKER_SIG_REGS + 30 * 8)
+#define WALKER_SIG_SP	(WALKER_SIG_REGS + 31 * 8)
+#define WALKER_SIG_PC	(WALKER_SIG_REGS + 32 * 8)
+/* no register is carried through an arm64 walk: a CFA-in-register rule is the leaf's */
+#define WALKER_CARRIED_REG (-1)
+/*
+ * User addresses are below 2^48 (the kernels cfiprof supports configure 48-bit
+ * user VAs); above, a return address signed by pointer authentication holds
+ * its PAC (and a top-byte tag): stripped from every return address read.
+ */
+#define WALKER_RA_MASK ((1ull << 48) - 1)
+#else
 /*
  * Offsets into the struct ucontext the kernel pushes for a signal (x86-64
  * struct rt_sigframe minus pretcode, which the handler's ret already popped):
@@ -93,10 +131,14 @@ struct walker_state {
  * bp, sp and ip are its 11th, 16th and 17th u64.
  */
 #define WALKER_UC_MCONTEXT 40
-#define WALKER_UC_RBP	   (WALKER_UC_MCONTEXT + 10 * 8)
-#define WALKER_UC_RBX	   (WALKER_UC_MCONTEXT + 11 * 8)
-#define WALKER_UC_RSP	   (WALKER_UC_MCONTEXT + 15 * 8)
-#define WALKER_UC_RIP	   (WALKER_UC_MCONTEXT + 16 * 8)
+#define WALKER_SIG_FP	   (WALKER_UC_MCONTEXT + 10 * 8)
+#define WALKER_SIG_RBX	   (WALKER_UC_MCONTEXT + 11 * 8)
+#define WALKER_SIG_SP	   (WALKER_UC_MCONTEXT + 15 * 8)
+#define WALKER_SIG_PC	   (WALKER_UC_MCONTEXT + 16 * 8)
+/* rbx: the lazy-binding trampoline's CFA (CFI_CFA_REG on rbx) may be in any frame */
+#define WALKER_CARRIED_REG CFI_DW_RBX
+#define WALKER_RA_MASK	   (~0ull)
+#endif
 
 /* Give a walk its tag in the window: walker_init does; a walk resumed elsewhere calls it. */
 static __always_inline void walker_window_begin(struct walker_state *st)
@@ -137,12 +179,21 @@ static __always_inline void walker_init(struct walker_state *st, __u32 pid, __u6
 	}
 }
 
-/* st->leaf[] holds the sample's registers: rbx is carried from there on. */
+/* st->leaf[] holds the sample's registers: rbx is carried from there on (x86-64). */
 static __always_inline void walker_leaf_regs(struct walker_state *st)
 {
 	st->at_leaf = 1;
+#ifndef WALKER_ARCH_ARM64
 	st->rbx = st->leaf[CFI_DW_RBX];
 	st->rbx_valid = 1;
+#endif
+}
+
+/* arm64: the sample's x30, where the first frame's return address is until saved. */
+static __always_inline void walker_link_register(struct walker_state *st, __u64 lr)
+{
+	st->lr = lr & WALKER_RA_MASK;
+	st->lr_valid = 1;
 }
 
 static __always_inline int walker_stop(struct walker_state *st, int reason)
@@ -298,6 +349,7 @@ static __always_inline int walker_fp_step(struct walker_state *st, int no_fp)
 		next_bp = pair[0];
 		ip = pair[1];
 	}
+	ip &= WALKER_RA_MASK;
 	/* only CFI's "return address undefined" proves the outermost frame, never a 0 here */
 	if (ip == 0)
 		return walker_stop(st, STOP_FP_BROKEN);
@@ -310,33 +362,66 @@ static __always_inline int walker_fp_step(struct walker_state *st, int no_fp)
 	st->nr_fp++;
 	/* code without CFI may have used rbx and saved the caller's anywhere */
 	st->rbx_valid = 0;
+	st->lr_valid = 0;
 	return 0;
 }
 
-/* The kernel saved every register of the interrupted code: take rip, rsp, rbp. */
+/* The kernel saved every register of the interrupted code: take its pc, sp and frame pointer. */
 static __always_inline int walker_signal_step(struct walker_state *st)
 {
 	__u64 uc = st->sp, ip, sp, bp;
 
 	if (++st->nr_signal > WALKER_MAX_SIGNAL_FRAMES)
 		return walker_stop(st, STOP_UNREADABLE);
-	if (walker_read_u64(st, uc + WALKER_UC_RIP, &ip) ||
-	    walker_read_u64(st, uc + WALKER_UC_RSP, &sp) ||
-	    walker_read_u64(st, uc + WALKER_UC_RBP, &bp))
+	if (walker_read_u64(st, uc + WALKER_SIG_PC, &ip) ||
+	    walker_read_u64(st, uc + WALKER_SIG_SP, &sp) ||
+	    walker_read_u64(st, uc + WALKER_SIG_FP, &bp))
 		return walker_stop(st, STOP_UNREADABLE);
+#ifdef WALKER_ARCH_ARM64
+	{
+		__u64 lr;
+
+		/* the interrupted frame may be a leaf: its return address still in x30 */
+		if (walker_read_u64(st, uc + WALKER_SIG_LR, &lr))
+			return walker_stop(st, STOP_UNREADABLE);
+		walker_link_register(st, lr);
+	}
+#else
+	st->rbx_at = uc + WALKER_SIG_RBX;
+	st->rbx_valid = 1;
+#endif
 	/* No "CFA above rsp" check: the handler may run on a sigaltstack. */
 	st->ip = ip;
 	st->sp = sp;
 	st->bp = bp;
 	st->bp_valid = 1;
-	st->rbx_at = uc + WALKER_UC_RBX;
-	st->rbx_valid = 1;
 	/* rip is the interrupted instruction itself, not a return address. */
 	st->ip_is_ra = 0;
 	st->flags |= SAMPLE_SIGNAL;
 	if (ip == 0)
 		return walker_stop(st, STOP_COMPLETE);
 	return 0;
+}
+
+/*
+ * arm64: is st->ip the kernel's sigreturn trampoline, "mov x8, #139; svc #0"?
+ * The vDSO's has had no CFI since Linux 5.8 (qemu's user-mode page never
+ * had any): a handler's return address is found by its two instructions.
+ * Code, not stack: read past the stack window.
+ */
+#define WALKER_A64_SIGRETURN 0xd4000001d2801168ull
+
+static __always_inline int walker_at_sigreturn(struct walker_state *st)
+{
+#ifdef WALKER_ARCH_ARM64
+	__u64 insns;
+
+	return st->ip_is_ra && !walker_read_user(&insns, sizeof(insns), st->ip) &&
+	       insns == WALKER_A64_SIGRETURN;
+#else
+	(void)st;
+	return 0;
+#endif
 }
 
 static __always_inline int walker_eval_rule(struct walker_state *st, const struct cfi_rule *r)
@@ -369,11 +454,11 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 		break;
 	case CFI_CFA_REG:
 		/* rbx is carried through the walk; any other register is known at the leaf only */
-		if (r->aux == CFI_DW_RBX && st->rbx_valid) {
+		if (r->aux == WALKER_CARRIED_REG && st->rbx_valid) {
 			tmp = st->rbx;
 			if (st->rbx_at && walker_read_u64(st, st->rbx_at, &tmp))
 				return walker_stop(st, STOP_UNREADABLE);
-		} else if (st->at_leaf && r->aux != CFI_DW_RBX) {
+		} else if (st->at_leaf && r->aux != WALKER_CARRIED_REG) {
 			tmp = st->leaf[r->aux & (CFI_DW_NR_REGS - 1)];
 		} else {
 			return walker_unsupported(st, CFI_UNSUP_REG_LOST);
@@ -388,14 +473,24 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 		return walker_unsupported(st, r->reason);
 	}
 
-	/* The caller's rsp before its call: always above ours.  Anything else is garbage. */
-	if (cfa <= st->sp)
-		return walker_stop(st, STOP_UNREADABLE);
-
+	/* the outermost frame: where its CFA would be does not matter (arm64's _start: sp+0) */
 	if (r->ra_kind == CFI_REG_UNDEFINED)
 		return walker_stop(st, STOP_COMPLETE);
-	if (r->ra_kind != CFI_REG_AT_CFA)
+	/*
+	 * The caller's sp before its call: above ours, or (arm64) the same where
+	 * nothing was pushed and the return address is still in x30.  Anything
+	 * else is garbage.
+	 */
+	if (cfa < st->sp || (cfa == st->sp && r->ra_kind != CFI_REG_SAME))
+		return walker_stop(st, STOP_UNREADABLE);
+	/* RA in the link register (arm64 only): known in the first frame and at a signal */
+	if (r->ra_kind == CFI_REG_SAME) {
+		if (!st->lr_valid)
+			return walker_unsupported(st, CFI_UNSUP_REG_LOST);
+		ra = st->lr;
+	} else if (r->ra_kind != CFI_REG_AT_CFA) {
 		return walker_unsupported(st, r->reason);
+	}
 	/* where the caller's rbx is: read only if a CFA-in-rbx rule needs it */
 	if (r->rbx_kind == CFI_REG_AT_CFA) {
 		st->rbx_at = cfa + (__s64)r->rbx_off;
@@ -405,7 +500,8 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 	} else if (r->rbx_kind != CFI_REG_SAME) {
 		st->rbx_valid = 0;
 	}
-	if (r->rbp_kind == CFI_REG_AT_CFA && r->rbp_off == r->ra_off - 8) {
+	if (r->ra_kind == CFI_REG_AT_CFA && r->rbp_kind == CFI_REG_AT_CFA &&
+	    r->rbp_off == r->ra_off - 8) {
 		/* "push %rbp" right after the call: rbp and the return address in one read */
 		__u64 pair[2];
 
@@ -416,7 +512,7 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 		ra = pair[1];
 		goto have_ra;
 	}
-	if (walker_read_u64(st, cfa + (__s64)r->ra_off, &ra))
+	if (r->ra_kind == CFI_REG_AT_CFA && walker_read_u64(st, cfa + (__s64)r->ra_off, &ra))
 		return walker_stop(st, STOP_UNREADABLE);
 
 	switch (r->rbp_kind) {
@@ -438,10 +534,12 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 		break;
 	}
 have_ra:
-	st->ip = ra;
+	st->ip = ra & WALKER_RA_MASK;
 	st->sp = cfa;
 	st->ip_is_ra = 1;
-	if (ra == 0)
+	/* the caller's x30 was the call's own: gone */
+	st->lr_valid = 0;
+	if (st->ip == 0)
 		return walker_stop(st, STOP_COMPLETE);
 	return 0;
 }
@@ -492,6 +590,8 @@ WALKER_STEP_ATTR int walker_step(struct walker_state *st)
 			return walker_stop(st, STOP_FP_BROKEN);
 		}
 		if (!m) {
+			if (walker_at_sigreturn(st))
+				return walker_signal_step(st);
 			st->missing_pc = st->ip;
 			return walker_stop(st, STOP_NO_MAPPING);
 		}
@@ -514,7 +614,9 @@ WALKER_STEP_ATTR int walker_step(struct walker_state *st)
 
 	fp_only = (mflags & CFI_MAPPING_FP) && !(mflags & CFI_MAPPING_CFI);
 	/* or code no FDE covers (hand-written assembly, V8's builtins): frame pointers, if any */
-	if (fp_only || slot->rule.cfa_kind == CFI_CFA_NONE)
+	if ((fp_only || slot->rule.cfa_kind == CFI_CFA_NONE) && walker_at_sigreturn(st))
+		ret = walker_signal_step(st);
+	else if (fp_only || slot->rule.cfa_kind == CFI_CFA_NONE)
 		ret = walker_fp_step(st, fp_only ? STOP_FP_BROKEN : STOP_NO_RULE);
 	else
 		ret = walker_eval_rule(st, &slot->rule);

@@ -265,23 +265,11 @@ static inline void walker_count(__u32 counter_id, __u64 n)
 
 #include "bpf/walker.h"
 
-/*
- * The whole walk as the BPF program drives it; returns the number of user pcs.
- * regs: the sample's other registers by DWARF number (CFI_DW_NR_REGS), or
- * NULL for a walk that only knows rip, rsp and rbp.
- */
-static inline unsigned int replay_walk_regs(struct replay_env *env, const __u64 *regs,
-					    uint64_t ip, uint64_t sp, uint64_t bp, __u64 *out,
-					    unsigned int max, struct walker_state *st)
+/* The frames of a walk set up by walker_init, as the BPF program drives them. */
+static inline unsigned int replay_run(struct walker_state *st, __u64 *out, unsigned int max)
 {
 	unsigned int i;
 
-	replay_cur = env;
-	walker_init(st, env->pid, ip, sp, bp);
-	if (regs) {
-		memcpy(st->leaf, regs, sizeof(st->leaf));
-		walker_leaf_regs(st);
-	}
 	for (i = 0; i <= max; i++)
 		if (walker_frame(st, out, max))
 			break;
@@ -295,6 +283,35 @@ static inline unsigned int replay_walk_regs(struct replay_env *env, const __u64 
 	if (st->reason == STOP_UNSUPPORTED)
 		walker_count(CNT_UNSUP_BASE + st->unsup, 1);
 	return st->nr;
+}
+
+/*
+ * The whole walk as the BPF program drives it; returns the number of user pcs.
+ * regs: the sample's other registers by DWARF number (CFI_DW_NR_REGS), or
+ * NULL for a walk that only knows rip, rsp and rbp.
+ */
+static inline unsigned int replay_walk_regs(struct replay_env *env, const __u64 *regs, uint64_t ip,
+					    uint64_t sp, uint64_t bp, __u64 *out, unsigned int max,
+					    struct walker_state *st)
+{
+	replay_cur = env;
+	walker_init(st, env->pid, ip, sp, bp);
+	if (regs) {
+		memcpy(st->leaf, regs, sizeof(st->leaf));
+		walker_leaf_regs(st);
+	}
+	return replay_run(st, out, max);
+}
+
+/* An arm64 walk: pc, sp, x29 and the link register x30. */
+static inline unsigned int replay_walk_lr(struct replay_env *env, uint64_t ip, uint64_t sp,
+					  uint64_t fp, uint64_t lr, __u64 *out, unsigned int max,
+					  struct walker_state *st)
+{
+	replay_cur = env;
+	walker_init(st, env->pid, ip, sp, fp);
+	walker_link_register(st, lr);
+	return replay_run(st, out, max);
 }
 
 static inline unsigned int replay_walk(struct replay_env *env, uint64_t ip, uint64_t sp,

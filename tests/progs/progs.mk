@@ -37,6 +37,23 @@ $(PROGS_OUT)/libdefer_big.so: tests/progs/defer_big.c $(PROGS_OUT)/defer_filler.
 $(PROGS_OUT)/chain_big: tests/progs/chain.c $(PROGS_OUT)/defer_filler.S $(PROGS_DEPS)
 	$(CC) $(PROGS_CFLAGS) $< $(PROGS_OUT)/defer_filler.S -o $@ -lpthread -ldl
 
+# tests/unit/test_walker_arm64.c: arm64 programs that snapshot their own stacks under
+# qemu-aarch64, built by GCC with return addresses signed (pac-ret, B key) and by clang
+# (its CFA on x29); the same source differs in its functions so no two are folded.
+ARM64_PROGS := $(addprefix $(PROGS_OUT)/arm64/,walk_snap_gcc walk_snap_clang)
+TEST_PROGS += $(ARM64_PROGS)
+ARM64_CC := aarch64-linux-gnu-gcc
+
+$(PROGS_OUT)/arm64/walk_snap_gcc: tests/progs/arm64/walk_snap.c $(PROGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(PROGS_CFLAGS) -mbranch-protection=pac-ret+b-key $< -o $@
+
+$(PROGS_OUT)/arm64/walk_snap_clang: tests/progs/arm64/walk_snap.c $(PROGS_DEPS)
+	@mkdir -p $(dir $@)
+	clang --target=aarch64-linux-gnu --sysroot=/usr/aarch64-linux-gnu $(PROGS_CFLAGS) -fno-omit-frame-pointer \
+		-c $< -o $@.o
+	$(ARM64_CC) $@.o -o $@
+
 # tests/e2e/test_process_edges.c: samples taken in do_exit and inside execve
 TEST_PROGS += $(PROGS_OUT)/exit_exec
 

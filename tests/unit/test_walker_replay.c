@@ -361,9 +361,9 @@ static void test_synthetic(void)
 	 */
 	memset(stk, 0, sizeof(stk));
 	stk[0] = F_SIGRET;
-	stk[(8 + WALKER_UC_RIP) / 8] = F_MID - 0x10;
-	stk[(8 + WALKER_UC_RSP) / 8] = SB + 200;
-	stk[(8 + WALKER_UC_RBP) / 8] = 0x1111;
+	stk[(8 + WALKER_SIG_PC) / 8] = F_MID - 0x10;
+	stk[(8 + WALKER_SIG_SP) / 8] = SB + 200;
+	stk[(8 + WALKER_SIG_FP) / 8] = 0x1111;
 	stk[(200 + 16) / 8] = F_OUT;
 	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
 	expect_pcs("signal", &r, STOP_COMPLETE, 4,
@@ -371,8 +371,8 @@ static void test_synthetic(void)
 	CHECK(r.st.flags & SAMPLE_SIGNAL, "signal: SAMPLE_SIGNAL not set");
 	CHECK(r.st.bp == 0x1111, "signal: rbp %#llx from the ucontext",
 	      (unsigned long long)r.st.bp);
-	CHECK(WALKER_UC_RBP == 120 && WALKER_UC_RSP == 160 && WALKER_UC_RIP == 168,
-	      "ucontext offsets %d %d %d", WALKER_UC_RBP, WALKER_UC_RSP, WALKER_UC_RIP);
+	CHECK(WALKER_SIG_FP == 120 && WALKER_SIG_SP == 160 && WALKER_SIG_PC == 168,
+	      "ucontext offsets %d %d %d", WALKER_SIG_FP, WALKER_SIG_SP, WALKER_SIG_PC);
 
 	/*
 	 * A ucontext that restores the signal frame itself (rip in the trampoline,
@@ -381,8 +381,8 @@ static void test_synthetic(void)
 	 */
 	memset(stk, 0, sizeof(stk));
 	stk[0] = F_SIGRET;
-	stk[(8 + WALKER_UC_RIP) / 8] = F_SIGRET - 1;
-	stk[(8 + WALKER_UC_RSP) / 8] = SB + 8;
+	stk[(8 + WALKER_SIG_PC) / 8] = F_SIGRET - 1;
+	stk[(8 + WALKER_SIG_SP) / 8] = SB + 8;
 	syn_walk(&env, F_LEAF, SB, 0, 64, &r);
 	CHECK(r.st.reason == STOP_UNREADABLE && r.nr <= WALKER_MAX_SIGNAL_FRAMES + 2,
 	      "self-referencing signal frame: reason %d after %u frames (want %d within %d)",

@@ -143,6 +143,8 @@ enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct defe
 	st.rbx = d->rbx;
 	st.rbx_at = d->rbx_at;
 	st.rbx_valid = d->rbx_valid;
+	st.lr = d->lr;
+	st.lr_valid = d->lr_valid;
 	st.at_leaf = d->at_leaf;
 	st.ip_from_fp = d->ip_from_fp;
 	memcpy(st.leaf, d->leaf, sizeof(st.leaf));
