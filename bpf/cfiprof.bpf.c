@@ -11,6 +11,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "cfiprof_abi.h"
+#include "arch.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -576,16 +577,14 @@ static __always_inline int wanted(__u32 tgid)
 
 /*
  * What on_sample reads of its context, UAPI's struct bpf_perf_event_data
- * (x86-64's struct pt_regs, then sample_period): a fixed layout, read without
- * CO-RE, whose first relocation of a type searches the whole of the kernel's
- * BTF, a type, at every start.
+ * (the user registers, bpf/arch.bpf.h, then sample_period): a fixed layout,
+ * read without CO-RE, whose first relocation of a type searches the whole
+ * of the kernel's BTF, a type, at every start.
  */
 struct perf_sample_ctx {
-	__u64 regs[21];
+	__u64 regs[PERF_CTX_REGS];
 	__u64 sample_period;
 };
-
-#define PERF_CTX_IP 16 /* pt_regs: r15..r8, ax, cx, dx, si, di, orig_ax, then ip */
 
 SEC("perf_event")
 int on_sample(struct perf_sample_ctx *ctx)

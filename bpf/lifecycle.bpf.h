@@ -35,9 +35,6 @@ int BPF_PROG(on_exec, struct task_struct *p)
  * heap), ask user space to re-read the process's mappings.  Every syscall
  * passes here, so the syscall number is checked first.
  */
-#define NR_MMAP 9
-#define NR_MPROTECT   10
-#define NR_MUNMAP 11
 #define PROT_EXEC_BIT 4
 
 SEC("tp_btf/sys_enter")
@@ -48,21 +45,23 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	if (id != NR_MUNMAP)
 		return 0;
 	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!bpf_map_lookup_elem(&procs, &tgid) || !walker_lookup_mapping(tgid, regs->di))
+	if (!bpf_map_lookup_elem(&procs, &tgid) ||
+	    !walker_lookup_mapping(tgid, ARCH_SYSCALL_ARG(regs, 0)))
 		return 0;
-	mapping_changed(tgid, regs->di);
+	mapping_changed(tgid, ARCH_SYSCALL_ARG(regs, 0));
 	return 0;
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
-	__u64 nr = regs->orig_ax, addr;
+	__u64 nr = ARCH_SYSCALL_NR(regs), addr;
 	__u32 tgid;
 
-	if ((nr != NR_MMAP && nr != NR_MPROTECT) || ret < 0 || !(regs->dx & PROT_EXEC_BIT))
+	if ((nr != NR_MMAP && nr != NR_MPROTECT) || ret < 0 ||
+	    !(ARCH_SYSCALL_ARG(regs, 2) & PROT_EXEC_BIT))
 		return 0;
-	addr = nr == NR_MMAP ? (__u64)ret : regs->di;
+	addr = nr == NR_MMAP ? (__u64)ret : ARCH_SYSCALL_ARG(regs, 0);
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_map_lookup_elem(&procs, &tgid)) {
 		/* a JIT flipping known code between writable and executable changes nothing */

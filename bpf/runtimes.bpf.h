@@ -8,15 +8,15 @@
 #ifndef CFIPROF_RUNTIMES_BPF_H
 #define CFIPROF_RUNTIMES_BPF_H
 
-/* The current thread's thread pointer (TLS base): the fs base on x86-64, 0 elsewhere for now. */
+/* The current thread's thread pointer (TLS base): the fs base on x86-64, TPIDR_EL0 on arm64. */
 static __always_inline __u64 current_thread_pointer(void)
 {
-#if defined(__TARGET_ARCH_x86)
 	struct task_struct *t = bpf_get_current_task_btf();
 
-	return BPF_CORE_READ(t, thread.fsbase);
+#if defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(t, thread.uw.tp_value);
 #else
-	return 0;
+	return BPF_CORE_READ(t, thread.fsbase);
 #endif
 }
 

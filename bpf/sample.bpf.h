@@ -42,20 +42,7 @@ static __always_inline void walk_finished(struct walker_state *st, bool sent_lat
 /* The sample's registers by DWARF number, for rules with the CFA in one of them (leaf only). */
 #define LEAF_REGS(st, r)                                                                           \
 	do {                                                                                       \
-		(st)->leaf[0] = (r).ax;                                                            \
-		(st)->leaf[1] = (r).dx;                                                            \
-		(st)->leaf[2] = (r).cx;                                                            \
-		(st)->leaf[3] = (r).bx;                                                            \
-		(st)->leaf[4] = (r).si;                                                            \
-		(st)->leaf[5] = (r).di;                                                            \
-		(st)->leaf[8] = (r).r8;                                                            \
-		(st)->leaf[9] = (r).r9;                                                            \
-		(st)->leaf[10] = (r).r10;                                                          \
-		(st)->leaf[11] = (r).r11;                                                          \
-		(st)->leaf[12] = (r).r12;                                                          \
-		(st)->leaf[13] = (r).r13;                                                          \
-		(st)->leaf[14] = (r).r14;                                                          \
-		(st)->leaf[15] = (r).r15;                                                          \
+		ARCH_LEAF_REGS(st, r);                                                             \
 		walker_leaf_regs(st);                                                              \
 	} while (0)
 
@@ -110,7 +97,7 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 	 * verifier, which then follows a NULL regs into LEAF_REGS.
 	 */
 	if (src->user_in_ctx) {
-		walker_init(st, tgid, src->ctx_regs->ip, src->ctx_regs->sp, src->ctx_regs->bp);
+		ARCH_WALKER_INIT(st, tgid, src->ctx_regs);
 		leaf_regs_from_ctx(src->ctx_regs, st);
 	} else {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -121,7 +108,7 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 			if (n > 0)
 				nr_kernel = (__u32)n / sizeof(__u64);
 		}
-		walker_init(st, tgid, regs->ip, regs->sp, regs->bp);
+		ARCH_WALKER_INIT(st, tgid, regs);
 		LEAF_REGS(st, *regs);
 	}
 	if (nr_kernel > MAX_KERNEL_FRAMES)

@@ -123,6 +123,7 @@ struct walker_state {
  * its PAC (and a top-byte tag): stripped from every return address read.
  */
 #define WALKER_RA_MASK ((1ull << 48) - 1)
+#define WALKER_HAS_LR  1
 #else
 /*
  * Offsets into the struct ucontext the kernel pushes for a signal (x86-64
@@ -138,6 +139,7 @@ struct walker_state {
 /* rbx: the lazy-binding trampoline's CFA (CFI_CFA_REG on rbx) may be in any frame */
 #define WALKER_CARRIED_REG CFI_DW_RBX
 #define WALKER_RA_MASK	   (~0ull)
+#define WALKER_HAS_LR	   0
 #endif
 
 /* Give a walk its tag in the window: walker_init does; a walk resumed elsewhere calls it. */
