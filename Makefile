@@ -182,6 +182,37 @@ $(eval $(call c_build,$(OUT)/fuzz,$(CLANG),$(SAN_FLAGS) -fsanitize=fuzzer-no-lin
 # the skeleton embeds the BPF object: whatever includes it must rebuild with it
 $(OUT)/obj/user/session/bpf_program.o: $(BPF_SKEL)
 
+# ---- arm64 (issue 30): make ARCH=arm64 cross-builds a static build/arm64/cfiprof ----
+# against the static libraries of Debian's arm64 packages, unpacked into a private sysroot
+# (nothing of the host's is installed or replaced: only arm64's package lists are added).
+ARM64_CC      := aarch64-linux-gnu-gcc
+ARM64_SYSROOT := $(OUT)/arm64-sysroot
+ARM64_DEBS    := libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev libzstd-dev libbz2-dev \
+                 libiberty-dev libcurl4-openssl-dev
+ARM64_FLAGS   := -O2 -g -I$(OUT)/arm64 -isystem $(ARM64_SYSROOT)/usr/include \
+                 -isystem $(ARM64_SYSROOT)/usr/include/aarch64-linux-gnu
+ARM64_LDLIBS  := -L$(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu -lbpf -ldw -lelf -lz -llzma -lzstd \
+                 -lbz2 -ldl -liberty -lpthread
+$(ARM64_SYSROOT)/.done:
+	@mkdir -p $(ARM64_SYSROOT)/debs
+	@dpkg --print-foreign-architectures | grep -qx arm64 || { dpkg --add-architecture arm64 && \
+		apt-get update -qq -o APT::Sandbox::User=root > /dev/null; }
+	cd $(ARM64_SYSROOT)/debs && rm -f *.deb && \
+		apt-get download -qq -o APT::Sandbox::User=root $(ARM64_DEBS:%=%:arm64)
+	for d in $(ARM64_SYSROOT)/debs/*.deb; do dpkg-deb -x $$d $(ARM64_SYSROOT) || exit 1; done
+	@touch $@
+$(eval $(call c_build,$(OUT)/arm64,$(ARM64_CC),$(ARM64_FLAGS)))
+$(patsubst %.c,$(OUT)/arm64/obj/%.o,$(LIB_SRC) $(USERLIB_SRC) $(CLI_SRC)): | $(ARM64_SYSROOT)/.done \
+	$(OUT)/arm64/cfiprof.skel.h
+$(OUT)/arm64/obj/user/session/bpf_program.o: $(OUT)/arm64/cfiprof.skel.h
+$(OUT)/arm64/cfiprof: $(CLI_SRC:%.c=$(OUT)/arm64/obj/%.o) $(OUT)/arm64/libcfiuser.a \
+		$(OUT)/arm64/libcfitables.a
+	$(ARM64_CC) -static $(filter %.o,$^) -o $@ $(OUT)/arm64/libcfiuser.a \
+		$(OUT)/arm64/libcfitables.a $(ARM64_LDLIBS)
+ifeq ($(ARCH),arm64)
+all: $(OUT)/arm64/cfiprof
+endif
+
 LIBS = $(1)/libcfiuser.a $(1)/libcfitables.a $(LDLIBS)
 
 $(OUT)/cfiprof: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libcfiuser.a $(OUT)/libcfitables.a

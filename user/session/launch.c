@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -94,9 +95,26 @@ static uint64_t auxv_entry(pid_t pid)
 	return entry;
 }
 
+/*
+ * The breakpoint at the entry: int3 on x86-64, after which the pc is one byte
+ * on; brk #0 on arm64, whose pc stays on it.
+ */
+#if defined(__aarch64__)
+#define BREAK_INSN     0xd4200000L
+#define BREAK_MASK     0xffffffffL
+#define BREAK_PC_AFTER 0
+#define REGS_PC(r)     ((r).pc)
+#else
+#define BREAK_INSN     0xccL
+#define BREAK_MASK     0xffL
+#define BREAK_PC_AFTER 1
+#define REGS_PC(r)     ((r).rip)
+#endif
+
 bool launch_run_to_entry(pid_t pid, int *exit_status)
 {
 	struct user_regs_struct regs;
+	struct iovec iov = {&regs, sizeof(regs)};
 	uint64_t entry = auxv_entry(pid);
 	long word;
 	int status;
@@ -107,7 +125,8 @@ bool launch_run_to_entry(pid_t pid, int *exit_status)
 	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, NULL);
 	if (errno)
 		return true;
-	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)((word & ~0xffL) | 0xcc)))
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry,
+		   (void *)((word & ~BREAK_MASK) | BREAK_INSN)))
 		return true;
 	for (;;) {
 		if (ptrace(PTRACE_CONT, pid, NULL, NULL) || waitpid(pid, &status, 0) != pid)
@@ -126,11 +145,12 @@ bool launch_run_to_entry(pid_t pid, int *exit_status)
 		if (WSTOPSIG(status) == SIGTRAP)
 			break;
 	}
-	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) || regs.rip != entry + 1)
+	if (ptrace(PTRACE_GETREGSET, pid, (void *)NT_PRSTATUS, &iov) ||
+	    REGS_PC(regs) != entry + BREAK_PC_AFTER)
 		return true;
-	regs.rip = entry;
+	REGS_PC(regs) = entry;
 	ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)word);
-	ptrace(PTRACE_SETREGS, pid, NULL, &regs);
+	ptrace(PTRACE_SETREGSET, pid, (void *)NT_PRSTATUS, &iov);
 	return true;
 gone:
 	*exit_status = status;
