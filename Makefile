@@ -6,6 +6,7 @@
 #   make bench   benchmarks (figures for the notes; not part of make test)
 #   make fuzz    libFuzzer campaigns (FUZZ_SECONDS per target)
 #   make go-versions-test  the Go tests on Go 1.21-1.23 from bookworm-backports
+#   make ARCH=arm64  cross-build a static build/arm64/cfiprof; make arm64-test  run it in qemu
 #   tests/run.sh NAME...   one test binary (or one test inside it: NAME:TEST), see README
 
 OUT      := build
@@ -40,7 +41,8 @@ TEST_PKGS  := binutils elfutils libcap2-bin linux-perf bpftrace libclang-rt-14-d
               nodejs default-jdk-headless \
               chromium xz-utils sqlite3 clang-14 libc6-dbg prometheus man-db groff-base bash-completion \
               debuginfod systemtap-sdt-dev systemd \
-              gcc-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++6-arm64-cross qemu-user
+              gcc-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++6-arm64-cross qemu-user \
+              qemu-system-arm cpio
 
 # the plain C libraries: helpers, ELF access, the CFI compiler (no BPF, no user/)
 LIB_SRC    := $(sort $(wildcard common/*.c elf/*.c tables/*.c))
@@ -80,7 +82,7 @@ TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 include tests/progs/progs.mk
 
 .PHONY: all deps test-deps npm-dep test test-stress bench fuzz clean format run demo kernel-matrix FORCE man install \
-	arm64-vmlinux \
+	arm64-vmlinux arm64-test \
 	go-versions-test \
 	uninstall
 .SECONDARY:
@@ -213,6 +215,13 @@ ifeq ($(ARCH),arm64)
 all: $(OUT)/arm64/cfiprof
 endif
 
+# The arm64 guest on its own (make test runs it too, as tests/e2e/test_arm64_guest):
+# ARM64_SECONDS of CPU per program, 3 by default.
+arm64-test: test-deps
+	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
+		$(OUT)/arm64/cfiprof $(TEST_PROGS)
+	OUT=$(OUT) tests/arm64/run.sh
+
 LIBS = $(1)/libcfiuser.a $(1)/libcfitables.a $(LDLIBS)
 
 $(OUT)/cfiprof: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libcfiuser.a $(OUT)/libcfitables.a
@@ -251,7 +260,7 @@ $(OUT)/tsan/test_%: $$(call test_src,test_$$*) $(OUT)/tsan/libcfiuser.a \
 # without -j, as CI does: 2 m 36 s one at a time here, 1 m 29 s on 2 CPUs.
 test: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
-		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(OUT)/arm64/cfiprof.skel.h $(TEST_BIN) \
+		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(OUT)/arm64/cfiprof $(TEST_BIN) \
 		$(ASAN_BIN) $(TSAN_BIN)
 	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
 

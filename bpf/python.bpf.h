@@ -276,35 +276,52 @@ static long py_walk_step(__u32 index, void *data)
 }
 
 /*
- * The frame chain of thread tid of process pid into the scratch area:
- * returns nr_frames | status << 16 (status 0: not a Python process).  A
- * global function: verified once, whichever program and state calls it.
+ * The thread state of thread tid of Python process pid (0: the thread has
+ * none yet), or PY_NOT_PYTHON when pid is not a Python process cfiprof read
+ * after its exec.  Inlined into the sample's program, not into python_walk:
+ * on_sample -> python_walk -> py_find_tstate -> its loop callback was four
+ * frames, past the 6.1 verifier's 512 bytes (each frame rounded up to 32).
  */
-__noinline int python_walk(__u32 pid, __u32 tid)
+#define PY_NOT_PYTHON (~0ull)
+
+static __always_inline __u64 python_thread(__u32 pid, __u32 tid)
+{
+	const struct cfi_python_proc *py = runtime_proc(pid, RT_PYTHON);
+	struct pid_times *times;
+	struct python_scratch *s;
+	__u32 zero = 0;
+
+	if (!py)
+		return PY_NOT_PYTHON;
+	/* written by a load that read the mappings before the process exec'd */
+	times = bpf_map_lookup_elem(&pid_times, &pid);
+	if (times && times->ns[PT_EXEC] > py->maps_read_ns)
+		return PY_NOT_PYTHON;
+	s = bpf_map_lookup_elem(&python_scratch, &zero);
+	if (!s)
+		return PY_NOT_PYTHON;
+	return py_tstate(py, s, pid, tid,
+			 py->flags & PY_FLAG_PTHREAD_ID ? py_pthread_self()
+							: py_ns_tid(py, s, tid));
+}
+
+/*
+ * The frame chain from thread state ts of process pid into the scratch area:
+ * returns nr_frames | status << 16.  A global function: verified once,
+ * whichever program and state calls it.
+ */
+__noinline int python_walk(__u32 pid, __u64 ts)
 {
 	struct py_walk_ctx c = {.status = PY_STATUS_OK};
-	struct pid_times *times;
-	__u64 ts;
 	int i;
 
 	c.py = runtime_proc(pid, RT_PYTHON);
 	if (!c.py)
 		return 0;
-	/* written by a load that read the mappings before the process exec'd */
-	times = bpf_map_lookup_elem(&pid_times, &pid);
-	if (times && times->ns[PT_EXEC] > c.py->maps_read_ns)
-		return 0;
-	/*
-	 * c.n, still 0, is the scratch's key: a key of its own made this frame
-	 * 72 bytes, and on_sample -> python_walk -> py_find_tstate -> its loop
-	 * callback past the 6.1 verifier's 512 (each frame rounded up to 32).
-	 */
+	/* c.n, still 0, is the scratch's key: a key of its own grows this frame */
 	c.s = bpf_map_lookup_elem(&python_scratch, &c.n);
 	if (!c.s)
 		return 0;
-	ts = py_tstate(c.py, c.s, pid, tid,
-		       c.py->flags & PY_FLAG_PTHREAD_ID ? py_pthread_self()
-							: py_ns_tid(c.py, c.s, tid));
 	if (!ts)
 		return PY_STATUS_NO_THREAD << 16;
 	c.frame = py_read_ptr(ts + c.py->tstate_frame);
@@ -330,7 +347,8 @@ __noinline int python_walk(__u32 pid, __u32 tid)
 static __always_inline void python_append(struct cfi_sample_record *rec, __u64 nr_pcs,
 					  __u64 max_pcs)
 {
-	int r = python_walk(rec->pid, rec->tid);
+	__u64 ts = python_thread(rec->pid, rec->tid);
+	int r = ts != PY_NOT_PYTHON ? python_walk(rec->pid, ts) : 0;
 	__u32 zero = 0;
 	struct python_scratch *s = bpf_map_lookup_elem(&python_scratch, &zero);
 

@@ -51,7 +51,7 @@ static __always_inline void runtime_emit(struct cfi_sample_record *rec, __u64 nr
 					 __u8 rt, int r, const void *src, __u32 item_bytes,
 					 __u32 max_items, __u32 status_max, __u32 unreadable)
 {
-	__u64 n = (__u32)r & 0xffff;
+	__u64 n = (__u32)r & 0xffff, bytes;
 	__u32 status = (__u32)r >> 16;
 
 	if (!status)
@@ -61,10 +61,17 @@ static __always_inline void runtime_emit(struct cfi_sample_record *rec, __u64 nr
 	walker_count(CNT_RT_STATUS(rt, rec->rt_status), 1);
 	if (!src || n == 0 || n > max_items || nr_pcs > max_pcs)
 		return;
-	/* the bounds checked above, on the registers the access uses */
+	/*
+	 * The size checked in the register the read uses: a bound on n alone
+	 * does not reach n * item_bytes in verifiers before 6.8 (6.1 rejected
+	 * the read as up to 65535 items).
+	 */
+	bytes = n * item_bytes;
+	barrier_var(bytes);
+	if (bytes > (__u64)max_items * item_bytes)
+		return;
 	barrier_var(nr_pcs);
-	barrier_var(n);
-	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], n * item_bytes, src))
+	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], bytes, src))
 		return;
 	rec->nr_rt = n * (item_bytes / RT_UNIT_BYTES);
 	walker_count(CNT_RT_UNITS(rt), n);

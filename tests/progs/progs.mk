@@ -48,6 +48,17 @@ $(PROGS_OUT)/arm64/walk_snap_gcc: tests/progs/arm64/walk_snap.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) $(PROGS_CFLAGS) -mbranch-protection=pac-ret+b-key $< -o $@
 
+# make arm64-test: the known chains inside the arm64 guest, built as the x86-64 ones are, and
+# chain again with return addresses signed (pac-ret) and branch targets marked (bti)
+ARM64_GUEST_PROGS := $(addprefix $(PROGS_OUT)/arm64/,chain chain_pac signal)
+TEST_PROGS += $(ARM64_GUEST_PROGS)
+$(PROGS_OUT)/arm64/%: tests/progs/%.c $(PROGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(PROGS_CFLAGS) $< -o $@
+$(PROGS_OUT)/arm64/chain_pac: tests/progs/chain.c $(PROGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(PROGS_CFLAGS) -mbranch-protection=standard $< -o $@
+
 $(PROGS_OUT)/arm64/walk_snap_clang: tests/progs/arm64/walk_snap.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	clang --target=aarch64-linux-gnu --sysroot=/usr/aarch64-linux-gnu $(PROGS_CFLAGS) -fno-omit-frame-pointer \

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * cfiprof on arm64, inside Debian's arm64 kernel (6.1) under qemu-system-aarch64
+ * (tests/arm64/run.sh: one boot, TCG, pointer authentication on): the static
+ * build/arm64/cfiprof records the arm64 test programs, and each must be
+ * judged against its source's chain inside the guest:
+ *   chain      main -> a -> b -> c -> d -> leaf, -O2 -fomit-frame-pointer;
+ *   chain_pac  the same, -mbranch-protection=standard (signed return addresses);
+ *   signal     main -> s_a -> s_work ~> the sigreturn trampoline -> handler ->
+ *              h_a -> h_leaf.
+ * Every sample in the leaf must carry the whole chain (the known chains 100%
+ * exact), the BPF programs must load (6.1's verifier: its 512-byte stack over
+ * the whole call chain, its bounds tracking), and the leaf must hold most
+ * samples: the programs spin there for their CPU seconds, so at 499 Hz a
+ * second of CPU is ~499 samples (the bound asks for 200 of 3 s: the guest's
+ * timer is emulated and its CPU shared, but the count is of the program's own
+ * CPU time).
+ */
+/* run.sh: samples apart (nothing on this host: the guest samples itself), beside other suites */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/harness.h"
+#include "tests/lib/cli_util.h"
+
+static void judge(const char *log, const char *name)
+{
+	char key[64];
+	const char *p;
+	unsigned long s = 0, inc = 0, leaf = 0, exact = 0;
+	int loaded;
+
+	snprintf(key, sizeof(key), "A64 %s loaded=yes", name);
+	loaded = log && strstr(log, key) != NULL;
+	CHECK(loaded, "%s: cfiprof did not record in the guest (BPF load?)", name);
+	snprintf(key, sizeof(key), "A64 %s samples=", name);
+	p = log ? strstr(log, key) : NULL;
+	CHECK(p && sscanf(p + strlen(key), "%lu incomplete=%lu in_leaf=%lu exact=%lu", &s, &inc,
+			  &leaf, &exact) == 4,
+	      "%s: no result line from the guest", name);
+	printf("  %s: %lu samples, %lu incomplete, %lu in the leaf, %lu with the whole chain\n",
+	       name, s, inc, leaf, exact);
+	CHECK(leaf >= 200 && exact == leaf,
+	      "%s: %lu of %lu samples in the leaf have the chain (want all, and 200 at least)",
+	      name, exact, leaf);
+	/* incomplete: samples at exit and inside ld.so's start, a handful of a thousand */
+	CHECK(inc * 50 <= s, "%s: %lu of %lu samples incomplete", name, inc, s);
+}
+
+static void test_known_chains(void)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char cmd[512], path[512];
+	char *log;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd),
+		 "OUT=%s ARM64_SECONDS=3 tests/arm64/run.sh > %s/arm64-guest.out 2>&1", out, out);
+	rc = system(cmd);
+	snprintf(path, sizeof(path), "%s/arm64-guest/console.log", out);
+	log = slurp(path);
+	CHECK(log && strstr(log, "A64 done"),
+	      "the arm64 guest did not finish (see %s, %s/arm64-guest.out)", path, out);
+	judge(log, "chain");
+	judge(log, "chain_pac");
+	judge(log, "signal");
+	CHECK(rc == 0, "tests/arm64/run.sh exited %d (see %s/arm64-guest.out)", rc, out);
+	free(log);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	RUN_TEST(test_known_chains);
+	return HARNESS_DONE();
+}
