@@ -47,9 +47,10 @@ enum cfi_arch {
 /* Where a rule came from, for overlap resolution and statistics. */
 enum cfi_source {
 	CFI_SRC_EH_FRAME = 0,
-	CFI_SRC_DEBUG_FRAME = 1,	/* in the file itself */
-	CFI_SRC_DEBUG_FRAME_SEP = 2,	/* in a separate debug file */
-	CFI_SRC_GOPCLNTAB = 3,		/* Go's pc -> SP-delta tables, where no CFI covers */
+	CFI_SRC_DEBUG_FRAME = 1,     /* in the file itself */
+	CFI_SRC_DEBUG_FRAME_SEP = 2, /* in a separate debug file */
+	CFI_SRC_GOPCLNTAB = 3,	     /* Go's pc -> SP-delta tables, where no CFI covers */
+	CFI_SRC_STUBS = 4, /* arm64's PLT and crt code, which no FDE covers (arm64_stubs.c) */
 	CFI_SRC_MAX,
 };
 

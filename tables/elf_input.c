@@ -280,5 +280,6 @@ int elf_input_parse(struct elf_input *in, const char *path, const struct stat *s
 		if (err < 0)
 			return err;
 	}
-	return opts && opts->no_gopclntab ? 0 : go_input_add(in, p, t);
+	err = opts && opts->no_gopclntab ? 0 : go_input_add(in, p, t);
+	return err ? err : arm64_stubs_add(in, p, t);
 }

@@ -31,7 +31,7 @@ struct elf_input {
 	struct elf_obj obj;
 	struct debug_file dbg; /* the separate debug file; fd -1 when none */
 	struct elf_obj dbg_obj;
-	struct cfi_section eh, dbg_own, dbg_sep, go_sec;
+	struct cfi_section eh, dbg_own, dbg_sep, go_sec, stubs_sec[3];
 	struct gopclntab *go; /* Go's own table, when the object has one */
 	uint64_t bytes_left; /* what the build may still read: cfi_budget.max_section_bytes */
 };
@@ -59,6 +59,8 @@ int elf_input_parse(struct elf_input *in, const char *path, const struct stat *s
  * Returns 0 or a negative cfi_err (budget, memory).
  */
 int go_input_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t);
+/* arm64's PLT and crt stubs as FDEs of CFI_SRC_STUBS (tables/arm64_stubs.c); 0 or a cfi_err. */
+int arm64_stubs_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t);
 
 void elf_input_close(struct elf_input *in);
 

@@ -179,6 +179,8 @@ void cfa_run_cie(struct cie *c, const struct cfi_section *sec);
 int cfa_run_fde(const struct fde *f, row_fn emit, void *ctx, struct diag_ctx *diag);
 /* The rows of a Go function (an FDE of .gopclntab, tables/go_input.c): 0, or -1. */
 int go_run_fde(const struct fde *f, row_fn emit, void *ctx);
+/* The rows of arm64 PLT and crt stubs (tables/arm64_stubs.c): 0, or what emit returned. */
+int arm64_stubs_run_fde(const struct fde *f, row_fn emit, void *ctx);
 
 /* Turns the DWARF state into the compact rule; signal_frame from the CIE. */
 void rule_classify(const struct cfa_state *st, const struct cfi_arch_regs *regs, bool signal_frame,

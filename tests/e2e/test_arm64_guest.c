@@ -7,7 +7,12 @@
  *   chain      main -> a -> b -> c -> d -> leaf, -O2 -fomit-frame-pointer;
  *   chain_pac  the same, -mbranch-protection=standard (signed return addresses);
  *   signal     main -> s_a -> s_work ~> the sigreturn trampoline -> handler ->
- *              h_a -> h_leaf.
+ *              h_a -> h_leaf;
+ *   lazybind   main -> lz_round -> lz_all, binding 512 calls lazily each round
+ *              (PLT0, glibc's _dl_runtime_resolve): every sample under lz_all;
+ *   xz, python3.11  Debian's arm64 binaries (stripped xz compressing, python3.11
+ *              running a recursive function): >= 99.9% of the samples that have a
+ *              stack to walk reach the program's entry (or ld.so's, at start).
  * Every sample in the leaf must carry the whole chain (the known chains 100%
  * exact), the BPF programs must load (6.1's verifier: its 512-byte stack over
  * the whole call chain, its bounds tracking), and the leaf must hold most
@@ -24,7 +29,7 @@
 #include "tests/lib/harness.h"
 #include "tests/lib/cli_util.h"
 
-static void judge(const char *log, const char *name)
+static void judge(const char *log, const char *name, unsigned long min_leaf, unsigned long permille)
 {
 	char key[64];
 	const char *p;
@@ -41,11 +46,32 @@ static void judge(const char *log, const char *name)
 	      "%s: no result line from the guest", name);
 	printf("  %s: %lu samples, %lu incomplete, %lu in the leaf, %lu with the whole chain\n",
 	       name, s, inc, leaf, exact);
-	CHECK(leaf >= 200 && exact == leaf,
-	      "%s: %lu of %lu samples in the leaf have the chain (want all, and 200 at least)",
-	      name, exact, leaf);
+	CHECK(leaf >= min_leaf && exact * 1000 >= leaf * permille,
+	      "%s: %lu of %lu samples in the leaf have the chain (want %lu per mille, and %lu at "
+	      "least)",
+	      name, exact, leaf, permille, min_leaf);
 	/* incomplete: samples at exit and inside ld.so's start, a handful of a thousand */
 	CHECK(inc * 50 <= s, "%s: %lu of %lu samples incomplete", name, inc, s);
+}
+
+/* A whole program's samples: the walkable ones must reach its entry, 999 in 1,000. */
+static void judge_whole(const char *log, const char *name)
+{
+	unsigned long s = 0, unwalkable = 0, rooted = 0;
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), "A64 %s whole samples=", name);
+	p = log ? strstr(log, key) : NULL;
+	CHECK(p && sscanf(p + strlen(key), "%lu unwalkable=%lu rooted=%lu", &s, &unwalkable,
+			  &rooted) == 3,
+	      "%s: no result line from the guest", name);
+	printf("  %s: %lu samples, %lu unwalkable (exiting), %lu reach the entry\n", name, s,
+	       unwalkable, rooted);
+	/* 3 s of its CPU at 499 Hz: ~1,500 samples; 500 at least to judge a per-mille bound */
+	CHECK(s >= 500 && rooted * 1000 >= (s - unwalkable) * 999,
+	      "%s: %lu of %lu walkable samples reach the entry (want 99.9%%)", name, rooted,
+	      s - unwalkable);
 }
 
 static void test_known_chains(void)
@@ -62,9 +88,17 @@ static void test_known_chains(void)
 	log = slurp(path);
 	CHECK(log && strstr(log, "A64 done"),
 	      "the arm64 guest did not finish (see %s, %s/arm64-guest.out)", path, out);
-	judge(log, "chain");
-	judge(log, "chain_pac");
-	judge(log, "signal");
+	judge(log, "chain", 200, 1000);
+	judge(log, "chain_pac", 200, 1000);
+	judge(log, "signal", 200, 1000);
+	/*
+	 * lazy binding is ~15% of lazybind's samples in the guest (40 of ~1,000
+	 * at least); one in ~175 of them still ends at no-mapping past lz_all
+	 * (a walk from _dl_fixup through the resolver: not understood yet)
+	 */
+	judge(log, "lazybind", 40, 990);
+	judge_whole(log, "xz");
+	judge_whole(log, "python3.11");
 	CHECK(rc == 0, "tests/arm64/run.sh exited %d (see %s/arm64-guest.out)", rc, out);
 	free(log);
 }

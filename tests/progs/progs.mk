@@ -50,11 +50,18 @@ $(PROGS_OUT)/arm64/walk_snap_gcc: tests/progs/arm64/walk_snap.c $(PROGS_DEPS)
 
 # make arm64-test: the known chains inside the arm64 guest, built as the x86-64 ones are, and
 # chain again with return addresses signed (pac-ret) and branch targets marked (bti)
-ARM64_GUEST_PROGS := $(addprefix $(PROGS_OUT)/arm64/,chain chain_pac signal)
+ARM64_GUEST_PROGS := $(addprefix $(PROGS_OUT)/arm64/,chain chain_pac signal lazybind liblazy.so \
+	liblazyext.so)
 TEST_PROGS += $(ARM64_GUEST_PROGS)
 $(PROGS_OUT)/arm64/%: tests/progs/%.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) $(PROGS_CFLAGS) $< -o $@
+$(PROGS_OUT)/arm64/liblazyext.so: $(PROGS_OUT)/lazyext.c
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(PROGS_CFLAGS) -fPIC -shared -Wl,-z,lazy $< -o $@
+$(PROGS_OUT)/arm64/liblazy.so: $(PROGS_OUT)/lazycall.c $(PROGS_OUT)/arm64/liblazyext.so
+	$(ARM64_CC) $(PROGS_CFLAGS) -fPIC -shared -Wl,-z,lazy $< -o $@ -L$(PROGS_OUT)/arm64 \
+		-llazyext -Wl,-rpath,'$$ORIGIN'
 $(PROGS_OUT)/arm64/chain_pac: tests/progs/chain.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) $(PROGS_CFLAGS) -mbranch-protection=standard $< -o $@

@@ -1337,6 +1337,48 @@ static void test_asm_arm64(void)
 		      buf);
 	}
 	cfi_table_free(t);
+	/*
+	 * arm64's PLT has no FDE: PLT0 pushes x16 and x30 (CFA sp+16, RA at
+	 * CFA-8 after it), each stub leaves both alone (CFA sp, RA in x30)
+	 */
+	write_file("plt_arm64.c", "#include <stdio.h>\nint main(void) { return puts(\"x\"); }\n");
+	if (!sh("aarch64-linux-gnu-gcc -O2 -o plt_arm64 plt_arm64.c")) {
+		const char *pbin = tpath("plt_arm64");
+		uint64_t plt_size, plt = sec_addr(pbin, ".plt", &plt_size);
+		struct cfi_table *pt = build(pbin, NULL);
+		const struct cfi_rule *r0 = at(pt, plt), *r1 = at(pt, plt + 4),
+				      *rn = at(pt, plt + 32);
+
+		CHECK(plt && pt && r0->cfa_kind == CFI_CFA_RSP && r0->cfa_off == 0 &&
+			  r0->ra_kind == CFI_REG_SAME && r1->cfa_kind == CFI_CFA_RSP &&
+			  r1->cfa_off == 16 && r1->ra_kind == CFI_REG_AT_CFA && r1->ra_off == -8 &&
+			  rn->cfa_kind == CFI_CFA_RSP && rn->cfa_off == 0 &&
+			  rn->ra_kind == CFI_REG_SAME,
+		      "arm64 .plt at 0x%llx: PLT0 %s, after its push %s, PLT1 %s",
+		      (unsigned long long)plt, describe(r0, CFI_ARCH_ARM64),
+		      describe(r1, CFI_ARCH_ARM64), describe(rn, CFI_ARCH_ARM64));
+		/* _fini (crti.o, crtn.o): nop; stp x29, x30; mov x29, sp; ldp x29, x30; ret */
+		{
+			uint64_t fsz, fini = sec_addr(pbin, ".fini", &fsz);
+			const struct cfi_rule *f0 = at(pt, fini), *f1 = at(pt, fini + 8),
+					      *fr = at(pt, fini + fsz - 4);
+
+			CHECK(fini && fsz == 20 && f0->cfa_kind == CFI_CFA_RSP &&
+				  f0->cfa_off == 0 && f0->ra_kind == CFI_REG_SAME &&
+				  f1->cfa_off == 16 && f1->rbp_kind == CFI_REG_AT_CFA &&
+				  f1->rbp_off == -16 && f1->ra_kind == CFI_REG_AT_CFA &&
+				  f1->ra_off == -8 && fr->cfa_kind == CFI_CFA_RSP &&
+				  fr->cfa_off == 0 && fr->ra_kind == CFI_REG_SAME,
+			      "arm64 .fini at 0x%llx (%llu bytes): %s, after its push %s, at its "
+			      "ret %s",
+			      (unsigned long long)fini, (unsigned long long)fsz,
+			      describe(f0, CFI_ARCH_ARM64), describe(f1, CFI_ARCH_ARM64),
+			      describe(fr, CFI_ARCH_ARM64));
+		}
+		cfi_table_free(pt);
+	} else {
+		CHECK(0, "cannot build plt_arm64 (aarch64-linux-gnu-gcc)");
+	}
 	/* a process's object is walked by this machine's walker: another machine's is refused */
 	CHECK(cfi_table_build_file(bin, &native, &refused, &diag) == CFI_ERR_ELF && !refused &&
 		  diag.count && strstr(diag.msg[0], "arm64 object"),

@@ -103,10 +103,12 @@ static void print_stats(const struct cfi_table *t)
 	printf("file:            %s\n", args.file);
 	printf("build-id:        %s\n", t->build_id[0] ? t->build_id : "(none)");
 	printf("architecture:    %s\n", cfi_arch_name(t->arch));
-	printf("sources:        %s%s%s%s\n", s->sources & (1 << CFI_SRC_EH_FRAME) ? " .eh_frame" : "",
+	printf("sources:        %s%s%s%s%s\n",
+	       s->sources & (1 << CFI_SRC_EH_FRAME) ? " .eh_frame" : "",
 	       s->sources & (1 << CFI_SRC_DEBUG_FRAME) ? " .debug_frame" : "",
 	       s->sources & (1 << CFI_SRC_DEBUG_FRAME_SEP) ? " .debug_frame(separate file)" : "",
-	       s->sources & (1 << CFI_SRC_GOPCLNTAB) ? " .gopclntab" : "");
+	       s->sources & (1 << CFI_SRC_GOPCLNTAB) ? " .gopclntab" : "",
+	       s->sources & (1 << CFI_SRC_STUBS) ? " .plt/.init/.fini(stubs)" : "");
 	printf("CIEs:            %" PRIu64 "\n", s->cies);
 	printf("FDEs:            %" PRIu64 " (bad %" PRIu64 ", overlapping %" PRIu64 ")\n", s->fdes,
 	       s->fdes_bad, s->fdes_overlap);

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * arm64 code the linker writes without an FDE, as an unwind source: GNU ld
+ * describes no .plt there (it does on x86-64), and crti.o's _init and _fini
+ * have none on either.  A sample in a PLT stub (every call into a shared
+ * library passes one) or in a library's _fini at exit had no rule.  Their
+ * shapes are fixed:
+ *  - PLTn (adrp x16; ldr x17; add x16; br x17, after a "bti c" under BTI)
+ *    touches neither sp nor x30: CFA = sp, the return address still in x30;
+ *  - PLT0 pushes x16 and x30 ("stp x16, x30, [sp, #-16]!") before branching
+ *    to the resolver: from the next instruction, CFA = sp + 16 and the
+ *    return address at CFA - 8;
+ *  - _init and _fini (crti.o/crtn.o around the calls other objects add)
+ *    push a frame record ("stp x29, x30, [sp, #-16]!"), call, pop it
+ *    ("ldp x29, x30, [sp], #16") and return.
+ * A section whose words are none of these is left without rows: a gap, not
+ * a guess.  Rows only where no FDE covers: CFI_SRC_STUBS is the last source.
+ */
+#include <string.h>
+
+#include "elf/elf_read.h"
+#include "elf/sections.h"
+#include "tables/diag.h"
+#include "tables/elf_input.h"
+
+#define PLT0_SIZE	32
+#define A64_NOP		0xd503201fu
+#define A64_BTI_C	0xd503245fu
+#define A64_STP_X16_X30 0xa9bf7bf0u /* stp x16, x30, [sp, #-16]! */
+#define A64_STP_FRAME	0xa9bf7bfdu /* stp x29, x30, [sp, #-16]! */
+#define A64_LDP_FRAME	0xa8c17bfdu /* ldp x29, x30, [sp], #16 */
+#define A64_RET		0xd65f03c0u
+
+/* One CIE per shape: the FDE's offset says where its push (and pop) are. */
+static struct cie plt0_cie, pltn_cie, crt_cie;
+
+/* Offset of push (after a nop or "bti c"), or -1. */
+static int find_push(const uint8_t *code, uint64_t len, uint32_t push)
+{
+	uint32_t w[2];
+
+	if (len < sizeof(w))
+		return -1;
+	memcpy(w, code, sizeof(w));
+	if (w[0] == push)
+		return 0;
+	if ((w[0] == A64_BTI_C || w[0] == A64_NOP) && w[1] == push)
+		return 4;
+	return -1;
+}
+
+/* _init/_fini: offsets of the push and of "ldp; ret" at the end, or -1. */
+static int64_t crt_shape(const uint8_t *code, uint64_t len)
+{
+	int push = find_push(code, len, A64_STP_FRAME);
+	uint32_t w[2];
+
+	if (push < 0 || len < (uint64_t)push + 16 || len > 0xffff || len % 4)
+		return -1;
+	memcpy(w, code + len - 8, sizeof(w));
+	if (w[0] != A64_LDP_FRAME || w[1] != A64_RET)
+		return -1;
+	/* push in the low 16 bits, the pop's offset above */
+	return (int64_t)push | (int64_t)(len - 8) << 16;
+}
+
+/* The bytes of section name, within the build's byte budget; NULL (and *err) if none. */
+static Elf_Data *stub_section(struct elf_input *in, struct cfi_parse *p, const char *name,
+			      GElf_Shdr *sh, int *err)
+{
+	uint64_t before = in->bytes_left;
+	const char *why = NULL;
+	Elf_Scn *scn = elf_section_by_name(in->obj.elf, name, sh);
+	Elf_Data *d;
+
+	*err = 0;
+	if (!scn || sh->sh_type != SHT_PROGBITS || !(sh->sh_flags & SHF_EXECINSTR) ||
+	    sh->sh_size > CFI_MAX_FDE_RANGE || sh->sh_addr >= CFI_MAX_ADDR ||
+	    sh->sh_size > CFI_MAX_ADDR - sh->sh_addr)
+		return NULL;
+	d = elf_read_section(scn, &in->bytes_left, &why);
+	if (!d && elf_read_why_budget(why))
+		*err =
+		    budget_exceeded(p->diag, name, 0, "bytes of sections read or inflated", before);
+	return d && d->d_buf && d->d_size == sh->sh_size ? d : NULL;
+}
+
+static int push_stub(struct cfi_parse *p, struct cfi_section *sec, uint64_t start, uint64_t end,
+		     struct cie *cie, uint64_t shape)
+{
+	return cfi_push_fde(
+	    p, &(struct fde){
+		   .pc_begin = start, .pc_end = end, .cie = cie, .sec = sec, .offset = shape});
+}
+
+int arm64_stubs_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t)
+{
+	static const char *const crt[] = {".init", ".fini"};
+	int64_t shape;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	int err, push, i, added = 0;
+
+	/* an object without CFI stays one: its mappings walk with frame pointers */
+	if (in->obj.regs->arch != CFI_ARCH_ARM64 || !t->stats.sources)
+		return 0;
+	for (i = 0; i < 3; i++)
+		in->stubs_sec[i] = (struct cfi_section){
+		    .source = CFI_SRC_STUBS, .name = i ? crt[i - 1] : ".plt", .regs = in->obj.regs};
+	d = stub_section(in, p, ".plt", &sh, &err);
+	if (err)
+		return err;
+	if (d && sh.sh_size >= PLT0_SIZE) {
+		push = find_push(d->d_buf, d->d_size, A64_STP_X16_X30);
+		if (push >= 0) {
+			err = push_stub(p, &in->stubs_sec[0], sh.sh_addr, sh.sh_addr + PLT0_SIZE,
+					&plt0_cie, (uint64_t)push);
+			added += !err;
+		}
+		if (!err && sh.sh_size > PLT0_SIZE) {
+			err = push_stub(p, &in->stubs_sec[0], sh.sh_addr + PLT0_SIZE,
+					sh.sh_addr + sh.sh_size, &pltn_cie, 0);
+			added += !err;
+		}
+		if (err)
+			return err;
+	}
+	for (i = 0; i < 2; i++) {
+		d = stub_section(in, p, crt[i], &sh, &err);
+		if (err)
+			return err;
+		shape = d ? crt_shape(d->d_buf, d->d_size) : -1;
+		if (shape < 0)
+			continue;
+		err = push_stub(p, &in->stubs_sec[i + 1], sh.sh_addr, sh.sh_addr + sh.sh_size,
+				&crt_cie, (uint64_t)shape);
+		if (err)
+			return err;
+		added++;
+	}
+	if (added)
+		t->stats.sources |= 1 << CFI_SRC_STUBS;
+	return 0;
+}
+
+int arm64_stubs_run_fde(const struct fde *f, row_fn emit, void *ctx)
+{
+	struct cfa_state st = {.cfa = {.kind = RR_OFFSET, .reg = DW_REG_A64_SP}};
+	uint64_t push = f->offset & 0xffff, pop = f->offset >> 16;
+	int err = emit(ctx, f->pc_begin, &st);
+
+	if (err || f->cie == &pltn_cie)
+		return err;
+	/* after the push: CFA = sp + 16, x30 at CFA - 8 (and x29 at CFA - 16 for a frame record) */
+	st.cfa.off = 16;
+	st.ra = (struct reg_rule){.kind = RR_OFFSET, .off = -8};
+	if (f->cie == &crt_cie)
+		st.rbp = (struct reg_rule){.kind = RR_OFFSET, .off = -16};
+	err = emit(ctx, f->pc_begin + push + 4, &st);
+	if (err || f->cie != &crt_cie)
+		return err;
+	/* after the pop, at the ret: as on entry */
+	return emit(ctx, f->pc_begin + pop + 4,
+		    &(struct cfa_state){.cfa = {.kind = RR_OFFSET, .reg = DW_REG_A64_SP}});
+}
