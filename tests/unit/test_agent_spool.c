@@ -139,6 +139,22 @@ static struct agent_push_config push_config(const char *spool)
 					  .spool_max_bytes = 1 << 20};
 }
 
+/* A loopback receiver and a pusher sending to it (url: cfg's, len bytes); NULL if either failed. */
+static struct agent_push *start_with_receiver(struct receiver *rv, struct agent_push_config *cfg,
+					      char *url, size_t len)
+{
+	struct agent_push *ap;
+
+	CHECK(receiver_start(rv) == 0, "receiver");
+	snprintf(url, len, "http://127.0.0.1:%d", rv->port);
+	cfg->url = url;
+	ap = agent_push_start(cfg);
+	CHECK(ap != NULL, "agent_push_start");
+	if (!ap)
+		receiver_stop(rv);
+	return ap;
+}
+
 static void test_spool_symlink(void)
 {
 	char spool[PATH_MAX], secret[PATH_MAX], path[PATH_MAX + 64], url[64];
@@ -208,15 +224,9 @@ static void test_spool_services(void)
 	write_text(path, "PROFILE-A");
 	snprintf(path, sizeof(path), "%s/%020d-%020d@bad{x}.pb.gz", spool, 1, 2);
 	write_text(path, "PROFILE-BAD");
-	CHECK(receiver_start(&rv) == 0, "receiver");
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", rv.port);
-	cfg.url = url;
-	ap = agent_push_start(&cfg);
-	CHECK(ap != NULL, "agent_push_start");
-	if (!ap) {
-		receiver_stop(&rv);
+	ap = start_with_receiver(&rv, &cfg, url, sizeof(url));
+	if (!ap)
 		return;
-	}
 	CHECK(agent_push_enqueue(ap, 3, 4, "svc-b.1_x", "PROFILE-B", 9) == 0, "enqueue svc-b");
 	CHECK(agent_push_enqueue(ap, 3, 4, NULL, "PROFILE-T", 9) == 0, "enqueue, no service");
 	CHECK(agent_push_enqueue(ap, 3, 4, "a/b", "PROFILE-S", 9) == -EINVAL,
@@ -260,15 +270,9 @@ static void test_spool_inflight(void)
 
 	snprintf(spool, sizeof(spool), "%s/spool-inflight", tmp);
 	mkdir(spool, 0750);
-	CHECK(receiver_start(&rv) == 0, "receiver");
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", rv.port);
-	cfg.url = url;
-	ap = agent_push_start(&cfg);
-	CHECK(ap != NULL, "agent_push_start");
-	if (!ap) {
-		receiver_stop(&rv);
+	ap = start_with_receiver(&rv, &cfg, url, sizeof(url));
+	if (!ap)
 		return;
-	}
 	CHECK(agent_push_enqueue(ap, 3, 4, "svc-z", "PROFILE-Z", 9) == 0, "enqueue svc-z");
 	/* held unanswered: svc-z stays in flight (a hang guard, not a speed bound) */
 	for (int i = 0; i < 400 && requests(&rv) < 1; i++)
