@@ -414,9 +414,14 @@ static __always_inline bool offcpu_send(const struct cfi_offcpu_block *b, __u32 
  * is sent, weighted, or its time added to its process's sum for the cause.
  * Blocks under --min-block are neither (those walked are counted).
  */
-static __always_inline void offcpu_in(struct task_struct *next)
+/*
+ * Its own frame, not on_switch's: beside offcpu_out's walk state its locals
+ * took on_switch -> walk_frames -> walker_step past 6.1's 512 bytes of stack
+ * (each frame rounded up to 32).  Takes the tid, not the task: a static
+ * subprog's pointer arguments are as typed as the caller's.
+ */
+static __noinline void offcpu_in(__u32 tid)
 {
-	__u32 tid = next->pid;
 	struct cfi_offcpu_block *b = bpf_map_lookup_elem(&offcpu_blocked, &tid);
 	__u64 delta;
 
@@ -449,7 +454,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
 	if (!preempt)
 		offcpu_out(ctx, prev);
-	offcpu_in(next);
+	offcpu_in(next->pid);
 	return 0;
 }
 

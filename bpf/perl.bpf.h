@@ -28,6 +28,13 @@ _Static_assert(PERL_MAX_FRAMES * sizeof(struct cfi_interp_frame) <= RT_RECORD_BY
 #define PERL_OFF_MASK 127
 /* contexts visited per sample, subroutine calls or not (loops, blocks, evals) */
 #define PERL_MAX_STEPS 512
+/*
+ * ... without bpf_loop (kernels before 5.17, --tail-calls), where the
+ * verifier walks each step in turn: 512 took walk_tc past 6.1's million
+ * instructions, and 24 still did at its 18th step on 6.1.  Deeper stacks are
+ * truncated there.
+ */
+#define PERL_MAX_STEPS_UNROLLED 8
 
 struct perl_scratch {
 	struct cfi_interp_frame f[PERL_MAX_FRAMES];
@@ -183,7 +190,7 @@ __noinline int perl_walk(__u32 pid)
 	if (use_bpf_loop) {
 		bpf_loop(PERL_MAX_STEPS, perl_walk_step, &c, 0);
 	} else {
-		for (i = 0; i < PERL_MAX_STEPS; i++)
+		for (i = 0; i < PERL_MAX_STEPS_UNROLLED; i++)
 			if (perl_walk_step(i, &c))
 				break;
 	}

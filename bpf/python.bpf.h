@@ -278,13 +278,15 @@ static long py_walk_step(__u32 index, void *data)
 /*
  * The thread state of thread tid of Python process pid (0: the thread has
  * none yet), or PY_NOT_PYTHON when pid is not a Python process cfiprof read
- * after its exec.  Inlined into the sample's program, not into python_walk:
+ * after its exec.  Called by the sample's program, not by python_walk:
  * on_sample -> python_walk -> py_find_tstate -> its loop callback was four
- * frames, past the 6.1 verifier's 512 bytes (each frame rounded up to 32).
+ * frames past the 6.1 verifier's 512 bytes (each frame rounded up to 32),
+ * and a frame of its own keeps its locals off the sample programs' frames,
+ * already the largest of the chain.
  */
 #define PY_NOT_PYTHON (~0ull)
 
-static __always_inline __u64 python_thread(__u32 pid, __u32 tid)
+static __noinline __u64 python_thread(__u32 pid, __u32 tid)
 {
 	const struct cfi_python_proc *py = runtime_proc(pid, RT_PYTHON);
 	struct pid_times *times;
