@@ -282,11 +282,12 @@ static long py_walk_step(__u32 index, void *data)
  * on_sample -> python_walk -> py_find_tstate -> its loop callback was four
  * frames past the 6.1 verifier's 512 bytes (each frame rounded up to 32),
  * and a frame of its own keeps its locals off the sample programs' frames,
- * already the largest of the chain.
+ * already the largest of the chain.  Global: verified once, not once per
+ * caller (the tail-call walk's million instructions on 6.1).
  */
 #define PY_NOT_PYTHON (~0ull)
 
-static __noinline __u64 python_thread(__u32 pid, __u32 tid)
+__noinline __u64 python_thread(__u32 pid, __u32 tid)
 {
 	const struct cfi_python_proc *py = runtime_proc(pid, RT_PYTHON);
 	struct pid_times *times;

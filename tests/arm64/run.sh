@@ -11,6 +11,8 @@
 #   signal     main -> s_a -> s_work, SIGALRM -> handler -> h_a -> h_leaf
 #   lazybind   main -> lz_round -> lz_all, whose 512 calls bind lazily each round: through
 #              PLT0 and glibc's _dl_runtime_resolve, whose CFI leaves PLT0's push out
+#   chain_tc   chain walked with --tail-calls (the walk for kernels without bpf_loop)
+#   offcpu     --off-cpu on events_wait sleep: 600 and 150 ms blocked in block_long/short
 #   xz         Debian's arm64 xz compressing, and python3.11 running a recursive function:
 #   python3.11 every sample's stack must reach _start, bar the unwalkable (a process exiting)
 #
@@ -71,7 +73,7 @@ done
 cp "$OUT/arm64/cfiprof" "$root/bin/cfiprof"
 cp "$OUT"/progs/arm64/chain "$OUT"/progs/arm64/chain_pac "$OUT"/progs/arm64/signal \
 	"$OUT"/progs/arm64/lazybind "$OUT"/progs/arm64/liblazy.so "$OUT"/progs/arm64/liblazyext.so \
-	"$root/progs/"
+	"$OUT"/progs/arm64/events_wait "$root/progs/"
 cross=/usr/aarch64-linux-gnu/lib
 cp -L "$cross/ld-linux-aarch64.so.1" "$root/lib/"
 cp -L "$cross/libc.so.6" "$cross/libm.so.6" "$root/lib/aarch64-linux-gnu/"
@@ -87,17 +89,18 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 echo "A64 kernel \$(cat /proc/sys/kernel/osrelease) pac=\$(grep -c paca /proc/cpuinfo)"
 # judge NAME NEEDLE CHAIN: samples, incomplete ones, those holding NEEDLE (the leaf), and of
-# those the ones whose stack has the whole CHAIN (an extended regular expression)
+# those the ones whose stack has the whole CHAIN (an extended regular expression); the
+# program's comm is NAME up to an underscore-suffix of the run ("chain_tc": chain)
 judge() {
-	name=\$1 needle=\$2 chain=\$3
-	total=\$(grep "^\$name;" /tmp/\$name.folded | awk '{n += \$NF} END {print n + 0}')
-	incomplete=\$(grep "^\$name;" /tmp/\$name.folded | grep '\[incomplete' | awk '{n += \$NF} END {print n + 0}')
-	leaf=\$(grep "^\$name;" /tmp/\$name.folded | grep -F "\$needle" | awk '{n += \$NF} END {print n + 0}')
-	exact=\$(grep "^\$name;" /tmp/\$name.folded | grep -F "\$needle" | grep -E "\$chain" | grep -v '\[incomplete' | awk '{n += \$NF} END {print n + 0}')
+	name=\$1 needle=\$2 chain=\$3 comm=\${1%_tc}
+	total=\$(grep "^\$comm;" /tmp/\$name.folded | awk '{n += \$NF} END {print n + 0}')
+	incomplete=\$(grep "^\$comm;" /tmp/\$name.folded | grep '\[incomplete' | awk '{n += \$NF} END {print n + 0}')
+	leaf=\$(grep "^\$comm;" /tmp/\$name.folded | grep -F "\$needle" | awk '{n += \$NF} END {print n + 0}')
+	exact=\$(grep "^\$comm;" /tmp/\$name.folded | grep -F "\$needle" | grep -E "\$chain" | grep -v '\[incomplete' | awk '{n += \$NF} END {print n + 0}')
 	echo "A64 \$name samples=\$total incomplete=\$incomplete in_leaf=\$leaf exact=\$exact"
-	grep "^\$name;" /tmp/\$name.folded | sort -t' ' -k2 -rn | head -3 | sed "s/^/A64-STACK /"
-	grep "^\$name;" /tmp/\$name.folded | grep -F "\$needle" | grep -E -v "\$chain" | head -4 | sed "s/^/A64-MISS /"
-	grep "^\$name;" /tmp/\$name.folded | grep -F "\$needle" | grep '\[incomplete' | head -4 | sed "s/^/A64-MISS /"
+	grep "^\$comm;" /tmp/\$name.folded | sort -t' ' -k2 -rn | head -3 | sed "s/^/A64-STACK /"
+	grep "^\$comm;" /tmp/\$name.folded | grep -F "\$needle" | grep -E -v "\$chain" | head -4 | sed "s/^/A64-MISS /"
+	grep "^\$comm;" /tmp/\$name.folded | grep -F "\$needle" | grep '\[incomplete' | head -4 | sed "s/^/A64-MISS /"
 }
 run() {
 	name=\$1 needle=\$2 chain=\$3
@@ -114,6 +117,7 @@ run chain ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' -- /progs/chain ${SECONDS_EACH}
 run chain_pac ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' -- /progs/chain_pac ${SECONDS_EACH}c
 # the sigreturn trampoline between the interrupted s_work and the handler: any one frame
 run signal ';h_leaf ' ';main;s_a;s_work;[^;]+;handler;h_a;h_leaf [0-9]+\$' -- /progs/signal ${SECONDS_EACH}c
+run chain_tc ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' --tail-calls -- /progs/chain ${SECONDS_EACH}c
 # every sample under lz_all, in lazy binding or not, has the whole chain from _start
 run lazybind ';lz_all' ';_start;__libc_start_main;[^;]+;main;lz_round;lz_all(;| )' -- \
 	/progs/lazybind ${SECONDS_EACH}c
@@ -134,6 +138,16 @@ whole() {
 	echo "A64 \$name whole samples=\$total unwalkable=\$unwalkable rooted=\$rooted"
 	grep -v -E '\\[incomplete: (exiting|in-execve|kernel-thread)' /tmp/\$name.other | sort -t" " -k2 -rn | head -8 | sed "s/^/A64-INCOMPLETE /"
 }
+# off-CPU: 300 + 150 + 300 ms blocked in block_long / block_short (microseconds in folded)
+if cfiprof record -v --off-cpu -o /tmp/offcpu.folded -- /progs/events_wait sleep 2> /tmp/offcpu.err; then
+	echo "A64 offcpu loaded=yes"
+else
+	echo "A64 offcpu loaded=no"
+fi
+sed 's/^/A64-LOG /' /tmp/offcpu.err | tail -6
+long=\$(grep -F ';main;block_long;block_for;' /tmp/offcpu.folded | awk '{n += \$NF} END {print n + 0}')
+short=\$(grep -F ';main;block_short;block_for;' /tmp/offcpu.folded | awk '{n += \$NF} END {print n + 0}')
+echo "A64 offcpu long_us=\$long short_us=\$short"
 seq 1 400000 > /tmp/data
 whole xz $xz_root -- /usr/bin/xz -z -k -f -9e -T1 /tmp/data
 whole python3.11 $py_root -- /usr/bin/python3.11 -c '
@@ -158,7 +172,7 @@ timeout 900 qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -m 1536 -smp 2 
 tr -d '\r' < "$log" | grep '^A64' || true
 grep -q "A64 done" "$log" || { echo "arm64-test: the guest did not finish; see $log" >&2; exit 1; }
 fail=0
-for name in chain chain_pac signal lazybind; do
+for name in chain chain_pac signal lazybind chain_tc; do
 	line=$(tr -d '\r' < "$log" | grep "^A64 $name samples=" || true)
 	read -r s inc leaf exact < <(echo "$line" |
 		sed -n 's/.*samples=\([0-9]*\) incomplete=\([0-9]*\) in_leaf=\([0-9]*\) exact=\([0-9]*\).*/\1 \2 \3 \4/p')

@@ -10,6 +10,9 @@
  *              h_a -> h_leaf;
  *   lazybind   main -> lz_round -> lz_all, binding 512 calls lazily each round
  *              (PLT0, glibc's _dl_runtime_resolve): every sample under lz_all;
+ *   chain_tc   chain walked with --tail-calls (kernels without bpf_loop);
+ *   offcpu     --off-cpu on events_wait sleep: its 600 and 150 ms of blocks
+ *              in block_long / block_short, within 10% (timer granularity);
  *   xz, python3.11  Debian's arm64 binaries (stripped xz compressing, python3.11
  *              running a recursive function): >= 99.9% of the samples that have a
  *              stack to walk reach the program's entry (or ld.so's, at start).
@@ -74,6 +77,21 @@ static void judge_whole(const char *log, const char *name)
 	      s - unwalkable);
 }
 
+/* The blocks events_wait makes (tests/progs/events_wait.c), in microseconds. */
+static void judge_offcpu(const char *log)
+{
+	unsigned long lng = 0, shrt = 0;
+	const char *p = log ? strstr(log, "A64 offcpu long_us=") : NULL;
+
+	CHECK(log && strstr(log, "A64 offcpu loaded=yes"), "offcpu: --off-cpu did not load");
+	CHECK(p && sscanf(p, "A64 offcpu long_us=%lu short_us=%lu", &lng, &shrt) == 2,
+	      "offcpu: no result line from the guest");
+	printf("  offcpu: block_long %lu us of 600,000, block_short %lu us of 150,000\n", lng,
+	       shrt);
+	CHECK(lng >= 540000 && lng <= 660000 && shrt >= 135000 && shrt <= 165000,
+	      "offcpu: %lu and %lu us blocked (want 600,000 and 150,000 within 10%%)", lng, shrt);
+}
+
 static void test_known_chains(void)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
@@ -97,6 +115,8 @@ static void test_known_chains(void)
 	 * (a walk from _dl_fixup through the resolver: not understood yet)
 	 */
 	judge(log, "lazybind", 40, 990);
+	judge(log, "chain_tc", 200, 1000);
+	judge_offcpu(log);
 	judge_whole(log, "xz");
 	judge_whole(log, "python3.11");
 	CHECK(rc == 0, "tests/arm64/run.sh exited %d (see %s/arm64-guest.out)", rc, out);

@@ -51,11 +51,16 @@ $(PROGS_OUT)/arm64/walk_snap_gcc: tests/progs/arm64/walk_snap.c $(PROGS_DEPS)
 # make arm64-test: the known chains inside the arm64 guest, built as the x86-64 ones are, and
 # chain again with return addresses signed (pac-ret) and branch targets marked (bti)
 ARM64_GUEST_PROGS := $(addprefix $(PROGS_OUT)/arm64/,chain chain_pac signal lazybind liblazy.so \
-	liblazyext.so)
+	liblazyext.so events_wait)
 TEST_PROGS += $(ARM64_GUEST_PROGS)
 $(PROGS_OUT)/arm64/%: tests/progs/%.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) $(PROGS_CFLAGS) $< -o $@
+# events_wait's USDT probes: <sys/sdt.h> (systemtap-sdt-dev) is the same for every machine
+$(PROGS_OUT)/arm64/events_wait: tests/progs/events_wait.c $(PROGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(PROGS_CFLAGS) -idirafter /usr/include -idirafter /usr/include/$(BPF_MULTIARCH) \
+		$< -o $@
 $(PROGS_OUT)/arm64/liblazyext.so: $(PROGS_OUT)/lazyext.c
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) $(PROGS_CFLAGS) -fPIC -shared -Wl,-z,lazy $< -o $@
