@@ -105,13 +105,15 @@ judge() {
 run() {
 	name=\$1 needle=\$2 chain=\$3
 	shift 3
-	if cfiprof record -v -F 499 -o /tmp/\$name.folded "\$@" 2> /tmp/\$name.err; then
+	if cfiprof record -v -F 499 --save /tmp/\$name.rec -o /tmp/\$name.folded "\$@" 2> /tmp/\$name.err; then
 		echo "A64 \$name loaded=yes"
 	else
 		echo "A64 \$name loaded=no"
 	fi
 	sed 's/^/A64-LOG /' /tmp/\$name.err | tail -12
 	judge \$name "\$needle" "\$chain"
+	# the recording's mappings and stacks, for the host's call-site check
+	grep -E '^(map|stack) ' /tmp/\$name.rec | sed "s/^/A64-REC \$name /"
 }
 run chain ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' -- /progs/chain ${SECONDS_EACH}c
 run chain_pac ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' -- /progs/chain_pac ${SECONDS_EACH}c
@@ -125,12 +127,13 @@ run lazybind ';lz_all' ';_start;__libc_start_main;[^;]+;main;lz_round;lz_all(;| 
 whole() {
 	name=\$1 root=\$2
 	shift 2
-	if cfiprof record -v -F 499 -o /tmp/\$name.folded "\$@" 2> /tmp/\$name.err; then
+	if cfiprof record -v -F 499 --save /tmp/\$name.rec -o /tmp/\$name.folded "\$@" 2> /tmp/\$name.err; then
 		echo "A64 \$name loaded=yes"
 	else
 		echo "A64 \$name loaded=no"
 	fi
 	sed 's/^/A64-LOG /' /tmp/\$name.err | grep -E 'stop reasons|user stacks|complete' | tail -4
+	grep -E '^(map|stack) ' /tmp/\$name.rec | sed "s/^/A64-REC \$name /"
 	total=\$(awk '{n += \$NF} END {print n + 0}' /tmp/\$name.folded)
 	unwalkable=\$(grep -E '\\[incomplete: (exiting|in-execve|kernel-thread)' /tmp/\$name.folded | awk '{n += \$NF} END {print n + 0}')
 	grep -v -e "^\$name;\$root;" -e "^\$name;$ld_root;" /tmp/\$name.folded > /tmp/\$name.other

@@ -16,6 +16,9 @@
  *   xz, python3.11  Debian's arm64 binaries (stripped xz compressing, python3.11
  *              running a recursive function): >= 99.9% of the samples that have a
  *              stack to walk reach the program's entry (or ld.so's, at start).
+ * Every return address of a complete stack must follow a bl/blr in its file
+ * (the call-site check, tests/lib/callsites.h, over the recordings the guest
+ * prints, read against the initramfs's copies of its files).
  * Every sample in the leaf must carry the whole chain (the known chains 100%
  * exact), the BPF programs must load (6.1's verifier: its 512-byte stack over
  * the whole call chain, its bounds tracking), and the leaf must hold most
@@ -31,6 +34,7 @@
 
 #include "tests/lib/harness.h"
 #include "tests/lib/cli_util.h"
+#include "tests/lib/callsites.h"
 
 static void judge(const char *log, const char *name, unsigned long min_leaf, unsigned long permille)
 {
@@ -92,6 +96,46 @@ static void judge_offcpu(const char *log)
 	      "offcpu: %lu and %lu us blocked (want 600,000 and 150,000 within 10%%)", lng, shrt);
 }
 
+/*
+ * The recording of run name, from the console's "A64-REC name " lines, with
+ * the guest's paths made the initramfs's (root) into path; its call sites.
+ */
+static void judge_callsites(const char *log, const char *name, const char *root, const char *path)
+{
+	struct callsite_stats cs = {0};
+	char prefix[64];
+	uint64_t complete = 0;
+	const char *p = log;
+	FILE *f = fopen(path, "we");
+	size_t n;
+
+	snprintf(prefix, sizeof(prefix), "A64-REC %s ", name);
+	n = strlen(prefix);
+	while (f && p && (p = strstr(p, prefix))) {
+		const char *line = p + n, *end = strchr(line, '\n');
+		int len = end ? (int)(end - line) : (int)strlen(line);
+		const char *slash = memchr(line, '/', (size_t)len);
+
+		while (len && line[len - 1] == '\r')
+			len--;
+		/* map lines end with the file: under the initramfs on this host */
+		if (!strncmp(line, "map ", 4) && slash)
+			fprintf(f, "%.*s%s%.*s\n", (int)(slash - line), line, root,
+				(int)(line + len - slash), slash);
+		else
+			fprintf(f, "%.*s\n", len, line);
+		p = line + len;
+	}
+	CHECK(f && !fclose(f), "cannot write %s", path);
+	CHECK(check_callsites(path, &cs, &complete) == 0, "%s: cannot read %s", name, path);
+	printf("  %s: call sites: %llu checked, %llu failed, %llu in the vDSO, of %llu complete "
+	       "stacks\n",
+	       name, (unsigned long long)cs.checked, (unsigned long long)cs.failed,
+	       (unsigned long long)cs.vdso, (unsigned long long)complete);
+	CHECK(cs.checked >= 3 && cs.failed == 0, "%s: %llu of %llu call sites fail: %s", name,
+	      (unsigned long long)cs.failed, (unsigned long long)cs.checked, cs.first_fail);
+}
+
 static void test_known_chains(void)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
@@ -119,6 +163,20 @@ static void test_known_chains(void)
 	judge_offcpu(log);
 	judge_whole(log, "xz");
 	judge_whole(log, "python3.11");
+	{
+		static const char *const runs[] = {"chain",    "chain_pac", "signal",	 "lazybind",
+						   "chain_tc", "xz",	    "python3.11"};
+		char dir[512], root[PATH_MAX], rec[512];
+
+		/* absolute: the check takes a relative path for a JIT's "[anon]" name */
+		snprintf(dir, sizeof(dir), "%s/arm64-guest/initramfs", out);
+		if (!realpath(dir, root))
+			snprintf(root, sizeof(root), "%s", dir);
+		for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+			snprintf(rec, sizeof(rec), "%s/arm64-guest/%s.rec", out, runs[i]);
+			judge_callsites(log, runs[i], root, rec);
+		}
+	}
 	CHECK(rc == 0, "tests/arm64/run.sh exited %d (see %s/arm64-guest.out)", rc, out);
 	free(log);
 }

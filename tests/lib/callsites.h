@@ -2,12 +2,14 @@
 /*
  * The call-site check of a saved recording (record --save): every non-leaf
  * user pc of a complete stack must be a return address, i.e. the bytes before
- * it in the mapped file are a call instruction.  A pc in no file (JIT code,
+ * it in the mapped file are a call instruction (x86-64's call, arm64's bl,
+ * blr or pointer-authenticated blr: by the file's ELF machine).  A pc in no file (JIT code,
  * anonymous memory) cannot be checked: counted apart, as jit.
  */
 #ifndef CFIPROF_TEST_CALLSITES_H
 #define CFIPROF_TEST_CALLSITES_H
 
+#include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -169,6 +171,26 @@ static bool ends_with_call(const uint8_t *before, int n)
 	return false;
 }
 
+/* arm64: the instruction before ra is bl, blr, or blraa(z)/blrab(z) */
+static bool a64_call_before(const uint8_t before[4])
+{
+	uint32_t insn;
+
+	memcpy(&insn, before, 4);
+	return (insn & 0xfc000000) == 0x94000000 || (insn & 0xfffffc1f) == 0xd63f0000 ||
+	       (insn & 0xfefff800) == 0xd63f0800;
+}
+
+/* The ELF machine of an open file (EM_X86_64, EM_AARCH64, ...), 0 if unknown. */
+static uint16_t file_machine(int fd)
+{
+	uint8_t h[20];
+
+	if (fd < 0 || pread(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) || memcmp(h, "\177ELF", 4))
+		return 0;
+	return (uint16_t)(h[18] | h[19] << 8);
+}
+
 /* x86-64 rt_sigreturn trampoline (glibc __restore_rt): mov $15,%rax; syscall */
 static const uint8_t sigreturn_code[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
 
@@ -239,9 +261,12 @@ static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t
 			continue;
 		(*complete_stacks)++;
 		u += 3;
+		/* the pcs end at the next field: " c N g N", then a runtime's frames ("py ...") */
+		if (strchr(u, ' '))
+			*strchr(u, ' ') = 0;
 		if (!strcmp(u, "-"))
 			continue;
-		bool next_interrupted = false;
+		bool next_interrupted = false, arm64 = false;
 		int idx = 0;
 		char *tok, *save = NULL;
 		uint64_t prev = 0;
@@ -264,6 +289,13 @@ static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t
 				m = find_map(maps, nr_maps, pid, pc);
 				off = m ? pc - m->start + m->offset : 0;
 				fd = m && m->path[0] == '/' ? cached_fd(m->path) : -1;
+				/* the recording's machine, from the first mapped file's header */
+				for (int k = 0; k < nr_maps; k++)
+					if (maps[k].pid == pid && maps[k].path[0] == '/') {
+						arm64 = file_machine(cached_fd(maps[k].path)) ==
+							EM_AARCH64;
+						break;
+					}
 				next_interrupted =
 				    fd >= 0 && off >= sizeof(here) &&
 				    pread(fd, here, sizeof(here), (off_t)(off - sizeof(here))) ==
@@ -300,6 +332,12 @@ static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t
 			}
 			if (!strcmp(m->path, "[vdso]")) {
 				cs->vdso++;
+				/*
+				 * arm64's sigreturn trampoline is the vDSO's (x86-64's is
+				 * libc's, below): as a caller frame, the frame above it is
+				 * the interrupted pc, no return address
+				 */
+				next_interrupted = arm64;
 				continue;
 			}
 			if (m->path[0] != '/') {
@@ -317,8 +355,11 @@ static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t
 			}
 			cs->checked++;
 			nb = off < 8 ? (int)off : 8;
+			if (file_machine(fd) == EM_AARCH64)
+				nb = off < 4 ? (int)off : 4;
 			got = fd >= 0 ? pread(fd, before + 8 - nb, (size_t)nb, (off_t)(off - nb)) : -1;
-			if (got != nb || !ends_with_call(before + 8 - nb, nb)) {
+			if (got != nb || (nb == 4 ? !a64_call_before(before + 4)
+						  : !ends_with_call(before + 8 - nb, nb))) {
 				cs->failed++;
 				if (!cs->first_fail[0]) {
 					char hex[32] = "";
