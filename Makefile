@@ -215,11 +215,21 @@ ifeq ($(ARCH),arm64)
 all: $(OUT)/arm64/cfiprof
 endif
 
+# Debian's own arm64 programs for the guest and the readelf oracle (xz, python3.11 and
+# what they load), unpacked, never installed; tests/arm64/run.sh fetches them itself too.
+ARM64_GUEST_DEBS := xz-utils liblzma5 python3.11-minimal libpython3.11-minimal libexpat1 zlib1g
+$(OUT)/arm64-guest/debs/.done: | $(ARM64_SYSROOT)/.done
+	@mkdir -p $(OUT)/arm64-guest/debs-dl
+	cd $(OUT)/arm64-guest/debs-dl && rm -f ./*.deb && \
+		apt-get download -qq -o APT::Sandbox::User=root $(ARM64_GUEST_DEBS:%=%:arm64)
+	for d in $(OUT)/arm64-guest/debs-dl/*.deb; do dpkg-deb -x $$d $(OUT)/arm64-guest/debs || exit 1; done
+	@touch $@
+
 # The arm64 guest on its own (make test runs it too, as tests/e2e/test_arm64_guest):
 # ARM64_SECONDS of CPU per program, 3 by default.
 arm64-test: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
-		$(OUT)/arm64/cfiprof $(TEST_PROGS)
+		$(OUT)/arm64/cfiprof $(OUT)/arm64-guest/debs/.done $(TEST_PROGS)
 	OUT=$(OUT) tests/arm64/run.sh
 
 LIBS = $(1)/libcfiuser.a $(1)/libcfitables.a $(LDLIBS)
@@ -260,8 +270,8 @@ $(OUT)/tsan/test_%: $$(call test_src,test_$$*) $(OUT)/tsan/libcfiuser.a \
 # without -j, as CI does: 2 m 36 s one at a time here, 1 m 29 s on 2 CPUs.
 test: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
-		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(OUT)/arm64/cfiprof $(TEST_BIN) \
-		$(ASAN_BIN) $(TSAN_BIN)
+		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(OUT)/arm64/cfiprof \
+		$(OUT)/arm64-guest/debs/.done $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
 	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
 
 # The end-to-end suites beside two CPU hogs per CPU, STRESS_RUNS times (default 10),

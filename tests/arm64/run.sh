@@ -37,6 +37,7 @@ if [ ! -x "$work/busybox/bin/busybox" ]; then
 	dpkg-deb -x "$work"/busybox-static_*_arm64.deb "$work/busybox"
 fi
 # Debian's own arm64 programs, as a fleet runs them (unpacked, never installed)
+# (the Makefile's ARM64_GUEST_DEBS; make test unpacks them before, for the readelf oracle too)
 debs="xz-utils liblzma5 python3.11-minimal libpython3.11-minimal libexpat1 zlib1g"
 if [ ! -x "$work/debs/usr/bin/python3.11" ]; then
 	mkdir -p "$work/debs-dl"

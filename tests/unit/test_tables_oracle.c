@@ -1107,7 +1107,7 @@ static void add_expected(const char *path)
 
 	CHECK(rc == 1, "%s: %s", path,
 	      rc < 0 ? "missing or not an ELF file (make test-deps installs it)"
-		     : "not a new x86-64 ELF file");
+		     : "not a new x86-64 or arm64 ELF file");
 	if (rc == 1 && nexpected < MAX_EXPECTED)
 		snprintf(expected[nexpected++].path, PATH_MAX, "%s", path);
 }
@@ -1126,10 +1126,17 @@ static void add_named(void)
 	    "/usr/aarch64-linux-gnu/lib/libstdc++.so.6",
 	    "/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1",
 	};
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char py[PATH_MAX];
 	size_t i;
 
 	for (i = 0; i < sizeof(named) / sizeof(named[0]); i++)
 		add_expected(named[i]);
+	/* Debian's arm64 python3.11, which make test unpacks for the arm64 guest */
+	snprintf(py, sizeof(py), "%s/arm64-guest/debs/usr/bin/python3.11", out);
+	CHECK(access(py, R_OK) == 0, "%s is missing (make %s/arm64-guest/debs/.done)", py, out);
+	if (!access(py, R_OK))
+		add_expected(py);
 }
 
 /*
