@@ -212,16 +212,19 @@ static bool is_elf(const char *path)
 	return elf;
 }
 
+/* Debian's multiarch directory of this machine's libraries */
+#if defined(__aarch64__)
+#define MULTIARCH "aarch64-linux-gnu"
+#else
+#define MULTIARCH "x86_64-linux-gnu"
+#endif
+
 /* A library named without a directory (libc, libc.so.6) is looked for where ld.so looks. */
 static int resolve_path(const char *name, char *out, size_t len)
 {
-	static const char *const dirs[] = {"/lib/x86_64-linux-gnu",
-					   "/usr/lib/x86_64-linux-gnu",
-					   "/lib64",
-					   "/usr/lib64",
-					   "/lib",
-					   "/usr/lib",
-					   "/usr/local/lib"};
+	static const char *const dirs[] = {
+	    "/lib/" MULTIARCH, "/usr/lib/" MULTIARCH, "/lib64", "/usr/lib64", "/lib",
+	    "/usr/lib",	       "/usr/local/lib"};
 	static const char *const forms[] = {"%s/%s", "%s/%s.so*", "%s/lib%s.so*"};
 	struct stat st;
 	size_t d, f;
