@@ -82,7 +82,7 @@ TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 include tests/progs/progs.mk
 
 .PHONY: all deps test-deps npm-dep test test-stress bench fuzz clean format run demo kernel-matrix FORCE man install \
-	arm64-vmlinux arm64-test \
+	arm64-vmlinux arm64-test arm64-bench \
 	go-versions-test \
 	uninstall
 .SECONDARY:
@@ -310,6 +310,23 @@ $(OUT)/bench/fpwalk.skel.h: $(OUT)/bench/fpwalk.bpf.o
 
 $(OUT)/bench/fpwalk: tests/bench/fpwalk.c $(OUT)/bench/fpwalk.skel.h
 	$(CC) $(CFLAGS) $(BASE_FLAGS) -I$(OUT)/bench $< -o $@ -lbpf -lelf -lz
+
+# the same for the arm64 guest (make arm64-bench): static, against the arm64 sysroot
+$(OUT)/arm64/bench/fpwalk.bpf.o: tests/bench/fpwalk.bpf.c $(wildcard bpf/arm64/*.h)
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_arm64 -Ibpf/arm64 -I. -Wall -Werror -c $< -o $@
+	llvm-strip -g $@ 2>/dev/null || true
+$(OUT)/arm64/bench/fpwalk: tests/bench/fpwalk.c $(OUT)/arm64/bench/fpwalk.skel.h \
+		$(ARM64_SYSROOT)/.done
+	$(ARM64_CC) -static $(ARM64_FLAGS) $(BASE_FLAGS) -I$(OUT)/arm64/bench $< -o $@ \
+		-L$(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu -lbpf -lelf -lz -lzstd
+
+# The walker's cost per frame inside the arm64 guest against the kernel's frame-pointer walk
+# there (a ratio: TCG's time is not real time): tests/arm64/run.sh with ARM64_BENCH=1.
+arm64-bench: test-deps
+	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
+		$(OUT)/arm64/cfiprof $(OUT)/arm64-guest/debs/.done $(OUT)/arm64/bench/fpwalk $(TEST_PROGS)
+	OUT=$(OUT) ARM64_BENCH=1 tests/arm64/run.sh
 
 # make bench: about 20 minutes; tests/bench/peers.py writes tests/bench/RESULTS.md (with
 # walker_cost.sh's per-frame table, so that runs first)

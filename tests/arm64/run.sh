@@ -16,6 +16,13 @@
 #   xz         Debian's arm64 xz compressing, and python3.11 running a recursive function:
 #   python3.11 every sample's stack must reach _start, bar the unwalkable (a process exiting)
 #
+# ARM64_BENCH=1 (make arm64-bench) runs instead the walker's cost per frame against the
+# kernel's frame-pointer walk in the same guest: recurse (no frame pointers) under cfiprof and
+# recurse_fp under tests/bench/fpwalk (bpf_get_stack), at depths 8 and 120, ARM64_ROUNDS
+# rounds interleaved; per frame = (ns/sample deep - shallow) / (frames deep - shallow) from
+# kernel.bpf_stats_enabled, the ratio within a round, then the median: TCG time is not real
+# time, a ratio in one guest is.
+#
 # A sample in the leaf is "exact" when its stack ends with the whole chain (an extended
 # regular expression): the oracle is the program's source.
 set -eu
@@ -72,6 +79,12 @@ for app in sh mount mkdir cat grep sed awk head tail wc poweroff sleep echo ls t
 	ln -sf busybox "$root/bin/$app"
 done
 cp "$OUT/arm64/cfiprof" "$root/bin/cfiprof"
+BENCH=${ARM64_BENCH:-0}
+ROUNDS=${ARM64_ROUNDS:-3}
+if [ "$BENCH" = 1 ]; then
+	cp "$OUT/arm64/bench/fpwalk" "$root/bin/fpwalk"
+	cp "$OUT/progs/arm64/recurse" "$OUT/progs/arm64/recurse_fp" "$root/progs/"
+fi
 cp "$OUT"/progs/arm64/chain "$OUT"/progs/arm64/chain_pac "$OUT"/progs/arm64/signal \
 	"$OUT"/progs/arm64/lazybind "$OUT"/progs/arm64/liblazy.so "$OUT"/progs/arm64/liblazyext.so \
 	"$OUT"/progs/arm64/events_wait "$root/progs/"
@@ -89,6 +102,25 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 echo "A64 kernel \$(cat /proc/sys/kernel/osrelease) pac=\$(grep -c paca /proc/cpuinfo)"
+if [ $BENCH = 1 ]; then
+	echo 1 > /proc/sys/kernel/bpf_stats_enabled
+	echo "A64 bpf_jit_enable \$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)"
+	for r in \$(seq $ROUNDS); do
+		for depth in 8 120; do
+			fpwalk -m kstack -F 999 -- /progs/recurse_fp 2 \$depth > /tmp/fp.out 2>&1
+			ns=\$(sed -n 's/.*ns_per_sample \([0-9.]*\).*/\1/p' /tmp/fp.out)
+			fr=\$(sed -n 's/.*frames_per_sample \([0-9.]*\).*/\1/p' /tmp/fp.out)
+			echo "A64-BENCH \$r fpwalk \$depth \$ns \$fr"
+			cfiprof record -v -F 999 --user-only --max-frames 1024 -o /dev/null -- \
+				/progs/recurse 2 \$depth 2> /tmp/cf.out
+			ns=\$(sed -n 's/.*BPF run time \([0-9]*\) ns per sample.*/\1/p' /tmp/cf.out)
+			fr=\$(sed -n 's/.*, \([0-9.]*\) user frames per sample.*/\1/p' /tmp/cf.out)
+			echo "A64-BENCH \$r cfiprof \$depth \$ns \$fr"
+		done
+	done
+	echo "A64 done"
+	poweroff -f
+fi
 # judge NAME NEEDLE CHAIN: samples, incomplete ones, those holding NEEDLE (the leaf), and of
 # those the ones whose stack has the whole CHAIN (an extended regular expression); the
 # program's comm is NAME up to an underscore-suffix of the run ("chain_tc": chain)
@@ -175,6 +207,27 @@ timeout 900 qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -m 1536 -smp 2 
 	-append "console=ttyAMA0 panic=-1 quiet" -nographic -no-reboot > "$log" 2>&1 || true
 tr -d '\r' < "$log" | grep '^A64' || true
 grep -q "A64 done" "$log" || { echo "arm64-test: the guest did not finish; see $log" >&2; exit 1; }
+if [ "$BENCH" = 1 ]; then
+	tr -d '\r' < "$log" | grep '^A64-BENCH' | python3 -c '
+import collections, statistics, sys
+d = collections.defaultdict(dict)
+for line in sys.stdin:
+    _, r, who, depth, ns, fr = line.split()
+    d[(r, who)][int(depth)] = (float(ns), float(fr))
+def per_frame(r, who):
+    x = d[(r, who)]
+    return (x[120][0] - x[8][0]) / (x[120][1] - x[8][1])
+rounds = sorted({r for r, _ in d})
+cf = [per_frame(r, "cfiprof") for r in rounds]
+fp = [per_frame(r, "fpwalk") for r in rounds]
+ratio = [c / f for c, f in zip(cf, fp)]
+print("arm64 guest (TCG), %d rounds: cfiprof %.0f ns/frame (recurse, CFI), bpf_get_stack %.0f "
+      "ns/frame (recurse_fp): ratio %.2f (median; %.2f-%.2f)" % (len(rounds),
+      statistics.median(cf), statistics.median(fp), statistics.median(ratio), min(ratio),
+      max(ratio)))
+' | tee "$work/bench.md"
+	exit 0
+fi
 fail=0
 for name in chain chain_pac signal lazybind chain_tc; do
 	line=$(tr -d '\r' < "$log" | grep "^A64 $name samples=" || true)

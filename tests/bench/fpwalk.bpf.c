@@ -114,9 +114,9 @@ int bpfwalk(struct bpf_perf_event_data *ctx)
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return 0;
-	s.fp = regs->bp;
+	s.fp = PT_REGS_FP(regs);
 	s.pcs = b->pcs;
-	b->pcs[0] = regs->ip;
+	b->pcs[0] = PT_REGS_IP(regs);
 	s.n = 1;
 	bpf_loop(MAX_FRAMES - 1, fp_step, &s, 0);
 	count(0, 1);

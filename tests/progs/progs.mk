@@ -67,6 +67,9 @@ $(PROGS_OUT)/arm64/liblazyext.so: $(PROGS_OUT)/lazyext.c
 $(PROGS_OUT)/arm64/liblazy.so: $(PROGS_OUT)/lazycall.c $(PROGS_OUT)/arm64/liblazyext.so
 	$(ARM64_CC) $(PROGS_CFLAGS) -fPIC -shared -Wl,-z,lazy $< -o $@ -L$(PROGS_OUT)/arm64 \
 		-llazyext -Wl,-rpath,'$$ORIGIN'
+$(PROGS_OUT)/arm64/recurse_fp: tests/progs/recurse.c $(PROGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(PROGS_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer $< -o $@
 $(PROGS_OUT)/arm64/chain_pac: tests/progs/chain.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) $(PROGS_CFLAGS) -mbranch-protection=standard $< -o $@
