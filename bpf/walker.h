@@ -408,8 +408,9 @@ static __always_inline int walker_signal_step(struct walker_state *st)
 /*
  * arm64: is st->ip the kernel's sigreturn trampoline, "mov x8, #139; svc #0"?
  * The vDSO's has had no CFI since Linux 5.8 (qemu's user-mode page never
- * had any): a handler's return address is found by its two instructions.
- * Code, not stack: read past the stack window.
+ * had any): a handler's return address is found by its two instructions,
+ * and so is a sample taken on either of them (Go's preemption signals make
+ * that common).  Code, not stack: read past the stack window.
  */
 #define WALKER_A64_SIGRETURN 0xd4000001d2801168ull
 
@@ -418,7 +419,10 @@ static __always_inline int walker_at_sigreturn(struct walker_state *st)
 #ifdef WALKER_ARCH_ARM64
 	__u64 insns;
 
-	return st->ip_is_ra && !walker_read_user(&insns, sizeof(insns), st->ip) &&
+	if (!walker_read_user(&insns, sizeof(insns), st->ip) && insns == WALKER_A64_SIGRETURN)
+		return 1;
+	/* the sample's own pc on the svc, the trampoline's second instruction */
+	return !st->ip_is_ra && !walker_read_user(&insns, sizeof(insns), st->ip - 4) &&
 	       insns == WALKER_A64_SIGRETURN;
 #else
 	(void)st;

@@ -17,9 +17,15 @@
  *    frame there is a call on g0, above it nothing but what
  *    an earlier switch left (the goroutine's frames are found through g.sched,
  *    which Go's traceback reads and these rules cannot).
+ * On arm64 the return address is in x30 (LR) at entry and wherever the
+ * frame is empty (delta 0: leaves, after the epilogue), and the prologue
+ * stores it at the bottom of the frame it allocates (MOVD.W R30, -n(RSP)),
+ * the caller's frame pointer just below (MOVD R29, -8(RSP)):
+ *  - CFA = sp + delta, the return address at CFA - delta (in x30 at 0),
+ *    x29 at CFA - delta - 8.
  * Go's linker writes the same CFA and return-address rules into the
  * .debug_frame of an unstripped build (test_gopclntab's oracle); it says
- * nothing of rbp.
+ * nothing of rbp or x29.
  */
 #include <string.h>
 
@@ -81,9 +87,6 @@ int go_input_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t)
 	uint64_t i, n, sig;
 	int r, err = 0;
 
-	/* go_row writes x86-64's frame: arm64's keeps the RA at the frame's bottom */
-	if (in->obj.regs->arch != CFI_ARCH_X86_64)
-		return 0;
 	r = in->obj.image ? gopclntab_read_mem(in->obj.image, in->obj.image_len, &in->go, &why)
 			  : gopclntab_read_names(in->obj.elf, in->obj.fd, &in->go, &why);
 	if (r < 0)
@@ -123,6 +126,7 @@ struct go_rows {
 	row_fn emit;
 	void *ctx;
 	bool bottom;
+	bool arm64; /* the frame layout of an LR machine */
 };
 
 static int go_row(void *ctx, uint64_t pc, int32_t sp)
@@ -136,6 +140,16 @@ static int go_row(void *ctx, uint64_t pc, int32_t sp)
 	 */
 	if (sp < 0)
 		return gr->emit(gr->ctx, pc, &st);
+	if (gr->arm64) {
+		st.cfa = (struct reg_rule){.kind = RR_OFFSET, .reg = DW_REG_A64_SP, .off = sp};
+		if (gr->bottom)
+			st.ra = (struct reg_rule){.kind = RR_UNDEFINED};
+		else if (sp > 0)
+			st.ra = (struct reg_rule){.kind = RR_OFFSET, .off = -(int64_t)sp};
+		if (sp > 0)
+			st.rbp = (struct reg_rule){.kind = RR_OFFSET, .off = -(int64_t)sp - 8};
+		return gr->emit(gr->ctx, pc, &st);
+	}
 	st.cfa = (struct reg_rule){.kind = RR_OFFSET, .reg = DW_REG_RSP, .off = (int64_t)sp + 8};
 	st.ra = gr->bottom ? (struct reg_rule){.kind = RR_UNDEFINED}
 			   : (struct reg_rule){.kind = RR_OFFSET, .off = -8};
@@ -147,7 +161,8 @@ static int go_row(void *ctx, uint64_t pc, int32_t sp)
 int go_run_fde(const struct fde *f, row_fn emit, void *ctx)
 {
 	const struct gopclntab *g = f->sec->read_ctx;
-	struct go_rows gr = {.emit = emit, .ctx = ctx};
+	struct go_rows gr = {
+	    .emit = emit, .ctx = ctx, .arm64 = f->sec->regs->arch == CFI_ARCH_ARM64};
 	uint64_t start, end;
 	const char *name;
 

@@ -182,6 +182,16 @@ $(PROGS_OUT)/gofib: tests/progs/go/gofib.go tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(GO_ENV) $(GO) build -o $@ $<
 
+# arm64 (test_gopclntab's arm64 rows, the arm64 guest): Go cross-builds with GOARCH alone
+GO_ARM64_PROGS := $(addprefix $(PROGS_OUT)/arm64/,gofib gofib_stripped)
+TEST_PROGS += $(GO_ARM64_PROGS)
+$(PROGS_OUT)/arm64/gofib: tests/progs/go/gofib.go tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(GO_ENV) GOARCH=arm64 $(GO) build -o $@ $<
+$(PROGS_OUT)/arm64/gofib_stripped: tests/progs/go/gofib.go tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(GO_ENV) GOARCH=arm64 $(GO) build -ldflags='-s -w' -o $@ $<
+
 $(PROGS_OUT)/gofib_stripped: tests/progs/go/gofib.go tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<

@@ -21,6 +21,9 @@
  *    (cfi_go_bottom) with their return address undefined instead, the
  *    signal trampoline (cfi_go_sigreturn) a signal frame from the byte
  *    before it.
+ *  - pcsp_rows_arm64: the same for the arm64 build (GOARCH=arm64), whose
+ *    .debug_frame says CFA = sp + delta and the return address at CFA -
+ *    delta, or still in x30 ("s") where the frame is empty.
  *  - no_headers: the stripped build with its section headers removed is
  *    found by its magic in a segment and answers as with them, inline
  *    levels included (moduledata found by its fields).
@@ -31,6 +34,7 @@
  *    counted, never a crash (this suite also runs under ASan + UBSan).
  */
 #include <gelf.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -738,6 +742,103 @@ static bool rule_is(const struct cfi_rule *r, long cfa, bool bottom, bool sig)
 }
 
 /*
+ * arm64: CFA = sp + @cfa, the return address at CFA - @cfa, or in x30 where
+ * the frame is empty (undefined for a bottom); a signal frame for the
+ * trampoline.  A frame of 32 KiB or more (runtime.debugCall32768, 65536)
+ * puts the return address past the rule's 16-bit offset: unsupported.
+ */
+static bool rule_is_arm64(const struct cfi_rule *r, long cfa, bool bottom, bool sig)
+{
+	if (sig)
+		return r->cfa_kind == CFI_CFA_SIGNAL;
+	/* below its own frame (asyncPreempt, debugCallV2 after their pop): no caller to find */
+	if (cfa < 0)
+		return r->cfa_kind == CFI_CFA_UNSUPPORTED;
+	if (r->cfa_kind != CFI_CFA_RSP || r->cfa_off != cfa)
+		return false;
+	if (cfa > INT16_MAX)
+		return r->ra_kind == CFI_REG_UNSUPPORTED && r->reason == CFI_UNSUP_RA;
+	if (bottom)
+		return r->ra_kind == CFI_REG_UNDEFINED;
+	return cfa ? r->ra_kind == CFI_REG_AT_CFA && r->ra_off == -cfa : r->ra_kind == CFI_REG_SAME;
+}
+
+/*
+ * The arm64 build's pcsp rows against its .debug_frame, as test_pcsp_rows
+ * does for x86-64: every readelf row "ADDR sp+N c-N" or "ADDR sp+0 s", at
+ * its first and last byte.
+ */
+static void test_pcsp_rows_arm64(void)
+{
+	char *argv[] = {"readelf", "--debug-dump=frames-interp", (char *)prog("arm64/gofib"), NULL};
+	struct cfi_table *t = NULL;
+	struct gopclntab *g = NULL;
+	struct image im;
+	char *text, *line, *save = NULL;
+	uint64_t fde_end = 0, prev = 0;
+	long prev_cfa = LONG_MIN;
+	size_t rows = 0, ok = 0, bottoms = 0, sigs = 0, empty = 0;
+
+	CHECK(run(argv, tpath("frames_arm64.txt"), tpath("frames_arm64.err"), 120) == 0, "readelf");
+	CHECK(cfi_table_build_file(prog("arm64/gofib_stripped"), NULL, &t, NULL) == 0 && t &&
+		  t->arch == CFI_ARCH_ARM64 && t->stats.sources == 1 << CFI_SRC_GOPCLNTAB,
+	      "no arm64 table from .gopclntab alone");
+	CHECK(image_read(prog("arm64/gofib_stripped"), &im) &&
+		  gopclntab_read_mem(im.b, im.len, &g, NULL) == 0,
+	      "no arm64 .gopclntab");
+	text = slurp(tpath("frames_arm64.txt"));
+	for (line = strtok_r(text, "\n", &save); t && g; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a = 0, b = 0, loc = 0;
+		long cfa = -1, ra = 0;
+		char rat[16] = "";
+		bool fde = line && strstr(line, " FDE ") &&
+			   sscanf(strstr(line, "pc="), "pc=%llx..%llx", &a, &b) == 2;
+		bool row = line && !fde && sscanf(line, "%llx sp%ld %15s", &loc, &cfa, rat) == 3 &&
+			   (!strcmp(rat, "s") || (sscanf(rat, "c-%ld", &ra) == 1 && ra == cfa));
+		uint64_t end = row ? (uint64_t)loc : fde_end;
+
+		if ((!line || fde || row) && prev_cfa != LONG_MIN && end > prev) {
+			const char *fn = func_at(g, prev);
+			bool bottom = cfi_go_bottom(fn), sig = cfi_go_sigreturn(fn);
+			uint64_t last =
+			    cfi_go_sigreturn(func_at(g, end)) && end - 1 > prev ? end - 2 : end - 1;
+
+			rows++;
+			bottoms += bottom;
+			sigs += sig;
+			empty += prev_cfa == 0;
+			if (rule_is_arm64(cfi_table_lookup(t, prev), prev_cfa, bottom, sig) &&
+			    rule_is_arm64(cfi_table_lookup(t, last), prev_cfa, bottom, sig))
+				ok++;
+			else if (rows - ok <= 5)
+				printf("  0x%" PRIx64 "..0x%" PRIx64 " (%s): readelf sp+%ld\n",
+				       prev, end, fn, prev_cfa);
+			prev_cfa = LONG_MIN;
+		}
+		if (!line)
+			break;
+		if (fde) {
+			fde_end = b;
+			prev_cfa = LONG_MIN;
+		} else if (row) {
+			prev = loc;
+			prev_cfa = cfa;
+		}
+	}
+	printf("  arm64 pcsp rows: %zu of %zu .debug_frame rows alike at their first and last byte "
+	       "(%zu with an empty frame, RA in x30; %zu in stack bottoms; %zu of the signal "
+	       "trampoline)\n",
+	       ok, rows, empty, bottoms, sigs);
+	/* no sigreturn of its own on arm64: Go's handlers return through the vDSO's */
+	CHECK(rows >= 2000 && ok == rows && empty >= 100 && bottoms >= 3 && sigs == 0,
+	      "%zu of %zu rows", ok, rows);
+	free(text);
+	free(im.b);
+	gopclntab_free(g);
+	cfi_table_free(t);
+}
+
+/*
  * The rows compiled from the stripped build's pcsp tables against the
  * .debug_frame Go's linker wrote into the unstripped build, as readelf
  * interprets it: the rule at the first and the last byte of every row.
@@ -912,6 +1013,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_malformed);
 	RUN_TEST(test_corrupt);
 	RUN_TEST(test_pcsp_rows);
+	RUN_TEST(test_pcsp_rows_arm64);
 	RUN_TEST(test_lines_held);
 	tmpdir_done(tmpdir, harness_failed != 0);
 	return HARNESS_DONE();
