@@ -327,6 +327,14 @@ arm64-bench: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
 		$(OUT)/arm64/cfiprof $(OUT)/arm64-guest/debs/.done $(OUT)/arm64/bench/fpwalk $(TEST_PROGS)
 	OUT=$(OUT) ARM64_BENCH=1 tests/arm64/run.sh
+	@# bytes per row: Debian's libLLVM-15 of both machines, unpacked, compiled side by side
+	@mkdir -p $(OUT)/arm64-bench/llvm && cd $(OUT)/arm64-bench/llvm && \
+		{ ls *.deb > /dev/null 2>&1 || apt-get download -qq -o APT::Sandbox::User=root \
+			libllvm15:arm64 libllvm15:amd64; } && \
+		for d in *.deb; do dpkg-deb -x $$d root; done
+	@for lib in $(OUT)/arm64-bench/llvm/root/usr/lib/*/libLLVM-15.so.1; do \
+		$(OUT)/cfiprof tables $$lib | grep -E '^(architecture|raw rows|bytes|bytes/raw|distinct|build)'; \
+	done | tee $(OUT)/arm64-bench/llvm.txt
 
 # make bench: about 20 minutes; tests/bench/peers.py writes tests/bench/RESULTS.md (with
 # walker_cost.sh's per-frame table, so that runs first)
