@@ -409,21 +409,27 @@ static __always_inline int walker_signal_step(struct walker_state *st)
  * arm64: is st->ip the kernel's sigreturn trampoline, "mov x8, #139; svc #0"?
  * The vDSO's has had no CFI since Linux 5.8 (qemu's user-mode page never
  * had any): a handler's return address is found by its two instructions,
- * and so is a sample taken on either of them (Go's preemption signals make
- * that common).  Code, not stack: read past the stack window.
+ * and so is a sample taken on them or inside the rt_sigreturn they make,
+ * the pc then past the svc (Go's preemption signals make both common).
+ * Code, not stack: read past the stack window.
  */
-#define WALKER_A64_SIGRETURN 0xd4000001d2801168ull
+#define WALKER_A64_SIGRETURN_MOV 0xd2801168u /* mov x8, #139 */
+#define WALKER_A64_SIGRETURN_SVC 0xd4000001u /* svc #0 */
 
 static __always_inline int walker_at_sigreturn(struct walker_state *st)
 {
 #ifdef WALKER_ARCH_ARM64
-	__u64 insns;
+	__u32 w[4];
 
-	if (!walker_read_user(&insns, sizeof(insns), st->ip) && insns == WALKER_A64_SIGRETURN)
-		return 1;
-	/* the sample's own pc on the svc, the trampoline's second instruction */
-	return !st->ip_is_ra && !walker_read_user(&insns, sizeof(insns), st->ip - 4) &&
-	       insns == WALKER_A64_SIGRETURN;
+	if (st->ip_is_ra)
+		return !walker_read_user(w, 8, st->ip) && w[0] == WALKER_A64_SIGRETURN_MOV &&
+		       w[1] == WALKER_A64_SIGRETURN_SVC;
+	/* the sample's own pc: on the mov, on the svc, or after it (in the syscall) */
+	if (walker_read_user(w, sizeof(w), st->ip - 8))
+		return 0;
+	return (w[2] == WALKER_A64_SIGRETURN_MOV && w[3] == WALKER_A64_SIGRETURN_SVC) ||
+	       (w[1] == WALKER_A64_SIGRETURN_MOV && w[2] == WALKER_A64_SIGRETURN_SVC) ||
+	       (w[0] == WALKER_A64_SIGRETURN_MOV && w[1] == WALKER_A64_SIGRETURN_SVC);
 #else
 	(void)st;
 	return 0;
