@@ -26,7 +26,7 @@
  * exact), the BPF programs must load (6.1's verifier: its 512-byte stack over
  * the whole call chain, its bounds tracking), and the leaf must hold most
  * samples: the programs spin there for their CPU seconds, so at 499 Hz a
- * second of CPU is ~499 samples (the bound asks for 200 of 3 s: the guest's
+ * second of CPU is ~499 samples (the bound asks for 200 of 2 s: the guest's
  * timer is emulated and its CPU shared, but the count is of the program's own
  * CPU time).
  */
@@ -78,7 +78,7 @@ static void judge_whole(const char *log, const char *name)
 	      "%s: no result line from the guest", name);
 	printf("  %s: %lu samples, %lu unwalkable (exiting), %lu reach the entry\n", name, s,
 	       unwalkable, rooted);
-	/* 3 s of its CPU at 499 Hz: ~1,500 samples; 500 at least to judge a per-mille bound */
+	/* 2 s of its CPU at 499 Hz: ~1,000 samples; 500 at least to judge a per-mille bound */
 	CHECK(s >= 500 && rooted * 1000 >= (s - unwalkable) * 999,
 	      "%s: %lu of %lu walkable samples reach the entry (want 99.9%%)", name, rooted,
 	      s - unwalkable);
@@ -149,7 +149,7 @@ static void test_known_chains(void)
 	int rc;
 
 	snprintf(cmd, sizeof(cmd),
-		 "OUT=%s ARM64_SECONDS=3 tests/arm64/run.sh > %s/arm64-guest.out 2>&1", out, out);
+		 "OUT=%s ARM64_SECONDS=2 tests/arm64/run.sh > %s/arm64-guest.out 2>&1", out, out);
 	rc = system(cmd);
 	snprintf(path, sizeof(path), "%s/arm64-guest/console.log", out);
 	log = slurp(path);
@@ -168,7 +168,7 @@ static void test_known_chains(void)
 	judge(log, "lazybind", 1, 990);
 	judge(log, "chain_tc", 200, 1000);
 	/*
-	 * main.fib is most of gofib's time: 200 of ~2,000 samples at least.  A
+	 * main.fib is most of gofib's time: 200 of ~1,300 samples at least.  A
 	 * sample in runtime.asyncPreempt, which Go's preemption signal enters as
 	 * if main.fib had called it, ends unsupported past main.fib (3 in ~2,000):
 	 * 995 per mille.
