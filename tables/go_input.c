@@ -127,7 +127,17 @@ struct go_rows {
 	void *ctx;
 	bool bottom;
 	bool arm64; /* the frame layout of an LR machine */
+	int32_t pushed; /* bytes below the caller's sp before the function's own frame */
 };
+
+/*
+ * arm64: the preemption signal enters runtime.asyncPreempt as if the
+ * interrupted code had called it, x30 the resume pc, after pushing that
+ * code's x30 in 16 bytes of its own (sigctxt.pushCall: "this extra space is
+ * known to gentraceback"); the function's pcsp starts below them.
+ */
+#define GO_ARM64_PUSHCALL 16
+static const char go_async_preempt[] = "runtime.asyncPreempt";
 
 static int go_row(void *ctx, uint64_t pc, int32_t sp)
 {
@@ -141,13 +151,15 @@ static int go_row(void *ctx, uint64_t pc, int32_t sp)
 	if (sp < 0)
 		return gr->emit(gr->ctx, pc, &st);
 	if (gr->arm64) {
-		st.cfa = (struct reg_rule){.kind = RR_OFFSET, .reg = DW_REG_A64_SP, .off = sp};
+		int64_t cfa = (int64_t)sp + gr->pushed;
+
+		st.cfa = (struct reg_rule){.kind = RR_OFFSET, .reg = DW_REG_A64_SP, .off = cfa};
 		if (gr->bottom)
 			st.ra = (struct reg_rule){.kind = RR_UNDEFINED};
 		else if (sp > 0)
-			st.ra = (struct reg_rule){.kind = RR_OFFSET, .off = -(int64_t)sp};
+			st.ra = (struct reg_rule){.kind = RR_OFFSET, .off = -cfa};
 		if (sp > 0)
-			st.rbp = (struct reg_rule){.kind = RR_OFFSET, .off = -(int64_t)sp - 8};
+			st.rbp = (struct reg_rule){.kind = RR_OFFSET, .off = -cfa - 8};
 		return gr->emit(gr->ctx, pc, &st);
 	}
 	st.cfa = (struct reg_rule){.kind = RR_OFFSET, .reg = DW_REG_RSP, .off = (int64_t)sp + 8};
@@ -169,5 +181,7 @@ int go_run_fde(const struct fde *f, row_fn emit, void *ctx)
 	if (gopclntab_func(g, f->offset, &start, &end, &name))
 		return -1;
 	gr.bottom = cfi_go_bottom(name);
+	if (gr.arm64 && !strcmp(name, go_async_preempt))
+		gr.pushed = GO_ARM64_PUSHCALL;
 	return gopclntab_pcsp(g, f->offset, go_row, &gr) ? -1 : 0;
 }

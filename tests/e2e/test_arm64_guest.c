@@ -103,11 +103,41 @@ static void judge_offcpu(const char *log)
  * The recording of run name, from the console's "A64-REC name " lines, with
  * the guest's paths made the initramfs's (root) into path; its call sites.
  */
-static void judge_callsites(const char *log, const char *name, const char *root, const char *path,
-			    uint64_t entry, unsigned long permille)
+/* [*start, *end) of symbol name in path (nm -S); false if it has none. */
+static bool sym_range(const char *path, const char *name, uint64_t *start, uint64_t *end)
 {
-	/* entry: a function entry the runtime pushes as a return address, by design */
-	struct callsite_stats cs = {.entries = {entry}, .nr_entries = entry != 0};
+	char cmd[1024], line[512], sym[256], type;
+	unsigned long long v, size;
+	bool found = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -S '%s' 2>/dev/null", path);
+	p = popen(cmd, "re");
+	while (p && !found && fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %llx %c %255s", &v, &size, &type, sym) == 4 &&
+		    !strcmp(sym, name)) {
+			*start = v;
+			*end = v + size;
+			found = true;
+		}
+	if (p)
+		pclose(p);
+	return found;
+}
+
+/*
+ * entry: a function entry the runtime pushes as a return address, by design;
+ * [resumed_start, resumed_end): a function a signal enters as if called from
+ * the pc it interrupted (the frame above it is no return address).
+ */
+static void judge_callsites(const char *log, const char *name, const char *root, const char *path,
+			    uint64_t entry, uint64_t resumed_start, uint64_t resumed_end,
+			    unsigned long permille)
+{
+	struct callsite_stats cs = {.entries = {entry},
+				    .nr_entries = entry != 0,
+				    .resumed_start = resumed_start,
+				    .resumed_end = resumed_end};
 	char prefix[64];
 	uint64_t complete = 0;
 	const char *p = log;
@@ -133,10 +163,11 @@ static void judge_callsites(const char *log, const char *name, const char *root,
 	}
 	CHECK(f && !fclose(f), "cannot write %s", path);
 	CHECK(check_callsites(path, &cs, &complete) == 0, "%s: cannot read %s", name, path);
-	printf("  %s: call sites: %llu checked, %llu failed, %llu in the vDSO, of %llu complete "
-	       "stacks\n",
+	printf("  %s: call sites: %llu checked, %llu failed, %llu in the vDSO, %llu preempted, of "
+	       "%llu complete stacks\n",
 	       name, (unsigned long long)cs.checked, (unsigned long long)cs.failed,
-	       (unsigned long long)cs.vdso, (unsigned long long)complete);
+	       (unsigned long long)cs.vdso, (unsigned long long)cs.preempted,
+	       (unsigned long long)complete);
 	CHECK(cs.checked >= 3 && cs.failed * 1000 <= cs.checked * permille,
 	      "%s: %llu of %llu call sites fail (want %lu per mille at most): %s", name,
 	      (unsigned long long)cs.failed, (unsigned long long)cs.checked, permille,
@@ -184,7 +215,7 @@ static void test_known_chains(void)
 						   "lazybind", "chain_tc",  "gofib_stripped",
 						   "xz",       "python3.11"};
 		char dir[512], root[PATH_MAX], rec[512], unstripped[512];
-		uint64_t goexit;
+		uint64_t goexit, preempt_start = 0, preempt_end = 0;
 
 		/*
 		 * a goroutine's first frame returns to runtime.goexit + 4, its
@@ -195,6 +226,10 @@ static void test_known_chains(void)
 		goexit = nm_symbol(unstripped, "runtime.goexit.abi0");
 		CHECK(goexit != 0, "no runtime.goexit.abi0 in %s", unstripped);
 		goexit += 4;
+		/* Go's preemption enters asyncPreempt as if called from the pc it interrupted */
+		CHECK(sym_range(unstripped, "runtime.asyncPreempt.abi0", &preempt_start,
+				&preempt_end),
+		      "no runtime.asyncPreempt in %s", unstripped);
 
 		/* absolute: the check takes a relative path for a JIT's "[anon]" name */
 		snprintf(dir, sizeof(dir), "%s/arm64-guest/initramfs", out);
@@ -209,7 +244,8 @@ static void test_known_chains(void)
 			 */
 			bool go = !strcmp(runs[i], "gofib_stripped");
 
-			judge_callsites(log, runs[i], root, rec, go ? goexit : 0, go ? 1 : 0);
+			judge_callsites(log, runs[i], root, rec, go ? goexit : 0,
+					go ? preempt_start : 0, go ? preempt_end : 0, go ? 1 : 0);
 		}
 	}
 	CHECK(rc == 0, "tests/arm64/run.sh exited %d (see %s/arm64-guest.out)", rc, out);

@@ -746,72 +746,92 @@ static bool rule_is(const struct cfi_rule *r, long cfa, bool bottom, bool sig)
  * the frame is empty (undefined for a bottom); a signal frame for the
  * trampoline.  A frame of 32 KiB or more (runtime.debugCall32768, 65536)
  * puts the return address past the rule's 16-bit offset: unsupported.
+ * pushed: the bytes the preemption signal pushes before runtime.asyncPreempt
+ * runs (tables/go_input.c), which the linker's CFI leaves out.
  */
-static bool rule_is_arm64(const struct cfi_rule *r, long cfa, bool bottom, bool sig)
+static bool rule_is_arm64(const struct cfi_rule *r, long cfa, long pushed, bool bottom, bool sig)
 {
 	if (sig)
 		return r->cfa_kind == CFI_CFA_SIGNAL;
 	/* below its own frame (asyncPreempt, debugCallV2 after their pop): no caller to find */
 	if (cfa < 0)
 		return r->cfa_kind == CFI_CFA_UNSUPPORTED;
-	if (r->cfa_kind != CFI_CFA_RSP || r->cfa_off != cfa)
+	if (r->cfa_kind != CFI_CFA_RSP || r->cfa_off != cfa + pushed)
 		return false;
-	if (cfa > INT16_MAX)
+	if (cfa + pushed > INT16_MAX)
 		return r->ra_kind == CFI_REG_UNSUPPORTED && r->reason == CFI_UNSUP_RA;
 	if (bottom)
 		return r->ra_kind == CFI_REG_UNDEFINED;
-	return cfa ? r->ra_kind == CFI_REG_AT_CFA && r->ra_off == -cfa : r->ra_kind == CFI_REG_SAME;
+	return cfa ? r->ra_kind == CFI_REG_AT_CFA && r->ra_off == -(cfa + pushed)
+		   : r->ra_kind == CFI_REG_SAME;
+}
+
+/* What pcsp_compare counted: readelf rows, the ones alike, and of which kinds. */
+struct pcsp_tally {
+	size_t rows, ok, bottoms, sigs, empty;
+};
+
+/*
+ * A readelf row of the unstripped build: "ADDR rsp+N c-8" (x86-64), or
+ * "ADDR sp+N c-N" / "ADDR sp+0 s" / "ADDR sp-N s" (arm64: the return address
+ * at the frame's bottom, or in x30).
+ */
+static bool pcsp_row(const char *line, bool arm64, unsigned long long *loc, long *cfa)
+{
+	char rat[16] = "";
+	long ra = 0;
+
+	if (!arm64)
+		return sscanf(line, "%llx rsp+%ld c-8", loc, cfa) == 2;
+	return sscanf(line, "%llx sp%ld %15s", loc, cfa, rat) == 3 &&
+	       (!strcmp(rat, "s") || (sscanf(rat, "c-%ld", &ra) == 1 && ra == *cfa));
 }
 
 /*
- * The arm64 build's pcsp rows against its .debug_frame, as test_pcsp_rows
- * does for x86-64: every readelf row "ADDR sp+N c-N" or "ADDR sp+0 s", at
- * its first and last byte.
+ * The rows compiled from the stripped build's pcsp tables (t, g) against the
+ * .debug_frame Go's linker wrote into the unstripped build, as readelf
+ * interprets it (text): the rule at the first and the last byte of every row.
  */
-static void test_pcsp_rows_arm64(void)
+static void pcsp_compare(char *text, const struct cfi_table *t, const struct gopclntab *g,
+			 bool arm64, struct pcsp_tally *n)
 {
-	char *argv[] = {"readelf", "--debug-dump=frames-interp", (char *)prog("arm64/gofib"), NULL};
-	struct cfi_table *t = NULL;
-	struct gopclntab *g = NULL;
-	struct image im;
-	char *text, *line, *save = NULL;
+	char *line, *save = NULL;
 	uint64_t fde_end = 0, prev = 0;
 	long prev_cfa = LONG_MIN;
-	size_t rows = 0, ok = 0, bottoms = 0, sigs = 0, empty = 0;
 
-	CHECK(run(argv, tpath("frames_arm64.txt"), tpath("frames_arm64.err"), 120) == 0, "readelf");
-	CHECK(cfi_table_build_file(prog("arm64/gofib_stripped"), NULL, &t, NULL) == 0 && t &&
-		  t->arch == CFI_ARCH_ARM64 && t->stats.sources == 1 << CFI_SRC_GOPCLNTAB,
-	      "no arm64 table from .gopclntab alone");
-	CHECK(image_read(prog("arm64/gofib_stripped"), &im) &&
-		  gopclntab_read_mem(im.b, im.len, &g, NULL) == 0,
-	      "no arm64 .gopclntab");
-	text = slurp(tpath("frames_arm64.txt"));
+	memset(n, 0, sizeof(*n));
 	for (line = strtok_r(text, "\n", &save); t && g; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long a = 0, b = 0, loc = 0;
-		long cfa = -1, ra = 0;
-		char rat[16] = "";
+		long cfa = 0;
+		/* a row ends where the next starts, or at its FDE's end */
 		bool fde = line && strstr(line, " FDE ") &&
 			   sscanf(strstr(line, "pc="), "pc=%llx..%llx", &a, &b) == 2;
-		bool row = line && !fde && sscanf(line, "%llx sp%ld %15s", &loc, &cfa, rat) == 3 &&
-			   (!strcmp(rat, "s") || (sscanf(rat, "c-%ld", &ra) == 1 && ra == cfa));
+		bool row = line && !fde && pcsp_row(line, arm64, &loc, &cfa);
 		uint64_t end = row ? (uint64_t)loc : fde_end;
 
+		/* readelf repeats a row at an FDE's last byte: empty, nothing to compare */
 		if ((!line || fde || row) && prev_cfa != LONG_MIN && end > prev) {
 			const char *fn = func_at(g, prev);
 			bool bottom = cfi_go_bottom(fn), sig = cfi_go_sigreturn(fn);
+			/* the byte before the trampoline is the trampoline's */
 			uint64_t last =
 			    cfi_go_sigreturn(func_at(g, end)) && end - 1 > prev ? end - 2 : end - 1;
+			long pushed = arm64 && !strcmp(fn, "runtime.asyncPreempt") ? 16 : 0;
+			const struct cfi_rule *r0 = cfi_table_lookup(t, prev),
+					      *r1 = cfi_table_lookup(t, last);
 
-			rows++;
-			bottoms += bottom;
-			sigs += sig;
-			empty += prev_cfa == 0;
-			if (rule_is_arm64(cfi_table_lookup(t, prev), prev_cfa, bottom, sig) &&
-			    rule_is_arm64(cfi_table_lookup(t, last), prev_cfa, bottom, sig))
-				ok++;
-			else if (rows - ok <= 5)
-				printf("  0x%" PRIx64 "..0x%" PRIx64 " (%s): readelf sp+%ld\n",
+			n->rows++;
+			n->bottoms += bottom;
+			n->sigs += sig;
+			n->empty += prev_cfa == 0;
+			if (arm64 ? rule_is_arm64(r0, prev_cfa, pushed, bottom, sig) &&
+					rule_is_arm64(r1, prev_cfa, pushed, bottom, sig)
+				  : rule_is(r0, prev_cfa, bottom, sig) &&
+					rule_is(r1, prev_cfa, bottom, sig))
+				n->ok++;
+			else if (n->rows - n->ok <= 5)
+				printf("  0x%" PRIx64 "..0x%" PRIx64
+				       " (%s): readelf CFA offset %ld\n",
 				       prev, end, fn, prev_cfa);
 			prev_cfa = LONG_MIN;
 		}
@@ -825,15 +845,55 @@ static void test_pcsp_rows_arm64(void)
 			prev_cfa = cfa;
 		}
 	}
-	printf("  arm64 pcsp rows: %zu of %zu .debug_frame rows alike at their first and last byte "
-	       "(%zu with an empty frame, RA in x30; %zu in stack bottoms; %zu of the signal "
-	       "trampoline)\n",
-	       ok, rows, empty, bottoms, sigs);
-	/* no sigreturn of its own on arm64: Go's handlers return through the vDSO's */
-	CHECK(rows >= 2000 && ok == rows && empty >= 100 && bottoms >= 3 && sigs == 0,
-	      "%zu of %zu rows", ok, rows);
+}
+
+/*
+ * The build progs/DIRgofib_stripped's rows against progs/DIRgofib's
+ * .debug_frame: *t and *g are its table and .gopclntab (the caller frees).
+ */
+static void pcsp_rows_of(const char *dir, bool arm64, struct pcsp_tally *n, struct cfi_table **t,
+			 struct gopclntab **g)
+{
+	char unstripped[64], stripped[64], out[64];
+	char *argv[] = {"readelf", "--debug-dump=frames-interp", NULL, NULL};
+	struct image im;
+	char *text;
+
+	snprintf(unstripped, sizeof(unstripped), "%sgofib", dir);
+	snprintf(stripped, sizeof(stripped), "%sgofib_stripped", dir);
+	snprintf(out, sizeof(out), "frames%s.txt", arm64 ? "_arm64" : "");
+	argv[2] = (char *)prog(unstripped);
+	*t = NULL;
+	*g = NULL;
+	CHECK(run(argv, tpath(out), tpath("frames.err"), 120) == 0, "readelf");
+	CHECK(cfi_table_build_file(prog(stripped), NULL, t, NULL) == 0 && *t &&
+		  (*t)->arch == (arm64 ? CFI_ARCH_ARM64 : CFI_ARCH_X86_64) &&
+		  (*t)->stats.sources == 1 << CFI_SRC_GOPCLNTAB,
+	      "no %s table from .gopclntab alone", arm64 ? "arm64" : "x86-64");
+	CHECK(image_read(prog(stripped), &im) && gopclntab_read_mem(im.b, im.len, g, NULL) == 0,
+	      "no .gopclntab in %s", stripped);
+	text = slurp(tpath(out));
+	if (text)
+		pcsp_compare(text, *t, *g, arm64, n);
 	free(text);
 	free(im.b);
+}
+
+/* The arm64 build (GOARCH=arm64), the same way. */
+static void test_pcsp_rows_arm64(void)
+{
+	struct cfi_table *t;
+	struct gopclntab *g;
+	struct pcsp_tally n;
+
+	pcsp_rows_of("arm64/", true, &n, &t, &g);
+	printf("  arm64 pcsp rows: %zu of %zu .debug_frame rows alike at their first and last byte "
+	       "(%zu with an empty frame, RA in x30; %zu in stack bottoms; %zu of a signal "
+	       "trampoline)\n",
+	       n.ok, n.rows, n.empty, n.bottoms, n.sigs);
+	/* no sigreturn of its own on arm64: Go's handlers return through the vDSO's */
+	CHECK(n.rows >= 2000 && n.ok == n.rows && n.empty >= 100 && n.bottoms >= 3 && n.sigs == 0,
+	      "%zu of %zu rows", n.ok, n.rows);
 	gopclntab_free(g);
 	cfi_table_free(t);
 }
@@ -845,67 +905,17 @@ static void test_pcsp_rows_arm64(void)
  */
 static void test_pcsp_rows(void)
 {
-	char *argv[] = {"readelf", "--debug-dump=frames-interp", (char *)prog("gofib"), NULL};
-	struct cfi_table *t = NULL;
-	struct gopclntab *g = NULL;
-	struct image im;
-	char *text, *line, *save = NULL;
-	uint64_t fde_end = 0, prev = 0;
-	long prev_cfa = -1;
-	size_t rows = 0, ok = 0, bottoms = 0, sigs = 0;
+	struct cfi_table *t;
+	struct gopclntab *g;
+	struct pcsp_tally n;
 
-	CHECK(run(argv, tpath("frames.txt"), tpath("frames.err"), 120) == 0, "readelf");
-	CHECK(cfi_table_build_file(prog("gofib_stripped"), NULL, &t, NULL) == 0 && t &&
-		  t->stats.sources == 1 << CFI_SRC_GOPCLNTAB,
-	      "no table from .gopclntab alone");
-	CHECK(image_read(prog("gofib_stripped"), &im) &&
-		  gopclntab_read_mem(im.b, im.len, &g, NULL) == 0,
-	      "no .gopclntab");
-	text = slurp(tpath("frames.txt"));
-	for (line = strtok_r(text, "\n", &save); t && g; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long a = 0, b = 0, loc;
-		long cfa;
-		/* a row ends where the next starts, or at its FDE's end */
-		bool fde = line && strstr(line, " FDE ") &&
-			   sscanf(strstr(line, "pc="), "pc=%llx..%llx", &a, &b) == 2;
-
-		bool row = line && !fde && sscanf(line, "%llx rsp+%ld c-8", &loc, &cfa) == 2;
-		uint64_t end = row ? (uint64_t)loc : fde_end;
-
-		/* readelf repeats a row at an FDE's last byte: empty, nothing to compare */
-		if ((!line || fde || row) && prev_cfa >= 0 && end > prev) {
-			const char *fn = func_at(g, prev);
-			bool bottom = cfi_go_bottom(fn), sig = cfi_go_sigreturn(fn);
-			/* the byte before the trampoline is the trampoline's */
-			uint64_t last =
-			    cfi_go_sigreturn(func_at(g, end)) && end - 1 > prev ? end - 2 : end - 1;
-
-			rows++;
-			bottoms += bottom;
-			sigs += sig;
-			if (rule_is(cfi_table_lookup(t, prev), prev_cfa, bottom, sig) &&
-			    rule_is(cfi_table_lookup(t, last), prev_cfa, bottom, sig))
-				ok++;
-			else if (rows - ok <= 5)
-				printf("  0x%" PRIx64 "..0x%" PRIx64 " (%s): readelf rsp+%ld\n",
-				       prev, end, fn, prev_cfa);
-			prev_cfa = -1;
-		}
-		if (!line)
-			break;
-		if (fde) {
-			fde_end = b;
-			prev_cfa = -1;
-		} else if (sscanf(line, "%llx rsp+%ld c-8", &loc, &cfa) == 2) {
-			prev = loc;
-			prev_cfa = cfa;
-		}
-	}
+	pcsp_rows_of("", false, &n, &t, &g);
 	printf("  pcsp rows: %zu of %zu .debug_frame rows alike at their first and last byte "
 	       "(%zu in stack bottoms, RA undefined; %zu of the signal trampoline, a signal frame "
 	       "from the byte before it)\n",
-	       ok, rows, bottoms, sigs);
-	CHECK(rows >= 5000 && ok == rows && bottoms >= 3 && sigs >= 1, "%zu of %zu rows", ok, rows);
+	       n.ok, n.rows, n.bottoms, n.sigs);
+	CHECK(n.rows >= 5000 && n.ok == n.rows && n.bottoms >= 3 && n.sigs >= 1, "%zu of %zu rows",
+	      n.ok, n.rows);
 	/* the kernel's return address is the trampoline's first byte: looked up at pc - 1 */
 	for (uint64_t i = 0, start, fend; g && t && i < gopclntab_nfunc(g); i++) {
 		const char *name;
@@ -914,8 +924,6 @@ static void test_pcsp_rows(void)
 			CHECK(cfi_table_lookup(t, start - 1)->cfa_kind == CFI_CFA_SIGNAL,
 			      "%s - 1 is no signal frame", name);
 	}
-	free(text);
-	free(im.b);
 	gopclntab_free(g);
 	cfi_table_free(t);
 }
