@@ -189,7 +189,7 @@ sed 's/^/A64-LOG /' /tmp/offcpu.err | tail -6
 long=\$(grep -F ';main;block_long;block_for;' /tmp/offcpu.folded | awk '{n += \$NF} END {print n + 0}')
 short=\$(grep -F ';main;block_short;block_for;' /tmp/offcpu.folded | awk '{n += \$NF} END {print n + 0}')
 echo "A64 offcpu long_us=\$long short_us=\$short"
-seq 1 400000 > /tmp/data
+seq 1 150000 > /tmp/data
 whole xz $xz_root -- /usr/bin/xz -z -k -f -9e -T1 /tmp/data
 whole python3.11 $py_root -- /usr/bin/python3.11 -c '
 import time
