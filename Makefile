@@ -280,7 +280,8 @@ STRESS_RUNS ?= 10
 E2E_TESTS := $(notdir $(basename $(wildcard tests/e2e/test_*.c)))
 test-stress: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
-		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(addprefix $(OUT)/tests/,$(E2E_TESTS))
+		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(OUT)/arm64/cfiprof \
+		$(OUT)/arm64-guest/debs/.done $(addprefix $(OUT)/tests/,$(E2E_TESTS))
 	@OUT=$(OUT) tests/stress.sh $(STRESS_RUNS) $(or $(STRESS_SUITES),$(E2E_TESTS))
 
 # The README's run command: profile the bundled demo (built without frame
