@@ -163,3 +163,53 @@ int arm64_stubs_run_fde(const struct fde *f, row_fn emit, void *ctx)
 	return emit(ctx, f->pc_begin + pop + 4,
 		    &(struct cfa_state){.cfa = {.kind = RR_OFFSET, .reg = DW_REG_A64_SP}});
 }
+
+/* A saved slot's offset moved by shift, if it is one and the result fits. */
+static bool slot_shift(uint8_t kind, int16_t *off, int64_t shift)
+{
+	int64_t v = *off - shift;
+
+	if (kind != CFI_REG_AT_CFA && kind != CFI_REG_VAL_CFA)
+		return true;
+	if (v < INT16_MIN || v > INT16_MAX)
+		return false;
+	*off = (int16_t)v;
+	return true;
+}
+
+/*
+ * glibc's _dl_runtime_resolve on arm64, where PLT0 jumps after pushing x16
+ * and x30, describes its CFA as the sp it starts with and x30 at CFA + 8:
+ * the push is left out, and the caller's sp, which the CFA must be, is 16
+ * bytes further (its caller's rules then read the wrong slots).  A return
+ * address saved at or above the CFA can be nothing else: every row of such
+ * an FDE gets the push back, CFA + 16 and each slot 16 lower.
+ */
+int arm64_add_left_out_push(struct rule_dict *dict, struct fde_row *rows, uint64_t nr)
+{
+	int64_t shift = 0;
+	uint64_t k;
+	int id;
+
+	for (k = 0; k < nr; k++) {
+		const struct cfi_rule *r = &dict->rules[rows[k].rule];
+
+		if (r->ra_kind == CFI_REG_AT_CFA && r->ra_off >= 0 && r->ra_off + 8 > shift)
+			shift = r->ra_off + 8;
+	}
+	for (k = 0; shift && k < nr; k++) {
+		struct cfi_rule r = dict->rules[rows[k].rule];
+
+		if ((r.cfa_kind != CFI_CFA_RSP && r.cfa_kind != CFI_CFA_RBP) ||
+		    r.cfa_off > INT32_MAX - shift || !slot_shift(r.ra_kind, &r.ra_off, shift) ||
+		    !slot_shift(r.rbp_kind, &r.rbp_off, shift) ||
+		    !slot_shift(r.rbx_kind, &r.rbx_off, shift))
+			continue;
+		r.cfa_off += (int32_t)shift;
+		id = rule_dict_intern(dict, &r);
+		if (id < 0)
+			return id;
+		rows[k].rule = (uint16_t)id;
+	}
+	return 0;
+}

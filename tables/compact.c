@@ -146,10 +146,7 @@ out:
 /* ---- per-FDE evaluation ---- */
 
 struct fde_rows {
-	struct {
-		uint64_t addr;
-		uint16_t rule;
-	} *v;
+	struct fde_row *v;
 	uint64_t nr, cap;
 	struct rule_dict *dict;
 	struct cfi_parse *p;
@@ -228,56 +225,6 @@ static int sink_put(struct row_sink *s, uint64_t addr, uint16_t rule)
 	return 0;
 }
 
-/* A saved slot's offset moved by shift, if it is one and the result fits. */
-static bool slot_shift(uint8_t kind, int16_t *off, int64_t shift)
-{
-	int64_t v = *off - shift;
-
-	if (kind != CFI_REG_AT_CFA && kind != CFI_REG_VAL_CFA)
-		return true;
-	if (v < INT16_MIN || v > INT16_MAX)
-		return false;
-	*off = (int16_t)v;
-	return true;
-}
-
-/*
- * glibc's _dl_runtime_resolve on arm64, where PLT0 jumps after pushing x16
- * and x30, describes its CFA as the sp it starts with and x30 at CFA + 8:
- * the push is left out, and the caller's sp, which the CFA must be, is 16
- * bytes further (its caller's rules then read the wrong slots).  A return
- * address saved at or above the CFA can be nothing else: every row of such
- * an FDE gets the push back, CFA + 16 and each slot 16 lower.
- */
-static int add_left_out_push(struct fde_rows *fr)
-{
-	int64_t shift = 0;
-	uint64_t k;
-	int id;
-
-	for (k = 0; k < fr->nr; k++) {
-		const struct cfi_rule *r = &fr->dict->rules[fr->v[k].rule];
-
-		if (r->ra_kind == CFI_REG_AT_CFA && r->ra_off >= 0 && r->ra_off + 8 > shift)
-			shift = r->ra_off + 8;
-	}
-	for (k = 0; shift && k < fr->nr; k++) {
-		struct cfi_rule r = fr->dict->rules[fr->v[k].rule];
-
-		if ((r.cfa_kind != CFI_CFA_RSP && r.cfa_kind != CFI_CFA_RBP) ||
-		    r.cfa_off > INT32_MAX - shift || !slot_shift(r.ra_kind, &r.ra_off, shift) ||
-		    !slot_shift(r.rbp_kind, &r.rbp_off, shift) ||
-		    !slot_shift(r.rbx_kind, &r.rbx_off, shift))
-			continue;
-		r.cfa_off += (int32_t)shift;
-		id = rule_dict_intern(fr->dict, &r);
-		if (id < 0)
-			return id;
-		fr->v[k].rule = (uint16_t)id;
-	}
-	return 0;
-}
-
 /* The FDE of one source whose pieces are being emitted, run once. */
 struct fde_run {
 	uint64_t fde; /* index into the parse's FDEs; UINT64_MAX: none yet */
@@ -321,7 +268,7 @@ static int emit_pieces(struct cfi_parse *p, struct pieces *ps, struct rule_dict 
 			else
 				run->ok = cfa_run_fde(f, collect_row, fr, diag) == 0;
 			if (run->ok && !fr->err && f->sec->regs->arch == CFI_ARCH_ARM64)
-				fr->err = add_left_out_push(fr);
+				fr->err = arm64_add_left_out_push(fr->dict, fr->v, fr->nr);
 			if (fr->err == CFI_ERR_NOMEM || fr->err == CFI_ERR_TOO_BIG ||
 			    fr->err == CFI_ERR_BUDGET) {
 				err = fr->err;

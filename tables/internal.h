@@ -179,6 +179,19 @@ void cfa_run_cie(struct cie *c, const struct cfi_section *sec);
 int cfa_run_fde(const struct fde *f, row_fn emit, void *ctx, struct diag_ctx *diag);
 /* The rows of a Go function (an FDE of .gopclntab, tables/go_input.c): 0, or -1. */
 int go_run_fde(const struct fde *f, row_fn emit, void *ctx);
+/* One row of an FDE, its rule interned: in force from addr to the next row. */
+struct fde_row {
+	uint64_t addr;
+	uint16_t rule;
+};
+
+/*
+ * arm64: an FDE whose return address is saved at or above its CFA (glibc's
+ * _dl_runtime_resolve) gets PLT0's left-out push back in every row
+ * (tables/arm64_stubs.c): 0 or a negative cfi_err.
+ */
+int arm64_add_left_out_push(struct rule_dict *dict, struct fde_row *rows, uint64_t nr);
+
 /* The rows of arm64 PLT and crt stubs (tables/arm64_stubs.c): 0, or what emit returned. */
 int arm64_stubs_run_fde(const struct fde *f, row_fn emit, void *ctx);
 
