@@ -215,21 +215,27 @@ ifeq ($(ARCH),arm64)
 all: $(OUT)/arm64/cfiprof
 endif
 
-# Debian's own arm64 programs for the guest and the readelf oracle (xz, python3.11 and
-# what they load), unpacked, never installed; tests/arm64/run.sh fetches them itself too.
-ARM64_GUEST_DEBS := xz-utils liblzma5 python3.11-minimal libpython3.11-minimal libexpat1 zlib1g
-$(OUT)/arm64-guest/debs/.done: | $(ARM64_SYSROOT)/.done
-	@mkdir -p $(OUT)/arm64-guest/debs-dl
-	cd $(OUT)/arm64-guest/debs-dl && rm -f ./*.deb && \
+# Debian's own arm64 programs for the guest and the oracles (xz, python3.11, ruby, perl,
+# php and what they load; perl's and ruby's headers for the layout checks), unpacked,
+# never installed; the stamp is named after the list,
+# so that a changed list unpacks again.
+ARM64_GUEST_DEBS := xz-utils liblzma5 python3.11-minimal libpython3.11-minimal libexpat1 zlib1g \
+	ruby3.1 libruby3.1 libgmp10 libcrypt1 perl-base php8.2-cli libxml2 libicu72 libssl3 \
+	libpcre2-8-0 libsodium23 libargon2-1 libstdc++6 libgcc-s1 libperl5.36 ruby3.1-dev
+ARM64_DEBS_DONE := $(OUT)/arm64-guest/debs/.done-$(shell echo $(ARM64_GUEST_DEBS) | cksum | cut -d' ' -f1)
+$(ARM64_DEBS_DONE): | $(ARM64_SYSROOT)/.done
+	@rm -rf $(OUT)/arm64-guest/debs $(OUT)/arm64-guest/debs-dl
+	@mkdir -p $(OUT)/arm64-guest/debs-dl $(OUT)/arm64-guest/debs
+	cd $(OUT)/arm64-guest/debs-dl && \
 		apt-get download -qq -o APT::Sandbox::User=root $(ARM64_GUEST_DEBS:%=%:arm64)
 	for d in $(OUT)/arm64-guest/debs-dl/*.deb; do dpkg-deb -x $$d $(OUT)/arm64-guest/debs || exit 1; done
-	@touch $@
+	@touch $(OUT)/arm64-guest/debs/.done $@
 
 # The arm64 guest on its own (make test runs it too, as tests/e2e/test_arm64_guest):
 # ARM64_SECONDS of CPU per program, 3 by default.
 arm64-test: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
-		$(OUT)/arm64/cfiprof $(OUT)/arm64-guest/debs/.done $(TEST_PROGS)
+		$(OUT)/arm64/cfiprof $(ARM64_DEBS_DONE) $(TEST_PROGS)
 	OUT=$(OUT) tests/arm64/run.sh
 
 LIBS = $(1)/libcfiuser.a $(1)/libcfitables.a $(LDLIBS)
@@ -271,7 +277,7 @@ $(OUT)/tsan/test_%: $$(call test_src,test_$$*) $(OUT)/tsan/libcfiuser.a \
 test: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
 		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(OUT)/arm64/cfiprof \
-		$(OUT)/arm64-guest/debs/.done $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
+		$(ARM64_DEBS_DONE) $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
 	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
 
 # The end-to-end suites beside two CPU hogs per CPU, STRESS_RUNS times (default 10),
@@ -281,7 +287,7 @@ E2E_TESTS := $(notdir $(basename $(wildcard tests/e2e/test_*.c)))
 test-stress: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
 		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(OUT)/arm64/cfiprof \
-		$(OUT)/arm64-guest/debs/.done $(addprefix $(OUT)/tests/,$(E2E_TESTS))
+		$(ARM64_DEBS_DONE) $(addprefix $(OUT)/tests/,$(E2E_TESTS))
 	@OUT=$(OUT) tests/stress.sh $(STRESS_RUNS) $(or $(STRESS_SUITES),$(E2E_TESTS))
 
 # The README's run command: profile the bundled demo (built without frame
@@ -326,7 +332,7 @@ $(OUT)/arm64/bench/fpwalk: tests/bench/fpwalk.c $(OUT)/arm64/bench/fpwalk.skel.h
 # there (a ratio: TCG's time is not real time): tests/arm64/run.sh with ARM64_BENCH=1.
 arm64-bench: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
-		$(OUT)/arm64/cfiprof $(OUT)/arm64-guest/debs/.done $(OUT)/arm64/bench/fpwalk $(TEST_PROGS)
+		$(OUT)/arm64/cfiprof $(ARM64_DEBS_DONE) $(OUT)/arm64/bench/fpwalk $(TEST_PROGS)
 	OUT=$(OUT) ARM64_BENCH=1 tests/arm64/run.sh
 	@# bytes per row: Debian's libLLVM-15 of both machines, unpacked, compiled side by side
 	@mkdir -p $(OUT)/arm64-bench/llvm && cd $(OUT)/arm64-bench/llvm && \

@@ -26,6 +26,8 @@
 /* struct bpf_perf_event_data: struct user_pt_regs (regs[31], sp, pc, pstate) */
 #define PERF_CTX_REGS 34
 #define PERF_CTX_IP   32
+/* TLS variant I: tcbhead_t at the thread pointer starts with the DTV pointer */
+#define ARCH_TP_DTV 0
 
 /* the sample's registers by DWARF number (x0..x15), for a CFA in one of them at the leaf */
 #define ARCH_LEAF_REGS(st, r)                                                                      \
@@ -49,6 +51,8 @@
 /* struct bpf_perf_event_data: struct pt_regs, r15..r8, ax, cx, dx, si, di, orig_ax, then ip */
 #define PERF_CTX_REGS	       21
 #define PERF_CTX_IP	       16
+/* TLS variant II: tcbhead_t at the thread pointer is {tcb (itself), dtv, ...} */
+#define ARCH_TP_DTV	       8
 
 /* the sample's registers by DWARF number: rax rdx rcx rbx rsi rdi (rbp rsp) r8..r15 */
 #define ARCH_LEAF_REGS(st, r)                                                                      \

@@ -583,15 +583,25 @@ enum cfi_ruby_status {
 };
 
 /*
+ * Where a shared object's thread-local variable is for a thread
+ * (bpf/runtimes.bpf.h's tls_var_addr): the GOT slot its global-dynamic
+ * accesses read, which the dynamic loader fills.
+ */
+struct cfi_tls_var {
+	__u64 slot;   /* DTPMOD64: the module id; TLSDESC: the descriptor pair */
+	__u64 offset; /* DTPMOD64: the variable's offset in its module's block */
+	__u8 desc;    /* slot is a TLSDESC pair (arm64's default dialect, x86-64's gnu2) */
+	__u8 pad[7];
+};
+
+/*
  * A process running a supported libruby, keyed by tgid: where the thread's
  * execution context is (ruby_current_ec, thread-local in libruby's TLS
- * block: the module id the dynamic loader wrote in libruby's GOT slot, the
- * block in the thread's DTV, the variable at tls_offset in it) and its
+ * block, struct cfi_tls_var) and its
  * version's field offsets (user/runtimes/ruby/ruby_offsets.c).
  */
 struct cfi_ruby_proc {
-	__u64 tls_modid_slot;	/* the GOT slot of ruby_current_ec's module id (DTPMOD64) */
-	__u64 tls_offset;	/* ruby_current_ec's offset in its module's TLS block */
+	struct cfi_tls_var tls; /* ruby_current_ec */
 	__u16 version;		/* major << 8 | minor (3.1: 0x0301) */
 	__u16 ec_vm_stack;	/* rb_execution_context_t.vm_stack */
 	__u16 ec_vm_stack_size; /* .vm_stack_size, in VALUEs */

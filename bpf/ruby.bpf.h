@@ -35,8 +35,6 @@ _Static_assert(RUBY_MAX_FRAMES * sizeof(struct cfi_interp_frame) <= RT_RECORD_BY
  * program.  Deeper stacks are truncated there.
  */
 #define RUBY_MAX_STEPS_UNROLLED 24
-/* module ids past this are not a dynamic loader's (glibc counts them from 1) */
-#define RUBY_MAX_MODID 65536
 
 struct ruby_scratch {
 	struct cfi_interp_frame f[RUBY_MAX_FRAMES];
@@ -117,7 +115,7 @@ __noinline int ruby_walk(__u32 pid)
 {
 	struct ruby_walk_ctx c = {.status = RUBY_STATUS_OK};
 	struct pid_times *times;
-	__u64 tp, dtv, modid, block, ec, stack, size;
+	__u64 tp, var, ec, stack, size;
 	int i;
 
 	c.rb = runtime_proc(pid, RT_RUBY);
@@ -131,13 +129,8 @@ __noinline int ruby_walk(__u32 pid)
 	tp = current_thread_pointer();
 	if (!c.s || !tp)
 		return 0;
-	/* 0 until the dynamic loader relocated libruby; a block not allocated reads as 0 or -1 */
-	dtv = ruby_read_ptr(tp + 8);
-	modid = ruby_read_ptr(c.rb->tls_modid_slot);
-	if (!dtv || !modid || modid > RUBY_MAX_MODID)
-		return RUBY_STATUS_NO_THREAD << 16;
-	block = ruby_read_ptr(dtv + modid * 16);
-	ec = block && block != ~0ull ? ruby_read_ptr(block + c.rb->tls_offset) : 0;
+	var = tls_var_addr(tp, c.rb->tls.slot, c.rb->tls.offset, c.rb->tls.desc);
+	ec = var ? ruby_read_ptr(var) : 0;
 	if (!ec)
 		return RUBY_STATUS_NO_THREAD << 16;
 	stack = ruby_read_ptr(ec + c.rb->ec_vm_stack);

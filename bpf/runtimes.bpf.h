@@ -20,6 +20,58 @@ static __always_inline __u64 current_thread_pointer(void)
 #endif
 }
 
+/* module ids past this are not a dynamic loader's (glibc counts them from 1) */
+#define TLS_MAX_MODID 65536
+/*
+ * A TLS descriptor's argument below this is a static-TLS offset from the
+ * thread pointer (glibc's _dl_tlsdesc_return: the initial modules' blocks,
+ * a few KiB beside the thread pointer, negative on x86-64); a larger one
+ * points at _dl_tlsdesc_dynamic's {module id, offset} in the heap, which
+ * even a non-PIE executable's brk heap puts past 4 MiB.
+ */
+#define TLS_DESC_STATIC_MAX (1ll << 20)
+
+static __always_inline __u64 tls_read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	return bpf_probe_read_user(&v, sizeof(v), (const void *)addr) ? 0 : v;
+}
+
+/*
+ * The address, in the current thread, of a shared object's thread-local
+ * variable (0 when its block is not there yet), from the GOT slot its
+ * global-dynamic accesses use (struct cfi_tls_var): a DTPMOD64 slot holds
+ * the module id (the block is the thread's DTV entry; offset is the
+ * variable's in it), a TLSDESC pair (arm64's default dialect) the resolver
+ * and its argument.
+ */
+static __always_inline __u64 tls_var_addr(__u64 tp, __u64 slot, __u64 offset, __u8 desc)
+{
+	__u64 dtv, modid, block;
+
+	if (!tp || !slot)
+		return 0;
+	if (desc) {
+		__s64 arg = (__s64)tls_read_ptr(slot + 8);
+
+		if (arg > -TLS_DESC_STATIC_MAX && arg < TLS_DESC_STATIC_MAX)
+			return arg ? tp + arg : 0;
+		/* struct tlsdesc_dynamic_arg: tls_index {module, offset}, gen_count */
+		modid = tls_read_ptr((__u64)arg);
+		offset = tls_read_ptr((__u64)arg + 8);
+	} else {
+		modid = tls_read_ptr(slot);
+	}
+	/* 0 until the dynamic loader relocated the object */
+	dtv = tls_read_ptr(tp + ARCH_TP_DTV);
+	if (!dtv || !modid || modid > TLS_MAX_MODID)
+		return 0;
+	/* dtv_t: {val, to_free}; a block not allocated reads as 0 or -1 */
+	block = tls_read_ptr(dtv + modid * 16);
+	return block && block != ~0ull ? block + offset : 0;
+}
+
 /*
  * The processes running a runtime user space found, one entry each
  * (user/track/runtime_procs.c writes them): not preallocated, as python's

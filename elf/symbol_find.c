@@ -71,16 +71,25 @@ int elf_read_vaddr(Elf *e, int fd, uint64_t vaddr, void *out, size_t len)
 	return -1;
 }
 
-/* R_X86_64_DTPMOD64: elf.h names it, but only on x86-64 hosts' headers does it mean this */
-#define RELOC_DTPMOD64 16
+/* the relocation types by number: a host's elf.h may lack the other machine's names */
+static bool tls_reloc(uint16_t machine, uint32_t type, bool *desc)
+{
+	/* R_X86_64_DTPMOD64, R_X86_64_TLSDESC; R_AARCH64_TLS_DTPMOD64, R_AARCH64_TLSDESC */
+	if (machine == EM_X86_64 && (type == 16 || type == 36))
+		return *desc = type == 36, true;
+	if (machine == EM_AARCH64 && (type == 1028 || type == 1031))
+		return *desc = type == 1031, true;
+	return false;
+}
 
-uint64_t elf_tls_module_slot(Elf *e, const char *name, uint64_t *left)
+uint64_t elf_tls_slot(Elf *e, const char *name, uint64_t *left, bool *desc)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 	GElf_Shdr sh, symsh;
 
-	if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
+	*desc = false;
+	if (!gelf_getehdr(e, &eh) || (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64))
 		return 0;
 	while ((scn = elf_nextscn(e, scn))) {
 		Elf_Scn *symscn;
@@ -103,7 +112,8 @@ uint64_t elf_tls_module_slot(Elf *e, const char *name, uint64_t *left)
 			const char *sname;
 
 			if (!gelf_getrela(rel, (int)i, &r) ||
-			    GELF_R_TYPE(r.r_info) != RELOC_DTPMOD64 || !GELF_R_SYM(r.r_info) ||
+			    !tls_reloc(eh.e_machine, (uint32_t)GELF_R_TYPE(r.r_info), desc) ||
+			    !GELF_R_SYM(r.r_info) ||
 			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym))
 				continue;
 			sname = elf_strptr(e, symsh.sh_link, sym.st_name);
@@ -111,5 +121,6 @@ uint64_t elf_tls_module_slot(Elf *e, const char *name, uint64_t *left)
 				return r.r_offset;
 		}
 	}
+	*desc = false;
 	return 0;
 }

@@ -4,6 +4,7 @@
 #define CFIPROF_SYMBOL_FIND_H
 
 #include <gelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,10 +27,12 @@ int elf_read_vaddr(Elf *e, int fd, uint64_t vaddr, void *out, size_t len);
 
 /*
  * Where a shared object's global-dynamic accesses to its thread-local
- * symbol name read the symbol's module id from: the GOT slot of its
- * DTPMOD64 relocation (x86-64), which the dynamic loader fills; 0 when it
- * has none.  The relocation and symbol tables are charged to *left.
+ * symbol name go, which the dynamic loader fills: the GOT slot of its
+ * DTPMOD64 relocation (the module id; *desc false) or of its TLSDESC one
+ * (a descriptor pair: arm64's default, x86-64's -mtls-dialect=gnu2; *desc
+ * true), on x86-64 and arm64; 0 when it has none.  The relocation and
+ * symbol tables are charged to *left.
  */
-uint64_t elf_tls_module_slot(Elf *e, const char *name, uint64_t *left);
+uint64_t elf_tls_slot(Elf *e, const char *name, uint64_t *left, bool *desc);
 
 #endif

@@ -45,14 +45,11 @@ if [ ! -x "$work/busybox/bin/busybox" ]; then
 	(cd "$work" && apt-get download -qq -o APT::Sandbox::User=root busybox-static:arm64)
 	dpkg-deb -x "$work"/busybox-static_*_arm64.deb "$work/busybox"
 fi
-# Debian's own arm64 programs, as a fleet runs them (unpacked, never installed)
-# (the Makefile's ARM64_GUEST_DEBS; make test unpacks them before, for the readelf oracle too)
-debs="xz-utils liblzma5 python3.11-minimal libpython3.11-minimal libexpat1 zlib1g"
-if [ ! -x "$work/debs/usr/bin/python3.11" ]; then
-	mkdir -p "$work/debs-dl"
-	(cd "$work/debs-dl" && rm -f ./*.deb &&
-		apt-get download -qq -o APT::Sandbox::User=root $(printf '%s:arm64 ' $debs))
-	for d in "$work"/debs-dl/*.deb; do dpkg-deb -x "$d" "$work/debs"; done
+# Debian's own arm64 programs, as a fleet runs them: the Makefile's ARM64_GUEST_DEBS,
+# unpacked (never installed) by make arm64-test and make test before this runs
+if [ ! -e "$work/debs/.done" ]; then
+	echo "arm64-test: no $work/debs: run make arm64-test (it unpacks Debian's arm64 programs)" >&2
+	exit 1
 fi
 # how cfiprof names a program's entry, the root of its complete stacks: _start, or in a
 # stripped program the FDE holding e_entry ("xz+0x3880")
@@ -77,7 +74,8 @@ root=$work/initramfs
 rm -rf "$root"
 mkdir -p "$root"/{bin,proc,sys,dev,tmp,progs,lib/aarch64-linux-gnu}
 cp "$work/busybox/bin/busybox" "$root/bin/busybox"
-for app in sh mount mkdir cat grep sed awk head tail wc poweroff sleep echo ls tr sort uniq; do
+for app in sh mount mkdir cat grep sed awk head tail wc poweroff sleep echo ls tr sort uniq env \
+	base64 kill basename; do
 	ln -sf busybox "$root/bin/$app"
 done
 cp "$OUT/arm64/cfiprof" "$root/bin/cfiprof"
@@ -93,10 +91,17 @@ cp "$OUT"/progs/arm64/chain "$OUT"/progs/arm64/chain_pac "$OUT"/progs/arm64/sign
 cross=/usr/aarch64-linux-gnu/lib
 cp -L "$cross/ld-linux-aarch64.so.1" "$root/lib/"
 cp -L "$cross/libc.so.6" "$cross/libm.so.6" "$root/lib/aarch64-linux-gnu/"
-mkdir -p "$root/usr/bin" "$root/usr/lib"
-cp "$work/debs/usr/bin/xz" "$work/debs/usr/bin/python3.11" "$root/usr/bin/"
-cp -L "$work"/debs/lib/aarch64-linux-gnu/*.so.* "$root/lib/aarch64-linux-gnu/"
-cp -r "$work/debs/usr/lib/python3.11" "$root/usr/lib/"
+# the packages' files but their docs, headers, libperl's modules and Ruby's gems (the
+# scripts run without them)
+(cd "$work/debs" && find . -path ./usr/share -prune -o -path ./usr/lib/ruby -prune -o \
+	-path ./usr/include -prune -o -path ./usr/lib/aarch64-linux-gnu/perl -prune -o -print |
+	cpio -pdm --quiet "$root")
+ln -sf ruby3.1 "$root/usr/bin/ruby"
+cp tests/progs/ruby/recurse.rb tests/progs/perl/recurse.pl tests/progs/php/recurse.php "$root/progs/"
+# the oracles' leaf lines: the scripts' LEAF marks
+rb_leaf=$(grep -n '# LEAF' tests/progs/ruby/recurse.rb | head -1 | cut -d: -f1)
+pl_leaf=$(grep -n '# LEAF' tests/progs/perl/recurse.pl | head -1 | cut -d: -f1)
+php_leaf=$(grep -n '// LEAF' tests/progs/php/recurse.php | head -1 | cut -d: -f1)
 cat > "$root/init" << INIT
 #!/bin/sh
 mount -t proc proc /proc
@@ -199,6 +204,42 @@ end = time.process_time() + ${SECONDS_EACH}
 while time.process_time() < end:
     fib(18)
 '
+# Ruby, Perl and PHP frames: each script's own backtrace first (the oracle: two chains, as
+# the runtime sees them), then its recording, both printed whole for the host to judge
+# (tests/e2e/test_arm64_guest.c, with the x86 suites' checks)
+interp() {
+	name=\$1 var=\$2 leaf=\$3 work=\$4
+	shift 4
+	env \$var=\$leaf "\$@" 5 > /tmp/\$name.oracle 2> /tmp/\$name.oracle.err
+	# the chains only: PHP warns on stdout that the guest has no tzdata
+	grep -F ' (/progs/' /tmp/\$name.oracle | head -2 | sed "s/^/A64-ORACLE \$name /"
+	if cfiprof record -v -F 499 -o /tmp/\$name.folded -- "\$@" \$work 2> /tmp/\$name.err; then
+		echo "A64 \$name loaded=yes"
+	else
+		echo "A64 \$name loaded=no"
+	fi
+	sed "s/^/A64-ERR \$name /" /tmp/\$name.err
+	sed "s/^/A64-FOLDED \$name /" /tmp/\$name.folded
+}
+interp ruby RUBY_BACKTRACE $rb_leaf 200 /usr/bin/ruby --disable-gems /progs/recurse.rb
+interp perl PERL_BACKTRACE $pl_leaf 100 /usr/bin/perl /progs/recurse.pl
+interp php PHP_BACKTRACE $php_leaf 400 /usr/bin/php8.2 /progs/recurse.php
+# top and the agent, on the whole guest while chain spins
+/progs/chain 60c &
+spin=\$!
+sleep 1
+cfiprof top -d 3 -n 8 -p \$spin > /tmp/top.out 2> /tmp/top.err && echo "A64 top loaded=yes" ||
+	echo "A64 top loaded=no"
+sed "s/^/A64-TOP /" /tmp/top.out
+sed "s/^/A64-ERR top /" /tmp/top.err | tail -4
+mkdir -p /tmp/agent
+cfiprof agent -d 5s -i 2s -F 199 -o /tmp/agent 2> /tmp/agent.err && echo "A64 agent loaded=yes" ||
+	echo "A64 agent loaded=no"
+sed "s/^/A64-ERR agent /" /tmp/agent.err | tail -6
+for f in /tmp/agent/*.pb.gz; do
+	[ -e "\$f" ] && echo "A64-AGENT \$(basename \$f) \$(base64 -w 0 \$f)"
+done
+kill \$spin
 echo "A64 done"
 poweroff -f
 INIT

@@ -18,6 +18,7 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tables/cfi_table.h"
 #include "tests/lib/layout_check.h"
 #include "user/runtimes/perl/perl_detect.h"
 #include "user/runtimes/perl/perl_names.h"
@@ -94,6 +95,37 @@ static void test_layout(void)
 	CHECK(system(cmd) == 0, "%s", cmd);
 }
 
+/* Debian's arm64 perl's entry (perl_offsets.h: PL_phase moves). */
+static const void *find_entry_arm64(uint16_t version)
+{
+	return perl_offsets_find_arch(version, CFI_ARCH_ARM64);
+}
+
+/*
+ * The arm64 entry against Debian's arm64 perl headers (libperl5.36:arm64,
+ * unpacked for the arm64 guest), the program cross-built and run under
+ * qemu-aarch64; the compiler flags are the host perl's, its CORE swapped.
+ */
+static void test_layout_arm64(void)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char dir[] = "/tmp/cfiprof-perl-layout.XXXXXX", cmd[2 * PATH_MAX + 1024], core[PATH_MAX];
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(core, sizeof(core), "%s/arm64-guest/debs/usr/lib/aarch64-linux-gnu/perl/5.36/CORE",
+		 out);
+	CHECK(access(core, R_OK) == 0, "%s missing (make test unpacks it)", core);
+	snprintf(cmd, sizeof(cmd),
+		 "aarch64-linux-gnu-gcc -w -static $(perl -MExtUtils::Embed -e ccopts | sed "
+		 "'s,-I/usr/lib/x86_64-linux-gnu/perl/[^ ]*,-I%s,') -DPERL_CX_READ_CHECK=%d "
+		 "-DPERL_SI_READ_CHECK=%d tests/progs/perl/layout.c -o %s/layout && "
+		 "qemu-aarch64 %s/layout",
+		 core, PERL_CX_READ, PERL_SI_READ, dir, dir);
+	layout_check("perl (arm64)", cmd, find_entry_arm64, entry_field, 28);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0, "%s", cmd);
+}
+
 /*
  * Debian's perl: its version from PL_revision / PL_version, and
  * PL_current_context's offset from the thread pointer from its PT_TLS
@@ -124,6 +156,49 @@ static void test_detect(void)
 	CHECK(fd >= 0 && perl_elf_info(fd, &o) < 0, "/bin/sh taken for perl");
 	if (fd >= 0)
 		close(fd);
+}
+
+/*
+ * Debian's arm64 perl (unpacked for the arm64 guest): PL_current_context
+ * sits after the 16-byte thread control block (TLS variant I).  The oracle
+ * is perl's own code: every local-exec access reads tpidr_el0 and adds the
+ * offset the linker resolved (movz/movk), which aarch64-linux-gnu-objdump
+ * shows; the one TLS variable makes them all one offset.
+ */
+static void test_detect_arm64(void)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char exe[PATH_MAX], cmd[PATH_MAX + 256], line[256];
+	unsigned long long off, first = ~0ull;
+	int fd, rc, n = 0, other = 0;
+	struct perl_object o;
+	FILE *rd;
+
+	snprintf(exe, sizeof(exe), "%s/arm64-guest/debs/usr/bin/perl", out);
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "%s missing (make test unpacks it)", exe);
+	if (fd < 0)
+		return;
+	rc = perl_elf_info(fd, &o);
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "aarch64-linux-gnu-objdump -d --no-show-raw-insn %s | grep -A4 'mrs.*tpidr_el0' | "
+		 "sed -n 's/.*movk[[:space:]]*x[0-9]*, #\\(0x[0-9a-f]*\\)$/\\1/p'",
+		 exe);
+	rd = popen(cmd, "r");
+	while (rd && fgets(line, sizeof(line), rd))
+		if (sscanf(line, "%llx", &off) == 1) {
+			first = n++ ? first : off;
+			other += off != first;
+		}
+	if (rd)
+		pclose(rd);
+	printf("  arm64 perl: %d thread-pointer offsets in its code, all %#llx: %s\n", n, first,
+	       other ? "no" : "yes");
+	CHECK(n >= 3 && !other, "objdump: %d accesses, %d of another offset", n, other);
+	CHECK(rc == 0 && o.version == 0x0524 && (unsigned long long)o.tls_context == first,
+	      "arm64 perl: rc %d, version %#x, PL_current_context at %d (its code's: %#llx)", rc,
+	      o.version, o.tls_context, first);
 }
 
 /*
@@ -185,7 +260,9 @@ int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_layout);
+	RUN_TEST(test_layout_arm64);
 	RUN_TEST(test_detect);
+	RUN_TEST(test_detect_arm64);
 	RUN_TEST(test_cv_read);
 	return HARNESS_DONE();
 }

@@ -97,6 +97,33 @@ static void test_layout(void)
 }
 
 /*
+ * The same entry against Debian's arm64 headers (ruby3.1-dev:arm64, unpacked
+ * for the arm64 guest: vm_core.h's structures have the same layout there),
+ * the program cross-built against the arm64 libruby and run under
+ * qemu-aarch64 with the unpacked libraries.
+ */
+static void test_layout_arm64(void)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char dir[] = "/tmp/cfiprof-ruby-layout.XXXXXX", cmd[2 * PATH_MAX + 1024], debs[PATH_MAX];
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(debs, sizeof(debs), "%s/arm64-guest/debs", out);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "D=%s; L=$D/usr/lib/aarch64-linux-gnu; aarch64-linux-gnu-gcc -w -O1 "
+	    "-DRUBY_CFP_READ_CHECK=%d tests/progs/ruby/layout.c -include "
+	    "$D/usr/include/aarch64-linux-gnu/ruby-3.1.0/rb_mjit_min_header-3.1.2.h "
+	    "$L/libruby-3.1.so.3.1 -Wl,-rpath-link,$L:$D/lib/aarch64-linux-gnu -o %s/layout && "
+	    "QEMU_LD_PREFIX=/usr/aarch64-linux-gnu LD_LIBRARY_PATH=$L:$D/lib/aarch64-linux-gnu "
+	    "qemu-aarch64 %s/layout",
+	    debs, RUBY_CFP_READ, dir, dir);
+	layout_check("ruby (arm64)", cmd, find_entry, entry_field, 34);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0, "%s", cmd);
+}
+
+/*
  * Debian's libruby: its version, ruby_current_ec's offset in the TLS block
  * (its symbol's value) and the GOT slot of its DTPMOD64 relocation, as
  * readelf gives them; a program without Ruby is not one.
@@ -121,21 +148,65 @@ static void test_detect(void)
 	      "readelf found no DTPMOD64 relocation or symbol for ruby_current_ec");
 	if (rd)
 		pclose(rd);
-	CHECK(rc == 0 && o.version == 0x0301 && o.modid_slot == slot && o.tls_offset == value,
+	CHECK(rc == 0 && o.version == 0x0301 && o.tls_slot == slot && !o.tls_desc &&
+		  o.tls_offset == value,
 	      "libruby: rc %d, version %#x, module id slot %#llx (readelf %#llx), offset %llu "
 	      "(readelf %llu)",
-	      rc, o.version, (unsigned long long)o.modid_slot, slot,
-	      (unsigned long long)o.tls_offset, value);
+	      rc, o.version, (unsigned long long)o.tls_slot, slot, (unsigned long long)o.tls_offset,
+	      value);
 	fd = open("/bin/sh", O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0 && ruby_elf_info(fd, &o) < 0, "/bin/sh taken for a libruby");
 	if (fd >= 0)
 		close(fd);
 }
 
+/*
+ * Debian's arm64 libruby (unpacked for the arm64 guest): its accesses to
+ * ruby_current_ec go through a TLS descriptor (aarch64's default dialect),
+ * whose GOT pair is the slot, as readelf's R_AARCH64_TLSDESC against the
+ * symbol gives it; the variable's offset, the symbol's value.
+ */
+static void test_detect_arm64(void)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char lib[PATH_MAX], cmd[2 * PATH_MAX + 256];
+	unsigned long long slot = 0, value = 0;
+	struct ruby_object o;
+	int fd, rc;
+	FILE *rd;
+
+	snprintf(lib, sizeof(lib),
+		 "%s/arm64-guest/debs/usr/lib/aarch64-linux-gnu/libruby-3.1.so.3.1", out);
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "%s missing (make test unpacks it)", lib);
+	if (fd < 0)
+		return;
+	rc = ruby_elf_info(fd, &o);
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -rW %s | awk '$3 == \"R_AARCH64_TLSDESC\" && $5 == \"ruby_current_ec\" "
+		 "{print $1}'; readelf -sW --dyn-syms %s | awk '$8 == \"ruby_current_ec\" {print "
+		 "$2; exit}'",
+		 lib, lib);
+	rd = popen(cmd, "r");
+	CHECK(rd && fscanf(rd, "%llx %llx", &slot, &value) == 2,
+	      "readelf found no TLSDESC relocation or symbol for ruby_current_ec");
+	if (rd)
+		pclose(rd);
+	CHECK(rc == 0 && o.version == 0x0301 && o.tls_slot == slot && o.tls_desc &&
+		  o.tls_offset == value,
+	      "arm64 libruby: rc %d, version %#x, descriptor slot %#llx (readelf %#llx, desc %d), "
+	      "offset %llu (readelf %llu)",
+	      rc, o.version, (unsigned long long)o.tls_slot, slot, o.tls_desc,
+	      (unsigned long long)o.tls_offset, value);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_layout);
+	RUN_TEST(test_layout_arm64);
 	RUN_TEST(test_detect);
+	RUN_TEST(test_detect_arm64);
 	return HARNESS_DONE();
 }

@@ -24,14 +24,18 @@ static bool may_be_perl(const char *path)
 
 /*
  * The offset of the TLS symbol at value from the thread pointer, for the
- * executable's own block (x86-64's variant II: the block ends at the thread
- * pointer, its start aligned); 0 when it has no PT_TLS.
+ * executable's own block, the first: on x86-64 (variant II) the block ends
+ * at the thread pointer, its start aligned; on arm64 (variant I) it follows
+ * the 16-byte thread control block, aligned.  0 when it has no PT_TLS.
  */
 static int32_t exe_tls_offset(Elf *e, uint64_t value)
 {
 	size_t nph, i;
+	GElf_Ehdr eh;
 	GElf_Phdr ph;
 
+	if (!gelf_getehdr(e, &eh))
+		return 0;
 	for (i = 0; !elf_getphdrnum(e, &nph) && i < nph; i++) {
 		uint64_t align, first, size;
 
@@ -40,8 +44,10 @@ static int32_t exe_tls_offset(Elf *e, uint64_t value)
 		align = ph.p_align ? ph.p_align : 1;
 		first = (align - (ph.p_vaddr & (align - 1))) & (align - 1);
 		size = (ph.p_memsz + first + align - 1) & ~(align - 1);
-		if (value >= ph.p_memsz || size > (1u << 20))
+		if (value >= ph.p_memsz || size > (1u << 20) || align > (1u << 16))
 			return 0;
+		if (eh.e_machine == EM_AARCH64)
+			return (int32_t)(((16 + align - 1) & ~(align - 1)) + value);
 		return (int32_t)value - (int32_t)size;
 	}
 	return 0;

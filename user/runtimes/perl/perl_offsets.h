@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Field offsets of the supported perl versions (x86-64, MULTIPLICITY
- * builds): what BPF reads of the context stacks (struct cfi_perl_proc) and
- * what user space reads of a CV to name it.  Debian ships no debug
+ * Field offsets of the supported perl versions (MULTIPLICITY builds), per
+ * architecture: what BPF reads of the context stacks (struct cfi_perl_proc)
+ * and what user space reads of a CV to name it.  Debian ships no debug
  * information: they are perl's own headers', checked against offsetof()
- * over the installed headers (.../perl/5.36/CORE) by tests/unit/test_perl.c.
+ * over the installed headers (.../perl/5.36/CORE) by tests/unit/test_perl.c,
+ * and over Debian's arm64 headers run under qemu-aarch64.  The interpreter
+ * embeds a sigjmp_buf (PL_start_env) before PL_phase, which is 96 bytes
+ * larger on arm64.
  */
 #ifndef CFIPROF_PERL_OFFSETS_H
 #define CFIPROF_PERL_OFFSETS_H
@@ -15,6 +18,7 @@
 
 struct perl_offsets {
 	uint16_t version; /* major << 8 | minor: 5.36 is 0x0524 */
+	uint8_t arch;	  /* enum cfi_arch */
 	const char *name; /* "5.36" */
 	struct cfi_perl_proc bpf;
 	uint16_t cop_file;	 /* COP.cop_file: a char * (MULTIPLICITY) */
@@ -35,7 +39,10 @@ struct perl_offsets {
 	uint16_t aux_name_count; /* .xhv_name_count */
 };
 
-/* The entry of a version, NULL when it has none. */
+/* The entry of a version for arch (enum cfi_arch), NULL when it has none. */
+const struct perl_offsets *perl_offsets_find_arch(uint16_t version, int arch);
+
+/* ... for the architecture cfiprof runs on (a process of another is never read). */
 const struct perl_offsets *perl_offsets_find(uint16_t version);
 
 #endif

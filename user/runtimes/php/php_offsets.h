@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Field offsets of the supported PHP versions (x86-64, non-thread-safe
- * builds): what BPF reads of the executor's frames (struct cfi_php_proc)
- * and what user space reads of a function to name it.  Debian ships no
- * debug information: they are PHP's own headers', checked against
- * offsetof() over the installed php8.2-dev headers by tests/unit/test_php.c.
+ * Field offsets of the supported PHP versions (non-thread-safe builds):
+ * what BPF reads of the executor's frames (struct cfi_php_proc) and what
+ * user space reads of a function to name it.  Debian ships no debug
+ * information: they are PHP's own headers', checked against offsetof()
+ * over the installed php8.2-dev headers by tests/unit/test_php.c.  arm64
+ * has the same layout (no field follows an embedded jmp_buf), shown end to
+ * end in the arm64 guest against PHP's own backtraces
+ * (tests/e2e/test_arm64_guest.c).
  */
 #ifndef CFIPROF_PHP_OFFSETS_H
 #define CFIPROF_PHP_OFFSETS_H

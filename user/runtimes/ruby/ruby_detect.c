@@ -43,7 +43,7 @@ int ruby_elf_info(int fd, struct ruby_object *out)
 	ruby = elf_find_symbols(e, names, values, 3, &left, NULL) == 3;
 	if (ruby) {
 		out->tls_offset = values[0];
-		out->modid_slot = elf_tls_module_slot(e, names[0], &left);
+		out->tls_slot = elf_tls_slot(e, names[0], &left, &out->tls_desc);
 		if (!elf_read_vaddr(e, fd, values[2], version, sizeof(version) - 1) &&
 		    sscanf(version, "%u.%u.", &major, &minor) == 2 && major < 256 && minor < 256)
 			out->version = (uint16_t)(major << 8 | minor);
@@ -69,11 +69,11 @@ static int entry(const void *info, uint64_t bias, uint32_t pid, uint64_t read_ns
 
 	(void)pid;
 	*version = o->version;
-	if (!off || !o->modid_slot)
+	if (!off || !o->tls_slot)
 		return -1;
 	*val = off->bpf;
-	val->tls_modid_slot = bias + o->modid_slot;
-	val->tls_offset = o->tls_offset;
+	val->tls = (struct cfi_tls_var){
+	    .slot = bias + o->tls_slot, .offset = o->tls_offset, .desc = o->tls_desc};
 	val->maps_read_ns = read_ns;
 	*size = sizeof(*val);
 	return 0;

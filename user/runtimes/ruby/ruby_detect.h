@@ -11,14 +11,16 @@
 #ifndef CFIPROF_RUBY_DETECT_H
 #define CFIPROF_RUBY_DETECT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "user/runtimes/runtime_detect.h"
 
 /* what an object says of Ruby */
 struct ruby_object {
-	uint64_t modid_slot; /* the GOT slot's address in the file (0: none) */
+	uint64_t tls_slot;   /* ruby_current_ec's GOT slot's address in the file (0: none) */
 	uint64_t tls_offset; /* ruby_current_ec's offset in the module's TLS block */
+	bool tls_desc;	     /* the slot is a TLSDESC pair (elf_tls_slot) */
 	uint16_t version;    /* major << 8 | minor, 0: unknown */
 };
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Field offsets of the supported Ruby versions (x86-64): what BPF reads of
- * the control frames (struct cfi_ruby_proc) and what user space reads of an
+ * Field offsets of the supported Ruby versions: what BPF reads of the
+ * control frames (struct cfi_ruby_proc) and what user space reads of an
  * iseq to name its frames and give them a line.  Debian ships no debug
  * information: they are Ruby's own structures', checked against offsetof()
  * over the MJIT header Ruby installs (rb_mjit_min_header-VERSION.h, which
- * holds vm_core.h's structures) by tests/unit/test_ruby.c.
+ * holds vm_core.h's structures) by tests/unit/test_ruby.c, on x86-64 and
+ * over Debian's arm64 header: the same layout on both.
  */
 #ifndef CFIPROF_RUBY_OFFSETS_H
 #define CFIPROF_RUBY_OFFSETS_H
