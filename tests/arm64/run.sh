@@ -157,8 +157,9 @@ run() {
 }
 run chain ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' -- /progs/chain ${SECONDS_EACH}c
 run chain_pac ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' -- /progs/chain_pac ${SECONDS_EACH}c
-# the sigreturn trampoline between the interrupted s_work and the handler: any one frame
-run signal ';h_leaf ' ';main;s_a;s_work;[^;]+;handler;h_a;h_leaf [0-9]+\$' -- /progs/signal ${SECONDS_EACH}c
+# the vDSO's sigreturn trampoline between the interrupted s_work and the handler
+run signal ';h_leaf ' ';main;s_a;s_work;__kernel_rt_sigreturn;handler;h_a;h_leaf [0-9]+\$' -- \
+	/progs/signal ${SECONDS_EACH}c
 run chain_tc ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' --tail-calls -- /progs/chain ${SECONDS_EACH}c
 run gofib_stripped ';main.fib' \
 	';runtime\.goexit[^;]*;(runtime\.main;main\.main;main\.work|main\.main\.func1;main\.spin)(;main\.fib)+[ ;]' \

@@ -170,6 +170,8 @@ static void judge_callsites(const char *log, const char *name, const char *root,
 	       name, (unsigned long long)cs.checked, (unsigned long long)cs.failed,
 	       (unsigned long long)cs.vdso, (unsigned long long)cs.preempted,
 	       (unsigned long long)complete);
+	if (cs.failed)
+		printf("  %s: first failed call site: %s\n", name, cs.first_fail);
 	CHECK(cs.checked >= 3 && cs.failed * 1000 <= cs.checked * permille,
 	      "%s: %llu of %llu call sites fail (want %lu per mille at most): %s", name,
 	      (unsigned long long)cs.failed, (unsigned long long)cs.checked, permille,

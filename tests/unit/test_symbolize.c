@@ -964,20 +964,23 @@ static const char labels_s[] = "\t.text\n"
 			       "\t.globl inner_label\ninner_label:\n\tnop\n\tret\n"
 			       "\t.size fn_sized, .-fn_sized\n"
 			       "\t.p2align 4\n\t.globl asm_label\nasm_label:\n\tnop\n\tnop\n"
-			       "\tret\n";
+			       "\tret\n"
+			       "\t.p2align 4\n\t.globl sized_label\nsized_label:\n\tnop\n\tret\n"
+			       "\t.size sized_label, .-sized_label\n";
 
 /*
  * Untyped labels of size 0 in code name it up to the next symbol, as perf
  * names it (issue 34): ld.so's _start and _dl_start_user, hand-written
- * assembly.  A label inside a sized function leaves the function's name.
- * The addresses come from readelf.
+ * assembly; an untyped one with a size too (arm64's vDSO signal trampoline,
+ * __kernel_rt_sigreturn, was [vdso]+0x7bb).  A label inside a sized function
+ * leaves the function's name.  The addresses come from readelf.
  */
 static void test_code_labels(void)
 {
 	struct sym_cache *c = sym_cache_new();
 	char src[PATH_MAX], lib[PATH_MAX];
 	const char *ld = "/lib64/ld-linux-x86-64.so.2", *n;
-	uint64_t fn, inner, label, start, user;
+	uint64_t fn, inner, label, sized, start, user;
 	struct sym_obj *o;
 
 	snprintf(src, sizeof(src), "%s/labels.s", tmpdir);
@@ -988,16 +991,20 @@ static void test_code_labels(void)
 	fn = readelf_sym(lib, "fn_sized", "FUNC");
 	inner = readelf_sym(lib, "inner_label", "NOTYPE");
 	label = readelf_sym(lib, "asm_label", "NOTYPE");
-	CHECK(fn && inner && label, "readelf: fn_sized %lx, inner_label %lx, asm_label %lx",
-	      (unsigned long)fn, (unsigned long)inner, (unsigned long)label);
+	sized = readelf_sym(lib, "sized_label", "NOTYPE");
+	CHECK(fn && inner && label && sized,
+	      "readelf: fn_sized %lx, inner_label %lx, asm_label %lx, sized_label %lx",
+	      (unsigned long)fn, (unsigned long)inner, (unsigned long)label, (unsigned long)sized);
 	o = sym_cache_get(c, NULL, lib, -1, 0);
 	CHECK(o != NULL, "cannot load %s", lib);
-	if (o && fn && inner && label) {
+	if (o && fn && inner && label && sized) {
 		n = lookup_name(o, inner, NULL);
 		CHECK(n && !strcmp(n, "fn_sized"), "inside fn_sized, at inner_label: %s",
 		      n ? n : "(none)");
 		n = lookup_name(o, label + 1, NULL);
 		CHECK(n && !strcmp(n, "asm_label"), "asm_label+1: %s", n ? n : "(none)");
+		n = lookup_name(o, sized + 1, NULL);
+		CHECK(n && !strcmp(n, "sized_label"), "sized_label+1: %s", n ? n : "(none)");
 	}
 	/* ld.so's entry labels, from its debug file (libc6-dbg), as perf names them */
 	o = sym_cache_get(c, NULL, ld, -1, 0);

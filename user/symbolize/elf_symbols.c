@@ -93,20 +93,20 @@ static int bind_rank(unsigned char bind)
 }
 
 /*
- * A label perf names code by: an untyped symbol of size 0 in an executable
- * section, visible (not an assembler's local label), not an AArch64 or ARM
- * mapping symbol ($x, $d); ld.so's _start and _dl_start_user, hand-written
- * assembly.  Where a function covers it, the function names it (the labels
- * inside functions are dropped once all are read: drop_covered_labels).
+ * A label perf names code by: an untyped symbol in an executable section,
+ * visible (not an assembler's local label), not an AArch64 or ARM mapping
+ * symbol ($x, $d); ld.so's _start and _dl_start_user, hand-written
+ * assembly, of size 0 or given one (arm64's vDSO __kernel_rt_sigreturn,
+ * SYM_CODE_START and .size: the signal trampoline).  Where a function covers it, the function names
+ * it (the labels inside functions are dropped once all are read: drop_covered_labels).
  */
 static bool is_code_label(const GElf_Sym *sym, const char *name, size_t ndx, const bool *sec_code,
 			  size_t shnum)
 {
 	unsigned char vis = GELF_ST_VISIBILITY(sym->st_other);
 
-	return sym->st_size == 0 && ndx < shnum && ndx < SHN_LORESERVE && sec_code[ndx] &&
-	       name[0] != '$' && strncmp(name, ".L", 2) && vis != STV_HIDDEN &&
-	       vis != STV_INTERNAL;
+	return ndx < shnum && ndx < SHN_LORESERVE && sec_code[ndx] && name[0] != '$' &&
+	       strncmp(name, ".L", 2) && vis != STV_HIDDEN && vis != STV_INTERNAL;
 }
 
 /*
