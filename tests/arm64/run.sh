@@ -87,7 +87,8 @@ if [ "$BENCH" = 1 ]; then
 fi
 cp "$OUT"/progs/arm64/chain "$OUT"/progs/arm64/chain_pac "$OUT"/progs/arm64/signal \
 	"$OUT"/progs/arm64/lazybind "$OUT"/progs/arm64/liblazy.so "$OUT"/progs/arm64/liblazyext.so \
-	"$OUT"/progs/arm64/events_wait "$OUT"/progs/arm64/gofib_stripped "$root/progs/"
+	"$OUT"/progs/arm64/events_wait "$OUT"/progs/arm64/gofib_stripped "$OUT"/progs/arm64/vdso_dump \
+	"$root/progs/"
 cross=/usr/aarch64-linux-gnu/lib
 cp -L "$cross/ld-linux-aarch64.so.1" "$root/lib/"
 cp -L "$cross/libc.so.6" "$cross/libm.so.6" "$root/lib/aarch64-linux-gnu/"
@@ -109,6 +110,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 echo "A64 kernel \$(cat /proc/sys/kernel/osrelease) pac=\$(grep -c paca /proc/cpuinfo)"
+# the vDSO, whose signal trampoline the host's call-site check reads
+echo "A64-VDSO \$(/progs/vdso_dump | base64 -w 0)"
 if [ $BENCH = 1 ]; then
 	echo 1 > /proc/sys/kernel/bpf_stats_enabled
 	echo "A64 bpf_jit_enable \$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)"

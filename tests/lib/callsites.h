@@ -44,6 +44,8 @@ struct callsite_stats {
 	 */
 	uint64_t entries[4], entry_returns;
 	int nr_entries;
+	/* In: a copy of the vDSO of the recorded machine (arm64's signal trampoline is there) */
+	const char *vdso_path;
 	char first_fail[PATHBUF];
 };
 
@@ -193,6 +195,27 @@ static uint16_t file_machine(int fd)
 
 /* x86-64 rt_sigreturn trampoline (glibc __restore_rt): mov $15,%rax; syscall */
 static const uint8_t sigreturn_code[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+/* arm64's, the vDSO's __kernel_rt_sigreturn: mov x8, #139 (rt_sigreturn); svc #0 */
+static const uint8_t a64_sigreturn_code[] = {0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4};
+
+/*
+ * Whether pc, at off in the vDSO image cs->vdso_path, is on arm64's
+ * sigreturn trampoline: at its mov, its svc, or right after (in the
+ * syscall); at_start: at its first instruction only (the address the
+ * kernel puts in x30 for the handler to return to).
+ */
+static bool a64_vdso_sigreturn(const struct callsite_stats *cs, uint64_t off, bool at_start)
+{
+	uint8_t code[sizeof(a64_sigreturn_code)];
+	int fd = cs->vdso_path ? cached_fd(cs->vdso_path) : -1;
+
+	for (uint64_t back = 0; back <= (at_start ? 0 : 8); back += 4)
+		if (fd >= 0 && off >= back &&
+		    pread(fd, code, sizeof(code), (off_t)(off - back)) == (ssize_t)sizeof(code) &&
+		    !memcmp(code, a64_sigreturn_code, sizeof(code)))
+			return true;
+	return false;
+}
 
 static const struct map_ent *find_map(const struct map_ent *maps, int nr, uint32_t pid, uint64_t pc)
 {
@@ -301,6 +324,10 @@ static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t
 				    pread(fd, here, sizeof(here), (off_t)(off - sizeof(here))) ==
 					(ssize_t)sizeof(here) &&
 				    !memcmp(here, sigreturn_code, sizeof(here));
+				/* arm64's trampoline is the vDSO's: on it or in its syscall */
+				if (arm64 && m && !strcmp(m->path, "[vdso]"))
+					next_interrupted =
+					    a64_vdso_sigreturn(cs, pc - m->start, false);
 				continue;
 			}
 			if (prev >= cs->resumed_start && prev < cs->resumed_end) {
@@ -335,9 +362,12 @@ static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t
 				/*
 				 * arm64's sigreturn trampoline is the vDSO's (x86-64's is
 				 * libc's, below): as a caller frame, the frame above it is
-				 * the interrupted pc, no return address
+				 * the interrupted pc, no return address (read in the vDSO's
+				 * copy when there is one: only the trampoline is a caller)
 				 */
-				next_interrupted = arm64;
+				next_interrupted =
+				    arm64 &&
+				    (!cs->vdso_path || a64_vdso_sigreturn(cs, pc - m->start, true));
 				continue;
 			}
 			if (m->path[0] != '/') {

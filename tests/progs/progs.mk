@@ -51,7 +51,7 @@ $(PROGS_OUT)/arm64/walk_snap_gcc: tests/progs/arm64/walk_snap.c $(PROGS_DEPS)
 # make arm64-test: the known chains inside the arm64 guest, built as the x86-64 ones are, and
 # chain again with return addresses signed (pac-ret) and branch targets marked (bti)
 ARM64_GUEST_PROGS := $(addprefix $(PROGS_OUT)/arm64/,chain chain_pac signal lazybind liblazy.so \
-	liblazyext.so events_wait)
+	liblazyext.so events_wait vdso_dump)
 TEST_PROGS += $(ARM64_GUEST_PROGS)
 $(PROGS_OUT)/arm64/%: tests/progs/%.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
@@ -70,6 +70,9 @@ $(PROGS_OUT)/arm64/liblazy.so: $(PROGS_OUT)/lazycall.c $(PROGS_OUT)/arm64/liblaz
 $(PROGS_OUT)/arm64/recurse_fp: tests/progs/recurse.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) $(PROGS_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer $< -o $@
+$(PROGS_OUT)/arm64/vdso_dump: tests/progs/arm64/vdso_dump.c $(PROGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(PROGS_CFLAGS) $< -o $@
 $(PROGS_OUT)/arm64/chain_pac: tests/progs/chain.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) $(PROGS_CFLAGS) -mbranch-protection=standard $< -o $@
