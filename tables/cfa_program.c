@@ -107,6 +107,7 @@ static void set_rule(struct interp *in, uint64_t reg, uint8_t kind, int64_t off,
 static void restore_rule(struct interp *in, uint64_t reg)
 {
 	struct reg_rule *r = column(in, reg);
+	const struct reg_rule *init[3];
 
 	if (!r)
 		return;
@@ -114,8 +115,9 @@ static void restore_rule(struct interp *in, uint64_t reg)
 		memset(r, 0, sizeof(*r));
 		return;
 	}
-	const struct reg_rule *init[] = {&in->init->rbp, &in->init->rbx, &in->init->ra};
-
+	init[0] = &in->init->rbp;
+	init[1] = &in->init->rbx;
+	init[2] = &in->init->ra;
 	*r = *init[column_index(in, reg)];
 }
 
