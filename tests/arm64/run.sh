@@ -198,6 +198,21 @@ sed 's/^/A64-LOG /' /tmp/offcpu.err | tail -6
 long=\$(grep -F ';main;block_long;block_for;' /tmp/offcpu.folded | awk '{n += \$NF} END {print n + 0}')
 short=\$(grep -F ';main;block_short;block_for;' /tmp/offcpu.folded | awk '{n += \$NF} END {print n + 0}')
 echo "A64 offcpu long_us=\$long short_us=\$short"
+# probes (-e): every hit a sample, the stacks printed whole for the host to count
+probe() {
+	name=\$1 spec=\$2
+	shift 2
+	if cfiprof record -v -e "\$spec" -o /tmp/\$name.folded -- "\$@" 2> /tmp/\$name.err; then
+		echo "A64 \$name loaded=yes"
+	else
+		echo "A64 \$name loaded=no"
+	fi
+	sed "s/^/A64-ERR \$name /" /tmp/\$name.err | tail -4
+	grep '^events_wait;' /tmp/\$name.folded | sed "s/^/A64-FOLDED \$name /"
+}
+probe uprobe uprobe:libc:malloc /progs/events_wait malloc 2000
+probe usdt usdt:/progs/events_wait:cfiprof_test:tick /progs/events_wait usdt 300
+probe tracepoint tracepoint:raw_syscalls:sys_enter /progs/events_wait open 1000
 seq 1 150000 > /tmp/data
 whole xz $xz_root -- /usr/bin/xz -z -k -f -9e -T1 /tmp/data
 whole python3.11 $py_root -- /usr/bin/python3.11 -c '

@@ -227,6 +227,43 @@ static void judge_callsites(const char *log, const char *name, const char *root,
 	      cs.first_fail);
 }
 
+/*
+ * A probe's hits in the guest (-e SPEC on events_wait, every hit a sample:
+ * no --event-budget): the samples through leaf_chain (";main;...;leaf;")
+ * number want, each with the whole chain from _start.
+ */
+static void judge_probe(const char *log, const char *name, const char *leaf_chain,
+			unsigned long want)
+{
+	char prefix[64], *lines, *line, *save = NULL;
+	unsigned long through = 0, whole = 0;
+
+	snprintf(prefix, sizeof(prefix), "A64 %s loaded=yes", name);
+	CHECK(strstr(log, prefix), "%s: cfiprof did not record in the guest", name);
+	snprintf(prefix, sizeof(prefix), "A64-FOLDED %s ", name);
+	lines = console_lines(log, prefix);
+	for (line = strtok_r(lines, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *sp = strrchr(line, ' ');
+		unsigned long n = sp ? strtoul(sp + 1, NULL, 10) : 0;
+		char with_space[256];
+
+		/* the chain ends the user part: a kernel frame or the count follows */
+		snprintf(with_space, sizeof(with_space), "%.*s ", (int)strlen(leaf_chain) - 1,
+			 leaf_chain);
+		if (!strstr(line, leaf_chain) && !strstr(line, with_space))
+			continue;
+		through += n;
+		if (!strncmp(line, "events_wait;_start;__libc_start_main;", 37) &&
+		    !strstr(line, "[incomplete"))
+			whole += n;
+	}
+	printf("  %s: %lu hits through %s, %lu with the whole chain (want %lu)\n", name, through,
+	       leaf_chain, whole, want);
+	CHECK(through == want && whole == want, "%s: %lu hits through %s, %lu whole (want %lu)",
+	      name, through, leaf_chain, whole, want);
+	free(lines);
+}
+
 static const struct interp_lang guest_langs[] = {
     {.comm = "ruby", .unknown = "[ruby]", .eval = "rb_vm_exec", .what = "Ruby"},
     {.comm = "perl", .unknown = "[perl]", .eval = "Perl_runops_standard", .what = "Perl"},
@@ -440,6 +477,10 @@ static void test_known_chains(void)
 	 */
 	judge(log, "gofib_stripped", 200, 995);
 	judge_offcpu(log);
+	/* the program's calls: malloc 2,000 times, the USDT probe 300, open and close 1,000 each */
+	judge_probe(log, "uprobe", ";main;alloc_mid;alloc_leaf;malloc;", 2000);
+	judge_probe(log, "usdt", ";main;usdt_leaf;", 300);
+	judge_probe(log, "tracepoint", ";main;open_leaf;", 2000);
 	judge_whole(log, "xz");
 	judge_whole(log, "python3.11");
 	for (size_t i = 0; i < sizeof(guest_langs) / sizeof(guest_langs[0]); i++)
