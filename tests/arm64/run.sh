@@ -258,7 +258,7 @@ sleep 1
 cfiprof top -u -d 3 -n 12 -p \$spin > /tmp/top.out 2> /tmp/top.err && echo "A64 top loaded=yes" ||
 	echo "A64 top loaded=no"
 sed "s/^/A64-TOP /" /tmp/top.out
-sed "s/^/A64-ERR top /" /tmp/top.err | tail -4
+sed "s/^/A64-ERR top /" /tmp/top.err
 mkdir -p /tmp/agent
 cfiprof agent -d 5s -i 2s -F 199 -o /tmp/agent 2> /tmp/agent.err && echo "A64 agent loaded=yes" ||
 	echo "A64 agent loaded=no"
