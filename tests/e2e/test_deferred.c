@@ -768,8 +768,16 @@ static uint64_t interval_count(const char *log, const char *name, const char *ke
 	return v && (!eol || v < eol) ? strtoull(v + strlen(key), NULL, 10) : 0;
 }
 
-#define INTV_TRIES 3
-#define INTV_LIBS  8
+/*
+ * Tries: three, and more (eight at most) until two ended before their
+ * interval's end: on a loaded host a try overruns its end and proves
+ * nothing, so the test tries again rather than fail for the host's speed
+ * (a make test-stress run beside a qemu guest saw three of three overrun).
+ */
+#define INTV_TRIES	   8
+#define INTV_TRIES_MIN	   3
+#define INTV_TRIES_IN_TIME 2
+#define INTV_LIBS	   8
 
 /*
  * Issue 13: samples taken just before an agent interval's end whose tables
@@ -810,7 +818,7 @@ static void test_agent_interval(void)
 	uint64_t before = 0, late_logged = 0, late_seen = 0, others = 0, overran_own = 0;
 	bool timed_out = false, overran[INTV_TRIES];
 	struct decoded d;
-	int i, n = 0, clean = 0, ended_in_time = 0;
+	int i, n = 0, clean = 0, ended_in_time = 0, ran = 0, in_time = 0;
 	uint64_t waited_in_time = 0;
 	char *log;
 	pid_t agent, p;
@@ -843,7 +851,7 @@ static void test_agent_interval(void)
 	if (b1 <= 0)
 		goto stop;
 	/*
-	 * Before each of the next three ends, a fresh copy of the program (its
+	 * Before each of the next ends (three or more), a fresh copy of the program (its
 	 * own comm) starts 0.4 s before, dlopen()s eight fresh copies of a
 	 * library 80 ms before and spins in the last until 40 ms before (its
 	 * samples all taken before the end, however loaded the host; its exit,
@@ -855,7 +863,8 @@ static void test_agent_interval(void)
 	 * try whose exit comes after the end (a loaded host) has samples after
 	 * it: not judged.
 	 */
-	for (int k = 0; k < INTV_TRIES; k++) {
+	for (int k = 0; k < INTV_TRIES && (k < INTV_TRIES_MIN || in_time < INTV_TRIES_IN_TIME);
+	     k++) {
 		snprintf(comm[k], sizeof(comm[k]), "defer_intv%d", k);
 		snprintf(name, sizeof(name), "intv%d_", k);
 		copy_big_libs_n(comm[k], name, prog, sizeof(prog), libs, INTV_LIBS);
@@ -875,9 +884,11 @@ static void test_agent_interval(void)
 		      "%s failed", comm[k]);
 		t1[k] = unix_now();
 		overran[k] = t1[k] >= end[k];
+		in_time += !overran[k];
+		ran = k + 1;
 	}
 	/* the interval after the last try's end is written too */
-	for (i = 0; i < 300 && unix_now() < end[INTV_TRIES - 1] + 3.6; i++)
+	for (i = 0; i < 300 && ran && unix_now() < end[ran - 1] + 3.6; i++)
 		usleep(50 * 1000);
 stop:
 	kill(agent, SIGTERM);
@@ -902,7 +913,7 @@ stop:
 		until = from + (double)d.duration_nanos / 1e9;
 		for (int j = 0; j < d.nr_samples; j++)
 			all += d.samples[j].nr_vals ? d.samples[j].vals[0] : 0;
-		for (int k = 0; k < INTV_TRIES; k++) {
+		for (int k = 0; k < ran; k++) {
 			uint64_t mine = 0;
 
 			for (int j = 0; j < d.nr_samples; j++)
@@ -930,7 +941,7 @@ stop:
 		decoded_free(&d);
 		free(raw);
 	}
-	for (int k = 0; k < INTV_TRIES && b1 > 0; k++) {
+	for (int k = 0; k < ran && b1 > 0; k++) {
 		bool ok = !overran[k] && own[k] >= 1 && later[k] == 0;
 
 		printf("agent_interval: %s ran [%.3f, %.3f], its interval ended at %.3f: %" PRIu64
@@ -949,7 +960,7 @@ stop:
 	 * tested.  A try that overran has samples after the end, rightly in
 	 * the next interval.
 	 */
-	CHECK(ended_in_time >= 1, "every one of %d tries overran its interval's end", INTV_TRIES);
+	CHECK(ended_in_time >= 1, "every one of %d tries overran its interval's end", ran);
 	CHECK(clean == ended_in_time,
 	      "%d of the %d tries that ended in time had all their samples in their interval",
 	      clean, ended_in_time);

@@ -472,6 +472,7 @@ static void test_all_attacks_at_once(void)
 	bool timed_out = false;
 	pid_t agent, victim;
 	int rc, files, caught_up = -1;
+	uint64_t after_catch_up = 0;
 
 	snprintf(out, sizeof(out), "%s/profiles", tmp);
 	snprintf(log, sizeof(log), "%s/agent.log", tmp);
@@ -562,9 +563,15 @@ static void test_all_attacks_at_once(void)
 				continue;
 			caught_up = i;
 		}
-		/* the last is the part of an interval before SIGTERM: it may miss the program */
-		CHECK((cc.samples > 0 || i == files - 1) && cc.chain_ok == cc.samples &&
-			  cc.incomplete == 0,
+		/*
+		 * Complete, every stack.  Whether an interval has any depends on the
+		 * CPU the program gets beside 16 attackers and the host's load, not on
+		 * the agent: a make test-stress run beside a qemu guest (over 20
+		 * runnable threads on 2 CPUs) had one 1 s interval without any.  They
+		 * are counted over all intervals.
+		 */
+		after_catch_up += (uint64_t)cc.samples;
+		CHECK(cc.chain_ok == cc.samples && cc.incomplete == 0,
 		      "interval %s: the ordinary program's %d stacks: %d its known chain, %d "
 		      "incomplete (want all, none); first other: %s",
 		      names[i], cc.samples, cc.chain_ok, cc.incomplete, cc.first_bad);
@@ -578,6 +585,8 @@ static void test_all_attacks_at_once(void)
 	       "ordinary program complete from interval %d on\n",
 	       NR_ATTACKS, elapsed, hwm / 1024.0, cpu1 - cpu0, 100 * (cpu1 - cpu0) / elapsed, files,
 	       stop_s, caught_up + 1);
+	CHECK(caught_up < 0 || after_catch_up > 0,
+	      "no stack of the ordinary program after interval %d", caught_up + 1);
 	CHECK(caught_up >= 0 && caught_up < CATCH_UP_MAX,
 	      "the ordinary program complete only from interval %d on (want within the first %d)",
 	      caught_up + 1, CATCH_UP_MAX);
