@@ -14,6 +14,8 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "elf/elf_read.h"
+#include "elf/symbol_find.h"
 #include "tests/lib/layout_check.h"
 #include "user/runtimes/ruby/ruby_detect.h"
 #include "user/runtimes/ruby/ruby_offsets.h"
@@ -201,6 +203,66 @@ static void test_detect_arm64(void)
 	      (unsigned long long)o.tls_offset, value);
 }
 
+/*
+ * elf_tls_slot on the four global-dynamic relocations: a thread-local
+ * variable of a library built by each compiler in each TLS dialect (x86-64's
+ * gnu and gnu2, arm64's default descriptors and trad), the slot readelf
+ * gives for the variable's DTPMOD64 or TLSDESC relocation.
+ */
+static void test_tls_dialects(void)
+{
+	static const struct {
+		const char *cc, *flags, *reloc;
+		bool desc;
+	} builds[] = {
+	    {"cc", "", "R_X86_64_DTPMOD64", false},
+	    {"cc", "-mtls-dialect=gnu2", "R_X86_64_TLSDESC", true},
+	    {"aarch64-linux-gnu-gcc", "", "R_AARCH64_TLSDESC", true},
+	    {"aarch64-linux-gnu-gcc", "-mtls-dialect=trad", "R_AARCH64_TLS_DTPMOD64", false},
+	};
+	char dir[] = "/tmp/cfiprof-ruby-tls.XXXXXX", src[64], lib[64], cmd[512];
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(src, sizeof(src), "%s/tls.c", dir);
+	f = fopen(src, "we");
+	CHECK(f && fputs("__thread long tls_var;\nlong get(void) { return tls_var; }\n", f) >= 0 &&
+		  !fclose(f),
+	      "cannot write %s", src);
+	for (size_t i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
+		unsigned long long want = 0;
+		uint64_t left = 1 << 20, slot = 0;
+		bool desc = !builds[i].desc;
+		int fd;
+		Elf *e;
+
+		snprintf(lib, sizeof(lib), "%s/tls%zu.so", dir, i);
+		snprintf(cmd, sizeof(cmd), "%s -O2 -fPIC -shared %s %s -o %s", builds[i].cc,
+			 builds[i].flags, src, lib);
+		CHECK(system(cmd) == 0, "%s", cmd);
+		snprintf(cmd, sizeof(cmd),
+			 "readelf -rW %s | awk '$3 == \"%s\" && $5 == \"tls_var\" {print $1}'", lib,
+			 builds[i].reloc);
+		f = popen(cmd, "r");
+		CHECK(f && fscanf(f, "%llx", &want) == 1, "readelf: no %s for tls_var in %s",
+		      builds[i].reloc, lib);
+		if (f)
+			pclose(f);
+		fd = open(lib, O_RDONLY | O_CLOEXEC);
+		e = fd >= 0 ? elf_read_begin(fd) : NULL;
+		if (e)
+			slot = elf_tls_slot(e, "tls_var", &left, &desc);
+		elf_end(e);
+		if (fd >= 0)
+			close(fd);
+		CHECK(want && slot == want && desc == builds[i].desc,
+		      "%s %s: slot %#llx (readelf's %s at %#llx), descriptor %d", builds[i].cc,
+		      builds[i].flags, (unsigned long long)slot, builds[i].reloc, want, desc);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0, "%s", cmd);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -208,5 +270,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_layout_arm64);
 	RUN_TEST(test_detect);
 	RUN_TEST(test_detect_arm64);
+	RUN_TEST(test_tls_dialects);
 	return HARNESS_DONE();
 }
