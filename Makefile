@@ -231,13 +231,14 @@ $(ARM64_DEBS_DONE): | $(ARM64_SYSROOT)/.done
 	for d in $(OUT)/arm64-guest/debs-dl/*.deb; do dpkg-deb -x $$d $(OUT)/arm64-guest/debs || exit 1; done
 	@touch $(OUT)/arm64-guest/debs/.done $@
 
-# The arm64 guest on its own (make test runs it too, 2 s a program): tests/e2e/test_arm64_guest
-# with ARM64_SECONDS of CPU per program, 3 by default.
+# The arm64 guest on its own, all of it (make test runs its known chains, probes and whole
+# programs, 2 s a program): tests/e2e/test_arm64_guest with ARM64_FULL=1 (Ruby, Perl, PHP,
+# top and the agent too) and ARM64_SECONDS of CPU per program, 3 by default.
 ARM64_SECONDS ?= 3
 arm64-test: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
 		$(OUT)/arm64/cfiprof $(ARM64_DEBS_DONE) $(TEST_PROGS) $(OUT)/tests/test_arm64_guest
-	ARM64_SECONDS=$(ARM64_SECONDS) OUT=$(OUT) tests/run.sh $(OUT)/tests/test_arm64_guest
+	ARM64_FULL=1 ARM64_SECONDS=$(ARM64_SECONDS) OUT=$(OUT) tests/run.sh $(OUT)/tests/test_arm64_guest
 
 LIBS = $(1)/libcfiuser.a $(1)/libcfitables.a $(LDLIBS)
 

@@ -82,6 +82,7 @@ for app in sh mount mkdir cat grep sed awk head tail wc poweroff sleep echo ls t
 done
 cp "$OUT/arm64/cfiprof" "$root/bin/cfiprof"
 BENCH=${ARM64_BENCH:-0}
+FULL=${ARM64_FULL:-0}
 ROUNDS=${ARM64_ROUNDS:-3}
 if [ "$BENCH" = 1 ]; then
 	cp "$OUT/arm64/bench/fpwalk" "$root/bin/fpwalk"
@@ -112,6 +113,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 echo "A64 kernel \$(cat /proc/sys/kernel/osrelease) pac=\$(grep -c paca /proc/cpuinfo)"
+echo "A64-T boot \$(cut -d" " -f1 /proc/uptime)"
 # the vDSO, whose signal trampoline the host's call-site check reads
 echo "A64-VDSO \$(/progs/vdso_dump | base64 -w 0)"
 if [ $BENCH = 1 ]; then
@@ -150,6 +152,7 @@ judge() {
 }
 run() {
 	name=\$1 needle=\$2 chain=\$3
+	echo "A64-T \$name \$(cut -d" " -f1 /proc/uptime)"
 	shift 3
 	if cfiprof record -v -F 499 --save /tmp/\$name.rec -o /tmp/\$name.folded "\$@" 2> /tmp/\$name.err; then
 		echo "A64 \$name loaded=yes"
@@ -181,6 +184,7 @@ run lazybind ';lz_all' ';_start;__libc_start_main;[^;]+;main;lz_round;lz_all(;| 
 # whole-program runs: the share of samples whose stack reaches _start (or is unwalkable)
 whole() {
 	name=\$1 root=\$2
+	echo "A64-T \$name \$(cut -d" " -f1 /proc/uptime)"
 	shift 2
 	if cfiprof record -v -F 499 --save /tmp/\$name.rec -o /tmp/\$name.folded "\$@" 2> /tmp/\$name.err; then
 		echo "A64 \$name loaded=yes"
@@ -197,6 +201,7 @@ whole() {
 	grep -v -E '\\[incomplete: (exiting|in-execve|kernel-thread)' /tmp/\$name.other | sort -t" " -k2 -rn | head -8 | sed "s/^/A64-INCOMPLETE /"
 }
 # off-CPU: 300 + 150 + 300 ms blocked in block_long / block_short (microseconds in folded)
+echo "A64-T offcpu \$(cut -d" " -f1 /proc/uptime)"
 if cfiprof record -v --off-cpu -o /tmp/offcpu.folded -- /progs/events_wait sleep 2> /tmp/offcpu.err; then
 	echo "A64 offcpu loaded=yes"
 else
@@ -209,6 +214,7 @@ echo "A64 offcpu long_us=\$long short_us=\$short"
 # probes (-e): every hit a sample, the stacks printed whole for the host to count
 probe() {
 	name=\$1 spec=\$2
+	echo "A64-T \$name \$(cut -d" " -f1 /proc/uptime)"
 	shift 2
 	if cfiprof record -v -e "\$spec" -o /tmp/\$name.folded -- "\$@" 2> /tmp/\$name.err; then
 		echo "A64 \$name loaded=yes"
@@ -231,11 +237,14 @@ end = time.process_time() + ${SECONDS_EACH}
 while time.process_time() < end:
     fib(18)
 '
+# make arm64-test only (ARM64_FULL=1): the runtimes, top and the agent
+if [ $FULL = 1 ]; then
 # Ruby, Perl and PHP frames: each script's own backtrace first (the oracle: two chains, as
 # the runtime sees them), then its recording, both printed whole for the host to judge
 # (tests/e2e/test_arm64_guest.c, with the x86 suites' checks)
 interp() {
 	name=\$1 var=\$2 leaf=\$3 work=\$4
+	echo "A64-T \$name \$(cut -d" " -f1 /proc/uptime)"
 	shift 4
 	env \$var=\$leaf "\$@" 5 > /tmp/\$name.oracle 2> /tmp/\$name.oracle.err
 	# the chains only: PHP warns on stdout that the guest has no tzdata
@@ -255,10 +264,12 @@ interp php PHP_BACKTRACE $php_leaf 400 /usr/bin/php8.2 /progs/recurse.php
 /progs/chain 60c &
 spin=\$!
 sleep 1
+echo "A64-T top \$(cut -d" " -f1 /proc/uptime)"
 cfiprof top -u -d 3 -n 12 -p \$spin > /tmp/top.out 2> /tmp/top.err && echo "A64 top loaded=yes" ||
 	echo "A64 top loaded=no"
 sed "s/^/A64-TOP /" /tmp/top.out
 sed "s/^/A64-ERR top /" /tmp/top.err
+echo "A64-T agent \$(cut -d" " -f1 /proc/uptime)"
 mkdir -p /tmp/agent
 cfiprof agent -d 5s -i 2s -F 199 -o /tmp/agent 2> /tmp/agent.err && echo "A64 agent loaded=yes" ||
 	echo "A64 agent loaded=no"
@@ -267,6 +278,8 @@ for f in /tmp/agent/*.pb.gz; do
 	[ -e "\$f" ] && echo "A64-AGENT \$(basename \$f) \$(base64 -w 0 \$f)"
 done
 kill \$spin
+fi
+echo "A64-T done \$(cut -d" " -f1 /proc/uptime)"
 echo "A64 done"
 poweroff -f
 INIT
