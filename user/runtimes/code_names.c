@@ -41,7 +41,7 @@ struct pn_entry {
 	uint8_t owner;	/* ... its owner: what kind of object code is, for some runtimes */
 	uint8_t state;	/* enum pn_state: only a READY entry names a frame or is freed */
 	bool ok;	 /* it was a code object */
-	const void *proc; /* what the runtime knew of its process when it was queued */
+	struct code_proc proc; /* what the runtime knew of its process when it was queued */
 	void *obj;	 /* the runtime's read of it (NULL: out of memory) */
 	size_t bytes;	 /* obj's */
 };
@@ -87,7 +87,7 @@ int code_name_set(struct code_name *n, const char *name, const char *file)
 	return 0;
 }
 
-static bool name_read(const struct code_names_ops *ops, const void *proc, uint32_t pid,
+static bool name_read(const struct code_names_ops *ops, const struct code_proc *proc, uint32_t pid,
 		      uint64_t code, uint8_t owner, void **obj, size_t *bytes)
 {
 	struct code_name *n = calloc(1, sizeof(*n));
@@ -231,8 +231,8 @@ static void *reader_main(void *arg)
 		/* the entry stays: nothing frees one that is not READY */
 		bytes = 0;
 		ok = pn->ops.read_name
-			 ? name_read(&pn->ops, e->proc, e->pid, e->code, e->owner, &obj, &bytes)
-			 : pn->ops.read(e->proc, e->pid, e->code, e->owner, &obj, &bytes);
+			 ? name_read(&pn->ops, &e->proc, e->pid, e->code, e->owner, &obj, &bytes)
+			 : pn->ops.read(&e->proc, e->pid, e->code, e->owner, &obj, &bytes);
 		pthread_mutex_lock(&pn->lock);
 		r->busy = r->stalled = false;
 		e->obj = obj;
@@ -424,7 +424,7 @@ static struct pn_entry *entry_copy(const struct code_names *pn, const struct pn_
 
 /* A new entry for frame f of r, queued for a reader; NULL when out of memory.  lock held. */
 static struct pn_entry *entry_queue(struct code_names *pn, const struct cfi_sample_record *r,
-				    const struct cfi_interp_frame *f, const void *proc)
+				    const struct cfi_interp_frame *f, const struct code_proc *proc)
 {
 	struct pn_entry *e = calloc(1, sizeof(*e));
 
@@ -435,7 +435,7 @@ static struct pn_entry *entry_queue(struct code_names *pn, const struct cfi_samp
 	e->code = f->code;
 	e->scope = f->scope;
 	e->owner = f->owner;
-	e->proc = proc;
+	e->proc = *proc;
 	e->state = PN_QUEUED;
 	if (pn->qtail)
 		pn->qtail->qnext = e;
@@ -456,7 +456,7 @@ static void note(struct code_names *pn, const struct cfi_sample_record *r, size_
 {
 	const struct cfi_interp_frame *f;
 	struct pn_entry *e, *from;
-	const void *proc;
+	struct code_proc proc = {0};
 	bool queued = false;
 	uint32_t i, b, nr;
 
@@ -466,7 +466,8 @@ static void note(struct code_names *pn, const struct cfi_sample_record *r, size_
 	    size < sizeof(*r) + ((size_t)r->nr_kernel + r->nr_user) * sizeof(__u64) +
 		       (size_t)r->nr_rt * sizeof(*f))
 		return;
-	proc = pn->ops.proc_of ? pn->ops.proc_of(pn->ctx, r->pid) : NULL;
+	if (pn->ops.proc_of)
+		pn->ops.proc_of(pn->ctx, r->pid, &proc);
 	f = interp_frames_of(r, &nr);
 	pthread_mutex_lock(&pn->lock);
 	mark_stalled(pn, mono_ns());
@@ -491,7 +492,7 @@ static void note(struct code_names *pn, const struct cfi_sample_record *r, size_
 				pn->stats.refused++;
 				continue; /* named "[NAME]"; a later sample may read it */
 			}
-			e = entry_queue(pn, r, &f[i], proc);
+			e = entry_queue(pn, r, &f[i], &proc);
 			if (!e)
 				break;
 			queued = true;
@@ -554,7 +555,8 @@ void code_names_stats(struct code_names *pn, struct code_names_stats *out)
 }
 
 const void *code_names_find(struct code_names *pn, uint32_t pid, uint32_t gen,
-			    const struct cfi_interp_frame *f, const void **proc, bool *ok)
+			    const struct cfi_interp_frame *f, const struct code_proc **proc,
+			    bool *ok)
 {
 	const struct pn_entry *e;
 
@@ -564,7 +566,7 @@ const void *code_names_find(struct code_names *pn, uint32_t pid, uint32_t gen,
 		e = NULL; /* not read yet: as if not read */
 	pthread_mutex_unlock(&pn->lock);
 	/* a READY entry is freed only by code_names_sweep, after the profile is written */
-	*proc = e ? e->proc : NULL;
+	*proc = e ? &e->proc : NULL;
 	*ok = e && e->ok;
 	return e ? e->obj : NULL;
 }

@@ -35,13 +35,23 @@ struct code_name {
 /* name and file into n (ok set): 0, or -1 out of memory. */
 int code_name_set(struct code_name *n, const char *name, const char *file);
 
+/*
+ * What a runtime knew of a process when one of its code objects was
+ * queued: kept with the entry, so a reader thread has it whenever it reads.
+ */
+struct code_proc {
+	const void *offsets; /* its version's layout (static), NULL when unknown */
+	uint64_t addr[2];    /* addresses in the process the runtime reads from (its own) */
+};
+
 struct code_names_ops {
 	uint8_t runtime; /* enum cfi_runtime: whose samples' frames are read */
 	/*
 	 * What the runtime knows of pid for reading its code objects (its
-	 * version's offsets), or NULL; called by the consumer, never blocks.
+	 * version's offsets...) into *out, zeroed; called by the consumer,
+	 * never blocks.
 	 */
-	const void *(*proc_of)(void *ctx, uint32_t pid);
+	void (*proc_of)(void *ctx, uint32_t pid, struct code_proc *out);
 	/*
 	 * Reads the code object at code of process pid (owner: its frame's,
 	 * what kind of object it is where the runtime says) into a new *obj
@@ -49,15 +59,15 @@ struct code_names_ops {
 	 * memory.  May block as long as the process's memory does: only reader
 	 * threads call it.
 	 */
-	bool (*read)(const void *proc, uint32_t pid, uint64_t code, uint8_t owner, void **obj,
-		     size_t *bytes);
+	bool (*read)(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
+		     void **obj, size_t *bytes);
 	void *(*copy)(const void *obj); /* NULL when out of memory */
 	void (*free)(void *obj);
 	/*
 	 * Instead of read, copy and free: reads the code object into a struct
 	 * code_name, which the reader keeps (out->ok: it was one).
 	 */
-	void (*read_name)(const void *proc, uint32_t pid, uint64_t code, uint8_t owner,
+	void (*read_name)(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
 			  struct code_name *out);
 };
 
@@ -101,6 +111,7 @@ void code_names_stats(struct code_names *cn, struct code_names_stats *out);
  * when not read (yet).  Lives until code_names_sweep.
  */
 const void *code_names_find(struct code_names *cn, uint32_t pid, uint32_t gen,
-			    const struct cfi_interp_frame *f, const void **proc, bool *ok);
+			    const struct cfi_interp_frame *f, const struct code_proc **proc,
+			    bool *ok);
 
 #endif

@@ -124,14 +124,13 @@ void perl_cv_read(uint32_t pid, const struct perl_offsets *o, uint64_t addr, str
 	code_name_set(cv, name, file);
 }
 
-static const void *proc_of(void *ctx, uint32_t pid)
+static void proc_of(void *ctx, uint32_t pid, struct code_proc *out)
 {
 	const struct runtime_parts *parts = ctx;
 	struct cfi_perl_proc val;
 
-	return runtime_detect_lookup(parts->detect, pid, &val, sizeof(val))
-		   ? perl_offsets_find(val.version)
-		   : NULL;
+	if (runtime_detect_lookup(parts->detect, pid, &val, sizeof(val)))
+		out->offsets = perl_offsets_find(val.version);
 }
 
 /* The main code's frame: its file the COP's (its name is its frame's). */
@@ -147,13 +146,13 @@ static void main_read(uint32_t pid, const struct perl_offsets *o, uint64_t cop,
 		code_name_set(cv, "", file);
 }
 
-static void read_name(const void *proc, uint32_t pid, uint64_t code, uint8_t owner,
+static void read_name(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
 		      struct code_name *out)
 {
 	if (owner == PERL_FRAME_MAIN)
-		main_read(pid, proc, code, out);
+		main_read(pid, proc->offsets, code, out);
 	else
-		perl_cv_read(pid, proc, code, out);
+		perl_cv_read(pid, proc->offsets, code, out);
 }
 
 const struct code_names_ops perl_name_ops = {
@@ -164,7 +163,7 @@ static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_
 {
 	struct code_names *names = ctx;
 	const struct code_name *cv = NULL;
-	const void *proc = NULL;
+	const struct code_proc *proc = NULL;
 	bool ok = false;
 
 	*out =

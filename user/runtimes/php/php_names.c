@@ -73,21 +73,20 @@ void php_function_read(uint32_t pid, const struct php_offsets *o, uint64_t addr,
 	code_name_set(f, name, file);
 }
 
-static const void *proc_of(void *ctx, uint32_t pid)
+static void proc_of(void *ctx, uint32_t pid, struct code_proc *out)
 {
 	const struct runtime_parts *parts = ctx;
 	struct cfi_php_proc val;
 
-	return runtime_detect_lookup(parts->detect, pid, &val, sizeof(val))
-		   ? php_offsets_find(val.version)
-		   : NULL;
+	if (runtime_detect_lookup(parts->detect, pid, &val, sizeof(val)))
+		out->offsets = php_offsets_find(val.version);
 }
 
-static void read_name(const void *proc, uint32_t pid, uint64_t code, uint8_t owner,
+static void read_name(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
 		      struct code_name *out)
 {
 	(void)owner;
-	php_function_read(pid, proc, code, out);
+	php_function_read(pid, proc->offsets, code, out);
 }
 
 const struct code_names_ops php_name_ops = {
@@ -98,7 +97,7 @@ static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_
 {
 	struct code_names *names = ctx;
 	const struct code_name *fn = NULL;
-	const void *proc = NULL;
+	const struct code_proc *proc = NULL;
 	bool ok = false;
 
 	*out =

@@ -18,15 +18,15 @@ struct python_names {
 	void *offsets_ctx;
 };
 
-static const void *proc_of(void *ctx, uint32_t pid)
+static void proc_of(void *ctx, uint32_t pid, struct code_proc *out)
 {
 	struct python_names *pn = ctx;
 
-	return pn->offsets_of ? pn->offsets_of(pn->offsets_ctx, pid) : NULL;
+	out->offsets = pn->offsets_of ? pn->offsets_of(pn->offsets_ctx, pid) : NULL;
 }
 
-static bool code_read(const void *proc, uint32_t pid, uint64_t code, uint8_t owner, void **obj,
-		      size_t *bytes)
+static bool code_read(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
+		      void **obj, size_t *bytes)
 {
 	struct python_code *c = malloc(sizeof(*c));
 
@@ -34,7 +34,7 @@ static bool code_read(const void *proc, uint32_t pid, uint64_t code, uint8_t own
 	*obj = c;
 	if (!c)
 		return false;
-	python_code_read(pid, proc, code, c);
+	python_code_read(pid, proc->offsets, code, c);
 	*bytes = sizeof(*c) + c->bytes;
 	return c->ok;
 }
@@ -154,7 +154,7 @@ static bool frame_fits(const struct python_offsets *o, const struct python_code 
 unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t gen,
 			       const struct cfi_interp_frame *f)
 {
-	const void *proc = NULL;
+	const struct code_proc *proc = NULL;
 	const struct python_code *c;
 	const struct python_offsets *o;
 	unsigned int role = INTERP_FRAME_SHOW;
@@ -162,7 +162,7 @@ unsigned int python_frame_role(struct python_names *pn, uint32_t pid, uint32_t g
 	bool ok;
 
 	c = code_names_find(pn->cn, pid, gen, f, &proc, &ok);
-	o = c ? proc : NULL;
+	o = c && proc ? proc->offsets : NULL;
 	if (o && o->entry == PY_ENTRY_SHIM_FRAME && f->owner == o->owner_cstack) {
 		role = INTERP_FRAME_SKIP | INTERP_FRAME_LAST;
 	} else if (o) {
@@ -184,7 +184,7 @@ bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 		       const struct cfi_interp_frame *f, const char **name, const char **file,
 		       uint32_t *line)
 {
-	const void *proc = NULL;
+	const struct code_proc *proc = NULL;
 	const struct python_code *c;
 	const struct python_offsets *o;
 	int64_t unit;
@@ -194,7 +194,7 @@ bool python_frame_name(struct python_names *pn, uint32_t pid, uint32_t gen,
 	*file = "";
 	*line = 0;
 	c = code_names_find(pn->cn, pid, gen, f, &proc, &ok);
-	o = proc;
+	o = proc ? proc->offsets : NULL;
 	if (!c || !o || !frame_fits(o, c, f))
 		return false;
 	*name = c->name;

@@ -257,25 +257,24 @@ static void *iseq_copy(const void *obj)
 	return it;
 }
 
-static bool iseq_read(const void *proc, uint32_t pid, uint64_t code, uint8_t owner, void **obj,
-		      size_t *bytes)
+static bool iseq_read(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
+		      void **obj, size_t *bytes)
 {
 	struct ruby_iseq *it = NULL;
-	bool ok = owner == RUBY_FRAME_ISEQ && ruby_iseq_read(pid, proc, code, &it);
+	bool ok = owner == RUBY_FRAME_ISEQ && ruby_iseq_read(pid, proc->offsets, code, &it);
 
 	*obj = it;
 	*bytes = it ? sizeof(*it) + it->bytes : 0;
 	return ok;
 }
 
-static const void *proc_of(void *ctx, uint32_t pid)
+static void proc_of(void *ctx, uint32_t pid, struct code_proc *out)
 {
 	const struct runtime_parts *parts = ctx;
 	struct cfi_ruby_proc val;
 
-	return runtime_detect_lookup(parts->detect, pid, &val, sizeof(val))
-		   ? ruby_offsets_find(val.version)
-		   : NULL;
+	if (runtime_detect_lookup(parts->detect, pid, &val, sizeof(val)))
+		out->offsets = ruby_offsets_find(val.version);
 }
 
 const struct code_names_ops ruby_name_ops = {.runtime = RT_RUBY,
@@ -289,7 +288,7 @@ static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_
 {
 	struct code_names *names = ctx;
 	const struct ruby_iseq *it = NULL;
-	const void *proc = NULL;
+	const struct code_proc *proc = NULL;
 	bool ok = false;
 
 	*out =
