@@ -572,6 +572,7 @@ struct cfi_perl_proc {
 #define RUBY_CFP_READ 40
 /* struct cfi_interp_frame.owner of Ruby's frames */
 #define RUBY_FRAME_ISEQ 1 /* a Ruby-level frame: code is its iseq, instr its pc's low 32 bits */
+#define RUBY_FRAME_CFUNC 2 /* a C method's frame: code is its method entry */
 
 enum cfi_ruby_status {
 	RUBY_STATUS_NONE = 0,	    /* not a process with a supported Ruby */
@@ -612,7 +613,11 @@ struct cfi_ruby_proc {
 	__u16 cfp_ep;		/* .ep: ep[0] holds the frame's flags */
 	__u32 frame_cframe;	/* VM_FRAME_FLAG_CFRAME: not a Ruby-level frame */
 	__u32 frame_finish;	/* VM_FRAME_FLAG_FINISH: a vm_exec call began with it */
+	__u32 frame_magic_mask; /* VM_FRAME_MAGIC_MASK: a frame's kind in its flags */
+	__u32 frame_cfunc;	/* VM_FRAME_MAGIC_CFUNC: a C method's frame */
 	__u64 maps_read_ns;	/* as struct cfi_python_proc's */
+	/* user space's: where libruby's symbol table (global_symbols) is, 0: not found */
+	__u64 global_symbols;
 };
 
 /* the most any runtime appends to a record (each runtime's BPF file checks its own fits) */

@@ -10,7 +10,8 @@
  * entries), the variable in it.  Each thread has its own context, so a
  * thread that released the GVL (a blocking call) still shows its frames.
  * A frame is Ruby-level when its flags (ep[0]) lack CFRAME: its iseq and
- * pc are recorded, named and given a line in user space; a frame whose
+ * pc are recorded, named and given a line in user space; a C method's, its
+ * method entry, named in user space too; a frame whose
  * flags carry FINISH is where a vm_exec call (rb_vm_exec, the native
  * frame the group goes above) began.  Only processes user space found a
  * supported Ruby in (runtime_procs, user/runtimes/ruby/) pay anything.
@@ -68,7 +69,8 @@ static long ruby_walk_step(__u32 index, void *data)
 	struct ruby_walk_ctx *c = data;
 	const struct cfi_ruby_proc *rb = c->rb;
 	struct ruby_scratch *s = c->s;
-	__u64 off_pc = rb->cfp_pc, off_iseq = rb->cfp_iseq, off_ep = rb->cfp_ep, pc, iseq, flags;
+	__u64 off_pc = rb->cfp_pc, off_iseq = rb->cfp_iseq, off_ep = rb->cfp_ep, pc, iseq, flags,
+	      ep, me;
 	__u32 n = c->n;
 
 	if (c->cfp >= c->end)
@@ -93,9 +95,21 @@ static long ruby_walk_step(__u32 index, void *data)
 	off_ep &= RUBY_OFF_MASK;
 	pc = *(__u64 *)(s->cfp + off_pc);
 	iseq = *(__u64 *)(s->cfp + off_iseq);
+	ep = *(__u64 *)(s->cfp + off_ep);
+	flags = ruby_read_ptr(ep);
+	/*
+	 * A C method's frame has neither: its method entry, ep[-2]
+	 * (VM_ENV_DATA_INDEX_ME_CREF), names it in user space.  Other frames
+	 * without either (a block in C, a dummy) are left out.
+	 */
+	if (!pc && !iseq && (flags & rb->frame_magic_mask) == rb->frame_cfunc &&
+	    (me = ruby_read_ptr(ep - 16))) {
+		s->f[n] = (struct cfi_interp_frame){.code = me, .owner = RUBY_FRAME_CFUNC};
+		c->n = n + 1;
+		return 0;
+	}
 	if (!pc || !iseq)
 		return 0;
-	flags = ruby_read_ptr(*(__u64 *)(s->cfp + off_ep));
 	if (flags & rb->frame_cframe)
 		return 0;
 	s->f[n] = (struct cfi_interp_frame){.code = iseq,

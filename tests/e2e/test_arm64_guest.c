@@ -333,6 +333,20 @@ static void judge_interp(const char *log, size_t i)
 		       (unsigned long)b);
 		CHECK(a >= 3 && b >= 3, "%s: its own chains in %lu and %lu samples (want 3 each)",
 		      name, (unsigned long)a, (unsigned long)b);
+		/* Ruby's C methods by name, as on x86-64: the script's times and each */
+		if (!strcmp(name, "ruby")) {
+			uint64_t times = interp_callee_count(lang, &r, "run (/progs/recurse.rb",
+							     "times"),
+				 each = interp_callee_count(
+				     lang, &r, "block in run (/progs/recurse.rb", "each");
+
+			printf("  ruby: C methods: run -> times in %lu samples, block in run -> "
+			       "each in %lu\n",
+			       (unsigned long)times, (unsigned long)each);
+			CHECK(times >= 3 && each >= 3,
+			      "ruby: times in %lu, each in %lu (want 3 each)", (unsigned long)times,
+			      (unsigned long)each);
+		}
 		if (harness_failed)
 			interp_print_lines(lang, &r, r.log);
 	} else {

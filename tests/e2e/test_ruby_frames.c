@@ -100,6 +100,25 @@ static void test_recursion(void)
 	n = block_placed(&r);
 	CHECK(n >= 3, "block: %lu samples with each's C code -> rb_vm_exec below the block",
 	      (unsigned long)n);
+	/*
+	 * C methods named where they run: every sample of the two chains is
+	 * under run's times block, tens each; the block's under each.
+	 */
+	{
+		char caller[PATH_MAX + 32];
+		uint64_t times, each;
+
+		snprintf(caller, sizeof(caller), "run (%s", script);
+		times = interp_callee_count(&ruby_lang, &r, caller, "times");
+		snprintf(caller, sizeof(caller), "block in run (%s", script);
+		each = interp_callee_count(&ruby_lang, &r, caller, "each");
+		printf("  C methods: run -> times in %lu samples, block in run -> each in %lu\n",
+		       (unsigned long)times, (unsigned long)each);
+		CHECK(times >= 3 && each >= 3,
+		      "C methods: run -> times in %lu samples, block in run -> each in %lu (want 3 "
+		      "each)",
+		      (unsigned long)times, (unsigned long)each);
+	}
 	if (harness_failed)
 		interp_print_lines(&ruby_lang, &r, r.log);
 	interp_check_report(&ruby_lang, rec, &r, want_recursion);

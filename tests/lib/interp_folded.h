@@ -199,6 +199,34 @@ static inline uint64_t interp_chain_count(const struct interp_lang *lang,
 	return total;
 }
 
+/*
+ * Samples whose runtime frame caller (its "name (file" up to the line) is
+ * followed by the frame named callee (a C method, a builtin): Ruby's
+ * `times` and `each` under the script's frames that call them.
+ */
+static inline uint64_t interp_callee_count(const struct interp_lang *lang,
+					   const struct interp_run *r, const char *caller,
+					   const char *callee)
+{
+	char line[16384], want[512];
+	uint64_t n = 0;
+	FILE *f = fopen(r->folded, "re");
+
+	snprintf(want, sizeof(want), ";%s:", caller);
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *p = interp_comm_line(lang, line) ? strstr(line, want) : NULL;
+		const char *close = p ? strstr(p, ");") : NULL;
+		size_t cl = strlen(callee);
+
+		if (close && !strncmp(close + 2, callee, cl) &&
+		    (close[2 + cl] == ';' || close[2 + cl] == ' '))
+			n += strtoull(strrchr(line, ' ') + 1, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* The samples the runtime's summary line of log counts ("cfiprof: NAME: ..., N samples:"); -1. */
 static inline long interp_summary_samples(const char *log, const char *name)
 {

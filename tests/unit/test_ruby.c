@@ -41,6 +41,11 @@ static long entry_field(const void *entry, const char *name)
 	    {"bpf.cfp_ep", o->bpf.cfp_ep},
 	    {"bpf.frame_cframe", o->bpf.frame_cframe},
 	    {"bpf.frame_finish", o->bpf.frame_finish},
+	    {"bpf.frame_magic_mask", o->bpf.frame_magic_mask},
+	    {"bpf.frame_cfunc", o->bpf.frame_cfunc},
+	    {"me_called_id", o->me_called_id},
+	    {"id_scope_shift", o->id_scope_shift},
+	    {"last_op_id", o->last_op_id},
 	    {"iseq_body", o->iseq_body},
 	    {"body_iseq_size", o->body_iseq_size},
 	    {"body_iseq_encoded", o->body_iseq_encoded},
@@ -93,7 +98,7 @@ static void test_layout(void)
 	    "cc -w -O1 -DRUBY_CFP_READ_CHECK=%d tests/progs/ruby/layout.c $(cat %s/flags) "
 	    "-o %s/layout && %s/layout",
 	    dir, RUBY_CFP_READ, dir, dir, dir);
-	layout_check("ruby", cmd, find_entry, entry_field, 34);
+	layout_check("ruby", cmd, find_entry, entry_field, 39);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0, "%s", cmd);
 }
@@ -120,7 +125,7 @@ static void test_layout_arm64(void)
 	    "QEMU_LD_PREFIX=/usr/aarch64-linux-gnu LD_LIBRARY_PATH=$L:$D/lib/aarch64-linux-gnu "
 	    "qemu-aarch64 %s/layout",
 	    debs, RUBY_CFP_READ, dir, dir);
-	layout_check("ruby (arm64)", cmd, find_entry, entry_field, 34);
+	layout_check("ruby (arm64)", cmd, find_entry, entry_field, 39);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0, "%s", cmd);
 }
@@ -263,6 +268,70 @@ static void test_tls_dialects(void)
 	CHECK(system(cmd) == 0, "%s", cmd);
 }
 
+/*
+ * global_symbols in Debian's libruby, x86-64 and arm64, as binutils'
+ * disassembler decodes the same code: x86-64's first rip-relative cmp of
+ * rb_id2str's jmp target (objdump's "# ADDR"), arm64's first adrp + ldr w
+ * pair of its b target.  The names it gives are test_ruby_frames' (C
+ * methods named "times", "each").
+ */
+static void test_symbols(void)
+{
+	static const char x86_cmd[] =
+	    "L=" LIBRUBY
+	    "; A=$(readelf -sW --dyn-syms $L | awk '$8==\"rb_id2str\"{print $2; exit}'); "
+	    "T=$(objdump -d --no-show-raw-insn --start-address=0x$A --stop-address=$(printf '0x%x' "
+	    "$((0x$A+32))) $L | awk '$2==\"jmp\"{print $3; exit}'); objdump -d --no-show-raw-insn "
+	    "--start-address=0x$T --stop-address=$(printf '0x%x' $((0x$T+128))) $L | awk "
+	    "'$2==\"cmp\" "
+	    "&& /\\(%rip\\)/ {for (i = 1; i <= NF; i++) if ($i == \"#\") {print $(i+1), 0; exit}}'";
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char a64[PATH_MAX], cmd[4 * PATH_MAX];
+	const char *libs[2] = {LIBRUBY, a64};
+
+	snprintf(a64, sizeof(a64),
+		 "%s/arm64-guest/debs/usr/lib/aarch64-linux-gnu/libruby-3.1.so.3.1", out);
+	for (int k = 0; k < 2; k++) {
+		unsigned long long base = 0, off = 0;
+		struct ruby_object o;
+		int fd = open(libs[k], O_RDONLY | O_CLOEXEC), rc = -1;
+		FILE *p;
+
+		if (k == 0)
+			snprintf(cmd, sizeof(cmd), "%s", x86_cmd);
+		else
+			snprintf(
+			    cmd, sizeof(cmd),
+			    "L=%s; A=$(aarch64-linux-gnu-readelf -sW --dyn-syms $L | awk "
+			    "'$8==\"rb_id2str\"{print $2; exit}'); T=$(aarch64-linux-gnu-objdump "
+			    "-d "
+			    "--no-show-raw-insn --start-address=0x$A --stop-address=$(printf "
+			    "'0x%%x' "
+			    "$((0x$A+32))) $L | awk '$2==\"b\"{print $3; exit}'); "
+			    "aarch64-linux-gnu-objdump -d --no-show-raw-insn --start-address=0x$T "
+			    "--stop-address=$(printf '0x%%x' $((0x$T+128))) $L | awk "
+			    "'$2==\"adrp\"{r=$3; sub(\",\",\"\",r); page[r]=$4} $2==\"ldr\" && $3 "
+			    "~ "
+			    "/^w/ {split($4,a,\"[\\\\[,]\"); o=$5; gsub(/[#\\]]/,\"\",o); if "
+			    "(a[2] in page) {print page[a[2]], o; exit}}'",
+			    a64);
+		p = popen(cmd, "r");
+		CHECK(p && fscanf(p, "%llx %llu", &base, &off) == 2, "objdump found no load in %s",
+		      libs[k]);
+		if (p)
+			pclose(p);
+		if (fd >= 0) {
+			rc = ruby_elf_info(fd, &o);
+			close(fd);
+		}
+		printf("  %s: global_symbols at %#llx, objdump's %#llx\n", libs[k],
+		       rc ? 0ull : (unsigned long long)o.symbols, base + off);
+		CHECK(rc == 0 && o.symbols && o.symbols == base + off,
+		      "%s: global_symbols %#llx, objdump's %#llx", libs[k],
+		      rc ? 0ull : (unsigned long long)o.symbols, base + off);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -271,5 +340,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_detect);
 	RUN_TEST(test_detect_arm64);
 	RUN_TEST(test_tls_dialects);
+	RUN_TEST(test_symbols);
 	return HARNESS_DONE();
 }

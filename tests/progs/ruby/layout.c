@@ -23,6 +23,11 @@ int main(void)
 	P("bpf.cfp_ep", offsetof(rb_control_frame_t, ep));
 	P("bpf.frame_cframe", VM_FRAME_FLAG_CFRAME);
 	P("bpf.frame_finish", VM_FRAME_FLAG_FINISH);
+	P("bpf.frame_magic_mask", VM_FRAME_MAGIC_MASK);
+	P("bpf.frame_cfunc", VM_FRAME_MAGIC_CFUNC);
+	P("me_called_id", offsetof(rb_callable_method_entry_t, called_id));
+	P("id_scope_shift", RUBY_ID_SCOPE_SHIFT);
+	P("last_op_id", tLAST_OP_ID);
 	P("iseq_body", offsetof(struct rb_iseq_struct, body));
 	P("body_iseq_size", offsetof(struct rb_iseq_constant_body, iseq_size));
 	P("body_iseq_encoded", offsetof(struct rb_iseq_constant_body, iseq_encoded));

@@ -9,6 +9,7 @@
 #include "elf/symbol_find.h"
 #include "user/runtimes/ruby/ruby_detect.h"
 #include "user/runtimes/ruby/ruby_offsets.h"
+#include "user/runtimes/ruby/ruby_symbols.h"
 
 _Static_assert(sizeof(struct ruby_object) <= DETECT_INFO_BYTES, "detect info too small");
 
@@ -25,8 +26,10 @@ static bool may_be_ruby(const char *path)
 
 int ruby_elf_info(int fd, struct ruby_object *out)
 {
-	static const char *const names[] = {"ruby_current_ec", "rb_vm_exec", "ruby_version"};
-	uint64_t left = RUBY_READ_MAX, values[3];
+	static const char *const names[] = {"ruby_current_ec", "rb_vm_exec", "ruby_version",
+					    "rb_id2str"};
+	uint64_t left = RUBY_READ_MAX, values[4];
+	uint32_t found = 0;
 	unsigned int major = 0, minor = 0;
 	char version[16] = "";
 	struct stat st;
@@ -40,10 +43,14 @@ int ruby_elf_info(int fd, struct ruby_object *out)
 		elf_end(e);
 		return -1;
 	}
-	ruby = elf_find_symbols(e, names, values, 3, &left, NULL) == 3;
+	/* rb_id2str is not needed to be Ruby (only for C methods' names) */
+	elf_find_symbols(e, names, values, 4, &left, &found);
+	ruby = (found & 7) == 7;
 	if (ruby) {
 		out->tls_offset = values[0];
 		out->tls_slot = elf_tls_slot(e, names[0], &left, &out->tls_desc);
+		/* C methods' names: no frame needs them to be unwound, so none is refused */
+		out->symbols = ruby_symbols_find(e, fd, values[3]);
 		if (!elf_read_vaddr(e, fd, values[2], version, sizeof(version) - 1) &&
 		    sscanf(version, "%u.%u.", &major, &minor) == 2 && major < 256 && minor < 256)
 			out->version = (uint16_t)(major << 8 | minor);
@@ -74,6 +81,7 @@ static int entry(const void *info, uint64_t bias, uint32_t pid, uint64_t read_ns
 	*val = off->bpf;
 	val->tls = (struct cfi_tls_var){
 	    .slot = bias + o->tls_slot, .offset = o->tls_offset, .desc = o->tls_desc};
+	val->global_symbols = o->symbols ? bias + o->symbols : 0;
 	val->maps_read_ns = read_ns;
 	*size = sizeof(*val);
 	return 0;

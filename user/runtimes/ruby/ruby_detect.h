@@ -21,6 +21,7 @@ struct ruby_object {
 	uint64_t tls_slot;   /* ruby_current_ec's GOT slot's address in the file (0: none) */
 	uint64_t tls_offset; /* ruby_current_ec's offset in the module's TLS block */
 	bool tls_desc;	     /* the slot is a TLSDESC pair (elf_tls_slot) */
+	uint64_t symbols;    /* global_symbols' address in the file (0: not found) */
 	uint16_t version;    /* major << 8 | minor, 0: unknown */
 };
 

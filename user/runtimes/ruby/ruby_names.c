@@ -9,6 +9,7 @@
 
 #include "user/runtimes/ruby/ruby_names.h"
 #include "user/runtimes/ruby/ruby_offsets.h"
+#include "user/runtimes/ruby/ruby_symbols.h"
 #include "user/runtimes/runtime_parts.h"
 #include "user/runtimes/target_mem.h"
 
@@ -257,11 +258,46 @@ static void *iseq_copy(const void *obj)
 	return it;
 }
 
+/*
+ * A C method's frame: its method entry's ID named from global_symbols (at
+ * symbols in the process): a label with no file and no lines.
+ */
+static bool cfunc_read(uint32_t pid, const struct ruby_offsets *o, uint64_t symbols, uint64_t me,
+		       struct ruby_iseq **out)
+{
+	char name[RUBY_MAX_NAME];
+	uint64_t id = 0, str;
+	struct ruby_iseq *it;
+	size_t n;
+
+	*out = NULL;
+	if (!o || !me || (me & 7) || target_read(pid, me + o->me_called_id, &id, sizeof(id)))
+		return false;
+	str = ruby_id_string(pid, o, symbols, id);
+	if (!str || read_rstring(pid, o, str, name, sizeof(name)) || !name[0])
+		return false;
+	n = strlen(name) + 1;
+	it = calloc(1, sizeof(*it));
+	if (!it || !(it->blob = malloc(n + 1))) {
+		free(it);
+		return true; /* out of memory: *out NULL */
+	}
+	memcpy(it->blob, name, n);
+	it->blob[n] = 0; /* no file */
+	it->file_off = (uint32_t)n;
+	it->bytes = n + 1;
+	*out = it;
+	return true;
+}
+
 static bool iseq_read(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
 		      void **obj, size_t *bytes)
 {
 	struct ruby_iseq *it = NULL;
-	bool ok = owner == RUBY_FRAME_ISEQ && ruby_iseq_read(pid, proc->offsets, code, &it);
+	bool ok = owner == RUBY_FRAME_ISEQ ? ruby_iseq_read(pid, proc->offsets, code, &it)
+		  : owner == RUBY_FRAME_CFUNC
+		      ? cfunc_read(pid, proc->offsets, proc->addr[0], code, &it)
+		      : false;
 
 	*obj = it;
 	*bytes = it ? sizeof(*it) + it->bytes : 0;
@@ -273,8 +309,10 @@ static void proc_of(void *ctx, uint32_t pid, struct code_proc *out)
 	const struct runtime_parts *parts = ctx;
 	struct cfi_ruby_proc val;
 
-	if (runtime_detect_lookup(parts->detect, pid, &val, sizeof(val)))
+	if (runtime_detect_lookup(parts->detect, pid, &val, sizeof(val))) {
 		out->offsets = ruby_offsets_find(val.version);
+		out->addr[0] = val.global_symbols;
+	}
 }
 
 const struct code_names_ops ruby_name_ops = {.runtime = RT_RUBY,
@@ -301,7 +339,8 @@ static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_
 		return;
 	out->name = it->blob;
 	out->file = it->blob + it->file_off;
-	out->line = ruby_iseq_line(it, f->instr);
+	/* a C method's: its name alone, as the frames of the C code it runs */
+	out->line = f->owner == RUBY_FRAME_CFUNC ? 0 : ruby_iseq_line(it, f->instr);
 }
 
 bool ruby_is_eval_frame(const char *native_name)

@@ -41,6 +41,15 @@ struct ruby_offsets {
 	uint16_t rarray_embed;	      /* .as.ary */
 	uint32_t rarray_embed_flag;   /* RARRAY_EMBED_FLAG */
 	uint8_t t_string, t_array;    /* RUBY_T_STRING, RUBY_T_ARRAY (flags & 0x1f) */
+	/* a C method's name: its method entry's ID, then the ID's String in global_symbols */
+	uint16_t me_called_id;	 /* rb_callable_method_entry_t.called_id */
+	uint16_t id_scope_shift; /* RUBY_ID_SCOPE_SHIFT: an ID's serial above it */
+	uint16_t last_op_id;	 /* tLAST_OP_ID: IDs up to it are their own serial */
+	/* symbol.c's, internal (no header has them): shown right by test_ruby_frames' names */
+	uint16_t symbols_last_id; /* rb_symbols_t.last_id: the highest serial (u32) */
+	uint16_t symbols_ids;	  /* .ids: an Array of Arrays of [String, Symbol] pairs */
+	uint16_t id_entry_unit;	  /* ID_ENTRY_UNIT: serials per inner Array */
+	uint16_t id_entry_size;	  /* ID_ENTRY_SIZE: VALUEs per serial */
 };
 
 /* The entry of a version, NULL when it has none. */
