@@ -215,21 +215,31 @@ ifeq ($(ARCH),arm64)
 all: $(OUT)/arm64/cfiprof
 endif
 
-# Debian's own arm64 programs for the guest and the oracles (xz, python3.11, ruby, perl,
-# php and what they load; perl's and ruby's headers for the layout checks), unpacked,
-# never installed; the stamp is named after the list,
-# so that a changed list unpacks again.
-ARM64_GUEST_DEBS := xz-utils liblzma5 python3.11-minimal libpython3.11-minimal libexpat1 zlib1g \
-	ruby3.1 libruby3.1 libgmp10 libcrypt1 perl-base php8.2-cli libxml2 libicu72 libssl3 \
-	libpcre2-8-0 libsodium23 libargon2-1 libstdc++6 libgcc-s1 libperl5.36 ruby3.1-dev
-ARM64_DEBS_DONE := $(OUT)/arm64-guest/debs/.done-$(shell echo $(ARM64_GUEST_DEBS) | cksum | cut -d' ' -f1)
-$(ARM64_DEBS_DONE): | $(ARM64_SYSROOT)/.done
-	@rm -rf $(OUT)/arm64-guest/debs $(OUT)/arm64-guest/debs-dl
-	@mkdir -p $(OUT)/arm64-guest/debs-dl $(OUT)/arm64-guest/debs
-	cd $(OUT)/arm64-guest/debs-dl && \
-		apt-get download -qq -o APT::Sandbox::User=root $(ARM64_GUEST_DEBS:%=%:arm64)
-	for d in $(OUT)/arm64-guest/debs-dl/*.deb; do dpkg-deb -x $$d $(OUT)/arm64-guest/debs || exit 1; done
-	@touch $(OUT)/arm64-guest/debs/.done $@
+# Debian's own arm64 programs, unpacked (never installed) under $(OUT)/arm64-guest/SET, each
+# set's stamp named after its list so that a changed list unpacks again: debs, what the
+# guest runs in make test (xz, python3.11); rt, ruby and perl with their headers (the
+# layout checks of make test, and the guest's runtimes); php, what only make arm64-test's
+# guest runs.
+ARM64_GUEST_DEBS := xz-utils liblzma5 python3.11-minimal libpython3.11-minimal libexpat1 zlib1g
+ARM64_RT_DEBS := ruby3.1 libruby3.1 libgmp10 libcrypt1 zlib1g perl-base libperl5.36 ruby3.1-dev
+ARM64_PHP_DEBS := php8.2-cli libxml2 libicu72 libssl3 libpcre2-8-0 libsodium23 libargon2-1 \
+	libstdc++6 libgcc-s1
+arm64_debs_done = $(OUT)/arm64-guest/$(1)/.done-$(shell echo $(2) | cksum | cut -d' ' -f1)
+define arm64_debs
+$(call arm64_debs_done,$(1),$(2)): | $(ARM64_SYSROOT)/.done
+	@rm -rf $(OUT)/arm64-guest/$(1) $(OUT)/arm64-guest/$(1)-dl
+	@mkdir -p $(OUT)/arm64-guest/$(1)-dl $(OUT)/arm64-guest/$(1)
+	cd $(OUT)/arm64-guest/$(1)-dl && \
+		apt-get download -qq -o APT::Sandbox::User=root $(2:%=%:arm64)
+	for d in $(OUT)/arm64-guest/$(1)-dl/*.deb; do dpkg-deb -x $$$$d $(OUT)/arm64-guest/$(1) || exit 1; done
+	@touch $(OUT)/arm64-guest/$(1)/.done $$@
+endef
+$(eval $(call arm64_debs,debs,$(ARM64_GUEST_DEBS)))
+$(eval $(call arm64_debs,rt,$(ARM64_RT_DEBS)))
+$(eval $(call arm64_debs,php,$(ARM64_PHP_DEBS)))
+ARM64_DEBS_DONE := $(call arm64_debs_done,debs,$(ARM64_GUEST_DEBS)) \
+	$(call arm64_debs_done,rt,$(ARM64_RT_DEBS))
+ARM64_FULL_DEBS_DONE := $(ARM64_DEBS_DONE) $(call arm64_debs_done,php,$(ARM64_PHP_DEBS))
 
 # The arm64 guest on its own, all of it (make test runs its known chains, probes and whole
 # programs, 2 s a program): tests/e2e/test_arm64_guest with ARM64_FULL=1 (Ruby, Perl, PHP,
@@ -237,7 +247,7 @@ $(ARM64_DEBS_DONE): | $(ARM64_SYSROOT)/.done
 ARM64_SECONDS ?= 3
 arm64-test: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
-		$(OUT)/arm64/cfiprof $(ARM64_DEBS_DONE) $(TEST_PROGS) $(OUT)/tests/test_arm64_guest
+		$(OUT)/arm64/cfiprof $(ARM64_FULL_DEBS_DONE) $(TEST_PROGS) $(OUT)/tests/test_arm64_guest
 	ARM64_FULL=1 ARM64_SECONDS=$(ARM64_SECONDS) OUT=$(OUT) tests/run.sh $(OUT)/tests/test_arm64_guest
 
 LIBS = $(1)/libcfiuser.a $(1)/libcfitables.a $(LDLIBS)

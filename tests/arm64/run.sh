@@ -33,6 +33,9 @@ set -eu
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-build}
 SECONDS_EACH=${ARM64_SECONDS:-3}
+# lazybind's lazy bindings (a few percent of its samples) and python3.11's 500 samples
+# at least want 2 s whatever the chains get
+LONG_EACH=$((SECONDS_EACH > 2 ? SECONDS_EACH : 2))
 work=$OUT/arm64-guest
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -47,12 +50,16 @@ if [ ! -x "$work/busybox/bin/busybox" ]; then
 	(cd "$work" && apt-get download -qq -o APT::Sandbox::User=root busybox-static:arm64)
 	dpkg-deb -x "$work"/busybox-static_*_arm64.deb "$work/busybox"
 fi
-# Debian's own arm64 programs, as a fleet runs them: the Makefile's ARM64_GUEST_DEBS,
-# unpacked (never installed) by make arm64-test and make test before this runs
-if [ ! -e "$work/debs/.done" ]; then
-	echo "arm64-test: no $work/debs: run make arm64-test (it unpacks Debian's arm64 programs)" >&2
-	exit 1
-fi
+# Debian's own arm64 programs, as a fleet runs them: the Makefile's sets (debs; with
+# ARM64_FULL=1 rt and php too), unpacked (never installed) by make test / make arm64-test
+sets="debs"
+[ "${ARM64_FULL:-0}" = 1 ] && sets="debs rt php"
+for set in $sets; do
+	if [ ! -e "$work/$set/.done" ]; then
+		echo "arm64-test: no $work/$set: run make arm64-test (it unpacks Debian's arm64 programs)" >&2
+		exit 1
+	fi
+done
 # how cfiprof names a program's entry, the root of its complete stacks: _start, or in a
 # stripped program the FDE holding e_entry ("xz+0x3880")
 entry_token() {
@@ -97,9 +104,11 @@ cp -L "$cross/ld-linux-aarch64.so.1" "$root/lib/"
 cp -L "$cross/libc.so.6" "$cross/libm.so.6" "$root/lib/aarch64-linux-gnu/"
 # the packages' files but their docs, headers, libperl's modules and Ruby's gems (the
 # scripts run without them)
-(cd "$work/debs" && find . -path ./usr/share -prune -o -path ./usr/lib/ruby -prune -o \
-	-path ./usr/include -prune -o -path ./usr/lib/aarch64-linux-gnu/perl -prune -o -print |
-	cpio -pdm --quiet "$root")
+for set in $sets; do
+	(cd "$work/$set" && find . -path ./usr/share -prune -o -path ./usr/lib/ruby -prune -o \
+		-path ./usr/include -prune -o -path ./usr/lib/aarch64-linux-gnu/perl -prune -o \
+		-print | cpio -pdm --quiet "$root")
+done
 ln -sf ruby3.1 "$root/usr/bin/ruby"
 cp tests/progs/ruby/recurse.rb tests/progs/perl/recurse.pl tests/progs/php/recurse.php "$root/progs/"
 # the oracles' leaf lines: the scripts' LEAF marks
@@ -180,7 +189,7 @@ run gofib_stripped ';main.fib' \
 	-- /progs/gofib_stripped ${SECONDS_EACH} 1
 # every sample under lz_all, in lazy binding or not, has the whole chain from _start
 run lazybind ';lz_all' ';_start;__libc_start_main;[^;]+;main;lz_round;lz_all(;| )' -- \
-	/progs/lazybind ${SECONDS_EACH}c
+	/progs/lazybind ${LONG_EACH}c
 # whole-program runs: the share of samples whose stack reaches _start (or is unwalkable)
 whole() {
 	name=\$1 root=\$2
@@ -233,7 +242,7 @@ whole python3.11 $py_root -- /usr/bin/python3.11 -c '
 import time
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
-end = time.process_time() + ${SECONDS_EACH}
+end = time.process_time() + ${LONG_EACH}
 while time.process_time() < end:
     fib(18)
 '

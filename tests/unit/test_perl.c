@@ -112,7 +112,7 @@ static void test_layout_arm64(void)
 	char dir[] = "/tmp/cfiprof-perl-layout.XXXXXX", cmd[2 * PATH_MAX + 1024], core[PATH_MAX];
 
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-	snprintf(core, sizeof(core), "%s/arm64-guest/debs/usr/lib/aarch64-linux-gnu/perl/5.36/CORE",
+	snprintf(core, sizeof(core), "%s/arm64-guest/rt/usr/lib/aarch64-linux-gnu/perl/5.36/CORE",
 		 out);
 	CHECK(access(core, R_OK) == 0, "%s missing (make test unpacks it)", core);
 	snprintf(cmd, sizeof(cmd),
@@ -174,7 +174,7 @@ static void test_detect_arm64(void)
 	struct perl_object o;
 	FILE *rd;
 
-	snprintf(exe, sizeof(exe), "%s/arm64-guest/debs/usr/bin/perl", out);
+	snprintf(exe, sizeof(exe), "%s/arm64-guest/rt/usr/bin/perl", out);
 	fd = open(exe, O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0, "%s missing (make test unpacks it)", exe);
 	if (fd < 0)

@@ -115,7 +115,7 @@ static void test_layout_arm64(void)
 	char dir[] = "/tmp/cfiprof-ruby-layout.XXXXXX", cmd[2 * PATH_MAX + 1024], debs[PATH_MAX];
 
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-	snprintf(debs, sizeof(debs), "%s/arm64-guest/debs", out);
+	snprintf(debs, sizeof(debs), "%s/arm64-guest/rt", out);
 	snprintf(
 	    cmd, sizeof(cmd),
 	    "D=%s; L=$D/usr/lib/aarch64-linux-gnu; aarch64-linux-gnu-gcc -w -O1 "
@@ -182,8 +182,8 @@ static void test_detect_arm64(void)
 	int fd, rc;
 	FILE *rd;
 
-	snprintf(lib, sizeof(lib),
-		 "%s/arm64-guest/debs/usr/lib/aarch64-linux-gnu/libruby-3.1.so.3.1", out);
+	snprintf(lib, sizeof(lib), "%s/arm64-guest/rt/usr/lib/aarch64-linux-gnu/libruby-3.1.so.3.1",
+		 out);
 	fd = open(lib, O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0, "%s missing (make test unpacks it)", lib);
 	if (fd < 0)
@@ -289,8 +289,8 @@ static void test_symbols(void)
 	char a64[PATH_MAX], cmd[4 * PATH_MAX];
 	const char *libs[2] = {LIBRUBY, a64};
 
-	snprintf(a64, sizeof(a64),
-		 "%s/arm64-guest/debs/usr/lib/aarch64-linux-gnu/libruby-3.1.so.3.1", out);
+	snprintf(a64, sizeof(a64), "%s/arm64-guest/rt/usr/lib/aarch64-linux-gnu/libruby-3.1.so.3.1",
+		 out);
 	for (int k = 0; k < 2; k++) {
 		unsigned long long base = 0, off = 0;
 		struct ruby_object o;
