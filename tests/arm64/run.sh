@@ -33,7 +33,8 @@ set -eu
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-build}
 SECONDS_EACH=${ARM64_SECONDS:-3}
-# lazybind's lazy bindings (a few percent of its samples) and python3.11's 500 samples
+# lazybind's lazy bindings (a few percent of its samples), gofib's ~15 samples at start
+# (the incomplete ones: 2% at most) and python3.11's 500 samples
 # at least want 2 s whatever the chains get
 LONG_EACH=$((SECONDS_EACH > 2 ? SECONDS_EACH : 2))
 work=$OUT/arm64-guest
@@ -186,7 +187,7 @@ run chain_ns ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' -- unshare -p -m -f sh -c \
 	"mount -t tmpfs none /tmp/ct && cp /progs/chain /tmp/ct/chain && exec /tmp/ct/chain ${SECONDS_EACH}c"
 run gofib_stripped ';main.fib' \
 	';runtime\.goexit[^;]*;(runtime\.main;main\.main;main\.work|main\.main\.func1;main\.spin)(;main\.fib)+[ ;]' \
-	-- /progs/gofib_stripped ${SECONDS_EACH} 1
+	-- /progs/gofib_stripped ${LONG_EACH} 1
 # every sample under lz_all, in lazy binding or not, has the whole chain from _start
 run lazybind ';lz_all' ';_start;__libc_start_main;[^;]+;main;lz_round;lz_all(;| )' -- \
 	/progs/lazybind ${LONG_EACH}c
