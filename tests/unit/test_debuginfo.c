@@ -272,9 +272,14 @@ static struct sym_fetch *fetcher(const char *urls, const char *cache, uint64_t t
 	return sym_fetch_new(&o);
 }
 
-/* How many of @f's functions @obj names right (through @sf when not NULL) after waiting. */
+/*
+ * How many of @f's functions @obj names right (through @sf when not NULL)
+ * after waiting.  With @named_before, the first function is looked up
+ * before the file can arrive: @server (the debuginfod serving it) is
+ * stopped from before the get until that lookup is done.
+ */
 static size_t named_after(struct sym_fetch *sf, const char *obj, struct func *f, size_t n,
-			  double *waited, size_t *named_before)
+			  double *waited, size_t *named_before, pid_t server)
 {
 	struct sym_cache *c = sym_cache_new();
 	struct sym_obj *o;
@@ -284,15 +289,19 @@ static size_t named_after(struct sym_fetch *sf, const char *obj, struct func *f,
 
 	sym_cache_set_debug_root(c, "");
 	sym_cache_set_fetch(c, sf);
-	o = sym_cache_get(c, NULL, obj, -1, 0);
 	/*
-	 * the first lookup right after the get: the fetch is an HTTP round trip
-	 * away (a lookup of every function, slow under ASan, could outlast it:
-	 * 8 were named "before" in a clean clone)
+	 * the server cannot answer while stopped: without that, the lookup
+	 * right after the get raced the fetch's HTTP round trip, and lost it
+	 * once in a clean clone
 	 */
+	if (named_before && server > 0)
+		kill(server, SIGSTOP);
+	o = sym_cache_get(c, NULL, obj, -1, 0);
 	if (named_before && o && n)
 		*named_before +=
 		    !sym_obj_lookup(o, f[0].addr, &name, NULL) && !strcmp(name, f[0].name);
+	if (named_before && server > 0)
+		kill(server, SIGCONT);
 	t0 = mono_sec();
 	sym_fetch_wait(sf, mono_ns() + 30ull * 1000000000);
 	*waited = mono_sec() - t0;
@@ -335,7 +344,7 @@ static void test_debuginfod_served(void)
 	f = nm_funcs(tpath("d"), &n);
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
 	sf = fetcher(urls, "cache", 0);
-	named = named_after(sf, tpath("d.stripped"), f, n, &waited, &before);
+	named = named_after(sf, tpath("d.stripped"), f, n, &waited, &before, srv);
 	CHECK(n >= 6 && named == n, "fetched: %zu of %zu functions named", named, n);
 	CHECK(before == 0, "named before the file arrived: %zu", before);
 	CHECK(outcome(sf, DBGD_FETCHED) == 1, "not fetched once: %" PRIu64,
@@ -346,7 +355,7 @@ static void test_debuginfod_served(void)
 	/* a new run: libdebuginfod's cache answers, the server is not asked */
 	server_stop(srv);
 	sf = fetcher(urls, "cache", 0);
-	named = named_after(sf, tpath("d.stripped"), f, n, &waited, NULL);
+	named = named_after(sf, tpath("d.stripped"), f, n, &waited, NULL, 0);
 	CHECK(named == n, "cached: %zu of %zu functions named", named, n);
 	CHECK(outcome(sf, DBGD_CACHED) == 1, "not from the cache");
 	printf("FIGURE: debuginfod warm (cached) naming of chain: %.1f ms\n", waited * 1e3);
@@ -380,7 +389,7 @@ static void test_debuginfod_unavailable(void)
 	port = free_port();
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
 	sf = fetcher(urls, "cache-down", 0);
-	named = named_after(sf, tpath("u.stripped"), f, n, &waited, NULL);
+	named = named_after(sf, tpath("u.stripped"), f, n, &waited, NULL, 0);
 	CHECK(named == 0 && outcome(sf, DBGD_FAILED) == 1,
 	      "server down: %zu named, failed %" PRIu64, named, outcome(sf, DBGD_FAILED));
 	CHECK(waited < 2, "server down: waited %.1f s", waited);
@@ -389,7 +398,7 @@ static void test_debuginfod_unavailable(void)
 	srv = fake_server_start(&port, NULL);
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
 	sf = fetcher(urls, "cache-slow", 1000ull * 1000 * 1000);
-	named = named_after(sf, tpath("u.stripped"), f, n, &waited, NULL);
+	named = named_after(sf, tpath("u.stripped"), f, n, &waited, NULL, 0);
 	CHECK(named == 0 && outcome(sf, DBGD_TIMED_OUT) == 1,
 	      "stalled: %zu named, timed out %" PRIu64, named, outcome(sf, DBGD_TIMED_OUT));
 	CHECK(waited < 2.5, "stalled server with a 1 s timeout: waited %.1f s", waited);
@@ -400,7 +409,7 @@ static void test_debuginfod_unavailable(void)
 	srv = fake_server_start(&port, tpath("other.debug"));
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
 	sf = fetcher(urls, "cache-lie", 0);
-	named = named_after(sf, tpath("u.stripped"), f, n, &waited, NULL);
+	named = named_after(sf, tpath("u.stripped"), f, n, &waited, NULL, 0);
 	sym_fetch_get_stats(sf, &st);
 	CHECK(named == 0 && st.refused[SYM_FETCH_REFUSED_INVALID] == 1,
 	      "another build's file: %zu named, %" PRIu64 " refused", named,
@@ -442,7 +451,7 @@ static void test_debuginfod_inflated(void)
 	setenv("DEBUGINFOD_URLS", urls, 1);
 	setenv("DEBUGINFOD_CACHE_PATH", tpath("cache-inflated"), 1);
 	sf = sym_fetch_new(&o);
-	named = sf ? named_after(sf, tpath("z.stripped"), f, n, &waited, NULL) : 0;
+	named = sf ? named_after(sf, tpath("z.stripped"), f, n, &waited, NULL, 0) : 0;
 	server_stop(srv);
 	text = slurp(sent_path);
 	if (text)
