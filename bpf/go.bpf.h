@@ -46,15 +46,6 @@ struct {
 	__type(value, struct go_scratch);
 } go_scratch SEC(".maps");
 
-static __always_inline __u64 go_read_ptr(__u64 addr)
-{
-	__u64 v = 0;
-
-	if (!addr || bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
-		return 0;
-	return v;
-}
-
 /* One string of a label: its length as Go has it, the bytes that fit copied. */
 static __always_inline int go_read_string(const __u8 *hdr, char *dst, __u32 room, __u16 *len_out)
 {
@@ -121,15 +112,15 @@ __noinline int go_labels_read(__u32 pid)
 	if (!s || !tp)
 		return GO_STATUS_NONE << 16;
 	/* a thread Go did not start (a C thread of a cgo program) has no g */
-	g = go_read_ptr(tp + (__s64)gp->tls_g);
-	m = go_read_ptr(g ? g + gp->g_m : 0);
-	curg = go_read_ptr(m ? m + gp->m_curg : 0);
+	g = rt_read_ptr(tp + (__s64)gp->tls_g);
+	m = rt_read_ptr(g ? g + gp->g_m : 0);
+	curg = rt_read_ptr(m ? m + gp->m_curg : 0);
 	if (!curg)
 		return GO_STATUS_NONE << 16;
-	lp = go_read_ptr(curg + gp->g_labels);
+	lp = rt_read_ptr(curg + gp->g_labels);
 	if (!lp)
 		return GO_STATUS_OK << 16;
-	h = go_read_ptr(lp);
+	h = rt_read_ptr(lp);
 	if (!h)
 		return GO_STATUS_OK << 16;
 	if (bpf_probe_read_user(s->hmap, sizeof(s->hmap), (const void *)h))

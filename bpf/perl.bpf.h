@@ -62,13 +62,6 @@ struct perl_walk_ctx {
 	bool done;	/* every stack info read */
 };
 
-static __always_inline __u64 perl_read_ptr(__u64 addr)
-{
-	__u64 v = 0;
-
-	return bpf_probe_read_user(&v, sizeof(v), (const void *)addr) ? 0 : v;
-}
-
 /* Stack info si's contexts into c; false when unreadable. */
 static __always_inline bool perl_enter_si(struct perl_walk_ctx *c, __u64 si)
 {
@@ -116,7 +109,7 @@ static long perl_walk_step(__u32 index, void *data)
 		return 1;
 	}
 	if (c->ix < 0) {
-		prev = perl_read_ptr(c->si + pl->si_prev);
+		prev = rt_read_ptr(c->si + pl->si_prev);
 		/* a stack info of its own is a runops loop of its own: its outermost frame began it
 		 */
 		if (prev && c->n > c->si_first && c->n - 1 < PERL_MAX_FRAMES)
@@ -176,16 +169,16 @@ __noinline int perl_walk(__u32 pid)
 	tp = current_thread_pointer();
 	if (!c.s || !tp)
 		return 0;
-	interp = perl_read_ptr(tp + (__s64)c.pl->tls_context);
+	interp = rt_read_ptr(tp + (__s64)c.pl->tls_context);
 	if (!interp)
 		return PERL_STATUS_NO_THREAD << 16;
-	c.cop = perl_read_ptr(interp + c.pl->interp_curcop);
+	c.cop = rt_read_ptr(interp + c.pl->interp_curcop);
 	bpf_probe_read_user(&phase, sizeof(phase), (const void *)(interp + c.pl->interp_phase));
 	c.main_runs = phase == c.pl->phase_run;
 	if (c.cop)
 		bpf_probe_read_user(&c.line, sizeof(c.line),
 				    (const void *)(c.cop + c.pl->cop_line));
-	if (!perl_enter_si(&c, perl_read_ptr(interp + c.pl->interp_curstackinfo)))
+	if (!perl_enter_si(&c, rt_read_ptr(interp + c.pl->interp_curstackinfo)))
 		return PERL_STATUS_UNREADABLE << 16;
 	if (use_bpf_loop) {
 		bpf_loop(PERL_MAX_STEPS, perl_walk_step, &c, 0);

@@ -72,15 +72,6 @@ struct {
 /* a thread with no thread state is searched for again after this */
 #define PY_THREAD_RETRY_NS (50 * 1000 * 1000)
 
-static __always_inline __u64 py_read_ptr(__u64 addr)
-{
-	__u64 v = 0;
-
-	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
-		return 0;
-	return v;
-}
-
 /* A search of the interpreters' thread lists for the thread state of one thread. */
 struct py_find_ctx {
 	const struct cfi_python_proc *py;
@@ -97,15 +88,15 @@ static long py_find_step(__u32 index, void *data)
 	if (!c->interp)
 		return 1;
 	if (!c->ts) {
-		c->interp = py_read_ptr(c->interp + py->interp_next);
-		c->ts = c->interp ? py_read_ptr(c->interp + py->interp_threads_head) : 0;
+		c->interp = rt_read_ptr(c->interp + py->interp_next);
+		c->ts = c->interp ? rt_read_ptr(c->interp + py->interp_threads_head) : 0;
 		return 0;
 	}
-	if (py_read_ptr(c->ts + py->tstate_native_tid) == c->id) {
+	if (rt_read_ptr(c->ts + py->tstate_native_tid) == c->id) {
 		c->interp = 0;
 		return 1;
 	}
-	c->ts = py_read_ptr(c->ts + py->tstate_next);
+	c->ts = rt_read_ptr(c->ts + py->tstate_next);
 	return 0;
 }
 
@@ -120,9 +111,9 @@ static __noinline __u64 py_find_tstate(const struct cfi_python_proc *py, __u64 i
 	struct py_find_ctx c = {.py = py, .id = id};
 	int i;
 
-	c.interp = py_read_ptr(py->runtime + py->runtime_interp_head);
+	c.interp = rt_read_ptr(py->runtime + py->runtime_interp_head);
 	if (c.interp)
-		c.ts = py_read_ptr(c.interp + py->interp_threads_head);
+		c.ts = rt_read_ptr(c.interp + py->interp_threads_head);
 	/* bpf_loop: verified once, not once per step (a frozen setting: the other path is pruned)
 	 */
 	if (use_bpf_loop) {
@@ -166,9 +157,9 @@ static __always_inline __u64 py_pthread_self(void)
 /* The first thread state of the first interpreter (0: none): a new one goes first. */
 static __always_inline __u64 py_threads_head(const struct cfi_python_proc *py)
 {
-	__u64 interp = py_read_ptr(py->runtime + py->runtime_interp_head);
+	__u64 interp = rt_read_ptr(py->runtime + py->runtime_interp_head);
 
-	return interp ? py_read_ptr(interp + py->interp_threads_head) : 0;
+	return interp ? rt_read_ptr(interp + py->interp_threads_head) : 0;
 }
 
 /*
@@ -186,7 +177,7 @@ static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, struct 
 
 	if (t && t->pid == pid) {
 		/* a thread state is freed when its thread ends: its tid must still be in it */
-		if (t->tstate && py_read_ptr(t->tstate + py->tstate_native_tid) == id)
+		if (t->tstate && rt_read_ptr(t->tstate + py->tstate_native_tid) == id)
 			return t->tstate;
 		if (!t->tstate && now < t->retry_ns && py_threads_head(py) == t->head)
 			return 0;
@@ -327,9 +318,9 @@ __noinline int python_walk(__u32 pid, __u64 ts)
 		return 0;
 	if (!ts)
 		return PY_STATUS_NO_THREAD << 16;
-	c.frame = py_read_ptr(ts + c.py->tstate_frame);
+	c.frame = rt_read_ptr(ts + c.py->tstate_frame);
 	if (c.frame && (c.py->flags & PY_FLAG_CFRAME))
-		c.frame = py_read_ptr(c.frame + c.py->cframe_current_frame);
+		c.frame = rt_read_ptr(c.frame + c.py->cframe_current_frame);
 	if (use_bpf_loop) {
 		bpf_loop(PY_MAX_FRAMES + 1, py_walk_step, &c, 0);
 	} else {

@@ -3,11 +3,10 @@
  * Ruby frames of the sampled thread, appended to its sample record after
  * the native PCs (struct cfi_interp_frame, leaf first): the control frames
  * of the thread's execution context, innermost first.  The context is
- * ruby_current_ec, thread-local in libruby's TLS block, which a shared
- * library's global-dynamic access reaches through the thread's DTV: the
- * thread pointer's dtv (tcbhead_t, 8 bytes in), the module id the dynamic
- * loader wrote in libruby's GOT, the block at that index (16-byte
- * entries), the variable in it.  Each thread has its own context, so a
+ * ruby_current_ec, thread-local in libruby's TLS block, found from the GOT
+ * slot of libruby's own accesses to it (tls_var_addr in runtimes.bpf.h: a
+ * module id and the thread's DTV, or a TLS descriptor).  Each thread has
+ * its own context, so a
  * thread that released the GVL (a blocking call) still shows its frames.
  * A frame is Ruby-level when its flags (ep[0]) lack CFRAME: its iseq and
  * pc are recorded, named and given a line in user space; a C method's, its
@@ -56,13 +55,6 @@ struct ruby_walk_ctx {
 	__u32 n, status;
 };
 
-static __always_inline __u64 ruby_read_ptr(__u64 addr)
-{
-	__u64 v = 0;
-
-	return bpf_probe_read_user(&v, sizeof(v), (const void *)addr) ? 0 : v;
-}
-
 /* One control frame (a frame when Ruby-level); 1 ends the walk. */
 static long ruby_walk_step(__u32 index, void *data)
 {
@@ -96,14 +88,14 @@ static long ruby_walk_step(__u32 index, void *data)
 	pc = *(__u64 *)(s->cfp + off_pc);
 	iseq = *(__u64 *)(s->cfp + off_iseq);
 	ep = *(__u64 *)(s->cfp + off_ep);
-	flags = ruby_read_ptr(ep);
+	flags = rt_read_ptr(ep);
 	/*
 	 * A C method's frame has neither: its method entry, ep[-2]
 	 * (VM_ENV_DATA_INDEX_ME_CREF), names it in user space.  Other frames
 	 * without either (a block in C, a dummy) are left out.
 	 */
 	if (!pc && !iseq && (flags & rb->frame_magic_mask) == rb->frame_cfunc &&
-	    (me = ruby_read_ptr(ep - 16))) {
+	    (me = rt_read_ptr(ep - 16))) {
 		s->f[n] = (struct cfi_interp_frame){.code = me, .owner = RUBY_FRAME_CFUNC};
 		c->n = n + 1;
 		return 0;
@@ -144,12 +136,12 @@ __noinline int ruby_walk(__u32 pid)
 	if (!c.s || !tp)
 		return 0;
 	var = tls_var_addr(tp, c.rb->tls.slot, c.rb->tls.offset, c.rb->tls.desc);
-	ec = var ? ruby_read_ptr(var) : 0;
+	ec = var ? rt_read_ptr(var) : 0;
 	if (!ec)
 		return RUBY_STATUS_NO_THREAD << 16;
-	stack = ruby_read_ptr(ec + c.rb->ec_vm_stack);
-	size = ruby_read_ptr(ec + c.rb->ec_vm_stack_size);
-	c.cfp = ruby_read_ptr(ec + c.rb->ec_cfp);
+	stack = rt_read_ptr(ec + c.rb->ec_vm_stack);
+	size = rt_read_ptr(ec + c.rb->ec_vm_stack_size);
+	c.cfp = rt_read_ptr(ec + c.rb->ec_cfp);
 	/*
 	 * Control frames grow down from the VM stack's end; the last is a
 	 * thread's dummy (the main thread's holds a stand-in iseq named

@@ -20,6 +20,14 @@ static __always_inline __u64 current_thread_pointer(void)
 #endif
 }
 
+/* The pointer at addr in the sampled process, 0 when it cannot be read: every runtime's. */
+static __always_inline __u64 rt_read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	return bpf_probe_read_user(&v, sizeof(v), (const void *)addr) ? 0 : v;
+}
+
 /* module ids past this are not a dynamic loader's (glibc counts them from 1) */
 #define TLS_MAX_MODID 65536
 /*
@@ -30,13 +38,6 @@ static __always_inline __u64 current_thread_pointer(void)
  * even a non-PIE executable's brk heap puts past 4 MiB.
  */
 #define TLS_DESC_STATIC_MAX (1ll << 20)
-
-static __always_inline __u64 tls_read_ptr(__u64 addr)
-{
-	__u64 v = 0;
-
-	return bpf_probe_read_user(&v, sizeof(v), (const void *)addr) ? 0 : v;
-}
 
 /*
  * The address, in the current thread, of a shared object's thread-local
@@ -53,22 +54,22 @@ static __always_inline __u64 tls_var_addr(__u64 tp, __u64 slot, __u64 offset, __
 	if (!tp || !slot)
 		return 0;
 	if (desc) {
-		__s64 arg = (__s64)tls_read_ptr(slot + 8);
+		__s64 arg = (__s64)rt_read_ptr(slot + 8);
 
 		if (arg > -TLS_DESC_STATIC_MAX && arg < TLS_DESC_STATIC_MAX)
 			return arg ? tp + arg : 0;
 		/* struct tlsdesc_dynamic_arg: tls_index {module, offset}, gen_count */
-		modid = tls_read_ptr((__u64)arg);
-		offset = tls_read_ptr((__u64)arg + 8);
+		modid = rt_read_ptr((__u64)arg);
+		offset = rt_read_ptr((__u64)arg + 8);
 	} else {
-		modid = tls_read_ptr(slot);
+		modid = rt_read_ptr(slot);
 	}
 	/* 0 until the dynamic loader relocated the object */
-	dtv = tls_read_ptr(tp + ARCH_TP_DTV);
+	dtv = rt_read_ptr(tp + ARCH_TP_DTV);
 	if (!dtv || !modid || modid > TLS_MAX_MODID)
 		return 0;
 	/* dtv_t: {val, to_free}; a block not allocated reads as 0 or -1 */
-	block = tls_read_ptr(dtv + modid * 16);
+	block = rt_read_ptr(dtv + modid * 16);
 	return block && block != ~0ull ? block + offset : 0;
 }
 

@@ -88,6 +88,8 @@ uint64_t elf_tls_slot(Elf *e, const char *name, uint64_t *left, bool *desc)
 	GElf_Ehdr eh;
 	GElf_Shdr sh, symsh;
 
+	bool is_desc = false;
+
 	*desc = false;
 	if (!gelf_getehdr(e, &eh) || (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64))
 		return 0;
@@ -112,15 +114,16 @@ uint64_t elf_tls_slot(Elf *e, const char *name, uint64_t *left, bool *desc)
 			const char *sname;
 
 			if (!gelf_getrela(rel, (int)i, &r) ||
-			    !tls_reloc(eh.e_machine, (uint32_t)GELF_R_TYPE(r.r_info), desc) ||
+			    !tls_reloc(eh.e_machine, (uint32_t)GELF_R_TYPE(r.r_info), &is_desc) ||
 			    !GELF_R_SYM(r.r_info) ||
 			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym))
 				continue;
 			sname = elf_strptr(e, symsh.sh_link, sym.st_name);
-			if (sname && !strcmp(sname, name))
+			if (sname && !strcmp(sname, name)) {
+				*desc = is_desc;
 				return r.r_offset;
+			}
 		}
 	}
-	*desc = false;
 	return 0;
 }

@@ -159,21 +159,40 @@ static char *console_lines(const char *log, const char *prefix)
 	return out ? out : strdup("");
 }
 
+/* text into NAME in this run's directory, its path into path; a failed check if it cannot. */
+static bool save_text(const char *name, const char *text, char *path, size_t len)
+{
+	FILE *f;
+
+	tpath(path, len, name);
+	f = fopen(path, "we");
+	CHECK(f && fputs(text, f) >= 0 && !fclose(f), "cannot write %s", path);
+	return f != NULL;
+}
+
+/* base64 text the guest printed, decoded into NAME in this run's directory (path). */
+static bool save_base64(const char *name, const char *b64, char *path, size_t len)
+{
+	char enc[256], encoded[PATH_MAX], cmd[3 * PATH_MAX];
+
+	snprintf(enc, sizeof(enc), "%.200s.b64", name);
+	if (!b64[0] || !save_text(enc, b64, encoded, sizeof(encoded)))
+		return false;
+	tpath(path, len, name);
+	snprintf(cmd, sizeof(cmd), "base64 -d '%s' > '%s'", encoded, path);
+	return system(cmd) == 0;
+}
+
 /* The guest's vDSO, printed by tests/progs/arm64/vdso_dump (its signal trampoline). */
 static char guest_vdso[PATH_MAX];
 
 static void save_guest_vdso(const char *log)
 {
-	char *b64 = console_lines(log, "A64-VDSO "), path[PATH_MAX], cmd[4 * PATH_MAX];
-	FILE *f;
+	char *b64 = console_lines(log, "A64-VDSO "), cmd[2 * PATH_MAX];
+	bool ok = save_base64("vdso.so", b64, guest_vdso, sizeof(guest_vdso));
 
-	tpath(path, sizeof(path), "vdso.b64");
-	tpath(guest_vdso, sizeof(guest_vdso), "vdso.so");
-	f = fopen(path, "we");
-	CHECK(f && fputs(b64, f) >= 0 && !fclose(f), "cannot write %s", path);
-	snprintf(cmd, sizeof(cmd), "base64 -d '%s' > '%s' && readelf -h '%s' | grep -q AArch64",
-		 path, guest_vdso, guest_vdso);
-	CHECK(b64[0] && system(cmd) == 0, "no vDSO image from the guest: %s", cmd);
+	snprintf(cmd, sizeof(cmd), "readelf -h '%s' | grep -q AArch64", guest_vdso);
+	CHECK(ok && system(cmd) == 0, "no vDSO image from the guest: %s", cmd);
 	free(b64);
 }
 
@@ -191,29 +210,22 @@ static void judge_callsites(const char *log, const char *name, const char *root,
 				    .resumed_start = resumed_start,
 				    .resumed_end = resumed_end,
 				    .vdso_path = guest_vdso};
-	char prefix[64];
+	char prefix[64], *lines, *line, *save = NULL;
 	uint64_t complete = 0;
-	const char *p = log;
 	FILE *f = fopen(path, "we");
-	size_t n;
 
 	snprintf(prefix, sizeof(prefix), "A64-REC %s ", name);
-	n = strlen(prefix);
-	while (f && p && (p = strstr(p, prefix))) {
-		const char *line = p + n, *end = strchr(line, '\n');
-		int len = end ? (int)(end - line) : (int)strlen(line);
-		const char *slash = memchr(line, '/', (size_t)len);
+	lines = console_lines(log, prefix);
+	for (line = strtok_r(lines, "\n", &save); f && line; line = strtok_r(NULL, "\n", &save)) {
+		const char *slash = strchr(line, '/');
 
-		while (len && line[len - 1] == '\r')
-			len--;
 		/* map lines end with the file: under the initramfs on this host */
 		if (!strncmp(line, "map ", 4) && slash)
-			fprintf(f, "%.*s%s%.*s\n", (int)(slash - line), line, root,
-				(int)(line + len - slash), slash);
+			fprintf(f, "%.*s%s%s\n", (int)(slash - line), line, root, slash);
 		else
-			fprintf(f, "%.*s\n", len, line);
-		p = line + len;
+			fprintf(f, "%s\n", line);
 	}
+	free(lines);
 	CHECK(f && !fclose(f), "cannot write %s", path);
 	CHECK(check_callsites(path, &cs, &complete) == 0, "%s: cannot read %s", name, path);
 	printf("  %s: call sites: %llu checked, %llu failed, %llu in the vDSO, %llu preempted, of "
@@ -287,7 +299,6 @@ static void judge_interp(const char *log, size_t i)
 	const char *name = guest_rt_names[i];
 	char prefix[64], *oracle, *folded, *second;
 	struct interp_run r;
-	FILE *f;
 
 	memset(&r, 0, sizeof(r));
 	snprintf(prefix, sizeof(prefix), "A64 %s loaded=yes", name);
@@ -306,9 +317,7 @@ static void judge_interp(const char *log, size_t i)
 	snprintf(prefix, sizeof(prefix), "A64-FOLDED %s ", name);
 	folded = console_lines(log, prefix);
 	snprintf(prefix, sizeof(prefix), "%s.folded", name);
-	tpath(r.folded, sizeof(r.folded), prefix);
-	f = fopen(r.folded, "we");
-	CHECK(f && fputs(folded, f) >= 0 && !fclose(f), "cannot write %s", r.folded);
+	save_text(prefix, folded, r.folded, sizeof(r.folded));
 	if (second && second[0] && interp_read_folded(lang, name, &r)) {
 		uint64_t a = interp_chain_count(lang, &r, oracle, false),
 			 b = interp_chain_count(lang, &r, second, false);
@@ -433,22 +442,13 @@ static void judge_agent(const char *log)
 	CHECK(strstr(log, "A64 agent loaded=yes"), "agent: did not run in the guest");
 	CHECK(go != NULL, "no go for go tool pprof");
 	for (line = strtok_r(files, "\n", &save); go && line; line = strtok_r(NULL, "\n", &save)) {
-		char b64[PATH_MAX], pb[PATH_MAX], cmd[3 * PATH_MAX], file[256], *text;
-		char *sp = strchr(line, ' ');
+		char pb[PATH_MAX], *text, *sp = strchr(line, ' ');
 		int status = -1;
-		FILE *f;
 
 		if (!sp)
 			continue;
 		*sp = 0;
-		snprintf(file, sizeof(file), "%.200s", line);
-		tpath(pb, sizeof(pb), file);
-		snprintf(file, sizeof(file), "%.200s.b64", line);
-		tpath(b64, sizeof(b64), file);
-		f = fopen(b64, "we");
-		CHECK(f && fputs(sp + 1, f) >= 0 && !fclose(f), "cannot write %s", b64);
-		snprintf(cmd, sizeof(cmd), "base64 -d '%s' > '%s'", b64, pb);
-		CHECK(system(cmd) == 0, "%s", cmd);
+		CHECK(save_base64(line, sp + 1, pb, sizeof(pb)), "%s: cannot decode it", line);
 		text = go_pprof(go, tmpdir, "-traces -sample_index=samples", pb, &status);
 		CHECK(text && status == 0, "go tool pprof -traces %s: %s", pb, text ? text : "");
 		if (text && status == 0) {

@@ -83,16 +83,13 @@ static const void *find_entry(uint16_t version)
 
 static void test_layout(void)
 {
-	char dir[] = "/tmp/cfiprof-perl-layout.XXXXXX", cmd[2048];
+	char cmd[2048];
 
-	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	snprintf(cmd, sizeof(cmd),
 		 "cc -w $(perl -MExtUtils::Embed -e ccopts) -DPERL_CX_READ_CHECK=%d "
-		 "-DPERL_SI_READ_CHECK=%d tests/progs/perl/layout.c -o %s/layout && %s/layout",
-		 PERL_CX_READ, PERL_SI_READ, dir, dir);
+		 "-DPERL_SI_READ_CHECK=%d tests/progs/perl/layout.c -o $B/layout && $B/layout",
+		 PERL_CX_READ, PERL_SI_READ);
 	layout_check("perl", cmd, find_entry, entry_field, 28);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	CHECK(system(cmd) == 0, "%s", cmd);
 }
 
 /* Debian's arm64 perl's entry (perl_offsets.h: PL_phase moves). */
@@ -109,21 +106,18 @@ static const void *find_entry_arm64(uint16_t version)
 static void test_layout_arm64(void)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
-	char dir[] = "/tmp/cfiprof-perl-layout.XXXXXX", cmd[2 * PATH_MAX + 1024], core[PATH_MAX];
+	char cmd[2 * PATH_MAX + 1024], core[PATH_MAX];
 
-	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	snprintf(core, sizeof(core), "%s/arm64-guest/rt/usr/lib/aarch64-linux-gnu/perl/5.36/CORE",
 		 out);
 	CHECK(access(core, R_OK) == 0, "%s missing (make test unpacks it)", core);
 	snprintf(cmd, sizeof(cmd),
 		 "aarch64-linux-gnu-gcc -w -static $(perl -MExtUtils::Embed -e ccopts | sed "
 		 "'s,-I/usr/lib/x86_64-linux-gnu/perl/[^ ]*,-I%s,') -DPERL_CX_READ_CHECK=%d "
-		 "-DPERL_SI_READ_CHECK=%d tests/progs/perl/layout.c -o %s/layout && "
-		 "qemu-aarch64 %s/layout",
-		 core, PERL_CX_READ, PERL_SI_READ, dir, dir);
+		 "-DPERL_SI_READ_CHECK=%d tests/progs/perl/layout.c -o $B/layout && "
+		 "qemu-aarch64 $B/layout",
+		 core, PERL_CX_READ, PERL_SI_READ);
 	layout_check("perl (arm64)", cmd, find_entry_arm64, entry_field, 28);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	CHECK(system(cmd) == 0, "%s", cmd);
 }
 
 /*

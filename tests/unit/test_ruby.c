@@ -86,21 +86,18 @@ static const void *find_entry(uint16_t version)
 
 static void test_layout(void)
 {
-	char dir[] = "/tmp/cfiprof-ruby-layout.XXXXXX", cmd[2048];
+	char cmd[2048];
 
-	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	/* the header's inline functions call into libruby: linked against it */
 	snprintf(
 	    cmd, sizeof(cmd),
 	    "ruby -e 'c = RbConfig::CONFIG; print \"-include \", "
 	    "File.join(c[\"rubyarchhdrdir\"], \"rb_mjit_min_header-#{RUBY_VERSION}.h\"), \" \", "
-	    "\"-L\", c[\"archlibdir\"], \" \", c[\"LIBRUBYARG_SHARED\"]' > %s/flags && "
-	    "cc -w -O1 -DRUBY_CFP_READ_CHECK=%d tests/progs/ruby/layout.c $(cat %s/flags) "
-	    "-o %s/layout && %s/layout",
-	    dir, RUBY_CFP_READ, dir, dir, dir);
+	    "\"-L\", c[\"archlibdir\"], \" \", c[\"LIBRUBYARG_SHARED\"]' > $B/flags && "
+	    "cc -w -O1 -DRUBY_CFP_READ_CHECK=%d tests/progs/ruby/layout.c $(cat $B/flags) "
+	    "-o $B/layout && $B/layout",
+	    RUBY_CFP_READ);
 	layout_check("ruby", cmd, find_entry, entry_field, 39);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	CHECK(system(cmd) == 0, "%s", cmd);
 }
 
 /*
@@ -112,22 +109,19 @@ static void test_layout(void)
 static void test_layout_arm64(void)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
-	char dir[] = "/tmp/cfiprof-ruby-layout.XXXXXX", cmd[2 * PATH_MAX + 1024], debs[PATH_MAX];
+	char cmd[2 * PATH_MAX + 1024], debs[PATH_MAX];
 
-	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	snprintf(debs, sizeof(debs), "%s/arm64-guest/rt", out);
 	snprintf(
 	    cmd, sizeof(cmd),
 	    "D=%s; L=$D/usr/lib/aarch64-linux-gnu; aarch64-linux-gnu-gcc -w -O1 "
 	    "-DRUBY_CFP_READ_CHECK=%d tests/progs/ruby/layout.c -include "
 	    "$D/usr/include/aarch64-linux-gnu/ruby-3.1.0/rb_mjit_min_header-3.1.2.h "
-	    "$L/libruby-3.1.so.3.1 -Wl,-rpath-link,$L:$D/lib/aarch64-linux-gnu -o %s/layout && "
+	    "$L/libruby-3.1.so.3.1 -Wl,-rpath-link,$L:$D/lib/aarch64-linux-gnu -o $B/layout && "
 	    "QEMU_LD_PREFIX=/usr/aarch64-linux-gnu LD_LIBRARY_PATH=$L:$D/lib/aarch64-linux-gnu "
-	    "qemu-aarch64 %s/layout",
-	    debs, RUBY_CFP_READ, dir, dir);
+	    "qemu-aarch64 $B/layout",
+	    debs, RUBY_CFP_READ);
 	layout_check("ruby (arm64)", cmd, find_entry, entry_field, 39);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	CHECK(system(cmd) == 0, "%s", cmd);
 }
 
 /*

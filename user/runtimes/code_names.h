@@ -41,7 +41,7 @@ int code_name_set(struct code_name *n, const char *name, const char *file);
  */
 struct code_proc {
 	const void *offsets; /* its version's layout (static), NULL when unknown */
-	uint64_t addr[2];    /* addresses in the process the runtime reads from (its own) */
+	uint64_t addr;	     /* an address in the process the runtime reads from (its own) */
 };
 
 struct code_names_ops {

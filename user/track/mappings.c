@@ -106,13 +106,7 @@ struct cfi_table *mapping_build_table(struct proc_tracker *pt, uint32_t pid, con
 	*err = cfi_table_build_fd(fd, &opts, &t, &diag);
 	if (t && pt->opts.table_cache)
 		cfi_table_cache_store(pt->opts.table_cache, key, t);
-	/*
-	 * malformed FDEs are skipped; say so once per object, not per FDE.  An
-	 * object with no CFI at all (arm64's vDSO) is no problem of its CFI: the
-	 * table store says it uses frame pointers there, with -v.
-	 */
-	if (*err == CFI_ERR_NO_CFI)
-		diag.count = 0;
+	/* malformed FDEs are skipped; say so once per object, not per FDE */
 	for (i = 0; i < diag.count && i < 2; i++)
 		fprintf(stderr, "cfiprof: warning: %s\n", diag.msg[i]);
 	if (diag.count > 2)

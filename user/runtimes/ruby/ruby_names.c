@@ -17,7 +17,6 @@
 #define RUBY_BODY_READ	 160	    /* bytes of an iseq body read */
 #define RUBY_MAX_ENTRIES 65536	    /* line-table entries read */
 #define RUBY_MAX_BLOB	 (1u << 20) /* an iseq's name, file and line table */
-#define RUBY_T_MASK	 0x1f	    /* a VALUE's type in its flags */
 /* Ruby's succinct index (iseq.c): 54 positions in 6 words, then blocks of 512 */
 #define SUCC_IMM_BITS	 54
 #define SUCC_IMM_BYTES	 48
@@ -57,20 +56,12 @@ static int read_rstring(uint32_t pid, const struct ruby_offsets *o, uint64_t v, 
 /* An iseq's path: a String, or the first of [path, realpath]. */
 static int read_path(uint32_t pid, const struct ruby_offsets *o, uint64_t v, char *out, size_t room)
 {
-	uint64_t flags = 0, first = 0, ptr = 0;
+	uint64_t flags = 0;
 
 	if (!v || (v & 7) || target_read(pid, v, &flags, sizeof(flags)))
 		return -1;
-	if ((flags & RUBY_T_MASK) == o->t_array) {
-		if (flags & o->rarray_embed_flag) {
-			if (target_read(pid, v + o->rarray_embed, &first, sizeof(first)))
-				return -1;
-		} else if (target_read(pid, v + o->rarray_heap_ptr, &ptr, sizeof(ptr)) ||
-			   target_read(pid, ptr, &first, sizeof(first))) {
-			return -1;
-		}
-		v = first;
-	}
+	if ((flags & RUBY_T_MASK) == o->t_array && !(v = ruby_array_at(pid, o, v, 0)))
+		return -1;
 	return read_rstring(pid, o, v, out, room);
 }
 
@@ -296,7 +287,7 @@ static bool iseq_read(const struct code_proc *proc, uint32_t pid, uint64_t code,
 	struct ruby_iseq *it = NULL;
 	bool ok = owner == RUBY_FRAME_ISEQ ? ruby_iseq_read(pid, proc->offsets, code, &it)
 		  : owner == RUBY_FRAME_CFUNC
-		      ? cfunc_read(pid, proc->offsets, proc->addr[0], code, &it)
+		      ? cfunc_read(pid, proc->offsets, proc->addr, code, &it)
 		      : false;
 
 	*obj = it;
@@ -311,7 +302,7 @@ static void proc_of(void *ctx, uint32_t pid, struct code_proc *out)
 
 	if (runtime_detect_lookup(parts->detect, pid, &val, sizeof(val))) {
 		out->offsets = ruby_offsets_find(val.version);
-		out->addr[0] = val.global_symbols;
+		out->addr = val.global_symbols;
 	}
 }
 

@@ -15,6 +15,9 @@
 
 #include "bpf/cfiprof_abi.h"
 
+/* a VALUE's type in its flags (RUBY_T_MASK) */
+#define RUBY_T_MASK 0x1f
+
 struct ruby_offsets {
 	uint16_t version; /* major << 8 | minor: 3.1 is 0x0301 */
 	const char *name; /* "3.1" */

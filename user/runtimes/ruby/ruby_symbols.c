@@ -104,13 +104,12 @@ uint64_t ruby_symbols_find(Elf *e, int fd, uint64_t id2str)
 	return at && in_data(e, at) ? at : 0;
 }
 
-/* Element i of the Array at v (embedded or not); 0 when unreadable. */
-static uint64_t array_at(uint32_t pid, const struct ruby_offsets *o, uint64_t v, uint64_t i)
+uint64_t ruby_array_at(uint32_t pid, const struct ruby_offsets *o, uint64_t v, uint64_t i)
 {
 	uint64_t flags = 0, ptr = 0, item = 0;
 
 	if (!v || (v & 7) || target_read(pid, v, &flags, sizeof(flags)) ||
-	    (flags & 0x1f) != o->t_array)
+	    (flags & RUBY_T_MASK) != o->t_array)
 		return 0;
 	if (flags & o->rarray_embed_flag) {
 		/* an embedded array holds a few items: its length is in its flags */
@@ -135,6 +134,6 @@ uint64_t ruby_id_string(uint32_t pid, const struct ruby_offsets *o, uint64_t sym
 	    serial > last ||
 	    target_read(pid, symbols + o->symbols_ids, &ids, sizeof(ids)))
 		return 0;
-	unit = array_at(pid, o, ids, serial / o->id_entry_unit);
-	return array_at(pid, o, unit, (serial % o->id_entry_unit) * o->id_entry_size);
+	unit = ruby_array_at(pid, o, ids, serial / o->id_entry_unit);
+	return ruby_array_at(pid, o, unit, (serial % o->id_entry_unit) * o->id_entry_size);
 }

@@ -22,6 +22,9 @@
  */
 uint64_t ruby_symbols_find(Elf *e, int fd, uint64_t id2str);
 
+/* Element i of the Array at v (embedded or not) in process pid; 0 when unreadable. */
+uint64_t ruby_array_at(uint32_t pid, const struct ruby_offsets *o, uint64_t v, uint64_t i);
+
 /*
  * The String VALUE naming ID id in process pid, whose global_symbols is at
  * symbols; 0 when any read fails.  The process may be hostile: every read
