@@ -287,7 +287,7 @@ struct cfi_sample_record {
 	__u16 nr_user;
 	__u32 generation; /* the pid's mapping generation the walk used (0: unknown pid) */
 	__u16 nr_rt;	  /* runtime units after the PCs: RT_UNIT_BYTES each, runtime's format */
-	__u8 rt_status;	  /* the runtime's own status of this sample (enum cfi_python_status...) */
+	__u8 rt_status;	  /* the runtime's own status of this sample (enum in its ABI) */
 	__u8 runtime;	  /* enum cfi_runtime: whose units follow the PCs */
 	__u32 event;	  /* which of the session's events (0: the sampling event, see EVENT_*) */
 	__u32 thinned;	  /* 1: weight estimates hits past the event budget (bpf/events.bpf.h) */
@@ -295,44 +295,18 @@ struct cfi_sample_record {
 	__u64 weight;
 	/*
 	 * nr_kernel kernel PCs (leaf first), then nr_user user PCs, then
-	 * nr_rt units of the runtime's (Python: struct cfi_interp_frame, leaf
-	 * first; Go: struct cfi_go_label)
+	 * nr_rt units of the runtime's (an interpreter's: struct
+	 * cfi_interp_frame, leaf first; others their own)
 	 */
 	__u64 pcs[];
 };
 
 /*
- * Language runtimes whose own data a sample carries after its PCs: one
- * runtime per process, its units RT_UNIT_BYTES each, at most RT_RECORD_BYTES.
- * The one list of them, X(ID, VALUE, NAME, TAG, FRAMES, FRAME_TYPE): NAME
- * as the summary and metrics show it; TAG what a recording's lines of its
- * frames start with ("pyframe", " py LIST"); FRAMES, when its units are
- * struct cfi_interp_frame (an interpreter's frames), the most a sample
- * holds (a chain that long was cut at its root side), 0 when they are its
- * own; FRAME_TYPE its frames' profile.frame.type (OpenTelemetry's names).
- * Each runtime's BPF file is listed in bpf/runtimes.bpf.h, its user-space
- * folder in user/session/runtimes.c.
+ * -------- language runtimes: what they share; each one's own part is its
+ * bpf/NAME_abi.h, and bpf/runtime_table.h lists them --------
  */
-#define CFI_RUNTIMES(X)                                                                            \
-	/* the thread's Python frames */                                                           \
-	X(RT_PYTHON, 1, "python", "py", PY_MAX_FRAMES, "cpython")                                  \
-	/* the goroutine's profiler labels */                                                      \
-	X(RT_GO, 2, "go", "go", 0, NULL)                                                           \
-	/* the thread's PHP frames */                                                              \
-	X(RT_PHP, 3, "php", "php", PHP_MAX_FRAMES, "php")                                          \
-	/* the thread's Perl subroutine frames */                                                  \
-	X(RT_PERL, 4, "perl", "pl", PERL_MAX_FRAMES, "perl")                                       \
-	/* the thread's Ruby frames */                                                             \
-	X(RT_RUBY, 5, "ruby", "rb", RUBY_MAX_FRAMES, "ruby")
 
-enum cfi_runtime {
-	RT_NONE = 0,
-#define CFI_RUNTIME_ENUM(id, value, name, tag, frames, type) id = value,
-	CFI_RUNTIMES(CFI_RUNTIME_ENUM)
-#undef CFI_RUNTIME_ENUM
-	    RT_MAX,
-};
-
+/* a runtime's data after a sample's PCs comes in units of this many bytes */
 #define RT_UNIT_BYTES 16
 
 /*
@@ -359,228 +333,16 @@ struct cfi_interp_frame {
 /*
  * A process that runs one of the runtimes, keyed by tgid
  * (bpf/runtimes.bpf.h's runtime_procs): which one, and that runtime's own
- * per-process struct in data (Python's struct cfi_python_proc...).  One
+ * per-process struct in data (its ABI header's struct, which has a
+ * maps_read_ns: when user space read the mappings it was found in (bpf
+ * clock); an exec of the process after it (pid_times PT_EXEC) makes it the
+ * old image's, whatever a load finishing late wrote).  One
  * lookup tells any sample whether it needs a runtime's part.
  */
 struct cfi_runtime_proc {
 	__u8 runtime; /* enum cfi_runtime */
 	__u8 pad[7];
 	__u64 data[RT_PROC_BYTES / 8];
-};
-
-/* -------- CPython frames (bpf/python.bpf.h, user/runtimes/python/python_detect.c) -------- */
-
-#define PY_MAX_FRAMES 128
-/* bytes of an interpreter frame read at once: every field the walk needs lies in them */
-#define PY_FRAME_READ 80
-/* field offsets of PY_OFF_NONE: the version has no such field */
-#define PY_OFF_NONE 0xffff
-
-#define PY_RECORD_BYTES (PY_MAX_FRAMES * sizeof(struct cfi_interp_frame))
-
-enum cfi_python_status {
-	PY_STATUS_NONE = 0,	  /* not a process with a supported interpreter */
-	PY_STATUS_OK = 1,	  /* the thread's frame chain was read to its end */
-	PY_STATUS_NO_THREAD = 2,  /* no thread state for this thread (not a Python thread) */
-	PY_STATUS_TRUNCATED = 3,  /* more than PY_MAX_FRAMES frames: the innermost kept */
-	PY_STATUS_UNREADABLE = 4, /* a pointer of the chain could not be read */
-	PY_STATUS_MAX,
-};
-
-enum cfi_python_flags {
-	/* current frame: tstate->cframe->current_frame (3.11, 3.12), else tstate->current_frame */
-	PY_FLAG_CFRAME = 1 << 0,
-	/*
-	 * 3.10 and older: a chain of PyFrameObjects (f_back), each run by a
-	 * call of its own of the evaluation loop, its instruction an int index
-	 * (f_lasti) out of the bytes read at once
-	 */
-	PY_FLAG_FRAME_OBJECT = 1 << 1,
-	/* the thread state's id is pthread_self() (thread_id, 3.10 and older): the fs base */
-	PY_FLAG_PTHREAD_ID = 1 << 2,
-};
-
-/*
- * A process running a supported CPython, keyed by tgid: where its runtime
- * state is and the field offsets of its version (user/runtimes/python/python_offsets.c).
- */
-struct cfi_python_proc {
-	__u64 runtime;		    /* address of _PyRuntime */
-	__u16 version;		    /* major << 8 | minor */
-	__u16 flags;		    /* enum cfi_python_flags */
-	__u16 runtime_interp_head;  /* _PyRuntime.interpreters.head */
-	__u16 interp_next;	    /* PyInterpreterState.next */
-	__u16 interp_threads_head;  /* PyInterpreterState.threads.head */
-	__u16 tstate_next;	    /* PyThreadState.next */
-	__u16 tstate_native_tid;    /* PyThreadState.native_thread_id */
-	__u16 tstate_frame;	    /* PyThreadState.cframe, or .current_frame */
-	__u16 cframe_current_frame; /* _PyCFrame.current_frame */
-	__u16 frame_code;	    /* _PyInterpreterFrame.f_code (f_executable) */
-	__u16 frame_previous;
-	__u16 frame_instr;    /* .prev_instr (instr_ptr) */
-	__u16 frame_is_entry; /* PY_OFF_NONE from 3.12 on (shim frames instead) */
-	__u16 frame_owner;
-	__u16 frame_globals; /* .f_globals: struct cfi_interp_frame's scope */
-	__u16 pad;
-	/*
-	 * Its PID namespace, /proc/PID/ns/pid's inode and device (the kernel's
-	 * dev_t: major << 20 | minor), for its threads' ids as it sees them
-	 * (bpf_get_ns_current_pid_tgid); 0: the global ids.
-	 */
-	__u64 pidns_dev;
-	__u64 pidns_ino;
-	/*
-	 * When user space read the mappings this was found in (bpf clock): an
-	 * exec of the process after it (pid_times PT_EXEC) makes it the old
-	 * image's, whatever a load finishing late wrote.
-	 */
-	__u64 maps_read_ns;
-};
-
-/* -------- Go profiler labels (bpf/go.bpf.h, user/runtimes/go/go_detect.c) -------- */
-
-#define GO_MAX_LABELS	   8
-#define GO_LABEL_KEY_MAX   40
-#define GO_LABEL_VALUE_MAX 48
-
-/*
- * One label of the sampled goroutine (pprof.Do, pprof.SetGoroutineLabels):
- * its key and value, cut to the arrays; the lengths are Go's, so a cut one
- * is known.
- */
-struct cfi_go_label {
-	__u16 key_len;
-	__u16 value_len;
-	__u32 pad;
-	char key[GO_LABEL_KEY_MAX];
-	char value[GO_LABEL_VALUE_MAX];
-};
-
-#define GO_LABEL_UNITS	(sizeof(struct cfi_go_label) / RT_UNIT_BYTES)
-#define GO_RECORD_BYTES (GO_MAX_LABELS * sizeof(struct cfi_go_label))
-
-enum cfi_go_status {
-	GO_STATUS_NONE = 0,	  /* no goroutine labels read (not a Go process, no g) */
-	GO_STATUS_OK = 1,	  /* the goroutine's labels, all of them (maybe none) */
-	GO_STATUS_TRUNCATED = 2,  /* more than GO_MAX_LABELS, or in a bucket not read */
-	GO_STATUS_UNREADABLE = 3, /* a pointer on the way could not be read */
-	GO_STATUS_MAX,
-};
-
-/*
- * A Go process, keyed by tgid: where its g is (the TLS slot below the
- * thread pointer) and its version's field offsets (user/runtimes/go/go_detect.c).
- */
-struct cfi_go_proc {
-	__s32 tls_g;	/* g's offset from the thread pointer (fs base) */
-	__u16 g_m;	/* runtime.g.m */
-	__u16 m_curg;	/* runtime.m.curg: the user goroutine, also on the system stack */
-	__u16 g_labels; /* runtime.g.labels: a *labelMap (map[string]string up to 1.23) */
-	__u16 version;	/* major << 8 | minor */
-	__u32 pad;
-	__u64 maps_read_ns; /* as struct cfi_python_proc's */
-};
-
-/* -------- PHP frames (bpf/php.bpf.h, user/runtimes/php/) -------- */
-
-#define PHP_MAX_FRAMES	 128
-#define PHP_RECORD_BYTES (PHP_MAX_FRAMES * sizeof(struct cfi_interp_frame))
-/* bytes of a zend_execute_data read at once: opline, func, This, prev_execute_data */
-#define PHP_FRAME_READ 56
-/* bytes of a zend_function read at once: its type and what tells one compile from another */
-#define PHP_FUNC_READ 96
-
-enum cfi_php_status {
-	PHP_STATUS_NONE = 0,	   /* not a process with a supported PHP */
-	PHP_STATUS_OK = 1,	   /* the executor's frame chain was read to its end */
-	PHP_STATUS_IDLE = 2,	   /* no PHP code running (between requests, or starting up) */
-	PHP_STATUS_TRUNCATED = 3,  /* more than PHP_MAX_FRAMES frames: the innermost kept */
-	PHP_STATUS_UNREADABLE = 4, /* a pointer of the chain could not be read */
-	PHP_STATUS_MAX,
-};
-
-/*
- * A process running a supported PHP (non-thread-safe build), keyed by
- * tgid: where its executor globals are and its version's field offsets
- * (user/runtimes/php/php_offsets.c).
- */
-struct cfi_php_proc {
-	__u64 executor_globals;	       /* address of executor_globals */
-	__u16 version;		       /* major << 8 | minor */
-	__u16 eg_current_execute_data; /* zend_executor_globals.current_execute_data */
-	__u16 ed_opline;	       /* zend_execute_data.opline */
-	__u16 ed_func;		       /* .func */
-	__u16 ed_call_info;	       /* .This.u1.type_info: the call's ZEND_CALL_* flags */
-	__u16 ed_prev;		       /* .prev_execute_data */
-	__u16 op_lineno;	       /* zend_op.lineno */
-	__u16 func_opcodes;	       /* zend_op_array.opcodes: one compile's, not another's */
-	__u32 call_top;		       /* ZEND_CALL_TOP: the frame an executor call began with */
-	__u32 pad;
-	__u64 maps_read_ns; /* as struct cfi_python_proc's */
-};
-
-/* -------- Perl frames (bpf/perl.bpf.h, user/runtimes/perl/) -------- */
-
-#define PERL_MAX_FRAMES 128
-/* bytes of a PERL_CONTEXT read at once: its type, its caller's COP, its sub's CV */
-#define PERL_CX_READ 80
-/* bytes of a PERL_SI read at once: its contexts, their index, the stack below it */
-#define PERL_SI_READ 40
-/* struct cfi_interp_frame.owner of Perl's frames */
-#define PERL_FRAME_SUB	1 /* a subroutine's call (CXt_SUB): code is its CV */
-#define PERL_FRAME_MAIN 2 /* the program's main code: code is the COP it runs */
-
-enum cfi_perl_status {
-	PERL_STATUS_NONE = 0,	    /* not a process with a supported perl */
-	PERL_STATUS_OK = 1,	    /* the context stacks were read to the main program */
-	PERL_STATUS_NO_THREAD = 2,  /* no interpreter in this thread (not running Perl) */
-	PERL_STATUS_TRUNCATED = 3,  /* more than PERL_MAX_FRAMES: the innermost kept */
-	PERL_STATUS_UNREADABLE = 4, /* a pointer on the way could not be read */
-	PERL_STATUS_MAX,
-};
-
-/*
- * A process running a supported perl (built with MULTIPLICITY, as
- * Debian's), keyed by tgid: where the thread's interpreter is
- * (PL_current_context, thread-local in the executable's TLS block, at
- * tls_context from the thread pointer) and its version's field offsets
- * (user/runtimes/perl/perl_offsets.c).
- */
-struct cfi_perl_proc {
-	__s32 tls_context;	   /* PL_current_context's offset from the thread pointer */
-	__u16 version;		   /* major << 8 | minor (5.36: 0x0524) */
-	__u16 interp_curstackinfo; /* PerlInterpreter.Icurstackinfo */
-	__u16 interp_curcop;	   /* .Icurcop */
-	__u16 si_cxstack;	   /* PERL_SI.si_cxstack */
-	__u16 si_cxix;		   /* .si_cxix: the innermost context's index */
-	__u16 si_prev;		   /* .si_prev */
-	__u16 cx_size;		   /* sizeof(PERL_CONTEXT) */
-	__u16 cx_oldcop;	   /* .blk_oldcop: the COP the context was entered from */
-	__u16 cx_sub_cv;	   /* .blk_sub.cv */
-	__u16 cop_line;		   /* COP.cop_line */
-	__u16 cxt_sub;		   /* CXt_SUB: a context's type (& CXTYPEMASK) for a sub's call */
-	__u16 interp_phase;	   /* .Iphase: the interpreter's phase, an int */
-	__u16 phase_run;	   /* PERL_PHASE_RUN: the main code runs (not compiles, not ends) */
-	__u16 pad;
-	__u64 maps_read_ns; /* as struct cfi_python_proc's */
-};
-
-/* -------- Ruby frames (bpf/ruby.bpf.h, user/runtimes/ruby/) -------- */
-
-#define RUBY_MAX_FRAMES 128
-/* bytes of a control frame read at once: pc, sp, iseq, self, ep */
-#define RUBY_CFP_READ 40
-/* struct cfi_interp_frame.owner of Ruby's frames */
-#define RUBY_FRAME_ISEQ 1 /* a Ruby-level frame: code is its iseq, instr its pc's low 32 bits */
-#define RUBY_FRAME_CFUNC 2 /* a C method's frame: code is its method entry */
-
-enum cfi_ruby_status {
-	RUBY_STATUS_NONE = 0,	    /* not a process with a supported Ruby */
-	RUBY_STATUS_OK = 1,	    /* the control frames were read to the stack's end */
-	RUBY_STATUS_NO_THREAD = 2,  /* no execution context in this thread (not a Ruby thread) */
-	RUBY_STATUS_TRUNCATED = 3,  /* more than RUBY_MAX_FRAMES: the innermost kept */
-	RUBY_STATUS_UNREADABLE = 4, /* a pointer on the way could not be read */
-	RUBY_STATUS_MAX,
 };
 
 /*
@@ -595,29 +357,15 @@ struct cfi_tls_var {
 	__u8 pad[7];
 };
 
-/*
- * A process running a supported libruby, keyed by tgid: where the thread's
- * execution context is (ruby_current_ec, thread-local in libruby's TLS
- * block, struct cfi_tls_var) and its
- * version's field offsets (user/runtimes/ruby/ruby_offsets.c).
- */
-struct cfi_ruby_proc {
-	struct cfi_tls_var tls; /* ruby_current_ec */
-	__u16 version;		/* major << 8 | minor (3.1: 0x0301) */
-	__u16 ec_vm_stack;	/* rb_execution_context_t.vm_stack */
-	__u16 ec_vm_stack_size; /* .vm_stack_size, in VALUEs */
-	__u16 ec_cfp;		/* .cfp: the innermost control frame */
-	__u16 cfp_size;		/* sizeof(rb_control_frame_t) */
-	__u16 cfp_pc;		/* .pc */
-	__u16 cfp_iseq;		/* .iseq */
-	__u16 cfp_ep;		/* .ep: ep[0] holds the frame's flags */
-	__u32 frame_cframe;	/* VM_FRAME_FLAG_CFRAME: not a Ruby-level frame */
-	__u32 frame_finish;	/* VM_FRAME_FLAG_FINISH: a vm_exec call began with it */
-	__u32 frame_magic_mask; /* VM_FRAME_MAGIC_MASK: a frame's kind in its flags */
-	__u32 frame_cfunc;	/* VM_FRAME_MAGIC_CFUNC: a C method's frame */
-	__u64 maps_read_ns;	/* as struct cfi_python_proc's */
-	/* user space's: where libruby's symbol table (global_symbols) is, 0: not found */
-	__u64 global_symbols;
+/* each runtime's own part and the one list of them */
+#include "runtime_table.h"
+
+enum cfi_runtime {
+	RT_NONE = 0,
+#define CFI_RUNTIME_ENUM(id, value, name, tag, frames, type) id = value,
+	CFI_RUNTIMES(CFI_RUNTIME_ENUM)
+#undef CFI_RUNTIME_ENUM
+	    RT_MAX,
 };
 
 /* the most any runtime appends to a record (each runtime's BPF file checks its own fits) */

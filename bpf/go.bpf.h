@@ -162,4 +162,10 @@ static __always_inline void go_append(struct cfi_sample_record *rec, __u64 nr_pc
 		     GO_MAX_LABELS, GO_STATUS_MAX, GO_STATUS_UNREADABLE);
 }
 
+/* Thread tid exits: Go keeps nothing per thread. */
+static __always_inline void go_thread_exit(__u32 tid)
+{
+	(void)tid;
+}
+
 #endif

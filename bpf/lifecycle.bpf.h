@@ -112,7 +112,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	__u32 tgid = pid_tgid >> 32;
 
 	offcpu_thread_exit((__u32)pid_tgid);
-	bpf_map_delete_elem(&python_threads, &(__u32){(__u32)pid_tgid});
+	runtime_thread_exit((__u32)pid_tgid);
 	/* a thread exiting is not a process exiting */
 	if ((__u32)pid_tgid != tgid)
 		return 0;

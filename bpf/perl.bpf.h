@@ -205,4 +205,10 @@ static __always_inline void perl_append(struct cfi_sample_record *rec, __u64 nr_
 		     PERL_STATUS_UNREADABLE);
 }
 
+/* Thread tid exits: Perl keeps nothing per thread. */
+static __always_inline void perl_thread_exit(__u32 tid)
+{
+	(void)tid;
+}
+
 #endif

@@ -160,4 +160,10 @@ static __always_inline void php_append(struct cfi_sample_record *rec, __u64 nr_p
 		     PHP_STATUS_UNREADABLE);
 }
 
+/* Thread tid exits: PHP keeps nothing per thread. */
+static __always_inline void php_thread_exit(__u32 tid)
+{
+	(void)tid;
+}
+
 #endif

@@ -351,4 +351,10 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 		     PY_STATUS_UNREADABLE);
 }
 
+/* Thread tid exits: its entry goes. */
+static __always_inline void python_thread_exit(__u32 tid)
+{
+	bpf_map_delete_elem(&python_threads, &tid);
+}
+
 #endif

@@ -173,4 +173,10 @@ static __always_inline void ruby_append(struct cfi_sample_record *rec, __u64 nr_
 		     RUBY_STATUS_UNREADABLE);
 }
 
+/* Thread tid exits: Ruby keeps nothing per thread. */
+static __always_inline void ruby_thread_exit(__u32 tid)
+{
+	(void)tid;
+}
+
 #endif

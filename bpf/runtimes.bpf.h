@@ -2,8 +2,8 @@
 /*
  * The language runtimes whose data a sample carries after its PCs (enum
  * cfi_runtime): which one a process runs, and its part of the record.  A
- * runtime is one BPF file with an *_append that starts from its
- * runtime_procs entry; this file is the only place that lists them.
+ * runtime is one BPF file with a NAME_append that starts from its
+ * runtime_procs entry and a NAME_thread_exit; bpf/runtime_table.h lists them.
  */
 #ifndef CFIPROF_RUNTIMES_BPF_H
 #define CFIPROF_RUNTIMES_BPF_H
@@ -130,11 +130,8 @@ static __always_inline void runtime_emit(struct cfi_sample_record *rec, __u64 nr
 	walker_count(CNT_RT_UNITS(rt), n);
 }
 
-#include "python.bpf.h"
-#include "go.bpf.h"
-#include "php.bpf.h"
-#include "perl.bpf.h"
-#include "ruby.bpf.h"
+#define RUNTIME_TABLE_BPF_FILES
+#include "runtime_table.h"
 
 /* The runtime of tgid (RT_NONE: none): its records need RT_RECORD_BYTES more. */
 static __always_inline __u8 runtime_of(__u32 tgid)
@@ -154,16 +151,21 @@ static __always_inline void runtime_append(__u8 rt, struct cfi_sample_record *re
 	/* inside execve (the image being replaced) or exiting (no address space): none to read */
 	if (rec->flags & (SAMPLE_IN_EXECVE | SAMPLE_EXITING))
 		return;
-	if (rt == RT_PYTHON)
-		python_append(rec, nr_pcs, max_pcs);
-	else if (rt == RT_GO)
-		go_append(rec, nr_pcs, max_pcs);
-	else if (rt == RT_PHP)
-		php_append(rec, nr_pcs, max_pcs);
-	else if (rt == RT_PERL)
-		perl_append(rec, nr_pcs, max_pcs);
-	else if (rt == RT_RUBY)
-		ruby_append(rec, nr_pcs, max_pcs);
+#define RUNTIME_APPEND(id, value, name, tag, frames, type)                                         \
+	if (rt == id) {                                                                            \
+		name##_append(rec, nr_pcs, max_pcs);                                               \
+		return;                                                                            \
+	}
+	CFI_RUNTIMES(RUNTIME_APPEND)
+#undef RUNTIME_APPEND
+}
+
+/* Thread tid exits: each runtime forgets what it kept of it. */
+static __always_inline void runtime_thread_exit(__u32 tid)
+{
+#define RUNTIME_THREAD_EXIT(id, value, name, tag, frames, type) name##_thread_exit(tid);
+	CFI_RUNTIMES(RUNTIME_THREAD_EXIT)
+#undef RUNTIME_THREAD_EXIT
 }
 
 /* tgid exec'd: its runtime's entry was the old image's; true if it had one. */

@@ -163,9 +163,9 @@ int cfi_fde_ranges_fd(int fd, const struct cfi_budget *budget, struct cfi_range 
  * Whether Go function @name ends a walk: the bottom of a goroutine's or a
  * thread's stack, or a switch to the system stack (tables/go_input.c).
  */
-bool cfi_go_bottom(const char *name);
+bool go_func_is_bottom(const char *name);
 /* Whether Go function @name is the runtime's signal return trampoline: a signal frame. */
-bool cfi_go_sigreturn(const char *name);
+bool go_func_is_sigreturn(const char *name);
 
 /* The rule in force at addr (ELF virtual address), or rules[0] if none. */
 const struct cfi_rule *cfi_table_lookup(const struct cfi_table *t, uint64_t addr);

@@ -59,12 +59,12 @@ static bool listed(const char *name, const char *const *list, size_t n)
 	return false;
 }
 
-bool cfi_go_bottom(const char *name)
+bool go_func_is_bottom(const char *name)
 {
 	return listed(name, bottoms, sizeof(bottoms) / sizeof(bottoms[0]));
 }
 
-bool cfi_go_sigreturn(const char *name)
+bool go_func_is_sigreturn(const char *name)
 {
 	return listed(name, sigreturns, sizeof(sigreturns) / sizeof(sigreturns[0]));
 }
@@ -76,7 +76,7 @@ static uint64_t sigreturn_entry(const struct gopclntab *g)
 	const char *name;
 
 	for (i = 0; i < gopclntab_nfunc(g); i++)
-		if (!gopclntab_func(g, i, &start, &end, &name) && cfi_go_sigreturn(name))
+		if (!gopclntab_func(g, i, &start, &end, &name) && go_func_is_sigreturn(name))
 			return start;
 	return 0;
 }
@@ -180,7 +180,7 @@ int go_run_fde(const struct fde *f, row_fn emit, void *ctx)
 
 	if (gopclntab_func(g, f->offset, &start, &end, &name))
 		return -1;
-	gr.bottom = cfi_go_bottom(name);
+	gr.bottom = go_func_is_bottom(name);
 	if (gr.arm64 && !strcmp(name, go_async_preempt))
 		gr.pushed = GO_ARM64_PUSHCALL;
 	return gopclntab_pcsp(g, f->offset, go_row, &gr) ? -1 : 0;

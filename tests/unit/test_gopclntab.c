@@ -18,8 +18,8 @@
  *    tables against the .debug_frame Go's linker wrote into the unstripped
  *    build (readelf --debug-dump=frames-interp): CFA and return address at
  *    the first and last byte of every row; the functions that end a walk
- *    (cfi_go_bottom) with their return address undefined instead, the
- *    signal trampoline (cfi_go_sigreturn) a signal frame from the byte
+ *    (go_func_is_bottom) with their return address undefined instead, the
+ *    signal trampoline (go_func_is_sigreturn) a signal frame from the byte
  *    before it.
  *  - pcsp_rows_arm64: the same for the arm64 build (GOARCH=arm64), whose
  *    .debug_frame says CFA = sp + delta and the return address at CFA -
@@ -812,10 +812,11 @@ static void pcsp_compare(char *text, const struct cfi_table *t, const struct gop
 		/* readelf repeats a row at an FDE's last byte: empty, nothing to compare */
 		if ((!line || fde || row) && prev_cfa != LONG_MIN && end > prev) {
 			const char *fn = func_at(g, prev);
-			bool bottom = cfi_go_bottom(fn), sig = cfi_go_sigreturn(fn);
+			bool bottom = go_func_is_bottom(fn), sig = go_func_is_sigreturn(fn);
 			/* the byte before the trampoline is the trampoline's */
-			uint64_t last =
-			    cfi_go_sigreturn(func_at(g, end)) && end - 1 > prev ? end - 2 : end - 1;
+			uint64_t last = go_func_is_sigreturn(func_at(g, end)) && end - 1 > prev
+					    ? end - 2
+					    : end - 1;
 			long pushed = arm64 && !strcmp(fn, "runtime.asyncPreempt") ? 16 : 0;
 			const struct cfi_rule *r0 = cfi_table_lookup(t, prev),
 					      *r1 = cfi_table_lookup(t, last);
@@ -920,7 +921,7 @@ static void test_pcsp_rows(void)
 	for (uint64_t i = 0, start, fend; g && t && i < gopclntab_nfunc(g); i++) {
 		const char *name;
 
-		if (!gopclntab_func(g, i, &start, &fend, &name) && cfi_go_sigreturn(name))
+		if (!gopclntab_func(g, i, &start, &fend, &name) && go_func_is_sigreturn(name))
 			CHECK(cfi_table_lookup(t, start - 1)->cfa_kind == CFI_CFA_SIGNAL,
 			      "%s - 1 is no signal frame", name);
 	}

@@ -11,10 +11,12 @@
  * Run from the source tree.
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/cfiprof_abi.h"
 #include "tests/lib/harness.h"
 
 static const struct {
@@ -31,12 +33,11 @@ static const struct {
     {"user/profile", 5},
     {"user/output", 6},
     {"user/runtimes", 7},
-    {"user/runtimes/python", 8},
-    {"user/runtimes/go", 8},
-    {"user/runtimes/php", 8},
-    {"user/runtimes/perl", 8},
-    {"user/runtimes/ruby", 8},
-    {"user/session", 9},
+/* each runtime's folder, from the registration table */
+#define RUNTIME_LAYER(id, value, name, tag, frames, type) {"user/runtimes/" #name, 8},
+    CFI_RUNTIMES(RUNTIME_LAYER)
+#undef RUNTIME_LAYER
+	{"user/session", 9},
     {"user/agent", 10},
     {"user/cli", 11},
     {"user", 12}, /* user/main.c */
@@ -136,10 +137,123 @@ static void test_all_listed(void)
 	CHECK(seen >= 10, "%d folders under user/", seen);
 }
 
+/*
+ * Whether file (one of the tree's) belongs to runtime name: its folder, its
+ * BPF file, its ABI header, or the registration table that lists them all.
+ */
+static bool runtime_owns(const char *file, const char *name)
+{
+	char own[256];
+
+	if (!strcmp(file, "bpf/runtime_table.h"))
+		return true;
+	snprintf(own, sizeof(own), "user/runtimes/%s/", name);
+	if (!strncmp(file, own, strlen(own)))
+		return true;
+	snprintf(own, sizeof(own), "bpf/%s.bpf.h", name);
+	if (!strcmp(file, own))
+		return true;
+	snprintf(own, sizeof(own), "bpf/%s_abi.h", name);
+	return !strcmp(file, own);
+}
+
+/*
+ * What names one runtime's own part in code: its ABI header and BPF file
+ * included, its per-process struct (cfi_NAME_...), the functions the
+ * registration table takes from it.  Counts the hits in file outside it.
+ */
+static int runtime_mentions(const char *file, const char *name)
+{
+	char line[1024], pat[5][64];
+	FILE *f = fopen(file, "r");
+	int hits = 0, nr = 0;
+
+	snprintf(pat[0], sizeof(pat[0]), "\"%s_abi.h\"", name);
+	snprintf(pat[1], sizeof(pat[1]), "\"%s.bpf.h\"", name);
+	snprintf(pat[2], sizeof(pat[2]), "user/runtimes/%s/", name);
+	snprintf(pat[3], sizeof(pat[3]), "cfi_%s_", name);
+	snprintf(pat[4], sizeof(pat[4]), "%s_thread_exit(", name);
+	CHECK(f != NULL, "cannot read %s", file);
+	while (f && fgets(line, sizeof(line), f)) {
+		nr++;
+		for (int i = 0; i < 5; i++) {
+			/* a folder named in prose is a pointer for the reader, not code */
+			if (i == 2 && !strstr(line, "#include"))
+				continue;
+			if (strstr(line, pat[i])) {
+				hits++;
+				CHECK(0,
+				      "%s:%d names runtime %s's own part (%s): only its files and "
+				      "bpf/runtime_table.h may",
+				      file, nr, name, pat[i]);
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+	return hits;
+}
+
+/* Each .c and .h under dir (recursively) through runtime_mentions; files seen into *files. */
+static int scan_runtime(const char *dir, const char *name, int *files)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int hits = 0;
+
+	CHECK(d != NULL, "no folder %s (run from the source tree)", dir);
+	while (d && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		char path[1024];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (e->d_type == DT_DIR) {
+			hits += scan_runtime(path, name, files);
+			continue;
+		}
+		if (n < 3 || (strcmp(e->d_name + n - 2, ".c") && strcmp(e->d_name + n - 2, ".h")))
+			continue;
+		if (runtime_owns(path, name))
+			continue;
+		(*files)++;
+		hits += runtime_mentions(path, name);
+	}
+	if (d)
+		closedir(d);
+	return hits;
+}
+
+/*
+ * Adding a runtime touches no shared file beyond the registration table
+ * (docs/runtimes.md, "Adding a runtime"): no file of bpf/, common/, elf/,
+ * tables/ or user/ but the runtime's own names its own part.
+ */
+static void test_runtime_registration(void)
+{
+	static const char *const names[] = {
+#define RUNTIME_NAME(id, value, name, tag, frames, type) #name,
+	    CFI_RUNTIMES(RUNTIME_NAME)
+#undef RUNTIME_NAME
+	};
+	static const char *const roots[] = {"bpf", "common", "elf", "tables", "user"};
+	int hits = 0, files = 0;
+
+	for (size_t r = 0; r < sizeof(names) / sizeof(names[0]); r++)
+		for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+			hits += scan_runtime(roots[i], names[r], &files);
+	printf("runtime_registration: %zu runtimes, %d files of others read, %d mentions\n",
+	       sizeof(names) / sizeof(names[0]), files, hits);
+	CHECK(sizeof(names) / sizeof(names[0]) >= 5 && files > 500 && hits == 0,
+	      "%d files read, %d mentions", files, hits);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_order);
 	RUN_TEST(test_all_listed);
+	RUN_TEST(test_runtime_registration);
 	return HARNESS_DONE();
 }

@@ -40,17 +40,17 @@ static void test_metrics(void)
 	fclose(f);
 #define CHECK_RT(id, value, rname, tag, frames, type)                                              \
 	if (frames) {                                                                              \
-		snprintf(name, sizeof(name), "cfiprof_%s_samples_total{status=\"ok\"}", rname);    \
+		snprintf(name, sizeof(name), "cfiprof_%s_samples_total{status=\"ok\"}", #rname);   \
 		CHECK(metric_value(text, name) == 100.0 * value + 1, "%s: %g", name,               \
 		      metric_value(text, name));                                                   \
 		snprintf(name, sizeof(name), "cfiprof_%s_samples_total{status=\"unreadable\"}",    \
-			 rname);                                                                   \
+			 #rname);                                                                  \
 		CHECK(metric_value(text, name) == 100.0 * value + 4, "%s: %g", name,               \
 		      metric_value(text, name));                                                   \
 		snprintf(name, sizeof(name), "cfiprof_%s_processes_total{version=\"supported\"}",  \
-			 rname);                                                                   \
+			 #rname);                                                                  \
 		CHECK(metric_value(text, name) == 0, "%s: %g", name, metric_value(text, name));    \
-		snprintf(name, sizeof(name), "cfiprof_%s_frames_total", rname);                    \
+		snprintf(name, sizeof(name), "cfiprof_%s_frames_total", #rname);                   \
 		if (id != RT_PYTHON)                                                               \
 			CHECK(metric_value(text, name) == 1000.0 * value + 7, "%s: %g", name,      \
 			      metric_value(text, name));                                           \

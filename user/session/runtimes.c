@@ -1,22 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The runtimes a session runs; see runtimes.h.  Adding a runtime is a
- * folder user/runtimes/NAME/, a BPF file listed in bpf/runtimes.bpf.h, a
- * CFI_RUNTIMES line, and one line here.
+ * The runtimes a session runs; see runtimes.h.  Each one of
+ * bpf/runtime_table.h's list, whose folder user/runtimes/NAME/ defines
+ * NAME_runtime.
  */
 #include <string.h>
 
 #include "common/clock.h"
 #include "user/profile/frame_names.h"
-#include "user/runtimes/go/go_runtime.h"
-#include "user/runtimes/perl/perl_runtime.h"
-#include "user/runtimes/php/php_runtime.h"
-#include "user/runtimes/python/python_runtime.h"
-#include "user/runtimes/ruby/ruby_runtime.h"
 #include "user/session/runtimes.h"
 
+/* each runtime's folder defines its NAME_runtime */
+#define RUNTIME_OPS_DECLARE(id, value, name, tag, frames, type)                                    \
+	extern const struct runtime_ops name##_runtime;
+CFI_RUNTIMES(RUNTIME_OPS_DECLARE)
+#undef RUNTIME_OPS_DECLARE
+
 static const struct runtime_ops *const listed[] = {
-    &python_runtime, &go_runtime, &php_runtime, &perl_runtime, &ruby_runtime,
+#define RUNTIME_OPS_LIST(id, value, name, tag, frames, type) &name##_runtime,
+    CFI_RUNTIMES(RUNTIME_OPS_LIST)
+#undef RUNTIME_OPS_LIST
 };
 
 #define NR_LISTED (sizeof(listed) / sizeof(listed[0]))

@@ -67,7 +67,7 @@ struct runtime_info {
 static inline const struct runtime_info *runtime_info(unsigned int rt)
 {
 	static const struct runtime_info infos[RT_MAX] = {
-#define CFI_RUNTIME_INFO(id, value, name, tag, frames, type) [value] = {name, tag, frames, type},
+#define CFI_RUNTIME_INFO(id, value, name, tag, frames, type) [value] = {#name, tag, frames, type},
 	    CFI_RUNTIMES(CFI_RUNTIME_INFO)
 #undef CFI_RUNTIME_INFO
 	};
