@@ -92,6 +92,29 @@ Elf *elf_read_begin(int fd)
 	return NULL;
 }
 
+Elf *elf_read_open(int fd, uint64_t *size)
+{
+	struct stat st;
+	Elf *e;
+
+	*size = 0;
+	if (fstat(fd, &st) < 0)
+		return NULL;
+	*size = (uint64_t)st.st_size;
+	e = elf_read_begin(fd);
+	if (e && elf_kind(e) != ELF_K_ELF) {
+		elf_end(e);
+		return NULL;
+	}
+	return e;
+}
+
+bool elf_read_close(Elf *e, int fd, uint64_t size)
+{
+	elf_end(e);
+	return !elf_read_truncated(fd, size);
+}
+
 static const char over_budget[] = "is past the object's byte budget";
 static const char inflate_over_budget[] = "inflates past the object's byte budget";
 

@@ -51,6 +51,20 @@ Elf_Data *elf_read_section(Elf_Scn *scn, uint64_t *left, const char **why);
  */
 bool elf_read_truncated(int fd, uint64_t size);
 
+/*
+ * An ELF object read through @fd as a whole, never mapped (a file truncated
+ * under a mapping is SIGBUS): elf_read_begin, with @fd's size now in *@size
+ * for elf_read_close; NULL when it is no ELF object (an archive, a refusal,
+ * an unreadable file).
+ */
+Elf *elf_read_open(int fd, uint64_t *size);
+
+/*
+ * Ends @e (may be NULL); false when @fd was cut since elf_read_open: what
+ * was read of it may be anything (elf_read_truncated counts it).
+ */
+bool elf_read_close(Elf *e, int fd, uint64_t size);
+
 /* Whether elf_read_section's @why was a refusal by the byte budget. */
 bool elf_read_why_budget(const char *why);
 

@@ -253,6 +253,7 @@ static void test_name_code_object(void)
 	struct python_detect *pd = python_detect_new(-1);
 	struct python_names *pn = python_names_new(python_detect_offsets, pd);
 	struct code_names_stats st;
+	struct interp_namer in;
 	uint64_t rec_buf[32] = {0}, v;
 	struct cfi_sample_record *r = (struct cfi_sample_record *)rec_buf;
 	struct cfi_interp_frame *f = (struct cfi_interp_frame *)r->pcs;
@@ -321,10 +322,11 @@ static void test_name_code_object(void)
 	python_names_wait(pn, 5.0);
 	python_names_stats(pn, &st);
 	CHECK(st.read == 3, "a short record read %lu", (unsigned long)st.read);
-	CHECK(python_is_eval_frame("_PyEval_EvalFrameDefault") &&
-		  python_is_eval_frame("_PyEval_EvalFrameDefault.cold") &&
-		  !python_is_eval_frame("_PyEval_EvalFrameDefaultX") &&
-		  !python_is_eval_frame("PyEval_EvalCode"),
+	python_names_namer(pn, &in);
+	CHECK(interp_is_eval_frame(&in, "_PyEval_EvalFrameDefault") &&
+		  interp_is_eval_frame(&in, "_PyEval_EvalFrameDefault.cold") &&
+		  !interp_is_eval_frame(&in, "_PyEval_EvalFrameDefaultX") &&
+		  !interp_is_eval_frame(&in, "PyEval_EvalCode"),
 	      "the evaluation loop by name");
 	python_names_free(pn);
 	python_detect_free(pd);

@@ -149,7 +149,7 @@ bool profile_is_eval_frame(struct frame_namer *fn, const struct agg_stack *s, co
 {
 	const struct interp_namer *in = s->runtime < RT_MAX ? fn->interp[s->runtime] : NULL;
 
-	return in && in->is_eval_frame(name);
+	return in && interp_is_eval_frame(in, name);
 }
 
 /* Whether user frame k of s is its runtime's evaluation loop (named as add_user_frames names it).

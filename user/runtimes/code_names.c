@@ -570,3 +570,17 @@ const void *code_names_find(struct code_names *pn, uint32_t pid, uint32_t gen,
 	*ok = e && e->ok;
 	return e ? e->obj : NULL;
 }
+
+const void *code_names_show_begin(struct code_names *names, uint32_t pid, uint32_t gen,
+				  const struct cfi_interp_frame *f, const char *unnamed,
+				  struct interp_frame_shown *out, bool *ok)
+{
+	const struct code_proc *proc;
+
+	*ok = false;
+	*out =
+	    (struct interp_frame_shown){.role = f->is_entry ? INTERP_FRAME_LAST : INTERP_FRAME_SHOW,
+					.name = unnamed,
+					.file = ""};
+	return names && f->code ? code_names_find(names, pid, gen, f, &proc, ok) : NULL;
+}

@@ -113,5 +113,13 @@ void code_names_stats(struct code_names *cn, struct code_names_stats *out);
 const void *code_names_find(struct code_names *cn, uint32_t pid, uint32_t gen,
 			    const struct cfi_interp_frame *f, const struct code_proc **proc,
 			    bool *ok);
+/*
+ * Frame f shown as before its code is named (out: placed by its entry mark,
+ * named unnamed, "[ruby]", in no file at no line), and its code object as
+ * code_names_find has it (NULL also when names is NULL or f runs no code).
+ */
+const void *code_names_show_begin(struct code_names *names, uint32_t pid, uint32_t gen,
+				  const struct cfi_interp_frame *f, const char *unnamed,
+				  struct interp_frame_shown *out, bool *ok);
 
 #endif

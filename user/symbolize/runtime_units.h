@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "bpf/cfiprof_abi.h"
 
@@ -36,9 +37,22 @@ struct interp_namer {
 	/* how frame f of process pid (mapping generation gen) is shown; strings live as ctx */
 	void (*show)(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_frame *f,
 		     struct interp_frame_shown *out);
-	/* whether a native frame's name is the runtime's evaluation loop */
-	bool (*is_eval_frame)(const char *native_name);
+	/* the runtime's evaluation loop: a native frame of this name (interp_is_eval_frame) */
+	const char *eval_frame;
 };
+
+/*
+ * Whether a native frame named native_name is in's evaluation loop: its
+ * eval_frame, or a part of it a compiler split off (LTO's ".cold",
+ * ".part.N": the name, a dot, a suffix).
+ */
+static inline bool interp_is_eval_frame(const struct interp_namer *in, const char *native_name)
+{
+	size_t n = in->eval_frame ? strlen(in->eval_frame) : 0;
+
+	return n && !strncmp(native_name, in->eval_frame, n) &&
+	       (!native_name[n] || native_name[n] == '.');
+}
 
 /*
  * One label a runtime read with a sample (Go's goroutine labels): its key

@@ -60,16 +60,13 @@ int perl_elf_info(int fd, struct perl_object *out)
 	uint64_t left = PERL_READ_MAX, values[4];
 	uint8_t revision = 0, version = 0;
 	uint32_t found = 0;
-	struct stat st;
+	uint64_t size;
 	Elf *e;
 
 	memset(out, 0, sizeof(*out));
-	/* never mapped: a file truncated under a mapping is SIGBUS (elf/elf_read.h) */
-	e = fstat(fd, &st) < 0 ? NULL : elf_read_begin(fd);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		elf_end(e);
+	e = elf_read_open(fd, &size);
+	if (!e)
 		return -1;
-	}
 	elf_find_symbols(e, names, values, 4, &left, &found);
 	if (values[0] && values[2] && values[3] &&
 	    !elf_read_vaddr(e, fd, values[2], &revision, 1) &&
@@ -78,8 +75,8 @@ int perl_elf_info(int fd, struct perl_object *out)
 	/* PL_current_context's value is its offset in the TLS block: 0 is one */
 	if (values[0] && (found & 2))
 		out->tls_context = exe_tls_offset(e, values[1]);
-	elf_end(e);
-	if (!values[0] || elf_read_truncated(fd, (uint64_t)st.st_size))
+	/* cut while read: what was found may be anything */
+	if (!elf_read_close(e, fd, size) || !values[0])
 		return -1;
 	return 0;
 }

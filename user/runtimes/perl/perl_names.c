@@ -161,20 +161,12 @@ const struct code_names_ops perl_name_ops = {
 static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_frame *f,
 		 struct interp_frame_shown *out)
 {
-	struct code_names *names = ctx;
-	const struct code_name *cv = NULL;
-	const struct code_proc *proc = NULL;
-	bool ok = false;
+	bool ok;
+	const struct code_name *cv = code_names_show_begin(ctx, pid, gen, f, "[perl]", out, &ok);
 
-	*out =
-	    (struct interp_frame_shown){.role = f->is_entry ? INTERP_FRAME_LAST : INTERP_FRAME_SHOW,
-					.name = "[perl]",
-					.file = "",
-					.line = f->instr};
+	out->line = f->instr;
 	if (f->owner == PERL_FRAME_MAIN)
 		out->name = "<main>";
-	if (names && f->code)
-		cv = code_names_find(names, pid, gen, f, &proc, &ok);
 	if (!cv || !cv->file)
 		return;
 	/* the main code's name is its frame's, its file the COP's */
@@ -183,13 +175,8 @@ static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_
 	out->file = cv->file;
 }
 
-bool perl_is_eval_frame(const char *native_name)
-{
-	return !strcmp(native_name, "Perl_runops_standard");
-}
-
 void perl_names_namer(struct code_names *names, struct interp_namer *out)
 {
 	*out =
-	    (struct interp_namer){.ctx = names, .show = show, .is_eval_frame = perl_is_eval_frame};
+	    (struct interp_namer){.ctx = names, .show = show, .eval_frame = "Perl_runops_standard"};
 }

@@ -24,8 +24,6 @@ extern const struct code_names_ops perl_name_ops;
 
 /* What the profile names the frames with (names NULL: "[perl]", placed by their entry marks). */
 void perl_names_namer(struct code_names *names, struct interp_namer *out);
-/* Whether a native frame's name is perl's runops loop, where Perl frames go. */
-bool perl_is_eval_frame(const char *native_name);
 
 /*
  * The CV at addr of process pid (offsets o) into cv: its name

@@ -49,22 +49,18 @@ int php_elf_info(int fd, struct php_object *out)
 {
 	static const char *const names[] = {"executor_globals", "execute_ex"};
 	uint64_t left = PHP_READ_MAX, values[2];
-	struct stat st;
+	uint64_t size;
 	Elf *e;
 
 	memset(out, 0, sizeof(*out));
-	/* never mapped: a file truncated under a mapping is SIGBUS (elf/elf_read.h) */
-	e = fstat(fd, &st) < 0 ? NULL : elf_read_begin(fd);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		elf_end(e);
+	e = elf_read_open(fd, &size);
+	if (!e)
 		return -1;
-	}
 	elf_find_symbols(e, names, values, 2, &left, NULL);
 	if (values[1])
 		build_id(e, &left, out);
-	elf_end(e);
-	/* no executor: php-something, not PHP; cut while read: what was found may be anything */
-	if (!values[1] || !out->api || elf_read_truncated(fd, (uint64_t)st.st_size))
+	/* cut while read: what was found may be anything; no executor: php-something, not PHP */
+	if (!elf_read_close(e, fd, size) || !values[1] || !out->api)
 		return -1;
 	out->executor_globals = out->thread_safe ? 0 : values[0];
 	return 0;

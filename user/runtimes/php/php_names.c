@@ -95,22 +95,14 @@ const struct code_names_ops php_name_ops = {
 static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_frame *f,
 		 struct interp_frame_shown *out)
 {
-	struct code_names *names = ctx;
-	const struct code_name *fn = NULL;
-	const struct code_proc *proc = NULL;
-	bool ok = false;
+	bool ok;
+	const struct code_name *fn = code_names_show_begin(ctx, pid, gen, f, "[php]", out, &ok);
 
-	*out =
-	    (struct interp_frame_shown){.role = f->is_entry ? INTERP_FRAME_LAST : INTERP_FRAME_SHOW,
-					.name = "[php]",
-					.file = ""};
 	/* no function: nothing runs in the frame */
 	if (!f->code) {
 		out->role |= INTERP_FRAME_SKIP;
 		return;
 	}
-	if (names)
-		fn = code_names_find(names, pid, gen, f, &proc, &ok);
 	if (!fn || !ok)
 		return;
 	/* a file's code: its own, or one it includes; its name is the file's */
@@ -122,13 +114,7 @@ static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_
 	out->line = f->instr ? f->instr : fn->first_line;
 }
 
-bool php_is_eval_frame(const char *native_name)
-{
-	return !strcmp(native_name, "execute_ex");
-}
-
 void php_names_namer(struct code_names *names, struct interp_namer *out)
 {
-	*out =
-	    (struct interp_namer){.ctx = names, .show = show, .is_eval_frame = php_is_eval_frame};
+	*out = (struct interp_namer){.ctx = names, .show = show, .eval_frame = "execute_ex"};
 }

@@ -24,8 +24,6 @@ extern const struct code_names_ops php_name_ops;
 
 /* What the profile names the frames with (names NULL: "[php]", placed by ZEND_CALL_TOP). */
 void php_names_namer(struct code_names *names, struct interp_namer *out);
-/* Whether a native frame's name is PHP's executor loop, where PHP frames go. */
-bool php_is_eval_frame(const char *native_name);
 
 /*
  * The zend_function at addr of process pid (offsets o) into f: its name

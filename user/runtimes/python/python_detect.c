@@ -56,7 +56,7 @@ static bool may_be_python(const char *path)
 int python_elf_info(int fd, const char *path, uint16_t *version, uint64_t *runtime_vaddr)
 {
 	uint64_t left = PY_READ_MAX;
-	struct stat st;
+	uint64_t size;
 	Elf *e;
 	static const char *const names[] = {"_PyRuntime", "Py_Version"};
 	uint64_t values[2], py_version;
@@ -64,12 +64,9 @@ int python_elf_info(int fd, const char *path, uint16_t *version, uint64_t *runti
 
 	*version = 0;
 	*runtime_vaddr = 0;
-	/* never mapped: a file truncated under a mapping is SIGBUS (elf/elf_read.h) */
-	e = fstat(fd, &st) < 0 ? NULL : elf_read_begin(fd);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		elf_end(e);
+	e = elf_read_open(fd, &size);
+	if (!e)
 		return -1;
-	}
 	elf_find_symbols(e, names, values, 2, &left, NULL);
 	*runtime_vaddr = values[0];
 	py_version = values[1];
@@ -78,9 +75,8 @@ int python_elf_info(int fd, const char *path, uint16_t *version, uint64_t *runti
 		*version = (uint16_t)(hex >> 16);
 	else
 		*version = version_from_name(path);
-	elf_end(e);
 	/* cut while read: the symbols found may be anything's */
-	if (elf_read_truncated(fd, (uint64_t)st.st_size)) {
+	if (!elf_read_close(e, fd, size)) {
 		*runtime_vaddr = 0;
 		return -1;
 	}

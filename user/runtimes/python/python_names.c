@@ -221,15 +221,6 @@ void python_frame_show(struct python_names *pn, uint32_t pid, uint32_t gen,
 	python_frame_name(pn, pid, gen, f, &out->name, &out->file, &out->line);
 }
 
-bool python_is_eval_frame(const char *native_name)
-{
-	static const char eval[] = "_PyEval_EvalFrameDefault";
-
-	/* LTO may split it: _PyEval_EvalFrameDefault.cold */
-	return !strncmp(native_name, eval, sizeof(eval) - 1) &&
-	       (!native_name[sizeof(eval) - 1] || native_name[sizeof(eval) - 1] == '.');
-}
-
 static void python_namer_show(void *ctx, uint32_t pid, uint32_t gen,
 			      const struct cfi_interp_frame *f, struct interp_frame_shown *out)
 {
@@ -239,5 +230,5 @@ static void python_namer_show(void *ctx, uint32_t pid, uint32_t gen,
 void python_names_namer(struct python_names *pn, struct interp_namer *out)
 {
 	*out = (struct interp_namer){
-	    .ctx = pn, .show = python_namer_show, .is_eval_frame = python_is_eval_frame};
+	    .ctx = pn, .show = python_namer_show, .eval_frame = "_PyEval_EvalFrameDefault"};
 }

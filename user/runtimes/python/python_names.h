@@ -65,7 +65,6 @@ void python_frame_show(struct python_names *pn, uint32_t pid, uint32_t gen,
 		       const struct cfi_interp_frame *f, struct interp_frame_shown *out);
 
 /* Whether a native frame's name is CPython's evaluation loop, where Python frames go. */
-bool python_is_eval_frame(const char *native_name);
 
 /* What the profile names pn's frames with (pn NULL: "[python]" only). */
 void python_names_namer(struct python_names *pn, struct interp_namer *out);

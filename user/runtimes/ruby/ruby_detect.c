@@ -32,17 +32,14 @@ int ruby_elf_info(int fd, struct ruby_object *out)
 	uint32_t found = 0;
 	unsigned int major = 0, minor = 0;
 	char version[16] = "";
-	struct stat st;
+	uint64_t size;
 	bool ruby;
 	Elf *e;
 
 	memset(out, 0, sizeof(*out));
-	/* never mapped: a file truncated under a mapping is SIGBUS (elf/elf_read.h) */
-	e = fstat(fd, &st) < 0 ? NULL : elf_read_begin(fd);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		elf_end(e);
+	e = elf_read_open(fd, &size);
+	if (!e)
 		return -1;
-	}
 	/* rb_id2str is not needed to be Ruby (only for C methods' names) */
 	elf_find_symbols(e, names, values, 4, &left, &found);
 	ruby = (found & 7) == 7;
@@ -55,8 +52,8 @@ int ruby_elf_info(int fd, struct ruby_object *out)
 		    sscanf(version, "%u.%u.", &major, &minor) == 2 && major < 256 && minor < 256)
 			out->version = (uint16_t)(major << 8 | minor);
 	}
-	elf_end(e);
-	if (!ruby || elf_read_truncated(fd, (uint64_t)st.st_size))
+	/* cut while read: what was found may be anything */
+	if (!elf_read_close(e, fd, size) || !ruby)
 		return -1;
 	return 0;
 }

@@ -315,17 +315,9 @@ const struct code_names_ops ruby_name_ops = {.runtime = RT_RUBY,
 static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_frame *f,
 		 struct interp_frame_shown *out)
 {
-	struct code_names *names = ctx;
-	const struct ruby_iseq *it = NULL;
-	const struct code_proc *proc = NULL;
-	bool ok = false;
+	bool ok;
+	const struct ruby_iseq *it = code_names_show_begin(ctx, pid, gen, f, "[ruby]", out, &ok);
 
-	*out =
-	    (struct interp_frame_shown){.role = f->is_entry ? INTERP_FRAME_LAST : INTERP_FRAME_SHOW,
-					.name = "[ruby]",
-					.file = ""};
-	if (names && f->code)
-		it = code_names_find(names, pid, gen, f, &proc, &ok);
 	if (!it || !ok)
 		return;
 	out->name = it->blob;
@@ -334,13 +326,7 @@ static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_
 	out->line = f->owner == RUBY_FRAME_CFUNC ? 0 : ruby_iseq_line(it, f->instr);
 }
 
-bool ruby_is_eval_frame(const char *native_name)
-{
-	return !strcmp(native_name, "rb_vm_exec");
-}
-
 void ruby_names_namer(struct code_names *names, struct interp_namer *out)
 {
-	*out =
-	    (struct interp_namer){.ctx = names, .show = show, .is_eval_frame = ruby_is_eval_frame};
+	*out = (struct interp_namer){.ctx = names, .show = show, .eval_frame = "rb_vm_exec"};
 }

@@ -41,8 +41,6 @@ extern const struct code_names_ops ruby_name_ops;
 
 /* What the profile names the frames with (names NULL: "[ruby]", placed by their entry marks). */
 void ruby_names_namer(struct code_names *names, struct interp_namer *out);
-/* Whether a native frame's name is Ruby's VM loop, where Ruby frames go. */
-bool ruby_is_eval_frame(const char *native_name);
 
 /* The iseq at addr of process pid (offsets o) into a new *out: true when one.  For tests too. */
 bool ruby_iseq_read(uint32_t pid, const struct ruby_offsets *o, uint64_t addr,
