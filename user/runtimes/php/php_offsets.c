@@ -3,6 +3,7 @@
 #include <stddef.h>
 
 #include "user/runtimes/php/php_offsets.h"
+#include "user/runtimes/runtime_versions.h"
 
 static const struct php_offsets versions[] = {
     {
@@ -43,10 +44,7 @@ static const struct {
 
 const struct php_offsets *php_offsets_find(uint16_t version)
 {
-	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
-		if (versions[i].version == version)
-			return &versions[i];
-	return NULL;
+	return RUNTIME_VERSION_FIND(versions, version);
 }
 
 uint16_t php_version_of_api(uint32_t api)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "user/runtimes/python/python_offsets.h"
+#include "user/runtimes/runtime_versions.h"
 
 /* 3.8 to 3.10: PyFrameObjects, thread states known by pthread_self() */
 #define PY_FRAME_OBJECT_BPF(v, lasti)                                                              \
@@ -180,12 +181,7 @@ static const struct python_offsets versions[] = {
 
 const struct python_offsets *python_offsets_find(uint16_t version)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
-		if (versions[i].version == version)
-			return &versions[i];
-	return NULL;
+	return RUNTIME_VERSION_FIND(versions, version);
 }
 
 const struct python_offsets *python_offsets_all(unsigned int *n)

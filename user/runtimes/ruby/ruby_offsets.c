@@ -3,6 +3,7 @@
 #include <stddef.h>
 
 #include "user/runtimes/ruby/ruby_offsets.h"
+#include "user/runtimes/runtime_versions.h"
 
 static const struct ruby_offsets versions[] = {
     {
@@ -58,8 +59,5 @@ static const struct ruby_offsets versions[] = {
 
 const struct ruby_offsets *ruby_offsets_find(uint16_t version)
 {
-	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
-		if (versions[i].version == version)
-			return &versions[i];
-	return NULL;
+	return RUNTIME_VERSION_FIND(versions, version);
 }
