@@ -40,6 +40,7 @@ struct perl_scratch {
 	struct cfi_interp_frame f[PERL_MAX_FRAMES];
 	__u8 cx[PERL_OFF_MASK + 1 + 8];
 	__u8 si[PERL_OFF_MASK + 1 + 8];
+	__u32 n; /* frames in f so far: see struct python_scratch */
 };
 
 struct {
@@ -69,7 +70,7 @@ static __always_inline bool perl_enter_si(struct perl_walk_ctx *c, __u64 si)
 	__u64 off_stack = pl->si_cxstack, off_ix = pl->si_cxix;
 
 	c->si = si;
-	c->si_first = c->n;
+	c->si_first = c->s->n;
 	if (!si)
 		return true;
 	if (off_stack > PERL_SI_READ - 8 || off_ix > PERL_SI_READ - 4 ||
@@ -91,7 +92,7 @@ static long perl_walk_step(__u32 index, void *data)
 	const struct cfi_perl_proc *pl = c->pl;
 	struct perl_scratch *s = c->s;
 	__u64 off_cv = pl->cx_sub_cv, off_cop = pl->cx_oldcop, prev;
-	__u32 n = c->n;
+	__u32 n = s->n;
 
 	if (n >= PERL_MAX_FRAMES) {
 		c->status = PERL_STATUS_TRUNCATED;
@@ -105,15 +106,15 @@ static long perl_walk_step(__u32 index, void *data)
 		/* past the outermost stack info: the program's main code, where perl began */
 		s->f[n] = (struct cfi_interp_frame){
 		    .code = c->cop, .instr = c->line, .is_entry = 1, .owner = PERL_FRAME_MAIN};
-		c->n = n + 1;
+		c->s->n = n + 1;
 		return 1;
 	}
 	if (c->ix < 0) {
 		prev = rt_read_ptr(c->si + pl->si_prev);
 		/* a stack info of its own is a runops loop of its own: its outermost frame began it
 		 */
-		if (prev && c->n > c->si_first && c->n - 1 < PERL_MAX_FRAMES)
-			s->f[(c->n - 1) & (PERL_MAX_FRAMES - 1)].is_entry = 1;
+		if (prev && c->s->n > c->si_first && c->s->n - 1 < PERL_MAX_FRAMES)
+			s->f[(c->s->n - 1) & (PERL_MAX_FRAMES - 1)].is_entry = 1;
 		if (!perl_enter_si(c, prev)) {
 			c->status = PERL_STATUS_UNREADABLE;
 			return 1;
@@ -135,7 +136,7 @@ static long perl_walk_step(__u32 index, void *data)
 	off_cop &= PERL_OFF_MASK;
 	s->f[n] = (struct cfi_interp_frame){
 	    .code = *(__u64 *)(s->cx + off_cv), .instr = c->line, .owner = PERL_FRAME_SUB};
-	c->n = n + 1;
+	c->s->n = n + 1;
 	/* the next outer frame runs the line this call was made from */
 	c->cop = *(__u64 *)(s->cx + off_cop);
 	c->line = 0;
@@ -169,6 +170,7 @@ __noinline int perl_walk(__u32 pid)
 	tp = current_thread_pointer();
 	if (!c.s || !tp)
 		return 0;
+	c.s->n = 0;
 	interp = rt_read_ptr(tp + (__s64)c.pl->tls_context);
 	if (!interp)
 		return PERL_STATUS_NO_THREAD << 16;
@@ -189,9 +191,9 @@ __noinline int perl_walk(__u32 pid)
 	}
 	/* the steps ran out before the main code: its outer frames are missing */
 	if (c.status == PERL_STATUS_OK &&
-	    (c.n == 0 || c.s->f[(c.n - 1) & (PERL_MAX_FRAMES - 1)].owner != PERL_FRAME_MAIN))
+	    (c.s->n == 0 || c.s->f[(c.s->n - 1) & (PERL_MAX_FRAMES - 1)].owner != PERL_FRAME_MAIN))
 		c.status = PERL_STATUS_TRUNCATED;
-	return (c.n & 0xffff) | c.status << 16;
+	return (c.s->n & 0xffff) | c.status << 16;
 }
 
 static __always_inline void perl_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)

@@ -34,6 +34,7 @@ struct php_scratch {
 	struct cfi_interp_frame f[PHP_MAX_FRAMES];
 	__u8 ed[PHP_FRAME_OFF_MASK + 1 + 8];
 	__u8 func[PHP_FUNC_OFF_MASK + 1 + 8];
+	__u32 n; /* frames in f so far: see struct python_scratch */
 };
 
 struct {
@@ -58,7 +59,7 @@ static long php_walk_step(__u32 index, void *data)
 	struct php_scratch *s = c->s;
 	__u64 off_func = php->ed_func, off_prev = php->ed_prev, off_opline = php->ed_opline,
 	      off_info = php->ed_call_info, off_opcodes = php->func_opcodes, func, opline, opcodes;
-	__u32 n = c->n, info, lineno = 0;
+	__u32 n = s->n, info, lineno = 0;
 	__u8 type = 0;
 
 	if (!c->ed || n >= PHP_MAX_FRAMES)
@@ -101,7 +102,7 @@ static long php_walk_step(__u32 index, void *data)
 	}
 	s->f[n].instr = lineno;
 	s->f[n].owner = type;
-	c->n = n + 1;
+	s->n = n + 1;
 	return 0;
 }
 
@@ -132,6 +133,7 @@ __noinline int php_walk(__u32 pid)
 		return PHP_STATUS_UNREADABLE << 16;
 	if (!c.ed)
 		return PHP_STATUS_IDLE << 16;
+	c.s->n = 0;
 	if (use_bpf_loop) {
 		bpf_loop(PHP_MAX_FRAMES + 1, php_walk_step, &c, 0);
 	} else {
@@ -141,7 +143,7 @@ __noinline int php_walk(__u32 pid)
 	}
 	if (c.ed && c.status == PHP_STATUS_OK)
 		c.status = PHP_STATUS_TRUNCATED;
-	return (c.n & 0xffff) | c.status << 16;
+	return (c.s->n & 0xffff) | c.status << 16;
 }
 
 /*

@@ -58,6 +58,12 @@ struct python_scratch {
 	struct {
 		__u32 pid, tgid; /* UAPI's struct bpf_pidns_info, without CO-RE */
 	} ns;
+	/*
+	 * Frames in f so far.  Here, not in the walk's stack context: a count
+	 * read from a map is not tracked exactly, so the verifier's walk of the
+	 * loop callback converges at once instead of once per count.
+	 */
+	__u32 n;
 };
 
 struct {
@@ -209,7 +215,7 @@ static long py_walk_step(__u32 index, void *data)
 	__u64 code, instr, globals = 0, off_code = py->frame_code, off_prev = py->frame_previous,
 			   off_instr = py->frame_instr, off_entry = py->frame_is_entry,
 			   off_owner = py->frame_owner, off_globals = py->frame_globals;
-	__u32 n = c->n, lasti = 0;
+	__u32 n = s->n, lasti = 0;
 	bool has_entry = off_entry <= PY_FRAME_READ - 1;
 	bool has_globals = off_globals <= PY_FRAME_READ - 8;
 	bool has_owner = off_owner <= PY_FRAME_READ - 1;
@@ -262,7 +268,7 @@ static long py_walk_step(__u32 index, void *data)
 		globals = *(__u64 *)(s->frame + off_globals) >> 4; /* objects are 16-byte aligned */
 	s->f[n].scope = (__u16)(globals ^ globals >> 16 ^ globals >> 32);
 	c->frame = *(__u64 *)(s->frame + off_prev);
-	c->n = n + 1;
+	s->n = n + 1;
 	return 0;
 }
 
@@ -318,6 +324,7 @@ __noinline int python_walk(__u32 pid, __u64 ts)
 		return 0;
 	if (!ts)
 		return PY_STATUS_NO_THREAD << 16;
+	c.s->n = 0;
 	c.frame = rt_read_ptr(ts + c.py->tstate_frame);
 	if (c.frame && (c.py->flags & PY_FLAG_CFRAME))
 		c.frame = rt_read_ptr(c.frame + c.py->cframe_current_frame);
@@ -330,7 +337,7 @@ __noinline int python_walk(__u32 pid, __u64 ts)
 	}
 	if (c.frame && c.status == PY_STATUS_OK)
 		c.status = PY_STATUS_TRUNCATED;
-	return (c.n & 0xffff) | c.status << 16;
+	return (c.s->n & 0xffff) | c.status << 16;
 }
 
 /*

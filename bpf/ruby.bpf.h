@@ -39,6 +39,7 @@ _Static_assert(RUBY_MAX_FRAMES * sizeof(struct cfi_interp_frame) <= RT_RECORD_BY
 struct ruby_scratch {
 	struct cfi_interp_frame f[RUBY_MAX_FRAMES];
 	__u8 cfp[RUBY_OFF_MASK + 1 + 8];
+	__u32 n; /* frames in f so far: see struct python_scratch */
 };
 
 struct {
@@ -63,7 +64,7 @@ static long ruby_walk_step(__u32 index, void *data)
 	struct ruby_scratch *s = c->s;
 	__u64 off_pc = rb->cfp_pc, off_iseq = rb->cfp_iseq, off_ep = rb->cfp_ep, pc, iseq, flags,
 	      ep, me;
-	__u32 n = c->n;
+	__u32 n = s->n;
 
 	if (c->cfp >= c->end)
 		return 1;
@@ -97,7 +98,7 @@ static long ruby_walk_step(__u32 index, void *data)
 	if (!pc && !iseq && (flags & rb->frame_magic_mask) == rb->frame_cfunc &&
 	    (me = rt_read_ptr(ep - 16))) {
 		s->f[n] = (struct cfi_interp_frame){.code = me, .owner = RUBY_FRAME_CFUNC};
-		c->n = n + 1;
+		s->n = n + 1;
 		return 0;
 	}
 	if (!pc || !iseq)
@@ -108,7 +109,7 @@ static long ruby_walk_step(__u32 index, void *data)
 					    .instr = (__u32)pc,
 					    .is_entry = (flags & rb->frame_finish) ? 1 : 0,
 					    .owner = RUBY_FRAME_ISEQ};
-	c->n = n + 1;
+	s->n = n + 1;
 	return 0;
 }
 
@@ -150,6 +151,7 @@ __noinline int ruby_walk(__u32 pid)
 	c.end = stack + size * 8 - c.rb->cfp_size;
 	if (!stack || !c.cfp || c.cfp < stack || c.cfp >= c.end || !c.rb->cfp_size)
 		return RUBY_STATUS_UNREADABLE << 16;
+	c.s->n = 0;
 	if (use_bpf_loop) {
 		bpf_loop(RUBY_MAX_STEPS, ruby_walk_step, &c, 0);
 	} else {
@@ -159,7 +161,7 @@ __noinline int ruby_walk(__u32 pid)
 	}
 	if (c.status == RUBY_STATUS_OK && c.cfp < c.end)
 		c.status = RUBY_STATUS_TRUNCATED;
-	return (c.n & 0xffff) | c.status << 16;
+	return (c.s->n & 0xffff) | c.status << 16;
 }
 
 static __always_inline void ruby_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
