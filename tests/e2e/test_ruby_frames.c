@@ -28,8 +28,11 @@
 /* iterations of the script's loop: about 0.7 s of CPU, ~200 samples at 299 Hz */
 #define WORK "2000"
 
-static struct interp_lang ruby_lang = {
-    .comm = "ruby", .unknown = "[ruby]", .eval = "rb_vm_exec", .what = "Ruby"};
+static struct interp_lang ruby_lang = {.comm = "ruby",
+				       .unknown = "[ruby]",
+				       .eval = "rb_vm_exec",
+				       .what = "Ruby",
+				       .push_before_loop = true};
 static char script[PATH_MAX], threads[PATH_MAX], ractors[PATH_MAX];
 /* the chains Ruby's own caller_locations gives the leaf: recursion, a block run by each */
 static char want_recursion[4096], want_block[4096];

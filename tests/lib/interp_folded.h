@@ -25,6 +25,16 @@ struct interp_lang {
 	const char *unknown; /* the frame of code not read: "[python]" */
 	const char *eval;    /* the evaluation loop's native name (a ".suffix" of it too) */
 	const char *what;    /* "Python", for messages */
+	/*
+	 * A frame is pushed before the evaluation-loop call that runs it
+	 * (Ruby: rb_yield's C code before vm_exec): a sample in between has
+	 * one group of frames more than loops, the outermost at the root.  The
+	 * window is a few instructions a call, so such samples are rare in
+	 * any loop (1 in ~900 of Ruby's in the arm64 guest, 1 in thousands on
+	 * x86, whatever the machine's speed: they are a share of the CPU time
+	 * spent there): 1% of the samples in code at most.
+	 */
+	bool push_before_loop;
 };
 
 /* What one recording's folded output says of the runtime's process. */
@@ -276,8 +286,13 @@ static inline void interp_judge_excusing(const struct interp_lang *lang, const c
 	      name, (unsigned long)r->with_frames, (unsigned long)r->in_code, lang->what,
 	      (unsigned long)excused, r->missing_example,
 	      interp_summary_line(r->log, rt_name, line, sizeof(line)));
-	CHECK(r->misplaced == 0, "%s: %lu samples with %s frames not above %s: %s", name,
-	      (unsigned long)r->misplaced, lang->what, lang->eval, r->misplaced_example);
+	CHECK(lang->push_before_loop ? r->misplaced * 100 <= r->in_code : r->misplaced == 0,
+	      "%s: %lu of %lu samples in code with %s frames not above %s: %s", name,
+	      (unsigned long)r->misplaced, (unsigned long)r->in_code, lang->what, lang->eval,
+	      r->misplaced_example);
+	if (r->misplaced)
+		printf("  %s: %lu samples between a frame's push and its loop: %s\n", name,
+		       (unsigned long)r->misplaced, r->misplaced_example);
 	CHECK(interp_summary_samples(r->log, rt_name) >= 0 &&
 		  !strstr(r->log, "unsupported version"),
 	      "%s: a %s summary, none unsupported: %s", name, lang->what, r->log ? r->log : "");
