@@ -38,7 +38,8 @@
 	/* the thread's Perl subroutine frames */                                                  \
 	X(RT_PERL, 4, perl, "pl", PERL_MAX_FRAMES, "perl")                                         \
 	/* the thread's Ruby frames */                                                             \
-	X(RT_RUBY, 5, ruby, "rb", RUBY_MAX_FRAMES, "ruby")
+	X(RT_RUBY, 5, ruby, "rb", RUBY_MAX_FRAMES, "ruby")                                         \
+	/* the list's end: each row above ends in a backslash, so adding one adds a line */
 
 #endif
 
