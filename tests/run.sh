@@ -21,7 +21,8 @@
 # end-to-end suites whose source says "run.sh: beside others" (global probes,
 # an agent on the whole host whose checks look only at their own processes:
 # the pool's are other processes of the host to them, as a production host
-# has) and the unit suites that run make in this tree.  Then the other
+# has) and the unit suites that run make in this tree; once those are done, the
+# lane's slot takes the pool's next suite.  Then the other
 # end-to-end suites, which judge what an agent on the whole host did (its
 # memory, its CPU, every process named like theirs), each with the host to
 # itself.  Each suite writes only into its own mkdtemp() directories and files
@@ -192,6 +193,14 @@ start_more() {
 		next_pool=$((next_pool + 1))
 		pool_running=$((pool_running + 1))
 	done
+	# the lane's own suites done, its slot takes the pool's next: three suites at once, as
+	# while the lane had its own (a pool suite runs beside anything)
+	if [ -z "$lane_running" ] && [ "$next_lane" -ge ${#lane[@]} ] &&
+		[ "$next_pool" -lt ${#pool[@]} ]; then
+		lane_running=${pool[$next_pool]}
+		next_pool=$((next_pool + 1))
+		start_suite "$lane_running" lane
+	fi
 	if [ ${#started[@]} -eq 0 ] && [ "$next_alone" -lt ${#alone[@]} ]; then
 		start_suite "${alone[$next_alone]}" alone
 		next_alone=$((next_alone + 1))
