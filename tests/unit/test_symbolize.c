@@ -12,12 +12,14 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <link.h>
+#include <linux/bpf.h>
 #include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "tests/lib/cli_util.h"
@@ -26,6 +28,7 @@
 #include "user/symbolize/demangle.h"
 #include "user/profile/frame_names.h"
 #include "user/symbolize/kallsyms.h"
+#include "user/symbolize/ksym_events.h"
 #include "user/symbolize/perfmap.h"
 #include "user/symbolize/sym_cache.h"
 #include "user/symbolize/sym_table.h"
@@ -551,6 +554,109 @@ static void test_kallsyms(void)
 			      "real schedule -> %s", n);
 	}
 	ksyms_free(k);
+}
+
+/* A one-instruction-pair socket filter named name: its fd, or -errno. */
+static int load_tiny_prog(const char *name)
+{
+	struct bpf_insn insns[] = {
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+	    {.code = BPF_JMP | BPF_EXIT},
+	};
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = 2;
+	attr.license = (uintptr_t) "GPL";
+	snprintf(attr.prog_name, sizeof(attr.prog_name), "%s", name);
+	fd = (int)syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+/* Where the kernel put a loaded program's code; 0 when unknown. */
+static uint64_t prog_code_addr(int fd)
+{
+	struct bpf_prog_info info;
+	union bpf_attr attr;
+	uint64_t addr = 0;
+
+	memset(&info, 0, sizeof(info));
+	info.nr_jited_ksyms = 1;
+	info.jited_ksyms = (uintptr_t)&addr;
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = (uint32_t)fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (uintptr_t)&info;
+	if (syscall(__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, &attr, sizeof(attr)))
+		return 0;
+	return addr;
+}
+
+/* Drains e into k until addr has a name, for at most ~5 s; the name or NULL. */
+static const char *drained_name(struct ksym_events *e, struct ksyms *k, uint64_t addr)
+{
+	const char *n = NULL;
+
+	for (int i = 0; i < 500; i++) {
+		ksym_events_drain(e, k);
+		if (ksyms_lookup(k, addr, &n, NULL) == 0)
+			return n;
+		usleep(10000);
+	}
+	return NULL;
+}
+
+/*
+ * BPF programs named from the kernel's KSYMBOL records: one loaded after the
+ * events were opened, and one loaded before them and unloaded before
+ * kallsyms was read (another tool's session ending just as cfiprof starts:
+ * its code ran in the first samples, yet neither kallsyms nor a register
+ * record names it; the unregister record does).
+ */
+static void test_ksym_events(void)
+{
+	char path[256], err[256] = "";
+	struct ksym_events *e = NULL;
+	struct ksyms *k = NULL;
+	uint64_t gone_addr, new_addr;
+	const char *n;
+	int gone, fresh = -1;
+
+	gone = load_tiny_prog("cfi_gone");
+	CHECK(gone >= 0, "BPF_PROG_LOAD: %s", strerror(-gone));
+	if (gone < 0)
+		return;
+	gone_addr = prog_code_addr(gone);
+	CHECK(gone_addr != 0, "no JIT address for the program (bpf_jit_enable?)");
+	e = ksym_events_open(err, sizeof(err));
+	CHECK(e != NULL, "ksym_events_open: %s", err);
+	close(gone);
+	snprintf(path, sizeof(path), "%s/kallsyms_ev", tmpdir);
+	write_file(path, "ffffffff81000000 T _stext\n");
+	k = ksyms_load(path, err, sizeof(err));
+	CHECK(k != NULL, "ksyms_load: %s", err);
+	if (!e || !k || !gone_addr)
+		goto cleanup;
+	n = drained_name(e, k, gone_addr);
+	CHECK(n && strstr(n, "_cfi_gone [bpf]"), "a program unloaded after the events opened -> %s",
+	      n ? n : "(no name)");
+	fresh = load_tiny_prog("cfi_fresh");
+	new_addr = fresh >= 0 ? prog_code_addr(fresh) : 0;
+	CHECK(new_addr != 0, "second program: %s", strerror(fresh < 0 ? -fresh : 0));
+	if (new_addr) {
+		n = drained_name(e, k, new_addr);
+		CHECK(n && strstr(n, "_cfi_fresh [bpf]"), "a program loaded after -> %s",
+		      n ? n : "(no name)");
+	}
+	CHECK(ksym_events_lost(e) == 0, "%" PRIu64 " records lost", ksym_events_lost(e));
+cleanup:
+	if (fresh >= 0)
+		close(fresh);
+	ksyms_free(k);
+	ksym_events_close(e);
 }
 
 static void test_perfmap(void)
@@ -1102,6 +1208,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_separate_debug);
 	RUN_TEST(test_cxx);
 	RUN_TEST(test_kallsyms);
+	RUN_TEST(test_ksym_events);
 	RUN_TEST(test_sorted_tail);
 	RUN_TEST(test_perfmap);
 	RUN_TEST(test_system_libs);

@@ -102,14 +102,20 @@ static size_t take_record(struct ksym_events *e, const struct perf_event_header 
 {
 	const struct ksym_record *r = (const void *)h;
 	char name[KSYM_NAME_MAX + 8];
+	const char *known;
+	uint64_t off;
 	size_t len;
 
 	if (h->type == PERF_RECORD_LOST && h->size >= sizeof(struct lost_record)) {
 		e->lost += ((const struct lost_record *)h)->lost;
 		return 0;
 	}
+	/*
+	 * An unregister names code too: code loaded before the events were
+	 * opened and gone before kallsyms was read ran in samples that neither
+	 * names.
+	 */
 	if (h->type != PERF_RECORD_KSYMBOL || h->size <= sizeof(*r) ||
-	    (r->flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) ||
 	    (r->ksym_type != PERF_RECORD_KSYMBOL_TYPE_BPF &&
 	     r->ksym_type != PERF_RECORD_KSYMBOL_TYPE_OOL))
 		return 0;
@@ -118,6 +124,10 @@ static size_t take_record(struct ksym_events *e, const struct perf_event_header 
 	if (len == 0 || len >= KSYM_NAME_MAX)
 		return 0;
 	snprintf(name, sizeof(name), "%.*s [bpf]", (int)len, r->name);
+	/* named by its register record in an earlier drain */
+	if ((r->flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) &&
+	    ksyms_lookup(k, r->addr, &known, &off) == 0 && off == 0 && !strcmp(known, name))
+		return 0;
 	return ksyms_add(k, r->addr, r->addr + (r->len ? r->len : 1), name) ? 0 : 1;
 }
 

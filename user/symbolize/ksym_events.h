@@ -22,9 +22,10 @@ struct ksym_events;
 struct ksym_events *ksym_events_open(char *err, size_t errlen);
 
 /*
- * Adds the code registered since the last call to k ("NAME [bpf]", as
- * kallsyms names it) and sorts k when any was added.  Code unregistered
- * keeps its name: samples taken while it ran are still to be named.
+ * Adds the code registered or unregistered since the last call to k ("NAME
+ * [bpf]", as kallsyms names it) and sorts k when any was added.  Code
+ * unregistered keeps its name: samples taken while it ran are still to be
+ * named.
  * Returns how many were added.
  */
 size_t ksym_events_drain(struct ksym_events *e, struct ksyms *k);
