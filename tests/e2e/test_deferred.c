@@ -631,7 +631,7 @@ static void test_jit_mprotect(void)
 						"jf_leaf"};
 	char prog[PATH_MAX + 32], folded[PATH_MAX], *log = NULL, why[256];
 	char *none[] = {NULL}, *cmd[] = {prog, "1.5", NULL};
-	uint64_t deferred, finished, pending, nomap;
+	uint64_t deferred, finished, pending, nomap, over_budget, no_room;
 	struct stats st;
 	int err;
 
@@ -650,13 +650,22 @@ static void test_jit_mprotect(void)
 	finished = number_before(log, "finished in user space");
 	pending = stats_reason(&st, "tables-pending");
 	nomap = stats_reason(&st, "no-mapping");
+	over_budget = number_before(log, "over the copy budget");
+	no_room = number_before(log, "no ring-buffer room");
 	printf("jit_mprotect: %" PRIu64 " samples in jf_leaf, %" PRIu64 " with the chain through "
 	       "the JIT page; %" PRIu64 " no-mapping, %" PRIu64 " tables-pending; deferred %" PRIu64
-	       ", finished %" PRIu64 "\n",
-	       st.with_leaf, st.chain_ok, nomap, pending, deferred, finished);
-	CHECK(nomap == 0 && pending == 0,
-	      "jit_mprotect: %" PRIu64 " samples no-mapping, %" PRIu64 " tables-pending (stops:%s)",
-	      nomap, pending, reasons_text(&st, why, sizeof(why)));
+	       ", finished %" PRIu64 ", over budget %" PRIu64 ", no ring room %" PRIu64 "\n",
+	       st.with_leaf, st.chain_ok, nomap, pending, deferred, finished, over_budget, no_room);
+	/*
+	 * Every sample that met the JIT page is deferred, and any left
+	 * tables-pending is one whose copy was refused and counted: how many
+	 * follows how fast the consumer drains the ring beside the pool's
+	 * suites (a CI run kept 361 of ~1,800), not the code.
+	 */
+	CHECK(nomap == 0 && pending <= over_budget + no_room,
+	      "jit_mprotect: %" PRIu64 " samples no-mapping, %" PRIu64 " tables-pending, %" PRIu64
+	      " copies refused (stops:%s)",
+	      nomap, pending, over_budget + no_room, reasons_text(&st, why, sizeof(why)));
 	CHECK(finished == deferred, "jit_mprotect: %" PRIu64 " of %" PRIu64 " deferred finished",
 	      finished, deferred);
 	CHECK(st.with_leaf >= ENOUGH_TO_JUDGE && st.chain_bad == 0 && st.chain_ok * 1000 >= st.with_leaf * 995,
