@@ -386,21 +386,29 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 		 py_next = (s->runtime < RT_MAX && fn->interp[s->runtime]) || fn->saved_interp
 			       ? 0
 			       : nr_py;
-	bool leaf_unlinked = py_next < nr_py && profile_leaf_eval_unlinked(fn, s, maps);
+	bool by_pc = py_next < nr_py && profile_interp_by_pc(fn, s);
+	bool leaf_unlinked = py_next < nr_py && !by_pc && profile_leaf_eval_unlinked(fn, s, maps);
 	int k;
 
 	ps->ns_pid = maps && maps->ns_pid ? maps->ns_pid : s->pid;
 	for (k = 0; k < s->nr_user && id >= 0; k++) {
 		uint64_t lookup = k == 0 || user[k] == 0 ? user[k] : user[k] - 1;
 		struct map_set *other;
-		const struct proc_mapping *pm =
-		    proc_tracker_mapping_for(fn->pt, s->pid, s->generation, maps, lookup, &other);
+		const struct proc_mapping *pm;
 		uint32_t map;
 
 		const struct saved_level *sv = NULL;
 		uint32_t nr_saved = 0;
 		bool is_new, named, splice;
 
+		/* a JIT's frame its runtime names, in its place */
+		if (by_pc && (id = profile_interp_at_pc(p, s, fn, &py_next, user[k])) != -2) {
+			if (id >= 0)
+				ps->locs[(*n)++] = (uint32_t)id;
+			continue;
+		}
+		id = 0;
+		pm = proc_tracker_mapping_for(fn->pt, s->pid, s->generation, maps, lookup, &other);
 		map = pm ? mapping_id(p, s->pid, pm) : 0;
 		if (fn->saved_user)
 			sv = saved_frames_find(fn->saved_user, s->pid, pm ? pm->start : 0, lookup,
@@ -408,7 +416,7 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 		named = frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf)) &&
 			pm && pm->sym && !sym_obj_lookup(pm->sym, lookup - pm->bias, NULL, NULL);
 		/* the name the location gets: a recording's own on a host without the file */
-		splice = py_next < nr_py && !(k == 0 && leaf_unlinked) &&
+		splice = py_next < nr_py && !by_pc && !(k == 0 && leaf_unlinked) &&
 			 profile_is_eval_frame(fn, s, sv ? sv[nr_saved - 1].function : buf);
 		if (id >= 0)
 			id = profile_add_location(p,
@@ -431,7 +439,8 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 	}
 	map_set_put(maps);
 	/* the native walk stopped below the evaluation loops that ran these: the root side */
-	if (id >= 0 && py_next < nr_py && profile_interp_frames(p, ps, s, fn, &py_next, true, n))
+	if (id >= 0 && py_next < nr_py && !by_pc &&
+	    profile_interp_frames(p, ps, s, fn, &py_next, true, n))
 		id = -1;
 	return id < 0 ? -1 : 0;
 }

@@ -44,6 +44,15 @@ static inline uint32_t interp_nr_frames(const struct agg_stack *s)
 
 /* Whether a native frame of s named name is its runtime's evaluation loop. */
 bool profile_is_eval_frame(struct frame_namer *fn, const struct agg_stack *s, const char *name);
+/* Whether s's runtime frames each name a native frame (struct interp_namer's by_pc). */
+bool profile_interp_by_pc(struct frame_namer *fn, const struct agg_stack *s);
+/*
+ * The location of the runtime frame of s, from *next on, that names the
+ * native frame at pc (*next moved past it); -2 when none does, -1 when out
+ * of memory.
+ */
+int64_t profile_interp_at_pc(struct profile *p, const struct agg_stack *s, struct frame_namer *fn,
+			     uint32_t *next, uint64_t pc);
 
 /*
  * At the evaluation loop's location @id (user frame of s): the interpreter

@@ -106,6 +106,34 @@ int profile_interp_frames(struct profile *p, struct prof_sample *ps, const struc
 	return 0;
 }
 
+bool profile_interp_by_pc(struct frame_namer *fn, const struct agg_stack *s)
+{
+	const struct interp_namer *in = s->runtime < RT_MAX ? fn->interp[s->runtime] : NULL;
+
+	return in && in->by_pc;
+}
+
+int64_t profile_interp_at_pc(struct profile *p, const struct agg_stack *s, struct frame_namer *fn,
+			     uint32_t *next, uint64_t pc)
+{
+	const struct cfi_interp_frame *fr =
+	    (const struct cfi_interp_frame *)(s->pcs + s->nr_kernel + s->nr_user);
+	struct interp_frame_shown how;
+	uint32_t i;
+
+	/* frames in the same order as the native ones: one not met names none of them */
+	for (i = *next; i < interp_nr_frames(s); i++) {
+		if (!interp_frame_at_pc(&fr[i], pc))
+			continue;
+		*next = i + 1;
+		interp_shown(fn, s, &fr[i], &how);
+		if (how.role & INTERP_FRAME_SKIP)
+			return -2;
+		return interp_location(p, s, &fr[i], &how);
+	}
+	return -2;
+}
+
 /*
  * Location @id's function alone (PROF_PART_OUTER) or its inlined levels
  * alone (PROF_PART_INNER); @id has at least two lines.  The parts share its

@@ -39,7 +39,18 @@ struct interp_namer {
 		     struct interp_frame_shown *out);
 	/* the runtime's evaluation loop: a native frame of this name (interp_is_eval_frame) */
 	const char *eval_frame;
+	/*
+	 * Instead: each frame is a native frame of its own (a JIT's), the one
+	 * whose PC's low 32 bits are its instr, and is shown in its place.
+	 */
+	bool by_pc;
 };
+
+/* Whether f names the native frame at pc (struct interp_namer's by_pc). */
+static inline bool interp_frame_at_pc(const struct cfi_interp_frame *f, uint64_t pc)
+{
+	return f->instr == (uint32_t)pc;
+}
 
 /*
  * Whether a native frame named native_name is in's evaluation loop: its
