@@ -19,7 +19,7 @@
 #include "user/track/runtime_hooks.h"
 
 /* what a runtime keeps of one object */
-#define DETECT_INFO_BYTES 64
+#define DETECT_INFO_BYTES 128
 
 struct detect_ops {
 	uint8_t runtime; /* enum cfi_runtime */
