@@ -18,6 +18,7 @@
 #include "php_abi.h"
 #include "perl_abi.h"
 #include "ruby_abi.h"
+#include "v8_abi.h"
 
 /*
  * X(ID, VALUE, NAME, TAG, FRAMES, FRAME_TYPE): NAME as the summary and
@@ -39,6 +40,8 @@
 	X(RT_PERL, 4, perl, "pl", PERL_MAX_FRAMES, "perl")                                         \
 	/* the thread's Ruby frames */                                                             \
 	X(RT_RUBY, 5, ruby, "rb", RUBY_MAX_FRAMES, "ruby")                                         \
+	/* the thread's JavaScript frames, each naming a native frame */                           \
+	X(RT_V8, 6, v8, "v8", V8_MAX_FRAMES, "v8js")                                               \
 	/* the list's end: each row above ends in a backslash, so adding one adds a line */
 
 #endif
@@ -51,4 +54,5 @@
 #include "php.bpf.h"
 #include "perl.bpf.h"
 #include "ruby.bpf.h"
+#include "v8.bpf.h"
 #endif

@@ -427,8 +427,9 @@ static inline void interp_check_otlp(const char *rec, const char *const *frames,
 	text = slurp(txt);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(want, sizeof(want), "\nF %s ", frames[i]);
-		CHECK(text && strstr(text, want), "OTLP: no frame '%s' in: %s", frames[i],
-		      text ? text : "");
+		/* the text's first line has no newline before it */
+		CHECK(text && (strstr(text, want) || !strncmp(text, want + 1, strlen(want + 1))),
+		      "OTLP: no frame '%s' in: %s", frames[i], text ? text : "");
 	}
 	free(text);
 }

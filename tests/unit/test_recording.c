@@ -650,6 +650,44 @@ static void test_recording_python_prologue(void)
 	sym_cache_free(sc);
 }
 
+/*
+ * JavaScript frames (V8): each names the native frame whose PC's low half it
+ * holds and takes its place, leaf first; one whose PC no native frame has
+ * (a chain read through a frame the native walk did not take) names none.
+ */
+static void test_recording_v8(void)
+{
+	static const char text[] =
+	    "# cfiprof recording v1\n"
+	    "meta 99 cpu-clock 0 0\n"
+	    "uframe 7 0 1000 0 0 0\tjit_leaf\tjit_leaf\t\n"
+	    "uframe 7 0 2000 0 0 0\tBuiltins_Call\tBuiltins_Call\t\n"
+	    "uframe 7 0 3000 0 0 0\tjit_caller\tjit_caller\t\n"
+	    "uframe 7 0 4000 0 0 0\tmain\tmain\t\n"
+	    "v8frame 7 4 10 1000 0 1 0 0 5\tfib\tapp.js\n"
+	    "v8frame 7 4 30 3001 0 1 0 0 9\twork\tapp.js\n"
+	    "v8frame 7 4 50 9999 0 1 0 0 2\tnowhere\tapp.js\n"
+	    "stack 3 7 7 0 0 app k - u 1000,2001,3001,4001 g 4 v8 10:1000:0:1:0,30:3001:0:1:0\n"
+	    "stack 2 7 7 0 0 app k - u 1000,2001,3001,4001 g 4 v8 "
+	    "10:1000:0:1:0,50:9999:0:1:0,30:3001:0:1:0\n";
+	struct recording_meta meta = {0};
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = sc ? proc_tracker_new_names(sc) : NULL;
+	struct aggregator a;
+	uint64_t bad = 0;
+	char *out = report_folded(text, &a, pt, &meta, &bad);
+
+	CHECK(!bad, "%" PRIu64 " malformed lines", bad);
+	CHECK(out && streq(out, "app;main;work (app.js:9);Builtins_Call;fib (app.js:5) 5\n"),
+	      "report's folded output:\n%s", out ? out : "");
+	free(out);
+	saved_frames_free(meta.frames);
+	saved_interp_free(meta.interp_frames);
+	agg_free(&a);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -663,6 +701,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_recording_kernel_names);
 	RUN_TEST(test_recording_python);
 	RUN_TEST(test_recording_python_prologue);
+	RUN_TEST(test_recording_v8);
 	table_mem_free();
 	return HARNESS_DONE();
 }

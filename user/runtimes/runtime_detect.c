@@ -161,7 +161,8 @@ void runtime_detect_proc(struct runtime_detect *rd, uint32_t pid, const struct p
 			}
 		}
 		/* counted once per process, and again when an exec changes what it runs */
-		if (p && (!p->version || p->supported != ok || p->version != version)) {
+		if (p &&
+		    (!p->version || p->supported != ok || p->version != (version ? version : 1))) {
 			if (ok)
 				rd->stats.procs++;
 			else

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Part of cfiprof.bpf.c, through bpf/runtimes.bpf.h: a V8 process's
+ * JavaScript frames, recorded after the native PCs (struct
+ * cfi_interp_frame, leaf first).  V8's JavaScript frames (interpreted,
+ * baseline, optimized) keep a frame pointer and their JSFunction at a fixed
+ * offset from it (v8dbg_off_fp_function): the thread's frame-pointer chain
+ * is followed from the sample's registers, and each frame whose function
+ * slot holds a JSFunction (its map says so) gives its SharedFunctionInfo and
+ * the low half of the PC the frame runs, which tells user space which
+ * native frame of the sample it names.  Names are read in user space.
+ */
+#ifndef CFIPROF_V8_BPF_H
+#define CFIPROF_V8_BPF_H
+
+_Static_assert(sizeof(struct cfi_v8_proc) <= RT_PROC_BYTES, "runtime_procs entry too small");
+_Static_assert(V8_STATUS_MAX <= RT_STATUS_SLOTS, "a status without its counter");
+_Static_assert(V8_MAX_FRAMES * sizeof(struct cfi_interp_frame) <= RT_RECORD_BYTES,
+	       "its units past the record's room");
+
+/* frames followed per sample, JavaScript or not */
+#define V8_MAX_STEPS 256
+/* ... without bpf_loop (kernels before 5.17, --tail-calls): see perl.bpf.h */
+#define V8_MAX_STEPS_UNROLLED 8
+/* a V8 heap object's tag in its pointer's low bits (v8dbg_HeapObjectTag, ...TagMask) */
+#define V8_HEAP_OBJECT_TAG	1
+#define V8_HEAP_OBJECT_TAG_MASK 3
+
+struct v8_scratch {
+	struct cfi_interp_frame f[V8_MAX_FRAMES];
+	__u32 n; /* frames in f so far: see struct python_scratch */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct v8_scratch);
+} v8_scratch SEC(".maps");
+
+struct v8_walk_ctx {
+	const struct cfi_v8_proc *v;
+	struct v8_scratch *s;
+	__u64 fp, pc; /* the frame to look at next, and the PC it runs */
+	__u32 status;
+};
+
+/* The SharedFunctionInfo of the JSFunction at obj (tagged); 0 when obj is none. */
+static __always_inline __u64 v8_function_shared(const struct cfi_v8_proc *v, __u64 obj)
+{
+	__u64 map;
+	__u16 type = 0;
+
+	if ((obj & V8_HEAP_OBJECT_TAG_MASK) != V8_HEAP_OBJECT_TAG)
+		return 0;
+	map = rt_read_ptr(obj - V8_HEAP_OBJECT_TAG + v->heap_object_map);
+	if ((map & V8_HEAP_OBJECT_TAG_MASK) != V8_HEAP_OBJECT_TAG ||
+	    bpf_probe_read_user(&type, sizeof(type),
+				(const void *)(map - V8_HEAP_OBJECT_TAG + v->map_instance_type)) ||
+	    type != v->js_function_type)
+		return 0;
+	return rt_read_ptr(obj - V8_HEAP_OBJECT_TAG + v->js_function_shared);
+}
+
+/* One frame of the chain: a unit when it runs JavaScript; 1 ends the walk. */
+static long v8_walk_step(__u32 index, void *data)
+{
+	struct v8_walk_ctx *c = data;
+	struct v8_scratch *s = c->s;
+	__u64 link[2], sfi;
+	__u32 n = s->n;
+
+	(void)index;
+	/* {the caller's fp, the return address}; a chain that ends, or ends in garbage */
+	if (!c->fp || (c->fp & 7) || bpf_probe_read_user(link, sizeof(link), (const void *)c->fp))
+		return 1;
+	sfi = v8_function_shared(c->v, rt_read_ptr(c->fp + (__s64)c->v->fp_function));
+	if (sfi) {
+		if (n >= V8_MAX_FRAMES) {
+			c->status = V8_STATUS_TRUNCATED;
+			return 1;
+		}
+		barrier_var(n);
+		s->f[n & (V8_MAX_FRAMES - 1)] = (struct cfi_interp_frame){
+		    .code = sfi, .instr = (__u32)c->pc, .owner = V8_FRAME_JS};
+		s->n = n + 1;
+	}
+	/* callers' frames are above: a link downwards is not a frame */
+	if (link[0] <= c->fp)
+		return 1;
+	c->fp = link[0];
+	c->pc = link[1];
+	return 0;
+}
+
+/*
+ * The sampled thread's JavaScript frames into the scratch area: returns
+ * nr_frames | status << 16 (status 0: not a V8 process).  A global
+ * function: verified once, whichever program calls it.
+ */
+__noinline int v8_walk(__u32 pid)
+{
+	struct v8_walk_ctx c = {.status = V8_STATUS_OK};
+	struct pid_times *times;
+	struct pt_regs *regs;
+	__u32 zero = 0;
+	int i;
+
+	c.v = runtime_proc(pid, RT_V8);
+	if (!c.v)
+		return 0;
+	/* written by a load that read the mappings before the process exec'd */
+	times = bpf_map_lookup_elem(&pid_times, &pid);
+	if (times && times->ns[PT_EXEC] > c.v->maps_read_ns)
+		return 0;
+	c.s = bpf_map_lookup_elem(&v8_scratch, &zero);
+	if (!c.s)
+		return 0;
+	c.s->n = 0;
+	/* the user registers, whether the sample interrupted user mode or the kernel */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!regs)
+		return V8_STATUS_UNREADABLE << 16;
+	c.fp = ARCH_FP(regs);
+	c.pc = ARCH_PC(regs);
+	if (use_bpf_loop) {
+		bpf_loop(V8_MAX_STEPS, v8_walk_step, &c, 0);
+	} else {
+		for (i = 0; i < V8_MAX_STEPS_UNROLLED; i++)
+			if (v8_walk_step(i, &c))
+				break;
+	}
+	if (c.status == V8_STATUS_OK && !c.s->n)
+		c.status = V8_STATUS_NO_JS;
+	return (c.s->n & 0xffff) | c.status << 16;
+}
+
+static __always_inline void v8_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
+{
+	int r = v8_walk(rec->pid);
+	__u32 zero = 0;
+	struct v8_scratch *s = bpf_map_lookup_elem(&v8_scratch, &zero);
+
+	runtime_emit(rec, nr_pcs, max_pcs, RT_V8, r, s ? s->f : NULL,
+		     sizeof(struct cfi_interp_frame), V8_MAX_FRAMES, V8_STATUS_MAX,
+		     V8_STATUS_UNREADABLE);
+}
+
+/* Thread tid exits: V8 keeps nothing per thread here. */
+static __always_inline void v8_thread_exit(__u32 tid)
+{
+	(void)tid;
+}
+
+#endif

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * JavaScript frames of Node.js run with no flags of cfiprof's (issue 33):
+ * tests/progs/v8/loop.js recorded with cfiprof record -- node loop.js.  The
+ * oracles are independent of cfiprof's V8 reader: node's own symbol table
+ * says which samples run JavaScript (their native stack passes through
+ * Builtins_JSEntry, where V8 enters JavaScript from C++), the script's text
+ * says on which lines fib and work start, and node --trace-deopt says that
+ * fib's optimized code was thrown away mid-run.  >= 95% of the samples that
+ * run JavaScript name fib or work at those lines, every fib called by work
+ * (or by the script's top level, where TurboFan inlined work);
+ * the run's --save recording reports the same, OTLP types the frames "v8js",
+ * go tool pprof -lines names fib at its file and line.
+ */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/e2e.h"
+#include "tests/lib/interp_folded.h"
+
+#define NODE "/usr/bin/node"
+/* seconds of the script's loop: ~3,000 samples at 999 Hz when it has a CPU */
+#define SECONDS "3"
+
+static char script[PATH_MAX];
+
+struct v8_counts {
+	uint64_t samples;	   /* node's main thread's */
+	uint64_t in_js;		   /* ... through Builtins_JSEntry: running JavaScript */
+	uint64_t named;		   /* ... of those, with fib or work named at their lines */
+	uint64_t fib;		   /* ... with fib */
+	uint64_t fib_outside_work; /* ... with a fib called by neither work nor the top level */
+	char first_unnamed[512];
+};
+
+/*
+ * Whether the frame before the first fib of a folded line is work, or the
+ * script's top-level code (top: work inlined there by TurboFan is part of
+ * its frame).
+ */
+static bool fib_called_right(const char *line, const char *fb, const char *work, const char *top)
+{
+	const char *p = fb;
+
+	/* fb is the ';' before fib: its caller is the frame that ends there */
+	while (p > line && p[-1] != ';')
+		p--;
+	if (p == line)
+		return false;
+	p--;
+	return !strncmp(p, work, strlen(work)) || !strncmp(p, top, strlen(top));
+}
+
+static void count(const char *folded, const char *fib, const char *work, const char *top,
+		  struct v8_counts *c)
+{
+	char line[65536];
+	FILE *f = fopen(folded, "re");
+
+	memset(c, 0, sizeof(*c));
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *sp = strrchr(line, ' '), *w, *fb;
+		uint64_t n;
+
+		if (!sp || strncmp(line, "node;", 5))
+			continue;
+		n = strtoull(sp + 1, NULL, 10);
+		c->samples += n;
+		if (!strstr(line, ";Builtins_JSEntry;"))
+			continue;
+		c->in_js += n;
+		w = strstr(line, work);
+		fb = strstr(line, fib);
+		if (w || fb)
+			c->named += n;
+		else if (!c->first_unnamed[0])
+			snprintf(c->first_unnamed, sizeof(c->first_unnamed), "%.500s", line);
+		if (fb)
+			c->fib += n;
+		if (fb && !fib_called_right(line, fb, work, top))
+			c->fib_outside_work += n;
+	}
+	if (f)
+		fclose(f);
+}
+
+static void test_no_flags(void)
+{
+	char cmdline[3 * PATH_MAX], trace[PATH_MAX], folded[PATH_MAX], fib[PATH_MAX + 64],
+	    work[PATH_MAX + 64], top[PATH_MAX + 64], *log = NULL, *tr = NULL;
+	char rec[PATH_MAX], rep[PATH_MAX];
+	char *cmd[] = {"sh", "-c", cmdline, NULL}, *opts[] = {"--save", rec, NULL};
+	char *report[] = {(char *)cfiprof_bin, "report", "-o", rep, rec, NULL};
+	static const char *const otlp_frames[] = {"fib v8js", "work v8js",
+						  "Builtins_JSEntry native"};
+	int fib_line = interp_mark_line(script, "// FIB"),
+	    work_line = interp_mark_line(script, "// WORK");
+	struct v8_counts c, rc;
+
+	CHECK(fib_line > 0 && work_line > 0, "no FIB / WORK marks in %s", script);
+	tpath(trace, sizeof(trace), "trace-deopt.txt");
+	/* exec: the process cfiprof starts is node itself, its output the oracle's */
+	snprintf(cmdline, sizeof(cmdline), "exec " NODE " --trace-deopt %s " SECONDS " > %s",
+		 script, trace);
+	tpath(rec, sizeof(rec), "loop.rec");
+	tpath(rep, sizeof(rep), "report.folded");
+	if (e2e_record("loop", "999", opts, cmd, &log))
+		goto out;
+	tr = slurp(trace);
+	CHECK(tr && strstr(tr, "deoptimizing") && strstr(tr, "<JSFunction fib"),
+	      "node --trace-deopt shows no deoptimization of fib: %.300s", tr ? tr : "(none)");
+	snprintf(fib, sizeof(fib), ";fib (%s:%d)", script, fib_line);
+	snprintf(work, sizeof(work), ";work (%s:%d)", script, work_line);
+	snprintf(top, sizeof(top), ";(anonymous) (%s:1)", script);
+	count(tpath(folded, sizeof(folded), "loop"), fib, work, top, &c);
+	printf("  loop: %" PRIu64 " samples of node's main thread, %" PRIu64
+	       " running JavaScript, %" PRIu64 " of those naming fib or work, %" PRIu64
+	       " fib, %" PRIu64 " fib called by neither work nor the top level\n",
+	       c.samples, c.in_js, c.named, c.fib, c.fib_outside_work);
+	/* node's start (its bootstrap's JavaScript) is < 2% of a 3 s loop's CPU time */
+	CHECK(c.in_js >= 100 && c.named * 100 >= c.in_js * 95,
+	      "%" PRIu64 " of %" PRIu64
+	      " samples running JavaScript name fib or work (want >= 95%%); "
+	      "first without: %s",
+	      c.named, c.in_js, c.first_unnamed);
+	CHECK(c.fib * 2 >= c.in_js && c.fib_outside_work == 0,
+	      "%" PRIu64 " samples with fib (of %" PRIu64 "), %" PRIu64
+	      " with a fib called by neither work nor the script's top level",
+	      c.fib, c.in_js, c.fib_outside_work);
+	CHECK(strstr(log, "cfiprof: v8: 1 process,") != NULL, "no v8 summary line: %s", log);
+	/* the recording's report names the frames as record did, in every format */
+	CHECK(run(report, NULL, NULL, 60) == 0, "cfiprof report -o %s %s failed", rep, rec);
+	count(rep, fib, work, top, &rc);
+	CHECK(rc.in_js == c.in_js && rc.named == c.named && rc.fib == c.fib,
+	      "report: %" PRIu64 " samples running JavaScript, %" PRIu64 " named, %" PRIu64
+	      " fib; live %" PRIu64 ", %" PRIu64 ", %" PRIu64,
+	      rc.in_js, rc.named, rc.fib, c.in_js, c.named, c.fib);
+	interp_check_otlp(rec, otlp_frames, sizeof(otlp_frames) / sizeof(otlp_frames[0]));
+	interp_check_pprof(rec, "fib", script, fib_line);
+out:
+	free(tr);
+	free(log);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	if (!e2e_setup("v8"))
+		return HARNESS_DONE();
+	if (!realpath("tests/progs/v8/loop.js", script))
+		snprintf(script, sizeof(script), "tests/progs/v8/loop.js");
+	RUN_TEST(test_no_flags);
+	e2e_finish();
+	return HARNESS_DONE();
+}

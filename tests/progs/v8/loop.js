@@ -1,0 +1,28 @@
+// clang-format off
+// cfiprof's V8 test program: work() calls fib() for argv[2] seconds of wall
+// time; halfway through, fib() is given a fraction once, which deoptimizes
+// its optimized code (node --trace-deopt shows it), and goes on with
+// integers until V8 optimizes it again.
+'use strict';
+
+function fib(n) { // FIB
+  return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+function work(x) { // WORK
+  let s = 0;
+  for (let i = 0; i < 20; i++) s += fib(x);
+  return s;
+}
+
+const secs = Number(process.argv[2] || 2);
+const start = Date.now();
+let sum = 0, deopted = false;
+while (Date.now() - start < secs * 1000) {
+  if (!deopted && Date.now() - start > secs * 500) {
+    sum += fib(4.5);
+    deopted = true;
+  }
+  sum += work(16);
+}
+if (sum < 0) console.log(sum);
