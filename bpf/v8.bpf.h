@@ -57,7 +57,7 @@ static __always_inline __u64 v8_function_shared(const struct cfi_v8_proc *v, __u
 	if ((map & V8_HEAP_OBJECT_TAG_MASK) != V8_HEAP_OBJECT_TAG ||
 	    bpf_probe_read_user(&type, sizeof(type),
 				(const void *)(map - V8_HEAP_OBJECT_TAG + v->map_instance_type)) ||
-	    type != v->js_function_type)
+	    type < v->js_function_type || type > v->js_function_last)
 		return 0;
 	return rt_read_ptr(obj - V8_HEAP_OBJECT_TAG + v->js_function_shared);
 }

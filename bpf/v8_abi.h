@@ -34,10 +34,11 @@ struct cfi_v8_proc {
 	__s16 fp_function;	  /* v8dbg_off_fp_function: the frame's JSFunction from fp */
 	__u16 heap_object_map;	  /* HeapObject.map */
 	__u16 map_instance_type;  /* Map.instance_type, a u16 */
-	__u16 js_function_type;	  /* JS_FUNCTION_TYPE */
+	__u16 js_function_type;	  /* JS_FUNCTION_TYPE: the first of JSFunction's types */
+	__u16 js_function_last;	  /* ... the last (its subclasses: class constructors...) */
 	__u16 js_function_shared; /* JSFunction.shared */
 	__u16 layout;		  /* user space's index of the process's layout (v8_offsets) */
-	__u16 pad[2];
+	__u16 pad;
 	__u64 maps_read_ns; /* as every runtime's: struct cfi_runtime_proc */
 };
 

@@ -229,6 +229,20 @@ static void test_offsets(void)
 	printf("  node: %d v8dbg values; fp_function %d, SFI type %u, ScopeInfo type %u\n", nosyms,
 	       o.bpf.fp_function, o.sfi_type, o.scope_info_type);
 	check_fields(&o);
+	{
+		/* node's own word for its V8: "11.3.244.8-node.38" */
+		FILE *p = popen(NODE " -p process.versions.v8", "r");
+		unsigned int major = 0, minor = 0;
+
+		CHECK(p && fscanf(p, "%u.%u", &major, &minor) == 2, "node -p process.versions.v8");
+		if (p)
+			pclose(p);
+		CHECK(o.version == (major << 8 | minor), "version %#x, node says %u.%u", o.version,
+		      major, minor);
+		/* the JSFunction types: a class constructor's (node 20: 2081) is in them */
+		CHECK(o.bpf.js_function_last >= o.bpf.js_function_type, "JSFunction types %u..%u",
+		      o.bpf.js_function_type, o.bpf.js_function_last);
+	}
 	CHECK(offsets_of("/bin/true", &o) == -1, "/bin/true taken for a V8");
 
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");

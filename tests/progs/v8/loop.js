@@ -1,8 +1,10 @@
 // clang-format off
-// cfiprof's V8 test program: work() calls fib() for argv[2] seconds of wall
-// time; halfway through, fib() is given a fraction once, which deoptimizes
-// its optimized code (node --trace-deopt shows it), and goes on with
-// integers until V8 optimizes it again.
+// cfiprof's V8 test program: a class constructor calls work(), which calls
+// fib(), for argv[2] seconds of wall time; halfway through, fib() is given a
+// fraction once, which deoptimizes its optimized code (node --trace-deopt
+// shows it), and goes on with integers until V8 optimizes it again.  Run
+// with --allow-natives-syntax: the constructor is never optimized, so
+// nothing is inlined into it (its frame calls work's) nor it into its caller.
 'use strict';
 
 function fib(n) { // FIB
@@ -15,6 +17,15 @@ function work(x) { // WORK
   return s;
 }
 
+// a function's line is where its parameters' '(' is, as V8's profiler says:
+// a class constructor's is the constructor's
+class Runner {
+  constructor(x) { // RUNNER
+    this.s = work(x);
+  }
+}
+%NeverOptimizeFunction(Runner);
+
 const secs = Number(process.argv[2] || 2);
 const start = Date.now();
 let sum = 0, deopted = false;
@@ -23,6 +34,6 @@ while (Date.now() - start < secs * 1000) {
     sum += fib(4.5);
     deopted = true;
   }
-  sum += work(16);
+  sum += new Runner(16).s;
 }
 if (sum < 0) console.log(sum);

@@ -72,7 +72,7 @@ static int entry(const void *info, uint64_t bias, uint32_t pid, uint64_t read_ns
 
 	(void)bias;
 	(void)pid;
-	*version = 0;
+	*version = o->version;
 	if (index < 0)
 		return -1;
 	*val = o->bpf;

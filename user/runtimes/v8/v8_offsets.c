@@ -30,6 +30,8 @@ enum v8_kind {
 	V8_SMI_SHIFT,  /* SmiShiftSize: the shift is one more (the tag) */
 	V8_TAGGED,     /* TaggedSize: 8, or pointers are compressed (not read) */
 	V8_UNCOMPILED, /* one of the UncompiledData types: their range */
+	V8_MAJOR,      /* V8's version: [1, 256) */
+	V8_MINOR,      /* [0, 256) */
 };
 
 #define FIELD(f) offsetof(struct v8_offsets, f)
@@ -96,6 +98,23 @@ static const struct v8_sym {
      V8_OFF},
     {"v8dbg_scopeinfo_idx_ncontextlocals", FIELD(scope_info_context_locals), V8_INDEX},
     {"v8dbg_scopeinfo_idx_first_vars", FIELD(scope_info_first_vars), V8_INDEX},
+    {"_ZN2v88internal7Version6major_E", 0, V8_MAJOR},
+    {"_ZN2v88internal7Version6minor_E", 0, V8_MINOR},
+};
+
+/*
+ * JSFunction's subclasses (class constructors, Array, Promise, RegExp and
+ * the typed arrays' constructors) have instance types of their own right
+ * after JS_FUNCTION_TYPE, which no v8dbg symbol bounds: how many, by V8
+ * version, read off node 20's heap (V8 11.3: a class constructor's map
+ * says JS_FUNCTION_TYPE + 15).  A version not listed names plain
+ * functions only.
+ */
+static const struct {
+	uint16_t version;
+	uint16_t subclass_types;
+} function_types[] = {
+    {0x0b03, 15},
 };
 
 #define NR_SYMS (sizeof(syms) / sizeof(syms[0]))
@@ -165,6 +184,16 @@ static int store(const struct v8_sym *s, int32_t v, struct v8_offsets *out, int3
 		*lo = v < *lo ? v : *lo;
 		*hi = v > *hi ? v : *hi;
 		return 0;
+	case V8_MAJOR:
+		if (v < 1 || v > 255)
+			return -1;
+		out->version = (uint16_t)(v << 8 | (out->version & 0xff));
+		return 0;
+	case V8_MINOR:
+		if (v < 0 || v > 255)
+			return -1;
+		out->version = (uint16_t)((out->version & 0xff00) | v);
+		return 0;
 	}
 	memcpy((char *)out + s->field, &u, sizeof(u));
 	return 0;
@@ -214,5 +243,9 @@ int v8_elf_offsets(int fd, struct v8_offsets *out)
 	}
 	out->uncompiled_first_type = (uint16_t)lo;
 	out->uncompiled_last_type = (uint16_t)hi;
+	out->bpf.js_function_last = out->bpf.js_function_type;
+	for (size_t i = 0; i < sizeof(function_types) / sizeof(function_types[0]); i++)
+		if (function_types[i].version == out->version)
+			out->bpf.js_function_last += function_types[i].subclass_types;
 	return 0;
 }

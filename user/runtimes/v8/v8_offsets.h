@@ -15,6 +15,7 @@
 
 struct v8_offsets {
 	struct cfi_v8_proc bpf; /* what BPF reads (its layout and maps_read_ns: 0) */
+	uint16_t version;	/* V8's major << 8 | minor (v8::internal::Version) */
 	/* what user space reads to name a SharedFunctionInfo (v8_sfi.c) */
 	uint16_t heap_object_tag;      /* v8dbg_HeapObjectTag */
 	uint16_t heap_object_tag_mask; /* v8dbg_HeapObjectTagMask */
