@@ -1,6 +1,7 @@
 // clang-format off
 // cfiprof's V8 test program: a class constructor calls work(), which calls
-// fib(), for argv[2] seconds of wall time; halfway through, fib() is given a
+// fib(), for argv[2] seconds of the process's CPU time (its samples, however
+// busy the machine); halfway through, fib() is given a
 // fraction once, which deoptimizes its optimized code (node --trace-deopt
 // shows it), and goes on with integers until V8 optimizes it again.  Run
 // with --allow-natives-syntax: the constructor is never optimized, so
@@ -26,11 +27,12 @@ class Runner {
 }
 %NeverOptimizeFunction(Runner);
 
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
 const secs = Number(process.argv[2] || 2);
-const start = Date.now();
+const start = cpu();
 let sum = 0, deopted = false;
-while (Date.now() - start < secs * 1000) {
-  if (!deopted && Date.now() - start > secs * 500) {
+while (cpu() - start < secs) {
+  if (!deopted && cpu() - start > secs / 2) {
     sum += fib(4.5);
     deopted = true;
   }
