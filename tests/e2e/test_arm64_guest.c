@@ -30,9 +30,12 @@
  * exact), the BPF programs must load (6.1's verifier: its 512-byte stack over
  * the whole call chain, its bounds tracking), and the leaf must hold most
  * samples: the programs spin there for their CPU seconds, so at 499 Hz a
- * second of CPU is ~499 samples (the bound asks for 200 of 1 s: the guest's
- * timer is emulated and its CPU shared, but the count is of the program's own
- * CPU time).
+ * second of CPU is ~499 samples, as many as the guest's emulated timer
+ * fires: beside make test-stress's hogs its late expiries are coalesced
+ * (122-521 in a second of CPU), so the count is not the test's to set.
+ * The bound asks for 50; 1000 per mille allows no wrong chain on any
+ * count, and a lower one at least one (995 per mille of fewer than 200
+ * would allow none: gofib_stripped has ~1 in 700).
  */
 /* run.sh: samples apart (nothing on this host: the guest samples itself), beside other suites */
 #include <stdio.h>
@@ -49,7 +52,7 @@ static void judge(const char *log, const char *name, unsigned long min_leaf, uns
 {
 	char key[64];
 	const char *p;
-	unsigned long s = 0, inc = 0, leaf = 0, exact = 0;
+	unsigned long s = 0, inc = 0, leaf = 0, exact = 0, allowed;
 	int loaded;
 
 	snprintf(key, sizeof(key), "A64 %s loaded=yes", name);
@@ -62,7 +65,10 @@ static void judge(const char *log, const char *name, unsigned long min_leaf, uns
 	      "%s: no result line from the guest", name);
 	printf("  %s: %lu samples, %lu incomplete, %lu in the leaf, %lu with the whole chain\n",
 	       name, s, inc, leaf, exact);
-	CHECK(leaf >= min_leaf && exact * 1000 >= leaf * permille,
+	allowed = leaf * (1000 - permille) / 1000;
+	if (permille < 1000 && allowed < 1)
+		allowed = 1;
+	CHECK(leaf >= min_leaf && exact <= leaf && leaf - exact <= allowed,
 	      "%s: %lu of %lu samples in the leaf have the chain (want %lu per mille, and %lu at "
 	      "least)",
 	      name, exact, leaf, permille, min_leaf);
@@ -476,9 +482,9 @@ static void test_known_chains(void)
 	CHECK(log && strstr(log, "A64 done"),
 	      "the arm64 guest did not finish (see %s, %s/arm64-guest.out)", path, out);
 	full = getenv("ARM64_FULL") && !strcmp(getenv("ARM64_FULL"), "1");
-	judge(log, "chain", 200, 1000);
-	judge(log, "chain_pac", 200, 1000);
-	judge(log, "signal", 200, 1000);
+	judge(log, "chain", 50, 1000);
+	judge(log, "chain_pac", 50, 1000);
+	judge(log, "signal", 50, 1000);
 	/*
 	 * lz_all and its lazy bindings were 0.4-20% of lazybind's samples in the
 	 * guest (dlopen and dlclose's mappings cost what the host's load makes
@@ -487,14 +493,14 @@ static void test_known_chains(void)
 	 * not understood yet): 99%.
 	 */
 	judge(log, "lazybind", 1, 990);
-	judge(log, "chain_ns", 200, 1000);
+	judge(log, "chain_ns", 50, 1000);
 	/*
 	 * main.fib is most of gofib's time: 200 of ~1,300 samples at least.  A
 	 * sample in runtime.asyncPreempt, which Go's preemption signal enters as
 	 * if main.fib had called it, ends unsupported past main.fib (3 in ~2,000):
 	 * 995 per mille.
 	 */
-	judge(log, "gofib_stripped", 200, 995);
+	judge(log, "gofib_stripped", 50, 995);
 	judge_offcpu(log);
 	/* the program's calls: malloc 2,000 times, the USDT probe 300, open and close 1,000 each */
 	judge_probe(log, "uprobe", ";main;alloc_mid;alloc_leaf;malloc;", 2000);
@@ -504,7 +510,7 @@ static void test_known_chains(void)
 	judge_whole(log, "python3.11");
 	/* make arm64-test (ARM64_FULL=1) only: they would take make test past its 8 minutes */
 	if (full) {
-		judge(log, "chain_tc", 200, 1000);
+		judge(log, "chain_tc", 50, 1000);
 		for (size_t i = 0; i < sizeof(guest_langs) / sizeof(guest_langs[0]); i++)
 			judge_interp(log, i);
 		judge_top(log);
