@@ -6,9 +6,9 @@
  * baseline, optimized) keep a frame pointer and their JSFunction at a fixed
  * offset from it (v8dbg_off_fp_function): the thread's frame-pointer chain
  * is followed from the sample's registers, and each frame whose function
- * slot holds a JSFunction (its map says so) gives its SharedFunctionInfo and
- * the low half of the PC the frame runs, which tells user space which
- * native frame of the sample it names.  Names are read in user space.
+ * slot holds a JSFunction (its map says so) and whose PC is V8's code gives
+ * its SharedFunctionInfo and the low half of that PC, which tells user space
+ * which native frame of the sample it names.  Names are read in user space.
  */
 #ifndef CFIPROF_V8_BPF_H
 #define CFIPROF_V8_BPF_H
@@ -41,9 +41,27 @@ struct {
 struct v8_walk_ctx {
 	const struct cfi_v8_proc *v;
 	struct v8_scratch *s;
-	__u64 fp, pc; /* the frame to look at next, and the PC it runs */
-	__u32 status;
+	__u64 fp, pc;	 /* the frame to look at next, and the PC it runs */
+	__u64 code_page; /* the last page found to be V8's code: recursion repeats it */
+	__u32 pid, status;
 };
+
+/*
+ * Whether pc is V8's code: its builtins, or memory of no object (the JIT's:
+ * no mapping known yet, or one of anonymous memory).
+ */
+static __always_inline bool v8_code_pc(struct v8_walk_ctx *c, __u64 pc)
+{
+	const struct cfi_mapping_val *m;
+
+	if ((pc >= c->v->builtins_lo && pc < c->v->builtins_hi) || pc >> 12 == c->code_page)
+		return true;
+	m = walker_lookup_mapping(c->pid, pc);
+	if (m && m->obj_id)
+		return false;
+	c->code_page = pc >> 12;
+	return true;
+}
 
 /* The SharedFunctionInfo of the JSFunction at obj (tagged); 0 when obj is none. */
 static __always_inline __u64 v8_function_shared(const struct cfi_v8_proc *v, __u64 obj)
@@ -75,7 +93,7 @@ static long v8_walk_step(__u32 index, void *data)
 	if (!c->fp || (c->fp & 7) || bpf_probe_read_user(link, sizeof(link), (const void *)c->fp))
 		return 1;
 	sfi = v8_function_shared(c->v, rt_read_ptr(c->fp + (__s64)c->v->fp_function));
-	if (sfi) {
+	if (sfi && v8_code_pc(c, c->pc)) {
 		if (n >= V8_MAX_FRAMES) {
 			c->status = V8_STATUS_TRUNCATED;
 			return 1;
@@ -100,7 +118,7 @@ static long v8_walk_step(__u32 index, void *data)
  */
 __noinline int v8_walk(__u32 pid)
 {
-	struct v8_walk_ctx c = {.status = V8_STATUS_OK};
+	struct v8_walk_ctx c = {.status = V8_STATUS_OK, .pid = pid};
 	struct pid_times *times;
 	struct pt_regs *regs;
 	__u32 zero = 0;

@@ -39,6 +39,14 @@ struct cfi_v8_proc {
 	__u16 js_function_shared; /* JSFunction.shared */
 	__u16 layout;		  /* user space's index of the process's layout (v8_offsets) */
 	__u16 pad;
+	/*
+	 * The embedded builtins' code (the interpreter, bytecode handlers, the
+	 * trampolines): absolute in the process's entry, ELF addresses in the
+	 * object's layout; 0 when unknown.  With JIT code (memory of no file)
+	 * it is where a JavaScript frame's pc is: a frame of other code whose
+	 * function slot holds a stale JSFunction is none.
+	 */
+	__u64 builtins_lo, builtins_hi;
 	__u64 maps_read_ns; /* as every runtime's: struct cfi_runtime_proc */
 };
 

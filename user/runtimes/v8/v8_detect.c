@@ -55,7 +55,7 @@ static int object(int fd, const char *path, void *info)
 
 	(void)path;
 	memset(&o, 0, sizeof(o));
-	if (v8_elf_offsets(fd, &o))
+	if (v8_elf_offsets(fd, &o) < 0)
 		return -1;
 	/* the info is kept zeroed past what the runtime wrote: compare whole structs */
 	memset(info, 0, sizeof(o));
@@ -68,15 +68,25 @@ static int entry(const void *info, uint64_t bias, uint32_t pid, uint64_t read_ns
 {
 	const struct v8_offsets *o = info;
 	struct cfi_v8_proc *val = data;
-	int index = layout_index(o);
+	int index;
 
-	(void)bias;
 	(void)pid;
+	/* a V8 whose layout v8_elf_offsets could not read has no function offset */
+	if (!o->bpf.js_function_shared) {
+		*version = o->version | DETECT_VERSION_VARIANT;
+		return -1;
+	}
 	*version = o->version;
+	index = layout_index(o);
 	if (index < 0)
 		return -1;
 	*val = o->bpf;
 	val->layout = (uint16_t)index;
+	/* where the object is mapped: pc - bias is its ELF address */
+	if (o->bpf.builtins_lo) {
+		val->builtins_lo = o->bpf.builtins_lo + bias;
+		val->builtins_hi = o->bpf.builtins_hi + bias;
+	}
 	val->maps_read_ns = read_ns;
 	*size = sizeof(*val);
 	return 0;
@@ -87,4 +97,5 @@ const struct detect_ops v8_detect_ops = {
     .may_be = may_be_v8,
     .object = object,
     .entry = entry,
+    .variant = "without a layout cfiprof reads (v8dbg_ symbols, 8-byte pointers)",
 };

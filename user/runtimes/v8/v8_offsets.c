@@ -32,6 +32,8 @@ enum v8_kind {
 	V8_UNCOMPILED, /* one of the UncompiledData types: their range */
 	V8_MAJOR,      /* V8's version: [1, 256) */
 	V8_MINOR,      /* [0, 256) */
+	V8_BLOB_CODE,  /* the embedded builtins' code: the symbol's own address */
+	V8_BLOB_SIZE,  /* ... their bytes: (0, 1 GiB) */
 };
 
 #define FIELD(f) offsetof(struct v8_offsets, f)
@@ -100,6 +102,9 @@ static const struct v8_sym {
     {"v8dbg_scopeinfo_idx_first_vars", FIELD(scope_info_first_vars), V8_INDEX},
     {"_ZN2v88internal7Version6major_E", 0, V8_MAJOR},
     {"_ZN2v88internal7Version6minor_E", 0, V8_MINOR},
+    /* in .symtab only: a stripped node names no builtins, and its interpreted frames go */
+    {"v8_Default_embedded_blob_code_", 0, V8_BLOB_CODE},
+    {"v8_Default_embedded_blob_code_size_", 0, V8_BLOB_SIZE},
 };
 
 /*
@@ -194,6 +199,13 @@ static int store(const struct v8_sym *s, int32_t v, struct v8_offsets *out, int3
 			return -1;
 		out->version = (uint16_t)((out->version & 0xff00) | v);
 		return 0;
+	case V8_BLOB_CODE:
+		return 0; /* its address, not a value: v8_elf_offsets takes it */
+	case V8_BLOB_SIZE:
+		if (v <= 0 || v >= (1 << 30))
+			return -1;
+		out->bpf.builtins_hi = (uint64_t)v;
+		return 0;
 	}
 	memcpy((char *)out + s->field, &u, sizeof(u));
 	return 0;
@@ -212,7 +224,9 @@ int v8_elf_offsets(int fd, struct v8_offsets *out)
 {
 	int32_t lo = V8_TYPE_MAX, hi = -1;
 	uint64_t left = V8_READ_MAX, values[NR_SYMS], present = 0;
-	bool ok = true;
+	bool ok = true, version_ok = true;
+	uint64_t blob = 0;
+	uint16_t version;
 	uint64_t size;
 	Elf *e;
 
@@ -230,17 +244,47 @@ int v8_elf_offsets(int fd, struct v8_offsets *out)
 		elf_find_symbols(e, names, values + base, n, &left, &found);
 		present |= (uint64_t)found << base;
 	}
-	for (size_t i = 0; i < NR_SYMS && ok; i++) {
-		int32_t v;
+	for (size_t i = 0; i < NR_SYMS; i++) {
+		bool is_version = syms[i].kind == V8_MAJOR || syms[i].kind == V8_MINOR;
+		bool is_blob = syms[i].kind == V8_BLOB_CODE || syms[i].kind == V8_BLOB_SIZE;
+		int32_t v = 0;
 
-		ok = (present >> i & 1) && !read_int(e, fd, values[i], &v) &&
-		     !store(&syms[i], v, out, &lo, &hi);
+		/* the version whatever else is missing: a V8 whose layout is not read is counted */
+		if (!ok && !is_version)
+			continue;
+		if (syms[i].kind == V8_BLOB_CODE) {
+			blob = present >> i & 1 ? values[i] : 0;
+			continue;
+		}
+		if (!(present >> i & 1) || read_int(e, fd, values[i], &v) ||
+		    store(&syms[i], v, out, &lo, &hi)) {
+			if (is_version)
+				version_ok = false;
+			else if (is_blob)
+				blob = 0;
+			else
+				ok = false;
+		}
+	}
+	version = version_ok ? out->version : 0;
+	/* both or neither: the builtins' range in the object's addresses */
+	if (blob && out->bpf.builtins_hi && blob + out->bpf.builtins_hi > blob) {
+		out->bpf.builtins_lo = blob;
+		out->bpf.builtins_hi += blob;
+	} else {
+		out->bpf.builtins_lo = out->bpf.builtins_hi = 0;
 	}
 	/* cut while read: what was found may be anything */
-	if (!elf_read_close(e, fd, size) || !ok || !consistent(out, lo, hi)) {
+	if (!elf_read_close(e, fd, size)) {
 		memset(out, 0, sizeof(*out));
 		return -1;
 	}
+	if (!ok || !consistent(out, lo, hi)) {
+		memset(out, 0, sizeof(*out));
+		out->version = version;
+		return version ? 1 : -1;
+	}
+	out->version = version;
 	out->uncompiled_first_type = (uint16_t)lo;
 	out->uncompiled_last_type = (uint16_t)hi;
 	out->bpf.js_function_last = out->bpf.js_function_type;

@@ -52,9 +52,10 @@ struct v8_offsets {
 
 /*
  * The layout the ELF file fd exports: 0 when it has every v8dbg_* symbol
- * listed above with a value in range and 8-byte tagged values (no pointer
- * compression: Node.js's builds), -1 when not (not a V8, one built without
- * them, a file cut while read or one whose values cannot be a layout).
+ * listed in v8_offsets.c and they hold together; 1 when it is a V8 (its
+ * version read from v8::internal::Version) whose layout cannot be read
+ * (built without the symbols, or with pointer compression): out is zero
+ * but for its version; -1 when it is no V8 (or was cut while read).
  */
 int v8_elf_offsets(int fd, struct v8_offsets *out);
 
