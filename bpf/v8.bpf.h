@@ -22,6 +22,9 @@ _Static_assert(V8_MAX_FRAMES * sizeof(struct cfi_interp_frame) <= RT_RECORD_BYTE
 #define V8_MAX_STEPS 256
 /* ... without bpf_loop (kernels before 5.17, --tail-calls): see perl.bpf.h */
 #define V8_MAX_STEPS_UNROLLED 8
+/* a frame's slots read at once: 2 below fp (context, function), fp's two */
+#define V8_SLOTS_BELOW 2
+#define V8_FRAME_SLOTS 4
 /* a V8 heap object's tag in its pointer's low bits (v8dbg_HeapObjectTag, ...TagMask) */
 #define V8_HEAP_OBJECT_TAG	1
 #define V8_HEAP_OBJECT_TAG_MASK 3
@@ -43,6 +46,8 @@ struct v8_walk_ctx {
 	struct v8_scratch *s;
 	__u64 fp, pc;	 /* the frame to look at next, and the PC it runs */
 	__u64 code_page; /* the last page found to be V8's code: recursion repeats it */
+	/* the last JSFunction read, its SharedFunctionInfo, and a map known a JSFunction's */
+	__u64 last_fn, last_sfi, fn_map;
 	__u32 pid, status;
 };
 
@@ -63,21 +68,34 @@ static __always_inline bool v8_code_pc(struct v8_walk_ctx *c, __u64 pc)
 	return true;
 }
 
-/* The SharedFunctionInfo of the JSFunction at obj (tagged); 0 when obj is none. */
-static __always_inline __u64 v8_function_shared(const struct cfi_v8_proc *v, __u64 obj)
+/*
+ * The SharedFunctionInfo of the JSFunction at obj (tagged); 0 when obj is
+ * none.  A recursion's frames repeat one function, and functions share a
+ * few maps: what the last ones were saves their reads.
+ */
+static __always_inline __u64 v8_function_shared(struct v8_walk_ctx *c, __u64 obj)
 {
+	const struct cfi_v8_proc *v = c->v;
 	__u64 map;
 	__u16 type = 0;
 
 	if ((obj & V8_HEAP_OBJECT_TAG_MASK) != V8_HEAP_OBJECT_TAG)
 		return 0;
+	if (obj == c->last_fn)
+		return c->last_sfi;
 	map = rt_read_ptr(obj - V8_HEAP_OBJECT_TAG + v->heap_object_map);
-	if ((map & V8_HEAP_OBJECT_TAG_MASK) != V8_HEAP_OBJECT_TAG ||
-	    bpf_probe_read_user(&type, sizeof(type),
-				(const void *)(map - V8_HEAP_OBJECT_TAG + v->map_instance_type)) ||
-	    type < v->js_function_type || type > v->js_function_last)
-		return 0;
-	return rt_read_ptr(obj - V8_HEAP_OBJECT_TAG + v->js_function_shared);
+	if (map != c->fn_map) {
+		if ((map & V8_HEAP_OBJECT_TAG_MASK) != V8_HEAP_OBJECT_TAG ||
+		    bpf_probe_read_user(
+			&type, sizeof(type),
+			(const void *)(map - V8_HEAP_OBJECT_TAG + v->map_instance_type)) ||
+		    type < v->js_function_type || type > v->js_function_last)
+			return 0;
+		c->fn_map = map;
+	}
+	c->last_fn = obj;
+	c->last_sfi = rt_read_ptr(obj - V8_HEAP_OBJECT_TAG + v->js_function_shared);
+	return c->last_sfi;
 }
 
 /* One frame of the chain: a unit when it runs JavaScript; 1 ends the walk. */
@@ -85,14 +103,26 @@ static long v8_walk_step(__u32 index, void *data)
 {
 	struct v8_walk_ctx *c = data;
 	struct v8_scratch *s = c->s;
-	__u64 link[2], sfi;
+	__u64 slots[V8_FRAME_SLOTS], sfi, fn;
+	/* the function's slot's byte offset from the first slot read */
+	__s64 at = (__s64)c->v->fp_function + V8_SLOTS_BELOW * 8;
 	__u32 n = s->n;
 
 	(void)index;
-	/* {the caller's fp, the return address}; a chain that ends, or ends in garbage */
-	if (!c->fp || (c->fp & 7) || bpf_probe_read_user(link, sizeof(link), (const void *)c->fp))
+	/*
+	 * One read for the frame: the slots below fp (its function's among
+	 * them), the caller's fp and the return address; a chain that ends,
+	 * or ends in garbage.
+	 */
+	if (!c->fp || (c->fp & 7) || c->fp < V8_SLOTS_BELOW * 8 ||
+	    bpf_probe_read_user(slots, sizeof(slots), (const void *)(c->fp - V8_SLOTS_BELOW * 8)))
 		return 1;
-	sfi = v8_function_shared(c->v, rt_read_ptr(c->fp + (__s64)c->v->fp_function));
+	/* v8dbg_off_fp_function is a slot below fp (-16 for years), else read apart */
+	if (at >= 0 && at < V8_SLOTS_BELOW * 8 && !(at & 7))
+		fn = slots[((__u64)at >> 3) & (V8_FRAME_SLOTS - 1)];
+	else
+		fn = rt_read_ptr(c->fp + (__s64)c->v->fp_function);
+	sfi = v8_function_shared(c, fn);
 	if (sfi && v8_code_pc(c, c->pc)) {
 		if (n >= V8_MAX_FRAMES) {
 			c->status = V8_STATUS_TRUNCATED;
@@ -104,10 +134,10 @@ static long v8_walk_step(__u32 index, void *data)
 		s->n = n + 1;
 	}
 	/* callers' frames are above: a link downwards is not a frame */
-	if (link[0] <= c->fp)
+	if (slots[V8_SLOTS_BELOW] <= c->fp)
 		return 1;
-	c->fp = link[0];
-	c->pc = link[1];
+	c->pc = slots[V8_SLOTS_BELOW + 1];
+	c->fp = slots[V8_SLOTS_BELOW];
 	return 0;
 }
 

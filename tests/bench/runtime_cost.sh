@@ -4,7 +4,8 @@
 # the real interpreter (its frames read) and by a copy that claims an unsupported version (the
 # same native work, no frame walk): python3.11 whose Py_Version says 3.12, php8.2 whose build
 # id says the Zend API of 8.3, perl whose PL_version says 5.99, ruby run on a libruby whose
-# ruby_version says 3.9 (LD_LIBRARY_PATH).  Interleaved runs, medians.
+# ruby_version says 3.9 (LD_LIBRARY_PATH), node whose v8dbg_TaggedSize says its pointers are
+# compressed (a layout cfiprof does not read).  Interleaved runs, medians.
 #   [ONLY=RUNTIME] tests/bench/runtime_cost.sh [RUNS]
 set -eu
 cd "$(dirname "$0")/../.."
@@ -22,9 +23,10 @@ cp /usr/bin/python3.11 "$out/off/python3.11"
 cp /usr/bin/php8.2 "$out/off/php8.2"
 cp /usr/bin/perl "$out/off/perl"
 cp /usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1 "$out/off/libruby-3.1.so.3.1"
-python3 - "$out/off/python3.11" "$out/off/php8.2" "$out/off/perl" "$out/off/libruby-3.1.so.3.1" <<'PY'
+cp /usr/bin/node "$out/off/node"
+python3 - "$out/off/python3.11" "$out/off/php8.2" "$out/off/perl" "$out/off/libruby-3.1.so.3.1" "$out/off/node" <<'PY'
 import subprocess, sys, struct
-py, php, pl, rb = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+py, php, pl, rb, node = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 nm = subprocess.run(["nm", "-D", py], capture_output=True, text=True).stdout
 addr = int(next(l.split()[0] for l in nm.splitlines() if l.endswith(" Py_Version")), 16)
 for l in subprocess.run(["readelf", "-SW", py], capture_output=True, text=True).stdout.splitlines():
@@ -59,6 +61,15 @@ for l in subprocess.run(["readelf", "-SW", rb], capture_output=True, text=True).
         with open(rb, "r+b") as fh:
             fh.seek(addr - a + o + 2)
             fh.write(b"9")
+nm = subprocess.run(["nm", "-D", node], capture_output=True, text=True).stdout
+addr = int(next(l.split()[0] for l in nm.splitlines() if l.endswith(" v8dbg_TaggedSize")), 16)
+for l in subprocess.run(["readelf", "-SW", node], capture_output=True, text=True).stdout.splitlines():
+    f = l.replace("[ ", "[").split()
+    if len(f) > 6 and f[1] == ".data":
+        a, o = int(f[3], 16), int(f[4], 16)
+        with open(node, "r+b") as fh:
+            fh.seek(addr - a + o)
+            fh.write(struct.pack("<i", 4))
 PY
 
 # RUNTIME NAME BINARY SCRIPT ARG: one line per (program, interpreter)
@@ -68,6 +79,7 @@ progs=(
 	"php recurse.php /usr/bin/php8.2 tests/progs/php/recurse.php 12000"
 	"perl recurse.pl /usr/bin/perl tests/progs/perl/recurse.pl 3000"
 	"ruby recurse.rb /usr/bin/ruby tests/progs/ruby/recurse.rb 6000"
+	"v8 loop.js /usr/bin/node tests/progs/v8/loop.js 3"
 )
 printf "| runtime | program | interpreter | ns/sample | native user frames/sample | complete | its frames/sample |\n|---|---|---|---|---|---|---|\n"
 for p in "${progs[@]}"; do
@@ -84,9 +96,12 @@ for p in "${progs[@]}"; do
 			# ruby's interpreter is its libruby: the copy is found first, the program is ruby;
 			# without rubygems, whose paths follow the version the copy claims
 			[ "$rt" = ruby ] && env=(env RUBYOPT=--disable-gems)
+			# node: its V8 flag goes before the script (loop.js pins a constructor)
+			flags=()
+			[ "$rt" = v8 ] && flags=(--allow-natives-syntax)
 			[ "$arm" = off ] && [ "$rt" = ruby ] && b=$bin && env+=("LD_LIBRARY_PATH=$out/off")
 			log=$out/$name-$arm-$i.log
-			"$CFIPROF" record -v -F 999 -o /dev/null -- "${env[@]}" "$b" "$script" "$arg" 2> "$log" > /dev/null || true
+			"$CFIPROF" record -v -F 999 -o /dev/null -- "${env[@]}" "$b" "${flags[@]}" "$script" "$arg" 2> "$log" > /dev/null || true
 			sed -n 's/.*BPF run time \([0-9]*\) ns per sample.*/\1/p' "$log" >> "$out/$name-$arm.ns"
 		done
 	done
