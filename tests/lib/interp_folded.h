@@ -35,6 +35,13 @@ struct interp_lang {
 	 * spent there): 1% of the samples in code at most.
 	 */
 	bool push_before_loop;
+	/*
+	 * Native stacks incomplete outside crt code, per mille of the samples,
+	 * that a process without the runtime's frames may have: 0 for an
+	 * interpreter, whose native code all has CFI; 10 for V8, whose JIT code
+	 * and builtins are walked by frame pointers (test_runtimes' 99%).
+	 */
+	unsigned int incomplete_permille;
 };
 
 /* What one recording's folded output says of the runtime's process. */
@@ -493,11 +500,11 @@ static inline void interp_print_lines(const struct interp_lang *lang, const stru
 
 /*
  * The len bytes at skip into the data of the dynamic symbol named symbol
- * (in .rodata) of the ELF file at path become bytes (readelf's addresses):
+ * (in section) of the ELF file at path become bytes (readelf's addresses):
  * a copy of an interpreter made to claim another version.  true if done.
  */
-static inline bool interp_patch_symbol(const char *path, const char *symbol, size_t skip,
-				       const void *bytes, size_t len)
+static inline bool interp_patch_symbol_in(const char *path, const char *section, const char *symbol,
+					  size_t skip, const void *bytes, size_t len)
 {
 	char cmd[2 * PATH_MAX + 256];
 	unsigned long long vaddr = 0, off = 0, addr = 0;
@@ -506,8 +513,8 @@ static inline bool interp_patch_symbol(const char *path, const char *symbol, siz
 
 	snprintf(cmd, sizeof(cmd),
 		 "readelf -W --dyn-syms %s | awk '$8 == \"%s\" {print $2; exit}'; "
-		 "readelf -SW %s | awk '$2 == \".rodata\" {print $4, $5}'",
-		 path, symbol, path);
+		 "readelf -SW %s | awk '$2 == \"%s\" {print $4, $5}'",
+		 path, symbol, path, section);
 	p = popen(cmd, "r");
 	if (p && fscanf(p, "%llx %llx %llx", &addr, &vaddr, &off) == 3 && addr >= vaddr) {
 		FILE *f = fopen(path, "r+e");
@@ -520,6 +527,13 @@ static inline bool interp_patch_symbol(const char *path, const char *symbol, siz
 	if (p)
 		pclose(p);
 	return ok;
+}
+
+/* interp_patch_symbol_in for a symbol in .rodata. */
+static inline bool interp_patch_symbol(const char *path, const char *symbol, size_t skip,
+				       const void *bytes, size_t len)
+{
+	return interp_patch_symbol_in(path, ".rodata", symbol, skip, bytes, len);
 }
 
 /*
@@ -546,7 +560,10 @@ static inline void interp_check_unsupported(const struct interp_lang *lang, cons
 	CHECK(r.log && strstr(r.log, want), "counted unsupported (%s): %s", want,
 	      r.log ? r.log : "");
 	n = count_incomplete_outside_crt(r.folded, lang->comm);
-	CHECK(n == 0, "native stacks: %lu samples incomplete outside crt code", (unsigned long)n);
+	CHECK(n * 1000 <= r.samples * lang->incomplete_permille,
+	      "native stacks: %lu of %lu samples incomplete outside crt code (want %u per mille at "
+	      "most)",
+	      (unsigned long)n, (unsigned long)r.samples, lang->incomplete_permille);
 out:
 	free(r.log);
 }
