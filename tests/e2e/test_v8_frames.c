@@ -5,8 +5,9 @@
  * oracles are independent of cfiprof's V8 reader: node's own symbol table
  * says which samples run JavaScript (their native stack passes through
  * Builtins_JSEntry, where V8 enters JavaScript from C++), the script's text
- * says on which lines fib and work start, and node --trace-deopt says that
- * fib's optimized code was thrown away mid-run.  >= 95% of the samples that
+ * says on which lines fib and work start, and node --trace-opt
+ * --trace-deopt says that fib was optimized, its code thrown away mid-run
+ * and optimized again.  >= 95% of the samples that
  * run JavaScript name fib or work at those lines, every fib called by work
  * (or by the script's top level, where TurboFan inlined work);
  * the run's --save recording reports the same, OTLP types the frames "v8js",
@@ -99,6 +100,25 @@ static void count(const char *folded, const struct v8_needles *nd, struct v8_cou
 		fclose(f);
 }
 
+/*
+ * Whether node's --trace-opt --trace-deopt output says fn was optimized,
+ * deoptimized, then optimized again, in that order (one line each).
+ */
+static bool reoptimized(const char *trace, const char *fn)
+{
+	int step = 0;
+
+	for (const char *l = trace; l && *l && step < 3;
+	     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t len = strcspn(l, "\n");
+		const char *want = step == 1 ? "deoptimizing" : "[completed optimizing";
+
+		if (memmem(l, len, want, strlen(want)) && memmem(l, len, fn, strlen(fn)))
+			step++;
+	}
+	return step == 3;
+}
+
 static void test_no_flags(void)
 {
 	char cmdline[3 * PATH_MAX], trace[PATH_MAX], folded[PATH_MAX], *log = NULL, *tr = NULL;
@@ -118,15 +138,19 @@ static void test_no_flags(void)
 	tpath(trace, sizeof(trace), "trace-deopt.txt");
 	/* exec: the process cfiprof starts is node itself, its output the oracle's */
 	snprintf(cmdline, sizeof(cmdline),
-		 "exec " NODE " --allow-natives-syntax --trace-deopt %s " SECONDS " > %s", script,
-		 trace);
+		 "exec " NODE " --allow-natives-syntax --trace-opt --trace-deopt %s " SECONDS
+		 " > %s",
+		 script, trace);
 	tpath(rec, sizeof(rec), "loop.rec");
 	tpath(rep, sizeof(rep), "report.folded");
 	if (e2e_record("loop", "999", opts, cmd, &log))
 		goto out;
 	tr = slurp(trace);
-	CHECK(tr && strstr(tr, "deoptimizing") && strstr(tr, "<JSFunction fib"),
-	      "node --trace-deopt shows no deoptimization of fib: %.300s", tr ? tr : "(none)");
+	/* node's own trace: fib optimized, its code thrown away, optimized again */
+	CHECK(tr && reoptimized(tr, "<JSFunction fib "),
+	      "node --trace-opt --trace-deopt shows no fib optimized, deoptimized and optimized "
+	      "again: %.600s",
+	      tr ? tr : "(none)");
 	snprintf(nd.fib, sizeof(nd.fib), ";fib (%s:%d)", script, fib_line);
 	snprintf(nd.work, sizeof(nd.work), ";work (%s:%d)", script, work_line);
 	snprintf(nd.runner, sizeof(nd.runner), ";Runner (%s:%d)", script, runner_line);
