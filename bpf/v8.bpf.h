@@ -29,8 +29,16 @@ _Static_assert(V8_MAX_FRAMES * sizeof(struct cfi_interp_frame) <= RT_RECORD_BYTE
 #define V8_HEAP_OBJECT_TAG	1
 #define V8_HEAP_OBJECT_TAG_MASK 3
 
+/*
+ * Per CPU, not on the stack: 6.1's verifier counts on_sample's, v8_walk's
+ * and the step's frames together against 512 bytes.
+ */
 struct v8_scratch {
 	struct cfi_interp_frame f[V8_MAX_FRAMES];
+	__u64 slots[V8_FRAME_SLOTS]; /* the frame being looked at */
+	__u64 code_page;	     /* the last page found to be V8's code: recursion repeats it */
+	/* the last JSFunction read, its SharedFunctionInfo, and a map known a JSFunction's */
+	__u64 last_fn, last_sfi, fn_map;
 	__u32 n; /* frames in f so far: see struct python_scratch */
 };
 
@@ -44,10 +52,7 @@ struct {
 struct v8_walk_ctx {
 	const struct cfi_v8_proc *v;
 	struct v8_scratch *s;
-	__u64 fp, pc;	 /* the frame to look at next, and the PC it runs */
-	__u64 code_page; /* the last page found to be V8's code: recursion repeats it */
-	/* the last JSFunction read, its SharedFunctionInfo, and a map known a JSFunction's */
-	__u64 last_fn, last_sfi, fn_map;
+	__u64 fp, pc; /* the frame to look at next, and the PC it runs */
 	__u32 pid, status;
 };
 
@@ -59,12 +64,12 @@ static __always_inline bool v8_code_pc(struct v8_walk_ctx *c, __u64 pc)
 {
 	const struct cfi_mapping_val *m;
 
-	if ((pc >= c->v->builtins_lo && pc < c->v->builtins_hi) || pc >> 12 == c->code_page)
+	if ((pc >= c->v->builtins_lo && pc < c->v->builtins_hi) || pc >> 12 == c->s->code_page)
 		return true;
 	m = walker_lookup_mapping(c->pid, pc);
 	if (m && m->obj_id)
 		return false;
-	c->code_page = pc >> 12;
+	c->s->code_page = pc >> 12;
 	return true;
 }
 
@@ -76,26 +81,27 @@ static __always_inline bool v8_code_pc(struct v8_walk_ctx *c, __u64 pc)
 static __always_inline __u64 v8_function_shared(struct v8_walk_ctx *c, __u64 obj)
 {
 	const struct cfi_v8_proc *v = c->v;
+	struct v8_scratch *s = c->s;
 	__u64 map;
 	__u16 type = 0;
 
 	if ((obj & V8_HEAP_OBJECT_TAG_MASK) != V8_HEAP_OBJECT_TAG)
 		return 0;
-	if (obj == c->last_fn)
-		return c->last_sfi;
+	if (obj == s->last_fn)
+		return s->last_sfi;
 	map = rt_read_ptr(obj - V8_HEAP_OBJECT_TAG + v->heap_object_map);
-	if (map != c->fn_map) {
+	if (map != s->fn_map) {
 		if ((map & V8_HEAP_OBJECT_TAG_MASK) != V8_HEAP_OBJECT_TAG ||
 		    bpf_probe_read_user(
 			&type, sizeof(type),
 			(const void *)(map - V8_HEAP_OBJECT_TAG + v->map_instance_type)) ||
 		    type < v->js_function_type || type > v->js_function_last)
 			return 0;
-		c->fn_map = map;
+		s->fn_map = map;
 	}
-	c->last_fn = obj;
-	c->last_sfi = rt_read_ptr(obj - V8_HEAP_OBJECT_TAG + v->js_function_shared);
-	return c->last_sfi;
+	s->last_fn = obj;
+	s->last_sfi = rt_read_ptr(obj - V8_HEAP_OBJECT_TAG + v->js_function_shared);
+	return s->last_sfi;
 }
 
 /* One frame of the chain: a unit when it runs JavaScript; 1 ends the walk. */
@@ -103,7 +109,7 @@ static long v8_walk_step(__u32 index, void *data)
 {
 	struct v8_walk_ctx *c = data;
 	struct v8_scratch *s = c->s;
-	__u64 slots[V8_FRAME_SLOTS], sfi, fn;
+	__u64 *slots = s->slots, sfi, fn;
 	/* the function's slot's byte offset from the first slot read */
 	__s64 at = (__s64)c->v->fp_function + V8_SLOTS_BELOW * 8;
 	__u32 n = s->n;
@@ -115,7 +121,8 @@ static long v8_walk_step(__u32 index, void *data)
 	 * or ends in garbage.
 	 */
 	if (!c->fp || (c->fp & 7) || c->fp < V8_SLOTS_BELOW * 8 ||
-	    bpf_probe_read_user(slots, sizeof(slots), (const void *)(c->fp - V8_SLOTS_BELOW * 8)))
+	    bpf_probe_read_user(slots, sizeof(s->slots),
+				(const void *)(c->fp - V8_SLOTS_BELOW * 8)))
 		return 1;
 	/* v8dbg_off_fp_function is a slot below fp (-16 for years), else read apart */
 	if (at >= 0 && at < V8_SLOTS_BELOW * 8 && !(at & 7))
@@ -165,6 +172,7 @@ __noinline int v8_walk(__u32 pid)
 	if (!c.s)
 		return 0;
 	c.s->n = 0;
+	c.s->code_page = c.s->last_fn = c.s->last_sfi = c.s->fn_map = 0;
 	/* the user registers, whether the sample interrupted user mode or the kernel */
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	if (!regs)
