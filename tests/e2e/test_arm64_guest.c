@@ -52,7 +52,7 @@ static void judge(const char *log, const char *name, unsigned long min_leaf, uns
 {
 	char key[64];
 	const char *p;
-	unsigned long s = 0, inc = 0, leaf = 0, exact = 0, allowed;
+	unsigned long s = 0, inc = 0, leaf = 0, exact = 0, skipped = 0, allowed;
 	int loaded;
 
 	snprintf(key, sizeof(key), "A64 %s loaded=yes", name);
@@ -60,11 +60,12 @@ static void judge(const char *log, const char *name, unsigned long min_leaf, uns
 	CHECK(loaded, "%s: cfiprof did not record in the guest (BPF load?)", name);
 	snprintf(key, sizeof(key), "A64 %s samples=", name);
 	p = log ? strstr(log, key) : NULL;
-	CHECK(p && sscanf(p + strlen(key), "%lu incomplete=%lu in_leaf=%lu exact=%lu", &s, &inc,
-			  &leaf, &exact) == 4,
+	CHECK(p && sscanf(p + strlen(key), "%lu incomplete=%lu in_leaf=%lu exact=%lu skipped=%lu",
+			  &s, &inc, &leaf, &exact, &skipped) == 5,
 	      "%s: no result line from the guest", name);
-	printf("  %s: %lu samples, %lu incomplete, %lu in the leaf, %lu with the whole chain\n",
-	       name, s, inc, leaf, exact);
+	printf("  %s: %lu samples, %lu incomplete, %lu in the leaf, %lu with the whole chain "
+	       "(%lu not judged)\n",
+	       name, s, inc, leaf, exact, skipped);
 	allowed = leaf * (1000 - permille) / 1000;
 	if (permille < 1000 && allowed < 1)
 		allowed = 1;
@@ -500,10 +501,12 @@ static void test_known_chains(void)
 	judge(log, "lazybind", 1, 990);
 	judge(log, "chain_ns", 50, 1000);
 	/*
-	 * main.fib is most of gofib's time: 200 of ~1,300 samples at least.  A
-	 * sample in runtime.asyncPreempt, which Go's preemption signal enters as
-	 * if main.fib had called it, ends unsupported past main.fib (3 in ~2,000):
-	 * 995 per mille.
+	 * main.fib is most of gofib's time.  A sample in runtime.asyncPreempt,
+	 * which Go's preemption signal enters as if main.fib had called it, ends
+	 * unsupported past main.fib: 3 in ~2,000 alone, 4 in 330 beside make
+	 * test-stress (sysmon preempts by wall time, so preemptions per second
+	 * of CPU grow with the host's load): not judged, counted apart
+	 * (tests/arm64/run.sh's SKIP).  995 per mille of the rest.
 	 */
 	judge(log, "gofib_stripped", 50, 995);
 	judge_offcpu(log);
