@@ -152,10 +152,10 @@ judge() {
 	name=\$1 needle=\$2 chain=\$3 skip=\${4:-^\$} comm=\${1%_tc}
 	comm=\${comm%_ns}
 	total=\$(grep "^\$comm;" /tmp/\$name.folded | awk '{n += \$NF} END {print n + 0}')
-	incomplete=\$(grep "^\$comm;" /tmp/\$name.folded | grep '\[incomplete' | awk '{n += \$NF} END {print n + 0}')
+	incomplete=\$(grep "^\$comm;" /tmp/\$name.folded | grep '\[incomplete' | grep -v -E "\$skip" | awk '{n += \$NF} END {print n + 0}')
 	leaf=\$(grep "^\$comm;" /tmp/\$name.folded | grep -F "\$needle" | grep -v -E "\$skip" | awk '{n += \$NF} END {print n + 0}')
 	exact=\$(grep "^\$comm;" /tmp/\$name.folded | grep -F "\$needle" | grep -v -E "\$skip" | grep -E "\$chain" | grep -v '\[incomplete' | awk '{n += \$NF} END {print n + 0}')
-	skipped=\$(grep "^\$comm;" /tmp/\$name.folded | grep -F "\$needle" | grep -E "\$skip" | awk '{n += \$NF} END {print n + 0}')
+	skipped=\$(grep "^\$comm;" /tmp/\$name.folded | grep -E "\$skip" | awk '{n += \$NF} END {print n + 0}')
 	echo "A64 \$name samples=\$total incomplete=\$incomplete in_leaf=\$leaf exact=\$exact skipped=\$skipped"
 	grep "^\$comm;" /tmp/\$name.folded | sort -t' ' -k2 -rn | head -3 | sed "s/^/A64-STACK /"
 	grep "^\$comm;" /tmp/\$name.folded | grep -F "\$needle" | grep -E -v "\$chain" | head -4 | sed "s/^/A64-MISS /"
@@ -165,7 +165,7 @@ run() {
 	name=\$1 needle=\$2 chain=\$3 skip=^\$
 	echo "A64-T \$name \$(cut -d" " -f1 /proc/uptime)"
 	shift 3
-	# SKIP=REGEX before -- : samples of the leaf not judged (counted apart)
+	# SKIP REGEX before -- : samples not judged, in the leaf or incomplete (counted apart)
 	if [ "\$1" = SKIP ]; then
 		skip=\$2
 		shift 2
