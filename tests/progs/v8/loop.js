@@ -31,8 +31,9 @@ const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1
 const secs = Number(process.argv[2] || 2);
 const start = cpu();
 let sum = 0, deopted = false;
-while (cpu() - start < secs) {
-  if (!deopted && cpu() - start > secs / 2) {
+// the clock (a getrusage syscall) read every 16 rounds: its samples are not fib's or work's
+for (let i = 0; i % 16 || cpu() - start < secs; i++) {
+  if (!deopted && i % 16 == 0 && cpu() - start > secs / 2) {
     sum += fib(4.5);
     deopted = true;
   }
