@@ -10,7 +10,7 @@ def crunch():
 
 
 async def worker(until):
-    while time.process_time() < until:
+    while time.monotonic() < until:
         crunch()
         await asyncio.sleep(0)
 
@@ -20,4 +20,4 @@ async def main(until):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(time.process_time() + float(sys.argv[1] if len(sys.argv) > 1 else 2)))
+    asyncio.run(main(time.monotonic() + float(sys.argv[1] if len(sys.argv) > 1 else 2)))

@@ -15,11 +15,11 @@ def compare(a, b):
 def sort_with_callback(until):
     cmp = CMP(compare)
     arr = (ctypes.c_int * 64)()
-    while time.process_time() < until:
+    while time.monotonic() < until:
         for i in range(64):
             arr[i] = (i * 7919) % 64
         libc.qsort(arr, 64, ctypes.sizeof(ctypes.c_int), cmp)
 
 
 if __name__ == "__main__":
-    sort_with_callback(time.process_time() + float(sys.argv[1] if len(sys.argv) > 1 else 2))
+    sort_with_callback(time.monotonic() + float(sys.argv[1] if len(sys.argv) > 1 else 2))

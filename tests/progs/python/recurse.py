@@ -16,12 +16,12 @@ def rec(depth):
 
 
 def outer(until):
-    while time.process_time() < until:
+    while time.monotonic() < until:
         rec(5)
 
 
 def main():
-    outer(time.process_time() + float(sys.argv[1] if len(sys.argv) > 1 else 2))
+    outer(time.monotonic() + float(sys.argv[1] if len(sys.argv) > 1 else 2))
 
 
 if __name__ == "__main__":
