@@ -402,12 +402,16 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 		bool is_new, named, splice;
 
 		/* a JIT's frame its runtime names, in its place */
-		if (by_pc && (id = profile_interp_at_pc(p, s, fn, &py_next, user[k])) != -2) {
-			if (id >= 0)
-				ps->locs[(*n)++] = (uint32_t)id;
-			continue;
+		if (by_pc) {
+			int64_t js = profile_interp_at_pc(p, s, fn, &py_next, user[k]);
+
+			if (js != -2) {
+				id = js;
+				if (js >= 0)
+					ps->locs[(*n)++] = (uint32_t)js;
+				continue;
+			}
 		}
-		id = 0;
 		pm = proc_tracker_mapping_for(fn->pt, s->pid, s->generation, maps, lookup, &other);
 		map = pm ? mapping_id(p, s->pid, pm) : 0;
 		if (fn->saved_user)

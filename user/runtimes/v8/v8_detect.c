@@ -49,18 +49,11 @@ static bool may_be_v8(const char *path)
 	return !strncmp(base, "node", 4) || !strncmp(base, "libnode.so", 10);
 }
 
+/* v8_elf_offsets zeroes what it does not fill: layout_index compares whole structs */
 static int object(int fd, const char *path, void *info)
 {
-	struct v8_offsets o;
-
 	(void)path;
-	memset(&o, 0, sizeof(o));
-	if (v8_elf_offsets(fd, &o) < 0)
-		return -1;
-	/* the info is kept zeroed past what the runtime wrote: compare whole structs */
-	memset(info, 0, sizeof(o));
-	memcpy(info, &o, sizeof(o));
-	return 0;
+	return v8_elf_offsets(fd, info) < 0 ? -1 : 0;
 }
 
 static int entry(const void *info, uint64_t bias, uint32_t pid, uint64_t read_ns, void *data,
