@@ -300,7 +300,12 @@ static const struct interp_lang guest_langs[] = {
      .what = "Ruby",
      .push_before_loop = true},
     {.comm = "perl", .unknown = "[perl]", .eval = "Perl_runops_standard", .what = "Perl"},
-    {.comm = "php8.2", .unknown = "[php]", .eval = "execute_ex", .what = "PHP"},
+    /* zend_call_function pushes before execute_ex: test_php_frames */
+    {.comm = "php8.2",
+     .unknown = "[php]",
+     .eval = "execute_ex",
+     .what = "PHP",
+     .push_before_loop = true},
 };
 static const char *const guest_rt_names[] = {"ruby", "perl", "php"};
 
