@@ -242,10 +242,9 @@ static void test_tracepoint(void)
 {
 	char bin[PATH_MAX + 16], path[PATH_MAX], rec[PATH_MAX], txt[PATH_MAX], *log, *text = NULL;
 	/* no --event-budget: every hit counted (10,000 in well under a second) */
-	char *opts[] = {"-e",		 "tracepoint:raw_syscalls:sys_enter",
-			"--ring-buffer", RING_ALL,
-			"--save",	 rec,
-			NULL};
+	char *opts[] = {
+	    "-e", "tracepoint:raw_syscalls:sys_enter", "--ring-buffer", RING_ALL, "--save", rec,
+	    NULL};
 	char *cmd[] = {prog(bin, sizeof(bin)), "open", "5000", NULL};
 	char *rep[] = {(char *)cfiprof_bin, "report", rec, "-o", txt, NULL};
 	const char *chain[] = {"_start;__libc_start_main;__libc_start_call_main;main;open_leaf;",

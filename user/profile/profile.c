@@ -15,118 +15,9 @@
 #include "common/vec.h"
 #include "user/profile/profile.h"
 #include "user/profile/profile_internal.h"
+#include "user/profile/profile_store.h"
 #include "user/profile/saved_frames.h"
 #include "user/symbolize/sym_cache.h"
-
-struct key3 {
-	uint64_t a, b, c;
-};
-
-struct table {
-	struct key3 *keys;
-	uint32_t *vals; /* value + 1; 0 = empty */
-	uint32_t cap, nr;
-};
-
-struct pool_block {
-	struct pool_block *next;
-	size_t used, size;
-	char data[];
-};
-
-struct priv {
-	struct table locs, maps;
-	struct strset strs;
-	struct pool_block *pool;
-	size_t cap_locs, cap_maps, cap_samples;
-};
-
-static uint64_t hash3(const struct key3 *k)
-{
-	uint64_t h = k->a * 0x9e3779b97f4a7c15ull;
-
-	h ^= (k->b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
-	h ^= (k->c + 0x85ebca6b) * 0x94d049bb133111ebull;
-	return h ^ (h >> 31);
-}
-
-static uint32_t *table_slot(struct table *t, const struct key3 *k)
-{
-	uint32_t i = (uint32_t)hash3(k) & (t->cap - 1);
-
-	while (t->vals[i] && memcmp(&t->keys[i], k, sizeof(*k)))
-		i = (i + 1) & (t->cap - 1);
-	t->keys[i] = *k;
-	return &t->vals[i];
-}
-
-static int table_grow(struct table *t)
-{
-	struct table n = {.cap = t->cap ? t->cap * 2 : 1024, .nr = t->nr};
-	uint32_t i;
-
-	n.keys = calloc(n.cap, sizeof(*n.keys));
-	n.vals = calloc(n.cap, sizeof(*n.vals));
-	if (!n.keys || !n.vals) {
-		free(n.keys);
-		free(n.vals);
-		return -1;
-	}
-	for (i = 0; i < t->cap; i++) {
-		if (t->vals[i])
-			*table_slot(&n, &t->keys[i]) = t->vals[i];
-	}
-	free(t->keys);
-	free(t->vals);
-	*t = n;
-	return 0;
-}
-
-/* Returns the value slot for k (0 if new), growing first so the slot stays valid. */
-static uint32_t *table_get(struct table *t, const struct key3 *k)
-{
-	if ((t->nr + 1) * 2 > t->cap && table_grow(t))
-		return NULL;
-	return table_slot(t, k);
-}
-
-static void table_free(struct table *t)
-{
-	free(t->keys);
-	free(t->vals);
-}
-
-static char *pool_alloc(struct priv *pv, size_t len)
-{
-	struct pool_block *b = pv->pool;
-	char *s;
-
-	if (!b || b->size - b->used < len) {
-		size_t size = len > 65536 ? len : 65536;
-
-		b = malloc(sizeof(*b) + size);
-		if (!b)
-			return NULL;
-		b->size = size;
-		b->used = 0;
-		b->next = pv->pool;
-		pv->pool = b;
-	}
-	s = b->data + b->used;
-	b->used += len;
-	return s;
-}
-
-/* pool_alloc, aligned for structures (a new block starts aligned) */
-static void *pool_alloc_aligned(struct priv *pv, size_t len)
-{
-	struct pool_block *b = pv->pool;
-	size_t pad = b ? (8 - (b->used & 7)) & 7 : 0;
-
-	if (b)
-		b->used = b->size - b->used >= pad ? b->used + pad : b->size;
-	return pool_alloc(pv, len);
-}
 
 const char *profile_intern(struct profile *p, const char *s)
 {
@@ -138,10 +29,10 @@ static uint32_t mapping_id(struct profile *p, uint32_t pid, const struct proc_ma
 {
 	struct priv *pv = p->priv;
 	/* the object too: after dlclose/dlopen another one can sit at the same range */
-	struct key3 k = {pm ? (uint64_t)pid << 32 ^ hash_str(pm->key) : 0, pm ? pm->start : 0,
-			 pm ? pm->end : 0};
+	struct prof_key k = {pm ? (uint64_t)pid << 32 ^ hash_str(pm->key) : 0, pm ? pm->start : 0,
+			     pm ? pm->end : 0};
 	struct prof_mapping *m;
-	uint32_t *slot = table_get(&pv->maps, &k);
+	uint32_t *slot = profile_index_get(&pv->maps, &k);
 
 	if (!slot)
 		return 0;
@@ -178,9 +69,9 @@ int64_t profile_add_location_part(struct profile *p, uint32_t kind, uint32_t par
 {
 	struct priv *pv = p->priv;
 	/* without a mapping, the same address in two processes is two different frames */
-	struct key3 k = {(uint64_t)(kind | part << 16) << 32 | map, map ? 0 : pid, addr};
+	struct prof_key k = {(uint64_t)(kind | part << 16) << 32 | map, map ? 0 : pid, addr};
 	struct prof_location *l;
-	uint32_t *slot = table_get(&pv->locs, &k);
+	uint32_t *slot = profile_index_get(&pv->locs, &k);
 
 	if (!slot)
 		return -1;
@@ -273,12 +164,12 @@ static int label_sample(struct profile *p, struct prof_sample *ps, uint64_t cgro
 
 struct prof_line *profile_alloc_lines(struct profile *p, uint32_t n)
 {
-	return pool_alloc_aligned(p->priv, n * sizeof(struct prof_line));
+	return profile_pool_alloc(p->priv, n * sizeof(struct prof_line));
 }
 
 struct prof_label *profile_alloc_labels(struct profile *p, uint32_t n)
 {
-	return pool_alloc_aligned(p->priv, n * sizeof(struct prof_label));
+	return profile_pool_alloc(p->priv, n * sizeof(struct prof_label));
 }
 
 /* The lines a recording kept for a location (report): names of a host that may lack the file. */
@@ -656,14 +547,9 @@ void profile_free(struct profile *p)
 	free(p->locs);
 	free(p->maps);
 	if (pv) {
-		struct pool_block *b = pv->pool, *n;
-
-		for (; b; b = n) {
-			n = b->next;
-			free(b);
-		}
-		table_free(&pv->locs);
-		table_free(&pv->maps);
+		profile_pool_free(pv);
+		profile_index_free(&pv->locs);
+		profile_index_free(&pv->maps);
 		strset_free(&pv->strs);
 		free(pv);
 	}
