@@ -386,18 +386,13 @@ void agent_end_interval(struct agent *a)
 		alog(ALOG_ERROR, "out of memory for the next interval: this one goes on", NULL);
 		return;
 	}
-	pthread_mutex_lock(&a->s.agg_lock);
-	iv = a->s.agg;
-	a->s.agg = fresh;
-	until_ns = unix_ns();
-	pthread_mutex_unlock(&a->s.agg_lock);
 	/*
 	 * What was sampled before the end still arrives: the ring buffer's
 	 * backlog, and samples taken before their tables were in, finished by
 	 * the deferred queue.  They belong to this interval: it waits for them,
 	 * a bounded time.
 	 */
-	session_interval_end(&a->s, &iv);
+	until_ns = session_interval_swap(&a->s, &fresh, &iv);
 	session_interval_close(&a->s, interval_close_wait(&a->cfg));
 	agent_flush_interval(a, &iv, until_ns);
 	agg_free(&iv);

@@ -24,12 +24,8 @@ static void longest(uint64_t *was, uint64_t ns)
 		*was = ns;
 }
 
-/*
- * Into the interval it was taken in: the agent's previous one while its end
- * waits for late samples (late_agg), else the current one.
- */
-static int agg_route(struct session *s, const struct cfi_sample_record *r, size_t size,
-		     uint64_t count)
+int session_route_sample(struct session *s, const struct cfi_sample_record *r, size_t size,
+			 uint64_t count)
 {
 	int err;
 
@@ -54,7 +50,7 @@ static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size
 
 	/* while the process lives: its code objects are named from its memory */
 	session_runtimes_note(&s->runtimes, r, size);
-	if (!agg_route(s, r, size, 1))
+	if (!session_route_sample(s, r, size, 1))
 		proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
 }
 
@@ -72,7 +68,7 @@ void session_add_deferred(void *ctx, const struct cfi_sample_record *r, size_t s
 /* Off-CPU time without a stack: a sum of count blocks (user/session/offcpu_unwalked.h). */
 static void add_unwalked(void *ctx, const struct cfi_sample_record *r, uint64_t count)
 {
-	agg_route(ctx, r, sizeof(*r), count);
+	session_route_sample(ctx, r, sizeof(*r), count);
 }
 
 /* The sums grow with every block: taken a few times a second, and at the end. */
@@ -205,14 +201,24 @@ void *session_consumer_main(void *arg)
 	return NULL;
 }
 
-void session_interval_end(struct session *s, struct aggregator *late)
+uint64_t session_interval_swap(struct session *s, struct aggregator *fresh,
+			       struct aggregator *closing)
 {
-	uint64_t now = mono_ns();
+	uint64_t until_ns;
 
+	/*
+	 * One step: were the swap and the boundary apart, a sample taken
+	 * before the swap and routed between them would go to the new
+	 * interval under the old boundary, neither waited for nor late.
+	 */
 	pthread_mutex_lock(&s->agg_lock);
-	s->late_agg = late;
-	s->last_boundary_ns = now;
+	*closing = s->agg;
+	s->agg = *fresh;
+	s->late_agg = closing;
+	s->last_boundary_ns = mono_ns();
+	until_ns = unix_ns();
 	pthread_mutex_unlock(&s->agg_lock);
+	return until_ns;
 }
 
 bool session_interval_close(struct session *s, double timeout)

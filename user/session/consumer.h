@@ -16,6 +16,13 @@
 
 struct session;
 
+/*
+ * A sample (count of them) into the interval it was taken in: the agent's
+ * closing one while its end waits (session_interval_swap), else the current
+ * one, counted late there if taken before the last boundary.
+ */
+int session_route_sample(struct session *s, const struct cfi_sample_record *r, size_t size,
+			 uint64_t count);
 /* The ring-buffer callback for both rings (ctx: the session). */
 int session_handle_record(void *ctx, void *data, size_t size);
 /* The thread: polls until session_consumer_stop. */

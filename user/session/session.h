@@ -175,12 +175,14 @@ void session_kernel_symbols_update(struct session *s, struct ksyms *k);
 void session_read_counters(struct session *s, uint64_t c[CNT_MAX]);
 void session_free(struct session *s);
 /*
- * The end of an interval for a caller that swaps aggregators (the agent): the
- * samples taken before now go to late (the interval just swapped out) as
- * they arrive, the ring buffer's backlog and the deferred samples finished
- * late alike, until session_interval_close.
+ * The end of an interval for a caller that swaps aggregators (the agent): in
+ * one step, the current aggregator goes to *closing and *fresh takes its
+ * place, and the samples taken before now go to *closing as they arrive (the
+ * ring buffer's backlog and the deferred samples finished late alike) until
+ * session_interval_close.  Returns the boundary as CLOCK_REALTIME ns.
  */
-void session_interval_end(struct session *s, struct aggregator *late);
+uint64_t session_interval_swap(struct session *s, struct aggregator *fresh,
+			       struct aggregator *closing);
 /*
  * Waits (at most timeout seconds) until the consumer has drained what was
  * sampled before the interval's end and no deferred sample of it waits,
