@@ -109,10 +109,14 @@ static inline bool is_crt_address(const char *f, size_t len)
 
 /*
  * Samples of comm stopped at no-rule in one of those functions, and of those
- * how many inside a page fault: their only user frame (the leaf) is the crt
- * function, kernel frames ("_[k]") may follow.
+ * how many inside a page fault: the frame the walk stopped at (the first
+ * after the tag) is the crt function; their only user frame (the leaf) is
+ * it, kernel frames ("_[k]") may follow, unless callees: then the functions
+ * it called too (_init running a constructor: the walk came up to _init's
+ * frame through theirs' CFI).
  */
-static inline uint64_t count_crt_no_rule(const char *path, const char *comm, uint64_t *in_fault)
+static inline uint64_t count_crt_stops(const char *path, const char *comm, bool callees,
+				       uint64_t *in_fault)
 {
 	FILE *f = fopen(path, "re");
 	char *line = NULL, prefix[128];
@@ -135,7 +139,7 @@ static inline uint64_t count_crt_no_rule(const char *path, const char *comm, uin
 			size_t kl = strcspn(k, "; ");
 
 			/* more user frames: the walk got past the leaf, so not this stop */
-			if (kl < 4 || strncmp(k + kl - 4, "_[k]", 4))
+			if (!callees && (kl < 4 || strncmp(k + kl - 4, "_[k]", 4)))
 				continue;
 		}
 		count += strtoull(cnt + 1, NULL, 10);
@@ -146,6 +150,11 @@ static inline uint64_t count_crt_no_rule(const char *path, const char *comm, uin
 	if (f)
 		fclose(f);
 	return count;
+}
+
+static inline uint64_t count_crt_no_rule(const char *path, const char *comm, uint64_t *in_fault)
+{
+	return count_crt_stops(path, comm, false, in_fault);
 }
 
 /*
