@@ -1,30 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Unwind rows for HotSpot's code cache (user/runtimes/hotspot/hotspot_rows.c).
+ * Unwind rows for HotSpot's code cache (user/runtimes/hotspot/hotspot_rows.c)
+ * on a live JVM run with no flags (Debian's OpenJDK 17, or the JDK home
+ * CFIPROF_TEST_JAVA_HOME names; a missing JDK fails); made-up blobs and
+ * code: test_hotspot_rules.c.  Its main thread goes down main -> down x5
+ * (interpreted: each runs once) -> fib x20 (C2, warmed up first) -> leaf,
+ * which then loops for ever: its Java stack never changes again.
  *
- * Synthetic blobs first: the rules each kind of blob gets, at its edges.
- *
- * Then a live JVM run with no flags (Debian's OpenJDK 17, or the JDK home
- * CFIPROF_TEST_JAVA_HOME names; a missing JDK fails), whose main thread
- * goes down main -> down x5 (interpreted: each runs once) -> fib x20
- * (compiled, warmed up first) -> leaf, which then loops for ever: its Java
- * stack never changes again.  The oracle is the JVM's own stack walk, jcmd
- * Thread.print: its vframes, from inside, with the compiled frames' inlined
- * methods.  Thread.print needs a safepoint, which a thread stopped by
- * ptrace never reaches: so the dump is taken before the stop and again
- * after it, and used only when the two list the same frames (they must:
- * leaf never returns).  In between, the main thread (its nid in the dump)
- * is stopped with PTRACE_SEIZE + PTRACE_INTERRUPT, its registers read,
- * its stack copied (process_vm_readv) and it is let go.  Its stack is then
- * walked by bpf/walker.h built as plain C (tests/lib/replay.h) over the
- * rows of the code cache as the code heaps' only mappings (bias 0), every
- * frame named by hotspot_blob_at and hotspot_method_name (an interpreted
- * frame's Method* from its frame, rbp - 24), and the walk must name the
- * dump's methods in its order: each interpreted frame one method, each
- * compiled frame the last (outermost) of a run of methods it inlines.
- * -XX:+PreserveFramePointer in a second run was the other oracle: it would
- * check frame sizes against an rbp chain, but not names, and not the code
- * a JVM with no flags makes.
+ * unwind: the oracle is the JVM's own stack walk, jcmd Thread.print (its
+ * vframes, inlined methods too).  It needs a safepoint, which a thread
+ * stopped by ptrace never reaches: the dump is taken before the stop and
+ * after it, and used when both agree.  In between the main thread (nid in
+ * the dump) is stopped (PTRACE_SEIZE, PTRACE_INTERRUPT), its registers and
+ * stack copied, and let go.  bpf/walker.h built as plain C (tests/lib/
+ * replay.h) walks that stack over the rows as the code heaps' mappings
+ * (bias 0), hotspot_blob_at and hotspot_method_name name each frame (an
+ * interpreted one by the Method* at rbp - 24), and the names must be the
+ * dump's in order: an interpreted frame one method, a compiled one the
+ * outermost of a run it inlined.  (-XX:+PreserveFramePointer in a second
+ * run would check frame sizes against an rbp chain, not names, and not the
+ * code a JVM with no flags makes.)
+ * code: every nmethod's rule at every instruction is the rsp (or rbp) depth
+ * tracked through objdump's decoding of its code: prologues and epilogues.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -35,7 +32,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
-#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,6 +42,7 @@
 #include "user/runtimes/hotspot/hotspot_codecache.h"
 #include "user/runtimes/hotspot/hotspot_rows.h"
 #include "user/runtimes/hotspot/hotspot_vmstructs.h"
+#include "user/profile/frame_names.h"
 #include "user/runtimes/target_mem.h"
 
 #define JAVA_HOME_DEFAULT "/usr/lib/jvm/java-17-openjdk-amd64"
@@ -96,137 +93,21 @@ static struct {
 	struct hotspot_symbols syms;
 } jvm;
 
-/* ---- synthetic blobs ---- */
-
-static struct hotspot_blob blob(uint64_t begin, uint64_t end, int32_t frame, int32_t complete,
-				bool nmethod, bool interp, int32_t id)
+/* A shell command's output (malloc'ed, through a file of jvm.dir), NULL when it failed. */
+static char *output_of(const char *cmd)
 {
-	return (struct hotspot_blob){.addr = begin - 0x100,
-				     .code_begin = begin,
-				     .code_end = end,
-				     .frame_size = frame,
-				     .frame_complete = complete,
-				     .is_nmethod = nmethod,
-				     .is_interpreter = interp,
-				     .compile_id = id};
-}
+	char path[PATH_MAX];
 
-#define NONE  "cfa=none rbp=same+0 ra=same+0 rbx=same+0"
-#define ENTRY "cfa=rsp+8 rbp=same+0 ra=at-8 rbx=same+0"
-
-/* Whether the rule at addr of t is described (cfi_rule_describe) as want. */
-static bool rule_is(const struct cfi_table *t, uint64_t addr, const char *want)
-{
-	char got[128];
-
-	cfi_rule_describe(cfi_table_lookup(t, addr), CFI_ARCH_X86_64, got, sizeof(got));
-	CHECK(!strcmp(got, want), "at %#" PRIx64 ": %s, not %s", addr, got, want);
-	return !strcmp(got, want);
-}
-
-/*
- * An nmethod of 6 words whose frame is complete 0x20 bytes in, one complete
- * at its first byte, the interpreter, a BufferBlob (frame size 0), a stub
- * of unknown frame (-1), one never complete (its frame's rule from its
- * first byte: it is found as a caller): each kind's rules at its first
- * byte, around its frame-complete offset, at its last byte and just past.
- */
-static void test_synthetic(void)
-{
-	const uint64_t base = 0x7f0012340000ull;
-	struct hotspot_blob b[] = {
-	    blob(base + 0x100, base + 0x400, 6, 0x20, true, false, 7),
-	    blob(base + 0x500, base + 0x600, 2, 0, true, false, 8),
-	    blob(base + 0x700, base + 0x10700, 0, -1, false, true, 0),
-	    blob(base + 0x10800, base + 0x10900, 0, -1, false, false, 0),
-	    blob(base + 0x10a00, base + 0x10b00, -1, -1, false, false, 0),
-	    blob(base + 0x10c00, base + 0x10d00, 4, -1, false, false, 0),
-	};
-	struct hotspot_code code = {.blob = b, .n = sizeof(b) / sizeof(b[0])};
-	struct hotspot_rows_stats st;
-	struct cfi_table *t = NULL;
-	uint64_t digest;
-	int rc;
-
-	rc = hotspot_rows_build(b, code.n, NULL, &t, &st, NULL);
-	CHECK(rc == 0 && t, "build: %d", rc);
-	if (rc || !t)
-		return;
-	CHECK(st.sized == 3 && st.fp == 1 && st.none == 2 && st.bad == 0,
-	      "stats: %u sized, %u fp, %u none, %u bad", st.sized, st.fp, st.none, st.bad);
-	rule_is(t, base + 0xff, NONE);
-	rule_is(t, base + 0x100, ENTRY);
-	rule_is(t, base + 0x11f, ENTRY);
-	rule_is(t, base + 0x120, "cfa=rsp+48 rbp=at-16 ra=at-8 rbx=same+0");
-	rule_is(t, base + 0x3ff, "cfa=rsp+48 rbp=at-16 ra=at-8 rbx=same+0");
-	rule_is(t, base + 0x400, NONE);
-	rule_is(t, base + 0x500, "cfa=rsp+16 rbp=at-16 ra=at-8 rbx=same+0");
-	rule_is(t, base + 0x700, "cfa=rbp+16 rbp=at-16 ra=at-8 rbx=same+0");
-	/* past a page's edge */
-	rule_is(t, base + 0x106ff, "cfa=rbp+16 rbp=at-16 ra=at-8 rbx=same+0");
-	rule_is(t, base + 0x10800, NONE);
-	rule_is(t, base + 0x10a00, NONE);
-	rule_is(t, base + 0x10c00, "cfa=rsp+32 rbp=at-16 ra=at-8 rbx=same+0");
-	rule_is(t, base + 0x10d00, NONE);
-	cfi_table_free(t);
-
-	/* a freed nmethod's address reused by another compile: another digest */
-	digest = hotspot_code_digest(&code);
-	b[0].compile_id = 9;
-	CHECK(hotspot_code_digest(&code) != digest, "a new compile id, the same digest");
-	b[0].compile_id = 7;
-	CHECK(hotspot_code_digest(&code) == digest, "the digest is not a function of the blobs");
-
-	/* a frame complete past its code, a range no row holds: refused, not guessed */
-	b[0].frame_complete = 0x301;
-	b[1].code_end = b[1].code_begin;
-	rc = hotspot_rows_build(b, code.n, NULL, &t, &st, NULL);
-	CHECK(rc == 0 && t && st.bad == 2 && st.sized == 1, "bad blobs: rc %d, %u bad", rc, st.bad);
-	if (t)
-		CHECK(cfi_table_lookup(t, base + 0x120)->cfa_kind == CFI_CFA_NONE,
-		      "a refused blob has rows");
-	cfi_table_free(t);
-}
-
-/* ---- the live JVM ---- */
-
-/* A command's whole output (malloc'ed), NULL when it failed. */
-static char *capture_cmd(const char *cmd)
-{
-	size_t len = 0, cap = 1 << 16, n;
-	char *buf = malloc(cap);
-	FILE *p = popen(cmd, "r");
-
-	if (!buf || !p) {
-		free(buf);
-		if (p)
-			pclose(p);
-		return NULL;
-	}
-	while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
-		len += n;
-		if (len + 1 == cap) {
-			char *more = realloc(buf, cap *= 2);
-
-			if (!more)
-				break;
-			buf = more;
-		}
-	}
-	buf[len] = 0;
-	if (pclose(p)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	snprintf(path, sizeof(path), "%s/cmd.txt", jvm.dir);
+	return shell_ok("%s > %s 2>&1", cmd, path) ? slurp(path) : NULL;
 }
 
 static char *jcmd(const char *what)
 {
 	char cmd[PATH_MAX + 128];
 
-	snprintf(cmd, sizeof(cmd), "%s/bin/jcmd %d %s 2>&1", jvm.home, (int)jvm.pid, what);
-	return capture_cmd(cmd);
+	snprintf(cmd, sizeof(cmd), "%s/bin/jcmd %d %s", jvm.home, (int)jvm.pid, what);
+	return output_of(cmd);
 }
 
 /* Whether jcmd Compiler.codelist lists Rows.fib and Rows.leaf compiled by C2 (tier 4). */
@@ -249,22 +130,29 @@ static bool rows_compiled(void)
 	return fib && leaf;
 }
 
-/* Where path is mapped at offset 0 in pid, 0 if not. */
-static uint64_t map_base(pid_t pid, const char *path)
+/*
+ * In pid's mappings: where path is mapped at offset 0 (addr 0), or the end
+ * of the one holding addr (path NULL); 0 if none.
+ */
+static uint64_t map_find(pid_t pid, const char *path, uint64_t addr)
 {
 	char maps[64], line[PATH_MAX + 128], file[PATH_MAX];
-	unsigned long long start, off, base = 0;
+	unsigned long long start, end, off, found = 0;
 	FILE *f;
 
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	f = fopen(maps, "r");
-	while (f && !base && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %4095s", &start, &off, file) == 3 &&
-		    !off && !strcmp(file, path))
-			base = start;
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		int n = sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start, &end, &off, file);
+
+		if (path && n == 4 && !off && !strcmp(file, path))
+			found = start;
+		else if (!path && n >= 2 && start <= addr && addr < end)
+			found = end;
+	}
 	if (f)
 		fclose(f);
-	return base;
+	return found;
 }
 
 /* Whether the JVM's output holds what. */
@@ -329,7 +217,7 @@ static void start_jvm(void)
 	CHECK(printed(out, "down"), "Rows did not go down");
 	snprintf(lib, sizeof(lib), "%s/lib/server/libjvm.so", jvm.home);
 	CHECK(realpath(lib, jvm.libjvm) != NULL, "no %s", lib);
-	jvm.bias = jvm.pid > 0 ? map_base(jvm.pid, jvm.libjvm) : 0;
+	jvm.bias = jvm.pid > 0 ? map_find(jvm.pid, jvm.libjvm, 0) : 0;
 	fd = open(jvm.libjvm, O_RDONLY | O_CLOEXEC);
 	CHECK(jvm.bias && fd >= 0 && !hotspot_elf_symbols(fd, &jvm.syms),
 	      "libjvm.so (%s) not mapped in %d, or its symbols not found", jvm.libjvm,
@@ -362,11 +250,12 @@ struct names {
 static int main_frames(struct names *out, pid_t *nid)
 {
 	char *dump = jcmd("Thread.print"), *p, *line, *save = NULL;
-	unsigned int id;
+	int id;
 
 	out->n = 0;
-	p = dump ? strstr(dump, "\n\"main\" #1 ") : NULL;
-	if (!p || !(line = strstr(p, " nid=0x")) || sscanf(line, " nid=0x%x", &id) != 1) {
+	p = dump ? strstr(dump, "\n\"main\" #") : NULL; /* #1 (JDK 17), #3 (25) */
+	/* nid in hex (JDK 17), or decimal (JDK 19 on) */
+	if (!p || !(line = strstr(p, " nid=")) || sscanf(line, " nid=%i", &id) != 1) {
 		free(dump);
 		return -1;
 	}
@@ -393,23 +282,6 @@ struct snap {
 	size_t len;
 };
 
-/* The end of the mapping of pid holding addr, 0 if none. */
-static uint64_t map_end(pid_t pid, uint64_t addr)
-{
-	char maps[64], line[PATH_MAX + 128];
-	unsigned long long start, end, found = 0;
-	FILE *f;
-
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "r");
-	while (f && !found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && start <= addr && addr < end)
-			found = end;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 /*
  * Thread tid of jvm.pid stopped (PTRACE_SEIZE, PTRACE_INTERRUPT), its
  * registers and stack read, and let go: 0, or -1.
@@ -425,7 +297,7 @@ static int snap_thread(pid_t tid, struct snap *s)
 	if (!ptrace(PTRACE_INTERRUPT, tid, 0, 0) && waitpid(tid, &status, __WALL) == tid &&
 	    !ptrace(PTRACE_GETREGS, tid, 0, &s->regs)) {
 		s->sp = s->regs.rsp;
-		end = map_end(jvm.pid, s->sp);
+		end = map_find(jvm.pid, NULL, s->sp);
 		s->len = end > s->sp ? (size_t)(end - s->sp) : 0;
 		if (s->len > STACK_MAX)
 			s->len = STACK_MAX;
@@ -484,8 +356,8 @@ static void name_frame(const struct hotspot_layout *l, const struct hotspot_heap
 
 /*
  * The walk of snapshot s over the rows of table t as the code heaps'
- * mappings: its frames into fr (MAX_FRAMES), how many; *reason the walk's
- * stop.
+ * mappings (t NULL: frame pointers, as cfiprof walks JIT code today): its
+ * frames into fr (MAX_FRAMES), how many; *reason the walk's stop.
  */
 static int walk(const struct cfi_table *t, const struct hotspot_heaps *h, const struct snap *s,
 		struct frame *fr, int *reason)
@@ -498,10 +370,10 @@ static int walk(const struct cfi_table *t, const struct hotspot_heaps *h, const 
 	if (!env)
 		return 0;
 	replay_env_init(env, (uint32_t)jvm.pid);
-	CHECK(replay_add_table(env, 1, t) == 0, "the rows do not load");
+	CHECK(!t || replay_add_table(env, 1, t) == 0, "the rows do not load");
 	for (uint32_t i = 0; i < h->n; i++)
 		replay_add_mapping(env, h->heap[i].low_boundary, h->heap[i].high_boundary, 1,
-				   CFI_MAPPING_CFI, 0);
+				   t ? CFI_MAPPING_CFI : CFI_MAPPING_FP, 0);
 	replay_add_mem(env, s->sp, s->stack, s->len);
 	replay_cur = env;
 	walker_init(&st, (uint32_t)jvm.pid, s->regs.rip, s->regs.rsp, s->regs.rbp);
@@ -586,26 +458,201 @@ static int snap_main(const struct hotspot_layout *l, const struct hotspot_heaps 
 	return rc;
 }
 
-/* The rows of the code cache of the JVM as it is now: 0, or -1 (a failed check). */
+/*
+ * The rows of the code cache of the JVM as it is now, its nmethods' code
+ * read for their prologues and epilogues, into *t and *code: 0, or -1 (a
+ * failed check).
+ */
 static int build_rows(const struct hotspot_layout *l, const struct hotspot_heaps *h,
-		      struct cfi_table **t)
+		      struct hotspot_code *code, struct cfi_table **t)
 {
-	struct hotspot_code code = {0};
 	struct hotspot_walk_stats ws;
 	struct hotspot_rows_stats st;
 	int rc;
 
-	rc = hotspot_blobs_walk((uint32_t)jvm.pid, l, h, NULL, hotspot_code_add, &code, &ws);
-	CHECK(rc == 0 && code.n == ws.blobs, "walk: rc %d, %zu blobs of %u", rc, code.n, ws.blobs);
-	rc = hotspot_rows_build(code.blob, code.n, NULL, t, &st, NULL);
+	memset(code, 0, sizeof(*code));
+	code->pid = (uint32_t)jvm.pid;
+	rc = hotspot_blobs_walk((uint32_t)jvm.pid, l, h, NULL, hotspot_code_add, code, &ws);
+	CHECK(rc == 0 && code->n == ws.blobs, "walk: rc %d, %zu blobs of %u", rc, code->n,
+	      ws.blobs);
+	rc = hotspot_rows_build(code, NULL, t, &st, NULL);
 	CHECK(rc == 0 && *t, "rows: %d", rc);
 	if (*t)
-		printf("  %zu blobs: %u with frame-size rows, %u frame-pointer, %u none, %u bad; "
-		       "%u rows in %u pages, %u rules\n",
-		       code.n, st.sized, st.fp, st.none, st.bad, (*t)->nr_rows, (*t)->nr_pages,
-		       (*t)->nr_rules);
-	hotspot_code_free(&code);
+		printf("  %zu blobs: %u with frame-size rows (%u nmethods' code read, %u shaped), "
+		       "%u frame-pointer, %u none, %u bad; %u rows in %u pages, %u rules\n",
+		       code->n, st.sized, code->scanned, code->shaped, st.fp, st.none, st.bad,
+		       (*t)->nr_rows, (*t)->nr_pages, (*t)->nr_rules);
 	return rc || !*t ? -1 : 0;
+}
+
+/* rsp and rbp as objdump's instructions move them, from a function's entry. */
+struct tracked {
+	uint64_t depth;	  /* bytes from rsp to the CFA; UNKNOWN once rsp is set from elsewhere */
+	uint64_t rbp_cfa; /* bytes from rbp to the CFA once mov rbp, rsp set it; 0 before */
+	uint64_t fp_cfa;  /* ... as the prologue set it: the body's after a return */
+	bool reset;	  /* the next instruction starts a block: the whole frame */
+	uint32_t pushes, rets;
+};
+#define UNKNOWN UINT64_MAX
+
+static void track(struct tracked *k, const char *text)
+{
+	unsigned long long imm;
+	int at = 0;
+
+	if (!strncmp(text, "push   %r", 9) && k->depth != UNKNOWN) {
+		k->depth += 8;
+		k->pushes += !strncmp(text + 7, "%rbp", 4);
+	} else if (!strncmp(text, "pop    %r", 9) && k->depth != UNKNOWN) {
+		k->depth -= 8;
+		if (!strncmp(text + 7, "%rbp", 4))
+			k->rbp_cfa = 0;
+	} else if (sscanf(text, "sub    $0x%llx,%%rsp%n", &imm, &at) == 1 && at && !text[at]) {
+		k->depth += k->depth != UNKNOWN ? imm : 0;
+	} else if (sscanf(text, "add    $0x%llx,%%rsp%n", &imm, &at) == 1 && at && !text[at]) {
+		k->depth -= k->depth != UNKNOWN ? imm : 0;
+	} else if (!strcmp(text, "mov    %rsp,%rbp")) {
+		k->rbp_cfa = k->depth;
+	} else if (!strncmp(text, "leave", 5)) {
+		k->depth = 8;
+		k->rbp_cfa = 0;
+	} else if (strstr(text, ",%rsp") && strncmp(text, "cmp", 3)) {
+		k->depth = UNKNOWN; /* and $-16, mov %r12: alignment around a call */
+	} else if (!strncmp(text, "ret", 3) || !strncmp(text, "jmp ", 4)) {
+		k->rets += text[0] == 'r';
+		k->reset = true;
+	}
+}
+
+/* Whether rule r gives the CFA k tracked (an rbp rule: where rbp is known). */
+static bool tracked_cfa(const struct cfi_rule *r, const struct tracked *k)
+{
+	if (r->cfa_kind == CFI_CFA_RBP)
+		return k->rbp_cfa && (uint64_t)r->cfa_off == k->rbp_cfa;
+	return r->cfa_kind == CFI_CFA_RSP && (uint64_t)r->cfa_off == k->depth;
+}
+
+/*
+ * nmethod b's code (read from the JVM) decoded by objdump, rsp tracked
+ * through it in address order (from the entry's 8 bytes: push, sub, add,
+ * pop, leave; after a ret or jmp past the prologue the next block has the
+ * whole frame): how many of its instructions' rules give another CFA than
+ * the depth tracked; *k what was seen.
+ */
+static int objdump_check(const struct hotspot_blob *b, const struct cfi_table *t, struct tracked *k,
+			 int *checked)
+{
+	uint64_t len = b->code_end - b->code_begin, full = (uint64_t)b->frame_size * 8;
+	char path[PATH_MAX], cmd[PATH_MAX + 128], *out, *line, *save = NULL;
+	uint8_t *bytes = malloc(len);
+	int bad = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/code.bin", jvm.dir);
+	f = fopen(path, "w");
+	if (!bytes || !f || target_read((uint32_t)jvm.pid, b->code_begin, bytes, len) ||
+	    fwrite(bytes, 1, len, f) != len) {
+		if (f)
+			fclose(f);
+		free(bytes);
+		return -1;
+	}
+	fclose(f);
+	free(bytes);
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -D -b binary -mi386:x86-64 --adjust-vma=%#" PRIx64 " %s", b->code_begin,
+		 path);
+	out = output_of(cmd);
+	*k = (struct tracked){.depth = 8};
+	for (line = out ? strtok_r(out, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long addr;
+		const struct cfi_rule *r;
+		char *text = strchr(line, '\t');
+
+		/* "  7f0c28ec8240:\t89 84 24 ... \tmov    %eax,..."; a wrapped one has no text */
+		if (sscanf(line, " %llx:", &addr) != 1 || !text || !(text = strchr(text + 1, '\t')))
+			continue;
+		text++;
+		/* a block after a return: the body's frame (rbp the frame pointer's, if it was) */
+		if (k->reset && addr >= b->code_begin + (uint64_t)b->frame_complete) {
+			k->rbp_cfa = k->rbp_cfa ? k->rbp_cfa : k->fp_cfa;
+			k->depth = k->rbp_cfa ? UNKNOWN : full;
+			k->reset = false;
+		}
+		r = cfi_table_lookup(t, addr);
+		/* rsp realigned (and $-16) around a call: no depth to compare with */
+		if (r->cfa_kind == CFI_CFA_RSP && k->depth == UNKNOWN) {
+			track(k, text);
+			continue;
+		}
+		++*checked;
+		if (!tracked_cfa(r, k) && !bad++)
+			printf("    at %#llx (%s): rsp+%" PRId64 " / rbp+%" PRIu64
+			       " tracked, the rule's %s+%d\n",
+			       addr, text, (int64_t)k->depth, k->rbp_cfa,
+			       r->cfa_kind == CFI_CFA_RSP   ? "rsp"
+			       : r->cfa_kind == CFI_CFA_RBP ? "rbp"
+							    : "?",
+			       r->cfa_off);
+		track(k, text);
+		k->fp_cfa = k->rbp_cfa ? k->rbp_cfa : k->fp_cfa;
+	}
+	free(out);
+	return out ? bad : -1;
+}
+
+/*
+ * Every nmethod's rules at every instruction against objdump's decoding of
+ * its code (the rsp tracking above): the prologue and epilogue marks read
+ * from the code's bytes are where the instructions are.
+ */
+static void test_code(void)
+{
+	struct hotspot_code code;
+	struct cfi_table *t = NULL;
+	struct hotspot_layout l;
+	struct hotspot_heaps h;
+	int checked = 0, bad = 0, nm = 0, failed = 0, skipped = 0;
+	uint32_t pushes = 0, rets = 0;
+
+	CHECK(jvm.pid > 0 && jvm.bias, "no JVM to read (see main's failures)");
+	if (jvm.pid <= 0 || !jvm.bias ||
+	    hotspot_layout_read((uint32_t)jvm.pid, &jvm.syms, jvm.bias, &l) ||
+	    hotspot_heaps_read((uint32_t)jvm.pid, &l, &h) || build_rows(&l, &h, &code, &t))
+		return;
+	CHECK(code.scanned > 0 && code.shaped == code.scanned,
+	      "%u nmethods' code read, %u of them of a known shape", code.scanned, code.shaped);
+	for (size_t i = 0; i < code.n; i++) {
+		struct tracked k;
+		int n;
+
+		/* a not entrant one's entry is patched (a jmp over its stack bang): objdump would
+		 * decode its prologue out of step */
+		if (!code.blob[i].is_nmethod || code.blob[i].state != 0) {
+			skipped += code.blob[i].is_nmethod;
+			continue;
+		}
+		nm++;
+		n = objdump_check(&code.blob[i], t, &k, &checked);
+		if (n) {
+			failed++;
+			bad += n > 0 ? n : 0;
+			printf("    nmethod %d (tier %d) at %#" PRIx64
+			       ": %d instructions' rules wrong\n",
+			       code.blob[i].compile_id, code.blob[i].comp_level,
+			       code.blob[i].code_begin, n);
+		}
+		pushes += k.pushes;
+		rets += k.rets;
+	}
+	printf("  objdump: %d nmethods (%d not entrant left out), %d instructions, %u push rbp, "
+	       "%u ret: %d rules wrong\n",
+	       nm, skipped, checked, pushes, rets, bad);
+	CHECK(nm > 0 && !failed && pushes > 0 && rets > 0,
+	      "%d of %d nmethods' rules are not objdump's rsp", failed, nm);
+	cfi_table_free(t);
+	hotspot_code_free(&code);
 }
 
 /*
@@ -620,6 +667,7 @@ static void test_unwind(void)
 	uint8_t(*memo)[MAX_NAMES + 1] = calloc(MAX_FRAMES + 1, sizeof(*memo));
 	int n = 0, java = 0, interp = 0, reason = 0, tries = 0;
 	struct cfi_table *t = NULL;
+	struct hotspot_code code = {0};
 	struct hotspot_layout l;
 	struct hotspot_heaps h;
 	struct snap s = {0};
@@ -636,7 +684,7 @@ static void test_unwind(void)
 		CHECK(0, "main never stopped in compiled code between two thread dumps that agree");
 		goto out;
 	}
-	if (build_rows(&l, &h, &t))
+	if (build_rows(&l, &h, &code, &t))
 		goto out;
 	n = walk(t, &h, &s, fr, &reason);
 	for (int i = 0; i < n; i++)
@@ -644,8 +692,8 @@ static void test_unwind(void)
 	while (java < n && fr[java].java)
 		interp += fr[java++].interp;
 	printf("  stopped on try %d at %#llx; the walk: %d frames, %d Java (%d interpreted), "
-	       "stop %d\n",
-	       tries, (unsigned long long)s.regs.rip, n, java, interp, reason);
+	       "%s\n",
+	       tries, (unsigned long long)s.regs.rip, n, java, interp, stop_reason_name(reason));
 	for (int i = 0; i < n; i++)
 		printf("    #%d %#" PRIx64 " sp %#" PRIx64 " %s [%s]\n", i, fr[i].ip, fr[i].sp,
 		       fr[i].name, fr[i].kind);
@@ -664,8 +712,13 @@ static void test_unwind(void)
 	/* main's return address: into the call stub (StubRoutines), found from its rbp */
 	CHECK(java < n && !strncmp(fr[java].name, "StubRoutines", 12),
 	      "main returns to '%s', not to the call stub", java < n ? fr[java].name : "");
+	/* the control: frame pointers alone lose the stack in the first compiled frame */
+	n = walk(NULL, &h, &s, fr, &reason);
+	printf("  frame pointers alone: %d frames, %s\n", n, stop_reason_name(reason));
+	CHECK(n < java, "frame pointers alone walk as far as the rows");
 out:
 	cfi_table_free(t);
+	hotspot_code_free(&code);
 	free(s.stack);
 	free(memo);
 	free(fr);
@@ -678,10 +731,10 @@ int main(int argc, char **argv)
 
 	harness_init(argc, argv);
 	snprintf(jvm.home, sizeof(jvm.home), "%s", home && *home ? home : JAVA_HOME_DEFAULT);
-	RUN_TEST(test_synthetic);
-	if (!harness.list && harness_selected("unwind"))
+	if (!harness.list && (harness_selected("unwind") || harness_selected("code")))
 		start_jvm();
 	RUN_TEST(test_unwind);
+	RUN_TEST(test_code);
 	stop_jvm();
 	return HARNESS_DONE();
 }

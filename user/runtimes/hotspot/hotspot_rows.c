@@ -20,19 +20,32 @@
  *    rsp does not move in compiled code between its prologue and epilogue.
  *  - its prologue, [code_begin, code_begin + frame_complete): the rule at a
  *    function's entry, CFA = rsp + 8, the return address at CFA - 8, rbp
- *    unchanged.  The prologue is the inline-cache check of the unverified
- *    entry, alignment, the stack bang (a store below rsp), then `push rbp;
- *    sub rsp, (frame_size - 2) * 8` (C2 with a stack bang, C1), or `sub rsp,
- *    (frame_size - 1) * 8; mov [rsp + (frame_size - 2) * 8], rbp` (C2 without
- *    one: small leaf methods), or a native wrapper's `push rbp; mov rbp,
- *    rsp; sub rsp, ...`.  The entry rule holds for every byte but the last
- *    one or two instructions, which only a decoder of the code's bytes could
- *    place; a sample there is rare (a few bytes of a method's whole code) and
- *    its walk ends at a return address that is no code, not in a wrong frame
- *    named as right: the saved rbp or a frame slot is read for it.
- *  - the same rule from frame_complete on holds in the epilogue only until
- *    `add rsp; pop rbp` (then the return's safepoint poll and `ret` run with
- *    the entry's rsp): no row tells that apart without decoding, as above.
+ *    unchanged, through the inline-cache check of the unverified entry
+ *    (virtual methods), alignment and the stack bang (a store below rsp).
+ *    Then, as an nmethod's bytes show (read from the process when the
+ *    caller asks: hotspot_code's pid; hotspot_frame_marks), `push rbp; sub
+ *    rsp, (frame_size - 2) * 8` (C2 with a stack bang, C1): rsp + 16, rbp
+ *    at CFA - 16 between the two; or `sub rsp, (frame_size - 1) * 8; mov
+ *    [rsp + (frame_size - 2) * 8], rbp` (C2 without a bang: small leaf
+ *    methods): the frame's CFA with rbp not yet saved between the two; or
+ *    a native wrapper's (and -XX:+PreserveFramePointer's) `push rbp; mov
+ *    rbp, rsp`: rbp its frame pointer from there on (CFA = rbp + 16), since
+ *    a wrapper moves rsp around its calls.  Each shape must end exactly at
+ *    frame_complete with the frame's own size in its sub; code of another
+ *    shape (an nmethod entry barrier, ZGC's or every GC's from JDK 21,
+ *    comes before frame_complete), or not read, keeps the entry rule up to
+ *    frame_complete: wrong for its last one or two instructions, where a
+ *    walk ends at a return address that is no code (the saved rbp or a
+ *    frame slot is read for it), not in a wrong frame named as right.
+ *  - its epilogues, where the bytes were read: `add rsp, (frame_size - 2) *
+ *    8; pop rbp` (or a wrapper's `leave`), then JDK 17's return poll (`cmp
+ *    rsp, [r15 + disp32]; ja`) or a wrapper's pending exception check, then
+ *    `ret`, or a `jmp` out (the rethrow of an exception): rsp + 16 at the
+ *    pop, the entry rule after it up to the return's end, the frame's rule
+ *    again after it.  Any byte offset is tried (there is no decoder here):
+ *    the frame's own size in the add and the exact return after the pop
+ *    make a match inside another instruction's operands unlikely.  A frame
+ *    of two words has no add: its returns keep the frame's rule.
  *  - the template interpreter (its one blob "Interpreter"): every
  *    interpreted frame is a classic frame-pointer frame built by `enter`,
  *    CFA = rbp + 16, the return address at CFA - 8, the caller's rbp at CFA
@@ -95,6 +108,11 @@
  *    above sp, a return address in a mapping) end such a walk, the rows of
  *    not-entrant and zombie nmethods are kept while a walk finds them (their
  *    frames may still be on stacks).
+ *  - Cost: a walk reads every blob's header, and each nmethod's code for
+ *    its prologue and epilogues (at most 64 MiB a walk, hotspot_code's
+ *    bytes_max); a rebuild could keep the marks of the nmethods it already
+ *    read, by address and compile id, and read only new code.  A blob's
+ *    rows are 1 to a few dozen 4-byte rows; the rules are a few dozen.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -103,24 +121,18 @@
 #include "tables/diag.h"
 #include "tables/internal.h"
 #include "user/runtimes/hotspot/hotspot_rows.h"
+#include "user/runtimes/target_mem.h"
 
 /* DWARF call frame instructions (DWARF 5, 6.4.2) */
 #define CFA_ADVANCE_LOC4   0x04
 #define CFA_DEF_CFA	   0x0c
-#define CFA_DEF_CFA_OFFSET 0x0e
 #define CFA_OFFSET(reg)	   (0x80 | (reg)) /* reg < 64, factored offset follows */
+#define CFA_RESTORE(reg)   (0xc0 | (reg)) /* back to the CIE's rule */
 #define CFA_DATA_ALIGN	   (-8)
-#define PROGRAM_MAX	   16	     /* bytes of one blob's program: 1 + 4, 1 + 3, 1 + 1 */
+#define MARK_PROGRAM_MAX   16	     /* bytes of one mark's instructions: 5 + 6 + 2 */
 #define FRAME_WORDS_MAX	   (1 << 20) /* a frame of 8 MiB: no Java frame is near */
-
-/* What a blob's program is read as: one section, one CIE for every blob. */
-static const struct cfi_section *code_section(void)
-{
-	static struct cfi_section sec = {.source = CFI_SRC_EH_FRAME, .name = "hotspot code cache"};
-
-	sec.regs = cfi_arch_regs(CFI_ARCH_X86_64);
-	return &sec;
-}
+#define CODE_READ_MAX	   (1 << 20) /* bytes of one nmethod's code read to scan */
+#define CODE_BYTES_DEFAULT (64ull << 20)
 
 /* A function's entry: CFA = rsp + 8, the return address the call pushed at CFA - 8. */
 static void entry_cie(struct cie *c)
@@ -143,78 +155,293 @@ enum hotspot_frame_kind hotspot_frame_kind(const struct hotspot_blob *b)
 	return HOTSPOT_FRAME_NONE;
 }
 
-static void uleb(uint8_t **p, uint64_t v)
-{
-	do {
-		uint8_t byte = v & 0x7f;
+/* ---- the code's bytes: prologues and epilogues of C1 and C2 ---- */
 
-		v >>= 7;
-		*(*p)++ = byte | (v ? 0x80 : 0);
-	} while (v);
+static uint32_t le32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* add (op 0xc4) or sub (0xec) rsp, imm: its length at c[0, n) when imm is v, else 0 */
+static size_t rsp_imm(const uint8_t *c, size_t n, uint8_t op, uint32_t v)
+{
+	if (n >= 4 && c[0] == 0x48 && c[1] == 0x83 && c[2] == op && v < 0x80 && c[3] == v)
+		return 4;
+	if (n >= 7 && c[0] == 0x48 && c[1] == 0x81 && c[2] == op && le32(c + 3) == v)
+		return 7;
+	return 0;
+}
+
+/* the bytes of an instruction of len bytes ending at c[end] equal to want */
+static bool ends_with(const uint8_t *c, size_t end, const uint8_t *want, size_t len)
+{
+	return end >= len && !memcmp(c + end - len, want, len);
 }
 
 /*
- * The CFA program of blob b into p (PROGRAM_MAX bytes): how many bytes, 0
- * when b gets no row (what the entry CIE says is then never used).
+ * The prologue ending at the frame complete offset fc, in fs words, into
+ * m: how many marks, 0 when it is no shape known.  C2 with a stack bang,
+ * C1: push rbp; sub rsp, (fs - 2) * 8 (none for 2 words); native wrappers
+ * and -XX:+PreserveFramePointer: push rbp; mov rbp, rsp; sub rsp, ..., a
+ * frame whose rbp is its frame pointer from then on (a native wrapper moves
+ * rsp around its calls: pushes, alignment); C2 without a stack bang: sub
+ * rsp, (fs - 1) * 8 (always imm32); mov [rsp + (fs - 2) * 8], rbp
+ * (MacroAssembler::verified_entry).
  */
-static size_t blob_program(const struct hotspot_blob *b, uint8_t *p)
+/* cmp dword [r15 + disp8 or disp32], imm32 ending at c[end]: its length, or 0 */
+static size_t cmp_r15(const uint8_t *c, size_t end)
 {
-	uint8_t *start = p;
-	uint32_t at;
-
-	switch (hotspot_frame_kind(b)) {
-	case HOTSPOT_FRAME_SIZED:
-		/* -1: never complete for a leaf; as a caller, from its first byte */
-		at = b->frame_complete > 0 ? (uint32_t)b->frame_complete : 0;
-		if (at) {
-			*p++ = CFA_ADVANCE_LOC4;
-			memcpy(p, &at, sizeof(at)); /* the target's byte order: x86-64's */
-			p += sizeof(at);
-		}
-		*p++ = CFA_DEF_CFA_OFFSET;
-		uleb(&p, (uint64_t)b->frame_size * 8);
-		break;
-	case HOTSPOT_FRAME_FP:
-		*p++ = CFA_DEF_CFA;
-		uleb(&p, DW_REG_RBP);
-		uleb(&p, 16);
-		break;
-	default:
-		return 0;
-	}
-	/* the caller's rbp below its return address, as push rbp (or its mov) put it */
-	*p++ = CFA_OFFSET(DW_REG_RBP);
-	uleb(&p, 16 / -CFA_DATA_ALIGN);
-	return (size_t)(p - start);
+	if (end >= 8 && c[end - 8] == 0x41 && c[end - 7] == 0x81 && c[end - 6] == 0x7f)
+		return 8;
+	if (end >= 11 && c[end - 11] == 0x41 && c[end - 10] == 0x81 && c[end - 9] == 0xbf)
+		return 11;
+	return 0;
 }
 
-/* Whether blob b's code and frame are ones a row can hold. */
-static bool blob_fits(const struct hotspot_blob *b)
+/* Back from end over the nops that align what follows (a patched instruction). */
+static size_t skip_nops(const uint8_t *c, size_t end)
 {
-	if (b->code_begin >= b->code_end || b->code_end > CFI_MAX_ADDR ||
-	    b->code_end - b->code_begin > CFI_MAX_FDE_RANGE)
-		return false;
-	/* the frame complete in its code (at its end: the entry rule throughout) */
-	return hotspot_frame_kind(b) != HOTSPOT_FRAME_SIZED ||
-	       (b->frame_size <= FRAME_WORDS_MAX && b->frame_complete >= -1 &&
-		b->frame_complete <= (int64_t)(b->code_end - b->code_begin));
+	static const uint8_t nops[][5] = {{0x90},
+					  {0x66, 0x90},
+					  {0x0f, 0x1f, 0x00},
+					  {0x0f, 0x1f, 0x40, 0x00},
+					  {0x0f, 0x1f, 0x44, 0x00, 0x00}};
+	bool more = true;
+
+	for (int n = 0; more && n < 8; n++) {
+		more = false;
+		for (size_t k = 0; k < sizeof(nops) / sizeof(nops[0]) && !more; k++)
+			if (ends_with(c, end, nops[k], k + 1)) {
+				end -= k + 1;
+				more = true;
+			}
+	}
+	return end;
+}
+
+/*
+ * Where the nmethod entry barrier ending at fc starts (fc when there is
+ * none): ZGC's and Shenandoah's, every GC's from JDK 21 (BarrierSetAssembler
+ * ::nmethod_entry_barrier), between the frame's setup and its frame
+ * complete offset: cmp dword [r15 + disarmed], imm32, then jne to an
+ * out-of-line stub (C2: 0f 85 rel32, or 75 rel8) or je over a call (C1:
+ * 74 05 e8 rel32), after nops that align the cmp (JDK 25's native
+ * wrappers).  The frame is complete from its start.
+ */
+static size_t barrier_start(const uint8_t *c, size_t fc)
+{
+	size_t tail = 0, cmp;
+
+	if (fc >= 6 && c[fc - 6] == 0x0f && c[fc - 5] == 0x85)
+		tail = 6;
+	else if (fc >= 2 && c[fc - 2] == 0x75)
+		tail = 2;
+	else if (fc >= 7 && c[fc - 7] == 0x74 && c[fc - 6] == 0x05 && c[fc - 5] == 0xe8)
+		tail = 7;
+	cmp = tail ? cmp_r15(c, fc - tail) : 0;
+	return cmp ? skip_nops(c, fc - tail - cmp) : fc;
+}
+
+static size_t prologue(const uint8_t *c, size_t fc, uint32_t fs, struct hotspot_mark *m)
+{
+	static const uint8_t mov_rbp_rsp[2][3] = {{0x48, 0x89, 0xe5}, {0x48, 0x8b, 0xec}};
+	uint32_t below = (fs - 2) * 8;
+	size_t p, len, mov = 0;
+
+	fc = barrier_start(c, fc);
+	p = fc;
+
+	/* the sub's two lengths: imm8 (4 bytes) or imm32 (7) */
+	for (len = 4; below && len <= 7; len += 3)
+		if (p >= len && rsp_imm(c + p - len, len, 0xec, below) == len)
+			break;
+	if (!below || len <= 7) {
+		p -= below ? len : 0;
+		if (ends_with(c, p, mov_rbp_rsp[0], 3) || ends_with(c, p, mov_rbp_rsp[1], 3))
+			mov = p;
+		p -= mov ? 3 : 0;
+		if (p >= 1 && c[p - 1] == 0x55) {
+			m[0] = (struct hotspot_mark){(uint32_t)p, HOTSPOT_AT_PUSHED};
+			m[1] = mov ? (struct hotspot_mark){(uint32_t)mov, HOTSPOT_AT_FP}
+				   : (struct hotspot_mark){(uint32_t)fc, HOTSPOT_AT_FRAME};
+			return 2;
+		}
+	}
+	/* after sub rsp, imm32: mov [rsp], rbp, mov [rsp + disp8], rbp or mov [rsp + disp32], rbp
+	 */
+	for (size_t mov = 4; mov <= 8; mov++) {
+		const uint8_t *at;
+		bool ok;
+
+		if (fc < mov + 7 || rsp_imm(c + fc - mov - 7, 7, 0xec, (fs - 1) * 8) != 7)
+			continue;
+		at = c + fc - mov;
+		ok = at[0] == 0x48 && at[1] == 0x89;
+		if (mov == 4)
+			ok = ok && below == 0 && at[2] == 0x2c && at[3] == 0x24;
+		else if (mov == 5)
+			ok = ok && at[2] == 0x6c && at[3] == 0x24 && below < 0x80 && at[4] == below;
+		else if (mov == 8)
+			ok = ok && at[2] == 0xac && at[3] == 0x24 && le32(at + 4) == below;
+		else
+			ok = false;
+		if (!ok)
+			continue;
+		m[0] = (struct hotspot_mark){(uint32_t)(fc - mov), HOTSPOT_AT_UNSAVED};
+		m[1] = (struct hotspot_mark){(uint32_t)fc, HOTSPOT_AT_FRAME};
+		return 2;
+	}
+	return 0;
+}
+
+/*
+ * The end of the return at c[q, n) after an epilogue's pop rbp or leave:
+ * ret, after the return poll (cmp rsp, [r15 + disp32 or disp8]; ja stub), or
+ * after a native wrapper's pending exception check (cmp qword [r15 + 8],
+ * 0; jne), or none; or a jump out (the rethrow of an exception); 0 when it
+ * is neither.
+ */
+static size_t return_end(const uint8_t *c, size_t n, size_t q)
+{
+	static const uint8_t pending[] = {0x49, 0x81, 0x7f, 0x08, 0, 0, 0, 0, 0x0f, 0x85};
+	size_t r = q;
+
+	if (r + 13 <= n && c[r] == 0x49 && c[r + 1] == 0x3b && c[r + 2] == 0xa7 &&
+	    c[r + 7] == 0x0f && c[r + 8] == 0x87)
+		r += 13;
+	else if (r + 10 <= n && c[r] == 0x49 && c[r + 1] == 0x3b && c[r + 2] == 0x67 &&
+		 c[r + 4] == 0x0f && c[r + 5] == 0x87)
+		r += 10; /* its disp8 form: JDK 25's */
+	else if (r + 14 <= n && !memcmp(c + r, pending, sizeof(pending)))
+		r += 14;
+	if (r < n && c[r] == 0xc3)
+		return r + 1;
+	if (r == q && r + 5 <= n && c[r] == 0xe9)
+		return r + 5;
+	return 0;
+}
+
+/*
+ * The epilogue at c[i, n) of a frame of below bytes under its saved rbp
+ * (fp: rbp its frame pointer): add rsp, below; pop rbp (for an rbp frame
+ * also leave) and its return, as marks into m (the state after the return:
+ * the body's); how many bytes it takes, 0 when there is none at i.
+ */
+static size_t epilogue(const uint8_t *c, size_t n, size_t i, uint32_t below, bool fp,
+		       struct hotspot_mark *m)
+{
+	size_t len = below ? rsp_imm(c + i, n - i, 0xc4, below) : 0, end;
+
+	if (fp && c[i] == 0xc9) {
+		end = return_end(c, n, i + 1);
+		if (!end)
+			return 0;
+		m[0] = (struct hotspot_mark){(uint32_t)(i + 1), HOTSPOT_AT_ENTRY};
+		m[1] = (struct hotspot_mark){(uint32_t)end, HOTSPOT_AT_FP};
+		return end - i;
+	}
+	if (!len || i + len >= n || c[i + len] != 0x5d)
+		return 0;
+	end = return_end(c, n, i + len + 1);
+	if (!end)
+		return 0;
+	m[0] = (struct hotspot_mark){(uint32_t)(i + len), HOTSPOT_AT_PUSHED};
+	m[1] = (struct hotspot_mark){(uint32_t)(i + len + 1), HOTSPOT_AT_ENTRY};
+	m[2] = (struct hotspot_mark){(uint32_t)end, fp ? HOTSPOT_AT_FP : HOTSPOT_AT_FRAME};
+	return end - i;
+}
+
+size_t hotspot_frame_marks(const struct hotspot_blob *b, const uint8_t *code, size_t n,
+			   struct hotspot_mark *out)
+{
+	uint32_t fs = (uint32_t)b->frame_size, below = (fs - 2) * 8;
+	size_t k, fc = (size_t)b->frame_complete;
+	bool fp;
+
+	if (hotspot_frame_kind(b) != HOTSPOT_FRAME_SIZED || b->frame_complete <= 0 || fc > n ||
+	    fs > FRAME_WORDS_MAX || fs < 2)
+		return 0;
+	k = prologue(code, fc, fs, out);
+	fp = k && out[k - 1].state == HOTSPOT_AT_FP;
+	/* every byte offset: there is no decoder here (see the top of the file) */
+	for (size_t i = fc; k && i < n && k + 3 <= HOTSPOT_MARKS_MAX; i++) {
+		struct hotspot_mark m[3];
+		size_t len = epilogue(code, n, i, below, fp, m);
+
+		if (!len)
+			continue;
+		memcpy(out + k, m, (m[1].state == HOTSPOT_AT_FP ? 2 : 3) * sizeof(*m));
+		k += m[1].state == HOTSPOT_AT_FP ? 2 : 3;
+		i += len - 1;
+	}
+	return k;
+}
+
+/* ---- the walk's blobs ---- */
+
+/* The marks of blob i of c from its code, read from c->pid within c's bytes. */
+static int scan_code(struct hotspot_code *c, size_t i)
+{
+	const struct hotspot_blob *b = &c->blob[i];
+	struct hotspot_mark m[HOTSPOT_MARKS_MAX];
+	uint64_t len = b->code_end - b->code_begin;
+	uint8_t *code;
+	size_t k;
+
+	if (!c->pid || !b->is_nmethod || len > CODE_READ_MAX || b->code_end < b->code_begin ||
+	    c->bytes + len > (c->bytes_max ? c->bytes_max : CODE_BYTES_DEFAULT))
+		return 0;
+	code = malloc(len ? len : 1);
+	if (!code)
+		return -1;
+	c->bytes += len;
+	k = target_read(c->pid, b->code_begin, code, len) ? 0
+							  : hotspot_frame_marks(b, code, len, m);
+	free(code);
+	c->scanned++;
+	if (!k)
+		return 0;
+	c->shaped++;
+	if (VEC_RESERVE(c->mark, c->nmark, c->capmark, k > 1024 ? k : 1024))
+		return -1;
+	c->span[i].first = (uint32_t)c->nmark;
+	c->span[i].n = (uint32_t)k;
+	memcpy(c->mark + c->nmark, m, k * sizeof(*m));
+	c->nmark += k;
+	return 0;
 }
 
 int hotspot_code_add(const struct hotspot_blob *blob, void *arg)
 {
 	struct hotspot_code *c = arg;
-	struct hotspot_blob *n = vec_grow(c->blob, sizeof(*n), c->n, &c->cap, 1024);
+	uint64_t cap = c->cap;
 
-	if (!n)
+	if (VEC_RESERVE(c->blob, c->n, cap, 1024))
 		return -1;
-	c->blob = n;
-	c->blob[c->n++] = *blob;
+	if (cap != c->cap) {
+		void *span = realloc(c->span, cap * sizeof(*c->span));
+
+		if (!span)
+			return -1;
+		c->span = span;
+		c->cap = cap;
+	}
+	c->blob[c->n] = *blob;
+	c->span[c->n].first = c->span[c->n].n = 0;
+	if (scan_code(c, c->n))
+		return -1;
+	c->n++;
 	return 0;
 }
 
 void hotspot_code_free(struct hotspot_code *c)
 {
 	free(c->blob);
+	free(c->span);
+	free(c->mark);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -244,13 +471,103 @@ uint64_t hotspot_code_digest(const struct hotspot_code *c)
 	return mix(h, &c->n, sizeof(c->n));
 }
 
-/* The blobs with rows as FDEs of p, their programs in prog (PROGRAM_MAX bytes each). */
-static int push_blobs(struct cfi_parse *p, const struct hotspot_blob *blobs, size_t n,
-		      const struct cie *cie, uint8_t *prog, struct hotspot_rows_stats *st)
+/* ---- the rows ---- */
+
+static void uleb(uint8_t **p, uint64_t v)
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct hotspot_blob *b = &blobs[i];
-		struct fde f = {.cie = cie, .sec = code_section(), .offset = i};
+	do {
+		uint8_t byte = v & 0x7f;
+
+		v >>= 7;
+		*(*p)++ = byte | (v ? 0x80 : 0);
+	} while (v);
+}
+
+/* The instructions setting state m.state of a frame of fs words from m.off (after at) on, into *p.
+ */
+static void mark_program(uint8_t **p, uint32_t *at, struct hotspot_mark m, uint32_t fs)
+{
+	bool saved = m.state != HOTSPOT_AT_ENTRY && m.state != HOTSPOT_AT_UNSAVED;
+	const uint64_t cfa[] = {8, 16, (uint64_t)fs * 8, (uint64_t)fs * 8, 16};
+
+	if (m.off > *at) {
+		uint32_t delta = m.off - *at;
+
+		*(*p)++ = CFA_ADVANCE_LOC4;
+		memcpy(*p, &delta, sizeof(delta)); /* the target's byte order: x86-64's */
+		*p += sizeof(delta);
+		*at = m.off;
+	}
+	*(*p)++ = CFA_DEF_CFA;
+	uleb(p, m.state == HOTSPOT_AT_FP ? DW_REG_RBP : DW_REG_RSP);
+	uleb(p, cfa[m.state < 5 ? m.state : 0]);
+	if (saved) {
+		/* the caller's rbp below its return address, as push rbp (or its mov) put it */
+		*(*p)++ = CFA_OFFSET(DW_REG_RBP);
+		uleb(p, 16 / -CFA_DATA_ALIGN);
+	} else {
+		*(*p)++ = CFA_RESTORE(DW_REG_RBP);
+	}
+}
+
+/*
+ * The CFA program of blob i of c into prog (MARK_PROGRAM_MAX bytes a mark,
+ * two marks without any): how many bytes.
+ */
+static size_t blob_program(const struct hotspot_code *c, size_t i, uint8_t *prog)
+{
+	const struct hotspot_blob *b = &c->blob[i];
+	uint8_t *p = prog;
+	uint32_t at = 0;
+
+	if (hotspot_frame_kind(b) == HOTSPOT_FRAME_FP) {
+		mark_program(&p, &at, (struct hotspot_mark){0, HOTSPOT_AT_FP}, 0);
+		return (size_t)(p - prog);
+	}
+	if (c->span && c->span[i].n) {
+		for (uint32_t k = 0; k < c->span[i].n; k++)
+			mark_program(&p, &at, c->mark[c->span[i].first + k],
+				     (uint32_t)b->frame_size);
+		return (size_t)(p - prog);
+	}
+	/* -1: never complete for a leaf; as a caller, from its first byte */
+	mark_program(&p, &at,
+		     (struct hotspot_mark){b->frame_complete > 0 ? (uint32_t)b->frame_complete : 0,
+					   HOTSPOT_AT_FRAME},
+		     (uint32_t)b->frame_size);
+	return (size_t)(p - prog);
+}
+
+/* Whether blob b's code and frame are ones a row can hold. */
+static bool blob_fits(const struct hotspot_blob *b)
+{
+	if (b->code_begin >= b->code_end || b->code_end > CFI_MAX_ADDR ||
+	    b->code_end - b->code_begin > CFI_MAX_FDE_RANGE)
+		return false;
+	/* the frame complete in its code (at its end: the entry rule throughout) */
+	return hotspot_frame_kind(b) != HOTSPOT_FRAME_SIZED ||
+	       (b->frame_size <= FRAME_WORDS_MAX && b->frame_complete >= -1 &&
+		b->frame_complete <= (int64_t)(b->code_end - b->code_begin));
+}
+
+/* Bytes of the programs of c's blobs: an upper bound. */
+static size_t programs_size(const struct hotspot_code *c)
+{
+	size_t marks = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		marks += (c->span && c->span[i].n ? c->span[i].n : 0) + 2;
+	return marks * MARK_PROGRAM_MAX;
+}
+
+/* The blobs with rows as FDEs of p, their programs in prog. */
+static int push_blobs(struct cfi_parse *p, const struct hotspot_code *c,
+		      const struct cfi_section *sec, const struct cie *cie, uint8_t *prog,
+		      struct hotspot_rows_stats *st)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct hotspot_blob *b = &c->blob[i];
+		struct fde f = {.cie = cie, .sec = sec, .offset = i};
 		enum hotspot_frame_kind kind = hotspot_frame_kind(b);
 		int err;
 
@@ -264,8 +581,9 @@ static int push_blobs(struct cfi_parse *p, const struct hotspot_blob *blobs, siz
 		}
 		f.pc_begin = b->code_begin;
 		f.pc_end = b->code_end;
-		f.insns = prog + i * PROGRAM_MAX;
-		f.insns_len = blob_program(b, prog + i * PROGRAM_MAX);
+		f.insns = prog;
+		f.insns_len = blob_program(c, i, prog);
+		prog += f.insns_len;
 		err = cfi_push_fde(p, &f);
 		if (err)
 			return err;
@@ -277,11 +595,15 @@ static int push_blobs(struct cfi_parse *p, const struct hotspot_blob *blobs, siz
 	return 0;
 }
 
-int hotspot_rows_build(const struct hotspot_blob *blobs, size_t n, const struct cfi_budget *budget,
+int hotspot_rows_build(const struct hotspot_code *code, const struct cfi_budget *budget,
 		       struct cfi_table **out, struct hotspot_rows_stats *stats,
 		       struct cfi_diag *diag)
 {
 	struct diag_ctx dc = {diag, "hotspot code cache"};
+	/* what every blob's program is read as: one section, one CIE */
+	const struct cfi_section sec = {.source = CFI_SRC_EH_FRAME,
+					.name = "hotspot code cache",
+					.regs = cfi_arch_regs(CFI_ARCH_X86_64)};
 	struct hotspot_rows_stats st = {0};
 	struct cfi_parse p = {0};
 	struct rule_dict dict;
@@ -294,7 +616,7 @@ int hotspot_rows_build(const struct hotspot_blob *blobs, size_t n, const struct 
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
 	t = calloc(1, sizeof(*t));
-	prog = malloc(n ? n * PROGRAM_MAX : 1);
+	prog = malloc(programs_size(code) + 1);
 	if (!t || !prog || rule_dict_init(&dict)) {
 		free(t);
 		free(prog);
@@ -305,7 +627,7 @@ int hotspot_rows_build(const struct hotspot_blob *blobs, size_t n, const struct 
 	p.diag = &dc;
 	p.stats = &t->stats;
 	budget_start(&p.budget, budget);
-	err = push_blobs(&p, blobs, n, &cie, prog, &st);
+	err = push_blobs(&p, code, &sec, &cie, prog, &st);
 	if (!err)
 		err = build_compact(&p, &dict, t, &dc);
 	if (err)

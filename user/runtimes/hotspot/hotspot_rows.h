@@ -23,15 +23,59 @@ enum hotspot_frame_kind {
 
 enum hotspot_frame_kind hotspot_frame_kind(const struct hotspot_blob *b);
 
-/* The blobs of one walk of a process's code cache, in the walk's (address) order. */
+/* The state of a frame from an offset of a blob's code on, as its bytes tell. */
+enum hotspot_frame_state {
+	HOTSPOT_AT_ENTRY = 0, /* CFA = rsp + 8, rbp unchanged (before push rbp, after pop rbp) */
+	HOTSPOT_AT_PUSHED,    /* CFA = rsp + 16, rbp at CFA - 16 (after push, before sub) */
+	HOTSPOT_AT_UNSAVED,   /* CFA = rsp + frame size, rbp unchanged (after sub, before mov) */
+	HOTSPOT_AT_FRAME,     /* CFA = rsp + frame size, rbp at CFA - 16 */
+	HOTSPOT_AT_FP,	      /* CFA = rbp + 16, rbp at CFA - 16 (after mov rbp, rsp) */
+};
+
+struct hotspot_mark {
+	uint32_t off; /* from code_begin */
+	uint8_t state;
+};
+
+/* The most marks one blob's code gives: its prologue's, three for each of its returns. */
+#define HOTSPOT_MARKS_MAX (2 + 3 * 64)
+
+/*
+ * The marks of the code (its bytes code[0, n) from code_begin) of blob b,
+ * a sized one (hotspot_frame_kind): its prologue ending at its frame
+ * complete offset (push rbp; sub rsp, or sub rsp; mov [rsp + ...], rbp;
+ * push rbp; mov rbp, rsp; sub rsp: a frame whose rbp is its frame pointer,
+ * native wrappers' or -XX:+PreserveFramePointer's) and its epilogues (add
+ * rsp; pop rbp, or leave; the return's safepoint poll or pending exception
+ * check; ret, or a jump out) as C1 and C2 emit them on x86-64, into out
+ * (HOTSPOT_MARKS_MAX): how many, 0 when the prologue is none of those
+ * shapes (then the blob keeps the rows its frame complete offset gives).
+ */
+size_t hotspot_frame_marks(const struct hotspot_blob *b, const uint8_t *code, size_t n,
+			   struct hotspot_mark *out);
+
+/*
+ * The blobs of one walk of a process's code cache, in the walk's (address)
+ * order, with the marks their code gave (none: span[i].n 0).
+ */
 struct hotspot_code {
 	struct hotspot_blob *blob;
 	size_t n, cap;
+	struct {
+		uint32_t first, n; /* in mark[] */
+	} * span;		   /* one per blob, NULL when no blob has marks */
+	struct hotspot_mark *mark;
+	size_t nmark, capmark;
+	/* read each nmethod's code from process pid (0: never), within bytes_max bytes */
+	uint32_t pid;
+	uint64_t bytes_max, bytes; /* 0: 64 MiB */
+	uint32_t scanned, shaped;  /* nmethods whose code was read, whose prologue had a shape */
 };
 
 /*
  * A hotspot_blob_fn for hotspot_blobs_walk(): appends blob to the
- * struct hotspot_code arg; non-zero (ending the walk) when out of memory.
+ * struct hotspot_code arg, with the marks of its code when arg's pid is
+ * set and it is an nmethod; non-zero (ending the walk) when out of memory.
  */
 int hotspot_code_add(const struct hotspot_blob *blob, void *arg);
 void hotspot_code_free(struct hotspot_code *c);
@@ -50,12 +94,12 @@ struct hotspot_rows_stats {
 };
 
 /*
- * The rows of blobs[0, n) (disjoint, as one walk gives them) as a table of
+ * The rows of code's blobs (disjoint, as one walk gives them) as a table of
  * absolute addresses: 0 with *out set (a table with no rows when no blob
  * has any), or a negative cfi_err (CFI_ERR_BUDGET past budget, which may be
  * NULL: the defaults).  *stats and diag may be NULL.
  */
-int hotspot_rows_build(const struct hotspot_blob *blobs, size_t n, const struct cfi_budget *budget,
+int hotspot_rows_build(const struct hotspot_code *code, const struct cfi_budget *budget,
 		       struct cfi_table **out, struct hotspot_rows_stats *stats,
 		       struct cfi_diag *diag);
 

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The rules hotspot_rows gives HotSpot's code blobs, on blobs and code made
+ * here (test_hotspot_rows walks a live JVM's): each kind of blob's rules at
+ * its edges, and the prologues and epilogues read from an nmethod's bytes,
+ * those bytes copied from what JDK 17's C2 and C1 emitted for Rows.fib and
+ * Rows.leaf (test_hotspot_rows' program) and a native wrapper, as objdump
+ * decodes them:
+ *   C2 fib (8 words):  mov [rsp-0x14000], eax; push rbp; sub rsp, 0x30 ...
+ *                      add rsp, 0x30; pop rbp; cmp rsp, [r15+0x340]; ja; ret
+ *                      add rsp, 0x30; pop rbp; jmp rethrow
+ *   C2 leaf (4 words): sub rsp, 0x18 (imm32); mov [rsp+0x10], rbp ...
+ *   C1 fib (18 words): mov [rsp-0x14000], eax; push rbp; sub rsp, 0x80 (imm32)
+ *   native wrapper (10 words): ...; push rbp; mov rbp, rsp; sub rsp, 0x40 ...
+ *                      leave; cmp qword [r15+8], 0; jne; ret
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/harness.h"
+#include "user/runtimes/hotspot/hotspot_rows.h"
+
+static struct hotspot_blob blob(uint64_t begin, uint64_t end, int32_t frame, int32_t complete,
+				bool nmethod, bool interp, int32_t id)
+{
+	return (struct hotspot_blob){.addr = begin - 0x100,
+				     .code_begin = begin,
+				     .code_end = end,
+				     .frame_size = frame,
+				     .frame_complete = complete,
+				     .is_nmethod = nmethod,
+				     .is_interpreter = interp,
+				     .compile_id = id};
+}
+
+#define NONE  "cfa=none rbp=same+0 ra=same+0 rbx=same+0"
+#define ENTRY "cfa=rsp+8 rbp=same+0 ra=at-8 rbx=same+0"
+
+/* Whether the rule at addr of t is described (cfi_rule_describe) as want. */
+static bool rule_is(const struct cfi_table *t, uint64_t addr, const char *want)
+{
+	char got[128];
+
+	cfi_rule_describe(cfi_table_lookup(t, addr), CFI_ARCH_X86_64, got, sizeof(got));
+	CHECK(!strcmp(got, want), "at %#" PRIx64 ": %s, not %s", addr, got, want);
+	return !strcmp(got, want);
+}
+
+/*
+ * An nmethod of 6 words whose frame is complete 0x20 bytes in, one complete
+ * at its first byte, the interpreter, a BufferBlob (frame size 0), a stub
+ * of unknown frame (-1), one never complete (its frame's rule from its
+ * first byte: it is found as a caller): each kind's rules at its first
+ * byte, around its frame-complete offset, at its last byte and just past.
+ */
+static void test_synthetic(void)
+{
+	const uint64_t base = 0x7f0012340000ull;
+	struct hotspot_blob b[] = {
+	    blob(base + 0x100, base + 0x400, 6, 0x20, true, false, 7),
+	    blob(base + 0x500, base + 0x600, 2, 0, true, false, 8),
+	    blob(base + 0x700, base + 0x10700, 0, -1, false, true, 0),
+	    blob(base + 0x10800, base + 0x10900, 0, -1, false, false, 0),
+	    blob(base + 0x10a00, base + 0x10b00, -1, -1, false, false, 0),
+	    blob(base + 0x10c00, base + 0x10d00, 4, -1, false, false, 0),
+	};
+	struct hotspot_code code = {.blob = b, .n = sizeof(b) / sizeof(b[0])};
+	struct hotspot_rows_stats st;
+	struct cfi_table *t = NULL;
+	uint64_t digest;
+	int rc;
+
+	rc = hotspot_rows_build(&code, NULL, &t, &st, NULL);
+	CHECK(rc == 0 && t, "build: %d", rc);
+	if (rc || !t)
+		return;
+	CHECK(st.sized == 3 && st.fp == 1 && st.none == 2 && st.bad == 0,
+	      "stats: %u sized, %u fp, %u none, %u bad", st.sized, st.fp, st.none, st.bad);
+	rule_is(t, base + 0xff, NONE);
+	rule_is(t, base + 0x100, ENTRY);
+	rule_is(t, base + 0x11f, ENTRY);
+	rule_is(t, base + 0x120, "cfa=rsp+48 rbp=at-16 ra=at-8 rbx=same+0");
+	rule_is(t, base + 0x3ff, "cfa=rsp+48 rbp=at-16 ra=at-8 rbx=same+0");
+	rule_is(t, base + 0x400, NONE);
+	rule_is(t, base + 0x500, "cfa=rsp+16 rbp=at-16 ra=at-8 rbx=same+0");
+	rule_is(t, base + 0x700, "cfa=rbp+16 rbp=at-16 ra=at-8 rbx=same+0");
+	/* past a page's edge */
+	rule_is(t, base + 0x106ff, "cfa=rbp+16 rbp=at-16 ra=at-8 rbx=same+0");
+	rule_is(t, base + 0x10800, NONE);
+	rule_is(t, base + 0x10a00, NONE);
+	rule_is(t, base + 0x10c00, "cfa=rsp+32 rbp=at-16 ra=at-8 rbx=same+0");
+	rule_is(t, base + 0x10d00, NONE);
+	cfi_table_free(t);
+
+	/* a freed nmethod's address reused by another compile: another digest */
+	digest = hotspot_code_digest(&code);
+	b[0].compile_id = 9;
+	CHECK(hotspot_code_digest(&code) != digest, "a new compile id, the same digest");
+	b[0].compile_id = 7;
+	CHECK(hotspot_code_digest(&code) == digest, "the digest is not a function of the blobs");
+
+	/* a frame complete past its code, a range no row holds: refused, not guessed */
+	b[0].frame_complete = 0x301;
+	b[1].code_end = b[1].code_begin;
+	rc = hotspot_rows_build(&code, NULL, &t, &st, NULL);
+	CHECK(rc == 0 && t && st.bad == 2 && st.sized == 1, "bad blobs: rc %d, %u bad", rc, st.bad);
+	if (t)
+		CHECK(cfi_table_lookup(t, base + 0x120)->cfa_kind == CFI_CFA_NONE,
+		      "a refused blob has rows");
+	cfi_table_free(t);
+}
+
+/* C2's fib as it ran: its prologue, a return, the rethrow of an exception */
+static const uint8_t c2_bang[] = {0x89, 0x84, 0x24, 0x00, 0xc0, 0xfe,
+				  0xff, 0x55, 0x48, 0x83, 0xec, 0x30};
+static const uint8_t c2_ret[] = {0x48, 0x83, 0xc4, 0x30, 0x5d, 0x49, 0x3b, 0xa7, 0x40, 0x03,
+				 0x00, 0x00, 0x0f, 0x87, 0x84, 0x02, 0x00, 0x00, 0xc3};
+static const uint8_t c2_rethrow[] = {0x48, 0x83, 0xc4, 0x30, 0x5d, 0xe9, 0x08, 0xae, 0xad, 0xff};
+static const uint8_t c2_leaf[] = {0x48, 0x81, 0xec, 0x18, 0x00, 0x00,
+				  0x00, 0x48, 0x89, 0x6c, 0x24, 0x10};
+static const uint8_t c1_bang[] = {0x89, 0x84, 0x24, 0x00, 0xc0, 0xfe, 0xff, 0x55,
+				  0x48, 0x81, 0xec, 0x80, 0x00, 0x00, 0x00};
+static const uint8_t wrapper[] = {0x89, 0x84, 0x24, 0x00, 0xc0, 0xfe, 0xff, 0x55,
+				  0x48, 0x8b, 0xec, 0x48, 0x83, 0xec, 0x40};
+/* leave; cmp qword [r15+8], 0 (a pending exception); jne; ret */
+static const uint8_t wrapper_ret[] = {0xc9, 0x49, 0x81, 0x7f, 0x08, 0x00, 0x00, 0x00,
+				      0x00, 0x0f, 0x85, 0x01, 0x00, 0x00, 0x00, 0xc3};
+
+/* code: the prologue, nops, then each of the tails at 0x40, 0x80... */
+static size_t make_code(uint8_t *code, size_t size, const uint8_t *pro, size_t npro,
+			const uint8_t *const *tails, const size_t *ntails, int n)
+{
+	memset(code, 0x90, size);
+	memcpy(code, pro, npro);
+	for (int i = 0; i < n; i++)
+		memcpy(code + 0x40 * (i + 1), tails[i], ntails[i]);
+	return 0x40 * (size_t)(n + 2);
+}
+
+/* Whether marks m[0, k) are want[0, nwant) ({offset, state} pairs). */
+static bool marks_are(const struct hotspot_mark *m, size_t k, const uint32_t (*want)[2],
+		      size_t nwant, const char *what)
+{
+	bool same = k == nwant;
+
+	for (size_t i = 0; same && i < k; i++)
+		same = m[i].off == want[i][0] && m[i].state == want[i][1];
+	CHECK(same, "%s: %zu marks, not %zu (first %#x state %d)", what, k, nwant, k ? m[0].off : 0,
+	      k ? m[0].state : -1);
+	return same;
+}
+
+/*
+ * Marks from each prologue and epilogue, then the rows they give C2's fib
+ * at every instruction boundary of its prologue and return.
+ */
+static void test_code(void)
+{
+	const uint64_t base = 0x7f0028ec8240ull;
+	const uint8_t *tails[] = {c2_ret, c2_rethrow};
+	const size_t ntails[] = {sizeof(c2_ret), sizeof(c2_rethrow)};
+	const uint32_t fib[][2] = {{8, HOTSPOT_AT_PUSHED},    {12, HOTSPOT_AT_FRAME},
+				   {0x44, HOTSPOT_AT_PUSHED}, {0x45, HOTSPOT_AT_ENTRY},
+				   {0x53, HOTSPOT_AT_FRAME},  {0x84, HOTSPOT_AT_PUSHED},
+				   {0x85, HOTSPOT_AT_ENTRY},  {0x8a, HOTSPOT_AT_FRAME}};
+	const uint32_t leaf[][2] = {{7, HOTSPOT_AT_UNSAVED}, {12, HOTSPOT_AT_FRAME}};
+	const uint32_t c1[][2] = {{8, HOTSPOT_AT_PUSHED}, {15, HOTSPOT_AT_FRAME}};
+	const uint32_t wrap[][2] = {{8, HOTSPOT_AT_PUSHED},
+				    {11, HOTSPOT_AT_FP},
+				    {0x41, HOTSPOT_AT_ENTRY},
+				    {0x50, HOTSPOT_AT_FP}};
+	const uint8_t *wrap_tail[] = {wrapper_ret};
+	const size_t nwrap_tail[] = {sizeof(wrapper_ret)};
+	struct hotspot_mark m[HOTSPOT_MARKS_MAX];
+	struct hotspot_blob b = blob(base, base + 0x100, 8, 12, true, false, 10);
+	struct hotspot_code code = {.blob = &b, .n = 1};
+	struct hotspot_rows_stats st;
+	struct cfi_table *t = NULL;
+	uint8_t bytes[0x100];
+	size_t n, k;
+
+	n = make_code(bytes, sizeof(bytes), c2_bang, sizeof(c2_bang), tails, ntails, 2);
+	k = hotspot_frame_marks(&b, bytes, n, m);
+	marks_are(m, k, fib, sizeof(fib) / sizeof(fib[0]), "C2 fib");
+
+	/* the rows at each instruction: entry, after push, the frame, add, pop, poll, ret */
+	code.span = calloc(1, sizeof(*code.span));
+	code.mark = m;
+	code.span[0].n = (uint32_t)k;
+	CHECK(!hotspot_rows_build(&code, NULL, &t, &st, NULL) && t, "no rows");
+	if (t) {
+		rule_is(t, base, ENTRY);
+		rule_is(t, base + 7, ENTRY); /* at push rbp */
+		rule_is(t, base + 8, "cfa=rsp+16 rbp=at-16 ra=at-8 rbx=same+0");
+		rule_is(t, base + 12, "cfa=rsp+64 rbp=at-16 ra=at-8 rbx=same+0");
+		rule_is(t, base + 0x40, "cfa=rsp+64 rbp=at-16 ra=at-8 rbx=same+0"); /* add */
+		rule_is(t, base + 0x44, "cfa=rsp+16 rbp=at-16 ra=at-8 rbx=same+0"); /* pop */
+		rule_is(t, base + 0x45, ENTRY);					    /* poll */
+		rule_is(t, base + 0x52, ENTRY);					    /* ret */
+		rule_is(t, base + 0x53, "cfa=rsp+64 rbp=at-16 ra=at-8 rbx=same+0");
+		rule_is(t, base + 0x85, ENTRY); /* jmp rethrow */
+		rule_is(t, base + 0x8a, "cfa=rsp+64 rbp=at-16 ra=at-8 rbx=same+0");
+		rule_is(t, base + 0xff, "cfa=rsp+64 rbp=at-16 ra=at-8 rbx=same+0");
+	}
+	cfi_table_free(t);
+	free(code.span);
+
+	b = blob(base, base + 0x100, 4, 12, true, false, 9);
+	n = make_code(bytes, sizeof(bytes), c2_leaf, sizeof(c2_leaf), NULL, NULL, 0);
+	marks_are(m, hotspot_frame_marks(&b, bytes, n, m), leaf, 2, "C2 leaf");
+	b = blob(base, base + 0x100, 18, 15, true, false, 7);
+	n = make_code(bytes, sizeof(bytes), c1_bang, sizeof(c1_bang), NULL, NULL, 0);
+	marks_are(m, hotspot_frame_marks(&b, bytes, n, m), c1, 2, "C1 fib");
+	b = blob(base, base + 0x100, 10, 15, true, false, 4);
+	n = make_code(bytes, sizeof(bytes), wrapper, sizeof(wrapper), wrap_tail, nwrap_tail, 1);
+	marks_are(m, hotspot_frame_marks(&b, bytes, n, m), wrap, 4, "native wrapper");
+
+	/* another frame size than the sub's, a frame complete past the sub: no shape */
+	b = blob(base, base + 0x100, 6, 12, true, false, 10);
+	n = make_code(bytes, sizeof(bytes), c2_bang, sizeof(c2_bang), tails, ntails, 2);
+	CHECK(hotspot_frame_marks(&b, bytes, n, m) == 0, "a shape of the wrong frame size");
+	b = blob(base, base + 0x100, 8, 16, true, false, 10);
+	CHECK(hotspot_frame_marks(&b, bytes, n, m) == 0, "a shape ending before its frame");
+	/* a pop with no return after it is no epilogue */
+	b = blob(base, base + 0x100, 8, 12, true, false, 10);
+	bytes[0x45] = 0x90;
+	bytes[0x85] = 0x90;
+	CHECK(hotspot_frame_marks(&b, bytes, n, m) == 2, "an epilogue without its return");
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	RUN_TEST(test_synthetic);
+	RUN_TEST(test_code);
+	return HARNESS_DONE();
+}
