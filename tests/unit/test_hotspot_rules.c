@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/lib/harness.h"
 #include "user/runtimes/hotspot/hotspot_rows.h"
@@ -230,10 +231,43 @@ static void test_code(void)
 	CHECK(hotspot_frame_marks(&b, bytes, n, m) == 2, "an epilogue without its return");
 }
 
+/*
+ * Blobs added as a walk adds them, their code read from this process (the
+ * C2 fib's prologue and a return: 5 marks, which 1024 is no multiple of):
+ * each gets its marks, however many blobs and marks.
+ */
+static void test_code_add(void)
+{
+	const uint8_t *tails[] = {c2_ret};
+	const size_t ntails[] = {sizeof(c2_ret)};
+	struct hotspot_code code = {.pid = (uint32_t)getpid()};
+	static uint8_t bytes[0x100];
+	size_t n = make_code(bytes, sizeof(bytes), c2_bang, sizeof(c2_bang), tails, ntails, 1);
+	struct hotspot_blob b = blob((uintptr_t)bytes, (uintptr_t)bytes + n, 8, 12, true, false, 1);
+	bool same = true;
+
+	for (int i = 0; i < 3000; i++)
+		CHECK(!hotspot_code_add(&b, &code), "blob %d not added", i);
+	b.is_nmethod = false; /* a stub's code is not read */
+	CHECK(!hotspot_code_add(&b, &code), "a stub not added");
+	for (size_t i = 1; i < 3000 && same; i++) {
+		same = code.span[i].n == 5 && code.span[i].first == 5 * i;
+		for (size_t k = 0; k < 5 && same; k++)
+			same = code.mark[5 * i + k].off == code.mark[k].off &&
+			       code.mark[5 * i + k].state == code.mark[k].state;
+	}
+	CHECK(code.n == 3001 && code.scanned == 3000 && code.shaped == 3000 &&
+		  code.nmark == 15000 && same && code.span[3000].n == 0,
+	      "%zu blobs, %u read, %u shaped, %zu marks", code.n, code.scanned, code.shaped,
+	      code.nmark);
+	hotspot_code_free(&code);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_synthetic);
 	RUN_TEST(test_code);
+	RUN_TEST(test_code_add);
 	return HARNESS_DONE();
 }

@@ -134,6 +134,8 @@
 #define CODE_READ_MAX	   (1 << 20) /* bytes of one nmethod's code read to scan */
 #define CODE_BYTES_DEFAULT (64ull << 20)
 
+_Static_assert(HOTSPOT_MARKS_MAX < 1024, "one blob's marks fit the first growth of mark[]");
+
 /* A function's entry: CFA = rsp + 8, the return address the call pushed at CFA - 8. */
 static void entry_cie(struct cie *c)
 {
@@ -405,7 +407,8 @@ static int scan_code(struct hotspot_code *c, size_t i)
 	if (!k)
 		return 0;
 	c->shaped++;
-	if (VEC_RESERVE(c->mark, c->nmark, c->capmark, k > 1024 ? k : 1024))
+	/* room for k more: vec_grow makes room for element nmark + k - 1 (k < 1024) */
+	if (VEC_RESERVE(c->mark, c->nmark + k - 1, c->capmark, 1024))
 		return -1;
 	c->span[i].first = (uint32_t)c->nmark;
 	c->span[i].n = (uint32_t)k;
