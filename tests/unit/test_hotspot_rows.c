@@ -20,9 +20,12 @@
  * outermost of a run it inlined.  (-XX:+PreserveFramePointer in a second
  * run would check frame sizes against an rbp chain, not names, and not the
  * code a JVM with no flags makes.)
- * code: every nmethod's rule at every instruction is the rsp (or rbp) depth
- * tracked through objdump's decoding of its code: prologues and epilogues.
+ * stops: another thread, running tiny (a fib of no other work) for ever, is
+ * stopped 300 times anywhere: every walk from compiled code (prologues and
+ * epilogues too) must reach its call stub through Java frames only.
+ * (test_hotspot_code: every instruction's rule against objdump's decoding.)
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -58,7 +61,7 @@
  */
 static const char rows_java[] =
     "import java.io.File;\n"
-    "public class Rows {\n"
+    "public class Rows implements Runnable {\n"
     "    static volatile int sink;\n"
     "    static int leaf(int n, long reps) {\n"
     "        int s = n;\n"
@@ -72,18 +75,21 @@ static const char rows_java[] =
     "        if (n < 2) return leaf(n, reps);\n"
     "        return fib(n - 1, reps) + fib(n - 2, reps);\n"
     "    }\n"
+    "    static int tiny(int n) { return n < 2 ? n : tiny(n - 1) + tiny(n - 2); }\n"
     "    static int down(int d, long reps) {\n"
     "        return d == 0 ? fib(20, reps) : down(d - 1, reps) + 1;\n"
     "    }\n"
     "    static void warm(File go) {\n"
-    "        for (long i = 0; !go.exists(); i++) fib(12, 1 + (i & 1));\n"
+    "        for (long i = 0; !go.exists(); i++) sink = fib(12, 1 + (i & 1)) + tiny(12);\n"
     "    }\n"
     "    public static void main(String[] a) {\n"
     "        System.out.println(\"warming\");\n"
     "        warm(new File(a[0]));\n"
+    "        new Thread(new Rows(), \"spinner\").start();\n"
     "        System.out.println(\"down\");\n"
     "        down(4, Long.MAX_VALUE);\n"
     "    }\n"
+    "    public void run() { for (;;) sink = tiny(16); }\n"
     "}\n";
 
 static struct {
@@ -110,11 +116,11 @@ static char *jcmd(const char *what)
 	return output_of(cmd);
 }
 
-/* Whether jcmd Compiler.codelist lists Rows.fib and Rows.leaf compiled by C2 (tier 4). */
+/* Whether jcmd Compiler.codelist lists Rows.fib, leaf and tiny compiled by C2 (tier 4). */
 static bool rows_compiled(void)
 {
 	char *out = jcmd("Compiler.codelist"), *line, *save = NULL;
-	bool fib = false, leaf = false;
+	bool fib = false, leaf = false, tiny = false;
 
 	for (line = out ? strtok_r(out, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -125,9 +131,10 @@ static bool rows_compiled(void)
 			continue;
 		fib |= !strncmp(name, "Rows.fib(", 9);
 		leaf |= !strncmp(name, "Rows.leaf(", 10);
+		tiny |= !strncmp(name, "Rows.tiny(", 10);
 	}
 	free(out);
-	return fib && leaf;
+	return fib && leaf && tiny;
 }
 
 /*
@@ -208,7 +215,7 @@ static void start_jvm(void)
 		sleep_s(0.2);
 	while (jvm.pid > 0 && mono_sec() < deadline && !rows_compiled())
 		sleep_s(1);
-	CHECK(rows_compiled(), "C2 did not compile Rows.fib and Rows.leaf");
+	CHECK(rows_compiled(), "C2 did not compile Rows.fib, leaf and tiny");
 	fd = open(go, O_WRONLY | O_CREAT, 0644);
 	if (fd >= 0)
 		close(fd);
@@ -485,176 +492,6 @@ static int build_rows(const struct hotspot_layout *l, const struct hotspot_heaps
 	return rc || !*t ? -1 : 0;
 }
 
-/* rsp and rbp as objdump's instructions move them, from a function's entry. */
-struct tracked {
-	uint64_t depth;	  /* bytes from rsp to the CFA; UNKNOWN once rsp is set from elsewhere */
-	uint64_t rbp_cfa; /* bytes from rbp to the CFA once mov rbp, rsp set it; 0 before */
-	uint64_t fp_cfa;  /* ... as the prologue set it: the body's after a return */
-	bool reset;	  /* the next instruction starts a block: the whole frame */
-	uint32_t pushes, rets;
-};
-#define UNKNOWN UINT64_MAX
-
-static void track(struct tracked *k, const char *text)
-{
-	unsigned long long imm;
-	int at = 0;
-
-	if (!strncmp(text, "push   %r", 9) && k->depth != UNKNOWN) {
-		k->depth += 8;
-		k->pushes += !strncmp(text + 7, "%rbp", 4);
-	} else if (!strncmp(text, "pop    %r", 9) && k->depth != UNKNOWN) {
-		k->depth -= 8;
-		if (!strncmp(text + 7, "%rbp", 4))
-			k->rbp_cfa = 0;
-	} else if (sscanf(text, "sub    $0x%llx,%%rsp%n", &imm, &at) == 1 && at && !text[at]) {
-		k->depth += k->depth != UNKNOWN ? imm : 0;
-	} else if (sscanf(text, "add    $0x%llx,%%rsp%n", &imm, &at) == 1 && at && !text[at]) {
-		k->depth -= k->depth != UNKNOWN ? imm : 0;
-	} else if (!strcmp(text, "mov    %rsp,%rbp")) {
-		k->rbp_cfa = k->depth;
-	} else if (!strncmp(text, "leave", 5)) {
-		k->depth = 8;
-		k->rbp_cfa = 0;
-	} else if (strstr(text, ",%rsp") && strncmp(text, "cmp", 3)) {
-		k->depth = UNKNOWN; /* and $-16, mov %r12: alignment around a call */
-	} else if (!strncmp(text, "ret", 3) || !strncmp(text, "jmp ", 4)) {
-		k->rets += text[0] == 'r';
-		k->reset = true;
-	}
-}
-
-/* Whether rule r gives the CFA k tracked (an rbp rule: where rbp is known). */
-static bool tracked_cfa(const struct cfi_rule *r, const struct tracked *k)
-{
-	if (r->cfa_kind == CFI_CFA_RBP)
-		return k->rbp_cfa && (uint64_t)r->cfa_off == k->rbp_cfa;
-	return r->cfa_kind == CFI_CFA_RSP && (uint64_t)r->cfa_off == k->depth;
-}
-
-/*
- * nmethod b's code (read from the JVM) decoded by objdump, rsp tracked
- * through it in address order (from the entry's 8 bytes: push, sub, add,
- * pop, leave; after a ret or jmp past the prologue the next block has the
- * whole frame): how many of its instructions' rules give another CFA than
- * the depth tracked; *k what was seen.
- */
-static int objdump_check(const struct hotspot_blob *b, const struct cfi_table *t, struct tracked *k,
-			 int *checked)
-{
-	uint64_t len = b->code_end - b->code_begin, full = (uint64_t)b->frame_size * 8;
-	char path[PATH_MAX], cmd[PATH_MAX + 128], *out, *line, *save = NULL;
-	uint8_t *bytes = malloc(len);
-	int bad = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/code.bin", jvm.dir);
-	f = fopen(path, "w");
-	if (!bytes || !f || target_read((uint32_t)jvm.pid, b->code_begin, bytes, len) ||
-	    fwrite(bytes, 1, len, f) != len) {
-		if (f)
-			fclose(f);
-		free(bytes);
-		return -1;
-	}
-	fclose(f);
-	free(bytes);
-	snprintf(cmd, sizeof(cmd),
-		 "objdump -D -b binary -mi386:x86-64 --adjust-vma=%#" PRIx64 " %s", b->code_begin,
-		 path);
-	out = output_of(cmd);
-	*k = (struct tracked){.depth = 8};
-	for (line = out ? strtok_r(out, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long addr;
-		const struct cfi_rule *r;
-		char *text = strchr(line, '\t');
-
-		/* "  7f0c28ec8240:\t89 84 24 ... \tmov    %eax,..."; a wrapped one has no text */
-		if (sscanf(line, " %llx:", &addr) != 1 || !text || !(text = strchr(text + 1, '\t')))
-			continue;
-		text++;
-		/* a block after a return: the body's frame (rbp the frame pointer's, if it was) */
-		if (k->reset && addr >= b->code_begin + (uint64_t)b->frame_complete) {
-			k->rbp_cfa = k->rbp_cfa ? k->rbp_cfa : k->fp_cfa;
-			k->depth = k->rbp_cfa ? UNKNOWN : full;
-			k->reset = false;
-		}
-		r = cfi_table_lookup(t, addr);
-		/* rsp realigned (and $-16) around a call: no depth to compare with */
-		if (r->cfa_kind == CFI_CFA_RSP && k->depth == UNKNOWN) {
-			track(k, text);
-			continue;
-		}
-		++*checked;
-		if (!tracked_cfa(r, k) && !bad++)
-			printf("    at %#llx (%s): rsp+%" PRId64 " / rbp+%" PRIu64
-			       " tracked, the rule's %s+%d\n",
-			       addr, text, (int64_t)k->depth, k->rbp_cfa,
-			       r->cfa_kind == CFI_CFA_RSP   ? "rsp"
-			       : r->cfa_kind == CFI_CFA_RBP ? "rbp"
-							    : "?",
-			       r->cfa_off);
-		track(k, text);
-		k->fp_cfa = k->rbp_cfa ? k->rbp_cfa : k->fp_cfa;
-	}
-	free(out);
-	return out ? bad : -1;
-}
-
-/*
- * Every nmethod's rules at every instruction against objdump's decoding of
- * its code (the rsp tracking above): the prologue and epilogue marks read
- * from the code's bytes are where the instructions are.
- */
-static void test_code(void)
-{
-	struct hotspot_code code;
-	struct cfi_table *t = NULL;
-	struct hotspot_layout l;
-	struct hotspot_heaps h;
-	int checked = 0, bad = 0, nm = 0, failed = 0, skipped = 0;
-	uint32_t pushes = 0, rets = 0;
-
-	CHECK(jvm.pid > 0 && jvm.bias, "no JVM to read (see main's failures)");
-	if (jvm.pid <= 0 || !jvm.bias ||
-	    hotspot_layout_read((uint32_t)jvm.pid, &jvm.syms, jvm.bias, &l) ||
-	    hotspot_heaps_read((uint32_t)jvm.pid, &l, &h) || build_rows(&l, &h, &code, &t))
-		return;
-	CHECK(code.scanned > 0 && code.shaped == code.scanned,
-	      "%u nmethods' code read, %u of them of a known shape", code.scanned, code.shaped);
-	for (size_t i = 0; i < code.n; i++) {
-		struct tracked k;
-		int n;
-
-		/* a not entrant one's entry is patched (a jmp over its stack bang): objdump would
-		 * decode its prologue out of step */
-		if (!code.blob[i].is_nmethod || code.blob[i].state != 0) {
-			skipped += code.blob[i].is_nmethod;
-			continue;
-		}
-		nm++;
-		n = objdump_check(&code.blob[i], t, &k, &checked);
-		if (n) {
-			failed++;
-			bad += n > 0 ? n : 0;
-			printf("    nmethod %d (tier %d) at %#" PRIx64
-			       ": %d instructions' rules wrong\n",
-			       code.blob[i].compile_id, code.blob[i].comp_level,
-			       code.blob[i].code_begin, n);
-		}
-		pushes += k.pushes;
-		rets += k.rets;
-	}
-	printf("  objdump: %d nmethods (%d not entrant left out), %d instructions, %u push rbp, "
-	       "%u ret: %d rules wrong\n",
-	       nm, skipped, checked, pushes, rets, bad);
-	CHECK(nm > 0 && !failed && pushes > 0 && rets > 0,
-	      "%d of %d nmethods' rules are not objdump's rsp", failed, nm);
-	cfi_table_free(t);
-	hotspot_code_free(&code);
-}
-
 /*
  * The main thread's stack walked over the rows names the methods jcmd
  * Thread.print lists, in its order (see the top of the file), down to
@@ -725,16 +562,99 @@ out:
 	free(dump);
 }
 
+/* The thread of jvm.pid named name (its comm), 0 if none. */
+static pid_t thread_named(const char *name)
+{
+	char path[96], *comm;
+	pid_t tid, found = 0;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)jvm.pid);
+	d = opendir(path);
+	while (d && !found && (e = readdir(d))) {
+		tid = (pid_t)atoi(e->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)jvm.pid, (int)tid);
+		comm = tid > 0 ? slurp(path) : NULL;
+		if (comm && !strncmp(comm, name, strlen(name)) && comm[strlen(name)] == '\n')
+			found = tid;
+		free(comm);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * The spinner thread (tiny(16), a fib of no other work, for ever) stopped
+ * 300 times wherever it is:
+ * each stop in compiled code the rows cover (its prologues and epilogues
+ * many times) must walk through Java frames only to the call stub that started
+ * the thread.  No dump to compare with (the stops are not at safepoints):
+ * a wrong rule leaves the code cache or the stack at once.
+ */
+static void test_stops(void)
+{
+	struct frame *fr = calloc(MAX_FRAMES, sizeof(*fr));
+	pid_t tid = jvm.pid > 0 ? thread_named("spinner") : 0;
+	int walked = 0, edges = 0, bad = 0, reason;
+	struct hotspot_code code = {0};
+	struct cfi_table *t = NULL;
+	struct hotspot_layout l;
+	struct hotspot_heaps h;
+
+	CHECK(tid > 0, "no spinner thread in %d", (int)jvm.pid);
+	if (!fr || tid <= 0 || hotspot_layout_read((uint32_t)jvm.pid, &jvm.syms, jvm.bias, &l) ||
+	    hotspot_heaps_read((uint32_t)jvm.pid, &l, &h) || build_rows(&l, &h, &code, &t))
+		goto out;
+	for (int i = 0; i < 300; i++) {
+		const struct cfi_rule *r;
+		struct hotspot_blob b;
+		struct snap s;
+		int n, java = 0;
+
+		if (snap_thread(tid, &s))
+			continue;
+		r = cfi_table_lookup(t, s.regs.rip);
+		/* in the VM, a stub, the interpreter, or code compiled since the rows */
+		if (hotspot_blob_at((uint32_t)jvm.pid, &l, &h, s.regs.rip, &b) || !b.is_nmethod ||
+		    r->cfa_kind == CFI_CFA_NONE) {
+			free(s.stack);
+			continue;
+		}
+		walked++;
+		edges += r->cfa_kind != CFI_CFA_RSP || r->cfa_off != b.frame_size * 8;
+		n = walk(t, &h, &s, fr, &reason);
+		for (int f = 0; f < n; f++)
+			name_frame(&l, &h, &s, &fr[f]);
+		while (java < n && fr[java].java)
+			java++;
+		if ((java >= n || strncmp(fr[java].name, "StubRoutines", 12)) && !bad++)
+			for (int f = 0; f < n; f++)
+				printf("    stop %d #%d %#" PRIx64 " %s [%s]\n", i, f, fr[f].ip,
+				       fr[f].name, fr[f].kind);
+		free(s.stack);
+	}
+	printf("  300 stops: %d in compiled code walked (%d at a prologue or epilogue), %d not "
+	       "to the call stub\n",
+	       walked, edges, bad);
+	CHECK(walked >= 100 && edges > 0 && !bad, "%d of %d walks lost", bad, walked);
+out:
+	cfi_table_free(t);
+	hotspot_code_free(&code);
+	free(fr);
+}
+
 int main(int argc, char **argv)
 {
 	const char *home = getenv("CFIPROF_TEST_JAVA_HOME");
 
 	harness_init(argc, argv);
 	snprintf(jvm.home, sizeof(jvm.home), "%s", home && *home ? home : JAVA_HOME_DEFAULT);
-	if (!harness.list && (harness_selected("unwind") || harness_selected("code")))
+	if (!harness.list && (harness_selected("unwind") || harness_selected("stops")))
 		start_jvm();
 	RUN_TEST(test_unwind);
-	RUN_TEST(test_code);
+	RUN_TEST(test_stops);
 	stop_jvm();
 	return HARNESS_DONE();
 }
