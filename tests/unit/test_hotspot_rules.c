@@ -15,12 +15,14 @@
  *                      leave; cmp qword [r15+8], 0; jne; ret
  */
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tests/lib/harness.h"
+#include "tests/lib/xorshift.h"
 #include "user/runtimes/hotspot/hotspot_rows.h"
 
 static struct hotspot_blob blob(uint64_t begin, uint64_t end, int32_t frame, int32_t complete,
@@ -101,12 +103,24 @@ static void test_synthetic(void)
 	CHECK(hotspot_code_digest(&code) != digest, "a new compile id, the same digest");
 	b[0].compile_id = 7;
 	CHECK(hotspot_code_digest(&code) == digest, "the digest is not a function of the blobs");
+	b[0].state = 2; /* not entrant: the same code, the same rows */
+	CHECK(hotspot_code_digest(&code) == digest, "a not entrant nmethod, another digest");
+	b[0].frame_size = 8;
+	CHECK(hotspot_code_digest(&code) != digest, "another frame, the same digest");
+	b[0].frame_size = 6;
 
-	/* a frame complete past its code, a range no row holds: refused, not guessed */
+	/*
+	 * A frame complete past its code, a range no row holds, a frame of 16
+	 * GiB, code above user space: refused, not guessed
+	 */
 	b[0].frame_complete = 0x301;
 	b[1].code_end = b[1].code_begin;
+	b[5].frame_size = INT32_MAX;
+	b[2].code_begin = 1ull << 47;
+	b[2].code_end = b[2].code_begin + 0x100;
 	rc = hotspot_rows_build(&code, NULL, &t, &st, NULL);
-	CHECK(rc == 0 && t && st.bad == 2 && st.sized == 1, "bad blobs: rc %d, %u bad", rc, st.bad);
+	CHECK(rc == 0 && t && st.bad == 4 && st.sized == 0 && st.fp == 0,
+	      "bad blobs: rc %d, %u bad", rc, st.bad);
 	if (t)
 		CHECK(cfi_table_lookup(t, base + 0x120)->cfa_kind == CFI_CFA_NONE,
 		      "a refused blob has rows");
@@ -263,11 +277,70 @@ static void test_code_add(void)
 	hotspot_code_free(&code);
 }
 
+/*
+ * Code of random bytes (and of the shapes' bytes in random places, so that
+ * some match): marks inside the code, in order, never more than the
+ * bound, and rows built from them; ASan watches every read.
+ */
+static void test_random_code(void)
+{
+	const uint8_t *parts[] = {c2_bang, c2_ret,  c2_rethrow, c2_leaf,
+				  c1_bang, wrapper, wrapper_ret};
+	const size_t lens[] = {sizeof(c2_bang),	   sizeof(c2_ret),  sizeof(c2_rethrow),
+			       sizeof(c2_leaf),	   sizeof(c1_bang), sizeof(wrapper),
+			       sizeof(wrapper_ret)};
+	struct hotspot_mark m[HOTSPOT_MARKS_MAX];
+	int bad = 0, shaped = 0;
+
+	for (int i = 0; i < 20000; i++) {
+		size_t n = rnd_below(400), k;
+		uint8_t *code = malloc(n ? n : 1);
+		struct hotspot_blob b =
+		    blob(0x7f0000000000ull, 0x7f0000000000ull + (n ? n : 1),
+			 (int32_t)rnd_below(40) - 1, (int32_t)rnd_below(n + 3) - 1, true, false, i);
+		struct hotspot_code code1 = {.blob = &b, .n = 1};
+		struct cfi_table *t = NULL;
+
+		for (size_t j = 0; j < n; j++)
+			code[j] = (uint8_t)rnd();
+		/* every other one starts with a prologue of its frame */
+		if ((i & 1) && n >= 16) {
+			static const int32_t frame[][3] = {
+			    {0, 8, 12}, {3, 4, 12}, {4, 18, 15}, {5, 10, 15}};
+			const int32_t *f = frame[rnd_below(4)];
+
+			memcpy(code, parts[f[0]], lens[f[0]]);
+			b.frame_size = f[1];
+			b.frame_complete = f[2];
+		}
+		for (int p = (int)rnd_below(6); p > 0 && n; p--) {
+			size_t w = rnd_below(7), at = rnd_below(n);
+
+			memcpy(code + at, parts[w], lens[w] < n - at ? lens[w] : n - at);
+		}
+		k = hotspot_frame_marks(&b, code, n, m);
+		shaped += k > 0;
+		for (size_t j = 0; j < k; j++)
+			bad += m[j].off > n || (j && m[j].off < m[j - 1].off) || m[j].state > 4;
+		bad += k > HOTSPOT_MARKS_MAX;
+		code1.span = calloc(1, sizeof(*code1.span));
+		code1.mark = m;
+		code1.span[0].n = (uint32_t)k;
+		bad += hotspot_rows_build(&code1, NULL, &t, NULL, NULL) != 0;
+		cfi_table_free(t);
+		free(code1.span);
+		free(code);
+	}
+	printf("  20000 random codes: %d with marks\n", shaped);
+	CHECK(!bad && shaped > 0, "%d random codes' marks out of their code or order", bad);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_synthetic);
 	RUN_TEST(test_code);
 	RUN_TEST(test_code_add);
+	RUN_TEST(test_random_code);
 	return HARNESS_DONE();
 }

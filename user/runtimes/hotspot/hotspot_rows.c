@@ -94,9 +94,13 @@
  *  - The code changes as the JVM compiles, deoptimizes and frees (the
  *    sweeper, class unloading): the table is rebuilt from a fresh walk,
  *    never edited in place.  hotspot_code_digest() tells a walk whose blobs
- *    differ (code range, frame, compile id, state) from the last one built;
+ *    differ (code range, frame, compile id) from the last one built;
  *    compile ids are unique in the JVM's life, so an nmethod freed and
- *    another placed at its address differ even with the same range.  A
+ *    another placed at its address differ even with the same range, and
+ *    its code (so its marks) is the compile id's for its life.  Its state
+ *    is left out: an nmethod made not entrant keeps its code and frames
+ *    (only its first instruction is patched to a jump), and is no reason
+ *    to rebuild; a walk for the digest alone need not read code (pid 0).  A
  *    rebuild loads the new table under a new obj_id, points the heaps'
  *    mapping values at it, bumps the process's generation (the walker's
  *    rule cache is keyed by it) and then frees the old table: a walk sees
@@ -465,9 +469,9 @@ uint64_t hotspot_code_digest(const struct hotspot_code *c)
 	for (size_t i = 0; i < c->n; i++) {
 		const struct hotspot_blob *b = &c->blob[i];
 		/* what the rows depend on, and what tells a reused address apart */
-		const int64_t v[] = {(int64_t)b->code_begin, (int64_t)b->code_end, b->frame_size,
-				     b->frame_complete,	     b->compile_id,	   b->state,
-				     b->is_interpreter};
+		const int64_t v[] = {(int64_t)b->code_begin, (int64_t)b->code_end,
+				     b->frame_size,	     b->frame_complete,
+				     b->compile_id,	     b->is_interpreter};
 
 		h = mix(h, v, sizeof(v));
 	}

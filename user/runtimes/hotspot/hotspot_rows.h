@@ -82,7 +82,8 @@ void hotspot_code_free(struct hotspot_code *c);
 
 /*
  * Whether the code of a walk changed from another's, as the rows see it:
- * a digest of every blob's code range, frame, compile id and state.
+ * a digest of every blob's code range, frame and compile id (its state
+ * not: a not entrant nmethod's rows are the same).
  */
 uint64_t hotspot_code_digest(const struct hotspot_code *c);
 
