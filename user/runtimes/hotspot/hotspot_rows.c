@@ -52,9 +52,14 @@
  *    - 16.  The caller's rsp this gives is the interpreted frame's sender sp
  *    as the c2i adapter extended it (room for the arguments): right for an
  *    interpreted caller (its own rule is rbp's), too low by that room for a
- *    compiled caller reached through c2i, whose frame-size rule then reads
- *    a wrong slot.  The JVM's sender uses interpreter_frame_sender_sp (rbp -
- *    8) there, which no CFA-relative rule can say: a later rule kind.
+ *    compiled caller reached through c2i (or through deoptimization, whose
+ *    frames the unpacking extends alike), whose frame-size rule then reads
+ *    a wrong slot: an interpreted method called from C2 code, stopped 300
+ *    times, lost the stack after its caller 299 times.  The JVM's sender
+ *    uses interpreter_frame_sender_sp (rbp - 8) there, which no CFA-relative
+ *    rule can say (the return address is at rbp + 8, the caller's sp at
+ *    *(rbp - 8), their distance the arguments'): a rule kind the walker
+ *    lacks, sp = *(rbp - 8), ra = *(rbp + 8), rbp = *rbp.
  *  - a blob with a frame size whose frame is never complete (frame_complete
  *    -1, CodeOffsets::frame_never_safe: the safepoint, deoptimization,
  *    uncommon-trap and exception blobs, C2's OptoRuntime stubs such as
