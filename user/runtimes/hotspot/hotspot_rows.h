@@ -17,7 +17,7 @@
 /* What the rows of one blob are, by what the blob says of its frame. */
 enum hotspot_frame_kind {
 	HOTSPOT_FRAME_NONE = 0, /* no row: its frame is not known (frame size -1 or 0) */
-	HOTSPOT_FRAME_SIZED,	/* frame size words, from the frame-complete offset on */
+	HOTSPOT_FRAME_SIZED,	/* frame size words, from frame_complete (-1: from code_begin) */
 	HOTSPOT_FRAME_FP,	/* rbp is its frame pointer (the template interpreter) */
 };
 
@@ -43,7 +43,8 @@ struct hotspot_mark {
 /*
  * The marks of the code (its bytes code[0, n) from code_begin) of blob b,
  * a sized one (hotspot_frame_kind): its prologue ending at its frame
- * complete offset (push rbp; sub rsp, or sub rsp; mov [rsp + ...], rbp;
+ * complete offset, or at the nmethod entry barrier that ends there (push
+ * rbp; sub rsp, or sub rsp; mov [rsp + ...], rbp;
  * push rbp; mov rbp, rsp; sub rsp: a frame whose rbp is its frame pointer,
  * native wrappers' or -XX:+PreserveFramePointer's) and its epilogues (add
  * rsp; pop rbp, or leave; the return's safepoint poll or pending exception
