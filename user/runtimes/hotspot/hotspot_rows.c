@@ -8,7 +8,8 @@
  * The rules, from JDK 17's src/hotspot/cpu/x86 (frame_x86.inline.hpp's
  * frame::sender_for_compiled_frame, MacroAssembler::verified_entry for C2,
  * C1_MacroAssembler::build_frame for C1, templateTable / the interpreter's
- * generate_fixed_frame), each checked against a live JDK 17 by the test:
+ * generate_fixed_frame); the nmethods' and the interpreter's are checked
+ * on a live JDK 17 by test_hotspot_rows and test_hotspot_code:
  *  - a blob with a frame size (words, return address included: nmethods of
  *    C1 and C2 and native wrappers, OptoRuntime's and SharedRuntime's
  *    runtime stubs, the safepoint, deoptimization and exception blobs),
@@ -31,15 +32,17 @@
  *    a native wrapper's (and -XX:+PreserveFramePointer's) `push rbp; mov
  *    rbp, rsp`: rbp its frame pointer from there on (CFA = rbp + 16), since
  *    a wrapper moves rsp around its calls.  Each shape must end exactly at
- *    frame_complete with the frame's own size in its sub; code of another
- *    shape (an nmethod entry barrier, ZGC's or every GC's from JDK 21,
- *    comes before frame_complete), or not read, keeps the entry rule up to
+ *    frame_complete, or where an nmethod entry barrier ending there starts
+ *    (ZGC's and Shenandoah's, every GC's from JDK 21: the frame is complete
+ *    from the barrier on), with the frame's own size in its sub; code of
+ *    another shape, or not read, keeps the entry rule up to
  *    frame_complete: wrong for its last one or two instructions, where a
  *    walk ends at a return address that is no code (the saved rbp or a
  *    frame slot is read for it), not in a wrong frame named as right.
  *  - its epilogues, where the bytes were read: `add rsp, (frame_size - 2) *
- *    8; pop rbp` (or a wrapper's `leave`), then JDK 17's return poll (`cmp
- *    rsp, [r15 + disp32]; ja`) or a wrapper's pending exception check, then
+ *    8; pop rbp` (or a wrapper's `leave`), then the return poll (`cmp rsp,
+ *    [r15 + disp]; ja`, disp32 in JDK 17, disp8 in 25) or a wrapper's
+ *    pending exception check (JDK 17's), then
  *    `ret`, or a `jmp` out (the rethrow of an exception): rsp + 16 at the
  *    pop, the entry rule after it up to the return's end, the frame's rule
  *    again after it.  Any byte offset is tried (there is no decoder here):
@@ -81,7 +84,7 @@
  *
  * Rows are made by the table compiler itself: each blob becomes an FDE
  * whose CFA program is written here (a CIE whose initial rule is the entry
- * rule, then advance to frame_complete and set the frame's), compacted with
+ * rule, then for each mark an advance to it and its rule), compacted with
  * every other into one table by build_compact, as tables/go_input.c does
  * for Go's pcsp tables.  The rules come out as the walker's cfi_rules
  * (rsp+N / rbp+16, ra c-8, rbp c-16), identical to those of an ELF's.
