@@ -34,6 +34,9 @@ static void write_maps(FILE *f, uint32_t pid, const struct map_set *s)
 		/* without symbols: the build-id part of the key (BUILDID@identity, vdso:BUILDID) */
 		if (!bid || !bid[0])
 			bid = strncmp(pm->key, "vdso:", 5) ? pm->key : pm->key + 5;
+		/* a runtime's JIT rows ("jit:..."): no file, nothing to find symbols by */
+		if (!strncmp(bid, "jit:", 4))
+			bid = "-";
 		len = (int)strcspn(bid, "@");
 		if (!len)
 			bid = "-", len = 1;

@@ -19,9 +19,35 @@
 #include "common/clock.h"
 #include "user/track/tracker_internal.h"
 
+/* Whether a runtime has JIT rows that go out of date (runtime_hooks' jit_stale). */
+static bool has_jit(const struct proc_tracker *pt)
+{
+	FOR_EACH_RUNTIME(pt, h)
+	if (h->jit_stale)
+		return true;
+	return false;
+}
+
+/* Processes whose JIT code changed are loaded again: their rows are rebuilt. */
+static void jit_poll(struct proc_tracker *pt)
+{
+	uint32_t pids[16], n, i;
+
+	FOR_EACH_RUNTIME(pt, h)
+	{
+		if (!h->jit_stale)
+			continue;
+		n = h->jit_stale(h->ctx, pids, sizeof(pids) / sizeof(pids[0]));
+		for (i = 0; i < n && i < sizeof(pids) / sizeof(pids[0]); i++)
+			tracker_request_unqueued(pt, pids[i]);
+	}
+}
+
 static void *load_thread_main(void *arg)
 {
 	struct proc_tracker *pt = arg;
+	bool jit = has_jit(pt);
+	uint64_t next_jit_ns = 0;
 
 	/*
 	 * Loads are short bursts that decide how many samples of a new process or
@@ -44,11 +70,12 @@ static void *load_thread_main(void *arg)
 					--pt->work.nr_resumes * sizeof(pt->work.resume_pids[0]));
 				break;
 			}
-			if (!pt->nr_unload_due) {
+			if (!pt->nr_unload_due && !jit) {
 				pthread_cond_wait(&pt->work.work_cond, &pt->lock);
 			} else {
-				/* exited processes wait for their unload: wake for them */
-				struct timespec until = realtime_after_ms(50);
+				/* exited processes wait for their unload, JIT code for its rows */
+				struct timespec until =
+				    realtime_after_ms(pt->nr_unload_due ? 50 : JIT_POLL_MS);
 
 				timed_out = pthread_cond_timedwait(&pt->work.work_cond, &pt->lock,
 								   &until) == ETIMEDOUT;
@@ -76,6 +103,11 @@ static void *load_thread_main(void *arg)
 			pt->next_expire_ns = mono_ns() + 1000000000ull;
 		}
 		pthread_mutex_unlock(&pt->load_lock);
+		/* under neither lock: a runtime reads its processes' memory */
+		if (jit && mono_ns() >= next_jit_ns && !pt->work.stopping) {
+			jit_poll(pt);
+			next_jit_ns = mono_ns() + JIT_POLL_MS * 1000000ull;
+		}
 		pthread_mutex_lock(&pt->lock);
 		pt->work.busy = false;
 		if (!pt->work.q_len)

@@ -312,6 +312,45 @@ void mapping_acquire(struct proc_tracker *pt, uint32_t pid, const struct maps_en
 		m->flags = CFI_MAPPING_CFI | (m->flags & CFI_MAPPING_VDSO);
 }
 
+/* What a runtime's JIT rows are built from: the runtime's hook, for the mapping's process. */
+struct jit_build_ctx {
+	const struct runtime_hooks *h;
+	uint32_t pid;
+	const char *key;
+};
+
+static struct cfi_table *jit_build(void *arg, int *err)
+{
+	struct jit_build_ctx *bc = arg;
+
+	return bc->h->jit_build(bc->h->ctx, bc->pid, bc->key, err);
+}
+
+bool mapping_jit(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+		 struct proc_mapping *m, struct table_charge *charge)
+{
+	char key[JIT_KEY_LEN];
+
+	/* anonymous memory only: a file's mapping has the file's tables */
+	if (!pt->opts.ts || e->path[0] || e->inode)
+		return false;
+	FOR_EACH_RUNTIME(pt, h)
+	{
+		struct jit_build_ctx bc = {.h = h, .pid = pid, .key = key};
+
+		if (!h->jit_key || !h->jit_build || h->jit_key(h->ctx, pid, e->start, e->end, key))
+			continue;
+		snprintf(m->key, sizeof(m->key), "%s", key);
+		/* the rows' addresses are the process's own */
+		m->bias = 0;
+		m->obj = table_store_acquire(pt->opts.ts, m->key, m->path, jit_build, &bc, charge);
+		if (m->obj && m->obj->state == OBJ_LOADED)
+			m->flags = CFI_MAPPING_CFI;
+		return true;
+	}
+	return false;
+}
+
 int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
 		    struct proc_mapping *m, struct table_charge *charge,
 		    const struct proc_snapshot *snap)
@@ -339,8 +378,9 @@ void mapping_load_symbols(struct proc_tracker *pt, uint32_t pid, struct proc_map
  */
 static bool mapping_unchanged(const struct proc_mapping *m, const struct maps_entry *e)
 {
+	/* a runtime's JIT rows are asked for again at every load: its code changes */
 	return m->start == e->start && m->end == e->end && m->offset == e->offset &&
-	       m->inode == e->inode && !m->table_cut;
+	       m->inode == e->inode && !m->table_cut && strncmp(m->key, "jit:", 4);
 }
 
 uint32_t mappings_pair(const struct proc_mapping *old, uint32_t nr_old,

@@ -361,9 +361,13 @@ static void resolve_new(struct proc_tracker *pt, struct proc_load *l, uint32_t i
 		if (l->fds[i] >= 0)
 			mapping_acquire(pt, l->pid, &l->ents[i], &l->set->maps[i], l->fds[i], job,
 					charge);
+		else
+			mapping_jit(pt, l->pid, &l->ents[i], &l->set->maps[i], charge);
 		return;
 	}
 	l->fds[i] = mapping_resolve(pt, l->pid, &l->ents[i], &l->set->maps[i], charge, l->snap);
+	if (l->fds[i] < 0)
+		mapping_jit(pt, l->pid, &l->ents[i], &l->set->maps[i], charge);
 	if (l->fds[i] >= 0 && l->nr_fds >= max_fds) {
 		close(l->fds[i]);
 		l->fds[i] = FD_REOPEN;

@@ -8,10 +8,15 @@
 #ifndef CFIPROF_RUNTIME_HOOKS_H
 #define CFIPROF_RUNTIME_HOOKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+struct cfi_table;
 struct maps_entry;
 struct proc_mapping;
+
+/* room for a JIT table's key (a table store key: PROC_MAPPING_KEY_LEN is more) */
+#define JIT_KEY_LEN 64
 
 struct runtime_hooks {
 	void *ctx; /* the detector */
@@ -27,6 +32,24 @@ struct runtime_hooks {
 	void (*unload)(void *ctx, uint32_t pid);
 	/* it left the tracker */
 	void (*forget)(void *ctx, uint32_t pid);
+	/*
+	 * JIT code with unwind rows of the runtime's own (HotSpot's code
+	 * cache).  jit_key: whether the anonymous executable memory [start,
+	 * end) of pid is its code: 0 with key ("jit:...", JIT_KEY_LEN) naming
+	 * the rows it has now (a new key for new rows, never shared by another
+	 * process), -1 when not.  jit_build: those rows, a table of absolute
+	 * addresses (bias 0), NULL with *err a cfi_err.  Load thread only.
+	 */
+	int (*jit_key)(void *ctx, uint32_t pid, uint64_t start, uint64_t end, char *key);
+	struct cfi_table *(*jit_build)(void *ctx, uint32_t pid, const char *key, int *err);
+	/*
+	 * Asked on the load thread every JIT_POLL_MS: up to max pids (into
+	 * pids) whose JIT rows changed since their load; each is loaded again.
+	 */
+	uint32_t (*jit_stale)(void *ctx, uint32_t *pids, uint32_t max);
 };
+
+/* how often the tracker asks jit_stale: rows at most this late after code is compiled */
+#define JIT_POLL_MS 250
 
 #endif

@@ -209,6 +209,13 @@ void mapping_init(const struct maps_entry *e, struct proc_mapping *m);
  * it; NULL: none), charged to its process (see table_charge: refused when
  * over its quota); returns an fd for symbol loading, or -1.
  */
+/*
+ * Anonymous executable memory a runtime has JIT rows for (runtime_hooks'
+ * jit_key): m keyed and its table acquired as a file's; false when no
+ * runtime claims it (frame pointers, as before).
+ */
+bool mapping_jit(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
+		 struct proc_mapping *m, struct table_charge *charge);
 int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
 		    struct proc_mapping *m, struct table_charge *charge,
 		    const struct proc_snapshot *snap);
