@@ -19,6 +19,7 @@
 #include "perl_abi.h"
 #include "ruby_abi.h"
 #include "v8_abi.h"
+#include "hotspot_abi.h"
 
 /*
  * X(ID, VALUE, NAME, TAG, FRAMES, FRAME_TYPE): NAME as the summary and
@@ -42,6 +43,8 @@
 	X(RT_RUBY, 5, ruby, "rb", RUBY_MAX_FRAMES, "ruby")                                         \
 	/* the thread's JavaScript frames, each naming a native frame */                           \
 	X(RT_V8, 6, v8, "v8", V8_MAX_FRAMES, "v8js")                                               \
+	/* the thread's compiled Java frames, each naming a native frame */                        \
+	X(RT_HOTSPOT, 7, hotspot, "jvm", HOTSPOT_MAX_FRAMES, "jvm")                                \
 	/* the list's end: each row above ends in a backslash, so adding one adds a line */
 
 #endif
@@ -55,4 +58,5 @@
 #include "perl.bpf.h"
 #include "ruby.bpf.h"
 #include "v8.bpf.h"
+#include "hotspot.bpf.h"
 #endif

@@ -19,7 +19,7 @@
 #include "user/track/runtime_hooks.h"
 
 /* what a runtime keeps of one object */
-#define DETECT_INFO_BYTES 128
+#define DETECT_INFO_BYTES 192
 
 struct detect_ops {
 	uint8_t runtime; /* enum cfi_runtime */

@@ -141,6 +141,7 @@ static int blob_parse(const struct hotspot_layout *l, struct hotspot_strings *s,
 	    get_at(b, have, 0, l->blob_frame_complete, &complete) ||
 	    hotspot_cstr(s, ptr_at(b, have, 0, l->blob_name), out->name, sizeof(out->name)))
 		return -1;
+	out->name_addr = ptr_at(b, have, 0, l->blob_name);
 	/* offsets from the blob (JDK 23 on) wrap as the addresses they are */
 	ub = (uint64_t)begin + (l->code_relative ? addr : 0);
 	ue = (uint64_t)code_end + (l->code_relative ? addr : 0);

@@ -64,6 +64,7 @@ struct hotspot_blob {
 	bool is_nmethod;	/* compiled Java code (also native wrappers) */
 	bool is_interpreter;	/* the template interpreter's */
 	char name[HOTSPOT_BLOB_NAME_MAX]; /* CodeBlob::_name: "nmethod", "Interpreter"... */
+	uint64_t name_addr; /* where _name points: one string per kind, a libjvm literal */
 	/* nmethods only; 0 otherwise */
 	uint64_t method;    /* its Method* */
 	int32_t compile_id; /* unique in the JVM's life: tells a blob reused */

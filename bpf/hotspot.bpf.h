@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Part of cfiprof.bpf.c, through bpf/runtimes.bpf.h: a JVM's compiled Java
+ * frames, recorded after the native PCs (struct cfi_interp_frame, leaf
+ * first).  The native walk unwound them (the code cache's rows user space
+ * loads); here each native PC in a code heap is looked up as HotSpot's
+ * CodeHeap::find_start does, through the heap's segment map, to the
+ * nmethod holding it, and that nmethod's Method* and compile id are read
+ * now, at the sample: user space names the Method* later, and the compile
+ * id tells it whether the code it reads is still the one sampled.
+ */
+#ifndef CFIPROF_HOTSPOT_BPF_H
+#define CFIPROF_HOTSPOT_BPF_H
+
+_Static_assert(sizeof(struct cfi_hotspot_proc) <= RT_PROC_BYTES, "runtime_procs entry too small");
+_Static_assert(HOTSPOT_STATUS_MAX <= RT_STATUS_SLOTS, "a status without its counter");
+_Static_assert(HOTSPOT_MAX_FRAMES * sizeof(struct cfi_interp_frame) <= RT_RECORD_BYTES,
+	       "its units past the record's room");
+
+/* native frames looked at per sample */
+#define HOTSPOT_MAX_STEPS 512
+/* ... without bpf_loop (kernels before 5.17, --tail-calls): see perl.bpf.h */
+#define HOTSPOT_MAX_STEPS_UNROLLED 16
+/*
+ * Segment map bytes followed back to a block's start: each says how many
+ * segments to go back, at most 254 (HotSpot's free_sentinel - 1), so 16
+ * steps reach the start of a blob of 4,064 segments (254 KiB at 64 bytes).
+ */
+#define HOTSPOT_SEGMAP_STEPS 16
+#define HOTSPOT_SEGMAP_FREE  0xff
+
+/* Per CPU, not on the stack: see v8.bpf.h. */
+struct hotspot_scratch {
+	struct cfi_interp_frame f[HOTSPOT_MAX_FRAMES];
+	__u64 last_pc; /* the last pc looked up and its frame: a recursion repeats them */
+	struct cfi_interp_frame last;
+	__u32 n;
+	__u8 last_ok;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hotspot_scratch);
+} hotspot_scratch SEC(".maps");
+
+struct hotspot_walk_ctx {
+	const struct cfi_hotspot_proc *h;
+	struct hotspot_scratch *s;
+	const struct cfi_sample_record *rec; /* its PCs: read with bpf_probe_read_kernel */
+	__u32 first, end;		     /* its user frames: [first, end) */
+	__u32 status;
+};
+
+/*
+ * The nmethod holding pc (its address, 0 when pc is in no code heap or in
+ * another kind of blob, or the segment map is garbage).
+ */
+static __always_inline __u64 hotspot_nmethod_at(const struct cfi_hotspot_proc *h, __u64 pc)
+{
+	__u64 low = 0, segmap = 0, seg, blob;
+	__u8 b = 0;
+	int i;
+
+	for (i = 0; i < HOTSPOT_BPF_HEAPS; i++) {
+		if (i < h->nr_heaps && pc >= h->heap[i].low && pc - h->heap[i].low < h->size[i]) {
+			low = h->heap[i].low;
+			segmap = h->heap[i].segmap;
+		}
+	}
+	/* no nmethod seen yet: a failed read (0) must not pass for one */
+	if (!h->nmethod_name)
+		return 0;
+	if (!low || h->log2_segment < 4 || h->log2_segment > 16)
+		return 0;
+	seg = (pc - low) >> h->log2_segment;
+	for (i = 0; i < HOTSPOT_SEGMAP_STEPS; i++) {
+		if (bpf_probe_read_user(&b, 1, (const void *)(segmap + seg)) ||
+		    b == HOTSPOT_SEGMAP_FREE)
+			return 0;
+		if (!b)
+			break;
+		if (b > seg)
+			return 0;
+		seg -= b;
+	}
+	if (b)
+		return 0;
+	blob = low + (seg << h->log2_segment) + h->block_size;
+	return rt_read_ptr(blob + h->off_name) == h->nmethod_name ? blob : 0;
+}
+
+/* One native frame: a unit when it runs compiled Java code; 1 ends the walk. */
+static long hotspot_walk_step(__u32 index, void *data)
+{
+	struct hotspot_walk_ctx *c = data;
+	struct hotspot_scratch *s = c->s;
+	__u32 i = c->first + index, n = s->n;
+	__u64 pc = 0, nm, method;
+	__s32 compile_id = 0;
+
+	if (i >= c->end || i >= MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT)
+		return 1;
+	if (bpf_probe_read_kernel(&pc, sizeof(pc), &c->rec->pcs[i]))
+		return 1;
+	if (pc != s->last_pc) {
+		s->last_pc = pc;
+		s->last_ok = 0;
+		/* a caller's pc is its return address: the call is the byte before */
+		nm = hotspot_nmethod_at(c->h, pc - (i > c->first));
+		if (!nm)
+			return 0;
+		method = rt_read_ptr(nm + c->h->off_method);
+		if (!method || bpf_probe_read_user(&compile_id, sizeof(compile_id),
+						   (const void *)(nm + c->h->off_compile_id))) {
+			c->status = HOTSPOT_STATUS_UNREADABLE;
+			return 0;
+		}
+		s->last = (struct cfi_interp_frame){.code = method,
+						    .instr = (__u32)pc,
+						    .owner = HOTSPOT_FRAME_COMPILED,
+						    .scope = (__u16)compile_id};
+		s->last_ok = 1;
+	}
+	if (!s->last_ok)
+		return 0;
+	if (n >= HOTSPOT_MAX_FRAMES) {
+		c->status = HOTSPOT_STATUS_TRUNCATED;
+		return 1;
+	}
+	barrier_var(n);
+	s->f[n & (HOTSPOT_MAX_FRAMES - 1)] = s->last;
+	s->n = n + 1;
+	return 0;
+}
+
+/*
+ * The record's compiled Java frames into the scratch area: nr_frames |
+ * status << 16 (status 0: not a JVM process).  A global function: verified
+ * once, whichever program calls it.
+ */
+__noinline int hotspot_walk(const struct cfi_sample_record *rec, __u32 first, __u32 end)
+{
+	struct hotspot_walk_ctx c = {.status = HOTSPOT_STATUS_OK, .rec = rec};
+	struct pid_times *times;
+	__u32 zero = 0, pid;
+	int i;
+
+	if (!rec)
+		return 0;
+	pid = rec->pid;
+	c.h = runtime_proc(pid, RT_HOTSPOT);
+	if (!c.h)
+		return 0;
+	/* written by a load that read the mappings before the process exec'd */
+	times = bpf_map_lookup_elem(&pid_times, &pid);
+	if (times && times->ns[PT_EXEC] > c.h->maps_read_ns)
+		return 0;
+	c.s = bpf_map_lookup_elem(&hotspot_scratch, &zero);
+	if (!c.s)
+		return 0;
+	c.s->n = 0;
+	c.s->last_pc = 0;
+	c.s->last_ok = 0;
+	c.first = first;
+	c.end = end;
+	if (use_bpf_loop) {
+		bpf_loop(HOTSPOT_MAX_STEPS, hotspot_walk_step, &c, 0);
+	} else {
+		for (i = 0; i < HOTSPOT_MAX_STEPS_UNROLLED; i++)
+			if (hotspot_walk_step(i, &c))
+				break;
+	}
+	if (c.status == HOTSPOT_STATUS_OK && !c.s->n)
+		c.status = HOTSPOT_STATUS_NO_JAVA;
+	return (c.s->n & 0xffff) | c.status << 16;
+}
+
+static __always_inline void hotspot_append(struct cfi_sample_record *rec, __u64 nr_pcs,
+					   __u64 max_pcs)
+{
+	int r = hotspot_walk(rec, rec->nr_kernel, (__u32)nr_pcs);
+	__u32 zero = 0;
+	struct hotspot_scratch *s = bpf_map_lookup_elem(&hotspot_scratch, &zero);
+
+	runtime_emit(rec, nr_pcs, max_pcs, RT_HOTSPOT, r, s ? s->f : NULL,
+		     sizeof(struct cfi_interp_frame), HOTSPOT_MAX_FRAMES, HOTSPOT_STATUS_MAX,
+		     HOTSPOT_STATUS_UNREADABLE);
+}
+
+/* Thread tid exits: HotSpot keeps nothing per thread here. */
+static __always_inline void hotspot_thread_exit(__u32 tid)
+{
+	(void)tid;
+}
+
+#endif

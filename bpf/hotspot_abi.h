@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * HotSpot (the JVM) frames: what crosses the kernel/user boundary for this
+ * runtime alone (bpf/hotspot.bpf.h, user/runtimes/hotspot/).  Included
+ * through bpf/runtime_table.h after cfiprof_abi.h's runtime-generic part.
+ *
+ * Like V8's, HotSpot's compiled frames are native frames (JIT code in its
+ * code heaps, unwound by rows user space builds from the code cache): each
+ * unit names one native frame of the sample, the one whose PC's low 32
+ * bits it holds, by the Method* its nmethod compiles, read at the sample.
+ */
+#ifndef CFIPROF_HOTSPOT_ABI_H
+#define CFIPROF_HOTSPOT_ABI_H
+
+#define HOTSPOT_MAX_FRAMES 64
+/* code heaps BPF looks a pc up in (JDK 9 on: 3 with segmentation, else 1) */
+#define HOTSPOT_BPF_HEAPS 3
+
+/* struct cfi_interp_frame's owner: a compiled (nmethod) frame; code its Method* */
+#define HOTSPOT_FRAME_COMPILED 1
+
+enum cfi_hotspot_status {
+	HOTSPOT_STATUS_NONE = 0,       /* not a JVM cfiprof reads */
+	HOTSPOT_STATUS_OK = 1,	       /* Java frames read */
+	HOTSPOT_STATUS_NO_JAVA = 2,    /* no frame of the sample in compiled Java code */
+	HOTSPOT_STATUS_TRUNCATED = 3,  /* more than HOTSPOT_MAX_FRAMES: the innermost kept */
+	HOTSPOT_STATUS_UNREADABLE = 4, /* a frame's nmethod could not be read */
+	HOTSPOT_STATUS_MAX,
+};
+
+/* One code heap: its reserved range's start and its segment map (a byte per segment). */
+struct cfi_hotspot_heap {
+	__u64 low;    /* reserved from here: segment 0 */
+	__u64 segmap; /* its segment map's first byte */
+};
+
+/*
+ * A process running a JVM whose layout its libjvm.so exports
+ * (gHotSpotVMStructs), keyed by tgid: what BPF needs to find, for a pc in
+ * a code heap, the nmethod there and the Method* it compiles.
+ */
+struct cfi_hotspot_proc {
+	struct cfi_hotspot_heap heap[HOTSPOT_BPF_HEAPS];
+	__u32 size[HOTSPOT_BPF_HEAPS]; /* each heap's reserved bytes (at most 2 GiB) */
+	__u8 nr_heaps;		       /* 0: the code cache not read yet (the JVM starting) */
+	__u8 log2_segment;
+	__u16 block_size;     /* sizeof(HeapBlock): the CodeBlob after it */
+	__u64 nmethod_name;   /* CodeBlob::_name of an nmethod (a libjvm string): tells one */
+	__u16 off_name;	      /* CodeBlob::_name */
+	__u16 off_method;     /* nmethod's Method* */
+	__u16 off_compile_id; /* nmethod::_compile_id, an int */
+	__u16 layout;	      /* user space's index of the process's layout */
+	__u64 maps_read_ns;   /* as every runtime's: struct cfi_runtime_proc */
+};
+
+#endif

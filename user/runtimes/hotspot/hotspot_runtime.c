@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * HotSpot as a runtime (user/runtimes/runtime.h): the JVMs found
+ * (hotspot_detect, through runtime_detect), their code caches' unwind rows
+ * (hotspot_jit, through the tracker's JIT hooks) and the names of their
+ * compiled Java frames (hotspot_names), with what the summary and
+ * /metrics say of them.
+ */
+#include <inttypes.h>
+
+#include "user/runtimes/runtime_parts.h"
+#include "user/runtimes/hotspot/hotspot_detect.h"
+#include "user/runtimes/hotspot/hotspot_jit.h"
+#include "user/runtimes/hotspot/hotspot_names.h"
+#include "user/runtimes/hotspot/hotspot_runtime.h"
+
+static void namer(void *rt, struct interp_namer *out)
+{
+	hotspot_names_namer(rt ? ((struct runtime_parts *)rt)->names : NULL, out);
+}
+
+/* Java frames in the summary (only when a JVM was seen) and /metrics. */
+static const struct runtime_frames_desc desc = {
+    .rt = RT_HOTSPOT,
+    .name = "hotspot",
+    .what = "Java",
+    .ok_text = "with their compiled frames",
+    .none_text = "without a compiled Java frame",
+    .status = {"", "ok", "no_java", "truncated", "unreadable"},
+    .units = "methods",
+    .procs_help = "Processes found running a HotSpot JVM whose VMStructs cfiprof reads: its code "
+		  "cache unwound by its own rows, compiled Java frames named.",
+    .samples_help = "Samples of JVM processes by how their compiled Java frames were read.",
+    .reads_help = "Java methods (Method*) read from their process to name frames: read, "
+		  "unreadable, refused (over the reads per second or the cache's bounds, or the "
+		  "process's memory blocked a read).",
+};
+_Static_assert(HOTSPOT_STATUS_OK == 1 && HOTSPOT_STATUS_NO_JAVA == 2 &&
+		   HOTSPOT_STATUS_TRUNCATED == 3 && HOTSPOT_STATUS_UNREADABLE == 4 &&
+		   HOTSPOT_STATUS_MAX == 5,
+	       "the statuses runtime_frames_desc says");
+
+static void *create(int procs_fd)
+{
+	return runtime_parts_new(&hotspot_detect_ops, &hotspot_name_ops, &desc, procs_fd);
+}
+
+/* the detector's hooks, and the code cache's rows for the tracker */
+static void hooks(void *rt, struct runtime_hooks *out)
+{
+	runtime_parts_hooks(rt, out);
+	hotspot_jit_hooks(out);
+}
+
+/* the frames' line, then the rows': how often the code cache was rebuilt */
+static void summary(void *rt, const uint64_t *c, FILE *f)
+{
+	struct hotspot_jit_stats s;
+
+	runtime_parts_summary(rt, c, f);
+	hotspot_jit_stats(&s);
+	if (!s.jvms)
+		return;
+	fprintf(f,
+		"cfiprof: hotspot: code cache rows: %" PRIu64 " JVMs, %" PRIu64
+		" tables built (%" PRIu64 " blobs with rows in the last), %" PRIu64
+		" reloads for new code, %" PRIu64 " held back by the rate bound, %" PRIu64
+		" walks cut by their budget\n",
+		s.jvms, s.builds, s.rows_blobs, s.reloads, s.held_back, s.walks_cut);
+}
+
+const struct runtime_ops hotspot_runtime = {
+    .id = RT_HOTSPOT,
+    .create = create,
+    .destroy = runtime_parts_free,
+    .hooks = hooks,
+    .namer = namer,
+    .note = runtime_parts_note,
+    .carry = runtime_parts_carry,
+    .wait = runtime_parts_wait,
+    .sweep = runtime_parts_sweep,
+    .summary = summary,
+    .metrics = runtime_parts_metrics,
+};
