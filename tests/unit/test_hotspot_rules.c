@@ -246,6 +246,60 @@ static void test_code(void)
 }
 
 /*
+ * C2's inlined String.compareTo (string_compare) inside the frame of C2's
+ * fib prologue, its shape as JDK 17 emits it (a live nmethod's bytes, the
+ * body between its push and pops nops here): mov eax, ecx; sub ecx, edx;
+ * push rcx; ... pop rax; jmp DONE; ... pop rcx; DONE:.  rsp is a word
+ * lower between the push and each pop; a pop rax whose jump lands
+ * elsewhere is no such shape.
+ */
+static void test_pushed_intrinsic(void)
+{
+	const uint64_t base = 0x7f0028ec8240ull;
+	static const uint8_t start[] = {0x8b, 0xc1, 0x2b, 0xca, 0x51};
+	const uint32_t want[][2] = {{8, HOTSPOT_AT_PUSHED},	{12, HOTSPOT_AT_FRAME},
+				    {0x45, HOTSPOT_AT_PUSHED1}, {0x61, HOTSPOT_AT_FRAME},
+				    {0x63, HOTSPOT_AT_PUSHED1}, {0x7f, HOTSPOT_AT_FRAME}};
+	struct hotspot_mark m[HOTSPOT_MARKS_MAX];
+	struct hotspot_blob b = blob(base, base + 0x100, 8, 12, true, false, 10);
+	struct hotspot_code code = {.blob = &b, .n = 1};
+	struct hotspot_rows_stats st;
+	struct cfi_table *t = NULL;
+	uint8_t bytes[0x100];
+	size_t k;
+
+	memset(bytes, 0x90, sizeof(bytes));
+	memcpy(bytes, c2_bang, sizeof(c2_bang));
+	memcpy(bytes + 0x40, start, sizeof(start));
+	/* pop rax; jmp +0x1c (to 0x7f), and pop rcx right before it */
+	bytes[0x60] = 0x58;
+	bytes[0x61] = 0xeb;
+	bytes[0x62] = 0x1c;
+	bytes[0x7e] = 0x59;
+	k = hotspot_frame_marks(&b, bytes, sizeof(bytes), m);
+	marks_are(m, k, want, sizeof(want) / sizeof(want[0]), "string_compare");
+	code.span = calloc(1, sizeof(*code.span));
+	code.mark = m;
+	code.span[0].n = (uint32_t)k;
+	CHECK(code.span && !hotspot_rows_build(&code, NULL, &t, &st, NULL) && t, "no rows");
+	if (t) {
+		rule_is(t, base + 0x44, "cfa=rsp+64 rbp=at-16 ra=at-8 rbx=same+0"); /* push */
+		rule_is(t, base + 0x45, "cfa=rsp+72 rbp=at-16 ra=at-8 rbx=same+0");
+		rule_is(t, base + 0x60, "cfa=rsp+72 rbp=at-16 ra=at-8 rbx=same+0"); /* pop rax */
+		rule_is(t, base + 0x61, "cfa=rsp+64 rbp=at-16 ra=at-8 rbx=same+0"); /* jmp */
+		rule_is(t, base + 0x70, "cfa=rsp+72 rbp=at-16 ra=at-8 rbx=same+0");
+		rule_is(t, base + 0x7e, "cfa=rsp+72 rbp=at-16 ra=at-8 rbx=same+0"); /* pop rcx */
+		rule_is(t, base + 0x7f, "cfa=rsp+64 rbp=at-16 ra=at-8 rbx=same+0");
+	}
+	cfi_table_free(t);
+	free(code.span);
+	/* the jump lands after no pop rcx: not the intrinsic, the frame's rule throughout */
+	bytes[0x7e] = 0x90;
+	CHECK(hotspot_frame_marks(&b, bytes, sizeof(bytes), m) == 2,
+	      "a push without the intrinsic's pops");
+}
+
+/*
  * Blobs added as a walk adds them, their code read from this process (the
  * C2 fib's prologue and a return: 5 marks, which 1024 is no multiple of):
  * each gets its marks, however many blobs and marks.
@@ -340,6 +394,7 @@ int main(int argc, char **argv)
 	harness_init(argc, argv);
 	RUN_TEST(test_synthetic);
 	RUN_TEST(test_code);
+	RUN_TEST(test_pushed_intrinsic);
 	RUN_TEST(test_code_add);
 	RUN_TEST(test_random_code);
 	return HARNESS_DONE();

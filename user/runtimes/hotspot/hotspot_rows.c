@@ -368,6 +368,40 @@ static size_t epilogue(const uint8_t *c, size_t n, size_t i, uint32_t below, boo
 	return end - i;
 }
 
+/*
+ * C2's inlined String.compareTo (MacroAssembler::string_compare, x86_64.ad's
+ * string_compare*: cnt1 in rcx, cnt2 in rdx, result in rax) keeps the
+ * length difference on the stack inside the frame: mov eax, ecx; sub ecx,
+ * edx; push rcx; ... pop rax; jmp DONE; ... pop rcx; DONE:.  At c[i, n):
+ * its marks into m (rsp one word lower from the push to each pop, the
+ * frame's rule after them: the jump between the two is the frame's too,
+ * wrong only in the jump itself), how far it goes; 0 when it is none.
+ */
+static size_t pushed_intrinsic(const uint8_t *c, size_t n, size_t i, struct hotspot_mark *m)
+{
+	static const uint8_t start[] = {0x8b, 0xc1, 0x2b, 0xca, 0x51};
+	size_t end = i + 4096 < n ? i + 4096 : n;
+
+	if (i + sizeof(start) > n || memcmp(c + i, start, sizeof(start)))
+		return 0;
+	for (size_t j = i + sizeof(start); j + 6 <= end; j++) {
+		size_t len = c[j + 1] == 0xeb ? 2 : c[j + 1] == 0xe9 ? 5 : 0;
+		int64_t rel = len == 2 ? (int8_t)c[j + 2] : len ? (int32_t)le32(c + j + 2) : 0;
+		int64_t t = (int64_t)(j + 1 + len) + rel;
+
+		/* pop rax; jmp to right after a pop rcx further on */
+		if (c[j] != 0x58 || !len || t <= (int64_t)(j + 1 + len) || t > (int64_t)end ||
+		    c[t - 1] != 0x59)
+			continue;
+		m[0] = (struct hotspot_mark){(uint32_t)(i + sizeof(start)), HOTSPOT_AT_PUSHED1};
+		m[1] = (struct hotspot_mark){(uint32_t)(j + 1), HOTSPOT_AT_FRAME};
+		m[2] = (struct hotspot_mark){(uint32_t)(j + 1 + len), HOTSPOT_AT_PUSHED1};
+		m[3] = (struct hotspot_mark){(uint32_t)t, HOTSPOT_AT_FRAME};
+		return (size_t)t - i;
+	}
+	return 0;
+}
+
 size_t hotspot_frame_marks(const struct hotspot_blob *b, const uint8_t *code, size_t n,
 			   struct hotspot_mark *out)
 {
@@ -381,14 +415,19 @@ size_t hotspot_frame_marks(const struct hotspot_blob *b, const uint8_t *code, si
 	k = prologue(code, fc, fs, out);
 	fp = k && out[k - 1].state == HOTSPOT_AT_FP;
 	/* every byte offset: there is no decoder here (see the top of the file) */
-	for (size_t i = fc; k && i < n && k + 3 <= HOTSPOT_MARKS_MAX; i++) {
-		struct hotspot_mark m[3];
-		size_t len = epilogue(code, n, i, below, fp, m);
+	for (size_t i = fc; k && i < n && k + 4 <= HOTSPOT_MARKS_MAX; i++) {
+		struct hotspot_mark m[4];
+		size_t len = epilogue(code, n, i, below, fp, m), nm;
 
+		nm = len ? (m[1].state == HOTSPOT_AT_FP ? 2 : 3) : 0;
+		if (!len && !fp) {
+			len = pushed_intrinsic(code, n, i, m);
+			nm = len ? 4 : 0;
+		}
 		if (!len)
 			continue;
-		memcpy(out + k, m, (m[1].state == HOTSPOT_AT_FP ? 2 : 3) * sizeof(*m));
-		k += m[1].state == HOTSPOT_AT_FP ? 2 : 3;
+		memcpy(out + k, m, nm * sizeof(*m));
+		k += nm;
 		i += len - 1;
 	}
 	return k;
@@ -503,7 +542,8 @@ static void uleb(uint8_t **p, uint64_t v)
 static void mark_program(uint8_t **p, uint32_t *at, struct hotspot_mark m, uint32_t fs)
 {
 	bool saved = m.state != HOTSPOT_AT_ENTRY && m.state != HOTSPOT_AT_UNSAVED;
-	const uint64_t cfa[] = {8, 16, (uint64_t)fs * 8, (uint64_t)fs * 8, 16};
+	const uint64_t cfa[] = {
+	    8, 16, (uint64_t)fs * 8, (uint64_t)fs * 8, 16, (uint64_t)fs * 8 + 8};
 
 	if (m.off > *at) {
 		uint32_t delta = m.off - *at;
@@ -515,7 +555,7 @@ static void mark_program(uint8_t **p, uint32_t *at, struct hotspot_mark m, uint3
 	}
 	*(*p)++ = CFA_DEF_CFA;
 	uleb(p, m.state == HOTSPOT_AT_FP ? DW_REG_RBP : DW_REG_RSP);
-	uleb(p, cfa[m.state < 5 ? m.state : 0]);
+	uleb(p, cfa[m.state < sizeof(cfa) / sizeof(cfa[0]) ? m.state : 0]);
 	if (saved) {
 		/* the caller's rbp below its return address, as push rbp (or its mov) put it */
 		*(*p)++ = CFA_OFFSET(DW_REG_RBP);

@@ -30,6 +30,7 @@ enum hotspot_frame_state {
 	HOTSPOT_AT_UNSAVED,   /* CFA = rsp + frame size, rbp unchanged (after sub, before mov) */
 	HOTSPOT_AT_FRAME,     /* CFA = rsp + frame size, rbp at CFA - 16 */
 	HOTSPOT_AT_FP,	      /* CFA = rbp + 16, rbp at CFA - 16 (after mov rbp, rsp) */
+	HOTSPOT_AT_PUSHED1,   /* CFA = rsp + frame size + 8, rbp at CFA - 16 (a push inside) */
 };
 
 struct hotspot_mark {
@@ -37,7 +38,7 @@ struct hotspot_mark {
 	uint8_t state;
 };
 
-/* The most marks one blob's code gives: its prologue's, three for each of its returns. */
+/* The most marks one blob's code gives: its prologue's, three for each return or intrinsic. */
 #define HOTSPOT_MARKS_MAX (2 + 3 * 64)
 
 /*
