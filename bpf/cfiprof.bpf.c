@@ -327,6 +327,38 @@ static __always_inline void walker_count(__u32 counter_id, __u64 n)
  * One frame's step is a global function: the verifier checks it once, for any
  * walker state, instead of once per state the walk loop can be in.
  */
+/*
+ * Each user frame's rbp as the walk found it, the current sample's, per
+ * CPU: a runtime that reads its frames by their rbp (HotSpot's interpreted
+ * frames) takes them after the walk (struct cfi_runtime_proc's keep_bp).
+ */
+struct frame_bps {
+	__u32 tid; /* whose walk kept them */
+	__u32 nr;  /* frames kept: bp[0, nr) */
+	__u64 bp[MAX_USER_FRAMES_LIMIT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct frame_bps);
+} frame_bps SEC(".maps");
+
+static __always_inline void walker_keep_bp(__u32 nr, __u64 bp)
+{
+	__u32 zero = 0;
+	struct frame_bps *b = bpf_map_lookup_elem(&frame_bps, &zero);
+
+	if (!b)
+		return;
+	if (!nr)
+		b->tid = (__u32)bpf_get_current_pid_tgid();
+	b->bp[nr & (MAX_USER_FRAMES_LIMIT - 1)] = bp;
+	b->nr = nr + 1;
+}
+#define WALKER_KEEP_BP walker_keep_bp
+
 #define WALKER_STEP_ATTR __noinline
 #include "walker.h"
 
@@ -408,6 +440,7 @@ static __always_inline __u32 sample_fill(const struct sample_src *src,
 	__u32 nr_kernel;
 
 	nr_kernel = sample_begin(src, rec, &lc->st, tgid, tid);
+	lc->st.keep_bp = runtime_keeps_bp(tgid);
 	if (nr_kernel > MAX_KERNEL_FRAMES)
 		nr_kernel = MAX_KERNEL_FRAMES;
 	lc->out = rec->pcs + nr_kernel;

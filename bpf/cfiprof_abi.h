@@ -341,7 +341,8 @@ struct cfi_interp_frame {
  */
 struct cfi_runtime_proc {
 	__u8 runtime; /* enum cfi_runtime */
-	__u8 pad[7];
+	__u8 keep_bp; /* its runtime reads frames by their rbp: the walk keeps each one's */
+	__u8 pad[6];
 	__u64 data[RT_PROC_BYTES / 8];
 };
 

@@ -32,7 +32,7 @@ _Static_assert(HOTSPOT_MAX_FRAMES * sizeof(struct cfi_interp_frame) <= RT_RECORD
 /* Per CPU, not on the stack: see v8.bpf.h. */
 struct hotspot_scratch {
 	struct cfi_interp_frame f[HOTSPOT_MAX_FRAMES];
-	__u64 last_pc; /* the last pc looked up and its frame: a recursion repeats them */
+	__u64 last_pc; /* the last compiled pc looked up and its frame: a recursion repeats them */
 	struct cfi_interp_frame last;
 	__u32 n;
 	__u8 last_ok;
@@ -54,12 +54,13 @@ struct hotspot_walk_ctx {
 };
 
 /*
- * The nmethod holding pc (its address, 0 when pc is in no code heap or in
- * another kind of blob, or the segment map is garbage).
+ * The blob holding pc when it is an nmethod or the interpreter (*kind its
+ * HOTSPOT_FRAME_*); 0 when pc is in no code heap or in another kind of
+ * blob, or the segment map is garbage.
  */
-static __always_inline __u64 hotspot_nmethod_at(const struct cfi_hotspot_proc *h, __u64 pc)
+static __always_inline __u64 hotspot_blob_at(const struct cfi_hotspot_proc *h, __u64 pc, __u8 *kind)
 {
-	__u64 low = 0, segmap = 0, seg, blob;
+	__u64 low = 0, segmap = 0, seg, blob, name;
 	__u8 b = 0;
 	int i;
 
@@ -88,29 +89,81 @@ static __always_inline __u64 hotspot_nmethod_at(const struct cfi_hotspot_proc *h
 	if (b)
 		return 0;
 	blob = low + (seg << h->log2_segment) + h->block_size;
-	return rt_read_ptr(blob + h->off_name) == h->nmethod_name ? blob : 0;
+	name = rt_read_ptr(blob + h->off_name);
+	if (name == h->nmethod_name)
+		*kind = HOTSPOT_FRAME_COMPILED;
+	else if (name && name == h->interp_name)
+		*kind = HOTSPOT_FRAME_INTERPRETED;
+	else
+		return 0;
+	return blob;
 }
 
-/* One native frame: a unit when it runs compiled Java code; 1 ends the walk. */
+/*
+ * The Method* of the interpreted frame at user frame index (its rbp the
+ * walk kept, when it kept this thread's), 0 when not known.
+ */
+static __always_inline __u64 hotspot_interp_method(__u32 index, __u32 tid)
+{
+	__u32 zero = 0;
+	struct frame_bps *b = bpf_map_lookup_elem(&frame_bps, &zero);
+	__u64 bp;
+
+	if (!b || b->tid != tid || index >= b->nr)
+		return 0;
+	bp = b->bp[index & (MAX_USER_FRAMES_LIMIT - 1)];
+	return bp > -HOTSPOT_INTERP_METHOD_OFF ? rt_read_ptr(bp + HOTSPOT_INTERP_METHOD_OFF) : 0;
+}
+
+/* f as the sample's next unit: 1 (the walk ends) when there is no room left. */
+static __always_inline long hotspot_unit(struct hotspot_walk_ctx *c, struct cfi_interp_frame f)
+{
+	struct hotspot_scratch *s = c->s;
+	__u32 n = s->n;
+
+	if (n >= HOTSPOT_MAX_FRAMES) {
+		c->status = HOTSPOT_STATUS_TRUNCATED;
+		return 1;
+	}
+	barrier_var(n);
+	s->f[n & (HOTSPOT_MAX_FRAMES - 1)] = f;
+	s->n = n + 1;
+	return 0;
+}
+
+/* One native frame: a unit when it runs Java code, compiled or interpreted; 1 ends the walk. */
 static long hotspot_walk_step(__u32 index, void *data)
 {
 	struct hotspot_walk_ctx *c = data;
 	struct hotspot_scratch *s = c->s;
-	__u32 i = c->first + index, n = s->n;
+	__u32 i = c->first + index;
 	__u64 pc = 0, nm, method;
 	__s32 compile_id = 0;
+	__u8 kind = 0;
 
 	if (i >= c->end || i >= MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT)
 		return 1;
 	if (bpf_probe_read_kernel(&pc, sizeof(pc), &c->rec->pcs[i]))
 		return 1;
 	if (pc != s->last_pc) {
-		s->last_pc = pc;
 		s->last_ok = 0;
 		/* a caller's pc is its return address: the call is the byte before */
-		nm = hotspot_nmethod_at(c->h, pc - (i > c->first));
+		nm = hotspot_blob_at(c->h, pc - (i > c->first), &kind);
 		if (!nm)
 			return 0;
+		/* one interpreter runs every interpreted method: its pc tells none */
+		if (kind == HOTSPOT_FRAME_INTERPRETED) {
+			method = hotspot_interp_method(i - c->first, c->rec->tid);
+			if (!method) {
+				c->status = HOTSPOT_STATUS_UNREADABLE;
+				return 0;
+			}
+			return hotspot_unit(
+			    c, (struct cfi_interp_frame){.code = method,
+							 .instr = (__u32)pc,
+							 .owner = HOTSPOT_FRAME_INTERPRETED});
+		}
+		s->last_pc = pc;
 		method = rt_read_ptr(nm + c->h->off_method);
 		if (!method || bpf_probe_read_user(&compile_id, sizeof(compile_id),
 						   (const void *)(nm + c->h->off_compile_id))) {
@@ -125,14 +178,7 @@ static long hotspot_walk_step(__u32 index, void *data)
 	}
 	if (!s->last_ok)
 		return 0;
-	if (n >= HOTSPOT_MAX_FRAMES) {
-		c->status = HOTSPOT_STATUS_TRUNCATED;
-		return 1;
-	}
-	barrier_var(n);
-	s->f[n & (HOTSPOT_MAX_FRAMES - 1)] = s->last;
-	s->n = n + 1;
-	return 0;
+	return hotspot_unit(c, s->last);
 }
 
 /*

@@ -18,6 +18,11 @@
 
 /* struct cfi_interp_frame's owner: a compiled (nmethod) frame; code its Method* */
 #define HOTSPOT_FRAME_COMPILED 1
+/* ... an interpreted frame (the template interpreter's); code its Method* */
+#define HOTSPOT_FRAME_INTERPRETED 2
+/* x86-64: the Method* of an interpreted frame, from its rbp (frame::interpreter_frame_method_offset
+ * -3) */
+#define HOTSPOT_INTERP_METHOD_OFF (-24)
 
 enum cfi_hotspot_status {
 	HOTSPOT_STATUS_NONE = 0,       /* not a JVM cfiprof reads */
@@ -37,7 +42,8 @@ struct cfi_hotspot_heap {
 /*
  * A process running a JVM whose layout its libjvm.so exports
  * (gHotSpotVMStructs), keyed by tgid: what BPF needs to find, for a pc in
- * a code heap, the nmethod there and the Method* it compiles.
+ * a code heap, the nmethod there and the Method* it compiles, or the
+ * interpreter, whose frame keeps its Method* below its rbp.
  */
 struct cfi_hotspot_proc {
 	struct cfi_hotspot_heap heap[HOTSPOT_BPF_HEAPS];
@@ -46,6 +52,7 @@ struct cfi_hotspot_proc {
 	__u8 log2_segment;
 	__u16 block_size;     /* sizeof(HeapBlock): the CodeBlob after it */
 	__u64 nmethod_name;   /* CodeBlob::_name of an nmethod (a libjvm string): tells one */
+	__u64 interp_name;    /* ... of the template interpreter's blob; both 0 until seen */
 	__u16 off_name;	      /* CodeBlob::_name */
 	__u16 off_method;     /* nmethod's Method* */
 	__u16 off_compile_id; /* nmethod::_compile_id, an int */

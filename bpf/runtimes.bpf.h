@@ -133,6 +133,14 @@ static __always_inline void runtime_emit(struct cfi_sample_record *rec, __u64 nr
 #define RUNTIME_TABLE_BPF_FILES
 #include "runtime_table.h"
 
+/* Whether tgid's runtime reads its frames by their rbp: the walk keeps each frame's (frame_bps). */
+static __always_inline bool runtime_keeps_bp(__u32 tgid)
+{
+	const struct cfi_runtime_proc *p = bpf_map_lookup_elem(&runtime_procs, &tgid);
+
+	return p && p->keep_bp;
+}
+
 /* The runtime of tgid (RT_NONE: none): its records need RT_RECORD_BYTES more. */
 static __always_inline __u8 runtime_of(__u32 tgid)
 {

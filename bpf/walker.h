@@ -97,7 +97,8 @@ struct walker_state {
 	__u64 rbx_at;	 /* else it was saved at this stack address: read only when needed */
 	__u32 win_tag;	 /* this walk's tag in walker_window()->walks; 0: read directly */
 	__u8 lr_valid;	 /* arm64: lr holds the frame's x30 (the leaf, a signal frame) */
-	__u8 pad[3];
+	__u8 keep_bp;	 /* each frame's rbp kept (WALKER_KEEP_BP): a runtime reads frames by it */
+	__u8 pad[2];
 	__u64 lr;
 	/* the sample's registers by DWARF number, set by the includer; used at the leaf only */
 	__u64 leaf[CFI_DW_NR_REGS];
@@ -652,6 +653,11 @@ static __always_inline int walker_frame(struct walker_state *st, __u64 *out, __u
 		return walker_stop(st, STOP_TRUNCATED);
 	out[nr] = st->ip;
 	st->nr = nr + 1;
+#ifdef WALKER_KEEP_BP
+	/* the frame's own rbp, before its step makes it the caller's (0: not known) */
+	if (st->keep_bp)
+		WALKER_KEEP_BP(nr, st->bp_valid ? st->bp : 0);
+#endif
 	/* 0 or 1 exactly: bpf_loop's callback must say so (walker_step may be global) */
 	return walker_step(st) != 0;
 }

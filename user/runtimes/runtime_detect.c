@@ -142,8 +142,8 @@ void runtime_detect_proc(struct runtime_detect *rd, uint32_t pid, const struct p
 		return;
 	}
 	if (found && !rd->ops.entry(found->info, bias, pid, read_ns, data, &size, &version))
-		ok = size <= sizeof(data) &&
-		     !runtime_procs_put(rd->map_fd, pid, rd->ops.runtime, data, size);
+		ok = size <= sizeof(data) && !runtime_procs_put(rd->map_fd, pid, rd->ops.runtime,
+								rd->ops.keep_bp, data, size);
 	if (!ok)
 		runtime_procs_drop(rd->map_fd, pid, rd->ops.runtime);
 	pp = find_proc(rd, pid);

@@ -43,6 +43,8 @@ struct detect_ops {
 	 * (its *version has DETECT_VERSION_VARIANT set): "thread-safe" for PHP.
 	 */
 	const char *variant;
+	/* its BPF part reads frames by their rbp: the walk keeps each frame's (frame_bps) */
+	bool keep_bp;
 };
 
 /* in entry's *version: a build of that version the runtime does not read */

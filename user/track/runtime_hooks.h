@@ -49,7 +49,10 @@ struct runtime_hooks {
 	uint32_t (*jit_stale)(void *ctx, uint32_t *pids, uint32_t max);
 };
 
-/* how often the tracker asks jit_stale: rows at most this late after code is compiled */
-#define JIT_POLL_MS 250
+/*
+ * How often the tracker asks jit_stale (the runtime says which of its
+ * processes are due): rows no later than this after code is compiled.
+ */
+#define JIT_POLL_MS 50
 
 #endif

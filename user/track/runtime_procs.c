@@ -8,7 +8,7 @@
 #include "bpf/cfiprof_abi.h"
 #include "user/track/runtime_procs.h"
 
-int runtime_procs_put(int fd, uint32_t pid, uint8_t rt, const void *data, size_t size)
+int runtime_procs_put(int fd, uint32_t pid, uint8_t rt, bool keep_bp, const void *data, size_t size)
 {
 	struct cfi_runtime_proc e, old;
 
@@ -24,6 +24,7 @@ int runtime_procs_put(int fd, uint32_t pid, uint8_t rt, const void *data, size_t
 	}
 	memset(&e, 0, sizeof(e));
 	e.runtime = rt;
+	e.keep_bp = keep_bp;
 	memcpy(e.data, data, size);
 	return bpf_map_update_elem(fd, &pid, &e, BPF_ANY) ? -1 : 0;
 }

@@ -9,15 +9,18 @@
 #ifndef CFIPROF_RUNTIME_PROCS_H
 #define CFIPROF_RUNTIME_PROCS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /*
  * pid's entry for runtime rt, its own part data (size bytes, at most
- * RT_PROC_BYTES): 0, or -1 (errno set; EEXIST: an earlier runtime's entry
- * is kept).  fd -1 (no map: tests) writes nothing and succeeds.
+ * RT_PROC_BYTES), keep_bp when its BPF part reads frames by their rbp: 0,
+ * or -1 (errno set; EEXIST: an earlier runtime's entry is kept).  fd -1
+ * (no map: tests) writes nothing and succeeds.
  */
-int runtime_procs_put(int fd, uint32_t pid, uint8_t rt, const void *data, size_t size);
+int runtime_procs_put(int fd, uint32_t pid, uint8_t rt, bool keep_bp, const void *data,
+		      size_t size);
 /* Removes pid's entry when it is runtime rt's. */
 void runtime_procs_drop(int fd, uint32_t pid, uint8_t rt);
 

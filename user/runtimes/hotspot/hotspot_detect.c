@@ -66,4 +66,6 @@ const struct detect_ops hotspot_detect_ops = {
     .object = object,
     .entry = entry,
     .variant = "whose VMStructs lack what cfiprof reads",
+    /* interpreted frames: their Method* below their rbp */
+    .keep_bp = true,
 };

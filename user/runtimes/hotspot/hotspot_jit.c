@@ -10,8 +10,9 @@
  * by the load as for any mapping that changed).  Costs are bounded before
  * they are spent: a walk stops at its budget (blocks, reads, time), a
  * process's rows are rebuilt at most once per HOTSPOT_RELOAD_GAP_NS, the
- * table store's quotas bound the rows as any object's, and the tracker asks
- * which JVMs changed every JIT_POLL_MS, a digest walk each (no code read).
+ * table store's quotas bound the rows as any object's, and a JVM's code is
+ * looked at every 50 ms while it changes, every 500 ms once it settled (a
+ * digest walk: no code read).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,8 +28,17 @@
 
 /* distinct layouts a session keeps: one per JDK build on the host */
 #define HOTSPOT_LAYOUTS 16
-/* a process's rows are rebuilt at most this often, however often its code changes */
-#define HOTSPOT_RELOAD_GAP_NS (250ull * 1000 * 1000)
+/*
+ * A process's rows are rebuilt at most this often, however often its code
+ * changes; its code is looked at (a digest walk) every HOTSPOT_BUSY_NS
+ * while it changed in the last HOTSPOT_BUSY_FOR_NS (a JVM starting
+ * compiles hundreds of methods in its first seconds, and a sample in code
+ * without rows is a stack lost), every HOTSPOT_QUIET_NS once it settled.
+ */
+#define HOTSPOT_RELOAD_GAP_NS (100ull * 1000 * 1000)
+#define HOTSPOT_BUSY_NS	      (50ull * 1000 * 1000)
+#define HOTSPOT_BUSY_FOR_NS   (2000ull * 1000 * 1000)
+#define HOTSPOT_QUIET_NS      (500ull * 1000 * 1000)
 /* a load asks for its key once per code cache mapping: one digest serves them all */
 #define HOTSPOT_DIGEST_REUSE_NS (100ull * 1000 * 1000)
 
@@ -37,9 +47,11 @@ struct jvm {
 	uint16_t layout;
 	bool used;
 	uint64_t nmethod_name;	/* CodeBlob::_name of an nmethod, once a walk saw one */
+	uint64_t interp_name;	/* ... of the interpreter's blob */
 	uint64_t loaded_digest; /* of the code the rows its last load keyed stand for */
 	uint64_t seen_digest;	/* the last walk's */
 	uint64_t seen_ns, reload_ns;
+	uint64_t changed_ns; /* when a walk last found the digest moved */
 };
 
 static struct hotspot_layout layouts[HOTSPOT_LAYOUTS];
@@ -136,6 +148,7 @@ int hotspot_jvm_note(uint32_t pid, const struct hotspot_layout *l, struct cfi_ho
 			*j = (struct jvm){.pid = pid, .used = true};
 		j->layout = (uint16_t)index;
 		out->nmethod_name = j->nmethod_name;
+		out->interp_name = j->interp_name;
 	}
 	pthread_mutex_unlock(&lock);
 	if (!j)
@@ -164,7 +177,7 @@ static int walk(uint32_t pid, const struct hotspot_layout *l, struct hotspot_cod
 {
 	struct hotspot_walk_stats ws;
 	struct hotspot_heaps h;
-	uint64_t name = 0;
+	uint64_t name = 0, interp = 0;
 	struct jvm *j;
 	int rc;
 
@@ -173,16 +186,23 @@ static int walk(uint32_t pid, const struct hotspot_layout *l, struct hotspot_cod
 	rc = hotspot_blobs_walk(pid, l, &h, &walk_budget, hotspot_code_add, code, &ws);
 	if (rc < 0)
 		return -1;
-	for (size_t i = 0; i < code->n && !name; i++)
+	for (size_t i = 0; i < code->n; i++) {
 		if (code->blob[i].is_nmethod && !strcmp(code->blob[i].name, "nmethod"))
 			name = code->blob[i].name_addr;
+		if (code->blob[i].is_interpreter)
+			interp = code->blob[i].name_addr;
+	}
 	*digest = hotspot_code_digest(code);
 	pthread_mutex_lock(&lock);
 	stats.walks_cut += rc > 0;
 	j = find_locked(pid);
 	if (j && name)
 		j->nmethod_name = name;
+	if (j && interp)
+		j->interp_name = interp;
 	if (j) {
+		if (j->seen_digest != *digest)
+			j->changed_ns = mono_ns();
 		j->seen_digest = *digest;
 		j->seen_ns = mono_ns();
 	}
@@ -278,7 +298,13 @@ static uint32_t jit_stale(void *ctx, uint32_t *pids, uint32_t max)
 			list[nr++] = jvms[i].pid;
 	pthread_mutex_unlock(&lock);
 	for (uint32_t i = 0; i < nr && n < max; i++) {
-		if (!jvm_copy(list[i], &j, &l) || digest_now(list[i], &j, &l, false, &digest))
+		uint64_t now = mono_ns(), every;
+
+		if (!jvm_copy(list[i], &j, &l))
+			continue;
+		every =
+		    now - j.changed_ns < HOTSPOT_BUSY_FOR_NS ? HOTSPOT_BUSY_NS : HOTSPOT_QUIET_NS;
+		if (now - j.seen_ns < every || digest_now(list[i], &j, &l, false, &digest))
 			continue;
 		if (digest == j.loaded_digest)
 			continue;

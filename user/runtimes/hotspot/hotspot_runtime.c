@@ -24,13 +24,13 @@ static const struct runtime_frames_desc desc = {
     .rt = RT_HOTSPOT,
     .name = "hotspot",
     .what = "Java",
-    .ok_text = "with their compiled frames",
-    .none_text = "without a compiled Java frame",
+    .ok_text = "with their Java frames",
+    .none_text = "without a Java frame",
     .status = {"", "ok", "no_java", "truncated", "unreadable"},
     .units = "methods",
     .procs_help = "Processes found running a HotSpot JVM whose VMStructs cfiprof reads: its code "
-		  "cache unwound by its own rows, compiled Java frames named.",
-    .samples_help = "Samples of JVM processes by how their compiled Java frames were read.",
+		  "cache unwound by its own rows, Java frames named.",
+    .samples_help = "Samples of JVM processes by how their Java frames were read.",
     .reads_help = "Java methods (Method*) read from their process to name frames: read, "
 		  "unreadable, refused (over the reads per second or the cache's bounds, or the "
 		  "process's memory blocked a read).",
