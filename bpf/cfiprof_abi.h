@@ -131,10 +131,16 @@ struct cfi_mapping_key {
 };
 
 enum cfi_mapping_flags {
-	CFI_MAPPING_CFI = 1 << 0,	  /* object has tables: walk with CFI */
-	CFI_MAPPING_FP = 1 << 1,	  /* JIT / anonymous exec / no CFI: frame pointers */
+	CFI_MAPPING_CFI = 1 << 0,     /* object has tables: walk with CFI */
+	CFI_MAPPING_FP = 1 << 1,      /* JIT / anonymous exec / no CFI: frame pointers */
 	CFI_MAPPING_PENDING = 1 << 2, /* object known, tables still being built */
 	CFI_MAPPING_VDSO = 1 << 3,
+	/*
+	 * JIT code whose runtime gives rows for all it knows of it (with CFI):
+	 * a pc with no row is code newer than the rows, and the walk waits for
+	 * the next ones (tables-pending, deferred) rather than guess
+	 */
+	CFI_MAPPING_JIT = 1 << 4,
 };
 
 struct cfi_mapping_val {

@@ -98,7 +98,8 @@ struct walker_state {
 	__u32 win_tag;	 /* this walk's tag in walker_window()->walks; 0: read directly */
 	__u8 lr_valid;	 /* arm64: lr holds the frame's x30 (the leaf, a signal frame) */
 	__u8 keep_bp;	 /* each frame's rbp kept (WALKER_KEEP_BP): a runtime reads frames by it */
-	__u8 pad[2];
+	__u8 jit_final;	 /* JIT rows newer than the sample: a pc without one is no code they know */
+	__u8 pad[1];
 	__u64 lr;
 	/* the sample's registers by DWARF number, set by the includer; used at the leaf only */
 	__u64 leaf[CFI_DW_NR_REGS];
@@ -624,6 +625,9 @@ WALKER_STEP_ATTR int walker_step(struct walker_state *st)
 		slot->valid = 1;
 	}
 	mflags = slot->mapping_flags;
+	/* JIT code compiled since its rows were built: the walk finishes with the next rows */
+	if ((mflags & CFI_MAPPING_JIT) && slot->rule.cfa_kind == CFI_CFA_NONE && !st->jit_final)
+		return walker_stop(st, STOP_TABLES_PENDING);
 
 	fp_only = (mflags & CFI_MAPPING_FP) && !(mflags & CFI_MAPPING_CFI);
 	/* or code no FDE covers (hand-written assembly, V8's builtins): frame pointers, if any */

@@ -616,6 +616,42 @@ static void test_fp_fallback(void)
 	replay_env_free(&env);
 }
 
+/*
+ * JIT code whose runtime gives rows for all it knows of it (CFI_MAPPING_JIT,
+ * HotSpot's code cache): a pc with no row is code compiled since the rows
+ * were built, and the walk stops there as tables-pending (deferred until
+ * the next rows) rather than guess; once rows newer than the sample say
+ * nothing of it (jit_final, the deferred walk's), frame pointers as in any
+ * code no row covers.  A pc with a row is walked by it either way.
+ */
+static void test_jit_rows(void)
+{
+	static struct replay_env env;
+	const uint64_t jit = 0x300000; /* the JIT mapping: obj 1's rows, 0x300000 higher */
+	uint64_t stk[64];
+	struct syn_result r;
+
+	memset(stk, 0, sizeof(stk));
+	syn_env(&env, stk, sizeof(stk));
+	replay_add_mapping(&env, 0x700000, 0x760000, 1, CFI_MAPPING_CFI | CFI_MAPPING_JIT, jit);
+	/* rbp a frame, as in test_fp_fallback's "no fde, fp" */
+	stk[2] = 0x1234;
+	stk[3] = F_MID;
+	stk[6] = F_OUT;
+	syn_walk(&env, F_GAP + jit, SB, SB + 16, 64, &r);
+	expect_pcs("jit, no row", &r, STOP_TABLES_PENDING, 1, (uint64_t[]){F_GAP + jit});
+	memset(&r, 0, sizeof(r));
+	replay_cur = &env;
+	walker_init(&r.st, env.pid, F_GAP + jit, SB, SB + 16);
+	r.st.jit_final = 1;
+	r.nr = replay_run(&r.st, r.pcs, 64);
+	expect_pcs("jit, no row, rows newer", &r, STOP_COMPLETE, 3,
+		   (uint64_t[]){F_GAP + jit, F_MID, F_OUT});
+	syn_walk(&env, F_OUT + jit, SB, SB + 16, 64, &r);
+	expect_pcs("jit, a row", &r, STOP_COMPLETE, 1, (uint64_t[]){F_OUT + jit});
+	replay_env_free(&env);
+}
+
 #include "tests/lib/replay_world.h"
 
 static pid_t pick_thread(pid_t pid, int want_thread)
@@ -893,7 +929,8 @@ static void deferred_check(const char *name, const struct snapshot *s,
 	size = make_deferred(buf, s, stack_len, &part.st, part.pcs);
 	CHECK(deferred_parse(buf, size, &v), "%s: the deferred record does not parse", name);
 	replay_walk_maps(&w.env, &maps);
-	CHECK(deferred_walk(&maps, &v, MAX_FRAMES, fin, &fin_size, NULL) == DEFERRED_FINISHED,
+	CHECK(deferred_walk(&maps, &v, MAX_FRAMES, false, fin, &fin_size, NULL) ==
+		  DEFERRED_FINISHED,
 	      "%s: the deferred walk did not finish", name);
 	CHECK(fin->nr_user == full->nr && fin->reason == full->st.reason &&
 		  !memcmp(fin->pcs, full->pcs, full->nr * sizeof(__u64)),
@@ -907,7 +944,7 @@ static void deferred_check(const char *name, const struct snapshot *s,
 	/* tables pending again (a reload in progress, a new generation): wait, do not finish */
 	m->flags |= CFI_MAPPING_PENDING;
 	w.env.proc.generation++;
-	CHECK(deferred_walk(&maps, &v, MAX_FRAMES, fin, &fin_size, NULL) == DEFERRED_WAIT,
+	CHECK(deferred_walk(&maps, &v, MAX_FRAMES, false, fin, &fin_size, NULL) == DEFERRED_WAIT,
 	      "%s: finished a walk whose tables are still pending", name);
 	m->flags &= ~CFI_MAPPING_PENDING;
 
@@ -915,7 +952,7 @@ static void deferred_check(const char *name, const struct snapshot *s,
 	if (!strcmp(name, "recurse")) {
 		size = make_deferred(buf, s, DEFER_CHUNK, &part.st, part.pcs);
 		CHECK(deferred_parse(buf, size, &v), "%s: the short record does not parse", name);
-		CHECK(deferred_walk(&maps, &v, MAX_FRAMES, fin, &fin_size, NULL) ==
+		CHECK(deferred_walk(&maps, &v, MAX_FRAMES, false, fin, &fin_size, NULL) ==
 			      DEFERRED_FINISHED &&
 			  fin->reason == STOP_STACK_COPY && fin->nr_user < full->nr &&
 			  !memcmp(fin->pcs, full->pcs, fin->nr_user * sizeof(__u64)),
@@ -1091,6 +1128,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_stack_window);
 	RUN_TEST(test_cfa_register);
 	RUN_TEST(test_fp_fallback);
+	RUN_TEST(test_jit_rows);
 	mkdir("build", 0755);
 	mkdir(SNAP_DIR, 0755);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

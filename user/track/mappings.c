@@ -326,6 +326,14 @@ static struct cfi_table *jit_build(void *arg, int *err)
 	return bc->h->jit_build(bc->h->ctx, bc->pid, bc->key, err);
 }
 
+bool mapping_jit_pid(struct proc_tracker *pt, uint32_t pid)
+{
+	FOR_EACH_RUNTIME(pt, h)
+	if (h->jit_pid && h->jit_pid(h->ctx, pid))
+		return true;
+	return false;
+}
+
 bool mapping_jit(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
 		 struct proc_mapping *m, struct table_charge *charge)
 {
@@ -345,7 +353,7 @@ bool mapping_jit(struct proc_tracker *pt, uint32_t pid, const struct maps_entry 
 		m->bias = 0;
 		m->obj = table_store_acquire(pt->opts.ts, m->key, m->path, jit_build, &bc, charge);
 		if (m->obj && m->obj->state == OBJ_LOADED)
-			m->flags = CFI_MAPPING_CFI;
+			m->flags = CFI_MAPPING_CFI | CFI_MAPPING_JIT;
 		return true;
 	}
 	return false;
@@ -376,16 +384,21 @@ void mapping_load_symbols(struct proc_tracker *pt, uint32_t pid, struct proc_map
  * reload.  One its load left without a table is resolved anew (one left
  * without names carries over: the reload reads them).
  */
-static bool mapping_unchanged(const struct proc_mapping *m, const struct maps_entry *e)
+static bool mapping_unchanged(const struct proc_mapping *m, const struct maps_entry *e, bool jit)
 {
-	/* a runtime's JIT rows are asked for again at every load: its code changes */
+	/*
+	 * A runtime's JIT rows are asked for again at every load (its code
+	 * changes), and so is anonymous memory a runtime has rows for now (a
+	 * JVM's code cache read first before the JVM had one).
+	 */
 	return m->start == e->start && m->end == e->end && m->offset == e->offset &&
-	       m->inode == e->inode && !m->table_cut && strncmp(m->key, "jit:", 4);
+	       m->inode == e->inode && !m->table_cut && strncmp(m->key, "jit:", 4) &&
+	       !(jit && !e->inode && !e->path[0]);
 }
 
 uint32_t mappings_pair(const struct proc_mapping *old, uint32_t nr_old,
-		       const struct maps_entry *ents, uint32_t nr, uint32_t *reuse, bool *kept,
-		       uint64_t *steps)
+		       const struct maps_entry *ents, uint32_t nr, bool jit, uint32_t *reuse,
+		       bool *kept, uint64_t *steps)
 {
 	uint32_t i = 0, j = 0, n = 0;
 
@@ -396,7 +409,7 @@ uint32_t mappings_pair(const struct proc_mapping *old, uint32_t nr_old,
 		} else if (ents[i].start < old[j].start) {
 			i++;
 		} else {
-			if (mapping_unchanged(&old[j], &ents[i])) {
+			if (mapping_unchanged(&old[j], &ents[i], jit)) {
 				kept[j] = true;
 				reuse[i] = j + 1;
 				n++;

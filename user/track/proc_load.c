@@ -183,8 +183,9 @@ static int pair_mappings(struct proc_tracker *pt, struct proc_load *l)
 	if (!l->kept || !l->reuse)
 		return -ENOMEM;
 	if (!l->exec && l->p->tables_held && l->old)
-		l->nr_kept = mappings_pair(l->old->maps, l->nr_old, l->ents, l->nr, l->reuse,
-					   l->kept, &pt->pair_steps);
+		l->nr_kept =
+		    mappings_pair(l->old->maps, l->nr_old, l->ents, l->nr,
+				  mapping_jit_pid(pt, l->pid), l->reuse, l->kept, &pt->pair_steps);
 	for (i = 0; l->nr_kept && i < l->nr; i++)
 		l->nr_names_due += l->reuse[i] && l->old->maps[l->reuse[i] - 1].names_cut;
 	return 0;

@@ -8,6 +8,7 @@
 #ifndef CFIPROF_RUNTIME_HOOKS_H
 #define CFIPROF_RUNTIME_HOOKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +42,8 @@ struct runtime_hooks {
 	 * addresses (bias 0), NULL with *err a cfi_err.  Load thread only.
 	 */
 	int (*jit_key)(void *ctx, uint32_t pid, uint64_t start, uint64_t end, char *key);
+	/* whether jit_key may claim some of pid's memory now: its loads ask for it again */
+	bool (*jit_pid)(void *ctx, uint32_t pid);
 	struct cfi_table *(*jit_build)(void *ctx, uint32_t pid, const char *key, int *err);
 	/*
 	 * Asked on the load thread every JIT_POLL_MS: up to max pids (into

@@ -216,6 +216,8 @@ void mapping_init(const struct maps_entry *e, struct proc_mapping *m);
  */
 bool mapping_jit(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
 		 struct proc_mapping *m, struct table_charge *charge);
+/* Whether a runtime has JIT rows for pid's anonymous memory now (runtime_hooks' jit_pid). */
+bool mapping_jit_pid(struct proc_tracker *pt, uint32_t pid);
 int mapping_resolve(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e,
 		    struct proc_mapping *m, struct table_charge *charge,
 		    const struct proc_snapshot *snap);
@@ -276,10 +278,12 @@ void mappings_release(struct proc_tracker *pt, uint32_t pid, const struct proc_m
  * the same file): both sorted by start, one merge pass.  reuse[i] is the index
  * + 1 of the old mapping entry i keeps (0: none), kept[j] whether old mapping
  * j is kept.  Returns how many are kept; *steps counts the comparisons.
+ * jit: a runtime has JIT rows for the process (mapping_jit_pid): its
+ * anonymous mappings are asked for again, never kept.
  */
 uint32_t mappings_pair(const struct proc_mapping *old, uint32_t nr_old,
-		       const struct maps_entry *ents, uint32_t nr, uint32_t *reuse, bool *kept,
-		       uint64_t *steps);
+		       const struct maps_entry *ents, uint32_t nr, bool jit, uint32_t *reuse,
+		       bool *kept, uint64_t *steps);
 /* A copy of the vDSO mapped at [start, end) in pid, in a memfd; -1 on failure. */
 int vdso_copy_fd(uint32_t pid, uint64_t start, uint64_t end);
 /* Opens /proc/PID/map_files/START-END: the mapped file, whatever mount namespace it is in. */

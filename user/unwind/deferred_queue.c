@@ -186,7 +186,7 @@ static bool try_item(struct deferred_queue *q, struct deferred_item *it, uint64_
 
 	if (mappings_read_after(q, &it->v, &known, &generation) &&
 	    (expired || !it->tries || missing_mapped_now(q, it, generation)) &&
-	    deferred_walk(&q->maps, &it->v, q->max_frames, q->out, &size, &missing_pc) ==
+	    deferred_walk(&q->maps, &it->v, q->max_frames, expired, q->out, &size, &missing_pc) ==
 		DEFERRED_FINISHED) {
 		if (!wait_for_later_load(q, it, size, missing_pc, expired)) {
 			walk_done(q, q->out, size, r, now_ns);

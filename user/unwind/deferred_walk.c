@@ -107,7 +107,7 @@ bool deferred_parse(const void *data, size_t size, struct deferred_view *v)
 }
 
 enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct deferred_view *v,
-				    __u32 max_frames, struct cfi_sample_record *out,
+				    __u32 max_frames, bool final, struct cfi_sample_record *out,
 				    size_t *out_size, __u64 *missing_pc)
 {
 	const struct cfi_deferred_record *d = v->d;
@@ -147,6 +147,8 @@ enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct defe
 	st.lr_valid = d->lr_valid;
 	st.at_leaf = d->at_leaf;
 	st.ip_from_fp = d->ip_from_fp;
+	/* JIT rows built after the sample, or none to wait for: a pc without one is no code */
+	st.jit_final = final || env.proc.loaded_ns >= r->time_ns;
 	memcpy(st.leaf, d->leaf, sizeof(st.leaf));
 	walker_window_begin(&st);
 	/* the kernel emitted st.ip and stopped unwinding it: unwind it first */

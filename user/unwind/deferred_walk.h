@@ -42,9 +42,11 @@ enum deferred_outcome {
  * read.  The finished sample is flagged SAMPLE_DEFERRED and names its pcs
  * (and Python frames) with the process's current generation.  missing_pc
  * (NULL: not wanted): the address a walk ending at no mapping looked up, else 0.
+ * final: no later tables will come (out of time, or the end): JIT code
+ * without rows (CFI_MAPPING_JIT) is walked by frame pointers, not waited for.
  */
 enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct deferred_view *v,
-				    __u32 max_frames, struct cfi_sample_record *out,
+				    __u32 max_frames, bool final, struct cfi_sample_record *out,
 				    size_t *out_size, __u64 *missing_pc);
 
 #endif

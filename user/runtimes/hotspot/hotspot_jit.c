@@ -40,7 +40,7 @@
 #define HOTSPOT_BUSY_FOR_NS   (2000ull * 1000 * 1000)
 #define HOTSPOT_QUIET_NS      (500ull * 1000 * 1000)
 /* a load asks for its key once per code cache mapping: one digest serves them all */
-#define HOTSPOT_DIGEST_REUSE_NS (100ull * 1000 * 1000)
+#define HOTSPOT_DIGEST_REUSE_NS (20ull * 1000 * 1000)
 
 struct jvm {
 	uint32_t pid;
@@ -323,9 +323,22 @@ static uint32_t jit_stale(void *ctx, uint32_t *pids, uint32_t max)
 	return n;
 }
 
+/* a JVM whose layout was read: its code cache is claimed (or its heaps not made yet) */
+static bool jit_pid(void *ctx, uint32_t pid)
+{
+	bool found;
+
+	(void)ctx;
+	pthread_mutex_lock(&lock);
+	found = find_locked(pid) != NULL;
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
 void hotspot_jit_hooks(struct runtime_hooks *out)
 {
 	out->jit_key = jit_key;
+	out->jit_pid = jit_pid;
 	out->jit_build = jit_build;
 	out->jit_stale = jit_stale;
 }

@@ -75,12 +75,14 @@
  *    uncommon-trap blobs' second call (unpack_frames, after they replaced
  *    the deoptimized frame by interpreted ones), gets a wrong rule; no row
  *    would be no better there (rbp is no frame pointer in C2's stubs).
- *  - a blob whose frame size is unknown (-1) or 0: no row.  BufferBlobs
- *    (StubRoutines, the i2c/c2i adapters, method handle adapters, vtable
- *    stubs) hold many stubs of as many shapes, framed by enter (call_stub,
- *    arraycopy) or frameless; the walker, finding no row in a mapping with
- *    rows, falls back to frame pointers there, as it does today for the
- *    whole code cache.
+ *  - a blob whose frame size is unknown (-1) or 0: the frame-pointer rule,
+ *    CFA = rbp + 16.  BufferBlobs (StubRoutines, the i2c/c2i adapters,
+ *    method handle adapters, vtable stubs) hold many stubs of as many
+ *    shapes, framed by enter (call_stub, arraycopy) or frameless; frame
+ *    pointers are what the walker's fallback used there, and a row says so
+ *    explicitly: a pc of the code cache with no row at all is then code
+ *    the rows do not know yet (compiled since their walk), which the walker
+ *    defers until the next rows (CFI_MAPPING_JIT).
  *
  * Rows are made by the table compiler itself: each blob becomes an FDE
  * whose CFA program is written here (a CIE whose initial rule is the entry
@@ -575,7 +577,8 @@ static size_t blob_program(const struct hotspot_code *c, size_t i, uint8_t *prog
 	uint8_t *p = prog;
 	uint32_t at = 0;
 
-	if (hotspot_frame_kind(b) == HOTSPOT_FRAME_FP) {
+	/* the interpreter's, and a frame not known: frame pointers */
+	if (hotspot_frame_kind(b) != HOTSPOT_FRAME_SIZED) {
 		mark_program(&p, &at, (struct hotspot_mark){0, HOTSPOT_AT_FP}, 0);
 		return (size_t)(p - prog);
 	}
@@ -626,10 +629,6 @@ static int push_blobs(struct cfi_parse *p, const struct hotspot_code *c,
 		enum hotspot_frame_kind kind = hotspot_frame_kind(b);
 		int err;
 
-		if (kind == HOTSPOT_FRAME_NONE) {
-			st->none++;
-			continue;
-		}
 		if (!blob_fits(b)) {
 			st->bad++;
 			continue;
@@ -644,8 +643,10 @@ static int push_blobs(struct cfi_parse *p, const struct hotspot_code *c,
 			return err;
 		if (kind == HOTSPOT_FRAME_SIZED)
 			st->sized++;
-		else
+		else if (kind == HOTSPOT_FRAME_FP)
 			st->fp++;
+		else
+			st->none++;
 	}
 	return 0;
 }

@@ -16,7 +16,7 @@
 
 /* What the rows of one blob are, by what the blob says of its frame. */
 enum hotspot_frame_kind {
-	HOTSPOT_FRAME_NONE = 0, /* no row: its frame is not known (frame size -1 or 0) */
+	HOTSPOT_FRAME_NONE = 0, /* its frame is not known (frame size -1 or 0): rbp's rule */
 	HOTSPOT_FRAME_SIZED,	/* frame size words, from frame_complete (-1: from code_begin) */
 	HOTSPOT_FRAME_FP,	/* rbp is its frame pointer (the template interpreter) */
 };
@@ -92,7 +92,7 @@ uint64_t hotspot_code_digest(const struct hotspot_code *c);
 struct hotspot_rows_stats {
 	uint32_t sized; /* blobs with frame-size rows (nmethods, runtime stubs) */
 	uint32_t fp;	/* ... with the frame-pointer rule */
-	uint32_t none;	/* blobs left without rows: frame not known */
+	uint32_t none;	/* blobs whose frame is not known: the frame-pointer rule */
 	uint32_t bad;	/* refused: a range or frame no rule can hold */
 };
 
