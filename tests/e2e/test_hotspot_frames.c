@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Java frames of a JVM run with no flags (issue 33): tests/progs/java/
+ * Busy.java (a recursive fib and a sorting loop for a fixed CPU time)
+ * recorded with cfiprof record -- java Busy, 999 Hz.  HotSpot's compiled
+ * code keeps no frame pointer: the stacks are complete only through the
+ * code cache's own rows, and named only from the JVM's memory.
+ *
+ * The oracle is the JVM's own word, independent of cfiprof's reader: before
+ * it exits, Busy runs jcmd PID Compiler.codelist, which lists every nmethod
+ * alive then by compile id, method and code range.  Compile ids are unique
+ * in a JVM's life, so an nmethod alive at the end held its range for its
+ * whole life: every compiled frame cfiprof recorded with such a compile id
+ * must lie in that range and be named that method, with no exception.
+ * Busy.main runs once and is never compiled (the codelist has no Busy.main):
+ * a frame named Busy.main is an interpreted frame named.
+ */
+/* run.sh: samples apart (only the commands it starts), beside other suites */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/e2e.h"
+#include "tests/lib/folded_stats.h"
+
+/* CPU seconds of Busy's loop: ~4,000 samples at 999 Hz, however busy the machine */
+#define SECONDS	     "4"
+#define NMETHODS_MAX 4096
+#define NAMES_MAX    16384
+
+/* One nmethod of the codelist: compile id, its method as cfiprof names it, its code. */
+struct nmethod {
+	uint32_t id;
+	uint64_t begin, end;
+	char name[160];
+};
+
+/* The codelist's nmethods ("ID LEVEL STATE pkg.Class.method(SIG) [BLOB, BEGIN - END]"). */
+static size_t read_codelist(const char *path, struct nmethod *nm, size_t max)
+{
+	char line[2048];
+	FILE *f = fopen(path, "re");
+	size_t n = 0;
+
+	while (f && n < max && fgets(line, sizeof(line), f)) {
+		char method[1024];
+		unsigned int id, level, state;
+		uint64_t blob;
+
+		if (sscanf(line, "%u %u %u %1023s [0x%" SCNx64 ", 0x%" SCNx64 " - 0x%" SCNx64 "]",
+			   &id, &level, &state, method, &blob, &nm[n].begin, &nm[n].end) != 7)
+			continue;
+		/* "Busy.fib(I)I": cfiprof names it "Busy.fib" */
+		method[strcspn(method, "(")] = 0;
+		nm[n].id = id;
+		snprintf(nm[n].name, sizeof(nm[n].name), "%.159s", method);
+		n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* A named frame of the recording (its jvmframe line): generation, unit, name. */
+struct named {
+	uint32_t pid, gen, instr, owner, scope;
+	uint64_t code;
+	char name[160];
+};
+
+struct oracle_counts {
+	uint64_t frames;      /* compiled frames of the main thread's samples */
+	uint64_t interpreted; /* interpreted frames */
+	uint64_t alive;	      /* compiled frames of an nmethod alive at the end */
+	uint64_t agree;	      /* ... in its range, named its method */
+	uint64_t disagree;    /* ... not */
+	uint64_t unnamed;     /* ... in its range, "[jvm]": its Method* not read (counted) */
+	uint64_t fib_alive;   /* samples with a Busy.fib frame of such an nmethod */
+	uint64_t main_interp; /* samples with Busy.main as an interpreted frame */
+	char first_bad[512];
+};
+
+static const struct named *find_named(const struct named *v, size_t n, uint32_t pid, uint32_t gen,
+				      uint64_t code, uint32_t instr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].pid == pid && v[i].gen == gen && v[i].code == code && v[i].instr == instr)
+			return &v[i];
+	return NULL;
+}
+
+/* The user pc of a stack's "u" list whose low 32 bits are instr (0: none). */
+static uint64_t pc_of(const char *upcs, uint32_t instr)
+{
+	for (const char *p = upcs; p && *p && *p != ' ';) {
+		uint64_t pc = strtoull(p, NULL, 16);
+
+		if ((uint32_t)pc == instr)
+			return pc;
+		p = strpbrk(p, ", ");
+		p = p && *p == ',' ? p + 1 : NULL;
+	}
+	return 0;
+}
+
+/* One stack line of the recording, its Java frames judged against the codelist. */
+static void judge_stack(const char *line, const struct named *nv, size_t nn,
+			const struct nmethod *nm, size_t nnm, struct oracle_counts *c)
+{
+	unsigned long long count;
+	unsigned int pid, tid, reason, flags, gen = 0;
+	char comm[64];
+	const char *u = strstr(line, " u "), *g = strstr(line, " g "), *j = strstr(line, " jvm ");
+	bool fib = false, main_interp = false;
+
+	if (sscanf(line, "stack %llu %u %u %u %u %63s", &count, &pid, &tid, &reason, &flags,
+		   comm) != 6 ||
+	    strcmp(comm, "java") || !u || !j)
+		return;
+	if (g)
+		sscanf(g, " g %u", &gen);
+	for (const char *p = j + 5; p && *p && *p != '\n';) {
+		uint64_t code, pc;
+		unsigned int instr, is_entry, owner, scope;
+		const struct named *f;
+
+		if (sscanf(p, "%" SCNx64 ":%x:%u:%u:%x", &code, &instr, &is_entry, &owner,
+			   &scope) != 5)
+			break;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+		f = find_named(nv, nn, pid, gen, code, instr);
+		if (!f)
+			continue;
+		if (owner == 2) {
+			c->interpreted += count;
+			main_interp |= !strcmp(f->name, "Busy.main");
+			continue;
+		}
+		c->frames += count;
+		pc = pc_of(u + 3, instr);
+		for (size_t i = 0; i < nnm; i++) {
+			if ((nm[i].id & 0xffff) != scope)
+				continue;
+			c->alive += count;
+			/* a caller's pc is its return address: in its code, or just past it */
+			if (pc >= nm[i].begin && pc <= nm[i].end && !strcmp(nm[i].name, f->name)) {
+				c->agree += count;
+				fib |= !strcmp(f->name, "Busy.fib");
+			} else if (pc >= nm[i].begin && pc <= nm[i].end &&
+				   !strcmp(f->name, "[jvm]")) {
+				c->unnamed += count;
+			} else {
+				c->disagree += count;
+				if (!c->first_bad[0])
+					snprintf(c->first_bad, sizeof(c->first_bad),
+						 "pc %" PRIx64 " named %s, compile id %u is %s "
+						 "[%" PRIx64 ", %" PRIx64 ")",
+						 pc, f->name, nm[i].id, nm[i].name, nm[i].begin,
+						 nm[i].end);
+			}
+			break;
+		}
+	}
+	c->fib_alive += fib ? count : 0;
+	c->main_interp += main_interp ? count : 0;
+}
+
+/* The recording's Java frames against the codelist. */
+static void judge_recording(const char *rec, const struct nmethod *nm, size_t nnm,
+			    struct oracle_counts *c)
+{
+	static struct named nv[NAMES_MAX];
+	size_t nn = 0, cap = 0;
+	char *line = NULL;
+	FILE *f = fopen(rec, "re");
+
+	memset(c, 0, sizeof(*c));
+	CHECK(f != NULL, "cannot read %s", rec);
+	/* the frames' names first: each named before the stacks that use it */
+	while (f && getline(&line, &cap, f) > 0) {
+		struct named *v = &nv[nn];
+		unsigned int is_entry, role, ln;
+		char *tab = strchr(line, '\t');
+
+		if (strncmp(line, "jvmframe ", 9) || !tab || nn >= NAMES_MAX ||
+		    sscanf(line, "jvmframe %u %u %" SCNx64 " %x %u %u %x %u %u", &v->pid, &v->gen,
+			   &v->code, &v->instr, &is_entry, &v->owner, &v->scope, &role, &ln) != 9)
+			continue;
+		snprintf(v->name, sizeof(v->name), "%.*s", (int)strcspn(tab + 1, "\t\n"), tab + 1);
+		nn++;
+	}
+	if (f)
+		rewind(f);
+	while (f && getline(&line, &cap, f) > 0)
+		if (!strncmp(line, "stack ", 6))
+			judge_stack(line, nv, nn, nm, nnm, c);
+	free(line);
+	if (f)
+		fclose(f);
+}
+
+/* Samples of the folded profile's java threads inside main (jni_CallStaticVoidMethod). */
+static void count_main(const char *folded, uint64_t *in_main, uint64_t *named, uint64_t *fib,
+		       char *first_unnamed, size_t len)
+{
+	char line[65536];
+	FILE *f = fopen(folded, "re");
+
+	*in_main = *named = *fib = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *sp = strrchr(line, ' ');
+		uint64_t n = sp ? strtoull(sp + 1, NULL, 10) : 0;
+
+		/* the launcher calls main with CallStaticVoidMethod: an ELF symbol, not Java's */
+		if (strncmp(line, "java;", 5) || !strstr(line, ";jni_CallStaticVoidMethod;"))
+			continue;
+		*in_main += n;
+		if (strstr(line, ";Busy.work;") || strstr(line, ";Busy.work ") ||
+		    strstr(line, ";Busy.fib"))
+			*named += n;
+		else if (!first_unnamed[0])
+			snprintf(first_unnamed, len, "%.500s", line);
+		*fib += strstr(line, ";Busy.fib") ? n : 0;
+	}
+	if (f)
+		fclose(f);
+}
+
+static void test_no_flags(void)
+{
+	static struct nmethod nm[NMETHODS_MAX];
+	char src[PATH_MAX], classes[PATH_MAX], codelist[PATH_MAX], rec[PATH_MAX], folded[PATH_MAX],
+	    first_unnamed[512] = "", *log = NULL;
+	char *javac[] = {"javac", "-d", classes, src, NULL};
+	char *cmd[] = {"java", "-cp", classes, "Busy", SECONDS, codelist, NULL};
+	char *opts[] = {"--save", rec, NULL};
+	uint64_t in_main, named, fib, walkable;
+	struct oracle_counts c;
+	struct stats st = {0};
+	bool main_compiled = false;
+	size_t nnm;
+
+	CHECK(realpath("tests/progs/java/Busy.java", src) != NULL, "tests/progs/java/Busy.java");
+	tpath(classes, sizeof(classes), "classes");
+	tpath(codelist, sizeof(codelist), "codelist.txt");
+	tpath(rec, sizeof(rec), "busy.rec");
+	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0,
+	      "javac %s (make test-deps installs default-jdk-headless)", src);
+	if (harness_failed || e2e_record("busy", "999", opts, cmd, &log))
+		goto out;
+	nnm = read_codelist(codelist, nm, NMETHODS_MAX);
+	for (size_t i = 0; i < nnm; i++)
+		main_compiled |= !strcmp(nm[i].name, "Busy.main");
+	/* the JVM's own list: fib and work compiled, main never */
+	CHECK(nnm >= 10 && !main_compiled, "%s: %zu nmethods, Busy.main compiled: %d", codelist,
+	      nnm, main_compiled);
+
+	/*
+	 * Complete: every walkable sample of the java threads (the launcher's
+	 * and main's).  What can still be lost is a sample in code compiled
+	 * after the rows were built and before the next ones (the JVM's code is
+	 * looked at every 50 ms while it changes): its compile waves are in the
+	 * loop's first second of CPU time, at most 1% of a 4 s loop here.
+	 */
+	folded_stats_read(tpath(folded, sizeof(folded), "busy"), "java", "Busy.fib", NULL, 0, &st);
+	walkable = stats_walkable(&st);
+	printf("  busy: %" PRIu64 " samples of java threads, %" PRIu64 " walkable, %" PRIu64
+	       " complete (%.2f%%)\n",
+	       st.samples, walkable, st.complete,
+	       walkable ? 100.0 * (double)st.complete / (double)walkable : 0.0);
+	CHECK(walkable >= 2000 && st.complete * 100 >= walkable * 99,
+	      "%" PRIu64 " of %" PRIu64 " walkable samples complete (want >= 99%%)", st.complete,
+	      walkable);
+
+	/*
+	 * Named: every sample inside main runs work (the codelist's jcmd at the
+	 * end is a few ms of main's own): >= 95% carry Busy.work or Busy.fib.
+	 */
+	count_main(folded, &in_main, &named, &fib, first_unnamed, sizeof(first_unnamed));
+	printf("  busy: %" PRIu64 " samples in main, %" PRIu64 " (%.2f%%) name Busy.work or "
+	       "Busy.fib, %" PRIu64 " Busy.fib\n",
+	       in_main, named, in_main ? 100.0 * (double)named / (double)in_main : 0.0, fib);
+	CHECK(in_main * 10 >= walkable * 8 && named * 100 >= in_main * 95,
+	      "%" PRIu64 " of %" PRIu64 " samples in main name Busy.work or Busy.fib (want >= "
+	      "95%%, and main >= 80%% of %" PRIu64 "); first without: %s",
+	      named, in_main, walkable, first_unnamed);
+
+	/* compiled frames against the JVM's codelist; main interpreted, named */
+	judge_recording(rec, nm, nnm, &c);
+	printf("  busy: %" PRIu64 " compiled frames, %" PRIu64
+	       " of nmethods alive at the end: %" PRIu64
+	       " in their code and named their method, %" PRIu64 " unnamed, %" PRIu64
+	       " not; %" PRIu64 " interpreted frames; %" PRIu64
+	       " samples with a Busy.fib of a final nmethod, %" PRIu64
+	       " with Busy.main interpreted\n",
+	       c.frames, c.alive, c.agree, c.unnamed, c.disagree, c.interpreted, c.fib_alive,
+	       c.main_interp);
+	/*
+	 * Never misnamed; unnamed ("[jvm]": its Method* unreadable when read, or
+	 * refused by the reads' bounds) is counted, and rare: 1 in 1,000 frames.
+	 */
+	CHECK(c.disagree == 0 && c.unnamed * 1000 <= c.alive,
+	      "%" PRIu64 " compiled frames not in their nmethod or misnamed, %" PRIu64
+	      " unnamed: %s",
+	      c.disagree, c.unnamed, c.first_bad);
+	/*
+	 * fib is compiled by C2 early and kept (its own frames are about half
+	 * the loop's samples, the rest inlined into work); main is under every one.
+	 */
+	CHECK(c.fib_alive * 4 >= in_main && c.main_interp * 100 >= in_main * 95,
+	      "%" PRIu64 " samples with Busy.fib of a final nmethod, %" PRIu64
+	      " with Busy.main interpreted, of %" PRIu64 " in main",
+	      c.fib_alive, c.main_interp, in_main);
+	CHECK(strstr(log, "cfiprof: hotspot: ") != NULL && strstr(log, "code cache rows: ") != NULL,
+	      "no hotspot summary lines: %s", log);
+out:
+	free(log);
+}
+
+int main(int argc, char **argv)
+{
+	harness_init(argc, argv);
+	if (!e2e_setup("hotspot"))
+		return HARNESS_DONE();
+	RUN_TEST(test_no_flags);
+	e2e_finish();
+	return HARNESS_DONE();
+}
