@@ -8,6 +8,7 @@
  */
 #include <inttypes.h>
 
+#include "user/output/prom_text.h"
 #include "user/runtimes/runtime_parts.h"
 #include "user/runtimes/hotspot/hotspot_detect.h"
 #include "user/runtimes/hotspot/hotspot_jit.h"
@@ -69,6 +70,27 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 		s.jvms, s.builds, s.rows_blobs, s.reloads, s.held_back, s.walks_cut);
 }
 
+/* the frames' families, then the rows': tables built, reloads asked and held back, walks cut */
+static void metrics(void *rt, const uint64_t *c, FILE *f)
+{
+	struct hotspot_jit_stats s;
+
+	runtime_parts_metrics(rt, c, f);
+	hotspot_jit_stats(&s);
+	prom_metric(f, "cfiprof_hotspot_row_tables_total", "counter",
+		    "Unwind row tables built for JVMs' code caches (one per change of their code "
+		    "seen by a load).",
+		    (double)s.builds);
+	prom_header(f, "cfiprof_hotspot_code_reloads_total", "counter",
+		    "Loads asked for because a JVM's code changed: asked, or held back by the "
+		    "rate bound (at most one per 100 ms per JVM).");
+	prom_labelled(f, "cfiprof_hotspot_code_reloads_total", "outcome", "asked", s.reloads);
+	prom_labelled(f, "cfiprof_hotspot_code_reloads_total", "outcome", "held_back", s.held_back);
+	prom_metric(f, "cfiprof_hotspot_code_walks_cut_total", "counter",
+		    "Walks of a JVM's code cache cut by their budget (blocks, reads, time).",
+		    (double)s.walks_cut);
+}
+
 const struct runtime_ops hotspot_runtime = {
     .id = RT_HOTSPOT,
     .create = create,
@@ -80,5 +102,5 @@ const struct runtime_ops hotspot_runtime = {
     .wait = runtime_parts_wait,
     .sweep = runtime_parts_sweep,
     .summary = summary,
-    .metrics = runtime_parts_metrics,
+    .metrics = metrics,
 };
