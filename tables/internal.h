@@ -210,6 +210,8 @@ struct row_sink {
 };
 int build_compact(struct cfi_parse *p, struct rule_dict *dict, struct cfi_table *t,
 		  struct diag_ctx *diag);
+/* t takes dict's rules (build_compact's) and counts its bytes: rows, page index, rules. */
+void table_take_rules(struct cfi_table *t, struct rule_dict *dict);
 
 const char *dwarf_regname(int arch, unsigned int reg);
 

@@ -15,6 +15,18 @@
 #include "tables/diag.h"
 #include "tables/elf_input.h"
 
+void table_take_rules(struct cfi_table *t, struct rule_dict *dict)
+{
+	t->rules = dict->rules;
+	t->nr_rules = dict->nr;
+	dict->rules = NULL;
+	t->stats.bytes_rows = (uint64_t)t->nr_rows * sizeof(struct cfi_row);
+	t->stats.bytes_index =
+	    (uint64_t)t->nr_pages * (sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val));
+	t->stats.bytes_rules = (uint64_t)t->nr_rules * sizeof(struct cfi_rule);
+	t->stats.bytes_total = t->stats.bytes_rows + t->stats.bytes_index + t->stats.bytes_rules;
+}
+
 static int build(struct elf_input *in, const char *path, const struct stat *self,
 		 const struct cfi_build_opts *opts, struct cfi_table **out, struct diag_ctx *dc)
 {
@@ -54,14 +66,7 @@ static int build(struct elf_input *in, const char *path, const struct stat *self
 		err = CFI_ERR_MALFORMED;
 		goto out;
 	}
-	t->rules = dict.rules;
-	t->nr_rules = dict.nr;
-	dict.rules = NULL;
-	t->stats.bytes_rows = (uint64_t)t->nr_rows * sizeof(struct cfi_row);
-	t->stats.bytes_index =
-	    (uint64_t)t->nr_pages * (sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val));
-	t->stats.bytes_rules = (uint64_t)t->nr_rules * sizeof(struct cfi_rule);
-	t->stats.bytes_total = t->stats.bytes_rows + t->stats.bytes_index + t->stats.bytes_rules;
+	table_take_rules(t, &dict);
 	t->stats.build_ns = mono_ns() - start;
 	*out = t;
 	t = NULL;

@@ -24,11 +24,11 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/test_jvm.h"
 #include "user/runtimes/hotspot/hotspot_codecache.h"
 #include "user/runtimes/hotspot/hotspot_vmstructs.h"
 #include "user/runtimes/target_mem.h"
 
-#define JAVA_HOME_DEFAULT "/usr/lib/jvm/java-17-openjdk-amd64"
 #define MAX_NM		  4096
 #define MAX_MAP		  16384
 
@@ -50,13 +50,7 @@ static const char busy_java[] =
     "}\n";
 
 /* the JVM main starts for the tests, and what they need of it */
-static struct {
-	char home[PATH_MAX], dir[64], libjvm[PATH_MAX];
-	int feature; /* the JDK's feature version: 17 */
-	pid_t pid;
-	uint64_t bias; /* libjvm.so's load address (its first PT_LOAD is at 0) */
-	struct hotspot_symbols syms;
-} jvm;
+static struct test_jvm jvm;
 
 /* one line of jcmd Compiler.codelist */
 struct nm {
@@ -215,24 +209,6 @@ static int jdk_feature(const char *home)
 	return v;
 }
 
-/* Where libjvm.so is mapped in pid (its offset-0 mapping), 0 if not. */
-static uint64_t map_base(pid_t pid, const char *path)
-{
-	char maps[64], line[PATH_MAX + 128], file[PATH_MAX];
-	unsigned long long start, off, base = 0;
-	FILE *f;
-
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "r");
-	while (f && !base && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %4095s", &start, &off, file) == 3 &&
-		    !off && !strcmp(file, path))
-			base = start;
-	if (f)
-		fclose(f);
-	return base;
-}
-
 /* Whether nm[0, n) is a hidden class's nmethod (Busy's method reference). */
 static bool hidden_nm(const struct nm *nm)
 {
@@ -258,50 +234,18 @@ static bool busy_compiled(const struct nm *nm, int n)
  */
 static void start_jvm(void)
 {
-	char path[PATH_MAX + 64], out[PATH_MAX + 64], lib[PATH_MAX + 32], *text = NULL;
 	struct nm *nm = calloc(MAX_NM, sizeof(*nm));
-	double deadline;
-	int n = 0, fd;
-	FILE *f;
+	/* a loaded machine compiles slowly: C2 takes seconds, not minutes */
+	double deadline = mono_sec() + 180;
+	int n = 0;
 
-	snprintf(jvm.dir, sizeof(jvm.dir), "/tmp/cfiprof-hotspot.XXXXXX");
-	snprintf(path, sizeof(path), "%s/bin/java", jvm.home);
-	CHECK(access(path, X_OK) == 0 && nm,
-	      "%s missing: the tests need a JDK (make test-deps installs default-jdk-headless)",
-	      path);
-	if (access(path, X_OK) || !nm || !mkdtemp(jvm.dir)) {
+	jvm.feature = jdk_feature(jvm.home);
+	CHECK(nm != NULL, "out of memory");
+	if (!nm || !test_jvm_start(&jvm, "/tmp/cfiprof-hotspot.XXXXXX", "Busy", busy_java, NULL)) {
 		free(nm);
 		return;
 	}
-	jvm.feature = jdk_feature(jvm.home);
-	snprintf(path, sizeof(path), "%s/Busy.java", jvm.dir);
-	f = fopen(path, "w");
-	CHECK(f && fputs(busy_java, f) >= 0 && !fclose(f) &&
-		  shell_ok("%s/bin/javac -d %s %s", jvm.home, jvm.dir, path),
-	      "cannot write or compile %s", path);
-	snprintf(out, sizeof(out), "%s/out.txt", jvm.dir);
-	jvm.pid = fork();
-	if (jvm.pid == 0) {
-		/* the JVM goes with the test, even one that crashes */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		snprintf(path, sizeof(path), "%s/bin/java", jvm.home);
-		execl(path, "java", "-cp", jvm.dir, "Busy", (char *)NULL);
-		_exit(127);
-	}
-	/* a loaded machine compiles slowly: C2 takes seconds, not minutes */
-	deadline = mono_sec() + 180;
-	while (jvm.pid > 0 && mono_sec() < deadline && !(text && strstr(text, "ready"))) {
-		free(text);
-		sleep_s(0.2);
-		text = slurp(out);
-	}
-	CHECK(text && strstr(text, "ready"), "java printed no ready: %s", text ? text : "");
-	free(text);
-	snprintf(lib, sizeof(lib), "%s/lib/server/libjvm.so", jvm.home);
-	CHECK(realpath(lib, jvm.libjvm) != NULL, "no %s", lib);
+	CHECK(test_jvm_printed(&jvm, "ready", deadline), "java printed no ready");
 	while (jvm.pid > 0 && mono_sec() < deadline && !busy_compiled(nm, n)) {
 		sleep_s(1);
 		n = codelist(nm);
@@ -310,30 +254,20 @@ static void start_jvm(void)
 	      "jcmd listed %d nmethods, not Busy.fib, Busy.work and Busy's "
 	      "method reference",
 	      n);
-	jvm.bias = jvm.pid > 0 ? map_base(jvm.pid, jvm.libjvm) : 0;
-	fd = open(jvm.libjvm, O_RDONLY | O_CLOEXEC);
-	CHECK(jvm.bias && fd >= 0 && !hotspot_elf_symbols(fd, &jvm.syms),
-	      "libjvm.so (%s) not mapped in %d, or its symbols not found", jvm.libjvm,
-	      (int)jvm.pid);
-	if (fd >= 0)
-		close(fd);
+	test_jvm_libjvm(&jvm);
 	free(nm);
 	printf("  JDK %d: java pid %d, libjvm.so at %#" PRIx64 ", %d nmethods compiled\n",
 	       jvm.feature, (int)jvm.pid, jvm.bias, n);
 }
 
+/* the JVM, and the perf map a test had it write */
 static void stop_jvm(void)
 {
-	char cmd[128];
+	char map[128];
 
-	if (jvm.pid > 0) {
-		kill(jvm.pid, SIGKILL);
-		waitpid(jvm.pid, NULL, 0);
-	}
-	snprintf(cmd, sizeof(cmd), "/tmp/perf-%d.map", (int)jvm.pid);
-	unlink(cmd);
-	if (jvm.dir[0] && !strstr(jvm.dir, "XXXXXX"))
-		tmpdir_done(jvm.dir, harness_failed);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)jvm.pid);
+	test_jvm_stop(&jvm);
+	unlink(map);
 }
 
 /* Whether the live tests have their JVM: a failed check when not. */
@@ -1140,10 +1074,8 @@ static void test_hostile(void)
 
 int main(int argc, char **argv)
 {
-	const char *home = getenv("CFIPROF_TEST_JAVA_HOME");
-
 	harness_init(argc, argv);
-	snprintf(jvm.home, sizeof(jvm.home), "%s", home && *home ? home : JAVA_HOME_DEFAULT);
+	test_jvm_home(&jvm);
 	if (!harness.list)
 		start_jvm();
 	RUN_TEST(test_layout);

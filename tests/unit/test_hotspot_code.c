@@ -23,51 +23,21 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/test_jvm.h"
 #include "user/runtimes/hotspot/hotspot_codecache.h"
 #include "user/runtimes/hotspot/hotspot_rows.h"
 #include "user/runtimes/hotspot/hotspot_vmstructs.h"
 #include "user/runtimes/target_mem.h"
 
-#define JAVA_HOME_DEFAULT "/usr/lib/jvm/java-17-openjdk-amd64"
-
 /* C2 code of each shape: with a stack bang (fib), without (leaf), recursion (tiny) */
 static const char code_java[] =
-    "public class Code {\n"
-    "    static volatile int sink;\n"
-    "    static int leaf(int n, long reps) {\n"
-    "        int s = n;\n"
-    "        for (long r = 0; r < reps; r++) {\n"
-    "            for (int i = 0; i < 50; i++) s = s * 31 + i;\n"
-    "            sink = s;\n"
-    "        }\n"
-    "        return s;\n"
-    "    }\n"
-    "    static int fib(int n, long reps) {\n"
-    "        if (n < 2) return leaf(n, reps);\n"
-    "        return fib(n - 1, reps) + fib(n - 2, reps);\n"
-    "    }\n"
-    "    static int tiny(int n) { return n < 2 ? n : tiny(n - 1) + tiny(n - 2); }\n"
-    "    public static void main(String[] a) {\n"
+    "public class Code {\n" TEST_JVM_FIB_METHODS "    public static void main(String[] a) {\n"
     "        System.out.println(\"ready\");\n"
     "        for (long i = 0;; i++) sink = fib(12, 1 + (i & 1)) + tiny(12);\n"
     "    }\n"
     "}\n";
 
-static struct {
-	char home[PATH_MAX], dir[64], libjvm[PATH_MAX];
-	pid_t pid;
-	uint64_t bias;
-	struct hotspot_symbols syms;
-} jvm;
-
-/* A shell command's output (malloc'ed, through a file of jvm.dir), NULL when it failed. */
-static char *output_of(const char *cmd)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/cmd.txt", jvm.dir);
-	return shell_ok("%s > %s 2>&1", cmd, path) ? slurp(path) : NULL;
-}
+static struct test_jvm jvm;
 
 /* Whether jcmd Compiler.codelist lists Code.fib, leaf and tiny compiled by C2 (tier 4). */
 static bool compiled(void)
@@ -76,7 +46,7 @@ static bool compiled(void)
 	int found = 0;
 
 	snprintf(cmd, sizeof(cmd), "%s/bin/jcmd %d Compiler.codelist", jvm.home, (int)jvm.pid);
-	out = output_of(cmd);
+	out = test_jvm_output(&jvm, cmd);
 	for (line = out ? strtok_r(out, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char name[512];
@@ -91,86 +61,19 @@ static bool compiled(void)
 	return found == 7;
 }
 
-/* Where path is mapped at offset 0 in pid, 0 if not. */
-static uint64_t map_base(pid_t pid, const char *path)
-{
-	char maps[64], line[PATH_MAX + 128], file[PATH_MAX];
-	unsigned long long start, off, base = 0;
-	FILE *f;
-
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "r");
-	while (f && !base && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %4095s", &start, &off, file) == 3 &&
-		    !off && !strcmp(file, path))
-			base = start;
-	if (f)
-		fclose(f);
-	return base;
-}
-
 /* Starts Code and waits until C2 compiled its methods; jvm.pid stays 0 when it cannot. */
 static void start_jvm(void)
 {
-	char path[PATH_MAX + 64], out[PATH_MAX + 64], lib[PATH_MAX + 32], *text = NULL;
-	double deadline;
-	int fd;
-	FILE *f;
-
-	snprintf(jvm.dir, sizeof(jvm.dir), "/tmp/cfiprof-hscode.XXXXXX");
-	snprintf(path, sizeof(path), "%s/bin/java", jvm.home);
-	CHECK(access(path, X_OK) == 0,
-	      "%s missing: the tests need a JDK (make test-deps installs default-jdk-headless)",
-	      path);
-	if (access(path, X_OK) || !mkdtemp(jvm.dir))
-		return;
-	snprintf(path, sizeof(path), "%s/Code.java", jvm.dir);
-	f = fopen(path, "w");
-	CHECK(f && fputs(code_java, f) >= 0 && !fclose(f) &&
-		  shell_ok("%s/bin/javac -d %s %s", jvm.home, jvm.dir, path),
-	      "cannot write or compile %s", path);
-	snprintf(out, sizeof(out), "%s/out.txt", jvm.dir);
-	jvm.pid = fork();
-	if (jvm.pid == 0) {
-		/* the JVM goes with the test, even one that crashes */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		snprintf(path, sizeof(path), "%s/bin/java", jvm.home);
-		execl(path, "java", "-cp", jvm.dir, "Code", (char *)NULL);
-		_exit(127);
-	}
 	/* a loaded machine compiles slowly: C2 takes seconds, not minutes */
-	deadline = mono_sec() + 180;
-	while (jvm.pid > 0 && mono_sec() < deadline && !(text && strstr(text, "ready"))) {
-		free(text);
-		sleep_s(0.2);
-		text = slurp(out);
-	}
-	free(text);
+	double deadline = mono_sec() + 180;
+
+	if (!test_jvm_start(&jvm, "/tmp/cfiprof-hscode.XXXXXX", "Code", code_java, NULL))
+		return;
+	test_jvm_printed(&jvm, "ready", deadline);
 	while (jvm.pid > 0 && mono_sec() < deadline && !compiled())
 		sleep_s(1);
 	CHECK(jvm.pid > 0 && compiled(), "C2 did not compile Code.fib, leaf and tiny");
-	snprintf(lib, sizeof(lib), "%s/lib/server/libjvm.so", jvm.home);
-	CHECK(realpath(lib, jvm.libjvm) != NULL, "no %s", lib);
-	jvm.bias = jvm.pid > 0 ? map_base(jvm.pid, jvm.libjvm) : 0;
-	fd = open(jvm.libjvm, O_RDONLY | O_CLOEXEC);
-	CHECK(jvm.bias && fd >= 0 && !hotspot_elf_symbols(fd, &jvm.syms),
-	      "libjvm.so (%s) not mapped in %d, or its symbols not found", jvm.libjvm,
-	      (int)jvm.pid);
-	if (fd >= 0)
-		close(fd);
-}
-
-static void stop_jvm(void)
-{
-	if (jvm.pid > 0) {
-		kill(jvm.pid, SIGKILL);
-		waitpid(jvm.pid, NULL, 0);
-	}
-	if (jvm.dir[0] && !strstr(jvm.dir, "XXXXXX"))
-		tmpdir_done(jvm.dir, harness_failed);
+	test_jvm_libjvm(&jvm);
 }
 
 /* rsp and rbp as objdump's instructions move them, from a function's entry. */
@@ -250,7 +153,7 @@ static int objdump_check(const struct hotspot_blob *b, const struct cfi_table *t
 	snprintf(cmd, sizeof(cmd),
 		 "objdump -D -b binary -mi386:x86-64 --adjust-vma=%#" PRIx64 " %s", b->code_begin,
 		 path);
-	out = output_of(cmd);
+	out = test_jvm_output(&jvm, cmd);
 	*k = (struct tracked){.depth = 8};
 	for (line = out ? strtok_r(out, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -351,13 +254,11 @@ out:
 
 int main(int argc, char **argv)
 {
-	const char *home = getenv("CFIPROF_TEST_JAVA_HOME");
-
 	harness_init(argc, argv);
-	snprintf(jvm.home, sizeof(jvm.home), "%s", home && *home ? home : JAVA_HOME_DEFAULT);
+	test_jvm_home(&jvm);
 	if (!harness.list)
 		start_jvm();
 	RUN_TEST(test_code);
-	stop_jvm();
+	test_jvm_stop(&jvm);
 	return HARNESS_DONE();
 }

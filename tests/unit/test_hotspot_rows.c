@@ -42,13 +42,13 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/replay.h"
+#include "tests/lib/test_jvm.h"
 #include "user/runtimes/hotspot/hotspot_codecache.h"
 #include "user/runtimes/hotspot/hotspot_rows.h"
 #include "user/runtimes/hotspot/hotspot_vmstructs.h"
 #include "user/profile/frame_names.h"
 #include "user/runtimes/target_mem.h"
 
-#define JAVA_HOME_DEFAULT "/usr/lib/jvm/java-17-openjdk-amd64"
 #define MAX_FRAMES	  128
 #define MAX_NAMES	  256
 #define STACK_MAX	  (512 << 10)
@@ -61,21 +61,7 @@
  */
 static const char rows_java[] =
     "import java.io.File;\n"
-    "public class Rows implements Runnable {\n"
-    "    static volatile int sink;\n"
-    "    static int leaf(int n, long reps) {\n"
-    "        int s = n;\n"
-    "        for (long r = 0; r < reps; r++) {\n"
-    "            for (int i = 0; i < 50; i++) s = s * 31 + i;\n"
-    "            sink = s;\n"
-    "        }\n"
-    "        return s;\n"
-    "    }\n"
-    "    static int fib(int n, long reps) {\n"
-    "        if (n < 2) return leaf(n, reps);\n"
-    "        return fib(n - 1, reps) + fib(n - 2, reps);\n"
-    "    }\n"
-    "    static int tiny(int n) { return n < 2 ? n : tiny(n - 1) + tiny(n - 2); }\n"
+    "public class Rows implements Runnable {\n" TEST_JVM_FIB_METHODS
     "    static int down(int d, long reps) {\n"
     "        return d == 0 ? fib(20, reps) : down(d - 1, reps) + 1;\n"
     "    }\n"
@@ -92,28 +78,14 @@ static const char rows_java[] =
     "    public void run() { for (;;) sink = tiny(16); }\n"
     "}\n";
 
-static struct {
-	char home[PATH_MAX], dir[64], libjvm[PATH_MAX];
-	pid_t pid;
-	uint64_t bias;
-	struct hotspot_symbols syms;
-} jvm;
-
-/* A shell command's output (malloc'ed, through a file of jvm.dir), NULL when it failed. */
-static char *output_of(const char *cmd)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/cmd.txt", jvm.dir);
-	return shell_ok("%s > %s 2>&1", cmd, path) ? slurp(path) : NULL;
-}
+static struct test_jvm jvm;
 
 static char *jcmd(const char *what)
 {
 	char cmd[PATH_MAX + 128];
 
 	snprintf(cmd, sizeof(cmd), "%s/bin/jcmd %d %s", jvm.home, (int)jvm.pid, what);
-	return output_of(cmd);
+	return test_jvm_output(&jvm, cmd);
 }
 
 /* Whether jcmd Compiler.codelist lists Rows.fib, leaf and tiny compiled by C2 (tier 4). */
@@ -137,39 +109,21 @@ static bool rows_compiled(void)
 	return fib && leaf && tiny;
 }
 
-/*
- * In pid's mappings: where path is mapped at offset 0 (addr 0), or the end
- * of the one holding addr (path NULL); 0 if none.
- */
-static uint64_t map_find(pid_t pid, const char *path, uint64_t addr)
+/* In pid's mappings: the end of the one holding addr, 0 if none. */
+static uint64_t map_end(pid_t pid, uint64_t addr)
 {
-	char maps[64], line[PATH_MAX + 128], file[PATH_MAX];
-	unsigned long long start, end, off, found = 0;
+	char maps[64], line[PATH_MAX + 128];
+	unsigned long long start, end, found = 0;
 	FILE *f;
 
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	f = fopen(maps, "r");
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		int n = sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start, &end, &off, file);
-
-		if (path && n == 4 && !off && !strcmp(file, path))
-			found = start;
-		else if (!path && n >= 2 && start <= addr && addr < end)
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && start <= addr && addr < end)
 			found = end;
-	}
 	if (f)
 		fclose(f);
 	return found;
-}
-
-/* Whether the JVM's output holds what. */
-static bool printed(const char *out, const char *what)
-{
-	char *text = slurp(out);
-	bool yes = text && strstr(text, what);
-
-	free(text);
-	return yes;
 }
 
 /*
@@ -179,69 +133,24 @@ static bool printed(const char *out, const char *what)
  */
 static void start_jvm(void)
 {
-	char path[PATH_MAX + 64], out[PATH_MAX + 64], go[PATH_MAX + 64], lib[PATH_MAX + 32];
-	double deadline;
-	int fd;
-	FILE *f;
-
-	snprintf(jvm.dir, sizeof(jvm.dir), "/tmp/cfiprof-hsrows.XXXXXX");
-	snprintf(path, sizeof(path), "%s/bin/java", jvm.home);
-	CHECK(access(path, X_OK) == 0,
-	      "%s missing: the tests need a JDK (make test-deps installs default-jdk-headless)",
-	      path);
-	if (access(path, X_OK) || !mkdtemp(jvm.dir))
-		return;
-	snprintf(path, sizeof(path), "%s/Rows.java", jvm.dir);
-	f = fopen(path, "w");
-	CHECK(f && fputs(rows_java, f) >= 0 && !fclose(f) &&
-		  shell_ok("%s/bin/javac -d %s %s", jvm.home, jvm.dir, path),
-	      "cannot write or compile %s", path);
-	snprintf(out, sizeof(out), "%s/out.txt", jvm.dir);
-	snprintf(go, sizeof(go), "%s/go", jvm.dir);
-	jvm.pid = fork();
-	if (jvm.pid == 0) {
-		/* the JVM goes with the test, even one that crashes */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		snprintf(path, sizeof(path), "%s/bin/java", jvm.home);
-		execl(path, "java", "-cp", jvm.dir, "Rows", go, (char *)NULL);
-		_exit(127);
-	}
 	/* a loaded machine compiles slowly: C2 takes seconds, not minutes */
-	deadline = mono_sec() + 180;
-	while (jvm.pid > 0 && mono_sec() < deadline && !printed(out, "warming"))
-		sleep_s(0.2);
+	double deadline = mono_sec() + 180;
+	char go[PATH_MAX + 64];
+	int fd;
+
+	if (!test_jvm_start(&jvm, "/tmp/cfiprof-hsrows.XXXXXX", "Rows", rows_java, "go"))
+		return;
+	test_jvm_printed(&jvm, "warming", deadline);
 	while (jvm.pid > 0 && mono_sec() < deadline && !rows_compiled())
 		sleep_s(1);
 	CHECK(rows_compiled(), "C2 did not compile Rows.fib, leaf and tiny");
+	snprintf(go, sizeof(go), "%s/go", jvm.dir);
 	fd = open(go, O_WRONLY | O_CREAT, 0644);
 	if (fd >= 0)
 		close(fd);
-	while (jvm.pid > 0 && mono_sec() < deadline && !printed(out, "down"))
-		sleep_s(0.2);
-	CHECK(printed(out, "down"), "Rows did not go down");
-	snprintf(lib, sizeof(lib), "%s/lib/server/libjvm.so", jvm.home);
-	CHECK(realpath(lib, jvm.libjvm) != NULL, "no %s", lib);
-	jvm.bias = jvm.pid > 0 ? map_find(jvm.pid, jvm.libjvm, 0) : 0;
-	fd = open(jvm.libjvm, O_RDONLY | O_CLOEXEC);
-	CHECK(jvm.bias && fd >= 0 && !hotspot_elf_symbols(fd, &jvm.syms),
-	      "libjvm.so (%s) not mapped in %d, or its symbols not found", jvm.libjvm,
-	      (int)jvm.pid);
-	if (fd >= 0)
-		close(fd);
+	CHECK(test_jvm_printed(&jvm, "down", deadline), "Rows did not go down");
+	test_jvm_libjvm(&jvm);
 	printf("  java pid %d, libjvm.so at %#" PRIx64 "\n", (int)jvm.pid, jvm.bias);
-}
-
-static void stop_jvm(void)
-{
-	if (jvm.pid > 0) {
-		kill(jvm.pid, SIGKILL);
-		waitpid(jvm.pid, NULL, 0);
-	}
-	if (jvm.dir[0] && !strstr(jvm.dir, "XXXXXX"))
-		tmpdir_done(jvm.dir, harness_failed);
 }
 
 /* The Java frames of one thread, innermost first: "Rows.fib". */
@@ -304,7 +213,7 @@ static int snap_thread(pid_t tid, struct snap *s)
 	if (!ptrace(PTRACE_INTERRUPT, tid, 0, 0) && waitpid(tid, &status, __WALL) == tid &&
 	    !ptrace(PTRACE_GETREGS, tid, 0, &s->regs)) {
 		s->sp = s->regs.rsp;
-		end = map_find(jvm.pid, NULL, s->sp);
+		end = map_end(jvm.pid, s->sp);
 		s->len = end > s->sp ? (size_t)(end - s->sp) : 0;
 		if (s->len > STACK_MAX)
 			s->len = STACK_MAX;
@@ -683,14 +592,12 @@ out:
 
 int main(int argc, char **argv)
 {
-	const char *home = getenv("CFIPROF_TEST_JAVA_HOME");
-
 	harness_init(argc, argv);
-	snprintf(jvm.home, sizeof(jvm.home), "%s", home && *home ? home : JAVA_HOME_DEFAULT);
+	test_jvm_home(&jvm);
 	if (!harness.list && (harness_selected("unwind") || harness_selected("stops")))
 		start_jvm();
 	RUN_TEST(test_unwind);
 	RUN_TEST(test_stops);
-	stop_jvm();
+	test_jvm_stop(&jvm);
 	return HARNESS_DONE();
 }

@@ -169,6 +169,21 @@ static bool marks_are(const struct hotspot_mark *m, size_t k, const uint32_t (*w
 	return same;
 }
 
+/* The rows of blob b with its k marks m (NULL: a failed check). */
+static struct cfi_table *rows_of(const struct hotspot_blob *b, struct hotspot_mark *m, size_t k)
+{
+	struct hotspot_code code = {.blob = (struct hotspot_blob *)b, .n = 1, .mark = m};
+	struct hotspot_rows_stats st;
+	struct cfi_table *t = NULL;
+
+	code.span = calloc(1, sizeof(*code.span));
+	if (code.span)
+		code.span[0].n = (uint32_t)k;
+	CHECK(code.span && !hotspot_rows_build(&code, NULL, &t, &st, NULL) && t, "no rows");
+	free(code.span);
+	return t;
+}
+
 /*
  * Marks from each prologue and epilogue, then the rows they give C2's fib
  * at every instruction boundary of its prologue and return.
@@ -192,8 +207,6 @@ static void test_code(void)
 	const size_t nwrap_tail[] = {sizeof(wrapper_ret)};
 	struct hotspot_mark m[HOTSPOT_MARKS_MAX];
 	struct hotspot_blob b = blob(base, base + 0x100, 8, 12, true, false, 10);
-	struct hotspot_code code = {.blob = &b, .n = 1};
-	struct hotspot_rows_stats st;
 	struct cfi_table *t = NULL;
 	uint8_t bytes[0x100];
 	size_t n, k;
@@ -203,10 +216,7 @@ static void test_code(void)
 	marks_are(m, k, fib, sizeof(fib) / sizeof(fib[0]), "C2 fib");
 
 	/* the rows at each instruction: entry, after push, the frame, add, pop, poll, ret */
-	code.span = calloc(1, sizeof(*code.span));
-	code.mark = m;
-	code.span[0].n = (uint32_t)k;
-	CHECK(!hotspot_rows_build(&code, NULL, &t, &st, NULL) && t, "no rows");
+	t = rows_of(&b, m, k);
 	if (t) {
 		rule_is(t, base, ENTRY);
 		rule_is(t, base + 7, ENTRY); /* at push rbp */
@@ -222,7 +232,6 @@ static void test_code(void)
 		rule_is(t, base + 0xff, "cfa=rsp+64 rbp=at-16 ra=at-8 rbx=same+0");
 	}
 	cfi_table_free(t);
-	free(code.span);
 
 	b = blob(base, base + 0x100, 4, 12, true, false, 9);
 	n = make_code(bytes, sizeof(bytes), c2_leaf, sizeof(c2_leaf), NULL, NULL, 0);
@@ -264,8 +273,6 @@ static void test_pushed_intrinsic(void)
 				    {0x63, HOTSPOT_AT_PUSHED1}, {0x7f, HOTSPOT_AT_FRAME}};
 	struct hotspot_mark m[HOTSPOT_MARKS_MAX];
 	struct hotspot_blob b = blob(base, base + 0x100, 8, 12, true, false, 10);
-	struct hotspot_code code = {.blob = &b, .n = 1};
-	struct hotspot_rows_stats st;
 	struct cfi_table *t = NULL;
 	uint8_t bytes[0x100];
 	size_t k;
@@ -280,10 +287,7 @@ static void test_pushed_intrinsic(void)
 	bytes[0x7e] = 0x59;
 	k = hotspot_frame_marks(&b, bytes, sizeof(bytes), m);
 	marks_are(m, k, want, sizeof(want) / sizeof(want[0]), "string_compare");
-	code.span = calloc(1, sizeof(*code.span));
-	code.mark = m;
-	code.span[0].n = (uint32_t)k;
-	CHECK(code.span && !hotspot_rows_build(&code, NULL, &t, &st, NULL) && t, "no rows");
+	t = rows_of(&b, m, k);
 	if (t) {
 		rule_is(t, base + 0x44, "cfa=rsp+64 rbp=at-16 ra=at-8 rbx=same+0"); /* push */
 		rule_is(t, base + 0x45, "cfa=rsp+72 rbp=at-16 ra=at-8 rbx=same+0");
@@ -294,7 +298,6 @@ static void test_pushed_intrinsic(void)
 		rule_is(t, base + 0x7f, "cfa=rsp+64 rbp=at-16 ra=at-8 rbx=same+0");
 	}
 	cfi_table_free(t);
-	free(code.span);
 	/* the jump lands after no pop rcx: not the intrinsic, the frame's rule throughout */
 	bytes[0x7e] = 0x90;
 	CHECK(hotspot_frame_marks(&b, bytes, sizeof(bytes), m) == 2,

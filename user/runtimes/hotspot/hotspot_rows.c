@@ -689,14 +689,7 @@ int hotspot_rows_build(const struct hotspot_code *code, const struct cfi_budget 
 	if (err)
 		goto out;
 	t->stats.sources = 1 << CFI_SRC_EH_FRAME;
-	t->rules = dict.rules;
-	t->nr_rules = dict.nr;
-	dict.rules = NULL;
-	t->stats.bytes_rows = (uint64_t)t->nr_rows * sizeof(struct cfi_row);
-	t->stats.bytes_index =
-	    (uint64_t)t->nr_pages * (sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val));
-	t->stats.bytes_rules = (uint64_t)t->nr_rules * sizeof(struct cfi_rule);
-	t->stats.bytes_total = t->stats.bytes_rows + t->stats.bytes_index + t->stats.bytes_rules;
+	table_take_rules(t, &dict);
 	*out = t;
 	t = NULL;
 out:
