@@ -30,19 +30,23 @@ static int entry(const void *info, uint64_t bias, uint32_t pid, uint64_t read_ns
 	struct hotspot_layout l;
 
 	const struct hotspot_symbols *syms = info;
-	uint64_t structs = 0;
+	uint64_t structs = 0, stride = 0;
 
 	/* the version is not what is read: the layout is, by name */
 	*version = 0;
 	/*
 	 * Mapped, not yet relocated (the launcher's dlopen of libjvm.so under
 	 * way): the pointer still holds 0 or, with DT_RELR (Debian 12's
-	 * libjvm), its link-time value, below where the object is loaded.  No
-	 * JVM to read yet, and none to count unsupported: an entry without a
-	 * layout names nothing, and the load after the JVM starts reads it.
+	 * libjvm), its link-time value, below where the object is loaded; or
+	 * relocated, its constructors not yet run: the entries' stride (an
+	 * offset_of HotSpot computes at run time) still 0.  No JVM to read yet,
+	 * and none to count unsupported: an entry without a layout names
+	 * nothing, and the load after the JVM starts reads it.
 	 */
 	if (target_read(pid, syms->value[HS_STRUCTS] + bias, &structs, sizeof(structs)) ||
-	    structs < bias || !structs) {
+	    structs < bias || !structs ||
+	    target_read(pid, syms->value[HS_STRUCT_STRIDE] + bias, &stride, sizeof(stride)) ||
+	    !stride) {
 		memset(val, 0, sizeof(*val));
 		val->layout = HOTSPOT_NO_LAYOUT;
 		val->maps_read_ns = read_ns;
