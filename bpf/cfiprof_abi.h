@@ -51,6 +51,12 @@ enum cfi_reg_kind {
 	CFI_REG_AT_CFA = 2,	 /* value = *(CFA + off) */
 	CFI_REG_VAL_CFA = 3,	 /* value = CFA + off */
 	CFI_REG_UNSUPPORTED = 4, /* in another register or an expression */
+	/*
+	 * value = *(rbp + off), rbp the frame's own: a frame whose caller's sp
+	 * it keeps (CFI_CFA_DEREF_RBP) with its return address and the caller's
+	 * rbp at its frame pointer, not at that sp (HotSpot's interpreter)
+	 */
+	CFI_REG_AT_FP = 5,
 	CFI_REG_KIND_MAX,
 };
 

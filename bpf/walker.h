@@ -440,7 +440,8 @@ static __always_inline int walker_at_sigreturn(struct walker_state *st)
 
 static __always_inline int walker_eval_rule(struct walker_state *st, const struct cfi_rule *r)
 {
-	__u64 cfa, ra, bp, tmp;
+	/* the frame's own rbp: where AT_FP registers are, before rbp becomes the caller's */
+	__u64 cfa, ra, bp, tmp, fp = st->bp;
 
 	switch (r->cfa_kind) {
 	case CFI_CFA_RSP:
@@ -502,6 +503,9 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 		if (!st->lr_valid)
 			return walker_unsupported(st, CFI_UNSUP_REG_LOST);
 		ra = st->lr;
+	} else if (r->ra_kind == CFI_REG_AT_FP) {
+		if (!st->bp_valid)
+			return walker_unsupported(st, CFI_UNSUP_REG_LOST);
 	} else if (r->ra_kind != CFI_REG_AT_CFA) {
 		return walker_unsupported(st, r->reason);
 	}
@@ -528,6 +532,8 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 	}
 	if (r->ra_kind == CFI_REG_AT_CFA && walker_read_u64(st, cfa + (__s64)r->ra_off, &ra))
 		return walker_stop(st, STOP_UNREADABLE);
+	if (r->ra_kind == CFI_REG_AT_FP && walker_read_u64(st, fp + (__s64)r->ra_off, &ra))
+		return walker_stop(st, STOP_UNREADABLE);
 
 	switch (r->rbp_kind) {
 	case CFI_REG_SAME:
@@ -541,6 +547,14 @@ static __always_inline int walker_eval_rule(struct walker_state *st, const struc
 	case CFI_REG_VAL_CFA:
 		st->bp = cfa + (__s64)r->rbp_off;
 		st->bp_valid = 1;
+		break;
+	case CFI_REG_AT_FP:
+		/* a frame pointer lost before: the caller's rbp is lost with it */
+		if (!st->bp_valid)
+			break;
+		if (walker_read_u64(st, fp + (__s64)r->rbp_off, &bp))
+			return walker_stop(st, STOP_UNREADABLE);
+		st->bp = bp;
 		break;
 	default:
 		/* Only fatal if a later frame needs rbp. */

@@ -30,6 +30,12 @@ struct cfi_arch_regs {
 	uint8_t arch; /* enum cfi_arch */
 	uint16_t sp, fp, carried, pc;
 	bool ra_in_lr;
+	/*
+	 * A register saved at fp + N (DW_CFA_expression DW_OP_bregFP N) is
+	 * CFI_REG_AT_FP, not unsupported: rows a runtime writes for its JIT
+	 * code (hotspot_rows.c), never an ELF's
+	 */
+	bool fp_exprs;
 };
 
 /* NULL for a machine the compiler does not read (e_machine of the ELF header). */

@@ -197,8 +197,10 @@ static void classify_cfa(const struct reg_rule *cfa, const struct cfi_arch_regs 
  * walk's first frame can read.
  */
 static uint8_t classify_reg(const struct reg_rule *r, bool is_ra, bool ra_in_lr, uint16_t self,
-			    int16_t *off)
+			    const struct cfi_arch_regs *fp_exprs, int16_t *off)
 {
+	struct xop o[MAX_XOPS];
+
 	*off = 0;
 	switch (r->kind) {
 	case RR_UNMENTIONED:
@@ -221,6 +223,13 @@ static uint8_t classify_reg(const struct reg_rule *r, bool is_ra, bool ra_in_lr,
 		if (r->reg == self && (!is_ra || ra_in_lr))
 			return CFI_REG_SAME;
 		return CFI_REG_UNSUPPORTED;
+	case RR_EXPR:
+		/* at the frame pointer + N: JIT rows only (cfi_arch_regs' fp_exprs) */
+		if (!fp_exprs || decode_expr(r->expr, r->expr_len, o) != 1 || o[0].op != XOP_BREG ||
+		    o[0].reg != fp_exprs->fp || !fits16(o[0].val))
+			return CFI_REG_UNSUPPORTED;
+		*off = (int16_t)o[0].val;
+		return CFI_REG_AT_FP;
 	default:
 		return CFI_REG_UNSUPPORTED;
 	}
@@ -232,7 +241,7 @@ static void classify_rbx(const struct reg_rule *r, const struct cfi_arch_regs *r
 {
 	int16_t off;
 
-	out->rbx_kind = classify_reg(r, false, false, regs->carried, &off);
+	out->rbx_kind = classify_reg(r, false, false, regs->carried, NULL, &off);
 	if (out->rbx_kind == CFI_REG_UNDEFINED)
 		out->rbx_kind = CFI_REG_UNSUPPORTED;
 	out->rbx_off = off;
@@ -252,9 +261,11 @@ void rule_classify(const struct cfa_state *st, const struct cfi_arch_regs *regs,
 		return;
 	}
 	classify_cfa(&st->cfa, regs, out);
-	out->ra_kind = classify_reg(&st->ra, true, regs->ra_in_lr, DW_REG_A64_LR, &off);
+	out->ra_kind = classify_reg(&st->ra, true, regs->ra_in_lr, DW_REG_A64_LR,
+				    regs->fp_exprs ? regs : NULL, &off);
 	out->ra_off = off;
-	out->rbp_kind = classify_reg(&st->rbp, false, false, regs->fp, &off);
+	out->rbp_kind =
+	    classify_reg(&st->rbp, false, false, regs->fp, regs->fp_exprs ? regs : NULL, &off);
 	out->rbp_off = off;
 	classify_rbx(&st->rbx, regs, out);
 	/* one reason per rule: the CFA's first, then the RA's, then rbp's */

@@ -133,6 +133,9 @@ void cfi_rule_format_reg(int kind, int off, char *buf, size_t len)
 	case CFI_REG_VAL_CFA:
 		snprintf(buf, len, "v%+d", off);
 		break;
+	case CFI_REG_AT_FP:
+		snprintf(buf, len, "f%+d", off);
+		break;
 	default:
 		snprintf(buf, len, "x");
 		break;
@@ -150,6 +153,8 @@ static const char *reg_kind_name(int kind)
 		return "at";
 	case CFI_REG_VAL_CFA:
 		return "val";
+	case CFI_REG_AT_FP:
+		return "atfp";
 	default:
 		return "unsupported";
 	}

@@ -652,6 +652,58 @@ static void test_jit_rows(void)
 	replay_env_free(&env);
 }
 
+/*
+ * A frame that keeps its caller's sp (HotSpot's interpreted frame: the
+ * sender sp at rbp - 8) with its return address and the caller's rbp at
+ * its rbp: CFI_CFA_DEREF_RBP with CFI_REG_AT_FP registers.  Its compiled
+ * caller (a frame-size rule) came through a c2i adapter that extended its
+ * sp for the arguments: rbp + 16 would be 0x30 bytes short of it.
+ */
+static void test_sender_sp(void)
+{
+	static struct replay_env env;
+	static struct cfi_rule rules[4];
+	static struct cfi_row rows[6] = {{0, 0},      {0x1000, 1}, {0x1100, 0},
+					 {0x2000, 2}, {0x2100, 3}, {0x2200, 0}};
+	static struct cfi_page page = {.page = 0x80, .first_row = 0, .nr_rows = 6};
+	struct cfi_table t = {.rules = rules,
+			      .nr_rules = 4,
+			      .rows = rows,
+			      .nr_rows = 6,
+			      .pages = &page,
+			      .nr_pages = 1};
+	const uint64_t interp = 0x801010, compiled = 0x802010, out = 0x802110;
+	uint64_t stk[32];
+	struct syn_result r;
+
+	rules[0] = mkrule(CFI_CFA_NONE, 0, 0, 0, 0, 0);
+	/* cfa = *(rbp - 8), ra at rbp + 8, rbp at rbp */
+	rules[1] = mkrule(CFI_CFA_DEREF_RBP, -8, CFI_REG_AT_FP, CFI_REG_AT_FP, 0, 0);
+	rules[1].ra_off = 8;
+	rules[2] = mkrule(CFI_CFA_RSP, 48, CFI_REG_AT_CFA, CFI_REG_AT_CFA, -16, 0); /* compiled */
+	rules[3] = mkrule(CFI_CFA_RSP, 8, CFI_REG_UNDEFINED, CFI_REG_SAME, 0, 0);   /* outermost */
+	memset(stk, 0, sizeof(stk));
+	stk[0x38 / 8] = SB + 0x80; /* rbp - 8: the sender sp, the compiled caller's */
+	stk[0x40 / 8] = 0x1234;	   /* rbp: the caller's rbp */
+	stk[0x48 / 8] = compiled;  /* rbp + 8 */
+	stk[0xa8 / 8] = out;	   /* the compiled frame's return address: its cfa SB+0xb0, -8 */
+	replay_env_init(&env, SYN_PID);
+	CHECK(replay_add_table(&env, 3, &t) == 0, "add the table");
+	replay_add_mapping(&env, 0x800000, 0x810000, 3, CFI_MAPPING_CFI, 0);
+	replay_add_mem(&env, SB, stk, sizeof(stk));
+	syn_walk(&env, interp, SB, SB + 0x40, 64, &r);
+	expect_pcs("sender sp", &r, STOP_COMPLETE, 3, (uint64_t[]){interp, compiled, out});
+	/* a frame pointer lost before the frame: nothing at it to read */
+	memset(&r, 0, sizeof(r));
+	replay_cur = &env;
+	walker_init(&r.st, env.pid, interp, SB, SB + 0x40);
+	r.st.bp_valid = 0;
+	r.nr = replay_run(&r.st, r.pcs, 64);
+	CHECK(r.st.reason == STOP_UNSUPPORTED && r.nr == 1,
+	      "sender sp, rbp lost: reason %d, %u frames", r.st.reason, r.nr);
+	replay_env_free(&env);
+}
+
 #include "tests/lib/replay_world.h"
 
 static pid_t pick_thread(pid_t pid, int want_thread)
@@ -1129,6 +1181,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_cfa_register);
 	RUN_TEST(test_fp_fallback);
 	RUN_TEST(test_jit_rows);
+	RUN_TEST(test_sender_sp);
 	mkdir("build", 0755);
 	mkdir(SNAP_DIR, 0755);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

@@ -50,19 +50,14 @@
  *    make a match inside another instruction's operands unlikely.  A frame
  *    of two words has no add: its returns keep the frame's rule.
  *  - the template interpreter (its one blob "Interpreter"): every
- *    interpreted frame is a classic frame-pointer frame built by `enter`,
- *    CFA = rbp + 16, the return address at CFA - 8, the caller's rbp at CFA
- *    - 16.  The caller's rsp this gives is the interpreted frame's sender sp
- *    as the c2i adapter extended it (room for the arguments): right for an
- *    interpreted caller (its own rule is rbp's), too low by that room for a
- *    compiled caller reached through c2i (or through deoptimization, whose
- *    frames the unpacking extends alike), whose frame-size rule then reads
- *    a wrong slot: an interpreted method called from C2 code, stopped 300
- *    times, lost the stack after its caller 299 times.  The JVM's sender
- *    uses interpreter_frame_sender_sp (rbp - 8) there, which no CFA-relative
- *    rule can say (the return address is at rbp + 8, the caller's sp at
- *    *(rbp - 8), their distance the arguments'): a rule kind the walker
- *    lacks, sp = *(rbp - 8), ra = *(rbp + 8), rbp = *rbp.
+ *    interpreted frame is a frame-pointer frame built by `enter`, the
+ *    return address at rbp + 8, the caller's rbp at rbp, and the caller's
+ *    sp the sender sp it keeps at rbp - 8 (sender_for_interpreter_frame):
+ *    rbp + 16 is too low for a compiled caller reached through c2i or
+ *    deoptimization (both extend its sp for the arguments).  The walker's
+ *    CFA = *(rbp - 8) with the return address and rbp AT_FP
+ *    (interp_program); an interpreted method called from C2 code, stopped
+ *    300 times, lost the stack after its caller 299 times with rbp + 16.
  *  - a blob with a frame size whose frame is never complete (frame_complete
  *    -1, CodeOffsets::frame_never_safe: the safepoint, deoptimization,
  *    uncommon-trap and exception blobs, C2's OptoRuntime stubs such as
@@ -568,6 +563,20 @@ static void mark_program(uint8_t **p, uint32_t *at, struct hotspot_mark m, uint3
 }
 
 /*
+ * An interpreted frame (frame_x86.cpp's sender_for_interpreter_frame): the
+ * caller's sp is the sender sp the frame keeps at rbp - 8
+ * (interpreter_frame_sender_sp_offset -1), which a compiled caller needs
+ * (a c2i adapter, or deoptimization, extended its sp for the arguments);
+ * the return address at rbp + 8, the caller's rbp at rbp.  DW_CFA_def_cfa_
+ * expression (breg6 -8; deref), DW_CFA_expression rip (breg6 +8) and rbp
+ * (breg6 +0): the walker's CFI_CFA_DEREF_RBP with CFI_REG_AT_FP registers.
+ */
+static const uint8_t interp_program[] = {0x0f, 0x03,	   0x76, 0x78, 0x06,  /* cfa = *(rbp - 8) */
+					 0x10, DW_REG_RIP, 0x02, 0x76, 0x08,  /* rip at rbp + 8 */
+					 0x10, DW_REG_RBP, 0x02, 0x76, 0x00}; /* rbp at rbp */
+_Static_assert(sizeof(interp_program) <= MARK_PROGRAM_MAX, "the interpreter's program fits a mark");
+
+/*
  * The CFA program of blob i of c into prog (MARK_PROGRAM_MAX bytes a mark,
  * two marks without any): how many bytes.
  */
@@ -577,8 +586,12 @@ static size_t blob_program(const struct hotspot_code *c, size_t i, uint8_t *prog
 	uint8_t *p = prog;
 	uint32_t at = 0;
 
-	/* the interpreter's, and a frame not known: frame pointers */
-	if (hotspot_frame_kind(b) != HOTSPOT_FRAME_SIZED) {
+	if (hotspot_frame_kind(b) == HOTSPOT_FRAME_FP) {
+		memcpy(p, interp_program, sizeof(interp_program));
+		return sizeof(interp_program);
+	}
+	/* a frame not known: frame pointers */
+	if (hotspot_frame_kind(b) == HOTSPOT_FRAME_NONE) {
 		mark_program(&p, &at, (struct hotspot_mark){0, HOTSPOT_AT_FP}, 0);
 		return (size_t)(p - prog);
 	}
@@ -657,9 +670,10 @@ int hotspot_rows_build(const struct hotspot_code *code, const struct cfi_budget 
 {
 	struct diag_ctx dc = {diag, "hotspot code cache"};
 	/* what every blob's program is read as: one section, one CIE */
-	const struct cfi_section sec = {.source = CFI_SRC_EH_FRAME,
-					.name = "hotspot code cache",
-					.regs = cfi_arch_regs(CFI_ARCH_X86_64)};
+	/* x86-64's, with registers saved at rbp + N (the interpreter's) */
+	struct cfi_arch_regs regs = *cfi_arch_regs(CFI_ARCH_X86_64);
+	const struct cfi_section sec = {
+	    .source = CFI_SRC_EH_FRAME, .name = "hotspot code cache", .regs = &regs};
 	struct hotspot_rows_stats st = {0};
 	struct cfi_parse p = {0};
 	struct rule_dict dict;
@@ -668,6 +682,7 @@ int hotspot_rows_build(const struct hotspot_code *code, const struct cfi_budget 
 	uint8_t *prog;
 	int err;
 
+	regs.fp_exprs = true;
 	*out = NULL;
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
