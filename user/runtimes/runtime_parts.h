@@ -82,15 +82,22 @@ struct runtime_frames_desc {
 	const char *samples_help, *procs_help, *reads_help;
 };
 
+/*
+ * The runtime_ops of a runtime made of these parts, with hooks, a summary
+ * and metrics of its own (HotSpot's: its JIT rows besides its frames).
+ */
+#define RUNTIME_PARTS_OPS_OWN(ID, CREATE, HOOKS, NAMER, SUMMARY, METRICS)                          \
+	{                                                                                          \
+		.id = (ID), .create = (CREATE), .destroy = runtime_parts_free, .hooks = (HOOKS),   \
+		.namer = (NAMER), .note = runtime_parts_note, .carry = runtime_parts_carry,        \
+		.wait = runtime_parts_wait, .sweep = runtime_parts_sweep, .summary = (SUMMARY),    \
+		.metrics = (METRICS),                                                              \
+	}
+
 /* The runtime_ops of a runtime made of these parts alone (PHP, Perl, Ruby). */
 #define RUNTIME_PARTS_OPS(ID, CREATE, NAMER)                                                       \
-	{                                                                                          \
-		.id = (ID), .create = (CREATE), .destroy = runtime_parts_free,                     \
-		.hooks = runtime_parts_hooks, .namer = (NAMER), .note = runtime_parts_note,        \
-		.carry = runtime_parts_carry, .wait = runtime_parts_wait,                          \
-		.sweep = runtime_parts_sweep, .summary = runtime_parts_summary,                    \
-		.metrics = runtime_parts_metrics,                                                  \
-	}
+	RUNTIME_PARTS_OPS_OWN(ID, CREATE, runtime_parts_hooks, NAMER, runtime_parts_summary,       \
+			      runtime_parts_metrics)
 
 /* runtime_ops.summary and .metrics of such a runtime, from its desc */
 void runtime_parts_summary(void *rt, const uint64_t *c, FILE *f);

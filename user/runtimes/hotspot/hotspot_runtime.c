@@ -91,16 +91,5 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 		    (double)s.walks_cut);
 }
 
-const struct runtime_ops hotspot_runtime = {
-    .id = RT_HOTSPOT,
-    .create = create,
-    .destroy = runtime_parts_free,
-    .hooks = hooks,
-    .namer = namer,
-    .note = runtime_parts_note,
-    .carry = runtime_parts_carry,
-    .wait = runtime_parts_wait,
-    .sweep = runtime_parts_sweep,
-    .summary = summary,
-    .metrics = metrics,
-};
+const struct runtime_ops hotspot_runtime =
+    RUNTIME_PARTS_OPS_OWN(RT_HOTSPOT, create, hooks, namer, summary, metrics);
