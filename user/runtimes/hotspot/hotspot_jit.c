@@ -39,6 +39,12 @@
 #define HOTSPOT_BUSY_NS	      (50ull * 1000 * 1000)
 #define HOTSPOT_BUSY_FOR_NS   (2000ull * 1000 * 1000)
 #define HOTSPOT_QUIET_NS      (500ull * 1000 * 1000)
+/*
+ * The digest walks of one poll stop once they took this long (on the
+ * tracker's load thread, which loads wait for); the next poll starts with
+ * the JVM after the last one looked at, so each gets its turn.
+ */
+#define HOTSPOT_POLL_NS (20ull * 1000 * 1000)
 /* a load asks for its key once per code cache mapping: one digest serves them all */
 #define HOTSPOT_DIGEST_REUSE_NS (20ull * 1000 * 1000)
 
@@ -285,9 +291,10 @@ static struct cfi_table *jit_build(void *ctx, uint32_t pid, const char *key, int
 
 static uint32_t jit_stale(void *ctx, uint32_t *pids, uint32_t max)
 {
-	uint32_t n = 0, list[HOTSPOT_JVMS_MAX], nr = 0;
+	static uint32_t first; /* where the next poll starts: load thread only */
+	uint32_t n = 0, list[HOTSPOT_JVMS_MAX], nr = 0, k;
+	uint64_t start = mono_ns(), digest;
 	struct hotspot_layout l;
-	uint64_t digest;
 	struct jvm j, *jp;
 
 	(void)ctx;
@@ -297,7 +304,8 @@ static uint32_t jit_stale(void *ctx, uint32_t *pids, uint32_t max)
 		if (jvms[i].used)
 			list[nr++] = jvms[i].pid;
 	pthread_mutex_unlock(&lock);
-	for (uint32_t i = 0; i < nr && n < max; i++) {
+	for (k = 0; k < nr && n < max && mono_ns() - start < HOTSPOT_POLL_NS; k++) {
+		uint32_t i = (first + k) % nr;
 		uint64_t now = mono_ns(), every;
 
 		if (!jvm_copy(list[i], &j, &l))
@@ -320,6 +328,7 @@ static uint32_t jit_stale(void *ctx, uint32_t *pids, uint32_t max)
 		}
 		pthread_mutex_unlock(&lock);
 	}
+	first = nr ? (first + k) % nr : 0;
 	return n;
 }
 
