@@ -108,6 +108,7 @@ static void test_rows(struct tracker_world *w)
 	const struct proc_mapping *m;
 	struct cfi_mapping_val v;
 	struct tracker_stats st;
+	char key1[PROC_MAPPING_KEY_LEN] = "";
 	uint32_t id1;
 
 	/* read before the runtime has rows (a JVM starting): frame pointers, as before */
@@ -129,6 +130,7 @@ static void test_rows(struct tracker_world *w)
 	      "BPF: obj %u flags %#x bias %#llx", v.obj_id, v.flags, (unsigned long long)v.bias);
 	CHECK(rt.builds == 1, "%u builds for one key", rt.builds);
 	id1 = m ? m->obj->id : 0;
+	snprintf(key1, sizeof(key1), "%s", m ? m->key : "");
 	/* the same code: its key again, its table from the store */
 	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "reload, the same code");
 	m = code_mapping(w);
@@ -143,6 +145,8 @@ static void test_rows(struct tracker_world *w)
 		  v.obj_id == m->obj->id,
 	      "new code: %u builds, obj %u (was %u), BPF's %u", rt.builds,
 	      m && m->obj ? m->obj->id : 0, id1, v.obj_id);
+	/* the old rows go with their last mapping: no later load asks for them */
+	CHECK(!table_store_has(&w->ts, key1), "the old rows (%s) kept idle", key1);
 	proc_tracker_stats(w->pt, &st);
 	CHECK(st.reloads_unchanged == 0, "%" PRIu64 " reloads kept the JIT mapping",
 	      st.reloads_unchanged);
@@ -184,6 +188,8 @@ int main(void)
 		CHECK(0, "tracker over BPF maps (root?)");
 		return HARNESS_DONE();
 	}
+	/* tables no process maps stay a minute, as record's default keeps them: not JIT rows */
+	w.ts.idle_ttl_ns = 60ull * 1000 * 1000 * 1000;
 	/* the world's tracker, with the fake runtime's hooks */
 	proc_tracker_free(w.pt);
 	w.pt = proc_tracker_new(&(struct proc_tracker_opts){.ts = &w.ts,

@@ -578,7 +578,8 @@ void table_store_release(struct table_store *ts, struct obj_entry *o)
 {
 	if (!o || --o->refs > 0)
 		return;
-	if (ts->idle_ttl_ns) {
+	/* a runtime's JIT rows ("jit:" keys) are its process's alone and never wanted again */
+	if (ts->idle_ttl_ns && strncmp(o->key, "jit:", 4)) {
 		o->idle_since_ns = mono_ns();
 		ts->stats.idle_now++;
 		return;
