@@ -170,7 +170,9 @@ static long hotspot_walk_step(__u32 index, void *data)
 			c->status = HOTSPOT_STATUS_UNREADABLE;
 			return 0;
 		}
-		s->last = (struct cfi_interp_frame){.code = method,
+		/* the nmethod and its compile id: user space reads its Method* if it is still it */
+		s->last = (struct cfi_interp_frame){.code = nm | (__u64)(__u16)compile_id
+								     << HOTSPOT_CODE_ID_SHIFT,
 						    .instr = (__u32)pc,
 						    .owner = HOTSPOT_FRAME_COMPILED,
 						    .scope = (__u16)compile_id};

@@ -7,7 +7,8 @@
  * Like V8's, HotSpot's compiled frames are native frames (JIT code in its
  * code heaps, unwound by rows user space builds from the code cache): each
  * unit names one native frame of the sample, the one whose PC's low 32
- * bits it holds, by the Method* its nmethod compiles, read at the sample.
+ * bits it holds: by the nmethod found at the sample (compiled) or the
+ * Method* its interpreted frame holds.
  */
 #ifndef CFIPROF_HOTSPOT_ABI_H
 #define CFIPROF_HOTSPOT_ABI_H
@@ -16,8 +17,15 @@
 /* code heaps BPF looks a pc up in (JDK 9 on: 3 with segmentation, else 1) */
 #define HOTSPOT_BPF_HEAPS 3
 
-/* struct cfi_interp_frame's owner: a compiled (nmethod) frame; code its Method* */
+/*
+ * struct cfi_interp_frame's owner: a compiled (nmethod) frame.  Its code is
+ * the nmethod's address (below 2^47) with the low 16 bits of its compile id
+ * from bit 48: user space names the frame from the nmethod only while the
+ * nmethod there is still that compile (ids are unique in a JVM's life),
+ * else counts it stale; scope holds the id too.
+ */
 #define HOTSPOT_FRAME_COMPILED 1
+#define HOTSPOT_CODE_ID_SHIFT  48
 /* ... an interpreted frame (the template interpreter's); code its Method* */
 #define HOTSPOT_FRAME_INTERPRETED 2
 /* x86-64: the Method* of an interpreted frame, from its rbp (frame::interpreter_frame_method_offset

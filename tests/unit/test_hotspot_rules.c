@@ -23,7 +23,9 @@
 
 #include "tests/lib/harness.h"
 #include "tests/lib/xorshift.h"
+#include "user/runtimes/hotspot/hotspot_names.h"
 #include "user/runtimes/hotspot/hotspot_rows.h"
+#include "user/runtimes/hotspot/hotspot_vmstructs.h"
 
 static struct hotspot_blob blob(uint64_t begin, uint64_t end, int32_t frame, int32_t complete,
 				bool nmethod, bool interp, int32_t id)
@@ -395,6 +397,42 @@ static void test_random_code(void)
 	CHECK(!bad && shaped > 0, "%d random codes' marks out of their code or order", bad);
 }
 
+/*
+ * A compiled frame is named from the nmethod BPF found only while that
+ * nmethod is still the compile BPF saw (its compile id in the unit's code):
+ * one of another id (its memory reused by a later compile) is stale,
+ * counted and not named.  The nmethod here is this process's own memory.
+ */
+static void test_stale_nmethod(void)
+{
+	static const struct hotspot_layout l = {
+	    .nm_compile_id = {.off = 8, .size = 4, .flags = HOTSPOT_F_FOUND | HOTSPOT_F_SIGNED},
+	    .nm_method = {.off = 16, .size = 8, .flags = HOTSPOT_F_FOUND}};
+	static uint64_t method_body[8]; /* no Method: its name cannot be read */
+	static uint8_t nm[32];
+	const int32_t id = 0x12345;
+	const uint64_t method = (uintptr_t)method_body;
+	const struct code_proc proc = {.offsets = &l};
+	struct code_name out = {0};
+	uint64_t before = hotspot_names_stale();
+
+	memcpy(nm + 8, &id, sizeof(id));
+	memcpy(nm + 16, &method, sizeof(method));
+	/* the compile BPF saw: read on (to a Method that is none: unnamed, not stale) */
+	hotspot_name_ops.read_name(&proc, (uint32_t)getpid(),
+				   (uintptr_t)nm | (uint64_t)(uint16_t)id << HOTSPOT_CODE_ID_SHIFT,
+				   HOTSPOT_FRAME_COMPILED, &out);
+	CHECK(!out.ok && hotspot_names_stale() == before, "the same compile: stale %" PRIu64,
+	      hotspot_names_stale() - before);
+	/* another compile at that address since: stale */
+	hotspot_name_ops.read_name(&proc, (uint32_t)getpid(),
+				   (uintptr_t)nm | (uint64_t)(uint16_t)(id + 1)
+						       << HOTSPOT_CODE_ID_SHIFT,
+				   HOTSPOT_FRAME_COMPILED, &out);
+	CHECK(!out.ok && hotspot_names_stale() == before + 1, "another compile: stale %" PRIu64,
+	      hotspot_names_stale() - before);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -403,5 +441,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_pushed_intrinsic);
 	RUN_TEST(test_code_add);
 	RUN_TEST(test_random_code);
+	RUN_TEST(test_stale_nmethod);
 	return HARNESS_DONE();
 }

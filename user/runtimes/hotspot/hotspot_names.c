@@ -4,6 +4,7 @@
 #include "user/runtimes/runtime_parts.h"
 #include "user/runtimes/hotspot/hotspot_codecache.h"
 #include "user/runtimes/hotspot/hotspot_jit.h"
+#include "user/runtimes/target_mem.h"
 
 static void proc_of(void *ctx, uint32_t pid, struct code_proc *out)
 {
@@ -14,14 +15,51 @@ static void proc_of(void *ctx, uint32_t pid, struct code_proc *out)
 		out->offsets = hotspot_layout_at(val.layout);
 }
 
+/* compiled frames whose nmethod was another compile when read: not named (counted) */
+static uint64_t stale;
+
+uint64_t hotspot_names_stale(void)
+{
+	return __atomic_load_n(&stale, __ATOMIC_RELAXED);
+}
+
+/*
+ * The Method* of the compiled frame whose unit's code is code (the nmethod
+ * and its compile id, HOTSPOT_CODE_ID_SHIFT): 0 when the nmethod there is
+ * no longer that compile (freed, its memory another's: stale, counted) or
+ * cannot be read.
+ */
+static uint64_t compiled_method(const struct hotspot_layout *l, uint32_t pid, uint64_t code)
+{
+	uint64_t nm = code & ((1ull << HOTSPOT_CODE_ID_SHIFT) - 1), method = 0;
+	uint8_t id[8] = {0};
+	int64_t now;
+
+	if (l->nm_compile_id.size > sizeof(id) ||
+	    target_read(pid, nm + l->nm_compile_id.off, id, l->nm_compile_id.size) ||
+	    hotspot_get(id, sizeof(id),
+			(struct hotspot_field){.off = 0,
+					       .size = l->nm_compile_id.size,
+					       .flags = l->nm_compile_id.flags},
+			&now) ||
+	    target_read(pid, nm + l->nm_method.off, &method, sizeof(method)))
+		return 0;
+	if ((uint16_t)now != (uint16_t)(code >> HOTSPOT_CODE_ID_SHIFT)) {
+		__atomic_fetch_add(&stale, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	return method;
+}
+
 static void read_name(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
 		      struct code_name *out)
 {
 	struct hotspot_method_name n;
 
-	(void)owner;
+	if (owner == HOTSPOT_FRAME_COMPILED)
+		code = proc->offsets ? compiled_method(proc->offsets, pid, code) : 0;
 	/* a Method* of a class unloaded since is memory of anything: read as any pointer */
-	if (!proc->offsets || hotspot_method_name(pid, proc->offsets, code, &n))
+	if (!code || !proc->offsets || hotspot_method_name(pid, proc->offsets, code, &n))
 		return;
 	code_name_set(out, n.name, "");
 }

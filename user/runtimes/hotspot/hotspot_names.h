@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Names of compiled Java frames: each Method* a sample's frames hold (the
- * nmethod's, read by BPF at the sample), read from the process once
- * (code_names.c, hotspot_method_name) as "Class.method".  Each frame names
+ * Names of Java frames: a compiled frame's nmethod, found by BPF at the
+ * sample with its compile id, is read for its Method* only while it is
+ * still that compile (else the frame is stale, counted, not named); an
+ * interpreted frame's Method* as BPF read it from the frame; each read
+ * once (code_names.c, hotspot_method_name) as "Class.method".  Each frame names
  * the native frame it runs in (struct interp_namer's by_pc): the code
  * cache's "[anon]+0x..." becomes "Busy.fib".
  */
@@ -14,6 +16,9 @@
 
 /* How HotSpot's frames are named (code_names.h): ctx is the runtime's struct runtime_parts. */
 extern const struct code_names_ops hotspot_name_ops;
+
+/* Compiled frames not named: their nmethod was another compile when read. */
+uint64_t hotspot_names_stale(void);
 
 /* What the profile names the frames with (names NULL: "[jvm]"). */
 void hotspot_names_namer(struct code_names *names, struct interp_namer *out);

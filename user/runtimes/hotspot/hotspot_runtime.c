@@ -66,8 +66,10 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 		"cfiprof: hotspot: code cache rows: %" PRIu64 " JVMs, %" PRIu64
 		" tables built (%" PRIu64 " blobs with rows in the last), %" PRIu64
 		" reloads for new code, %" PRIu64 " held back by the rate bound, %" PRIu64
-		" walks cut by their budget\n",
-		s.jvms, s.builds, s.rows_blobs, s.reloads, s.held_back, s.walks_cut);
+		" walks cut by their budget; %" PRIu64
+		" compiled frames stale (their code another compile when named)\n",
+		s.jvms, s.builds, s.rows_blobs, s.reloads, s.held_back, s.walks_cut,
+		hotspot_names_stale());
 }
 
 /* the frames' families, then the rows': tables built, reloads asked and held back, walks cut */
@@ -89,6 +91,9 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 	prom_metric(f, "cfiprof_hotspot_code_walks_cut_total", "counter",
 		    "Walks of a JVM's code cache cut by their budget (blocks, reads, time).",
 		    (double)s.walks_cut);
+	prom_metric(f, "cfiprof_hotspot_frames_stale_total", "counter",
+		    "Compiled Java frames not named: their nmethod was another compile when read.",
+		    (double)hotspot_names_stale());
 }
 
 const struct runtime_ops hotspot_runtime =
