@@ -521,7 +521,7 @@ static int finish(struct scan *sc, struct hotspot_layout *out)
 	out->nmethod_bytes = end_of(blob, sizeof(blob) / sizeof(blob[0]));
 	out->kind_nmethod = -1;
 	if (HOTSPOT_HAS(out->blob_kind)) {
-		int32_t v;
+		int32_t v = -1;
 
 		if (!width_in(out->blob_kind, ints) || scan_int(sc, "CodeBlobKind::Nmethod", &v) ||
 		    v < 0 || v > 255)
