@@ -153,9 +153,10 @@ static void test_recursion(void)
 		goto out;
 	judge("recurse", &r);
 	snprintf(want, sizeof(want),
-		 "<module> (%s:28);main (%s:24);outer (%s:20);rec (%s:15);rec (%s:15);rec (%s:15);"
+		 "<module> (%s:%d);main (%s:%d);outer (%s:%d);rec (%s:15);rec (%s:15);rec (%s:15);"
 		 "rec (%s:15);rec (%s:15);rec (%s:14);leaf (%s:*",
-		 p, p, p, p, p, p, p, p, p, p);
+		 p, interp_mark_line(p, "# MODULE"), p, interp_mark_line(p, "# MAIN"), p,
+		 interp_mark_line(p, "# OUTER"), p, p, p, p, p, p, p);
 	expect_chain(&r, "recurse", want);
 out:
 	free(r.log);
@@ -932,9 +933,11 @@ static void test_other_versions(void)
 			judge_excusing(name, &r, taken_before_known(r.log, r.samples, false));
 			snprintf(
 			    want, sizeof(want),
-			    "<module> (%s:28);main (%s:24);outer (%s:20);rec (%s:15);rec "
+			    "<module> (%s:%d);main (%s:%d);outer (%s:%d);rec (%s:15);rec "
 			    "(%s:15);rec (%s:15);rec (%s:15);rec (%s:15);rec (%s:14);leaf (%s:*",
-			    rp, rp, rp, rp, rp, rp, rp, rp, rp, rp);
+			    rp, interp_mark_line(rp, "# MODULE"), rp,
+			    interp_mark_line(rp, "# MAIN"), rp, interp_mark_line(rp, "# OUTER"), rp,
+			    rp, rp, rp, rp, rp, rp);
 			expect_chain(&r, name, want);
 		}
 		free(r.log);

@@ -19,18 +19,17 @@ def outer(clock, until, every):
     # the clock read every `every` rounds: process_time is a system call
     n = 0
     while n % every or clock() < until:
-        rec(5)
+        rec(5)  # OUTER
         n += 1
 
 
 def main():
     # "1.5" seconds of the wall, "1.5c" of the process's CPU (spin.h's convention)
     arg = sys.argv[1] if len(sys.argv) > 1 else "2"
-    if arg.endswith("c"):
-        outer(time.process_time, time.process_time() + float(arg[:-1]), 16)
-    else:
-        outer(time.monotonic, time.monotonic() + float(arg), 1)
+    cpu = arg.endswith("c")
+    clock = time.process_time if cpu else time.monotonic
+    outer(clock, clock() + float(arg.rstrip("c")), 16 if cpu else 1)  # MAIN
 
 
 if __name__ == "__main__":
-    main()
+    main()  # MODULE
