@@ -612,7 +612,7 @@ static void test_frame_types(void)
 		  !strcmp(prof_loc_frame_type(PROF_LOC_INTERP + RT_PYTHON), "cpython"),
 	      "the conventions' names: go %s, cpython %s", prof_loc_frame_type(PROF_LOC_GO),
 	      prof_loc_frame_type(PROF_LOC_INTERP + RT_PYTHON));
-	CHECK(prof_loc_kind_of("jvm") == PROF_LOC_USER, "a type not listed is native code");
+	CHECK(prof_loc_kind_of("beam") == PROF_LOC_USER, "a type not listed is native code");
 	CHECK(!prof_loc_frame_type(PROF_LOC_KINDS), "a kind past the list has no type");
 }
 
