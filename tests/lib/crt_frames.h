@@ -42,16 +42,21 @@ static inline bool is_crt_function(const char *f, size_t len)
 }
 
 /*
- * The same code in a stripped library, whose frame reads OBJ+0xADDRESS: the
+ * The same code in a stripped object, whose frame reads OBJ+0xADDRESS: the
  * address in the object's .init or .fini, as readelf -S of the library in the
- * system's library folders gives them, or in its .text below the first FDE
- * there (crtstuff.c's functions, as readelf --debug-dump=frames lists them).
+ * system's library folders (or the program in the system's program folders)
+ * gives them, or crtstuff.c's functions in its .text, as readelf
+ * --debug-dump=frames lists the FDEs: below the first one (a library), or in
+ * the gap after _start's, the one at the entry point (a program: crt1.o's
+ * _start is linked right before crtstuff's functions).
  */
 static inline bool is_crt_address(const char *f, size_t len)
 {
-	static const char *const dirs[] = {"/lib/" MULTIARCH, "/usr/lib/" MULTIARCH};
+	static const char *const dirs[] = {"/lib/" MULTIARCH, "/usr/lib/" MULTIARCH, "/usr/bin",
+					   "/usr/sbin"};
 	char name[256], cmd[600], line[512], *plus;
-	unsigned long long at, start, size, text = 0, first_fde = ~0ull, pc;
+	unsigned long long at, start, size, text = 0, first_fde = ~0ull, pc, end;
+	unsigned long long entry = 0, entry_end = 0, after_entry = ~0ull;
 	bool in = false;
 
 	if (len >= sizeof(name))
@@ -67,11 +72,13 @@ static inline bool is_crt_address(const char *f, size_t len)
 	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !in; d++) {
 		FILE *p;
 
-		snprintf(cmd, sizeof(cmd), "readelf -SW '%s/%s' 2>/dev/null", dirs[d], name);
+		snprintf(cmd, sizeof(cmd), "readelf -hSW '%s/%s' 2>/dev/null", dirs[d], name);
 		p = popen(cmd, "re");
 		while (p && fgets(line, sizeof(line), p)) {
 			const char *sec = strstr(line, "] .");
 
+			if (!strncmp(line, "  Entry point address:", 22))
+				sscanf(line + 22, "%llx", &entry);
 			if (sec && !strncmp(sec + 2, ".text ", 6))
 				sscanf(sec + 8, "%*s %llx", &text);
 			/* [Nr] Name Type Address Off Size ...: .init and .fini */
@@ -96,13 +103,18 @@ static inline bool is_crt_address(const char *f, size_t len)
 		while (p && fgets(line, sizeof(line), p)) {
 			const char *at_pc = strstr(line, " pc=");
 
-			if (at_pc && sscanf(at_pc + 4, "%llx", &pc) == 1 && pc >= text &&
-			    pc < first_fde)
+			if (!at_pc || sscanf(at_pc + 4, "%llx..%llx", &pc, &end) != 2 || pc < text)
+				continue;
+			if (pc < first_fde)
 				first_fde = pc;
+			if (pc == entry)
+				entry_end = end;
+			else if (pc > entry && pc < after_entry)
+				after_entry = pc;
 		}
 		if (p)
 			pclose(p);
-		in = at < first_fde;
+		in = at < first_fde || (entry_end && at >= entry_end && at < after_entry);
 	}
 	return in;
 }
