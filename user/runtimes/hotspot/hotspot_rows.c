@@ -126,6 +126,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "common/vec.h"
 #include "tables/diag.h"
 #include "tables/internal.h"
@@ -139,7 +140,6 @@
 #define CFA_RESTORE(reg)   (0xc0 | (reg)) /* back to the CIE's rule */
 #define CFA_DATA_ALIGN	   (-8)
 #define MARK_PROGRAM_MAX   16	     /* bytes of one mark's instructions: 5 + 6 + 2 */
-#define FRAME_WORDS_MAX	   (1 << 20) /* a frame of 8 MiB: no Java frame is near */
 #define CODE_READ_MAX	   (1 << 20) /* bytes of one nmethod's code read to scan */
 #define CODE_BYTES_DEFAULT (64ull << 20)
 
@@ -164,270 +164,6 @@ enum hotspot_frame_kind hotspot_frame_kind(const struct hotspot_blob *b)
 	if (b->frame_size > 0)
 		return HOTSPOT_FRAME_SIZED;
 	return HOTSPOT_FRAME_NONE;
-}
-
-/* ---- the code's bytes: prologues and epilogues of C1 and C2 ---- */
-
-static uint32_t le32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* add (op 0xc4) or sub (0xec) rsp, imm: its length at c[0, n) when imm is v, else 0 */
-static size_t rsp_imm(const uint8_t *c, size_t n, uint8_t op, uint32_t v)
-{
-	if (n >= 4 && c[0] == 0x48 && c[1] == 0x83 && c[2] == op && v < 0x80 && c[3] == v)
-		return 4;
-	if (n >= 7 && c[0] == 0x48 && c[1] == 0x81 && c[2] == op && le32(c + 3) == v)
-		return 7;
-	return 0;
-}
-
-/* the bytes of an instruction of len bytes ending at c[end] equal to want */
-static bool ends_with(const uint8_t *c, size_t end, const uint8_t *want, size_t len)
-{
-	return end >= len && !memcmp(c + end - len, want, len);
-}
-
-/*
- * The prologue ending at the frame complete offset fc, in fs words, into
- * m: how many marks, 0 when it is no shape known.  C2 with a stack bang,
- * C1: push rbp; sub rsp, (fs - 2) * 8 (none for 2 words); native wrappers
- * and -XX:+PreserveFramePointer: push rbp; mov rbp, rsp; sub rsp, ..., a
- * frame whose rbp is its frame pointer from then on (a native wrapper moves
- * rsp around its calls: pushes, alignment); C2 without a stack bang: sub
- * rsp, (fs - 1) * 8 (always imm32); mov [rsp + (fs - 2) * 8], rbp
- * (MacroAssembler::verified_entry).
- */
-/* cmp dword [r15 + disp8 or disp32], imm32 ending at c[end]: its length, or 0 */
-static size_t cmp_r15(const uint8_t *c, size_t end)
-{
-	if (end >= 8 && c[end - 8] == 0x41 && c[end - 7] == 0x81 && c[end - 6] == 0x7f)
-		return 8;
-	if (end >= 11 && c[end - 11] == 0x41 && c[end - 10] == 0x81 && c[end - 9] == 0xbf)
-		return 11;
-	return 0;
-}
-
-/* Back from end over the nops that align what follows (a patched instruction). */
-static size_t skip_nops(const uint8_t *c, size_t end)
-{
-	static const uint8_t nops[][5] = {{0x90},
-					  {0x66, 0x90},
-					  {0x0f, 0x1f, 0x00},
-					  {0x0f, 0x1f, 0x40, 0x00},
-					  {0x0f, 0x1f, 0x44, 0x00, 0x00}};
-	bool more = true;
-
-	for (int n = 0; more && n < 8; n++) {
-		more = false;
-		for (size_t k = 0; k < sizeof(nops) / sizeof(nops[0]) && !more; k++)
-			if (ends_with(c, end, nops[k], k + 1)) {
-				end -= k + 1;
-				more = true;
-			}
-	}
-	return end;
-}
-
-/*
- * Where the nmethod entry barrier ending at fc starts (fc when there is
- * none): ZGC's and Shenandoah's, every GC's from JDK 21 (BarrierSetAssembler
- * ::nmethod_entry_barrier), between the frame's setup and its frame
- * complete offset: cmp dword [r15 + disarmed], imm32, then jne to an
- * out-of-line stub (C2: 0f 85 rel32, or 75 rel8) or je over a call (C1:
- * 74 05 e8 rel32), after nops that align the cmp (JDK 25's native
- * wrappers).  The frame is complete from its start.
- */
-static size_t barrier_start(const uint8_t *c, size_t fc)
-{
-	size_t tail = 0, cmp;
-
-	if (fc >= 6 && c[fc - 6] == 0x0f && c[fc - 5] == 0x85)
-		tail = 6;
-	else if (fc >= 2 && c[fc - 2] == 0x75)
-		tail = 2;
-	else if (fc >= 7 && c[fc - 7] == 0x74 && c[fc - 6] == 0x05 && c[fc - 5] == 0xe8)
-		tail = 7;
-	cmp = tail ? cmp_r15(c, fc - tail) : 0;
-	return cmp ? skip_nops(c, fc - tail - cmp) : fc;
-}
-
-static size_t prologue(const uint8_t *c, size_t fc, uint32_t fs, struct hotspot_mark *m)
-{
-	static const uint8_t mov_rbp_rsp[2][3] = {{0x48, 0x89, 0xe5}, {0x48, 0x8b, 0xec}};
-	uint32_t below = (fs - 2) * 8;
-	size_t p, len, mov = 0;
-
-	fc = barrier_start(c, fc);
-	p = fc;
-
-	/* the sub's two lengths: imm8 (4 bytes) or imm32 (7) */
-	for (len = 4; below && len <= 7; len += 3)
-		if (p >= len && rsp_imm(c + p - len, len, 0xec, below) == len)
-			break;
-	if (!below || len <= 7) {
-		p -= below ? len : 0;
-		if (ends_with(c, p, mov_rbp_rsp[0], 3) || ends_with(c, p, mov_rbp_rsp[1], 3))
-			mov = p;
-		p -= mov ? 3 : 0;
-		if (p >= 1 && c[p - 1] == 0x55) {
-			m[0] = (struct hotspot_mark){(uint32_t)p, HOTSPOT_AT_PUSHED};
-			m[1] = mov ? (struct hotspot_mark){(uint32_t)mov, HOTSPOT_AT_FP}
-				   : (struct hotspot_mark){(uint32_t)fc, HOTSPOT_AT_FRAME};
-			return 2;
-		}
-	}
-	/* after sub rsp, imm32: mov [rsp], rbp, mov [rsp + disp8], rbp or mov [rsp + disp32], rbp
-	 */
-	for (size_t mov = 4; mov <= 8; mov++) {
-		const uint8_t *at;
-		bool ok;
-
-		if (fc < mov + 7 || rsp_imm(c + fc - mov - 7, 7, 0xec, (fs - 1) * 8) != 7)
-			continue;
-		at = c + fc - mov;
-		ok = at[0] == 0x48 && at[1] == 0x89;
-		if (mov == 4)
-			ok = ok && below == 0 && at[2] == 0x2c && at[3] == 0x24;
-		else if (mov == 5)
-			ok = ok && at[2] == 0x6c && at[3] == 0x24 && below < 0x80 && at[4] == below;
-		else if (mov == 8)
-			ok = ok && at[2] == 0xac && at[3] == 0x24 && le32(at + 4) == below;
-		else
-			ok = false;
-		if (!ok)
-			continue;
-		m[0] = (struct hotspot_mark){(uint32_t)(fc - mov), HOTSPOT_AT_UNSAVED};
-		m[1] = (struct hotspot_mark){(uint32_t)fc, HOTSPOT_AT_FRAME};
-		return 2;
-	}
-	return 0;
-}
-
-/*
- * The end of the return at c[q, n) after an epilogue's pop rbp or leave:
- * ret, after the return poll (cmp rsp, [r15 + disp32 or disp8]; ja stub), or
- * after a native wrapper's pending exception check (cmp qword [r15 + 8],
- * 0; jne), or none; or a jump out (the rethrow of an exception); 0 when it
- * is neither.
- */
-static size_t return_end(const uint8_t *c, size_t n, size_t q)
-{
-	static const uint8_t pending[] = {0x49, 0x81, 0x7f, 0x08, 0, 0, 0, 0, 0x0f, 0x85};
-	size_t r = q;
-
-	if (r + 13 <= n && c[r] == 0x49 && c[r + 1] == 0x3b && c[r + 2] == 0xa7 &&
-	    c[r + 7] == 0x0f && c[r + 8] == 0x87)
-		r += 13;
-	else if (r + 10 <= n && c[r] == 0x49 && c[r + 1] == 0x3b && c[r + 2] == 0x67 &&
-		 c[r + 4] == 0x0f && c[r + 5] == 0x87)
-		r += 10; /* its disp8 form: JDK 25's */
-	else if (r + 14 <= n && !memcmp(c + r, pending, sizeof(pending)))
-		r += 14;
-	if (r < n && c[r] == 0xc3)
-		return r + 1;
-	if (r == q && r + 5 <= n && c[r] == 0xe9)
-		return r + 5;
-	return 0;
-}
-
-/*
- * The epilogue at c[i, n) of a frame of below bytes under its saved rbp
- * (fp: rbp its frame pointer): add rsp, below; pop rbp (for an rbp frame
- * also leave) and its return, as marks into m (the state after the return:
- * the body's); how many bytes it takes, 0 when there is none at i.
- */
-static size_t epilogue(const uint8_t *c, size_t n, size_t i, uint32_t below, bool fp,
-		       struct hotspot_mark *m)
-{
-	size_t len = below ? rsp_imm(c + i, n - i, 0xc4, below) : 0, end;
-
-	if (fp && c[i] == 0xc9) {
-		end = return_end(c, n, i + 1);
-		if (!end)
-			return 0;
-		m[0] = (struct hotspot_mark){(uint32_t)(i + 1), HOTSPOT_AT_ENTRY};
-		m[1] = (struct hotspot_mark){(uint32_t)end, HOTSPOT_AT_FP};
-		return end - i;
-	}
-	if (!len || i + len >= n || c[i + len] != 0x5d)
-		return 0;
-	end = return_end(c, n, i + len + 1);
-	if (!end)
-		return 0;
-	m[0] = (struct hotspot_mark){(uint32_t)(i + len), HOTSPOT_AT_PUSHED};
-	m[1] = (struct hotspot_mark){(uint32_t)(i + len + 1), HOTSPOT_AT_ENTRY};
-	m[2] = (struct hotspot_mark){(uint32_t)end, fp ? HOTSPOT_AT_FP : HOTSPOT_AT_FRAME};
-	return end - i;
-}
-
-/*
- * C2's inlined String.compareTo (MacroAssembler::string_compare, x86_64.ad's
- * string_compare*: cnt1 in rcx, cnt2 in rdx, result in rax) keeps the
- * length difference on the stack inside the frame: mov eax, ecx; sub ecx,
- * edx; push rcx; ... pop rax; jmp DONE; ... pop rcx; DONE:.  At c[i, n):
- * its marks into m (rsp one word lower from the push to each pop, the
- * frame's rule after them: the jump between the two is the frame's too,
- * wrong only in the jump itself), how far it goes; 0 when it is none.
- */
-static size_t pushed_intrinsic(const uint8_t *c, size_t n, size_t i, struct hotspot_mark *m)
-{
-	static const uint8_t start[] = {0x8b, 0xc1, 0x2b, 0xca, 0x51};
-	size_t end = i + 4096 < n ? i + 4096 : n;
-
-	if (i + sizeof(start) > n || memcmp(c + i, start, sizeof(start)))
-		return 0;
-	for (size_t j = i + sizeof(start); j + 6 <= end; j++) {
-		size_t len = c[j + 1] == 0xeb ? 2 : c[j + 1] == 0xe9 ? 5 : 0;
-		int64_t rel = len == 2 ? (int8_t)c[j + 2] : len ? (int32_t)le32(c + j + 2) : 0;
-		int64_t t = (int64_t)(j + 1 + len) + rel;
-
-		/* pop rax; jmp to right after a pop rcx further on */
-		if (c[j] != 0x58 || !len || t <= (int64_t)(j + 1 + len) || t > (int64_t)end ||
-		    c[t - 1] != 0x59)
-			continue;
-		m[0] = (struct hotspot_mark){(uint32_t)(i + sizeof(start)), HOTSPOT_AT_PUSHED1};
-		m[1] = (struct hotspot_mark){(uint32_t)(j + 1), HOTSPOT_AT_FRAME};
-		m[2] = (struct hotspot_mark){(uint32_t)(j + 1 + len), HOTSPOT_AT_PUSHED1};
-		m[3] = (struct hotspot_mark){(uint32_t)t, HOTSPOT_AT_FRAME};
-		return (size_t)t - i;
-	}
-	return 0;
-}
-
-size_t hotspot_frame_marks(const struct hotspot_blob *b, const uint8_t *code, size_t n,
-			   struct hotspot_mark *out)
-{
-	uint32_t fs = (uint32_t)b->frame_size, below = (fs - 2) * 8;
-	size_t k, fc = (size_t)b->frame_complete;
-	bool fp;
-
-	if (hotspot_frame_kind(b) != HOTSPOT_FRAME_SIZED || b->frame_complete <= 0 || fc > n ||
-	    fs > FRAME_WORDS_MAX || fs < 2)
-		return 0;
-	k = prologue(code, fc, fs, out);
-	fp = k && out[k - 1].state == HOTSPOT_AT_FP;
-	/* every byte offset: there is no decoder here (see the top of the file) */
-	for (size_t i = fc; k && i < n && k + 4 <= HOTSPOT_MARKS_MAX; i++) {
-		struct hotspot_mark m[4];
-		size_t len = epilogue(code, n, i, below, fp, m), nm;
-
-		nm = len ? (m[1].state == HOTSPOT_AT_FP ? 2 : 3) : 0;
-		if (!len && !fp) {
-			len = pushed_intrinsic(code, n, i, m);
-			nm = len ? 4 : 0;
-		}
-		if (!len)
-			continue;
-		memcpy(out + k, m, nm * sizeof(*m));
-		k += nm;
-		i += len - 1;
-	}
-	return k;
 }
 
 /* ---- the walk's blobs ---- */
@@ -496,19 +232,9 @@ void hotspot_code_free(struct hotspot_code *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* FNV-1a over the bytes of v */
-static uint64_t mix(uint64_t h, const void *v, size_t n)
-{
-	const uint8_t *b = v;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 uint64_t hotspot_code_digest(const struct hotspot_code *c)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = HASH_FNV_OFFSET;
 
 	for (size_t i = 0; i < c->n; i++) {
 		const struct hotspot_blob *b = &c->blob[i];
@@ -517,9 +243,9 @@ uint64_t hotspot_code_digest(const struct hotspot_code *c)
 				     b->frame_size,	     b->frame_complete,
 				     b->compile_id,	     b->is_interpreter};
 
-		h = mix(h, v, sizeof(v));
+		h = hash_bytes(h, v, sizeof(v));
 	}
-	return mix(h, &c->n, sizeof(c->n));
+	return hash_bytes(h, &c->n, sizeof(c->n));
 }
 
 /* ---- the rows ---- */
@@ -617,7 +343,7 @@ static bool blob_fits(const struct hotspot_blob *b)
 		return false;
 	/* the frame complete in its code (at its end: the entry rule throughout) */
 	return hotspot_frame_kind(b) != HOTSPOT_FRAME_SIZED ||
-	       (b->frame_size <= FRAME_WORDS_MAX && b->frame_complete >= -1 &&
+	       (b->frame_size <= HOTSPOT_FRAME_WORDS_MAX && b->frame_complete >= -1 &&
 		b->frame_complete <= (int64_t)(b->code_end - b->code_begin));
 }
 

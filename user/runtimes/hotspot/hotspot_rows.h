@@ -38,6 +38,9 @@ struct hotspot_mark {
 	uint8_t state;
 };
 
+/* A frame of 8 MiB: no Java frame is near (a larger size is garbage read) */
+#define HOTSPOT_FRAME_WORDS_MAX (1 << 20)
+
 /* The most marks one blob's code gives: its prologue's, three for each return or intrinsic. */
 #define HOTSPOT_MARKS_MAX (2 + 3 * 64)
 
