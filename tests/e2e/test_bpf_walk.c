@@ -72,8 +72,9 @@ static int on_record(void *ctx, void *data, size_t size)
 			sizeof(chain), why, sizeof(why)))
 		r->exact++;
 	else
-		snprintf(r->last_bad, sizeof(r->last_bad), "reason %d, %u user frames (%s): %s",
-			 rec->reason, rec->nr_user, why, chain);
+		snprintf(r->last_bad, sizeof(r->last_bad),
+			 "reason %d, %u user frames (%s): %.3700s", rec->reason, rec->nr_user, why,
+			 chain);
 	return 0;
 }
 

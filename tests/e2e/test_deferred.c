@@ -748,7 +748,7 @@ static int interval_files(const char *dir, char names[][PATH_MAX], int max)
 		size_t l = strlen(de[i]->d_name);
 
 		if (k < max && l > 6 && !strcmp(de[i]->d_name + l - 6, ".pb.gz"))
-			snprintf(names[k++], PATH_MAX, "%.3900s/%s", dir, de[i]->d_name);
+			snprintf(names[k++], PATH_MAX, "%.3800s/%.255s", dir, de[i]->d_name);
 		free(de[i]);
 	}
 	if (n >= 0)

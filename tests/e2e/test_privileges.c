@@ -193,7 +193,7 @@ static void test_metrics_loopback(void)
 int main(int argc, char **argv)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
-	char cmd[PATH_MAX + 16];
+	char cmd[2 * PATH_MAX + 300];
 
 	harness_init(argc, argv);
 	cfiprof = getenv("CFIPROF") ? getenv("CFIPROF") : "build/cfiprof";

@@ -157,7 +157,7 @@ static struct agent_push *start_with_receiver(struct receiver *rv, struct agent_
 
 static void test_spool_symlink(void)
 {
-	char spool[PATH_MAX], secret[PATH_MAX], path[PATH_MAX + 64], url[64];
+	char spool[PATH_MAX] = "", secret[PATH_MAX], path[PATH_MAX + 64], url[64];
 	struct agent_push_config cfg = push_config(spool);
 	struct receiver rv = {0};
 	struct agent_push_stats st = {0};
@@ -211,7 +211,7 @@ static void test_spool_symlink(void)
 
 static void test_spool_services(void)
 {
-	char spool[PATH_MAX], path[PATH_MAX + 64], url[64];
+	char spool[PATH_MAX] = "", path[PATH_MAX + 64], url[64];
 	struct agent_push_config cfg = push_config(spool);
 	struct receiver rv = {0};
 	struct agent_push_stats st = {0};
@@ -262,7 +262,7 @@ static int requests(struct receiver *rv)
 
 static void test_spool_inflight(void)
 {
-	char spool[PATH_MAX], url[64];
+	char spool[PATH_MAX] = "", url[64];
 	struct agent_push_config cfg = push_config(spool);
 	struct receiver rv = {.hold = true};
 	struct agent_push_stats st = {0};

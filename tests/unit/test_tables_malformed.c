@@ -891,7 +891,7 @@ static void test_crafted_elf(void)
 {
 	struct bb b = {0};
 	uint8_t *img;
-	size_t len, cie;
+	size_t len = 0, cie;
 	Elf64_Ehdr *eh;
 	Elf64_Shdr *sh;
 	int i;
