@@ -17,19 +17,21 @@
 # measure no time of each other's, and the end-to-end suites whose source says
 # "run.sh: samples apart" (they sample only the commands they start, and judge
 # nothing by how fast the machine is, so other suites beside them are no worse
-# than make test-stress's CPU hogs); beside it, one at a time, the lane: the
-# end-to-end suites whose source says "run.sh: beside others" (global probes,
-# an agent on the whole host whose checks look only at their own processes:
-# the pool's are other processes of the host to them, as a production host
-# has) and the unit suites that run make in this tree; once those are done, the
-# lane's slot takes the pool's next suite.  Then the other
-# end-to-end suites, which judge what an agent on the whole host did (its
-# memory, its CPU, every process named like theirs), each with the host to
-# itself.  Each suite writes only into its own mkdtemp() directories and files
-# named by its pid; each one's output is shown whole when it ends.
+# than make test-stress's CPU hogs); beside it, LANE_JOBS at a time (default 2),
+# the lane: the end-to-end suites whose source says "run.sh: beside others"
+# (global probes, an agent on the whole host whose checks look only at their own
+# processes: the pool's and the other lane's are other processes of the host to
+# them, as a production host has) and the unit suites that run make in this
+# tree (never two of those at once); once the lane's own are all started, its
+# free slots take the pool's next suites.  Then the other end-to-end suites,
+# which judge what an agent on the whole host did (its memory, its CPU, every
+# process named like theirs), each with the host to itself.  Each suite writes
+# only into its own mkdtemp() directories and files named by its pid; each
+# one's output is shown whole when it ends.
 set -u
 OUT=${OUT:-build}
 POOL_JOBS=${POOL_JOBS:-$(nproc)}
+LANE_JOBS=${LANE_JOBS:-2}
 total_pass=0
 total_fail=0
 failed_tests=()
@@ -170,37 +172,62 @@ done
 pool+=(${units[@]+"${units[@]}"})
 
 declare -A started=() # index -> pool, lane or alone, while it runs
+declare -A lane_done=() # index -> 1 once the lane started it
 next_pool=0
 next_lane=0
 next_alone=0
 pool_running=0
-lane_running=
+lane_running=0
+serial_running=
 start_suite() {
 	local bin only
 	{ read -r bin; read -r only; } <"$logs/$1.spec"
 	run_one "$bin" "$only" "$logs/$1.log" &
 	started[$1]=$2
 }
+# the lane's next suite that may start now: its suites in order, but a unit suite that runs
+# make never beside another (they would write the same files); "" when none may
+next_lane_suite() {
+	local i idx bin
+	for ((i = next_lane; i < ${#lane[@]}; i++)); do
+		idx=${lane[$i]}
+		[ -n "${lane_done[$idx]:-}" ] && continue
+		read -r bin <"$logs/$idx.spec"
+		if is_serial "$bin"; then
+			[ -n "$serial_running" ] && continue
+		fi
+		echo "$idx"
+		return
+	done
+}
 # the pool and the lane until both are done, then the suites alone, one by one
 start_more() {
-	if [ -z "$lane_running" ] && [ "$next_lane" -lt ${#lane[@]} ]; then
-		lane_running=${lane[$next_lane]}
-		next_lane=$((next_lane + 1))
-		start_suite "$lane_running" lane
-	fi
+	local idx
+	while [ "$lane_running" -lt "$LANE_JOBS" ]; do
+		idx=$(next_lane_suite)
+		[ -n "$idx" ] || break
+		read -r bin <"$logs/$idx.spec"
+		is_serial "$bin" && serial_running=$idx
+		lane_done[$idx]=1
+		while [ -n "${lane_done[${lane[$next_lane]:-x}]:-}" ]; do
+			next_lane=$((next_lane + 1))
+		done
+		start_suite "$idx" lane
+		lane_running=$((lane_running + 1))
+	done
 	while [ "$pool_running" -lt "$POOL_JOBS" ] && [ "$next_pool" -lt ${#pool[@]} ]; do
 		start_suite "${pool[$next_pool]}" pool
 		next_pool=$((next_pool + 1))
 		pool_running=$((pool_running + 1))
 	done
-	# the lane's own suites done, its slot takes the pool's next: three suites at once, as
-	# while the lane had its own (a pool suite runs beside anything)
-	if [ -z "$lane_running" ] && [ "$next_lane" -ge ${#lane[@]} ] &&
-		[ "$next_pool" -lt ${#pool[@]} ]; then
-		lane_running=${pool[$next_pool]}
+	# the lane's own suites all started, its free slots take the pool's next: as many
+	# suites at once as while the lane had its own (a pool suite runs beside anything)
+	while [ "$lane_running" -lt "$LANE_JOBS" ] && [ "$next_lane" -ge ${#lane[@]} ] &&
+		[ "$next_pool" -lt ${#pool[@]} ]; do
+		start_suite "${pool[$next_pool]}" lane
 		next_pool=$((next_pool + 1))
-		start_suite "$lane_running" lane
-	fi
+		lane_running=$((lane_running + 1))
+	done
 	if [ ${#started[@]} -eq 0 ] && [ "$next_alone" -lt ${#alone[@]} ]; then
 		start_suite "${alone[$next_alone]}" alone
 		next_alone=$((next_alone + 1))
@@ -212,7 +239,10 @@ while [ ${#started[@]} -gt 0 ]; do
 	for i in "${!started[@]}"; do
 		[ -f "$logs/$i.log.ms" ] || continue # still running
 		case ${started[$i]} in
-		lane) lane_running= ;;
+		lane)
+			lane_running=$((lane_running - 1))
+			[ "$serial_running" = "$i" ] && serial_running=
+			;;
 		pool) pool_running=$((pool_running - 1)) ;;
 		esac
 		unset "started[$i]"

@@ -12,6 +12,8 @@
  *
  * Environment: CFIPROF (default build/cfiprof).
  */
+/* run.sh: beside others (record -p of its own program; its agent's checks are of its own
+ * debug file, metrics and intervals, none of other processes) */
 #include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
