@@ -158,6 +158,9 @@ judge() {
 	skipped=\$(grep "^\$comm;" /tmp/\$name.folded | grep -E "\$skip" | awk '{n += \$NF} END {print n + 0}')
 	echo "A64 \$name samples=\$total incomplete=\$incomplete in_leaf=\$leaf exact=\$exact skipped=\$skipped"
 	grep "^\$comm;" /tmp/\$name.folded | sort -t' ' -k2 -rn | head -3 | sed "s/^/A64-STACK /"
+	# the leaf's samples without the whole chain, so a failed judgement shows what they were
+	grep "^\$comm;" /tmp/\$name.folded | grep -F "\$needle" | grep -v -E "\$skip" | grep -v -E "\$chain" | head -4 | sed "s/^/A64-MISS \$name /"
+	grep "^\$comm;" /tmp/\$name.folded | grep -F "\$needle" | grep -v -E "\$skip" | grep -E "\$chain" | grep '\[incomplete' | head -4 | sed "s/^/A64-MISS \$name /"
 	grep "^\$comm;" /tmp/\$name.folded | grep -F "\$needle" | grep -E -v "\$chain" | head -4 | sed "s/^/A64-MISS /"
 	grep "^\$comm;" /tmp/\$name.folded | grep -F "\$needle" | grep '\[incomplete' | head -4 | sed "s/^/A64-MISS /"
 }

@@ -48,6 +48,8 @@
 #include "tests/lib/interp_folded.h"
 #include "tests/lib/pprof_read.h"
 
+static char *console_lines(const char *log, const char *prefix);
+
 static void judge(const char *log, const char *name, unsigned long min_leaf, unsigned long permille)
 {
 	char key[64];
@@ -73,6 +75,15 @@ static void judge(const char *log, const char *name, unsigned long min_leaf, uns
 	      "%s: %lu of %lu samples in the leaf have the chain (want %lu per mille, and %lu at "
 	      "least)",
 	      name, exact, leaf, permille, min_leaf);
+	if (leaf - exact > allowed) {
+		char prefix[64], *miss;
+
+		snprintf(prefix, sizeof(prefix), "A64-MISS %s ", name);
+		miss = log ? console_lines(log, prefix) : NULL;
+		printf("  %s: the leaf's samples without the chain (some):\n%s", name,
+		       miss ? miss : "");
+		free(miss);
+	}
 	/*
 	 * incomplete: samples at exit and inside ld.so's start, a handful of a
 	 * thousand (not those the run does not judge: gofib's in asyncPreempt)
