@@ -27,8 +27,16 @@ static int64_t interp_location(struct profile *p, const struct agg_stack *s,
 		snprintf(buf, sizeof(buf), "%s (%s:%u)", how->name, how->file, how->line);
 	else
 		snprintf(buf, sizeof(buf), "%s", how->name);
+	/*
+	 * Keyed by the code and line.  A runtime may keep what tells two codes at
+	 * one address apart in the code's top 16 bits (HotSpot: the compile id, the
+	 * Method's digest): mixed back in, or every code once at that address
+	 * would be the first one's location.
+	 */
 	id = profile_add_location(p, PROF_LOC_INTERP + s->runtime, s->pid,
-				  f->code << 16 | (how->line & 0xffff), 0, 0, buf, &is_new);
+				  (f->code << 16 | (how->line & 0xffff)) ^
+				      (f->code >> 48) * 0x9e3779b97f4a7c15ull,
+				  0, 0, buf, &is_new);
 	if (id < 0 || !is_new)
 		return id;
 	/* one line: pprof's Function is the interpreted function in its own source file */
