@@ -115,6 +115,22 @@ static __always_inline __u64 hotspot_interp_method(__u32 index, __u32 tid)
 	return bp > -HOTSPOT_INTERP_METHOD_OFF ? rt_read_ptr(bp + HOTSPOT_INTERP_METHOD_OFF) : 0;
 }
 
+/* The digest of the Method at method as it is now (hotspot_abi.h), 0 when unreadable. */
+static __always_inline __u16 hotspot_read_digest(const struct cfi_hotspot_proc *h, __u64 method)
+{
+	__u64 cm = rt_read_ptr(method + h->off_method_const), pool, holder, kname;
+	__u16 name_i = 0, sig_i = 0;
+
+	pool = cm ? rt_read_ptr(cm + h->off_const_pool) : 0;
+	holder = pool ? rt_read_ptr(pool + h->off_pool_holder) : 0;
+	kname = holder ? rt_read_ptr(holder + h->off_klass_name) : 0;
+	if (!kname ||
+	    bpf_probe_read_user(&name_i, sizeof(name_i), (const void *)(cm + h->off_name_index)) ||
+	    bpf_probe_read_user(&sig_i, sizeof(sig_i), (const void *)(cm + h->off_sig_index)))
+		return 0;
+	return hotspot_method_digest(kname, name_i, sig_i);
+}
+
 /* f as the sample's next unit: 1 (the walk ends) when there is no room left. */
 static __always_inline long hotspot_unit(struct hotspot_walk_ctx *c, struct cfi_interp_frame f)
 {
@@ -153,15 +169,20 @@ static long hotspot_walk_step(__u32 index, void *data)
 			return 0;
 		/* one interpreter runs every interpreted method: its pc tells none */
 		if (kind == HOTSPOT_FRAME_INTERPRETED) {
+			__u16 digest;
+
 			method = hotspot_interp_method(i - c->first, c->rec->tid);
-			if (!method) {
+			digest = method ? hotspot_read_digest(c->h, method) : 0;
+			if (!digest || method >> HOTSPOT_CODE_ID_SHIFT) {
 				c->status = HOTSPOT_STATUS_UNREADABLE;
 				return 0;
 			}
 			return hotspot_unit(
-			    c, (struct cfi_interp_frame){.code = method,
-							 .instr = (__u32)pc,
-							 .owner = HOTSPOT_FRAME_INTERPRETED});
+			    c, (struct cfi_interp_frame){
+				   .code = method | (__u64)digest << HOTSPOT_CODE_ID_SHIFT,
+				   .instr = (__u32)pc,
+				   .owner = HOTSPOT_FRAME_INTERPRETED,
+				   .scope = digest});
 		}
 		s->last_pc = pc;
 		method = rt_read_ptr(nm + c->h->off_method);

@@ -26,8 +26,29 @@
  */
 #define HOTSPOT_FRAME_COMPILED 1
 #define HOTSPOT_CODE_ID_SHIFT  48
-/* ... an interpreted frame (the template interpreter's); code its Method* */
+/*
+ * ... an interpreted frame (the template interpreter's): code its Method*
+ * with, from bit 48, a digest of what that Method was at the sample (its
+ * class's name Symbol* and its name and signature indices): a class
+ * unloaded gives its Method's memory back, and another class's Method made
+ * there is another method at the same address.  User space names the frame
+ * only if the Method there still has that digest, else counts it stale;
+ * scope holds the digest too, so each is read apart.
+ */
 #define HOTSPOT_FRAME_INTERPRETED 2
+
+/* The digest of an interpreted frame's Method (never 0: 0 is none read). */
+static inline __u16 hotspot_method_digest(__u64 klass_name, __u16 name_index, __u16 sig_index)
+{
+	__u64 x = klass_name ^ ((__u64)name_index << 48) ^ ((__u64)sig_index << 32);
+
+	/* a 64-bit finalizer's mix: every bit of the Symbol* moves the 16 kept */
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x = (x ^ (x >> 16) ^ (x >> 32) ^ (x >> 48)) & 0xffff;
+	return x ? (__u16)x : 1;
+}
 /* x86-64: the Method* of an interpreted frame, from its rbp (frame::interpreter_frame_method_offset
  * -3) */
 #define HOTSPOT_INTERP_METHOD_OFF (-24)
@@ -65,6 +86,13 @@ struct cfi_hotspot_proc {
 	__u16 off_method;     /* nmethod's Method* */
 	__u16 off_compile_id; /* nmethod::_compile_id, an int */
 	__u16 layout;	      /* user space's index of the process's layout */
+	/* what an interpreted frame's digest reads (hotspot_method_digest) */
+	__u16 off_method_const; /* Method::_constMethod */
+	__u16 off_const_pool;	/* ConstMethod::_constants */
+	__u16 off_pool_holder;	/* ConstantPool::_pool_holder */
+	__u16 off_klass_name;	/* Klass::_name */
+	__u16 off_name_index;	/* ConstMethod::_name_index, a u2 */
+	__u16 off_sig_index;	/* ConstMethod::_signature_index, a u2 */
 	__u64 maps_read_ns;   /* as every runtime's: struct cfi_runtime_proc */
 };
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/cfiprof_abi.h"
 #include "common/clock.h"
 #include "user/runtimes/hotspot/hotspot_codecache.h"
 #include "user/runtimes/target_mem.h"
@@ -394,6 +395,20 @@ int hotspot_method_name(uint32_t pid, const struct hotspot_layout *l, uint64_t m
 	out->name[n] = '.';
 	memcpy(out->name + n + 1, mname, strlen(mname) + 1);
 	return 0;
+}
+
+uint16_t hotspot_method_digest_now(uint32_t pid, const struct hotspot_layout *l, uint64_t method)
+{
+	uint64_t cm = ptr_read(pid, method, l->method_const);
+	uint64_t kname = ptr_read(
+	    pid, ptr_read(pid, ptr_read(pid, cm, l->const_pool), l->pool_holder), l->klass_name);
+	uint16_t name_i, sig_i;
+
+	/* as the kernel reads it (bpf/hotspot.bpf.h): two bytes of each index, whatever its size */
+	if (!kname || target_read(pid, cm + l->const_name_index.off, &name_i, sizeof(name_i)) ||
+	    target_read(pid, cm + l->const_sig_index.off, &sig_i, sizeof(sig_i)))
+		return 0;
+	return hotspot_method_digest(kname, name_i, sig_i);
 }
 
 /* A walk's state: the budget left, what was seen. */

@@ -93,6 +93,12 @@ struct hotspot_method_name {
 int hotspot_method_name(uint32_t pid, const struct hotspot_layout *l, uint64_t method,
 			struct hotspot_method_name *out);
 
+/*
+ * The digest of the Method at method as it is now (bpf/hotspot_abi.h's
+ * hotspot_method_digest, read as the kernel reads it): 0 when unreadable.
+ */
+uint16_t hotspot_method_digest_now(uint32_t pid, const struct hotspot_layout *l, uint64_t method);
+
 /* What a walk of every blob may spend; 0 in a field: its default. */
 struct hotspot_walk_budget {
 	uint32_t blocks; /* blocks visited, default (and at most) 1,000,000 */

@@ -167,6 +167,12 @@ int hotspot_jvm_note(uint32_t pid, const struct hotspot_layout *l, struct cfi_ho
 	out->off_name = l->blob_name.off;
 	out->off_method = l->nm_method.off;
 	out->off_compile_id = l->nm_compile_id.off;
+	out->off_method_const = l->method_const.off;
+	out->off_const_pool = l->const_pool.off;
+	out->off_pool_holder = l->pool_holder.off;
+	out->off_klass_name = l->klass_name.off;
+	out->off_name_index = l->const_name_index.off;
+	out->off_sig_index = l->const_sig_index.off;
 	return 0;
 }
 

@@ -51,6 +51,26 @@ static uint64_t compiled_method(const struct hotspot_layout *l, uint32_t pid, ui
 	return method;
 }
 
+/*
+ * The Method* of the interpreted frame whose unit's code is code (the
+ * Method* and its digest at the sample, bpf/hotspot_abi.h): 0 when the
+ * Method there is no longer the one sampled (its class unloaded, another
+ * method made in its memory: stale, counted) or cannot be read.
+ */
+static uint64_t interpreted_method(const struct hotspot_layout *l, uint32_t pid, uint64_t code)
+{
+	uint64_t method = code & ((1ull << HOTSPOT_CODE_ID_SHIFT) - 1);
+	uint16_t now = hotspot_method_digest_now(pid, l, method);
+
+	if (!now)
+		return 0;
+	if (now != (uint16_t)(code >> HOTSPOT_CODE_ID_SHIFT)) {
+		__atomic_fetch_add(&stale, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	return method;
+}
+
 static void read_name(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
 		      struct code_name *out)
 {
@@ -58,6 +78,10 @@ static void read_name(const struct code_proc *proc, uint32_t pid, uint64_t code,
 
 	if (owner == HOTSPOT_FRAME_COMPILED)
 		code = proc->offsets ? compiled_method(proc->offsets, pid, code) : 0;
+	else if (owner == HOTSPOT_FRAME_INTERPRETED)
+		code = proc->offsets ? interpreted_method(proc->offsets, pid, code) : 0;
+	else
+		code = 0;
 	/* a Method* of a class unloaded since is memory of anything: read as any pointer */
 	if (!code || !proc->offsets || hotspot_method_name(pid, proc->offsets, code, &n))
 		return;

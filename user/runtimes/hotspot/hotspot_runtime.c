@@ -67,7 +67,7 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 		" tables built (%" PRIu64 " blobs with rows in the last), %" PRIu64
 		" reloads for new code, %" PRIu64 " held back by the rate bound, %" PRIu64
 		" walks cut by their budget; %" PRIu64
-		" compiled frames stale (their code another compile when named)\n",
+		" frames stale (their code another compile, their Method another's, when named)\n",
 		s.jvms, s.builds, s.rows_blobs, s.reloads, s.held_back, s.walks_cut,
 		hotspot_names_stale());
 }
@@ -92,7 +92,8 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 		    "Walks of a JVM's code cache cut by their budget (blocks, reads, time).",
 		    (double)s.walks_cut);
 	prom_metric(f, "cfiprof_hotspot_frames_stale_total", "counter",
-		    "Compiled Java frames not named: their nmethod was another compile when read.",
+		    "Java frames not named: their nmethod was another compile, or their Method "
+		    "another method, when read.",
 		    (double)hotspot_names_stale());
 }
 
