@@ -236,7 +236,8 @@ static void test_no_flags(void)
 	    first_unnamed[512] = "", *log = NULL;
 	char *javac[] = {"javac", "-d", classes, src, NULL};
 	char *cmd[] = {"java", "-cp", classes, "Busy", SECONDS, codelist, NULL};
-	char *opts[] = {"--save", rec, NULL};
+	/* 64 MiB of ring: as interpreted_callee's, for the samples that wait for rows */
+	char *opts[] = {"--save", rec, "--ring-buffer", "67108864", NULL};
 	uint64_t in_main, named, fib, walkable;
 	struct oracle_counts c;
 	struct stats st = {0};
