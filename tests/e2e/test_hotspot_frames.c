@@ -431,13 +431,16 @@ static void test_interpreted_callee(void)
 	 * 3,093 samples when tried).  huge is nearly all of the loop's time,
 	 * the loop all of main's; the rest is the JVM's start and the jcmd at
 	 * the end, under 0.3 s of CPU time beside the loop's 3 s: >= 90% of
-	 * the walkable samples in main, >= 90% of those through huge.
+	 * the walkable samples in main; of those through huge 94-98% alone,
+	 * 89.6% beside make test-stress (main's class loading and compile
+	 * requests wait longer on a starved host): >= 85%, where the misread
+	 * caller left a third of them astray.
 	 */
 	CHECK(walkable >= 1500 && st.complete * 100 >= walkable * 99 &&
-		  in_main * 10 >= walkable * 9 && through * 10 >= in_main * 9,
+		  in_main * 10 >= walkable * 9 && through * 100 >= in_main * 85,
 	      "%" PRIu64 " of %" PRIu64 " walkable complete (want >= 99%%), %" PRIu64
 	      " in main (want >= 90%%), %" PRIu64 " of those through the interpreted huge "
-	      "(want >= 90%%)",
+	      "(want >= 85%%)",
 	      st.complete, walkable, in_main, through);
 out:
 	free(log);

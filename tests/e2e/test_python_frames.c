@@ -424,7 +424,7 @@ static int report_to(const char *rec, const char *name, char *out, size_t len, c
 static void test_save_report(void)
 {
 	char rec[PATH_MAX], old[PATH_MAX], out[PATH_MAX], *log = NULL;
-	char *opts[] = {"--save", rec, NULL}, *cmd[] = {PYTHON, prog("threads"), "1", NULL};
+	char *opts[] = {"--save", rec, NULL}, *cmd[] = {PYTHON, prog("threads"), "1c", NULL};
 	struct py_run live, rep = {0}, plain = {0};
 	int rc;
 
@@ -913,8 +913,8 @@ static void test_other_versions(void)
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *base = strrchr(g.gl_pathv[i], '/') + 1;
 		const char *rp = prog("recurse"), *cp = prog("ctypes_cb");
-		/* a second each: ~300 samples at 299 Hz, six versions */
-		char *rec[] = {g.gl_pathv[i], (char *)rp, "1", NULL};
+		/* a second of CPU time each: ~300 samples at 299 Hz, six versions */
+		char *rec[] = {g.gl_pathv[i], (char *)rp, "1c", NULL};
 		char *cb[] = {g.gl_pathv[i], (char *)cp, "1", NULL};
 		unsigned int minor;
 		char want[2048], tail;
@@ -958,7 +958,7 @@ static void test_other_versions(void)
 		     PY_FLAG_PTHREAD_ID) &&
 		    minor != 9) {
 			const char *tp = prog("threads");
-			char *th[] = {g.gl_pathv[i], (char *)tp, "1", NULL};
+			char *th[] = {g.gl_pathv[i], (char *)tp, "1c", NULL};
 
 			snprintf(name, sizeof(name), "threads-3.%u", minor);
 			if (record_py(name, th, &r)) {
