@@ -32,13 +32,17 @@
 #define MAX_NM		  4096
 #define MAX_MAP		  16384
 
-/* fib called through a method reference: a hidden class's method compiled too */
+/*
+ * fib called through a method reference: a hidden class's method compiled
+ * too; and an overload of fib, so Busy.fib's names carry their descriptors
+ */
 static const char busy_java[] =
     "public class Busy {\n"
     "    static final java.util.function.IntUnaryOperator FIB = Busy::fib;\n"
     "    static int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n"
+    "    static long fib(long n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n"
     "    static long work() {\n"
-    "        long s = 0;\n"
+    "        long s = fib(12L);\n"
     "        for (int i = 0; i < 20; i++) s += FIB.applyAsInt(20);\n"
     "        return s;\n"
     "    }\n"
@@ -407,6 +411,12 @@ static bool blob_is(const struct hotspot_layout *l, const struct hotspot_heaps *
 	    !same_name(mn.name, nm->name, mn.cut) || !same_name(mn.signature, nm->sig, mn.cut)) {
 		snprintf(why, size, "its Method %#" PRIx64 " named '%s' '%s'", b.method, mn.name,
 			 mn.signature);
+		return false;
+	}
+	/* Busy's source is the oracle of its overloads: fib's two, no other */
+	if (!strncmp(nm->name, "Busy.", 5) && mn.overloaded != !strcmp(nm->name, "Busy.fib")) {
+		snprintf(why, size, "%s%s taken as %san overload", mn.name, mn.signature,
+			 mn.overloaded ? "" : "not ");
 		return false;
 	}
 	return true;

@@ -366,6 +366,42 @@ static void hidden_name(char *name)
 		*plus = '/';
 }
 
+/* methods of a class looked at for overloads: a class past it is taken as without */
+#define HOTSPOT_OVERLOAD_SCAN_MAX 1024
+
+/*
+ * Whether another method of holder than method has the name at index
+ * name_i of their class's constant pool (javac writes a name once, so
+ * same index, same name); false when the class's methods cannot be read.
+ */
+static bool has_overload(uint32_t pid, const struct hotspot_layout *l, uint64_t holder,
+			 uint64_t method, int64_t name_i)
+{
+	uint64_t arr = HOTSPOT_HAS(l->klass_methods) ? ptr_read(pid, holder, l->klass_methods) : 0;
+	uint64_t ms[64];
+	int64_t n;
+
+	if (!arr || !HOTSPOT_HAS(l->md_array_data) || int_read(pid, arr, l->md_array_length, &n) ||
+	    n < 2 || n > HOTSPOT_OVERLOAD_SCAN_MAX)
+		return false;
+	for (int64_t i = 0; i < n; i += 64) {
+		size_t k = (size_t)(n - i < 64 ? n - i : 64);
+
+		if (target_read(pid, arr + l->md_array_data.off + (uint64_t)i * 8, ms, k * 8))
+			return false;
+		for (size_t j = 0; j < k; j++) {
+			int64_t other;
+
+			if (ms[j] != method &&
+			    !int_read(pid, ptr_read(pid, ms[j], l->method_const),
+				      l->const_name_index, &other) &&
+			    other == name_i)
+				return true;
+		}
+	}
+	return false;
+}
+
 int hotspot_method_name(uint32_t pid, const struct hotspot_layout *l, uint64_t method,
 			struct hotspot_method_name *out)
 {
@@ -390,6 +426,7 @@ int hotspot_method_name(uint32_t pid, const struct hotspot_layout *l, uint64_t m
 		memset(out, 0, sizeof(*out));
 		return -1;
 	}
+	out->overloaded = has_overload(pid, l, holder, method, name_i);
 	hidden_name(out->name);
 	n = strlen(out->name);
 	out->name[n] = '.';

@@ -87,6 +87,11 @@ struct hotspot_method_name {
 	char name[2 * HOTSPOT_STRING_MAX];
 	char signature[HOTSPOT_STRING_MAX]; /* "(I)I" */
 	bool cut;			    /* a symbol longer than the bound was cut */
+	/*
+	 * another method of its class has its name (an overload): the signature
+	 * tells them apart; false when the class's methods cannot be read
+	 */
+	bool overloaded;
 };
 
 /* The name of the Method at method of process pid: 0, or -1 when unreadable. */

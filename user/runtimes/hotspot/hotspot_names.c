@@ -85,6 +85,12 @@ static void read_name(const struct code_proc *proc, uint32_t pid, uint64_t code,
 	/* a Method* of a class unloaded since is memory of anything: read as any pointer */
 	if (!code || !proc->offsets || hotspot_method_name(pid, proc->offsets, code, &n))
 		return;
+	/* an overload's descriptor, as jcmd and the JVM's own tools print it: "Busy.fib(I)I" */
+	if (n.overloaded) {
+		size_t len = strlen(n.name);
+
+		snprintf(n.name + len, sizeof(n.name) - len, "%s", n.signature);
+	}
 	code_name_set(out, n.name, "");
 }
 

@@ -107,6 +107,10 @@ static const struct want wants[] = {
     {"Klass", "_name", NULL, NULL, L(klass_name), W_POINTER},
     {"Symbol", "_length", NULL, NULL, L(symbol_length), 0},
     {"Symbol", "_body", NULL, NULL, L(symbol_body), W_OFFSET_ONLY},
+    /* a class's methods, to tell overloads apart: names stay unsigned without them */
+    {"InstanceKlass", "_methods", NULL, NULL, L(klass_methods), W_POINTER | W_OPTIONAL},
+    {"Array<int>", "_length", NULL, NULL, L(md_array_length), W_OPTIONAL},
+    {"Array<Method*>", "_data", NULL, NULL, L(md_array_data), W_OFFSET_ONLY | W_OPTIONAL},
 };
 #define NWANTS (sizeof(wants) / sizeof(wants[0]))
 

@@ -91,6 +91,9 @@ struct hotspot_layout {
 	struct hotspot_field pool_holder, pool_length;			    /* ConstantPool */
 	struct hotspot_field klass_name;				    /* Klass::_name */
 	struct hotspot_field symbol_length, symbol_body;		    /* Symbol */
+	struct hotspot_field klass_methods; /* InstanceKlass::_methods; size 0 without */
+	/* Array<T>::_length (Array<int>'s), Array<Method*>::_data: a class's methods */
+	struct hotspot_field md_array_length, md_array_data;
 	uint16_t heap_block_size; /* sizeof(HeapBlock): the CodeBlob follows it */
 	uint16_t pool_size;	  /* sizeof(ConstantPool): its slots follow it */
 	uint16_t blob_bytes;	  /* of a CodeBlob, what holds its fields read here */
