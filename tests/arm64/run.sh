@@ -219,8 +219,9 @@ whole() {
 	grep -E '^(map|stack) ' /tmp/\$name.rec | sed "s/^/A64-REC \$name /"
 	total=\$(awk '{n += \$NF} END {print n + 0}' /tmp/\$name.folded)
 	unwalkable=\$(grep -E '\\[incomplete: (exiting|in-execve|kernel-thread)' /tmp/\$name.folded | awk '{n += \$NF} END {print n + 0}')
-	grep -v -e "^\$name;\$root;" -e "^\$name;$ld_root;" /tmp/\$name.folded > /tmp/\$name.other
-	rooted=\$(grep -e "^\$name;\$root;" -e "^\$name;$ld_root;" /tmp/\$name.folded | grep -v '\\[incomplete' | awk '{n += \$NF} END {print n + 0}')
+	# the entry itself may be the sample's only frame (the process's first instruction)
+	grep -v -e "^\$name;\$root[; ]" -e "^\$name;$ld_root[; ]" /tmp/\$name.folded > /tmp/\$name.other
+	rooted=\$(grep -e "^\$name;\$root[; ]" -e "^\$name;$ld_root[; ]" /tmp/\$name.folded | grep -v '\\[incomplete' | awk '{n += \$NF} END {print n + 0}')
 	echo "A64 \$name whole samples=\$total unwalkable=\$unwalkable rooted=\$rooted"
 	grep -v -E '\\[incomplete: (exiting|in-execve|kernel-thread)' /tmp/\$name.other | sort -t" " -k2 -rn | head -8 | sed "s/^/A64-INCOMPLETE /"
 }
