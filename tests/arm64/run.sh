@@ -235,7 +235,10 @@ fi
 sed 's/^/A64-LOG /' /tmp/offcpu.err | tail -6
 long=\$(grep -F ';main;block_long;block_for;' /tmp/offcpu.folded | awk '{n += \$NF} END {print n + 0}')
 short=\$(grep -F ';main;block_short;block_for;' /tmp/offcpu.folded | awk '{n += \$NF} END {print n + 0}')
-echo "A64 offcpu long_us=\$long short_us=\$short"
+# what the program measured itself off the CPU: a loaded host's guest oversleeps
+ml=\$(sed -n 's/.*block_long \([0-9]*\) ns off-CPU.*/\1/p' /tmp/offcpu.err | head -1)
+ms=\$(sed -n 's/.*block_short \([0-9]*\) ns off-CPU.*/\1/p' /tmp/offcpu.err | head -1)
+echo "A64 offcpu long_us=\$long short_us=\$short measured_long_ns=\${ml:-0} measured_short_ns=\${ms:-0}"
 # probes (-e): every hit a sample, the stacks printed whole for the host to count
 probe() {
 	name=\$1 spec=\$2

@@ -32,8 +32,9 @@
  * samples: the programs spin there for their CPU seconds, so at 499 Hz a
  * second of CPU is ~499 samples, as many as the guest's emulated timer
  * fires: beside make test-stress's hogs its late expiries are coalesced
- * (122-521 in a second of CPU), so the count is not the test's to set.
- * The bound asks for 50; 1000 per mille allows no wrong chain on any
+ * (122-521 in a second of CPU; 46 in chain_pac's 3 s once, beside the
+ * stress with make test's suites at once), so the count is not the test's
+ * to set.  The bound asks for 20; 1000 per mille allows no wrong chain on any
  * count, and a lower one at least one (995 per mille of fewer than 200
  * would allow none: gofib_stripped has ~1 in 700).
  */
@@ -119,16 +120,28 @@ static void judge_whole(const char *log, const char *name)
 /* The blocks events_wait makes (tests/progs/events_wait.c), in microseconds. */
 static void judge_offcpu(const char *log)
 {
-	unsigned long lng = 0, shrt = 0;
+	unsigned long lng = 0, shrt = 0, mlng = 0, mshrt = 0;
 	const char *p = log ? strstr(log, "A64 offcpu long_us=") : NULL;
 
 	CHECK(log && strstr(log, "A64 offcpu loaded=yes"), "offcpu: --off-cpu did not load");
-	CHECK(p && sscanf(p, "A64 offcpu long_us=%lu short_us=%lu", &lng, &shrt) == 2,
+	CHECK(p && sscanf(p,
+			  "A64 offcpu long_us=%lu short_us=%lu measured_long_ns=%lu "
+			  "measured_short_ns=%lu",
+			  &lng, &shrt, &mlng, &mshrt) == 4,
 	      "offcpu: no result line from the guest");
-	printf("  offcpu: block_long %lu us of 600,000, block_short %lu us of 150,000\n", lng,
-	       shrt);
-	CHECK(lng >= 540000 && lng <= 660000 && shrt >= 135000 && shrt <= 165000,
-	      "offcpu: %lu and %lu us blocked (want 600,000 and 150,000 within 10%%)", lng, shrt);
+	mlng /= 1000;
+	mshrt /= 1000;
+	printf("  offcpu: block_long %lu us of %lu measured, block_short %lu us of %lu\n", lng,
+	       mlng, shrt, mshrt);
+	/*
+	 * Against what the program measured off the CPU itself (600 and 150 ms
+	 * asked: a guest of a loaded host oversleeps, 198 ms for 150 once),
+	 * within 10% (timer granularity)
+	 */
+	CHECK(mlng >= 600000 && mshrt >= 150000 && lng * 10 >= mlng * 9 && lng * 10 <= mlng * 11 &&
+		  shrt * 10 >= mshrt * 9 && shrt * 10 <= mshrt * 11,
+	      "offcpu: %lu and %lu us blocked (want %lu and %lu, what it measured, within 10%%)",
+	      lng, shrt, mlng, mshrt);
 }
 
 /*
@@ -507,9 +520,9 @@ static void test_known_chains(void)
 	CHECK(log && strstr(log, "A64 done"),
 	      "the arm64 guest did not finish (see %s, %s/arm64-guest.out)", path, out);
 	full = getenv("ARM64_FULL") && !strcmp(getenv("ARM64_FULL"), "1");
-	judge(log, "chain", 50, 1000);
-	judge(log, "chain_pac", 50, 1000);
-	judge(log, "signal", 50, 1000);
+	judge(log, "chain", 20, 1000);
+	judge(log, "chain_pac", 20, 1000);
+	judge(log, "signal", 20, 1000);
 	/*
 	 * lz_all and its lazy bindings were 0.4-20% of lazybind's samples in the
 	 * guest (dlopen and dlclose's mappings cost what the host's load makes
@@ -518,7 +531,7 @@ static void test_known_chains(void)
 	 * not understood yet): 99%.
 	 */
 	judge(log, "lazybind", 1, 990);
-	judge(log, "chain_ns", 50, 1000);
+	judge(log, "chain_ns", 20, 1000);
 	/*
 	 * main.fib is most of gofib's time.  A sample in runtime.asyncPreempt,
 	 * which Go's preemption signal enters as if main.fib had called it, ends
@@ -527,7 +540,7 @@ static void test_known_chains(void)
 	 * of CPU grow with the host's load): not judged, counted apart
 	 * (tests/arm64/run.sh's SKIP).  995 per mille of the rest.
 	 */
-	judge(log, "gofib_stripped", 50, 995);
+	judge(log, "gofib_stripped", 20, 995);
 	judge_offcpu(log);
 	/* the program's calls: malloc 2,000 times, the USDT probe 300, open and close 1,000 each */
 	judge_probe(log, "uprobe", ";main;alloc_mid;alloc_leaf;malloc;", 2000);
@@ -537,7 +550,7 @@ static void test_known_chains(void)
 	judge_whole(log, "python3.11");
 	/* make arm64-test (ARM64_FULL=1) only: they would take make test past its 8 minutes */
 	if (full) {
-		judge(log, "chain_tc", 50, 1000);
+		judge(log, "chain_tc", 20, 1000);
 		for (size_t i = 0; i < sizeof(guest_langs) / sizeof(guest_langs[0]); i++)
 			judge_interp(log, i);
 		judge_top(log);

@@ -35,6 +35,7 @@ struct nmethod {
 	uint32_t id;
 	uint64_t begin, end;
 	char name[160];
+	char full[512]; /* with its descriptor, as an overload is named: "Busy.fib(I)I" */
 };
 
 /* The codelist's nmethods ("ID LEVEL STATE pkg.Class.method(SIG) [BLOB, BEGIN - END]"). */
@@ -52,7 +53,8 @@ static size_t read_codelist(const char *path, struct nmethod *nm, size_t max)
 		if (sscanf(line, "%u %u %u %1023s [0x%" SCNx64 ", 0x%" SCNx64 " - 0x%" SCNx64 "]",
 			   &id, &level, &state, method, &blob, &nm[n].begin, &nm[n].end) != 7)
 			continue;
-		/* "Busy.fib(I)I": cfiprof names it "Busy.fib" */
+		/* "Busy.fib(I)I": cfiprof names it "Busy.fib", or so when it is an overload */
+		snprintf(nm[n].full, sizeof(nm[n].full), "%.511s", method);
 		method[strcspn(method, "(")] = 0;
 		nm[n].id = id;
 		snprintf(nm[n].name, sizeof(nm[n].name), "%.159s", method);
@@ -146,7 +148,8 @@ static void judge_stack(const char *line, const struct named *nv, size_t nn,
 				continue;
 			c->alive += count;
 			/* a caller's pc is its return address: in its code, or just past it */
-			if (pc >= nm[i].begin && pc <= nm[i].end && !strcmp(nm[i].name, f->name)) {
+			if (pc >= nm[i].begin && pc <= nm[i].end &&
+			    (!strcmp(nm[i].name, f->name) || !strcmp(nm[i].full, f->name))) {
 				c->agree += count;
 				fib |= !strcmp(f->name, "Busy.fib");
 			} else if (pc >= nm[i].begin && pc <= nm[i].end &&
