@@ -146,9 +146,14 @@ struct dec_map {
 	const char *filename, *build_id;
 };
 
+#define DEC_LOC_LINES 8
+
 struct dec_loc {
 	uint64_t id, mapping, addr, func;
 	int nr_lines;
+	/* the first DEC_LOC_LINES lines (innermost first): function ids and line numbers */
+	uint64_t line_func[DEC_LOC_LINES];
+	int64_t line_no[DEC_LOC_LINES];
 };
 
 struct dec_func {
@@ -383,10 +388,16 @@ static inline void dec_location(struct decoded *d, const struct field *fl)
 		} else if (f.num == 4) {
 			const uint8_t *lp = f.p, *le = f.p + f.len;
 
-			l->nr_lines++;
-			while (next_field(&lp, le, &g) > 0)
+			int k = l->nr_lines++;
+
+			while (next_field(&lp, le, &g) > 0) {
 				if (g.num == 1)
 					l->func = g.v;
+				if (g.num == 1 && k < DEC_LOC_LINES)
+					l->line_func[k] = g.v;
+				if (g.num == 2 && k < DEC_LOC_LINES)
+					l->line_no[k] = (int64_t)g.v;
+			}
 		}
 	}
 	d->bad |= r < 0;

@@ -26,6 +26,7 @@
 #include "tests/lib/harness.h"
 #include "tests/lib/test_jvm.h"
 #include "user/runtimes/hotspot/hotspot_codecache.h"
+#include "user/runtimes/hotspot/hotspot_scopes.h"
 #include "user/runtimes/hotspot/hotspot_vmstructs.h"
 #include "user/runtimes/target_mem.h"
 
@@ -485,6 +486,89 @@ static void test_nmethods(void)
 out:
 	free(nm);
 	free(again);
+}
+
+/* Whether line is one of busy_java's for method name (0: unknown, allowed); true for others. */
+static bool busy_line(const char *name, uint32_t line)
+{
+	if (!line)
+		return true;
+	/* fib's overloads are named with their descriptors */
+	if (!strcmp(name, "Busy.fib(I)I"))
+		return line == 3;
+	if (!strcmp(name, "Busy.fib(J)J"))
+		return line == 4;
+	if (!strcmp(name, "Busy.work"))
+		return line >= 6 && line <= 8;
+	if (!strcmp(name, "Busy.main"))
+		return line >= 11 && line <= 13;
+	return strncmp(name, "Busy.", 5) != 0;
+}
+
+/*
+ * Busy's nmethods' debug info as hotspot_code_read decodes it: each named
+ * as jcmd names it, with PcDescs, every line of a Busy method one of that
+ * method's lines in busy_java, at its own level or inlined.  (JDK 17's
+ * layout has it all: test_hotspot_inline checks the inlining against the
+ * JVM's own PrintInlining.)
+ */
+static void test_debug_info(void)
+{
+	struct nm *nm = calloc(MAX_NM, sizeof(*nm));
+	int n, read = 0, pcs = 0, levels = 0, lines = 0, bad = 0;
+	struct hotspot_layout l;
+	struct hotspot_heaps h;
+	char first[512] = "", full[sizeof(((struct nm *)0)->name) + sizeof(((struct nm *)0)->sig)];
+
+	if (!have_jvm() || !nm || layout_and_heaps(&l, &h))
+		goto out;
+	if (jvm.feature == 17)
+		CHECK(l.scopes && l.lines && l.source_file && l.pcdesc_size == 16 &&
+			  l.has_line_table == 1 && (l.nm_scopes_data.flags & HOTSPOT_F_ALT),
+		      "JDK 17's debug info not found as its vmStructs.cpp declares it");
+	n = codelist(nm);
+	for (int i = 0; l.scopes && i < n; i++) {
+		struct hotspot_blob b;
+		struct hotspot_code *c;
+		const struct hotspot_chain *ch;
+		const char *strs;
+
+		if (strncmp(nm[i].name, "Busy.", 5) ||
+		    hotspot_blob_at((uint32_t)jvm.pid, &l, &h, nm[i].begin, &b) || !b.is_nmethod)
+			continue;
+		c = hotspot_code_read((uint32_t)jvm.pid, &l, b.method, b.addr);
+		if (!c)
+			continue;
+		strs = hotspot_code_strs(c);
+		read++;
+		pcs += c->nr_pcs;
+		/* jcmd's name, with its descriptor where it is an overload (fib) */
+		snprintf(full, sizeof(full), "%s%s", nm[i].name, nm[i].sig);
+		bad += strcmp(strs + c->name, nm[i].name) && strcmp(strs + c->name, full);
+		ch = (const void *)((const uint8_t *)c + c->chains);
+		for (uint32_t k = 0; k < c->nr_chains; k++) {
+			const struct interp_inlined *lv = hotspot_chain_levels(c, &ch[k]);
+			bool ok = busy_line(strs + c->name, ch[k].line);
+
+			lines += ch[k].line != 0;
+			for (uint32_t j = 0; j < ch[k].nr; j++) {
+				ok &= busy_line(strs + lv[j].name, lv[j].line);
+				levels++;
+			}
+			if (!ok && !bad++)
+				snprintf(first, sizeof(first),
+					 "%s: a chain of %u levels at line %u", strs + c->name,
+					 ch[k].nr, ch[k].line);
+		}
+		free(c);
+	}
+	printf("  debug info: %d of Busy's nmethods read, %d PcDescs, %d chains with a line, %d "
+	       "inlined levels\n",
+	       read, pcs, lines, levels);
+	CHECK(!l.scopes || (read >= 2 && pcs >= read && lines > 0 && !bad),
+	      "%d nmethods read, %d PcDescs, %d lines, %d wrong: %s", read, pcs, lines, bad, first);
+out:
+	free(nm);
 }
 
 /* The perf map's line for the first blob named name, or NULL. */
@@ -1091,6 +1175,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_layout);
 	RUN_TEST(test_heaps);
 	RUN_TEST(test_nmethods);
+	RUN_TEST(test_debug_info);
 	RUN_TEST(test_interpreter);
 	RUN_TEST(test_garbage);
 	RUN_TEST(test_walk);

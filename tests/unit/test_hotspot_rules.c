@@ -413,23 +413,25 @@ static void test_stale_nmethod(void)
 	const int32_t id = 0x12345;
 	const uint64_t method = (uintptr_t)method_body;
 	const struct code_proc proc = {.offsets = &l};
-	struct code_name out = {0};
 	uint64_t before = hotspot_names_stale();
+	size_t bytes = 0;
+	void *obj = NULL;
+	bool ok;
 
 	memcpy(nm + 8, &id, sizeof(id));
 	memcpy(nm + 16, &method, sizeof(method));
 	/* the compile BPF saw: read on (to a Method that is none: unnamed, not stale) */
-	hotspot_name_ops.read_name(&proc, (uint32_t)getpid(),
+	ok = hotspot_name_ops.read(&proc, (uint32_t)getpid(),
 				   (uintptr_t)nm | (uint64_t)(uint16_t)id << HOTSPOT_CODE_ID_SHIFT,
-				   HOTSPOT_FRAME_COMPILED, &out);
-	CHECK(!out.ok && hotspot_names_stale() == before, "the same compile: stale %" PRIu64,
+				   HOTSPOT_FRAME_COMPILED, &obj, &bytes);
+	CHECK(!ok && !obj && hotspot_names_stale() == before, "the same compile: stale %" PRIu64,
 	      hotspot_names_stale() - before);
 	/* another compile at that address since: stale */
-	hotspot_name_ops.read_name(&proc, (uint32_t)getpid(),
+	ok = hotspot_name_ops.read(&proc, (uint32_t)getpid(),
 				   (uintptr_t)nm | (uint64_t)(uint16_t)(id + 1)
 						       << HOTSPOT_CODE_ID_SHIFT,
-				   HOTSPOT_FRAME_COMPILED, &out);
-	CHECK(!out.ok && hotspot_names_stale() == before + 1, "another compile: stale %" PRIu64,
+				   HOTSPOT_FRAME_COMPILED, &obj, &bytes);
+	CHECK(!ok && !obj && hotspot_names_stale() == before + 1, "another compile: stale %" PRIu64,
 	      hotspot_names_stale() - before);
 }
 

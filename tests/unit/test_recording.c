@@ -688,6 +688,71 @@ static void test_recording_v8(void)
 	sym_cache_free(sc);
 }
 
+/*
+ * A JIT's inline levels (HotSpot's): a jvmframe line's NAME FILE LINE
+ * triples after its own, innermost first, become inline frames above the
+ * frame, in its native frame's place; a frame of the same code at another
+ * pc has its own; a triple cut short makes the line malformed.
+ */
+static void test_recording_jvm_inline(void)
+{
+	static const char text[] =
+	    "# cfiprof recording v1\n"
+	    "meta 99 cpu-clock 0 0\n"
+	    "uframe 7 0 1000 0 0 0\tjit\tjit\t\n"
+	    "uframe 7 0 4000 0 0 0\tmain\tmain\t\n"
+	    "jvmframe 7 4 10 1000 0 1 0 0 12\tT.hot\tT.java\t"
+	    "T.tiny\tT.java\t0\tT.leaf\tT.java\t21\n"
+	    "jvmframe 7 4 10 1010 0 1 0 0 13\tT.hot\tT.java\n"
+	    "jvmframe 7 4 10 1020 0 1 0 0 13\tT.hot\tT.java\tT.leaf\tT.java\n"
+	    "stack 3 7 7 0 0 app k - u 1000,4001 g 4 jvm 10:1000:0:1:0\n"
+	    "stack 2 7 7 0 0 app k - u 1010,4001 g 4 jvm 10:1010:0:1:0\n";
+	static const struct prof_view shown, no_inline = {.no_inline = true};
+	const struct prof_view *views[] = {&shown, &no_inline};
+	static const char *const want[] = {
+	    "app;main;T.hot (T.java:12);T.leaf (T.java:21);T.tiny 3\n"
+	    "app;main;T.hot (T.java:13) 2\n",
+	    "app;main;T.hot (T.java:12) 3\napp;main;T.hot (T.java:13) 2\n"};
+	struct recording_meta meta = {0};
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = sc ? proc_tracker_new_names(sc) : NULL;
+	struct frame_namer fn;
+	struct aggregator a;
+	uint64_t bad = 0;
+	char *out = report_folded(text, &a, pt, &meta, &bad);
+
+	CHECK(bad == 1, "%" PRIu64 " malformed lines (want the cut jvmframe)", bad);
+	free(out);
+	/* as report writes it: the view splits the levels into frames (or not: --no-inline) */
+	frame_namer_init(&fn, pt, NULL);
+	fn.saved_user = meta.frames;
+	fn.saved_interp = meta.interp_frames;
+	session_runtimes_namers(NULL, &fn, NULL);
+	for (int i = 0; i < 2; i++) {
+		struct profile p;
+		size_t olen = 0;
+		FILE *f;
+
+		out = NULL;
+		f = open_memstream(&out, &olen);
+		CHECK(f && profile_build(&p, &a, &fn, NULL) == 0, "profile_build");
+		CHECK(profile_apply_view(&p, views[i]) == 0 && folded_write_profile(f, &p) == 0,
+		      "folded");
+		profile_free(&p);
+		if (f)
+			fclose(f);
+		CHECK(out && streq(out, want[i]), "report's folded output (view %d):\n%s", i,
+		      out ? out : "");
+		free(out);
+	}
+	frame_namer_free(&fn);
+	saved_frames_free(meta.frames);
+	saved_interp_free(meta.interp_frames);
+	agg_free(&a);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -702,6 +767,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_recording_python);
 	RUN_TEST(test_recording_python_prologue);
 	RUN_TEST(test_recording_v8);
+	RUN_TEST(test_recording_jvm_inline);
 	table_mem_free();
 	return HARNESS_DONE();
 }

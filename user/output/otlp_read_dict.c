@@ -247,11 +247,12 @@ static void read_location(struct rd *r, struct pb_reader m, struct prof_location
 			    fu ? fu->start_line : 0};
 		l->function = name;
 	}
-	if (prof_loc_is_interp(l->kind) && l->nr_lines == 1 && l->lines[0].file) {
+	/* as profile_interp.c names it: its own line the last, after what was inlined into it */
+	if (prof_loc_is_interp(l->kind) && l->nr_lines && l->lines[l->nr_lines - 1].file) {
 		char buf[NAME_MAX_BYTES + 64];
 
-		snprintf(buf, sizeof(buf), "%s (%s:%u)", l->function, l->lines[0].file,
-			 l->lines[0].line);
+		snprintf(buf, sizeof(buf), "%s (%s:%u)", l->function,
+			 l->lines[l->nr_lines - 1].file, l->lines[l->nr_lines - 1].line);
 		l->function = profile_intern(r->p, buf);
 		if (!l->function)
 			r->oom = true, l->function = "";

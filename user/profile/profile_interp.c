@@ -6,6 +6,9 @@
  * (record) or as a recording kept them (report).
  */
 #include <stdio.h>
+#include <string.h>
+
+#include "common/hash.h"
 
 #include "user/profile/profile.h"
 #include "user/profile/profile_internal.h"
@@ -13,7 +16,62 @@
 #include "user/profile/saved_interp.h"
 #include "user/symbolize/runtime_units.h"
 
-/* One interpreter frame as shown: keyed by process, code and its instruction's line. */
+/*
+ * The line of level (or, level NULL, the frame itself) of a frame shown
+ * as how: pprof's Function the interpreted function in its own source
+ * file.  Not the name as the system name: pprof "demangles" a function
+ * whose system name is its name, and strips <...> from one that looks like
+ * C++, so that <module>, <lambda>, <listcomp> became <unknown>.  A system
+ * name of its own (its file and qualified name, unique as a linker name
+ * is) keeps the name as it is.
+ */
+static int interp_line(struct profile *p, const struct agg_stack *s,
+		       const struct interp_frame_shown *how, const struct interp_inlined *level,
+		       struct prof_line *out)
+{
+	const char *name = level ? how->strs + level->name : how->name;
+	const char *file = level ? how->strs + level->file : how->file;
+	char buf[1024];
+
+	*out = (struct prof_line){.function = profile_intern(p, name),
+				  .line = level ? level->line : how->line};
+	snprintf(buf, sizeof(buf), "%s:%s", *file ? file : runtime_name(s->runtime), name);
+	out->system_name = profile_intern(p, buf);
+	out->file = *file ? profile_intern(p, file) : NULL;
+	return !out->function || !out->system_name || (*file && !out->file) ? -1 : 0;
+}
+
+/*
+ * The key of a frame shown as how: its code and line, and what was inlined
+ * into it there (one pc of a compiled method has other levels than the
+ * next, at the same line of the method).  A runtime may keep what tells two
+ * codes at one address apart in the code's top 16 bits (HotSpot: the compile
+ * id, the Method's digest): mixed back in, or every code once at that
+ * address would be the first one's location.
+ */
+static uint64_t interp_key(const struct cfi_interp_frame *f, const struct interp_frame_shown *how)
+{
+	uint64_t h = HASH_FNV_OFFSET;
+
+	if (!how->nr_inlined)
+		return (f->code << 16 | (how->line & 0xffff)) ^
+		       (f->code >> 48) * 0x9e3779b97f4a7c15ull;
+	h = hash_bytes(h, &f->code, sizeof(f->code));
+	h = hash_bytes(h, &how->line, sizeof(how->line));
+	for (uint32_t i = 0; i < how->nr_inlined; i++) {
+		const char *name = how->strs + how->inlined[i].name;
+
+		h = hash_bytes(h, name, strlen(name) + 1);
+		h = hash_bytes(h, &how->inlined[i].line, sizeof(how->inlined[i].line));
+	}
+	return h;
+}
+
+/*
+ * One interpreter frame as shown: keyed by process, code and its
+ * instruction's line (and inline levels); the levels inlined into it as
+ * the location's lines before its own, as DWARF's inline levels are.
+ */
 static int64_t interp_location(struct profile *p, const struct agg_stack *s,
 			       const struct cfi_interp_frame *f,
 			       const struct interp_frame_shown *how)
@@ -21,45 +79,27 @@ static int64_t interp_location(struct profile *p, const struct agg_stack *s,
 	struct prof_location *l;
 	char buf[1024];
 	int64_t id;
+	uint32_t n = how->nr_inlined + 1, i;
 	bool is_new;
 
 	if (*how->file)
 		snprintf(buf, sizeof(buf), "%s (%s:%u)", how->name, how->file, how->line);
 	else
 		snprintf(buf, sizeof(buf), "%s", how->name);
-	/*
-	 * Keyed by the code and line.  A runtime may keep what tells two codes at
-	 * one address apart in the code's top 16 bits (HotSpot: the compile id, the
-	 * Method's digest): mixed back in, or every code once at that address
-	 * would be the first one's location.
-	 */
-	id = profile_add_location(p, PROF_LOC_INTERP + s->runtime, s->pid,
-				  (f->code << 16 | (how->line & 0xffff)) ^
-				      (f->code >> 48) * 0x9e3779b97f4a7c15ull,
-				  0, 0, buf, &is_new);
+	id = profile_add_location(p, PROF_LOC_INTERP + s->runtime, s->pid, interp_key(f, how), 0, 0,
+				  buf, &is_new);
 	if (id < 0 || !is_new)
 		return id;
-	/* one line: pprof's Function is the interpreted function in its own source file */
 	l = &p->locs[id];
-	l->lines = profile_alloc_lines(p, 1);
+	l->lines = profile_alloc_lines(p, n);
 	if (!l->lines)
 		return -1;
-	l->lines[0] =
-	    (struct prof_line){.function = profile_intern(p, how->name), .line = how->line};
-	/*
-	 * Not the name itself: pprof "demangles" a function whose system name is
-	 * its name, and strips <...> from one that looks like C++, so that
-	 * <module>, <lambda>, <listcomp> became <unknown>.  A system name of its
-	 * own (its file and qualified name, unique as a linker name is) keeps
-	 * the name as it is.
-	 */
-	snprintf(buf, sizeof(buf), "%s:%s", *how->file ? how->file : runtime_name(s->runtime),
-		 how->name);
-	l->lines[0].system_name = profile_intern(p, buf);
-	l->lines[0].file = *how->file ? profile_intern(p, how->file) : NULL;
-	if (!l->lines[0].function || !l->lines[0].system_name || (*how->file && !l->lines[0].file))
+	for (i = 0; i + 1 < n; i++)
+		if (interp_line(p, s, how, &how->inlined[i], &l->lines[i]))
+			return -1;
+	if (interp_line(p, s, how, NULL, &l->lines[n - 1]))
 		return -1;
-	l->nr_lines = 1;
+	l->nr_lines = n;
 	return id;
 }
 
@@ -74,6 +114,8 @@ static void interp_shown(struct frame_namer *fn, const struct agg_stack *s,
 	    saved_interp_find(fn->saved_interp, s->runtime, s->pid, s->generation, f);
 	const struct interp_namer *in = s->runtime < RT_MAX ? fn->interp[s->runtime] : NULL;
 
+	/* a namer sets what it knows: no inline levels unless it says so */
+	*how = (struct interp_frame_shown){.file = ""};
 	if (saved)
 		*how = *saved;
 	else if (in)

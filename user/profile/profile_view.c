@@ -27,6 +27,17 @@ static const char *view_name(struct profile *p, const struct prof_location *l, u
 	char *s;
 	const char *r;
 
+	/*
+	 * An interpreter's frame is named with its file and line (profile_interp.c):
+	 * its inline levels (a JIT's) as well, so each level reads as the frame would
+	 */
+	if (!v->lines && prof_loc_is_interp(l->kind) && pl->file && pl->line) {
+		if (asprintf(&s, "%s (%s:%u)", pl->function, pl->file, pl->line) < 0)
+			return NULL;
+		r = profile_intern(p, s);
+		free(s);
+		return r;
+	}
 	if (!v->lines || !pl->file || !pl->line)
 		return pl->function;
 	if (asprintf(&s, "%s %s:%u", pl->function, base_name(pl->file), pl->line) < 0)

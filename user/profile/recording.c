@@ -116,6 +116,8 @@ static int write_interp_frames(FILE *f, struct agg_stack *const *v, uint64_t nr,
 		for (k = 0; !ret && in && runtime_max_frames(s->runtime) && k < s->nr_rt; k++) {
 			if (saved_interp_find(seen, s->runtime, s->pid, s->generation, &fr[k]))
 				continue;
+			/* a namer sets what it knows: no inline levels unless it says so */
+			how = (struct interp_frame_shown){.file = ""};
 			in->show(in->ctx, s->pid, s->generation, &fr[k], &how);
 			if (saved_interp_add(seen, s->runtime, s->pid, s->generation, &fr[k],
 					     &how) < 0) {
@@ -128,6 +130,12 @@ static int write_interp_frames(FILE *f, struct agg_stack *const *v, uint64_t nr,
 				fr[k].scope, how.role, how.line);
 			put_field(f, how.name);
 			put_field(f, how.file);
+			/* what a JIT inlined into it there, innermost first */
+			for (uint32_t i = 0; i < how.nr_inlined && i < SAVED_INLINED_MAX; i++) {
+				put_field(f, how.strs + how.inlined[i].name);
+				put_field(f, how.strs + how.inlined[i].file);
+				fprintf(f, "\t%u", how.inlined[i].line);
+			}
 			fputc('\n', f);
 		}
 	}

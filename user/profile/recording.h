@@ -15,11 +15,14 @@
  *                               level of its frame model, profile.h, innermost 0 first;
  *                               MAP-START 0 when unmapped; FILE empty when unknown)
  *   TAGframe PID GENERATION CODE INSTR ENTRY OWNER SCOPE ROLE LINE<TAB>NAME<TAB>FILE
+ *            [<TAB>NAME<TAB>FILE<TAB>LINE]..
  *                               (an interpreter frame of the stacks as record showed it,
  *                               each distinct one once, TAG its runtime's (CFI_RUNTIMES:
  *                               "pyframe" for Python): the kernel's struct
  *                               cfi_interp_frame, its enum interp_frame_role, line,
- *                               qualified name, file; FILE empty when its code was not read)
+ *                               qualified name, file; FILE empty when its code was not
+ *                               read; then the levels a JIT inlined into it there,
+ *                               innermost first, which older readers skip)
  *   event NAME                  (the profile's events in order, with -e / --off-cpu)
  *   estimated MASK              (bit i: event i's weights estimate hits past --event-budget)
  *   stack COUNT PID TID REASON FLAGS COMM k PC,PC,.. u PC,PC,.. [c CGROUP-ID] [g GENERATION]

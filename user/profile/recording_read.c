@@ -108,6 +108,7 @@ static int parse_rt_units(const char *s, struct cfi_sample_record *r, uint8_t *o
 static int read_interp_frame(char *line, uint8_t rt, struct saved_interp *sp, bool *oom)
 {
 	struct interp_frame_shown how = {0};
+	struct interp_inlined levels[SAVED_INLINED_MAX];
 	struct cfi_interp_frame f = {0};
 	unsigned int pid, gen, entry, owner, scope;
 	unsigned long long code;
@@ -125,12 +126,26 @@ static int read_interp_frame(char *line, uint8_t rt, struct saved_interp *sp, bo
 		fields[nf] = strsep(&t, "\t");
 	if (nf != 2 || !fields[0][0])
 		return -1;
+	/* the inline levels: NAME FILE LINE each, their strings in line */
+	while (t && how.nr_inlined < SAVED_INLINED_MAX) {
+		char *n = strsep(&t, "\t"), *fi = t ? strsep(&t, "\t") : NULL;
+		char *l = t ? strsep(&t, "\t") : NULL, *end = NULL;
+		unsigned long v = l ? strtoul(l, &end, 10) : 0;
+
+		if (!l || !*n || !*l || *end || v > UINT32_MAX)
+			return -1;
+		levels[how.nr_inlined++] = (struct interp_inlined){.name = (uint32_t)(n - line),
+								   .file = (uint32_t)(fi - line),
+								   .line = (uint32_t)v};
+	}
 	f.code = code;
 	f.is_entry = (__u8)entry;
 	f.owner = (__u8)owner;
 	f.scope = (__u16)scope;
 	how.name = fields[0];
 	how.file = fields[1];
+	how.inlined = how.nr_inlined ? levels : NULL;
+	how.strs = line;
 	if (sp && saved_interp_add(sp, rt, pid, gen, &f, &how) < 0)
 		*oom = true;
 	return 0;

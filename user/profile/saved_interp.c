@@ -19,7 +19,8 @@ struct frame_entry {
 	struct frame_entry *next;
 	struct frame_key key;
 	struct interp_frame_shown how;
-	char strings[]; /* name, then file */
+	/* its inline levels (struct interp_inlined), then name, file and the levels' strings */
+	_Alignas(struct interp_inlined) char strings[];
 };
 
 struct saved_interp {
@@ -110,21 +111,46 @@ int saved_interp_add(struct saved_interp *sp, uint8_t rt, uint32_t pid, uint32_t
 {
 	struct frame_key k = key_of(rt, pid, gen, f);
 	size_t nl = strlen(how->name) + 1, fl = strlen(how->file) + 1, b;
+	uint32_t nr = how->nr_inlined < SAVED_INLINED_MAX ? how->nr_inlined : SAVED_INLINED_MAX;
+	size_t lv = nr * sizeof(struct interp_inlined), sb = nl + fl;
+	struct interp_inlined *levels;
 	struct frame_entry *e;
+	char *str;
 
 	if (find(sp, &k))
 		return 0;
+	for (uint32_t i = 0; i < nr; i++)
+		sb += strlen(how->strs + how->inlined[i].name) + 1 +
+		      strlen(how->strs + how->inlined[i].file) + 1;
 	if (sp->nr >= sp->nr_buckets && grow(sp))
 		return -1;
-	e = malloc(sizeof(*e) + nl + fl);
+	e = malloc(sizeof(*e) + lv + sb);
 	if (!e)
 		return -1;
 	e->key = k;
 	e->how = *how;
-	memcpy(e->strings, how->name, nl);
-	memcpy(e->strings + nl, how->file, fl);
-	e->how.name = e->strings;
-	e->how.file = e->strings + nl;
+	levels = (struct interp_inlined *)e->strings;
+	str = e->strings + lv;
+	memcpy(str, how->name, nl);
+	memcpy(str + nl, how->file, fl);
+	e->how.name = str;
+	e->how.file = str + nl;
+	/* each level's strings after the frame's, offsets from the frame's name */
+	sb = nl + fl;
+	for (uint32_t i = 0; i < nr; i++) {
+		const char *n = how->strs + how->inlined[i].name,
+			   *fi = how->strs + how->inlined[i].file;
+		size_t a = strlen(n) + 1, c = strlen(fi) + 1;
+
+		levels[i] = (struct interp_inlined){
+		    .name = (uint32_t)sb, .file = (uint32_t)(sb + a), .line = how->inlined[i].line};
+		memcpy(str + sb, n, a);
+		memcpy(str + sb + a, fi, c);
+		sb += a + c;
+	}
+	e->how.nr_inlined = nr;
+	e->how.inlined = nr ? levels : NULL;
+	e->how.strs = nr ? str : NULL;
 	b = bucket_of(sp, &k);
 	e->next = sp->buckets[b];
 	sp->buckets[b] = e;

@@ -3,7 +3,8 @@
  * Interpreter frames as a recording keeps them (recording.h, "pyframe"
  * lines and the other runtimes' TAG "frame" lines): how record showed each
  * distinct frame (struct cfi_interp_frame of a runtime, process and mapping
- * generation): its role at the evaluation loop, name, file and line.
+ * generation): its role at the evaluation loop, name, file and line, and
+ * the levels a JIT inlined into it there (SAVED_INLINED_MAX at most).
  * `report` shows a recording's interpreter frames from here: the code they
  * name lived in a process that is gone.  The writer uses the same table to
  * save each frame once.
@@ -17,6 +18,9 @@
 #include "user/symbolize/runtime_units.h"
 
 struct saved_interp;
+
+/* inline levels kept of one frame, at most (a JIT's: HotSpot's depth bound is 31) */
+#define SAVED_INLINED_MAX 64
 
 struct saved_interp *saved_interp_new(void);
 void saved_interp_free(struct saved_interp *sp);

@@ -23,12 +23,28 @@ enum interp_frame_role {
 	INTERP_FRAME_LAST = 1 << 1, /* the first frame its evaluation-loop call ran */
 };
 
-/* How one recorded frame is shown: its role, name, file and line. */
+/*
+ * A level a JIT inlined into a shown frame at its pc (HotSpot's C2): its
+ * name and file as offsets in the frame's strs, its line (0 when unknown).
+ */
+struct interp_inlined {
+	uint32_t name, file;
+	uint32_t line;
+};
+
+/*
+ * How one recorded frame is shown: its role, name, file and line, and what
+ * was inlined into it there: inline frames above it, as DWARF's inline
+ * levels of a native frame are (a location's lines, innermost first).
+ */
 struct interp_frame_shown {
 	unsigned int role; /* enum interp_frame_role */
 	uint32_t line;	   /* 0 when unknown */
 	const char *name;  /* the runtime's "[NAME]" when its code was not read */
 	const char *file;  /* "" when unknown */
+	uint32_t nr_inlined;		      /* 0: none */
+	const struct interp_inlined *inlined; /* innermost first */
+	const char *strs;		      /* their strings */
 };
 
 /* What a runtime with interpreter frames tells the profile. */

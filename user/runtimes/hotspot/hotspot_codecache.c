@@ -316,7 +316,7 @@ static int symbol_read(uint32_t pid, const struct hotspot_layout *l, uint64_t sy
 }
 
 /* The pointer field f of the object at addr: 0 when unreadable. */
-static uint64_t ptr_read(uint32_t pid, uint64_t addr, struct hotspot_field f)
+uint64_t hotspot_ptr_read(uint32_t pid, uint64_t addr, struct hotspot_field f)
 {
 	uint64_t v;
 
@@ -324,7 +324,7 @@ static uint64_t ptr_read(uint32_t pid, uint64_t addr, struct hotspot_field f)
 }
 
 /* The integer field f of the object at addr into *v: 0, or -1. */
-static int int_read(uint32_t pid, uint64_t addr, struct hotspot_field f, int64_t *v)
+int hotspot_int_read(uint32_t pid, uint64_t addr, struct hotspot_field f, int64_t *v)
 {
 	uint8_t b[8];
 
@@ -377,12 +377,14 @@ static void hidden_name(char *name)
 static bool has_overload(uint32_t pid, const struct hotspot_layout *l, uint64_t holder,
 			 uint64_t method, int64_t name_i)
 {
-	uint64_t arr = HOTSPOT_HAS(l->klass_methods) ? ptr_read(pid, holder, l->klass_methods) : 0;
+	uint64_t arr =
+	    HOTSPOT_HAS(l->klass_methods) ? hotspot_ptr_read(pid, holder, l->klass_methods) : 0;
 	uint64_t ms[64];
 	int64_t n;
 
-	if (!arr || !HOTSPOT_HAS(l->md_array_data) || int_read(pid, arr, l->md_array_length, &n) ||
-	    n < 2 || n > HOTSPOT_OVERLOAD_SCAN_MAX)
+	if (!arr || !HOTSPOT_HAS(l->md_array_data) ||
+	    hotspot_int_read(pid, arr, l->md_array_length, &n) || n < 2 ||
+	    n > HOTSPOT_OVERLOAD_SCAN_MAX)
 		return false;
 	for (int64_t i = 0; i < n; i += 64) {
 		size_t k = (size_t)(n - i < 64 ? n - i : 64);
@@ -393,8 +395,8 @@ static bool has_overload(uint32_t pid, const struct hotspot_layout *l, uint64_t 
 			int64_t other;
 
 			if (ms[j] != method &&
-			    !int_read(pid, ptr_read(pid, ms[j], l->method_const),
-				      l->const_name_index, &other) &&
+			    !hotspot_int_read(pid, hotspot_ptr_read(pid, ms[j], l->method_const),
+					      l->const_name_index, &other) &&
 			    other == name_i)
 				return true;
 		}
@@ -406,19 +408,20 @@ int hotspot_method_name(uint32_t pid, const struct hotspot_layout *l, uint64_t m
 			struct hotspot_method_name *out)
 {
 	uint64_t cm, pool, holder;
-	int64_t name_i, sig_i, length;
+	int64_t name_i, sig_i, length, file_i;
 	char mname[HOTSPOT_STRING_MAX];
+	bool cut = false;
 	size_t n;
 
 	memset(out, 0, sizeof(*out));
-	cm = ptr_read(pid, method, l->method_const);
-	pool = ptr_read(pid, cm, l->const_pool);
-	holder = ptr_read(pid, pool, l->pool_holder);
-	if (!holder || int_read(pid, cm, l->const_name_index, &name_i) ||
-	    int_read(pid, cm, l->const_sig_index, &sig_i) ||
-	    int_read(pid, pool, l->pool_length, &length) ||
-	    symbol_read(pid, l, ptr_read(pid, holder, l->klass_name), out->name, HOTSPOT_STRING_MAX,
-			'.', &out->cut) ||
+	cm = hotspot_ptr_read(pid, method, l->method_const);
+	pool = hotspot_ptr_read(pid, cm, l->const_pool);
+	holder = hotspot_ptr_read(pid, pool, l->pool_holder);
+	if (!holder || hotspot_int_read(pid, cm, l->const_name_index, &name_i) ||
+	    hotspot_int_read(pid, cm, l->const_sig_index, &sig_i) ||
+	    hotspot_int_read(pid, pool, l->pool_length, &length) ||
+	    symbol_read(pid, l, hotspot_ptr_read(pid, holder, l->klass_name), out->name,
+			HOTSPOT_STRING_MAX, '.', &out->cut) ||
 	    symbol_read(pid, l, pool_symbol(pid, l, pool, name_i, length), mname, sizeof(mname),
 			'/', &out->cut) ||
 	    symbol_read(pid, l, pool_symbol(pid, l, pool, sig_i, length), out->signature,
@@ -431,14 +434,20 @@ int hotspot_method_name(uint32_t pid, const struct hotspot_layout *l, uint64_t m
 	n = strlen(out->name);
 	out->name[n] = '.';
 	memcpy(out->name + n + 1, mname, strlen(mname) + 1);
+	/* the class's own pool's (JDK 17 keeps it there, not in the InstanceKlass); may lack one */
+	if (!l->source_file || hotspot_int_read(pid, pool, l->pool_source_file, &file_i) ||
+	    symbol_read(pid, l, pool_symbol(pid, l, pool, file_i, length), out->file,
+			sizeof(out->file), '/', &cut))
+		out->file[0] = 0;
 	return 0;
 }
 
 uint16_t hotspot_method_digest_now(uint32_t pid, const struct hotspot_layout *l, uint64_t method)
 {
-	uint64_t cm = ptr_read(pid, method, l->method_const);
-	uint64_t kname = ptr_read(
-	    pid, ptr_read(pid, ptr_read(pid, cm, l->const_pool), l->pool_holder), l->klass_name);
+	uint64_t cm = hotspot_ptr_read(pid, method, l->method_const);
+	uint64_t kname = hotspot_ptr_read(
+	    pid, hotspot_ptr_read(pid, hotspot_ptr_read(pid, cm, l->const_pool), l->pool_holder),
+	    l->klass_name);
 	uint16_t name_i, sig_i;
 
 	/* as the kernel reads it (bpf/hotspot.bpf.h): two bytes of each index, whatever its size */
@@ -446,6 +455,26 @@ uint16_t hotspot_method_digest_now(uint32_t pid, const struct hotspot_layout *l,
 	    target_read(pid, cm + l->const_sig_index.off, &sig_i, sizeof(sig_i)))
 		return 0;
 	return hotspot_method_digest(kname, name_i, sig_i);
+}
+
+int hotspot_method_lines(uint32_t pid, const struct hotspot_layout *l, uint64_t method,
+			 uint8_t *table, uint32_t room, uint32_t *len, int32_t *code_size)
+{
+	uint64_t cm = l->lines ? hotspot_ptr_read(pid, method, l->method_const) : 0, at;
+	int64_t flags, size, words;
+
+	if (!cm || hotspot_int_read(pid, cm, l->const_flags, &flags) ||
+	    !(flags & l->has_line_table) || hotspot_int_read(pid, cm, l->const_code_size, &size) ||
+	    hotspot_int_read(pid, cm, l->const_size, &words) || size < 0 || words <= 0 ||
+	    (uint64_t)words > (1u << 20))
+		return -1;
+	/* ConstMethod::compressed_linenumber_table: right after the bytecodes */
+	at = l->const_method_size + (uint64_t)size;
+	if (at >= (uint64_t)words * 8)
+		return -1;
+	*len = (uint64_t)words * 8 - at < room ? (uint32_t)((uint64_t)words * 8 - at) : room;
+	*code_size = (int32_t)size;
+	return target_read(pid, cm + at, table, *len);
 }
 
 /* A walk's state: the budget left, what was seen. */

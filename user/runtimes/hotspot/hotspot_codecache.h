@@ -81,11 +81,17 @@ struct hotspot_blob {
 int hotspot_blob_at(uint32_t pid, const struct hotspot_layout *l, const struct hotspot_heaps *h,
 		    uint64_t pc, struct hotspot_blob *out);
 
+/* The pointer field f of the object at addr of process pid: 0 when unreadable. */
+uint64_t hotspot_ptr_read(uint32_t pid, uint64_t addr, struct hotspot_field f);
+/* The integer field f of the object at addr into *v: 0, or -1 when unreadable. */
+int hotspot_int_read(uint32_t pid, uint64_t addr, struct hotspot_field f, int64_t *v);
+
 /* A Java method's name: "pkg.Class.method", its descriptor apart. */
 struct hotspot_method_name {
 	/* class, '.', method: '/' turned '.', a hidden class's "+0x..." suffix "/0x..." */
 	char name[2 * HOTSPOT_STRING_MAX];
 	char signature[HOTSPOT_STRING_MAX]; /* "(I)I" */
+	char file[HOTSPOT_STRING_MAX];	    /* its class's source file ("Busy.java"), "" unknown */
 	bool cut;			    /* a symbol longer than the bound was cut */
 	/*
 	 * another method of its class has its name (an overload): the signature
@@ -103,6 +109,16 @@ int hotspot_method_name(uint32_t pid, const struct hotspot_layout *l, uint64_t m
  * hotspot_method_digest, read as the kernel reads it): 0 when unreadable.
  */
 uint16_t hotspot_method_digest_now(uint32_t pid, const struct hotspot_layout *l, uint64_t method);
+
+/*
+ * The compressed line number table of the Method at method (what follows
+ * its ConstMethod's bytecodes, within the ConstMethod) into table[0,
+ * room): its bytes there (*len, the table cut at room) and the method's
+ * bytecode size; 0, or -1 when it has none (l->lines false, native,
+ * compiled without -g:lines) or is unreadable.
+ */
+int hotspot_method_lines(uint32_t pid, const struct hotspot_layout *l, uint64_t method,
+			 uint8_t *table, uint32_t room, uint32_t *len, int32_t *code_size);
 
 /* What a walk of every blob may spend; 0 in a field: its default. */
 struct hotspot_walk_budget {

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Compiled Java frames named from their Method*; see hotspot_names.h. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "user/runtimes/hotspot/hotspot_names.h"
 #include "user/runtimes/runtime_parts.h"
 #include "user/runtimes/hotspot/hotspot_codecache.h"
 #include "user/runtimes/hotspot/hotspot_jit.h"
+#include "user/runtimes/hotspot/hotspot_scopes.h"
 #include "user/runtimes/target_mem.h"
 
 static void proc_of(void *ctx, uint32_t pid, struct code_proc *out)
@@ -71,10 +75,12 @@ static uint64_t interpreted_method(const struct hotspot_layout *l, uint32_t pid,
 	return method;
 }
 
-static void read_name(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
-		      struct code_name *out)
+static bool code_read(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
+		      void **obj, size_t *bytes)
 {
-	struct hotspot_method_name n;
+	uint64_t nm =
+	    owner == HOTSPOT_FRAME_COMPILED ? code & ((1ull << HOTSPOT_CODE_ID_SHIFT) - 1) : 0;
+	struct hotspot_code *c = NULL;
 
 	if (owner == HOTSPOT_FRAME_COMPILED)
 		code = proc->offsets ? compiled_method(proc->offsets, pid, code) : 0;
@@ -83,33 +89,49 @@ static void read_name(const struct code_proc *proc, uint32_t pid, uint64_t code,
 	else
 		code = 0;
 	/* a Method* of a class unloaded since is memory of anything: read as any pointer */
-	if (!code || !proc->offsets || hotspot_method_name(pid, proc->offsets, code, &n))
-		return;
-	/* an overload's descriptor, as jcmd and the JVM's own tools print it: "Busy.fib(I)I" */
-	if (n.overloaded) {
-		size_t len = strlen(n.name);
+	if (code && proc->offsets)
+		c = hotspot_code_read(pid, proc->offsets, code, nm);
+	*obj = c;
+	*bytes = c ? c->bytes : 0;
+	return c != NULL;
+}
 
-		snprintf(n.name + len, sizeof(n.name) - len, "%s", n.signature);
-	}
-	code_name_set(out, n.name, "");
+static void *code_copy(const void *obj)
+{
+	const struct hotspot_code *from = obj;
+	void *c = malloc(from->bytes);
+
+	if (c)
+		memcpy(c, from, from->bytes);
+	return c;
 }
 
 const struct code_names_ops hotspot_name_ops = {
-    .runtime = RT_HOTSPOT, .proc_of = proc_of, .read_name = read_name};
+    .runtime = RT_HOTSPOT, .proc_of = proc_of, .read = code_read, .copy = code_copy, .free = free};
 
 static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_frame *f,
 		 struct interp_frame_shown *out)
 {
 	bool ok;
-	const struct code_name *cn = code_names_show_begin(ctx, pid, gen, f, "[jvm]", out, &ok);
+	const struct hotspot_code *c = code_names_show_begin(ctx, pid, gen, f, "[jvm]", out, &ok);
+	const struct hotspot_chain *ch;
 
 	/* each frame is its own native frame's */
 	out->role = INTERP_FRAME_SHOW;
-	if (!cn || !ok)
+	if (!c || !ok)
 		return;
-	out->name = cn->name;
-	out->file = cn->file;
-	out->line = 0;
+	out->name = hotspot_code_strs(c) + c->name;
+	/* an interpreted frame's pc is the interpreter's: it tells no bci, no line */
+	ch = f->owner == HOTSPOT_FRAME_COMPILED ? hotspot_code_at(c, f->instr) : NULL;
+	if (!ch)
+		return;
+	/* the file with a line only: "Busy.fib (Busy.java:16)", else the name alone as before */
+	if (ch->line)
+		out->file = hotspot_code_strs(c) + c->file;
+	out->line = ch->line;
+	out->nr_inlined = ch->nr;
+	out->inlined = ch->nr ? hotspot_chain_levels(c, ch) : NULL;
+	out->strs = hotspot_code_strs(c);
 }
 
 void hotspot_names_namer(struct code_names *names, struct interp_namer *out)

@@ -4,9 +4,12 @@
  * sample with its compile id, is read for its Method* only while it is
  * still that compile (else the frame is stale, counted, not named); an
  * interpreted frame's Method* as BPF read it from the frame; each read
- * once (code_names.c, hotspot_method_name) as "Class.method".  Each frame names
- * the native frame it runs in (struct interp_namer's by_pc): the code
- * cache's "[anon]+0x..." becomes "Busy.fib".
+ * once (code_names.c, hotspot_scopes.h) as "Class.method", a compiled
+ * one with its nmethod's debug info: at its pc, the line in its source
+ * file and the methods inlined into it there, shown as inline frames
+ * above it ("Busy.fib (Busy.java:16)").  Each frame names the native frame
+ * it runs in (struct interp_namer's by_pc): the code cache's
+ * "[anon]+0x..." becomes "Busy.fib".
  */
 #ifndef CFIPROF_HOTSPOT_NAMES_H
 #define CFIPROF_HOTSPOT_NAMES_H

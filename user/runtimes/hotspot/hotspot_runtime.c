@@ -14,6 +14,7 @@
 #include "user/runtimes/hotspot/hotspot_jit.h"
 #include "user/runtimes/hotspot/hotspot_names.h"
 #include "user/runtimes/hotspot/hotspot_runtime.h"
+#include "user/runtimes/hotspot/hotspot_scopes.h"
 
 static void namer(void *rt, struct interp_namer *out)
 {
@@ -56,6 +57,7 @@ static void hooks(void *rt, struct runtime_hooks *out)
 /* the frames' line, then the rows': how often the code cache was rebuilt */
 static void summary(void *rt, const uint64_t *c, FILE *f)
 {
+	struct hotspot_scopes_stats d;
 	struct hotspot_jit_stats s;
 
 	runtime_parts_summary(rt, c, f);
@@ -70,6 +72,14 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 		" frames stale (their code another compile, their Method another's, when named)\n",
 		s.jvms, s.builds, s.rows_blobs, s.reloads, s.held_back, s.walks_cut,
 		hotspot_names_stale());
+	hotspot_scopes_stats(&d);
+	fprintf(f,
+		"cfiprof: hotspot: debug info of %" PRIu64
+		" nmethods read (inline frames, lines), %" PRIu64
+		" not (the JDK's layout lacks it), %" PRIu64 " unreadable; %" PRIu64
+		" scope chains not decoded, %" PRIu64
+		" frames shown past their nmethod's last PcDesc (their method alone)\n",
+		d.nmethods, d.no_layout, d.unreadable, d.bad_chains, d.no_pc);
 }
 
 /* the frames' families, then the rows': tables built, reloads asked and held back, walks cut */

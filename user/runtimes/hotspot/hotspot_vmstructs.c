@@ -111,6 +111,18 @@ static const struct want wants[] = {
     {"InstanceKlass", "_methods", NULL, NULL, L(klass_methods), W_POINTER | W_OPTIONAL},
     {"Array<int>", "_length", NULL, NULL, L(md_array_length), W_OPTIONAL},
     {"Array<Method*>", "_data", NULL, NULL, L(md_array_data), W_OFFSET_ONLY | W_OPTIONAL},
+    /* debug info: inline levels and lines (hotspot_scopes.h); frames named without them */
+    {"nmethod", "_scopes_data_begin", "CompiledMethod", "_scopes_data_begin", L(nm_scopes_data),
+     W_OPTIONAL},
+    {"nmethod", "_scopes_pcs_offset", NULL, NULL, L(nm_scopes_pcs), W_OPTIONAL},
+    {"nmethod", "_dependencies_offset", NULL, NULL, L(nm_dependencies), W_OPTIONAL},
+    {"nmethod", "_metadata_offset", NULL, NULL, L(nm_metadata), W_OPTIONAL},
+    {"PcDesc", "_pc_offset", NULL, NULL, L(pcdesc_pc), W_OPTIONAL},
+    {"PcDesc", "_scope_decode_offset", NULL, NULL, L(pcdesc_scope), W_OPTIONAL},
+    {"ConstMethod", "_flags", NULL, NULL, L(const_flags), W_OPTIONAL},
+    {"ConstMethod", "_code_size", NULL, NULL, L(const_code_size), W_OPTIONAL},
+    {"ConstMethod", "_constMethod_size", NULL, NULL, L(const_size), W_OPTIONAL},
+    {"ConstantPool", "_source_file_name_index", NULL, NULL, L(pool_source_file), W_OPTIONAL},
 };
 #define NWANTS (sizeof(wants) / sizeof(wants[0]))
 
@@ -133,6 +145,7 @@ struct scan {
 	uint64_t block_header; /* HeapBlock::_header's offset */
 	bool block_header_ok;
 	uint64_t size_heap_block, size_pool;	 /* from the type table */
+	uint64_t size_pcdesc, size_const_method; /* ... 0 when not listed */
 	uint8_t batch[HS_BATCH * HS_STRIDE_MAX]; /* entries read at once */
 	uint64_t batch_table;			 /* of the table at */
 	uint32_t batch_first, batch_n;		 /* entries [first, first + n) */
@@ -359,6 +372,10 @@ static void match_type(struct scan *sc, struct hotspot_layout *out, const char *
 		sc->size_heap_block = size;
 	if (!strcmp(n, "ConstantPool"))
 		sc->size_pool = size;
+	if (!strcmp(n, "PcDesc"))
+		sc->size_pcdesc = size;
+	if (!strcmp(n, "ConstMethod"))
+		sc->size_const_method = size;
 	for (size_t w = 0; w < NWANTS; w++) {
 		struct hotspot_field *f = (struct hotspot_field *)((uint8_t *)out + wants[w].slot);
 
@@ -466,6 +483,34 @@ static uint16_t end_of(const struct hotspot_field *const *f, size_t n)
 	return end;
 }
 
+/*
+ * Whether the debug info's fields (optional) are all found and plausible:
+ * out->scopes and out->lines (JDK 17's: an nmethod's sections, PcDescs,
+ * the flag that says a ConstMethod has a line number table).
+ */
+static void finish_debug(struct scan *sc, struct hotspot_layout *out)
+{
+	const unsigned ints = 1u << 1 | 1u << 2 | 1u << 4 | 1u << 8;
+	const struct hotspot_field *const pcdesc[] = {&out->pcdesc_pc, &out->pcdesc_scope};
+	int32_t flag = 0;
+
+	out->source_file = width_in(out->pool_source_file, ints);
+	out->scopes = width_in(out->nm_scopes_data, 1u << 8) &&
+		      width_in(out->nm_scopes_pcs, ints) && width_in(out->nm_dependencies, ints) &&
+		      width_in(out->nm_metadata, ints) && width_in(out->pcdesc_pc, 1u << 4) &&
+		      width_in(out->pcdesc_scope, 1u << 4) &&
+		      end_of(pcdesc, 2) <= sc->size_pcdesc && sc->size_pcdesc <= 64;
+	out->pcdesc_size = out->scopes ? (uint16_t)sc->size_pcdesc : 0;
+	/* a flag of one bit, as JDK 17's ConstMethod::_has_linenumber_table (1) is */
+	out->lines = out->scopes && width_in(out->const_flags, ints) &&
+		     width_in(out->const_code_size, ints) && width_in(out->const_size, ints) &&
+		     sc->size_const_method && sc->size_const_method < HS_OFF_MAX &&
+		     !scan_int(sc, "ConstMethod::_has_linenumber_table", &flag) && flag > 0 &&
+		     flag <= 0xffff && !(flag & (flag - 1));
+	out->const_method_size = out->lines ? (uint16_t)sc->size_const_method : 0;
+	out->has_line_table = out->lines ? (uint16_t)flag : 0;
+}
+
 /* The layout checked whole, its derived values set: 0, or -1 when implausible. */
 static int finish(struct scan *sc, struct hotspot_layout *out)
 {
@@ -532,6 +577,7 @@ static int finish(struct scan *sc, struct hotspot_layout *out)
 			return -1;
 		out->kind_nmethod = (int16_t)v;
 	}
+	finish_debug(sc, out);
 	return 0;
 }
 

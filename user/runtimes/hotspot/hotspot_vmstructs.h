@@ -94,12 +94,29 @@ struct hotspot_layout {
 	struct hotspot_field klass_methods; /* InstanceKlass::_methods; size 0 without */
 	/* Array<T>::_length (Array<int>'s), Array<Method*>::_data: a class's methods */
 	struct hotspot_field md_array_length, md_array_data;
+	/*
+	 * Compiled code's debug info (hotspot_scopes.h), optional: a JDK that
+	 * lacks one of these has no inline levels or lines in its frames.
+	 * nmethod's (CompiledMethod's before JDK 23) _scopes_data_begin, an
+	 * address; nmethod's offsets (from itself) of its scopes' PcDescs, of
+	 * what follows them and of its metadata; PcDesc's pc and scope offsets.
+	 */
+	struct hotspot_field nm_scopes_data, nm_scopes_pcs, nm_dependencies, nm_metadata;
+	struct hotspot_field pcdesc_pc, pcdesc_scope;
+	/* ConstMethod's flags, bytecode size and own size (words); the source file's pool index */
+	struct hotspot_field const_flags, const_code_size, const_size, pool_source_file;
 	uint16_t heap_block_size; /* sizeof(HeapBlock): the CodeBlob follows it */
 	uint16_t pool_size;	  /* sizeof(ConstantPool): its slots follow it */
 	uint16_t blob_bytes;	  /* of a CodeBlob, what holds its fields read here */
 	uint16_t nmethod_bytes;	  /* ... of an nmethod */
 	int16_t kind_nmethod;	  /* CodeBlobKind::Nmethod; -1 without blob_kind */
 	bool code_relative;
+	uint16_t pcdesc_size;	    /* sizeof(PcDesc): the PcDescs' stride */
+	uint16_t const_method_size; /* sizeof(ConstMethod): its bytecodes follow it */
+	uint16_t has_line_table;    /* ConstMethod::_has_linenumber_table: its flag's bit */
+	bool scopes;		    /* the debug info's fields are all found */
+	bool lines;		    /* ... and the line number tables' */
+	bool source_file;	    /* pool_source_file is found */
 };
 
 /* Whether the layout's fields are found. */
