@@ -7,7 +7,12 @@
  *   exit_exec exec N
  *       N children one after another, each execve()ing this program as
  *       "exit_exec child", which returns at once: time inside execve.
+ *   exit_exec thread-exec PROG ARGS...
+ *       a thread other than the main one execve()s PROG: the kernel ends the
+ *       main thread first (its exit is the process's pid), then the process
+ *       goes on under the same pid and start time as PROG.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +55,27 @@ static int run_children(int n, int mb, const char *self)
 	return 0;
 }
 
+static void *exec_args(void *argv)
+{
+	char **args = argv;
+
+	execv(args[0], args);
+	perror("exit_exec: execv");
+	_exit(127);
+}
+
+static int thread_exec(char **args)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, exec_args, args)) {
+		fprintf(stderr, "exit_exec: pthread_create failed\n");
+		return 1;
+	}
+	pthread_join(t, NULL);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "child"))
@@ -58,6 +84,10 @@ int main(int argc, char **argv)
 		return run_children(atoi(argv[2]), atoi(argv[3]), NULL);
 	if (argc == 3 && !strcmp(argv[1], "exec"))
 		return run_children(atoi(argv[2]), 0, "/proc/self/exe");
-	fprintf(stderr, "usage: exit_exec exit N MB | exit_exec exec N\n");
+	if (argc >= 3 && !strcmp(argv[1], "thread-exec"))
+		return thread_exec(argv + 2);
+	fprintf(
+	    stderr,
+	    "usage: exit_exec exit N MB | exit_exec exec N | exit_exec thread-exec PROG ARGS\n");
 	return 2;
 }

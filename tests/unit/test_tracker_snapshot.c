@@ -23,6 +23,8 @@
 #include "tests/lib/harness.h"
 #include "tests/lib/tracker_world.h"
 #include "user/profile/frame_names.h"
+#include "user/track/proc_maps.h"
+#include "user/track/proc_stat.h"
 #include "user/track/tracker_internal.h"
 
 int snap_marker(int x);
@@ -154,6 +156,52 @@ static void test_load_gone_from_snapshot(void)
 	proc_tracker_forget_exited(w.pt);
 	CHECK(proc_tracker_find(w.pt, pid) == NULL, "the gone child still in the registry");
 	CHECK(snap_marker(1) == 7, "marker");
+	tracker_world_free(&w);
+}
+
+/*
+ * A live process whose maps read empty is not gone: its snapshot is not
+ * loaded and it is not marked exited.  maps opened just before an exec
+ * replaced the address space reads empty (the file holds the old one); taken
+ * for gone, the exec'd process was loaded from the snapshot of its old image,
+ * marked exited, and no later load was made: every sample tables-pending
+ * (`record -- sh -c "exec node ..."` on a loaded machine).  That race is in
+ * the kernel; a kernel thread (kthreadd, pid 2) reads empty too, alive, and
+ * stands in for it here with a snapshot given its pid and start time.
+ */
+static void test_empty_maps_alive(void)
+{
+	struct proc_stat_info kstat;
+	struct maps_entry *ents = NULL;
+	struct tracker_world w;
+	struct tracker_stats st;
+	struct proc *p;
+	uint32_t pid;
+	pid_t kid;
+
+	pid = world_with_snapshot(&w, &kid);
+	if (!pid) {
+		tracker_world_free(&w);
+		return;
+	}
+	CHECK(proc_stat_read(2, &kstat) == 0 && !proc_stat_dying(&kstat) &&
+		  proc_maps_read(2, true, &ents) == 0,
+	      "pid 2 is no live kernel thread without mappings");
+	free(ents);
+	pthread_mutex_lock(&w.pt->lock);
+	CHECK(w.pt->snap.snaps && !w.pt->snap.snaps->next, "one snapshot");
+	if (w.pt->snap.snaps) {
+		w.pt->snap.snaps->pid = 2;
+		w.pt->snap.snaps->start_time = kstat.start_time;
+	}
+	pthread_mutex_unlock(&w.pt->lock);
+	CHECK(proc_tracker_load_now(w.pt, 2) != 0, "a process without mappings was loaded");
+	proc_tracker_stats(w.pt, &st);
+	p = proc_tracker_find(w.pt, 2);
+	CHECK(st.snapshots_used == 0 && (!p || (!p->loaded && !p->exited)),
+	      "alive, it was loaded from its snapshot (%" PRIu64 " used) and marked exited",
+	      st.snapshots_used);
+	reap(&kid);
 	tracker_world_free(&w);
 }
 
@@ -681,6 +729,7 @@ int main(int argc, char **argv)
 	harness_init(argc, argv);
 	RUN_TEST(test_load_gone_from_snapshot);
 	RUN_TEST(test_pid_reuse);
+	RUN_TEST(test_empty_maps_alive);
 	RUN_TEST(test_budget_refusals);
 	RUN_TEST(test_window_budget);
 	RUN_TEST(test_per_process_cap);

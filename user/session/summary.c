@@ -335,6 +335,11 @@ static void print_full(struct session *s, FILE *f)
 		ts.objects_loaded, ts.objects_no_cfi, ts.objects_failed, ts.objects_over_budget,
 		ts.idle_reused, ts.rows_peak, ts.rows_total, ts.pages_peak, ts.rules_used, tr.loads,
 		tr.reloads, tr.exits, tr.vanished, tr.reloads_unchanged);
+	/* a process its loads found exiting or without mappings keeps its samples waiting */
+	print_causes(f, "loads that found nothing to load",
+		     (const struct cause_count[]){{"process exiting", tr.dying},
+						  {"no user mappings", tr.no_user}},
+		     2);
 	if (c[CNT_DEFERRED] || c[CNT_DEFER_BUDGET] || c[CNT_DEFER_LOST])
 		session_print_deferred(s, c, f);
 	if (s->table_cache) {

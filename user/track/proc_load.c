@@ -86,14 +86,30 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* What /proc says of the process now; false (counted) when there is nothing to load. */
-static bool read_proc(struct proc_tracker *pt, struct proc_load *l)
+/* What a read of /proc found: only a process gone (or exiting) is loaded from its snapshot. */
+enum proc_read {
+	PROC_READ_OK,
+	PROC_READ_GONE,	 /* no such process, or exiting: a snapshot may stand in */
+	PROC_READ_EMPTY, /* alive without user mappings (a kernel thread): nothing to load */
+};
+
+/* Whether pid still is the process stat describes, alive. */
+static bool same_and_alive(uint32_t pid, const struct proc_stat_info *stat)
 {
-	int n;
+	struct proc_stat_info now;
+
+	return !proc_stat_read(pid, &now) && now.start_time == stat->start_time &&
+	       !proc_stat_dying(&now);
+}
+
+/* What /proc says of the process now (what is not PROC_READ_OK is counted). */
+static enum proc_read read_proc(struct proc_tracker *pt, struct proc_load *l)
+{
+	int n, tries;
 
 	if (proc_stat_read(l->pid, &l->stat)) {
 		TRACKER_COUNT(pt, vanished, 1);
-		return false;
+		return PROC_READ_GONE;
 	}
 	l->stat_read = true;
 	/* mapping changes the BPF side sees after this are newer than what we load */
@@ -101,21 +117,31 @@ static bool read_proc(struct proc_tracker *pt, struct proc_load *l)
 	/* a sample or mapping change seen while it exits: loading it would leak its tables */
 	if (proc_stat_dying(&l->stat)) {
 		TRACKER_COUNT(pt, dying, 1);
-		return false;
+		return PROC_READ_GONE;
 	}
-	n = proc_maps_read((int)l->pid, true, &l->ents);
+	/*
+	 * maps opened before an exec replaced the address space reads empty (the
+	 * file holds the old one): the process is alive, its new image is read
+	 * by opening it again.  Taken for gone, it was loaded from the snapshot of
+	 * the old image and marked exited, and no later load was made.
+	 */
+	for (tries = 0; tries < 2; tries++) {
+		n = proc_maps_read((int)l->pid, true, &l->ents);
+		if (n != 0 || !same_and_alive(l->pid, &l->stat))
+			break;
+	}
 	if (n < 0) {
 		TRACKER_COUNT(pt, vanished, 1);
-		return false;
+		return PROC_READ_GONE;
 	}
 	if (n == 0) {
 		TRACKER_COUNT(pt, no_user, 1); /* kernel thread: nothing to unwind */
-		return false;
+		return same_and_alive(l->pid, &l->stat) ? PROC_READ_EMPTY : PROC_READ_GONE;
 	}
 	l->nr = (uint32_t)n;
 	/* the kernel lists them in order; the pairing and the lookups rely on it */
 	qsort(l->ents, l->nr, sizeof(*l->ents), by_start);
-	return true;
+	return PROC_READ_OK;
 }
 
 /*
@@ -147,7 +173,14 @@ static struct proc *claim_entry(struct proc_tracker *pt, struct proc_load *l)
 
 	pthread_mutex_lock(&pt->lock);
 	p = tracker_get_locked(pt, l->pid);
-	if (p && p->exited && !p->evicted && p->start_time == l->stat.start_time) {
+	/*
+	 * Gone, its exit handled: its snapshot must not bring it back.  Read
+	 * alive from /proc it is loaded: a thread other than the leader that
+	 * exec'd makes the leader's exit event come first, and the process keeps
+	 * its start time.
+	 */
+	if (p && p->exited && !p->evicted && l->from_snapshot &&
+	    p->start_time == l->stat.start_time) {
 		pthread_mutex_unlock(&pt->lock);
 		TRACKER_COUNT(pt, dying, 1);
 		return NULL;
@@ -584,10 +617,17 @@ void tracker_load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_
 	l.snap = snapshot_take(pt, pid);
 	/* an exec after this is one these mappings may predate (0: a snapshot's, older) */
 	l.read_ns = mono_ns();
-	if (read_proc(pt, &l))
+	switch (read_proc(pt, &l)) {
+	case PROC_READ_OK:
 		l.snap = snapshot_check(pt, l.snap, &l.stat);
-	else if (!read_snapshot(pt, &l))
+		break;
+	case PROC_READ_GONE:
+		if (read_snapshot(pt, &l))
+			break;
 		goto cleanup;
+	case PROC_READ_EMPTY:
+		goto cleanup;
+	}
 	if (l.from_snapshot)
 		l.read_ns = 0;
 	if (tracker_yield_big_load(pt, w, (int64_t)l.nr))
