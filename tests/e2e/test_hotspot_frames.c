@@ -466,6 +466,110 @@ out:
 	free(log);
 }
 
+/* Samples of the folded lines that start with prefix and hold what. */
+static uint64_t count_lines_with(const char *path, const char *prefix, const char *what)
+{
+	char *s = slurp(path), *line, *save = NULL;
+	uint64_t n = 0;
+
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *sp = strrchr(line, ' ');
+
+		if (sp && !strncmp(line, prefix, strlen(prefix)) && strstr(line, what))
+			n += strtoull(sp + 1, NULL, 10);
+	}
+	free(s);
+	return n;
+}
+
+/* Renames the NUL-delimited string from in the file path to to (same length): false if absent. */
+static bool rename_string(const char *path, const char *from, const char *to)
+{
+	size_t len = strlen(from) + 2, size = 0;
+	char needle[64], *data = slurp_len(path, &size), *at;
+	bool ok = false;
+	FILE *f;
+
+	snprintf(needle + 1, sizeof(needle) - 1, "%s", from);
+	needle[0] = 0;
+	at = data && len < sizeof(needle) ? memmem(data, size, needle, len) : NULL;
+	if (at && strlen(to) == len - 2) {
+		memcpy(at + 1, to, len - 2);
+		f = fopen(path, "we");
+		ok = f && fwrite(data, 1, size, f) == size;
+		ok = f && !fclose(f) && ok;
+	}
+	free(data);
+	return ok;
+}
+
+/*
+ * A JDK whose VMStructs lack an entry cfiprof reads (a copy whose libjvm.so
+ * lists CodeHeap::_segmap under another name): its Java frames are not
+ * read, the process is counted unsupported with the version java -version
+ * gives, and its stacks stay native, complete through the Java frames by
+ * frame pointers (-XX:+PreserveFramePointer), as before the runtime support.
+ */
+static void test_unsupported_layout(void)
+{
+	char home[PATH_MAX], java[PATH_MAX + 16], libjvm[PATH_MAX + 32], src[PATH_MAX];
+	char classes[PATH_MAX], folded[PATH_MAX], verfile[PATH_MAX], want[192], *log = NULL;
+	char *ver = NULL;
+	char *javac[] = {"javac", "-d", classes, src, NULL};
+	char *cmd[] = {java, "-XX:+PreserveFramePointer", "-cp", classes, "Busy", "1", NULL};
+	unsigned int major = 0, minor = 0;
+	uint64_t named = 0, walkable;
+	struct stats st = {0};
+	const char *v;
+
+	CHECK(realpath("tests/progs/java/Busy.java", src) != NULL, "tests/progs/java/Busy.java");
+	tpath(classes, sizeof(classes), "unsupported-classes");
+	tpath(home, sizeof(home), "jdk");
+	snprintf(java, sizeof(java), "%s/bin/java", home);
+	snprintf(libjvm, sizeof(libjvm), "%s/lib/server/libjvm.so", home);
+	/* java finds its home from its own and libjli's real paths: those are copies */
+	CHECK(sh_fmt("H=$(dirname $(dirname $(readlink -f $(command -v java)))) && cp -as $H %s && "
+		     "for f in bin/java lib/libjli.so lib/server/libjvm.so; do rm %s/$f && "
+		     "cp $H/$f %s/$f || exit 1; done",
+		     home, home, home) == 0 &&
+		  rename_string(libjvm, "_segmap", "_segmaX"),
+	      "a copy of the JDK whose VMStructs lack CodeHeap::_segmap");
+	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0, "javac %s",
+	      src);
+	ver = sh_fmt("%s -version > %s 2>&1", java, tpath(verfile, sizeof(verfile), "version.txt"))
+		  ? NULL
+		  : slurp(verfile);
+	v = ver ? strstr(ver, "version \"") : NULL;
+	CHECK(v && sscanf(v, "version \"%u.%u", &major, &minor) == 2, "java -version: %s",
+	      ver ? ver : "(none)");
+	if (harness_failed || e2e_record("unsupported", "999", NULL, cmd, &log))
+		goto out;
+	snprintf(want, sizeof(want),
+		 "cfiprof: hotspot: 1 Java process of unsupported version %u.%u whose VMStructs "
+		 "lack what cfiprof reads: native stacks only",
+		 major, minor);
+	CHECK(strstr(log, want), "not counted unsupported (%s): %s", want, log);
+	folded_stats_read(tpath(folded, sizeof(folded), "unsupported"), "java", "main", NULL, 0,
+			  &st);
+	named = count_lines_with(folded, "java;", ";Busy.");
+	walkable = stats_walkable(&st);
+	printf("  unsupported: %" PRIu64 " samples of java threads, %" PRIu64 " walkable, %" PRIu64
+	       " complete, %" PRIu64 " naming a Busy method\n",
+	       st.samples, walkable, st.complete, named);
+	/*
+	 * 1 s of Busy's CPU time at 999 Hz, however busy the machine.  Frame
+	 * pointers carry the walk through Java frames; what they miss is the
+	 * code between a call and its frame's push (the JVM's stubs): 1%.
+	 */
+	CHECK(walkable >= 500 && st.complete * 100 >= walkable * 99 && named == 0,
+	      "%" PRIu64 " of %" PRIu64 " walkable samples complete (want >= 99%%), %" PRIu64
+	      " name a Busy method (want none); first incomplete: %s",
+	      st.complete, walkable, named, st.first_bad);
+out:
+	free(ver);
+	free(log);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -473,6 +577,7 @@ int main(int argc, char **argv)
 		return HARNESS_DONE();
 	RUN_TEST(test_no_flags);
 	RUN_TEST(test_interpreted_callee);
+	RUN_TEST(test_unsupported_layout);
 	e2e_finish();
 	return HARNESS_DONE();
 }

@@ -1003,6 +1003,20 @@ static void test_forged(void)
 		return;
 	CHECK(forge(&f) == 0, "the JVM's tables could not be copied");
 	printf("  forged: %u struct entries, %u types, %u int constants\n", f.n[0], f.n[1], f.n[2]);
+	/* statics are the JVM's addresses: its version's copied here, where they are read */
+	for (int k = 0; k < 2; k++) {
+		static int32_t version[2];
+		const char *field = k ? "_vm_minor_version" : "_vm_major_version";
+		uint64_t here = (uint64_t)&version[k];
+
+		e = forged_struct(&f, "Abstract_VM_Version", field);
+		memcpy(&old, e ? member(&f, e, HS_STRUCT_ADDRESS) : (void *)&here, 8);
+		CHECK(e && !target_read((uint32_t)jvm.pid, old, &version[k], 4),
+		      "Abstract_VM_Version::%s unread", field);
+		if (e)
+			memcpy(member(&f, e, HS_STRUCT_ADDRESS), &here, 8);
+	}
+	CHECK(real.vm_version >> 8 >= 11, "the JVM's version read as %#x", real.vm_version);
 	CHECK(forged_read(&f, &l) == 0 && !memcmp(&l, &real, sizeof(l)),
 	      "the copied tables give another layout");
 	/* a required entry gone */

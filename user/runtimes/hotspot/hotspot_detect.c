@@ -54,7 +54,7 @@ static int entry(const void *info, uint64_t bias, uint32_t pid, uint64_t read_ns
 		return 0;
 	}
 	if (hotspot_layout_read(pid, info, bias, &l)) {
-		*version = DETECT_VERSION_VARIANT;
+		*version = l.vm_version | DETECT_VERSION_VARIANT;
 		return -1;
 	}
 	if (hotspot_jvm_note(pid, &l, val))

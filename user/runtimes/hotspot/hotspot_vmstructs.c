@@ -146,6 +146,7 @@ struct scan {
 	bool block_header_ok;
 	uint64_t size_heap_block, size_pool;	 /* from the type table */
 	uint64_t size_pcdesc, size_const_method; /* ... 0 when not listed */
+	uint64_t vm_major, vm_minor;		 /* Abstract_VM_Version's, their addresses */
 	uint8_t batch[HS_BATCH * HS_STRIDE_MAX]; /* entries read at once */
 	uint64_t batch_table;			 /* of the table at */
 	uint32_t batch_first, batch_n;		 /* entries [first, first + n) */
@@ -278,9 +279,12 @@ static int entry_at(struct scan *sc, uint64_t base, uint64_t stride, uint32_t i,
 }
 
 /* Whether any wanted entry is of type t. */
+/* The JDK's version: named in the summary when its layout is not one cfiprof reads. */
+#define VM_VERSION "Abstract_VM_Version"
+
 static bool type_wanted(const char *t)
 {
-	if (!strcmp(t, "HeapBlock"))
+	if (!strcmp(t, "HeapBlock") || !strcmp(t, VM_VERSION))
 		return true;
 	for (size_t w = 0; w < NWANTS; w++)
 		if (!strcmp(t, wants[w].type) ||
@@ -300,6 +304,12 @@ static void match_struct(struct scan *sc, const char *t, const char *f, const ui
 	if (!strcmp(t, "HeapBlock") && !strcmp(f, HEAP_BLOCK_HEADER) && !is_static) {
 		sc->block_header = off;
 		sc->block_header_ok = true;
+	}
+	if (!strcmp(t, VM_VERSION) && is_static) {
+		if (!strcmp(f, "_vm_major_version"))
+			sc->vm_major = addr;
+		else if (!strcmp(f, "_vm_minor_version"))
+			sc->vm_minor = addr;
 	}
 	for (size_t w = 0; w < NWANTS; w++) {
 		const struct want *x = &wants[w];
@@ -581,9 +591,23 @@ static int finish(struct scan *sc, struct hotspot_layout *out)
 	return 0;
 }
 
+/* Abstract_VM_Version's major.minor as major << 8 | minor; 0 when unlisted or implausible. */
+static uint16_t vm_version(const struct scan *sc)
+{
+	int32_t major = 0, minor = 0;
+
+	if (!sc->vm_major || !sc->vm_minor ||
+	    target_read(sc->pid, sc->vm_major, &major, sizeof(major)) ||
+	    target_read(sc->pid, sc->vm_minor, &minor, sizeof(minor)) || major < 1 || major > 127 ||
+	    minor < 0 || minor > 255)
+		return 0;
+	return (uint16_t)(major << 8 | minor);
+}
+
 int hotspot_layout_read(uint32_t pid, const struct hotspot_symbols *syms, uint64_t bias,
 			struct hotspot_layout *out)
 {
+	uint16_t version = 0;
 	struct scan *sc;
 	int rc = -1;
 
@@ -594,11 +618,14 @@ int hotspot_layout_read(uint32_t pid, const struct hotspot_symbols *syms, uint64
 		return -1;
 	sc->pid = pid;
 	hotspot_strings_init(&sc->strings, pid);
-	if (!read_companions(sc, syms, bias) && !scan_structs(sc) && !fill(sc, out) &&
-	    !scan_types(sc, out) && !finish(sc, out))
-		rc = 0;
+	if (!read_companions(sc, syms, bias) && !scan_structs(sc)) {
+		version = vm_version(sc);
+		if (!fill(sc, out) && !scan_types(sc, out) && !finish(sc, out))
+			rc = 0;
+	}
 	free(sc);
 	if (rc)
 		memset(out, 0, sizeof(*out));
+	out->vm_version = version;
 	return rc;
 }

@@ -117,6 +117,11 @@ struct hotspot_layout {
 	bool scopes;		    /* the debug info's fields are all found */
 	bool lines;		    /* ... and the line number tables' */
 	bool source_file;	    /* pool_source_file is found */
+	/*
+	 * Abstract_VM_Version's major and minor (major << 8 | minor), 0 when not
+	 * listed: kept when the rest is not read, to say which JDK that was.
+	 */
+	uint16_t vm_version;
 };
 
 /* Whether the layout's fields are found. */
@@ -135,7 +140,8 @@ int hotspot_elf_symbols(int fd, struct hotspot_symbols *out);
 /*
  * HotSpot's tables in process pid, where libjvm.so is loaded bias bytes
  * above its link-time addresses, into *out: 0, or -1 when a table is
- * unreadable, malformed or lacks an entry the code cache reader needs.
+ * unreadable, malformed or lacks an entry the code cache reader needs
+ * (out->vm_version is then still set if the struct table says it).
  */
 int hotspot_layout_read(uint32_t pid, const struct hotspot_symbols *syms, uint64_t bias,
 			struct hotspot_layout *out);
