@@ -5,7 +5,9 @@
 # same native work, no frame walk): python3.11 whose Py_Version says 3.12, php8.2 whose build
 # id says the Zend API of 8.3, perl whose PL_version says 5.99, ruby run on a libruby whose
 # ruby_version says 3.9 (LD_LIBRARY_PATH), node whose v8dbg_TaggedSize says its pointers are
-# compressed (a layout cfiprof does not read).  Interleaved runs, medians.
+# compressed (a layout cfiprof does not read), a JDK whose libjvm.so lists CodeHeap::_segmap
+# under another name (java -XX:+PreserveFramePointer in both arms, so that the copy's walk
+# crosses the Java frames too, by frame pointers).  Interleaved runs, medians.
 #   [ONLY=RUNTIME] tests/bench/runtime_cost.sh [RUNS]
 set -eu
 cd "$(dirname "$0")/../.."
@@ -72,6 +74,23 @@ for l in subprocess.run(["readelf", "-SW", node], capture_output=True, text=True
             fh.write(struct.pack("<i", 4))
 PY
 
+# the JDK: a tree of links, its launcher, libjli (whose real path gives java its home) and
+# libjvm copied
+jdk=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
+rm -rf "$out/off/jdk" && cp -as "$jdk" "$out/off/jdk"
+for f in bin/java lib/libjli.so lib/server/libjvm.so; do
+	rm "$out/off/jdk/$f" && cp "$jdk/$f" "$out/off/jdk/$f"
+done
+python3 - "$out/off/jdk/lib/server/libjvm.so" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.index(b"\0_segmap\0")
+d[i + 7] = ord("X")
+open(sys.argv[1], "wb").write(d)
+PY
+mkdir -p "$out/classes"
+javac -d "$out/classes" tests/progs/java/Busy.java
+
 # RUNTIME NAME BINARY SCRIPT ARG: one line per (program, interpreter)
 progs=(
 	"python recurse.py /usr/bin/python3.11 tests/progs/python/recurse.py 3"
@@ -80,12 +99,14 @@ progs=(
 	"perl recurse.pl /usr/bin/perl tests/progs/perl/recurse.pl 3000"
 	"ruby recurse.rb /usr/bin/ruby tests/progs/ruby/recurse.rb 6000"
 	"v8 loop.js /usr/bin/node tests/progs/v8/loop.js 3"
+	"hotspot Busy.java $jdk/bin/java Busy 3"
 )
 printf "| runtime | program | interpreter | ns/sample | native user frames/sample | complete | its frames/sample |\n|---|---|---|---|---|---|---|\n"
 for p in "${progs[@]}"; do
 	read -r rt name bin script arg <<< "$p"
 	[ -n "${ONLY:-}" ] && [ "$rt" != "$ONLY" ] && continue
 	off=$out/off/$(basename "$bin")
+	[ "$rt" = hotspot ] && off=$out/off/jdk/bin/java
 	: > "$out/$name-on.ns"
 	: > "$out/$name-off.ns"
 	for i in $(seq "$RUNS"); do
@@ -99,6 +120,7 @@ for p in "${progs[@]}"; do
 			# node: its V8 flag goes before the script (loop.js pins a constructor)
 			flags=()
 			[ "$rt" = v8 ] && flags=(--allow-natives-syntax)
+			[ "$rt" = hotspot ] && flags=(-XX:+PreserveFramePointer -cp "$out/classes")
 			[ "$arm" = off ] && [ "$rt" = ruby ] && b=$bin && env+=("LD_LIBRARY_PATH=$out/off")
 			log=$out/$name-$arm-$i.log
 			"$CFIPROF" record -v -F 999 -o /dev/null -- "${env[@]}" "$b" "${flags[@]}" "$script" "$arg" 2> "$log" > /dev/null || true
