@@ -373,6 +373,7 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols \
 	@$(OUT)/bench/bench_symbols | tee $(OUT)/bench/symbols.md
 	@tests/bench/outputs.sh
 	@tests/bench/agent_overhead.sh
+	@tests/bench/jvm_agent.sh
 	@tests/bench/agent_send.sh
 	@tests/bench/process_start.sh
 	@WORKLOADS=clang WAYS="copy8k copy16k copy32k copy64k" OUTDIR=$(OUT)/bench/stack_copy \

@@ -401,6 +401,61 @@ static int build_rows(const struct hotspot_layout *l, const struct hotspot_heaps
 	return rc || !*t ? -1 : 0;
 }
 
+/* Whether two tables hold the same rules, rows and pages. */
+static bool same_table(const struct cfi_table *a, const struct cfi_table *b)
+{
+	return a->nr_rules == b->nr_rules && a->nr_rows == b->nr_rows &&
+	       a->nr_pages == b->nr_pages &&
+	       !memcmp(a->rules, b->rules, a->nr_rules * sizeof(*a->rules)) &&
+	       !memcmp(a->rows, b->rows, a->nr_rows * sizeof(*a->rows)) &&
+	       !memcmp(a->pages, b->pages, a->nr_pages * sizeof(*a->pages));
+}
+
+/*
+ * A rebuild keeps the marks of the nmethods the build before read (same
+ * code range, compile id and frame): none of their code is read again, and
+ * its rows are a fresh build's, rule for rule.  Tried while the JVM's code
+ * stays as first's (its compiler threads run on), at most 5 times.
+ */
+static void check_marks_kept(const struct hotspot_layout *l, const struct hotspot_heaps *h,
+			     const struct hotspot_code *first)
+{
+	struct hotspot_rows_stats st;
+	int tries;
+
+	for (tries = 0; tries < 5; tries++) {
+		struct hotspot_code kept = {.pid = (uint32_t)jvm.pid, .prev = first},
+				    fresh = {.pid = (uint32_t)jvm.pid};
+		struct cfi_table *tk = NULL, *tf = NULL;
+		bool same_code;
+
+		hotspot_blobs_walk((uint32_t)jvm.pid, l, h, NULL, hotspot_code_add, &kept, NULL);
+		hotspot_blobs_walk((uint32_t)jvm.pid, l, h, NULL, hotspot_code_add, &fresh, NULL);
+		same_code = hotspot_code_digest(&kept) == hotspot_code_digest(first) &&
+			    hotspot_code_digest(&fresh) == hotspot_code_digest(first);
+		if (same_code) {
+			printf("  a rebuild: %u nmethods' marks kept, %u read (a fresh build read "
+			       "%u)\n",
+			       kept.reused, kept.scanned, fresh.scanned);
+			CHECK(kept.scanned == 0 && kept.reused == fresh.scanned &&
+				  fresh.scanned > 0,
+			      "rebuild: %u kept, %u read; fresh: %u read", kept.reused,
+			      kept.scanned, fresh.scanned);
+			CHECK(!hotspot_rows_build(&kept, NULL, &tk, &st, NULL) &&
+				  !hotspot_rows_build(&fresh, NULL, &tf, &st, NULL) && tk && tf &&
+				  same_table(tk, tf),
+			      "the rebuild's rows are not a fresh build's");
+		}
+		cfi_table_free(tk);
+		cfi_table_free(tf);
+		hotspot_code_free(&kept);
+		hotspot_code_free(&fresh);
+		if (same_code)
+			return;
+	}
+	CHECK(0, "the JVM's code changed in each of %d tries", tries);
+}
+
 /*
  * The main thread's stack walked over the rows names the methods jcmd
  * Thread.print lists, in its order (see the top of the file), down to
@@ -432,6 +487,7 @@ static void test_unwind(void)
 	}
 	if (build_rows(&l, &h, &code, &t))
 		goto out;
+	check_marks_kept(&l, &h, &code);
 	n = walk(t, &h, &s, fr, &reason);
 	for (int i = 0; i < n; i++)
 		name_frame(&l, &h, &s, &fr[i]);

@@ -47,6 +47,13 @@
 #define HOTSPOT_POLL_NS (20ull * 1000 * 1000)
 /* a load asks for its key once per code cache mapping: one digest serves them all */
 #define HOTSPOT_DIGEST_REUSE_NS (20ull * 1000 * 1000)
+/*
+ * A JVM's digest walks take at most 1 / HOTSPOT_WALK_SHARE of the time: the
+ * poll waits that many times its last walk's length.  A code cache of
+ * 10,000 nmethods still compiling would otherwise be walked every 50 ms
+ * for minutes; new code in the meantime asks for its rows from BPF anyway.
+ */
+#define HOTSPOT_WALK_SHARE 10
 
 struct jvm {
 	uint32_t pid;
@@ -58,6 +65,7 @@ struct jvm {
 	uint64_t seen_digest;	/* the last walk's */
 	uint64_t seen_ns, reload_ns;
 	uint64_t changed_ns; /* when a walk last found the digest moved */
+	uint64_t walk_ns;    /* how long the last walk took */
 };
 
 static struct hotspot_layout layouts[HOTSPOT_LAYOUTS];
@@ -189,7 +197,7 @@ static int walk(uint32_t pid, const struct hotspot_layout *l, struct hotspot_cod
 {
 	struct hotspot_walk_stats ws;
 	struct hotspot_heaps h;
-	uint64_t name = 0, interp = 0;
+	uint64_t name = 0, interp = 0, t0 = mono_ns();
 	struct jvm *j;
 	int rc;
 
@@ -217,6 +225,7 @@ static int walk(uint32_t pid, const struct hotspot_layout *l, struct hotspot_cod
 			j->changed_ns = mono_ns();
 		j->seen_digest = *digest;
 		j->seen_ns = mono_ns();
+		j->walk_ns = j->seen_ns - t0;
 	}
 	pthread_mutex_unlock(&lock);
 	return 0;
@@ -264,20 +273,52 @@ static int jit_key(void *ctx, uint32_t pid, uint64_t start, uint64_t end, char *
 	return 0;
 }
 
+/*
+ * The walk each JVM's last rows were built from: a rebuild reads the code of
+ * new nmethods only (a JVM of 10,000 nmethods compiling is rebuilt every
+ * 100 ms, and reading all their code each time was most of the agent's CPU
+ * time).  Under build_lock; freed when the JVM is gone (hotspot_jit_sweep).
+ */
+static struct last_walk {
+	uint32_t pid;
+	uint64_t used_ns;
+	struct hotspot_code code;
+} last_walks[HOTSPOT_JVMS_MAX];
+static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* build_lock held: pid's last walk, or the slot its next one goes to (pid 0 or another's). */
+static struct last_walk *last_walk_of(uint32_t pid)
+{
+	struct last_walk *oldest = &last_walks[0];
+
+	for (int i = 0; i < HOTSPOT_JVMS_MAX; i++) {
+		if (last_walks[i].pid == pid)
+			return &last_walks[i];
+		if (last_walks[i].used_ns < oldest->used_ns)
+			oldest = &last_walks[i];
+	}
+	return oldest;
+}
+
 static struct cfi_table *jit_build(void *ctx, uint32_t pid, const char *key, int *err)
 {
 	struct hotspot_code code = {.pid = pid};
 	struct hotspot_rows_stats rs = {0};
 	struct cfi_table *t = NULL;
 	struct hotspot_layout l;
+	struct last_walk *lw;
 	uint64_t digest;
 	struct jvm j;
 
 	(void)ctx;
 	(void)key;
 	*err = CFI_ERR_IO;
+	pthread_mutex_lock(&build_lock);
+	lw = last_walk_of(pid);
+	code.prev = lw->pid == pid ? &lw->code : NULL;
 	if (!jvm_copy(pid, &j, &l) || walk(pid, &l, &code, &digest)) {
 		hotspot_code_free(&code);
+		pthread_mutex_unlock(&build_lock);
 		return NULL;
 	}
 	/*
@@ -286,8 +327,17 @@ static struct cfi_table *jit_build(void *ctx, uint32_t pid, const char *key, int
 	 * digest moved and keys them anew.
 	 */
 	*err = hotspot_rows_build(&code, NULL, &t, &rs, NULL);
-	hotspot_code_free(&code);
+	code.prev = NULL;
+	free(code.prev_order);
+	code.prev_order = NULL;
+	hotspot_code_free(&lw->code);
+	lw->code = code;
+	lw->pid = pid;
+	lw->used_ns = mono_ns();
+	pthread_mutex_unlock(&build_lock);
 	pthread_mutex_lock(&lock);
+	stats.nmethods_read += code.scanned;
+	stats.nmethods_kept += code.reused;
 	stats.builds += !*err;
 	if (!*err)
 		stats.rows_blobs = rs.sized + rs.fp;
@@ -318,6 +368,8 @@ static uint32_t jit_stale(void *ctx, uint32_t *pids, uint32_t max)
 			continue;
 		every =
 		    now - j.changed_ns < HOTSPOT_BUSY_FOR_NS ? HOTSPOT_BUSY_NS : HOTSPOT_QUIET_NS;
+		if (every < j.walk_ns * HOTSPOT_WALK_SHARE)
+			every = j.walk_ns * HOTSPOT_WALK_SHARE;
 		if (now - j.seen_ns < every || digest_now(list[i], &j, &l, false, &digest))
 			continue;
 		if (digest == j.loaded_digest)
@@ -372,4 +424,12 @@ void hotspot_jit_sweep(void)
 		if (jvms[i].used && kill((pid_t)jvms[i].pid, 0) && errno == ESRCH)
 			jvms[i].used = false;
 	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&build_lock);
+	for (int i = 0; i < HOTSPOT_JVMS_MAX; i++) {
+		if (last_walks[i].pid && kill((pid_t)last_walks[i].pid, 0) && errno == ESRCH) {
+			hotspot_code_free(&last_walks[i].code);
+			last_walks[i] = (struct last_walk){0};
+		}
+	}
+	pthread_mutex_unlock(&build_lock);
 }

@@ -42,6 +42,8 @@ struct hotspot_jit_stats {
 	uint64_t held_back;  /* ... put off by the rate bound */
 	uint64_t walks_cut;  /* code cache walks cut by their budget */
 	uint64_t rows_blobs; /* blobs with rows in the last table built */
+	uint64_t nmethods_read; /* nmethods whose code builds read for their prologues */
+	uint64_t nmethods_kept; /* ... whose marks came from the build before */
 };
 
 void hotspot_jit_stats(struct hotspot_jit_stats *out);

@@ -168,6 +168,51 @@ enum hotspot_frame_kind hotspot_frame_kind(const struct hotspot_blob *b)
 
 /* ---- the walk's blobs ---- */
 
+static int by_code_begin(const void *a, const void *b, void *arg)
+{
+	const struct hotspot_blob *blob = arg;
+	uint64_t x = blob[*(const uint32_t *)a].code_begin,
+		 y = blob[*(const uint32_t *)b].code_begin;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Where c->prev holds b, the same compile (index + 1), or 0. */
+static size_t prev_same(struct hotspot_code *c, const struct hotspot_blob *b)
+{
+	const struct hotspot_code *p = c->prev;
+	const struct hotspot_blob *q;
+	size_t lo = 0, hi;
+
+	if (!p || !p->n || p->n > UINT32_MAX)
+		return 0;
+	if (!c->prev_order) {
+		c->prev_order = malloc(p->n * sizeof(*c->prev_order));
+		if (!c->prev_order)
+			return 0;
+		for (size_t i = 0; i < p->n; i++)
+			c->prev_order[i] = (uint32_t)i;
+		qsort_r(c->prev_order, p->n, sizeof(*c->prev_order), by_code_begin, p->blob);
+	}
+	hi = p->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->blob[c->prev_order[mid]].code_begin < b->code_begin)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->n)
+		return 0;
+	q = &p->blob[c->prev_order[lo]];
+	return q->code_begin == b->code_begin && q->code_end == b->code_end &&
+		       q->compile_id == b->compile_id && q->frame_size == b->frame_size &&
+		       q->frame_complete == b->frame_complete && q->is_nmethod == b->is_nmethod
+		   ? (size_t)c->prev_order[lo] + 1
+		   : 0;
+}
+
 /* The marks of blob i of c from its code, read from c->pid within c's bytes. */
 static int scan_code(struct hotspot_code *c, size_t i)
 {
@@ -175,19 +220,31 @@ static int scan_code(struct hotspot_code *c, size_t i)
 	struct hotspot_mark m[HOTSPOT_MARKS_MAX];
 	uint64_t len = b->code_end - b->code_begin;
 	uint8_t *code;
-	size_t k;
+	size_t k, at;
 
-	if (!c->pid || !b->is_nmethod || len > CODE_READ_MAX || b->code_end < b->code_begin ||
-	    c->bytes + len > (c->bytes_max ? c->bytes_max : CODE_BYTES_DEFAULT))
+	if (!c->pid || !b->is_nmethod || len > CODE_READ_MAX || b->code_end < b->code_begin)
 		return 0;
-	code = malloc(len ? len : 1);
-	if (!code)
-		return -1;
-	c->bytes += len;
-	k = target_read(c->pid, b->code_begin, code, len) ? 0
-							  : hotspot_frame_marks(b, code, len, m);
-	free(code);
-	c->scanned++;
+	at = prev_same(c, b);
+	if (at) {
+		k = c->prev->span ? c->prev->span[at - 1].n : 0;
+		if (k > HOTSPOT_MARKS_MAX)
+			k = 0;
+		if (k)
+			memcpy(m, c->prev->mark + c->prev->span[at - 1].first, k * sizeof(*m));
+		c->reused++;
+	} else {
+		if (c->bytes + len > (c->bytes_max ? c->bytes_max : CODE_BYTES_DEFAULT))
+			return 0;
+		code = malloc(len ? len : 1);
+		if (!code)
+			return -1;
+		c->bytes += len;
+		k = target_read(c->pid, b->code_begin, code, len)
+			? 0
+			: hotspot_frame_marks(b, code, len, m);
+		free(code);
+		c->scanned++;
+	}
 	if (!k)
 		return 0;
 	c->shaped++;
@@ -226,6 +283,7 @@ int hotspot_code_add(const struct hotspot_blob *blob, void *arg)
 
 void hotspot_code_free(struct hotspot_code *c)
 {
+	free(c->prev_order);
 	free(c->blob);
 	free(c->span);
 	free(c->mark);

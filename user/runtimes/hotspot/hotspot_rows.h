@@ -75,6 +75,15 @@ struct hotspot_code {
 	uint32_t pid;
 	uint64_t bytes_max, bytes; /* 0: 64 MiB */
 	uint32_t scanned, shaped;  /* nmethods whose code was read, whose prologue had a shape */
+	/*
+	 * An earlier walk of the same process (NULL: none): an nmethod it holds
+	 * with the same code range, compile id and frame keeps its marks, its
+	 * code not read again.  prev_order: its blobs by address (the walk goes
+	 * heap by heap, in no address order), made at the first lookup.
+	 */
+	const struct hotspot_code *prev;
+	uint32_t *prev_order;
+	uint32_t reused; /* nmethods whose marks came from prev */
 };
 
 /*

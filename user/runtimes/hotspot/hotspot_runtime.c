@@ -66,12 +66,13 @@ static void summary(void *rt, const uint64_t *c, FILE *f)
 		return;
 	fprintf(f,
 		"cfiprof: hotspot: code cache rows: %" PRIu64 " JVMs, %" PRIu64
-		" tables built (%" PRIu64 " blobs with rows in the last), %" PRIu64
+		" tables built (%" PRIu64 " blobs with rows in the last; %" PRIu64
+		" nmethods' code read, %" PRIu64 " kept from the build before), %" PRIu64
 		" reloads for new code, %" PRIu64 " held back by the rate bound, %" PRIu64
 		" walks cut by their budget; %" PRIu64
 		" frames stale (their code another compile, their Method another's, when named)\n",
-		s.jvms, s.builds, s.rows_blobs, s.reloads, s.held_back, s.walks_cut,
-		hotspot_names_stale());
+		s.jvms, s.builds, s.rows_blobs, s.nmethods_read, s.nmethods_kept, s.reloads,
+		s.held_back, s.walks_cut, hotspot_names_stale());
 	hotspot_scopes_stats(&d);
 	fprintf(f,
 		"cfiprof: hotspot: debug info of %" PRIu64
