@@ -390,7 +390,8 @@ static void copy_big_libs(const char *name, const char *prefix, char *prog, size
  * "process gone": its /proc/PID/maps was gone by then.  Here defer_late
  * dlopen()s three objects of its own whose tables take ~80 ms each to
  * build, on one build worker, and 30 ms later defer_gone (another copy of
- * the program) starts, spins 30 ms in a library of its own and exits: its
+ * the program) starts, spins 30 ms of its CPU time in a library of its own
+ * (~60 samples at 1999 Hz, however busy the machine) and exits: its
  * loads wait behind those builds.  The consumer's snapshot of its mappings
  * (taken when its first deferred samples arrive) lets its load happen
  * after it is gone: every sample of defer_gone finishes, with the chain.
@@ -401,7 +402,7 @@ static void test_short_process_gone(void)
 	char *extra[] = {"--build-workers", "1", NULL};
 	char *cmd[] = {"sh",
 		       "-c",
-		       "\"$0\" 1 \"$2\" \"$3\" \"$4\" & sleep 0.03; \"$1\" 0.03 \"$5\"; wait",
+		       "\"$0\" 1 \"$2\" \"$3\" \"$4\" & sleep 0.03; \"$1\" 0.03c \"$5\"; wait",
 		       prog,
 		       gone,
 		       libs[0],
