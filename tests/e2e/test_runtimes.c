@@ -91,6 +91,7 @@ struct run {
 	struct callsite_stats cs;
 	uint64_t complete_stacks;
 	uint64_t no_cfi; /* no-rule samples in code without CFI (crt): not walkable */
+	long v8_samples; /* samples the v8 summary counts ("cfiprof: v8: 1 process, N samples") */
 };
 
 static bool write_text(const char *path, const char *text)
@@ -120,6 +121,10 @@ static void read_summary(struct run *r, const char *text)
 			p--;
 		r->user_frames = strtod(p, NULL);
 	}
+	p = text ? strstr(text, "cfiprof: v8: ") : NULL;
+	p = p ? strchr(p, ',') : NULL;
+	if (!p || sscanf(p, ", %ld samples:", &r->v8_samples) != 1)
+		r->v8_samples = -1;
 }
 
 /* perf-PID.map files the runtimes left in /tmp: one per pid of the recording */
@@ -374,10 +379,18 @@ static void test_node(void)
 	printf("  node: %lu samples in JS fib, %lu complete; %lu named by the perf map\n",
 	       (unsigned long)js_frames.with, (unsigned long)js_frames.complete,
 	       (unsigned long)map_frames.with);
-	CHECK(js_frames.with * 2 >= r.st.samples && map_frames.with == 0,
-	      "node: %lu of %lu samples have a named JS frame (%s), %lu the perf map's JS:*fib",
+	/*
+	 * A sample taken before node's load found V8 (the v8 summary does not
+	 * count it) has no JavaScript walk: its JIT code is named by the perf
+	 * map.  How many depends on when the load thread gets a CPU (1 of 253
+	 * beside make test-stress and a JVM benchmark): those are excused.
+	 */
+	CHECK(js_frames.with * 2 >= r.st.samples && r.v8_samples >= 0 &&
+		  map_frames.with + (uint64_t)r.v8_samples <= r.st.samples,
+	      "node: %lu of %lu samples have a named JS frame (%s), %lu the perf map's JS:*fib "
+	      "(%ld samples the v8 summary counts)",
 	      (unsigned long)js_frames.with, (unsigned long)r.st.samples, needle,
-	      (unsigned long)map_frames.with);
+	      (unsigned long)map_frames.with, r.v8_samples);
 	CHECK(r.fp_frames > 0, "node: no frame-pointer frames in the summary");
 }
 
