@@ -100,10 +100,10 @@ static __always_inline __u64 hotspot_blob_at(const struct cfi_hotspot_proc *h, _
 }
 
 /*
- * The Method* of the interpreted frame at user frame index (its rbp the
- * walk kept, when it kept this thread's), 0 when not known.
+ * The rbp of the interpreted frame at user frame index (the walk kept it,
+ * when it kept this thread's), 0 when not known.
  */
-static __always_inline __u64 hotspot_interp_method(__u32 index, __u32 tid)
+static __always_inline __u64 hotspot_interp_bp(__u32 index, __u32 tid)
 {
 	__u32 zero = 0;
 	struct frame_bps *b = bpf_map_lookup_elem(&frame_bps, &zero);
@@ -112,15 +112,29 @@ static __always_inline __u64 hotspot_interp_method(__u32 index, __u32 tid)
 	if (!b || b->tid != tid || index >= b->nr)
 		return 0;
 	bp = b->bp[index & (MAX_USER_FRAMES_LIMIT - 1)];
-	return bp > -HOTSPOT_INTERP_METHOD_OFF ? rt_read_ptr(bp + HOTSPOT_INTERP_METHOD_OFF) : 0;
+	return bp > -HOTSPOT_INTERP_BCP_OFF ? bp : 0;
 }
 
-/* The digest of the Method at method as it is now (hotspot_abi.h), 0 when unreadable. */
-static __always_inline __u16 hotspot_read_digest(const struct cfi_hotspot_proc *h, __u64 method)
+/* bci + 1 of the bcp an interpreted frame saved, in the ConstMethod at cm; 0 when none. */
+static __always_inline __u16 hotspot_bci1(const struct cfi_hotspot_proc *h, __u64 bp, __u64 cm)
+{
+	__u64 bcp = h->const_size && cm ? rt_read_ptr(bp + HOTSPOT_INTERP_BCP_OFF) : 0;
+	__u64 code = cm + h->const_size;
+
+	return bcp >= code && bcp - code < 0xffff ? (__u16)(bcp - code + 1) : 0;
+}
+
+/*
+ * The digest of the Method at method as it is now (hotspot_abi.h), 0 when
+ * unreadable; its ConstMethod* into *cm.
+ */
+static __always_inline __u16 hotspot_read_digest(const struct cfi_hotspot_proc *h, __u64 method,
+						 __u64 *cm_out)
 {
 	__u64 cm = rt_read_ptr(method + h->off_method_const), pool, holder, kname;
 	__u16 name_i = 0, sig_i = 0;
 
+	*cm_out = cm;
 	pool = cm ? rt_read_ptr(cm + h->off_const_pool) : 0;
 	holder = pool ? rt_read_ptr(pool + h->off_pool_holder) : 0;
 	kname = holder ? rt_read_ptr(holder + h->off_klass_name) : 0;
@@ -169,10 +183,11 @@ static long hotspot_walk_step(__u32 index, void *data)
 			return 0;
 		/* one interpreter runs every interpreted method: its pc tells none */
 		if (kind == HOTSPOT_FRAME_INTERPRETED) {
+			__u64 bp = hotspot_interp_bp(i - c->first, c->rec->tid), cm = 0;
 			__u16 digest;
 
-			method = hotspot_interp_method(i - c->first, c->rec->tid);
-			digest = method ? hotspot_read_digest(c->h, method) : 0;
+			method = bp ? rt_read_ptr(bp + HOTSPOT_INTERP_METHOD_OFF) : 0;
+			digest = method ? hotspot_read_digest(c->h, method, &cm) : 0;
 			if (!digest || method >> HOTSPOT_CODE_ID_SHIFT) {
 				c->status = HOTSPOT_STATUS_UNREADABLE;
 				return 0;
@@ -182,7 +197,8 @@ static long hotspot_walk_step(__u32 index, void *data)
 				   .code = method | (__u64)digest << HOTSPOT_CODE_ID_SHIFT,
 				   .instr = (__u32)pc,
 				   .owner = HOTSPOT_FRAME_INTERPRETED,
-				   .scope = digest});
+				   /* the leaf's bcp is in r13: its frame's slot is stale */
+				   .scope = i > c->first ? hotspot_bci1(c->h, bp, cm) : 0});
 		}
 		s->last_pc = pc;
 		method = rt_read_ptr(nm + c->h->off_method);

@@ -32,8 +32,10 @@
  * class's name Symbol* and its name and signature indices): a class
  * unloaded gives its Method's memory back, and another class's Method made
  * there is another method at the same address.  User space names the frame
- * only if the Method there still has that digest, else counts it stale;
- * scope holds the digest too, so each is read apart.
+ * only if the Method there still has that digest, else counts it stale.
+ * scope holds its bci + 1, 0 when not known: a caller's, from the bcp its
+ * frame saved at the call; the leaf's is in a register (r13), its frame's
+ * slot stale, so the leaf's is not known.
  */
 #define HOTSPOT_FRAME_INTERPRETED 2
 
@@ -52,6 +54,8 @@ static inline __u16 hotspot_method_digest(__u64 klass_name, __u16 name_index, __
 /* x86-64: the Method* of an interpreted frame, from its rbp (frame::interpreter_frame_method_offset
  * -3) */
 #define HOTSPOT_INTERP_METHOD_OFF (-24)
+/* ... its bcp, saved at calls (frame::interpreter_frame_bcp_offset -8) */
+#define HOTSPOT_INTERP_BCP_OFF (-64)
 
 enum cfi_hotspot_status {
 	HOTSPOT_STATUS_NONE = 0,       /* not a JVM cfiprof reads */
@@ -93,6 +97,7 @@ struct cfi_hotspot_proc {
 	__u16 off_klass_name;	/* Klass::_name */
 	__u16 off_name_index;	/* ConstMethod::_name_index, a u2 */
 	__u16 off_sig_index;	/* ConstMethod::_signature_index, a u2 */
+	__u16 const_size;	/* sizeof(ConstMethod): its bytecodes follow it (0: no bci) */
 	__u64 maps_read_ns;   /* as every runtime's: struct cfi_runtime_proc */
 };
 

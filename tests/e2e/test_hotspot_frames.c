@@ -232,6 +232,48 @@ static void count_main(const char *folded, uint64_t *in_main, uint64_t *named, u
 		fclose(f);
 }
 
+/* The line of path that holds mark (1-based), 0 if none. */
+static int mark_line(const char *path, const char *mark)
+{
+	char buf[1024];
+	FILE *f = fopen(path, "re");
+	int n = 0, at = 0;
+
+	while (f && !at && fgets(buf, sizeof(buf), f))
+		at = strstr(buf, mark) ? n + 1 : 0, n++;
+	if (f)
+		fclose(f);
+	return at;
+}
+
+/*
+ * Samples where Busy.main (interpreted) calls Busy.work, and of them those
+ * whose Busy.main frame is exactly want ("Busy.main (Busy.java:40)").
+ */
+static void count_main_line(const char *folded, const char *want, uint64_t *calls,
+			    uint64_t *at_line, char *first_other, size_t len)
+{
+	char line[65536];
+	FILE *f = fopen(folded, "re");
+
+	*calls = *at_line = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *sp = strrchr(line, ' '), *m = strstr(line, ";Busy.main");
+		const char *next = m ? strchr(m + 1, ';') : NULL;
+		uint64_t n = sp ? strtoull(sp + 1, NULL, 10) : 0;
+
+		if (strncmp(line, "java;", 5) || !next || strncmp(next, ";Busy.work", 10))
+			continue;
+		*calls += n;
+		if ((size_t)(next - m - 1) == strlen(want) && !strncmp(m + 1, want, strlen(want)))
+			*at_line += n;
+		else if (!first_other[0])
+			snprintf(first_other, len, "%.*s", (int)(next - m - 1), m + 1);
+	}
+	if (f)
+		fclose(f);
+}
+
 static void test_no_flags(void)
 {
 	static struct nmethod nm[NMETHODS_MAX];
@@ -291,6 +333,28 @@ static void test_no_flags(void)
 	      "%" PRIu64 " of %" PRIu64 " samples in main name Busy.work or Busy.fib (want >= "
 	      "95%%, and main >= 80%% of %" PRIu64 "); first without: %s",
 	      named, in_main, walkable, first_unnamed);
+
+	/*
+	 * An interpreted frame's line: main runs interpreted (never compiled,
+	 * the codelist says) and calls work at the WORK-CALL line, so every
+	 * sample where main calls work names main at that line (javac's
+	 * LineNumberTable maps the invokestatic there; its frame saved the
+	 * bcp of that call).
+	 */
+	{
+		char want[64], other[256] = "";
+		uint64_t calls, at_line;
+
+		snprintf(want, sizeof(want), "Busy.main (Busy.java:%d)",
+			 mark_line(src, "// WORK-CALL"));
+		count_main_line(folded, want, &calls, &at_line, other, sizeof(other));
+		printf("  busy: %" PRIu64 " samples of main calling work, %" PRIu64 " naming %s\n",
+		       calls, at_line, want);
+		CHECK(calls * 2 >= in_main && at_line * 100 >= calls * 99,
+		      "%" PRIu64 " of %" PRIu64 " samples of main calling work name %s (of %" PRIu64
+		      " in main); first other: %s",
+		      at_line, calls, want, in_main, other);
+	}
 
 	/* compiled frames against the JVM's codelist; main interpreted, named */
 	judge_recording(rec, nm, nnm, &c);

@@ -423,14 +423,14 @@ static void test_stale_nmethod(void)
 	/* the compile BPF saw: read on (to a Method that is none: unnamed, not stale) */
 	ok = hotspot_name_ops.read(&proc, (uint32_t)getpid(),
 				   (uintptr_t)nm | (uint64_t)(uint16_t)id << HOTSPOT_CODE_ID_SHIFT,
-				   HOTSPOT_FRAME_COMPILED, &obj, &bytes);
+				   HOTSPOT_FRAME_COMPILED, (uint16_t)id, &obj, &bytes);
 	CHECK(!ok && !obj && hotspot_names_stale() == before, "the same compile: stale %" PRIu64,
 	      hotspot_names_stale() - before);
 	/* another compile at that address since: stale */
 	ok = hotspot_name_ops.read(&proc, (uint32_t)getpid(),
 				   (uintptr_t)nm | (uint64_t)(uint16_t)(id + 1)
 						       << HOTSPOT_CODE_ID_SHIFT,
-				   HOTSPOT_FRAME_COMPILED, &obj, &bytes);
+				   HOTSPOT_FRAME_COMPILED, (uint16_t)(id + 1), &obj, &bytes);
 	CHECK(!ok && !obj && hotspot_names_stale() == before + 1, "another compile: stale %" PRIu64,
 	      hotspot_names_stale() - before);
 }

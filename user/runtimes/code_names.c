@@ -230,9 +230,10 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&pn->lock);
 		/* the entry stays: nothing frees one that is not READY */
 		bytes = 0;
-		ok = pn->ops.read_name
-			 ? name_read(&pn->ops, &e->proc, e->pid, e->code, e->owner, &obj, &bytes)
-			 : pn->ops.read(&e->proc, e->pid, e->code, e->owner, &obj, &bytes);
+		ok =
+		    pn->ops.read_name
+			? name_read(&pn->ops, &e->proc, e->pid, e->code, e->owner, &obj, &bytes)
+			: pn->ops.read(&e->proc, e->pid, e->code, e->owner, e->scope, &obj, &bytes);
 		pthread_mutex_lock(&pn->lock);
 		r->busy = r->stalled = false;
 		e->obj = obj;

@@ -53,14 +53,14 @@ struct code_names_ops {
 	 */
 	void (*proc_of)(void *ctx, uint32_t pid, struct code_proc *out);
 	/*
-	 * Reads the code object at code of process pid (owner: its frame's,
-	 * what kind of object it is where the runtime says) into a new *obj
+	 * Reads the code object at code of process pid (owner, scope: its
+	 * frame's, what kind of object it is where the runtime says) into a new *obj
 	 * (*bytes: what it holds): true when it was one.  *obj NULL: out of
 	 * memory.  May block as long as the process's memory does: only reader
 	 * threads call it.
 	 */
 	bool (*read)(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
-		     void **obj, size_t *bytes);
+		     uint16_t scope, void **obj, size_t *bytes);
 	void *(*copy)(const void *obj); /* NULL when out of memory */
 	void (*free)(void *obj);
 	/*

@@ -37,7 +37,7 @@ public class Busy
 
 	public static void main(String[] a) throws Exception
 	{
-		long acc = work(Long.parseLong(a[0]) * 1000000000L);
+		long acc = work(Long.parseLong(a[0]) * 1000000000L); // WORK-CALL
 		if (a.length < 2) {
 			System.out.println(acc);
 			return;

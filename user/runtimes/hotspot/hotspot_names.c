@@ -76,7 +76,7 @@ static uint64_t interpreted_method(const struct hotspot_layout *l, uint32_t pid,
 }
 
 static bool code_read(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
-		      void **obj, size_t *bytes)
+		      uint16_t scope, void **obj, size_t *bytes)
 {
 	uint64_t nm =
 	    owner == HOTSPOT_FRAME_COMPILED ? code & ((1ull << HOTSPOT_CODE_ID_SHIFT) - 1) : 0;
@@ -89,8 +89,11 @@ static bool code_read(const struct code_proc *proc, uint32_t pid, uint64_t code,
 	else
 		code = 0;
 	/* a Method* of a class unloaded since is memory of anything: read as any pointer */
+	/* an interpreted frame's scope is its bci + 1 (0: none), a compiled one's its compile id */
 	if (code && proc->offsets)
-		c = hotspot_code_read(pid, proc->offsets, code, nm);
+		c = hotspot_code_read_at(pid, proc->offsets, code, nm,
+					 owner == HOTSPOT_FRAME_INTERPRETED ? (int32_t)scope - 1
+									    : -1);
 	*obj = c;
 	*bytes = c ? c->bytes : 0;
 	return c != NULL;
@@ -121,7 +124,12 @@ static void show(void *ctx, uint32_t pid, uint32_t gen, const struct cfi_interp_
 	if (!c || !ok)
 		return;
 	out->name = hotspot_code_strs(c) + c->name;
-	/* an interpreted frame's pc is the interpreter's: it tells no bci, no line */
+	/* an interpreted frame's line is its bci's, read with its method */
+	if (f->owner == HOTSPOT_FRAME_INTERPRETED && c->line) {
+		out->file = hotspot_code_strs(c) + c->file;
+		out->line = c->line;
+		return;
+	}
 	ch = f->owner == HOTSPOT_FRAME_COMPILED ? hotspot_code_at(c, f->instr) : NULL;
 	if (!ch)
 		return;

@@ -65,6 +65,7 @@ struct build {
 	uint32_t nr_slots;
 	/* a scope decode offset + 1 (0: empty) -> its chain, open addressing */
 	uint32_t *seen_key, *seen_chain, seen_mask;
+	uint32_t line; /* an interpreted frame's, of its bci: 0 when unknown */
 };
 
 /* s into the build's strings: its offset, or UINT32_MAX out of memory. */
@@ -108,7 +109,7 @@ static int slot_of(struct build *b, uint64_t method)
 	s->file = str_add(b, n.file);
 	if (s->name == UINT32_MAX || s->file == UINT32_MAX)
 		return -1;
-	/* an interpreted frame's line is not known: its method's table is not read */
+	/* the table of a frame with no line to look up is not read */
 	s->table = b->lines ? malloc(HOTSPOT_LINES_BYTES_MAX) : NULL;
 	if (s->table &&
 	    hotspot_method_lines(b->pid, b->l, method, s->table, HOTSPOT_LINES_BYTES_MAX,
@@ -306,6 +307,7 @@ static struct hotspot_code *pack(const struct build *b)
 				   .name = b->slot[0].name,
 				   .file = b->slot[0].file,
 				   .code_begin = b->code_begin,
+				   .line = b->line,
 				   .nr_pcs = b->nr_pcs,
 				   .nr_chains = (uint32_t)(chains / sizeof(*b->chains)),
 				   .nr_levels = (uint32_t)(levels / sizeof(*b->levels)),
@@ -326,6 +328,12 @@ static struct hotspot_code *pack(const struct build *b)
 struct hotspot_code *hotspot_code_read(uint32_t pid, const struct hotspot_layout *l,
 				       uint64_t method, uint64_t nm)
 {
+	return hotspot_code_read_at(pid, l, method, nm, -1);
+}
+
+struct hotspot_code *hotspot_code_read_at(uint32_t pid, const struct hotspot_layout *l,
+					  uint64_t method, uint64_t nm, int32_t bci)
+{
 	struct hotspot_code *c = NULL;
 	struct build *b = calloc(1, sizeof(*b));
 
@@ -333,10 +341,12 @@ struct hotspot_code *hotspot_code_read(uint32_t pid, const struct hotspot_layout
 		return NULL;
 	b->pid = pid;
 	b->l = l;
-	b->lines = nm && l->scopes && l->lines;
+	b->lines = l->lines && (nm ? l->scopes : bci >= 0);
 	/* slot 0: the frame's own method */
 	if (slot_of(b, method) != 0)
 		goto cleanup;
+	if (!nm && bci >= 0)
+		b->line = line_at(b, 0, bci);
 	if (nm && !l->scopes) {
 		count(&st_no_layout, 1);
 	} else if (nm && debug_read(b, nm)) {

@@ -42,6 +42,7 @@ struct hotspot_code {
 	size_t bytes;	     /* of the allocation */
 	uint32_t name, file; /* the method's: offsets in the strings */
 	uint32_t code_begin; /* the nmethod's code begin's low 32 bits: pcs are offsets from it */
+	uint32_t line;	     /* an interpreted frame's (hotspot_code_read_at): 0 unknown */
 	uint32_t nr_pcs, nr_chains, nr_levels;
 	uint32_t pcs, chains, levels, strs; /* offsets of the arrays */
 };
@@ -70,6 +71,9 @@ void hotspot_scopes_stats(struct hotspot_scopes_stats *out);
  */
 struct hotspot_code *hotspot_code_read(uint32_t pid, const struct hotspot_layout *l,
 				       uint64_t method, uint64_t nm);
+/* ... of an interpreted frame (nm 0) at bci (-1: not known): its line too. */
+struct hotspot_code *hotspot_code_read_at(uint32_t pid, const struct hotspot_layout *l,
+					  uint64_t method, uint64_t nm, int32_t bci);
 
 /*
  * The chain of the frame at pc (its low 32 bits) in c: NULL when c has no

@@ -26,8 +26,9 @@ static void proc_of(void *ctx, uint32_t pid, struct code_proc *out)
 }
 
 static bool code_read(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
-		      void **obj, size_t *bytes)
+		      uint16_t scope, void **obj, size_t *bytes)
 {
+	(void)scope;
 	struct python_code *c = malloc(sizeof(*c));
 
 	(void)owner;

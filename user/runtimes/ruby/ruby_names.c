@@ -282,8 +282,9 @@ static bool cfunc_read(uint32_t pid, const struct ruby_offsets *o, uint64_t symb
 }
 
 static bool iseq_read(const struct code_proc *proc, uint32_t pid, uint64_t code, uint8_t owner,
-		      void **obj, size_t *bytes)
+		      uint16_t scope, void **obj, size_t *bytes)
 {
+	(void)scope;
 	struct ruby_iseq *it = NULL;
 	bool ok = owner == RUBY_FRAME_ISEQ ? ruby_iseq_read(pid, proc->offsets, code, &it)
 		  : owner == RUBY_FRAME_CFUNC
