@@ -36,7 +36,13 @@
 			(st)->leaf[i_] = (r).regs[i_];                                             \
 	} while (0)
 
+/* HotSpot's interpreter on arm64 is not read (its bcp register would be x22) */
+#define ARCH_INTERP_BCP(st) 0ull
+
 #else /* x86-64 */
+
+/* the sample's r13 (DWARF 13): HotSpot's template interpreter keeps its bcp there */
+#define ARCH_INTERP_BCP(st) ((st)->leaf[13])
 
 #define ARCH_PC(r)	       ((r)->ip)
 #define ARCH_SP(r)	       ((r)->sp)

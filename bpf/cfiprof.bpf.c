@@ -335,6 +335,7 @@ static __always_inline void walker_count(__u32 counter_id, __u64 n)
 struct frame_bps {
 	__u32 tid; /* whose walk kept them */
 	__u32 nr;  /* frames kept: bp[0, nr) */
+	__u64 leaf_bcp; /* the sample's interpreter bcp register (ARCH_INTERP_BCP) */
 	__u64 bp[MAX_USER_FRAMES_LIMIT];
 };
 
@@ -345,19 +346,22 @@ struct {
 	__type(value, struct frame_bps);
 } frame_bps SEC(".maps");
 
-static __always_inline void walker_keep_bp(__u32 nr, __u64 bp)
+static __always_inline void walker_keep_bp(__u32 nr, __u64 bp, __u64 leaf_bcp)
 {
 	__u32 zero = 0;
 	struct frame_bps *b = bpf_map_lookup_elem(&frame_bps, &zero);
 
 	if (!b)
 		return;
-	if (!nr)
+	if (!nr) {
 		b->tid = (__u32)bpf_get_current_pid_tgid();
+		b->leaf_bcp = leaf_bcp;
+	}
 	b->bp[nr & (MAX_USER_FRAMES_LIMIT - 1)] = bp;
 	b->nr = nr + 1;
 }
-#define WALKER_KEEP_BP walker_keep_bp
+/* the leaf's registers are the walk's at its first frame only */
+#define WALKER_KEEP_BP(st, nr, bp) walker_keep_bp(nr, bp, (nr) ? 0 : ARCH_INTERP_BCP(st))
 
 #define WALKER_STEP_ATTR __noinline
 #include "walker.h"

@@ -115,10 +115,26 @@ static __always_inline __u64 hotspot_interp_bp(__u32 index, __u32 tid)
 	return bp > -HOTSPOT_INTERP_BCP_OFF ? bp : 0;
 }
 
-/* bci + 1 of the bcp an interpreted frame saved, in the ConstMethod at cm; 0 when none. */
-static __always_inline __u16 hotspot_bci1(const struct cfi_hotspot_proc *h, __u64 bp, __u64 cm)
+/* The sample's interpreter bcp register, kept with the frames' rbps (0: not this thread's). */
+static __always_inline __u64 hotspot_leaf_bcp(__u32 tid)
 {
-	__u64 bcp = h->const_size && cm ? rt_read_ptr(bp + HOTSPOT_INTERP_BCP_OFF) : 0;
+	__u32 zero = 0;
+	struct frame_bps *b = bpf_map_lookup_elem(&frame_bps, &zero);
+
+	return b && b->tid == tid ? b->leaf_bcp : 0;
+}
+
+/*
+ * bci + 1 of an interpreted frame's bcp in the ConstMethod at cm, 0 when
+ * none: a caller's from its frame's slot (saved at the call), the leaf's
+ * from the register (the slot is stale while it runs).
+ */
+static __always_inline __u16 hotspot_bci1(const struct cfi_hotspot_proc *h, __u64 bp, __u64 cm,
+					  bool leaf, __u32 tid)
+{
+	__u64 bcp = !h->const_size || !cm ? 0
+		    : leaf		  ? hotspot_leaf_bcp(tid)
+					  : rt_read_ptr(bp + HOTSPOT_INTERP_BCP_OFF);
 	__u64 code = cm + h->const_size;
 
 	return bcp >= code && bcp - code < 0xffff ? (__u16)(bcp - code + 1) : 0;
@@ -193,12 +209,12 @@ static long hotspot_walk_step(__u32 index, void *data)
 				return 0;
 			}
 			return hotspot_unit(
-			    c, (struct cfi_interp_frame){
-				   .code = method | (__u64)digest << HOTSPOT_CODE_ID_SHIFT,
-				   .instr = (__u32)pc,
-				   .owner = HOTSPOT_FRAME_INTERPRETED,
-				   /* the leaf's bcp is in r13: its frame's slot is stale */
-				   .scope = i > c->first ? hotspot_bci1(c->h, bp, cm) : 0});
+			    c,
+			    (struct cfi_interp_frame){
+				.code = method | (__u64)digest << HOTSPOT_CODE_ID_SHIFT,
+				.instr = (__u32)pc,
+				.owner = HOTSPOT_FRAME_INTERPRETED,
+				.scope = hotspot_bci1(c->h, bp, cm, i == c->first, c->rec->tid)});
 		}
 		s->last_pc = pc;
 		method = rt_read_ptr(nm + c->h->off_method);

@@ -33,9 +33,9 @@
  * unloaded gives its Method's memory back, and another class's Method made
  * there is another method at the same address.  User space names the frame
  * only if the Method there still has that digest, else counts it stale.
- * scope holds its bci + 1, 0 when not known: a caller's, from the bcp its
- * frame saved at the call; the leaf's is in a register (r13), its frame's
- * slot stale, so the leaf's is not known.
+ * scope holds its bci + 1, 0 when not known: a caller's from the bcp its
+ * frame saved at the call, the leaf's from the register the interpreter
+ * keeps it in (x86-64's r13; its frame's slot is stale while it runs).
  */
 #define HOTSPOT_FRAME_INTERPRETED 2
 

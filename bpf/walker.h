@@ -674,7 +674,7 @@ static __always_inline int walker_frame(struct walker_state *st, __u64 *out, __u
 #ifdef WALKER_KEEP_BP
 	/* the frame's own rbp, before its step makes it the caller's (0: not known) */
 	if (st->keep_bp)
-		WALKER_KEEP_BP(nr, st->bp_valid ? st->bp : 0);
+		WALKER_KEEP_BP(st, nr, st->bp_valid ? st->bp : 0);
 #endif
 	/* 0 or 1 exactly: bpf_loop's callback must say so (walker_step may be global) */
 	return walker_step(st) != 0;

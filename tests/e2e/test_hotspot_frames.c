@@ -434,21 +434,31 @@ static bool write_huge(const char *path)
 	return ok;
 }
 
-/*
- * Whether a folded line goes through Huge.main, Huge.loop and Huge.huge:
- * the compiled loop named with its line where it is known ("Huge.loop
- * (Huge.java:28)"), the interpreted frames with their names alone.
- */
-static bool through_huge(const char *line)
+/* p past frame name, and past its " (Huge.java:N)" if it has one; NULL when p is not name. */
+static const char *past_frame(const char *p, const char *name)
 {
-	const char *p = strstr(line, ";Huge.main;Huge.loop");
+	size_t n = strlen(name);
 
-	if (!p)
-		return false;
-	p += strlen(";Huge.main;Huge.loop");
-	if (!strncmp(p, " (Huge.java:", 12))
-		p += strcspn(p, ";");
-	return !strncmp(p, ";Huge.huge", 10);
+	if (!p || strncmp(p, name, n))
+		return NULL;
+	p += n;
+	return !strncmp(p, " (Huge.java:", 12) ? p + 1 + strcspn(p + 1, "; ") : p;
+}
+
+/*
+ * Whether a folded line goes through Huge.main, Huge.loop and Huge.huge,
+ * each named with its line where it is known ("Huge.loop (Huge.java:1209)");
+ * *huge_line: the line huge is named with, 0 when none.
+ */
+static bool through_huge(const char *line, int *huge_line)
+{
+	const char *p = past_frame(strstr(line, ";Huge.main"), ";Huge.main");
+	const char *h;
+
+	p = past_frame(p, ";Huge.loop");
+	h = p && !strncmp(p, ";Huge.huge", 10) ? p + 10 : NULL;
+	*huge_line = h && !strncmp(h, " (Huge.java:", 12) ? atoi(h + 12) : 0;
+	return h != NULL;
 }
 
 static void test_interpreted_callee(void)
@@ -466,12 +476,14 @@ static void test_interpreted_callee(void)
 	 * interpreted callee, does not depend on the consumer's speed.
 	 */
 	char *opts[] = {"--ring-buffer", "67108864", NULL};
-	uint64_t in_main = 0, through = 0, walkable;
+	uint64_t in_main = 0, through = 0, walkable, with_line = 0, out_of_huge = 0, lines = 0;
+	static uint8_t seen[1300];
 	bool huge_compiled = false, loop_compiled = false;
 	struct stats st = {0};
 	char line[65536];
 	size_t nnm;
 	FILE *f;
+	int hl;
 
 	tpath(classes, sizeof(classes), "huge-classes");
 	tpath(src, sizeof(src), "Huge.java");
@@ -500,7 +512,14 @@ static void test_interpreted_callee(void)
 			continue;
 		in_main += n;
 		/* the interpreted huge with its compiled caller, and the caller's callers */
-		through += through_huge(line) ? n : 0;
+		if (through_huge(line, &hl)) {
+			through += n;
+			with_line += hl ? n : 0;
+			/* huge's statements: lines 5 to 1,204, its return 1,205 */
+			out_of_huge += hl && (hl < 5 || hl > 1205) ? n : 0;
+			if (hl >= 5 && hl <= 1205 && !seen[hl]++)
+				lines++;
+		}
 	}
 	if (f)
 		fclose(f);
@@ -526,6 +545,19 @@ static void test_interpreted_callee(void)
 	      " in main (want >= 90%%), %" PRIu64 " of those through the interpreted huge "
 	      "(want >= 85%%)",
 	      st.complete, walkable, in_main, through);
+	/*
+	 * huge is the leaf, interpreted: its line is the bytecode the
+	 * interpreter runs (its bcp register), in huge's own lines, spread over
+	 * its 1,200 statements of equal cost: >= 1,500 samples over 1,200 lines
+	 * touch ~860 of them; a stale bcp (its frame's slot) would give one.
+	 */
+	printf("  huge: %" PRIu64 " of those with huge's line, %" PRIu64
+	       " outside huge's lines, %" PRIu64 " distinct lines\n",
+	       with_line, out_of_huge, lines);
+	CHECK(with_line * 100 >= through * 95 && out_of_huge == 0 && lines >= 300,
+	      "%" PRIu64 " of %" PRIu64 " samples through huge name its line, %" PRIu64
+	      " outside it, %" PRIu64 " distinct lines (want >= 95%%, none, >= 300)",
+	      with_line, through, out_of_huge, lines);
 out:
 	free(log);
 }
