@@ -601,8 +601,14 @@ static void test_units(void)
 		if (d.samples[i].nr_vals == 3 && d.samples[i].comm &&
 		    !strcmp(d.samples[i].comm, "events_wait"))
 			cpu_ns += d.samples[i].vals[1];
-	/* burn_cpu ran 200 ms of CPU time; the start and the faults' loop ran some more */
-	CHECK(cpu_ns >= 150000000ull && cpu_ns <= 400000000ull,
+	/*
+	 * burn_cpu ran 200 ms of CPU time; the start and the faults' loop ran
+	 * some more.  Each value is its sample's period, which the kernel's
+	 * frequency mode re-estimates from the rate it sees: ~20 samples at
+	 * 99 Hz, whose periods lag when the task runs in slices beside other
+	 * work (141 ms summed beside make test-stress): half of it at least.
+	 */
+	CHECK(cpu_ns >= 100000000ull && cpu_ns <= 400000000ull,
 	      "cpu values %" PRIu64 " ns, burn_cpu ran 200 ms", cpu_ns);
 	CHECK(run(rep, NULL, NULL, 30) == 0, "report %s", rec);
 	text = slurp(txt);
