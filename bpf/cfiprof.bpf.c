@@ -360,8 +360,8 @@ static __always_inline void walker_keep_bp(__u32 nr, __u64 bp, __u64 leaf_bcp)
 	b->bp[nr & (MAX_USER_FRAMES_LIMIT - 1)] = bp;
 	b->nr = nr + 1;
 }
-/* the leaf's registers are the walk's at its first frame only */
-#define WALKER_KEEP_BP(st, nr, bp) walker_keep_bp(nr, bp, (nr) ? 0 : ARCH_INTERP_BCP(st))
+/* the leaf's registers: kept at the first frame only */
+#define WALKER_KEEP_BP(st, nr, bp) walker_keep_bp(nr, bp, ARCH_INTERP_BCP(st))
 
 #define WALKER_STEP_ATTR __noinline
 #include "walker.h"

@@ -101,39 +101,34 @@ static __always_inline __u64 hotspot_blob_at(const struct cfi_hotspot_proc *h, _
 
 /*
  * The rbp of the interpreted frame at user frame index (the walk kept it,
- * when it kept this thread's), 0 when not known.
+ * when it kept this thread's), 0 when not known; the leaf's (index 0) bcp
+ * register into *leaf_bcp, kept beside them (0 for the others).
  */
-static __always_inline __u64 hotspot_interp_bp(__u32 index, __u32 tid)
+static __always_inline __u64 hotspot_interp_bp(__u32 index, __u32 tid, __u64 *leaf_bcp)
 {
 	__u32 zero = 0;
 	struct frame_bps *b = bpf_map_lookup_elem(&frame_bps, &zero);
 	__u64 bp;
 
+	*leaf_bcp = 0;
 	if (!b || b->tid != tid || index >= b->nr)
 		return 0;
 	bp = b->bp[index & (MAX_USER_FRAMES_LIMIT - 1)];
+	if (!index)
+		*leaf_bcp = b->leaf_bcp;
 	return bp > -HOTSPOT_INTERP_BCP_OFF ? bp : 0;
-}
-
-/* The sample's interpreter bcp register, kept with the frames' rbps (0: not this thread's). */
-static __always_inline __u64 hotspot_leaf_bcp(__u32 tid)
-{
-	__u32 zero = 0;
-	struct frame_bps *b = bpf_map_lookup_elem(&frame_bps, &zero);
-
-	return b && b->tid == tid ? b->leaf_bcp : 0;
 }
 
 /*
  * bci + 1 of an interpreted frame's bcp in the ConstMethod at cm, 0 when
  * none: a caller's from its frame's slot (saved at the call), the leaf's
- * from the register (the slot is stale while it runs).
+ * from the register, leaf_bcp (the slot is stale while it runs).
  */
 static __always_inline __u16 hotspot_bci1(const struct cfi_hotspot_proc *h, __u64 bp, __u64 cm,
-					  bool leaf, __u32 tid)
+					  bool leaf, __u64 leaf_bcp)
 {
 	__u64 bcp = !h->const_size || !cm ? 0
-		    : leaf		  ? hotspot_leaf_bcp(tid)
+		    : leaf		  ? leaf_bcp
 					  : rt_read_ptr(bp + HOTSPOT_INTERP_BCP_OFF);
 	__u64 code = cm + h->const_size;
 
@@ -199,7 +194,8 @@ static long hotspot_walk_step(__u32 index, void *data)
 			return 0;
 		/* one interpreter runs every interpreted method: its pc tells none */
 		if (kind == HOTSPOT_FRAME_INTERPRETED) {
-			__u64 bp = hotspot_interp_bp(i - c->first, c->rec->tid), cm = 0;
+			__u64 leaf_bcp, cm = 0;
+			__u64 bp = hotspot_interp_bp(i - c->first, c->rec->tid, &leaf_bcp);
 			__u16 digest;
 
 			method = bp ? rt_read_ptr(bp + HOTSPOT_INTERP_METHOD_OFF) : 0;
@@ -209,12 +205,11 @@ static long hotspot_walk_step(__u32 index, void *data)
 				return 0;
 			}
 			return hotspot_unit(
-			    c,
-			    (struct cfi_interp_frame){
-				.code = method | (__u64)digest << HOTSPOT_CODE_ID_SHIFT,
-				.instr = (__u32)pc,
-				.owner = HOTSPOT_FRAME_INTERPRETED,
-				.scope = hotspot_bci1(c->h, bp, cm, i == c->first, c->rec->tid)});
+			    c, (struct cfi_interp_frame){
+				   .code = method | (__u64)digest << HOTSPOT_CODE_ID_SHIFT,
+				   .instr = (__u32)pc,
+				   .owner = HOTSPOT_FRAME_INTERPRETED,
+				   .scope = hotspot_bci1(c->h, bp, cm, i == c->first, leaf_bcp)});
 		}
 		s->last_pc = pc;
 		method = rt_read_ptr(nm + c->h->off_method);

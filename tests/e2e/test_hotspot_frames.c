@@ -24,6 +24,7 @@
 
 #include "tests/lib/e2e.h"
 #include "tests/lib/folded_stats.h"
+#include "tests/lib/interp_folded.h"
 
 /* CPU seconds of Busy's loop: ~4,000 samples at 999 Hz, however busy the machine */
 #define SECONDS	     "4"
@@ -232,20 +233,6 @@ static void count_main(const char *folded, uint64_t *in_main, uint64_t *named, u
 		fclose(f);
 }
 
-/* The line of path that holds mark (1-based), 0 if none. */
-static int mark_line(const char *path, const char *mark)
-{
-	char buf[1024];
-	FILE *f = fopen(path, "re");
-	int n = 0, at = 0;
-
-	while (f && !at && fgets(buf, sizeof(buf), f))
-		at = strstr(buf, mark) ? n + 1 : 0, n++;
-	if (f)
-		fclose(f);
-	return at;
-}
-
 /*
  * Samples where Busy.main (interpreted) calls Busy.work, and of them those
  * whose Busy.main frame is exactly want ("Busy.main (Busy.java:40)").
@@ -346,7 +333,7 @@ static void test_no_flags(void)
 		uint64_t calls, at_line;
 
 		snprintf(want, sizeof(want), "Busy.main (Busy.java:%d)",
-			 mark_line(src, "// WORK-CALL"));
+			 interp_mark_line(src, "// WORK-CALL"));
 		count_main_line(folded, want, &calls, &at_line, other, sizeof(other));
 		printf("  busy: %" PRIu64 " samples of main calling work, %" PRIu64 " naming %s\n",
 		       calls, at_line, want);

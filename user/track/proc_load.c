@@ -105,6 +105,7 @@ static bool same_and_alive(uint32_t pid, const struct proc_stat_info *stat)
 /* What /proc says of the process now (what is not PROC_READ_OK is counted). */
 static enum proc_read read_proc(struct proc_tracker *pt, struct proc_load *l)
 {
+	bool alive = true;
 	int n, tries;
 
 	if (proc_stat_read(l->pid, &l->stat)) {
@@ -125,10 +126,11 @@ static enum proc_read read_proc(struct proc_tracker *pt, struct proc_load *l)
 	 * by opening it again.  Taken for gone, it was loaded from the snapshot of
 	 * the old image and marked exited, and no later load was made.
 	 */
-	for (tries = 0; tries < 2; tries++) {
+	for (tries = 0; tries < 2 && alive; tries++) {
 		n = proc_maps_read((int)l->pid, true, &l->ents);
-		if (n != 0 || !same_and_alive(l->pid, &l->stat))
+		if (n != 0)
 			break;
+		alive = same_and_alive(l->pid, &l->stat);
 	}
 	if (n < 0) {
 		TRACKER_COUNT(pt, vanished, 1);
@@ -136,7 +138,7 @@ static enum proc_read read_proc(struct proc_tracker *pt, struct proc_load *l)
 	}
 	if (n == 0) {
 		TRACKER_COUNT(pt, no_user, 1); /* kernel thread: nothing to unwind */
-		return same_and_alive(l->pid, &l->stat) ? PROC_READ_EMPTY : PROC_READ_GONE;
+		return alive ? PROC_READ_EMPTY : PROC_READ_GONE;
 	}
 	l->nr = (uint32_t)n;
 	/* the kernel lists them in order; the pairing and the lookups rely on it */
