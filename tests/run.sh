@@ -92,13 +92,25 @@ display_name() {
 	esac
 }
 
-# runs bin (only its tests "only") into log; its exit code and time into log.rc, log.ms
+# "XmY.ZZZs" (as bash's times prints it) in ms
+times_ms() {
+	local m=${1%%m*} s=${1#*m}
+	s=${s%s}
+	echo $((m * 60000 + 10#${s%.*} * 1000 + 10#${s#*.}))
+}
+
+# runs bin (only its tests "only") into log; its exit code, wall time and CPU time
+# (user + system of the suite and what it waited for) into log.rc, log.cpu, log.ms
 run_one() {
-	local bin=$1 only=$2 log=$3 start rc
+	local bin=$1 only=$2 log=$3 start rc user sys _
 	start=$(date +%s%N)
 	CFIPROF_TESTS=$only "$bin" >"$log" 2>&1
 	rc=$?
 	echo "$rc" >"$log.rc"
+	# the second line of times: this subshell's children, the suite alone
+	times >"$log.cpu"
+	{ read -r _; read -r user sys; } <"$log.cpu"
+	echo $(($(times_ms "$user") + $(times_ms "$sys"))) >"$log.cpu"
 	echo $((($(date +%s%N) - start) / 1000000)) >"$log.ms"
 }
 
@@ -110,7 +122,7 @@ tally() {
 	*/asan/* | */tsan/*) asan=1 ;;
 	esac
 	rc=$(cat "$log.rc")
-	ms=$(cat "$log.ms")
+	ms="$(cat "$log.ms") ms, $(cat "$log.cpu") ms CPU"
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
 	# the named tests that failed, to run again one by one ("main": the binary's own checks)
 	nr_named=${#failed_tests[@]}
@@ -133,11 +145,11 @@ tally() {
 	fi
 	[ "$f" -gt 0 ] && [ ${#failed_tests[@]} -eq "$nr_named" ] && failed_tests+=("$name")
 	if [ "$asan" = 1 ]; then
-		printf -- '--- %s: %s passed (not added: counted in its twin), %s failed (%d ms)\n' \
+		printf -- '--- %s: %s passed (not added: counted in its twin), %s failed (%s)\n' \
 			"$name" "$p" "$f" "$ms"
 		p=0
 	else
-		printf -- '--- %s: %s passed, %s failed (%d ms)\n' "$name" "$p" "$f" "$ms"
+		printf -- '--- %s: %s passed, %s failed (%s)\n' "$name" "$p" "$f" "$ms"
 	fi
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
