@@ -120,8 +120,9 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		emit_event(RECORD_EXIT, tgid, 0);
 	/*
 	 * on_exit_maps, on the same tracepoint in no set order, reads its
-	 * deferred time and removes the entry; without it the entry goes now.
-	 * A pid used again starts without the old process's times.
+	 * deferred and changed times and removes the entry; without it the
+	 * entry goes now.  A pid used again starts without the old process's
+	 * times.
 	 */
 	if (!exit_maps_on) {
 		bpf_map_delete_elem(&pid_times, &tgid);
@@ -131,7 +132,6 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		if (t) {
 			t->ns[PT_REQUEST] = 0;
 			t->ns[PT_CHANGE_REQUEST] = 0;
-			t->ns[PT_CHANGED] = 0;
 		}
 	}
 	return 0;
@@ -139,11 +139,15 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 /*
  * A process exiting with deferred samples newer than its last load (or never
- * loaded): user space will find /proc/PID gone when it reads them, and could
- * not finish them.  Its executable file mappings and its vDSO go out now, while the
- * address space is still whole (sched_process_exit comes before exit_mm() on
- * the kernels that have the VMA iterator).  Loaded only where the kernel has
- * bpf_iter_task_vma (6.7+): user space turns autoload on.
+ * loaded), or a loaded one whose executable mappings changed after its last
+ * load: user space will find /proc/PID gone when it reads them, and could
+ * not finish the deferred samples nor name the exiting ones (their leaf, the
+ * exit_group call, may be in code mapped since: ld.so's libraries after a
+ * load at exec, a library dlopen'd just before the exit).  Its executable
+ * file mappings and its vDSO go out now, while the address space is still
+ * whole (sched_process_exit comes before exit_mm() on the kernels that have
+ * the VMA iterator).  Loaded only where the kernel has bpf_iter_task_vma
+ * (6.7+): user space turns autoload on.
  */
 extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
 				 __u64 addr) __weak __ksym;
@@ -159,7 +163,7 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = pid_tgid >> 32, zero = 0, lost = 0, *sent;
 	struct pid_times *times;
-	__u64 deferred;
+	__u64 deferred, changed;
 	struct cfi_maps_entry_record r = {.type = RECORD_MAPS_ENTRY};
 	struct cfi_maps_end_record end = {.type = RECORD_MAPS_END};
 	struct bpf_iter_task_vma it;
@@ -173,11 +177,23 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 	if (!times)
 		return 0;
 	deferred = times->ns[PT_DEFERRED];
+	changed = times->ns[PT_CHANGED];
 	bpf_map_delete_elem(&pid_times, &tgid);
-	if (!deferred)
+	if (!deferred && !changed)
+		return 0;
+	/*
+	 * The leader ends and the process goes on (another thread exec'd: the
+	 * address space is still the old image's; or the leader called
+	 * pthread_exit): not the process's exit.  Its other threads keep the
+	 * count of live ones above zero, dropped before this tracepoint.
+	 */
+	if (BPF_CORE_READ(task, signal, live.counter))
 		return 0;
 	proc = bpf_map_lookup_elem(&procs, &tgid);
-	if (proc && proc->loaded_ns >= deferred && !(proc->flags & CFI_PROC_UPDATING))
+	if (!proc && !deferred)
+		return 0;
+	if (proc && !(proc->flags & CFI_PROC_UPDATING) && proc->loaded_ns >= deferred &&
+	    proc->loaded_ns >= changed)
 		return 0;
 	/*
 	 * Pointers are read with CO-RE reads, not followed as BTF pointers: the

@@ -84,7 +84,7 @@ $(PROGS_OUT)/arm64/walk_snap_clang: tests/progs/arm64/walk_snap.c $(PROGS_DEPS)
 	$(ARM64_CC) $@.o -o $@
 
 # tests/e2e/test_process_edges.c: samples taken in do_exit and inside execve
-TEST_PROGS += $(PROGS_OUT)/exit_exec
+TEST_PROGS += $(PROGS_OUT)/exit_exec $(PROGS_OUT)/libexit_lib.so
 
 # tests/e2e/test_runtimes.c: lazy PLT binding (512 fresh bindings per dlopen) and DRAP prologues
 LAZY_FUNCS := 512

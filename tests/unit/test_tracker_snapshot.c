@@ -501,7 +501,8 @@ static void test_snapshots_beside_loads(void)
 	pthread_mutex_lock(&w.pt->lock);
 	for (s = w.pt->snap.snaps; s; s = s->next)
 		fds += s->nr_fds;
-	CHECK(fds == w.pt->snap.snap_fds, "%u fds in the snapshots, %u counted", fds, w.pt->snap.snap_fds);
+	CHECK(fds == w.pt->snap.snap_fds, "%u fds in the snapshots, %u counted", fds,
+	      w.pt->snap.snap_fds);
 	pthread_mutex_unlock(&w.pt->lock);
 	/* the live ones; a reaped one may have gone before its first snapshot */
 	for (i = 1; i < KIDS; i += 2) {
@@ -660,6 +661,62 @@ static void test_load_gone_from_exit_list(void)
 }
 
 /*
+ * The kernel's list of a process's mappings at its exit comes after its exit
+ * event (the two are sent from the same tracepoint, on two ring buffers):
+ * with the exit still queued, a load is queued behind it; with the exit
+ * handled (the process marked exited), the list still loads: it is the
+ * process's last mappings, not an image before an exec.  Before, the queued
+ * exit took the place of the load and a handled one refused it (dying): the
+ * exiting samples of a process that mapped a library after its last load
+ * kept an unnamed leaf (test_process_edges:exit_late_lib).
+ */
+static void test_exit_list_after_exit(void)
+{
+	struct tracker_world w;
+	struct tracker_stats st;
+	struct exit_list rec;
+	const struct work_item *last = NULL;
+	uint64_t dying;
+	uint32_t pid;
+	struct proc *p;
+	pid_t kid;
+
+	if (tracker_world_init(&w)) {
+		CHECK(0, "tracker over BPF maps (root?)");
+		return;
+	}
+	kid = spawn_mapping_child(0);
+	CHECK(kid > 0 && proc_tracker_load_now(w.pt, (uint32_t)kid) == 0, "the child's load");
+	CHECK(kid > 0 && exit_list_of(kid, &rec), "the child's exit list");
+	pid = (uint32_t)kid;
+	reap(&kid);
+	proc_tracker_request(w.pt, pid, WORK_EXIT, 0);
+	send_exit_list(w.pt, &rec);
+	pthread_mutex_lock(&w.pt->lock);
+	if (w.pt->work.q_len == 2)
+		last = &w.pt->work.queue[(w.pt->work.q_head + 1) % QUEUE_CAP];
+	CHECK(last && last->pid == pid && last->kind == WORK_LOAD, "%u items queued, the last %s",
+	      w.pt->work.q_len,
+	      last && last->kind == WORK_LOAD ? "a load" : "not a load of the pid");
+	pthread_mutex_unlock(&w.pt->lock);
+
+	pthread_mutex_lock(&w.pt->load_lock);
+	exit_proc(w.pt, pid);
+	pthread_mutex_unlock(&w.pt->load_lock);
+	proc_tracker_stats(w.pt, &st);
+	dying = st.dying;
+	CHECK(proc_tracker_load_now(w.pt, pid) == 0, "load of the exited child");
+	proc_tracker_stats(w.pt, &st);
+	p = proc_tracker_find(w.pt, pid);
+	CHECK(st.snapshots_used == 1 && st.dying == dying && nr_snaps(w.pt) == 0,
+	      "exit list after the exit: used %" PRIu64 ", refused as dying %" PRIu64,
+	      st.snapshots_used, st.dying - dying);
+	CHECK(p && p->exited && p->cur && p->cur->nr_maps > 1,
+	      "loaded from the exit list: exited, %u mappings", p && p->cur ? p->cur->nr_maps : 0);
+	tracker_world_free(&w);
+}
+
+/*
  * Exit lists arrive one record per mapping, interleaved between processes
  * exiting on other CPUs: each is gathered by pid and taken at its end; past
  * 64 mappings the rest is left out (counted), more lists at once than kept
@@ -735,6 +792,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_per_process_cap);
 	RUN_TEST(test_snapshots_beside_loads);
 	RUN_TEST(test_load_gone_from_exit_list);
+	RUN_TEST(test_exit_list_after_exit);
 	RUN_TEST(test_exit_list_records);
 	return HARNESS_DONE();
 }

@@ -39,7 +39,7 @@ static void jit_poll(struct proc_tracker *pt)
 			continue;
 		n = h->jit_stale(h->ctx, pids, sizeof(pids) / sizeof(pids[0]));
 		for (i = 0; i < n && i < sizeof(pids) / sizeof(pids[0]); i++)
-			tracker_request_unqueued(pt, pids[i]);
+			tracker_request_unqueued(pt, pids[i], 0);
 	}
 }
 

@@ -52,6 +52,7 @@ struct proc_load {
 	/* the consumer's early read of the process: its files, or all of it when it is gone */
 	struct proc_snapshot *snap;
 	bool from_snapshot; /* ents are the snapshot's: the process was gone */
+	bool snap_at_exit;  /* ...the kernel's list at its exit: its last mappings */
 };
 
 /* An fd closed to stay within fds_per_load(): opened again to load the symbols. */
@@ -159,6 +160,7 @@ static bool read_snapshot(struct proc_tracker *pt, struct proc_load *l)
 		return false;
 	s->only_source = true;
 	l->from_snapshot = true;
+	l->snap_at_exit = s->at_exit;
 	l->ents = s->ents; /* sorted; freed with the snapshot */
 	l->nr = s->nr;
 	l->stat.start_time = s->start_time;
@@ -170,25 +172,27 @@ static bool read_snapshot(struct proc_tracker *pt, struct proc_load *l)
 /* The registry entry to load into; NULL (counted when dying) if there is none. */
 static struct proc *claim_entry(struct proc_tracker *pt, struct proc_load *l)
 {
-	bool stale_entry = false;
+	bool stale_entry = false, same;
 	struct proc *p;
 
 	pthread_mutex_lock(&pt->lock);
 	p = tracker_get_locked(pt, l->pid);
+	same = p && p->start_time == l->stat.start_time;
 	/*
-	 * Gone, its exit handled: its snapshot must not bring it back.  Read
+	 * Gone, its exit handled: a snapshot the consumer took must not bring it
+	 * back (it may be of the image before an exec).  The kernel's list at
+	 * the exit is loaded: its last mappings, to name its last samples.  Read
 	 * alive from /proc it is loaded: a thread other than the leader that
 	 * exec'd makes the leader's exit event come first, and the process keeps
 	 * its start time.
 	 */
-	if (p && p->exited && !p->evicted && l->from_snapshot &&
-	    p->start_time == l->stat.start_time) {
+	if (p && p->exited && !p->evicted && l->from_snapshot && !l->snap_at_exit && same) {
 		pthread_mutex_unlock(&pt->lock);
 		TRACKER_COUNT(pt, dying, 1);
 		return NULL;
 	}
 	/* a reused pid, like an exec, has nothing in common with what we knew */
-	if (p && p->exited)
+	if (p && p->exited && !(l->snap_at_exit && same))
 		l->exec = true;
 	if (p && l->exec && l->time_ns) {
 		p->exec_ns = l->time_ns;

@@ -278,7 +278,7 @@ void proc_tracker_snapshot(struct proc_tracker *pt, uint32_t pid, uint64_t chang
 	insert(pt, s, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
 	/* its load may have been refused by the request budget: it is gone after that */
 	if (s)
-		tracker_request_unqueued(pt, pid);
+		tracker_request_unqueued(pt, pid, 0);
 }
 
 struct proc_snapshot *snapshot_take(struct proc_tracker *pt, uint32_t pid)
@@ -429,6 +429,7 @@ void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const struct exit_li
 	s->pid = l->pid;
 	/* gone: nothing is read of the pid in /proc, which may be another process's now */
 	s->only_source = true;
+	s->at_exit = true;
 	/* the mappings as they were at the exit: later than any change before it */
 	s->taken_ns = l->time_ns;
 	s->start_time = l->start_boottime_ns / (uint64_t)(1000000000 / (tick > 0 ? tick : 100));
@@ -482,7 +483,11 @@ void proc_tracker_snapshot_at_exit(struct proc_tracker *pt, const struct exit_li
 	TRACKER_COUNT(pt, snapshots_at_exit, 1);
 	TRACKER_COUNT(pt, exit_files_unknown, unknown);
 	insert(pt, s, 0);
-	tracker_request_unqueued(pt, l->pid);
+	/*
+	 * Its exit event may be queued before it: a load must come after this
+	 * (one under way now took no snapshot).
+	 */
+	tracker_request_unqueued(pt, l->pid, WORK_LOAD);
 }
 
 /* The list being gathered for pid (a free slot if none, the oldest one's if all are taken). */

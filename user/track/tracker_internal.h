@@ -78,6 +78,7 @@ struct proc_snapshot {
 	uint32_t pid;
 	bool exit_seen;		 /* an exit event of pid came after it was taken */
 	bool only_source;	 /* the process is gone: nothing is opened through /proc */
+	bool at_exit;		 /* the kernel's list at the process's exit */
 	uint64_t start_time;	 /* from /proc/PID/stat: a reused pid is another process */
 	uint64_t taken_ns;	 /* mono clock, before its maps were read */
 	uint32_t nr_taken;	 /* snapshots of this process so far, this one included */
@@ -318,8 +319,11 @@ void snapshots_free_all(struct proc_tracker *pt);
 
 /* ---- work_queue.c ---- */
 
-/* A load of pid, unless work of pid is queued already (among the newest items). */
-void tracker_request_unqueued(struct proc_tracker *pt, uint32_t pid);
+/*
+ * A load of pid, unless work of pid is queued already (among the newest
+ * items; of kind only when kind is not 0).
+ */
+void tracker_request_unqueued(struct proc_tracker *pt, uint32_t pid, uint16_t kind);
 
 /* ---- proc_load.c ---- */
 

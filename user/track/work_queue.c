@@ -53,10 +53,10 @@ void proc_tracker_request(struct proc_tracker *pt, uint32_t pid, enum tracker_wo
 	pthread_mutex_unlock(&pt->lock);
 }
 
-void tracker_request_unqueued(struct proc_tracker *pt, uint32_t pid)
+void tracker_request_unqueued(struct proc_tracker *pt, uint32_t pid, uint16_t kind)
 {
 	pthread_mutex_lock(&pt->lock);
-	if (!queued_locked(pt, pid, 0))
+	if (!queued_locked(pt, pid, kind))
 		enqueue_locked(pt, pid, WORK_LOAD, 0);
 	pthread_mutex_unlock(&pt->lock);
 }
