@@ -439,6 +439,26 @@ static void agent_stop(struct agent *a)
  * The session the configuration asks for; -1 (logged) when its cgroup or
  * container cannot be found or the debuginfod environment cannot be set.
  */
+/*
+ * The ring buffer for the agent's rate when it samples CPU time only: a second
+ * of every CPU's samples at 16 KiB each (a deep stack with its deferred copy),
+ * a power of two from 1 MiB up to record's 8 MiB; the consumer reads it every
+ * 100 ms.  The kernel maps all of it into the agent, twice (16 MiB of RSS for
+ * record's 8 MiB).  Off-CPU blocks come at any rate: record's size then.
+ */
+static uint32_t agent_ring_bytes(const struct agent_config *cfg)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t want = (uint64_t)cfg->freq * (uint64_t)(cpus > 0 ? cpus : 1) * 16384;
+	uint32_t bytes = 1u << 20;
+
+	if (cfg->off_cpu)
+		return 0;
+	while (bytes < want && bytes < (8u << 20))
+		bytes <<= 1;
+	return bytes;
+}
+
 static int session_opts_from_config(struct agent *a, struct session_opts *so)
 {
 	so->all = !a->cfg.cgroup && !a->cfg.container;
@@ -450,6 +470,7 @@ static int session_opts_from_config(struct agent *a, struct session_opts *so)
 		return -1;
 	}
 	so->freq = a->cfg.freq;
+	so->ringbuf_bytes = agent_ring_bytes(&a->cfg);
 	so->max_frames = a->cfg.max_frames;
 	so->kernel = !a->cfg.user_only;
 	/* off-CPU beside CPU: the CPU profile keeps its series, off_cpu is one more type */

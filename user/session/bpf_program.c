@@ -54,19 +54,25 @@ static void explain_privilege(int err)
 {
 	if (err != -EPERM && err != -EACCES)
 		return;
-	fprintf(stderr,
-		"cfiprof: permission denied loading BPF: run as root, or grant CAP_BPF and "
-		"CAP_PERFMON (plus CAP_SYS_PTRACE to read other users' processes); see "
-		PRIVILEGES_ADVICE "\n");
+	fprintf(stderr, "cfiprof: permission denied loading BPF: run as root, or grant CAP_BPF and "
+			"CAP_PERFMON (plus CAP_SYS_PTRACE to read other users' processes); "
+			"see " PRIVILEGES_ADVICE "\n");
+}
+
+/* A BPF array's bytes, page-rounded (what mmap maps of it). */
+static size_t map_bytes(struct bpf_map *m)
+{
+	size_t sz = (size_t)bpf_map__value_size(m) * bpf_map__max_entries(m);
+	long page = sysconf(_SC_PAGESIZE);
+
+	return (sz + (size_t)page - 1) & ~((size_t)page - 1);
 }
 
 static void *map_mmap(struct bpf_map *m, size_t *len)
 {
-	size_t sz = (size_t)bpf_map__value_size(m) * bpf_map__max_entries(m);
-	long page = sysconf(_SC_PAGESIZE);
+	size_t sz = map_bytes(m);
 	void *p;
 
-	sz = (sz + (size_t)page - 1) & ~((size_t)page - 1);
 	p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
 	if (p == MAP_FAILED)
 		return NULL;
@@ -142,7 +148,8 @@ static bool kernel_btf_has(const char *name)
 	if (!strs)
 		goto cleanup;
 	for (size_t got = 0; got < h.str_len;) {
-		ssize_t n = pread(fd, strs + got, h.str_len - got, (off_t)(h.hdr_len + h.str_off + got));
+		ssize_t n =
+		    pread(fd, strs + got, h.str_len - got, (off_t)(h.hdr_len + h.str_off + got));
 
 		if (n <= 0)
 			goto cleanup;
@@ -173,8 +180,8 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	}
 	l->skel = skel;
 	l->uses_bpf_loop =
-		!o->force_tail_calls &&
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	    !o->force_tail_calls &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
 	skel->rodata->filter_enabled = o->filter_pids;
 	skel->rodata->follow_children = o->follow_children;
 	skel->rodata->filter_cgroup = o->cgroup_fd >= 0;
@@ -203,7 +210,8 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	bpf_map__set_max_entries(skel->maps.pages, l->pages_max);
 	/* rows and rules are written by user space through mmap: no syscall per row */
 	bpf_map__set_max_entries(skel->maps.rows, l->rows_max / 2);
-	bpf_map__set_map_flags(skel->maps.rows, bpf_map__map_flags(skel->maps.rows) | BPF_F_MMAPABLE);
+	bpf_map__set_map_flags(skel->maps.rows,
+			       bpf_map__map_flags(skel->maps.rows) | BPF_F_MMAPABLE);
 	bpf_map__set_map_flags(skel->maps.rules,
 			       bpf_map__map_flags(skel->maps.rules) | BPF_F_MMAPABLE);
 	/*
@@ -236,10 +244,13 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	if (err)
 		goto fail;
 	err = cfiprof_bpf__load(skel);
-	if (err && event_list_has(o->events, EVENT_KPROBE) + event_list_has(o->events, EVENT_KRETPROBE)) {
-		fprintf(stderr, "cfiprof: kprobe / kretprobe: this kernel refused a BPF program on a "
-				"kernel function (fentry / fexit: %s); tracepoints and uprobes may still "
-				"work\n", strerror(-err));
+	if (err &&
+	    event_list_has(o->events, EVENT_KPROBE) + event_list_has(o->events, EVENT_KRETPROBE)) {
+		fprintf(stderr,
+			"cfiprof: kprobe / kretprobe: this kernel refused a BPF program on a "
+			"kernel function (fentry / fexit: %s); tracepoints and uprobes may still "
+			"work\n",
+			strerror(-err));
 		goto fail;
 	}
 	if (err) {
@@ -258,11 +269,14 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 			goto fail;
 		}
 	}
-	l->rows_mem = map_mmap(skel->maps.rows, &l->rows_len);
+	/* the rows as far as they are used: the whole map mapped would all be resident */
+	err =
+	    map_window_init(&l->rows_win, bpf_map__fd(skel->maps.rows), map_bytes(skel->maps.rows));
+	l->rows_mem = l->rows_win.base;
 	l->rules_mem = map_mmap(skel->maps.rules, &l->rules_len);
-	if (!l->rows_mem || !l->rules_mem) {
-		err = -errno;
-		fprintf(stderr, "cfiprof: cannot mmap the table maps: %s\n", strerror(errno));
+	if (err || !l->rules_mem) {
+		err = err ? err : -errno;
+		fprintf(stderr, "cfiprof: cannot mmap the table maps: %s\n", strerror(-err));
 		goto fail;
 	}
 	if (o->cgroup_fd >= 0) {
@@ -271,7 +285,8 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.target_cgroup), &zero, &o->cgroup_fd,
 					BPF_ANY)) {
 			err = -errno;
-			fprintf(stderr, "cfiprof: cannot set the cgroup filter: %s\n", strerror(errno));
+			fprintf(stderr, "cfiprof: cannot set the cgroup filter: %s\n",
+				strerror(errno));
 			goto fail;
 		}
 	}
@@ -324,8 +339,7 @@ void loader_detach_perf(struct loader *l)
 void loader_close(struct loader *l)
 {
 	loader_detach_perf(l);
-	if (l->rows_mem)
-		munmap(l->rows_mem, l->rows_len);
+	map_window_free(&l->rows_win);
 	if (l->rules_mem)
 		munmap(l->rules_mem, l->rules_len);
 	cfiprof_bpf__destroy(l->skel);
@@ -363,9 +377,9 @@ int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt)
 	__typeof__(l->skel->progs) *p = &l->skel->progs;
 	/* sched_switch runs on every switch: its time counts, its runs are not samples */
 	struct bpf_program *progs[] = {
-	    p->on_sample,  p->walk_tc,	  p->on_uprobe,	 p->on_usdt,	p->on_tp0,    p->on_tp1,
-	    p->on_tp2,	   p->on_tp3,	  p->on_fentry0, p->on_fentry1, p->on_fentry2, p->on_fentry3,
-	    p->on_fexit0,  p->on_fexit1, p->on_fexit2,	 p->on_fexit3,	p->on_switch};
+	    p->on_sample, p->walk_tc,	p->on_uprobe,  p->on_usdt,    p->on_tp0,     p->on_tp1,
+	    p->on_tp2,	  p->on_tp3,	p->on_fentry0, p->on_fentry1, p->on_fentry2, p->on_fentry3,
+	    p->on_fexit0, p->on_fexit1, p->on_fexit2,  p->on_fexit3,  p->on_switch};
 	size_t i;
 
 	*run_ns = *run_cnt = 0;
@@ -428,7 +442,7 @@ static int name_program(int fd, struct ksyms *k)
 		btf = btf__load_from_kernel_by_id(info.btf_id);
 	for (i = 0; i < n && addrs[i]; i++) {
 		const struct bpf_func_info *fi =
-			funcs ? (const void *)((const char *)funcs + (size_t)i * rec) : NULL;
+		    funcs ? (const void *)((const char *)funcs + (size_t)i * rec) : NULL;
 		const struct btf_type *t = btf && fi ? btf__type_by_id(btf, fi->type_id) : NULL;
 		const char *fname = t ? btf__name_by_offset(btf, t->name_off) : NULL;
 		char name[128];

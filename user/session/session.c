@@ -155,7 +155,7 @@ void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, 
 #define DEFERRED_TIMEOUT_NS  (5ull * 1000 * 1000 * 1000)
 #define DEFERRED_QUEUE_BYTES (64ull << 20)
 /* At stop, queued table loads get this long (one load is bounded by the tracker's budget). */
-#define SESSION_STOP_DRAIN_S  2.0
+#define SESSION_STOP_DRAIN_S	2.0
 #define SESSION_RUNTIMES_WAIT_S 1.0 /* for code objects still being read at stop */
 
 /*
@@ -263,6 +263,7 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 	err = table_store_init(&s->ts, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
 			       s->ld.rules_max, s->ld.pages_fd, s->ld.pages_max);
 	s->ts_ready = !err;
+	s->ts.rows_window = &s->ld.rows_win;
 	s->ts.verbose = o->verbose;
 	s->ts.max_bytes = o->max_table_bytes;
 	s->ts.idle_ttl_ns = (uint64_t)(o->table_idle_ttl * 1e9);

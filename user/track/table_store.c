@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/map_window.h"
 #include "common/clock.h"
 #include "common/escape.h"
 #include "common/hash.h"
@@ -428,6 +429,12 @@ int table_store_load_table(struct table_store *ts, struct obj_entry *o, const st
 	why = make_room(ts, t, ids, charge, &first);
 	if (why != REFUSED_MAX)
 		goto refused;
+	if (ts->rows_window &&
+	    (err = map_window_cover(ts->rows_window,
+				    ((size_t)first + t->nr_rows) * sizeof(*ts->rows)))) {
+		row_alloc_put(&ts->alloc, (uint32_t)first, t->nr_rows);
+		goto fail;
+	}
 	take_rules(ts, t, ids);
 	for (i = 0; i < t->nr_rows; i++) {
 		ts->rows[first + i].off = t->rows[i].off;

@@ -16,6 +16,8 @@
 #include "tables/cfi_table.h"
 #include "tables/table_cache.h"
 
+struct map_window;
+
 enum obj_state {
 	OBJ_LOADED = 0, /* tables in the maps: walk with CFI */
 	OBJ_NO_CFI,	/* no usable CFI: frame pointers */
@@ -77,8 +79,8 @@ struct table_quotas {
 struct table_charge {
 	uint64_t serial;
 	uint32_t rows, pages, rules;
-	uint64_t *rule_bits; /* the dictionary ids counted */
-	uint32_t refused;    /* objects refused by its quota */
+	uint64_t *rule_bits;	  /* the dictionary ids counted */
+	uint32_t refused;	  /* objects refused by its quota */
 	enum table_refusal cause; /* of the first refusal */
 };
 
@@ -91,10 +93,10 @@ struct table_store_stats {
 	uint64_t refused[REFUSED_MAX]; /* objects (or, for the process quotas, mappings) */
 	uint64_t rules_reused;	       /* dictionary ids reused after their quarantine */
 	uint64_t objects_over_budget; /* refused by the build budget (cfi_budget): frame pointers */
-	uint64_t idle_reused;	/* acquired again while idle: no rebuild */
-	uint64_t idle_expired;	/* idle longer than idle_ttl_ns: unloaded */
-	uint64_t idle_evicted;	/* idle, unloaded early to make room */
-	uint64_t idle_now;	/* idle objects held now */
+	uint64_t idle_reused;	      /* acquired again while idle: no rebuild */
+	uint64_t idle_expired;	      /* idle longer than idle_ttl_ns: unloaded */
+	uint64_t idle_evicted;	      /* idle, unloaded early to make room */
+	uint64_t idle_now;	      /* idle objects held now */
 };
 
 /*
@@ -114,6 +116,8 @@ typedef bool (*table_reclaim_fn)(void *ctx);
 
 struct table_store {
 	struct cfi_row *rows; /* mmap of the rows map */
+	/* its mapping, extended before rows past it are written (NULL: all mapped) */
+	struct map_window *rows_window;
 	int pages_fd;
 	uint32_t pages_max;
 	struct row_alloc alloc;
