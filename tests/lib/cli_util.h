@@ -306,6 +306,24 @@ static inline uint64_t summary_kept_pending(const char *log)
 	return sum;
 }
 
+/*
+ * Of the samples record's -v summary says it kept tables-pending, those of one
+ * cause ("N no ring-buffer room"), 0 without it.
+ */
+static inline uint64_t summary_kept_pending_cause(const char *log, const char *cause)
+{
+	const char *line = log ? strstr(log, "kept tables-pending: ") : NULL;
+	const char *end = line ? strchr(line, '\n') : NULL, *p = line ? strstr(line, cause) : NULL;
+
+	if (!p || (end && p > end))
+		return 0;
+	while (p > line && p[-1] == ' ')
+		p--;
+	while (p > line && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return strtoull(p, NULL, 10);
+}
+
 /* utime + stime of pid in seconds (of its threads, not its reaped children), or -1. */
 static inline double proc_cpu_s(pid_t pid)
 {
