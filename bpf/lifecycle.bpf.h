@@ -189,11 +189,12 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 	 */
 	if (BPF_CORE_READ(task, signal, live.counter))
 		return 0;
+	/* never loaded, only its deferred samples need the list; loaded, what came after the load
+	 */
 	proc = bpf_map_lookup_elem(&procs, &tgid);
-	if (!proc && !deferred)
-		return 0;
-	if (proc && !(proc->flags & CFI_PROC_UPDATING) && proc->loaded_ns >= deferred &&
-	    proc->loaded_ns >= changed)
+	if (proc ? !(proc->flags & CFI_PROC_UPDATING) && proc->loaded_ns >= deferred &&
+		       proc->loaded_ns >= changed
+		 : !deferred)
 		return 0;
 	/*
 	 * Pointers are read with CO-RE reads, not followed as BTF pointers: the

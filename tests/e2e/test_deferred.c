@@ -82,20 +82,6 @@ static uint64_t number_after(const char *s, const char *key)
 	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
-/* The number just before key in s: "263 finished" -> 263 (0 if absent). */
-static uint64_t number_before(const char *s, const char *key)
-{
-	const char *p = strstr(s, key);
-
-	if (!p)
-		return 0;
-	while (p > s && p[-1] == ' ')
-		p--;
-	while (p > s && p[-1] >= '0' && p[-1] <= '9')
-		p--;
-	return strtoull(p, NULL, 10);
-}
-
 static uint64_t folded_total(const char *path)
 {
 	char *s = slurp(path), *line, *save = NULL, *sp;

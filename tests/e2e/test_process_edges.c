@@ -31,17 +31,17 @@
 #define PROG "exit_exec"
 
 struct edge_counts {
-	uint64_t samples;	      /* of PROG */
-	uint64_t complete;	      /* no [incomplete: ...] frame */
-	uint64_t child_complete;      /* ... with the child's memset in it */
+	uint64_t samples;	     /* of PROG */
+	uint64_t complete;	     /* no [incomplete: ...] frame */
+	uint64_t child_complete;     /* ... with the child's memset in it */
 	uint64_t exiting, exiting_ok; /* ... whose user part is exactly _exit, do_exit above */
 	uint64_t exiting_unnamed;     /* ... exactly one user frame, [unknown], do_exit above */
 	uint64_t pending;	      /* tables-pending */
 	uint64_t in_execve;
-	uint64_t execve_kernel; /* kernel stack inside load_elf_binary */
-	uint64_t execve_other;	/* ... with a reason other than in-execve or complete */
-	uint64_t unreadable;	/* unreadable-memory or no-mapping */
-	uint64_t cow_window;	/* unreadable while a copy-on-write fault swaps a page */
+	uint64_t execve_kernel;	   /* kernel stack inside load_elf_binary */
+	uint64_t execve_other;	   /* ... with a reason other than in-execve or complete */
+	uint64_t unreadable;	   /* unreadable-memory or no-mapping */
+	uint64_t cow_window;	   /* unreadable while a copy-on-write fault swaps a page */
 	char first_bad[512];
 };
 

@@ -649,7 +649,7 @@ out:
 }
 
 /* The number just before key in s ("12 of threads" -> 12 for " of threads"); -1 if absent. */
-static long number_before(const char *s, const char *key)
+static long number_before_or_none(const char *s, const char *key)
 {
 	const char *p = s ? strstr(s, key) : NULL;
 
@@ -688,7 +688,7 @@ static void test_first_samples(void)
 
 	if (!record_py_opts("first", "999", NULL, cmd, &r))
 		goto out;
-	without = number_before(r.log, " of threads without one");
+	without = number_before_or_none(r.log, " of threads without one");
 	printf("  first: %ld samples of threads without a frame chain\n", without);
 	before = taken_before_known(r.log, r.samples, true);
 	printf("  first: %lu samples taken before the interpreter was known\n",

@@ -159,7 +159,8 @@ static bool record(const char *name, char *const cmd[], struct run *r)
 	tpath(r->rec, sizeof(r->rec), rec);
 	rc = e2e_record(folded, "499", opts, cmd, &log);
 	read_summary(r, log);
-	r->no_ring = summary_kept_pending_cause(log, "no ring-buffer room");
+	/* the first of the summary's: the kept tables-pending line's */
+	r->no_ring = number_before(log, "no ring-buffer room");
 	free(log);
 	if (rc)
 		return false;
@@ -281,15 +282,6 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0;
 }
 
-/* The samples of st whose stop reason is tables-pending. */
-static uint64_t tables_pending(const struct stats *st)
-{
-	for (int i = 0; i < st->nr_reasons; i++)
-		if (!strcmp(st->reason_names[i], "tables-pending"))
-			return st->reasons[i];
-	return 0;
-}
-
 /*
  * What every runtime must show: completeness, complete stacks rooted at an
  * entry point (or starting with other_root: frames, root first), call sites.
@@ -323,7 +315,9 @@ static void judge(const char *name, const char *comm, struct run *r, double min_
 	 * They leave the denominator, at most a quarter of the samples: copies
 	 * that never fit would be a regression, not a slow machine.
 	 */
-	no_ring = r->no_ring < tables_pending(&r->st) ? r->no_ring : tables_pending(&r->st);
+	no_ring = r->no_ring < stats_reason(&r->st, "tables-pending")
+		      ? r->no_ring
+		      : stats_reason(&r->st, "tables-pending");
 	walkable -= no_ring;
 	printf("  %s: %lu samples of %s, %.2f%% of the walkable complete (incomplete:%s; "
 	       "%lu of them in code without CFI, not walkable), %.1f user frames and "

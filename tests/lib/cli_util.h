@@ -307,19 +307,18 @@ static inline uint64_t summary_kept_pending(const char *log)
 }
 
 /*
- * Of the samples record's -v summary says it kept tables-pending, those of one
- * cause ("N no ring-buffer room"), 0 without it.
+ * The number just before key in s, spaces between ("263 finished" -> 263 for
+ * "finished"), 0 if key is absent: a count of record's -v summary.
  */
-static inline uint64_t summary_kept_pending_cause(const char *log, const char *cause)
+static inline uint64_t number_before(const char *s, const char *key)
 {
-	const char *line = log ? strstr(log, "kept tables-pending: ") : NULL;
-	const char *end = line ? strchr(line, '\n') : NULL, *p = line ? strstr(line, cause) : NULL;
+	const char *p = s ? strstr(s, key) : NULL;
 
-	if (!p || (end && p > end))
+	if (!p)
 		return 0;
-	while (p > line && p[-1] == ' ')
+	while (p > s && p[-1] == ' ')
 		p--;
-	while (p > line && p[-1] >= '0' && p[-1] <= '9')
+	while (p > s && p[-1] >= '0' && p[-1] <= '9')
 		p--;
 	return strtoull(p, NULL, 10);
 }

@@ -66,7 +66,8 @@ static int run_children(int n, int mb, const char *self)
 			memset(p, 1, len);
 			exit(0);
 		}
-		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status)) {
 			fprintf(stderr, "exit_exec: child %d failed (status %d)\n", i, status);
 			return 1;
 		}

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/map_window.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/table_mem.h"
 #include "user/track/table_store.h"
@@ -595,6 +596,42 @@ static void test_table_store_quarantine(void)
 	close(fd);
 }
 
+/*
+ * The rows map mapped as far as used (common/map_window): the store maps the
+ * rows it is about to write.  A load that fails after that (its pages refused:
+ * fd -1) still fails: the cover's success once made it return 0.
+ */
+static void test_table_store_window(struct cfi_table *libc)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ts_rows", 4, 8, ROWS_MAX / 2, &opts);
+	struct obj_entry *o = calloc(1, sizeof(*o));
+	struct map_window w;
+	struct table_store ts;
+	int r;
+
+	if (fd < 0 || !o || map_window_init(&w, fd, (size_t)ROWS_MAX * sizeof(struct cfi_row))) {
+		CHECK(0, "an mmap()able rows array and its window: %s (root?)", strerror(errno));
+		goto out;
+	}
+	CHECK(table_store_init(&ts, w.base, ROWS_MAX, rules_mem, RULES_MAX, -1, 65536) == 0,
+	      "init");
+	ts.rows_window = &w;
+	o->id = 5;
+	r = table_store_load_table(&ts, o, libc, NULL);
+	CHECK(r < 0 && o->state == OBJ_FAILED && ts.alloc.used == 0,
+	      "page insert into fd -1 fails with the rows mapped: r=%d state %d", r, o->state);
+	CHECK(w.mapped >= (size_t)libc->nr_rows * sizeof(struct cfi_row),
+	      "%zu bytes mapped for %u rows", w.mapped, libc->nr_rows);
+	free(o->page_keys);
+	table_store_destroy(&ts);
+	map_window_free(&w);
+out:
+	free(o);
+	if (fd >= 0)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	struct cfi_table *libc = NULL, *cxx = NULL;
@@ -611,6 +648,7 @@ int main(int argc, char **argv)
 	if (libc && cxx) {
 		RUN_TEST_AS("no_bpf", test_table_store_no_bpf(libc));
 		RUN_TEST_AS("bpf", test_table_store_bpf(libc, cxx));
+		RUN_TEST_AS("window", test_table_store_window(libc));
 		RUN_TEST_AS("reclaim", test_table_store_reclaim());
 		RUN_TEST_AS("idle", test_table_store_idle());
 		RUN_TEST_AS("quotas", test_table_store_quotas(libc));

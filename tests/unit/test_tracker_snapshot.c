@@ -501,8 +501,7 @@ static void test_snapshots_beside_loads(void)
 	pthread_mutex_lock(&w.pt->lock);
 	for (s = w.pt->snap.snaps; s; s = s->next)
 		fds += s->nr_fds;
-	CHECK(fds == w.pt->snap.snap_fds, "%u fds in the snapshots, %u counted", fds,
-	      w.pt->snap.snap_fds);
+	CHECK(fds == w.pt->snap.snap_fds, "%u fds in the snapshots, %u counted", fds, w.pt->snap.snap_fds);
 	pthread_mutex_unlock(&w.pt->lock);
 	/* the live ones; a reaped one may have gone before its first snapshot */
 	for (i = 1; i < KIDS; i += 2) {

@@ -436,10 +436,6 @@ static void agent_stop(struct agent *a)
 }
 
 /*
- * The session the configuration asks for; -1 (logged) when its cgroup or
- * container cannot be found or the debuginfod environment cannot be set.
- */
-/*
  * The ring buffer for the agent's rate when it samples CPU time only: a second
  * of every CPU's samples at 16 KiB each (a deep stack with its deferred copy),
  * a power of two from 1 MiB up to record's 8 MiB; the consumer reads it every
@@ -459,6 +455,10 @@ static uint32_t agent_ring_bytes(const struct agent_config *cfg)
 	return bytes;
 }
 
+/*
+ * The session the configuration asks for; -1 (logged) when its cgroup or
+ * container cannot be found or the debuginfod environment cannot be set.
+ */
 static int session_opts_from_config(struct agent *a, struct session_opts *so)
 {
 	so->all = !a->cfg.cgroup && !a->cfg.container;

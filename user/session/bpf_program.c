@@ -54,9 +54,10 @@ static void explain_privilege(int err)
 {
 	if (err != -EPERM && err != -EACCES)
 		return;
-	fprintf(stderr, "cfiprof: permission denied loading BPF: run as root, or grant CAP_BPF and "
-			"CAP_PERFMON (plus CAP_SYS_PTRACE to read other users' processes); "
-			"see " PRIVILEGES_ADVICE "\n");
+	fprintf(stderr,
+		"cfiprof: permission denied loading BPF: run as root, or grant CAP_BPF and "
+		"CAP_PERFMON (plus CAP_SYS_PTRACE to read other users' processes); see "
+		PRIVILEGES_ADVICE "\n");
 }
 
 /* A BPF array's bytes, page-rounded (what mmap maps of it). */
@@ -148,8 +149,7 @@ static bool kernel_btf_has(const char *name)
 	if (!strs)
 		goto cleanup;
 	for (size_t got = 0; got < h.str_len;) {
-		ssize_t n =
-		    pread(fd, strs + got, h.str_len - got, (off_t)(h.hdr_len + h.str_off + got));
+		ssize_t n = pread(fd, strs + got, h.str_len - got, (off_t)(h.hdr_len + h.str_off + got));
 
 		if (n <= 0)
 			goto cleanup;
@@ -180,8 +180,8 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	}
 	l->skel = skel;
 	l->uses_bpf_loop =
-	    !o->force_tail_calls &&
-	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+		!o->force_tail_calls &&
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
 	skel->rodata->filter_enabled = o->filter_pids;
 	skel->rodata->follow_children = o->follow_children;
 	skel->rodata->filter_cgroup = o->cgroup_fd >= 0;
@@ -210,8 +210,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	bpf_map__set_max_entries(skel->maps.pages, l->pages_max);
 	/* rows and rules are written by user space through mmap: no syscall per row */
 	bpf_map__set_max_entries(skel->maps.rows, l->rows_max / 2);
-	bpf_map__set_map_flags(skel->maps.rows,
-			       bpf_map__map_flags(skel->maps.rows) | BPF_F_MMAPABLE);
+	bpf_map__set_map_flags(skel->maps.rows, bpf_map__map_flags(skel->maps.rows) | BPF_F_MMAPABLE);
 	bpf_map__set_map_flags(skel->maps.rules,
 			       bpf_map__map_flags(skel->maps.rules) | BPF_F_MMAPABLE);
 	/*
@@ -244,13 +243,10 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	if (err)
 		goto fail;
 	err = cfiprof_bpf__load(skel);
-	if (err &&
-	    event_list_has(o->events, EVENT_KPROBE) + event_list_has(o->events, EVENT_KRETPROBE)) {
-		fprintf(stderr,
-			"cfiprof: kprobe / kretprobe: this kernel refused a BPF program on a "
-			"kernel function (fentry / fexit: %s); tracepoints and uprobes may still "
-			"work\n",
-			strerror(-err));
+	if (err && event_list_has(o->events, EVENT_KPROBE) + event_list_has(o->events, EVENT_KRETPROBE)) {
+		fprintf(stderr, "cfiprof: kprobe / kretprobe: this kernel refused a BPF program on a "
+				"kernel function (fentry / fexit: %s); tracepoints and uprobes may still "
+				"work\n", strerror(-err));
 		goto fail;
 	}
 	if (err) {
@@ -272,7 +268,6 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	/* the rows as far as they are used: the whole map mapped would all be resident */
 	err =
 	    map_window_init(&l->rows_win, bpf_map__fd(skel->maps.rows), map_bytes(skel->maps.rows));
-	l->rows_mem = l->rows_win.base;
 	l->rules_mem = map_mmap(skel->maps.rules, &l->rules_len);
 	if (err || !l->rules_mem) {
 		err = err ? err : -errno;
@@ -285,8 +280,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.target_cgroup), &zero, &o->cgroup_fd,
 					BPF_ANY)) {
 			err = -errno;
-			fprintf(stderr, "cfiprof: cannot set the cgroup filter: %s\n",
-				strerror(errno));
+			fprintf(stderr, "cfiprof: cannot set the cgroup filter: %s\n", strerror(errno));
 			goto fail;
 		}
 	}
@@ -377,9 +371,9 @@ int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt)
 	__typeof__(l->skel->progs) *p = &l->skel->progs;
 	/* sched_switch runs on every switch: its time counts, its runs are not samples */
 	struct bpf_program *progs[] = {
-	    p->on_sample, p->walk_tc,	p->on_uprobe,  p->on_usdt,    p->on_tp0,     p->on_tp1,
-	    p->on_tp2,	  p->on_tp3,	p->on_fentry0, p->on_fentry1, p->on_fentry2, p->on_fentry3,
-	    p->on_fexit0, p->on_fexit1, p->on_fexit2,  p->on_fexit3,  p->on_switch};
+	    p->on_sample,  p->walk_tc,	  p->on_uprobe,	 p->on_usdt,	p->on_tp0,    p->on_tp1,
+	    p->on_tp2,	   p->on_tp3,	  p->on_fentry0, p->on_fentry1, p->on_fentry2, p->on_fentry3,
+	    p->on_fexit0,  p->on_fexit1, p->on_fexit2,	 p->on_fexit3,	p->on_switch};
 	size_t i;
 
 	*run_ns = *run_cnt = 0;
@@ -442,7 +436,7 @@ static int name_program(int fd, struct ksyms *k)
 		btf = btf__load_from_kernel_by_id(info.btf_id);
 	for (i = 0; i < n && addrs[i]; i++) {
 		const struct bpf_func_info *fi =
-		    funcs ? (const void *)((const char *)funcs + (size_t)i * rec) : NULL;
+			funcs ? (const void *)((const char *)funcs + (size_t)i * rec) : NULL;
 		const struct btf_type *t = btf && fi ? btf__type_by_id(btf, fi->type_id) : NULL;
 		const char *fname = t ? btf__name_by_offset(btf, t->name_off) : NULL;
 		char name[128];

@@ -19,15 +19,15 @@ struct loader_opts {
 	uint32_t freq;	       /* samples per second per CPU (perf events without a period) */
 	uint64_t period;       /* perf events: a sample every this many events (0: freq) */
 	const struct event_list *events; /* what to sample stacks on; index = record's event */
-	bool explicit_events;		 /* -e: its perf events pass the event budget too */
-	uint64_t min_block_ns;		 /* off-CPU: shorter blocks are counted, not sampled */
+	bool explicit_events;  /* -e: its perf events pass the event budget too */
+	uint64_t min_block_ns; /* off-CPU: shorter blocks are counted, not sampled */
 	uint32_t event_budget; /* probe / tracepoint / off-CPU hits sampled per process per second
 				  (0: all) */
 	uint32_t rows_max;     /* capacity of the rows map */
 	uint32_t ringbuf_bytes;
-	uint32_t defer_stack_bytes;   /* stack copied per tables-pending sample (0: off) */
+	uint32_t defer_stack_bytes;    /* stack copied per tables-pending sample (0: off) */
 	uint64_t defer_bytes_per_sec; /* budget for those copies */
-	int cgroup_fd;		      /* >= 0: only tasks in this cgroup v2 directory, or below */
+	int cgroup_fd; /* >= 0: only tasks in this cgroup v2 directory, or below */
 };
 
 struct ksyms;
@@ -39,15 +39,14 @@ struct loader {
 	int nr_perf_fds;
 	struct bpf_link **ev_links;
 	int nr_ev_links;
-	struct map_window rows_win; /* the rows map, mapped as far as used */
-	struct cfi_row *rows_mem;   /* its base */
+	struct map_window rows_win; /* the rows map (struct cfi_row), mapped as far as used */
 	struct cfi_rule *rules_mem;
 	size_t rules_len;
 	uint32_t rows_max, rules_max, pages_max;
 	bool uses_bpf_loop;
 	bool exit_maps; /* on_exit_maps loaded: exiting processes send their mappings */
 	int procs_fd, mappings_fd, pages_fd, target_pids_fd, events_fd, counters_fd;
-	int exit_maps_fd;	/* ring buffer of RECORD_MAPS_ENTRY / _END */
+	int exit_maps_fd; /* ring buffer of RECORD_MAPS_ENTRY / _END */
 	int runtime_procs_fd;	/* the processes running a language runtime (bpf/runtimes.bpf.h) */
 	int offcpu_unwalked_fd; /* off-CPU time without a stack (user/session/offcpu_unwalked.h) */
 };

@@ -155,7 +155,7 @@ void session_progress(struct session *s, uint64_t *samples, uint64_t *complete, 
 #define DEFERRED_TIMEOUT_NS  (5ull * 1000 * 1000 * 1000)
 #define DEFERRED_QUEUE_BYTES (64ull << 20)
 /* At stop, queued table loads get this long (one load is bounded by the tracker's budget). */
-#define SESSION_STOP_DRAIN_S	2.0
+#define SESSION_STOP_DRAIN_S  2.0
 #define SESSION_RUNTIMES_WAIT_S 1.0 /* for code objects still being read at stop */
 
 /*
@@ -248,8 +248,8 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 	struct walk_maps maps;
 	int err;
 
-	walk_maps_from_bpf(&maps, &s->walk_fds, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
-			   s->ld.rules_max);
+	walk_maps_from_bpf(&maps, &s->walk_fds, s->ld.rows_win.base, s->ld.rows_max,
+			   s->ld.rules_mem, s->ld.rules_max);
 	s->walk_fds.procs_fd = s->ld.procs_fd;
 	s->walk_fds.mappings_fd = s->ld.mappings_fd;
 	s->walk_fds.pages_fd = s->ld.pages_fd;
@@ -260,7 +260,7 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 	}
 	deferred_queue_set_reload(&s->deferred, session_reload_for_walk, s);
 	s->deferred_ready = true;
-	err = table_store_init(&s->ts, s->ld.rows_mem, s->ld.rows_max, s->ld.rules_mem,
+	err = table_store_init(&s->ts, s->ld.rows_win.base, s->ld.rows_max, s->ld.rules_mem,
 			       s->ld.rules_max, s->ld.pages_fd, s->ld.pages_max);
 	s->ts_ready = !err;
 	s->ts.rows_window = &s->ld.rows_win;

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/map_window.h"
 #include "common/clock.h"
 #include "common/escape.h"
 #include "common/hash.h"
+#include "common/map_window.h"
 #include "user/track/table_store.h"
 
 static const char *const refusal_names[REFUSED_MAX] = {
@@ -429,11 +429,16 @@ int table_store_load_table(struct table_store *ts, struct obj_entry *o, const st
 	why = make_room(ts, t, ids, charge, &first);
 	if (why != REFUSED_MAX)
 		goto refused;
-	if (ts->rows_window &&
-	    (err = map_window_cover(ts->rows_window,
-				    ((size_t)first + t->nr_rows) * sizeof(*ts->rows)))) {
-		row_alloc_put(&ts->alloc, (uint32_t)first, t->nr_rows);
-		goto fail;
+	/* the rows map is mapped as far as rows are written */
+	if (ts->rows_window) {
+		int mapped = map_window_cover(ts->rows_window,
+					      ((size_t)first + t->nr_rows) * sizeof(*ts->rows));
+
+		if (mapped) {
+			row_alloc_put(&ts->alloc, (uint32_t)first, t->nr_rows);
+			err = mapped;
+			goto fail;
+		}
 	}
 	take_rules(ts, t, ids);
 	for (i = 0; i < t->nr_rows; i++) {

@@ -79,8 +79,8 @@ struct table_quotas {
 struct table_charge {
 	uint64_t serial;
 	uint32_t rows, pages, rules;
-	uint64_t *rule_bits;	  /* the dictionary ids counted */
-	uint32_t refused;	  /* objects refused by its quota */
+	uint64_t *rule_bits; /* the dictionary ids counted */
+	uint32_t refused;    /* objects refused by its quota */
 	enum table_refusal cause; /* of the first refusal */
 };
 
@@ -93,10 +93,10 @@ struct table_store_stats {
 	uint64_t refused[REFUSED_MAX]; /* objects (or, for the process quotas, mappings) */
 	uint64_t rules_reused;	       /* dictionary ids reused after their quarantine */
 	uint64_t objects_over_budget; /* refused by the build budget (cfi_budget): frame pointers */
-	uint64_t idle_reused;	      /* acquired again while idle: no rebuild */
-	uint64_t idle_expired;	      /* idle longer than idle_ttl_ns: unloaded */
-	uint64_t idle_evicted;	      /* idle, unloaded early to make room */
-	uint64_t idle_now;	      /* idle objects held now */
+	uint64_t idle_reused;	/* acquired again while idle: no rebuild */
+	uint64_t idle_expired;	/* idle longer than idle_ttl_ns: unloaded */
+	uint64_t idle_evicted;	/* idle, unloaded early to make room */
+	uint64_t idle_now;	/* idle objects held now */
 };
 
 /*
