@@ -363,6 +363,10 @@ static __always_inline void walker_keep_bp(__u32 nr, __u64 bp, __u64 leaf_bcp)
 /* the leaf's registers: kept at the first frame only */
 #define WALKER_KEEP_BP(st, nr, bp) walker_keep_bp(nr, bp, ARCH_INTERP_BCP(st))
 
+/* bpf/runtimes.bpf.h: the rule a runtime reads for its new JIT code */
+static __always_inline int runtime_jit_caller_rule(__u32 tgid, __u64 pc, struct cfi_rule *out);
+#define WALKER_JIT_CALLER_RULE(tgid, pc, rule) runtime_jit_caller_rule(tgid, pc, rule)
+
 #define WALKER_STEP_ATTR __noinline
 #include "walker.h"
 

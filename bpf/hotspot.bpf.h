@@ -285,6 +285,42 @@ static __always_inline void hotspot_append(struct cfi_sample_record *rec, __u64 
 		     HOTSPOT_STATUS_UNREADABLE);
 }
 
+/*
+ * An nmethod compiled since the rows its process has, at a call in it: its
+ * frame's size, which its CodeBlob header holds from its making, is all the
+ * rule there (frame::sender_for_compiled_frame: the caller's sp at sp +
+ * frame size words, the return address and the caller's rbp the two words
+ * below).  Its prologue and epilogues, which only rows tell, hold no call.
+ */
+static __always_inline int hotspot_jit_caller_rule(__u32 tgid, const void *data, __u64 pc,
+						   struct cfi_rule *out)
+{
+	const struct cfi_hotspot_proc *h = data;
+	struct pid_times *times = bpf_map_lookup_elem(&pid_times, &tgid);
+	__u64 blob;
+	__s32 words = 0;
+	__u8 kind = 0;
+
+	/* an entry of the image before an exec: its code heaps are gone */
+	if (!h->off_frame_size || (times && times->ns[PT_EXEC] > h->maps_read_ns))
+		return 0;
+	blob = hotspot_blob_at(h, pc, &kind);
+	if (!blob || kind != HOTSPOT_FRAME_COMPILED ||
+	    bpf_probe_read_user(&words, sizeof(words), (const void *)(blob + h->off_frame_size)) ||
+	    words < 2 || words > HOTSPOT_FRAME_WORDS_MAX)
+		return 0;
+	/* field by field: a compound literal is a copy on the stack the walk's calls share */
+	out->cfa_kind = CFI_CFA_RSP;
+	out->cfa_off = words * 8;
+	out->ra_kind = CFI_REG_AT_CFA;
+	out->ra_off = -8;
+	out->rbp_kind = CFI_REG_AT_CFA;
+	out->rbp_off = -16;
+	out->rbx_kind = CFI_REG_SAME;
+	out->reason = CFI_UNSUP_NONE;
+	return 1;
+}
+
 /* Thread tid exits: HotSpot keeps nothing per thread here. */
 static __always_inline void hotspot_thread_exit(__u32 tid)
 {

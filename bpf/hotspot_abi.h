@@ -51,6 +51,9 @@ static inline __u16 hotspot_method_digest(__u64 klass_name, __u16 name_index, __
 	x = (x ^ (x >> 16) ^ (x >> 32) ^ (x >> 48)) & 0xffff;
 	return x ? (__u16)x : 1;
 }
+/* A frame of 8 MiB: no Java frame is near (a larger size is garbage read) */
+#define HOTSPOT_FRAME_WORDS_MAX (1 << 20)
+
 /* x86-64: the Method* of an interpreted frame, from its rbp (frame::interpreter_frame_method_offset
  * -3) */
 #define HOTSPOT_INTERP_METHOD_OFF (-24)
@@ -98,6 +101,7 @@ struct cfi_hotspot_proc {
 	__u16 off_name_index;	/* ConstMethod::_name_index, a u2 */
 	__u16 off_sig_index;	/* ConstMethod::_signature_index, a u2 */
 	__u16 const_size;	/* sizeof(ConstMethod): its bytecodes follow it (0: no bci) */
+	__u16 off_frame_size;	/* CodeBlob::_frame_size, an int: words, return address included */
 	__u64 maps_read_ns;   /* as every runtime's: struct cfi_runtime_proc */
 };
 

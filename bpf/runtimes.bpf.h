@@ -176,6 +176,28 @@ static __always_inline void runtime_thread_exit(__u32 tid)
 #undef RUNTIME_THREAD_EXIT
 }
 
+/*
+ * The walk of tgid reached a return address, pc, in JIT code compiled since
+ * its rows were built (bpf/walker.h's WALKER_JIT_CALLER_RULE): the rule its
+ * runtime reads from the code's own header into *out, 1; 0 when it tells
+ * none and the walk waits for the next rows.  Inlined in walker_step: a
+ * call of its own would take the fourth frame of the walk's stack, past
+ * the verifier's 512 bytes.
+ */
+static __always_inline int runtime_jit_caller_rule(__u32 tgid, __u64 pc, struct cfi_rule *out)
+{
+	const struct cfi_runtime_proc *p = bpf_map_lookup_elem(&runtime_procs, &tgid);
+
+	if (!p || !out)
+		return 0;
+#define RUNTIME_JIT_CALLER_RULE(id, value, name, tag, frames, type)                                \
+	if (p->runtime == id)                                                                      \
+		return name##_jit_caller_rule(tgid, p->data, pc, out);
+	CFI_RUNTIMES(RUNTIME_JIT_CALLER_RULE)
+#undef RUNTIME_JIT_CALLER_RULE
+	return 0;
+}
+
 /* tgid exec'd: its runtime's entry was the old image's; true if it had one. */
 static __always_inline bool runtime_exec(__u32 tgid)
 {

@@ -617,21 +617,28 @@ WALKER_STEP_ATTR int walker_step(struct walker_state *st)
 			st->nr_fp--;
 			return walker_stop(st, STOP_FP_BROKEN);
 		}
-		if (!m) {
-			if (walker_at_sigreturn(st))
-				return walker_signal_step(st);
+		if (!m && walker_at_sigreturn(st))
+			return walker_signal_step(st);
+		if (m) {
+			mflags = m->flags;
+			bias = m->bias;
+			if (mflags & CFI_MAPPING_PENDING)
+				return walker_stop(st, STOP_TABLES_PENDING);
+			/* No row (a gap, or no page at all) is rule 0 = CFI_CFA_NONE. */
+			if ((mflags & CFI_MAPPING_FP) && !(mflags & CFI_MAPPING_CFI))
+				__builtin_memset(&slot->rule, 0, sizeof(slot->rule));
+			else if (walker_find_rule(m->obj_id, pc - bias, &slot->rule))
+				__builtin_memset(&slot->rule, 0, sizeof(slot->rule));
+#ifdef WALKER_JIT_CALLER_RULE
+		} else if (st->ip_is_ra && WALKER_JIT_CALLER_RULE(st->pid, pc, &slot->rule)) {
+			/* JIT code in memory its runtime committed since the last load read the
+			 * maps */
+			mflags = CFI_MAPPING_JIT;
+#endif
+		} else {
 			st->missing_pc = st->ip;
 			return walker_stop(st, STOP_NO_MAPPING);
 		}
-		mflags = m->flags;
-		bias = m->bias;
-		if (mflags & CFI_MAPPING_PENDING)
-			return walker_stop(st, STOP_TABLES_PENDING);
-		/* No row (a gap, or no page at all) is rule 0 = CFI_CFA_NONE. */
-		if ((mflags & CFI_MAPPING_FP) && !(mflags & CFI_MAPPING_CFI))
-			__builtin_memset(&slot->rule, 0, sizeof(slot->rule));
-		else if (walker_find_rule(m->obj_id, pc - bias, &slot->rule))
-			__builtin_memset(&slot->rule, 0, sizeof(slot->rule));
 		slot->pc = pc;
 		slot->pid = st->pid;
 		slot->generation = st->generation;
@@ -639,9 +646,17 @@ WALKER_STEP_ATTR int walker_step(struct walker_state *st)
 		slot->valid = 1;
 	}
 	mflags = slot->mapping_flags;
-	/* JIT code compiled since its rows were built: the walk finishes with the next rows */
-	if ((mflags & CFI_MAPPING_JIT) && slot->rule.cfa_kind == CFI_CFA_NONE && !st->jit_final)
-		return walker_stop(st, STOP_TABLES_PENDING);
+	/*
+	 * JIT code compiled since its rows were built: the walk finishes with
+	 * the next rows, or, at a call in it, with the rule its runtime reads
+	 * from the code's header (kept in the slot: this pc's, this generation's)
+	 */
+	if ((mflags & CFI_MAPPING_JIT) && slot->rule.cfa_kind == CFI_CFA_NONE && !st->jit_final) {
+#ifdef WALKER_JIT_CALLER_RULE
+		if (!st->ip_is_ra || !WALKER_JIT_CALLER_RULE(st->pid, pc, &slot->rule))
+#endif
+			return walker_stop(st, STOP_TABLES_PENDING);
+	}
 
 	fp_only = (mflags & CFI_MAPPING_FP) && !(mflags & CFI_MAPPING_CFI);
 	/* or code no FDE covers (hand-written assembly, V8's builtins): frame pointers, if any */

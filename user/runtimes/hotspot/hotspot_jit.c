@@ -182,6 +182,7 @@ int hotspot_jvm_note(uint32_t pid, const struct hotspot_layout *l, struct cfi_ho
 	out->off_name_index = l->const_name_index.off;
 	out->off_sig_index = l->const_sig_index.off;
 	out->const_size = l->const_method_size;
+	out->off_frame_size = l->blob_frame_size.off;
 	return 0;
 }
 

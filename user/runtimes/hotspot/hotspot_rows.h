@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/cfiprof_abi.h"
 #include "tables/cfi_table.h"
 #include "user/runtimes/hotspot/hotspot_codecache.h"
 
@@ -37,9 +38,6 @@ struct hotspot_mark {
 	uint32_t off; /* from code_begin */
 	uint8_t state;
 };
-
-/* A frame of 8 MiB: no Java frame is near (a larger size is garbage read) */
-#define HOTSPOT_FRAME_WORDS_MAX (1 << 20)
 
 /* The most marks one blob's code gives: its prologue's, three for each return or intrinsic. */
 #define HOTSPOT_MARKS_MAX (2 + 3 * 64)
