@@ -87,7 +87,7 @@ TEST_OPT     := -O1
 TEST_SAN_OPT := -O0
 include tests/progs/progs.mk
 
-.PHONY: all deps test-deps npm-dep test test-stress bench fuzz clean format run demo kernel-matrix FORCE man install \
+.PHONY: all deps test-deps npm-dep test test-stress test-oracle bench fuzz clean format run demo kernel-matrix FORCE man install \
 	arm64-vmlinux arm64-test arm64-bench \
 	go-versions-test \
 	uninstall
@@ -307,6 +307,11 @@ test-stress: test-deps
 		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(OUT)/arm64/cfiprof \
 		$(ARM64_DEBS_DONE) $(addprefix $(OUT)/tests/,$(E2E_TESTS))
 	@OUT=$(OUT) tests/stress.sh $(STRESS_RUNS) $(or $(STRESS_SUITES),$(E2E_TESTS))
+
+# The table compiler against readelf over all of /usr/bin (make test compares a quarter).
+test-oracle: test-deps
+	@$(MAKE) --no-print-directory $(OUT)/tests/test_tables_oracle $(ARM64_DEBS_DONE)
+	@CFIPROF_ORACLE_ALL=1 OUT=$(OUT) tests/run.sh $(OUT)/tests/test_tables_oracle
 
 # The README's run command: profile the bundled demo (built without frame
 # pointers) and write demo.svg (flame graph) and demo.txt (report).
