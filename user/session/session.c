@@ -27,6 +27,7 @@
 #include "user/session/launch.h"
 #include "user/session/privileges.h"
 #include "user/profile/profile.h"
+#include "user/session/runtime_progs.h"
 #include "user/session/session.h"
 
 volatile sig_atomic_t session_stop_requested;
@@ -283,6 +284,7 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
+	runtime_progs_start(&s->ld);
 	if (session_runtimes_start(&s->runtimes, s->ld.runtime_procs_fd)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
