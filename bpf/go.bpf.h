@@ -163,15 +163,7 @@ static __always_inline void go_append(struct cfi_sample_record *rec, __u64 nr_pc
 }
 
 /* A caller's rule for JIT code its rows lack: none (Go's code is its binary's). */
-static __always_inline int go_jit_caller_rule(__u32 tgid, const void *data, __u64 pc,
-					      struct cfi_rule *out)
-{
-	(void)tgid;
-	(void)data;
-	(void)pc;
-	(void)out;
-	return 0;
-}
+#define go_jit_caller_rule runtime_no_jit_caller_rule
 
 /* Thread tid exits: Go keeps nothing per thread. */
 static __always_inline void go_thread_exit(__u32 tid)

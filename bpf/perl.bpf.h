@@ -208,15 +208,7 @@ static __always_inline void perl_append(struct cfi_sample_record *rec, __u64 nr_
 }
 
 /* A caller's rule for JIT code its rows lack: none (Perl compiles no machine code). */
-static __always_inline int perl_jit_caller_rule(__u32 tgid, const void *data, __u64 pc,
-						struct cfi_rule *out)
-{
-	(void)tgid;
-	(void)data;
-	(void)pc;
-	(void)out;
-	return 0;
-}
+#define perl_jit_caller_rule runtime_no_jit_caller_rule
 
 /* Thread tid exits: Perl keeps nothing per thread. */
 static __always_inline void perl_thread_exit(__u32 tid)

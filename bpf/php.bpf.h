@@ -164,15 +164,7 @@ static __always_inline void php_append(struct cfi_sample_record *rec, __u64 nr_p
 
 /* A caller's rule for JIT code its rows lack: none (PHP's JIT is off by default and has no frame
  * header to read). */
-static __always_inline int php_jit_caller_rule(__u32 tgid, const void *data, __u64 pc,
-					       struct cfi_rule *out)
-{
-	(void)tgid;
-	(void)data;
-	(void)pc;
-	(void)out;
-	return 0;
-}
+#define php_jit_caller_rule runtime_no_jit_caller_rule
 
 /* Thread tid exits: PHP keeps nothing per thread. */
 static __always_inline void php_thread_exit(__u32 tid)

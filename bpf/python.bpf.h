@@ -359,15 +359,7 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 }
 
 /* A caller's rule for JIT code its rows lack: none (CPython compiles no code). */
-static __always_inline int python_jit_caller_rule(__u32 tgid, const void *data, __u64 pc,
-						  struct cfi_rule *out)
-{
-	(void)tgid;
-	(void)data;
-	(void)pc;
-	(void)out;
-	return 0;
-}
+#define python_jit_caller_rule runtime_no_jit_caller_rule
 
 /* Thread tid exits: its entry goes. */
 static __always_inline void python_thread_exit(__u32 tid)

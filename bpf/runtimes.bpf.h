@@ -130,6 +130,17 @@ static __always_inline void runtime_emit(struct cfi_sample_record *rec, __u64 nr
 	walker_count(CNT_RT_UNITS(rt), n);
 }
 
+/* NAME_jit_caller_rule of a runtime that tells none (its code no JIT's, or not read yet) */
+static __always_inline int runtime_no_jit_caller_rule(__u32 tgid, const void *data, __u64 pc,
+						      struct cfi_rule *out)
+{
+	(void)tgid;
+	(void)data;
+	(void)pc;
+	(void)out;
+	return 0;
+}
+
 #define RUNTIME_TABLE_BPF_FILES
 #include "runtime_table.h"
 

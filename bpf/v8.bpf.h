@@ -202,17 +202,9 @@ static __always_inline void v8_append(struct cfi_sample_record *rec, __u64 nr_pc
 		     V8_STATUS_UNREADABLE);
 }
 
-/* A caller's rule for JIT code its rows lack: none yet (its frames keep
- * rbp: the frame-pointer rule would be theirs). */
-static __always_inline int v8_jit_caller_rule(__u32 tgid, const void *data, __u64 pc,
-					      struct cfi_rule *out)
-{
-	(void)tgid;
-	(void)data;
-	(void)pc;
-	(void)out;
-	return 0;
-}
+/* A caller's rule for JIT code its rows lack: none yet (its frames keep rbp: the frame-pointer
+ * rule would be theirs). */
+#define v8_jit_caller_rule runtime_no_jit_caller_rule
 
 /* Thread tid exits: V8 keeps nothing per thread here. */
 static __always_inline void v8_thread_exit(__u32 tid)
