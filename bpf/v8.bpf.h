@@ -202,8 +202,7 @@ static __always_inline void v8_append(struct cfi_sample_record *rec, __u64 nr_pc
 		     V8_STATUS_UNREADABLE);
 }
 
-/* A caller's rule for JIT code its rows lack: none yet (its frames keep rbp: the frame-pointer
- * rule would be theirs). */
+/* A caller's rule for JIT code its rows lack: none (V8's code has no rows: frame pointers). */
 #define v8_jit_caller_rule runtime_no_jit_caller_rule
 
 /* Thread tid exits: V8 keeps nothing per thread here. */
