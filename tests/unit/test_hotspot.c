@@ -1036,6 +1036,38 @@ static void test_forged(void)
 		      "GenericGrowableArray::_len not taken for GrowableArrayBase::_len");
 		memcpy(member(&f, e, HS_STRUCT_TYPE_NAME), &old, 8);
 	}
+	/*
+	 * JDK 21 on's spellings of the line table's flag (ConstMethod::_flags._flags,
+	 * ConstMethodFlags::_misc_has_linenumber_table), and PcDesc gone (no nmethod
+	 * debug info): an interpreted frame's line needs neither
+	 */
+	{
+		uint8_t *cf = forged_struct(&f, "ConstMethod", "_flags"), *hl = NULL;
+		uint8_t *pc = forged_struct(&f, "PcDesc", "_pc_offset");
+		uint64_t o1, o2, o3;
+
+		for (uint32_t i = 0; i < f.n[2] && !hl; i++)
+			if (!strcmp(name_of(&f, forged_at(&f, 2, i), HS_INT_NAME),
+				    "ConstMethod::_has_linenumber_table"))
+				hl = forged_at(&f, 2, i);
+		CHECK(cf && hl && pc && real.lines, "JDK 17's line table flag and PcDesc: %p %p %p",
+		      (void *)cf, (void *)hl, (void *)pc);
+		if (cf && hl && pc) {
+			set_name(&f, cf, HS_STRUCT_FIELD_NAME, "_flags._flags", &o1);
+			set_name(&f, hl, HS_INT_NAME,
+				 "ConstMethodFlags::_misc_has_linenumber_table", &o2);
+			set_name(&f, pc, HS_STRUCT_FIELD_NAME, "_pc_offset_gone", &o3);
+			CHECK(forged_read(&f, &l) == 0 && l.lines && !l.scopes &&
+				  (l.const_flags.flags & HOTSPOT_F_ALT) &&
+				  l.const_flags.off == real.const_flags.off &&
+				  l.has_line_table == real.has_line_table,
+			      "JDK 21's line table flag: lines %d, scopes %d, flag %u (want %u)",
+			      l.lines, l.scopes, l.has_line_table, real.has_line_table);
+			memcpy(member(&f, cf, HS_STRUCT_FIELD_NAME), &o1, 8);
+			memcpy(member(&f, hl, HS_INT_NAME), &o2, 8);
+			memcpy(member(&f, pc, HS_STRUCT_FIELD_NAME), &o3, 8);
+		}
+	}
 	/* a static at 0 */
 	e = forged_struct(&f, "CodeCache", "_heaps");
 	CHECK(e != NULL, "no CodeCache::_heaps");

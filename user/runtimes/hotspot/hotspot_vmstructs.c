@@ -119,7 +119,7 @@ static const struct want wants[] = {
     {"nmethod", "_metadata_offset", NULL, NULL, L(nm_metadata), W_OPTIONAL},
     {"PcDesc", "_pc_offset", NULL, NULL, L(pcdesc_pc), W_OPTIONAL},
     {"PcDesc", "_scope_decode_offset", NULL, NULL, L(pcdesc_scope), W_OPTIONAL},
-    {"ConstMethod", "_flags", NULL, NULL, L(const_flags), W_OPTIONAL},
+    {"ConstMethod", "_flags", "ConstMethod", "_flags._flags", L(const_flags), W_OPTIONAL},
     {"ConstMethod", "_code_size", NULL, NULL, L(const_code_size), W_OPTIONAL},
     {"ConstMethod", "_constMethod_size", NULL, NULL, L(const_size), W_OPTIONAL},
     {"ConstantPool", "_source_file_name_index", NULL, NULL, L(pool_source_file), W_OPTIONAL},
@@ -495,8 +495,8 @@ static uint16_t end_of(const struct hotspot_field *const *f, size_t n)
 
 /*
  * Whether the debug info's fields (optional) are all found and plausible:
- * out->scopes and out->lines (JDK 17's: an nmethod's sections, PcDescs,
- * the flag that says a ConstMethod has a line number table).
+ * out->scopes (an nmethod's sections, PcDescs) and out->lines (the flag
+ * that says a ConstMethod has a line number table), each on its own.
  */
 static void finish_debug(struct scan *sc, struct hotspot_layout *out)
 {
@@ -511,12 +511,17 @@ static void finish_debug(struct scan *sc, struct hotspot_layout *out)
 		      width_in(out->pcdesc_scope, 1u << 4) &&
 		      end_of(pcdesc, 2) <= sc->size_pcdesc && sc->size_pcdesc <= 64;
 	out->pcdesc_size = out->scopes ? (uint16_t)sc->size_pcdesc : 0;
-	/* a flag of one bit, as JDK 17's ConstMethod::_has_linenumber_table (1) is */
-	out->lines = out->scopes && width_in(out->const_flags, ints) &&
-		     width_in(out->const_code_size, ints) && width_in(out->const_size, ints) &&
-		     sc->size_const_method && sc->size_const_method < HS_OFF_MAX &&
-		     !scan_int(sc, "ConstMethod::_has_linenumber_table", &flag) && flag > 0 &&
-		     flag <= 0xffff && !(flag & (flag - 1));
+	/*
+	 * a flag of one bit, as JDK 17's ConstMethod::_has_linenumber_table (1)
+	 * and JDK 21's on's ConstMethodFlags::_misc_has_linenumber_table are;
+	 * an interpreted frame's line needs none of the nmethods' fields
+	 */
+	out->lines = width_in(out->const_flags, ints) && width_in(out->const_code_size, ints) &&
+		     width_in(out->const_size, ints) && sc->size_const_method &&
+		     sc->size_const_method < HS_OFF_MAX &&
+		     (!scan_int(sc, "ConstMethod::_has_linenumber_table", &flag) ||
+		      !scan_int(sc, "ConstMethodFlags::_misc_has_linenumber_table", &flag)) &&
+		     flag > 0 && flag <= 0xffff && !(flag & (flag - 1));
 	out->const_method_size = out->lines ? (uint16_t)sc->size_const_method : 0;
 	out->has_line_table = out->lines ? (uint16_t)flag : 0;
 }
