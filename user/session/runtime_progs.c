@@ -90,6 +90,13 @@ void runtime_progs_start(struct loader *l)
 	runtime_procs_set_hook(ensure, NULL);
 }
 
+void runtime_progs_stop(void)
+{
+	pthread_mutex_lock(&lock);
+	loader = NULL;
+	pthread_mutex_unlock(&lock);
+}
+
 int runtime_progs_ensure(uint8_t rt)
 {
 	uint64_t t0;

@@ -29,6 +29,8 @@ struct runtime_progs_stats {
  * runtimes' walkers are on_sample's own and nothing is loaded later.
  */
 void runtime_progs_start(struct loader *l);
+/* Before the loader closes: nothing more is loaded into its maps. */
+void runtime_progs_stop(void);
 /* Runtime rt's program in rt_progs: 0, or a negative errno (said once). */
 int runtime_progs_ensure(uint8_t rt);
 void runtime_progs_stats(struct runtime_progs_stats *out);

@@ -623,6 +623,7 @@ void session_free(struct session *s)
 		table_store_destroy(&s->ts);
 	sym_cache_free(s->syms);  /* puts its fetched tables... */
 	sym_fetch_free(s->fetch); /* ...before they go */
+	runtime_progs_stop();
 	loader_close(&s->ld);
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
