@@ -549,22 +549,27 @@ static __always_inline void sample_emit(struct cfi_sample_record *rec, struct wa
  */
 static __always_inline int sample_from_scratch(const struct sample_src *src, __u32 tgid, __u32 tid)
 {
-	struct sample_scratch *s;
 	struct cfi_sample_record *rec;
 	struct loop_ctx lc;
 	__u32 zero = 0, nr_kernel;
-	__u8 rt = runtime_of(tgid);
+	__u8 rt;
 
-	s = bpf_map_lookup_elem(&sample_scratch, &zero);
-	if (!s)
+	rec = bpf_map_lookup_elem(&sample_scratch, &zero);
+	if (!rec)
 		return 0;
-	rec = (struct cfi_sample_record *)s->record;
 	nr_kernel = sample_fill(src, rec, &lc, tgid, tid);
+	/*
+	 * Nothing more is held across the walk: on_sample's stack, the bpf_loop
+	 * callback's and walker_step's are at the verifier's 512 bytes together.
+	 */
+	rt = runtime_of(tgid);
 	if (rt_lazy && rt) {
+		/* the record is the scratch's first member: the same memory */
+		struct sample_scratch *s = (struct sample_scratch *)rec;
+
 		s->st = lc.st;
 		s->nr_kernel = nr_kernel;
-		/* not taken only when its program is not in: user space puts it in before any entry
-		 */
+		/* not taken only when its program is not in: its slot is set before any entry */
 		bpf_tail_call(src->ctx, &rt_progs, rt);
 	}
 	sample_emit(rec, &lc.st, nr_kernel, rt_lazy ? RT_NONE : rt);
