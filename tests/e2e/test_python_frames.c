@@ -638,9 +638,13 @@ static void test_deferred(void)
 	      "interpreter was known; %s",
 	      (unsigned long)c.with_python, (unsigned long)c.in_python, (unsigned long)before,
 	      r.log && strstr(r.log, "cfiprof: python:") ? strstr(r.log, "cfiprof: python:") : "");
-	/* the interpreter's start (site.py, imports) comes first */
-	CHECK(c.with_fn * 3 >= c.in_python && c.with_fn >= 5,
-	      "%lu of %lu deferred samples in early_work", (unsigned long)c.with_fn,
+	/*
+	 * the windows early_work opens: some of its samples wait too.  How
+	 * many the interpreter's start (site.py, imports) takes beside them
+	 * is the machine's speed (beside make test-stress 109 of 142 once):
+	 * no share of them is judged.
+	 */
+	CHECK(c.with_fn >= 5, "%lu of %lu deferred samples in early_work", (unsigned long)c.with_fn,
 	      (unsigned long)c.in_python);
 	/* and all of them, deferred or not, in the folded output (the same window excused) */
 	judge_excusing("deferred", &r, before);
