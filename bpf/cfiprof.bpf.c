@@ -40,13 +40,6 @@ const volatile __u32 defer_stack_bytes = 0;
 const volatile __u64 defer_bytes_per_sec = 0;
 const volatile __u8 exit_maps_on = 0; /* on_exit_maps is loaded: PT_DEFERRED is kept */
 /*
- * on_sample reads a runtime's frames in a program of the runtime's own,
- * rt_emit_NAME, which user space loads when it first finds a process
- * running it (user/session/runtime_progs.c): a start then verifies no
- * runtime's walker it does not meet (with bpf_loop only).
- */
-const volatile __u8 rt_lazy = 0;
-/*
  * Stacks on other events (bpf/events.bpf.h): hits sampled per process and per
  * CPU in each EVENT_SLOT_NS slot (0: every hit); the perf events of -e pass it too.
  */
@@ -267,14 +260,6 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } walk_progs SEC(".maps");
 
-/* each runtime's rt_emit_NAME, by enum cfi_runtime: on_sample's sample goes on there */
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, RT_MAX);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(__u32));
-} rt_progs SEC(".maps");
-
 /* ---- environment of the walker (see bpf/walker.h) ---- */
 static __always_inline int walker_read_user(void *dst, __u32 size, __u64 addr)
 {
@@ -410,9 +395,6 @@ struct tc_scratch {
  */
 struct sample_scratch {
 	__u64 record[(RECORD_MAX_BYTES + RT_RECORD_BYTES) / sizeof(__u64)];
-	/* the walk's end, for the runtime's program on_sample's tail call goes on in */
-	struct walker_state st;
-	__u32 nr_kernel;
 };
 
 struct {
@@ -552,59 +534,14 @@ static __always_inline int sample_from_scratch(const struct sample_src *src, __u
 	struct cfi_sample_record *rec;
 	struct loop_ctx lc;
 	__u32 zero = 0, nr_kernel;
-	__u8 rt;
 
 	rec = bpf_map_lookup_elem(&sample_scratch, &zero);
 	if (!rec)
 		return 0;
 	nr_kernel = sample_fill(src, rec, &lc, tgid, tid);
-	/*
-	 * Nothing more is held across the walk: on_sample's stack, the bpf_loop
-	 * callback's and walker_step's are at the verifier's 512 bytes together.
-	 */
-	rt = runtime_of(tgid);
-	if (rt_lazy && rt) {
-		/* the record is the scratch's first member: the same memory */
-		struct sample_scratch *s = (struct sample_scratch *)rec;
-
-		s->st = lc.st;
-		s->nr_kernel = nr_kernel;
-		/* not taken only when its program is not in: its slot is set before any entry */
-		bpf_tail_call(src->ctx, &rt_progs, rt);
-	}
-	sample_emit(rec, &lc.st, nr_kernel, rt_lazy ? RT_NONE : rt);
+	sample_emit(rec, &lc.st, nr_kernel, runtime_of(tgid));
 	return 0;
 }
-
-/*
- * The rest of on_sample's sample for a process running runtime rt: its
- * frames, then out.  One program per runtime (rt_emit_NAME), each loaded
- * when its runtime is first met, each verifying its runtime's walker alone.
- */
-static __always_inline int rt_emit(__u8 rt)
-{
-	struct sample_scratch *s;
-	__u32 zero = 0, nr_kernel;
-
-	s = bpf_map_lookup_elem(&sample_scratch, &zero);
-	if (!s)
-		return 0;
-	nr_kernel = s->nr_kernel;
-	if (nr_kernel > MAX_KERNEL_FRAMES)
-		nr_kernel = MAX_KERNEL_FRAMES;
-	sample_emit((struct cfi_sample_record *)s->record, &s->st, nr_kernel, rt);
-	return 0;
-}
-
-#define RT_EMIT_PROG(id, value, name, tag, frames, type)                                           \
-	SEC("perf_event")                                                                          \
-	int rt_emit_##name(void *ctx)                                                              \
-	{                                                                                          \
-		(void)ctx;                                                                         \
-		return rt_emit(id);                                                                \
-	}
-CFI_RUNTIMES(RT_EMIT_PROG)
-#undef RT_EMIT_PROG
 
 /* ---- tail-call strategy: FRAMES_PER_TAIL_CALL frames per program, state per CPU ---- */
 

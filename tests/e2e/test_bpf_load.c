@@ -3,8 +3,8 @@
  * The BPF program must load on this kernel in every configuration the loader
  * may pick: bpf_loop or bounded loops + tail calls, at 127, 512 and 1024 user
  * frames; with bpf_loop also the programs of other events (uprobe, usdt, raw tracepoint,
- * off-CPU) and each runtime's (rt_emit_NAME, which the loader loads at its first process).  A load
- * failure is a test failure (never a skip): it prints the tail of the verifier log.
+ * off-CPU).  A load failure is a test failure (never a skip): it prints the
+ * tail of the verifier log.
  */
 /* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <errno.h>
@@ -87,8 +87,6 @@ static void try_load(int use_loop, unsigned int frames)
 	if (!skel)
 		return;
 	skel->rodata->use_bpf_loop = use_loop;
-	/* as the loader: with bpf_loop, each runtime's walker in its own program (rt_emit_NAME) */
-	skel->rodata->rt_lazy = use_loop;
 	/* with bpf_loop, the programs of other events too (not fentry: its target is the user's) */
 	if (use_loop) {
 		bpf_program__set_autoload(skel->progs.on_uprobe, true);
@@ -105,13 +103,8 @@ static void try_load(int use_loop, unsigned int frames)
 	CHECK(err == 0, "%s: load failed: %d (%s)\n--- libbpf / verifier log (tail) ---\n%s", cfg,
 	      err, strerror(-err), log_tail);
 	if (!err) {
-		struct bpf_program *prog;
-
 		prog_stats(skel->progs.on_sample, cfg);
 		prog_stats(skel->progs.walk_tc, cfg);
-		bpf_object__for_each_program(
-		    prog, skel->obj) if (!strncmp(bpf_program__name(prog), "rt_emit_", 8))
-		    prog_stats(prog, cfg);
 		if (use_loop) {
 			prog_stats(skel->progs.on_uprobe, cfg);
 			prog_stats(skel->progs.on_tp0, cfg);

@@ -23,7 +23,6 @@
 #include <libelf.h>
 #include <glob.h>
 #include <sys/stat.h>
-#include <dirent.h>
 
 #include "tests/lib/e2e.h"
 #include "tests/lib/folded_stats.h"
@@ -863,105 +862,6 @@ out:
  * more samples than python3.11 took, and none of chain_big's has Python
  * frames.
  */
-/*
- * The runtime programs the kernel holds for a run of pid: the entries of
- * its rt_progs (the prog_array of RT_MAX slots among its fds), dumped by
- * bpftool, each as "SLOT:NAME " into names; false when pid has no such map.
- */
-static bool runtime_programs(pid_t pid, char *names, size_t len)
-{
-	char path[PATH_MAX], dump[PATH_MAX], show[PATH_MAX], want[32], *text, *p;
-	unsigned int map_id = 0;
-	struct dirent *e;
-	DIR *d;
-
-	names[0] = 0;
-	snprintf(want, sizeof(want), "max_entries:\t%u\n", RT_MAX);
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)pid);
-	d = opendir(path);
-	while (d && !map_id && (e = readdir(d))) {
-		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)pid, e->d_name);
-		text = e->d_name[0] != '.' ? slurp(path) : NULL;
-		p = text && strstr(text, "map_type:\t3\n") && strstr(text, want)
-			? strstr(text, "map_id:\t")
-			: NULL;
-		if (p)
-			map_id = (unsigned int)strtoul(p + 8, NULL, 10);
-		free(text);
-	}
-	if (d)
-		closedir(d);
-	if (!map_id || sh_fmt("bpftool map dump id %u > %s 2>&1", map_id,
-			      tpath(dump, sizeof(dump), "rt_progs.txt")))
-		return false;
-	/* "key: 01 00 00 00  value: e5 2a 06 00": slot 1, program id 0x062ae5 */
-	text = slurp(dump);
-	for (p = text ? strstr(text, "key: ") : NULL; p; p = strstr(p + 1, "key: ")) {
-		unsigned int k[4], v[4];
-		char *name, *sp;
-
-		if (sscanf(p, "key: %x %x %x %x value: %x %x %x %x", &k[0], &k[1], &k[2], &k[3],
-			   &v[0], &v[1], &v[2], &v[3]) != 8 ||
-		    sh_fmt("bpftool prog show id %u > %s 2>&1",
-			   v[0] | v[1] << 8 | v[2] << 16 | v[3] << 24,
-			   tpath(show, sizeof(show), "rt_prog.txt")))
-			continue;
-		name = slurp(show);
-		sp = name ? strstr(name, " name ") : NULL;
-		if (sp)
-			snprintf(names + strlen(names), len - strlen(names), "%u:%.*s ", k[0],
-				 (int)strcspn(sp + 6, " \n"), sp + 6);
-		free(name);
-	}
-	free(text);
-	return true;
-}
-
-/*
- * A runtime's BPF program is loaded when its first process is found, not at
- * start (user/session/runtime_progs.h): the kernel holds, in the run's
- * rt_progs, Python's program alone while it profiles Python, and none while
- * it profiles sleep.  The code before had no such array: every runtime's
- * walker was part of on_sample, verified at every start.
- */
-static void test_lazy_program(void)
-{
-	char *py[] = {(char *)cfiprof_bin,     "record", "-F", "99", "-o", NULL, "--", PYTHON,
-		      (char *)prog("recurse"), "1c",	 NULL};
-	char *sl[] = {
-	    (char *)cfiprof_bin, "record", "-F", "99", "-o", NULL, "--", "sleep", "1.5", NULL};
-	char out[2][PATH_MAX], names[2][256], want[64];
-	char **argv[2] = {py, sl};
-	bool found[2] = {false, false};
-
-	for (int i = 0; i < 2; i++) {
-		pid_t pid;
-		bool timed_out = false;
-
-		argv[i][5] = tpath(out[i], sizeof(out[i]), i ? "lazy-sleep" : "lazy-python");
-		pid = spawn(argv[i], NULL, NULL);
-		/*
-		 * past the start and Python's first load: a few ms, seconds
-		 * beside a stress, within python's 1 s of CPU time
-		 */
-		for (int t = 0; t < 200; t++) {
-			found[i] = runtime_programs(pid, names[i], sizeof(names[i]));
-			if (found[i] && (i || names[i][0]))
-				break;
-			sleep_s(0.05);
-		}
-		wait_timeout(pid, 60, &timed_out);
-	}
-	printf("  lazy: rt_progs under python: %s; under sleep: %s\n",
-	       found[0] ? (names[0][0] ? names[0] : "empty") : "no such map",
-	       found[1] ? (names[1][0] ? names[1] : "empty") : "no such map");
-	snprintf(want, sizeof(want), "%u:rt_emit_python ", RT_PYTHON);
-	CHECK(found[0] && !strcmp(names[0], want), "under python: rt_progs %s (want %s)",
-	      found[0] ? names[0] : "missing", want);
-	CHECK(found[1] && !names[1][0], "under sleep: rt_progs %s (want empty)",
-	      found[1] ? names[1] : "missing");
-}
-
 static void test_exec_away(void)
 {
 	char chain[PATH_MAX + 32];
@@ -1124,7 +1024,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_unsupported_version);
 	RUN_TEST(test_off_cpu);
 	RUN_TEST(test_exec_away);
-	RUN_TEST(test_lazy_program);
 	RUN_TEST(test_other_versions);
 	e2e_finish();
 	return HARNESS_DONE();

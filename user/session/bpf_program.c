@@ -166,7 +166,6 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 {
 	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
 	struct cfiprof_bpf *skel;
-	struct bpf_program *prog;
 	int err;
 
 	memset(l, 0, sizeof(*l));
@@ -243,12 +242,6 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	err = events_configure(skel, o, l->uses_bpf_loop);
 	if (err)
 		goto fail;
-	/* the tail-call walker's on_sample keeps every runtime's walker, as kernels before 5.17 */
-	l->rt_lazy = l->uses_bpf_loop;
-	skel->rodata->rt_lazy = l->rt_lazy;
-	bpf_object__for_each_program(
-	    prog, skel->obj) if (!strncmp(bpf_program__name(prog), "rt_emit_", 8))
-	    bpf_program__set_autoload(prog, false);
 	err = cfiprof_bpf__load(skel);
 	if (err && event_list_has(o->events, EVENT_KPROBE) + event_list_has(o->events, EVENT_KRETPROBE)) {
 		fprintf(stderr, "cfiprof: kprobe / kretprobe: this kernel refused a BPF program on a "

@@ -44,7 +44,6 @@ struct loader {
 	size_t rules_len;
 	uint32_t rows_max, rules_max, pages_max;
 	bool uses_bpf_loop;
-	bool rt_lazy;	/* runtimes' programs loaded at their first process (runtime_progs.h) */
 	bool exit_maps; /* on_exit_maps loaded: exiting processes send their mappings */
 	int procs_fd, mappings_fd, pages_fd, target_pids_fd, events_fd, counters_fd;
 	int exit_maps_fd; /* ring buffer of RECORD_MAPS_ENTRY / _END */

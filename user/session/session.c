@@ -27,7 +27,6 @@
 #include "user/session/launch.h"
 #include "user/session/privileges.h"
 #include "user/profile/profile.h"
-#include "user/session/runtime_progs.h"
 #include "user/session/session.h"
 
 volatile sig_atomic_t session_stop_requested;
@@ -284,7 +283,6 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
-	runtime_progs_start(&s->ld);
 	if (session_runtimes_start(&s->runtimes, s->ld.runtime_procs_fd)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
@@ -623,7 +621,6 @@ void session_free(struct session *s)
 		table_store_destroy(&s->ts);
 	sym_cache_free(s->syms);  /* puts its fetched tables... */
 	sym_fetch_free(s->fetch); /* ...before they go */
-	runtime_progs_stop();
 	loader_close(&s->ld);
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);

@@ -9,7 +9,6 @@
 #include "common/vec.h"
 #include "elf/elf_read.h"
 #include "elf/safe_open.h"
-#include "user/session/runtime_progs.h"
 #include "user/session/session.h"
 #include "user/profile/frame_names.h"
 
@@ -139,32 +138,6 @@ static int by_latency_desc(const void *a, const void *b)
 	const struct first_complete *x = a, *y = b;
 
 	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
-}
-
-/* The runtimes' BPF programs loaded at their first process (user/session/runtime_progs.h). */
-static void print_runtime_progs(struct session *s, FILE *f)
-{
-	static const char *const names[RT_MAX] = {
-#define RT_NAME(id, value, name, tag, frames, type) [id] = #name,
-	    CFI_RUNTIMES(RT_NAME)
-#undef RT_NAME
-	};
-	struct runtime_progs_stats rs;
-	int n = 0;
-
-	if (!s->ld.rt_lazy)
-		return;
-	runtime_progs_stats(&rs);
-	fprintf(f, "cfiprof: runtime programs loaded at their first process:");
-	for (int rt = RT_NONE + 1; rt < RT_MAX; rt++) {
-		if (rs.load_ns[rt])
-			fprintf(f, "%s %s %.1f ms", n++ ? "," : "", names[rt],
-				(double)rs.load_ns[rt] / 1e6);
-		else if (rs.err[rt])
-			fprintf(f, "%s %s failed (%s)", n++ ? "," : "", names[rt],
-				strerror(-rs.err[rt]));
-	}
-	fprintf(f, "%s\n", n ? "" : " none (no runtime met)");
 }
 
 /*
@@ -416,6 +389,5 @@ static void print_full(struct session *s, FILE *f)
 			per_sample, frames > 0 ? per_sample / frames : 0.0, run_cnt,
 			c[CNT_SAMPLES]);
 	}
-	print_runtime_progs(s, f);
 	print_first_complete(s, f);
 }

@@ -8,30 +8,14 @@
 #include "bpf/cfiprof_abi.h"
 #include "user/track/runtime_procs.h"
 
-static runtime_procs_hook_fn hook;
-static void *hook_ctx;
-
-void runtime_procs_set_hook(runtime_procs_hook_fn fn, void *ctx)
-{
-	hook = fn;
-	hook_ctx = ctx;
-}
-
 int runtime_procs_put(int fd, uint32_t pid, uint8_t rt, bool keep_bp, const void *data, size_t size)
 {
 	struct cfi_runtime_proc e, old;
-	int err;
 
 	if (fd < 0)
 		return 0;
 	if (size > sizeof(e.data)) {
 		errno = EINVAL;
-		return -1;
-	}
-	/* the runtime's program first: an entry is what makes on_sample call it */
-	err = hook ? hook(hook_ctx, rt) : 0;
-	if (err) {
-		errno = -err;
 		return -1;
 	}
 	if (!bpf_map_lookup_elem(fd, &pid, &old) && old.runtime != RT_NONE && old.runtime < rt) {

@@ -21,13 +21,6 @@
  */
 int runtime_procs_put(int fd, uint32_t pid, uint8_t rt, bool keep_bp, const void *data,
 		      size_t size);
-/*
- * Called before the first entry of each runtime is written (0: go on; else
- * the entry is not written, errno set to its negation): the session loads
- * the runtime's BPF program then (user/session/runtime_progs.h).
- */
-typedef int (*runtime_procs_hook_fn)(void *ctx, uint8_t rt);
-void runtime_procs_set_hook(runtime_procs_hook_fn fn, void *ctx);
 /* Removes pid's entry when it is runtime rt's. */
 void runtime_procs_drop(int fd, uint32_t pid, uint8_t rt);
 
