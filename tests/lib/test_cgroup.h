@@ -63,6 +63,12 @@ static inline bool cgroup_make(void)
 			 (int)getpid());
 		if (!mkdir(cg_dir, 0755))
 			return true;
+		/*
+		 * a killed run's, its pid ours now: rmdir takes it only when no
+		 * task is left in it (a live one's fails with EBUSY)
+		 */
+		if (errno == EEXIST && !rmdir(cg_dir) && !mkdir(cg_dir, 0755))
+			return true;
 		fprintf(stderr, "mkdir %s: %s\n", cg_dir, strerror(errno));
 	}
 	cg_dir[0] = '\0';
