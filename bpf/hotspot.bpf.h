@@ -231,6 +231,14 @@ static long hotspot_walk_step(__u32 index, void *data)
 	return hotspot_unit(c, s->last);
 }
 
+/* Whether tgid's entry was written by a load that read the mappings before it exec'd. */
+static __always_inline bool hotspot_entry_stale(__u32 tgid, const struct cfi_hotspot_proc *h)
+{
+	struct pid_times *times = bpf_map_lookup_elem(&pid_times, &tgid);
+
+	return times && times->ns[PT_EXEC] > h->maps_read_ns;
+}
+
 /*
  * The record's compiled Java frames into the scratch area: nr_frames |
  * status << 16 (status 0: not a JVM process).  A global function: verified
@@ -239,7 +247,6 @@ static long hotspot_walk_step(__u32 index, void *data)
 __noinline int hotspot_walk(const struct cfi_sample_record *rec, __u32 first, __u32 end)
 {
 	struct hotspot_walk_ctx c = {.status = HOTSPOT_STATUS_OK, .rec = rec};
-	struct pid_times *times;
 	__u32 zero = 0, pid;
 	int i;
 
@@ -249,9 +256,7 @@ __noinline int hotspot_walk(const struct cfi_sample_record *rec, __u32 first, __
 	c.h = runtime_proc(pid, RT_HOTSPOT);
 	if (!c.h)
 		return 0;
-	/* written by a load that read the mappings before the process exec'd */
-	times = bpf_map_lookup_elem(&pid_times, &pid);
-	if (times && times->ns[PT_EXEC] > c.h->maps_read_ns)
+	if (hotspot_entry_stale(pid, c.h))
 		return 0;
 	c.s = bpf_map_lookup_elem(&hotspot_scratch, &zero);
 	if (!c.s)
@@ -296,13 +301,12 @@ static __always_inline int hotspot_jit_caller_rule(__u32 tgid, const void *data,
 						   struct cfi_rule *out)
 {
 	const struct cfi_hotspot_proc *h = data;
-	struct pid_times *times = bpf_map_lookup_elem(&pid_times, &tgid);
 	__u64 blob;
 	__s32 words = 0;
 	__u8 kind = 0;
 
 	/* an entry of the image before an exec: its code heaps are gone */
-	if (!h->off_frame_size || (times && times->ns[PT_EXEC] > h->maps_read_ns))
+	if (!h->off_frame_size || hotspot_entry_stale(tgid, h))
 		return 0;
 	blob = hotspot_blob_at(h, pc, &kind);
 	if (!blob || kind != HOTSPOT_FRAME_COMPILED ||

@@ -199,7 +199,7 @@ static __always_inline int runtime_jit_caller_rule(__u32 tgid, __u64 pc, struct 
 {
 	const struct cfi_runtime_proc *p = bpf_map_lookup_elem(&runtime_procs, &tgid);
 
-	if (!p || !out)
+	if (!p)
 		return 0;
 #define RUNTIME_JIT_CALLER_RULE(id, value, name, tag, frames, type)                                \
 	if (p->runtime == id)                                                                      \

@@ -631,8 +631,7 @@ WALKER_STEP_ATTR int walker_step(struct walker_state *st)
 				__builtin_memset(&slot->rule, 0, sizeof(slot->rule));
 #ifdef WALKER_JIT_CALLER_RULE
 		} else if (st->ip_is_ra && WALKER_JIT_CALLER_RULE(st->pid, pc, &slot->rule)) {
-			/* JIT code in memory its runtime committed since the last load read the
-			 * maps */
+			/* JIT code in memory committed since the last load read the maps */
 			mflags = CFI_MAPPING_JIT;
 #endif
 		} else {
