@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/hash.h"
 #include "tables/cfi_table.h"
 #include "tests/lib/harness.h"
 
@@ -1084,11 +1085,7 @@ static int add_job(const char *path)
  */
 static bool in_share(const char *name, bool all)
 {
-	uint32_t h = 2166136261u;
-
-	for (const char *c = name; *c; c++)
-		h = (h ^ (uint8_t)*c) * 16777619u;
-	return all || h % 4 == 0;
+	return all || hash_str(name) % 4 == 0;
 }
 
 /* The files of dir (those in_share); how many of its files were left out into *left. */
