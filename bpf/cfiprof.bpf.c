@@ -448,10 +448,10 @@ static __always_inline __u32 sample_fill(const struct sample_src *src,
 	__u32 nr_kernel;
 
 	nr_kernel = sample_begin(src, rec, &lc->st, tgid, tid);
-	lc->st.keep_bp = runtime_keeps_bp(tgid);
 	if (nr_kernel > MAX_KERNEL_FRAMES)
 		nr_kernel = MAX_KERNEL_FRAMES;
 	lc->out = rec->pcs + nr_kernel;
+	runtime_walk_begin(tgid, &lc->st, lc->out);
 	/* every frame, plus one to notice truncation */
 	bpf_loop(max_user_frames / FRAMES_PER_CALLBACK + 1, walk_frames, lc, 0);
 	if (!lc->st.done)
@@ -592,13 +592,17 @@ static __always_inline int sample_with_tail_calls(struct bpf_perf_event_data *ct
 {
 	struct tc_scratch *s;
 	struct cfi_sample_record *rec;
-	__u32 zero = 0;
+	__u32 zero = 0, nr_kernel;
 
 	s = bpf_map_lookup_elem(&tc_scratch, &zero);
 	if (!s)
 		return 0;
 	rec = (struct cfi_sample_record *)s->record;
-	rec->nr_kernel = sample_begin(src, rec, &s->st, tgid, tid);
+	nr_kernel = sample_begin(src, rec, &s->st, tgid, tid);
+	if (nr_kernel > MAX_KERNEL_FRAMES)
+		nr_kernel = MAX_KERNEL_FRAMES;
+	rec->nr_kernel = nr_kernel;
+	runtime_walk_begin(tgid, &s->st, rec->pcs + nr_kernel);
 	if (!s->st.done)
 		bpf_tail_call(ctx, &walk_progs, 0);
 	tc_output(s);

@@ -37,6 +37,8 @@ struct go_scratch {
 	struct cfi_go_label l[GO_MAX_LABELS];
 	__u8 bucket[GO_BUCKET_BYTES];
 	__u8 hmap[GO_HMAP_READ];
+	__u64 caller_pc; /* go_vdso_caller's answer */
+	__u64 caller_sp;
 };
 
 struct {
@@ -145,6 +147,96 @@ __noinline int go_labels_read(__u32 pid)
 	if (n < count)
 		cut = true;
 	return (cut ? GO_STATUS_TRUNCATED : GO_STATUS_OK) << 16 | n;
+}
+
+/*
+ * The thread's g: Go keeps it in x28 on arm64 (in the TLS slot too only in a
+ * cgo program), in the TLS slot on x86-64.
+ */
+static __always_inline __u64 go_current_g(const struct cfi_go_proc *gp)
+{
+#if defined(__TARGET_ARCH_arm64)
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	(void)gp;
+	return regs ? regs->regs[28] : 0;
+#else
+	__u64 tp = current_thread_pointer();
+
+	return tp ? rt_read_ptr(tp + (__s64)gp->tls_g) : 0;
+#endif
+}
+
+/*
+ * Go calls the vDSO (time.now, runtime.nanotime1, runtime.walltime) on the
+ * system stack, switched to without a frame: from the vDSO's code, or from
+ * the calling function's past the switch, no rule leads back to the
+ * goroutine.  The call's caller is in m.vdsoPC and m.vdsoSP while it lasts,
+ * set for Go's own profiler (runtime.sigprof): the walk goes on from there,
+ * the leaf's pc kept.  Taken for a pc in the vDSO, or for one in Go's code
+ * with g the goroutine itself on a stack not its own (the switch keeps g; a
+ * signal handler, systemstack and cgo calls change it).  Into the per-CPU
+ * scratch's caller_pc and caller_sp, 1; 0 otherwise.  A global function:
+ * on the sample's stack, not the walk's.
+ */
+__noinline int go_vdso_caller(__u32 pid, __u64 pc, __u64 sp)
+{
+	const struct cfi_go_proc *gp = runtime_proc(pid, RT_GO);
+	const struct cfi_mapping_val *mv;
+	struct pid_times *times;
+	struct go_scratch *s;
+	__u64 g, m, vsp, vpc, lo, hi;
+	__u32 zero = 0;
+
+	if (!gp || !gp->m_vdso_sp || !gp->m_vdso_pc)
+		return 0;
+	/* written by a load that read the mappings before the process exec'd */
+	times = bpf_map_lookup_elem(&pid_times, &pid);
+	if (times && times->ns[PT_EXEC] > gp->maps_read_ns)
+		return 0;
+	s = bpf_map_lookup_elem(&go_scratch, &zero);
+	g = go_current_g(gp);
+	m = g ? rt_read_ptr(g + gp->g_m) : 0;
+	vsp = m ? rt_read_ptr(m + gp->m_vdso_sp) : 0;
+	if (!s || !vsp)
+		return 0;
+	mv = walker_lookup_mapping(pid, pc);
+	if (!mv || !(mv->flags & CFI_MAPPING_VDSO)) {
+		/* runtime.g.stack, {lo, hi}, is g's first field in every version */
+		if (g != rt_read_ptr(m + gp->m_curg))
+			return 0;
+		lo = rt_read_ptr(g);
+		hi = rt_read_ptr(g + 8);
+		if (sp >= lo && sp < hi)
+			return 0;
+	}
+	vpc = rt_read_ptr(m + gp->m_vdso_pc);
+	if (!vpc)
+		return 0;
+	s->caller_pc = vpc;
+	s->caller_sp = vsp;
+	return 1;
+}
+
+/*
+ * Where the walk of a sample at pc, sp goes on instead of the leaf's own
+ * caller (a vDSO call's): 1 with *caller_pc and *caller_sp, 0 to walk as usual.
+ */
+static __always_inline int go_leaf_caller(__u32 tgid, const void *data, __u64 pc, __u64 sp,
+					  __u64 *caller_pc, __u64 *caller_sp)
+{
+	struct go_scratch *s;
+	__u32 zero = 0;
+
+	(void)data;
+	if (!go_vdso_caller(tgid, pc, sp))
+		return 0;
+	s = bpf_map_lookup_elem(&go_scratch, &zero);
+	if (!s)
+		return 0;
+	*caller_pc = s->caller_pc;
+	*caller_sp = s->caller_sp;
+	return 1;
 }
 
 /*

@@ -37,7 +37,8 @@ enum cfi_go_status {
 
 /*
  * A Go process, keyed by tgid: where its g is (the TLS slot below the
- * thread pointer) and its version's field offsets (user/runtimes/go/go_detect.c).
+ * thread pointer; on arm64 in x28) and its version's field offsets
+ * (user/runtimes/go/go_detect.c).
  */
 struct cfi_go_proc {
 	__s32 tls_g;	/* g's offset from the thread pointer (fs base) */
@@ -45,7 +46,8 @@ struct cfi_go_proc {
 	__u16 m_curg;	/* runtime.m.curg: the user goroutine, also on the system stack */
 	__u16 g_labels; /* runtime.g.labels: a *labelMap (map[string]string up to 1.23) */
 	__u16 version;	/* major << 8 | minor */
-	__u32 pad;
+	__u16 m_vdso_sp; /* runtime.m.vdsoSP: the sp of a vDSO call's caller (0: offsets unknown) */
+	__u16 m_vdso_pc; /* runtime.m.vdsoPC: its pc */
 	__u64 maps_read_ns; /* as every runtime's: struct cfi_runtime_proc */
 };
 

@@ -326,6 +326,9 @@ static __always_inline int hotspot_jit_caller_rule(__u32 tgid, const void *data,
 }
 
 /* Thread tid exits: HotSpot keeps nothing per thread here. */
+/* Where the walk goes on instead of the leaf's caller: the leaf's caller. */
+#define hotspot_leaf_caller runtime_no_leaf_caller
+
 static __always_inline void hotspot_thread_exit(__u32 tid)
 {
 	(void)tid;

@@ -166,6 +166,9 @@ static __always_inline void php_append(struct cfi_sample_record *rec, __u64 nr_p
  * header to read). */
 #define php_jit_caller_rule runtime_no_jit_caller_rule
 
+/* Where the walk goes on instead of the leaf's caller: the leaf's caller. */
+#define php_leaf_caller runtime_no_leaf_caller
+
 /* Thread tid exits: PHP keeps nothing per thread. */
 static __always_inline void php_thread_exit(__u32 tid)
 {

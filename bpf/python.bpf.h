@@ -361,6 +361,9 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 /* A caller's rule for JIT code its rows lack: none (CPython compiles no code). */
 #define python_jit_caller_rule runtime_no_jit_caller_rule
 
+/* Where the walk goes on instead of the leaf's caller: the leaf's caller. */
+#define python_leaf_caller runtime_no_leaf_caller
+
 /* Thread tid exits: its entry goes. */
 static __always_inline void python_thread_exit(__u32 tid)
 {

@@ -178,6 +178,9 @@ static __always_inline void ruby_append(struct cfi_sample_record *rec, __u64 nr_
 /* A caller's rule for JIT code its rows lack: none (YJIT is off by default). */
 #define ruby_jit_caller_rule runtime_no_jit_caller_rule
 
+/* Where the walk goes on instead of the leaf's caller: the leaf's caller. */
+#define ruby_leaf_caller runtime_no_leaf_caller
+
 /* Thread tid exits: Ruby keeps nothing per thread. */
 static __always_inline void ruby_thread_exit(__u32 tid)
 {

@@ -141,15 +141,44 @@ static __always_inline int runtime_no_jit_caller_rule(__u32 tgid, const void *da
 	return 0;
 }
 
+/* NAME_leaf_caller of a runtime whose leaf's caller is where its frame says */
+static __always_inline int runtime_no_leaf_caller(__u32 tgid, const void *data, __u64 pc, __u64 sp,
+						  __u64 *caller_pc, __u64 *caller_sp)
+{
+	(void)tgid;
+	(void)data;
+	(void)pc;
+	(void)sp;
+	(void)caller_pc;
+	(void)caller_sp;
+	return 0;
+}
+
 #define RUNTIME_TABLE_BPF_FILES
 #include "runtime_table.h"
 
-/* Whether tgid's runtime reads its frames by their rbp: the walk keeps each frame's (frame_bps). */
-static __always_inline bool runtime_keeps_bp(__u32 tgid)
+/*
+ * Before the walk of tgid's sample: whether its runtime reads its frames by
+ * their rbp (the walk then keeps each frame's, frame_bps), and whether it
+ * knows the leaf's caller better than the leaf's frame does (Go's vDSO
+ * calls): then the leaf goes into out[0] and the walk on from that caller.
+ */
+static __always_inline void runtime_walk_begin(__u32 tgid, struct walker_state *st, __u64 *out)
 {
 	const struct cfi_runtime_proc *p = bpf_map_lookup_elem(&runtime_procs, &tgid);
+	__u64 pc = 0, sp = 0;
+	int found = 0;
 
-	return p && p->keep_bp;
+	if (!p || st->done)
+		return;
+	st->keep_bp = p->keep_bp;
+#define RUNTIME_LEAF_CALLER(id, value, name, tag, frames, type)                                    \
+	if (p->runtime == id)                                                                      \
+		found = name##_leaf_caller(tgid, p->data, st->ip, st->sp, &pc, &sp);
+	CFI_RUNTIMES(RUNTIME_LEAF_CALLER)
+#undef RUNTIME_LEAF_CALLER
+	if (found)
+		walker_leaf_elsewhere(st, out, pc, sp);
 }
 
 /* The runtime of tgid (RT_NONE: none): its records need RT_RECORD_BYTES more. */

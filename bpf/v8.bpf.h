@@ -205,6 +205,9 @@ static __always_inline void v8_append(struct cfi_sample_record *rec, __u64 nr_pc
 /* A caller's rule for JIT code its rows lack: none (V8's code has no rows: frame pointers). */
 #define v8_jit_caller_rule runtime_no_jit_caller_rule
 
+/* Where the walk goes on instead of the leaf's caller: the leaf's caller. */
+#define v8_leaf_caller runtime_no_leaf_caller
+
 /* Thread tid exits: V8 keeps nothing per thread here. */
 static __always_inline void v8_thread_exit(__u32 tid)
 {

@@ -670,6 +670,26 @@ WALKER_STEP_ATTR int walker_step(struct walker_state *st)
 }
 
 /*
+ * The leaf's caller is known apart from its frame (a runtime's record of a
+ * call made on another stack): the leaf goes into out[0] and the walk goes
+ * on at that caller's return address pc and its sp, registers unknown.
+ * Before the walk's first frame.
+ */
+static __always_inline void walker_leaf_elsewhere(struct walker_state *st, __u64 *out, __u64 pc,
+						  __u64 sp)
+{
+	out[0] = st->ip;
+	st->nr = 1;
+	st->ip = pc & WALKER_RA_MASK;
+	st->sp = sp;
+	st->ip_is_ra = 1;
+	st->bp_valid = 0;
+	st->rbx_valid = 0;
+	st->lr_valid = 0;
+	st->at_leaf = 0;
+}
+
+/*
  * Emit st->ip into out[st->nr] and unwind it.  max is the depth limit; pass
  * a compile-time (or frozen .rodata) constant so the verifier can bound the
  * write.  Returns 1 when the walk is over.

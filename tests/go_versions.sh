@@ -40,7 +40,8 @@ for v in $versions; do
 	make --no-print-directory -s OUT="$o" GO="GOROOT=$root $root/bin/go" \
 		"$o/progs/gofib" "$o/progs/gofib_stripped" "$o/progs/gofib_pie" \
 		"$o/progs/gosym_oracle" "$o/progs/gocgo_stripped" "$o/progs/golabels_stripped" \
-		"$o/progs/golabels_cgo" || { status=1; continue; }
+		"$o/progs/golabels_cgo" "$o/progs/arm64/gofib" "$o/progs/arm64/gofib_stripped" ||
+		{ status=1; continue; }
 	echo "=== $("$root/bin/go" version)"
 	for t in test_gopclntab test_go_names test_go_labels; do
 		OUT=$o CFIPROF=$cfiprof "$tests/$t" | sed "s/^/go$v $t: /"

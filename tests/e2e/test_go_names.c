@@ -16,6 +16,12 @@
  *    exits), >= 99% of its user frames named.
  *  - cgo: progs/gocgo_stripped, C code (.eh_frame) and Go code (pcsp) in one
  *    binary, >= 99% complete, the C frames under runtime.asmcgocall.
+ *  - vdso: gofib_stripped's clock mode, main.main -> main.clock -> time.Now,
+ *    most samples in the vDSO, which Go calls on the system stack (time.now
+ *    switches to it without a frame): every sample in the vDSO has the whole
+ *    chain to runtime.goexit, one in 100 excused (a signal handler's frames
+ *    above the vDSO), every one with time.now as its leaf too, every return
+ *    address after a call.
  *  - lines: --lines gives main.fib's frames as "main.fib gofib.go:N".
  *  - deleted: report of a --save recording, the binary deleted, prints the
  *    same names.
@@ -134,14 +140,20 @@ static uint64_t goexit_bottoms(const char *rec, const char *exe)
 	return n;
 }
 
-static char *record(const char *name, const char *exe, char *const opts[])
+static char *record_args(const char *name, char *const opts[], char *const cmd[])
 {
 	char out[PATHBUF], *log = NULL;
-	char *cmd[] = {(char *)exe, "1.5", "1", NULL};
 
 	e2e_record(name, "499", opts, cmd, &log);
 	free(log);
 	return slurp(tpath(out, sizeof(out), name));
+}
+
+static char *record(const char *name, const char *exe, char *const opts[])
+{
+	char *cmd[] = {(char *)exe, "1.5", "1", NULL};
+
+	return record_args(name, opts, cmd);
 }
 
 static void test_folded(void)
@@ -203,6 +215,58 @@ static void test_folded(void)
 	CHECK(complete >= 20 && cs.checked >= complete && cs.failed == bottoms,
 	      "%lu of %lu call sites wrong (%lu complete stacks): %s",
 	      (unsigned long)(cs.failed - bottoms), (unsigned long)cs.checked,
+	      (unsigned long)complete, cs.first_fail);
+	free(folded);
+}
+
+static void test_vdso(void)
+{
+	char exe[PATHBUF], rec[PATHBUF], *folded;
+	char *opts[] = {"--save", rec, NULL};
+	char *cmd[] = {exe, "1.5", "0", "clock", NULL};
+	const char *chain =
+	    "gofib_stripped;runtime.goexit;runtime.main;main.main;main.clock;time.Now;";
+	uint64_t total, in_vdso, vdso_chained, in_now, now_chained, complete = 0;
+	struct callsite_stats cs = {0};
+	char want[256];
+
+	snprintf(exe, sizeof(exe), "%s/gofib_stripped", progs_dir);
+	tpath(rec, sizeof(rec), "vdso.rec");
+	folded = record_args("vdso.folded", opts, cmd);
+	/* the vDSO's clock_gettime: __vdso_clock_gettime on x86-64 */
+	in_vdso = samples_with(folded, "clock_gettime", &total);
+	snprintf(want, sizeof(want), "%s__vdso_clock_gettime", chain);
+	vdso_chained = samples_with(folded, want, &total);
+	/* time.now, the assembly that switches stacks, as the leaf (the count follows it) */
+	in_now = samples_with(folded, ";time.now ", &total);
+	snprintf(want, sizeof(want), "%stime.now ", chain);
+	now_chained = samples_with(folded, want, &total);
+	printf("  %lu samples: %lu in the vDSO, %lu of them with the chain; %lu in time.now, %lu "
+	       "with the chain\n",
+	       (unsigned long)total, (unsigned long)in_vdso, (unsigned long)vdso_chained,
+	       (unsigned long)in_now, (unsigned long)now_chained);
+	/*
+	 * main.clock spends most of its CPU in the vDSO: 20 of its samples is a
+	 * count any run gets (1.5 s at 499 Hz is ~700 with the CPU to itself).
+	 * A sample in a Go signal handler above the vDSO has the handler's
+	 * frames and the signal's, not the chain (Go's own profiler cannot walk
+	 * it either): 1 in 100 of them excused, ~1 in 1,500 seen.
+	 */
+	CHECK(in_vdso >= 20 && (in_vdso - vdso_chained) * 100 <= in_vdso,
+	      "%lu of %lu samples in the vDSO without main.clock's chain",
+	      (unsigned long)(in_vdso - vdso_chained), (unsigned long)in_vdso);
+	/* time.now called from elsewhere than time.Now in this program: none */
+	CHECK(in_now == now_chained, "%lu of %lu samples in time.now without its chain",
+	      (unsigned long)(in_now - now_chained), (unsigned long)in_now);
+	CHECK(go_func_range(exe, "runtime.asyncPreempt", &cs.resumed_start, &cs.resumed_end),
+	      "no runtime.asyncPreempt in %s", exe);
+	CHECK(check_callsites(rec, &cs, &complete) == 0, "cannot read %s", rec);
+	printf("  call sites: %lu return addresses after a call, %lu not (%lu goexit + 1)\n",
+	       (unsigned long)cs.checked, (unsigned long)cs.failed,
+	       (unsigned long)goexit_bottoms(rec, exe));
+	CHECK(complete >= 20 && cs.checked >= complete && cs.failed == goexit_bottoms(rec, exe),
+	      "%lu of %lu call sites wrong (%lu complete stacks): %s",
+	      (unsigned long)(cs.failed - goexit_bottoms(rec, exe)), (unsigned long)cs.checked,
 	      (unsigned long)complete, cs.first_fail);
 	free(folded);
 }
@@ -350,6 +414,7 @@ int main(int argc, char **argv)
 	if (!e2e_setup("go_names"))
 		return HARNESS_DONE();
 	RUN_TEST(test_folded);
+	RUN_TEST(test_vdso);
 	RUN_TEST(test_gofmt);
 	RUN_TEST(test_cgo);
 	RUN_TEST(test_lines);

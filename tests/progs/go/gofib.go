@@ -1,7 +1,7 @@
 // A pure Go test program with known call chains (test_gopclntab, docs/runtimes.md):
 // main.main -> main.work -> main.fib (deep recursion), main.sumSquares inlined into
 // main.work, and goroutines running main.spin -> main.fib beside it.
-// Usage: gofib SECONDS [GOROUTINES]
+// Usage: gofib SECONDS [GOROUTINES [clock]]
 package main
 
 import (
@@ -40,6 +40,21 @@ func work(deadline time.Time) int {
 	return s
 }
 
+// gofib's clock mode: main.main -> main.clock -> time.Now, most of its time in the
+// vDSO, which Go calls on the system stack (test_go_names).
+//
+//go:noinline
+func clock(deadline time.Time) int {
+	s := 0
+	for {
+		now := time.Now()
+		if now.After(deadline) {
+			return s
+		}
+		s += now.Nanosecond() & 1
+	}
+}
+
 //go:noinline
 func spin(deadline time.Time, wg *sync.WaitGroup) {
 	defer wg.Done()
@@ -62,6 +77,10 @@ func main() {
 		wg.Add(1)
 		go spin(deadline, &wg)
 	}
-	sink += work(deadline)
+	if len(os.Args) > 3 && os.Args[3] == "clock" {
+		sink += clock(deadline)
+	} else {
+		sink += work(deadline)
+	}
 	wg.Wait()
 }

@@ -21,19 +21,20 @@
 #include "user/runtimes/go/go_detect.h"
 
 /*
- * Field offsets of runtime.g and runtime.m on x86-64, per version, from the
- * DWARF of each toolchain's own build (llvm-dwarfdump --name=runtime.g);
+ * Field offsets of runtime.g and runtime.m on x86-64 and arm64 (the same),
+ * per version, from the DWARF of each toolchain's own build
+ * (llvm-dwarfdump --name=runtime.g --name=runtime.m);
  * only versions whose binaries the tests run are listed (1.20 is not in
  * Debian).  Up to 1.23 g.labels is a *labelMap, a map[string]string.
  */
 static const struct go_offsets {
 	uint16_t version;
-	uint16_t g_m, m_curg, g_labels;
+	uint16_t g_m, m_curg, g_labels, m_vdso_sp, m_vdso_pc;
 } go_offsets[] = {
-    {0x0113, 48, 192, 360},
-    {0x0115, 48, 192, 344},
-    {0x0116, 48, 192, 344},
-    {0x0117, 48, 192, 352},
+    {0x0113, 48, 192, 360, 800, 808},
+    {0x0115, 48, 192, 344, 808, 816},
+    {0x0116, 48, 192, 344, 1120, 1128},
+    {0x0117, 48, 192, 352, 856, 864},
 };
 
 bool go_offsets_find(uint16_t version, struct cfi_go_proc *out)
@@ -46,6 +47,8 @@ bool go_offsets_find(uint16_t version, struct cfi_go_proc *out)
 		out->g_m = go_offsets[i].g_m;
 		out->m_curg = go_offsets[i].m_curg;
 		out->g_labels = go_offsets[i].g_labels;
+		out->m_vdso_sp = go_offsets[i].m_vdso_sp;
+		out->m_vdso_pc = go_offsets[i].m_vdso_pc;
 		return true;
 	}
 	return false;
