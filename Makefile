@@ -61,9 +61,9 @@ TEST_BIN   := $(addprefix $(OUT)/tests/,$(notdir $(TEST_SRC:.c=)))
 # NAME[asan]), but these, for the reason given: test_tables_oracle compares every row
 # of libLLVM and libc with readelf (minutes under ASan; its parser runs under ASan in
 # test_tables_rules, test_tables_malformed and test_fuzz_regressions); test_packaging,
-# test_docs, test_history and test_layers run make, git and text checks, none of
-# cfiprof's code.
-ASAN_SKIP  := test_tables_oracle test_packaging test_docs test_history test_layers
+# test_docs, test_history and test_layers run make, git and text checks, and
+# test_harness the test harness, none of cfiprof's code.
+ASAN_SKIP  := test_tables_oracle test_packaging test_docs test_history test_layers test_harness
 UNIT_TESTS := $(notdir $(basename $(wildcard tests/unit/test_*.c)))
 ASAN_TESTS := $(filter-out $(ASAN_SKIP),$(UNIT_TESTS))
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)

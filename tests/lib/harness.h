@@ -335,6 +335,11 @@ static inline void harness_tally(const char *name, struct harness_results *r, do
 			name, HARNESS_SITES - 1, r->dropped);
 		failed++;
 	}
+	/* a test that checked nothing passes whatever the code does */
+	if (!passed && !failed) {
+		fprintf(stderr, "harness: %s: no CHECK ran\n", name);
+		failed++;
+	}
 	harness.sites_passed += passed;
 	harness.sites_failed += failed;
 	printf("[%s] %s: %lu passed, %lu failed (%.2f s)%s%s\n", failed ? "FAIL" : " ok ", name,

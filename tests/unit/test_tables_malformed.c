@@ -145,6 +145,9 @@ static int run_case(struct phase *ph, const char *name, const void *buf, size_t 
 		ph->max_ms = ms;
 		snprintf(ph->max_case, sizeof(ph->max_case), "%s", name);
 	}
+	/* counted for the phase's figures too; here for the test that made the case */
+	CHECK(rc <= 0 && rc >= CFI_ERR_BUDGET && (rc == CFI_OK) == (t != NULL),
+	      "%s/%s: rc %d with table %p", ph->name, name, rc, (void *)t);
 	if (rc > 0 || rc < CFI_ERR_BUDGET || (rc == CFI_OK) != (t != NULL)) {
 		ph->bad_rc++;
 		if (ph->shown++ < 5)
