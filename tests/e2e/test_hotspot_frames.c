@@ -376,6 +376,46 @@ out:
 }
 
 /*
+ * The tail-call walk (--tail-calls: kernels without bpf_loop) keeps each
+ * frame's rbp as the bpf_loop walk does: Busy.main, interpreted, is named
+ * at its line wherever it calls work, as in no_flags (it was never named
+ * there: the tail-call path did not ask the runtime to keep them).
+ */
+static void test_tail_calls(void)
+{
+	char src[PATH_MAX], classes[PATH_MAX], codelist[PATH_MAX], folded[PATH_MAX], want[64];
+	char other[256] = "", first_unnamed[512] = "", *log = NULL;
+	char *javac[] = {"javac", "-d", classes, src, NULL};
+	char *cmd[] = {"java", "-cp", classes, "Busy", "1", codelist, NULL};
+	char *opts[] = {"--tail-calls", "--ring-buffer", "67108864", NULL};
+	uint64_t in_main, named, fib, calls, at_line;
+
+	CHECK(realpath("tests/progs/java/Busy.java", src) != NULL, "tests/progs/java/Busy.java");
+	tpath(classes, sizeof(classes), "tail-classes");
+	tpath(codelist, sizeof(codelist), "tail-codelist.txt");
+	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0,
+	      "javac %s (make test-deps installs default-jdk-headless)", src);
+	if (harness_failed || e2e_record("tail", "999", opts, cmd, &log))
+		goto out;
+	tpath(folded, sizeof(folded), "tail");
+	count_main(folded, &in_main, &named, &fib, first_unnamed, sizeof(first_unnamed));
+	snprintf(want, sizeof(want), "Busy.main (Busy.java:%d)",
+		 interp_mark_line(src, "// WORK-CALL"));
+	count_main_line(folded, want, &calls, &at_line, other, sizeof(other));
+	printf("  tail: %" PRIu64 " samples in main, %" PRIu64
+	       " name Busy.work or Busy.fib; %" PRIu64 " of main calling work, %" PRIu64
+	       " naming %s\n",
+	       in_main, named, calls, at_line, want);
+	/* Busy's loop runs 1 s of CPU: ~1,000 samples in main at 999 Hz, however busy the host */
+	CHECK(in_main >= 250 && calls * 2 >= in_main && at_line * 100 >= calls * 99,
+	      "%" PRIu64 " of %" PRIu64 " samples of main calling work name %s (of %" PRIu64
+	      " in main); first other: %s",
+	      at_line, calls, want, in_main, other);
+out:
+	free(log);
+}
+
+/*
  * Huge.java: loop (compiled by C2) calls huge, over HugeMethodLimit (8,000
  * bytes of bytecode), which the JVM never compiles: an interpreted frame
  * whose caller is compiled code, reached through a c2i adapter that
@@ -743,6 +783,7 @@ int main(int argc, char **argv)
 	if (!e2e_setup("hotspot"))
 		return HARNESS_DONE();
 	RUN_TEST(test_no_flags);
+	RUN_TEST(test_tail_calls);
 	RUN_TEST(test_interpreted_callee);
 	RUN_TEST(test_new_compiled_caller);
 	RUN_TEST(test_unsupported_layout);
