@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The decoders of an nmethod's debug info (hotspot_debuginfo.h) on bytes
- * built here from JDK 17's formats, not from the decoders: UNSIGNED5
+ * built here from JDK 17's formats and JDK 20's (the zero byte excluded from
+ * UNSIGNED5), not from the decoders: UNSIGNED5
  * numbers as CompressedWriteStream::write_int writes them (an encoder
  * written from compressedStream.cpp, and numbers worked out by hand),
  * scopes as DebugInformationRecorder lays them out, line number tables as
@@ -23,19 +24,30 @@
 #include "user/runtimes/hotspot/hotspot_debuginfo.h"
 #include "user/runtimes/hotspot/hotspot_scopes.h"
 
-/* CompressedWriteStream::write_int (JDK 17): UNSIGNED5, L = 192, H = 64, 5 bytes at most */
+/*
+ * CompressedWriteStream::write_int: UNSIGNED5, H = 64 high codes, 5 bytes at
+ * most; JDK 17's with no byte excluded (X = 0, L = 192 low codes), JDK 20's
+ * on (utilities/unsigned5.hpp's write_uint) with the zero byte excluded (X = 1,
+ * L = 191).  The bytes, or 0 when v is past what 5 bytes hold.
+ */
+static uint8_t u5_x; /* X of the format written: 0 or 1 */
+
 static uint32_t put_u5(uint8_t *out, uint32_t v)
 {
+	const uint32_t low = 256 - 64 - u5_x;
+	uint64_t sum = v;
 	uint32_t n = 0;
 
 	for (int i = 0;; i++) {
-		if (v < 192 || i == 4) {
-			out[n++] = (uint8_t)v;
+		if (sum < low || i == 4) {
+			if (u5_x + sum > 255)
+				return 0;
+			out[n++] = (uint8_t)(u5_x + sum);
 			return n;
 		}
-		v -= 192;
-		out[n++] = (uint8_t)(192 + (v % 64));
-		v >>= 6;
+		sum -= low;
+		out[n++] = (uint8_t)(u5_x + low + sum % 64);
+		sum >>= 6;
 	}
 }
 
@@ -47,44 +59,66 @@ static uint32_t put_signed(uint8_t *out, int32_t v)
 
 static void test_unsigned5(void)
 {
-	/* by hand: 192 = 192 + 0 * 64, 1000 = 232 + 12 * 64 */
+	/*
+	 * by hand, X = 0: 192 = 192 + 0 * 64, 1000 = 232 + 12 * 64; X = 1 (each
+	 * byte worth one less): 191 = (192 - 1) + (1 - 1) * 64, 1000 = (233 - 1)
+	 * + (13 - 1) * 64
+	 */
 	static const struct {
-		uint8_t b[5];
+		uint8_t x, b[5];
 		uint32_t n, v;
-	} hand[] = {{{0x00}, 1, 0},
-		    {{0xbf}, 1, 191},
-		    {{0xc0, 0x00}, 2, 192},
-		    {{0xc8, 0x00}, 2, 200},
-		    {{0xe8, 0x0c}, 2, 1000}};
-	static const uint32_t values[] = {0,	  1,	    63,	       191,	    192,
-					  255,	  256,	    12287,     12288,	    786431,
-					  786432, 1u << 30, INT32_MAX, 0xfffffffeu, 0xffffffffu};
+	} hand[] = {
+	    {0, {0x00}, 1, 0},	       {0, {0xbf}, 1, 191},	   {0, {0xc0, 0x00}, 2, 192},
+	    {0, {0xc8, 0x00}, 2, 200}, {0, {0xe8, 0x0c}, 2, 1000}, {1, {0x01}, 1, 0},
+	    {1, {0xbf}, 1, 190},       {1, {0xc0, 0x01}, 2, 191},  {1, {0xe9, 0x0d}, 2, 1000}};
+	static const uint32_t values[] = {
+	    0,	   1,	  63,	  190,	  191,	    192,       255,	    256,
+	    12287, 12288, 786431, 786432, 1u << 30, INT32_MAX, 0xfffffffeu, 0xffffffffu};
 	uint8_t buf[16];
 
 	for (size_t i = 0; i < sizeof(hand) / sizeof(hand[0]); i++) {
-		struct hotspot_stream s = {.buf = hand[i].b, .len = hand[i].n};
+		struct hotspot_stream s = {
+		    .buf = hand[i].b, .len = hand[i].n, .excluded = hand[i].x};
 		uint32_t v = hotspot_read_u5(&s);
 
 		CHECK(v == hand[i].v && !s.bad && s.pos == hand[i].n, "case %zu: %u, not %u", i, v,
 		      hand[i].v);
 	}
-	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
-		uint32_t n = put_u5(buf, values[i]);
-		struct hotspot_stream s = {.buf = buf, .len = n}, cut = {.buf = buf, .len = n - 1};
-		uint32_t v = hotspot_read_u5(&s);
+	for (u5_x = 0; u5_x <= 1; u5_x++) {
+		for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+			uint32_t n = put_u5(buf, values[i]);
+			struct hotspot_stream s = {.buf = buf, .len = n, .excluded = u5_x};
+			struct hotspot_stream cut = {.buf = buf, .len = n - 1, .excluded = u5_x};
+			uint32_t v;
 
-		CHECK(v == values[i] && !s.bad && s.pos == n, "%u read as %u (%u bytes)", values[i],
-		      v, n);
-		/* one byte short: bad, whatever it read */
-		hotspot_read_u5(&cut);
-		CHECK(cut.bad, "%u cut to %u bytes not bad", values[i], n - 1);
-	}
-	for (int32_t v = -300; v <= 300; v += 7) {
-		uint32_t n = put_signed(buf, v);
-		struct hotspot_stream s = {.buf = buf, .len = n};
+			/* X = 1 holds less than 2^32 in 5 bytes */
+			if (!n && u5_x && values[i] > INT32_MAX)
+				continue;
+			v = hotspot_read_u5(&s);
+			CHECK(n && v == values[i] && !s.bad && s.pos == n,
+			      "X %u: %u read as %u (%u bytes)", u5_x, values[i], v, n);
+			/* one byte short: bad, whatever it read */
+			hotspot_read_u5(&cut);
+			CHECK(cut.bad, "X %u: %u cut to %u bytes not bad", u5_x, values[i], n - 1);
+		}
+		for (int32_t v = -300; v <= 300; v += 7) {
+			uint32_t n = put_signed(buf, v);
+			struct hotspot_stream s = {.buf = buf, .len = n, .excluded = u5_x};
 
-		CHECK(hotspot_read_signed(&s) == v && !s.bad, "signed %d", v);
+			CHECK(hotspot_read_signed(&s) == v && !s.bad, "X %u: signed %d", u5_x, v);
+		}
 	}
+	u5_x = 0;
+	/* the excluded byte is no number: a stream of a JDK 20 on holding one is bad */
+	{
+		struct hotspot_stream s = {.buf = (const uint8_t[]){0x00}, .len = 1, .excluded = 1};
+
+		CHECK(hotspot_read_u5(&s) == 0 && s.bad, "a zero byte read as a number at X = 1");
+	}
+	/* the JDK's version picks X */
+	CHECK(hotspot_u5_excluded(17 << 8) == 0 && hotspot_u5_excluded(19 << 8 | 2) == 0 &&
+		  hotspot_u5_excluded(20 << 8) == 1 && hotspot_u5_excluded(25 << 8) == 1,
+	      "X by version");
 	/* a bad stream stays bad */
 	{
 		struct hotspot_stream s = {.buf = buf, .len = 0};
@@ -117,17 +151,18 @@ static void test_scopes(void)
 	/* offset 0 is serialized_null: the recorder never puts a scope there */
 	b = a + put_scope(d + a, 0, 1, -1);
 	end = b + put_scope(d + b, a, 300, 200);
-	CHECK(!hotspot_scope_at(d, end, a, &sc) && sc.sender == 0 && sc.method == 1 && sc.bci == -1,
+	CHECK(!hotspot_scope_at(d, end, a, 0, &sc) && sc.sender == 0 && sc.method == 1 &&
+		  sc.bci == -1,
 	      "scope a: %u %u %d", sc.sender, sc.method, sc.bci);
-	CHECK(!hotspot_scope_at(d, end, b, &sc) && sc.sender == a && sc.method == 300 &&
+	CHECK(!hotspot_scope_at(d, end, b, 0, &sc) && sc.sender == a && sc.method == 300 &&
 		  sc.bci == 200,
 	      "scope b: %u %u %d", sc.sender, sc.method, sc.bci);
-	CHECK(hotspot_scope_at(d, end, 0, &sc) && hotspot_scope_at(d, end, end, &sc) &&
-		  hotspot_scope_at(d, end, 1000, &sc),
+	CHECK(hotspot_scope_at(d, end, 0, 0, &sc) && hotspot_scope_at(d, end, end, 0, &sc) &&
+		  hotspot_scope_at(d, end, 1000, 0, &sc),
 	      "no scope at 0 or past the end");
 	/* cut inside b's header: method 300 is two bytes, bci 201 two */
 	for (uint32_t len = b; len < b + 5; len++)
-		CHECK(hotspot_scope_at(d, len, b, &sc), "scope b cut at %u decoded", len);
+		CHECK(hotspot_scope_at(d, len, b, 0, &sc), "scope b cut at %u decoded", len);
 }
 
 static void test_pcdesc_find(void)
@@ -180,23 +215,59 @@ static void test_lines(void)
 	n += put_pair(t + n, &bci, &line, 2, 25);
 	t[n++] = 0;
 	CHECK(t[0] == 0xff && t[3] == 0x21 && t[4] == 0x32, "the table as the format writes it");
-	CHECK(hotspot_line_of(t, n, 0, 20) == 16 && hotspot_line_of(t, n, 4, 20) == 17 &&
-		  hotspot_line_of(t, n, 10, 20) == 19 && hotspot_line_of(t, n, 8, 20) == 30 &&
-		  hotspot_line_of(t, n, 2, 20) == 25,
+	CHECK(hotspot_line_of(t, n, 0, 20, 0) == 16 && hotspot_line_of(t, n, 4, 20, 0) == 17 &&
+		  hotspot_line_of(t, n, 10, 20, 0) == 19 && hotspot_line_of(t, n, 8, 20, 0) == 30 &&
+		  hotspot_line_of(t, n, 2, 20, 0) == 25,
 	      "exact bcis");
 	/* the greatest bci below, as Method::line_number_from_bci */
-	CHECK(hotspot_line_of(t, n, 5, 20) == 17 && hotspot_line_of(t, n, 9, 20) == 30 &&
-		  hotspot_line_of(t, n, 19, 20) == 19 && hotspot_line_of(t, n, 3, 20) == 25,
+	CHECK(hotspot_line_of(t, n, 5, 20, 0) == 17 && hotspot_line_of(t, n, 9, 20, 0) == 30 &&
+		  hotspot_line_of(t, n, 19, 20, 0) == 19 && hotspot_line_of(t, n, 3, 20, 0) == 25,
 	      "bcis between");
 	/* SynchronizationEntryBCI is the entry's; out of the code: none */
-	CHECK(hotspot_line_of(t, n, -1, 20) == 16 && hotspot_line_of(t, n, 20, 20) == -1 &&
-		  hotspot_line_of(t, n, -2, 20) == -1,
+	CHECK(hotspot_line_of(t, n, -1, 20, 0) == 16 && hotspot_line_of(t, n, 20, 20, 0) == -1 &&
+		  hotspot_line_of(t, n, -2, 20, 0) == -1,
 	      "entry and outside");
 	/* cut: a bci met before the cut is found, else none */
-	CHECK(hotspot_line_of(t, 4, 4, 20) == 17 && hotspot_line_of(t, 4, 12, 20) == -1 &&
-		  hotspot_line_of(t, 2, 0, 20) == -1 && hotspot_line_of(t, 0, 0, 20) == -1,
+	CHECK(hotspot_line_of(t, 4, 4, 20, 0) == 17 && hotspot_line_of(t, 4, 12, 20, 0) == -1 &&
+		  hotspot_line_of(t, 2, 0, 20, 0) == -1 && hotspot_line_of(t, 0, 0, 20, 0) == -1,
 	      "cut tables");
-	CHECK(hotspot_line_of((const uint8_t[]){0}, 1, 3, 20) == -1, "an empty table");
+	CHECK(hotspot_line_of((const uint8_t[]){0}, 1, 3, 20, 0) == -1, "an empty table");
+}
+
+/*
+ * JDK 20 on: the same scopes and tables written with the zero byte excluded
+ * (X = 1), read so; and the first bytes of a real one, JDK 25's javac and
+ * JVM: Busy.main's table began ff 01 51 (bci 0 at line 40, its first
+ * statement's line, as javap -l says) in Temurin 25.0.3's ConstMethod.
+ */
+static void test_jdk20_streams(void)
+{
+	static const uint8_t real[] = {0xff, 0x01, 0x51, 0x00};
+	uint8_t t[64] = {0}, d[64] = {0};
+	int32_t bci = 0, line = 0;
+	struct hotspot_scope sc;
+	uint32_t n = 0, a = 1, b, end;
+
+	u5_x = 1;
+	n += put_pair(t + n, &bci, &line, 0, 16);
+	n += put_pair(t + n, &bci, &line, 4, 17);
+	n += put_pair(t + n, &bci, &line, 8, 300); /* a line delta of two bytes */
+	n += put_pair(t + n, &bci, &line, 2, 25);
+	t[n++] = 0;
+	b = a + put_scope(d + a, 0, 1, -1);
+	end = b + put_scope(d + b, a, 300, 200);
+	u5_x = 0;
+	CHECK(t[1] == 0x01 && hotspot_line_of(t, n, 0, 20, 1) == 16 &&
+		  hotspot_line_of(t, n, 4, 20, 1) == 17 && hotspot_line_of(t, n, 8, 20, 1) == 300 &&
+		  hotspot_line_of(t, n, 2, 20, 1) == 25 && hotspot_line_of(t, n, 5, 20, 1) == 17,
+	      "a JDK 20 table");
+	/* read as JDK 17's, the same bytes give other lines: X is no detail */
+	CHECK(hotspot_line_of(t, n, 8, 20, 0) != 300, "a JDK 20 table read as JDK 17's");
+	CHECK(hotspot_line_of(real, sizeof(real), 0, 105, 1) == 40, "JDK 25's Busy.main: line %d",
+	      hotspot_line_of(real, sizeof(real), 0, 105, 1));
+	CHECK(!hotspot_scope_at(d, end, b, 1, &sc) && sc.sender == a && sc.method == 300 &&
+		  sc.bci == 200,
+	      "a JDK 20 scope: %u %u %d", sc.sender, sc.method, sc.bci);
 }
 
 /* Random bytes through each decoder: whatever they say, no read outside (ASan). */
@@ -209,7 +280,8 @@ static void test_garbage(void)
 		uint32_t len = (uint32_t)rnd_below(sizeof(buf) + 1), n = (uint32_t)rnd_below(17);
 		uint8_t *p = malloc(len ? len : 1);
 		struct hotspot_scope sc;
-		struct hotspot_stream s = {.buf = p, .len = len};
+		uint8_t x = (uint8_t)(round & 1);
+		struct hotspot_stream s = {.buf = p, .len = len, .excluded = x};
 
 		for (uint32_t i = 0; i < len; i++)
 			p[i] = (uint8_t)(rnd_below(4) ? rnd() : 0xff);
@@ -217,8 +289,8 @@ static void test_garbage(void)
 			pcs[i] = (struct hotspot_pcdesc){(int32_t)rnd(), (uint32_t)rnd()};
 		while (!s.bad)
 			hotspot_read_u5(&s);
-		hotspot_scope_at(p, len, (uint32_t)rnd_below(len + 2), &sc);
-		hotspot_line_of(p, len, (int32_t)rnd_below(70) - 1, 64);
+		hotspot_scope_at(p, len, (uint32_t)rnd_below(len + 2), x, &sc);
+		hotspot_line_of(p, len, (int32_t)rnd_below(70) - 1, 64, x);
 		hotspot_pcdesc_find(pcs, n, (uint32_t)rnd());
 		free(p);
 	}
@@ -536,6 +608,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_scopes);
 	RUN_TEST(test_pcdesc_find);
 	RUN_TEST(test_lines);
+	RUN_TEST(test_jdk20_streams);
 	RUN_TEST(test_garbage);
 	RUN_TEST(test_forged_nmethod);
 	RUN_TEST(test_forged_broken);

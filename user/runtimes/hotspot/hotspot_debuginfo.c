@@ -2,9 +2,9 @@
 /* An nmethod's debug info decoded from its bytes; see hotspot_debuginfo.h. */
 #include "user/runtimes/hotspot/hotspot_debuginfo.h"
 
-/* CompressedStream's UNSIGNED5: 64 high codes, 192 low codes, 5 bytes at most */
+/* CompressedStream's UNSIGNED5: 64 high codes, the low ones below them, 5 bytes at most */
 #define U5_LG_H	 6
-#define U5_L	 192
+#define U5_HIGH	 192
 #define U5_BYTES 5
 
 uint32_t hotspot_read_u5(struct hotspot_stream *s)
@@ -19,9 +19,13 @@ uint32_t hotspot_read_u5(struct hotspot_stream *s)
 			return 0;
 		}
 		b = s->buf[s->pos++];
+		if (b < s->excluded) {
+			s->bad = true;
+			return 0;
+		}
 		/* the fifth byte ends the number whatever it is (read_int_mb's MAX_i) */
-		sum += b << (U5_LG_H * i);
-		if (b < U5_L)
+		sum += (b - s->excluded) << (U5_LG_H * i);
+		if (b < U5_HIGH)
 			break;
 	}
 	return sum;
@@ -34,9 +38,10 @@ int32_t hotspot_read_signed(struct hotspot_stream *s)
 	return (int32_t)((v >> 1) ^ (0u - (v & 1)));
 }
 
-int hotspot_scope_at(const uint8_t *data, uint32_t len, uint32_t offset, struct hotspot_scope *out)
+int hotspot_scope_at(const uint8_t *data, uint32_t len, uint32_t offset, uint8_t excluded,
+		     struct hotspot_scope *out)
 {
-	struct hotspot_stream s = {.buf = data, .len = len, .pos = offset};
+	struct hotspot_stream s = {.buf = data, .len = len, .pos = offset, .excluded = excluded};
 
 	if (!offset || offset >= len)
 		return -1;
@@ -63,9 +68,10 @@ int64_t hotspot_pcdesc_find(const struct hotspot_pcdesc *pcs, uint32_t n, uint32
 	return lo < n ? (int64_t)lo : -1;
 }
 
-int32_t hotspot_line_of(const uint8_t *table, uint32_t len, int32_t bci, int32_t code_size)
+int32_t hotspot_line_of(const uint8_t *table, uint32_t len, int32_t bci, int32_t code_size,
+			uint8_t excluded)
 {
-	struct hotspot_stream s = {.buf = table, .len = len};
+	struct hotspot_stream s = {.buf = table, .len = len, .excluded = excluded};
 	int32_t at = 0, line = 0, best_bci = 0, best_line = -1;
 
 	/* SynchronizationEntryBCI (-1): the method's entry */

@@ -8,8 +8,10 @@
  * count by the caller's limit, and a malformed stream says so.
  *
  *  - CompressedReadStream::read_int (UNSIGNED5, Pack200's): a byte below
- *    L = 192 ends a number; each byte is worth 64 times the one before,
- *    five bytes at most.  read_signed_int zigzag-decodes one.
+ *    192 ends a number; each byte is worth 64 times the one before, five
+ *    bytes at most.  From JDK 20 on (utilities/unsigned5.hpp) the zero byte
+ *    is excluded, so that a stream can end at a 0: each byte is worth one
+ *    less (X = 1, 191 low codes).  read_signed_int zigzag-decodes one.
  *  - A scope (ScopeDesc::decode_body) at its decode offset in the scopes
  *    data: the sender's decode offset, the method (an index into the
  *    nmethod's metadata, 1-based, 0 for none), the bci + 1 (read_bci adds
@@ -36,12 +38,23 @@
 #define HOTSPOT_SCOPES_BYTES_MAX (256 << 10) /* of its scopes data */
 #define HOTSPOT_LINES_BYTES_MAX	 8192	     /* of a method's line number table read */
 
-/* A CompressedReadStream over buf[0, len) at pos; bad once a read ran past len. */
+/*
+ * A CompressedReadStream over buf[0, len) at pos, of a JDK whose UNSIGNED5
+ * excludes the bytes below excluded (0 before JDK 20, 1 from it:
+ * hotspot_u5_excluded); bad once a read ran past len or met an excluded byte.
+ */
 struct hotspot_stream {
 	const uint8_t *buf;
 	uint32_t len, pos;
+	uint8_t excluded;
 	bool bad;
 };
+
+/* The bytes UNSIGNED5 excludes in a JDK of vm_version (major << 8 | minor). */
+static inline uint8_t hotspot_u5_excluded(uint16_t vm_version)
+{
+	return vm_version >= 20 << 8;
+}
 
 /* The next UNSIGNED5 number (0 and bad when the stream ends inside it). */
 uint32_t hotspot_read_u5(struct hotspot_stream *s);
@@ -55,8 +68,12 @@ struct hotspot_scope {
 	int32_t bci;	 /* -1: none (the method's entry) */
 };
 
-/* The scope at offset of data[0, len): 0, or -1 when offset is 0 or outside, or it is cut. */
-int hotspot_scope_at(const uint8_t *data, uint32_t len, uint32_t offset, struct hotspot_scope *out);
+/*
+ * The scope at offset of data[0, len), of a JDK excluding the bytes below
+ * excluded: 0, or -1 when offset is 0 or outside, or it is cut.
+ */
+int hotspot_scope_at(const uint8_t *data, uint32_t len, uint32_t offset, uint8_t excluded,
+		     struct hotspot_scope *out);
 
 /* What a pc is looked up by: a PcDesc's pc offset and its scope's decode offset. */
 struct hotspot_pcdesc {
@@ -81,8 +98,10 @@ int64_t hotspot_pcdesc_find(const struct hotspot_pcdesc *pcs, uint32_t n, uint32
  * The line of bci in a compressed line number table table[0, len) of a
  * method of code_size bytes of bytecode, as Method::line_number_from_bci:
  * the exact bci's, else the line of the greatest bci below it; -1 when
- * none (or the table is cut before its end).
+ * none (or the table is cut before its end).  excluded: the JDK's
+ * UNSIGNED5 (struct hotspot_stream).
  */
-int32_t hotspot_line_of(const uint8_t *table, uint32_t len, int32_t bci, int32_t code_size);
+int32_t hotspot_line_of(const uint8_t *table, uint32_t len, int32_t bci, int32_t code_size,
+			uint8_t excluded);
 
 #endif

@@ -124,7 +124,9 @@ static int slot_of(struct build *b, uint64_t method)
 static uint32_t line_at(const struct build *b, int i, int32_t bci)
 {
 	const struct method_slot *s = &b->slot[i];
-	int32_t line = s->table ? hotspot_line_of(s->table, s->table_len, bci, s->code_size) : -1;
+	int32_t line = s->table ? hotspot_line_of(s->table, s->table_len, bci, s->code_size,
+						  hotspot_u5_excluded(b->l->vm_version))
+				: -1;
 
 	return line > 0 ? (uint32_t)line : 0;
 }
@@ -152,8 +154,9 @@ static int chain_decode(struct build *b, uint32_t off, struct hotspot_chain *out
 		return 0;
 	}
 	while (n < HOTSPOT_SCOPE_DEPTH_MAX) {
-		if (hotspot_scope_at(b->scopes, b->scopes_len, off, &sc) || !sc.method ||
-		    sc.method > b->nr_meta)
+		if (hotspot_scope_at(b->scopes, b->scopes_len, off,
+				     hotspot_u5_excluded(b->l->vm_version), &sc) ||
+		    !sc.method || sc.method > b->nr_meta)
 			return -1;
 		lv[n].method = b->meta[sc.method - 1];
 		lv[n++].bci = sc.bci;
