@@ -8,7 +8,8 @@
  * The oracles are the JVM's and javac's own word, independent of cfiprof's
  * decoders: the run's -XX:+PrintCompilation -XX:+PrintInlining (diagnostic
  * output only: it changes no compile) lists what each compile inlined, and
- * javap -l the LineNumberTable of each method.  In the pprof, a compiled
+ * javap -c -l the LineNumberTable of each method (JDK 25's javap prints
+ * none with -l alone).  In the pprof, a compiled
  * frame with inlined methods is one Location whose Lines are the inlined
  * methods innermost first and the frame's method last (as DWARF's inline
  * levels are): every Inl method inlined into another there must be one the
@@ -252,7 +253,7 @@ static void test_inlined(void)
 		 classes, SECONDS, jvm_out);
 	if (harness_failed || e2e_record("inl", "999", opts, cmd, &log))
 		goto out;
-	snprintf(javap, sizeof(javap), "javap -l -cp %s Inl > %s/javap.txt", classes, tmpdir);
+	snprintf(javap, sizeof(javap), "javap -c -l -cp %s Inl > %s/javap.txt", classes, tmpdir);
 	CHECK(sh_fmt("%s", javap) == 0, "%s", javap);
 	printed = slurp(jvm_out);
 	lines = slurp(tpath(javap, sizeof(javap), "javap.txt"));

@@ -442,6 +442,7 @@ static void forge_nm(struct forged_nm *f, const struct forged_method *hot,
 static struct forged_method hot_m, leaf_m, other_m;
 static struct forged_nm fnm;
 
+/* The methods and nmethod, in the UNSIGNED5 of u5_x. */
 static void forge_all(void)
 {
 	static const int32_t hot_lines[][2] = {{0, 10}, {3, 12}};
@@ -459,16 +460,15 @@ static const struct hotspot_chain *chain_at(const struct hotspot_code *c, uint32
 	return c ? hotspot_code_at(c, (uint32_t)(addr(fnm.nm) + 0x400 + off)) : NULL;
 }
 
-static void test_forged_nmethod(void)
+/* The chains and lines of the forged nmethod, read by layout l. */
+static void check_forged(const struct hotspot_layout *l, const char *jdk)
 {
-	struct hotspot_layout l = forged_layout();
 	const struct hotspot_chain *ch;
 	struct hotspot_code *c;
 	const char *strs;
 
-	forge_all();
-	c = hotspot_code_read((uint32_t)getpid(), &l, addr(hot_m.method), addr(fnm.nm));
-	CHECK(c && c->nr_pcs == 3, "forged nmethod: %u PcDescs", c ? c->nr_pcs : 0);
+	c = hotspot_code_read((uint32_t)getpid(), l, addr(hot_m.method), addr(fnm.nm));
+	CHECK(c && c->nr_pcs == 3, "%s: forged nmethod: %u PcDescs", jdk, c ? c->nr_pcs : 0);
 	if (!c || c->nr_pcs != 3)
 		goto out;
 	strs = hotspot_code_strs(c);
@@ -492,6 +492,84 @@ static void test_forged_nmethod(void)
 	CHECK(!chain_at(c, 0x31) && !chain_at(c, (uint32_t)-1), "past the PcDescs: a chain");
 out:
 	free(c);
+}
+
+static void test_forged_nmethod(void)
+{
+	struct hotspot_layout l = forged_layout();
+
+	forge_all();
+	check_forged(&l, "JDK 17");
+}
+
+/*
+ * JDK 25's nmethod (its nmethod.hpp): the code begin an int offset from the
+ * blob @8; the PcDescs and scopes data in a block of their own,
+ * _immutable_data @40 (its int size @48): the PcDescs from the int
+ * _scopes_pcs_offset @28 to _scopes_data_offset @52, the scopes data from
+ * there; the metadata in CodeBlob::_mutable_data @56 (its int size @64)
+ * after the relocations, _relocation_size @68 bytes.  Its UNSIGNED5 has
+ * the zero byte excluded, in the scopes and line tables alike.
+ */
+static struct hotspot_layout forged_layout_jdk25(void)
+{
+	struct hotspot_layout l = forged_layout();
+
+	l.nm_scopes_data = l.nm_metadata = l.nm_dependencies = (struct hotspot_field){0};
+	l.code_relative = true;
+	l.blob_code_begin = F(8, 4, HOTSPOT_F_SIGNED);
+	l.nm_immutable = F(40, 8, 0);
+	l.nm_immutable_size = F(48, 4, HOTSPOT_F_SIGNED);
+	l.nm_scopes_data_off = F(52, 4, HOTSPOT_F_SIGNED);
+	l.blob_mutable = F(56, 8, 0);
+	l.blob_mutable_size = F(64, 4, HOTSPOT_F_SIGNED);
+	l.blob_relocation_size = F(68, 4, HOTSPOT_F_SIGNED);
+	l.scopes_immutable = true;
+	l.vm_version = 25 << 8;
+	return l;
+}
+
+static uint8_t imm25[512], mut25[64];
+
+static void test_forged_nmethod_jdk25(void)
+{
+	struct hotspot_layout l = forged_layout_jdk25();
+	const int32_t pcs[][2] = {{-1, 0}, {0x10, 0}, {0x20, 1}, {0x30, 8}, {INT32_MAX, 0}};
+	enum { PCS25 = 16, DATA25 = PCS25 + 16 * 5, RELOC = 24 };
+	uint32_t scope_b, end;
+
+	u5_x = 1;
+	forge_all();
+	memset(fnm.nm, 0, sizeof(fnm.nm));
+	memset(imm25, 0, sizeof(imm25));
+	scope_b = 1 + put_scope(imm25 + DATA25 + 1, 0, 1, 3);
+	end = scope_b + put_scope(imm25 + DATA25 + scope_b, 1, 2, 2);
+	u5_x = 0;
+	put32(fnm.nm + 8, 0x400);
+	put64(fnm.nm + 40, addr(imm25));
+	put32(fnm.nm + 48, DATA25 + end + 8);
+	put32(fnm.nm + 28, PCS25);
+	put32(fnm.nm + 52, DATA25);
+	put64(fnm.nm + 56, addr(mut25));
+	put32(fnm.nm + 64, RELOC + 16);
+	put32(fnm.nm + 68, RELOC);
+	put64(mut25 + RELOC, addr(hot_m.method));
+	put64(mut25 + RELOC + 8, addr(leaf_m.method));
+	for (int i = 0; i < 5; i++) {
+		put32(imm25 + PCS25 + 16 * i, (uint32_t)pcs[i][0]);
+		put32(imm25 + PCS25 + 16 * i + 4, pcs[i][1] == 8 ? scope_b : (uint32_t)pcs[i][1]);
+	}
+	check_forged(&l, "JDK 25");
+	/* the same bytes read as JDK 17's UNSIGNED5: not these chains */
+	l.vm_version = 17 << 8;
+	{
+		struct hotspot_code *c =
+		    hotspot_code_read((uint32_t)getpid(), &l, addr(hot_m.method), addr(fnm.nm));
+		const struct hotspot_chain *ch = chain_at(c, 0x30);
+
+		CHECK(!ch || ch->nr != 1 || ch->line != 12, "JDK 25's nmethod read as JDK 17's");
+		free(c);
+	}
 }
 
 /* The forged nmethod broken by fn: read, its chain at 0x30 (scope b) as expected. */
@@ -611,6 +689,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_jdk20_streams);
 	RUN_TEST(test_garbage);
 	RUN_TEST(test_forged_nmethod);
+	RUN_TEST(test_forged_nmethod_jdk25);
 	RUN_TEST(test_forged_broken);
 	RUN_TEST(test_forged_garbage);
 	return HARNESS_DONE();

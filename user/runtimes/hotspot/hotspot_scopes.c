@@ -252,13 +252,45 @@ static int pcs_decode(struct build *b, const uint8_t *raw, uint32_t n, uint32_t 
 }
 
 /* The debug info of the nmethod at nm into b: 0, or -1 when unreadable or implausible. */
-static int debug_read(struct build *b, uint64_t nm)
+/* Where an nmethod's debug info lies: its metadata, scopes data and PcDescs, [begin, end). */
+struct debug_at {
+	uint64_t code, meta, meta_end, data, data_end, pcs, pcs_end;
+};
+
+/* JDK 25's nmethod (nmethod.hpp): PcDescs and scopes in its immutable data, metadata in its mutable
+ * data. */
+static int debug_at_immutable(struct build *b, uint64_t nm, struct debug_at *at)
 {
 	const struct hotspot_layout *l = b->l;
-	uint64_t data = hotspot_ptr_read(b->pid, nm, l->nm_scopes_data), code = 0, meta_begin;
+	uint64_t imm = hotspot_ptr_read(b->pid, nm, l->nm_immutable);
+	uint64_t mut = hotspot_ptr_read(b->pid, nm, l->blob_mutable);
+	int64_t imm_size, pcs_off, data_off, mut_size, reloc, begin;
+
+	if (!imm || !mut || hotspot_int_read(b->pid, nm, l->nm_immutable_size, &imm_size) ||
+	    hotspot_int_read(b->pid, nm, l->nm_scopes_pcs, &pcs_off) ||
+	    hotspot_int_read(b->pid, nm, l->nm_scopes_data_off, &data_off) ||
+	    hotspot_int_read(b->pid, nm, l->blob_mutable_size, &mut_size) ||
+	    hotspot_int_read(b->pid, nm, l->blob_relocation_size, &reloc) ||
+	    hotspot_int_read(b->pid, nm, l->blob_code_begin, &begin) || pcs_off < 0 ||
+	    data_off < pcs_off || imm_size < data_off || reloc < 0 || mut_size < reloc)
+		return -1;
+	/* the scopes data ends before JVMCI's speculations and a reference counter: a bound */
+	*at = (struct debug_at){.code = nm + (uint64_t)begin,
+				.meta = mut + (uint64_t)reloc,
+				.meta_end = mut + (uint64_t)mut_size,
+				.data = imm + (uint64_t)data_off,
+				.data_end = imm + (uint64_t)imm_size,
+				.pcs = imm + (uint64_t)pcs_off,
+				.pcs_end = imm + (uint64_t)data_off};
+	return 0;
+}
+
+/* Before JDK 24: all of it in the nmethod, the metadata right before the scopes data. */
+static int debug_at_nmethod(struct build *b, uint64_t nm, struct debug_at *at)
+{
+	const struct hotspot_layout *l = b->l;
+	uint64_t data = hotspot_ptr_read(b->pid, nm, l->nm_scopes_data), code = 0;
 	int64_t pcs_off, deps_off, meta_off, begin;
-	uint8_t *raw = NULL;
-	int rc = -1;
 
 	if (!data || hotspot_int_read(b->pid, nm, l->nm_scopes_pcs, &pcs_off) ||
 	    hotspot_int_read(b->pid, nm, l->nm_dependencies, &deps_off) ||
@@ -270,24 +302,44 @@ static int debug_read(struct build *b, uint64_t nm)
 		code = nm + (uint64_t)begin;
 	else if (!l->code_relative)
 		code = hotspot_ptr_read(b->pid, nm, l->blob_code_begin);
-	meta_begin = nm + (uint64_t)meta_off;
-	if (!code || data < meta_begin || (data - meta_begin) % 8 ||
-	    (data - meta_begin) / 8 > METADATA_MAX || data > nm + (uint64_t)pcs_off ||
-	    (uint64_t)(deps_off - pcs_off) % l->pcdesc_size ||
-	    (uint64_t)(deps_off - pcs_off) / l->pcdesc_size > HOTSPOT_PCDESCS_MAX)
+	*at = (struct debug_at){.code = code,
+				.meta = nm + (uint64_t)meta_off,
+				.meta_end = data,
+				.data = data,
+				.data_end = nm + (uint64_t)pcs_off,
+				.pcs = nm + (uint64_t)pcs_off,
+				.pcs_end = nm + (uint64_t)deps_off};
+	return 0;
+}
+
+static int debug_read(struct build *b, uint64_t nm)
+{
+	const struct hotspot_layout *l = b->l;
+	struct debug_at at;
+	uint8_t *raw = NULL;
+	uint64_t nr_pcs;
+	int rc = -1;
+
+	if (l->scopes_immutable ? debug_at_immutable(b, nm, &at) : debug_at_nmethod(b, nm, &at))
 		return -1;
-	b->code_begin = (uint32_t)code;
-	b->nr_meta = (uint32_t)((data - meta_begin) / 8);
-	b->scopes_len = (uint32_t)(nm + (uint64_t)pcs_off - data);
+	nr_pcs = (at.pcs_end - at.pcs) / l->pcdesc_size;
+	if (!at.code || at.meta_end < at.meta || (at.meta_end - at.meta) % 8 ||
+	    (at.meta_end - at.meta) / 8 > METADATA_MAX || at.data_end < at.data ||
+	    at.data_end - at.data > UINT32_MAX || at.pcs_end < at.pcs ||
+	    (at.pcs_end - at.pcs) % l->pcdesc_size || nr_pcs > HOTSPOT_PCDESCS_MAX)
+		return -1;
+	b->code_begin = (uint32_t)at.code;
+	b->nr_meta = (uint32_t)((at.meta_end - at.meta) / 8);
+	b->scopes_len = (uint32_t)(at.data_end - at.data);
 	/* an nmethod with no inlining and few scopes may have no metadata: none read */
 	if (b->nr_meta)
-		b->meta = read_range(b->pid, meta_begin, data, METADATA_MAX * 8);
-	b->scopes = read_range(b->pid, data, data + b->scopes_len, HOTSPOT_SCOPES_BYTES_MAX);
-	raw = read_range(b->pid, nm + (uint64_t)pcs_off, nm + (uint64_t)deps_off,
-			 (uint64_t)HOTSPOT_PCDESCS_MAX * l->pcdesc_size);
+		b->meta = read_range(b->pid, at.meta, at.meta_end, METADATA_MAX * 8);
+	b->scopes = read_range(b->pid, at.data, at.data_end, HOTSPOT_SCOPES_BYTES_MAX);
+	raw =
+	    read_range(b->pid, at.pcs, at.pcs_end, (uint64_t)HOTSPOT_PCDESCS_MAX * l->pcdesc_size);
 	if ((b->nr_meta && !b->meta) || !b->scopes || !raw)
 		goto cleanup;
-	rc = pcs_decode(b, raw, (uint32_t)((deps_off - pcs_off) / l->pcdesc_size), l->pcdesc_size);
+	rc = pcs_decode(b, raw, (uint32_t)nr_pcs, l->pcdesc_size);
 cleanup:
 	free(raw);
 	return rc;

@@ -117,6 +117,12 @@ static const struct want wants[] = {
     {"nmethod", "_scopes_pcs_offset", NULL, NULL, L(nm_scopes_pcs), W_OPTIONAL},
     {"nmethod", "_dependencies_offset", NULL, NULL, L(nm_dependencies), W_OPTIONAL},
     {"nmethod", "_metadata_offset", NULL, NULL, L(nm_metadata), W_OPTIONAL},
+    {"nmethod", "_immutable_data", NULL, NULL, L(nm_immutable), W_POINTER | W_OPTIONAL},
+    {"nmethod", "_immutable_data_size", NULL, NULL, L(nm_immutable_size), W_OPTIONAL},
+    {"nmethod", "_scopes_data_offset", NULL, NULL, L(nm_scopes_data_off), W_OPTIONAL},
+    {"CodeBlob", "_mutable_data", NULL, NULL, L(blob_mutable), W_POINTER | W_OPTIONAL},
+    {"CodeBlob", "_mutable_data_size", NULL, NULL, L(blob_mutable_size), W_OPTIONAL},
+    {"CodeBlob", "_relocation_size", NULL, NULL, L(blob_relocation_size), W_OPTIONAL},
     {"PcDesc", "_pc_offset", NULL, NULL, L(pcdesc_pc), W_OPTIONAL},
     {"PcDesc", "_scope_decode_offset", NULL, NULL, L(pcdesc_scope), W_OPTIONAL},
     {"ConstMethod", "_flags", "ConstMethod", "_flags._flags", L(const_flags), W_OPTIONAL},
@@ -505,11 +511,18 @@ static void finish_debug(struct scan *sc, struct hotspot_layout *out)
 	int32_t flag = 0;
 
 	out->source_file = width_in(out->pool_source_file, ints);
-	out->scopes = width_in(out->nm_scopes_data, 1u << 8) &&
-		      width_in(out->nm_scopes_pcs, ints) && width_in(out->nm_dependencies, ints) &&
-		      width_in(out->nm_metadata, ints) && width_in(out->pcdesc_pc, 1u << 4) &&
-		      width_in(out->pcdesc_scope, 1u << 4) &&
-		      end_of(pcdesc, 2) <= sc->size_pcdesc && sc->size_pcdesc <= 64;
+	bool pcdescs = width_in(out->pcdesc_pc, 1u << 4) && width_in(out->pcdesc_scope, 1u << 4) &&
+		       end_of(pcdesc, 2) <= sc->size_pcdesc && sc->size_pcdesc <= 64;
+
+	out->scopes_immutable =
+	    pcdescs && !HOTSPOT_HAS(out->nm_scopes_data) && width_in(out->nm_immutable, 1u << 8) &&
+	    width_in(out->nm_immutable_size, ints) && width_in(out->nm_scopes_pcs, ints) &&
+	    width_in(out->nm_scopes_data_off, ints) && width_in(out->blob_mutable, 1u << 8) &&
+	    width_in(out->blob_mutable_size, ints) && width_in(out->blob_relocation_size, ints);
+	out->scopes = out->scopes_immutable ||
+		      (pcdescs && width_in(out->nm_scopes_data, 1u << 8) &&
+		       width_in(out->nm_scopes_pcs, ints) && width_in(out->nm_dependencies, ints) &&
+		       width_in(out->nm_metadata, ints));
 	out->pcdesc_size = out->scopes ? (uint16_t)sc->size_pcdesc : 0;
 	/*
 	 * a flag of one bit, as JDK 17's ConstMethod::_has_linenumber_table (1)

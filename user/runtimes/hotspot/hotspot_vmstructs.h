@@ -102,6 +102,14 @@ struct hotspot_layout {
 	 * what follows them and of its metadata; PcDesc's pc and scope offsets.
 	 */
 	struct hotspot_field nm_scopes_data, nm_scopes_pcs, nm_dependencies, nm_metadata;
+	/*
+	 * JDK 25's instead (scopes_immutable): nmethod::_immutable_data (an
+	 * address) and its size, where the PcDescs lie from _scopes_pcs_offset to
+	 * _scopes_data_offset and the scopes data after them; the metadata in
+	 * CodeBlob::_mutable_data (an address) past its _relocation_size
+	 */
+	struct hotspot_field nm_immutable, nm_immutable_size, nm_scopes_data_off;
+	struct hotspot_field blob_mutable, blob_mutable_size, blob_relocation_size;
 	struct hotspot_field pcdesc_pc, pcdesc_scope;
 	/* ConstMethod's flags, bytecode size and own size (words); the source file's pool index */
 	struct hotspot_field const_flags, const_code_size, const_size, pool_source_file;
@@ -115,6 +123,7 @@ struct hotspot_layout {
 	uint16_t const_method_size; /* sizeof(ConstMethod): its bytecodes follow it */
 	uint16_t has_line_table;    /* ConstMethod::_has_linenumber_table: its flag's bit */
 	bool scopes;		    /* the debug info's fields are all found */
+	bool scopes_immutable;	    /* ... as JDK 25 lays them out */
 	bool lines;		    /* ... and the line number tables' */
 	bool source_file;	    /* pool_source_file is found */
 	/*
