@@ -6,6 +6,7 @@
 #   make bench   benchmarks (figures for the notes; not part of make test)
 #   make fuzz    libFuzzer campaigns (FUZZ_SECONDS per target)
 #   make go-versions-test  the Go tests on Go 1.21-1.23 from bookworm-backports
+#   make python-versions-test  the Python tests on the pyenv CPythons this machine kind has
 #   make ARCH=arm64  cross-build a static build/arm64/cfiprof; make arm64-test  run it in qemu
 #   tests/run.sh NAME...   one test binary (or one test inside it: NAME:TEST), see README
 
@@ -89,7 +90,7 @@ include tests/progs/progs.mk
 
 .PHONY: all deps test-deps npm-dep test test-stress test-oracle bench fuzz clean format run demo kernel-matrix FORCE man install \
 	arm64-vmlinux arm64-test arm64-bench \
-	go-versions-test \
+	go-versions-test python-versions-test \
 	uninstall
 .SECONDARY:
 .DELETE_ON_ERROR:
@@ -412,6 +413,12 @@ GO_VERSIONS ?= 1.21 1.22 1.23
 go-versions-test: test-deps all $(OUT)/tests/test_gopclntab $(OUT)/tests/test_go_names \
 	$(OUT)/tests/test_go_labels
 	@OUT=$(OUT) GO_VERSIONS="$(GO_VERSIONS)" tests/go_versions.sh
+
+# The Python frames of every pyenv CPython this machine kind has but Debian's 3.11 (not in
+# make test: a version matrix, ~30 s; the offsets of each are checked in make test by
+# test_python against its headers).
+python-versions-test: test-deps all $(OUT)/tests/test_python_frames $(TEST_PROGS)
+	@CFIPROF_PYTHON_VERSIONS=1 OUT=$(OUT) tests/run.sh test_python_frames:other_versions
 
 # Boots Debian's packaged kernel under qemu and runs cfiprof inside (not in make test).
 KMATRIX_PKGS := qemu-system-x86 busybox-static cpio
