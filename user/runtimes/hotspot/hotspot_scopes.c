@@ -315,7 +315,7 @@ static int debug_at_nmethod(struct build *b, uint64_t nm, struct debug_at *at)
 static int debug_read(struct build *b, uint64_t nm)
 {
 	const struct hotspot_layout *l = b->l;
-	struct debug_at at;
+	struct debug_at at = {0};
 	uint8_t *raw = NULL;
 	uint64_t nr_pcs;
 	int rc = -1;
