@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/cfiprof_abi.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/folded_stats.h"
 #include "tests/lib/interp_folded.h"
@@ -674,7 +675,8 @@ out:
 }
 
 /* Samples of the folded lines that start with prefix and hold what. */
-static uint64_t count_lines_with(const char *path, const char *prefix, const char *what)
+static uint64_t count_lines_with2(const char *path, const char *prefix, const char *what,
+				  const char *also)
 {
 	char *s = slurp(path), *line, *save = NULL;
 	uint64_t n = 0;
@@ -682,11 +684,107 @@ static uint64_t count_lines_with(const char *path, const char *prefix, const cha
 	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		const char *sp = strrchr(line, ' ');
 
-		if (sp && !strncmp(line, prefix, strlen(prefix)) && strstr(line, what))
+		if (sp && !strncmp(line, prefix, strlen(prefix)) && strstr(line, what) &&
+		    (!also || strstr(line, also)))
 			n += strtoull(sp + 1, NULL, 10);
 	}
 	free(s);
 	return n;
+}
+
+static uint64_t count_lines_with(const char *path, const char *prefix, const char *what)
+{
+	return count_lines_with2(path, prefix, what, NULL);
+}
+
+/* The recording in into out, its deferred stacks only (flags & SAMPLE_DEFERRED). */
+static bool deferred_only(const char *in, const char *out)
+{
+	FILE *f = fopen(in, "re"), *o = fopen(out, "we");
+	char *line = NULL;
+	size_t cap = 0;
+	bool ok = f && o;
+
+	while (ok && getline(&line, &cap, f) > 0) {
+		unsigned int flags = 0;
+
+		if (!strncmp(line, "stack ", 6) &&
+		    (sscanf(line, "stack %*u %*u %*u %*u %u", &flags) != 1 ||
+		     !(flags & SAMPLE_DEFERRED)))
+			continue;
+		fputs(line, o);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	if (o && fclose(o))
+		ok = false;
+	return ok;
+}
+
+/*
+ * Deferred samples' interpreted frames: DeferJni.main (interpreted: it runs
+ * once) loads progs/libdefer_jni.so, whose JNI_OnLoad dlopen()s
+ * libdefer_big.so (tables of ~100 ms: test_deferred's) and spins in
+ * big_leaf at once.  Samples there before its tables exist are deferred:
+ * the kernel's walk stops at big_leaf, and user space walks the rest from
+ * the stack copy, JNI and Java frames included.  Every complete deferred
+ * sample in big_leaf has DeferJni.main at its System.load line above it (it
+ * was never named past the kernel's walk: the frames user space walked got
+ * no runtime units).  Deferral needs the samples before the tables: a run
+ * where the tables came first is run again, three at most, as
+ * test_deferred does.
+ */
+static void test_deferred(void)
+{
+	char src[PATH_MAX], classes[PATH_MAX], rec[PATH_MAX], def[PATH_MAX], folded[PATH_MAX];
+	char jni[PATH_MAX + 32], big[PATH_MAX + 32], want[96], name[32], *log = NULL;
+	char *javac[] = {"javac", "-d", classes, src, NULL};
+	char *cmd[] = {"java", "-cp", classes, "DeferJni", jni, NULL};
+	char *opts[] = {"--save", rec, NULL};
+	char *report[] = {(char *)cfiprof_bin, "report", "-o", folded, def, NULL};
+	uint64_t in_big = 0, named = 0, incomplete = 0;
+
+	CHECK(realpath("tests/progs/java/DeferJni.java", src) != NULL,
+	      "tests/progs/java/DeferJni.java");
+	tpath(classes, sizeof(classes), "deferjni-classes");
+	snprintf(jni, sizeof(jni), "%s/libdefer_jni.so", progs_dir);
+	snprintf(big, sizeof(big), "%s/libdefer_big.so", progs_dir);
+	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0, "javac %s",
+	      src);
+	setenv("DEFER_JNI_BIG", big, 1);
+	setenv("DEFER_JNI_SECS", "0.3c", 1);
+	snprintf(want, sizeof(want), ";DeferJni.main (DeferJni.java:%d);",
+		 interp_mark_line(src, "// LOAD-CALL"));
+	for (int attempt = 1; attempt <= 3 && !harness_failed; attempt++) {
+		snprintf(name, sizeof(name), "deferjni-%d", attempt);
+		tpath(rec, sizeof(rec), "deferjni.rec");
+		free(log);
+		log = NULL;
+		if (e2e_record(name, "999", opts, cmd, &log))
+			break;
+		tpath(def, sizeof(def), "deferjni-deferred.rec");
+		tpath(folded, sizeof(folded), "deferjni-deferred");
+		CHECK(deferred_only(rec, def) && run(report, NULL, "-", 60) == 0,
+		      "the deferred stacks of %s reported", rec);
+		in_big = count_lines_with(folded, "java;", ";big_leaf");
+		incomplete = count_lines_with2(folded, "java;", ";big_leaf", ";[incomplete");
+		named = count_lines_with2(folded, "java;", ";big_leaf", want);
+		printf("  deferred: run %d: %" PRIu64 " deferred samples in big_leaf, %" PRIu64
+		       " naming %.*s, %" PRIu64 " incomplete\n",
+		       attempt, in_big, named, (int)strlen(want) - 2, want + 1, incomplete);
+		if (in_big)
+			break;
+	}
+	/* DeferJni.main is under every sample in big_leaf; an incomplete one has no callers */
+	CHECK(in_big > 0 && named + incomplete >= in_big &&
+		  named * 100 >= (in_big - incomplete) * 99,
+	      "%" PRIu64 " of %" PRIu64 " deferred samples in big_leaf name %.*s (%" PRIu64
+	      " incomplete)",
+	      named, in_big, (int)strlen(want) - 2, want + 1, incomplete);
+	unsetenv("DEFER_JNI_BIG");
+	unsetenv("DEFER_JNI_SECS");
+	free(log);
 }
 
 /* Renames the NUL-delimited string from in the file path to to (same length): false if absent. */
@@ -784,6 +882,7 @@ int main(int argc, char **argv)
 		return HARNESS_DONE();
 	RUN_TEST(test_no_flags);
 	RUN_TEST(test_tail_calls);
+	RUN_TEST(test_deferred);
 	RUN_TEST(test_interpreted_callee);
 	RUN_TEST(test_new_compiled_caller);
 	RUN_TEST(test_unsupported_layout);

@@ -33,6 +33,12 @@ $(PROGS_OUT)/defer_filler.S: tests/progs/progs.mk
 $(PROGS_OUT)/libdefer_big.so: tests/progs/defer_big.c $(PROGS_OUT)/defer_filler.S $(PROGS_DEPS)
 	$(CC) $(PROGS_CFLAGS) -fPIC -shared $< $(PROGS_OUT)/defer_filler.S -o $@
 
+# test_hotspot_frames:deferred: DeferJni.java's JNI library, which spins in libdefer_big.so
+JNI_INCLUDE := /usr/lib/jvm/default-java/include
+$(PROGS_OUT)/libdefer_jni.so: tests/progs/java/defer_jni.c $(PROGS_OUT)/libdefer_big.so $(PROGS_DEPS)
+	$(CC) $(PROGS_CFLAGS) -I$(JNI_INCLUDE) -I$(JNI_INCLUDE)/linux -fPIC -shared $< -o $@ -ldl
+TEST_PROGS += $(PROGS_OUT)/libdefer_jni.so
+
 # chain with the filler's FDEs: a program whose own tables take ~100 ms to build at its exec
 $(PROGS_OUT)/chain_big: tests/progs/chain.c $(PROGS_OUT)/defer_filler.S $(PROGS_DEPS)
 	$(CC) $(PROGS_CFLAGS) $< $(PROGS_OUT)/defer_filler.S -o $@ -lpthread -ldl

@@ -19,6 +19,7 @@
 #include "bpf/cfiprof_abi.h"
 #include "user/symbolize/runtime_units.h"
 #include "user/track/runtime_hooks.h"
+#include "user/unwind/deferred_queue.h"
 
 struct runtime_ops {
 	uint8_t id; /* enum cfi_runtime (CFI_RUNTIMES gives its name and tag) */
@@ -38,6 +39,12 @@ struct runtime_ops {
 	void (*note)(void *rt, const struct cfi_sample_record *r, size_t size);
 	/* ... a deferred one, finished in user space, taken under mapping generation taken_gen */
 	void (*carry)(void *rt, const struct cfi_sample_record *r, size_t size, uint32_t taken_gen);
+	/*
+	 * a deferred sample's walk finished in user space: its units for the
+	 * frames past the kernel's walk (deferred_units_fn; NULL: none)
+	 */
+	size_t (*deferred_units)(void *rt, struct cfi_sample_record *out, size_t size,
+				 const struct deferred_view *v, const __u64 *bps);
 	/* waits (timeout seconds at most) for what note queued; true if nothing is left */
 	bool (*wait)(void *rt, double timeout);
 	/* forgets what it kept of processes that no longer exist (after a profile) */

@@ -78,6 +78,21 @@ void session_runtimes_carry(struct session_runtimes *sr, const struct cfi_sample
 		rt->ops->carry(rt->rt, r, size, taken_gen);
 }
 
+size_t session_runtimes_deferred_units(void *ctx, struct cfi_sample_record *out, size_t size,
+				       const struct deferred_view *v, const __u64 *bps)
+{
+	struct session_runtimes *sr = ctx;
+	const struct session_runtime *rt = runtime_of(sr, out);
+
+	/* a sample taken before its process's runtime was known has none: each may claim it */
+	for (size_t i = 0; !rt && out->runtime == RT_NONE && i < RT_MAX; i++)
+		if (sr->by_id[i].ops && sr->by_id[i].ops->deferred_units)
+			size = sr->by_id[i].ops->deferred_units(sr->by_id[i].rt, out, size, v, bps);
+	if (rt && rt->ops->deferred_units)
+		size = rt->ops->deferred_units(rt->rt, out, size, v, bps);
+	return size;
+}
+
 void session_runtimes_wait(struct session_runtimes *sr, double timeout)
 {
 	double deadline = mono_sec() + timeout;

@@ -42,6 +42,9 @@ void session_runtimes_note(struct session_runtimes *sr, const struct cfi_sample_
 void session_runtimes_carry(struct session_runtimes *sr, const struct cfi_sample_record *r,
 			    size_t size, uint32_t taken_gen);
 /* Waits (timeout seconds in all, at most) for what the runtimes read for their samples. */
+/* deferred_units_fn for the session's deferred queue (ctx: the session_runtimes) */
+size_t session_runtimes_deferred_units(void *ctx, struct cfi_sample_record *out, size_t size,
+				       const struct deferred_view *v, const __u64 *bps);
 void session_runtimes_wait(struct session_runtimes *sr, double timeout);
 void session_runtimes_sweep(struct session_runtimes *sr);
 void session_runtimes_summary(struct session_runtimes *sr, const uint64_t *counters, FILE *f);

@@ -259,6 +259,7 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 		return -ENOMEM;
 	}
 	deferred_queue_set_reload(&s->deferred, session_reload_for_walk, s);
+	deferred_queue_set_units(&s->deferred, session_runtimes_deferred_units, &s->runtimes);
 	s->deferred_ready = true;
 	err = table_store_init(&s->ts, s->ld.rows_win.base, s->ld.rows_max, s->ld.rules_mem,
 			       s->ld.rules_max, s->ld.pages_fd, s->ld.pages_max);

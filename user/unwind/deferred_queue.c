@@ -51,6 +51,12 @@ void deferred_queue_set_reload(struct deferred_queue *q, deferred_reload_fn fn, 
 	q->reload_ctx = ctx;
 }
 
+void deferred_queue_set_units(struct deferred_queue *q, deferred_units_fn fn, void *ctx)
+{
+	q->units = fn;
+	q->units_ctx = ctx;
+}
+
 static void hand_on(struct deferred_queue *q, const struct cfi_sample_record *r, size_t size,
 		    const struct cfi_sample_record *taken)
 {
@@ -188,6 +194,8 @@ static bool try_item(struct deferred_queue *q, struct deferred_item *it, uint64_
 	    (expired || !it->tries || missing_mapped_now(q, it, generation)) &&
 	    deferred_walk(&q->maps, &it->v, q->max_frames, expired, q->out, &size, &missing_pc) ==
 		DEFERRED_FINISHED) {
+		if (q->units)
+			size = q->units(q->units_ctx, q->out, size, &it->v, deferred_walk_bps());
 		if (!wait_for_later_load(q, it, size, missing_pc, expired)) {
 			walk_done(q, q->out, size, r, now_ns);
 			return true;

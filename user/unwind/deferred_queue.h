@@ -42,6 +42,14 @@ typedef void (*deferred_emit_fn)(void *ctx, const struct cfi_sample_record *r, s
 				 const struct cfi_sample_record *taken);
 /* A walk of pid waits for its maps to be read again (now_ns: bpf clock); the callee bounds it. */
 typedef void (*deferred_reload_fn)(void *ctx, uint32_t pid, uint64_t now_ns);
+/*
+ * A walk finished into out (size bytes, DEFERRED_RECORD_MAX of room), the
+ * kernel's part of it in v, each user frame's rbp in bps: the sample's
+ * runtime may append its units for the frames past the kernel's (read from
+ * the stack copy v holds).  Returns out's size.
+ */
+typedef size_t (*deferred_units_fn)(void *ctx, struct cfi_sample_record *out, size_t size,
+				    const struct deferred_view *v, const __u64 *bps);
 
 struct deferred_item;
 
@@ -55,6 +63,8 @@ struct deferred_queue {
 	void *emit_ctx;
 	deferred_reload_fn reload; /* NULL: none asked for */
 	void *reload_ctx;
+	deferred_units_fn units; /* NULL: none added */
+	void *units_ctx;
 	struct cfi_sample_record *out; /* DEFERRED_RECORD_MAX bytes */
 	struct deferred_stats stats;
 };
@@ -63,6 +73,8 @@ int deferred_queue_init(struct deferred_queue *q, const struct walk_maps *m, uin
 			uint64_t max_bytes, uint64_t timeout_ns, deferred_emit_fn emit, void *ctx);
 /* Who reads a process's mappings again for a walk waiting at no mapping. */
 void deferred_queue_set_reload(struct deferred_queue *q, deferred_reload_fn fn, void *ctx);
+/* Who adds a runtime's units for the frames a finished walk found. */
+void deferred_queue_set_units(struct deferred_queue *q, deferred_units_fn fn, void *ctx);
 /* Frees; call deferred_queue_run(final) first to hand everything on. */
 void deferred_queue_free(struct deferred_queue *q);
 /* A RECORD_DEFERRED of size bytes from the ring buffer (copied). */

@@ -77,7 +77,30 @@ static inline struct walker_window *walker_window(void)
 	return &env.window;
 }
 
+/* each frame's rbp as the last walk found it (0: not known), for the runtime that reads by it */
+static __thread __u64 frame_bps[MAX_USER_FRAMES_LIMIT];
+#define WALKER_KEEP_BP(st, nr, bp) (frame_bps[(nr) & (MAX_USER_FRAMES_LIMIT - 1)] = (bp))
+
 #include "bpf/walker.h"
+
+const __u64 *deferred_walk_bps(void)
+{
+	return frame_bps;
+}
+
+bool deferred_copy_read(const struct deferred_view *v, __u64 addr, void *dst, size_t len)
+{
+	const struct cfi_deferred_record *d = v->d;
+	__u64 off = addr - d->stack_base;
+
+	if (addr < d->stack_base || off > d->stack_len || len > d->stack_len - off || !len)
+		return false;
+	for (__u64 c = off / DEFER_CHUNK; c <= (off + len - 1) / DEFER_CHUNK; c++)
+		if (c < 64 && (d->stack_holes >> c & 1))
+			return false;
+	memcpy(dst, v->stack + off, len);
+	return true;
+}
 
 bool deferred_parse(const void *data, size_t size, struct deferred_view *v)
 {
@@ -147,6 +170,7 @@ enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct defe
 	st.lr_valid = d->lr_valid;
 	st.at_leaf = d->at_leaf;
 	st.ip_from_fp = d->ip_from_fp;
+	st.keep_bp = 1;
 	/* JIT rows built after the sample, or none to wait for: a pc without one is no code */
 	st.jit_final = final || env.proc.loaded_ns >= r->time_ns;
 	memcpy(st.leaf, d->leaf, sizeof(st.leaf));

@@ -49,4 +49,14 @@ enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct defe
 				    __u32 max_frames, bool final, struct cfi_sample_record *out,
 				    size_t *out_size, __u64 *missing_pc);
 
+/*
+ * The rbp of each user frame of this thread's last deferred_walk (0 where
+ * not known), indexed as out's user pcs: those past the kernel's
+ * (v->rec->nr_user on) are its walk's own.
+ */
+const __u64 *deferred_walk_bps(void);
+
+/* len bytes at addr of v's stack copy into dst: false outside it or in a chunk it lacks. */
+bool deferred_copy_read(const struct deferred_view *v, __u64 addr, void *dst, size_t len);
+
 #endif

@@ -121,6 +121,13 @@ static bool jvm_copy(uint32_t pid, struct jvm *out, struct hotspot_layout *l)
 	return j != NULL;
 }
 
+bool hotspot_jvm_layout(uint32_t pid, struct hotspot_layout *l)
+{
+	struct jvm j;
+
+	return jvm_copy(pid, &j, l);
+}
+
 /* The heaps' entries BPF reads: those of the first heap's segment size (all of them in JDK 17). */
 static void bpf_heaps(const struct hotspot_heaps *h, struct cfi_hotspot_proc *out)
 {

@@ -25,6 +25,8 @@
 
 /* The layout a runtime_procs entry's index names; NULL when none. */
 const struct hotspot_layout *hotspot_layout_at(uint16_t index);
+/* The layout of pid's JVM into *l: false when pid is no JVM of the session's. */
+bool hotspot_jvm_layout(uint32_t pid, struct hotspot_layout *l);
 
 /*
  * pid runs a JVM of layout l: its entry (BPF's part: heaps, offsets) into

@@ -10,6 +10,7 @@
 
 #include "user/output/prom_text.h"
 #include "user/runtimes/runtime_parts.h"
+#include "user/runtimes/hotspot/hotspot_deferred.h"
 #include "user/runtimes/hotspot/hotspot_detect.h"
 #include "user/runtimes/hotspot/hotspot_jit.h"
 #include "user/runtimes/hotspot/hotspot_names.h"
@@ -108,5 +109,18 @@ static void metrics(void *rt, const uint64_t *c, FILE *f)
 		    (double)hotspot_names_stale());
 }
 
-const struct runtime_ops hotspot_runtime =
-    RUNTIME_PARTS_OPS_OWN(RT_HOTSPOT, create, hooks, namer, summary, metrics);
+/* the parts' ops, and the interpreted frames of deferred samples (hotspot_deferred.h) */
+const struct runtime_ops hotspot_runtime = {
+    .id = RT_HOTSPOT,
+    .create = create,
+    .destroy = runtime_parts_free,
+    .hooks = hooks,
+    .namer = namer,
+    .note = runtime_parts_note,
+    .carry = runtime_parts_carry,
+    .deferred_units = hotspot_deferred_units,
+    .wait = runtime_parts_wait,
+    .sweep = runtime_parts_sweep,
+    .summary = summary,
+    .metrics = metrics,
+};

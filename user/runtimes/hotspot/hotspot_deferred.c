@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The interpreted Java frames of a deferred sample's frames the kernel did
+ * not walk; see hotspot_deferred.h.
+ */
+#include <string.h>
+
+#include "user/runtimes/hotspot/hotspot_deferred.h"
+#include "user/runtimes/hotspot/hotspot_jit.h"
+
+/* The bci + 1 of bcp in the method whose ConstMethod is at cm (0: none), as the kernel's. */
+static uint16_t bci1(const struct hotspot_layout *l, uint64_t cm, uint64_t bcp)
+{
+	uint64_t code = cm + l->const_method_size;
+
+	if (!l->lines || !cm || bcp < code || bcp - code >= 0xffff)
+		return 0;
+	return (uint16_t)(bcp - code + 1);
+}
+
+/*
+ * The unit of user frame i (pc, its rbp bp) when it runs in the
+ * interpreter: true with *f.  Its Method* and bcp are the slots the
+ * interpreter keeps in its frame, read from the stack copy (the values at
+ * the sample); the Method's digest is read now.
+ */
+static bool interpreted_unit(uint32_t pid, const struct hotspot_layout *l,
+			     const struct hotspot_heaps *heaps, const struct deferred_view *v,
+			     uint64_t pc, uint64_t bp, struct cfi_interp_frame *f)
+{
+	struct hotspot_blob blob;
+	uint64_t method = 0, bcp = 0, cm;
+	uint16_t digest;
+
+	/* a caller's pc is a return address: its call is the byte before */
+	if (!bp || hotspot_blob_at(pid, l, heaps, pc - 1, &blob) || !blob.is_interpreter ||
+	    !deferred_copy_read(v, bp + HOTSPOT_INTERP_METHOD_OFF, &method, sizeof(method)) ||
+	    !method || method >> HOTSPOT_CODE_ID_SHIFT)
+		return false;
+	digest = hotspot_method_digest_now(pid, l, method);
+	if (!digest)
+		return false;
+	cm = hotspot_ptr_read(pid, method, l->method_const);
+	if (!deferred_copy_read(v, bp + HOTSPOT_INTERP_BCP_OFF, &bcp, sizeof(bcp)))
+		bcp = 0;
+	*f = (struct cfi_interp_frame){.code = method | (uint64_t)digest << HOTSPOT_CODE_ID_SHIFT,
+				       .instr = (uint32_t)pc,
+				       .owner = HOTSPOT_FRAME_INTERPRETED,
+				       .scope = bci1(l, cm, bcp)};
+	return true;
+}
+
+size_t hotspot_deferred_units(void *rt, struct cfi_sample_record *out, size_t size,
+			      const struct deferred_view *v, const __u64 *bps)
+{
+	const struct cfi_sample_record *r = v->rec;
+	struct cfi_interp_frame *units;
+	struct hotspot_layout l;
+	struct hotspot_heaps heaps;
+	uint32_t i, n, added = 0;
+	const __u64 *user;
+
+	(void)rt;
+	if (out->runtime != RT_HOTSPOT && out->runtime != RT_NONE)
+		return size;
+	/* the units follow the pcs: a record the walk did not lay out so is left alone */
+	if (size != sizeof(*out) + ((size_t)out->nr_kernel + out->nr_user) * sizeof(__u64) +
+			(size_t)out->nr_rt * RT_UNIT_BYTES ||
+	    out->nr_rt > HOTSPOT_MAX_FRAMES || out->nr_user <= r->nr_user)
+		return size;
+	if (!hotspot_jvm_layout(out->pid, &l) || hotspot_heaps_read(out->pid, &l, &heaps))
+		return size;
+	user = out->pcs + out->nr_kernel;
+	units = (struct cfi_interp_frame *)(user + out->nr_user);
+	n = out->nr_rt;
+	for (i = r->nr_user; i < out->nr_user && n < HOTSPOT_MAX_FRAMES; i++) {
+		if (interpreted_unit(out->pid, &l, &heaps, v, user[i], bps[i], &units[n])) {
+			n++;
+			added++;
+		}
+	}
+	if (!added)
+		return size;
+	out->nr_rt = (__u16)n;
+	out->runtime = RT_HOTSPOT;
+	if (out->rt_status == HOTSPOT_STATUS_NO_JAVA || out->rt_status == 0)
+		out->rt_status = HOTSPOT_STATUS_OK;
+	return size + (size_t)added * sizeof(struct cfi_interp_frame);
+}
