@@ -110,12 +110,14 @@ static void judge_whole(const char *log, const char *name)
 	/*
 	 * 2 s of its CPU at 499 Hz: ~1,000 samples, as many as the guest's
 	 * timer fires (477 beside make test-stress's hogs and a clean clone's
-	 * make test); 99.9% of fewer than 1,000 allows none unrooted: 100 at
-	 * least, to judge something
+	 * make test): 100 at least, to judge something; 99.9% within the noise
+	 * of that count (a fixed 99.9% of 604 allowed no miss, and failed once
+	 * with one beside make test-stress: misses_allowed)
 	 */
-	CHECK(s >= 100 && rooted * 1000 >= (s - unwalkable) * 999,
-	      "%s: %lu of %lu walkable samples reach the entry (want 99.9%%)", name, rooted,
-	      s - unwalkable);
+	CHECK(s >= 100 && unwalkable <= s && rooted <= s - unwalkable &&
+		  s - unwalkable - rooted <= misses_allowed(s - unwalkable, 1000),
+	      "%s: %lu of %lu walkable samples reach the entry (want 99.9%%: %lu misses at most)",
+	      name, rooted, s - unwalkable, (unsigned long)misses_allowed(s - unwalkable, 1000));
 }
 
 /* The blocks events_wait makes (tests/progs/events_wait.c), in microseconds. */

@@ -286,22 +286,11 @@ static double pct(uint64_t a, uint64_t b)
  * What every runtime must show: completeness, complete stacks rooted at an
  * entry point (or starting with other_root: frames, root first), call sites.
  */
-/* floor(sqrt(v)) */
-static uint64_t isqrt_u64(uint64_t v)
-{
-	uint64_t x = 0;
-
-	while ((x + 1) * (x + 1) <= v)
-		x++;
-	return x;
-}
-
 static void judge(const char *name, const char *comm, struct run *r, double min_pct,
 		  const char *other_root)
 {
 	char reasons[512] = "";
 	uint64_t walkable, no_ring, incomplete_max;
-	double incomplete_mean;
 	int i;
 
 	CHECK(folded_stats_read(r->folded, comm, "-", NULL, 0, &r->st) == 0, "%s: no %s", name,
@@ -358,15 +347,12 @@ static void judge(const char *name, const char *comm, struct run *r, double min_
 	      "%s: %lu of %lu samples kept tables-pending with no ring-buffer room", name,
 	      (unsigned long)no_ring, (unsigned long)r->st.samples);
 	/*
-	 * min_pct complete, within the noise of the sample count: at a true
-	 * incomplete share of (100 - min_pct)% the incomplete count of walkable
-	 * samples is binomial, with about as much variance as its mean, so a run
-	 * may show its mean plus two standard deviations (java beside make
-	 * test-stress's hogs: 194 walkable samples, 1.9 expected, 3 allowed; a
-	 * regression to 5% would show ~10 there, ~200 in an idle run's 4,000).
+	 * min_pct complete, within the noise of the sample count (java beside
+	 * make test-stress's hogs: 194 walkable samples, 1.9 incomplete expected
+	 * at 99%, 3 allowed; a regression to 5% would show ~10 there, ~200 in an
+	 * idle run's 4,000)
 	 */
-	incomplete_mean = (double)walkable * (100.0 - min_pct) / 100.0;
-	incomplete_max = (uint64_t)(incomplete_mean + 2 * isqrt_u64((uint64_t)incomplete_mean + 1));
+	incomplete_max = misses_allowed(walkable, (uint64_t)((100.0 - min_pct) * 10000 + 0.5));
 	CHECK(walkable && r->st.complete <= walkable && walkable - r->st.complete <= incomplete_max,
 	      "%s: %.2f%% of %s's walkable samples complete, want >= %.1f%%: %lu incomplete of "
 	      "%lu, at most %lu (incomplete:%s)",

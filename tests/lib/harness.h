@@ -89,6 +89,24 @@ static int harness_passed, harness_failed;
  */
 #define ENOUGH_TO_JUDGE 50
 
+/*
+ * The most misses n samples may show of a feature whose miss rate is
+ * per_million / 10^6: the binomial count's mean plus two standard
+ * deviations (its variance is about its mean), floored.  A share checked
+ * as a fixed fraction of few samples fails the product at its own target
+ * (99.9% of 604 samples allows no miss, 0.6 expected: 1 run in 8 shows 2);
+ * a regression to ten times the rate still fails (6 misses expected of 604).
+ */
+static inline uint64_t misses_allowed(uint64_t n, uint64_t per_million)
+{
+	uint64_t mean_x1m = n * per_million, sd = 0;
+
+	/* sqrt(mean + 1), floored, for the noise */
+	while ((sd + 1) * (sd + 1) <= mean_x1m / 1000000 + 1)
+		sd++;
+	return mean_x1m / 1000000 + 2 * sd;
+}
+
 #define HARNESS_SHOWN	    5
 #define HARNESS_SITES	    4096 /* distinct CHECK sites per test: a power of two */
 #define HARNESS_MAX_FILTERS 32

@@ -7,7 +7,8 @@
  *  - fail: one failing CHECK: [FAIL] with its condition, exit 1;
  *  - empty: a test that ran no CHECK fails (it passed whatever the code did:
  *    how a test whose loop found no input once hid a broken feature);
- *  - crash: a test that dies fails, with the signal named.
+ *  - crash: a test that dies fails, with the signal named;
+ * and misses_allowed, the noise bound of share checks.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -85,6 +86,16 @@ static void test_crash(void)
 	expect("crash", 1, "[FAIL] one: 1 passed, 1 failed", "killed by signal 11");
 }
 
+/* misses_allowed: the binomial mean plus two standard deviations, worked by hand */
+static void test_misses(void)
+{
+	CHECK(misses_allowed(604, 1000) == 2 && misses_allowed(194, 10000) == 3 &&
+		  misses_allowed(4000, 10000) == 52 && misses_allowed(100000, 1000) == 120,
+	      "misses allowed: %lu %lu %lu %lu", (unsigned long)misses_allowed(604, 1000),
+	      (unsigned long)misses_allowed(194, 10000), (unsigned long)misses_allowed(4000, 10000),
+	      (unsigned long)misses_allowed(100000, 1000));
+}
+
 int main(int argc, char **argv)
 {
 	const char *which = getenv("CFIPROF_HARNESS_CASE");
@@ -96,5 +107,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_fail);
 	RUN_TEST(test_empty);
 	RUN_TEST(test_crash);
+	RUN_TEST(test_misses);
 	return HARNESS_DONE();
 }
