@@ -109,6 +109,8 @@ int main(int argc, char **argv)
 
 		files[0] = argv[3];
 		files[1] = argv[4];
+		/* "2c": seconds of the process's CPU time (spin.h), the churner's included */
+		secs = spin_secs(argv[2]);
 		if (pthread_create(&t, NULL, churn, NULL))
 			return 1;
 		spin_deadline = spin_now() + secs;
