@@ -264,7 +264,12 @@ static void test_vdso(void)
 	printf("  call sites: %lu return addresses after a call, %lu not (%lu goexit + 1)\n",
 	       (unsigned long)cs.checked, (unsigned long)cs.failed,
 	       (unsigned long)goexit_bottoms(rec, exe));
-	CHECK(complete >= 20 && cs.checked >= complete && cs.failed == goexit_bottoms(rec, exe),
+	/*
+	 * complete: distinct stacks of the recording; main.clock's are few (its
+	 * chain over a handful of vDSO and time.Now pcs: 17 beside make
+	 * test-stress's hogs, ~30 idle): 5 show the check ran over several
+	 */
+	CHECK(complete >= 5 && cs.checked >= complete && cs.failed == goexit_bottoms(rec, exe),
 	      "%lu of %lu call sites wrong (%lu complete stacks): %s",
 	      (unsigned long)(cs.failed - goexit_bottoms(rec, exe)), (unsigned long)cs.checked,
 	      (unsigned long)complete, cs.first_fail);
