@@ -58,6 +58,7 @@ size_t hotspot_deferred_units(void *rt, struct cfi_sample_record *out, size_t si
 	struct hotspot_layout l;
 	struct hotspot_heaps heaps;
 	uint32_t i, n, added = 0;
+	bool truncated = false;
 	const __u64 *user;
 
 	(void)rt;
@@ -73,17 +74,26 @@ size_t hotspot_deferred_units(void *rt, struct cfi_sample_record *out, size_t si
 	user = out->pcs + out->nr_kernel;
 	units = (struct cfi_interp_frame *)(user + out->nr_user);
 	n = out->nr_rt;
-	for (i = r->nr_user; i < out->nr_user && n < HOTSPOT_MAX_FRAMES; i++) {
-		if (interpreted_unit(out->pid, &l, &heaps, v, user[i], bps[i], &units[n])) {
-			n++;
-			added++;
+	for (i = r->nr_user; i < out->nr_user; i++) {
+		struct cfi_interp_frame f;
+
+		if (!interpreted_unit(out->pid, &l, &heaps, v, user[i], bps[i], &f))
+			continue;
+		/* one more than the bound: the sample says so, as the kernel's walk does */
+		if (n >= HOTSPOT_MAX_FRAMES) {
+			truncated = true;
+			break;
 		}
+		units[n++] = f;
+		added++;
 	}
-	if (!added)
+	if (!added && !truncated)
 		return size;
 	out->nr_rt = (__u16)n;
 	out->runtime = RT_HOTSPOT;
-	if (out->rt_status == HOTSPOT_STATUS_NO_JAVA || out->rt_status == 0)
+	if (truncated)
+		out->rt_status = HOTSPOT_STATUS_TRUNCATED;
+	else if (out->rt_status == HOTSPOT_STATUS_NO_JAVA || out->rt_status == 0)
 		out->rt_status = HOTSPOT_STATUS_OK;
 	return size + (size_t)added * sizeof(struct cfi_interp_frame);
 }
