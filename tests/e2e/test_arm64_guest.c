@@ -35,8 +35,8 @@
  * (122-521 in a second of CPU; 46 in chain_pac's 3 s once, beside the
  * stress with make test's suites at once), so the count is not the test's
  * to set.  The bound asks for 20; 1000 per mille allows no wrong chain on any
- * count, and a lower one at least one (995 per mille of fewer than 200
- * would allow none: gofib_stripped has ~1 in 700).
+ * count, a lower one the noise of the count at that rate (misses_allowed:
+ * gofib_stripped has ~1 in 700, 995 per mille of 358 allows 3).
  */
 /* run.sh: samples apart (nothing on this host: the guest samples itself), beside other suites */
 #include <stdio.h>
@@ -69,9 +69,12 @@ static void judge(const char *log, const char *name, unsigned long min_leaf, uns
 	printf("  %s: %lu samples, %lu incomplete, %lu in the leaf, %lu with the whole chain "
 	       "(%lu not judged)\n",
 	       name, s, inc, leaf, exact, skipped);
-	allowed = leaf * (1000 - permille) / 1000;
-	if (permille < 1000 && allowed < 1)
-		allowed = 1;
+	/*
+	 * below 1000 per mille, within the noise of the leaf's count
+	 * (misses_allowed): 995 of 358 allowed 1 and failed with 2 in a clean
+	 * clone (gofib_stripped, ~1 in 700 expected)
+	 */
+	allowed = permille < 1000 ? misses_allowed(leaf, (1000 - permille) * 1000) : 0;
 	CHECK(leaf >= min_leaf && exact <= leaf && leaf - exact <= allowed,
 	      "%s: %lu of %lu samples in the leaf have the chain (want %lu per mille, and %lu at "
 	      "least)",
