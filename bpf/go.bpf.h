@@ -99,15 +99,13 @@ __noinline int go_labels_read(__u32 pid)
 	const struct cfi_go_proc *gp = runtime_proc(pid, RT_GO);
 	__u64 tp, g, m, curg, lp, h, buckets, count;
 	struct go_scratch *s;
-	struct pid_times *times;
 	__u32 zero = 0, n = 0;
 	bool cut = false;
 
 	if (!gp)
 		return 0;
 	/* written by a load that read the mappings before the process exec'd */
-	times = bpf_map_lookup_elem(&pid_times, &pid);
-	if (times && times->ns[PT_EXEC] > gp->maps_read_ns)
+	if (runtime_entry_stale(pid, gp->maps_read_ns))
 		return 0;
 	s = bpf_map_lookup_elem(&go_scratch, &zero);
 	tp = current_thread_pointer();
@@ -183,7 +181,6 @@ __noinline int go_vdso_caller(__u32 pid, __u64 pc, __u64 sp)
 {
 	const struct cfi_go_proc *gp = runtime_proc(pid, RT_GO);
 	const struct cfi_mapping_val *mv;
-	struct pid_times *times;
 	struct go_scratch *s;
 	__u64 g, m, vsp, vpc, lo, hi;
 	__u32 zero = 0;
@@ -191,8 +188,7 @@ __noinline int go_vdso_caller(__u32 pid, __u64 pc, __u64 sp)
 	if (!gp || !gp->m_vdso_sp || !gp->m_vdso_pc)
 		return 0;
 	/* written by a load that read the mappings before the process exec'd */
-	times = bpf_map_lookup_elem(&pid_times, &pid);
-	if (times && times->ns[PT_EXEC] > gp->maps_read_ns)
+	if (runtime_entry_stale(pid, gp->maps_read_ns))
 		return 0;
 	s = bpf_map_lookup_elem(&go_scratch, &zero);
 	g = go_current_g(gp);

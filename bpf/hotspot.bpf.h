@@ -231,14 +231,6 @@ static long hotspot_walk_step(__u32 index, void *data)
 	return hotspot_unit(c, s->last);
 }
 
-/* Whether tgid's entry was written by a load that read the mappings before it exec'd. */
-static __always_inline bool hotspot_entry_stale(__u32 tgid, const struct cfi_hotspot_proc *h)
-{
-	struct pid_times *times = bpf_map_lookup_elem(&pid_times, &tgid);
-
-	return times && times->ns[PT_EXEC] > h->maps_read_ns;
-}
-
 /*
  * The record's compiled Java frames into the scratch area: nr_frames |
  * status << 16 (status 0: not a JVM process).  A global function: verified
@@ -256,7 +248,7 @@ __noinline int hotspot_walk(const struct cfi_sample_record *rec, __u32 first, __
 	c.h = runtime_proc(pid, RT_HOTSPOT);
 	if (!c.h)
 		return 0;
-	if (hotspot_entry_stale(pid, c.h))
+	if (runtime_entry_stale(pid, c.h->maps_read_ns))
 		return 0;
 	c.s = bpf_map_lookup_elem(&hotspot_scratch, &zero);
 	if (!c.s)
@@ -306,7 +298,7 @@ static __always_inline int hotspot_jit_caller_rule(__u32 tgid, const void *data,
 	__u8 kind = 0;
 
 	/* an entry of the image before an exec: its code heaps are gone */
-	if (!h->off_frame_size || hotspot_entry_stale(tgid, h))
+	if (!h->off_frame_size || runtime_entry_stale(tgid, h->maps_read_ns))
 		return 0;
 	blob = hotspot_blob_at(h, pc, &kind);
 	if (!blob || kind != HOTSPOT_FRAME_COMPILED ||
@@ -325,10 +317,10 @@ static __always_inline int hotspot_jit_caller_rule(__u32 tgid, const void *data,
 	return 1;
 }
 
-/* Thread tid exits: HotSpot keeps nothing per thread here. */
 /* Where the walk goes on instead of the leaf's caller: the leaf's caller. */
 #define hotspot_leaf_caller runtime_no_leaf_caller
 
+/* Thread tid exits: HotSpot keeps nothing per thread here. */
 static __always_inline void hotspot_thread_exit(__u32 tid)
 {
 	(void)tid;

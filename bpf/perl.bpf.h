@@ -154,7 +154,6 @@ static long perl_walk_step(__u32 index, void *data)
 __noinline int perl_walk(__u32 pid)
 {
 	struct perl_walk_ctx c = {.status = PERL_STATUS_OK};
-	struct pid_times *times;
 	__u64 tp, interp;
 	__u32 phase = 0;
 	int i;
@@ -163,8 +162,7 @@ __noinline int perl_walk(__u32 pid)
 	if (!c.pl)
 		return 0;
 	/* written by a load that read the mappings before the process exec'd */
-	times = bpf_map_lookup_elem(&pid_times, &pid);
-	if (times && times->ns[PT_EXEC] > c.pl->maps_read_ns)
+	if (runtime_entry_stale(pid, c.pl->maps_read_ns))
 		return 0;
 	c.s = bpf_map_lookup_elem(&perl_scratch, &c.n);
 	tp = current_thread_pointer();

@@ -114,15 +114,13 @@ static long php_walk_step(__u32 index, void *data)
 __noinline int php_walk(__u32 pid)
 {
 	struct php_walk_ctx c = {.status = PHP_STATUS_OK};
-	struct pid_times *times;
 	int i;
 
 	c.php = runtime_proc(pid, RT_PHP);
 	if (!c.php)
 		return 0;
 	/* written by a load that read the mappings before the process exec'd */
-	times = bpf_map_lookup_elem(&pid_times, &pid);
-	if (times && times->ns[PT_EXEC] > c.php->maps_read_ns)
+	if (runtime_entry_stale(pid, c.php->maps_read_ns))
 		return 0;
 	c.s = bpf_map_lookup_elem(&php_scratch, &c.n);
 	if (!c.s)

@@ -287,15 +287,13 @@ static long py_walk_step(__u32 index, void *data)
 __noinline __u64 python_thread(__u32 pid, __u32 tid)
 {
 	const struct cfi_python_proc *py = runtime_proc(pid, RT_PYTHON);
-	struct pid_times *times;
 	struct python_scratch *s;
 	__u32 zero = 0;
 
 	if (!py)
 		return PY_NOT_PYTHON;
 	/* written by a load that read the mappings before the process exec'd */
-	times = bpf_map_lookup_elem(&pid_times, &pid);
-	if (times && times->ns[PT_EXEC] > py->maps_read_ns)
+	if (runtime_entry_stale(pid, py->maps_read_ns))
 		return PY_NOT_PYTHON;
 	s = bpf_map_lookup_elem(&python_scratch, &zero);
 	if (!s)

@@ -121,7 +121,6 @@ static long ruby_walk_step(__u32 index, void *data)
 __noinline int ruby_walk(__u32 pid)
 {
 	struct ruby_walk_ctx c = {.status = RUBY_STATUS_OK};
-	struct pid_times *times;
 	__u64 tp, var, ec, stack, size;
 	int i;
 
@@ -129,8 +128,7 @@ __noinline int ruby_walk(__u32 pid)
 	if (!c.rb)
 		return 0;
 	/* written by a load that read the mappings before the process exec'd */
-	times = bpf_map_lookup_elem(&pid_times, &pid);
-	if (times && times->ns[PT_EXEC] > c.rb->maps_read_ns)
+	if (runtime_entry_stale(pid, c.rb->maps_read_ns))
 		return 0;
 	c.s = bpf_map_lookup_elem(&ruby_scratch, &c.n);
 	tp = current_thread_pointer();

@@ -86,6 +86,18 @@ struct {
 	__type(value, struct cfi_runtime_proc);
 } runtime_procs SEC(".maps");
 
+/*
+ * Whether tgid's runtime entry, written by a load that read its mappings at
+ * maps_read_ns, is the image's before an exec (pid_times PT_EXEC after it):
+ * what it says of the process is gone, whatever a load finishing late wrote.
+ */
+static __always_inline bool runtime_entry_stale(__u32 tgid, __u64 maps_read_ns)
+{
+	struct pid_times *times = bpf_map_lookup_elem(&pid_times, &tgid);
+
+	return times && times->ns[PT_EXEC] > maps_read_ns;
+}
+
 /* tgid's entry's own part when it runs runtime rt, else NULL. */
 static __always_inline const void *runtime_proc(__u32 tgid, __u8 rt)
 {

@@ -156,7 +156,6 @@ static long v8_walk_step(__u32 index, void *data)
 __noinline int v8_walk(__u32 pid)
 {
 	struct v8_walk_ctx c = {.status = V8_STATUS_OK, .pid = pid};
-	struct pid_times *times;
 	struct pt_regs *regs;
 	__u32 zero = 0;
 	int i;
@@ -165,8 +164,7 @@ __noinline int v8_walk(__u32 pid)
 	if (!c.v)
 		return 0;
 	/* written by a load that read the mappings before the process exec'd */
-	times = bpf_map_lookup_elem(&pid_times, &pid);
-	if (times && times->ns[PT_EXEC] > c.v->maps_read_ns)
+	if (runtime_entry_stale(pid, c.v->maps_read_ns))
 		return 0;
 	c.s = bpf_map_lookup_elem(&v8_scratch, &zero);
 	if (!c.s)

@@ -26,17 +26,29 @@ struct walk_env {
 
 static __thread struct walk_env env;
 
+/*
+ * size bytes at addr of a stack copy (len bytes from base, holes: its
+ * DEFER_CHUNKs the kernel could not read) into dst: 0, or -1 outside it or
+ * in a hole.
+ */
+static int copy_read(const __u8 *stack, __u64 base, __u64 len, __u64 holes, void *dst, size_t size,
+		     __u64 addr)
+{
+	__u64 off = addr - base;
+
+	if (addr < base || off > len || size > len - off)
+		return -1;
+	for (__u64 c = off / DEFER_CHUNK; size && c <= (off + size - 1) / DEFER_CHUNK; c++)
+		if (c < 64 && (holes >> c & 1))
+			return -1;
+	memcpy(dst, stack + off, size);
+	return 0;
+}
+
 static inline int walker_read_user(void *dst, __u32 size, __u64 addr)
 {
-	__u64 off = addr - env.base;
-
-	if (addr >= env.base && off <= env.len && size <= env.len - off) {
-		for (__u64 c = off / DEFER_CHUNK; size && c <= (off + size - 1) / DEFER_CHUNK; c++)
-			if (c < 64 && (env.holes >> c & 1))
-				return -1;
-		memcpy(dst, env.stack + off, size);
+	if (!copy_read(env.stack, env.base, env.len, env.holes, dst, size, addr))
 		return 0;
-	}
 	if (addr >= env.base + env.len)
 		env.past_copy = true;
 	return -1;
@@ -90,16 +102,8 @@ const __u64 *deferred_walk_bps(void)
 
 bool deferred_copy_read(const struct deferred_view *v, __u64 addr, void *dst, size_t len)
 {
-	const struct cfi_deferred_record *d = v->d;
-	__u64 off = addr - d->stack_base;
-
-	if (addr < d->stack_base || off > d->stack_len || len > d->stack_len - off || !len)
-		return false;
-	for (__u64 c = off / DEFER_CHUNK; c <= (off + len - 1) / DEFER_CHUNK; c++)
-		if (c < 64 && (d->stack_holes >> c & 1))
-			return false;
-	memcpy(dst, v->stack + off, len);
-	return true;
+	return len && !copy_read(v->stack, v->d->stack_base, v->d->stack_len, v->d->stack_holes,
+				 dst, len, addr);
 }
 
 bool deferred_parse(const void *data, size_t size, struct deferred_view *v)
