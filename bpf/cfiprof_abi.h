@@ -340,7 +340,7 @@ struct cfi_interp_frame {
 };
 
 /* bytes of a runtime's own part of its runtime_procs entries */
-#define RT_PROC_BYTES 112
+#define RT_PROC_BYTES 120
 
 /*
  * A process that runs one of the runtimes, keyed by tgid

@@ -142,8 +142,9 @@ static __always_inline __u16 hotspot_bci1(const struct cfi_hotspot_proc *h, __u6
 static __always_inline __u16 hotspot_read_digest(const struct cfi_hotspot_proc *h, __u64 method,
 						 __u64 *cm_out)
 {
-	__u64 cm = rt_read_ptr(method + h->off_method_const), pool, holder, kname;
-	__u16 name_i = 0, sig_i = 0;
+	__u64 cm = rt_read_ptr(method + h->off_method_const), pool, holder, kname, tail = 0;
+	__u16 name_i = 0, sig_i = 0, len = 0;
+	__u32 n, hash = 0;
 
 	*cm_out = cm;
 	pool = cm ? rt_read_ptr(cm + h->off_const_pool) : 0;
@@ -151,9 +152,19 @@ static __always_inline __u16 hotspot_read_digest(const struct cfi_hotspot_proc *
 	kname = holder ? rt_read_ptr(holder + h->off_klass_name) : 0;
 	if (!kname ||
 	    bpf_probe_read_user(&name_i, sizeof(name_i), (const void *)(cm + h->off_name_index)) ||
-	    bpf_probe_read_user(&sig_i, sizeof(sig_i), (const void *)(cm + h->off_sig_index)))
+	    bpf_probe_read_user(&sig_i, sizeof(sig_i), (const void *)(cm + h->off_sig_index)) ||
+	    bpf_probe_read_user(&len, sizeof(len), (const void *)(kname + h->off_symbol_length)))
 		return 0;
-	return hotspot_method_digest(kname, name_i, sig_i);
+	n = len < HOTSPOT_DIGEST_TAIL ? len : HOTSPOT_DIGEST_TAIL;
+	barrier_var(n);
+	if (n > HOTSPOT_DIGEST_TAIL ||
+	    (n &&
+	     bpf_probe_read_user(&tail, n, (const void *)(kname + h->off_symbol_body + len - n))))
+		return 0;
+	if (h->off_symbol_hash != HOTSPOT_NO_FIELD &&
+	    bpf_probe_read_user(&hash, sizeof(hash), (const void *)(kname + h->off_symbol_hash)))
+		return 0;
+	return hotspot_method_digest(kname, name_i, sig_i, len, tail, (__u16)(hash >> 16));
 }
 
 /* f as the sample's next unit: 1 (the walk ends) when there is no room left. */

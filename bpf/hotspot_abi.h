@@ -29,28 +29,50 @@
 /*
  * ... an interpreted frame (the template interpreter's): code its Method*
  * with, from bit 48, a digest of what that Method was at the sample (its
- * class's name Symbol* and its name and signature indices): a class
- * unloaded gives its Method's memory back, and another class's Method made
- * there is another method at the same address.  User space names the frame
- * only if the Method there still has that digest, else counts it stale.
+ * class's name Symbol*, that name's length, last bytes and identity hash,
+ * and its name and signature indices): a class unloaded gives its Method's
+ * memory back, and another class's Method made there is another method at
+ * the same address, often with its name Symbol made where the old one's was
+ * too (Gen5's freed, Gen6's malloc'd there): the name's own bytes and hash
+ * tell those apart.  User space names the frame only if the Method there still has
+ * that digest, else counts it stale.
  * scope holds its bci + 1, 0 when not known: a caller's from the bcp its
  * frame saved at the call, the leaf's from the register the interpreter
  * keeps it in (x86-64's r13; its frame's slot is stale while it runs).
  */
 #define HOTSPOT_FRAME_INTERPRETED 2
 
-/* The digest of an interpreted frame's Method (never 0: 0 is none read). */
-static inline __u16 hotspot_method_digest(__u64 klass_name, __u16 name_index, __u16 sig_index)
-{
-	__u64 x = klass_name ^ ((__u64)name_index << 48) ^ ((__u64)sig_index << 32);
+/* the bytes of a class name's end a digest reads (its whole name when shorter) */
+#define HOTSPOT_DIGEST_TAIL 8
+/* an offset of struct cfi_hotspot_proc's whose field this JDK lacks */
+#define HOTSPOT_NO_FIELD 0xffff
 
-	/* a 64-bit finalizer's mix: every bit of the Symbol* moves the 16 kept */
+/*
+ * The digest of an interpreted frame's Method (never 0: 0 is none read):
+ * its class's name Symbol* klass_name, the Symbol's name_len and last
+ * min(name_len, HOTSPOT_DIGEST_TAIL) bytes read into a zeroed u64
+ * name_tail, and its identity hash (a random number each Symbol gets when
+ * made: two loads of one name differ; 0 when the JDK has none).
+ */
+static inline __attribute__((always_inline)) __u16
+hotspot_method_digest(__u64 klass_name, __u16 name_index, __u16 sig_index, __u16 name_len,
+		      __u64 name_tail, __u16 name_hash)
+{
+	__u64 x = klass_name ^ ((__u64)name_index << 48) ^ ((__u64)sig_index << 32) ^ name_len ^
+		  ((__u64)name_hash << 16);
+
+	/* a 64-bit finalizer's mix, twice: every bit of the Symbol* and the name moves the 16 kept
+	 */
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x ^= name_tail;
+	x *= 0xc4ceb9fe1a85ec53ULL;
 	x ^= x >> 33;
 	x = (x ^ (x >> 16) ^ (x >> 32) ^ (x >> 48)) & 0xffff;
 	return x ? (__u16)x : 1;
 }
+
 /* A frame of 8 MiB: no Java frame is near (a larger size is garbage read) */
 #define HOTSPOT_FRAME_WORDS_MAX (1 << 20)
 
@@ -102,6 +124,9 @@ struct cfi_hotspot_proc {
 	__u16 off_sig_index;	/* ConstMethod::_signature_index, a u2 */
 	__u16 const_size;	/* sizeof(ConstMethod): its bytecodes follow it (0: no bci) */
 	__u16 off_frame_size;	/* CodeBlob::_frame_size, an int: words, return address included */
+	__u16 off_symbol_length; /* Symbol::_length, a u2 */
+	__u16 off_symbol_body;	 /* Symbol::_body */
+	__u16 off_symbol_hash;	 /* Symbol::_hash_and_refcount, a u4; HOTSPOT_NO_FIELD: none */
 	__u64 maps_read_ns;   /* as every runtime's: struct cfi_runtime_proc */
 };
 

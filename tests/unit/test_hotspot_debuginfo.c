@@ -10,7 +10,10 @@
  * Then hotspot_code_read (hotspot_scopes.h) on a forged nmethod, methods,
  * pools and symbols in this process's own memory, read as a JVM's are,
  * with a layout made for them: the chains and lines it gives, and what
- * it falls back to on each kind of broken debug info.
+ * it falls back to on each kind of broken debug info.  And the digest an
+ * interpreted frame's Method is checked by when it is named
+ * (hotspot_method_digest_now) on such a Method whose class's name Symbol is
+ * freed and another made at its address.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -21,6 +24,7 @@
 
 #include "tests/lib/harness.h"
 #include "tests/lib/xorshift.h"
+#include "user/runtimes/hotspot/hotspot_codecache.h"
 #include "user/runtimes/hotspot/hotspot_debuginfo.h"
 #include "user/runtimes/hotspot/hotspot_scopes.h"
 
@@ -679,6 +683,66 @@ static void test_forged_garbage(void)
 	CHECK(named == 2000, "%d of 2000 garbled nmethods named", named);
 }
 
+/* The forged class name Symbol sym made anew as name, with identity hash hash at @28. */
+static void remake_symbol(uint8_t *sym, const char *name, uint16_t hash)
+{
+	memset(sym, 0, 32);
+	put16(sym, (uint16_t)strlen(name));
+	memcpy(sym + 2, name, strlen(name));
+	put32(sym + 28, (uint32_t)hash << 16 | 3); /* a refcount of 3 below it */
+}
+
+static uint16_t digest_of(const struct hotspot_layout *l, const struct forged_method *m)
+{
+	return hotspot_method_digest_now((uint32_t)getpid(), l, addr(m->method));
+}
+
+/*
+ * A class unloaded and the next one's Method made at its Method's address,
+ * with the same indices, and its name Symbol made where the old class's was
+ * (Gen5's freed, Gen6's malloc'd there: what test_hotspot_unload's JVM does,
+ * and what named a late-read frame of Gen5 "Gen6.run" while the digest
+ * read only the Symbol's address): the digest tells them apart by the
+ * name's last bytes, and by the Symbol's identity hash where a JDK has one
+ * (names alike in their last bytes), and reads the same Method the same.
+ */
+static void test_interpreted_digest(void)
+{
+	static struct forged_method m;
+	struct hotspot_layout l = forged_layout(), hashed = forged_layout();
+	uint16_t d[6];
+
+	hashed.symbol_hash = F(28, 4, 0);
+	forge_method(&m, "run", 4, NULL, 0);
+	remake_symbol(m.symbols[0], "Gen5", 0x1234);
+	d[0] = digest_of(&l, &m);
+	CHECK(d[0] && d[0] == digest_of(&l, &m), "the same Method read twice: %#x, %#x", d[0],
+	      digest_of(&l, &m));
+	remake_symbol(m.symbols[0], "Gen6", 0x1234);
+	d[1] = digest_of(&l, &m);
+	CHECK(d[1] && d[1] != d[0], "Gen5's and Gen6's Method at one address: %#x, %#x", d[0],
+	      d[1]);
+	remake_symbol(m.symbols[0], "com/example/Handler5", 0x1234);
+	d[2] = digest_of(&l, &m);
+	remake_symbol(m.symbols[0], "com/example/Handler6", 0x1234);
+	d[3] = digest_of(&l, &m);
+	CHECK(d[2] && d[3] && d[2] != d[3], "names that differ in their last byte: %#x, %#x", d[2],
+	      d[3]);
+	/* alike in length and last bytes: the identity hash, made anew with the Symbol */
+	remake_symbol(m.symbols[0], "a/Handler", 0x1234);
+	d[4] = digest_of(&hashed, &m);
+	remake_symbol(m.symbols[0], "b/Handler", 0x4321);
+	d[5] = digest_of(&hashed, &m);
+	CHECK(d[4] && d[5] && d[4] != d[5], "a/Handler and b/Handler by their hashes: %#x, %#x",
+	      d[4], d[5]);
+	/* the refcount below the hash moves as the JVM runs: not a new Symbol */
+	put32(m.symbols[0] + 28, 0x4321u << 16 | 9);
+	CHECK(digest_of(&hashed, &m) == d[5], "a refcount's change read as a new Symbol");
+	/* an unreadable Symbol: no digest, not one of a readable Method */
+	put64(m.klass + 8, 8);
+	CHECK(digest_of(&l, &m) == 0, "a Symbol at address 8 read");
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -692,5 +756,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_forged_nmethod_jdk25);
 	RUN_TEST(test_forged_broken);
 	RUN_TEST(test_forged_garbage);
+	RUN_TEST(test_interpreted_digest);
 	return HARNESS_DONE();
 }

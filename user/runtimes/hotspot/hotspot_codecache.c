@@ -448,13 +448,22 @@ uint16_t hotspot_method_digest_now(uint32_t pid, const struct hotspot_layout *l,
 	uint64_t kname = hotspot_ptr_read(
 	    pid, hotspot_ptr_read(pid, hotspot_ptr_read(pid, cm, l->const_pool), l->pool_holder),
 	    l->klass_name);
-	uint16_t name_i, sig_i;
+	uint16_t name_i, sig_i, len;
+	uint64_t tail = 0;
+	uint32_t n, hash = 0;
 
 	/* as the kernel reads it (bpf/hotspot.bpf.h): two bytes of each index, whatever its size */
 	if (!kname || target_read(pid, cm + l->const_name_index.off, &name_i, sizeof(name_i)) ||
-	    target_read(pid, cm + l->const_sig_index.off, &sig_i, sizeof(sig_i)))
+	    target_read(pid, cm + l->const_sig_index.off, &sig_i, sizeof(sig_i)) ||
+	    target_read(pid, kname + l->symbol_length.off, &len, sizeof(len)))
 		return 0;
-	return hotspot_method_digest(kname, name_i, sig_i);
+	n = len < HOTSPOT_DIGEST_TAIL ? len : HOTSPOT_DIGEST_TAIL;
+	if (n && target_read(pid, kname + l->symbol_body.off + len - n, &tail, n))
+		return 0;
+	if ((l->symbol_hash.flags & HOTSPOT_F_FOUND) &&
+	    target_read(pid, kname + l->symbol_hash.off, &hash, sizeof(hash)))
+		return 0;
+	return hotspot_method_digest(kname, name_i, sig_i, len, tail, (uint16_t)(hash >> 16));
 }
 
 int hotspot_method_lines(uint32_t pid, const struct hotspot_layout *l, uint64_t method,

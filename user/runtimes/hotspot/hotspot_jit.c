@@ -190,6 +190,10 @@ int hotspot_jvm_note(uint32_t pid, const struct hotspot_layout *l, struct cfi_ho
 	out->off_sig_index = l->const_sig_index.off;
 	out->const_size = l->const_method_size;
 	out->off_frame_size = l->blob_frame_size.off;
+	out->off_symbol_length = l->symbol_length.off;
+	out->off_symbol_body = l->symbol_body.off;
+	out->off_symbol_hash =
+	    l->symbol_hash.flags & HOTSPOT_F_FOUND ? l->symbol_hash.off : HOTSPOT_NO_FIELD;
 	return 0;
 }
 

@@ -17,7 +17,7 @@
 #include "user/runtimes/hotspot/hotspot_vmstructs.h"
 #include "user/runtimes/target_mem.h"
 
-_Static_assert(sizeof(struct hotspot_layout) <= 256, "the layout is meant to be small");
+_Static_assert(sizeof(struct hotspot_layout) <= 320, "the layout is meant to be small");
 
 /* bytes read from libjvm.so for its symbol tables (JDK 17's: 2 MiB) */
 #define HS_ELF_READ_MAX (64ull << 20)
@@ -107,6 +107,7 @@ static const struct want wants[] = {
     {"Klass", "_name", NULL, NULL, L(klass_name), W_POINTER},
     {"Symbol", "_length", NULL, NULL, L(symbol_length), 0},
     {"Symbol", "_body", NULL, NULL, L(symbol_body), W_OFFSET_ONLY},
+    {"Symbol", "_hash_and_refcount", NULL, NULL, L(symbol_hash), W_OPTIONAL},
     /* a class's methods, to tell overloads apart: names stay unsigned without them */
     {"InstanceKlass", "_methods", NULL, NULL, L(klass_methods), W_POINTER | W_OPTIONAL},
     {"Array<int>", "_length", NULL, NULL, L(md_array_length), W_OPTIONAL},

@@ -91,6 +91,8 @@ struct hotspot_layout {
 	struct hotspot_field pool_holder, pool_length;			    /* ConstantPool */
 	struct hotspot_field klass_name;				    /* Klass::_name */
 	struct hotspot_field symbol_length, symbol_body;		    /* Symbol */
+	/* Symbol::_hash_and_refcount (JDK 17 on): its high half a random number made with it */
+	struct hotspot_field symbol_hash;
 	struct hotspot_field klass_methods; /* InstanceKlass::_methods; size 0 without */
 	/* Array<T>::_length (Array<int>'s), Array<Method*>::_data: a class's methods */
 	struct hotspot_field md_array_length, md_array_data;
