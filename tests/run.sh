@@ -35,6 +35,9 @@ LANE_JOBS=${LANE_JOBS:-2}
 total_pass=0
 total_fail=0
 failed_tests=()
+# the first failed checks of each suite that failed, repeated last: a log's tail
+# (all CI shows of it) then says why, not only which
+fail_lines=()
 logs=$(mktemp -d /tmp/cfiprof-run.XXXXXX)
 trap 'rm -rf "$logs"' EXIT
 
@@ -130,6 +133,9 @@ tally() {
 		[ "$t" = main ] && t= || t=:$t
 		failed_tests+=("$name$t")
 	done < <(sed -n 's/^\[FAIL\] \([^:]*\): .*/\1/p' "$log")
+	while read -r t; do
+		fail_lines+=("$name: ${t:0:400}")
+	done < <(grep -m3 '^FAIL ' "$log")
 	if [ -z "$line" ]; then
 		echo "--- $name: exited $rc without a result line: counted as 1 failure"
 		total_fail=$((total_fail + 1))
@@ -266,6 +272,10 @@ while [ ${#started[@]} -gt 0 ]; do
 	start_more
 done
 
+if [ ${#fail_lines[@]} -gt 0 ]; then
+	echo "failed checks (the first 3 of each suite):"
+	printf '  %s\n' "${fail_lines[@]}"
+fi
 if [ ${#failed_tests[@]} -gt 0 ]; then
 	echo "failed (run one again with tests/run.sh NAME:TEST):"
 	printf '  %s\n' "${failed_tests[@]}"

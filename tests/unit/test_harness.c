@@ -8,7 +8,9 @@
  *  - empty: a test that ran no CHECK fails (it passed whatever the code did:
  *    how a test whose loop found no input once hid a broken feature);
  *  - crash: a test that dies fails, with the signal named;
- * and misses_allowed, the noise bound of share checks.
+ * and misses_allowed, the noise bound of share checks; and tests/run.sh,
+ * which repeats a failed suite's first failed checks at the end of its
+ * output (a CI log's tail says why, not only which).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -37,15 +39,19 @@ static int child_suite(const char *which, int argc, char **argv)
 	return HARNESS_DONE();
 }
 
-/* Runs this binary as the suite `which`: its exit status, its output into out. */
-static int run_child(const char *which, char *out, size_t size)
+/*
+ * Runs this binary as the suite `which` (through runner, a command it is
+ * given to, when not NULL): its exit status, its output into out.
+ */
+static int run_child(const char *which, const char *runner, char *out, size_t size)
 {
 	char cmd[512];
 	FILE *p;
 	size_t n = 0;
 	int st;
 
-	snprintf(cmd, sizeof(cmd), "CFIPROF_HARNESS_CASE=%s /proc/%d/exe 2>&1", which, getpid());
+	snprintf(cmd, sizeof(cmd), "CFIPROF_HARNESS_CASE=%s %s%s/proc/%d/exe 2>&1", which,
+		 runner ? runner : "", runner ? " " : "", getpid());
 	p = popen(cmd, "r");
 	if (!p)
 		return -1;
@@ -59,7 +65,7 @@ static int run_child(const char *which, char *out, size_t size)
 static void expect(const char *which, int status, const char *line, const char *also)
 {
 	char out[4096];
-	int rc = run_child(which, out, sizeof(out));
+	int rc = run_child(which, NULL, out, sizeof(out));
 
 	CHECK(rc == status && strstr(out, line) && (!also || strstr(out, also)),
 	      "%s: exit %d (want %d), output wants '%s'%s%s:\n%s", which, rc, status, line,
@@ -86,6 +92,24 @@ static void test_crash(void)
 	expect("crash", 1, "[FAIL] one: 1 passed, 1 failed", "killed by signal 11");
 }
 
+/* run.sh's last lines: the failed check itself, then which suite to run again */
+static void test_run_sh(void)
+{
+	char out[8192];
+	int rc = run_child("fail", "tests/run.sh", out, sizeof(out));
+	const char *why = strstr(out, "failed checks (the first 3 of each suite):\n"
+				      "  exe: FAIL tests/unit/test_harness.c:");
+	const char *which = strstr(out, "failed (run one again with tests/run.sh NAME:TEST):\n"
+					"  exe:one\n");
+
+	CHECK(rc == 1 && why && strstr(why, "1 + 1 == 3") && which && which > why &&
+		  strstr(which, "0 passed, 1 failed"),
+	      "run.sh of a failing suite: exit %d, output:\n%s", rc, out);
+	rc = run_child("pass", "tests/run.sh", out, sizeof(out));
+	CHECK(rc == 0 && !strstr(out, "failed checks") && strstr(out, "1 passed, 0 failed"),
+	      "run.sh of a passing suite: exit %d, output:\n%s", rc, out);
+}
+
 /* misses_allowed: the binomial mean plus two standard deviations, worked by hand */
 static void test_misses(void)
 {
@@ -108,5 +132,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_empty);
 	RUN_TEST(test_crash);
 	RUN_TEST(test_misses);
+	RUN_TEST(test_run_sh);
 	return HARNESS_DONE();
 }
