@@ -414,29 +414,34 @@ static bool same_table(const struct cfi_table *a, const struct cfi_table *b)
 /*
  * A rebuild keeps the marks of the nmethods the build before read (same
  * code range, compile id and frame): none of their code is read again, and
- * its rows are a fresh build's, rule for rule.  Tried while the JVM's code
- * stays as first's (its compiler threads run on), at most 5 times.
+ * its rows are a fresh build's, rule for rule.  Each try is three walks in
+ * a row (the build before, the rebuild, a fresh build), judged when the
+ * JVM's code stayed the same over the three (its compiler threads run on:
+ * a try against one first build could never pass again once the code
+ * moved after it), at most 5 tries.
  */
-static void check_marks_kept(const struct hotspot_layout *l, const struct hotspot_heaps *h,
-			     const struct hotspot_code *first)
+static void check_marks_kept(const struct hotspot_layout *l, const struct hotspot_heaps *h)
 {
 	struct hotspot_rows_stats st;
 	int tries;
 
 	for (tries = 0; tries < 5; tries++) {
-		struct hotspot_code kept = {.pid = (uint32_t)jvm.pid, .prev = first},
+		struct hotspot_code first = {.pid = (uint32_t)jvm.pid},
+				    kept = {.pid = (uint32_t)jvm.pid, .prev = &first},
 				    fresh = {.pid = (uint32_t)jvm.pid};
 		struct cfi_table *tk = NULL, *tf = NULL;
 		bool same_code;
 
+		hotspot_blobs_walk((uint32_t)jvm.pid, l, h, NULL, hotspot_code_add, &first, NULL);
 		hotspot_blobs_walk((uint32_t)jvm.pid, l, h, NULL, hotspot_code_add, &kept, NULL);
 		hotspot_blobs_walk((uint32_t)jvm.pid, l, h, NULL, hotspot_code_add, &fresh, NULL);
-		same_code = hotspot_code_digest(&kept) == hotspot_code_digest(first) &&
-			    hotspot_code_digest(&fresh) == hotspot_code_digest(first);
+		same_code = first.n > 0 &&
+			    hotspot_code_digest(&kept) == hotspot_code_digest(&first) &&
+			    hotspot_code_digest(&fresh) == hotspot_code_digest(&first);
 		if (same_code) {
 			printf("  a rebuild: %u nmethods' marks kept, %u read (a fresh build read "
-			       "%u)\n",
-			       kept.reused, kept.scanned, fresh.scanned);
+			       "%u); on try %d\n",
+			       kept.reused, kept.scanned, fresh.scanned, tries + 1);
 			CHECK(kept.scanned == 0 && kept.reused == fresh.scanned &&
 				  fresh.scanned > 0,
 			      "rebuild: %u kept, %u read; fresh: %u read", kept.reused,
@@ -450,8 +455,10 @@ static void check_marks_kept(const struct hotspot_layout *l, const struct hotspo
 		cfi_table_free(tf);
 		hotspot_code_free(&kept);
 		hotspot_code_free(&fresh);
+		hotspot_code_free(&first);
 		if (same_code)
 			return;
+		sleep_s(0.2);
 	}
 	CHECK(0, "the JVM's code changed in each of %d tries", tries);
 }
@@ -487,7 +494,7 @@ static void test_unwind(void)
 	}
 	if (build_rows(&l, &h, &code, &t))
 		goto out;
-	check_marks_kept(&l, &h, &code);
+	check_marks_kept(&l, &h);
 	n = walk(t, &h, &s, fr, &reason);
 	for (int i = 0; i < n; i++)
 		name_frame(&l, &h, &s, &fr[i]);
