@@ -171,9 +171,9 @@ static __always_inline __u64 py_threads_head(const struct cfi_python_proc *py)
 /*
  * The thread state of thread tid (id: as its thread state knows it), or 0.
  * A thread found without one is searched for again after
- * PY_THREAD_RETRY_NS, or at once when a thread state was added: the main
- * thread's, made while the interpreter starts (its first samples come
- * before it), or a thread's.
+ * PY_THREAD_RETRY_NS, or at once when a thread state was added (the main
+ * thread's, made while the interpreter starts: its first samples come
+ * before it; or a thread's) or the newest one holds its id.
  */
 static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, struct python_scratch *s,
 				       __u32 pid, __u32 tid, __u64 id)
@@ -185,7 +185,13 @@ static __always_inline __u64 py_tstate(const struct cfi_python_proc *py, struct 
 		/* a thread state is freed when its thread ends: its tid must still be in it */
 		if (t->tstate && rt_read_ptr(t->tstate + py->tstate_native_tid) == id)
 			return t->tstate;
-		if (!t->tstate && now < t->retry_ns && py_threads_head(py) == t->head)
+		/*
+		 * the head is the newest thread state: one whose id was stored
+		 * after it was linked (an interrupt between the two stores of
+		 * the interpreter's start) is this thread's, found again at once
+		 */
+		if (!t->tstate && now < t->retry_ns && py_threads_head(py) == t->head &&
+		    (!t->head || rt_read_ptr(t->head + py->tstate_native_tid) != id))
 			return 0;
 	}
 	/* in the scratch, not on python_walk's stack: 6.1 allows on_sample's chain 512 bytes */

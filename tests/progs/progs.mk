@@ -89,6 +89,9 @@ $(PROGS_OUT)/arm64/walk_snap_clang: tests/progs/arm64/walk_snap.c $(PROGS_DEPS)
 		-c $< -o $@.o
 	$(ARM64_CC) $@.o -o $@
 
+# tests/e2e/test_python_frames.c: python3.11's main thread state without its ids, slowly
+TEST_PROGS += $(PROGS_OUT)/libslow_gettid.so
+
 # tests/e2e/test_process_edges.c: samples taken in do_exit and inside execve
 TEST_PROGS += $(PROGS_OUT)/exit_exec $(PROGS_OUT)/libexit_lib.so
 
