@@ -79,6 +79,7 @@ struct run {
 	int rc;
 	double secs;
 	double min_leaf_share; /* of complete samples that must reach the expected leaf */
+	uint64_t no_ring;      /* kept tables-pending with no ring-buffer room (0: not read) */
 };
 
 static void run_init(struct run *r, const char *tag, unsigned int max_frames)
@@ -667,9 +668,26 @@ static void expect_chain(const struct run *r, const char *comm, const char *cons
 	printf("\n");
 	CHECK(cs.samples >= min_samples, "%s: comm %s: %lu samples (want >= %lu)", r->tag, comm,
 	      cs.samples, min_samples);
-	CHECK(cs.samples && pct(cs.complete, cs.samples) >= min_complete_pct,
-	      "%s: comm %s: only %.2f%% complete (want >= %.1f%%)", r->tag, comm,
-	      pct(cs.complete, cs.samples), min_complete_pct);
+	/*
+	 * Excused: samples kept tables-pending because the ring buffer had no
+	 * room for their stack copy, counted by that cause (how many follows how
+	 * fast the consumer drains beside other work: 36 of 1,495 once in a
+	 * clean clone's make test, its longest pass 391 ms), not the walk; a
+	 * quarter of the samples at most (as test_runtimes).
+	 */
+	uint64_t excused = r->no_ring < cs.reasons[STOP_TABLES_PENDING]
+			       ? r->no_ring
+			       : cs.reasons[STOP_TABLES_PENDING];
+
+	CHECK(excused * 4 <= cs.samples,
+	      "%s: comm %s: %lu of %lu samples kept tables-pending "
+	      "with no ring-buffer room",
+	      r->tag, comm, (unsigned long)excused, cs.samples);
+	CHECK(cs.samples > excused && pct(cs.complete, cs.samples - excused) >= min_complete_pct,
+	      "%s: comm %s: only %.2f%% complete (want >= %.1f%%; %lu tables-pending with no "
+	      "ring-buffer room excused)",
+	      r->tag, comm, pct(cs.complete, cs.samples - excused), min_complete_pct,
+	      (unsigned long)excused);
 	/* min_leaf_share: the dlclose run spends only part of its time in each library */
 	CHECK(cs.with_leaf > 0 && (double)cs.with_leaf >= r->min_leaf_share * (double)cs.complete,
 	      "%s: comm %s: only %lu of %lu complete samples reach %s", r->tag, comm, cs.with_leaf,
@@ -1536,6 +1554,12 @@ static void test_tail_calls(const char *prog, const char *arg2, unsigned int max
 		if (record(&r, k ? tc : loop, cmd, 30))
 			continue;
 		check_accounting(&r, &s, &ft, &rs);
+		{
+			char *err = slurp(r.err);
+
+			r.no_ring = err ? number_before(err, "no ring-buffer room") : 0;
+			free(err);
+		}
 		expect_chain(&r, prog, exp, nexp, 150, 99.5, &cs[k]);
 		CHECK(s.stops[STOP_TRUNCATED] == 0, "%s: %lu truncated stacks", tag,
 		      s.stops[STOP_TRUNCATED]);
