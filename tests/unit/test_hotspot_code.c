@@ -7,7 +7,8 @@
  * prologue makes it the frame pointer) tracked through its instructions
  * in address order, and the rule at every instruction must give the CFA
  * tracked.  That checks where hotspot_frame_marks puts the prologues'
- * and epilogues' rows, found from byte patterns without a decoder.
+ * and epilogues' rows, found from byte patterns without a decoder (an OSR
+ * nmethod's second prologue too: a stack bang starts an entry's state).
  * (test_hotspot_rows walks stacks over the same rows.)
  */
 #include <fcntl.h>
@@ -165,6 +166,16 @@ static int objdump_check(const struct hotspot_blob *b, const struct cfi_table *t
 		if (sscanf(line, " %llx:", &addr) != 1 || !text || !(text = strchr(text + 1, '\t')))
 			continue;
 		text++;
+		/*
+		 * a stack bang opens a prologue, whose first instruction it is: an
+		 * entry's state (an OSR nmethod's OSR entry too, jumped to by the
+		 * interpreter as if called, after its body's blocks)
+		 */
+		if (!strncmp(text, "mov    %eax,-0x", 15) && strstr(text, "(%rsp)")) {
+			k->depth = 8;
+			k->rbp_cfa = 0;
+			k->reset = false;
+		}
 		/* a block after a return: the body's frame (rbp the frame pointer's, if it was) */
 		if (k->reset && addr >= b->code_begin + (uint64_t)b->frame_complete) {
 			k->rbp_cfa = k->rbp_cfa ? k->rbp_cfa : k->fp_cfa;

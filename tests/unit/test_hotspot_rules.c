@@ -260,6 +260,52 @@ static void test_code(void)
 }
 
 /*
+ * An OSR nmethod of C1 (tier 3, as Code.main's loop gets): its verified
+ * entry's prologue, then at its OSR entry (nmethod::_osr_entry_point) the
+ * same prologue again, jumped to by the interpreter with a return address
+ * pushed: the rows there are an entry's until push rbp, then rsp+16, then
+ * the frame.  Without an OSR entry (or with one past no prologue) the
+ * same bytes are the body's.  test_hotspot_code's objdump check of a live
+ * JVM failed in a clean clone on such an nmethod still in use: 8 rules of
+ * its OSR prologue the body's (rsp+224 for rsp+16).
+ */
+static void test_osr_entry(void)
+{
+	const uint64_t base = 0x7f0028ec8240ull;
+	const uint8_t *tails[] = {c1_bang};
+	const size_t ntails[] = {sizeof(c1_bang)};
+	const uint32_t osr[][2] = {{8, HOTSPOT_AT_PUSHED},
+				   {15, HOTSPOT_AT_FRAME},
+				   {0x40, HOTSPOT_AT_ENTRY},
+				   {0x48, HOTSPOT_AT_PUSHED},
+				   {0x4f, HOTSPOT_AT_FRAME}};
+	struct hotspot_mark m[HOTSPOT_MARKS_MAX];
+	struct hotspot_blob b = blob(base, base + 0x100, 18, 15, true, false, 12);
+	struct cfi_table *t = NULL;
+	uint8_t bytes[0x100];
+	size_t n, k;
+
+	b.entry_bci = 7;
+	b.osr_entry = 0x40;
+	n = make_code(bytes, sizeof(bytes), c1_bang, sizeof(c1_bang), tails, ntails, 1);
+	k = hotspot_frame_marks(&b, bytes, n, m);
+	marks_are(m, k, osr, sizeof(osr) / sizeof(osr[0]), "C1 OSR nmethod");
+	t = rows_of(&b, m, k);
+	if (t) {
+		rule_is(t, base + 0x3f, "cfa=rsp+144 rbp=at-16 ra=at-8 rbx=same+0");
+		rule_is(t, base + 0x40, ENTRY); /* the stack bang */
+		rule_is(t, base + 0x47, ENTRY); /* push rbp */
+		rule_is(t, base + 0x48, "cfa=rsp+16 rbp=at-16 ra=at-8 rbx=same+0");
+		rule_is(t, base + 0x4f, "cfa=rsp+144 rbp=at-16 ra=at-8 rbx=same+0");
+	}
+	cfi_table_free(t);
+	b.osr_entry = 0;
+	CHECK(hotspot_frame_marks(&b, bytes, n, m) == 2, "a prologue's bytes in the body marked");
+	b.osr_entry = 0x44;
+	CHECK(hotspot_frame_marks(&b, bytes, n, m) == 2, "an OSR entry at no prologue marked");
+}
+
+/*
  * C2's inlined String.compareTo (string_compare) inside the frame of C2's
  * fib prologue, its shape as JDK 17 emits it (a live nmethod's bytes, the
  * body between its push and pops nops here): mov eax, ecx; sub ecx, edx;
@@ -440,6 +486,7 @@ int main(int argc, char **argv)
 	harness_init(argc, argv);
 	RUN_TEST(test_synthetic);
 	RUN_TEST(test_code);
+	RUN_TEST(test_osr_entry);
 	RUN_TEST(test_pushed_intrinsic);
 	RUN_TEST(test_code_add);
 	RUN_TEST(test_random_code);

@@ -131,7 +131,7 @@ static int blob_parse(const struct hotspot_layout *l, struct hotspot_strings *s,
 		      size_t have, uint64_t addr, uint64_t end, struct hotspot_blob *out)
 {
 	int64_t size, header, begin, code_end, frame, complete, kind;
-	uint64_t ub, ue;
+	uint64_t ub, ue, osr;
 
 	memset(out, 0, sizeof(*out));
 	if (get_at(b, have, 0, l->blob_size, &size) ||
@@ -168,6 +168,8 @@ static int blob_parse(const struct hotspot_layout *l, struct hotspot_strings *s,
 	out->entry_bci = (int32_t)int_or(b, have, 0, l->nm_entry_bci, -2);
 	out->state = (int8_t)int_or(b, have, 0, l->nm_state, -128);
 	out->comp_level = (int8_t)int_or(b, have, 0, l->nm_comp_level, -1);
+	osr = out->entry_bci >= 0 ? ptr_at(b, have, 0, l->nm_osr_entry) : 0;
+	out->osr_entry = osr > ub && osr < ue ? (int32_t)(osr - ub) : 0;
 	/* an nmethod always has its Method (native wrappers too) and an id */
 	return out->method && out->compile_id >= 0 && out->entry_bci >= -1 ? 0 : -1;
 }

@@ -71,6 +71,12 @@ struct hotspot_blob {
 	int32_t entry_bci;  /* -1 (InvocationEntryBci) but for on-stack replacement */
 	int8_t state;	    /* nmethod::_state (JDK 17: 0 in use, 2 not entrant...) */
 	int8_t comp_level;  /* tier: 1-3 C1, 4 C2 */
+	/*
+	 * an on-stack replacement nmethod's OSR entry, from code_begin (0: none):
+	 * the interpreter jumps there as if calling it, and it sets its frame
+	 * up again
+	 */
+	int32_t osr_entry;
 };
 
 /*

@@ -102,9 +102,10 @@ static size_t barrier_start(const uint8_t *c, size_t fc)
 	return cmp ? skip_nops(c, fc - tail - cmp) : fc;
 }
 
+static const uint8_t mov_rbp_rsp[2][3] = {{0x48, 0x89, 0xe5}, {0x48, 0x8b, 0xec}};
+
 static size_t prologue(const uint8_t *c, size_t fc, uint32_t fs, struct hotspot_mark *m)
 {
-	static const uint8_t mov_rbp_rsp[2][3] = {{0x48, 0x89, 0xe5}, {0x48, 0x8b, 0xec}};
 	uint32_t below = (fs - 2) * 8;
 	size_t p, len, mov = 0;
 
@@ -152,6 +153,41 @@ static size_t prologue(const uint8_t *c, size_t fc, uint32_t fs, struct hotspot_
 		return 2;
 	}
 	return 0;
+}
+
+/*
+ * The prologue at an OSR nmethod's OSR entry c[q, n), where the interpreter
+ * jumps as if it called the method (its return address pushed), which
+ * builds the frame again (C1's LIR_Assembler::osr_entry): its stack bang
+ * (mov [rsp - disp32], eax), push rbp, mov rbp, rsp (-XX:+PreserveFramePointer)
+ * and sub rsp, below; its marks from q on into m, how many (0: no such
+ * shape at q); *len the bytes it takes.
+ */
+static size_t osr_prologue(const uint8_t *c, size_t n, size_t q, uint32_t below,
+			   struct hotspot_mark *m, size_t *len)
+{
+	size_t p = q, k = 0, sub;
+	bool fp;
+
+	if (p + 7 <= n && c[p] == 0x89 && c[p + 1] == 0x84 && c[p + 2] == 0x24)
+		p += 7;
+	if (p >= n || c[p] != 0x55)
+		return 0;
+	p++;
+	fp = p + 3 <= n && (!memcmp(c + p, mov_rbp_rsp[0], 3) || !memcmp(c + p, mov_rbp_rsp[1], 3));
+	sub = below ? rsp_imm(c + p + (fp ? 3 : 0), n - p - (fp ? 3 : 0), 0xec, below) : 0;
+	if (below && !sub)
+		return 0;
+	m[k++] = (struct hotspot_mark){(uint32_t)q, HOTSPOT_AT_ENTRY};
+	m[k++] = (struct hotspot_mark){(uint32_t)p, HOTSPOT_AT_PUSHED};
+	p += fp ? 3 : 0;
+	if (fp)
+		m[k++] = (struct hotspot_mark){(uint32_t)p, HOTSPOT_AT_FP};
+	p += sub;
+	if (!fp)
+		m[k++] = (struct hotspot_mark){(uint32_t)p, HOTSPOT_AT_FRAME};
+	*len = p - q;
+	return k;
 }
 
 /*
@@ -260,9 +296,14 @@ size_t hotspot_frame_marks(const struct hotspot_blob *b, const uint8_t *code, si
 	/* every byte offset: there is no decoder here (see the top of the file) */
 	for (size_t i = fc; k && i < n && k + 4 <= HOTSPOT_MARKS_MAX; i++) {
 		struct hotspot_mark m[4];
-		size_t len = epilogue(code, n, i, below, fp, m), nm;
+		size_t len = 0, nm = 0;
 
-		nm = len ? (m[1].state == HOTSPOT_AT_FP ? 2 : 3) : 0;
+		if (b->osr_entry > 0 && i == (size_t)b->osr_entry)
+			nm = osr_prologue(code, n, i, below, m, &len);
+		if (!nm) {
+			len = epilogue(code, n, i, below, fp, m);
+			nm = len ? (m[1].state == HOTSPOT_AT_FP ? 2 : 3) : 0;
+		}
 		if (!len && !fp) {
 			len = pushed_intrinsic(code, n, i, m);
 			nm = len ? 4 : 0;

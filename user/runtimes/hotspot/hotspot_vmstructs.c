@@ -98,6 +98,8 @@ static const struct want wants[] = {
     {"nmethod", "_compile_id", NULL, NULL, L(nm_compile_id), 0},
     {"nmethod", "_state", NULL, NULL, L(nm_state), 0},
     {"nmethod", "_comp_level", NULL, NULL, L(nm_comp_level), 0},
+    /* an OSR nmethod's second prologue (hotspot_marks.c); its rows miss it without */
+    {"nmethod", "_osr_entry_point", NULL, NULL, L(nm_osr_entry), W_POINTER | W_OPTIONAL},
     {"Method", "_constMethod", NULL, NULL, L(method_const), W_POINTER},
     {"ConstMethod", "_constants", NULL, NULL, L(const_pool), W_POINTER},
     {"ConstMethod", "_name_index", NULL, NULL, L(const_name_index), 0},
@@ -572,7 +574,7 @@ static int finish(struct scan *sc, struct hotspot_layout *out)
 	    &out->blob_frame_complete, &out->blob_frame_size, &out->blob_code_begin,
 	    &out->blob_code_end,       &out->blob_kind,	      &out->nm_method,
 	    &out->nm_entry_bci,	       &out->nm_compile_id,   &out->nm_state,
-	    &out->nm_comp_level};
+	    &out->nm_comp_level,       &out->nm_osr_entry};
 	const struct hotspot_field *const block[] = {&out->block_length, &out->block_used};
 
 	for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)

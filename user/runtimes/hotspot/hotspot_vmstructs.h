@@ -86,6 +86,7 @@ struct hotspot_layout {
 	struct hotspot_field blob_kind; /* CodeBlob::_kind (JDK 23 on); size 0 without */
 	/* nmethod's (CompiledMethod::_method before JDK 23) */
 	struct hotspot_field nm_method, nm_entry_bci, nm_compile_id, nm_state, nm_comp_level;
+	struct hotspot_field nm_osr_entry; /* nmethod::_osr_entry_point; size 0 without */
 	struct hotspot_field method_const; /* Method::_constMethod */
 	struct hotspot_field const_pool, const_name_index, const_sig_index; /* ConstMethod */
 	struct hotspot_field pool_holder, pool_length;			    /* ConstantPool */
