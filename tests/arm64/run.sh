@@ -180,7 +180,7 @@ run() {
 	else
 		echo "A64 \$name loaded=no"
 	fi
-	sed 's/^/A64-LOG /' /tmp/\$name.err | tail -12
+	sed "s/^/A64-LOG \$name /" /tmp/\$name.err
 	judge \$name "\$needle" "\$chain" "\$skip"
 	# the recording's mappings and stacks, for the host's call-site check
 	grep -E '^(map|stack) ' /tmp/\$name.rec | sed "s/^/A64-REC \$name /"

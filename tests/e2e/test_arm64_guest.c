@@ -88,6 +88,15 @@ static void judge(const char *log, const char *name, unsigned long min_leaf, uns
 		       miss ? miss : "");
 		free(miss);
 	}
+	/* what went wrong is in record's summary: the guest's log of the run, on a failure */
+	if (leaf - exact > allowed || leaf < min_leaf || inc * 50 > s) {
+		char prefix[64], *rec;
+
+		snprintf(prefix, sizeof(prefix), "A64-LOG %s ", name);
+		rec = log ? console_lines(log, prefix) : NULL;
+		printf("  %s: cfiprof record's log in the guest:\n%s", name, rec ? rec : "");
+		free(rec);
+	}
 	/*
 	 * incomplete: walks that stopped, a handful of a thousand (not those the
 	 * run does not judge: gofib's in asyncPreempt; nor samples of a process
