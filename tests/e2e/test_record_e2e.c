@@ -382,11 +382,20 @@ static void test_prog(const struct prog *p, struct result *r)
 	 * Of those with a stack to walk: a sample in the program's exit_mmap
 	 * (slow on a PVM guest, whose TLB flushes go through the hypervisor)
 	 * has none left, and was one of two misses of a 1,997-sample run here.
+	 * 99.9% within the noise of the count (misses_allowed): the crt code
+	 * no FDE covers (_init, issue 14) took 1 of cxx_throw's 594 once beside
+	 * make test-stress (libgcc_s.so.1's .init page-faulting on its first
+	 * instruction), which a bare 99.9% did not allow.
 	 */
-	CHECK(stats_walkable(&r->st) && r->st.complete * 1000 >= stats_walkable(&r->st) * 999,
-	      "%s: only %lu/%lu samples with a stack to walk complete (%.2f%% < 99.9%%)", p->name,
-	      r->st.complete, stats_walkable(&r->st),
-	      pct(r->st.complete, stats_walkable(&r->st)));
+	{
+		uint64_t walkable = stats_walkable(&r->st);
+
+		CHECK(walkable && walkable - r->st.complete <= misses_allowed(walkable, 1000),
+		      "%s: only %lu/%lu samples with a stack to walk complete (%.2f%%; want "
+		      "99.9%%, %lu misses allowed)",
+		      p->name, r->st.complete, walkable, pct(r->st.complete, walkable),
+		      (unsigned long)misses_allowed(walkable, 1000));
+	}
 	CHECK(r->st.complete_rootless == 0,
 	      "%s: %lu samples called complete whose root frame is no entry point, e.g. %s",
 	      p->name, r->st.complete_rootless, r->st.first_rootless);
