@@ -469,7 +469,9 @@ static void test_unheld(void)
 	printf("unheld %s: %lu/%lu complete (%.2f%%), %lu with the expected chain, %lu not\n",
 	       p->name, st.complete, st.samples, pct(st.complete, st.samples), st.chain_ok,
 	       st.chain_bad);
-	CHECK(stats_walkable(&st) && st.complete * 1000 >= stats_walkable(&st) * 999,
+	/* 99.9% within the count's noise, as the held runs' */
+	CHECK(stats_walkable(&st) &&
+		  stats_walkable(&st) - st.complete <= misses_allowed(stats_walkable(&st), 1000),
 	      "unheld %s: only %lu/%lu samples with a stack to walk complete", p->name, st.complete,
 	      stats_walkable(&st));
 	CHECK(st.chain_ok > 0 && st.chain_bad == 0, "unheld %s: %lu with the chain, %lu not: %s",
