@@ -34,8 +34,8 @@
  * memory back, and another class's Method made there is another method at
  * the same address, often with its name Symbol made where the old one's was
  * too (Gen5's freed, Gen6's malloc'd there): the name's own bytes and hash
- * tell those apart.  User space names the frame only if the Method there still has
- * that digest, else counts it stale.
+ * tell those apart.  User space names the frame only if the Method there
+ * still has that digest, else counts it stale.
  * scope holds its bci + 1, 0 when not known: a caller's from the bcp its
  * frame saved at the call, the leaf's from the register the interpreter
  * keeps it in (x86-64's r13; its frame's slot is stale while it runs).
@@ -61,8 +61,7 @@ hotspot_method_digest(__u64 klass_name, __u16 name_index, __u16 sig_index, __u16
 	__u64 x = klass_name ^ ((__u64)name_index << 48) ^ ((__u64)sig_index << 32) ^ name_len ^
 		  ((__u64)name_hash << 16);
 
-	/* a 64-bit finalizer's mix, twice: every bit of the Symbol* and the name moves the 16 kept
-	 */
+	/* a 64-bit finalizer's mix, twice: every bit of Symbol* and name moves the 16 kept */
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdULL;
 	x ^= x >> 33;

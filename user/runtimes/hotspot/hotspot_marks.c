@@ -102,7 +102,13 @@ static size_t barrier_start(const uint8_t *c, size_t fc)
 	return cmp ? skip_nops(c, fc - tail - cmp) : fc;
 }
 
-static const uint8_t mov_rbp_rsp[2][3] = {{0x48, 0x89, 0xe5}, {0x48, 0x8b, 0xec}};
+/* mov rbp, rsp in either of its two encodings at c[0, 3) */
+static bool mov_rbp_rsp(const uint8_t *c)
+{
+	static const uint8_t enc[2][3] = {{0x48, 0x89, 0xe5}, {0x48, 0x8b, 0xec}};
+
+	return !memcmp(c, enc[0], 3) || !memcmp(c, enc[1], 3);
+}
 
 static size_t prologue(const uint8_t *c, size_t fc, uint32_t fs, struct hotspot_mark *m)
 {
@@ -118,7 +124,7 @@ static size_t prologue(const uint8_t *c, size_t fc, uint32_t fs, struct hotspot_
 			break;
 	if (!below || len <= 7) {
 		p -= below ? len : 0;
-		if (ends_with(c, p, mov_rbp_rsp[0], 3) || ends_with(c, p, mov_rbp_rsp[1], 3))
+		if (p >= 3 && mov_rbp_rsp(c + p - 3))
 			mov = p;
 		p -= mov ? 3 : 0;
 		if (p >= 1 && c[p - 1] == 0x55) {
@@ -166,28 +172,24 @@ static size_t prologue(const uint8_t *c, size_t fc, uint32_t fs, struct hotspot_
 static size_t osr_prologue(const uint8_t *c, size_t n, size_t q, uint32_t below,
 			   struct hotspot_mark *m, size_t *len)
 {
-	size_t p = q, k = 0, sub;
-	bool fp;
+	size_t p = q, mov, sub;
 
 	if (p + 7 <= n && c[p] == 0x89 && c[p + 1] == 0x84 && c[p + 2] == 0x24)
 		p += 7;
 	if (p >= n || c[p] != 0x55)
 		return 0;
 	p++;
-	fp = p + 3 <= n && (!memcmp(c + p, mov_rbp_rsp[0], 3) || !memcmp(c + p, mov_rbp_rsp[1], 3));
-	sub = below ? rsp_imm(c + p + (fp ? 3 : 0), n - p - (fp ? 3 : 0), 0xec, below) : 0;
+	mov = p + 3 <= n && mov_rbp_rsp(c + p) ? 3 : 0;
+	sub = below ? rsp_imm(c + p + mov, n - p - mov, 0xec, below) : 0;
 	if (below && !sub)
 		return 0;
-	m[k++] = (struct hotspot_mark){(uint32_t)q, HOTSPOT_AT_ENTRY};
-	m[k++] = (struct hotspot_mark){(uint32_t)p, HOTSPOT_AT_PUSHED};
-	p += fp ? 3 : 0;
-	if (fp)
-		m[k++] = (struct hotspot_mark){(uint32_t)p, HOTSPOT_AT_FP};
-	p += sub;
-	if (!fp)
-		m[k++] = (struct hotspot_mark){(uint32_t)p, HOTSPOT_AT_FRAME};
-	*len = p - q;
-	return k;
+	/* a frame-pointer frame is that from the mov on; the sub changes no rule of it */
+	m[0] = (struct hotspot_mark){(uint32_t)q, HOTSPOT_AT_ENTRY};
+	m[1] = (struct hotspot_mark){(uint32_t)p, HOTSPOT_AT_PUSHED};
+	m[2] = mov ? (struct hotspot_mark){(uint32_t)(p + mov), HOTSPOT_AT_FP}
+		   : (struct hotspot_mark){(uint32_t)(p + sub), HOTSPOT_AT_FRAME};
+	*len = p + mov + sub - q;
+	return 3;
 }
 
 /*
