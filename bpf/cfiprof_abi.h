@@ -523,6 +523,7 @@ enum cfi_unwalked_cause {
 
 struct cfi_offcpu_block {
 	__u64 start_ns;
+	__u64 exec_ns; /* the thread's CPU time when it blocked (se.sum_exec_runtime) */
 	__u64 cgroup_id;
 	__u32 tgid;
 	__u8 cause;  /* enum cfi_unwalked_cause */
@@ -604,6 +605,9 @@ struct cfi_unwalked_val {
 	X(CNT_OFFCPU_FULL, "cfiprof_offcpu_blocks_unsampled_total", "cause=\"full\"", "")          \
 	X(CNT_OFFCPU_UNTRACKED, "cfiprof_offcpu_blocks_unsampled_total", "cause=\"untracked\"",    \
 	  "")                                                                                      \
+	X(CNT_OFFCPU_END_UNSEEN, "cfiprof_offcpu_blocks_end_unseen_total", "",                     \
+	  "Off-CPU blocks whose switch-in no program saw: their time is the wall time to the "     \
+	  "thread's next block or exit less its CPU time meanwhile.")                              \
 	X(CNT_EXIT_MAPS, "cfiprof_exit_mappings_total", "outcome=\"sent\"",                        \
 	  "Exiting processes' code mappings sent from the kernel: all sent, some not (no "         \
 	  "ring-buffer room), none (the address space was gone).")                                 \

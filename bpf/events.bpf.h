@@ -288,77 +288,6 @@ struct {
 	__type(value, struct cfi_unwalked_val);
 } offcpu_unwalked SEC(".maps");
 
-/*
- * A thread that blocks (not one preempted while runnable, not one exiting):
- * current is still prev, so its stacks are walked now, into offcpu_pending,
- * when the event budget allows.  Its entry in offcpu_blocked is made at its
- * first block and written in place after that (a map update and delete per
- * block cost ~200 ns more); on_exit removes it.
- */
-static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
-{
-	unsigned int state = prev->__state;
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	/* the kernel stack from __schedule: not this program and bpf_trace_run4 */
-	struct sample_src src = {
-	    .ctx = ctx, .user_in_ctx = false, .event = offcpu_event, .kernel_skip = 2, .probe = true};
-	struct cfi_offcpu_block *b;
-	struct cfi_sample_record *rec;
-	struct tc_scratch *s;
-	struct loop_ctx lc;
-	__u32 zero = 0;
-
-	if (!state || (state & (TASK_DEAD_STATE | TASK_TRACED_STATE)) ||
-	    (prev->flags & PF_KTHREAD) || !tgid)
-		return;
-	if (!wanted(tgid))
-		return;
-	s = bpf_map_lookup_elem(&tc_scratch, &zero);
-	if (!s)
-		return;
-	b = bpf_map_lookup_elem(&offcpu_blocked, &tid);
-	if (!b) {
-		/* an empty entry from the scratch: on the stack it would not fit 6.1's 512 bytes */
-		__builtin_memset(&s->block, 0, sizeof(s->block));
-		bpf_map_update_elem(&offcpu_blocked, &tid, &s->block, BPF_NOEXIST);
-		b = bpf_map_lookup_elem(&offcpu_blocked, &tid);
-		if (!b) {
-			walker_count(CNT_OFFCPU_UNTRACKED, 1);
-			return;
-		}
-	}
-	b->tgid = tgid;
-	b->reason = b->unsup = 0;
-	if (!event_budget_left(tgid)) {
-		b->cgroup_id = bpf_get_current_cgroup_id();
-		b->cause = UNWALKED_BUDGET;
-		bpf_get_current_comm(b->comm, sizeof(b->comm));
-		b->start_ns = bpf_ktime_get_ns();
-		return;
-	}
-	/* walked into this CPU's scratch record, then kept as the thread's pending sample */
-	rec = (struct cfi_sample_record *)s->record;
-	walker_count(CNT_EVENT_HITS, 1);
-	sample_fill(&src, rec, &lc, tgid, tid);
-	/* the runtime's units too: the scratch and the pending value have room for them */
-	runtime_append(runtime_of(tgid), rec, rec->nr_kernel + lc.st.nr,
-		       MAX_KERNEL_FRAMES + max_user_frames);
-	/* its stop reason is counted when it is sent: a short block never is */
-	walk_finished(&lc.st, true);
-	walk_requests(&lc.st);
-	b->cgroup_id = rec->cgroup_id;
-	b->cause = UNWALKED_NONE;
-	b->reason = lc.st.reason;
-	b->unsup = lc.st.unsup;
-	__builtin_memcpy(b->comm, rec->comm, sizeof(b->comm));
-	if (bpf_map_update_elem(&offcpu_pending, &tid, rec, BPF_ANY)) {
-		walker_count(CNT_OFFCPU_FULL, 1);
-		b->cause = UNWALKED_FULL;
-	}
-	b->start_ns = rec->time_ns;
-}
-
 /* A block with no stack: its time joins its process's sum for the cause. */
 static __always_inline void offcpu_unwalked_add(const struct cfi_offcpu_block *b, __u32 cause,
 						__u64 delta)
@@ -410,25 +339,50 @@ static __always_inline bool offcpu_send(const struct cfi_offcpu_block *b, __u32 
 }
 
 /*
- * The thread that runs now was blocked since its entry was made: its sample
- * is sent, weighted, or its time added to its process's sum for the cause.
- * Blocks under --min-block are neither (those walked are counted).
+ * The current thread's CPU time.  Read here, not off the caller's task
+ * pointer: one pointer less live across offcpu_out's walk, where 6.1's
+ * verifier lost a bound it had checked once the compiler spilled it.
  */
+static __always_inline __u64 current_exec_ns(void)
+{
+	return bpf_get_current_task_btf()->se.sum_exec_runtime;
+}
+
 /*
+ * The thread's block ended: its sample is sent, weighted by the block's
+ * time, or that time added to its process's sum for the cause.  Blocks
+ * under --min-block are neither (those walked are counted).  The time is
+ * the wall time since the block began less the CPU time the thread had
+ * since (exec_ns: its se.sum_exec_runtime now; the current thread's when
+ * end_unseen), which is none when its
+ * switch-in is seen (end_unseen false).  Some switches reach no program
+ * (the kernel skips sched_switch for tasks it hides from tracing; a
+ * program busy on the CPU misses one): the thread is then found running,
+ * at its next block, its exit (end_unseen true) or a later switch-in after
+ * a preemption (CPU time since the block), and the time it ran is not
+ * counted as blocked; a wait for a CPU after a preemption since is.
+ *
  * Its own frame, not on_switch's: beside offcpu_out's walk state its locals
  * took on_switch -> walk_frames -> walker_step past 6.1's 512 bytes of stack
  * (each frame rounded up to 32).  Takes the tid, not the task: a static
  * subprog's pointer arguments are as typed as the caller's.
  */
-static __noinline void offcpu_in(__u32 tid)
+static __noinline void offcpu_end(__u32 tid, __u64 exec_ns, bool end_unseen)
 {
 	struct cfi_offcpu_block *b = bpf_map_lookup_elem(&offcpu_blocked, &tid);
-	__u64 delta;
+	__u64 delta, ran;
 
 	/* start_ns 0: the thread's last block is accounted already */
 	if (!b || !b->start_ns)
 		return;
+	/* an end not seen is the running thread's own: its time now */
+	if (end_unseen)
+		exec_ns = current_exec_ns();
 	delta = bpf_ktime_get_ns() - b->start_ns;
+	ran = exec_ns - b->exec_ns;
+	if (end_unseen || ran)
+		walker_count(CNT_OFFCPU_END_UNSEEN, 1);
+	delta = ran < delta ? delta - ran : 0;
 	if (delta < offcpu_min_ns) {
 		if (b->cause == UNWALKED_NONE)
 			walker_count(CNT_OFFCPU_SHORT, 1);
@@ -442,11 +396,101 @@ static __noinline void offcpu_in(__u32 tid)
 	b->start_ns = 0;
 }
 
+/*
+ * A thread that blocks (not one preempted while runnable, not one exiting):
+ * current is still prev, so its stacks are walked now, into offcpu_pending,
+ * when the event budget allows.  Its entry in offcpu_blocked is made at its
+ * first block and written in place after that (a map update and delete per
+ * block cost ~200 ns more); on_exit removes it.
+ */
+static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
+{
+	unsigned int state = prev->__state;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	/* the kernel stack from __schedule: not this program and bpf_trace_run4 */
+	struct sample_src src = {.ctx = ctx,
+				 .user_in_ctx = false,
+				 .event = offcpu_event,
+				 .kernel_skip = 2,
+				 .probe = true};
+	struct cfi_offcpu_block *b;
+	struct cfi_sample_record *rec;
+	struct tc_scratch *s;
+	struct loop_ctx lc;
+	__u32 zero = 0;
+
+	if (!state || (state & (TASK_DEAD_STATE | TASK_TRACED_STATE)) ||
+	    (prev->flags & PF_KTHREAD) || !tgid)
+		return;
+	if (!wanted(tgid))
+		return;
+	s = bpf_map_lookup_elem(&tc_scratch, &zero);
+	if (!s)
+		return;
+	b = bpf_map_lookup_elem(&offcpu_blocked, &tid);
+	if (!b) {
+		/* an empty entry from the scratch: on the stack it would not fit 6.1's 512 bytes */
+		__builtin_memset(&s->block, 0, sizeof(s->block));
+		bpf_map_update_elem(&offcpu_blocked, &tid, &s->block, BPF_NOEXIST);
+		b = bpf_map_lookup_elem(&offcpu_blocked, &tid);
+		if (!b) {
+			walker_count(CNT_OFFCPU_UNTRACKED, 1);
+			return;
+		}
+	}
+	/* running, so its last block ended: at a switch-in no program saw */
+	if (b->start_ns)
+		offcpu_end(tid, 0, true);
+	b->tgid = tgid;
+	b->reason = b->unsup = 0;
+	if (!event_budget_left(tgid)) {
+		b->cgroup_id = bpf_get_current_cgroup_id();
+		b->cause = UNWALKED_BUDGET;
+		bpf_get_current_comm(b->comm, sizeof(b->comm));
+		b->start_ns = bpf_ktime_get_ns();
+		b->exec_ns = current_exec_ns();
+		return;
+	}
+	/* walked into this CPU's scratch record, then kept as the thread's pending sample */
+	rec = (struct cfi_sample_record *)s->record;
+	walker_count(CNT_EVENT_HITS, 1);
+	sample_fill(&src, rec, &lc, tgid, tid);
+	/* the runtime's units too: the scratch and the pending value have room for them */
+	runtime_append(runtime_of(tgid), rec, rec->nr_kernel + lc.st.nr,
+		       MAX_KERNEL_FRAMES + max_user_frames);
+	/* its stop reason is counted when it is sent: a short block never is */
+	walk_finished(&lc.st, true);
+	walk_requests(&lc.st);
+	b->cgroup_id = rec->cgroup_id;
+	b->cause = UNWALKED_NONE;
+	b->reason = lc.st.reason;
+	b->unsup = lc.st.unsup;
+	__builtin_memcpy(b->comm, rec->comm, sizeof(b->comm));
+	if (bpf_map_update_elem(&offcpu_pending, &tid, rec, BPF_ANY)) {
+		walker_count(CNT_OFFCPU_FULL, 1);
+		b->cause = UNWALKED_FULL;
+	}
+	b->start_ns = rec->time_ns;
+	b->exec_ns = current_exec_ns();
+}
+
+/*
+ * Set by user space when on_switch is detached at the stop: a block that
+ * ends after that is not in the profile, and a sample sent then would be
+ * written after the ring buffer's last read.
+ */
+volatile __u8 offcpu_detached = 0;
+
 /* A thread's exit ends its entry (bpf/lifecycle.bpf.h). */
 static __always_inline void offcpu_thread_exit(__u32 tid)
 {
-	if (offcpu_enabled)
-		bpf_map_delete_elem(&offcpu_blocked, &tid);
+	if (!offcpu_enabled)
+		return;
+	/* a block whose end no program saw, before the entry that holds it goes */
+	if (!offcpu_detached)
+		offcpu_end(tid, 0, true);
+	bpf_map_delete_elem(&offcpu_blocked, &tid);
 }
 
 SEC("?tp_btf/sched_switch")
@@ -454,7 +498,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
 	if (!preempt)
 		offcpu_out(ctx, prev);
-	offcpu_in(next->pid);
+	offcpu_end(next->pid, next->se.sum_exec_runtime, false);
 	return 0;
 }
 

@@ -233,6 +233,8 @@ if cfiprof record -v --off-cpu -o /tmp/offcpu.folded -- /progs/events_wait sleep
 	echo "A64 offcpu loaded=yes"
 else
 	echo "A64 offcpu loaded=no"
+	# the verifier's verdict is the last lines of its log, before libbpf's own
+	sed 's/^/A64-LOG /' /tmp/offcpu.err | tail -40
 fi
 sed 's/^/A64-LOG /' /tmp/offcpu.err | tail -6
 long=\$(grep -F ';main;block_long;block_for;' /tmp/offcpu.folded | awk '{n += \$NF} END {print n + 0}')

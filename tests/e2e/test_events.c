@@ -39,22 +39,33 @@
  * 10. units: -e cpu-clock,page-faults: a pprof sample type and a text report
  *     section per event, each in its unit;
  * 11. offcpu_hold: the command's hold at its entry is not its off-CPU time;
- * 12. errors: an unknown event, a symbol not in the file, a tracepoint that
+ * 12. offcpu_end_unseen: a block whose switch-in no program saw (the kernel
+ *     skips sched_switch for tasks it hides from tracing) is still in the
+ *     profile: the test writes one into a running thread's off-CPU entry,
+ *     and its time, the wall less the CPU time to the thread's next block or
+ *     its exit, is between what the test wrote and that plus the time the
+ *     program measured itself off the CPU meanwhile;
+ * 13. errors: an unknown event, a symbol not in the file, a tracepoint that
  *     does not exist, a hardware event without a PMU, a kprobe where the
  *     kernel refuses one (each as bpftrace finds the machine): exit status and
  *     a message that says which and why.
  * Environment: CFIPROF (default build/cfiprof), OUT (default build).
  */
 /* run.sh: beside others (global probes: hits of other processes are filtered before the budget) */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "bpf/cfiprof_abi.h"
 #include "tests/lib/cli_util.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/harness.h"
@@ -765,6 +776,157 @@ static void test_errors(void)
 		expect_error("kprobe:vfs_read", 0, "");
 }
 
+/* The fd of the map called name among those process pid holds, -1 if none. */
+static int map_of_process(pid_t pid, const char *name)
+{
+	char dir[64], path[PATH_MAX], line[256];
+	struct dirent *de;
+	DIR *d;
+	int fd = -1;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)pid);
+	d = opendir(dir);
+	while (d && fd < 0 && (de = readdir(d))) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = fopen(path, "r");
+		while (f && fd < 0 && fgets(line, sizeof(line), f)) {
+			struct bpf_map_info info = {0};
+			__u32 len = sizeof(info);
+			unsigned int id;
+			int m;
+
+			if (sscanf(line, "map_id: %u", &id) != 1)
+				continue;
+			m = bpf_map_get_fd_by_id(id);
+			if (m >= 0 && !bpf_obj_get_info_by_fd(m, &info, &len) &&
+			    !strcmp(info.name, name))
+				fd = m;
+			else if (m >= 0)
+				close(m);
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return fd;
+}
+
+#define UNSEEN_NS      UINT64_C(200000000) /* the block the test writes: 200 ms before it writes it */
+#define UNSEEN_TICK_US 10000		   /* a scheduler tick at HZ 100 */
+
+/*
+ * A block whose switch-in no program saw, written into the entry of a
+ * thread that runs (events_wait unseen), with its process's CPU time then:
+ * as the kernel leaves the entry when it skips a switch's tracepoint.  The
+ * thread's next block (block) or its exit (exit) ends it.  Marked over the
+ * budget, so its time goes to "[not walked: event budget]" without a stack.
+ */
+static void end_unseen(const char *how)
+{
+	char bin[PATH_MAX + 16], folded[PATH_MAX], err[PATH_MAX + 8], go[PATH_MAX], name[64];
+	char *argv[16], *log = NULL;
+	const char *unwalked[] = {";[not walked: event budget]", NULL};
+	const char *shortp[] = {"main;unseen;block_short;block_for;", NULL};
+	struct cfi_offcpu_block blk = {0};
+	bool block = !strcmp(how, "block"), timed_out = false;
+	uint64_t est_us, short_us, before_us, in_us;
+	clockid_t cpu_clock;
+	int a = 0, fd = -1, nu, ns, i, st;
+	pid_t rec, pid = 0;
+	__u32 tid;
+
+	snprintf(name, sizeof(name), "unseen_%s.folded", how);
+	tpath(folded, sizeof(folded), name);
+	snprintf(err, sizeof(err), "%s.err", folded);
+	snprintf(name, sizeof(name), "unseen_%s.go", how);
+	tpath(go, sizeof(go), name);
+	argv[a++] = (char *)cfiprof_bin;
+	argv[a++] = "record";
+	argv[a++] = "-v";
+	argv[a++] = "--off-cpu";
+	argv[a++] = "-o";
+	argv[a++] = folded;
+	argv[a++] = "--";
+	argv[a++] = prog(bin, sizeof(bin));
+	argv[a++] = "unseen";
+	argv[a++] = go;
+	argv[a++] = (char *)how;
+	argv[a] = NULL;
+	rec = spawn(argv, NULL, err);
+	/* the thread spins until go exists: found ready, it runs (or waits for a CPU) */
+	for (i = 0; i < 600 && !pid; i++) {
+		free(log);
+		log = slurp(err);
+		pid = (pid_t)number_after(log, "unseen: ready ");
+		if (!pid)
+			sleep_s(0.05);
+	}
+	CHECK(pid > 0, "%s: no ready line in 30 s:\n%s", how, log ? log : "");
+	if (pid > 0)
+		fd = map_of_process(rec, "offcpu_blocked");
+	CHECK(fd >= 0, "%s: the recording's offcpu_blocked map not found", how);
+	if (fd >= 0 && !clock_getcpuclockid(pid, &cpu_clock)) {
+		tid = (__u32)pid;
+		blk.tgid = (__u32)pid;
+		blk.cause = UNWALKED_BUDGET;
+		snprintf(blk.comm, sizeof(blk.comm), "events_wait");
+		blk.start_ns = clock_ns(CLOCK_MONOTONIC) - UNSEEN_NS;
+		blk.exec_ns = clock_ns(cpu_clock);
+		CHECK(!bpf_map_update_elem(fd, &tid, &blk, BPF_ANY), "%s: writing the entry", how);
+	}
+	if (fd >= 0)
+		close(fd);
+	close(open(go, O_CREAT | O_WRONLY, 0600));
+	st = wait_timeout(rec, 60, &timed_out);
+	CHECK(exit_code(st, timed_out) == 0, "%s: record exited %d", how, exit_code(st, timed_out));
+	free(log);
+	log = slurp(err);
+	est_us = folded_sum(folded, "events_wait", unwalked, &nu, NULL);
+	short_us = folded_sum(folded, "events_wait", shortp, &ns, NULL);
+	before_us = number_after(log, "unseen: off-CPU ") / 1000;
+	in_us = number_after(log, " before the block, ") / 1000;
+	printf("  %s: the block written %" PRIu64 " us in %d stacks (off the CPU since: %" PRIu64
+	       " us), block_short %" PRIu64 " us (measured %" PRIu64 ")\n",
+	       how, est_us, nu, before_us, short_us, in_us);
+	/*
+	 * Its time is the wall time since the written start less the CPU time
+	 * since the written CPU time: never less than the 200 ms written but
+	 * for the CPU time another process's clock lacks (that of a running
+	 * thread since its last tick: 10 ms at most, at the kernel's lowest HZ).
+	 */
+	CHECK(nu == 1 && est_us + UNSEEN_TICK_US >= UNSEEN_NS / 1000,
+	      "%s: the written block: %d stacks of %" PRIu64 " us, 200,000 us written\n%s", how, nu,
+	      est_us, log);
+	/*
+	 * And never more than that plus the time the thread was off the CPU
+	 * until the block began (its own clocks; the block's part before its
+	 * switch-out is in "in"): the two blocks together at most 200 ms and what
+	 * it measured, with ~10 us of the scheduler's work at each switch.  At an
+	 * exit the kernel's CPU time of the thread, as at its last tick, may lack
+	 * a tick's worth too.
+	 */
+	if (block)
+		CHECK(est_us + short_us <= UNSEEN_NS / 1000 + before_us + in_us + 100 &&
+			  within_pct(short_us, in_us, 10),
+		      "block: %" PRIu64 " + %" PRIu64 " us, at most %" PRIu64 " + %" PRIu64
+		      " + %" PRIu64 " us",
+		      est_us, short_us, UNSEEN_NS / 1000, before_us, in_us);
+	else
+		CHECK(est_us <= UNSEEN_NS / 1000 + before_us + UNSEEN_TICK_US + 100,
+		      "exit: %" PRIu64 " us, at most %" PRIu64 " + %" PRIu64 " + a tick", est_us,
+		      UNSEEN_NS / 1000, before_us);
+	free(log);
+}
+
+static void test_offcpu_end_unseen(void)
+{
+	end_unseen("block");
+	end_unseen("exit");
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -781,6 +943,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_estimate);
 	RUN_TEST(test_units);
 	RUN_TEST(test_offcpu_hold);
+	RUN_TEST(test_offcpu_end_unseen);
 	RUN_TEST(test_errors);
 	e2e_finish();
 	return HARNESS_DONE();

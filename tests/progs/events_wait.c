@@ -16,11 +16,17 @@
  *                          less its CPU time) and how many blocks took 100 ms or more:
  *                          "churn: off-CPU NS ns in N blocks, L of 100 ms or more;
  *                          block_long off-CPU NS ns"
+ *   events_wait unseen FILE block|exit   prints "unseen: ready PID" on stderr, runs on the
+ *                          CPU until FILE exists (no syscall that blocks), then blocks
+ *                          150 ms in block_short (block) or exits (exit), and prints how long
+ *                          it was off the CPU from the ready line: "unseen: off-CPU NS ns
+ *                          before the block, NS ns in it" (exit: before the exit call)
  * The sleep mode prints what it measured the same way: "sleep: burn_cpu NS ns on-CPU,
  * block_long NS ns off-CPU, block_short NS ns off-CPU".
  * No function ends in a tail call, so each frame stays on the stack.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/sdt.h>
@@ -161,6 +167,41 @@ __attribute__((noinline)) void usdt_leaf(int i)
 	sink++;
 }
 
+static long long non_negative(long long v)
+{
+	return v < 0 ? 0 : v;
+}
+
+/*
+ * A thread a test can catch running: the test writes a block into its
+ * off-CPU entry meanwhile, as if the block's switch-in had reached no
+ * program (tests/e2e/test_events.c offcpu_end_unseen).
+ */
+__attribute__((noinline)) static void unseen(const char *file, bool block)
+{
+	long long w0, c0, w1, c1, w2, c2;
+
+	fprintf(stderr, "unseen: ready %d\n", (int)getpid());
+	w0 = ns_of(CLOCK_MONOTONIC);
+	c0 = ns_of(CLOCK_THREAD_CPUTIME_ID);
+	while (access(file, F_OK))
+		sink++;
+	/* one pair of reads ends the spin's measure and starts the block's: nothing between (a
+	 * difference under the clocks' resolution can be below 0: printed as 0) */
+	w1 = ns_of(CLOCK_MONOTONIC);
+	c1 = ns_of(CLOCK_THREAD_CPUTIME_ID);
+	if (!block) {
+		fprintf(stderr, "unseen: off-CPU %lld ns before the exit\n",
+			non_negative(w1 - w0 - (c1 - c0)));
+		_exit(0);
+	}
+	block_short();
+	w2 = ns_of(CLOCK_MONOTONIC);
+	c2 = ns_of(CLOCK_THREAD_CPUTIME_ID);
+	fprintf(stderr, "unseen: off-CPU %lld ns before the block, %lld ns in it\n",
+		non_negative(w1 - w0 - (c1 - c0)), non_negative(w2 - w1 - (c2 - c1)));
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 2 ? atoi(argv[2]) : 100, i;
@@ -189,6 +230,8 @@ int main(int argc, char **argv)
 	} else if (argc > 1 && !strcmp(argv[1], "usdt")) {
 		for (i = 0; i < n; i++)
 			usdt_leaf(i);
+	} else if (argc > 3 && !strcmp(argv[1], "unseen")) {
+		unseen(argv[2], !strcmp(argv[3], "block"));
 	} else if (argc > 1 && !strcmp(argv[1], "churn")) {
 		churn(n);
 	} else if (argc > 1 && !strcmp(argv[1], "faults")) {

@@ -375,9 +375,11 @@ static void print_full(struct session *s, FILE *f)
 		    " past all processes' budget (probe hits: the sampled weigh for them, counts "
 		    "estimated; off-CPU blocks: their time summed); off-CPU: %" PRIu64
 		    " blocks under --min-block, %" PRIu64
-		    " not sampled (too many threads blocked at once)\n",
+		    " not sampled (too many threads blocked at once), %" PRIu64
+		    " whose switch-in no program saw (their time: wall less CPU time until the "
+		    "thread's next block or exit)\n",
 		    c[CNT_EVENT_HITS], c[CNT_EVENT_PROC_LIMITED], c[CNT_EVENT_THROTTLED],
-		    c[CNT_OFFCPU_SHORT], c[CNT_OFFCPU_FULL]);
+		    c[CNT_OFFCPU_SHORT], c[CNT_OFFCPU_FULL], c[CNT_OFFCPU_END_UNSEEN]);
 	print_unwalked(s, c, f);
 	if (!loader_prog_stats(&s->ld, &run_ns, &run_cnt) && run_ns && c[CNT_SAMPLES]) {
 		double per_sample = (double)run_ns / (double)c[CNT_SAMPLES];
