@@ -353,8 +353,7 @@ static __always_inline __u64 current_exec_ns(void)
  * time, or that time added to its process's sum for the cause.  Blocks
  * under --min-block are neither (those walked are counted).  The time is
  * the wall time since the block began less the CPU time the thread had
- * since (exec_ns: its se.sum_exec_runtime now; the current thread's when
- * end_unseen), which is none when its
+ * since (exec_ns: its se.sum_exec_runtime now), which is none when its
  * switch-in is seen (end_unseen false).  Some switches reach no program
  * (the kernel skips sched_switch for tasks it hides from tracing; a
  * program busy on the CPU misses one): the thread is then found running,
@@ -375,9 +374,6 @@ static __noinline void offcpu_end(__u32 tid, __u64 exec_ns, bool end_unseen)
 	/* start_ns 0: the thread's last block is accounted already */
 	if (!b || !b->start_ns)
 		return;
-	/* an end not seen is the running thread's own: its time now */
-	if (end_unseen)
-		exec_ns = current_exec_ns();
 	delta = bpf_ktime_get_ns() - b->start_ns;
 	ran = exec_ns - b->exec_ns;
 	if (end_unseen || ran)
@@ -441,7 +437,9 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	}
 	/* running, so its last block ended: at a switch-in no program saw */
 	if (b->start_ns)
-		offcpu_end(tid, 0, true);
+		offcpu_end(tid, current_exec_ns(), true);
+	/* final at the switch-out: the walk below does not change it */
+	b->exec_ns = current_exec_ns();
 	b->tgid = tgid;
 	b->reason = b->unsup = 0;
 	if (!event_budget_left(tgid)) {
@@ -449,7 +447,6 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 		b->cause = UNWALKED_BUDGET;
 		bpf_get_current_comm(b->comm, sizeof(b->comm));
 		b->start_ns = bpf_ktime_get_ns();
-		b->exec_ns = current_exec_ns();
 		return;
 	}
 	/* walked into this CPU's scratch record, then kept as the thread's pending sample */
@@ -472,7 +469,6 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 		b->cause = UNWALKED_FULL;
 	}
 	b->start_ns = rec->time_ns;
-	b->exec_ns = current_exec_ns();
 }
 
 /*
@@ -489,7 +485,7 @@ static __always_inline void offcpu_thread_exit(__u32 tid)
 		return;
 	/* a block whose end no program saw, before the entry that holds it goes */
 	if (!offcpu_detached)
-		offcpu_end(tid, 0, true);
+		offcpu_end(tid, current_exec_ns(), true);
 	bpf_map_delete_elem(&offcpu_blocked, &tid);
 }
 

@@ -827,35 +827,24 @@ static int map_of_process(pid_t pid, const char *name)
 static void end_unseen(const char *how)
 {
 	char bin[PATH_MAX + 16], folded[PATH_MAX], err[PATH_MAX + 8], go[PATH_MAX], name[64];
-	char *argv[16], *log = NULL;
+	char *log = NULL, *opts[] = {"--off-cpu", NULL};
+	char *cmd[] = {prog(bin, sizeof(bin)), "unseen", go, (char *)how, NULL};
 	const char *unwalked[] = {";[not walked: event budget]", NULL};
 	const char *shortp[] = {"main;unseen;block_short;block_for;", NULL};
 	struct cfi_offcpu_block blk = {0};
 	bool block = !strcmp(how, "block"), timed_out = false;
 	uint64_t est_us, short_us, before_us, in_us;
 	clockid_t cpu_clock;
-	int a = 0, fd = -1, nu, ns, i, st;
+	int fd = -1, nu, ns, i, st;
 	pid_t rec, pid = 0;
 	__u32 tid;
 
+	snprintf(name, sizeof(name), "unseen_%s.go", how);
+	tpath(go, sizeof(go), name);
 	snprintf(name, sizeof(name), "unseen_%s.folded", how);
 	tpath(folded, sizeof(folded), name);
 	snprintf(err, sizeof(err), "%s.err", folded);
-	snprintf(name, sizeof(name), "unseen_%s.go", how);
-	tpath(go, sizeof(go), name);
-	argv[a++] = (char *)cfiprof_bin;
-	argv[a++] = "record";
-	argv[a++] = "-v";
-	argv[a++] = "--off-cpu";
-	argv[a++] = "-o";
-	argv[a++] = folded;
-	argv[a++] = "--";
-	argv[a++] = prog(bin, sizeof(bin));
-	argv[a++] = "unseen";
-	argv[a++] = go;
-	argv[a++] = (char *)how;
-	argv[a] = NULL;
-	rec = spawn(argv, NULL, err);
+	rec = e2e_record_start(name, "99", opts, cmd);
 	/* the thread spins until go exists: found ready, it runs (or waits for a CPU) */
 	for (i = 0; i < 600 && !pid; i++) {
 		free(log);

@@ -63,14 +63,18 @@ static inline bool e2e_setup(const char *name)
  * given back in *log (free it). Returns record's exit status (a failed check
  * when not 0).
  */
-static inline int e2e_record(const char *name, const char *freq, char *const opts[],
-			     char *const cmd[], char **log)
+/*
+ * argv of `cfiprof record -v -F freq -o tmpdir/name opts -- cmd` into argv
+ * (48 slots); its stderr goes to err, tmpdir/name.err.
+ */
+static inline void e2e_record_argv(char *argv[48], const char *name, const char *freq,
+				   char *const opts[], char *const cmd[], char *folded,
+				   char err[PATH_MAX + 8])
 {
-	char folded[PATH_MAX], err[PATH_MAX + 8], *argv[48];
-	int a = 0, i, rc;
+	int a = 0, i;
 
-	tpath(folded, sizeof(folded), name);
-	snprintf(err, sizeof(err), "%s.err", folded);
+	tpath(folded, PATH_MAX, name);
+	snprintf(err, PATH_MAX + 8, "%s.err", folded);
 	argv[a++] = (char *)cfiprof_bin;
 	argv[a++] = "record";
 	argv[a++] = "-v";
@@ -84,10 +88,29 @@ static inline int e2e_record(const char *name, const char *freq, char *const opt
 	for (i = 0; cmd[i] && a < 47; i++)
 		argv[a++] = cmd[i];
 	argv[a] = NULL;
+}
+
+static inline int e2e_record(const char *name, const char *freq, char *const opts[],
+			     char *const cmd[], char **log)
+{
+	char folded[PATH_MAX], err[PATH_MAX + 8], *argv[48];
+	int rc;
+
+	e2e_record_argv(argv, name, freq, opts, cmd, folded, err);
 	rc = run(argv, NULL, err, 60);
 	*log = slurp(err);
 	CHECK(rc == 0, "%s: record exited %d: %s", name, rc, *log);
 	return rc;
+}
+
+/* The same recording started, not waited for: its pid (its stderr in tmpdir/name.err). */
+static inline pid_t e2e_record_start(const char *name, const char *freq, char *const opts[],
+				     char *const cmd[])
+{
+	char folded[PATH_MAX], err[PATH_MAX + 8], *argv[48];
+
+	e2e_record_argv(argv, name, freq, opts, cmd, folded, err);
+	return spawn(argv, NULL, err);
 }
 
 /* Removes this run's directory unless a check failed; says how long the run took. */

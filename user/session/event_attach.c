@@ -440,7 +440,7 @@ void events_detach(struct loader *l)
 	for (i = 0; i < l->nr_ev_links; i++)
 		bpf_link__destroy(l->ev_links[i]);
 	/* on_exit's end of a block on_switch did not see: none after on_switch is gone */
-	if (l->nr_ev_links && l->skel && l->skel->bss)
+	if (l->skel && l->skel->bss)
 		l->skel->bss->offcpu_detached = 1;
 	for (i = 0; i < l->nr_perf_fds; i++)
 		close(l->perf_fds[i]);
