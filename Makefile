@@ -82,11 +82,11 @@ FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(OUT)/fuzz/%)
 # sanitized objects and their test binaries is compile time spent on nothing read
 SAN_FLAGS  := -O1 -g1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -O1 -g1 -fsanitize=thread -fno-omit-frame-pointer
-# A test's own source compiles at a lower level than the code it tests, which keeps
-# its flags in the libraries: the suites' time goes to that code, waiting on the
-# processes they start and sanitizer checks, not to test code, and the ~130 test
-# binaries are most of make test's build.
-TEST_OPT     := -O1
+# A test's own source compiles unoptimised; the code it tests keeps its flags in the
+# libraries: the suites' time goes to that code, waiting on the processes they start
+# and sanitizer checks, not to test code, and the ~100 test binaries are most of make
+# test's build.
+TEST_OPT     := -O0
 TEST_SAN_OPT := -O0
 include tests/progs/progs.mk
 

@@ -259,7 +259,8 @@ probe() {
 probe uprobe uprobe:libc:malloc /progs/events_wait malloc 2000
 probe usdt usdt:/progs/events_wait:cfiprof_test:tick /progs/events_wait usdt 300
 probe tracepoint tracepoint:raw_syscalls:sys_enter /progs/events_wait open 1000
-seq 1 150000 > /tmp/data
+# xz -9e: its work, and so its samples, grow with SECONDS_EACH (the check wants >= 100)
+seq 1 $((SECONDS_EACH * 80000)) > /tmp/data
 whole xz $xz_root -- /usr/bin/xz -z -k -f -9e -T1 /tmp/data
 whole python3.11 $py_root -- /usr/bin/python3.11 -c '
 import time
