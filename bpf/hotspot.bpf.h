@@ -70,8 +70,11 @@ static __always_inline __u64 hotspot_blob_at(const struct cfi_hotspot_proc *h, _
 			segmap = h->heap[i].segmap;
 		}
 	}
-	/* no nmethod seen yet: a failed read (0) must not pass for one */
-	if (!h->nmethod_name)
+	/*
+	 * Neither kind's name known yet.  Each is learnt apart: a JVM that
+	 * compiles nothing (-Xint) has an interpreter and never an nmethod.
+	 */
+	if (!h->nmethod_name && !h->interp_name)
 		return 0;
 	if (!low || h->log2_segment < 4 || h->log2_segment > 16)
 		return 0;
@@ -90,9 +93,12 @@ static __always_inline __u64 hotspot_blob_at(const struct cfi_hotspot_proc *h, _
 		return 0;
 	blob = low + (seg << h->log2_segment) + h->block_size;
 	name = rt_read_ptr(blob + h->off_name);
+	/* a failed read (0) must not pass for a kind whose name is not known (0) */
+	if (!name)
+		return 0;
 	if (name == h->nmethod_name)
 		*kind = HOTSPOT_FRAME_COMPILED;
-	else if (name && name == h->interp_name)
+	else if (name == h->interp_name)
 		*kind = HOTSPOT_FRAME_INTERPRETED;
 	else
 		return 0;

@@ -797,6 +797,52 @@ static void test_deferred(void)
 	free(log);
 }
 
+/*
+ * A JVM that compiles nothing (-Xint): every Java frame is interpreted and
+ * its code cache never holds an nmethod.  cfiprof tells the interpreter's
+ * blob by its name, learnt from the code cache as an nmethod's is, and named
+ * no Java frame at all until it had seen an nmethod (1 of 2,109 samples in
+ * main named).  1 s of Busy's CPU time at 999 Hz, however busy the host:
+ * ~1,000 samples in main, >= 95% with Busy.work or Busy.fib (as no_flags),
+ * and of main's calls to work, 99% at Busy.java's WORK-CALL line (the
+ * source is the oracle; the interpreter's frame holds the bcp of the call).
+ */
+static void test_interpreter_only(void)
+{
+	char src[PATH_MAX], classes[PATH_MAX], folded[PATH_MAX], want[64],
+	    other[256] = "", first_unnamed[512] = "", *log = NULL;
+	char *javac[] = {"javac", "-d", classes, src, NULL};
+	char *cmd[] = {"java", "-Xint", "-cp", classes, "Busy", "1", NULL};
+	char *opts[] = {"--ring-buffer", "67108864", NULL};
+	uint64_t in_main, named, fib, calls, at_line;
+
+	CHECK(realpath("tests/progs/java/Busy.java", src) != NULL, "tests/progs/java/Busy.java");
+	tpath(classes, sizeof(classes), "xint-classes");
+	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0, "javac %s",
+	      src);
+	if (harness_failed || e2e_record("xint", "999", opts, cmd, &log))
+		goto out;
+	tpath(folded, sizeof(folded), "xint");
+	count_main(folded, &in_main, &named, &fib, first_unnamed, sizeof(first_unnamed));
+	snprintf(want, sizeof(want), "Busy.main (Busy.java:%d)",
+		 interp_mark_line(src, "// WORK-CALL"));
+	count_main_line(folded, want, &calls, &at_line, other, sizeof(other));
+	printf("  xint: %" PRIu64 " samples in main, %" PRIu64
+	       " name Busy.work or Busy.fib (%" PRIu64 " Busy.fib); %" PRIu64
+	       " of main calling work, %" PRIu64 " naming %s\n",
+	       in_main, named, fib, calls, at_line, want);
+	CHECK(in_main >= 250 && named * 100 >= in_main * 95 && fib > 0,
+	      "%" PRIu64 " of %" PRIu64 " samples in main name Busy.work or Busy.fib (want >= "
+	      "95%%, %" PRIu64 " Busy.fib); first without: %s",
+	      named, in_main, fib, first_unnamed);
+	CHECK(calls * 2 >= in_main && at_line * 100 >= calls * 99,
+	      "%" PRIu64 " of %" PRIu64 " samples of main calling work name %s (want 99%%; "
+	      "first other: %s)",
+	      at_line, calls, want, other);
+out:
+	free(log);
+}
+
 /* Renames the NUL-delimited string from in the file path to to (same length): false if absent. */
 static bool rename_string(const char *path, const char *from, const char *to)
 {
@@ -903,6 +949,7 @@ int main(int argc, char **argv)
 		return HARNESS_DONE();
 	RUN_TEST(test_no_flags);
 	RUN_TEST(test_tail_calls);
+	RUN_TEST(test_interpreter_only);
 	RUN_TEST(test_deferred);
 	RUN_TEST(test_interpreted_callee);
 	RUN_TEST(test_new_compiled_caller);
