@@ -149,11 +149,14 @@ static void judge_offcpu(const char *log)
 	printf("  offcpu: block_long %lu us of %lu measured, block_short %lu us of %lu\n", lng,
 	       mlng, shrt, mshrt);
 	/*
-	 * Against what the program measured off the CPU itself (600 and 150 ms
-	 * asked: a guest of a loaded host oversleeps, 198 ms for 150 once),
-	 * within 10% (timer granularity)
+	 * Against what the program measured off the CPU itself, within 10%
+	 * (timer granularity).  Its own figures are sane when >= 9/10 of the
+	 * 600 and 150 ms asked: a block is its wall time less the thread's CPU
+	 * time in it, and entering and leaving the sleep is CPU time that TCG
+	 * makes slow (147.8 ms for 150 once); a guest of a loaded host
+	 * oversleeps (198 ms for 150 once), which only raises them.
 	 */
-	CHECK(mlng >= 600000 && mshrt >= 150000 && lng * 10 >= mlng * 9 && lng * 10 <= mlng * 11 &&
+	CHECK(mlng >= 540000 && mshrt >= 135000 && lng * 10 >= mlng * 9 && lng * 10 <= mlng * 11 &&
 		  shrt * 10 >= mshrt * 9 && shrt * 10 <= mshrt * 11,
 	      "offcpu: %lu and %lu us blocked (want %lu and %lu, what it measured, within 10%%)",
 	      lng, shrt, mlng, mshrt);
