@@ -214,10 +214,14 @@ static void object_load_elf(struct object *o)
 			name = elf_strptr(e, sh.sh_link, s.st_name);
 			if (!name)
 				continue;
-			ns = realloc(o->syms, (o->nr_syms + 1) * sizeof(*ns));
-			if (!ns)
-				break;
-			o->syms = ns;
+			/* doubling at each power of two: a sanitizer's realloc copies every time */
+			if (o->nr_syms >= 16 ? !(o->nr_syms & (o->nr_syms - 1)) : !o->nr_syms) {
+				ns = realloc(o->syms, (o->nr_syms ? o->nr_syms * 2 : 16) * sizeof(*ns));
+				if (!ns)
+					break;
+				o->syms = ns;
+			}
+			ns = o->syms;
 			ns[o->nr_syms].addr = s.st_value;
 			ns[o->nr_syms].size = s.st_size;
 			ns[o->nr_syms].name = strdup(name);
