@@ -676,13 +676,19 @@ static void test_corrupt(void)
 	struct image im;
 	size_t round, ok = 0, refusals = 0;
 	uint64_t t0 = mono_ns();
+	uint8_t *b;
 
 	CHECK(image_read(prog("gofib_stripped"), &im) && im.pcln_size > 4096, "no .gopclntab");
-	for (round = 0; im.pcln_size && round < 2000; round++) {
-		uint8_t *b = image_copy(&im);
+	/*
+	 * One copy of the image's size for every round: a sanitizer still sees
+	 * its bounds, and 2,000 fresh mappings of it cost ~750,000 page faults.
+	 */
+	b = im.pcln_size ? image_copy(&im) : NULL;
+	for (round = 0; b && round < 2000; round++) {
 		struct gopclntab *g = NULL;
 		int r, k, flips = 1 + (int)rnd_below(8);
 
+		memcpy(b, im.b, im.len);
 		for (k = 0; k < flips; k++) {
 			/* half the time the header and the tables' first bytes */
 			uint64_t span = rnd_below(2) ? 256 : im.pcln_size;
@@ -704,8 +710,8 @@ static void test_corrupt(void)
 		}
 		ok += g != NULL;
 		gopclntab_free(g);
-		free(b);
 	}
+	free(b);
 	printf("  2000 corruptions: %zu read, %zu refused, %.0f ms\n", ok, refusals,
 	       (double)(mono_ns() - t0) / 1e6);
 	CHECK(ok + refusals == 2000 && refusals > 0 && ok > 0, "%zu read, %zu refused", ok,
