@@ -46,10 +46,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+
 #include "bpf/cfiprof_abi.h"
 #include "tests/lib/cli_util.h"
 #include "tests/lib/crt_frames.h"
 #include "tests/lib/e2e.h"
+#include "tests/lib/folded_stats.h"
 #include "tests/lib/harness.h"
 #include "user/profile/frame_names.h"
 
@@ -1023,6 +1027,70 @@ static void test_foreign_programs(void)
 	      bpf_named, unnamed, first);
 }
 
+/*
+ * A program of another tool's, loaded before cfiprof started, on a host
+ * whose /proc/kallsyms lists no BPF program (net.core.bpf_jit_kallsyms 0, as
+ * hardened hosts set it): no kallsyms line and no symbol record tells
+ * cfiprof of it.  The test loads its own (raw instructions, named
+ * cfit_foreign: a loop of 2,000 steps in every syscall's exit, so that
+ * samples land in it) and attaches it to the raw tracepoint sys_exit.  The
+ * recorder names it from the kernel's list of programs, as perf does at
+ * start.  2 s of the churn's CPU time at 999 Hz, its mmap and munmap calls
+ * each running the loop: samples in it, each named, and no kernel frame
+ * unnamed.  The sysctl is restored and the program gone before the checks.
+ */
+static void test_programs_before(void)
+{
+	const struct bpf_insn loop[] = {
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 0},
+	    {.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = 1},
+	    {.code = BPF_JMP | BPF_JLT | BPF_K, .dst_reg = BPF_REG_1, .off = -2, .imm = 2000},
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+	    {.code = BPF_JMP | BPF_EXIT},
+	};
+	const char *sysctl = "/proc/sys/net/core/bpf_jit_kallsyms";
+	char churn[PATHBUF], lib[PATHBUF], first[128] = "", was[16], *text;
+	struct summary s;
+	struct folded_totals ft;
+	struct rec_stats rs;
+	struct run r;
+	uint64_t bpf_named, unnamed, in_foreign;
+	int prog, link, rc;
+
+	ppath(churn, sizeof(churn), "faults_churn");
+	ppath(lib, sizeof(lib), "libdl_target.so");
+	text = slurp(sysctl);
+	snprintf(was, sizeof(was), "%s", text && text[0] ? text : "1\n");
+	free(text);
+	CHECK(write_text(sysctl, "0\n"), "%s: %s", sysctl, strerror(errno));
+	prog = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "cfit_foreign", "GPL", loop,
+			     sizeof(loop) / sizeof(loop[0]), NULL);
+	link = prog >= 0 ? bpf_raw_tracepoint_open("sys_exit", prog) : -1;
+	CHECK(prog >= 0 && link >= 0, "programs-before: the foreign program: %s", strerror(errno));
+	run_init(&r, "programs-before", 0);
+	const char *extra[] = {"-F", "999", NULL};
+	const char *cmd[] = {churn, "mmap", "2c", churn, lib, NULL};
+
+	rc = link >= 0 ? record(&r, extra, cmd, 30) : -1;
+	if (link >= 0)
+		close(link);
+	if (prog >= 0)
+		close(prog);
+	write_text(sysctl, was);
+	if (rc)
+		return;
+	check_accounting(&r, &s, &ft, &rs);
+	count_kernel_frames(r.folded, &bpf_named, &unnamed, first, sizeof(first));
+	in_foreign = folded_count_with(r.folded, "_cfit_foreign [bpf]_[k]");
+	printf("programs-before: %lu samples in the foreign program, named; %lu kernel frames in "
+	       "BPF programs named, %lu unnamed%s%s\n",
+	       in_foreign, bpf_named, unnamed, unnamed ? ", first " : "", unnamed ? first : "");
+	CHECK(in_foreign > 0 && unnamed == 0,
+	      "programs-before: %lu samples name the foreign program, %lu kernel frames unnamed "
+	      "(first %s): programs kallsyms does not list are not named",
+	      in_foreign, unnamed, first);
+}
+
 static void test_thread_churn(void)
 {
 	static const char *const tw_exp[] = {"clone3", "start_thread", "fc_worker", "fc_tleaf"};
@@ -1618,6 +1686,7 @@ int main(int argc, char **argv)
 	RUN_TEST_AS("dlclose", test_dlclose());
 	RUN_TEST_AS("mmap-churn", test_mmap_churn());
 	RUN_TEST_AS("foreign-programs", test_foreign_programs());
+	RUN_TEST_AS("programs-before", test_programs_before());
 	RUN_TEST_AS("thread-churn", test_thread_churn());
 	RUN_TEST_AS("badstack", test_badstack(false));
 	RUN_TEST_AS("badstack-tailcalls", test_badstack(true));

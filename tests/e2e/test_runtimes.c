@@ -95,16 +95,6 @@ struct run {
 	uint64_t no_ring; /* kept tables-pending with no ring-buffer room for their copy */
 };
 
-static bool write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "we");
-	bool ok = f && fputs(text, f) >= 0;
-
-	if (f && fclose(f))
-		ok = false;
-	return ok;
-}
-
 /* The summary's user frames and frame-pointer frames (record's stderr). */
 static void read_summary(struct run *r, const char *text)
 {

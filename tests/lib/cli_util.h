@@ -269,6 +269,17 @@ static inline char *slurp_len(const char *path, size_t *len)
 	return buf;
 }
 
+/* text into the file path (created or truncated): false when not all of it went. */
+static inline bool write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+	bool ok = f && fputs(text, f) >= 0;
+
+	if (f && fclose(f))
+		ok = false;
+	return ok;
+}
+
 static inline char *slurp(const char *path)
 {
 	return slurp_len(path, NULL);

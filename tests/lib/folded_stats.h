@@ -225,4 +225,24 @@ static inline int folded_stats_read(const char *path, const char *comm, const ch
 	return 0;
 }
 
+/* The samples of a folded file whose stack holds the text needle anywhere. */
+static inline uint64_t folded_count_with(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	uint64_t n = 0;
+
+	while (f && getline(&line, &cap, f) > 0) {
+		const char *sp = strrchr(line, ' ');
+
+		if (sp && strstr(line, needle))
+			n += strtoull(sp + 1, NULL, 10);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return n;
+}
+
 #endif

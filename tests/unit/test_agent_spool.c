@@ -112,16 +112,6 @@ static bool received(struct receiver *rv, const char *needle)
 	return found;
 }
 
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "we");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
 /* The spool's name for the interval [from, until) seconds, as push.c names it. */
 static void spool_path(char *buf, size_t len, const char *spool, uint64_t from, uint64_t until)
 {

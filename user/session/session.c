@@ -27,6 +27,7 @@
 #include "user/session/launch.h"
 #include "user/session/privileges.h"
 #include "user/profile/profile.h"
+#include "user/session/bpf_names.h"
 #include "user/session/session.h"
 
 volatile sig_atomic_t session_stop_requested;
@@ -175,6 +176,13 @@ static void *read_kernel_symbols(void *arg)
 	struct session *s = arg;
 
 	s->ksyms = ksyms_load(NULL, s->ksyms_err, sizeof(s->ksyms_err));
+	/*
+	 * Programs loaded before the symbol records were opened are named only
+	 * by kallsyms, which lists none while net.core.bpf_jit_kallsyms is 0
+	 * (as perf reads them at start, from the kernel's list)
+	 */
+	if (s->ksyms)
+		bpf_names_add_all(s->ksyms);
 	return NULL;
 }
 
