@@ -44,10 +44,13 @@
 #include "tests/lib/replay.h"
 #include "tests/lib/test_jvm.h"
 #include "user/runtimes/hotspot/hotspot_codecache.h"
+#include "user/runtimes/hotspot/hotspot_deferred.h"
+#include "user/runtimes/hotspot/hotspot_jit.h"
 #include "user/runtimes/hotspot/hotspot_rows.h"
 #include "user/runtimes/hotspot/hotspot_vmstructs.h"
 #include "user/profile/frame_names.h"
 #include "user/runtimes/target_mem.h"
+#include "user/unwind/deferred_walk.h"
 
 #define MAX_FRAMES	  128
 #define MAX_NAMES	  256
@@ -202,7 +205,7 @@ struct snap {
  * Thread tid of jvm.pid stopped (PTRACE_SEIZE, PTRACE_INTERRUPT), its
  * registers and stack read, and let go: 0, or -1.
  */
-static int snap_thread(pid_t tid, struct snap *s)
+static int snap_thread_of(pid_t pid, pid_t tid, struct snap *s)
 {
 	uint64_t end;
 	int status, rc = -1;
@@ -213,16 +216,21 @@ static int snap_thread(pid_t tid, struct snap *s)
 	if (!ptrace(PTRACE_INTERRUPT, tid, 0, 0) && waitpid(tid, &status, __WALL) == tid &&
 	    !ptrace(PTRACE_GETREGS, tid, 0, &s->regs)) {
 		s->sp = s->regs.rsp;
-		end = map_end(jvm.pid, s->sp);
+		end = map_end(pid, s->sp);
 		s->len = end > s->sp ? (size_t)(end - s->sp) : 0;
 		if (s->len > STACK_MAX)
 			s->len = STACK_MAX;
 		s->stack = s->len ? malloc(s->len) : NULL;
-		if (s->stack && !target_read((uint32_t)jvm.pid, s->sp, s->stack, s->len))
+		if (s->stack && !target_read((uint32_t)pid, s->sp, s->stack, s->len))
 			rc = 0;
 	}
 	ptrace(PTRACE_DETACH, tid, 0, 0);
 	return rc;
+}
+
+static int snap_thread(pid_t tid, struct snap *s)
+{
+	return snap_thread_of(jvm.pid, tid, s);
 }
 
 /* One frame of a walk: where it is, what holds its pc. */
@@ -535,18 +543,18 @@ out:
 }
 
 /* The thread of jvm.pid named name (its comm), 0 if none. */
-static pid_t thread_named(const char *name)
+static pid_t thread_named_in(pid_t pid, const char *name)
 {
 	char path[96], *comm;
 	pid_t tid, found = 0;
 	struct dirent *e;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)jvm.pid);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	while (d && !found && (e = readdir(d))) {
 		tid = (pid_t)atoi(e->d_name);
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)jvm.pid, (int)tid);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
 		comm = tid > 0 ? slurp(path) : NULL;
 		if (comm && !strncmp(comm, name, strlen(name)) && comm[strlen(name)] == '\n')
 			found = tid;
@@ -555,6 +563,11 @@ static pid_t thread_named(const char *name)
 	if (d)
 		closedir(d);
 	return found;
+}
+
+static pid_t thread_named(const char *name)
+{
+	return thread_named_in(jvm.pid, name);
 }
 
 /*
@@ -653,6 +666,132 @@ out:
 	free(fr);
 }
 
+/* Spin's interp thread runs fib in the interpreter (java -Xint) for ever. */
+static const char spin_java[] =
+    "public class Spin {\n"
+    "    static int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n"
+    "    public static void main(String[] a) {\n"
+    "        new Thread(() -> { int s = 0; while (true) s += fib(20); },\n"
+    "                   \"interp\").start();\n"
+    "        System.out.println(\"ready\");\n"
+    "    }\n"
+    "}\n";
+
+/*
+ * A deferred sample whose kernel walk stopped at an interpreted leaf, with
+ * no unit of the kernel's for it (the JVM's entry not there yet, as at a
+ * JVM's start before its first load): user space names it from the
+ * deferral's rbp and the bcp register (hotspot_deferred.c), where it named
+ * only the frames past the kernel's walk.  A JVM under -Xint (the
+ * JAVA_TOOL_OPTIONS it reads; the other tests' JVM runs with no flags) is
+ * stopped in its interp thread until its pc is in the interpreter (10 stops
+ * at most: fib is nearly all it runs); the record is the kernel's shape,
+ * the leaf pc alone, and user space's walk adds the caller.  The oracle is
+ * the source: that thread runs Spin.fib and the lambda calling it, nothing
+ * else, so the leaf and its caller must be named one of those.
+ */
+static void test_deferred_leaf(void)
+{
+	struct test_jvm xj = {0};
+	struct hotspot_layout l;
+	struct hotspot_heaps h;
+	struct cfi_hotspot_proc proc;
+	struct hotspot_blob b;
+	struct snap s = {0};
+	struct cfi_deferred_record d = {0};
+	struct cfi_sample_record *rec = calloc(1, sizeof(*rec) + sizeof(__u64));
+	struct cfi_sample_record *out = calloc(1, DEFERRED_RECORD_MAX);
+	struct deferred_view v = {.d = &d};
+	struct hotspot_method_name mn[2];
+	__u64 bps[2] = {0};
+	const struct cfi_interp_frame *u;
+	size_t size = 0;
+	int tries = 0, named = 0;
+	pid_t tid = 0;
+	bool ok;
+
+	test_jvm_home(&xj);
+	setenv("JAVA_TOOL_OPTIONS", "-Xint", 1);
+	ok = rec && out &&
+	     test_jvm_start(&xj, "/tmp/cfiprof-hsxint.XXXXXX", "Spin", spin_java, NULL);
+	unsetenv("JAVA_TOOL_OPTIONS");
+	CHECK(ok && test_jvm_printed(&xj, "ready", mono_sec() + 60), "java -Xint Spin: no ready");
+	if (!ok || xj.pid <= 0)
+		goto out;
+	test_jvm_libjvm(&xj);
+	for (int i = 0; i < 50 && !(tid = thread_named_in(xj.pid, "interp")); i++)
+		sleep_s(0.1);
+	if (!xj.bias || !tid || hotspot_layout_read((uint32_t)xj.pid, &xj.syms, xj.bias, &l) ||
+	    hotspot_heaps_read((uint32_t)xj.pid, &l, &h) ||
+	    hotspot_jvm_note((uint32_t)xj.pid, &l, &proc)) {
+		CHECK(0, "java -Xint: no interp thread (%d), layout or code heaps", (int)tid);
+		goto out;
+	}
+	for (; tries < 10; tries++) {
+		free(s.stack);
+		if (!snap_thread_of(xj.pid, tid, &s) &&
+		    !hotspot_blob_at((uint32_t)xj.pid, &l, &h, s.regs.rip, &b) && b.is_interpreter)
+			break;
+	}
+	CHECK(tries < 10, "the interp thread was never stopped in the interpreter (%d stops)",
+	      tries);
+	if (tries == 10)
+		goto out;
+	/* the kernel's part: the leaf's pc, the walk's state at it, its registers */
+	d.type = RECORD_DEFERRED;
+	d.stack_base = s.sp;
+	d.stack_len = (__u32)s.len;
+	d.ip = s.regs.rip;
+	d.sp = s.regs.rsp;
+	d.bp = s.regs.rbp;
+	d.bp_valid = 1;
+	d.at_leaf = 1;
+	d.leaf[13] = s.regs.r13;
+	rec->type = RECORD_SAMPLE;
+	rec->pid = (__u32)xj.pid;
+	rec->tid = (__u32)tid;
+	rec->nr_user = 1;
+	rec->pcs[0] = s.regs.rip;
+	v.stack = s.stack;
+	v.rec = rec;
+	v.rec_size = sizeof(*rec) + sizeof(__u64);
+	/* user space's walk: the interpreted frame's caller, its return address and rbp */
+	*out = *rec;
+	out->nr_user = 2;
+	out->pcs[0] = s.regs.rip;
+	ok = deferred_copy_read(&v, s.regs.rbp + 8, &out->pcs[1], 8) &&
+	     deferred_copy_read(&v, s.regs.rbp, &bps[1], 8);
+	CHECK(ok, "the leaf's frame at rbp %#llx is not in the stack copied",
+	      (unsigned long long)s.regs.rbp);
+	if (!ok)
+		goto out;
+	size = hotspot_deferred_units(NULL, out, sizeof(*out) + 2 * sizeof(__u64), &v, bps);
+	u = (const struct cfi_interp_frame *)(out->pcs + 2);
+	for (int i = 0; i < 2 && i < out->nr_rt; i++) {
+		uint64_t method = u[i].code & ((1ull << HOTSPOT_CODE_ID_SHIFT) - 1);
+
+		memset(&mn[i], 0, sizeof(mn[i]));
+		named +=
+		    u[i].owner == HOTSPOT_FRAME_INTERPRETED &&
+		    !hotspot_method_name((uint32_t)xj.pid, &l, method, &mn[i]) &&
+		    (!strcmp(mn[i].name, "Spin.fib") || !strncmp(mn[i].name, "Spin.lambda$", 12));
+	}
+	printf("  deferred leaf: stopped in the interpreter after %d stops; %u units: %s, %s\n",
+	       tries + 1, out->nr_rt, out->nr_rt > 0 ? mn[0].name : "-",
+	       out->nr_rt > 1 ? mn[1].name : "-");
+	CHECK(size == sizeof(*out) + 2 * sizeof(__u64) + out->nr_rt * RT_UNIT_BYTES &&
+		  out->nr_rt == 2 && out->runtime == RT_HOTSPOT && named == 2 &&
+		  u[0].instr == (__u32)s.regs.rip,
+	      "the leaf and its caller: %u units (want 2, the leaf's at its pc), %d named Spin.fib "
+	      "or its lambda",
+	      out->nr_rt, named);
+out:
+	free(s.stack);
+	free(rec);
+	free(out);
+	test_jvm_stop(&xj);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -661,6 +800,7 @@ int main(int argc, char **argv)
 		start_jvm();
 	RUN_TEST(test_unwind);
 	RUN_TEST(test_stops);
+	RUN_TEST(test_deferred_leaf);
 	test_jvm_stop(&jvm);
 	return HARNESS_DONE();
 }

@@ -7,6 +7,14 @@
 
 #include "user/runtimes/hotspot/hotspot_deferred.h"
 #include "user/runtimes/hotspot/hotspot_jit.h"
+#include "user/symbolize/runtime_units.h"
+
+/* The sample's bcp register when the deferral was at the leaf, as the kernel's ARCH_INTERP_BCP. */
+#ifdef __x86_64__
+#define DEFERRED_LEAF_BCP(d) ((d)->at_leaf ? (d)->leaf[13] : 0)
+#else
+#define DEFERRED_LEAF_BCP(d) 0
+#endif
 
 /* The bci + 1 of bcp in the method whose ConstMethod is at cm (0: none), as the kernel's. */
 static uint16_t bci1(const struct hotspot_layout *l, uint64_t cm, uint64_t bcp)
@@ -19,21 +27,24 @@ static uint16_t bci1(const struct hotspot_layout *l, uint64_t cm, uint64_t bcp)
 }
 
 /*
- * The unit of user frame i (pc, its rbp bp) when it runs in the
- * interpreter: true with *f.  Its Method* and bcp are the slots the
- * interpreter keeps in its frame, read from the stack copy (the values at
- * the sample); the Method's digest is read now.
+ * The unit of a user frame (pc, its rbp bp; is_ra: pc is a return address)
+ * when it runs in the interpreter: true with *f.  Its Method* and bcp are
+ * the slots the interpreter keeps in its frame, read from the stack copy
+ * (the values at the sample), but a leaf's bcp, leaf_bcp when not 0 (its
+ * register's); the Method's digest is read now.
  */
 static bool interpreted_unit(uint32_t pid, const struct hotspot_layout *l,
 			     const struct hotspot_heaps *heaps, const struct deferred_view *v,
-			     uint64_t pc, uint64_t bp, struct cfi_interp_frame *f)
+			     uint64_t pc, bool is_ra, uint64_t bp, uint64_t leaf_bcp,
+			     struct cfi_interp_frame *f)
 {
 	struct hotspot_blob blob;
 	uint64_t method = 0, bcp = 0, cm;
 	uint16_t digest;
 
 	/* a caller's pc is a return address: its call is the byte before */
-	if (!bp || hotspot_blob_at(pid, l, heaps, pc - 1, &blob) || !blob.is_interpreter ||
+	if (!bp || hotspot_blob_at(pid, l, heaps, is_ra ? pc - 1 : pc, &blob) ||
+	    !blob.is_interpreter ||
 	    !deferred_copy_read(v, bp + HOTSPOT_INTERP_METHOD_OFF, &method, sizeof(method)) ||
 	    !method || method >> HOTSPOT_CODE_ID_SHIFT)
 		return false;
@@ -41,13 +52,26 @@ static bool interpreted_unit(uint32_t pid, const struct hotspot_layout *l,
 	if (!digest)
 		return false;
 	cm = hotspot_ptr_read(pid, method, l->method_const);
-	if (!deferred_copy_read(v, bp + HOTSPOT_INTERP_BCP_OFF, &bcp, sizeof(bcp)))
+	if (leaf_bcp)
+		bcp = leaf_bcp;
+	else if (!deferred_copy_read(v, bp + HOTSPOT_INTERP_BCP_OFF, &bcp, sizeof(bcp)))
 		bcp = 0;
 	*f = (struct cfi_interp_frame){.code = method | (uint64_t)digest << HOTSPOT_CODE_ID_SHIFT,
 				       .instr = (uint32_t)pc,
 				       .owner = HOTSPOT_FRAME_INTERPRETED,
 				       .scope = bci1(l, cm, bcp)};
 	return true;
+}
+
+/* Whether one of units names the frame at pc. */
+static bool unit_at_pc(const struct cfi_interp_frame *units, uint32_t n, uint64_t pc)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (interp_frame_at_pc(&units[i], pc))
+			return true;
+	return false;
 }
 
 size_t hotspot_deferred_units(void *rt, struct cfi_sample_record *out, size_t size,
@@ -74,10 +98,29 @@ size_t hotspot_deferred_units(void *rt, struct cfi_sample_record *out, size_t si
 	user = out->pcs + out->nr_kernel;
 	units = (struct cfi_interp_frame *)(user + out->nr_user);
 	n = out->nr_rt;
+	/*
+	 * The frame the kernel's walk stopped at (most often the leaf, in the
+	 * interpreter before the code cache had rows) has a unit only if the
+	 * kernel's runtime read it there; its rbp is the deferral's.  Units go in
+	 * frame order: any the kernel read are of this frame or those before it.
+	 */
+	if (r->nr_user && v->d->bp_valid && !unit_at_pc(units, n, user[r->nr_user - 1]) &&
+	    n < HOTSPOT_MAX_FRAMES) {
+		struct cfi_interp_frame f;
+		bool is_ra = r->nr_user > 1 || v->d->ip_is_ra;
+		/* the leaf's bcp is in its register, its frame's slot stale while it runs */
+		uint64_t leaf_bcp = r->nr_user == 1 ? DEFERRED_LEAF_BCP(v->d) : 0;
+
+		if (interpreted_unit(out->pid, &l, &heaps, v, user[r->nr_user - 1], is_ra, v->d->bp,
+				     leaf_bcp, &f)) {
+			units[n++] = f;
+			added++;
+		}
+	}
 	for (i = r->nr_user; i < out->nr_user; i++) {
 		struct cfi_interp_frame f;
 
-		if (!interpreted_unit(out->pid, &l, &heaps, v, user[i], bps[i], &f))
+		if (!interpreted_unit(out->pid, &l, &heaps, v, user[i], true, bps[i], 0, &f))
 			continue;
 		/* one more than the bound: the sample says so, as the kernel's walk does */
 		if (n >= HOTSPOT_MAX_FRAMES) {

@@ -2,8 +2,10 @@
 /*
  * A deferred sample of a JVM (its walk stopped in the kernel for lack of
  * tables and finished in user space, user/unwind/deferred_walk.h): the
- * kernel named the Java frames of the frames it walked; the interpreted
- * ones among the frames user space walked get their units here, read as
+ * kernel named the Java frames of the frames it walked (but the one it
+ * stopped at may lack its unit: the JVM's entry not made yet, or stale);
+ * the interpreted ones among the frames user space walked, and that one,
+ * get their units here, read as
  * the kernel reads them (bpf/hotspot.bpf.h): the blob holding the pc is the
  * interpreter's, and its frame keeps its Method* at rbp - 24 and its bcp
  * at rbp - 64, values of the sample's time in the stack copy.  The
