@@ -390,38 +390,58 @@ out:
  * at its line wherever it calls work, as in no_flags (it was never named
  * there: the tail-call path did not ask the runtime to keep them).
  */
-static void test_tail_calls(void)
-{
-	char src[PATH_MAX], classes[PATH_MAX], codelist[PATH_MAX], folded[PATH_MAX], want[64];
-	char other[256] = "", first_unnamed[512] = "", *log = NULL;
-	char *javac[] = {"javac", "-d", classes, src, NULL};
-	char *cmd[] = {"java", "-cp", classes, "Busy", "1", codelist, NULL};
-	char *opts[] = {"--tail-calls", "--ring-buffer", "67108864", NULL};
+/* Busy run for 1 s of its CPU (java_opt, if not NULL, its one flag), recorded as name. */
+struct busy_run {
 	uint64_t in_main, named, fib, calls, at_line;
+	char want[64], other[256], first_unnamed[512];
+};
 
+static bool busy_1s(const char *name, const char *java_opt, char *opts[], struct busy_run *b)
+{
+	char src[PATH_MAX], classes[PATH_MAX], folded[PATH_MAX], dir[64], *log = NULL;
+	char *javac[] = {"javac", "-d", classes, src, NULL};
+	char *cmd[] = {"java", "-cp", classes, "Busy", "1", NULL, NULL};
+	bool ok = false;
+
+	memset(b, 0, sizeof(*b));
+	if (java_opt) {
+		memmove(cmd + 2, cmd + 1, 5 * sizeof(*cmd));
+		cmd[1] = (char *)java_opt;
+	}
 	CHECK(realpath("tests/progs/java/Busy.java", src) != NULL, "tests/progs/java/Busy.java");
-	tpath(classes, sizeof(classes), "tail-classes");
-	tpath(codelist, sizeof(codelist), "tail-codelist.txt");
+	snprintf(dir, sizeof(dir), "%s-classes", name);
+	tpath(classes, sizeof(classes), dir);
 	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0,
 	      "javac %s (make test-deps installs default-jdk-headless)", src);
-	if (harness_failed || e2e_record("tail", "999", opts, cmd, &log))
+	if (harness_failed || e2e_record(name, "999", opts, cmd, &log))
 		goto out;
-	tpath(folded, sizeof(folded), "tail");
-	count_main(folded, &in_main, &named, &fib, first_unnamed, sizeof(first_unnamed));
-	snprintf(want, sizeof(want), "Busy.main (Busy.java:%d)",
+	tpath(folded, sizeof(folded), name);
+	count_main(folded, &b->in_main, &b->named, &b->fib, b->first_unnamed,
+		   sizeof(b->first_unnamed));
+	snprintf(b->want, sizeof(b->want), "Busy.main (Busy.java:%d)",
 		 interp_mark_line(src, "// WORK-CALL"));
-	count_main_line(folded, want, &calls, &at_line, other, sizeof(other));
-	printf("  tail: %" PRIu64 " samples in main, %" PRIu64
-	       " name Busy.work or Busy.fib; %" PRIu64 " of main calling work, %" PRIu64
-	       " naming %s\n",
-	       in_main, named, calls, at_line, want);
-	/* Busy's loop runs 1 s of CPU: ~1,000 samples in main at 999 Hz, however busy the host */
-	CHECK(in_main >= 250 && calls * 2 >= in_main && at_line * 100 >= calls * 99,
-	      "%" PRIu64 " of %" PRIu64 " samples of main calling work name %s (of %" PRIu64
-	      " in main); first other: %s",
-	      at_line, calls, want, in_main, other);
+	count_main_line(folded, b->want, &b->calls, &b->at_line, b->other, sizeof(b->other));
+	printf("  %s: %" PRIu64 " samples in main, %" PRIu64 " name Busy.work or Busy.fib (%" PRIu64
+	       " Busy.fib); %" PRIu64 " of main calling work, %" PRIu64 " naming %s\n",
+	       name, b->in_main, b->named, b->fib, b->calls, b->at_line, b->want);
+	ok = true;
 out:
 	free(log);
+	return ok;
+}
+
+static void test_tail_calls(void)
+{
+	char *opts[] = {"--tail-calls", "--ring-buffer", "67108864", NULL};
+	struct busy_run b;
+
+	if (!busy_1s("tail", NULL, opts, &b))
+		return;
+	/* Busy's loop runs 1 s of CPU: ~1,000 samples in main at 999 Hz, however busy the host */
+	CHECK(b.in_main >= 250 && b.calls * 2 >= b.in_main && b.at_line * 100 >= b.calls * 99,
+	      "%" PRIu64 " of %" PRIu64 " samples of main calling work name %s (of %" PRIu64
+	      " in main); first other: %s",
+	      b.at_line, b.calls, b.want, b.in_main, b.other);
 }
 
 /*
@@ -809,38 +829,19 @@ static void test_deferred(void)
  */
 static void test_interpreter_only(void)
 {
-	char src[PATH_MAX], classes[PATH_MAX], folded[PATH_MAX], want[64],
-	    other[256] = "", first_unnamed[512] = "", *log = NULL;
-	char *javac[] = {"javac", "-d", classes, src, NULL};
-	char *cmd[] = {"java", "-Xint", "-cp", classes, "Busy", "1", NULL};
 	char *opts[] = {"--ring-buffer", "67108864", NULL};
-	uint64_t in_main, named, fib, calls, at_line;
+	struct busy_run b;
 
-	CHECK(realpath("tests/progs/java/Busy.java", src) != NULL, "tests/progs/java/Busy.java");
-	tpath(classes, sizeof(classes), "xint-classes");
-	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0, "javac %s",
-	      src);
-	if (harness_failed || e2e_record("xint", "999", opts, cmd, &log))
-		goto out;
-	tpath(folded, sizeof(folded), "xint");
-	count_main(folded, &in_main, &named, &fib, first_unnamed, sizeof(first_unnamed));
-	snprintf(want, sizeof(want), "Busy.main (Busy.java:%d)",
-		 interp_mark_line(src, "// WORK-CALL"));
-	count_main_line(folded, want, &calls, &at_line, other, sizeof(other));
-	printf("  xint: %" PRIu64 " samples in main, %" PRIu64
-	       " name Busy.work or Busy.fib (%" PRIu64 " Busy.fib); %" PRIu64
-	       " of main calling work, %" PRIu64 " naming %s\n",
-	       in_main, named, fib, calls, at_line, want);
-	CHECK(in_main >= 250 && named * 100 >= in_main * 95 && fib > 0,
+	if (!busy_1s("xint", "-Xint", opts, &b))
+		return;
+	CHECK(b.in_main >= 250 && b.named * 100 >= b.in_main * 95 && b.fib > 0,
 	      "%" PRIu64 " of %" PRIu64 " samples in main name Busy.work or Busy.fib (want >= "
 	      "95%%, %" PRIu64 " Busy.fib); first without: %s",
-	      named, in_main, fib, first_unnamed);
-	CHECK(calls * 2 >= in_main && at_line * 100 >= calls * 99,
+	      b.named, b.in_main, b.fib, b.first_unnamed);
+	CHECK(b.calls * 2 >= b.in_main && b.at_line * 100 >= b.calls * 99,
 	      "%" PRIu64 " of %" PRIu64 " samples of main calling work name %s (want 99%%; "
 	      "first other: %s)",
-	      at_line, calls, want, other);
-out:
-	free(log);
+	      b.at_line, b.calls, b.want, b.other);
 }
 
 /* Renames the NUL-delimited string from in the file path to to (same length): false if absent. */
