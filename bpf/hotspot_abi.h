@@ -80,6 +80,12 @@ hotspot_method_digest(__u64 klass_name, __u16 name_index, __u16 sig_index, __u16
 #define HOTSPOT_INTERP_METHOD_OFF (-24)
 /* ... its bcp, saved at calls (frame::interpreter_frame_bcp_offset -8) */
 #define HOTSPOT_INTERP_BCP_OFF (-64)
+/*
+ * ... and its class's java mirror (frame::interpreter_frame_mirror_offset,
+ * rbp - 4 words), which keeps the class alive while the frame is: user space
+ * tells a Method* of the sample's from its memory made another's by it
+ */
+#define HOTSPOT_INTERP_MIRROR_OFF (-32)
 
 enum cfi_hotspot_status {
 	HOTSPOT_STATUS_NONE = 0,       /* not a JVM cfiprof reads */

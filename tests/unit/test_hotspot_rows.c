@@ -46,6 +46,7 @@
 #include "user/runtimes/hotspot/hotspot_codecache.h"
 #include "user/runtimes/hotspot/hotspot_deferred.h"
 #include "user/runtimes/hotspot/hotspot_jit.h"
+#include "user/runtimes/hotspot/hotspot_names.h"
 #include "user/runtimes/hotspot/hotspot_rows.h"
 #include "user/runtimes/hotspot/hotspot_vmstructs.h"
 #include "user/profile/frame_names.h"
@@ -706,6 +707,7 @@ static void test_deferred_leaf(void)
 	__u64 bps[2] = {0};
 	const struct cfi_interp_frame *u;
 	size_t size = 0;
+	uint64_t stale, bcp_slot = 0;
 	int tries = 0, named = 0;
 	pid_t tid = 0;
 	bool ok;
@@ -785,6 +787,52 @@ static void test_deferred_leaf(void)
 	      "the leaf and its caller: %u units (want 2, the leaf's at its pc), %d named Spin.fib "
 	      "or its lambda",
 	      out->nr_rt, named);
+	/*
+	 * The leaf's Method* memory made another method's since the sample
+	 * (its class unloaded): the sample's bcp, in the register and the
+	 * frame's slot, is then outside that method's bytecodes.  Forged here
+	 * (a bcp of 16 in both): the leaf is not named, counted stale; the
+	 * caller is.
+	 */
+	stale = hotspot_names_stale();
+	if (s.regs.rbp - 64 >= s.sp && s.regs.rbp - 64 + 8 <= s.sp + s.len)
+		memcpy(&bcp_slot, s.stack + (s.regs.rbp - 64 - s.sp), 8);
+	d.leaf[13] = 16;
+	if (s.regs.rbp - 64 >= s.sp && s.regs.rbp - 64 + 8 <= s.sp + s.len)
+		memcpy(s.stack + (s.regs.rbp - 64 - s.sp), &d.leaf[13], 8);
+	*out = *rec;
+	out->nr_user = 2;
+	out->pcs[0] = s.regs.rip;
+	deferred_copy_read(&v, s.regs.rbp + 8, &out->pcs[1], 8);
+	size = hotspot_deferred_units(NULL, out, sizeof(*out) + 2 * sizeof(__u64), &v, bps);
+	CHECK(out->nr_rt == 1 && u[0].instr != (__u32)s.regs.rip &&
+		  hotspot_names_stale() == stale + 1,
+	      "a leaf whose Method is another's: %u units (want the caller's alone), %" PRIu64
+	      " counted stale (want 1)",
+	      out->nr_rt, hotspot_names_stale() - stale);
+	/*
+	 * ... and made another's at the same places, bytecodes too (a class of
+	 * the same shape in its loader's place): the sample's bcp is right, its
+	 * class mirror (rbp - 32) not that class's.  Forged: the mirror 16.
+	 */
+	d.leaf[13] = s.regs.r13;
+	ok = s.regs.rbp - 64 >= s.sp && s.regs.rbp + 8 <= s.sp + s.len;
+	if (ok) {
+		memcpy(s.stack + (s.regs.rbp - 64 - s.sp), &bcp_slot, 8);
+		memset(s.stack + (s.regs.rbp - 32 - s.sp), 0, 8);
+		s.stack[s.regs.rbp - 32 - s.sp] = 16;
+	}
+	stale = hotspot_names_stale();
+	*out = *rec;
+	out->nr_user = 2;
+	out->pcs[0] = s.regs.rip;
+	deferred_copy_read(&v, s.regs.rbp + 8, &out->pcs[1], 8);
+	size = hotspot_deferred_units(NULL, out, sizeof(*out) + 2 * sizeof(__u64), &v, bps);
+	CHECK(ok && out->nr_rt == 1 && u[0].instr != (__u32)s.regs.rip &&
+		  hotspot_names_stale() == stale + 1,
+	      "a leaf whose class is another's: %u units (want the caller's alone), %" PRIu64
+	      " counted stale (want 1)",
+	      out->nr_rt, hotspot_names_stale() - stale);
 out:
 	free(s.stack);
 	free(rec);

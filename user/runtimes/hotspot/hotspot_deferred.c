@@ -7,6 +7,8 @@
 
 #include "user/runtimes/hotspot/hotspot_deferred.h"
 #include "user/runtimes/hotspot/hotspot_jit.h"
+#include "user/runtimes/hotspot/hotspot_names.h"
+#include "user/runtimes/target_mem.h"
 #include "user/symbolize/runtime_units.h"
 
 /* The sample's bcp register when the deferral was at the leaf, as the kernel's ARCH_INTERP_BCP. */
@@ -27,6 +29,49 @@ static uint16_t bci1(const struct hotspot_layout *l, uint64_t cm, uint64_t bcp)
 }
 
 /*
+ * Whether bcp, the frame's at the sample, lies in the bytecodes of the
+ * ConstMethod at cm as it is now (a native method has none: bcp 0).  The
+ * Method* is the sample's, but by now its memory may be another method's
+ * (its class unloaded, another class made there), and the digest is read
+ * now: this is what tells them apart.  A layout without the code size
+ * cannot tell: true.
+ */
+static bool bcp_in_method(uint32_t pid, const struct hotspot_layout *l, uint64_t cm, uint64_t bcp)
+{
+	uint64_t code = cm + l->const_method_size;
+	int64_t size = 0;
+
+	if (!l->lines)
+		return true;
+	if (!cm || hotspot_int_read(pid, cm, l->const_code_size, &size) || size < 0)
+		return false;
+	return size ? bcp >= code && bcp < code + (uint64_t)size : bcp == 0;
+}
+
+/*
+ * Whether mirror, the frame's class mirror at the sample, is the mirror of
+ * the class holding the ConstMethod at cm now: a class unloaded and another
+ * made in its memory (metaspace gives a new class loader the chunks of the
+ * one gone, at the same places for a class of the same shape) has another
+ * java.lang.Class.  A layout without Klass::_java_mirror cannot tell: true.
+ * The garbage collector may have moved the mirror since: then false, and
+ * the frame goes unnamed rather than misnamed.
+ */
+static bool mirror_of_method(uint32_t pid, const struct hotspot_layout *l, uint64_t cm,
+			     uint64_t mirror)
+{
+	uint64_t holder, handle, now = 0;
+
+	if (!HOTSPOT_HAS(l->klass_mirror))
+		return true;
+	holder =
+	    cm ? hotspot_ptr_read(pid, hotspot_ptr_read(pid, cm, l->const_pool), l->pool_holder)
+	       : 0;
+	handle = holder ? hotspot_ptr_read(pid, holder, l->klass_mirror) : 0;
+	return handle && !target_read(pid, handle, &now, sizeof(now)) && now && now == mirror;
+}
+
+/*
  * The unit of a user frame (pc, its rbp bp; is_ra: pc is a return address)
  * when it runs in the interpreter: true with *f.  Its Method* and bcp are
  * the slots the interpreter keeps in its frame, read from the stack copy
@@ -39,7 +84,7 @@ static bool interpreted_unit(uint32_t pid, const struct hotspot_layout *l,
 			     struct cfi_interp_frame *f)
 {
 	struct hotspot_blob blob;
-	uint64_t method = 0, bcp = 0, cm;
+	uint64_t method = 0, bcp = 0, mirror = 0, cm;
 	uint16_t digest;
 
 	/* a caller's pc is a return address: its call is the byte before */
@@ -52,10 +97,20 @@ static bool interpreted_unit(uint32_t pid, const struct hotspot_layout *l,
 	if (!digest)
 		return false;
 	cm = hotspot_ptr_read(pid, method, l->method_const);
-	if (leaf_bcp)
+	if (!deferred_copy_read(v, bp + HOTSPOT_INTERP_BCP_OFF, &bcp, sizeof(bcp)) ||
+	    !deferred_copy_read(v, bp + HOTSPOT_INTERP_MIRROR_OFF, &mirror, sizeof(mirror)))
+		return false;
+	/* a leaf's in its register, but in code where that is not yet the bcp (an entry) */
+	if (leaf_bcp && bcp_in_method(pid, l, cm, leaf_bcp)) {
 		bcp = leaf_bcp;
-	else if (!deferred_copy_read(v, bp + HOTSPOT_INTERP_BCP_OFF, &bcp, sizeof(bcp)))
-		bcp = 0;
+	} else if (!bcp_in_method(pid, l, cm, bcp)) {
+		hotspot_names_count_stale();
+		return false;
+	}
+	if (!mirror_of_method(pid, l, cm, mirror)) {
+		hotspot_names_count_stale();
+		return false;
+	}
 	*f = (struct cfi_interp_frame){.code = method | (uint64_t)digest << HOTSPOT_CODE_ID_SHIFT,
 				       .instr = (uint32_t)pc,
 				       .owner = HOTSPOT_FRAME_INTERPRETED,

@@ -10,8 +10,9 @@
  * interpreter's, and its frame keeps its Method* at rbp - 24 and its bcp
  * at rbp - 64, values of the sample's time in the stack copy.  The
  * Method's digest is read when the walk is finished (the kernel reads it
- * at the sample): a class unloaded in between and another method made in
- * its Method's memory would be named as that one.  Compiled frames get
+ * at the sample), so the frame's bcp and class mirror at the sample must
+ * be that method's now: a class unloaded in between and another made in
+ * its memory is stale (counted), not named.  Compiled frames get
  * none: their compile id at the sample, which tells reused code apart, is
  * in no copy.
  */

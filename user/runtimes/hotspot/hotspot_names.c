@@ -27,6 +27,11 @@ uint64_t hotspot_names_stale(void)
 	return __atomic_load_n(&stale, __ATOMIC_RELAXED);
 }
 
+void hotspot_names_count_stale(void)
+{
+	__atomic_fetch_add(&stale, 1, __ATOMIC_RELAXED);
+}
+
 /*
  * The Method* of the compiled frame whose unit's code is code (the nmethod
  * and its compile id, HOTSPOT_CODE_ID_SHIFT): 0 when the nmethod there is

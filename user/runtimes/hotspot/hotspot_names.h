@@ -20,8 +20,13 @@
 /* How HotSpot's frames are named (code_names.h): ctx is the runtime's struct runtime_parts. */
 extern const struct code_names_ops hotspot_name_ops;
 
-/* Compiled frames not named: their nmethod was another compile when read. */
+/*
+ * Frames not named: a compiled one's nmethod another compile when read, an
+ * interpreted one's Method another method's.
+ */
 uint64_t hotspot_names_stale(void);
+/* One more, found apart (a deferred sample's frame: hotspot_deferred.c). */
+void hotspot_names_count_stale(void);
 
 /* What the profile names the frames with (names NULL: "[jvm]"). */
 void hotspot_names_namer(struct code_names *names, struct interp_namer *out);

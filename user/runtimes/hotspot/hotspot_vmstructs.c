@@ -130,6 +130,8 @@ static const struct want wants[] = {
     {"PcDesc", "_scope_decode_offset", NULL, NULL, L(pcdesc_scope), W_OPTIONAL},
     {"ConstMethod", "_flags", "ConstMethod", "_flags._flags", L(const_flags), W_OPTIONAL},
     {"ConstMethod", "_code_size", NULL, NULL, L(const_code_size), W_OPTIONAL},
+    /* an OopHandle: the address of the slot holding the class's java.lang.Class */
+    {"Klass", "_java_mirror", NULL, NULL, L(klass_mirror), W_OPTIONAL},
     {"ConstMethod", "_constMethod_size", NULL, NULL, L(const_size), W_OPTIONAL},
     {"ConstantPool", "_source_file_name_index", NULL, NULL, L(pool_source_file), W_OPTIONAL},
 };

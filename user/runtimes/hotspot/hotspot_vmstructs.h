@@ -91,6 +91,7 @@ struct hotspot_layout {
 	struct hotspot_field const_pool, const_name_index, const_sig_index; /* ConstMethod */
 	struct hotspot_field pool_holder, pool_length;			    /* ConstantPool */
 	struct hotspot_field klass_name;				    /* Klass::_name */
+	struct hotspot_field klass_mirror; /* Klass::_java_mirror (an OopHandle); size 0 without */
 	struct hotspot_field symbol_length, symbol_body;		    /* Symbol */
 	/* Symbol::_hash_and_refcount (JDK 17 on): its high half a random number made with it */
 	struct hotspot_field symbol_hash;
