@@ -330,9 +330,10 @@ static void judge(const char *name, const char *comm, struct run *r, double min_
 	 * the few of those moments (milliseconds of a run of seconds: 0-1 here),
 	 * not walks a regression mislabels to pass.  A twentieth is the bound.
 	 */
-	CHECK((r->st.samples - walkable - r->no_cfi) * 20 <= r->st.samples,
+	CHECK((r->st.samples - walkable - r->no_cfi - no_ring) * 20 <= r->st.samples,
 	      "%s: %lu of %lu samples left out as exiting or in-execve", name,
-	      (unsigned long)(r->st.samples - walkable - r->no_cfi), (unsigned long)r->st.samples);
+	      (unsigned long)(r->st.samples - walkable - r->no_cfi - no_ring),
+	      (unsigned long)r->st.samples);
 	CHECK(no_ring * 4 <= r->st.samples,
 	      "%s: %lu of %lu samples kept tables-pending with no ring-buffer room", name,
 	      (unsigned long)no_ring, (unsigned long)r->st.samples);
@@ -433,7 +434,7 @@ static void test_java(void)
 	static struct run r;
 	struct needle_stats fib, work;
 	char launcher[PATH_MAX] = "", root[PATH_MAX + 64];
-	uint64_t entry = 0;
+	uint64_t entry = 0, no_ring;
 	FILE *which;
 
 	bool ok = tool_exists("java") && tool_exists("javac");
@@ -475,15 +476,19 @@ static void test_java(void)
 	 */
 	scan_needle(r.folded, "java", "Busy.work", NULL, 0, &work);
 	scan_needle(r.folded, "java", "Busy.fib", NULL, 0, &fib);
+	/* the samples kept with no stack for want of ring room (judge's excuse) hold no frame */
+	no_ring = r.no_ring < stats_reason(&r.st, "tables-pending")
+		      ? r.no_ring
+		      : stats_reason(&r.st, "tables-pending");
 	printf("  java: %lu samples in Busy.work, %lu complete; %lu in Busy.fib, %lu complete\n",
 	       (unsigned long)work.with, (unsigned long)work.complete, (unsigned long)fib.with,
 	       (unsigned long)fib.complete);
-	CHECK(work.with * 3 >= r.st.samples * 2,
-	      "java: %lu of %lu samples have a named Busy.work frame, want 2/3",
-	      (unsigned long)work.with, (unsigned long)r.st.samples);
-	CHECK(fib.with * 10 >= r.st.samples,
-	      "java: %lu of %lu samples have a named Busy.fib frame, want 10%%",
-	      (unsigned long)fib.with, (unsigned long)r.st.samples);
+	CHECK(work.with * 3 >= (r.st.samples - no_ring) * 2,
+	      "java: %lu of %lu samples have a named Busy.work frame, want 2/3 (%lu excused)",
+	      (unsigned long)work.with, (unsigned long)r.st.samples, (unsigned long)no_ring);
+	CHECK(fib.with * 10 >= r.st.samples - no_ring,
+	      "java: %lu of %lu samples have a named Busy.fib frame, want 10%% (%lu excused)",
+	      (unsigned long)fib.with, (unsigned long)r.st.samples, (unsigned long)no_ring);
 }
 
 static void test_lazy_binding(void)
