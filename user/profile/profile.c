@@ -282,6 +282,10 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 	int k;
 
 	ps->ns_pid = maps && maps->ns_pid ? maps->ns_pid : s->pid;
+	/* a call being made: its callee's frames at the leaf, before any native frame */
+	if (py_next < nr_py && !by_pc && !leaf_unlinked && profile_leaf_call_linked(fn, s, maps) &&
+	    profile_interp_frames(p, ps, s, fn, &py_next, false, n))
+		id = -1;
 	for (k = 0; k < s->nr_user && id >= 0; k++) {
 		uint64_t lookup = k == 0 || user[k] == 0 ? user[k] : user[k] - 1;
 		struct map_set *other;

@@ -78,5 +78,12 @@ int profile_interp_frames(struct profile *p, struct prof_sample *ps, const struc
  */
 bool profile_leaf_eval_unlinked(struct frame_namer *fn, const struct agg_stack *s,
 				struct map_set *maps);
+/*
+ * Whether s was taken while a call was being made: its innermost interpreter
+ * frames are linked but the evaluation loop that runs them is not entered
+ * yet; they go at the leaf.
+ */
+bool profile_leaf_call_linked(struct frame_namer *fn, const struct agg_stack *s,
+			      struct map_set *maps);
 
 #endif

@@ -254,31 +254,64 @@ static bool frame_is_eval(struct frame_namer *fn, const struct agg_stack *s, str
 }
 
 /*
- * Whether the sample was taken in the evaluation loop before it linked the
- * frame it runs (its prologue) or after it unlinked it (its epilogue): the
- * innermost native frame is the evaluation loop, and the native stack has
- * one evaluation loop more than the interpreter's chain has calls of it
- * (groups ending in INTERP_FRAME_LAST).  The innermost group is then its
- * caller's.  Not for a chain cut at the runtime's most frames, which lacks
- * its outermost groups.
+ * The evaluation loops among s's native frames and the groups of its
+ * interpreter chain (each ending in INTERP_FRAME_LAST: one call of the loop
+ * each); false when not comparable: no frames of either, or a chain cut at
+ * the runtime's most frames, which lacks its outermost groups.
  */
-bool profile_leaf_eval_unlinked(struct frame_namer *fn, const struct agg_stack *s,
-				struct map_set *maps)
+static bool evals_and_groups(struct frame_namer *fn, const struct agg_stack *s,
+			     struct map_set *maps, uint32_t *evals, uint32_t *groups)
 {
 	const struct cfi_interp_frame *fr =
 	    (const struct cfi_interp_frame *)(s->pcs + s->nr_kernel + s->nr_user);
 	struct interp_frame_shown how;
-	uint32_t evals = 0, groups = 0, i;
+	uint32_t i;
 	int k;
 
+	*evals = *groups = 0;
 	if (!s->nr_user || !interp_nr_frames(s) ||
-	    interp_nr_frames(s) >= runtime_max_frames(s->runtime) || !frame_is_eval(fn, s, maps, 0))
+	    interp_nr_frames(s) >= runtime_max_frames(s->runtime))
 		return false;
 	for (k = 0; k < s->nr_user; k++)
-		evals += frame_is_eval(fn, s, maps, k);
+		*evals += frame_is_eval(fn, s, maps, k);
 	for (i = 0; i < interp_nr_frames(s); i++) {
 		interp_shown(fn, s, &fr[i], &how);
-		groups += !!(how.role & INTERP_FRAME_LAST);
+		*groups += !!(how.role & INTERP_FRAME_LAST);
 	}
-	return evals == groups + 1;
+	return true;
+}
+
+/*
+ * Whether the sample was taken in the evaluation loop before it linked the
+ * frame it runs (its prologue) or after it unlinked it (its epilogue): the
+ * innermost native frame is the evaluation loop, and the native stack has
+ * one evaluation loop more than the interpreter's chain has calls of it.
+ * The innermost group is then its caller's.
+ */
+bool profile_leaf_eval_unlinked(struct frame_namer *fn, const struct agg_stack *s,
+				struct map_set *maps)
+{
+	uint32_t evals, groups;
+
+	return s->nr_user && frame_is_eval(fn, s, maps, 0) &&
+	       evals_and_groups(fn, s, maps, &evals, &groups) && evals == groups + 1;
+}
+
+/*
+ * Whether the sample was taken while a call was being made: the callee's
+ * frame linked into the chain, the evaluation loop that will run it not
+ * entered yet (PHP's zend_call_function in zend_init_func_execute_data, an
+ * internal function calling a closure): the chain has one call of the loop
+ * more than the native stack has loops, the leaf is no loop, and the walk
+ * is whole (a walk cut short lacks loops of its own).  The innermost group
+ * then goes at the leaf, above the native frames making the call; the
+ * others keep their loops.
+ */
+bool profile_leaf_call_linked(struct frame_namer *fn, const struct agg_stack *s,
+			      struct map_set *maps)
+{
+	uint32_t evals, groups;
+
+	return s->reason == STOP_COMPLETE && s->nr_user && !frame_is_eval(fn, s, maps, 0) &&
+	       evals_and_groups(fn, s, maps, &evals, &groups) && evals && groups == evals + 1;
 }
