@@ -278,12 +278,14 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 			       ? 0
 			       : nr_py;
 	bool by_pc = py_next < nr_py && profile_interp_by_pc(fn, s);
-	bool leaf_unlinked = py_next < nr_py && !by_pc && profile_leaf_eval_unlinked(fn, s, maps);
+	enum profile_leaf_interp leaf =
+	    py_next < nr_py && !by_pc ? profile_leaf_interp(fn, s, maps) : PROFILE_LEAF_PLAIN;
+	bool leaf_unlinked = leaf == PROFILE_LEAF_EVAL_UNLINKED;
 	int k;
 
 	ps->ns_pid = maps && maps->ns_pid ? maps->ns_pid : s->pid;
 	/* a call being made: its callee's frames at the leaf, before any native frame */
-	if (py_next < nr_py && !by_pc && !leaf_unlinked && profile_leaf_call_linked(fn, s, maps) &&
+	if (leaf == PROFILE_LEAF_CALL_LINKED &&
 	    profile_interp_frames(p, ps, s, fn, &py_next, false, n))
 		id = -1;
 	for (k = 0; k < s->nr_user && id >= 0; k++) {

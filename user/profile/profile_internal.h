@@ -71,19 +71,15 @@ int64_t profile_interp_splice(struct profile *p, struct prof_sample *ps, const s
  */
 int profile_interp_frames(struct profile *p, struct prof_sample *ps, const struct agg_stack *s,
 			  struct frame_namer *fn, uint32_t *next, bool rest, uint32_t *n);
-/*
- * Whether s was taken in the evaluation loop's prologue or epilogue: its
- * innermost native frame then runs no interpreter frame yet (or any more).
- * maps: s's mapping set.
- */
-bool profile_leaf_eval_unlinked(struct frame_namer *fn, const struct agg_stack *s,
-				struct map_set *maps);
-/*
- * Whether s was taken while a call was being made: its innermost interpreter
- * frames are linked but the evaluation loop that runs them is not entered
- * yet; they go at the leaf.
- */
-bool profile_leaf_call_linked(struct frame_namer *fn, const struct agg_stack *s,
-			      struct map_set *maps);
+/* How s's innermost interpreter frames are placed (profile_interp.c says when). */
+enum profile_leaf_interp {
+	PROFILE_LEAF_PLAIN,	    /* each group above the evaluation loop that runs it */
+	PROFILE_LEAF_EVAL_UNLINKED, /* the leaf loop runs none: its group is its caller's */
+	PROFILE_LEAF_CALL_LINKED,   /* the innermost group's loop not entered: at the leaf */
+};
+
+/* maps: s's mapping set. */
+enum profile_leaf_interp profile_leaf_interp(struct frame_namer *fn, const struct agg_stack *s,
+					     struct map_set *maps);
 
 #endif

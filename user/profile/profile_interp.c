@@ -254,64 +254,52 @@ static bool frame_is_eval(struct frame_namer *fn, const struct agg_stack *s, str
 }
 
 /*
- * The evaluation loops among s's native frames and the groups of its
- * interpreter chain (each ending in INTERP_FRAME_LAST: one call of the loop
- * each); false when not comparable: no frames of either, or a chain cut at
- * the runtime's most frames, which lacks its outermost groups.
+ * Where s's innermost interpreter frames go when its native stack and its
+ * interpreter chain (groups ending in INTERP_FRAME_LAST: one call of the
+ * evaluation loop each) disagree by one loop:
+ *  - PROFILE_LEAF_EVAL_UNLINKED: taken in the evaluation loop before it
+ *    linked the frame it runs (its prologue) or after it unlinked it (its
+ *    epilogue): the leaf is the loop, and the native stack has one loop more
+ *    than the chain has groups.  The innermost group is its caller's.
+ *  - PROFILE_LEAF_CALL_LINKED: taken while a call was being made, the
+ *    callee's frame linked, the loop that will run it not entered yet (PHP's
+ *    zend_call_function in zend_init_func_execute_data, an internal function
+ *    calling a closure): the leaf is no loop, the walk is whole (a walk cut
+ *    short lacks loops of its own) and the chain has one group more than the
+ *    native stack has loops.  The innermost group goes at the leaf, above
+ *    the native frames making the call.
+ * Not for a chain cut at the runtime's most frames, which lacks its
+ * outermost groups.  The groups are counted first: most samples have one,
+ * and a call being made needs two, so the native frames' names are looked
+ * at only for the few that may disagree.
  */
-static bool evals_and_groups(struct frame_namer *fn, const struct agg_stack *s,
-			     struct map_set *maps, uint32_t *evals, uint32_t *groups)
+enum profile_leaf_interp profile_leaf_interp(struct frame_namer *fn, const struct agg_stack *s,
+					     struct map_set *maps)
 {
 	const struct cfi_interp_frame *fr =
 	    (const struct cfi_interp_frame *)(s->pcs + s->nr_kernel + s->nr_user);
 	struct interp_frame_shown how;
-	uint32_t i;
+	uint32_t evals = 0, groups = 0, want, i;
+	bool leaf_eval;
 	int k;
 
-	*evals = *groups = 0;
 	if (!s->nr_user || !interp_nr_frames(s) ||
 	    interp_nr_frames(s) >= runtime_max_frames(s->runtime))
-		return false;
-	for (k = 0; k < s->nr_user; k++)
-		*evals += frame_is_eval(fn, s, maps, k);
+		return PROFILE_LEAF_PLAIN;
 	for (i = 0; i < interp_nr_frames(s); i++) {
 		interp_shown(fn, s, &fr[i], &how);
-		*groups += !!(how.role & INTERP_FRAME_LAST);
+		groups += !!(how.role & INTERP_FRAME_LAST);
 	}
-	return true;
-}
-
-/*
- * Whether the sample was taken in the evaluation loop before it linked the
- * frame it runs (its prologue) or after it unlinked it (its epilogue): the
- * innermost native frame is the evaluation loop, and the native stack has
- * one evaluation loop more than the interpreter's chain has calls of it.
- * The innermost group is then its caller's.
- */
-bool profile_leaf_eval_unlinked(struct frame_namer *fn, const struct agg_stack *s,
-				struct map_set *maps)
-{
-	uint32_t evals, groups;
-
-	return s->nr_user && frame_is_eval(fn, s, maps, 0) &&
-	       evals_and_groups(fn, s, maps, &evals, &groups) && evals == groups + 1;
-}
-
-/*
- * Whether the sample was taken while a call was being made: the callee's
- * frame linked into the chain, the evaluation loop that will run it not
- * entered yet (PHP's zend_call_function in zend_init_func_execute_data, an
- * internal function calling a closure): the chain has one call of the loop
- * more than the native stack has loops, the leaf is no loop, and the walk
- * is whole (a walk cut short lacks loops of its own).  The innermost group
- * then goes at the leaf, above the native frames making the call; the
- * others keep their loops.
- */
-bool profile_leaf_call_linked(struct frame_namer *fn, const struct agg_stack *s,
-			      struct map_set *maps)
-{
-	uint32_t evals, groups;
-
-	return s->reason == STOP_COMPLETE && s->nr_user && !frame_is_eval(fn, s, maps, 0) &&
-	       evals_and_groups(fn, s, maps, &evals, &groups) && evals && groups == evals + 1;
+	leaf_eval = frame_is_eval(fn, s, maps, 0);
+	if (leaf_eval)
+		want = groups + 1;
+	else if (s->reason == STOP_COMPLETE && groups >= 2)
+		want = groups - 1;
+	else
+		return PROFILE_LEAF_PLAIN;
+	for (k = 0; k < s->nr_user && evals <= want; k++)
+		evals += k == 0 ? leaf_eval : frame_is_eval(fn, s, maps, k);
+	if (evals != want)
+		return PROFILE_LEAF_PLAIN;
+	return leaf_eval ? PROFILE_LEAF_EVAL_UNLINKED : PROFILE_LEAF_CALL_LINKED;
 }
