@@ -32,6 +32,16 @@
 #define NMETHODS_MAX 4096
 #define NAMES_MAX    16384
 
+/* The directory of tests/progs/java's classes, which make test compiles (cls: one of them). */
+static void java_classes(char *classes, size_t size, const char *cls)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(classes, size, "%s/java", progs_dir);
+	snprintf(path, sizeof(path), "%s/%s.class", classes, cls);
+	CHECK(access(path, R_OK) == 0, "%s: not built (make test compiles tests/progs/java)", path);
+}
+
 /* One nmethod of the codelist: compile id, its method as cfiprof names it, its code. */
 struct nmethod {
 	uint32_t id;
@@ -267,7 +277,6 @@ static void test_no_flags(void)
 	static struct nmethod nm[NMETHODS_MAX];
 	char src[PATH_MAX], classes[PATH_MAX], codelist[PATH_MAX], rec[PATH_MAX], folded[PATH_MAX],
 	    first_unnamed[512] = "", *log = NULL;
-	char *javac[] = {"javac", "-d", classes, src, NULL};
 	char *cmd[] = {"java", "-cp", classes, "Busy", SECONDS, codelist, NULL};
 	/* 64 MiB of ring: as interpreted_callee's, for the samples that wait for rows */
 	char *opts[] = {"--save", rec, "--ring-buffer", "67108864", NULL};
@@ -278,11 +287,9 @@ static void test_no_flags(void)
 	size_t nnm;
 
 	CHECK(realpath("tests/progs/java/Busy.java", src) != NULL, "tests/progs/java/Busy.java");
-	tpath(classes, sizeof(classes), "classes");
+	java_classes(classes, sizeof(classes), "Busy");
 	tpath(codelist, sizeof(codelist), "codelist.txt");
 	tpath(rec, sizeof(rec), "busy.rec");
-	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0,
-	      "javac %s (make test-deps installs default-jdk-headless)", src);
 	if (harness_failed || e2e_record("busy", "999", opts, cmd, &log))
 		goto out;
 	nnm = read_codelist(codelist, nm, NMETHODS_MAX);
@@ -398,8 +405,7 @@ struct busy_run {
 
 static bool busy_1s(const char *name, const char *java_opt, char *opts[], struct busy_run *b)
 {
-	char src[PATH_MAX], classes[PATH_MAX], folded[PATH_MAX], dir[64], *log = NULL;
-	char *javac[] = {"javac", "-d", classes, src, NULL};
+	char src[PATH_MAX], classes[PATH_MAX], folded[PATH_MAX], *log = NULL;
 	char *cmd[] = {"java", "-cp", classes, "Busy", "1", NULL, NULL};
 	bool ok = false;
 
@@ -409,10 +415,7 @@ static bool busy_1s(const char *name, const char *java_opt, char *opts[], struct
 		cmd[1] = (char *)java_opt;
 	}
 	CHECK(realpath("tests/progs/java/Busy.java", src) != NULL, "tests/progs/java/Busy.java");
-	snprintf(dir, sizeof(dir), "%s-classes", name);
-	tpath(classes, sizeof(classes), dir);
-	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0,
-	      "javac %s (make test-deps installs default-jdk-headless)", src);
+	java_classes(classes, sizeof(classes), "Busy");
 	if (harness_failed || e2e_record(name, "999", opts, cmd, &log))
 		goto out;
 	tpath(folded, sizeof(folded), name);
@@ -767,7 +770,6 @@ static void test_deferred(void)
 {
 	char src[PATH_MAX], classes[PATH_MAX], rec[PATH_MAX], def[PATH_MAX], folded[PATH_MAX];
 	char jni[PATH_MAX + 32], big[PATH_MAX + 32], want[96], name[32], *log = NULL;
-	char *javac[] = {"javac", "-d", classes, src, NULL};
 	char *cmd[] = {"java", "-cp", classes, "DeferJni", jni, NULL};
 	char *opts[] = {"--save", rec, NULL};
 	char *report[] = {(char *)cfiprof_bin, "report", "-o", folded, def, NULL};
@@ -775,11 +777,9 @@ static void test_deferred(void)
 
 	CHECK(realpath("tests/progs/java/DeferJni.java", src) != NULL,
 	      "tests/progs/java/DeferJni.java");
-	tpath(classes, sizeof(classes), "deferjni-classes");
+	java_classes(classes, sizeof(classes), "DeferJni");
 	snprintf(jni, sizeof(jni), "%s/libdefer_jni.so", progs_dir);
 	snprintf(big, sizeof(big), "%s/libdefer_big.so", progs_dir);
-	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0, "javac %s",
-	      src);
 	setenv("DEFER_JNI_BIG", big, 1);
 	setenv("DEFER_JNI_SECS", "0.3c", 1);
 	snprintf(want, sizeof(want), ";DeferJni.main (DeferJni.java:%d);",
@@ -877,7 +877,6 @@ static void test_unsupported_layout(void)
 	char home[PATH_MAX], java[PATH_MAX + 16], libjvm[PATH_MAX + 32], src[PATH_MAX];
 	char classes[PATH_MAX], folded[PATH_MAX], verfile[PATH_MAX], want[192], *log = NULL;
 	char *ver = NULL;
-	char *javac[] = {"javac", "-d", classes, src, NULL};
 	char *cmd[] = {java, "-XX:+PreserveFramePointer", "-cp", classes, "Busy", "1", NULL};
 	unsigned int major = 0, minor = 0;
 	uint64_t named = 0, walkable, no_room, excused;
@@ -885,7 +884,7 @@ static void test_unsupported_layout(void)
 	const char *v;
 
 	CHECK(realpath("tests/progs/java/Busy.java", src) != NULL, "tests/progs/java/Busy.java");
-	tpath(classes, sizeof(classes), "unsupported-classes");
+	java_classes(classes, sizeof(classes), "Busy");
 	tpath(home, sizeof(home), "jdk");
 	snprintf(java, sizeof(java), "%s/bin/java", home);
 	snprintf(libjvm, sizeof(libjvm), "%s/lib/server/libjvm.so", home);
@@ -896,8 +895,6 @@ static void test_unsupported_layout(void)
 		     home, home, home) == 0 &&
 		  rename_string(libjvm, "_segmap", "_segmaX"),
 	      "a copy of the JDK whose VMStructs lack CodeHeap::_segmap");
-	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0, "javac %s",
-	      src);
 	ver = sh_fmt("%s -version > %s 2>&1", java, tpath(verfile, sizeof(verfile), "version.txt"))
 		  ? NULL
 		  : slurp(verfile);

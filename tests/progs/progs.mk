@@ -30,8 +30,13 @@ $(PROGS_OUT)/defer_filler.S: tests/progs/progs.mk
 		printf "filler%d:\n.cfi_startproc\npush %%rbx\n.cfi_adjust_cfa_offset 8\npop %%rbx\n.cfi_adjust_cfa_offset -8\nret\n.cfi_endproc\n", i; \
 		print ".section .note.GNU-stack,\"\",@progbits" }' > $@
 
-$(PROGS_OUT)/libdefer_big.so: tests/progs/defer_big.c $(PROGS_OUT)/defer_filler.S $(PROGS_DEPS)
-	$(CC) $(PROGS_CFLAGS) -fPIC -shared $< $(PROGS_OUT)/defer_filler.S -o $@
+# assembled once for both users (11 MB of text: seconds of as each time); position
+# independent as it is, no relocations
+$(PROGS_OUT)/defer_filler.o: $(PROGS_OUT)/defer_filler.S
+	$(CC) -c $< -o $@
+
+$(PROGS_OUT)/libdefer_big.so: tests/progs/defer_big.c $(PROGS_OUT)/defer_filler.o $(PROGS_DEPS)
+	$(CC) $(PROGS_CFLAGS) -fPIC -shared $< $(PROGS_OUT)/defer_filler.o -o $@
 
 # test_hotspot_frames:deferred: DeferJni.java's JNI library, which spins in libdefer_big.so
 JNI_INCLUDE := /usr/lib/jvm/default-java/include
@@ -39,9 +44,18 @@ $(PROGS_OUT)/libdefer_jni.so: tests/progs/java/defer_jni.c $(PROGS_OUT)/libdefer
 	$(CC) $(PROGS_CFLAGS) -I$(JNI_INCLUDE) -I$(JNI_INCLUDE)/linux -fPIC -shared $< -o $@ -ldl
 TEST_PROGS += $(PROGS_OUT)/libdefer_jni.so
 
+# test_hotspot_frames' Java programs, compiled by one javac (a JVM's start and its compiler's
+# warm-up each time: the suite compiled them five times)
+JAVA_SRC := tests/progs/java/Busy.java tests/progs/java/DeferJni.java
+$(PROGS_OUT)/java/.done: $(JAVA_SRC)
+	@mkdir -p $(dir $@)
+	javac -d $(dir $@) $(JAVA_SRC)
+	@touch $@
+TEST_PROGS += $(PROGS_OUT)/java/.done
+
 # chain with the filler's FDEs: a program whose own tables take ~100 ms to build at its exec
-$(PROGS_OUT)/chain_big: tests/progs/chain.c $(PROGS_OUT)/defer_filler.S $(PROGS_DEPS)
-	$(CC) $(PROGS_CFLAGS) $< $(PROGS_OUT)/defer_filler.S -o $@ -lpthread -ldl
+$(PROGS_OUT)/chain_big: tests/progs/chain.c $(PROGS_OUT)/defer_filler.o $(PROGS_DEPS)
+	$(CC) $(PROGS_CFLAGS) $< $(PROGS_OUT)/defer_filler.o -o $@ -lpthread -ldl
 
 # tests/unit/test_walker_arm64.c: arm64 programs that snapshot their own stacks under
 # qemu-aarch64, built by GCC with return addresses signed (pac-ret, B key) and by clang
@@ -200,7 +214,9 @@ TEST_PROGS += $(GO_ARM64_PROGS)
 $(PROGS_OUT)/arm64/gofib: tests/progs/go/gofib.go tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(GO_ENV) GOARCH=arm64 $(GO) build -o $@ $<
-$(PROGS_OUT)/arm64/gofib_stripped: tests/progs/go/gofib.go tests/progs/progs.mk
+# after the unstripped build: its arm64 std in the cache (two at once compile it twice)
+$(PROGS_OUT)/arm64/gofib_stripped: tests/progs/go/gofib.go tests/progs/progs.mk | \
+		$(PROGS_OUT)/arm64/gofib
 	@mkdir -p $(dir $@)
 	$(GO_ENV) GOARCH=arm64 $(GO) build -ldflags='-s -w' -o $@ $<
 
