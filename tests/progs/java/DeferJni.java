@@ -4,7 +4,11 @@
 // native ones are named from the stack copy (test_hotspot_frames:deferred).
 // Usage: DEFER_JNI_BIG=progs/libdefer_big.so java -cp DIR DeferJni progs/libdefer_jni.so
 public class DeferJni {
-	public static void main(String[] a) {
+	public static void main(String[] a) throws InterruptedException
+	{
 		System.load(a[0]); // LOAD-CALL
+		// alive past the load its spin asks for, on a loaded host too: a JVM gone
+		// before any load read its layout leaves nothing to name its frames by
+		Thread.sleep(1000);
 	}
 }
