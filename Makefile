@@ -313,7 +313,7 @@ test-stress: test-deps
 		$(ARM64_DEBS_DONE) $(addprefix $(OUT)/tests/,$(E2E_TESTS))
 	@OUT=$(OUT) tests/stress.sh $(STRESS_RUNS) $(or $(STRESS_SUITES),$(E2E_TESTS))
 
-# The table compiler against readelf over all of /usr/bin (make test compares a quarter).
+# The table compiler against readelf over all of /usr/bin (make test compares an eighth).
 test-oracle: test-deps
 	@$(MAKE) --no-print-directory $(OUT)/tests/test_tables_oracle $(ARM64_DEBS_DONE)
 	@CFIPROF_ORACLE_ALL=1 OUT=$(OUT) tests/run.sh $(OUT)/tests/test_tables_oracle

@@ -1061,7 +1061,7 @@ int main(int argc, char **argv)
 {
 	struct image libc, small;
 	char small_path[256];
-	unsigned int flips_small = 2000, flips_libc = 2000, survive = 1000;
+	unsigned int flips_small = 2000, flips_libc = 1000, survive = 500;
 	double t0 = mono_ms();
 
 	harness_init(argc, argv);
@@ -1075,13 +1075,15 @@ int main(int argc, char **argv)
 	elf_version(EV_CURRENT);
 	signal(SIGALRM, on_alarm);
 	/*
-	 * Fewer rounds under the sanitizers (~10x slower: a libc case is ~28 ms
-	 * here, and 1000 flips + 500 survivals were 46 of make test's 15 minutes)
-	 * or when asked to hurry; the plain build runs them all, make fuzz more.
+	 * A sample of the corruptions, not a search (make fuzz searches): a libc
+	 * case compiles all of libc's CFI, and this suite's rounds were the most
+	 * CPU of any unit suite in make test.  Fewer under the sanitizers (~10x
+	 * slower a case) or when asked to hurry.  The survival bound (90% of the
+	 * cases) is 5 standard deviations below the 97.9% seen, at 100 cases.
 	 */
 #ifdef __SANITIZE_ADDRESS__
-	flips_libc = 300;
-	survive = 200;
+	flips_libc = 150;
+	survive = 100;
 #endif
 	if (getenv("CFIPROF_MALFORMED_QUICK")) {
 		flips_small = 300;
