@@ -679,6 +679,63 @@ static const char spin_java[] =
     "}\n";
 
 /*
+ * The kernel's record of a deferred sample stopped at the interpreted leaf s
+ * (its pc alone, the walk's state there, its registers) into rec and d,
+ * user space's walk of it (the leaf and its caller, by rbp) into out, and
+ * the units hotspot_deferred_units() adds; *named: how many of the first two
+ * name Spin.fib or its lambda.  False when the caller is not in the copy.
+ */
+static bool deferred_leaf_units(const struct test_jvm *xj, pid_t tid,
+				const struct hotspot_layout *l, const struct snap *s,
+				struct cfi_sample_record *rec, struct cfi_sample_record *out,
+				struct cfi_deferred_record *d, struct deferred_view *v,
+				__u64 bps[2], struct hotspot_method_name mn[2], size_t *size,
+				int *named)
+{
+	const struct cfi_interp_frame *u;
+
+	memset(d, 0, sizeof(*d));
+	d->type = RECORD_DEFERRED;
+	d->stack_base = s->sp;
+	d->stack_len = (__u32)s->len;
+	d->ip = s->regs.rip;
+	d->sp = s->regs.rsp;
+	d->bp = s->regs.rbp;
+	d->bp_valid = 1;
+	d->at_leaf = 1;
+	d->leaf[13] = s->regs.r13;
+	memset(rec, 0, sizeof(*rec));
+	rec->type = RECORD_SAMPLE;
+	rec->pid = (__u32)xj->pid;
+	rec->tid = (__u32)tid;
+	rec->nr_user = 1;
+	rec->pcs[0] = s->regs.rip;
+	v->d = d;
+	v->stack = s->stack;
+	v->rec = rec;
+	v->rec_size = sizeof(*rec) + sizeof(__u64);
+	*out = *rec;
+	out->nr_user = 2;
+	out->pcs[0] = s->regs.rip;
+	*named = 0;
+	if (!deferred_copy_read(v, s->regs.rbp + 8, &out->pcs[1], 8) ||
+	    !deferred_copy_read(v, s->regs.rbp, &bps[1], 8))
+		return false;
+	*size = hotspot_deferred_units(NULL, out, sizeof(*out) + 2 * sizeof(__u64), v, bps);
+	u = (const struct cfi_interp_frame *)(out->pcs + 2);
+	for (int i = 0; i < 2 && i < out->nr_rt; i++) {
+		uint64_t method = u[i].code & ((1ull << HOTSPOT_CODE_ID_SHIFT) - 1);
+
+		memset(&mn[i], 0, sizeof(mn[i]));
+		*named +=
+		    u[i].owner == HOTSPOT_FRAME_INTERPRETED &&
+		    !hotspot_method_name((uint32_t)xj->pid, l, method, &mn[i]) &&
+		    (!strcmp(mn[i].name, "Spin.fib") || !strncmp(mn[i].name, "Spin.lambda$", 12));
+	}
+	return true;
+}
+
+/*
  * A deferred sample whose kernel walk stopped at an interpreted leaf, with
  * no unit of the kernel's for it (the JVM's entry not there yet, as at a
  * JVM's start before its first load): user space names it from the
@@ -708,7 +765,7 @@ static void test_deferred_leaf(void)
 	const struct cfi_interp_frame *u;
 	size_t size = 0;
 	uint64_t stale, bcp_slot = 0;
-	int tries = 0, named = 0;
+	int tries = 0, named = 0, in_interp = 0;
 	pid_t tid = 0;
 	bool ok;
 
@@ -729,58 +786,40 @@ static void test_deferred_leaf(void)
 		CHECK(0, "java -Xint: no interp thread (%d), layout or code heaps", (int)tid);
 		goto out;
 	}
-	for (; tries < 10; tries++) {
+	/*
+	 * Not every pc of the interpreter has the leaf's frame whole: in a
+	 * method's entry its slots are being written (a Method* of 0 seen), and
+	 * hotspot_deferred.c then names no leaf, as the kernel does not.  3 of
+	 * 50 runs here stopped at such a pc first, and make test runs this twice
+	 * (plain, ASan): stopped again until the leaf is named, 20 stops at most
+	 * (the old code named none at any).
+	 */
+	for (; tries < 20; tries++) {
 		free(s.stack);
-		if (!snap_thread_of(xj.pid, tid, &s) &&
-		    !hotspot_blob_at((uint32_t)xj.pid, &l, &h, s.regs.rip, &b) && b.is_interpreter)
+		s.stack = NULL;
+		if (snap_thread_of(xj.pid, tid, &s) ||
+		    hotspot_blob_at((uint32_t)xj.pid, &l, &h, s.regs.rip, &b) || !b.is_interpreter)
+			continue;
+		in_interp++;
+		if (deferred_leaf_units(&xj, tid, &l, &s, rec, out, &d, &v, bps, mn, &size,
+					&named) &&
+		    named == 2)
 			break;
 	}
-	CHECK(tries < 10, "the interp thread was never stopped in the interpreter (%d stops)",
-	      tries);
-	if (tries == 10)
-		goto out;
-	/* the kernel's part: the leaf's pc, the walk's state at it, its registers */
-	d.type = RECORD_DEFERRED;
-	d.stack_base = s.sp;
-	d.stack_len = (__u32)s.len;
-	d.ip = s.regs.rip;
-	d.sp = s.regs.rsp;
-	d.bp = s.regs.rbp;
-	d.bp_valid = 1;
-	d.at_leaf = 1;
-	d.leaf[13] = s.regs.r13;
-	rec->type = RECORD_SAMPLE;
-	rec->pid = (__u32)xj.pid;
-	rec->tid = (__u32)tid;
-	rec->nr_user = 1;
-	rec->pcs[0] = s.regs.rip;
-	v.stack = s.stack;
-	v.rec = rec;
-	v.rec_size = sizeof(*rec) + sizeof(__u64);
-	/* user space's walk: the interpreted frame's caller, its return address and rbp */
-	*out = *rec;
-	out->nr_user = 2;
-	out->pcs[0] = s.regs.rip;
-	ok = deferred_copy_read(&v, s.regs.rbp + 8, &out->pcs[1], 8) &&
-	     deferred_copy_read(&v, s.regs.rbp, &bps[1], 8);
-	CHECK(ok, "the leaf's frame at rbp %#llx is not in the stack copied",
-	      (unsigned long long)s.regs.rbp);
-	if (!ok)
-		goto out;
-	size = hotspot_deferred_units(NULL, out, sizeof(*out) + 2 * sizeof(__u64), &v, bps);
 	u = (const struct cfi_interp_frame *)(out->pcs + 2);
-	for (int i = 0; i < 2 && i < out->nr_rt; i++) {
-		uint64_t method = u[i].code & ((1ull << HOTSPOT_CODE_ID_SHIFT) - 1);
-
-		memset(&mn[i], 0, sizeof(mn[i]));
-		named +=
-		    u[i].owner == HOTSPOT_FRAME_INTERPRETED &&
-		    !hotspot_method_name((uint32_t)xj.pid, &l, method, &mn[i]) &&
-		    (!strcmp(mn[i].name, "Spin.fib") || !strncmp(mn[i].name, "Spin.lambda$", 12));
+	printf("  deferred leaf: %d stops, %d in the interpreter; at the last of those %u units: "
+	       "%s, %s\n",
+	       tries < 20 ? tries + 1 : tries, in_interp, out->nr_rt,
+	       out->nr_rt > 0 ? mn[0].name : "-", out->nr_rt > 1 ? mn[1].name : "-");
+	CHECK(in_interp > 0, "the interp thread was never stopped in the interpreter (%d stops)",
+	      tries);
+	if (tries == 20) {
+		CHECK(0,
+		      "the leaf named at none of %d stops in the interpreter (%u units at the "
+		      "last)",
+		      in_interp, out->nr_rt);
+		goto out;
 	}
-	printf("  deferred leaf: stopped in the interpreter after %d stops; %u units: %s, %s\n",
-	       tries + 1, out->nr_rt, out->nr_rt > 0 ? mn[0].name : "-",
-	       out->nr_rt > 1 ? mn[1].name : "-");
 	CHECK(size == sizeof(*out) + 2 * sizeof(__u64) + out->nr_rt * RT_UNIT_BYTES &&
 		  out->nr_rt == 2 && out->runtime == RT_HOTSPOT && named == 2 &&
 		  u[0].instr == (__u32)s.regs.rip,
