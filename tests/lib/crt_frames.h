@@ -56,8 +56,8 @@ static inline bool is_crt_address(const char *f, size_t len)
 					   "/usr/sbin"};
 	char name[256], cmd[600], line[512], *plus;
 	unsigned long long at, start, size, text = 0, first_fde = ~0ull, pc, end;
-	unsigned long long entry = 0, entry_end = 0, after_entry = ~0ull;
-	bool in = false;
+	unsigned long long entry = 0, entry_end = 0, after_entry = ~0ull, below, above;
+	bool in = false, covered;
 
 	if (len >= sizeof(name))
 		return false;
@@ -100,11 +100,19 @@ static inline bool is_crt_address(const char *f, size_t len)
 		snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames '%s/%s' 2>/dev/null",
 			 dirs[d], name);
 		p = popen(cmd, "re");
+		below = text;
+		above = ~0ull;
+		covered = false;
 		while (p && fgets(line, sizeof(line), p)) {
 			const char *at_pc = strstr(line, " pc=");
 
 			if (!at_pc || sscanf(at_pc + 4, "%llx..%llx", &pc, &end) != 2 || pc < text)
 				continue;
+			covered |= at >= pc && at < end;
+			if (end <= at && end > below)
+				below = end;
+			if (pc > at && pc < above)
+				above = pc;
 			if (pc < first_fde)
 				first_fde = pc;
 			if (pc == entry)
@@ -115,6 +123,29 @@ static inline bool is_crt_address(const char *f, size_t len)
 		if (p)
 			pclose(p);
 		in = at < first_fde || (entry_end && at >= entry_end && at < after_entry);
+		/*
+		 * or where a library's compiler put them later in .text (after
+		 * its .text.unlikely and .text.startup functions: libicuuc's):
+		 * a short gap no FDE covers whose code is crtstuff's, the one
+		 * that loads _ITM_deregisterTMCloneTable and calls
+		 * __cxa_finalize, as objdump shows it
+		 */
+		if (!in && !covered && above != ~0ull && above - below <= 0x200) {
+			bool tm = false, fin = false;
+
+			snprintf(cmd, sizeof(cmd),
+				 "objdump -d --start-address=%#llx --stop-address=%#llx '%s/%s' "
+				 "2>/dev/null",
+				 below, above, dirs[d], name);
+			p = popen(cmd, "re");
+			while (p && fgets(line, sizeof(line), p)) {
+				tm |= strstr(line, "_ITM_deregisterTMCloneTable") != NULL;
+				fin |= strstr(line, "<__cxa_finalize") != NULL;
+			}
+			if (p)
+				pclose(p);
+			in = tm && fin;
+		}
 	}
 	return in;
 }
