@@ -171,23 +171,24 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 	struct cfi_proc_val *proc;
 	__u64 vdso;
 
-	if ((__u32)pid_tgid != tgid)
+	/*
+	 * The process's exit is its last thread's, leader or not (exit() in
+	 * main has the other threads end after it; a leader that called
+	 * pthread_exit leaves the process to the others): each thread drops
+	 * the count of live ones before this tracepoint, and while it is above
+	 * zero the process goes on (another thread exec'd, or still exiting).
+	 */
+	if (BPF_CORE_READ(task, signal, live.counter))
 		return 0;
 	times = bpf_map_lookup_elem(&pid_times, &tgid);
 	if (!times)
 		return 0;
 	deferred = times->ns[PT_DEFERRED];
 	changed = times->ns[PT_CHANGED];
-	bpf_map_delete_elem(&pid_times, &tgid);
-	if (!deferred && !changed)
+	/* two threads ending at once can both see none live: the one that removes it sends */
+	if (bpf_map_delete_elem(&pid_times, &tgid))
 		return 0;
-	/*
-	 * The leader ends and the process goes on (another thread exec'd: the
-	 * address space is still the old image's; or the leader called
-	 * pthread_exit): not the process's exit.  Its other threads keep the
-	 * count of live ones above zero, dropped before this tracepoint.
-	 */
-	if (BPF_CORE_READ(task, signal, live.counter))
+	if (!deferred && !changed)
 		return 0;
 	/* never loaded, only its deferred samples need the list; loaded, what came after the load
 	 */
@@ -243,7 +244,8 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 	bpf_iter_task_vma_destroy(&it);
 	end.pid = tgid;
 	end.time_ns = bpf_ktime_get_ns();
-	end.start_boottime_ns = BPF_CORE_READ(task, start_boottime);
+	/* the process's start, as /proc/PID/stat gives it: its leader's, not this thread's */
+	end.start_boottime_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	end.lost = lost;
 	if (bpf_ringbuf_output(&exit_maps, &end, sizeof(end), BPF_RB_FORCE_WAKEUP) || lost)
 		walker_count(CNT_EXIT_MAPS_LOST, 1);

@@ -11,9 +11,13 @@
  * start at T, so no sample of the process before T asks for their tables.
  * DEFER_END_AT=T: the spin ends at T, however long the dlopen()s took (its
  * samples all taken before T), instead of after SECONDS.
+ * DEFER_LEADERLESS=1: all of that in a thread, which then exit()s, while main
+ * leaves at once (pthread_exit): the process ends with a thread not its leader.
  */
 #include <dlfcn.h>
 #include <libgen.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,13 +25,36 @@
 #include <time.h>
 #include <unistd.h>
 
+int main(int argc, char **argv);
+
+static bool in_thread;
+static int run_argc;
+static char **run_argv;
+
+/* main again, in a thread: its samples keep main -> big_entry -> ... */
+static void *run_thread(void *arg)
+{
+	(void)arg;
+	in_thread = true;
+	exit(main(run_argc, run_argv));
+}
+
 int main(int argc, char **argv)
 {
 	char exe[PATH_MAX], lib[PATH_MAX + 32], secs[32];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int (*entry)(int, char **);
 	void *h = NULL;
+	pthread_t t;
 	int i;
+
+	if (getenv("DEFER_LEADERLESS") && !in_thread) {
+		run_argc = argc;
+		run_argv = argv;
+		if (pthread_create(&t, NULL, run_thread, NULL))
+			return 1;
+		pthread_exit(NULL);
+	}
 
 	if (n <= 0)
 		return 1;
