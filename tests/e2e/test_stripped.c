@@ -296,10 +296,16 @@ static void test_server_unavailable(void)
 	check_grouped("server stalled", folded);
 	CHECK(strstr(log, "1 timed-out"), "stalled: the summary does not say it timed out: %s",
 	      log);
-	/* one fetch, given up 2 s after it connected: the default (10 s) was not used */
-	CHECK(nr_held == 1 && held[0] > 1 && held[0] < 4,
-	      "stalled server: %d connections, the first held %.2f s (want one, 2 s)", nr_held,
-	      nr_held ? held[0] : 0.0);
+	/*
+	 * One fetch, given up by 2 s after it started (its start, not its
+	 * connection: libdebuginfod's setup before it connects is in the 2 s, and
+	 * beside make test-stress's hogs that setup once took 1.8 s, the server
+	 * holding the connection 0.2 s): the default (10 s) was not used.  The
+	 * progress callback that aborts it comes at least once a second: 4 s.
+	 */
+	CHECK(nr_held == 1 && held[0] < 4,
+	      "stalled server: %d connections, the first held %.2f s (want one, under 4 s)",
+	      nr_held, nr_held ? held[0] : 0.0);
 	printf("FIGURE: record of a %s s program, debuginfod stalled, 2 s timeout: %.2f s (%.2f s "
 	       "without debuginfod; the server held the connection %.2f s)\n",
 	       SPIN, elapsed, base, nr_held ? held[0] : 0.0);
