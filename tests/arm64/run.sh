@@ -91,6 +91,9 @@ done
 cp "$OUT/arm64/cfiprof" "$root/bin/cfiprof"
 BENCH=${ARM64_BENCH:-0}
 FULL=${ARM64_FULL:-0}
+# ARM64_SMOKE=1 (make test): chain_pac, gofib_stripped and xz alone; make arm64-test all
+SMOKE=${ARM64_SMOKE:-0}
+[ "$FULL" = 1 ] && SMOKE=0
 ROUNDS=${ARM64_ROUNDS:-3}
 if [ "$BENCH" = 1 ]; then
 	cp "$OUT/arm64/bench/fpwalk" "$root/bin/fpwalk"
@@ -185,8 +188,9 @@ run() {
 	# the recording's mappings and stacks, for the host's call-site check
 	grep -E '^(map|stack) ' /tmp/\$name.rec | sed "s/^/A64-REC \$name /"
 }
-run chain ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' -- /progs/chain ${SECONDS_EACH}c
 run chain_pac ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' -- /progs/chain_pac ${SECONDS_EACH}c
+if [ $SMOKE = 0 ]; then
+run chain ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' -- /progs/chain ${SECONDS_EACH}c
 # the vDSO's sigreturn trampoline between the interrupted s_work and the handler
 run signal ';h_leaf ' ';main;s_a;s_work;__kernel_rt_sigreturn;handler;h_a;h_leaf [0-9]+\$' -- \
 	/progs/signal ${SECONDS_EACH}c
@@ -198,15 +202,18 @@ fi
 mkdir -p /tmp/ct
 run chain_ns ';leaf ' ';main;a;b;c;d;leaf [0-9]+\$' -- unshare -p -m -f sh -c \
 	"mount -t tmpfs none /tmp/ct && cp /progs/chain /tmp/ct/chain && exec /tmp/ct/chain ${SECONDS_EACH}c"
+fi
 # a sample inside Go's asynchronous preemption (runtime.asyncPreempt, entered as if main.fib
 # had called it) ends unsupported past main.fib: not judged, as Go's preemptions per second
 # of CPU grow with the host's load (sysmon preempts by wall time)
 run gofib_stripped ';main.fib' \
 	';runtime\.goexit[^;]*;(runtime\.main;main\.main;main\.work|main\.main\.func1;main\.spin)(;main\.fib)+[ ;]' \
 	SKIP ';runtime\.asyncPreempt' -- /progs/gofib_stripped ${LONG_EACH} 1
+if [ $SMOKE = 0 ]; then
 # every sample under lz_all, in lazy binding or not, has the whole chain from _start
 run lazybind ';lz_all' ';_start;__libc_start_main;[^;]+;main;lz_round;lz_all(;| )' -- \
 	/progs/lazybind ${LONG_EACH}c
+fi
 # whole-program runs: the share of samples whose stack reaches _start (or is unwalkable)
 whole() {
 	name=\$1 root=\$2
@@ -227,6 +234,7 @@ whole() {
 	echo "A64 \$name whole samples=\$total unwalkable=\$unwalkable rooted=\$rooted"
 	grep -v -E '\\[incomplete: (exiting|in-execve|kernel-thread)' /tmp/\$name.other | sort -t" " -k2 -rn | head -8 | sed "s/^/A64-INCOMPLETE /"
 }
+if [ $SMOKE = 0 ]; then
 # off-CPU: 300 + 150 + 300 ms blocked in block_long / block_short (microseconds in folded)
 echo "A64-T offcpu \$(cut -d" " -f1 /proc/uptime)"
 if cfiprof record -v --off-cpu -o /tmp/offcpu.folded -- /progs/events_wait sleep 2> /tmp/offcpu.err; then
@@ -259,9 +267,11 @@ probe() {
 probe uprobe uprobe:libc:malloc /progs/events_wait malloc 2000
 probe usdt usdt:/progs/events_wait:cfiprof_test:tick /progs/events_wait usdt 300
 probe tracepoint tracepoint:raw_syscalls:sys_enter /progs/events_wait open 1000
+fi
 # xz -9e: its work, and so its samples, grow with SECONDS_EACH (the check wants >= 100)
 seq 1 $((SECONDS_EACH * 80000)) > /tmp/data
 whole xz $xz_root -- /usr/bin/xz -z -k -f -9e -T1 /tmp/data
+if [ $SMOKE = 0 ]; then
 whole python3.11 $py_root -- /usr/bin/python3.11 -c '
 import time
 def fib(n):
@@ -270,6 +280,7 @@ end = time.process_time() + ${LONG_EACH}
 while time.process_time() < end:
     fib(18)
 '
+fi
 # make arm64-test only (ARM64_FULL=1): the runtimes, top and the agent
 if [ $FULL = 1 ]; then
 # Ruby, Perl and PHP frames: each script's own backtrace first (the oracle: two chains, as

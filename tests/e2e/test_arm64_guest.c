@@ -3,7 +3,10 @@
  * cfiprof on arm64, inside Debian's arm64 kernel (6.1) under qemu-system-aarch64
  * (tests/arm64/run.sh: one boot, TCG, pointer authentication on): the static
  * build/arm64/cfiprof records the arm64 test programs, and each must be
- * judged against its source's chain inside the guest:
+ * judged against its source's chain inside the guest.  make test runs the
+ * smoke set, chain_pac, gofib_stripped and xz (the whole matrix is ~2.5
+ * minutes of TCG, a third of make test's time); make arm64-test
+ * (ARM64_FULL=1) all of these, and the runtimes, top and the agent:
  *   chain      main -> a -> b -> c -> d -> leaf, -O2 -fomit-frame-pointer;
  *   chain_pac  the same, -mbranch-protection=standard (signed return addresses);
  *   signal     main -> s_a -> s_work ~> the sigreturn trampoline -> handler ->
@@ -517,6 +520,46 @@ static void judge_agent(const char *log)
 	free(files);
 }
 
+/*
+ * The call-site check over the recordings the guest printed, each run's:
+ * the smoke set's alone unless full.
+ */
+static void judge_all_callsites(const char *log, const char *out, bool full)
+{
+	static const char *const runs[] = {"chain",    "chain_pac",	 "signal", "lazybind",
+					   "chain_tc", "gofib_stripped", "xz",	   "python3.11"};
+	char dir[512], root[PATH_MAX], rec[512], unstripped[512];
+	uint64_t goexit, preempt_start = 0, preempt_end = 0;
+
+	/*
+	 * a goroutine's first frame returns to runtime.goexit + 4, its
+	 * "bl goexit1" (Go's PCQuantum past the entry), not after a call;
+	 * the stripped build has the unstripped one's layout
+	 */
+	snprintf(unstripped, sizeof(unstripped), "%s/progs/arm64/gofib", out);
+	goexit = nm_symbol(unstripped, "runtime.goexit.abi0");
+	CHECK(goexit != 0, "no runtime.goexit.abi0 in %s", unstripped);
+	goexit += 4;
+	/* Go's preemption enters asyncPreempt as if called from the pc it interrupted */
+	CHECK(sym_range(unstripped, "runtime.asyncPreempt.abi0", &preempt_start, &preempt_end),
+	      "no runtime.asyncPreempt in %s", unstripped);
+
+	save_guest_vdso(log);
+	/* absolute: the check takes a relative path for a JIT's "[anon]" name */
+	snprintf(dir, sizeof(dir), "%s/arm64-guest/initramfs", out);
+	if (!realpath(dir, root))
+		snprintf(root, sizeof(root), "%s", dir);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		bool go = !strcmp(runs[i], "gofib_stripped");
+
+		if (!full && strcmp(runs[i], "chain_pac") && !go && strcmp(runs[i], "xz"))
+			continue;
+		snprintf(rec, sizeof(rec), "%s/arm64-guest/%s.rec", out, runs[i]);
+		judge_callsites(log, runs[i], root, rec, go ? goexit : 0, go ? preempt_start : 0,
+				go ? preempt_end : 0, 0);
+	}
+}
+
 static void test_known_chains(void)
 {
 	bool full;
@@ -526,30 +569,22 @@ static void test_known_chains(void)
 	int rc;
 
 	/*
-	 * make test: 1 s of CPU per known chain (2 for lazybind and python3.11, run.sh
-	 * says why); make arm64-test asks for more (ARM64_SECONDS)
+	 * make test: the smoke set (ARM64_SMOKE=1: chain_pac, gofib_stripped and xz,
+	 * a qemu matrix's cost kept out of make test's 8 minutes), 1 s of CPU per
+	 * known chain (2 for gofib_stripped, run.sh says why); make arm64-test runs
+	 * all of them (ARM64_FULL=1) and may ask for more (ARM64_SECONDS)
 	 */
+	full = getenv("ARM64_FULL") && !strcmp(getenv("ARM64_FULL"), "1");
 	snprintf(cmd, sizeof(cmd),
-		 "OUT=%s ARM64_SECONDS=%s tests/arm64/run.sh > %s/arm64-guest.out 2>&1", out,
-		 getenv("ARM64_SECONDS") ? getenv("ARM64_SECONDS") : "1", out);
+		 "OUT=%s ARM64_SECONDS=%s ARM64_SMOKE=%d tests/arm64/run.sh > %s/arm64-guest.out "
+		 "2>&1",
+		 out, getenv("ARM64_SECONDS") ? getenv("ARM64_SECONDS") : "1", !full, out);
 	rc = system(cmd);
 	snprintf(path, sizeof(path), "%s/arm64-guest/console.log", out);
 	log = slurp(path);
 	CHECK(log && strstr(log, "A64 done"),
 	      "the arm64 guest did not finish (see %s, %s/arm64-guest.out)", path, out);
-	full = getenv("ARM64_FULL") && !strcmp(getenv("ARM64_FULL"), "1");
-	judge(log, "chain", 20, 1000);
 	judge(log, "chain_pac", 20, 1000);
-	judge(log, "signal", 20, 1000);
-	/*
-	 * lz_all and its lazy bindings were 0.4-20% of lazybind's samples in the
-	 * guest (dlopen and dlclose's mappings cost what the host's load makes
-	 * TCG's page faults cost): one at least.  One in ~175 of them once ended
-	 * at no-mapping past lz_all (a walk from _dl_fixup through the resolver:
-	 * not understood yet): 99%.
-	 */
-	judge(log, "lazybind", 1, 990);
-	judge(log, "chain_ns", 20, 1000);
 	/*
 	 * main.fib is most of gofib's time.  A sample in runtime.asyncPreempt,
 	 * which Go's preemption signal enters as if main.fib had called it, ends
@@ -559,60 +594,36 @@ static void test_known_chains(void)
 	 * (tests/arm64/run.sh's SKIP).  995 per mille of the rest.
 	 */
 	judge(log, "gofib_stripped", 20, 995);
-	judge_offcpu(log);
-	/* the program's calls: malloc 2,000 times, the USDT probe 300, open and close 1,000 each */
-	judge_probe(log, "uprobe", ";main;alloc_mid;alloc_leaf;malloc;", 2000);
-	judge_probe(log, "usdt", ";main;usdt_leaf;", 300);
-	judge_probe(log, "tracepoint", ";main;open_leaf;", 2000);
 	judge_whole(log, "xz");
-	judge_whole(log, "python3.11");
-	/* make arm64-test (ARM64_FULL=1) only: they would take make test past its 8 minutes */
 	if (full) {
+		judge(log, "chain", 20, 1000);
+		judge(log, "signal", 20, 1000);
+		/*
+		 * lz_all and its lazy bindings were 0.4-20% of lazybind's samples in the
+		 * guest (dlopen and dlclose's mappings cost what the host's load makes
+		 * TCG's page faults cost): one at least.  One in ~175 of them once ended
+		 * at no-mapping past lz_all (a walk from _dl_fixup through the resolver:
+		 * not understood yet): 99%.
+		 */
+		judge(log, "lazybind", 1, 990);
+		judge(log, "chain_ns", 20, 1000);
+		judge_offcpu(log);
+		/* the program's calls: malloc 2,000 times, the USDT probe 300, open and close 1,000
+		 * each */
+		judge_probe(log, "uprobe", ";main;alloc_mid;alloc_leaf;malloc;", 2000);
+		judge_probe(log, "usdt", ";main;usdt_leaf;", 300);
+		judge_probe(log, "tracepoint", ";main;open_leaf;", 2000);
+		judge_whole(log, "python3.11");
 		judge(log, "chain_tc", 20, 1000);
 		for (size_t i = 0; i < sizeof(guest_langs) / sizeof(guest_langs[0]); i++)
 			judge_interp(log, i);
 		judge_top(log);
 		judge_agent(log);
 	} else {
-		printf("  chain_tc, ruby, perl, php, top and the agent: in make arm64-test "
-		       "(ARM64_FULL=1)\n");
+		printf("  chain, signal, lazybind, chain_ns, chain_tc, offcpu, the probes, "
+		       "python3.11, ruby, perl, php, top and the agent: in make arm64-test\n");
 	}
-	{
-		static const char *const runs[] = {"chain",    "chain_pac", "signal",
-						   "lazybind", "chain_tc",  "gofib_stripped",
-						   "xz",       "python3.11"};
-		char dir[512], root[PATH_MAX], rec[512], unstripped[512];
-		uint64_t goexit, preempt_start = 0, preempt_end = 0;
-
-		/*
-		 * a goroutine's first frame returns to runtime.goexit + 4, its
-		 * "bl goexit1" (Go's PCQuantum past the entry), not after a call;
-		 * the stripped build has the unstripped one's layout
-		 */
-		snprintf(unstripped, sizeof(unstripped), "%s/progs/arm64/gofib", out);
-		goexit = nm_symbol(unstripped, "runtime.goexit.abi0");
-		CHECK(goexit != 0, "no runtime.goexit.abi0 in %s", unstripped);
-		goexit += 4;
-		/* Go's preemption enters asyncPreempt as if called from the pc it interrupted */
-		CHECK(sym_range(unstripped, "runtime.asyncPreempt.abi0", &preempt_start,
-				&preempt_end),
-		      "no runtime.asyncPreempt in %s", unstripped);
-
-		save_guest_vdso(log);
-		/* absolute: the check takes a relative path for a JIT's "[anon]" name */
-		snprintf(dir, sizeof(dir), "%s/arm64-guest/initramfs", out);
-		if (!realpath(dir, root))
-			snprintf(root, sizeof(root), "%s", dir);
-		for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
-			if (!full && !strcmp(runs[i], "chain_tc"))
-				continue;
-			snprintf(rec, sizeof(rec), "%s/arm64-guest/%s.rec", out, runs[i]);
-			bool go = !strcmp(runs[i], "gofib_stripped");
-
-			judge_callsites(log, runs[i], root, rec, go ? goexit : 0,
-					go ? preempt_start : 0, go ? preempt_end : 0, 0);
-		}
-	}
+	judge_all_callsites(log, out, full);
 	if (rc) {
 		char path2[600];
 		char *o;
