@@ -274,13 +274,15 @@ static void count_main_line(const char *folded, const char *want, uint64_t *call
 
 static void test_no_flags(void)
 {
+	/* this test's own failures: an earlier test's must not skip it */
+	int failed0 = harness_failed;
 	static struct nmethod nm[NMETHODS_MAX];
 	char src[PATH_MAX], classes[PATH_MAX], codelist[PATH_MAX], rec[PATH_MAX], folded[PATH_MAX],
 	    first_unnamed[512] = "", *log = NULL;
 	char *cmd[] = {"java", "-cp", classes, "Busy", SECONDS, codelist, NULL};
 	/* 64 MiB of ring: as interpreted_callee's, for the samples that wait for rows */
 	char *opts[] = {"--save", rec, "--ring-buffer", "67108864", NULL};
-	uint64_t in_main, named, fib, walkable, no_ring, excused;
+	uint64_t in_main, named, fib, walkable, no_ring, excused, stale;
 	struct oracle_counts c;
 	struct stats st = {0};
 	bool main_compiled = false;
@@ -290,7 +292,7 @@ static void test_no_flags(void)
 	java_classes(classes, sizeof(classes), "Busy");
 	tpath(codelist, sizeof(codelist), "codelist.txt");
 	tpath(rec, sizeof(rec), "busy.rec");
-	if (harness_failed || e2e_record("busy", "999", opts, cmd, &log))
+	if (harness_failed != failed0 || e2e_record("busy", "999", opts, cmd, &log))
 		goto out;
 	nnm = read_codelist(codelist, nm, NMETHODS_MAX);
 	for (size_t i = 0; i < nnm; i++)
@@ -379,12 +381,20 @@ static void test_no_flags(void)
 	      c.disagree, c.unnamed, c.first_bad);
 	/*
 	 * fib is compiled by C2 early and kept (its own frames are about half
-	 * the loop's samples, the rest inlined into work); main is under every one.
+	 * the loop's samples, the rest inlined into work); main is under every
+	 * one, named but where cfiprof could not tell it was still main when it
+	 * named it and counted the frame stale: a deferred sample's interpreted
+	 * frame whose class mirror the GC moved meanwhile (a make test-stress
+	 * round: 19 s for Busy's 4, deferrals of up to 5 s, 305 frames stale,
+	 * main named in 3,831 of 4,114).  Each such frame leaves one sample
+	 * without it at most.
 	 */
-	CHECK(c.fib_alive * 4 >= in_main && c.main_interp * 100 >= in_main * 95,
+	stale = number_before(log, "frames stale");
+	CHECK(c.fib_alive * 4 >= in_main && (c.main_interp + stale) * 100 >= in_main * 95,
 	      "%" PRIu64 " samples with Busy.fib of a final nmethod, %" PRIu64
-	      " with Busy.main interpreted, of %" PRIu64 " in main",
-	      c.fib_alive, c.main_interp, in_main);
+	      " with Busy.main interpreted (%" PRIu64 " frames counted stale), of %" PRIu64
+	      " in main",
+	      c.fib_alive, c.main_interp, stale, in_main);
 	CHECK(strstr(log, "cfiprof: hotspot: ") != NULL && strstr(log, "code cache rows: ") != NULL,
 	      "no hotspot summary lines: %s", log);
 out:
@@ -405,6 +415,8 @@ struct busy_run {
 
 static bool busy_1s(const char *name, const char *java_opt, char *opts[], struct busy_run *b)
 {
+	/* this test's own failures: an earlier test's must not skip it */
+	int failed0 = harness_failed;
 	char src[PATH_MAX], classes[PATH_MAX], folded[PATH_MAX], *log = NULL;
 	char *cmd[] = {"java", "-cp", classes, "Busy", "1", NULL, NULL};
 	bool ok = false;
@@ -416,7 +428,7 @@ static bool busy_1s(const char *name, const char *java_opt, char *opts[], struct
 	}
 	CHECK(realpath("tests/progs/java/Busy.java", src) != NULL, "tests/progs/java/Busy.java");
 	java_classes(classes, sizeof(classes), "Busy");
-	if (harness_failed || e2e_record(name, "999", opts, cmd, &log))
+	if (harness_failed != failed0 || e2e_record(name, "999", opts, cmd, &log))
 		goto out;
 	tpath(folded, sizeof(folded), name);
 	count_main(folded, &b->in_main, &b->named, &b->fib, b->first_unnamed,
@@ -874,6 +886,8 @@ static bool rename_string(const char *path, const char *from, const char *to)
  */
 static void test_unsupported_layout(void)
 {
+	/* this test's own failures: an earlier test's must not skip it */
+	int failed0 = harness_failed;
 	char home[PATH_MAX], java[PATH_MAX + 16], libjvm[PATH_MAX + 32], src[PATH_MAX];
 	char classes[PATH_MAX], folded[PATH_MAX], verfile[PATH_MAX], want[192], *log = NULL;
 	char *ver = NULL;
@@ -901,7 +915,7 @@ static void test_unsupported_layout(void)
 	v = ver ? strstr(ver, "version \"") : NULL;
 	CHECK(v && sscanf(v, "version \"%u.%u", &major, &minor) == 2, "java -version: %s",
 	      ver ? ver : "(none)");
-	if (harness_failed || e2e_record("unsupported", "999", NULL, cmd, &log))
+	if (harness_failed != failed0 || e2e_record("unsupported", "999", NULL, cmd, &log))
 		goto out;
 	snprintf(want, sizeof(want),
 		 "cfiprof: hotspot: 1 Java process of unsupported version %u.%u whose VMStructs "
