@@ -600,6 +600,30 @@ static void test_exit_lists(void)
 }
 
 /*
+ * A swarm of n processes of a copy of defer_late named comm, each spinning
+ * 10 ms in a copy of the big library, recorded on one build worker with
+ * env=1 set: the counts into *r, the summary into *log, its exit lists into
+ * *at_exit.  false when the record did not run.
+ */
+static bool record_swarm(const char *name, const char *comm, const char *env, int n,
+			 struct run_result *r, char **log, uint64_t *at_exit)
+{
+	char libs[4][PATH_MAX], prog[PATH_MAX + 32], loop[96];
+	char *extra[] = {"--build-workers", "1", NULL};
+	char *cmd[] = {"sh", "-c", loop, prog, libs[0], NULL};
+	bool ok;
+
+	snprintf(loop, sizeof(loop), "for i in $(seq %d); do \"$0\" 0.01 \"$1\" & done; wait", n);
+	copy_big_libs(comm, name, prog, sizeof(prog), libs);
+	setenv(env, "1", 1);
+	ok = record_cmd(name, extra, cmd, comm, r, log);
+	unsetenv(env);
+	if (ok)
+		*at_exit = number_before(*log, "from the kernel at exit");
+	return ok;
+}
+
+/*
  * The kernel's list at the exit of a process whose last thread is not its
  * leader: defer_late with DEFER_LEADERLESS=1 dlopen()s and spins in a thread
  * that then exit()s, its main having left at once (pthread_exit), as exit()
@@ -614,22 +638,12 @@ static void test_exit_lists(void)
  */
 static void test_exit_lists_leaderless(void)
 {
-	char libs[4][PATH_MAX], prog[PATH_MAX + 32];
-	char *extra[] = {"--build-workers", "1", NULL};
-	char *cmd[] = {"sh", "-c",    "for i in $(seq 120); do \"$0\" 0.01 \"$1\" & done; wait",
-		       prog, libs[0], NULL};
 	struct run_result r;
-	uint64_t at_exit, gone;
+	uint64_t at_exit = 0, gone;
 	char *log = NULL;
-	bool ok;
 
-	copy_big_libs("defer_nolead", "nolead", prog, sizeof(prog), libs);
-	setenv("DEFER_LEADERLESS", "1", 1);
-	ok = record_cmd("nolead", extra, cmd, "defer_nolead", &r, &log);
-	unsetenv("DEFER_LEADERLESS");
-	if (!ok)
+	if (!record_swarm("nolead", "defer_nolead", "DEFER_LEADERLESS", 120, &r, &log, &at_exit))
 		return;
-	at_exit = number_before(log, "from the kernel at exit");
 	gone = number_before(log, "process gone");
 	printf("nolead: %" PRIu64 " exit lists, %" PRIu64 " samples process gone\n", at_exit, gone);
 	CHECK(r.st.samples >= ENOUGH_TO_JUDGE, "nolead: only %" PRIu64 " samples", r.st.samples);
@@ -717,22 +731,13 @@ static void test_jit_mprotect(void)
  */
 static void test_exit_lists_vdso(void)
 {
-	char libs[4][PATH_MAX], prog[PATH_MAX + 32], folded[PATH_MAX];
-	char *extra[] = {"--build-workers", "1", NULL};
-	char *cmd[] = {"sh", "-c",    "for i in $(seq 100); do \"$0\" 0.01 \"$1\" & done; wait",
-		       prog, libs[0], NULL};
+	char folded[PATH_MAX];
 	struct run_result r;
-	uint64_t at_exit, vdso;
+	uint64_t at_exit = 0, vdso;
 	char *log = NULL, *text;
-	bool ok;
 
-	copy_big_libs("defer_vdso", "vdso", prog, sizeof(prog), libs);
-	setenv("DEFER_VDSO", "1", 1);
-	ok = record_cmd("vdso", extra, cmd, "defer_vdso", &r, &log);
-	unsetenv("DEFER_VDSO");
-	if (!ok)
+	if (!record_swarm("vdso", "defer_vdso", "DEFER_VDSO", 100, &r, &log, &at_exit))
 		return;
-	at_exit = number_before(log, "from the kernel at exit");
 	text = slurp(tpath(folded, sizeof(folded), "vdso"));
 	vdso = 0;
 	for (char *l = text; l && *l;) {
