@@ -37,6 +37,7 @@
 #define UNIT_FILE    "contrib/cfiprof-agent.service"
 
 static pid_t procs[3];
+static char map_path[64];
 
 /*
  * The index past the first interval file holding a complete sample of chain
@@ -68,7 +69,6 @@ static int first_complete_chain(const char *out, char names[][96])
 	}
 	return 0;
 }
-static char map_path[64];
 
 /* The unit's MemoryMax= in bytes (K/M/G suffixes), or 0 when the unit has none. */
 static uint64_t unit_memory_max(void)

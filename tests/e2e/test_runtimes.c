@@ -273,6 +273,18 @@ static double pct(uint64_t a, uint64_t b)
 }
 
 /*
+ * r's samples kept tables-pending with no ring-buffer room for their copies
+ * (the summary's count, at most its tables-pending samples): judge says why
+ * they are excused.
+ */
+static uint64_t no_ring_excused(const struct run *r)
+{
+	uint64_t pending = stats_reason(&r->st, "tables-pending");
+
+	return r->no_ring < pending ? r->no_ring : pending;
+}
+
+/*
  * What every runtime must show: completeness, complete stacks rooted at an
  * entry point (or starting with other_root: frames, root first), call sites.
  */
@@ -305,9 +317,7 @@ static void judge(const char *name, const char *comm, struct run *r, double min_
 	 * They leave the denominator, at most a quarter of the samples: copies
 	 * that never fit would be a regression, not a slow machine.
 	 */
-	no_ring = r->no_ring < stats_reason(&r->st, "tables-pending")
-		      ? r->no_ring
-		      : stats_reason(&r->st, "tables-pending");
+	no_ring = no_ring_excused(r);
 	walkable -= no_ring;
 	printf("  %s: %lu samples of %s, %.2f%% of the walkable complete (incomplete:%s; "
 	       "%lu of them in code without CFI, not walkable), %.1f user frames and "
@@ -477,9 +487,7 @@ static void test_java(void)
 	scan_needle(r.folded, "java", "Busy.work", NULL, 0, &work);
 	scan_needle(r.folded, "java", "Busy.fib", NULL, 0, &fib);
 	/* the samples kept with no stack for want of ring room (judge's excuse) hold no frame */
-	no_ring = r.no_ring < stats_reason(&r.st, "tables-pending")
-		      ? r.no_ring
-		      : stats_reason(&r.st, "tables-pending");
+	no_ring = no_ring_excused(&r);
 	printf("  java: %lu samples in Busy.work, %lu complete; %lu in Busy.fib, %lu complete\n",
 	       (unsigned long)work.with, (unsigned long)work.complete, (unsigned long)fib.with,
 	       (unsigned long)fib.complete);

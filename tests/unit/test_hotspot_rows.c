@@ -679,6 +679,25 @@ static const char spin_java[] =
     "}\n";
 
 /*
+ * User space's walk of the deferred sample rec stopped at s's interpreted
+ * leaf (the leaf and its caller, by rbp) into out, with the units
+ * hotspot_deferred_units() adds: out's size, 0 when the caller is not in the
+ * copy.
+ */
+static size_t walk_leaf_and_caller(const struct cfi_sample_record *rec,
+				   struct cfi_sample_record *out, const struct deferred_view *v,
+				   const struct snap *s, __u64 bps[2])
+{
+	*out = *rec;
+	out->nr_user = 2;
+	out->pcs[0] = s->regs.rip;
+	if (!deferred_copy_read(v, s->regs.rbp + 8, &out->pcs[1], 8) ||
+	    !deferred_copy_read(v, s->regs.rbp, &bps[1], 8))
+		return 0;
+	return hotspot_deferred_units(NULL, out, sizeof(*out) + 2 * sizeof(__u64), v, bps);
+}
+
+/*
  * The kernel's record of a deferred sample stopped at the interpreted leaf s
  * (its pc alone, the walk's state there, its registers) into rec and d,
  * user space's walk of it (the leaf and its caller, by rbp) into out, and
@@ -714,14 +733,10 @@ static bool deferred_leaf_units(const struct test_jvm *xj, pid_t tid,
 	v->stack = s->stack;
 	v->rec = rec;
 	v->rec_size = sizeof(*rec) + sizeof(__u64);
-	*out = *rec;
-	out->nr_user = 2;
-	out->pcs[0] = s->regs.rip;
 	*named = 0;
-	if (!deferred_copy_read(v, s->regs.rbp + 8, &out->pcs[1], 8) ||
-	    !deferred_copy_read(v, s->regs.rbp, &bps[1], 8))
+	*size = walk_leaf_and_caller(rec, out, v, s, bps);
+	if (!*size)
 		return false;
-	*size = hotspot_deferred_units(NULL, out, sizeof(*out) + 2 * sizeof(__u64), v, bps);
 	u = (const struct cfi_interp_frame *)(out->pcs + 2);
 	for (int i = 0; i < 2 && i < out->nr_rt; i++) {
 		uint64_t method = u[i].code & ((1ull << HOTSPOT_CODE_ID_SHIFT) - 1);
@@ -765,6 +780,7 @@ static void test_deferred_leaf(void)
 	const struct cfi_interp_frame *u;
 	size_t size = 0;
 	uint64_t stale, bcp_slot = 0;
+	uint8_t *frame;
 	int tries = 0, named = 0, in_interp = 0;
 	pid_t tid = 0;
 	bool ok;
@@ -833,17 +849,16 @@ static void test_deferred_leaf(void)
 	 * (a bcp of 16 in both): the leaf is not named, counted stale; the
 	 * caller is.
 	 */
+	/* the interpreter frame's slots in the copy, from its bcp's up to its saved rbp */
+	ok = s.regs.rbp + HOTSPOT_INTERP_BCP_OFF >= s.sp && s.regs.rbp + 8 <= s.sp + s.len;
+	frame = ok ? s.stack + (s.regs.rbp - s.sp) : NULL;
 	stale = hotspot_names_stale();
-	if (s.regs.rbp - 64 >= s.sp && s.regs.rbp - 64 + 8 <= s.sp + s.len)
-		memcpy(&bcp_slot, s.stack + (s.regs.rbp - 64 - s.sp), 8);
 	d.leaf[13] = 16;
-	if (s.regs.rbp - 64 >= s.sp && s.regs.rbp - 64 + 8 <= s.sp + s.len)
-		memcpy(s.stack + (s.regs.rbp - 64 - s.sp), &d.leaf[13], 8);
-	*out = *rec;
-	out->nr_user = 2;
-	out->pcs[0] = s.regs.rip;
-	deferred_copy_read(&v, s.regs.rbp + 8, &out->pcs[1], 8);
-	size = hotspot_deferred_units(NULL, out, sizeof(*out) + 2 * sizeof(__u64), &v, bps);
+	if (frame) {
+		memcpy(&bcp_slot, frame + HOTSPOT_INTERP_BCP_OFF, 8);
+		memcpy(frame + HOTSPOT_INTERP_BCP_OFF, &d.leaf[13], 8);
+	}
+	size = walk_leaf_and_caller(rec, out, &v, &s, bps);
 	CHECK(out->nr_rt == 1 && u[0].instr != (__u32)s.regs.rip &&
 		  hotspot_names_stale() == stale + 1,
 	      "a leaf whose Method is another's: %u units (want the caller's alone), %" PRIu64
@@ -852,21 +867,18 @@ static void test_deferred_leaf(void)
 	/*
 	 * ... and made another's at the same places, bytecodes too (a class of
 	 * the same shape in its loader's place): the sample's bcp is right, its
-	 * class mirror (rbp - 32) not that class's.  Forged: the mirror 16.
+	 * class mirror (HOTSPOT_INTERP_MIRROR_OFF) not that class's.  Forged: the
+	 * mirror 16.
 	 */
 	d.leaf[13] = s.regs.r13;
-	ok = s.regs.rbp - 64 >= s.sp && s.regs.rbp + 8 <= s.sp + s.len;
-	if (ok) {
-		memcpy(s.stack + (s.regs.rbp - 64 - s.sp), &bcp_slot, 8);
-		memset(s.stack + (s.regs.rbp - 32 - s.sp), 0, 8);
-		s.stack[s.regs.rbp - 32 - s.sp] = 16;
+	if (frame) {
+		uint64_t mirror = 16;
+
+		memcpy(frame + HOTSPOT_INTERP_BCP_OFF, &bcp_slot, 8);
+		memcpy(frame + HOTSPOT_INTERP_MIRROR_OFF, &mirror, 8);
 	}
 	stale = hotspot_names_stale();
-	*out = *rec;
-	out->nr_user = 2;
-	out->pcs[0] = s.regs.rip;
-	deferred_copy_read(&v, s.regs.rbp + 8, &out->pcs[1], 8);
-	size = hotspot_deferred_units(NULL, out, sizeof(*out) + 2 * sizeof(__u64), &v, bps);
+	size = walk_leaf_and_caller(rec, out, &v, &s, bps);
 	CHECK(ok && out->nr_rt == 1 && u[0].instr != (__u32)s.regs.rip &&
 		  hotspot_names_stale() == stale + 1,
 	      "a leaf whose class is another's: %u units (want the caller's alone), %" PRIu64

@@ -406,6 +406,11 @@ static bool has_overload(uint32_t pid, const struct hotspot_layout *l, uint64_t 
 	return false;
 }
 
+uint64_t hotspot_const_method_holder(uint32_t pid, const struct hotspot_layout *l, uint64_t cm)
+{
+	return hotspot_ptr_read(pid, hotspot_ptr_read(pid, cm, l->const_pool), l->pool_holder);
+}
+
 int hotspot_method_name(uint32_t pid, const struct hotspot_layout *l, uint64_t method,
 			struct hotspot_method_name *out)
 {
@@ -447,9 +452,8 @@ int hotspot_method_name(uint32_t pid, const struct hotspot_layout *l, uint64_t m
 uint16_t hotspot_method_digest_now(uint32_t pid, const struct hotspot_layout *l, uint64_t method)
 {
 	uint64_t cm = hotspot_ptr_read(pid, method, l->method_const);
-	uint64_t kname = hotspot_ptr_read(
-	    pid, hotspot_ptr_read(pid, hotspot_ptr_read(pid, cm, l->const_pool), l->pool_holder),
-	    l->klass_name);
+	uint64_t kname =
+	    hotspot_ptr_read(pid, hotspot_const_method_holder(pid, l, cm), l->klass_name);
 	uint16_t name_i, sig_i, len;
 	uint64_t tail = 0;
 	uint32_t n, hash = 0;

@@ -106,6 +106,9 @@ struct hotspot_method_name {
 	bool overloaded;
 };
 
+/* The Klass* holding the ConstMethod at cm (its ConstantPool's holder): 0 when unreadable. */
+uint64_t hotspot_const_method_holder(uint32_t pid, const struct hotspot_layout *l, uint64_t cm);
+
 /* The name of the Method at method of process pid: 0, or -1 when unreadable. */
 int hotspot_method_name(uint32_t pid, const struct hotspot_layout *l, uint64_t method,
 			struct hotspot_method_name *out);

@@ -64,9 +64,7 @@ static bool mirror_of_method(uint32_t pid, const struct hotspot_layout *l, uint6
 
 	if (!HOTSPOT_HAS(l->klass_mirror))
 		return true;
-	holder =
-	    cm ? hotspot_ptr_read(pid, hotspot_ptr_read(pid, cm, l->const_pool), l->pool_holder)
-	       : 0;
+	holder = hotspot_const_method_holder(pid, l, cm);
 	handle = holder ? hotspot_ptr_read(pid, holder, l->klass_mirror) : 0;
 	return handle && !target_read(pid, handle, &now, sizeof(now)) && now && now == mirror;
 }
