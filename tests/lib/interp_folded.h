@@ -89,6 +89,13 @@ static inline void interp_chain(const struct interp_lang *lang, const char *line
 {
 	const char *f = line, *end = line + strcspn(line, " "), *prev = NULL;
 	size_t n = 0, prev_len = 0;
+	/*
+	 * A group above a native frame that is not the loop, with no user frame
+	 * after it: a call being made, the callee's frame linked and its loop
+	 * not entered yet (PHP's zend_call_function), placed at the leaf by
+	 * design (profile_interp.c).  Misplaced only once a native frame follows.
+	 */
+	bool pending = false;
 
 	*misplaced = false;
 	*in_eval = false;
@@ -102,11 +109,17 @@ static inline void interp_chain(const struct interp_lang *lang, const char *line
 			/* the first of a group: its caller is the evaluation loop */
 			if (prev && !interp_is_frame(lang, prev, prev_len) &&
 			    !interp_is_eval(lang, prev, prev_len))
-				*misplaced = true;
+				pending = true;
 			n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%.*s",
 					      n ? ";" : "", (int)flen, f);
-		} else if (interp_is_eval(lang, f, flen)) {
-			*in_eval = true;
+		} else {
+			if (interp_is_eval(lang, f, flen))
+				*in_eval = true;
+			/* a user frame after the group (kernel frames end in "_[k]") */
+			if (pending && !(flen > 4 && !strncmp(f + flen - 4, "_[k]", 4))) {
+				*misplaced = true;
+				pending = false;
+			}
 		}
 		prev = f;
 		prev_len = flen;
