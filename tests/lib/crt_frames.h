@@ -7,11 +7,14 @@
 #ifndef CFIPROF_TEST_CRT_FRAMES_H
 #define CFIPROF_TEST_CRT_FRAMES_H
 
+#include <glob.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(__aarch64__)
 #define MULTIARCH "aarch64-linux-gnu"
@@ -45,19 +48,30 @@ static inline bool is_crt_function(const char *f, size_t len)
  * The same code in a stripped object, whose frame reads OBJ+0xADDRESS: the
  * address in the object's .init or .fini, as readelf -S of the library in the
  * system's library folders (or the program in the system's program folders)
- * gives them, or crtstuff.c's functions in its .text, as readelf
+ * gives them (or an interpreter's extension folders), or crtstuff.c's functions in its .text, as
+ * readelf
  * --debug-dump=frames lists the FDEs: below the first one (a library), or in
  * the gap after _start's, the one at the entry point (a program: crt1.o's
  * _start is linked right before crtstuff's functions).
  */
 static inline bool is_crt_address(const char *f, size_t len)
 {
-	static const char *const dirs[] = {"/lib/" MULTIARCH, "/usr/lib/" MULTIARCH, "/usr/bin",
-					   "/usr/sbin"};
-	char name[256], cmd[600], line[512], *plus;
+	/* and the interpreters' extension folders (PHP's dom.so: its _init) */
+	static const char *const patterns[] = {"/lib/" MULTIARCH,
+					       "/usr/lib/" MULTIARCH,
+					       "/usr/bin",
+					       "/usr/sbin",
+					       "/usr/lib/php/[0-9]*",
+					       "/usr/lib/python3*/lib-dynload",
+					       "/usr/lib/" MULTIARCH "/ruby/[0-9]*",
+					       "/usr/lib/" MULTIARCH "/perl*/[0-9]*/auto/*"};
+	char name[256], cmd[PATH_MAX + 200], line[512], *plus;
 	unsigned long long at, start, size, text = 0, first_fde = ~0ull, pc, end;
 	unsigned long long entry = 0, entry_end = 0, after_entry = ~0ull, below, above;
+	const char *dirs[256];
+	size_t ndirs = 0;
 	bool in = false, covered;
+	glob_t g = {0};
 
 	if (len >= sizeof(name))
 		return false;
@@ -69,7 +83,16 @@ static inline bool is_crt_address(const char *f, size_t len)
 	*plus = 0;
 	if (strchr(name, '/') || strchr(name, '\'') || !name[0])
 		return false;
-	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !in; d++) {
+	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++)
+		glob(patterns[i], GLOB_ONLYDIR | GLOB_NOSORT | (i ? GLOB_APPEND : 0), NULL, &g);
+	for (size_t i = 0; i < g.gl_pathc && ndirs < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/%s", g.gl_pathv[i], name);
+		if (!access(path, R_OK) && !strchr(g.gl_pathv[i], '\''))
+			dirs[ndirs++] = g.gl_pathv[i];
+	}
+	for (size_t d = 0; d < ndirs && !in; d++) {
 		FILE *p;
 
 		snprintf(cmd, sizeof(cmd), "readelf -hSW '%s/%s' 2>/dev/null", dirs[d], name);
@@ -147,6 +170,7 @@ static inline bool is_crt_address(const char *f, size_t len)
 			in = tm && fin;
 		}
 	}
+	globfree(&g);
 	return in;
 }
 
