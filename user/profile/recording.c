@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "user/profile/recording.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/sym_cache.h"
@@ -52,15 +53,54 @@ static void put_field(FILE *f, const char *s)
 		fputc(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s, f);
 }
 
+/* A uframe line's key: what read_uframe() tells frames apart by. */
+struct uframe_key {
+	uint64_t start, addr;
+	uint32_t pid, used;
+};
+
+/*
+ * Whether key is in set (cap slots, a power of two), added when not: two
+ * locations can share one (a mapping's generations both at start), and a
+ * reader takes a key's levels once.
+ */
+static bool uframe_seen(struct uframe_key *set, size_t cap, uint32_t pid, uint64_t start,
+			uint64_t addr)
+{
+	uint64_t h = hash_bytes(
+	    hash_bytes(hash_bytes(HASH_FNV_OFFSET, &pid, sizeof(pid)), &start, sizeof(start)),
+	    &addr, sizeof(addr));
+
+	for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+		struct uframe_key *k = &set[i];
+
+		if (!k->used) {
+			*k = (struct uframe_key){
+			    .start = start, .addr = addr, .pid = pid, .used = 1};
+			return false;
+		}
+		if (k->pid == pid && k->start == start && k->addr == addr)
+			return true;
+	}
+}
+
 /* The user locations of @p, each once, with the pid of a sample that has it. */
 static int write_uframes(FILE *f, const struct profile *p)
 {
-	bool *done = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*done));
-	size_t i;
+	size_t cap = 16, i;
+	bool *done;
+	struct uframe_key *keys;
 	uint32_t k, j;
 
-	if (!done)
+	while (cap < 2 * (size_t)p->nr_locs)
+		cap *= 2;
+	done = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*done));
+	keys = calloc(cap, sizeof(*keys));
+	if (!done || !keys) {
+		free(done);
+		free(keys);
 		return -1;
+	}
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 
@@ -76,6 +116,8 @@ static int write_uframes(FILE *f, const struct profile *p)
 			if (!prof_loc_is_user(l->kind) || done[id])
 				continue;
 			done[id] = true;
+			if (uframe_seen(keys, cap, s->pid, start, l->addr))
+				continue;
 			for (j = 0; j < (l->nr_lines ? l->nr_lines : 1); j++) {
 				const struct prof_line *pl = l->nr_lines ? &l->lines[j] : NULL;
 
@@ -90,6 +132,7 @@ static int write_uframes(FILE *f, const struct profile *p)
 		}
 	}
 	free(done);
+	free(keys);
 	return 0;
 }
 
