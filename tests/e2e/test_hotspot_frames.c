@@ -855,6 +855,95 @@ static void test_deferred(void)
 }
 
 /*
+ * Deferred samples' compiled frames: DeferJni.hot, compiled by C2 at once
+ * (-XX:-TieredCompilation -XX:-BackgroundCompilation, 20,000 calls of it
+ * that return at once), then calls the native DeferJni.spin, which
+ * dlopen()s libdefer_big.so and spins in big_leaf before its tables exist,
+ * as deferred's.  A stack copy says nothing of which compile its return
+ * addresses were in: hot's frame is named only if a walk of the code cache
+ * that ended before the sample saw its nmethod (DeferJni sleeps 1.5 s
+ * after the compile for one), else counted stale.  The JVM's own list of
+ * its code (jcmd Compiler.codelist, at its end: hot is never recompiled)
+ * is the oracle: every compiled frame of a deferred sample is of the
+ * nmethod holding its pc and named its method; hot's in 99% of the
+ * complete deferred samples in big_leaf, or counted stale (the walk later
+ * than 1.5 s on a loaded host: tried 3 times for one run that names it).
+ */
+static void test_deferred_compiled(void)
+{
+	static struct nmethod nm[NMETHODS_MAX];
+	char classes[PATH_MAX], rec[PATH_MAX], def[PATH_MAX], folded[PATH_MAX], codelist[PATH_MAX];
+	char err[PATH_MAX], jni[PATH_MAX + 32], big[PATH_MAX + 32], name[32], *log = NULL;
+	char *cmd[] = {"java",
+		       "-XX:-TieredCompilation",
+		       "-XX:-BackgroundCompilation",
+		       "-cp",
+		       classes,
+		       "DeferJni",
+		       jni,
+		       codelist,
+		       NULL};
+	char *opts[] = {"--save", rec, NULL};
+	char *report[] = {(char *)cfiprof_bin, "report", "-o", folded, def, NULL};
+	uint64_t in_big = 0, hot = 0, incomplete = 0, stale = 0;
+	struct oracle_counts c = {0};
+	size_t nnm = 0;
+
+	java_classes(classes, sizeof(classes), "DeferJni");
+	snprintf(jni, sizeof(jni), "%s/libdefer_jni.so", progs_dir);
+	snprintf(big, sizeof(big), "%s/libdefer_big.so", progs_dir);
+	setenv("DEFER_JNI_BIG", big, 1);
+	setenv("DEFER_JNI_SECS", "0.3c", 1);
+	setenv("DEFER_JNI_AT_CALL", "1", 1);
+	/* this test's own failures: an earlier test's (in harness_failed too) must not skip it */
+	for (int attempt = 1, failed0 = harness_failed; attempt <= 3 && harness_failed == failed0;
+	     attempt++) {
+		snprintf(name, sizeof(name), "defercomp-%d", attempt);
+		tpath(rec, sizeof(rec), "defercomp.rec");
+		tpath(codelist, sizeof(codelist), "defercomp-codelist.txt");
+		free(log);
+		log = NULL;
+		if (e2e_record(name, "999", opts, cmd, &log))
+			break;
+		nnm = read_codelist(codelist, nm, NMETHODS_MAX);
+		tpath(def, sizeof(def), "defercomp-deferred.rec");
+		tpath(folded, sizeof(folded), "defercomp-deferred");
+		CHECK(nnm > 0 && deferred_only(rec, def),
+		      "%zu nmethods in %s; the deferred stacks of %s", nnm, codelist, rec);
+		tpath(err, sizeof(err), "defercomp-report.err");
+		report_whole(report, err);
+		judge_recording(def, nm, nnm, &c);
+		in_big = count_lines_with(folded, "java;", ";big_leaf");
+		incomplete = count_lines_with2(folded, "java;", ";big_leaf", ";[incomplete");
+		hot = count_lines_with2(folded, "java;", ";big_leaf", ";DeferJni.hot");
+		stale = number_before(log, "frames stale");
+		printf("  deferred_compiled: run %d: %" PRIu64
+		       " deferred samples in big_leaf, %" PRIu64 " naming DeferJni.hot, %" PRIu64
+		       " incomplete, %" PRIu64
+		       " frames stale; compiled frames of deferred samples: %" PRIu64 ", %" PRIu64
+		       " of their nmethod and named its method, %" PRIu64 " not, %" PRIu64
+		       " unnamed\n",
+		       attempt, in_big, hot, incomplete, stale, c.frames, c.agree, c.disagree,
+		       c.unnamed);
+		if (in_big && hot)
+			break;
+	}
+	CHECK(in_big > 0 && hot > 0 && (hot + stale) * 100 >= (in_big - incomplete) * 99,
+	      "%" PRIu64 " of %" PRIu64 " deferred samples in big_leaf (%" PRIu64
+	      " incomplete) name DeferJni.hot, %" PRIu64 " frames counted stale",
+	      hot, in_big, incomplete, stale);
+	/* hot's frames, compiled, are among them: none misnamed, unnamed 1 in 1,000 (no_flags's) */
+	CHECK(c.agree >= hot && c.disagree == 0 && c.unnamed * 1000 <= c.frames,
+	      "%" PRIu64 " compiled frames of deferred samples: %" PRIu64
+	      " of their nmethod and named its method, %" PRIu64 " not, %" PRIu64 " unnamed: %s",
+	      c.frames, c.agree, c.disagree, c.unnamed, c.first_bad);
+	unsetenv("DEFER_JNI_BIG");
+	unsetenv("DEFER_JNI_SECS");
+	unsetenv("DEFER_JNI_AT_CALL");
+	free(log);
+}
+
+/*
  * A JVM that compiles nothing (-Xint): every Java frame is interpreted and
  * its code cache never holds an nmethod.  cfiprof tells the interpreter's
  * blob by its name, learnt from the code cache as an nmethod's is, and named
@@ -989,6 +1078,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_tail_calls);
 	RUN_TEST(test_interpreter_only);
 	RUN_TEST(test_deferred);
+	RUN_TEST(test_deferred_compiled);
 	RUN_TEST(test_interpreted_callee);
 	RUN_TEST(test_new_compiled_caller);
 	RUN_TEST(test_unsupported_layout);

@@ -70,24 +70,20 @@ static bool mirror_of_method(uint32_t pid, const struct hotspot_layout *l, uint6
 }
 
 /*
- * The unit of a user frame (pc, its rbp bp; is_ra: pc is a return address)
- * when it runs in the interpreter: true with *f.  Its Method* and bcp are
- * the slots the interpreter keeps in its frame, read from the stack copy
- * (the values at the sample), but a leaf's bcp, leaf_bcp when not 0 (its
- * register's); the Method's digest is read now.
+ * The unit of a user frame running in the interpreter's blob (pc, its rbp
+ * bp): true with *f.  Its Method* and bcp are the slots the interpreter
+ * keeps in its frame, read from the stack copy (the values at the sample),
+ * but a leaf's bcp, leaf_bcp when not 0 (its register's); the Method's
+ * digest is read now.
  */
 static bool interpreted_unit(uint32_t pid, const struct hotspot_layout *l,
-			     const struct hotspot_heaps *heaps, const struct deferred_view *v,
-			     uint64_t pc, bool is_ra, uint64_t bp, uint64_t leaf_bcp,
-			     struct cfi_interp_frame *f)
+			     const struct deferred_view *v, uint64_t pc, uint64_t bp,
+			     uint64_t leaf_bcp, struct cfi_interp_frame *f)
 {
-	struct hotspot_blob blob;
 	uint64_t method = 0, bcp = 0, mirror = 0, cm;
 	uint16_t digest;
 
-	/* a caller's pc is a return address: its call is the byte before */
-	if (!bp || hotspot_blob_at(pid, l, heaps, is_ra ? pc - 1 : pc, &blob) ||
-	    !blob.is_interpreter ||
+	if (!bp ||
 	    !deferred_copy_read(v, bp + HOTSPOT_INTERP_METHOD_OFF, &method, sizeof(method)) ||
 	    !method || method >> HOTSPOT_CODE_ID_SHIFT)
 		return false;
@@ -113,6 +109,38 @@ static bool interpreted_unit(uint32_t pid, const struct hotspot_layout *l,
 				       .instr = (uint32_t)pc,
 				       .owner = HOTSPOT_FRAME_INTERPRETED,
 				       .scope = bci1(l, cm, bcp)};
+	return true;
+}
+
+/*
+ * The unit of a user frame (pc, its rbp bp; is_ra: pc is a return address)
+ * when it runs Java code: true with *f.  An nmethod's frame (compiled code,
+ * a native wrapper) gets the kernel's unit when the code there now was
+ * there at the sample, t_ns (hotspot_jit_seen_before); else it is counted
+ * stale: the code may have been freed and another compiled there since.
+ */
+static bool java_unit(uint32_t pid, const struct hotspot_layout *l,
+		      const struct hotspot_heaps *heaps, const struct deferred_view *v, uint64_t pc,
+		      bool is_ra, uint64_t bp, uint64_t leaf_bcp, struct cfi_interp_frame *f)
+{
+	struct hotspot_blob blob;
+
+	/* a caller's pc is a return address: its call is the byte before */
+	if (hotspot_blob_at(pid, l, heaps, is_ra ? pc - 1 : pc, &blob))
+		return false;
+	if (blob.is_interpreter)
+		return interpreted_unit(pid, l, v, pc, bp, leaf_bcp, f);
+	if (!blob.is_nmethod)
+		return false;
+	if (!hotspot_jit_seen_before(pid, &blob, v->rec->time_ns)) {
+		hotspot_names_count_stale();
+		return false;
+	}
+	*f = (struct cfi_interp_frame){.code = blob.addr | (uint64_t)(uint16_t)blob.compile_id
+							       << HOTSPOT_CODE_ID_SHIFT,
+				       .instr = (uint32_t)pc,
+				       .owner = HOTSPOT_FRAME_COMPILED,
+				       .scope = (uint16_t)blob.compile_id};
 	return true;
 }
 
@@ -164,8 +192,8 @@ size_t hotspot_deferred_units(void *rt, struct cfi_sample_record *out, size_t si
 		/* the leaf's bcp is in its register, its frame's slot stale while it runs */
 		uint64_t leaf_bcp = r->nr_user == 1 ? DEFERRED_LEAF_BCP(v->d) : 0;
 
-		if (interpreted_unit(out->pid, &l, &heaps, v, user[r->nr_user - 1], is_ra, v->d->bp,
-				     leaf_bcp, &f)) {
+		if (java_unit(out->pid, &l, &heaps, v, user[r->nr_user - 1], is_ra, v->d->bp,
+			      leaf_bcp, &f)) {
 			units[n++] = f;
 			added++;
 		}
@@ -173,7 +201,7 @@ size_t hotspot_deferred_units(void *rt, struct cfi_sample_record *out, size_t si
 	for (i = r->nr_user; i < out->nr_user; i++) {
 		struct cfi_interp_frame f;
 
-		if (!interpreted_unit(out->pid, &l, &heaps, v, user[i], true, bps[i], 0, &f))
+		if (!java_unit(out->pid, &l, &heaps, v, user[i], true, bps[i], 0, &f))
 			continue;
 		/* one more than the bound: the sample says so, as the kernel's walk does */
 		if (n >= HOTSPOT_MAX_FRAMES) {

@@ -12,9 +12,11 @@
  * Method's digest is read when the walk is finished (the kernel reads it
  * at the sample), so the frame's bcp and class mirror at the sample must
  * be that method's now: a class unloaded in between and another made in
- * its memory is stale (counted), not named.  Compiled frames get
- * none: their compile id at the sample, which tells reused code apart, is
- * in no copy.
+ * its memory is stale (counted), not named.  A compiled frame's compile id
+ * at the sample, which tells reused code apart, is in no copy: its unit is
+ * the kernel's only when the nmethod there now was seen there by a walk of
+ * the code cache that ended before the sample (hotspot_jit_seen_before),
+ * else stale (counted): code compiled since, or compiled just before.
  */
 #ifndef CFIPROF_HOTSPOT_DEFERRED_H
 #define CFIPROF_HOTSPOT_DEFERRED_H

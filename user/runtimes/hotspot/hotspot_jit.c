@@ -219,6 +219,7 @@ static int walk(uint32_t pid, const struct hotspot_layout *l, struct hotspot_cod
 	rc = hotspot_blobs_walk(pid, l, &h, &walk_budget, hotspot_code_add, code, &ws);
 	if (rc < 0)
 		return -1;
+	hotspot_code_seen(code, mono_ns());
 	for (size_t i = 0; i < code->n; i++) {
 		if (code->blob[i].is_nmethod && !strcmp(code->blob[i].name, "nmethod"))
 			name = code->blob[i].name_addr;
@@ -341,8 +342,6 @@ static struct cfi_table *jit_build(void *ctx, uint32_t pid, const char *key, int
 	 */
 	*err = hotspot_rows_build(&code, NULL, &t, &rs, NULL);
 	code.prev = NULL;
-	free(code.prev_order);
-	code.prev_order = NULL;
 	hotspot_code_free(&lw->code);
 	lw->code = code;
 	lw->pid = pid;
@@ -356,6 +355,28 @@ static struct cfi_table *jit_build(void *ctx, uint32_t pid, const char *key, int
 		stats.rows_blobs = rs.sized + rs.fp;
 	pthread_mutex_unlock(&lock);
 	return *err ? NULL : t;
+}
+
+bool hotspot_jit_seen_before(uint32_t pid, const struct hotspot_blob *b, uint64_t t_ns)
+{
+	struct hotspot_code *c = NULL;
+	bool seen = false;
+	size_t at;
+
+	pthread_mutex_lock(&build_lock);
+	for (int i = 0; i < HOTSPOT_JVMS_MAX && !c; i++)
+		if (last_walks[i].pid == pid)
+			c = &last_walks[i].code;
+	at = c ? hotspot_code_find(c, b->code_begin) : 0;
+	if (at) {
+		const struct hotspot_blob *q = &c->blob[at - 1];
+
+		seen = q->addr == b->addr && q->code_end == b->code_end &&
+		       q->compile_id == b->compile_id && q->is_nmethod == b->is_nmethod &&
+		       c->seen_ns[at - 1] <= t_ns;
+	}
+	pthread_mutex_unlock(&build_lock);
+	return seen;
 }
 
 static uint32_t jit_stale(void *ctx, uint32_t *pids, uint32_t max)

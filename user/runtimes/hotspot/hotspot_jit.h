@@ -27,6 +27,15 @@
 const struct hotspot_layout *hotspot_layout_at(uint16_t index);
 /* The layout of pid's JVM into *l: false when pid is no JVM of the session's. */
 bool hotspot_jvm_layout(uint32_t pid, struct hotspot_layout *l);
+/*
+ * Whether b, an nmethod of pid's code cache read now, was in pid's code
+ * cache at t_ns (CLOCK_MONOTONIC): the walk the JVM's rows were last built
+ * from holds the same compile at the same place, first seen by a walk that
+ * ended by t_ns.  Compile ids are never reused: a compile there before t
+ * and still there now was there at t, though a stack copy of t cannot say
+ * which code its return address was in.
+ */
+bool hotspot_jit_seen_before(uint32_t pid, const struct hotspot_blob *b, uint64_t t_ns);
 
 /*
  * pid runs a JVM of layout l: its entry (BPF's part: heaps, offsets) into

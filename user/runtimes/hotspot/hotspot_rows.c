@@ -177,54 +177,59 @@ static int by_code_begin(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-/* Where c->prev holds b, the same compile (index + 1), or 0. */
-static size_t prev_same(struct hotspot_code *c, const struct hotspot_blob *b)
+size_t hotspot_code_find(struct hotspot_code *c, uint64_t code_begin)
 {
-	const struct hotspot_code *p = c->prev;
-	const struct hotspot_blob *q;
 	size_t lo = 0, hi;
 
-	if (!p || !p->n || p->n > UINT32_MAX)
+	if (!c->n || c->n > UINT32_MAX)
 		return 0;
-	if (!c->prev_order) {
-		c->prev_order = malloc(p->n * sizeof(*c->prev_order));
-		if (!c->prev_order)
+	if (!c->order) {
+		c->order = malloc(c->n * sizeof(*c->order));
+		if (!c->order)
 			return 0;
-		for (size_t i = 0; i < p->n; i++)
-			c->prev_order[i] = (uint32_t)i;
-		qsort_r(c->prev_order, p->n, sizeof(*c->prev_order), by_code_begin, p->blob);
+		for (size_t i = 0; i < c->n; i++)
+			c->order[i] = (uint32_t)i;
+		qsort_r(c->order, c->n, sizeof(*c->order), by_code_begin, c->blob);
 	}
-	hi = p->n;
+	hi = c->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->blob[c->prev_order[mid]].code_begin < b->code_begin)
+		if (c->blob[c->order[mid]].code_begin < code_begin)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == p->n)
-		return 0;
-	q = &p->blob[c->prev_order[lo]];
-	return q->code_begin == b->code_begin && q->code_end == b->code_end &&
-		       q->compile_id == b->compile_id && q->frame_size == b->frame_size &&
-		       q->frame_complete == b->frame_complete && q->is_nmethod == b->is_nmethod
-		   ? (size_t)c->prev_order[lo] + 1
+	return lo < c->n && c->blob[c->order[lo]].code_begin == code_begin
+		   ? (size_t)c->order[lo] + 1
+		   : 0;
+}
+
+/* Where c->prev holds b, the same compile (index + 1), or 0. */
+static size_t prev_same(struct hotspot_code *c, const struct hotspot_blob *b)
+{
+	size_t at = c->prev ? hotspot_code_find(c->prev, b->code_begin) : 0;
+	const struct hotspot_blob *q = at ? &c->prev->blob[at - 1] : NULL;
+
+	return q && q->code_end == b->code_end && q->compile_id == b->compile_id &&
+		       q->frame_size == b->frame_size && q->frame_complete == b->frame_complete &&
+		       q->is_nmethod == b->is_nmethod
+		   ? at
 		   : 0;
 }
 
 /* The marks of blob i of c from its code, read from c->pid within c's bytes. */
-static int scan_code(struct hotspot_code *c, size_t i)
+/* ... at: where c->prev holds the same compile (index + 1), or 0 */
+static int scan_code(struct hotspot_code *c, size_t i, size_t at)
 {
 	const struct hotspot_blob *b = &c->blob[i];
 	struct hotspot_mark m[HOTSPOT_MARKS_MAX];
 	uint64_t len = b->code_end - b->code_begin;
 	uint8_t *code;
-	size_t k, at;
+	size_t k;
 
 	if (!c->pid || !b->is_nmethod || len > CODE_READ_MAX || b->code_end < b->code_begin)
 		return 0;
-	at = prev_same(c, b);
 	if (at) {
 		k = c->prev->span ? c->prev->span[at - 1].n : 0;
 		if (k > HOTSPOT_MARKS_MAX)
@@ -262,28 +267,42 @@ int hotspot_code_add(const struct hotspot_blob *blob, void *arg)
 {
 	struct hotspot_code *c = arg;
 	uint64_t cap = c->cap;
+	size_t at;
 
 	if (VEC_RESERVE(c->blob, c->n, cap, 1024))
 		return -1;
 	if (cap != c->cap) {
 		void *span = realloc(c->span, cap * sizeof(*c->span));
+		void *seen = span ? realloc(c->seen_ns, cap * sizeof(*c->seen_ns)) : NULL;
 
-		if (!span)
+		if (span)
+			c->span = span;
+		if (!seen)
 			return -1;
-		c->span = span;
+		c->seen_ns = seen;
 		c->cap = cap;
 	}
 	c->blob[c->n] = *blob;
 	c->span[c->n].first = c->span[c->n].n = 0;
-	if (scan_code(c, c->n))
+	at = blob->is_nmethod ? prev_same(c, blob) : 0;
+	c->seen_ns[c->n] = at && c->prev->seen_ns ? c->prev->seen_ns[at - 1] : 0;
+	if (scan_code(c, c->n, at))
 		return -1;
 	c->n++;
 	return 0;
 }
 
+void hotspot_code_seen(struct hotspot_code *c, uint64_t now_ns)
+{
+	for (size_t i = 0; c->seen_ns && i < c->n; i++)
+		if (!c->seen_ns[i])
+			c->seen_ns[i] = now_ns;
+}
+
 void hotspot_code_free(struct hotspot_code *c)
 {
-	free(c->prev_order);
+	free(c->order);
+	free(c->seen_ns);
 	free(c->blob);
 	free(c->span);
 	free(c->mark);

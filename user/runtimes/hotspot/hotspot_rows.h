@@ -76,12 +76,18 @@ struct hotspot_code {
 	/*
 	 * An earlier walk of the same process (NULL: none): an nmethod it holds
 	 * with the same code range, compile id and frame keeps its marks, its
-	 * code not read again.  prev_order: its blobs by address (the walk goes
-	 * heap by heap, in no address order), made at the first lookup.
+	 * code not read again, and when it was first seen.
 	 */
-	const struct hotspot_code *prev;
-	uint32_t *prev_order;
+	struct hotspot_code *prev;
 	uint32_t reused; /* nmethods whose marks came from prev */
+	/*
+	 * When a walk first saw each blob (CLOCK_MONOTONIC ns): prev's time for
+	 * the same compile, 0 for a blob new in this walk until its walker sets
+	 * its end (hotspot_code_seen).
+	 */
+	uint64_t *seen_ns;
+	/* the blobs by address (the walk goes heap by heap), made at the first lookup */
+	uint32_t *order;
 };
 
 /*
@@ -91,6 +97,15 @@ struct hotspot_code {
  */
 int hotspot_code_add(const struct hotspot_blob *blob, void *arg);
 void hotspot_code_free(struct hotspot_code *c);
+
+/* The blobs c's walk saw first: seen then (now, as the walk ended). */
+void hotspot_code_seen(struct hotspot_code *c, uint64_t now_ns);
+
+/*
+ * The blob of c whose code starts at code_begin, its index + 1 (0: none or
+ * out of memory).  Sorts an index of c at the first call: not concurrently.
+ */
+size_t hotspot_code_find(struct hotspot_code *c, uint64_t code_begin);
 
 /*
  * Whether the code of a walk changed from another's, as the rows see it:
