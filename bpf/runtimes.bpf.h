@@ -74,6 +74,16 @@ static __always_inline __u64 tls_var_addr(__u64 tp, __u64 slot, __u64 offset, __
 }
 
 /*
+ * The runtimes whose frames are read, a bit each (1 << id): record's
+ * --runtimes.  One left out costs no start time: no path reaches its walk
+ * once this is frozen, and the kernel verifies a global function only when
+ * a path reaches it (6.8 on).
+ */
+const volatile __u32 runtimes_on = ~0u;
+
+#define RUNTIME_ON(id) (runtimes_on & (1u << (id)))
+
+/*
  * The processes running a runtime user space found, one entry each
  * (user/track/runtime_procs.c writes them): not preallocated, as python's
  * threads map, so that an empty map costs no start time.
@@ -185,7 +195,7 @@ static __always_inline void runtime_walk_begin(__u32 tgid, struct walker_state *
 		return;
 	st->keep_bp = p->keep_bp;
 #define RUNTIME_LEAF_CALLER(id, value, name, tag, frames, type)                                    \
-	if (p->runtime == id)                                                                      \
+	if (p->runtime == id && RUNTIME_ON(id))                                                    \
 		found = name##_leaf_caller(tgid, p->data, st->ip, st->sp, &pc, &sp);
 	CFI_RUNTIMES(RUNTIME_LEAF_CALLER)
 #undef RUNTIME_LEAF_CALLER
@@ -213,7 +223,8 @@ static __always_inline void runtime_append(__u8 rt, struct cfi_sample_record *re
 		return;
 #define RUNTIME_APPEND(id, value, name, tag, frames, type)                                         \
 	if (rt == id) {                                                                            \
-		name##_append(rec, nr_pcs, max_pcs);                                               \
+		if (RUNTIME_ON(id))                                                                \
+			name##_append(rec, nr_pcs, max_pcs);                                       \
 		return;                                                                            \
 	}
 	CFI_RUNTIMES(RUNTIME_APPEND)
@@ -223,7 +234,9 @@ static __always_inline void runtime_append(__u8 rt, struct cfi_sample_record *re
 /* Thread tid exits: each runtime forgets what it kept of it. */
 static __always_inline void runtime_thread_exit(__u32 tid)
 {
-#define RUNTIME_THREAD_EXIT(id, value, name, tag, frames, type) name##_thread_exit(tid);
+#define RUNTIME_THREAD_EXIT(id, value, name, tag, frames, type)                                    \
+	if (RUNTIME_ON(id))                                                                        \
+		name##_thread_exit(tid);
 	CFI_RUNTIMES(RUNTIME_THREAD_EXIT)
 #undef RUNTIME_THREAD_EXIT
 }
@@ -243,7 +256,7 @@ static __always_inline int runtime_jit_caller_rule(__u32 tgid, __u64 pc, struct 
 	if (!p)
 		return 0;
 #define RUNTIME_JIT_CALLER_RULE(id, value, name, tag, frames, type)                                \
-	if (p->runtime == id)                                                                      \
+	if (p->runtime == id && RUNTIME_ON(id))                                                    \
 		return name##_jit_caller_rule(tgid, p->data, pc, out);
 	CFI_RUNTIMES(RUNTIME_JIT_CALLER_RULE)
 #undef RUNTIME_JIT_CALLER_RULE

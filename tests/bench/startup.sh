@@ -26,6 +26,7 @@ head -c $((XZ_MB * 1000000)) /dev/urandom | base64 > "$out/xz.in"
 xz_cmd=(xz -6 -T1 -c "$out/xz.in")
 ${CC:-cc} -O2 -o "$out/fixed_work" tests/bench/fixed_work.c
 : > "$out/raw.txt"
+: > "$out/cpu-runs.txt"
 for i in $(seq "$RUNS"); do
 	for w in true xz work; do
 		case $w in
@@ -51,6 +52,14 @@ for i in $(seq "$RUNS"); do
 		echo "$w diff-perf $((p - b))" >> "$out/raw.txt"
 		echo "$w fpwalk $f" >> "$out/raw.txt"
 		echo "$w over-fpwalk $((c - f))" >> "$out/raw.txt"
+	done
+	# record -- true's CPU time (user + sys, ms) with every runtime read and with none
+	# (--runtimes none: their BPF walks are never verified), interleaved
+	for rt in all none; do
+		settle
+		/usr/bin/time -f "%U %S" -o "$out/cpu.txt" "$CFIPROF" record -q --no-save --runtimes "$rt" \
+			-o /dev/null -- /bin/true > /dev/null 2>&1 || true
+		echo "cpu-$rt $(awk '{printf "%.0f", ($1 + $2) * 1000}' "$out/cpu.txt")" >> "$out/cpu-runs.txt"
 	done
 done
 # The fixed loop's overhead by parts, each with little noise of its own (the loop's wall time
@@ -118,6 +127,10 @@ report=$out/startup.md
 	echo
 	ft=$(get true diff-cfiprof)
 	fw=$(get work diff-cfiprof)
+	cpu() { awk -v k="$1" '$1 == k {print $2}' "$out/cpu-runs.txt" | median; }
+	echo "record -- /bin/true's CPU time (user + sys): $(cpu cpu-all) ms reading every runtime,"
+	echo "$(cpu cpu-none) ms with --runtimes none (their walks never verified)."
+	echo
 	echo "Fixed cost (record -- /bin/true over bare): $ft ms; the rest of the fixed loop's"
 	echo "difference (sampling, table builds and naming during and after its run): $(awk -v a="$fw" -v b="$ft" 'BEGIN {print a - b}') ms."
 	echo

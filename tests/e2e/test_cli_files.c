@@ -25,6 +25,7 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/harness.h"
+#include "user/session/runtimes.h"
 
 #define PREVIOUS "previous profile;main 7\n"
 
@@ -168,6 +169,9 @@ static void test_refused_at_start(void)
 	char *same_opts[] = {"--save", same, "-o", same, NULL};
 	char *missing_opts[] = {"--save", missing, "-o", png, "-f", "folded", NULL};
 	char *png_opts[] = {"-o", png, NULL};
+	char *runtimes_opts[] = {"--runtimes", "bogus", NULL};
+	char *list_rt[] = {(char *)cfiprof_bin, "list", "--runtimes", NULL}, listpath[PATH_MAX];
+	char *listed;
 	const char *formats[] = {"folded", "pprof", "svg", "text", "speedscope", "perf-script"};
 	char *log, err[PATH_MAX];
 	char *forced[] = {
@@ -176,6 +180,9 @@ static void test_refused_at_start(void)
 	tpath(same, sizeof(same), "same.folded");
 	tpath(missing, sizeof(missing), "nodir/x.rec");
 	tpath(png, sizeof(png), "x.png");
+	tpath(listpath, sizeof(listpath), "runtimes.txt");
+	CHECK(run(list_rt, listpath, NULL, 30) == 0, "cfiprof list --runtimes");
+	listed = slurp(listpath);
 	put_previous(same);
 	refused_at_start("--save X -o X", same_opts, "same file");
 	CHECK(is_previous(same), "--save X -o X changed X");
@@ -187,9 +194,23 @@ static void test_refused_at_start(void)
 		      formats[i]);
 	free(log);
 	CHECK(access(png, F_OK) != 0, "-o x.png refused, yet x.png exists");
+	refused_at_start("--runtimes bogus", runtimes_opts, "unknown runtime 'bogus'");
+	log = slurp(tpath(err, sizeof(err), "refused.err"));
+	/* the refusal names every runtime there is, as cfiprof list --runtimes does */
+	for (const char *p = session_runtime_names; log && *p;) {
+		size_t n = strcspn(p, ",");
+		char name[32];
+
+		snprintf(name, sizeof(name), "%.*s", (int)n, p);
+		CHECK(strstr(log, name) && strstr(listed ? listed : "", name),
+		      "--runtimes: %s missing from the refusal or cfiprof list --runtimes", name);
+		p += n + (p[n] == ',');
+	}
+	free(log);
 	/* -f says what the extension does not */
 	CHECK(run(forced, NULL, NULL, 60) == 0 && access(png, F_OK) == 0,
 	      "-f folded -o x.png is refused");
+	free(listed);
 }
 
 /* cfiprof ARGS... in dir (env -C), its stdout in out; its exit code. */

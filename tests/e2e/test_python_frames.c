@@ -852,6 +852,42 @@ out:
 }
 
 /*
+ * --runtimes: the same program with Python left out (none; ruby alone)
+ * shows no Python frame and the summary no Python process, its native
+ * stacks as whole (the same crt excuse as above); with python listed, its
+ * frames are there.  1 s of its CPU each: ~299 samples at 299 Hz however
+ * busy the host, 50 wanted.
+ */
+static void test_runtimes_option(void)
+{
+	static const char *const lists[] = {"none", "ruby", "python"};
+	char *cmd[] = {PYTHON, prog("recurse"), "1c", NULL};
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		char *opts[] = {"--runtimes", (char *)lists[i], NULL}, name[32];
+		bool on = !strcmp(lists[i], "python");
+		struct py_run r = {0};
+
+		snprintf(name, sizeof(name), "runtimes-%s", lists[i]);
+		if (!record_py_opts(name, "299", opts, cmd, &r)) {
+			free(r.log);
+			continue;
+		}
+		printf("  --runtimes %s: %lu samples, %lu with Python frames\n", lists[i],
+		       (unsigned long)r.samples, (unsigned long)r.with_frames);
+		CHECK(r.samples >= 50 && (on ? r.with_frames * 2 >= r.samples : r.with_frames == 0),
+		      "--runtimes %s: %lu samples, %lu with Python frames", lists[i],
+		      (unsigned long)r.samples, (unsigned long)r.with_frames);
+		CHECK(on == (r.log && strstr(r.log, "cfiprof: python: ") != NULL),
+		      "--runtimes %s: the python summary line: %s", lists[i], r.log ? r.log : "");
+		CHECK(r.log && strstr(r.log, "stop reasons: complete") &&
+			  no_rule_outside_crt(&r) == 0,
+		      "--runtimes %s: native stacks unchanged: %s", lists[i], r.log ? r.log : "");
+		free(r.log);
+	}
+}
+
+/*
  * --off-cpu on a program that naps 4 x 100 ms in nap_leaf: its blocks carry
  * their Python frames, and the chain's time is what the program measured off
  * the CPU (within 10%: the kernel's switch-out to switch-in is ~10 us a block
@@ -1066,6 +1102,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_first_samples);
 	RUN_TEST(test_tstate_id_late);
 	RUN_TEST(test_unsupported_version);
+	RUN_TEST(test_runtimes_option);
 	RUN_TEST(test_off_cpu);
 	RUN_TEST(test_exec_away);
 	/* a version matrix: make python-versions-test, not make test */

@@ -102,6 +102,14 @@ static void test_config_bounds(void)
 			 sizeof(err)) == -1 &&
 		  strstr(err, "labels"),
 	      "a 300-byte label value is refused: '%s'", err);
+	CHECK(check_with((const char *[]){"output-dir", "/tmp/x", "runtimes", "python,jvm", NULL},
+			 err, sizeof(err)) == -1 &&
+		  strstr(err, "unknown runtime 'jvm'"),
+	      "runtimes = python,jvm is refused: '%s'", err);
+	CHECK(
+	    check_with((const char *[]){"output-dir", "/tmp/x", "runtimes", "python,hotspot", NULL},
+		       err, sizeof(err)) == 0,
+	    "runtimes = python,hotspot is accepted: '%s'", err);
 	CHECK(check_with((const char *[]){"output-dir", "/tmp/x", "hostname", "a{b}", NULL}, err,
 			 sizeof(err)) == -1 &&
 		  strstr(err, "hostname"),

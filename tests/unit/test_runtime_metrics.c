@@ -6,7 +6,8 @@
  * by status carries its status counters and cfiprof_NAME_processes_total
  * is there; those on runtime_parts' frames description (PHP, Perl, Ruby)
  * also give cfiprof_NAME_frames_total its frames counter.  Before any
- * process was seen, the summary says nothing of them.
+ * process was seen, the summary says nothing of them.  And --runtimes's
+ * list: parsed by the table's names, a runtime left out not started.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "tests/lib/harness.h"
 #include "tests/lib/http_client.h"
+#include "user/profile/frame_names.h"
 #include "user/session/runtimes.h"
 
 static uint64_t counters[CNT_MAX];
@@ -34,7 +36,7 @@ static void test_metrics(void)
 	counters[CNT_RT_UNITS(id)] = 1000u * value + 7;
 	CFI_RUNTIMES(FILL)
 #undef FILL
-	CHECK(session_runtimes_start(&sr, -1) == 0, "the runtimes start without a map");
+	CHECK(session_runtimes_start(&sr, -1, 0) == 0, "the runtimes start without a map");
 	f = open_memstream(&text, &len);
 	session_runtimes_metrics(&sr, counters, f);
 	fclose(f);
@@ -69,9 +71,52 @@ static void test_metrics(void)
 	session_runtimes_free(&sr);
 }
 
+static void test_runtimes_list(void)
+{
+	struct session_runtimes sr;
+	struct frame_namer fn = {0};
+	uint32_t off = 12345, named = 0;
+	char err[256] = "";
+
+	CHECK(session_runtimes_parse("all", &off, err, sizeof(err)) == 0 && off == 0, "all: %#x",
+	      off);
+	CHECK(session_runtimes_parse("none", &off, err, sizeof(err)) == 0 && off == ~0u,
+	      "none: %#x", off);
+	CHECK(session_runtimes_parse("python,hotspot", &off, err, sizeof(err)) == 0 &&
+		  off == ~((1u << RT_PYTHON) | (1u << RT_HOTSPOT)),
+	      "python,hotspot: %#x", off);
+	off = 7;
+	CHECK(session_runtimes_parse("python,java", &off, err, sizeof(err)) == -1 && off == 7 &&
+		  strstr(err, "'java'") && strstr(err, session_runtime_names),
+	      "python,java: %s", err);
+	CHECK(session_runtimes_parse("", &off, err, sizeof(err)) == -1 &&
+		  session_runtimes_parse("py", &off, err, sizeof(err)) == -1 &&
+		  session_runtimes_parse("pythonx", &off, err, sizeof(err)) == -1,
+	      "an empty list, a prefix or a longer name is taken");
+	/* every runtime of the table by its name, each its own bit */
+#define ONE(id, value, name, tag, frames, type)                                                    \
+	CHECK(session_runtimes_parse(#name, &off, err, sizeof(err)) == 0 && off == ~(1u << id) &&  \
+		  strstr(session_runtime_names, #name),                                            \
+	      "%s: %#x", #name, off);                                                              \
+	named++;
+	CFI_RUNTIMES(ONE)
+#undef ONE
+	CHECK(named == RT_MAX - 1, "%u runtimes listed of %d", named, RT_MAX - 1);
+	CHECK(session_runtimes_parse("ruby", &off, err, sizeof(err)) == 0 &&
+		  session_runtimes_start(&sr, -1, off) == 0,
+	      "ruby alone starts");
+	session_runtimes_namers(&sr, &fn, NULL);
+	CHECK(sr.by_id[RT_RUBY].ops && !sr.by_id[RT_PYTHON].ops && !sr.by_id[RT_HOTSPOT].ops &&
+		  sr.nr_hooks == 1 && fn.interp[RT_RUBY] && !fn.interp[RT_PYTHON],
+	      "ruby alone: ruby %p python %p, %u hooks", (void *)sr.by_id[RT_RUBY].ops,
+	      (void *)sr.by_id[RT_PYTHON].ops, sr.nr_hooks);
+	session_runtimes_free(&sr);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_metrics);
+	RUN_TEST(test_runtimes_list);
 	return HARNESS_DONE();
 }

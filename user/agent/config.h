@@ -39,6 +39,7 @@ struct agent_config {
 	uint64_t defer_stack;	  /* stack bytes a tables-pending sample carries (0: off) */
 	uint64_t defer_budget;	  /* of those per second (0: from the rate) */
 	char *table_cache;	  /* compiled tables kept here; "off": none */
+	char *runtimes;		  /* --runtimes's list (NULL: all) */
 	uint64_t table_cache_size;
 	uint32_t build_workers; /* tables one load builds at once (0: CPUs, at most 4) */
 	char *debuginfod;	/* servers for stripped objects' debug files; NULL / "off": none */

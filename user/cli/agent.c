@@ -30,6 +30,7 @@
 #include "user/agent/sd_notify.h"
 #include "user/track/cgroups.h"
 #include "user/cli/commands.h"
+#include "user/session/runtimes.h"
 #include "user/session/session.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/src_lines.h"
@@ -487,6 +488,12 @@ static int session_opts_from_config(struct agent *a, struct session_opts *so)
 	so->table_idle_ttl = a->cfg.table_idle_ttl;
 	so->max_stacks = a->cfg.max_stacks;
 	so->defer_stack = (uint32_t)a->cfg.defer_stack;
+	if (a->cfg.runtimes) {
+		char err[256];
+
+		/* checked at the start (agent_config_check) */
+		session_runtimes_parse(a->cfg.runtimes, &so->runtimes_off, err, sizeof(err));
+	}
 	so->defer_budget = a->cfg.defer_budget;
 	so->table_cache_bytes = a->cfg.table_cache_size;
 	so->build_workers = a->cfg.build_workers;

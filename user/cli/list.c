@@ -1,23 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* cfiprof list: the events -e takes (also `record -e help`), or the output formats. */
+/*
+ * cfiprof list: the events -e takes (also `record -e help`), the output
+ * formats or the language runtimes.
+ */
 #include <argp.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "user/cli/commands.h"
 #include "user/output/format.h"
 #include "user/session/event_catalog.h"
 #include "user/session/event_spec.h"
+#include "user/session/runtimes.h"
 
-enum { OPT_FORMATS = 0x400 };
+enum { OPT_FORMATS = 0x400, OPT_RUNTIMES };
 
 static const struct argp_option list_options[] = {
     {"formats", OPT_FORMATS, NULL, 0, "list the output formats -f takes, one a line", 0},
+    {"runtimes", OPT_RUNTIMES, NULL, 0, "list the language runtimes --runtimes takes, one a line",
+     0},
     {},
 };
 
 struct list_args {
-	bool formats;
+	bool formats, runtimes;
 	const char *pattern;
 };
 
@@ -28,6 +35,9 @@ static error_t parse_list(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case OPT_FORMATS:
 		a->formats = true;
+		break;
+	case OPT_RUNTIMES:
+		a->runtimes = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (a->pattern)
@@ -42,19 +52,21 @@ static error_t parse_list(int key, char *arg, struct argp_state *state)
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct argp argp = {list_options,
-					 parse_list,
-					 "[PATTERN]",
-					 "List the perf events and explain the probe syntax that "
-					 "record -e and top -e take; with PATTERN (a glob, as "
-					 "perf list and bpftrace -l take), the events of this machine "
-					 "that match it: perf events, tracepoints, kprobes; with "
-					 "--formats, the output formats.\v"
-					 "Examples:\n  cfiprof list 'tracepoint:sched:*'\n"
-					 "  cfiprof list 'kprobe:vfs_*'\n  cfiprof list '*faults'",
-					 NULL,
-					 NULL,
-					 NULL};
+	static const struct argp argp = {
+	    list_options,
+	    parse_list,
+	    "[PATTERN]",
+	    "List the perf events and explain the probe syntax that "
+	    "record -e and top -e take; with PATTERN (a glob, as "
+	    "perf list and bpftrace -l take), the events of this machine "
+	    "that match it: perf events, tracepoints, kprobes; with "
+	    "--formats, the output formats; with --runtimes, the "
+	    "language runtimes.\v"
+	    "Examples:\n  cfiprof list 'tracepoint:sched:*'\n"
+	    "  cfiprof list 'kprobe:vfs_*'\n  cfiprof list '*faults'",
+	    NULL,
+	    NULL,
+	    NULL};
 	struct list_args a = {0};
 	char err[256];
 	long n;
@@ -73,6 +85,16 @@ int cmd_list(int argc, char **argv)
 		/* what the bash completion offers after -f */
 		for (int i = OUT_UNKNOWN + 1; i < OUT_FORMAT_MAX; i++)
 			printf("%s\n", output_format_name((enum out_format)i));
+		return 0;
+	}
+	if (a.runtimes) {
+		/* what the bash completion offers after --runtimes */
+		for (const char *p = session_runtime_names; *p;) {
+			size_t n = strcspn(p, ",");
+
+			printf("%.*s\n", (int)n, p);
+			p += n + (p[n] == ',');
+		}
 		return 0;
 	}
 	event_print_list(stdout);

@@ -188,6 +188,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	skel->rodata->filter_cgroup = o->cgroup_fd >= 0;
 	skel->rodata->collect_kernel = o->collect_kernel;
 	skel->rodata->use_bpf_loop = l->uses_bpf_loop;
+	skel->rodata->runtimes_on = o->runtimes_on;
 	skel->rodata->max_user_frames = o->max_frames;
 	skel->rodata->defer_stack_bytes = o->defer_stack_bytes;
 	skel->rodata->defer_bytes_per_sec = o->defer_bytes_per_sec;

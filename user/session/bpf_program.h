@@ -15,6 +15,7 @@ struct loader_opts {
 	bool follow_children;  /* ... and the processes they fork */
 	bool collect_kernel;   /* kernel stacks */
 	bool force_tail_calls; /* do not use bpf_loop even if the kernel has it */
+	uint32_t runtimes_on;  /* runtimes whose frames BPF reads, a bit each (1 << id) */
 	uint32_t max_frames;   /* user frames per sample */
 	uint32_t freq;	       /* samples per second per CPU (perf events without a period) */
 	uint64_t period;       /* perf events: a sample every this many events (0: freq) */

@@ -24,12 +24,56 @@ static const struct runtime_ops *const listed[] = {
 
 #define NR_LISTED (sizeof(listed) / sizeof(listed[0]))
 
-int session_runtimes_start(struct session_runtimes *sr, int procs_fd)
+const char *const session_runtime_names =
+#define RUNTIME_NAME(id, value, name, tag, frames, type) "," #name
+    &CFI_RUNTIMES(RUNTIME_NAME)[1];
+#undef RUNTIME_NAME
+
+int session_runtimes_parse(const char *list, uint32_t *off, char *err, size_t errlen)
+{
+	uint32_t on = 0;
+
+	for (const char *p = list; p && *p;) {
+		size_t n = strcspn(p, ",");
+		bool known = false;
+
+		if (n == 3 && !strncmp(p, "all", 3)) {
+			on = ~0u;
+			known = true;
+		} else if (n == 4 && !strncmp(p, "none", 4)) {
+			known = true;
+		}
+#define RUNTIME_BIT(id, value, name, tag, frames, type)                                            \
+	if (n == strlen(#name) && !strncmp(p, #name, n)) {                                         \
+		on |= 1u << id;                                                                    \
+		known = true;                                                                      \
+	}
+		CFI_RUNTIMES(RUNTIME_BIT)
+#undef RUNTIME_BIT
+		if (!known) {
+			snprintf(err, errlen, "unknown runtime '%.*s' (%s, all, none)", (int)n, p,
+				 session_runtime_names);
+			return -1;
+		}
+		p += n + (p[n] == ',');
+	}
+	if (!list || !*list) {
+		snprintf(err, errlen, "no runtimes listed (%s, all, none)", session_runtime_names);
+		return -1;
+	}
+	*off = ~on;
+	return 0;
+}
+
+int session_runtimes_start(struct session_runtimes *sr, int procs_fd, uint32_t off)
 {
 	memset(sr, 0, sizeof(*sr));
 	for (size_t i = 0; i < NR_LISTED; i++) {
 		const struct runtime_ops *ops = listed[i];
 		struct session_runtime *r = &sr->by_id[ops->id];
+
+		if (off & (1u << ops->id))
+			continue;
 
 		r->ops = ops;
 		r->rt = ops->create(procs_fd);
@@ -137,8 +181,10 @@ void session_runtimes_namers(struct session_runtimes *sr, struct frame_namer *fn
 		const struct runtime_ops *ops = listed[i];
 		const struct interp_namer *in = NULL;
 
-		if (ops->namer && sr) {
-			in = &sr->by_id[ops->id].namer;
+		if (sr) {
+			/* a runtime the session does not read has no frames to name */
+			in =
+			    ops->namer && sr->by_id[ops->id].ops ? &sr->by_id[ops->id].namer : NULL;
 		} else if (ops->namer) {
 			ops->namer(NULL, &recorded[ops->id]);
 			in = &recorded[ops->id];

@@ -32,8 +32,18 @@ struct session_runtimes {
 	uint32_t nr_hooks;
 };
 
-/* Each listed runtime's instance, procs_fd its runtime_procs map: 0, or -1 out of memory. */
-int session_runtimes_start(struct session_runtimes *sr, int procs_fd);
+/*
+ * Each listed runtime's instance but those of off (a bit each, 1 << id),
+ * procs_fd its runtime_procs map: 0, or -1 out of memory.
+ */
+int session_runtimes_start(struct session_runtimes *sr, int procs_fd, uint32_t off);
+/*
+ * --runtimes's list (names as runtime_table.h lists them, comma-separated;
+ * "all", "none") into *off, the runtimes not read: 0, or -1 and why in err.
+ */
+int session_runtimes_parse(const char *list, uint32_t *off, char *err, size_t errlen);
+/* The runtimes' names, comma-separated, for help texts. */
+extern const char *const session_runtime_names;
 void session_runtimes_free(struct session_runtimes *sr);
 /* The consumer saw sample r (size bytes, checked): its runtime's note. */
 void session_runtimes_note(struct session_runtimes *sr, const struct cfi_sample_record *r,

@@ -228,6 +228,7 @@ static void loader_opts_from(struct session *s, const struct session_opts *o,
 	lo->follow_children = !o->no_inherit;
 	lo->collect_kernel = o->kernel;
 	lo->force_tail_calls = o->tail_calls;
+	lo->runtimes_on = ~o->runtimes_off;
 	if (!s->opts.events.nr) {
 		char perr[128];
 
@@ -292,7 +293,7 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
-	if (session_runtimes_start(&s->runtimes, s->ld.runtime_procs_fd)) {
+	if (session_runtimes_start(&s->runtimes, s->ld.runtime_procs_fd, s->opts.runtimes_off)) {
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}

@@ -55,6 +55,8 @@ struct session_opts {
 	uint32_t max_frames;
 	bool kernel;
 	bool tail_calls;
+	/* runtimes whose frames are not read, a bit each (1 << id): --runtimes (0: all read) */
+	uint32_t runtimes_off;
 	bool cycles;
 	/* -e, --off-cpu, --on-and-off-cpu (empty: cpu-clock, or cycles) */
 	struct event_list events;
