@@ -207,6 +207,72 @@ static void test_forget_lock_time(void)
 	tmpdir_done(tmpdir, harness_failed);
 }
 
+/*
+ * The exited wait EXIT_UNLOAD_DELAY_NS for their unload, and the load thread
+ * looks for the due ones after every work item: it looked at every process
+ * of the registry each time (a swarm's exits, one work item each, made it
+ * quadratic: 31 s of make test's CPU in unload_due_procs alone).  The due
+ * ones are a queue in due order now: a look at one that is not due yet ends
+ * the pass.  NR_CHILDREN exits pending, 100 passes before any is due, then
+ * one past all of them.
+ */
+static void test_unload_due_queue(void)
+{
+	char libs[NR_CHILDREN][96], buf[256];
+	pid_t kids[NR_CHILDREN];
+	struct tracker_world w;
+	uint64_t steps;
+	int pipefd[2], i, loaded = 0, ready = 0, entries;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/cfiprof-forget.XXXXXX");
+	if (tracker_world_init(&w)) {
+		CHECK(0, "tracker over BPF maps (root?)");
+		return;
+	}
+	CHECK(write_libraries(libs) == 0, "libraries in %s", tmpdir);
+	CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe");
+	for (i = 0; i < NR_CHILDREN; i++)
+		kids[i] = spawn_child(libs[i], pipefd[1]);
+	for (i = 0; i < NR_CHILDREN && read(pipefd[0], buf, 1) == 1; i++)
+		ready++;
+	CHECK(ready == NR_CHILDREN, "%d of %d children ready", ready, NR_CHILDREN);
+	for (i = 0; i < NR_CHILDREN; i++)
+		loaded += kids[i] > 0 && proc_tracker_load_now(w.pt, (uint32_t)kids[i]) == 0;
+	CHECK(loaded == NR_CHILDREN, "%d of %d children loaded", loaded, NR_CHILDREN);
+	for (i = 0; i < NR_CHILDREN; i++) {
+		if (kids[i] > 0) {
+			kill(kids[i], SIGKILL);
+			waitpid(kids[i], NULL, 0);
+		}
+	}
+	pthread_mutex_lock(&w.pt->load_lock);
+	for (i = 0; i < NR_CHILDREN; i++)
+		exit_proc(w.pt, (uint32_t)kids[i]);
+	CHECK(w.pt->nr_unload_due == NR_CHILDREN, "%u exits pending unload", w.pt->nr_unload_due);
+	steps = w.pt->unload_steps;
+	/* now 0: before any is due */
+	for (i = 0; i < 100; i++)
+		unload_due_procs(w.pt, 0);
+	steps = w.pt->unload_steps - steps;
+	CHECK(w.pt->nr_unload_due == NR_CHILDREN && steps <= 100,
+	      "100 passes before any was due looked at %" PRIu64 " processes (want 100 at most), "
+	      "%u still due",
+	      steps, w.pt->nr_unload_due);
+	steps = w.pt->unload_steps;
+	unload_due_procs(w.pt, UINT64_MAX);
+	steps = w.pt->unload_steps - steps;
+	pthread_mutex_unlock(&w.pt->load_lock);
+	entries = foreign_entries(&w);
+	CHECK(w.pt->nr_unload_due == 0 && entries == 0 && steps <= NR_CHILDREN + 1,
+	      "a pass past all: %u still due, %d BPF entries of the children left, %" PRIu64
+	      " processes looked at (want %d at most)",
+	      w.pt->nr_unload_due, entries, steps, NR_CHILDREN + 1);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	tracker_world_free(&w);
+	tmpdir_done(tmpdir, harness_failed);
+}
+
 static void *hold_load_lock(void *arg)
 {
 	struct proc_tracker *pt = arg;
@@ -256,5 +322,6 @@ int main(void)
 {
 	test_forget_lock_time();
 	test_forget_beside_long_load();
+	test_unload_due_queue();
 	return HARNESS_DONE();
 }

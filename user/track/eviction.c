@@ -33,7 +33,21 @@ bool clear_unload_due(struct proc_tracker *pt, struct proc *p)
 		return false;
 	p->unload_due_ns = 0;
 	pt->nr_unload_due--;
+	*(p->due_prev ? &p->due_prev->due_next : &pt->due_head) = p->due_next;
+	*(p->due_next ? &p->due_next->due_prev : &pt->due_tail) = p->due_prev;
+	p->due_prev = p->due_next = NULL;
 	return true;
+}
+
+/* lock held: p's unload due after the delay, queued last (every one waits as long) */
+static void set_unload_due(struct proc_tracker *pt, struct proc *p)
+{
+	p->unload_due_ns = mono_ns() + EXIT_UNLOAD_DELAY_NS;
+	pt->nr_unload_due++;
+	p->due_next = NULL;
+	p->due_prev = pt->due_tail;
+	*(pt->due_tail ? &pt->due_tail->due_next : &pt->due_head) = p;
+	pt->due_tail = p;
 }
 
 void unload_proc(struct proc_tracker *pt, struct proc *p, bool evict)
@@ -73,8 +87,7 @@ void exit_proc(struct proc_tracker *pt, uint32_t pid)
 	live = is_live(p);
 	if (live) {
 		pt->nr_live--;
-		p->unload_due_ns = mono_ns() + EXIT_UNLOAD_DELAY_NS;
-		pt->nr_unload_due++;
+		set_unload_due(pt, p);
 	}
 	p->exited = true;
 	p->exit_seen = false;
@@ -85,20 +98,20 @@ void exit_proc(struct proc_tracker *pt, uint32_t pid)
 
 void unload_due_procs(struct proc_tracker *pt, uint64_t now)
 {
-	struct proc *p;
-	uint32_t b;
+	for (;;) {
+		struct proc *p;
 
-	for (b = 0; b < NR_BUCKETS; b++) {
-		for (p = pt->buckets[b]; p; p = p->next) {
-			bool due;
-
-			pthread_mutex_lock(&pt->lock);
-			due =
-			    p->unload_due_ns && p->unload_due_ns <= now && clear_unload_due(pt, p);
+		pthread_mutex_lock(&pt->lock);
+		p = pt->due_head;
+		pt->unload_steps += p != NULL;
+		if (!p || p->unload_due_ns > now) {
 			pthread_mutex_unlock(&pt->lock);
-			if (due)
-				drop_kernel_state(pt, p);
+			return;
 		}
+		clear_unload_due(pt, p);
+		pthread_mutex_unlock(&pt->lock);
+		/* load_lock held: nothing frees p meanwhile (forgets take it too) */
+		drop_kernel_state(pt, p);
 	}
 }
 

@@ -67,6 +67,7 @@ struct proc {
 	bool exited;
 	bool exit_seen;		/* exited at the last forget: dropped at the next one */
 	uint64_t unload_due_ns; /* exited: its tables go at this time (0: none pending) */
+	struct proc *due_prev, *due_next; /* the tracker's queue of those, in due order */
 	bool loaded;
 	bool evicted;		    /* unloaded to respect a cap: loaded again when it is sampled */
 	bool quota_logged;	    /* its first refusal by a per-process quota was logged */

@@ -140,6 +140,7 @@ struct proc_tracker {
 	uint32_t generation;
 	uint32_t nr_procs, nr_live;
 	uint32_t nr_unload_due;	 /* exited processes whose tables are still loaded */
+	struct proc *due_head, *due_tail; /* those, by unload_due_ns (one delay for all) */
 	uint64_t next_expire_ns; /* next check of idle tables past their ttl */
 	uint32_t loading_pid;	 /* never the one unloaded to make room for its own tables */
 	struct tracker_reloads reload;
@@ -147,6 +148,7 @@ struct proc_tracker {
 	struct tracker_stats stats;
 	/* what the tests measure: work done by reloads, and the lock time of forgets */
 	uint64_t pair_steps;	 /* old and new mappings compared while pairing them */
+	uint64_t unload_steps;	 /* processes unload_due_procs looked at */
 	uint64_t forget_lock_ns; /* how long the last proc_tracker_forget_exited held lock */
 };
 
