@@ -148,26 +148,25 @@ static inline bool is_crt_address(const char *f, size_t len)
 		in = at < first_fde || (entry_end && at >= entry_end && at < after_entry);
 		/*
 		 * or where a library's compiler put them later in .text (after
-		 * its .text.unlikely and .text.startup functions: libicuuc's):
-		 * a short gap no FDE covers whose code is crtstuff's, the one
-		 * that loads _ITM_deregisterTMCloneTable and calls
-		 * __cxa_finalize, as objdump shows it
+		 * its .text.unlikely and .text.startup functions: libicuuc's,
+		 * libgcc_s's): a short gap no FDE covers whose code is
+		 * crtstuff's, __do_global_dtors_aux calling __cxa_finalize, as
+		 * objdump shows it (_ITM_deregisterTMCloneTable, which it loads
+		 * too, is named only where the dynamic symbols list it)
 		 */
 		if (!in && !covered && above != ~0ull && above - below <= 0x200) {
-			bool tm = false, fin = false;
+			bool fin = false;
 
 			snprintf(cmd, sizeof(cmd),
 				 "objdump -d --start-address=%#llx --stop-address=%#llx '%s/%s' "
 				 "2>/dev/null",
 				 below, above, dirs[d], name);
 			p = popen(cmd, "re");
-			while (p && fgets(line, sizeof(line), p)) {
-				tm |= strstr(line, "_ITM_deregisterTMCloneTable") != NULL;
+			while (p && fgets(line, sizeof(line), p))
 				fin |= strstr(line, "<__cxa_finalize") != NULL;
-			}
 			if (p)
 				pclose(p);
-			in = tm && fin;
+			in = fin;
 		}
 	}
 	globfree(&g);
