@@ -127,6 +127,35 @@ static int foreign_entries(struct tracker_world *w)
 	return n;
 }
 
+/*
+ * NR_CHILDREN children, each mapping a library of its own, loaded by w's
+ * tracker, then killed and reaped: their pids in kids.
+ */
+static void loaded_children_killed(struct tracker_world *w, pid_t kids[NR_CHILDREN])
+{
+	char libs[NR_CHILDREN][96], buf[1];
+	int pipefd[2], i, loaded = 0, ready = 0;
+
+	CHECK(write_libraries(libs) == 0, "libraries in %s", tmpdir);
+	CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe");
+	for (i = 0; i < NR_CHILDREN; i++)
+		kids[i] = spawn_child(libs[i], pipefd[1]);
+	for (i = 0; i < NR_CHILDREN && read(pipefd[0], buf, 1) == 1; i++)
+		ready++;
+	CHECK(ready == NR_CHILDREN, "%d of %d children ready", ready, NR_CHILDREN);
+	for (i = 0; i < NR_CHILDREN; i++)
+		loaded += kids[i] > 0 && proc_tracker_load_now(w->pt, (uint32_t)kids[i]) == 0;
+	CHECK(loaded == NR_CHILDREN, "%d of %d children loaded", loaded, NR_CHILDREN);
+	for (i = 0; i < NR_CHILDREN; i++) {
+		if (kids[i] > 0) {
+			kill(kids[i], SIGKILL);
+			waitpid(kids[i], NULL, 0);
+		}
+	}
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
 int forget_marker(int x);
 __attribute__((noinline)) int forget_marker(int x)
 {
@@ -135,38 +164,23 @@ __attribute__((noinline)) int forget_marker(int x)
 
 static void test_forget_lock_time(void)
 {
-	char libs[NR_CHILDREN][96], buf[256];
 	pid_t kids[NR_CHILDREN];
 	struct tracker_world w;
 	struct frame_namer fn;
 	uint64_t t0, total_ns, lock_ns;
 	size_t syms_before, syms_after, dropped, first;
-	int pipefd[2], i, loaded = 0, ready = 0, entries;
+	int i, entries;
+	char buf[256];
 	const char *name;
 
 	if (tracker_world_init(&w)) {
 		CHECK(0, "tracker over BPF maps (root?)");
 		return;
 	}
-	CHECK(write_libraries(libs) == 0, "libraries in %s", tmpdir);
-	CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe");
 	CHECK(proc_tracker_load_now(w.pt, (uint32_t)getpid()) == 0, "load self");
-	for (i = 0; i < NR_CHILDREN; i++)
-		kids[i] = spawn_child(libs[i], pipefd[1]);
-	for (i = 0; i < NR_CHILDREN && read(pipefd[0], buf, 1) == 1; i++)
-		ready++;
-	CHECK(ready == NR_CHILDREN, "%d of %d children ready", ready, NR_CHILDREN);
-	for (i = 0; i < NR_CHILDREN; i++)
-		loaded += kids[i] > 0 && proc_tracker_load_now(w.pt, (uint32_t)kids[i]) == 0;
-	CHECK(loaded == NR_CHILDREN, "%d of %d children loaded", loaded, NR_CHILDREN);
+	/* their symbols stay until they are forgotten */
+	loaded_children_killed(&w, kids);
 	syms_before = sym_cache_count(w.syms);
-
-	for (i = 0; i < NR_CHILDREN; i++) {
-		if (kids[i] > 0) {
-			kill(kids[i], SIGKILL);
-			waitpid(kids[i], NULL, 0);
-		}
-	}
 	/* the exit events: their tables are due to go in 250 ms, the forget goes first */
 	CHECK(proc_tracker_start(w.pt) == 0, "start");
 	for (i = 0; i < NR_CHILDREN; i++)
@@ -200,9 +214,6 @@ static void test_forget_lock_time(void)
 	printf("forget of %d processes: %.3f ms, lock held %.3f ms\n", NR_CHILDREN, total_ns / 1e6,
 	       lock_ns / 1e6);
 	CHECK(forget_marker(1) == 4, "marker");
-
-	close(pipefd[0]);
-	close(pipefd[1]);
 	tracker_world_free(&w);
 	tmpdir_done(tmpdir, harness_failed);
 }
@@ -218,33 +229,17 @@ static void test_forget_lock_time(void)
  */
 static void test_unload_due_queue(void)
 {
-	char libs[NR_CHILDREN][96], buf[256];
 	pid_t kids[NR_CHILDREN];
 	struct tracker_world w;
 	uint64_t steps;
-	int pipefd[2], i, loaded = 0, ready = 0, entries;
+	int i, entries;
 
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/cfiprof-forget.XXXXXX");
 	if (tracker_world_init(&w)) {
 		CHECK(0, "tracker over BPF maps (root?)");
 		return;
 	}
-	CHECK(write_libraries(libs) == 0, "libraries in %s", tmpdir);
-	CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe");
-	for (i = 0; i < NR_CHILDREN; i++)
-		kids[i] = spawn_child(libs[i], pipefd[1]);
-	for (i = 0; i < NR_CHILDREN && read(pipefd[0], buf, 1) == 1; i++)
-		ready++;
-	CHECK(ready == NR_CHILDREN, "%d of %d children ready", ready, NR_CHILDREN);
-	for (i = 0; i < NR_CHILDREN; i++)
-		loaded += kids[i] > 0 && proc_tracker_load_now(w.pt, (uint32_t)kids[i]) == 0;
-	CHECK(loaded == NR_CHILDREN, "%d of %d children loaded", loaded, NR_CHILDREN);
-	for (i = 0; i < NR_CHILDREN; i++) {
-		if (kids[i] > 0) {
-			kill(kids[i], SIGKILL);
-			waitpid(kids[i], NULL, 0);
-		}
-	}
+	loaded_children_killed(&w, kids);
 	pthread_mutex_lock(&w.pt->load_lock);
 	for (i = 0; i < NR_CHILDREN; i++)
 		exit_proc(w.pt, (uint32_t)kids[i]);
@@ -267,8 +262,6 @@ static void test_unload_due_queue(void)
 	      "a pass past all: %u still due, %d BPF entries of the children left, %" PRIu64
 	      " processes looked at (want %d at most)",
 	      w.pt->nr_unload_due, entries, steps, NR_CHILDREN + 1);
-	close(pipefd[0]);
-	close(pipefd[1]);
 	tracker_world_free(&w);
 	tmpdir_done(tmpdir, harness_failed);
 }
