@@ -130,7 +130,7 @@ static char *record_pid(pid_t pid, const char *out, char **log)
 static void test_perfmap_owner(void)
 {
 	char jit[PATH_MAX], out[PATH_MAX], map[64], outf[PATH_MAX];
-	char *own[] = {jit, "4", "own_jit_code", NULL};
+	char *own[] = {jit, "30", "own_jit_code", NULL};
 	char *text, *addr, *log = NULL;
 	pid_t p;
 	FILE *f;
@@ -165,7 +165,7 @@ static void test_perfmap_owner(void)
 
 	/* a map replaced by another user (root here): same address, another name */
 	snprintf(outf, sizeof(outf), "%s/jit2.out", tmp);
-	p = spawn_as_nobody((char *[]){jit, "4", "its_own_name", NULL}, false, outf, NULL);
+	p = spawn_as_nobody((char *[]){jit, "30", "its_own_name", NULL}, false, outf, NULL);
 	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)p);
 	for (int i = 0; i < 100 && !slurp(outf)[0]; i++)
 		sleep_s(0.02);
