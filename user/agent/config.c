@@ -66,8 +66,8 @@ const struct agent_option agent_options[] = {
      "unwind at once (default " AGENT_TABLE_CACHE_DEFAULT "; off disables)",
      OPT_STR, OFF(table_cache), true, 0, 0},
     {"table-cache-size", 1026, "SIZE",
-     "bytes the table cache may hold; the least recently used go first (default 256M)", OPT_SIZE,
-     OFF(table_cache_size), true, 1 << 20, 1e13},
+     "bytes the table cache may hold; the least recently used go first (default 256M)",
+     OPT_SIZE, OFF(table_cache_size), true, 1 << 20, 1e13},
     {"build-workers", 1040, "N",
      "tables of one process built at once, one thread each (default: the CPUs, at most 4; "
      "1: one after the other)",
@@ -167,10 +167,8 @@ const struct agent_option agent_options[] = {
      "off-CPU time too: each profile has cpu/nanoseconds and off_cpu/nanoseconds (the stacks "
      "threads blocked in, weighted by the time until they ran again)",
      OPT_FLAG, OFF(off_cpu), true, 0, 0},
-    {"min-block", 1051, "DURATION",
-     "off-CPU blocks shorter than this are counted, not sampled "
-     "(default 0)",
-     OPT_SECONDS, OFF(min_block), true, 0, 3600},
+    {"min-block", 1051, "DURATION", "off-CPU blocks shorter than this are counted, not sampled "
+     "(default 0)", OPT_SECONDS, OFF(min_block), true, 0, 3600},
 };
 const size_t agent_nr_options = sizeof(agent_options) / sizeof(agent_options[0]);
 
@@ -392,11 +390,10 @@ static int check_labels(const char *labels, char *err, size_t errlen)
 	}
 	return 0;
 bad:
-	snprintf(
-	    err, errlen,
-	    "invalid labels '%.64s' (K=V[,K=V...], each name and value 1..%d bytes, no braces, "
-	    "quotes or '=' in values)",
-	    labels, AGENT_LABEL_MAX);
+	snprintf(err, errlen,
+		 "invalid labels '%.64s' (K=V[,K=V...], each name and value 1..%d bytes, no braces, "
+		 "quotes or '=' in values)",
+		 labels, AGENT_LABEL_MAX);
 	return -1;
 }
 
@@ -424,8 +421,7 @@ static int check_url(const char *url, const char *what, char *err, size_t errlen
 static int check_auth(const struct agent_config *c, char *err, size_t errlen)
 {
 	if (c->tenant && !plain_value(c->tenant, AGENT_LABEL_MAX)) {
-		snprintf(err, errlen,
-			 "invalid tenant '%.64s' (1..%d bytes, no quotes or control characters)",
+		snprintf(err, errlen, "invalid tenant '%.64s' (1..%d bytes, no quotes or control characters)",
 			 c->tenant, AGENT_LABEL_MAX);
 		return -1;
 	}
@@ -449,10 +445,8 @@ static int check_push(const struct agent_config *c, char *err, size_t errlen)
 	const char *app = c->app_name && *c->app_name ? c->app_name : "cfiprof";
 
 	if (!plain_value(app, AGENT_LABEL_MAX)) {
-		snprintf(
-		    err, errlen,
-		    "invalid service-name '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
-		    app, AGENT_LABEL_MAX);
+		snprintf(err, errlen, "invalid service-name '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
+			 app, AGENT_LABEL_MAX);
 		return -1;
 	}
 	if (c->hostname && *c->hostname)
@@ -460,8 +454,7 @@ static int check_push(const struct agent_config *c, char *err, size_t errlen)
 	else
 		gethostname(host, sizeof(host) - 1);
 	if (agent_push_name(app, host, c->labels, name, sizeof(name))) {
-		snprintf(err, errlen,
-			 "service-name, hostname and labels make a push name over %d bytes",
+		snprintf(err, errlen, "service-name, hostname and labels make a push name over %d bytes",
 			 AGENT_PUSH_NAME_MAX - 1);
 		return -1;
 	}
@@ -474,14 +467,10 @@ int agent_labels_omitted(const char *list, uint32_t *omitted)
 		const char *name;
 		uint32_t bit;
 	} names[] = {
-	    {"pid", PROF_LABEL_PID},
-	    {"tid", PROF_LABEL_TID},
-	    {"comm", PROF_LABEL_COMM},
-	    {"ns_pid", PROF_LABEL_NS_PID},
-	    {"cgroup", PROF_LABEL_CGROUP},
-	    {"container", PROF_LABEL_CONTAINER},
-	    {"stop_reason", PROF_LABEL_STOP_REASON},
-	    {"all", PROF_LABELS_ALL},
+	    {"pid", PROF_LABEL_PID},		{"tid", PROF_LABEL_TID},
+	    {"comm", PROF_LABEL_COMM},		{"ns_pid", PROF_LABEL_NS_PID},
+	    {"cgroup", PROF_LABEL_CGROUP},	{"container", PROF_LABEL_CONTAINER},
+	    {"stop_reason", PROF_LABEL_STOP_REASON}, {"all", PROF_LABELS_ALL},
 	    {"none", 0},
 	};
 	uint32_t keep = 0;
@@ -509,8 +498,7 @@ int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 
 	if (!(c->output_dir && *c->output_dir) && !(c->push_url && *c->push_url) &&
 	    !(c->otlp_url && *c->otlp_url)) {
-		snprintf(err, errlen,
-			 "nothing to do: give --output-dir, --push, --otlp or several");
+		snprintf(err, errlen, "nothing to do: give --output-dir, --push, --otlp or several");
 		return -1;
 	}
 	if (c->interval_wait >= c->interval) {
@@ -527,8 +515,7 @@ int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 	    check_url(c->otlp_url, "otlp", err, errlen))
 		return -1;
 	if (c->hostname && *c->hostname && !plain_value(c->hostname, AGENT_LABEL_MAX)) {
-		snprintf(err, errlen,
-			 "invalid hostname '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
+		snprintf(err, errlen, "invalid hostname '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
 			 c->hostname, AGENT_LABEL_MAX);
 		return -1;
 	}
@@ -539,18 +526,16 @@ int agent_config_check(const struct agent_config *c, char *err, size_t errlen)
 		return -1;
 	}
 	if (c->app_name && *c->app_name && !plain_value(c->app_name, AGENT_LABEL_MAX)) {
-		snprintf(
-		    err, errlen,
-		    "invalid service-name '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
-		    c->app_name, AGENT_LABEL_MAX);
+		snprintf(err, errlen,
+			 "invalid service-name '%.64s' (1..%d bytes, no braces, quotes, ',' or '=')",
+			 c->app_name, AGENT_LABEL_MAX);
 		return -1;
 	}
 	if (agent_labels_omitted(c->sample_labels, &omitted)) {
-		snprintf(
-		    err, errlen,
-		    "invalid sample-labels '%.64s' (pid, tid, comm, ns_pid, cgroup, container, "
-		    "stop_reason, all or none, comma-separated)",
-		    c->sample_labels);
+		snprintf(err, errlen,
+			 "invalid sample-labels '%.64s' (pid, tid, comm, ns_pid, cgroup, container, "
+			 "stop_reason, all or none, comma-separated)",
+			 c->sample_labels);
 		return -1;
 	}
 	if (c->debuginfod_cache &&

@@ -6,7 +6,6 @@
 #include <argp.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "user/cli/commands.h"
 #include "user/output/format.h"
@@ -52,21 +51,20 @@ static error_t parse_list(int key, char *arg, struct argp_state *state)
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct argp argp = {
-	    list_options,
-	    parse_list,
-	    "[PATTERN]",
-	    "List the perf events and explain the probe syntax that "
-	    "record -e and top -e take; with PATTERN (a glob, as "
-	    "perf list and bpftrace -l take), the events of this machine "
-	    "that match it: perf events, tracepoints, kprobes; with "
-	    "--formats, the output formats; with --runtimes, the "
-	    "language runtimes.\v"
-	    "Examples:\n  cfiprof list 'tracepoint:sched:*'\n"
-	    "  cfiprof list 'kprobe:vfs_*'\n  cfiprof list '*faults'",
-	    NULL,
-	    NULL,
-	    NULL};
+	static const struct argp argp = {list_options,
+					 parse_list,
+					 "[PATTERN]",
+					 "List the perf events and explain the probe syntax that "
+					 "record -e and top -e take; with PATTERN (a glob, as "
+					 "perf list and bpftrace -l take), the events of this machine "
+					 "that match it: perf events, tracepoints, kprobes; with "
+					 "--formats, the output formats; with --runtimes, the "
+					 "language runtimes.\v"
+					 "Examples:\n  cfiprof list 'tracepoint:sched:*'\n"
+					 "  cfiprof list 'kprobe:vfs_*'\n  cfiprof list '*faults'",
+					 NULL,
+					 NULL,
+					 NULL};
 	struct list_args a = {0};
 	char err[256];
 	long n;
@@ -89,12 +87,9 @@ int cmd_list(int argc, char **argv)
 	}
 	if (a.runtimes) {
 		/* what the bash completion offers after --runtimes */
-		for (const char *p = session_runtime_names; *p;) {
-			size_t n = strcspn(p, ",");
-
-			printf("%.*s\n", (int)n, p);
-			p += n + (p[n] == ',');
-		}
+#define RUNTIME_NAME(id, value, name, tag, frames, type) printf("%s\n", #name);
+		CFI_RUNTIMES(RUNTIME_NAME)
+#undef RUNTIME_NAME
 		return 0;
 	}
 	event_print_list(stdout);

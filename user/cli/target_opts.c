@@ -27,67 +27,67 @@ enum {
 };
 
 static const struct argp_option target_options[] = {
-    {NULL, 0, NULL, 0, "What to sample:", 1},
-    {"pid", 'p', "PID[,PID...]", 0, "these processes (all their threads)", 1},
-    {"all-cpus", 'a', NULL, 0, "the whole system", 1},
-    {"cgroup", 'G', "PATH", 0,
-     "every process in this cgroup v2 directory and below (absolute, or relative to the cgroup2 "
-     "mount)",
-     1},
-    {"container", 'C', "ID", 0,
-     "a container (docker, containerd, CRI-O, podman id or prefix; nspawn machine name)", 1},
-    {"freq", 'F', "HZ", 0, "samples per second per CPU (default 99)", 1},
-    {"duration", 'd', "SECONDS", 0,
-     "stop after SECONDS (also 500ms, 2m, 1h; default: until stopped)", 1},
-    {"kernel", OPT_KERNEL, NULL, 0, "kernel stacks too (default)", 1},
-    {"user-only", 'u', NULL, 0, "no kernel stacks", 1},
-    {"runtimes", OPT_RUNTIMES, "LIST", 0,
-     "language runtimes whose frames are read, comma-separated (cfiprof list --runtimes "
-     "names them), or all (default) or none; one left out costs no start time",
-     1},
-    {NULL, 0, NULL, 0, "What to take stacks on (default: cpu-clock, -F times a second):", 2},
-    {"event", 'e', "EVENT[,EVENT...]", 0,
-     "perf events (cpu-clock, page-faults, cycles...) and probes in bpftrace's names "
-     "(uprobe:PATH:SYMBOL, uretprobe:, kprobe:FUNC, kretprobe:, tracepoint:CATEGORY:NAME, "
-     "usdt:PATH:PROVIDER:NAME); 'help' or 'cfiprof list' lists them",
-     2},
-    {"period", OPT_PERIOD, "N", 0,
-     "perf events: a stack every N events, each weighing N (default: -F times a second)", 2},
-    {"off-cpu", OPT_OFF_CPU, NULL, 0,
-     "off-CPU time: the stack each thread blocked in, weighted by the time until it ran again", 2},
-    {"on-and-off-cpu", OPT_ON_AND_OFF_CPU, NULL, 0,
-     "CPU time (cpu-clock) and off-CPU time in one profile, both in nanoseconds", 2},
-    {"min-block", OPT_MIN_BLOCK, "TIME", 0,
-     "off-CPU: blocks shorter than TIME are counted, not sampled (default 0; 10us, 1ms...)", 2},
-    {"event-budget", OPT_EVENT_BUDGET, "N", 0,
-     "probe, tracepoint, off-CPU and -e hits sampled per process per second at most (all "
-     "processes: 5 N, at least 10000); past it the samples are weighted to estimate every hit "
-     "(marked estimated). Default: record counts every hit, top samples 1000",
-     2},
-    /* perf's habits: a perf user's record -g or --call-graph dwarf works and is told why */
-    {"call-graph", OPT_CALL_GRAPH, "MODE", OPTION_ARG_OPTIONAL,
-     "accepted for perf's sake, as -g is: call stacks are always recorded, unwound from DWARF "
-     "CFI (frame pointers where there is none)",
-     2},
-    {NULL, 'g', NULL, 0, "the same as --call-graph", 2},
-    {NULL, 0, NULL, 0, "Samples taken before a process's tables are loaded:", 4},
-    {"defer-stack", OPT_DEFER_STACK, "SIZE", 0,
-     "bytes of user stack such a sample carries, so that its walk is finished once the tables "
-     "are in (default 64K, at most 256K; 0: off, the sample stays tables-pending)",
-     4},
-    {"defer-budget", OPT_DEFER_BUDGET, "SIZE", 0,
-     "stack bytes copied per second at most (default: a quarter of all samples at full size)", 4},
-    {"table-cache", OPT_TABLE_CACHE, "DIR", 0,
-     "keep compiled unwind tables in DIR and take them from there: the next run finds them "
-     "ready (default: off; DIR is created 0700 and must be writable by this user only)",
-     4},
-    {"table-cache-size", OPT_TABLE_CACHE_SIZE, "SIZE", 0,
-     "bytes the table cache may hold; the least recently used go first (default 256M)", 4},
-    {"build-workers", OPT_BUILD_WORKERS, "N", 0,
-     "tables of one process built at once, one thread each (default: the CPUs, at most 4; "
-     "1: one after the other)",
-     4},
-    {},
+	{NULL, 0, NULL, 0, "What to sample:", 1},
+	{"pid", 'p', "PID[,PID...]", 0, "these processes (all their threads)", 1},
+	{"all-cpus", 'a', NULL, 0, "the whole system", 1},
+	{"cgroup", 'G', "PATH", 0,
+	 "every process in this cgroup v2 directory and below (absolute, or relative to the cgroup2 "
+	 "mount)",
+	 1},
+	{"container", 'C', "ID", 0,
+	 "a container (docker, containerd, CRI-O, podman id or prefix; nspawn machine name)", 1},
+	{"freq", 'F', "HZ", 0, "samples per second per CPU (default 99)", 1},
+	{"duration", 'd', "SECONDS", 0,
+	 "stop after SECONDS (also 500ms, 2m, 1h; default: until stopped)", 1},
+	{"kernel", OPT_KERNEL, NULL, 0, "kernel stacks too (default)", 1},
+	{"user-only", 'u', NULL, 0, "no kernel stacks", 1},
+	{"runtimes", OPT_RUNTIMES, "LIST", 0,
+	 "language runtimes whose frames are read, comma-separated (cfiprof list --runtimes "
+	 "names them), or all (default) or none; one left out costs no start time",
+	 1},
+	{NULL, 0, NULL, 0, "What to take stacks on (default: cpu-clock, -F times a second):", 2},
+	{"event", 'e', "EVENT[,EVENT...]", 0,
+	 "perf events (cpu-clock, page-faults, cycles...) and probes in bpftrace's names "
+	 "(uprobe:PATH:SYMBOL, uretprobe:, kprobe:FUNC, kretprobe:, tracepoint:CATEGORY:NAME, "
+	 "usdt:PATH:PROVIDER:NAME); 'help' or 'cfiprof list' lists them",
+	 2},
+	{"period", OPT_PERIOD, "N", 0,
+	 "perf events: a stack every N events, each weighing N (default: -F times a second)", 2},
+	{"off-cpu", OPT_OFF_CPU, NULL, 0,
+	 "off-CPU time: the stack each thread blocked in, weighted by the time until it ran again", 2},
+	{"on-and-off-cpu", OPT_ON_AND_OFF_CPU, NULL, 0,
+	 "CPU time (cpu-clock) and off-CPU time in one profile, both in nanoseconds", 2},
+	{"min-block", OPT_MIN_BLOCK, "TIME", 0,
+	 "off-CPU: blocks shorter than TIME are counted, not sampled (default 0; 10us, 1ms...)", 2},
+	{"event-budget", OPT_EVENT_BUDGET, "N", 0,
+	 "probe, tracepoint, off-CPU and -e hits sampled per process per second at most (all "
+	 "processes: 5 N, at least 10000); past it the samples are weighted to estimate every hit "
+	 "(marked estimated). Default: record counts every hit, top samples 1000",
+	 2},
+	/* perf's habits: a perf user's record -g or --call-graph dwarf works and is told why */
+	{"call-graph", OPT_CALL_GRAPH, "MODE", OPTION_ARG_OPTIONAL,
+	 "accepted for perf's sake, as -g is: call stacks are always recorded, unwound from DWARF "
+	 "CFI (frame pointers where there is none)",
+	 2},
+	{NULL, 'g', NULL, 0, "the same as --call-graph", 2},
+	{NULL, 0, NULL, 0, "Samples taken before a process's tables are loaded:", 4},
+	{"defer-stack", OPT_DEFER_STACK, "SIZE", 0,
+	 "bytes of user stack such a sample carries, so that its walk is finished once the tables "
+	 "are in (default 64K, at most 256K; 0: off, the sample stays tables-pending)",
+	 4},
+	{"defer-budget", OPT_DEFER_BUDGET, "SIZE", 0,
+	 "stack bytes copied per second at most (default: a quarter of all samples at full size)", 4},
+	{"table-cache", OPT_TABLE_CACHE, "DIR", 0,
+	 "keep compiled unwind tables in DIR and take them from there: the next run finds them "
+	 "ready (default: off; DIR is created 0700 and must be writable by this user only)",
+	 4},
+	{"table-cache-size", OPT_TABLE_CACHE_SIZE, "SIZE", 0,
+	 "bytes the table cache may hold; the least recently used go first (default 256M)", 4},
+	{"build-workers", OPT_BUILD_WORKERS, "N", 0,
+	 "tables of one process built at once, one thread each (default: the CPUs, at most 4; "
+	 "1: one after the other)",
+	 4},
+	{},
 };
 
 int target_events_finish(struct target_opts *t, char *err, size_t errlen)
@@ -163,9 +163,8 @@ static error_t parse_target(int key, char *arg, struct argp_state *state)
 	case 'g':
 	case OPT_CALL_GRAPH:
 		if (!t->call_graph_noted)
-			fprintf(stderr,
-				"cfiprof: %s: call stacks are always recorded, unwound from "
-				"DWARF CFI; nothing to choose\n",
+			fprintf(stderr, "cfiprof: %s: call stacks are always recorded, unwound from "
+					"DWARF CFI; nothing to choose\n",
 				key == 'g' ? "-g" : "--call-graph");
 		t->call_graph_noted = true;
 		break;

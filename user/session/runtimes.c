@@ -33,7 +33,11 @@ int session_runtimes_parse(const char *list, uint32_t *off, char *err, size_t er
 {
 	uint32_t on = 0;
 
-	for (const char *p = list; p && *p;) {
+	if (!list || !*list) {
+		snprintf(err, errlen, "no runtimes listed (%s, all, none)", session_runtime_names);
+		return -1;
+	}
+	for (const char *p = list; *p;) {
 		size_t n = strcspn(p, ",");
 		bool known = false;
 
@@ -56,10 +60,6 @@ int session_runtimes_parse(const char *list, uint32_t *off, char *err, size_t er
 			return -1;
 		}
 		p += n + (p[n] == ',');
-	}
-	if (!list || !*list) {
-		snprintf(err, errlen, "no runtimes listed (%s, all, none)", session_runtime_names);
-		return -1;
 	}
 	*off = ~on;
 	return 0;

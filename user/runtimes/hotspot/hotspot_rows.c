@@ -285,7 +285,7 @@ int hotspot_code_add(const struct hotspot_blob *blob, void *arg)
 	c->blob[c->n] = *blob;
 	c->span[c->n].first = c->span[c->n].n = 0;
 	at = blob->is_nmethod ? prev_same(c, blob) : 0;
-	c->seen_ns[c->n] = at && c->prev->seen_ns ? c->prev->seen_ns[at - 1] : 0;
+	c->seen_ns[c->n] = at ? c->prev->seen_ns[at - 1] : 0;
 	if (scan_code(c, c->n, at))
 		return -1;
 	c->n++;
@@ -294,7 +294,7 @@ int hotspot_code_add(const struct hotspot_blob *blob, void *arg)
 
 void hotspot_code_seen(struct hotspot_code *c, uint64_t now_ns)
 {
-	for (size_t i = 0; c->seen_ns && i < c->n; i++)
+	for (size_t i = 0; i < c->n; i++)
 		if (!c->seen_ns[i])
 			c->seen_ns[i] = now_ns;
 }
