@@ -1,13 +1,13 @@
-// A pure Go test program with known call chains (test_gopclntab, docs/runtimes.md):
-// main.main -> main.work -> main.fib (deep recursion), main.sumSquares inlined into
-// main.work, and goroutines running main.spin -> main.fib beside it.
-// Usage: gofib SECONDS [GOROUTINES [clock]]
+// A pure Go test program with known call chains (test_gopclntab, docs/runtimes.md): main.main ->
+// main.work -> main.fib (deep recursion), main.sumSquares inlined into main.work, goroutines running
+// main.spin -> main.fib beside it. gofib SECONDS ("1.5c": of its CPU time) [GOROUTINES [clock]]
 package main
 
 import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -33,7 +33,7 @@ func sumSquares(n int) int {
 //go:noinline
 func work(deadline time.Time) int {
 	s := 0
-	for time.Now().Before(deadline) {
+	for !over(deadline) {
 		s += fib(22)
 		s += sumSquares(200000)
 	}
@@ -58,7 +58,7 @@ func clock(deadline time.Time) int {
 //go:noinline
 func spin(deadline time.Time, wg *sync.WaitGroup) {
 	defer wg.Done()
-	for time.Now().Before(deadline) {
+	for !over(deadline) {
 		sink += fib(20)
 	}
 }
@@ -66,7 +66,15 @@ func spin(deadline time.Time, wg *sync.WaitGroup) {
 func main() {
 	secs, goroutines := 1.0, 2
 	if len(os.Args) > 1 {
-		secs, _ = strconv.ParseFloat(os.Args[1], 64)
+		n := len(os.Args[1])
+		cpu := n > 0 && os.Args[1][n-1] == 'c'
+		if cpu {
+			n--
+		}
+		secs, _ = strconv.ParseFloat(os.Args[1][:n], 64)
+		if cpu {
+			cpuLimit = time.Duration(secs * float64(time.Second))
+		}
 	}
 	if len(os.Args) > 2 {
 		goroutines, _ = strconv.Atoi(os.Args[2])
@@ -83,4 +91,20 @@ func main() {
 		sink += work(deadline)
 	}
 	wg.Wait()
+}
+
+// Set by "SECONDS" ending in c: the program runs until it has used that much CPU, so
+// a test knows how many cpu-clock samples to expect however busy the machine
+// (its start, growing the goroutines' stacks, is then a fixed share of them).
+var cpuLimit time.Duration
+
+func over(deadline time.Time) bool {
+	if cpuLimit == 0 {
+		return !time.Now().Before(deadline)
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return true
+	}
+	return time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) >= cpuLimit
 }
