@@ -151,6 +151,8 @@ static void test_threads(void)
 	n = interp_chain_count(&ruby_lang, &r, want, false);
 	CHECK(n >= 3, "threads: the main thread's chain in %lu samples: %s", (unsigned long)n,
 	      want);
+	if (harness_failed)
+		interp_print_lines(&ruby_lang, &r, r.log);
 out:
 	free(r.log);
 }
@@ -172,6 +174,9 @@ static void test_ractors(void)
 	n = interp_chain_count(&ruby_lang, &r, want, false);
 	CHECK(n >= 3, "ractors: the main Ractor's chain in %lu samples: %s", (unsigned long)n,
 	      want);
+	/* what the frames were, and record's log (its ruby line counts unreadable iseqs) */
+	if (harness_failed)
+		interp_print_lines(&ruby_lang, &r, r.log);
 out:
 	free(r.log);
 }
