@@ -149,7 +149,7 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
 # The same BPF programs for arm64 (issue 30), against bpf/arm64/vmlinux.h: built by make
-# test, so that nothing x86-only creeps into bpf/ outside bpf/arch.bpf.h and walker.h.
+# test, so that nothing x86-only creeps into bpf/ outside bpf/arch.bpf.h and the walker.
 $(OUT)/arm64/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard bpf/arm64/*.h)
 	@mkdir -p $(dir $@)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_arm64 -Ibpf/arm64 -I. \

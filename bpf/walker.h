@@ -3,8 +3,8 @@
  * The user-stack walker: one frame at a time, from (pc, stack pointer, frame
  * pointer) to the caller's, using the compiled CFI tables of cfiprof_abi.h.
  * x86-64 (rip, rsp, rbp) or AArch64 (pc, sp, x29; the return address in x30
- * until a prologue stores it): what differs sits in the few accessors under
- * "The architecture" below; rule kinds named after x86-64 (CFI_CFA_RSP,
+ * until a prologue stores it): what differs sits in walker_arch.h's constants
+ * and a few accessors here; rule kinds named after x86-64 (CFI_CFA_RSP,
  * rbp_kind) mean the stack and frame pointer on both.
  *
  * This header is compiled twice: by clang -target bpf (from cfiprof.bpf.c)
@@ -30,20 +30,10 @@
 #define CFIPROF_WALKER_H
 
 #include "cfiprof_abi.h"
+#include "walker_arch.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
-#endif
-
-/*
- * The architecture: the BPF target's (__TARGET_ARCH_arm64), the C compiler's,
- * or WALKER_ARCH_ARM64 defined by an includer that replays arm64 stacks on
- * another host.
- */
-#if defined(__TARGET_ARCH_arm64) || (!defined(__bpf__) && !defined(__BPF__) && defined(__aarch64__))
-#ifndef WALKER_ARCH_ARM64
-#define WALKER_ARCH_ARM64 1
-#endif
 #endif
 
 /*
@@ -104,45 +94,6 @@ struct walker_state {
 	/* the sample's registers by DWARF number, set by the includer; used at the leaf only */
 	__u64 leaf[CFI_DW_NR_REGS];
 };
-
-#ifdef WALKER_ARCH_ARM64
-/*
- * struct rt_sigframe as arch/arm64/kernel/signal.c pushes it, at the sp the
- * sigreturn trampoline runs on: siginfo (128), then struct ucontext whose
- * uc_mcontext (16-aligned: offset 176) is struct sigcontext: fault_address,
- * regs[31], sp, pc.
- */
-#define WALKER_SIG_REGS (128 + 176 + 8)
-#define WALKER_SIG_FP	(WALKER_SIG_REGS + 29 * 8)
-#define WALKER_SIG_LR	(WALKER_SIG_REGS + 30 * 8)
-#define WALKER_SIG_SP	(WALKER_SIG_REGS + 31 * 8)
-#define WALKER_SIG_PC	(WALKER_SIG_REGS + 32 * 8)
-/* no register is carried through an arm64 walk: a CFA-in-register rule is the leaf's */
-#define WALKER_CARRIED_REG (-1)
-/*
- * User addresses are below 2^48 (the kernels cfiprof supports configure 48-bit
- * user VAs); above, a return address signed by pointer authentication holds
- * its PAC (and a top-byte tag): stripped from every return address read.
- */
-#define WALKER_RA_MASK ((1ull << 48) - 1)
-#define WALKER_HAS_LR  1
-#else
-/*
- * Offsets into the struct ucontext the kernel pushes for a signal (x86-64
- * struct rt_sigframe minus pretcode, which the handler's ret already popped):
- * uc_flags 8 + uc_link 8 + uc_stack 24 = 40, then struct sigcontext_64 whose
- * bp, sp and ip are its 11th, 16th and 17th u64.
- */
-#define WALKER_UC_MCONTEXT 40
-#define WALKER_SIG_FP	   (WALKER_UC_MCONTEXT + 10 * 8)
-#define WALKER_SIG_RBX	   (WALKER_UC_MCONTEXT + 11 * 8)
-#define WALKER_SIG_SP	   (WALKER_UC_MCONTEXT + 15 * 8)
-#define WALKER_SIG_PC	   (WALKER_UC_MCONTEXT + 16 * 8)
-/* rbx: the lazy-binding trampoline's CFA (CFI_CFA_REG on rbx) may be in any frame */
-#define WALKER_CARRIED_REG CFI_DW_RBX
-#define WALKER_RA_MASK	   (~0ull)
-#define WALKER_HAS_LR	   0
-#endif
 
 /* Give a walk its tag in the window: walker_init does; a walk resumed elsewhere calls it. */
 static __always_inline void walker_window_begin(struct walker_state *st)
@@ -415,9 +366,6 @@ static __always_inline int walker_signal_step(struct walker_state *st)
  * the pc then past the svc (Go's preemption signals make both common).
  * Code, not stack: read past the stack window.
  */
-#define WALKER_A64_SIGRETURN_MOV 0xd2801168u /* mov x8, #139 */
-#define WALKER_A64_SIGRETURN_SVC 0xd4000001u /* svc #0 */
-
 static __always_inline int walker_at_sigreturn(struct walker_state *st)
 {
 #ifdef WALKER_ARCH_ARM64

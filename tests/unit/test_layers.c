@@ -10,7 +10,10 @@
  * Every #include "DIR/FILE" of every .c and .h in those folders is checked.
  * Run from the source tree.
  */
+#include <ctype.h>
 #include <dirent.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,11 +252,138 @@ static void test_runtime_registration(void)
 	      "%d files read, %d mentions", files, hits);
 }
 
+/*
+ * Sizes (docs/design.md, "Source layout"): no source file over FILE_LINES_MAX
+ * lines; a function over FUNC_LINES_MAX lines has its reason in the comment
+ * right above it.  A function is a body opened by "{" in column 0 within three
+ * lines of a line that starts with a name and holds "(", closed by "}" in
+ * column 0, as the tree's one clang-format writes them.
+ */
+#define FILE_LINES_MAX 700
+#define FUNC_LINES_MAX 150
+
+/* file's lines over the bounds: returns how many breaches, the longest function in *longest */
+static int size_breaches(const char *file, int *longest, bool quiet)
+{
+	char line[4096];
+	int nr = 0, bad = 0, sig = 0, open_at = 0;
+	bool commented = false, sig_commented = false;
+	FILE *f = fopen(file, "r");
+
+	*longest = 0;
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f)) {
+		nr++;
+		bool starts_name = (line[0] == '_' || isalpha((unsigned char)line[0])) &&
+				   strchr(line, '(') && !strchr(line, ';');
+
+		if (starts_name && !open_at) {
+			/*
+			 * the line above the signature ends a comment: the function's
+			 * reason (above SEC("...") for a BPF program)
+			 */
+			sig_commented = commented || (sig && sig == nr - 1 && sig_commented);
+			sig = nr;
+		}
+		if (line[0] == '{' && !open_at && sig && nr - sig <= 3)
+			open_at = nr;
+		if (line[0] == '}' && open_at) {
+			int len = nr - open_at - 1;
+
+			if (len > *longest)
+				*longest = len;
+			if (len > FUNC_LINES_MAX && !sig_commented) {
+				bad++;
+				if (!quiet)
+					CHECK(0, "%s:%d: a %d-line function, no reason above it",
+					      file, sig, len);
+			}
+			open_at = 0;
+			sig = 0;
+		}
+		/* what the next line sees above it */
+		commented = strstr(line, "*/") && !strchr(line, ';');
+	}
+	fclose(f);
+	if (nr > FILE_LINES_MAX) {
+		bad++;
+		if (!quiet)
+			CHECK(0, "%s: %d lines (over %d): split it by job", file, nr,
+			      FILE_LINES_MAX);
+	}
+	return bad;
+}
+
+/* The checker catches what it is for: a long file, a long function without its reason. */
+static void check_size_checker(void)
+{
+	char path[] = "/tmp/cfiprof-layers-XXXXXX";
+	int fd = mkstemp(path), longest = 0, bad[3] = {-1, -1, -1};
+	FILE *f;
+
+	CHECK(fd >= 0, "mkstemp");
+	if (fd < 0)
+		return;
+	close(fd);
+	for (int round = 0; round < 3; round++) {
+		f = fopen(path, "w");
+		if (!f)
+			break;
+		/* 0: a 160-line function, no comment; 1: the same with its reason; 2: 710 lines */
+		if (round == 1)
+			fprintf(f, "/*\n * One switch, as the standard orders it.\n */\n");
+		fprintf(f, "static int run(int x)\n{\n");
+		for (int i = 0; i < (round == 2 ? 700 : 160); i++)
+			fprintf(f, "\tx += %d;\n", i);
+		fprintf(f, "\treturn x;\n}\n");
+		fclose(f);
+		bad[round] = size_breaches(path, &longest, true);
+	}
+	unlink(path);
+	CHECK(bad[0] == 1 && bad[1] == 0 && bad[2] == 2,
+	      "the size check found %d, %d, %d breaches (want 1, 0, 2)", bad[0], bad[1], bad[2]);
+}
+
+static void test_sizes(void)
+{
+	int files = 0, bad = 0, longest = 0, most = 0;
+	char most_file[1024] = "";
+
+	check_size_checker();
+	for (size_t i = 0; i < NR_LAYERS; i++) {
+		DIR *d = opendir(layers[i].dir);
+		struct dirent *e;
+
+		while (d && (e = readdir(d))) {
+			size_t n = strlen(e->d_name);
+			char path[1024];
+
+			if (n < 3 ||
+			    (strcmp(e->d_name + n - 2, ".c") && strcmp(e->d_name + n - 2, ".h")))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", layers[i].dir, e->d_name);
+			bad += size_breaches(path, &longest, false);
+			if (longest > most) {
+				most = longest;
+				snprintf(most_file, sizeof(most_file), "%s", path);
+			}
+			files++;
+		}
+		if (d)
+			closedir(d);
+	}
+	printf("sizes: %d files, %d over the bounds; the longest function %d lines (%s)\n", files,
+	       bad, most, most_file);
+	CHECK(files > 100 && most > 50 && bad == 0, "%d files, %d over the bounds", files, bad);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_order);
 	RUN_TEST(test_all_listed);
 	RUN_TEST(test_runtime_registration);
+	RUN_TEST(test_sizes);
 	return HARNESS_DONE();
 }
