@@ -26,6 +26,7 @@
 #include "tests/lib/e2e.h"
 #include "tests/lib/folded_stats.h"
 #include "tests/lib/interp_folded.h"
+#include "tests/lib/javac.h"
 
 /* CPU seconds of Busy's loop: ~4,000 samples at 999 Hz, however busy the machine */
 #define SECONDS	     "4"
@@ -575,7 +576,7 @@ static bool through_huge(const char *line, int *huge_line)
  */
 static bool huge_classes(char *classes, size_t size)
 {
-	char src[PATH_MAX], cls[PATH_MAX + 16], *javac[] = {"javac", "-d", classes, src, NULL};
+	char src[PATH_MAX], cls[PATH_MAX + 16], *javac[] = {JAVAC_ARGV, "-d", classes, src, NULL};
 	bool ok;
 
 	tpath(classes, size, "huge-classes");

@@ -25,6 +25,7 @@
 
 #include "tests/lib/e2e.h"
 #include "tests/lib/pprof_read.h"
+#include "tests/lib/javac.h"
 
 /* CPU seconds of Inl's loop: ~2,000 samples of its thread at 999 Hz, however busy the machine */
 #define SECONDS	  "2"
@@ -226,7 +227,7 @@ static void test_inlined(void)
 	static struct method_lines m[16];
 	char src[PATH_MAX], classes[PATH_MAX], jvm_out[PATH_MAX], pprof[PATH_MAX], sh[3 * PATH_MAX],
 	    javap[2 * PATH_MAX], *log = NULL, *printed = NULL, *lines = NULL;
-	char *javac[] = {"javac", "-d", classes, src, NULL};
+	char *javac[] = {JAVAC_ARGV, "-d", classes, src, NULL};
 	/* the JVM's stdout (PrintInlining's) into a file; exec: the recorded process is java */
 	char *cmd[] = {"sh", "-c", sh, NULL};
 	char rec[PATH_MAX], rep[PATH_MAX], rep_err[PATH_MAX + 8];

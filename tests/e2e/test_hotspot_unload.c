@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/javac.h"
+
 #include "tests/lib/e2e.h"
 
 #define GENS 12
@@ -157,7 +159,7 @@ static void test_unload(void)
 	snprintf(gens, sizeof(gens), "%d", GENS);
 	CHECK(mkdir(dir, 0755) == 0 && write_sources(dir), "cannot write the sources in %s", dir);
 	/* one javac (a JVM's start each), then each generation's class in a directory of its own */
-	CHECK(sh_fmt("cd %s && javac -d all Gens.java src*/Gen*.java && mv all/Gens.class .",
+	CHECK(sh_fmt("cd %s && javac " JAVAC_FLAGS " -d all Gens.java src*/Gen*.java && mv all/Gens.class .",
 		     dir) == 0,
 	      "javac Gens.java, Gen*.java");
 	for (int k = 0; !harness_failed && k < GENS; k++)

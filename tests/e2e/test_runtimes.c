@@ -41,6 +41,7 @@
 
 #define PATHBUF (PATH_MAX + 256)
 #include "tests/lib/callsites.h"
+#include "tests/lib/javac.h"
 
 #define N(a)	  ((int)(sizeof(a) / sizeof((a)[0])))
 #define LIBC_ROOT "_start", "__libc_start_main", "__libc_start_call_main", "main"
@@ -431,7 +432,7 @@ static void test_node(void)
 static void test_java(void)
 {
 	char src[PATHBUF];
-	char *javac[] = {"javac", "-d", tmpdir, src, NULL};
+	char *javac[] = {JAVAC_ARGV, "-d", tmpdir, src, NULL};
 	char *cmd[] = {"java",
 		       "-XX:+PreserveFramePointer",
 		       "-XX:+UnlockDiagnosticVMOptions",

@@ -22,6 +22,7 @@
 
 #include "tests/lib/cli_util.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/javac.h"
 #include "user/runtimes/hotspot/hotspot_vmstructs.h"
 
 /* the JDK the tests run: Debian's 17, or $CFIPROF_TEST_JAVA_HOME's (JDK 25 was tried so) */
@@ -115,7 +116,7 @@ static inline bool test_jvm_start(struct test_jvm *j, const char *tmpl, const ch
 	snprintf(path, sizeof(path), "%s/%s.java", j->dir, cls);
 	f = fopen(path, "w");
 	CHECK(f && fputs(src, f) >= 0 && !fclose(f) &&
-		  shell_ok("%s/bin/javac -d %s %s", j->home, j->dir, path),
+		  shell_ok("%s/bin/javac " JAVAC_FLAGS " -d %s %s", j->home, j->dir, path),
 	      "cannot write or compile %s", path);
 	snprintf(out, sizeof(out), "%s/out.txt", j->dir);
 	snprintf(arg, sizeof(arg), "%s/%s", j->dir, file ? file : "");

@@ -46,10 +46,12 @@ TEST_PROGS += $(PROGS_OUT)/libdefer_jni.so
 
 # test_hotspot_frames' Java programs, compiled by one javac (a JVM's start and its compiler's
 # warm-up each time: the suite compiled them five times)
+# javac's own JVM with C1 alone and the serial collector: half its CPU (tests/lib/javac.h)
+JAVAC := javac -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC
 JAVA_SRC := tests/progs/java/Busy.java tests/progs/java/DeferJni.java
 $(PROGS_OUT)/java/.done: $(JAVA_SRC)
 	@mkdir -p $(dir $@)
-	javac -d $(dir $@) $(JAVA_SRC)
+	$(JAVAC) -d $(dir $@) $(JAVA_SRC)
 	@touch $@
 TEST_PROGS += $(PROGS_OUT)/java/.done
 
