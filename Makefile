@@ -90,7 +90,7 @@ TEST_OPT     := -O0
 TEST_SAN_OPT := -O0
 include tests/progs/progs.mk
 
-.PHONY: all deps test-deps npm-dep test test-stress test-oracle bench fuzz clean format run demo kernel-matrix FORCE man install \
+.PHONY: all deps test-deps npm-dep test test-stress test-cpu test-oracle bench fuzz clean format run demo kernel-matrix FORCE man install \
 	arm64-vmlinux arm64-test arm64-bench \
 	go-versions-test python-versions-test \
 	uninstall
@@ -312,6 +312,11 @@ test-stress: test-deps
 		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(OUT)/arm64/cfiprof \
 		$(ARM64_DEBS_DONE) $(addprefix $(OUT)/tests/,$(E2E_TESTS))
 	@OUT=$(OUT) tests/stress.sh $(STRESS_RUNS) $(or $(STRESS_SUITES),$(E2E_TESTS))
+
+# Where make test's CPU goes (it is CPU-bound here): by suite and by command, from process
+# accounting; TEST_CPU_CMD runs something else (tests/bench/suite_cpu.py).
+test-cpu:
+	@OUT=$(OUT) tests/bench/suite_cpu.py $(or $(TEST_CPU_CMD),$(MAKE) --no-print-directory test)
 
 # The table compiler against readelf over all of /usr/bin (make test compares an eighth).
 test-oracle: test-deps
