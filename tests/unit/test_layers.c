@@ -86,9 +86,10 @@ static int check_file(const char *file, int l)
 	return bad;
 }
 
-static void test_order(void)
+/* fn(path, layer, ctx) for each .c and .h of each layer's folder; returns how many */
+static int for_each_source(void (*fn)(const char *path, int layer, void *ctx), void *ctx)
 {
-	int files = 0, bad = 0;
+	int files = 0;
 
 	for (size_t i = 0; i < NR_LAYERS; i++) {
 		DIR *d = opendir(layers[i].dir);
@@ -103,12 +104,24 @@ static void test_order(void)
 			    (strcmp(e->d_name + n - 2, ".c") && strcmp(e->d_name + n - 2, ".h")))
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", layers[i].dir, e->d_name);
-			bad += check_file(path, (int)i);
+			fn(path, (int)i, ctx);
 			files++;
 		}
 		if (d)
 			closedir(d);
 	}
+	return files;
+}
+
+static void order_one(const char *path, int layer, void *ctx)
+{
+	*(int *)ctx += check_file(path, layer);
+}
+
+static void test_order(void)
+{
+	int bad = 0, files = for_each_source(order_one, &bad);
+
 	printf("layers: %d files, %d includes against the order\n", files, bad);
 	CHECK(files > 100 && bad == 0, "%d files, %d includes against the order", files, bad);
 }
@@ -345,37 +358,35 @@ static void check_size_checker(void)
 	      "the size check found %d, %d, %d breaches (want 1, 0, 2)", bad[0], bad[1], bad[2]);
 }
 
+struct sizes {
+	int bad, most;
+	char most_file[1024];
+};
+
+static void sizes_one(const char *path, int layer, void *ctx)
+{
+	struct sizes *z = ctx;
+	int longest = 0;
+
+	(void)layer;
+	z->bad += size_breaches(path, &longest, false);
+	if (longest > z->most) {
+		z->most = longest;
+		snprintf(z->most_file, sizeof(z->most_file), "%s", path);
+	}
+}
+
 static void test_sizes(void)
 {
-	int files = 0, bad = 0, longest = 0, most = 0;
-	char most_file[1024] = "";
+	struct sizes z = {0};
+	int files;
 
 	check_size_checker();
-	for (size_t i = 0; i < NR_LAYERS; i++) {
-		DIR *d = opendir(layers[i].dir);
-		struct dirent *e;
-
-		while (d && (e = readdir(d))) {
-			size_t n = strlen(e->d_name);
-			char path[1024];
-
-			if (n < 3 ||
-			    (strcmp(e->d_name + n - 2, ".c") && strcmp(e->d_name + n - 2, ".h")))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", layers[i].dir, e->d_name);
-			bad += size_breaches(path, &longest, false);
-			if (longest > most) {
-				most = longest;
-				snprintf(most_file, sizeof(most_file), "%s", path);
-			}
-			files++;
-		}
-		if (d)
-			closedir(d);
-	}
+	files = for_each_source(sizes_one, &z);
 	printf("sizes: %d files, %d over the bounds; the longest function %d lines (%s)\n", files,
-	       bad, most, most_file);
-	CHECK(files > 100 && most > 50 && bad == 0, "%d files, %d over the bounds", files, bad);
+	       z.bad, z.most, z.most_file);
+	CHECK(files > 100 && z.most > 50 && z.bad == 0, "%d files, %d over the bounds", files,
+	      z.bad);
 }
 
 int main(int argc, char **argv)
