@@ -56,6 +56,14 @@ struct v8_walk_ctx {
 	__u32 pid, status;
 };
 
+/* bpf_find_vma's callback: whether the memory at the pc maps a file */
+static long v8_vma_maps_file(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	(void)task;
+	*(__u8 *)data = vma->vm_file != NULL;
+	return 0;
+}
+
 /*
  * Whether pc is V8's code: its builtins, or memory of no object (the JIT's:
  * no mapping known yet, or one of anonymous memory).
@@ -63,11 +71,23 @@ struct v8_walk_ctx {
 static __always_inline bool v8_code_pc(struct v8_walk_ctx *c, __u64 pc)
 {
 	const struct cfi_mapping_val *m;
+	__u8 file = 1;
 
 	if ((pc >= c->v->builtins_lo && pc < c->v->builtins_hi) || pc >> 12 == c->s->code_page)
 		return true;
 	m = walker_lookup_mapping(c->pid, pc);
 	if (m && m->obj_id)
+		return false;
+	/*
+	 * No key: the JIT's memory, mapped since the last load, or a file's whose
+	 * keys user space is rewriting (or refused): a frameless leaf of libc
+	 * called by a builtin (memcpy under TypedArray.prototype.set) would take
+	 * the name of the function in the frame it runs on.  The kernel says
+	 * which (5.17 on); memory it cannot tell now (its mmap lock taken) is
+	 * not taken for JavaScript: a frame unnamed rather than misnamed.
+	 */
+	if (!m && bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_find_vma) &&
+	    (bpf_find_vma(bpf_get_current_task_btf(), pc, v8_vma_maps_file, &file, 0) || file))
 		return false;
 	c->s->code_page = pc >> 12;
 	return true;
