@@ -8,6 +8,8 @@
 #ifndef CFIPROF_WALKER_ARCH_H
 #define CFIPROF_WALKER_ARCH_H
 
+#include "cfiprof_abi.h" /* CFI_DW_RBX */
+
 /*
  * The architecture: the BPF target's (__TARGET_ARCH_arm64), the C compiler's,
  * or WALKER_ARCH_ARM64 defined by an includer that replays arm64 stacks on
