@@ -42,6 +42,8 @@ static struct hotspot_blob blob(uint64_t begin, uint64_t end, int32_t frame, int
 
 #define NONE  "cfa=none rbp=same+0 ra=same+0 rbx=same+0"
 #define ENTRY "cfa=rsp+8 rbp=same+0 ra=at-8 rbx=same+0"
+/* a frame-pointer frame's: the caller's rbp and return address above rbp */
+#define FP_RULE "cfa=rbp+16 rbp=at-16 ra=at-8 rbx=same+0"
 
 /* Whether the rule at addr of t is described (cfi_rule_describe) as want. */
 static bool rule_is(const struct cfi_table *t, uint64_t addr, const char *want)
@@ -386,6 +388,64 @@ static void test_code_add(void)
 }
 
 /*
+ * C1's Runtime1 stubs never complete their frame for a leaf (frame_complete
+ * -1) and are built by enter: counter_overflow's shape (push rbp; mov rbp,
+ * rsp; sub rsp; a call into the VM; leave; ret; leave; jmp).  A leaf in its
+ * first bytes must find its return address at rsp, not in a slot of its
+ * caller's frame (a stress round's "complete" stack of one frame in
+ * counter_overflow); a Runtime1 stub of another shape, and another blob
+ * never complete, keep the frame-size rule over all their code.
+ */
+static void test_runtime1_stub(void)
+{
+	static const uint8_t pro[] = {0x55, 0x48, 0x8b, 0xec, 0x48, 0x81, 0xec, 0x80, 0, 0, 0};
+	static const uint8_t call[] = {0xe8, 0x10, 0x20, 0x30, 0x00};
+	static const uint8_t leave_ret[] = {0xc9, 0xc3};
+	static const uint8_t leave_jmp[] = {0xc9, 0xe9, 0x10, 0x20, 0x30, 0x00};
+	static const uint8_t c2_stub[] = {0x48, 0x83, 0xec, 0x18, 0x48, 0x89, 0x6c, 0x24, 0x10};
+	const uint8_t *tails[] = {call, leave_ret, leave_jmp};
+	const size_t ntails[] = {sizeof(call), sizeof(leave_ret), sizeof(leave_jmp)};
+	const uint32_t want[][2] = {{1, HOTSPOT_AT_PUSHED},   {4, HOTSPOT_AT_FP},
+				    {0x81, HOTSPOT_AT_ENTRY}, {0x82, HOTSPOT_AT_FP},
+				    {0xc1, HOTSPOT_AT_ENTRY}, {0xc6, HOTSPOT_AT_FP}};
+	const uint64_t base = 0x7f0028ec8240ull;
+	struct hotspot_blob b = blob(base, base + 0x140, 20, -1, false, false, 0);
+	struct hotspot_mark m[HOTSPOT_MARKS_MAX];
+	struct cfi_table *t;
+	uint8_t bytes[0x140];
+	size_t n, k;
+
+	snprintf(b.name, sizeof(b.name), "counter_overflow Runtime1 stub");
+	n = make_code(bytes, sizeof(bytes), pro, sizeof(pro), tails, ntails, 3);
+	k = hotspot_frame_marks(&b, bytes, n, m);
+	marks_are(m, k, want, sizeof(want) / sizeof(want[0]), "Runtime1 stub");
+	t = rows_of(&b, m, k);
+	if (t) {
+		rule_is(t, base, ENTRY); /* at push rbp */
+		rule_is(t, base + 1, "cfa=rsp+16 rbp=at-16 ra=at-8 rbx=same+0");
+		rule_is(t, base + 4, FP_RULE);	  /* at sub rsp */
+		rule_is(t, base + 0x45, FP_RULE); /* the call's return address */
+		rule_is(t, base + 0x81, ENTRY);	  /* at ret */
+		rule_is(t, base + 0x82, FP_RULE);
+		rule_is(t, base + 0xc1, ENTRY); /* at the jmp out */
+		rule_is(t, base + 0xc6, FP_RULE);
+	}
+	cfi_table_free(t);
+
+	/* no enter (register_finalizer's shape, C2's stubs'): no marks, the frame's size */
+	n = make_code(bytes, sizeof(bytes), c2_stub, sizeof(c2_stub), tails, ntails, 3);
+	CHECK(hotspot_frame_marks(&b, bytes, n, m) == 0, "marks in a stub without enter");
+	/* enter, but not Runtime1's: the deoptimization blob moves rbp as it rebuilds frames */
+	n = make_code(bytes, sizeof(bytes), pro, sizeof(pro), tails, ntails, 3);
+	snprintf(b.name, sizeof(b.name), "DeoptimizationBlob");
+	CHECK(!hotspot_runtime1_stub(&b) && hotspot_frame_marks(&b, bytes, n, m) == 0,
+	      "marks in the deoptimization blob");
+	snprintf(b.name, sizeof(b.name), "new_instance Runtime1 stub");
+	b.frame_complete = 0x10;
+	CHECK(!hotspot_runtime1_stub(&b), "a Runtime1 stub complete at 0x10 taken for one never");
+}
+
+/*
  * Code of random bytes (and of the shapes' bytes in random places, so that
  * some match): marks inside the code, in order, never more than the
  * bound, and rows built from them; ASan watches every read.
@@ -488,6 +548,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_code);
 	RUN_TEST(test_osr_entry);
 	RUN_TEST(test_pushed_intrinsic);
+	RUN_TEST(test_runtime1_stub);
 	RUN_TEST(test_code_add);
 	RUN_TEST(test_random_code);
 	RUN_TEST(test_stale_nmethod);

@@ -283,6 +283,53 @@ static size_t pushed_intrinsic(const uint8_t *c, size_t n, size_t i, struct hots
 	return 0;
 }
 
+/*
+ * C1's Runtime1 stubs never complete their frame for a leaf (frame_complete
+ * -1) but most are built by enter (StubFrame: push rbp; mov rbp, rsp ...
+ * leave; ret): rbp is their frame pointer from the mov on while rsp moves
+ * (save_live_registers, the call into the VM), so the frame pointer's rule
+ * holds where the frame-size rule holds only at the calls, and a leaf in
+ * their first bytes read its return address from a slot of its caller's
+ * frame (a "complete" stack of one frame, its return address 0).  The
+ * entry's rule before the push, rsp + 16 after it, the frame pointer's
+ * after the mov, the entry's from each leave to the ret or jmp after it.
+ * 0 for a stub of another shape (register_finalizer, forward_exception),
+ * which keeps the frame-size rule.  Only Runtime1's: the deoptimization
+ * and safepoint blobs begin with enter too, but move rbp as they rebuild
+ * frames (objdump's decoding disagrees with its rule at 156 instructions of
+ * the deoptimization blob, against 42 with the frame size's).
+ */
+static size_t enter_marks(const uint8_t *c, size_t n, struct hotspot_mark *m)
+{
+	size_t k = 0;
+
+	if (n < 4 || c[0] != 0x55 || !mov_rbp_rsp(c + 1))
+		return 0;
+	m[k++] = (struct hotspot_mark){1, HOTSPOT_AT_PUSHED};
+	m[k++] = (struct hotspot_mark){4, HOTSPOT_AT_FP};
+	/* every byte offset, as for the nmethods' epilogues: leave, then ret or a jmp out */
+	for (size_t i = 4; i + 2 <= n && k + 2 <= HOTSPOT_MARKS_MAX; i++) {
+		size_t len = c[i + 1] == 0xc3 ? 1 : c[i + 1] == 0xeb ? 2 : c[i + 1] == 0xe9 ? 5 : 0;
+
+		if (c[i] != 0xc9 || !len || i + 1 + len > n)
+			continue;
+		m[k++] = (struct hotspot_mark){(uint32_t)(i + 1), HOTSPOT_AT_ENTRY};
+		m[k++] = (struct hotspot_mark){(uint32_t)(i + 1 + len), HOTSPOT_AT_FP};
+		i += len;
+	}
+	return k;
+}
+
+bool hotspot_runtime1_stub(const struct hotspot_blob *b)
+{
+	static const char suffix[] = " Runtime1 stub";
+	size_t len = strnlen(b->name, sizeof(b->name));
+
+	return !b->is_nmethod && b->frame_complete == -1 &&
+	       hotspot_frame_kind(b) == HOTSPOT_FRAME_SIZED && len > sizeof(suffix) - 1 &&
+	       !memcmp(b->name + len - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1);
+}
+
 size_t hotspot_frame_marks(const struct hotspot_blob *b, const uint8_t *code, size_t n,
 			   struct hotspot_mark *out)
 {
@@ -290,6 +337,8 @@ size_t hotspot_frame_marks(const struct hotspot_blob *b, const uint8_t *code, si
 	size_t k, fc = (size_t)b->frame_complete;
 	bool fp;
 
+	if (hotspot_runtime1_stub(b))
+		return enter_marks(code, n, out);
 	if (hotspot_frame_kind(b) != HOTSPOT_FRAME_SIZED || b->frame_complete <= 0 || fc > n ||
 	    fs > HOTSPOT_FRAME_WORDS_MAX || fs < 2)
 		return 0;

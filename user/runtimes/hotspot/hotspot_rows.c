@@ -228,7 +228,9 @@ static int scan_code(struct hotspot_code *c, size_t i, size_t at)
 	uint8_t *code;
 	size_t k;
 
-	if (!c->pid || !b->is_nmethod || len > CODE_READ_MAX || b->code_end < b->code_begin)
+	/* nmethods, and C1's Runtime1 stubs (hotspot_marks.c's enter_marks) */
+	if (!c->pid || !(b->is_nmethod || hotspot_runtime1_stub(b)) || len > CODE_READ_MAX ||
+	    b->code_end < b->code_begin)
 		return 0;
 	if (at) {
 		k = c->prev->span ? c->prev->span[at - 1].n : 0;
@@ -236,7 +238,7 @@ static int scan_code(struct hotspot_code *c, size_t i, size_t at)
 			k = 0;
 		if (k)
 			memcpy(m, c->prev->mark + c->prev->span[at - 1].first, k * sizeof(*m));
-		c->reused++;
+		c->reused += b->is_nmethod;
 	} else {
 		if (c->bytes + len > (c->bytes_max ? c->bytes_max : CODE_BYTES_DEFAULT))
 			return 0;
@@ -248,11 +250,12 @@ static int scan_code(struct hotspot_code *c, size_t i, size_t at)
 			? 0
 			: hotspot_frame_marks(b, code, len, m);
 		free(code);
-		c->scanned++;
+		c->scanned += b->is_nmethod;
 	}
 	if (!k)
 		return 0;
-	c->shaped++;
+	c->shaped += b->is_nmethod;
+	c->stubs_shaped += !b->is_nmethod;
 	/* room for k more: vec_grow makes room for element nmark + k - 1 (k < 1024) */
 	if (VEC_RESERVE(c->mark, c->nmark + k - 1, c->capmark, 1024))
 		return -1;
@@ -284,7 +287,8 @@ int hotspot_code_add(const struct hotspot_blob *blob, void *arg)
 	}
 	c->blob[c->n] = *blob;
 	c->span[c->n].first = c->span[c->n].n = 0;
-	at = blob->is_nmethod ? prev_same(c, blob) : 0;
+	/* a stub stays where it is, read once */
+	at = blob->is_nmethod || hotspot_runtime1_stub(blob) ? prev_same(c, blob) : 0;
 	c->seen_ns[c->n] = at ? c->prev->seen_ns[at - 1] : 0;
 	if (scan_code(c, c->n, at))
 		return -1;

@@ -58,6 +58,13 @@ size_t hotspot_frame_marks(const struct hotspot_blob *b, const uint8_t *code, si
 			   struct hotspot_mark *out);
 
 /*
+ * Whether b is one of C1's Runtime1 stubs (named "NAME Runtime1 stub" by
+ * Runtime1::generate_blob) with a frame size, never complete for a leaf:
+ * its code is read for the marks enter gives (most are framed by it).
+ */
+bool hotspot_runtime1_stub(const struct hotspot_blob *b);
+
+/*
  * The blobs of one walk of a process's code cache, in the walk's (address)
  * order, with the marks their code gave (none: span[i].n 0).
  */
@@ -73,6 +80,7 @@ struct hotspot_code {
 	uint32_t pid;
 	uint64_t bytes_max, bytes; /* 0: 64 MiB */
 	uint32_t scanned, shaped;  /* nmethods whose code was read, whose prologue had a shape */
+	uint32_t stubs_shaped;	   /* Runtime1 stubs framed by enter */
 	/*
 	 * An earlier walk of the same process (NULL: none): an nmethod it holds
 	 * with the same code range, compile id and frame keeps its marks, its
