@@ -69,6 +69,7 @@
 #include "tests/lib/cli_util.h"
 #include "tests/lib/e2e.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/held_maps.h"
 #include "tests/lib/pprof_read.h"
 
 /* Sums the folded lines of comm that contain every one of the parts; *lines gets how many. */
@@ -774,44 +775,6 @@ static void test_errors(void)
 			     "this kernel refused a BPF program on a kernel function");
 	else
 		expect_error("kprobe:vfs_read", 0, "");
-}
-
-/* The fd of the map called name among those process pid holds, -1 if none. */
-static int map_of_process(pid_t pid, const char *name)
-{
-	char dir[64], path[PATH_MAX], line[256];
-	struct dirent *de;
-	DIR *d;
-	int fd = -1;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)pid);
-	d = opendir(dir);
-	while (d && fd < 0 && (de = readdir(d))) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		f = fopen(path, "r");
-		while (f && fd < 0 && fgets(line, sizeof(line), f)) {
-			struct bpf_map_info info = {0};
-			__u32 len = sizeof(info);
-			unsigned int id;
-			int m;
-
-			if (sscanf(line, "map_id: %u", &id) != 1)
-				continue;
-			m = bpf_map_get_fd_by_id(id);
-			if (m >= 0 && !bpf_obj_get_info_by_fd(m, &info, &len) &&
-			    !strcmp(info.name, name))
-				fd = m;
-			else if (m >= 0)
-				close(m);
-		}
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return fd;
 }
 
 #define UNSEEN_NS      UINT64_C(200000000) /* the block the test writes: 200 ms before it writes it */

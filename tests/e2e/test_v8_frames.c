@@ -14,8 +14,6 @@
  * go tool pprof -lines names fib at its file and line.
  */
 /* run.sh: samples apart (only the commands it starts), beside other suites */
-#include <bpf/bpf.h>
-#include <dirent.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
@@ -28,6 +26,7 @@
 #include "bpf/cfiprof_abi.h"
 
 #include "tests/lib/e2e.h"
+#include "tests/lib/held_maps.h"
 #include "tests/lib/interp_folded.h"
 
 #define NODE "/usr/bin/node"
@@ -251,41 +250,6 @@ out:
 	free(log);
 }
 
-/* The map named name among those process pid holds (a new fd), or -1. */
-static int held_map(pid_t pid, const char *name)
-{
-	char dir[64], path[PATH_MAX], line[256];
-	struct dirent *e;
-	DIR *d;
-	int fd = -1;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)pid);
-	d = opendir(dir);
-	while (d && fd < 0 && (e = readdir(d))) {
-		struct bpf_map_info info;
-		__u32 len = sizeof(info), id = 0;
-		FILE *f;
-		int m;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		f = fopen(path, "re");
-		while (f && !id && fgets(line, sizeof(line), f))
-			if (sscanf(line, "map_id: %u", &id) != 1)
-				id = 0;
-		if (f)
-			fclose(f);
-		m = id ? bpf_map_get_fd_by_id(id) : -1;
-		memset(&info, 0, sizeof(info));
-		if (m >= 0 && !bpf_obj_get_info_by_fd(m, &info, &len) && !strcmp(info.name, name))
-			fd = m;
-		else if (m >= 0)
-			close(m);
-	}
-	if (d)
-		closedir(d);
-	return fd;
-}
-
 /* pid's keys for addresses in [lo, hi) deleted from the mappings map fd: how many */
 static int delete_keys(int fd, uint32_t pid, uint64_t lo, uint64_t hi)
 {
@@ -368,7 +332,7 @@ static void test_keys_missing(void)
 		if (!node)
 			node = node_libc(rec, &lo, &hi);
 		if (fd < 0)
-			fd = held_map(rec, "mappings");
+			fd = map_of_process(rec, "mappings");
 		if (node && fd >= 0)
 			deleted += delete_keys(fd, (uint32_t)node, lo, hi);
 		sleep_s(0.05);
