@@ -56,7 +56,10 @@ static inline bool is_crt_function(const char *f, size_t len)
  */
 static inline bool is_crt_address(const char *f, size_t len)
 {
-	/* and the interpreters' extension folders (PHP's dom.so: its _init) */
+	/*
+	 * and the interpreters' extension folders (PHP's dom.so: its _init; Ruby's
+	 * encodings in enc/ and enc/trans/, Perl's XS modules a folder or two down)
+	 */
 	static const char *const patterns[] = {"/lib/" MULTIARCH,
 					       "/usr/lib/" MULTIARCH,
 					       "/usr/bin",
@@ -64,7 +67,10 @@ static inline bool is_crt_address(const char *f, size_t len)
 					       "/usr/lib/php/[0-9]*",
 					       "/usr/lib/python3*/lib-dynload",
 					       "/usr/lib/" MULTIARCH "/ruby/[0-9]*",
-					       "/usr/lib/" MULTIARCH "/perl*/[0-9]*/auto/*"};
+					       "/usr/lib/" MULTIARCH "/ruby/[0-9]*/*",
+					       "/usr/lib/" MULTIARCH "/ruby/[0-9]*/*/*",
+					       "/usr/lib/" MULTIARCH "/perl*/[0-9]*/auto/*",
+					       "/usr/lib/" MULTIARCH "/perl*/[0-9]*/auto/*/*"};
 	char name[256], cmd[PATH_MAX + 200], line[512], *plus;
 	unsigned long long at, start, size, text = 0, first_fde = ~0ull, pc, end;
 	unsigned long long entry = 0, entry_end = 0, after_entry = ~0ull, below, above;
