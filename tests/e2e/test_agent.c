@@ -20,10 +20,6 @@
  *
  * Environment: CFIPROF (default build/cfiprof), OUT (default build).
  */
-/*
- * run.sh: beside others (its agent samples the whole host, but its checks are of its own
- * chain's leaf, its files against its own counters, its own programs by their ids)
- */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
