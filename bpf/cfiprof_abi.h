@@ -147,6 +147,11 @@ enum cfi_mapping_flags {
 	 * the next ones (tables-pending, deferred) rather than guess
 	 */
 	CFI_MAPPING_JIT = 1 << 4,
+	/*
+	 * a file's code (not the vDSO, not anonymous or memfd memory): never a
+	 * JIT's, even with no object (its tables refused or unbuilt)
+	 */
+	CFI_MAPPING_FILE = 1 << 5,
 };
 
 struct cfi_mapping_val {

@@ -76,7 +76,8 @@ static __always_inline bool v8_code_pc(struct v8_walk_ctx *c, __u64 pc)
 	if ((pc >= c->v->builtins_lo && pc < c->v->builtins_hi) || pc >> 12 == c->s->code_page)
 		return true;
 	m = walker_lookup_mapping(c->pid, pc);
-	if (m && m->obj_id)
+	/* a file's code without an object too: its tables refused, or it could not be opened */
+	if (m && (m->obj_id || (m->flags & CFI_MAPPING_FILE)))
 		return false;
 	/*
 	 * No key: the JIT's memory, mapped since the last load, or a file's whose

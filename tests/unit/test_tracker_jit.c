@@ -6,12 +6,15 @@
  * real BPF maps (needs root) as a file's tables are, keyed with bias 0 and
  * CFI_MAPPING_JIT; its table built once per key, a new key on every change,
  * a mapping read before the runtime had rows claimed at the next load, and
- * the load thread loading again what jit_stale names.
+ * the load thread loading again what jit_stale names.  file_code: only a
+ * named file's mapping is flagged CFI_MAPPING_FILE (never a JIT's code, for
+ * V8's walk), not anonymous memory nor a memfd's (a JIT's double mapping).
  */
 #include <bpf/bpf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "tests/lib/cli_util.h"
@@ -94,13 +97,43 @@ static const struct proc_mapping *code_mapping(struct tracker_world *w)
 	return proc_find_mapping(proc_tracker_find(w->pt, self()), rt.code + 8);
 }
 
+/* This process's BPF mapping value at addr: 0, or -1 when the trie has none. */
+static int val_at(struct tracker_world *w, uint64_t addr, struct cfi_mapping_val *v)
+{
+	struct cfi_mapping_key k = {
+	    .prefixlen = 96, .pid = self(), .addr_be = __builtin_bswap64(addr)};
+
+	return bpf_map_lookup_elem(w->maps_fd, &k, v) ? -1 : 0;
+}
+
 /* The code's BPF mapping value: 0, or -1 when the trie has none. */
 static int code_val(struct tracker_world *w, struct cfi_mapping_val *v)
 {
-	struct cfi_mapping_key k = {
-	    .prefixlen = 96, .pid = self(), .addr_be = __builtin_bswap64(rt.code + 8)};
+	return val_at(w, rt.code + 8, v);
+}
 
-	return bpf_map_lookup_elem(w->maps_fd, &k, v) ? -1 : 0;
+static void test_file_code(struct tracker_world *w)
+{
+	struct cfi_mapping_val file = {0}, anon = {0}, mfd = {0};
+	int fd = memfd_create("jit-double-map", MFD_CLOEXEC);
+	void *code = MAP_FAILED;
+
+	if (fd >= 0 && !ftruncate(fd, 4096))
+		code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	CHECK(code != MAP_FAILED, "a memfd's executable mapping");
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "load");
+	CHECK(!val_at(w, (uintptr_t)test_file_code, &file) && (file.flags & CFI_MAPPING_FILE) &&
+		  (file.flags & CFI_MAPPING_CFI),
+	      "this program's text: flags %#x", file.flags);
+	CHECK(!val_at(w, rt.code + 8, &anon) && !(anon.flags & CFI_MAPPING_FILE),
+	      "anonymous code: flags %#x", anon.flags);
+	CHECK(code != MAP_FAILED && !val_at(w, (uintptr_t)code, &mfd) &&
+		  !(mfd.flags & CFI_MAPPING_FILE),
+	      "a memfd's code: flags %#x", mfd.flags);
+	if (code != MAP_FAILED)
+		munmap(code, 4096);
+	if (fd >= 0)
+		close(fd);
 }
 
 static void test_rows(struct tracker_world *w)
@@ -200,6 +233,7 @@ int main(void)
 							    .nr_runtimes = 1});
 	CHECK(w.pt != NULL, "tracker with a runtime");
 	if (w.pt) {
+		test_file_code(&w);
 		test_rows(&w);
 		test_stale(&w);
 	}

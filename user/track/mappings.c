@@ -204,6 +204,12 @@ static bool is_vdso(const struct maps_entry *e)
 	return !strcmp(e->path, "[vdso]");
 }
 
+/* a memfd may hold a JIT's code (a double mapping): only a named file is never one */
+static bool is_file_code(const struct maps_entry *e)
+{
+	return e->inode && e->path[0] == '/' && strncmp(e->path, "/memfd:", 7);
+}
+
 int mapping_open(struct proc_tracker *pt, uint32_t pid, const struct maps_entry *e, struct stat *st)
 {
 	/* the path may name another file by now (renamed over, replaced): only the mapped one */
@@ -248,7 +254,8 @@ void mapping_init(const struct maps_entry *e, struct proc_mapping *m)
 	m->offset = e->offset;
 	m->inode = e->inode;
 	m->bias = e->start - e->offset;
-	m->flags = CFI_MAPPING_FP | (is_vdso(e) ? CFI_MAPPING_VDSO : 0);
+	m->flags = CFI_MAPPING_FP | (is_vdso(e) ? CFI_MAPPING_VDSO : 0) |
+		   (is_file_code(e) ? CFI_MAPPING_FILE : 0);
 	snprintf(m->path, sizeof(m->path), "%.255s", e->path[0] ? e->path : "[anon]");
 }
 
@@ -309,7 +316,7 @@ void mapping_acquire(struct proc_tracker *pt, uint32_t pid, const struct maps_en
 
 	m->obj = table_store_acquire(pt->opts.ts, m->key, m->path, build_or_take, &bc, charge);
 	if (m->obj && m->obj->state == OBJ_LOADED)
-		m->flags = CFI_MAPPING_CFI | (m->flags & CFI_MAPPING_VDSO);
+		m->flags = CFI_MAPPING_CFI | (m->flags & (CFI_MAPPING_VDSO | CFI_MAPPING_FILE));
 }
 
 /* What a runtime's JIT rows are built from: the runtime's hook, for the mapping's process. */
