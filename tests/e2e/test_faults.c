@@ -60,6 +60,7 @@
 #define MAX_FRAMES    2048
 #define PATHBUF	      (PATH_MAX + 256)
 #define RECURSE_DEPTH 300
+#define HANG_S	      120 /* a record not exited by then hung (see record_stalled) */
 
 static char *ppath(char *buf, size_t len, const char *name)
 {
@@ -212,7 +213,8 @@ static int record_stalled(struct run *r, const char *const *extra, const char *c
 		if (kill(pid, SIGCONT))
 			CHECK(0, "%s: SIGCONT: %s", r->tag, strerror(errno));
 	}
-	st = wait_timeout(pid, timeout, &to);
+	/* a guard against a hang: a start verified its programs for 11 s beside a busy host once */
+	st = wait_timeout(pid, timeout > HANG_S ? timeout : HANG_S, &to);
 	r->rc = exit_code(st, to);
 	r->secs = mono_sec() - t0;
 	CHECK(r->rc == 0, "%s: cfiprof record exited %d%s%s", r->tag, r->rc,

@@ -341,7 +341,12 @@ static void test_shared_map_quotas(void)
 	    (char *)cfiprof,  "agent",	     "--output-dir", out,  "--interval", "1", "-d", "9",
 	    "--metrics-addr", "127.0.0.1:0", "-F",	     "99", NULL};
 	char *mmap_argv[] = {hog, "14", "mmap", hog, "18000", NULL};
-	char *ordinary[] = {chain, "12", NULL};
+	/*
+	 * killed at the end: it must outlive the agent's run, whose 9 s begin
+	 * once its programs are verified (11 s beside a busy host once): an exit
+	 * inside it is a sample of no user stack ("exiting")
+	 */
+	char *ordinary[] = {chain, "60", NULL};
 	double rules_quota = -1, proc_rules = -1, keys_quota = -1, trie_full = -1, dict_full = -1;
 	pid_t a, hr, hm, o;
 	bool timed_out = false;

@@ -36,6 +36,12 @@
 #include "tests/lib/pprof_read.h"
 
 #define PATHBUF (PATH_MAX + 64)
+/*
+ * A record that has not exited by then hung: its start verified its
+ * programs for 11 s and its stop named frames for 12 s once, beside a busy
+ * host, for a 2.5 s recording
+ */
+#define HANG_S 120
 
 /*
  * Issue 12, item 8: a fake library carrying a real library's build-id.  Two
@@ -78,7 +84,7 @@ static void test_build_id_poisoning(void)
 	/* the fake first: its tables and names are the ones loaded under the shared id */
 	snprintf(pids, sizeof(pids), "%d,%d", (int)f, (int)r);
 	c = spawn(rec, NULL, err);
-	rc = exit_code(wait_timeout(c, 20, &timed_out), timed_out);
+	rc = exit_code(wait_timeout(c, HANG_S, &timed_out), timed_out);
 	CHECK(rc == 0, "record -p fake,real exits %d", rc);
 	text = slurp(out);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -114,7 +120,7 @@ static char *record_pid(pid_t pid, const char *out, char **log)
 
 	snprintf(pids, sizeof(pids), "%d", (int)pid);
 	snprintf(err, sizeof(err), "%s.err", out);
-	rc = exit_code(wait_timeout(spawn(rec, NULL, err), 20, &timed_out), timed_out);
+	rc = exit_code(wait_timeout(spawn(rec, NULL, err), HANG_S, &timed_out), timed_out);
 	CHECK(rc == 0, "record -p %d exits %d", (int)pid, rc);
 	if (log)
 		*log = slurp(err);
@@ -225,7 +231,7 @@ static void test_quota_no_reload_loop(void)
 	hm = spawn(mmap_argv, mout, NULL);
 	CHECK(wait_ready(mout), "quota_hog did not get ready: '%s'", slurp(mout));
 	snprintf(pid, sizeof(pid), "%d", (int)hm);
-	CHECK(run(rec, NULL, err, 30) == 0, "record -p %s failed: %s", pid, slurp(err));
+	CHECK(run(rec, NULL, err, HANG_S) == 0, "record -p %s failed: %s", pid, slurp(err));
 	text = slurp(err);
 	m = strstr(text, "processes: ");
 	if (m)
