@@ -33,24 +33,42 @@ struct build_run {
 	struct proc_tracker *pt;
 	struct build_job **order; /* the jobs, in the order they start */
 	uint32_t n;
-	uint32_t next; /* the next job to take: atomic */
-	uint64_t deadline;
+	uint32_t next;		 /* the next job to take: atomic */
+	struct load_clock clock; /* the load's, as the run began */
+	uint64_t deadline;	 /* the latest a worker's copy of it moved to: atomic */
 };
 
-static void *build_worker(void *arg)
+/* One worker's jobs, on its own copy of the load's clock (see load_clock_adopt). */
+static void build_jobs(struct build_run *r, const uint64_t *waited)
 {
-	struct build_run *r = arg;
+	struct load_clock clock;
 	struct build_job *j;
 	uint32_t i;
 
+	load_clock_adopt(&clock, &r->clock, waited);
 	while ((i = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED)) < r->n) {
 		/* past the load's time, the rest of its mappings go by frame pointers */
-		if (mono_ns() > r->deadline || builds_cancelled(r->pt))
+		if (load_clock_past(&clock) || builds_cancelled(r->pt))
 			continue;
 		j = r->order[i];
 		j->table = mapping_build_table(r->pt, j->pid, j->name, j->key, j->fd, &j->err);
 		j->done = true;
 	}
+	/* its waits for a CPU are the load's to add to its time */
+	load_clock_past(&clock);
+	for (uint64_t d = __atomic_load_n(&r->deadline, __ATOMIC_RELAXED);
+	     clock.deadline > d &&
+	     !__atomic_compare_exchange_n(&r->deadline, &d, clock.deadline, true, __ATOMIC_RELAXED,
+					  __ATOMIC_RELAXED);)
+		;
+}
+
+/* a thread of its own: its count of waits began with it */
+static void *build_worker(void *arg)
+{
+	static const uint64_t none;
+
+	build_jobs(arg, &none);
 	return NULL;
 }
 
@@ -83,9 +101,9 @@ static void mark_waited_for(struct proc_tracker *pt, struct build_job *jobs, uin
 }
 
 void table_builds_run(struct proc_tracker *pt, struct build_job *jobs, uint32_t n,
-		      uint64_t deadline)
+		      struct load_clock *clock)
 {
-	struct build_run r = {.pt = pt, .n = n, .deadline = deadline};
+	struct build_run r = {.pt = pt, .n = n, .clock = *clock, .deadline = clock->deadline};
 	uint32_t i, done = 0, started = 0, nr_threads = pt->opts.build_workers ? pt->opts.build_workers : 1;
 	pthread_t *threads = NULL;
 
@@ -108,10 +126,13 @@ void table_builds_run(struct proc_tracker *pt, struct build_job *jobs, uint32_t 
 			break;
 		started++;
 	}
-	build_worker(&r);
+	build_jobs(&r, NULL);
 	for (i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
 	free(threads);
+	/* the load goes on from the latest deadline its workers' waits moved it to */
+	clock->deadline = r.deadline;
+	load_clock_rebase(clock);
 	free(r.order);
 	for (i = 0; i < n; i++)
 		done += jobs[i].done;
