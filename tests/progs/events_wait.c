@@ -21,9 +21,11 @@
  *                          CPU until FILE exists (no syscall that blocks), then blocks
  *                          150 ms in block_short (block) or exits (exit), and prints how long
  *                          it was off the CPU from the ready line: "unseen: off-CPU NS ns
- *                          before the block, NS ns in it" (exit: before the exit call)
+ *                          before the block, NS ns in it, NS ns of them waiting for a CPU"
+ *                          (its schedstat; -1 unreadable) (exit: before the exit call)
  * The sleep mode prints what it measured the same way: "sleep: burn_cpu NS ns on-CPU,
- * block_long NS ns off-CPU, block_short NS ns off-CPU".
+ * block_long NS ns off-CPU, block_short NS ns off-CPU; waiting for a CPU: block_long NS ns,
+ * block_short NS ns" (of the off-CPU times, its schedstat's; -1 unreadable).
  * No function ends in a tail call, so each frame stays on the stack.
  */
 #include <fcntl.h>
@@ -80,11 +82,33 @@ static long long ns_of(clockid_t clk)
  * frame of its own in the stacks (DWARF inline info), between the caller
  * and the block.
  */
+/* this thread's time waiting for a CPU so far in ns (the kernel's schedstat), -1 unreadable */
+static long long cpu_wait_ns(void)
+{
+	long long run = -1, wait = -1;
+	FILE *f = fopen("/proc/thread-self/schedstat", "re");
+
+	if (f && fscanf(f, "%lld %lld", &run, &wait) != 2)
+		wait = -1;
+	if (f)
+		fclose(f);
+	return wait;
+}
+
 #define OFF_CPU_NS(stmt, out)                                                                      \
 	do {                                                                                       \
 		long long w_ = ns_of(CLOCK_MONOTONIC), c_ = ns_of(CLOCK_THREAD_CPUTIME_ID);        \
 		stmt;                                                                              \
 		(out) = ns_of(CLOCK_MONOTONIC) - w_ - (ns_of(CLOCK_THREAD_CPUTIME_ID) - c_);       \
+	} while (0)
+
+/* OFF_CPU_NS, and the time of it waiting for a CPU (read outside it) added to wait */
+#define OFF_CPU_WAIT_NS(stmt, out, wait)                                                           \
+	do {                                                                                       \
+		long long q_ = cpu_wait_ns(), off_;                                                \
+		OFF_CPU_NS(stmt, off_);                                                            \
+		(out) += off_;                                                                     \
+		(wait) += cpu_wait_ns() - q_;                                                      \
 	} while (0)
 
 __attribute__((noinline)) static void churn(int n)
@@ -180,13 +204,15 @@ static long long non_negative(long long v)
  */
 __attribute__((noinline)) static void unseen(const char *file, bool block)
 {
-	long long w0, c0, w1, c1, w2, c2;
+	long long w0, c0, w1, c1, w2, c2, q1, q2;
 
 	fprintf(stderr, "unseen: ready %d\n", (int)getpid());
 	w0 = ns_of(CLOCK_MONOTONIC);
 	c0 = ns_of(CLOCK_THREAD_CPUTIME_ID);
 	while (access(file, F_OK))
 		sink++;
+	/* the waits for a CPU around the block's measure (read outside it) */
+	q1 = cpu_wait_ns();
 	/* one pair of reads ends the spin's measure and starts the block's: nothing between (a
 	 * difference under the clocks' resolution can be below 0: printed as 0) */
 	w1 = ns_of(CLOCK_MONOTONIC);
@@ -199,8 +225,12 @@ __attribute__((noinline)) static void unseen(const char *file, bool block)
 	block_short();
 	w2 = ns_of(CLOCK_MONOTONIC);
 	c2 = ns_of(CLOCK_THREAD_CPUTIME_ID);
-	fprintf(stderr, "unseen: off-CPU %lld ns before the block, %lld ns in it\n",
-		non_negative(w1 - w0 - (c1 - c0)), non_negative(w2 - w1 - (c2 - c1)));
+	q2 = cpu_wait_ns();
+	fprintf(stderr,
+		"unseen: off-CPU %lld ns before the block, %lld ns in it, %lld ns of them "
+		"waiting for a CPU\n",
+		non_negative(w1 - w0 - (c1 - c0)), non_negative(w2 - w1 - (c2 - c1)),
+		q1 < 0 || q2 < 0 ? -1 : q2 - q1);
 }
 
 int main(int argc, char **argv)
@@ -244,18 +274,20 @@ int main(int argc, char **argv)
 		for (i = 0; i < n; i++)
 			open_leaf();
 	} else {
-		long long cpu = ns_of(CLOCK_THREAD_CPUTIME_ID), off_long, off_short, off2;
+		long long cpu = ns_of(CLOCK_THREAD_CPUTIME_ID), off_long = 0, off_short = 0;
+		long long wait_long = 0, wait_short = 0;
 
 		burn_cpu(200);
 		cpu = ns_of(CLOCK_THREAD_CPUTIME_ID) - cpu;
-		OFF_CPU_NS(block_long(), off_long);
-		OFF_CPU_NS(block_short(), off_short);
-		OFF_CPU_NS(block_long(), off2);
-		off_long += off2;
+		OFF_CPU_WAIT_NS(block_long(), off_long, wait_long);
+		OFF_CPU_WAIT_NS(block_short(), off_short, wait_short);
+		OFF_CPU_WAIT_NS(block_long(), off_long, wait_long);
 		fprintf(stderr,
 			"sleep: burn_cpu %lld ns on-CPU, block_long %lld ns off-CPU, block_short "
-			"%lld ns off-CPU\n",
-			cpu, off_long, off_short);
+			"%lld ns off-CPU; waiting for a CPU: block_long %lld ns, block_short %lld "
+			"ns\n",
+			cpu, off_long, off_short, cpu_wait_ns() < 0 ? -1 : wait_long,
+			cpu_wait_ns() < 0 ? -1 : wait_short);
 	}
 	sink++;
 	return 0;
