@@ -92,6 +92,7 @@ static void test_shared_cpu(void)
 	usleep(20000);
 	w0 = kernel_wait_ns();
 	load_clock_start(&c, BUDGET_NS);
+	load_clock_rebase(&c);
 	wall = spin_until_past(&c);
 	w1 = kernel_wait_ns();
 	atomic_store(&stop, true);
@@ -124,6 +125,7 @@ static void test_blocked(void)
 	struct load_clock c;
 
 	load_clock_start(&c, BUDGET_NS);
+	load_clock_rebase(&c);
 	CHECK(!load_clock_past(&c), "past at its start");
 	usleep(2 * BUDGET_NS / 1000);
 	CHECK(load_clock_past(&c), "not past after sleeping twice its budget");
@@ -173,6 +175,7 @@ static void test_no_fds(void)
 		n++;
 	CHECK(fds[n < 64 ? n : 63] < 0 || n == 64, "no descriptor left");
 	load_clock_start(&c, BUDGET_NS);
+	load_clock_rebase(&c);
 	CHECK(!c.wait_known, "the count read with no descriptor left");
 	while (n > 0)
 		close(fds[--n]);
@@ -187,7 +190,8 @@ static void test_adopted(void)
 	struct load_clock c, w;
 
 	load_clock_start(&c, BUDGET_NS);
-	load_clock_adopt(&w, &c, &(uint64_t){0});
+	load_clock_rebase(&c);
+	load_clock_adopt(&w, &c);
 	CHECK(w.deadline == c.deadline && w.latest == c.latest && w.waited == 0 && w.wait_known,
 	      "a worker's copy: deadline %+lld ns, cap %+lld ns, waited %llu",
 	      (long long)(w.deadline - c.deadline), (long long)(w.latest - c.latest),

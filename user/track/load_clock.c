@@ -34,25 +34,21 @@ void load_clock_start(struct load_clock *c, uint64_t budget_ns)
 
 	c->deadline = now + budget_ns;
 	c->latest = now + budget_ns * LOAD_CLOCK_STRETCH_MAX;
-	load_clock_rebase(c);
-}
-
-void load_clock_adopt(struct load_clock *c, const struct load_clock *from,
-		      const uint64_t *waited)
-{
-	c->deadline = from->deadline;
-	c->latest = from->latest;
-	if (waited) {
-		c->waited = *waited;
-		c->wait_known = true;
-	} else {
-		load_clock_rebase(c);
-	}
+	c->waited = 0;
+	c->wait_known = false;
 }
 
 void load_clock_rebase(struct load_clock *c)
 {
 	c->wait_known = thread_cpu_wait(&c->waited);
+}
+
+void load_clock_adopt(struct load_clock *c, const struct load_clock *from)
+{
+	c->deadline = from->deadline;
+	c->latest = from->latest;
+	c->waited = 0;
+	c->wait_known = true;
 }
 
 bool load_clock_past(struct load_clock *c)

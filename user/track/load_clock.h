@@ -32,18 +32,17 @@ struct load_clock {
  */
 bool thread_cpu_wait(uint64_t *ns);
 
-/* A budget of budget_ns from now, on this thread. */
+/*
+ * A budget of budget_ns from now.  Its waits are counted from
+ * load_clock_rebase() on: a load that finds nothing changed reads no count.
+ */
 void load_clock_start(struct load_clock *c, uint64_t budget_ns);
 
-/*
- * The same deadline on another thread: its waits counted from *waited on
- * (NULL: read now; a thread started for it passes 0, its count began with it).
- */
-void load_clock_adopt(struct load_clock *c, const struct load_clock *from,
-		      const uint64_t *waited);
-
-/* Its waits counted from now on, on this thread (the ones before moved it already). */
+/* Waits counted from now on, on this thread. */
 void load_clock_rebase(struct load_clock *c);
+
+/* The same deadline on a thread started for it: its count of waits began with it. */
+void load_clock_adopt(struct load_clock *c, const struct load_clock *from);
 
 /*
  * The budget is spent: the deadline is past once the time this thread

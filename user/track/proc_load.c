@@ -655,6 +655,8 @@ void tracker_load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_
 	}
 	if (alloc_new_set(&l))
 		goto cleanup;
+	/* from here on the load spends its budget: its waits for a CPU count from now */
+	load_clock_rebase(&l.clock);
 	prepare_tables(pt, &l);
 	mark_updating(pt, &l);
 	swap_mappings(pt, &l);

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/clock.h"
 #include "user/track/tracker_internal.h"
 
 /* More workers than this buy little: a process rarely lacks more than a few big objects. */
@@ -38,37 +37,37 @@ struct build_run {
 	uint64_t deadline;	 /* the latest a worker's copy of it moved to: atomic */
 };
 
-/* One worker's jobs, on its own copy of the load's clock (see load_clock_adopt). */
-static void build_jobs(struct build_run *r, const uint64_t *waited)
+/* One worker's jobs, on its thread's clock: the load's own on the load thread. */
+static void build_jobs(struct build_run *r, struct load_clock *clock)
 {
-	struct load_clock clock;
 	struct build_job *j;
 	uint32_t i;
 
-	load_clock_adopt(&clock, &r->clock, waited);
 	while ((i = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED)) < r->n) {
 		/* past the load's time, the rest of its mappings go by frame pointers */
-		if (load_clock_past(&clock) || builds_cancelled(r->pt))
+		if (load_clock_past(clock) || builds_cancelled(r->pt))
 			continue;
 		j = r->order[i];
 		j->table = mapping_build_table(r->pt, j->pid, j->name, j->key, j->fd, &j->err);
 		j->done = true;
 	}
 	/* its waits for a CPU are the load's to add to its time */
-	load_clock_past(&clock);
+	load_clock_past(clock);
 	for (uint64_t d = __atomic_load_n(&r->deadline, __ATOMIC_RELAXED);
-	     clock.deadline > d &&
-	     !__atomic_compare_exchange_n(&r->deadline, &d, clock.deadline, true, __ATOMIC_RELAXED,
+	     clock->deadline > d &&
+	     !__atomic_compare_exchange_n(&r->deadline, &d, clock->deadline, true, __ATOMIC_RELAXED,
 					  __ATOMIC_RELAXED);)
 		;
 }
 
-/* a thread of its own: its count of waits began with it */
+/* a thread of its own, on a copy of the load's clock */
 static void *build_worker(void *arg)
 {
-	static const uint64_t none;
+	struct build_run *r = arg;
+	struct load_clock clock;
 
-	build_jobs(arg, &none);
+	load_clock_adopt(&clock, &r->clock);
+	build_jobs(r, &clock);
 	return NULL;
 }
 
@@ -126,13 +125,12 @@ void table_builds_run(struct proc_tracker *pt, struct build_job *jobs, uint32_t 
 			break;
 		started++;
 	}
-	build_jobs(&r, NULL);
+	build_jobs(&r, clock);
 	for (i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
 	free(threads);
 	/* the load goes on from the latest deadline its workers' waits moved it to */
 	clock->deadline = r.deadline;
-	load_clock_rebase(clock);
 	free(r.order);
 	for (i = 0; i < n; i++)
 		done += jobs[i].done;
