@@ -76,6 +76,12 @@ static long long ns_of(clockid_t clk)
 	return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
+/*
+ * Off the CPU during stmt: the wall time less the thread's CPU time (blocked,
+ * then waiting for a CPU).  A macro, not a function: an inlined one is a
+ * frame of its own in the stacks (DWARF inline info), between the caller
+ * and the block.
+ */
 /* this thread's time waiting for a CPU so far in ns (the kernel's schedstat), -1 unreadable */
 static long long cpu_wait_ns(void)
 {
@@ -89,12 +95,6 @@ static long long cpu_wait_ns(void)
 	return wait;
 }
 
-/*
- * Off the CPU during stmt: the wall time less the thread's CPU time (blocked,
- * then waiting for a CPU).  A macro, not a function: an inlined one is a
- * frame of its own in the stacks (DWARF inline info), between the caller
- * and the block.
- */
 #define OFF_CPU_NS(stmt, out)                                                                      \
 	do {                                                                                       \
 		long long w_ = ns_of(CLOCK_MONOTONIC), c_ = ns_of(CLOCK_THREAD_CPUTIME_ID);        \
@@ -102,14 +102,13 @@ static long long cpu_wait_ns(void)
 		(out) = ns_of(CLOCK_MONOTONIC) - w_ - (ns_of(CLOCK_THREAD_CPUTIME_ID) - c_);       \
 	} while (0)
 
-/* OFF_CPU_NS added to out, and its waits for a CPU (read outside it) to wait: -1 unreadable */
+/* OFF_CPU_NS, and the time of it waiting for a CPU (read outside it) added to wait */
 #define OFF_CPU_WAIT_NS(stmt, out, wait)                                                           \
 	do {                                                                                       \
-		long long q_ = cpu_wait_ns(), off_, q2_;                                           \
+		long long q_ = cpu_wait_ns(), off_;                                                \
 		OFF_CPU_NS(stmt, off_);                                                            \
-		q2_ = cpu_wait_ns();                                                               \
 		(out) += off_;                                                                     \
-		(wait) = (wait) < 0 || q_ < 0 || q2_ < 0 ? -1 : (wait) + q2_ - q_;                 \
+		(wait) += cpu_wait_ns() - q_;                                                      \
 	} while (0)
 
 __attribute__((noinline)) static void churn(int n)
@@ -287,7 +286,8 @@ int main(int argc, char **argv)
 			"sleep: burn_cpu %lld ns on-CPU, block_long %lld ns off-CPU, block_short "
 			"%lld ns off-CPU; waiting for a CPU: block_long %lld ns, block_short %lld "
 			"ns\n",
-			cpu, off_long, off_short, wait_long, wait_short);
+			cpu, off_long, off_short, cpu_wait_ns() < 0 ? -1 : wait_long,
+			cpu_wait_ns() < 0 ? -1 : wait_short);
 	}
 	sink++;
 	return 0;

@@ -516,14 +516,8 @@ static void stall_after_build(void *ctx, const char *name, bool start)
 		;
 }
 
-/*
- * A load's time in the tests below, and the stall after a build that spends
- * it: asleep, so the load's own time (load_clock.h); twice the budget, since
- * the time the load waited for a CPU (waking up on a busy host) moves its
- * deadline on.
- */
+/* A load's time in the tests below: the stall after a build is that and a millisecond more. */
 #define CUT_BUDGET_NS (300ull * 1000 * 1000)
-#define STALL_NS      (2 * CUT_BUDGET_NS)
 
 /* Is pid held for a load of its own once the queue is empty (a resumed load)? */
 static bool resume_held(struct proc_tracker *pt, uint32_t pid)
@@ -576,7 +570,7 @@ static void test_names_cut_resolved_later(void)
 	w.pt->build_hook = stall_after_build;
 	w.pt->build_hook_ctx = &s;
 	w.pt->load_budget_ns = CUT_BUDGET_NS;
-	s.ns = STALL_NS;
+	s.ns = CUT_BUDGET_NS + 1000000;
 	CHECK(proc_tracker_load_now(w.pt, self()) == 0, "the load cut after c20's table");
 	s.ns = 0;
 	w.pt->load_budget_ns = 0;
@@ -630,7 +624,7 @@ static void test_resumed_loads_bounded(void)
 	w.pt->build_hook = stall_after_build;
 	w.pt->build_hook_ctx = &s;
 	w.pt->load_budget_ns = CUT_BUDGET_NS;
-	s.ns = STALL_NS;
+	s.ns = CUT_BUDGET_NS + 1000000;
 	/* over a dozen objects unbuilt, one built per load: five loads, each cut with progress */
 	for (k = 1; k <= 5; k++) {
 		uint64_t over;

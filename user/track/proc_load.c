@@ -45,8 +45,8 @@ struct proc_load {
 	struct build_job *jobs; /* the tables built up front, at once */
 	uint32_t nr_jobs;
 	uint32_t *job_of;  /* per new mapping: index + 1 of the job building its object */
-	struct load_clock clock; /* load_budget() from when the load began */
-	uint32_t over;		 /* mappings left unresolved or unnamed past it */
+	uint64_t deadline; /* load_budget() after the load began */
+	uint32_t over;	   /* mappings left unresolved or unnamed past it */
 	uint32_t done;	   /* tables resolved and objects named within it */
 	bool stat_read;	   /* stat holds what /proc/PID/stat says now */
 	/* the consumer's early read of the process: its files, or all of it when it is gone */
@@ -291,9 +291,9 @@ static void add_job(struct proc_tracker *pt, struct proc_load *l, uint32_t i, ui
  * used: the stop must not wait for the rest of its builds and names, which
  * for a process mapping libLLVM are seconds on a loaded machine).
  */
-static bool load_cut_short(struct proc_tracker *pt, struct proc_load *l)
+static bool load_cut_short(struct proc_tracker *pt, const struct proc_load *l)
 {
-	return load_clock_past(&l->clock) || builds_cancelled(pt);
+	return mono_ns() > l->deadline || builds_cancelled(pt);
 }
 
 static void prepare_tables(struct proc_tracker *pt, struct proc_load *l)
@@ -316,7 +316,7 @@ static void prepare_tables(struct proc_tracker *pt, struct proc_load *l)
 	FOR_EACH_RUNTIME(pt, h)
 	if (h->early)
 		h->early(h->ctx, l->pid, l->set->maps, l->ents, l->fds, l->nr_named, l->read_ns);
-	table_builds_run(pt, l->jobs, l->nr_jobs, &l->clock);
+	table_builds_run(pt, l->jobs, l->nr_jobs, l->deadline);
 }
 
 /*
@@ -520,8 +520,7 @@ static void load_new_symbols(struct proc_tracker *pt, struct proc_load *l)
 	TRACKER_COUNT(pt, over_load_time, l->over);
 	fprintf(stderr,
 		"cfiprof: pid %u: %u of its %u mappings without tables or names: its load took "
-		"over %.1f s, not counting its waits for a CPU (frame pointers used until a later "
-		"load resolves them)\n",
+		"over %.1f s (frame pointers used until a later load resolves them)\n",
 		l->pid, l->over, l->nr, load_budget(pt) / 1e9);
 	/*
 	 * The cut ones get a load of their own once no other work is queued:
@@ -612,12 +611,14 @@ static void commit_load(struct proc_tracker *pt, struct proc_load *l)
 void tracker_load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_t time_ns,
 		       const struct work_item *w)
 {
-	struct proc_load l = {.pid = pid, .exec = exec, .time_ns = time_ns};
+	struct proc_load l = {.pid = pid,
+			      .exec = exec,
+			      .time_ns = time_ns,
+			      .deadline = mono_ns() + load_budget(pt)};
 	uint32_t i;
 
 	if (tracker_yield_big_load(pt, w, -1))
 		return;
-	load_clock_start(&l.clock, load_budget(pt));
 	/* taken before /proc is read: a snapshot newer than that read stays for the next load */
 	l.snap = snapshot_take(pt, pid);
 	/* an exec after this is one these mappings may predate (0: a snapshot's, older) */
@@ -655,8 +656,6 @@ void tracker_load_proc(struct proc_tracker *pt, uint32_t pid, bool exec, uint64_
 	}
 	if (alloc_new_set(&l))
 		goto cleanup;
-	/* from here on the load spends its budget: its waits for a CPU count from now */
-	load_clock_rebase(&l.clock);
 	prepare_tables(pt, &l);
 	mark_updating(pt, &l);
 	swap_mappings(pt, &l);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "user/track/tracker_internal.h"
 
 /* More workers than this buy little: a process rarely lacks more than a few big objects. */
@@ -32,42 +33,24 @@ struct build_run {
 	struct proc_tracker *pt;
 	struct build_job **order; /* the jobs, in the order they start */
 	uint32_t n;
-	uint32_t next;		 /* the next job to take: atomic */
-	struct load_clock clock; /* the load's, as the run began */
-	uint64_t deadline;	 /* the latest a worker's copy of it moved to: atomic */
+	uint32_t next; /* the next job to take: atomic */
+	uint64_t deadline;
 };
 
-/* One worker's jobs, on its thread's clock: the load's own on the load thread. */
-static void build_jobs(struct build_run *r, struct load_clock *clock)
+static void *build_worker(void *arg)
 {
+	struct build_run *r = arg;
 	struct build_job *j;
 	uint32_t i;
 
 	while ((i = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED)) < r->n) {
 		/* past the load's time, the rest of its mappings go by frame pointers */
-		if (load_clock_past(clock) || builds_cancelled(r->pt))
+		if (mono_ns() > r->deadline || builds_cancelled(r->pt))
 			continue;
 		j = r->order[i];
 		j->table = mapping_build_table(r->pt, j->pid, j->name, j->key, j->fd, &j->err);
 		j->done = true;
 	}
-	/* its waits for a CPU are the load's to add to its time */
-	load_clock_past(clock);
-	for (uint64_t d = __atomic_load_n(&r->deadline, __ATOMIC_RELAXED);
-	     clock->deadline > d &&
-	     !__atomic_compare_exchange_n(&r->deadline, &d, clock->deadline, true, __ATOMIC_RELAXED,
-					  __ATOMIC_RELAXED);)
-		;
-}
-
-/* a thread of its own, on a copy of the load's clock */
-static void *build_worker(void *arg)
-{
-	struct build_run *r = arg;
-	struct load_clock clock;
-
-	load_clock_adopt(&clock, &r->clock);
-	build_jobs(r, &clock);
 	return NULL;
 }
 
@@ -100,9 +83,9 @@ static void mark_waited_for(struct proc_tracker *pt, struct build_job *jobs, uin
 }
 
 void table_builds_run(struct proc_tracker *pt, struct build_job *jobs, uint32_t n,
-		      struct load_clock *clock)
+		      uint64_t deadline)
 {
-	struct build_run r = {.pt = pt, .n = n, .clock = *clock, .deadline = clock->deadline};
+	struct build_run r = {.pt = pt, .n = n, .deadline = deadline};
 	uint32_t i, done = 0, started = 0, nr_threads = pt->opts.build_workers ? pt->opts.build_workers : 1;
 	pthread_t *threads = NULL;
 
@@ -125,12 +108,10 @@ void table_builds_run(struct proc_tracker *pt, struct build_job *jobs, uint32_t 
 			break;
 		started++;
 	}
-	build_jobs(&r, clock);
+	build_worker(&r);
 	for (i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
 	free(threads);
-	/* the load goes on from the latest deadline its workers' waits moved it to */
-	clock->deadline = r.deadline;
 	free(r.order);
 	for (i = 0; i < n; i++)
 		done += jobs[i].done;

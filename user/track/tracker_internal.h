@@ -29,7 +29,6 @@
 
 #include "elf/safe_open.h"
 #include "user/track/file_index.h"
-#include "user/track/load_clock.h"
 #include "user/track/proc_maps.h"
 #include "user/track/proc_stat.h"
 #include "user/track/proc_tracker.h"
@@ -360,11 +359,10 @@ uint32_t files_held_now(void);
 /*
  * Builds the n jobs on up to pt->opts.build_workers threads (the caller's among
  * them), those deferred samples wait for first, then the biggest; jobs not
- * started before the load's clock is past are left undone.  The clock moves
- * on by what the workers waited for a CPU.  load_lock held.
+ * started by deadline are left undone.  load_lock held.
  */
 void table_builds_run(struct proc_tracker *pt, struct build_job *jobs, uint32_t n,
-		      struct load_clock *clock);
+		      uint64_t deadline);
 /* The online CPUs, at most 4: the default of pt->opts.build_workers. */
 uint32_t build_workers_default(void);
 
