@@ -14,9 +14,10 @@
  *                          the process's CPU time
  *   events_wait churn N    blocks 300 ms in block_long, then N times ~100-150 us in block_tiny, and
  *                          prints on stderr how long it was off the CPU meanwhile (wall time
- *                          less its CPU time) and how many blocks took 100 ms or more:
- *                          "churn: off-CPU NS ns in N blocks, L of 100 ms or more;
- *                          block_long off-CPU NS ns"
+ *                          less its CPU time) and how many blocks took 100 ms or more,
+ *                          with their waits for a CPU and without (schedstat's):
+ *                          "churn: off-CPU NS ns in N blocks, L of 100 ms or more, S of
+ *                          them without their waits for a CPU; block_long off-CPU NS ns"
  *   events_wait unseen FILE block|exit   prints "unseen: ready PID" on stderr, runs on the
  *                          CPU until FILE exists (no syscall that blocks), then blocks
  *                          150 ms in block_short (block) or exits (exit), and prints how long
@@ -111,26 +112,38 @@ static long long cpu_wait_ns(void)
 		(wait) += cpu_wait_ns() - q_;                                                      \
 	} while (0)
 
+/*
+ * A block's off-CPU time as measured here holds any preemption around it,
+ * which is no block: one is surely 100 ms or more only if it is without any
+ * wait for a CPU (schedstat's, read outside the measure, so that count is low).
+ */
+static void count_long(long long off, long long wait, int *maybe, int *surely)
+{
+	*maybe += off >= 100000000LL;
+	*surely += wait >= 0 && off - wait >= 100000000LL;
+}
+
 __attribute__((noinline)) static void churn(int n)
 {
 	long long wall = ns_of(CLOCK_MONOTONIC), cpu = ns_of(CLOCK_THREAD_CPUTIME_ID);
-	long long off, off_long;
-	int i, long_blocks = 0;
+	long long off, off_long = 0, wait;
+	int i, maybe = 0, surely = 0;
 
 	/* the whole time off the CPU, preemptions between the blocks too; each block's apart */
-	OFF_CPU_NS(block_long(), off_long);
-	long_blocks += off_long >= 100000000LL;
+	wait = 0;
+	OFF_CPU_WAIT_NS(block_long(), off_long, wait);
+	count_long(off_long, cpu_wait_ns() < 0 ? -1 : wait, &maybe, &surely);
 	for (i = 0; i < n; i++) {
-		OFF_CPU_NS(block_tiny(), off);
-		long_blocks += off >= 100000000LL;
+		off = wait = 0;
+		OFF_CPU_WAIT_NS(block_tiny(), off, wait);
+		count_long(off, cpu_wait_ns() < 0 ? -1 : wait, &maybe, &surely);
 	}
 	wall = ns_of(CLOCK_MONOTONIC) - wall;
 	cpu = ns_of(CLOCK_THREAD_CPUTIME_ID) - cpu;
-	fprintf(
-	    stderr,
-	    "churn: off-CPU %lld ns in %d blocks, %d of 100 ms or more; block_long off-CPU %lld "
-	    "ns\n",
-	    wall - cpu, n + 1, long_blocks, off_long);
+	fprintf(stderr,
+		"churn: off-CPU %lld ns in %d blocks, %d of 100 ms or more, %d of them without "
+		"their waits for a CPU; block_long off-CPU %lld ns\n",
+		wall - cpu, n + 1, maybe, surely, off_long);
 }
 
 __attribute__((noinline)) void burn_cpu(long ms)
