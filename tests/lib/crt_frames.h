@@ -235,12 +235,18 @@ static inline uint64_t count_crt_no_rule(const char *path, const char *comm, uin
  * is_crt_address), the process's exit (no address space to walk), its
  * exec (the image being replaced: a command started through env) or a
  * load's window (no-mapping, tables-pending: code mapped or tables asked
- * for just before the sample, as many as the load took on a busy machine);
+ * for just before the sample, as many as the load took on a busy machine)
+ * or a page fault on the stack the walk starts from (unreadable-memory at the
+ * leaf, the only user frame, with the kernel in asm_exc_page_fault: the page
+ * was not present, say under migration, and a walk from a perf event cannot
+ * fault it in; perf's copy of the stack fails the same way);
  * each printed.  For a program whose native stacks must be complete.
  */
 static inline uint64_t count_incomplete_outside_crt(const char *path, const char *comm)
 {
 	static const char no_rule[] = "[incomplete: no-rule];";
+	static const char unreadable[] = "[incomplete: unreadable-memory];";
+	static const char fault[] = "asm_exc_page_fault_[k];";
 	FILE *f = fopen(path, "re");
 	char *line = NULL, prefix[128];
 	size_t cap = 0, pl;
@@ -260,6 +266,13 @@ static inline uint64_t count_incomplete_outside_crt(const char *path, const char
 			at += sizeof(no_rule) - 1;
 			len = strcspn(at, "; ");
 			if (is_crt_function(at, len) || is_crt_address(at, len))
+				continue;
+		}
+		if (!strncmp(at, unreadable, sizeof(unreadable) - 1)) {
+			const char *k = at + sizeof(unreadable) - 1;
+
+			k += strcspn(k, "; ");
+			if (*k == ';' && !strncmp(k + 1, fault, sizeof(fault) - 1))
 				continue;
 		}
 		n += strtoull(cnt + 1, NULL, 10);
