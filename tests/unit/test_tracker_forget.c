@@ -191,10 +191,10 @@ static void test_forget_lock_time(void)
 
 	first = proc_tracker_forget_exited(w.pt);
 	CHECK(first == 0, "the first forget after the exits keeps them (%zu dropped)", first);
-	t0 = mono_ns();
+	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	dropped = proc_tracker_forget_exited(w.pt);
-	total_ns = mono_ns() - t0;
-	lock_ns = w.pt->forget_lock_ns;
+	total_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	lock_ns = w.pt->forget_lock_cpu_ns;
 	CHECK(dropped == NR_CHILDREN, "%zu of %d exited processes forgotten", dropped, NR_CHILDREN);
 	entries = foreign_entries(&w);
 	CHECK(entries == 0, "%d BPF entries of the children left", entries);
@@ -208,11 +208,15 @@ static void test_forget_lock_time(void)
 			       sizeof(buf));
 	CHECK(!strcmp(name, "forget_marker"), "our own code named '%s' after the forget", name);
 	frame_namer_free(&fn);
-	/* the lock covered picking and unlinking, not the BPF work nor the frees */
-	CHECK(lock_ns * 10 < total_ns, "the forget held the lock %.3f ms of %.3f ms", lock_ns / 1e6,
-	      total_ns / 1e6);
-	printf("forget of %d processes: %.3f ms, lock held %.3f ms\n", NR_CHILDREN, total_ns / 1e6,
-	       lock_ns / 1e6);
+	/*
+	 * the lock covered picking and unlinking, not the BPF work nor the frees:
+	 * CPU times, which a loaded host's preemptions do not stretch (the wall's
+	 * did: 1.9 ms of 17 ms once)
+	 */
+	CHECK(lock_ns * 10 < total_ns, "the forget held the lock %.3f ms of %.3f ms CPU",
+	      lock_ns / 1e6, total_ns / 1e6);
+	printf("forget of %d processes: %.3f ms CPU, %.3f ms of it holding the lock\n", NR_CHILDREN,
+	       total_ns / 1e6, lock_ns / 1e6);
 	CHECK(forget_marker(1) == 4, "marker");
 	tracker_world_free(&w);
 	tmpdir_done(tmpdir, harness_failed);

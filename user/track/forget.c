@@ -177,9 +177,9 @@ size_t proc_tracker_forget_exited(struct proc_tracker *pt)
 	if (pt->opts.ts)
 		table_store_expire(pt->opts.ts, mono_ns());
 	pthread_mutex_lock(&pt->lock);
-	t0 = mono_ns();
+	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	gone = unlink_exited(pt, &n);
-	pt->forget_lock_ns = mono_ns() - t0;
+	pt->forget_lock_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	pthread_mutex_unlock(&pt->lock);
 	/* off the registry: no reader finds them; readers holding their sets keep those */
 	for (p = gone; p; p = p->next) {

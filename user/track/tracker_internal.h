@@ -149,7 +149,8 @@ struct proc_tracker {
 	/* what the tests measure: work done by reloads, and the lock time of forgets */
 	uint64_t pair_steps;	 /* old and new mappings compared while pairing them */
 	uint64_t unload_steps;	 /* processes unload_due_procs looked at */
-	uint64_t forget_lock_ns; /* how long the last proc_tracker_forget_exited held lock */
+	/* the CPU time the last proc_tracker_forget_exited spent holding lock (not its waits) */
+	uint64_t forget_lock_cpu_ns;
 };
 
 /*
