@@ -39,6 +39,14 @@ struct go_scratch {
 	__u8 hmap[GO_HMAP_READ];
 	__u64 caller_pc; /* go_vdso_caller's answer */
 	__u64 caller_sp;
+	/*
+	 * The labels read so far, kept here and not on the stack: a count the
+	 * verifier tracks (it indexes l) keeps apart the paths of each slot read
+	 * or skipped, 36% of the whole program's verification; read back from
+	 * map memory it is any number below GO_MAX_LABELS.
+	 */
+	__u32 n;
+	__u32 cut;
 };
 
 struct {
@@ -61,19 +69,20 @@ static __always_inline int go_read_string(const __u8 *hdr, char *dst, __u32 room
 }
 
 /*
- * The labels of one bucket's slots into s->l from *n on; false once a
+ * The labels of one bucket's slots into s->l from s->n on; false once a
  * label was unreadable.
  */
-static __always_inline bool go_bucket_labels(struct go_scratch *s, __u32 *n, bool *cut)
+static __always_inline bool go_bucket_labels(struct go_scratch *s)
 {
 	for (int i = 0; i < GO_BUCKET_SLOTS; i++) {
 		struct cfi_go_label *l;
-		__u32 k = *n;
+		__u32 k;
 
 		if (s->bucket[i] < GO_MIN_TOPHASH)
 			continue;
+		k = *(volatile __u32 *)&s->n;
 		if (k >= GO_MAX_LABELS) {
-			*cut = true;
+			s->cut = 1;
 			return true;
 		}
 		l = &s->l[k & (GO_MAX_LABELS - 1)];
@@ -84,7 +93,7 @@ static __always_inline bool go_bucket_labels(struct go_scratch *s, __u32 *n, boo
 		    go_read_string(&s->bucket[GO_BUCKET_VALUES + i * 16], l->value,
 				   GO_LABEL_VALUE_MAX, &l->value_len))
 			return false;
-		*n = k + 1;
+		*(volatile __u32 *)&s->n = k + 1;
 	}
 	return true;
 }
@@ -99,8 +108,7 @@ __noinline int go_labels_read(__u32 pid)
 	const struct cfi_go_proc *gp = runtime_proc(pid, RT_GO);
 	__u64 tp, g, m, curg, lp, h, buckets, count;
 	struct go_scratch *s;
-	__u32 zero = 0, n = 0;
-	bool cut = false;
+	__u32 zero = 0, n;
 
 	if (!gp)
 		return 0;
@@ -111,6 +119,8 @@ __noinline int go_labels_read(__u32 pid)
 	tp = current_thread_pointer();
 	if (!s || !tp)
 		return GO_STATUS_NONE << 16;
+	s->n = 0;
+	s->cut = 0;
 	/* a thread Go did not start (a C thread of a cgo program) has no g */
 	g = rt_read_ptr(tp + (__s64)gp->tls_g);
 	m = rt_read_ptr(g ? g + gp->g_m : 0);
@@ -134,17 +144,16 @@ __noinline int go_labels_read(__u32 pid)
 	 * once and never written again, so neither is expected below 9 labels
 	 */
 	if (s->hmap[GO_HMAP_B] || *(__u64 *)&s->hmap[GO_HMAP_OLDBUCKETS])
-		cut = true;
+		s->cut = 1;
 	if (bpf_probe_read_user(s->bucket, sizeof(s->bucket), (const void *)buckets))
 		return GO_STATUS_UNREADABLE << 16;
 	/* an overflow bucket is not followed */
 	if (*(__u64 *)&s->bucket[GO_BUCKET_BYTES - 8])
-		cut = true;
-	if (!go_bucket_labels(s, &n, &cut))
-		return GO_STATUS_UNREADABLE << 16 | n;
-	if (n < count)
-		cut = true;
-	return (cut ? GO_STATUS_TRUNCATED : GO_STATUS_OK) << 16 | n;
+		s->cut = 1;
+	if (!go_bucket_labels(s))
+		return GO_STATUS_UNREADABLE << 16 | (s->n & (GO_MAX_LABELS * 2 - 1));
+	n = s->n & (GO_MAX_LABELS * 2 - 1);
+	return (s->cut || n < count ? GO_STATUS_TRUNCATED : GO_STATUS_OK) << 16 | n;
 }
 
 /*
