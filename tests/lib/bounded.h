@@ -30,24 +30,12 @@
 
 #include "tests/lib/harness.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
-#if UNDER_ASAN
+/* read by ASan's runtime when the test is linked with it, never called otherwise */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void)
 {
 	return "quarantine_size_mb=16:allocator_may_return_null=1";
 }
-#endif
 
 /* ---- one bounded run ---- */
 

@@ -49,9 +49,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/lsan_interface.h>
-#endif
+/*
+ * ASan's, when the test is linked with it: a test's object is compiled
+ * without the sanitizers (the Makefile links it to the ASan tree as it is),
+ * so whether they are there is asked at run time, of these weak references.
+ */
+void __asan_init(void) __attribute__((weak));
+int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
+
+/* linked with AddressSanitizer (make test's NAME[asan] builds) */
+static inline bool harness_under_asan(void)
+{
+	return __asan_init != NULL;
+}
 
 #include "common/clock.h"
 
@@ -492,11 +502,10 @@ static inline void harness_end(void)
 {
 	if (--harness.depth)
 		return;
-#ifdef __SANITIZE_ADDRESS__
 	/* the child leaves with _exit: LeakSanitizer looks at what this test left */
-	if (harness.in_child && __lsan_do_recoverable_leak_check())
+	if (harness.in_child && __lsan_do_recoverable_leak_check &&
+	    __lsan_do_recoverable_leak_check())
 		CHECK(0, "LeakSanitizer: %s leaked memory (report above)", harness.test);
-#endif
 	harness.test_res->finished = true;
 	fflush(stdout);
 	fflush(stderr);

@@ -1081,10 +1081,10 @@ int main(int argc, char **argv)
 	 * slower a case) or when asked to hurry.  The survival bound (90% of the
 	 * cases) is 5 standard deviations below the 97.9% seen, at 100 cases.
 	 */
-#ifdef __SANITIZE_ADDRESS__
-	flips_libc = 150;
-	survive = 100;
-#endif
+	if (harness_under_asan()) {
+		flips_libc = 150;
+		survive = 100;
+	}
 	if (getenv("CFIPROF_MALFORMED_QUICK")) {
 		flips_small = 300;
 		flips_libc = 50;
