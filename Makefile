@@ -35,7 +35,7 @@ BUILD_PKGS := gcc make clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libdw
               libiberty-dev libcurl4-openssl-dev help2man \
               liblzma-dev libdebuginfod-dev
 # what only the tests need: oracles, peers, viewers, test workloads
-TEST_PKGS  := binutils elfutils libcap2-bin linux-perf bpftrace libclang-rt-14-dev golang-go libxml2-utils python3 \
+TEST_PKGS  := binutils elfutils libcap2-bin linux-perf bpftrace strace libclang-rt-14-dev golang-go libxml2-utils python3 \
               protobuf-compiler \
               python3.11 python3.11-dev php8.2-cli php8.2-dev php8.2-fpm libfcgi-bin perl libperl5.36 \
               ruby3.1 ruby3.1-dev \

@@ -669,3 +669,6 @@ int on_sample(struct perf_sample_ctx *ctx)
 
 /* ---- process lifecycle for the tracker: bpf/lifecycle.bpf.h ---- */
 #include "lifecycle.bpf.h"
+
+/* ---- kernel frames' names, asked by user space: bpf/ksym_names.bpf.h ---- */
+#include "ksym_names.bpf.h"

@@ -396,6 +396,12 @@ int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt)
 	return 0;
 }
 
+int loader_ask_kernel_names(struct loader *l, struct ksyms *k, char *err, size_t errlen)
+{
+	return ksyms_ask_kernel(k, bpf_program__fd(l->skel->progs.ksym_names),
+				bpf_map__fd(l->skel->maps.ksym_io), err, errlen);
+}
+
 int loader_name_programs(struct loader *l, struct ksyms *k)
 {
 	struct bpf_btf_cache cache = {0};

@@ -68,6 +68,9 @@ int loader_add_target(struct loader *l, uint32_t pid);
  * after kallsyms was read. Returns the number of functions added.
  */
 int loader_name_programs(struct loader *l, struct ksyms *k);
+
+/* k asks the kernel for the names of addresses it lacks (ksyms_ask_kernel): 0 or -1 */
+int loader_ask_kernel_names(struct loader *l, struct ksyms *k, char *err, size_t errlen);
 /* Run time of the sampling programs (needs kernel.bpf_stats_enabled=1). */
 int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt);
 

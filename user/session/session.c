@@ -175,14 +175,18 @@ static void *read_kernel_symbols(void *arg)
 {
 	struct session *s = arg;
 
-	s->ksyms = ksyms_load(NULL, s->ksyms_err, sizeof(s->ksyms_err));
+	/* the rest is asked of the kernel once the programs are loaded */
+	s->ksyms = ksyms_new();
 	/*
 	 * Programs loaded before the symbol records were opened are named only
-	 * by kallsyms, which lists none while net.core.bpf_jit_kallsyms is 0
-	 * (as perf reads them at start, from the kernel's list)
+	 * by the kernel's list of symbols, which holds none while
+	 * net.core.bpf_jit_kallsyms is 0 (as perf reads them at start, from
+	 * the kernel's list of programs)
 	 */
 	if (s->ksyms)
 		bpf_names_add_all(s->ksyms);
+	else
+		snprintf(s->ksyms_err, sizeof(s->ksyms_err), "kernel symbols: no memory");
 	return NULL;
 }
 
@@ -210,7 +214,15 @@ struct ksyms *session_kernel_symbols(struct session *s, char *err, size_t errlen
 	}
 	k = s->ksyms;
 	s->ksyms = NULL;
-	/* kallsyms was read while they loaded: cfiprof's programs may be missing */
+	if (k && s->ld.skel && loader_ask_kernel_names(&s->ld, k, err, errlen)) {
+		/* the kernel's lookup does not run here: all of kallsyms, read now */
+		fprintf(stderr, "cfiprof: %s: reading /proc/kallsyms instead\n", err);
+		ksyms_free(k);
+		k = ksyms_load(NULL, s->ksyms_err, sizeof(s->ksyms_err));
+		if (k)
+			bpf_names_add_all(k);
+	}
+	/* listed while they loaded: cfiprof's programs may be missing */
 	if (k && s->ld.skel)
 		loader_name_programs(&s->ld, k);
 	session_kernel_symbols_update(s, k);
@@ -418,7 +430,7 @@ int session_start(struct session *s, const struct session_opts *o)
 				"addresses: %s\n",
 				kerr);
 	}
-	/* /proc/kallsyms takes tens of ms to read: meanwhile the verifier checks the programs */
+	/* the programs listed take a while: meanwhile the verifier checks cfiprof's */
 	if (o->kernel && !pthread_create(&s->ksyms_thread, NULL, read_kernel_symbols, s))
 		s->ksyms_started = true;
 	lo.cgroup_fd = -1;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Kernel symbols from /proc/kallsyms. */
+/* Kernel symbols: from /proc/kallsyms, or asked of the kernel as frames need them. */
 #include "user/symbolize/kallsyms.h"
 
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "user/symbolize/ksym_live.h"
 #include "user/symbolize/sym_table.h"
 
 #define KALLSYMS	 "/proc/kallsyms"
@@ -17,7 +18,8 @@
 #define LAST_SYMBOL_SPAN 4096
 
 struct ksyms {
-	struct sym_table tab;
+	struct sym_table tab;	/* kallsyms', or only the symbols added */
+	struct ksym_live *live; /* past tab: the kernel's own lookup */
 };
 
 /* One kallsyms line, before sorting. */
@@ -274,12 +276,23 @@ fail:
 	return NULL;
 }
 
+struct ksyms *ksyms_new(void)
+{
+	return calloc(1, sizeof(struct ksyms));
+}
+
+int ksyms_ask_kernel(struct ksyms *k, int prog_fd, int io_fd, char *err, size_t errlen)
+{
+	k->live = ksym_live_open(prog_fd, io_fd, err, errlen);
+	return k->live ? 0 : -1;
+}
+
 int ksyms_lookup(const struct ksyms *k, uint64_t addr, const char **name, uint64_t *offset)
 {
-	long i = sym_table_find(&k->tab, addr);
+	long i = k->tab.n ? sym_table_find(&k->tab, addr) : -1;
 
 	if (i < 0)
-		return -1;
+		return k->live ? ksym_live_lookup(k->live, addr, name, offset) : -1;
 	if (name)
 		*name = sym_table_name(&k->tab, i);
 	if (offset)
@@ -311,5 +324,6 @@ void ksyms_free(struct ksyms *k)
 	if (!k)
 		return;
 	sym_table_release(&k->tab);
+	ksym_live_close(k->live);
 	free(k);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Kernel symbols from /proc/kallsyms. */
+/* Kernel symbols: from /proc/kallsyms, or asked of the kernel as frames need them. */
 #ifndef CFIPROF_KALLSYMS_H
 #define CFIPROF_KALLSYMS_H
 
@@ -15,6 +15,17 @@ struct ksyms;
  * kptr_restrict (or missing CAP_SYSLOG) hides them (errno EPERM).
  */
 struct ksyms *ksyms_load(const char *path, char *err, size_t errlen);
+
+/* An empty table: only the symbols added (ksyms_add), until ksyms_ask_kernel. */
+struct ksyms *ksyms_new(void);
+
+/*
+ * From now on an address no symbol of k covers is named by the kernel's own
+ * lookup: cfiprof's BPF program ksym_names (prog_fd) and its map ksym_io
+ * (io_fd), loaded (user/symbolize/ksym_live.h).  0, or -1 with a message in
+ * err when the program does not run.
+ */
+int ksyms_ask_kernel(struct ksyms *k, int prog_fd, int io_fd, char *err, size_t errlen);
 
 /*
  * A symbol covers up to the next kernel symbol (kallsyms has no sizes); the

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Kernel addresses named by the kernel's own lookup, through cfiprof's BPF
+ * program ksym_names (bpf/ksym_names.bpf.h), each function asked once.
+ */
+#ifndef CFIPROF_KSYM_LIVE_H
+#define CFIPROF_KSYM_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ksym_live;
+
+/*
+ * The program prog_fd and its map io_fd, loaded; NULL with a message in err
+ * when the map cannot be mapped or the program does not run.
+ */
+struct ksym_live *ksym_live_open(int prog_fd, int io_fd, char *err, size_t errlen);
+
+/*
+ * The function covering addr (its name, "name [module]" for a module's, and
+ * addr's offset into it) as the kernel names it: 0, or -1 when no symbol
+ * covers addr, the kernel's lookup failed (said once on stderr) or
+ * KSYM_LIVE_MAX functions are known already.  Thread-safe; the name lives
+ * as long as l.
+ */
+int ksym_live_lookup(struct ksym_live *l, uint64_t addr, const char **name, uint64_t *offset);
+
+/* functions asked of the kernel so far */
+size_t ksym_live_count(const struct ksym_live *l);
+
+void ksym_live_close(struct ksym_live *l);
+
+#endif
