@@ -18,36 +18,25 @@ struct {
 	__type(value, struct cfi_ksym_io);
 } ksym_io SEC(".maps");
 
-struct ksym_names_ctx {
-	struct cfi_ksym_io *io;
-};
-
-static long ksym_name_one(__u32 i, void *data)
-{
-	struct cfi_ksym_io *io = ((struct ksym_names_ctx *)data)->io;
-	__u64 arg[1];
-
-	if (i >= io->nr)
-		return 1;
-	/* the bound above is on another register once compiled: the mask is the verifier's */
-	barrier_var(i);
-	i &= KSYM_BATCH - 1;
-	arg[0] = io->addr[i];
-	bpf_snprintf(io->name[i], KSYM_NAME_BYTES, "%pS", arg, sizeof(arg));
-	return 0;
-}
-
+/* KSYM_BATCH at most: a loop the verifier bounds (bpf_loop is 5.17, the minimum 5.15) */
 SEC("syscall")
 int ksym_names(void *ctx)
 {
-	struct ksym_names_ctx c = {0};
+	struct cfi_ksym_io *io;
 	__u32 zero = 0;
 
 	(void)ctx;
-	c.io = bpf_map_lookup_elem(&ksym_io, &zero);
-	if (!c.io)
+	io = bpf_map_lookup_elem(&ksym_io, &zero);
+	if (!io)
 		return 1;
-	bpf_loop(KSYM_BATCH, ksym_name_one, &c, 0);
+	for (int i = 0; i < KSYM_BATCH; i++) {
+		__u64 arg[1];
+
+		if (i >= io->nr)
+			break;
+		arg[0] = io->addr[i];
+		bpf_snprintf(io->name[i], KSYM_NAME_BYTES, "%pS", arg, sizeof(arg));
+	}
 	return 0;
 }
 
