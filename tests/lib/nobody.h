@@ -187,6 +187,53 @@ static inline char *pprof_traces(const char *file)
 	return slurp(out);
 }
 
+static int kernel_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * A kernel frame's name as cfiprof prints it: a function /proc/kallsyms
+ * lists (read by the test, which runs as root: the oracle is the kernel's
+ * list, not cfiprof), its " [module]" left out; a BPF program's ("... [bpf]",
+ * gone from kallsyms once the agent exits); or an address.
+ */
+static inline bool kernel_frame(const char *name)
+{
+	static char **names;
+	static size_t n;
+	char buf[256], *key = buf, *sp;
+
+	if (!strncmp(name, "0xffff", 6))
+		return true;
+	if (strlen(name) > 6 && !strcmp(name + strlen(name) - 6, " [bpf]"))
+		return true;
+	if (!names) {
+		FILE *f = fopen("/proc/kallsyms", "re");
+		size_t cap = 0;
+		char line[512], sym[256];
+
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "%*s %*c %255s", sym) == 1) {
+				if (n == cap) {
+					cap = cap ? 2 * cap : 65536;
+					names = realloc(names, cap * sizeof(*names));
+				}
+				if (names)
+					names[n++] = strdup(sym);
+			}
+		if (f)
+			fclose(f);
+		if (names)
+			qsort(names, n, sizeof(*names), kernel_name_cmp);
+	}
+	snprintf(buf, sizeof(buf), "%s", name);
+	sp = strstr(buf, " [");
+	if (sp)
+		*sp = '\0';
+	return names && bsearch(&key, names, n, sizeof(*names), kernel_name_cmp);
+}
+
 struct chain_count {
 	int samples, chain_ok, incomplete, pending; /* distinct stacks */
 	char first_bad[512];
@@ -196,7 +243,7 @@ struct chain_count {
  * The samples of comm in -traces output: each block lists its labels
  * ("comm:  chain") and its frames leaf first; chain_ok counts those whose
  * frames, root first, are chain's known chain.  Kernel frames below the
- * leaf are addresses: the agent runs as nobody, kallsyms hides them.
+ * leaf (kernel_frame) are left out.
  */
 static inline struct chain_count count_chain(const char *traces, const char *comm)
 {
@@ -228,7 +275,7 @@ static inline struct chain_count count_chain(const char *traces, const char *com
 				cc.incomplete += bad;
 				cc.pending += pending;
 				/* below the leaf only what it calls, then the kernel's */
-				while (n > leaf_at + 1 && !strncmp(rev[n - 1], "0xffff", 6))
+				while (n > leaf_at + 1 && kernel_frame(rev[n - 1]))
 					n--;
 				if (!bad && root < n && n - root >= 6 && leaf_at >= root &&
 				    chain_is(rev + root, n - root, leaf_at - root, exp + 3, 6))
