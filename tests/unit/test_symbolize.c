@@ -29,6 +29,7 @@
 #include "user/profile/frame_names.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/ksym_events.h"
+#include "user/symbolize/ksym_live.h"
 #include "user/symbolize/perfmap.h"
 #include "user/symbolize/sym_cache.h"
 #include "user/symbolize/sym_table.h"
@@ -453,6 +454,50 @@ static void test_demangle(void)
 	check_demangle("malloc", SYM_DEMANGLE_FULL, NULL);
 	check_demangle("_Znotmangled", SYM_DEMANGLE_FULL, NULL);
 	check_demangle("_R", SYM_DEMANGLE_FULL, NULL);
+}
+
+/* The kernel's %pS answers as ksym_live reads them, the kernel's formats as lib/vsprintf.c writes
+ * them. */
+static void test_ksym_answers(void)
+{
+	static const struct {
+		const char *answer, *name;
+		uint64_t addr, start, end;
+	} ok[] = {
+	    {"do_syscall_64+0x15/0x280", "do_syscall_64", 0xffffffff821ecbf5, 0xffffffff821ecbe0,
+	     0xffffffff821ece60},
+	    {"do_syscall_64+0x0/0x280", "do_syscall_64", 0xffffffff821ecbe0, 0xffffffff821ecbe0,
+	     0xffffffff821ece60},
+	    {"nft_do_chain+0x10/0x5a0 [nf_tables]", "nft_do_chain [nf_tables]", 0xffffffffc0201010,
+	     0xffffffffc0201000, 0xffffffffc02015a0},
+	    {"finish_task_switch.isra.0+0x8/0x2c0", "finish_task_switch.isra.0", 0x1008, 0x1000,
+	     0x12c0},
+	};
+	static const char *const refused[] = {
+	    "0xffffffffc0201000", /* no symbol: the address itself */
+	    "f+0x20/0x40",	  /* an offset past the address */
+	    "f+0x0/0x0",	  /* no size */
+	    "+0x1/0x2",		  /* no name */
+	    "f+0x1/0x2 junk",	  /* neither end nor module */
+	    "f",		  /* no offset */
+	};
+	char name[64];
+	uint64_t start, end;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		int rc =
+		    ksym_live_parse(ok[i].answer, ok[i].addr, &start, &end, name, sizeof(name));
+
+		CHECK(rc == 0 && !strcmp(name, ok[i].name) && start == ok[i].start &&
+			  end == ok[i].end,
+		      "'%s': rc %d, '%s' [%#" PRIx64 ", %#" PRIx64 ")", ok[i].answer, rc,
+		      rc ? "" : name, rc ? 0 : start, rc ? 0 : end);
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		CHECK(ksym_live_parse(refused[i], 0x10, &start, &end, name, sizeof(name)) == -1,
+		      "'%s' taken for a symbol", refused[i]);
+	CHECK(ksym_live_parse("a_rather_long_name+0x1/0x2", 0x10, &start, &end, name, 8) == -1,
+	      "a name longer than the buffer kept cut");
 }
 
 static void test_kallsyms(void)
@@ -1208,6 +1253,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_separate_debug);
 	RUN_TEST(test_cxx);
 	RUN_TEST(test_kallsyms);
+	RUN_TEST(test_ksym_answers);
 	RUN_TEST(test_ksym_events);
 	RUN_TEST(test_sorted_tail);
 	RUN_TEST(test_perfmap);

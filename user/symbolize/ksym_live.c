@@ -35,6 +35,7 @@ struct ksym_live {
 	struct ksym_found *v; /* sorted by start, disjoint */
 	size_t n, cap;
 	bool failed;
+	bool full; /* KSYM_LIVE_MAX reached, said once */
 };
 
 static void set_err(char *err, size_t errlen, const char *what)
@@ -101,32 +102,37 @@ static size_t find(const struct ksym_live *l, uint64_t addr)
 	return lo;
 }
 
-/*
- * "name+0xOFF/0xSIZE" or "name+0xOFF/0xSIZE [module]" into f, as "name" or
- * "name [module]"; false for "0x..." (no symbol) or anything else.
- */
-static bool parse_answer(const char *s, uint64_t addr, struct ksym_found *f)
+int ksym_live_parse(const char *answer, uint64_t addr, uint64_t *start, uint64_t *end, char *name,
+		    size_t len)
 {
-	const char *plus = strrchr(s, '+'), *mod;
+	const char *plus = strrchr(answer, '+'), *mod;
 	unsigned long long off, size;
-	size_t len;
 	int used = 0;
 
-	if (!plus || plus == s || sscanf(plus, "+0x%llx/0x%llx%n", &off, &size, &used) != 2 ||
+	if (!plus || plus == answer || sscanf(plus, "+0x%llx/0x%llx%n", &off, &size, &used) != 2 ||
 	    off > addr || !size)
-		return false;
+		return -1;
 	mod = plus + used;
 	if (*mod && strncmp(mod, " [", 2))
+		return -1;
+	if ((size_t)snprintf(name, len, "%.*s%s", (int)(plus - answer), answer, mod) >= len)
+		return -1;
+	*start = addr - off;
+	*end = *start + size;
+	return 0;
+}
+
+/* the answer into f: false for no symbol, or no memory */
+static bool parse_answer(const char *s, uint64_t addr, struct ksym_found *f)
+{
+	char name[KSYM_NAME_BYTES];
+
+	if (ksym_live_parse(s, addr, &f->start, &f->end, name, sizeof(name)))
 		return false;
-	len = (size_t)(plus - s);
-	f->name = malloc(len + strlen(mod) + 1);
+	f->name = strdup(name);
 	if (!f->name)
-		return false;
-	memcpy(f->name, s, len);
-	strcpy(f->name + len, mod);
-	f->start = addr - off;
-	f->end = f->start + size;
-	return true;
+		f->end = (f->start = addr) + 1;
+	return f->name != NULL;
 }
 
 static int insert(struct ksym_live *l, size_t at, const struct ksym_found *f)
@@ -152,8 +158,18 @@ static long ask(struct ksym_live *l, uint64_t addr)
 	struct ksym_found f = {addr, addr + 1, NULL};
 	size_t at;
 
-	if (l->failed || l->n >= KSYM_LIVE_MAX)
+	if (l->failed)
 		return -1;
+	if (l->n >= KSYM_LIVE_MAX) {
+		if (!l->full)
+			fprintf(
+			    stderr,
+			    "cfiprof: kernel symbols: %d functions and unnamed addresses known: "
+			    "others show as addresses from now on\n",
+			    KSYM_LIVE_MAX);
+		l->full = true;
+		return -1;
+	}
 	l->io->addr[0] = addr;
 	l->io->nr = 1;
 	l->io->name[0][0] = '\0';

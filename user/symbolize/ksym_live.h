@@ -26,6 +26,15 @@ struct ksym_live *ksym_live_open(int prog_fd, int io_fd, char *err, size_t errle
  */
 int ksym_live_lookup(struct ksym_live *l, uint64_t addr, const char **name, uint64_t *offset);
 
+/*
+ * The kernel's answer for addr ("name+0xOFF/0xSIZE", " [module]" after a
+ * module's) as the function's range [*start, *end) and its name ("name" or
+ * "name [module]") in name: 0, or -1 for no symbol ("0x..."), anything
+ * else, or a name longer than len.
+ */
+int ksym_live_parse(const char *answer, uint64_t addr, uint64_t *start, uint64_t *end, char *name,
+		    size_t len);
+
 /* functions asked of the kernel so far */
 size_t ksym_live_count(const struct ksym_live *l);
 
