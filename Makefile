@@ -297,13 +297,9 @@ SAN_COMPILED_HDRS := bpf/walker.h
 $(OUT)/asan/test_%: $$(call test_src,test_$$*) $(OUT)/tests/obj/test_%.o \
 		$(OUT)/asan/libcfiuser.a $(OUT)/asan/libcfitables.a $(TEST_HDRS)
 	@mkdir -p $(dir $@)
-	@if grep -qF '$(SAN_COMPILED_HDRS)' $(OUT)/tests/obj/test_$*.d; then \
-		echo "$(CC) $(SAN_FLAGS) $(TEST_SAN_OPT) $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT)/asan)"; \
-		$(CC) $(SAN_FLAGS) $(TEST_SAN_OPT) $(BASE_FLAGS) $< -o $@ $(call LIBS,$(OUT)/asan); \
-	else \
-		echo "$(CC) $(SAN_FLAGS) $(OUT)/tests/obj/test_$*.o -o $@ $(call LIBS,$(OUT)/asan)"; \
-		$(CC) $(SAN_FLAGS) $(OUT)/tests/obj/test_$*.o -o $@ $(call LIBS,$(OUT)/asan); \
-	fi
+	@set -x; $(CC) $(SAN_FLAGS) $$(grep -qF '$(SAN_COMPILED_HDRS)' $(OUT)/tests/obj/test_$*.d && \
+		echo $(TEST_SAN_OPT) $(BASE_FLAGS) $< || echo $(OUT)/tests/obj/test_$*.o) \
+		-o $@ $(call LIBS,$(OUT)/asan)
 
 $(OUT)/tsan/test_%: $$(call test_src,test_$$*) $(OUT)/tsan/libcfiuser.a \
 		$(OUT)/tsan/libcfitables.a $(TEST_HDRS)

@@ -555,20 +555,17 @@ struct cfi_unwalked_val {
  * before 6.4: one program per slot, its event index a setting.
  */
 /*
- * Kernel addresses named by the kernel itself: user space writes up to
- * KSYM_BATCH addresses into the mmapable map ksym_io and runs the syscall
- * program ksym_names, which writes each one's "%pS" ("name+0xOFF/0xSIZE",
- * " [module]" after a module's; "0x..." for no symbol) as the kernel's own
- * lookup gives it.  No /proc/kallsyms to read and parse at every start.
+ * A kernel address named by the kernel itself: user space writes it into the
+ * mmapable map ksym_io and runs the syscall program ksym_names, which writes
+ * its "%pS" ("name+0xOFF/0xSIZE", " [module]" after a module's; "0x..." for
+ * no symbol) as the kernel's own lookup gives it.  No /proc/kallsyms to read
+ * and parse at every start.
  */
-#define KSYM_BATCH	8
 #define KSYM_NAME_BYTES 256
 
 struct cfi_ksym_io {
-	__u64 addr[KSYM_BATCH];
-	__u32 nr;
-	__u32 pad;
-	char name[KSYM_BATCH][KSYM_NAME_BYTES];
+	__u64 addr;
+	char name[KSYM_NAME_BYTES];
 };
 
 #define EVENT_TP_SLOTS 4

@@ -18,25 +18,19 @@ struct {
 	__type(value, struct cfi_ksym_io);
 } ksym_io SEC(".maps");
 
-/* KSYM_BATCH at most: a loop the verifier bounds (bpf_loop is 5.17, the minimum 5.15) */
 SEC("syscall")
 int ksym_names(void *ctx)
 {
 	struct cfi_ksym_io *io;
 	__u32 zero = 0;
+	__u64 arg[1];
 
 	(void)ctx;
 	io = bpf_map_lookup_elem(&ksym_io, &zero);
 	if (!io)
 		return 1;
-	for (int i = 0; i < KSYM_BATCH; i++) {
-		__u64 arg[1];
-
-		if (i >= io->nr)
-			break;
-		arg[0] = io->addr[i];
-		bpf_snprintf(io->name[i], KSYM_NAME_BYTES, "%pS", arg, sizeof(arg));
-	}
+	arg[0] = io->addr;
+	bpf_snprintf(io->name, KSYM_NAME_BYTES, "%pS", arg, sizeof(arg));
 	return 0;
 }
 

@@ -117,10 +117,10 @@ static long long cpu_wait_ns(void)
  * which is no block: one is surely 100 ms or more only if it is without any
  * wait for a CPU (schedstat's, read outside the measure, so that count is low).
  */
-static void count_long(long long off, long long wait, int *maybe, int *surely)
+static void count_long(long long off, long long wait, bool waits_read, int *maybe, int *surely)
 {
 	*maybe += off >= 100000000LL;
-	*surely += wait >= 0 && off - wait >= 100000000LL;
+	*surely += waits_read && off - wait >= 100000000LL;
 }
 
 __attribute__((noinline)) static void churn(int n)
@@ -128,15 +128,16 @@ __attribute__((noinline)) static void churn(int n)
 	long long wall = ns_of(CLOCK_MONOTONIC), cpu = ns_of(CLOCK_THREAD_CPUTIME_ID);
 	long long off, off_long = 0, wait;
 	int i, maybe = 0, surely = 0;
+	bool waits_read = cpu_wait_ns() >= 0;
 
 	/* the whole time off the CPU, preemptions between the blocks too; each block's apart */
 	wait = 0;
 	OFF_CPU_WAIT_NS(block_long(), off_long, wait);
-	count_long(off_long, cpu_wait_ns() < 0 ? -1 : wait, &maybe, &surely);
+	count_long(off_long, wait, waits_read, &maybe, &surely);
 	for (i = 0; i < n; i++) {
 		off = wait = 0;
 		OFF_CPU_WAIT_NS(block_tiny(), off, wait);
-		count_long(off, cpu_wait_ns() < 0 ? -1 : wait, &maybe, &surely);
+		count_long(off, wait, waits_read, &maybe, &surely);
 	}
 	wall = ns_of(CLOCK_MONOTONIC) - wall;
 	cpu = ns_of(CLOCK_THREAD_CPUTIME_ID) - cpu;

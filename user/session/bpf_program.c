@@ -398,8 +398,18 @@ int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt)
 
 int loader_ask_kernel_names(struct loader *l, struct ksyms *k, char *err, size_t errlen)
 {
-	return ksyms_ask_kernel(k, bpf_program__fd(l->skel->progs.ksym_names),
-				bpf_map__fd(l->skel->maps.ksym_io), err, errlen);
+	size_t len = 0;
+	void *io = map_mmap(l->skel->maps.ksym_io, &len);
+
+	if (!io) {
+		snprintf(err, errlen, "kernel symbols: cannot map the kernel's answers: %s",
+			 strerror(errno));
+		return -1;
+	}
+	if (!ksyms_ask_kernel(k, bpf_program__fd(l->skel->progs.ksym_names), io, len, err, errlen))
+		return 0;
+	munmap(io, len);
+	return -1;
 }
 
 int loader_name_programs(struct loader *l, struct ksyms *k)

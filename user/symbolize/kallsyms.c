@@ -281,15 +281,16 @@ struct ksyms *ksyms_new(void)
 	return calloc(1, sizeof(struct ksyms));
 }
 
-int ksyms_ask_kernel(struct ksyms *k, int prog_fd, int io_fd, char *err, size_t errlen)
+int ksyms_ask_kernel(struct ksyms *k, int prog_fd, void *io, size_t io_len, char *err,
+		     size_t errlen)
 {
-	k->live = ksym_live_open(prog_fd, io_fd, err, errlen);
+	k->live = ksym_live_open(prog_fd, io, io_len, err, errlen);
 	return k->live ? 0 : -1;
 }
 
 int ksyms_lookup(const struct ksyms *k, uint64_t addr, const char **name, uint64_t *offset)
 {
-	long i = k->tab.n ? sym_table_find(&k->tab, addr) : -1;
+	long i = sym_table_find(&k->tab, addr);
 
 	if (i < 0)
 		return k->live ? ksym_live_lookup(k->live, addr, name, offset) : -1;

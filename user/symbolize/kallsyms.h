@@ -21,11 +21,12 @@ struct ksyms *ksyms_new(void);
 
 /*
  * From now on an address no symbol of k covers is named by the kernel's own
- * lookup: cfiprof's BPF program ksym_names (prog_fd) and its map ksym_io
- * (io_fd), loaded (user/symbolize/ksym_live.h).  0, or -1 with a message in
- * err when the program does not run.
+ * lookup: cfiprof's BPF program ksym_names (prog_fd) and its map ksym_io,
+ * mapped at io (user/symbolize/ksym_live.h, which unmaps it).  0, or -1 with
+ * a message in err when the program does not run (io then the caller's).
  */
-int ksyms_ask_kernel(struct ksyms *k, int prog_fd, int io_fd, char *err, size_t errlen);
+int ksyms_ask_kernel(struct ksyms *k, int prog_fd, void *io, size_t io_len, char *err,
+		     size_t errlen);
 
 /*
  * A symbol covers up to the next kernel symbol (kallsyms has no sizes); the

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "bpf/cfiprof_abi.h"
 
@@ -44,7 +43,7 @@ static void set_err(char *err, size_t errlen, const char *what)
 		snprintf(err, errlen, "kernel symbols: %s: %s", what, strerror(errno));
 }
 
-static int run_batch(struct ksym_live *l)
+static int run(struct ksym_live *l)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 
@@ -57,28 +56,23 @@ static int run_batch(struct ksym_live *l)
 	return 0;
 }
 
-struct ksym_live *ksym_live_open(int prog_fd, int io_fd, char *err, size_t errlen)
+struct ksym_live *ksym_live_open(int prog_fd, void *io, size_t io_len, char *err, size_t errlen)
 {
-	long page = sysconf(_SC_PAGESIZE);
 	struct ksym_live *l = calloc(1, sizeof(*l));
 
-	if (!l) {
-		set_err(err, errlen, "no memory");
-		return NULL;
-	}
-	l->prog_fd = prog_fd;
-	l->io_len = (sizeof(*l->io) + (size_t)page - 1) / (size_t)page * (size_t)page;
-	l->io = mmap(NULL, l->io_len, PROT_READ | PROT_WRITE, MAP_SHARED, io_fd, 0);
-	if (l->io == MAP_FAILED) {
-		set_err(err, errlen, "cannot map the kernel's answers");
+	if (!l || io_len < sizeof(*l->io)) {
+		errno = l ? EINVAL : ENOMEM;
+		set_err(err, errlen, "cannot set up the kernel's lookup");
 		free(l);
 		return NULL;
 	}
-	/* nothing asked: only whether the program runs here */
-	l->io->nr = 0;
-	if (run_batch(l)) {
+	l->prog_fd = prog_fd;
+	l->io = io;
+	l->io_len = io_len;
+	/* address 0: only whether the program runs here */
+	l->io->addr = 0;
+	if (run(l)) {
 		set_err(err, errlen, "the kernel's lookup does not run");
-		munmap(l->io, l->io_len);
 		free(l);
 		return NULL;
 	}
@@ -170,10 +164,9 @@ static long ask(struct ksym_live *l, uint64_t addr)
 		l->full = true;
 		return -1;
 	}
-	l->io->addr[0] = addr;
-	l->io->nr = 1;
-	l->io->name[0][0] = '\0';
-	if (run_batch(l)) {
+	l->io->addr = addr;
+	l->io->name[0] = '\0';
+	if (run(l)) {
 		l->failed = true;
 		fprintf(stderr,
 			"cfiprof: kernel symbols: the kernel's lookup failed (%s): kernel frames "
@@ -181,8 +174,8 @@ static long ask(struct ksym_live *l, uint64_t addr)
 			strerror(errno));
 		return -1;
 	}
-	l->io->name[0][KSYM_NAME_BYTES - 1] = '\0';
-	parse_answer(l->io->name[0], addr, &f);
+	l->io->name[KSYM_NAME_BYTES - 1] = '\0';
+	parse_answer(l->io->name, addr, &f);
 	/* addr is in no entry: between at - 1 and at, cut to that gap (sizes reach the next) */
 	at = find(l, addr);
 	if (at < l->n && l->v[at].start < f.end)

@@ -12,10 +12,11 @@
 struct ksym_live;
 
 /*
- * The program prog_fd and its map io_fd, loaded; NULL with a message in err
- * when the map cannot be mapped or the program does not run.
+ * The program prog_fd and its map, loaded and mapped at io (io_len bytes,
+ * unmapped by ksym_live_close); NULL with a message in err when the program
+ * does not run (io is then the caller's to unmap).
  */
-struct ksym_live *ksym_live_open(int prog_fd, int io_fd, char *err, size_t errlen);
+struct ksym_live *ksym_live_open(int prog_fd, void *io, size_t io_len, char *err, size_t errlen);
 
 /*
  * The function covering addr (its name, "name [module]" for a module's, and
