@@ -58,8 +58,9 @@ BPF_SKEL   := $(BPF_SRC:bpf/%.bpf.c=$(OUT)/%.skel.h)
 # tests/unit: no kernel needed; tests/e2e: BPF, perf events, real programs
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c tests/e2e/test_*.c))
 TEST_BIN   := $(addprefix $(OUT)/tests/,$(notdir $(TEST_SRC:.c=)))
-# Every unit suite runs once more under ASan + UBSan (tests/run.sh reports them as
-# NAME[asan]), but these, for the reason given: test_tables_oracle compares every row
+# make test runs every unit suite once, under ASan + UBSan (tests/run.sh reports them as
+# NAME[asan]; the same checks as the plain build, which the end-to-end suites run as
+# cfiprof itself), but these, plain, for the reason given: test_tables_oracle compares every row
 # of libLLVM and libc with readelf (minutes under ASan; its parser runs under ASan in
 # test_tables_rules, test_tables_malformed and test_fuzz_regressions); test_packaging,
 # test_docs, test_history and test_layers run make, git and text checks, and
@@ -68,6 +69,9 @@ ASAN_SKIP  := test_tables_oracle test_packaging test_docs test_history test_laye
 UNIT_TESTS := $(notdir $(basename $(wildcard tests/unit/test_*.c)))
 ASAN_TESTS := $(filter-out $(ASAN_SKIP),$(UNIT_TESTS))
 ASAN_BIN   := $(ASAN_TESTS:%=$(OUT)/asan/%)
+E2E_TESTS  := $(notdir $(basename $(wildcard tests/e2e/test_*.c)))
+# what make test runs of the plain build: the end-to-end suites and the unit suites ASan skips
+PLAIN_RUN_BIN := $(addprefix $(OUT)/tests/,$(E2E_TESTS) $(ASAN_SKIP))
 # the tracker's tests run once more under ThreadSanitizer: the load thread, the symbolizer
 # and the consumer share its state
 TSAN_TESTS := test_recording test_table_store test_frame_names test_tracker_reload \
@@ -311,13 +315,12 @@ $(OUT)/tsan/test_%: $$(call test_src,test_$$*) $(OUT)/tsan/libcfiuser.a \
 test: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
 		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(OUT)/arm64/cfiprof \
-		$(ARM64_DEBS_DONE) $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
-	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(TEST_BIN) $(ASAN_BIN) $(TSAN_BIN)
+		$(ARM64_DEBS_DONE) $(PLAIN_RUN_BIN) $(ASAN_BIN) $(TSAN_BIN)
+	@CFIPROF=$(OUT)/cfiprof OUT=$(OUT) tests/run.sh $(PLAIN_RUN_BIN) $(ASAN_BIN) $(TSAN_BIN)
 
 # The end-to-end suites beside two CPU hogs per CPU, STRESS_RUNS times (default 10),
 # with each test's pass rate; STRESS_SUITES="test_x test_y" runs only those.
 STRESS_RUNS ?= 10
-E2E_TESTS := $(notdir $(basename $(wildcard tests/e2e/test_*.c)))
 test-stress: test-deps
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
 		all $(TEST_PROGS) $(OUT)/asan/cfiprof $(OUT)/arm64/cfiprof \

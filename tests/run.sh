@@ -8,8 +8,10 @@
 #   tests/run.sh 'test_x[asan]:foo'       the ASan + UBSan build ($OUT/asan/test_x)
 #   tests/run.sh 'test_x[tsan]'           the ThreadSanitizer build ($OUT/tsan/test_x)
 #
-# A binary under asan/ or tsan/ is the same source as its twin: it is reported
-# as NAME[asan] / NAME[tsan] and adds its failures to the total but not its passes.
+# A binary under asan/ or tsan/ is the same source as its plain twin: it is
+# reported as NAME[asan] / NAME[tsan] and adds its failures to the total; an
+# ASan build adds its passes too when its plain twin is not in the run (make
+# test runs the unit suites under ASan + UBSan only), a TSan build never.
 #
 # Suites run in three groups.  Two at once first: the pool, POOL_JOBS suites at
 # a time (default: the number of CPUs): the unit suites (tests/unit, and every
@@ -119,10 +121,11 @@ run_one() {
 
 # adds a finished run (its log) to the totals and prints its result line
 tally() {
-	local bin=$1 only=$2 log=$3 name asan=0 line rc ms p f nr_named t
+	local bin=$1 only=$2 log=$3 name by_twin=0 line rc ms p f nr_named t
 	name=$(display_name "$bin")
 	case "$bin" in
-	*/asan/* | */tsan/*) asan=1 ;;
+	*/asan/*) [ -n "${plain_run[$(basename "$bin")]:-}" ] && by_twin=1 ;;
+	*/tsan/*) by_twin=1 ;;
 	esac
 	rc=$(cat "$log.rc")
 	ms="$(cat "$log.ms") ms, $(cat "$log.cpu") ms CPU"
@@ -150,7 +153,7 @@ tally() {
 		f=1
 	fi
 	[ "$f" -gt 0 ] && [ ${#failed_tests[@]} -eq "$nr_named" ] && failed_tests+=("$name")
-	if [ "$asan" = 1 ]; then
+	if [ "$by_twin" = 1 ]; then
 		printf -- '--- %s: %s passed (not added: counted in its twin), %s failed (%s)\n' \
 			"$name" "$p" "$f" "$ms"
 		p=0
@@ -161,6 +164,13 @@ tally() {
 	total_fail=$((total_fail + f))
 }
 
+declare -A plain_run=() # basename -> 1 for each plain binary in the run
+for arg in "$@"; do
+	case "$arg" in
+	*/asan/* | */tsan/* | *\[asan\]* | *\[tsan\]*) ;;
+	*) b=${arg%%:*}; plain_run[$(basename "$b")]=1 ;;
+	esac
+done
 pool=()
 units=()
 lane=()
