@@ -2,7 +2,8 @@
 /*
  * cfiprof agent, end to end, with short intervals while build/progs/chain runs:
  *  1. files: three 2-second intervals (--duration 6); each file opens in
- *     `go tool pprof -top` with `leaf`; the samples in the files add up to the
+ *     `go tool pprof -top` with `leaf`, and has samples in this suite's own
+ *     chain's leaf (by the mapping's path); the samples in the files add up to the
  *     BPF counters minus the counted losses (the agent's final log line); the
  *     metrics endpoint serves the documented names with sane values; SIGHUP
  *     re-reads the config file (labels team=a, then team=b);
@@ -19,6 +20,10 @@
  * test_agent_caps.
  *
  * Environment: CFIPROF (default build/cfiprof), OUT (default build).
+ */
+/*
+ * run.sh: beside others (its agent samples the whole host, but its checks count what that
+ * agent counted and look for the leaf of its own copy of chain, by the mapping's path)
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -237,7 +242,7 @@ static void check_first(struct receiver *rv, const char *hdr, const char *body, 
 	if (!pi.ok || !pi.nr_samples)
 		BAD("body is not a gzip'd pprof with samples (%zu bytes); ", blen);
 	if (rv->check_leaf && !pi.has_leaf)
-		BAD("body has no 'leaf' function; ");
+		BAD("body has no sample in the own chain's leaf; ");
 	if (!strstr(pi.labels, "hostname;") || !strstr(pi.labels, "pid;"))
 		BAD("sample labels '%s'; ", pi.labels);
 #undef BAD
@@ -415,6 +420,7 @@ static void test_files(void)
 		free(out);
 		pi = decode_file(path);
 		CHECK(pi.ok && pi.nr_samples, "%s: not a pprof with samples", files[i]);
+		CHECK(pi.has_leaf, "%s: no sample in the leaf of %s", files[i], leaf_binary);
 		CHECK(strstr(pi.labels, "hostname;") && strstr(pi.labels, "team;") &&
 			  strstr(pi.labels, "comm;") && strstr(pi.labels, "tid;"),
 		      "%s: sample labels '%s'", files[i], pi.labels);
@@ -713,14 +719,19 @@ static void test_spool_and_restart(void)
 
 int main(int argc, char **argv)
 {
+	static char own_chain[PATHBUF];
 	char *chain_argv[3];
 	pid_t chain;
 
 	harness_init(argc, argv);
 	if (!agent_suite_setup("agent-test"))
 		return HARNESS_DONE();
-	/* one test program for the whole run: leaf spins on one core */
-	chain_argv[0] = chain_bin;
+	/* one test program for the whole run: leaf spins on one core; a copy of its own, so
+	 * that a leaf found is this one's, not another suite's chain beside it */
+	snprintf(own_chain, sizeof(own_chain), "%s/chain", tmpdir);
+	CHECK(sh_fmt("cp %s %s", chain_bin, own_chain) == 0, "copy %s", chain_bin);
+	leaf_binary = own_chain;
+	chain_argv[0] = own_chain;
 	chain_argv[1] = "60";
 	chain_argv[2] = NULL;
 	chain = spawn(chain_argv, NULL, NULL);

@@ -79,10 +79,25 @@ struct pprof_info {
 	bool ok;
 	uint64_t nr_samples, total; /* sample messages, sum of value[0] */
 	uint64_t duration_ns;
-	bool has_leaf;
+	bool has_leaf; /* a sample in leaf, of leaf_binary's code when that is set */
 	char comments[512]; /* joined with ';' */
 	char labels[512];   /* distinct label keys seen on the first sample */
 };
+
+/*
+ * The binary whose leaf has_leaf looks for: a suite that runs beside others (whose
+ * programs have a leaf too) sets it to its own copy of chain; NULL, any leaf.
+ */
+static const char *leaf_binary;
+
+static bool sample_in_leaf(const struct decoded *d, const struct dec_sample *s)
+{
+	const struct dec_loc *l = s->nr_locs ? loc_by_id(d, s->locs[0]) : NULL;
+	const struct dec_map *m = l ? map_by_id(d, l->mapping) : NULL;
+
+	return l && !strcmp(loc_name(d, l->id), "leaf") &&
+	       (!leaf_binary || (m && m->filename && !strcmp(m->filename, leaf_binary)));
+}
 
 /* What the checks need of a gzipped profile; .ok false if it does not decode. */
 static struct pprof_info decode_pprof(const void *gz, size_t len)
@@ -100,8 +115,8 @@ static struct pprof_info decode_pprof(const void *gz, size_t len)
 	for (int i = 0; i < d.nr_samples; i++)
 		pi.total += d.samples[i].nr_vals ? d.samples[i].vals[0] : 0;
 	pi.duration_ns = d.duration_nanos;
-	for (int i = 0; i < d.nr_strs; i++)
-		pi.has_leaf |= !strcmp(d.strs[i], "leaf");
+	for (int i = 0; i < d.nr_samples && !pi.has_leaf; i++)
+		pi.has_leaf = sample_in_leaf(&d, &d.samples[i]);
 	for (int i = 0; i < d.nr_comments; i++)
 		if (d.comments[i] < (uint64_t)d.nr_strs && n < sizeof(pi.comments))
 			n += (size_t)snprintf(pi.comments + n, sizeof(pi.comments) - n, "%s;",
