@@ -5,8 +5,9 @@
  * and lists its compile units: for `record -- xz`, libc's debug file took 48
  * of the 50 ms the profile took to build, all of it after the command.  A
  * thread at the lowest priority opens each object's DWARF as it is attached
- * (src_lines_prepare), while the command runs; the first lookup stops it, and
- * what it did not reach opens then, as before.  Private to sym_cache.c.
+ * (src_lines_prepare), while the command runs; the first lookup stops it (the
+ * object it is opening finishes at the lookup's priority), and what it did not
+ * reach opens then, as before.  Private to sym_cache.c.
  */
 #ifndef CFIPROF_SRC_LINES_WARM_H
 #define CFIPROF_SRC_LINES_WARM_H
@@ -29,5 +30,7 @@ void src_lines_warm_stop(struct src_lines_warm *w);
 void src_lines_warm_destroy(struct src_lines_warm *w);
 /* Objects it opened so far. */
 uint64_t src_lines_warm_opened(struct src_lines_warm *w);
+/* Whether it is opening one now. */
+bool src_lines_warm_busy(struct src_lines_warm *w);
 
 #endif

@@ -443,6 +443,11 @@ uint64_t sym_cache_lines_warmed(struct sym_cache *c)
 	return src_lines_warm_opened(c->warm);
 }
 
+bool sym_cache_lines_warming(struct sym_cache *c)
+{
+	return src_lines_warm_busy(c->warm);
+}
+
 bool sym_cache_lines_on(const struct sym_cache *c)
 {
 	return c->lines_on;

@@ -127,6 +127,8 @@ bool sym_cache_lines_on(const struct sym_cache *c);
 void sym_cache_warm_lines(struct sym_cache *c);
 /* Objects whose DWARF the thread opened. */
 uint64_t sym_cache_lines_warmed(struct sym_cache *c);
+/* Whether the thread is opening an object's DWARF now. */
+bool sym_cache_lines_warming(struct sym_cache *c);
 /* The limits, the interval's time allowance (ns_left) and the counters of every lookup. */
 struct src_lines_ctx *sym_cache_lines_ctx(struct sym_cache *c);
 
