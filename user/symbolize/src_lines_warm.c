@@ -2,18 +2,14 @@
 /* DWARF opened before its first lookup; see src_lines_warm.h. */
 #include "user/symbolize/src_lines_warm.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 struct src_lines_warm {
 	struct src_lines_ctx *ctx;
 	/*
 	 * The queue's lock, held only briefly: the table load thread adds to the
-	 * queue, and waited here for seconds while this nice-19 thread, holding
+	 * queue, and waited here for seconds while this thread (then at nice 19), holding
 	 * one lock for both, decompressed a debug file on a busy host (every
 	 * sample of a process's new JIT page went unwound meanwhile:
 	 * test_faults:badstack).
@@ -23,7 +19,6 @@ struct src_lines_warm {
 	/* held while an object is opened or freed: the ctx's list of open handles is shared */
 	pthread_mutex_t open_lock;
 	pthread_t thread;
-	pid_t tid; /* the thread's, once it runs at its low priority */
 	bool stopping, joined;
 	struct src_lines **q; /* FIFO; NULL: freed while queued */
 	size_t head, n, cap;
@@ -37,10 +32,16 @@ static void *warm_main(void *arg)
 	struct src_lines *sl;
 	bool ok;
 
-	/* spare CPU only: the workload and the table loads come first */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+	/*
+	 * At the process's own priority, not below it: it mallocs all the while
+	 * (libdw decompressing a debug file), and record's heap is one arena
+	 * (common/heap.h).  At nice 19 on a busy host it was preempted holding
+	 * the arena's lock, and the consumer (nice -10) waited on it for 1-2.7 s
+	 * at a JVM's start: the ring buffer filled, samples were kept
+	 * tables-pending, a Ruby script's code objects were read after it exited;
+	 * and a stop waited tens of seconds for its last open.
+	 */
 	pthread_mutex_lock(&w->lock);
-	w->tid = (pid_t)syscall(SYS_gettid);
 	while (!w->stopping) {
 		if (w->head == w->n) {
 			w->head = w->n = 0;
@@ -131,22 +132,6 @@ void src_lines_warm_stop(struct src_lines_warm *w)
 		return;
 	pthread_mutex_lock(&w->lock);
 	w->stopping = true;
-	/*
-	 * The lookups wait for the object it is opening: at the caller's priority
-	 * from here on.  At nice 19 on a busy host that open took tens of seconds
-	 * (a record's stop waited 40 s for libc's DWARF beside six busy loops).
-	 * Raising a priority needs CAP_SYS_NICE (or RLIMIT_NICE): without, it
-	 * finishes as it was.  The thread exits only through this lock, so its
-	 * tid is still its own here.
-	 */
-	if (w->current && w->tid) {
-		int nice_now;
-
-		errno = 0;
-		nice_now = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
-		if (!errno)
-			setpriority(PRIO_PROCESS, (id_t)w->tid, nice_now);
-	}
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);

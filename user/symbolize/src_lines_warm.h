@@ -4,10 +4,9 @@
  * the command has ended, and the first lookup in an object opens its DWARF
  * and lists its compile units: for `record -- xz`, libc's debug file took 48
  * of the 50 ms the profile took to build, all of it after the command.  A
- * thread at the lowest priority opens each object's DWARF as it is attached
- * (src_lines_prepare), while the command runs; the first lookup stops it (the
- * object it is opening finishes at the lookup's priority), and what it did not
- * reach opens then, as before.  Private to sym_cache.c.
+ * thread opens each object's DWARF as it is attached (src_lines_prepare),
+ * while the command runs; the first lookup stops it (after the object it is
+ * opening), and what it did not reach opens then, as before.  Private to sym_cache.c.
  */
 #ifndef CFIPROF_SRC_LINES_WARM_H
 #define CFIPROF_SRC_LINES_WARM_H
