@@ -76,7 +76,7 @@ PLAIN_RUN_BIN := $(addprefix $(OUT)/tests/,$(E2E_TESTS) $(ASAN_SKIP))
 # and the consumer share its state
 TSAN_TESTS := test_recording test_table_store test_frame_names test_tracker_reload \
               test_tracker_forget test_tracker_races test_tracker_builds test_tracker_snapshot \
-              test_debuginfo test_src_lines
+              test_debuginfo test_src_lines test_runtime_detect
 TSAN_BIN   := $(TSAN_TESTS:%=$(OUT)/tsan/%)
 # libFuzzer targets: one per parser of outside data, tests/fuzz/fuzz_*.c
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))

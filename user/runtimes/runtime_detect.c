@@ -123,27 +123,43 @@ static void count_unsupported(struct runtime_detect_stats *st, uint16_t version)
 void runtime_detect_proc(struct runtime_detect *rd, uint32_t pid, const struct proc_mapping *maps,
 			 uint32_t nr, uint64_t read_ns, bool early)
 {
-	uint64_t data[RT_PROC_BYTES / 8] = {0};
-	const struct detect_obj *found = NULL;
+	uint64_t data[RT_PROC_BYTES / 8] = {0}, info[DETECT_INFO_BYTES / 8];
+	const struct detect_obj *obj = NULL;
 	struct detect_proc **pp, *p;
 	uint64_t bias = 0;
 	uint16_t version = 0;
 	size_t size = 0;
-	bool ok = false;
+	bool ok = false, found, entry_ok;
 
 	pthread_mutex_lock(&rd->lock);
 	/* no object seen yet (most hosts): no scan of every mapping */
-	for (uint32_t i = 0; rd->nr_objs && i < nr && !found; i++) {
-		found = find_obj(rd, maps[i].key);
+	for (uint32_t i = 0; rd->nr_objs && i < nr && !obj; i++) {
+		obj = find_obj(rd, maps[i].key);
 		bias = maps[i].bias;
 	}
-	if (!found && early) {
-		pthread_mutex_unlock(&rd->lock);
+	found = obj != NULL;
+	if (found)
+		memcpy(info, obj->info, sizeof(info));
+	pthread_mutex_unlock(&rd->lock);
+	if (!found && early)
 		return;
-	}
-	if (found && !rd->ops.entry(found->info, bias, pid, read_ns, data, &size, &version))
-		ok = size <= sizeof(data) && !runtime_procs_put(rd->map_fd, pid, rd->ops.runtime,
-								rd->ops.keep_bp, data, size);
+	/*
+	 * The process's memory is read without the lock: every sample of every
+	 * process of this runtime looks its process up under it (the consumer's
+	 * code_names_note), and a JVM's layout is hundreds of reads of a process
+	 * that may be slow to answer (its pages swapped out, or a FUSE file's).
+	 * The writers (a
+	 * load, a forget) hold the tracker's load lock, one at a time: what was
+	 * found stays what is written.
+	 */
+	entry_ok = found && !rd->ops.entry(info, bias, pid, read_ns, data, &size, &version) &&
+		   size <= sizeof(data);
+	pthread_mutex_lock(&rd->lock);
+	/* the kernel's entry and ours change together: a sample never finds one without the other
+	 */
+	if (entry_ok)
+		ok = !runtime_procs_put(rd->map_fd, pid, rd->ops.runtime, rd->ops.keep_bp, data,
+					size);
 	if (!ok)
 		runtime_procs_drop(rd->map_fd, pid, rd->ops.runtime);
 	pp = find_proc(rd, pid);
