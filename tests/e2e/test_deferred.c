@@ -189,10 +189,14 @@ static void check_all_finished(const char *name, const struct run_result *r)
 	CHECK(reason_count(&r->st, "stack-copy-short") == 0 &&
 		  reason_count(&r->st, "no-mapping") == 0,
 	      "%s: deferred walks ended short of the root", name);
-	/* the lazy-binding trampoline (CFA in rbx) is not a deferral matter: issue 14 */
-	CHECK((r->st.complete + r->no_room) * 1000 >= r->st.samples * 995,
-	      "%s: %" PRIu64 " of %" PRIu64 " samples complete, %" PRIu64 " excused", name,
-	      r->st.complete, r->st.samples, r->no_room);
+	/*
+	 * the lazy-binding trampoline (CFA in rbx) is not a deferral matter: issue 14;
+	 * of the walkable samples: those in the program's exit after its address space
+	 * went are none (2 of 307 in a stress run, where the exit is preempted)
+	 */
+	CHECK((r->st.complete + r->no_room) * 1000 >= stats_walkable(&r->st) * 995,
+	      "%s: %" PRIu64 " of %" PRIu64 " walkable samples complete, %" PRIu64 " excused", name,
+	      r->st.complete, stats_walkable(&r->st), r->no_room);
 	CHECK(r->st.chain_bad == 0 && (r->st.chain_ok + r->no_room) * 10 >= r->st.samples * 9,
 	      "%s: %" PRIu64 " samples with the chain, %" PRIu64 " with a wrong one, of %" PRIu64
 	      " (%" PRIu64 " excused)",
@@ -274,9 +278,10 @@ static void test_stack_faults(void)
 		  reason_count(&r.st, "stack-copy-short") == 0,
 	      "faults: %" PRIu64 " of %" PRIu64 " samples ended short (stops:%s)",
 	      r.st.samples - r.st.complete, r.st.samples, reasons_text(&r.st, (char[256]){0}, 256));
-	CHECK((r.st.complete + r.pending) * 1000 >= r.st.samples * 995,
-	      "faults: %" PRIu64 " of %" PRIu64 " samples complete (%" PRIu64 " tables-pending)",
-	      r.st.complete, r.st.samples, r.pending);
+	CHECK((r.st.complete + r.pending) * 1000 >= stats_walkable(&r.st) * 995,
+	      "faults: %" PRIu64 " of %" PRIu64 " walkable samples complete (%" PRIu64
+	      " tables-pending)",
+	      r.st.complete, stats_walkable(&r.st), r.pending);
 	/* much of its time: big_fault, in its faults or between them (36-73% here) */
 	CHECK(f.chain_bad == 0 && f.chain_ok >= ENOUGH_TO_JUDGE,
 	      "faults: %" PRIu64 " samples in big_fault with its chain, %" PRIu64
@@ -321,8 +326,9 @@ static void test_table_cache(void)
 	CHECK(line && number_before(line, "hits,") >= 2 && number_before(line, "misses") == 0 &&
 		  number_before(line, "entries refused") == 0,
 	      "warm run: want every table from the cache: %s", line ? line : log);
-	CHECK(warm.pending == 0 && warm.st.complete * 1000 >= warm.st.samples * 995,
-	      "warm run: %" PRIu64 " of %" PRIu64 " complete", warm.st.complete, warm.st.samples);
+	CHECK(warm.pending == 0 && warm.st.complete * 1000 >= stats_walkable(&warm.st) * 995,
+	      "warm run: %" PRIu64 " of %" PRIu64 " walkable complete", warm.st.complete,
+	      stats_walkable(&warm.st));
 	free(log);
 }
 
