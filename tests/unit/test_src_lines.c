@@ -396,6 +396,7 @@ static void test_warm_busy(void)
 	char real[PATH_MAX];
 	uint64_t addr, t0, wall, cpu;
 	bool seen = false;
+	int nice_most;
 
 	CHECK(realpath(libc, real) != NULL && instructions(real, 7, &addr, 1) == 1, "%s", libc);
 	for (int i = 0; i < nhogs && i < 64; i++) {
@@ -421,8 +422,9 @@ static void test_warm_busy(void)
 	CHECK(seen && sym_cache_lines_warmed(c) == 0,
 	      "the warm thread never opened libc (%lu opened)",
 	      (unsigned long)sym_cache_lines_warmed(c));
-	CHECK(highest_nice() == getpriority(PRIO_PROCESS, 0),
-	      "a thread at nice %d while the warm thread opens libc (this one: %d)", highest_nice(),
+	nice_most = highest_nice();
+	CHECK(nice_most == getpriority(PRIO_PROCESS, 0),
+	      "a thread at nice %d while the warm thread opens libc (this one: %d)", nice_most,
 	      getpriority(PRIO_PROCESS, 0));
 	getrusage(RUSAGE_SELF, &r0);
 	t0 = mono_ns();

@@ -129,7 +129,7 @@ void runtime_detect_proc(struct runtime_detect *rd, uint32_t pid, const struct p
 	uint64_t bias = 0;
 	uint16_t version = 0;
 	size_t size = 0;
-	bool ok = false, found, entry_ok;
+	bool ok = false, entry_ok;
 
 	pthread_mutex_lock(&rd->lock);
 	/* no object seen yet (most hosts): no scan of every mapping */
@@ -137,26 +137,23 @@ void runtime_detect_proc(struct runtime_detect *rd, uint32_t pid, const struct p
 		obj = find_obj(rd, maps[i].key);
 		bias = maps[i].bias;
 	}
-	found = obj != NULL;
-	if (found)
+	if (obj)
 		memcpy(info, obj->info, sizeof(info));
 	pthread_mutex_unlock(&rd->lock);
-	if (!found && early)
+	if (!obj && early)
 		return;
 	/*
 	 * The process's memory is read without the lock: every sample of every
 	 * process of this runtime looks its process up under it (the consumer's
 	 * code_names_note), and a JVM's layout is hundreds of reads of a process
 	 * that may be slow to answer (its pages swapped out, or a FUSE file's).
-	 * The writers (a
-	 * load, a forget) hold the tracker's load lock, one at a time: what was
-	 * found stays what is written.
+	 * The writers (a load, a forget) hold the tracker's load lock, one at a
+	 * time: what was found stays what is written.
 	 */
-	entry_ok = found && !rd->ops.entry(info, bias, pid, read_ns, data, &size, &version) &&
+	entry_ok = obj && !rd->ops.entry(info, bias, pid, read_ns, data, &size, &version) &&
 		   size <= sizeof(data);
 	pthread_mutex_lock(&rd->lock);
-	/* the kernel's entry and ours change together: a sample never finds one without the other
-	 */
+	/* the kernel's entry and ours change together: no sample finds one alone */
 	if (entry_ok)
 		ok = !runtime_procs_put(rd->map_fd, pid, rd->ops.runtime, rd->ops.keep_bp, data,
 					size);
@@ -164,10 +161,10 @@ void runtime_detect_proc(struct runtime_detect *rd, uint32_t pid, const struct p
 		runtime_procs_drop(rd->map_fd, pid, rd->ops.runtime);
 	pp = find_proc(rd, pid);
 	p = *pp;
-	if (!found && p) {
+	if (!obj && p) {
 		*pp = p->next;
 		free(p);
-	} else if (found) {
+	} else if (obj) {
 		if (!p) {
 			p = calloc(1, sizeof(*p));
 			if (p) {

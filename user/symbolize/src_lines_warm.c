@@ -9,8 +9,8 @@ struct src_lines_warm {
 	struct src_lines_ctx *ctx;
 	/*
 	 * The queue's lock, held only briefly: the table load thread adds to the
-	 * queue, and waited here for seconds while this thread (then at nice 19), holding
-	 * one lock for both, decompressed a debug file on a busy host (every
+	 * queue, and waited here for seconds while this thread (at nice 19 then),
+	 * holding one lock for both, decompressed a debug file on a busy host (every
 	 * sample of a process's new JIT page went unwound meanwhile:
 	 * test_faults:badstack).
 	 */
@@ -37,9 +37,8 @@ static void *warm_main(void *arg)
 	 * (libdw decompressing a debug file), and record's heap is one arena
 	 * (common/heap.h).  At nice 19 on a busy host it was preempted holding
 	 * the arena's lock, and the consumer (nice -10) waited on it for 1-2.7 s
-	 * at a JVM's start: the ring buffer filled, samples were kept
-	 * tables-pending, a Ruby script's code objects were read after it exited;
-	 * and a stop waited tens of seconds for its last open.
+	 * at a JVM's start (the ring buffer filled, samples were kept
+	 * tables-pending), and a stop waited tens of seconds for its last open.
 	 */
 	pthread_mutex_lock(&w->lock);
 	while (!w->stopping) {
