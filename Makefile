@@ -402,6 +402,7 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols \
 	@$(OUT)/bench/bench_symbols | tee $(OUT)/bench/symbols.md
 	@tests/bench/outputs.sh
 	@tests/bench/agent_overhead.sh
+	@tests/bench/agent_fleet.sh
 	@tests/bench/jvm_agent.sh
 	@tests/bench/agent_send.sh
 	@tests/bench/process_start.sh

@@ -256,8 +256,9 @@ $(OUT)/tests/test_walker_replay $(OUT)/asan/test_walker_replay: $(GO_PROGS)
 
 # Benchmark-only programs (make bench, not make test): a 2-thread variant of
 # threads, and recurse's frame-pointer twin for the frame-pointer peers and the
-# kernel's own frame-pointer walk (tests/bench/fpwalk).
-BENCH_PROGS := $(addprefix $(PROGS_OUT)/,recurse_fp threads2)
+# kernel's own frame-pointer walk (tests/bench/fpwalk); fleet_member, the processes of
+# tests/bench/agent_fleet.sh.
+BENCH_PROGS := $(addprefix $(PROGS_OUT)/,recurse_fp threads2 fleet_member)
 
 $(PROGS_OUT)/threads2: tests/progs/threads.c $(PROGS_DEPS)
 	@mkdir -p $(dir $@)
