@@ -7,6 +7,7 @@
 # tracked and CPU, and the cost of one more process between the two sizes.
 set -eu
 cd "$(dirname "$0")/../.."
+. tests/bench/rss_split.sh
 CFIPROF=${CFIPROF:-build/cfiprof}
 MEMBER=${MEMBER:-build/progs/fleet_member}
 sizes=${FLEET_SIZES:-10 500}
@@ -49,10 +50,7 @@ for n in $sizes; do
 	done
 	sleep 5
 	read -r u1 s1 < <(awk '{print $14, $15}' /proc/$agent/stat)
-	read -r rss_bpf rss_anon rss_file < <(awk '
-		/^[0-9a-f]+-[0-9a-f]+ / { kind = ($6 == "anon_inode:bpf-map") ? "bpf" : ($6 == "" || $6 ~ /^\[/) ? "anon" : "file" }
-		/^Rss:/ { kb[kind] += $2 }
-		END { printf "%d %d %d\n", kb["bpf"] * 1024, kb["anon"] * 1024, kb["file"] * 1024 }' /proc/$agent/smaps)
+	read -r rss_bpf rss_anon rss_file < <(rss_split $agent)
 	hwm=$(awk '/^VmHWM:/ {print $2 * 1024}' /proc/$agent/status)
 	rss=$(value process_resident_memory_bytes)
 	heap=$(value cfiprof_heap_bytes)

@@ -4,6 +4,7 @@
 # 600) long; the numbers come from /proc/PID/stat and the agent's own metrics.
 set -eu
 cd "$(dirname "$0")/../.."
+. tests/bench/rss_split.sh
 CFIPROF=${CFIPROF:-build/cfiprof}
 secs=${AGENT_SECONDS:-600}
 out=build/bench
@@ -33,13 +34,7 @@ read -r u1 s1 < <(awk '{print $14, $15}' /proc/$agent/stat)
 t1=$(date +%s.%N)
 bpf1=$(value cfiprof_bpf_run_seconds_total)
 rss=$(value process_resident_memory_bytes)
-# where the RSS is (issue 34): BPF maps mapped into the agent (the rows and rules it
-# writes, the ring buffer it reads: kernel memory, counted once more in RSS), the
-# heap and other anonymous memory, and files (its own text, libraries)
-read -r rss_bpf rss_anon rss_file < <(awk '
-	/^[0-9a-f]+-[0-9a-f]+ / { kind = ($6 == "anon_inode:bpf-map") ? "bpf" : ($6 == "" || $6 ~ /^\[/) ? "anon" : "file" }
-	/^Rss:/ { kb[kind] += $2 }
-	END { printf "%d %d %d\n", kb["bpf"] * 1024, kb["anon"] * 1024, kb["file"] * 1024 }' /proc/$agent/smaps)
+read -r rss_bpf rss_anon rss_file < <(rss_split $agent)
 hwm=$(awk '/^VmHWM:/ {print $2 * 1024}' /proc/$agent/status)
 kmem=$(value cfiprof_kernel_map_bytes)
 tables=$(value cfiprof_table_bytes)
