@@ -7,6 +7,7 @@
 # stack bytes copied from cfiprof_deferred_stack_bytes_total.
 set -eu
 cd "$(dirname "$0")/../.."
+. tests/bench/agent_lib.sh
 CFIPROF=$(realpath "${CFIPROF:-build/cfiprof}")
 RUNS=${RUNS:-3}
 SECS=${SECS:-30}
@@ -19,7 +20,6 @@ mkdir -p "$src"
 git ls-files | tar -cf - -T - | tar -xf - -C "$src"
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-value() { curl -s "127.0.0.1:$port/metrics" | awk -v n="$1" '$1 == n {print $2}'; }
 
 churn() {
 	while :; do

@@ -7,7 +7,7 @@
 # tracked and CPU, and the cost of one more process between the two sizes.
 set -eu
 cd "$(dirname "$0")/../.."
-. tests/bench/rss_split.sh
+. tests/bench/agent_lib.sh
 CFIPROF=${CFIPROF:-build/cfiprof}
 MEMBER=${MEMBER:-build/progs/fleet_member}
 sizes=${FLEET_SIZES:-10 500}
@@ -20,8 +20,6 @@ mkdir -p "$out/fleet"
 report=$out/agent_fleet.md
 hz=$(getconf CLK_TCK)
 port=19468
-metrics() { curl -s "127.0.0.1:$port/metrics"; }
-value() { metrics | awk -v n="$1" '$1 == n {print $2}'; }
 
 rows=()
 for n in $sizes; do

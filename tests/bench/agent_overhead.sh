@@ -4,7 +4,7 @@
 # 600) long; the numbers come from /proc/PID/stat and the agent's own metrics.
 set -eu
 cd "$(dirname "$0")/../.."
-. tests/bench/rss_split.sh
+. tests/bench/agent_lib.sh
 CFIPROF=${CFIPROF:-build/cfiprof}
 secs=${AGENT_SECONDS:-600}
 out=build/bench
@@ -24,8 +24,6 @@ done
 	--metrics-addr 127.0.0.1:$port 2> "$out/agent.log" &
 agent=$!
 sleep 5
-metrics() { curl -s "127.0.0.1:$port/metrics"; }
-value() { metrics | awk -v n="$1" '$1 == n {print $2}'; }
 bpf0=$(value cfiprof_bpf_run_seconds_total)
 read -r u0 s0 < <(awk '{print $14, $15}' /proc/$agent/stat)
 t0=$(date +%s.%N)

@@ -7,6 +7,7 @@
 #   [METHODS=10000] [AGENT_SECONDS=40] [ROUNDS=2] tests/bench/jvm_agent.sh
 set -eu
 cd "$(dirname "$0")/../.."
+. tests/bench/agent_lib.sh
 CFIPROF=${CFIPROF:-build/cfiprof}
 methods=${METHODS:-10000}
 secs=${AGENT_SECONDS:-40}
@@ -41,8 +42,6 @@ print("  } }")
 PY
 javac -d "$out/classes" "$out/Many.java"
 
-metrics() { curl -s "127.0.0.1:$port/metrics"; }
-value() { metrics | awk -v n="$1" '$1 == n {print $2}'; }
 
 # one arm: the workload's pid in $1, its name in $2; appends a line to $out/rows
 arm() {

@@ -1,0 +1,17 @@
+# Sourced by the agent benches (run from the source tree).
+
+# value NAME: the agent's metric NAME from its /metrics on 127.0.0.1:$port
+value() {
+	curl -s "127.0.0.1:$port/metrics" | awk -v n="$1" '$1 == n {print $2}'
+}
+
+# rss_split PID: where the process's RSS is (issue 34), in bytes, as "BPF ANON
+# FILE": BPF maps mapped into it (the rows and rules it writes, the ring buffer
+# it reads: kernel memory, counted once more in RSS), the heap and other
+# anonymous memory, and files (its own text, libraries).
+rss_split() {
+	awk '
+	/^[0-9a-f]+-[0-9a-f]+ / { kind = ($6 == "anon_inode:bpf-map") ? "bpf" : ($6 == "" || $6 ~ /^\[/) ? "anon" : "file" }
+	/^Rss:/ { kb[kind] += $2 }
+	END { printf "%d %d %d\n", kb["bpf"] * 1024, kb["anon"] * 1024, kb["file"] * 1024 }' "/proc/$1/smaps"
+}
