@@ -381,6 +381,7 @@ static __always_inline int runtime_jit_caller_rule(__u32 tgid, __u64 pc, struct 
  */
 struct tc_scratch {
 	struct walker_state st;
+	__u8 rt; /* the sample's runtime, for tc_output at the last tail call */
 	__u64 record[(RECORD_MAX_BYTES + RT_RECORD_BYTES) / sizeof(__u64)];
 	/* off-CPU: a thread's first entry, made from here, off the stack (bpf/events.bpf.h) */
 	struct cfi_offcpu_block block;
@@ -421,6 +422,7 @@ struct {
 struct loop_ctx {
 	struct walker_state st;
 	__u64 *out; /* user pcs inside the reservation */
+	__u8 rt;    /* the process's runtime (RT_NONE: none) */
 };
 
 /*
@@ -451,7 +453,7 @@ static __always_inline __u32 sample_fill(const struct sample_src *src,
 	if (nr_kernel > MAX_KERNEL_FRAMES)
 		nr_kernel = MAX_KERNEL_FRAMES;
 	lc->out = rec->pcs + nr_kernel;
-	runtime_walk_begin(tgid, &lc->st, lc->out);
+	lc->rt = runtime_walk_begin(tgid, &lc->st, lc->out);
 	/* every frame, plus one to notice truncation */
 	bpf_loop(max_user_frames / FRAMES_PER_CALLBACK + 1, walk_frames, lc, 0);
 	if (!lc->st.done)
@@ -539,7 +541,7 @@ static __always_inline int sample_from_scratch(const struct sample_src *src, __u
 	if (!rec)
 		return 0;
 	nr_kernel = sample_fill(src, rec, &lc, tgid, tid);
-	sample_emit(rec, &lc.st, nr_kernel, runtime_of(tgid));
+	sample_emit(rec, &lc.st, nr_kernel, lc.rt);
 	return 0;
 }
 
@@ -556,7 +558,7 @@ static __always_inline void tc_output(struct tc_scratch *s)
 		walker_stop(&s->st, STOP_TRUNCATED);
 	sample_end(rec, &s->st, nr_kernel);
 	/* one copy: a reservation cannot be held across tail calls */
-	sample_emit(rec, &s->st, nr_kernel, runtime_of(rec->pid));
+	sample_emit(rec, &s->st, nr_kernel, s->rt);
 }
 
 SEC("perf_event")
@@ -602,7 +604,7 @@ static __always_inline int sample_with_tail_calls(struct bpf_perf_event_data *ct
 	if (nr_kernel > MAX_KERNEL_FRAMES)
 		nr_kernel = MAX_KERNEL_FRAMES;
 	rec->nr_kernel = nr_kernel;
-	runtime_walk_begin(tgid, &s->st, rec->pcs + nr_kernel);
+	s->rt = runtime_walk_begin(tgid, &s->st, rec->pcs + nr_kernel);
 	if (!s->st.done)
 		bpf_tail_call(ctx, &walk_progs, 0);
 	tc_output(s);

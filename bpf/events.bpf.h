@@ -454,8 +454,7 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	walker_count(CNT_EVENT_HITS, 1);
 	sample_fill(&src, rec, &lc, tgid, tid);
 	/* the runtime's units too: the scratch and the pending value have room for them */
-	runtime_append(runtime_of(tgid), rec, rec->nr_kernel + lc.st.nr,
-		       MAX_KERNEL_FRAMES + max_user_frames);
+	runtime_append(lc.rt, rec, rec->nr_kernel + lc.st.nr, MAX_KERNEL_FRAMES + max_user_frames);
 	/* its stop reason is counted when it is sent: a short block never is */
 	walk_finished(&lc.st, true);
 	walk_requests(&lc.st);

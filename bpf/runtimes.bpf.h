@@ -184,15 +184,19 @@ static __always_inline int runtime_no_leaf_caller(__u32 tgid, const void *data, 
  * their rbp (the walk then keeps each frame's, frame_bps), and whether it
  * knows the leaf's caller better than the leaf's frame does (Go's vDSO
  * calls): then the leaf goes into out[0] and the walk on from that caller.
+ * Returns tgid's runtime (RT_NONE: none), as runtime_of does: the sample's
+ * one lookup of runtime_procs.
  */
-static __always_inline void runtime_walk_begin(__u32 tgid, struct walker_state *st, __u64 *out)
+static __always_inline __u8 runtime_walk_begin(__u32 tgid, struct walker_state *st, __u64 *out)
 {
 	const struct cfi_runtime_proc *p = bpf_map_lookup_elem(&runtime_procs, &tgid);
 	__u64 pc = 0, sp = 0;
 	int found = 0;
 
-	if (!p || st->done)
-		return;
+	if (!p)
+		return RT_NONE;
+	if (st->done)
+		return p->runtime;
 	st->keep_bp = p->keep_bp;
 #define RUNTIME_LEAF_CALLER(id, value, name, tag, frames, type)                                    \
 	if (p->runtime == id && RUNTIME_ON(id))                                                    \
@@ -201,6 +205,7 @@ static __always_inline void runtime_walk_begin(__u32 tgid, struct walker_state *
 #undef RUNTIME_LEAF_CALLER
 	if (found)
 		walker_leaf_elsewhere(st, out, pc, sp);
+	return p->runtime;
 }
 
 /* The runtime of tgid (RT_NONE: none): its records need RT_RECORD_BYTES more. */
