@@ -666,6 +666,31 @@ static void test_budgets(void)
 	CHECK(o && sym_obj_lines(o, deep, &f) == 3 && ctx->st.opens == 1, "its answers stay");
 	CHECK(o && sym_obj_lines(o, deep - 1, &f) >= 1 && ctx->st.opens == 2,
 	      "reopened for a new one");
+	/* opened again in the period after its idle close: now two idle periods, then four */
+	src_lines_close_idle(ctx);
+	src_lines_close_idle(ctx);
+	CHECK(ctx->st.open_bytes > 0 && ctx->st.closes == 1,
+	      "reopened soon after its close: kept through an idle period (%" PRIu64 " closes)",
+	      ctx->st.closes);
+	src_lines_close_idle(ctx);
+	CHECK(ctx->st.open_bytes == 0 && ctx->st.closes == 2,
+	      "closed after two idle periods: %" PRIu64 " closes", ctx->st.closes);
+	CHECK(o && sym_obj_lines(o, deep - 2, &f) >= 1 && ctx->st.opens == 3, "reopened again");
+	for (int k = 0; k < 4; k++)
+		src_lines_close_idle(ctx);
+	CHECK(ctx->st.closes == 2, "kept through four idle periods: %" PRIu64 " closes",
+	      ctx->st.closes);
+	src_lines_close_idle(ctx);
+	CHECK(ctx->st.closes == 3, "closed after the fifth: %" PRIu64 " closes", ctx->st.closes);
+	/* wanted again only long after: its limit stays, SRC_IDLE_MAX at most */
+	for (int k = 0; k < 2 * SRC_IDLE_MAX; k++)
+		src_lines_close_idle(ctx);
+	CHECK(o && sym_obj_lines(o, deep - 3, &f) >= 1 && ctx->st.opens == 4, "opened late");
+	for (int k = 0; k < 4; k++)
+		src_lines_close_idle(ctx);
+	CHECK(ctx->st.closes == 3, "still four idle periods: %" PRIu64 " closes", ctx->st.closes);
+	src_lines_close_idle(ctx);
+	CHECK(ctx->st.closes == 4, "closed after the fifth: %" PRIu64 " closes", ctx->st.closes);
 	sym_cache_free(c);
 
 	/* objects holding their DWARF file: at most max_attached, a place freed is taken again */

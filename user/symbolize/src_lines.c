@@ -350,6 +350,11 @@ enum open_state src_lines_handle_read(struct src_lines *sl, uint64_t max_object_
 
 void src_lines_handle_adopt(struct src_lines_ctx *ctx, struct src_lines *sl)
 {
+	uint8_t limit = sl->idle_limit ? sl->idle_limit : 1;
+
+	/* wanted again within as many periods as it was kept idle: keep it longer */
+	if (sl->idle_closed && ctx->epoch + 1 - sl->idle_closed <= limit)
+		sl->idle_limit = limit * 2 > SRC_IDLE_MAX ? SRC_IDLE_MAX : limit * 2;
 	sl->held = true;
 	ctx->st.opens++;
 	lru_front(ctx, sl);
@@ -658,9 +663,10 @@ void src_lines_close_idle(struct src_lines_ctx *ctx)
 		ctx->st.closes += src_opener_age(ctx->opener);
 	for (; sl; sl = next) {
 		next = sl->next;
-		if (sl->epoch != ctx->epoch) {
+		if (ctx->epoch - sl->epoch >= (sl->idle_limit ? sl->idle_limit : 1)) {
 			handle_close(ctx, sl);
 			ctx->st.closes++;
+			sl->idle_closed = ctx->epoch + 1;
 		}
 	}
 	ctx->epoch++;

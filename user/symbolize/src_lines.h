@@ -129,10 +129,13 @@ void src_lines_opener_stop(struct src_lines_ctx *ctx);
 const char *src_lines_path(const struct src_lines *sl);
 
 /*
- * Closes every handle not looked up in since the last call (their memory goes
- * back; their answers stay), then starts a new period: the agent calls it at
- * the end of each interval, so memory follows what runs now.
+ * Closes every handle not looked up in for its idle limit of periods (their
+ * memory goes back; their answers stay), then starts a new period: the agent
+ * calls it at the end of each interval, so memory follows what runs now.  The
+ * limit is one period, doubled (up to SRC_IDLE_MAX) each time a handle is
+ * opened again within its limit of periods after such a close.
  */
+#define SRC_IDLE_MAX 8
 void src_lines_close_idle(struct src_lines_ctx *ctx);
 
 void src_lines_free(struct src_lines_ctx *ctx, struct src_lines *sl);

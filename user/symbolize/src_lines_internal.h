@@ -40,6 +40,14 @@ struct src_lines {
 	uint64_t section_bytes; /* debug sections, inflated */
 	bool refused;		/* too big: never opened */
 	uint64_t epoch;		/* ctx->epoch when last looked up in */
+	/*
+	 * Periods its handle may stay unused before it is closed (0: 1), doubled
+	 * up to SRC_IDLE_MAX each time it is opened again soon after an idle
+	 * close: an object a host's odd sample needs now and then (libc) costs its
+	 * memory, not a read of its DWARF, every period.
+	 */
+	uint8_t idle_limit;
+	uint64_t idle_closed; /* ctx->epoch + 1 when last closed idle; 0: never */
 	/* open libdw handle and what came of listing its units */
 	Dwarf *dw;
 	uint64_t cost;
