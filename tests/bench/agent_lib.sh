@@ -15,3 +15,11 @@ rss_split() {
 	/^Rss:/ { kb[kind] += $2 }
 	END { printf "%d %d %d\n", kb["bpf"] * 1024, kb["anon"] * 1024, kb["file"] * 1024 }' "/proc/$1/smaps"
 }
+
+# thread_ticks PID: each thread's CPU (user + sys, clock ticks) by its name, one
+# "NAME TICKS" line per name (threads of one name summed), sorted by name
+thread_ticks() {
+	for t in /proc/"$1"/task/*; do
+		printf '%s %s\n' "$(cat "$t/comm")" "$(awk '{print $14 + $15}' "$t/stat")"
+	done 2> /dev/null | awk '{ticks[$1] += $2} END {for (n in ticks) print n, ticks[n]}' | sort
+}

@@ -26,9 +26,11 @@ agent=$!
 sleep 5
 bpf0=$(value cfiprof_bpf_run_seconds_total)
 read -r u0 s0 < <(awk '{print $14, $15}' /proc/$agent/stat)
+thread_ticks $agent > "$out/agent-threads0.txt"
 t0=$(date +%s.%N)
 sleep $((secs - 15))
 read -r u1 s1 < <(awk '{print $14, $15}' /proc/$agent/stat)
+thread_ticks $agent > "$out/agent-threads1.txt"
 t1=$(date +%s.%N)
 bpf1=$(value cfiprof_bpf_run_seconds_total)
 rss=$(value process_resident_memory_bytes)
@@ -52,4 +54,8 @@ awk -v u0="$u0" -v s0="$s0" -v u1="$u1" -v s1="$s1" -v hz="$hz" -v t0="$t0" -v t
 		rb / 1e6, ra / 1e6, rf / 1e6, hwm / 1e6;
 	printf "\nTargets (issue 34): <= 0.1%% of the machine and <= 40 MB RSS; OpenTelemetry profiler budget: <= 1%% CPU, <= 250 MB.\n";
 }' > "$report"
+# where the agent's CPU went, by thread (user/agent and user/session name them)
+join -a 2 -e 0 -o 0,1.2,2.2 "$out/agent-threads0.txt" "$out/agent-threads1.txt" |
+	awk -v hz="$hz" 'BEGIN { printf "\nAgent CPU by thread over the same time:" }
+	{ printf " %s %.2f s;", $1, ($3 - $2) / hz } END { printf "\n" }' >> "$report"
 cat "$report"

@@ -380,6 +380,31 @@ static void write_file(const char *path, const char *text)
 	}
 }
 
+/* Whether thread @name is among @pid's (their comm, as top -H and perf show them). */
+static bool has_thread(pid_t pid, const char *name)
+{
+	char dir[64], path[PATHBUF];
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	while (d && !found && (e = readdir(d))) {
+		char *comm;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/comm", dir, e->d_name);
+		comm = slurp(path);
+		found = comm && !strncmp(comm, name, strlen(name)) && comm[strlen(name)] == '\n';
+		free(comm);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /* 1: files, counts, go tool pprof, metrics, SIGHUP */
 static void test_files(void)
 {
@@ -399,6 +424,10 @@ static void test_files(void)
 	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "files");
 	/* after the first interval: intervals_total >= 1 */
 	CHECK(wait_for_text(log, "msg=interval", 10), "no first interval");
+	/* where its CPU goes can be told apart: each thread named after its job */
+	CHECK(has_thread(pid, "cfiprof-load") && has_thread(pid, "cfiprof-ring") &&
+		  has_thread(pid, "cfiprof-http") && has_thread(pid, "cfiprof-dwarf"),
+	      "the agent's threads are not named (top -H, perf --sort comm)");
 	check_metrics(addr);
 	write_file(conf, "labels = team=b\nsample-labels = all\n");
 	kill(pid, SIGHUP);

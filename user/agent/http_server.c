@@ -350,6 +350,7 @@ struct http_server *http_server_start(const char *addr, const char *path,
 	errno = pthread_create(&h->thread, NULL, server_main, h);
 	if (errno)
 		goto fail;
+	pthread_setname_np(h->thread, "cfiprof-http");
 	freeaddrinfo(ai);
 	return h;
 fail:

@@ -417,6 +417,7 @@ struct agent_push *agent_push_start(const struct agent_push_config *cfg)
 	scan_spool(ap);
 	if (pthread_create(&ap->thread, NULL, pusher_main, ap))
 		goto fail;
+	pthread_setname_np(ap->thread, "cfiprof-push");
 	ap->started = true;
 	return ap;
 fail:

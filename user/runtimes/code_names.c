@@ -279,8 +279,10 @@ static void readers_grow(struct code_names *pn)
 	r->pn = pn;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (!pthread_create(&r->thread, NULL, reader_main, r))
+	if (!pthread_create(&r->thread, NULL, reader_main, r)) {
+		pthread_setname_np(r->thread, "cfiprof-jitread");
 		pn->nr_readers++;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 

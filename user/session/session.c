@@ -431,8 +431,10 @@ int session_start(struct session *s, const struct session_opts *o)
 				kerr);
 	}
 	/* the programs listed take a while: meanwhile the verifier checks cfiprof's */
-	if (o->kernel && !pthread_create(&s->ksyms_thread, NULL, read_kernel_symbols, s))
+	if (o->kernel && !pthread_create(&s->ksyms_thread, NULL, read_kernel_symbols, s)) {
+		pthread_setname_np(s->ksyms_thread, "cfiprof-ksyms");
 		s->ksyms_started = true;
+	}
 	lo.cgroup_fd = -1;
 	if (o->cgroup[0]) {
 		s->cgroup_fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -487,6 +489,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	err = pthread_create(&s->consumer, NULL, session_consumer_main, s);
 	if (err)
 		return -err;
+	pthread_setname_np(s->consumer, "cfiprof-ring");
 	s->consumer_started = true;
 	err = loader_attach_perf(&s->ld, &lo);
 	if (err)

@@ -86,6 +86,7 @@ int src_lines_opener_start(struct src_lines_ctx *ctx)
 		free(op);
 		return -1;
 	}
+	pthread_setname_np(op->thread, "cfiprof-dwarf");
 	ctx->opener = op;
 	return 0;
 }

@@ -81,6 +81,7 @@ struct src_lines_warm *src_lines_warm_start(struct src_lines_ctx *ctx)
 		free(w);
 		return NULL;
 	}
+	pthread_setname_np(w->thread, "cfiprof-warm");
 	return w;
 }
 

@@ -126,6 +126,8 @@ int proc_tracker_start(struct proc_tracker *pt)
 	pthread_mutex_lock(&pt->lock);
 	err = pthread_create(&pt->work.thread, NULL, load_thread_main, pt);
 	pt->work.started = !err;
+	if (!err)
+		pthread_setname_np(pt->work.thread, "cfiprof-load");
 	pthread_mutex_unlock(&pt->lock);
 	return -err;
 }

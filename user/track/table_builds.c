@@ -106,6 +106,7 @@ void table_builds_run(struct proc_tracker *pt, struct build_job *jobs, uint32_t 
 	for (i = 0; threads && i < nr_threads - 1; i++) {
 		if (pthread_create(&threads[i], NULL, build_worker, &r))
 			break;
+		pthread_setname_np(threads[i], "cfiprof-build");
 		started++;
 	}
 	build_worker(&r);
