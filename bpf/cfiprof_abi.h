@@ -83,6 +83,14 @@ enum cfi_unsupported_reason {
  * none), no CFI exists in
  *   [R + hole_off, R + hole_off + hole_len)   when hole_off != 0,
  *   [N - hole_len, N)                         when hole_off == 0.
+ *
+ * next_at/next_rule fold the next row into this one (tables/compact.c): from
+ * R + next_at on, rule next_rule is in force, as if it had a row there (its
+ * hole counted from that offset).  A prologue's pushes are rows a few bytes
+ * apart whose rule pairs recur all over an object: one row and one rule
+ * per recurring pair instead of two rows.  A paired rule has no hole, and
+ * next_rule has no pair and an id below the paired rule's (a dictionary
+ * keeps it first), so one step is all a lookup takes.
  */
 struct cfi_rule {
 	__u8 cfa_kind;	/* enum cfi_cfa_kind */
@@ -99,7 +107,9 @@ struct cfi_rule {
 	__u8 rbx_kind; /* enum cfi_reg_kind: SAME, AT_CFA, VAL_CFA or UNSUPPORTED */
 	__u8 pad;
 	__s16 rbx_off;
-	__u32 pad2; /* zero */
+	__u8 next_at; /* 0: no pair */
+	__u8 pad2;    /* zero */
+	__u16 next_rule;
 };
 
 /* BPF array elements are 8-byte aligned: user space writes the rules map through mmap */

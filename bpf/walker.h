@@ -183,7 +183,7 @@ static __always_inline int walker_find_rule(__u32 obj_id, __u64 addr, struct cfi
 	struct cfi_row *row;
 	struct cfi_rule *rule;
 	__u32 off = addr & (CFI_PAGE_SIZE - 1);
-	__u32 first, n, base = 0, half;
+	__u32 first, n, base = 0, half, start;
 	int i;
 
 	page = walker_lookup_page(obj_id, (__u32)(addr >> CFI_PAGE_SHIFT));
@@ -211,9 +211,17 @@ static __always_inline int walker_find_rule(__u32 obj_id, __u64 addr, struct cfi
 	rule = walker_rule(row->rule);
 	if (!rule)
 		return -1;
+	start = row->off;
+	/* the next row folded into this one (see struct cfi_rule) */
+	if (rule->next_at && off - start >= rule->next_at) {
+		start += rule->next_at;
+		rule = walker_rule(rule->next_rule);
+		if (!rule)
+			return -1;
+	}
 	/* a gap folded into the function's last row (see struct cfi_rule) */
 	if (rule->hole_len) {
-		__u32 d = off - row->off, next = CFI_PAGE_SIZE;
+		__u32 d = off - start, next = CFI_PAGE_SIZE;
 
 		if (rule->hole_off) {
 			if (d >= rule->hole_off && d < (__u32)rule->hole_off + rule->hole_len)

@@ -308,15 +308,17 @@ struct page_builder {
 	uint64_t max_bytes; /* 0: any */
 };
 
+/* Bytes of t's rows and page index with rows and pages more, as the table store counts them. */
+static uint64_t table_bytes_with(const struct cfi_table *t, uint64_t rows, uint64_t pages)
+{
+	return (t->nr_rows + rows) * sizeof(struct cfi_row) +
+	       (t->nr_pages + pages) * (sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val));
+}
+
 /* Whether one more row (and page) keeps the table within its bytes. */
 static bool pb_fits(const struct page_builder *pb, uint64_t rows, uint64_t pages)
 {
-	const struct cfi_table *t = pb->t;
-	uint64_t page = sizeof(struct cfi_page_key) + sizeof(struct cfi_page_val);
-	uint64_t bytes =
-	    (t->nr_rows + rows) * sizeof(struct cfi_row) + (t->nr_pages + pages) * page;
-
-	return !pb->max_bytes || bytes <= pb->max_bytes;
+	return !pb->max_bytes || table_bytes_with(pb->t, rows, pages) <= pb->max_bytes;
 }
 
 static int pb_row(struct page_builder *pb, uint16_t off, uint16_t rule)
@@ -645,11 +647,12 @@ int build_compact(struct cfi_parse *p, struct rule_dict *dict, struct cfi_table 
 
 	/*
 	 * A table keeps at least half its sink's rows (a folded gap takes one
-	 * row with it, and gaps never follow each other): a sink twice what
-	 * max_bytes holds in rows is a table past it.
+	 * row with it, and gaps never follow each other), and pairing keeps at
+	 * least half of those: a sink four times what max_bytes holds in rows,
+	 * or pages with twice its bytes, is a table past it.
 	 */
 	if (max_bytes)
-		sink.max = 2 * (max_bytes / sizeof(struct cfi_row)) + 2;
+		sink.max = 4 * (max_bytes / sizeof(struct cfi_row)) + 4;
 	for (src = 0; src < CFI_SRC_MAX && !err; src++)
 		err = add_source(p, (enum cfi_source)src, &acc, p->stats);
 	if (!err)
@@ -661,7 +664,11 @@ int build_compact(struct cfi_parse *p, struct rule_dict *dict, struct cfi_table 
 	if (!err)
 		err = fold_gaps(&sink, dict);
 	if (!err) {
-		err = build_pages(&sink, dict, t, max_bytes);
+		err = build_pages(&sink, dict, t, 2 * max_bytes);
+		if (!err)
+			err = pair_rows(t, dict);
+		if (!err && max_bytes && table_bytes_with(t, 0, 0) > max_bytes)
+			err = CFI_ERR_BUDGET;
 		if (err == CFI_ERR_BUDGET)
 			budget_exceeded(diag, "ELF", 0, "bytes of table", max_bytes);
 	}

@@ -216,6 +216,11 @@ struct row_sink {
 };
 int build_compact(struct cfi_parse *p, struct rule_dict *dict, struct cfi_table *t,
 		  struct diag_ctx *diag);
+/*
+ * The last step of build_compact: two rows a few bytes apart whose pair of
+ * rules recurs become one (tables/pair_rows.c).  0 or a negative cfi_err.
+ */
+int pair_rows(struct cfi_table *t, struct rule_dict *d);
 /* t takes dict's rules (build_compact's) and counts its bytes: rows, page index, rules. */
 void table_take_rules(struct cfi_table *t, struct rule_dict *dict);
 

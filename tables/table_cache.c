@@ -179,6 +179,10 @@ static bool table_valid(const struct cfi_table *t)
 		    r->reason >= CFI_UNSUP_MAX ||
 		    (r->cfa_kind == CFI_CFA_REG && (__u16)r->aux >= CFI_DW_NR_REGS))
 			return false;
+		/* a pair's successor: an older rule, itself no pair (see struct cfi_rule) */
+		if (r->next_at &&
+		    (r->hole_len || r->next_rule >= i || t->rules[r->next_rule].next_at))
+			return false;
 	}
 	for (i = 0; i < t->nr_rows; i++) {
 		if (t->rows[i].rule >= t->nr_rules)

@@ -13,6 +13,7 @@ const struct cfi_rule *cfi_table_lookup(const struct cfi_table *t, uint64_t addr
 	const struct cfi_page *pg;
 	const struct cfi_row *rows;
 	const struct cfi_rule *r;
+	uint32_t start;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -38,8 +39,14 @@ const struct cfi_rule *cfi_table_lookup(const struct cfi_table *t, uint64_t addr
 			hi = mid;
 	}
 	r = &t->rules[rows[lo].rule];
+	start = rows[lo].off;
+	/* the next row folded into this one (see struct cfi_rule) */
+	if (r->next_at && off - start >= r->next_at) {
+		start += r->next_at;
+		r = &t->rules[r->next_rule];
+	}
 	if (r->hole_len) {
-		uint32_t d = (uint32_t)off - rows[lo].off;
+		uint32_t d = (uint32_t)off - start;
 		uint32_t next = lo + 1 < pg->nr_rows ? rows[lo + 1].off : CFI_PAGE_SIZE;
 
 		if (r->hole_off ? d >= r->hole_off && d < (uint32_t)r->hole_off + r->hole_len

@@ -123,7 +123,13 @@ static inline int replay_add_table(struct replay_env *env, uint32_t obj_id,
 		return -ENOMEM;
 	}
 	for (i = 0; i < t->nr_rules; i++) {
-		int64_t id = replay_rule_id(env, &t->rules[i]);
+		struct cfi_rule r = t->rules[i];
+		int64_t id;
+
+		/* a pair's successor (older: remapped already) by its id here */
+		if (r.next_at && r.next_rule < i)
+			r.next_rule = (__u16)remap[r.next_rule];
+		id = replay_rule_id(env, &r);
 
 		if (id < 0) {
 			free(remap);

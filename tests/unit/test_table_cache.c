@@ -161,6 +161,23 @@ static void test_refuses_bad_entries(void)
 		expect_refused(c, "pages overlapping");
 		cfi_table_free(bad);
 	}
+	/* a pair (struct cfi_rule) whose successor is not an older rule: a lookup would loop */
+	bad = build(LIBC_PATH);
+	if (bad) {
+		uint32_t i, pairs = 0;
+
+		for (i = 0; i < bad->nr_rules; i++)
+			pairs += bad->rules[i].next_at != 0;
+		CHECK(pairs > 0, "libc's table pairs no rows: the check below tests nothing");
+		for (i = 0; i < bad->nr_rules && !bad->rules[i].next_at; i++)
+			;
+		if (i < bad->nr_rules) {
+			bad->rules[i].next_rule = (uint16_t)i;
+			cfi_table_cache_store(c, LIBC_KEY, bad);
+			expect_refused(c, "a pair its own successor");
+		}
+		cfi_table_free(bad);
+	}
 	/*
 	 * A symlink where the entry should be, to a valid entry: only the refusal
 	 * to follow it keeps it out (the same file under its own name loads, the

@@ -40,6 +40,22 @@ static struct cfi_table *build_path_counted(void *ctx, int *err)
 	return build_path(ctx, err);
 }
 
+/* Global rule g is t's rule l: a pair's successor by its global id, the same rule. */
+static bool rule_match(const struct table_store *ts, uint32_t g, const struct cfi_table *t,
+		       uint32_t l)
+{
+	struct cfi_rule gr, lr;
+
+	if (g >= ts->gr.nr || l >= t->nr_rules)
+		return false;
+	gr = ts->gr.rules[g];
+	lr = t->rules[l];
+	if (lr.next_at && !rule_match(ts, gr.next_rule, t, lr.next_rule))
+		return false;
+	gr.next_rule = lr.next_rule = 0;
+	return !memcmp(&gr, &lr, sizeof(gr));
+}
+
 /* Rows of o in the global arrays say what t says, through the global dictionary. */
 static bool rows_match(const struct table_store *ts, const struct obj_entry *o,
 		       const struct cfi_table *t)
@@ -51,9 +67,7 @@ static bool rows_match(const struct table_store *ts, const struct obj_entry *o,
 	for (i = 0; i < t->nr_rows; i++) {
 		const struct cfi_row *g = &ts->rows[o->first_row + i];
 
-		if (g->off != t->rows[i].off || g->rule >= ts->gr.nr ||
-		    memcmp(&ts->gr.rules[g->rule], &t->rules[t->rows[i].rule],
-			   sizeof(struct cfi_rule)))
+		if (g->off != t->rows[i].off || !rule_match(ts, g->rule, t, t->rows[i].rule))
 			return false;
 	}
 	return true;
@@ -92,6 +106,40 @@ static int map_entries(int fd)
 static int by_rule(const void *a, const void *b)
 {
 	return memcmp(a, b, sizeof(struct cfi_rule));
+}
+
+/* A rule as a dictionary of its own holds it: a pair with its successor, not its id. */
+struct whole_rule {
+	struct cfi_rule r, next;
+};
+
+static int by_whole_rule(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct whole_rule));
+}
+
+/* Distinct rules of t and u together (and rule 0), as one dictionary would hold them. */
+static uint32_t distinct_in_both(const struct cfi_table *t, const struct cfi_table *u)
+{
+	uint32_t n = 0, i, d = 0;
+	struct whole_rule *v = calloc(t->nr_rules + u->nr_rules + 1, sizeof(*v));
+
+	for (const struct cfi_table *x = t; v && x; x = x == t ? u : NULL) {
+		for (i = 0; i < x->nr_rules; i++, n++) {
+			v[n].r = x->rules[i];
+			if (v[n].r.next_at)
+				v[n].next = x->rules[v[n].r.next_rule];
+			v[n].r.next_rule = 0;
+		}
+	}
+	if (!v)
+		return 0;
+	n++; /* rule 0, zeroed */
+	qsort(v, n, sizeof(*v), by_whole_rule);
+	for (i = 0; i < n; i++)
+		d += !i || memcmp(&v[i], &v[i - 1], sizeof(*v));
+	free(v);
+	return d;
 }
 
 static uint32_t distinct_rules(struct cfi_rule *v, uint32_t n)
@@ -218,10 +266,7 @@ static void test_table_store_bpf(struct cfi_table *libc, struct cfi_table *cxx)
 
 	/* the dictionary holds the union of both tables' rules, each once */
 	all = malloc((libc->nr_rules + cxx->nr_rules + 1) * sizeof(*all));
-	memcpy(all, libc->rules, libc->nr_rules * sizeof(*all));
-	memcpy(all + libc->nr_rules, cxx->rules, cxx->nr_rules * sizeof(*all));
-	memset(&all[libc->nr_rules + cxx->nr_rules], 0, sizeof(*all));
-	want = distinct_rules(all, libc->nr_rules + cxx->nr_rules + 1);
+	want = distinct_in_both(libc, cxx);
 	CHECK(ts.gr.nr == want, "global rules %u, distinct in both tables %u", ts.gr.nr,
 	      want);
 	CHECK(want < libc->nr_rules + cxx->nr_rules, "the tables share rules (%u + %u -> %u)",

@@ -60,36 +60,53 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* One row as readelf would show it: rule r from addr on, its gap (if any) before next. */
+static void dump_row(const struct cfi_table *t, const struct cfi_rule *r, uint64_t addr,
+		     uint64_t next)
+{
+	char cfa[48], rbp[16], ra[16], desc[160];
+
+	cfi_rule_format_cfa(r, t->arch, cfa, sizeof(cfa));
+	cfi_rule_format_reg(r->rbp_kind, r->rbp_off, rbp, sizeof(rbp));
+	cfi_rule_format_reg(r->ra_kind, r->ra_off, ra, sizeof(ra));
+	cfi_rule_describe(r, t->arch, desc, sizeof(desc));
+	printf("%016" PRIx64 " %-8s %-6s %-6s %s\n", addr, cfa,
+	       r->cfa_kind == CFI_CFA_NONE ? "-" : rbp, r->cfa_kind == CFI_CFA_NONE ? "-" : ra,
+	       r->cfa_kind == CFI_CFA_NONE ? "no-info" : desc);
+	if (r->hole_len)
+		printf("%016" PRIx64 " %-8s %-6s %-6s no-info (gap of %u bytes)\n",
+		       r->hole_off ? addr + r->hole_off : next - r->hole_len, "none", "-", "-",
+		       r->hole_len);
+}
+
+/* Every row, a pair (see struct cfi_rule) as the two it stands for. */
 static void dump_rows(const struct cfi_table *t)
 {
 	uint32_t p, i;
-	char cfa[48], rbp[16], ra[16], desc[160];
 
 	printf("%-16s %-8s %-6s %-6s %s\n", "LOC", "CFA", t->arch == CFI_ARCH_ARM64 ? "x29" : "rbp",
 	       "ra", "rule");
 	for (p = 0; p < t->nr_pages; p++) {
 		const struct cfi_page *pg = &t->pages[p];
+		uint64_t base = pg->page << CFI_PAGE_SHIFT;
 
 		for (i = 0; i < pg->nr_rows; i++) {
 			const struct cfi_row *row = &t->rows[pg->first_row + i];
 			const struct cfi_rule *r = &t->rules[row->rule];
+			uint64_t next =
+			    base + (i + 1 < pg->nr_rows ? t->rows[pg->first_row + i + 1].off
+							: CFI_PAGE_SIZE);
 
-			cfi_rule_format_cfa(r, t->arch, cfa, sizeof(cfa));
-			cfi_rule_format_reg(r->rbp_kind, r->rbp_off, rbp, sizeof(rbp));
-			cfi_rule_format_reg(r->ra_kind, r->ra_off, ra, sizeof(ra));
-			cfi_rule_describe(r, t->arch, desc, sizeof(desc));
-			printf("%016" PRIx64 " %-8s %-6s %-6s %s\n",
-			       (pg->page << CFI_PAGE_SHIFT) | row->off, cfa,
-			       r->cfa_kind == CFI_CFA_NONE ? "-" : rbp,
-			       r->cfa_kind == CFI_CFA_NONE ? "-" : ra,
-			       r->cfa_kind == CFI_CFA_NONE ? "no-info" : desc);
-			if (r->hole_len) {
-				uint32_t next = i + 1 < pg->nr_rows ? t->rows[pg->first_row + i + 1].off
-								    : CFI_PAGE_SIZE;
-				uint32_t at = r->hole_off ? row->off + r->hole_off : next - r->hole_len;
+			if (r->next_at) {
+				struct cfi_rule first = *r;
 
-				printf("%016" PRIx64 " %-8s %-6s %-6s no-info (gap of %u bytes)\n",
-				       (pg->page << CFI_PAGE_SHIFT) | at, "none", "-", "-", r->hole_len);
+				first.next_at = 0;
+				first.next_rule = 0;
+				dump_row(t, &first, base + row->off, base + row->off + r->next_at);
+				dump_row(t, &t->rules[r->next_rule], base + row->off + r->next_at,
+					 next);
+			} else {
+				dump_row(t, r, base + row->off, next);
 			}
 		}
 	}

@@ -251,6 +251,23 @@ static enum table_refusal object_quota(const struct table_store *ts, const struc
 }
 
 /*
+ * t's rule i as the global dictionary holds it, a pair's successor (an older
+ * rule of t: ids[] has it already) by its global id; false while that
+ * successor is not in the dictionary (then neither is the pair).
+ */
+static bool global_form(const struct cfi_table *t, const uint32_t *ids, uint32_t i,
+			struct cfi_rule *out)
+{
+	*out = t->rules[i];
+	if (!out->next_at)
+		return true;
+	if (ids[out->next_rule] == GLOBAL_RULE_NONE)
+		return false;
+	out->next_rule = (uint16_t)ids[out->next_rule];
+	return true;
+}
+
+/*
  * Finds t's rules in the dictionary (ids[i], GLOBAL_RULE_NONE for new ones)
  * and rows for it, unloading idle tables, then the least recently used
  * tables' owners, while the dictionary, the page index, max_bytes or the rows
@@ -264,12 +281,14 @@ static enum table_refusal make_room(struct table_store *ts, const struct cfi_tab
 	struct obj_entry *idle;
 	enum table_refusal why;
 	uint32_t i, fresh, revived;
+	struct cfi_rule r;
 
 	for (;;) {
 		row_alloc_expire(&ts->alloc, mono_ns());
 		update_usage(ts);
 		for (i = fresh = revived = 0; i < t->nr_rules; i++) {
-			ids[i] = global_rules_find(&ts->gr, &t->rules[i]);
+			ids[i] = global_form(t, ids, i, &r) ? global_rules_find(&ts->gr, &r)
+							    : GLOBAL_RULE_NONE;
 			if (ids[i] == GLOBAL_RULE_NONE)
 				fresh++;
 			else if (!ts->gr.refs[ids[i]])
@@ -313,6 +332,7 @@ static enum table_refusal make_room(struct table_store *ts, const struct cfi_tab
 static void take_rules(struct table_store *ts, const struct cfi_table *t, uint32_t *ids)
 {
 	uint64_t wait_until;
+	struct cfi_rule r;
 	uint32_t i;
 
 	/* found ones first: a new rule must not take the id of one this table uses */
@@ -322,7 +342,9 @@ static void take_rules(struct table_store *ts, const struct cfi_table *t, uint32
 	}
 	for (i = 0; i < t->nr_rules; i++) {
 		while (ids[i] == GLOBAL_RULE_NONE) {
-			ids[i] = global_rules_add(&ts->gr, &t->rules[i], mono_ns(), &wait_until);
+			/* a pair's successor is older: added, its global id known */
+			global_form(t, ids, i, &r);
+			ids[i] = global_rules_add(&ts->gr, &r, mono_ns(), &wait_until);
 			if (ids[i] == GLOBAL_RULE_NONE)
 				mono_sleep_until(wait_until);
 		}
