@@ -416,6 +416,7 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols \
 	@tests/bench/events.sh
 	@tests/bench/go.sh
 	@tests/bench/runtime_cost.sh 5 | tee $(OUT)/bench/runtime_cost.md
+	@tests/bench/targets.py $(OUT)/bench
 
 # Every tests/fuzz/fuzz_NAME.c is a libFuzzer target build/fuzz/fuzz_NAME,
 # linked with the libraries of the fuzz build (coverage + ASan + UBSan).  make
