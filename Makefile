@@ -390,7 +390,7 @@ arm64-bench: test-deps
 		$(OUT)/cfiprof tables $$lib | grep -E '^(architecture|raw rows|bytes|bytes/raw|distinct|build)'; \
 	done | tee $(OUT)/arm64-bench/llvm.txt
 
-# make bench: about 20 minutes; tests/bench/peers.py writes tests/bench/RESULTS.md (with
+# make bench: over an hour; tests/bench/peers.py writes tests/bench/RESULTS.md (with
 # walker_cost.sh's per-frame table, so that runs first)
 bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols \
 		$(OUT)/bench/bench_gopclntab $(OUT)/bench/fpwalk $(TEST_PROGS) $(BENCH_PROGS)
