@@ -387,12 +387,6 @@ static int pb_page(struct page_builder *pb, uint64_t page)
  */
 #define FOLD_MIN_USES 5
 
-struct fold_counts {
-	uint32_t *keys; /* rule << 16 | hole_off << 8 | hole_len, +1; 0 = empty */
-	uint32_t *counts;
-	uint32_t mask;
-};
-
 /* The id of rule base with a hole folded in (see struct cfi_rule), or an error. */
 static int intern_hole(struct rule_dict *dict, uint16_t base, uint8_t off, uint8_t len)
 {
@@ -422,15 +416,6 @@ static bool gap_key(const struct row_sink *s, struct rule_dict *dict, uint64_t p
 	return true;
 }
 
-static uint32_t *fold_slot(struct fold_counts *fc, uint32_t key)
-{
-	uint32_t h = (key * 0x9e3779b1u) & fc->mask;
-
-	while (fc->keys[h] && fc->keys[h] != key + 1)
-		h = (h + 1) & fc->mask;
-	return &fc->keys[h];
-}
-
 /*
  * The fallback fold for gaps whose (rule, offset) pair is rare: hole_off 0
  * means the hole is the last hole_len bytes before the next row, which keeps
@@ -458,38 +443,24 @@ static bool end_key(const struct row_sink *s, struct rule_dict *dict, uint64_t p
 
 static int fold_gaps(struct row_sink *s, struct rule_dict *dict)
 {
-	struct fold_counts fc = {0};
-	uint64_t i, out, nr_gaps = 0, cap = 64;
-	uint32_t key, *slot;
+	/* keys: rule << 16 | hole_off << 8 | hole_len */
+	struct key_counts fc = {0};
+	uint64_t i, out;
+	uint32_t key;
 	int err = 0, id;
 
-	for (i = 0; i < s->nr; i++)
-		nr_gaps += s->v[i].rule == CFI_RULE_NONE;
-	while (cap < nr_gaps * 2)
-		cap *= 2;
-	fc.keys = calloc(cap, sizeof(*fc.keys));
-	fc.counts = calloc(cap, sizeof(*fc.counts));
-	if (!fc.keys || !fc.counts) {
-		err = CFI_ERR_NOMEM;
+	for (i = 1; i < s->nr && !err; i++) {
+		if (gap_key(s, dict, i - 1, i, &key))
+			err = key_counts_add(&fc, key);
+		if (!err && end_key(s, dict, i - 1, i, &key))
+			err = key_counts_add(&fc, key);
+	}
+	if (err)
 		goto out;
-	}
-	fc.mask = (uint32_t)cap - 1;
-	for (i = 1; i < s->nr; i++) {
-		if (gap_key(s, dict, i - 1, i, &key)) {
-			slot = fold_slot(&fc, key);
-			*slot = key + 1;
-			fc.counts[slot - fc.keys]++;
-		}
-		if (end_key(s, dict, i - 1, i, &key)) {
-			slot = fold_slot(&fc, key);
-			*slot = key + 1;
-			fc.counts[slot - fc.keys]++;
-		}
-	}
 	for (i = 0, out = 0; i < s->nr; i++) {
 		uint16_t base;
 		if (out && gap_key(s, dict, out - 1, i, &key) &&
-		    (slot = fold_slot(&fc, key), *slot) && fc.counts[slot - fc.keys] >= FOLD_MIN_USES) {
+		    key_counts_get(&fc, key) >= FOLD_MIN_USES) {
 			base = s->v[out - 1].rule;
 			id = intern_hole(dict, base, (uint8_t)(key >> 8), (uint8_t)key);
 			if (id < 0) {
@@ -502,8 +473,8 @@ static int fold_gaps(struct row_sink *s, struct rule_dict *dict)
 				i++;
 			continue;
 		}
-		if (out && end_key(s, dict, out - 1, i, &key) && (slot = fold_slot(&fc, key), *slot) &&
-		    fc.counts[slot - fc.keys] >= FOLD_MIN_USES) {
+		if (out && end_key(s, dict, out - 1, i, &key) &&
+		    key_counts_get(&fc, key) >= FOLD_MIN_USES) {
 			id = intern_hole(dict, s->v[out - 1].rule, 0, (uint8_t)key);
 			if (id < 0) {
 				err = id;
@@ -517,8 +488,7 @@ static int fold_gaps(struct row_sink *s, struct rule_dict *dict)
 	}
 	s->nr = out;
 out:
-	free(fc.keys);
-	free(fc.counts);
+	key_counts_free(&fc);
 	return err;
 }
 

@@ -216,6 +216,19 @@ struct row_sink {
 };
 int build_compact(struct cfi_parse *p, struct rule_dict *dict, struct cfi_table *t,
 		  struct diag_ctx *diag);
+/* Occurrences of each key (tables/key_counts.c): what recurs often enough to fold. */
+struct key_counts {
+	uint64_t *keys; /* key + 1; 0 = empty */
+	uint32_t *counts;
+	uint64_t nr, mask;
+};
+/* 0 or CFI_ERR_NOMEM */
+int key_counts_add(struct key_counts *c, uint64_t key);
+uint32_t key_counts_get(const struct key_counts *c, uint64_t key);
+/* The key's slot (below mask + 1): its own, or the empty one it would take; keys != NULL. */
+uint64_t key_counts_slot(const struct key_counts *c, uint64_t key);
+void key_counts_free(struct key_counts *c);
+
 /*
  * The last step of build_compact: two rows a few bytes apart whose pair of
  * rules recurs become one (tables/pair_rows.c).  0 or a negative cfi_err.

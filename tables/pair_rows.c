@@ -14,13 +14,6 @@
 /* A rule costs six rows: a pair pays for its entry from its seventh use on. */
 #define PAIR_MIN_USES 8
 
-struct pair_counts {
-	uint64_t *keys; /* (a << 24 | at << 16 | b) + 1; 0 = empty */
-	uint32_t *counts;
-	uint16_t *ids; /* the pair's rule once interned; 0: not yet (rule 0 is no pair) */
-	uint64_t nr, mask;
-};
-
 /* Whether rows x and y (y right after x in one page) can be one row; its key. */
 static bool pair_key(const struct rule_dict *d, const struct cfi_row *x, const struct cfi_row *y,
 		     uint64_t *key)
@@ -31,75 +24,12 @@ static bool pair_key(const struct rule_dict *d, const struct cfi_row *x, const s
 	if (x->rule == CFI_RULE_NONE || at == 0 || at > 0xff || a->hole_len || a->next_at ||
 	    b->next_at)
 		return false;
-	*key = ((uint64_t)x->rule << 24 | (uint64_t)at << 16 | y->rule) + 1;
+	*key = (uint64_t)x->rule << 24 | (uint64_t)at << 16 | y->rule;
 	return true;
 }
 
-static uint64_t key_hash(uint64_t key)
-{
-	key *= 0x9e3779b97f4a7c15ull;
-	return key ^ key >> 29;
-}
-
-/* The key's slot: its own, or the empty one it would take. */
-static uint64_t slot_of(const struct pair_counts *c, uint64_t key)
-{
-	uint64_t h = key_hash(key) & c->mask;
-
-	while (c->keys[h] && c->keys[h] != key)
-		h = (h + 1) & c->mask;
-	return h;
-}
-
-static int counts_grow(struct pair_counts *c)
-{
-	struct pair_counts n = {.mask = c->mask ? c->mask * 2 + 1 : 4095, .nr = c->nr};
-
-	n.keys = calloc(n.mask + 1, sizeof(*n.keys));
-	n.counts = calloc(n.mask + 1, sizeof(*n.counts));
-	n.ids = calloc(n.mask + 1, sizeof(*n.ids));
-	if (!n.keys || !n.counts || !n.ids) {
-		free(n.keys);
-		free(n.counts);
-		free(n.ids);
-		return CFI_ERR_NOMEM;
-	}
-	for (uint64_t i = 0; c->keys && i <= c->mask; i++) {
-		if (c->keys[i]) {
-			uint64_t h = slot_of(&n, c->keys[i]);
-
-			n.keys[h] = c->keys[i];
-			n.counts[h] = c->counts[i];
-		}
-	}
-	free(c->keys);
-	free(c->counts);
-	free(c->ids);
-	*c = n;
-	return 0;
-}
-
-static int count_add(struct pair_counts *c, uint64_t key)
-{
-	uint64_t h;
-	int err;
-
-	if ((c->nr + 1) * 2 > c->mask + 1) {
-		err = counts_grow(c);
-		if (err)
-			return err;
-	}
-	h = slot_of(c, key);
-	if (!c->keys[h]) {
-		c->keys[h] = key;
-		c->nr++;
-	}
-	c->counts[h]++;
-	return 0;
-}
-
 /* The pairs each page's rows would make, taken from its first row on. */
-static int count_pairs(const struct cfi_table *t, const struct rule_dict *d, struct pair_counts *c)
+static int count_pairs(const struct cfi_table *t, const struct rule_dict *d, struct key_counts *c)
 {
 	uint64_t key;
 	int err;
@@ -111,7 +41,7 @@ static int count_pairs(const struct cfi_table *t, const struct rule_dict *d, str
 		for (uint32_t i = 0; i + 1 < n; i++) {
 			if (!pair_key(d, &rows[i], &rows[i + 1], &key))
 				continue;
-			err = count_add(c, key);
+			err = key_counts_add(c, key);
 			if (err)
 				return err;
 			i++;
@@ -126,8 +56,8 @@ static int count_pairs(const struct cfi_table *t, const struct rule_dict *d, str
  * cfi_err.  y's rule is older in the dictionary than the pair's: next_rule
  * is always the lower id.
  */
-static int pair_rule(struct pair_counts *c, struct rule_dict *d, const struct cfi_row *x,
-		     const struct cfi_row *y)
+static int pair_rule(struct key_counts *c, uint16_t *ids, struct rule_dict *d,
+		     const struct cfi_row *x, const struct cfi_row *y)
 {
 	struct cfi_rule r;
 	uint64_t key, h;
@@ -135,11 +65,11 @@ static int pair_rule(struct pair_counts *c, struct rule_dict *d, const struct cf
 
 	if (!c->keys || !pair_key(d, x, y, &key))
 		return 0;
-	h = slot_of(c, key);
+	h = key_counts_slot(c, key);
 	if (!c->keys[h] || c->counts[h] < PAIR_MIN_USES)
 		return 0;
-	if (c->ids[h])
-		return c->ids[h];
+	if (ids[h])
+		return ids[h];
 	r = d->rules[x->rule];
 	r.next_at = (uint8_t)(y->off - x->off);
 	r.next_rule = y->rule;
@@ -149,17 +79,21 @@ static int pair_rule(struct pair_counts *c, struct rule_dict *d, const struct cf
 		return 0;
 	}
 	if (id > 0)
-		c->ids[h] = (uint16_t)id;
+		ids[h] = (uint16_t)id;
 	return id;
 }
 
 int pair_rows(struct cfi_table *t, struct rule_dict *d)
 {
-	struct pair_counts c = {0};
+	struct key_counts c = {0};
+	/* each pair's rule once interned, by its slot in c; 0: not yet (rule 0 is no pair) */
+	uint16_t *ids = NULL;
 	uint32_t w = 0;
 	int err, id;
 
 	err = count_pairs(t, d, &c);
+	if (!err && c.keys && !(ids = calloc(c.mask + 1, sizeof(*ids))))
+		err = CFI_ERR_NOMEM;
 	for (uint32_t p = 0; p < t->nr_pages && !err; p++) {
 		struct cfi_page *pg = &t->pages[p];
 		uint32_t first = pg->first_row, n = pg->nr_rows;
@@ -168,7 +102,7 @@ int pair_rows(struct cfi_table *t, struct rule_dict *d)
 		for (uint32_t i = 0; i < n; i++) {
 			struct cfi_row row = t->rows[first + i];
 
-			id = i + 1 < n ? pair_rule(&c, d, &row, &t->rows[first + i + 1]) : 0;
+			id = i + 1 < n ? pair_rule(&c, ids, d, &row, &t->rows[first + i + 1]) : 0;
 			if (id > 0) {
 				row.rule = (uint16_t)id;
 				i++;
@@ -181,8 +115,7 @@ int pair_rows(struct cfi_table *t, struct rule_dict *d)
 	}
 	if (!err)
 		t->nr_rows = w;
-	free(c.keys);
-	free(c.counts);
-	free(c.ids);
+	key_counts_free(&c);
+	free(ids);
 	return err;
 }
