@@ -256,7 +256,8 @@ static int check_links(const char *file)
 
 static void test_links(void)
 {
-	static const char *const files[] = {"README.md", "tests/README.md", "tests/bench/NOTES.md"};
+	static const char *const files[] = {"README.md", "tests/README.md", "tests/bench/NOTES.md",
+					    "tests/bench/FIGURES.md"};
 	char path[PATHBUF];
 	int n = 0, pages = 0;
 	DIR *d;
@@ -281,6 +282,34 @@ static void test_links(void)
 	CHECK(pages >= 11 && n > 2 * pages, "%d pages in docs/, %d links in all", pages, n);
 }
 
+/*
+ * RESULTS.md is written whole by tests/bench/peers.py, its hand-written parts
+ * copied in from files of their own: text edited in RESULTS.md alone is lost at
+ * the next run, and a run that stopped early must not be committed without them.
+ */
+static void test_results_parts(void)
+{
+	static const char *const parts[] = {"tests/bench/NOTES.md", "tests/bench/FIGURES.md"};
+	char *results = slurp("tests/bench/RESULTS.md"), *part;
+
+	CHECK(results != NULL, "no tests/bench/RESULTS.md");
+	for (size_t i = 0; results && i < sizeof(parts) / sizeof(parts[0]); i++) {
+		part = slurp(parts[i]);
+		CHECK(part != NULL, "no %s", parts[i]);
+		if (!part)
+			continue;
+		/* peers.py strips the file's trailing newlines */
+		while (*part && part[strlen(part) - 1] == '\n')
+			part[strlen(part) - 1] = '\0';
+		CHECK(strstr(results, part) != NULL,
+		      "tests/bench/RESULTS.md does not hold %s as it is (edit that file, then run "
+		      "tests/bench/peers.py --report)",
+		      parts[i]);
+		free(part);
+	}
+	free(results);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const tools[] = {"make", "help2man", "man", "col"};
@@ -297,6 +326,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_options);
 	RUN_TEST(test_agent_signals);
 	RUN_TEST(test_links);
+	RUN_TEST(test_results_parts);
 
 	tmpdir_done(dir, harness_failed);
 	return HARNESS_DONE();
