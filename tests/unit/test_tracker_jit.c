@@ -11,8 +11,10 @@
  * V8's walk), not anonymous memory nor a memfd's (a JIT's double mapping).
  */
 #include <bpf/bpf.h>
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -33,6 +35,8 @@ static struct {
 	uint32_t version; /* of its code: a new key each */
 	uint32_t keys, builds, stale_asked;
 	bool stale; /* jit_stale names this process once */
+	bool watching; /* what jit_watching says */
+	uint32_t stale_calls;
 } rt;
 
 static uint32_t self(void)
@@ -80,6 +84,7 @@ static bool jit_pid(void *ctx, uint32_t pid)
 static uint32_t jit_stale(void *ctx, uint32_t *pids, uint32_t max)
 {
 	(void)ctx;
+	rt.stale_calls++;
 	if (!rt.stale || !max)
 		return 0;
 	rt.stale = false;
@@ -88,8 +93,17 @@ static uint32_t jit_stale(void *ctx, uint32_t *pids, uint32_t max)
 	return 1;
 }
 
-static const struct runtime_hooks hooks = {
-    .jit_key = jit_key, .jit_build = jit_build, .jit_pid = jit_pid, .jit_stale = jit_stale};
+static bool jit_watching(void *ctx)
+{
+	(void)ctx;
+	return rt.watching;
+}
+
+static const struct runtime_hooks hooks = {.jit_key = jit_key,
+					   .jit_build = jit_build,
+					   .jit_pid = jit_pid,
+					   .jit_stale = jit_stale,
+					   .jit_watching = jit_watching};
 
 /* The code's mapping as the tracker holds it (NULL: none). */
 static const struct proc_mapping *code_mapping(struct tracker_world *w)
@@ -185,14 +199,67 @@ static void test_rows(struct tracker_world *w)
 	      st.reloads_unchanged);
 }
 
-/* The load thread loads again what jit_stale names, every JIT_POLL_MS. */
+/* Voluntary context switches of this process's thread named name (-1: none). */
+static long thread_wakeups(const char *name)
+{
+	char path[320], comm[32], line[256];
+	long n = -1;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	FILE *f;
+
+	while (d && n < 0 && (e = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, name, strlen(name)) &&
+		    comm[strlen(name)] == '\n') {
+			fclose(f);
+			snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+			f = fopen(path, "r");
+			while (f && fgets(line, sizeof(line), f))
+				if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+					break;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * The load thread loads again what jit_stale names, every JIT_POLL_MS while
+ * the runtime watches JIT code; while it watches none, jit_stale is not asked
+ * and the idle thread sleeps (it woke every JIT_POLL_MS before: 20 times a
+ * second on every host, with or without a JVM).
+ */
 static void test_stale(struct tracker_world *w)
 {
 	struct tracker_stats before, after;
+	long wake0, wake1;
 	double deadline;
 
 	proc_tracker_stats(w->pt, &before);
+	rt.watching = false;
+	rt.stale_calls = 0;
 	CHECK(proc_tracker_start(w->pt) == 0, "load thread");
+	/* the thread's start: its first pass */
+	sleep_s(0.2);
+	wake0 = thread_wakeups("cfiprof-load");
+	sleep_s(2.0);
+	wake1 = thread_wakeups("cfiprof-load");
+	/*
+	 * Over 2 s idle: at most one wakeup a JIT_IDLE_MS (1 s) for a runtime that
+	 * may start watching and one a second for the idle tables' expiry, 4 in
+	 * all (a slower machine only wakes less); JIT_POLL_MS gave 40.
+	 */
+	CHECK(rt.stale_calls == 0 && wake0 >= 0 && wake1 - wake0 <= 6,
+	      "idle, not watching: jit_stale asked %u times, %ld wakeups in 2 s", rt.stale_calls,
+	      wake1 - wake0);
+	rt.watching = true;
 	rt.version++;
 	rt.stale = true;
 	deadline = mono_sec() + 30;

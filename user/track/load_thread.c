@@ -19,13 +19,49 @@
 #include "common/clock.h"
 #include "user/track/tracker_internal.h"
 
-/* Whether a runtime has JIT rows that go out of date (runtime_hooks' jit_stale). */
-static bool has_jit(const struct proc_tracker *pt)
+/* Whether a runtime has JIT rows that may go out of date now (runtime_hooks' jit_stale). */
+static bool jit_watched(const struct proc_tracker *pt)
+{
+	FOR_EACH_RUNTIME(pt, h)
+	if (h->jit_stale && (!h->jit_watching || h->jit_watching(h->ctx)))
+		return true;
+	return false;
+}
+
+/* Whether a runtime may come to watch JIT code (runtime_hooks' jit_stale). */
+static bool jit_possible(const struct proc_tracker *pt)
 {
 	FOR_EACH_RUNTIME(pt, h)
 	if (h->jit_stale)
 		return true;
 	return false;
+}
+
+/*
+ * How long the idle thread sleeps, in ms (0: until work comes): until the
+ * first unload due, the next JIT poll while a runtime watches JIT code, the
+ * next expiry while tables are idle.  A runtime that may start watching
+ * outside this thread's loads (a load on another thread, load_now) is looked
+ * at again within JIT_IDLE_MS.  pt->lock held.
+ */
+#define JIT_IDLE_MS 1000
+static uint64_t idle_wait_ms(const struct proc_tracker *pt, bool jit, uint64_t next_jit_ns,
+			     bool tables_idle)
+{
+	uint64_t now = mono_ns(), until = UINT64_MAX;
+
+	if (jit_possible(pt))
+		until = now + JIT_IDLE_MS * 1000000ull;
+
+	if (pt->due_head)
+		until = pt->due_head->unload_due_ns;
+	if (jit && next_jit_ns < until)
+		until = next_jit_ns;
+	if (tables_idle && pt->next_expire_ns < until)
+		until = pt->next_expire_ns;
+	if (until == UINT64_MAX)
+		return 0;
+	return until > now ? (until - now + 999999) / 1000000 : 1;
 }
 
 /* Processes whose JIT code changed are loaded again: their rows are rebuilt. */
@@ -46,8 +82,8 @@ static void jit_poll(struct proc_tracker *pt)
 static void *load_thread_main(void *arg)
 {
 	struct proc_tracker *pt = arg;
-	bool jit = has_jit(pt);
 	uint64_t next_jit_ns = 0;
+	bool jit, tables_idle = false; /* read under load_lock, at the end of each pass */
 
 	/*
 	 * Loads are short bursts that decide how many samples of a new process or
@@ -55,10 +91,13 @@ static void *load_thread_main(void *arg)
 	 * profiled (needs CAP_SYS_NICE; without it the default priority stays).
 	 */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
+	/* under neither lock, as jit_poll: a runtime takes its own locks */
+	jit = jit_watched(pt);
 	pthread_mutex_lock(&pt->lock);
 	for (;;) {
 		struct work_item w = {0};
 		bool timed_out = false;
+		uint64_t wait_ms;
 
 		while (!pt->work.q_len && !pt->work.stopping && !timed_out) {
 			/* nothing else to do: a load cut short earlier goes on */
@@ -70,12 +109,12 @@ static void *load_thread_main(void *arg)
 					--pt->work.nr_resumes * sizeof(pt->work.resume_pids[0]));
 				break;
 			}
-			if (!pt->nr_unload_due && !jit) {
+			wait_ms = idle_wait_ms(pt, jit, next_jit_ns, tables_idle);
+			if (!wait_ms) {
 				pthread_cond_wait(&pt->work.work_cond, &pt->lock);
 			} else {
 				/* exited processes wait for their unload, JIT code for its rows */
-				struct timespec until =
-				    realtime_after_ms(pt->nr_unload_due ? 50 : JIT_POLL_MS);
+				struct timespec until = realtime_after_ms(wait_ms);
 
 				timed_out = pthread_cond_timedwait(&pt->work.work_cond, &pt->lock,
 								   &until) == ETIMEDOUT;
@@ -102,8 +141,10 @@ static void *load_thread_main(void *arg)
 			table_store_expire(pt->opts.ts, mono_ns());
 			pt->next_expire_ns = mono_ns() + 1000000000ull;
 		}
+		tables_idle = pt->opts.ts && pt->opts.ts->stats.idle_now;
 		pthread_mutex_unlock(&pt->load_lock);
 		/* under neither lock: a runtime reads its processes' memory */
+		jit = jit_watched(pt);
 		if (jit && mono_ns() >= next_jit_ns && !pt->work.stopping) {
 			jit_poll(pt);
 			next_jit_ns = mono_ns() + JIT_POLL_MS * 1000000ull;

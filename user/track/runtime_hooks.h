@@ -50,6 +50,12 @@ struct runtime_hooks {
 	 * pids) whose JIT rows changed since their load; each is loaded again.
 	 */
 	uint32_t (*jit_stale)(void *ctx, uint32_t *pids, uint32_t max);
+	/*
+	 * Whether jit_stale has anything to look at (a process of its runtime,
+	 * or one gone whose state it still holds): while not, the tracker does
+	 * not ask it, and sleeps.  NULL: always.  Load thread.
+	 */
+	bool (*jit_watching)(void *ctx);
 };
 
 /*

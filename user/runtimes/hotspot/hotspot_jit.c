@@ -436,8 +436,26 @@ static bool jit_pid(void *ctx, uint32_t pid)
 	return found;
 }
 
+/* a JVM read, or one gone whose last walk jit_stale's sweep has yet to free */
+static bool jit_watching(void *ctx)
+{
+	bool any = false;
+
+	(void)ctx;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < HOTSPOT_JVMS_MAX && !any; i++)
+		any = jvms[i].used;
+	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&build_lock);
+	for (int i = 0; i < HOTSPOT_JVMS_MAX && !any; i++)
+		any = last_walks[i].pid != 0;
+	pthread_mutex_unlock(&build_lock);
+	return any;
+}
+
 void hotspot_jit_hooks(struct runtime_hooks *out)
 {
+	out->jit_watching = jit_watching;
 	out->jit_key = jit_key;
 	out->jit_pid = jit_pid;
 	out->jit_build = jit_build;
