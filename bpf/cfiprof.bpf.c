@@ -346,19 +346,25 @@ struct {
 	__type(value, struct frame_bps);
 } frame_bps SEC(".maps");
 
-static __always_inline void walker_keep_bp(__u32 nr, __u64 bp, __u64 leaf_bcp)
+/*
+ * A global function: inlined, the verifier checked it in every frame of every
+ * walk loop's state (a sixteenth of on_sample's verification), for the few
+ * processes that keep their frames' rbp.
+ */
+__noinline int walker_keep_bp(__u32 nr, __u64 bp, __u64 leaf_bcp)
 {
 	__u32 zero = 0;
 	struct frame_bps *b = bpf_map_lookup_elem(&frame_bps, &zero);
 
 	if (!b)
-		return;
+		return 0;
 	if (!nr) {
 		b->tid = (__u32)bpf_get_current_pid_tgid();
 		b->leaf_bcp = leaf_bcp;
 	}
 	b->bp[nr & (MAX_USER_FRAMES_LIMIT - 1)] = bp;
 	b->nr = nr + 1;
+	return 0;
 }
 /* the leaf's registers: kept at the first frame only */
 #define WALKER_KEEP_BP(st, nr, bp) walker_keep_bp(nr, bp, ARCH_INTERP_BCP(st))
