@@ -203,8 +203,13 @@ static long hotspot_walk_step(__u32 index, void *data)
 		return 1;
 	if (bpf_probe_read_kernel(&pc, sizeof(pc), &c->rec->pcs[i]))
 		return 1;
+	/*
+	 * The cache holds last_pc's compiled frame; a frame of other code in
+	 * between (the interpreter, a stub) leaves it as it is: a compiled
+	 * method that calls an interpreted one that calls it again returns to
+	 * the same pc in each of its frames.
+	 */
 	if (pc != s->last_pc) {
-		s->last_ok = 0;
 		/* a caller's pc is its return address: the call is the byte before */
 		nm = hotspot_blob_at(c->h, pc - (i > c->first), &kind);
 		if (!nm)
@@ -228,6 +233,7 @@ static long hotspot_walk_step(__u32 index, void *data)
 				   .owner = HOTSPOT_FRAME_INTERPRETED,
 				   .scope = hotspot_bci1(c->h, bp, cm, i == c->first, leaf_bcp)});
 		}
+		s->last_ok = 0;
 		s->last_pc = pc;
 		method = rt_read_ptr(nm + c->h->off_method);
 		if (!method || bpf_probe_read_user(&compile_id, sizeof(compile_id),
