@@ -244,6 +244,15 @@ static __always_inline int go_leaf_caller(__u32 tgid, const void *data, __u64 pc
 	return 1;
 }
 
+/* The items go_walk left in this CPU's scratch, NULL when none (runtime_emit's). */
+static __always_inline const void *go_items(void)
+{
+	__u32 zero = 0;
+	struct go_scratch *s = bpf_map_lookup_elem(&go_scratch, &zero);
+
+	return s ? s->l : NULL;
+}
+
 /*
  * Appends the goroutine's labels to rec, a record whose frames fill
  * pcs[0, nr_pcs) and whose buffer has RT_RECORD_BYTES of room after
@@ -252,10 +261,8 @@ static __always_inline int go_leaf_caller(__u32 tgid, const void *data, __u64 pc
 static __always_inline void go_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
 {
 	int r = go_labels_read(rec->pid);
-	__u32 zero = 0;
-	struct go_scratch *s = bpf_map_lookup_elem(&go_scratch, &zero);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_GO, r, s ? s->l : NULL, sizeof(struct cfi_go_label),
+	runtime_emit(rec, nr_pcs, max_pcs, RT_GO, r, go_items(), sizeof(struct cfi_go_label),
 		     GO_MAX_LABELS, GO_STATUS_MAX, GO_STATUS_UNREADABLE);
 }
 

@@ -293,14 +293,21 @@ __noinline int hotspot_walk(const struct cfi_sample_record *rec, __u32 first, __
 	return (c.s->n & 0xffff) | c.status << 16;
 }
 
+/* The items hotspot_walk left in this CPU's scratch, NULL when none (runtime_emit's). */
+static __always_inline const void *hotspot_items(void)
+{
+	__u32 zero = 0;
+	struct hotspot_scratch *s = bpf_map_lookup_elem(&hotspot_scratch, &zero);
+
+	return s ? s->f : NULL;
+}
+
 static __always_inline void hotspot_append(struct cfi_sample_record *rec, __u64 nr_pcs,
 					   __u64 max_pcs)
 {
 	int r = hotspot_walk(rec, rec->nr_kernel, (__u32)nr_pcs);
-	__u32 zero = 0;
-	struct hotspot_scratch *s = bpf_map_lookup_elem(&hotspot_scratch, &zero);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_HOTSPOT, r, s ? s->f : NULL,
+	runtime_emit(rec, nr_pcs, max_pcs, RT_HOTSPOT, r, hotspot_items(),
 		     sizeof(struct cfi_interp_frame), HOTSPOT_MAX_FRAMES, HOTSPOT_STATUS_MAX,
 		     HOTSPOT_STATUS_UNREADABLE);
 }

@@ -194,13 +194,20 @@ __noinline int perl_walk(__u32 pid)
 	return (c.s->n & 0xffff) | c.status << 16;
 }
 
-static __always_inline void perl_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
+/* The items perl_walk left in this CPU's scratch, NULL when none (runtime_emit's). */
+static __always_inline const void *perl_items(void)
 {
-	int r = perl_walk(rec->pid);
 	__u32 zero = 0;
 	struct perl_scratch *s = bpf_map_lookup_elem(&perl_scratch, &zero);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_PERL, r, s ? s->f : NULL,
+	return s ? s->f : NULL;
+}
+
+static __always_inline void perl_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
+{
+	int r = perl_walk(rec->pid);
+
+	runtime_emit(rec, nr_pcs, max_pcs, RT_PERL, r, perl_items(),
 		     sizeof(struct cfi_interp_frame), PERL_MAX_FRAMES, PERL_STATUS_MAX,
 		     PERL_STATUS_UNREADABLE);
 }

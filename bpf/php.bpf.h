@@ -144,6 +144,15 @@ __noinline int php_walk(__u32 pid)
 	return (c.s->n & 0xffff) | c.status << 16;
 }
 
+/* The items php_walk left in this CPU's scratch, NULL when none (runtime_emit's). */
+static __always_inline const void *php_items(void)
+{
+	__u32 zero = 0;
+	struct php_scratch *s = bpf_map_lookup_elem(&php_scratch, &zero);
+
+	return s ? s->f : NULL;
+}
+
 /*
  * Appends the PHP frames of the sampled thread to rec, whose native PCs
  * fill pcs[0, nr_pcs) and whose buffer has RT_RECORD_BYTES of room after
@@ -152,12 +161,9 @@ __noinline int php_walk(__u32 pid)
 static __always_inline void php_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
 {
 	int r = php_walk(rec->pid);
-	__u32 zero = 0;
-	struct php_scratch *s = bpf_map_lookup_elem(&php_scratch, &zero);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_PHP, r, s ? s->f : NULL,
-		     sizeof(struct cfi_interp_frame), PHP_MAX_FRAMES, PHP_STATUS_MAX,
-		     PHP_STATUS_UNREADABLE);
+	runtime_emit(rec, nr_pcs, max_pcs, RT_PHP, r, php_items(), sizeof(struct cfi_interp_frame),
+		     PHP_MAX_FRAMES, PHP_STATUS_MAX, PHP_STATUS_UNREADABLE);
 }
 
 /* A caller's rule for JIT code its rows lack: none (PHP's JIT is off by default and has no frame

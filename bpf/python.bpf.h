@@ -344,6 +344,15 @@ __noinline int python_walk(__u32 pid, __u64 ts)
 	return (c.s->n & 0xffff) | c.status << 16;
 }
 
+/* The items python_walk left in this CPU's scratch, NULL when none (runtime_emit's). */
+static __always_inline const void *python_items(void)
+{
+	__u32 zero = 0;
+	struct python_scratch *s = bpf_map_lookup_elem(&python_scratch, &zero);
+
+	return s ? s->f : NULL;
+}
+
 /*
  * Appends the Python frames of the sampled thread to rec, whose native PCs
  * fill pcs[0, nr_pcs) and whose buffer has RT_RECORD_BYTES of room after
@@ -354,10 +363,8 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 {
 	__u64 ts = python_thread(rec->pid, rec->tid);
 	int r = ts != PY_NOT_PYTHON ? python_walk(rec->pid, ts) : 0;
-	__u32 zero = 0;
-	struct python_scratch *s = bpf_map_lookup_elem(&python_scratch, &zero);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_PYTHON, r, s ? s->f : NULL,
+	runtime_emit(rec, nr_pcs, max_pcs, RT_PYTHON, r, python_items(),
 		     sizeof(struct cfi_interp_frame), PY_MAX_FRAMES, PY_STATUS_MAX,
 		     PY_STATUS_UNREADABLE);
 }

@@ -162,13 +162,20 @@ __noinline int ruby_walk(__u32 pid)
 	return (c.s->n & 0xffff) | c.status << 16;
 }
 
-static __always_inline void ruby_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
+/* The items ruby_walk left in this CPU's scratch, NULL when none (runtime_emit's). */
+static __always_inline const void *ruby_items(void)
 {
-	int r = ruby_walk(rec->pid);
 	__u32 zero = 0;
 	struct ruby_scratch *s = bpf_map_lookup_elem(&ruby_scratch, &zero);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_RUBY, r, s ? s->f : NULL,
+	return s ? s->f : NULL;
+}
+
+static __always_inline void ruby_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
+{
+	int r = ruby_walk(rec->pid);
+
+	runtime_emit(rec, nr_pcs, max_pcs, RT_RUBY, r, ruby_items(),
 		     sizeof(struct cfi_interp_frame), RUBY_MAX_FRAMES, RUBY_STATUS_MAX,
 		     RUBY_STATUS_UNREADABLE);
 }

@@ -117,10 +117,24 @@ static __always_inline const void *runtime_proc(__u32 tgid, __u8 rt)
 }
 
 /*
+ * A runtime's part of a scratch record (struct sample_scratch's size), after
+ * its nr_pcs PCs: r is the runtime's read, n items | status << 16 (status 0:
+ * none to append), its items NAME_items' (after the runtimes' files, below),
+ * shape what runtime_emit says of them (RT_SHAPE).  Sets rec's runtime and status and counts both.
+ * A global function: inlined into each runtime's append, the verifier went
+ * through it once for every runtime and every state a walk ends in (a tenth
+ * of on_sample's verification).
+ */
+#define RT_SHAPE(rt, item_bytes, max_items, status_max, unreadable)                                \
+	((__u64)(rt) | (__u64)(item_bytes) << 8 | (__u64)(max_items) << 16 |                       \
+	 (__u64)(status_max) << 32 | (__u64)(unreadable) << 40)
+__noinline int runtime_emit_scratch(struct sample_scratch *buf, __u64 shape, int r, __u64 nr_pcs);
+
+/*
  * A runtime's part of rec, after its nr_pcs PCs (room for RT_RECORD_BYTES
- * after max_pcs): r is the runtime's read, n items | status << 16 (status
- * 0: none to append), src its n items of item_bytes each (at most
- * max_items).  Sets rec's runtime and status and counts both.
+ * after max_pcs): as runtime_emit_scratch, which does it when rec is a
+ * scratch record's size (max_pcs the most PCs a record has).  src its n
+ * items of item_bytes each (at most max_items).
  */
 static __always_inline void runtime_emit(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs,
 					 __u8 rt, int r, const void *src, __u32 item_bytes,
@@ -129,6 +143,12 @@ static __always_inline void runtime_emit(struct cfi_sample_record *rec, __u64 nr
 	__u64 n = (__u32)r & 0xffff, bytes;
 	__u32 status = (__u32)r >> 16;
 
+	if (max_pcs == MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) {
+		runtime_emit_scratch((struct sample_scratch *)rec,
+				     RT_SHAPE(rt, item_bytes, max_items, status_max, unreadable), r,
+				     nr_pcs);
+		return;
+	}
 	if (!status)
 		return;
 	rec->runtime = rt;
@@ -178,6 +198,53 @@ static __always_inline int runtime_no_leaf_caller(__u32 tgid, const void *data, 
 
 #define RUNTIME_TABLE_BPF_FILES
 #include "runtime_table.h"
+
+/* The items runtime rt's walk left in its scratch (NAME_items), NULL when none. */
+static __always_inline const void *runtime_items(__u32 rt)
+{
+#define RUNTIME_ITEMS(id, value, name, tag, frames, type)                                          \
+	if (rt == id)                                                                              \
+		return name##_items();
+	CFI_RUNTIMES(RUNTIME_ITEMS)
+#undef RUNTIME_ITEMS
+	return NULL;
+}
+
+__noinline int runtime_emit_scratch(struct sample_scratch *buf, __u64 shape, int r, __u64 nr_pcs)
+{
+	const void *src;
+	struct cfi_sample_record *rec = (struct cfi_sample_record *)buf;
+	__u32 rt = shape & 0xff, item_bytes = (shape >> 8) & 0xff,
+	      max_items = (shape >> 16) & 0xffff;
+	__u32 status_max = (shape >> 32) & 0xff, unreadable = (shape >> 40) & 0xff;
+	__u64 n = (__u32)r & 0xffff, bytes;
+	__u32 status = (__u32)r >> 16;
+
+	if (!buf || !status)
+		return 0;
+	rec->runtime = rt;
+	rec->rt_status = status < status_max ? status : unreadable;
+	walker_count(CNT_RT_STATUS(rt, rec->rt_status), 1);
+	src = runtime_items(rt);
+	if (!src || n == 0 || n > max_items)
+		return 0;
+	/*
+	 * Each bound checked in the register the read uses: 6.1's verifier
+	 * does not carry one learnt on a value to its copy spilled before.
+	 */
+	bytes = n * item_bytes;
+	barrier_var(bytes);
+	if (bytes > RT_RECORD_BYTES)
+		return 0;
+	barrier_var(nr_pcs);
+	if (nr_pcs > MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT)
+		return 0;
+	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], bytes, src))
+		return 0;
+	rec->nr_rt = n * (item_bytes / RT_UNIT_BYTES);
+	walker_count(CNT_RT_UNITS(rt), n);
+	return 0;
+}
 
 /*
  * Before the walk of tgid's sample: whether its runtime reads its frames by

@@ -210,15 +210,21 @@ __noinline int v8_walk(__u32 pid)
 	return (c.s->n & 0xffff) | c.status << 16;
 }
 
-static __always_inline void v8_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
+/* The items v8_walk left in this CPU's scratch, NULL when none (runtime_emit's). */
+static __always_inline const void *v8_items(void)
 {
-	int r = v8_walk(rec->pid);
 	__u32 zero = 0;
 	struct v8_scratch *s = bpf_map_lookup_elem(&v8_scratch, &zero);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_V8, r, s ? s->f : NULL,
-		     sizeof(struct cfi_interp_frame), V8_MAX_FRAMES, V8_STATUS_MAX,
-		     V8_STATUS_UNREADABLE);
+	return s ? s->f : NULL;
+}
+
+static __always_inline void v8_append(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs)
+{
+	int r = v8_walk(rec->pid);
+
+	runtime_emit(rec, nr_pcs, max_pcs, RT_V8, r, v8_items(), sizeof(struct cfi_interp_frame),
+		     V8_MAX_FRAMES, V8_STATUS_MAX, V8_STATUS_UNREADABLE);
 }
 
 /* A caller's rule for JIT code its rows lack: none (V8's code has no rows: frame pointers). */
