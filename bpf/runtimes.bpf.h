@@ -117,13 +117,57 @@ static __always_inline const void *runtime_proc(__u32 tgid, __u8 rt)
 }
 
 /*
- * A runtime's part of a scratch record (struct sample_scratch's size), after
- * its nr_pcs PCs: r is the runtime's read, n items | status << 16 (status 0:
- * none to append), its items NAME_items' (after the runtimes' files, below),
- * shape what runtime_emit says of them (RT_SHAPE).  Sets rec's runtime and status and counts both.
- * A global function: inlined into each runtime's append, the verifier went
- * through it once for every runtime and every state a walk ends in (a tenth
- * of on_sample's verification).
+ * A runtime's read r (n items | status << 16; status 0: none to append) into
+ * rec: its runtime and status set and counted; returns the items to copy, 0
+ * for none.
+ */
+static __always_inline __u64 runtime_emit_status(struct cfi_sample_record *rec, __u8 rt, int r,
+						 __u32 status_max, __u32 unreadable)
+{
+	__u32 status = (__u32)r >> 16;
+
+	if (!status)
+		return 0;
+	rec->runtime = rt;
+	rec->rt_status = status < status_max ? status : unreadable;
+	walker_count(CNT_RT_STATUS(rt, rec->rt_status), 1);
+	return (__u32)r & 0xffff;
+}
+
+/*
+ * n items of item_bytes each (at most max_items) from src into rec after its
+ * nr_pcs PCs (room for RT_RECORD_BYTES after max_pcs), counted.  Each bound
+ * is checked in the register the read uses: a bound on n alone does not
+ * reach n * item_bytes in verifiers before 6.8, and 6.1's does not carry one
+ * learnt on a value to its copy spilled before.
+ */
+static __always_inline void runtime_emit_items(struct cfi_sample_record *rec, __u64 nr_pcs,
+					       __u64 max_pcs, __u8 rt, __u64 n, const void *src,
+					       __u32 item_bytes, __u32 max_items)
+{
+	__u64 bytes;
+
+	if (!src || n == 0 || n > max_items)
+		return;
+	bytes = n * item_bytes;
+	barrier_var(bytes);
+	if (bytes > (__u64)max_items * item_bytes || bytes > RT_RECORD_BYTES)
+		return;
+	barrier_var(nr_pcs);
+	if (nr_pcs > max_pcs)
+		return;
+	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], bytes, src))
+		return;
+	rec->nr_rt = n * (item_bytes / RT_UNIT_BYTES);
+	walker_count(CNT_RT_UNITS(rt), n);
+}
+
+/*
+ * runtime_emit on a scratch record (struct sample_scratch's size), its items
+ * NAME_items' (after the runtimes' files, below), shape what runtime_emit
+ * says of them (RT_SHAPE).  A global function: inlined into each runtime's
+ * append, the verifier went through it once for every runtime and every
+ * state a walk ends in (a tenth of on_sample's verification).
  */
 #define RT_SHAPE(rt, item_bytes, max_items, status_max, unreadable)                                \
 	((__u64)(rt) | (__u64)(item_bytes) << 8 | (__u64)(max_items) << 16 |                       \
@@ -132,44 +176,22 @@ __noinline int runtime_emit_scratch(struct sample_scratch *buf, __u64 shape, int
 
 /*
  * A runtime's part of rec, after its nr_pcs PCs (room for RT_RECORD_BYTES
- * after max_pcs): as runtime_emit_scratch, which does it when rec is a
- * scratch record's size (max_pcs the most PCs a record has).  src its n
- * items of item_bytes each (at most max_items).
+ * after max_pcs): r is the runtime's read, src its items.  A scratch record
+ * (max_pcs the most PCs a record has) goes through runtime_emit_scratch.
  */
 static __always_inline void runtime_emit(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs,
 					 __u8 rt, int r, const void *src, __u32 item_bytes,
 					 __u32 max_items, __u32 status_max, __u32 unreadable)
 {
-	__u64 n = (__u32)r & 0xffff, bytes;
-	__u32 status = (__u32)r >> 16;
-
 	if (max_pcs == MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) {
 		runtime_emit_scratch((struct sample_scratch *)rec,
 				     RT_SHAPE(rt, item_bytes, max_items, status_max, unreadable), r,
 				     nr_pcs);
 		return;
 	}
-	if (!status)
-		return;
-	rec->runtime = rt;
-	rec->rt_status = status < status_max ? status : unreadable;
-	walker_count(CNT_RT_STATUS(rt, rec->rt_status), 1);
-	if (!src || n == 0 || n > max_items || nr_pcs > max_pcs)
-		return;
-	/*
-	 * The size checked in the register the read uses: a bound on n alone
-	 * does not reach n * item_bytes in verifiers before 6.8 (6.1 rejected
-	 * the read as up to 65535 items).
-	 */
-	bytes = n * item_bytes;
-	barrier_var(bytes);
-	if (bytes > (__u64)max_items * item_bytes)
-		return;
-	barrier_var(nr_pcs);
-	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], bytes, src))
-		return;
-	rec->nr_rt = n * (item_bytes / RT_UNIT_BYTES);
-	walker_count(CNT_RT_UNITS(rt), n);
+	runtime_emit_items(rec, nr_pcs, max_pcs, rt,
+			   runtime_emit_status(rec, rt, r, status_max, unreadable), src, item_bytes,
+			   max_items);
 }
 
 /* NAME_jit_caller_rule of a runtime that tells none (its code no JIT's, or not read yet) */
@@ -212,37 +234,16 @@ static __always_inline const void *runtime_items(__u32 rt)
 
 __noinline int runtime_emit_scratch(struct sample_scratch *buf, __u64 shape, int r, __u64 nr_pcs)
 {
-	const void *src;
 	struct cfi_sample_record *rec = (struct cfi_sample_record *)buf;
-	__u32 rt = shape & 0xff, item_bytes = (shape >> 8) & 0xff,
-	      max_items = (shape >> 16) & 0xffff;
-	__u32 status_max = (shape >> 32) & 0xff, unreadable = (shape >> 40) & 0xff;
-	__u64 n = (__u32)r & 0xffff, bytes;
-	__u32 status = (__u32)r >> 16;
+	__u8 rt = shape & 0xff;
+	__u64 n;
 
-	if (!buf || !status)
+	if (!buf)
 		return 0;
-	rec->runtime = rt;
-	rec->rt_status = status < status_max ? status : unreadable;
-	walker_count(CNT_RT_STATUS(rt, rec->rt_status), 1);
-	src = runtime_items(rt);
-	if (!src || n == 0 || n > max_items)
-		return 0;
-	/*
-	 * Each bound checked in the register the read uses: 6.1's verifier
-	 * does not carry one learnt on a value to its copy spilled before.
-	 */
-	bytes = n * item_bytes;
-	barrier_var(bytes);
-	if (bytes > RT_RECORD_BYTES)
-		return 0;
-	barrier_var(nr_pcs);
-	if (nr_pcs > MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT)
-		return 0;
-	if (bpf_probe_read_kernel(&rec->pcs[nr_pcs], bytes, src))
-		return 0;
-	rec->nr_rt = n * (item_bytes / RT_UNIT_BYTES);
-	walker_count(CNT_RT_UNITS(rt), n);
+	n = runtime_emit_status(rec, rt, r, (shape >> 32) & 0xff, (shape >> 40) & 0xff);
+	if (n)
+		runtime_emit_items(rec, nr_pcs, MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT, rt, n,
+				   runtime_items(rt), (shape >> 8) & 0xff, (shape >> 16) & 0xffff);
 	return 0;
 }
 

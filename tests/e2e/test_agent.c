@@ -383,26 +383,9 @@ static void write_file(const char *path, const char *text)
 /* Whether thread @name is among @pid's (their comm, as top -H and perf show them). */
 static bool has_thread(pid_t pid, const char *name)
 {
-	char dir[64], path[PATHBUF];
-	struct dirent *e;
-	bool found = false;
-	DIR *d;
+	char dir[PATHBUF];
 
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	d = opendir(dir);
-	while (d && !found && (e = readdir(d))) {
-		char *comm;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/comm", dir, e->d_name);
-		comm = slurp(path);
-		found = comm && !strncmp(comm, name, strlen(name)) && comm[strlen(name)] == '\n';
-		free(comm);
-	}
-	if (d)
-		closedir(d);
-	return found;
+	return thread_dir(pid, name, dir, sizeof(dir));
 }
 
 /* 1: files, counts, go tool pprof, metrics, SIGHUP */

@@ -227,7 +227,6 @@ static void test_inlined(void)
 	static struct method_lines m[16];
 	char src[PATH_MAX], classes[PATH_MAX], jvm_out[PATH_MAX], pprof[PATH_MAX], sh[3 * PATH_MAX],
 	    javap[2 * PATH_MAX], *log = NULL, *printed = NULL, *lines = NULL;
-	char *javac[] = {JAVAC_ARGV, "-d", classes, src, NULL};
 	/* the JVM's stdout (PrintInlining's) into a file; exec: the recorded process is java */
 	char *cmd[] = {"sh", "-c", sh, NULL};
 	char rec[PATH_MAX], rep[PATH_MAX], rep_err[PATH_MAX + 8];
@@ -236,7 +235,6 @@ static void test_inlined(void)
 	struct inl_counts c, r;
 	bool jvm_says;
 	int nm;
-	FILE *f;
 
 	tpath(classes, sizeof(classes), "classes");
 	tpath(src, sizeof(src), "Inl.java");
@@ -244,9 +242,7 @@ static void test_inlined(void)
 	tpath(rec, sizeof(rec), "inl.rec");
 	tpath(rep, sizeof(rep), "report.pb.gz");
 	snprintf(rep_err, sizeof(rep_err), "%s.err", rep);
-	f = fopen(src, "we");
-	CHECK(f && fputs(inl_java, f) >= 0 && !fclose(f), "cannot write %s", src);
-	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0,
+	CHECK(javac_text(src, inl_java, classes) == 0,
 	      "javac %s (make test-deps installs default-jdk-headless)", src);
 	snprintf(sh, sizeof(sh),
 		 "exec java -XX:+UnlockDiagnosticVMOptions -XX:+PrintCompilation "

@@ -94,7 +94,6 @@ static void test_compiled_between_interpreted(void)
 {
 	char classes[PATH_MAX], src[PATH_MAX], jvm_out[PATH_MAX], folded[PATH_MAX], sh[3 * PATH_MAX];
 	char *log = NULL, *printed = NULL, line[65536], first_other[128] = "";
-	char *javac[] = {JAVAC_ARGV, "-d", classes, src, NULL};
 	char *cmd[] = {"sh", "-c", sh, NULL};
 	/* samples whose frames between b's are all a's, none, or some of each */
 	uint64_t all_a = 0, none_a = 0, mixed = 0;
@@ -103,9 +102,7 @@ static void test_compiled_between_interpreted(void)
 	tpath(classes, sizeof(classes), "classes");
 	tpath(src, sizeof(src), "Mix.java");
 	tpath(jvm_out, sizeof(jvm_out), "jvm.txt");
-	f = fopen(src, "we");
-	CHECK(f && fputs(mix_java, f) >= 0 && !fclose(f), "cannot write %s", src);
-	CHECK(sh_fmt("mkdir -p %s", classes) == 0 && run(javac, NULL, "-", 120) == 0,
+	CHECK(javac_text(src, mix_java, classes) == 0,
 	      "javac %s (make test-deps installs default-jdk-headless)", src);
 	/* exec: the recorded process is java; its stdout (PrintCompilation's) into a file */
 	snprintf(sh, sizeof(sh),

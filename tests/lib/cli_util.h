@@ -358,6 +358,36 @@ static inline double proc_cpu_s(pid_t pid)
 }
 
 /*
+ * The /proc directory of pid's thread named name (its comm, as top -H and perf
+ * show it) into dir: false when it has none.
+ */
+static inline bool thread_dir(pid_t pid, const char *name, char *dir, size_t len)
+{
+	char tasks[64], path[512];
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	snprintf(tasks, sizeof(tasks), "/proc/%d/task", (int)pid);
+	d = opendir(tasks);
+	while (d && !found && (e = readdir(d))) {
+		char *comm;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/comm", tasks, e->d_name);
+		comm = slurp(path);
+		found = comm && !strncmp(comm, name, strlen(name)) && comm[strlen(name)] == '\n';
+		free(comm);
+		if (found)
+			snprintf(dir, len, "%s/%s", tasks, e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
  * A test's scratch directory: removed after a passing run, kept (and named)
  * after a failing one, or whenever CFIPROF_KEEP_TMP is set (to compare with a failure).
  */

@@ -11,9 +11,9 @@
  * V8's walk), not anonymous memory nor a memfd's (a JIT's double mapping).
  */
 #include <bpf/bpf.h>
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/types.h>
@@ -202,31 +202,16 @@ static void test_rows(struct tracker_world *w)
 /* Voluntary context switches of this process's thread named name (-1: none). */
 static long thread_wakeups(const char *name)
 {
-	char path[320], comm[32], line[256];
-	long n = -1;
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	FILE *f;
+	char dir[320], path[400], *status, *key;
+	long n;
 
-	while (d && n < 0 && (e = readdir(d))) {
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, name, strlen(name)) &&
-		    comm[strlen(name)] == '\n') {
-			fclose(f);
-			snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
-			f = fopen(path, "r");
-			while (f && fgets(line, sizeof(line), f))
-				if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
-					break;
-		}
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
+	if (!thread_dir(getpid(), name, dir, sizeof(dir)))
+		return -1;
+	snprintf(path, sizeof(path), "%s/status", dir);
+	status = slurp(path);
+	key = status ? strstr(status, "\nvoluntary_ctxt_switches:") : NULL;
+	n = key ? strtol(key + strlen("\nvoluntary_ctxt_switches:"), NULL, 10) : -1;
+	free(status);
 	return n;
 }
 

@@ -45,15 +45,14 @@ static bool jit_possible(const struct proc_tracker *pt)
  * at again within JIT_IDLE_MS.  pt->lock held.
  */
 #define JIT_IDLE_MS 1000
-static uint64_t idle_wait_ms(const struct proc_tracker *pt, bool jit, uint64_t next_jit_ns,
-			     bool tables_idle)
+static uint64_t idle_wait_ms(const struct proc_tracker *pt, bool jit_hooks, bool jit,
+			     uint64_t next_jit_ns, bool tables_idle)
 {
 	uint64_t now = mono_ns(), until = UINT64_MAX;
 
-	if (jit_possible(pt))
+	if (jit_hooks)
 		until = now + JIT_IDLE_MS * 1000000ull;
-
-	if (pt->due_head)
+	if (pt->due_head && pt->due_head->unload_due_ns < until)
 		until = pt->due_head->unload_due_ns;
 	if (jit && next_jit_ns < until)
 		until = next_jit_ns;
@@ -83,7 +82,8 @@ static void *load_thread_main(void *arg)
 {
 	struct proc_tracker *pt = arg;
 	uint64_t next_jit_ns = 0;
-	bool jit, tables_idle = false; /* read under load_lock, at the end of each pass */
+	bool jit_hooks = jit_possible(pt), jit;
+	bool tables_idle = false; /* read under load_lock, at the end of each pass */
 
 	/*
 	 * Loads are short bursts that decide how many samples of a new process or
@@ -109,7 +109,7 @@ static void *load_thread_main(void *arg)
 					--pt->work.nr_resumes * sizeof(pt->work.resume_pids[0]));
 				break;
 			}
-			wait_ms = idle_wait_ms(pt, jit, next_jit_ns, tables_idle);
+			wait_ms = idle_wait_ms(pt, jit_hooks, jit, next_jit_ns, tables_idle);
 			if (!wait_ms) {
 				pthread_cond_wait(&pt->work.work_cond, &pt->lock);
 			} else {
