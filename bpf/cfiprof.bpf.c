@@ -16,8 +16,8 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* ---- settings, frozen before load (the verifier sees them as constants) ---- */
-const volatile __u8 filter_enabled = 0;		      /* only tgids in target_pids */
-const volatile __u8 follow_children = 0; /* children of target_pids join it (perf's inherit) */
+const volatile __u8 filter_enabled = 0;	 /* only tgids in target_bits */
+const volatile __u8 follow_children = 0; /* targets' children become targets (perf's inherit) */
 const volatile __u8 filter_cgroup = 0;		      /* only tasks in target_cgroup, or below */
 const volatile __u8 collect_kernel = 1;		      /* kernel stack with bpf_get_stack */
 const volatile __u8 use_bpf_loop = 1;		      /* 0: bounded loops + tail calls */
@@ -142,12 +142,14 @@ struct {
 	__type(value, __u32);
 } exit_maps_sent SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} target_pids SEC(".maps");
+/*
+ * The pid filter's processes, a bit per tgid: a sample of another task, the
+ * common case under a filter, exits after one load of a word of global data;
+ * a hash lookup (a hash and a bucket, their pages seldom in the TLB) cost more
+ * than the rest of that exit together.  Set by user space (an atomic OR in the
+ * mapped .bss) and on_fork, cleared at on_free, each bit by one of them at a time.
+ */
+__u64 target_bits[TARGET_PID_LIMIT / 64];
 
 /* The cgroup (v2) to profile, descendants included: slot 0 holds its fd. */
 struct {
@@ -617,12 +619,22 @@ static __always_inline int sample_with_tail_calls(struct bpf_perf_event_data *ct
 	return 0;
 }
 
+static __always_inline __u64 *target_word(__u32 tgid)
+{
+	return &target_bits[(tgid / 64) & (TARGET_PID_LIMIT / 64 - 1)];
+}
+
+static __always_inline bool is_target(__u32 tgid)
+{
+	return *target_word(tgid) & (1ULL << (tgid & 63));
+}
+
 /* The pid and cgroup filters: other tasks cost only this early exit. */
 static __always_inline int wanted(__u32 tgid)
 {
 	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
 		return 0;
-	return !filter_enabled || bpf_map_lookup_elem(&target_pids, &tgid);
+	return !filter_enabled || is_target(tgid);
 }
 
 /* ---- stacks on other events: probes, tracepoints, off-CPU time: bpf/events.bpf.h ---- */

@@ -290,6 +290,8 @@ enum cfi_sample_flags {
 };
 
 #define MAX_KERNEL_FRAMES 127
+/* tgids are below the kernel's PID_MAX_LIMIT (64-bit): the pid filter's bitmap, target_bits */
+#define TARGET_PID_LIMIT      (1U << 22)
 #define MAX_USER_FRAMES_LIMIT 1024 /* upper bound for --max-frames */
 /*
  * --max-frames by default (record, top, the agent; their --help say so):

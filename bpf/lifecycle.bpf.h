@@ -88,17 +88,21 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid, ctgid;
-	__u8 one = 1;
 
 	if (!follow_children || !filter_enabled)
 		return 0;
 	ptgid = parent->tgid;
 	ctgid = child->tgid;
-	if (ctgid == ptgid || !bpf_map_lookup_elem(&target_pids, &ptgid))
+	if (ctgid == ptgid || !is_target(ptgid) || is_target(ctgid))
 		return 0;
+	/*
+	 * An add, the only atomic OR BPF has without -mcpu=v3: the bit was clear,
+	 * and a new tgid has no other writer (user space adds only processes
+	 * that exist already, on_free only tgids that were set).
+	 */
+	__sync_fetch_and_add(target_word(ctgid), 1ULL << (ctgid & 63));
 	/* over the budget, the child's first sample asks for it instead */
-	if (bpf_map_update_elem(&target_pids, &ctgid, &one, BPF_NOEXIST) == 0 &&
-	    request_budget_left(bpf_ktime_get_ns())) {
+	if (request_budget_left(bpf_ktime_get_ns())) {
 		walker_count(CNT_REQUESTS, 1);
 		emit_event(RECORD_REQUEST, ctgid, 0);
 	}
@@ -265,8 +269,8 @@ int BPF_PROG(on_free, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
 
-	if (filter_enabled && p->pid == tgid)
-		bpf_map_delete_elem(&target_pids, &tgid);
+	if (filter_enabled && p->pid == tgid && is_target(tgid))
+		__sync_fetch_and_sub(target_word(tgid), 1ULL << (tgid & 63));
 	return 0;
 }
 

@@ -101,7 +101,6 @@ static int fill_maps(struct cfiprof_bpf *skel, const struct world *w, __u32 pid)
 {
 	const struct replay_env *env = &w->env;
 	struct cfi_proc_val proc = {.generation = 1};
-	__u8 one = 1;
 	__u32 i;
 	int err = 0;
 
@@ -125,7 +124,7 @@ static int fill_maps(struct cfiprof_bpf *skel, const struct world *w, __u32 pid)
 	if (!err)
 		err = bpf_map_update_elem(bpf_map__fd(skel->maps.procs), &pid, &proc, BPF_ANY);
 	if (!err)
-		err = bpf_map_update_elem(bpf_map__fd(skel->maps.target_pids), &pid, &one, BPF_ANY);
+		skel->bss->target_bits[pid / 64] |= 1ULL << (pid % 64);
 	return err ? -errno : 0;
 }
 

@@ -223,8 +223,6 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 			       bpf_map__map_flags(skel->maps.pages) | BPF_F_NO_PREALLOC);
 	bpf_map__set_map_flags(skel->maps.procs,
 			       bpf_map__map_flags(skel->maps.procs) | BPF_F_NO_PREALLOC);
-	bpf_map__set_map_flags(skel->maps.target_pids,
-			       bpf_map__map_flags(skel->maps.target_pids) | BPF_F_NO_PREALLOC);
 	if (o->ringbuf_bytes) {
 		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
 		/* a wakeup must come before the ring is full */
@@ -290,7 +288,6 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	l->runtime_procs_fd = bpf_map__fd(skel->maps.runtime_procs);
 	l->mappings_fd = bpf_map__fd(skel->maps.mappings);
 	l->pages_fd = bpf_map__fd(skel->maps.pages);
-	l->target_pids_fd = bpf_map__fd(skel->maps.target_pids);
 	l->events_fd = bpf_map__fd(skel->maps.events);
 	l->exit_maps_fd = bpf_map__fd(skel->maps.exit_maps);
 	l->counters_fd = bpf_map__fd(skel->maps.counters);
@@ -363,9 +360,12 @@ int loader_read_counters(struct loader *l, uint64_t out[CNT_MAX])
 
 int loader_add_target(struct loader *l, uint32_t pid)
 {
-	uint8_t one = 1;
-
-	return bpf_map_update_elem(l->target_pids_fd, &pid, &one, BPF_ANY) ? -errno : 0;
+	if (pid >= TARGET_PID_LIMIT || !l->skel->bss)
+		return -EINVAL;
+	/* atomic: BPF's on_fork and on_free change other bits of the same word */
+	__atomic_fetch_or(&l->skel->bss->target_bits[pid / 64], 1ULL << (pid % 64),
+			  __ATOMIC_RELAXED);
+	return 0;
 }
 
 int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt)

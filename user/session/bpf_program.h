@@ -11,7 +11,7 @@
 #include "user/session/event_spec.h"
 
 struct loader_opts {
-	bool filter_pids;      /* only tgids in target_pids */
+	bool filter_pids;      /* only tgids set by loader_add_target */
 	bool follow_children;  /* ... and the processes they fork */
 	bool collect_kernel;   /* kernel stacks */
 	bool force_tail_calls; /* do not use bpf_loop even if the kernel has it */
@@ -46,7 +46,7 @@ struct loader {
 	uint32_t rows_max, rules_max, pages_max;
 	bool uses_bpf_loop;
 	bool exit_maps; /* on_exit_maps loaded: exiting processes send their mappings */
-	int procs_fd, mappings_fd, pages_fd, target_pids_fd, events_fd, counters_fd;
+	int procs_fd, mappings_fd, pages_fd, events_fd, counters_fd;
 	int exit_maps_fd; /* ring buffer of RECORD_MAPS_ENTRY / _END */
 	int runtime_procs_fd;	/* the processes running a language runtime (bpf/runtimes.bpf.h) */
 	int offcpu_unwalked_fd; /* off-CPU time without a stack (user/session/offcpu_unwalked.h) */
