@@ -79,11 +79,23 @@ inner() {
 		"$out/fixed_work" "$WORK_STEPS" "$out/inner" > /dev/null 2>&1 || true
 	cat "$out/inner"
 }
+# The same parts of fpwalk's run: the fixed cost by parts, each round's (start + stop + the
+# loop's run) under cfiprof less under fpwalk, leaves out the wall time's spread outside
+# the loop, which the paired wall figure above cannot (its rounds spread by +-200 ms here).
 for i in $(seq "$RUNS"); do
 	b=$(inner)
-	f=$(inner "$FPWALK" -F 999 --)
+	settle
+	t=$(date +%s%N)
+	"$FPWALK" -F 999 -- sh -c 'date +%s%N > "$0.t0"; "$1" "$2" > /dev/null; date +%s%N > "$0.t1"' \
+		"$out/parts" "$out/fixed_work" "$WORK_STEPS" > /dev/null 2>&1 || true
+	e=$(date +%s%N)
+	t0=$(cat "$out/parts.t0")
+	t1=$(cat "$out/parts.t1")
+	fs=$(( (t0 - t) / 1000000 )) fe=$(( (e - t1) / 1000000 )) fr=$(( (t1 - t0) / 1000000 ))
 	echo "inner-bare $b" >> "$out/parts.txt"
-	echo "inner-fpwalk $((f - b))" >> "$out/parts.txt"
+	echo "inner-fpwalk $((fr - b))" >> "$out/parts.txt"
+	echo "fpwalk-start $fs" >> "$out/parts.txt"
+	echo "fpwalk-stop $fe" >> "$out/parts.txt"
 	settle
 	t=$(date +%s%N)
 	"$CFIPROF" record -v -F 999 -o "$out/out.folded" -- sh -c \
@@ -101,6 +113,7 @@ for i in $(seq "$RUNS"); do
 	echo "inner-cfiprof $(( (t1 - t0) / 1000000 - b ))" >> "$out/parts.txt"
 	echo "bpf $(awk -v n="${n:-0}" -v ns="${ns:-0}" 'BEGIN {printf "%.0f", n * ns / 1e6}')" >> "$out/parts.txt"
 	echo "nsps ${ns:-0}" >> "$out/parts.txt"
+	echo "over-fpwalk-parts $(( (t0 - t) / 1000000 + (e - t1) / 1000000 + (t1 - t0) / 1000000 - fs - fe - fr ))" >> "$out/parts.txt"
 done
 sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 part() { awk -v k="$1" '$1 == k {print $2}' "$out/parts.txt" | median; }
@@ -124,6 +137,12 @@ report=$out/startup.md
 	echo "kernel's frame-pointer sampler at the same rate, its own start and stop included), paired"
 	echo "per round: $fo ms; target <= 50 ms: $(awk -v d="$fo" 'BEGIN {print (d <= 50) ? "met" : "not met"}')."
 	echo "Each round's: $(awk '$1 == "work" && $2 == "over-fpwalk" {printf "%s ", $3}' "$out/raw.txt")"
+	echo
+	echo "The same by parts (the loop's start, stop and run, below; bpf_stats on for cfiprof):"
+	echo "start $(part start) ms + stop $(part stop) ms under cfiprof, $(part fpwalk-start) + $(part fpwalk-stop) ms under"
+	echo "fpwalk; the loop's own run $(part inner-cfiprof) ms over bare under cfiprof, $(part inner-fpwalk) ms under fpwalk."
+	echo "Fixed cost by parts, paired per round: $(part over-fpwalk-parts) ms; target <= 50 ms: $(awk -v d="$(part over-fpwalk-parts)" 'BEGIN {print (d <= 50) ? "met" : "not met"}')."
+	echo "Each round's: $(awk '$1 == "over-fpwalk-parts" {printf "%s ", $2}' "$out/parts.txt")"
 	echo
 	ft=$(get true diff-cfiprof)
 	fw=$(get work diff-cfiprof)
