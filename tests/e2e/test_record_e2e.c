@@ -478,6 +478,36 @@ static void test_unheld(void)
 	      p->name, st.chain_ok, st.chain_bad, st.first_bad);
 }
 
+/*
+ * No descriptor closed twice (strace -f of record: a close failing with
+ * EBADF).  libbpf's perf-event link closes its perf event fd; record closed
+ * it again, after other threads had opened files: a debug file's descriptor,
+ * reused, was closed under the thread reading it ("... is not an ELF file:
+ * ignored", 1 run in 30).
+ */
+static void test_no_double_close(void)
+{
+	char trace[PATHBUF], folded[PATHBUF], prog_path[PATHBUF], *log, *bad;
+	char *argv[] = {
+	    "strace", "-f", "-qq", "-e", "trace=close", "-o", trace,	 (char *)cfiprof_bin,
+	    "record", "-F", "499", "-o", folded,	"--", prog_path, "1",
+	    NULL};
+	int rc;
+
+	snprintf(prog_path, sizeof(prog_path), "%s/%s", progs_dir, progs[0].name);
+	snprintf(trace, sizeof(trace), "%s/close.strace", tmpdir);
+	snprintf(folded, sizeof(folded), "%s/close.folded", tmpdir);
+	rc = run(argv, NULL, "-", 90);
+	log = slurp(trace);
+	CHECK(rc == 0 && log && strstr(log, "close("),
+	      "strace of record exited %d (make test-deps installs strace)", rc);
+	bad = log ? strstr(log, "EBADF") : NULL;
+	while (bad && bad > log && bad[-1] != '\n')
+		bad--;
+	CHECK(!bad, "record closed a descriptor it did not hold: %.120s", bad ? bad : "");
+	free(log);
+}
+
 /* ---- CLI error paths ---- */
 
 static void test_cli(void)
@@ -541,6 +571,7 @@ int main(int argc, char **argv)
 
 	RUN_TEST(test_cli);
 	RUN_TEST(test_unheld);
+	RUN_TEST(test_no_double_close);
 
 	/* each program's figures come back for the table below */
 	res = harness_shared(NR_PROGS * sizeof(*res));

@@ -36,8 +36,6 @@ struct ksyms;
 struct loader {
 	struct cfiprof_bpf *skel;
 	int nr_cpus;
-	int *perf_fds; /* every event's, on every CPU */
-	int nr_perf_fds;
 	struct bpf_link **ev_links;
 	int nr_ev_links;
 	struct map_window rows_win; /* the rows map (struct cfi_row), mapped as far as used */

@@ -372,6 +372,7 @@ static int attach_perf_event(struct loader *l, const struct event_spec *e, int i
 	}
 	for (cpu = 0; cpu < l->nr_cpus; cpu++) {
 		LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = (__u64)idx);
+		struct bpf_link *link;
 		int fd =
 		    (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		int err;
@@ -383,14 +384,19 @@ static int attach_perf_event(struct loader *l, const struct event_spec *e, int i
 			fprintf(stderr, "cfiprof: %s: %s\n", e->name, perf_error(e, err));
 			return -err;
 		}
-		l->perf_fds[l->nr_perf_fds++] = fd;
-		err = keep_link(
-		    l, bpf_program__attach_perf_event_opts(l->skel->progs.on_sample, fd, &po));
-		if (err) {
+		link = bpf_program__attach_perf_event_opts(l->skel->progs.on_sample, fd, &po);
+		/* the link owns fd from here: its destroy closes it (closed again, another
+		 * thread's descriptor of the same number went) */
+		if (!link) {
+			err = errno;
+			close(fd);
 			fprintf(stderr, "cfiprof: attaching to %s on CPU %d: %s\n", e->name, cpu,
-				strerror(-err));
-			return err;
+				strerror(err));
+			return -err;
 		}
+		err = keep_link(l, link);
+		if (err)
+			return err;
 		attached++;
 	}
 	return attached ? 0 : -ENODEV;
@@ -401,9 +407,6 @@ int events_attach(struct loader *l, const struct loader_opts *o)
 	const struct event_list *ev = o->events;
 	int i, tp_slot = 0, func_slot = 0, err = 0;
 
-	l->perf_fds = calloc((size_t)l->nr_cpus * (size_t)(ev->nr ? ev->nr : 1), sizeof(int));
-	if (!l->perf_fds)
-		return -ENOMEM;
 	for (i = 0; i < ev->nr && !err; i++) {
 		const struct event_spec *e = &ev->ev[i];
 
@@ -442,11 +445,7 @@ void events_detach(struct loader *l)
 	/* on_exit's end of a block on_switch did not see: none after on_switch is gone */
 	if (l->skel && l->skel->bss)
 		l->skel->bss->offcpu_detached = 1;
-	for (i = 0; i < l->nr_perf_fds; i++)
-		close(l->perf_fds[i]);
 	free(l->ev_links);
-	free(l->perf_fds);
 	l->ev_links = NULL;
-	l->perf_fds = NULL;
-	l->nr_ev_links = l->nr_perf_fds = 0;
+	l->nr_ev_links = 0;
 }
