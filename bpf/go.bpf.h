@@ -262,8 +262,8 @@ static __always_inline void go_append(struct cfi_sample_record *rec, __u64 nr_pc
 {
 	int r = go_labels_read(rec->pid);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_GO, r, go_items(), sizeof(struct cfi_go_label),
-		     GO_MAX_LABELS, GO_STATUS_MAX, GO_STATUS_UNREADABLE);
+	runtime_emit(rec, nr_pcs, max_pcs, RT_GO, r, sizeof(struct cfi_go_label), GO_MAX_LABELS,
+		     GO_STATUS_MAX, GO_STATUS_UNREADABLE);
 }
 
 /* A caller's rule for JIT code its rows lack: none (Go's code is its binary's). */

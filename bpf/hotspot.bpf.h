@@ -307,9 +307,8 @@ static __always_inline void hotspot_append(struct cfi_sample_record *rec, __u64 
 {
 	int r = hotspot_walk(rec, rec->nr_kernel, (__u32)nr_pcs);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_HOTSPOT, r, hotspot_items(),
-		     sizeof(struct cfi_interp_frame), HOTSPOT_MAX_FRAMES, HOTSPOT_STATUS_MAX,
-		     HOTSPOT_STATUS_UNREADABLE);
+	runtime_emit(rec, nr_pcs, max_pcs, RT_HOTSPOT, r, sizeof(struct cfi_interp_frame),
+		     HOTSPOT_MAX_FRAMES, HOTSPOT_STATUS_MAX, HOTSPOT_STATUS_UNREADABLE);
 }
 
 /*

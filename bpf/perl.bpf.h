@@ -207,9 +207,8 @@ static __always_inline void perl_append(struct cfi_sample_record *rec, __u64 nr_
 {
 	int r = perl_walk(rec->pid);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_PERL, r, perl_items(),
-		     sizeof(struct cfi_interp_frame), PERL_MAX_FRAMES, PERL_STATUS_MAX,
-		     PERL_STATUS_UNREADABLE);
+	runtime_emit(rec, nr_pcs, max_pcs, RT_PERL, r, sizeof(struct cfi_interp_frame),
+		     PERL_MAX_FRAMES, PERL_STATUS_MAX, PERL_STATUS_UNREADABLE);
 }
 
 /* A caller's rule for JIT code its rows lack: none (Perl compiles no machine code). */

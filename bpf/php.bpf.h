@@ -162,7 +162,7 @@ static __always_inline void php_append(struct cfi_sample_record *rec, __u64 nr_p
 {
 	int r = php_walk(rec->pid);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_PHP, r, php_items(), sizeof(struct cfi_interp_frame),
+	runtime_emit(rec, nr_pcs, max_pcs, RT_PHP, r, sizeof(struct cfi_interp_frame),
 		     PHP_MAX_FRAMES, PHP_STATUS_MAX, PHP_STATUS_UNREADABLE);
 }
 

@@ -364,9 +364,8 @@ static __always_inline void python_append(struct cfi_sample_record *rec, __u64 n
 	__u64 ts = python_thread(rec->pid, rec->tid);
 	int r = ts != PY_NOT_PYTHON ? python_walk(rec->pid, ts) : 0;
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_PYTHON, r, python_items(),
-		     sizeof(struct cfi_interp_frame), PY_MAX_FRAMES, PY_STATUS_MAX,
-		     PY_STATUS_UNREADABLE);
+	runtime_emit(rec, nr_pcs, max_pcs, RT_PYTHON, r, sizeof(struct cfi_interp_frame),
+		     PY_MAX_FRAMES, PY_STATUS_MAX, PY_STATUS_UNREADABLE);
 }
 
 /* A caller's rule for JIT code its rows lack: none (CPython compiles no code). */

@@ -175,9 +175,8 @@ static __always_inline void ruby_append(struct cfi_sample_record *rec, __u64 nr_
 {
 	int r = ruby_walk(rec->pid);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_RUBY, r, ruby_items(),
-		     sizeof(struct cfi_interp_frame), RUBY_MAX_FRAMES, RUBY_STATUS_MAX,
-		     RUBY_STATUS_UNREADABLE);
+	runtime_emit(rec, nr_pcs, max_pcs, RT_RUBY, r, sizeof(struct cfi_interp_frame),
+		     RUBY_MAX_FRAMES, RUBY_STATUS_MAX, RUBY_STATUS_UNREADABLE);
 }
 
 /* A caller's rule for JIT code its rows lack: none (YJIT is off by default). */

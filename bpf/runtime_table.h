@@ -6,8 +6,8 @@
  *
  * A runtime NAME is its user-space folder user/runtimes/NAME/ (which
  * defines `const struct runtime_ops NAME_runtime`), its part of the ABI in
- * bpf/NAME_abi.h, its BPF file bpf/NAME.bpf.h (which defines NAME_append()
- * and NAME_thread_exit()), and one line in each of the three lists below;
+ * bpf/NAME_abi.h, its BPF file bpf/NAME.bpf.h (which defines NAME_append(),
+ * NAME_items() and NAME_thread_exit()), and one line in each of the three lists below;
  * bpf/runtimes.bpf.h and user/session/runtimes.c take the rest from them.
  */
 #ifndef CFIPROF_RUNTIME_TABLE_H

@@ -174,14 +174,17 @@ static __always_inline void runtime_emit_items(struct cfi_sample_record *rec, __
 	 (__u64)(status_max) << 32 | (__u64)(unreadable) << 40)
 __noinline int runtime_emit_scratch(struct sample_scratch *buf, __u64 shape, int r, __u64 nr_pcs);
 
+static __always_inline const void *runtime_items(__u32 rt);
+
 /*
  * A runtime's part of rec, after its nr_pcs PCs (room for RT_RECORD_BYTES
- * after max_pcs): r is the runtime's read, src its items.  A scratch record
- * (max_pcs the most PCs a record has) goes through runtime_emit_scratch.
+ * after max_pcs): r is the runtime's read, its items in its scratch
+ * (runtime_items).  A scratch record (max_pcs the most PCs a record has)
+ * goes through runtime_emit_scratch.
  */
 static __always_inline void runtime_emit(struct cfi_sample_record *rec, __u64 nr_pcs, __u64 max_pcs,
-					 __u8 rt, int r, const void *src, __u32 item_bytes,
-					 __u32 max_items, __u32 status_max, __u32 unreadable)
+					 __u8 rt, int r, __u32 item_bytes, __u32 max_items,
+					 __u32 status_max, __u32 unreadable)
 {
 	if (max_pcs == MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) {
 		runtime_emit_scratch((struct sample_scratch *)rec,
@@ -190,8 +193,8 @@ static __always_inline void runtime_emit(struct cfi_sample_record *rec, __u64 nr
 		return;
 	}
 	runtime_emit_items(rec, nr_pcs, max_pcs, rt,
-			   runtime_emit_status(rec, rt, r, status_max, unreadable), src, item_bytes,
-			   max_items);
+			   runtime_emit_status(rec, rt, r, status_max, unreadable),
+			   runtime_items(rt), item_bytes, max_items);
 }
 
 /* NAME_jit_caller_rule of a runtime that tells none (its code no JIT's, or not read yet) */

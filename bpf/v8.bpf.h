@@ -223,8 +223,8 @@ static __always_inline void v8_append(struct cfi_sample_record *rec, __u64 nr_pc
 {
 	int r = v8_walk(rec->pid);
 
-	runtime_emit(rec, nr_pcs, max_pcs, RT_V8, r, v8_items(), sizeof(struct cfi_interp_frame),
-		     V8_MAX_FRAMES, V8_STATUS_MAX, V8_STATUS_UNREADABLE);
+	runtime_emit(rec, nr_pcs, max_pcs, RT_V8, r, sizeof(struct cfi_interp_frame), V8_MAX_FRAMES,
+		     V8_STATUS_MAX, V8_STATUS_UNREADABLE);
 }
 
 /* A caller's rule for JIT code its rows lack: none (V8's code has no rows: frame pointers). */
