@@ -687,6 +687,9 @@ int on_sample(struct perf_sample_ctx *ctx)
 	return sample_with_tail_calls((struct bpf_perf_event_data *)ctx, &src, tgid, tid);
 }
 
+/* ---- what the perf events run while on_sample is loaded twice: bpf/sample_entry.bpf.h ---- */
+#include "sample_entry.bpf.h"
+
 /* ---- process lifecycle for the tracker: bpf/lifecycle.bpf.h ---- */
 #include "lifecycle.bpf.h"
 

@@ -616,6 +616,12 @@ struct cfi_ksym_io {
 	  "process's next sample asks again.")                                                     \
 	X(CNT_FILTERED, "cfiprof_samples_filtered_total", "",                                      \
 	  "Perf events of processes outside the target (pid, cgroup): not sampled.")               \
+	X(CNT_NO_SAMPLE_PROG, "cfiprof_samples_unsampled_total", "",                               \
+	  "Perf events that found no sampling program in place (between its two loads): not "      \
+	  "sampled.")                                                                              \
+	X(CNT_RT_WALK_PENDING, "cfiprof_runtime_walk_pending_total", "",                           \
+	  "Samples of a language runtime's process taken before the runtimes' walks were "         \
+	  "verified and in place: its frames not read.")                                           \
 	X(CNT_DEFERRED, "cfiprof_deferred_copies_total", "",                                       \
 	  "Tables-pending samples sent with a copy of their user stack, to be finished later.")    \
 	X(CNT_DEFER_BUDGET, "", "outcome=\"over_budget\"",                                         \

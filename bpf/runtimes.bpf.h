@@ -84,6 +84,19 @@ const volatile __u32 runtimes_on = ~0u;
 #define RUNTIME_ON(id) (runtimes_on & (1u << (id)))
 
 /*
+ * Set in the first of the sampling program's two loads
+ * (user/session/runtime_walks.c): its runtimes' walks are left out, which
+ * its verifier then skips, and the second load, with them, takes its place
+ * in sample_progs once verified.  Meanwhile a runtime's samples go without
+ * its frames, counted (CNT_RT_WALK_PENDING).  What the native walk needs of
+ * a runtime (its JIT code's rules, Go's vDSO callers) and what a thread's
+ * exit clears stay on.
+ */
+const volatile __u8 runtime_walks_later = 0;
+
+#define RUNTIME_WALK_ON(id) (!runtime_walks_later && RUNTIME_ON(id))
+
+/*
  * The processes running a runtime user space found, one entry each
  * (user/track/runtime_procs.c writes them): not preallocated, as python's
  * threads map, so that an empty map costs no start time.
@@ -268,7 +281,10 @@ static __always_inline __u8 runtime_walk_begin(__u32 tgid, struct walker_state *
 		return RT_NONE;
 	if (st->done)
 		return p->runtime;
-	st->keep_bp = p->keep_bp;
+	if (runtime_walks_later && RUNTIME_ON(p->runtime))
+		walker_count(CNT_RT_WALK_PENDING, 1);
+	else
+		st->keep_bp = p->keep_bp;
 #define RUNTIME_LEAF_CALLER(id, value, name, tag, frames, type)                                    \
 	if (p->runtime == id && RUNTIME_ON(id))                                                    \
 		found = name##_leaf_caller(tgid, p->data, st->ip, st->sp, &pc, &sp);
@@ -299,7 +315,7 @@ static __always_inline void runtime_append(__u8 rt, struct cfi_sample_record *re
 		return;
 #define RUNTIME_APPEND(id, value, name, tag, frames, type)                                         \
 	if (rt == id) {                                                                            \
-		if (RUNTIME_ON(id))                                                                \
+		if (RUNTIME_WALK_ON(id))                                                           \
 			name##_append(rec, nr_pcs, max_pcs);                                       \
 		return;                                                                            \
 	}

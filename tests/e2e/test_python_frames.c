@@ -888,6 +888,54 @@ static void test_runtimes_option(void)
 }
 
 /*
+ * The runtimes' walks verified while sampling runs (docs/runtimes.md): by
+ * default record -v says when they took the first sampling program's place,
+ * and counts the samples of a runtime's process taken before, which carry no
+ * Python frames and are not the python summary's (it counts a status for
+ * each sample it read): no more of them than the samples it does not count.
+ * The walks must have come: the program runs 1 s of CPU at 299 Hz, the load
+ * tens of ms.  --runtimes-at-start: the walks are there before the first
+ * sample, no such line, none counted.  Both judged as every other run.
+ */
+static void test_walks_later(void)
+{
+	static const char key[] = " samples of a runtime's process taken before";
+
+	for (int at_start = 0; at_start < 2; at_start++) {
+		char *cmd[] = {PYTHON, prog("recurse"), "1c", NULL};
+		char *opts[] = {"--runtimes-at-start", NULL};
+		const char *name = at_start ? "walks-at-start" : "walks-later";
+		const char *line;
+		struct py_run r = {0};
+		long pending;
+
+		if (!record_py_opts(name, "299", at_start ? opts : NULL, cmd, &r)) {
+			free(r.log);
+			continue;
+		}
+		line = r.log ? strstr(r.log, "cfiprof: runtimes' walks: ") : NULL;
+		pending = line ? number_before_or_none(line, key) : -1;
+		printf("  %s: %ld samples taken before the walks were in place, of %lu\n", name,
+		       pending, (unsigned long)r.samples);
+		if (at_start) {
+			CHECK(!line && !strstr(r.log, "carry no runtime frames"),
+			      "%s: no runtimes' walks line, none counted: %s", name, r.log);
+		} else {
+			uint64_t before = taken_before_known(r.log, r.samples, true);
+
+			CHECK(line && strstr(line, " in place ") && !strstr(line, "not in place"),
+			      "%s: the walks in place: %s", name, r.log ? r.log : "");
+			CHECK(pending >= 0 && (uint64_t)pending <= before,
+			      "%s: %ld samples counted before the walks, %lu outside the python "
+			      "summary: %s",
+			      name, pending, (unsigned long)before, r.log ? r.log : "");
+		}
+		judge(name, &r);
+		free(r.log);
+	}
+}
+
+/*
  * --off-cpu on a program that naps 4 x 100 ms in nap_leaf: its blocks carry
  * their Python frames, and the chain's time is what the program measured off
  * the CPU (within 10%: the kernel's switch-out to switch-in is ~10 us a block
@@ -1103,6 +1151,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_tstate_id_late);
 	RUN_TEST(test_unsupported_version);
 	RUN_TEST(test_runtimes_option);
+	RUN_TEST(test_walks_later);
 	RUN_TEST(test_off_cpu);
 	RUN_TEST(test_exec_away);
 	/* a version matrix: make python-versions-test, not make test */

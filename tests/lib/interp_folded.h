@@ -300,6 +300,9 @@ static inline void interp_judge_excusing(const struct interp_lang *lang, const c
 	CHECK(r->samples >= ENOUGH_TO_JUDGE, "%s: %lu samples", name, (unsigned long)r->samples);
 	CHECK(r->in_code * 2 >= r->samples, "%s: %lu of %lu samples in %s code", name,
 	      (unsigned long)r->in_code, (unsigned long)r->samples, lang->what);
+	/* excused as they may be, some samples must carry the frames (the walks were loaded) */
+	CHECK(r->with_frames > 0, "%s: no sample with %s frames: %s", name, lang->what,
+	      r->log ? r->log : "");
 	CHECK((r->with_frames + excused) * 100 >= r->in_code * 95,
 	      "%s: %lu of %lu samples in %s code with its frames (%lu taken before it was "
 	      "known); one without: %s; %s",

@@ -24,6 +24,7 @@ enum {
 	OPT_KERNEL,
 	OPT_CALL_GRAPH,
 	OPT_RUNTIMES,
+	OPT_RUNTIMES_AT_START,
 };
 
 static const struct argp_option target_options[] = {
@@ -44,6 +45,11 @@ static const struct argp_option target_options[] = {
 	{"runtimes", OPT_RUNTIMES, "LIST", 0,
 	 "language runtimes whose frames are read, comma-separated (cfiprof list --runtimes "
 	 "names them), or all (default) or none; one left out costs no start time",
+	 1},
+	{"runtimes-at-start", OPT_RUNTIMES_AT_START, NULL, 0,
+	 "their walks verified before sampling starts, so that a runtime's first samples carry "
+	 "its frames (the start takes a few ms more); by default they are verified while sampling "
+	 "runs, the samples taken meanwhile counted",
 	 1},
 	{NULL, 0, NULL, 0, "What to take stacks on (default: cpu-clock, -F times a second):", 2},
 	{"event", 'e', "EVENT[,EVENT...]", 0,
@@ -159,6 +165,9 @@ static error_t parse_target(int key, char *arg, struct argp_state *state)
 	case OPT_RUNTIMES:
 		if (session_runtimes_parse(arg, &so->runtimes_off, err, sizeof(err)))
 			argp_failure(state, 2, 0, "invalid --runtimes: %s", err);
+		break;
+	case OPT_RUNTIMES_AT_START:
+		so->runtime_walks_first = true;
 		break;
 	case 'g':
 	case OPT_CALL_GRAPH:

@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cfiprof.skel.h"
@@ -163,6 +164,73 @@ cleanup:
 	return found;
 }
 
+/* Whether the running kernel is major.minor or later. */
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/*
+ * Whether on_sample is loaded twice, the runtimes' walks only the second
+ * time (bpf/runtimes.bpf.h's runtime_walks_later): the first is then
+ * verified without them, which is all sampling waits for.  Only where a
+ * verifier skips the global functions no path reaches (6.8 on), and only
+ * for perf events: the other events' programs read the runtimes' frames
+ * with the settings of the one load they have.
+ */
+static bool runtime_walks_later(const struct loader_opts *o, bool uses_bpf_loop)
+{
+	uint32_t all = 0;
+	int i;
+
+#define RUNTIME_BIT(id, value, name, tag, frames, type) all |= 1u << (id);
+	CFI_RUNTIMES(RUNTIME_BIT)
+#undef RUNTIME_BIT
+	if (o->runtime_walks_first || !(o->runtimes_on & all) || !uses_bpf_loop)
+		return false;
+	for (i = 0; i < o->events->nr; i++)
+		if (o->events->ev[i].kind != EVENT_PERF)
+			return false;
+	return kernel_at_least(6, 8);
+}
+
+/*
+ * The program arrays: on_sample behind on_sample_entry when the runtimes'
+ * walks come later, the tail-call walker's next part without bpf_loop.
+ */
+static int set_tail_calls(struct loader *l)
+{
+	struct cfiprof_bpf *skel = l->skel;
+	__u32 zero = 0;
+	int fd;
+
+	l->sample_prog = skel->progs.on_sample;
+	if (l->runtime_walks_later) {
+		fd = bpf_program__fd(skel->progs.on_sample);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sample_progs), &zero, &fd,
+					BPF_ANY)) {
+			fprintf(stderr, "cfiprof: cannot set up the sampling program: %s\n",
+				strerror(errno));
+			return -errno;
+		}
+		l->sample_prog = skel->progs.on_sample_entry;
+	}
+	if (!l->uses_bpf_loop) {
+		fd = bpf_program__fd(skel->progs.walk_tc);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.walk_progs), &zero, &fd, BPF_ANY)) {
+			fprintf(stderr, "cfiprof: cannot set up the tail-call walker: %s\n",
+				strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
 int loader_open(struct loader *l, const struct loader_opts *o)
 {
 	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
@@ -189,6 +257,9 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	skel->rodata->collect_kernel = o->collect_kernel;
 	skel->rodata->use_bpf_loop = l->uses_bpf_loop;
 	skel->rodata->runtimes_on = o->runtimes_on;
+	l->runtime_walks_later = runtime_walks_later(o, l->uses_bpf_loop);
+	skel->rodata->runtime_walks_later = l->runtime_walks_later;
+	bpf_program__set_autoload(skel->progs.on_sample_entry, l->runtime_walks_later);
 	skel->rodata->max_user_frames = o->max_frames;
 	skel->rodata->defer_stack_bytes = o->defer_stack_bytes;
 	skel->rodata->defer_bytes_per_sec = o->defer_bytes_per_sec;
@@ -254,17 +325,9 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 		explain_privilege(err);
 		goto fail;
 	}
-	if (!l->uses_bpf_loop) {
-		__u32 zero = 0;
-		int fd = bpf_program__fd(skel->progs.walk_tc);
-
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.walk_progs), &zero, &fd, BPF_ANY)) {
-			err = -errno;
-			fprintf(stderr, "cfiprof: cannot set up the tail-call walker: %s\n",
-				strerror(errno));
-			goto fail;
-		}
-	}
+	err = set_tail_calls(l);
+	if (err)
+		goto fail;
 	/* the rows as far as they are used: the whole map mapped would all be resident */
 	err =
 	    map_window_init(&l->rows_win, bpf_map__fd(skel->maps.rows), map_bytes(skel->maps.rows));
@@ -329,9 +392,20 @@ void loader_detach_perf(struct loader *l)
 	events_detach(l);
 }
 
+void loader_start_runtime_walks(struct loader *l)
+{
+	if (!l->runtime_walks_later)
+		return;
+	l->walks = runtime_walks_start(l->skel);
+	if (!l->walks)
+		fprintf(stderr, "cfiprof: cannot start loading the language runtimes' walks: "
+				"their frames are not read\n");
+}
+
 void loader_close(struct loader *l)
 {
 	loader_detach_perf(l);
+	runtime_walks_stop(l->walks);
 	map_window_free(&l->rows_win);
 	if (l->rules_mem)
 		munmap(l->rules_mem, l->rules_len);
@@ -373,9 +447,10 @@ int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt)
 	__typeof__(l->skel->progs) *p = &l->skel->progs;
 	/* sched_switch runs on every switch: its time counts, its runs are not samples */
 	struct bpf_program *progs[] = {
-	    p->on_sample,  p->walk_tc,	  p->on_uprobe,	 p->on_usdt,	p->on_tp0,    p->on_tp1,
-	    p->on_tp2,	   p->on_tp3,	  p->on_fentry0, p->on_fentry1, p->on_fentry2, p->on_fentry3,
-	    p->on_fexit0,  p->on_fexit1, p->on_fexit2,	 p->on_fexit3,	p->on_switch};
+	    p->on_sample_entry, p->on_sample,  p->walk_tc,    p->on_uprobe, p->on_usdt,
+	    p->on_tp0,		p->on_tp1,     p->on_tp2,     p->on_tp3,    p->on_fentry0,
+	    p->on_fentry1,	p->on_fentry2, p->on_fentry3, p->on_fexit0, p->on_fexit1,
+	    p->on_fexit2,	p->on_fexit3,  p->on_switch};
 	size_t i;
 
 	*run_ns = *run_cnt = 0;
@@ -389,7 +464,7 @@ int loader_prog_stats(struct loader *l, uint64_t *run_ns, uint64_t *run_cnt)
 		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
 			return -errno;
 		*run_ns += info.run_time_ns;
-		/* a tail call is part of the sample that started in on_sample */
+		/* a tail call's time and run are its caller's: on_sample's, on_sample_entry's */
 		if (progs[i] != p->walk_tc && progs[i] != p->on_switch)
 			*run_cnt += info.run_cnt;
 	}

@@ -9,6 +9,7 @@
 #include "bpf/cfiprof_abi.h"
 #include "common/map_window.h"
 #include "user/session/event_spec.h"
+#include "user/session/runtime_walks.h"
 
 struct loader_opts {
 	bool filter_pids;      /* only tgids set by loader_add_target */
@@ -16,6 +17,7 @@ struct loader_opts {
 	bool collect_kernel;   /* kernel stacks */
 	bool force_tail_calls; /* do not use bpf_loop even if the kernel has it */
 	uint32_t runtimes_on;  /* runtimes whose frames BPF reads, a bit each (1 << id) */
+	bool runtime_walks_first; /* their walks verified before sampling starts, not during */
 	uint32_t max_frames;   /* user frames per sample */
 	uint32_t freq;	       /* samples per second per CPU (perf events without a period) */
 	uint64_t period;       /* perf events: a sample every this many events (0: freq) */
@@ -44,6 +46,10 @@ struct loader {
 	uint32_t rows_max, rules_max, pages_max;
 	bool uses_bpf_loop;
 	bool exit_maps; /* on_exit_maps loaded: exiting processes send their mappings */
+	struct bpf_program *sample_prog; /* what the perf events run */
+	/* on_sample loaded without the runtimes' walks; this loads it with them */
+	bool runtime_walks_later;
+	struct runtime_walks *walks;
 	int procs_fd, mappings_fd, pages_fd, events_fd, counters_fd;
 	int exit_maps_fd; /* ring buffer of RECORD_MAPS_ENTRY / _END */
 	int runtime_procs_fd;	/* the processes running a language runtime (bpf/runtimes.bpf.h) */
@@ -55,6 +61,8 @@ int loader_open(struct loader *l, const struct loader_opts *o);
 /* Tracepoints (exec/exit) now; the events (perf events on every online CPU, probes) next. */
 int loader_attach_tracepoints(struct loader *l);
 int loader_attach_perf(struct loader *l, const struct loader_opts *o);
+/* The runtimes' walks verified from now on, when loader_open left them for later. */
+void loader_start_runtime_walks(struct loader *l);
 void loader_detach_perf(struct loader *l);
 void loader_close(struct loader *l);
 /* Sums the per-CPU counters. */

@@ -384,7 +384,7 @@ static int attach_perf_event(struct loader *l, const struct event_spec *e, int i
 			fprintf(stderr, "cfiprof: %s: %s\n", e->name, perf_error(e, err));
 			return -err;
 		}
-		link = bpf_program__attach_perf_event_opts(l->skel->progs.on_sample, fd, &po);
+		link = bpf_program__attach_perf_event_opts(l->sample_prog, fd, &po);
 		/* the link owns fd from here: its destroy closes it (closed again, another
 		 * thread's descriptor of the same number went) */
 		if (!link) {

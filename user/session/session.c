@@ -241,6 +241,7 @@ static void loader_opts_from(struct session *s, const struct session_opts *o,
 	lo->collect_kernel = o->kernel;
 	lo->force_tail_calls = o->tail_calls;
 	lo->runtimes_on = ~o->runtimes_off;
+	lo->runtime_walks_first = o->runtime_walks_first;
 	if (!s->opts.events.nr) {
 		char perr[128];
 
@@ -494,6 +495,7 @@ int session_start(struct session *s, const struct session_opts *o)
 	err = loader_attach_perf(&s->ld, &lo);
 	if (err)
 		return err;
+	loader_start_runtime_walks(&s->ld);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	s->start = mono_sec();

@@ -57,6 +57,7 @@ struct session_opts {
 	bool tail_calls;
 	/* runtimes whose frames are not read, a bit each (1 << id): --runtimes (0: all read) */
 	uint32_t runtimes_off;
+	bool runtime_walks_first; /* --runtimes-at-start */
 	bool cycles;
 	/* -e, --off-cpu, --on-and-off-cpu (empty: cpu-clock, or cycles) */
 	struct event_list events;

@@ -204,6 +204,26 @@ static void print_unwalked(struct session *s, const uint64_t *c, FILE *f)
 
 static void print_full(struct session *s, FILE *f);
 
+/* The runtimes' walks verified while sampling ran (user/session/runtime_walks.h): when. */
+static void print_runtime_walks(struct session *s, const uint64_t *c, FILE *f)
+{
+	uint64_t load_ns, at = runtime_walks_in_place(s->ld.walks, &load_ns);
+
+	if (!s->ld.runtime_walks_later)
+		return;
+	if (at)
+		fprintf(f,
+			"cfiprof: runtimes' walks: verified while sampling ran, in %.1f ms, in "
+			"place %.1f ms after sampling began; ",
+			(double)load_ns / 1e6, ((double)at / 1e9 - s->start) * 1e3);
+	else
+		fprintf(f, "cfiprof: runtimes' walks: not in place at the end; ");
+	fprintf(f,
+		"%" PRIu64 " samples of a runtime's process taken before (no runtime frames), "
+		"%" PRIu64 " perf events with no sampling program\n",
+		c[CNT_RT_WALK_PENDING], c[CNT_NO_SAMPLE_PROG]);
+}
+
 /*
  * What a user acts on, in two or three lines: how many samples and how complete
  * their stacks are, then whatever lost or thinned some of them and the
@@ -246,6 +266,12 @@ static void print_short(struct session *s, const uint64_t *c, FILE *f)
 		fprintf(
 		    f, "cfiprof: %" PRIu64 " event hits counted but not sampled (--event-budget)\n",
 		    refused);
+	if (c[CNT_RT_WALK_PENDING])
+		fprintf(f,
+			"cfiprof: %" PRIu64
+			" samples of a language runtime's process taken while its "
+			"walk was being verified carry no runtime frames (--runtimes-at-start)\n",
+			c[CNT_RT_WALK_PENDING]);
 	if (stops)
 		fprintf(f, "cfiprof: -v for why stacks stopped, the tables, deferred samples and "
 			   "refusals\n");
@@ -357,6 +383,7 @@ static void print_full(struct session *s, FILE *f)
 	print_elf_refusals(f);
 	print_outside_refusals(f);
 	session_runtimes_summary(&s->runtimes, c, f);
+	print_runtime_walks(s, c, f);
 	fprintf(f,
 		"cfiprof: table requests: %" PRIu64 " sent, %" PRIu64
 		" held back by the per-process limit, %" PRIu64 " over the global budget\n",
