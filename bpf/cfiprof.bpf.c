@@ -88,7 +88,7 @@ struct {
 /* One global rule dictionary; rows carry global ids. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 65536);
+	__uint(max_entries, RULES_MAX);
 	__type(key, __u32);
 	__type(value, struct cfi_rule);
 } rules SEC(".maps");
@@ -117,7 +117,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 * 1024 * 1024);
+	__uint(max_entries, EVENTS_RING_BYTES);
 } events SEC(".maps");
 
 /*

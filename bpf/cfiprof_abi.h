@@ -191,6 +191,10 @@ struct cfi_proc_val {
 #define RULE_CACHE_SHIFT 10
 #define RULE_CACHE_SLOTS (1 << RULE_CACHE_SHIFT)
 
+/* The rule dictionary's and the sample ring's sizes, unless record sets the ring's */
+#define RULES_MAX	  65536
+#define EVENTS_RING_BYTES (8 * 1024 * 1024)
+
 struct cfi_rule_cache_entry {
 	__u64 pc;
 	__u32 pid;

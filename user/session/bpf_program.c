@@ -231,6 +231,20 @@ static int set_tail_calls(struct loader *l)
 	return 0;
 }
 
+void loader_early_maps(struct map_early *me, const struct loader_opts *o)
+{
+	const struct map_early_spec spec[] = {
+	    {"rows", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct cfi_row_pair),
+	     ((o->rows_max + 1) & ~1u) / 2, BPF_F_MMAPABLE},
+	    {"events", BPF_MAP_TYPE_RINGBUF, 0, 0,
+	     o->ringbuf_bytes ? o->ringbuf_bytes : EVENTS_RING_BYTES, 0},
+	    {"rules", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct cfi_rule), RULES_MAX,
+	     BPF_F_MMAPABLE},
+	};
+
+	map_early_start(me, spec, (int)(sizeof(spec) / sizeof(spec[0])));
+}
+
 int loader_open(struct loader *l, const struct loader_opts *o)
 {
 	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
@@ -313,6 +327,8 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	err = events_configure(skel, o, l->uses_bpf_loop);
 	if (err)
 		goto fail;
+	if (o->early)
+		map_early_hand_over(o->early, skel->obj);
 	err = cfiprof_bpf__load(skel);
 	if (err && event_list_has(o->events, EVENT_KPROBE) + event_list_has(o->events, EVENT_KRETPROBE)) {
 		fprintf(stderr, "cfiprof: kprobe / kretprobe: this kernel refused a BPF program on a "

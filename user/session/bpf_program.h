@@ -9,6 +9,7 @@
 #include "bpf/cfiprof_abi.h"
 #include "common/map_window.h"
 #include "user/session/event_spec.h"
+#include "user/session/map_early.h"
 #include "user/session/runtime_walks.h"
 
 struct loader_opts {
@@ -31,6 +32,7 @@ struct loader_opts {
 	uint32_t defer_stack_bytes;    /* stack copied per tables-pending sample (0: off) */
 	uint64_t defer_bytes_per_sec; /* budget for those copies */
 	int cgroup_fd; /* >= 0: only tasks in this cgroup v2 directory, or below */
+	struct map_early *early; /* the largest maps, being created (loader_early_maps) */
 };
 
 struct ksyms;
@@ -56,6 +58,12 @@ struct loader {
 	int offcpu_unwalked_fd; /* off-CPU time without a stack (user/session/offcpu_unwalked.h) */
 };
 
+/*
+ * Starts creating the largest maps (the rows array, the sample ring, the rule
+ * dictionary) as loader_open will size them from o: a thread's work while
+ * the start does its own, handed to loader_open by o->early.
+ */
+void loader_early_maps(struct map_early *me, const struct loader_opts *o);
 /* Opens and loads; on failure prints a clear reason (privilege, verifier) and returns < 0. */
 int loader_open(struct loader *l, const struct loader_opts *o);
 /* Tracepoints (exec/exit) now; the events (perf events on every online CPU, probes) next. */

@@ -405,6 +405,10 @@ int session_start(struct session *s, const struct session_opts *o)
 	privileges_raise();
 	if (!privileges_check(o->all || o->nr_pids || o->cgroup[0]))
 		return -EPERM;
+	loader_opts_from(s, o, &lo);
+	/* created while the start forks, opens and parses: the kernel zeroing their pages */
+	loader_early_maps(&s->early_maps, &lo);
+	lo.early = &s->early_maps;
 	/*
 	 * The command's process is forked first, while this one is small: every
 	 * page written after a fork is a copy-on-write fault until the child has
@@ -447,7 +451,6 @@ int session_start(struct session *s, const struct session_opts *o)
 		}
 		lo.cgroup_fd = s->cgroup_fd;
 	}
-	loader_opts_from(s, o, &lo);
 	err = loader_open(&s->ld, &lo);
 	if (err)
 		return err;
@@ -649,6 +652,7 @@ void session_free(struct session *s)
 	sym_cache_free(s->syms);  /* puts its fetched tables... */
 	sym_fetch_free(s->fetch); /* ...before they go */
 	loader_close(&s->ld);
+	map_early_free(&s->early_maps);
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
 	pthread_mutex_destroy(&s->agg_lock);

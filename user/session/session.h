@@ -89,6 +89,7 @@ struct session_opts {
 struct session {
 	struct session_opts opts;
 	struct loader ld;
+	struct map_early early_maps; /* the largest maps, created beside the start */
 	struct table_store ts;
 	bool ts_ready;
 	struct sym_cache *syms;

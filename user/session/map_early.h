@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The largest maps, created in a thread while libbpf opens the object and
+ * reads the kernel's BTF: creating them is the kernel allocating and zeroing
+ * every page (the rows array, the ring buffer), work the start would
+ * otherwise wait for on one CPU.  libbpf is handed each (bpf_map__reuse_fd)
+ * only where it is exactly what the object, as sized, declares.
+ */
+#ifndef CFIPROF_MAP_EARLY_H
+#define CFIPROF_MAP_EARLY_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct bpf_object;
+
+#define MAP_EARLY_MAX 4
+
+struct map_early_spec {
+	const char *name;
+	uint32_t type, key_size, value_size, max_entries, flags;
+};
+
+struct map_early {
+	pthread_t thread;
+	bool started;
+	int n;
+	struct map_early_spec spec[MAP_EARLY_MAX];
+	int fd[MAP_EARLY_MAX]; /* -1: not created */
+};
+
+/* Creates the n maps of spec in a thread (n <= MAP_EARLY_MAX); without one, none. */
+void map_early_start(struct map_early *me, const struct map_early_spec *spec, int n);
+/*
+ * Waits for them and hands obj (opened, sized, not loaded) each one that
+ * matches its map of that name; the others are closed (libbpf creates
+ * those).  Returns how many were handed over.
+ */
+int map_early_hand_over(struct map_early *me, struct bpf_object *obj);
+/* Closes what was not handed over (a start that failed before). */
+void map_early_free(struct map_early *me);
+
+#endif
