@@ -21,6 +21,8 @@ const volatile __u8 follow_children = 0; /* targets' children become targets (pe
 const volatile __u8 filter_cgroup = 0;		      /* only tasks in target_cgroup, or below */
 const volatile __u8 collect_kernel = 1;		      /* kernel stack with bpf_get_stack */
 const volatile __u8 use_bpf_loop = 1;		      /* 0: bounded loops + tail calls */
+/* bpf_find_vma is there (5.17): not a CO-RE enum check, a search of all the kernel's BTF */
+const volatile __u8 have_find_vma = 0;
 const volatile __u8 skip_idle = 1;		      /* drop samples of the idle task (pid 0) */
 const volatile __u32 max_user_frames = DEFAULT_USER_FRAMES;	      /* 1 .. MAX_USER_FRAMES_LIMIT */
 const volatile __u64 request_interval_ns = 100000000; /* per-pid RECORD_REQUEST rate limit */

@@ -311,7 +311,7 @@ static __always_inline void runtime_append(__u8 rt, struct cfi_sample_record *re
 					   __u64 max_pcs)
 {
 	/* inside execve (the image being replaced) or exiting (no address space): none to read */
-	if (rec->flags & (SAMPLE_IN_EXECVE | SAMPLE_EXITING))
+	if (runtime_walks_later || (rec->flags & (SAMPLE_IN_EXECVE | SAMPLE_EXITING)))
 		return;
 #define RUNTIME_APPEND(id, value, name, tag, frames, type)                                         \
 	if (rt == id) {                                                                            \

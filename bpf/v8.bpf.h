@@ -87,7 +87,7 @@ static __always_inline bool v8_code_pc(struct v8_walk_ctx *c, __u64 pc)
 	 * which (5.17 on); memory it cannot tell now (its mmap lock taken) is
 	 * not taken for JavaScript: a frame unnamed rather than misnamed.
 	 */
-	if (!m && bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_find_vma) &&
+	if (!m && have_find_vma &&
 	    (bpf_find_vma(bpf_get_current_task_btf(), pc, v8_vma_maps_file, &file, 0) || file))
 		return false;
 	c->s->code_page = pc >> 12;

@@ -270,6 +270,8 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	skel->rodata->filter_cgroup = o->cgroup_fd >= 0;
 	skel->rodata->collect_kernel = o->collect_kernel;
 	skel->rodata->use_bpf_loop = l->uses_bpf_loop;
+	skel->rodata->have_find_vma =
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1;
 	skel->rodata->runtimes_on = o->runtimes_on;
 	l->runtime_walks_later = runtime_walks_later(o, l->uses_bpf_loop);
 	skel->rodata->runtime_walks_later = l->runtime_walks_later;
