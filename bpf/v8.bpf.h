@@ -66,9 +66,10 @@ static long v8_vma_maps_file(struct task_struct *task, struct vm_area_struct *vm
 
 /*
  * Whether pc is V8's code: its builtins, or memory of no object (the JIT's:
- * no mapping known yet, or one of anonymous memory).
+ * no mapping known yet, or one of anonymous memory).  leaf: pc is the
+ * interrupted one, not a return address the frame chain gave.
  */
-static __always_inline bool v8_code_pc(struct v8_walk_ctx *c, __u64 pc)
+static __always_inline bool v8_code_pc(struct v8_walk_ctx *c, __u64 pc, bool leaf)
 {
 	const struct cfi_mapping_val *m;
 	__u8 file = 1;
@@ -85,9 +86,12 @@ static __always_inline bool v8_code_pc(struct v8_walk_ctx *c, __u64 pc)
 	 * called by a builtin (memcpy under TypedArray.prototype.set) would take
 	 * the name of the function in the frame it runs on.  The kernel says
 	 * which (5.17 on); memory it cannot tell now (its mmap lock taken) is
-	 * not taken for JavaScript: a frame unnamed rather than misnamed.
+	 * not taken for JavaScript: a frame unnamed rather than misnamed.  Only
+	 * the leaf can run on another's frame: a return address is the code of
+	 * the frame whose slot named the function, and V8 takes its mmap lock
+	 * often (code pages made writable and back), which left callers unnamed.
 	 */
-	if (!m && have_find_vma &&
+	if (!m && leaf && have_find_vma &&
 	    (bpf_find_vma(bpf_get_current_task_btf(), pc, v8_vma_maps_file, &file, 0) || file))
 		return false;
 	c->s->code_page = pc >> 12;
@@ -135,7 +139,6 @@ static long v8_walk_step(__u32 index, void *data)
 	__s64 at = (__s64)c->v->fp_function + V8_SLOTS_BELOW * 8;
 	__u32 n = s->n;
 
-	(void)index;
 	/*
 	 * One read for the frame: the slots below fp (its function's among
 	 * them), the caller's fp and the return address; a chain that ends,
@@ -151,7 +154,7 @@ static long v8_walk_step(__u32 index, void *data)
 	else
 		fn = rt_read_ptr(c->fp + (__s64)c->v->fp_function);
 	sfi = v8_function_shared(c, fn);
-	if (sfi && v8_code_pc(c, c->pc)) {
+	if (sfi && v8_code_pc(c, c->pc, index == 0)) {
 		if (n >= V8_MAX_FRAMES) {
 			c->status = V8_STATUS_TRUNCATED;
 			return 1;

@@ -222,8 +222,10 @@ static void test_no_flags(void)
 	 * A caller left unnamed (Builtins_InterpreterEntryTrampoline where
 	 * work's and Runner's frames are: the walk of JavaScript frames ended
 	 * under them) names nothing wrong; it is a frame missing its name, as
-	 * Runner's 95% counts: beside the stress, 4 of 1,992 samples, cause not
-	 * found.  1% at most.
+	 * Runner's 95% counts.  It was a caller in JIT memory mapped since the
+	 * last load, while the kernel could not tell what maps it (V8 holding
+	 * its mmap lock); only the leaf waits for the kernel's word now.  1% at
+	 * most.
 	 */
 	CHECK(c.caller_unnamed * 100 <= c.in_js,
 	      "%" PRIu64 " of %" PRIu64 " samples with fib's or work's caller unnamed",
