@@ -166,6 +166,7 @@ static void test_no_flags(void)
 	    runner_line = interp_mark_line(script, "// RUNNER");
 	struct v8_needles nd;
 	struct v8_counts c, rc;
+	uint64_t pending;
 
 	CHECK(fib_line > 0 && work_line > 0 && runner_line > 0,
 	      "no FIB / WORK / RUNNER marks in %s", script);
@@ -199,13 +200,18 @@ static void test_no_flags(void)
 	       c.caller_unnamed);
 	/*
 	 * node's start (its bootstrap's JavaScript, ~15 samples here) is < 2% of
-	 * a loop of 2 s of CPU time, which the machine's load does not change
+	 * a loop of 2 s of CPU time, which the machine's load does not change;
+	 * the samples taken before the runtimes' walks were in place carry no
+	 * JavaScript frames, counted (how many depends on the machine's load),
+	 * and are excused
 	 */
-	CHECK(c.in_js >= 100 && c.named * 100 >= c.in_js * 95,
-	      "%" PRIu64 " of %" PRIu64
-	      " samples running JavaScript name fib or work (want >= 95%%); "
-	      "first without: %s",
-	      c.named, c.in_js, c.first_unnamed);
+	pending = summary_rt_walk_pending(log);
+	printf("  loop: %" PRIu64 " samples taken before the runtimes' walks were in place\n",
+	       pending);
+	CHECK(c.in_js >= 100 && (c.named + pending) * 100 >= c.in_js * 95,
+	      "%" PRIu64 " of %" PRIu64 " samples running JavaScript name fib or work, %" PRIu64
+	      " taken before the walks were in place (want >= 95%%); first without: %s",
+	      c.named, c.in_js, pending, c.first_unnamed);
 	/*
 	 * Nothing is inlined into Runner's constructor (never optimized): each
 	 * work is called by it; work may inline fib's outermost call, which is
@@ -230,7 +236,7 @@ static void test_no_flags(void)
 	CHECK(c.caller_unnamed * 100 <= c.in_js,
 	      "%" PRIu64 " of %" PRIu64 " samples with fib's or work's caller unnamed",
 	      c.caller_unnamed, c.in_js);
-	CHECK(c.fib * 2 >= c.in_js && c.runner * 100 >= c.in_js * 95 &&
+	CHECK(c.fib * 2 >= c.in_js && (c.runner + pending) * 100 >= c.in_js * 95 &&
 		  c.fib_wrong + c.work_wrong == 0,
 	      "%" PRIu64 " samples with fib, %" PRIu64 " with Runner (of %" PRIu64 "); %" PRIu64
 	      " with a fib called by neither work nor the top level, %" PRIu64
@@ -439,6 +445,10 @@ static void judge_libc_leaves(const char *name, const char *what, int changed, u
 			continue;
 		judged++;
 		if (named_in(names, fn, (size_t)(dso - 1 - fn)))
+			continue;
+		/* a PLT entry libc calls through (an ifunc's): objdump's NAME@plt, NAME in nm's */
+		if (dso - 1 - fn > 4 && !strncmp(dso - 5, "@plt", 4) &&
+		    named_in(names, fn, (size_t)(dso - 5 - fn)))
 			continue;
 		misnamed++;
 		if (!first_bad[0])

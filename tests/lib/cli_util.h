@@ -340,6 +340,18 @@ static inline uint64_t number_before(const char *s, const char *key)
 	return strtoull(p, NULL, 10);
 }
 
+/*
+ * The samples of language runtimes' processes record -v says it took before
+ * the runtimes' walks were in place ("runtimes' walks: ...; N samples of a
+ * runtime's process taken before"): their native frames only, counted.
+ */
+static inline uint64_t summary_rt_walk_pending(const char *log)
+{
+	const char *line = log ? strstr(log, "cfiprof: runtimes' walks: ") : NULL;
+
+	return line ? number_before(line, "samples of a runtime's process taken before") : 0;
+}
+
 /* utime + stime of pid in seconds (of its threads, not its reaped children), or -1. */
 static inline double proc_cpu_s(pid_t pid)
 {
