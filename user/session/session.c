@@ -455,6 +455,8 @@ int session_start(struct session *s, const struct session_opts *o)
 	if (err)
 		return err;
 	t_loaded = mono_sec();
+	/* verified beside the rest of the start, and then while sampling runs */
+	loader_start_runtime_walks(&s->ld);
 	err = offcpu_unwalked_init(
 	    &s->unwalked,
 	    event_list_has(&s->opts.events, EVENT_OFF_CPU) ? s->ld.offcpu_unwalked_fd : -1,
@@ -498,7 +500,6 @@ int session_start(struct session *s, const struct session_opts *o)
 	err = loader_attach_perf(&s->ld, &lo);
 	if (err)
 		return err;
-	loader_start_runtime_walks(&s->ld);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	s->start = mono_sec();

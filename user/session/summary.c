@@ -213,9 +213,10 @@ static void print_runtime_walks(struct session *s, const uint64_t *c, FILE *f)
 		return;
 	if (at)
 		fprintf(f,
-			"cfiprof: runtimes' walks: verified while sampling ran, in %.1f ms, in "
-			"place %.1f ms after sampling began; ",
-			(double)load_ns / 1e6, ((double)at / 1e9 - s->start) * 1e3);
+			"cfiprof: runtimes' walks: verified beside sampling, in %.1f ms, in place "
+			"%.1f ms after sampling began; ",
+			(double)load_ns / 1e6,
+			at / 1e9 > s->start ? ((double)at / 1e9 - s->start) * 1e3 : 0.0);
 	else
 		fprintf(f, "cfiprof: runtimes' walks: not in place at the end; ");
 	fprintf(f,
