@@ -107,7 +107,6 @@ static int second_load(struct runtime_walks *rw, uint64_t t0)
 
 static void runtime_walks_free(struct runtime_walks *rw)
 {
-	cfiprof_bpf__destroy(rw->skel);
 	if (rw->sample_progs_fd >= 0)
 		close(rw->sample_progs_fd);
 	pthread_mutex_destroy(&rw->lock);
@@ -120,6 +119,13 @@ static void *second_load_main(void *arg)
 	int err = second_load(rw, mono_ns());
 	bool abandoned;
 
+	/*
+	 * Once loaded, the program array holds the program: the object, its
+	 * copy of the ELF and its descriptors of the first's maps are needed no
+	 * more (a long-running agent would keep their memory).
+	 */
+	cfiprof_bpf__destroy(rw->skel);
+	rw->skel = NULL;
 	pthread_mutex_lock(&rw->lock);
 	if (err && !rw->cancel)
 		fprintf(
