@@ -494,6 +494,12 @@ static int session_opts_from_config(struct agent *a, struct session_opts *so)
 		/* checked at the start (agent_config_check) */
 		session_runtimes_parse(a->cfg.runtimes, &so->runtimes_off, err, sizeof(err));
 	}
+	/*
+	 * A service's start waits for nobody: one load with every walk, not a
+	 * second one while sampling runs (its parse of the kernel's BTF alone
+	 * is 13 MB of peak memory, some of it kept by the heap).
+	 */
+	so->runtime_walks_first = true;
 	so->defer_budget = a->cfg.defer_budget;
 	so->table_cache_bytes = a->cfg.table_cache_size;
 	so->build_workers = a->cfg.build_workers;
