@@ -150,6 +150,8 @@ static __always_inline void settle_reason(struct walker_state *st)
 {
 	struct pid_times *times;
 	struct cfi_proc_val *proc;
+	/* a key on the stack: st may be a global function's memory, no map key to 6.1's verifier */
+	__u32 pid = st->pid;
 
 	if (st->reason == STOP_NO_USER || st->reason == STOP_IN_EXECVE)
 		return;
@@ -157,7 +159,7 @@ static __always_inline void settle_reason(struct walker_state *st)
 		st->reason = STOP_EXITING;
 		return;
 	}
-	times = bpf_map_lookup_elem(&pid_times, &st->pid);
+	times = bpf_map_lookup_elem(&pid_times, &pid);
 	/*
 	 * One lookup per sample serves three: the request for a change whose own
 	 * request was refused (walk_requests), this reason, a deferred record.
@@ -167,7 +169,7 @@ static __always_inline void settle_reason(struct walker_state *st)
 	if (st->reason != STOP_NO_MAPPING)
 		return;
 	/* the entry as it is now: user space may be rewriting the keys */
-	proc = bpf_map_lookup_elem(&procs, &st->pid);
+	proc = bpf_map_lookup_elem(&procs, &pid);
 	if (proc && ((proc->flags & CFI_PROC_UPDATING) || st->changed_ns > proc->loaded_ns)) {
 		st->reason = STOP_TABLES_PENDING;
 		st->change_pending = 1;
@@ -176,8 +178,9 @@ static __always_inline void settle_reason(struct walker_state *st)
 	}
 }
 
-static __always_inline void sample_end(struct cfi_sample_record *rec, struct walker_state *st,
-				       __u32 nr_kernel)
+/* rec's walk part, from the ended walk st: its runtime part is runtime_append's */
+static __always_inline void sample_end_walk(struct cfi_sample_record *rec, struct walker_state *st,
+					    __u32 nr_kernel)
 {
 	settle_reason(st);
 	rec->reason = st->reason;
@@ -187,9 +190,25 @@ static __always_inline void sample_end(struct cfi_sample_record *rec, struct wal
 	rec->nr_user = st->nr;
 	/* user space names the PCs with the mappings of this generation, not the latest */
 	rec->generation = st->generation;
+}
+
+/* rec without a runtime part yet; what runtime_append reads of it (HotSpot's walk: nr_kernel) */
+static __always_inline void sample_rt_reset(struct cfi_sample_record *rec,
+					    const struct walker_state *st, __u32 nr_kernel)
+{
+	rec->flags = st->flags;
+	rec->nr_kernel = nr_kernel;
+	rec->nr_user = st->nr;
 	rec->nr_rt = 0;
 	rec->rt_status = 0;
 	rec->runtime = RT_NONE;
+}
+
+static __always_inline void sample_end(struct cfi_sample_record *rec, struct walker_state *st,
+				       __u32 nr_kernel)
+{
+	sample_end_walk(rec, st, nr_kernel);
+	sample_rt_reset(rec, st, nr_kernel);
 }
 
 #endif
