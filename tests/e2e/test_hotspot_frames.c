@@ -305,7 +305,7 @@ static void test_no_flags(void)
 	char *cmd[] = {"java", "-cp", classes, "Busy", SECONDS, codelist, NULL};
 	/* 64 MiB of ring: as interpreted_callee's, for the samples that wait for rows */
 	char *opts[] = {"--save", rec, "--ring-buffer", "67108864", NULL};
-	uint64_t in_main, named, fib, walkable, no_ring, excused, stale, deferred;
+	uint64_t in_main, named, fib, walkable, no_ring, excused, stale, deferred, pending;
 	struct oracle_counts c;
 	struct stats st = {0};
 	bool main_compiled = false;
@@ -364,7 +364,10 @@ static void test_no_flags(void)
 	       "Busy.fib, %" PRIu64 " Busy.fib; %" PRIu64 " samples of java deferred\n",
 	       in_main, named, in_main ? 100.0 * (double)named / (double)in_main : 0.0, fib,
 	       deferred);
-	CHECK(in_main * 10 >= walkable * 8 && (named + deferred) * 100 >= in_main * 95,
+	/* and the samples taken before the runtimes' walks were in place: no Java frames, counted
+	 */
+	pending = summary_rt_walk_pending(log);
+	CHECK(in_main * 10 >= walkable * 8 && (named + deferred + pending) * 100 >= in_main * 95,
 	      "%" PRIu64 " of %" PRIu64 " samples in main name Busy.work or Busy.fib (want >= "
 	      "95%%, %" PRIu64 " deferred excused, and main >= 80%% of %" PRIu64 "); first "
 	      "without: %s",
@@ -418,14 +421,15 @@ static void test_no_flags(void)
 	 * frame whose class mirror the GC moved meanwhile (a make test-stress
 	 * round: 19 s for Busy's 4, deferrals of up to 5 s, 305 frames stale,
 	 * main named in 3,831 of 4,114).  Each such frame leaves one sample
-	 * without it at most.
+	 * without it at most.  The samples taken before the runtimes' walks were
+	 * in place have no Java frames at all, counted, and are excused too.
 	 */
 	stale = number_before(log, "frames stale");
-	CHECK(c.fib_alive * 4 >= in_main && (c.main_interp + stale) * 100 >= in_main * 95,
+	CHECK(c.fib_alive * 4 >= in_main && (c.main_interp + stale + pending) * 100 >= in_main * 95,
 	      "%" PRIu64 " samples with Busy.fib of a final nmethod, %" PRIu64
-	      " with Busy.main interpreted (%" PRIu64 " frames counted stale), of %" PRIu64
-	      " in main",
-	      c.fib_alive, c.main_interp, stale, in_main);
+	      " with Busy.main interpreted (%" PRIu64 " frames counted stale, %" PRIu64
+	      " samples before the walks), of %" PRIu64 " in main",
+	      c.fib_alive, c.main_interp, stale, pending, in_main);
 	CHECK(strstr(log, "cfiprof: hotspot: ") != NULL && strstr(log, "code cache rows: ") != NULL,
 	      "no hotspot summary lines: %s", log);
 out:
