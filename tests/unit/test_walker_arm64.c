@@ -181,8 +181,14 @@ static void run_case(const char *variant, const char *mode)
 		      "%s signal: the trampoline %#llx at frame %d (want 3), %u signal frames: %s",
 		      variant, (unsigned long long)o.tramp, at, st.nr_signal, chain);
 	}
+	/*
+	 * pac-ret is on when a saved return address carries a PAC.  One whose
+	 * PAC happens to be all zero bits looks unsigned (1 in 2^7: the bits
+	 * between a 48-bit VA and the ignored top byte; the keys are random per
+	 * process), so asking for two failed now and then; one shows it.
+	 */
 	if (!strcmp(variant, "gcc"))
-		CHECK(signed_ras_on_stack(&s, &o) >= 2,
+		CHECK(signed_ras_on_stack(&s, &o) >= 1,
 		      "%s %s: %d saved return addresses carry a PAC (pac-ret is on)", variant, mode,
 		      signed_ras_on_stack(&s, &o));
 	world_free(&w);
