@@ -94,8 +94,6 @@ const volatile __u32 runtimes_on = ~0u;
  */
 const volatile __u8 runtime_walks_later = 0;
 
-#define RUNTIME_WALK_ON(id) (!runtime_walks_later && RUNTIME_ON(id))
-
 /*
  * The processes running a runtime user space found, one entry each
  * (user/track/runtime_procs.c writes them): not preallocated, as python's
@@ -310,12 +308,15 @@ static __always_inline __u8 runtime_of(__u32 tgid)
 static __always_inline void runtime_append(__u8 rt, struct cfi_sample_record *rec, __u64 nr_pcs,
 					   __u64 max_pcs)
 {
-	/* inside execve (the image being replaced) or exiting (no address space): none to read */
+	/*
+	 * The first of two loads has no walks; inside execve (the image being
+	 * replaced) or exiting (no address space): none to read.
+	 */
 	if (runtime_walks_later || (rec->flags & (SAMPLE_IN_EXECVE | SAMPLE_EXITING)))
 		return;
 #define RUNTIME_APPEND(id, value, name, tag, frames, type)                                         \
 	if (rt == id) {                                                                            \
-		if (RUNTIME_WALK_ON(id))                                                           \
+		if (RUNTIME_ON(id))                                                                \
 			name##_append(rec, nr_pcs, max_pcs);                                       \
 		return;                                                                            \
 	}

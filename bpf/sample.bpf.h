@@ -178,21 +178,10 @@ static __always_inline void settle_reason(struct walker_state *st)
 	}
 }
 
-/* rec's walk part, from the ended walk st: its runtime part is runtime_append's */
-static __always_inline void sample_end_walk(struct cfi_sample_record *rec, struct walker_state *st,
-					    __u32 nr_kernel)
-{
-	settle_reason(st);
-	rec->reason = st->reason;
-	rec->flags = st->flags;
-	rec->nr_fp = st->nr_fp;
-	rec->nr_kernel = nr_kernel;
-	rec->nr_user = st->nr;
-	/* user space names the PCs with the mappings of this generation, not the latest */
-	rec->generation = st->generation;
-}
-
-/* rec without a runtime part yet; what runtime_append reads of it (HotSpot's walk: nr_kernel) */
+/*
+ * rec's frame counts and flags, with no runtime part yet: what runtime_append
+ * reads of it (the flags; HotSpot's walk: nr_kernel).
+ */
 static __always_inline void sample_rt_reset(struct cfi_sample_record *rec,
 					    const struct walker_state *st, __u32 nr_kernel)
 {
@@ -204,11 +193,21 @@ static __always_inline void sample_rt_reset(struct cfi_sample_record *rec,
 	rec->runtime = RT_NONE;
 }
 
+/* The rest of rec from the ended walk st, after sample_rt_reset. */
+static __always_inline void sample_end_walk(struct cfi_sample_record *rec, struct walker_state *st)
+{
+	settle_reason(st);
+	rec->reason = st->reason;
+	rec->nr_fp = st->nr_fp;
+	/* user space names the PCs with the mappings of this generation, not the latest */
+	rec->generation = st->generation;
+}
+
 static __always_inline void sample_end(struct cfi_sample_record *rec, struct walker_state *st,
 				       __u32 nr_kernel)
 {
-	sample_end_walk(rec, st, nr_kernel);
 	sample_rt_reset(rec, st, nr_kernel);
+	sample_end_walk(rec, st);
 }
 
 #endif

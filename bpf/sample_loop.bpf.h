@@ -122,22 +122,23 @@ static __always_inline void sample_output(struct cfi_sample_record *rec, struct 
 	walk_requests(st);
 }
 
-static __always_inline void sample_emit(struct cfi_sample_record *rec, struct walker_state *st,
-					__u32 nr_kernel, __u8 rt)
+/* runtime_append on a scratch record (room for the most PCs a record has) */
+static __always_inline void sample_append_rt(struct cfi_sample_record *rec,
+					     const struct walker_state *st, __u32 nr_kernel,
+					     __u8 rt)
 {
 	__u32 nr = st->nr < MAX_USER_FRAMES_LIMIT ? st->nr : MAX_USER_FRAMES_LIMIT;
 
 	runtime_append(rt, rec, nr_kernel + nr, MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT);
+}
+
+static __always_inline void sample_emit(struct cfi_sample_record *rec, struct walker_state *st,
+					__u32 nr_kernel, __u8 rt)
+{
+	sample_append_rt(rec, st, nr_kernel, rt);
 	sample_output(rec, st, nr_kernel);
 }
 
-/*
- * A perf event's sample with bpf_loop.  Walked in place, a ring reservation
- * had to hold the most frames a sample may have (5.2 KB at --max-frames 512)
- * whatever it had, and its cost grew with that size, not with the frames
- * walked; a walk into scratch and one copy of what it holds costs less, and
- * the ring holds as many samples as their real sizes allow.
- */
 /*
  * A scratch record's walk ended and written out, its runtime part appended:
  * a global function, which the verifier checks once, not once for each state
@@ -153,16 +154,23 @@ __noinline int sample_finish(struct sample_scratch *buf, struct walker_state *st
 		return 0;
 	if (nr_kernel > MAX_KERNEL_FRAMES)
 		nr_kernel = MAX_KERNEL_FRAMES;
-	sample_end_walk(rec, st, nr_kernel);
+	sample_end_walk(rec, st);
 	sample_output(rec, st, nr_kernel);
 	return 0;
 }
 
+/*
+ * A perf event's sample with bpf_loop.  Walked in place, a ring reservation
+ * had to hold the most frames a sample may have (5.2 KB at --max-frames 512)
+ * whatever it had, and its cost grew with that size, not with the frames
+ * walked; a walk into scratch and one copy of what it holds costs less, and
+ * the ring holds as many samples as their real sizes allow.
+ */
 static __always_inline int sample_from_scratch(const struct sample_src *src, __u32 tgid, __u32 tid)
 {
 	struct cfi_sample_record *rec;
 	struct loop_ctx lc;
-	__u32 zero = 0, nr_kernel, nr;
+	__u32 zero = 0, nr_kernel;
 
 	rec = bpf_map_lookup_elem(&sample_scratch, &zero);
 	if (!rec)
@@ -171,8 +179,7 @@ static __always_inline int sample_from_scratch(const struct sample_src *src, __u
 	if (!lc.st.done)
 		walker_stop(&lc.st, STOP_TRUNCATED);
 	sample_rt_reset(rec, &lc.st, nr_kernel);
-	nr = lc.st.nr < MAX_USER_FRAMES_LIMIT ? lc.st.nr : MAX_USER_FRAMES_LIMIT;
-	runtime_append(lc.rt, rec, nr_kernel + nr, MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT);
+	sample_append_rt(rec, &lc.st, nr_kernel, lc.rt);
 	sample_finish((struct sample_scratch *)rec, &lc.st, nr_kernel);
 	return 0;
 }

@@ -231,11 +231,17 @@ static int set_tail_calls(struct loader *l)
 	return 0;
 }
 
+/* The rows map's capacity in rows, even: two to an element */
+static uint32_t rows_even(const struct loader_opts *o)
+{
+	return (o->rows_max + 1) & ~1u;
+}
+
 void loader_early_maps(struct map_early *me, const struct loader_opts *o)
 {
 	const struct map_early_spec spec[] = {
 	    {"rows", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct cfi_row_pair),
-	     ((o->rows_max + 1) & ~1u) / 2, BPF_F_MMAPABLE},
+	     rows_even(o) / 2, BPF_F_MMAPABLE},
 	    {"events", BPF_MAP_TYPE_RINGBUF, 0, 0,
 	     o->ringbuf_bytes ? o->ringbuf_bytes : EVENTS_RING_BYTES, 0},
 	    {"rules", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct cfi_rule), RULES_MAX,
@@ -282,7 +288,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	/* new mappings (dlopen) should load within a few ms, not wait out a long rate limit */
 	skel->rodata->request_interval_ns = 10 * 1000 * 1000;
 	skel->rodata->request_budget = request_budget_per_cpu();
-	l->rows_max = (o->rows_max + 1) & ~1u;
+	l->rows_max = rows_even(o);
 	l->rules_max = bpf_map__max_entries(skel->maps.rules);
 	/*
 	 * A hash map's creation initializes a bucket per element whether or not
