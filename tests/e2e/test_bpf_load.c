@@ -17,9 +17,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <bpf/btf.h>
+
 #include "bpf/cfiprof_abi.h"
 #include "cfiprof.skel.h"
 #include "tests/lib/harness.h"
+#include "user/session/core_btf.h"
 
 /* libbpf prints the verifier log at warning level: keep its tail for the failure message. */
 static char log_tail[32768];
@@ -115,6 +118,113 @@ static void try_load(int use_loop, unsigned int frames)
 	cfiprof_bpf__destroy(skel);
 }
 
+/* Every program, so that every CO-RE relocation of the object is made. */
+static struct cfiprof_bpf *open_all(const char *core_path)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = core_path);
+	struct cfiprof_bpf *skel = cfiprof_bpf__open_opts(&oo);
+	struct bpf_program *p;
+
+	if (!skel)
+		return NULL;
+	bpf_object__for_each_program(p, skel->obj)
+	{
+		/* fentry / fexit / kprobe need a target the user names */
+		enum bpf_attach_type t = bpf_program__expected_attach_type(p);
+
+		if (t != BPF_TRACE_FENTRY && t != BPF_TRACE_FEXIT)
+			bpf_program__set_autoload(p, true);
+	}
+	skel->rodata->use_bpf_loop = 1;
+	skel->rodata->collect_kernel = 1;
+	bpf_map__set_max_entries(skel->maps.rows, 1 << 16);
+	bpf_map__set_max_entries(skel->maps.events, 1 << 20);
+	return skel;
+}
+
+/*
+ * The cached kernel types (user/session/core_btf.c) must relocate every
+ * program exactly as the kernel's whole BTF does: libbpf's relocation against
+ * the whole BTF is the oracle.  Instructions are compared but for the map
+ * descriptors libbpf writes into ld_imm64 (each object has its own).
+ */
+static void core_btf_same_relocations(void)
+{
+	struct btf *kernel = btf__load_vmlinux_btf(), *reduced = NULL;
+	struct cfiprof_bpf *whole = open_all(NULL), *cut = NULL;
+	char path[] = "/tmp/cfiprof-core-btf-XXXXXX";
+	struct bpf_program *p, *q;
+	const void *raw;
+	__u32 len = 0;
+	int fd = -1, progs = 0, differ = 0, err;
+
+	CHECK(kernel && whole, "kernel BTF %p, object %p", (void *)kernel, (void *)whole);
+	if (!kernel || !whole)
+		goto cleanup;
+	reduced = core_btf_reduce(kernel, bpf_object__btf(whole->obj));
+	CHECK(reduced != NULL, "reduce: %s", strerror(errno));
+	if (!reduced)
+		goto cleanup;
+	CHECK(btf__type_cnt(reduced) * 20 < btf__type_cnt(kernel),
+	      "%u of the kernel's %u types kept: not reduced", btf__type_cnt(reduced),
+	      btf__type_cnt(kernel));
+	raw = btf__raw_data(reduced, &len);
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && raw && write(fd, raw, len) == (ssize_t)len, "write %s", path);
+	cut = open_all(path);
+	CHECK(cut != NULL, "open with %s", path);
+	if (!cut)
+		goto cleanup;
+	err = cfiprof_bpf__load(whole);
+	CHECK(!err, "load with the kernel's BTF: %s\n%s", strerror(-err), log_tail);
+	err = err ? err : cfiprof_bpf__load(cut);
+	CHECK(!err, "load with the reduced BTF: %s\n%s", strerror(-err), log_tail);
+	if (err)
+		goto cleanup;
+	q = NULL;
+	bpf_object__for_each_program(p, whole->obj)
+	{
+		const struct bpf_insn *a = bpf_program__insns(p), *b;
+		size_t n = bpf_program__insn_cnt(p);
+
+		q = bpf_object__next_program(cut->obj, q);
+		if (!q || !bpf_program__autoload(p))
+			continue;
+		b = bpf_program__insns(q);
+		progs++;
+		CHECK(bpf_program__insn_cnt(q) == n, "%s: %zu against %zu instructions",
+		      bpf_program__name(p), bpf_program__insn_cnt(q), n);
+		for (size_t i = 0; i < n && bpf_program__insn_cnt(q) == n; i++) {
+			bool map_fd = a[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+				      (a[i].src_reg == BPF_PSEUDO_MAP_FD ||
+				       a[i].src_reg == BPF_PSEUDO_MAP_VALUE);
+
+			if (a[i].code != b[i].code || a[i].dst_reg != b[i].dst_reg ||
+			    a[i].src_reg != b[i].src_reg || a[i].off != b[i].off ||
+			    (!map_fd && a[i].imm != b[i].imm)) {
+				if (differ++ < 5)
+					printf("  %s insn %zu: %02x %d %d %d %d against %02x %d %d "
+					       "%d %d\n",
+					       bpf_program__name(p), i, a[i].code, a[i].dst_reg,
+					       a[i].src_reg, a[i].off, a[i].imm, b[i].code,
+					       b[i].dst_reg, b[i].src_reg, b[i].off, b[i].imm);
+			}
+		}
+	}
+	/* on_sample, the walkers, lifecycle and events' programs at least */
+	CHECK(progs >= 10, "only %d programs compared", progs);
+	CHECK(differ == 0, "%d instructions relocated differently", differ);
+cleanup:
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	cfiprof_bpf__destroy(cut);
+	cfiprof_bpf__destroy(whole);
+	btf__free(reduced);
+	btf__free(kernel);
+}
+
 int main(int argc, char **argv)
 {
 	static const unsigned int frames[] = {127, 512, MAX_USER_FRAMES_LIMIT};
@@ -133,5 +243,6 @@ int main(int argc, char **argv)
 				 frames[i]);
 			RUN_TEST_AS(name, try_load(use_loop, frames[i]));
 		}
+	RUN_TEST(core_btf_same_relocations);
 	return HARNESS_DONE();
 }

@@ -19,6 +19,7 @@
 /* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <ctype.h>
 #include <elf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -508,6 +509,102 @@ static void test_no_double_close(void)
 	free(log);
 }
 
+/* bpftool's size of the kernel's (or a BTF file's) struct @name, -1: none */
+static long btf_struct_size(const char *file, const char *name)
+{
+	char cmd[PATHBUF * 2], line[512], want[128];
+	long size = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "bpftool btf dump file %s 2>/dev/null", file);
+	snprintf(want, sizeof(want), "STRUCT '%s' size=", name);
+	f = popen(cmd, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (size < 0 && strstr(line, want))
+			size = strtol(strstr(line, want) + strlen(want), NULL, 10);
+	if (f)
+		pclose(f);
+	return size;
+}
+
+/* The one core-btf-* file in dir, its path in path; NULL: none */
+static const char *cache_file(const char *dir, char *path, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	const char *found = NULL;
+
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "core-btf-", 9)) {
+			snprintf(path, len, "%s/%s", dir, e->d_name);
+			found = path;
+		}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * The kernel types' cache (user/session/core_btf.c): written by the first
+ * start, used by the next, a file that cannot be used removed and written
+ * again, a directory others can write to refused.  What each file holds is
+ * checked against the kernel's own BTF by bpftool; that it relocates as the
+ * whole BTF does, by test_bpf_load's core_btf.
+ */
+static void test_core_btf_cache(void)
+{
+	char dir[PATHBUF], out[PATHBUF], err[PATHBUF], file[PATHBUF * 2];
+	char *argv[] = {(char *)cfiprof_bin, "record", "-v", "-o", out, "--", "/bin/true", NULL};
+	static const char *const structs[] = {"task_struct", "mm_struct", "vm_area_struct", "file"};
+	const char *name;
+	struct stat st = {0};
+	char *s;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/core-btf", tmpdir);
+	snprintf(out, sizeof(out), "%s/core-btf.folded", tmpdir);
+	snprintf(err, sizeof(err), "%s/core-btf.err", tmpdir);
+	setenv("CFIPROF_CACHE_DIR", dir, 1);
+	rc = run(argv, NULL, err, 60);
+	s = slurp(err);
+	/* the summary comes before the teardown, which waits for the file */
+	CHECK(rc == 0 && (strstr(s, "being cached in") || strstr(s, "now cached as")),
+	      "first start: exit %d, no word of the cache written: %s", rc, s);
+	name = cache_file(dir, file, sizeof(file));
+	CHECK(name && stat(file, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & 077),
+	      "no private regular file core-btf-* in %s", dir);
+	for (size_t i = 0; name && i < sizeof(structs) / sizeof(structs[0]); i++) {
+		long want = btf_struct_size("/sys/kernel/btf/vmlinux", structs[i]);
+
+		CHECK(want > 0 && btf_struct_size(file, structs[i]) == want,
+		      "struct %s: %ld bytes in the cache, %ld in the kernel's BTF", structs[i],
+		      btf_struct_size(file, structs[i]), want);
+	}
+	free(s);
+	rc = run(argv, NULL, err, 60);
+	s = slurp(err);
+	CHECK(rc == 0 && strstr(s, "kernel types for CO-RE: from the cache"),
+	      "second start: exit %d, the cache not used: %s", rc, s);
+	free(s);
+	CHECK(write_text(file, "not BTF at all"), "cannot write %s", file);
+	rc = run(argv, NULL, err, 60);
+	s = slurp(err);
+	CHECK(rc == 0 && strstr(s, "could not be used") && strstr(s, "cached"),
+	      "a broken cache file: exit %d, not replaced: %s", rc, s);
+	free(s);
+	CHECK(btf_struct_size(file, "task_struct") ==
+		  btf_struct_size("/sys/kernel/btf/vmlinux", "task_struct"),
+	      "%s not written again", file);
+	chmod(dir, 0777);
+	rc = run(argv, NULL, err, 60);
+	s = slurp(err);
+	CHECK(rc == 0 && strstr(s, "not using the kernel types' cache: the cache directory is "
+				   "writable by others"),
+	      "a cache directory others can write to: exit %d, not refused: %s", rc, s);
+	free(s);
+	unsetenv("CFIPROF_CACHE_DIR");
+}
+
 /* ---- CLI error paths ---- */
 
 static void test_cli(void)
@@ -572,6 +669,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_cli);
 	RUN_TEST(test_unheld);
 	RUN_TEST(test_no_double_close);
+	RUN_TEST(test_core_btf_cache);
 
 	/* each program's figures come back for the table below */
 	res = harness_shared(NR_PROGS * sizeof(*res));

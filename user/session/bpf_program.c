@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/btf.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "cfiprof.skel.h"
 #include "user/session/bpf_names.h"
 #include "user/session/bpf_program.h"
+#include "user/session/core_btf.h"
 #include "user/session/event_attach.h"
 #include "user/session/privileges.h"
 #include "user/symbolize/kallsyms.h"
@@ -35,13 +37,16 @@ static bool libbpf_misleading(const char *msg)
 	return strstr(msg, "ulimit -l") || strstr(msg, "RLIMIT_MEMLOCK");
 }
 
+/* a load with the cached types failed is loaded again without them: its warnings are not news */
+static volatile bool libbpf_muted;
+
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	char *msg = NULL;
 	int n;
 
 	/* verifier logs arrive at WARN level: keep them, drop debug chatter */
-	if (level == LIBBPF_DEBUG || getenv("CFIPROF_QUIET_LIBBPF"))
+	if (level == LIBBPF_DEBUG || libbpf_muted || getenv("CFIPROF_QUIET_LIBBPF"))
 		return 0;
 	n = vasprintf(&msg, fmt, args);
 	if (n < 0)
@@ -251,17 +256,15 @@ void loader_early_maps(struct map_early *me, const struct loader_opts *o)
 	map_early_start(me, spec, (int)(sizeof(spec) / sizeof(spec[0])));
 }
 
-int loader_open(struct loader *l, const struct loader_opts *o)
+static int loader_open_once(struct loader *l, const struct loader_opts *o, const char *core_path)
 {
-	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = core_path);
 	struct cfiprof_bpf *skel;
 	int err;
 
 	memset(l, 0, sizeof(*l));
-	libbpf_set_print(libbpf_quiet);
-	/* kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK */
-	setrlimit(RLIMIT_MEMLOCK, &rl);
-	skel = cfiprof_bpf__open();
+	l->core.dir_fd = l->core.file_fd = -1;
+	skel = cfiprof_bpf__open_opts(&oo);
 	if (!skel) {
 		err = -errno;
 		fprintf(stderr, "cfiprof: cannot open the BPF object: %s\n", strerror(errno));
@@ -337,7 +340,12 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 		goto fail;
 	if (o->early)
 		map_early_hand_over(o->early, skel->obj);
+	libbpf_muted = core_path != NULL;
 	err = cfiprof_bpf__load(skel);
+	libbpf_muted = false;
+	/* loaded again without the cache, which says what went wrong if anything else did */
+	if (err && core_path)
+		goto fail;
 	if (err && event_list_has(o->events, EVENT_KPROBE) + event_list_has(o->events, EVENT_KRETPROBE)) {
 		fprintf(stderr, "cfiprof: kprobe / kretprobe: this kernel refused a BPF program on a "
 				"kernel function (fentry / fexit: %s); tracepoints and uprobes may still "
@@ -390,6 +398,53 @@ fail:
 	return err;
 }
 
+static void *core_btf_fill(void *arg)
+{
+	struct loader *l = arg;
+
+	__atomic_store_n(&l->core_written, core_btf_write(&l->core, bpf_object__btf(l->skel->obj)),
+			 __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int loader_open(struct loader *l, const struct loader_opts *o)
+{
+	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
+	struct core_btf core;
+	size_t elf_len;
+	const void *elf = cfiprof_bpf__elf_bytes(&elf_len);
+	int err;
+
+	libbpf_set_print(libbpf_quiet);
+	/* kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK */
+	setrlimit(RLIMIT_MEMLOCK, &rl);
+	core_btf_find(&core, elf, elf_len);
+	err = loader_open_once(l, o, core.custom[0] ? core.custom : NULL);
+	if (err && core.custom[0]) {
+		fprintf(stderr,
+			"cfiprof: the cached kernel types (%s) could not be used: "
+			"removed, loading with the kernel's BTF\n",
+			core.name);
+		core_btf_drop(&core);
+		err = loader_open_once(l, o, NULL);
+	}
+	l->core = core;
+	/* a cache others can write to could make BPF read the wrong fields: said every time */
+	if (core.refused)
+		fprintf(stderr, "cfiprof: not using the kernel types' cache: %s\n", core.refused);
+	if (err) {
+		core_btf_close(&l->core);
+		return err;
+	}
+	l->core_used = l->core.custom[0];
+	l->core_written = -EAGAIN;
+	/* written beside the session, from this object's types, for the next start */
+	if (!l->core_used && l->core.name[0] &&
+	    !pthread_create(&l->core_thread, NULL, core_btf_fill, l))
+		l->core_thread_on = true;
+	return 0;
+}
+
 int loader_attach_tracepoints(struct loader *l)
 {
 	int err;
@@ -420,7 +475,7 @@ void loader_start_runtime_walks(struct loader *l)
 {
 	if (!l->runtime_walks_later)
 		return;
-	l->walks = runtime_walks_start(l->skel);
+	l->walks = runtime_walks_start(l->skel, l->core_used ? l->core.file_fd : -1);
 	if (!l->walks)
 		fprintf(stderr, "cfiprof: cannot start loading the language runtimes' walks: "
 				"their frames are not read\n");
@@ -428,6 +483,9 @@ void loader_start_runtime_walks(struct loader *l)
 
 void loader_close(struct loader *l)
 {
+	if (l->core_thread_on)
+		pthread_join(l->core_thread, NULL);
+	core_btf_close(&l->core);
 	loader_detach_perf(l);
 	runtime_walks_stop(l->walks);
 	map_window_free(&l->rows_win);

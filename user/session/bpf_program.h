@@ -3,11 +3,13 @@
 #ifndef CFIPROF_BPF_PROGRAM_H
 #define CFIPROF_BPF_PROGRAM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "bpf/cfiprof_abi.h"
 #include "common/map_window.h"
+#include "user/session/core_btf.h"
 #include "user/session/event_spec.h"
 #include "user/session/map_early.h"
 #include "user/session/runtime_walks.h"
@@ -56,6 +58,11 @@ struct loader {
 	int exit_maps_fd; /* ring buffer of RECORD_MAPS_ENTRY / _END */
 	int runtime_procs_fd;	/* the processes running a language runtime (bpf/runtimes.bpf.h) */
 	int offcpu_unwalked_fd; /* off-CPU time without a stack (user/session/offcpu_unwalked.h) */
+	struct core_btf core;	/* the kernel's types for CO-RE, cached (core_btf.h) */
+	bool core_used;		/* loaded with them */
+	bool core_thread_on;
+	pthread_t core_thread; /* writing them for the next start */
+	int core_written;      /* its result: 0, -errno; -EAGAIN while it runs */
 };
 
 /*

@@ -22,6 +22,7 @@ struct runtime_walks {
 	struct cfiprof_bpf *first; /* the loaded object whose maps this one shares */
 	struct cfiprof_bpf *skel;  /* this load's */
 	int sample_progs_fd;	   /* first's sample_progs, a descriptor of its own */
+	int core_fd;		   /* the cached kernel types first loaded with, its own (-1) */
 	bool cancel;		   /* stopped: first is not to be touched */
 	bool finished;		   /* the thread is done with everything */
 	bool abandoned;		   /* the thread frees all this itself */
@@ -83,9 +84,15 @@ static int second_load(struct runtime_walks *rw, uint64_t t0)
 {
 	struct bpf_program *prog;
 	__u32 zero = 0;
+	char core_path[64];
+	LIBBPF_OPTS(bpf_object_open_opts, oo);
 	int err, fd;
 
-	rw->skel = cfiprof_bpf__open();
+	if (rw->core_fd >= 0) {
+		snprintf(core_path, sizeof(core_path), "/proc/self/fd/%d", rw->core_fd);
+		oo.btf_custom_path = core_path;
+	}
+	rw->skel = cfiprof_bpf__open_opts(&oo);
 	if (!rw->skel)
 		return -errno;
 	err = share_first(rw);
@@ -109,6 +116,8 @@ static void runtime_walks_free(struct runtime_walks *rw)
 {
 	if (rw->sample_progs_fd >= 0)
 		close(rw->sample_progs_fd);
+	if (rw->core_fd >= 0)
+		close(rw->core_fd);
 	pthread_mutex_destroy(&rw->lock);
 	free(rw);
 }
@@ -141,7 +150,7 @@ static void *second_load_main(void *arg)
 	return NULL;
 }
 
-struct runtime_walks *runtime_walks_start(struct cfiprof_bpf *first)
+struct runtime_walks *runtime_walks_start(struct cfiprof_bpf *first, int core_fd)
 {
 	struct runtime_walks *rw = calloc(1, sizeof(*rw));
 
@@ -149,10 +158,11 @@ struct runtime_walks *runtime_walks_start(struct cfiprof_bpf *first)
 		return NULL;
 	rw->first = first;
 	rw->sample_progs_fd = -1;
+	/* the thread may outlive the first load's descriptor of the file */
+	rw->core_fd = core_fd >= 0 ? fcntl(core_fd, F_DUPFD_CLOEXEC, 0) : -1;
 	pthread_mutex_init(&rw->lock, NULL);
 	if (pthread_create(&rw->thread, NULL, second_load_main, rw)) {
-		pthread_mutex_destroy(&rw->lock);
-		free(rw);
+		runtime_walks_free(rw);
 		return NULL;
 	}
 	pthread_setname_np(rw->thread, "cfiprof-verify");

@@ -13,8 +13,11 @@
 struct cfiprof_bpf;
 struct runtime_walks;
 
-/* Starts the second load of first in a thread; NULL when it cannot start. */
-struct runtime_walks *runtime_walks_start(struct cfiprof_bpf *first);
+/*
+ * Starts the second load of first in a thread, with the cached kernel types
+ * of core_fd (core_btf.h; -1: none); NULL when it cannot start.
+ */
+struct runtime_walks *runtime_walks_start(struct cfiprof_bpf *first, int core_fd);
 /*
  * When the walks took the first load's place (mono_ns; 0: not yet), and how
  * long their load took.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The session's summary on stderr: samples, stop reasons, tables, deferral, refusals. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +299,7 @@ static void print_full(struct session *s, FILE *f)
 	uint64_t c[CNT_MAX] = {0};
 	struct table_store_stats ts = s->ts.stats;
 	struct tracker_stats tr;
+	char line[PATH_MAX + 128];
 	uint64_t hits, misses, stops = 0, lost, run_ns = 0, run_cnt = 0, unwalkable;
 	double secs = mono_sec() - s->start;
 	int i;
@@ -385,6 +387,10 @@ static void print_full(struct session *s, FILE *f)
 	print_outside_refusals(f);
 	session_runtimes_summary(&s->runtimes, c, f);
 	print_runtime_walks(s, c, f);
+	core_btf_describe(&s->ld.core, s->ld.core_used,
+			  __atomic_load_n(&s->ld.core_written, __ATOMIC_ACQUIRE), line,
+			  sizeof(line));
+	fprintf(f, "cfiprof: kernel types for CO-RE: %s\n", line);
 	fprintf(f,
 		"cfiprof: table requests: %" PRIu64 " sent, %" PRIu64
 		" held back by the per-process limit, %" PRIu64 " over the global budget\n",

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The CO-RE types' cache (core_btf.h). */
+#include <bpf/btf.h>
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/hash.h"
+#include "common/mkdirs.h"
+#include "user/session/core_btf.h"
+
+#define CORE_BTF_DIR	"/var/cache/cfiprof"
+#define CORE_BTF_PREFIX "core-btf-"
+/* the kernel's whole BTF is 5-6 MB; what one object relocates against, a small part */
+#define CORE_BTF_MAX_BYTES (16u << 20)
+/* files of other kernels or builds kept beside this one's */
+#define CORE_BTF_KEEP_OTHERS 3
+/* struct nesting in the kernel's types is a few levels; more is not a kernel's BTF */
+#define REDUCE_MAX_DEPTH 64
+
+static const char *cache_dir(void)
+{
+	const char *d = getenv("CFIPROF_CACHE_DIR");
+
+	return d && *d ? d : CORE_BTF_DIR;
+}
+
+/*
+ * The running kernel's GNU build ID (its ELF notes, hex): the cache is keyed
+ * by the exact image, whose BTF it was cut from.
+ */
+static int kernel_build_id(char *hex, size_t len)
+{
+	unsigned char buf[4096];
+	size_t n = 0, off = 0;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	while (off + sizeof(Elf64_Nhdr) <= n) {
+		const Elf64_Nhdr *nh = (const void *)(buf + off);
+		size_t name_at = off + sizeof(*nh), desc_at = name_at + ((nh->n_namesz + 3u) & ~3u);
+
+		if (desc_at + nh->n_descsz > n || desc_at < name_at)
+			break;
+		if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+		    !memcmp(buf + name_at, "GNU", 4) && nh->n_descsz && nh->n_descsz * 2 < len) {
+			for (size_t i = 0; i < nh->n_descsz; i++)
+				snprintf(hex + 2 * i, 3, "%02x", buf[desc_at + i]);
+			return 0;
+		}
+		off = desc_at + ((nh->n_descsz + 3u) & ~3u);
+	}
+	return -ENOENT;
+}
+
+/*
+ * The object's own BTF section: the local types its relocations name, all
+ * the reduced file depends on.  0 when the image has none.
+ */
+static uint64_t elf_btf_hash(const void *elf, size_t len)
+{
+	const Elf64_Ehdr *eh = elf;
+	const Elf64_Shdr *sh, *strs;
+
+	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(*sh) ||
+	    eh->e_shoff > len || (size_t)eh->e_shnum * sizeof(*sh) > len - eh->e_shoff ||
+	    eh->e_shstrndx >= eh->e_shnum)
+		return 0;
+	sh = (const void *)((const char *)elf + eh->e_shoff);
+	strs = &sh[eh->e_shstrndx];
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if (strs->sh_offset > len || sh[i].sh_name >= strs->sh_size ||
+		    strs->sh_size > len - strs->sh_offset || sh[i].sh_offset > len ||
+		    sh[i].sh_size > len - sh[i].sh_offset)
+			continue;
+		if (!strncmp((const char *)elf + strs->sh_offset + sh[i].sh_name, ".BTF",
+			     strs->sh_size - sh[i].sh_name) &&
+		    sh[i].sh_type == SHT_PROGBITS)
+			return hash_bytes(HASH_FNV_OFFSET, (const char *)elf + sh[i].sh_offset,
+					  sh[i].sh_size);
+	}
+	return 0;
+}
+
+/* Owned by this user and writable by nobody else: what a root-owned cache must be. */
+static bool private_to_us(const struct stat *st)
+{
+	return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+void core_btf_find(struct core_btf *c, const void *elf, size_t elf_len)
+{
+	char id[128];
+	uint64_t h = elf_btf_hash(elf, elf_len);
+	struct stat st;
+
+	memset(c, 0, sizeof(*c));
+	c->dir_fd = c->file_fd = -1;
+	if (!h || kernel_build_id(id, sizeof(id)))
+		return;
+	snprintf(c->name, sizeof(c->name), CORE_BTF_PREFIX "%.64s-%016llx.btf", id,
+		 (unsigned long long)h);
+	c->dir_fd = open(cache_dir(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (c->dir_fd < 0)
+		return;
+	if (fstat(c->dir_fd, &st) || !private_to_us(&st)) {
+		c->refused = "the cache directory is writable by others";
+		close(c->dir_fd);
+		c->dir_fd = -1;
+		return;
+	}
+	c->file_fd = openat(c->dir_fd, c->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (c->file_fd < 0)
+		return;
+	if (fstat(c->file_fd, &st) || !S_ISREG(st.st_mode) || !private_to_us(&st) || !st.st_size ||
+	    st.st_size > CORE_BTF_MAX_BYTES) {
+		c->refused = "not a regular file of ours, or of no plausible size";
+		core_btf_drop(c);
+		return;
+	}
+	/* libbpf opens a path: this one is the file checked, whatever is renamed meanwhile */
+	snprintf(c->custom, sizeof(c->custom), "/proc/self/fd/%d", c->file_fd);
+}
+
+void core_btf_drop(struct core_btf *c)
+{
+	if (c->file_fd >= 0) {
+		close(c->file_fd);
+		c->file_fd = -1;
+		if (c->dir_fd >= 0)
+			unlinkat(c->dir_fd, c->name, 0);
+	}
+	c->custom[0] = 0;
+}
+
+struct reducer {
+	const struct btf *src;
+	struct btf *dst;
+	int32_t *done; /* src id -> dst id + 1 (0: not copied yet) */
+	int void_ptr;  /* the one pointer every pointer becomes (0: none yet) */
+};
+
+/*
+ * A relocation's access string walks through a struct's members and arrays,
+ * never through a pointer, and libbpf's compatibility check of a pointer
+ * field stops at its kind: so what is reached by value is copied whole and
+ * every pointer becomes void *, which keeps the closure to what is embedded.
+ */
+static int copy_type(struct reducer *r, uint32_t id, int depth)
+{
+	const struct btf_type *t;
+	const char *name;
+	int out, err;
+
+	if (!id)
+		return 0;
+	if (r->done[id])
+		return r->done[id] - 1;
+	if (depth > REDUCE_MAX_DEPTH)
+		return -ELOOP;
+	t = btf__type_by_id(r->src, id);
+	if (!t)
+		return -EINVAL;
+	name = btf__name_by_offset(r->src, t->name_off);
+	switch (btf_kind(t)) {
+	case BTF_KIND_INT:
+		out = btf__add_int(r->dst, name, t->size, btf_int_encoding(t));
+		break;
+	case BTF_KIND_FLOAT:
+		out = btf__add_float(r->dst, name, t->size);
+		break;
+	case BTF_KIND_PTR:
+		if (!r->void_ptr)
+			r->void_ptr = btf__add_ptr(r->dst, 0);
+		out = r->void_ptr;
+		break;
+	case BTF_KIND_ARRAY: {
+		const struct btf_array *a = btf_array(t);
+		int elem = copy_type(r, a->type, depth + 1);
+		int index = elem < 0 ? elem : copy_type(r, a->index_type, depth + 1);
+
+		out = index < 0 ? index : btf__add_array(r->dst, index, elem, a->nelems);
+		break;
+	}
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION: {
+		const struct btf_member *m = btf_members(t);
+		int n = btf_vlen(t);
+
+		/* members' types first: libbpf adds fields to the type added last */
+		for (int i = 0; i < n; i++) {
+			err = copy_type(r, m[i].type, depth + 1);
+			if (err < 0)
+				return err;
+		}
+		out = btf_is_struct(t) ? btf__add_struct(r->dst, name, t->size)
+				       : btf__add_union(r->dst, name, t->size);
+		for (int i = 0; out > 0 && i < n; i++) {
+			err = btf__add_field(r->dst, btf__name_by_offset(r->src, m[i].name_off),
+					     r->done[m[i].type] - 1, btf_member_bit_offset(t, i),
+					     btf_member_bitfield_size(t, i));
+			if (err)
+				return err;
+		}
+		break;
+	}
+	case BTF_KIND_ENUM: {
+		const struct btf_enum *v = btf_enum(t);
+
+		out = btf__add_enum(r->dst, name, t->size);
+		for (int i = 0; out > 0 && i < btf_vlen(t); i++)
+			if ((err = btf__add_enum_value(
+				 r->dst, btf__name_by_offset(r->src, v[i].name_off), v[i].val)))
+				return err;
+		break;
+	}
+	case BTF_KIND_ENUM64: {
+		const struct btf_enum64 *v = btf_enum64(t);
+
+		out = btf__add_enum64(r->dst, name, t->size, btf_kflag(t));
+		for (int i = 0; out > 0 && i < btf_vlen(t); i++)
+			if ((err = btf__add_enum64_value(r->dst,
+							 btf__name_by_offset(r->src, v[i].name_off),
+							 btf_enum64_value(&v[i]))))
+				return err;
+		break;
+	}
+	case BTF_KIND_FWD:
+		out = btf__add_fwd(r->dst, name, btf_kflag(t) ? BTF_FWD_UNION : BTF_FWD_STRUCT);
+		break;
+	case BTF_KIND_TYPEDEF:
+		err = copy_type(r, t->type, depth + 1);
+		out = err < 0 ? err : btf__add_typedef(r->dst, name, err);
+		break;
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_CONST:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_TYPE_TAG:
+		/* libbpf skips modifiers on both sides before it compares */
+		out = copy_type(r, t->type, depth + 1);
+		break;
+	default:
+		/* functions and variables: not reached by value from a type */
+		return -EINVAL;
+	}
+	if (out < 0)
+		return out;
+	r->done[id] = out + 1;
+	return out;
+}
+
+/* libbpf's "essential" name: a local type's flavor suffix (___v2) dropped */
+static size_t essential_len(const char *name)
+{
+	const char *f = strstr(name, "___");
+
+	return f ? (size_t)(f - name) : strlen(name);
+}
+
+static bool relocatable_kind(int kind)
+{
+	return kind == BTF_KIND_STRUCT || kind == BTF_KIND_UNION || kind == BTF_KIND_ENUM ||
+	       kind == BTF_KIND_ENUM64 || kind == BTF_KIND_TYPEDEF;
+}
+
+static bool same_kind(int a, int b)
+{
+	bool ea = a == BTF_KIND_ENUM || a == BTF_KIND_ENUM64;
+	bool eb = b == BTF_KIND_ENUM || b == BTF_KIND_ENUM64;
+
+	return a == b || (ea && eb);
+}
+
+struct named {
+	const char *name;
+	uint32_t id;
+};
+
+static int named_cmp(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+struct btf *core_btf_reduce(const struct btf *kernel, const struct btf *local)
+{
+	uint32_t n = btf__type_cnt(kernel), nl = btf__type_cnt(local), nk = 0;
+	struct reducer r = {.src = kernel};
+	struct named *idx = calloc(n, sizeof(*idx));
+	int err = -ENOMEM;
+
+	r.done = calloc(n, sizeof(*r.done));
+	r.dst = btf__new_empty();
+	if (!idx || !r.done || !r.dst)
+		goto fail;
+	/* one pass over the kernel's types, sorted by name, instead of one per local type */
+	for (uint32_t id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(kernel, id);
+
+		if (t->name_off && relocatable_kind(btf_kind(t)))
+			idx[nk++] = (struct named){btf__name_by_offset(kernel, t->name_off), id};
+	}
+	qsort(idx, nk, sizeof(*idx), named_cmp);
+	for (uint32_t lid = 1; lid < nl; lid++) {
+		const struct btf_type *lt = btf__type_by_id(local, lid);
+		const char *lname = btf__name_by_offset(local, lt->name_off);
+		size_t elen = essential_len(lname), lo = 0, hi = nk;
+		char ename[256];
+
+		if (!lt->name_off || !relocatable_kind(btf_kind(lt)) || !elen ||
+		    elen >= sizeof(ename))
+			continue;
+		memcpy(ename, lname, elen);
+		ename[elen] = 0;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (strcmp(idx[mid].name, ename) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < nk && !strcmp(idx[lo].name, ename); lo++) {
+			const struct btf_type *kt = btf__type_by_id(kernel, idx[lo].id);
+
+			if (!same_kind(btf_kind(kt), btf_kind(lt)))
+				continue;
+			err = copy_type(&r, idx[lo].id, 0);
+			if (err < 0)
+				goto fail;
+		}
+	}
+	free(idx);
+	free(r.done);
+	return r.dst;
+fail:
+	free(idx);
+	free(r.done);
+	btf__free(r.dst);
+	errno = -err;
+	return NULL;
+}
+
+struct aged {
+	char name[96];
+	time_t mtime;
+};
+
+static int newer_first(const void *a, const void *b)
+{
+	const struct aged *x = a, *y = b;
+
+	return (x->mtime < y->mtime) - (x->mtime > y->mtime);
+}
+
+/*
+ * Other files of the cache (other kernels', other builds'): the newest few
+ * are kept, for two cfiprof builds used in turn; the rest removed.
+ */
+static void remove_others(struct core_btf *c)
+{
+	int fd = openat(c->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct aged old[64];
+	struct dirent *e;
+	struct stat st;
+	int n = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)) && n < (int)(sizeof(old) / sizeof(old[0])))
+		if (!strncmp(e->d_name, CORE_BTF_PREFIX, strlen(CORE_BTF_PREFIX)) &&
+		    strcmp(e->d_name, c->name) && strlen(e->d_name) < sizeof(old[0].name) &&
+		    !fstatat(c->dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+			memcpy(old[n].name, e->d_name, strlen(e->d_name) + 1);
+			old[n++].mtime = st.st_mtime;
+		}
+	closedir(d);
+	qsort(old, (size_t)n, sizeof(old[0]), newer_first);
+	for (int i = CORE_BTF_KEEP_OTHERS; i < n; i++)
+		unlinkat(c->dir_fd, old[i].name, 0);
+}
+
+static int write_all(int fd, const void *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p = (const char *)p + n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int core_btf_write(struct core_btf *c, const struct btf *local)
+{
+	struct btf *kernel = NULL, *reduced = NULL;
+	char tmp[128];
+	const void *raw;
+	uint32_t len;
+	int fd = -1, err;
+
+	if (!c->name[0])
+		return -ENOENT;
+	if (c->dir_fd < 0) {
+		if (c->refused)
+			return -EPERM;
+		err = mkdirs(cache_dir(), 0755, 0700);
+		if (err)
+			return err;
+		c->dir_fd = open(cache_dir(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (c->dir_fd < 0)
+			return -errno;
+	}
+	kernel = btf__load_vmlinux_btf();
+	err = kernel ? 0 : -errno;
+	if (err)
+		goto cleanup;
+	reduced = core_btf_reduce(kernel, local);
+	err = reduced ? 0 : -errno;
+	if (err)
+		goto cleanup;
+	raw = btf__raw_data(reduced, &len);
+	if (!raw || len > CORE_BTF_MAX_BYTES) {
+		err = -E2BIG;
+		goto cleanup;
+	}
+	snprintf(tmp, sizeof(tmp), ".%s.%d", CORE_BTF_PREFIX, (int)getpid());
+	fd = openat(c->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = write_all(fd, raw, len);
+	if (!err && close(fd))
+		err = -errno;
+	fd = -1;
+	/* a whole file or none: another start reads it whenever it finds it */
+	if (!err && renameat(c->dir_fd, tmp, c->dir_fd, c->name))
+		err = -errno;
+	if (err)
+		unlinkat(c->dir_fd, tmp, 0);
+	else
+		remove_others(c);
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	btf__free(reduced);
+	btf__free(kernel);
+	return err;
+}
+
+void core_btf_describe(const struct core_btf *c, bool used, int written, char *buf, size_t len)
+{
+	if (used)
+		snprintf(buf, len, "from the cache, %s/%s", cache_dir(), c->name);
+	else if (c->refused)
+		snprintf(buf, len, "from the kernel's BTF (the cache in %s refused: %s)",
+			 cache_dir(), c->refused);
+	else if (!c->name[0])
+		snprintf(buf, len, "from the kernel's BTF (no cache: no build ID for this kernel)");
+	else if (written == -EAGAIN)
+		snprintf(buf, len, "from the kernel's BTF, being cached in %s", cache_dir());
+	else if (written)
+		snprintf(buf, len, "from the kernel's BTF (cannot cache them in %s: %s)",
+			 cache_dir(), strerror(-written));
+	else
+		snprintf(buf, len, "from the kernel's BTF, now cached as %s/%s", cache_dir(),
+			 c->name);
+}
+
+void core_btf_close(struct core_btf *c)
+{
+	if (c->file_fd >= 0)
+		close(c->file_fd);
+	if (c->dir_fd >= 0)
+		close(c->dir_fd);
+	c->file_fd = c->dir_fd = -1;
+}
