@@ -16,9 +16,10 @@
 #define ARCH_FP(r) ((r)->regs[29])
 /* x30: the first frame's return address until its prologue saves it */
 #define ARCH_LR(r)	   ((r)->regs[30])
-#define ARCH_SYSCALL_NR(r) ((r)->syscallno)
+/* a raw tracepoint's pt_regs is read, not followed: lifecycle.bpf.h */
+#define ARCH_SYSCALL_NR(r) BPF_CORE_READ(r, syscallno)
 /* x0 is the return value at sys_exit: the first argument is kept in orig_x0 */
-#define ARCH_SYSCALL_ARG(r, i) ((i) == 0 ? (r)->orig_x0 : (r)->regs[i])
+#define ARCH_SYSCALL_ARG(r, i) ((i) == 0 ? BPF_CORE_READ(r, orig_x0) : BPF_CORE_READ(r, regs[i]))
 /* include/uapi/asm-generic/unistd.h */
 #define NR_MUNMAP   215
 #define NR_MMAP	    222
@@ -48,9 +49,11 @@
 #define ARCH_SP(r)	       ((r)->sp)
 #define ARCH_FP(r)	       ((r)->bp)
 #define ARCH_LR(r)	       0
-#define ARCH_SYSCALL_NR(r)     ((r)->orig_ax)
+/* a raw tracepoint's pt_regs is read, not followed: lifecycle.bpf.h */
+#define ARCH_SYSCALL_NR(r)     BPF_CORE_READ(r, orig_ax)
 /* the syscall arguments' registers: di, si, dx */
-#define ARCH_SYSCALL_ARG(r, i) ((i) == 0 ? (r)->di : (i) == 1 ? (r)->si : (r)->dx)
+#define ARCH_SYSCALL_ARG(r, i)                                                                     \
+	((i) == 0 ? BPF_CORE_READ(r, di) : (i) == 1 ? BPF_CORE_READ(r, si) : BPF_CORE_READ(r, dx))
 #define NR_MMAP		       9
 #define NR_MPROTECT	       10
 #define NR_MUNMAP	       11

@@ -21,6 +21,7 @@
 
 #include "bpf/cfiprof_abi.h"
 #include "cfiprof.skel.h"
+#include "exit_maps.skel.h"
 #include "tests/lib/harness.h"
 #include "user/session/core_btf.h"
 
@@ -142,26 +143,60 @@ static struct cfiprof_bpf *open_all(const char *core_path)
 	return skel;
 }
 
+/* Instructions of p and q, both loaded, that differ but for map descriptors; printed. */
+static int insns_differ(struct bpf_program *p, struct bpf_program *q)
+{
+	const struct bpf_insn *a = bpf_program__insns(p), *b = bpf_program__insns(q);
+	size_t n = bpf_program__insn_cnt(p);
+	int differ = 0;
+
+	CHECK(bpf_program__insn_cnt(q) == n, "%s: %zu against %zu instructions",
+	      bpf_program__name(p), bpf_program__insn_cnt(q), n);
+	for (size_t i = 0; i < n && bpf_program__insn_cnt(q) == n; i++) {
+		bool map_fd =
+		    a[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+		    (a[i].src_reg == BPF_PSEUDO_MAP_FD || a[i].src_reg == BPF_PSEUDO_MAP_VALUE);
+
+		if (a[i].code != b[i].code || a[i].dst_reg != b[i].dst_reg ||
+		    a[i].src_reg != b[i].src_reg || a[i].off != b[i].off ||
+		    (!map_fd && a[i].imm != b[i].imm)) {
+			if (differ++ < 5)
+				printf("  %s insn %zu: %02x %d %d %d %d against %02x %d %d %d %d\n",
+				       bpf_program__name(p), i, a[i].code, a[i].dst_reg,
+				       a[i].src_reg, a[i].off, a[i].imm, b[i].code, b[i].dst_reg,
+				       b[i].src_reg, b[i].off, b[i].imm);
+		}
+	}
+	return differ;
+}
+
 /*
  * The cached kernel types (user/session/core_btf.c) must relocate every
- * program exactly as the kernel's whole BTF does: libbpf's relocation against
- * the whole BTF is the oracle.  Instructions are compared but for the map
- * descriptors libbpf writes into ld_imm64 (each object has its own).
+ * program of both objects exactly as the kernel's whole BTF does: libbpf's
+ * relocation against the whole BTF is the oracle.  Instructions are compared
+ * but for the map descriptors libbpf writes into ld_imm64 (each object has
+ * its own).
  */
 static void core_btf_same_relocations(void)
 {
 	struct btf *kernel = btf__load_vmlinux_btf(), *reduced = NULL;
 	struct cfiprof_bpf *whole = open_all(NULL), *cut = NULL;
+	struct exit_maps_bpf *exit_whole = exit_maps_bpf__open(), *exit_cut = NULL;
 	char path[] = "/tmp/cfiprof-core-btf-XXXXXX";
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = path);
 	struct bpf_program *p, *q;
+	const struct btf *local[2];
 	const void *raw;
 	__u32 len = 0;
 	int fd = -1, progs = 0, differ = 0, err;
 
-	CHECK(kernel && whole, "kernel BTF %p, object %p", (void *)kernel, (void *)whole);
-	if (!kernel || !whole)
+	CHECK(kernel && whole && exit_whole, "kernel BTF %p, objects %p %p", (void *)kernel,
+	      (void *)whole, (void *)exit_whole);
+	if (!kernel || !whole || !exit_whole)
 		goto cleanup;
-	reduced = core_btf_reduce(kernel, bpf_object__btf(whole->obj));
+	local[0] = bpf_object__btf(whole->obj);
+	local[1] = bpf_object__btf(exit_whole->obj);
+	reduced = core_btf_reduce(kernel, local, 2);
 	CHECK(reduced != NULL, "reduce: %s", strerror(errno));
 	if (!reduced)
 		goto cleanup;
@@ -172,55 +207,108 @@ static void core_btf_same_relocations(void)
 	fd = mkstemp(path);
 	CHECK(fd >= 0 && raw && write(fd, raw, len) == (ssize_t)len, "write %s", path);
 	cut = open_all(path);
-	CHECK(cut != NULL, "open with %s", path);
-	if (!cut)
+	exit_cut = exit_maps_bpf__open_opts(&oo);
+	CHECK(cut && exit_cut, "open with %s", path);
+	if (!cut || !exit_cut)
 		goto cleanup;
 	err = cfiprof_bpf__load(whole);
+	err = err ? err : exit_maps_bpf__load(exit_whole);
 	CHECK(!err, "load with the kernel's BTF: %s\n%s", strerror(-err), log_tail);
 	err = err ? err : cfiprof_bpf__load(cut);
+	err = err ? err : exit_maps_bpf__load(exit_cut);
 	CHECK(!err, "load with the reduced BTF: %s\n%s", strerror(-err), log_tail);
 	if (err)
 		goto cleanup;
 	q = NULL;
 	bpf_object__for_each_program(p, whole->obj)
 	{
-		const struct bpf_insn *a = bpf_program__insns(p), *b;
-		size_t n = bpf_program__insn_cnt(p);
-
 		q = bpf_object__next_program(cut->obj, q);
 		if (!q || !bpf_program__autoload(p))
 			continue;
-		b = bpf_program__insns(q);
 		progs++;
-		CHECK(bpf_program__insn_cnt(q) == n, "%s: %zu against %zu instructions",
-		      bpf_program__name(p), bpf_program__insn_cnt(q), n);
-		for (size_t i = 0; i < n && bpf_program__insn_cnt(q) == n; i++) {
-			bool map_fd = a[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
-				      (a[i].src_reg == BPF_PSEUDO_MAP_FD ||
-				       a[i].src_reg == BPF_PSEUDO_MAP_VALUE);
-
-			if (a[i].code != b[i].code || a[i].dst_reg != b[i].dst_reg ||
-			    a[i].src_reg != b[i].src_reg || a[i].off != b[i].off ||
-			    (!map_fd && a[i].imm != b[i].imm)) {
-				if (differ++ < 5)
-					printf("  %s insn %zu: %02x %d %d %d %d against %02x %d %d "
-					       "%d %d\n",
-					       bpf_program__name(p), i, a[i].code, a[i].dst_reg,
-					       a[i].src_reg, a[i].off, a[i].imm, b[i].code,
-					       b[i].dst_reg, b[i].src_reg, b[i].off, b[i].imm);
-			}
-		}
+		differ += insns_differ(p, q);
 	}
 	/* on_sample, the walkers, lifecycle and events' programs at least */
 	CHECK(progs >= 10, "only %d programs compared", progs);
+	differ += insns_differ(exit_whole->progs.on_exit_maps, exit_cut->progs.on_exit_maps);
 	CHECK(differ == 0, "%d instructions relocated differently", differ);
 cleanup:
 	if (fd >= 0) {
 		close(fd);
 		unlink(path);
 	}
+	exit_maps_bpf__destroy(exit_cut);
+	exit_maps_bpf__destroy(exit_whole);
 	cfiprof_bpf__destroy(cut);
 	cfiprof_bpf__destroy(whole);
+	btf__free(reduced);
+	btf__free(kernel);
+}
+
+/*
+ * Neither the sampling programs' object (raw tracepoints, no kfuncs) nor its
+ * second load needs the kernel's BTF once its CO-RE types are cached: libbpf
+ * reads it only where an object has BTF tracepoints or kfuncs, ~5 MB parsed
+ * (its debug log says "loading kernel BTF").
+ */
+static char libbpf_log[1 << 16];
+static size_t libbpf_log_len;
+
+static int log_all(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	if (libbpf_log_len < sizeof(libbpf_log) - 1) {
+		int n = vsnprintf(libbpf_log + libbpf_log_len, sizeof(libbpf_log) - libbpf_log_len,
+				  fmt, ap);
+
+		if (n > 0)
+			libbpf_log_len += (size_t)n;
+		if (libbpf_log_len >= sizeof(libbpf_log))
+			libbpf_log_len = sizeof(libbpf_log) - 1;
+	}
+	return 0;
+}
+
+static void no_kernel_btf(void)
+{
+	struct btf *kernel = btf__load_vmlinux_btf(), *reduced = NULL;
+	struct cfiprof_bpf *probe = cfiprof_bpf__open(), *skel = NULL;
+	char path[] = "/tmp/cfiprof-core-btf-XXXXXX";
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = path);
+	const struct btf *local[1];
+	const void *raw;
+	__u32 len = 0;
+	int fd = -1, err;
+
+	CHECK(kernel && probe, "kernel BTF, object");
+	if (!kernel || !probe)
+		goto cleanup;
+	local[0] = bpf_object__btf(probe->obj);
+	reduced = core_btf_reduce(kernel, local, 1);
+	raw = reduced ? btf__raw_data(reduced, &len) : NULL;
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && raw && write(fd, raw, len) == (ssize_t)len, "write %s", path);
+	skel = cfiprof_bpf__open_opts(&oo);
+	if (!skel)
+		goto cleanup;
+	bpf_map__set_max_entries(skel->maps.rows, 1 << 16);
+	libbpf_log_len = 0;
+	libbpf_set_print(log_all);
+	err = cfiprof_bpf__load(skel);
+	libbpf_set_print(capture_print);
+	CHECK(!err, "load: %s", strerror(-err));
+	CHECK(!strstr(libbpf_log, "kernel BTF"), "libbpf read the kernel's BTF: %.300s",
+	      strstr(libbpf_log, "kernel BTF"));
+	/* the log is libbpf's: an empty one would prove nothing */
+	CHECK(strstr(libbpf_log, "CO-RE relocating"), "no CO-RE in libbpf's log: %.200s",
+	      libbpf_log);
+cleanup:
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	cfiprof_bpf__destroy(skel);
+	cfiprof_bpf__destroy(probe);
 	btf__free(reduced);
 	btf__free(kernel);
 }
@@ -244,5 +332,6 @@ int main(int argc, char **argv)
 			RUN_TEST_AS(name, try_load(use_loop, frames[i]));
 		}
 	RUN_TEST(core_btf_same_relocations);
+	RUN_TEST(no_kernel_btf);
 	return HARNESS_DONE();
 }

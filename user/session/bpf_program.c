@@ -18,11 +18,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "bpf/lifecycle_abi.h"
 #include "cfiprof.skel.h"
+#include "exit_maps.skel.h"
 #include "user/session/bpf_names.h"
 #include "user/session/bpf_program.h"
 #include "user/session/core_btf.h"
 #include "user/session/event_attach.h"
+#include "user/session/exit_maps_load.h"
 #include "user/session/privileges.h"
 #include "user/symbolize/kallsyms.h"
 
@@ -251,9 +254,39 @@ void loader_early_maps(struct map_early *me, const struct loader_opts *o)
 	     o->ringbuf_bytes ? o->ringbuf_bytes : EVENTS_RING_BYTES, 0},
 	    {"rules", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct cfi_rule), RULES_MAX,
 	     BPF_F_MMAPABLE},
+	    /* bpf/lifecycle_maps.bpf.h: both objects' maps, the exit maps' one loaded beside */
+	    {"procs", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct cfi_proc_val), PROCS_MAX,
+	     BPF_F_NO_PREALLOC},
+	    {"counters", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u64), CNT_MAX, 0},
+	    {"exit_maps", BPF_MAP_TYPE_RINGBUF, 0, 0, EXIT_MAPS_RING_BYTES, 0},
+	    {"exit_maps_sent", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u32), 1, 0},
+	    {"pid_times", BPF_MAP_TYPE_LRU_HASH, sizeof(__u32), sizeof(struct pid_times),
+	     PID_TIMES_MAX, 0},
 	};
 
 	map_early_start(me, spec, (int)(sizeof(spec) / sizeof(spec[0])));
+}
+
+/* The maps the exit maps' object shares (bpf/lifecycle_maps.bpf.h), as map_early hands them. */
+static int early_fd(void *ctx, const char *name)
+{
+	return map_early_fd(ctx, name);
+}
+
+static int object_fd(void *ctx, const char *name)
+{
+	return bpf_object__find_map_fd_by_name(ctx, name);
+}
+
+static bool early_has_shared(const struct map_early *me)
+{
+	static const char *const shared[] = {"procs", "counters", "exit_maps", "exit_maps_sent",
+					     "pid_times"};
+
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
+		if (map_early_fd(me, shared[i]) < 0)
+			return false;
+	return true;
 }
 
 static int loader_open_once(struct loader *l, const struct loader_opts *o, const char *core_path)
@@ -334,15 +367,21 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 	/* an exiting process's mappings, for its deferred samples: needs the VMA iterator */
 	l->exit_maps = o->defer_stack_bytes && kernel_btf_has("bpf_iter_task_vma_new");
 	skel->rodata->exit_maps_on = l->exit_maps;
-	bpf_program__set_autoload(skel->progs.on_exit_maps, l->exit_maps);
 	err = events_configure(skel, o, l->uses_bpf_loop);
 	if (err)
 		goto fail;
 	if (o->early)
 		map_early_hand_over(o->early, skel->obj);
+	/* beside this load where the maps it shares exist already, else after it */
+	if (l->exit_maps && o->early && early_has_shared(o->early))
+		l->exit_load = exit_maps_load_start(early_fd, o->early, core_path);
 	libbpf_muted = core_path != NULL;
 	err = cfiprof_bpf__load(skel);
 	libbpf_muted = false;
+	if (!err && l->exit_maps && !l->exit_load)
+		l->exit_load = exit_maps_load_start(object_fd, skel->obj, core_path);
+	if (!err && l->exit_maps)
+		err = l->exit_load ? exit_maps_load_wait(l->exit_load) : -ENOMEM;
 	/* loaded again without the cache, which says what went wrong if anything else did */
 	if (err && core_path)
 		goto fail;
@@ -402,8 +441,7 @@ static void *core_btf_fill(void *arg)
 {
 	struct loader *l = arg;
 
-	__atomic_store_n(&l->core_written, core_btf_write(&l->core, bpf_object__btf(l->skel->obj)),
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(&l->core_written, core_btf_write(&l->core), __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -411,14 +449,15 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 {
 	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
 	struct core_btf core;
-	size_t elf_len;
-	const void *elf = cfiprof_bpf__elf_bytes(&elf_len);
+	size_t elf_len[2];
+	const void *elf[2] = {cfiprof_bpf__elf_bytes(&elf_len[0]),
+			      exit_maps_bpf__elf_bytes(&elf_len[1])};
 	int err;
 
 	libbpf_set_print(libbpf_quiet);
 	/* kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK */
 	setrlimit(RLIMIT_MEMLOCK, &rl);
-	core_btf_find(&core, elf, elf_len);
+	core_btf_find(&core, elf, elf_len, 2);
 	err = loader_open_once(l, o, core.custom[0] ? core.custom : NULL);
 	if (err && core.custom[0]) {
 		fprintf(stderr,
@@ -429,6 +468,9 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 		err = loader_open_once(l, o, NULL);
 	}
 	l->core = core;
+	/* each object holds descriptors of its own of the maps it was handed */
+	if (o->early)
+		map_early_free(o->early);
 	/* a cache others can write to could make BPF read the wrong fields: said every time */
 	if (core.refused)
 		fprintf(stderr, "cfiprof: not using the kernel types' cache: %s\n", core.refused);
@@ -450,6 +492,8 @@ int loader_attach_tracepoints(struct loader *l)
 	int err;
 
 	err = cfiprof_bpf__attach(l->skel);
+	if (!err && l->exit_load)
+		err = exit_maps_load_attach(l->exit_load);
 
 	if (err)
 		fprintf(stderr, "cfiprof: attaching exec/exit tracepoints failed: %s\n",
@@ -487,6 +531,7 @@ void loader_close(struct loader *l)
 		pthread_join(l->core_thread, NULL);
 	core_btf_close(&l->core);
 	loader_detach_perf(l);
+	exit_maps_load_free(l->exit_load);
 	runtime_walks_stop(l->walks);
 	map_window_free(&l->rows_win);
 	if (l->rules_mem)

@@ -66,11 +66,7 @@ static int kernel_build_id(char *hex, size_t len)
 	return -ENOENT;
 }
 
-/*
- * The object's own BTF section: the local types its relocations name, all
- * the reduced file depends on.  0 when the image has none.
- */
-static uint64_t elf_btf_hash(const void *elf, size_t len)
+const void *core_btf_elf_section(const void *elf, size_t len, size_t *sec_len)
 {
 	const Elf64_Ehdr *eh = elf;
 	const Elf64_Shdr *sh, *strs;
@@ -79,7 +75,7 @@ static uint64_t elf_btf_hash(const void *elf, size_t len)
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(*sh) ||
 	    eh->e_shoff > len || (size_t)eh->e_shnum * sizeof(*sh) > len - eh->e_shoff ||
 	    eh->e_shstrndx >= eh->e_shnum)
-		return 0;
+		return NULL;
 	sh = (const void *)((const char *)elf + eh->e_shoff);
 	strs = &sh[eh->e_shstrndx];
 	for (int i = 0; i < eh->e_shnum; i++) {
@@ -89,11 +85,12 @@ static uint64_t elf_btf_hash(const void *elf, size_t len)
 			continue;
 		if (!strncmp((const char *)elf + strs->sh_offset + sh[i].sh_name, ".BTF",
 			     strs->sh_size - sh[i].sh_name) &&
-		    sh[i].sh_type == SHT_PROGBITS)
-			return hash_bytes(HASH_FNV_OFFSET, (const char *)elf + sh[i].sh_offset,
-					  sh[i].sh_size);
+		    sh[i].sh_type == SHT_PROGBITS) {
+			*sec_len = sh[i].sh_size;
+			return (const char *)elf + sh[i].sh_offset;
+		}
 	}
-	return 0;
+	return NULL;
 }
 
 /* Owned by this user and writable by nobody else: what a root-owned cache must be. */
@@ -102,15 +99,30 @@ static bool private_to_us(const struct stat *st)
 	return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
-void core_btf_find(struct core_btf *c, const void *elf, size_t elf_len)
+void core_btf_find(struct core_btf *c, const void *const elf[], const size_t elf_len[], int n)
 {
+	uint64_t h = HASH_FNV_OFFSET;
 	char id[128];
-	uint64_t h = elf_btf_hash(elf, elf_len);
 	struct stat st;
 
 	memset(c, 0, sizeof(*c));
 	c->dir_fd = c->file_fd = -1;
-	if (!h || kernel_build_id(id, sizeof(id)))
+	/*
+	 * The objects' own types, all the reduced file depends on: another
+	 * build with the same types shares it.
+	 */
+	for (int i = 0; i < n && i < CORE_BTF_OBJECTS; i++) {
+		size_t len;
+		const void *btf = core_btf_elf_section(elf[i], elf_len[i], &len);
+
+		if (!btf)
+			return;
+		h = hash_bytes(h, btf, len);
+		c->elf[i] = elf[i];
+		c->elf_len[i] = elf_len[i];
+		c->nr_objects++;
+	}
+	if (!c->nr_objects || kernel_build_id(id, sizeof(id)))
 		return;
 	snprintf(c->name, sizeof(c->name), CORE_BTF_PREFIX "%.64s-%016llx.btf", id,
 		 (unsigned long long)h);
@@ -298,25 +310,13 @@ static int named_cmp(const void *a, const void *b)
 	return c ? c : (x->id > y->id) - (x->id < y->id);
 }
 
-struct btf *core_btf_reduce(const struct btf *kernel, const struct btf *local)
+/* Every kernel type of the name and kind of one of local's (its essential name). */
+static int reduce_local(struct reducer *r, const struct named *idx, uint32_t nk,
+			const struct btf *local)
 {
-	uint32_t n = btf__type_cnt(kernel), nl = btf__type_cnt(local), nk = 0;
-	struct reducer r = {.src = kernel};
-	struct named *idx = calloc(n, sizeof(*idx));
-	int err = -ENOMEM;
+	uint32_t nl = btf__type_cnt(local);
+	int err;
 
-	r.done = calloc(n, sizeof(*r.done));
-	r.dst = btf__new_empty();
-	if (!idx || !r.done || !r.dst)
-		goto fail;
-	/* one pass over the kernel's types, sorted by name, instead of one per local type */
-	for (uint32_t id = 1; id < n; id++) {
-		const struct btf_type *t = btf__type_by_id(kernel, id);
-
-		if (t->name_off && relocatable_kind(btf_kind(t)))
-			idx[nk++] = (struct named){btf__name_by_offset(kernel, t->name_off), id};
-	}
-	qsort(idx, nk, sizeof(*idx), named_cmp);
 	for (uint32_t lid = 1; lid < nl; lid++) {
 		const struct btf_type *lt = btf__type_by_id(local, lid);
 		const char *lname = btf__name_by_offset(local, lt->name_off);
@@ -337,14 +337,41 @@ struct btf *core_btf_reduce(const struct btf *kernel, const struct btf *local)
 				hi = mid;
 		}
 		for (; lo < nk && !strcmp(idx[lo].name, ename); lo++) {
-			const struct btf_type *kt = btf__type_by_id(kernel, idx[lo].id);
+			const struct btf_type *kt = btf__type_by_id(r->src, idx[lo].id);
 
 			if (!same_kind(btf_kind(kt), btf_kind(lt)))
 				continue;
-			err = copy_type(&r, idx[lo].id, 0);
+			err = copy_type(r, idx[lo].id, 0);
 			if (err < 0)
-				goto fail;
+				return err;
 		}
+	}
+	return 0;
+}
+
+struct btf *core_btf_reduce(const struct btf *kernel, const struct btf *const local[], int n)
+{
+	uint32_t nt = btf__type_cnt(kernel), nk = 0;
+	struct reducer r = {.src = kernel};
+	struct named *idx = calloc(nt, sizeof(*idx));
+	int err = -ENOMEM;
+
+	r.done = calloc(nt, sizeof(*r.done));
+	r.dst = btf__new_empty();
+	if (!idx || !r.done || !r.dst)
+		goto fail;
+	/* one pass over the kernel's types, sorted by name, instead of one per local type */
+	for (uint32_t id = 1; id < nt; id++) {
+		const struct btf_type *t = btf__type_by_id(kernel, id);
+
+		if (t->name_off && relocatable_kind(btf_kind(t)))
+			idx[nk++] = (struct named){btf__name_by_offset(kernel, t->name_off), id};
+	}
+	qsort(idx, nk, sizeof(*idx), named_cmp);
+	for (int i = 0; i < n; i++) {
+		err = reduce_local(&r, idx, nk, local[i]);
+		if (err)
+			goto fail;
 	}
 	free(idx);
 	free(r.done);
@@ -415,13 +442,13 @@ static int write_all(int fd, const void *p, size_t len)
 	return 0;
 }
 
-int core_btf_write(struct core_btf *c, const struct btf *local)
+int core_btf_write(struct core_btf *c)
 {
-	struct btf *kernel = NULL, *reduced = NULL;
+	struct btf *kernel = NULL, *reduced = NULL, *local[CORE_BTF_OBJECTS] = {0};
 	char tmp[128];
 	const void *raw;
 	uint32_t len;
-	int fd = -1, err;
+	int fd = -1, err, i;
 
 	if (!c->name[0])
 		return -ENOENT;
@@ -435,11 +462,21 @@ int core_btf_write(struct core_btf *c, const struct btf *local)
 		if (c->dir_fd < 0)
 			return -errno;
 	}
+	for (i = 0; i < c->nr_objects; i++) {
+		size_t sec_len;
+		const void *sec = core_btf_elf_section(c->elf[i], c->elf_len[i], &sec_len);
+
+		local[i] = sec ? btf__new(sec, (__u32)sec_len) : NULL;
+		if (!local[i]) {
+			err = -EINVAL;
+			goto cleanup;
+		}
+	}
 	kernel = btf__load_vmlinux_btf();
 	err = kernel ? 0 : -errno;
 	if (err)
 		goto cleanup;
-	reduced = core_btf_reduce(kernel, local);
+	reduced = core_btf_reduce(kernel, (const struct btf *const *)local, c->nr_objects);
 	err = reduced ? 0 : -errno;
 	if (err)
 		goto cleanup;
@@ -470,6 +507,8 @@ cleanup:
 		close(fd);
 	btf__free(reduced);
 	btf__free(kernel);
+	for (i = 0; i < c->nr_objects; i++)
+		btf__free(local[i]);
 	return err;
 }
 

@@ -14,7 +14,12 @@
 
 struct btf;
 
+#define CORE_BTF_OBJECTS 2
+
 struct core_btf {
+	int nr_objects;
+	const void *elf[CORE_BTF_OBJECTS]; /* the BPF objects' ELF images (skeletons') */
+	size_t elf_len[CORE_BTF_OBJECTS];
 	int dir_fd;	     /* the cache directory (O_PATH), -1: none */
 	int file_fd;	     /* the cache file found (O_PATH), -1: none */
 	char name[96];	     /* the file's name for this kernel and object */
@@ -23,20 +28,23 @@ struct core_btf {
 };
 
 /*
- * Finds the cache file for this kernel and the object (its ELF image):
- * c->custom is set when one is usable (for btf_custom_path), else "".
- * Never fails: without a cache the kernel's BTF is used as before.
+ * Finds the cache file for this kernel and the objects (their ELF images, n
+ * <= CORE_BTF_OBJECTS, kept until core_btf_write): c->custom is set when one
+ * is usable (for btf_custom_path), else "".  Never fails: without a cache
+ * the kernel's BTF is used as before.
  */
-void core_btf_find(struct core_btf *c, const void *elf, size_t elf_len);
+void core_btf_find(struct core_btf *c, const void *const elf[], const size_t elf_len[], int n);
 /* The file found did not fit the object: removed, not used again. */
 void core_btf_drop(struct core_btf *c);
+/* Writes the file from the kernel's BTF for the types the objects name: 0 or -errno. */
+int core_btf_write(struct core_btf *c);
 /*
- * Writes the file from the kernel's BTF for the types @local (the object's
- * BTF) names: 0 or -errno.
+ * The reduced BTF of the types the n BTFs of local name, from @kernel; NULL:
+ * -errno in errno.
  */
-int core_btf_write(struct core_btf *c, const struct btf *local);
-/* Builds the reduced BTF of the types @local names from @kernel; NULL: -errno in errno. */
-struct btf *core_btf_reduce(const struct btf *kernel, const struct btf *local);
+struct btf *core_btf_reduce(const struct btf *kernel, const struct btf *const local[], int n);
+/* An ELF image's .BTF section, NULL: none (*len its size). */
+const void *core_btf_elf_section(const void *elf, size_t elf_len, size_t *len);
 /* For record -v: where the types came from, whether they are cached now. */
 void core_btf_describe(const struct core_btf *c, bool used, int written, char *buf, size_t len);
 void core_btf_close(struct core_btf *c);

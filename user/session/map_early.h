@@ -15,7 +15,7 @@
 
 struct bpf_object;
 
-#define MAP_EARLY_MAX 4
+#define MAP_EARLY_MAX 8
 
 struct map_early_spec {
 	const char *name;
@@ -27,18 +27,21 @@ struct map_early {
 	bool started;
 	int n;
 	struct map_early_spec spec[MAP_EARLY_MAX];
-	int fd[MAP_EARLY_MAX]; /* -1: not created */
+	int fd[MAP_EARLY_MAX];	    /* -1: not created */
+	bool handed[MAP_EARLY_MAX]; /* to the object of map_early_hand_over */
 };
 
 /* Creates the n maps of spec in a thread (n <= MAP_EARLY_MAX); without one, none. */
 void map_early_start(struct map_early *me, const struct map_early_spec *spec, int n);
 /*
  * Waits for them and hands obj (opened, sized, not loaded) each one that
- * matches its map of that name; the others are closed (libbpf creates
- * those).  Returns how many were handed over.
+ * matches its map of that name (libbpf creates the others).  Returns how
+ * many were handed over.
  */
 int map_early_hand_over(struct map_early *me, struct bpf_object *obj);
-/* Closes what was not handed over (a start that failed before). */
+/* The map called name, handed to the object by map_early_hand_over; -1: it was not. */
+int map_early_fd(const struct map_early *me, const char *name);
+/* Closes them: libbpf holds descriptors of its own of the ones it was handed. */
 void map_early_free(struct map_early *me);
 
 #endif
