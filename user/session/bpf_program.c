@@ -20,6 +20,7 @@
 
 #include "bpf/lifecycle_abi.h"
 #include "cfiprof.skel.h"
+#include "common/thread_nice.h"
 #include "exit_maps.skel.h"
 #include "user/session/bpf_names.h"
 #include "user/session/bpf_program.h"
@@ -441,6 +442,7 @@ static void *core_btf_fill(void *arg)
 {
 	struct loader *l = arg;
 
+	thread_nice(BACKGROUND_NICE);
 	__atomic_store_n(&l->core_written, core_btf_write(&l->core), __ATOMIC_RELEASE);
 	return NULL;
 }

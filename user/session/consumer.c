@@ -10,10 +10,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/thread_nice.h"
 #include "common/clock.h"
 #include "user/session/consumer.h"
 #include "user/session/session.h"
@@ -178,7 +177,7 @@ void *session_consumer_main(void *arg)
 	int err;
 
 	/* requests for unknown mappings pass through here: do not queue behind the workload */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
+	thread_nice(-10);
 	while (!s->consumer_stop) {
 		/* samples waiting for their tables are finished within ~10 ms of them */
 		err = ring_buffer__poll(s->rb, s->deferred.stats.waiting ? 10 : 100);

@@ -12,10 +12,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/thread_nice.h"
 #include "common/clock.h"
 #include "user/track/tracker_internal.h"
 
@@ -90,7 +89,7 @@ static void *load_thread_main(void *arg)
 	 * library go unwound: run them ahead of the CPU-bound programs being
 	 * profiled (needs CAP_SYS_NICE; without it the default priority stays).
 	 */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
+	thread_nice(-10);
 	/* under neither lock, as jit_poll: a runtime takes its own locks */
 	jit = jit_watched(pt);
 	pthread_mutex_lock(&pt->lock);
