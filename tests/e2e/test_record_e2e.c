@@ -599,7 +599,7 @@ static void test_core_btf_cache(void)
 	rc = run(argv, NULL, err, 60);
 	s = slurp(err);
 	CHECK(rc == 0 && strstr(s, "not using the kernel types' cache: the cache directory is "
-				   "writable by others"),
+				   "another user's or writable by others"),
 	      "a cache directory others can write to: exit %d, not refused: %s", rc, s);
 	free(s);
 	unsetenv("CFIPROF_CACHE_DIR");

@@ -290,6 +290,27 @@ static bool early_has_shared(const struct map_early *me)
 	return true;
 }
 
+/*
+ * Waits for the exit mappings' object: a failure ends the start only where
+ * the cached types may be why (loaded again without them); else sampling goes
+ * on without exit lists (said), on_exit keeping their times (LRU).
+ */
+static int exit_load_finish(struct loader *l, const char *core_path)
+{
+	int err = l->exit_load ? exit_maps_load_wait(l->exit_load) : -EAGAIN;
+
+	if (err && core_path)
+		return err;
+	if (err && !l->exit_load)
+		fprintf(stderr, "cfiprof: cannot load the exiting processes' mappings program: "
+				"the deferred samples of a process that exits are not finished\n");
+	if (err) {
+		exit_maps_load_free(l->exit_load);
+		l->exit_load = NULL;
+	}
+	return 0;
+}
+
 static int loader_open_once(struct loader *l, const struct loader_opts *o, const char *core_path)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = core_path);
@@ -382,7 +403,7 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 	if (!err && l->exit_maps && !l->exit_load)
 		l->exit_load = exit_maps_load_start(object_fd, skel->obj, core_path);
 	if (!err && l->exit_maps)
-		err = l->exit_load ? exit_maps_load_wait(l->exit_load) : -ENOMEM;
+		err = exit_load_finish(l, core_path);
 	/* loaded again without the cache, which says what went wrong if anything else did */
 	if (err && core_path)
 		goto fail;

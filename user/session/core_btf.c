@@ -130,7 +130,7 @@ void core_btf_find(struct core_btf *c, const void *const elf[], const size_t elf
 	if (c->dir_fd < 0)
 		return;
 	if (fstat(c->dir_fd, &st) || !private_to_us(&st)) {
-		c->refused = "the cache directory is writable by others";
+		c->refused = "the cache directory is another user's or writable by others";
 		close(c->dir_fd);
 		c->dir_fd = -1;
 		return;
