@@ -279,17 +279,6 @@ static int object_fd(void *ctx, const char *name)
 	return bpf_object__find_map_fd_by_name(ctx, name);
 }
 
-static bool early_has_shared(const struct map_early *me)
-{
-	static const char *const shared[] = {"procs", "counters", "exit_maps", "exit_maps_sent",
-					     "pid_times"};
-
-	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
-		if (map_early_fd(me, shared[i]) < 0)
-			return false;
-	return true;
-}
-
 /*
  * Waits for the exit mappings' object: a failure ends the start only where
  * the cached types may be why (loaded again without them); else sampling goes
@@ -315,6 +304,7 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = core_path);
 	struct cfiprof_bpf *skel;
+	bool early_all;
 	int err;
 
 	memset(l, 0, sizeof(*l));
@@ -392,10 +382,10 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 	err = events_configure(skel, o, l->uses_bpf_loop);
 	if (err)
 		goto fail;
-	if (o->early)
-		map_early_hand_over(o->early, skel->obj);
+	/* every early map handed over: the ones the exit maps' object shares among them */
+	early_all = o->early && map_early_hand_over(o->early, skel->obj) == o->early->n;
 	/* beside this load where the maps it shares exist already, else after it */
-	if (l->exit_maps && o->early && early_has_shared(o->early))
+	if (l->exit_maps && early_all)
 		l->exit_load = exit_maps_load_start(early_fd, o->early, core_path);
 	libbpf_muted = core_path != NULL;
 	err = cfiprof_bpf__load(skel);
