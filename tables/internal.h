@@ -42,8 +42,12 @@ struct cfi_arch_regs {
 const struct cfi_arch_regs *cfi_arch_regs_of_machine(unsigned int e_machine);
 const struct cfi_arch_regs *cfi_arch_regs(int arch);
 
-/* Addresses above this cannot be user-space code (and would overflow the page key). */
-#define CFI_MAX_ADDR (1ull << 47)
+/*
+ * Addresses from here on cannot be user-space code (and would overflow the
+ * page key): arm64's user space is 48 bits (a JVM's code cache is mapped
+ * near its top, and its rows are absolute addresses), x86-64's 47.
+ */
+#define CFI_MAX_ADDR (1ull << 48)
 /* One FDE covering more than this is treated as corrupt. */
 #define CFI_MAX_FDE_RANGE (1ull << 30)
 

@@ -123,7 +123,7 @@ static void test_synthetic(void)
 	b[0].frame_complete = 0x301;
 	b[1].code_end = b[1].code_begin;
 	b[5].frame_size = INT32_MAX;
-	b[2].code_begin = 1ull << 47;
+	b[2].code_begin = 1ull << 48;
 	b[2].code_end = b[2].code_begin + 0x100;
 	rc = hotspot_rows_build(&code, NULL, &t, &st, NULL);
 	CHECK(rc == 0 && t && st.bad == 4 && st.sized == 0 && st.fp == 0,
