@@ -413,8 +413,8 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	struct cfi_offcpu_block *b;
 	struct cfi_sample_record *rec;
 	struct tc_scratch *s;
-	struct loop_ctx lc;
 	__u32 zero = 0;
+	__u8 rt;
 
 	if (!state || (state & (TASK_DEAD_STATE | TASK_TRACED_STATE)) ||
 	    (prev->flags & PF_KTHREAD) || !tgid)
@@ -449,19 +449,23 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 		b->start_ns = bpf_ktime_get_ns();
 		return;
 	}
-	/* walked into this CPU's scratch record, then kept as the thread's pending sample */
+	/*
+	 * Walked into this CPU's scratch record, then kept as the thread's
+	 * pending sample; the walk's state in the scratch too (its tail-call
+	 * walks', which never run here: interrupts are off in the scheduler).
+	 */
 	rec = (struct cfi_sample_record *)s->record;
 	walker_count(CNT_EVENT_HITS, 1);
-	sample_fill(&src, rec, &lc, tgid, tid);
+	rt = sample_fill_scratch(&src, rec, &s->st, tgid, tid);
 	/* the runtime's units too: the scratch and the pending value have room for them */
-	runtime_append(lc.rt, rec, rec->nr_kernel + lc.st.nr, MAX_KERNEL_FRAMES + max_user_frames);
+	runtime_append(rt, rec, rec->nr_kernel + s->st.nr, MAX_KERNEL_FRAMES + max_user_frames);
 	/* its stop reason is counted when it is sent: a short block never is */
-	walk_finished(&lc.st, true);
-	walk_requests(&lc.st);
+	walk_finished(&s->st, true);
+	walk_requests(&s->st);
 	b->cgroup_id = rec->cgroup_id;
 	b->cause = UNWALKED_NONE;
-	b->reason = lc.st.reason;
-	b->unsup = lc.st.unsup;
+	b->reason = s->st.reason;
+	b->unsup = s->st.unsup;
 	__builtin_memcpy(b->comm, rec->comm, sizeof(b->comm));
 	if (bpf_map_update_elem(&offcpu_pending, &tid, rec, BPF_ANY)) {
 		walker_count(CNT_OFFCPU_FULL, 1);

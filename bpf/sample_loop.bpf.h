@@ -61,6 +61,49 @@ static __always_inline __u32 sample_fill(const struct sample_src *src,
 	return nr_kernel;
 }
 
+/*
+ * bpf_loop's context for a walk whose state is not on the program's stack
+ * but in this CPU's scratch: a program whose own frame and the walk's calls
+ * would pass 6.1's 512 bytes with a walker_state beside them (on_switch's,
+ * on arm64).
+ */
+struct loop_scratch {
+	struct walker_state *st;
+	__u64 *out;
+};
+
+static long walk_frames_scratch(__u32 index, void *data)
+{
+	struct loop_scratch *ls = data;
+	int i;
+
+	for (i = 0; i < FRAMES_PER_CALLBACK; i++)
+		if (walker_frame(ls->st, ls->out, max_user_frames))
+			return 1;
+	return 0;
+}
+
+/* sample_fill with the walk's state at st (per-CPU scratch): returns the process's runtime. */
+static __always_inline __u8 sample_fill_scratch(const struct sample_src *src,
+						struct cfi_sample_record *rec,
+						struct walker_state *st, __u32 tgid, __u32 tid)
+{
+	__u32 nr_kernel = sample_begin(src, rec, st, tgid, tid);
+	struct loop_scratch ls;
+	__u8 rt;
+
+	if (nr_kernel > MAX_KERNEL_FRAMES)
+		nr_kernel = MAX_KERNEL_FRAMES;
+	ls.st = st;
+	ls.out = rec->pcs + nr_kernel;
+	rt = runtime_walk_begin(tgid, st, ls.out);
+	bpf_loop(max_user_frames / FRAMES_PER_CALLBACK + 1, walk_frames_scratch, &ls, 0);
+	if (!st->done)
+		walker_stop(st, STOP_TRUNCATED);
+	sample_end(rec, st, nr_kernel);
+	return rt;
+}
+
 static __always_inline int sample_with_loop(const struct sample_src *src, __u32 tgid, __u32 tid)
 {
 	const __u64 size = sizeof(struct cfi_sample_record) +
