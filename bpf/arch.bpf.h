@@ -37,7 +37,7 @@
 			(st)->leaf[i_] = (r).regs[i_];                                             \
 	} while (0)
 
-/* HotSpot's interpreter on arm64 is not read (its bcp register would be x22) */
+/* HotSpot's interpreter keeps its bcp in x22, which the walk does not keep: no leaf line */
 #define ARCH_INTERP_BCP(st) 0ull
 
 #else /* x86-64 */

@@ -38,7 +38,8 @@
  * still has that digest, else counts it stale.
  * scope holds its bci + 1, 0 when not known: a caller's from the bcp its
  * frame saved at the call, the leaf's from the register the interpreter
- * keeps it in (x86-64's r13; its frame's slot is stale while it runs).
+ * keeps it in (x86-64's r13; its frame's slot is stale while it runs; on
+ * arm64, x22, which the walk does not keep: 0).
  */
 #define HOTSPOT_FRAME_INTERPRETED 2
 
@@ -75,17 +76,23 @@ hotspot_method_digest(__u64 klass_name, __u16 name_index, __u16 sig_index, __u16
 /* A frame of 8 MiB: no Java frame is near (a larger size is garbage read) */
 #define HOTSPOT_FRAME_WORDS_MAX (1 << 20)
 
-/* x86-64: the Method* of an interpreted frame, from its rbp (frame::interpreter_frame_method_offset
- * -3) */
-#define HOTSPOT_INTERP_METHOD_OFF (-24)
-/* ... its bcp, saved at calls (frame::interpreter_frame_bcp_offset -8) */
-#define HOTSPOT_INTERP_BCP_OFF (-64)
 /*
- * ... and its class's java mirror (frame::interpreter_frame_mirror_offset,
- * rbp - 4 words), which keeps the class alive while the frame is: user space
- * tells a Method* of the sample's from its memory made another's by it
+ * The slots of an interpreted frame below its frame pointer (rbp, x29:
+ * frame_x86.hpp's and frame_aarch64.hpp's interpreter_frame_*_offset words;
+ * arm64 has a padding slot after mdp): its Method* (method_offset -3), its
+ * bcp, saved at calls (bcp_offset), and its class's java mirror
+ * (mirror_offset), which keeps the class alive while the frame is: user
+ * space tells a Method* of the sample's from its memory made another's by it.
  */
+#if defined(__TARGET_ARCH_arm64) || defined(__aarch64__)
+#define HOTSPOT_INTERP_METHOD_OFF (-24)
+#define HOTSPOT_INTERP_BCP_OFF	  (-72)
+#define HOTSPOT_INTERP_MIRROR_OFF (-48)
+#else
+#define HOTSPOT_INTERP_METHOD_OFF (-24)
+#define HOTSPOT_INTERP_BCP_OFF	  (-64)
 #define HOTSPOT_INTERP_MIRROR_OFF (-32)
+#endif
 
 enum cfi_hotspot_status {
 	HOTSPOT_STATUS_NONE = 0,       /* not a JVM cfiprof reads */

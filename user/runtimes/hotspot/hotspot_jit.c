@@ -316,7 +316,7 @@ static struct last_walk *last_walk_of(uint32_t pid)
 
 static struct cfi_table *jit_build(void *ctx, uint32_t pid, const char *key, int *err)
 {
-	struct hotspot_code code = {.pid = pid};
+	struct hotspot_code code = {.pid = pid, .arch = HOTSPOT_NATIVE_ARCH};
 	struct hotspot_rows_stats rs = {0};
 	struct cfi_table *t = NULL;
 	struct hotspot_layout l;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Unwind rows for HotSpot's code cache (x86-64).  Compiled Java code keeps
+ * Unwind rows for HotSpot's code cache (x86-64 below; arm64's are the same
+ * states in its registers, CFA = sp + 0 and the return address in x30 at a
+ * function's entry, from the shapes hotspot_marks_arm64.c reads, and
+ * interp_program_arm64 for the interpreter).  Compiled Java code keeps
  * no frame pointer (rbp is an allocatable register unless
  * -XX:+PreserveFramePointer), so a walk through it needs what the JVM's
  * own stack walker uses: each blob's frame size.
@@ -139,22 +142,40 @@
 #define CFA_OFFSET(reg)	   (0x80 | (reg)) /* reg < 64, factored offset follows */
 #define CFA_RESTORE(reg)   (0xc0 | (reg)) /* back to the CIE's rule */
 #define CFA_DATA_ALIGN	   (-8)
-#define MARK_PROGRAM_MAX   16	     /* bytes of one mark's instructions: 5 + 6 + 2 */
+#define MARK_PROGRAM_MAX   16	     /* bytes of one mark's instructions: 5 + 6 + 2 (+ 2) */
 #define CODE_READ_MAX	   (1 << 20) /* bytes of one nmethod's code read to scan */
 #define CODE_BYTES_DEFAULT (64ull << 20)
 
 _Static_assert(HOTSPOT_MARKS_MAX < 1024, "one blob's marks fit the first growth of mark[]");
 
-/* A function's entry: CFA = rsp + 8, the return address the call pushed at CFA - 8. */
-static void entry_cie(struct cie *c)
+/*
+ * The registers a frame's rules name, by machine: its stack pointer, frame
+ * pointer and return address column, and the CFA at a function's entry.
+ */
+struct mark_regs {
+	uint8_t sp, fp, ra;
+	uint8_t entry_cfa; /* x86-64: the return address the call pushed; arm64: in x30 */
+};
+
+static const struct mark_regs x86_regs = {DW_REG_RSP, DW_REG_RBP, DW_REG_RIP, 8};
+static const struct mark_regs arm64_regs = {DW_REG_A64_SP, DW_REG_A64_FP, DW_REG_A64_LR, 0};
+
+static const struct mark_regs *mark_regs(uint8_t arch)
+{
+	return arch == CFI_ARCH_ARM64 ? &arm64_regs : &x86_regs;
+}
+
+/* A function's entry: CFA = rsp + 8 and the return address at CFA - 8, or sp + 0 and in x30. */
+static void entry_cie(struct cie *c, const struct mark_regs *r)
 {
 	memset(c, 0, sizeof(*c));
 	c->code_align = 1;
 	c->data_align = CFA_DATA_ALIGN;
-	c->ra_reg = DW_REG_RIP;
+	c->ra_reg = r->ra;
 	c->addr_size = 8;
-	c->init.cfa = (struct reg_rule){.kind = RR_OFFSET, .reg = DW_REG_RSP, .off = 8};
-	c->init.ra = (struct reg_rule){.kind = RR_OFFSET, .off = -8};
+	c->init.cfa = (struct reg_rule){.kind = RR_OFFSET, .reg = r->sp, .off = r->entry_cfa};
+	if (r->entry_cfa)
+		c->init.ra = (struct reg_rule){.kind = RR_OFFSET, .off = -8};
 }
 
 enum hotspot_frame_kind hotspot_frame_kind(const struct hotspot_blob *b)
@@ -246,9 +267,9 @@ static int scan_code(struct hotspot_code *c, size_t i, size_t at)
 		if (!code)
 			return -1;
 		c->bytes += len;
-		k = target_read(c->pid, b->code_begin, code, len)
-			? 0
-			: hotspot_frame_marks(b, code, len, m);
+		k = target_read(c->pid, b->code_begin, code, len) ? 0
+		    : c->arch == CFI_ARCH_ARM64 ? hotspot_frame_marks_arm64(b, code, len, m)
+						: hotspot_frame_marks(b, code, len, m);
 		free(code);
 		c->scanned += b->is_nmethod;
 	}
@@ -341,13 +362,16 @@ static void uleb(uint8_t **p, uint64_t v)
 	} while (v);
 }
 
-/* The instructions setting state m.state of a frame of fs words from m.off (after at) on, into *p.
+/*
+ * The instructions setting state m.state of a frame of fs words from m.off
+ * (after at) on, into *p, in r's registers.
  */
-static void mark_program(uint8_t **p, uint32_t *at, struct hotspot_mark m, uint32_t fs)
+static void mark_program(uint8_t **p, uint32_t *at, struct hotspot_mark m, uint32_t fs,
+			 const struct mark_regs *r)
 {
 	bool saved = m.state != HOTSPOT_AT_ENTRY && m.state != HOTSPOT_AT_UNSAVED;
-	const uint64_t cfa[] = {
-	    8, 16, (uint64_t)fs * 8, (uint64_t)fs * 8, 16, (uint64_t)fs * 8 + 8};
+	const uint64_t cfa[] = {r->entry_cfa,	  16, (uint64_t)fs * 8,
+				(uint64_t)fs * 8, 16, (uint64_t)fs * 8 + 8};
 
 	if (m.off > *at) {
 		uint32_t delta = m.off - *at;
@@ -358,14 +382,21 @@ static void mark_program(uint8_t **p, uint32_t *at, struct hotspot_mark m, uint3
 		*at = m.off;
 	}
 	*(*p)++ = CFA_DEF_CFA;
-	uleb(p, m.state == HOTSPOT_AT_FP ? DW_REG_RBP : DW_REG_RSP);
+	uleb(p, m.state == HOTSPOT_AT_FP ? r->fp : r->sp);
 	uleb(p, cfa[m.state < sizeof(cfa) / sizeof(cfa[0]) ? m.state : 0]);
 	if (saved) {
 		/* the caller's rbp below its return address, as push rbp (or its mov) put it */
-		*(*p)++ = CFA_OFFSET(DW_REG_RBP);
+		*(*p)++ = CFA_OFFSET(r->fp);
 		uleb(p, 16 / -CFA_DATA_ALIGN);
 	} else {
-		*(*p)++ = CFA_RESTORE(DW_REG_RBP);
+		*(*p)++ = CFA_RESTORE(r->fp);
+	}
+	/* arm64: the return address saved with x29 (stp), or still in x30 */
+	if (!r->entry_cfa && saved) {
+		*(*p)++ = CFA_OFFSET(r->ra);
+		uleb(p, 8 / -CFA_DATA_ALIGN);
+	} else if (!r->entry_cfa) {
+		*(*p)++ = CFA_RESTORE(r->ra);
 	}
 }
 
@@ -381,7 +412,13 @@ static void mark_program(uint8_t **p, uint32_t *at, struct hotspot_mark m, uint3
 static const uint8_t interp_program[] = {0x0f, 0x03,	   0x76, 0x78, 0x06,  /* cfa = *(rbp - 8) */
 					 0x10, DW_REG_RIP, 0x02, 0x76, 0x08,  /* rip at rbp + 8 */
 					 0x10, DW_REG_RBP, 0x02, 0x76, 0x00}; /* rbp at rbp */
+/* arm64's (frame_aarch64.hpp: the same slots above and below x29): breg29 is 0x8d */
+static const uint8_t interp_program_arm64[] = {
+    0x0f, 0x03,		 0x8d, 0x78, 0x06,  /* cfa = *(x29 - 8) */
+    0x10, DW_REG_A64_LR, 0x02, 0x8d, 0x08,  /* x30 at x29 + 8 */
+    0x10, DW_REG_A64_FP, 0x02, 0x8d, 0x00}; /* x29 at x29 */
 _Static_assert(sizeof(interp_program) <= MARK_PROGRAM_MAX, "the interpreter's program fits a mark");
+_Static_assert(sizeof(interp_program_arm64) == sizeof(interp_program), "one size for both");
 
 /*
  * The CFA program of blob i of c into prog (MARK_PROGRAM_MAX bytes a mark,
@@ -390,29 +427,31 @@ _Static_assert(sizeof(interp_program) <= MARK_PROGRAM_MAX, "the interpreter's pr
 static size_t blob_program(const struct hotspot_code *c, size_t i, uint8_t *prog)
 {
 	const struct hotspot_blob *b = &c->blob[i];
+	const struct mark_regs *r = mark_regs(c->arch);
 	uint8_t *p = prog;
 	uint32_t at = 0;
 
 	if (hotspot_frame_kind(b) == HOTSPOT_FRAME_FP) {
-		memcpy(p, interp_program, sizeof(interp_program));
+		memcpy(p, c->arch == CFI_ARCH_ARM64 ? interp_program_arm64 : interp_program,
+		       sizeof(interp_program));
 		return sizeof(interp_program);
 	}
 	/* a frame not known: frame pointers */
 	if (hotspot_frame_kind(b) == HOTSPOT_FRAME_NONE) {
-		mark_program(&p, &at, (struct hotspot_mark){0, HOTSPOT_AT_FP}, 0);
+		mark_program(&p, &at, (struct hotspot_mark){0, HOTSPOT_AT_FP}, 0, r);
 		return (size_t)(p - prog);
 	}
 	if (c->span && c->span[i].n) {
 		for (uint32_t k = 0; k < c->span[i].n; k++)
 			mark_program(&p, &at, c->mark[c->span[i].first + k],
-				     (uint32_t)b->frame_size);
+				     (uint32_t)b->frame_size, r);
 		return (size_t)(p - prog);
 	}
 	/* -1: never complete for a leaf; as a caller, from its first byte */
 	mark_program(&p, &at,
 		     (struct hotspot_mark){b->frame_complete > 0 ? (uint32_t)b->frame_complete : 0,
 					   HOTSPOT_AT_FRAME},
-		     (uint32_t)b->frame_size);
+		     (uint32_t)b->frame_size, r);
 	return (size_t)(p - prog);
 }
 
@@ -476,9 +515,10 @@ int hotspot_rows_build(const struct hotspot_code *code, const struct cfi_budget 
 		       struct cfi_diag *diag)
 {
 	struct diag_ctx dc = {diag, "hotspot code cache"};
+	const uint8_t arch = code->arch == CFI_ARCH_ARM64 ? CFI_ARCH_ARM64 : CFI_ARCH_X86_64;
 	/* what every blob's program is read as: one section, one CIE */
-	/* x86-64's, with registers saved at rbp + N (the interpreter's) */
-	struct cfi_arch_regs regs = *cfi_arch_regs(CFI_ARCH_X86_64);
+	/* the machine's, with registers saved at rbp (x29) + N: the interpreter's */
+	struct cfi_arch_regs regs = *cfi_arch_regs(arch);
 	const struct cfi_section sec = {
 	    .source = CFI_SRC_EH_FRAME, .name = "hotspot code cache", .regs = &regs};
 	struct hotspot_rows_stats st = {0};
@@ -500,8 +540,8 @@ int hotspot_rows_build(const struct hotspot_code *code, const struct cfi_budget 
 		free(prog);
 		return CFI_ERR_NOMEM;
 	}
-	entry_cie(&cie);
-	t->arch = CFI_ARCH_X86_64;
+	entry_cie(&cie, mark_regs(arch));
+	t->arch = arch;
 	p.diag = &dc;
 	p.stats = &t->stats;
 	budget_start(&p.budget, budget);

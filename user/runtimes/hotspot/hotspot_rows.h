@@ -24,7 +24,11 @@ enum hotspot_frame_kind {
 
 enum hotspot_frame_kind hotspot_frame_kind(const struct hotspot_blob *b);
 
-/* The state of a frame from an offset of a blob's code on, as its bytes tell. */
+/*
+ * The state of a frame from an offset of a blob's code on, as its bytes
+ * tell, in x86-64's registers; on arm64 (sp, x29) the CFA is sp + 0 at
+ * ENTRY, and at ENTRY and UNSAVED the return address is still in x30.
+ */
 enum hotspot_frame_state {
 	HOTSPOT_AT_ENTRY = 0, /* CFA = rsp + 8, rbp unchanged (before push rbp, after pop rbp) */
 	HOTSPOT_AT_PUSHED,    /* CFA = rsp + 16, rbp at CFA - 16 (after push, before sub) */
@@ -42,6 +46,13 @@ struct hotspot_mark {
 /* The most marks one blob's code gives: its prologue's, three for each return or intrinsic. */
 #define HOTSPOT_MARKS_MAX (2 + 3 * 64)
 
+/* The machine cfiprof runs on, whose JVMs it reads (struct hotspot_code's arch). */
+#ifdef __aarch64__
+#define HOTSPOT_NATIVE_ARCH CFI_ARCH_ARM64
+#else
+#define HOTSPOT_NATIVE_ARCH CFI_ARCH_X86_64
+#endif
+
 /*
  * The marks of the code (its bytes code[0, n) from code_begin) of blob b,
  * a sized one (hotspot_frame_kind): its prologue ending at its frame
@@ -56,6 +67,10 @@ struct hotspot_mark {
  */
 size_t hotspot_frame_marks(const struct hotspot_blob *b, const uint8_t *code, size_t n,
 			   struct hotspot_mark *out);
+
+/* The same for the code C1 and C2 emit on arm64 (hotspot_marks_arm64.c). */
+size_t hotspot_frame_marks_arm64(const struct hotspot_blob *b, const uint8_t *code, size_t n,
+				 struct hotspot_mark *out);
 
 /*
  * Whether b is one of C1's Runtime1 stubs (named "NAME Runtime1 stub" by
@@ -76,6 +91,8 @@ struct hotspot_code {
 	} * span;		   /* one per blob, NULL when no blob has marks */
 	struct hotspot_mark *mark;
 	size_t nmark, capmark;
+	/* the machine its code is for (enum cfi_arch): which marks and rules */
+	uint8_t arch;
 	/* read each nmethod's code from process pid (0: never), within bytes_max bytes */
 	uint32_t pid;
 	uint64_t bytes_max, bytes; /* 0: 64 MiB */
