@@ -236,12 +236,14 @@ endif
 # Debian's own arm64 programs, unpacked (never installed) under $(OUT)/arm64-guest/SET, each
 # set's stamp named after its list so that a changed list unpacks again: debs, what the
 # guest runs in make test (xz, python3.11); rt, ruby and perl with their headers (the
-# layout checks of make test, and the guest's runtimes); php, what only make arm64-test's
-# guest runs.
+# layout checks of make test, and the guest's runtimes); php and jdk, what only make
+# arm64-test's guest runs.
 ARM64_GUEST_DEBS := xz-utils liblzma5 python3.11-minimal libpython3.11-minimal libexpat1 zlib1g
 ARM64_RT_DEBS := ruby3.1 libruby3.1 libgmp10 libcrypt1 zlib1g perl-base libperl5.36 ruby3.1-dev
 ARM64_PHP_DEBS := php8.2-cli libxml2 libicu72 libssl3 libpcre2-8-0 libsodium23 libargon2-1 \
 	libstdc++6 libgcc-s1
+# HotSpot (make arm64-test): the JRE Debian runs Java with, and what its libjvm.so loads
+ARM64_JDK_DEBS := openjdk-17-jre-headless libstdc++6 libgcc-s1 zlib1g
 arm64_debs_done = $(OUT)/arm64-guest/$(1)/.done-$(shell echo $(2) | cksum | cut -d' ' -f1)
 define arm64_debs
 $(call arm64_debs_done,$(1),$(2)): | $(ARM64_SYSROOT)/.done
@@ -255,9 +257,11 @@ endef
 $(eval $(call arm64_debs,debs,$(ARM64_GUEST_DEBS)))
 $(eval $(call arm64_debs,rt,$(ARM64_RT_DEBS)))
 $(eval $(call arm64_debs,php,$(ARM64_PHP_DEBS)))
+$(eval $(call arm64_debs,jdk,$(ARM64_JDK_DEBS)))
 ARM64_DEBS_DONE := $(call arm64_debs_done,debs,$(ARM64_GUEST_DEBS)) \
 	$(call arm64_debs_done,rt,$(ARM64_RT_DEBS))
-ARM64_FULL_DEBS_DONE := $(ARM64_DEBS_DONE) $(call arm64_debs_done,php,$(ARM64_PHP_DEBS))
+ARM64_FULL_DEBS_DONE := $(ARM64_DEBS_DONE) $(call arm64_debs_done,php,$(ARM64_PHP_DEBS)) \
+	$(call arm64_debs_done,jdk,$(ARM64_JDK_DEBS))
 
 # The arm64 guest on its own, all of it (make test runs its known chains, probes and whole
 # programs, 2 s a program): tests/e2e/test_arm64_guest with ARM64_FULL=1 (Ruby, Perl, PHP,

@@ -57,7 +57,7 @@ fi
 # Debian's own arm64 programs, as a fleet runs them: the Makefile's sets (debs; with
 # ARM64_FULL=1 rt and php too), unpacked (never installed) by make test / make arm64-test
 sets="debs"
-[ "${ARM64_FULL:-0}" = 1 ] && sets="debs rt php"
+[ "${ARM64_FULL:-0}" = 1 ] && sets="debs rt php jdk"
 for set in $sets; do
 	if [ ! -e "$work/$set/.done" ]; then
 		echo "arm64-test: no $work/$set: run make arm64-test (it unpacks Debian's arm64 programs)" >&2
@@ -117,6 +117,11 @@ for set in $sets; do
 		-print | cpio -pdm --quiet "$root")
 done
 ln -sf ruby3.1 "$root/usr/bin/ruby"
+# Java's Busy (tests/e2e/test_hotspot_frames.c's program), compiled here: class files are
+# the same on every machine
+if [ "$FULL" = 1 ]; then
+	javac --release 17 -d "$root/progs" tests/progs/java/Busy.java
+fi
 cp tests/progs/ruby/recurse.rb tests/progs/perl/recurse.pl tests/progs/php/recurse.php "$root/progs/"
 # the oracles' leaf lines: the scripts' LEAF marks
 rb_leaf=$(grep -n '# LEAF' tests/progs/ruby/recurse.rb | head -1 | cut -d: -f1)
@@ -307,6 +312,18 @@ interp() {
 interp ruby RUBY_BACKTRACE $rb_leaf 200 /usr/bin/ruby --disable-gems /progs/recurse.rb
 interp perl PERL_BACKTRACE $pl_leaf 100 /usr/bin/perl /progs/recurse.pl
 interp php PHP_BACKTRACE $php_leaf 400 /usr/bin/php8.2 /progs/recurse.php
+# HotSpot with no flags (its own frames read from libjvm's VMStructs): Busy's fib and sort
+# loop for LONG_EACH s of its CPU, every stack printed for the host to judge
+echo "A64-T java \$(cut -d" " -f1 /proc/uptime)"
+if cfiprof record -v -F 499 -o /tmp/java.folded -- \
+	/usr/lib/jvm/java-17-openjdk-arm64/bin/java -cp /progs Busy ${LONG_EACH} \
+	> /tmp/java.out 2> /tmp/java.err; then
+	echo "A64 java loaded=yes"
+else
+	echo "A64 java loaded=no"
+fi
+sed "s/^/A64-ERR java /" /tmp/java.err | tail -30
+sed "s/^/A64-FOLDED java /" /tmp/java.folded
 # top and the agent, on the whole guest while chain spins
 /progs/chain 60c &
 spin=\$!

@@ -457,6 +457,48 @@ static void judge_top(const char *log)
 	free(top);
 }
 
+/*
+ * HotSpot with no flags (java Busy, no perf map, no frame pointers): the
+ * oracle is Busy.java's calls, main -> work -> fib.  Of the samples in
+ * Busy.work (its loop, compiled: HotSpot compiles it by OSR within its first
+ * rounds) 95% must name Busy.main above it, an interpreted frame (main runs
+ * once and is never compiled) reached through compiled ones, and 99% must be
+ * complete; Busy.fib, compiled, must be named in some and only ever under
+ * Busy.work.
+ */
+static void judge_java(const char *log)
+{
+	char *lines = console_lines(log, "A64-FOLDED java "), *line, *save = NULL;
+	unsigned long work = 0, main_work = 0, complete = 0, fib = 0, fib_outside = 0;
+
+	CHECK(strstr(log, "A64 java loaded=yes"), "java: cfiprof did not record in the guest");
+	for (line = strtok_r(lines, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *sp = strrchr(line, ' ');
+		unsigned long n = sp ? strtoul(sp + 1, NULL, 10) : 0;
+		const char *w = strstr(line, ";Busy.work"), *m = strstr(line, ";Busy.main");
+		/* frames may carry their line: "Busy.main (Busy.java:40);Busy.work (...)" */
+		const char *after_main = m ? strchr(m + 1, ';') : NULL;
+
+		if (strstr(line, ";Busy.fib") && !(w && w < strstr(line, ";Busy.fib")))
+			fib_outside += n;
+		if (!w)
+			continue;
+		work += n;
+		main_work += after_main == w ? n : 0;
+		complete += strstr(line, "[incomplete") ? 0 : n;
+		fib += strstr(line, ";Busy.fib") ? n : 0;
+	}
+	printf("  java: %lu samples in Busy.work, %lu under Busy.main, %lu complete, %lu in "
+	       "Busy.fib (%lu outside Busy.work)\n",
+	       work, main_work, complete, fib, fib_outside);
+	CHECK(work >= 100 && main_work * 100 >= work * 95 && complete * 100 >= work * 99 && fib &&
+		  !fib_outside,
+	      "java: %lu in Busy.work, %lu under Busy.main, %lu complete, %lu in Busy.fib, %lu "
+	      "outside:\n%.4000s",
+	      work, main_work, complete, fib, fib_outside, lines ? lines : "");
+	free(lines);
+}
+
 struct agent_counts {
 	unsigned long leaf, exact;
 };
@@ -617,11 +659,12 @@ static void test_known_chains(void)
 		judge(log, "chain_tc", 20, 1000);
 		for (size_t i = 0; i < sizeof(guest_langs) / sizeof(guest_langs[0]); i++)
 			judge_interp(log, i);
+		judge_java(log);
 		judge_top(log);
 		judge_agent(log);
 	} else {
 		printf("  chain, signal, lazybind, chain_ns, chain_tc, offcpu, the probes, "
-		       "python3.11, ruby, perl, php, top and the agent: in make arm64-test\n");
+		       "python3.11, ruby, perl, php, java, top and the agent: in make arm64-test\n");
 	}
 	judge_all_callsites(log, out, full);
 	if (rc) {
