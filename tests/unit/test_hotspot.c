@@ -1050,8 +1050,10 @@ static void test_forged(void)
 			if (!strcmp(name_of(&f, forged_at(&f, 2, i), HS_INT_NAME),
 				    "ConstMethod::_has_linenumber_table"))
 				hl = forged_at(&f, 2, i);
-		CHECK(cf && hl && pc && real.lines, "JDK 17's line table flag and PcDesc: %p %p %p",
-		      (void *)cf, (void *)hl, (void *)pc);
+		/* a JDK 21 or later (CFIPROF_TEST_JAVA_HOME) has its own spelling, read above */
+		CHECK(real.lines && (!hl || (cf && pc)),
+		      "JDK 17's line table flag and PcDesc: %p %p %p", (void *)cf, (void *)hl,
+		      (void *)pc);
 		if (cf && hl && pc) {
 			set_name(&f, cf, HS_STRUCT_FIELD_NAME, "_flags._flags", &o1);
 			set_name(&f, hl, HS_INT_NAME,
