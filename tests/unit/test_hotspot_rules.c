@@ -44,6 +44,7 @@ static struct hotspot_blob blob(uint64_t begin, uint64_t end, int32_t frame, int
 #define ENTRY "cfa=rsp+8 rbp=same+0 ra=at-8 rbx=same+0"
 /* a frame-pointer frame's: the caller's rbp and return address above rbp */
 #define FP_RULE "cfa=rbp+16 rbp=at-16 ra=at-8 rbx=same+0"
+#define RA_GONE "cfa=rsp+0 rbp=same+0 ra=unsupported+0 rbx=same+0 unsupported=ra-elsewhere"
 
 /* Whether the rule at addr of t is described (cfi_rule_describe) as want. */
 static bool rule_is(const struct cfi_table *t, uint64_t addr, const char *want)
@@ -541,6 +542,68 @@ static void test_stale_nmethod(void)
 	      hotspot_names_stale() - before);
 }
 
+/*
+ * JDK 25's shapes, bytes as objdump decoded them from Temurin 25.0.3: C1's
+ * stubs, now "C1 Runtime NAME_blob", leaving by leave; pop rcx; jmp *rcx and
+ * leave; add rsp, 8; jmp (the return address gone before the jump: no rule
+ * can follow it), and a native wrapper's return: leave, a thread flag's test
+ * over its slow path, the pending exception check's imm8 form, ret.
+ */
+static void test_jdk25_shapes(void)
+{
+	static const uint8_t pro[] = {0x55, 0x48, 0x8b, 0xec, 0x48, 0x81, 0xec, 0x80, 0, 0, 0};
+	static const uint8_t pop_jmp[] = {0xc9, 0x59, 0xff, 0xe1};
+	static const uint8_t drop_jmp[] = {0xc9, 0x48, 0x83, 0xc4, 0x08,
+					   0xe9, 0x1f, 0xef, 0xf1, 0xff};
+	static const uint8_t wrapper_ret25[] = {
+	    0xc9, 0x41, 0xf6, 0x47, 0x28, 0x01, 0x74, 0x16, 0x49, 0xba, 0x0a, 0x75, 0xec, 0x1b,
+	    0x1b, 0x7f, 0x00, 0x00, 0x4d, 0x89, 0x97, 0x38, 0x05, 0x00, 0x00, 0xe9, 0x39, 0x26,
+	    0xac, 0xff, 0x49, 0x83, 0x7f, 0x08, 0x00, 0x0f, 0x85, 0x01, 0x00, 0x00, 0x00, 0xc3};
+	const uint8_t *tails[] = {pop_jmp, drop_jmp};
+	const size_t ntails[] = {sizeof(pop_jmp), sizeof(drop_jmp)};
+	const uint32_t want[][2] = {{1, HOTSPOT_AT_PUSHED},	{4, HOTSPOT_AT_FP},
+				    {0x41, HOTSPOT_AT_ENTRY},	{0x42, HOTSPOT_AT_RA_GONE},
+				    {0x44, HOTSPOT_AT_FP},	{0x81, HOTSPOT_AT_ENTRY},
+				    {0x85, HOTSPOT_AT_RA_GONE}, {0x8a, HOTSPOT_AT_FP}};
+	const uint64_t base = 0x7f0028ec8240ull;
+	struct hotspot_blob b = blob(base, base + 0x100, 20, -1, false, false, 0);
+	struct hotspot_mark m[HOTSPOT_MARKS_MAX];
+	struct cfi_table *t;
+	uint8_t bytes[0x100];
+	size_t n, k;
+
+	snprintf(b.name, sizeof(b.name), "C1 Runtime new_instance_blob");
+	CHECK(hotspot_runtime1_stub(&b), "JDK 25's C1 stub not taken for one");
+	n = make_code(bytes, sizeof(bytes), pro, sizeof(pro), tails, ntails, 2);
+	k = hotspot_frame_marks(&b, bytes, n, m);
+	marks_are(m, k, want, sizeof(want) / sizeof(want[0]), "JDK 25's C1 stub");
+	t = rows_of(&b, m, k);
+	if (t) {
+		rule_is(t, base + 0x41, ENTRY); /* at pop rcx */
+		/* at jmp *rcx: rsp + 0, and no return address a walk can follow */
+		rule_is(t, base + 0x42, RA_GONE);
+		rule_is(t, base + 0x44, FP_RULE);
+		rule_is(t, base + 0x85, RA_GONE); /* at the jmp after add rsp, 8 */
+		rule_is(t, base + 0x8a, FP_RULE);
+	}
+	cfi_table_free(t);
+
+	b = blob(base, base + 0x100, 10, sizeof(wrapper), true, false, 7);
+	tails[0] = wrapper_ret25;
+	n = make_code(bytes, sizeof(bytes), wrapper, sizeof(wrapper), tails,
+		      (const size_t[]){sizeof(wrapper_ret25)}, 1);
+	k = hotspot_frame_marks(&b, bytes, n, m);
+	t = rows_of(&b, m, k);
+	if (t) {
+		rule_is(t, base + 0x40, FP_RULE); /* at leave */
+		rule_is(t, base + 0x41, ENTRY);	  /* the flag's test */
+		rule_is(t, base + 0x5e, ENTRY);	  /* the pending exception check */
+		rule_is(t, base + 0x69, ENTRY);	  /* at ret */
+		rule_is(t, base + 0x6a, FP_RULE);
+	}
+	cfi_table_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
@@ -549,6 +612,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_osr_entry);
 	RUN_TEST(test_pushed_intrinsic);
 	RUN_TEST(test_runtime1_stub);
+	RUN_TEST(test_jdk25_shapes);
 	RUN_TEST(test_code_add);
 	RUN_TEST(test_random_code);
 	RUN_TEST(test_stale_nmethod);

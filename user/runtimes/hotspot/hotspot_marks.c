@@ -192,31 +192,51 @@ static size_t osr_prologue(const uint8_t *c, size_t n, size_t q, uint32_t below,
 	return 3;
 }
 
-/*
- * The end of the return at c[q, n) after an epilogue's pop rbp or leave:
- * ret, after the return poll (cmp rsp, [r15 + disp32 or disp8]; ja stub), or
- * after a native wrapper's pending exception check (cmp qword [r15 + 8],
- * 0; jne), or none; or a jump out (the rethrow of an exception); 0 when it
- * is neither.
- */
-static size_t return_end(const uint8_t *c, size_t n, size_t q)
+/* Past the ret at c[r] ending a return that starts at q, or a jump out right at q; 0 for none. */
+static size_t return_ret(const uint8_t *c, size_t n, size_t q, size_t r)
 {
-	static const uint8_t pending[] = {0x49, 0x81, 0x7f, 0x08, 0, 0, 0, 0, 0x0f, 0x85};
-	size_t r = q;
-
-	if (r + 13 <= n && c[r] == 0x49 && c[r + 1] == 0x3b && c[r + 2] == 0xa7 &&
-	    c[r + 7] == 0x0f && c[r + 8] == 0x87)
-		r += 13;
-	else if (r + 10 <= n && c[r] == 0x49 && c[r + 1] == 0x3b && c[r + 2] == 0x67 &&
-		 c[r + 4] == 0x0f && c[r + 5] == 0x87)
-		r += 10; /* its disp8 form: JDK 25's */
-	else if (r + 14 <= n && !memcmp(c + r, pending, sizeof(pending)))
-		r += 14;
 	if (r < n && c[r] == 0xc3)
 		return r + 1;
 	if (r == q && r + 5 <= n && c[r] == 0xe9)
 		return r + 5;
 	return 0;
+}
+
+/*
+ * The end of the return at c[q, n) after an epilogue's pop rbp or leave:
+ * ret, after the return poll (cmp rsp, [r15 + disp32 or disp8]; ja stub), or
+ * after a native wrapper's pending exception check (cmp qword [r15 + 8],
+ * 0; jne: imm32 in JDK 17, imm8 in 25, where a thread flag's test comes
+ * first), or none; or a jump out (the rethrow of an exception); 0 when it
+ * is neither.
+ */
+static size_t return_end(const uint8_t *c, size_t n, size_t q)
+{
+	static const uint8_t pending[] = {0x49, 0x81, 0x7f, 0x08, 0, 0, 0, 0, 0x0f, 0x85};
+	static const uint8_t pending8[] = {0x49, 0x83, 0x7f, 0x08, 0x00, 0x0f, 0x85};
+	size_t r = q;
+
+	if (r + 13 <= n && c[r] == 0x49 && c[r + 1] == 0x3b && c[r + 2] == 0xa7 &&
+	    c[r + 7] == 0x0f && c[r + 8] == 0x87)
+		return return_ret(c, n, q, r + 13);
+	if (r + 10 <= n && c[r] == 0x49 && c[r + 1] == 0x3b && c[r + 2] == 0x67 &&
+	    c[r + 4] == 0x0f && c[r + 5] == 0x87)
+		return return_ret(c, n, q, r + 10); /* its disp8 form: JDK 25's */
+	/*
+	 * JDK 25's native wrapper: a test of a thread flag (testb $1, disp8(%r15))
+	 * and its slow path jumped over (movabs r10, pc; mov [r15 + disp32],
+	 * r10; jmp out), then the pending exception check in its imm8 form
+	 */
+	if (r + 29 <= n && c[r] == 0x41 && c[r + 1] == 0xf6 && c[r + 2] == 0x47 &&
+	    c[r + 4] == 0x01 && c[r + 5] == 0x74 && c[r + 6] == 22 && c[r + 7] == 0x49 &&
+	    c[r + 8] == 0xba && c[r + 17] == 0x4d && c[r + 18] == 0x89 && c[r + 19] == 0x97 &&
+	    c[r + 24] == 0xe9)
+		r += 29;
+	if (r + 14 <= n && !memcmp(c + r, pending, sizeof(pending)))
+		r += 14;
+	else if (r + 11 <= n && !memcmp(c + r, pending8, sizeof(pending8)))
+		r += 11;
+	return return_ret(c, n, q, r);
 }
 
 /*
@@ -307,13 +327,31 @@ static size_t enter_marks(const uint8_t *c, size_t n, struct hotspot_mark *m)
 		return 0;
 	m[k++] = (struct hotspot_mark){1, HOTSPOT_AT_PUSHED};
 	m[k++] = (struct hotspot_mark){4, HOTSPOT_AT_FP};
-	/* every byte offset, as for the nmethods' epilogues: leave, then ret or a jmp out */
-	for (size_t i = 4; i + 2 <= n && k + 2 <= HOTSPOT_MARKS_MAX; i++) {
+	/*
+	 * every byte offset, as for the nmethods' epilogues: leave, then ret or a
+	 * jmp out; or (JDK 25) pop rcx; jmp *rcx, or add rsp, 8; jmp out, the
+	 * return address gone before the jump
+	 */
+	for (size_t i = 4; i + 2 <= n && k + 3 <= HOTSPOT_MARKS_MAX; i++) {
+		static const uint8_t pop_jmp[] = {0x59, 0xff, 0xe1},
+				     drop[] = {0x48, 0x83, 0xc4, 0x08};
 		size_t len = c[i + 1] == 0xc3 ? 1 : c[i + 1] == 0xeb ? 2 : c[i + 1] == 0xe9 ? 5 : 0;
+		size_t gone = 0;
 
+		if (!len && i + 4 <= n && !memcmp(c + i + 1, pop_jmp, sizeof(pop_jmp))) {
+			gone = 1;
+			len = 3;
+		} else if (!len && i + 10 <= n && !memcmp(c + i + 1, drop, sizeof(drop)) &&
+			   c[i + 5] == 0xe9) {
+			gone = 4;
+			len = 9;
+		}
 		if (c[i] != 0xc9 || !len || i + 1 + len > n)
 			continue;
 		m[k++] = (struct hotspot_mark){(uint32_t)(i + 1), HOTSPOT_AT_ENTRY};
+		if (gone)
+			m[k++] =
+			    (struct hotspot_mark){(uint32_t)(i + 1 + gone), HOTSPOT_AT_RA_GONE};
 		m[k++] = (struct hotspot_mark){(uint32_t)(i + 1 + len), HOTSPOT_AT_FP};
 		i += len;
 	}
@@ -322,12 +360,15 @@ static size_t enter_marks(const uint8_t *c, size_t n, struct hotspot_mark *m)
 
 bool hotspot_runtime1_stub(const struct hotspot_blob *b)
 {
-	static const char suffix[] = " Runtime1 stub";
+	/* "new_instance Runtime1 stub" to JDK 24, "C1 Runtime new_instance_blob" in 25 */
+	static const char suffix[] = " Runtime1 stub", prefix[] = "C1 Runtime ";
 	size_t len = strnlen(b->name, sizeof(b->name));
 
 	return !b->is_nmethod && b->frame_complete == -1 &&
-	       hotspot_frame_kind(b) == HOTSPOT_FRAME_SIZED && len > sizeof(suffix) - 1 &&
-	       !memcmp(b->name + len - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1);
+	       hotspot_frame_kind(b) == HOTSPOT_FRAME_SIZED &&
+	       ((len > sizeof(suffix) - 1 &&
+		 !memcmp(b->name + len - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1)) ||
+		!strncmp(b->name, prefix, sizeof(prefix) - 1));
 }
 
 size_t hotspot_frame_marks(const struct hotspot_blob *b, const uint8_t *code, size_t n,

@@ -141,6 +141,7 @@
 #define CFA_DEF_CFA	   0x0c
 #define CFA_OFFSET(reg)	   (0x80 | (reg)) /* reg < 64, factored offset follows */
 #define CFA_RESTORE(reg)   (0xc0 | (reg)) /* back to the CIE's rule */
+#define CFA_SAME_VALUE	   0x08		  /* register, uleb */
 #define CFA_DATA_ALIGN	   (-8)
 #define MARK_PROGRAM_MAX   16	     /* bytes of one mark's instructions: 5 + 6 + 2 (+ 2) */
 #define CODE_READ_MAX	   (1 << 20) /* bytes of one nmethod's code read to scan */
@@ -369,9 +370,10 @@ static void uleb(uint8_t **p, uint64_t v)
 static void mark_program(uint8_t **p, uint32_t *at, struct hotspot_mark m, uint32_t fs,
 			 const struct mark_regs *r)
 {
-	bool saved = m.state != HOTSPOT_AT_ENTRY && m.state != HOTSPOT_AT_UNSAVED;
-	const uint64_t cfa[] = {r->entry_cfa,	  16, (uint64_t)fs * 8,
-				(uint64_t)fs * 8, 16, (uint64_t)fs * 8 + 8};
+	bool saved = m.state != HOTSPOT_AT_ENTRY && m.state != HOTSPOT_AT_UNSAVED &&
+		     m.state != HOTSPOT_AT_RA_GONE;
+	const uint64_t cfa[] = {r->entry_cfa,	      16, (uint64_t)fs * 8, (uint64_t)fs * 8, 16,
+				(uint64_t)fs * 8 + 8, 0};
 
 	if (m.off > *at) {
 		uint32_t delta = m.off - *at;
@@ -391,11 +393,18 @@ static void mark_program(uint8_t **p, uint32_t *at, struct hotspot_mark m, uint3
 	} else {
 		*(*p)++ = CFA_RESTORE(r->fp);
 	}
-	/* arm64: the return address saved with x29 (stp), or still in x30 */
+	/*
+	 * arm64: the return address saved with x29 (stp), or still in x30;
+	 * x86-64: at CFA - 8 (the CIE's), or gone, which the walker takes for a
+	 * return address it cannot follow (same value is no rule for rip)
+	 */
 	if (!r->entry_cfa && saved) {
 		*(*p)++ = CFA_OFFSET(r->ra);
 		uleb(p, 8 / -CFA_DATA_ALIGN);
-	} else if (!r->entry_cfa) {
+	} else if (m.state == HOTSPOT_AT_RA_GONE) {
+		*(*p)++ = CFA_SAME_VALUE;
+		uleb(p, r->ra);
+	} else {
 		*(*p)++ = CFA_RESTORE(r->ra);
 	}
 }

@@ -36,6 +36,11 @@ enum hotspot_frame_state {
 	HOTSPOT_AT_FRAME,     /* CFA = rsp + frame size, rbp at CFA - 16 */
 	HOTSPOT_AT_FP,	      /* CFA = rbp + 16, rbp at CFA - 16 (after mov rbp, rsp) */
 	HOTSPOT_AT_PUSHED1,   /* CFA = rsp + frame size + 8, rbp at CFA - 16 (a push inside) */
+	/*
+	 * CFA = rsp + 0, the return address popped (into a register, or dropped
+	 * before a jump out: JDK 25's C1 stubs): a walk from here cannot go on
+	 */
+	HOTSPOT_AT_RA_GONE,
 };
 
 struct hotspot_mark {
