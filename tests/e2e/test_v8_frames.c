@@ -258,6 +258,45 @@ out:
 	free(log);
 }
 
+/*
+ * The same script with none of node's tracing flags, which make V8 compute
+ * a script's line ends (--trace-deopt prints positions): without them a
+ * script that never throws has none, and a function's line comes from its
+ * source.  Every sample naming fib names it at its line (all of fib's
+ * frames are one function: at its line in all, or in none).
+ */
+static void test_lines_untraced(void)
+{
+	char cmdline[2 * PATH_MAX], folded[PATH_MAX], at_line[PATH_MAX + 64], any[PATH_MAX + 8];
+	char *cmd[] = {"sh", "-c", cmdline, NULL}, *log = NULL, line[65536];
+	uint64_t fib = 0, fib_at_line = 0;
+	FILE *f;
+
+	snprintf(cmdline, sizeof(cmdline), "exec " NODE " --allow-natives-syntax %s 1 > /dev/null",
+		 script);
+	snprintf(at_line, sizeof(at_line), ";fib (%s:%d)", script,
+		 interp_mark_line(script, "// FIB"));
+	snprintf(any, sizeof(any), ";fib (%s:", script);
+	if (e2e_record("untraced", "999", NULL, cmd, &log))
+		goto out;
+	f = fopen(tpath(folded, sizeof(folded), "untraced"), "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *sp = strrchr(line, ' ');
+		uint64_t n = sp ? strtoull(sp + 1, NULL, 10) : 0;
+
+		fib += strstr(line, any) ? n : 0;
+		fib_at_line += strstr(line, at_line) ? n : 0;
+	}
+	if (f)
+		fclose(f);
+	printf("  untraced: %" PRIu64 " samples name fib, %" PRIu64 " at its line\n", fib,
+	       fib_at_line);
+	CHECK(fib >= 100 && fib_at_line == fib, "%" PRIu64 " samples name fib, %" PRIu64 " as %s",
+	      fib, fib_at_line, at_line + 1);
+out:
+	free(log);
+}
+
 /* pid's keys for addresses in [lo, hi) deleted from the mappings map fd: how many */
 static int delete_keys(int fd, uint32_t pid, uint64_t lo, uint64_t hi)
 {
@@ -549,6 +588,7 @@ int main(int argc, char **argv)
 	if (!realpath("tests/progs/v8/set.js", set_script))
 		snprintf(set_script, sizeof(set_script), "tests/progs/v8/set.js");
 	RUN_TEST(test_no_flags);
+	RUN_TEST(test_lines_untraced);
 	RUN_TEST(test_keys_missing);
 	RUN_TEST(test_keys_refused);
 	RUN_TEST(test_unsupported_layout);

@@ -323,7 +323,7 @@ static const char script_fmt[] =
     "show(locals75, 11, __filename); show(locals74, 12, __filename);\n"
     "show(consFn, 2, consFile);\n"
     "show(slicedFn, 3, slicedFile); show(twoByteFn, 1, twoByteFile);\n"
-    "show(unlinedFn, 0, unlinedFile); show(thinFn, 1, thinFile); show(Math.max, 0, '');\n"
+    "show(unlinedFn, 1, unlinedFile); show(thinFn, 1, thinFile); show(Math.max, 0, '');\n"
     "console.log('READY');\n"
     "process.stdin.on('data', (d) => { if (String(d).includes('debug')) debug(); });\n"
     "process.stdin.on('end', () => process.exit(0));\n"

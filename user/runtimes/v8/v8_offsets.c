@@ -81,6 +81,7 @@ static const struct v8_sym {
     {"v8dbg_class_SharedFunctionInfo__function_data__Object", FIELD(sfi_function_data), V8_OFF},
     {"v8dbg_class_Script__name__Object", FIELD(script_name), V8_OFF},
     {"v8dbg_class_Script__line_ends__Object", FIELD(script_line_ends), V8_OFF},
+    {"v8dbg_class_Script__source__Object", FIELD(script_source), V8_OFF},
     {"v8dbg_class_FixedArrayBase__length__SMI", FIELD(fixed_array_length), V8_OFF},
     {"v8dbg_class_FixedArray__data__uintptr_t", FIELD(fixed_array_data), V8_OFF},
     {"v8dbg_type_FixedArray__FIXED_ARRAY_TYPE", FIELD(fixed_array_type), V8_U16},

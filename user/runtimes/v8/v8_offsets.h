@@ -37,6 +37,7 @@ struct v8_offsets {
 	uint16_t sfi_function_data;	       /* .function_data */
 	uint16_t script_name;		       /* Script.name */
 	uint16_t script_line_ends;	       /* Script.line_ends: a FixedArray of Smis */
+	uint16_t script_source;		       /* Script.source: a String */
 	uint16_t fixed_array_length;	       /* FixedArrayBase.length, a Smi */
 	uint16_t fixed_array_data;	       /* FixedArray.data: its first element */
 	/* what v8_sfi.c reads besides; the struct must stay <= DETECT_INFO_BYTES */

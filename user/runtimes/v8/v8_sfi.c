@@ -18,6 +18,8 @@
 #define V8_STRING_MAX	 ((1 << 29) - 24) /* String::kMaxLength (64-bit) */
 #define V8_LOCALS_MAX	 (1 << 20)	  /* a ScopeInfo's context locals */
 #define V8_READS_MAX	 4096		  /* target reads for one SharedFunctionInfo */
+/* characters of a script's source scanned for a line (V8_FILE_MAX a read, within V8_READS_MAX) */
+#define V8_SOURCE_SCAN_MAX (2u << 20)
 
 /*
  * What the v8dbg symbols leave out, as V8 11.3 (Node.js 20) lays it out in
@@ -62,6 +64,8 @@ struct v8_text {
 	char *s;
 	size_t len, cap;
 	bool full;
+	/* not NULL: the characters' newlines are counted here, none kept */
+	uint64_t *newlines;
 };
 
 static int rd(struct v8_reader *r, uint64_t addr, void *buf, size_t len)
@@ -163,6 +167,20 @@ static int seq_append(struct v8_reader *r, uint64_t s, bool one_byte, uint32_t s
 	uint8_t *bytes = (uint8_t *)units;
 	size_t n = t->cap - t->len;
 
+	/* counting: every character of the range, in reads of V8_FILE_MAX */
+	while (t->newlines && count) {
+		n = count < V8_FILE_MAX ? count : V8_FILE_MAX;
+		if (one_byte ? field(r, s, o->seq_one_byte_chars + start, bytes, n)
+			     : field(r, s, o->seq_two_byte_chars + 2 * start, units, 2 * n))
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			*t->newlines += (one_byte ? bytes[i] : units[i]) == '\n';
+		start += (uint32_t)n;
+		count -= (uint32_t)n;
+	}
+	if (t->newlines)
+		return 0;
+
 	n = count < n ? count : n;
 	if (n > V8_FILE_MAX)
 		n = V8_FILE_MAX;
@@ -252,7 +270,7 @@ static int text_append(struct v8_reader *r, uint64_t s, uint32_t start, uint32_t
 /* The string at s into buf (cap bytes): 0, or -1 when it is none or cannot be read. */
 static int read_string(struct v8_reader *r, uint64_t s, char *buf, size_t cap)
 {
-	struct v8_text t = {buf, 0, cap, false};
+	struct v8_text t = {buf, 0, cap, false, NULL};
 
 	buf[0] = 0;
 	if (text_append(r, s, 0, V8_STRING_MAX, 0, &t)) {
@@ -369,6 +387,24 @@ static uint32_t script_line(struct v8_reader *r, uint64_t script, int64_t pos)
 }
 
 /*
+ * The 1-based line of position pos in script counted in its source, for a
+ * script whose line ends V8 has not computed (it does when something asks:
+ * an exception's stack, --trace-deopt's positions; a script that never
+ * throws has none): 0 when the source cannot be read (an external string,
+ * the embedder's) or pos is past what is scanned.
+ */
+static uint32_t source_line(struct v8_reader *r, uint64_t script, int64_t pos)
+{
+	uint64_t src, newlines = 0;
+	struct v8_text t = {.newlines = &newlines};
+
+	if (pos < 0 || pos > V8_SOURCE_SCAN_MAX || tagged(r, script, r->o->script_source, &src) ||
+	    text_append(r, src, 0, (uint32_t)pos, 0, &t))
+		return 0;
+	return (uint32_t)newlines + 1;
+}
+
+/*
  * SharedFunctionInfo::Name(): name_or_scope_info is the name, a ScopeInfo
  * keeping it, or Smi zero (kNoSharedNameSentinel) for none.  Where the
  * function starts into *pos when the ScopeInfo says.  0, or -1.
@@ -413,6 +449,8 @@ void v8_sfi_read(uint32_t pid, const struct v8_offsets *o, uint64_t sfi, struct 
 			read_string(&r, s, file, sizeof(file));
 		if (pos >= 0)
 			line = script_line(&r, script, pos);
+		if (pos >= 0 && !line)
+			line = source_line(&r, script, pos);
 	}
 	if (code_name_set(out, name[0] ? name : "(anonymous)", file))
 		return;
