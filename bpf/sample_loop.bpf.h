@@ -31,20 +31,35 @@ static long walk_frames(__u32 index, void *data)
 	return 0;
 }
 
+/*
+ * The record's header and kernel stack, st set up for the user walk into
+ * *out, the process's runtime into *rt: returns its kernel frames.
+ */
+static __always_inline __u32 sample_walk_start(const struct sample_src *src,
+					       struct cfi_sample_record *rec,
+					       struct walker_state *st, __u32 tgid, __u32 tid,
+					       __u64 **out, __u8 *rt)
+{
+	__u32 nr_kernel = sample_begin(src, rec, st, tgid, tid);
+
+	if (nr_kernel > MAX_KERNEL_FRAMES)
+		nr_kernel = MAX_KERNEL_FRAMES;
+	*out = rec->pcs + nr_kernel;
+	*rt = runtime_walk_begin(tgid, st, *out);
+	return nr_kernel;
+}
+
+/* every frame, plus one to notice truncation */
+#define WALK_CALLBACKS (max_user_frames / FRAMES_PER_CALLBACK + 1)
+
 /* The walk into rec, not yet ended (sample_end): returns its kernel frames. */
 static __always_inline __u32 sample_walk(const struct sample_src *src,
 					 struct cfi_sample_record *rec, struct loop_ctx *lc,
 					 __u32 tgid, __u32 tid)
 {
-	__u32 nr_kernel;
+	__u32 nr_kernel = sample_walk_start(src, rec, &lc->st, tgid, tid, &lc->out, &lc->rt);
 
-	nr_kernel = sample_begin(src, rec, &lc->st, tgid, tid);
-	if (nr_kernel > MAX_KERNEL_FRAMES)
-		nr_kernel = MAX_KERNEL_FRAMES;
-	lc->out = rec->pcs + nr_kernel;
-	lc->rt = runtime_walk_begin(tgid, &lc->st, lc->out);
-	/* every frame, plus one to notice truncation */
-	bpf_loop(max_user_frames / FRAMES_PER_CALLBACK + 1, walk_frames, lc, 0);
+	bpf_loop(WALK_CALLBACKS, walk_frames, lc, 0);
 	return nr_kernel;
 }
 
@@ -88,16 +103,11 @@ static __always_inline __u8 sample_fill_scratch(const struct sample_src *src,
 						struct cfi_sample_record *rec,
 						struct walker_state *st, __u32 tgid, __u32 tid)
 {
-	__u32 nr_kernel = sample_begin(src, rec, st, tgid, tid);
-	struct loop_scratch ls;
+	struct loop_scratch ls = {.st = st};
 	__u8 rt;
+	__u32 nr_kernel = sample_walk_start(src, rec, st, tgid, tid, &ls.out, &rt);
 
-	if (nr_kernel > MAX_KERNEL_FRAMES)
-		nr_kernel = MAX_KERNEL_FRAMES;
-	ls.st = st;
-	ls.out = rec->pcs + nr_kernel;
-	rt = runtime_walk_begin(tgid, st, ls.out);
-	bpf_loop(max_user_frames / FRAMES_PER_CALLBACK + 1, walk_frames_scratch, &ls, 0);
+	bpf_loop(WALK_CALLBACKS, walk_frames_scratch, &ls, 0);
 	if (!st->done)
 		walker_stop(st, STOP_TRUNCATED);
 	sample_end(rec, st, nr_kernel);

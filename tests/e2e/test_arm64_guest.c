@@ -478,7 +478,6 @@ static void judge_java(const char *log)
 		const char *w = strstr(line, ";Busy.work"), *m = strstr(line, ";Busy.main");
 		/* frames may carry their line: "Busy.main (Busy.java:40);Busy.work (...)" */
 		const char *after_main = m ? strchr(m + 1, ';') : NULL;
-
 		const char *fib_at = strstr(line, ";Busy.fib"), *unnamed = strstr(line, ";[jvm];");
 
 		/* an interpreted work whose Method was not read (beside make test-stress: the
@@ -490,7 +489,7 @@ static void judge_java(const char *log)
 		work += n;
 		main_work += after_main == w ? n : 0;
 		complete += strstr(line, "[incomplete") ? 0 : n;
-		fib += strstr(line, ";Busy.fib") ? n : 0;
+		fib += fib_at ? n : 0;
 	}
 	printf("  java: %lu samples in Busy.work, %lu under Busy.main, %lu complete, %lu in "
 	       "Busy.fib (%lu outside Busy.work)\n",

@@ -12,8 +12,8 @@
  *   fs < 528:  sub sp, sp, #fs;  stp x29, x30, [sp, #fs - 16]
  *   else:      stp x29, x30, [sp, #-16]!;  sub sp, sp, #fs - 16
  *              (mov x8, #fs - 16; sub sp, sp, x8 past an add's 12 bits)
- * (-XX:+PreserveFramePointer adds add x29, sp, #fs - 16 or mov x29, sp,
- * which changes no rule of a frame whose sp stays put), and removed by
+ * (-XX:+PreserveFramePointer adds add x29, sp, #fs - 16, no rule's change,
+ * or mov x29, sp after the stp, x29's rule from there), and removed by
  *   fs < 528:  ldp x29, x30, [sp, #fs - 16];  add sp, sp, #fs
  *   else:      add sp, sp, #fs - 16;  ldp x29, x30, [sp], #16
  * then the return poll (ldr x8, [x28, #polling_word]; cmp sp, x8; b.hi)
@@ -68,45 +68,62 @@ static bool leaves(uint32_t i)
 }
 
 /*
+ * build_frame's shapes (or enter's, with the rest of a wrapper's frame) from
+ * c[p] on, c[0, n) the code, a frame of fs bytes: their marks into m (after
+ * the first store of x29 and x30, then where the frame is whole), how many
+ * (0: none); *end past the last instruction.  With mov x29, sp after the stp
+ * (enter: native wrappers, or -XX:+PreserveFramePointer) x29 is the frame
+ * pointer from the mov on, as sp moves around a wrapper's calls.
+ */
+static size_t frame_built_at(const uint8_t *c, size_t n, size_t p, uint32_t fs,
+			     struct hotspot_mark *m, size_t *end)
+{
+	size_t q = p + 4;
+	bool fp;
+
+	if (fs < 528 && p + 8 <= n && sp_imm(insn(c, p), 0xd1, fs) &&
+	    fp_pair(insn(c, p + 4), false, fs - 16)) {
+		m[0] = (struct hotspot_mark){(uint32_t)(p + 4), HOTSPOT_AT_UNSAVED};
+		m[1] = (struct hotspot_mark){(uint32_t)(p + 8), HOTSPOT_AT_FRAME};
+		*end = p + 8;
+		return 2;
+	}
+	if (p + 8 > n || insn(c, p) != A64_STP_FP_PRE)
+		return 0;
+	fp = insn(c, q) == A64_MOV_FP_SP;
+	q += fp ? 4 : 0;
+	if (q + 4 <= n && sp_imm(insn(c, q), 0xd1, fs - 16))
+		q += 4;
+	else if (q + 8 <= n && insn(c, q + 4) == A64_SUB_SP_X8)
+		q += 8; /* the mov x8 before it: one instruction for a frame below 64 KiB */
+	else
+		return 0;
+	m[0] = (struct hotspot_mark){(uint32_t)(p + 4), HOTSPOT_AT_PUSHED};
+	m[1] = fp ? (struct hotspot_mark){(uint32_t)(p + 8), HOTSPOT_AT_FP}
+		  : (struct hotspot_mark){(uint32_t)q, HOTSPOT_AT_FRAME};
+	*end = q;
+	return 2;
+}
+
+/*
  * The prologue ending at the frame complete offset fc (a multiple of 4), a
  * frame of fs bytes, into m: how many marks, 0 when it is no shape known
  * (then the blob keeps the rows its frame complete offset gives).
+ * PreserveFramePointer's add x29, sp, #fs - 16 after a small frame changes
+ * no sp-based rule.
  */
 static size_t prologue(const uint8_t *c, size_t fc, uint32_t fs, struct hotspot_mark *m)
 {
-	size_t p = fc;
+	size_t last = fc >= 4 && insn(c, fc - 4) == (0x910003fdu | ((fs - 16) << 10)) ? fc - 4 : fc;
+	size_t end = 0;
 
-	/* PreserveFramePointer's: after the frame is built, it changes no sp-based rule */
-	if (p >= 4 && (insn(c, p - 4) == A64_MOV_FP_SP ||
-		       insn(c, p - 4) == (0x910003fdu | ((fs - 16) << 10))))
-		p -= 4;
-	if (fs < 528 && p >= 8 && sp_imm(insn(c, p - 8), 0xd1, fs) &&
-	    fp_pair(insn(c, p - 4), false, fs - 16)) {
-		m[0] = (struct hotspot_mark){(uint32_t)(p - 4), HOTSPOT_AT_UNSAVED};
-		m[1] = (struct hotspot_mark){(uint32_t)p, HOTSPOT_AT_FRAME};
-		return 2;
+	for (size_t len = 8; len <= 16 && len <= last; len += 4) {
+		size_t k = frame_built_at(c, last, last - len, fs, m, &end);
+
+		if (k && end == last)
+			return k;
 	}
-	/* enter, then the rest of the frame: x29 is the frame pointer (native wrappers) */
-	if (fc >= 12 && insn(c, fc - 12) == A64_STP_FP_PRE && insn(c, fc - 8) == A64_MOV_FP_SP &&
-	    sp_imm(insn(c, fc - 4), 0xd1, fs - 16)) {
-		m[0] = (struct hotspot_mark){(uint32_t)(fc - 8), HOTSPOT_AT_PUSHED};
-		m[1] = (struct hotspot_mark){(uint32_t)(fc - 4), HOTSPOT_AT_FP};
-		return 2;
-	}
-	p = fc;
-	if (p >= 8 && insn(c, p - 4) == A64_SUB_SP_X8)
-		p -= 8; /* the mov x8 before it: one instruction for a frame below 64 KiB */
-	else if (p >= 4 && sp_imm(insn(c, p - 4), 0xd1, fs - 16))
-		p -= 4;
-	else
-		return 0;
-	if (p >= 4 && insn(c, p - 4) == A64_MOV_FP_SP)
-		p -= 4;
-	if (p < 4 || insn(c, p - 4) != A64_STP_FP_PRE)
-		return 0;
-	m[0] = (struct hotspot_mark){(uint32_t)p, HOTSPOT_AT_PUSHED};
-	m[1] = (struct hotspot_mark){(uint32_t)fc, HOTSPOT_AT_FRAME};
-	return 2;
+	return 0;
 }
 
 /*
@@ -119,31 +136,16 @@ static size_t prologue(const uint8_t *c, size_t fc, uint32_t fs, struct hotspot_
 static size_t osr_prologue(const uint8_t *c, size_t n, size_t q, uint32_t fs,
 			   struct hotspot_mark *m, size_t *len)
 {
-	for (size_t p = q; p + 8 <= n && p < q + 4 * A64_RETURN_WINDOW; p += 4) {
-		uint32_t i = insn(c, p);
-		size_t end = p + 4;
+	size_t end = 0;
 
-		m[0] = (struct hotspot_mark){(uint32_t)q, HOTSPOT_AT_ENTRY};
-		if (fs < 528 && sp_imm(i, 0xd1, fs) && fp_pair(insn(c, p + 4), false, fs - 16)) {
-			m[1] = (struct hotspot_mark){(uint32_t)(p + 4), HOTSPOT_AT_UNSAVED};
-			m[2] = (struct hotspot_mark){(uint32_t)(p + 8), HOTSPOT_AT_FRAME};
-			*len = p + 8 - q;
-			return 3;
-		}
-		if (i != A64_STP_FP_PRE)
+	for (size_t p = q; p < q + 4 * A64_RETURN_WINDOW; p += 4) {
+		size_t k = frame_built_at(c, n, p, fs, m + 1, &end);
+
+		if (!k)
 			continue;
-		if (end + 4 <= n && insn(c, end) == A64_MOV_FP_SP)
-			end += 4;
-		if (end + 4 <= n && sp_imm(insn(c, end), 0xd1, fs - 16))
-			end += 4;
-		else if (end + 8 <= n && insn(c, end + 4) == A64_SUB_SP_X8)
-			end += 8;
-		else
-			return 0;
-		m[1] = (struct hotspot_mark){(uint32_t)(p + 4), HOTSPOT_AT_PUSHED};
-		m[2] = (struct hotspot_mark){(uint32_t)end, HOTSPOT_AT_FRAME};
+		m[0] = (struct hotspot_mark){(uint32_t)q, HOTSPOT_AT_ENTRY};
 		*len = end - q;
-		return 3;
+		return k + 1;
 	}
 	return 0;
 }
@@ -174,8 +176,10 @@ static size_t epilogue(const uint8_t *c, size_t n, size_t i, uint32_t fs, bool f
 	uint32_t a = insn(c, i), b = i + 8 <= n ? insn(c, i + 4) : 0;
 	size_t end;
 
+	/* leave, or remove_frame of a large frame under -XX:+PreserveFramePointer */
 	if (fp) {
-		if (a != A64_MOV_SP_FP || b != A64_LDP_FP_POST || !(end = return_end(c, n, i + 8)))
+		if ((a != A64_MOV_SP_FP && !sp_imm(a, 0x91, fs - 16)) || b != A64_LDP_FP_POST ||
+		    !(end = return_end(c, n, i + 8)))
 			return 0;
 		m[0] = (struct hotspot_mark){(uint32_t)(i + 8), HOTSPOT_AT_ENTRY};
 		m[1] = (struct hotspot_mark){(uint32_t)end, HOTSPOT_AT_FP};

@@ -150,24 +150,63 @@
 _Static_assert(HOTSPOT_MARKS_MAX < 1024, "one blob's marks fit the first growth of mark[]");
 
 /*
- * The registers a frame's rules name, by machine: its stack pointer, frame
- * pointer and return address column, and the CFA at a function's entry.
+ * An interpreted frame (frame_x86.cpp's sender_for_interpreter_frame): the
+ * caller's sp is the sender sp the frame keeps at rbp - 8
+ * (interpreter_frame_sender_sp_offset -1), which a compiled caller needs
+ * (a c2i adapter, or deoptimization, extended its sp for the arguments);
+ * the return address at rbp + 8, the caller's rbp at rbp.  DW_CFA_def_cfa_
+ * expression (breg6 -8; deref), DW_CFA_expression rip (breg6 +8) and rbp
+ * (breg6 +0): the walker's CFI_CFA_DEREF_RBP with CFI_REG_AT_FP registers.
  */
-struct mark_regs {
+static const uint8_t interp_program[] = {0x0f, 0x03,	   0x76, 0x78, 0x06,  /* cfa = *(rbp - 8) */
+					 0x10, DW_REG_RIP, 0x02, 0x76, 0x08,  /* rip at rbp + 8 */
+					 0x10, DW_REG_RBP, 0x02, 0x76, 0x00}; /* rbp at rbp */
+/* arm64's (frame_aarch64.hpp: the same slots above and below x29): breg29 is 0x8d */
+static const uint8_t interp_program_arm64[] = {
+    0x0f, 0x03,		 0x8d, 0x78, 0x06,  /* cfa = *(x29 - 8) */
+    0x10, DW_REG_A64_LR, 0x02, 0x8d, 0x08,  /* x30 at x29 + 8 */
+    0x10, DW_REG_A64_FP, 0x02, 0x8d, 0x00}; /* x29 at x29 */
+_Static_assert(sizeof(interp_program) <= MARK_PROGRAM_MAX, "the interpreter's program fits a mark");
+_Static_assert(sizeof(interp_program_arm64) == sizeof(interp_program), "one size for both");
+
+/*
+ * What differs by machine, in one place: the registers a frame's rules
+ * name (its stack pointer, frame pointer and return address column), the
+ * CFA at a function's entry, the interpreter's program and the reader of
+ * C1's and C2's prologues and epilogues.
+ */
+struct rows_machine {
+	uint8_t arch; /* enum cfi_arch */
 	uint8_t sp, fp, ra;
 	uint8_t entry_cfa; /* x86-64: the return address the call pushed; arm64: in x30 */
+	const uint8_t *interp;
+	size_t (*marks)(const struct hotspot_blob *b, const uint8_t *code, size_t n,
+			struct hotspot_mark *out);
 };
 
-static const struct mark_regs x86_regs = {DW_REG_RSP, DW_REG_RBP, DW_REG_RIP, 8};
-static const struct mark_regs arm64_regs = {DW_REG_A64_SP, DW_REG_A64_FP, DW_REG_A64_LR, 0};
+static const struct rows_machine x86_machine = {.arch = CFI_ARCH_X86_64,
+						.sp = DW_REG_RSP,
+						.fp = DW_REG_RBP,
+						.ra = DW_REG_RIP,
+						.entry_cfa = 8,
+						.interp = interp_program,
+						.marks = hotspot_frame_marks};
+static const struct rows_machine arm64_machine = {.arch = CFI_ARCH_ARM64,
+						  .sp = DW_REG_A64_SP,
+						  .fp = DW_REG_A64_FP,
+						  .ra = DW_REG_A64_LR,
+						  .entry_cfa = 0,
+						  .interp = interp_program_arm64,
+						  .marks = hotspot_frame_marks_arm64};
 
-static const struct mark_regs *mark_regs(uint8_t arch)
+/* The machine's, x86-64's for any but arm64. */
+static const struct rows_machine *rows_machine(uint8_t arch)
 {
-	return arch == CFI_ARCH_ARM64 ? &arm64_regs : &x86_regs;
+	return arch == CFI_ARCH_ARM64 ? &arm64_machine : &x86_machine;
 }
 
 /* A function's entry: CFA = rsp + 8 and the return address at CFA - 8, or sp + 0 and in x30. */
-static void entry_cie(struct cie *c, const struct mark_regs *r)
+static void entry_cie(struct cie *c, const struct rows_machine *r)
 {
 	memset(c, 0, sizeof(*c));
 	c->code_align = 1;
@@ -268,9 +307,9 @@ static int scan_code(struct hotspot_code *c, size_t i, size_t at)
 		if (!code)
 			return -1;
 		c->bytes += len;
-		k = target_read(c->pid, b->code_begin, code, len) ? 0
-		    : c->arch == CFI_ARCH_ARM64 ? hotspot_frame_marks_arm64(b, code, len, m)
-						: hotspot_frame_marks(b, code, len, m);
+		k = target_read(c->pid, b->code_begin, code, len)
+			? 0
+			: rows_machine(c->arch)->marks(b, code, len, m);
 		free(code);
 		c->scanned += b->is_nmethod;
 	}
@@ -368,7 +407,7 @@ static void uleb(uint8_t **p, uint64_t v)
  * (after at) on, into *p, in r's registers.
  */
 static void mark_program(uint8_t **p, uint32_t *at, struct hotspot_mark m, uint32_t fs,
-			 const struct mark_regs *r)
+			 const struct rows_machine *r)
 {
 	bool saved = m.state != HOTSPOT_AT_ENTRY && m.state != HOTSPOT_AT_UNSAVED &&
 		     m.state != HOTSPOT_AT_RA_GONE;
@@ -410,39 +449,18 @@ static void mark_program(uint8_t **p, uint32_t *at, struct hotspot_mark m, uint3
 }
 
 /*
- * An interpreted frame (frame_x86.cpp's sender_for_interpreter_frame): the
- * caller's sp is the sender sp the frame keeps at rbp - 8
- * (interpreter_frame_sender_sp_offset -1), which a compiled caller needs
- * (a c2i adapter, or deoptimization, extended its sp for the arguments);
- * the return address at rbp + 8, the caller's rbp at rbp.  DW_CFA_def_cfa_
- * expression (breg6 -8; deref), DW_CFA_expression rip (breg6 +8) and rbp
- * (breg6 +0): the walker's CFI_CFA_DEREF_RBP with CFI_REG_AT_FP registers.
- */
-static const uint8_t interp_program[] = {0x0f, 0x03,	   0x76, 0x78, 0x06,  /* cfa = *(rbp - 8) */
-					 0x10, DW_REG_RIP, 0x02, 0x76, 0x08,  /* rip at rbp + 8 */
-					 0x10, DW_REG_RBP, 0x02, 0x76, 0x00}; /* rbp at rbp */
-/* arm64's (frame_aarch64.hpp: the same slots above and below x29): breg29 is 0x8d */
-static const uint8_t interp_program_arm64[] = {
-    0x0f, 0x03,		 0x8d, 0x78, 0x06,  /* cfa = *(x29 - 8) */
-    0x10, DW_REG_A64_LR, 0x02, 0x8d, 0x08,  /* x30 at x29 + 8 */
-    0x10, DW_REG_A64_FP, 0x02, 0x8d, 0x00}; /* x29 at x29 */
-_Static_assert(sizeof(interp_program) <= MARK_PROGRAM_MAX, "the interpreter's program fits a mark");
-_Static_assert(sizeof(interp_program_arm64) == sizeof(interp_program), "one size for both");
-
-/*
  * The CFA program of blob i of c into prog (MARK_PROGRAM_MAX bytes a mark,
  * two marks without any): how many bytes.
  */
 static size_t blob_program(const struct hotspot_code *c, size_t i, uint8_t *prog)
 {
 	const struct hotspot_blob *b = &c->blob[i];
-	const struct mark_regs *r = mark_regs(c->arch);
+	const struct rows_machine *r = rows_machine(c->arch);
 	uint8_t *p = prog;
 	uint32_t at = 0;
 
 	if (hotspot_frame_kind(b) == HOTSPOT_FRAME_FP) {
-		memcpy(p, c->arch == CFI_ARCH_ARM64 ? interp_program_arm64 : interp_program,
-		       sizeof(interp_program));
+		memcpy(p, r->interp, sizeof(interp_program));
 		return sizeof(interp_program);
 	}
 	/* a frame not known: frame pointers */
@@ -524,10 +542,10 @@ int hotspot_rows_build(const struct hotspot_code *code, const struct cfi_budget 
 		       struct cfi_diag *diag)
 {
 	struct diag_ctx dc = {diag, "hotspot code cache"};
-	const uint8_t arch = code->arch == CFI_ARCH_ARM64 ? CFI_ARCH_ARM64 : CFI_ARCH_X86_64;
+	const struct rows_machine *mr = rows_machine(code->arch);
 	/* what every blob's program is read as: one section, one CIE */
 	/* the machine's, with registers saved at rbp (x29) + N: the interpreter's */
-	struct cfi_arch_regs regs = *cfi_arch_regs(arch);
+	struct cfi_arch_regs regs = *cfi_arch_regs(mr->arch);
 	const struct cfi_section sec = {
 	    .source = CFI_SRC_EH_FRAME, .name = "hotspot code cache", .regs = &regs};
 	struct hotspot_rows_stats st = {0};
@@ -549,8 +567,8 @@ int hotspot_rows_build(const struct hotspot_code *code, const struct cfi_budget 
 		free(prog);
 		return CFI_ERR_NOMEM;
 	}
-	entry_cie(&cie, mark_regs(arch));
-	t->arch = arch;
+	entry_cie(&cie, mr);
+	t->arch = mr->arch;
 	p.diag = &dc;
 	p.stats = &t->stats;
 	budget_start(&p.budget, budget);
