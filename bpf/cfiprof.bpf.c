@@ -48,6 +48,8 @@ const volatile __u8 exit_maps_on = 0; /* on_exit_maps is loaded: PT_DEFERRED is 
 const volatile __u32 event_proc_budget = 0;
 const volatile __u32 event_cpu_budget = 0;
 const volatile __u8 budget_perf_events = 0;
+/* a perf event other than the session's first is attached: its index, the cookie, is read */
+const volatile __u8 perf_cookies = 0;
 /* off-CPU: blocks shorter than this are counted, not sampled */
 const volatile __u64 offcpu_min_ns = 0;
 
@@ -474,7 +476,7 @@ int on_sample(struct perf_sample_ctx *ctx)
 	    .ctx_regs = (struct pt_regs *)ctx->regs,
 	    /* user addresses are the lower canonical half (ctx allows only 8-byte loads: no cs) */
 	    .user_in_ctx = (__s64)ctx->regs[PERF_CTX_IP] >= 0,
-	    .event = (__u32)bpf_get_attach_cookie(ctx),
+	    .event = perf_cookies ? (__u32)bpf_get_attach_cookie(ctx) : 0,
 	    .weight = ctx->sample_period * w,
 	    .thinned = thinned,
 	};

@@ -70,6 +70,30 @@ struct sample_src {
 };
 
 /*
+ * The current task's name and cgroup read through its BTF pointer: plain
+ * loads where bpf_get_current_comm() and bpf_get_current_cgroup_id() are a
+ * helper call each, which is most of what they cost per sample.  comm is
+ * NUL-padded by the kernel (strscpy_pad); the last byte is cleared anyway,
+ * as the helper's copy would be.
+ */
+static __always_inline void task_comm(const struct task_struct *task, char comm[COMM_LEN])
+{
+	__u64 *dst = (__u64 *)comm;
+	const __u64 *src = (const __u64 *)task->comm;
+
+	_Static_assert(COMM_LEN == 2 * sizeof(__u64), "comm is two words");
+	dst[0] = src[0];
+	dst[1] = src[1];
+	comm[COMM_LEN - 1] = 0;
+}
+
+static __always_inline __u64 task_cgroup_id(const struct task_struct *task)
+{
+	/* the default hierarchy's cgroup, as the helper's task_dfl_cgroup() */
+	return task->cgroups->dfl_cgrp->kn->id;
+}
+
+/*
  * Fill the record header and the kernel stack; set up st for the user walk.
  * Returns the number of kernel frames written into rec->pcs.
  */
@@ -88,8 +112,8 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 	rec->tid = tid;
 	rec->cpu = bpf_get_smp_processor_id();
 	rec->time_ns = bpf_ktime_get_ns();
-	rec->cgroup_id = bpf_get_current_cgroup_id();
-	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	rec->cgroup_id = task_cgroup_id(task);
+	task_comm(task, rec->comm);
 
 	/*
 	 * Each branch sets up the walk from its own registers: a second test of
@@ -124,7 +148,7 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 	 * The leaf (the exit_group call) is still known; the walk stops at its
 	 * first read, and settle_reason() names why.
 	 */
-	else if (!BPF_CORE_READ(task, mm))
+	else if (!task->mm)
 		st->flags |= SAMPLE_EXITING;
 	/*
 	 * Inside execve the saved user registers may belong to the image being

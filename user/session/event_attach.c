@@ -174,6 +174,10 @@ int events_configure(struct cfiprof_bpf *skel, const struct loader_opts *o, bool
 	set_budgets(skel, o->event_budget);
 	/* the perf events of -e pass the budget too; the default sampling is bounded by -F */
 	skel->rodata->budget_perf_events = o->explicit_events;
+	/* every sample of the session's first event carries cookie 0: no helper call for it */
+	for (i = 1; i < ev->nr; i++)
+		if (ev->ev[i].kind == EVENT_PERF)
+			skel->rodata->perf_cookies = 1;
 	/*
 	 * Without probes or -e nothing looks a process's share up: its LRU map is
 	 * preallocated, and 16k entries took 2.5-8 ms of every start to create.
