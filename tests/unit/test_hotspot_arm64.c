@@ -216,6 +216,7 @@ static void rule_at(const struct cfi_table *t, const char *name, int delta, cons
 #define FP_RULE	  "cfa=x29+16 fp=at-16 ra=at-8"
 #define PUSHED	  "cfa=sp+16 fp=at-16 ra=at-8"
 #define FRAME48	  "cfa=sp+48 fp=at-16 ra=at-8"
+#define FRAME1024 "cfa=sp+1024 fp=at-16 ra=at-8"
 #define UNSAVED48 "cfa=sp+48 fp=same+0 ra=same+0"
 
 /* The marks of blob b, read from its bytes, into code c's rows for it; the table. */
@@ -278,11 +279,11 @@ static void test_frames(void)
 	/* the large frame: rsp + 16 between the stp and the sub, and between the add and the ldp */
 	rule_at(t, "large_pushed", -4, ENTRY);
 	rule_at(t, "large_pushed", 0, PUSHED);
-	rule_at(t, "large_fc", 0, "cfa=sp+1024 fp=at-16 ra=at-8");
-	rule_at(t, "large_ep_pushed", -4, "cfa=sp+1024 fp=at-16 ra=at-8");
+	rule_at(t, "large_fc", 0, FRAME1024);
+	rule_at(t, "large_ep_pushed", -4, FRAME1024);
 	rule_at(t, "large_ep_pushed", 0, PUSHED);
 	rule_at(t, "large_ep_entry", 0, ENTRY);
-	rule_at(t, "large_body", 0, "cfa=sp+1024 fp=at-16 ra=at-8");
+	rule_at(t, "large_body", 0, FRAME1024);
 	/* the wrapper: x29 its frame pointer from the mov on, wherever sp goes */
 	rule_at(t, "wrapper_pushed", 0, PUSHED);
 	rule_at(t, "wrapper_fp", 0, FP_RULE);

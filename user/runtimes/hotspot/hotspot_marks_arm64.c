@@ -174,30 +174,28 @@ static size_t epilogue(const uint8_t *c, size_t n, size_t i, uint32_t fs, bool f
 		       struct hotspot_mark *m, size_t *nm)
 {
 	uint32_t a = insn(c, i), b = i + 8 <= n ? insn(c, i + 4) : 0;
-	size_t end;
+	uint8_t body = HOTSPOT_AT_FRAME;
+	size_t k = 0, end;
 
 	/* leave, or remove_frame of a large frame under -XX:+PreserveFramePointer */
 	if (fp) {
-		if ((a != A64_MOV_SP_FP && !sp_imm(a, 0x91, fs - 16)) || b != A64_LDP_FP_POST ||
-		    !(end = return_end(c, n, i + 8)))
+		if ((a != A64_MOV_SP_FP && !sp_imm(a, 0x91, fs - 16)) || b != A64_LDP_FP_POST)
 			return 0;
-		m[0] = (struct hotspot_mark){(uint32_t)(i + 8), HOTSPOT_AT_ENTRY};
-		m[1] = (struct hotspot_mark){(uint32_t)end, HOTSPOT_AT_FP};
-		*nm = 2;
-		return end - i;
-	}
-	if (fs < 528 && fp_pair(a, true, fs - 16) && sp_imm(b, 0x91, fs))
-		m[0] = (struct hotspot_mark){(uint32_t)(i + 4), HOTSPOT_AT_UNSAVED};
-	else if (sp_imm(a, 0x91, fs - 16) && b == A64_LDP_FP_POST)
-		m[0] = (struct hotspot_mark){(uint32_t)(i + 4), HOTSPOT_AT_PUSHED};
-	else
+		body = HOTSPOT_AT_FP;
+	} else if (fs < 528 && fp_pair(a, true, fs - 16) && sp_imm(b, 0x91, fs)) {
+		m[k++] = (struct hotspot_mark){(uint32_t)(i + 4), HOTSPOT_AT_UNSAVED};
+	} else if (sp_imm(a, 0x91, fs - 16) && b == A64_LDP_FP_POST) {
+		m[k++] = (struct hotspot_mark){(uint32_t)(i + 4), HOTSPOT_AT_PUSHED};
+	} else {
 		return 0;
+	}
+	/* both instructions done: the return, then the body's state after it */
 	end = return_end(c, n, i + 8);
 	if (!end)
 		return 0;
-	m[1] = (struct hotspot_mark){(uint32_t)(i + 8), HOTSPOT_AT_ENTRY};
-	m[2] = (struct hotspot_mark){(uint32_t)end, HOTSPOT_AT_FRAME};
-	*nm = 3;
+	m[k++] = (struct hotspot_mark){(uint32_t)(i + 8), HOTSPOT_AT_ENTRY};
+	m[k++] = (struct hotspot_mark){(uint32_t)end, body};
+	*nm = k;
 	return end - i;
 }
 
