@@ -6,6 +6,8 @@
  *    build-id), equals `eu-addr2line -f -i` (elfutils) at the same address:
  *    function (linkage) names, files, lines, level by level (where
  *    eu-addr2line drops a level, llvm-symbolizer decides; counted apart);
+ *  - libc's sections that lines never read (location lists) are neither
+ *    inflated nor charged (readelf's sizes);
  *  - a stripped program finds its DWARF in a debug file by build-id;
  *  - the budgets: a unit or an object over its size, an interval's time
  *    allowance spent, open handles over their bytes, objects holding their
@@ -293,6 +295,100 @@ static void test_oracle_libc(void)
 	/* its DWARF is in libc6-dbg's debug file, found by build-id by both */
 	CHECK(check_against_oracle(c, real, addrs, n, &inlined) == n, "every address agrees");
 	CHECK(inlined >= 50, "inline chains seen: %d", inlined);
+	sym_cache_free(c);
+}
+
+/*
+ * What readelf says libc's debug file inflates to: all its .debug_*
+ * sections (*total) and those lines and inline frames never read (*unread:
+ * location lists, macros, name indexes, CFI; DWARF 5 sections 2.6, 6.3, 6.1,
+ * 6.4).  Compressed sections by their header's size ("ZLIB, SIZE, ALIGN").
+ */
+static int debug_file_sizes(const char *file, uint64_t *total, uint64_t *unread, uint64_t *loclists)
+{
+	static const char *const skip[] = {".debug_loc",     ".debug_loclists", ".debug_macro",
+					   ".debug_macinfo", ".debug_pubnames", ".debug_pubtypes",
+					   ".debug_frame"};
+	char cmd[PATH_MAX + 64], name[256] = "", *line = NULL;
+	size_t cap = 0;
+	uint64_t size = 0;
+	FILE *p;
+
+	*total = *unread = *loclists = 0;
+	snprintf(cmd, sizeof(cmd), "readelf -tW '%s' 2>/dev/null", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	/* "  [N] NAME", "  TYPE ADDR OFF SIZE ...", then "  ZLIB, SIZE, ALIGN" when compressed */
+	for (;;) {
+		bool more = getline(&line, &cap, p) > 0;
+		char n2[256];
+		unsigned long long v;
+
+		/* the flags line, "[0000000000000800]: COMPRESSED", is not a section's */
+		if (!more || (sscanf(line, " [%*d] %255s", n2) == 1 && n2[0] != ':')) {
+			if (!strncmp(name, ".debug_", 7)) {
+				*total += size;
+				for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+					if (!strcmp(name, skip[i]))
+						*unread += size;
+				if (!strcmp(name, ".debug_loclists"))
+					*loclists = size;
+			}
+			if (!more)
+				break;
+			snprintf(name, sizeof(name), "%s", n2);
+			size = 0;
+		} else if (sscanf(line, " PROGBITS %*x %*x %llx", &v) == 1) {
+			size = v;
+		} else if (sscanf(line, " ZLIB, %llx", &v) == 1) {
+			size = v;
+		}
+	}
+	free(line);
+	pclose(p);
+	return 0;
+}
+
+/*
+ * libc's DWARF opened for lines holds what lines read: its location lists
+ * (libc6-dbg has 1.4 MB of them inflated) are neither inflated nor charged.
+ * The charge is the sections read plus the unit lists, which are a few
+ * hundred bytes a unit: well under the location lists.
+ */
+static void test_unread_sections(void)
+{
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	char real[PATH_MAX], cmd[PATH_MAX + 64], id[128] = "", debug[PATH_MAX];
+	uint64_t addrs[64], total, unread, loclists, read;
+	struct sym_cache *c = sym_cache_new();
+	struct src_lines_ctx *ctx;
+	const struct src_frame *f;
+	struct sym_obj *o;
+	FILE *p;
+
+	CHECK(realpath(libc, real) != NULL, "%s", libc);
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | awk '/Build ID/ {print $3}'", real);
+	p = popen(cmd, "r");
+	CHECK(p && fscanf(p, "%127s", id) == 1 && strlen(id) > 2, "build id of %s", real);
+	if (p)
+		pclose(p);
+	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	CHECK(debug_file_sizes(debug, &total, &unread, &loclists) == 0 && loclists > 0,
+	      "%s: %" PRIu64 " bytes inflated, location lists %" PRIu64, debug, total, loclists);
+	read = total - unread;
+
+	sym_cache_set_lines(c, true);
+	ctx = sym_cache_lines_ctx(c);
+	CHECK(instructions(real, 211, addrs, 64) == 64, "addresses of %s", real);
+	o = sym_cache_get(c, NULL, real, -1, 0);
+	/* the first instructions may be a stub without a line: a function's is enough */
+	for (int k = 0; o && k < 64 && !ctx->st.opens; k++)
+		sym_obj_lines(o, addrs[k], &f);
+	CHECK(ctx->st.opens == 1, "libc's DWARF opened");
+	CHECK(ctx->st.open_bytes >= read && ctx->st.open_bytes < read + unread / 2,
+	      "charged %" PRIu64 " bytes: sections read %" PRIu64 ", unread %" PRIu64,
+	      ctx->st.open_bytes, read, unread);
 	sym_cache_free(c);
 }
 
@@ -951,6 +1047,7 @@ int main(int argc, char **argv)
 	harness_init(argc, argv);
 	RUN_TEST(test_oracle_inlines);
 	RUN_TEST(test_oracle_libc);
+	RUN_TEST(test_unread_sections);
 	RUN_TEST(test_warm);
 	RUN_TEST(test_warm_busy);
 	RUN_TEST(test_opener);

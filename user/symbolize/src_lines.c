@@ -52,6 +52,46 @@ static bool is_debug_section(const char *name)
 	return !strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8);
 }
 
+/*
+ * Debug sections that lines and inline frames never read: location lists,
+ * macros, name indexes and CFI.  libdw inflates every compressed section it
+ * knows as the file is opened, and keeps it (libc6-dbg's location lists are
+ * the second largest thing it would hold), so they are hidden from it first.
+ */
+static bool never_read(const char *name)
+{
+	static const char *const unread[] = {"loc",	 "loclists", "macro", "macinfo",
+					     "pubnames", "pubtypes", "frame"};
+	const char *base = name[1] == 'z' ? name + 8 : name + 7;
+
+	for (size_t i = 0; i < sizeof(unread) / sizeof(unread[0]); i++)
+		if (!strcmp(base, unread[i]))
+			return true;
+	return false;
+}
+
+/* Each section never_read names becomes SHT_NOBITS in e's headers, in memory only. */
+static void hide_never_read(Elf *e)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!name || !is_debug_section(name) || !never_read(name))
+			continue;
+		sh.sh_type = SHT_NOBITS;
+		gelf_update_shdr(scn, &sh);
+	}
+}
+
 /* Inflated bytes of the debug sections; *has_info when .debug_info has contents. */
 static uint64_t debug_bytes(Elf *e, bool *has_info)
 {
@@ -70,7 +110,7 @@ static uint64_t debug_bytes(Elf *e, bool *has_info)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
 		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!name || !is_debug_section(name))
+		if (!name || !is_debug_section(name) || never_read(name))
 			continue;
 		size = sh.sh_size;
 		if (sh.sh_flags & SHF_COMPRESSED) {
@@ -337,8 +377,10 @@ enum open_state src_lines_handle_read(struct src_lines *sl, uint64_t max_object_
 		/* measured again: the file's owner may have rewritten it since */
 		sl->section_bytes = debug_bytes(sl->elf, &has);
 		refused = sl->section_bytes > max_object_bytes;
-		if (!refused)
+		if (!refused) {
+			hide_never_read(sl->elf);
 			sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
+		}
 	}
 	if (sl->dw && list_units(sl))
 		refused = true;
