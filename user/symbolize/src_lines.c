@@ -29,6 +29,7 @@
 #include "elf/sections.h"
 #include "user/symbolize/dwarf_fn_index.h"
 #include "user/symbolize/src_lines_internal.h"
+#include "user/symbolize/src_lines_sections.h"
 
 void src_lines_ctx_init(struct src_lines_ctx *ctx)
 {
@@ -47,99 +48,12 @@ void src_lines_ctx_init(struct src_lines_ctx *ctx)
 
 /* ---- attaching ---- */
 
-static bool is_debug_section(const char *name)
-{
-	return !strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8);
-}
-
-/*
- * Debug sections that lines and inline frames never read: location lists,
- * macros, name indexes and CFI.  libdw inflates every compressed section it
- * knows as the file is opened, and keeps it (libc6-dbg's location lists are
- * the second largest thing it would hold), so they are hidden from it first.
- */
-static bool never_read(const char *name)
-{
-	static const char *const unread[] = {"loc",	 "loclists", "macro", "macinfo",
-					     "pubnames", "pubtypes", "frame"};
-	const char *base = name[1] == 'z' ? name + 8 : name + 7;
-
-	for (size_t i = 0; i < sizeof(unread) / sizeof(unread[0]); i++)
-		if (!strcmp(base, unread[i]))
-			return true;
-	return false;
-}
-
-/* Each section never_read names becomes SHT_NOBITS in e's headers, in memory only. */
-static void hide_never_read(Elf *e)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(e, &shstrndx))
-		return;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!name || !is_debug_section(name) || !never_read(name))
-			continue;
-		sh.sh_type = SHT_NOBITS;
-		gelf_update_shdr(scn, &sh);
-	}
-}
-
-/* Inflated bytes of the debug sections; *has_info when .debug_info has contents. */
-static uint64_t debug_bytes(Elf *e, bool *has_info)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	uint64_t total = 0;
-
-	*has_info = false;
-	if (elf_getshdrstrndx(e, &shstrndx))
-		return 0;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		uint64_t size;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!name || !is_debug_section(name) || never_read(name))
-			continue;
-		size = sh.sh_size;
-		if (sh.sh_flags & SHF_COMPRESSED) {
-			Elf64_Chdr ch;
-			/* the header alone: its raw bytes (sh_size) are not measured yet */
-			Elf_Data *d = sh.sh_size >= sizeof(ch)
-					  ? elf_getdata_rawchunk(e, (int64_t)sh.sh_offset,
-								 sizeof(ch), ELF_T_BYTE)
-					  : NULL;
-
-			/* the header says what it inflates to: what libdw will allocate */
-			if (d && d->d_size >= sizeof(ch)) {
-				memcpy(&ch, d->d_buf, sizeof(ch));
-				size = ch.ch_size;
-			}
-		}
-		total += size;
-		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
-			*has_info = size > 0;
-	}
-	return total;
-}
-
 static const char *no_debug_info(Elf *e, void *ctx)
 {
 	bool has;
 
 	(void)ctx;
-	debug_bytes(e, &has);
+	src_lines_section_bytes(e, &has);
 	return has ? NULL : "has no .debug_info";
 }
 
@@ -157,7 +71,7 @@ static struct src_lines *attach_fd(int fd, const char *path)
 	sl->elf = elf_read_begin(sl->fd);
 	if (!sl->elf || elf_kind(sl->elf) != ELF_K_ELF)
 		goto err;
-	sl->section_bytes = debug_bytes(sl->elf, &has);
+	sl->section_bytes = src_lines_section_bytes(sl->elf, &has);
 	if (!has)
 		goto err;
 	/* read again when first looked up: libelf keeps what it read until elf_end */
@@ -189,7 +103,7 @@ struct src_lines *src_lines_attach(struct src_lines_ctx *ctx, Elf *e, int fd,
 		__atomic_fetch_add(&ctx->st.refused[SRC_REFUSED_FILES], 1, __ATOMIC_RELAXED);
 		goto out;
 	}
-	debug_bytes(e, &has);
+	src_lines_section_bytes(e, &has);
 	if (has) {
 		sl = attach_fd(fd, s->obj_path);
 		goto out;
@@ -375,10 +289,10 @@ enum open_state src_lines_handle_read(struct src_lines *sl, uint64_t max_object_
 	sl->elf = elf_read_begin(sl->fd);
 	if (sl->elf && elf_kind(sl->elf) == ELF_K_ELF) {
 		/* measured again: the file's owner may have rewritten it since */
-		sl->section_bytes = debug_bytes(sl->elf, &has);
+		sl->section_bytes = src_lines_section_bytes(sl->elf, &has);
 		refused = sl->section_bytes > max_object_bytes;
 		if (!refused) {
-			hide_never_read(sl->elf);
+			src_lines_hide_unread(sl->elf);
 			sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
 		}
 	}
