@@ -21,6 +21,7 @@
  *    the mangled system name, read back by the pprof-format npm package.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "elf/build_id.h"
 #include "tests/lib/harness.h"
 #include "user/output/format.h"
 #include "user/output/pprof.h"
@@ -359,20 +361,20 @@ static int debug_file_sizes(const char *file, uint64_t *total, uint64_t *unread,
 static void test_unread_sections(void)
 {
 	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
-	char real[PATH_MAX], cmd[PATH_MAX + 64], id[128] = "", debug[PATH_MAX];
+	char real[PATH_MAX], id[ELF_BUILD_ID_HEX_LEN] = "", debug[PATH_MAX];
 	uint64_t addrs[64], total, unread, loclists, read;
 	struct sym_cache *c = sym_cache_new();
 	struct src_lines_ctx *ctx;
 	const struct src_frame *f;
 	struct sym_obj *o;
-	FILE *p;
+	int fd;
 
 	CHECK(realpath(libc, real) != NULL, "%s", libc);
-	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | awk '/Build ID/ {print $3}'", real);
-	p = popen(cmd, "r");
-	CHECK(p && fscanf(p, "%127s", id) == 1 && strlen(id) > 2, "build id of %s", real);
-	if (p)
-		pclose(p);
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && elf_build_id_hex_fd(fd, id, sizeof(id)) == 0 && strlen(id) > 2,
+	      "build id of %s", real);
+	if (fd >= 0)
+		close(fd);
 	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
 	CHECK(debug_file_sizes(debug, &total, &unread, &loclists) == 0 && loclists > 0,
 	      "%s: %" PRIu64 " bytes inflated, location lists %" PRIu64, debug, total, loclists);

@@ -27,21 +27,47 @@ static bool never_read(const char *name)
 	return false;
 }
 
+/* The next section after scn that is a debug section with contents: its header and name. */
+static Elf_Scn *next_debug_section(Elf *e, size_t shstrndx, Elf_Scn *scn, GElf_Shdr *sh,
+				   const char **name)
+{
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
+			continue;
+		*name = elf_strptr(e, shstrndx, sh->sh_name);
+		if (*name && is_debug_section(*name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* What a section inflates to: its compression header's size (what libdw will allocate). */
+static uint64_t inflated_size(Elf *e, const GElf_Shdr *sh)
+{
+	Elf64_Chdr ch;
+	Elf_Data *d;
+
+	if (!(sh->sh_flags & SHF_COMPRESSED) || sh->sh_size < sizeof(ch))
+		return sh->sh_size;
+	/* the header alone: its raw bytes (sh_size) are not measured yet */
+	d = elf_getdata_rawchunk(e, (int64_t)sh->sh_offset, sizeof(ch), ELF_T_BYTE);
+	if (!d || d->d_size < sizeof(ch))
+		return sh->sh_size;
+	memcpy(&ch, d->d_buf, sizeof(ch));
+	return ch.ch_size;
+}
+
 void src_lines_hide_unread(Elf *e)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	const char *name;
 
 	if (elf_getshdrstrndx(e, &shstrndx))
 		return;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!name || !is_debug_section(name) || !never_read(name))
+	while ((scn = next_debug_section(e, shstrndx, scn, &sh, &name))) {
+		if (!never_read(name))
 			continue;
 		sh.sh_type = SHT_NOBITS;
 		gelf_update_shdr(scn, &sh);
@@ -52,36 +78,17 @@ uint64_t src_lines_section_bytes(Elf *e, bool *has_info)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
-	uint64_t total = 0;
+	uint64_t total = 0, size;
+	GElf_Shdr sh;
+	const char *name;
 
 	*has_info = false;
 	if (elf_getshdrstrndx(e, &shstrndx))
 		return 0;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		uint64_t size;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+	while ((scn = next_debug_section(e, shstrndx, scn, &sh, &name))) {
+		if (never_read(name))
 			continue;
-		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!name || !is_debug_section(name) || never_read(name))
-			continue;
-		size = sh.sh_size;
-		if (sh.sh_flags & SHF_COMPRESSED) {
-			Elf64_Chdr ch;
-			/* the header alone: its raw bytes (sh_size) are not measured yet */
-			Elf_Data *d = sh.sh_size >= sizeof(ch)
-					  ? elf_getdata_rawchunk(e, (int64_t)sh.sh_offset,
-								 sizeof(ch), ELF_T_BYTE)
-					  : NULL;
-
-			/* the header says what it inflates to: what libdw will allocate */
-			if (d && d->d_size >= sizeof(ch)) {
-				memcpy(&ch, d->d_buf, sizeof(ch));
-				size = ch.ch_size;
-			}
-		}
+		size = inflated_size(e, &sh);
 		total += size;
 		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
 			*has_info = size > 0;
