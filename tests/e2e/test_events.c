@@ -833,7 +833,7 @@ static void end_unseen(const char *how)
 	const char *shortp[] = {"main;unseen;block_short;block_for;", NULL};
 	struct cfi_offcpu_block blk = {0};
 	bool block = !strcmp(how, "block"), timed_out = false;
-	uint64_t est_us, short_us, before_us, in_us;
+	uint64_t est_us, short_us, before_us, in_us, t_go, tail_us;
 	int64_t wait_us;
 	clockid_t cpu_clock;
 	int fd = -1, nu, ns, i, st;
@@ -869,8 +869,10 @@ static void end_unseen(const char *how)
 	}
 	if (fd >= 0)
 		close(fd);
+	t_go = clock_ns(CLOCK_MONOTONIC);
 	close(open(go, O_CREAT | O_WRONLY, 0600));
 	st = wait_timeout(rec, 60, &timed_out);
+	tail_us = (clock_ns(CLOCK_MONOTONIC) - t_go) / 1000;
 	CHECK(exit_code(st, timed_out) == 0, "%s: record exited %d", how, exit_code(st, timed_out));
 	free(log);
 	log = slurp(err);
@@ -914,10 +916,18 @@ static void end_unseen(const char *how)
 		      " us off the CPU, %" PRId64 " us of them waiting for a CPU",
 		      est_us, short_us, UNSEEN_NS / 1000, before_us, in_us, short_us, in_us,
 		      wait_us);
+	/*
+	 * The exit: the thread's own measure ends before its last write and
+	 * exit_group, where it can still wait for a CPU (a write's return, the
+	 * exit's own scheduling points), unmeasured: 11 ms once under make test
+	 * with a tick's allowance only.  That tail lies after go was created and
+	 * before record ended: the test's own clock bounds it.
+	 */
 	else
-		CHECK(est_us <= UNSEEN_NS / 1000 + before_us + UNSEEN_TICK_US + 100,
-		      "exit: %" PRIu64 " us, at most %" PRIu64 " + %" PRIu64 " + a tick", est_us,
-		      UNSEEN_NS / 1000, before_us);
+		CHECK(est_us <= UNSEEN_NS / 1000 + before_us + UNSEEN_TICK_US + tail_us + 100,
+		      "exit: %" PRIu64 " us, at most %" PRIu64 " + %" PRIu64 " + a tick + %" PRIu64
+		      " us from go to record's end",
+		      est_us, UNSEEN_NS / 1000, before_us, tail_us);
 	free(log);
 }
 
