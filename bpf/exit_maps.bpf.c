@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * on_exit_maps, an object of its own: its kfuncs (the VMA iterator) make
- * libbpf read and parse all of the kernel's BTF, ~5 MB, at the load of any
- * object that declares them, whatever it loads.  cfiprof.bpf.c's load does
- * without it (its CO-RE types cached, user/session/core_btf.h), and this one
- * is loaded beside it from the same maps (user/session/exit_maps_load.c).
+ * on_exit_maps, an object of its own, loaded beside cfiprof.bpf.c's from the
+ * same maps (user/session/exit_maps_load.c).  Neither makes libbpf read the
+ * kernel's BTF: CO-RE types come from a cache (user/session/core_btf.h), the
+ * kfuncs' ids from the loader (exit_maps_abi.h), and this program is a raw
+ * tracepoint's, attached by name, not tp_btf's.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -12,6 +12,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "cfiprof_abi.h"
+#include "exit_maps_abi.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -29,15 +30,19 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * the VMA iterator).  Loaded only where the kernel has bpf_iter_task_vma
  * (6.7+).
  */
-extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
-				 __u64 addr) __weak __ksym;
-extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __weak __ksym;
-extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksym;
+static int (*const iter_task_vma_new)(struct bpf_iter_task_vma *it, struct task_struct *task,
+				      __u64 addr) = (void *)(EXIT_MAPS_KFUNC_BASE +
+							     EXIT_KFUNC_ITER_TASK_VMA_NEW);
+static struct vm_area_struct *(*const iter_task_vma_next)(struct bpf_iter_task_vma *it) =
+    (void *)(EXIT_MAPS_KFUNC_BASE + EXIT_KFUNC_ITER_TASK_VMA_NEXT);
+static void (*const iter_task_vma_destroy)(struct bpf_iter_task_vma *it) =
+    (void *)(EXIT_MAPS_KFUNC_BASE + EXIT_KFUNC_ITER_TASK_VMA_DESTROY);
 
 #define VM_EXEC_BIT 0x4
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_exit_maps, struct task_struct *p)
+/* the exiting task is the current one: the tracepoint's argument is not read */
+SEC("raw_tp/sched_process_exit")
+int on_exit_maps(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -93,8 +98,8 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 		return 0;
 	*sent = 0;
 	r.pid = tgid;
-	bpf_iter_task_vma_new(&it, task, 0);
-	while ((vma = bpf_iter_task_vma_next(&it))) {
+	iter_task_vma_new(&it, task, 0);
+	while ((vma = iter_task_vma_next(&it))) {
 		struct file *file = BPF_CORE_READ(vma, vm_file);
 		__u64 start = BPF_CORE_READ(vma, vm_start);
 		struct inode *inode;
@@ -121,7 +126,7 @@ int BPF_PROG(on_exit_maps, struct task_struct *p)
 		if (bpf_ringbuf_output(&exit_maps, &r, sizeof(r), 0))
 			lost = 1;
 	}
-	bpf_iter_task_vma_destroy(&it);
+	iter_task_vma_destroy(&it);
 	end.pid = tgid;
 	end.time_ns = bpf_ktime_get_ns();
 	/* the process's start, as /proc/PID/stat gives it: its leader's, not this thread's */

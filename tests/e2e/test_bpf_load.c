@@ -24,6 +24,7 @@
 #include "exit_maps.skel.h"
 #include "tests/lib/harness.h"
 #include "user/session/core_btf.h"
+#include "user/session/exit_maps_load.h"
 
 /* libbpf prints the verifier log at warning level: keep its tail for the failure message. */
 static char log_tail[32768];
@@ -188,6 +189,7 @@ static void core_btf_same_relocations(void)
 	const struct btf *local[2];
 	const void *raw;
 	__u32 len = 0;
+	int32_t kfunc_ids[EXIT_KFUNC_MAX];
 	int fd = -1, progs = 0, differ = 0, err;
 
 	CHECK(kernel && whole && exit_whole, "kernel BTF %p, objects %p %p", (void *)kernel,
@@ -211,7 +213,12 @@ static void core_btf_same_relocations(void)
 	CHECK(cut && exit_cut, "open with %s", path);
 	if (!cut || !exit_cut)
 		goto cleanup;
-	err = cfiprof_bpf__load(whole);
+	/* the kfunc calls, as the loader makes them (exit_maps_load.h) */
+	err = exit_maps_kfunc_ids(kfunc_ids);
+	err = err ? err : exit_maps_patch_kfuncs(exit_whole->progs.on_exit_maps, kfunc_ids);
+	err = err ? err : exit_maps_patch_kfuncs(exit_cut->progs.on_exit_maps, kfunc_ids);
+	CHECK(!err, "on_exit_maps' kfuncs: %s", strerror(-err));
+	err = err ? err : cfiprof_bpf__load(whole);
 	err = err ? err : exit_maps_bpf__load(exit_whole);
 	CHECK(!err, "load with the kernel's BTF: %s\n%s", strerror(-err), log_tail);
 	err = err ? err : cfiprof_bpf__load(cut);
@@ -246,10 +253,12 @@ cleanup:
 }
 
 /*
- * Neither the sampling programs' object (raw tracepoints, no kfuncs) nor its
- * second load needs the kernel's BTF once its CO-RE types are cached: libbpf
- * reads it only where an object has BTF tracepoints or kfuncs, ~5 MB parsed
- * (its debug log says "loading kernel BTF").
+ * Neither the sampling programs' object (raw tracepoints, no kfuncs), nor its
+ * second load, nor the exit mappings' object (raw tracepoint, its kfunc calls
+ * made by the loader) needs the kernel's BTF once their CO-RE types are
+ * cached: libbpf reads it where an object has BTF tracepoints or kfunc
+ * externs, ~5 MB parsed (its debug log says "loading kernel BTF"): the
+ * exit mappings' object had both.
  */
 static char libbpf_log[1 << 16];
 static size_t libbpf_log_len;
@@ -273,18 +282,21 @@ static void no_kernel_btf(void)
 {
 	struct btf *kernel = btf__load_vmlinux_btf(), *reduced = NULL;
 	struct cfiprof_bpf *probe = cfiprof_bpf__open(), *skel = NULL;
+	struct exit_maps_bpf *exit_probe = exit_maps_bpf__open(), *exit_skel = NULL;
 	char path[] = "/tmp/cfiprof-core-btf-XXXXXX";
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = path);
-	const struct btf *local[1];
+	int32_t kfunc_ids[EXIT_KFUNC_MAX];
+	const struct btf *local[2];
 	const void *raw;
 	__u32 len = 0;
 	int fd = -1, err;
 
-	CHECK(kernel && probe, "kernel BTF, object");
-	if (!kernel || !probe)
+	CHECK(kernel && probe && exit_probe, "kernel BTF, objects");
+	if (!kernel || !probe || !exit_probe)
 		goto cleanup;
 	local[0] = bpf_object__btf(probe->obj);
-	reduced = core_btf_reduce(kernel, local, 1);
+	local[1] = bpf_object__btf(exit_probe->obj);
+	reduced = core_btf_reduce(kernel, local, 2);
 	raw = reduced ? btf__raw_data(reduced, &len) : NULL;
 	fd = mkstemp(path);
 	CHECK(fd >= 0 && raw && write(fd, raw, len) == (ssize_t)len, "write %s", path);
@@ -295,8 +307,11 @@ static void no_kernel_btf(void)
 	libbpf_log_len = 0;
 	libbpf_set_print(log_all);
 	err = cfiprof_bpf__load(skel);
-	libbpf_set_print(capture_print);
 	CHECK(!err, "load: %s", strerror(-err));
+	err = err ? err : exit_maps_kfunc_ids(kfunc_ids);
+	exit_skel = err ? NULL : exit_maps_load(skel->obj, path, kfunc_ids);
+	libbpf_set_print(capture_print);
+	CHECK(err || exit_skel, "the exit mappings' object: %s", strerror(errno));
 	CHECK(!strstr(libbpf_log, "kernel BTF"), "libbpf read the kernel's BTF: %.300s",
 	      strstr(libbpf_log, "kernel BTF"));
 	/* the log is libbpf's: an empty one would prove nothing */
@@ -307,6 +322,8 @@ cleanup:
 		close(fd);
 		unlink(path);
 	}
+	exit_maps_bpf__destroy(exit_skel);
+	exit_maps_bpf__destroy(exit_probe);
 	cfiprof_bpf__destroy(skel);
 	cfiprof_bpf__destroy(probe);
 	btf__free(reduced);

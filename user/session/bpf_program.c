@@ -111,68 +111,6 @@ static uint32_t request_budget_per_cpu(void)
 	return per_slot / (uint64_t)cpus ? (uint32_t)(per_slot / (uint64_t)cpus) : 1;
 }
 
-static bool strings_have(const char *strs, size_t len, const char *name)
-{
-	size_t nlen = strlen(name);
-
-	for (const char *p = strs; p < strs + len;) {
-		const char *hit = memmem(p, (size_t)(strs + len - p), name, nlen + 1);
-
-		if (!hit)
-			return false;
-		/* a whole string, not the tail of a longer one */
-		if (hit == strs || hit[-1] == 0)
-			return true;
-		p = hit + 1;
-	}
-	return false;
-}
-
-/*
- * Whether the kernel's BTF names name (a kfunc, say): its string section is
- * searched, without parsing the types, since this runs at every start.
- * Mapped where the kernel allows it (6.16 on): sysfs reads a page per call,
- * and reading it whole was a read and a copy's page faults per page.
- */
-static bool kernel_btf_has(const char *name)
-{
-	struct btf_header h;
-	bool found = false;
-	char *strs = NULL;
-	struct stat st;
-	void *map = MAP_FAILED;
-	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	if (pread(fd, &h, sizeof(h), 0) != sizeof(h) || h.magic != BTF_MAGIC || !h.str_len ||
-	    h.str_len > (256u << 20) || fstat(fd, &st))
-		goto cleanup;
-	if ((uint64_t)h.hdr_len + h.str_off + h.str_len > (uint64_t)st.st_size)
-		goto cleanup;
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map != MAP_FAILED) {
-		found = strings_have((const char *)map + h.hdr_len + h.str_off, h.str_len, name);
-		munmap(map, (size_t)st.st_size);
-		goto cleanup;
-	}
-	strs = malloc(h.str_len);
-	if (!strs)
-		goto cleanup;
-	for (size_t got = 0; got < h.str_len;) {
-		ssize_t n = pread(fd, strs + got, h.str_len - got, (off_t)(h.hdr_len + h.str_off + got));
-
-		if (n <= 0)
-			goto cleanup;
-		got += (size_t)n;
-	}
-	found = strings_have(strs, h.str_len, name);
-cleanup:
-	free(strs);
-	close(fd);
-	return found;
-}
-
 /* Whether the running kernel is major.minor or later. */
 static bool kernel_at_least(int major, int minor)
 {
@@ -255,7 +193,7 @@ void loader_early_maps(struct map_early *me, const struct loader_opts *o)
 	     o->ringbuf_bytes ? o->ringbuf_bytes : EVENTS_RING_BYTES, 0},
 	    {"rules", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct cfi_rule), RULES_MAX,
 	     BPF_F_MMAPABLE},
-	    /* bpf/lifecycle_maps.bpf.h: both objects' maps, the exit maps' one loaded beside */
+	    /* bpf/lifecycle_maps.bpf.h: both objects' maps */
 	    {"procs", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct cfi_proc_val), PROCS_MAX,
 	     BPF_F_NO_PREALLOC},
 	    {"counters", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u64), CNT_MAX, 0},
@@ -268,35 +206,23 @@ void loader_early_maps(struct map_early *me, const struct loader_opts *o)
 	map_early_start(me, spec, (int)(sizeof(spec) / sizeof(spec[0])));
 }
 
-/* The maps the exit maps' object shares (bpf/lifecycle_maps.bpf.h), as map_early hands them. */
-static int early_fd(void *ctx, const char *name)
-{
-	return map_early_fd(ctx, name);
-}
-
-static int object_fd(void *ctx, const char *name)
-{
-	return bpf_object__find_map_fd_by_name(ctx, name);
-}
-
 /*
- * Waits for the exit mappings' object: a failure ends the start only where
- * the cached types may be why (loaded again without them); else sampling goes
- * on without exit lists (said), on_exit keeping their times (LRU).
+ * The exit mappings' object: a failure ends the start only where the cached
+ * types may be why (loaded again without them); else sampling goes on without
+ * exit lists (said), on_exit keeping their times (LRU).
  */
-static int exit_load_finish(struct loader *l, const char *core_path)
+static int exit_maps_open(struct loader *l, const int32_t ids[EXIT_KFUNC_MAX],
+			  const char *core_path)
 {
-	int err = l->exit_load ? exit_maps_load_wait(l->exit_load) : -EAGAIN;
-
-	if (err && core_path)
-		return err;
-	if (err && !l->exit_load)
-		fprintf(stderr, "cfiprof: cannot load the exiting processes' mappings program: "
-				"the deferred samples of a process that exits are not finished\n");
-	if (err) {
-		exit_maps_load_free(l->exit_load);
-		l->exit_load = NULL;
-	}
+	l->exit_skel = exit_maps_load(l->skel->obj, core_path, ids);
+	if (l->exit_skel)
+		return 0;
+	if (core_path)
+		return -errno;
+	fprintf(stderr,
+		"cfiprof: the exiting processes' mappings program could not be loaded (%s): "
+		"the deferred samples of a process that exits are not finished\n",
+		strerror(errno));
 	return 0;
 }
 
@@ -304,7 +230,7 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = core_path);
 	struct cfiprof_bpf *skel;
-	bool early_all;
+	int32_t kfunc_ids[EXIT_KFUNC_MAX];
 	int err;
 
 	memset(l, 0, sizeof(*l));
@@ -377,23 +303,22 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 	if (l->uses_bpf_loop)
 		bpf_program__set_autoload(skel->progs.walk_tc, false);
 	/* an exiting process's mappings, for its deferred samples: needs the VMA iterator */
-	l->exit_maps = o->defer_stack_bytes && kernel_btf_has("bpf_iter_task_vma_new");
+	l->exit_maps = o->defer_stack_bytes && !exit_maps_kfunc_ids(kfunc_ids);
 	skel->rodata->exit_maps_on = l->exit_maps;
 	err = events_configure(skel, o, l->uses_bpf_loop);
 	if (err)
 		goto fail;
-	/* every early map handed over: the ones the exit maps' object shares among them */
-	early_all = o->early && map_early_hand_over(o->early, skel->obj) == o->early->n;
-	/* beside this load where the maps it shares exist already, else after it */
-	if (l->exit_maps && early_all)
-		l->exit_load = exit_maps_load_start(early_fd, o->early, core_path);
+	if (o->early)
+		map_early_hand_over(o->early, skel->obj);
 	libbpf_muted = core_path != NULL;
 	err = cfiprof_bpf__load(skel);
 	libbpf_muted = false;
-	if (!err && l->exit_maps && !l->exit_load)
-		l->exit_load = exit_maps_load_start(object_fd, skel->obj, core_path);
+	/*
+	 * After this load, not beside it: another BPF load at the same time
+	 * made both slower than the two in turn.
+	 */
 	if (!err && l->exit_maps)
-		err = exit_load_finish(l, core_path);
+		err = exit_maps_open(l, kfunc_ids, core_path);
 	/* loaded again without the cache, which says what went wrong if anything else did */
 	if (err && core_path)
 		goto fail;
@@ -505,8 +430,8 @@ int loader_attach_tracepoints(struct loader *l)
 	int err;
 
 	err = cfiprof_bpf__attach(l->skel);
-	if (!err && l->exit_load)
-		err = exit_maps_load_attach(l->exit_load);
+	if (!err && l->exit_skel)
+		err = exit_maps_bpf__attach(l->exit_skel);
 
 	if (err)
 		fprintf(stderr, "cfiprof: attaching exec/exit tracepoints failed: %s\n",
@@ -544,7 +469,7 @@ void loader_close(struct loader *l)
 		pthread_join(l->core_thread, NULL);
 	core_btf_close(&l->core);
 	loader_detach_perf(l);
-	exit_maps_load_free(l->exit_load);
+	exit_maps_bpf__destroy(l->exit_skel);
 	runtime_walks_stop(l->walks);
 	map_window_free(&l->rows_win);
 	if (l->rules_mem)

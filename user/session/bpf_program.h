@@ -38,7 +38,7 @@ struct loader_opts {
 };
 
 struct ksyms;
-struct exit_maps_load;
+struct exit_maps_bpf;
 
 struct loader {
 	struct cfiprof_bpf *skel;
@@ -51,7 +51,7 @@ struct loader {
 	uint32_t rows_max, rules_max, pages_max;
 	bool uses_bpf_loop;
 	bool exit_maps; /* on_exit_maps loaded: exiting processes send their mappings */
-	struct exit_maps_load *exit_load; /* its object (exit_maps_load.h) */
+	struct exit_maps_bpf *exit_skel; /* its object (exit_maps_load.h) */
 	struct bpf_program *sample_prog; /* what the perf events run */
 	/* on_sample loaded without the runtimes' walks; this loads it with them */
 	bool runtime_walks_later;

@@ -1,106 +1,78 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* on_exit_maps' object, loaded beside the other (exit_maps_load.h). */
+/* on_exit_maps' object, loaded after the other (exit_maps_load.h). */
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <pthread.h>
-#include <stdbool.h>
-#include <stdio.h>
+#include <linux/bpf.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exit_maps.skel.h"
 #include "user/session/exit_maps_load.h"
+#include "user/session/kernel_btf.h"
 
-struct exit_maps_load {
-	pthread_t thread;
-	bool running;
-	exit_maps_fd_fn fd_of;
-	void *ctx;
-	char core_path[64];
-	struct exit_maps_bpf *skel;
-	int err;
-};
-
-/* Every map the object declares is the other object's but its own constants. */
-static int load(struct exit_maps_load *x)
+int exit_maps_kfunc_ids(int32_t ids[EXIT_KFUNC_MAX])
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo,
-		    .btf_custom_path = x->core_path[0] ? x->core_path : NULL);
-	struct bpf_map *m;
-	int err, fd;
+	static const char *const names[EXIT_KFUNC_MAX] = {
+#define EXIT_MAPS_KFUNC_NAME(id, name) [EXIT_KFUNC_##id] = #name,
+	    EXIT_MAPS_KFUNCS(EXIT_MAPS_KFUNC_NAME)
+#undef EXIT_MAPS_KFUNC_NAME
+	};
+	int found = kernel_btf_func_ids(names, ids, EXIT_KFUNC_MAX);
 
-	x->skel = exit_maps_bpf__open_opts(&oo);
-	if (!x->skel)
-		return -errno;
-	bpf_object__for_each_map(m, x->skel->obj)
+	return found < 0 ? found : found < EXIT_KFUNC_MAX ? -ENOENT : 0;
+}
+
+int exit_maps_patch_kfuncs(struct bpf_program *prog, const int32_t ids[EXIT_KFUNC_MAX])
+{
+	size_t n = bpf_program__insn_cnt(prog);
+	struct bpf_insn *insns = malloc(n * sizeof(*insns));
+	int err, patched = 0;
+
+	if (!insns)
+		return -ENOMEM;
+	memcpy(insns, bpf_program__insns(prog), n * sizeof(*insns));
+	for (size_t i = 0; i < n; i++) {
+		struct bpf_insn *in = &insns[i];
+		uint32_t k = (uint32_t)in->imm - EXIT_MAPS_KFUNC_BASE;
+
+		if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg || k >= EXIT_KFUNC_MAX)
+			continue;
+		in->src_reg = BPF_PSEUDO_KFUNC_CALL;
+		in->off = 0; /* vmlinux's BTF, not a module's */
+		in->imm = ids[k];
+		patched++;
+	}
+	err = patched ? bpf_program__set_insns(prog, insns, n) : -ENOENT;
+	free(insns);
+	return err;
+}
+
+struct exit_maps_bpf *exit_maps_load(const struct bpf_object *shared, const char *core_path,
+				     const int32_t ids[EXIT_KFUNC_MAX])
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = core_path);
+	struct exit_maps_bpf *skel = exit_maps_bpf__open_opts(&oo);
+	struct bpf_map *m;
+	int err = 0, fd;
+
+	if (!skel)
+		return NULL;
+	/* every map it declares is the other object's but its own constants */
+	bpf_object__for_each_map(m, skel->obj)
 	{
 		if (bpf_map__is_internal(m))
 			continue;
-		fd = x->fd_of(x->ctx, bpf_map__name(m));
-		if (fd < 0)
-			return -ENOENT;
-		err = bpf_map__reuse_fd(m, fd);
+		fd = bpf_object__find_map_fd_by_name(shared, bpf_map__name(m));
+		err = fd < 0 ? -ENOENT : bpf_map__reuse_fd(m, fd);
 		if (err)
-			return err;
+			break;
 	}
-	return exit_maps_bpf__load(x->skel);
-}
-
-static void *load_main(void *arg)
-{
-	struct exit_maps_load *x = arg;
-
-	x->err = load(x);
-	return NULL;
-}
-
-struct exit_maps_load *exit_maps_load_start(exit_maps_fd_fn fd_of, void *ctx, const char *core_path)
-{
-	struct exit_maps_load *x = calloc(1, sizeof(*x));
-
-	if (!x)
-		return NULL;
-	x->fd_of = fd_of;
-	x->ctx = ctx;
-	if (core_path)
-		snprintf(x->core_path, sizeof(x->core_path), "%s", core_path);
-	if (pthread_create(&x->thread, NULL, load_main, x)) {
-		free(x);
+	err = err ? err : exit_maps_patch_kfuncs(skel->progs.on_exit_maps, ids);
+	err = err ? err : exit_maps_bpf__load(skel);
+	if (err) {
+		exit_maps_bpf__destroy(skel);
+		errno = -err;
 		return NULL;
 	}
-	pthread_setname_np(x->thread, "cfiprof-exitmaps");
-	x->running = true;
-	return x;
-}
-
-int exit_maps_load_wait(struct exit_maps_load *x)
-{
-	if (x->running) {
-		pthread_join(x->thread, NULL);
-		x->running = false;
-		if (x->err)
-			fprintf(
-			    stderr,
-			    "cfiprof: the exiting processes' mappings program could not be loaded "
-			    "(%s): the deferred samples of a process that exits are not finished\n",
-			    strerror(-x->err));
-	}
-	return x->err;
-}
-
-int exit_maps_load_attach(struct exit_maps_load *x)
-{
-	int err = exit_maps_load_wait(x);
-
-	return err ? err : exit_maps_bpf__attach(x->skel);
-}
-
-void exit_maps_load_free(struct exit_maps_load *x)
-{
-	if (!x)
-		return;
-	if (x->running)
-		pthread_join(x->thread, NULL);
-	exit_maps_bpf__destroy(x->skel);
-	free(x);
+	return skel;
 }

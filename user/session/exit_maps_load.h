@@ -1,29 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * on_exit_maps' object (bpf/exit_maps.bpf.c), loaded in a thread beside the
- * sampling programs' object and handed the same maps: its kfuncs make libbpf
- * parse all of the kernel's BTF, which the other's load then does without.
+ * on_exit_maps' object (bpf/exit_maps.bpf.c), loaded after the sampling
+ * programs' object and handed its maps.  Neither load reads the kernel's
+ * whole BTF: the kfuncs' ids are found here (exit_maps_abi.h).
  */
 #ifndef CFIPROF_EXIT_MAPS_LOAD_H
 #define CFIPROF_EXIT_MAPS_LOAD_H
 
-struct exit_maps_load;
+#include <stdint.h>
 
-/* The descriptor of the map called name that the object is to share; -1: none. */
-typedef int (*exit_maps_fd_fn)(void *ctx, const char *name);
+#include "bpf/exit_maps_abi.h"
+
+struct bpf_object;
+struct bpf_program;
+struct exit_maps_bpf;
 
 /*
- * Opens the object, hands it fd_of's maps and loads it, in a thread (with the
- * cached kernel types of core_path, NULL: none); NULL when it cannot start.
- * fd_of is called from the thread, before exit_maps_load_wait returns.
+ * The kernel's BTF ids of on_exit_maps' kfuncs: 0, or -ENOENT where the
+ * kernel lacks one (no VMA iterator before 6.7), or -errno.
  */
-struct exit_maps_load *exit_maps_load_start(exit_maps_fd_fn fd_of, void *ctx,
-					    const char *core_path);
-/* Waits for the load: 0 or -errno (said on stderr). */
-int exit_maps_load_wait(struct exit_maps_load *x);
-/* Attaches the loaded program: 0 or -errno. */
-int exit_maps_load_attach(struct exit_maps_load *x);
-/* Waits for it if it runs, detaches and frees it. */
-void exit_maps_load_free(struct exit_maps_load *x);
+int exit_maps_kfunc_ids(int32_t ids[EXIT_KFUNC_MAX]);
+/*
+ * Makes each call of a made-up helper number in prog (exit_maps_abi.h) the
+ * kfunc call of its id: 0 or -errno.  Before the object's load.
+ */
+int exit_maps_patch_kfuncs(struct bpf_program *prog, const int32_t ids[EXIT_KFUNC_MAX]);
+/*
+ * Opens the object, hands it the maps of shared (loaded) that it declares,
+ * and loads it with the cached kernel types of core_path (NULL: none).  NULL
+ * and errno set on failure.
+ */
+struct exit_maps_bpf *exit_maps_load(const struct bpf_object *shared, const char *core_path,
+				     const int32_t ids[EXIT_KFUNC_MAX]);
 
 #endif

@@ -55,9 +55,8 @@ int map_early_hand_over(struct map_early *me, struct bpf_object *obj)
 	for (int i = 0; i < me->n; i++) {
 		struct bpf_map *m = bpf_object__find_map_by_name(obj, me->spec[i].name);
 
-		me->handed[i] = me->fd[i] >= 0 && m && matches(&me->spec[i], m) &&
-				!bpf_map__reuse_fd(m, me->fd[i]);
-		if (me->handed[i])
+		if (me->fd[i] >= 0 && m && matches(&me->spec[i], m) &&
+		    !bpf_map__reuse_fd(m, me->fd[i]))
 			handed++;
 		else if (me->fd[i] >= 0) {
 			/* not this object's: nobody else may take it for the object's own */
@@ -68,14 +67,6 @@ int map_early_hand_over(struct map_early *me, struct bpf_object *obj)
 	return handed;
 }
 
-int map_early_fd(const struct map_early *me, const char *name)
-{
-	for (int i = 0; i < me->n; i++)
-		if (!strcmp(me->spec[i].name, name))
-			return me->handed[i] ? me->fd[i] : -1;
-	return -1;
-}
-
 void map_early_free(struct map_early *me)
 {
 	join(me);
@@ -83,6 +74,5 @@ void map_early_free(struct map_early *me)
 		if (me->fd[i] >= 0)
 			close(me->fd[i]);
 		me->fd[i] = -1;
-		me->handed[i] = false;
 	}
 }

@@ -27,8 +27,7 @@ struct map_early {
 	bool started;
 	int n;
 	struct map_early_spec spec[MAP_EARLY_MAX];
-	int fd[MAP_EARLY_MAX];	    /* -1: not created */
-	bool handed[MAP_EARLY_MAX]; /* to the object of map_early_hand_over */
+	int fd[MAP_EARLY_MAX]; /* -1: not created */
 };
 
 /* Creates the n maps of spec in a thread (n <= MAP_EARLY_MAX); without one, none. */
@@ -39,8 +38,6 @@ void map_early_start(struct map_early *me, const struct map_early_spec *spec, in
  * many were handed over.
  */
 int map_early_hand_over(struct map_early *me, struct bpf_object *obj);
-/* The map called name, handed to the object by map_early_hand_over; -1: it was not. */
-int map_early_fd(const struct map_early *me, const char *name);
 /* Closes them: libbpf holds descriptors of its own of the ones it was handed. */
 void map_early_free(struct map_early *me);
 

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The running kernel's BTF read in place, not parsed: the type ids of
+ * functions.  libbpf's whole parse (~5 MB read and indexed) is what a start
+ * avoids.
+ */
+#ifndef CFIPROF_KERNEL_BTF_H
+#define CFIPROF_KERNEL_BTF_H
+
+#include <stdint.h>
+
+/*
+ * The type id of the BTF_KIND_FUNC called names[i] into ids[i] (0: none),
+ * for i < n.  Returns how many were found, or -errno.
+ */
+int kernel_btf_func_ids(const char *const names[], int32_t ids[], int n);
+
+#endif
