@@ -302,6 +302,7 @@ static __always_inline int runtime_jit_caller_rule(__u32 tgid, __u64 pc, struct 
 #include "walker.h"
 
 #define PF_KTHREAD	     0x00200000
+#define PF_EXITING	     0x00000004
 #define FRAMES_PER_TAIL_CALL 32
 #define RECORD_MAX_BYTES                                                                           \
 	(sizeof(struct cfi_sample_record) + (MAX_KERNEL_FRAMES + MAX_USER_FRAMES_LIMIT) * sizeof(__u64))

@@ -146,9 +146,12 @@ static __always_inline __u32 sample_begin(const struct sample_src *src,
 	/*
 	 * In do_exit after exit_mm(): no profiler can read this stack any more.
 	 * The leaf (the exit_group call) is still known; the walk stops at its
-	 * first read, and settle_reason() names why.
+	 * first read, and settle_reason() names why.  PF_EXITING comes before
+	 * exit_mm(); mm is read only then, and not as a BTF pointer, whose
+	 * load costs the verifier searches of the kernel's BTF by name (is the
+	 * field trusted?) at each place it checks it.
 	 */
-	else if (!task->mm)
+	else if ((task->flags & PF_EXITING) && !BPF_CORE_READ(task, mm))
 		st->flags |= SAMPLE_EXITING;
 	/*
 	 * Inside execve the saved user registers may belong to the image being
