@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * on_exit_maps, an object of its own, loaded beside cfiprof.bpf.c's from the
- * same maps (user/session/exit_maps_load.c).  Neither makes libbpf read the
+ * on_exit_maps, an object of its own, loaded after cfiprof.bpf.c's with its
+ * maps (user/session/exit_maps_load.c).  Neither makes libbpf read the
  * kernel's BTF: CO-RE types come from a cache (user/session/core_btf.h), the
  * kfuncs' ids from the loader (exit_maps_abi.h), and this program is a raw
  * tracepoint's, attached by name, not tp_btf's.

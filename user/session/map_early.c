@@ -47,24 +47,19 @@ static void join(struct map_early *me)
 	me->started = false;
 }
 
-int map_early_hand_over(struct map_early *me, struct bpf_object *obj)
+void map_early_hand_over(struct map_early *me, struct bpf_object *obj)
 {
-	int handed = 0;
-
 	join(me);
 	for (int i = 0; i < me->n; i++) {
 		struct bpf_map *m = bpf_object__find_map_by_name(obj, me->spec[i].name);
 
-		if (me->fd[i] >= 0 && m && matches(&me->spec[i], m) &&
-		    !bpf_map__reuse_fd(m, me->fd[i]))
-			handed++;
-		else if (me->fd[i] >= 0) {
-			/* not this object's: nobody else may take it for the object's own */
-			close(me->fd[i]);
-			me->fd[i] = -1;
-		}
+		if (me->fd[i] < 0 ||
+		    (m && matches(&me->spec[i], m) && !bpf_map__reuse_fd(m, me->fd[i])))
+			continue;
+		/* not this object's: nobody else may take it for the object's own */
+		close(me->fd[i]);
+		me->fd[i] = -1;
 	}
-	return handed;
 }
 
 void map_early_free(struct map_early *me)

@@ -34,10 +34,9 @@ struct map_early {
 void map_early_start(struct map_early *me, const struct map_early_spec *spec, int n);
 /*
  * Waits for them and hands obj (opened, sized, not loaded) each one that
- * matches its map of that name (libbpf creates the others).  Returns how
- * many were handed over.
+ * matches its map of that name (libbpf creates the others).
  */
-int map_early_hand_over(struct map_early *me, struct bpf_object *obj);
+void map_early_hand_over(struct map_early *me, struct bpf_object *obj);
 /* Closes them: libbpf holds descriptors of its own of the ones it was handed. */
 void map_early_free(struct map_early *me);
 
