@@ -11,6 +11,9 @@ cd "$(dirname "$0")/../.."
 CFIPROF=${CFIPROF:-build/cfiprof}
 FPWALK=${FPWALK:-build/bench/fpwalk}
 RUNS=${RUNS:-7}
+# the parts below pair each round's loop under fpwalk and under cfiprof: their difference
+# spreads by +-100 ms here (the loop's own CPU time does), so they take more rounds
+PARTS_RUNS=${PARTS_RUNS:-15}
 XZ_MB=${XZ_MB:-9}
 WORK_STEPS=${WORK_STEPS:-3600000000}
 out=build/bench/startup
@@ -62,58 +65,69 @@ for i in $(seq "$RUNS"); do
 		echo "cpu-$rt $(awk '{printf "%.0f", ($1 + $2) * 1000}' "$out/cpu.txt")" >> "$out/cpu-runs.txt"
 	done
 done
-# The fixed loop's overhead by parts, each with little noise of its own (the loop's wall time
-# here spreads more than the 2% to be shown): the start (the command held until BPF is
-# ready: record -v), the stop (the command's exit to record's), and the sampling BPF
+# The fixed loop's overhead by parts: the start (the command held until BPF is ready:
+# record -v) and the stop (the command's exit to record's), each with little noise of its
+# own, the loop's run, which spreads more than the 2% to be shown, and the sampling BPF
 # program's run time (kernel.bpf_stats_enabled, its own pass: the stats cost a little).
 # Not in it: the timer interrupt around each sample, which any sampling profiler pays.
 stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -qw kernel.bpf_stats_enabled=1
 : > "$out/parts.txt"
-# The loop's own run time (inside sh) bare, under the cheapest 999 Hz sampler there is (the
-# kernel's frame-pointer walk, tests/bench/fpwalk: what sampling itself costs here) and under
-# cfiprof, in the same round.
+# The loop's own run time (inside sh) bare, in each round, for its run under the cheapest
+# 999 Hz sampler there is (the kernel's frame-pointer walk, tests/bench/fpwalk: what sampling
+# itself costs here) and under cfiprof.
 inner() {
 	settle
 	"$@" sh -c 'a=$(date +%s%N); "$0" "$1" > /dev/null; b=$(date +%s%N); echo $(((b - a) / 1000000)) > "$2"' \
 		"$out/fixed_work" "$WORK_STEPS" "$out/inner" > /dev/null 2>&1 || true
 	cat "$out/inner"
 }
-# The same parts of fpwalk's run: the fixed cost by parts, each round's (start + stop + the
-# loop's run) under cfiprof less under fpwalk, leaves out the wall time's spread outside
-# the loop, which the paired wall figure above cannot (its rounds spread by +-200 ms here).
-for i in $(seq "$RUNS"); do
-	b=$(inner)
+# One run of the loop, under sh, timed by parts: its start (t0 - t), run (t1 - t0) and stop
+# (e - t1), and the loop's own CPU time (user + sys, the BPF program's time charged to it
+# included). The parts add up to the run's wall time: what they add is where it goes.
+timed() {
 	settle
 	t=$(date +%s%N)
-	"$FPWALK" -F 999 -- sh -c 'date +%s%N > "$0.t0"; "$1" "$2" > /dev/null; date +%s%N > "$0.t1"' \
-		"$out/parts" "$out/fixed_work" "$WORK_STEPS" > /dev/null 2>&1 || true
+	"$@" sh -c 'date +%s%N > "$0.t0"; /usr/bin/time -f "%U %S" -o "$0.cpu" "$1" "$2" > /dev/null
+		date +%s%N > "$0.t1"' "$out/parts" "$out/fixed_work" "$WORK_STEPS" > /dev/null 2> "$out/err.txt" || true
 	e=$(date +%s%N)
 	t0=$(cat "$out/parts.t0")
 	t1=$(cat "$out/parts.t1")
-	fs=$(( (t0 - t) / 1000000 )) fe=$(( (e - t1) / 1000000 )) fr=$(( (t1 - t0) / 1000000 ))
+	start=$(( (t0 - t) / 1000000 )) stop=$(( (e - t1) / 1000000 )) run=$(( (t1 - t0) / 1000000 ))
+	cpu=$(awk '{printf "%.0f", ($1 + $2) * 1000}' "$out/parts.cpu")
+}
+# The fixed cost by parts: each round's (start + stop + the loop's run) under cfiprof less
+# under fpwalk, i.e. the paired wall figure of this sh-wrapped loop, over more rounds than
+# above: a round's difference spreads by +-100 ms here, as the loop's own CPU time does in
+# both, so the median of 7 is +-40 ms. The two go first in turn (a drift of the machine
+# over a round falls on each alike).
+for i in $(seq "$PARTS_RUNS"); do
+	b=$(inner)
 	echo "inner-bare $b" >> "$out/parts.txt"
+	for who in $([ $((i % 2)) = 1 ] && echo "fpwalk cfiprof" || echo "cfiprof fpwalk"); do
+		if [ "$who" = fpwalk ]; then
+			timed "$FPWALK" -F 999 --
+			fs=$start fe=$stop fr=$run fc=$cpu
+			continue
+		fi
+		timed "$CFIPROF" record -v -F 999 -o "$out/out.folded" --
+		cs=$start ce=$stop cr=$run cc=$cpu
+		ns=$(grep -o 'BPF run time [0-9]* ns per sample' "$out/err.txt" | awk '{print $4}')
+		n=$(grep -o '[0-9]* samples (' "$out/err.txt" | head -1 | awk '{print $1}')
+		echo "stopv $(grep -o 'stop: [0-9.]* ms' "$out/err.txt" | awk '{print $2}')" >> "$out/parts.txt"
+		echo "bpf $(awk -v n="${n:-0}" -v ns="${ns:-0}" 'BEGIN {printf "%.0f", n * ns / 1e6}')" >> "$out/parts.txt"
+		echo "nsps ${ns:-0}" >> "$out/parts.txt"
+	done
 	echo "inner-fpwalk $((fr - b))" >> "$out/parts.txt"
 	echo "fpwalk-start $fs" >> "$out/parts.txt"
 	echo "fpwalk-stop $fe" >> "$out/parts.txt"
-	settle
-	t=$(date +%s%N)
-	"$CFIPROF" record -v -F 999 -o "$out/out.folded" -- sh -c \
-		'date +%s%N > "$0.t0"; "$1" "$2" > /dev/null; date +%s%N > "$0.t1"' \
-		"$out/parts" "$out/fixed_work" "$WORK_STEPS" > /dev/null 2> "$out/err.txt" || true
-	e=$(date +%s%N)
-	t0=$(cat "$out/parts.t0")
-	t1=$(cat "$out/parts.t1")
-	ns=$(grep -o 'BPF run time [0-9]* ns per sample' "$out/err.txt" | awk '{print $4}')
-	n=$(grep -o '[0-9]* samples (' "$out/err.txt" | head -1 | awk '{print $1}')
-	echo "start $(( (t0 - t) / 1000000 ))" >> "$out/parts.txt"
-	echo "stop $(( (e - t1) / 1000000 ))" >> "$out/parts.txt"
-	echo "stopv $(grep -o 'stop: [0-9.]* ms' "$out/err.txt" | awk '{print $2}')" >> "$out/parts.txt"
-	echo "run $(( (t1 - t0) / 1000000 ))" >> "$out/parts.txt"
-	echo "inner-cfiprof $(( (t1 - t0) / 1000000 - b ))" >> "$out/parts.txt"
-	echo "bpf $(awk -v n="${n:-0}" -v ns="${ns:-0}" 'BEGIN {printf "%.0f", n * ns / 1e6}')" >> "$out/parts.txt"
-	echo "nsps ${ns:-0}" >> "$out/parts.txt"
-	echo "over-fpwalk-parts $(( (t0 - t) / 1000000 + (e - t1) / 1000000 + (t1 - t0) / 1000000 - fs - fe - fr ))" >> "$out/parts.txt"
+	echo "start $cs" >> "$out/parts.txt"
+	echo "stop $ce" >> "$out/parts.txt"
+	echo "run $cr" >> "$out/parts.txt"
+	echo "inner-cfiprof $((cr - b))" >> "$out/parts.txt"
+	echo "over-fpwalk-run $((cr - fr))" >> "$out/parts.txt"
+	echo "over-fpwalk-cpu $((cc - fc))" >> "$out/parts.txt"
+	echo "over-fpwalk-parts $((cs + ce + cr - fs - fe - fr))" >> "$out/parts.txt"
 done
 sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 part() { awk -v k="$1" '$1 == k {print $2}' "$out/parts.txt" | median; }
@@ -138,11 +152,14 @@ report=$out/startup.md
 	echo "per round: $fo ms; target <= 50 ms: $(awk -v d="$fo" 'BEGIN {print (d <= 50) ? "met" : "not met"}')."
 	echo "Each round's: $(awk '$1 == "work" && $2 == "over-fpwalk" {printf "%s ", $3}' "$out/raw.txt")"
 	echo
-	echo "The same by parts (the loop's start, stop and run, below; bpf_stats on for cfiprof):"
+	echo "The same by parts ($PARTS_RUNS rounds: the loop's start, stop and run, below; bpf_stats on for cfiprof):"
 	echo "start $(part start) ms + stop $(part stop) ms under cfiprof, $(part fpwalk-start) + $(part fpwalk-stop) ms under"
 	echo "fpwalk; the loop's own run $(part inner-cfiprof) ms over bare under cfiprof, $(part inner-fpwalk) ms under fpwalk."
 	echo "Fixed cost by parts, paired per round: $(part over-fpwalk-parts) ms; target <= 50 ms: $(awk -v d="$(part over-fpwalk-parts)" 'BEGIN {print (d <= 50) ? "met" : "not met"}')."
 	echo "Each round's: $(awk '$1 == "over-fpwalk-parts" {printf "%s ", $2}' "$out/parts.txt")"
+	echo "The loop's run under cfiprof less under fpwalk, each round's: $(awk '$1 == "over-fpwalk-run" {printf "%s ", $2}' "$out/parts.txt")"
+	echo "(median $(part over-fpwalk-run) ms); the loop's own CPU time, the same: $(awk '$1 == "over-fpwalk-cpu" {printf "%s ", $2}' "$out/parts.txt")"
+	echo "(median $(part over-fpwalk-cpu) ms)."
 	echo
 	ft=$(get true diff-cfiprof)
 	fw=$(get work diff-cfiprof)
@@ -153,7 +170,7 @@ report=$out/startup.md
 	echo "Fixed cost (record -- /bin/true over bare): $ft ms; the rest of the fixed loop's"
 	echo "difference (sampling, table builds and naming during and after its run): $(awk -v a="$fw" -v b="$ft" 'BEGIN {print a - b}') ms."
 	echo
-	echo "The fixed loop's overhead by parts (medians of $RUNS runs, bpf_stats on): start"
+	echo "The fixed loop's overhead by parts (medians of $PARTS_RUNS runs, bpf_stats on): start"
 	echo "$(part start) ms (sh included), stop $(part stop) ms (record -v: $(part stopv) ms), the sampling program $(part bpf) ms"
 	echo "($(part nsps) ns per sample) over a $(part run) ms run: $(awk -v a="$(part start)" \
 		-v b="$(part stop)" -v c="$(part bpf)" -v r="$(part run)" \
