@@ -452,12 +452,27 @@ void loader_detach_perf(struct loader *l)
 
 void loader_start_runtime_walks(struct loader *l)
 {
-	if (!l->runtime_walks_later)
+	struct runtime_walks *rw;
+
+	if (!l->runtime_walks_later ||
+	    __atomic_exchange_n(&l->walks_started, true, __ATOMIC_ACQ_REL))
 		return;
-	l->walks = runtime_walks_start(l->skel, l->core_used ? l->core.file_fd : -1);
-	if (!l->walks)
+	/* core.file_fd changes no more: the types' cache was used, so no thread writes it */
+	rw = runtime_walks_start(l->skel, l->core_used ? l->core.file_fd : -1);
+	__atomic_store_n(&l->walks, rw, __ATOMIC_RELEASE);
+	if (!rw)
 		fprintf(stderr, "cfiprof: cannot start loading the language runtimes' walks: "
 				"their frames are not read\n");
+}
+
+struct runtime_walks *loader_runtime_walks(const struct loader *l)
+{
+	return __atomic_load_n(&l->walks, __ATOMIC_ACQUIRE);
+}
+
+bool loader_runtime_walks_started(const struct loader *l)
+{
+	return __atomic_load_n(&l->walks_started, __ATOMIC_ACQUIRE);
 }
 
 void loader_close(struct loader *l)
@@ -467,7 +482,8 @@ void loader_close(struct loader *l)
 	core_btf_close(&l->core);
 	loader_detach_perf(l);
 	exit_maps_bpf__destroy(l->exit_skel);
-	runtime_walks_stop(l->walks);
+	/* after the tracker's thread, the one that may start it, has ended */
+	runtime_walks_stop(loader_runtime_walks(l));
 	map_window_free(&l->rows_win);
 	if (l->rules_mem)
 		munmap(l->rules_mem, l->rules_len);

@@ -9,6 +9,8 @@
 #include "common/clock.h"
 #include "user/profile/frame_names.h"
 #include "user/session/runtimes.h"
+#include "user/track/runtime_procs.h"
+#include "user/track/runtime_hooks.h"
 
 /* each runtime's folder defines its NAME_runtime */
 #define RUNTIME_OPS_DECLARE(id, value, name, tag, frames, type)                                    \
@@ -68,6 +70,7 @@ int session_runtimes_parse(const char *list, uint32_t *off, char *err, size_t er
 int session_runtimes_start(struct session_runtimes *sr, int procs_fd, uint32_t off)
 {
 	memset(sr, 0, sizeof(*sr));
+	sr->procs_fd = procs_fd;
 	for (size_t i = 0; i < NR_LISTED; i++) {
 		const struct runtime_ops *ops = listed[i];
 		struct session_runtime *r = &sr->by_id[ops->id];
@@ -85,6 +88,40 @@ int session_runtimes_start(struct session_runtimes *sr, int procs_fd, uint32_t o
 		sr->hooks[sr->nr_hooks++] = r->hooks;
 	}
 	return 0;
+}
+
+static void first_check(struct session_runtimes *sr, uint32_t pid)
+{
+	if (__atomic_load_n(&sr->first_seen, __ATOMIC_ACQUIRE) ||
+	    !runtime_procs_has(sr->procs_fd, pid))
+		return;
+	if (!__atomic_exchange_n(&sr->first_seen, true, __ATOMIC_ACQ_REL))
+		sr->first_proc(sr->first_ctx);
+}
+
+/* a process of a runtime whose objects earlier loads saw is claimed early */
+static void first_early(void *ctx, uint32_t pid, const struct proc_mapping *maps,
+			const struct maps_entry *ents, const int *fds, uint32_t nr,
+			uint64_t read_ns)
+{
+	(void)maps, (void)ents, (void)fds, (void)nr, (void)read_ns;
+	first_check(ctx, pid);
+}
+
+/* the first of a runtime is claimed at its load's end, once its objects are read */
+static void first_at_end(void *ctx, uint32_t pid, const struct proc_mapping *maps, uint32_t nr,
+			 uint64_t read_ns)
+{
+	(void)maps, (void)nr, (void)read_ns;
+	first_check(ctx, pid);
+}
+
+void session_runtimes_on_first_proc(struct session_runtimes *sr, void (*fn)(void *ctx), void *ctx)
+{
+	sr->first_proc = fn;
+	sr->first_ctx = ctx;
+	sr->hooks[sr->nr_hooks++] =
+	    (struct runtime_hooks){.ctx = sr, .early = first_early, .proc = first_at_end};
 }
 
 void session_runtimes_free(struct session_runtimes *sr)

@@ -27,9 +27,14 @@ struct session_runtime {
 
 struct session_runtimes {
 	struct session_runtime by_id[RT_MAX];
-	/* the hooks of every runtime, for the tracker (struct proc_tracker_opts) */
-	struct runtime_hooks hooks[RT_MAX];
+	/* the hooks of every runtime, for the tracker (struct proc_tracker_opts), and the first
+	 * process's (session_runtimes_on_first_proc), last */
+	struct runtime_hooks hooks[RT_MAX + 1];
 	uint32_t nr_hooks;
+	int procs_fd;
+	void (*first_proc)(void *ctx);
+	void *first_ctx;
+	bool first_seen; /* first_proc was called (atomic: the load thread and the start) */
 };
 
 /*
@@ -45,6 +50,12 @@ int session_runtimes_parse(const char *list, uint32_t *off, char *err, size_t er
 /* The runtimes' names, comma-separated, for help texts. */
 extern const char *const session_runtime_names;
 void session_runtimes_free(struct session_runtimes *sr);
+/*
+ * fn(ctx), once, on the tracker's thread, when a load finds the first process
+ * a runtime's detector claims (its runtime_procs entry written by the hooks
+ * before this one's).  Before the tracker is made: its hooks are a copy.
+ */
+void session_runtimes_on_first_proc(struct session_runtimes *sr, void (*fn)(void *ctx), void *ctx);
 /* The consumer saw sample r (size bytes, checked): its runtime's note. */
 void session_runtimes_note(struct session_runtimes *sr, const struct cfi_sample_record *r,
 			   size_t size);

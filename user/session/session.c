@@ -264,6 +264,12 @@ static void loader_opts_from(struct session *s, const struct session_opts *o,
 	lo->defer_bytes_per_sec = o->defer_budget ? o->defer_budget : defer_budget_default(o);
 }
 
+/* the first runtime's process is found (session_runtimes_on_first_proc) */
+static void start_runtime_walks(void *loader)
+{
+	loader_start_runtime_walks(loader);
+}
+
 /* The state user space unwinds and names with: deferred walks, tables, symbols, tracker. */
 static int start_unwind_state(struct session *s, const struct session_opts *o)
 {
@@ -310,6 +316,10 @@ static int start_unwind_state(struct session *s, const struct session_opts *o)
 		fprintf(stderr, "cfiprof: out of memory\n");
 		return -ENOMEM;
 	}
+	/* verified while sampling runs, once a runtime's process is seen: a native one never waits
+	 */
+	if (s->ld.runtime_walks_later)
+		session_runtimes_on_first_proc(&s->runtimes, start_runtime_walks, &s->ld);
 	/* a cache that cannot be used safely is said so and skipped: tables are built */
 	if (o->table_cache[0])
 		s->table_cache = cfi_table_cache_open(
@@ -455,8 +465,6 @@ int session_start(struct session *s, const struct session_opts *o)
 	if (err)
 		return err;
 	t_loaded = mono_sec();
-	/* verified beside the rest of the start, and then while sampling runs */
-	loader_start_runtime_walks(&s->ld);
 	err = offcpu_unwalked_init(
 	    &s->unwalked,
 	    event_list_has(&s->opts.events, EVENT_OFF_CPU) ? s->ld.offcpu_unwalked_fd : -1,

@@ -208,11 +208,13 @@ static void print_full(struct session *s, FILE *f);
 /* The runtimes' walks verified while sampling ran (user/session/runtime_walks.h): when. */
 static void print_runtime_walks(struct session *s, const uint64_t *c, FILE *f)
 {
-	uint64_t load_ns, at = runtime_walks_in_place(s->ld.walks, &load_ns);
+	uint64_t load_ns, at = runtime_walks_in_place(loader_runtime_walks(&s->ld), &load_ns);
 
 	if (!s->ld.runtime_walks_later)
 		return;
-	if (at)
+	if (!at && !loader_runtime_walks_started(&s->ld))
+		fprintf(f, "cfiprof: runtimes' walks: not loaded, no runtime's process seen; ");
+	else if (at)
 		fprintf(f,
 			"cfiprof: runtimes' walks: verified beside sampling, in %.1f ms, in place "
 			"%.1f ms after sampling began; ",

@@ -36,3 +36,10 @@ void runtime_procs_drop(int fd, uint32_t pid, uint8_t rt)
 	if (fd >= 0 && !bpf_map_lookup_elem(fd, &pid, &old) && old.runtime == rt)
 		bpf_map_delete_elem(fd, &pid);
 }
+
+bool runtime_procs_has(int fd, uint32_t pid)
+{
+	struct cfi_runtime_proc e;
+
+	return fd >= 0 && !bpf_map_lookup_elem(fd, &pid, &e) && e.runtime != RT_NONE;
+}

@@ -23,5 +23,7 @@ int runtime_procs_put(int fd, uint32_t pid, uint8_t rt, bool keep_bp, const void
 		      size_t size);
 /* Removes pid's entry when it is runtime rt's. */
 void runtime_procs_drop(int fd, uint32_t pid, uint8_t rt);
+/* Whether pid has an entry (a runtime's detector claimed it). */
+bool runtime_procs_has(int fd, uint32_t pid);
 
 #endif
