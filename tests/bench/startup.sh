@@ -83,18 +83,19 @@ inner() {
 	cat "$out/inner"
 }
 # One run of the loop, under sh, timed by parts: its start (t0 - t), run (t1 - t0) and stop
-# (e - t1), and the loop's own CPU time (user + sys, the BPF program's time charged to it
-# included). The parts add up to the run's wall time: what they add is where it goes.
+# (e - t1), and the loop's own CPU time (user + sys as it reads them, us: the BPF programs'
+# time charged to it included). The parts add up to the run's wall time: what they add is
+# where it goes. The sampler's stdout in parts.out (fpwalk's bpf_stats).
 timed() {
 	settle
 	t=$(date +%s%N)
-	"$@" sh -c 'date +%s%N > "$0.t0"; /usr/bin/time -f "%U %S" -o "$0.cpu" "$1" "$2" > /dev/null
-		date +%s%N > "$0.t1"' "$out/parts" "$out/fixed_work" "$WORK_STEPS" > /dev/null 2> "$out/err.txt" || true
+	"$@" sh -c 'date +%s%N > "$0.t0"; "$1" "$2" > /dev/null 2> "$0.cpu"
+		date +%s%N > "$0.t1"' "$out/parts" "$out/fixed_work" "$WORK_STEPS" > "$out/parts.out" 2> "$out/err.txt" || true
 	e=$(date +%s%N)
 	t0=$(cat "$out/parts.t0")
 	t1=$(cat "$out/parts.t1")
 	start=$(( (t0 - t) / 1000000 )) stop=$(( (e - t1) / 1000000 )) run=$(( (t1 - t0) / 1000000 ))
-	cpu=$(awk '{printf "%.0f", ($1 + $2) * 1000}' "$out/parts.cpu")
+	cpu=$(awk '$1 == "cpu_us" {printf "%.0f", $2 / 1000}' "$out/parts.cpu")
 }
 # The fixed cost by parts: each round's (start + stop + the loop's run) under cfiprof less
 # under fpwalk, i.e. the paired wall figure of this sh-wrapped loop, over more rounds than
@@ -108,6 +109,7 @@ for i in $(seq "$PARTS_RUNS"); do
 		if [ "$who" = fpwalk ]; then
 			timed "$FPWALK" -F 999 --
 			fs=$start fe=$stop fr=$run fc=$cpu
+			fb=$(grep -o 'run_time_ns [0-9]*' "$out/parts.out" | awk '{printf "%.0f", $2 / 1e6}')
 			continue
 		fi
 		timed "$CFIPROF" record -v -F 999 -o "$out/out.folded" --
@@ -115,7 +117,8 @@ for i in $(seq "$PARTS_RUNS"); do
 		ns=$(grep -o 'BPF run time [0-9]* ns per sample' "$out/err.txt" | awk '{print $4}')
 		n=$(grep -o '[0-9]* samples (' "$out/err.txt" | head -1 | awk '{print $1}')
 		echo "stopv $(grep -o 'stop: [0-9.]* ms' "$out/err.txt" | awk '{print $2}')" >> "$out/parts.txt"
-		echo "bpf $(awk -v n="${n:-0}" -v ns="${ns:-0}" 'BEGIN {printf "%.0f", n * ns / 1e6}')" >> "$out/parts.txt"
+		cb=$(awk -v n="${n:-0}" -v ns="${ns:-0}" 'BEGIN {printf "%.0f", n * ns / 1e6}')
+		echo "bpf $cb" >> "$out/parts.txt"
 		echo "nsps ${ns:-0}" >> "$out/parts.txt"
 	done
 	echo "inner-fpwalk $((fr - b))" >> "$out/parts.txt"
@@ -128,6 +131,12 @@ for i in $(seq "$PARTS_RUNS"); do
 	echo "over-fpwalk-run $((cr - fr))" >> "$out/parts.txt"
 	echo "over-fpwalk-cpu $((cc - fc))" >> "$out/parts.txt"
 	echo "over-fpwalk-parts $((cs + ce + cr - fs - fe - fr))" >> "$out/parts.txt"
+	# of the run, the time the loop waited off the CPU and the BPF programs' time: neither
+	# moves with the host's speed, which moves the loop's own time by +-200 ms here; what
+	# they leave out is the loop running slower beside the sampler's threads
+	echo "over-fpwalk-wait $((cr - cc - fr + fc))" >> "$out/parts.txt"
+	echo "over-fpwalk-bpf $((cb - ${fb:-0}))" >> "$out/parts.txt"
+	echo "over-fpwalk-counted $((cs + ce - fs - fe + cr - cc - fr + fc + cb - ${fb:-0}))" >> "$out/parts.txt"
 done
 sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 part() { awk -v k="$1" '$1 == k {print $2}' "$out/parts.txt" | median; }
@@ -160,6 +169,10 @@ report=$out/startup.md
 	echo "The loop's run under cfiprof less under fpwalk, each round's: $(awk '$1 == "over-fpwalk-run" {printf "%s ", $2}' "$out/parts.txt")"
 	echo "(median $(part over-fpwalk-run) ms); the loop's own CPU time, the same: $(awk '$1 == "over-fpwalk-cpu" {printf "%s ", $2}' "$out/parts.txt")"
 	echo "(median $(part over-fpwalk-cpu) ms)."
+	echo "Of the run: the loop's time off the CPU $(part over-fpwalk-wait) ms more under cfiprof, the BPF programs'"
+	echo "time $(part over-fpwalk-bpf) ms more; start + stop + those two, paired per round: $(part over-fpwalk-counted) ms"
+	echo "(a floor: not in it, the loop's own instructions run slower beside cfiprof's threads)."
+	echo "Each round's: $(awk '$1 == "over-fpwalk-counted" {printf "%s ", $2}' "$out/parts.txt")"
 	echo
 	ft=$(get true diff-cfiprof)
 	fw=$(get work diff-cfiprof)
