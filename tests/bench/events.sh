@@ -35,7 +35,7 @@ for i in $(seq "$RUNS"); do
 	for k in "${kinds[@]}"; do
 		IFS='|' read -r name opts cmd <<< "$k"
 		# shellcheck disable=SC2086
-		eval "$CFIPROF record $opts --event-budget 100000 -o $out/hits.folded -- $cmd" > /dev/null 2> "$out/hits.err" || true
+		eval "$CFIPROF record -v $opts --event-budget 100000 -o $out/hits.folded -- $cmd" > /dev/null 2> "$out/hits.err" || true
 		line=$(grep 'BPF run time' "$out/hits.err" || true)
 		[ -n "$line" ] || { echo "events.sh: $name: no run time line" >&2; cat "$out/hits.err" >&2; continue; }
 		echo "$name $(echo "$line" | sed -E 's/.*BPF run time ([0-9]+) ns per sample.*\(([0-9]+) runs, ([0-9]+) sampled.*/\1 \2 \3/')" >> "$out/hits.txt"
