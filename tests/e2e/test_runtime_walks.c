@@ -86,7 +86,9 @@ static int on_sample_progs(pid_t pid)
 		}
 		if (!sampler || !m)
 			continue;
-		for (m += 8; !ours && sscanf(m, "%u", &id) == 1; m = strchr(m, ',') ? strchr(m, ',') + 1 : "")
+		/* "map_ids 12,34,56" */
+		for (char *q = (char *)m + 8, *end;
+		     !ours && (id = (unsigned int)strtoul(q, &end, 10)); q = end + (*end == ','))
 			for (int i = 0; i < nr && !ours; i++)
 				ours = ids[i] == id;
 		n += ours;
@@ -97,12 +99,12 @@ static int on_sample_progs(pid_t pid)
 
 /*
  * Records cmd (which runs until flag exists, or 60 s) and reads the kernel's
- * list of programs every 50 ms until record's sampling program is there and
- * until want of them are, or 30 s (a loaded machine: the second load is tens
- * of ms of CPU); then lets cmd end.  The most seen at once, and record's log.
+ * list of programs every 50 ms until both loads of record's sampling program
+ * are there, cmd ends, or 30 s pass (a loaded machine: the second load is
+ * tens of ms of CPU); then lets cmd end.  The most seen at once, and
+ * record's log.
  */
-static int most_on_sample(const char *name, char *const cmd[], const char *flag, int want,
-			  char **log)
+static int most_on_sample(const char *name, char *const cmd[], const char *flag, char **log)
 {
 	char err[PATH_MAX + 16];
 	double deadline = mono_sec() + 30;
@@ -121,7 +123,7 @@ static int most_on_sample(const char *name, char *const cmd[], const char *flag,
 		CHECK(n >= 0, "%s: bpftool prog show did not run cleanly", name);
 		if (n > most)
 			most = n;
-		if (n < 0 || most >= want)
+		if (n < 0 || most >= 2)
 			break;
 		usleep(50000);
 	}
@@ -138,49 +140,55 @@ static int most_on_sample(const char *name, char *const cmd[], const char *flag,
 }
 
 /*
+ * name's command (run until flag exists) under record: at most want programs
+ * named on_sample on record's maps at once, read all along, and record -v's
+ * line about the walks says says.
+ */
+static void walks_case(const char *name, char *const cmd[], const char *flag, int want,
+		       const char *says)
+{
+	char *log = NULL;
+	int most = most_on_sample(name, cmd, flag, &log);
+
+	printf("  %s: at most %d on_sample programs of record's at once\n", name, most);
+	CHECK(most == want, "%s: %d programs named on_sample on record's maps (want %d)", name,
+	      most, want);
+	CHECK(log && strstr(log, says), "%s: record -v says \"%s\": %s", name, says,
+	      log ? log : "");
+	free(log);
+}
+
+/*
  * sh's busy loop, native code only, for 3 s (polled all along: before, the
- * walks were in place tens of ms after the start), or until flag exists.
+ * walks were in place tens of ms after the start), or until flag exists:
+ * the first load alone.
  */
 static void test_native(void)
 {
-	char flag[PATH_MAX], script[PATH_MAX + 128], *log = NULL;
+	char flag[PATH_MAX], script[PATH_MAX + 128];
 	char *cmd[] = {"/bin/sh", "-c", script, NULL};
-	int most;
 
 	tpath(flag, sizeof(flag), "native.flag");
 	snprintf(script, sizeof(script),
 		 "end=$(($(date +%%s) + 3)); while [ ! -e %s ] && [ $(date +%%s) -lt $end ]; "
 		 "do :; done",
 		 flag);
-	/* want 2: read until the command ends */
-	most = most_on_sample("native", cmd, flag, 2, &log);
-	printf("  native: at most %d on_sample programs of record's at once\n", most);
-	CHECK(most == 1, "a native command: %d programs named on_sample (want 1, the first load)",
-	      most);
-	CHECK(log && strstr(log, "runtimes' walks: not loaded, no runtime's process seen"),
-	      "a native command: record -v says the walks were not loaded: %s", log ? log : "");
-	free(log);
+	walks_case("native", cmd, flag, 1,
+		   "runtimes' walks: not loaded, no runtime's process seen");
 }
 
+/* python3.11 until flag exists: the walks loaded, a second program */
 static void test_python(void)
 {
-	char flag[PATH_MAX], code[PATH_MAX + 128], *log = NULL;
+	char flag[PATH_MAX], code[PATH_MAX + 128];
 	char *cmd[] = {PYTHON, "-c", code, NULL};
-	int most;
 
 	tpath(flag, sizeof(flag), "python.flag");
 	snprintf(code, sizeof(code),
 		 "import os, time\nend = time.time() + 60\n"
 		 "while not os.path.exists('%s') and time.time() < end:\n    sum(range(1000))\n",
 		 flag);
-	most = most_on_sample("python", cmd, flag, 2, &log);
-	printf("  python: at most %d on_sample programs of record's at once\n", most);
-	CHECK(most == 2, "a Python command: %d programs named on_sample (want 2: the walks loaded)",
-	      most);
-	CHECK(log && strstr(log, "runtimes' walks: verified beside sampling"),
-	      "a Python command: record -v says when the walks were in place: %s",
-	      log ? log : "");
-	free(log);
+	walks_case("python", cmd, flag, 2, "runtimes' walks: verified beside sampling");
 }
 
 int main(int argc, char **argv)

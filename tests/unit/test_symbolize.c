@@ -692,10 +692,10 @@ static void test_ksym_events(void)
 	new_addr = fresh >= 0 ? prog_code_addr(fresh) : 0;
 	/*
 	 * The JIT may give it the gone one's place (a CI run did), where either
-	 * name is right (its register record not drained yet, the address is
-	 * named already): a second one, while the first holds that place, cannot.
+	 * name is right (its register record not drained yet, the gone one's
+	 * names it): a second one, while the first holds that place, cannot.
 	 */
-	if (new_addr && ksyms_lookup(k, new_addr, NULL, NULL) == 0) {
+	if (new_addr && ksyms_lookup(k, new_addr, &n, NULL) == 0 && strstr(n, "_cfi_gone [bpf]")) {
 		held = fresh;
 		fresh = load_tiny_prog("cfi_fresh");
 		new_addr = fresh >= 0 ? prog_code_addr(fresh) : 0;

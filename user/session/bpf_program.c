@@ -454,8 +454,7 @@ void loader_start_runtime_walks(struct loader *l)
 {
 	struct runtime_walks *rw;
 
-	if (!l->runtime_walks_later ||
-	    __atomic_exchange_n(&l->walks_started, true, __ATOMIC_ACQ_REL))
+	if (!l->runtime_walks_later)
 		return;
 	/* core.file_fd changes no more: the types' cache was used, so no thread writes it */
 	rw = runtime_walks_start(l->skel, l->core_used ? l->core.file_fd : -1);
@@ -468,11 +467,6 @@ void loader_start_runtime_walks(struct loader *l)
 struct runtime_walks *loader_runtime_walks(const struct loader *l)
 {
 	return __atomic_load_n(&l->walks, __ATOMIC_ACQUIRE);
-}
-
-bool loader_runtime_walks_started(const struct loader *l)
-{
-	return __atomic_load_n(&l->walks_started, __ATOMIC_ACQUIRE);
 }
 
 void loader_close(struct loader *l)

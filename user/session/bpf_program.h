@@ -55,7 +55,6 @@ struct loader {
 	struct bpf_program *sample_prog; /* what the perf events run */
 	/* on_sample loaded without the runtimes' walks; this loads it with them */
 	bool runtime_walks_later;
-	bool walks_started;	     /* loader_start_runtime_walks ran (atomic) */
 	struct runtime_walks *walks; /* its load (atomic: set on the tracker's thread) */
 	int procs_fd, mappings_fd, pages_fd, events_fd, counters_fd;
 	int exit_maps_fd; /* ring buffer of RECORD_MAPS_ENTRY / _END */
@@ -81,12 +80,11 @@ int loader_attach_tracepoints(struct loader *l);
 int loader_attach_perf(struct loader *l, const struct loader_opts *o);
 /*
  * The runtimes' walks verified from now on, when loader_open left them for
- * later: once (the first call starts them), from any thread.
+ * later: called once, from any thread.
  */
 void loader_start_runtime_walks(struct loader *l);
-/* Their load (NULL: not started, or it could not start), and whether it was asked for. */
+/* Their load (NULL: not started, or it could not start). */
 struct runtime_walks *loader_runtime_walks(const struct loader *l);
-bool loader_runtime_walks_started(const struct loader *l);
 void loader_detach_perf(struct loader *l);
 void loader_close(struct loader *l);
 /* Sums the per-CPU counters. */

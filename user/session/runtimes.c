@@ -92,8 +92,7 @@ int session_runtimes_start(struct session_runtimes *sr, int procs_fd, uint32_t o
 
 static void first_check(struct session_runtimes *sr, uint32_t pid)
 {
-	if (__atomic_load_n(&sr->first_seen, __ATOMIC_ACQUIRE) ||
-	    !runtime_procs_has(sr->procs_fd, pid))
+	if (session_runtimes_first_seen(sr) || !runtime_procs_has(sr->procs_fd, pid))
 		return;
 	if (!__atomic_exchange_n(&sr->first_seen, true, __ATOMIC_ACQ_REL))
 		sr->first_proc(sr->first_ctx);
@@ -122,6 +121,11 @@ void session_runtimes_on_first_proc(struct session_runtimes *sr, void (*fn)(void
 	sr->first_ctx = ctx;
 	sr->hooks[sr->nr_hooks++] =
 	    (struct runtime_hooks){.ctx = sr, .early = first_early, .proc = first_at_end};
+}
+
+bool session_runtimes_first_seen(const struct session_runtimes *sr)
+{
+	return __atomic_load_n(&sr->first_seen, __ATOMIC_ACQUIRE);
 }
 
 void session_runtimes_free(struct session_runtimes *sr)

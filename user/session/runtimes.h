@@ -56,6 +56,8 @@ void session_runtimes_free(struct session_runtimes *sr);
  * before this one's).  Before the tracker is made: its hooks are a copy.
  */
 void session_runtimes_on_first_proc(struct session_runtimes *sr, void (*fn)(void *ctx), void *ctx);
+/* Whether that first process was found (fn called), from any thread. */
+bool session_runtimes_first_seen(const struct session_runtimes *sr);
 /* The consumer saw sample r (size bytes, checked): its runtime's note. */
 void session_runtimes_note(struct session_runtimes *sr, const struct cfi_sample_record *r,
 			   size_t size);

@@ -212,7 +212,7 @@ static void print_runtime_walks(struct session *s, const uint64_t *c, FILE *f)
 
 	if (!s->ld.runtime_walks_later)
 		return;
-	if (!at && !loader_runtime_walks_started(&s->ld))
+	if (!at && !session_runtimes_first_seen(&s->runtimes))
 		fprintf(f, "cfiprof: runtimes' walks: not loaded, no runtime's process seen; ");
 	else if (at)
 		fprintf(f,
