@@ -195,7 +195,7 @@ $(eval $(call c_build,$(OUT)/tsan,$(CC),$(TSAN_FLAGS)))
 $(eval $(call c_build,$(OUT)/fuzz,$(CLANG),$(SAN_FLAGS) -fsanitize=fuzzer-no-link))
 
 # the skeleton embeds the BPF object: whatever includes it must rebuild with it
-$(OUT)/obj/user/session/bpf_program.o $(OUT)/obj/user/session/runtime_walks.o \
+$(OUT)/obj/user/session/bpf_program.o $(OUT)/obj/user/session/walk_loads.o \
 	$(OUT)/obj/user/session/exit_maps_load.o: $(BPF_SKEL)
 
 # ---- arm64 (issue 30): make ARCH=arm64 cross-builds a static build/arm64/cfiprof ----
@@ -222,7 +222,7 @@ $(ARM64_SYSROOT)/.done:
 $(eval $(call c_build,$(OUT)/arm64,$(ARM64_CC),$(ARM64_FLAGS)))
 $(patsubst %.c,$(OUT)/arm64/obj/%.o,$(LIB_SRC) $(USERLIB_SRC) $(CLI_SRC)): | $(ARM64_SYSROOT)/.done \
 	$(OUT)/arm64/cfiprof.skel.h $(OUT)/arm64/exit_maps.skel.h
-$(OUT)/arm64/obj/user/session/bpf_program.o $(OUT)/arm64/obj/user/session/runtime_walks.o \
+$(OUT)/arm64/obj/user/session/bpf_program.o $(OUT)/arm64/obj/user/session/walk_loads.o \
 	$(OUT)/arm64/obj/user/session/exit_maps_load.o: $(OUT)/arm64/cfiprof.skel.h \
 	$(OUT)/arm64/exit_maps.skel.h
 $(OUT)/arm64/cfiprof: $(CLI_SRC:%.c=$(OUT)/arm64/obj/%.o) $(OUT)/arm64/libcfiuser.a \

@@ -450,29 +450,32 @@ struct perf_sample_ctx {
 	__u64 sample_period;
 };
 
-SEC("perf_event")
-int on_sample(struct perf_sample_ctx *ctx)
+/*
+ * A perf event's sample source, or false for a sample not taken (idle, a
+ * task filtered out, thinned by the event budget): on_sample's start, and
+ * on_sample_entry's while on_sample is not loaded yet.
+ */
+static __always_inline bool sample_src_init(struct perf_sample_ctx *ctx, __u32 tgid,
+					    struct sample_src *src)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, thinned = 0;
-	struct sample_src src;
+	__u32 thinned = 0;
 	__u64 w = 1;
 
 	if (tgid == 0 && skip_idle)
-		return 0;
+		return false;
 	if (!wanted(tgid)) {
 		walker_count(CNT_FILTERED, 1);
-		return 0;
+		return false;
 	}
 	/* -e events go through the same budget as probes (bpf/events.bpf.h) */
 	if (budget_perf_events) {
 		w = event_thin(tgid, &thinned);
 		if (!w)
-			return 0;
+			return false;
 	}
 	walker_count(CNT_SAMPLES, 1);
 	/* after the filter: other tasks' samples are the common early exit */
-	src = (struct sample_src){
+	*src = (struct sample_src){
 	    .ctx = ctx,
 	    .ctx_regs = (struct pt_regs *)ctx->regs,
 	    /* user addresses are the lower canonical half (ctx allows only 8-byte loads: no cs) */
@@ -481,6 +484,18 @@ int on_sample(struct perf_sample_ctx *ctx)
 	    .weight = ctx->sample_period * w,
 	    .thinned = thinned,
 	};
+	return true;
+}
+
+SEC("perf_event")
+int on_sample(struct perf_sample_ctx *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct sample_src src;
+
+	if (!sample_src_init(ctx, tgid, &src))
+		return 0;
 	if (use_bpf_loop)
 		return sample_from_scratch(&src, tgid, tid);
 	return sample_with_tail_calls((struct bpf_perf_event_data *)ctx, &src, tgid, tid);

@@ -626,6 +626,9 @@ struct cfi_ksym_io {
 	X(CNT_RT_WALK_PENDING, "cfiprof_runtime_walk_pending_total", "",                           \
 	  "Samples of a language runtime's process taken before the runtimes' walks were "         \
 	  "verified and in place: its frames not read.")                                           \
+	X(CNT_UNWALKED, "cfiprof_samples_unwalked_total", "",                                      \
+	  "Samples taken before the sampling walk was verified and in place: sent with a copy "    \
+	  "of their stack for user space to walk (deferred), within its budget.")                  \
 	X(CNT_DEFERRED, "cfiprof_deferred_copies_total", "",                                       \
 	  "Tables-pending samples sent with a copy of their user stack, to be finished later.")    \
 	X(CNT_DEFER_BUDGET, "", "outcome=\"over_budget\"",                                         \

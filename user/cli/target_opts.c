@@ -47,9 +47,10 @@ static const struct argp_option target_options[] = {
 	 "names them), or all (default) or none; one left out costs no start time",
 	 1},
 	{"runtimes-at-start", OPT_RUNTIMES_AT_START, NULL, 0,
-	 "their walks verified before sampling starts, so that a runtime's first samples carry "
-	 "its frames (the start takes a few ms more); by default they are verified while sampling "
-	 "runs, once a runtime's process is seen, the samples taken meanwhile counted",
+	 "their walks, and the native walk, verified before sampling starts, so that a "
+	 "runtime's first samples carry its frames (the start takes tens of ms more); by default "
+	 "they are verified while sampling runs, once a runtime's process is seen, the samples "
+	 "taken meanwhile counted",
 	 1},
 	{NULL, 0, NULL, 0, "What to take stacks on (default: cpu-clock, -F times a second):", 2},
 	{"event", 'e', "EVENT[,EVENT...]", 0,

@@ -120,27 +120,47 @@ static bool kernel_at_least(int major, int minor)
 }
 
 /*
- * Whether on_sample is loaded twice, the runtimes' walks only the second
- * time (bpf/runtimes.bpf.h's runtime_walks_later): the first is then
- * verified without them, which is all sampling waits for.  Only where a
- * verifier skips the global functions no path reaches (6.8 on), and only
- * for perf events: the other events' programs read the runtimes' frames
- * with the settings of the one load they have.
+ * Whether the perf events run on_sample_entry, whose tail call a later load's
+ * on_sample takes (user/session/walk_loads.h): only where a verifier skips
+ * the global functions no path reaches (6.8 on), with bpf_loop, and only for
+ * perf events: the other events' programs walk with the one load they have.
  */
-static bool runtime_walks_later(const struct loader_opts *o, bool uses_bpf_loop)
+static bool sample_entry_usable(const struct loader_opts *o, bool uses_bpf_loop)
 {
-	uint32_t all = 0;
 	int i;
 
-#define RUNTIME_BIT(id, value, name, tag, frames, type) all |= 1u << (id);
-	CFI_RUNTIMES(RUNTIME_BIT)
-#undef RUNTIME_BIT
-	if (o->runtime_walks_first || !(o->runtimes_on & all) || !uses_bpf_loop)
+	if (o->runtime_walks_first || !uses_bpf_loop)
 		return false;
 	for (i = 0; i < o->events->nr; i++)
 		if (o->events->ev[i].kind != EVENT_PERF)
 			return false;
 	return kernel_at_least(6, 8);
+}
+
+/*
+ * Whether on_sample is loaded twice, the runtimes' walks only the second
+ * time (bpf/runtimes.bpf.h's runtime_walks_later): the first is then
+ * verified without them, which is all a native process's samples wait for.
+ */
+static bool runtime_walks_later(const struct loader_opts *o, bool uses_bpf_loop)
+{
+	uint32_t all = 0;
+
+#define RUNTIME_BIT(id, value, name, tag, frames, type) all |= 1u << (id);
+	CFI_RUNTIMES(RUNTIME_BIT)
+#undef RUNTIME_BIT
+	return (o->runtimes_on & all) && sample_entry_usable(o, uses_bpf_loop);
+}
+
+/*
+ * Whether the first load leaves on_sample out (bpf/sample_entry.bpf.h's
+ * walk_later): the command starts without waiting for the walk's
+ * verification, its samples meanwhile sent unwalked with a copy of their
+ * stack, which needs stack copies (--defer-stack).
+ */
+static bool walk_later(const struct loader_opts *o, bool uses_bpf_loop)
+{
+	return o->defer_stack_bytes && sample_entry_usable(o, uses_bpf_loop);
 }
 
 /*
@@ -154,7 +174,9 @@ static int set_tail_calls(struct loader *l)
 	int fd;
 
 	l->sample_prog = skel->progs.on_sample;
-	if (l->runtime_walks_later) {
+	if (l->walk_later)
+		l->sample_prog = skel->progs.on_sample_entry;
+	else if (l->runtime_walks_later) {
 		fd = bpf_program__fd(skel->progs.on_sample);
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sample_progs), &zero, &fd,
 					BPF_ANY)) {
@@ -252,7 +274,11 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 	skel->rodata->runtimes_on = o->runtimes_on;
 	l->runtime_walks_later = runtime_walks_later(o, l->uses_bpf_loop);
 	skel->rodata->runtime_walks_later = l->runtime_walks_later;
-	bpf_program__set_autoload(skel->progs.on_sample_entry, l->runtime_walks_later);
+	l->walk_later = walk_later(o, l->uses_bpf_loop);
+	skel->rodata->walk_later = l->walk_later;
+	bpf_program__set_autoload(skel->progs.on_sample_entry,
+				  l->runtime_walks_later || l->walk_later);
+	bpf_program__set_autoload(skel->progs.on_sample, !l->walk_later);
 	skel->rodata->max_user_frames = o->max_frames;
 	skel->rodata->defer_stack_bytes = o->defer_stack_bytes;
 	skel->rodata->defer_bytes_per_sec = o->defer_bytes_per_sec;
@@ -380,6 +406,29 @@ static void *core_btf_fill(void *arg)
 	return NULL;
 }
 
+/*
+ * The later loads' thread, started at once: the walk is verified while the
+ * start goes on and the command runs.  Without it the perf events would
+ * never walk: the start fails.  core.file_fd changes no more, and no thread
+ * writes it when the types' cache was used.
+ */
+static int loader_start_walk_loads(struct loader *l)
+{
+	if (!l->walk_later && !l->runtime_walks_later)
+		return 0;
+	l->walks = walk_loads_start(l->skel, l->core_used ? l->core.file_fd : -1, l->walk_later);
+	if (l->walks || !l->walk_later) {
+		if (!l->walks)
+			fprintf(stderr,
+				"cfiprof: cannot start loading the language runtimes' walks: "
+				"their frames are not read\n");
+		return 0;
+	}
+	fprintf(stderr, "cfiprof: cannot start loading the sampling walk: out of memory or "
+			"threads\n");
+	return -ENOMEM;
+}
+
 int loader_open(struct loader *l, const struct loader_opts *o)
 {
 	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
@@ -419,7 +468,7 @@ int loader_open(struct loader *l, const struct loader_opts *o)
 	if (!l->core_used && l->core.name[0] &&
 	    !pthread_create(&l->core_thread, NULL, core_btf_fill, l))
 		l->core_thread_on = true;
-	return 0;
+	return loader_start_walk_loads(l);
 }
 
 int loader_attach_tracepoints(struct loader *l)
@@ -450,23 +499,14 @@ void loader_detach_perf(struct loader *l)
 	events_detach(l);
 }
 
-void loader_start_runtime_walks(struct loader *l)
+void loader_want_runtime_walks(struct loader *l)
 {
-	struct runtime_walks *rw;
-
-	if (!l->runtime_walks_later)
-		return;
-	/* core.file_fd changes no more: the types' cache was used, so no thread writes it */
-	rw = runtime_walks_start(l->skel, l->core_used ? l->core.file_fd : -1);
-	__atomic_store_n(&l->walks, rw, __ATOMIC_RELEASE);
-	if (!rw)
-		fprintf(stderr, "cfiprof: cannot start loading the language runtimes' walks: "
-				"their frames are not read\n");
+	walk_loads_want_runtimes(l->walks);
 }
 
-struct runtime_walks *loader_runtime_walks(const struct loader *l)
+struct walk_loads *loader_walk_loads(const struct loader *l)
 {
-	return __atomic_load_n(&l->walks, __ATOMIC_ACQUIRE);
+	return l->walks;
 }
 
 void loader_close(struct loader *l)
@@ -477,7 +517,7 @@ void loader_close(struct loader *l)
 	loader_detach_perf(l);
 	exit_maps_bpf__destroy(l->exit_skel);
 	/* after the tracker's thread, the one that may start it, has ended */
-	runtime_walks_stop(loader_runtime_walks(l));
+	walk_loads_stop(l->walks);
 	map_window_free(&l->rows_win);
 	if (l->rules_mem)
 		munmap(l->rules_mem, l->rules_len);

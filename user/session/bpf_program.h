@@ -12,7 +12,7 @@
 #include "user/session/core_btf.h"
 #include "user/session/event_spec.h"
 #include "user/session/map_early.h"
-#include "user/session/runtime_walks.h"
+#include "user/session/walk_loads.h"
 
 struct loader_opts {
 	bool filter_pids;      /* only tgids set by loader_add_target */
@@ -53,9 +53,11 @@ struct loader {
 	bool exit_maps; /* on_exit_maps loaded: exiting processes send their mappings */
 	struct exit_maps_bpf *exit_skel; /* its object (exit_maps_load.h) */
 	struct bpf_program *sample_prog; /* what the perf events run */
-	/* on_sample loaded without the runtimes' walks; this loads it with them */
+	/* on_sample loaded later (walk_loads.h): the perf events run on_sample_entry */
+	bool walk_later;
+	/* on_sample loaded without the runtimes' walks; a later load has them */
 	bool runtime_walks_later;
-	struct runtime_walks *walks; /* its load (atomic: set on the tracker's thread) */
+	struct walk_loads *walks; /* the later loads, when either */
 	int procs_fd, mappings_fd, pages_fd, events_fd, counters_fd;
 	int exit_maps_fd; /* ring buffer of RECORD_MAPS_ENTRY / _END */
 	int runtime_procs_fd;	/* the processes running a language runtime (bpf/runtimes.bpf.h) */
@@ -80,11 +82,11 @@ int loader_attach_tracepoints(struct loader *l);
 int loader_attach_perf(struct loader *l, const struct loader_opts *o);
 /*
  * The runtimes' walks verified from now on, when loader_open left them for
- * later: called once, from any thread.
+ * later: from any thread.
  */
-void loader_start_runtime_walks(struct loader *l);
-/* Their load (NULL: not started, or it could not start). */
-struct runtime_walks *loader_runtime_walks(const struct loader *l);
+void loader_want_runtime_walks(struct loader *l);
+/* The later loads (NULL: none, or they could not start). */
+struct walk_loads *loader_walk_loads(const struct loader *l);
 void loader_detach_perf(struct loader *l);
 void loader_close(struct loader *l);
 /* Sums the per-CPU counters. */

@@ -267,7 +267,7 @@ static void loader_opts_from(struct session *s, const struct session_opts *o,
 /* the first runtime's process is found (session_runtimes_on_first_proc) */
 static void start_runtime_walks(void *loader)
 {
-	loader_start_runtime_walks(loader);
+	loader_want_runtime_walks(loader);
 }
 
 /* The state user space unwinds and names with: deferred walks, tables, symbols, tracker. */

@@ -205,11 +205,32 @@ static void print_unwalked(struct session *s, const uint64_t *c, FILE *f)
 
 static void print_full(struct session *s, FILE *f);
 
-/* The runtimes' walks verified while sampling ran (user/session/runtime_walks.h): when. */
-static void print_runtime_walks(struct session *s, const uint64_t *c, FILE *f)
+/* After sampling began, at mono_ns() at (ms). */
+static double after_start_ms(const struct session *s, uint64_t at)
 {
-	uint64_t load_ns, at = runtime_walks_in_place(loader_runtime_walks(&s->ld), &load_ns);
+	return at / 1e9 > s->start ? ((double)at / 1e9 - s->start) * 1e3 : 0.0;
+}
 
+/* The walks verified while sampling ran (user/session/walk_loads.h): when. */
+static void print_walk_loads(struct session *s, const uint64_t *c, FILE *f)
+{
+	uint64_t load_ns,
+	    at = walk_loads_in_place(loader_walk_loads(&s->ld), WALK_NATIVE, &load_ns);
+
+	if (s->ld.walk_later && at)
+		fprintf(
+		    f,
+		    "cfiprof: walk: verified beside sampling, in %.1f ms, in place %.1f ms after "
+		    "sampling began; ",
+		    (double)load_ns / 1e6, after_start_ms(s, at));
+	else if (s->ld.walk_later)
+		fprintf(f, "cfiprof: walk: not in place at the end; ");
+	if (s->ld.walk_later)
+		fprintf(f,
+			"%" PRIu64
+			" samples taken before, sent unwalked with a copy of their stack\n",
+			c[CNT_UNWALKED]);
+	at = walk_loads_in_place(loader_walk_loads(&s->ld), WALK_RUNTIMES, &load_ns);
 	if (!s->ld.runtime_walks_later)
 		return;
 	if (!at && !session_runtimes_first_seen(&s->runtimes))
@@ -218,8 +239,7 @@ static void print_runtime_walks(struct session *s, const uint64_t *c, FILE *f)
 		fprintf(f,
 			"cfiprof: runtimes' walks: verified beside sampling, in %.1f ms, in place "
 			"%.1f ms after sampling began; ",
-			(double)load_ns / 1e6,
-			at / 1e9 > s->start ? ((double)at / 1e9 - s->start) * 1e3 : 0.0);
+			(double)load_ns / 1e6, after_start_ms(s, at));
 	else
 		fprintf(f, "cfiprof: runtimes' walks: not in place at the end; ");
 	fprintf(f,
@@ -388,7 +408,7 @@ static void print_full(struct session *s, FILE *f)
 	print_elf_refusals(f);
 	print_outside_refusals(f);
 	session_runtimes_summary(&s->runtimes, c, f);
-	print_runtime_walks(s, c, f);
+	print_walk_loads(s, c, f);
 	core_btf_describe(&s->ld.core, s->ld.core_used,
 			  __atomic_load_n(&s->ld.core_written, __ATOMIC_ACQUIRE), line,
 			  sizeof(line));
