@@ -226,31 +226,38 @@ static void test_vdso(void)
 	char *cmd[] = {exe, "1.5", "0", "clock", NULL};
 	const char *chain =
 	    "gofib_stripped;runtime.goexit;runtime.main;main.main;main.clock;time.Now;";
-	uint64_t total, in_vdso, vdso_chained, in_now, now_chained, complete = 0;
+	uint64_t total, in_vdso, in_handler, vdso_chained, in_now, now_chained, complete = 0;
 	struct callsite_stats cs = {0};
 	char want[256];
 
 	snprintf(exe, sizeof(exe), "%s/gofib_stripped", progs_dir);
 	tpath(rec, sizeof(rec), "vdso.rec");
 	folded = record_args("vdso.folded", opts, cmd);
-	/* the vDSO's clock_gettime: __vdso_clock_gettime on x86-64 */
-	in_vdso = samples_with(folded, "clock_gettime", &total);
+	/*
+	 * the vDSO's clock_gettime: __vdso_clock_gettime on x86-64; not a sample
+	 * in a Go signal handler that interrupted it (below)
+	 */
+	in_handler = samples_with(folded, "clock_gettime;runtime.cgoSigtramp", &total) +
+		     samples_with(folded, "clock_gettime;runtime.sigtramp", &total);
+	in_vdso = samples_with(folded, "clock_gettime", &total) - in_handler;
 	snprintf(want, sizeof(want), "%s__vdso_clock_gettime", chain);
 	vdso_chained = samples_with(folded, want, &total);
 	/* time.now, the assembly that switches stacks, as the leaf (the count follows it) */
 	in_now = samples_with(folded, ";time.now ", &total);
 	snprintf(want, sizeof(want), "%stime.now ", chain);
 	now_chained = samples_with(folded, want, &total);
-	printf("  %lu samples: %lu in the vDSO, %lu of them with the chain; %lu in time.now, %lu "
-	       "with the chain\n",
+	printf("  %lu samples: %lu in the vDSO, %lu of them with the chain (%lu in a signal handler "
+	       "above it); %lu in time.now, %lu with the chain\n",
 	       (unsigned long)total, (unsigned long)in_vdso, (unsigned long)vdso_chained,
-	       (unsigned long)in_now, (unsigned long)now_chained);
+	       (unsigned long)in_handler, (unsigned long)in_now, (unsigned long)now_chained);
 	/*
 	 * main.clock spends most of its CPU in the vDSO: 20 of its samples is a
 	 * count any run gets (1.5 s at 499 Hz is ~700 with the CPU to itself).
 	 * A sample in a Go signal handler above the vDSO has the handler's
 	 * frames and the signal's, not the chain (Go's own profiler cannot walk
-	 * it either): 1 in 100 of them excused, ~1 in 1,500 seen.
+	 * it either): not counted, as how many there are depends on how long a
+	 * handler runs, longer on a loaded host (3 of 272 in one run); 1 in 100
+	 * of the rest excused.
 	 */
 	CHECK(in_vdso >= 20 && (in_vdso - vdso_chained) * 100 <= in_vdso,
 	      "%lu of %lu samples in the vDSO without main.clock's chain",

@@ -445,6 +445,7 @@ out:
 /* Busy run for 1 s of its CPU (java_opt, if not NULL, its one flag), recorded as name. */
 struct busy_run {
 	uint64_t in_main, named, fib, calls, at_line;
+	uint64_t pending; /* samples before the runtimes' walks were in place (record -v) */
 	char want[64], other[256], first_unnamed[512];
 };
 
@@ -466,6 +467,7 @@ static bool busy_1s(const char *name, const char *java_opt, char *opts[], struct
 	if (harness_failed != failed0 || e2e_record(name, "999", opts, cmd, &log))
 		goto out;
 	tpath(folded, sizeof(folded), name);
+	b->pending = summary_rt_walk_pending(log);
 	count_main(folded, &b->in_main, &b->named, &b->fib, b->first_unnamed,
 		   sizeof(b->first_unnamed));
 	snprintf(b->want, sizeof(b->want), "Busy.main (Busy.java:%d)",
@@ -996,10 +998,12 @@ static void test_interpreter_only(void)
 
 	if (!busy_1s("xint", "-Xint", opts, &b))
 		return;
-	CHECK(b.in_main >= 250 && b.named * 100 >= b.in_main * 95 && b.fib > 0,
+	/* those before the runtimes' walks were in place (a loaded host) have none: excused */
+	CHECK(b.in_main >= 250 && (b.named + b.pending) * 100 >= b.in_main * 95 && b.fib > 0,
 	      "%" PRIu64 " of %" PRIu64 " samples in main name Busy.work or Busy.fib (want >= "
-	      "95%%, %" PRIu64 " Busy.fib); first without: %s",
-	      b.named, b.in_main, b.fib, b.first_unnamed);
+	      "95%%, %" PRIu64 " Busy.fib, %" PRIu64 " before the runtimes' walks); first "
+	      "without: %s",
+	      b.named, b.in_main, b.fib, b.pending, b.first_unnamed);
 	CHECK(b.calls * 2 >= b.in_main && b.at_line * 100 >= b.calls * 99,
 	      "%" PRIu64 " of %" PRIu64 " samples of main calling work name %s (want 99%%; "
 	      "first other: %s)",
