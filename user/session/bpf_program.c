@@ -417,16 +417,16 @@ static int loader_start_walk_loads(struct loader *l)
 	if (!l->walk_later && !l->runtime_walks_later)
 		return 0;
 	l->walks = walk_loads_start(l->skel, l->core_used ? l->core.file_fd : -1, l->walk_later);
-	if (l->walks || !l->walk_later) {
-		if (!l->walks)
-			fprintf(stderr,
-				"cfiprof: cannot start loading the language runtimes' walks: "
-				"their frames are not read\n");
+	if (l->walks)
 		return 0;
+	if (l->walk_later) {
+		fprintf(stderr, "cfiprof: cannot start loading the sampling walk: out of memory "
+				"or threads\n");
+		return -ENOMEM;
 	}
-	fprintf(stderr, "cfiprof: cannot start loading the sampling walk: out of memory or "
-			"threads\n");
-	return -ENOMEM;
+	fprintf(stderr, "cfiprof: cannot start loading the language runtimes' walks: their "
+			"frames are not read\n");
+	return 0;
 }
 
 int loader_open(struct loader *l, const struct loader_opts *o)
