@@ -251,7 +251,8 @@ struct walker_window {
 	X(STOP_NO_USER, 8, "kernel-thread", 0)	       /* kernel thread: no user stack */          \
 	X(STOP_STACK_COPY, 9, "stack-copy-short", 1)   /* deferred walk left the copied bytes */   \
 	X(STOP_EXITING, 10, "exiting", 0)     /* exit_mm() has run: only the leaf is known */      \
-	X(STOP_IN_EXECVE, 11, "in-execve", 0) /* the image is being replaced */
+	X(STOP_IN_EXECVE, 11, "in-execve", 0) /* the image is being replaced */                    \
+	X(STOP_RUNTIME_PENDING, 12, "runtime-pending", 1) /* needed its runtime, found later */
 
 enum cfi_stop_reason {
 #define CFI_STOP_ENUM(e, v, name, walkable) e = v,

@@ -7,12 +7,16 @@
  * as the kernel left it, counted by cause.  Every sample received comes out
  * exactly once; malformed records are counted.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/lib/harness.h"
 #include "tests/lib/replay.h"
+#include "user/session/runtimes.h"
+#include "user/track/proc_tracker.h"
 #include "user/unwind/deferred_queue.h"
 
 #define PID 77
@@ -24,6 +28,8 @@
 struct emitted {
 	int n, deferred, pending, complete;
 	uint16_t nr_user, nr_rt;
+	uint8_t reason;
+	uint64_t user[3]; /* the first three user pcs */
 	uint64_t kernel_pc;
 	struct cfi_interp_frame py[2]; /* the first two */
 	uint32_t taken_gen;
@@ -47,6 +53,8 @@ static void emit(void *ctx, const struct cfi_sample_record *r, size_t size,
 	e->pending += r->reason == STOP_TABLES_PENDING;
 	e->complete += r->reason == STOP_COMPLETE;
 	e->nr_user = r->nr_user;
+	e->reason = r->reason;
+	memcpy(e->user, r->pcs + r->nr_kernel, (r->nr_user < 3 ? r->nr_user : 3) * sizeof(__u64));
 	e->kernel_pc = r->nr_kernel ? r->pcs[0] : 0;
 }
 
@@ -375,6 +383,122 @@ static void test_gives_up_by_cause(void)
 	replay_env_free(&env);
 }
 
+#define VDSO	    0x7ff7f0000000ull
+#define VDSO_PC	    (VDSO + 0xb66)
+#define NOW_RA	    0x401240ull /* the return address into the function that switched stacks */
+#define OTHER_STACK 0x3fc184197263e267ull
+
+/*
+ * A Go program (gofib_stripped) and its vDSO: the vDSO's rule finds its
+ * caller at the stack pointer; the caller's, as Go's tables give it for a
+ * frame that switched to g0's stack, finds a word of that stack.
+ */
+static void go_world(struct replay_env *env)
+{
+	static struct cfi_rule rules[3];
+	static struct cfi_row go_rows[1] = {{0, 1}}, vdso_rows[1] = {{0, 2}};
+	static struct cfi_page go_pages[1] = {{0x40, 0, 1}}, vdso_pages[1] = {{0, 0, 1}};
+	struct cfi_table go = {.rules = rules,
+			       .nr_rules = 3,
+			       .rows = go_rows,
+			       .nr_rows = 1,
+			       .pages = go_pages,
+			       .nr_pages = 1},
+			 vdso = go;
+
+	vdso.rows = vdso_rows;
+	vdso.pages = vdso_pages;
+	memset(rules, 0, sizeof(rules));
+	rules[1] = (struct cfi_rule){
+	    .cfa_kind = CFI_CFA_RSP, .cfa_off = 16, .ra_kind = CFI_REG_AT_CFA, .ra_off = -8};
+	rules[2] = (struct cfi_rule){
+	    .cfa_kind = CFI_CFA_RSP, .cfa_off = 8, .ra_kind = CFI_REG_AT_CFA, .ra_off = -8};
+	replay_env_init(env, PID);
+	CHECK(replay_add_table(env, 1, &go) == 0 && replay_add_table(env, 2, &vdso) == 0, "tables");
+	replay_add_mapping(env, 0x400000, 0x410000, 1, CFI_MAPPING_CFI, 0);
+	replay_add_mapping(env, VDSO, VDSO + 0x2000, 2, CFI_MAPPING_CFI | CFI_MAPPING_VDSO, VDSO);
+	env->proc.loaded_ns = 100 * NS;
+}
+
+/* The kernel's deferral of a sample in the vDSO: its leaf emitted, its tables not loaded. */
+static size_t vdso_record(uint64_t *b, uint32_t pid)
+{
+	size_t size = record(b, 100 * NS);
+	struct cfi_deferred_record *d = (struct cfi_deferred_record *)b;
+	struct cfi_sample_record *r = (struct cfi_sample_record *)((char *)(d + 1) + DEFER_CHUNK);
+	uint64_t *stack = (uint64_t *)(void *)(d + 1) + (SP - d->stack_base) / 8;
+
+	d->ip = VDSO_PC;
+	r->pcs[1] = VDSO_PC;
+	r->pid = pid;
+	stack[0] = NOW_RA;
+	stack[2] = OTHER_STACK;
+	return size;
+}
+
+/*
+ * A sample taken in the vDSO before its process was known to run Go (its
+ * first milliseconds): the kernel could not step out of the vDSO call with
+ * m.vdsoPC / m.vdsoSP, and user space cannot read them after the fact.  Its
+ * walk ends past the vDSO's caller, runtime-pending, not with a word of g0's
+ * stack as a frame (test_go_names:vdso's intermittent failure); a process
+ * Go does not know keeps its walk.
+ */
+static void test_go_vdso_before_detection(void)
+{
+	static struct replay_env env;
+	struct session_runtimes sr = {0};
+	struct proc_mapping maps[1] = {{.start = 0x400000, .end = 0x410000}};
+	struct deferred_queue q;
+	struct walk_maps m;
+	struct emitted e = {0};
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/progs/gofib_stripped",
+		 getenv("OUT") ? getenv("OUT") : "build");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "cannot open %s", path);
+	CHECK(session_runtimes_start(&sr, -1, 0) == 0, "runtimes");
+	if (fd < 0)
+		return;
+	/* what a load of the process tells the runtimes: its objects, then its mappings */
+	snprintf(maps[0].key, sizeof(maps[0].key), "gofib-key");
+	for (uint32_t i = 0; i < sr.nr_hooks; i++) {
+		if (sr.hooks[i].object)
+			sr.hooks[i].object(sr.hooks[i].ctx, maps[0].key, path, fd);
+		if (sr.hooks[i].proc)
+			sr.hooks[i].proc(sr.hooks[i].ctx, PID, maps, 1, 100 * NS);
+	}
+	close(fd);
+	go_world(&env);
+	env.proc_known = 1;
+	replay_walk_maps(&env, &m);
+	CHECK(deferred_queue_init(&q, &m, 127, 1 << 20, 1000 * NS, emit, &e) == 0, "init");
+	deferred_queue_set_units(&q, session_runtimes_deferred_units, &sr);
+
+	deferred_queue_add(&q, buf, vdso_record(buf, PID));
+	deferred_queue_run(&q, 101 * NS, true);
+	CHECK(e.n == 1 && e.reason == STOP_RUNTIME_PENDING && e.nr_user == 2 &&
+		  e.user[0] == VDSO_PC && e.user[1] == NOW_RA,
+	      "Go: %d emitted, reason %u, %u user pcs (%#llx %#llx %#llx): want the vDSO leaf "
+	      "and its caller, runtime-pending",
+	      e.n, e.reason, e.nr_user, (unsigned long long)e.user[0],
+	      (unsigned long long)e.user[1], (unsigned long long)e.user[2]);
+	CHECK(q.stats.by_reason[STOP_RUNTIME_PENDING] == 1, "counted under runtime-pending");
+
+	/* another process with the same tables: no runtime, the walk as it went */
+	env.pid = PID + 1;
+	memset(&e, 0, sizeof(e));
+	deferred_queue_add(&q, buf, vdso_record(buf, PID + 1));
+	deferred_queue_run(&q, 102 * NS, true);
+	CHECK(e.n == 1 && e.reason == STOP_NO_MAPPING && e.nr_user >= 2,
+	      "no runtime: %d emitted, reason %u, %u user pcs", e.n, e.reason, e.nr_user);
+	deferred_queue_free(&q);
+	replay_env_free(&env);
+	session_runtimes_free(&sr);
+}
+
 static void test_malformed(void)
 {
 	static struct replay_env env;
@@ -406,6 +530,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_no_mapping_waits_for_its_pc);
 	RUN_TEST(test_python_frames_follow);
 	RUN_TEST(test_gives_up_by_cause);
+	RUN_TEST(test_go_vdso_before_detection);
 	RUN_TEST(test_malformed);
 	return HARNESS_DONE();
 }

@@ -41,7 +41,9 @@ struct runtime_ops {
 	void (*carry)(void *rt, const struct cfi_sample_record *r, size_t size, uint32_t taken_gen);
 	/*
 	 * a deferred sample's walk finished in user space: its units for the
-	 * frames past the kernel's walk (deferred_units_fn; NULL: none)
+	 * frames past the kernel's walk, and, of one taken before its process's
+	 * runtime was known, what of the walk stands (deferred_units_fn; NULL:
+	 * none)
 	 */
 	size_t (*deferred_units)(void *rt, struct cfi_sample_record *out, size_t size,
 				 const struct deferred_view *v, const __u64 *bps);

@@ -133,7 +133,7 @@ bool deferred_parse(const void *data, size_t size, struct deferred_view *v)
 	return true;
 }
 
-enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct deferred_view *v,
+enum deferred_outcome deferred_walk(const struct walk_maps *m, struct deferred_view *v,
 				    __u32 max_frames, bool final, struct cfi_sample_record *out,
 				    size_t *out_size, __u64 *missing_pc)
 {
@@ -196,6 +196,8 @@ enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct defe
 	/* the walker keeps the frame's pc; a return address was looked up a byte before it */
 	if (missing_pc)
 		*missing_pc = st.reason == STOP_NO_MAPPING ? st.missing_pc - st.ip_is_ra : 0;
+	/* what a runtime may need to judge the walk by (a vDSO call's caller) */
+	v->leaf_flags = st.nr && walker_lookup_mapping(r->pid, user[0]) ? env.mapping.flags : 0;
 	out->reason = st.reason;
 	out->flags = st.flags | SAMPLE_DEFERRED;
 	out->nr_fp = st.nr_fp;

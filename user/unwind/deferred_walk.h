@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bpf/cfiprof_abi.h"
 #include "user/unwind/walk_maps.h"
@@ -20,6 +21,7 @@ struct deferred_view {
 	const __u8 *stack;		     /* d->stack_len bytes from d->stack_base */
 	const struct cfi_sample_record *rec; /* the sample as far as the kernel walked it */
 	size_t rec_size;
+	uint32_t leaf_flags; /* deferred_walk's: the leaf's mapping's CFI_MAPPING_* (0: none) */
 };
 
 /* Checks a RECORD_DEFERRED of size bytes; false when it is malformed. */
@@ -45,7 +47,7 @@ enum deferred_outcome {
  * final: no later tables will come (out of time, or the end): JIT code
  * without rows (CFI_MAPPING_JIT) is walked by frame pointers, not waited for.
  */
-enum deferred_outcome deferred_walk(const struct walk_maps *m, const struct deferred_view *v,
+enum deferred_outcome deferred_walk(const struct walk_maps *m, struct deferred_view *v,
 				    __u32 max_frames, bool final, struct cfi_sample_record *out,
 				    size_t *out_size, __u64 *missing_pc);
 

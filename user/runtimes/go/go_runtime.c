@@ -57,6 +57,35 @@ static uint32_t labels(const void *units, uint32_t nr_units, struct runtime_labe
 	return n;
 }
 
+/*
+ * A deferred sample taken in the vDSO before its process was known to run
+ * Go (a new program's first milliseconds): the kernel could not read
+ * m.vdsoPC and m.vdsoSP then (go_vdso_caller in bpf/go.bpf.h), and they
+ * are long gone.  The vDSO's own rule is good for its caller, the function
+ * that switched to the system stack; that one's frame is not where its
+ * rule says, so what the walk found past it is another stack's words.  It
+ * ends there, runtime-pending, unless it reached the outermost frame (a
+ * call made on g0 itself, which switched nothing).
+ */
+static size_t deferred_units(void *rt, struct cfi_sample_record *out, size_t size,
+			     const struct deferred_view *v, const __u64 *bps)
+{
+	struct runtime_parts *r = rt;
+	struct cfi_go_proc gp;
+	size_t cut = (out->nr_user > 2 ? out->nr_user - 2 : 0) * sizeof(__u64);
+
+	(void)bps;
+	/* the runtime's units follow the pcs: none in a sample of no runtime */
+	if (out->runtime != RT_NONE || out->nr_rt || out->reason == STOP_COMPLETE ||
+	    !(v->leaf_flags & CFI_MAPPING_VDSO) ||
+	    !runtime_detect_lookup(r->detect, out->pid, &gp, sizeof(gp)))
+		return size;
+	if (out->nr_user > 2)
+		out->nr_user = 2;
+	out->reason = STOP_RUNTIME_PENDING;
+	return size - cut;
+}
+
 /* Go's goroutine labels: only when a Go program was seen. */
 static void summary(void *rt, const uint64_t *c, FILE *f)
 {
@@ -100,6 +129,7 @@ const struct runtime_ops go_runtime = {
     .destroy = destroy,
     .hooks = runtime_parts_hooks,
     .labels = labels,
+    .deferred_units = deferred_units,
     .summary = summary,
     .metrics = metrics,
 };
