@@ -11,6 +11,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "cfiprof_abi.h"
+#include "kfunc_abi.h"
 #include "arch.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -3,7 +3,7 @@
  * on_exit_maps, an object of its own, loaded after cfiprof.bpf.c's with its
  * maps (user/session/exit_maps_load.c).  Neither makes libbpf read the
  * kernel's BTF: CO-RE types come from a cache (user/session/core_btf.h), the
- * kfuncs' ids from the loader (exit_maps_abi.h), and this program is a raw
+ * kfuncs' ids from the loader (kfunc_abi.h), and this program is a raw
  * tracepoint's, attached by name, not tp_btf's.
  */
 #include "vmlinux.h"
@@ -12,7 +12,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "cfiprof_abi.h"
-#include "exit_maps_abi.h"
+#include "kfunc_abi.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -31,12 +31,12 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * (6.7+).
  */
 static int (*const iter_task_vma_new)(struct bpf_iter_task_vma *it, struct task_struct *task,
-				      __u64 addr) = (void *)(EXIT_MAPS_KFUNC_BASE +
-							     EXIT_KFUNC_ITER_TASK_VMA_NEW);
+				      __u64 addr) = (void *)(KFUNC_CALL_BASE +
+							     KFUNC_ITER_TASK_VMA_NEW);
 static struct vm_area_struct *(*const iter_task_vma_next)(struct bpf_iter_task_vma *it) =
-    (void *)(EXIT_MAPS_KFUNC_BASE + EXIT_KFUNC_ITER_TASK_VMA_NEXT);
+    (void *)(KFUNC_CALL_BASE + KFUNC_ITER_TASK_VMA_NEXT);
 static void (*const iter_task_vma_destroy)(struct bpf_iter_task_vma *it) =
-    (void *)(EXIT_MAPS_KFUNC_BASE + EXIT_KFUNC_ITER_TASK_VMA_DESTROY);
+    (void *)(KFUNC_CALL_BASE + KFUNC_ITER_TASK_VMA_DESTROY);
 
 #define VM_EXEC_BIT 0x4
 

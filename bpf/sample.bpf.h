@@ -62,8 +62,8 @@ struct sample_src {
 	void *ctx;
 	struct pt_regs *ctx_regs;
 	bool user_in_ctx;
-	__u32 event;  /* the record's event */
-	__u64 weight; /* and weight */
+	__u32 event;	   /* the record's event */
+	__u64 weight;	   /* and weight */
 	__u32 thinned;	   /* 1: the weight stands for hits the budget did not sample too */
 	__u32 kernel_skip; /* kernel frames of the BPF program's own call chain */
 	bool probe;	   /* a program on kernel code: SAMPLE_PROBE_STACK */
@@ -87,10 +87,23 @@ static __always_inline void task_comm(const struct task_struct *task, char comm[
 	comm[COMM_LEN - 1] = 0;
 }
 
+/*
+ * bpf_rdonly_cast (kfunc_abi.h).  Read from the trusted task, each pointer of
+ * the chain below had the verifier search the kernel's BTF, one type at a
+ * time, for the names that would make it trusted (btf_nested_type_is_trusted,
+ * up to four searches a field, once for each program that takes samples).
+ * From the untrusted copy the loads are the same fault-safe loads, and the
+ * cast itself is a register copy once JITed.
+ */
+static void *(*const rdonly_cast)(const void *obj,
+				  __u32 btf_id) = (void *)(KFUNC_CALL_BASE + KFUNC_RDONLY_CAST);
+
 static __always_inline __u64 task_cgroup_id(const struct task_struct *task)
 {
+	const struct task_struct *t = rdonly_cast(task, KTYPE_ID_BASE + KTYPE_TASK_STRUCT);
+
 	/* the default hierarchy's cgroup, as the helper's task_dfl_cgroup() */
-	return task->cgroups->dfl_cgrp->kn->id;
+	return t->cgroups->dfl_cgrp->kn->id;
 }
 
 /*

@@ -25,6 +25,7 @@
 #include "tests/lib/harness.h"
 #include "user/session/core_btf.h"
 #include "user/session/exit_maps_load.h"
+#include "user/session/kfuncs.h"
 
 /* libbpf prints the verifier log at warning level: keep its tail for the failure message. */
 static char log_tail[32768];
@@ -104,7 +105,8 @@ static void try_load(int use_loop, unsigned int frames)
 	/* what the loader does: rows sized to the tables, a smaller ring for the test */
 	CHECK(bpf_map__set_max_entries(skel->maps.rows, 1 << 20) == 0, "%s: rows size", cfg);
 	CHECK(bpf_map__set_max_entries(skel->maps.events, 1 << 20) == 0, "%s: events size", cfg);
-	err = cfiprof_bpf__load(skel);
+	err = kfuncs_patch_object(skel->obj);
+	err = err ? err : cfiprof_bpf__load(skel);
 	CHECK(err == 0, "%s: load failed: %d (%s)\n--- libbpf / verifier log (tail) ---\n%s", cfg,
 	      err, strerror(-err), log_tail);
 	if (!err) {
@@ -189,7 +191,6 @@ static void core_btf_same_relocations(void)
 	const struct btf *local[2];
 	const void *raw;
 	__u32 len = 0;
-	int32_t kfunc_ids[EXIT_KFUNC_MAX];
 	int fd = -1, progs = 0, differ = 0, err;
 
 	CHECK(kernel && whole && exit_whole, "kernel BTF %p, objects %p %p", (void *)kernel,
@@ -213,11 +214,12 @@ static void core_btf_same_relocations(void)
 	CHECK(cut && exit_cut, "open with %s", path);
 	if (!cut || !exit_cut)
 		goto cleanup;
-	/* the kfunc calls, as the loader makes them (exit_maps_load.h) */
-	err = exit_maps_kfunc_ids(kfunc_ids);
-	err = err ? err : exit_maps_patch_kfuncs(exit_whole->progs.on_exit_maps, kfunc_ids);
-	err = err ? err : exit_maps_patch_kfuncs(exit_cut->progs.on_exit_maps, kfunc_ids);
-	CHECK(!err, "on_exit_maps' kfuncs: %s", strerror(-err));
+	/* the kfunc calls, as the loader makes them (kfuncs.h) */
+	err = kfuncs_patch_object(whole->obj);
+	err = err ? err : kfuncs_patch_object(cut->obj);
+	err = err ? err : kfuncs_patch(exit_whole->progs.on_exit_maps, kfunc_ids());
+	err = err ? err : kfuncs_patch(exit_cut->progs.on_exit_maps, kfunc_ids());
+	CHECK(!err, "kfunc calls: %s", strerror(-err));
 	err = err ? err : cfiprof_bpf__load(whole);
 	err = err ? err : exit_maps_bpf__load(exit_whole);
 	CHECK(!err, "load with the kernel's BTF: %s\n%s", strerror(-err), log_tail);
@@ -285,7 +287,6 @@ static void no_kernel_btf(void)
 	struct exit_maps_bpf *exit_probe = exit_maps_bpf__open(), *exit_skel = NULL;
 	char path[] = "/tmp/cfiprof-core-btf-XXXXXX";
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = path);
-	int32_t kfunc_ids[EXIT_KFUNC_MAX];
 	const struct btf *local[2];
 	const void *raw;
 	__u32 len = 0;
@@ -306,10 +307,11 @@ static void no_kernel_btf(void)
 	bpf_map__set_max_entries(skel->maps.rows, 1 << 16);
 	libbpf_log_len = 0;
 	libbpf_set_print(log_all);
-	err = cfiprof_bpf__load(skel);
+	err = kfuncs_patch_object(skel->obj);
+	err = err ? err : cfiprof_bpf__load(skel);
 	CHECK(!err, "load: %s", strerror(-err));
-	err = err ? err : exit_maps_kfunc_ids(kfunc_ids);
-	exit_skel = err ? NULL : exit_maps_load(skel->obj, path, kfunc_ids);
+	err = err ? err : exit_maps_supported() ? 0 : -ENOENT;
+	exit_skel = err ? NULL : exit_maps_load(skel->obj, path);
 	libbpf_set_print(capture_print);
 	CHECK(err || exit_skel, "the exit mappings' object: %s", strerror(errno));
 	CHECK(!strstr(libbpf_log, "kernel BTF"), "libbpf read the kernel's BTF: %.300s",
@@ -327,6 +329,89 @@ cleanup:
 	cfiprof_bpf__destroy(skel);
 	cfiprof_bpf__destroy(probe);
 	btf__free(reduced);
+	btf__free(kernel);
+}
+
+/* Made-up kfunc calls and type ids (bpf/kfunc_abi.h) in obj's programs to be loaded, and kfunc
+ * calls of id. */
+static void count_calls(struct bpf_object *obj, int32_t id, int *calls, int *left)
+{
+	struct bpf_program *p;
+
+	*calls = *left = 0;
+	bpf_object__for_each_program(p, obj)
+	{
+		const struct bpf_insn *in = bpf_program__insns(p);
+
+		for (size_t i = 0; bpf_program__autoload(p) && i < bpf_program__insn_cnt(p); i++) {
+			bool call = in[i].code == (BPF_JMP | BPF_CALL);
+
+			*calls += call && in[i].src_reg == BPF_PSEUDO_KFUNC_CALL && in[i].imm == id;
+			*left += call && !in[i].src_reg &&
+				 (uint32_t)in[i].imm - KFUNC_CALL_BASE < KFUNC_MAX;
+			*left += BPF_CLASS(in[i].code) == BPF_ALU64 &&
+				 BPF_OP(in[i].code) == BPF_MOV &&
+				 (uint32_t)in[i].imm - KTYPE_ID_BASE < KTYPE_MAX;
+		}
+	}
+}
+
+/*
+ * The sampling programs' made-up kfunc calls: made this kernel's, with the
+ * ids its BTF gives (libbpf's own parse of it, the oracle), and loadable as
+ * on a kernel without bpf_rdonly_cast (6.1), where each is a copy of its
+ * argument.
+ */
+static void kfunc_calls(void)
+{
+	struct btf *kernel = btf__load_vmlinux_btf();
+	const struct kfunc_ids *ids = kfunc_ids();
+	struct kfunc_ids before_6_2 = *ids;
+	struct cfiprof_bpf *skel = NULL;
+	struct bpf_program *p;
+	int calls, left, err;
+
+	CHECK(kernel != NULL, "the kernel's BTF: %s", strerror(errno));
+	if (!kernel)
+		return;
+	CHECK(ids->func[KFUNC_RDONLY_CAST] > 0 && ids->type[KTYPE_TASK_STRUCT] > 0,
+	      "this kernel (6.2 on) has bpf_rdonly_cast: %d, task_struct %d",
+	      ids->func[KFUNC_RDONLY_CAST], ids->type[KTYPE_TASK_STRUCT]);
+	CHECK(ids->func[KFUNC_RDONLY_CAST] ==
+		  btf__find_by_name_kind(kernel, "bpf_rdonly_cast", BTF_KIND_FUNC),
+	      "bpf_rdonly_cast: %d", ids->func[KFUNC_RDONLY_CAST]);
+	CHECK(ids->func[KFUNC_ITER_TASK_VMA_NEXT] ==
+		  btf__find_by_name_kind(kernel, "bpf_iter_task_vma_next", BTF_KIND_FUNC),
+	      "bpf_iter_task_vma_next: %d", ids->func[KFUNC_ITER_TASK_VMA_NEXT]);
+	CHECK(ids->type[KTYPE_TASK_STRUCT] ==
+		  btf__find_by_name_kind(kernel, "task_struct", BTF_KIND_STRUCT),
+	      "task_struct: %d", ids->type[KTYPE_TASK_STRUCT]);
+	skel = cfiprof_bpf__open();
+	CHECK(skel != NULL, "open");
+	if (!skel)
+		goto cleanup;
+	bpf_map__set_max_entries(skel->maps.rows, 1 << 16);
+	err = kfuncs_patch_object(skel->obj);
+	count_calls(skel->obj, ids->func[KFUNC_RDONLY_CAST], &calls, &left);
+	CHECK(!err && calls > 0 && !left, "patched: %s, %d casts, %d made-up left", strerror(-err),
+	      calls, left);
+	err = err ? err : cfiprof_bpf__load(skel);
+	CHECK(!err, "load: %s\n%s", strerror(-err), log_tail);
+	cfiprof_bpf__destroy(skel);
+	before_6_2.func[KFUNC_RDONLY_CAST] = 0;
+	skel = cfiprof_bpf__open();
+	if (!skel)
+		goto cleanup;
+	bpf_map__set_max_entries(skel->maps.rows, 1 << 16);
+	err = 0;
+	bpf_object__for_each_program(p, skel->obj) err = err ? err : kfuncs_patch(p, &before_6_2);
+	count_calls(skel->obj, ids->func[KFUNC_RDONLY_CAST], &calls, &left);
+	CHECK(!err && !calls && !left, "patched as before 6.2: %s, %d casts, %d made-up left",
+	      strerror(-err), calls, left);
+	err = err ? err : cfiprof_bpf__load(skel);
+	CHECK(!err, "load as before 6.2: %s\n%s", strerror(-err), log_tail);
+cleanup:
+	cfiprof_bpf__destroy(skel);
 	btf__free(kernel);
 }
 
@@ -348,6 +433,7 @@ int main(int argc, char **argv)
 				 frames[i]);
 			RUN_TEST_AS(name, try_load(use_loop, frames[i]));
 		}
+	RUN_TEST(kfunc_calls);
 	RUN_TEST(core_btf_same_relocations);
 	RUN_TEST(no_kernel_btf);
 	return HARNESS_DONE();

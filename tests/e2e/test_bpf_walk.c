@@ -18,6 +18,7 @@
 
 #include "tests/lib/replay_world.h"
 #include "cfiprof.skel.h"
+#include "user/session/kfuncs.h"
 
 struct run {
 	const struct world *w;
@@ -183,7 +184,8 @@ static void live(const char *name, const char *prog, const char *arg2, const str
 	skel->rodata->filter_enabled = 1;
 	bpf_map__set_max_entries(skel->maps.rows, 1 << 20);
 	bpf_map__set_max_entries(skel->maps.events, 1 << 22);
-	err = cfiprof_bpf__load(skel);
+	err = kfuncs_patch_object(skel->obj);
+	err = err ? err : cfiprof_bpf__load(skel);
 	CHECK(err == 0, "%s: load %d", cfg, err);
 	if (err)
 		goto out_skel;

@@ -24,6 +24,7 @@
 #include "user/session/core_btf.h"
 #include "user/session/event_attach.h"
 #include "user/session/exit_maps_load.h"
+#include "user/session/kfuncs.h"
 #include "user/session/privileges.h"
 #include "user/symbolize/kallsyms.h"
 
@@ -230,10 +231,9 @@ void loader_early_maps(struct map_early *me, const struct loader_opts *o)
  * types may be why (loaded again without them); else sampling goes on without
  * exit lists (said), on_exit keeping their times (LRU).
  */
-static int exit_maps_open(struct loader *l, const int32_t ids[EXIT_KFUNC_MAX],
-			  const char *core_path)
+static int exit_maps_open(struct loader *l, const char *core_path)
 {
-	l->exit_skel = exit_maps_load(l->skel->obj, core_path, ids);
+	l->exit_skel = exit_maps_load(l->skel->obj, core_path);
 	if (l->exit_skel)
 		return 0;
 	if (core_path)
@@ -249,7 +249,6 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = core_path);
 	struct cfiprof_bpf *skel;
-	int32_t kfunc_ids[EXIT_KFUNC_MAX];
 	int err;
 
 	memset(l, 0, sizeof(*l));
@@ -326,7 +325,7 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 	if (l->uses_bpf_loop)
 		bpf_program__set_autoload(skel->progs.walk_tc, false);
 	/* an exiting process's mappings, for its deferred samples: needs the VMA iterator */
-	l->exit_maps = o->defer_stack_bytes && !exit_maps_kfunc_ids(kfunc_ids);
+	l->exit_maps = o->defer_stack_bytes && exit_maps_supported();
 	skel->rodata->exit_maps_on = l->exit_maps;
 	err = events_configure(skel, o, l->uses_bpf_loop);
 	if (err)
@@ -334,14 +333,15 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 	if (o->early)
 		map_early_hand_over(o->early, skel->obj);
 	libbpf_muted = core_path != NULL;
-	err = cfiprof_bpf__load(skel);
+	err = kfuncs_patch_object(skel->obj);
+	err = err ? err : cfiprof_bpf__load(skel);
 	libbpf_muted = false;
 	/*
 	 * After this load, not beside it: another BPF load at the same time
 	 * made both slower than the two in turn.
 	 */
 	if (!err && l->exit_maps)
-		err = exit_maps_open(l, kfunc_ids, core_path);
+		err = exit_maps_open(l, core_path);
 	/* loaded again without the cache, which says what went wrong if anything else did */
 	if (err && core_path)
 		goto fail;

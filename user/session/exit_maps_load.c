@@ -2,53 +2,20 @@
 /* on_exit_maps' object, loaded after the other (exit_maps_load.h). */
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <linux/bpf.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "exit_maps.skel.h"
 #include "user/session/exit_maps_load.h"
-#include "user/session/kernel_btf.h"
+#include "user/session/kfuncs.h"
 
-int exit_maps_kfunc_ids(int32_t ids[EXIT_KFUNC_MAX])
+bool exit_maps_supported(void)
 {
-	static const char *const names[EXIT_KFUNC_MAX] = {
-#define EXIT_MAPS_KFUNC_NAME(id, name) [EXIT_KFUNC_##id] = #name,
-	    EXIT_MAPS_KFUNCS(EXIT_MAPS_KFUNC_NAME)
-#undef EXIT_MAPS_KFUNC_NAME
-	};
-	int found = kernel_btf_func_ids(names, ids, EXIT_KFUNC_MAX);
+	const struct kfunc_ids *ids = kfunc_ids();
 
-	return found < 0 ? found : found < EXIT_KFUNC_MAX ? -ENOENT : 0;
+	return ids->func[KFUNC_ITER_TASK_VMA_NEW] && ids->func[KFUNC_ITER_TASK_VMA_NEXT] &&
+	       ids->func[KFUNC_ITER_TASK_VMA_DESTROY];
 }
 
-int exit_maps_patch_kfuncs(struct bpf_program *prog, const int32_t ids[EXIT_KFUNC_MAX])
-{
-	size_t n = bpf_program__insn_cnt(prog);
-	struct bpf_insn *insns = malloc(n * sizeof(*insns));
-	int err, patched = 0;
-
-	if (!insns)
-		return -ENOMEM;
-	memcpy(insns, bpf_program__insns(prog), n * sizeof(*insns));
-	for (size_t i = 0; i < n; i++) {
-		struct bpf_insn *in = &insns[i];
-		uint32_t k = (uint32_t)in->imm - EXIT_MAPS_KFUNC_BASE;
-
-		if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg || k >= EXIT_KFUNC_MAX)
-			continue;
-		in->src_reg = BPF_PSEUDO_KFUNC_CALL;
-		in->off = 0; /* vmlinux's BTF, not a module's */
-		in->imm = ids[k];
-		patched++;
-	}
-	err = patched ? bpf_program__set_insns(prog, insns, n) : -ENOENT;
-	free(insns);
-	return err;
-}
-
-struct exit_maps_bpf *exit_maps_load(const struct bpf_object *shared, const char *core_path,
-				     const int32_t ids[EXIT_KFUNC_MAX])
+struct exit_maps_bpf *exit_maps_load(const struct bpf_object *shared, const char *core_path)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = core_path);
 	struct exit_maps_bpf *skel = exit_maps_bpf__open_opts(&oo);
@@ -67,7 +34,7 @@ struct exit_maps_bpf *exit_maps_load(const struct bpf_object *shared, const char
 		if (err)
 			break;
 	}
-	err = err ? err : exit_maps_patch_kfuncs(skel->progs.on_exit_maps, ids);
+	err = err ? err : kfuncs_patch(skel->progs.on_exit_maps, kfunc_ids());
 	err = err ? err : exit_maps_bpf__load(skel);
 	if (err) {
 		exit_maps_bpf__destroy(skel);

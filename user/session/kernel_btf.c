@@ -134,7 +134,7 @@ static size_t type_size(const struct btf_type *t)
 	}
 }
 
-int kernel_btf_func_ids(const char *const names[], int32_t ids[], int n)
+int kernel_btf_ids(const char *const names[], const uint8_t kinds[], int32_t ids[], int n)
 {
 	int64_t off[8];
 	struct kbtf k;
@@ -158,12 +158,12 @@ int kernel_btf_func_ids(const char *const names[], int32_t ids[], int n)
 
 		if (!size || size > (size_t)(types + k.h.type_len - p))
 			break; /* a kind newer than this code: the rest cannot be walked */
-		if (BTF_INFO_KIND(t->info) == BTF_KIND_FUNC)
-			for (int i = 0; i < n; i++)
-				if (!ids[i] && off[i] == (int64_t)t->name_off) {
-					ids[i] = id;
-					found++;
-				}
+		for (int i = 0; i < n; i++)
+			if (!ids[i] && off[i] == (int64_t)t->name_off &&
+			    BTF_INFO_KIND(t->info) == kinds[i]) {
+				ids[i] = id;
+				found++;
+			}
 		p += size;
 	}
 	kbtf_close(&k);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The running kernel's BTF read in place, not parsed: the type ids of
- * functions.  libbpf's whole parse (~5 MB read and indexed) is what a start
+ * functions and structs.  libbpf's whole parse (~5 MB read and indexed) is what a start
  * avoids.
  */
 #ifndef CFIPROF_KERNEL_BTF_H
@@ -10,9 +10,10 @@
 #include <stdint.h>
 
 /*
- * The type id of the BTF_KIND_FUNC called names[i] into ids[i] (0: none),
- * for i < n.  Returns how many were found, or -errno.
+ * The type id of the type of kind kinds[i] (BTF_KIND_FUNC, BTF_KIND_STRUCT...)
+ * called names[i] into ids[i] (0: none), for i < n <= 8.  Returns how many
+ * were found, or -errno.
  */
-int kernel_btf_func_ids(const char *const names[], int32_t ids[], int n);
+int kernel_btf_ids(const char *const names[], const uint8_t kinds[], int32_t ids[], int n);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "cfiprof.skel.h"
 #include "common/clock.h"
+#include "user/session/kfuncs.h"
 #include "user/session/walk_loads.h"
 
 struct walk_loads {
@@ -106,7 +107,8 @@ static int load_walk(struct walk_loads *rw, enum walk_load which, uint64_t t0)
 		return err;
 	bpf_object__for_each_program(prog, rw->skel->obj)
 	    bpf_program__set_autoload(prog, prog == rw->skel->progs.on_sample);
-	err = cfiprof_bpf__load(rw->skel);
+	err = kfuncs_patch_object(rw->skel->obj);
+	err = err ? err : cfiprof_bpf__load(rw->skel);
 	if (err)
 		return err;
 	fd = bpf_program__fd(rw->skel->progs.on_sample);

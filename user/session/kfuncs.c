@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Made-up kfunc calls made real (kfuncs.h). */
+#include "user/session/kfuncs.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <linux/btf.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/session/kernel_btf.h"
+
+static struct kfunc_ids ids_read;
+static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
+
+static void ids_read_once(void)
+{
+	static const char *const names[KFUNC_MAX + KTYPE_MAX] = {
+#define KFUNC_NAME(id, name) [KFUNC_##id] = #name,
+	    KFUNCS(KFUNC_NAME)
+#undef KFUNC_NAME
+#define KTYPE_NAME(id, name) [KFUNC_MAX + KTYPE_##id] = #name,
+		KTYPES(KTYPE_NAME)
+#undef KTYPE_NAME
+	};
+	uint8_t kinds[KFUNC_MAX + KTYPE_MAX];
+	int32_t ids[KFUNC_MAX + KTYPE_MAX];
+
+	for (int i = 0; i < KFUNC_MAX + KTYPE_MAX; i++)
+		kinds[i] = i < KFUNC_MAX ? BTF_KIND_FUNC : BTF_KIND_STRUCT;
+	if (kernel_btf_ids(names, kinds, ids, KFUNC_MAX + KTYPE_MAX) < 0)
+		return; /* all 0: the iterator's users say so, the casts stay copies */
+	memcpy(ids_read.func, ids, sizeof(ids_read.func));
+	memcpy(ids_read.type, ids + KFUNC_MAX, sizeof(ids_read.type));
+	/* the cast's one use names task_struct: without its id, no cast */
+	if (!ids_read.type[KTYPE_TASK_STRUCT])
+		ids_read.func[KFUNC_RDONLY_CAST] = 0;
+}
+
+const struct kfunc_ids *kfunc_ids(void)
+{
+	pthread_once(&ids_once, ids_read_once);
+	return &ids_read;
+}
+
+static bool is_made_up_call(const struct bpf_insn *in, uint32_t *k)
+{
+	*k = (uint32_t)in->imm - KFUNC_CALL_BASE;
+	return in->code == (BPF_JMP | BPF_CALL) && !in->src_reg && *k < KFUNC_MAX;
+}
+
+static bool is_made_up_type(const struct bpf_insn *in, uint32_t *t)
+{
+	*t = (uint32_t)in->imm - KTYPE_ID_BASE;
+	return (in->code == (BPF_ALU64 | BPF_MOV | BPF_K) ||
+		in->code == (BPF_ALU | BPF_MOV | BPF_K)) &&
+	       *t < KTYPE_MAX;
+}
+
+int kfuncs_patch(struct bpf_program *prog, const struct kfunc_ids *ids)
+{
+	size_t n = bpf_program__insn_cnt(prog);
+	struct bpf_insn *insns = malloc(n * sizeof(*insns));
+	int err = 0, patched = 0;
+	uint32_t k;
+
+	if (!insns)
+		return -ENOMEM;
+	memcpy(insns, bpf_program__insns(prog), n * sizeof(*insns));
+	for (size_t i = 0; i < n && !err; i++) {
+		struct bpf_insn *in = &insns[i];
+
+		if (is_made_up_type(in, &k)) {
+			in->imm = ids->type[k];
+			patched++;
+		} else if (!is_made_up_call(in, &k)) {
+			continue;
+		} else if (ids->func[k]) {
+			in->src_reg = BPF_PSEUDO_KFUNC_CALL;
+			in->off = 0; /* vmlinux's BTF, not a module's */
+			in->imm = ids->func[k];
+			patched++;
+		} else if (k == KFUNC_RDONLY_CAST) {
+			*in = (struct bpf_insn){.code = BPF_ALU64 | BPF_MOV | BPF_X,
+						.dst_reg = BPF_REG_0,
+						.src_reg = BPF_REG_1};
+			patched++;
+		} else {
+			err = -ENOENT;
+		}
+	}
+	if (!err && patched)
+		err = bpf_program__set_insns(prog, insns, n);
+	free(insns);
+	return err;
+}
+
+int kfuncs_patch_object(struct bpf_object *obj)
+{
+	const struct kfunc_ids *ids = NULL;
+	struct bpf_program *prog;
+	int err = 0;
+
+	bpf_object__for_each_program(prog, obj)
+	{
+		const struct bpf_insn *in = bpf_program__insns(prog);
+		size_t n = bpf_program__insn_cnt(prog);
+		uint32_t k;
+		bool any = false;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		for (size_t i = 0; i < n && !any; i++)
+			any = is_made_up_call(&in[i], &k);
+		if (!any)
+			continue;
+		if (!ids)
+			ids = kfunc_ids();
+		err = kfuncs_patch(prog, ids);
+		if (err)
+			break;
+	}
+	return err;
+}
