@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "common/cache_dir.h"
 #include "common/hash.h"
 #include "common/mkdirs.h"
 #include "common/vec.h"
@@ -214,8 +215,7 @@ static void drop_entry(struct cfi_table_cache *c, const char *name, uint64_t siz
 		c->stats.entries--;
 }
 
-void cfi_table_cache_set_limits(struct cfi_table_cache *c, uint64_t min_bytes,
-				uint64_t max_entries)
+void cfi_table_cache_set_limits(struct cfi_table_cache *c, uint64_t min_bytes, uint64_t max_entries)
 {
 	pthread_mutex_lock(&c->lock);
 	c->min_bytes = min_bytes;
@@ -400,21 +400,6 @@ static void make_room(struct cfi_table_cache *c, uint64_t need)
 	free(v);
 }
 
-static int write_all(int fd, const void *p, size_t len)
-{
-	const char *s = p;
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, s, len);
-		if (n <= 0)
-			return -1;
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 void cfi_table_cache_store(struct cfi_table_cache *c, const char *key, const struct cfi_table *t)
 {
 	size_t key_len = strlen(key) + 1;
@@ -469,9 +454,9 @@ void cfi_table_cache_store(struct cfi_table_cache *c, const char *key, const str
 	fd = openat(c->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	err = fd < 0;
 	if (!err) {
-		err = write_all(fd, &h, sizeof(h)) || write_all(fd, key, key_len) ||
-		      write_all(fd, t->rules, rules) || write_all(fd, t->rows, rows) ||
-		      write_all(fd, t->pages, pages);
+		err = cache_write_all(fd, &h, sizeof(h)) || cache_write_all(fd, key, key_len) ||
+		      cache_write_all(fd, t->rules, rules) || cache_write_all(fd, t->rows, rows) ||
+		      cache_write_all(fd, t->pages, pages);
 		err |= close(fd) != 0;
 		/* readers see the old entry or the whole new one */
 		err = err || renameat(c->dirfd, tmp, c->dirfd, name);

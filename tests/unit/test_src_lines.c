@@ -21,6 +21,7 @@
  *    the mangled system name, read back by the pprof-format npm package.
  */
 #include <dirent.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -40,6 +41,8 @@
 #include "user/output/pprof.h"
 #include "user/profile/profile.h"
 #include "user/profile/recording.h"
+#include "elf/elf_read.h"
+#include "user/symbolize/src_lines_cache.h"
 #include "user/symbolize/sym_cache.h"
 
 static const char *out_dir(void)
@@ -352,6 +355,21 @@ static int debug_file_sizes(const char *file, uint64_t *total, uint64_t *unread,
 	return 0;
 }
 
+/* libc's real path, its build ID and its debug file's path (libc6-dbg, by build ID). */
+static void libc_debug_file(const char *libc, char real[PATH_MAX], char id[ELF_BUILD_ID_HEX_LEN],
+			    char debug[PATH_MAX])
+{
+	int fd;
+
+	CHECK(realpath(libc, real) != NULL, "%s", libc);
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && elf_build_id_hex_fd(fd, id, ELF_BUILD_ID_HEX_LEN) == 0 && strlen(id) > 2,
+	      "build id of %s", real);
+	if (fd >= 0)
+		close(fd);
+	snprintf(debug, PATH_MAX, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+}
+
 /*
  * libc's DWARF opened for lines holds what lines read: its location lists
  * (libc6-dbg has 1.4 MB of them inflated) are neither inflated nor charged.
@@ -367,15 +385,8 @@ static void test_unread_sections(void)
 	struct src_lines_ctx *ctx;
 	const struct src_frame *f;
 	struct sym_obj *o;
-	int fd;
 
-	CHECK(realpath(libc, real) != NULL, "%s", libc);
-	fd = open(real, O_RDONLY | O_CLOEXEC);
-	CHECK(fd >= 0 && elf_build_id_hex_fd(fd, id, sizeof(id)) == 0 && strlen(id) > 2,
-	      "build id of %s", real);
-	if (fd >= 0)
-		close(fd);
-	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	libc_debug_file(libc, real, id, debug);
 	CHECK(debug_file_sizes(debug, &total, &unread, &loclists) == 0 && loclists > 0,
 	      "%s: %" PRIu64 " bytes inflated, location lists %" PRIu64, debug, total, loclists);
 	read = total - unread;
@@ -392,6 +403,151 @@ static void test_unread_sections(void)
 	      "charged %" PRIu64 " bytes: sections read %" PRIu64 ", unread %" PRIu64,
 	      ctx->st.open_bytes, read, unread);
 	sym_cache_free(c);
+}
+
+/* Files of the inflated debug files' cache in dir for build ID id: how many, the first's name, all
+ * their bytes. */
+static int cached_files(const char *dir, const char *id, char *name, size_t len, uint64_t *bytes)
+{
+	char prefix[ELF_BUILD_ID_HEX_LEN + 16], path[PATH_MAX];
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+	int n = 0;
+
+	*bytes = 0;
+	snprintf(prefix, sizeof(prefix), "lines-%s-", id);
+	while (d && (e = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (!strncmp(e->d_name, "lines-", 6) && !lstat(path, &st))
+			*bytes += (uint64_t)st.st_size;
+		if (strncmp(e->d_name, prefix, strlen(prefix)))
+			continue;
+		if (!n++)
+			snprintf(name, len, "%s", e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* One symbolizer's lookups of addrs in file, as the oracle says: its cache counters. */
+static void lookups_counted(const char *file, const uint64_t *addrs, int n, uint64_t *found,
+			    uint64_t *written)
+{
+	struct sym_cache *c = sym_cache_new();
+	int inlined;
+
+	sym_cache_set_lines(c, true);
+	CHECK(check_against_oracle(c, file, addrs, n, &inlined) == n, "every address agrees");
+	*found = sym_cache_lines_ctx(c)->st.inflated_found;
+	*written = sym_cache_lines_ctx(c)->st.inflated_written;
+	sym_cache_free(c);
+}
+
+/* The cache's name for the debug file at path. */
+static bool cache_name_of(const char *path, char *name, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd < 0 ? NULL : elf_read_begin(fd);
+	bool ok = e && src_lines_cache_name(e, fd, name, len);
+
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/*
+ * libc6-dbg's debug file is compressed: the first open inflates it and
+ * writes the inflated copy to the cache directory (what lines read, at
+ * readelf's inflated sizes), the next maps the copy; both answer as
+ * eu-addr2line on the original.  A copy another user owns, that others may
+ * write, a link, or in a directory others may write is not used; another
+ * file claiming the build ID is cached apart; past the cache's size the
+ * oldest files go.
+ */
+static void test_inflated_cache(void)
+{
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	char real[PATH_MAX], id[ELF_BUILD_ID_HEX_LEN] = "", debug[PATH_MAX],
+			     dir[] = "/tmp/cfiprof-lines-XXXXXX";
+	char cache[64], file[PATH_MAX], name[256] = "", copy[64], n1[256], n2[256],
+					cmd[2 * PATH_MAX + 64];
+	uint64_t total, unread, loclists, bytes, found, written;
+	static uint64_t addrs[300];
+	int n, fd;
+
+	libc_debug_file(libc, real, id, debug);
+	CHECK(debug_file_sizes(debug, &total, &unread, &loclists) == 0, "%s: readelf", debug);
+	snprintf(cmd, sizeof(cmd), "readelf -tW '%s' | grep -q ZLIB", debug);
+	CHECK(system(cmd) == 0, "%s has compressed sections (readelf -t)", debug);
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	setenv("CFIPROF_CACHE_DIR", cache, 1);
+	n = instructions(real, 211, addrs, 300);
+	CHECK(n == 300, "%s: %d addresses", real, n);
+
+	lookups_counted(real, addrs, n, &found, &written);
+	CHECK(!found && written == 1, "first open: %" PRIu64 " found, %" PRIu64 " written", found,
+	      written);
+	CHECK(cached_files(cache, id, name, sizeof(name), &bytes) == 1, "one file for %s in %s", id,
+	      cache);
+	/* what lines read, inflated (readelf), and the headers: not the unread sections */
+	CHECK(bytes >= total - unread && bytes < total - unread + (1u << 20),
+	      "%" PRIu64 " bytes cached: readelf's read sections %" PRIu64, bytes, total - unread);
+	lookups_counted(real, addrs, n, &found, &written);
+	CHECK(found == 1 && !written, "next open: %" PRIu64 " found, %" PRIu64 " written", found,
+	      written);
+
+	snprintf(file, sizeof(file), "%s/%s", cache, name);
+	CHECK(chmod(file, 0666) == 0, "chmod %s", file);
+	lookups_counted(real, addrs, n, &found, &written);
+	CHECK(!found && written == 1, "writable by others: %" PRIu64 " found", found);
+	CHECK(chown(file, 65534, 65534) == 0, "chown %s", file);
+	lookups_counted(real, addrs, n, &found, &written);
+	CHECK(!found && written == 1, "another user's: %" PRIu64 " found", found);
+	CHECK(unlink(file) == 0 && symlink(debug, file) == 0, "link %s", file);
+	lookups_counted(real, addrs, n, &found, &written);
+	CHECK(!found && written == 1, "a link: %" PRIu64 " found", found);
+	CHECK(chmod(cache, 0777) == 0, "chmod %s", cache);
+	lookups_counted(real, addrs, n, &found, &written);
+	CHECK(!found && !written,
+	      "a directory others write: %" PRIu64 " found, %" PRIu64 " written", found, written);
+	CHECK(chmod(cache, 0700) == 0, "chmod %s", cache);
+
+	snprintf(copy, sizeof(copy), "%s/copy.debug", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", debug, copy);
+	CHECK(system(cmd) == 0 && cache_name_of(debug, n1, sizeof(n1)) &&
+		  cache_name_of(copy, n2, sizeof(n2)),
+	      "names of %s and its copy", debug);
+	CHECK(strcmp(n1, n2) && !strncmp(n1, n2, strlen("lines-") + strlen(id)),
+	      "the same build ID, names of their own: %s, %s", n1, n2);
+
+	/* three old files of 100 MiB (sparse) and libc's new one: the oldest goes */
+	CHECK(unlink(file) == 0, "unlink %s", file);
+	for (int i = 1; i <= 3; i++) {
+		struct timespec t[2] = {{i, 0}, {i, 0}};
+
+		snprintf(file, sizeof(file), "%s/lines-old-%d.debug", cache, i);
+		fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		CHECK(fd >= 0 && ftruncate(fd, 100 << 20) == 0 && futimens(fd, t) == 0, "%s", file);
+		if (fd >= 0)
+			close(fd);
+	}
+	lookups_counted(real, addrs, n, &found, &written);
+	CHECK(written == 1 && cached_files(cache, id, name, sizeof(name), &bytes) == 1 &&
+		  bytes <= SRC_LINES_CACHE_MAX_BYTES,
+	      "written, %" PRIu64 " bytes kept", bytes);
+	snprintf(file, sizeof(file), "%s/lines-old-1.debug", cache);
+	CHECK(access(file, F_OK) != 0, "the oldest went");
+	snprintf(file, sizeof(file), "%s/lines-old-3.debug", cache);
+	CHECK(access(file, F_OK) == 0, "the newest stayed");
+
+	unsetenv("CFIPROF_CACHE_DIR");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0, "rm %s", dir);
 }
 
 /*
@@ -1050,6 +1206,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_oracle_inlines);
 	RUN_TEST(test_oracle_libc);
 	RUN_TEST(test_unread_sections);
+	RUN_TEST(test_inflated_cache);
 	RUN_TEST(test_warm);
 	RUN_TEST(test_warm_busy);
 	RUN_TEST(test_opener);

@@ -231,6 +231,12 @@ static void render_source_lines(struct sym_cache *syms, FILE *f)
 		    (double)st.open_bytes);
 	prom_metric(f, "cfiprof_source_lines_cached", "gauge",
 		    "Answers kept in the per-object caches.", (double)st.cache_entries);
+	prom_header(f, "cfiprof_source_lines_inflated_total", "counter",
+		    "Compressed debug files found inflated in the cache directory, or written "
+		    "there.");
+	prom_labelled(f, "cfiprof_source_lines_inflated_total", "way", "found", st.inflated_found);
+	prom_labelled(f, "cfiprof_source_lines_inflated_total", "way", "written",
+		      st.inflated_written);
 }
 
 static void render_table_cache(struct cfi_table_cache *tc, FILE *f)

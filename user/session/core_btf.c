@@ -13,11 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cache_dir.h"
 #include "common/hash.h"
 #include "common/mkdirs.h"
 #include "user/session/core_btf.h"
 
-#define CORE_BTF_DIR	"/var/cache/cfiprof"
 #define CORE_BTF_PREFIX "core-btf-"
 /* the kernel's whole BTF is 5-6 MB; what one object relocates against, a small part */
 #define CORE_BTF_MAX_BYTES (16u << 20)
@@ -25,13 +25,6 @@
 #define CORE_BTF_KEEP_OTHERS 3
 /* struct nesting in the kernel's types is a few levels; more is not a kernel's BTF */
 #define REDUCE_MAX_DEPTH 64
-
-static const char *cache_dir(void)
-{
-	const char *d = getenv("CFIPROF_CACHE_DIR");
-
-	return d && *d ? d : CORE_BTF_DIR;
-}
 
 /*
  * The running kernel's GNU build ID (its ELF notes, hex): the cache is keyed
@@ -93,12 +86,6 @@ const void *core_btf_elf_section(const void *elf, size_t len, size_t *sec_len)
 	return NULL;
 }
 
-/* Owned by this user and writable by nobody else: what a root-owned cache must be. */
-static bool private_to_us(const struct stat *st)
-{
-	return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
-}
-
 void core_btf_find(struct core_btf *c, const void *const elf[], const size_t elf_len[], int n)
 {
 	uint64_t h = HASH_FNV_OFFSET;
@@ -126,10 +113,10 @@ void core_btf_find(struct core_btf *c, const void *const elf[], const size_t elf
 		return;
 	snprintf(c->name, sizeof(c->name), CORE_BTF_PREFIX "%.64s-%016llx.btf", id,
 		 (unsigned long long)h);
-	c->dir_fd = open(cache_dir(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	c->dir_fd = open(cache_dir_path(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c->dir_fd < 0)
 		return;
-	if (fstat(c->dir_fd, &st) || !private_to_us(&st)) {
+	if (fstat(c->dir_fd, &st) || !cache_private(&st)) {
 		c->refused = "the cache directory is another user's or writable by others";
 		close(c->dir_fd);
 		c->dir_fd = -1;
@@ -138,7 +125,7 @@ void core_btf_find(struct core_btf *c, const void *const elf[], const size_t elf
 	c->file_fd = openat(c->dir_fd, c->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (c->file_fd < 0)
 		return;
-	if (fstat(c->file_fd, &st) || !S_ISREG(st.st_mode) || !private_to_us(&st) || !st.st_size ||
+	if (fstat(c->file_fd, &st) || !S_ISREG(st.st_mode) || !cache_private(&st) || !st.st_size ||
 	    st.st_size > CORE_BTF_MAX_BYTES) {
 		c->refused = "not a regular file of ours, or of no plausible size";
 		core_btf_drop(c);
@@ -427,21 +414,6 @@ static void remove_others(struct core_btf *c)
 		unlinkat(c->dir_fd, old[i].name, 0);
 }
 
-static int write_all(int fd, const void *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p = (const char *)p + n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int core_btf_write(struct core_btf *c)
 {
 	struct btf *kernel = NULL, *reduced = NULL, *local[CORE_BTF_OBJECTS] = {0};
@@ -455,10 +427,10 @@ int core_btf_write(struct core_btf *c)
 	if (c->dir_fd < 0) {
 		if (c->refused)
 			return -EPERM;
-		err = mkdirs(cache_dir(), 0755, 0700);
+		err = mkdirs(cache_dir_path(), 0755, 0700);
 		if (err)
 			return err;
-		c->dir_fd = open(cache_dir(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		c->dir_fd = open(cache_dir_path(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (c->dir_fd < 0)
 			return -errno;
 	}
@@ -491,7 +463,7 @@ int core_btf_write(struct core_btf *c)
 		err = -errno;
 		goto cleanup;
 	}
-	err = write_all(fd, raw, len);
+	err = cache_write_all(fd, raw, len);
 	if (!err && close(fd))
 		err = -errno;
 	fd = -1;
@@ -515,19 +487,19 @@ cleanup:
 void core_btf_describe(const struct core_btf *c, bool used, int written, char *buf, size_t len)
 {
 	if (used)
-		snprintf(buf, len, "from the cache, %s/%s", cache_dir(), c->name);
+		snprintf(buf, len, "from the cache, %s/%s", cache_dir_path(), c->name);
 	else if (c->refused)
 		snprintf(buf, len, "from the kernel's BTF (the cache in %s refused: %s)",
-			 cache_dir(), c->refused);
+			 cache_dir_path(), c->refused);
 	else if (!c->name[0])
 		snprintf(buf, len, "from the kernel's BTF (no cache: no build ID for this kernel)");
 	else if (written == -EAGAIN)
-		snprintf(buf, len, "from the kernel's BTF, being cached in %s", cache_dir());
+		snprintf(buf, len, "from the kernel's BTF, being cached in %s", cache_dir_path());
 	else if (written)
 		snprintf(buf, len, "from the kernel's BTF (cannot cache them in %s: %s)",
-			 cache_dir(), strerror(-written));
+			 cache_dir_path(), strerror(-written));
 	else
-		snprintf(buf, len, "from the kernel's BTF, now cached as %s/%s", cache_dir(),
+		snprintf(buf, len, "from the kernel's BTF, now cached as %s/%s", cache_dir_path(),
 			 c->name);
 }
 

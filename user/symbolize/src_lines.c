@@ -28,6 +28,7 @@
 #include "elf/elf_read.h"
 #include "elf/sections.h"
 #include "user/symbolize/dwarf_fn_index.h"
+#include "user/symbolize/src_lines_cache.h"
 #include "user/symbolize/src_lines_internal.h"
 #include "user/symbolize/src_lines_sections.h"
 
@@ -57,9 +58,24 @@ static const char *no_debug_info(Elf *e, void *ctx)
 	return has ? NULL : "has no .debug_info";
 }
 
+/* Its inflated copy, or the name to write it as at the first open. */
+static void use_cache(struct src_lines *sl, const char *name)
+{
+	int fd = src_lines_cache_open(name);
+
+	if (fd < 0) {
+		sl->cache_name = strdup(name);
+		return;
+	}
+	close(sl->fd);
+	sl->fd = fd;
+	sl->inflated = true;
+}
+
 static struct src_lines *attach_fd(int fd, const char *path)
 {
 	struct src_lines *sl = calloc(1, sizeof(*sl));
+	char name[SRC_LINES_CACHE_NAME_LEN];
 	bool has;
 
 	if (!sl)
@@ -74,6 +90,8 @@ static struct src_lines *attach_fd(int fd, const char *path)
 	sl->section_bytes = src_lines_section_bytes(sl->elf, &has);
 	if (!has)
 		goto err;
+	if (src_lines_cache_name(sl->elf, sl->fd, name, sizeof(name)))
+		use_cache(sl, name);
 	/* read again when first looked up: libelf keeps what it read until elf_end */
 	elf_end(sl->elf);
 	sl->elf = NULL;
@@ -116,6 +134,8 @@ struct src_lines *src_lines_attach(struct src_lines_ctx *ctx, Elf *e, int fd,
 out:
 	if (!sl)
 		__atomic_fetch_sub(&ctx->nr_attached, 1, __ATOMIC_RELAXED);
+	else if (sl->inflated)
+		__atomic_fetch_add(&ctx->st.inflated_found, 1, __ATOMIC_RELAXED);
 	return sl;
 }
 
@@ -286,7 +306,8 @@ enum open_state src_lines_handle_read(struct src_lines *sl, uint64_t max_object_
 {
 	bool has, refused = false;
 
-	sl->elf = elf_read_begin(sl->fd);
+	/* the cache's copy is private to this user: mapped, no process can cut it */
+	sl->elf = sl->inflated ? elf_begin(sl->fd, ELF_C_READ_MMAP, NULL) : elf_read_begin(sl->fd);
 	if (sl->elf && elf_kind(sl->elf) == ELF_K_ELF) {
 		/* measured again: the file's owner may have rewritten it since */
 		sl->section_bytes = src_lines_section_bytes(sl->elf, &has);
@@ -298,8 +319,14 @@ enum open_state src_lines_handle_read(struct src_lines *sl, uint64_t max_object_
 	}
 	if (sl->dw && list_units(sl))
 		refused = true;
-	if (sl->dw && !refused)
+	if (sl->dw && !refused) {
+		/* inflated by libdw now: kept for the next start (or not: it is a cache) */
+		if (sl->cache_name)
+			sl->cache_written = !src_lines_cache_write(sl->elf, sl->cache_name);
+		free(sl->cache_name);
+		sl->cache_name = NULL;
 		return OPEN_READY;
+	}
 	src_lines_handle_drop(sl);
 	return refused ? OPEN_REFUSED : OPEN_FAILED;
 }
@@ -313,6 +340,8 @@ void src_lines_handle_adopt(struct src_lines_ctx *ctx, struct src_lines *sl)
 		sl->idle_limit = limit * 2 > SRC_IDLE_MAX ? SRC_IDLE_MAX : limit * 2;
 	sl->held = true;
 	ctx->st.opens++;
+	ctx->st.inflated_written += sl->cache_written;
+	sl->cache_written = false;
 	lru_front(ctx, sl);
 	charge(ctx, sl, sl->section_bytes);
 	/* the lists themselves */
@@ -641,6 +670,7 @@ void src_lines_free(struct src_lines_ctx *ctx, struct src_lines *sl)
 	strset_free(&sl->strs);
 	close(sl->fd);
 	free(sl->path);
+	free(sl->cache_name);
 	free(sl);
 	__atomic_fetch_sub(&ctx->nr_attached, 1, __ATOMIC_RELAXED);
 }

@@ -55,11 +55,13 @@ struct src_lines_stats {
 	uint64_t hits;	   /* answered from the per-object cache */
 	uint64_t resolved; /* answered from DWARF (a chain of at least one frame) */
 	uint64_t refused[SRC_REFUSED_MAX];
-	uint64_t ns;		/* time spent opening DWARF and looking up */
-	uint64_t opens;		/* libdw handles opened (again, after being closed) */
+	uint64_t ns;	 /* time spent opening DWARF and looking up */
+	uint64_t opens;	 /* libdw handles opened (again, after being closed) */
 	uint64_t closes; /* ... closed: idle, over max_open_bytes, or read ahead and not taken */
 	uint64_t open_bytes;	/* now: estimated bytes behind open handles */
 	uint64_t cache_entries; /* now: answers cached, all objects */
+	/* compressed debug files found inflated in the cache directory, and written there */
+	uint64_t inflated_found, inflated_written;
 };
 
 struct src_lines;
@@ -80,7 +82,7 @@ struct src_lines_ctx {
 	uint64_t epoch;	  /* src_lines_close_idle calls so far */
 	uint64_t ns_left; /* this interval's allowance; UINT64_MAX: none */
 	struct src_lines_stats st;
-	struct src_lines *lru; /* open handles, most recently used first */
+	struct src_lines *lru;	   /* open handles, most recently used first */
 	struct src_opener *opener; /* NULL: a lookup opens its object's DWARF itself */
 };
 

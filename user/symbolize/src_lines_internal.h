@@ -37,6 +37,14 @@ struct src_lines {
 	int fd;
 	Elf *elf;
 	char *path;
+	/*
+	 * fd is the inflated copy in the cache (src_lines_cache.h): private,
+	 * mapped, not read; else the cache's name for it, written at the first
+	 * open (NULL: none to write)
+	 */
+	bool inflated;
+	char *cache_name;
+	bool cache_written;	/* by the last open, not counted yet */
 	uint64_t section_bytes; /* debug sections, inflated */
 	bool refused;		/* too big: never opened */
 	uint64_t epoch;		/* ctx->epoch when last looked up in */

@@ -95,3 +95,25 @@ uint64_t src_lines_section_bytes(Elf *e, bool *has_info)
 	}
 	return total;
 }
+
+bool src_lines_compressed(Elf *e)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	const char *name;
+
+	bool compressed = false;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return false;
+	while ((scn = next_debug_section(e, shstrndx, scn, &sh, &name))) {
+		if (never_read(name))
+			continue;
+		/* GNU's old .zdebug_ sections: inflated under their name, read as compressed */
+		if (name[1] == 'z')
+			return false;
+		compressed |= (sh.sh_flags & SHF_COMPRESSED) != 0;
+	}
+	return compressed;
+}

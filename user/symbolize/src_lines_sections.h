@@ -19,4 +19,10 @@ uint64_t src_lines_section_bytes(Elf *e, bool *has_info);
  */
 void src_lines_hide_unread(Elf *e);
 
+/*
+ * Whether a debug section lines read is compressed (SHF_COMPRESSED), and none
+ * with GNU's older .zdebug_ names.
+ */
+bool src_lines_compressed(Elf *e);
+
 #endif
