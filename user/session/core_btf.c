@@ -15,7 +15,6 @@
 
 #include "common/cache_dir.h"
 #include "common/hash.h"
-#include "common/mkdirs.h"
 #include "user/session/core_btf.h"
 
 #define CORE_BTF_PREFIX "core-btf-"
@@ -113,12 +112,10 @@ void core_btf_find(struct core_btf *c, const void *const elf[], const size_t elf
 		return;
 	snprintf(c->name, sizeof(c->name), CORE_BTF_PREFIX "%.64s-%016llx.btf", id,
 		 (unsigned long long)h);
-	c->dir_fd = open(cache_dir_path(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (c->dir_fd < 0)
-		return;
-	if (fstat(c->dir_fd, &st) || !cache_private(&st)) {
+	c->dir_fd = cache_dir_open(false);
+	if (c->dir_fd == -EPERM)
 		c->refused = "the cache directory is another user's or writable by others";
-		close(c->dir_fd);
+	if (c->dir_fd < 0) {
 		c->dir_fd = -1;
 		return;
 	}
@@ -427,12 +424,12 @@ int core_btf_write(struct core_btf *c)
 	if (c->dir_fd < 0) {
 		if (c->refused)
 			return -EPERM;
-		err = mkdirs(cache_dir_path(), 0755, 0700);
-		if (err)
+		c->dir_fd = cache_dir_open(true);
+		if (c->dir_fd < 0) {
+			err = c->dir_fd;
+			c->dir_fd = -1;
 			return err;
-		c->dir_fd = open(cache_dir_path(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (c->dir_fd < 0)
-			return -errno;
+		}
 	}
 	for (i = 0; i < c->nr_objects; i++) {
 		size_t sec_len;

@@ -100,26 +100,13 @@ int kfuncs_patch(struct bpf_program *prog, const struct kfunc_ids *ids)
 
 int kfuncs_patch_object(struct bpf_object *obj)
 {
-	const struct kfunc_ids *ids = NULL;
 	struct bpf_program *prog;
 	int err = 0;
 
 	bpf_object__for_each_program(prog, obj)
 	{
-		const struct bpf_insn *in = bpf_program__insns(prog);
-		size_t n = bpf_program__insn_cnt(prog);
-		uint32_t k;
-		bool any = false;
-
-		if (!bpf_program__autoload(prog))
-			continue;
-		for (size_t i = 0; i < n && !any; i++)
-			any = is_made_up_call(&in[i], &k);
-		if (!any)
-			continue;
-		if (!ids)
-			ids = kfunc_ids();
-		err = kfuncs_patch(prog, ids);
+		if (bpf_program__autoload(prog))
+			err = kfuncs_patch(prog, kfunc_ids());
 		if (err)
 			break;
 	}
