@@ -1362,8 +1362,24 @@ static void test_sigstop(void)
 	CHECK(s.written > 0 && s.received == s.written,
 	      "sigstop: %lu written, %lu received after the stall", s.written, s.received);
 	CHECK(chain_check(r.folded, "threads", th_exp, N(th_exp), &cs) == 0, "sigstop: no folded");
-	CHECK(cs.chain_bad == 0 && pct(cs.complete, cs.samples) >= 99.0,
-	      "sigstop: %lu/%lu complete, %lu wrong chains", cs.complete, cs.samples, cs.chain_bad);
+	/*
+	 * The stall is under test, not the start: samples taken before the
+	 * command's tables were loaded stop tables-pending (no-mapping before its
+	 * first snapshot, exiting at its end) for as long as the load takes,
+	 * which follows the machine (1-21 in clean clones, 328 once in CI: 33 ms
+	 * at 2 x 4999 Hz).  That window is excused; every other sample must be
+	 * complete.  A load that never came would leave every sample in the
+	 * window.  Loads done before the stall (0.7 s after the events attach:
+	 * at most ~7,000 samples at 2 x 4999 Hz) leave most of the 30,000+
+	 * samples after it complete: half of all is the bound.
+	 */
+	uint64_t window = cs.reasons[STOP_TABLES_PENDING] + cs.reasons[reason_id("no-mapping")] +
+			  cs.reasons[reason_id("exiting")];
+	CHECK(cs.chain_bad == 0 && cs.samples > window &&
+		  pct(cs.complete, cs.samples - window) >= 99.0 && cs.complete * 2 >= cs.samples,
+	      "sigstop: %lu/%lu complete, %lu in the load's window, %lu wrong chains (want 99%% "
+	      "of the rest complete, half of all)",
+	      cs.complete, cs.samples, window, cs.chain_bad);
 	chain_stats_free(&cs);
 }
 
