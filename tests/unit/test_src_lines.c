@@ -405,6 +405,133 @@ static void test_unread_sections(void)
 	sym_cache_free(c);
 }
 
+/* The number the shell command cmd prints; -1 if it prints none. */
+static long command_number(const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	long n = -1;
+
+	/* decimal, or hexadecimal with 0x */
+	if (p && fscanf(p, "%li", &n) != 1)
+		n = -1;
+	if (p)
+		pclose(p);
+	return n;
+}
+
+/* One symbolizer's units of file, after a lookup at addr: by aranges, by DIE; the answer's top. */
+static int units_listed(const char *file, uint64_t addr, uint64_t *aranges, uint64_t *die,
+			struct level *top)
+{
+	struct sym_cache *c = sym_cache_new();
+	const struct src_frame *f = NULL;
+	struct sym_obj *o;
+	int n;
+
+	sym_cache_set_lines(c, true);
+	o = sym_cache_get(c, NULL, file, -1, 0);
+	n = o ? sym_obj_lines(o, addr, &f) : -1;
+	*aranges = sym_cache_lines_ctx(c)->st.units_aranges;
+	*die = sym_cache_lines_ctx(c)->st.units_die;
+	memset(top, 0, sizeof(*top));
+	if (n > 0) {
+		/* the outermost level: the function the address is in */
+		snprintf(top->name, sizeof(top->name), "%s", f[n - 1].system_name);
+		top->line = (int)f[n - 1].line;
+	}
+	sym_cache_free(c);
+	return n;
+}
+
+/*
+ * Units are found through .debug_aranges where it has a set for them, and
+ * through their own DIE where it has none (clang writes no aranges): libc6-dbg
+ * has a set for each of its units (readelf -wN: not the dwz file's), so none is read at
+ * open; an object linked from a gcc and a clang unit is found whole, lines
+ * as binutils' addr2line gives them (it reads the units without aranges;
+ * eu-addr2line does not).
+ */
+static void test_unit_ranges(void)
+{
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	static const char a_c[] = "int from_clang(int);\n"
+				  "__attribute__((noinline)) int from_gcc(int x)\n"
+				  "{\n"
+				  "\treturn from_clang(x) * 3 + 1;\n"
+				  "}\n"
+				  "void _start(void) { for (;;) from_gcc(2); }\n";
+	static const char b_c[] = "__attribute__((noinline)) int from_clang(int x)\n"
+				  "{\n"
+				  "\treturn x * 7 + 5;\n"
+				  "}\n";
+	static const char *const fns[] = {"from_gcc", "from_clang"};
+	char real[PATH_MAX], id[ELF_BUILD_ID_HEX_LEN] = "", debug[PATH_MAX], cmd[4 * PATH_MAX];
+	char dir[] = "/tmp/cfiprof-units-XXXXXX", bin[64], want[256];
+	uint64_t addr, aranges, die;
+	struct level top;
+	long units, sets;
+	FILE *f;
+
+	libc_debug_file(libc, real, id, debug);
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -wN --debug-dump=info --dwarf-depth=1 '%s' 2>/dev/null | "
+		 "grep -c 'Compilation Unit @'",
+		 debug);
+	units = command_number(cmd);
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -wN --debug-dump=aranges '%s' 2>/dev/null | grep 'Offset into' | "
+		 "sort -u | wc -l",
+		 debug);
+	sets = command_number(cmd);
+	CHECK(units > 1000 && sets == units, "%s: %ld units, %ld with an aranges set (readelf)",
+	      debug, units, sets);
+	CHECK(instructions(real, 4099, &addr, 1) == 1, "an address of %s", real);
+	units_listed(real, addr, &aranges, &die, &top);
+	CHECK(aranges == (uint64_t)sets && die == 0,
+	      "libc: %" PRIu64 " units by aranges, %" PRIu64 " by their DIE (readelf: %ld sets)",
+	      aranges, die, sets);
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(cmd, sizeof(cmd), "%s/a.c", dir);
+	f = fopen(cmd, "we");
+	CHECK(f && fputs(a_c, f) >= 0, "%s", cmd);
+	if (f)
+		fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/b.c", dir);
+	f = fopen(cmd, "we");
+	CHECK(f && fputs(b_c, f) >= 0, "%s", cmd);
+	if (f)
+		fclose(f);
+	snprintf(bin, sizeof(bin), "%s/mixed", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && gcc -g -O1 -c a.c && clang -g -O1 -c b.c && "
+		 "gcc -nostdlib -static -o mixed a.o b.o",
+		 dir);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=aranges %s | grep -c 'Offset into'", bin);
+	CHECK(command_number(cmd) == 1, "%s: one unit in its aranges (gcc's)", bin);
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"%s\" {print \"0x\" $1}'", bin,
+			 fns[i]);
+		addr = (uint64_t)command_number(cmd);
+		/* binutils: "NAME\nFILE:LINE" */
+		snprintf(cmd, sizeof(cmd),
+			 "addr2line -f -e %s 0x%" PRIx64 " | sed -n 2p | sed 's/.*://; s/ .*//'",
+			 bin, addr);
+		long line = command_number(cmd);
+
+		CHECK(units_listed(bin, addr, &aranges, &die, &top) > 0 &&
+			  !strcmp(top.name, fns[i]) && top.line == line && line > 0,
+		      "%s at 0x%" PRIx64 ": %s line %d, addr2line says line %ld", fns[i], addr,
+		      top.name, top.line, line);
+		CHECK(aranges == 1 && die == 1,
+		      "mixed: %" PRIu64 " units by aranges, %" PRIu64 " by their DIE (want 1, 1)",
+		      aranges, die);
+	}
+	snprintf(want, sizeof(want), "rm -rf '%s'", dir);
+	CHECK(system(want) == 0, "%s", want);
+}
+
 /* Files of the inflated debug files' cache in dir for build ID id: how many, the first's name, all
  * their bytes. */
 static int cached_files(const char *dir, const char *id, char *name, size_t len, uint64_t *bytes)
@@ -651,8 +778,18 @@ static void test_warm_busy(void)
 	uint64_t addr, t0, wall, cpu;
 	bool seen = false;
 	int nice_most;
+	char dir[] = "/tmp/cfiprof-lines-XXXXXX", cache[64], rm[96];
 
 	CHECK(realpath(libc, real) != NULL && instructions(real, 7, &addr, 1) == 1, "%s", libc);
+	/*
+	 * An empty cache directory: the open inflates libc's debug file (tens of
+	 * ms of CPU, as a machine's first start does); the inflated copy a
+	 * start leaves behind opens in about a millisecond, too short to tell a
+	 * wait at nice 0 from one at nice 19 beside the busy loops.
+	 */
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	setenv("CFIPROF_CACHE_DIR", cache, 1);
 	for (int i = 0; i < nhogs && i < 64; i++) {
 		hogs[i] = fork();
 		if (hogs[i] == 0) {
@@ -703,6 +840,9 @@ static void test_warm_busy(void)
 	CHECK(wall < 25 * cpu, "the lookup waited %.1f ms for %.1f ms of CPU (at nice 19: ~140x)",
 	      wall / 1e6, cpu / 1e6);
 	sym_cache_free(c);
+	unsetenv("CFIPROF_CACHE_DIR");
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	CHECK(system(rm) == 0, "rm %s", dir);
 }
 
 /*
@@ -1200,12 +1340,122 @@ static void test_sibling_loop(void)
 	unlink(bin);
 }
 
+/* A unit with one function, and a .debug_aranges of the test's (%s). */
+static const char aranges_s[] = "\t.text\n"
+				"\t.globl\t_start\n"
+				"\t.type\t_start, @function\n"
+				"_start:\n"
+				"\tnop\n"
+				"\tnop\n"
+				"\tret\n"
+				".Lend:\n"
+				"\t.size\t_start, .-_start\n"
+				"\t.section .debug_abbrev,\"\",@progbits\n"
+				"\t.uleb128 1, 0x11\t# DW_TAG_compile_unit\n"
+				"\t.byte 1\n"
+				"\t.uleb128 0x11, 0x01\t# DW_AT_low_pc, DW_FORM_addr\n"
+				"\t.uleb128 0x12, 0x07\t# DW_AT_high_pc, DW_FORM_data8\n"
+				"\t.uleb128 0x03, 0x08\t# DW_AT_name, DW_FORM_string\n"
+				"\t.byte 0, 0\n"
+				"\t.uleb128 2, 0x2e\t# DW_TAG_subprogram\n"
+				"\t.byte 0\n"
+				"\t.uleb128 0x03, 0x08\n"
+				"\t.uleb128 0x11, 0x01\n"
+				"\t.uleb128 0x12, 0x07\n"
+				"\t.byte 0, 0, 0\n"
+				"\t.section .debug_info,\"\",@progbits\n"
+				"\t.long .Lcu_end - .Lcu_ver\n"
+				".Lcu_ver:\n"
+				"\t.value 4\n"
+				"\t.long .debug_abbrev\n"
+				"\t.byte 8\n"
+				"\t.uleb128 1\n"
+				"\t.quad _start, .Lend - _start\n"
+				"\t.string \"ar.s\"\n"
+				"\t.uleb128 2\n"
+				"\t.string \"aranged\"\n"
+				"\t.quad _start, .Lend - _start\n"
+				"\t.byte 0\n"
+				".Lcu_end:\n"
+				"\t.section .debug_aranges,\"\",@progbits\n"
+				"%s";
+
+/*
+ * .debug_aranges as written by the object, sound or not: a sound set (32-
+ * or 64-bit DWARF) gives the unit's ranges; a set that runs past the
+ * section, of another version or address size, or naming no unit, is not
+ * read, and the unit is found through its DIE.  Every variant answers.
+ */
+static void test_aranges_malformed(void)
+{
+	static const struct {
+		const char *what, *set;
+		bool used;
+	} v[] = {
+	    {"a sound set",
+	     "\t.long .La - .Lv\n.Lv:\t.value 2\n\t.long .debug_info\n\t.byte 8, 0\n\t.long 0\n"
+	     "\t.quad _start, .Lend - _start, 0, 0\n.La:\n",
+	     true},
+	    {"64-bit DWARF",
+	     "\t.long 0xffffffff\n\t.quad .La - .Lv\n.Lv:\t.value 2\n\t.quad .debug_info\n"
+	     "\t.byte 8, 0\n\t.zero 8\n\t.quad _start, .Lend - _start, 0, 0\n.La:\n",
+	     true},
+	    {"no terminator",
+	     "\t.long .La - .Lv\n.Lv:\t.value 2\n\t.long .debug_info\n\t.byte 8, 0\n\t.long 0\n"
+	     "\t.quad _start, .Lend - _start\n.La:\n",
+	     true},
+	    {"past the section", "\t.long 0x1000\n\t.value 2\n\t.long .debug_info\n\t.byte 8, 0\n",
+	     false},
+	    {"64-bit, its length cut", "\t.long 0xffffffff\n\t.long 7\n", false},
+	    {"version 3",
+	     "\t.long .La - .Lv\n.Lv:\t.value 3\n\t.long .debug_info\n\t.byte 8, 0\n\t.long 0\n"
+	     "\t.quad _start, .Lend - _start, 0, 0\n.La:\n",
+	     false},
+	    {"2-byte addresses",
+	     "\t.long .La - .Lv\n.Lv:\t.value 2\n\t.long .debug_info\n\t.byte 2, 0\n\t.long 0\n"
+	     "\t.quad _start, .Lend - _start, 0, 0\n.La:\n",
+	     false},
+	    {"no unit there",
+	     "\t.long .La - .Lv\n.Lv:\t.value 2\n\t.long 5\n\t.byte 8, 0\n\t.long 0\n"
+	     "\t.quad _start, .Lend - _start, 0, 0\n.La:\n",
+	     false},
+	    {"a length too short for its header", "\t.long 3\n\t.value 2\n\t.byte 0\n", false},
+	};
+	char dir[] = "/tmp/cfiprof-aranges-XXXXXX", src[64], bin[64], cmd[256];
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(src, sizeof(src), "%s/ar.s", dir);
+	snprintf(bin, sizeof(bin), "%s/ar", dir);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		uint64_t addr, aranges, die;
+		struct level top;
+		FILE *f = fopen(src, "we");
+
+		CHECK(f && fprintf(f, aranges_s, v[i].set) > 0, "%s", src);
+		if (f)
+			fclose(f);
+		snprintf(cmd, sizeof(cmd), "gcc -nostdlib -static -o %s %s", bin, src);
+		CHECK(system(cmd) == 0, "%s: %s", v[i].what, cmd);
+		snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"_start\" {print \"0x\" $1}'", bin);
+		addr = (uint64_t)command_number(cmd) + 1;
+		CHECK(units_listed(bin, addr, &aranges, &die, &top) == 1 &&
+			  !strcmp(top.name, "aranged"),
+		      "%s: the function at 0x%" PRIx64 " named %s", v[i].what, addr, top.name);
+		CHECK(aranges == v[i].used && die == !v[i].used,
+		      "%s: %" PRIu64 " units by aranges, %" PRIu64 " by their DIE", v[i].what,
+		      aranges, die);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0, "%s", cmd);
+}
+
 int main(int argc, char **argv)
 {
 	harness_init(argc, argv);
 	RUN_TEST(test_oracle_inlines);
 	RUN_TEST(test_oracle_libc);
 	RUN_TEST(test_unread_sections);
+	RUN_TEST(test_unit_ranges);
 	RUN_TEST(test_inflated_cache);
 	RUN_TEST(test_warm);
 	RUN_TEST(test_warm_busy);
@@ -1215,5 +1465,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_recorded_frames);
 	RUN_TEST(test_pprof_lines);
 	RUN_TEST(test_sibling_loop);
+	RUN_TEST(test_aranges_malformed);
 	return HARNESS_DONE();
 }

@@ -3,9 +3,10 @@
  * Source lines and inline frames from DWARF; see src_lines.h.
  *
  * libdw answers "which scopes cover this address" for a compile unit, so
- * the one thing to find first is the unit.  .debug_aranges is optional (clang
- * leaves it out), so the units' own ranges are listed once when the file is
- * opened, and a lookup is a binary search over them.  The file is read with
+ * the one thing to find first is the unit.  The units' ranges are listed once
+ * when the file is opened, from .debug_aranges where it names the unit, from
+ * the unit's DIE where it does not (clang leaves the section out), and a
+ * lookup is a binary search over them.  The file is read with
  * ELF_C_READ over an fd kept open, never mmap'd: a hostile process could
  * truncate a mapped file under us, and a read past its end would be SIGBUS.
  */
@@ -28,6 +29,7 @@
 #include "elf/elf_read.h"
 #include "elf/sections.h"
 #include "user/symbolize/dwarf_fn_index.h"
+#include "user/symbolize/src_lines_units.h"
 #include "user/symbolize/src_lines_cache.h"
 #include "user/symbolize/src_lines_internal.h"
 #include "user/symbolize/src_lines_sections.h"
@@ -212,96 +214,6 @@ static void charge(struct src_lines_ctx *ctx, struct src_lines *sl, uint64_t byt
 	}
 }
 
-/* Bytes of the line program at @off of .debug_line (@d): libdw decodes all of it. */
-static uint64_t line_program_bytes(const Elf_Data *d, uint64_t off)
-{
-	uint32_t len32;
-	uint64_t len64;
-
-	if (!d || off > d->d_size || d->d_size - off < 4)
-		return 0;
-	memcpy(&len32, (const char *)d->d_buf + off, 4);
-	if (len32 != 0xffffffffu)
-		return len32;
-	if (d->d_size - off < 12)
-		return 0;
-	memcpy(&len64, (const char *)d->d_buf + off + 4, 8);
-	return len64;
-}
-
-/* .debug_line as libdw reads it (libelf keeps one copy per section, inflated once). */
-static Elf_Data *line_section(Elf *e)
-{
-	GElf_Shdr sh;
-	Elf_Scn *scn = elf_section_by_name(e, ".debug_line", &sh);
-
-	return scn && sh.sh_type != SHT_NOBITS ? elf_getdata(scn, NULL) : NULL;
-}
-
-static int by_start(const void *a, const void *b)
-{
-	const struct cu_range *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Lists the units and their ranges; -1 when the object is over a limit. */
-static int list_units(struct src_lines *sl)
-{
-	Elf_Data *lines = line_section(sl->elf);
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-	uint8_t unit_type;
-
-	while (!dwarf_next_unit(sl->dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL)) {
-		Dwarf_Die cudie;
-		Dwarf_Addr base, start, end;
-		ptrdiff_t r = 0;
-		struct cu_info *ci;
-		Dwarf_Attribute at;
-		Dwarf_Word stmt;
-
-		if (sl->nr_cus >= SRC_MAX_CUS)
-			return -1;
-		if (!dwarf_offdie(sl->dw, off + hsize, &cudie) ||
-		    dwarf_cu_info(cudie.cu, NULL, &unit_type, NULL, NULL, NULL, NULL, NULL) ||
-		    (unit_type != DW_UT_compile && unit_type != DW_UT_partial)) {
-			off = next;
-			continue;
-		}
-		ci = vec_grow(sl->cus, sizeof(*sl->cus), sl->nr_cus, &sl->cap_cus, 64);
-		if (!ci)
-			return -1;
-		sl->cus = ci;
-		ci = &sl->cus[sl->nr_cus];
-		ci->die_off = off + hsize;
-		/* what a lookup in it walks: its DIEs and its line program */
-		ci->bytes = next - off;
-		if (dwarf_attr(&cudie, DW_AT_stmt_list, &at) && !dwarf_formudata(&at, &stmt))
-			ci->bytes += line_program_bytes(lines, stmt);
-		ci->fns = NULL;
-		while ((r = dwarf_ranges(&cudie, r, &base, &start, &end)) > 0) {
-			struct cu_range *cr;
-
-			/* ranges at 0 are functions the linker dropped */
-			if (!start || end <= start)
-				continue;
-			if (sl->nr_ranges >= SRC_MAX_CUS * 4ull)
-				return -1;
-			cr = vec_grow(sl->ranges, sizeof(*cr), sl->nr_ranges, &sl->cap_ranges, 256);
-			if (!cr)
-				return -1;
-			sl->ranges = cr;
-			sl->ranges[sl->nr_ranges++] =
-			    (struct cu_range){start, end, (uint32_t)sl->nr_cus};
-		}
-		sl->nr_cus++;
-		off = next;
-	}
-	qsort(sl->ranges, sl->nr_ranges, sizeof(*sl->ranges), by_start);
-	return 0;
-}
-
 enum open_state src_lines_handle_read(struct src_lines *sl, uint64_t max_object_bytes)
 {
 	bool has, refused = false;
@@ -317,7 +229,7 @@ enum open_state src_lines_handle_read(struct src_lines *sl, uint64_t max_object_
 			sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
 		}
 	}
-	if (sl->dw && list_units(sl))
+	if (sl->dw && src_lines_list_units(sl))
 		refused = true;
 	if (sl->dw && !refused) {
 		/* inflated by libdw now: kept for the next start (or not: it is a cache) */
@@ -342,6 +254,9 @@ void src_lines_handle_adopt(struct src_lines_ctx *ctx, struct src_lines *sl)
 	ctx->st.opens++;
 	ctx->st.inflated_written += sl->cache_written;
 	sl->cache_written = false;
+	ctx->st.units_aranges += sl->units_aranges;
+	ctx->st.units_die += sl->units_die;
+	sl->units_aranges = sl->units_die = 0;
 	lru_front(ctx, sl);
 	charge(ctx, sl, sl->section_bytes);
 	/* the lists themselves */
@@ -376,25 +291,6 @@ int src_lines_prepare(struct src_lines_ctx *ctx, struct src_lines *sl)
 
 	ctx->st.ns += mono_ns() - t0;
 	return ret;
-}
-
-/* The unit covering @vaddr, or -1. */
-static long find_unit(const struct src_lines *sl, uint64_t vaddr)
-{
-	uint64_t lo = 0, hi = sl->nr_ranges;
-
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (sl->ranges[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* ranges of different units do not nest: the closest start below decides */
-	if (lo && vaddr < sl->ranges[lo - 1].end)
-		return sl->ranges[lo - 1].cu;
-	return -1;
 }
 
 /* ---- answers ---- */
@@ -603,8 +499,8 @@ int src_lines_lookup(struct src_lines_ctx *ctx, struct src_lines *sl, uint64_t v
 			ctx->st.refused[SRC_REFUSED_OBJECT]++;
 		goto out;
 	}
-	cu = find_unit(sl, vaddr);
-	if (cu >= 0 && sl->cus[cu].bytes > ctx->max_cu_bytes) {
+	cu = src_lines_find_unit(sl, vaddr);
+	if (cu >= 0 && src_lines_unit_bytes(sl, &sl->cus[cu]) > ctx->max_cu_bytes) {
 		ctx->st.refused[SRC_REFUSED_CU]++;
 		goto out;
 	}

@@ -62,6 +62,8 @@ struct src_lines_stats {
 	uint64_t cache_entries; /* now: answers cached, all objects */
 	/* compressed debug files found inflated in the cache directory, and written there */
 	uint64_t inflated_found, inflated_written;
+	/* units opened whose ranges .debug_aranges gave, and those read from the unit's DIE */
+	uint64_t units_aranges, units_die;
 };
 
 struct src_lines;

@@ -22,8 +22,9 @@ struct cu_range {
 };
 
 struct cu_info {
-	Dwarf_Off die_off;
-	uint64_t bytes;
+	Dwarf_Off unit_off, die_off; /* its header's, its first DIE's */
+	uint64_t bytes; /* the unit's; its line program's added at its first lookup (sized) */
+	bool sized, in_aranges;
 	struct fn_index *fns; /* built on the unit's first lookup; counted in the handle's cost */
 };
 
@@ -44,7 +45,9 @@ struct src_lines {
 	 */
 	bool inflated;
 	char *cache_name;
-	bool cache_written;	/* by the last open, not counted yet */
+	bool cache_written; /* by the last open, not counted yet */
+	/* the last open's units, by where their ranges came from (not counted yet) */
+	uint32_t units_aranges, units_die;
 	uint64_t section_bytes; /* debug sections, inflated */
 	bool refused;		/* too big: never opened */
 	uint64_t epoch;		/* ctx->epoch when last looked up in */
