@@ -32,5 +32,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cpu_us %lld\n",
 			(long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
 			    ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+	/* the time it was runnable but waited for a CPU (the sampler's threads ran there), in us */
+	FILE *f = fopen("/proc/self/schedstat", "re");
+	unsigned long long on_cpu, waited;
+
+	if (f && fscanf(f, "%llu %llu", &on_cpu, &waited) == 2)
+		fprintf(stderr, "run_delay_us %llu\n", waited / 1000);
+	if (f)
+		fclose(f);
 	return 0;
 }

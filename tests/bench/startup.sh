@@ -96,6 +96,7 @@ timed() {
 	t1=$(cat "$out/parts.t1")
 	start=$(( (t0 - t) / 1000000 )) stop=$(( (e - t1) / 1000000 )) run=$(( (t1 - t0) / 1000000 ))
 	cpu=$(awk '$1 == "cpu_us" {printf "%.0f", $2 / 1000}' "$out/parts.cpu")
+	delay=$(awk '$1 == "run_delay_us" {printf "%.1f", $2 / 1000}' "$out/parts.cpu")
 }
 # The fixed cost by parts: each round's (start + stop + the loop's run) under cfiprof less
 # under fpwalk, i.e. the paired wall figure of this sh-wrapped loop, over more rounds than
@@ -108,12 +109,12 @@ for i in $(seq "$PARTS_RUNS"); do
 	for who in $([ $((i % 2)) = 1 ] && echo "fpwalk cfiprof" || echo "cfiprof fpwalk"); do
 		if [ "$who" = fpwalk ]; then
 			timed "$FPWALK" -F 999 --
-			fs=$start fe=$stop fr=$run fc=$cpu
+			fs=$start fe=$stop fr=$run fc=$cpu fd=$delay
 			fb=$(grep -o 'run_time_ns [0-9]*' "$out/parts.out" | awk '{printf "%.0f", $2 / 1e6}')
 			continue
 		fi
 		timed "$CFIPROF" record -v -F 999 -o "$out/out.folded" --
-		cs=$start ce=$stop cr=$run cc=$cpu
+		cs=$start ce=$stop cr=$run cc=$cpu cd=$delay
 		ns=$(grep -o 'BPF run time [0-9]* ns per sample' "$out/err.txt" | awk '{print $4}')
 		n=$(grep -o '[0-9]* samples (' "$out/err.txt" | head -1 | awk '{print $1}')
 		echo "stopv $(grep -o 'stop: [0-9.]* ms' "$out/err.txt" | awk '{print $2}')" >> "$out/parts.txt"
@@ -136,6 +137,8 @@ for i in $(seq "$PARTS_RUNS"); do
 	# they leave out is the loop running slower beside the sampler's threads
 	echo "over-fpwalk-wait $((cr - cc - fr + fc))" >> "$out/parts.txt"
 	echo "over-fpwalk-bpf $((cb - ${fb:-0}))" >> "$out/parts.txt"
+	# of the wait, the time the loop was runnable but had no CPU (/proc/self/schedstat)
+	echo "over-fpwalk-delay $(awk -v a="${cd:-0}" -v b="${fd:-0}" 'BEGIN {printf "%.1f", a - b}')" >> "$out/parts.txt"
 	echo "over-fpwalk-counted $((cs + ce - fs - fe + cr - cc - fr + fc + cb - ${fb:-0}))" >> "$out/parts.txt"
 done
 sysctl -qw kernel.bpf_stats_enabled="$stats_old"
@@ -172,6 +175,7 @@ report=$out/startup.md
 	echo "Of the run: the loop's time off the CPU $(part over-fpwalk-wait) ms more under cfiprof, the BPF programs'"
 	echo "time $(part over-fpwalk-bpf) ms more; start + stop + those two, paired per round: $(part over-fpwalk-counted) ms"
 	echo "(a floor: not in it, the loop's own instructions run slower beside cfiprof's threads)."
+	echo "Of the wait, runnable without a CPU (its schedstat run delay): $(part over-fpwalk-delay) ms more under cfiprof."
 	echo "Each round's: $(awk '$1 == "over-fpwalk-counted" {printf "%s ", $2}' "$out/parts.txt")"
 	echo
 	ft=$(get true diff-cfiprof)
