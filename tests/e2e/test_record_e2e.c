@@ -585,6 +585,14 @@ static void test_core_btf_cache(void)
 	s = slurp(err);
 	CHECK(rc == 0 && strstr(s, "kernel types for CO-RE: from the cache"),
 	      "second start: exit %d, the cache not used: %s", rc, s);
+	/* every map created ahead matched its declaration (user/session/map_early.c) */
+	const char *ahead = strstr(s, "cfiprof: start: ");
+	int taken = -1, made = -1;
+
+	while (ahead && sscanf(ahead, "cfiprof: start: %d of %d maps created ahead", &taken,
+			       &made) != 2)
+		ahead = strstr(ahead + 1, "cfiprof: start: ");
+	CHECK(made > 0 && taken == made, "%d of %d maps created ahead were used", taken, made);
 	free(s);
 	CHECK(write_text(file, "not BTF at all"), "cannot write %s", file);
 	rc = run(argv, NULL, err, 60);

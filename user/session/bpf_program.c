@@ -204,6 +204,21 @@ static uint32_t rows_even(const struct loader_opts *o)
 	return (o->rows_max + 1) & ~1u;
 }
 
+/*
+ * The page index's entries for that many rows.  A hash map's creation
+ * initializes a bucket per element whether or not it is preallocated, a
+ * cost paid at every start.  A page index entry covers 64 KiB of code and
+ * objects hold hundreds to thousands of rows a page (libz 565, libLLVM
+ * 1,110, libstdc++ 1,799: cfiprof tables --json), so one entry per 64 rows
+ * is 9-28 times what full rows need.
+ */
+static uint32_t pages_max(const struct loader_opts *o)
+{
+	uint32_t n = rows_even(o) / 64;
+
+	return n < 4096 ? 4096 : n > 262144 ? 262144 : n;
+}
+
 void loader_early_maps(struct map_early *me, const struct loader_opts *o)
 {
 	const struct map_early_spec spec[] = {
@@ -216,6 +231,9 @@ void loader_early_maps(struct map_early *me, const struct loader_opts *o)
 	    /* bpf/lifecycle_maps.bpf.h: both objects' maps */
 	    {"procs", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct cfi_proc_val), PROCS_MAX,
 	     BPF_F_NO_PREALLOC},
+	    /* 64K buckets to initialize at the default rows */
+	    {"pages", BPF_MAP_TYPE_HASH, sizeof(struct cfi_page_key), sizeof(struct cfi_page_val),
+	     pages_max(o), BPF_F_NO_PREALLOC},
 	    {"counters", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u64), CNT_MAX, 0},
 	    {"exit_maps", BPF_MAP_TYPE_RINGBUF, 0, 0, EXIT_MAPS_RING_BYTES, 0},
 	    {"exit_maps_sent", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u32), 1, 0},
@@ -286,18 +304,7 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 	skel->rodata->request_budget = request_budget_per_cpu();
 	l->rows_max = rows_even(o);
 	l->rules_max = bpf_map__max_entries(skel->maps.rules);
-	/*
-	 * A hash map's creation initializes a bucket per element whether or not
-	 * it is preallocated, a cost paid at every start.  A page index
-	 * entry covers 64 KiB of code and objects hold hundreds to thousands of
-	 * rows a page (libz 565, libLLVM 1,110, libstdc++ 1,799: cfiprof tables
-	 * --json), so one entry per 64 rows is 9-28 times what full rows need.
-	 */
-	l->pages_max = l->rows_max / 64;
-	if (l->pages_max < 4096)
-		l->pages_max = 4096;
-	if (l->pages_max > 262144)
-		l->pages_max = 262144;
+	l->pages_max = pages_max(o);
 	bpf_map__set_max_entries(skel->maps.pages, l->pages_max);
 	/* rows and rules are written by user space through mmap: no syscall per row */
 	bpf_map__set_max_entries(skel->maps.rows, l->rows_max / 2);

@@ -53,8 +53,12 @@ void map_early_hand_over(struct map_early *me, struct bpf_object *obj)
 	for (int i = 0; i < me->n; i++) {
 		struct bpf_map *m = bpf_object__find_map_by_name(obj, me->spec[i].name);
 
-		if (me->fd[i] < 0 ||
-		    (m && matches(&me->spec[i], m) && !bpf_map__reuse_fd(m, me->fd[i])))
+		if (me->fd[i] >= 0 && m && matches(&me->spec[i], m) &&
+		    !bpf_map__reuse_fd(m, me->fd[i])) {
+			me->taken++;
+			continue;
+		}
+		if (me->fd[i] < 0)
 			continue;
 		/* not this object's: nobody else may take it for the object's own */
 		close(me->fd[i]);

@@ -15,7 +15,7 @@
 
 struct bpf_object;
 
-#define MAP_EARLY_MAX 8
+#define MAP_EARLY_MAX 10
 
 struct map_early_spec {
 	const char *name;
@@ -25,7 +25,7 @@ struct map_early_spec {
 struct map_early {
 	pthread_t thread;
 	bool started;
-	int n;
+	int n, taken; /* taken: handed over and used (-v says so: a map declared anew is not) */
 	struct map_early_spec spec[MAP_EARLY_MAX];
 	int fd[MAP_EARLY_MAX]; /* -1: not created */
 };

@@ -520,6 +520,10 @@ int session_start(struct session *s, const struct session_opts *o)
 		    (s->start - t_begin) * 1e3, (t_loaded - t_begin) * 1e3,
 		    (t_ready - t_loaded) * 1e3, (t_traced - t_ready) * 1e3,
 		    (s->start - t_traced) * 1e3);
+	/* a map whose declaration no longer matches its early copy is created again, later */
+	if (o->verbose)
+		fprintf(stderr, "cfiprof: start: %d of %d maps created ahead were used\n",
+			s->early_maps.taken, s->early_maps.n);
 	s->start_unix_ns = unix_ns();
 	return release_command(s);
 }
