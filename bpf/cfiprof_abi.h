@@ -639,6 +639,9 @@ struct cfi_ksym_io {
 	  "... sent without one: no ring-buffer room (cfiprof_deferred_samples_total)")            \
 	X(CNT_DEFER_BYTES, "cfiprof_deferred_stack_bytes_total", "",                               \
 	  "User stack bytes copied for deferred samples.")                                         \
+	X(CNT_DEFER_HOLES, "cfiprof_deferred_stack_holes_total", "",                               \
+	  "Pages of deferred samples' stack copies that could not be read (pages the stack was "   \
+	  "growing into).")                                                                        \
 	X(CNT_EVENT_HITS, "cfiprof_event_hits_total", "outcome=\"sampled\"",                       \
 	  "Probe, tracepoint, off-CPU and -e hits: sampled, or refused by the process's share or " \
 	  "all processes' budget (counted; off-CPU time summed without a stack).")                 \

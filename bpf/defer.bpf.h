@@ -52,6 +52,30 @@ static __always_inline void defer_budget_return(struct defer_window *w, __u64 wi
 		__sync_fetch_and_sub(&w->bytes, unused);
 }
 
+/* bpf_find_vma's callback: where the mapping holding the stack pointer ends */
+static long defer_stack_vma_end(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	(void)task;
+	*(__u64 *)data = vma->vm_end;
+	return 0;
+}
+
+/*
+ * Where the copy of a stack from sp upwards ends: its mapping's end.  Past
+ * it each page read faults, which costs more than the copy (a shallow
+ * stack's 64 KiB copy is mostly such pages); the page faults of a process
+ * just started are where deferred samples are.  Unknown (the mapping's
+ * lock taken, sp below the mapping while it grows): no bound but the size.
+ */
+static __always_inline __u64 defer_stack_end(__u64 sp)
+{
+	__u64 end = ~0ULL;
+
+	if (have_find_vma)
+		bpf_find_vma(bpf_get_current_task_btf(), sp, defer_stack_vma_end, &end, 0);
+	return end;
+}
+
 /*
  * Sends rec (already complete, its Python frames too) with the walker state
  * and a copy of the user stack from the page holding sp upwards, as one
@@ -64,9 +88,9 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	const __u32 stack_max = defer_stack_bytes & ~(DEFER_CHUNK - 1);
 	struct cfi_deferred_record *d;
 	struct defer_window *w;
-	__u64 window, base = st->sp & ~(__u64)(DEFER_CHUNK - 1), rec_size;
+	__u64 window, base = st->sp & ~(__u64)(DEFER_CHUNK - 1), rec_size, end;
 	__u8 *stack;
-	__u32 len = 0, i;
+	__u32 len = 0, i, holes;
 
 	if (stack_max > DEFER_STACK_MAX)
 		return false;
@@ -121,8 +145,9 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	bpf_probe_read_kernel(stack + stack_max, rec_size, rec);
 	d->stack_len = 0;
 	d->stack_holes = 0;
+	end = defer_stack_end(st->sp);
 	for (i = 0; i < DEFER_STACK_MAX / DEFER_CHUNK; i++) {
-		if (len >= stack_max)
+		if (len >= stack_max || base + len >= end)
 			break;
 		if (bpf_probe_read_user(stack + len, DEFER_CHUNK, (const void *)(base + len))) {
 			/*
@@ -141,6 +166,7 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	}
 	/* read back, not carried: the loop's exits then leave one state, not one per length */
 	len = *(volatile __u32 *)&d->stack_len;
+	holes = __builtin_popcountll(*(volatile __u64 *)&d->stack_holes);
 	/*
 	 * Woken at once, unlike plain samples: user space reads the process's
 	 * mappings as soon as it sees its first deferred samples, and a short
@@ -155,6 +181,7 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	walker_count(CNT_DEFERRED, 1);
 	defer_budget_return(w, window, stack_max - len);
 	walker_count(CNT_DEFER_BYTES, len);
+	walker_count(CNT_DEFER_HOLES, holes);
 	return true;
 }
 

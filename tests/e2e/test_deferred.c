@@ -47,6 +47,7 @@ struct run_result {
 	uint64_t pending;	     /* samples of PROG left tables-pending */
 	uint64_t deferred, finished; /* from the summary */
 	uint64_t over_budget;
+	uint64_t holes;			/* stack pages the copies could not read */
 	uint64_t no_room;		/* deferred copies that found no ring-buffer room */
 	uint64_t all_samples, received; /* every comm in the folded file; the summary's count */
 };
@@ -117,14 +118,15 @@ static bool record_cmd(const char *name, char *const extra[], char *const cmd[],
 	r->deferred = number_after(log, "deferred: ");
 	r->finished = number_before(log, "finished in user space");
 	r->over_budget = number_before(log, "over the copy budget");
+	r->holes = number_before(log, "pages unreadable");
 	r->no_room = number_before(log, "no ring-buffer room");
 	r->received = number_before(log, "received");
 	r->all_samples = folded_total(folded);
 	printf("%s: %" PRIu64 " samples of %s, %" PRIu64 " complete, %" PRIu64
 	       " tables-pending, %" PRIu64 " with the chain (%" PRIu64 " not); deferred %" PRIu64
-	       ", finished %" PRIu64 ", over budget %" PRIu64 "\n",
+	       ", finished %" PRIu64 ", over budget %" PRIu64 ", %" PRIu64 " pages unreadable\n",
 	       name, r->st.samples, comm, r->st.complete, r->pending, r->st.chain_ok,
-	       r->st.chain_bad, r->deferred, r->finished, r->over_budget);
+	       r->st.chain_bad, r->deferred, r->finished, r->over_budget, r->holes);
 	if (r->st.chain_bad)
 		printf("  first wrong chain: %s\n", r->st.first_bad);
 	/* nothing is lost on the way: every sample received is in the profile */
@@ -175,7 +177,8 @@ static bool record_deferring(const char *name, char *const extra[], struct run_r
  */
 static void check_all_finished(const char *name, const struct run_result *r)
 {
-	CHECK(r->st.samples >= ENOUGH_TO_JUDGE, "%s: only %" PRIu64 " samples of " PROG, name, r->st.samples);
+	CHECK(r->st.samples >= ENOUGH_TO_JUDGE, "%s: only %" PRIu64 " samples of " PROG, name,
+	      r->st.samples);
 	CHECK(r->deferred > 0,
 	      "%s: no sample was deferred: the tables were ready before the "
 	      "program ran in the library (the test shows nothing)",
@@ -183,6 +186,21 @@ static void check_all_finished(const char *name, const struct run_result *r)
 	CHECK(r->finished == r->deferred,
 	      "%s: %" PRIu64 " of %" PRIu64 " deferred samples finished", name, r->finished,
 	      r->deferred);
+	/*
+	 * The copies end at the stack's mapping.  A page left out is one inside
+	 * it that is not there: the stack growing into it as the sample was
+	 * taken, or one its frames skipped (with some stack alignments the
+	 * program's big frames leave one untouched: one in every copy), or a
+	 * copy whose mapping could not be looked up (its lock taken: a sample in
+	 * the program's own mmap calls, rare) read to its size, 16 pages (one
+	 * such copy allowed).  Copying past the top, each
+	 * copy (its stack 4-5 pages, --defer-stack 64K: 16) left 11-12 pages
+	 * out, each a fault.
+	 */
+	CHECK(r->holes <= 2 * r->deferred + 16,
+	      "%s: %" PRIu64 " stack pages unreadable in %" PRIu64 " copies (pages past the "
+	      "stack's top read?)",
+	      name, r->holes, r->deferred);
 	CHECK(r->pending <= r->no_room,
 	      "%s: %" PRIu64 " samples still tables-pending, %" PRIu64 " for lack of ring room",
 	      name, r->pending, r->no_room);
@@ -459,8 +477,8 @@ static void test_short_process_gone(void)
 	fp_excused = over_time ? reason_count(&r.st, "fp-chain-broken") : 0;
 	if (over_time || late)
 		printf("gone: judged with excuses: %s%s; %" PRIu64 " fp-chain-broken excused\n",
-		       over_time ? "a load ran past its time " : "", late ? "a snapshot too late" : "",
-		       fp_excused);
+		       over_time ? "a load ran past its time " : "",
+		       late ? "a snapshot too late" : "", fp_excused);
 	CHECK(r.st.samples >= 5, "gone: only %" PRIu64 " samples of defer_gone", r.st.samples);
 	CHECK(r.pending <= no_room + (late ? gone_count : 0) && (gone_count == 0 || late),
 	      "gone: %" PRIu64 " samples of defer_gone tables-pending (%" PRIu64
@@ -480,7 +498,8 @@ static void test_short_process_gone(void)
 							   "defer_gone", &in_fault);
 
 		CHECK(reason_count(&r.st, "no-rule") == crt,
-		      "gone: %" PRIu64 " samples stopped at no-rule, %" PRIu64 " of them in crt code",
+		      "gone: %" PRIu64 " samples stopped at no-rule, %" PRIu64
+		      " of them in crt code",
 		      reason_count(&r.st, "no-rule"), crt);
 		CHECK(r.st.complete + reason_count(&r.st, "exiting") +
 			      reason_count(&r.st, "in-execve") + crt + r.pending + fp_excused ==
@@ -547,8 +566,8 @@ static void test_exit_lists(void)
 {
 	char libs[4][PATH_MAX], prog[PATH_MAX + 32];
 	char *extra[] = {"--build-workers", "1", NULL};
-	char *cmd[] = {"sh", "-c", "for i in $(seq 200); do \"$0\" 0.01 \"$1\" & done; wait", prog,
-		       libs[0], NULL};
+	char *cmd[] = {"sh", "-c",    "for i in $(seq 200); do \"$0\" 0.01 \"$1\" & done; wait",
+		       prog, libs[0], NULL};
 	struct run_result r;
 	uint64_t at_exit, refused, gone;
 	char *log = NULL;
@@ -721,7 +740,8 @@ static void test_jit_mprotect(void)
 	      nomap, pending, over_budget + no_room, reasons_text(&st, why, sizeof(why)));
 	CHECK(finished == deferred, "jit_mprotect: %" PRIu64 " of %" PRIu64 " deferred finished",
 	      finished, deferred);
-	CHECK(st.with_leaf >= ENOUGH_TO_JUDGE && st.chain_bad == 0 && st.chain_ok * 1000 >= st.with_leaf * 995,
+	CHECK(st.with_leaf >= ENOUGH_TO_JUDGE && st.chain_bad == 0 &&
+		  st.chain_ok * 1000 >= st.with_leaf * 995,
 	      "jit_mprotect: %" PRIu64 " samples in jf_leaf, %" PRIu64 " with the chain, %" PRIu64
 	      " with a wrong one (first: %s)",
 	      st.with_leaf, st.chain_ok, st.chain_bad, st.first_bad);

@@ -95,7 +95,7 @@ static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f
 	    f,
 	    "cfiprof: deferred: %" PRIu64
 	    " samples waited for their tables with a stack copy (%.1f "
-	    "KiB each on average), %" PRIu64
+	    "KiB each on average, %" PRIu64 " pages unreadable), %" PRIu64
 	    " finished in user space (slowest after %.0f ms, %" PRIu64
 	    " walks repeated after a later load mapped their pc, %" PRIu64
 	    " loads asked for them); "
@@ -104,9 +104,9 @@ static void session_print_deferred(struct session *s, const uint64_t *c, FILE *f
 	    " no ring-buffer room\n",
 	    c[CNT_DEFERRED],
 	    c[CNT_DEFERRED] ? (double)c[CNT_DEFER_BYTES] / 1024.0 / (double)c[CNT_DEFERRED] : 0.0,
-	    d->finished, (double)d->latency_ns_max / 1e6, d->rewalked, tr.reloads_for_walks,
-	    d->gave_up_gone, d->gave_up_timeout, d->gave_up_full, c[CNT_DEFER_BUDGET],
-	    c[CNT_DEFER_LOST]);
+	    c[CNT_DEFER_HOLES], d->finished, (double)d->latency_ns_max / 1e6, d->rewalked,
+	    tr.reloads_for_walks, d->gave_up_gone, d->gave_up_timeout, d->gave_up_full,
+	    c[CNT_DEFER_BUDGET], c[CNT_DEFER_LOST]);
 	fprintf(f,
 		"cfiprof: deferred: process snapshots: %" PRIu64 " taken, %" PRIu64
 		" loaded from (the process gone before its load), %" PRIu64 " refused, %" PRIu64
@@ -219,14 +219,16 @@ static void print_walk_loads(struct session *s, const uint64_t *c, FILE *f)
 
 	if (s->ld.walk_later) {
 		if (at)
-			fprintf(f,
-				"cfiprof: walk: verified beside sampling, in %.1f ms, in place %.1f "
-				"ms after sampling began; ",
-				(double)load_ns / 1e6, after_start_ms(s, at));
+			fprintf(
+			    f,
+			    "cfiprof: walk: verified beside sampling, in %.1f ms, in place %.1f "
+			    "ms after sampling began; ",
+			    (double)load_ns / 1e6, after_start_ms(s, at));
 		else
 			fprintf(f, "cfiprof: walk: not in place at the end; ");
 		fprintf(f,
-			"%" PRIu64 " samples taken before, sent unwalked with a copy of their stack\n",
+			"%" PRIu64
+			" samples taken before, sent unwalked with a copy of their stack\n",
 			c[CNT_UNWALKED]);
 	}
 	at = walk_loads_in_place(loader_walk_loads(&s->ld), WALK_RUNTIMES, &load_ns);
