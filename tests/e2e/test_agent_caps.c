@@ -44,9 +44,7 @@
 
 #define PATHBUF (PATH_MAX + 256)
 
-
 #define PATHBUF (PATH_MAX + 256)
-
 
 /* ---- what the interval files hold ---- */
 
@@ -171,7 +169,7 @@ static bool read_gauges(const char *addr, struct gauges *g)
 }
 
 struct walk_counts {
-	double samples, complete, evicted_procs, evicted_tables, table_bytes, processes;
+	double samples, complete, evicted_procs, evicted_tables, table_bytes, processes, loads;
 };
 
 static bool read_walks(const char *addr, struct walk_counts *w)
@@ -186,6 +184,7 @@ static bool read_walks(const char *addr, struct walk_counts *w)
 	w->evicted_tables = metric_value(r, "cfiprof_evictions_total{cap=\"table_bytes\"}");
 	w->table_bytes = metric_value(r, "cfiprof_table_bytes");
 	w->processes = metric_value(r, "cfiprof_processes_tracked");
+	w->loads = metric_value(r, "cfiprof_process_loads_total");
 	free(r);
 	return w->samples >= 0 && w->complete >= 0 && w->evicted_procs >= 0 &&
 	       w->evicted_tables >= 0;
@@ -394,7 +393,8 @@ static void check_profile_complete(const char *dir, int from, const char *what)
 	int n = list_dir(dir, "cfiprof-", &names);
 	bool ok = n > from && profile_chain_samples(dir, names, from, n, &all, &chain);
 
-	printf("%s: profiles %d..%d: %" PRIu64 " of %" PRIu64 " samples complete main;a;b;c;d;leaf\n",
+	printf("%s: profiles %d..%d: %" PRIu64 " of %" PRIu64
+	       " samples complete main;a;b;c;d;leaf\n",
 	       what, from, n, ok ? chain : 0, ok ? all : 0);
 	/*
 	 * 20 samples at least, however few the busy program's CPU share gave: at
@@ -417,10 +417,21 @@ static void check_profile_complete(const char *dir, int from, const char *what)
 static void test_cap_processes(void)
 {
 	char log[PATHBUF], addr[64], dir[PATHBUF];
-	char *argv[] = {"--cgroup",	    cg_dir,	   "--max-processes", "2",
-			"--interval",	    "1",	   "--duration",      "30",
-			"--freq",	    "99",	   "--output-dir",    dir,
-			"--metrics-addr",   "127.0.0.1:0", NULL};
+	char *argv[] = {"--cgroup",
+			cg_dir,
+			"--max-processes",
+			"2",
+			"--interval",
+			"1",
+			"--duration",
+			"30",
+			"--freq",
+			"99",
+			"--output-dir",
+			dir,
+			"--metrics-addr",
+			"127.0.0.1:0",
+			NULL};
 	char *idle[] = {"/bin/sleep", "30", NULL}, *busy[] = {chain_bin, "30", NULL};
 	struct walk_counts a = {0}, b = {0};
 	double cpu_a, cpu_b;
@@ -453,28 +464,44 @@ static void test_cap_processes(void)
 	CHECK(b.processes <= 2, "cap: %.0f processes tracked (--max-processes 2)", b.processes);
 	check_busy_samples("cap", b.samples - a.samples, cpu_a, cpu_b);
 	CHECK(complete_ratio(&a, &b) >= 0.95,
-	      "cap: the busy program lost its tables: %.1f%% complete", 100 * complete_ratio(&a, &b));
+	      "cap: the busy program lost its tables: %.1f%% complete",
+	      100 * complete_ratio(&a, &b));
 	kill(pid, SIGTERM);
 	agent_exited_cleanly(pid, 20, log);
 	cgroup_kill_all();
 	check_profile_complete(dir, files_from, "cap");
 }
 
+/*
+ * The gauges at addr once the agent has loaded a process (the idle python3,
+ * the cgroup's only one): how long that takes depends on the machine (past
+ * a second with every CPU taken, make test's parallel suites); 30 s at most.
+ */
+static bool read_loaded(const char *addr, struct walk_counts *w)
+{
+	for (int i = 0; i < 150; i++) {
+		if (!read_walks(addr, w))
+			return false;
+		if (w->loads >= 1)
+			return true;
+		sleep_s(0.2);
+	}
+	return true;
+}
+
 /* The agent's table bytes with only what is in the cgroup now loaded. */
 static double measure_table_bytes(void)
 {
 	char log[PATHBUF], addr[64], dir[PATHBUF];
-	char *argv[] = {"--cgroup",	cg_dir,	  "--interval",	  "1",		 "--duration",
-			"20",		"--output-dir", dir, "--metrics-addr", "127.0.0.1:0",
-			NULL};
+	char *argv[] = {"--cgroup",	cg_dir, "--interval",	  "1",		 "--duration", "20",
+			"--output-dir", dir,	"--metrics-addr", "127.0.0.1:0", NULL};
 	struct walk_counts w = {0};
 	pid_t pid;
 
 	snprintf(log, sizeof(log), "%s/measure.log", tmpdir);
 	snprintf(dir, sizeof(dir), "%s/measure", tmpdir);
 	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "measure");
-	sleep_s(1);
-	CHECK(read_walks(addr, &w), "measure: no metrics");
+	CHECK(read_loaded(addr, &w) && w.loads >= 1, "measure: no metrics, or python3 not loaded");
 	kill(pid, SIGTERM);
 	agent_exited_cleanly(pid, 20, log);
 	return w.table_bytes;
@@ -488,28 +515,45 @@ static double measure_table_bytes(void)
 static void test_cap_table_bytes(void)
 {
 	char log[PATHBUF], addr[64], dir[PATHBUF], cap[32];
-	char *argv[] = {"--cgroup",	     cg_dir,	    "--max-table-bytes", cap,
-			"--interval",	     "1",	    "--duration",	 "30",
-			"--freq",	     "99",	    "--output-dir",	 dir,
-			"--metrics-addr",    "127.0.0.1:0", NULL};
-	char *idle[] = {"python3", "-c", "import time; time.sleep(30)", NULL};
+	char *argv[] = {"--cgroup",
+			cg_dir,
+			"--max-table-bytes",
+			cap,
+			"--interval",
+			"1",
+			"--duration",
+			"30",
+			"--freq",
+			"99",
+			"--output-dir",
+			dir,
+			"--metrics-addr",
+			"127.0.0.1:0",
+			NULL};
+	char ready[PATHBUF], code[PATHBUF + 64];
+	char *idle[] = {"python3", "-c", code, NULL};
 	char *busy[] = {chain_bin, "30", NULL};
 	struct walk_counts a = {0}, b = {0}, c = {0};
 	double bytes, cpu_b, cpu_c;
 	pid_t pid, busy_pid;
 	int files_from;
 
+	/* its mappings all there before either agent reads them: python3 runs its own code */
+	snprintf(ready, sizeof(ready), "%s/idle.ready", tmpdir);
+	snprintf(code, sizeof(code), "import time; open('%s', 'w').close(); time.sleep(30)", ready);
 	if (spawn_in_cgroup(idle) <= 0)
 		CHECK(0, "cannot start python3");
-	sleep_s(0.5);
+	for (int i = 0; i < 300 && access(ready, F_OK); i++)
+		sleep_s(0.1);
+	CHECK(access(ready, F_OK) == 0, "python3 not started in 30 s");
 	bytes = measure_table_bytes();
 	CHECK(bytes > 100000, "python3's tables: %.0f bytes", bytes);
 	snprintf(cap, sizeof(cap), "%.0f", bytes);
 	snprintf(log, sizeof(log), "%s/capbytes.log", tmpdir);
 	snprintf(dir, sizeof(dir), "%s/capbytes", tmpdir);
 	pid = start_agent_metrics(argv, log, addr, sizeof(addr), "cap bytes");
-	sleep_s(1);
-	CHECK(read_walks(addr, &a), "cap bytes: no metrics");
+	CHECK(read_loaded(addr, &a) && a.loads >= 1,
+	      "cap bytes: no metrics, or python3 not loaded");
 	CHECK(a.evicted_tables == 0 && a.table_bytes == bytes,
 	      "cap bytes: idle python3 alone: %.0f evictions, %.0f bytes (cap %.0f)",
 	      a.evicted_tables, a.table_bytes, bytes);
@@ -547,10 +591,10 @@ static void test_cap_table_bytes(void)
 static void test_short_lived(void)
 {
 	char log[PATHBUF], addr[64], dir[PATHBUF];
-	char *argv[] = {"--cgroup",	    cg_dir,	   "--freq",	   "499",
-			"--interval",	    "1",	   "--duration",   "60",
-			"--output-dir",	    dir,	   "--metrics-addr", "127.0.0.1:0",
-			NULL};
+	char *argv[] = {
+	    "--cgroup",	  cg_dir, "--freq",	  "499", "--interval",	   "1",
+	    "--duration", "60",	  "--output-dir", dir,	 "--metrics-addr", "127.0.0.1:0",
+	    NULL};
 	char *brief[] = {chain_bin, "0.005", NULL};
 	uint64_t profile_samples, bpf, lost, malformed, in_files = 0;
 	double cpu = 0, t0, wall, expected, builds;
