@@ -177,8 +177,7 @@ static bool record_deferring(const char *name, char *const extra[], struct run_r
  */
 static void check_all_finished(const char *name, const struct run_result *r)
 {
-	CHECK(r->st.samples >= ENOUGH_TO_JUDGE, "%s: only %" PRIu64 " samples of " PROG, name,
-	      r->st.samples);
+	CHECK(r->st.samples >= ENOUGH_TO_JUDGE, "%s: only %" PRIu64 " samples of " PROG, name, r->st.samples);
 	CHECK(r->deferred > 0,
 	      "%s: no sample was deferred: the tables were ready before the "
 	      "program ran in the library (the test shows nothing)",
@@ -193,9 +192,8 @@ static void check_all_finished(const char *name, const struct run_result *r)
 	 * program's big frames leave one untouched: one in every copy), or a
 	 * copy whose mapping could not be looked up (its lock taken: a sample in
 	 * the program's own mmap calls, rare) read to its size, 16 pages (one
-	 * such copy allowed).  Copying past the top, each
-	 * copy (its stack 4-5 pages, --defer-stack 64K: 16) left 11-12 pages
-	 * out, each a fault.
+	 * such copy allowed).  Copying past the top, each copy (its stack 4-5
+	 * pages, --defer-stack 64K: 16) left 11-12 pages out, each a fault.
 	 */
 	CHECK(r->holes <= 2 * r->deferred + 16,
 	      "%s: %" PRIu64 " stack pages unreadable in %" PRIu64 " copies (pages past the "
@@ -477,8 +475,8 @@ static void test_short_process_gone(void)
 	fp_excused = over_time ? reason_count(&r.st, "fp-chain-broken") : 0;
 	if (over_time || late)
 		printf("gone: judged with excuses: %s%s; %" PRIu64 " fp-chain-broken excused\n",
-		       over_time ? "a load ran past its time " : "",
-		       late ? "a snapshot too late" : "", fp_excused);
+		       over_time ? "a load ran past its time " : "", late ? "a snapshot too late" : "",
+		       fp_excused);
 	CHECK(r.st.samples >= 5, "gone: only %" PRIu64 " samples of defer_gone", r.st.samples);
 	CHECK(r.pending <= no_room + (late ? gone_count : 0) && (gone_count == 0 || late),
 	      "gone: %" PRIu64 " samples of defer_gone tables-pending (%" PRIu64
@@ -498,8 +496,7 @@ static void test_short_process_gone(void)
 							   "defer_gone", &in_fault);
 
 		CHECK(reason_count(&r.st, "no-rule") == crt,
-		      "gone: %" PRIu64 " samples stopped at no-rule, %" PRIu64
-		      " of them in crt code",
+		      "gone: %" PRIu64 " samples stopped at no-rule, %" PRIu64 " of them in crt code",
 		      reason_count(&r.st, "no-rule"), crt);
 		CHECK(r.st.complete + reason_count(&r.st, "exiting") +
 			      reason_count(&r.st, "in-execve") + crt + r.pending + fp_excused ==
@@ -566,8 +563,8 @@ static void test_exit_lists(void)
 {
 	char libs[4][PATH_MAX], prog[PATH_MAX + 32];
 	char *extra[] = {"--build-workers", "1", NULL};
-	char *cmd[] = {"sh", "-c",    "for i in $(seq 200); do \"$0\" 0.01 \"$1\" & done; wait",
-		       prog, libs[0], NULL};
+	char *cmd[] = {"sh", "-c", "for i in $(seq 200); do \"$0\" 0.01 \"$1\" & done; wait", prog,
+		       libs[0], NULL};
 	struct run_result r;
 	uint64_t at_exit, refused, gone;
 	char *log = NULL;
@@ -740,8 +737,7 @@ static void test_jit_mprotect(void)
 	      nomap, pending, over_budget + no_room, reasons_text(&st, why, sizeof(why)));
 	CHECK(finished == deferred, "jit_mprotect: %" PRIu64 " of %" PRIu64 " deferred finished",
 	      finished, deferred);
-	CHECK(st.with_leaf >= ENOUGH_TO_JUDGE && st.chain_bad == 0 &&
-		  st.chain_ok * 1000 >= st.with_leaf * 995,
+	CHECK(st.with_leaf >= ENOUGH_TO_JUDGE && st.chain_bad == 0 && st.chain_ok * 1000 >= st.with_leaf * 995,
 	      "jit_mprotect: %" PRIu64 " samples in jf_leaf, %" PRIu64 " with the chain, %" PRIu64
 	      " with a wrong one (first: %s)",
 	      st.with_leaf, st.chain_ok, st.chain_bad, st.first_bad);

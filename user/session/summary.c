@@ -219,16 +219,14 @@ static void print_walk_loads(struct session *s, const uint64_t *c, FILE *f)
 
 	if (s->ld.walk_later) {
 		if (at)
-			fprintf(
-			    f,
-			    "cfiprof: walk: verified beside sampling, in %.1f ms, in place %.1f "
-			    "ms after sampling began; ",
-			    (double)load_ns / 1e6, after_start_ms(s, at));
+			fprintf(f,
+				"cfiprof: walk: verified beside sampling, in %.1f ms, in place %.1f "
+				"ms after sampling began; ",
+				(double)load_ns / 1e6, after_start_ms(s, at));
 		else
 			fprintf(f, "cfiprof: walk: not in place at the end; ");
 		fprintf(f,
-			"%" PRIu64
-			" samples taken before, sent unwalked with a copy of their stack\n",
+			"%" PRIu64 " samples taken before, sent unwalked with a copy of their stack\n",
 			c[CNT_UNWALKED]);
 	}
 	at = walk_loads_in_place(loader_walk_loads(&s->ld), WALK_RUNTIMES, &load_ns);
