@@ -88,7 +88,7 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	const __u32 stack_max = defer_stack_bytes & ~(DEFER_CHUNK - 1);
 	struct cfi_deferred_record *d;
 	struct defer_window *w;
-	__u64 window, base = st->sp & ~(__u64)(DEFER_CHUNK - 1), rec_size, end, limit = stack_max;
+	__u64 window, base = st->sp & ~(__u64)(DEFER_CHUNK - 1), rec_size, end;
 	__u8 *stack;
 	__u32 len = 0, i, holes;
 
@@ -145,12 +145,14 @@ static __always_inline bool emit_deferred(const struct cfi_sample_record *rec,
 	bpf_probe_read_kernel(stack + stack_max, rec_size, rec);
 	d->stack_len = 0;
 	d->stack_holes = 0;
-	/* sp is inside its mapping, base (its page) too: end > base */
 	end = defer_stack_end(st->sp);
-	if (end - base < limit)
-		limit = end - base;
+	/*
+	 * The size stays a test of its own: the mapping's end folded into one
+	 * limit with it, 6.1's verifier loses len's bound within the
+	 * reservation and refuses the copy's write (arm64 guest).
+	 */
 	for (i = 0; i < DEFER_STACK_MAX / DEFER_CHUNK; i++) {
-		if (len >= limit)
+		if (len >= stack_max || base + len >= end)
 			break;
 		if (bpf_probe_read_user(stack + len, DEFER_CHUNK, (const void *)(base + len))) {
 			/*
