@@ -30,13 +30,25 @@
 #include "user/profile/profile.h"
 #include "user/profile/frame_names.h"
 
-#define RUN_SECONDS 2.0
-#define PAGE	    4096ul
+/*
+ * The threads race for at least RUN_SECONDS and until each has done enough
+ * rounds to have raced at all; a slow machine (tsan, CPUs oversubscribed)
+ * runs longer instead of failing.  STUCK_SECONDS only ends a thread that
+ * makes no progress.
+ */
+#define RUN_SECONDS   2.0
+#define STUCK_SECONDS 120.0
+#define MIN_ROUNDS    6
+#define MIN_PROFILES  6
+#define MIN_CHILDREN  3
+#define MIN_RELOADS   6
+#define PAGE	      4096ul
 
 static struct tracker_world w;
 static atomic_bool done;
 static atomic_uintptr_t region; /* the mutator's mapping now, 0 when unmapped */
 static int exe_fd;
+static atomic_ulong rounds, children, profiles;
 
 int race_marker(int x);
 __attribute__((noinline)) int race_marker(int x)
@@ -52,8 +64,7 @@ static uint32_t self(void)
 /* Maps and unmaps the test binary executable, asking for a load after each change. */
 static void *mutator_main(void *arg)
 {
-	unsigned long *rounds = arg;
-
+	(void)arg;
 	while (!done) {
 		void *m = mmap(NULL, 4 * PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, exe_fd, 0);
 
@@ -62,13 +73,13 @@ static void *mutator_main(void *arg)
 		region = (uintptr_t)m;
 		proc_tracker_request(w.pt, self(), WORK_LOAD, mono_ns());
 		usleep(300);
-		if (*rounds % 16 == 0)
+		if (rounds % 16 == 0)
 			proc_tracker_load_now(w.pt, self());
 		region = 0;
 		munmap(m, 4 * PAGE);
 		proc_tracker_request(w.pt, self(), WORK_LOAD, mono_ns());
 		usleep(300);
-		(*rounds)++;
+		rounds++;
 	}
 	return NULL;
 }
@@ -94,7 +105,7 @@ static void add_stack(struct aggregator *a, uint32_t pid, uint32_t gen, uint64_t
 }
 
 struct symbolizer {
-	unsigned long profiles, misnamed;
+	unsigned long misnamed;
 };
 
 /* What the agent's flush does: profiles of every generation, then a forget. */
@@ -126,7 +137,7 @@ static void *symbolizer_main(void *arg)
 				    strcmp(p.locs[i].function, "race_marker"))
 					sy->misnamed++;
 			profile_free(&p);
-			sy->profiles++;
+			profiles++;
 		}
 		if (strcmp(frame_name_user(&fn, self(), gen, marker, true, buf, sizeof(buf)),
 			   "race_marker"))
@@ -144,8 +155,7 @@ static void *symbolizer_main(void *arg)
 /* The ring-buffer consumer: samples, and the loads and exits of short children. */
 static void *consumer_main(void *arg)
 {
-	unsigned long *children = arg;
-
+	(void)arg;
 	while (!done) {
 		pid_t kid = fork();
 		int i;
@@ -165,7 +175,7 @@ static void *consumer_main(void *arg)
 		kill(kid, SIGKILL);
 		waitpid(kid, NULL, 0);
 		proc_tracker_request(w.pt, (uint32_t)kid, WORK_EXIT, mono_ns());
-		(*children)++;
+		children++;
 	}
 	return NULL;
 }
@@ -188,11 +198,18 @@ static void *observer_main(void *arg)
 	return NULL;
 }
 
+static uint64_t reloads(void)
+{
+	struct tracker_stats st;
+
+	proc_tracker_stats(w.pt, &st);
+	return st.reloads;
+}
+
 int main(void)
 {
 	pthread_t mutator, symbolizer, consumer, observer;
 	struct symbolizer sy = {0};
-	unsigned long rounds = 0, children = 0;
 	struct tracker_stats st;
 	double start = mono_sec();
 
@@ -205,11 +222,13 @@ int main(void)
 	CHECK(race_marker(1) == 10, "marker");
 	CHECK(proc_tracker_load_now(w.pt, self()) == 0, "load self");
 	CHECK(proc_tracker_start(w.pt) == 0, "start the load thread");
-	pthread_create(&mutator, NULL, mutator_main, &rounds);
+	pthread_create(&mutator, NULL, mutator_main, NULL);
 	pthread_create(&symbolizer, NULL, symbolizer_main, &sy);
-	pthread_create(&consumer, NULL, consumer_main, &children);
+	pthread_create(&consumer, NULL, consumer_main, NULL);
 	pthread_create(&observer, NULL, observer_main, NULL);
-	while (mono_sec() < start + RUN_SECONDS)
+	while (mono_sec() < start + STUCK_SECONDS &&
+	       (mono_sec() < start + RUN_SECONDS || rounds < MIN_ROUNDS ||
+		profiles < MIN_PROFILES || children < MIN_CHILDREN || reloads() < MIN_RELOADS))
 		usleep(10000);
 	done = true;
 	pthread_join(mutator, NULL);
@@ -219,12 +238,14 @@ int main(void)
 	pthread_join(observer, NULL);
 	proc_tracker_stats(w.pt, &st);
 	printf("%lu map/unmap rounds, %lu children, %lu profiles, %" PRIu64 " loads, %" PRIu64
-	       " reloads\n",
-	       rounds, children, sy.profiles, st.loads, st.reloads);
-	CHECK(rounds > 5 && sy.profiles > 5 && children > 2,
-	      "the threads ran: %lu rounds, %lu profiles, %lu children", rounds, sy.profiles,
-	      children);
-	CHECK(st.reloads > 5, "%" PRIu64 " reloads", st.reloads);
+	       " reloads in %.1f s\n",
+	       (unsigned long)rounds, (unsigned long)children, (unsigned long)profiles, st.loads,
+	       st.reloads, mono_sec() - start);
+	CHECK(rounds >= MIN_ROUNDS && profiles >= MIN_PROFILES && children >= MIN_CHILDREN,
+	      "the threads ran (%.0f s at most): %lu rounds, %lu profiles, %lu children",
+	      STUCK_SECONDS, (unsigned long)rounds, (unsigned long)profiles,
+	      (unsigned long)children);
+	CHECK(st.reloads >= MIN_RELOADS, "%" PRIu64 " reloads", st.reloads);
 	CHECK(sy.misnamed == 0, "our own function misnamed %lu times", sy.misnamed);
 	tracker_world_free(&w);
 	close(exe_fd);
