@@ -115,12 +115,20 @@ struct {
 
 /*
  * The pid filter's processes, a bit per tgid: a sample of another task, the
- * common case under a filter, exits after one load of a word of global data;
- * a hash lookup (a hash and a bucket, their pages seldom in the TLB) cost more
- * than the rest of that exit together.  Set by user space (an atomic OR in the
- * mapped .bss) and on_fork, cleared at on_free, each bit by one of them at a time.
+ * common case under a filter, exits after one load of an array's word (a
+ * lookup the verifier inlines); a hash lookup (a hash and a bucket, their
+ * pages seldom in the TLB) cost more than the rest of that exit together.
+ * Set by user space (an atomic OR in the mapped array) and on_fork, cleared at
+ * on_free, each bit by one of them at a time.  A map of its own, not .bss:
+ * libbpf copies a global's 512 KiB of zeros into the kernel at every start.
  */
-__u64 target_bits[TARGET_PID_LIMIT / 64];
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TARGET_PID_LIMIT / 64);
+	__type(key, __u32);
+	__type(value, __u64);
+} target_bits SEC(".maps");
 
 /* The cgroup (v2) to profile, descendants included: slot 0 holds its fd. */
 struct {
@@ -419,14 +427,19 @@ static __always_inline int sample_with_tail_calls(struct bpf_perf_event_data *ct
 	return 0;
 }
 
+/* NULL only past the array, which a tgid's word never is */
 static __always_inline __u64 *target_word(__u32 tgid)
 {
-	return &target_bits[(tgid / 64) & (TARGET_PID_LIMIT / 64 - 1)];
+	__u32 word = tgid / 64;
+
+	return bpf_map_lookup_elem(&target_bits, &word);
 }
 
 static __always_inline bool is_target(__u32 tgid)
 {
-	return *target_word(tgid) & (1ULL << (tgid & 63));
+	__u64 *w = target_word(tgid);
+
+	return w && (*w & (1ULL << (tgid & 63)));
 }
 
 /* The pid and cgroup filters: other tasks cost only this early exit. */

@@ -93,19 +93,21 @@ SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid, ctgid;
+	__u64 *w;
 
 	if (!follow_children || !filter_enabled)
 		return 0;
 	ptgid = BPF_CORE_READ(parent, tgid);
 	ctgid = BPF_CORE_READ(child, tgid);
-	if (ctgid == ptgid || !is_target(ptgid) || is_target(ctgid))
+	w = target_word(ctgid);
+	if (ctgid == ptgid || !w || !is_target(ptgid) || (*w & (1ULL << (ctgid & 63))))
 		return 0;
 	/*
 	 * An add, the only atomic OR BPF has without -mcpu=v3: the bit was clear,
 	 * and a new tgid has no other writer (user space adds only processes
 	 * that exist already, on_free only tgids that were set).
 	 */
-	__sync_fetch_and_add(target_word(ctgid), 1ULL << (ctgid & 63));
+	__sync_fetch_and_add(w, 1ULL << (ctgid & 63));
 	/* over the budget, the child's first sample asks for it instead */
 	if (request_budget_left(bpf_ktime_get_ns())) {
 		walker_count(CNT_REQUESTS, 1);
@@ -156,9 +158,13 @@ SEC("raw_tp/sched_process_free")
 int BPF_PROG(on_free, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u64 *w;
 
-	if (filter_enabled && BPF_CORE_READ(p, pid) == tgid && is_target(tgid))
-		__sync_fetch_and_sub(target_word(tgid), 1ULL << (tgid & 63));
+	if (!filter_enabled || BPF_CORE_READ(p, pid) != tgid)
+		return 0;
+	w = target_word(tgid);
+	if (w && (*w & (1ULL << (tgid & 63))))
+		__sync_fetch_and_sub(w, 1ULL << (tgid & 63));
 	return 0;
 }
 

@@ -124,8 +124,16 @@ static int fill_maps(struct cfiprof_bpf *skel, const struct world *w, __u32 pid)
 				  env->maps[i].end, &env->maps[i].val);
 	if (!err)
 		err = bpf_map_update_elem(bpf_map__fd(skel->maps.procs), &pid, &proc, BPF_ANY);
-	if (!err)
-		skel->bss->target_bits[pid / 64] |= 1ULL << (pid % 64);
+	if (!err) {
+		__u32 word = pid / 64;
+		__u64 bits = 0;
+
+		err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.target_bits), &word, &bits);
+		bits |= 1ULL << (pid % 64);
+		err = err ? err
+			  : bpf_map_update_elem(bpf_map__fd(skel->maps.target_bits), &word, &bits,
+						BPF_ANY);
+	}
 	return err ? -errno : 0;
 }
 

@@ -370,7 +370,8 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 	err =
 	    map_window_init(&l->rows_win, bpf_map__fd(skel->maps.rows), map_bytes(skel->maps.rows));
 	l->rules_mem = map_mmap(skel->maps.rules, &l->rules_len);
-	if (err || !l->rules_mem) {
+	l->target_bits = map_mmap(skel->maps.target_bits, &l->target_bits_len);
+	if (err || !l->rules_mem || !l->target_bits) {
 		err = err ? err : -errno;
 		fprintf(stderr, "cfiprof: cannot mmap the table maps: %s\n", strerror(-err));
 		goto fail;
@@ -528,6 +529,8 @@ void loader_close(struct loader *l)
 	map_window_free(&l->rows_win);
 	if (l->rules_mem)
 		munmap(l->rules_mem, l->rules_len);
+	if (l->target_bits)
+		munmap(l->target_bits, l->target_bits_len);
 	cfiprof_bpf__destroy(l->skel);
 	memset(l, 0, sizeof(*l));
 }
@@ -553,11 +556,10 @@ int loader_read_counters(struct loader *l, uint64_t out[CNT_MAX])
 
 int loader_add_target(struct loader *l, uint32_t pid)
 {
-	if (pid >= TARGET_PID_LIMIT || !l->skel->bss)
+	if (pid >= TARGET_PID_LIMIT || !l->target_bits)
 		return -EINVAL;
 	/* atomic: BPF's on_fork and on_free change other bits of the same word */
-	__atomic_fetch_or(&l->skel->bss->target_bits[pid / 64], 1ULL << (pid % 64),
-			  __ATOMIC_RELAXED);
+	__atomic_fetch_or(&l->target_bits[pid / 64], 1ULL << (pid % 64), __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -48,6 +48,8 @@ struct loader {
 	struct map_window rows_win; /* the rows map (struct cfi_row), mapped as far as used */
 	struct cfi_rule *rules_mem;
 	size_t rules_len;
+	uint64_t *target_bits; /* the pid filter's bitmap, mapped (target_bits) */
+	size_t target_bits_len;
 	uint32_t rows_max, rules_max, pages_max;
 	bool uses_bpf_loop;
 	bool exit_maps; /* on_exit_maps loaded: exiting processes send their mappings */
