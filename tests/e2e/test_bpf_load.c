@@ -8,10 +8,13 @@
  */
 /* run.sh: samples apart (only the commands it starts), beside other suites */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -25,6 +28,7 @@
 #include "tests/lib/harness.h"
 #include "user/session/core_btf.h"
 #include "user/session/exit_maps_load.h"
+#include "user/session/kernel_btf.h"
 #include "user/session/kfuncs.h"
 
 /* libbpf prints the verifier log at warning level: keep its tail for the failure message. */
@@ -415,6 +419,133 @@ cleanup:
 	btf__free(kernel);
 }
 
+/* kfunc_ids() of a new process (each reads them once): false if it could not say */
+static bool ids_of_child(struct kfunc_ids *out)
+{
+	int p[2], status = -1;
+	bool ok;
+	pid_t pid;
+
+	if (pipe(p))
+		return false;
+	pid = fork();
+	if (pid == 0) {
+		const struct kfunc_ids *ids = kfunc_ids();
+
+		_exit(write(p[1], ids, sizeof(*ids)) == (ssize_t)sizeof(*ids) ? 0 : 1);
+	}
+	close(p[1]);
+	ok = pid > 0 && read(p[0], out, sizeof(*out)) == (ssize_t)sizeof(*out);
+	close(p[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	return ok && status == 0;
+}
+
+/*
+ * The file's layout (kfuncs.c): a magic, the names' hash, then the ids in
+ * kfunc_abi.h's order, functions first.
+ */
+#define IDS_FILE_IDS_AT 16
+#define IDS_FILE_BYTES	(IDS_FILE_IDS_AT + 4 * (KFUNC_MAX + KTYPE_MAX))
+
+static bool put_file(const char *path, const void *p, size_t len, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
+	bool ok = fd >= 0 && write(fd, p, len) == (ssize_t)len && !fchmod(fd, mode);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/*
+ * The kfunc ids kept per kernel in the cache directory: written by a first
+ * start (the ids libbpf's parse gives), used by the next (a planted id is
+ * what it gets), refused where the file is not one the cache can trust (then
+ * read from the BTF again and the file made right).
+ */
+static void kfunc_ids_cache(void)
+{
+	struct btf *kernel = btf__load_vmlinux_btf();
+	char dir[] = "/tmp/cfiprof-kfunc-ids.XXXXXX", id[128], path[256], bytes[IDS_FILE_BYTES];
+	int32_t oracle, planted = 4242, got;
+	struct kfunc_ids ids;
+	struct stat st;
+	size_t i;
+	struct {
+		const char *what;
+		size_t len;
+		mode_t mode;
+		int flip; /* a byte changed, -1: none */
+		bool link;
+	} refused[] = {
+	    {"writable by others", sizeof(bytes), 0666, -1, false},
+	    {"truncated", sizeof(bytes) - 1, 0600, -1, false},
+	    {"another magic", sizeof(bytes), 0600, 0, false},
+	    {"other names' ids", sizeof(bytes), 0600, 8, false},
+	    {"a symbolic link", sizeof(bytes), 0600, -1, true},
+	};
+
+	CHECK(kernel != NULL && mkdtemp(dir) && !kernel_build_id(id, sizeof(id)),
+	      "the kernel's BTF, a directory and the kernel's build ID");
+	if (!kernel || !dir[0])
+		goto cleanup;
+	oracle = btf__find_by_name_kind(kernel, "bpf_rdonly_cast", BTF_KIND_FUNC);
+	setenv("CFIPROF_CACHE_DIR", dir, 1);
+	snprintf(path, sizeof(path), "%s/kfunc-ids-%s", dir, id);
+	CHECK(ids_of_child(&ids) && ids.func[KFUNC_RDONLY_CAST] == oracle,
+	      "first start: bpf_rdonly_cast %d (libbpf: %d)", ids.func[KFUNC_RDONLY_CAST], oracle);
+	CHECK(!lstat(path, &st) && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600 &&
+		  st.st_size == IDS_FILE_BYTES,
+	      "%s written: mode %o, %lld bytes", path, st.st_mode & 0777, (long long)st.st_size);
+	{
+		int fd = open(path, O_RDONLY);
+
+		CHECK(fd >= 0 && read(fd, bytes, sizeof(bytes)) == (ssize_t)sizeof(bytes),
+		      "read %s", path);
+		if (fd >= 0)
+			close(fd);
+	}
+	memcpy(&got, bytes + IDS_FILE_IDS_AT + 4 * KFUNC_RDONLY_CAST, 4);
+	CHECK(got == oracle, "the file holds bpf_rdonly_cast's %d", got);
+	memcpy(bytes + IDS_FILE_IDS_AT + 4 * KFUNC_RDONLY_CAST, &planted, 4);
+	CHECK(put_file(path, bytes, sizeof(bytes), 0600), "plant %s", path);
+	CHECK(ids_of_child(&ids) && ids.func[KFUNC_RDONLY_CAST] == planted,
+	      "the next start reads the file: %d (planted %d)", ids.func[KFUNC_RDONLY_CAST],
+	      planted);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		char other[300], b[IDS_FILE_BYTES];
+
+		memcpy(b, bytes, sizeof(b));
+		if (refused[i].flip >= 0)
+			b[refused[i].flip] ^= 0x5a;
+		unlink(path);
+		snprintf(other, sizeof(other), "%s/planted", dir);
+		if (refused[i].link)
+			CHECK(put_file(other, b, refused[i].len, refused[i].mode) &&
+				  !symlink(other, path),
+			      "plant a link");
+		else
+			CHECK(put_file(path, b, refused[i].len, refused[i].mode), "plant %s",
+			      refused[i].what);
+		CHECK(ids_of_child(&ids) && ids.func[KFUNC_RDONLY_CAST] == oracle,
+		      "%s: refused, bpf_rdonly_cast %d (libbpf: %d)", refused[i].what,
+		      ids.func[KFUNC_RDONLY_CAST], oracle);
+		CHECK(!lstat(path, &st) && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600 &&
+			  st.st_size == IDS_FILE_BYTES,
+		      "%s: the file made right again", refused[i].what);
+		unlink(other);
+	}
+cleanup:
+	unsetenv("CFIPROF_CACHE_DIR");
+	if (dir[0]) {
+		unlink(path);
+		rmdir(dir);
+	}
+	btf__free(kernel);
+}
+
 int main(int argc, char **argv)
 {
 	static const unsigned int frames[] = {127, 512, MAX_USER_FRAMES_LIMIT};
@@ -434,6 +565,7 @@ int main(int argc, char **argv)
 			RUN_TEST_AS(name, try_load(use_loop, frames[i]));
 		}
 	RUN_TEST(kfunc_calls);
+	RUN_TEST(kfunc_ids_cache);
 	RUN_TEST(core_btf_same_relocations);
 	RUN_TEST(no_kernel_btf);
 	return HARNESS_DONE();

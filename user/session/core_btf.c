@@ -16,6 +16,7 @@
 #include "common/cache_dir.h"
 #include "common/hash.h"
 #include "user/session/core_btf.h"
+#include "user/session/kernel_btf.h"
 
 #define CORE_BTF_PREFIX "core-btf-"
 /* the kernel's whole BTF is 5-6 MB; what one object relocates against, a small part */
@@ -24,39 +25,6 @@
 #define CORE_BTF_KEEP_OTHERS 3
 /* struct nesting in the kernel's types is a few levels; more is not a kernel's BTF */
 #define REDUCE_MAX_DEPTH 64
-
-/*
- * The running kernel's GNU build ID (its ELF notes, hex): the cache is keyed
- * by the exact image, whose BTF it was cut from.
- */
-static int kernel_build_id(char *hex, size_t len)
-{
-	unsigned char buf[4096];
-	size_t n = 0, off = 0;
-	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	ssize_t r;
-
-	if (fd < 0)
-		return -errno;
-	while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	while (off + sizeof(Elf64_Nhdr) <= n) {
-		const Elf64_Nhdr *nh = (const void *)(buf + off);
-		size_t name_at = off + sizeof(*nh), desc_at = name_at + ((nh->n_namesz + 3u) & ~3u);
-
-		if (desc_at + nh->n_descsz > n || desc_at < name_at)
-			break;
-		if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-		    !memcmp(buf + name_at, "GNU", 4) && nh->n_descsz && nh->n_descsz * 2 < len) {
-			for (size_t i = 0; i < nh->n_descsz; i++)
-				snprintf(hex + 2 * i, 3, "%02x", buf[desc_at + i]);
-			return 0;
-		}
-		off = desc_at + ((nh->n_descsz + 3u) & ~3u);
-	}
-	return -ENOENT;
-}
 
 const void *core_btf_elf_section(const void *elf, size_t len, size_t *sec_len)
 {
@@ -414,10 +382,9 @@ static void remove_others(struct core_btf *c)
 int core_btf_write(struct core_btf *c)
 {
 	struct btf *kernel = NULL, *reduced = NULL, *local[CORE_BTF_OBJECTS] = {0};
-	char tmp[128];
 	const void *raw;
 	uint32_t len;
-	int fd = -1, err, i;
+	int err, i;
 
 	if (!c->name[0])
 		return -ENOENT;
@@ -454,26 +421,10 @@ int core_btf_write(struct core_btf *c)
 		err = -E2BIG;
 		goto cleanup;
 	}
-	snprintf(tmp, sizeof(tmp), ".%s.%d", CORE_BTF_PREFIX, (int)getpid());
-	fd = openat(c->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	err = cache_write_all(fd, raw, len);
-	if (!err && close(fd))
-		err = -errno;
-	fd = -1;
-	/* a whole file or none: another start reads it whenever it finds it */
-	if (!err && renameat(c->dir_fd, tmp, c->dir_fd, c->name))
-		err = -errno;
-	if (err)
-		unlinkat(c->dir_fd, tmp, 0);
-	else
+	err = cache_file_write(c->name, raw, len);
+	if (!err)
 		remove_others(c);
 cleanup:
-	if (fd >= 0)
-		close(fd);
 	btf__free(reduced);
 	btf__free(kernel);
 	for (i = 0; i < c->nr_objects; i++)

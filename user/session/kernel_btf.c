@@ -2,10 +2,12 @@
 /* The kernel's BTF read in place (kernel_btf.h). */
 #include "user/session/kernel_btf.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/btf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -168,4 +170,33 @@ int kernel_btf_ids(const char *const names[], const uint8_t kinds[], int32_t ids
 	}
 	kbtf_close(&k);
 	return found;
+}
+
+int kernel_build_id(char *hex, size_t len)
+{
+	unsigned char buf[4096];
+	size_t n = 0, off = 0;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	while (off + sizeof(Elf64_Nhdr) <= n) {
+		const Elf64_Nhdr *nh = (const void *)(buf + off);
+		size_t name_at = off + sizeof(*nh), desc_at = name_at + ((nh->n_namesz + 3u) & ~3u);
+
+		if (desc_at + nh->n_descsz > n || desc_at < name_at)
+			break;
+		if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+		    !memcmp(buf + name_at, "GNU", 4) && nh->n_descsz && nh->n_descsz * 2 < len) {
+			for (size_t i = 0; i < nh->n_descsz; i++)
+				snprintf(hex + 2 * i, 3, "%02x", buf[desc_at + i]);
+			return 0;
+		}
+		off = desc_at + ((nh->n_descsz + 3u) & ~3u);
+	}
+	return -ENOENT;
 }

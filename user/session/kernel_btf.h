@@ -7,6 +7,7 @@
 #ifndef CFIPROF_KERNEL_BTF_H
 #define CFIPROF_KERNEL_BTF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -15,5 +16,10 @@
  * were found, or -errno.
  */
 int kernel_btf_ids(const char *const names[], const uint8_t kinds[], int32_t ids[], int n);
+/*
+ * The running kernel's GNU build ID (its ELF notes) in hex: what caches of
+ * what was read from its BTF are keyed by.  0 or -errno.
+ */
+int kernel_build_id(char *hex, size_t len);
 
 #endif

@@ -8,17 +8,68 @@
 #include <linux/btf.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/cache_dir.h"
+#include "common/hash.h"
 #include "user/session/kernel_btf.h"
 
 static struct kfunc_ids ids_read;
 static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
 
+#define IDS_N	      (KFUNC_MAX + KTYPE_MAX)
+#define IDS_MAGIC     0x31646966696b6663ull /* "cfkifid1" */
+#define IDS_CACHE_FMT "kfunc-ids-%.64s"
+
+/*
+ * What one read of the kernel's BTF found, kept per kernel image in the cache
+ * directory: the read walks some 60,000 of its types at every start.  The
+ * names' hash: another build of cfiprof asking for other names reads anew.
+ */
+struct ids_file {
+	uint64_t magic;
+	uint64_t names_hash;
+	int32_t ids[IDS_N];
+};
+
+/* without the struct's tail padding: the bytes the file holds */
+#define IDS_FILE_BYTES (offsetof(struct ids_file, ids) + IDS_N * sizeof(int32_t))
+
+static uint64_t names_hash(const char *const names[])
+{
+	uint64_t h = HASH_FNV_OFFSET;
+
+	for (int i = 0; i < IDS_N; i++)
+		h = hash_bytes(h, names[i], strlen(names[i]) + 1);
+	return h;
+}
+
+static bool ids_from_cache(const char *name, uint64_t hash, int32_t ids[])
+{
+	struct ids_file f;
+	int fd = cache_file_open(name, (off_t)IDS_FILE_BYTES);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = pread(fd, &f, IDS_FILE_BYTES, 0) == (ssize_t)IDS_FILE_BYTES && f.magic == IDS_MAGIC &&
+	     f.names_hash == hash;
+	close(fd);
+	/* ids the kernel could have: 0 (none) or a type's, never negative */
+	for (int i = 0; ok && i < IDS_N; i++)
+		ok = f.ids[i] >= 0;
+	if (ok)
+		memcpy(ids, f.ids, sizeof(f.ids));
+	return ok;
+}
+
 static void ids_read_once(void)
 {
-	static const char *const names[KFUNC_MAX + KTYPE_MAX] = {
+	static const char *const names[IDS_N] = {
 #define KFUNC_NAME(id, name) [KFUNC_##id] = #name,
 	    KFUNCS(KFUNC_NAME)
 #undef KFUNC_NAME
@@ -26,15 +77,23 @@ static void ids_read_once(void)
 		KTYPES(KTYPE_NAME)
 #undef KTYPE_NAME
 	};
-	uint8_t kinds[KFUNC_MAX + KTYPE_MAX];
-	int32_t ids[KFUNC_MAX + KTYPE_MAX];
+	struct ids_file f = {.magic = IDS_MAGIC, .names_hash = names_hash(names)};
+	uint8_t kinds[IDS_N];
+	char build_id[128], name[96] = "";
 
-	for (int i = 0; i < KFUNC_MAX + KTYPE_MAX; i++)
-		kinds[i] = i < KFUNC_MAX ? BTF_KIND_FUNC : BTF_KIND_STRUCT;
-	if (kernel_btf_ids(names, kinds, ids, KFUNC_MAX + KTYPE_MAX) < 0)
-		return; /* all 0: the iterator's users say so, the casts stay copies */
-	memcpy(ids_read.func, ids, sizeof(ids_read.func));
-	memcpy(ids_read.type, ids + KFUNC_MAX, sizeof(ids_read.type));
+	if (!kernel_build_id(build_id, sizeof(build_id)))
+		snprintf(name, sizeof(name), IDS_CACHE_FMT, build_id);
+	if (!name[0] || !ids_from_cache(name, f.names_hash, f.ids)) {
+		for (int i = 0; i < IDS_N; i++)
+			kinds[i] = i < KFUNC_MAX ? BTF_KIND_FUNC : BTF_KIND_STRUCT;
+		if (kernel_btf_ids(names, kinds, f.ids, IDS_N) < 0)
+			return; /* all 0: the iterator's users say so, the casts stay copies */
+		/* not cached, the next start reads the BTF again */
+		if (name[0])
+			cache_file_write(name, &f, IDS_FILE_BYTES);
+	}
+	memcpy(ids_read.func, f.ids, sizeof(ids_read.func));
+	memcpy(ids_read.type, f.ids + KFUNC_MAX, sizeof(ids_read.type));
 	/* the cast's one use names task_struct: without its id, no cast */
 	if (!ids_read.type[KTYPE_TASK_STRUCT])
 		ids_read.func[KFUNC_RDONLY_CAST] = 0;

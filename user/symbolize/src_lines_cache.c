@@ -59,28 +59,8 @@ bool src_lines_cache_name(Elf *e, int fd, char *name, size_t len)
 
 int src_lines_cache_open(const char *name)
 {
-	int dir = cache_dir_open(false), pfd, fd = -1;
-	struct stat st, st2;
-	char path[64];
+	int fd = cache_file_open(name, (off_t)sizeof(Elf64_Ehdr) + 1);
 
-	if (dir < 0)
-		return -1;
-	pfd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	close(dir);
-	if (pfd < 0)
-		return -1;
-	if (!fstat(pfd, &st) && S_ISREG(st.st_mode) && cache_private(&st) &&
-	    st.st_size > (off_t)sizeof(Elf64_Ehdr)) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		/* the file checked, whatever was renamed meanwhile */
-		if (fd >= 0 &&
-		    (fstat(fd, &st2) || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev)) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	close(pfd);
 	/* used now: the last to be evicted */
 	if (fd >= 0)
 		futimens(fd, NULL);
@@ -250,33 +230,19 @@ static void evict(int dir, const char *kept)
 int src_lines_cache_write(Elf *e, const char *name)
 {
 	size_t shnum, shstrndx;
-	char tmp[64];
+	struct cache_tmp t;
 	GElf_Ehdr eh;
-	int dir, fd, err;
+	int err;
 
 	if (!gelf_getehdr(e, &eh) || elf_getshdrnum(e, &shnum) || elf_getshdrstrndx(e, &shstrndx) ||
 	    shnum >= SHN_LORESERVE || shstrndx >= shnum || !shstrndx)
 		return -EINVAL;
-	dir = cache_dir_open(true);
-	if (dir < 0)
-		return dir;
-	snprintf(tmp, sizeof(tmp), "." PREFIX "%ld.tmp", (long)syscall(SYS_gettid));
-	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	err = write_sections(e, fd, &eh, shnum, shstrndx);
-	if (close(fd) && !err)
-		err = -errno;
-	/* a whole file or none: another start reads it whenever it finds it */
-	if (!err && renameat(dir, tmp, dir, name))
-		err = -errno;
+	err = cache_tmp_open(&t, name);
 	if (err)
-		unlinkat(dir, tmp, 0);
-	else
-		evict(dir, name);
-out:
-	close(dir);
+		return err;
+	err = cache_tmp_commit(&t, name, write_sections(e, t.fd, &eh, shnum, shstrndx));
+	if (!err)
+		evict(t.dir, name);
+	close(t.dir);
 	return err;
 }
