@@ -99,8 +99,10 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	ptgid = BPF_CORE_READ(parent, tgid);
 	ctgid = BPF_CORE_READ(child, tgid);
+	if (ctgid == ptgid || !is_target(ptgid))
+		return 0;
 	w = target_word(ctgid);
-	if (ctgid == ptgid || !w || !is_target(ptgid) || (*w & (1ULL << (ctgid & 63))))
+	if (!w || (*w & (1ULL << (ctgid & 63))))
 		return 0;
 	/*
 	 * An add, the only atomic OR BPF has without -mcpu=v3: the bit was clear,
