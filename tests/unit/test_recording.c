@@ -535,6 +535,56 @@ static char *report_folded(const char *text, struct aggregator *a, struct proc_t
 	return out;
 }
 
+/*
+ * Two libraries mapped in turn at one address (dlopen/dlclose): each
+ * generation's samples get the names its own library had, from uframe lines
+ * keyed by the mapped file too; a line without the file (an older recording)
+ * names its location whatever the file; a generation no set covers (dropped
+ * live) is named where every set kept maps one file (main), by none where
+ * they disagree.  Fails on the old code: the first line read named both
+ * libraries' samples.
+ */
+static void test_recording_same_address(void)
+{
+	struct recording_meta meta = {0};
+	struct sym_cache *sc = sym_cache_new();
+	struct proc_tracker *pt = sc ? proc_tracker_new_names(sc) : NULL;
+	struct aggregator a;
+	char text[2048], *out;
+	uint64_t bad = 0;
+
+	snprintf(text, sizeof(text),
+		 "# cfiprof recording v1\n"
+		 "meta 99 cpu-clock 0 0\n"
+		 "gen 7 4 3\n"
+		 "map 7 1000 2000 0 1000 0 - /nonexistent/liba.so\n"
+		 "map 7 3000 4000 0 3000 0 - /nonexistent/main\n"
+		 "gen 7 8 7\n"
+		 "map 7 1000 2000 0 1000 0 - /nonexistent/libb.so\n"
+		 "map 7 3000 4000 0 3000 0 - /nonexistent/main\n"
+		 "gen 7 12 9\n"
+		 "map 7 3000 4000 0 3000 0 - /nonexistent/main\n"
+		 "uframe 7 1000 1100 0 0 0\ta_fn\ta_fn\t\t%" PRIx64 "\n"
+		 "uframe 7 1000 1100 0 0 0\tb_fn\tb_fn\t\t%" PRIx64 "\n"
+		 "uframe 7 3000 3100 0 0 0\tmain\tmain\t\n"
+		 "stack 3 7 7 0 0 app k - u 1100,3101 g 4\n"
+		 "stack 2 7 7 0 0 app k - u 1100,3101 g 8\n"
+		 "stack 1 7 7 0 0 app k - u 1100,3101 g 1\n",
+		 saved_frames_file("/nonexistent/liba.so"),
+		 saved_frames_file("/nonexistent/libb.so"));
+	out = report_folded(text, &a, pt, &meta, &bad);
+	CHECK(bad == 0, "%" PRIu64 " malformed lines", bad);
+	CHECK(out && strstr(out, "app;main;a_fn 3\n") && strstr(out, "app;main;b_fn 2\n") &&
+		  strstr(out, "app;main;[unknown] 1\n"),
+	      "report's folded output:\n%s", out ? out : "");
+	free(out);
+	saved_frames_free(meta.frames);
+	saved_interp_free(meta.interp_frames);
+	agg_free(&a);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+}
+
 /* Occurrences of what in s. */
 static int count_of(const char *s, const char *what)
 {
@@ -764,6 +814,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_recording_runtime_units);
 	RUN_TEST(test_stop_reason_list);
 	RUN_TEST(test_recording_kernel_names);
+	RUN_TEST(test_recording_same_address);
 	RUN_TEST(test_recording_python);
 	RUN_TEST(test_recording_python_prologue);
 	RUN_TEST(test_recording_v8);

@@ -168,8 +168,8 @@ static void *consumer_main(void *arg)
 			break;
 		proc_tracker_request(w.pt, (uint32_t)kid, WORK_LOAD, mono_ns());
 		for (i = 0; i < 200; i++) {
-			proc_tracker_note_sample(w.pt, self(), mono_ns(), true);
-			proc_tracker_note_sample(w.pt, (uint32_t)kid, mono_ns(), i & 1);
+			proc_tracker_note_sample(w.pt, self(), 0, mono_ns(), true);
+			proc_tracker_note_sample(w.pt, (uint32_t)kid, 0, mono_ns(), i & 1);
 		}
 		usleep(2000);
 		kill(kid, SIGKILL);

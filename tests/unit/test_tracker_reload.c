@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -226,6 +227,94 @@ static void test_cut_load_named(struct tracker_world *w)
 	CHECK(cut_marker(1) == 2, "cut_marker");
 }
 
+/* The mapping at pc that names a sample of generation gen: 0 none, 1 exe's, 2 other's. */
+static int named_file(struct tracker_world *w, uint32_t gen, uint64_t pc, const char *other)
+{
+	struct map_set *ref;
+	const struct proc_mapping *m = proc_tracker_mapping_for(w->pt, self(), gen, NULL, pc, &ref);
+	int which = !m ? 0 : strstr(m->path, other) ? 2 : 1;
+
+	map_set_put(ref);
+	return which;
+}
+
+/*
+ * dlopen/dlclose churn: two files mapped in turn at the same address, far
+ * more loads than PROC_HISTORY.  Each sample is named by the file mapped
+ * when it was taken, or, once its set is gone, by none: never by the other
+ * file a later set maps there.  Sets samples wait on are kept past
+ * PROC_HISTORY, up to PROC_HISTORY_MAX (the oldest then go, counted).  Fails
+ * on the old code: the newest set mapping the pc named every old sample.
+ */
+static void test_churn_names(struct tracker_world *w, int exe_fd)
+{
+	enum { ROUNDS = 48 };
+	static const char other_path[] = "/usr/bin/true";
+	int other = open(other_path, O_RDONLY | O_CLOEXEC), right = 0, wrong = 0, unnamed = 0;
+	uint32_t right_sampled = 0;
+	uint32_t gens[ROUNDS] = {0}, sampled = 0;
+	struct tracker_stats st0, st;
+	char *at;
+
+	CHECK(other >= 0, "open %s", other_path);
+	at = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(at != MAP_FAILED, "reserve");
+	if (other < 0 || at == MAP_FAILED)
+		return;
+	proc_tracker_stats(w->pt, &st0);
+	for (int k = 0; k < ROUNDS; k++) {
+		CHECK(mmap(at, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED,
+			   k & 1 ? other : exe_fd, 0) == at,
+		      "round %d: mmap", k);
+		CHECK(proc_tracker_load_now(w->pt, self()) == 0, "round %d: load", k);
+		gens[k] = generation(w);
+		/* a quarter of the rounds has no sample: their sets may go */
+		if (k % 4 != 3) {
+			proc_tracker_note_sample(w->pt, self(), gens[k], 0, true);
+			sampled++;
+		}
+		CHECK(mmap(at, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+			  at,
+		      "round %d: unmap", k);
+		CHECK(proc_tracker_load_now(w->pt, self()) == 0, "round %d: load after", k);
+	}
+	for (int k = 0; k < ROUNDS; k++) {
+		int f = named_file(w, gens[k], (uintptr_t)at + 8, other_path);
+
+		if (!f)
+			unnamed++;
+		else if (f == (k & 1 ? 2 : 1))
+			right++, right_sampled += k % 4 != 3;
+		else
+			wrong++;
+	}
+	proc_tracker_stats(w->pt, &st);
+	printf("churn: %d rounds (%u sampled): %d named right, %d wrong, %d unnamed; %" PRIu64
+	       " sets with samples dropped\n",
+	       ROUNDS, sampled, right, wrong, unnamed, st.map_sets_dropped - st0.map_sets_dropped);
+	CHECK(wrong == 0, "%d samples named by the other file mapped at their pc", wrong);
+	/*
+	 * A sampled set is kept or its drop counted: each sampled round is named
+	 * right or counted.  A full history drops one set, then the set leaving
+	 * the PROC_HISTORY newest goes if no sample waits on it: at least
+	 * PROC_HISTORY_MAX - 1 sets stay, the older ones all sampled.
+	 */
+	CHECK(right_sampled + (st.map_sets_dropped - st0.map_sets_dropped) == sampled &&
+		  right_sampled >= PROC_HISTORY_MAX - 1 - PROC_HISTORY,
+	      "%u sampled rounds named, %" PRIu64 " sampled sets dropped (want %u in all, at "
+	      "least %u named)",
+	      right_sampled, st.map_sets_dropped - st0.map_sets_dropped, sampled,
+	      PROC_HISTORY_MAX - 1 - PROC_HISTORY);
+	/* a sample arriving for a set gone is counted */
+	proc_tracker_note_sample(w->pt, self(), gens[0], 0, true);
+	proc_tracker_stats(w->pt, &st);
+	CHECK(st.samples_set_gone == st0.samples_set_gone + 1, "%" PRIu64 " samples of a gone set",
+	      st.samples_set_gone - st0.samples_set_gone);
+	munmap(at, PAGE);
+	close(other);
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "reload after the last munmap");
+}
+
 int main(void)
 {
 	struct tracker_world w;
@@ -239,6 +328,7 @@ int main(void)
 	if (exe_fd >= 0) {
 		test_unchanged_reload(&w, exe_fd);
 		test_pairing_linear(&w, exe_fd);
+		test_churn_names(&w, exe_fd);
 		close(exe_fd);
 	}
 	tracker_world_free(&w);

@@ -28,9 +28,14 @@ const char *profile_intern(struct profile *p, const char *s)
 static uint32_t mapping_id(struct profile *p, uint32_t pid, const struct proc_mapping *pm)
 {
 	struct priv *pv = p->priv;
-	/* the object too: after dlclose/dlopen another one can sit at the same range */
-	struct prof_key k = {pm ? (uint64_t)pid << 32 ^ hash_str(pm->key) : 0, pm ? pm->start : 0,
-			     pm ? pm->end : 0};
+	/*
+	 * the object too: after dlclose/dlopen another one can sit at the same
+	 * range (its path as well as its key: a recording's keys are build ids, "" without)
+	 */
+	struct prof_key k = {pm ? (uint64_t)pid << 32 ^
+				      hash_bytes(hash_str(pm->key), pm->path, strlen(pm->path))
+				: 0,
+			     pm ? pm->start : 0, pm ? pm->end : 0};
 	struct prof_mapping *m;
 	uint32_t *slot = profile_index_get(&pv->maps, &k);
 
@@ -312,7 +317,8 @@ static int add_user_frames(struct profile *p, struct prof_sample *ps, const stru
 		pm = proc_tracker_mapping_for(fn->pt, s->pid, s->generation, maps, lookup, &other);
 		map = pm ? mapping_id(p, s->pid, pm) : 0;
 		if (fn->saved_user)
-			sv = saved_frames_find(fn->saved_user, s->pid, pm ? pm->start : 0, lookup,
+			sv = saved_frames_find(fn->saved_user, s->pid, pm ? pm->start : 0,
+					       pm ? saved_frames_file(pm->path) : 0, lookup,
 					       &nr_saved);
 		named = frame_name_mapped(fn, s->pid, pm, user[k], k == 0, buf, sizeof(buf)) &&
 			pm && pm->sym && !sym_obj_lookup(pm->sym, lookup - pm->bias, NULL, NULL);

@@ -245,8 +245,8 @@ static bool frame_is_eval(struct frame_namer *fn, const struct agg_stack *s, str
 	bool eval;
 
 	if (fn->saved_user)
-		sv = saved_frames_find(fn->saved_user, s->pid, pm ? pm->start : 0, lookup,
-				       &nr_saved);
+		sv = saved_frames_find(fn->saved_user, s->pid, pm ? pm->start : 0,
+				       pm ? saved_frames_file(pm->path) : 0, lookup, &nr_saved);
 	frame_name_mapped(fn, s->pid, pm, pc, k == 0, buf, sizeof(buf));
 	eval = profile_is_eval_frame(fn, s, sv ? sv[nr_saved - 1].function : buf);
 	map_set_put(other);

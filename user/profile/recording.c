@@ -8,6 +8,7 @@
 
 #include "common/hash.h"
 #include "user/profile/recording.h"
+#include "user/profile/saved_frames.h"
 #include "user/symbolize/kallsyms.h"
 #include "user/symbolize/sym_cache.h"
 
@@ -55,7 +56,7 @@ static void put_field(FILE *f, const char *s)
 
 /* A uframe line's key: what read_uframe() tells frames apart by. */
 struct uframe_key {
-	uint64_t start, addr;
+	uint64_t start, file, addr;
 	uint32_t pid, used;
 };
 
@@ -64,22 +65,23 @@ struct uframe_key {
  * locations can share one (a mapping's generations both at start), and a
  * reader takes a key's levels once.
  */
-static bool uframe_seen(struct uframe_key *set, size_t cap, uint32_t pid, uint64_t start,
-			uint64_t addr)
+static bool uframe_seen(struct uframe_key *set, size_t cap, const struct uframe_key *key)
 {
-	uint64_t h = hash_bytes(
-	    hash_bytes(hash_bytes(HASH_FNV_OFFSET, &pid, sizeof(pid)), &start, sizeof(start)),
-	    &addr, sizeof(addr));
+	uint64_t h = hash_bytes(hash_bytes(hash_bytes(HASH_FNV_OFFSET, &key->pid, sizeof(key->pid)),
+					   &key->start, sizeof(key->start)),
+				&key->addr, sizeof(key->addr)) ^
+		     key->file;
 
 	for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
 		struct uframe_key *k = &set[i];
 
 		if (!k->used) {
-			*k = (struct uframe_key){
-			    .start = start, .addr = addr, .pid = pid, .used = 1};
+			*k = *key;
+			k->used = 1;
 			return false;
 		}
-		if (k->pid == pid && k->start == start && k->addr == addr)
+		if (k->pid == key->pid && k->start == key->start && k->file == key->file &&
+		    k->addr == key->addr)
 			return true;
 	}
 }
@@ -109,25 +111,29 @@ static int write_uframes(FILE *f, const struct profile *p)
 			uint32_t id =
 			    p->locs[s->locs[k]].whole ? p->locs[s->locs[k]].whole - 1 : s->locs[k];
 			const struct prof_location *l = &p->locs[id];
-			uint64_t start = l->mapping && l->mapping <= p->nr_maps
-					     ? p->maps[l->mapping - 1].start
-					     : 0;
+			const struct prof_mapping *m = l->mapping && l->mapping <= p->nr_maps
+							   ? &p->maps[l->mapping - 1]
+							   : NULL;
+			struct uframe_key key = {.start = m ? m->start : 0,
+						 .file = m ? saved_frames_file(m->path) : 0,
+						 .addr = l->addr,
+						 .pid = s->pid};
 
 			if (!prof_loc_is_user(l->kind) || done[id])
 				continue;
 			done[id] = true;
-			if (uframe_seen(keys, cap, s->pid, start, l->addr))
+			if (uframe_seen(keys, cap, &key))
 				continue;
 			for (j = 0; j < (l->nr_lines ? l->nr_lines : 1); j++) {
 				const struct prof_line *pl = l->nr_lines ? &l->lines[j] : NULL;
 
 				fprintf(f, "uframe %u %" PRIx64 " %" PRIx64 " %u %u %u", s->pid,
-					start, l->addr, j, pl ? pl->line : 0,
+					key.start, l->addr, j, pl ? pl->line : 0,
 					pl ? pl->start_line : 0);
 				put_field(f, pl ? pl->function : l->function);
 				put_field(f, pl ? pl->system_name : l->function);
 				put_field(f, pl ? pl->file : NULL);
-				fputc('\n', f);
+				fprintf(f, "\t%" PRIx64 "\n", key.file);
 			}
 		}
 	}
@@ -239,10 +245,14 @@ int recording_write(FILE *f, struct aggregator *a, struct proc_tracker *pt,
 			fprintf(f, "proc %u %u\n", p->pid, p->ns_pid);
 		/* older mapping sets first, each under its generation, the current one last */
 		for (h = 0; h < p->nr_history; h++) {
-			fprintf(f, "gen %u %u\n", p->pid, p->history[h]->generation);
+			fprintf(f, "gen %u %u %u\n", p->pid, p->history[h]->generation,
+				p->history[h]->first_generation);
 			write_maps(f, p->pid, p->history[h]);
 		}
-		if (p->generation)
+		if (p->generation && p->cur)
+			fprintf(f, "gen %u %u %u\n", p->pid, p->generation,
+				p->cur->first_generation);
+		else if (p->generation)
 			fprintf(f, "gen %u %u\n", p->pid, p->generation);
 		write_maps(f, p->pid, p->cur);
 	}

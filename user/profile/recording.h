@@ -7,13 +7,17 @@
  *   meta FREQ EVENT START-UNIX-NS DURATION-NS
  *   map PID START END OFFSET BIAS FLAGS BUILD-ID PATH
  *   proc PID NS-PID
- *   gen PID GENERATION          (the map lines after it belong to that generation)
+ *   gen PID GENERATION [FIRST]  (the map lines after it belong to the generations
+ *                               FIRST..GENERATION; without FIRST, those after the
+ *                               previous gen line's)
  *   cgroup ID PATH
  *   kname PC NAME               (a kernel frame's name when recorded: BPF programs)
  *   uframe PID MAP-START ADDR LEVEL LINE START-LINE<TAB>FUNCTION<TAB>SYSTEM-NAME<TAB>FILE
- *                               (a user location as record named it: one line per
+ *          [<TAB>MAPPED]        (a user location as record named it: one line per
  *                               level of its frame model, profile.h, innermost 0 first;
- *                               MAP-START 0 when unmapped; FILE empty when unknown)
+ *                               MAP-START 0 when unmapped; FILE empty when unknown;
+ *                               MAPPED, hex: saved_frames_file of the mapping's path (0: none),
+ *                               telling apart files mapped at one address in turn)
  *   TAGframe PID GENERATION CODE INSTR ENTRY OWNER SCOPE ROLE LINE<TAB>NAME<TAB>FILE
  *            [<TAB>NAME<TAB>FILE<TAB>LINE]..
  *                               (an interpreter frame of the stacks as record showed it,

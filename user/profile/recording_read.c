@@ -213,8 +213,8 @@ static const char *read_uframe(struct reader *rd, char *line)
 {
 	struct saved_level lv = {0};
 	unsigned int pid, level;
-	uint64_t start, addr;
-	char *fields[3], *t;
+	uint64_t start, addr, file = 0;
+	char *fields[3], *t, *end;
 	int at = 0, nf;
 
 	if (sscanf(line, "uframe %u %" SCNx64 " %" SCNx64 " %u %u %u%n", &pid, &start, &addr,
@@ -230,7 +230,14 @@ static const char *read_uframe(struct reader *rd, char *line)
 	lv.function = fields[0];
 	lv.system_name = fields[1][0] ? fields[1] : fields[0];
 	lv.file = fields[2];
-	if (rd->meta->frames && saved_frames_add(rd->meta->frames, pid, start, addr, level, &lv))
+	/* the mapped file's key after the fields (recordings since it was kept) */
+	if (t) {
+		file = strtoull(t, &end, 16);
+		if (end == t || *end)
+			return "malformed uframe line";
+	}
+	if (rd->meta->frames &&
+	    saved_frames_add(rd->meta->frames, pid, start, file, addr, level, &lv))
 		return errno == EINVAL ? "uframe level out of order" : LINE_FATAL;
 	return LINE_OK;
 }
@@ -273,11 +280,12 @@ static const char *read_proc(struct reader *rd, char *line)
 
 static const char *read_gen(struct reader *rd, char *line)
 {
-	unsigned int pid, gen;
+	unsigned int pid, gen, first = 0;
+	int n = sscanf(line, "gen %u %u %u", &pid, &gen, &first);
 
-	if (sscanf(line, "gen %u %u", &pid, &gen) != 2 || !gen)
+	if (n < 2 || !gen || first > gen)
 		return "malformed gen line";
-	proc_tracker_saved_generation(rd->pt, pid, gen);
+	proc_tracker_saved_generation(rd->pt, pid, gen, first);
 	return LINE_OK;
 }
 

@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "user/symbolize/src_lines.h"
 
 struct entry {
 	uint32_t pid, n;
-	uint64_t map_start, addr;
+	uint64_t map_start, file, addr;
 	struct saved_level *levels;
 };
 
@@ -50,15 +51,17 @@ void saved_frames_free(struct saved_frames *sf)
 }
 
 static size_t slot_of(const struct saved_frames *sf, uint32_t pid, uint64_t map_start,
-		      uint64_t addr)
+		      uint64_t file, uint64_t addr)
 {
-	uint64_t h = (addr * 0x9e3779b97f4a7c15ull) ^ (map_start * 0xbf58476d1ce4e5b9ull) ^ pid;
+	uint64_t h =
+	    (addr * 0x9e3779b97f4a7c15ull) ^ (map_start * 0xbf58476d1ce4e5b9ull) ^ file ^ pid;
 	size_t mask = sf->cap - 1, i;
 
 	for (i = (h ^ h >> 29) & mask; sf->v[i].levels; i = (i + 1) & mask) {
 		const struct entry *e = &sf->v[i];
 
-		if (e->pid == pid && e->map_start == map_start && e->addr == addr)
+		if (e->pid == pid && e->map_start == map_start && e->file == file &&
+		    e->addr == addr)
 			break;
 	}
 	return i;
@@ -74,22 +77,22 @@ static int grow(struct saved_frames *sf)
 		return -1;
 	for (i = 0; i < sf->cap; i++)
 		if (sf->v[i].levels)
-			n.v[slot_of(&n, sf->v[i].pid, sf->v[i].map_start, sf->v[i].addr)] =
-			    sf->v[i];
+			n.v[slot_of(&n, sf->v[i].pid, sf->v[i].map_start, sf->v[i].file,
+				    sf->v[i].addr)] = sf->v[i];
 	free(sf->v);
 	*sf = n;
 	return 0;
 }
 
-int saved_frames_add(struct saved_frames *sf, uint32_t pid, uint64_t map_start, uint64_t addr,
-		     uint32_t level, const struct saved_level *lv)
+int saved_frames_add(struct saved_frames *sf, uint32_t pid, uint64_t map_start, uint64_t file,
+		     uint64_t addr, uint32_t level, const struct saved_level *lv)
 {
 	struct saved_level *levels, *d;
 	struct entry *e;
 
 	if ((sf->nr + 1) * 2 > sf->cap && grow(sf))
 		return -1;
-	e = &sf->v[slot_of(sf, pid, map_start, addr)];
+	e = &sf->v[slot_of(sf, pid, map_start, file, addr)];
 	if ((e->levels ? e->n : 0) != level || level >= SRC_FRAMES_MAX) {
 		errno = EINVAL;
 		return -1;
@@ -98,7 +101,7 @@ int saved_frames_add(struct saved_frames *sf, uint32_t pid, uint64_t map_start, 
 	if (!levels)
 		return -1;
 	if (!e->levels) {
-		*e = (struct entry){.pid = pid, .map_start = map_start, .addr = addr};
+		*e = (struct entry){.pid = pid, .map_start = map_start, .file = file, .addr = addr};
 		sf->nr++;
 	}
 	e->levels = levels;
@@ -115,17 +118,28 @@ int saved_frames_add(struct saved_frames *sf, uint32_t pid, uint64_t map_start, 
 }
 
 const struct saved_level *saved_frames_find(const struct saved_frames *sf, uint32_t pid,
-					    uint64_t map_start, uint64_t addr, uint32_t *n)
+					    uint64_t map_start, uint64_t file, uint64_t addr,
+					    uint32_t *n)
 {
 	const struct entry *e;
 
 	if (!sf || !sf->cap)
 		return NULL;
-	e = &sf->v[slot_of(sf, pid, map_start, addr)];
+	e = &sf->v[slot_of(sf, pid, map_start, file, addr)];
+	/* a recording from before the file was kept: its locations have none */
+	if (!e->levels && file)
+		e = &sf->v[slot_of(sf, pid, map_start, 0, addr)];
 	if (!e->levels)
 		return NULL;
 	*n = e->n;
 	return e->levels;
+}
+
+uint64_t saved_frames_file(const char *path)
+{
+	uint64_t h = hash_str(path ? path : "");
+
+	return h ? h : 1;
 }
 
 size_t saved_frames_count(const struct saved_frames *sf)

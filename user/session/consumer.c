@@ -50,7 +50,8 @@ static void add_sample(void *ctx, const struct cfi_sample_record *r, size_t size
 	/* while the process lives: its code objects are named from its memory */
 	session_runtimes_note(&s->runtimes, r, size);
 	if (!session_route_sample(s, r, size, 1))
-		proc_tracker_note_sample(s->pt, r->pid, r->time_ns, r->reason == STOP_COMPLETE);
+		proc_tracker_note_sample(s->pt, r->pid, r->generation, r->time_ns,
+					 r->reason == STOP_COMPLETE);
 }
 
 /* A deferred sample handed on: its code objects were read when it arrived (note_waiting). */

@@ -130,6 +130,19 @@ cleanup:
  * (their unload, if still due, is done by the caller); returns them linked
  * by next.  One walk over the registry, nothing else: the consumer waits.
  */
+/*
+ * The samples waiting on p's older sets were named (the caller's interval):
+ * past the PROC_HISTORY newest, those sets go.
+ */
+static void release_named_sets(struct proc *p)
+{
+	uint32_t h;
+
+	for (h = 0; h < p->nr_history; h++)
+		p->history[h]->sampled = false;
+	proc_trim_history(p);
+}
+
 static struct proc *unlink_exited(struct proc_tracker *pt, size_t *n)
 {
 	struct proc *gone = NULL, *p;
@@ -143,6 +156,7 @@ static struct proc *unlink_exited(struct proc_tracker *pt, size_t *n)
 
 			p->exit_seen = p->exited;
 			if (!forget) {
+				release_named_sets(p);
 				pp = &p->next;
 				continue;
 			}

@@ -570,7 +570,7 @@ static void commit_load(struct proc_tracker *pt, struct proc_load *l)
 		same_tmp = false;
 	pthread_mutex_lock(&pt->lock);
 	if (l->set) {
-		proc_publish_maps(p, l->set);
+		proc_publish_maps(pt, p, l->set);
 		p->generation = l->set->generation;
 		p->tables_loaded_ns = now;
 		p->ns_pid = l->set->ns_pid;

@@ -155,46 +155,97 @@ const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc)
 	return p ? map_set_find(p->cur, pc) : NULL;
 }
 
-/* pt->lock held: the set samples of generation gen were taken under. */
+/*
+ * pt->lock held: the set samples of generation gen were taken under; NULL
+ * when it is gone.  A generation newer than the current set's is a load's
+ * update window, or a load not committed yet: the current set.
+ */
 static struct map_set *maps_of_generation(const struct proc *p, uint32_t gen)
 {
 	uint32_t i;
 
-	/*
-	 * A set with generation G was in force for samples of generations up to G
-	 * (the update window gets a generation of its own, see mark_updating): the
-	 * oldest set whose generation is >= gen.
-	 */
-	if (gen && gen != p->generation) {
-		for (i = 0; i < p->nr_history; i++) {
-			if (p->history[i]->generation >= gen)
-				return p->history[i];
-		}
+	if (!gen || gen == p->generation || !p->cur || gen >= p->cur->first_generation)
+		return p->cur;
+	for (i = p->nr_history; i > 0; i--) {
+		struct map_set *s = p->history[i - 1];
+
+		if (gen > s->generation)
+			return NULL;
+		if (gen >= s->first_generation)
+			return s;
 	}
-	return p->cur;
+	return NULL;
+}
+
+/* pt->lock held: the set published right before s, if kept. */
+static struct map_set *set_before(const struct proc *p, const struct map_set *s)
+{
+	uint32_t i;
+
+	if (!s || !s->first_generation)
+		return NULL;
+	for (i = p->nr_history; i > 0; i--) {
+		if (p->history[i - 1]->generation + 1 == s->first_generation)
+			return p->history[i - 1];
+	}
+	return NULL;
+}
+
+static bool same_file_mapped(const struct proc_mapping *a, const struct proc_mapping *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->inode == b->inode && !strcmp(a->path, b->path);
 }
 
 /*
- * pc in none of gen's mappings: the set it was taken under left the history
- * (a process remapping code faster than PROC_HISTORY loads: dlopen/dlclose in
- * a loop).  The newest retained set that maps pc names it better than none.
+ * pt->lock held: gen's set is gone.  The sets kept map pc to one and the
+ * same file (a program's own code, libc), or to nothing: that file names pc
+ * (the newest set); sets that disagree (dlopen/dlclose reusing the address)
+ * leave it unnamed rather than named by the wrong file.
+ */
+static struct map_set *unanimous_set(const struct proc *p, uint64_t pc)
+{
+	const struct proc_mapping *m, *seen = NULL;
+	struct map_set *s = NULL;
+	uint32_t i;
+
+	for (i = p->nr_history + 1; i > 0; i--) {
+		struct map_set *h = i > p->nr_history ? p->cur : p->history[i - 1];
+
+		m = map_set_find(h, pc);
+		if (!m)
+			continue;
+		if (seen && !same_file_mapped(seen, m))
+			return NULL;
+		if (!seen)
+			s = h;
+		seen = m;
+	}
+	return s;
+}
+
+/*
+ * pc in none of gen's mappings: a sample of a load's update window (the
+ * walker read half-updated keys) whose pc is in a mapping the load removed.
+ * The set published before gen's names it.  Any other set may map another
+ * file at pc (dlopen/dlclose reusing addresses): none is used.  gen's set
+ * gone: unanimous_set.
  */
 struct map_set *proc_tracker_get_maps_at(struct proc_tracker *pt, uint32_t pid, uint32_t gen,
 					 uint64_t pc)
 {
-	struct map_set *s = NULL;
+	struct map_set *s = NULL, *prev;
 	struct proc *p;
-	uint32_t i;
 
 	pthread_mutex_lock(&pt->lock);
 	p = tracker_find_locked(pt, pid);
 	if (p) {
 		s = maps_of_generation(p, gen);
-		if (!map_set_find(s, pc) && map_set_find(p->cur, pc))
-			s = p->cur;
-		for (i = p->nr_history; !map_set_find(s, pc) && i > 0; i--)
-			if (map_set_find(p->history[i - 1], pc))
-				s = p->history[i - 1];
+		prev = map_set_find(s, pc) ? NULL : set_before(p, s);
+		if (prev && map_set_find(prev, pc))
+			s = prev;
+		if (!s)
+			s = unanimous_set(p, pc);
 	}
 	if (s)
 		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
@@ -270,8 +321,54 @@ struct map_set *proc_tracker_get_maps(struct proc_tracker *pt, uint32_t pid, uin
 	return s;
 }
 
-void proc_retire_maps(struct proc *p, struct map_set *s)
+/* The set s follows the newest the process has (first: it names every earlier sample). */
+static void link_generations(const struct proc *p, struct map_set *s)
 {
+	const struct map_set *newest = p->cur	       ? p->cur
+				       : p->nr_history ? p->history[p->nr_history - 1]
+						       : NULL;
+
+	if (!s->first_generation)
+		s->first_generation = newest ? newest->generation + 1 : 1;
+}
+
+/* The oldest set past the PROC_HISTORY newest that no sample waits on, or nr_history. */
+static uint32_t idle_old_set(const struct proc *p)
+{
+	uint32_t i;
+
+	for (i = 0; i + PROC_HISTORY < p->nr_history; i++) {
+		if (!p->history[i]->sampled)
+			return i;
+	}
+	return p->nr_history;
+}
+
+static void drop_set(struct proc *p, uint32_t i)
+{
+	map_set_put(p->history[i]);
+	memmove(&p->history[i], &p->history[i + 1],
+		(p->nr_history - i - 1) * sizeof(p->history[0]));
+	p->nr_history--;
+}
+
+void proc_trim_history(struct proc *p)
+{
+	uint32_t i;
+
+	while ((i = idle_old_set(p)) < p->nr_history)
+		drop_set(p, i);
+}
+
+/*
+ * Past PROC_HISTORY the older sets no sample waits on go; a full history
+ * makes room with one of those, else with its oldest (counted: the samples
+ * waiting on it are named [unknown]).
+ */
+void proc_retire_maps(struct proc_tracker *pt, struct proc *p, struct map_set *s)
+{
+	uint32_t i;
+
 	if (!s)
 		return;
 	/* generation 0 named no samples */
@@ -279,18 +376,28 @@ void proc_retire_maps(struct proc *p, struct map_set *s)
 		map_set_put(s);
 		return;
 	}
-	/* the oldest set goes when the history is full */
-	if (p->nr_history == PROC_HISTORY) {
-		map_set_put(p->history[0]);
-		memmove(&p->history[0], &p->history[1], (PROC_HISTORY - 1) * sizeof(p->history[0]));
-		p->nr_history--;
+	link_generations(p, s);
+	if (p->nr_history == PROC_HISTORY_MAX) {
+		i = idle_old_set(p);
+		if (i == p->nr_history) {
+			i = 0;
+			if (pt)
+				TRACKER_COUNT(pt, map_sets_dropped, 1);
+		}
+		drop_set(p, i);
 	}
 	p->history[p->nr_history++] = s;
+	proc_trim_history(p);
 }
 
-void proc_publish_maps(struct proc *p, struct map_set *s)
+void proc_publish_maps(struct proc_tracker *pt, struct proc *p, struct map_set *s)
 {
-	proc_retire_maps(p, p->cur);
+	if (s) {
+		link_generations(p, s);
+		if (p->sampled_ahead >= s->first_generation && p->sampled_ahead <= s->generation)
+			s->sampled = true;
+	}
+	proc_retire_maps(pt, p, p->cur);
 	p->cur = s;
 }
 
@@ -319,15 +426,33 @@ void proc_tracker_note_exec(struct proc_tracker *pt, uint32_t pid, uint64_t time
 	pthread_mutex_unlock(&pt->lock);
 }
 
-void proc_tracker_note_sample(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns,
+void proc_tracker_note_sample(struct proc_tracker *pt, uint32_t pid, uint32_t gen, uint64_t time_ns,
 			      bool complete)
 {
+	struct map_set *s;
 	struct proc *p;
 
 	pthread_mutex_lock(&pt->lock);
 	p = tracker_find_locked(pt, pid);
 	if (p && time_ns > p->last_sample_ns)
 		p->last_sample_ns = time_ns;
+	/*
+	 * The set it was taken under stays until it is named (a set no sample
+	 * needs may go).  BPF knows a generation before its set is published:
+	 * such a sample marks the set to come, and the current one (a sample
+	 * of the update window may be named by the set before).
+	 */
+	s = p && gen ? maps_of_generation(p, gen) : NULL;
+	if (p && gen && (!p->cur || gen > p->cur->generation)) {
+		if (gen > p->sampled_ahead)
+			p->sampled_ahead = gen;
+		if (s)
+			s->sampled = true;
+	} else if (s) {
+		s->sampled = true;
+	} else if (p && gen) {
+		TRACKER_COUNT(pt, samples_set_gone, 1);
+	}
 	/* a deferred sample arrives after later ones: keep the earliest */
 	if (p && complete && p->exec_ns && time_ns >= p->exec_ns &&
 	    (!p->first_complete_ns || time_ns < p->first_complete_ns))

@@ -48,15 +48,24 @@ struct proc_mapping {
  * last reference frees the set, so the load thread never frees one in use.
  */
 struct map_set {
-	uint32_t refs;	     /* the process's own, and one per reader */
-	uint32_t generation; /* samples of generations up to this one were taken under it */
-	uint32_t ns_pid;     /* the pid in its innermost PID namespace, 0 if unknown */
+	uint32_t refs; /* the process's own, and one per reader */
+	/* samples of generations first_generation..generation were taken under it */
+	uint32_t first_generation, generation;
+	uint32_t ns_pid; /* the pid in its innermost PID namespace, 0 if unknown */
 	uint32_t nr_maps;
+	/* a sample taken under it is waiting for names (tracker lock; cleared when named) */
+	bool sampled;
 	struct proc_mapping maps[];
 };
 
-/* Mapping sets of earlier generations kept per process (exec, dlopen/dlclose). */
+/*
+ * Mapping sets of earlier generations kept per process (exec, dlopen/dlclose):
+ * the PROC_HISTORY newest whatever they named, older ones while samples taken
+ * under them wait for names, PROC_HISTORY_MAX in all (past it the oldest goes,
+ * counted: its samples are named only where the sets kept agree).
+ */
 #define PROC_HISTORY 8
+#define PROC_HISTORY_MAX 32
 
 struct proc {
 	uint32_t pid;
@@ -83,11 +92,13 @@ struct proc {
 	uint64_t maps_read_ns;	   /* mono clock: when the mappings it has loaded were read */
 	/* replaced under both locks: readers hold the lock or a reference */
 	struct map_set *cur;		       /* NULL until loaded */
-	struct map_set *history[PROC_HISTORY]; /* earlier generations, oldest first */
+	struct map_set *history[PROC_HISTORY_MAX]; /* earlier generations, oldest first */
 	uint32_t nr_history;
+	uint32_t sampled_ahead; /* newest generation sampled before its set was published */
 	/* report mode: mappings read from a recording, published as a set when complete */
 	struct proc_mapping *saved;
 	uint32_t nr_saved;
+	uint32_t saved_first; /* ... their first generation (0: after the previous set's) */
 	struct proc *next;
 };
 
@@ -129,6 +140,8 @@ struct tracker_stats {
 	uint64_t exit_files_unknown; /* ... mappings of a file no load had opened: no tables */
 	uint64_t exit_lists_partial; /* ... lists with mappings missing (over 64, or lost) */
 	uint64_t exit_lists_dropped; /* ... lists never ended (more exiting at once than kept) */
+	uint64_t map_sets_dropped; /* mapping sets with samples waiting dropped: PROC_HISTORY_MAX */
+	uint64_t samples_set_gone; /* samples whose mapping set was gone when they arrived */
 };
 
 struct proc_tracker;
@@ -233,8 +246,12 @@ bool proc_tracker_drain_for(struct proc_tracker *pt, double timeout);
  */
 int proc_tracker_add_saved(struct proc_tracker *pt, uint32_t pid, const struct proc_mapping *m);
 void proc_tracker_sort(struct proc_tracker *pt);
-/* Report mode: the mappings added next belong to generation gen (older sets are retired). */
-void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32_t gen);
+/*
+ * Report mode: the mappings added next belong to generations first..gen
+ * (first 0: those after the previous set's); older sets are retired.
+ */
+void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32_t gen,
+				   uint32_t first);
 /* Report mode: the pid inside its PID namespace. */
 void proc_tracker_saved_ns_pid(struct proc_tracker *pt, uint32_t pid, uint32_t ns_pid);
 
@@ -246,7 +263,10 @@ void proc_tracker_saved_ns_pid(struct proc_tracker *pt, uint32_t pid, uint32_t n
  * call that on the thread that symbolizes.
  */
 struct map_set *proc_tracker_get_maps(struct proc_tracker *pt, uint32_t pid, uint32_t gen);
-/* The same, or when pc is in none of those mappings the newest retained set that maps it. */
+/*
+ * The same, or when pc is in none of those mappings the set before it (a
+ * sample of a load's update window, its pc in a mapping the load removed).
+ */
 struct map_set *proc_tracker_get_maps_at(struct proc_tracker *pt, uint32_t pid, uint32_t gen,
 					 uint64_t pc);
 void map_set_put(struct map_set *s);
@@ -254,7 +274,9 @@ const struct proc_mapping *map_set_find(const struct map_set *s, uint64_t pc);
 /*
  * The mapping that names pc in a sample of pid's taken in generation gen:
  * maps' (gen's set, from proc_tracker_get_maps; NULL: none taken), else the
- * newest retained set's that maps pc.  One whose load ran out of time before
+ * set before gen's; gen's set gone, the one file all kept sets map at pc,
+ * else none (sets that disagree: another file may have been the one sampled).
+ * One whose load ran out of time before
  * its names (table_cut, names_cut) comes from the newest retained set that
  * has the same mapping named: a later load read them, and the samples taken
  * under the cut set are named like the others.  *ref: the set holding what
@@ -282,8 +304,11 @@ bool proc_tracker_identity(struct proc_tracker *pt, uint32_t pid, struct proc_id
 const struct proc_mapping *proc_find_mapping(const struct proc *p, uint64_t pc);
 /* pid exec'd at time_ns (bpf clock), seen other than by an exec event (record -- CMD). */
 void proc_tracker_note_exec(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns);
-/* The consumer saw a sample of pid (complete: its stack reached the root). */
-void proc_tracker_note_sample(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns,
+/*
+ * The consumer saw a sample of pid taken in generation gen (complete: its
+ * stack reached the root): that generation's set is kept until it is named.
+ */
+void proc_tracker_note_sample(struct proc_tracker *pt, uint32_t pid, uint32_t gen, uint64_t time_ns,
 			      bool complete);
 void proc_tracker_stats(struct proc_tracker *pt, struct tracker_stats *out);
 /* Live processes (tables loaded) and all entries held (exited ones kept for names). */

@@ -107,6 +107,9 @@ static struct map_set *saved_set(struct proc *p)
 		memcpy(s->maps, p->saved, p->nr_saved * sizeof(*p->saved));
 	qsort(s->maps, s->nr_maps, sizeof(s->maps[0]), by_start);
 	s->generation = p->generation;
+	s->first_generation = p->saved_first;
+	/* a recording holds the sets its samples were taken under: all stay */
+	s->sampled = true;
 	s->ns_pid = p->ns_pid;
 	free(p->saved);
 	p->saved = NULL;
@@ -128,12 +131,13 @@ void proc_tracker_sort(struct proc_tracker *pt)
 		if (!s)
 			continue;
 		pthread_mutex_lock(&pt->lock);
-		proc_publish_maps(p, s);
+		proc_publish_maps(pt, p, s);
 		pthread_mutex_unlock(&pt->lock);
 	}
 }
 
-void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32_t gen)
+void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32_t gen,
+				   uint32_t first)
 {
 	struct map_set *s;
 	struct proc *p;
@@ -147,10 +151,11 @@ void proc_tracker_saved_generation(struct proc_tracker *pt, uint32_t pid, uint32
 	if (p->nr_saved) {
 		s = saved_set(p);
 		pthread_mutex_lock(&pt->lock);
-		proc_retire_maps(p, s);
+		proc_retire_maps(pt, p, s);
 		pthread_mutex_unlock(&pt->lock);
 	}
 	p->generation = gen;
+	p->saved_first = first;
 }
 
 void proc_tracker_saved_ns_pid(struct proc_tracker *pt, uint32_t pid, uint32_t ns_pid)

@@ -191,9 +191,11 @@ struct proc *tracker_get_locked(struct proc_tracker *pt, uint32_t pid);
 /* A set of nr mappings (zeroed) with one reference, its builder's; NULL: out of memory. */
 struct map_set *map_set_new(uint32_t nr);
 /* pt->lock held: a replaced set joins the history for naming its samples (or goes). */
-void proc_retire_maps(struct proc *p, struct map_set *s);
+void proc_retire_maps(struct proc_tracker *pt, struct proc *p, struct map_set *s);
 /* pt->lock held: s (the caller's reference) becomes the current set; the old one retires. */
-void proc_publish_maps(struct proc *p, struct map_set *s);
+void proc_publish_maps(struct proc_tracker *pt, struct proc *p, struct map_set *s);
+/* pt->lock held: the older sets no sample waits on any more go (PROC_HISTORY newest stay). */
+void proc_trim_history(struct proc *p);
 /* Frees an entry already off its bucket, with its mappings and history (tables released). */
 void proc_destroy(struct proc *p);
 
