@@ -88,8 +88,9 @@ static int read_uframes(const char *rec, struct uframe *uf, int max, uint64_t *b
 			uf[n].level = lv;
 			uf[n].line = ln;
 			snprintf(uf[n].name, sizeof(uf[n].name), "%s", sys ? sys : name);
+			/* FILE, then (since recordings keep it) the mapped file's key */
 			snprintf(uf[n].file, sizeof(uf[n].file), "%.*s",
-				 (int)strcspn(t ? t : "", "\n"), t ? t : "");
+				 (int)strcspn(t ? t : "", "\t\n"), t ? t : "");
 			n++;
 		}
 	}
