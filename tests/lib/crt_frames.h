@@ -231,8 +231,9 @@ static inline uint64_t count_crt_no_rule(const char *path, const char *comm, uin
 
 /*
  * Samples of comm that stopped for another cause than crt code (a no-rule
- * stop whose frame, the first after the tag, is crt's: is_crt_function or
- * is_crt_address), the process's exit (no address space to walk), its
+ * stop, or fp-chain-broken in an object with no CFI at all, whose frame, the
+ * first after the tag, is crt's: is_crt_function or is_crt_address; a
+ * library's _init is where its first page fault is), the process's exit (no address space to walk), its
  * exec (the image being replaced: a command started through env) or a
  * load's window (no-mapping, tables-pending: code mapped or tables asked
  * for just before the sample, as many as the load took on a busy machine)
@@ -245,6 +246,8 @@ static inline uint64_t count_crt_no_rule(const char *path, const char *comm, uin
 static inline uint64_t count_incomplete_outside_crt(const char *path, const char *comm)
 {
 	static const char no_rule[] = "[incomplete: no-rule];";
+	/* the same in an object with no CFI at all (libicudata: .eh_frame empty): its _init */
+	static const char fp_broken[] = "[incomplete: fp-chain-broken];";
 	static const char unreadable[] = "[incomplete: unreadable-memory];";
 	static const char fault[] = "asm_exc_page_fault_[k];";
 	FILE *f = fopen(path, "re");
@@ -262,10 +265,12 @@ static inline uint64_t count_incomplete_outside_crt(const char *path, const char
 		    !strncmp(line + pl, "no-mapping]", 11) ||
 		    !strncmp(line + pl, "tables-pending]", 15))
 			continue;
-		if (!strncmp(at, no_rule, sizeof(no_rule) - 1)) {
-			at += sizeof(no_rule) - 1;
-			len = strcspn(at, "; ");
-			if (is_crt_function(at, len) || is_crt_address(at, len))
+		if (!strncmp(at, no_rule, sizeof(no_rule) - 1) ||
+		    !strncmp(at, fp_broken, sizeof(fp_broken) - 1)) {
+			const char *f = strchr(at, ';') + 1;
+
+			len = strcspn(f, "; ");
+			if (is_crt_function(f, len) || is_crt_address(f, len))
 				continue;
 		}
 		if (!strncmp(at, unreadable, sizeof(unreadable) - 1)) {
