@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The heap of a one-shot command (record, top, report), set up for few page
- * faults: a start touches tens of MB once (libbpf's copy of the kernel's BTF,
- * kallsyms, symbol tables), and where a page fault is expensive (a PVM guest:
- * ~30 us per 4 KiB page, ~1.5 us when populated ahead) those faults were a
- * third of cfiprof's CPU at start.
+ * The heap of a one-shot command (record, top, report, tables), set up for few
+ * page faults: a start touches tens of MB once (libbpf's copy of the kernel's
+ * BTF, kallsyms, symbol tables), a table build tens more, and where a page
+ * fault is expensive (a PVM guest: ~30 us per 4 KiB page, ~1.5 us when
+ * populated ahead) those faults were a third of cfiprof's CPU at start.
  */
 #ifndef CFIPROF_HEAP_H
 #define CFIPROF_HEAP_H
@@ -19,7 +19,7 @@
  */
 void heap_prefer_huge_pages(size_t reserve);
 
-/* what record, top and report advise: a start's BTF, kallsyms and first tables */
+/* what record, top, report and tables advise: a start's BTF, kallsyms and first tables */
 #define HEAP_RESERVE (64ul << 20)
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include "common/heap.h"
 #include "user/cli/commands.h"
 #include "user/session/privileges.h"
 #include "tables/cfi_table.h"
@@ -177,6 +178,8 @@ int cmd_tables(int argc, char **argv)
 	unsigned int i;
 	int err;
 
+	/* the heap record's builds use: the build's figures are record's */
+	heap_prefer_huge_pages(HEAP_RESERVE);
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
 	/* an ELF file is untrusted input and compiling it needs no privilege */
