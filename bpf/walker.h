@@ -275,7 +275,18 @@ static __always_inline int walker_read(struct walker_state *st, void *dst, __u32
 		w->tag = st->win_tag;
 		off = addr - base;
 	}
-	__builtin_memcpy(dst, w->bytes + (off & (WALKER_WINDOW - 1)), size);
+	/*
+	 * Saved registers sit at 8-byte aligned addresses and the window starts
+	 * at one: whole words.  A copy from the window at any other offset would
+	 * be what the BPF backend makes of a memcpy of unknown alignment, byte
+	 * by byte (16 loads and 30 shifts and ors for a pair), and clang merges
+	 * the two copies into that one: an unaligned address is read directly.
+	 */
+	if (off & 7)
+		return walker_read_user(dst, size, addr);
+	((__u64 *)dst)[0] = *(const __u64 *)(w->bytes + (off & (WALKER_WINDOW - 8)));
+	if (size == 16)
+		((__u64 *)dst)[1] = *(const __u64 *)(w->bytes + (off & (WALKER_WINDOW - 8)) + 8);
 	/* copied before the check: an interrupting walk shows in walks */
 	barrier();
 	if (w->walks != st->win_tag) {
