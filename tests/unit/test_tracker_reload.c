@@ -315,6 +315,57 @@ static void test_churn_names(struct tracker_world *w, int exe_fd)
 	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "reload after the last munmap");
 }
 
+/*
+ * The older sets kept for their samples hold PROC_HISTORY_OLD_MAPS mappings at
+ * most: a process of a thousand code mappings remapping one page many times,
+ * a sample under every set, keeps the budget, the sets past it dropped and
+ * counted (its memory is what the budget says, not 32 sets of it).
+ */
+static void test_history_budget(struct tracker_world *w, int exe_fd)
+{
+	enum { PAGES = 1000, ROUNDS = 20 };
+	struct tracker_stats st0, st;
+	unsigned int i, mapped = 0;
+	uint64_t old = 0;
+	struct proc *p;
+	char *base;
+
+	base = mmap(NULL, 2 * PAGES * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(base != MAP_FAILED, "reserve");
+	if (base == MAP_FAILED)
+		return;
+	for (i = 0; i < PAGES; i++)
+		mapped += mmap(base + 2 * i * PAGE, PAGE, PROT_READ | PROT_EXEC,
+			       MAP_PRIVATE | MAP_FIXED, exe_fd, 0) != MAP_FAILED;
+	CHECK(mapped == PAGES, "%u of %u mappings", mapped, PAGES);
+	CHECK(load_complete(w), "load %u mappings", PAGES);
+	proc_tracker_stats(w->pt, &st0);
+	for (i = 0; i < ROUNDS; i++) {
+		/* the first page unmapped and mapped again in turn: a new set each time */
+		if (i & 1)
+			mmap(base, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, exe_fd, 0);
+		else
+			mmap(base, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		CHECK(proc_tracker_load_now(w->pt, self()) == 0, "round %u: load", i);
+		proc_tracker_note_sample(w->pt, self(), generation(w), 0, true);
+	}
+	proc_tracker_stats(w->pt, &st);
+	p = proc_tracker_find(w->pt, self());
+	for (i = 0; p && i + PROC_HISTORY < p->nr_history; i++)
+		old += p->history[i]->nr_maps;
+	printf("history budget: %u sets kept, %" PRIu64 " mappings in the older ones, %" PRIu64
+	       " sets dropped\n",
+	       p ? p->nr_history : 0, old, st.map_sets_dropped - st0.map_sets_dropped);
+	/* each set holds ~1,000 mappings: 4 fit the budget, the others of 20 are dropped */
+	CHECK(p && old <= PROC_HISTORY_OLD_MAPS && p->nr_history > PROC_HISTORY &&
+		  st.map_sets_dropped - st0.map_sets_dropped >= ROUNDS - PROC_HISTORY - 4,
+	      "%u sets, %" PRIu64 " mappings in the older ones (budget %u), %" PRIu64 " dropped",
+	      p ? p->nr_history : 0, old, PROC_HISTORY_OLD_MAPS,
+	      st.map_sets_dropped - st0.map_sets_dropped);
+	munmap(base, 2 * PAGES * PAGE);
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "reload after the last munmap");
+}
+
 int main(void)
 {
 	struct tracker_world w;
@@ -329,6 +380,7 @@ int main(void)
 		test_unchanged_reload(&w, exe_fd);
 		test_pairing_linear(&w, exe_fd);
 		test_churn_names(&w, exe_fd);
+		test_history_budget(&w, exe_fd);
 		close(exe_fd);
 	}
 	tracker_world_free(&w);

@@ -473,8 +473,9 @@ static void render_tracker(struct session *s, FILE *f)
 		    "Load requests dropped because the tracker's queue was full.",
 		    (double)tr.queue_dropped);
 	prom_metric(f, "cfiprof_mapping_sets_dropped_total", "counter",
-		    "Mapping sets dropped with samples waiting for names (a process kept 32 sets "
-		    "while remapping code): those samples' frames are named only where the sets "
+		    "Mapping sets dropped with samples waiting for names (a process kept 32 sets, "
+		    "or 4096 mappings in its older ones, while remapping code): those samples' "
+		    "frames are named only where the sets "
 		    "kept agree, else [unknown].",
 		    (double)tr.map_sets_dropped);
 	prom_metric(f, "cfiprof_samples_mapping_set_gone_total", "counter",

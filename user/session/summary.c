@@ -393,7 +393,7 @@ static void print_full(struct session *s, FILE *f)
 	/* a process remapping code faster than its samples are named (dlopen/dlclose churn) */
 	print_causes(
 	    f, "mapping sets of samples lost (frames named where the sets kept agree)",
-	    (const struct cause_count[]){{"sets dropped past 32 kept", tr.map_sets_dropped},
+	    (const struct cause_count[]){{"sets dropped past what is kept", tr.map_sets_dropped},
 					 {"samples of a set already gone", tr.samples_set_gone}},
 	    2);
 	if (c[CNT_DEFERRED] || c[CNT_DEFER_BUDGET] || c[CNT_DEFER_LOST])

@@ -344,6 +344,16 @@ static uint32_t idle_old_set(const struct proc *p)
 	return p->nr_history;
 }
 
+/* Mappings held by the sets past the PROC_HISTORY newest. */
+static uint64_t old_sets_maps(const struct proc *p)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i + PROC_HISTORY < p->nr_history; i++)
+		n += p->history[i]->nr_maps;
+	return n;
+}
+
 static void drop_set(struct proc *p, uint32_t i)
 {
 	map_set_put(p->history[i]);
@@ -362,8 +372,9 @@ void proc_trim_history(struct proc *p)
 
 /*
  * Past PROC_HISTORY the older sets no sample waits on go; a full history
- * makes room with one of those, else with its oldest (counted: the samples
- * waiting on it are named [unknown]).
+ * makes room with one of those, else with its oldest, and the older sets
+ * hold PROC_HISTORY_OLD_MAPS mappings at most (counted: the samples waiting
+ * on a set dropped are named only where the sets kept agree).
  */
 void proc_retire_maps(struct proc_tracker *pt, struct proc *p, struct map_set *s)
 {
@@ -388,6 +399,12 @@ void proc_retire_maps(struct proc_tracker *pt, struct proc *p, struct map_set *s
 	}
 	p->history[p->nr_history++] = s;
 	proc_trim_history(p);
+	/* older sets are kept within a budget of mappings, oldest dropped first (counted) */
+	while (p->nr_history > PROC_HISTORY && old_sets_maps(p) > PROC_HISTORY_OLD_MAPS) {
+		drop_set(p, 0);
+		if (pt)
+			TRACKER_COUNT(pt, map_sets_dropped, 1);
+	}
 }
 
 void proc_publish_maps(struct proc_tracker *pt, struct proc *p, struct map_set *s)

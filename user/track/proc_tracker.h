@@ -61,11 +61,14 @@ struct map_set {
 /*
  * Mapping sets of earlier generations kept per process (exec, dlopen/dlclose):
  * the PROC_HISTORY newest whatever they named, older ones while samples taken
- * under them wait for names, PROC_HISTORY_MAX in all (past it the oldest goes,
- * counted: its samples are named only where the sets kept agree).
+ * under them wait for names, PROC_HISTORY_MAX in all and PROC_HISTORY_OLD_MAPS
+ * mappings in the older ones (past either the oldest goes, counted: its
+ * samples are named only where the sets kept agree).
  */
 #define PROC_HISTORY 8
 #define PROC_HISTORY_MAX 32
+/* ... and the older ones at most this many mappings in all (some 2 MB): a budget per process */
+#define PROC_HISTORY_OLD_MAPS 4096
 
 struct proc {
 	uint32_t pid;
@@ -140,7 +143,8 @@ struct tracker_stats {
 	uint64_t exit_files_unknown; /* ... mappings of a file no load had opened: no tables */
 	uint64_t exit_lists_partial; /* ... lists with mappings missing (over 64, or lost) */
 	uint64_t exit_lists_dropped; /* ... lists never ended (more exiting at once than kept) */
-	uint64_t map_sets_dropped; /* mapping sets with samples waiting dropped: PROC_HISTORY_MAX */
+	uint64_t
+	    map_sets_dropped; /* sets with samples waiting dropped: PROC_HISTORY_MAX, _OLD_MAPS */
 	uint64_t samples_set_gone; /* samples whose mapping set was gone when they arrived */
 };
 
