@@ -50,7 +50,7 @@ enum cfi_source {
 	CFI_SRC_DEBUG_FRAME = 1,     /* in the file itself */
 	CFI_SRC_DEBUG_FRAME_SEP = 2, /* in a separate debug file */
 	CFI_SRC_GOPCLNTAB = 3,	     /* Go's pc -> SP-delta tables, where no CFI covers */
-	CFI_SRC_STUBS = 4, /* arm64's PLT and crt code, which no FDE covers (arm64_stubs.c) */
+	CFI_SRC_STUBS = 4, /* the PLT (arm64) and crt code no FDE covers (linker_stubs.c) */
 	CFI_SRC_MAX,
 };
 

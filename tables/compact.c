@@ -264,7 +264,7 @@ static int emit_pieces(struct cfi_parse *p, struct pieces *ps, struct rule_dict 
 			if (f->sec->source == CFI_SRC_GOPCLNTAB)
 				run->ok = go_run_fde(f, collect_row, fr) == 0;
 			else if (f->sec->source == CFI_SRC_STUBS)
-				run->ok = arm64_stubs_run_fde(f, collect_row, fr) == 0;
+				run->ok = linker_stubs_run_fde(f, collect_row, fr) == 0;
 			else
 				run->ok = cfa_run_fde(f, collect_row, fr, diag) == 0;
 			if (run->ok && !fr->err && f->sec->regs->arch == CFI_ARCH_ARM64)

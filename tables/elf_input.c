@@ -281,5 +281,5 @@ int elf_input_parse(struct elf_input *in, const char *path, const struct stat *s
 			return err;
 	}
 	err = opts && opts->no_gopclntab ? 0 : go_input_add(in, p, t);
-	return err ? err : arm64_stubs_add(in, p, t);
+	return err ? err : linker_stubs_add(in, p, t);
 }

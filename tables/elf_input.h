@@ -59,8 +59,9 @@ int elf_input_parse(struct elf_input *in, const char *path, const struct stat *s
  * Returns 0 or a negative cfi_err (budget, memory).
  */
 int go_input_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t);
-/* arm64's PLT and crt stubs as FDEs of CFI_SRC_STUBS (tables/arm64_stubs.c); 0 or a cfi_err. */
-int arm64_stubs_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t);
+/* The linker's PLT and crt stubs as FDEs of CFI_SRC_STUBS (tables/linker_stubs.c); 0 or a cfi_err.
+ */
+int linker_stubs_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t);
 
 void elf_input_close(struct elf_input *in);
 

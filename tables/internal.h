@@ -198,12 +198,12 @@ struct fde_row {
 /*
  * arm64: an FDE whose return address is saved at or above its CFA (glibc's
  * _dl_runtime_resolve) gets PLT0's left-out push back in every row
- * (tables/arm64_stubs.c): 0 or a negative cfi_err.
+ * (tables/linker_stubs.c): 0 or a negative cfi_err.
  */
 int arm64_add_left_out_push(struct rule_dict *dict, struct fde_row *rows, uint64_t nr);
 
-/* The rows of arm64 PLT and crt stubs (tables/arm64_stubs.c): 0, or what emit returned. */
-int arm64_stubs_run_fde(const struct fde *f, row_fn emit, void *ctx);
+/* The rows of PLT and crt stubs (tables/linker_stubs.c): 0, or what emit returned. */
+int linker_stubs_run_fde(const struct fde *f, row_fn emit, void *ctx);
 
 /* Turns the DWARF state into the compact rule; signal_frame from the CIE. */
 void rule_classify(const struct cfa_state *st, const struct cfi_arch_regs *regs, bool signal_frame,

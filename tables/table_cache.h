@@ -20,7 +20,7 @@
 #include "tables/cfi_table.h"
 
 /* Bumped whenever what the compiler produces for the same input changes. */
-#define CFI_TABLE_FORMAT_VERSION 5
+#define CFI_TABLE_FORMAT_VERSION 6
 
 /*
  * A smaller table is not stored: it builds in about a millisecond or less

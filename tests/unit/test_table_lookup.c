@@ -25,7 +25,11 @@ static int cmp_range(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* FDE ranges of .eh_frame as binutils sees them (an independent parser). */
+/*
+ * FDE ranges of .eh_frame as binutils sees them (an independent parser), and
+ * the sections of crt's _init and _fini, which no FDE covers and the table
+ * has rows for (tables/linker_stubs.c; their shape is test_tables_rules').
+ */
 static struct range *readelf_fdes(const char *path, size_t *nr)
 {
 	char cmd[512], line[512];
@@ -34,7 +38,11 @@ static struct range *readelf_fdes(const char *path, size_t *nr)
 	int in_eh = 0;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames '%s' 2>/dev/null", path);
+	snprintf(cmd, sizeof(cmd),
+		 "readelf --debug-dump=frames '%s' 2>/dev/null; readelf -SW '%s' 2>/dev/null | "
+		 "sed 's/^ *\\[ *[0-9]*\\]//' | "
+		 "awk '$1 == \".init\" || $1 == \".fini\" {print \"crt pc=\" $3 \"..\" $5}'",
+		 path, path);
 	f = popen(cmd, "r");
 	if (!f)
 		return NULL;
@@ -42,6 +50,13 @@ static struct range *readelf_fdes(const char *path, size_t *nr)
 		const char *pc;
 		uint64_t lo, hi;
 
+		if (!strncmp(line, "crt pc=", 7)) {
+			/* address and size: the section's range */
+			if (sscanf(line + 7, "%" SCNx64 "..%" SCNx64, &lo, &hi) != 2 || !hi)
+				continue;
+			hi += lo;
+			goto add;
+		}
 		if (strstr(line, "Contents of the"))
 			in_eh = strstr(line, ".eh_frame section") != NULL;
 		pc = strstr(line, " FDE ");
@@ -49,6 +64,7 @@ static struct range *readelf_fdes(const char *path, size_t *nr)
 			continue;
 		if (sscanf(pc, "pc=%" SCNx64 "..%" SCNx64, &lo, &hi) != 2 || hi <= lo)
 			continue;
+	add:
 		if (n == cap) {
 			cap = cap ? cap * 2 : 1024;
 			v = realloc(v, cap * sizeof(*v));

@@ -73,9 +73,10 @@ struct rangeset {
 };
 
 /*
- * arm64's .plt, .init and .fini: the compiler gives them rows no FDE holds
- * (tables/arm64_stubs.c, checked by test_tables_rules), so an FDE ending
- * where one starts is no gap.  From the section headers; 0 for none.
+ * arm64's .plt, .init and .fini, x86-64's .init and .fini: cfiprof gives them
+ * rows no FDE holds (tables/linker_stubs.c, checked by test_tables_rules), so
+ * an FDE ending where one starts is no gap.  From the section headers; 0 for
+ * none.
  */
 static struct range stub_sections[3];
 
@@ -920,6 +921,7 @@ static void frame_section_bytes(const char *path, uint64_t bytes[2])
 	Elf *e;
 
 	bytes[0] = bytes[1] = 0;
+	memset(stub_sections, 0, sizeof(stub_sections));
 	if (fd < 0)
 		return;
 	elf_version(EV_CURRENT);
@@ -932,7 +934,7 @@ static void frame_section_bytes(const char *path, uint64_t bytes[2])
 			if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 				continue;
 			name = elf_strptr(e, shstrndx, sh.sh_name);
-			for (int k = 0; name && names->arch == CFI_ARCH_ARM64 && k < 3; k++)
+			for (int k = names->arch == CFI_ARCH_ARM64 ? 0 : 1; name && k < 3; k++)
 				if (!strcmp(name, (const char *[]){".plt", ".init", ".fini"}[k]))
 					stub_sections[k] =
 					    (struct range){sh.sh_addr, sh.sh_addr + sh.sh_size};

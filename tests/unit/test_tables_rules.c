@@ -906,7 +906,7 @@ out:
 	cfi_table_free(tb);
 }
 
-/* ---- (g) the outermost frame ---- */
+/* ---- (g) the outermost frame, and crt's _init and _fini ---- */
 
 static void test_start(void)
 {
@@ -932,6 +932,28 @@ static void test_start(void)
 		CHECK(r->cfa_kind == CFI_CFA_RSP && r->ra_kind == CFI_REG_UNDEFINED,
 		      "%s _start 0x%llx: want cfa=rsp+N ra=undefined, got %s", bins[i],
 		      (unsigned long long)s, desc(r));
+		/*
+		 * crti.o's _init and _fini have no FDE: "sub $8,%rsp", calls,
+		 * "add $8,%rsp; ret" (tables/linker_stubs.c): rsp+8 on entry and
+		 * at the ret, rsp+16 before the add, the return address at CFA-8
+		 */
+		for (int k = 0; k < 2; k++) {
+			const char *name = k ? ".fini" : ".init";
+			uint64_t size, a = sec_addr(bin, name, &size);
+			const struct cfi_rule *r0 = at(t, a), *rm = at(t, a + size - 5),
+					      *rr = at(t, a + size - 1);
+
+			CHECK(a && size >= 9 && r0->cfa_kind == CFI_CFA_RSP && r0->cfa_off == 8 &&
+				  r0->ra_kind == CFI_REG_AT_CFA && r0->ra_off == -8 &&
+				  rm->cfa_kind == CFI_CFA_RSP && rm->cfa_off == 16 &&
+				  rm->ra_kind == CFI_REG_AT_CFA && rm->ra_off == -8 &&
+				  rr->cfa_kind == CFI_CFA_RSP && rr->cfa_off == 8 &&
+				  rr->ra_kind == CFI_REG_AT_CFA,
+			      "%s %s at 0x%llx (%llu bytes): entry %s, before the add %s, at the "
+			      "ret %s",
+			      bins[i], name, (unsigned long long)a, (unsigned long long)size,
+			      desc(r0), desc(rm), desc(rr));
+		}
 		cfi_table_free(t);
 	}
 }

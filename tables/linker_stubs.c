@@ -1,21 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * arm64 code the linker writes without an FDE, as an unwind source: GNU ld
- * describes no .plt there (it does on x86-64), and crti.o's _init and _fini
- * have none on either.  A sample in a PLT stub (every call into a shared
- * library passes one) or in a library's _fini at exit had no rule.  Their
+ * Code the linker writes without an FDE, as an unwind source: GNU ld
+ * describes no .plt on arm64 (it does on x86-64), and crti.o's _init and
+ * _fini have none on either.  A sample in a PLT stub (every call into a
+ * shared library passes one) or in a library's _init or _fini (its first
+ * page fault as ld.so runs the constructors, or at exit) had no rule.  Their
  * shapes are fixed:
- *  - PLTn (adrp x16; ldr x17; add x16; br x17, after a "bti c" under BTI)
- *    touches neither sp nor x30: CFA = sp, the return address still in x30;
- *  - PLT0 pushes x16 and x30 ("stp x16, x30, [sp, #-16]!") before branching
- *    to the resolver: from the next instruction, CFA = sp + 16 and the
- *    return address at CFA - 8;
+ *  - arm64's PLTn (adrp x16; ldr x17; add x16; br x17, after a "bti c" under
+ *    BTI) touches neither sp nor x30: CFA = sp, the return address still in
+ *    x30;
+ *  - arm64's PLT0 pushes x16 and x30 ("stp x16, x30, [sp, #-16]!") before
+ *    branching to the resolver: from the next instruction, CFA = sp + 16 and
+ *    the return address at CFA - 8;
  *  - _init and _fini (crti.o/crtn.o around the calls other objects add)
- *    push a frame record ("stp x29, x30, [sp, #-16]!"), call, pop it
- *    ("ldp x29, x30, [sp], #16") and return.
- * A section whose words are none of these is left without rows: a gap, not
+ *    make room, call, give it back and return: on arm64 a frame record
+ *    ("stp x29, x30, [sp, #-16]!" ... "ldp x29, x30, [sp], #16; ret"), on
+ *    x86-64 eight bytes ("sub $8,%rsp" ... "add $8,%rsp; ret", after an
+ *    endbr64 under CET).
+ * A section whose bytes are none of these is left without rows: a gap, not
  * a guess.  Rows only where no FDE covers: CFI_SRC_STUBS is the last source.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "elf/elf_read.h"
@@ -32,7 +37,7 @@
 #define A64_RET		0xd65f03c0u
 
 /* One CIE per shape: the FDE's offset says where its push (and pop) are. */
-static struct cie plt0_cie, pltn_cie, crt_cie;
+static struct cie plt0_cie, pltn_cie, crt_cie, x86_crt_cie;
 
 /* Offset of push (after a nop or "bti c"), or -1. */
 static int find_push(const uint8_t *code, uint64_t len, uint32_t push)
@@ -64,6 +69,21 @@ static int64_t crt_shape(const uint8_t *code, uint64_t len)
 	return (int64_t)push | (int64_t)(len - 8) << 16;
 }
 
+/* x86-64's _init/_fini: the same, "sub $8,%rsp" first and "add $8,%rsp; ret" last. */
+static int64_t x86_crt_shape(const uint8_t *code, uint64_t len)
+{
+	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa},
+			     sub[4] = {0x48, 0x83, 0xec, 0x08},
+			     tail[5] = {0x48, 0x83, 0xc4, 0x08, 0xc3};
+	uint64_t push = len >= sizeof(endbr64) && !memcmp(code, endbr64, sizeof(endbr64)) ? 4 : 0;
+
+	if (len > 0xffff || len < push + sizeof(sub) + sizeof(tail) ||
+	    memcmp(code + push, sub, sizeof(sub)) ||
+	    memcmp(code + len - sizeof(tail), tail, sizeof(tail)))
+		return -1;
+	return (int64_t)push | (int64_t)(len - sizeof(tail)) << 16;
+}
+
 /* The bytes of section name, within the build's byte budget; NULL (and *err) if none. */
 static Elf_Data *stub_section(struct elf_input *in, struct cfi_parse *p, const char *name,
 			      GElf_Shdr *sh, int *err)
@@ -93,21 +113,24 @@ static int push_stub(struct cfi_parse *p, struct cfi_section *sec, uint64_t star
 		   .pc_begin = start, .pc_end = end, .cie = cie, .sec = sec, .offset = shape});
 }
 
-int arm64_stubs_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t)
+int linker_stubs_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table *t)
 {
 	static const char *const crt[] = {".init", ".fini"};
+	bool arm64 = in->obj.regs->arch == CFI_ARCH_ARM64;
 	int64_t shape;
 	GElf_Shdr sh;
-	Elf_Data *d;
-	int err, push, i, added = 0;
+	Elf_Data *d = NULL;
+	int err = 0, push, i, added = 0;
 
 	/* an object without CFI stays one: its mappings walk with frame pointers */
-	if (in->obj.regs->arch != CFI_ARCH_ARM64 || !t->stats.sources)
+	if (!t->stats.sources)
 		return 0;
 	for (i = 0; i < 3; i++)
 		in->stubs_sec[i] = (struct cfi_section){
 		    .source = CFI_SRC_STUBS, .name = i ? crt[i - 1] : ".plt", .regs = in->obj.regs};
-	d = stub_section(in, p, ".plt", &sh, &err);
+	/* x86-64's .plt has the FDEs ld writes for it */
+	if (arm64)
+		d = stub_section(in, p, ".plt", &sh, &err);
 	if (err)
 		return err;
 	if (d && sh.sh_size >= PLT0_SIZE) {
@@ -129,11 +152,13 @@ int arm64_stubs_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table 
 		d = stub_section(in, p, crt[i], &sh, &err);
 		if (err)
 			return err;
-		shape = d ? crt_shape(d->d_buf, d->d_size) : -1;
+		shape = !d	? -1
+			: arm64 ? crt_shape(d->d_buf, d->d_size)
+				: x86_crt_shape(d->d_buf, d->d_size);
 		if (shape < 0)
 			continue;
 		err = push_stub(p, &in->stubs_sec[i + 1], sh.sh_addr, sh.sh_addr + sh.sh_size,
-				&crt_cie, (uint64_t)shape);
+				arm64 ? &crt_cie : &x86_crt_cie, (uint64_t)shape);
 		if (err)
 			return err;
 		added++;
@@ -143,11 +168,33 @@ int arm64_stubs_add(struct elf_input *in, struct cfi_parse *p, struct cfi_table 
 	return 0;
 }
 
-int arm64_stubs_run_fde(const struct fde *f, row_fn emit, void *ctx)
+/* x86-64's _init/_fini: CFA rsp + 8 (16 between the sub and the add), the return address at -8. */
+static int x86_crt_run_fde(const struct fde *f, row_fn emit, void *ctx)
+{
+	struct cfa_state st = {.cfa = {.kind = RR_OFFSET, .reg = DW_REG_RSP, .off = 8},
+			       .ra = {.kind = RR_OFFSET, .off = -8}};
+	uint64_t push = f->offset & 0xffff, pop = f->offset >> 16;
+	int err = emit(ctx, f->pc_begin, &st);
+
+	if (err)
+		return err;
+	st.cfa.off = 16;
+	err = emit(ctx, f->pc_begin + push + 4, &st);
+	if (err)
+		return err;
+	st.cfa.off = 8;
+	return emit(ctx, f->pc_begin + pop + 4, &st);
+}
+
+int linker_stubs_run_fde(const struct fde *f, row_fn emit, void *ctx)
 {
 	struct cfa_state st = {.cfa = {.kind = RR_OFFSET, .reg = DW_REG_A64_SP}};
 	uint64_t push = f->offset & 0xffff, pop = f->offset >> 16;
-	int err = emit(ctx, f->pc_begin, &st);
+	int err;
+
+	if (f->cie == &x86_crt_cie)
+		return x86_crt_run_fde(f, emit, ctx);
+	err = emit(ctx, f->pc_begin, &st);
 
 	if (err || f->cie == &pltn_cie)
 		return err;
