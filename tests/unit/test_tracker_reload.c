@@ -316,6 +316,44 @@ static void test_churn_names(struct tracker_world *w, int exe_fd)
 }
 
 /*
+ * Code mapped after a load and sampled before the next (a library mapped
+ * late, or found only in the kernel's list at the process's exit): the
+ * sample's generation has no mapping at its pc, and the first later set that
+ * maps it names it, not a newer one that maps another file there.  Fails
+ * on dc4fe1a's code, which named it by no set (test_process_edges:
+ * exit_late_lib's [unknown] leaf in a clean clone).
+ */
+static void test_mapped_late(struct tracker_world *w, int exe_fd)
+{
+	static const char other_path[] = "/usr/bin/true";
+	int other = open(other_path, O_RDONLY | O_CLOEXEC), f1, f2;
+	uint32_t g0;
+	char *at;
+
+	at = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(other >= 0 && at != MAP_FAILED, "open %s, reserve", other_path);
+	if (other < 0 || at == MAP_FAILED)
+		return;
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "load before the mapping");
+	g0 = generation(w);
+	/* mapped now, sampled under g0 (BPF found the page in its maps: the kernel's list) */
+	mmap(at, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, exe_fd, 0);
+	proc_tracker_note_sample(w->pt, self(), g0, 0, true);
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "the load that sees it");
+	mmap(at, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, other, 0);
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "a load that sees another file there");
+	f1 = named_file(w, g0, (uintptr_t)at + 8, other_path);
+	f2 = named_file(w, generation(w), (uintptr_t)at + 8, other_path);
+	CHECK(f1 == 1 && f2 == 2,
+	      "a sample of generation %u named by file %d (want 1, the first set mapping it), "
+	      "the newest generation's by %d (want 2)",
+	      g0, f1, f2);
+	munmap(at, PAGE);
+	close(other);
+	CHECK(proc_tracker_load_now(w->pt, self()) == 0, "reload after the munmap");
+}
+
+/*
  * The older sets kept for their samples hold PROC_HISTORY_OLD_MAPS mappings at
  * most: a process of a thousand code mappings remapping one page many times,
  * a sample under every set, keeps the budget, the sets past it dropped and
@@ -380,6 +418,7 @@ int main(void)
 		test_unchanged_reload(&w, exe_fd);
 		test_pairing_linear(&w, exe_fd);
 		test_churn_names(&w, exe_fd);
+		test_mapped_late(&w, exe_fd);
 		test_history_budget(&w, exe_fd);
 		close(exe_fd);
 	}

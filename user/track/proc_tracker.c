@@ -224,26 +224,47 @@ static struct map_set *unanimous_set(const struct proc *p, uint64_t pc)
 	return s;
 }
 
+/* pt->lock held: the first set published after s that maps pc, if one is kept. */
+static struct map_set *first_later_set(const struct proc *p, const struct map_set *s, uint64_t pc)
+{
+	uint32_t i;
+
+	for (i = 0; i <= p->nr_history; i++) {
+		struct map_set *h = i < p->nr_history ? p->history[i] : p->cur;
+
+		if (h && h->first_generation > s->generation && map_set_find(h, pc))
+			return h;
+	}
+	return NULL;
+}
+
 /*
  * pc in none of gen's mappings: a sample of a load's update window (the
- * walker read half-updated keys) whose pc is in a mapping the load removed.
- * The set published before gen's names it.  Any other set may map another
- * file at pc (dlopen/dlclose reusing addresses): none is used.  gen's set
- * gone: unanimous_set.
+ * walker read half-updated keys) whose pc is in a mapping the load removed,
+ * named by the set published before gen's; else code mapped after gen's
+ * load and before the sample (a library mapped late, found by the next
+ * load or the kernel's list at the process's exit), named by the first
+ * later set that maps pc: a newer one may map another file there
+ * (dlopen/dlclose reusing addresses).  gen's set gone: unanimous_set.
  */
 struct map_set *proc_tracker_get_maps_at(struct proc_tracker *pt, uint32_t pid, uint32_t gen,
 					 uint64_t pc)
 {
-	struct map_set *s = NULL, *prev;
+	struct map_set *s = NULL, *other;
 	struct proc *p;
 
 	pthread_mutex_lock(&pt->lock);
 	p = tracker_find_locked(pt, pid);
 	if (p) {
 		s = maps_of_generation(p, gen);
-		prev = map_set_find(s, pc) ? NULL : set_before(p, s);
-		if (prev && map_set_find(prev, pc))
-			s = prev;
+		if (s && !map_set_find(s, pc)) {
+			/* only a generation before the set's own is its load's update window */
+			other = gen < s->generation ? set_before(p, s) : NULL;
+			if (!other || !map_set_find(other, pc))
+				other = first_later_set(p, s, pc);
+			if (other)
+				s = other;
+		}
 		if (!s)
 			s = unanimous_set(p, pc);
 	}

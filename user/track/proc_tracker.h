@@ -269,7 +269,8 @@ void proc_tracker_saved_ns_pid(struct proc_tracker *pt, uint32_t pid, uint32_t n
 struct map_set *proc_tracker_get_maps(struct proc_tracker *pt, uint32_t pid, uint32_t gen);
 /*
  * The same, or when pc is in none of those mappings the set before it (a
- * sample of a load's update window, its pc in a mapping the load removed).
+ * sample of a load's update window, its pc in a mapping the load removed),
+ * else the first later set that maps pc (code mapped after gen's load).
  */
 struct map_set *proc_tracker_get_maps_at(struct proc_tracker *pt, uint32_t pid, uint32_t gen,
 					 uint64_t pc);
@@ -278,7 +279,8 @@ const struct proc_mapping *map_set_find(const struct map_set *s, uint64_t pc);
 /*
  * The mapping that names pc in a sample of pid's taken in generation gen:
  * maps' (gen's set, from proc_tracker_get_maps; NULL: none taken), else the
- * set before gen's; gen's set gone, the one file all kept sets map at pc,
+ * set before gen's or the first later one mapping pc; gen's set gone, the
+ * one file all kept sets map at pc,
  * else none (sets that disagree: another file may have been the one sampled).
  * One whose load ran out of time before
  * its names (table_cut, names_cut) comes from the newest retained set that
