@@ -535,6 +535,17 @@ static char *report_folded(const char *text, struct aggregator *a, struct proc_t
 	return out;
 }
 
+/* What report_folded and its caller's setup hold, freed. */
+static void report_free(struct recording_meta *meta, struct aggregator *a, struct proc_tracker *pt,
+			struct sym_cache *sc)
+{
+	saved_frames_free(meta->frames);
+	saved_interp_free(meta->interp_frames);
+	agg_free(a);
+	proc_tracker_free(pt);
+	sym_cache_free(sc);
+}
+
 /*
  * Two libraries mapped in turn at one address (dlopen/dlclose): each
  * generation's samples get the names its own library had, from uframe lines
@@ -578,11 +589,7 @@ static void test_recording_same_address(void)
 		  strstr(out, "app;main;[unknown] 1\n"),
 	      "report's folded output:\n%s", out ? out : "");
 	free(out);
-	saved_frames_free(meta.frames);
-	saved_interp_free(meta.interp_frames);
-	agg_free(&a);
-	proc_tracker_free(pt);
-	sym_cache_free(sc);
+	report_free(&meta, &a, pt, sc);
 }
 
 /* Occurrences of what in s. */
@@ -650,12 +657,8 @@ static void test_recording_python(void)
 	      "written:\n%s", buf ? buf : "");
 	free(buf);
 	free(out);
-	saved_frames_free(meta.frames);
-	saved_interp_free(meta.interp_frames);
 	python_names_free(pn);
-	agg_free(&a);
-	proc_tracker_free(pt);
-	sym_cache_free(sc);
+	report_free(&meta, &a, pt, sc);
 }
 
 /*
@@ -693,11 +696,7 @@ static void test_recording_python_prologue(void)
 			      "PyObject_Vectorcall;_PyEval_EvalFrameDefault;callee (app.py:9) 2\n"),
 	      "linked sample:\n%s", out ? out : "");
 	free(out);
-	saved_frames_free(meta.frames);
-	saved_interp_free(meta.interp_frames);
-	agg_free(&a);
-	proc_tracker_free(pt);
-	sym_cache_free(sc);
+	report_free(&meta, &a, pt, sc);
 }
 
 /*
@@ -731,11 +730,7 @@ static void test_recording_v8(void)
 	CHECK(out && streq(out, "app;main;work (app.js:9);Builtins_Call;fib (app.js:5) 5\n"),
 	      "report's folded output:\n%s", out ? out : "");
 	free(out);
-	saved_frames_free(meta.frames);
-	saved_interp_free(meta.interp_frames);
-	agg_free(&a);
-	proc_tracker_free(pt);
-	sym_cache_free(sc);
+	report_free(&meta, &a, pt, sc);
 }
 
 /*
@@ -796,11 +791,7 @@ static void test_recording_jvm_inline(void)
 		free(out);
 	}
 	frame_namer_free(&fn);
-	saved_frames_free(meta.frames);
-	saved_interp_free(meta.interp_frames);
-	agg_free(&a);
-	proc_tracker_free(pt);
-	sym_cache_free(sc);
+	report_free(&meta, &a, pt, sc);
 }
 
 int main(int argc, char **argv)

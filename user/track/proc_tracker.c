@@ -277,8 +277,7 @@ struct map_set *proc_tracker_get_maps_at(struct proc_tracker *pt, uint32_t pid, 
 /* n is m as a later load saw it, names read. */
 static bool same_mapping_named(const struct proc_mapping *n, const struct proc_mapping *m)
 {
-	return n && n->sym && n->start == m->start && n->end == m->end && n->offset == m->offset &&
-	       n->inode == m->inode && !strcmp(n->path, m->path);
+	return n && n->sym && same_file_mapped(n, m);
 }
 
 /* m, or the same mapping named in a later set (*ref: that set, referenced). */
@@ -383,6 +382,14 @@ static void drop_set(struct proc *p, uint32_t i)
 	p->nr_history--;
 }
 
+/* The oldest set goes though samples wait on it (named only where the kept sets agree). */
+static void drop_waited_on(struct proc_tracker *pt, struct proc *p)
+{
+	drop_set(p, 0);
+	if (pt)
+		TRACKER_COUNT(pt, map_sets_dropped, 1);
+}
+
 void proc_trim_history(struct proc *p)
 {
 	uint32_t i;
@@ -399,8 +406,6 @@ void proc_trim_history(struct proc *p)
  */
 void proc_retire_maps(struct proc_tracker *pt, struct proc *p, struct map_set *s)
 {
-	uint32_t i;
-
 	if (!s)
 		return;
 	/* generation 0 named no samples */
@@ -409,23 +414,14 @@ void proc_retire_maps(struct proc_tracker *pt, struct proc *p, struct map_set *s
 		return;
 	}
 	link_generations(p, s);
-	if (p->nr_history == PROC_HISTORY_MAX) {
-		i = idle_old_set(p);
-		if (i == p->nr_history) {
-			i = 0;
-			if (pt)
-				TRACKER_COUNT(pt, map_sets_dropped, 1);
-		}
-		drop_set(p, i);
-	}
+	/* room first: an idle older set goes before one a sample waits on */
+	if (p->nr_history == PROC_HISTORY_MAX && idle_old_set(p) == p->nr_history)
+		drop_waited_on(pt, p);
+	proc_trim_history(p);
 	p->history[p->nr_history++] = s;
 	proc_trim_history(p);
-	/* older sets are kept within a budget of mappings, oldest dropped first (counted) */
-	while (p->nr_history > PROC_HISTORY && old_sets_maps(p) > PROC_HISTORY_OLD_MAPS) {
-		drop_set(p, 0);
-		if (pt)
-			TRACKER_COUNT(pt, map_sets_dropped, 1);
-	}
+	while (p->nr_history > PROC_HISTORY && old_sets_maps(p) > PROC_HISTORY_OLD_MAPS)
+		drop_waited_on(pt, p);
 }
 
 void proc_publish_maps(struct proc_tracker *pt, struct proc *p, struct map_set *s)
@@ -481,16 +477,12 @@ void proc_tracker_note_sample(struct proc_tracker *pt, uint32_t pid, uint32_t ge
 	 * of the update window may be named by the set before).
 	 */
 	s = p && gen ? maps_of_generation(p, gen) : NULL;
-	if (p && gen && (!p->cur || gen > p->cur->generation)) {
-		if (gen > p->sampled_ahead)
-			p->sampled_ahead = gen;
-		if (s)
-			s->sampled = true;
-	} else if (s) {
+	if (s)
 		s->sampled = true;
-	} else if (p && gen) {
+	if (p && gen && (!p->cur || gen > p->cur->generation))
+		p->sampled_ahead = gen > p->sampled_ahead ? gen : p->sampled_ahead;
+	else if (p && gen && !s)
 		TRACKER_COUNT(pt, samples_set_gone, 1);
-	}
 	/* a deferred sample arrives after later ones: keep the earliest */
 	if (p && complete && p->exec_ns && time_ns >= p->exec_ns &&
 	    (!p->first_complete_ns || time_ns < p->first_complete_ns))
