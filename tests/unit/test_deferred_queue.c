@@ -420,8 +420,11 @@ static void go_world(struct replay_env *env)
 	env->proc.loaded_ns = 100 * NS;
 }
 
-/* The kernel's deferral of a sample in the vDSO: its leaf emitted, its tables not loaded. */
-static size_t vdso_record(uint64_t *b, uint32_t pid)
+/*
+ * The kernel's deferral of a sample in the vDSO: its leaf emitted, its tables
+ * not loaded; @word where the switcher's rule finds its return address.
+ */
+static size_t vdso_record(uint64_t *b, uint32_t pid, uint64_t word)
 {
 	size_t size = record(b, 100 * NS);
 	struct cfi_deferred_record *d = (struct cfi_deferred_record *)b;
@@ -432,7 +435,7 @@ static size_t vdso_record(uint64_t *b, uint32_t pid)
 	r->pcs[1] = VDSO_PC;
 	r->pid = pid;
 	stack[0] = NOW_RA;
-	stack[2] = OTHER_STACK;
+	stack[2] = word;
 	return size;
 }
 
@@ -477,7 +480,7 @@ static void test_go_vdso_before_detection(void)
 	CHECK(deferred_queue_init(&q, &m, 127, 1 << 20, 1000 * NS, emit, &e) == 0, "init");
 	deferred_queue_set_units(&q, session_runtimes_deferred_units, &sr);
 
-	deferred_queue_add(&q, buf, vdso_record(buf, PID));
+	deferred_queue_add(&q, buf, vdso_record(buf, PID, OTHER_STACK));
 	deferred_queue_run(&q, 101 * NS, true);
 	CHECK(e.n == 1 && e.reason == STOP_RUNTIME_PENDING && e.nr_user == 2 &&
 		  e.user[0] == VDSO_PC && e.user[1] == NOW_RA,
@@ -486,11 +489,24 @@ static void test_go_vdso_before_detection(void)
 	      e.n, e.reason, e.nr_user, (unsigned long long)e.user[0],
 	      (unsigned long long)e.user[1], (unsigned long long)e.user[2]);
 	CHECK(q.stats.by_reason[STOP_RUNTIME_PENDING] == 1, "counted under runtime-pending");
+	/*
+	 * a zero where the switcher's return address was looked for, which
+	 * ends a walk as complete: not the outermost frame, as no Go function
+	 * that calls the vDSO is one (a run of test_go_names:vdso named
+	 * runtime.nanotime1 a root)
+	 */
+	memset(&e, 0, sizeof(e));
+	deferred_queue_add(&q, buf, vdso_record(buf, PID, 0));
+	deferred_queue_run(&q, 101 * NS, true);
+	CHECK(e.n == 1 && e.reason == STOP_RUNTIME_PENDING && e.nr_user == 2,
+	      "Go, a zero past the switcher: %d emitted, reason %u, %u user pcs: want "
+	      "runtime-pending",
+	      e.n, e.reason, e.nr_user);
 
 	/* another process with the same tables: no runtime, the walk as it went */
 	env.pid = PID + 1;
 	memset(&e, 0, sizeof(e));
-	deferred_queue_add(&q, buf, vdso_record(buf, PID + 1));
+	deferred_queue_add(&q, buf, vdso_record(buf, PID + 1, OTHER_STACK));
 	deferred_queue_run(&q, 102 * NS, true);
 	CHECK(e.n == 1 && e.reason == STOP_NO_MAPPING && e.nr_user >= 2,
 	      "no runtime: %d emitted, reason %u, %u user pcs", e.n, e.reason, e.nr_user);

@@ -64,8 +64,10 @@ static uint32_t labels(const void *units, uint32_t nr_units, struct runtime_labe
  * are long gone.  The vDSO's own rule is good for its caller, the function
  * that switched to the system stack; that one's frame is not where its
  * rule says, so what the walk found past it is another stack's words.  It
- * ends there, runtime-pending, unless it reached the outermost frame (a
- * call made on g0 itself, which switched nothing).
+ * ends there, runtime-pending, unless it reached the outermost frame past
+ * that function (a call made on g0 itself, which switched nothing): the
+ * function itself is never one, so a walk that ended on it (a zero word
+ * where its return address was looked for) ends runtime-pending too.
  */
 static size_t deferred_units(void *rt, struct cfi_sample_record *out, size_t size,
 			     const struct deferred_view *v, const __u64 *bps)
@@ -76,7 +78,8 @@ static size_t deferred_units(void *rt, struct cfi_sample_record *out, size_t siz
 
 	(void)bps;
 	/* the runtime's units follow the pcs: none in a sample of no runtime */
-	if (out->runtime != RT_NONE || out->nr_rt || out->reason == STOP_COMPLETE ||
+	if (out->runtime != RT_NONE || out->nr_rt ||
+	    (out->reason == STOP_COMPLETE && out->nr_user > 2) ||
 	    !(v->leaf_flags & CFI_MAPPING_VDSO) ||
 	    !runtime_detect_lookup(r->detect, out->pid, &gp, sizeof(gp)))
 		return size;
