@@ -4,7 +4,7 @@
 #   per-frame = (ns per sample at the deep depth - at the shallow one) / (frames deep - shallow)
 # ns per sample from kernel.bpf_stats_enabled (run time of every run, the early exits of other
 # tasks' samples included, / samples of the target), the recursion test program at each depth,
-# with a second copy of it busy on every other CPU (not profiled: filtered, cheap early exits,
+# pinned to CPU 0, with a second copy of it busy on every other CPU (not profiled: filtered, cheap early exits,
 # the same number at every depth, so they cancel in the difference).  Walkers: bpf_loop and
 # tail calls (--tail-calls), on recurse (-fomit-frame-pointer: CFI) and recurse_fp (frame
 # pointers, walked with CFI too); bpf_get_stack and bpfwalk (the same frame-pointer walk in BPF,
@@ -42,11 +42,19 @@ trap cleanup EXIT
 sysctl -qw kernel.bpf_stats_enabled=1
 : > "$raw"
 
+# Every run on CPU 0, the busy copies on the others: the BPF run time of one
+# walk differs between the vCPUs of a PVM guest (1.7x one day, the same
+# program and build: 6.5 us a sample on one, 11 on the other), so a run left
+# to the scheduler measured which CPU it landed on more than its walker.
+ncpu=$(nproc)
+pin=()
+[ "$ncpu" -gt 1 ] && pin=(taskset -c 0)
+
 # busy PROG DEPTH: the same recursion on every other CPU, for the duration of one run
 busy() {
 	bg=()
-	for _ in $(seq 2 "$(nproc)"); do
-		"build/progs/$1" $((SECS + 3)) "$2" 9>&- & bg+=($!)
+	for c in $(seq 1 $((ncpu - 1))); do
+		taskset -c "$c" "build/progs/$1" $((SECS + 3)) "$2" 9>&- & bg+=($!)
 	done
 }
 unbusy() {
@@ -61,7 +69,7 @@ one() {
 	# the lock first (other BPF tests, one at a time), then the load: busy for the whole run
 	[ -n "$LOCK" ] && exec 9> "$LOCK" && flock 9
 	busy "$prog" "$depth"
-	"$@" "build/progs/$prog" "$SECS" "$depth" > "$log" 2>&1 9>&- || true
+	"${pin[@]}" "$@" "build/progs/$prog" "$SECS" "$depth" > "$log" 2>&1 9>&- || true
 	unbusy
 	[ -n "$LOCK" ] && flock -u 9
 	if [ "${label#fpwalk}" != "$label" ] || [ "${label#bpfwalk}" != "$label" ] ||
@@ -132,8 +140,8 @@ def p(s=""):
     print(s)
 p("# Walker cost per frame against the kernel's frame-pointer walk (`tests/bench/walker_cost.sh`)")
 p()
-p("%s, %d CPUs, cpu-clock at %s Hz, %s rounds; every CPU busy (a second copy of the program at the "
-  "same depth on the other CPUs). Per frame = (ns/sample at depth %s - at depth %s) / (frames "
+p("%s, %d CPUs, cpu-clock at %s Hz, %s rounds; every run on CPU 0, every CPU busy (a second copy "
+  "of the program at the same depth on each other CPU). Per frame = (ns/sample at depth %s - at depth %s) / (frames "
   "difference); ratio = per frame / bpf_get_stack's per frame in the same round, median of the "
   "rounds (min–max). `bpf_get_stack` = the kernel's own frame-pointer walk "
   "(`BPF_F_USER_STACK`), `bpfwalk` = that walk in BPF (one 16-byte read per frame), "
