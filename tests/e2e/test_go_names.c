@@ -238,7 +238,8 @@ static char *record_args(const char *name, char *const opts[], char *const cmd[]
 
 static char *record(const char *name, const char *exe, char *const opts[])
 {
-	char *cmd[] = {(char *)exe, "1.5", "1", NULL};
+	/* 1.5 s of its CPU (gofib's "c"): as many samples however busy the machine */
+	char *cmd[] = {(char *)exe, "1.5c", "1", NULL};
 
 	return record_args(name, opts, cmd);
 }
@@ -425,7 +426,7 @@ static void test_gofmt(void)
 static void test_cgo(void)
 {
 	char exe[PATHBUF], out[PATHBUF], *folded, *log = NULL;
-	char *cmd[] = {exe, "1.5", NULL};
+	char *cmd[] = {exe, "1.5c", NULL}; /* of its CPU: as many samples on a busy machine */
 	uint64_t total, incomplete, c, fib, named;
 	int exported;
 
@@ -511,7 +512,7 @@ static void test_deleted(void)
 {
 	char exe[PATHBUF], rec[PATHBUF], out[PATHBUF], err[PATHBUF], *rep, *log = NULL;
 	char *opts[] = {"--save", rec, NULL};
-	char *cmd[] = {exe, "1", "1", NULL};
+	char *cmd[] = {exe, "1c", "1", NULL};
 	char *argv[] = {(char *)cfiprof_bin, "report", rec, "-f", "folded", "-o", out, NULL};
 	uint64_t total;
 

@@ -1,6 +1,7 @@
 // A cgo test program (test_go_names): main.main -> main.work calls C (c_spin ->
 // c_leaf, C code with .eh_frame, run on the system stack through runtime.asmcgocall)
-// and main.mixGo. Usage: gocgo SECONDS
+// and main.mixGo. Usage: gocgo SECONDS ("1.5c": of its CPU time, so a test knows how many
+// cpu-clock samples to expect however busy the machine)
 package main
 
 /*
@@ -13,6 +14,7 @@ import "C"
 import (
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -29,18 +31,38 @@ func mixGo(n uint64) uint64 {
 	return s
 }
 
+// Whether the process has used cpu of CPU time (0: whether deadline has passed).
+func over(deadline time.Time, cpu time.Duration) bool {
+	if cpu == 0 {
+		return !time.Now().Before(deadline)
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return true
+	}
+	return time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) >= cpu
+}
+
 //go:noinline
-func work(deadline time.Time) {
-	for time.Now().Before(deadline) {
+func work(deadline time.Time, cpu time.Duration) {
+	for !over(deadline, cpu) {
 		sink += uint64(C.c_spin(2000000))
 		sink += mixGo(200000)
 	}
 }
 
 func main() {
-	secs := 1.0
+	secs, cpu := 1.0, time.Duration(0)
 	if len(os.Args) > 1 {
-		secs, _ = strconv.ParseFloat(os.Args[1], 64)
+		arg := os.Args[1]
+		inCPU := len(arg) > 0 && arg[len(arg)-1] == 'c'
+		if inCPU {
+			arg = arg[:len(arg)-1]
+		}
+		secs, _ = strconv.ParseFloat(arg, 64)
+		if inCPU {
+			cpu = time.Duration(secs * float64(time.Second))
+		}
 	}
-	work(time.Now().Add(time.Duration(secs * float64(time.Second))))
+	work(time.Now().Add(time.Duration(secs*float64(time.Second))), cpu)
 }
