@@ -137,7 +137,8 @@ out:
  */
 static void test_threads(void)
 {
-	char *cmd[] = {RUBY, threads, "1.5", NULL}, want[2 * PATH_MAX + 128];
+	/* of its CPU time: as many samples however busy the machine */
+	char *cmd[] = {RUBY, threads, "1.5c", NULL}, want[2 * PATH_MAX + 128];
 	struct interp_run r;
 	uint64_t n;
 
@@ -160,7 +161,8 @@ out:
 /* A Ractor beside the main one: each its own native thread and context, both chains. */
 static void test_ractors(void)
 {
-	char *cmd[] = {RUBY, ractors, "1.5", NULL}, want[2 * PATH_MAX + 128];
+	/* of its CPU time, two threads of it at once */
+	char *cmd[] = {RUBY, ractors, "3c", NULL}, want[2 * PATH_MAX + 128];
 	struct interp_run r;
 	uint64_t n;
 

@@ -1,5 +1,5 @@
 # Known chain for test_python: coroutines run by asyncio's event loop.
-import asyncio, sys, time
+import asyncio, sys, time; A = sys.argv[1] if len(sys.argv) > 1 else "2"; CLOCK = time.process_time if A.endswith("c") else time.monotonic  # "2c": the process's CPU time
 
 
 def crunch():
@@ -10,7 +10,7 @@ def crunch():
 
 
 async def worker(until):
-    while time.monotonic() < until:
+    while CLOCK() < until:
         crunch()
         await asyncio.sleep(0)
 
@@ -20,4 +20,4 @@ async def main(until):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(time.monotonic() + float(sys.argv[1] if len(sys.argv) > 1 else 2)))
+    asyncio.run(main(CLOCK() + float(A.rstrip("c"))))

@@ -1,6 +1,6 @@
 # Known chains for test_python: a generator consumed by a loop, and a generator delegating
 # to another (yield from), resumed by the C side (next(), gen.send).
-import sys, time
+import sys, time; A = sys.argv[1] if len(sys.argv) > 1 else "2"; CLOCK = time.process_time if A.endswith("c") else time.monotonic  # "2c": the process's CPU time
 
 
 def squares(n):
@@ -21,7 +21,7 @@ def outer_gen(n):
 
 def consume(until):
     acc = 0
-    while time.monotonic() < until:
+    while CLOCK() < until:
         for v in squares(300):
             acc += v
         acc += next(outer_gen(300))
@@ -29,4 +29,4 @@ def consume(until):
 
 
 if __name__ == "__main__":
-    consume(time.monotonic() + float(sys.argv[1] if len(sys.argv) > 1 else 2))
+    consume(CLOCK() + float(A.rstrip("c")))
