@@ -132,7 +132,7 @@ static uint64_t last_pending;
 static void record_labels(const char *prog, const char *name, char *const opts[])
 {
 	char exe[PATHBUF], out[PATH_MAX], *log = NULL;
-	char *cmd[] = {exe, "1.5", NULL};
+	char *cmd[] = {exe, "1.5c", NULL}; /* of its CPU: as many samples however busy */
 	struct label_counts c;
 
 	snprintf(exe, sizeof(exe), "%s/%s", progs_dir, prog);
@@ -184,7 +184,7 @@ static void test_report(void)
 static void test_otlp(void)
 {
 	char out[PATH_MAX], txt[PATHBUF], cmd[4 * PATHBUF], *log = NULL, *text, *line, *save = NULL;
-	char exe[PATHBUF], *args[] = {exe, "1", NULL};
+	char exe[PATHBUF], *args[] = {exe, "1c", NULL};
 	uint64_t labelled = 0, labelled_ok = 0, bare = 0, bare_labelled = 0;
 
 	snprintf(exe, sizeof(exe), "%s/golabels_stripped", progs_dir);

@@ -46,14 +46,17 @@
 #define N(a)	  ((int)(sizeof(a) / sizeof((a)[0])))
 #define LIBC_ROOT "_start", "__libc_start_main", "__libc_start_call_main", "main"
 
+/* seconds of each program's CPU time (node's, the Java thread's, drap_loop's "3c"): as many
+ * samples however busy the machine */
 static const char *seconds = "3";
 
 static const char busy_js[] =
     "function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n"
+    "function cpuMs() { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }\n"
     "function work(ms) {\n"
-    "  const end = Date.now() + ms;\n"
+    "  const end = cpuMs() + ms;\n"
     "  let acc = 0;\n"
-    "  while (Date.now() < end) {\n"
+    "  while (cpuMs() < end) {\n"
     "    acc += fib(20);\n"
     "    const arr = [];\n"
     "    for (let i = 0; i < 200; i++) arr.push({ k: i, v: String(i * 7) });\n"
@@ -68,9 +71,13 @@ static const char busy_java[] =
     "import java.util.*;\n"
     "public class Busy {\n"
     "    static int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n"
+    "    static long cpuMs() {\n"
+    "        return java.lang.management.ManagementFactory.getThreadMXBean()\n"
+    "            .getCurrentThreadCpuTime() / 1000000;\n"
+    "    }\n"
     "    static long work(long ms) {\n"
-    "        long end = System.currentTimeMillis() + ms, acc = 0;\n"
-    "        while (System.currentTimeMillis() < end) {\n"
+    "        long end = cpuMs() + ms, acc = 0;\n"
+    "        while (cpuMs() < end) {\n"
     "            acc += fib(20);\n"
     "            List<String> l = new ArrayList<>();\n"
     "            for (int i = 0; i < 200; i++) l.add(Integer.toString(i * 7));\n"
@@ -638,13 +645,14 @@ static void count_cfa_reg_leaves(const char *rec, const char *prog, uint64_t *al
 static void test_drap_prologue(void)
 {
 	static const char *const exp[] = {LIBC_ROOT, "drap_loop", "drap_small"};
-	char prog[PATHBUF];
-	char *cmd[] = {prog, (char *)seconds, NULL};
+	char prog[PATHBUF], cpu_secs[32];
+	char *cmd[] = {prog, cpu_secs, NULL};
 	static struct run r;
 	struct needle_stats ds;
 	uint64_t in_reg = 0, in_reg_complete = 0;
 
 	snprintf(prog, sizeof(prog), "%s/drap_loop", progs_dir);
+	snprintf(cpu_secs, sizeof(cpu_secs), "%sc", seconds);
 	CHECK(access(prog, X_OK) == 0, "%s is missing (make %s)", prog, prog);
 	if (access(prog, X_OK) || !record("drap", cmd, &r))
 		return;

@@ -3,8 +3,9 @@
  * faults_badcfi SECS LIB [LIB...]: dlopen()s each LIB (copies of
  * libfaults_badcfi.so with corrupted CFI, made by tests/e2e/test_faults.c), runs
  * each one's bc_entry in its own thread ("bc_lib0", "bc_lib1", ...: spins
- * forever inside the library), while the main thread spins for SECS in
- * main -> bc_a -> bc_b -> bc_leaf, then the process exits.
+ * forever inside the library), while the main thread spins for SECS ("3c":
+ * of the process's CPU time) in main -> bc_a -> bc_b -> bc_leaf, then the
+ * process exits.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -71,7 +72,12 @@ int main(int argc, char **argv)
 		if (!entries[i - 2] || pthread_create(&t, NULL, lib_thread, (void *)(long)(i - 2)))
 			return 1;
 	}
-	spin_deadline = spin_now() + atof(argv[1]);
+	/* "3c": the process's CPU time, its library threads' included */
+	{
+		double secs = spin_secs(argv[1]);
+
+		spin_deadline = spin_now() + secs;
+	}
 	bc_a(argc);
 	fflush(stdout);
 	_exit(0);

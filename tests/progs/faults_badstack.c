@@ -2,7 +2,7 @@
 /*
  * Corrupted stacks in sampled leaves (tests/e2e/test_faults.c).  One thread per
  * case, named after it; each sets rsp / rbp to something hostile in a
- * hand-written leaf and spins there forever (the process exits after SECS by
+ * hand-written leaf and spins there forever (the process exits after SECS, "2c" its CPU time, by
  * exit_group, which kills them).  Expected stop reason (see bpf/walker.h):
  *   bs_garbage   CFI leaf, rsp = garbage in the kernel's half  unreadable-memory
  *   bs_unmapped  CFI leaf, rsp in an unmapped hole           unreadable-memory
@@ -33,6 +33,8 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "spin.h"
 
 void bs_rsp_spin(unsigned long new_rsp);
 void bs_rbp_spin(unsigned long new_rbp);
@@ -197,8 +199,9 @@ static const char *cases[] = {"bs_garbage", "bs_unmapped", "bs_guard",	 "bs_rbpc
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 3.0;
-	struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
+	/* "2c": until the process has had that much CPU, however busy the machine */
+	double secs = argc > 1 ? spin_secs(argv[1]) : 3.0, until = spin_now() + secs;
+	struct timespec nap = {0, 10 * 1000 * 1000};
 	pthread_t t;
 	size_t i;
 
@@ -216,7 +219,8 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	pthread_barrier_wait(&barrier);
-	nanosleep(&ts, NULL);
+	while (spin_now() < until)
+		nanosleep(&nap, NULL);
 	/* exit_group: the spinning threads die with the process */
 	fflush(stdout);
 	_exit(0);

@@ -4,7 +4,8 @@
 // for SECONDS, after 300 ms asleep (a profiler's load of the program ends
 // meanwhile: samples from its start on can carry labels).  Each prints how many
 // rounds it ran.
-// Usage: golabels SECONDS
+// Usage: golabels SECONDS ("1.5c": until the process has had that much CPU, so a
+// test knows how many samples to expect however busy the machine)
 package main
 
 import (
@@ -15,10 +16,25 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
 var sink int
+
+// Set by SECONDS ending in c: the process's CPU time to run for, not the deadline.
+var cpuLimit time.Duration
+
+func over(deadline time.Time) bool {
+	if cpuLimit == 0 {
+		return !time.Now().Before(deadline)
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return true
+	}
+	return time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) >= cpuLimit
+}
 
 //go:noinline
 func burn(n int) int {
@@ -32,7 +48,7 @@ func burn(n int) int {
 //go:noinline
 func labelled(deadline time.Time) int {
 	rounds := 0
-	for time.Now().Before(deadline) {
+	for !over(deadline) {
 		sink += burn(200000)
 		rounds++
 	}
@@ -42,7 +58,7 @@ func labelled(deadline time.Time) int {
 //go:noinline
 func bare(deadline time.Time) int {
 	rounds := 0
-	for time.Now().Before(deadline) {
+	for !over(deadline) {
 		sink += burn(200000)
 		rounds++
 	}
@@ -50,7 +66,12 @@ func bare(deadline time.Time) int {
 }
 
 func main() {
-	secs, _ := strconv.ParseFloat(os.Args[1], 64)
+	arg := os.Args[1]
+	cpu := strings.HasSuffix(arg, "c")
+	secs, _ := strconv.ParseFloat(strings.TrimSuffix(arg, "c"), 64)
+	if cpu {
+		cpuLimit = time.Duration(secs * float64(time.Second))
+	}
 	time.Sleep(300 * time.Millisecond)
 	deadline := time.Now().Add(time.Duration(secs * float64(time.Second)))
 	var wg sync.WaitGroup
