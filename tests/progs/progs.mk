@@ -202,49 +202,51 @@ $(PROGS_OUT)/inlines_stripped: $(PROGS_OUT)/inlines
 GO	 ?= go
 GO_ENV	 := HOME=$(abspath $(PROGS_OUT))/go GOCACHE=$(abspath $(PROGS_OUT))/go/cache \
 	GOPATH=$(abspath $(PROGS_OUT))/go/path GOTOOLCHAIN=local GOFLAGS= GOPROXY=off CGO_ENABLED=0
+# SECONDS of wall or CPU time: a file built beside each program that reads them
+GO_SECONDS := tests/progs/go/cputime.go
 GO_PROGS := $(addprefix $(PROGS_OUT)/,gofib gofib_stripped gofib_pie gosym_oracle gocgo_stripped \
 	golabels_stripped golabels_cgo)
 TEST_PROGS += $(GO_PROGS)
 
-$(PROGS_OUT)/gofib: tests/progs/go/gofib.go tests/progs/progs.mk
+$(PROGS_OUT)/gofib: tests/progs/go/gofib.go $(GO_SECONDS) tests/progs/progs.mk
 	@mkdir -p $(dir $@)
-	$(GO_ENV) $(GO) build -o $@ $<
+	$(GO_ENV) $(GO) build -o $@ $< $(GO_SECONDS)
 
 # arm64 (test_gopclntab's arm64 rows, the arm64 guest): Go cross-builds with GOARCH alone
 GO_ARM64_PROGS := $(addprefix $(PROGS_OUT)/arm64/,gofib gofib_stripped)
 TEST_PROGS += $(GO_ARM64_PROGS)
-$(PROGS_OUT)/arm64/gofib: tests/progs/go/gofib.go tests/progs/progs.mk
+$(PROGS_OUT)/arm64/gofib: tests/progs/go/gofib.go $(GO_SECONDS) tests/progs/progs.mk
 	@mkdir -p $(dir $@)
-	$(GO_ENV) GOARCH=arm64 $(GO) build -o $@ $<
+	$(GO_ENV) GOARCH=arm64 $(GO) build -o $@ $< $(GO_SECONDS)
 # after the unstripped build: its arm64 std in the cache (two at once compile it twice)
-$(PROGS_OUT)/arm64/gofib_stripped: tests/progs/go/gofib.go tests/progs/progs.mk | \
+$(PROGS_OUT)/arm64/gofib_stripped: tests/progs/go/gofib.go $(GO_SECONDS) tests/progs/progs.mk | \
 		$(PROGS_OUT)/arm64/gofib
 	@mkdir -p $(dir $@)
-	$(GO_ENV) GOARCH=arm64 $(GO) build -ldflags='-s -w' -o $@ $<
+	$(GO_ENV) GOARCH=arm64 $(GO) build -ldflags='-s -w' -o $@ $< $(GO_SECONDS)
 
-$(PROGS_OUT)/gofib_stripped: tests/progs/go/gofib.go tests/progs/progs.mk
+$(PROGS_OUT)/gofib_stripped: tests/progs/go/gofib.go $(GO_SECONDS) tests/progs/progs.mk
 	@mkdir -p $(dir $@)
-	$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<
+	$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $< $(GO_SECONDS)
 
 # a stripped PIE: its table in .data.rel.ro.gopclntab, its funcdata in .rodata
-$(PROGS_OUT)/gofib_pie: tests/progs/go/gofib.go tests/progs/progs.mk
+$(PROGS_OUT)/gofib_pie: tests/progs/go/gofib.go $(GO_SECONDS) tests/progs/progs.mk
 	@mkdir -p $(dir $@)
-	$(GO_ENV) $(GO) build -buildmode=pie -ldflags='-s -w' -o $@ $<
+	$(GO_ENV) $(GO) build -buildmode=pie -ldflags='-s -w' -o $@ $< $(GO_SECONDS)
 
 # cgo: Go and C in one stripped binary (C code keeps its .eh_frame)
-$(PROGS_OUT)/gocgo_stripped: tests/progs/go/gocgo.go tests/progs/progs.mk
+$(PROGS_OUT)/gocgo_stripped: tests/progs/go/gocgo.go $(GO_SECONDS) tests/progs/progs.mk
 	@mkdir -p $(dir $@)
-	$(GO_ENV) CGO_ENABLED=1 $(GO) build -ldflags='-s -w' -o $@ $<
+	$(GO_ENV) CGO_ENABLED=1 $(GO) build -ldflags='-s -w' -o $@ $< $(GO_SECONDS)
 
 # goroutine labels (test_go_labels): internal linking (no PT_TLS), and cgo's external
 # link (a PT_TLS of g's 8 bytes)
-$(PROGS_OUT)/golabels_stripped: tests/progs/go/golabels.go tests/progs/progs.mk
+$(PROGS_OUT)/golabels_stripped: tests/progs/go/golabels.go $(GO_SECONDS) tests/progs/progs.mk
 	@mkdir -p $(dir $@)
-	$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<
+	$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $< $(GO_SECONDS)
 
-$(PROGS_OUT)/golabels_cgo: tests/progs/go/golabels.go tests/progs/progs.mk
+$(PROGS_OUT)/golabels_cgo: tests/progs/go/golabels.go $(GO_SECONDS) tests/progs/progs.mk
 	@mkdir -p $(dir $@)
-	$(GO_ENV) CGO_ENABLED=1 $(GO) build -ldflags='-s -w -linkmode=external' -o $@ $<
+	$(GO_ENV) CGO_ENABLED=1 $(GO) build -ldflags='-s -w -linkmode=external' -o $@ $< $(GO_SECONDS)
 
 $(PROGS_OUT)/gosym_oracle: tests/progs/go/gosym_oracle.go tests/progs/progs.mk
 	@mkdir -p $(dir $@)

@@ -79,6 +79,27 @@ static uint64_t loaded_ns(struct tracker_world *w)
 	return bpf_map_lookup_elem(w->procs_fd, &pid, &pv) ? 0 : pv.loaded_ns;
 }
 
+/*
+ * nr pages of exe_fd mapped at every other page of a fresh reservation (no
+ * two adjacent: nr mappings the kernel cannot merge): its base, NULL when it
+ * could not be reserved; *mapped how many were.
+ */
+static char *map_exe_apart(int exe_fd, unsigned int nr, unsigned int *mapped)
+{
+	char *base =
+	    mmap(NULL, 2 * (size_t)nr * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned int i;
+
+	*mapped = 0;
+	CHECK(base != MAP_FAILED, "reserve");
+	if (base == MAP_FAILED)
+		return NULL;
+	for (i = 0; i < nr; i++)
+		*mapped += mmap(base + 2 * i * PAGE, PAGE, PROT_READ | PROT_EXEC,
+				MAP_PRIVATE | MAP_FIXED, exe_fd, 0) != MAP_FAILED;
+	return base;
+}
+
 static void test_unchanged_reload(struct tracker_world *w, int exe_fd)
 {
 	struct tracker_stats st;
@@ -128,17 +149,13 @@ static void test_pairing_linear(struct tracker_world *w, int exe_fd)
 	const unsigned int nr = 4000;
 	uint64_t steps;
 	uint32_t g1, g2, g3;
-	unsigned int i, mapped = 0;
+	unsigned int i, mapped;
 	char *base;
 	int n;
 
-	base = mmap(NULL, 2 * nr * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(base != MAP_FAILED, "reserve");
-	if (base == MAP_FAILED)
+	base = map_exe_apart(exe_fd, nr, &mapped);
+	if (!base)
 		return;
-	for (i = 0; i < nr; i++)
-		mapped += mmap(base + 2 * i * PAGE, PAGE, PROT_READ | PROT_EXEC,
-			       MAP_PRIVATE | MAP_FIXED, exe_fd, 0) != MAP_FAILED;
 	CHECK(mapped == nr, "%u of %u mappings", mapped, nr);
 	n = exec_mappings();
 	CHECK(n >= (int)nr, "%d executable mappings", n);
@@ -363,18 +380,14 @@ static void test_history_budget(struct tracker_world *w, int exe_fd)
 {
 	enum { PAGES = 1000, ROUNDS = 20 };
 	struct tracker_stats st0, st;
-	unsigned int i, mapped = 0;
+	unsigned int i, mapped;
 	uint64_t old = 0;
 	struct proc *p;
 	char *base;
 
-	base = mmap(NULL, 2 * PAGES * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(base != MAP_FAILED, "reserve");
-	if (base == MAP_FAILED)
+	base = map_exe_apart(exe_fd, PAGES, &mapped);
+	if (!base)
 		return;
-	for (i = 0; i < PAGES; i++)
-		mapped += mmap(base + 2 * i * PAGE, PAGE, PROT_READ | PROT_EXEC,
-			       MAP_PRIVATE | MAP_FIXED, exe_fd, 0) != MAP_FAILED;
 	CHECK(mapped == PAGES, "%u of %u mappings", mapped, PAGES);
 	CHECK(load_complete(w), "load %u mappings", PAGES);
 	proc_tracker_stats(w->pt, &st0);

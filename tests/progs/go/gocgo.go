@@ -13,8 +13,6 @@ import "C"
 
 import (
 	"os"
-	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -31,38 +29,18 @@ func mixGo(n uint64) uint64 {
 	return s
 }
 
-// Whether the process has used cpu of CPU time (0: whether deadline has passed).
-func over(deadline time.Time, cpu time.Duration) bool {
-	if cpu == 0 {
-		return !time.Now().Before(deadline)
-	}
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return true
-	}
-	return time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) >= cpu
-}
-
 //go:noinline
-func work(deadline time.Time, cpu time.Duration) {
-	for !over(deadline, cpu) {
+func work(deadline time.Time) {
+	for !over(deadline) {
 		sink += uint64(C.c_spin(2000000))
 		sink += mixGo(200000)
 	}
 }
 
 func main() {
-	secs, cpu := 1.0, time.Duration(0)
+	secs := 1.0
 	if len(os.Args) > 1 {
-		arg := os.Args[1]
-		inCPU := len(arg) > 0 && arg[len(arg)-1] == 'c'
-		if inCPU {
-			arg = arg[:len(arg)-1]
-		}
-		secs, _ = strconv.ParseFloat(arg, 64)
-		if inCPU {
-			cpu = time.Duration(secs * float64(time.Second))
-		}
+		secs = parseSeconds(os.Args[1])
 	}
-	work(time.Now().Add(time.Duration(secs*float64(time.Second))), cpu)
+	work(time.Now().Add(time.Duration(secs * float64(time.Second))))
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -67,15 +66,7 @@ func spin(deadline time.Time, wg *sync.WaitGroup) {
 func main() {
 	secs, goroutines := 1.0, 2
 	if len(os.Args) > 1 {
-		n := len(os.Args[1])
-		cpu := n > 0 && os.Args[1][n-1] == 'c'
-		if cpu {
-			n--
-		}
-		secs, _ = strconv.ParseFloat(os.Args[1][:n], 64)
-		if cpu {
-			cpuLimit = time.Duration(secs * float64(time.Second))
-		}
+		secs = parseSeconds(os.Args[1])
 	}
 	if len(os.Args) > 2 {
 		goroutines, _ = strconv.Atoi(os.Args[2])
@@ -92,20 +83,4 @@ func main() {
 		sink += work(deadline)
 	}
 	wg.Wait()
-}
-
-// Set by "SECONDS" ending in c: the program runs until it has used that much CPU, so
-// a test knows how many cpu-clock samples to expect however busy the machine
-// (its start, growing the goroutines' stacks, is then a fixed share of them).
-var cpuLimit time.Duration
-
-func over(deadline time.Time) bool {
-	if cpuLimit == 0 {
-		return !time.Now().Before(deadline)
-	}
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return true
-	}
-	return time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) >= cpuLimit
 }

@@ -13,28 +13,12 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
 var sink int
-
-// Set by SECONDS ending in c: the process's CPU time to run for, not the deadline.
-var cpuLimit time.Duration
-
-func over(deadline time.Time) bool {
-	if cpuLimit == 0 {
-		return !time.Now().Before(deadline)
-	}
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return true
-	}
-	return time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) >= cpuLimit
-}
 
 //go:noinline
 func burn(n int) int {
@@ -66,12 +50,7 @@ func bare(deadline time.Time) int {
 }
 
 func main() {
-	arg := os.Args[1]
-	cpu := strings.HasSuffix(arg, "c")
-	secs, _ := strconv.ParseFloat(strings.TrimSuffix(arg, "c"), 64)
-	if cpu {
-		cpuLimit = time.Duration(secs * float64(time.Second))
-	}
+	secs := parseSeconds(os.Args[1])
 	time.Sleep(300 * time.Millisecond)
 	deadline := time.Now().Add(time.Duration(secs * float64(time.Second)))
 	var wg sync.WaitGroup
