@@ -35,6 +35,8 @@ const volatile __u32 request_budget = 50;
  * consume on a timer (ring_buffer__consume) to pick up the rest.
  */
 const volatile __u64 wakeup_bytes = 256 * 1024;
+/* the same for the samples' ring (samples): an eighth of it, set with its size */
+const volatile __u64 samples_wakeup_bytes = SAMPLES_RING_BYTES / 8;
 /*
  * Deferred unwinding: a tables-pending sample carries this many bytes of user
  * stack (a multiple of DEFER_CHUNK, 0: off), within defer_bytes_per_sec.
@@ -112,6 +114,20 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, EVENTS_RING_BYTES);
 } events SEC(".maps");
+
+/*
+ * The perf events' walked samples, apart from everything else (stack copies,
+ * requests, probes' reservations): a ring small enough to stay in the
+ * cache.  Each byte of a ring is written again one ring's length later;
+ * by then a ring of megabytes has left the cache, and every 64 bytes of a
+ * record cost a miss, more than the walk of the frames they hold
+ * (docs/design.md, "Delivery").  Stack copies, tens of KiB each, keep the
+ * large ring: a small one would hold a handful.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, SAMPLES_RING_BYTES);
+} samples SEC(".maps");
 
 /*
  * The pid filter's processes, a bit per tgid: a sample of another task, the

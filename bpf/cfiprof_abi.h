@@ -194,6 +194,9 @@ struct cfi_proc_val {
 /* The rule dictionary's and the sample ring's sizes, unless record sets the ring's */
 #define RULES_MAX	  65536
 #define EVENTS_RING_BYTES (8 * 1024 * 1024)
+/* The samples' ring (bpf/cfiprof.bpf.c's samples): at least, and per CPU sampled */
+#define SAMPLES_RING_BYTES	   (512 * 1024)
+#define SAMPLES_RING_BYTES_PER_CPU (256 * 1024)
 
 struct cfi_rule_cache_entry {
 	__u64 pc;

@@ -16,6 +16,14 @@ static __always_inline __u64 sample_wakeup_flags(void)
 									     : BPF_RB_NO_WAKEUP;
 }
 
+/* sample_wakeup_flags for the samples' ring */
+static __always_inline __u64 samples_wakeup_flags(void)
+{
+	return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= samples_wakeup_bytes
+		   ? BPF_RB_FORCE_WAKEUP
+		   : BPF_RB_NO_WAKEUP;
+}
+
 /* A walk's stop reason (and unsupported rule), counted for each sample sent. */
 static __always_inline void walk_stopped(__u8 reason, __u8 unsup)
 {

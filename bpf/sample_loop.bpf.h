@@ -166,7 +166,7 @@ static __always_inline void sample_output(struct cfi_sample_record *rec, struct 
 	if (size > RECORD_MAX_BYTES + RT_RECORD_BYTES)
 		size = RECORD_MAX_BYTES + RT_RECORD_BYTES;
 	deferred = defer_wanted(st) && emit_deferred(rec, st);
-	if (!deferred && bpf_ringbuf_output(&events, rec, size, sample_wakeup_flags())) {
+	if (!deferred && bpf_ringbuf_output(&samples, rec, size, samples_wakeup_flags())) {
 		walker_count(CNT_LOST_RINGBUF, 1);
 		return;
 	}

@@ -25,6 +25,7 @@ struct run {
 	const struct snapshot *s;
 	const struct expect *e;
 	unsigned int samples, exact, signal_flag, requests, pending, reasons[STOP_REASON_MAX];
+	unsigned int samples_in_events; /* walked samples in the events ring: none belong there */
 	char last_bad[4096];
 };
 
@@ -45,6 +46,19 @@ static void wait_maps_settled(pid_t pid)
 		usleep(100000);
 	}
 	free(prev);
+}
+
+static int on_record(void *ctx, void *data, size_t size);
+
+/* The events ring: requests; a perf event's walked sample goes to the samples ring */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct run *r = ctx;
+	const struct cfi_sample_record *rec = data;
+
+	if (size >= sizeof(*rec) && rec->type == RECORD_SAMPLE)
+		r->samples_in_events++;
+	return on_record(ctx, data, size);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -220,7 +234,11 @@ static void live(const char *name, const char *prog, const char *arg2, const str
 	}
 	err = fill_maps(skel, &w, pid);
 	CHECK(err == 0, "%s: filling maps: %s", cfg, strerror(-err));
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &r, NULL);
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.samples), on_record, &r, NULL);
+	if (rb && ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, &r)) {
+		ring_buffer__free(rb);
+		rb = NULL;
+	}
 	pfd = open_cpu_clock(pid);
 	CHECK(rb && pfd >= 0, "%s: ring buffer / perf_event_open: %s", cfg, strerror(errno));
 	if (!rb || pfd < 0)
@@ -264,6 +282,8 @@ static void live(const char *name, const char *prog, const char *arg2, const str
 			printf(" %u=%u", key, r.reasons[key]);
 	printf("\n");
 	CHECK(r.samples >= ENOUGH_TO_JUDGE, "%s: only %u samples", cfg, r.samples);
+	CHECK(r.samples_in_events == 0, "%s: %u walked samples in the events ring, not samples",
+	      cfg, r.samples_in_events);
 	/* a sample now and then lands in clock_gettime (vdso, not loaded here) */
 	CHECK(r.exact * 10 >= r.samples * 9, "%s: %u of %u samples exact; e.g. %s", cfg, r.exact,
 	      r.samples, r.last_bad);

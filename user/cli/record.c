@@ -79,7 +79,9 @@ static const struct argp_option opts[] = {
 	{"rows", OPT_ROWS, "N", 0, "capacity of the unwind-rows map (default 4194304)", 0},
 	{"max-stacks", OPT_MAX_STACKS, "N", 0, "distinct stacks kept (default 1048576)", 0},
 	{"ring-buffer", OPT_RING, "BYTES", 0,
-	 "ring buffer size, a power of two from 16384 (default 8388608)", 0},
+	 "size of both ring buffers, a power of two from 16384 (default: samples 262144 a CPU, "
+	 "from 524288 to 8388608; stack copies and other records 8388608)",
+	 0},
 	{"save", OPT_SAVE, "FILE", 0,
 	 "keep the recording (raw stacks and mappings, for report) in FILE, the previous one as "
 	 "FILE.old (default without -o: " RECORDING_DEFAULT_PATH

@@ -219,6 +219,23 @@ static uint32_t pages_max(const struct loader_opts *o)
 	return n < 4096 ? 4096 : n > 262144 ? 262144 : n;
 }
 
+uint32_t samples_ring_bytes(uint32_t ringbuf_bytes, long ncpus)
+{
+	uint64_t want = (uint64_t)(ncpus > 0 ? ncpus : 1) * SAMPLES_RING_BYTES_PER_CPU;
+	uint32_t bytes = SAMPLES_RING_BYTES;
+
+	if (ringbuf_bytes)
+		return ringbuf_bytes;
+	while (bytes < want && bytes < EVENTS_RING_BYTES)
+		bytes <<= 1;
+	return bytes;
+}
+
+static uint32_t samples_bytes(const struct loader_opts *o)
+{
+	return samples_ring_bytes(o->ringbuf_bytes, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 void loader_early_maps(struct map_early *me, const struct loader_opts *o)
 {
 	const struct map_early_spec spec[] = {
@@ -226,6 +243,7 @@ void loader_early_maps(struct map_early *me, const struct loader_opts *o)
 	     rows_even(o) / 2, BPF_F_MMAPABLE},
 	    {"events", BPF_MAP_TYPE_RINGBUF, 0, 0,
 	     o->ringbuf_bytes ? o->ringbuf_bytes : EVENTS_RING_BYTES, 0},
+	    {"samples", BPF_MAP_TYPE_RINGBUF, 0, 0, samples_bytes(o), 0},
 	    {"rules", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct cfi_rule), RULES_MAX,
 	     BPF_F_MMAPABLE},
 	    /* bpf/lifecycle_maps.bpf.h: both objects' maps */
@@ -325,6 +343,10 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 		if (skel->rodata->wakeup_bytes > o->ringbuf_bytes / 8)
 			skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
 	}
+	l->samples_bytes = samples_bytes(o);
+	l->events_bytes = bpf_map__max_entries(skel->maps.events);
+	bpf_map__set_max_entries(skel->maps.samples, l->samples_bytes);
+	skel->rodata->samples_wakeup_bytes = l->samples_bytes / 8;
 	/*
 	 * The tail-call walker is most of what the verifier has to prove (its
 	 * 32-frame unrolled body): not loaded when bpf_loop walks.
@@ -391,6 +413,7 @@ static int loader_open_once(struct loader *l, const struct loader_opts *o, const
 	l->mappings_fd = bpf_map__fd(skel->maps.mappings);
 	l->pages_fd = bpf_map__fd(skel->maps.pages);
 	l->events_fd = bpf_map__fd(skel->maps.events);
+	l->samples_fd = bpf_map__fd(skel->maps.samples);
 	l->exit_maps_fd = bpf_map__fd(skel->maps.exit_maps);
 	l->counters_fd = bpf_map__fd(skel->maps.counters);
 	l->offcpu_unwalked_fd = bpf_map__fd(skel->maps.offcpu_unwalked);

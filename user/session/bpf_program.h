@@ -61,6 +61,8 @@ struct loader {
 	bool runtime_walks_later;
 	struct walk_loads *walks; /* the later loads, when either */
 	int procs_fd, mappings_fd, pages_fd, events_fd, counters_fd;
+	int samples_fd;			      /* ring buffer of the perf events' walked samples */
+	uint32_t samples_bytes, events_bytes; /* the two rings' sizes */
 	int exit_maps_fd; /* ring buffer of RECORD_MAPS_ENTRY / _END */
 	int runtime_procs_fd;	/* the processes running a language runtime (bpf/runtimes.bpf.h) */
 	int offcpu_unwalked_fd; /* off-CPU time without a stack (user/session/offcpu_unwalked.h) */
@@ -71,6 +73,13 @@ struct loader {
 	int core_written;      /* its result: 0, -errno; -EAGAIN while it runs */
 };
 
+/*
+ * The samples' ring for ncpus CPUs: ringbuf_bytes when set (--ring-buffer
+ * sizes both rings), else SAMPLES_RING_BYTES_PER_CPU a CPU, a power of two
+ * from SAMPLES_RING_BYTES to EVENTS_RING_BYTES: small enough to stay in the
+ * cache on a small host, a second of 256-byte samples at 999 Hz a CPU.
+ */
+uint32_t samples_ring_bytes(uint32_t ringbuf_bytes, long ncpus);
 /*
  * Starts creating the largest maps (the rows array, the sample ring, the rule
  * dictionary) as loader_open will size them from o: a thread's work while

@@ -476,9 +476,16 @@ int session_start(struct session *s, const struct session_opts *o)
 	err = start_unwind_state(s, o);
 	if (err)
 		return err;
-	s->rb = ring_buffer__new(s->ld.events_fd, session_handle_record, s, NULL);
-	/* one poll serves both; records of the second need no order with the samples */
-	if (s->rb && ring_buffer__add(s->rb, s->ld.exit_maps_fd, session_handle_record, s)) {
+	/*
+	 * One poll serves the three rings, each read in this order in a pass:
+	 * the walked samples before the other records, so that a process's
+	 * exit is seldom read before its last samples (its tables are unloaded
+	 * EXIT_UNLOAD_DELAY_NS after in any case); the exiting processes'
+	 * mappings need no order with either.
+	 */
+	s->rb = ring_buffer__new(s->ld.samples_fd, session_handle_record, s, NULL);
+	if (s->rb && (ring_buffer__add(s->rb, s->ld.events_fd, session_handle_record, s) ||
+		      ring_buffer__add(s->rb, s->ld.exit_maps_fd, session_handle_record, s))) {
 		ring_buffer__free(s->rb);
 		s->rb = NULL;
 	}
@@ -521,9 +528,15 @@ int session_start(struct session *s, const struct session_opts *o)
 		    (t_ready - t_loaded) * 1e3, (t_traced - t_ready) * 1e3,
 		    (s->start - t_traced) * 1e3);
 	/* a map whose declaration no longer matches its early copy is created again, later */
-	if (o->verbose)
+	if (o->verbose) {
 		fprintf(stderr, "cfiprof: start: %d of %d maps created ahead were used\n",
 			s->early_maps.taken, s->early_maps.n);
+		fprintf(
+		    stderr,
+		    "cfiprof: start: ring buffers: samples %u KiB (perf events' walked samples), "
+		    "events %u KiB (stack copies, requests, the other events' samples)\n",
+		    s->ld.samples_bytes / 1024, s->ld.events_bytes / 1024);
+	}
 	s->start_unix_ns = unix_ns();
 	return release_command(s);
 }
