@@ -73,6 +73,47 @@ int kstack(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/*
+ * kstack_ring: the same walk, its stack then sent to user space as a
+ * profiler must send it (cfiprof's records go the same way: one
+ * bpf_ringbuf_output of the frames, a wakeup only past a fill level), so
+ * that a per-frame cost compared with cfiprof's counts the same delivery.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} ring SEC(".maps");
+
+const volatile __u64 wakeup_bytes = 1 << 20; /* set by fpwalk -r: an eighth of the ring */
+
+SEC("perf_event")
+int kstack_ring(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0;
+	struct stackbuf *b;
+	long n;
+	__u64 flags;
+
+	if (!is_target())
+		return 0;
+	b = bpf_map_lookup_elem(&buf, &zero);
+	if (!b)
+		return 0;
+	n = bpf_get_stack(ctx, b->pcs, sizeof(b->pcs), BPF_F_USER_STACK);
+	count(0, 1);
+	if (n <= 0) {
+		count(2, 1);
+		return 0;
+	}
+	count(1, n / 8);
+	flags = bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									    : BPF_RB_NO_WAKEUP;
+	if (n > (long)sizeof(b->pcs))
+		n = sizeof(b->pcs);
+	bpf_ringbuf_output(&ring, b->pcs, n, flags);
+	return 0;
+}
+
 struct fpwalk_state {
 	__u64 fp;
 	__u64 *pcs;

@@ -11,6 +11,9 @@
 # one 16-byte bpf_probe_read_user per frame) on recurse_fp, and bpftrace's ustack
 # (tests/bench/bpftrace_ustack.sh: bpf_get_stackid, the same walk plus its stack map).  Every round runs each
 # configuration once, interleaved; the ratio is taken within a round, then the median.
+# cfiprof's run time counts sending each frame to user space (its samples ring), bpf_get_stack's
+# (into a per-CPU buffer) does not: a second reference, bpf_get_stack + ring (fpwalk -m ring),
+# sends its stacks through a ring buffer of the size cfiprof's samples ring has here.
 #
 #   RUNS=5 DEPTHS="8 120" SECS=2 HZ=999 tests/bench/walker_cost.sh
 #   VARIANTS="old=/tmp/cfiprof-old new=build/cfiprof" ...   (two builds, interleaved)
@@ -72,8 +75,8 @@ one() {
 	"${pin[@]}" "$@" "build/progs/$prog" "$SECS" "$depth" > "$log" 2>&1 9>&- || true
 	unbusy
 	[ -n "$LOCK" ] && flock -u 9
-	if [ "${label#fpwalk}" != "$label" ] || [ "${label#bpfwalk}" != "$label" ] ||
-		[ "${label#bpftrace}" != "$label" ]; then
+	if [ "${label#fpwalk}" != "$label" ] || [ "${label#fpring}" != "$label" ] ||
+		[ "${label#bpfwalk}" != "$label" ] || [ "${label#bpftrace}" != "$label" ]; then
 		ns=$(sed -n 's/.*ns_per_sample \([0-9.]*\).*/\1/p' "$log")
 		fr=$(sed -n 's/.*frames_per_sample \([0-9.]*\).*/\1/p' "$log")
 		hit=- complete=-
@@ -92,10 +95,19 @@ one() {
 		"${hit:--}" "${complete:--}" >> "$raw"
 }
 
+# the size of cfiprof's samples ring here: bpf_get_stack's stacks go through one as large
+ring_kib=$("$CFIPROF" record -v -o /dev/null -- true 2>&1 |
+	sed -n 's/.*ring buffers: samples \([0-9]*\) KiB.*/\1/p')
+if [ -z "$ring_kib" ]; then
+	echo "walker_cost: $CFIPROF record -v names no samples ring" >&2
+	exit 1
+fi
+
 for r in $(seq "$RUNS"); do
 	echo "walker_cost: round $r/$RUNS" >&2
 	for depth in $DEPTHS; do
 		one "$r" "fpwalk" recurse_fp "$depth" "$FPWALK" -m kstack -F "$HZ" --
+		one "$r" "fpring" recurse_fp "$depth" "$FPWALK" -m ring -r $((ring_kib * 1024)) -F "$HZ" --
 		one "$r" "bpfwalk" recurse_fp "$depth" "$FPWALK" -m bpfwalk -F "$HZ" --
 		one "$r" "bpftrace" recurse_fp "$depth" tests/bench/bpftrace_ustack.sh -F "$HZ" --
 		for v in $VARIANTS; do
@@ -112,10 +124,10 @@ for r in $(seq "$RUNS"); do
 	done
 done
 
-python3 - "$raw" "$report" "$RUNS" "$HZ" "$DEPTHS" "$out/walker.json" << 'EOF'
+python3 - "$raw" "$report" "$RUNS" "$HZ" "$DEPTHS" "$out/walker.json" "$ring_kib" << 'EOF'
 import statistics, sys, subprocess, collections
 raw, report, runs, hz, depths = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5].split()
-summary_path = sys.argv[6]
+summary_path, ring_kib = sys.argv[6], sys.argv[7]
 lo, hi = depths[0], depths[-1]
 rows = collections.defaultdict(dict)  # (label, prog) -> round -> depth -> (ns, frames, hit, complete)
 for line in open(raw):
@@ -133,6 +145,9 @@ def per_frame(key, r):
 
 name = {"recurse": "recurse (no frame pointers)", "recurse_fp": "recurse_fp (frame pointers)"}
 base = ("fpwalk", "recurse_fp")
+ring_base = ("fpring", "recurse_fp")
+names = {"fpwalk": "bpf_get_stack", "fpring": "bpf_get_stack + ring",
+         "bpftrace": "bpftrace ustack"}
 uname = subprocess.run(["uname", "-r"], capture_output=True, text=True).stdout.strip()
 w = open(report, "w")
 def p(s=""):
@@ -145,25 +160,32 @@ p("%s, %d CPUs, cpu-clock at %s Hz, %s rounds; every run on CPU 0, every CPU bus
   "difference); ratio = per frame / bpf_get_stack's per frame in the same round, median of the "
   "rounds (min–max). `bpf_get_stack` = the kernel's own frame-pointer walk "
   "(`BPF_F_USER_STACK`), `bpfwalk` = that walk in BPF (one 16-byte read per frame), "
-  "`bpftrace ustack` = `bpf_get_stackid` (that walk plus bpftrace's stack map)."
-  % (uname, __import__("os").cpu_count(), hz, runs, hi, lo))
+  "`bpftrace ustack` = `bpf_get_stackid` (that walk plus bpftrace's stack map), "
+  "`bpf_get_stack + ring` = that walk with each stack then sent through a ring buffer read by "
+  "user space, %s KiB as cfiprof's samples ring here (cfiprof's figures count the delivery of "
+  "its frames; `bpf_get_stack`'s, into a per-CPU buffer, none)."
+  % (uname, __import__("os").cpu_count(), hz, runs, hi, lo, ring_kib))
 p()
-p("| walker | program | ns/frame | × bpf_get_stack per frame |")
-p("|---|---|---|---|")
+p("| walker | program | ns/frame | × bpf_get_stack per frame | × bpf_get_stack + ring |")
+p("|---|---|---|---|---|")
 summary = []
 for key in rows:
     label, prog = key
-    pfs, ratios = [], []
+    pfs, ratios, ring_ratios = [], [], []
     for r in rows[key]:
-        pf, b = per_frame(key, r), per_frame(base, r)
+        pf, b, rb = per_frame(key, r), per_frame(base, r), per_frame(ring_base, r)
         pfs.append(pf)
         ratios.append(pf / b if pf is not None and b else None)
-    shown = {"fpwalk": "bpf_get_stack", "bpftrace": "bpftrace ustack"}.get(label, label)
-    p("| %s | %s | %s | %s |" % (shown, name.get(prog, prog), med(pfs), med(ratios, "%.2f")))
+        ring_ratios.append(pf / rb if pf is not None and rb else None)
+    shown = names.get(label, label)
+    p("| %s | %s | %s | %s | %s |" % (shown, name.get(prog, prog), med(pfs), med(ratios, "%.2f"),
+                                     med(ring_ratios, "%.2f")))
     ok = [x for x in ratios if x is not None]
+    ok_ring = [x for x in ring_ratios if x is not None]
     summary.append({"walker": shown, "program": prog,
                     "ns_frame": statistics.median([x for x in pfs if x is not None] or [0]),
-                    "ratio": statistics.median(ok) if ok else None})
+                    "ratio": statistics.median(ok) if ok else None,
+                    "ratio_ring": statistics.median(ok_ring) if ok_ring else None})
 p()
 p("| walker | program | depth | user frames/sample | ns/sample | rule cache hit % | complete % |")
 p("|---|---|---|---|---|---|---|")
@@ -173,7 +195,7 @@ for key in rows:
         v = [rows[key][r][depth] for r in rows[key] if depth in rows[key][r]]
         if not v:
             continue
-        shown = {"fpwalk": "bpf_get_stack", "bpftrace": "bpftrace ustack"}.get(label, label)
+        shown = names.get(label, label)
         p("| %s | %s | %s | %.1f | %s | %s | %s |" % (
             shown, prog, depth, statistics.median(x[1] for x in v), med([x[0] for x in v], "%.0f"),
             v[-1][2], v[-1][3]))
