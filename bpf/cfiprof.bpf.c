@@ -121,7 +121,7 @@ struct {
  * cache.  Each byte of a ring is written again one ring's length later;
  * by then a ring of megabytes has left the cache, and every 64 bytes of a
  * record cost a miss, more than the walk of the frames they hold
- * (docs/design.md, "Delivery").  Stack copies, tens of KiB each, keep the
+ * (docs/design.md, the walker).  Stack copies, tens of KiB each, keep the
  * large ring: a small one would hold a handful.
  */
 struct {
