@@ -577,10 +577,14 @@ static inline void interp_check_unsupported(const struct interp_lang *lang, cons
 	      r.log ? r.log : "");
 	n = count_incomplete_outside_crt(r.folded, lang->comm);
 	/*
-	 * One sample more than the language allows: a single no-rule leaf that
-	 * nothing names ("[unknown]") turned up in about one run in six of
-	 * php's and ruby's (1 of 241-275 samples), cause not found yet (issue
-	 * 34's note of 2026-12-04); two or more still fail.
+	 * One sample more than the language allows: a single leaf that nothing
+	 * names ("[unknown]", no-rule or no-mapping) turns up in about one run
+	 * in six of php's and ruby's (1 of 241-275 samples).  For php it is
+	 * code mapped for a few milliseconds: the thread-safe copy dlopens
+	 * each extension and unmaps it at once (its build id is the other
+	 * one's), so a sample inside one has a pc no later read of the maps
+	 * names (a recording's raw pc, below libgcc_s, where strace shows
+	 * the extensions mapped and unmapped).  Two or more still fail.
 	 */
 	CHECK(n <= 1 || n * 1000 <= r.samples * lang->incomplete_permille,
 	      "native stacks: %lu of %lu samples incomplete outside crt code (want %u per mille at "
