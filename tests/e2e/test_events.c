@@ -584,8 +584,13 @@ static void test_estimate(void)
 	printf("  estimate: %" PRIu64 " calls, %" PRIu64 " sampled, weighted %" PRIu64
 	       " (%+.2f%%)\n",
 	       calls, sampled, est, calls ? 100.0 * ((double)est - (double)calls) / calls : 0.0);
-	/* thinned: else the weights were all 1 and nothing below could fail */
-	CHECK(sampled > 0 && sampled * 2 < calls,
+	/*
+	 * Thinned: else the weights were all 1 and nothing below could fail.
+	 * Any thinning, not half: beside tests/stress.sh the program once made
+	 * 15,000 calls in its second (10,529 sampled, weighted to 14,976),
+	 * and at 10,000 a second a slower machine thins less, not wrongly.
+	 */
+	CHECK(sampled > 0 && sampled < calls,
 	      "%" PRIu64 " of %" PRIu64 " calls sampled: not thinned\n%s", sampled, calls, log);
 	CHECK(n == 1 && est * 20 >= calls * 19 && est * 20 <= calls * 21,
 	      "the weighted total %" PRIu64 " in %d stacks, the program's %" PRIu64 " calls", est,
