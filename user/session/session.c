@@ -477,11 +477,11 @@ int session_start(struct session *s, const struct session_opts *o)
 	if (err)
 		return err;
 	/*
-	 * One poll serves the three rings, each read in this order in a pass:
-	 * the walked samples before the other records, so that a process's
-	 * exit is seldom read before its last samples (its tables are unloaded
-	 * EXIT_UNLOAD_DELAY_NS after in any case); the exiting processes'
-	 * mappings need no order with either.
+	 * One poll serves the three rings; the consumer's ring_buffer__consume
+	 * reads them in the order added, the walked samples first, so that a
+	 * process's exit is seldom handled before its last samples (its tables
+	 * are unloaded EXIT_UNLOAD_DELAY_NS after in any case); the exiting
+	 * processes' mappings need no order with either.
 	 */
 	s->rb = ring_buffer__new(s->ld.samples_fd, session_handle_record, s, NULL);
 	if (s->rb && (ring_buffer__add(s->rb, s->ld.events_fd, session_handle_record, s) ||
