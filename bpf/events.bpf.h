@@ -329,7 +329,7 @@ static __always_inline bool offcpu_send(const struct cfi_offcpu_block *b, __u32 
 	if (size > offcpu_value_bytes)
 		size = offcpu_value_bytes;
 	walker_count(CNT_SAMPLES, 1);
-	if (bpf_ringbuf_output(&events, rec, size, sample_wakeup_flags())) {
+	if (bpf_ringbuf_output(&events, rec, size, ring_wakeup_flags(&events, wakeup_bytes))) {
 		walker_count(CNT_LOST_RINGBUF, 1);
 		return false;
 	}

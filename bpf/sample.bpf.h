@@ -10,18 +10,11 @@
 #ifndef CFIPROF_SAMPLE_BPF_H
 #define CFIPROF_SAMPLE_BPF_H
 
-static __always_inline __u64 sample_wakeup_flags(void)
+/* A submission to ring wakes the reader only once at least bytes are pending. */
+static __always_inline __u64 ring_wakeup_flags(void *ring, __u64 bytes)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-									     : BPF_RB_NO_WAKEUP;
-}
-
-/* sample_wakeup_flags for the samples' ring */
-static __always_inline __u64 samples_wakeup_flags(void)
-{
-	return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= samples_wakeup_bytes
-		   ? BPF_RB_FORCE_WAKEUP
-		   : BPF_RB_NO_WAKEUP;
+	return bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= bytes ? BPF_RB_FORCE_WAKEUP
+								   : BPF_RB_NO_WAKEUP;
 }
 
 /* A walk's stop reason (and unsupported rule), counted for each sample sent. */

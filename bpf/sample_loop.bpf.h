@@ -138,7 +138,7 @@ static __always_inline int sample_with_loop(const struct sample_src *src, __u32 
 	if (deferred)
 		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
 	else
-		bpf_ringbuf_submit(rec, sample_wakeup_flags());
+		bpf_ringbuf_submit(rec, ring_wakeup_flags(&events, wakeup_bytes));
 	walker_count(CNT_WRITTEN, 1);
 	walk_finished(&lc.st, deferred);
 	walk_requests(&lc.st);
@@ -166,7 +166,8 @@ static __always_inline void sample_output(struct cfi_sample_record *rec, struct 
 	if (size > RECORD_MAX_BYTES + RT_RECORD_BYTES)
 		size = RECORD_MAX_BYTES + RT_RECORD_BYTES;
 	deferred = defer_wanted(st) && emit_deferred(rec, st);
-	if (!deferred && bpf_ringbuf_output(&samples, rec, size, samples_wakeup_flags())) {
+	if (!deferred && bpf_ringbuf_output(&samples, rec, size,
+					    ring_wakeup_flags(&samples, samples_wakeup_bytes))) {
 		walker_count(CNT_LOST_RINGBUF, 1);
 		return;
 	}

@@ -52,8 +52,8 @@ static __always_inline int is_target(void)
 	return (bpf_get_current_pid_tgid() >> 32) == target_tgid;
 }
 
-SEC("perf_event")
-int kstack(struct bpf_perf_event_data *ctx)
+/* The target's user stack into this CPU's buffer, counted: its bytes (0: none) */
+static __always_inline long kernel_walk(struct bpf_perf_event_data *ctx, struct stackbuf **out)
 {
 	__u32 zero = 0;
 	struct stackbuf *b;
@@ -66,10 +66,21 @@ int kstack(struct bpf_perf_event_data *ctx)
 		return 0;
 	n = bpf_get_stack(ctx, b->pcs, sizeof(b->pcs), BPF_F_USER_STACK);
 	count(0, 1);
-	if (n > 0)
-		count(1, n / 8);
-	else
+	if (n <= 0) {
 		count(2, 1);
+		return 0;
+	}
+	count(1, n / 8);
+	*out = b;
+	return n > (long)sizeof(b->pcs) ? (long)sizeof(b->pcs) : n;
+}
+
+SEC("perf_event")
+int kstack(struct bpf_perf_event_data *ctx)
+{
+	struct stackbuf *b;
+
+	kernel_walk(ctx, &b);
 	return 0;
 }
 
@@ -89,28 +100,14 @@ const volatile __u64 wakeup_bytes = 1 << 20; /* set by fpwalk -r: an eighth of t
 SEC("perf_event")
 int kstack_ring(struct bpf_perf_event_data *ctx)
 {
-	__u32 zero = 0;
-	struct stackbuf *b;
-	long n;
-	__u64 flags;
+	struct stackbuf *b = NULL;
+	long n = kernel_walk(ctx, &b);
 
-	if (!is_target())
-		return 0;
-	b = bpf_map_lookup_elem(&buf, &zero);
-	if (!b)
-		return 0;
-	n = bpf_get_stack(ctx, b->pcs, sizeof(b->pcs), BPF_F_USER_STACK);
-	count(0, 1);
-	if (n <= 0) {
-		count(2, 1);
-		return 0;
-	}
-	count(1, n / 8);
-	flags = bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-									    : BPF_RB_NO_WAKEUP;
-	if (n > (long)sizeof(b->pcs))
-		n = sizeof(b->pcs);
-	bpf_ringbuf_output(&ring, b->pcs, n, flags);
+	if (n > 0 && b)
+		bpf_ringbuf_output(&ring, b->pcs, n,
+				   bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes
+				       ? BPF_RB_FORCE_WAKEUP
+				       : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

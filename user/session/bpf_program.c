@@ -219,21 +219,23 @@ static uint32_t pages_max(const struct loader_opts *o)
 	return n < 4096 ? 4096 : n > 262144 ? 262144 : n;
 }
 
-uint32_t samples_ring_bytes(uint32_t ringbuf_bytes, long ncpus)
+/*
+ * The samples' ring: o->ringbuf_bytes when set (--ring-buffer sizes both
+ * rings), else SAMPLES_RING_BYTES_PER_CPU a CPU, a power of two from
+ * SAMPLES_RING_BYTES to EVENTS_RING_BYTES: small enough to stay in the cache
+ * on a small host, a second of 256-byte samples at 999 Hz a CPU.
+ */
+static uint32_t samples_bytes(const struct loader_opts *o)
 {
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t want = (uint64_t)(ncpus > 0 ? ncpus : 1) * SAMPLES_RING_BYTES_PER_CPU;
 	uint32_t bytes = SAMPLES_RING_BYTES;
 
-	if (ringbuf_bytes)
-		return ringbuf_bytes;
+	if (o->ringbuf_bytes)
+		return o->ringbuf_bytes;
 	while (bytes < want && bytes < EVENTS_RING_BYTES)
 		bytes <<= 1;
 	return bytes;
-}
-
-static uint32_t samples_bytes(const struct loader_opts *o)
-{
-	return samples_ring_bytes(o->ringbuf_bytes, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 void loader_early_maps(struct map_early *me, const struct loader_opts *o)

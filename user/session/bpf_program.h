@@ -74,13 +74,6 @@ struct loader {
 };
 
 /*
- * The samples' ring for ncpus CPUs: ringbuf_bytes when set (--ring-buffer
- * sizes both rings), else SAMPLES_RING_BYTES_PER_CPU a CPU, a power of two
- * from SAMPLES_RING_BYTES to EVENTS_RING_BYTES: small enough to stay in the
- * cache on a small host, a second of 256-byte samples at 999 Hz a CPU.
- */
-uint32_t samples_ring_bytes(uint32_t ringbuf_bytes, long ncpus);
-/*
  * Starts creating the largest maps (the rows array, the sample ring, the rule
  * dictionary) as loader_open will size them from o: a thread's work while
  * the start does its own, handed to loader_open by o->early.
