@@ -1,7 +1,8 @@
 #!/bin/bash
 # The walker's kernel cost per frame against the kernel's own frame-pointer walk
 # (bpf_get_stack(BPF_F_USER_STACK), tests/bench/fpwalk), issue 15's measure:
-#   per-frame = (ns per sample at the deep depth - at the shallow one) / (frames deep - shallow)
+#   per-frame = the least-squares slope of ns per sample over frames per sample across DEPTHS
+#   (with two: (ns deep - ns shallow) / (frames deep - frames shallow))
 # ns per sample from kernel.bpf_stats_enabled (run time of every run, the early exits of other
 # tasks' samples included, / samples of the target), the recursion test program at each depth,
 # pinned to CPU 0, with a second copy of it busy on every other CPU (not profiled: filtered, cheap early exits,
@@ -10,7 +11,8 @@
 # pointers, walked with CFI too); bpf_get_stack and bpfwalk (the same frame-pointer walk in BPF,
 # one 16-byte bpf_probe_read_user per frame) on recurse_fp, and bpftrace's ustack
 # (tests/bench/bpftrace_ustack.sh: bpf_get_stackid, the same walk plus its stack map).  Every round runs each
-# configuration once, interleaved; the ratio is taken within a round, then the median.
+# configuration once, interleaved, its depths back to back; the ratio is taken within a round,
+# then the median.
 # cfiprof's run time counts sending each frame to user space (its samples ring), bpf_get_stack's
 # (into a per-CPU buffer) does not: a second reference, bpf_get_stack + ring (fpwalk -m ring),
 # sends its stacks through a ring buffer of the size cfiprof's samples ring has here.
@@ -103,22 +105,38 @@ if [ -z "$ring_kib" ]; then
 	exit 1
 fi
 
+# One configuration's depths back to back, in an order that alternates by round: a slow
+# phase of the host (this guest has minutes-long ones) then shifts the two ends of one
+# configuration's slope together, and a drift within a round cancels over two rounds.
+depths_of() {
+	if [ $(($1 % 2)) -eq 0 ]; then
+		echo "$DEPTHS" | tr ' ' '\n' | tac | tr '\n' ' '
+	else
+		echo "$DEPTHS"
+	fi
+}
+each() {
+	local round=$1 label=$2 prog=$3 depth
+	shift 3
+	for depth in $(depths_of "$round"); do
+		one "$round" "$label" "$prog" "$depth" "$@"
+	done
+}
+
 for r in $(seq "$RUNS"); do
 	echo "walker_cost: round $r/$RUNS" >&2
-	for depth in $DEPTHS; do
-		one "$r" "fpwalk" recurse_fp "$depth" "$FPWALK" -m kstack -F "$HZ" --
-		one "$r" "fpring" recurse_fp "$depth" "$FPWALK" -m ring -r $((ring_kib * 1024)) -F "$HZ" --
-		one "$r" "bpfwalk" recurse_fp "$depth" "$FPWALK" -m bpfwalk -F "$HZ" --
-		one "$r" "bpftrace" recurse_fp "$depth" tests/bench/bpftrace_ustack.sh -F "$HZ" --
-		for v in $VARIANTS; do
-			name=${v%%=*} bin=${v#*=}
-			for prog in $PROGS; do
-				for mode in $MODES; do
-					flag=
-					[ "$mode" = tail-calls ] && flag=--tail-calls
-					one "$r" "$name $mode" "$prog" "$depth" "$bin" record -v -F "$HZ" \
-						--user-only --max-frames 1024 $flag -o /dev/null --
-				done
+	each "$r" "fpwalk" recurse_fp "$FPWALK" -m kstack -F "$HZ" --
+	each "$r" "fpring" recurse_fp "$FPWALK" -m ring -r $((ring_kib * 1024)) -F "$HZ" --
+	each "$r" "bpfwalk" recurse_fp "$FPWALK" -m bpfwalk -F "$HZ" --
+	each "$r" "bpftrace" recurse_fp tests/bench/bpftrace_ustack.sh -F "$HZ" --
+	for v in $VARIANTS; do
+		name=${v%%=*} bin=${v#*=}
+		for prog in $PROGS; do
+			for mode in $MODES; do
+				flag=
+				[ "$mode" = tail-calls ] && flag=--tail-calls
+				each "$r" "$name $mode" "$prog" "$bin" record -v -F "$HZ" \
+					--user-only --max-frames 1024 $flag -o /dev/null --
 			done
 		done
 	done
@@ -128,7 +146,6 @@ python3 - "$raw" "$report" "$RUNS" "$HZ" "$DEPTHS" "$out/walker.json" "$ring_kib
 import statistics, sys, subprocess, collections
 raw, report, runs, hz, depths = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5].split()
 summary_path, ring_kib = sys.argv[6], sys.argv[7]
-lo, hi = depths[0], depths[-1]
 rows = collections.defaultdict(dict)  # (label, prog) -> round -> depth -> (ns, frames, hit, complete)
 for line in open(raw):
     r, label, prog, depth, ns, fr, hit, comp = line.rstrip("\n").split("\t")
@@ -138,10 +155,16 @@ sys.path.insert(0, "tests/bench")
 from peers import spread as med  # "median (min–max)", the same cells as RESULTS.md's
 
 def per_frame(key, r):
-    d = rows[key].get(r, {})
-    if lo not in d or hi not in d or d[hi][1] <= d[lo][1]:
+    """ns per frame: the least-squares slope of ns/sample over frames/sample, this round's depths"""
+    pts = [(v[1], v[0]) for v in rows[key].get(r, {}).values()]
+    if len(pts) < 2:
         return None
-    return (d[hi][0] - d[lo][0]) / (d[hi][1] - d[lo][1])
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    if sxx <= 0:
+        return None
+    return sum((x - mx) * (y - my) for x, y in pts) / sxx
 
 name = {"recurse": "recurse (no frame pointers)", "recurse_fp": "recurse_fp (frame pointers)"}
 base = ("fpwalk", "recurse_fp")
@@ -156,15 +179,16 @@ def p(s=""):
 p("# Walker cost per frame against the kernel's frame-pointer walk (`tests/bench/walker_cost.sh`)")
 p()
 p("%s, %d CPUs, cpu-clock at %s Hz, %s rounds; every run on CPU 0, every CPU busy (a second copy "
-  "of the program at the same depth on each other CPU). Per frame = (ns/sample at depth %s - at depth %s) / (frames "
-  "difference); ratio = per frame / bpf_get_stack's per frame in the same round, median of the "
+  "of the program at the same depth on each other CPU). Per frame = the slope of ns/sample over "
+  "frames/sample across depths %s (least squares; two depths: their difference over the frames'), "
+  "each configuration's depths run back to back, in an order alternating by round; ratio = per frame / bpf_get_stack's per frame in the same round, median of the "
   "rounds (min–max). `bpf_get_stack` = the kernel's own frame-pointer walk "
   "(`BPF_F_USER_STACK`), `bpfwalk` = that walk in BPF (one 16-byte read per frame), "
   "`bpftrace ustack` = `bpf_get_stackid` (that walk plus bpftrace's stack map), "
   "`bpf_get_stack + ring` = that walk with each stack then sent through a ring buffer read by "
   "user space, %s KiB as cfiprof's samples ring here (cfiprof's figures count the delivery of "
   "its frames; `bpf_get_stack`'s, into a per-CPU buffer, none)."
-  % (uname, __import__("os").cpu_count(), hz, runs, hi, lo, ring_kib))
+  % (uname, __import__("os").cpu_count(), hz, runs, ", ".join(depths), ring_kib))
 p()
 p("| walker | program | ns/frame | × bpf_get_stack per frame | × bpf_get_stack + ring |")
 p("|---|---|---|---|---|")
@@ -200,5 +224,5 @@ for key in rows:
             shown, prog, depth, statistics.median(x[1] for x in v), med([x[0] for x in v], "%.0f"),
             v[-1][2], v[-1][3]))
 json = __import__("json")
-json.dump({"depths": [lo, hi], "runs": int(runs), "rows": summary}, open(summary_path, "w"), indent=1)
+json.dump({"depths": depths, "runs": int(runs), "rows": summary}, open(summary_path, "w"), indent=1)
 EOF
