@@ -48,19 +48,6 @@ static void wait_maps_settled(pid_t pid)
 	free(prev);
 }
 
-static int on_record(void *ctx, void *data, size_t size);
-
-/* The events ring: requests; a perf event's walked sample goes to the samples ring */
-static int on_event(void *ctx, void *data, size_t size)
-{
-	struct run *r = ctx;
-	const struct cfi_sample_record *rec = data;
-
-	if (size >= sizeof(*rec) && rec->type == RECORD_SAMPLE)
-		r->samples_in_events++;
-	return on_record(ctx, data, size);
-}
-
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct run *r = ctx;
@@ -91,6 +78,17 @@ static int on_record(void *ctx, void *data, size_t size)
 			 "reason %d, %u user frames (%s): %.3700s", rec->reason, rec->nr_user, why,
 			 chain);
 	return 0;
+}
+
+/* The events ring: requests; a perf event's walked sample goes to the samples ring */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct run *r = ctx;
+	const struct cfi_sample_record *rec = data;
+
+	if (size >= sizeof(*rec) && rec->type == RECORD_SAMPLE)
+		r->samples_in_events++;
+	return on_record(ctx, data, size);
 }
 
 /* The LPM trie holds prefixes: split [start, end) into aligned power-of-two blocks. */
