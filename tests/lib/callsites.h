@@ -195,6 +195,24 @@ static uint16_t file_machine(int fd)
 
 /* x86-64 rt_sigreturn trampoline (glibc __restore_rt): mov $15,%rax; syscall */
 static const uint8_t sigreturn_code[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+
+/*
+ * Whether off in the file fd is on that trampoline: at its mov (where the
+ * handler returned to), its syscall, or right after it (in rt_sigreturn).
+ */
+static bool x86_sigreturn_at(int fd, uint64_t off)
+{
+	static const uint64_t backs[] = {0, 7, sizeof(sigreturn_code)};
+	uint8_t code[sizeof(sigreturn_code)];
+
+	for (size_t k = 0; fd >= 0 && k < sizeof(backs) / sizeof(backs[0]); k++)
+		if (off >= backs[k] &&
+		    pread(fd, code, sizeof(code), (off_t)(off - backs[k])) ==
+			(ssize_t)sizeof(code) &&
+		    !memcmp(code, sigreturn_code, sizeof(code)))
+			return true;
+	return false;
+}
 /* arm64's, the vDSO's __kernel_rt_sigreturn: mov x8, #139 (rt_sigreturn); svc #0 */
 static const uint8_t a64_sigreturn_code[] = {0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4};
 
@@ -304,9 +322,10 @@ static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t
 
 			if (idx == 0) {
 				/*
-				 * The leaf: the interrupted pc itself.  Right after the
-				 * restorer's syscall, the kernel was in rt_sigreturn: the
-				 * signal frame is still there and above it is the pc it
+				 * The leaf: the interrupted pc itself.  On the restorer
+				 * (the handler returned to it) or right after its
+				 * syscall (the kernel was in rt_sigreturn), the signal
+				 * frame is still there and above it is the pc it
 				 * interrupted.
 				 */
 				m = find_map(maps, nr_maps, pid, pc);
@@ -319,11 +338,7 @@ static int check_callsites(const char *path, struct callsite_stats *cs, uint64_t
 							EM_AARCH64;
 						break;
 					}
-				next_interrupted =
-				    fd >= 0 && off >= sizeof(here) &&
-				    pread(fd, here, sizeof(here), (off_t)(off - sizeof(here))) ==
-					(ssize_t)sizeof(here) &&
-				    !memcmp(here, sigreturn_code, sizeof(here));
+				next_interrupted = x86_sigreturn_at(fd, off);
 				/* arm64's trampoline is the vDSO's: on it or in its syscall */
 				if (arm64 && m && !strcmp(m->path, "[vdso]"))
 					next_interrupted =
