@@ -10,6 +10,7 @@
 #define GO_MAX_LABELS	   8
 #define GO_LABEL_KEY_MAX   40
 #define GO_LABEL_VALUE_MAX 48
+#define GO_SWITCHERS	   5
 
 /*
  * One label of the sampled goroutine (pprof.Do, pprof.SetGoroutineLabels):
@@ -49,6 +50,14 @@ struct cfi_go_proc {
 	__u16 m_vdso_sp; /* runtime.m.vdsoSP: the sp of a vDSO call's caller (0: offsets unknown) */
 	__u16 m_vdso_pc; /* runtime.m.vdsoPC: its pc */
 	__u64 maps_read_ns; /* as every runtime's: struct cfi_runtime_proc */
+	/*
+	 * User space's alone: the functions that call the vDSO on the system
+	 * stack (go_switchers in user/runtimes/go/go_detect.c), [start, end)
+	 * as mapped, unused slots empty: a deferred sample's walk from one
+	 * past its switch found no caller the kernel would have walked.
+	 */
+	__u64 switcher_start[GO_SWITCHERS];
+	__u64 switcher_end[GO_SWITCHERS];
 };
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/go_func.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/replay.h"
 #include "user/session/runtimes.h"
@@ -385,29 +386,34 @@ static void test_gives_up_by_cause(void)
 
 #define VDSO	    0x7ff7f0000000ull
 #define VDSO_PC	    (VDSO + 0xb66)
-#define NOW_RA	    0x401240ull /* the return address into the function that switched stacks */
+#define VDSO_RA	    (VDSO + 0xb70) /* into the exported clock_gettime from its helper */
+#define NOW_RA	    0x401240ull	   /* the return address into the function that switched stacks */
 #define OTHER_STACK 0x3fc184197263e267ull
+#define GO_END	    0x470000ull /* gofib_stripped's text ends below */
 
 /*
  * A Go program (gofib_stripped) and its vDSO: the vDSO's rule finds its
  * caller at the stack pointer; the caller's, as Go's tables give it for a
  * frame that switched to g0's stack, finds a word of that stack.
  */
-static void go_world(struct replay_env *env)
+static void go_world(struct replay_env *env, uint64_t now_pc)
 {
 	static struct cfi_rule rules[3];
 	static struct cfi_row go_rows[1] = {{0, 1}}, vdso_rows[1] = {{0, 2}};
-	static struct cfi_page go_pages[1] = {{0x40, 0, 1}}, vdso_pages[1] = {{0, 0, 1}};
+	static struct cfi_page go_pages[2] = {{0x40, 0, 1}, {0, 0, 1}}, vdso_pages[1] = {{0, 0, 1}};
 	struct cfi_table go = {.rules = rules,
 			       .nr_rules = 3,
 			       .rows = go_rows,
 			       .nr_rows = 1,
 			       .pages = go_pages,
-			       .nr_pages = 1},
+			       .nr_pages = 2},
 			 vdso = go;
 
+	/* the program's time.now (the switcher) has the same rule */
+	go_pages[1].page = now_pc >> CFI_PAGE_SHIFT;
 	vdso.rows = vdso_rows;
 	vdso.pages = vdso_pages;
+	vdso.nr_pages = 1;
 	memset(rules, 0, sizeof(rules));
 	rules[1] = (struct cfi_rule){
 	    .cfa_kind = CFI_CFA_RSP, .cfa_off = 16, .ra_kind = CFI_REG_AT_CFA, .ra_off = -8};
@@ -415,7 +421,7 @@ static void go_world(struct replay_env *env)
 	    .cfa_kind = CFI_CFA_RSP, .cfa_off = 8, .ra_kind = CFI_REG_AT_CFA, .ra_off = -8};
 	replay_env_init(env, PID);
 	CHECK(replay_add_table(env, 1, &go) == 0 && replay_add_table(env, 2, &vdso) == 0, "tables");
-	replay_add_mapping(env, 0x400000, 0x410000, 1, CFI_MAPPING_CFI, 0);
+	replay_add_mapping(env, 0x400000, GO_END, 1, CFI_MAPPING_CFI, 0);
 	replay_add_mapping(env, VDSO, VDSO + 0x2000, 2, CFI_MAPPING_CFI | CFI_MAPPING_VDSO, VDSO);
 	env->proc.loaded_ns = 100 * NS;
 }
@@ -423,8 +429,10 @@ static void go_world(struct replay_env *env)
 /*
  * The kernel's deferral of a sample in the vDSO: its leaf emitted, its tables
  * not loaded; @word where the switcher's rule finds its return address.
+ * @nested: the leaf in a helper the vDSO's clock_gettime called (a frame
+ * more in the vDSO, as on a guest whose clock is read by a function of its own).
  */
-static size_t vdso_record(uint64_t *b, uint32_t pid, uint64_t word)
+static size_t vdso_record_at(uint64_t *b, uint32_t pid, uint64_t word, bool nested)
 {
 	size_t size = record(b, 100 * NS);
 	struct cfi_deferred_record *d = (struct cfi_deferred_record *)b;
@@ -434,8 +442,30 @@ static size_t vdso_record(uint64_t *b, uint32_t pid, uint64_t word)
 	d->ip = VDSO_PC;
 	r->pcs[1] = VDSO_PC;
 	r->pid = pid;
+	if (nested)
+		*stack++ = VDSO_RA;
 	stack[0] = NOW_RA;
 	stack[2] = word;
+	return size;
+}
+
+static size_t vdso_record(uint64_t *b, uint32_t pid, uint64_t word)
+{
+	return vdso_record_at(b, pid, word, false);
+}
+
+/* The same at @pc in the switcher past its switch: its rule finds @word, g0's. */
+static size_t switcher_record(uint64_t *b, uint32_t pid, uint64_t pc, uint64_t word)
+{
+	size_t size = record(b, 100 * NS);
+	struct cfi_deferred_record *d = (struct cfi_deferred_record *)b;
+	struct cfi_sample_record *r = (struct cfi_sample_record *)((char *)(d + 1) + DEFER_CHUNK);
+	uint64_t *stack = (uint64_t *)(void *)(d + 1) + (SP - d->stack_base) / 8;
+
+	d->ip = pc;
+	r->pcs[1] = pc;
+	r->pid = pid;
+	stack[1] = word;
 	return size;
 }
 
@@ -451,7 +481,8 @@ static void test_go_vdso_before_detection(void)
 {
 	static struct replay_env env;
 	struct session_runtimes sr = {0};
-	struct proc_mapping maps[1] = {{.start = 0x400000, .end = 0x410000}};
+	struct proc_mapping maps[1] = {{.start = 0x400000, .end = GO_END}};
+	uint64_t now = 0, now_end = 0, entry = 0, entry_end;
 	struct deferred_queue q;
 	struct walk_maps m;
 	struct emitted e = {0};
@@ -462,6 +493,9 @@ static void test_go_vdso_before_detection(void)
 		 getenv("OUT") ? getenv("OUT") : "build");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0, "cannot open %s", path);
+	CHECK(go_func_range(path, "time.now", &now, &now_end) && now_end < GO_END &&
+		  go_func_range(path, "_rt0_amd64_linux", &entry, &entry_end),
+	      "no time.now below %#llx or _rt0_amd64_linux in %s", GO_END, path);
 	CHECK(session_runtimes_start(&sr, -1, 0) == 0, "runtimes");
 	if (fd < 0)
 		return;
@@ -474,7 +508,7 @@ static void test_go_vdso_before_detection(void)
 			sr.hooks[i].proc(sr.hooks[i].ctx, PID, maps, 1, 100 * NS);
 	}
 	close(fd);
-	go_world(&env);
+	go_world(&env, now);
 	env.proc_known = 1;
 	replay_walk_maps(&env, &m);
 	CHECK(deferred_queue_init(&q, &m, 127, 1 << 20, 1000 * NS, emit, &e) == 0, "init");
@@ -489,6 +523,44 @@ static void test_go_vdso_before_detection(void)
 	      e.n, e.reason, e.nr_user, (unsigned long long)e.user[0],
 	      (unsigned long long)e.user[1], (unsigned long long)e.user[2]);
 	CHECK(q.stats.by_reason[STOP_RUNTIME_PENDING] == 1, "counted under runtime-pending");
+	/*
+	 * the leaf in a helper of the vDSO's: its frames, then the switcher (a
+	 * clean clone's run kept two frames, the switcher lost)
+	 */
+	memset(&e, 0, sizeof(e));
+	deferred_queue_add(&q, buf, vdso_record_at(buf, PID, OTHER_STACK, true));
+	deferred_queue_run(&q, 101 * NS, true);
+	CHECK(e.n == 1 && e.reason == STOP_RUNTIME_PENDING && e.nr_user == 3 &&
+		  e.user[0] == VDSO_PC && e.user[1] == VDSO_RA && e.user[2] == NOW_RA,
+	      "Go, two vDSO frames: %d emitted, reason %u, %u user pcs (%#llx %#llx %#llx): "
+	      "want both and their caller, runtime-pending",
+	      e.n, e.reason, e.nr_user, (unsigned long long)e.user[0],
+	      (unsigned long long)e.user[1], (unsigned long long)e.user[2]);
+	/*
+	 * the switcher itself past its switch (time.now on g0's stack): its
+	 * caller, a word of g0's stack, is no code; runtime-pending, as the
+	 * kernel would have stepped to m.vdsoPC (a clean clone's run ended it
+	 * at no-mapping, [unknown] its caller)
+	 */
+	memset(&e, 0, sizeof(e));
+	deferred_queue_add(&q, buf, switcher_record(buf, PID, now + 0x20, OTHER_STACK));
+	deferred_queue_run(&q, 101 * NS, true);
+	CHECK(e.n == 1 && e.reason == STOP_RUNTIME_PENDING && e.nr_user == 1 &&
+		  e.user[0] == now + 0x20,
+	      "Go, in the switcher: %d emitted, reason %u, %u user pcs (%#llx %#llx): want the "
+	      "leaf alone, runtime-pending",
+	      e.n, e.reason, e.nr_user, (unsigned long long)e.user[0],
+	      (unsigned long long)e.user[1]);
+	/*
+	 * elsewhere in Go's code, no caller found is no-mapping: the program's
+	 * entry (a sample at its first instruction, argc where its rule looks)
+	 */
+	memset(&e, 0, sizeof(e));
+	deferred_queue_add(&q, buf, switcher_record(buf, PID, entry, OTHER_STACK));
+	deferred_queue_run(&q, 101 * NS, true);
+	CHECK(e.n == 1 && e.reason == STOP_NO_MAPPING && e.nr_user == 2,
+	      "Go, at its entry: %d emitted, reason %u, %u user pcs: want no-mapping", e.n,
+	      e.reason, e.nr_user);
 	/*
 	 * a zero where the switcher's return address was looked for, which
 	 * ends a walk as complete: not the outermost frame, as no Go function
@@ -510,6 +582,12 @@ static void test_go_vdso_before_detection(void)
 	deferred_queue_run(&q, 102 * NS, true);
 	CHECK(e.n == 1 && e.reason == STOP_NO_MAPPING && e.nr_user >= 2,
 	      "no runtime: %d emitted, reason %u, %u user pcs", e.n, e.reason, e.nr_user);
+	memset(&e, 0, sizeof(e));
+	deferred_queue_add(&q, buf, switcher_record(buf, PID + 1, now + 0x20, OTHER_STACK));
+	deferred_queue_run(&q, 102 * NS, true);
+	CHECK(e.n == 1 && e.reason == STOP_NO_MAPPING && e.nr_user == 2,
+	      "no runtime, a leaf in its code: %d emitted, reason %u, %u user pcs", e.n, e.reason,
+	      e.nr_user);
 	deferred_queue_free(&q);
 	replay_env_free(&env);
 	session_runtimes_free(&sr);

@@ -133,6 +133,29 @@ bool deferred_parse(const void *data, size_t size, struct deferred_view *v)
 	return true;
 }
 
+/*
+ * What a runtime may need to judge the walk by: the leaf's mapping (a vDSO
+ * call's), and how many frames from the leaf are in its object, so that
+ * the first past them is its caller however many the object took.  Each
+ * return address is looked up a byte before it, in its call.
+ */
+static void leaf_mapping(struct deferred_view *v, __u32 pid, const __u64 *user, __u32 nr)
+{
+	__u32 obj_id;
+
+	v->leaf_flags = 0;
+	v->leaf_run = 0;
+	if (!nr || !walker_lookup_mapping(pid, user[0]))
+		return;
+	v->leaf_flags = env.mapping.flags;
+	obj_id = env.mapping.obj_id;
+	for (v->leaf_run = 1; v->leaf_run < nr; v->leaf_run++) {
+		if (!walker_lookup_mapping(pid, user[v->leaf_run] - 1) ||
+		    env.mapping.obj_id != obj_id)
+			break;
+	}
+}
+
 enum deferred_outcome deferred_walk(const struct walk_maps *m, struct deferred_view *v,
 				    __u32 max_frames, bool final, struct cfi_sample_record *out,
 				    size_t *out_size, __u64 *missing_pc)
@@ -196,8 +219,7 @@ enum deferred_outcome deferred_walk(const struct walk_maps *m, struct deferred_v
 	/* the walker keeps the frame's pc; a return address was looked up a byte before it */
 	if (missing_pc)
 		*missing_pc = st.reason == STOP_NO_MAPPING ? st.missing_pc - st.ip_is_ra : 0;
-	/* what a runtime may need to judge the walk by (a vDSO call's caller) */
-	v->leaf_flags = st.nr && walker_lookup_mapping(r->pid, user[0]) ? env.mapping.flags : 0;
+	leaf_mapping(v, r->pid, user, st.nr);
 	out->reason = st.reason;
 	out->flags = st.flags | SAMPLE_DEFERRED;
 	out->nr_fp = st.nr_fp;

@@ -22,6 +22,7 @@ struct deferred_view {
 	const struct cfi_sample_record *rec; /* the sample as far as the kernel walked it */
 	size_t rec_size;
 	uint32_t leaf_flags; /* deferred_walk's: the leaf's mapping's CFI_MAPPING_* (0: none) */
+	uint32_t leaf_run;   /* deferred_walk's: user frames from the leaf in the leaf's object */
 };
 
 /* Checks a RECORD_DEFERRED of size bytes; false when it is malformed. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "elf/elf_read.h"
+#include "elf/gopclntab.h"
 #include "user/runtimes/go/go_detect.h"
 
 /*
@@ -128,12 +129,48 @@ int go_elf_info(int fd, uint16_t *version, int32_t *tls_g)
 	return tls_ok ? 0 : 1;
 }
 
+/*
+ * Go's assembly that calls the vDSO on the system stack, switched to
+ * without a frame (x86-64: time.now, nanotime1; arm64: walltime, nanotime1;
+ * walltime1 before Go 1.17; vgetrandom1 from 1.24), by their names in the
+ * pclntab, which a stripped binary keeps.
+ */
+static const char *const go_switchers[GO_SWITCHERS] = {"time.now", "runtime.nanotime1",
+						       "runtime.walltime", "runtime.walltime1",
+						       "runtime.vgetrandom1"};
+
 /* what an object says of Go */
 struct go_object {
 	uint16_t version;
 	int32_t tls_g;
 	bool g_found;
+	uint64_t switcher_start[GO_SWITCHERS], switcher_end[GO_SWITCHERS]; /* vaddrs */
 };
+
+/* o's switchers' ranges from the pclntab of fd, empty when it is refused */
+static void switchers_find(int fd, struct go_object *o)
+{
+	Elf *e = elf_read_begin(fd);
+	struct gopclntab *g = NULL;
+	uint64_t i, start, end;
+	const char *name;
+
+	if (!e || gopclntab_read_names(e, fd, &g, NULL)) {
+		elf_end(e);
+		return;
+	}
+	for (i = 0; i < gopclntab_nfunc(g); i++) {
+		if (gopclntab_func(g, i, &start, &end, &name))
+			continue;
+		for (size_t k = 0; k < GO_SWITCHERS; k++)
+			if (!strcmp(name, go_switchers[k])) {
+				o->switcher_start[k] = start;
+				o->switcher_end[k] = end;
+			}
+	}
+	gopclntab_free(g);
+	elf_end(e);
+}
 
 _Static_assert(sizeof(struct go_object) <= DETECT_INFO_BYTES, "detect info too small");
 
@@ -144,6 +181,8 @@ static int object(int fd, const char *path, void *info)
 
 	(void)path;
 	o->g_found = r == 0;
+	if (o->g_found)
+		switchers_find(fd, o);
 	return r < 0 ? -1 : 0;
 }
 
@@ -154,13 +193,17 @@ static int entry(const void *info, uint64_t bias, uint32_t pid, uint64_t read_ns
 	const struct go_object *o = info;
 	struct cfi_go_proc *val = data;
 
-	(void)bias;
 	(void)pid;
 	*version = o->version;
 	if (!o->g_found || !go_offsets_find(o->version, val))
 		return -1;
 	val->tls_g = o->tls_g;
 	val->maps_read_ns = read_ns;
+	for (size_t k = 0; k < GO_SWITCHERS; k++)
+		if (o->switcher_end[k]) {
+			val->switcher_start[k] = o->switcher_start[k] + bias;
+			val->switcher_end[k] = o->switcher_end[k] + bias;
+		}
 	*size = sizeof(*val);
 	return 0;
 }

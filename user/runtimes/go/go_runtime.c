@@ -6,6 +6,7 @@
  * /metrics say of them.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 
 #include <stdlib.h>
 
@@ -57,34 +58,49 @@ static uint32_t labels(const void *units, uint32_t nr_units, struct runtime_labe
 	return n;
 }
 
+/* Whether pc is in one of gp's functions that call the vDSO on the system stack. */
+static bool in_switcher(const struct cfi_go_proc *gp, __u64 pc)
+{
+	for (int k = 0; k < GO_SWITCHERS; k++)
+		if (pc >= gp->switcher_start[k] && pc < gp->switcher_end[k])
+			return true;
+	return false;
+}
+
 /*
  * A deferred sample taken in the vDSO before its process was known to run
- * Go (a new program's first milliseconds): the kernel could not read
- * m.vdsoPC and m.vdsoSP then (go_vdso_caller in bpf/go.bpf.h), and they
- * are long gone.  The vDSO's own rule is good for its caller, the function
- * that switched to the system stack; that one's frame is not where its
- * rule says, so what the walk found past it is another stack's words.  It
- * ends there, runtime-pending, unless it reached the outermost frame past
- * that function (a call made on g0 itself, which switched nothing): the
- * function itself is never one, so a walk that ended on it (a zero word
- * where its return address was looked for) ends runtime-pending too.
+ * Go (a new program's first milliseconds, or before the runtimes' BPF
+ * program was in place): the kernel could not read m.vdsoPC and m.vdsoSP
+ * then (go_vdso_caller in bpf/go.bpf.h), and they are long gone.  The
+ * vDSO's own rules are good up to its caller, the function that switched
+ * to the system stack; that one's frame is not where its rule says, so what
+ * the walk found past it is another stack's words.  It ends there,
+ * runtime-pending, unless it reached the outermost frame past that function
+ * (a call made on g0 itself, which switched nothing): the function itself
+ * is never one, so a walk that ended on it (a zero word where its return
+ * address was looked for) ends runtime-pending too.  A sample in that
+ * function itself is the same unless its walk is complete past it (taken
+ * before its switch): its leaf alone stands.
  */
 static size_t deferred_units(void *rt, struct cfi_sample_record *out, size_t size,
 			     const struct deferred_view *v, const __u64 *bps)
 {
 	struct runtime_parts *r = rt;
 	struct cfi_go_proc gp;
-	size_t cut = (out->nr_user > 2 ? out->nr_user - 2 : 0) * sizeof(__u64);
+	bool vdso = v->leaf_flags & CFI_MAPPING_VDSO;
+	/* the vDSO's frames (its clock_gettime may call a helper) and their caller */
+	__u32 keep = vdso ? v->leaf_run + 1 : 1;
+	size_t cut = (out->nr_user > keep ? out->nr_user - keep : 0) * sizeof(__u64);
 
 	(void)bps;
 	/* the runtime's units follow the pcs: none in a sample of no runtime */
-	if (out->runtime != RT_NONE || out->nr_rt ||
-	    (out->reason == STOP_COMPLETE && out->nr_user > 2) ||
-	    !(v->leaf_flags & CFI_MAPPING_VDSO) ||
-	    !runtime_detect_lookup(r->detect, out->pid, &gp, sizeof(gp)))
+	if (out->runtime != RT_NONE || out->nr_rt || !out->nr_user ||
+	    (out->reason == STOP_COMPLETE && out->nr_user > keep) ||
+	    !runtime_detect_lookup(r->detect, out->pid, &gp, sizeof(gp)) ||
+	    !(vdso || in_switcher(&gp, out->pcs[out->nr_kernel])))
 		return size;
-	if (out->nr_user > 2)
-		out->nr_user = 2;
+	if (out->nr_user > keep)
+		out->nr_user = keep;
 	out->reason = STOP_RUNTIME_PENDING;
 	return size - cut;
 }
