@@ -427,21 +427,33 @@ static void go_world(struct replay_env *env, uint64_t now_pc)
 }
 
 /*
- * The kernel's deferral of a sample in the vDSO: its leaf emitted, its tables
- * not loaded; @word where the switcher's rule finds its return address.
- * @nested: the leaf in a helper the vDSO's clock_gettime called (a frame
- * more in the vDSO, as on a guest whose clock is read by a function of its own).
+ * The kernel's deferral of a sample at @pc of process @pid: its leaf
+ * emitted, its tables not loaded; *@stack the copy's words from the sp on.
  */
-static size_t vdso_record_at(uint64_t *b, uint32_t pid, uint64_t word, bool nested)
+static size_t leaf_record(uint64_t *b, uint32_t pid, uint64_t pc, uint64_t **stack)
 {
 	size_t size = record(b, 100 * NS);
 	struct cfi_deferred_record *d = (struct cfi_deferred_record *)b;
 	struct cfi_sample_record *r = (struct cfi_sample_record *)((char *)(d + 1) + DEFER_CHUNK);
-	uint64_t *stack = (uint64_t *)(void *)(d + 1) + (SP - d->stack_base) / 8;
 
-	d->ip = VDSO_PC;
-	r->pcs[1] = VDSO_PC;
+	*stack = (uint64_t *)(void *)(d + 1) + (SP - d->stack_base) / 8;
+	d->ip = pc;
+	r->pcs[1] = pc;
 	r->pid = pid;
+	return size;
+}
+
+/*
+ * A sample in the vDSO: @word where the switcher's rule finds its return
+ * address.  @nested: the leaf in a helper the vDSO's clock_gettime called (a
+ * frame more in the vDSO, as on a guest whose clock is read by a function of
+ * its own).
+ */
+static size_t vdso_record_at(uint64_t *b, uint32_t pid, uint64_t word, bool nested)
+{
+	uint64_t *stack;
+	size_t size = leaf_record(b, pid, VDSO_PC, &stack);
+
 	if (nested)
 		*stack++ = VDSO_RA;
 	stack[0] = NOW_RA;
@@ -457,14 +469,9 @@ static size_t vdso_record(uint64_t *b, uint32_t pid, uint64_t word)
 /* The same at @pc in the switcher past its switch: its rule finds @word, g0's. */
 static size_t switcher_record(uint64_t *b, uint32_t pid, uint64_t pc, uint64_t word)
 {
-	size_t size = record(b, 100 * NS);
-	struct cfi_deferred_record *d = (struct cfi_deferred_record *)b;
-	struct cfi_sample_record *r = (struct cfi_sample_record *)((char *)(d + 1) + DEFER_CHUNK);
-	uint64_t *stack = (uint64_t *)(void *)(d + 1) + (SP - d->stack_base) / 8;
+	uint64_t *stack;
+	size_t size = leaf_record(b, pid, pc, &stack);
 
-	d->ip = pc;
-	r->pcs[1] = pc;
-	r->pid = pid;
 	stack[1] = word;
 	return size;
 }
