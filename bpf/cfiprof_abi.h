@@ -210,10 +210,13 @@ struct cfi_rule_cache_entry {
 /*
  * Bytes of user stack one read brings in.  One bpf_probe_read_user costs
  * about as much as the rest of a cached frame; a window serves every frame
- * whose saved registers lie in it (small frames: 8-16 per read), and the
- * copy of 512 bytes costs little more than the copy of 16.
+ * whose saved registers lie in it (a shallow stack, _start's frames included,
+ * in one read; small frames 60 a read), and the copy of 2048 bytes costs
+ * little more than the copy of 16.
  */
-#define WALKER_WINDOW 512
+#define WALKER_WINDOW 2048
+/* a window that cannot be read whole is read again up to the end of this page */
+#define WALKER_WINDOW_PAGE 4096
 /* a window starts this far below the first address asked for: a frame's lower slots */
 #define WALKER_WINDOW_BELOW 32
 
@@ -224,9 +227,11 @@ struct cfi_rule_cache_entry {
  * other's bytes: it reads user memory directly for the rest of its frames.
  */
 struct walker_window {
-	__u64 base;  /* user address of bytes[0]; WALKER_WINDOW of them valid */
+	__u64 base;  /* user address of bytes[0] */
 	__u32 tag;   /* the walk that filled it; 0: empty */
 	__u32 walks; /* walks started with this window */
+	__u32 len;   /* bytes valid: WALKER_WINDOW, or less at the stack's top */
+	__u32 pad;
 	/* the tail lets the verifier see a masked offset plus 16 stay inside */
 	__u8 bytes[WALKER_WINDOW + 16];
 };

@@ -244,6 +244,9 @@ static __always_inline int walker_find_rule(__u32 obj_id, __u64 addr, struct cfi
 #ifndef barrier
 #define barrier() __asm__ __volatile__("" ::: "memory")
 #endif
+#ifndef barrier_var
+#define barrier_var(var) __asm__ __volatile__("" : "+r"(var))
+#endif
 
 /*
  * size (8 or 16: a compile-time constant at every call) bytes of user memory
@@ -255,7 +258,7 @@ static __always_inline int walker_find_rule(__u32 obj_id, __u64 addr, struct cfi
 static __always_inline int walker_read(struct walker_state *st, void *dst, __u32 size, __u64 addr)
 {
 	struct walker_window *w;
-	__u64 off, base;
+	__u64 off, base, len;
 
 	if (!st->win_tag)
 		return walker_read_user(dst, size, addr);
@@ -263,15 +266,25 @@ static __always_inline int walker_read(struct walker_state *st, void *dst, __u32
 	if (!w)
 		return walker_read_user(dst, size, addr);
 	off = addr - w->base;
-	if (w->tag != st->win_tag || addr < w->base || off > WALKER_WINDOW - size) {
+	if (w->tag != st->win_tag || addr < w->base || off + size > w->len) {
 		/* a frame's other slots are just below the first one asked for, never below rsp */
 		base = addr - WALKER_WINDOW_BELOW;
 		if (addr < st->sp + WALKER_WINDOW_BELOW)
 			base = addr < st->sp ? addr : st->sp;
 		w->tag = 0;
-		if (walker_read_user(w->bytes, WALKER_WINDOW, base))
-			return walker_read_user(dst, size, addr);
+		len = WALKER_WINDOW;
+		if (walker_read_user(w->bytes, WALKER_WINDOW, base)) {
+			/* past the stack's top: the rest of addr's page, mapped if addr is */
+			len = (addr | (WALKER_WINDOW_PAGE - 1)) + 1 - base;
+			if (len >= WALKER_WINDOW || addr + size > base + len)
+				return walker_read_user(dst, size, addr);
+			/* the mask beside the call: 6.1's verifier loses a spill's bound */
+			barrier_var(len);
+			if (walker_read_user(w->bytes, len & (WALKER_WINDOW - 1), base))
+				return walker_read_user(dst, size, addr);
+		}
 		w->base = base;
+		w->len = len;
 		w->tag = st->win_tag;
 		off = addr - base;
 	}

@@ -415,6 +415,8 @@ static void test_synthetic(void)
  * another walk (an interrupting one) left in the window.
  */
 #define WIN_FRAMES 200
+/* frames below the top of a one-page stack: more than one window holds */
+#define TOP_FRAMES 100
 
 static void test_stack_window(void)
 {
@@ -437,9 +439,10 @@ static void test_stack_window(void)
 	for (i = 0; i + 1 < nr; i++)
 		CHECK(pcs[i] == F_REC, "window walk: frame %u pc %#llx", i,
 		      (unsigned long long)pcs[i]);
-	/* 3216 bytes of stack in 512-byte windows */
-	CHECK(env.reads <= 8, "window walk: %llu reads of user memory for %u frames, want <= 8",
-	      (unsigned long long)env.reads, nr);
+	/* 3216 bytes of stack in windows of WALKER_WINDOW bytes, each starting a little below */
+	CHECK(env.reads <= 3216 / (WALKER_WINDOW - WALKER_WINDOW_BELOW) + 1,
+	      "window walk: %llu reads of user memory for %u frames, want <= %u",
+	      (unsigned long long)env.reads, nr, 3216 / (WALKER_WINDOW - WALKER_WINDOW_BELOW) + 1);
 
 	/*
 	 * The readable stack ends right after the last return address: the last
@@ -493,6 +496,27 @@ static void test_stack_window(void)
 			break;
 	CHECK(st.reason == STOP_COMPLETE && st.nr == WIN_FRAMES + 2,
 	      "window taken by another walk: reason %d, %u frames", st.reason, st.nr);
+
+	/*
+	 * The readable stack ends at a page's end (the main thread's: above its
+	 * environment strings, nothing): the window that would reach past it is
+	 * read again up to that end, once, where every frame left would otherwise
+	 * try the whole window again and then read its own value (2 reads each).
+	 */
+	_Static_assert((SB & (WALKER_WINDOW_PAGE - 1)) == 0 && sizeof(stk) == WALKER_WINDOW_PAGE,
+		       "stk is one page");
+	memset(stk, 0, sizeof(stk));
+	top = 512 - 2 * (TOP_FRAMES + 1); /* the walk's sp, in words */
+	for (i = 0; i < TOP_FRAMES; i++)
+		stk[top + 2 * i + 1] = F_REC;
+	stk[top + 2 * TOP_FRAMES + 1] = F_OUT;
+	env.reads = 0;
+	nr = replay_walk(&env, F_REC, SB + top * sizeof(uint64_t), 0, pcs, WIN_FRAMES + 8, &st);
+	CHECK(st.reason == STOP_COMPLETE && nr == TOP_FRAMES + 2,
+	      "walk to the page's end: reason %d, %u frames", st.reason, nr);
+	/* one window, then at the top one that fails and its part up to the page's end */
+	CHECK(env.reads <= 3, "walk to the page's end: %llu reads of user memory, want <= 3",
+	      (unsigned long long)env.reads);
 	replay_env_free(&env);
 }
 
