@@ -12,15 +12,25 @@ hz=999
 secs=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; kill "$pid" 2> /dev/null || true' EXIT
-"$@" > /dev/null &
+# the command stopped before its exec, continued once bpftrace is attached: bpftrace's start
+# takes from under one second to over two (a cold one), longer than the command may run
+sh -c 'kill -STOP $$; exec "$@"' sh "$@" > /dev/null &
 pid=$!
-# until half a second before the command ends: bpftrace takes up to a second to attach
-ms=$(awk -v s="$secs" 'BEGIN {printf "%d", s * 1000 - 500}')
+until [ "$(cut -d' ' -f3 /proc/$pid/stat 2> /dev/null)" = T ]; do
+	kill -0 "$pid" 2> /dev/null || { echo "bpftrace_ustack: $1 did not start" >&2; exit 1; }
+	sleep 0.01
+done
+# 100 ms ticks after the continue, until half a second before the command ends
+ticks=$(awk -v s="$secs" 'BEGIN {printf "%d", s * 10 - 5}')
 # bpftrace's stack map cannot be deeper than the kernel allows perf callchains
 depth=$(sysctl -n kernel.perf_event_max_stack)
 bpftrace --unsafe -q -e "
 profile:hz:$hz /pid == $pid/ { @n = count(); @s[ustack(perf, $depth)] = count(); }
-interval:ms:$ms { system(\"bpftool prog show > $tmp/progs\"); exit(); }" > "$tmp/out" 2>&1
+interval:ms:100 {
+	@ticks++;
+	if (@ticks == 1) { system(\"kill -CONT $pid\"); }
+	if (@ticks > $ticks) { system(\"bpftool prog show > $tmp/progs\"); exit(); }
+}" > "$tmp/out" 2>&1
 wait "$pid" 2> /dev/null || true
 # the profile program (bpftrace names it after its rate): run time over the samples it kept (the command's), frames from its stacks
 awk -v progs="$tmp/progs" -v hz="$hz" '
