@@ -244,6 +244,7 @@ static __always_inline int walker_find_rule(__u32 obj_id, __u64 addr, struct cfi
 #ifndef barrier
 #define barrier() __asm__ __volatile__("" ::: "memory")
 #endif
+/* libbpf's bpf_helpers.h has it; the plain C build does not */
 #ifndef barrier_var
 #define barrier_var(var) __asm__ __volatile__("" : "+r"(var))
 #endif
