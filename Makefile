@@ -398,7 +398,9 @@ arm64-bench: test-deps
 	done | tee $(OUT)/arm64-bench/llvm.txt
 
 # make bench: over an hour; tests/bench/peers.py writes tests/bench/RESULTS.md (with
-# walker_cost.sh's per-frame table, so that runs first)
+# walker_cost.sh's per-frame table, so that runs first).  The steps of the current
+# targets run first (targets.py: about 50 minutes in), the earlier rounds' studies after;
+# the targets are printed again at the end.
 bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols \
 		$(OUT)/bench/bench_gopclntab $(OUT)/bench/fpwalk $(TEST_PROGS) $(BENCH_PROGS)
 	@tests/bench/walker_cost.sh
@@ -410,20 +412,21 @@ bench: test-deps all $(OUT)/bench/bench_aggregate $(OUT)/bench/bench_symbols \
 	@tests/bench/outputs.sh
 	@tests/bench/agent_overhead.sh
 	@tests/bench/agent_fleet.sh
+	@tests/bench/startup.sh
+	@tests/bench/build_under_a.sh
+	@tests/bench/targets.py $(OUT)/bench
 	@tests/bench/jvm_agent.sh
 	@tests/bench/agent_send.sh
 	@tests/bench/process_start.sh
 	@WORKLOADS=clang WAYS="copy8k copy16k copy32k copy64k" OUTDIR=$(OUT)/bench/stack_copy \
 		tests/bench/process_start.sh
 	@tests/bench/parallel_builds.sh
-	@tests/bench/startup.sh
-	@tests/bench/build_under_a.sh
 	@tests/bench/agent_churn.sh
 	@tests/bench/source_lines.sh
 	@tests/bench/events.sh
 	@tests/bench/go.sh
 	@tests/bench/runtime_cost.sh 5 | tee $(OUT)/bench/runtime_cost.md
-	@tests/bench/targets.py $(OUT)/bench
+	@cat $(OUT)/bench/targets.md
 
 # Every tests/fuzz/fuzz_NAME.c is a libFuzzer target build/fuzz/fuzz_NAME,
 # linked with the libraries of the fuzz build (coverage + ASan + UBSan).  make
