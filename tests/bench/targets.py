@@ -96,8 +96,8 @@ else:
 # startup.sh: the fixed cost over the kernel's own sampler, its paired loop: the whole run
 # of each, fpwalk and cfiprof first in turn, over enough rounds for a 50 ms target (a
 # round's difference spreads by +-100 ms here; its 7-round loop is in startup.md)
-text = read("startup/startup.md") or ""
-m = re.search(r"whole run \(([0-9]+) rounds.*?paired per\s+round: (-?[0-9.]+) ms", text, re.S)
+m = re.search(r"whole run \(([0-9]+) rounds.*?paired per\s+round: (-?[0-9.]+) ms",
+              read("startup/startup.md") or "", re.S)
 fo = float(m.group(2)) if m else None
 add("record -- LOOP over fpwalk -F 999 -- LOOP (whole run, paired, median of %s rounds)"
     % (m.group(1) if m else "?"), "<= 50 ms",

@@ -37,27 +37,44 @@
 #include "tests/lib/callsites.h"
 #include "tests/lib/go_func.h"
 
+/* The name both kinds of runtime-pending stacks of the program start with. */
+#define PENDING_ROOT "gofib_stripped;[incomplete: runtime-pending];"
+
+/*
+ * The next folded line at *@line (to free), its count in *@count (0 when it
+ * has none) and in *@count_at the space before it (NULL then): a caller that
+ * wants the stack alone cuts the line there, one that matches a leaf
+ * ("...;leaf ") does not.  NULL past the last line.
+ */
+static char *next_line(const char **line, uint64_t *count, char **count_at)
+{
+	const char *nl;
+	char *l;
+
+	if (!*line || !**line)
+		return NULL;
+	nl = strchr(*line, '\n');
+	l = strndup(*line, nl ? (size_t)(nl - *line) : strlen(*line));
+	*line = nl ? nl + 1 : NULL;
+	*count_at = l ? strrchr(l, ' ') : NULL;
+	*count = *count_at ? strtoull(*count_at + 1, NULL, 10) : 0;
+	return l;
+}
+
 /* Samples whose stack has chain, then (when not NULL) then after it; *total all samples. */
 static uint64_t samples_with_then(const char *folded, const char *chain, const char *then,
 				  uint64_t *total)
 {
-	const char *line = folded;
-	uint64_t n = 0;
+	const char *line = folded, *at;
+	uint64_t n = 0, c;
+	char *l, *sp;
 
 	*total = 0;
-	while (line && *line) {
-		const char *nl = strchr(line, '\n'), *sp, *at;
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char *l = strndup(line, len);
-		uint64_t c;
-
-		sp = l ? strrchr(l, ' ') : NULL;
-		c = sp ? strtoull(sp + 1, NULL, 10) : 0;
+	while ((l = next_line(&line, &c, &sp))) {
 		*total += c;
-		if (l && (at = strstr(l, chain)) && (!then || strstr(at + strlen(chain), then)))
+		if ((at = strstr(l, chain)) && (!then || strstr(at + strlen(chain), then)))
 			n += c;
 		free(l);
-		line = nl ? nl + 1 : NULL;
 	}
 	return n;
 }
@@ -88,10 +105,18 @@ static const char *frame_before(const char *line, const char *at)
 	return p;
 }
 
+/* Whether the frame at @f (up to a ';' or the stack's end) is @name. */
+static int frame_named(const char *f, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(f, name, n) && (f[n] == ';' || !f[n]);
+}
+
 /* Whether the frame at @f is Go's assembly that calls the vDSO on g0's stack. */
 static int switcher(const char *f)
 {
-	return !strncmp(f, "time.now;", 9) || !strncmp(f, "runtime.nanotime1;", 18);
+	return frame_named(f, "time.now") || frame_named(f, "runtime.nanotime1");
 }
 
 /*
@@ -102,32 +127,24 @@ static int switcher(const char *f)
  */
 static void vdso_walks(const char *folded, const char *chain, struct vdso_walks *w)
 {
-	static const char pend[] = "gofib_stripped;[incomplete: runtime-pending];";
-	const char *line = folded;
-	char want[256];
+	const char *line = folded, *at, *f;
+	char want[256], *l, *sp;
+	uint64_t c;
 
 	memset(w, 0, sizeof(*w));
 	snprintf(want, sizeof(want), "%s__vdso_clock_gettime", chain);
-	while (line && *line) {
-		const char *nl = strchr(line, '\n'), *at, *f;
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char *l = strndup(line, len), *sp;
-		uint64_t c;
-
-		line = nl ? nl + 1 : NULL;
-		sp = l ? strrchr(l, ' ') : NULL;
-		at = l ? strstr(l, "clock_gettime") : NULL;
+	while ((l = next_line(&line, &c, &sp))) {
+		at = strstr(l, "clock_gettime");
 		if (!sp || !at) {
 			free(l);
 			continue;
 		}
-		c = strtoull(sp + 1, NULL, 10);
-		*sp = 0; /* the stack alone: its count cut off */
+		*sp = 0; /* the stack alone */
 		f = frame_before(l, strstr(l, "__vdso_clock_gettime") ?: at);
 		if (strstr(at, ";runtime.sig") || strstr(at, ";runtime.cgoSigtramp")) {
 			w->handler += c;
-		} else if (f == l + strlen(pend) && !strncmp(l, pend, strlen(pend)) &&
-			   switcher(f)) {
+		} else if (f == l + strlen(PENDING_ROOT) &&
+			   !strncmp(l, PENDING_ROOT, strlen(PENDING_ROOT)) && switcher(f)) {
 			w->pending += c;
 		} else {
 			w->in_vdso += c;
@@ -151,10 +168,9 @@ static int vdso_or_kernel_only(const char *f)
 {
 	while (*f) {
 		const char *end = strchrnul(f, ';');
-		size_t n = (size_t)(end - f);
 
-		if (strncmp(f, "__vdso_", 7) && strncmp(f, "clock_gettime;", 14) &&
-		    !(n > 4 && !strncmp(end - 4, "_[k]", 4)))
+		if (strncmp(f, "__vdso_", 7) && !frame_named(f, "clock_gettime") &&
+		    !(end - f > 4 && !strncmp(end - 4, "_[k]", 4)))
 			return 0;
 		f = *end ? end + 1 : end;
 	}
@@ -170,38 +186,27 @@ static int vdso_or_kernel_only(const char *f)
  */
 static uint64_t pending_at_switcher(const char *folded, uint64_t *pending, char *other, size_t size)
 {
-	static const char pend[] = "gofib_stripped;[incomplete: runtime-pending];";
-	const char *line = folded;
-	uint64_t n = 0;
+	const char *line = folded, *leaf, *above;
+	uint64_t n = 0, c;
+	char *l, *sp;
 
 	*pending = 0;
 	other[0] = 0;
-	while (line && *line) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char *l = strndup(line, len), *sp = l ? strrchr(l, ' ') : NULL;
-		const char *f;
-		uint64_t c;
-
-		line = nl ? nl + 1 : NULL;
+	while ((l = next_line(&line, &c, &sp))) {
 		if (!sp || !strstr(l, "[incomplete: runtime-pending]")) {
 			free(l);
 			continue;
 		}
-		c = strtoull(sp + 1, NULL, 10);
-		*sp = 0;
+		*sp = 0; /* the stack alone */
 		*pending += c;
-		f = l + strlen(pend);
-		if (!strncmp(l, pend, strlen(pend)) &&
-		    (!strncmp(f, "time.now", 8) || !strncmp(f, "runtime.nanotime1", 17))) {
-			f = strchrnul(f, ';');
-			if (vdso_or_kernel_only(*f ? f + 1 : f))
-				n += c;
-			else if (!other[0])
-				snprintf(other, size, "%s", l);
-		} else if (!other[0]) {
+		/* the one user frame past the marker, and what is above it */
+		leaf = strncmp(l, PENDING_ROOT, strlen(PENDING_ROOT)) ? NULL
+								      : l + strlen(PENDING_ROOT);
+		above = leaf ? strchrnul(leaf, ';') : NULL;
+		if (leaf && switcher(leaf) && vdso_or_kernel_only(*above ? above + 1 : above))
+			n += c;
+		else if (!other[0])
 			snprintf(other, size, "%s", l);
-		}
 		free(l);
 	}
 	return n;
